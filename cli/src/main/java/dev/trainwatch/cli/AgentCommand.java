@@ -1,0 +1,13 @@
+package dev.trainwatch.cli;
+
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+
+/** Placeholder until its issue lands: says so and fails. */
+@Command(name = "agent", mixinStandardHelpOptions = true, description = "Not available in this build yet.")
+final class AgentCommand implements Callable<Integer> {
+    @Override
+    public Integer call() {
+        throw new UserError(ExitCodes.FAILURE, "'agent' is not available in this build yet");
+    }
+}

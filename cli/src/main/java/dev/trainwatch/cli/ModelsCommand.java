@@ -1,0 +1,13 @@
+package dev.trainwatch.cli;
+
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+
+/** Placeholder until its issue lands: says so and fails. */
+@Command(name = "models", mixinStandardHelpOptions = true, description = "Not available in this build yet.")
+final class ModelsCommand implements Callable<Integer> {
+    @Override
+    public Integer call() {
+        throw new UserError(ExitCodes.FAILURE, "'models' is not available in this build yet");
+    }
+}

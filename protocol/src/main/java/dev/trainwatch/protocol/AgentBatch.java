@@ -1,0 +1,18 @@
+package dev.trainwatch.protocol;
+
+import java.util.List;
+
+/**
+ * The body of {@code POST /v1/samples}: what one agent saw since its previous batch.
+ *
+ * @param host    node host name
+ * @param agentId stable id of the agent instance (host plus a random suffix persisted with the spool)
+ * @param seq     per-agent sequence number, strictly increasing; the collector de-duplicates replays by it
+ * @param gpus    one sample per GPU per poll
+ * @param runs    run attribution as of the newest poll
+ * @param events  XID errors, lost GPUs, ended runs
+ * @param health  the agent's own health
+ */
+public record AgentBatch(String host, String agentId, long seq, List<GpuSample> gpus, List<RunAttribution> runs,
+                         List<AgentEvent> events, AgentHealth health) {
+}

@@ -1,0 +1,19 @@
+package dev.trainwatch.protocol;
+
+/**
+ * Something that happened on the node, not a periodic reading.
+ *
+ * @param ts      unix seconds
+ * @param kind    {@code xid}, {@code gpu_lost}, {@code run_ended}, {@code read_error}, …
+ * @param gpuUuid the GPU concerned, if any
+ * @param xid     the XID number for {@code xid} events
+ * @param runId   the run concerned, if any
+ * @param message human-readable detail
+ */
+public record AgentEvent(double ts, String kind, String gpuUuid, Long xid, String runId, String message) {
+
+    /** An XID error event. */
+    public static AgentEvent xid(double ts, String gpuUuid, long xid) {
+        return new AgentEvent(ts, "xid", gpuUuid, xid, null, "XID " + xid);
+    }
+}

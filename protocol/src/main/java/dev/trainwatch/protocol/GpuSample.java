@@ -1,0 +1,59 @@
+package dev.trainwatch.protocol;
+
+import java.util.List;
+
+/**
+ * One poll of one GPU. Readings a GPU or driver does not support are null ("absent"), never -1 or 0. Units are
+ * base units: bytes, ratios 0–1, hertz, watts, joules, degrees Celsius, unix seconds. Immutable.
+ *
+ * @param ts                       unix seconds of the poll
+ * @param index                    NVML index
+ * @param uuid                     GPU UUID ({@code GPU-…}), the identity across polls
+ * @param name                     NVML device name
+ * @param pciBusId                 PCI bus id
+ * @param memoryTotalBytes         device memory
+ * @param memoryUsedBytes          memory in use
+ * @param memoryReservedBytes      memory reserved by the driver (NVML memory v2 only)
+ * @param memoryFreeBytes          free memory
+ * @param utilizationRatio         share of the last sample period any kernel ran
+ * @param memoryUtilizationRatio   share of the last sample period device memory was read or written
+ * @param utilizationWindow        the driver's buffered utilisation samples since the last poll
+ * @param smClockHz                current SM clock
+ * @param smClockMaxHz             maximum SM clock
+ * @param memClockHz               current memory clock
+ * @param memClockMaxHz            maximum memory clock
+ * @param clockEventReasons        active clock-event (throttle) reasons by name, e.g. {@code sw_power_cap}
+ * @param powerWatts               power draw
+ * @param powerLimitWatts          enforced power limit
+ * @param energyJoules             energy counter since driver load
+ * @param temperatureCelsius       GPU core temperature
+ * @param pstate                   performance state 0–15
+ * @param processes                compute processes
+ * @param lost                     true when NVML reported the GPU lost (then only identity is set)
+ */
+public record GpuSample(
+        double ts,
+        int index,
+        String uuid,
+        String name,
+        String pciBusId,
+        Long memoryTotalBytes,
+        Long memoryUsedBytes,
+        Long memoryReservedBytes,
+        Long memoryFreeBytes,
+        Double utilizationRatio,
+        Double memoryUtilizationRatio,
+        UtilizationWindow utilizationWindow,
+        Long smClockHz,
+        Long smClockMaxHz,
+        Long memClockHz,
+        Long memClockMaxHz,
+        List<String> clockEventReasons,
+        Double powerWatts,
+        Double powerLimitWatts,
+        Double energyJoules,
+        Double temperatureCelsius,
+        Integer pstate,
+        List<GpuProcess> processes,
+        Boolean lost) {
+}

@@ -1,0 +1,61 @@
+package dev.trainwatch.protocol;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class JsonTest {
+
+    @Test
+    void stepEventUsesTheContractsSnakeCaseNames() throws Exception {
+        StepEvent step = new StepEvent(120L, 1.25, 0.8, null, null, null, 10, null, 0.1234, null, null, 64, 64, null,
+                1_700_000_000.0);
+        String json = Json.MAPPER.writeValueAsString(step);
+        assertThat(json).contains("\"time_s\":1.25", "\"data_time_s\":0.8", "\"interval_steps\":10",
+                "\"bucket_height\":64").doesNotContain("model_time_s");
+        assertThat(Json.MAPPER.readValue(json, StepEvent.class)).isEqualTo(step);
+    }
+
+    @Test
+    void agentBatchRoundTripsAndIgnoresUnknownFields() throws Exception {
+        GpuSample gpu = new GpuSample(1.5, 0, "GPU-1", "NVIDIA A100-SXM4-80GB", "00000000:07:00.0",
+                85_899_345_920L, 40_000_000_000L, null, null, 0.97, null,
+                new UtilizationWindow(6, 0.0, 0.8, 1.0, 0.17, 0.5, 1.5),
+                1_410_000_000L, 1_410_000_000L, null, null, List.of("sw_power_cap"), 350.0, 400.0, null, 61.0, 0,
+                List.of(new GpuProcess(4242, 39_000_000_000L, null, null)), null);
+        AgentBatch batch = new AgentBatch("node1", "node1-ab12", 7, List.of(gpu),
+                List.of(new RunAttribution("run-1", List.of(4242L), List.of("GPU-1"), List.of(), null, false)),
+                List.of(AgentEvent.xid(1.5, "GPU-1", 79)), new AgentHealth(0.002, 0L, 0L, 0L, 0L, 1.0));
+        String json = Json.MAPPER.writeValueAsString(batch);
+        assertThat(json).contains("\"memory_total_bytes\":85899345920", "\"utilization_ratio\":0.97",
+                "\"clock_event_reasons\":[\"sw_power_cap\"]", "\"used_memory_bytes\":39000000000",
+                "\"agent_id\":\"node1-ab12\"", "\"gpu_uuids\":[\"GPU-1\"]");
+        assertThat(json).doesNotContain("memory_reserved_bytes");
+        String withExtra = json.replaceFirst("\\{", "{\"from_the_future\":[1,2,3],");
+        assertThat(Json.MAPPER.readValue(withExtra, AgentBatch.class)).isEqualTo(batch);
+    }
+
+    @Test
+    void nonFiniteNumbersAndTrailingGarbageAreRefused() {
+        assertThatThrownBy(() -> Json.MAPPER.readValue("{\"step\":1,\"time_s\":NaN}", StepEvent.class))
+                .isInstanceOf(JsonProcessingException.class);
+        assertThatThrownBy(() -> Json.MAPPER.readValue("{\"step\":1} {}", StepEvent.class))
+                .isInstanceOf(JsonProcessingException.class);
+    }
+
+    @Test
+    void flagsOverrideAConfigFileField() {
+        RunSpec fromFile = new RunSpec("pixart-sigma-xl-2", null, null, 12, 1024, null, null, null, "fp16", "came",
+                true, null, "online", null, null, null, null);
+        RunSpec flags = new RunSpec(null, "a800-80gb", null, 20, null, null, null, null, null, null, null, null,
+                null, null, null, null, null);
+        RunSpec merged = fromFile.overriddenBy(flags);
+        assertThat(merged.batch()).isEqualTo(20);
+        assertThat(merged.gpu()).isEqualTo("a800-80gb");
+        assertThat(merged.optimizer()).isEqualTo("came");
+        assertThat(merged.resolution()).isEqualTo(1024);
+    }
+}
