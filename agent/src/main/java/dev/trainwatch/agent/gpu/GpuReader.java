@@ -1,0 +1,32 @@
+package dev.trainwatch.agent.gpu;
+
+import dev.trainwatch.protocol.AgentEvent;
+import dev.trainwatch.protocol.GpuSample;
+import java.util.List;
+
+/**
+ * Reads every GPU of the node. The seam between the agent's loop and NVML: the production implementation lives
+ * in the NVML package; tests of the loop use hand-written fakes. Not thread-safe for {@link #readAll()} (one
+ * polling thread); {@link #drainEvents()} may be called from that same thread while an event thread fills it.
+ */
+public interface GpuReader extends AutoCloseable {
+
+    /**
+     * One sample per GPU. A failure of one reading or one GPU never fails the call: the reading is absent and
+     * {@link #failedReads()} counts it; a lost GPU yields a sample with {@code lost = true}.
+     */
+    List<GpuSample> readAll();
+
+    /** Events (XID errors, GPUs lost) since the previous call, oldest first. */
+    List<AgentEvent> drainEvents();
+
+    /** Reads that failed since start (NOT_SUPPORTED is not a failure). */
+    long failedReads();
+
+    /** The driver version, or "unknown". */
+    String driverVersion();
+
+    /** Releases the native library state; idempotent. */
+    @Override
+    void close();
+}

@@ -1,0 +1,19 @@
+package dev.trainwatch.agent.log;
+
+import dev.trainwatch.protocol.StepEvent;
+import java.util.List;
+
+/**
+ * Steps a run reported since the previous call, from its log (or any other source). Called from one thread.
+ */
+public interface StepSource extends AutoCloseable {
+
+    /** Steps seen since the previous call, oldest first; never null. Does not throw for an unreadable file. */
+    List<StepEvent> poll();
+
+    /** A one-line description of the source's current problem (missing file, unreadable), or null when fine. */
+    String problem();
+
+    @Override
+    void close();
+}
