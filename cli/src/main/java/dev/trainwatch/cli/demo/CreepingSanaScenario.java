@@ -11,10 +11,14 @@ final class CreepingSanaScenario extends BaseScenario {
 
     static final String RUN_ID = "demo-sana-1600m-memory-creep";
 
-    /** Scenario seconds from the predicted peak to the plateau just under capacity. */
-    static final double CREEP_SECONDS = 75;
-    /** The plateau, as a share of capacity: close enough to OOM that any larger bucket would fail. */
-    static final double PLATEAU_SHARE = 0.975;
+    /** Scenario seconds of the fast creep, from the predicted peak to just under capacity. */
+    static final double CREEP_SECONDS = 45;
+    /** Where the fast creep ends, as a share of capacity: close enough to OOM that a larger bucket would fail. */
+    static final double CREEP_END_SHARE = 0.972;
+    /** Where the slow creep after it tends to: the run never quite runs out, so the demo can go on. */
+    static final double FINAL_SHARE = 0.988;
+    /** Time constant of the slow creep, scenario seconds. */
+    static final double SLOW_CREEP_SECONDS = 300;
 
     CreepingSanaScenario(Estimator estimator) {
         this(estimator, spec("sana-1600m", "a100-80gb", 1, 16, 1024, "bf16", "came", true, true, "precomputed",
@@ -42,12 +46,16 @@ final class CreepingSanaScenario extends BaseScenario {
         return stepSeconds(step, elapsedSeconds) * 0.03;
     }
 
-    /** Memory in use at scenario time {@code elapsedSeconds}: a linear creep, then a plateau. */
+    /** Memory in use at scenario time {@code elapsedSeconds}: a fast linear creep, then a slow approach. */
     long memoryUsedBytes(double elapsedSeconds) {
+        double capacity = expected.gpuMemoryBytes();
         double start = expected.peakWithin(0.75);
-        double end = expected.gpuMemoryBytes() * PLATEAU_SHARE;
-        double progress = clamp(elapsedSeconds / CREEP_SECONDS, 0, 1);
-        return (long) (start + (end - start) * progress);
+        double creepEnd = capacity * CREEP_END_SHARE;
+        if (elapsedSeconds <= CREEP_SECONDS) {
+            return (long) (start + (creepEnd - start) * clamp(elapsedSeconds / CREEP_SECONDS, 0, 1));
+        }
+        double slow = 1 - Math.exp(-(elapsedSeconds - CREEP_SECONDS) / SLOW_CREEP_SECONDS);
+        return (long) (creepEnd + (capacity * FINAL_SHARE - creepEnd) * slow);
     }
 
     @Override

@@ -15,7 +15,7 @@ final class StarvedPixArtSigmaScenario extends BaseScenario {
     /** Observed step time against the prediction: the loader adds what the estimator cannot know. */
     private static final double SLOWDOWN = 1.6;
     /** Share of each step spent waiting for data and online encoders. */
-    private static final double DATA_SHARE = 0.62;
+    private static final double DATA_SHARE = 0.66;
 
     StarvedPixArtSigmaScenario(Estimator estimator) {
         this(estimator, spec("pixart-sigma-xl-2", "a800-80gb", 1, 4, 1024, "bf16", "came", true, false, "online",

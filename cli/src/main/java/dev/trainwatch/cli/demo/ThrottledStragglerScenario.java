@@ -5,7 +5,7 @@ import dev.trainwatch.protocol.RunSpec;
 import java.util.List;
 
 /**
- * PixArt-α on eight A100s where one GPU overheats and throttles its clocks a few seconds in: every step waits for
+ * PixArt-α on eight A100s where one GPU overheats and throttles its clocks seconds in: every step waits for
  * that rank at the gradient all-reduce, so the whole run slows by the clock ratio while the other seven GPUs wait.
  */
 final class ThrottledStragglerScenario extends BaseScenario {
@@ -14,7 +14,7 @@ final class ThrottledStragglerScenario extends BaseScenario {
     /** The GPU that throttles. */
     static final int STRAGGLER = 5;
     /** Scenario second at which it starts to throttle. */
-    static final double THROTTLE_FROM_SECONDS = 8;
+    static final double THROTTLE_FROM_SECONDS = 3;
 
     private static final long MAX_CLOCK_HZ = 1_410_000_000L;
     private static final long THROTTLED_CLOCK_HZ = 1_005_000_000L;
