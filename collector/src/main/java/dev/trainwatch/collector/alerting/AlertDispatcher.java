@@ -1,0 +1,234 @@
+package dev.trainwatch.collector.alerting;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+/**
+ * Delivers alert notices to every configured receiver without ever blocking the caller: {@link #publish} only
+ * appends to a bounded in-memory lane per receiver; one daemon thread per receiver delivers, retries with
+ * exponential backoff, and re-sends active alerts to receivers that need it (Alertmanager). A receiver that is
+ * down delays only its own lane. Thread-safe. Lifecycle: constructed running; {@link #close()} stops the threads.
+ */
+public final class AlertDispatcher implements AutoCloseable {
+
+    /**
+     * Tuning. Defaults: 1 s first retry doubling to 60 s (a restarting Alertmanager is back within a minute);
+     * re-send every 60 s (Alertmanager's default resolve_timeout is 5 min, so an active alert never lapses even
+     * with a few failed re-sends); 10,000 queued notices per receiver (far above any real anomaly rate).
+     */
+    public record Settings(Duration initialBackoff, Duration maxBackoff, Duration resendInterval, int maxQueued) {
+        public static Settings defaults() {
+            return new Settings(Duration.ofSeconds(1), Duration.ofSeconds(60), Duration.ofSeconds(60), 10_000);
+        }
+    }
+
+    private final List<Lane> lanes = new ArrayList<>();
+    private final Map<String, AtomicLong> outcomes = new ConcurrentHashMap<>();
+    private final Consumer<String> log;
+    private final Clock clock;
+
+    /**
+     * @param sinks    receivers; each gets its own delivery thread
+     * @param settings retry and queue tuning
+     * @param clock    time source for resolve stamps and re-send scheduling
+     * @param log      where one-line delivery problems are written
+     */
+    public AlertDispatcher(List<AlertSink> sinks, Settings settings, Clock clock, Consumer<String> log) {
+        this.log = log;
+        this.clock = clock;
+        for (String outcome : List.of("ok", "retry", "failed")) {
+            outcomes.put(outcome, new AtomicLong());
+        }
+        for (AlertSink sink : sinks) {
+            Lane lane = new Lane(sink, settings);
+            lanes.add(lane);
+            lane.thread.start();
+        }
+    }
+
+    /** Queues a notice for every receiver. Never blocks; drops the oldest queued notice of a full lane. */
+    public void publish(AlertNotice notice) {
+        for (Lane lane : lanes) {
+            lane.offer(notice);
+        }
+    }
+
+    /** Deliveries by outcome ({@code ok}, {@code retry}, {@code failed}) since start. */
+    public Map<String, Long> outcomes() {
+        Map<String, Long> copy = new LinkedHashMap<>();
+        outcomes.forEach((k, v) -> copy.put(k, v.get()));
+        return copy;
+    }
+
+    /** Notices queued and not yet delivered, over all receivers. */
+    public int queued() {
+        int total = 0;
+        for (Lane lane : lanes) {
+            total += lane.queued();
+        }
+        return total;
+    }
+
+    @Override
+    public void close() {
+        for (Lane lane : lanes) {
+            lane.stop();
+        }
+        for (Lane lane : lanes) {
+            try {
+                lane.thread.join(2_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    private void count(String outcome, int n) {
+        outcomes.get(outcome).addAndGet(n);
+    }
+
+    private final class Lane implements Runnable {
+        private static final int BATCH = 64;
+        private final AlertSink sink;
+        private final Settings settings;
+        private final Deque<AlertNotice> pending = new ArrayDeque<>();
+        /** Active (firing) alerts by key, for periodic re-sends. */
+        private final Map<String, AlertNotice> active = new LinkedHashMap<>();
+        private final Thread thread;
+        private boolean stopped;
+        private Instant nextResend;
+
+        Lane(AlertSink sink, Settings settings) {
+            this.sink = sink;
+            this.settings = settings;
+            this.thread = new Thread(this, "trainwatch-alerts-" + sink.name());
+            this.thread.setDaemon(true);
+        }
+
+        synchronized void offer(AlertNotice notice) {
+            if (pending.size() >= settings.maxQueued()) {
+                pending.pollFirst();
+                count("failed", 1);
+            }
+            pending.addLast(notice);
+            notifyAll();
+        }
+
+        synchronized int queued() {
+            return pending.size();
+        }
+
+        synchronized void stop() {
+            stopped = true;
+            notifyAll();
+        }
+
+        @Override
+        public void run() {
+            Duration backoff = settings.initialBackoff();
+            while (true) {
+                List<AlertNotice> batch;
+                boolean resend = false;
+                synchronized (this) {
+                    while (!stopped && pending.isEmpty() && !resendDue()) {
+                        waitMillis(millisUntilResend());
+                    }
+                    if (stopped) {
+                        return;
+                    }
+                    if (!pending.isEmpty()) {
+                        batch = new ArrayList<>();
+                        while (!pending.isEmpty() && batch.size() < BATCH) {
+                            batch.add(pending.pollFirst());
+                        }
+                    } else {
+                        batch = new ArrayList<>(active.values());
+                        resend = true;
+                    }
+                }
+                try {
+                    sink.deliver(batch);
+                    count("ok", batch.size());
+                    backoff = settings.initialBackoff();
+                    synchronized (this) {
+                        if (!resend) {
+                            for (AlertNotice notice : batch) {
+                                if (notice.firing()) {
+                                    active.put(notice.key(), notice);
+                                } else {
+                                    active.remove(notice.key());
+                                }
+                            }
+                        }
+                        nextResend = sink.needsResend() && !active.isEmpty()
+                                ? clock.instant().plus(settings.resendInterval()) : null;
+                    }
+                } catch (DeliveryException e) {
+                    if (e.retryable()) {
+                        count("retry", batch.size());
+                        log.accept("trainwatch: alert delivery to " + sink.name() + " failed, retrying in "
+                                + backoff.toMillis() + " ms: " + e.getMessage());
+                        synchronized (this) {
+                            if (!resend) {
+                                for (int i = batch.size() - 1; i >= 0; i--) {
+                                    pending.addFirst(batch.get(i));
+                                }
+                            }
+                            long deadline = System.nanoTime() + backoff.toNanos();
+                            long left;
+                            while (!stopped && (left = deadline - System.nanoTime()) > 0) {
+                                waitMillis(Math.max(1, left / 1_000_000));
+                            }
+                        }
+                        backoff = backoff.multipliedBy(2);
+                        if (backoff.compareTo(settings.maxBackoff()) > 0) {
+                            backoff = settings.maxBackoff();
+                        }
+                    } else {
+                        count("failed", batch.size());
+                        log.accept("trainwatch: alert delivery to " + sink.name() + " refused, dropped "
+                                + batch.size() + " notice(s): " + e.getMessage());
+                    }
+                } catch (RuntimeException e) {
+                    count("failed", batch.size());
+                    log.accept("trainwatch: alert delivery to " + sink.name() + " failed: " + e);
+                }
+            }
+        }
+
+        private boolean resendDue() {
+            return nextResend != null && !active.isEmpty() && !clock.instant().isBefore(nextResend);
+        }
+
+        private long millisUntilResend() {
+            if (nextResend == null || active.isEmpty()) {
+                return 0; // wait until notified
+            }
+            return Math.max(1, Duration.between(clock.instant(), nextResend).toMillis());
+        }
+
+        private void waitMillis(long millis) {
+            try {
+                if (millis <= 0) {
+                    wait();
+                } else {
+                    wait(millis);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                stopped = true;
+            }
+        }
+    }
+}

@@ -1,0 +1,104 @@
+package dev.trainwatch.collector.alerting;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import dev.trainwatch.protocol.Json;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Posts to Alertmanager's API v2 ({@code POST /api/v2/alerts}). Labels: {@code alertname} (the anomaly kind in
+ * CamelCase, prefixed {@code Trainwatch}), {@code run_id}, {@code kind}, {@code severity}, {@code source=trainwatch};
+ * annotations: {@code summary} (the message), {@code description} (message, evidence), {@code suggestion}. A
+ * resolved anomaly is sent with {@code endsAt} in the past, which Alertmanager treats as resolved.
+ */
+public final class AlertmanagerSink implements AlertSink {
+    private final URI alertsUri;
+    private final String generatorUrl;
+    private final HttpJsonPoster poster = new HttpJsonPoster();
+
+    /**
+     * @param alertmanagerBase base URL of Alertmanager, e.g. {@code http://127.0.0.1:9093}
+     * @param generatorUrl     link back to the collector's page, or null
+     */
+    public AlertmanagerSink(URI alertmanagerBase, String generatorUrl) {
+        String base = alertmanagerBase.toString();
+        if (base.endsWith("/")) {
+            base = base.substring(0, base.length() - 1);
+        }
+        this.alertsUri = URI.create(base + "/api/v2/alerts");
+        this.generatorUrl = generatorUrl;
+    }
+
+    @Override
+    public String name() {
+        return "alertmanager";
+    }
+
+    @Override
+    public boolean needsResend() {
+        return true;
+    }
+
+    @Override
+    public void deliver(List<AlertNotice> notices) throws DeliveryException {
+        try {
+            poster.post(alertsUri, Json.MAPPER.writeValueAsBytes(body(notices)));
+        } catch (JsonProcessingException e) {
+            throw new DeliveryException("cannot encode alerts: " + e.getOriginalMessage(), false);
+        }
+    }
+
+    /** The API v2 body for these notices; package-private for tests. */
+    List<Map<String, Object>> body(List<AlertNotice> notices) {
+        List<Map<String, Object>> alerts = new ArrayList<>(notices.size());
+        for (AlertNotice notice : notices) {
+            Map<String, Object> labels = new LinkedHashMap<>();
+            labels.put("alertname", alertName(notice.kind()));
+            labels.put("run_id", notice.runId());
+            labels.put("kind", notice.kind());
+            labels.put("severity", notice.severity());
+            labels.put("source", "trainwatch");
+            Map<String, Object> annotations = new LinkedHashMap<>();
+            annotations.put("summary", notice.message());
+            annotations.put("description", describe(notice));
+            if (notice.suggestion() != null) {
+                annotations.put("suggestion", notice.suggestion());
+            }
+            Map<String, Object> alert = new LinkedHashMap<>();
+            alert.put("labels", labels);
+            alert.put("annotations", annotations);
+            alert.put("startsAt", notice.startsAt().toString());
+            if (notice.endsAt() != null) {
+                alert.put("endsAt", notice.endsAt().toString());
+            }
+            if (generatorUrl != null) {
+                alert.put("generatorURL", generatorUrl);
+            }
+            alerts.add(alert);
+        }
+        return alerts;
+    }
+
+    /** {@code data_starvation} → {@code TrainwatchDataStarvation}. */
+    static String alertName(String kind) {
+        StringBuilder name = new StringBuilder("Trainwatch");
+        for (String part : kind.split("_")) {
+            if (!part.isEmpty()) {
+                name.append(Character.toUpperCase(part.charAt(0))).append(part.substring(1));
+            }
+        }
+        return name.toString();
+    }
+
+    private static String describe(AlertNotice notice) {
+        StringBuilder text = new StringBuilder(notice.message() == null ? notice.kind() : notice.message());
+        if (notice.evidence() != null && !notice.evidence().isEmpty()) {
+            text.append(" Evidence: ");
+            notice.evidence().forEach((k, v) -> text.append(k).append('=').append(v).append(' '));
+        }
+        return text.toString().strip();
+    }
+}

@@ -1,0 +1,39 @@
+package dev.trainwatch.collector.alerting;
+
+import java.util.List;
+import java.util.function.Consumer;
+
+/** Writes each anomaly change as one line (to stderr by default): the receiver that is always there. */
+public final class LogSink implements AlertSink {
+    private final Consumer<String> out;
+
+    public LogSink(Consumer<String> out) {
+        this.out = out;
+    }
+
+    @Override
+    public String name() {
+        return "log";
+    }
+
+    @Override
+    public void deliver(List<AlertNotice> notices) {
+        for (AlertNotice notice : notices) {
+            out.accept(line(notice));
+        }
+    }
+
+    static String line(AlertNotice notice) {
+        StringBuilder line = new StringBuilder("trainwatch alert ");
+        line.append(notice.firing() ? "FIRING" : "RESOLVED").append(' ')
+                .append(notice.severity()).append(' ')
+                .append(notice.kind()).append(" run=").append(notice.runId());
+        if (notice.message() != null) {
+            line.append(": ").append(notice.message());
+        }
+        if (notice.firing() && notice.suggestion() != null) {
+            line.append(" — ").append(notice.suggestion());
+        }
+        return line.toString();
+    }
+}

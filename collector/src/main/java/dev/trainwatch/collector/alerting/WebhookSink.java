@@ -1,0 +1,64 @@
+package dev.trainwatch.collector.alerting;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import dev.trainwatch.protocol.Json;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Posts each change of an anomaly to a generic JSON webhook, once: {@code {"source":"trainwatch","alerts":[{
+ * "status":"firing"|"resolved","run_id","kind","severity","starts_at","ends_at","message","suggestion",
+ * "evidence"}]}}. Chat bridges and scripts consume this shape without knowing Alertmanager.
+ */
+public final class WebhookSink implements AlertSink {
+    private final URI uri;
+    private final HttpJsonPoster poster = new HttpJsonPoster();
+
+    public WebhookSink(URI uri) {
+        this.uri = uri;
+    }
+
+    @Override
+    public String name() {
+        return "webhook";
+    }
+
+    @Override
+    public void deliver(List<AlertNotice> notices) throws DeliveryException {
+        try {
+            poster.post(uri, Json.MAPPER.writeValueAsBytes(body(notices)));
+        } catch (JsonProcessingException e) {
+            throw new DeliveryException("cannot encode alerts: " + e.getOriginalMessage(), false);
+        }
+    }
+
+    static Map<String, Object> body(List<AlertNotice> notices) {
+        List<Map<String, Object>> alerts = new ArrayList<>();
+        for (AlertNotice notice : notices) {
+            Map<String, Object> alert = new LinkedHashMap<>();
+            alert.put("status", notice.firing() ? "firing" : "resolved");
+            alert.put("run_id", notice.runId());
+            alert.put("kind", notice.kind());
+            alert.put("severity", notice.severity());
+            alert.put("starts_at", notice.startsAt().toString());
+            if (notice.endsAt() != null) {
+                alert.put("ends_at", notice.endsAt().toString());
+            }
+            alert.put("message", notice.message());
+            if (notice.suggestion() != null) {
+                alert.put("suggestion", notice.suggestion());
+            }
+            if (notice.evidence() != null) {
+                alert.put("evidence", notice.evidence());
+            }
+            alerts.add(alert);
+        }
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("source", "trainwatch");
+        body.put("alerts", alerts);
+        return body;
+    }
+}

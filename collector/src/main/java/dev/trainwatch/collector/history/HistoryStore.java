@@ -1,0 +1,281 @@
+package dev.trainwatch.collector.history;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Run history in an embedded SQLite database ({@code trainwatch.db} under the data directory): run specs and
+ * estimates, per-run summaries, anomaly episodes (the alert history) and finished-run outcomes for calibration.
+ *
+ * <p>Durability: WAL journal with {@code synchronous=NORMAL}; every method commits before it returns, so what a
+ * caller acknowledged after a call survives the process being killed (SIGKILL). Only a power loss can lose the
+ * newest transactions. Thread-safe: one connection, all methods synchronized (SQLite has one writer anyway).
+ * Lifecycle: {@link #open(Path)}, then {@link #close()}.
+ */
+public final class HistoryStore implements AutoCloseable {
+    private static final int SCHEMA_VERSION = 1;
+    private final Connection connection;
+    private final Path file;
+
+    private HistoryStore(Connection connection, Path file) {
+        this.connection = connection;
+        this.file = file;
+    }
+
+    /** Opens (creating if needed) {@code trainwatch.db} in {@code dataDir}. */
+    public static HistoryStore open(Path dataDir) {
+        Path file = dataDir.resolve("trainwatch.db");
+        try {
+            Files.createDirectories(dataDir);
+        } catch (Exception e) {
+            throw new HistoryException("cannot create data directory " + dataDir + ": " + e.getMessage(), e);
+        }
+        try {
+            Connection connection = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath());
+            try (Statement st = connection.createStatement()) {
+                st.execute("PRAGMA journal_mode=WAL");
+                st.execute("PRAGMA synchronous=NORMAL");
+                st.execute("PRAGMA busy_timeout=5000");
+                st.execute("PRAGMA foreign_keys=ON");
+            }
+            HistoryStore store = new HistoryStore(connection, file);
+            store.migrate();
+            return store;
+        } catch (SQLException e) {
+            throw new HistoryException("cannot open history database " + file + ": " + oneLine(e), e);
+        }
+    }
+
+    /** The database file. */
+    public Path file() {
+        return file;
+    }
+
+    private void migrate() throws SQLException {
+        try (Statement st = connection.createStatement()) {
+            st.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
+            int version = 0;
+            try (ResultSet rs = st.executeQuery("SELECT MAX(version) FROM schema_version")) {
+                if (rs.next()) {
+                    version = rs.getInt(1);
+                }
+            }
+            if (version > SCHEMA_VERSION) {
+                throw new SQLException("database schema " + version + " is newer than this trainwatch ("
+                        + SCHEMA_VERSION + ")");
+            }
+            if (version < 1) {
+                st.execute("""
+                        CREATE TABLE IF NOT EXISTS runs (
+                          run_id TEXT PRIMARY KEY,
+                          spec_json TEXT,
+                          estimate_json TEXT,
+                          summary_json TEXT,
+                          first_seen_ms INTEGER NOT NULL,
+                          last_seen_ms INTEGER NOT NULL,
+                          ended_ms INTEGER)""");
+                st.execute("""
+                        CREATE TABLE IF NOT EXISTS anomalies (
+                          id INTEGER PRIMARY KEY AUTOINCREMENT,
+                          run_id TEXT NOT NULL,
+                          kind TEXT NOT NULL,
+                          severity TEXT NOT NULL,
+                          since_ms INTEGER NOT NULL,
+                          resolved_ms INTEGER,
+                          message TEXT,
+                          suggestion TEXT,
+                          evidence_json TEXT)""");
+                st.execute("CREATE INDEX IF NOT EXISTS anomalies_run ON anomalies(run_id, kind, resolved_ms)");
+                st.execute("""
+                        CREATE TABLE IF NOT EXISTS outcomes (
+                          run_id TEXT PRIMARY KEY,
+                          gpu_id TEXT NOT NULL,
+                          family TEXT NOT NULL,
+                          predicted_step_s REAL NOT NULL,
+                          observed_step_s REAL NOT NULL,
+                          predicted_peak_bytes INTEGER,
+                          observed_peak_bytes INTEGER,
+                          at_ms INTEGER NOT NULL)""");
+                st.execute("INSERT INTO schema_version(version) VALUES (1)");
+            }
+        }
+    }
+
+    /** Records or updates a run's spec and estimate (either may be null to keep the stored one). */
+    public synchronized void saveRun(String runId, String specJson, String estimateJson, Instant at) {
+        execute("""
+                INSERT INTO runs(run_id, spec_json, estimate_json, first_seen_ms, last_seen_ms) VALUES (?,?,?,?,?)
+                ON CONFLICT(run_id) DO UPDATE SET
+                  spec_json = COALESCE(excluded.spec_json, runs.spec_json),
+                  estimate_json = COALESCE(excluded.estimate_json, runs.estimate_json),
+                  last_seen_ms = excluded.last_seen_ms""",
+                runId, specJson, estimateJson, at.toEpochMilli(), at.toEpochMilli());
+    }
+
+    /** Replaces a run's summary (creating the run if it is new). */
+    public synchronized void saveSummary(String runId, String summaryJson, Instant at) {
+        execute("""
+                INSERT INTO runs(run_id, summary_json, first_seen_ms, last_seen_ms) VALUES (?,?,?,?)
+                ON CONFLICT(run_id) DO UPDATE SET summary_json = excluded.summary_json,
+                  last_seen_ms = excluded.last_seen_ms""",
+                runId, summaryJson, at.toEpochMilli(), at.toEpochMilli());
+    }
+
+    /** Marks a run ended. */
+    public synchronized void markEnded(String runId, Instant at) {
+        execute("""
+                INSERT INTO runs(run_id, first_seen_ms, last_seen_ms, ended_ms) VALUES (?,?,?,?)
+                ON CONFLICT(run_id) DO UPDATE SET ended_ms = excluded.ended_ms, last_seen_ms = excluded.last_seen_ms""",
+                runId, at.toEpochMilli(), at.toEpochMilli(), at.toEpochMilli());
+    }
+
+    /** Opens an anomaly episode unless one of the same run and kind is already open. */
+    public synchronized void anomalyRaised(StoredAnomaly anomaly) {
+        if (openEpisode(anomaly.runId(), anomaly.kind())) {
+            return;
+        }
+        execute("""
+                INSERT INTO anomalies(run_id, kind, severity, since_ms, message, suggestion, evidence_json)
+                VALUES (?,?,?,?,?,?,?)""",
+                anomaly.runId(), anomaly.kind(), anomaly.severity(), anomaly.since().toEpochMilli(),
+                anomaly.message(), anomaly.suggestion(), anomaly.evidenceJson());
+    }
+
+    /** Closes the open episode of this run and kind, if any. */
+    public synchronized void anomalyResolved(String runId, String kind, Instant at) {
+        execute("UPDATE anomalies SET resolved_ms = ? WHERE run_id = ? AND kind = ? AND resolved_ms IS NULL",
+                at.toEpochMilli(), runId, kind);
+    }
+
+    /** Records a finished run's outcome (replacing an earlier one for the same run). */
+    public synchronized void recordOutcome(RunOutcome outcome) {
+        execute("""
+                INSERT OR REPLACE INTO outcomes(run_id, gpu_id, family, predicted_step_s, observed_step_s,
+                  predicted_peak_bytes, observed_peak_bytes, at_ms) VALUES (?,?,?,?,?,?,?,?)""",
+                outcome.runId(), outcome.gpuId(), outcome.family(), outcome.predictedStepSeconds(),
+                outcome.observedStepSeconds(), outcome.predictedPeakBytes(), outcome.observedPeakBytes(),
+                outcome.at().toEpochMilli());
+    }
+
+    /** Every stored run, newest first, at most {@code limit}. */
+    public synchronized List<StoredRun> runs(int limit) {
+        List<StoredRun> runs = new ArrayList<>();
+        try (PreparedStatement ps = connection.prepareStatement("""
+                SELECT run_id, spec_json, estimate_json, summary_json, first_seen_ms, last_seen_ms, ended_ms
+                FROM runs ORDER BY last_seen_ms DESC LIMIT ?""")) {
+            ps.setInt(1, limit);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    runs.add(new StoredRun(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4),
+                            Instant.ofEpochMilli(rs.getLong(5)), Instant.ofEpochMilli(rs.getLong(6)),
+                            instantOrNull(rs, 7)));
+                }
+            }
+        } catch (SQLException e) {
+            throw failure("read runs", e);
+        }
+        return runs;
+    }
+
+    /** Anomaly episodes (the alert history), newest first; {@code runId} null for all runs. */
+    public synchronized List<StoredAnomaly> anomalies(String runId, int limit) {
+        List<StoredAnomaly> list = new ArrayList<>();
+        String sql = "SELECT run_id, kind, severity, since_ms, resolved_ms, message, suggestion, evidence_json"
+                + " FROM anomalies" + (runId == null ? "" : " WHERE run_id = ?") + " ORDER BY since_ms DESC, id DESC LIMIT ?";
+        try (PreparedStatement ps = connection.prepareStatement(sql)) {
+            int i = 1;
+            if (runId != null) {
+                ps.setString(i++, runId);
+            }
+            ps.setInt(i, limit);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    list.add(new StoredAnomaly(rs.getString(1), rs.getString(2), rs.getString(3),
+                            Instant.ofEpochMilli(rs.getLong(4)), instantOrNull(rs, 5), rs.getString(6),
+                            rs.getString(7), rs.getString(8)));
+                }
+            }
+        } catch (SQLException e) {
+            throw failure("read anomalies", e);
+        }
+        return list;
+    }
+
+    /** Every recorded outcome, oldest first. */
+    public synchronized List<RunOutcome> outcomes() {
+        List<RunOutcome> list = new ArrayList<>();
+        try (Statement st = connection.createStatement();
+             ResultSet rs = st.executeQuery("""
+                     SELECT run_id, gpu_id, family, predicted_step_s, observed_step_s, predicted_peak_bytes,
+                       observed_peak_bytes, at_ms FROM outcomes ORDER BY at_ms""")) {
+            while (rs.next()) {
+                list.add(new RunOutcome(rs.getString(1), rs.getString(2), rs.getString(3), rs.getDouble(4),
+                        rs.getDouble(5), longOrNull(rs, 6), longOrNull(rs, 7), Instant.ofEpochMilli(rs.getLong(8))));
+            }
+        } catch (SQLException e) {
+            throw failure("read outcomes", e);
+        }
+        return list;
+    }
+
+    @Override
+    public synchronized void close() {
+        try {
+            connection.close();
+        } catch (SQLException e) {
+            // closing a connection whose file vanished: nothing left to save
+        }
+    }
+
+    private boolean openEpisode(String runId, String kind) {
+        try (PreparedStatement ps = connection.prepareStatement(
+                "SELECT 1 FROM anomalies WHERE run_id = ? AND kind = ? AND resolved_ms IS NULL LIMIT 1")) {
+            ps.setString(1, runId);
+            ps.setString(2, kind);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
+        } catch (SQLException e) {
+            throw failure("read anomalies", e);
+        }
+    }
+
+    private void execute(String sql, Object... args) {
+        try (PreparedStatement ps = connection.prepareStatement(sql)) {
+            for (int i = 0; i < args.length; i++) {
+                ps.setObject(i + 1, args[i]);
+            }
+            ps.executeUpdate();
+        } catch (SQLException e) {
+            throw failure("write", e);
+        }
+    }
+
+    private HistoryException failure(String what, SQLException e) {
+        return new HistoryException("history database " + file + ": cannot " + what + ": " + oneLine(e), e);
+    }
+
+    private static Instant instantOrNull(ResultSet rs, int column) throws SQLException {
+        long value = rs.getLong(column);
+        return rs.wasNull() ? null : Instant.ofEpochMilli(value);
+    }
+
+    private static Long longOrNull(ResultSet rs, int column) throws SQLException {
+        long value = rs.getLong(column);
+        return rs.wasNull() ? null : value;
+    }
+
+    private static String oneLine(Exception e) {
+        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        return message.lines().findFirst().orElse(message).strip();
+    }
+}

@@ -1,0 +1,107 @@
+package dev.trainwatch.collector.alerting;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.sun.net.httpserver.HttpServer;
+import dev.trainwatch.protocol.Json;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class SinksTest {
+    private HttpServer server;
+    private final List<String> paths = new ArrayList<>();
+    private final List<JsonNode> bodies = new ArrayList<>();
+    private final AtomicInteger status = new AtomicInteger(200);
+
+    @BeforeEach
+    void start() throws Exception {
+        server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        server.createContext("/", exchange -> {
+            paths.add(exchange.getRequestURI().getPath());
+            bodies.add(Json.MAPPER.readTree(exchange.getRequestBody().readAllBytes()));
+            byte[] answer = "{\"error\":\"nope\"}".getBytes();
+            exchange.sendResponseHeaders(status.get(), answer.length);
+            exchange.getResponseBody().write(answer);
+            exchange.close();
+        });
+        server.start();
+    }
+
+    @AfterEach
+    void stop() {
+        server.stop(0);
+    }
+
+    private URI base() {
+        return URI.create("http://127.0.0.1:" + server.getAddress().getPort());
+    }
+
+    @Test
+    void alertmanagerGetsApiV2AlertsWithRunKindSeverityAndSuggestion() throws Exception {
+        AlertmanagerSink sink = new AlertmanagerSink(base(), "http://collector:9477/");
+        AlertNotice firing = AlertDispatcherTest.notice("run-7", "data_starvation");
+        sink.deliver(List.of(firing, firing.resolvedAt(Instant.parse("2026-11-22T08:10:00Z"))));
+        assertThat(paths).containsExactly("/api/v2/alerts");
+        JsonNode alerts = bodies.get(0);
+        assertThat(alerts).hasSize(2);
+        JsonNode first = alerts.get(0);
+        assertThat(first.at("/labels/alertname").asText()).isEqualTo("TrainwatchDataStarvation");
+        assertThat(first.at("/labels/run_id").asText()).isEqualTo("run-7");
+        assertThat(first.at("/labels/kind").asText()).isEqualTo("data_starvation");
+        assertThat(first.at("/labels/severity").asText()).isEqualTo("warning");
+        assertThat(first.at("/annotations/suggestion").asText()).isEqualTo("do something");
+        assertThat(first.at("/annotations/description").asText()).contains("ratio=2.5");
+        assertThat(first.has("endsAt")).isFalse();
+        assertThat(alerts.get(1).at("/endsAt").asText()).isEqualTo("2026-11-22T08:10:00Z");
+    }
+
+    @Test
+    void webhookGetsStatusAndTheAnomaly() throws Exception {
+        new WebhookSink(URI.create(base() + "/hook")).deliver(List.of(AlertDispatcherTest.notice("r", "stalled")));
+        JsonNode alert = bodies.get(0).at("/alerts/0");
+        assertThat(alert.get("status").asText()).isEqualTo("firing");
+        assertThat(alert.get("run_id").asText()).isEqualTo("r");
+        assertThat(alert.at("/evidence/ratio").asDouble()).isEqualTo(2.5);
+    }
+
+    @Test
+    void serverErrorsAreRetryableAndClientErrorsAreNot() {
+        WebhookSink sink = new WebhookSink(URI.create(base() + "/hook"));
+        status.set(503);
+        assertThatThrownBy(() -> sink.deliver(List.of(AlertDispatcherTest.notice("r", "stalled"))))
+                .isInstanceOfSatisfying(DeliveryException.class, e -> {
+                    assertThat(e.retryable()).isTrue();
+                    assertThat(e.getMessage()).contains("503").doesNotContain("\n");
+                });
+        status.set(400);
+        assertThatThrownBy(() -> sink.deliver(List.of(AlertDispatcherTest.notice("r", "stalled"))))
+                .isInstanceOfSatisfying(DeliveryException.class, e -> assertThat(e.retryable()).isFalse());
+    }
+
+    @Test
+    void anUnreachableReceiverIsARetryableOneLineError() {
+        int port = server.getAddress().getPort();
+        server.stop(0);
+        WebhookSink sink = new WebhookSink(URI.create("http://127.0.0.1:" + port + "/hook"));
+        assertThatThrownBy(() -> sink.deliver(List.of(AlertDispatcherTest.notice("r", "stalled"))))
+                .isInstanceOfSatisfying(DeliveryException.class, e -> {
+                    assertThat(e.retryable()).isTrue();
+                    assertThat(e.getMessage()).contains("unreachable");
+                });
+    }
+
+    @Test
+    void logLineIsOneLineWithTheSuggestion() {
+        assertThat(LogSink.line(AlertDispatcherTest.notice("r1", "oom_risk")))
+                .isEqualTo("trainwatch alert FIRING warning oom_risk run=r1: oom_risk on r1 — do something");
+    }
+}
