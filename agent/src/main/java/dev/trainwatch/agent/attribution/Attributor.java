@@ -1,0 +1,352 @@
+package dev.trainwatch.agent.attribution;
+
+import dev.trainwatch.protocol.AgentEvent;
+import dev.trainwatch.protocol.GpuProcess;
+import dev.trainwatch.protocol.GpuSample;
+import dev.trainwatch.protocol.RankInfo;
+import dev.trainwatch.protocol.RunAttribution;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * Finds which GPUs belong to which run, poll after poll.
+ *
+ * <p>With an attached PID the run is that process and its descendants. Without one, every compute process NVML
+ * lists is attributed: processes whose environment names the same run ({@code TORCHELASTIC_RUN_ID},
+ * {@code SLURM_JOB_ID}) or that share a launcher ancestor (torchrun, accelerate, …) form one run. A run whose
+ * processes have all exited is reported once with {@code ended = true}, with a {@code run_ended} event, and then
+ * forgotten.
+ *
+ * <p>All process reads go through a {@link ProcSource}; environments and launcher roots are cached per process
+ * identity (pid and start time), so a steady poll reads one {@code stat} file per known process. In attach mode the
+ * whole table is rescanned when an unknown process appears on a GPU and at least every {@code rescanSeconds}.
+ * Not thread-safe: one polling thread.
+ */
+public final class Attributor {
+
+    /** Kind of the event emitted when a run ends. */
+    public static final String RUN_ENDED = "run_ended";
+
+    private static final double DEFAULT_RESCAN_SECONDS = 10.0;
+
+    private final ProcSource proc;
+    private final String host;
+    private final Long attachPid;
+    private final String runIdOverride;
+    private final double rescanSeconds;
+
+    private final Map<ProcKey, Classified> classified = new HashMap<>();
+    private final Map<String, TrackedRun> runs = new LinkedHashMap<>();
+    private Long attachStartTicks;
+    private Set<Long> attachTree = Set.of();
+    private double lastScanTs = Double.NEGATIVE_INFINITY;
+    private final Set<ProcKey> knownOutsiders = new HashSet<>();
+
+    /**
+     * @param proc          the process table
+     * @param host          this node's name, part of derived run ids
+     * @param attachPid     the process to watch with its descendants, or null to attribute every compute process
+     * @param runIdOverride the run id to use ({@code --run-id}), or null to find it
+     */
+    public Attributor(ProcSource proc, String host, Long attachPid, String runIdOverride) {
+        this(proc, host, attachPid, runIdOverride, DEFAULT_RESCAN_SECONDS);
+    }
+
+    Attributor(ProcSource proc, String host, Long attachPid, String runIdOverride, double rescanSeconds) {
+        this.proc = proc;
+        this.host = host;
+        this.attachPid = attachPid;
+        this.runIdOverride = runIdOverride == null || runIdOverride.isBlank() ? null : runIdOverride;
+        this.rescanSeconds = rescanSeconds;
+    }
+
+    /** What one poll found. */
+    public record Update(List<RunAttribution> runs, List<AgentEvent> events) {
+    }
+
+    /**
+     * Attributes the GPUs of one poll.
+     *
+     * @param samples the poll's GPU samples (their process lists)
+     * @param ts      unix seconds of the poll, for events
+     */
+    public Update update(List<GpuSample> samples, double ts) {
+        Map<Long, Set<String>> gpusByPid = new HashMap<>();
+        Set<String> unknownProcessGpus = new HashSet<>();
+        for (GpuSample sample : samples) {
+            if (Boolean.TRUE.equals(sample.lost()) || sample.processes() == null) {
+                // A failed read is not "no processes": keep what we knew about this GPU.
+                unknownProcessGpus.add(sample.uuid());
+                continue;
+            }
+            for (GpuProcess process : sample.processes()) {
+                gpusByPid.computeIfAbsent(process.pid(), k -> new TreeSet<>()).add(sample.uuid());
+            }
+        }
+
+        Map<String, Map<Long, ProcStat>> observed = attachPid != null ? observeAttached(gpusByPid, ts)
+                : observeComputeProcesses(gpusByPid);
+
+        List<RunAttribution> result = new ArrayList<>();
+        List<AgentEvent> events = new ArrayList<>();
+        Set<Long> livePids = new HashSet<>();
+        for (Map.Entry<String, Map<Long, ProcStat>> entry : observed.entrySet()) {
+            TrackedRun run = runs.computeIfAbsent(entry.getKey(), TrackedRun::new);
+            run.members.putAll(entry.getValue());
+        }
+        for (Iterator<TrackedRun> it = runs.values().iterator(); it.hasNext(); ) {
+            TrackedRun run = it.next();
+            Map<Long, ProcStat> alive = new TreeMap<>();
+            for (ProcStat member : run.members.values()) {
+                ProcStat now = observed.getOrDefault(run.runId, Map.of()).get(member.pid());
+                if (now == null) {
+                    now = proc.stat(member.pid()).filter(s -> s.startTimeTicks() == member.startTimeTicks()).orElse(null);
+                }
+                if (now != null) {
+                    alive.put(now.pid(), now);
+                }
+            }
+            run.members.clear();
+            run.members.putAll(alive);
+            if (alive.isEmpty()) {
+                it.remove();
+                result.add(new RunAttribution(run.runId, List.of(), List.copyOf(run.gpuUuids), List.of(),
+                        run.masterAddr, true));
+                events.add(new AgentEvent(ts, RUN_ENDED, null, null, run.runId,
+                        "every process of run " + run.runId + " on this node has exited"));
+                continue;
+            }
+            livePids.addAll(alive.keySet());
+            result.add(describe(run, gpusByPid, unknownProcessGpus, samples));
+        }
+        classified.keySet().removeIf(key -> !livePids.contains(key.pid()) && !gpusByPid.containsKey(key.pid()));
+        return new Update(List.copyOf(result), List.copyOf(events));
+    }
+
+    /** True once the attached process and all its descendants have exited (always false without --attach). */
+    public boolean attachedRunEnded() {
+        return attachPid != null && attachStartTicks != null && runs.isEmpty();
+    }
+
+    private RunAttribution describe(TrackedRun run, Map<Long, Set<String>> gpusByPid, Set<String> unknownProcessGpus,
+                                    List<GpuSample> samples) {
+        Set<String> gpus = new TreeSet<>();
+        List<RankInfo> ranks = new ArrayList<>();
+        String masterAddr = null;
+        for (ProcStat member : run.members.values()) {
+            Set<String> own = gpusByPid.getOrDefault(member.pid(), Set.of());
+            gpus.addAll(own);
+            Map<String, String> env = classify(member).env;
+            if (masterAddr == null) {
+                masterAddr = ProcessEnvironment.stringValue(env, ProcessEnvironment.MASTER_ADDR);
+            }
+            Integer rank = ProcessEnvironment.intValue(env, ProcessEnvironment.RANK);
+            Integer localRank = ProcessEnvironment.intValue(env, ProcessEnvironment.LOCAL_RANK);
+            if ((rank != null || localRank != null) && !inheritsRank(run, member, env)) {
+                if (own.isEmpty()) {
+                    // NVML lists no memory for this rank: it has not allocated yet, or NVML reports pids of another
+                    // PID namespace (a container). The device torch picks is cuda:LOCAL_RANK of the visible ones.
+                    own = VisibleDevices.resolve(env.get(ProcessEnvironment.CUDA_VISIBLE_DEVICES), localRank, samples);
+                    gpus.addAll(own);
+                }
+                ranks.add(new RankInfo(member.pid(), rank, localRank,
+                        ProcessEnvironment.intValue(env, ProcessEnvironment.WORLD_SIZE), List.copyOf(own)));
+            }
+        }
+        for (String uuid : run.gpuUuids) {
+            if (unknownProcessGpus.contains(uuid)) {
+                gpus.add(uuid);
+            }
+        }
+        ranks.sort(Comparator.comparing((RankInfo r) -> r.rank() == null ? Integer.MAX_VALUE : r.rank())
+                .thenComparing(r -> r.localRank() == null ? Integer.MAX_VALUE : r.localRank())
+                .thenComparingLong(RankInfo::pid));
+        run.gpuUuids.clear();
+        run.gpuUuids.addAll(gpus);
+        run.masterAddr = masterAddr != null ? masterAddr : run.masterAddr;
+        return new RunAttribution(run.runId, List.copyOf(run.members.keySet()), List.copyOf(gpus), List.copyOf(ranks),
+                run.masterAddr, null);
+    }
+
+    /**
+     * DataLoader workers and other children of a rank inherit its environment; the rank is the topmost process
+     * carrying those values.
+     */
+    private boolean inheritsRank(TrackedRun run, ProcStat member, Map<String, String> env) {
+        ProcStat parent = run.members.get(member.ppid());
+        if (parent == null) {
+            return false;
+        }
+        Map<String, String> parentEnv = classify(parent).env;
+        return Objects.equals(parentEnv.get(ProcessEnvironment.RANK), env.get(ProcessEnvironment.RANK))
+                && Objects.equals(parentEnv.get(ProcessEnvironment.LOCAL_RANK),
+                env.get(ProcessEnvironment.LOCAL_RANK));
+    }
+
+    /** Attach mode: the attached process's tree, named by --run-id, its environment, or the root. */
+    private Map<String, Map<Long, ProcStat>> observeAttached(Map<Long, Set<String>> gpusByPid, double ts) {
+        if (attachedRunEnded()) {
+            return Map.of();
+        }
+        boolean unknownOnGpu = false;
+        for (Long pid : gpusByPid.keySet()) {
+            if (!attachTree.contains(pid)) {
+                Optional<ProcStat> stat = proc.stat(pid);
+                if (stat.isPresent() && !knownOutsiders.contains(ProcKey.of(stat.get()))) {
+                    unknownOnGpu = true;
+                }
+            }
+        }
+        Map<Long, ProcStat> table = new HashMap<>();
+        if (unknownOnGpu || ts - lastScanTs >= rescanSeconds || attachTree.isEmpty()) {
+            for (Long pid : proc.pids()) {
+                proc.stat(pid).ifPresent(stat -> table.put(stat.pid(), stat));
+            }
+            lastScanTs = ts;
+            Optional<ProcStat> root = Optional.ofNullable(table.get(attachPid));
+            if (root.isPresent() && attachStartTicks == null) {
+                attachStartTicks = root.get().startTimeTicks();
+            }
+            if (root.isPresent() && root.get().startTimeTicks() == attachStartTicks) {
+                attachTree = ProcessTree.descendants(attachPid, table.values());
+            } else {
+                attachTree = Set.of();
+            }
+            knownOutsiders.clear();
+            for (Long pid : gpusByPid.keySet()) {
+                ProcStat stat = table.get(pid);
+                if (stat != null && !attachTree.contains(pid)) {
+                    knownOutsiders.add(ProcKey.of(stat));
+                }
+            }
+        } else {
+            for (Long pid : attachTree) {
+                proc.stat(pid).ifPresent(stat -> table.put(stat.pid(), stat));
+            }
+        }
+        Map<Long, ProcStat> members = new LinkedHashMap<>();
+        for (Long pid : attachTree) {
+            ProcStat stat = table.get(pid);
+            if (stat != null) {
+                members.put(pid, stat);
+            }
+        }
+        Map<String, Map<Long, ProcStat>> observed = new LinkedHashMap<>();
+        if (members.isEmpty()) {
+            return observed;
+        }
+        String runId = runIdOverride;
+        if (runId == null) {
+            for (ProcStat member : members.values()) {
+                runId = classify(member).envRunId;
+                if (runId != null) {
+                    break;
+                }
+            }
+        }
+        ProcStat root = members.get(attachPid);
+        if (runId == null && root != null) {
+            runId = RunIds.derived(host, root);
+        }
+        if (runId == null) {
+            // The root exited, its orphans live on: keep the name the run already has.
+            runId = runs.isEmpty() ? RunIds.derived(host, members.values().iterator().next())
+                    : runs.keySet().iterator().next();
+        }
+        renameIfNeeded(runId);
+        observed.put(runId, members);
+        return observed;
+    }
+
+    /**
+     * A run first named after its root gets its real name once a rank with the environment appears (torchrun
+     * starts its workers after the launcher itself was seen): carry the tracked state over instead of reporting
+     * a second run.
+     */
+    private void renameIfNeeded(String runId) {
+        if (runs.size() == 1 && !runs.containsKey(runId)) {
+            TrackedRun old = runs.values().iterator().next();
+            if (old.runId.startsWith(host + "-" + attachPid + "-")) {
+                runs.clear();
+                TrackedRun renamed = new TrackedRun(runId);
+                renamed.members.putAll(old.members);
+                renamed.gpuUuids.addAll(old.gpuUuids);
+                renamed.masterAddr = old.masterAddr;
+                runs.put(runId, renamed);
+            }
+        }
+    }
+
+    /** No attach: every compute process, grouped by the run its environment names or by its launcher. */
+    private Map<String, Map<Long, ProcStat>> observeComputeProcesses(Map<Long, Set<String>> gpusByPid) {
+        Map<String, Map<Long, ProcStat>> observed = new LinkedHashMap<>();
+        for (Long pid : new TreeSet<>(gpusByPid.keySet())) {
+            Optional<ProcStat> stat = proc.stat(pid);
+            if (stat.isEmpty()) {
+                // Not in our PID namespace (or gone): nothing to learn about it.
+                continue;
+            }
+            Classified c = classify(stat.get());
+            String runId = runIdOverride != null ? runIdOverride
+                    : c.envRunId != null ? c.envRunId : RunIds.derived(host, c.launcherRoot);
+            Map<Long, ProcStat> members = observed.computeIfAbsent(runId, k -> new TreeMap<>());
+            members.put(pid, stat.get());
+            if (c.launcherRoot.pid() != pid) {
+                members.put(c.launcherRoot.pid(), c.launcherRoot);
+            }
+        }
+        return observed;
+    }
+
+    private Classified classify(ProcStat stat) {
+        return classified.computeIfAbsent(ProcKey.of(stat), key -> {
+            Map<String, String> env = proc.environment(stat.pid());
+            return new Classified(env, RunIds.fromEnvironment(env), launcherRoot(stat));
+        });
+    }
+
+    /** The topmost launcher above a process, or the process itself when its parent launched nothing. */
+    private ProcStat launcherRoot(ProcStat stat) {
+        ProcStat root = stat;
+        for (int depth = 0; depth < 64 && root.ppid() > 1; depth++) {
+            Optional<ProcStat> parent = proc.stat(root.ppid());
+            if (parent.isEmpty() || !ProcessTree.isLauncher(parent.get().comm(), proc.commandLine(parent.get().pid()))) {
+                break;
+            }
+            root = parent.get();
+        }
+        return root;
+    }
+
+    private record ProcKey(long pid, long startTimeTicks) {
+        static ProcKey of(ProcStat stat) {
+            return new ProcKey(stat.pid(), stat.startTimeTicks());
+        }
+    }
+
+    private record Classified(Map<String, String> env, String envRunId, ProcStat launcherRoot) {
+    }
+
+    private static final class TrackedRun {
+        final String runId;
+        final Map<Long, ProcStat> members = new TreeMap<>();
+        final Set<String> gpuUuids = new LinkedHashSet<>();
+        String masterAddr;
+
+        TrackedRun(String runId) {
+            this.runId = runId;
+        }
+    }
+}

@@ -1,0 +1,87 @@
+package dev.trainwatch.agent.attribution;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Reads a {@code /proc} file system: the real one, or a directory laid out like it (tests use captured fixtures).
+ * Thin on purpose: all interpretation is in {@link ProcStat}, {@link ProcessEnvironment} and {@link Attributor}.
+ * Stateless and thread-safe.
+ */
+public final class LinuxProcSource implements ProcSource {
+
+    private final Path root;
+
+    /** Reads the proc file system mounted at {@code root} (normally {@code /proc}). */
+    public LinuxProcSource(Path root) {
+        this.root = root;
+    }
+
+    /** The system's {@code /proc}. */
+    public static LinuxProcSource system() {
+        return new LinuxProcSource(Path.of("/proc"));
+    }
+
+    @Override
+    public List<Long> pids() {
+        List<Long> pids = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(root)) {
+            for (Path entry : entries) {
+                String name = entry.getFileName().toString();
+                if (!name.isEmpty() && name.chars().allMatch(Character::isDigit)) {
+                    pids.add(Long.parseLong(name));
+                }
+            }
+        } catch (IOException e) {
+            // An unreadable /proc means no process can be attributed; the caller sees an empty table.
+            return List.of();
+        }
+        return pids;
+    }
+
+    @Override
+    public Optional<ProcStat> stat(long pid) {
+        try {
+            String line = Files.readString(root.resolve(Long.toString(pid)).resolve("stat"), StandardCharsets.UTF_8);
+            return Optional.of(ProcStat.parse(line.strip()));
+        } catch (IOException | IllegalArgumentException e) {
+            return Optional.empty();
+        }
+    }
+
+    @Override
+    public Map<String, String> environment(long pid) {
+        try {
+            return ProcessEnvironment.parse(Files.readAllBytes(root.resolve(Long.toString(pid)).resolve("environ")));
+        } catch (IOException e) {
+            return Map.of();
+        }
+    }
+
+    @Override
+    public List<String> commandLine(long pid) {
+        try {
+            byte[] raw = Files.readAllBytes(root.resolve(Long.toString(pid)).resolve("cmdline"));
+            List<String> args = new ArrayList<>();
+            int start = 0;
+            for (int i = 0; i <= raw.length; i++) {
+                if (i == raw.length || raw[i] == 0) {
+                    if (i > start) {
+                        args.add(new String(raw, start, i - start, StandardCharsets.UTF_8));
+                    }
+                    start = i + 1;
+                }
+            }
+            return args;
+        } catch (IOException e) {
+            return List.of();
+        }
+    }
+}

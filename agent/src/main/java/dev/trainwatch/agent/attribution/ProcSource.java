@@ -1,0 +1,24 @@
+package dev.trainwatch.agent.attribution;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The process table, as attribution needs it. The production implementation reads {@code /proc}
+ * ({@link LinuxProcSource}); a process that vanished between two reads is simply absent, never an error.
+ */
+public interface ProcSource {
+
+    /** PIDs of every visible process, in no particular order. */
+    List<Long> pids();
+
+    /** The process's stat, or empty when it does not exist (any more) or cannot be read. */
+    Optional<ProcStat> stat(long pid);
+
+    /** The attribution variables of the process's environment; empty when unreadable (another user's process). */
+    Map<String, String> environment(long pid);
+
+    /** The process's argument vector; empty when unreadable or a kernel thread. */
+    List<String> commandLine(long pid);
+}

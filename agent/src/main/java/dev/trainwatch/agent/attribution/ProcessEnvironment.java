@@ -1,0 +1,71 @@
+package dev.trainwatch.agent.attribution;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Parses {@code /proc/PID/environ} (NUL-separated {@code KEY=VALUE} entries, the environment the process was
+ * started with). Only the variables attribution needs are kept: an environment may hold secrets, and the agent
+ * has no business remembering them.
+ */
+public final class ProcessEnvironment {
+
+    public static final String TORCHELASTIC_RUN_ID = "TORCHELASTIC_RUN_ID";
+    public static final String SLURM_JOB_ID = "SLURM_JOB_ID";
+    public static final String RANK = "RANK";
+    public static final String LOCAL_RANK = "LOCAL_RANK";
+    public static final String WORLD_SIZE = "WORLD_SIZE";
+    public static final String MASTER_ADDR = "MASTER_ADDR";
+    public static final String CUDA_VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES";
+
+    /** The variables kept by {@link #parse(byte[])}. */
+    public static final Set<String> KEPT = Set.of(TORCHELASTIC_RUN_ID, SLURM_JOB_ID, RANK, LOCAL_RANK, WORLD_SIZE,
+            MASTER_ADDR, CUDA_VISIBLE_DEVICES);
+
+    private ProcessEnvironment() {
+    }
+
+    /** The kept variables of a raw environ block; entries without '=' and a trailing partial entry are skipped. */
+    public static Map<String, String> parse(byte[] environ) {
+        Map<String, String> kept = new LinkedHashMap<>();
+        int start = 0;
+        for (int i = 0; i <= environ.length; i++) {
+            if (i == environ.length || environ[i] == 0) {
+                if (i > start) {
+                    String entry = new String(environ, start, i - start, StandardCharsets.UTF_8);
+                    int eq = entry.indexOf('=');
+                    if (eq > 0) {
+                        String key = entry.substring(0, eq);
+                        if (KEPT.contains(key)) {
+                            kept.put(key, entry.substring(eq + 1));
+                        }
+                    }
+                }
+                start = i + 1;
+            }
+        }
+        return Collections.unmodifiableMap(kept);
+    }
+
+    /** An integer variable, or null when unset or not an integer. */
+    public static Integer intValue(Map<String, String> env, String key) {
+        String value = env.get(key);
+        if (value == null) {
+            return null;
+        }
+        try {
+            return Integer.valueOf(value.strip());
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    /** A non-blank string variable, or null. */
+    public static String stringValue(Map<String, String> env, String key) {
+        String value = env.get(key);
+        return value == null || value.isBlank() ? null : value.strip();
+    }
+}

@@ -1,0 +1,63 @@
+package dev.trainwatch.agent.attribution;
+
+import dev.trainwatch.protocol.GpuSample;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+/** Interprets {@code CUDA_VISIBLE_DEVICES} against the node's GPUs. Pure. */
+public final class VisibleDevices {
+
+    private VisibleDevices() {
+    }
+
+    /**
+     * The GPU UUIDs a rank uses according to its environment: entry {@code localRank} of the visible devices when
+     * that exists, else all visible devices. Entries are NVML indices or (prefixes of) UUIDs, as CUDA accepts; an
+     * entry matching no GPU is skipped. Empty when the variable is unset or names nothing on this node.
+     */
+    public static Set<String> resolve(String cudaVisibleDevices, Integer localRank, List<GpuSample> samples) {
+        Set<String> result = new TreeSet<>();
+        if (cudaVisibleDevices == null || cudaVisibleDevices.isBlank()) {
+            return result;
+        }
+        List<String> visible = new ArrayList<>();
+        for (String entry : cudaVisibleDevices.split(",")) {
+            String uuid = match(entry.strip(), samples);
+            if (uuid == null) {
+                // CUDA stops enumerating at the first invalid entry.
+                break;
+            }
+            visible.add(uuid);
+        }
+        if (localRank != null && localRank >= 0 && localRank < visible.size()) {
+            result.add(visible.get(localRank));
+        } else {
+            result.addAll(visible);
+        }
+        return result;
+    }
+
+    private static String match(String entry, List<GpuSample> samples) {
+        if (entry.isEmpty()) {
+            return null;
+        }
+        if (entry.chars().allMatch(Character::isDigit)) {
+            int index = Integer.parseInt(entry);
+            for (GpuSample sample : samples) {
+                if (sample.index() == index) {
+                    return sample.uuid();
+                }
+            }
+            return null;
+        }
+        String wanted = entry.startsWith("GPU-") ? entry : "GPU-" + entry;
+        for (GpuSample sample : samples) {
+            if (sample.uuid() != null && sample.uuid().startsWith(wanted)) {
+                return sample.uuid();
+            }
+        }
+        return null;
+    }
+}

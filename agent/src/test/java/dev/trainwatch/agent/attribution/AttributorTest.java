@@ -1,0 +1,216 @@
+package dev.trainwatch.agent.attribution;
+
+import static dev.trainwatch.agent.testing.Samples.gpu;
+import static dev.trainwatch.agent.testing.Samples.gpuWithUnknownProcesses;
+import static dev.trainwatch.agent.testing.Samples.uuid;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.trainwatch.protocol.GpuSample;
+import dev.trainwatch.protocol.RankInfo;
+import dev.trainwatch.protocol.RunAttribution;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class AttributorTest {
+
+    static final String TORCHRUN_ID = "9b1f0c6e-5c4d-4a8e-9a51-0d6c2f1e7b3a";
+
+    @TempDir
+    Path dir;
+    Path root;
+    LinuxProcSource proc;
+
+    @BeforeEach
+    void setUp() {
+        root = ProcFixture.copy("torchrun-node", dir);
+        proc = new LinuxProcSource(root);
+    }
+
+    /** The node of the fixture: a 4-rank torchrun job on GPUs 0-3, a lone DiT run on 4, a Slurm step on 5. */
+    static List<GpuSample> node(double ts) {
+        return List.of(gpu(ts, 0, 4101), gpu(ts, 1, 4102), gpu(ts, 2, 4103), gpu(ts, 3, 4104), gpu(ts, 4, 5000),
+                gpu(ts, 5, 7000), gpu(ts, 6, 99999), gpuWithUnknownProcesses(ts, 7));
+    }
+
+    static Map<String, RunAttribution> byId(List<RunAttribution> runs) {
+        return runs.stream().collect(Collectors.toMap(RunAttribution::runId, Function.identity()));
+    }
+
+    @Test
+    void everyComputeProcessOfTheNodeIsAttributed() {
+        Attributor attributor = new Attributor(proc, "node1", null, null);
+        Attributor.Update update = attributor.update(node(100), 100);
+
+        Map<String, RunAttribution> runs = byId(update.runs());
+        assertThat(runs).containsOnlyKeys(TORCHRUN_ID, "node1-5000-70001", "884213");
+        RunAttribution torchrun = runs.get(TORCHRUN_ID);
+        assertThat(torchrun.pids()).containsExactly(4100L, 4101L, 4102L, 4103L, 4104L);
+        assertThat(torchrun.gpuUuids()).containsExactly(uuid(0), uuid(1), uuid(2), uuid(3));
+        assertThat(torchrun.masterAddr()).isEqualTo("127.0.0.1");
+        assertThat(torchrun.ended()).isNull();
+        assertThat(torchrun.ranks()).containsExactly(
+                new RankInfo(4101, 0, 0, 4, List.of(uuid(0))),
+                new RankInfo(4102, 1, 1, 4, List.of(uuid(1))),
+                new RankInfo(4103, 2, 2, 4, List.of(uuid(2))),
+                new RankInfo(4104, 3, 3, 4, List.of(uuid(3))));
+        assertThat(runs.get("node1-5000-70001").pids()).containsExactly(5000L);
+        assertThat(runs.get("node1-5000-70001").gpuUuids()).containsExactly(uuid(4));
+        assertThat(runs.get("node1-5000-70001").ranks()).isEmpty();
+        assertThat(runs.get("884213").gpuUuids()).containsExactly(uuid(5));
+        assertThat(update.events()).isEmpty();
+    }
+
+    @Test
+    void ranksWithoutARunIdAreGroupedByTheirLauncher() throws Exception {
+        for (long pid = 4101; pid <= 4104; pid++) {
+            Files.write(root.resolve(pid + "/environ"), ("RANK=" + (pid - 4101) + "\0WORLD_SIZE=4\0").getBytes());
+        }
+        Attributor attributor = new Attributor(proc, "node1", null, null);
+        Map<String, RunAttribution> runs = byId(attributor.update(node(100), 100).runs());
+        assertThat(runs).containsKey("node1-4100-61234");
+        assertThat(runs.get("node1-4100-61234").pids()).containsExactly(4100L, 4101L, 4102L, 4103L, 4104L);
+        assertThat(runs.get("node1-4100-61234").gpuUuids()).hasSize(4);
+    }
+
+    @Test
+    void runIdOverrideNamesEveryComputeProcess() {
+        Attributor attributor = new Attributor(proc, "node1", null, "my-run");
+        List<RunAttribution> runs = attributor.update(node(100), 100).runs();
+        assertThat(runs).singleElement().satisfies(run -> {
+            assertThat(run.runId()).isEqualTo("my-run");
+            assertThat(run.gpuUuids()).containsExactly(uuid(0), uuid(1), uuid(2), uuid(3), uuid(4), uuid(5));
+        });
+    }
+
+    @Test
+    void attachTakesTheWholeTreeButOnlyRealRanks() {
+        Attributor attributor = new Attributor(proc, "node1", 4100L, null);
+        List<RunAttribution> runs = attributor.update(node(100), 100).runs();
+        assertThat(runs).singleElement().satisfies(run -> {
+            assertThat(run.runId()).isEqualTo(TORCHRUN_ID);
+            assertThat(run.pids()).containsExactly(4100L, 4101L, 4102L, 4103L, 4104L, 4150L);
+            assertThat(run.gpuUuids()).containsExactly(uuid(0), uuid(1), uuid(2), uuid(3));
+            // The DataLoader worker 4150 inherits RANK=0 but is not a rank.
+            assertThat(run.ranks()).extracting(RankInfo::pid).containsExactly(4101L, 4102L, 4103L, 4104L);
+        });
+    }
+
+    @Test
+    void attachWithoutRunIdInTheEnvironmentIsNamedAfterTheRoot() {
+        Attributor attributor = new Attributor(proc, "node1", 5000L, null);
+        assertThat(attributor.update(node(100), 100).runs()).extracting(RunAttribution::runId)
+                .containsExactly("node1-5000-70001");
+    }
+
+    @Test
+    void attachedLauncherIsRenamedOnceItsWorkersAppear() {
+        for (long pid = 4101; pid <= 4104; pid++) {
+            ProcFixture.exit(root, pid);
+        }
+        ProcFixture.exit(root, 4150);
+        Attributor attributor = new Attributor(proc, "node1", 4100L, null, 0.0);
+        assertThat(attributor.update(List.of(gpu(1, 0)), 1).runs()).extracting(RunAttribution::runId)
+                .containsExactly("node1-4100-61234");
+        root = ProcFixture.copy("torchrun-node", dir);
+        Attributor.Update update = attributor.update(node(2), 2);
+        assertThat(update.runs()).extracting(RunAttribution::runId).containsExactly(TORCHRUN_ID);
+        assertThat(update.events()).isEmpty();
+    }
+
+    @Test
+    void aRunWhoseProcessesAllExitedEndsOnce() {
+        Attributor attributor = new Attributor(proc, "node1", null, null);
+        attributor.update(node(100), 100);
+        for (long pid : new long[] {4100, 4101, 4102, 4103, 4104, 4150}) {
+            ProcFixture.exit(root, pid);
+        }
+        List<GpuSample> after = List.of(gpu(101, 0), gpu(101, 1), gpu(101, 2), gpu(101, 3), gpu(101, 4, 5000),
+                gpu(101, 5, 7000));
+        Attributor.Update update = attributor.update(after, 101);
+        RunAttribution ended = byId(update.runs()).get(TORCHRUN_ID);
+        assertThat(ended.ended()).isTrue();
+        assertThat(ended.gpuUuids()).containsExactly(uuid(0), uuid(1), uuid(2), uuid(3));
+        assertThat(update.events()).singleElement().satisfies(event -> {
+            assertThat(event.kind()).isEqualTo("run_ended");
+            assertThat(event.runId()).isEqualTo(TORCHRUN_ID);
+            assertThat(event.ts()).isEqualTo(101.0);
+        });
+        assertThat(byId(update.runs()).get("884213").ended()).isNull();
+
+        Attributor.Update later = attributor.update(after, 102);
+        assertThat(later.runs()).extracting(RunAttribution::runId).doesNotContain(TORCHRUN_ID);
+        assertThat(later.events()).isEmpty();
+    }
+
+    @Test
+    void aRunIsNotEndedWhileItsProcessesLiveEvenIfNvmlStopsListingThem() {
+        Attributor attributor = new Attributor(proc, "node1", null, null);
+        attributor.update(node(100), 100);
+        Attributor.Update update = attributor.update(List.of(gpu(101, 4, 5000)), 101);
+        assertThat(byId(update.runs()).get(TORCHRUN_ID).ended()).isNull();
+        assertThat(update.events()).isEmpty();
+    }
+
+    @Test
+    void aReusedPidIsAnotherProcess() throws Exception {
+        Attributor attributor = new Attributor(proc, "node1", null, null);
+        attributor.update(node(100), 100);
+        Path stat = root.resolve("5000/stat");
+        Files.writeString(stat, Files.readString(stat).replace(" 70001 ", " 99001 "));
+        Map<String, RunAttribution> runs = byId(attributor.update(List.of(gpu(101, 4, 5000)), 101).runs());
+        assertThat(runs.get("node1-5000-70001").ended()).isTrue();
+        assertThat(runs.get("node1-5000-99001").ended()).isNull();
+    }
+
+    @Test
+    void aFailedProcessReadKeepsTheGpusOfTheRun() {
+        Attributor attributor = new Attributor(proc, "node1", null, null);
+        attributor.update(node(100), 100);
+        List<GpuSample> failing = List.of(gpuWithUnknownProcesses(101, 0), gpu(101, 1, 4102), gpu(101, 2, 4103),
+                gpu(101, 3, 4104));
+        RunAttribution run = byId(attributor.update(failing, 101).runs()).get(TORCHRUN_ID);
+        assertThat(run.gpuUuids()).containsExactly(uuid(0), uuid(1), uuid(2), uuid(3));
+    }
+
+    @Test
+    void ranksInvisibleToNvmlGetTheirGpuFromCudaVisibleDevicesAndLocalRank() {
+        Attributor attributor = new Attributor(proc, "node1", 4100L, null);
+        // As in a container without the host PID namespace: NVML lists host pids that mean nothing here.
+        List<GpuSample> samples = List.of(gpu(1, 0, 123401), gpu(1, 1, 123402), gpu(1, 2, 123403), gpu(1, 3, 123404),
+                gpu(1, 4));
+        RunAttribution run = attributor.update(samples, 1).runs().get(0);
+        assertThat(run.gpuUuids()).containsExactly(uuid(0), uuid(1), uuid(2), uuid(3));
+        assertThat(run.ranks()).extracting(RankInfo::gpuUuids)
+                .containsExactly(List.of(uuid(0)), List.of(uuid(1)), List.of(uuid(2)), List.of(uuid(3)));
+    }
+
+    @Test
+    void visibleDevicesByIndexOrUuid() {
+        List<GpuSample> samples = List.of(gpu(1, 0), gpu(1, 1), gpu(1, 2));
+        assertThat(VisibleDevices.resolve("2,0", 1, samples)).containsExactly(uuid(0));
+        assertThat(VisibleDevices.resolve("2,0", null, samples)).containsExactlyInAnyOrder(uuid(0), uuid(2));
+        assertThat(VisibleDevices.resolve(uuid(1).substring(0, 12), 0, samples)).containsExactly(uuid(1));
+        assertThat(VisibleDevices.resolve("1,9,2", null, samples)).containsExactly(uuid(1));
+        assertThat(VisibleDevices.resolve("", 0, samples)).isEmpty();
+        assertThat(VisibleDevices.resolve(null, 0, samples)).isEmpty();
+    }
+
+    @Test
+    void attachedRunEnds() {
+        Attributor attributor = new Attributor(proc, "node1", 5000L, null, 0.0);
+        attributor.update(node(100), 100);
+        assertThat(attributor.attachedRunEnded()).isFalse();
+        ProcFixture.exit(root, 5000);
+        Attributor.Update update = attributor.update(List.of(gpu(101, 4)), 101);
+        assertThat(update.runs()).singleElement().satisfies(run -> assertThat(run.ended()).isTrue());
+        assertThat(attributor.attachedRunEnded()).isTrue();
+        assertThat(attributor.update(List.of(gpu(102, 4)), 102).runs()).isEmpty();
+    }
+}

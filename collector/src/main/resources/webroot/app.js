@@ -1,0 +1,485 @@
+// trainwatch's live page: polls the collector's JSON API and draws the runs with plain DOM and SVG.
+// No framework and nothing fetched from the internet, so the page works on an air-gapped cluster.
+(function () {
+  'use strict';
+
+  var POLL_MS = 1000;
+  var MAX_POINTS = 1800;          // 30 minutes at one point a second
+  var MIN_WINDOW_SECONDS = 60;    // a chart spans at least this much time, so the first points do not fill it
+  var IDLE_UTILIZATION = 0.2;     // below this the GPU counts as idle in the utilisation chart's shaded gaps
+  var GIB = 1024 * 1024 * 1024;
+
+  var state = {
+    runs: [],
+    detail: null,
+    selected: null,
+    history: {},            // run id -> [point], the client-side rolling buffer
+    seriesEndpoint: true,   // set false once the collector answers 404 to /v1/runs/{id}/series
+    timer: null
+  };
+
+  // ---------- helpers ----------
+
+  function esc(value) {
+    return String(value).replace(/[&<>"']/g, function (c) {
+      return { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c];
+    });
+  }
+  function num(v) { return typeof v === 'number' && isFinite(v) ? v : null; }
+  function runIdOf(run) { return run.run_id || run.id || (run.spec && run.spec.run_id) || ''; }
+  function isSynthetic(run) {
+    var id = runIdOf(run);
+    return run.synthetic === true || (run.labels && (run.labels.synthetic === true || run.labels.synthetic === 'true')) ||
+      id.indexOf('demo-') === 0;
+  }
+  function anomaliesOf(run) { return Array.isArray(run.anomalies) ? run.anomalies : []; }
+  function activeAnomalies(run) { return anomaliesOf(run).filter(function (a) { return a.active !== false; }); }
+  function worstSeverity(run) {
+    var active = activeAnomalies(run);
+    if (active.some(function (a) { return a.severity === 'critical'; })) { return 'critical'; }
+    return active.length ? 'warning' : 'ok';
+  }
+  function stateOf(run) {
+    if (run.ended === true) { return 'ended'; }
+    var s = typeof run.state === 'string' ? run.state : null;
+    if (s && s !== 'running' && s !== 'active') { return s; }
+    return worstSeverity(run);
+  }
+  function stateLabel(run) {
+    var s = stateOf(run);
+    return { ok: 'healthy', warning: 'warning', critical: 'critical' }[s] || s;
+  }
+
+  function fmtBytes(b) {
+    b = num(b);
+    if (b === null) { return '–'; }
+    if (b === 0 || Math.abs(b) >= GIB) { return (b / GIB).toFixed(b === 0 ? 0 : 1) + ' GiB'; }
+    return (b / (1024 * 1024)).toFixed(0) + ' MiB';
+  }
+  function fmtSeconds(s) {
+    s = num(s);
+    if (s === null) { return '–'; }
+    return s < 10 ? s.toFixed(2) + ' s' : s.toFixed(1) + ' s';
+  }
+  function fmtRatio(r) { r = num(r); return r === null ? '–' : (r * 100).toFixed(0) + ' %'; }
+  function fmtRate(r) { r = num(r); return r === null ? '–' : (r >= 100 ? r.toFixed(0) : r.toFixed(1)); }
+  function fmtDuration(s) {
+    s = num(s);
+    if (s === null || s < 0) { return '–'; }
+    var d = Math.floor(s / 86400), h = Math.floor((s % 86400) / 3600), m = Math.floor((s % 3600) / 60);
+    if (d > 0) { return d + 'd ' + h + 'h'; }
+    if (h > 0) { return h + 'h ' + m + 'm'; }
+    if (m > 0) { return m + 'm ' + Math.floor(s % 60) + 's'; }
+    return Math.floor(s) + 's';
+  }
+  function toSeconds(t) {
+    if (typeof t === 'number') { return t > 1e12 ? t / 1000 : t; }
+    if (typeof t === 'string') { var ms = Date.parse(t); return isNaN(ms) ? null : ms / 1000; }
+    return null;
+  }
+  function fmtClock(t) {
+    var d = new Date(t * 1000);
+    function two(n) { return (n < 10 ? '0' : '') + n; }
+    return two(d.getHours()) + ':' + two(d.getMinutes()) + ':' + two(d.getSeconds());
+  }
+  function fmtSince(t) {
+    var s = toSeconds(t);
+    if (s === null) { return ''; }
+    return 'since ' + fmtClock(s) + ' (' + fmtDuration(Date.now() / 1000 - s) + ' ago)';
+  }
+  // Evidence values carry their unit in their key, as the API's names do.
+  function fmtEvidence(key, value) {
+    if (typeof value === 'number') {
+      if (/_bytes$/.test(key)) { return fmtBytes(value); }
+      if (/_ratio$|_share$|_fraction$/.test(key)) { return fmtRatio(value); }
+      if (/_seconds$|_s$/.test(key)) { return fmtSeconds(value); }
+      if (/_hz$/.test(key)) { return (value / 1e6).toFixed(0) + ' MHz'; }
+      if (/_celsius$/.test(key)) { return value.toFixed(0) + ' °C'; }
+      if (/_watts$/.test(key)) { return value.toFixed(0) + ' W'; }
+      return Number.isInteger(value) ? String(value) : value.toPrecision(4);
+    }
+    if (Array.isArray(value)) { return value.map(function (v) { return typeof v === 'object' ? JSON.stringify(v) : String(v); }).join(', '); }
+    if (value && typeof value === 'object') { return JSON.stringify(value); }
+    return String(value);
+  }
+
+  function getJson(url) {
+    return fetch(url, { headers: { 'Accept': 'application/json' }, cache: 'no-store' }).then(function (res) {
+      if (!res.ok) {
+        var err = new Error(url + ' answered ' + res.status);
+        err.status = res.status;
+        throw err;
+      }
+      return res.json();
+    });
+  }
+
+  // ---------- the rolling buffer ----------
+
+  function first() {
+    for (var i = 0; i < arguments.length; i++) { if (num(arguments[i]) !== null) { return arguments[i]; } }
+    return null;
+  }
+  // The predictions live in the comparison (and in the estimate it came from).
+  function predictedPeak(run) { return first((run.comparison || {}).predicted_peak_memory_bytes, (run.estimate || {}).peak_memory_bytes); }
+  function predictedStep(run) { return first((run.comparison || {}).predicted_step_seconds, (run.estimate || {}).step_seconds); }
+  function predictedThroughput(run) { return first((run.comparison || {}).predicted_samples_per_second, (run.estimate || {}).samples_per_second); }
+  function capacityOf(run) { return first((run.comparison || {}).capacity_bytes, (run.observed || {}).memory_total_bytes, (run.estimate || {}).gpu_memory_bytes); }
+
+  function pointOf(run, t) {
+    var o = run.observed || {}, c = run.comparison || {};
+    return {
+      t: t,
+      memory: num(o.memory_used_bytes),
+      peak: num(o.peak_memory_bytes),
+      memoryPredicted: predictedPeak(run),
+      capacity: capacityOf(run),
+      step: num(o.step_seconds),
+      stepPredicted: predictedStep(run),
+      utilization: num(o.gpu_utilization_ratio),
+      utilizationMin: num(o.gpu_utilization_min_ratio),
+      dataWait: num(o.data_wait_ratio),
+      throughput: num(o.samples_per_second),
+      throughputPredicted: predictedThroughput(run),
+      lastStep: num(o.last_step),
+      stepRatio: num(c.step_time_ratio)
+    };
+  }
+
+  function record(run, t) {
+    var id = runIdOf(run);
+    if (!id || !run.observed) { return; }
+    var buffer = state.history[id] || (state.history[id] = []);
+    buffer.push(pointOf(run, t));
+    if (buffer.length > MAX_POINTS) { buffer.splice(0, buffer.length - MAX_POINTS); }
+  }
+
+  // The collector may keep history itself (GET /v1/runs/{id}/series); when it does, its points replace the
+  // page's own buffer, so a freshly opened page shows the past too.
+  function seriesPoints(body, run) {
+    var points = Array.isArray(body) ? body : (body && (body.points || body.series)) || [];
+    var e = run.estimate || {};
+    return points.map(function (p) {
+      var t = toSeconds(p.ts !== undefined ? p.ts : p.t);
+      return pointOf({ observed: p, estimate: e, comparison: Object.assign({}, run.comparison || {}, p) }, t);
+    }).filter(function (p) { return p.t !== null; });
+  }
+
+  // ---------- polling ----------
+
+  function chooseSelected() {
+    var fromHash = decodeURIComponent((location.hash.match(/^#\/runs\/(.+)$/) || [])[1] || '');
+    var ids = state.runs.map(runIdOf);
+    if (fromHash && ids.indexOf(fromHash) >= 0) { return fromHash; }
+    if (state.selected && ids.indexOf(state.selected) >= 0) { return state.selected; }
+    // With nothing chosen, show the run that most needs attention.
+    var rank = { critical: 0, warning: 1, ok: 2 };
+    var sorted = state.runs.slice().sort(function (a, b) {
+      return (rank[worstSeverity(a)] - rank[worstSeverity(b)]) || (activeAnomalies(b).length - activeAnomalies(a).length);
+    });
+    return sorted.length ? runIdOf(sorted[0]) : null;
+  }
+
+  function poll() {
+    clearTimeout(state.timer);
+    var now = Date.now() / 1000;
+    getJson('/v1/runs').then(function (body) {
+      state.runs = Array.isArray(body) ? body : (body.runs || []);
+      state.selected = chooseSelected();
+      state.runs.forEach(function (run) { if (runIdOf(run) !== state.selected) { record(run, now); } });
+      if (!state.selected) { return null; }
+      var id = state.selected;
+      return getJson('/v1/runs/' + encodeURIComponent(id)).then(function (detail) {
+        state.detail = detail;
+        record(detail, now);
+        if (!state.seriesEndpoint) { return; }
+        return getJson('/v1/runs/' + encodeURIComponent(id) + '/series').then(function (series) {
+          var points = seriesPoints(series, detail);
+          if (points.length) { state.history[id] = points.slice(-MAX_POINTS); }
+        }, function (err) {
+          if (err.status === 404 || err.status === 405) { state.seriesEndpoint = false; }
+        });
+      });
+    }).then(function () {
+      setConnection(true);
+      render();
+    }, function (err) {
+      setConnection(false, err && err.message);
+      render();
+    }).then(function () {
+      state.timer = setTimeout(poll, POLL_MS);
+    });
+  }
+
+  function setConnection(ok, message) {
+    var el = document.getElementById('connection');
+    el.textContent = ok ? 'live · updated ' + fmtClock(Date.now() / 1000) : 'collector unreachable' + (message ? ': ' + message : '');
+    el.className = ok ? 'connection' : 'connection down';
+  }
+
+  // ---------- rendering ----------
+
+  function render() {
+    renderList();
+    renderRun();
+    var synthetic = state.runs.some(isSynthetic);
+    document.getElementById('synthetic-banner').hidden = !synthetic;
+    document.body.dataset.runs = String(state.runs.length);
+  }
+
+  function specLine(spec, estimate) {
+    spec = spec || {};
+    estimate = estimate || {};
+    var parts = [];
+    var model = estimate.model || spec.model;
+    var gpu = estimate.gpu || spec.gpu;
+    if (model) { parts.push(model); }
+    if (gpu) { parts.push((spec.gpus && spec.gpus > 1 ? spec.gpus + '×' : '') + gpu); }
+    if (spec.batch) { parts.push('batch ' + spec.batch + '/GPU'); }
+    if (spec.height && spec.width) { parts.push(spec.width + '×' + spec.height + ' px'); } else if (spec.resolution) { parts.push(spec.resolution + ' px'); }
+    if (spec.frames) { parts.push(spec.frames + ' frames'); }
+    if (spec.precision) { parts.push(spec.precision); }
+    if (spec.optimizer) { parts.push(spec.optimizer); }
+    if (spec.features) { parts.push(spec.features + ' features'); }
+    if (spec.grad_checkpointing) { parts.push('grad checkpointing'); }
+    if (spec.ema) { parts.push('EMA'); }
+    if (spec.zero) { parts.push('ZeRO-' + spec.zero); }
+    return parts.join(' · ');
+  }
+
+  function renderList() {
+    var ul = document.getElementById('runs');
+    document.getElementById('no-runs').hidden = state.runs.length > 0;
+    ul.innerHTML = state.runs.map(function (run) {
+      var id = runIdOf(run);
+      var o = run.observed || {};
+      var chips = activeAnomalies(run).map(function (a) {
+        return '<span class="chip ' + esc(a.severity || 'warning') + '">' + esc(a.kind) + '</span>';
+      });
+      if (!chips.length) { chips.push('<span class="chip ok">no active anomalies</span>'); }
+      if (isSynthetic(run)) { chips.unshift('<span class="chip synthetic">synthetic (demo)</span>'); }
+      var step = num(o.last_step) !== null ? 'step ' + o.last_step : 'no steps yet';
+      return '<li class="state-' + esc(stateOf(run)) + (id === state.selected ? ' selected' : '') + '" data-run-id="' + esc(id) + '">' +
+        '<a href="#/runs/' + encodeURIComponent(id) + '">' +
+        '<div class="run-id">' + esc(id) + '</div>' +
+        '<div class="run-meta">' + esc(stateLabel(run)) + ' · ' + esc(step) + ' · ' + esc(specLine(run.spec, run.estimate)) + '</div>' +
+        '<div class="chips">' + chips.join('') + '</div></a></li>';
+    }).join('');
+  }
+
+  function tile(label, value, sub, tone) {
+    return '<div class="tile' + (tone ? ' ' + tone : '') + '"><div class="label">' + esc(label) + '</div><div class="value">' +
+      esc(value) + '</div>' + (sub ? '<div class="sub">' + esc(sub) + '</div>' : '') + '</div>';
+  }
+
+  function etaSeconds(run) {
+    var o = run.observed || {}, spec = run.spec || {};
+    var eta = first((run.comparison || {}).eta_seconds, o.eta_seconds);
+    if (eta !== null) { return eta; }
+    var total = num(spec.total_steps), last = num(o.last_step), step = num(o.step_seconds);
+    if (total === null || last === null || step === null) { return null; }
+    return Math.max(0, total - last) * step;
+  }
+
+  function renderRun() {
+    var section = document.getElementById('run');
+    var run = state.detail;
+    if (!state.selected || !run || runIdOf(run) !== state.selected) {
+      section.innerHTML = '<p class="muted">' + (state.runs.length ? 'Loading…' : 'Select a run.') + '</p>';
+      return;
+    }
+    var id = runIdOf(run);
+    var o = run.observed || {}, e = run.estimate || {}, c = run.comparison || {}, spec = run.spec || {};
+    var stepRatio = num(c.step_time_ratio);
+    var memoryRatio = num(c.memory_ratio);
+    var capacity = capacityOf(run);
+    var headroom = num(c.headroom_bytes);
+    var total = num(spec.total_steps);
+    var tiles = [
+      tile('Step', num(o.last_step) !== null ? String(o.last_step) : '–',
+        total !== null && num(o.last_step) !== null ? 'of ' + total + ' (' + (100 * o.last_step / total).toFixed(1) + ' %)' : null),
+      tile('Seconds per step', fmtSeconds(o.step_seconds), 'predicted ' + fmtSeconds(predictedStep(run)) +
+        (stepRatio !== null ? ' · ×' + stepRatio.toFixed(2) : ''), stepRatio !== null && stepRatio > 1.5 ? 'bad' : stepRatio !== null && stepRatio > 1.2 ? 'warn' : ''),
+      tile('VRAM (peak)', fmtBytes(num(o.peak_memory_bytes) !== null ? o.peak_memory_bytes : o.memory_used_bytes),
+        'predicted ' + fmtBytes(predictedPeak(run)) + ' · capacity ' + fmtBytes(capacity) +
+        (headroom !== null ? ' · headroom ' + fmtBytes(headroom) : ''),
+        headroom !== null && capacity && headroom < 0.05 * capacity ? 'bad' : memoryRatio !== null && memoryRatio > 1.1 ? 'warn' : ''),
+      tile('GPU utilisation', fmtRatio(o.gpu_utilization_ratio), null, num(o.gpu_utilization_ratio) !== null && o.gpu_utilization_ratio < 0.6 ? 'warn' : ''),
+      tile('Data wait', fmtRatio(o.data_wait_ratio), 'share of each step before the forward pass',
+        num(o.data_wait_ratio) !== null && o.data_wait_ratio > 0.3 ? 'warn' : ''),
+      tile('Samples per second', fmtRate(o.samples_per_second), 'predicted ' + fmtRate(predictedThroughput(run))),
+      tile('ETA', fmtDuration(etaSeconds(run)), total === null ? 'no total_steps in the spec' : 'at the observed pace')
+    ];
+
+    var points = state.history[id] || [];
+    var charts = [
+      chart('vram', 'VRAM: observed vs predicted vs capacity', points, [
+        { key: 'memory', label: 'observed', color: 'var(--accent)' },
+        { key: 'memoryPredicted', label: 'predicted peak', color: 'var(--predicted)', dashed: true },
+        { key: 'capacity', label: 'capacity', color: 'var(--capacity)', dashed: true }
+      ], { format: fmtBytes, min: 0, unit: GIB }),
+      chart('step-time', 'Step time: observed vs predicted', points, [
+        { key: 'step', label: 'observed s/step', color: 'var(--accent)' },
+        { key: 'stepPredicted', label: 'predicted', color: 'var(--predicted)', dashed: true }
+      ], { format: fmtSeconds, min: 0 }),
+      chart('utilization', 'GPU utilisation and idle gaps', points, [
+        { key: 'utilization', label: 'utilisation', color: 'var(--accent)' },
+        { key: 'utilizationMin', label: 'lowest sample', color: '#98a2b3', dashed: true }
+      ], { format: fmtRatio, min: 0, max: 1, idleBands: true }),
+      chart('data-wait', 'Data-wait share of each step', points, [
+        { key: 'dataWait', label: 'waiting for data / online encoders', color: 'var(--warning)' }
+      ], { format: fmtRatio, min: 0, max: 1 }),
+      chart('throughput', 'Throughput (samples/s) · ETA ' + fmtDuration(etaSeconds(run)), points, [
+        { key: 'throughput', label: 'observed', color: 'var(--ok)' },
+        { key: 'throughputPredicted', label: 'predicted', color: 'var(--predicted)', dashed: true }
+      ], { format: fmtRate, min: 0 })
+    ];
+
+    var anomalies = anomaliesOf(run).slice().sort(function (a, b) {
+      return (b.active !== false) - (a.active !== false) || (a.severity === 'critical' ? -1 : 0) - (b.severity === 'critical' ? -1 : 0);
+    });
+    var anomalyHtml = anomalies.length ? anomalies.map(renderAnomaly).join('') :
+      '<p class="muted">No anomalies: the run behaves as predicted.</p>';
+
+    section.innerHTML =
+      '<div class="run-head"><h2>' + esc(id) + '</h2>' +
+      (isSynthetic(run) ? '<span class="chip synthetic">synthetic (demo)</span>' : '') +
+      '<span class="chip ' + esc(worstSeverity(run)) + '">' + esc(stateLabel(run)) + '</span></div>' +
+      '<div class="run-spec">' + esc(specLine(spec, e)) + '</div>' +
+      '<div class="tiles">' + tiles.join('') + '</div>' +
+      '<h2>Anomalies</h2><div class="anomalies">' + anomalyHtml + '</div>' +
+      '<h2>Live</h2><div class="charts">' + charts.join('') + '</div>' + gpuTable(run);
+
+    var drawn = section.querySelectorAll('svg.plot[data-points]');
+    var withData = Array.prototype.filter.call(drawn, function (svg) { return Number(svg.getAttribute('data-points')) > 0; });
+    if (drawn.length === charts.length && withData.length > 0) {
+      document.body.dataset.ready = 'true';
+    }
+  }
+
+  // One row per GPU: a throttled or lagging GPU of a multi-GPU run stands out here.
+  function gpuTable(run) {
+    var gpus = Array.isArray(run.gpus) ? run.gpus : [];
+    if (!gpus.length) { return ''; }
+    var rows = gpus.map(function (g) {
+      var clock = num(g.sm_clock_ratio), util = num(g.utilization_ratio);
+      var slow = clock !== null && clock < 0.9;
+      return '<tr' + (g.lost ? ' class="lost"' : slow ? ' class="slow"' : '') + '><td>' + esc(g.host || '') + '</td><td>' + esc(g.index) + '</td>' +
+        '<td>' + esc(g.name || '') + '</td><td>' + esc((g.ranks || []).join(', ')) + '</td>' +
+        '<td>' + esc(fmtBytes(g.memory_used_bytes)) + ' / ' + esc(fmtBytes(g.memory_total_bytes)) + '</td>' +
+        '<td>' + esc(fmtBytes(g.peak_memory_bytes)) + '</td><td>' + esc(fmtRatio(util)) + '</td>' +
+        '<td>' + esc(fmtRatio(clock)) + (slow ? ' ⚠' : '') + '</td><td>' + (g.lost ? 'lost' : 'ok') + '</td></tr>';
+    });
+    return '<h2>GPUs</h2><table class="gpus"><thead><tr><th>host</th><th>GPU</th><th>name</th><th>ranks</th><th>memory</th>' +
+      '<th>peak</th><th>utilisation (1 min)</th><th>SM clock / max</th><th>state</th></tr></thead><tbody>' + rows.join('') + '</tbody></table>';
+  }
+
+  function renderAnomaly(a) {
+    var evidence = '';
+    if (a.evidence && typeof a.evidence === 'object' && !Array.isArray(a.evidence)) {
+      evidence = '<dl class="evidence">' + Object.keys(a.evidence).map(function (k) {
+        return '<dt>' + esc(k.replace(/_/g, ' ')) + '</dt><dd>' + esc(fmtEvidence(k, a.evidence[k])) + '</dd>';
+      }).join('') + '</dl>';
+    } else if (a.evidence !== undefined && a.evidence !== null) {
+      evidence = '<dl class="evidence"><dt>evidence</dt><dd>' + esc(fmtEvidence('', a.evidence)) + '</dd></dl>';
+    }
+    var active = a.active !== false;
+    return '<article class="anomaly ' + esc(a.severity || 'warning') + (active ? '' : ' resolved') + '" data-kind="' + esc(a.kind) + '">' +
+      '<div class="title"><span class="kind">' + esc(a.kind) + '</span>' +
+      '<span class="chip ' + esc(a.severity || 'warning') + '">' + esc(a.severity || 'warning') + '</span>' +
+      '<span class="muted">' + (active ? 'active ' : 'resolved · was ') + esc(fmtSince(a.since)) + '</span></div>' +
+      (a.message ? '<div class="message">' + esc(a.message) + '</div>' : '') + evidence +
+      (a.suggestion ? '<div class="suggestion">' + esc(a.suggestion) + '</div>' : '') + '</article>';
+  }
+
+  // ---------- SVG charts ----------
+
+  var W = 560, H = 190, ML = 62, MR = 12, MT = 10, MB = 24;
+
+  // The smallest 1, 2, 2.5 or 5 × 10^k multiple of four ticks (in the axis' display unit) that holds value.
+  function niceCeiling(value, unit) {
+    var raw = value / unit / 4;
+    if (!(raw > 0)) { return unit; }
+    var magnitude = Math.pow(10, Math.floor(Math.log(raw) / Math.LN10));
+    var steps = [1, 2, 2.5, 5, 10];
+    for (var i = 0; i < steps.length; i++) {
+      if (steps[i] * magnitude >= raw) { return steps[i] * magnitude * 4 * unit; }
+    }
+    return 10 * magnitude * 4 * unit;
+  }
+
+  function chart(name, title, points, series, options) {
+    var legend = series.map(function (s) {
+      return '<span><span class="swatch' + (s.dashed ? ' dashed' : '') + '" style="background:' + s.color + ';color:' + s.color + '"></span>' + esc(s.label) + '</span>';
+    });
+    if (options.idleBands) { legend.push('<span><span class="swatch band" style="background:var(--idle)"></span>idle (&lt; ' + (IDLE_UTILIZATION * 100) + ' %)</span>'); }
+    return '<div class="chart" data-chart="' + esc(name) + '"><h3>' + esc(title) + '</h3><div class="legend">' + legend.join('') + '</div>' +
+      plot(name, points, series, options) + '</div>';
+  }
+
+  function plot(name, points, series, options) {
+    var values = [];
+    var plotted = 0;
+    points.forEach(function (p) {
+      var any = false;
+      series.forEach(function (s) { if (p[s.key] !== null && p[s.key] !== undefined) { values.push(p[s.key]); any = true; } });
+      if (any) { plotted++; }
+    });
+    var open = '<svg class="plot" data-plot="' + esc(name) + '" data-points="' + plotted + '" viewBox="0 0 ' + W + ' ' + H + '" role="img">';
+    if (!plotted) {
+      return open + '<text class="empty" x="' + (W / 2) + '" y="' + (H / 2) + '" text-anchor="middle">waiting for data…</text></svg>';
+    }
+    var tMax = points[points.length - 1].t, tMin = Math.min(points[0].t, tMax - MIN_WINDOW_SECONDS);
+    var yMin = options.min !== undefined ? options.min : Math.min.apply(null, values);
+    var yMax = options.max !== undefined ? options.max : niceCeiling(Math.max.apply(null, values) * 1.05, options.unit || 1);
+    if (!(yMax > yMin)) { yMax = yMin + (options.unit || 1); }
+    function x(t) { return ML + (t - tMin) / (tMax - tMin || 1) * (W - ML - MR); }
+    function y(v) { return MT + (1 - (v - yMin) / (yMax - yMin)) * (H - MT - MB); }
+
+    var out = [open];
+    for (var i = 0; i <= 4; i++) {
+      var v = yMin + (yMax - yMin) * i / 4, gy = y(v).toFixed(1);
+      out.push('<line class="grid" x1="' + ML + '" x2="' + (W - MR) + '" y1="' + gy + '" y2="' + gy + '"/>');
+      out.push('<text x="' + (ML - 6) + '" y="' + (Number(gy) + 4) + '" text-anchor="end">' + esc(options.format(v)) + '</text>');
+    }
+    [tMin, (tMin + tMax) / 2, tMax].forEach(function (t, k) {
+      out.push('<text x="' + x(t).toFixed(1) + '" y="' + (H - 6) + '" text-anchor="' + ['start', 'middle', 'end'][k] + '">' + fmtClock(t) + '</text>');
+    });
+    if (options.idleBands) {
+      points.forEach(function (p, k) {
+        if (p.utilization === null || p.utilization >= IDLE_UTILIZATION) { return; }
+        var prev = k > 0 ? points[k - 1].t : p.t - 1, next = k + 1 < points.length ? points[k + 1].t : p.t;
+        var x0 = x((prev + p.t) / 2), x1 = x((p.t + next) / 2);
+        out.push('<rect class="idle-gap" x="' + x0.toFixed(1) + '" y="' + MT + '" width="' + Math.max(2, x1 - x0).toFixed(1) + '" height="' + (H - MT - MB) + '" fill="var(--idle)"/>');
+      });
+    }
+    series.forEach(function (s) {
+      var d = '', last = null;
+      points.forEach(function (p) {
+        var v = p[s.key];
+        if (v === null || v === undefined) { d += ' '; last = null; return; }
+        var cmd = last === null ? 'M' : 'L';
+        d += cmd + x(p.t).toFixed(1) + ',' + y(Math.min(Math.max(v, yMin), yMax)).toFixed(1) + ' ';
+        last = p;
+      });
+      if (d.trim()) {
+        out.push('<path d="' + d.trim() + '" fill="none" stroke="' + s.color + '" stroke-width="2"' + (s.dashed ? ' stroke-dasharray="6 4"' : '') + ' stroke-linejoin="round"/>');
+      }
+      var end = null;
+      for (var j = points.length - 1; j >= 0 && end === null; j--) { if (points[j][s.key] !== null && points[j][s.key] !== undefined) { end = points[j]; } }
+      if (end && !s.dashed) {
+        out.push('<circle cx="' + x(end.t).toFixed(1) + '" cy="' + y(Math.min(Math.max(end[s.key], yMin), yMax)).toFixed(1) + '" r="3" fill="' + s.color + '"/>');
+      }
+    });
+    out.push('</svg>');
+    return out.join('');
+  }
+
+  window.addEventListener('hashchange', function () {
+    state.selected = null;
+    state.detail = null;
+    render();
+    poll();
+  });
+  poll();
+}());
