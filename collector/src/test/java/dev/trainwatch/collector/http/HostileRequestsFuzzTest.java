@@ -37,7 +37,7 @@ import org.junit.jupiter.api.Test;
  */
 class HostileRequestsFuzzTest {
 
-    static final int REQUESTS = 10_240;
+    static final int REQUESTS = Integer.getInteger("trainwatch.fuzzRequests", 10_240);
     static final long SEED = 20_261_122L;
     static final Set<Integer> DELIBERATE = Set.of(200, 400, 401, 404, 405, 413, 414, 415, 422, 431);
 
@@ -59,6 +59,7 @@ class HostileRequestsFuzzTest {
             Map<String, Integer> statuses = new ConcurrentHashMap<>();
             List<Outcome> unexpected = Collections.synchronizedList(new ArrayList<>());
             AtomicInteger sent = new AtomicInteger();
+            Map<String, Long> nanos = new ConcurrentHashMap<>();
             ExecutorService pool = Executors.newFixedThreadPool(4);
             List<Future<?>> workers = new ArrayList<>();
             for (int w = 0; w < 4; w++) {
@@ -67,7 +68,9 @@ class HostileRequestsFuzzTest {
                     Random random = new Random(SEED + worker);
                     for (int i = worker; i < REQUESTS; i += 4) {
                         Generator.Request request = generator.next(random, i);
+                        long t0 = System.nanoTime();
                         Outcome outcome = send(port, request);
+                        nanos.merge(request.kind(), System.nanoTime() - t0, Long::sum);
                         sent.incrementAndGet();
                         statuses.merge(outcome.kind() + " " + outcome.status(), 1, Integer::sum);
                         boolean ok = outcome.status() == 0 ? request.mayHangUp()
@@ -84,7 +87,9 @@ class HostileRequestsFuzzTest {
             }
             pool.shutdown();
 
-            assertThat(sent.get()).isGreaterThanOrEqualTo(10_000);
+            nanos.forEach((k, v) -> System.out.println("fuzz " + k + " " + v / 1_000_000 + " ms"));
+            unexpected.stream().limit(20).forEach(o -> System.out.println("unexpected " + o));
+            assertThat(sent.get()).isGreaterThanOrEqualTo(Math.min(REQUESTS, 10_000));
             assertThat(unexpected).as("answers other than a deliberate 4xx, by kind: " + new TreeMap<>(statuses))
                     .isEmpty();
 
@@ -113,7 +118,11 @@ class HostileRequestsFuzzTest {
             try {
                 out.write(request.bytes());
                 out.flush();
-                socket.shutdownOutput();
+                if (request.kind().equals("garbage-request-line")) {
+                    socket.shutdownOutput(); // garbage may lack the line end the server would wait for
+                }
+                // Otherwise no half-close: Netty treats it as the end of the connection and would drop answers still
+                // being computed (a scrape runs on a worker thread); real clients do not half-close either.
             } catch (IOException e) {
                 // The server may hang up before reading everything (e.g. 413 on the declared length).
             }
@@ -137,7 +146,8 @@ class HostileRequestsFuzzTest {
             int status = Integer.parseInt(text.substring(9, 12));
             int bodyAt = text.indexOf("\r\n\r\n");
             String body = bodyAt < 0 ? "" : text.substring(bodyAt + 4);
-            if (status >= 400 && status != 431 && status != 414 && !body.startsWith("{\"error\":")) {
+            boolean head = request.kind().endsWith("-HEAD"); // answers to HEAD carry no body
+            if (status >= 400 && !head && !body.startsWith("{\"error\":")) {
                 return new Outcome(request.kind(), 999, "non-JSON error body: " + body);
             }
             return new Outcome(request.kind(), status, body.length() > 200 ? body.substring(0, 200) : body);
@@ -180,8 +190,11 @@ class HostileRequestsFuzzTest {
                 case 2 -> json("mutated-json", method, path, mutate(random, good));
                 case 3 -> json("junk-values", method, path, replaceValue(random, good));
                 case 4 -> json("deep-nesting", method, path, nesting(random));
-                case 5 -> plain("wrong-method", METHODS[random.nextInt(METHODS.length)],
-                        random.nextBoolean() ? path : "/metrics", null, good, Map.of());
+                case 5 -> {
+                    String wrong = METHODS[random.nextInt(METHODS.length)];
+                    yield plain("wrong-method-" + wrong, wrong, random.nextBoolean() ? path : "/metrics", null, good,
+                            Map.of());
+                }
                 case 6 -> plain("huge-header", method, path, "application/json", good,
                         Map.of("X-Junk", "h".repeat(20_000 + random.nextInt(50_000))));
                 case 7 -> plain("bad-gzip", method, path, "application/json", badGzip(random, good),
