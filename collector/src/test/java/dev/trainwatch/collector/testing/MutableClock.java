@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.state;
+package dev.trainwatch.collector.testing;
 
 import java.time.Clock;
 import java.time.Duration;
