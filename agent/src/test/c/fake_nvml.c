@@ -59,7 +59,7 @@ _Static_assert(sizeof(fake_process_info_r535_t) == 32, "r535 stride");
 
 #define MAX_GPUS 16
 #define MAX_KEYS 256
-#define MAX_PROCS 32
+#define MAX_PROCS 64
 #define MAX_PROC_KEYS 64
 #define MAX_ERRORS 256
 #define MAX_EVENTS 256
