@@ -20,6 +20,7 @@
 #include <nvml.h>
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -559,7 +560,24 @@ EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v
 }
 #endif
 
+/* FAKE_NVML_COUNT_FILE: the number of nvmlDeviceGetUtilizationRates calls (one per GPU and poll for every client
+ * seen so far), written every 8 calls; lets a benchmark count the polls of a program it cannot ask, like nvtop. */
+static int COUNT_FD = -2;
+static unsigned long UTIL_CALLS;
+
+static void count_util_call(void) {
+    if (COUNT_FD == -2) {
+        const char *path = getenv("FAKE_NVML_COUNT_FILE");
+        COUNT_FD = path ? open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644) : -1;
+    }
+    if (COUNT_FD < 0 || ++UTIL_CALLS % 8 != 0) return;
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "%-20lu\n", UTIL_CALLS);
+    if (pwrite(COUNT_FD, buf, (size_t) n, 0) < 0) COUNT_FD = -1;
+}
+
 EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *u) {
+    count_util_call();
     DEVICE(nvmlDeviceGetUtilizationRates);
     FIELD(gpu, F_UTIL_GPU);
     double mem = 0;
@@ -842,6 +860,41 @@ EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
     pthread_mutex_lock(&LOCK);
     set->used = 0;
     pthread_mutex_unlock(&LOCK);
+    return NVML_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- other readings (peer tools such as nvtop) */
+
+/* Readings trainwatch does not take but other NVML clients bind at start: present, answering NOT_SUPPORTED
+ * (as on a data-centre GPU without fans or video engines in use), or no graphics processes. */
+static nvmlReturn_t unsupported(nvmlDevice_t device) {
+    if (REFCOUNT <= 0) return NVML_ERROR_UNINITIALIZED;
+    if (device == NULL || device < HANDLES || device >= HANDLES + S.ngpus) return NVML_ERROR_INVALID_ARGUMENT;
+    return NVML_ERROR_NOT_SUPPORTED;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t d, unsigned int *v) { (void) v; return unsupported(d); }
+EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t d, unsigned int *v) { (void) v; return unsupported(d); }
+EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t d, unsigned int *v) { (void) v; return unsupported(d); }
+EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t d, unsigned int *v) { (void) v; return unsupported(d); }
+EXPORT nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, nvmlPcieUtilCounter_t c, unsigned int *v) {
+    (void) c; (void) v; return unsupported(d);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t d, unsigned int *v) { (void) v; return unsupported(d); }
+EXPORT nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t d, nvmlTemperatureThresholds_t t, unsigned int *v) {
+    (void) t; (void) v; return unsupported(d);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t d, unsigned int *u, unsigned int *p) {
+    (void) u; (void) p; return unsupported(d);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t d, unsigned int *u, unsigned int *p) {
+    (void) u; (void) p; return unsupported(d);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t d, unsigned int *count, nvmlProcessInfo_v1_t *infos) {
+    (void) infos;
+    nvmlReturn_t rc = unsupported(d);
+    if (rc != NVML_ERROR_NOT_SUPPORTED) return rc;
+    if (!count) return NVML_ERROR_INVALID_ARGUMENT;
+    *count = 0;
     return NVML_SUCCESS;
 }
 
