@@ -140,6 +140,7 @@ static int64_t FIXED_US;           /* scenario µs in fixed mode (atomic) */
 static int WALL_MODE;
 static double WALL_SPEED = 1.0;
 static struct timespec WALL_START;
+static int64_t WALL_START_UNIX_US;
 static int CLOCK_CONFIGURED;
 
 static void configure_clock(void) {
@@ -150,6 +151,9 @@ static void configure_clock(void) {
         WALL_MODE = 1;
         if (c[4] == ':') WALL_SPEED = atof(c + 5);
         clock_gettime(CLOCK_MONOTONIC, &WALL_START);
+        struct timespec real;
+        clock_gettime(CLOCK_REALTIME, &real);
+        WALL_START_UNIX_US = (int64_t) real.tv_sec * 1000000LL + real.tv_nsec / 1000;
     } else if (c && strncmp(c, "fixed:", 6) == 0) {
         __atomic_store_n(&FIXED_US, (int64_t) (atof(c + 6) * 1e6), __ATOMIC_RELAXED);
     }
@@ -232,7 +236,9 @@ static int parse_scenario(const char *path) {
     if (!f) { fprintf(stderr, "fake-nvml: cannot open scenario %s\n", path); return -1; }
     memset(&S, 0, sizeof S);
     strcpy(S.driver, "535.261.03");
-    S.epoch_us = 1767225600LL * 1000000LL;   /* 2026-01-01T00:00:00Z */
+    /* Sample timestamps: scenario time 0 is 2026-01-01T00:00:00Z, or in wall mode the real time of the first init,
+     * so that they line up with the caller's own clock. */
+    S.epoch_us = WALL_MODE ? WALL_START_UNIX_US : 1767225600LL * 1000000LL;
     S.sample_period_us = 166667;             /* 1/6 s, as on data-centre GPUs */
     char buf[4096];
     int line = 0, rc = 0;
