@@ -28,6 +28,17 @@ class RealLibraryTest {
     }
 
     @Test
+    void withoutADriverInstalledTheSystemLibraryIsNotFound() throws Exception {
+        Process ldconfig = new ProcessBuilder("/sbin/ldconfig", "-p").redirectErrorStream(true).start();
+        String cache = new String(ldconfig.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        ldconfig.waitFor();
+        org.junit.jupiter.api.Assumptions.assumeFalse(cache.contains("libnvidia-ml.so.1"), "a driver is installed");
+        assertThatThrownBy(() -> NvmlGpuReader.open(Optional.empty(), Clock.systemUTC()))
+                .isInstanceOf(GpuUnavailableException.class)
+                .hasMessage("NVML library not found: libnvidia-ml.so.1 (is the NVIDIA driver installed?)");
+    }
+
+    @Test
     void aMissingFileIsNamed() {
         assertThatThrownBy(() -> NvmlGpuReader.open(Optional.of(Path.of("/nonexistent/libnvidia-ml.so.1")),
                 Clock.systemUTC()))
