@@ -33,8 +33,10 @@ final class LogText {
         while (i < n) {
             char c = s.charAt(i);
             if (c != '\u001b') {
-                out.append(c);
-                i++;
+                int next = s.indexOf('\u001b', i);
+                int runEnd = next < 0 ? n : next;
+                out.append(s, i, runEnd);
+                i = runEnd;
                 continue;
             }
             if (i + 1 >= n) {

@@ -1,7 +1,8 @@
 package dev.trainwatch.agent.log;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assumptions.assumeThat;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.trainwatch.protocol.StepEvent;
 import java.io.IOException;
@@ -200,7 +201,7 @@ class LogTailerTest {
     void unreadableFileIsAOneLineProblemAndRecovers() throws IOException {
         Files.writeString(log(), "step 1 time 1.0\n");
         Files.setPosixFilePermissions(log(), PosixFilePermissions.fromString("---------"));
-        assumeThat(Files.isReadable(log())).as("running as a user that permission bits restrict").isFalse();
+        assumeFalse(Files.isReadable(log()), "running as a user that permission bits restrict");
         try (LogTailer t = tailer(Long.MAX_VALUE, 1024)) {
             assertThat(t.poll()).isEmpty();
             assertThat(t.problem()).isEqualTo("cannot read log file " + log() + ": permission denied");
@@ -215,7 +216,7 @@ class LogTailerTest {
         // Root ignores permission bits on ordinary files, but the kernel refuses to read a write-only sysctl even
         // to root: a real EACCES on the machines where the test above cannot run.
         Path writeOnly = Path.of("/proc/sys/vm/compact_memory");
-        assumeThat(Files.exists(writeOnly)).isTrue();
+        assumeTrue(Files.exists(writeOnly), "a Linux /proc/sys");
         try (LogTailer t = new LogTailer(writeOnly, StepLineParsers.forFormat("auto"), Fixtures.CLOCK, 1024, 1024)) {
             assertThat(t.poll()).isEmpty();
             assertThat(t.problem()).isEqualTo("cannot read log file " + writeOnly + ": permission denied");

@@ -54,4 +54,19 @@ class LogTextTest {
         assertThat(LineFields.doubleAt("-.5e", 0)).isEqualTo(-0.5);
         assertThat(LineFields.doubleAt(".", 0)).isNull();
     }
+
+    @Test
+    void fastNumbersAgreeWithParseDouble() {
+        java.util.Random random = new java.util.Random(1);
+        for (int i = 0; i < 200_000; i++) {
+            String text = switch (i % 5) {
+                case 0 -> String.format(java.util.Locale.ROOT, "%.3f", random.nextDouble() * 10);
+                case 1 -> String.format(java.util.Locale.ROOT, "%.3e", random.nextDouble() * Math.pow(10, -random.nextInt(12)));
+                case 2 -> String.format(java.util.Locale.ROOT, "%.4f", random.nextGaussian());
+                case 3 -> Long.toString(random.nextLong() >>> random.nextInt(64));
+                default -> String.format(java.util.Locale.ROOT, "%.9g", random.nextDouble() * Math.pow(10, random.nextInt(30) - 15));
+            };
+            assertThat(LineFields.doubleAt(text, 0)).as(text).isEqualTo(Double.parseDouble(text));
+        }
+    }
 }
