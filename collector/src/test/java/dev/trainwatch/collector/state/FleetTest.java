@@ -8,9 +8,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
