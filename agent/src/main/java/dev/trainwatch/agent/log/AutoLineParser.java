@@ -1,0 +1,63 @@
+package dev.trainwatch.agent.log;
+
+import dev.trainwatch.protocol.StepEvent;
+import java.util.List;
+
+/**
+ * Detects the format: offers each line to every preset until one recognises a step line, then uses only that
+ * preset. The order puts the most specific formats first, so Open-Sora's epoch bar wins over the generic
+ * accelerate bar. Not thread-safe.
+ */
+final class AutoLineParser implements StepLineParser {
+
+    private final List<StepLineParser> candidates;
+    private StepLineParser chosen;
+
+    AutoLineParser() {
+        this.candidates = List.of(new PixArtLineParser(), new SanaLineParser(), new DitLineParser(),
+                new OpenSoraLineParser(), new TqdmLineParser());
+    }
+
+    @Override
+    public String name() {
+        return chosen == null ? "auto" : chosen.name();
+    }
+
+    @Override
+    public StepEvent parse(String line) {
+        if (chosen != null) {
+            return chosen.parse(line);
+        }
+        StepLineParser recognised = null;
+        StepEvent first = null;
+        // Every candidate sees every line until one matches, so stateful presets (Open-Sora's steps per epoch,
+        // the first-line rules of PixArt and Sana) learn as if they had been chosen from the start.
+        for (StepLineParser candidate : candidates) {
+            StepEvent e = candidate.parse(line);
+            if (recognised == null && (e != null || recognises(candidate, line))) {
+                recognised = candidate;
+                first = e;
+            }
+        }
+        if (recognised != null) {
+            chosen = recognised;
+        }
+        return first;
+    }
+
+    /** PixArt and Sana drop a run's very first line; it still identifies the format. */
+    private static boolean recognises(StepLineParser candidate, String line) {
+        if (candidate instanceof PixArtLineParser) {
+            return line.contains("Step/Epoch [") && line.contains("time_all:");
+        }
+        if (candidate instanceof SanaLineParser) {
+            return line.contains("Global Step:") && line.contains("all:");
+        }
+        return false;
+    }
+
+    /** The preset in use, or null while still detecting. */
+    String chosenName() {
+        return chosen == null ? null : chosen.name();
+    }
+}

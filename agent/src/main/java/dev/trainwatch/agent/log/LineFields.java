@@ -1,0 +1,171 @@
+package dev.trainwatch.agent.log;
+
+/**
+ * Allocation-light helpers that pull numbers out of a log line by key, without regular expressions: the parsers
+ * run on every step line of a catch-up read, and indexOf plus a hand-rolled number scan is several times cheaper
+ * than a regex match. Stateless.
+ */
+final class LineFields {
+
+    private LineFields() {
+    }
+
+    /**
+     * Index of {@code key} at or after {@code from} where the key is not the tail of a longer identifier (so
+     * {@code "loss:"} does not match inside {@code "step_loss:"}); -1 if absent.
+     */
+    static int indexOfKey(String s, String key, int from) {
+        int i = s.indexOf(key, from);
+        while (i >= 0) {
+            if (i == 0 || !isIdentifierChar(s.charAt(i - 1))) {
+                return i;
+            }
+            i = s.indexOf(key, i + 1);
+        }
+        return -1;
+    }
+
+    /** Like {@link #indexOfKey} but the last occurrence: trailing fields follow free text (Sana's caption). */
+    static int lastIndexOfKey(String s, String key) {
+        int i = s.lastIndexOf(key);
+        while (i >= 0) {
+            if (i == 0 || !isIdentifierChar(s.charAt(i - 1))) {
+                return i;
+            }
+            i = s.lastIndexOf(key, i - 1);
+        }
+        return -1;
+    }
+
+    static boolean isIdentifierChar(char c) {
+        return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    }
+
+    /** Position after any spaces starting at {@code i}. */
+    static int skipSpaces(String s, int i) {
+        while (i < s.length() && s.charAt(i) == ' ') {
+            i++;
+        }
+        return i;
+    }
+
+    /**
+     * End (exclusive) of a decimal number starting at {@code start} ({@code [+-]?digits[.digits][e[+-]digits]}),
+     * or {@code start} when there is none. Stops at the first character that cannot continue the number, so
+     * Sana's {@code lr:1.000e-04s:(} yields {@code 1.000e-04}.
+     */
+    static int numberEnd(String s, int start) {
+        int n = s.length();
+        int i = start;
+        if (i < n && (s.charAt(i) == '-' || s.charAt(i) == '+')) {
+            i++;
+        }
+        int digitsStart = i;
+        while (i < n && isDigit(s.charAt(i))) {
+            i++;
+        }
+        if (i < n && s.charAt(i) == '.') {
+            int afterDot = i + 1;
+            int j = afterDot;
+            while (j < n && isDigit(s.charAt(j))) {
+                j++;
+            }
+            if (j > afterDot || i > digitsStart) {
+                i = j;
+            }
+        }
+        if (i == digitsStart) {
+            return start;
+        }
+        if (i < n && (s.charAt(i) == 'e' || s.charAt(i) == 'E')) {
+            int j = i + 1;
+            if (j < n && (s.charAt(j) == '-' || s.charAt(j) == '+')) {
+                j++;
+            }
+            int expStart = j;
+            while (j < n && isDigit(s.charAt(j))) {
+                j++;
+            }
+            if (j > expStart) {
+                i = j;
+            }
+        }
+        return i;
+    }
+
+    static boolean isDigit(char c) {
+        return c >= '0' && c <= '9';
+    }
+
+    /**
+     * The number at {@code start} (after spaces), or null when there is none. {@code nan} and {@code inf} — what
+     * Python prints for a diverged loss — give null: JSON cannot carry them and a guess would be worse.
+     */
+    static Double doubleAt(String s, int start) {
+        if (start < 0) {
+            return null;
+        }
+        int i = skipSpaces(s, start);
+        int end = numberEnd(s, i);
+        if (end == i) {
+            return null;
+        }
+        try {
+            double v = Double.parseDouble(s.substring(i, end));
+            return Double.isFinite(v) ? v : null;
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    /** The number right after {@code key} (searched from {@code from}), or null. */
+    static Double doubleAfter(String s, String key, int from) {
+        int k = indexOfKey(s, key, from);
+        return k < 0 ? null : doubleAt(s, k + key.length());
+    }
+
+    /** The non-negative integer at {@code start} (after spaces), or -1. */
+    static long longAt(String s, int start) {
+        if (start < 0) {
+            return -1;
+        }
+        int i = skipSpaces(s, start);
+        long v = 0;
+        int digits = 0;
+        while (i < s.length() && isDigit(s.charAt(i)) && digits < 18) {
+            v = v * 10 + (s.charAt(i) - '0');
+            i++;
+            digits++;
+        }
+        return digits == 0 ? -1 : v;
+    }
+
+    /** End (exclusive) of the run of digits starting at {@code start}. */
+    static int digitsEnd(String s, int start) {
+        int i = start;
+        while (i < s.length() && isDigit(s.charAt(i))) {
+            i++;
+        }
+        return i;
+    }
+
+    /** {@code s:(h, w)} at {@code i} (pointing at the {@code (}): {h, w}, or null. */
+    static int[] pairAt(String s, int i) {
+        if (i < 0 || i >= s.length() || s.charAt(i) != '(') {
+            return null;
+        }
+        long h = longAt(s, i + 1);
+        if (h < 0) {
+            return null;
+        }
+        int comma = s.indexOf(',', i + 1);
+        if (comma < 0 || comma > i + 24) {
+            return null;
+        }
+        long w = longAt(s, comma + 1);
+        if (w < 0 || h > Integer.MAX_VALUE || w > Integer.MAX_VALUE) {
+            return null;
+        }
+        return new int[] {(int) h, (int) w};
+    }
+}

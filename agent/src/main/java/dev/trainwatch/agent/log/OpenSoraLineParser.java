@@ -1,0 +1,167 @@
+package dev.trainwatch.agent.log;
+
+import dev.trainwatch.protocol.StepEvent;
+
+/**
+ * Open-Sora 2.0 ({@code scripts/diffusion/train.py} with {@code opensora/utils/misc.py}), which prints steps to
+ * stdout/stderr rather than to its {@code log.txt}, so point the agent at the captured console output:
+ *
+ * <ul>
+ *   <li>with {@code record_time=True}, every rank prints after every step
+ *       {@code Rank {rank} | Epoch {epoch} | Step {step} | load_data: {t:.2f} s | iter: {t:.2f} s |
+ *       encode_video: … s | encode_text: … s | forward: … s | backward: … s | optim: … s | update_ema: … s |
+ *       clean_cache: … s | checkpoint: … s | } (per-step seconds, {@code forward-backward} instead of the two
+ *       with pipeline parallelism; {@code step} counts from 0 within the epoch);</li>
+ *   <li>always, rank 0's tqdm bar {@code Epoch {epoch}: 1%|▏ | 100/10000 [05:01<8:17:02, 3.01s/it, loss=0.123,
+ *       global_grad_norm=0.456, step=99, global_step=99, lr=1e-05]}, whose postfix is refreshed every
+ *       {@code log_every} steps;</li>
+ *   <li>at start, through its logger, {@code Training for {epochs} epochs with {n} steps per epoch}.</li>
+ * </ul>
+ *
+ * Step numbers are steps completed: {@code epoch × steps_per_epoch + step + 1} for the timer line (steps per
+ * epoch from the start line or the bar's total; until one is seen, the epoch-local count), and
+ * {@code epoch × total + n} for the bar. The timer line gives data time ({@code load_data}), VAE
+ * ({@code encode_video}), text encoder ({@code encode_text}) and model (forward, backward, optimizer, EMA) time,
+ * one event per rank; once timer lines appear the coarser bar is ignored.
+ */
+final class OpenSoraLineParser implements StepLineParser {
+
+    private static final String STEPS_PER_EPOCH = " steps per epoch";
+
+    private long stepsPerEpoch = -1;
+    private boolean timersSeen;
+    private long lastBarStep = -1;
+    private final IntervalTracker barIntervals = new IntervalTracker();
+
+    @Override
+    public String name() {
+        return "opensora";
+    }
+
+    @Override
+    public StepEvent parse(String line) {
+        int step = line.indexOf("| Step ");
+        if (step >= 0) {
+            return parseTimers(line, step);
+        }
+        if (line.indexOf("s/it") >= 0 || line.indexOf("it/s") >= 0) {
+            return timersSeen ? learnFromBar(line) : parseBar(line);
+        }
+        int spe = line.indexOf(STEPS_PER_EPOCH);
+        if (spe >= 0) {
+            int with = line.lastIndexOf(" with ", spe);
+            long n = with < 0 ? -1 : LineFields.longAt(line, with + " with ".length());
+            if (n > 0) {
+                stepsPerEpoch = n;
+            }
+        }
+        return null;
+    }
+
+    private StepEvent parseTimers(String line, int stepAt) {
+        int rankAt = line.lastIndexOf("Rank ", stepAt);
+        int epochAt = line.lastIndexOf("| Epoch ", stepAt);
+        if (rankAt < 0 || epochAt < rankAt) {
+            return null;
+        }
+        long rank = LineFields.longAt(line, rankAt + "Rank ".length());
+        long epoch = LineFields.longAt(line, epochAt + "| Epoch ".length());
+        long local = LineFields.longAt(line, stepAt + "| Step ".length());
+        if (rank < 0 || epoch < 0 || local < 0) {
+            return null;
+        }
+        if (rankAt > 0) {
+            // print() output lands right after a tqdm frame (frames end without a newline): learn its total.
+            epochBar(line.substring(0, rankAt));
+        }
+        double loadData = 0;
+        double iter = 0;
+        double outside = 0;
+        double sumAll = 0;
+        double model = 0;
+        Double encodeVideo = null;
+        Double encodeText = null;
+        boolean hasIter = false;
+        boolean hasData = false;
+        boolean hasModel = false;
+        int pos = line.indexOf(" | ", stepAt + "| Step ".length());
+        while (pos >= 0) {
+            int nameStart = pos + 3;
+            int colon = line.indexOf(": ", nameStart);
+            int next = line.indexOf(" | ", nameStart);
+            if (colon < 0 || (next >= 0 && colon > next)) {
+                break;
+            }
+            Double v = LineFields.doubleAt(line, colon + 2);
+            if (v != null) {
+                String name = line.substring(nameStart, colon);
+                sumAll += v;
+                switch (name) {
+                    case "load_data" -> {
+                        loadData = v;
+                        hasData = true;
+                    }
+                    case "iter" -> {
+                        iter = v;
+                        hasIter = true;
+                    }
+                    case "encode_video" -> encodeVideo = v;
+                    case "encode_text" -> encodeText = v;
+                    case "forward", "backward", "forward-backward", "optim", "update_ema" -> {
+                        model += v;
+                        hasModel = true;
+                    }
+                    default -> outside += v;
+                }
+            }
+            pos = next;
+        }
+        if (sumAll == 0 && !hasIter && !hasData) {
+            return null;
+        }
+        timersSeen = true;
+        // "iter" encloses the encoders and the model; the step is everything at the top level.
+        double time = hasIter ? loadData + iter + outside : sumAll;
+        long completed = local + 1;
+        long global = stepsPerEpoch > 0 ? epoch * stepsPerEpoch + completed : completed;
+        return new StepEvent(global, time, hasData ? loadData : null, hasModel ? model : null, encodeText, encodeVideo,
+                1, null, null, null, null, null, null, (int) Math.min(rank, Integer.MAX_VALUE), null);
+    }
+
+    private TqdmBar epochBar(String line) {
+        TqdmBar bar = TqdmBar.parse(line);
+        if (bar == null || !bar.desc().startsWith("Epoch ")) {
+            return null;
+        }
+        if (bar.total() > 0) {
+            stepsPerEpoch = bar.total();
+        }
+        return bar;
+    }
+
+    private StepEvent learnFromBar(String line) {
+        epochBar(line);
+        return null;
+    }
+
+    private StepEvent parseBar(String line) {
+        TqdmBar bar = epochBar(line);
+        if (bar == null || !bar.postfix().containsKey("global_step") || bar.n() == 0) {
+            return null;
+        }
+        long epoch = LineFields.longAt(bar.desc(), "Epoch ".length());
+        if (epoch < 0 || bar.total() <= 0) {
+            return null;
+        }
+        long global = epoch * bar.total() + bar.n();
+        if (global == lastBarStep) {
+            return null;
+        }
+        lastBarStep = global;
+        long gap = barIntervals.observe(global);
+        Double time = Double.isNaN(bar.secondsPerIter()) ? null : bar.secondsPerIter();
+        return new StepEvent(global, time, null, null, null, null,
+                gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null, null, bar.number("loss"), bar.number("lr"),
+                bar.firstNumber("global_grad_norm", "grad_norm"), null, null, null, null);
+    }
+}

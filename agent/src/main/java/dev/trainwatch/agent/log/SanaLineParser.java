@@ -1,0 +1,82 @@
+package dev.trainwatch.agent.log;
+
+import dev.trainwatch.protocol.StepEvent;
+
+/**
+ * Sana ({@code train_scripts/train.py}, main process only):
+ *
+ * <pre>
+ * Epoch: {epoch} | Global Step: {global_step} | Local Step: {current_step} // {steps}, total_eta: {eta},
+ *     epoch_eta:{eta}, time: all:{t:.3f}, model:{t_m:.3f}, data:{t_d:.3f}, lm:{t_lm:.3f}, vae:{t_vae:.3f},
+ *     lr:{lr:.3e}s:({h}, {w}), loss:{loss:.4f}, grad_norm:{g:.4f}
+ * </pre>
+ *
+ * Per-step seconds split into model (forward, backward, optimizer), data (loader wait), lm (text encoder) and vae
+ * (VAE encode). Some releases print {@code lr:…, s:(} and some {@code lr:…s:(} with no separator; both parse.
+ * Like PixArt, the times are the interval's totals divided by the configured interval, so irregular gaps are
+ * rescaled and the first line of a run at local step 1 is dropped. Trailing fields are searched from the end
+ * because some variants print the caption ({@code Cap: …}) in the middle.
+ */
+final class SanaLineParser implements StepLineParser {
+
+    private final IntervalTracker intervals = new IntervalTracker();
+
+    @Override
+    public String name() {
+        return "sana";
+    }
+
+    @Override
+    public StepEvent parse(String line) {
+        int global = line.indexOf("Global Step:");
+        if (global < 0) {
+            return null;
+        }
+        int all = line.indexOf("all:", global);
+        if (all < 0) {
+            return null;
+        }
+        long step = LineFields.longAt(line, global + "Global Step:".length());
+        if (step < 0) {
+            return null;
+        }
+        Double time = LineFields.doubleAt(line, all + "all:".length());
+        if (time == null) {
+            return null;
+        }
+        int local = line.indexOf("Local Step:", global);
+        long localStep = local < 0 ? -1 : LineFields.longAt(line, local + "Local Step:".length());
+        boolean first = intervals.isFirst();
+        long gap = intervals.observe(step);
+        if (first && localStep == 1) {
+            return null;
+        }
+        double scale = intervals.rescale(gap);
+        Double model = scaled(LineFields.doubleAfter(line, "model:", all), scale);
+        Double data = scaled(LineFields.doubleAfter(line, "data:", all), scale);
+        Double lm = scaled(LineFields.doubleAfter(line, "lm:", all), scale);
+        Double vae = scaled(LineFields.doubleAfter(line, "vae:", all), scale);
+        Double lr = LineFields.doubleAfter(line, "lr:", all);
+        Integer h = null;
+        Integer w = null;
+        // "s:(" may directly follow the lr digits, so it is not searched as a separated key.
+        int bucket = line.lastIndexOf("s:(");
+        if (bucket > all) {
+            int[] hw = LineFields.pairAt(line, bucket + 2);
+            if (hw != null) {
+                h = hw[0];
+                w = hw[1];
+            }
+        }
+        int lossAt = LineFields.lastIndexOfKey(line, "loss:");
+        Double loss = lossAt > all ? LineFields.doubleAt(line, lossAt + "loss:".length()) : null;
+        int gradAt = LineFields.lastIndexOfKey(line, "grad_norm:");
+        Double gradNorm = gradAt > all ? LineFields.doubleAt(line, gradAt + "grad_norm:".length()) : null;
+        return new StepEvent(step, time * scale, data, model, lm, vae,
+                gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null, null, loss, lr, gradNorm, h, w, null, null);
+    }
+
+    private static Double scaled(Double v, double scale) {
+        return v == null ? null : v * scale;
+    }
+}

@@ -1,0 +1,20 @@
+package dev.trainwatch.agent.log;
+
+import dev.trainwatch.protocol.StepEvent;
+
+/**
+ * Turns one log line (already split on {@code \r}/{@code \n} and stripped of ANSI colour codes) into a step
+ * event, or null when the line is not a step line. Implementations reject most lines with a cheap
+ * {@code indexOf} before doing any real work, because a catch-up read passes every line of the file through
+ * here. The returned event has no {@code ts}; the caller takes it from the line's timestamp prefix or the read
+ * time. Parsers may keep state between lines (the previous step number, to infer the log interval), so one
+ * instance serves one log and is not thread-safe.
+ */
+public interface StepLineParser {
+
+    /** The step on this line, or null. Never throws for malformed input. */
+    StepEvent parse(String line);
+
+    /** The preset's name ({@code pixart}, …, {@code regex}), for messages and docs. */
+    String name();
+}

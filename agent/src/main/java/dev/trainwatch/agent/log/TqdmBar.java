@@ -1,0 +1,145 @@
+package dev.trainwatch.agent.log;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * One frame of a tqdm progress bar, in tqdm's default layout:
+ * {@code {desc}: {pct}%|{bar}| {n}/{total} [{elapsed}<{remaining}, {rate}{s/it|it/s}, {postfix}]}, or without a
+ * total {@code {desc}: {n}it [{elapsed}, {rate}it/s, {postfix}]}. tqdm prints {@code s/it} when an iteration
+ * takes longer than a second and {@code it/s} otherwise; {@code ?it/s} before the first rate is known.
+ * Immutable.
+ *
+ * @param desc           the bar's description ({@code Steps}, {@code Epoch 3}); empty when absent
+ * @param n              iterations done, as shown
+ * @param total          the bar's total, or -1 when unknown
+ * @param secondsPerIter tqdm's smoothed seconds per iteration, or NaN when not shown yet
+ * @param postfix        the {@code key=value} pairs after the rate, in order
+ */
+record TqdmBar(String desc, long n, long total, double secondsPerIter, Map<String, String> postfix) {
+
+    /** Parses a bar frame, or returns null for anything else. */
+    static TqdmBar parse(String s) {
+        int sit = s.indexOf("s/it");
+        int its = s.indexOf("it/s");
+        int unit;
+        boolean secondsPer;
+        if (sit >= 0 && (its < 0 || sit < its)) {
+            unit = sit;
+            secondsPer = true;
+        } else if (its >= 0) {
+            unit = its;
+            secondsPer = false;
+        } else {
+            return null;
+        }
+        int open = s.lastIndexOf('[', unit);
+        if (open <= 0) {
+            return null;
+        }
+        int numEnd = unit;
+        int numStart = numEnd;
+        while (numStart > open && (LineFields.isDigit(s.charAt(numStart - 1)) || s.charAt(numStart - 1) == '.')) {
+            numStart--;
+        }
+        double rate = Double.NaN;
+        if (numStart < numEnd) {
+            try {
+                rate = Double.parseDouble(s.substring(numStart, numEnd));
+            } catch (NumberFormatException e) {
+                return null;
+            }
+        } else if (numStart == 0 || s.charAt(numStart - 1) != '?') {
+            return null;
+        }
+        double secondsPerIter = Double.NaN;
+        if (rate > 0) {
+            secondsPerIter = secondsPer ? rate : 1.0 / rate;
+        }
+        // The counter is the token right before " [".
+        int tokenEnd = open;
+        while (tokenEnd > 0 && s.charAt(tokenEnd - 1) == ' ') {
+            tokenEnd--;
+        }
+        int tokenStart = s.lastIndexOf(' ', tokenEnd - 1) + 1;
+        if (tokenStart >= tokenEnd) {
+            return null;
+        }
+        int nEnd = LineFields.digitsEnd(s, tokenStart);
+        if (nEnd == tokenStart) {
+            return null;
+        }
+        long n = LineFields.longAt(s, tokenStart);
+        long total = -1;
+        String descEnd;
+        int descLimit;
+        if (nEnd < tokenEnd && s.charAt(nEnd) == '/') {
+            total = LineFields.longAt(s, nEnd + 1);
+            if (total < 0 || LineFields.digitsEnd(s, nEnd + 1) != tokenEnd) {
+                return null;
+            }
+            // Require the bar itself, so "12/100 [" in ordinary prose does not count.
+            int barEnd = s.lastIndexOf('|', tokenStart);
+            int pct = s.lastIndexOf("%|", barEnd);
+            if (barEnd < 0 || pct < 0) {
+                return null;
+            }
+            descLimit = pct;
+            descEnd = ":";
+        } else if (s.startsWith("it", nEnd) && nEnd + 2 == tokenEnd) {
+            descLimit = tokenStart;
+            descEnd = ":";
+        } else {
+            return null;
+        }
+        int colon = s.lastIndexOf(descEnd, descLimit);
+        String desc = colon > 0 ? s.substring(0, colon).trim() : "";
+        Map<String, String> postfix = Map.of();
+        int after = unit + 4;
+        if (after < s.length() && s.charAt(after) == ',') {
+            int close = s.lastIndexOf(']');
+            if (close > after) {
+                postfix = parsePostfix(s.substring(after + 1, close));
+            }
+        }
+        return new TqdmBar(desc, n, total, secondsPerIter, postfix);
+    }
+
+    private static Map<String, String> parsePostfix(String text) {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (String part : text.split(",")) {
+            int eq = part.indexOf('=');
+            if (eq > 0) {
+                out.put(part.substring(0, eq).trim(), part.substring(eq + 1).trim());
+            }
+        }
+        return out;
+    }
+
+    /** A postfix value as a number, or null. */
+    Double number(String key) {
+        String v = postfix.get(key);
+        return v == null ? null : LineFields.doubleAt(v, 0);
+    }
+
+    /** The first of {@code keys} present in the postfix, as a number, or null. */
+    Double firstNumber(String... keys) {
+        for (String k : keys) {
+            Double v = number(k);
+            if (v != null) {
+                return v;
+            }
+        }
+        return null;
+    }
+
+    /** True when a postfix key names a loss ({@code loss}, {@code step_loss}, {@code train_loss}, …). */
+    boolean reportsLoss() {
+        for (String k : postfix.keySet()) {
+            if (k.contains("loss")) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

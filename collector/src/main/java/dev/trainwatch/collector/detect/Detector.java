@@ -1,0 +1,23 @@
+package dev.trainwatch.collector.detect;
+
+import java.util.Optional;
+
+/**
+ * One anomaly kind's rule. Implementations are stateless and thread-safe: everything they need (windows, spec,
+ * estimate, the clock's "now") comes in the {@link RunContext}; hysteresis over time is the tracker's job, the
+ * detector only says whether the condition holds at this evaluation.
+ */
+public interface Detector {
+
+    /** The kind this detector raises. */
+    AnomalyKind kind();
+
+    /**
+     * Evaluates the condition now.
+     *
+     * @param run    the run's windows and what is known about it
+     * @param active whether the anomaly is active now, so the detector can apply its lower "clear" threshold
+     * @return a finding while the condition holds, empty otherwise
+     */
+    Optional<Finding> evaluate(RunContext run, boolean active);
+}

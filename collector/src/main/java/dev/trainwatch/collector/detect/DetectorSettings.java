@@ -1,0 +1,222 @@
+package dev.trainwatch.collector.detect;
+
+import java.time.Duration;
+import java.util.Set;
+
+/**
+ * Thresholds of every detector, grouped per detector. Immutable; {@link #defaults()} gives the documented
+ * defaults (docs/DETECTORS.md explains each number). {@code sustain} is how long a condition must hold before the
+ * anomaly is raised; {@code clearAfter} how long it must be absent before it is resolved (hysteresis against
+ * flapping). Detectors with two thresholds also raise at one number and clear at a lower one.
+ */
+public record DetectorSettings(
+        OomRisk oomRisk,
+        MemoryAboveEstimate memoryAboveEstimate,
+        DataStarvation dataStarvation,
+        StepTimeAboveEstimate stepTimeAboveEstimate,
+        GpuUnderutilized gpuUnderutilized,
+        GpuIdle gpuIdle,
+        Throttling throttling,
+        Straggler straggler,
+        Stalled stalled,
+        XidError xidError,
+        AgentLost agentLost) {
+
+    /** The documented defaults. */
+    public static DetectorSettings defaults() {
+        return new DetectorSettings(OomRisk.defaults(), MemoryAboveEstimate.defaults(), DataStarvation.defaults(),
+                StepTimeAboveEstimate.defaults(), GpuUnderutilized.defaults(), GpuIdle.defaults(),
+                Throttling.defaults(), Straggler.defaults(), Stalled.defaults(), XidError.defaults(),
+                AgentLost.defaults());
+    }
+
+    /** Sustain and clear durations of one kind (used by the anomaly tracker). */
+    public Hysteresis hysteresis(AnomalyKind kind) {
+        return switch (kind) {
+            case OOM_RISK -> oomRisk.hysteresis();
+            case MEMORY_ABOVE_ESTIMATE -> memoryAboveEstimate.hysteresis();
+            case DATA_STARVATION -> dataStarvation.hysteresis();
+            case STEP_TIME_ABOVE_ESTIMATE -> stepTimeAboveEstimate.hysteresis();
+            case GPU_UNDERUTILIZED -> gpuUnderutilized.hysteresis();
+            case GPU_IDLE -> gpuIdle.hysteresis();
+            case THROTTLING -> throttling.hysteresis();
+            case STRAGGLER -> straggler.hysteresis();
+            case STALLED -> stalled.hysteresis();
+            case XID_ERROR -> xidError.hysteresis();
+            case AGENT_LOST -> agentLost.hysteresis();
+        };
+    }
+
+    /** How long a condition must hold before raising, and be absent before resolving. */
+    public record Hysteresis(Duration sustain, Duration clearAfter) {
+    }
+
+    /**
+     * @param headroomWarningRatio  free memory below this share of capacity on the run's fullest GPU: warning
+     * @param headroomCriticalRatio free memory below this share: critical
+     * @param trendWindow           how far back the memory trend regression looks
+     * @param trendMinSpan          the regression needs at least this much data
+     * @param trendMinSlopeBytesPerSecond growth slower than this is allocator noise, not a leak
+     * @param trendMinR2            the fit must explain this share of the variance (a steady ramp, not noise)
+     * @param trendWarningHorizon   projected to reach capacity within this: warning
+     * @param trendCriticalHorizon  projected to reach capacity within this: critical
+     */
+    public record OomRisk(double headroomWarningRatio, double headroomCriticalRatio, Duration trendWindow,
+                          Duration trendMinSpan, double trendMinSlopeBytesPerSecond, double trendMinR2,
+                          Duration trendWarningHorizon, Duration trendCriticalHorizon, Hysteresis hysteresis) {
+        public static OomRisk defaults() {
+            return new OomRisk(0.03, 0.01, Duration.ofMinutes(5), Duration.ofSeconds(60), 1_000_000, 0.8,
+                    Duration.ofMinutes(15), Duration.ofMinutes(3),
+                    new Hysteresis(Duration.ofSeconds(10), Duration.ofMinutes(2)));
+        }
+    }
+
+    /**
+     * @param raiseRatio   observed peak above predicted × this: raise
+     * @param clearRatio   below predicted × this: clear
+     * @param minExcessBytes the excess must also be at least this many bytes (small models, small numbers)
+     */
+    public record MemoryAboveEstimate(double raiseRatio, double clearRatio, long minExcessBytes,
+                                      Hysteresis hysteresis) {
+        public static MemoryAboveEstimate defaults() {
+            return new MemoryAboveEstimate(1.25, 1.15, 2L << 30,
+                    new Hysteresis(Duration.ofSeconds(60), Duration.ofMinutes(3)));
+        }
+    }
+
+    /**
+     * @param window              steps and utilisation looked at
+     * @param waitWarningRatio    data-wait share of step time above this: warning
+     * @param waitCriticalRatio   above this: critical
+     * @param waitClearRatio      below this: clear
+     * @param idleGapFraction     utilisation route: share of buffered samples at ≤5% above this …
+     * @param idleGapPollShare    … in at least this share of polls (repeated gaps, not one) …
+     * @param slowStepRatio       … while steps are slower than predicted by this ratio
+     * @param minStepReports      step reports needed in the window
+     */
+    public record DataStarvation(Duration window, double waitWarningRatio, double waitCriticalRatio,
+                                 double waitClearRatio, double idleGapFraction, double idleGapPollShare,
+                                 double slowStepRatio, int minStepReports, Hysteresis hysteresis) {
+        public static DataStarvation defaults() {
+            return new DataStarvation(Duration.ofMinutes(5), 0.30, 0.60, 0.20, 0.20, 0.50, 1.3, 2,
+                    new Hysteresis(Duration.ofSeconds(60), Duration.ofMinutes(3)));
+        }
+    }
+
+    /**
+     * @param window        steps looked at
+     * @param warningRatio  median observed / predicted above this: warning
+     * @param criticalRatio above this: critical
+     * @param clearRatio    below this: clear
+     * @param minStepReports step reports needed in the window
+     */
+    public record StepTimeAboveEstimate(Duration window, double warningRatio, double criticalRatio,
+                                        double clearRatio, int minStepReports, Hysteresis hysteresis) {
+        public static StepTimeAboveEstimate defaults() {
+            return new StepTimeAboveEstimate(Duration.ofMinutes(5), 1.5, 3.0, 1.3, 2,
+                    new Hysteresis(Duration.ofSeconds(120), Duration.ofMinutes(3)));
+        }
+    }
+
+    /**
+     * @param window               utilisation looked at
+     * @param minCoverage          the window must hold at least this much data
+     * @param utilizationRaiseRatio mean utilisation below this: raise
+     * @param utilizationClearRatio above this: clear
+     * @param memoryShareRaise     memory used below this share of capacity (and the estimator says a larger
+     *                             batch fits) …
+     * @param batchGainFactor      … with max_batch at least this × the current batch
+     */
+    public record GpuUnderutilized(Duration window, Duration minCoverage, double utilizationRaiseRatio,
+                                   double utilizationClearRatio, double memoryShareRaise, double batchGainFactor,
+                                   Hysteresis hysteresis) {
+        public static GpuUnderutilized defaults() {
+            return new GpuUnderutilized(Duration.ofMinutes(10), Duration.ofMinutes(5), 0.50, 0.60, 0.50, 1.5,
+                    new Hysteresis(Duration.ofMinutes(2), Duration.ofMinutes(5)));
+        }
+    }
+
+    /**
+     * @param idleFor          a GPU's utilisation at or below {@code idleRatio} for this long
+     * @param idleRatio        "near 0%"
+     * @param busyRatio        a sample above this ends idleness at once
+     */
+    public record GpuIdle(Duration idleFor, double idleRatio, double busyRatio, Hysteresis hysteresis) {
+        public static GpuIdle defaults() {
+            return new GpuIdle(Duration.ofMinutes(3), 0.05, 0.20,
+                    new Hysteresis(Duration.ZERO, Duration.ofSeconds(60)));
+        }
+    }
+
+    /**
+     * @param window          samples looked at
+     * @param busyRatio       only samples with utilisation above this count (an idle GPU lowers clocks anyway)
+     * @param clockRatio      and SM clock below this share of its maximum
+     * @param sampleShare     share of busy samples throttled to raise
+     * @param reasons         clock-event reasons that count as throttling
+     * @param criticalReasons reasons that make it critical
+     */
+    public record Throttling(Duration window, double busyRatio, double clockRatio, double sampleShare,
+                             Set<String> reasons, Set<String> criticalReasons, Hysteresis hysteresis) {
+        public static Throttling defaults() {
+            return new Throttling(Duration.ofMinutes(2), 0.50, 0.90, 0.50,
+                    Set.of("sw_power_cap", "hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown",
+                            "hw_power_brake_slowdown"),
+                    Set.of("hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown"),
+                    new Hysteresis(Duration.ofSeconds(60), Duration.ofMinutes(2)));
+        }
+    }
+
+    /**
+     * @param window          steps and samples looked at
+     * @param stepRatio       one rank's mean step time above the others' median × this
+     * @param clockRatio      one busy GPU's mean SM clock below the others' median × this
+     * @param utilizationGap  one GPU's mean utilisation this far below the others' median (others busy)
+     */
+    public record Straggler(Duration window, double stepRatio, double clockRatio, double utilizationGap,
+                            Hysteresis hysteresis) {
+        public static Straggler defaults() {
+            return new Straggler(Duration.ofMinutes(5), 1.20, 0.85, 0.25,
+                    new Hysteresis(Duration.ofMinutes(2), Duration.ofMinutes(3)));
+        }
+    }
+
+    /**
+     * @param reportGapMultiple no step report for this many expected report gaps …
+     * @param minSilence        … and at least this long: warning (twice that: critical)
+     */
+    public record Stalled(double reportGapMultiple, Duration minSilence, Hysteresis hysteresis) {
+        public static Stalled defaults() {
+            return new Stalled(5.0, Duration.ofMinutes(2), new Hysteresis(Duration.ZERO, Duration.ZERO));
+        }
+    }
+
+    /**
+     * @param critical      XIDs that mean hardware or driver trouble: page
+     * @param warning       XIDs worth a look
+     * @param application   XIDs caused by the program (illegal address, MMU fault): warning, never page
+     * @param informational XIDs that are not raised at all
+     * @param clearAfter    an XID anomaly stays active this long after the newest XID
+     */
+    public record XidError(Set<Long> critical, Set<Long> warning, Set<Long> application, Set<Long> informational,
+                           Duration clearAfter, Hysteresis hysteresis) {
+        public static XidError defaults() {
+            return new XidError(Set.of(48L, 62L, 64L, 74L, 79L, 95L, 119L, 120L), Set.of(94L),
+                    Set.of(13L, 31L, 43L), Set.of(63L, 92L), Duration.ofMinutes(30),
+                    new Hysteresis(Duration.ZERO, Duration.ZERO));
+        }
+    }
+
+    /**
+     * @param missedIntervals   no batch for this many of the agent's polling intervals …
+     * @param minSilence        … and at least this long
+     * @param defaultInterval   interval assumed when the agent does not report its own
+     */
+    public record AgentLost(double missedIntervals, Duration minSilence, Duration defaultInterval,
+                            Hysteresis hysteresis) {
+        public static AgentLost defaults() {
+            return new AgentLost(10, Duration.ofSeconds(30), Duration.ofSeconds(1),
+                    new Hysteresis(Duration.ZERO, Duration.ZERO));
+        }
+    }
+}

@@ -1,0 +1,52 @@
+package dev.trainwatch.collector.detect;
+
+import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.protocol.RunSpec;
+import java.util.List;
+import java.util.OptionalInt;
+
+/**
+ * Everything a {@link Detector} may look at for one run at one evaluation. Built by the run state under its
+ * lock; valid only for the duration of the evaluation.
+ */
+public interface RunContext {
+
+    String runId();
+
+    /** Unix seconds now, from the injected clock. */
+    double now();
+
+    /** The spec as resolved by the estimator, null before one is registered. */
+    RunSpec spec();
+
+    /** The estimate, null before a spec is registered. */
+    Estimate estimate();
+
+    StepSeries steps();
+
+    /** The run's GPUs (attributed by agents), each with its window. */
+    List<GpuSeries> gpus();
+
+    /** XID errors on the run's GPUs within the window (informational ones included). */
+    List<XidRecord> xids();
+
+    /** The agents on the run's hosts. */
+    List<AgentStatus> agents();
+
+    /** The estimate of a variant of the run's spec; null when the estimator refuses it. */
+    Estimate whatIf(RunSpec variant);
+
+    /** Pixels per latent cell of the run's model (8 for SD/SDXL VAE, 32 for DC-AE), when known. */
+    OptionalInt latentDownsample();
+
+    /** Whether an anomaly of {@code kind} is active on the run (detectors defer to one another). */
+    boolean isActive(AnomalyKind kind);
+
+    /** An XID seen on one of the run's GPUs. */
+    record XidRecord(double ts, String host, String gpuUuid, long xid) {
+    }
+
+    /** An agent's liveness. {@code intervalSeconds} is its polling interval (null when it did not say). */
+    record AgentStatus(String agentId, String host, double lastSeenTs, Double intervalSeconds) {
+    }
+}

@@ -1,0 +1,54 @@
+package dev.trainwatch.collector.detect;
+
+/**
+ * A run's rolling window of step reports, oldest first. Absent values are {@code NaN} (or -1 for
+ * {@link #rank}, {@link #bucketHeight}, {@link #bucketWidth}). Read it only inside a {@link RunContext}
+ * evaluation.
+ */
+public interface StepSeries {
+
+    int size();
+
+    /** Unix seconds when the report arrived or was stamped. */
+    double ts(int i);
+
+    long step(int i);
+
+    /** Seconds per step (mean over the report's interval). */
+    double timeS(int i);
+
+    double dataTimeS(int i);
+
+    double modelTimeS(int i);
+
+    double lmTimeS(int i);
+
+    double vaeTimeS(int i);
+
+    /** Steps the report averages over (1 when not said). */
+    int intervalSteps(int i);
+
+    /** Samples per step across all ranks, NaN when unknown. */
+    double samples(int i);
+
+    int rank(int i);
+
+    int bucketHeight(int i);
+
+    int bucketWidth(int i);
+
+    /** Index of the first report with {@code ts >= fromTs}. */
+    default int firstIndexAtOrAfter(double fromTs) {
+        int lo = 0;
+        int hi = size();
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (ts(mid) < fromTs) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+}

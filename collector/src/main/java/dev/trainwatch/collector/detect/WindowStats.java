@@ -1,0 +1,234 @@
+package dev.trainwatch.collector.detect;
+
+import java.util.Arrays;
+
+/**
+ * Statistics over windows, shared by the detectors and the run view so both say the same numbers. Pure
+ * functions; NaN means "no data".
+ */
+public final class WindowStats {
+
+    private WindowStats() {
+    }
+
+    /** Step reports at or after {@code fromTs}. */
+    public static int reports(StepSeries s, double fromTs) {
+        return s.size() - s.firstIndexAtOrAfter(fromTs);
+    }
+
+    /** Median seconds per step over the reports at or after {@code fromTs}. */
+    public static double medianStepSeconds(StepSeries s, double fromTs) {
+        int from = s.firstIndexAtOrAfter(fromTs);
+        int n = s.size() - from;
+        if (n <= 0) {
+            return Double.NaN;
+        }
+        double[] v = new double[n];
+        for (int i = 0; i < n; i++) {
+            v[i] = s.timeS(from + i);
+        }
+        return median(v);
+    }
+
+    /** Median of the values (NaN when empty). Sorts a copy. */
+    public static double median(double[] values) {
+        if (values.length == 0) {
+            return Double.NaN;
+        }
+        double[] v = values.clone();
+        Arrays.sort(v);
+        int m = v.length / 2;
+        return v.length % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
+    }
+
+    /** Which part of the step a ratio is about. */
+    public enum StepPart { DATA, TEXT_ENCODER, VAE }
+
+    /**
+     * Share of step time spent in {@code part}, weighted by the steps each report covers, over the reports at or
+     * after {@code fromTs} that carry it; NaN when none does.
+     */
+    public static double stepShare(StepSeries s, double fromTs, StepPart part) {
+        double partSum = 0;
+        double timeSum = 0;
+        for (int i = s.firstIndexAtOrAfter(fromTs); i < s.size(); i++) {
+            double p = switch (part) {
+                case DATA -> s.dataTimeS(i);
+                case TEXT_ENCODER -> s.lmTimeS(i);
+                case VAE -> s.vaeTimeS(i);
+            };
+            double t = s.timeS(i);
+            if (Double.isNaN(p) || !(t > 0)) {
+                continue;
+            }
+            partSum += Math.min(p, t) * s.intervalSteps(i);
+            timeSum += t * s.intervalSteps(i);
+        }
+        return timeSum > 0 ? partSum / timeSum : Double.NaN;
+    }
+
+    /** Median samples per step reported (all ranks), NaN when the reports do not say. */
+    public static double medianSamplesPerStep(StepSeries s, double fromTs) {
+        int from = s.firstIndexAtOrAfter(fromTs);
+        double[] v = new double[s.size() - from];
+        int n = 0;
+        for (int i = from; i < s.size(); i++) {
+            if (!Double.isNaN(s.samples(i))) {
+                v[n++] = s.samples(i);
+            }
+        }
+        return median(Arrays.copyOf(v, n));
+    }
+
+    /**
+     * The gap expected between two step reports: the median gap seen, or the newest report's steps × seconds
+     * per step, whichever is larger (a log printed every 20 steps reports every 20 step times).
+     */
+    public static double expectedReportGapSeconds(StepSeries s) {
+        int n = s.size();
+        if (n == 0) {
+            return Double.NaN;
+        }
+        double byInterval = s.intervalSteps(n - 1) * s.timeS(n - 1);
+        if (n < 3) {
+            return byInterval;
+        }
+        double[] gaps = new double[n - 1];
+        for (int i = 1; i < n; i++) {
+            gaps[i - 1] = s.ts(i) - s.ts(i - 1);
+        }
+        return Math.max(median(gaps), byInterval);
+    }
+
+    /** Mean utilisation of the entries at or after {@code fromTs}. */
+    public static double meanUtilization(GpuSeries g, double fromTs) {
+        double sum = 0;
+        int n = 0;
+        for (int i = g.firstIndexAtOrAfter(fromTs); i < g.size(); i++) {
+            double u = g.utilizationRatio(i);
+            if (!Double.isNaN(u)) {
+                sum += u;
+                n++;
+            }
+        }
+        return n > 0 ? sum / n : Double.NaN;
+    }
+
+    /** Mean SM clock over its maximum for the entries at or after {@code fromTs}. */
+    public static double meanSmClockRatio(GpuSeries g, double fromTs) {
+        double sum = 0;
+        int n = 0;
+        for (int i = g.firstIndexAtOrAfter(fromTs); i < g.size(); i++) {
+            double c = g.smClockHz(i);
+            double m = g.smClockMaxHz(i);
+            if (!Double.isNaN(c) && m > 0) {
+                sum += Math.min(1.0, c / m);
+                n++;
+            }
+        }
+        return n > 0 ? sum / n : Double.NaN;
+    }
+
+    /** Largest memory in use at or after {@code fromTs}. */
+    public static double maxMemory(GpuSeries g, double fromTs) {
+        double max = Double.NaN;
+        for (int i = g.firstIndexAtOrAfter(fromTs); i < g.size(); i++) {
+            double m = g.memoryUsedBytes(i);
+            if (!Double.isNaN(m) && (Double.isNaN(max) || m > max)) {
+                max = m;
+            }
+        }
+        return max;
+    }
+
+    /** Newest memory reading. */
+    public static double latestMemory(GpuSeries g) {
+        for (int i = g.size() - 1; i >= 0; i--) {
+            if (!Double.isNaN(g.memoryUsedBytes(i))) {
+                return g.memoryUsedBytes(i);
+            }
+        }
+        return Double.NaN;
+    }
+
+    /**
+     * Seconds the GPU has been idle up to its newest entry: the span of the trailing run of entries whose
+     * utilisation is at or below {@code idleRatio}. 0 when the newest entry is busy or unknown.
+     */
+    public static double idleSeconds(GpuSeries g, double idleRatio) {
+        int n = g.size();
+        if (n == 0) {
+            return 0;
+        }
+        int i = n - 1;
+        while (i >= 0 && g.utilizationRatio(i) <= idleRatio) {
+            i--;
+        }
+        if (i == n - 1) {
+            return 0;
+        }
+        // The idle run started after entry i (busy) ended, i.e. about at entry i+1.
+        return g.ts(n - 1) - g.ts(i + 1);
+    }
+
+    /** A least-squares line through (ts, memory) points. */
+    public record Trend(double slopePerSecond, double intercept, double r2, double spanSeconds, int points,
+                        double lastTs, double lastValue) {
+
+        /** Seconds until the line reaches {@code level} from the newest point; infinite when it never does. */
+        public double secondsUntil(double level) {
+            if (!(slopePerSecond > 0)) {
+                return Double.POSITIVE_INFINITY;
+            }
+            double fitted = intercept + slopePerSecond * lastTs;
+            return Math.max(0, (level - Math.max(fitted, lastValue)) / slopePerSecond);
+        }
+    }
+
+    /** Memory trend over the entries at or after {@code fromTs}; null with fewer than 3 points. */
+    public static Trend memoryTrend(GpuSeries g, double fromTs) {
+        int from = g.firstIndexAtOrAfter(fromTs);
+        int n = 0;
+        double t0 = Double.NaN;
+        double sx = 0;
+        double sy = 0;
+        double sxx = 0;
+        double sxy = 0;
+        double syy = 0;
+        double firstTs = Double.NaN;
+        double lastTs = Double.NaN;
+        double lastValue = Double.NaN;
+        for (int i = from; i < g.size(); i++) {
+            double y = g.memoryUsedBytes(i);
+            if (Double.isNaN(y)) {
+                continue;
+            }
+            if (Double.isNaN(t0)) {
+                t0 = g.ts(i);
+                firstTs = t0;
+            }
+            double x = g.ts(i) - t0; // centred near 0 so the sums keep their precision
+            n++;
+            sx += x;
+            sy += y;
+            sxx += x * x;
+            sxy += x * y;
+            syy += y * y;
+            lastTs = g.ts(i);
+            lastValue = y;
+        }
+        if (n < 3) {
+            return null;
+        }
+        double vx = sxx - sx * sx / n;
+        double vy = syy - sy * sy / n;
+        double cxy = sxy - sx * sy / n;
+        if (vx <= 0) {
+            return null;
+        }
+        double slope = cxy / vx;
+        double interceptAtT0 = (sy - slope * sx) / n;
+        double r2 = vy > 0 ? (cxy * cxy) / (vx * vy) : 0;
+        return new Trend(slope, interceptAtT0 - slope * t0, r2, lastTs - firstTs, n, lastTs, lastValue);
+    }
+}

@@ -1,0 +1,26 @@
+package dev.trainwatch.collector.state;
+
+import dev.trainwatch.protocol.AgentHealth;
+
+/** One agent: de-duplication and liveness. Guarded by the fleet's lock. */
+final class AgentState {
+
+    final String agentId;
+    String host;
+    long lastSeq = Long.MIN_VALUE;
+    double lastSeen;
+    AgentHealth health;
+    int gpuCount;
+    long batches;
+    long duplicates;
+    boolean lost;
+
+    AgentState(String agentId) {
+        this.agentId = agentId;
+    }
+
+    Double intervalSeconds() {
+        return health != null && health.intervalSeconds() != null && health.intervalSeconds() > 0
+                ? health.intervalSeconds() : null;
+    }
+}

@@ -1,0 +1,20 @@
+package dev.trainwatch.collector.state;
+
+import dev.trainwatch.protocol.AgentHealth;
+
+/**
+ * One agent as the collector knows it. Immutable snapshot.
+ *
+ * @param agentId     agent id
+ * @param host        node
+ * @param lastSeq     newest batch sequence number applied
+ * @param lastSeenTs  unix seconds (collector clock) of its newest batch
+ * @param health      the agent's self-report from its newest batch
+ * @param gpuCount    GPUs in its newest batch
+ * @param batches     batches applied since the collector started
+ * @param duplicates  replayed batches ignored
+ * @param lost        no batch for longer than the agent_lost threshold
+ */
+public record AgentView(String agentId, String host, long lastSeq, double lastSeenTs, AgentHealth health,
+                        int gpuCount, long batches, long duplicates, boolean lost) {
+}

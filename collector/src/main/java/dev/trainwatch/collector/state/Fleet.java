@@ -1,0 +1,1021 @@
+package dev.trainwatch.collector.state;
+
+import dev.trainwatch.collector.detect.Anomaly;
+import dev.trainwatch.collector.detect.AnomalyKind;
+import dev.trainwatch.collector.detect.AnomalyTracker;
+import dev.trainwatch.collector.detect.AnomalyTracker.Transition;
+import dev.trainwatch.collector.detect.Detector;
+import dev.trainwatch.collector.detect.DetectorSettings;
+import dev.trainwatch.collector.detect.Detectors;
+import dev.trainwatch.collector.detect.GpuSeries;
+import dev.trainwatch.collector.detect.RunContext;
+import dev.trainwatch.collector.detect.StepSeries;
+import dev.trainwatch.collector.detect.WindowStats;
+import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.estimator.Estimator;
+import dev.trainwatch.estimator.InvalidSpecException;
+import dev.trainwatch.protocol.AgentBatch;
+import dev.trainwatch.protocol.AgentEvent;
+import dev.trainwatch.protocol.GpuSample;
+import dev.trainwatch.protocol.RankInfo;
+import dev.trainwatch.protocol.RunAttribution;
+import dev.trainwatch.protocol.RunSpec;
+import dev.trainwatch.protocol.StepEvent;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+
+/**
+ * The collector's in-memory picture of the fleet: GPUs (keyed by UUID), agents, runs, their rolling windows,
+ * the comparison with the estimate and the anomalies. Plain Java; time comes from the injected {@link Clock}.
+ *
+ * <p>Threading: every public method is thread-safe. State changes happen under one internal lock (each call is
+ * short: O(samples in the call), detectors run at most once per {@code evaluateEvery} per run on ingest).
+ * Listeners are called after the lock is released, in order, never concurrently (see {@link FleetListener}).
+ * Views returned are immutable snapshots.
+ *
+ * <p>Lifecycle: a run appears when an agent attributes GPUs to it, when steps are pushed for it, or when its spec
+ * is registered, whichever comes first; the comparison starts once a spec is registered. It ends when every agent
+ * that attributed it reports it ended, or on {@link #endRun}; ended runs stay visible for
+ * {@code endedRunRetention}. The number of runs, GPUs and agents is capped ({@link FleetSettings}).
+ *
+ * <p>Input: the HTTP edge validates requests and answers 4xx; the fleet is still defensive: it ignores
+ * non-finite or negative readings (absent), step reports without a positive time, and entries without ids.
+ */
+public final class Fleet {
+
+    private static final System.Logger LOG = System.getLogger(Fleet.class.getName());
+    /** Utilisation at or below this counts as idle (the agent's idle threshold, 5%). */
+    static final double IDLE_RATIO = 0.05;
+    /** Views report utilisation and clocks over this recent span. */
+    static final double RECENT_SECONDS = 60;
+    /** Attribution entries per host that are believed (a node has at most a few dozen GPUs). */
+    private static final int MAX_GPUS_PER_HOST_PART = 64;
+    /** onRunChanged at most this often per run while data flows. */
+    private static final double CHANGE_NOTIFY_SECONDS = 60;
+
+    private final Predictor predictor;
+    private final Clock clock;
+    private final FleetSettings settings;
+    private final DetectorSettings detectorSettings;
+    private final List<Detector> detectors;
+    private final double windowSeconds;
+
+    private final Object lock = new Object();
+    private final Map<String, RunState> runs = new HashMap<>();
+    private final Map<String, GpuState> gpus = new HashMap<>();
+    private final Map<String, AgentState> agents = new HashMap<>();
+
+    private final List<FleetListener> listeners = new CopyOnWriteArrayList<>();
+    private final ConcurrentLinkedQueue<Consumer<FleetListener>> outbox = new ConcurrentLinkedQueue<>();
+    private final Object dispatchLock = new Object();
+
+    public Fleet(Predictor predictor, Clock clock, FleetSettings settings, DetectorSettings detectorSettings) {
+        this.predictor = Objects.requireNonNull(predictor, "predictor");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.settings = Objects.requireNonNull(settings, "settings");
+        this.detectorSettings = Objects.requireNonNull(detectorSettings, "detectorSettings");
+        this.detectors = Detectors.all(detectorSettings);
+        this.windowSeconds = settings.window().toMillis() / 1000.0;
+    }
+
+    /** A fleet with default limits and thresholds over the real estimator. */
+    public static Fleet create(Estimator estimator, Clock clock) {
+        return new Fleet(Predictor.of(estimator), clock, FleetSettings.defaults(), DetectorSettings.defaults());
+    }
+
+    public FleetSettings settings() {
+        return settings;
+    }
+
+    public DetectorSettings detectorSettings() {
+        return detectorSettings;
+    }
+
+    public void addListener(FleetListener listener) {
+        listeners.add(Objects.requireNonNull(listener));
+    }
+
+    public void removeListener(FleetListener listener) {
+        listeners.remove(listener);
+    }
+
+    // ------------------------------------------------------------------ input
+
+    /**
+     * Registers (or replaces) a run's spec and prices it. When the spec names no GPU and the run's GPUs are
+     * already known, the GPU is taken from their NVML name; when it names no data-parallel size, the number of
+     * attributed GPUs is used.
+     *
+     * @return the run after registration, with its estimate
+     * @throws InvalidSpecException when the estimator cannot price the spec (the run is left unchanged); the
+     *                              HTTP edge answers 422 with its message
+     */
+    public RunView putSpec(String runId, RunSpec spec) {
+        requireId(runId);
+        Objects.requireNonNull(spec, "spec");
+        try {
+            synchronized (lock) {
+                double now = now();
+                RunState existing = runs.get(runId);
+                RunSpec filled = existing == null ? spec : fillFromObservation(existing, spec);
+                Estimate estimate = predictor.estimate(filled); // may throw: nothing changed yet
+                RunState run = runOrCreate(runId, now);
+                run.registeredSpec = spec;
+                run.estimate = estimate;
+                run.gpuFilledFromObservation = spec.gpu() == null && filled.gpu() != null;
+                run.lastSeen = now;
+                notifyChanged(run, now);
+                evaluate(run, now);
+                return view(run, now);
+            }
+        } finally {
+            dispatch();
+        }
+    }
+
+    /**
+     * Applies an agent batch: GPU samples, run attribution, events.
+     *
+     * @return {@link IngestResult#DUPLICATE} when this agent's {@code seq} was already applied (a replay)
+     * @throws IllegalArgumentException when {@code agent_id} or {@code host} is missing
+     */
+    public IngestResult ingestBatch(AgentBatch batch) {
+        Objects.requireNonNull(batch, "batch");
+        if (batch.agentId() == null || batch.agentId().isBlank() || batch.host() == null || batch.host().isBlank()) {
+            throw new IllegalArgumentException("agent_id and host are required");
+        }
+        try {
+            synchronized (lock) {
+                return applyBatch(batch, now());
+            }
+        } finally {
+            dispatch();
+        }
+    }
+
+    /**
+     * Records step reports of a run. A run not seen before is created: a training script may push steps before
+     * (or without) registering a spec. Reports without a positive, finite {@code time_s} or without {@code step}
+     * are skipped; a report without {@code ts} is stamped now; a {@code ts} in the future is clamped to now.
+     */
+    public void ingestSteps(String runId, List<StepEvent> steps) {
+        requireId(runId);
+        Objects.requireNonNull(steps, "steps");
+        try {
+            synchronized (lock) {
+                double now = now();
+                RunState run = runOrCreate(runId, now);
+                for (StepEvent e : steps) {
+                    if (e == null || e.step() == null || e.step() < 0 || e.timeS() == null
+                            || !Double.isFinite(e.timeS()) || e.timeS() <= 0) {
+                        continue;
+                    }
+                    double ts = stamp(e.ts(), now);
+                    run.steps.add(e, ts);
+                    if (e.step() >= run.lastStep) {
+                        run.lastStep = e.step();
+                        run.lastStepTs = ts;
+                    }
+                    if (e.bucketHeight() != null && e.bucketWidth() != null && e.bucketHeight() > 0
+                            && e.bucketWidth() > 0) {
+                        long cells = (long) e.bucketHeight() * e.bucketWidth();
+                        if (cells > run.largestBucketCells) {
+                            run.largestBucketCells = (int) Math.min(Integer.MAX_VALUE, cells);
+                            run.largestBucketHeight = e.bucketHeight();
+                            run.largestBucketWidth = e.bucketWidth();
+                        }
+                    }
+                }
+                run.lastSeen = now;
+                run.dirty = true;
+                maybeEvaluate(run, now);
+            }
+        } finally {
+            dispatch();
+        }
+    }
+
+    /** Marks a run ended (e.g. {@code trainwatch run} saw its command exit). Empty when the run is unknown. */
+    public Optional<RunView> endRun(String runId) {
+        try {
+            synchronized (lock) {
+                RunState run = runs.get(runId);
+                if (run == null) {
+                    return Optional.empty();
+                }
+                double now = now();
+                end(run, now);
+                return Optional.of(view(run, now));
+            }
+        } finally {
+            dispatch();
+        }
+    }
+
+    /** Labels a run as part of the bundled synthetic demo (shown as such on the page and in the API). */
+    public void markSynthetic(String runId) {
+        requireId(runId);
+        synchronized (lock) {
+            runOrCreate(runId, now()).synthetic = true;
+        }
+    }
+
+    /**
+     * Puts back a run the history kept (after a restart): spec, counters and anomalies. Active anomalies come
+     * back active without listeners being told again; they resolve normally when their condition stays absent.
+     * An invalid spec is kept without an estimate. Does nothing when the run is already tracked.
+     */
+    public void restoreRun(RunSummary summary) {
+        Objects.requireNonNull(summary, "summary");
+        requireId(summary.runId());
+        synchronized (lock) {
+            if (runs.containsKey(summary.runId())) {
+                return;
+            }
+            double now = now();
+            RunState run = runOrCreate(summary.runId(), Math.min(now, summary.firstSeenTs()));
+            run.registeredSpec = summary.spec();
+            if (summary.spec() != null) {
+                try {
+                    run.estimate = predictor.estimate(summary.spec());
+                } catch (InvalidSpecException e) {
+                    LOG.log(System.Logger.Level.WARNING, "restored run {0}: spec not priced: {1}",
+                            summary.runId(), e.getMessage());
+                }
+            }
+            run.lastSeen = summary.lastSeenTs() != null ? summary.lastSeenTs() : run.firstSeen;
+            if (summary.lastStep() != null) {
+                run.lastStep = summary.lastStep();
+                run.lastStepTs = summary.lastStepTs() != null ? summary.lastStepTs() : Double.NaN;
+            }
+            if (summary.peakMemoryBytes() != null) {
+                run.peakMemory = summary.peakMemoryBytes();
+            }
+            run.synthetic = Boolean.TRUE.equals(summary.synthetic());
+            run.ended = summary.ended();
+            run.endedAt = summary.endedAt() != null ? summary.endedAt() : Double.NaN;
+            if (summary.anomalies() != null) {
+                run.tracker.restore(summary.anomalies().stream()
+                        .filter(a -> !summary.ended() || !a.active()).toList(), now);
+            }
+            run.lastChangeNotified = now;
+        }
+    }
+
+    /**
+     * Re-evaluates what depends on time passing (stalled runs, lost agents), forgets ended runs past retention
+     * and sends due {@code onRunChanged}. Call it every second or so.
+     */
+    public void tick() {
+        try {
+            synchronized (lock) {
+                double now = now();
+                updateAgentLiveness(now);
+                List<RunState> expired = new ArrayList<>();
+                for (RunState run : runs.values()) {
+                    if (run.ended) {
+                        if (now - run.endedAt > settings.endedRunRetention().toMillis() / 1000.0) {
+                            expired.add(run);
+                        }
+                        continue;
+                    }
+                    evaluate(run, now);
+                    if (run.dirty && now - run.lastChangeNotified >= CHANGE_NOTIFY_SECONDS) {
+                        notifyChanged(run, now);
+                    }
+                }
+                for (RunState run : expired) {
+                    forget(run);
+                }
+            }
+        } finally {
+            dispatch();
+        }
+    }
+
+    // ------------------------------------------------------------------ views
+
+    /** All tracked runs, newest first. */
+    public List<RunView> runs() {
+        synchronized (lock) {
+            double now = now();
+            return runs.values().stream()
+                    .sorted(Comparator.comparingDouble((RunState r) -> r.firstSeen).reversed()
+                            .thenComparing(r -> r.runId))
+                    .map(r -> view(r, now)).toList();
+        }
+    }
+
+    public Optional<RunView> run(String runId) {
+        synchronized (lock) {
+            RunState run = runId == null ? null : runs.get(runId);
+            return run == null ? Optional.empty() : Optional.of(view(run, now()));
+        }
+    }
+
+    /** Summary of one run, as the history keeps it. */
+    public Optional<RunSummary> summary(String runId) {
+        synchronized (lock) {
+            RunState run = runId == null ? null : runs.get(runId);
+            return run == null ? Optional.empty() : Optional.of(summarize(run, now()));
+        }
+    }
+
+    /** All tracked GPUs, by host then index. */
+    public List<GpuView> gpus() {
+        synchronized (lock) {
+            List<GpuView> out = new ArrayList<>(gpus.size());
+            for (GpuState g : gpus.values()) {
+                if (g.latest == null) {
+                    continue;
+                }
+                Map<String, Long> xids = new LinkedHashMap<>();
+                g.xidCounts.forEach((k, v) -> xids.put(Long.toString(k), v));
+                out.add(new GpuView(g.window.uuid(), g.window.host(), g.runId, g.latest, xids, g.lastSeen,
+                        WindowStats.idleSeconds(g.window, IDLE_RATIO)));
+            }
+            out.sort(Comparator.comparing(GpuView::host).thenComparingInt(v -> v.latest().index())
+                    .thenComparing(GpuView::uuid));
+            return out;
+        }
+    }
+
+    public List<AgentView> agents() {
+        synchronized (lock) {
+            List<AgentView> out = new ArrayList<>(agents.size());
+            for (AgentState a : agents.values()) {
+                out.add(new AgentView(a.agentId, a.host, a.lastSeq, a.lastSeen, a.health, a.gpuCount, a.batches,
+                        a.duplicates, a.lost));
+            }
+            out.sort(Comparator.comparing(AgentView::host).thenComparing(AgentView::agentId));
+            return out;
+        }
+    }
+
+    // ------------------------------------------------------------------ internals
+
+    private IngestResult applyBatch(AgentBatch batch, double now) {
+        AgentState agent = agents.get(batch.agentId());
+        if (agent != null && batch.seq() <= agent.lastSeq) {
+            agent.duplicates++;
+            return IngestResult.DUPLICATE;
+        }
+        if (agent == null) {
+            evictIfFull(agents, settings.maxAgents(), a -> a.lastSeen);
+            agent = new AgentState(batch.agentId());
+            agents.put(batch.agentId(), agent);
+        }
+        agent.host = batch.host();
+        agent.lastSeq = batch.seq();
+        agent.lastSeen = now;
+        agent.lost = false;
+        agent.batches++;
+        if (batch.health() != null) {
+            agent.health = batch.health();
+        }
+        Set<RunState> touched = new java.util.LinkedHashSet<>();
+        int gpuCount = 0;
+        if (batch.gpus() != null) {
+            for (GpuSample s : batch.gpus()) {
+                if (s == null || s.uuid() == null || s.uuid().isBlank()) {
+                    continue;
+                }
+                gpuCount++;
+                GpuState g = gpuOrCreate(s.uuid(), now);
+                g.window.host = batch.host();
+                g.window.add(s, stamp(s.ts(), now));
+                g.window.trim(now);
+                g.latest = s;
+                g.lastSeen = now;
+                if (g.runId != null) {
+                    RunState run = runs.get(g.runId);
+                    if (run != null) {
+                        double used = s.memoryUsedBytes() != null && s.memoryUsedBytes() >= 0
+                                ? s.memoryUsedBytes() : Double.NaN;
+                        if (!Double.isNaN(used) && !(used <= run.peakMemory)) {
+                            run.peakMemory = used;
+                        }
+                        touched.add(run);
+                    }
+                }
+            }
+        }
+        agent.gpuCount = gpuCount;
+        if (batch.runs() != null) {
+            for (RunAttribution a : batch.runs()) {
+                if (a == null || a.runId() == null || a.runId().isBlank()) {
+                    continue;
+                }
+                RunState run = attribute(a, batch.host(), now);
+                if (run != null) {
+                    touched.add(run);
+                }
+            }
+        }
+        if (batch.events() != null) {
+            for (AgentEvent e : batch.events()) {
+                applyEvent(e, batch.host(), now, touched);
+            }
+        }
+        for (RunState run : touched) {
+            run.dirty = true;
+            if (!run.ended) {
+                maybeEvaluate(run, now);
+            }
+        }
+        return IngestResult.ACCEPTED;
+    }
+
+    private RunState attribute(RunAttribution a, String host, double now) {
+        RunState run = runOrCreate(a.runId(), now);
+        RunState.HostPart part = run.hosts.computeIfAbsent(host, h -> new RunState.HostPart());
+        Set<String> previous = Set.copyOf(part.gpuUuids);
+        part.gpuUuids.clear();
+        part.ranksByGpu.clear();
+        if (a.gpuUuids() != null) {
+            for (String uuid : a.gpuUuids()) {
+                if (uuid != null && !uuid.isBlank() && part.gpuUuids.size() < MAX_GPUS_PER_HOST_PART) {
+                    part.gpuUuids.add(uuid);
+                }
+            }
+        }
+        if (a.ranks() != null) {
+            for (RankInfo r : a.ranks()) {
+                if (r == null || r.rank() == null || r.gpuUuids() == null) {
+                    continue;
+                }
+                for (String uuid : r.gpuUuids()) {
+                    if (part.gpuUuids.contains(uuid)) {
+                        part.ranksByGpu.computeIfAbsent(uuid, u -> new ArrayList<>()).add(r.rank());
+                    }
+                }
+            }
+        }
+        for (String uuid : previous) {
+            GpuState g = gpus.get(uuid);
+            if (g != null && a.runId().equals(g.runId) && !part.gpuUuids.contains(uuid)) {
+                g.runId = null;
+            }
+        }
+        for (String uuid : part.gpuUuids) {
+            GpuState g = gpus.get(uuid);
+            if (g != null) {
+                g.runId = a.runId();
+                double peak = WindowStats.maxMemory(g.window, Double.NEGATIVE_INFINITY);
+                if (!Double.isNaN(peak) && !(peak <= run.peakMemory)) {
+                    run.peakMemory = peak;
+                }
+            }
+        }
+        run.lastSeen = now;
+        maybeFillGpu(run);
+        if (Boolean.TRUE.equals(a.ended())) {
+            part.ended = true;
+            if (!run.ended && run.hosts.values().stream().allMatch(p -> p.ended)) {
+                end(run, now);
+            }
+            return null;
+        }
+        part.ended = false;
+        if (run.ended) {
+            // The same run id is running again (e.g. a requeued Slurm job): reopen it.
+            run.ended = false;
+            run.endedAt = Double.NaN;
+            notifyChanged(run, now);
+        }
+        return run;
+    }
+
+    private void applyEvent(AgentEvent e, String host, double now, Set<RunState> touched) {
+        if (e == null || e.kind() == null) {
+            return;
+        }
+        switch (e.kind()) {
+            case "xid" -> {
+                if (e.xid() == null || e.gpuUuid() == null) {
+                    return;
+                }
+                GpuState g = gpus.get(e.gpuUuid());
+                if (g == null) {
+                    g = gpuOrCreate(e.gpuUuid(), now);
+                    g.window.host = host;
+                }
+                g.addXid(new RunContext.XidRecord(stamp(e.ts(), now), host, e.gpuUuid(), e.xid()));
+                if (g.runId != null && runs.containsKey(g.runId)) {
+                    touched.add(runs.get(g.runId));
+                }
+            }
+            case "gpu_lost" -> {
+                GpuState g = e.gpuUuid() == null ? null : gpus.get(e.gpuUuid());
+                if (g != null) {
+                    g.window.lost = true;
+                    if (g.runId != null && runs.containsKey(g.runId)) {
+                        touched.add(runs.get(g.runId));
+                    }
+                }
+            }
+            case "run_ended" -> {
+                RunState run = e.runId() == null ? null : runs.get(e.runId());
+                if (run != null) {
+                    RunState.HostPart part = run.hosts.computeIfAbsent(host, h -> new RunState.HostPart());
+                    part.ended = true;
+                    if (!run.ended && run.hosts.values().stream().allMatch(p -> p.ended)) {
+                        end(run, now);
+                    }
+                }
+            }
+            default -> {
+                // read_error and kinds of newer agents: counted by the agent's own health, nothing to track here
+            }
+        }
+    }
+
+    private void end(RunState run, double now) {
+        if (run.ended) {
+            return;
+        }
+        run.ended = true;
+        run.endedAt = now;
+        for (Transition t : run.tracker.resolveAll(now)) {
+            publish(run.runId, t);
+        }
+        RunSummary summary = summarize(run, now);
+        outbox.add(l -> l.onRunEnded(summary));
+    }
+
+    private void forget(RunState run) {
+        runs.remove(run.runId);
+        for (String uuid : run.gpuUuids()) {
+            GpuState g = gpus.get(uuid);
+            if (g != null && run.runId.equals(g.runId)) {
+                g.runId = null;
+            }
+        }
+    }
+
+    private void updateAgentLiveness(double now) {
+        DetectorSettings.AgentLost s = detectorSettings.agentLost();
+        for (AgentState a : agents.values()) {
+            double interval = a.intervalSeconds() != null ? a.intervalSeconds()
+                    : s.defaultInterval().toMillis() / 1000.0;
+            double limit = Math.max(s.minSilence().toMillis() / 1000.0, s.missedIntervals() * interval);
+            a.lost = now - a.lastSeen > limit;
+        }
+    }
+
+    private void maybeEvaluate(RunState run, double now) {
+        if (now - run.lastEvaluated >= settings.evaluateEvery().toMillis() / 1000.0) {
+            evaluate(run, now);
+        }
+        if (run.dirty && now - run.lastChangeNotified >= CHANGE_NOTIFY_SECONDS) {
+            notifyChanged(run, now);
+        }
+    }
+
+    private void evaluate(RunState run, double now) {
+        run.lastEvaluated = now;
+        if (run.ended) {
+            return;
+        }
+        run.steps.trim(now);
+        Evaluation ctx = new Evaluation(run, now);
+        for (Detector d : detectors) {
+            Optional<Transition> t;
+            try {
+                t = run.tracker.update(now, d.kind(), d.evaluate(ctx, run.tracker.isActive(d.kind())));
+            } catch (RuntimeException e) {
+                // A detector bug must not stop ingest or the other detectors; it is logged once per evaluation.
+                LOG.log(System.Logger.Level.ERROR, "detector " + d.kind().wireName() + " failed on run "
+                        + run.runId, e);
+                continue;
+            }
+            t.ifPresent(tr -> publish(run.runId, tr));
+        }
+    }
+
+    private void publish(String runId, Transition t) {
+        Anomaly a = t.anomaly();
+        if (t.raised()) {
+            outbox.add(l -> l.onAnomalyRaised(runId, a));
+        } else {
+            outbox.add(l -> l.onAnomalyResolved(runId, a));
+        }
+    }
+
+    private void notifyChanged(RunState run, double now) {
+        run.lastChangeNotified = now;
+        run.dirty = false;
+        RunSummary summary = summarize(run, now);
+        outbox.add(l -> l.onRunChanged(summary));
+    }
+
+    /** Delivers queued notifications outside the state lock, in order, one thread at a time. */
+    private void dispatch() {
+        if (outbox.isEmpty()) {
+            return;
+        }
+        synchronized (dispatchLock) {
+            Consumer<FleetListener> call;
+            while ((call = outbox.poll()) != null) {
+                for (FleetListener l : listeners) {
+                    try {
+                        call.accept(l);
+                    } catch (RuntimeException e) {
+                        LOG.log(System.Logger.Level.ERROR, "fleet listener failed", e);
+                    }
+                }
+            }
+        }
+    }
+
+    private RunState runOrCreate(String runId, double now) {
+        RunState run = runs.get(runId);
+        if (run != null) {
+            return run;
+        }
+        if (runs.size() >= settings.maxRuns()) {
+            evictRun();
+        }
+        run = new RunState(runId, now, new StepWindow(windowSeconds, settings.stepWindowEntries()),
+                new AnomalyTracker(detectorSettings, settings.anomalyHistory()));
+        runs.put(runId, run);
+        run.dirty = true;
+        return run;
+    }
+
+    /** Evicts the run that ended longest ago, else the one seen least recently. */
+    private void evictRun() {
+        RunState victim = null;
+        for (RunState r : runs.values()) {
+            if (victim == null || rank(r) < rank(victim)) {
+                victim = r;
+            }
+        }
+        if (victim != null) {
+            LOG.log(System.Logger.Level.WARNING, "run limit {0} reached: forgetting run {1}", settings.maxRuns(),
+                    victim.runId);
+            forget(victim);
+        }
+    }
+
+    private static double rank(RunState r) {
+        // Ended runs sort before live ones; then older first.
+        return r.ended ? r.endedAt - 1e12 : r.lastSeen;
+    }
+
+    private GpuState gpuOrCreate(String uuid, double now) {
+        GpuState g = gpus.get(uuid);
+        if (g == null) {
+            evictIfFull(gpus, settings.maxGpus(), x -> x.lastSeen);
+            g = new GpuState(new GpuWindow(uuid, windowSeconds, settings.gpuWindowEntries()));
+            g.lastSeen = now;
+            gpus.put(uuid, g);
+        }
+        return g;
+    }
+
+    private static <V> void evictIfFull(Map<String, V> map, int limit, java.util.function.ToDoubleFunction<V> seen) {
+        while (map.size() >= limit) {
+            String oldest = null;
+            double oldestSeen = Double.POSITIVE_INFINITY;
+            for (Map.Entry<String, V> e : map.entrySet()) {
+                double s = seen.applyAsDouble(e.getValue());
+                if (s < oldestSeen) {
+                    oldestSeen = s;
+                    oldest = e.getKey();
+                }
+            }
+            map.remove(oldest);
+        }
+    }
+
+    /** Fills the spec's GPU from the NVML name of the run's GPUs, and its size from their count. */
+    private RunSpec fillFromObservation(RunState run, RunSpec spec) {
+        RunSpec filled = spec;
+        if (spec.gpu() == null) {
+            for (String uuid : run.gpuUuids()) {
+                GpuState g = gpus.get(uuid);
+                if (g != null && g.window.name() != null) {
+                    Optional<String> id = predictor.resolveGpuId(g.window.name());
+                    if (id.isPresent()) {
+                        filled = filled.overriddenBy(withGpu(id.get()));
+                        break;
+                    }
+                }
+            }
+        }
+        return filled;
+    }
+
+    /** A spec registered before the run's GPUs were known gets its GPU once they are. */
+    private void maybeFillGpu(RunState run) {
+        if (run.registeredSpec == null || run.registeredSpec.gpu() != null || run.gpuFilledFromObservation) {
+            return;
+        }
+        RunSpec filled = fillFromObservation(run, run.registeredSpec);
+        if (filled.gpu() == null) {
+            return;
+        }
+        try {
+            run.estimate = predictor.estimate(filled);
+            run.gpuFilledFromObservation = true;
+        } catch (InvalidSpecException e) {
+            run.gpuFilledFromObservation = true; // do not retry on every batch
+            LOG.log(System.Logger.Level.WARNING, "run {0}: spec with observed GPU {1} not priced: {2}",
+                    run.runId, filled.gpu(), e.getMessage());
+        }
+    }
+
+    private static RunSpec withGpu(String gpu) {
+        RunSpec e = RunSpec.empty();
+        return new RunSpec(e.model(), gpu, e.gpus(), e.batch(), e.resolution(), e.height(), e.width(), e.frames(),
+                e.precision(), e.optimizer(), e.gradCheckpointing(), e.ema(), e.features(), e.zero(),
+                e.attention(), e.gradAccumulation(), e.totalSteps());
+    }
+
+    private double now() {
+        return clock.millis() / 1000.0;
+    }
+
+    /** A client timestamp, clamped to now (a skewed agent clock must not put samples in the future). */
+    private static double stamp(Double ts, double now) {
+        return ts == null || !Double.isFinite(ts) || ts <= 0 || ts > now ? now : ts;
+    }
+
+    private static double stamp(double ts, double now) {
+        return !Double.isFinite(ts) || ts <= 0 || ts > now ? now : ts;
+    }
+
+    private static void requireId(String runId) {
+        if (runId == null || runId.isBlank()) {
+            throw new IllegalArgumentException("run id is required");
+        }
+    }
+
+    // ------------------------------------------------------------------ views and summaries
+
+    private List<GpuState> runGpus(RunState run) {
+        List<GpuState> out = new ArrayList<>();
+        for (String uuid : run.gpuUuids()) {
+            GpuState g = gpus.get(uuid);
+            if (g != null) {
+                out.add(g);
+            }
+        }
+        return out;
+    }
+
+    private RunView view(RunState run, double now) {
+        List<GpuState> gs = runGpus(run);
+        ObservedView observed = observed(run, gs, now);
+        ComparisonView comparison = comparison(run, observed);
+        List<RunGpuView> gpuViews = new ArrayList<>(gs.size());
+        double recent = now - RECENT_SECONDS;
+        for (GpuState g : gs) {
+            GpuWindow w = g.window;
+            RunState.HostPart part = run.hosts.get(w.host());
+            List<Integer> ranks = part == null ? List.of() : part.ranksByGpu.getOrDefault(w.uuid(), List.of());
+            gpuViews.add(new RunGpuView(w.uuid(), w.host(), w.index(), w.name(), List.copyOf(ranks),
+                    toLong(WindowStats.latestMemory(w)), toLong(w.memoryTotalBytes()),
+                    toLong(WindowStats.maxMemory(w, Double.NEGATIVE_INFINITY)),
+                    nan(WindowStats.meanUtilization(w, recent)), nan(WindowStats.meanSmClockRatio(w, recent)),
+                    w.lost()));
+        }
+        gpuViews.sort(Comparator.comparing(RunGpuView::host, Comparator.nullsLast(Comparator.naturalOrder()))
+                .thenComparingInt(RunGpuView::index));
+        return new RunView(run.runId, run.estimate != null ? run.estimate.spec() : run.registeredSpec,
+                run.estimate, observed, comparison, run.tracker.snapshot(), gpuViews,
+                List.copyOf(run.hosts.keySet()), run.firstSeen, run.lastSeen, run.ended, nan(run.endedAt),
+                run.synthetic ? Boolean.TRUE : null);
+    }
+
+    private ObservedView observed(RunState run, List<GpuState> gs, double now) {
+        double fromSteps = now - windowSeconds;
+        double recent = now - RECENT_SECONDS;
+        double fullestUsed = Double.NaN;
+        double fullestTotal = Double.NaN;
+        double fullestHeadroom = Double.POSITIVE_INFINITY;
+        double utilSum = 0;
+        int utilN = 0;
+        double power = 0;
+        boolean anyPower = false;
+        for (GpuState g : gs) {
+            double used = WindowStats.latestMemory(g.window);
+            double total = g.window.memoryTotalBytes();
+            if (!Double.isNaN(used)) {
+                double headroom = Double.isNaN(total) ? Double.POSITIVE_INFINITY : total - used;
+                if (Double.isNaN(fullestUsed) || headroom < fullestHeadroom
+                        || (headroom == fullestHeadroom && used > fullestUsed)) {
+                    fullestUsed = used;
+                    fullestTotal = total;
+                    fullestHeadroom = headroom;
+                }
+            }
+            double u = WindowStats.meanUtilization(g.window, recent);
+            if (!Double.isNaN(u)) {
+                utilSum += u;
+                utilN++;
+            }
+            if (g.latest != null && g.latest.powerWatts() != null && Double.isFinite(g.latest.powerWatts())) {
+                power += g.latest.powerWatts();
+                anyPower = true;
+            }
+        }
+        StepSeries steps = run.steps;
+        double stepSeconds = WindowStats.medianStepSeconds(steps, fromSteps);
+        Integer bucketH = null;
+        Integer bucketW = null;
+        if (run.largestBucketCells > 0) {
+            int f = latentDownsample(run).orElse(0);
+            if (f > 0) {
+                bucketH = run.largestBucketHeight * f;
+                bucketW = run.largestBucketWidth * f;
+            }
+        }
+        return new ObservedView(toLong(run.peakMemory), toLong(fullestUsed), toLong(fullestTotal),
+                nan(stepSeconds), nan(WindowStats.stepShare(steps, fromSteps, WindowStats.StepPart.DATA)),
+                nan(WindowStats.stepShare(steps, fromSteps, WindowStats.StepPart.TEXT_ENCODER)),
+                nan(WindowStats.stepShare(steps, fromSteps, WindowStats.StepPart.VAE)),
+                utilN > 0 ? utilSum / utilN : null, nan(samplesPerSecond(run, stepSeconds, fromSteps)),
+                run.lastStep >= 0 ? run.lastStep : null, nan(run.lastStepTs), bucketH, bucketW, gs.size(),
+                anyPower ? power : null);
+    }
+
+    /** Samples per second over all ranks: from the reports' sample counts, else the spec's global batch. */
+    private double samplesPerSecond(RunState run, double stepSeconds, double fromTs) {
+        if (!(stepSeconds > 0)) {
+            return Double.NaN;
+        }
+        double perStep = WindowStats.medianSamplesPerStep(run.steps, fromTs);
+        if (Double.isNaN(perStep) && run.estimate != null && run.estimate.spec() != null) {
+            RunSpec s = run.estimate.spec();
+            if (s.batch() != null) {
+                int dp = s.gpus() != null ? s.gpus() : 1;
+                int accumulation = s.gradAccumulation() != null ? s.gradAccumulation() : 1;
+                perStep = (double) s.batch() * dp * accumulation;
+            }
+        }
+        return perStep / stepSeconds;
+    }
+
+    private ComparisonView comparison(RunState run, ObservedView o) {
+        Estimate e = run.estimate;
+        Long headroom = o.memoryUsedBytes() != null && o.memoryTotalBytes() != null
+                ? o.memoryTotalBytes() - o.memoryUsedBytes() : null;
+        if (e == null) {
+            return new ComparisonView(null, null, null, null, headroom, o.memoryTotalBytes(), null, null, null,
+                    null);
+        }
+        Double stepRatio = o.stepSeconds() != null && e.stepSeconds() > 0 ? o.stepSeconds() / e.stepSeconds() : null;
+        Double memoryRatio = o.peakMemoryBytes() != null && e.peakMemoryBytes() > 0
+                ? (double) o.peakMemoryBytes() / e.peakMemoryBytes() : null;
+        Double throughputRatio = o.samplesPerSecond() != null && e.samplesPerSecond() > 0
+                ? o.samplesPerSecond() / e.samplesPerSecond() : null;
+        Long remaining = null;
+        Double eta = null;
+        Long total = e.spec() != null ? e.spec().totalSteps() : null;
+        if (total == null && run.registeredSpec != null) {
+            total = run.registeredSpec.totalSteps();
+        }
+        if (total != null) {
+            long last = Math.max(0, run.lastStep);
+            remaining = Math.max(0, total - last);
+            double perStep = o.stepSeconds() != null ? o.stepSeconds() : e.stepSeconds();
+            eta = remaining * perStep;
+        }
+        Long capacity = o.memoryTotalBytes() != null ? o.memoryTotalBytes() : e.gpuMemoryBytes() > 0 ? e.gpuMemoryBytes() : null;
+        return new ComparisonView(e.stepSeconds(), stepRatio, e.peakMemoryBytes(), memoryRatio, headroom, capacity,
+                e.samplesPerSecond(), throughputRatio, remaining, eta);
+    }
+
+    private RunSummary summarize(RunState run, double now) {
+        List<GpuState> gs = runGpus(run);
+        ObservedView o = observed(run, gs, now);
+        Estimate e = run.estimate;
+        return new RunSummary(run.runId, run.registeredSpec, run.firstSeen, run.lastSeen, run.ended,
+                nan(run.endedAt), o.lastStep(), o.lastStepTs(), o.stepSeconds(), e != null ? e.stepSeconds() : null,
+                o.peakMemoryBytes(), e != null ? e.peakMemoryBytes() : null, o.gpuUtilizationRatio(),
+                o.samplesPerSecond(), List.copyOf(run.hosts.keySet()), List.copyOf(run.gpuUuids()),
+                run.tracker.snapshot(), run.synthetic ? Boolean.TRUE : null);
+    }
+
+    private OptionalInt latentDownsample(RunState run) {
+        String model = run.estimate != null ? run.estimate.model()
+                : run.registeredSpec != null ? run.registeredSpec.model() : null;
+        return model == null ? OptionalInt.empty() : predictor.latentDownsample(model);
+    }
+
+    private static Double nan(double v) {
+        return Double.isNaN(v) || Double.isInfinite(v) ? null : v;
+    }
+
+    private static Long toLong(double v) {
+        return Double.isNaN(v) || Double.isInfinite(v) ? null : Math.round(v);
+    }
+
+    /** The {@link RunContext} of one evaluation, over the live state (valid only under the lock). */
+    private final class Evaluation implements RunContext {
+        private final RunState run;
+        private final double now;
+        private List<GpuSeries> gpuSeries;
+
+        Evaluation(RunState run, double now) {
+            this.run = run;
+            this.now = now;
+        }
+
+        @Override
+        public String runId() {
+            return run.runId;
+        }
+
+        @Override
+        public double now() {
+            return now;
+        }
+
+        @Override
+        public RunSpec spec() {
+            return run.estimate != null ? run.estimate.spec() : run.registeredSpec;
+        }
+
+        @Override
+        public Estimate estimate() {
+            return run.estimate;
+        }
+
+        @Override
+        public StepSeries steps() {
+            return run.steps;
+        }
+
+        @Override
+        public List<GpuSeries> gpus() {
+            if (gpuSeries == null) {
+                List<GpuSeries> out = new ArrayList<>();
+                for (GpuState g : runGpus(run)) {
+                    g.window.trim(now);
+                    out.add(g.window);
+                }
+                gpuSeries = out;
+            }
+            return gpuSeries;
+        }
+
+        @Override
+        public List<XidRecord> xids() {
+            List<XidRecord> out = new ArrayList<>();
+            double from = now - windowSeconds;
+            for (GpuState g : runGpus(run)) {
+                for (XidRecord x : g.recentXids) {
+                    if (x.ts() >= from) {
+                        out.add(x);
+                    }
+                }
+            }
+            return out;
+        }
+
+        @Override
+        public List<AgentStatus> agents() {
+            List<AgentStatus> out = new ArrayList<>();
+            for (AgentState a : agents.values()) {
+                if (a.host != null && run.hosts.containsKey(a.host)) {
+                    out.add(new AgentStatus(a.agentId, a.host, a.lastSeen, a.intervalSeconds()));
+                }
+            }
+            return out;
+        }
+
+        @Override
+        public Estimate whatIf(RunSpec variant) {
+            try {
+                return predictor.estimate(variant);
+            } catch (InvalidSpecException e) {
+                return null;
+            }
+        }
+
+        @Override
+        public OptionalInt latentDownsample() {
+            return Fleet.this.latentDownsample(run);
+        }
+
+        @Override
+        public boolean isActive(AnomalyKind kind) {
+            return run.tracker.isActive(kind);
+        }
+    }
+}

@@ -1,0 +1,32 @@
+package dev.trainwatch.collector.state;
+
+import dev.trainwatch.collector.detect.Anomaly;
+
+/**
+ * Told about changes by the {@link Fleet}: alert delivery and the run history listen. Called on the thread that
+ * caused the change (an ingest or {@code tick} caller), after the fleet's lock is released, in the order the
+ * changes happened; calls never overlap. Implementations must return quickly (queue slow work such as HTTP or
+ * disk) and may call back into the fleet. An exception thrown by a listener is logged and does not reach the
+ * caller or other listeners.
+ */
+public interface FleetListener {
+
+    /** An anomaly became active, or an active one changed severity (the argument carries the new one). */
+    default void onAnomalyRaised(String runId, Anomaly anomaly) {
+    }
+
+    /** An active anomaly was resolved ({@code anomaly.active()} is false, {@code resolvedAt} set). */
+    default void onAnomalyResolved(String runId, Anomaly anomaly) {
+    }
+
+    /**
+     * A run appeared, got a spec, or its numbers moved: called on those events and at most once a minute per run
+     * while data flows, so a history can be kept current without writing on every sample.
+     */
+    default void onRunChanged(RunSummary summary) {
+    }
+
+    /** A run ended (its active anomalies have been resolved just before). */
+    default void onRunEnded(RunSummary summary) {
+    }
+}

@@ -1,0 +1,40 @@
+package dev.trainwatch.collector.state;
+
+import java.time.Duration;
+
+/**
+ * Sizes and limits of the collector's in-memory state. Immutable.
+ *
+ * @param maxRuns            runs tracked at once; beyond it the oldest ended run is evicted, else the run seen
+ *                           least recently (so hostile run ids cannot grow memory without bound)
+ * @param maxGpus            GPUs tracked at once; beyond it the GPU seen least recently is evicted
+ * @param maxAgents          agents tracked at once; beyond it the agent seen least recently is evicted
+ * @param window             span of the rolling windows per GPU and per run
+ * @param gpuWindowEntries   entries per GPU window; polls closer than {@code window / gpuWindowEntries} are
+ *                           merged into one entry, so memory does not depend on the polling interval
+ * @param stepWindowEntries  step reports kept per run
+ * @param evaluateEvery      detectors of a run are re-evaluated at most this often on ingest ({@code tick}
+ *                           always evaluates)
+ * @param anomalyHistory     resolved anomalies kept per run for the run view
+ * @param endedRunRetention  ended runs stay visible this long, then are forgotten (SQLite keeps them)
+ */
+public record FleetSettings(int maxRuns, int maxGpus, int maxAgents, Duration window, int gpuWindowEntries,
+                            int stepWindowEntries, Duration evaluateEvery, int anomalyHistory,
+                            Duration endedRunRetention) {
+
+    public FleetSettings {
+        if (maxRuns < 1 || maxGpus < 1 || maxAgents < 1 || gpuWindowEntries < 2 || stepWindowEntries < 2
+                || anomalyHistory < 0) {
+            throw new IllegalArgumentException("fleet limits must be positive");
+        }
+        if (window.isNegative() || window.isZero()) {
+            throw new IllegalArgumentException("window must be positive");
+        }
+    }
+
+    /** 512 runs, 4,096 GPUs, 1,024 agents, 10-minute windows at 1-second resolution. */
+    public static FleetSettings defaults() {
+        return new FleetSettings(512, 4096, 1024, Duration.ofMinutes(10), 600, 512, Duration.ofSeconds(1), 20,
+                Duration.ofHours(24));
+    }
+}

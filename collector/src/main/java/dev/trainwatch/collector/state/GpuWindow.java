@@ -1,0 +1,258 @@
+package dev.trainwatch.collector.state;
+
+import dev.trainwatch.collector.detect.GpuSeries;
+import dev.trainwatch.protocol.GpuSample;
+import dev.trainwatch.protocol.UtilizationWindow;
+import java.util.List;
+
+/**
+ * A GPU's rolling window as a ring of primitive columns (no object per sample: 1,024 GPUs × 600 entries must fit
+ * a small heap). Polls that arrive within {@code resolutionSeconds} of an entry's start are merged into it, so
+ * the window covers its span whatever the polling interval. Not thread-safe: guarded by the fleet's lock.
+ */
+final class GpuWindow implements GpuSeries {
+
+    /** Clock-event reasons as metric label values; bit i of an entry's mask is reason i. */
+    static final List<String> REASONS = List.of("gpu_idle", "applications_clocks_setting", "sw_power_cap",
+            "hw_slowdown", "sync_boost", "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown",
+            "display_clock_setting");
+
+    private final String uuid;
+    private final double spanSeconds;
+    private final double resolutionSeconds;
+    private final int capacity;
+    private final double[] ts;
+    private final double[] memoryUsed;
+    private final float[] utilization;
+    private final float[] utilizationMin;
+    private final float[] idleFraction;
+    private final float[] smClock;
+    private final float[] smClockMax;
+    private final float[] power;
+    private final float[] temperature;
+    private final int[] reasons;
+    private final short[] merged;
+    private int head;
+    private int size;
+
+    String host;
+    int index;
+    String name;
+    double memoryTotal = Double.NaN;
+    boolean lost;
+
+    GpuWindow(String uuid, double spanSeconds, int capacity) {
+        this.uuid = uuid;
+        this.spanSeconds = spanSeconds;
+        this.capacity = capacity;
+        this.resolutionSeconds = spanSeconds / capacity;
+        ts = new double[capacity];
+        memoryUsed = new double[capacity];
+        utilization = new float[capacity];
+        utilizationMin = new float[capacity];
+        idleFraction = new float[capacity];
+        smClock = new float[capacity];
+        smClockMax = new float[capacity];
+        power = new float[capacity];
+        temperature = new float[capacity];
+        reasons = new int[capacity];
+        merged = new short[capacity];
+    }
+
+    /** Adds one poll stamped {@code sampleTs} (unix seconds, already clamped to the collector's now). */
+    void add(GpuSample s, double sampleTs) {
+        if (s.name() != null) {
+            name = s.name();
+        }
+        index = s.index();
+        lost = Boolean.TRUE.equals(s.lost());
+        if (finite(s.memoryTotalBytes())) {
+            memoryTotal = s.memoryTotalBytes();
+        }
+        double util = ratio(s.utilizationRatio());
+        UtilizationWindow w = s.utilizationWindow();
+        double utilMin = w != null && w.count() > 0 ? w.minRatio() : util;
+        double idle = w != null && w.count() > 0 ? w.idleFraction() : (Double.isNaN(util) ? Double.NaN : util <= 0.05 ? 1 : 0);
+        if (w != null && w.count() > 0 && Double.isNaN(util)) {
+            util = w.meanRatio();
+        }
+        int mask = 0;
+        if (s.clockEventReasons() != null) {
+            for (String r : s.clockEventReasons()) {
+                int bit = REASONS.indexOf(r);
+                if (bit >= 0) {
+                    mask |= 1 << bit;
+                }
+            }
+        }
+        double mem = finite(s.memoryUsedBytes()) ? s.memoryUsedBytes() : Double.NaN;
+        double sm = finite(s.smClockHz()) ? s.smClockHz() : Double.NaN;
+        double smMax = finite(s.smClockMaxHz()) ? s.smClockMaxHz() : Double.NaN;
+        double watts = finiteD(s.powerWatts());
+        double temp = finiteD(s.temperatureCelsius());
+
+        if (size > 0) {
+            int last = slot(size - 1);
+            double lastTs = ts[last];
+            if (sampleTs < lastTs + resolutionSeconds && merged[last] < Short.MAX_VALUE) {
+                int n = merged[last];
+                memoryUsed[last] = maxNan(memoryUsed[last], mem);
+                utilization[last] = (float) meanNan(utilization[last], util, n);
+                utilizationMin[last] = (float) minNan(utilizationMin[last], utilMin);
+                idleFraction[last] = (float) meanNan(idleFraction[last], idle, n);
+                smClock[last] = (float) meanNan(smClock[last], sm, n);
+                smClockMax[last] = (float) maxNan(smClockMax[last], smMax);
+                power[last] = (float) meanNan(power[last], watts, n);
+                temperature[last] = (float) maxNan(temperature[last], temp);
+                reasons[last] |= mask;
+                merged[last] = (short) (n + 1);
+                return;
+            }
+        }
+        if (size == capacity) {
+            head = (head + 1) % capacity;
+            size--;
+        }
+        int i = slot(size);
+        ts[i] = sampleTs;
+        memoryUsed[i] = mem;
+        utilization[i] = (float) util;
+        utilizationMin[i] = (float) utilMin;
+        idleFraction[i] = (float) idle;
+        smClock[i] = (float) sm;
+        smClockMax[i] = (float) smMax;
+        power[i] = (float) watts;
+        temperature[i] = (float) temp;
+        reasons[i] = mask;
+        merged[i] = 1;
+        size++;
+    }
+
+    /** Drops entries older than the window before {@code now}. */
+    void trim(double now) {
+        double oldest = now - spanSeconds;
+        while (size > 0 && ts[head] < oldest) {
+            head = (head + 1) % capacity;
+            size--;
+        }
+    }
+
+    double lastTs() {
+        return size == 0 ? Double.NaN : ts[slot(size - 1)];
+    }
+
+    private int slot(int i) {
+        return (head + i) % capacity;
+    }
+
+    @Override
+    public String uuid() {
+        return uuid;
+    }
+
+    @Override
+    public String host() {
+        return host;
+    }
+
+    @Override
+    public int index() {
+        return index;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public double memoryTotalBytes() {
+        return memoryTotal;
+    }
+
+    @Override
+    public boolean lost() {
+        return lost;
+    }
+
+    @Override
+    public int size() {
+        return size;
+    }
+
+    @Override
+    public double ts(int i) {
+        return ts[slot(i)];
+    }
+
+    @Override
+    public double memoryUsedBytes(int i) {
+        return memoryUsed[slot(i)];
+    }
+
+    @Override
+    public double utilizationRatio(int i) {
+        return utilization[slot(i)];
+    }
+
+    @Override
+    public double utilizationMinRatio(int i) {
+        return utilizationMin[slot(i)];
+    }
+
+    @Override
+    public double idleFraction(int i) {
+        return idleFraction[slot(i)];
+    }
+
+    @Override
+    public double smClockHz(int i) {
+        return smClock[slot(i)];
+    }
+
+    @Override
+    public double smClockMaxHz(int i) {
+        return smClockMax[slot(i)];
+    }
+
+    @Override
+    public double powerWatts(int i) {
+        return power[slot(i)];
+    }
+
+    @Override
+    public double temperatureCelsius(int i) {
+        return temperature[slot(i)];
+    }
+
+    @Override
+    public boolean clockEvent(int i, String reason) {
+        int bit = REASONS.indexOf(reason);
+        return bit >= 0 && (reasons[slot(i)] & (1 << bit)) != 0;
+    }
+
+    private static boolean finite(Long v) {
+        return v != null && v >= 0;
+    }
+
+    private static double finiteD(Double v) {
+        return v != null && Double.isFinite(v) ? v : Double.NaN;
+    }
+
+    private static double ratio(Double v) {
+        return v != null && Double.isFinite(v) && v >= 0 && v <= 1.0001 ? Math.min(1.0, v) : Double.NaN;
+    }
+
+    private static double maxNan(double a, double b) {
+        return Double.isNaN(a) ? b : Double.isNaN(b) ? a : Math.max(a, b);
+    }
+
+    private static double minNan(double a, double b) {
+        return Double.isNaN(a) ? b : Double.isNaN(b) ? a : Math.min(a, b);
+    }
+
+    /** Running mean of an entry that already merged {@code n} polls. */
+    private static double meanNan(double mean, double x, int n) {
+        return Double.isNaN(mean) ? x : Double.isNaN(x) ? mean : mean + (x - mean) / (n + 1);
+    }
+}

@@ -1,0 +1,28 @@
+package dev.trainwatch.collector.state;
+
+/**
+ * What the run does, as observed (the {@code observed} object of {@code GET /v1/runs/{id}}). Null = not known
+ * (no agent samples yet, no steps yet). Bytes, seconds, ratios 0–1, unix seconds. Immutable.
+ *
+ * @param peakMemoryBytes        highest device memory in use on any of the run's GPUs since the run appeared
+ * @param memoryUsedBytes        memory in use now on the run's fullest GPU
+ * @param memoryTotalBytes       capacity of that GPU
+ * @param stepSeconds            median seconds per step over the window
+ * @param dataWaitRatio          share of step time spent waiting for data (PixArt: includes online encoding)
+ * @param textEncoderRatio       share of step time in the text encoder (Sana's log splits it out)
+ * @param vaeRatio               share of step time in the VAE encoder (Sana)
+ * @param gpuUtilizationRatio    mean utilisation over the run's GPUs in the last minute
+ * @param samplesPerSecond       throughput over all ranks
+ * @param lastStep               newest step number
+ * @param lastStepTs             unix seconds of the newest step report
+ * @param largestBucketHeightPx  largest multi-scale bucket seen in the log, in pixels
+ * @param largestBucketWidthPx   its width in pixels
+ * @param gpuCount               GPUs attributed to the run
+ * @param powerWatts             power draw summed over the run's GPUs
+ */
+public record ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memoryTotalBytes, Double stepSeconds,
+                           Double dataWaitRatio, Double textEncoderRatio, Double vaeRatio,
+                           Double gpuUtilizationRatio, Double samplesPerSecond, Long lastStep, Double lastStepTs,
+                           Integer largestBucketHeightPx, Integer largestBucketWidthPx, int gpuCount,
+                           Double powerWatts) {
+}

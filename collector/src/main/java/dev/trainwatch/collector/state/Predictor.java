@@ -1,0 +1,37 @@
+package dev.trainwatch.collector.state;
+
+import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.estimator.Estimator;
+import dev.trainwatch.estimator.InvalidSpecException;
+import dev.trainwatch.protocol.RunSpec;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+/**
+ * What the collector needs from the estimator, named after the caller's need so tests can use a small
+ * hand-written double. Implementations must be thread-safe.
+ */
+public interface Predictor {
+
+    /**
+     * Prices a run.
+     *
+     * @throws InvalidSpecException when the estimator cannot price the spec (one-line message for the user)
+     */
+    Estimate estimate(RunSpec spec);
+
+    /** The catalog GPU id for an NVML device name ("NVIDIA A100-SXM4-80GB" → "a100-80gb"), when known. */
+    default Optional<String> resolveGpuId(String deviceName) {
+        return Optional.empty();
+    }
+
+    /** Pixels per latent cell of a model's autoencoder (8 for SD/SDXL VAE, 32 for DC-AE), when known. */
+    default OptionalInt latentDownsample(String modelId) {
+        return OptionalInt.empty();
+    }
+
+    /** The production predictor over the bundled catalogs. */
+    static Predictor of(Estimator estimator) {
+        return new EstimatorPredictor(estimator);
+    }
+}

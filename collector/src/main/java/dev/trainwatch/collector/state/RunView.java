@@ -1,0 +1,30 @@
+package dev.trainwatch.collector.state;
+
+import dev.trainwatch.collector.detect.Anomaly;
+import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.protocol.RunSpec;
+import java.util.List;
+
+/**
+ * A run as {@code GET /v1/runs/{id}} shows it: serialise it with {@code Json.MAPPER} and that is the body.
+ * A snapshot, immutable, taken under the fleet's lock.
+ *
+ * @param runId       the run id
+ * @param spec        the spec as resolved by the estimator (null until one is registered)
+ * @param estimate    the estimate (null until a spec is registered)
+ * @param observed    what the run does
+ * @param comparison  observed against predicted
+ * @param anomalies   active anomalies first (critical before warning), then recently resolved ones
+ * @param gpus        the run's GPUs
+ * @param hosts       nodes the run spans
+ * @param firstSeenTs unix seconds when the collector first heard of the run
+ * @param lastSeenTs  unix seconds of the newest step report or agent attribution
+ * @param ended       true once every agent reported the run's processes gone, or the run was ended explicitly
+ * @param endedAt     unix seconds when it ended
+ * @param synthetic   true for runs of the bundled demo scenario (never real hardware)
+ */
+public record RunView(String runId, RunSpec spec, Estimate estimate, ObservedView observed,
+                      ComparisonView comparison, List<Anomaly> anomalies, List<RunGpuView> gpus,
+                      List<String> hosts, double firstSeenTs, Double lastSeenTs, boolean ended, Double endedAt,
+                      Boolean synthetic) {
+}

@@ -1,0 +1,149 @@
+package dev.trainwatch.collector.state;
+
+import dev.trainwatch.collector.detect.StepSeries;
+import dev.trainwatch.protocol.StepEvent;
+
+/**
+ * A run's step reports as a ring of primitive columns, bounded by count and by time. Not thread-safe: guarded by
+ * the fleet's lock.
+ */
+final class StepWindow implements StepSeries {
+
+    private final double spanSeconds;
+    private final int capacity;
+    private final double[] ts;
+    private final long[] step;
+    private final double[] time;
+    private final double[] data;
+    private final double[] model;
+    private final double[] lm;
+    private final double[] vae;
+    private final double[] samples;
+    private final int[] interval;
+    private final int[] rank;
+    private final int[] bucketH;
+    private final int[] bucketW;
+    private int head;
+    private int size;
+
+    StepWindow(double spanSeconds, int capacity) {
+        this.spanSeconds = spanSeconds;
+        this.capacity = capacity;
+        ts = new double[capacity];
+        step = new long[capacity];
+        time = new double[capacity];
+        data = new double[capacity];
+        model = new double[capacity];
+        lm = new double[capacity];
+        vae = new double[capacity];
+        samples = new double[capacity];
+        interval = new int[capacity];
+        rank = new int[capacity];
+        bucketH = new int[capacity];
+        bucketW = new int[capacity];
+    }
+
+    /** Adds a report stamped {@code reportTs}; the caller has checked step and time are present and sane. */
+    void add(StepEvent e, double reportTs) {
+        if (size == capacity) {
+            head = (head + 1) % capacity;
+            size--;
+        }
+        int i = slot(size);
+        ts[i] = reportTs;
+        step[i] = e.step();
+        time[i] = e.timeS();
+        data[i] = seconds(e.dataTimeS());
+        model[i] = seconds(e.modelTimeS());
+        lm[i] = seconds(e.lmTimeS());
+        vae[i] = seconds(e.vaeTimeS());
+        samples[i] = e.samples() != null && Double.isFinite(e.samples()) && e.samples() > 0 ? e.samples() : Double.NaN;
+        interval[i] = e.intervalSteps() != null && e.intervalSteps() > 0 ? e.intervalSteps() : 1;
+        rank[i] = e.rank() != null && e.rank() >= 0 ? e.rank() : -1;
+        bucketH[i] = e.bucketHeight() != null && e.bucketHeight() > 0 ? e.bucketHeight() : -1;
+        bucketW[i] = e.bucketWidth() != null && e.bucketWidth() > 0 ? e.bucketWidth() : -1;
+        size++;
+    }
+
+    /** Drops reports older than the window before {@code now}, always keeping the newest. */
+    void trim(double now) {
+        double oldest = now - spanSeconds;
+        while (size > 1 && ts[head] < oldest) {
+            head = (head + 1) % capacity;
+            size--;
+        }
+    }
+
+    private static double seconds(Double v) {
+        return v != null && Double.isFinite(v) && v >= 0 ? v : Double.NaN;
+    }
+
+    private int slot(int i) {
+        return (head + i) % capacity;
+    }
+
+    @Override
+    public int size() {
+        return size;
+    }
+
+    @Override
+    public double ts(int i) {
+        return ts[slot(i)];
+    }
+
+    @Override
+    public long step(int i) {
+        return step[slot(i)];
+    }
+
+    @Override
+    public double timeS(int i) {
+        return time[slot(i)];
+    }
+
+    @Override
+    public double dataTimeS(int i) {
+        return data[slot(i)];
+    }
+
+    @Override
+    public double modelTimeS(int i) {
+        return model[slot(i)];
+    }
+
+    @Override
+    public double lmTimeS(int i) {
+        return lm[slot(i)];
+    }
+
+    @Override
+    public double vaeTimeS(int i) {
+        return vae[slot(i)];
+    }
+
+    @Override
+    public int intervalSteps(int i) {
+        return interval[slot(i)];
+    }
+
+    @Override
+    public double samples(int i) {
+        return samples[slot(i)];
+    }
+
+    @Override
+    public int rank(int i) {
+        return rank[slot(i)];
+    }
+
+    @Override
+    public int bucketHeight(int i) {
+        return bucketH[slot(i)];
+    }
+
+    @Override
+    public int bucketWidth(int i) {
+        return bucketW[slot(i)];
+    }
+}

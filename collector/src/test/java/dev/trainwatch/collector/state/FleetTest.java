@@ -1,0 +1,217 @@
+package dev.trainwatch.collector.state;
+
+import static dev.trainwatch.collector.testing.Samples.attribution;
+import static dev.trainwatch.collector.testing.Samples.batch;
+import static dev.trainwatch.collector.testing.Samples.ended;
+import static dev.trainwatch.collector.testing.Samples.gpu;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.trainwatch.collector.detect.DetectorSettings;
+import dev.trainwatch.collector.testing.FakePredictor;
+import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.estimator.InvalidSpecException;
+import dev.trainwatch.protocol.Json;
+import dev.trainwatch.protocol.RunSpec;
+import dev.trainwatch.protocol.StepEvent;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class FleetTest {
+
+    private static final long GIB = FakePredictor.GIB;
+
+    private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+    private final FakePredictor predictor = new FakePredictor();
+    private final Fleet fleet = new Fleet(predictor, clock, FleetSettings.defaults(), DetectorSettings.defaults());
+
+    private static RunSpec spec(String model, Integer batch, String features, Long totalSteps) {
+        return new RunSpec(model, null, null, batch, 1024, null, null, null, "bf16", "adamw", true, false, features,
+                0, null, null, totalSteps);
+    }
+
+    @Test
+    void putSpecAnswersWithTheEstimateAndAnInvalidSpecChangesNothing() {
+        RunView v = fleet.putSpec("r1", spec("pixart-sigma-xl-2", 8, "precomputed", 1000L));
+        assertThat(v.estimate().stepSeconds()).isEqualTo(1.0);
+        assertThat(v.spec().gpu()).isEqualTo("a100-80gb");
+        assertThat(v.comparison().predictedPeakMemoryBytes()).isEqualTo(38 * GIB);
+
+        assertThatThrownBy(() -> fleet.putSpec("r2", spec("no-such-model", 8, null, null)))
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("no-such-model");
+        assertThat(fleet.run("r2")).isEmpty();
+        assertThatThrownBy(() -> fleet.putSpec("r1", spec("no-such-model", 8, null, null)))
+                .isInstanceOf(InvalidSpecException.class);
+        assertThat(fleet.run("r1").orElseThrow().spec().model()).isEqualTo("pixart-sigma-xl-2");
+    }
+
+    @Test
+    void replayedBatchesAreDuplicates() {
+        double t = clock.seconds();
+        var b = batch("node1", "agent-a", 5, List.of(gpu(t, 0, "GPU-0", 10 * GIB, 0.9)), List.of(), List.of());
+        assertThat(fleet.ingestBatch(b)).isEqualTo(IngestResult.ACCEPTED);
+        assertThat(fleet.ingestBatch(b)).isEqualTo(IngestResult.DUPLICATE);
+        assertThat(fleet.ingestBatch(batch("node1", "agent-a", 4, List.of(), List.of(), List.of())))
+                .isEqualTo(IngestResult.DUPLICATE);
+        assertThat(fleet.ingestBatch(batch("node1", "agent-a", 6, List.of(), List.of(), List.of())))
+                .isEqualTo(IngestResult.ACCEPTED);
+        assertThat(fleet.agents()).singleElement().satisfies(a -> {
+            assertThat(a.lastSeq()).isEqualTo(6);
+            assertThat(a.batches()).isEqualTo(2);
+            assertThat(a.duplicates()).isEqualTo(2);
+        });
+        assertThatThrownBy(() -> fleet.ingestBatch(batch(null, "x", 1, null, null, null)))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void runAppearsFromAttributionAndComparisonStartsWithTheSpec() {
+        double t = clock.seconds();
+        fleet.ingestBatch(batch("node1", "agent-a", 1,
+                List.of(gpu(t, 0, "GPU-0", 40 * GIB, 0.95), gpu(t, 1, "GPU-1", 50 * GIB, 0.9)),
+                List.of(attribution("job-7", List.of("GPU-0", "GPU-1"))), List.of()));
+        RunView before = fleet.run("job-7").orElseThrow();
+        assertThat(before.spec()).isNull();
+        assertThat(before.observed().gpuCount()).isEqualTo(2);
+        assertThat(before.observed().peakMemoryBytes()).isEqualTo(50 * GIB);
+        assertThat(before.comparison().headroomBytes()).isEqualTo(30 * GIB);
+        assertThat(before.comparison().stepTimeRatio()).isNull();
+
+        fleet.ingestSteps("job-7", List.of(new StepEvent(100L, 2.0, 0.1, null, null, null, 10, 16.0, null, null,
+                null, null, null, null, t)));
+        // No GPU in the spec: taken from the NVML name of the run's GPUs.
+        RunView after = fleet.putSpec("job-7", spec("pixart-sigma-xl-2", 8, null, 1100L));
+        assertThat(after.spec().gpu()).isEqualTo("a100-80gb");
+        assertThat(after.comparison().stepTimeRatio()).isEqualTo(2.0);
+        assertThat(after.comparison().memoryRatio()).isCloseTo(50.0 / 38.0, org.assertj.core.data.Offset.offset(1e-9));
+        assertThat(after.comparison().remainingSteps()).isEqualTo(1000);
+        assertThat(after.comparison().etaSeconds()).isEqualTo(2000.0);
+        assertThat(after.observed().samplesPerSecond()).isEqualTo(8.0);
+        assertThat(after.observed().dataWaitRatio()).isEqualTo(0.05);
+        assertThat(after.hosts()).containsExactly("node1");
+    }
+
+    @Test
+    void runViewSerialisesToTheApiShape() throws Exception {
+        fleet.putSpec("r1", spec("pixart-sigma-xl-2", 8, "online", 1000L));
+        fleet.ingestSteps("r1", List.of(StepEvent.of(10, 1.5, clock.seconds())));
+        JsonNode json = Json.MAPPER.readTree(Json.MAPPER.writeValueAsString(fleet.run("r1").orElseThrow()));
+        assertThat(json.get("run_id").asText()).isEqualTo("r1");
+        assertThat(json.get("spec").get("model").asText()).isEqualTo("pixart-sigma-xl-2");
+        assertThat(json.get("estimate").get("peak_memory_bytes").asLong()).isEqualTo(48 * GIB);
+        assertThat(json.get("observed").get("step_seconds").asDouble()).isEqualTo(1.5);
+        assertThat(json.get("observed").get("last_step").asLong()).isEqualTo(10);
+        assertThat(json.get("comparison").get("step_time_ratio").asDouble()).isEqualTo(0.6);
+        assertThat(json.get("comparison").has("eta_seconds")).isTrue();
+        assertThat(json.get("anomalies").isArray()).isTrue();
+        assertThat(json.get("ended").asBoolean()).isFalse();
+        assertThat(json.has("synthetic")).isFalse();
+    }
+
+    @Test
+    void runEndsWhenEveryHostSaysSoAndListenersHearIt() {
+        List<String> events = new ArrayList<>();
+        fleet.addListener(new FleetListener() {
+            @Override
+            public void onRunChanged(RunSummary s) {
+                events.add("changed " + s.runId());
+            }
+
+            @Override
+            public void onRunEnded(RunSummary s) {
+                events.add("ended " + s.runId() + " " + s.ended());
+            }
+        });
+        double t = clock.seconds();
+        fleet.ingestBatch(batch("n1", "a1", 1, List.of(gpu(t, 0, "GPU-0", GIB, 0.9)),
+                List.of(attribution("job", List.of("GPU-0"))), List.of()));
+        fleet.ingestBatch(batch("n2", "a2", 1, List.of(gpu(t, 0, "GPU-9", GIB, 0.9)),
+                List.of(attribution("job", List.of("GPU-9"))), List.of()));
+        fleet.ingestBatch(batch("n1", "a1", 2, List.of(), List.of(ended("job", List.of("GPU-0"))), List.of()));
+        assertThat(fleet.run("job").orElseThrow().ended()).isFalse();
+        clock.advance(Duration.ofSeconds(5));
+        fleet.ingestBatch(batch("n2", "a2", 2, List.of(), List.of(ended("job", List.of("GPU-9"))), List.of()));
+        RunView v = fleet.run("job").orElseThrow();
+        assertThat(v.ended()).isTrue();
+        assertThat(v.endedAt()).isEqualTo(clock.seconds());
+        assertThat(events).containsExactly("changed job", "ended job true");
+    }
+
+    @Test
+    void hostileRunIdsCannotGrowTheFleetBeyondItsLimit() {
+        Fleet small = new Fleet(predictor, clock, new FleetSettings(10, 8, 4, Duration.ofMinutes(10), 60, 16,
+                Duration.ofSeconds(1), 5, Duration.ofHours(1)), DetectorSettings.defaults());
+        small.putSpec("keep", spec("dit-xl-2", 8, null, null));
+        for (int i = 0; i < 1000; i++) {
+            clock.advance(Duration.ofMillis(10));
+            small.ingestSteps("junk-" + i, List.of(StepEvent.of(1, 1.0, clock.seconds())));
+            double t = clock.seconds();
+            small.ingestBatch(batch("h" + i, "agent-" + i, 1, List.of(gpu(t, 0, "GPU-x" + i, GIB, 0.5)),
+                    List.of(), List.of()));
+        }
+        assertThat(small.runs()).hasSize(10);
+        assertThat(small.gpus()).hasSize(8);
+        assertThat(small.agents()).hasSize(4);
+        assertThat(small.run("junk-999")).isPresent();
+    }
+
+    @Test
+    void endedRunsAreEvictedBeforeLiveOnes() {
+        Fleet small = new Fleet(predictor, clock, new FleetSettings(2, 8, 4, Duration.ofMinutes(10), 60, 16,
+                Duration.ofSeconds(1), 5, Duration.ofHours(1)), DetectorSettings.defaults());
+        small.ingestSteps("live", List.of(StepEvent.of(1, 1.0, clock.seconds())));
+        clock.advance(Duration.ofSeconds(1));
+        small.ingestSteps("done", List.of(StepEvent.of(1, 1.0, clock.seconds())));
+        small.endRun("done");
+        clock.advance(Duration.ofSeconds(1));
+        small.ingestSteps("new", List.of(StepEvent.of(1, 1.0, clock.seconds())));
+        assertThat(small.runs()).extracting(RunView::runId).containsExactlyInAnyOrder("live", "new");
+    }
+
+    @Test
+    void badReadingsAreIgnoredNotStored() {
+        fleet.ingestSteps("r", List.of(
+                new StepEvent(1L, Double.NaN, null, null, null, null, null, null, null, null, null, null, null, null, null),
+                new StepEvent(2L, -1.0, null, null, null, null, null, null, null, null, null, null, null, null, null),
+                new StepEvent(null, 1.0, null, null, null, null, null, null, null, null, null, null, null, null, null),
+                StepEvent.of(3, 2.0, clock.seconds() + 3600))); // future ts clamped to now
+        RunView v = fleet.run("r").orElseThrow();
+        assertThat(v.observed().lastStep()).isEqualTo(3);
+        assertThat(v.observed().lastStepTs()).isEqualTo(clock.seconds());
+        assertThat(v.observed().stepSeconds()).isEqualTo(2.0);
+    }
+
+    @Test
+    void restoredRunComesBackWithItsSpecAndActiveAnomalies() throws Exception {
+        var anomaly = new dev.trainwatch.collector.detect.Anomaly(
+                dev.trainwatch.collector.detect.AnomalyKind.OOM_RISK,
+                dev.trainwatch.collector.detect.Severity.CRITICAL, true, clock.seconds() - 60, null, "m",
+                java.util.Map.of("headroom_bytes", 1), "s");
+        RunSummary summary = new RunSummary("old", spec("dit-xl-2", 8, null, 500L), clock.seconds() - 3600,
+                clock.seconds() - 10, false, null, 400L, clock.seconds() - 10, 1.0, 1.0, 40 * GIB, 38 * GIB, 0.9,
+                8.0, List.of("n1"), List.of("GPU-0"), List.of(anomaly), null);
+        // Through JSON, as the history stores it.
+        RunSummary read = Json.MAPPER.readValue(Json.MAPPER.writeValueAsString(summary), RunSummary.class);
+        List<String> raised = new ArrayList<>();
+        fleet.addListener(new FleetListener() {
+            @Override
+            public void onAnomalyRaised(String runId, dev.trainwatch.collector.detect.Anomaly a) {
+                raised.add(runId);
+            }
+        });
+        fleet.restoreRun(read);
+        RunView v = fleet.run("old").orElseThrow();
+        assertThat(v.estimate()).isNotNull();
+        assertThat(v.observed().lastStep()).isEqualTo(400);
+        assertThat(v.comparison().remainingSteps()).isEqualTo(100);
+        assertThat(v.anomalies()).singleElement().satisfies(a -> {
+            assertThat(a.active()).isTrue();
+            assertThat(a.severity()).isEqualTo(dev.trainwatch.collector.detect.Severity.CRITICAL);
+        });
+        assertThat(raised).isEmpty();
+    }
+}

@@ -1,0 +1,87 @@
+package dev.trainwatch.collector.testing;
+
+import dev.trainwatch.collector.state.Predictor;
+import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.estimator.InvalidSpecException;
+import dev.trainwatch.estimator.Suggestion;
+import dev.trainwatch.protocol.RunSpec;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+/**
+ * A hand-written predictor with simple, explicit arithmetic so tests can state expected numbers: peak memory
+ * = base + perSample × batch × pixels/1024² (+ encoders when features are online), step time likewise.
+ */
+public final class FakePredictor implements Predictor {
+
+    public static final long GIB = 1L << 30;
+    public static final long A100_80GB = 80 * GIB;
+
+    public double baseStepSeconds = 1.0;
+    public double onlineEncodingSeconds = 1.5;
+    public long basePeakBytes = 30 * GIB;
+    public long perSampleBytes = GIB;
+    public long onlineEncoderBytes = 10 * GIB;
+
+    @Override
+    public Estimate estimate(RunSpec in) {
+        if (in.model() == null || in.model().equals("no-such-model")) {
+            throw new InvalidSpecException("unknown model '" + in.model() + "'");
+        }
+        String gpu = in.gpu() == null ? "a100-80gb" : in.gpu();
+        RunSpec spec = in.overriddenBy(new RunSpec(null, gpu, in.gpus() == null ? 1 : null,
+                in.batch() == null ? 8 : null, in.resolution() == null && in.height() == null ? 1024 : null,
+                null, null, null, null, null, null, null, in.features() == null ? "precomputed" : null, null,
+                null, null, null));
+        double pixels = spec.height() != null && spec.width() != null ? (double) spec.height() * spec.width()
+                : (double) spec.resolution() * spec.resolution();
+        double scale = pixels / (1024.0 * 1024.0);
+        boolean online = "online".equals(spec.features());
+        long peak = peak(spec.batch(), scale, online);
+        double step = baseStepSeconds * spec.batch() / 8.0 * scale + (online ? onlineEncodingSeconds : 0);
+        int maxBatch = 0;
+        while (peak(maxBatch + 1, scale, online) <= A100_80GB && maxBatch < 1024) {
+            maxBatch++;
+        }
+        List<Suggestion> suggestions = new ArrayList<>();
+        if (online) {
+            suggestions.add(new Suggestion("precompute T5 and VAE features", onlineEncoderBytes,
+                    peak - onlineEncoderBytes, step - onlineEncodingSeconds));
+        }
+        Map<String, Long> breakdown = new LinkedHashMap<>();
+        breakdown.put("weights", basePeakBytes);
+        breakdown.put("activations", (long) (perSampleBytes * spec.batch() * scale));
+        if (online) {
+            breakdown.put("frozen_encoders", onlineEncoderBytes);
+        }
+        Map<String, Double> stepBreakdown = new LinkedHashMap<>();
+        stepBreakdown.put("compute", step - (online ? onlineEncodingSeconds : 0));
+        if (online) {
+            stepBreakdown.put("text_encoder", onlineEncodingSeconds);
+        }
+        int dp = spec.gpus();
+        Double total = spec.totalSteps() == null ? null : spec.totalSteps() * step;
+        return new Estimate(spec, spec.model(), gpu, 600_000_000L, 600_000_000L, peak, A100_80GB,
+                peak <= A100_80GB, maxBatch, step, spec.batch() * dp / step, breakdown, stepBreakdown, total,
+                suggestions, List.of());
+    }
+
+    private long peak(int batch, double scale, boolean online) {
+        return basePeakBytes + (long) (perSampleBytes * batch * scale) + (online ? onlineEncoderBytes : 0);
+    }
+
+    @Override
+    public Optional<String> resolveGpuId(String deviceName) {
+        return deviceName != null && deviceName.contains("A100") && deviceName.contains("80GB")
+                ? Optional.of("a100-80gb") : Optional.empty();
+    }
+
+    @Override
+    public OptionalInt latentDownsample(String modelId) {
+        return OptionalInt.of(modelId.startsWith("sana") ? 32 : 8);
+    }
+}
