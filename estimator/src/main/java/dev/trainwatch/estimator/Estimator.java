@@ -1,18 +1,151 @@
 package dev.trainwatch.estimator;
 
+import dev.trainwatch.estimator.catalog.Catalog;
+import dev.trainwatch.estimator.catalog.EncoderInfo;
+import dev.trainwatch.estimator.catalog.GpuInfo;
+import dev.trainwatch.estimator.catalog.ModelInfo;
 import dev.trainwatch.protocol.RunSpec;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
 
 /**
- * Predicts what a run costs. Thread-safe; build one and share it.
+ * Predicts what a run costs: parameters, peak memory with a per-term breakdown, step time, the largest batch that
+ * fits and the single changes that help. A pure function of the bundled catalogs, an optional {@link Calibration}
+ * and the {@link RunSpec}. Immutable and thread-safe; build one and share it.
+ *
+ * <p>Memory follows PyTorch's accounting under DDP/accelerate: fp32 master weights and gradients, optimizer state
+ * per tensor shape, activations per block, and the caching allocator's overhead on top. Step time is GEMM FLOPs
+ * over the dtype's dense peak times an efficiency, plus memory-bound element-wise traffic, online encoders,
+ * optimizer/EMA updates and the gradient all-reduce. The constants below are documented in docs/ESTIMATOR.md
+ * together with the measurements they were checked against.
  */
 public final class Estimator {
 
-    private Estimator() {
+    static final long GB = 1_000_000_000L;
+    /** CUDA context, cuBLAS/cuDNN workspaces and kernels loaded by PyTorch. */
+    static final long CUDA_CONTEXT_BYTES = 800_000_000L;
+    /** NCCL communicator buffers on multi-GPU runs. */
+    static final long NCCL_BYTES = 400_000_000L;
+    /** Reserved/allocated ratio of PyTorch's caching allocator is 1.1–1.2; this is the excess. */
+    static final double ALLOCATOR_OVERHEAD = 0.15;
+    /** Checkpointed blocks keep their fp32 residual input: bytes per token per hidden unit. */
+    static final double CHECKPOINT_INPUT_BYTES = 4;
+    /** While a block recomputes and back-propagates, its saved tensors plus their gradients are live. */
+    static final double LIVE_BLOCK_FACTOR = 1.5;
+    /** fp32 inputs and outputs of the patch embedding, final layer and loss per token per hidden unit. */
+    static final double EMBEDDING_BYTES = 16;
+    /**
+     * Element-wise traffic (norms, modulation, activations, residuals, casts) per token per hidden unit per block
+     * for one training step without recomputation (forward and backward); recomputation adds a third.
+     */
+    static final double ELEMENTWISE_BYTES_AMP = 140;
+    static final double ELEMENTWISE_BYTES_FP32 = 230;
+    /** Fraction of peak bandwidth element-wise kernels reach. */
+    static final double BANDWIDTH_EFFICIENCY = 0.8;
+    /** FP32 (non-tensor-core) GEMMs run close to the SIMT peak. */
+    static final double FP32_EFFICIENCY = 0.8;
+    /** Convolutional encoders reach less of the peak than transformer GEMMs. */
+    static final double CONV_EFFICIENCY_RATIO = 0.66;
+    /** A VAE mid-block attention score element: the baddbmm buffer and fp16 scores (2+2), the fp32 upcast and its softmax (4+4), the cast back and the probs@V workspace (2+2). */
+    static final double VAE_ATTENTION_BYTES_PER_SCORE = 16;
+    /** Optimizer step traffic per trainable parameter (fused, memory-bound). */
+    private static final Map<String, Double> OPTIMIZER_TRAFFIC = Map.of(
+            "adamw", 28.0, "adamw8bit", 18.0, "came", 32.0, "came8bit", 22.0, "adafactor", 20.0, "sgd", 16.0);
+    /** Beyond one node the all-reduce runs over the network. */
+    private static final double INTER_NODE_ALLREDUCE_GBPS = 10;
+    private static final int GPUS_PER_NODE = 8;
+    private static final int MAX_BATCH_LIMIT = 1 << 20;
+
+    static final List<String> PRECISIONS = List.of("fp32", "tf32", "fp16", "bf16");
+    static final List<String> FEATURES = List.of("online", "precomputed");
+    static final List<String> ATTENTIONS = List.of("flash", "math");
+
+    private final Catalog catalog;
+    private final Map<String, ModelProfile> profiles;
+    private final Calibration calibration;
+
+    private Estimator(Catalog catalog, Map<String, ModelProfile> profiles, Calibration calibration) {
+        this.catalog = catalog;
+        this.profiles = profiles;
+        this.calibration = calibration;
     }
 
     /** An estimator over the bundled model, encoder and GPU catalogs. */
     public static Estimator bundled() {
-        return new Estimator();
+        Catalog catalog = Catalog.bundled();
+        Map<String, ModelProfile> profiles = new LinkedHashMap<>();
+        for (ModelInfo model : catalog.models()) {
+            profiles.put(model.id(), new ModelProfile(model));
+        }
+        return new Estimator(catalog, Collections.unmodifiableMap(profiles), Calibration.NONE);
+    }
+
+    /** The same estimator with step time and memory scaled per (GPU id, model family). */
+    public Estimator withCalibration(Calibration calibration) {
+        return new Estimator(catalog, profiles, calibration == null ? Calibration.NONE : calibration);
+    }
+
+    public Calibration calibration() {
+        return calibration;
+    }
+
+    public Catalog catalog() {
+        return catalog;
+    }
+
+    public List<ModelInfo> models() {
+        return catalog.models();
+    }
+
+    public List<GpuInfo> gpus() {
+        return catalog.gpus();
+    }
+
+    public Optional<ModelInfo> model(String id) {
+        return catalog.model(id);
+    }
+
+    public Optional<GpuInfo> gpu(String idOrNvmlName) {
+        return catalog.gpu(idOrNvmlName);
+    }
+
+    /** The catalog GPU id for an id, alias or NVML device name ("NVIDIA A100-SXM4-80GB" → {@code a100-80gb}). */
+    public Optional<String> resolveGpuId(String idOrNvmlName) {
+        return catalog.resolveGpuId(idOrNvmlName);
+    }
+
+    /** Parameter count derived from the architecture. */
+    public long params(String modelId) {
+        return profile(modelId).params;
+    }
+
+    /** Parameters that receive gradients. */
+    public long trainableParams(String modelId) {
+        return profile(modelId).trainableParams;
+    }
+
+    /** Optimizer state bytes of a model on one GPU without sharding, counted per tensor shape. */
+    public long optimizerStateBytes(String modelId, String optimizer) {
+        String o = OptimizerState.normalize(optimizer);
+        if (o == null) {
+            throw new InvalidSpecException("unknown optimizer '" + optimizer + "'; choose one of "
+                    + String.join(", ", OptimizerState.OPTIMIZERS));
+        }
+        return profile(modelId).optimizerBytes(o);
+    }
+
+    /** Forward MACs per sample at a resolution (frames for video models), from the architecture. */
+    public double forwardMacs(String modelId, int height, int width, int frames) {
+        ModelProfile p = profile(modelId);
+        Run run = new Run(p, null, 1, 1, height, width, frames, "fp32", "adamw", false, false, "precomputed", 0,
+                "flash", 1, null);
+        return run.forwardMacsPerSample;
     }
 
     /**
@@ -21,6 +154,644 @@ public final class Estimator {
      * @throws InvalidSpecException for unknown ids or impossible values, with a one-line message
      */
     public Estimate estimate(RunSpec spec) {
-        throw new InvalidSpecException("the estimator is not built yet");
+        Run run = resolve(spec);
+        Costs costs = costs(run, run.batch);
+        int maxBatch = maxBatch(run, costs);
+        List<Suggestion> suggestions = suggestions(run, costs, maxBatch);
+        List<String> notes = notes(run, costs);
+        Double total = run.totalSteps == null ? null : costs.stepSeconds * run.totalSteps;
+        return new Estimate(run.resolvedSpec(), run.profile.info.id(), run.gpu.id(), run.profile.params,
+                run.profile.trainableParams, costs.peakBytes, run.gpu.memoryBytes(), costs.peakBytes <= run.gpu.memoryBytes(),
+                maxBatch, costs.stepSeconds, costs.samplesPerSecond, costs.memory, costs.time, total,
+                suggestions, notes);
+    }
+
+    // ---------------------------------------------------------------------------------------------- resolution
+
+    private ModelProfile profile(String modelId) {
+        Optional<ModelInfo> model = catalog.model(modelId);
+        if (model.isEmpty()) {
+            throw new InvalidSpecException("unknown model '" + modelId + "'; nearest: "
+                    + String.join(", ", Catalog.nearest(modelId, catalog.modelIds())) + " (see 'trainwatch models')");
+        }
+        return profiles.get(model.get().id());
+    }
+
+    private Run resolve(RunSpec spec) {
+        if (spec == null || spec.model() == null || spec.model().isBlank()) {
+            throw new InvalidSpecException("no model given; choose one of: " + String.join(", ", catalog.modelIds()));
+        }
+        ModelProfile profile = profile(spec.model());
+        ModelInfo m = profile.info;
+        ModelInfo.Defaults d = m.defaults();
+        if (spec.gpu() == null || spec.gpu().isBlank()) {
+            throw new InvalidSpecException("no GPU given; choose one of: " + String.join(", ", catalog.gpuIds()));
+        }
+        GpuInfo gpu = catalog.gpu(spec.gpu()).orElseThrow(() -> new InvalidSpecException("unknown GPU '"
+                + spec.gpu() + "'; nearest: " + String.join(", ", Catalog.nearest(spec.gpu(), catalog.gpuIds()))
+                + " (see 'trainwatch gpus')"));
+        int gpus = positive("gpus", spec.gpus(), 1);
+        int batch = positive("batch", spec.batch(), 1);
+        int resolution = positive("resolution", spec.resolution(), d.resolution() == null ? 256 : d.resolution());
+        int height = spec.height() != null ? positive("height", spec.height(), 0) : resolution;
+        int width = spec.width() != null ? positive("width", spec.width(), 0) : resolution;
+        if ((spec.height() == null) != (spec.width() == null)) {
+            throw new InvalidSpecException("give both height and width, or a square resolution");
+        }
+        int grid = m.pixelsPerToken();
+        for (int side : new int[] {height, width}) {
+            if (side % grid != 0) {
+                throw new InvalidSpecException(m.id() + " needs image sides divisible by " + grid + " (VAE /"
+                        + m.latentDownsample() + " × patch " + m.patch() + "); " + side + " is not");
+            }
+        }
+        int frames;
+        if (m.video()) {
+            frames = positive("frames", spec.frames(), d.frames() == null ? 16 : d.frames());
+        } else {
+            if (spec.frames() != null && spec.frames() != 1) {
+                throw new InvalidSpecException(m.id() + " is an image model; frames apply to video models only");
+            }
+            frames = 1;
+        }
+        String precision = choice("precision", spec.precision(), d.precision(), PRECISIONS);
+        if ("no".equals(precision)) {
+            precision = "fp32";
+        }
+        if (precision.equals("bf16") && gpu.bf16Tflops() == null) {
+            throw new InvalidSpecException(gpu.id() + " has no bf16 tensor cores; use fp16");
+        }
+        if (precision.equals("tf32") && gpu.tf32Tflops() == null) {
+            throw new InvalidSpecException(gpu.id() + " has no TF32; use fp32 or fp16");
+        }
+        String optimizerName = spec.optimizer() != null ? spec.optimizer() : d.optimizer();
+        String optimizer = OptimizerState.normalize(optimizerName);
+        if (optimizer == null) {
+            throw new InvalidSpecException("unknown optimizer '" + optimizerName + "'; choose one of "
+                    + String.join(", ", OptimizerState.OPTIMIZERS));
+        }
+        boolean checkpointing = spec.gradCheckpointing() != null ? spec.gradCheckpointing()
+                : Boolean.TRUE.equals(d.gradCheckpointing());
+        boolean ema = spec.ema() != null ? spec.ema() : Boolean.TRUE.equals(d.ema());
+        String features = choice("features", spec.features(), d.features(), FEATURES);
+        int zero = spec.zero() != null ? spec.zero() : d.zero() == null ? 0 : d.zero();
+        if (zero < 0 || zero > 3) {
+            throw new InvalidSpecException("zero must be 0, 1, 2 or 3, got " + zero);
+        }
+        String attention = choice("attention", spec.attention(), d.attention(), ATTENTIONS);
+        int accumulation = positive("grad_accumulation", spec.gradAccumulation(), 1);
+        Long totalSteps = spec.totalSteps();
+        if (totalSteps != null && totalSteps < 1) {
+            throw new InvalidSpecException("total_steps must be at least 1, got " + totalSteps);
+        }
+        return new Run(profile, gpu, gpus, batch, height, width, frames, precision, optimizer, checkpointing, ema,
+                features, zero, attention, accumulation, totalSteps)
+                .withEncoders(catalog.encoder(m.textEncoder()).orElse(null), catalog.encoder(m.vae()).orElseThrow())
+                .withSquare(spec.height() == null ? resolution : null)
+                .withFactors(calibration.factorsFor(gpu.id(), m.family()));
+    }
+
+    private static int positive(String name, Integer value, int fallback) {
+        int v = value != null ? value : fallback;
+        if (v < 1) {
+            throw new InvalidSpecException(name + " must be at least 1, got " + v);
+        }
+        return v;
+    }
+
+    private static String choice(String name, String value, String fallback, List<String> allowed) {
+        String v = (value != null ? value : fallback);
+        if (v == null) {
+            throw new InvalidSpecException("no " + name + " given; choose one of " + String.join(", ", allowed));
+        }
+        v = v.strip().toLowerCase(Locale.ROOT);
+        if (name.equals("precision") && v.equals("no")) {
+            return "fp32";
+        }
+        if (!allowed.contains(v)) {
+            throw new InvalidSpecException("unknown " + name + " '" + v + "'; choose one of " + String.join(", ", allowed));
+        }
+        return v;
+    }
+
+    // ---------------------------------------------------------------------------------------------- the model
+
+    /** Everything about a run but the batch, resolved; plus derived sizes. Immutable. */
+    static final class Run {
+        final ModelProfile profile;
+        final GpuInfo gpu;
+        final int gpus;
+        final int batch;
+        final int height;
+        final int width;
+        final int frames;
+        final String precision;
+        final String optimizer;
+        final boolean checkpointing;
+        final boolean ema;
+        final String features;
+        final int zero;
+        final String attention;
+        final int accumulation;
+        final Long totalSteps;
+        EncoderInfo textEncoder;
+        EncoderInfo vae;
+        Integer squareResolution;
+        Calibration.Factors factors = Calibration.Factors.IDENTITY;
+
+        final long latentFrames;
+        final long spatialTokens;
+        final long tokens;
+        final List<LayerPlan> plan;
+        final double forwardMacsPerSample;
+
+        Run(ModelProfile profile, GpuInfo gpu, int gpus, int batch, int height, int width, int frames,
+                String precision, String optimizer, boolean checkpointing, boolean ema, String features, int zero,
+                String attention, int accumulation, Long totalSteps) {
+            this.profile = profile;
+            this.gpu = gpu;
+            this.gpus = gpus;
+            this.batch = batch;
+            this.height = height;
+            this.width = width;
+            this.frames = frames;
+            this.precision = precision;
+            this.optimizer = optimizer;
+            this.checkpointing = checkpointing;
+            this.ema = ema;
+            this.features = features;
+            this.zero = zero;
+            this.attention = attention;
+            this.accumulation = accumulation;
+            this.totalSteps = totalSteps;
+            ModelInfo m = profile.info;
+            long temporal = Math.max(1, m.temporalDownsample());
+            long latent = m.video() ? (frames + temporal - 1) / temporal : 1;
+            this.latentFrames = Math.max(1, latent / Math.max(1, m.patchT()));
+            long grid = m.pixelsPerToken();
+            this.spatialTokens = (height / grid) * (width / grid);
+            this.tokens = latentFrames * spatialTokens;
+            this.plan = Architecture.plan(m, latentFrames, spatialTokens);
+            double macs = (double) profile.imageTokenWeights * tokens
+                    + (double) profile.textTokenWeights * m.textTokens()
+                    + (double) profile.jointTokenWeights * (tokens + m.textTokens())
+                    + profile.sampleWeights;
+            for (LayerPlan layer : plan) {
+                macs += layer.blocks() * layer.attentionMacsPerSample();
+            }
+            this.forwardMacsPerSample = macs;
+        }
+
+        private Run copy(String precision, String optimizer, boolean checkpointing, String features, int zero,
+                int batch, int accumulation) {
+            Run r = new Run(profile, gpu, gpus, batch, height, width, frames, precision, optimizer, checkpointing,
+                    ema, features, zero, attention, accumulation, totalSteps);
+            r.textEncoder = textEncoder;
+            r.vae = vae;
+            r.squareResolution = squareResolution;
+            r.factors = factors;
+            return r;
+        }
+
+        Run withEncoders(EncoderInfo text, EncoderInfo vae) {
+            this.textEncoder = text;
+            this.vae = vae;
+            return this;
+        }
+
+        Run withSquare(Integer resolution) {
+            this.squareResolution = resolution;
+            return this;
+        }
+
+        Run withFactors(Calibration.Factors factors) {
+            this.factors = factors;
+            return this;
+        }
+
+        boolean half() {
+            return precision.equals("fp16") || precision.equals("bf16");
+        }
+
+        boolean online() {
+            return features.equals("online");
+        }
+
+        double peakTflops() {
+            return switch (precision) {
+                case "fp16" -> gpu.fp16Tflops();
+                case "bf16" -> gpu.bf16Tflops();
+                case "tf32" -> gpu.tf32Tflops();
+                default -> gpu.fp32Tflops();
+            };
+        }
+
+        double gemmEfficiency() {
+            return precision.equals("fp32") ? FP32_EFFICIENCY : gpu.efficiency();
+        }
+
+        long pixelsPerSample() {
+            return (long) height * width * frames;
+        }
+
+        RunSpec resolvedSpec() {
+            return new RunSpec(profile.info.id(), gpu.id(), gpus, batch, squareResolution,
+                    squareResolution == null ? height : null, squareResolution == null ? width : null,
+                    profile.info.video() ? frames : null, precision, optimizer, checkpointing, ema, features, zero,
+                    attention, accumulation, totalSteps);
+        }
+    }
+
+    /** The priced run at one batch size. */
+    record Costs(long peakBytes, Map<String, Long> memory, double stepSeconds, Map<String, Double> time,
+            double samplesPerSecond) {
+    }
+
+    Costs costs(Run r, int batch) {
+        Map<String, Long> memory = memory(r, batch);
+        long peak = 0;
+        for (long v : memory.values()) {
+            peak += v;
+        }
+        Map<String, Double> time = stepTime(r, batch);
+        double step = 0;
+        for (double v : time.values()) {
+            step += v;
+        }
+        return new Costs(peak, Collections.unmodifiableMap(memory), step, Collections.unmodifiableMap(time),
+                (double) batch * r.accumulation * r.gpus / step);
+    }
+
+    /** Peak bytes only: the bisection for the largest batch calls this. */
+    long peakBytes(Run r, int batch) {
+        long peak = 0;
+        for (long v : memory(r, batch).values()) {
+            peak += v;
+        }
+        return peak;
+    }
+
+    private Map<String, Long> memory(Run r, int b) {
+        ModelProfile p = r.profile;
+        ModelInfo m = p.info;
+        int d = r.gpus;
+        boolean sharded = d > 1;
+        Map<String, Long> mem = new LinkedHashMap<>();
+        long weights = 4 * p.params;
+        mem.put("weights", r.zero >= 3 && sharded ? weights / d : weights);
+        if (r.half()) {
+            // Autocast caches a half copy of each weight it casts until the forward pass ends.
+            mem.put("autocast_cache", (r.zero >= 3 && sharded ? 2 * p.trainableParams / d : 2 * p.trainableParams));
+        }
+        long grads = 4 * p.trainableParams;
+        mem.put("gradients", r.zero >= 2 && sharded ? grads / d : grads);
+        long optimizer = p.optimizerBytes(r.optimizer);
+        mem.put("optimizer", r.zero >= 1 && sharded ? optimizer / d : optimizer);
+        if (r.ema) {
+            mem.put("ema", 4 * p.params);
+        }
+        if (sharded) {
+            mem.put("ddp_buckets", r.zero == 0 ? grads : Math.min(grads, 1L << 30));
+            if (r.zero >= 3) {
+                mem.put("zero3_gather", 2 * 2 * p.largestBlockParams);
+            }
+        }
+        mem.put("activations", activationBytes(r, b));
+        mem.put("data_batch", dataBytes(r, b));
+        if (r.online()) {
+            long encoderBytes = r.half() ? 2 : 4;
+            long resident = r.vae.params() * encoderBytes;
+            if (r.textEncoder != null) {
+                resident += r.textEncoder.params() * encoderBytes;
+            }
+            mem.put("frozen_encoders", resident);
+            mem.put("encoder_transients", encoderTransientBytes(r, b));
+        }
+        long allocated = 0;
+        for (long v : mem.values()) {
+            allocated += v;
+        }
+        mem.put("cuda_context", CUDA_CONTEXT_BYTES);
+        if (sharded) {
+            mem.put("nccl_buffers", NCCL_BYTES);
+        }
+        mem.put("allocator_overhead", Math.round(allocated * ALLOCATOR_OVERHEAD));
+        if (r.factors.memoryFactor() != 1.0) {
+            long total = 0;
+            for (long v : mem.values()) {
+                total += v;
+            }
+            mem.put("calibration_adjustment", Math.round(total * (r.factors.memoryFactor() - 1.0)));
+        }
+        return mem;
+    }
+
+    private static long activationBytes(Run r, int b) {
+        double h = r.profile.info.hidden();
+        boolean amp = r.half();
+        boolean math = r.attention.equals("math");
+        double scoreBytes = (amp && !r.profile.info.attentionUpcast()) ? 2 : 4;
+        double textKvBytes = amp ? 2 : 4;
+        double total = 0;
+        double live = 0;
+        for (LayerPlan layer : r.plan) {
+            double tokenHidden = (double) layer.tokensPerSample() * b * h;
+            double saved = (amp ? layer.savedBytesAmp() : layer.savedBytesFp32()) * tokenHidden
+                    + layer.textKvBytesPerSample() * b * textKvBytes;
+            // Math attention keeps the scores and the softmax output; their gradients double that in backward.
+            double scores = math ? layer.attentionScoresPerSample() * b * scoreBytes * 2 : 0;
+            if (r.checkpointing) {
+                total += layer.blocks() * CHECKPOINT_INPUT_BYTES * tokenHidden;
+                live = Math.max(live, saved * LIVE_BLOCK_FACTOR + scores * 2);
+            } else {
+                total += layer.blocks() * (saved + scores);
+                live = Math.max(live, saved * (LIVE_BLOCK_FACTOR - 1) + scores);
+            }
+        }
+        double embedding = EMBEDDING_BYTES * r.tokens * b * h;
+        return Math.round(total + live + embedding);
+    }
+
+    private static long dataBytes(Run r, int b) {
+        ModelInfo m = r.profile.info;
+        if (r.online()) {
+            return (long) b * 3 * r.pixelsPerSample() * 4;
+        }
+        long latents = (long) b * m.latentChannels() * r.latentFrames * r.spatialTokens * m.patch() * m.patch() * 4;
+        long text = m.textEncoder() == null ? 0 : (long) b * m.textTokens() * m.captionChannels() * 4;
+        return latents + text;
+    }
+
+    private static long encoderTransientBytes(Run r, int b) {
+        EncoderInfo vae = r.vae;
+        double perFrame = (double) r.height * r.width * vae.transientBytesPerPixel();
+        if (vae.midAttentionDownsample() > 0) {
+            double tokens = (double) r.height * r.width / ((double) vae.midAttentionDownsample() * vae.midAttentionDownsample());
+            perFrame += tokens * tokens * VAE_ATTENTION_BYTES_PER_SCORE;
+        }
+        double bytes = perFrame * r.frames * b;
+        if (r.textEncoder != null) {
+            bytes += (double) b * r.profile.info.textTokens() * r.textEncoder.transientBytesPerToken();
+        }
+        return Math.round(bytes);
+    }
+
+    private static Map<String, Double> stepTime(Run r, int b) {
+        ModelInfo m = r.profile.info;
+        GpuInfo g = r.gpu;
+        double bandwidth = g.bandwidthGbps() * 1e9 * BANDWIDTH_EFFICIENCY;
+        double passes = r.checkpointing ? 4 : 3;
+        Map<String, Double> t = new LinkedHashMap<>();
+        double flops = 2 * r.forwardMacsPerSample * b * passes;
+        double compute = flops / (r.peakTflops() * 1e12 * r.gemmEfficiency());
+        double elementwise = 0;
+        double attentionTraffic = 0;
+        double scoreBytes = (r.half() && !m.attentionUpcast()) ? 2 : 4;
+        for (LayerPlan layer : r.plan) {
+            elementwise += layer.blocks() * (double) layer.tokensPerSample() * b * m.hidden()
+                    * (r.half() ? ELEMENTWISE_BYTES_AMP : ELEMENTWISE_BYTES_FP32);
+            if (r.attention.equals("math")) {
+                // Scores and probabilities written and read: 4 passes in forward, 8 in backward.
+                attentionTraffic += layer.blocks() * layer.attentionScoresPerSample() * b * scoreBytes * 12;
+            }
+        }
+        t.put("compute", r.accumulation * compute);
+        t.put("memory_bound", r.accumulation * passes / 3 * (elementwise + attentionTraffic) / bandwidth);
+        if (r.online()) {
+            double encoderPeak = r.peakTflops() * 1e12 * r.gemmEfficiency();
+            if (r.textEncoder != null) {
+                double textFlops = 2.0 * r.textEncoder.params() * m.textTokens() * b;
+                t.put("text_encoder", r.accumulation * textFlops / encoderPeak);
+            }
+            EncoderInfo vae = r.vae;
+            double perFrame = (double) r.height * r.width * vae.encoderMacsPerPixel();
+            if (vae.midAttentionDownsample() > 0) {
+                double tokens = (double) r.height * r.width / ((double) vae.midAttentionDownsample() * vae.midAttentionDownsample());
+                perFrame += 2 * tokens * tokens * vae.midAttentionWidth();
+            }
+            double vaeFlops = 2 * perFrame * r.frames * b;
+            t.put("vae_encoder", r.accumulation * vaeFlops / (encoderPeak * CONV_EFFICIENCY_RATIO));
+        }
+        int shards = r.zero >= 1 && r.gpus > 1 ? r.gpus : 1;
+        t.put("optimizer", r.profile.trainableParams * OPTIMIZER_TRAFFIC.get(r.optimizer) / shards / bandwidth);
+        if (r.ema) {
+            t.put("ema", r.profile.params * 12.0 / bandwidth);
+        }
+        if (r.gpus > 1) {
+            double busbw = (r.gpus > GPUS_PER_NODE ? Math.min(g.allreduceGbps(), INTER_NODE_ALLREDUCE_GBPS)
+                    : g.allreduceGbps()) * 1e9;
+            double bytes = 2.0 * (r.gpus - 1) / r.gpus * 4.0 * r.profile.trainableParams;
+            if (r.zero >= 3) {
+                bytes *= 1.5;
+            }
+            t.put("allreduce", bytes / busbw);
+        }
+        if (r.factors.stepTimeFactor() != 1.0) {
+            double total = 0;
+            for (double v : t.values()) {
+                total += v;
+            }
+            t.put("calibration_adjustment", total * (r.factors.stepTimeFactor() - 1.0));
+        }
+        return t;
+    }
+
+    // ---------------------------------------------------------------------------------------------- search
+
+    /** Largest per-GPU batch that fits, by doubling then bisection (memory grows monotonically with the batch). */
+    int maxBatch(Run r, Costs atBatch) {
+        long capacity = r.gpu.memoryBytes();
+        int lo;
+        int hi;
+        if (atBatch.peakBytes <= capacity) {
+            lo = r.batch;
+            hi = r.batch * 2;
+            while (hi < MAX_BATCH_LIMIT && peakBytes(r, hi) <= capacity) {
+                lo = hi;
+                hi *= 2;
+            }
+            if (hi >= MAX_BATCH_LIMIT) {
+                return MAX_BATCH_LIMIT;
+            }
+        } else {
+            if (peakBytes(r, 1) > capacity) {
+                return 0;
+            }
+            lo = 1;
+            hi = r.batch;
+        }
+        while (hi - lo > 1) {
+            int mid = lo + (hi - lo) / 2;
+            if (peakBytes(r, mid) <= capacity) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
+    // ---------------------------------------------------------------------------------------------- advice
+
+    private List<Suggestion> suggestions(Run r, Costs base, int maxBatch) {
+        List<Suggestion> out = new ArrayList<>();
+        String label = optimizerLabel(r.optimizer);
+        switch (r.optimizer) {
+            case "came", "came8bit", "adafactor" -> add(out, r, base, "use AdamW instead of " + label + " (--optimizer adamw)",
+                    r.copy(r.precision, "adamw", r.checkpointing, r.features, r.zero, r.batch, r.accumulation));
+            case "adamw" -> {
+                add(out, r, base, "use CAME instead of AdamW (--optimizer came)",
+                        r.copy(r.precision, "came", r.checkpointing, r.features, r.zero, r.batch, r.accumulation));
+                add(out, r, base, "use 8-bit AdamW (--optimizer adamw8bit)",
+                        r.copy(r.precision, "adamw8bit", r.checkpointing, r.features, r.zero, r.batch, r.accumulation));
+            }
+            default -> {
+            }
+        }
+        if (r.optimizer.equals("came")) {
+            add(out, r, base, "use 8-bit CAME (--optimizer came8bit)",
+                    r.copy(r.precision, "came8bit", r.checkpointing, r.features, r.zero, r.batch, r.accumulation));
+        }
+        if (r.online()) {
+            String what = r.textEncoder != null ? shortName(r.textEncoder) + " and VAE" : "VAE";
+            add(out, r, base, "precompute " + what + " features (--features precomputed)",
+                    r.copy(r.precision, r.optimizer, r.checkpointing, "precomputed", r.zero, r.batch, r.accumulation));
+        }
+        if (!r.half()) {
+            String half = r.gpu.bf16Tflops() != null ? "bf16" : "fp16";
+            add(out, r, base, "train in " + half + " mixed precision (--precision " + half + ")",
+                    r.copy(half, r.optimizer, r.checkpointing, r.features, r.zero, r.batch, r.accumulation));
+            if (r.precision.equals("fp32") && r.gpu.tf32Tflops() != null) {
+                add(out, r, base, "enable TF32 matmuls (--precision tf32; torch.backends.cuda.matmul.allow_tf32 = True)",
+                        r.copy("tf32", r.optimizer, r.checkpointing, r.features, r.zero, r.batch, r.accumulation));
+            }
+        }
+        if (!r.checkpointing) {
+            add(out, r, base, "enable gradient checkpointing (--grad-checkpointing)",
+                    r.copy(r.precision, r.optimizer, true, r.features, r.zero, r.batch, r.accumulation));
+        }
+        if (r.gpus > 1) {
+            for (int stage = r.zero + 1; stage <= 3; stage++) {
+                add(out, r, base, "shard with ZeRO stage " + stage + " over " + r.gpus + " GPUs (--zero " + stage + ")",
+                        r.copy(r.precision, r.optimizer, r.checkpointing, r.features, stage, r.batch, r.accumulation));
+            }
+        }
+        if (maxBatch >= 1 && maxBatch < r.batch) {
+            int micro = maxBatch;
+            int steps = (r.batch + micro - 1) / micro;
+            micro = (r.batch + steps - 1) / steps;
+            add(out, r, base, "use batch " + micro + " with " + steps * r.accumulation
+                    + " gradient-accumulation steps (same " + r.batch + " samples per GPU per step)",
+                    r.copy(r.precision, r.optimizer, r.checkpointing, r.features, r.zero, micro, steps * r.accumulation));
+        }
+        out.sort(Comparator.comparingLong(Suggestion::savesBytes).reversed()
+                .thenComparingDouble(Suggestion::newStepSeconds));
+        return List.copyOf(out);
+    }
+
+    /** Keeps a change when it saves memory or at least 1% of the step time. */
+    private void add(List<Suggestion> out, Run base, Costs baseCosts, String change, Run changed) {
+        Costs c = costs(changed, changed.batch);
+        long saves = baseCosts.peakBytes - c.peakBytes;
+        boolean faster = c.stepSeconds < baseCosts.stepSeconds * 0.99;
+        if (saves > 0 || faster) {
+            String detail = describeChange(baseCosts, c, saves);
+            out.add(new Suggestion(change + ": " + detail, saves, c.peakBytes, c.stepSeconds));
+        }
+    }
+
+    private static String describeChange(Costs base, Costs changed, long saves) {
+        List<String> parts = new ArrayList<>();
+        if (saves > 0) {
+            parts.add("saves " + gb(saves));
+        } else if (saves < 0) {
+            parts.add("costs " + gb(-saves) + " more");
+        }
+        double ratio = changed.stepSeconds / base.stepSeconds;
+        if (ratio < 0.99) {
+            parts.add(String.format(Locale.ROOT, "%.0f%% less step time", (1 - ratio) * 100));
+        } else if (ratio > 1.01) {
+            parts.add(String.format(Locale.ROOT, "%.0f%% more step time", (ratio - 1) * 100));
+        }
+        return String.join(", ", parts);
+    }
+
+    private List<String> notes(Run r, Costs c) {
+        List<String> notes = new ArrayList<>();
+        ModelProfile p = r.profile;
+        long capacity = r.gpu.memoryBytes();
+        if (c.peakBytes > capacity) {
+            notes.add("needs " + gb(c.peakBytes) + " but " + r.gpu.id() + " has " + gb(capacity) + ": expect an out-of-memory error");
+        } else if (c.peakBytes > 0.9 * capacity) {
+            notes.add("uses " + percent(c.peakBytes, capacity) + " of " + r.gpu.id()
+                    + "'s memory: at the limit, fragmentation or a larger aspect-ratio bucket can run out of memory");
+        }
+        if ((r.optimizer.equals("came") || r.optimizer.equals("came8bit") || r.optimizer.equals("adafactor"))
+                && p.pointwiseConvParams > 0) {
+            notes.add(optimizerLabel(r.optimizer) + " factors the last two dims of each weight, so the "
+                    + millions(p.pointwiseConvParams) + " parameters (" + percent(p.pointwiseConvParams, p.params)
+                    + ") in 4-D [O, I, 1, 1] conv weights keep full-size factors: optimizer state "
+                    + gb(p.optimizerBytes(r.optimizer)) + " against " + gb(p.optimizerBytes("adamw")) + " for AdamW");
+        }
+        if (r.online()) {
+            double encoders = c.time.getOrDefault("text_encoder", 0.0) + c.time.getOrDefault("vae_encoder", 0.0);
+            notes.add(String.format(Locale.ROOT,
+                    "online encoders take %.2f s of each %.2f s step (%s): text encoder %.2f s, VAE %.2f s; they also hold %s resident",
+                    encoders, c.stepSeconds, percent(encoders, c.stepSeconds), c.time.getOrDefault("text_encoder", 0.0),
+                    c.time.getOrDefault("vae_encoder", 0.0), gb(c.memory.getOrDefault("frozen_encoders", 0L))));
+        }
+        if (r.precision.equals("fp32") && r.gpu.tf32Tflops() != null) {
+            notes.add(String.format(Locale.ROOT, "pure fp32 runs at %.1f TFLOPS on %s; TF32 matmuls would use %.0f",
+                    r.gpu.fp32Tflops(), r.gpu.id(), r.gpu.tf32Tflops()));
+        }
+        if (r.attention.equals("math")) {
+            long scores = 0;
+            for (LayerPlan layer : r.plan) {
+                scores = Math.max(scores, Math.round(layer.attentionScoresPerSample()));
+            }
+            if (scores > 0) {
+                notes.add("attention materialises its score matrix (" + millions(scores * r.batch)
+                        + " elements per block at this batch); fused flash/SDPA attention avoids it");
+            }
+        }
+        if (r.zero > 0 && r.gpus == 1) {
+            notes.add("ZeRO shards over data-parallel ranks; with one GPU it saves nothing");
+        }
+        if (r.factors.stepTimeFactor() != 1.0 || r.factors.memoryFactor() != 1.0) {
+            notes.add(String.format(Locale.ROOT, "calibrated from observed runs on %s/%s: step time x%.2f, memory x%.2f",
+                    r.gpu.id(), p.info.family(), r.factors.stepTimeFactor(), r.factors.memoryFactor()));
+        }
+        return List.copyOf(notes);
+    }
+
+    private static String optimizerLabel(String optimizer) {
+        return switch (optimizer) {
+            case "adamw" -> "AdamW";
+            case "adamw8bit" -> "8-bit AdamW";
+            case "came" -> "CAME";
+            case "came8bit" -> "8-bit CAME";
+            case "adafactor" -> "Adafactor";
+            default -> "SGD";
+        };
+    }
+
+    private static String shortName(EncoderInfo encoder) {
+        return switch (encoder.id()) {
+            case "t5-xxl" -> "T5";
+            case "gemma-2-2b" -> "Gemma";
+            default -> encoder.name();
+        };
+    }
+
+    static String gb(long bytes) {
+        return String.format(Locale.ROOT, "%.1f GB", bytes / 1e9);
+    }
+
+    private static String percent(double part, double whole) {
+        return String.format(Locale.ROOT, "%.0f%%", 100 * part / whole);
+    }
+
+    private static String millions(long n) {
+        return String.format(Locale.ROOT, "%.0fM", n / 1e6);
     }
 }

@@ -1,0 +1,264 @@
+package dev.trainwatch.agent;
+
+import dev.trainwatch.agent.attribution.Attributor;
+import dev.trainwatch.agent.attribution.ProcSource;
+import dev.trainwatch.agent.gpu.GpuReader;
+import dev.trainwatch.agent.log.StepSource;
+import dev.trainwatch.agent.ship.AgentIdentity;
+import dev.trainwatch.agent.ship.Backoff;
+import dev.trainwatch.agent.ship.HttpTransport;
+import dev.trainwatch.agent.ship.Payload;
+import dev.trainwatch.agent.ship.Shipper;
+import dev.trainwatch.agent.ship.Sleeper;
+import dev.trainwatch.agent.ship.Spool;
+import dev.trainwatch.agent.ship.TokenFile;
+import dev.trainwatch.agent.ship.Transport;
+import dev.trainwatch.protocol.AgentBatch;
+import dev.trainwatch.protocol.AgentEvent;
+import dev.trainwatch.protocol.AgentHealth;
+import dev.trainwatch.protocol.GpuSample;
+import dev.trainwatch.protocol.RunAttribution;
+import dev.trainwatch.protocol.StepEvent;
+import java.io.IOException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The agent's loop: every interval, read every GPU, drain NVML events, read new steps from the run's log,
+ * attribute GPUs to runs, and hand one batch to the {@link Shipper}, which delivers on its own thread (or spools).
+ * Polls run at a fixed rate on one thread; a poll that throws is logged and the next one still runs.
+ *
+ * <p>Owns everything it is given: {@link #close()} stops polling, delivers or spools what is queued, and closes the
+ * GPU reader, the step source and the spool's lock. Thread-safe: {@link #pollOnce()} is called by the scheduler
+ * (or a test), {@link #close()} from any thread.
+ */
+public final class Agent implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(Agent.class.getName());
+
+    /** Steps kept while no run is known to send them to. */
+    static final int MAX_PENDING_STEPS = 10_000;
+
+    private final AgentConfig config;
+    private final GpuReader gpus;
+    private final StepSource steps;
+    private final Attributor attributor;
+    private final AgentIdentity identity;
+    private final Shipper shipper;
+    private final Clock clock;
+    private final ScheduledExecutorService scheduler;
+    private final Deque<StepEvent> pendingSteps = new ArrayDeque<>();
+    private final Set<String> specSentFor = new HashSet<>();
+
+    private String stepRunId;
+    private String lastStepProblem;
+    private boolean warnedAmbiguousSteps;
+    private long pollFailures;
+    private boolean closed;
+
+    /**
+     * Wires an agent from its parts; tests give their own transport, backoff and sleeper.
+     *
+     * @param steps the run's steps, or null when no log is followed
+     * @throws IOException           when the spool directory cannot be used
+     * @throws IllegalStateException when another agent holds the spool directory
+     */
+    public Agent(AgentConfig config, GpuReader gpus, StepSource steps, ProcSource proc, Transport transport,
+                 Backoff backoff, Sleeper sleeper, Clock clock) throws IOException {
+        this.config = config;
+        this.gpus = gpus;
+        this.steps = steps;
+        this.clock = clock;
+        this.attributor = new Attributor(proc, config.host(), config.attachPid(), config.runId());
+        this.identity = AgentIdentity.open(config.spoolDir(), config.host());
+        try {
+            Spool spool = new Spool(config.spoolDir(), config.spoolMaxBytes());
+            this.shipper = new Shipper(transport, spool, backoff, sleeper);
+        } catch (IOException | RuntimeException e) {
+            identity.close();
+            throw e;
+        }
+        this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread thread = new Thread(r, "trainwatch-poll");
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
+    /**
+     * The production agent: HTTP to the collector, bearer token from the configured file.
+     *
+     * @throws IOException when the spool directory or the token file cannot be used
+     */
+    public static Agent create(AgentConfig config, GpuReader gpus, StepSource steps, ProcSource proc, Clock clock)
+            throws IOException {
+        TokenFile token = config.tokenFile() != null ? TokenFile.read(config.tokenFile()) : null;
+        Transport transport = new HttpTransport(config.collector(), token, Duration.ofSeconds(10));
+        Backoff backoff = new Backoff(Duration.ofMillis(500), Duration.ofSeconds(30),
+                () -> ThreadLocalRandom.current().nextDouble());
+        return new Agent(config, gpus, steps, proc, transport, backoff, Sleeper.system(), clock);
+    }
+
+    /** The id batches carry; persisted in the spool directory. */
+    public String agentId() {
+        return identity.agentId();
+    }
+
+    /** Starts delivering (the spool of a previous agent first) and polling at the fixed rate. */
+    public void start() {
+        shipper.start();
+        long periodNanos = config.interval().toNanos();
+        scheduler.scheduleAtFixedRate(this::pollSafely, 0, periodNanos, TimeUnit.NANOSECONDS);
+    }
+
+    private void pollSafely() {
+        try {
+            pollOnce();
+        } catch (RuntimeException | IOException e) {
+            // A throwing task would cancel the schedule: log and keep polling.
+            synchronized (this) {
+                pollFailures++;
+            }
+            LOG.log(System.Logger.Level.ERROR, "poll failed: " + e);
+        }
+    }
+
+    /**
+     * One poll: read, attribute, batch, submit.
+     *
+     * @throws IOException when the next sequence number cannot be persisted
+     */
+    public synchronized void pollOnce() throws IOException {
+        if (closed) {
+            return;
+        }
+        long startNanos = System.nanoTime();
+        double ts = clock.millis() / 1000.0;
+        List<GpuSample> samples = gpus.readAll();
+        List<AgentEvent> events = new ArrayList<>(gpus.drainEvents());
+        Attributor.Update update = attributor.update(samples, ts);
+        events.addAll(update.events());
+        List<StepEvent> newSteps = steps != null ? steps.poll() : List.of();
+        reportStepProblem();
+        double pollSeconds = (System.nanoTime() - startNanos) / 1e9;
+
+        AgentHealth health = new AgentHealth(pollSeconds, gpus.failedReads() + pollFailures, shipper.pending(),
+                shipper.spoolBytes(), shipper.dropped(), Durations.seconds(config.interval()));
+        AgentBatch batch = new AgentBatch(config.host(), identity.agentId(), identity.nextSeq(), samples,
+                update.runs(), events, health);
+        shipper.submit(Payload.samples(batch));
+        shipSpec(update.runs());
+        shipSteps(newSteps, update.runs());
+    }
+
+    private void shipSpec(List<RunAttribution> runs) {
+        if (config.runSpec() == null) {
+            return;
+        }
+        for (RunAttribution run : runs) {
+            if (!Boolean.TRUE.equals(run.ended()) && (config.runId() == null || config.runId().equals(run.runId()))
+                    && specSentFor.add(run.runId())) {
+                shipper.submit(Payload.runSpec(run.runId(), config.runSpec()));
+            }
+        }
+        if (config.runId() != null && specSentFor.add(config.runId())) {
+            shipper.submit(Payload.runSpec(config.runId(), config.runSpec()));
+        }
+    }
+
+    /**
+     * Steps of the log go to the run named by --run-id, else the attached run, else the only run of the node.
+     * While no run qualifies they wait (bounded), so steps logged before the run touched a GPU are not lost.
+     */
+    private void shipSteps(List<StepEvent> newSteps, List<RunAttribution> runs) {
+        pendingSteps.addAll(newSteps);
+        while (pendingSteps.size() > MAX_PENDING_STEPS) {
+            pendingSteps.removeFirst();
+        }
+        String runId = config.runId();
+        if (runId == null) {
+            List<String> live = runs.stream().filter(r -> !Boolean.TRUE.equals(r.ended()))
+                    .map(RunAttribution::runId).toList();
+            if (live.size() == 1) {
+                runId = live.get(0);
+            } else if (live.size() > 1 && config.attachPid() == null && !pendingSteps.isEmpty()
+                    && !warnedAmbiguousSteps) {
+                warnedAmbiguousSteps = true;
+                LOG.log(System.Logger.Level.WARNING, live.size() + " runs on this node; pass --attach PID or "
+                        + "--run-id ID to say which one the log belongs to (steps are held until then)");
+            }
+        }
+        if (runId != null) {
+            stepRunId = runId;
+        }
+        if (stepRunId != null && !pendingSteps.isEmpty()) {
+            shipper.submit(Payload.steps(stepRunId, List.copyOf(pendingSteps)));
+            pendingSteps.clear();
+        }
+    }
+
+    private void reportStepProblem() {
+        if (steps == null) {
+            return;
+        }
+        String problem = steps.problem();
+        if (problem != null && !problem.equals(lastStepProblem)) {
+            LOG.log(System.Logger.Level.WARNING, problem);
+        }
+        lastStepProblem = problem;
+    }
+
+    /** Shipments not yet taken by the collector. */
+    public long pending() {
+        return shipper.pending();
+    }
+
+    /** Batches lost (full spool, refused as bad). */
+    public long dropped() {
+        return shipper.dropped();
+    }
+
+    /** True once the attached run has ended (never without --attach). */
+    public synchronized boolean attachedRunEnded() {
+        return attributor.attachedRunEnded();
+    }
+
+    /** Stops polling, delivers or spools what is queued (within the flush timeout), releases everything. */
+    @Override
+    public void close() {
+        scheduler.shutdown();
+        try {
+            scheduler.awaitTermination(config.interval().toMillis() + 5000, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        try {
+            shipper.close(config.flushTimeout());
+        } finally {
+            identity.close();
+            try {
+                gpus.close();
+            } finally {
+                if (steps != null) {
+                    steps.close();
+                }
+            }
+        }
+    }
+}

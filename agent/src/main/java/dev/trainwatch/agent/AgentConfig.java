@@ -1,0 +1,50 @@
+package dev.trainwatch.agent;
+
+import dev.trainwatch.protocol.RunSpec;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * What the agent is told. Immutable.
+ *
+ * @param collector     base URL of the collector
+ * @param host          this node's name (batches carry it)
+ * @param attachPid     the process to watch with its descendants, or null for every compute process of the node
+ * @param runId         the run id to use instead of finding one, or null
+ * @param runSpec       the run's spec to send to the collector ({@code PUT /v1/runs/{id}}), or null
+ * @param interval      polling interval (at least {@link #MIN_INTERVAL})
+ * @param tokenFile     file holding the collector's bearer token, or null for none
+ * @param spoolDir      where unsent shipments and the agent's identity live
+ * @param spoolMaxBytes bound on the spool
+ * @param flushTimeout  how long shutdown may spend delivering what is queued before spooling it
+ */
+public record AgentConfig(URI collector, String host, Long attachPid, String runId, RunSpec runSpec, Duration interval,
+                          Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout) {
+
+    public static final Duration MIN_INTERVAL = Duration.ofMillis(100);
+    public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(1);
+
+    /**
+     * Default spool bound. A batch of 8 GPUs is about 1.5 KB gzip-compressed (measured, see docs/AGENT.md), so an
+     * hour at 1 Hz is about 6 MB; 256 MiB leaves room for longer outages, bigger nodes and faster polling.
+     */
+    public static final long DEFAULT_SPOOL_MAX_BYTES = 256L << 20;
+
+    public AgentConfig {
+        if (interval.compareTo(MIN_INTERVAL) < 0) {
+            throw new IllegalArgumentException("interval " + interval.toMillis() + "ms is below the minimum of 100ms");
+        }
+        if (spoolMaxBytes <= 0) {
+            throw new IllegalArgumentException("spool bound must be positive");
+        }
+    }
+
+    /** {@code $XDG_STATE_HOME/trainwatch/spool}, else {@code ~/.local/state/trainwatch/spool}. */
+    public static Path defaultSpoolDir() {
+        String state = System.getenv("XDG_STATE_HOME");
+        Path base = state != null && !state.isBlank() ? Path.of(state)
+                : Path.of(System.getProperty("user.home"), ".local", "state");
+        return base.resolve("trainwatch").resolve("spool");
+    }
+}

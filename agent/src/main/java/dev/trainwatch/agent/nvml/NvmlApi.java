@@ -1,0 +1,188 @@
+package dev.trainwatch.agent.nvml;
+
+import com.sun.jna.Function;
+import com.sun.jna.Library;
+import com.sun.jna.NativeLibrary;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The NVML symbols this agent uses, each bound on its own by exported name. Versioned names are probed first and
+ * older ones taken when a driver lacks them; a missing optional symbol is a null field (that reading is skipped),
+ * never a failed load. Per-symbol binding rather than {@code Native.register}, which fails as a whole when one
+ * symbol is missing.
+ */
+final class NvmlApi {
+
+    /** The name drivers install; loadable through both the loader cache and {@code LD_LIBRARY_PATH}. */
+    static final String SYSTEM_LIBRARY = "libnvidia-ml.so.1";
+
+    // return codes (nvmlReturn_t)
+    static final int SUCCESS = 0;
+    static final int UNINITIALIZED = 1;
+    static final int NOT_SUPPORTED = 3;
+    static final int NO_PERMISSION = 4;
+    static final int NOT_FOUND = 6;
+    static final int INSUFFICIENT_SIZE = 7;
+    static final int DRIVER_NOT_LOADED = 9;
+    static final int TIMEOUT = 10;
+    static final int LIBRARY_NOT_FOUND = 12;
+    static final int FUNCTION_NOT_FOUND = 13;
+    static final int GPU_IS_LOST = 15;
+    static final int LIB_RM_VERSION_MISMATCH = 18;
+    static final int ARGUMENT_VERSION_MISMATCH = 25;
+
+    final String source;
+    final NativeLibrary library;
+
+    // lifecycle and enumeration (required)
+    final Function init;
+    final Function shutdown;
+    final Function getCount;
+    final Function getHandleByIndex;
+    // optional
+    final Function errorString;
+    final Function driverVersion;
+    final Function getIndex;
+    final Function getName;
+    final Function getUuid;
+    final Function getPciInfo;
+    final Function getMemoryInfoV2;
+    final Function getMemoryInfo;
+    final Function getUtilizationRates;
+    final Function getSamples;
+    final Function getClockInfo;
+    final Function getMaxClockInfo;
+    final Function getClockEventReasons;
+    final Function getPowerUsage;
+    final Function getEnforcedPowerLimit;
+    final Function getTotalEnergy;
+    final Function getTemperature;
+    final Function getPerformanceState;
+    final Function getProcessUtilization;
+    final Function getComputeProcesses;
+    final ProcessStride processStride;
+    final Function eventSetCreate;
+    final Function registerEvents;
+    final Function eventSetWait;
+    final Function eventSetFree;
+
+    private NvmlApi(String source, NativeLibrary lib) throws NvmlLoadException {
+        this.source = source;
+        this.library = lib;
+        init = probe("nvmlInit_v2", "nvmlInit");
+        shutdown = probe("nvmlShutdown");
+        getCount = probe("nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
+        getHandleByIndex = probe("nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
+        if (init == null || shutdown == null || getCount == null || getHandleByIndex == null) {
+            throw new NvmlLoadException("not an NVML library (no nvmlInit/nvmlDeviceGetCount): " + source);
+        }
+        errorString = probe("nvmlErrorString");
+        driverVersion = probe("nvmlSystemGetDriverVersion");
+        getIndex = probe("nvmlDeviceGetIndex");
+        getName = probe("nvmlDeviceGetName");
+        getUuid = probe("nvmlDeviceGetUUID");
+        getPciInfo = probe("nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo");
+        getMemoryInfoV2 = probe("nvmlDeviceGetMemoryInfo_v2");
+        getMemoryInfo = probe("nvmlDeviceGetMemoryInfo");
+        getUtilizationRates = probe("nvmlDeviceGetUtilizationRates");
+        getSamples = probe("nvmlDeviceGetSamples");
+        getClockInfo = probe("nvmlDeviceGetClockInfo");
+        getMaxClockInfo = probe("nvmlDeviceGetMaxClockInfo");
+        getClockEventReasons = probe("nvmlDeviceGetCurrentClocksEventReasons",
+                "nvmlDeviceGetCurrentClocksThrottleReasons");
+        getPowerUsage = probe("nvmlDeviceGetPowerUsage");
+        getEnforcedPowerLimit = probe("nvmlDeviceGetEnforcedPowerLimit");
+        getTotalEnergy = probe("nvmlDeviceGetTotalEnergyConsumption");
+        getTemperature = probe("nvmlDeviceGetTemperature");
+        getPerformanceState = probe("nvmlDeviceGetPerformanceState");
+        getProcessUtilization = probe("nvmlDeviceGetProcessUtilization");
+        processStride = ProcessStride.choose(
+                has("nvmlDeviceGetComputeRunningProcesses_v3"),
+                has("nvmlDeviceGetComputeRunningProcesses_v2"),
+                has("nvmlDeviceGetComputeRunningProcesses"),
+                has("nvmlDeviceGetConfComputeMemSizeInfo"),
+                has("nvmlDeviceGetRunningProcessDetailList"));
+        getComputeProcesses = processStride.symbol == null ? null : probe(processStride.symbol);
+        eventSetCreate = probe("nvmlEventSetCreate");
+        registerEvents = probe("nvmlDeviceRegisterEvents");
+        eventSetWait = probe("nvmlEventSetWait_v2", "nvmlEventSetWait");
+        eventSetFree = probe("nvmlEventSetFree");
+    }
+
+    /**
+     * Loads the library file, or the system's {@code libnvidia-ml.so.1} when none is given.
+     *
+     * @throws NvmlLoadException with a one-line cause when it cannot be loaded
+     */
+    static NvmlApi load(Optional<Path> file) throws NvmlLoadException {
+        String name = file.map(p -> p.toAbsolutePath().toString()).orElse(SYSTEM_LIBRARY);
+        if (file.isPresent() && !Files.exists(file.get())) {
+            throw new NvmlLoadException("NVML library not found: " + name);
+        }
+        NativeLibrary lib;
+        try {
+            // RTLD_LAZY without RTLD_GLOBAL: NVML's symbols need not be visible to other libraries, and two NVML
+            // files (tests load several fake variants) must not interpose on each other.
+            lib = NativeLibrary.getInstance(name, Map.of(Library.OPTION_OPEN_FLAGS, 1));
+        } catch (UnsatisfiedLinkError e) {
+            throw new NvmlLoadException(file.isPresent()
+                    ? "NVML library cannot be loaded: " + name + " (" + firstLine(e.getMessage()) + ")"
+                    : "NVML library not found: " + name + " (is the NVIDIA driver installed?)");
+        }
+        return new NvmlApi(name, lib);
+    }
+
+    /** The symbol a function is bound to, e.g. for logs and tests. */
+    static String boundName(Function f) {
+        return f == null ? null : f.getName();
+    }
+
+    private Function probe(String... names) {
+        for (String n : names) {
+            try {
+                return library.getFunction(n);
+            } catch (UnsatisfiedLinkError missing) {
+                // older driver: try the next name
+            }
+        }
+        return null;
+    }
+
+    private boolean has(String name) {
+        return probe(name) != null;
+    }
+
+    String describe(int code) {
+        if (errorString != null) {
+            try {
+                String s = (String) errorString.invoke(String.class, new Object[] {code});
+                if (s != null) {
+                    return s;
+                }
+            } catch (RuntimeException e) {
+                // fall through to the number
+            }
+        }
+        return "error " + code;
+    }
+
+    private static String firstLine(String s) {
+        if (s == null) {
+            return "unknown reason";
+        }
+        int nl = s.indexOf('\n');
+        return nl < 0 ? s : s.substring(0, nl);
+    }
+
+    /** The library could not be loaded or is not NVML. */
+    static final class NvmlLoadException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        NvmlLoadException(String message) {
+            super(message);
+        }
+    }
+}

@@ -1,0 +1,617 @@
+package dev.trainwatch.agent.nvml;
+
+import com.sun.jna.Function;
+import com.sun.jna.Memory;
+import com.sun.jna.Pointer;
+import dev.trainwatch.agent.gpu.GpuReader;
+import dev.trainwatch.agent.gpu.GpuUnavailableException;
+import dev.trainwatch.protocol.AgentEvent;
+import dev.trainwatch.protocol.GpuProcess;
+import dev.trainwatch.protocol.GpuSample;
+import dev.trainwatch.protocol.UtilizationWindow;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Reads every GPU through NVML. One {@code nvmlInit} when opened (and again only if NVML reports itself
+ * uninitialised), one {@code nvmlShutdown} when closed. Native buffers are allocated once and reused; struct fields
+ * are read at their header offsets from those buffers instead of through JNA {@code Structure}s, which copy every
+ * field both ways on each call.
+ *
+ * <p>{@link #readAll()} is for one polling thread. XID and double-bit ECC events are read on a daemon thread of
+ * their own and handed over through {@link #drainEvents()}.
+ */
+public final class NvmlGpuReader implements GpuReader {
+
+    private static final int MEMORY_V2_VERSION = 0x02000028; // sizeof(nvmlMemory_v2_t) | 2 << 24
+    private static final int CLOCK_SM = 1;
+    private static final int CLOCK_MEM = 2;
+    private static final int TEMPERATURE_GPU = 0;
+    private static final int SAMPLES_GPU_UTILIZATION = 1;
+    private static final int PSTATE_UNKNOWN = 32;
+    private static final long VALUE_NOT_AVAILABLE = -1L; // 0xFFFFFFFFFFFFFFFF
+    private static final int TEXT_BUFFER = 96;             // NVML_DEVICE_NAME_V2/UUID_V2 buffer sizes
+    private static final long MHZ = 1_000_000L;
+
+    private final NvmlApi api;
+    private final Clock clock;
+    private final String driverVersion;
+    private final ConcurrentLinkedQueue<AgentEvent> events = new ConcurrentLinkedQueue<>();
+    private final AtomicLong failedReads = new AtomicLong();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final Abort lost = new Abort();
+    private final Abort uninitialised = new Abort();
+
+    // Poll-thread state.
+    private final Memory scratch = new Memory(16);         // out value @0, count @8, value type @12
+    private final Pointer countPtr = scratch.share(8, 4);
+    private final Pointer valueTypePtr = scratch.share(12, 4);
+    private final Memory memoryBuf = new Memory(40);       // nvmlMemory_v2_t / nvmlMemory_t
+    private final Memory utilBuf = new Memory(8);          // nvmlUtilization_t
+    private final Memory text = new Memory(TEXT_BUFFER);
+    private final Memory pciBuf = new Memory(68);          // nvmlPciInfo_t
+    private Memory samplesBuf;                             // nvmlSample_t[]
+    private long[] sampleTs;
+    private double[] sampleRatio;
+    private Memory processBuf;                             // process entries, stride per driver
+    private int processCapacity;
+    private Memory processUtilBuf;                         // nvmlProcessUtilizationSample_t[]
+    private int processUtilCapacity;
+    private boolean memoryV2Usable;
+    private List<Gpu> gpus = List.of();
+    private boolean acquired;
+    private NvmlEventWatcher watcher;
+
+    /**
+     * Loads NVML, initialises it once and reads every GPU's identity.
+     *
+     * @param library the library file, or empty for the system's {@code libnvidia-ml.so.1}
+     * @param clock   source of sample and event timestamps
+     * @throws GpuUnavailableException with one line naming the cause when NVML cannot start
+     */
+    public static NvmlGpuReader open(Optional<Path> library, Clock clock) throws GpuUnavailableException {
+        NvmlApi api;
+        try {
+            api = NvmlApi.load(library);
+        } catch (NvmlApi.NvmlLoadException e) {
+            throw new GpuUnavailableException(e.getMessage());
+        }
+        int rc = api.init.invokeInt(new Object[0]);
+        if (rc != NvmlApi.SUCCESS) {
+            // A failed init holds nothing: no shutdown follows it.
+            throw new GpuUnavailableException(initFailure(api, rc));
+        }
+        NvmlGpuReader reader = null;
+        try {
+            reader = new NvmlGpuReader(api, clock, readDriverVersion(api));
+            reader.acquired = true;
+            reader.gpus = reader.enumerate();
+            reader.startWatcher();
+            return reader;
+        } catch (GpuUnavailableException | RuntimeException | Error e) {
+            // Every acquire has exactly one release, also when enumeration throws.
+            if (reader != null) {
+                reader.close();
+            } else {
+                api.shutdown.invokeInt(new Object[0]);
+            }
+            throw e;
+        }
+    }
+
+    private NvmlGpuReader(NvmlApi api, Clock clock, String driverVersion) {
+        this.api = api;
+        this.clock = clock;
+        this.driverVersion = driverVersion;
+        this.memoryV2Usable = api.getMemoryInfoV2 != null;
+        setSampleCapacity(128);
+        setProcessCapacity(32);
+        setProcessUtilCapacity(32);
+    }
+
+    static String initFailure(NvmlApi api, int rc) {
+        String nvml = "(NVML: " + api.describe(rc) + ")";
+        return switch (rc) {
+            case NvmlApi.DRIVER_NOT_LOADED -> "NVIDIA driver not loaded " + nvml;
+            case NvmlApi.NO_PERMISSION -> "no permission to use the NVIDIA driver " + nvml;
+            case NvmlApi.LIB_RM_VERSION_MISMATCH ->
+                    "NVIDIA driver and NVML library versions differ (reboot or reload the driver) " + nvml;
+            case NvmlApi.LIBRARY_NOT_FOUND -> "NVML library not found: " + api.source + " " + nvml;
+            default -> "NVML cannot start: " + api.describe(rc) + " (code " + rc + ")";
+        };
+    }
+
+    private static String readDriverVersion(NvmlApi api) {
+        if (api.driverVersion == null) {
+            return "unknown";
+        }
+        try (Memory buf = new Memory(80)) {
+            int rc = api.driverVersion.invokeInt(new Object[] {buf, 80});
+            return rc == NvmlApi.SUCCESS ? buf.getString(0, "US-ASCII") : "unknown";
+        }
+    }
+
+    /** The symbols the driver offered for the readings with fallbacks, for logs and tests. */
+    public Map<String, String> boundSymbols() {
+        Map<String, String> m = new HashMap<>();
+        m.put("init", NvmlApi.boundName(api.init));
+        m.put("count", NvmlApi.boundName(api.getCount));
+        m.put("handle", NvmlApi.boundName(api.getHandleByIndex));
+        m.put("pci", NvmlApi.boundName(api.getPciInfo));
+        m.put("memory", memoryV2Usable ? NvmlApi.boundName(api.getMemoryInfoV2) : NvmlApi.boundName(api.getMemoryInfo));
+        m.put("clock_event_reasons", NvmlApi.boundName(api.getClockEventReasons));
+        m.put("processes", NvmlApi.boundName(api.getComputeProcesses));
+        m.put("process_stride", Integer.toString(api.processStride.bytes));
+        m.put("event_wait", NvmlApi.boundName(api.eventSetWait));
+        m.values().removeIf(v -> v == null);
+        return m;
+    }
+
+    @Override
+    public String driverVersion() {
+        return driverVersion;
+    }
+
+    @Override
+    public long failedReads() {
+        return failedReads.get();
+    }
+
+    @Override
+    public List<AgentEvent> drainEvents() {
+        List<AgentEvent> out = new ArrayList<>();
+        for (AgentEvent e; (e = events.poll()) != null; ) {
+            out.add(e);
+        }
+        return out;
+    }
+
+    @Override
+    public List<GpuSample> readAll() {
+        if (closed.get()) {
+            throw new IllegalStateException("reader closed");
+        }
+        double ts = clock.millis() / 1000.0;
+        if (!acquired && !reinitialise()) {
+            return identityOnly(ts);
+        }
+        List<GpuSample> out = new ArrayList<>(gpus.size());
+        for (Gpu g : gpus) {
+            try {
+                out.add(read(g, ts));
+            } catch (Abort a) {
+                if (a == uninitialised) {
+                    // Someone shut NVML down under us: our handles are void. Start again next poll.
+                    acquired = false;
+                    failedReads.incrementAndGet();
+                    return identityOnly(ts);
+                }
+                out.add(lostSample(g, ts));
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        stopWatcher();
+        if (acquired) {
+            acquired = false;
+            api.shutdown.invokeInt(new Object[0]);
+        }
+    }
+
+    // ------------------------------------------------------------------ enumeration and identity
+
+    private List<Gpu> enumerate() throws GpuUnavailableException {
+        int rc = api.getCount.invokeInt(new Object[] {countPtr});
+        if (rc != NvmlApi.SUCCESS) {
+            // A failure is not "no GPUs": never report an empty node because a call failed.
+            throw new GpuUnavailableException("NVML cannot count the GPUs: " + api.describe(rc) + " (code " + rc + ")");
+        }
+        int n = scratch.getInt(8);
+        List<Gpu> list = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            Gpu g = new Gpu(i);
+            readIdentity(g);
+            list.add(g);
+        }
+        return List.copyOf(list);
+    }
+
+    /** Identity and maxima are read once per init: they do not change while a handle is valid. */
+    private void readIdentity(Gpu g) {
+        int rc = api.getHandleByIndex.invokeInt(new Object[] {g.index, scratch});
+        if (rc != NvmlApi.SUCCESS) {
+            g.handle = null;
+            if (rc == NvmlApi.GPU_IS_LOST) {
+                g.lost = true;
+            } else {
+                failedReads.incrementAndGet();
+            }
+            return;
+        }
+        g.handle = scratch.getPointer(0);
+        g.peer = Pointer.nativeValue(g.handle);
+        try {
+            g.uuid = readText(api.getUuid, g.handle);
+            g.name = readText(api.getName, g.handle);
+            if (api.getPciInfo != null && check(api.getPciInfo.invokeInt(new Object[] {g.handle, pciBuf}))) {
+                g.pciBusId = pciBuf.getString(36, "US-ASCII");
+            }
+            g.smClockMax = mhz(readUint(api.getMaxClockInfo, g.handle, CLOCK_SM));
+            g.memClockMax = mhz(readUint(api.getMaxClockInfo, g.handle, CLOCK_MEM));
+        } catch (Abort a) {
+            if (a == lost) {
+                g.lost = true;
+            }
+        }
+    }
+
+    private boolean reinitialise() {
+        stopWatcher();
+        int rc = api.init.invokeInt(new Object[0]);
+        if (rc != NvmlApi.SUCCESS) {
+            failedReads.incrementAndGet();
+            return false;
+        }
+        acquired = true;
+        try {
+            gpus = enumerate();
+        } catch (GpuUnavailableException e) {
+            failedReads.incrementAndGet();
+            return true; // keep the old identities; reading them fails cleanly until the count works
+        }
+        startWatcher();
+        return true;
+    }
+
+    private void startWatcher() {
+        Map<Long, String> byPeer = new HashMap<>();
+        List<Pointer> handles = new ArrayList<>();
+        for (Gpu g : gpus) {
+            if (g.handle != null) {
+                byPeer.put(g.peer, g.uuid);
+                handles.add(g.handle);
+            }
+        }
+        watcher = NvmlEventWatcher.start(api, handles, byPeer, clock, events::add, failedReads);
+    }
+
+    private void stopWatcher() {
+        if (watcher != null) {
+            watcher.stop();
+            watcher = null;
+        }
+    }
+
+    // ------------------------------------------------------------------ one GPU
+
+    private GpuSample read(Gpu g, double ts) {
+        if (g.handle == null) {
+            readIdentity(g);
+            if (g.handle == null) {
+                return g.lost ? lostSample(g, ts) : identitySample(g, ts);
+            }
+        }
+        Long total = null;
+        Long used = null;
+        Long reserved = null;
+        Long free = null;
+        boolean memoryRead = false;
+        if (memoryV2Usable) {
+            memoryBuf.setInt(0, MEMORY_V2_VERSION);
+            int rc = api.getMemoryInfoV2.invokeInt(new Object[] {g.handle, memoryBuf});
+            if (rc == NvmlApi.ARGUMENT_VERSION_MISMATCH || rc == NvmlApi.FUNCTION_NOT_FOUND) {
+                memoryV2Usable = false; // a driver with the symbol but not this struct version: use v1 from now on
+            } else if (check(rc)) {
+                total = memoryBuf.getLong(8);
+                reserved = memoryBuf.getLong(16);
+                free = memoryBuf.getLong(24);
+                used = memoryBuf.getLong(32);
+                memoryRead = true;
+            } else {
+                memoryRead = true; // failed or unsupported: absent, v1 would say the same
+            }
+        }
+        if (!memoryRead && api.getMemoryInfo != null
+                && check(api.getMemoryInfo.invokeInt(new Object[] {g.handle, memoryBuf}))) {
+            total = memoryBuf.getLong(0);
+            free = memoryBuf.getLong(8);
+            used = memoryBuf.getLong(16);
+        }
+
+        Double util = null;
+        Double memUtil = null;
+        if (api.getUtilizationRates != null
+                && check(api.getUtilizationRates.invokeInt(new Object[] {g.handle, utilBuf}))) {
+            util = utilBuf.getInt(0) / 100.0;
+            memUtil = utilBuf.getInt(4) / 100.0;
+        }
+        UtilizationWindow window = readUtilizationWindow(g);
+
+        Long smClock = mhz(readUint(api.getClockInfo, g.handle, CLOCK_SM));
+        Long memClock = mhz(readUint(api.getClockInfo, g.handle, CLOCK_MEM));
+        List<String> reasons = null;
+        if (api.getClockEventReasons != null
+                && check(api.getClockEventReasons.invokeInt(new Object[] {g.handle, scratch}))) {
+            reasons = ClockEventReasons.names(scratch.getLong(0));
+        }
+        Long powerMw = readUint(api.getPowerUsage, g.handle);
+        Long limitMw = readUint(api.getEnforcedPowerLimit, g.handle);
+        Double energy = null;
+        if (api.getTotalEnergy != null && check(api.getTotalEnergy.invokeInt(new Object[] {g.handle, scratch}))) {
+            energy = scratch.getLong(0) / 1000.0;
+        }
+        Long temp = readUint(api.getTemperature, g.handle, TEMPERATURE_GPU);
+        Integer pstate = null;
+        if (api.getPerformanceState != null
+                && check(api.getPerformanceState.invokeInt(new Object[] {g.handle, scratch}))) {
+            int p = scratch.getInt(0);
+            pstate = p >= 0 && p < PSTATE_UNKNOWN ? p : null;
+        }
+        List<GpuProcess> processes = readProcesses(g, total);
+
+        g.lost = false;
+        g.lostReported = false;
+        return new GpuSample(ts, g.index, g.uuid, g.name, g.pciBusId, total, used, reserved, free, util, memUtil,
+                window, smClock, g.smClockMax, memClock, g.memClockMax, reasons,
+                powerMw == null ? null : powerMw / 1000.0, limitMw == null ? null : limitMw / 1000.0, energy,
+                temp == null ? null : temp.doubleValue(), pstate, processes, false);
+    }
+
+    /** The driver's GPU-utilisation samples newer than the last one seen; null when there are none. */
+    private UtilizationWindow readUtilizationWindow(Gpu g) {
+        if (api.getSamples == null) {
+            return null;
+        }
+        for (int attempt = 0; attempt < 2; attempt++) {
+            scratch.setInt(8, sampleTs.length);
+            int rc = api.getSamples.invokeInt(new Object[] {
+                g.handle, SAMPLES_GPU_UTILIZATION, g.lastSampleTs, valueTypePtr, countPtr, samplesBuf});
+            if (rc == NvmlApi.INSUFFICIENT_SIZE && attempt == 0) {
+                setSampleCapacity(Math.max(scratch.getInt(8), sampleTs.length * 2));
+                continue;
+            }
+            if (rc == NvmlApi.NOT_FOUND || !check(rc)) {
+                return null;
+            }
+            int n = Math.min(scratch.getInt(8), sampleTs.length);
+            int type = scratch.getInt(12);
+            long newest = g.lastSampleTs;
+            for (int i = 0; i < n; i++) {
+                long off = 16L * i;
+                sampleTs[i] = samplesBuf.getLong(off);
+                sampleRatio[i] = sampleValue(samplesBuf, off + 8, type) / 100.0;
+                newest = Math.max(newest, sampleTs[i]);
+            }
+            g.lastSampleTs = newest;
+            return UtilizationSummary.summarise(sampleTs, sampleRatio, n);
+        }
+        return null;
+    }
+
+    /** Reads an 8-byte {@code nvmlValue_t} union member by its {@code nvmlValueType_t}. */
+    private static double sampleValue(Memory m, long off, int type) {
+        return switch (type) {
+            case 0 -> m.getDouble(off);                              // DOUBLE
+            case 1 -> m.getInt(off) & 0xFFFFFFFFL;                   // UNSIGNED_INT
+            case 2, 3 -> unsigned(m.getLong(off));                   // UNSIGNED_LONG, UNSIGNED_LONG_LONG
+            case 4 -> m.getLong(off);                                // SIGNED_LONG_LONG
+            case 5 -> m.getInt(off);                                 // SIGNED_INT
+            default -> m.getInt(off) & 0xFFFFFFFFL;
+        };
+    }
+
+    private static double unsigned(long v) {
+        return v >= 0 ? v : (double) (v >>> 1) * 2.0;
+    }
+
+    private List<GpuProcess> readProcesses(Gpu g, Long memoryTotal) {
+        Function f = api.getComputeProcesses;
+        if (f == null) {
+            return null;
+        }
+        int stride = api.processStride.bytes;
+        int n = -1;
+        for (int attempt = 0; attempt < 3 && n < 0; attempt++) {
+            scratch.setInt(8, processCapacity);
+            int rc = f.invokeInt(new Object[] {g.handle, countPtr, processBuf});
+            if (rc == NvmlApi.INSUFFICIENT_SIZE) {
+                setProcessCapacity(scratch.getInt(8) + 8); // room for processes starting meanwhile
+                continue;
+            }
+            if (!check(rc)) {
+                return null;
+            }
+            n = Math.min(scratch.getInt(8), processCapacity);
+        }
+        if (n < 0) {
+            failedReads.incrementAndGet();
+            return null;
+        }
+        if (n == 0) {
+            return List.of();
+        }
+        Map<Long, double[]> perPid = readProcessUtilization(g);
+        List<GpuProcess> list = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            long off = (long) stride * i;
+            long pid = processBuf.getInt(off) & 0xFFFFFFFFL;
+            long mem = processBuf.getLong(off + 8);
+            Long memory = mem == VALUE_NOT_AVAILABLE ? null : mem;
+            // Sanity check against a wrong stride: a PID of 0 or more memory than the GPU has means garbage.
+            if (pid == 0 || (memory != null && memoryTotal != null && Long.compareUnsigned(memory, memoryTotal) > 0)) {
+                failedReads.incrementAndGet();
+                return null;
+            }
+            double[] u = perPid == null ? null : perPid.get(pid);
+            list.add(new GpuProcess(pid, memory, u == null ? null : u[0] / u[2] / 100.0,
+                    u == null ? null : u[1] / u[2] / 100.0));
+        }
+        return list;
+    }
+
+    /** Per-PID mean SM and memory utilisation since the last poll: pid → {sm sum, mem sum, samples}. */
+    private Map<Long, double[]> readProcessUtilization(Gpu g) {
+        if (api.getProcessUtilization == null) {
+            return null;
+        }
+        for (int attempt = 0; attempt < 2; attempt++) {
+            scratch.setInt(8, processUtilCapacity);
+            int rc = api.getProcessUtilization.invokeInt(new Object[] {
+                g.handle, processUtilBuf, countPtr, g.lastProcessUtilTs});
+            if (rc == NvmlApi.INSUFFICIENT_SIZE && attempt == 0) {
+                setProcessUtilCapacity(Math.max(scratch.getInt(8), processUtilCapacity * 2));
+                continue;
+            }
+            if (rc == NvmlApi.NOT_FOUND || !check(rc)) {
+                return null;
+            }
+            int n = Math.min(scratch.getInt(8), processUtilCapacity);
+            Map<Long, double[]> m = new HashMap<>();
+            long newest = g.lastProcessUtilTs;
+            for (int i = 0; i < n; i++) {
+                long off = 32L * i;
+                long pid = processUtilBuf.getInt(off) & 0xFFFFFFFFL;
+                newest = Math.max(newest, processUtilBuf.getLong(off + 8));
+                double[] acc = m.computeIfAbsent(pid, k -> new double[3]);
+                acc[0] += processUtilBuf.getInt(off + 16) & 0xFFFFFFFFL;
+                acc[1] += processUtilBuf.getInt(off + 20) & 0xFFFFFFFFL;
+                acc[2]++;
+            }
+            g.lastProcessUtilTs = newest;
+            return m;
+        }
+        return null;
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    /**
+     * True on success. NOT_SUPPORTED is an absent reading, not a failure; a lost GPU or a shut-down NVML aborts the
+     * GPU's read; anything else counts as a failed read.
+     */
+    private boolean check(int rc) {
+        switch (rc) {
+            case NvmlApi.SUCCESS:
+                return true;
+            case NvmlApi.NOT_SUPPORTED:
+                return false;
+            case NvmlApi.GPU_IS_LOST:
+                throw lost;
+            case NvmlApi.UNINITIALIZED:
+                throw uninitialised;
+            default:
+                failedReads.incrementAndGet();
+                return false;
+        }
+    }
+
+    private Long readUint(Function f, Pointer handle) {
+        if (f == null || !check(f.invokeInt(new Object[] {handle, scratch}))) {
+            return null;
+        }
+        return scratch.getInt(0) & 0xFFFFFFFFL;
+    }
+
+    private Long readUint(Function f, Pointer handle, int type) {
+        if (f == null || !check(f.invokeInt(new Object[] {handle, type, scratch}))) {
+            return null;
+        }
+        return scratch.getInt(0) & 0xFFFFFFFFL;
+    }
+
+    private String readText(Function f, Pointer handle) {
+        if (f == null || !check(f.invokeInt(new Object[] {handle, text, TEXT_BUFFER}))) {
+            return null;
+        }
+        return text.getString(0, "US-ASCII");
+    }
+
+    private static Long mhz(Long v) {
+        return v == null ? null : v * MHZ;
+    }
+
+    private GpuSample lostSample(Gpu g, double ts) {
+        g.lost = true;
+        failedReads.incrementAndGet();
+        if (!g.lostReported) {
+            g.lostReported = true;
+            events.add(new AgentEvent(ts, "gpu_lost", g.uuid, null, null,
+                    "GPU " + g.index + (g.uuid == null ? "" : " (" + g.uuid + ")") + " is lost: "
+                            + api.describe(NvmlApi.GPU_IS_LOST)));
+        }
+        return new GpuSample(ts, g.index, g.uuid, g.name, g.pciBusId, null, null, null, null, null, null, null,
+                null, null, null, null, null, null, null, null, null, null, null, true);
+    }
+
+    private static GpuSample identitySample(Gpu g, double ts) {
+        return new GpuSample(ts, g.index, g.uuid, g.name, g.pciBusId, null, null, null, null, null, null, null,
+                null, null, null, null, null, null, null, null, null, null, null, false);
+    }
+
+    private List<GpuSample> identityOnly(double ts) {
+        List<GpuSample> out = new ArrayList<>(gpus.size());
+        for (Gpu g : gpus) {
+            out.add(identitySample(g, ts));
+        }
+        return out;
+    }
+
+    private void setSampleCapacity(int n) {
+        samplesBuf = new Memory(16L * n);
+        sampleTs = new long[n];
+        sampleRatio = new double[n];
+    }
+
+    private void setProcessCapacity(int n) {
+        processCapacity = n;
+        processBuf = new Memory((long) Math.max(api.processStride.bytes, 16) * n);
+    }
+
+    private void setProcessUtilCapacity(int n) {
+        processUtilCapacity = n;
+        processUtilBuf = new Memory(32L * n);
+    }
+
+    /** One GPU as known since the last init. */
+    private static final class Gpu {
+        final int index;
+        Pointer handle;
+        long peer;
+        String uuid;
+        String name;
+        String pciBusId;
+        Long smClockMax;
+        Long memClockMax;
+        long lastSampleTs;       // newest utilisation sample seen, unix µs
+        long lastProcessUtilTs;  // newest per-process sample seen, unix µs
+        boolean lost;
+        boolean lostReported;
+
+        Gpu(int index) {
+            this.index = index;
+        }
+    }
+
+    /** Unwinds one GPU's read; preallocated and without a stack trace, it costs nothing on the hot path. */
+    private static final class Abort extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        Abort() {
+            super(null, null, false, false);
+        }
+    }
+}

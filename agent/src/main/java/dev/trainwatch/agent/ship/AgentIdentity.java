@@ -1,0 +1,130 @@
+package dev.trainwatch.agent.ship;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+
+/**
+ * The agent's persistent identity, kept in its spool directory: {@code agent_id} (host plus a random suffix) and
+ * the batch sequence. A restarted agent keeps its id and continues its sequence, so the collector's
+ * de-duplication by (agent_id, seq) still holds for batches replayed from the spool.
+ *
+ * <p>The sequence is leased in blocks of {@value #LEASE} and the lease end is persisted before any number of the
+ * block is used; a restart continues after the lease (numbers may be skipped, never reused). The directory is
+ * locked for the agent's lifetime, so two agents cannot share a spool. Thread-safe.
+ */
+public final class AgentIdentity implements AutoCloseable {
+
+    static final long LEASE = 1000;
+    private static final String ID_FILE = "agent-id";
+    private static final String SEQ_FILE = "seq-lease";
+    private static final String LOCK_FILE = "lock";
+
+    private final Path dir;
+    private final String agentId;
+    private final FileChannel lockChannel;
+    private final FileLock lock;
+    private long next;
+    private long leasedUntil;
+
+    private AgentIdentity(Path dir, String agentId, FileChannel lockChannel, FileLock lock, long next) {
+        this.dir = dir;
+        this.agentId = agentId;
+        this.lockChannel = lockChannel;
+        this.lock = lock;
+        this.next = next;
+        this.leasedUntil = next;
+    }
+
+    /**
+     * Opens the identity in {@code dir}, creating it on first use.
+     *
+     * @throws IOException           when the directory cannot be used
+     * @throws IllegalStateException when another agent holds the directory
+     */
+    public static AgentIdentity open(Path dir, String host) throws IOException {
+        Files.createDirectories(dir);
+        FileChannel channel = FileChannel.open(dir.resolve(LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        FileLock lock;
+        try {
+            lock = channel.tryLock();
+        } catch (java.nio.channels.OverlappingFileLockException e) {
+            lock = null;
+        } catch (IOException | RuntimeException e) {
+            channel.close();
+            throw e;
+        }
+        if (lock == null) {
+            channel.close();
+            throw new IllegalStateException("spool directory " + dir + " is in use by another trainwatch agent");
+        }
+        try {
+            Path idFile = dir.resolve(ID_FILE);
+            String id;
+            if (Files.exists(idFile)) {
+                id = Files.readString(idFile, StandardCharsets.UTF_8).strip();
+            } else {
+                byte[] random = new byte[4];
+                new SecureRandom().nextBytes(random);
+                id = host + "-" + HexFormat.of().formatHex(random);
+                writeAtomically(idFile, id + "\n");
+            }
+            long next = 0;
+            Path seqFile = dir.resolve(SEQ_FILE);
+            if (Files.exists(seqFile)) {
+                next = Long.parseLong(Files.readString(seqFile, StandardCharsets.UTF_8).strip());
+            }
+            return new AgentIdentity(dir, id, channel, lock, next);
+        } catch (NumberFormatException e) {
+            lock.release();
+            channel.close();
+            throw new IOException("corrupt " + SEQ_FILE + " in " + dir + "; delete it to start a new sequence", e);
+        } catch (IOException | RuntimeException e) {
+            lock.release();
+            channel.close();
+            throw e;
+        }
+    }
+
+    public String agentId() {
+        return agentId;
+    }
+
+    /**
+     * The next batch sequence number.
+     *
+     * @throws IOException when the lease cannot be persisted (then no number is handed out)
+     */
+    public synchronized long nextSeq() throws IOException {
+        if (next >= leasedUntil) {
+            writeAtomically(dir.resolve(SEQ_FILE), Long.toString(next + LEASE) + "\n");
+            leasedUntil = next + LEASE;
+        }
+        return next++;
+    }
+
+    private static void writeAtomically(Path file, String content) throws IOException {
+        Path temp = file.resolveSibling("." + file.getFileName() + ".tmp");
+        Files.writeString(temp, content, StandardCharsets.UTF_8);
+        Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    @Override
+    public synchronized void close() {
+        try {
+            if (lock.isValid()) {
+                lock.release();
+            }
+            lockChannel.close();
+        } catch (IOException e) {
+            // Closing a lock file cannot lose data; the lock dies with the process anyway.
+        }
+    }
+}

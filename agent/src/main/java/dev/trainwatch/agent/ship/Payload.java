@@ -1,0 +1,69 @@
+package dev.trainwatch.agent.ship;
+
+import dev.trainwatch.protocol.AgentBatch;
+import dev.trainwatch.protocol.Json;
+import dev.trainwatch.protocol.RunSpec;
+import dev.trainwatch.protocol.StepEvent;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.zip.GZIPOutputStream;
+
+/**
+ * A request body with where it goes, before it gets its place in the send order. Built from protocol records with
+ * the wire codec ({@link Json#MAPPER}). Immutable.
+ *
+ * @param method   HTTP method
+ * @param path     request path
+ * @param gzipBody gzip-compressed JSON
+ * @param what     description for log lines
+ */
+public record Payload(String method, String path, byte[] gzipBody, String what) {
+
+    /** {@code POST /v1/samples}. */
+    public static Payload samples(AgentBatch batch) {
+        return new Payload("POST", "/v1/samples", gzipJson(batch), "samples seq " + batch.seq());
+    }
+
+    /** {@code POST /v1/runs/{run_id}/steps} with an array of steps. */
+    public static Payload steps(String runId, List<StepEvent> steps) {
+        return new Payload("POST", "/v1/runs/" + pathSegment(runId) + "/steps", gzipJson(steps),
+                steps.size() + " steps of run " + runId);
+    }
+
+    /** {@code PUT /v1/runs/{run_id}} with the run's spec. */
+    public static Payload runSpec(String runId, RunSpec spec) {
+        return new Payload("PUT", "/v1/runs/" + pathSegment(runId), gzipJson(spec), "spec of run " + runId);
+    }
+
+    static byte[] gzipJson(Object value) {
+        try {
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream(2048);
+            try (GZIPOutputStream gzip = new GZIPOutputStream(bytes, 4096)) {
+                Json.MAPPER.writeValue(gzip, value);
+            }
+            return bytes.toByteArray();
+        } catch (IOException e) {
+            // Serialising records to memory cannot fail for I/O reasons; a failure here is a bug.
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Percent-encodes a path segment: RFC 3986 unreserved characters stay, every other UTF-8 byte is escaped. */
+    static String pathSegment(String value) {
+        StringBuilder out = new StringBuilder(value.length());
+        for (byte b : value.getBytes(StandardCharsets.UTF_8)) {
+            char c = (char) (b & 0xff);
+            if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+                    || c == '-' || c == '.' || c == '_' || c == '~') {
+                out.append(c);
+            } else {
+                out.append('%').append(Character.toUpperCase(Character.forDigit((b >> 4) & 0xf, 16)))
+                        .append(Character.toUpperCase(Character.forDigit(b & 0xf, 16)));
+            }
+        }
+        return out.toString();
+    }
+}

@@ -1,0 +1,872 @@
+/*
+ * A fake libnvidia-ml.so.1 for testing trainwatch without a GPU.
+ *
+ * Compiled against NVIDIA's own nvml.h so every struct it fills has the header's layout; the agent loads it
+ * through the same JNA path as the real library. It plays a scenario file (FAKE_NVML_SCENARIO, format in
+ * docs/NVML.md) that gives per-GPU values over scenario time, error codes per function, lost GPUs and XID
+ * events. Build variants (-D flags, see build-fake.sh) leave out symbols the way older drivers do and change
+ * the process-struct stride of nvmlDeviceGetComputeRunningProcesses_v3:
+ *
+ *   (none)              a current driver: every versioned symbol, _v3 writes 24-byte entries
+ *   FAKE_STRIDE32       an R535-era driver: _v3 writes 32-byte entries, nvmlDeviceGetConfComputeMemSizeInfo
+ *                       exists, nvmlDeviceGetRunningProcessDetailList and ...ClocksEventReasons do not
+ *   FAKE_NO_V3_PROCS    no ..._v3 process call (older driver): _v2 with 24-byte entries
+ *   FAKE_LEGACY         an old driver: only unversioned/_v2-less symbols, 16-byte process entries
+ *
+ * Scenario time: FAKE_NVML_CLOCK = fixed:<seconds> (default fixed:0) or wall[:<speed>] (seconds since the first
+ * nvmlInit, times speed). In-process tests set it with fake_nvml_set_time().
+ */
+#define NVML_NO_UNVERSIONED_FUNC_DEFS 1
+#include <nvml.h>
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* The facts of docs/NVML.md that the Java reader relies on, checked against the header at build time. */
+_Static_assert(sizeof(nvmlMemory_t) == 24, "nvmlMemory_t");
+_Static_assert(sizeof(nvmlMemory_v2_t) == 40 && __builtin_offsetof(nvmlMemory_v2_t, reserved) == 16
+               && __builtin_offsetof(nvmlMemory_v2_t, free) == 24 && __builtin_offsetof(nvmlMemory_v2_t, used) == 32,
+               "nvmlMemory_v2_t");
+_Static_assert(nvmlMemory_v2 == 0x02000028, "nvmlMemory_v2 version");
+_Static_assert(sizeof(nvmlProcessInfo_v1_t) == 16, "nvmlProcessInfo_v1_t");
+_Static_assert(sizeof(nvmlProcessInfo_t) == 24 && sizeof(nvmlProcessInfo_v2_t) == 24, "nvmlProcessInfo_t");
+_Static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32
+               && __builtin_offsetof(nvmlProcessUtilizationSample_t, smUtil) == 16, "nvmlProcessUtilizationSample_t");
+_Static_assert(sizeof(nvmlSample_t) == 16 && __builtin_offsetof(nvmlSample_t, sampleValue) == 8, "nvmlSample_t");
+_Static_assert(sizeof(nvmlEventData_t) == 32 && __builtin_offsetof(nvmlEventData_t, eventData) == 16, "nvmlEventData_t");
+_Static_assert(sizeof(nvmlPciInfo_t) == 68 && __builtin_offsetof(nvmlPciInfo_t, busId) == 36, "nvmlPciInfo_t");
+_Static_assert(sizeof(nvmlUtilization_t) == 8, "nvmlUtilization_t");
+
+/* The R535 _v3 entry: nvmlProcessInfo_t plus usedGpuCcProtectedMemory, written without a new symbol. */
+typedef struct {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+    unsigned long long usedGpuCcProtectedMemory;
+} fake_process_info_r535_t;
+_Static_assert(sizeof(fake_process_info_r535_t) == 32, "r535 stride");
+
+/* ---------------------------------------------------------------- scenario model */
+
+#define MAX_GPUS 16
+#define MAX_KEYS 256
+#define MAX_PROCS 32
+#define MAX_PROC_KEYS 64
+#define MAX_ERRORS 256
+#define MAX_EVENTS 256
+#define MAX_SETS 8
+#define NA_U64 0xFFFFFFFFFFFFFFFFULL
+
+enum field {
+    F_MEM_TOTAL, F_MEM_RESERVED, F_MEM_USED, F_UTIL_GPU, F_UTIL_MEM, F_SM_CLOCK, F_MEM_CLOCK, F_GRAPHICS_CLOCK,
+    F_MAX_SM_CLOCK, F_MAX_MEM_CLOCK, F_REASONS, F_POWER, F_POWER_LIMIT, F_ENERGY, F_TEMP, F_PSTATE, F_COUNT
+};
+static const char *FIELD_NAMES[F_COUNT] = {
+    "memory_total", "memory_reserved", "memory_used", "util_gpu", "util_mem", "sm_clock_mhz", "mem_clock_mhz",
+    "graphics_clock_mhz", "max_sm_clock_mhz", "max_mem_clock_mhz", "clock_reasons", "power_mw",
+    "power_limit_mw", "energy_mj", "temperature_c", "pstate"};
+
+typedef struct { int64_t t; double v; int ramp; } key_t_;
+typedef struct { int n; key_t_ k[MAX_KEYS]; } series_t;
+
+typedef struct { unsigned int pid; unsigned long long mem; int sm; int memutil; } proc_t;
+typedef struct { int64_t t; int n; proc_t p[MAX_PROCS]; } proc_key_t;
+
+typedef struct {
+    char uuid[96], name[96], bus_id[32];
+    unsigned int domain, bus, device;
+    series_t f[F_COUNT];
+    int nproc_keys;
+    proc_key_t proc_keys[MAX_PROC_KEYS];
+} gpu_t;
+
+/* Function identities for error injection. */
+#define FN_LIST(X) \
+    X(nvmlInit_v2) X(nvmlInit) X(nvmlInitWithFlags) X(nvmlSystemGetDriverVersion) X(nvmlDeviceGetCount_v2) \
+    X(nvmlDeviceGetCount) X(nvmlDeviceGetHandleByIndex_v2) X(nvmlDeviceGetHandleByIndex) X(nvmlDeviceGetIndex) \
+    X(nvmlDeviceGetName) X(nvmlDeviceGetUUID) X(nvmlDeviceGetPciInfo_v3) X(nvmlDeviceGetPciInfo_v2) \
+    X(nvmlDeviceGetPciInfo) X(nvmlDeviceGetMemoryInfo) X(nvmlDeviceGetMemoryInfo_v2) \
+    X(nvmlDeviceGetUtilizationRates) X(nvmlDeviceGetSamples) X(nvmlDeviceGetClockInfo) \
+    X(nvmlDeviceGetMaxClockInfo) X(nvmlDeviceGetCurrentClocksEventReasons) \
+    X(nvmlDeviceGetCurrentClocksThrottleReasons) X(nvmlDeviceGetPowerUsage) X(nvmlDeviceGetEnforcedPowerLimit) \
+    X(nvmlDeviceGetTotalEnergyConsumption) X(nvmlDeviceGetTemperature) X(nvmlDeviceGetPerformanceState) \
+    X(nvmlDeviceGetComputeRunningProcesses_v3) X(nvmlDeviceGetComputeRunningProcesses_v2) \
+    X(nvmlDeviceGetComputeRunningProcesses) X(nvmlDeviceGetProcessUtilization) X(nvmlDeviceRegisterEvents) \
+    X(nvmlDeviceGetSupportedEventTypes) X(nvmlEventSetCreate) X(nvmlEventSetWait_v2) X(nvmlEventSetWait) \
+    X(nvmlDeviceGetConfComputeMemSizeInfo) X(nvmlDeviceGetRunningProcessDetailList)
+#define FN_ENUM(n) FN_##n,
+#define FN_NAME(n) #n,
+enum fn_id { FN_LIST(FN_ENUM) FN_COUNT, FN_ANY_DEVICE };
+static const char *FN_NAMES[FN_COUNT] = {FN_LIST(FN_NAME)};
+
+typedef struct { int gpu; int fn; int64_t t; int code; } err_t;  /* gpu -1: every GPU / global */
+typedef struct { int64_t t; int gpu; unsigned long long type; unsigned long long data; } event_t;
+
+struct nvmlDevice_st { int index; };
+struct nvmlEventSet_st { int used; unsigned long long mask[MAX_GPUS]; unsigned char delivered[MAX_EVENTS]; };
+
+static struct {
+    int loaded;
+    char driver[80];
+    int64_t epoch_us;        /* unix µs of scenario time 0 */
+    int64_t sample_period_us;
+    int ngpus;
+    gpu_t gpu[MAX_GPUS];
+    int nerr;
+    err_t err[MAX_ERRORS];
+    int nevents;
+    event_t events[MAX_EVENTS];
+} S;
+
+static struct nvmlDevice_st HANDLES[MAX_GPUS];
+static struct nvmlEventSet_st SETS[MAX_SETS];
+static pthread_mutex_t LOCK = PTHREAD_MUTEX_INITIALIZER;
+static int REFCOUNT;
+static long INIT_CALLS, SHUTDOWN_CALLS;
+
+/* ---------------------------------------------------------------- time */
+
+static int64_t FIXED_US;           /* scenario µs in fixed mode (atomic) */
+static int WALL_MODE;
+static double WALL_SPEED = 1.0;
+static struct timespec WALL_START;
+static int CLOCK_CONFIGURED;
+
+static void configure_clock(void) {
+    if (CLOCK_CONFIGURED) return;
+    CLOCK_CONFIGURED = 1;
+    const char *c = getenv("FAKE_NVML_CLOCK");
+    if (c && strncmp(c, "wall", 4) == 0) {
+        WALL_MODE = 1;
+        if (c[4] == ':') WALL_SPEED = atof(c + 5);
+        clock_gettime(CLOCK_MONOTONIC, &WALL_START);
+    } else if (c && strncmp(c, "fixed:", 6) == 0) {
+        __atomic_store_n(&FIXED_US, (int64_t) (atof(c + 6) * 1e6), __ATOMIC_RELAXED);
+    }
+}
+
+static int64_t now_us(void) {
+    if (WALL_MODE) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        double s = (ts.tv_sec - WALL_START.tv_sec) + (ts.tv_nsec - WALL_START.tv_nsec) / 1e9;
+        return (int64_t) (s * WALL_SPEED * 1e6);
+    }
+    return __atomic_load_n(&FIXED_US, __ATOMIC_RELAXED);
+}
+
+/* ---------------------------------------------------------------- scenario parsing */
+
+static int fail_line(int line, const char *msg, const char *detail) {
+    fprintf(stderr, "fake-nvml: scenario line %d: %s%s%s\n", line, msg, detail ? ": " : "", detail ? detail : "");
+    return -1;
+}
+
+static int parse_u64(const char *s, unsigned long long *out) {
+    char *end;
+    if (strcmp(s, "na") == 0) { *out = NA_U64; return 0; }
+    *out = (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) ? strtoull(s, &end, 16) : (unsigned long long) strtod(s, &end);
+    return (end == s || (*end && *end != ':')) ? -1 : 0;
+}
+
+static int find_field(const char *k) {
+    for (int i = 0; i < F_COUNT; i++) if (strcmp(FIELD_NAMES[i], k) == 0) return i;
+    return -1;
+}
+
+static int find_fn(const char *k) {
+    for (int i = 0; i < FN_COUNT; i++) if (strcmp(FN_NAMES[i], k) == 0) return i;
+    return -1;
+}
+
+static int parse_processes(int line, gpu_t *g, int64_t t, char *rest) {
+    if (g->nproc_keys >= MAX_PROC_KEYS) return fail_line(line, "too many process lists", NULL);
+    proc_key_t *pk = &g->proc_keys[g->nproc_keys++];
+    pk->t = t;
+    pk->n = 0;
+    for (char *tok = strtok(rest, " \t"); tok; tok = strtok(NULL, " \t")) {
+        if (strcmp(tok, "none") == 0) continue;
+        if (pk->n >= MAX_PROCS) return fail_line(line, "too many processes", NULL);
+        proc_t *p = &pk->p[pk->n++];
+        char *parts[4] = {0};
+        int np = 0;
+        for (char *c = tok; np < 4; ) {
+            parts[np++] = c;
+            c = strchr(c, ':');
+            if (!c) break;
+            *c++ = 0;
+        }
+        unsigned long long pid, mem;
+        if (np < 2 || parse_u64(parts[0], &pid) || parse_u64(parts[1], &mem))
+            return fail_line(line, "process must be pid:bytes[:sm%:mem%]", tok);
+        p->pid = (unsigned int) pid;
+        p->mem = mem;
+        p->sm = np > 2 ? atoi(parts[2]) : -1;
+        p->memutil = np > 3 ? atoi(parts[3]) : -1;
+    }
+    return 0;
+}
+
+static int add_key(int line, series_t *s, int64_t t, const char *val) {
+    if (s->n >= MAX_KEYS) return fail_line(line, "too many values for one field", NULL);
+    int ramp = val[0] == '~';
+    unsigned long long v;
+    if (parse_u64(val + ramp, &v)) return fail_line(line, "not a number", val);
+    if (s->n > 0 && s->k[s->n - 1].t > t) return fail_line(line, "times must not go backwards per field", NULL);
+    s->k[s->n++] = (key_t_) {t, (double) v, ramp};
+    return 0;
+}
+
+static int parse_scenario(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) { fprintf(stderr, "fake-nvml: cannot open scenario %s\n", path); return -1; }
+    memset(&S, 0, sizeof S);
+    strcpy(S.driver, "535.261.03");
+    S.epoch_us = 1767225600LL * 1000000LL;   /* 2026-01-01T00:00:00Z */
+    S.sample_period_us = 166667;             /* 1/6 s, as on data-centre GPUs */
+    char buf[4096];
+    int line = 0, rc = 0;
+    while (rc == 0 && fgets(buf, sizeof buf, f)) {
+        line++;
+        char *hash = strchr(buf, '#');
+        if (hash) *hash = 0;
+        size_t len = strlen(buf);
+        while (len && isspace((unsigned char) buf[len - 1])) buf[--len] = 0;
+        char *p = buf;
+        while (isspace((unsigned char) *p)) p++;
+        if (!*p) continue;
+        char *ts = strtok(p, " \t"), *gs = strtok(NULL, " \t"), *key = strtok(NULL, " \t");
+        char *rest = strtok(NULL, "");
+        while (rest && isspace((unsigned char) *rest)) rest++;
+        if (!ts || !gs || !key) { rc = fail_line(line, "expected: <time> <gpu|-> <key> [value]", NULL); break; }
+        int64_t t = (int64_t) (atof(ts) * 1e6);
+        int gi = -1;
+        if (strcmp(gs, "-") != 0 && strcmp(gs, "*") != 0) {
+            gi = atoi(gs);
+            if (gi < 0 || gi >= MAX_GPUS) { rc = fail_line(line, "bad gpu index", gs); break; }
+            if (gi >= S.ngpus) S.ngpus = gi + 1;
+        }
+        int lo = gi < 0 ? 0 : gi, hi = gi < 0 ? S.ngpus : gi + 1;
+        int fi;
+        if (strcmp(key, "driver") == 0 && rest) {
+            snprintf(S.driver, sizeof S.driver, "%s", rest);
+        } else if (strcmp(key, "gpus") == 0 && rest) {
+            S.ngpus = atoi(rest);
+            if (S.ngpus < 0 || S.ngpus > MAX_GPUS) rc = fail_line(line, "bad gpu count", rest);
+        } else if (strcmp(key, "epoch") == 0 && rest) {
+            S.epoch_us = (int64_t) (atof(rest) * 1e6);
+        } else if (strcmp(key, "sample_period_ms") == 0 && rest) {
+            S.sample_period_us = (int64_t) (atof(rest) * 1e3);
+            if (S.sample_period_us <= 0) rc = fail_line(line, "bad sample period", rest);
+        } else if (strcmp(key, "uuid") == 0 && rest && gi >= 0) {
+            snprintf(S.gpu[gi].uuid, sizeof S.gpu[gi].uuid, "%s", rest);
+        } else if (strcmp(key, "name") == 0 && rest && gi >= 0) {
+            snprintf(S.gpu[gi].name, sizeof S.gpu[gi].name, "%s", rest);
+        } else if (strcmp(key, "pci") == 0 && rest && gi >= 0) {
+            gpu_t *g = &S.gpu[gi];
+            if (sscanf(rest, "%x:%x:%x", &g->domain, &g->bus, &g->device) != 3) rc = fail_line(line, "pci must be DDDDDDDD:BB:DD.F", rest);
+            snprintf(g->bus_id, sizeof g->bus_id, "%s", rest);
+        } else if (strcmp(key, "processes") == 0 && gi >= 0) {
+            char empty[] = "";
+            rc = parse_processes(line, &S.gpu[gi], t, rest ? rest : empty);
+        } else if ((fi = find_field(key)) >= 0 && rest) {
+            for (int g = lo; g < hi && rc == 0; g++) rc = add_key(line, &S.gpu[g].f[fi], t, rest);
+        } else if (strcmp(key, "error") == 0 && rest) {
+            char *fname = strtok(rest, " \t"), *code = strtok(NULL, " \t");
+            int fn = fname ? (strcmp(fname, "*") == 0 ? FN_ANY_DEVICE : find_fn(fname)) : -1;
+            if (fn < 0 || !code) { rc = fail_line(line, "error needs a known function and a code", fname); break; }
+            if (S.nerr >= MAX_ERRORS) { rc = fail_line(line, "too many errors", NULL); break; }
+            S.err[S.nerr++] = (err_t) {gi, fn, t, atoi(code)};
+        } else if (strcmp(key, "lost") == 0 && gi >= 0) {
+            if (S.nerr >= MAX_ERRORS) { rc = fail_line(line, "too many errors", NULL); break; }
+            S.err[S.nerr++] = (err_t) {gi, FN_ANY_DEVICE, t, NVML_ERROR_GPU_IS_LOST};
+        } else if ((strcmp(key, "xid") == 0 || strcmp(key, "event") == 0) && rest && gi >= 0) {
+            unsigned long long type = nvmlEventTypeXidCriticalError, data;
+            char *a = strtok(rest, " \t"), *b = strtok(NULL, " \t");
+            if (strcmp(key, "event") == 0) {
+                if (!b || parse_u64(a, &type) || parse_u64(b, &data)) { rc = fail_line(line, "event needs <type> <data>", NULL); break; }
+            } else if (parse_u64(a, &data)) { rc = fail_line(line, "xid needs a number", a); break; }
+            if (S.nevents >= MAX_EVENTS) { rc = fail_line(line, "too many events", NULL); break; }
+            S.events[S.nevents++] = (event_t) {t, gi, type, data};
+        } else {
+            rc = fail_line(line, "unknown key or missing value", key);
+        }
+    }
+    fclose(f);
+    for (int i = 0; rc == 0 && i < S.ngpus; i++) {
+        gpu_t *g = &S.gpu[i];
+        if (!g->uuid[0]) snprintf(g->uuid, sizeof g->uuid, "GPU-00000000-0000-0000-0000-%012d", i);
+        if (!g->name[0]) snprintf(g->name, sizeof g->name, "NVIDIA Fake GPU");
+        if (!g->bus_id[0]) {
+            g->bus = (unsigned int) (i + 1);
+            snprintf(g->bus_id, sizeof g->bus_id, "00000000:%02X:00.0", g->bus);
+        }
+    }
+    S.loaded = rc == 0;
+    return rc;
+}
+
+/* ---------------------------------------------------------------- lookups */
+
+/* Value of a field at time t: step between keys, linear into a key marked '~'. Returns 0 when the scenario never
+ * gives the field (then the call answers NOT_SUPPORTED). */
+static int value_at(const series_t *s, int64_t t, double *out) {
+    if (s->n == 0) return 0;
+    int i = 0;
+    while (i + 1 < s->n && s->k[i + 1].t <= t) i++;
+    if (s->k[i].t > t) { *out = s->k[0].v; return 1; }
+    if (i + 1 < s->n && s->k[i + 1].ramp) {
+        const key_t_ *a = &s->k[i], *b = &s->k[i + 1];
+        *out = a->v + (b->v - a->v) * (double) (t - a->t) / (double) (b->t - a->t);
+    } else {
+        *out = s->k[i].v;
+    }
+    return 1;
+}
+
+static const proc_key_t *procs_at(const gpu_t *g, int64_t t) {
+    const proc_key_t *r = NULL;
+    for (int i = 0; i < g->nproc_keys && g->proc_keys[i].t <= t; i++) r = &g->proc_keys[i];
+    return r;
+}
+
+/* The injected code for fn on gpu at time t (latest matching entry wins), or SUCCESS. */
+static nvmlReturn_t injected(int gpu, int fn, int64_t t) {
+    nvmlReturn_t rc = NVML_SUCCESS;
+    int64_t best = INT64_MIN;
+    for (int i = 0; i < S.nerr; i++) {
+        const err_t *e = &S.err[i];
+        if (e->t > t || e->t < best) continue;
+        if (e->gpu != -1 && e->gpu != gpu) continue;
+        if (e->fn != fn && !(e->fn == FN_ANY_DEVICE && gpu >= 0)) continue;
+        best = e->t;
+        rc = (nvmlReturn_t) e->code;
+    }
+    return rc;
+}
+
+static nvmlReturn_t global_call(int fn) {
+    if (REFCOUNT <= 0) return NVML_ERROR_UNINITIALIZED;
+    return injected(-1, fn, now_us());
+}
+
+/* Common prologue of a device call: initialised, valid handle, injected error. */
+static nvmlReturn_t device_call(nvmlDevice_t d, int fn, gpu_t **g, int64_t *t) {
+    if (REFCOUNT <= 0) return NVML_ERROR_UNINITIALIZED;
+    if (d == NULL || d < HANDLES || d >= HANDLES + S.ngpus) return NVML_ERROR_INVALID_ARGUMENT;
+    *t = now_us();
+    *g = &S.gpu[d->index];
+    return injected(d->index, fn, *t);
+}
+
+#define DEVICE(fn) gpu_t *g; int64_t t; nvmlReturn_t rc_ = device_call(device, FN_##fn, &g, &t); if (rc_) return rc_
+#define FIELD(var, fi) double var; if (!value_at(&g->f[fi], t, &var)) return NVML_ERROR_NOT_SUPPORTED
+
+/* ---------------------------------------------------------------- lifecycle */
+
+static nvmlReturn_t do_init(int fn) {
+    pthread_mutex_lock(&LOCK);
+    configure_clock();
+    INIT_CALLS++;
+    nvmlReturn_t rc = NVML_SUCCESS;
+    if (!S.loaded) {
+        const char *path = getenv("FAKE_NVML_SCENARIO");
+        if (!path) {
+            fprintf(stderr, "fake-nvml: FAKE_NVML_SCENARIO is not set\n");
+            rc = NVML_ERROR_DRIVER_NOT_LOADED;
+        } else if (parse_scenario(path) != 0) {
+            rc = NVML_ERROR_UNKNOWN;
+        }
+    }
+    if (rc == NVML_SUCCESS) rc = injected(-1, fn, now_us());
+    if (rc == NVML_SUCCESS) {
+        for (int i = 0; i < MAX_GPUS; i++) HANDLES[i].index = i;
+        REFCOUNT++;
+    }
+    pthread_mutex_unlock(&LOCK);
+    return rc;
+}
+
+#ifndef FAKE_LEGACY
+EXPORT nvmlReturn_t nvmlInit_v2(void) { return do_init(FN_nvmlInit_v2); }
+EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int flags) { (void) flags; return do_init(FN_nvmlInitWithFlags); }
+#endif
+EXPORT nvmlReturn_t nvmlInit(void) { return do_init(FN_nvmlInit); }
+
+EXPORT nvmlReturn_t nvmlShutdown(void) {
+    pthread_mutex_lock(&LOCK);
+    nvmlReturn_t rc = NVML_SUCCESS;
+    if (REFCOUNT <= 0) rc = NVML_ERROR_UNINITIALIZED;
+    else { REFCOUNT--; SHUTDOWN_CALLS++; }
+    pthread_mutex_unlock(&LOCK);
+    return rc;
+}
+
+EXPORT const char *nvmlErrorString(nvmlReturn_t r) {
+    switch (r) {
+        case NVML_SUCCESS: return "Success";
+        case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
+        case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
+        case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
+        case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
+        case NVML_ERROR_NOT_FOUND: return "Not Found";
+        case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
+        case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
+        case NVML_ERROR_TIMEOUT: return "Timeout";
+        case NVML_ERROR_LIBRARY_NOT_FOUND: return "NVML Shared Library Not Found";
+        case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
+        case NVML_ERROR_LIB_RM_VERSION_MISMATCH: return "RM has detected an NVML/RM version mismatch.";
+        default: return "Unknown Error";
+    }
+}
+
+EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length) {
+    nvmlReturn_t rc = global_call(FN_nvmlSystemGetDriverVersion);
+    if (rc) return rc;
+    if (!version) return NVML_ERROR_INVALID_ARGUMENT;
+    if (strlen(S.driver) + 1 > length) return NVML_ERROR_INSUFFICIENT_SIZE;
+    strcpy(version, S.driver);
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlSystemGetNVMLVersion(char *version, unsigned int length) {
+    if (REFCOUNT <= 0) return NVML_ERROR_UNINITIALIZED;
+    snprintf(version, length, "12.%s", S.driver);
+    return NVML_SUCCESS;
+}
+
+static nvmlReturn_t get_count(int fn, unsigned int *count) {
+    nvmlReturn_t rc = global_call(fn);
+    if (rc) return rc;
+    if (!count) return NVML_ERROR_INVALID_ARGUMENT;
+    *count = (unsigned int) S.ngpus;
+    return NVML_SUCCESS;
+}
+#ifndef FAKE_LEGACY
+EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count) { return get_count(FN_nvmlDeviceGetCount_v2, count); }
+#endif
+EXPORT nvmlReturn_t nvmlDeviceGetCount(unsigned int *count) { return get_count(FN_nvmlDeviceGetCount, count); }
+
+static nvmlReturn_t get_handle(int fn, unsigned int index, nvmlDevice_t *device) {
+    if (REFCOUNT <= 0) return NVML_ERROR_UNINITIALIZED;
+    if (!device || index >= (unsigned int) S.ngpus) return NVML_ERROR_INVALID_ARGUMENT;
+    nvmlReturn_t rc = injected((int) index, fn, now_us());
+    if (rc) return rc;
+    *device = &HANDLES[index];
+    return NVML_SUCCESS;
+}
+#ifndef FAKE_LEGACY
+EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device) {
+    return get_handle(FN_nvmlDeviceGetHandleByIndex_v2, index, device);
+}
+#endif
+EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t *device) {
+    return get_handle(FN_nvmlDeviceGetHandleByIndex, index, device);
+}
+
+/* ---------------------------------------------------------------- identity */
+
+EXPORT nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *index) {
+    DEVICE(nvmlDeviceGetIndex);
+    (void) g;
+    *index = (unsigned int) device->index;
+    return NVML_SUCCESS;
+}
+
+static nvmlReturn_t copy_str(char *dst, unsigned int length, const char *src) {
+    if (!dst) return NVML_ERROR_INVALID_ARGUMENT;
+    if (strlen(src) + 1 > length) return NVML_ERROR_INSUFFICIENT_SIZE;
+    strcpy(dst, src);
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length) {
+    DEVICE(nvmlDeviceGetName);
+    return copy_str(name, length, g->name);
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length) {
+    DEVICE(nvmlDeviceGetUUID);
+    return copy_str(uuid, length, g->uuid);
+}
+
+static void fill_pci(const gpu_t *g, nvmlPciInfo_t *pci) {
+    memset(pci, 0, sizeof *pci);
+    snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:%02X.0", g->domain & 0xFFFF, g->bus, g->device);
+    pci->domain = g->domain;
+    pci->bus = g->bus;
+    pci->device = g->device;
+    pci->pciDeviceId = 0x20B010DE;
+    pci->pciSubSystemId = 0x134F10DE;
+    snprintf(pci->busId, sizeof pci->busId, "%s", g->bus_id);
+}
+#ifndef FAKE_LEGACY
+EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci) {
+    DEVICE(nvmlDeviceGetPciInfo_v3);
+    fill_pci(g, pci);
+    return NVML_SUCCESS;
+}
+#endif
+EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_t *pci) {
+    DEVICE(nvmlDeviceGetPciInfo_v2);
+    fill_pci(g, pci);
+    return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t *pci) {
+    DEVICE(nvmlDeviceGetPciInfo);
+    fill_pci(g, pci);
+    return NVML_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- readings */
+
+/* v2 semantics: used excludes the driver's reservation; free = total - reserved - used. The v1 call reports
+ * used = total - free, i.e. including the reservation, as real drivers do. */
+EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory) {
+    DEVICE(nvmlDeviceGetMemoryInfo);
+    FIELD(total, F_MEM_TOTAL);
+    FIELD(used, F_MEM_USED);
+    double reserved = 0;
+    value_at(&g->f[F_MEM_RESERVED], t, &reserved);
+    memory->total = (unsigned long long) total;
+    memory->free = (unsigned long long) (total - reserved - used);
+    memory->used = memory->total - memory->free;
+    return NVML_SUCCESS;
+}
+
+#ifndef FAKE_LEGACY
+EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory) {
+    DEVICE(nvmlDeviceGetMemoryInfo_v2);
+    if (memory->version != nvmlMemory_v2) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    FIELD(total, F_MEM_TOTAL);
+    FIELD(used, F_MEM_USED);
+    double reserved = 0;
+    value_at(&g->f[F_MEM_RESERVED], t, &reserved);
+    memory->total = (unsigned long long) total;
+    memory->reserved = (unsigned long long) reserved;
+    memory->used = (unsigned long long) used;
+    memory->free = memory->total - memory->reserved - memory->used;
+    return NVML_SUCCESS;
+}
+#endif
+
+EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *u) {
+    DEVICE(nvmlDeviceGetUtilizationRates);
+    FIELD(gpu, F_UTIL_GPU);
+    double mem = 0;
+    if (!value_at(&g->f[F_UTIL_MEM], t, &mem)) mem = 0;
+    u->gpu = (unsigned int) gpu;
+    u->memory = (unsigned int) mem;
+    return NVML_SUCCESS;
+}
+
+/* The driver's ring of utilisation samples: one every sample period up to now, the last 20 s kept. */
+EXPORT nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType_t type, unsigned long long lastSeen,
+                                         nvmlValueType_t *valType, unsigned int *count, nvmlSample_t *samples) {
+    DEVICE(nvmlDeviceGetSamples);
+    int fi = type == NVML_GPU_UTILIZATION_SAMPLES ? F_UTIL_GPU : type == NVML_MEMORY_UTILIZATION_SAMPLES ? F_UTIL_MEM : -1;
+    if (fi < 0 || !count || !valType) return fi < 0 ? NVML_ERROR_NOT_SUPPORTED : NVML_ERROR_INVALID_ARGUMENT;
+    if (g->f[fi].n == 0) return NVML_ERROR_NOT_SUPPORTED;
+    int64_t period = S.sample_period_us;
+    int64_t last_k = t / period, first_k = last_k - (20000000 / period) + 1;
+    if (first_k < 0) first_k = 0;
+    int64_t seen = (int64_t) lastSeen - S.epoch_us; /* scenario µs */
+    if (lastSeen != 0 && seen >= first_k * period) {
+        int64_t k = seen / period + 1;
+        if (k > first_k) first_k = k;
+    }
+    int64_t n = last_k - first_k + 1;
+    if (n <= 0) return NVML_ERROR_NOT_FOUND;
+    *valType = NVML_VALUE_TYPE_UNSIGNED_INT;
+    if (!samples) { *count = (unsigned int) n; return NVML_SUCCESS; }
+    if (*count < n) { *count = (unsigned int) n; return NVML_ERROR_INSUFFICIENT_SIZE; }
+    for (int64_t i = 0; i < n; i++) {
+        int64_t ts = (first_k + i) * period;
+        double v = 0;
+        value_at(&g->f[fi], ts, &v);
+        samples[i].timeStamp = (unsigned long long) (S.epoch_us + ts);
+        samples[i].sampleValue.ullVal = 0;
+        samples[i].sampleValue.uiVal = (unsigned int) v;
+    }
+    *count = (unsigned int) n;
+    return NVML_SUCCESS;
+}
+
+static int clock_field(nvmlClockType_t type, int max) {
+    switch (type) {
+        case NVML_CLOCK_SM: return max ? F_MAX_SM_CLOCK : F_SM_CLOCK;
+        case NVML_CLOCK_MEM: return max ? F_MAX_MEM_CLOCK : F_MEM_CLOCK;
+        case NVML_CLOCK_GRAPHICS: return max ? F_MAX_SM_CLOCK : F_GRAPHICS_CLOCK;
+        default: return -1;
+    }
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock) {
+    DEVICE(nvmlDeviceGetClockInfo);
+    int fi = clock_field(type, 0);
+    if (fi < 0) return NVML_ERROR_NOT_SUPPORTED;
+    FIELD(v, fi);
+    *clock = (unsigned int) v;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock) {
+    DEVICE(nvmlDeviceGetMaxClockInfo);
+    int fi = clock_field(type, 1);
+    if (fi < 0) return NVML_ERROR_NOT_SUPPORTED;
+    FIELD(v, fi);
+    *clock = (unsigned int) v;
+    return NVML_SUCCESS;
+}
+
+#if !defined(FAKE_LEGACY) && !defined(FAKE_STRIDE32)
+nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long *reasons);
+EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long *reasons) {
+    DEVICE(nvmlDeviceGetCurrentClocksEventReasons);
+    FIELD(v, F_REASONS);
+    *reasons = (unsigned long long) v;
+    return NVML_SUCCESS;
+}
+#endif
+
+EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device, unsigned long long *reasons) {
+    DEVICE(nvmlDeviceGetCurrentClocksThrottleReasons);
+    FIELD(v, F_REASONS);
+    *reasons = (unsigned long long) v;
+    return NVML_SUCCESS;
+}
+
+#define SIMPLE_UINT(fn, fi) \
+    EXPORT nvmlReturn_t fn(nvmlDevice_t device, unsigned int *out) { \
+        DEVICE(fn); FIELD(v, fi); *out = (unsigned int) v; return NVML_SUCCESS; }
+SIMPLE_UINT(nvmlDeviceGetPowerUsage, F_POWER)
+SIMPLE_UINT(nvmlDeviceGetEnforcedPowerLimit, F_POWER_LIMIT)
+
+EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long *energy) {
+    DEVICE(nvmlDeviceGetTotalEnergyConsumption);
+    FIELD(v, F_ENERGY);
+    *energy = (unsigned long long) v;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensor, unsigned int *temp) {
+    DEVICE(nvmlDeviceGetTemperature);
+    if (sensor != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
+    FIELD(v, F_TEMP);
+    *temp = (unsigned int) v;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t device, nvmlPstates_t *p) {
+    DEVICE(nvmlDeviceGetPerformanceState);
+    FIELD(v, F_PSTATE);
+    *p = (nvmlPstates_t) (int) v;
+    return NVML_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- processes */
+
+/* Count first (INSUFFICIENT_SIZE with the count when the caller's room is short), then fill entries of the
+ * variant's stride. */
+static nvmlReturn_t list_processes(gpu_t *g, int64_t t, unsigned int *count, void *infos, size_t stride) {
+    if (!count) return NVML_ERROR_INVALID_ARGUMENT;
+    const proc_key_t *pk = procs_at(g, t);
+    unsigned int n = pk ? (unsigned int) pk->n : 0;
+    if (*count < n || (n > 0 && !infos)) { *count = n; return NVML_ERROR_INSUFFICIENT_SIZE; }
+    for (unsigned int i = 0; i < n; i++) {
+        unsigned char *e = (unsigned char *) infos + i * stride;
+        memset(e, 0, stride);
+        unsigned int pid = pk->p[i].pid;
+        unsigned long long mem = pk->p[i].mem;
+        memcpy(e, &pid, 4);
+        memcpy(e + 8, &mem, 8);
+        if (stride >= 24) {
+            unsigned int none = 0xFFFFFFFFu;
+            memcpy(e + 16, &none, 4);
+            memcpy(e + 20, &none, 4);
+        }
+    }
+    *count = n;
+    return NVML_SUCCESS;
+}
+
+#if !defined(FAKE_LEGACY) && !defined(FAKE_NO_V3_PROCS)
+EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *count, nvmlProcessInfo_t *infos) {
+    DEVICE(nvmlDeviceGetComputeRunningProcesses_v3);
+#ifdef FAKE_STRIDE32
+    return list_processes(g, t, count, infos, sizeof(fake_process_info_r535_t));
+#else
+    return list_processes(g, t, count, infos, sizeof(nvmlProcessInfo_t));
+#endif
+}
+/* Only probed for by callers (nvitop's stride rule); the signature's struct is not in this header. */
+nvmlReturn_t nvmlDeviceGetConfComputeMemSizeInfo(nvmlDevice_t device, void *info);
+EXPORT nvmlReturn_t nvmlDeviceGetConfComputeMemSizeInfo(nvmlDevice_t device, void *info) {
+    (void) device; (void) info;
+    return NVML_ERROR_NOT_SUPPORTED;
+}
+#endif
+#if !defined(FAKE_LEGACY) && !defined(FAKE_NO_V3_PROCS) && !defined(FAKE_STRIDE32)
+nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device, void *plist);
+EXPORT nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device, void *plist) {
+    (void) device; (void) plist;
+    return NVML_ERROR_NOT_SUPPORTED;
+}
+#endif
+#ifndef FAKE_LEGACY
+EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int *count, nvmlProcessInfo_v2_t *infos) {
+    DEVICE(nvmlDeviceGetComputeRunningProcesses_v2);
+    return list_processes(g, t, count, infos, sizeof(nvmlProcessInfo_v2_t));
+}
+#endif
+EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int *count, nvmlProcessInfo_v1_t *infos) {
+    DEVICE(nvmlDeviceGetComputeRunningProcesses);
+    return list_processes(g, t, count, infos, sizeof(nvmlProcessInfo_v1_t));
+}
+
+/* One sample per process that has utilisation in the scenario, stamped "now"; NOT_FOUND when the caller has
+ * seen it already or there is none. */
+EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t *util,
+                                                    unsigned int *count, unsigned long long lastSeen) {
+    DEVICE(nvmlDeviceGetProcessUtilization);
+    if (!count) return NVML_ERROR_INVALID_ARGUMENT;
+    const proc_key_t *pk = procs_at(g, t);
+    unsigned long long stamp = (unsigned long long) (S.epoch_us + t);
+    unsigned int n = 0;
+    if (pk && stamp > lastSeen) for (int i = 0; i < pk->n; i++) if (pk->p[i].sm >= 0) n++;
+    if (n == 0) return NVML_ERROR_NOT_FOUND;
+    if (!util || *count < n) { *count = n; return NVML_ERROR_INSUFFICIENT_SIZE; }
+    unsigned int j = 0;
+    for (int i = 0; i < pk->n; i++) {
+        if (pk->p[i].sm < 0) continue;
+        util[j] = (nvmlProcessUtilizationSample_t) {
+            .pid = pk->p[i].pid, .timeStamp = stamp, .smUtil = (unsigned int) pk->p[i].sm,
+            .memUtil = (unsigned int) (pk->p[i].memutil < 0 ? 0 : pk->p[i].memutil), .encUtil = 0, .decUtil = 0};
+        j++;
+    }
+    *count = n;
+    return NVML_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- events */
+
+EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set) {
+    nvmlReturn_t rc = global_call(FN_nvmlEventSetCreate);
+    if (rc) return rc;
+    pthread_mutex_lock(&LOCK);
+    for (int i = 0; i < MAX_SETS; i++) {
+        if (!SETS[i].used) {
+            memset(&SETS[i], 0, sizeof SETS[i]);
+            SETS[i].used = 1;
+            *set = &SETS[i];
+            pthread_mutex_unlock(&LOCK);
+            return NVML_SUCCESS;
+        }
+    }
+    pthread_mutex_unlock(&LOCK);
+    return NVML_ERROR_INSUFFICIENT_RESOURCES;
+}
+
+#define SUPPORTED_EVENTS (nvmlEventTypeXidCriticalError | nvmlEventTypeDoubleBitEccError | nvmlEventTypeSingleBitEccError \
+                          | nvmlEventTypePState | nvmlEventTypeClock)
+
+EXPORT nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device, unsigned long long *types) {
+    DEVICE(nvmlDeviceGetSupportedEventTypes);
+    (void) g;
+    *types = SUPPORTED_EVENTS;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long types, nvmlEventSet_t set) {
+    DEVICE(nvmlDeviceRegisterEvents);
+    (void) g;
+    if (!set || set < SETS || set >= SETS + MAX_SETS || !set->used) return NVML_ERROR_INVALID_ARGUMENT;
+    if (types & ~SUPPORTED_EVENTS) return NVML_ERROR_NOT_SUPPORTED;
+    pthread_mutex_lock(&LOCK);
+    set->mask[device->index] |= types;
+    pthread_mutex_unlock(&LOCK);
+    return NVML_SUCCESS;
+}
+
+/* Delivers the oldest due, undelivered event registered in the set; otherwise waits up to the timeout (polling
+ * the scenario clock, which a test may advance meanwhile) and answers TIMEOUT. */
+static nvmlReturn_t wait_event(int fn, nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms) {
+    nvmlReturn_t rc = global_call(fn);
+    if (rc) return rc;
+    if (!set || set < SETS || set >= SETS + MAX_SETS || !set->used || !data) return NVML_ERROR_INVALID_ARGUMENT;
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        int64_t t = now_us();
+        pthread_mutex_lock(&LOCK);
+        for (int i = 0; i < S.nevents; i++) {
+            const event_t *e = &S.events[i];
+            if (e->t > t || set->delivered[i] || !(set->mask[e->gpu] & e->type)) continue;
+            set->delivered[i] = 1;
+            memset(data, 0, sizeof *data);
+            data->device = &HANDLES[e->gpu];
+            data->eventType = e->type;
+            data->eventData = e->data;
+            data->gpuInstanceId = 0xFFFFFFFFu;
+            data->computeInstanceId = 0xFFFFFFFFu;
+            pthread_mutex_unlock(&LOCK);
+            return NVML_SUCCESS;
+        }
+        pthread_mutex_unlock(&LOCK);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long waited = (now.tv_sec - start.tv_sec) * 1000L + (now.tv_nsec - start.tv_nsec) / 1000000L;
+        if (waited >= (long) timeoutms || REFCOUNT <= 0) return NVML_ERROR_TIMEOUT;
+        usleep(5000);
+    }
+}
+#ifndef FAKE_LEGACY
+EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms) {
+    return wait_event(FN_nvmlEventSetWait_v2, set, data, timeoutms);
+}
+#endif
+EXPORT nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms) {
+    return wait_event(FN_nvmlEventSetWait, set, data, timeoutms);
+}
+
+EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
+    if (!set || set < SETS || set >= SETS + MAX_SETS || !set->used) return NVML_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&LOCK);
+    set->used = 0;
+    pthread_mutex_unlock(&LOCK);
+    return NVML_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- test controls (not NVML) */
+
+/* Sets the scenario clock (switches to fixed time). */
+EXPORT void fake_nvml_set_time(double seconds) {
+    pthread_mutex_lock(&LOCK);
+    configure_clock();
+    WALL_MODE = 0;
+    __atomic_store_n(&FIXED_US, (int64_t) (seconds * 1e6), __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&LOCK);
+}
+
+/* Loads a scenario now, replacing the current one; 0 on success. Handles stay valid. */
+EXPORT int fake_nvml_load_scenario(const char *path) {
+    pthread_mutex_lock(&LOCK);
+    configure_clock();
+    int rc = parse_scenario(path);
+    for (int i = 0; i < MAX_SETS; i++) memset(SETS[i].delivered, 0, sizeof SETS[i].delivered);
+    pthread_mutex_unlock(&LOCK);
+    return rc;
+}
+
+/* nvmlInit calls that succeeded minus nvmlShutdown calls: 0 when every acquire was released. */
+EXPORT int fake_nvml_refcount(void) { return REFCOUNT; }
+EXPORT long fake_nvml_init_calls(void) { return INIT_CALLS; }
+EXPORT long fake_nvml_shutdown_calls(void) { return SHUTDOWN_CALLS; }

@@ -1,0 +1,60 @@
+package dev.trainwatch.agent.nvml;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.trainwatch.agent.gpu.GpuUnavailableException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/** Loading that fails: NVIDIA's real library on a machine without the driver, missing or foreign files. */
+class RealLibraryTest {
+
+    static Path buildDeps() {
+        String prop = System.getProperty("trainwatch.buildDeps.dir");
+        return prop != null ? Path.of(prop) : Path.of("..", "build-deps");
+    }
+
+    @Test
+    void nvidiasRealLibraryWithoutADriverSaysDriverNotLoaded() {
+        Path real = buildDeps().resolve("libnvidia-ml.so.1.real");
+        assertThat(real).as("run .ci/install-deps: it unpacks Debian's libnvidia-ml1").exists();
+        assertThatThrownBy(() -> NvmlGpuReader.open(Optional.of(real), Clock.systemUTC()))
+                .isInstanceOf(GpuUnavailableException.class)
+                .hasMessage("NVIDIA driver not loaded (NVML: Driver Not Loaded)");
+    }
+
+    @Test
+    void aMissingFileIsNamed() {
+        assertThatThrownBy(() -> NvmlGpuReader.open(Optional.of(Path.of("/nonexistent/libnvidia-ml.so.1")),
+                Clock.systemUTC()))
+                .isInstanceOf(GpuUnavailableException.class)
+                .hasMessage("NVML library not found: /nonexistent/libnvidia-ml.so.1");
+    }
+
+    @Test
+    void aFileThatIsNotNvmlIsSaidSo() throws Exception {
+        Path libc = Files.list(Path.of("/lib/x86_64-linux-gnu")).filter(p -> p.getFileName().toString()
+                .equals("libm.so.6")).findFirst().orElseThrow();
+        assertThatThrownBy(() -> NvmlGpuReader.open(Optional.of(libc), Clock.systemUTC()))
+                .isInstanceOf(GpuUnavailableException.class)
+                .hasMessageStartingWith("not an NVML library");
+    }
+
+    @Test
+    void aFileThatIsNoLibraryCannotBeLoaded() throws Exception {
+        Path junk = Files.createTempFile("libnvidia-ml", ".so.1");
+        try {
+            Files.writeString(junk, "not ELF");
+            assertThatThrownBy(() -> NvmlGpuReader.open(Optional.of(junk), Clock.systemUTC()))
+                    .isInstanceOf(GpuUnavailableException.class)
+                    .hasMessageStartingWith("NVML library cannot be loaded: " + junk.toAbsolutePath())
+                    .hasMessageNotContaining("\n");
+        } finally {
+            Files.delete(junk);
+        }
+    }
+}

@@ -1,0 +1,156 @@
+package dev.trainwatch.agent.testing;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import dev.trainwatch.protocol.AgentBatch;
+import dev.trainwatch.protocol.Json;
+import dev.trainwatch.protocol.RunSpec;
+import dev.trainwatch.protocol.StepEvent;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.zip.GZIPInputStream;
+
+/**
+ * A collector for agent tests: the JDK's HTTP server on loopback, recording what it accepts and de-duplicating
+ * batches by (agent_id, seq) the way the real collector does (a seq not above the last applied one is a replay).
+ * It can be stopped and started again on the same port. Thread-safe.
+ */
+public final class TestCollector implements AutoCloseable {
+
+    private final Object lock = new Object();
+    private final List<AgentBatch> accepted = new ArrayList<>();
+    private final Map<String, Long> lastSeq = new HashMap<>();
+    private final Map<String, List<StepEvent>> steps = new HashMap<>();
+    private final Map<String, RunSpec> specs = new HashMap<>();
+    private final List<String> authorizations = new ArrayList<>();
+    private final AtomicInteger replays = new AtomicInteger();
+    private volatile Function<AgentBatch, Integer> statusForBatch = b -> 200;
+    private HttpServer server;
+    private int port;
+
+    /** Starts on an ephemeral loopback port. */
+    public TestCollector() {
+        start(0);
+    }
+
+    /** Starts again (after {@link #stop()}) on the port it had. */
+    public void restart() {
+        start(port);
+    }
+
+    private void start(int wanted) {
+        try {
+            server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), wanted), 16);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        server.createContext("/v1/", this::handle);
+        server.start();
+        port = server.getAddress().getPort();
+    }
+
+    /** Stops listening; connections are refused until {@link #restart()}. */
+    public void stop() {
+        server.stop(0);
+    }
+
+    public URI uri() {
+        return URI.create("http://127.0.0.1:" + port);
+    }
+
+    /** Answers batches with the status the function gives (e.g. 500 while "broken", 400 for a bad one). */
+    public void answer(Function<AgentBatch, Integer> status) {
+        statusForBatch = status;
+    }
+
+    private void handle(HttpExchange exchange) throws IOException {
+        try (exchange) {
+            byte[] body;
+            try (InputStream in = "gzip".equals(exchange.getRequestHeaders().getFirst("Content-Encoding"))
+                    ? new GZIPInputStream(exchange.getRequestBody()) : exchange.getRequestBody()) {
+                body = in.readAllBytes();
+            }
+            String path = exchange.getRequestURI().getRawPath();
+            int status = 200;
+            synchronized (lock) {
+                authorizations.add(String.valueOf(exchange.getRequestHeaders().getFirst("Authorization")));
+            }
+            if (path.equals("/v1/samples") && exchange.getRequestMethod().equals("POST")) {
+                AgentBatch batch = Json.MAPPER.readValue(body, AgentBatch.class);
+                status = statusForBatch.apply(batch);
+                if (status == 200) {
+                    synchronized (lock) {
+                        Long last = lastSeq.get(batch.agentId());
+                        if (last != null && batch.seq() <= last) {
+                            replays.incrementAndGet();
+                        } else {
+                            lastSeq.put(batch.agentId(), batch.seq());
+                            accepted.add(batch);
+                        }
+                    }
+                }
+            } else if (path.startsWith("/v1/runs/") && path.endsWith("/steps")) {
+                String runId = java.net.URLDecoder.decode(path.substring(9, path.length() - 6), "UTF-8");
+                List<StepEvent> events = Json.MAPPER.readValue(body, new TypeReference<List<StepEvent>>() { });
+                synchronized (lock) {
+                    steps.computeIfAbsent(runId, k -> new ArrayList<>()).addAll(events);
+                }
+            } else if (path.startsWith("/v1/runs/") && exchange.getRequestMethod().equals("PUT")) {
+                String runId = java.net.URLDecoder.decode(path.substring(9), "UTF-8");
+                synchronized (lock) {
+                    specs.put(runId, Json.MAPPER.readValue(body, RunSpec.class));
+                }
+            } else {
+                status = 404;
+            }
+            byte[] answer = status == 200 ? "{}".getBytes() : "{\"error\":\"test says no\"}".getBytes();
+            exchange.sendResponseHeaders(status, answer.length);
+            exchange.getResponseBody().write(answer);
+        }
+    }
+
+    /** Batches applied, in the order they were applied. */
+    public List<AgentBatch> accepted() {
+        synchronized (lock) {
+            return List.copyOf(accepted);
+        }
+    }
+
+    public int replays() {
+        return replays.get();
+    }
+
+    public List<StepEvent> steps(String runId) {
+        synchronized (lock) {
+            return List.copyOf(steps.getOrDefault(runId, List.of()));
+        }
+    }
+
+    public Map<String, RunSpec> specs() {
+        synchronized (lock) {
+            return Map.copyOf(specs);
+        }
+    }
+
+    public List<String> authorizations() {
+        synchronized (lock) {
+            return List.copyOf(authorizations);
+        }
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+    }
+}

@@ -1,0 +1,235 @@
+package dev.trainwatch.estimator;
+
+import dev.trainwatch.estimator.Tensor.Role;
+import dev.trainwatch.estimator.catalog.ModelInfo;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Derives a model's parameter tensors and its per-block costs from the architecture fields of the catalog, the
+ * way the reference PyTorch modules build them. Stateless.
+ */
+final class Architecture {
+
+    private Architecture() {
+    }
+
+    /** Every parameter tensor of the trained network (buffers that {@code parameters()} does not return excluded). */
+    static List<Tensor> tensors(ModelInfo m) {
+        List<Tensor> t = new ArrayList<>();
+        long h = m.hidden();
+        int p = m.patch();
+        long c = m.latentChannels();
+        long out = m.learnSigma() ? 2 * c : c;
+        switch (m.architecture()) {
+            case "dit" -> {
+                linearConv(t, "x_embedder.proj", h, new long[] {c, p, p});
+                long posTokens = square(m.posEmbedResolution() / (long) m.pixelsPerToken());
+                t.add(new Tensor("pos_embed", new long[] {1, posTokens, h}, 1, false, Role.NONE));
+                timestepEmbedder(t, "t_embedder", h);
+                t.add(new Tensor("y_embedder.embedding_table", new long[] {m.numClasses() + 1L, h}, 1, true, Role.NONE));
+                int L = m.depth();
+                linear(t, "blocks.attn.qkv", 3 * h, h, L, Role.IMAGE_TOKEN, true);
+                linear(t, "blocks.attn.proj", h, h, L, Role.IMAGE_TOKEN, true);
+                mlp(t, "blocks.mlp", h, mlpHidden(m), L);
+                linear(t, "blocks.adaLN_modulation.1", 6 * h, h, L, Role.SAMPLE, true);
+                linear(t, "final_layer.linear", (long) p * p * out, h, 1, Role.IMAGE_TOKEN, true);
+                linear(t, "final_layer.adaLN_modulation.1", 2 * h, h, 1, Role.SAMPLE, true);
+            }
+            case "pixart" -> {
+                linearConv(t, "x_embedder.proj", h, new long[] {c, p, p});
+                timestepEmbedder(t, "t_embedder", h);
+                linear(t, "t_block.1", 6 * h, h, 1, Role.SAMPLE, true);
+                captionProjection(t, m, h);
+                if (m.sizeEmbedders()) {
+                    timestepEmbedder(t, "csize_embedder", h / 3);
+                    timestepEmbedder(t, "ar_embedder", h / 3);
+                }
+                int L = m.depth();
+                selfAttention(t, "blocks.attn", h, L, true);
+                crossAttention(t, "blocks.cross_attn", h, L);
+                mlp(t, "blocks.mlp", h, mlpHidden(m), L);
+                t.add(new Tensor("blocks.scale_shift_table", new long[] {6, h}, L, true, Role.NONE));
+                t2iFinal(t, h, (long) p * p * out);
+            }
+            case "sana" -> {
+                linearConv(t, "x_embedder.proj", h, new long[] {c, p, p});
+                timestepEmbedder(t, "t_embedder", h);
+                linear(t, "t_block.1", 6 * h, h, 1, Role.SAMPLE, true);
+                captionProjection(t, m, h);
+                t.add(new Tensor("attention_y_norm.weight", new long[] {h}, 1, true, Role.NONE));
+                int L = m.depth();
+                long f = m.ffnHidden();
+                // LiteLA: qkv without bias, proj with bias.
+                linear(t, "blocks.attn.qkv", 3 * h, h, L, Role.IMAGE_TOKEN, false);
+                linear(t, "blocks.attn.proj", h, h, L, Role.IMAGE_TOKEN, true);
+                crossAttention(t, "blocks.cross_attn", h, L);
+                // Mix-FFN (GLUMBConv): 1x1 conv h->2F, 3x3 depthwise on 2F, GLU, 1x1 conv F->h (no bias).
+                // These are 4-D [O, I, 1, 1] weights: optimizers that factor "the last two dims" see O*I elements.
+                t.add(new Tensor("blocks.mlp.inverted_conv.conv.weight", new long[] {2 * f, h, 1, 1}, L, true, Role.IMAGE_TOKEN));
+                t.add(new Tensor("blocks.mlp.inverted_conv.conv.bias", new long[] {2 * f}, L, true, Role.NONE));
+                t.add(new Tensor("blocks.mlp.depth_conv.conv.weight", new long[] {2 * f, 1, 3, 3}, L, true, Role.IMAGE_TOKEN));
+                t.add(new Tensor("blocks.mlp.depth_conv.conv.bias", new long[] {2 * f}, L, true, Role.NONE));
+                t.add(new Tensor("blocks.mlp.point_conv.conv.weight", new long[] {h, f, 1, 1}, L, true, Role.IMAGE_TOKEN));
+                t.add(new Tensor("blocks.scale_shift_table", new long[] {6, h}, L, true, Role.NONE));
+                t2iFinal(t, h, (long) p * p * out);
+            }
+            case "stdit", "stdit3" -> {
+                linearConv(t, "x_embedder.proj", h, new long[] {c, Math.max(1, m.patchT()), p, p});
+                timestepEmbedder(t, "t_embedder", h);
+                linear(t, "t_block.1", 6 * h, h, 1, Role.SAMPLE, true);
+                captionProjection(t, m, h);
+                int L = m.depth();
+                if (m.architecture().equals("stdit")) {
+                    selfAttention(t, "blocks.attn", h, L, true);
+                    selfAttention(t, "blocks.attn_temp", h, L, true);
+                    crossAttention(t, "blocks.cross_attn", h, L);
+                    mlp(t, "blocks.mlp", h, mlpHidden(m), L);
+                    t.add(new Tensor("blocks.scale_shift_table", new long[] {6, h}, L, true, Role.NONE));
+                } else {
+                    timestepEmbedder(t, "fps_embedder", h);
+                    for (String group : List.of("spatial_blocks", "temporal_blocks")) {
+                        selfAttention(t, group + ".attn", h, L, true);
+                        long headDim = h / m.heads();
+                        t.add(new Tensor(group + ".attn.q_norm.weight", new long[] {headDim}, L, true, Role.NONE));
+                        t.add(new Tensor(group + ".attn.k_norm.weight", new long[] {headDim}, L, true, Role.NONE));
+                        crossAttention(t, group + ".cross_attn", h, L);
+                        mlp(t, group + ".mlp", h, mlpHidden(m), L);
+                        t.add(new Tensor(group + ".scale_shift_table", new long[] {6, h}, L, true, Role.NONE));
+                    }
+                }
+                t2iFinal(t, h, (long) Math.max(1, m.patchT()) * p * p * out);
+            }
+            case "mmdit" -> {
+                long inFeatures = c * p * p;
+                linear(t, "img_in", h, inFeatures, 1, Role.IMAGE_TOKEN, true);
+                timestepEmbedder(t, "time_in", h);
+                linear(t, "vector_in.in_layer", h, m.vectorChannels(), 1, Role.SAMPLE, true);
+                linear(t, "vector_in.out_layer", h, h, 1, Role.SAMPLE, true);
+                linear(t, "txt_in", h, m.captionChannels(), 1, Role.TEXT_TOKEN, true);
+                long headDim = h / m.heads();
+                int L = m.depth();
+                long mlp = mlpHidden(m);
+                for (String stream : List.of("img", "txt")) {
+                    Role role = stream.equals("img") ? Role.IMAGE_TOKEN : Role.TEXT_TOKEN;
+                    String b = "double_blocks." + stream;
+                    linear(t, b + "_mod.lin", 6 * h, h, L, Role.SAMPLE, true);
+                    linear(t, b + "_attn.qkv", 3 * h, h, L, role, true);
+                    t.add(new Tensor(b + "_attn.norm.query_norm.scale", new long[] {headDim}, L, true, Role.NONE));
+                    t.add(new Tensor(b + "_attn.norm.key_norm.scale", new long[] {headDim}, L, true, Role.NONE));
+                    linear(t, b + "_attn.proj", h, h, L, role, true);
+                    linear(t, b + "_mlp.0", mlp, h, L, role, true);
+                    linear(t, b + "_mlp.2", h, mlp, L, role, true);
+                }
+                int S = m.singleDepth();
+                linear(t, "single_blocks.linear1", 3 * h + mlp, h, S, Role.JOINT_TOKEN, true);
+                linear(t, "single_blocks.linear2", h, h + mlp, S, Role.JOINT_TOKEN, true);
+                t.add(new Tensor("single_blocks.norm.query_norm.scale", new long[] {headDim}, S, true, Role.NONE));
+                t.add(new Tensor("single_blocks.norm.key_norm.scale", new long[] {headDim}, S, true, Role.NONE));
+                linear(t, "single_blocks.modulation.lin", 3 * h, h, S, Role.SAMPLE, true);
+                linear(t, "final_layer.adaLN_modulation.1", 2 * h, h, 1, Role.SAMPLE, true);
+                linear(t, "final_layer.linear", (long) p * p * out, h, 1, Role.IMAGE_TOKEN, true);
+            }
+            default -> throw new IllegalStateException("catalog: unknown architecture " + m.architecture());
+        }
+        return List.copyOf(t);
+    }
+
+    /**
+     * The block groups of a model at a given input size.
+     *
+     * @param frames latent frames (1 for images)
+     * @param spatialTokens image tokens per latent frame
+     */
+    static List<LayerPlan> plan(ModelInfo m, long frames, long spatialTokens) {
+        long h = m.hidden();
+        long tokens = frames * spatialTokens;
+        long text = m.textTokens();
+        double heads = m.heads();
+        double cross = 2.0 * tokens * text * h;
+        double crossScores = heads * tokens * text;
+        double textKv = 2.0 * text * h;
+        return switch (m.architecture()) {
+            case "dit" -> List.of(new LayerPlan(m.depth(), tokens, 48, 80,
+                    heads * tokens * tokens, 2.0 * tokens * tokens * h, 0));
+            case "pixart" -> List.of(new LayerPlan(m.depth(), tokens, 58, 96,
+                    heads * tokens * tokens + crossScores, 2.0 * tokens * tokens * h + cross, textKv));
+            // Linear attention: K^T V and Q (K^T V) per head cost 2 * T * h * headDim; no score matrix.
+            // Mix-FFN keeps its 2F = 5h wide conv outputs and GLU halves, hence the larger coefficient.
+            case "sana" -> List.of(new LayerPlan(m.depth(), tokens, 76, 128,
+                    crossScores, 2.0 * tokens * h * m.headDim() + cross, textKv));
+            case "stdit" -> List.of(new LayerPlan(m.depth(), tokens, 64, 106,
+                    heads * (spatialTokens * spatialTokens * frames + frames * frames * spatialTokens) + crossScores,
+                    2.0 * h * (spatialTokens * spatialTokens * frames + frames * frames * spatialTokens) + cross, textKv));
+            case "stdit3" -> List.of(
+                    new LayerPlan(m.depth(), tokens, 58, 96, heads * spatialTokens * spatialTokens * frames + crossScores,
+                            2.0 * h * spatialTokens * spatialTokens * frames + cross, textKv),
+                    new LayerPlan(m.depth(), tokens, 58, 96, heads * frames * frames * spatialTokens + crossScores,
+                            2.0 * h * frames * frames * spatialTokens + cross, textKv));
+            case "mmdit" -> {
+                long joint = tokens + text;
+                yield List.of(
+                        new LayerPlan(m.depth(), joint, 48, 80, heads * joint * joint, 2.0 * joint * joint * h, 0),
+                        new LayerPlan(m.singleDepth(), joint, 44, 72, heads * joint * joint, 2.0 * joint * joint * h, 0));
+            }
+            default -> throw new IllegalStateException("catalog: unknown architecture " + m.architecture());
+        };
+    }
+
+    private static long mlpHidden(ModelInfo m) {
+        return Math.round(m.hidden() * m.mlpRatio());
+    }
+
+    private static long square(long x) {
+        return x * x;
+    }
+
+    private static void linear(List<Tensor> t, String name, long out, long in, int count, Role role, boolean bias) {
+        t.add(new Tensor(name + ".weight", new long[] {out, in}, count, true, role));
+        if (bias) {
+            t.add(new Tensor(name + ".bias", new long[] {out}, count, true, Role.NONE));
+        }
+    }
+
+    /** A patch-embedding convolution: weight [h, C, (pt,) p, p] applied once per token. */
+    private static void linearConv(List<Tensor> t, String name, long out, long[] inShape) {
+        long[] shape = new long[inShape.length + 1];
+        shape[0] = out;
+        System.arraycopy(inShape, 0, shape, 1, inShape.length);
+        t.add(new Tensor(name + ".weight", shape, 1, true, Role.IMAGE_TOKEN));
+        t.add(new Tensor(name + ".bias", new long[] {out}, 1, true, Role.NONE));
+    }
+
+    /** Sinusoidal frequency embedding (256) -> Linear -> SiLU -> Linear, once per sample. */
+    private static void timestepEmbedder(List<Tensor> t, String name, long h) {
+        linear(t, name + ".mlp.0", h, 256, 1, Role.SAMPLE, true);
+        linear(t, name + ".mlp.2", h, h, 1, Role.SAMPLE, true);
+    }
+
+    private static void captionProjection(List<Tensor> t, ModelInfo m, long h) {
+        linear(t, "y_embedder.y_proj.fc1", h, m.captionChannels(), 1, Role.TEXT_TOKEN, true);
+        linear(t, "y_embedder.y_proj.fc2", h, h, 1, Role.TEXT_TOKEN, true);
+    }
+
+    private static void selfAttention(List<Tensor> t, String name, long h, int count, boolean bias) {
+        linear(t, name + ".qkv", 3 * h, h, count, Role.IMAGE_TOKEN, bias);
+        linear(t, name + ".proj", h, h, count, Role.IMAGE_TOKEN, true);
+    }
+
+    /** Queries and output per image token; keys and values per caption token. */
+    private static void crossAttention(List<Tensor> t, String name, long h, int count) {
+        linear(t, name + ".q_linear", h, h, count, Role.IMAGE_TOKEN, true);
+        linear(t, name + ".kv_linear", 2 * h, h, count, Role.TEXT_TOKEN, true);
+        linear(t, name + ".proj", h, h, count, Role.IMAGE_TOKEN, true);
+    }
+
+    private static void mlp(List<Tensor> t, String name, long h, long hidden, int count) {
+        linear(t, name + ".fc1", hidden, h, count, Role.IMAGE_TOKEN, true);
+        linear(t, name + ".fc2", h, hidden, count, Role.IMAGE_TOKEN, true);
+    }
+
+    private static void t2iFinal(List<Tensor> t, long h, long outFeatures) {
+        linear(t, "final_layer.linear", outFeatures, h, 1, Role.IMAGE_TOKEN, true);
+        t.add(new Tensor("final_layer.scale_shift_table", new long[] {2, h}, 1, true, Role.NONE));
+    }
+}

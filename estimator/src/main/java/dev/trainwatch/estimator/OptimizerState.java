@@ -1,0 +1,99 @@
+package dev.trainwatch.estimator;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Optimizer state bytes counted per tensor shape, the way each implementation allocates it. Stateless.
+ *
+ * <ul>
+ *   <li>{@code adamw}: exp_avg and exp_avg_sq in fp32, 8 bytes per element.</li>
+ *   <li>{@code adamw8bit} (bitsandbytes): both moments 1 byte per element plus an fp32 absmax per 2048-element
+ *       block; tensors under 4096 elements stay 32-bit.</li>
+ *   <li>{@code came} (came_pytorch): a full fp32 exp_avg; tensors of rank ≥ 2 keep row and column factors of the
+ *       second moment and of the residual over the <em>last two</em> dims (rows = all dims but the last,
+ *       columns = all but the second-to-last). For a 4-D [O, I, 1, 1] conv weight that makes each factor O·I
+ *       elements: 4 + 16 = 20 bytes per element, more than AdamW. Vectors keep a full exp_avg_sq.</li>
+ *   <li>{@code came8bit}: CAME with each state tensor of ≥ 4096 elements quantised to 1 byte (+ block absmax).</li>
+ *   <li>{@code adafactor}: no first moment; factored second moment like CAME's, full for vectors.</li>
+ *   <li>{@code sgd}: one fp32 momentum buffer.</li>
+ * </ul>
+ */
+final class OptimizerState {
+
+    static final List<String> OPTIMIZERS = List.of("adamw", "adamw8bit", "came", "came8bit", "adafactor", "sgd");
+
+    /** bitsandbytes keeps tensors smaller than this in 32-bit. */
+    private static final long MIN_8BIT_SIZE = 4096;
+    private static final long QUANT_BLOCK = 2048;
+
+    private OptimizerState() {
+    }
+
+    static String normalize(String optimizer) {
+        String o = optimizer.strip().toLowerCase(Locale.ROOT).replace("-", "").replace("_", "");
+        return switch (o) {
+            case "adam", "adamw", "fusedadam", "fusedadamw" -> "adamw";
+            case "adamw8bit", "adam8bit", "bnbadamw8bit", "8bitadamw" -> "adamw8bit";
+            case "came", "camewrapper" -> "came";
+            case "came8bit", "came8bitwrapper" -> "came8bit";
+            case "adafactor" -> "adafactor";
+            case "sgd" -> "sgd";
+            default -> null;
+        };
+    }
+
+    /** State bytes of one tensor of this shape. */
+    static long bytes(String optimizer, long[] shape) {
+        long n = product(shape, 0, shape.length);
+        return switch (optimizer) {
+            case "adamw" -> 8 * n;
+            case "adamw8bit" -> n < MIN_8BIT_SIZE ? 8 * n : 2 * n + 2 * 4 * ceilDiv(n, QUANT_BLOCK);
+            case "sgd" -> 4 * n;
+            case "came" -> 4 * n + secondMoment(shape, true, false);
+            case "came8bit" -> quantised(n) + secondMoment(shape, true, true);
+            case "adafactor" -> secondMoment(shape, false, false);
+            default -> throw new IllegalArgumentException("unknown optimizer " + optimizer);
+        };
+    }
+
+    /** Elements a row factor and a column factor hold for a tensor of rank ≥ 2 (last-two-dims factoring). */
+    static long[] factorElements(long[] shape) {
+        long rows = product(shape, 0, shape.length - 1);
+        long[] colShape = Arrays.copyOf(shape, shape.length);
+        colShape[shape.length - 2] = 1;
+        long cols = product(colShape, 0, colShape.length);
+        return new long[] {rows, cols};
+    }
+
+    /**
+     * Second-moment state: factored for rank ≥ 2 (CAME also keeps factored residual statistics), full otherwise.
+     */
+    private static long secondMoment(long[] shape, boolean withResidual, boolean quantise) {
+        long n = product(shape, 0, shape.length);
+        if (shape.length < 2) {
+            return quantise ? quantised(n) : 4 * n;
+        }
+        long[] f = factorElements(shape);
+        int copies = withResidual ? 2 : 1;
+        long perCopy = quantise ? quantised(f[0]) + quantised(f[1]) : 4 * (f[0] + f[1]);
+        return copies * perCopy;
+    }
+
+    private static long quantised(long n) {
+        return n < MIN_8BIT_SIZE ? 4 * n : n + 4 * ceilDiv(n, QUANT_BLOCK);
+    }
+
+    private static long product(long[] shape, int from, int to) {
+        long p = 1;
+        for (int i = from; i < to; i++) {
+            p *= shape[i];
+        }
+        return p;
+    }
+
+    private static long ceilDiv(long a, long b) {
+        return (a + b - 1) / b;
+    }
+}

@@ -1,0 +1,183 @@
+package dev.trainwatch.estimator.catalog;
+
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.type.CollectionType;
+import dev.trainwatch.protocol.Json;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The model, GPU and encoder catalogs, read once from the bundled JSON resources. Immutable and thread-safe.
+ */
+public final class Catalog {
+
+    private final Map<String, ModelInfo> models;
+    private final Map<String, GpuInfo> gpus;
+    private final Map<String, EncoderInfo> encoders;
+    /** Lower-cased GPU id, alias or NVML name to GPU id. */
+    private final Map<String, String> gpuNames;
+
+    private Catalog(List<ModelInfo> models, List<GpuInfo> gpus, List<EncoderInfo> encoders) {
+        this.models = index(models, ModelInfo::id);
+        this.gpus = index(gpus, GpuInfo::id);
+        this.encoders = index(encoders, EncoderInfo::id);
+        Map<String, String> names = new LinkedHashMap<>();
+        for (GpuInfo gpu : gpus) {
+            names.put(normalize(gpu.id()), gpu.id());
+            gpu.aliases().forEach(alias -> names.put(normalize(alias), gpu.id()));
+            gpu.nvmlNames().forEach(name -> names.put(normalize(name), gpu.id()));
+        }
+        this.gpuNames = Collections.unmodifiableMap(names);
+        for (ModelInfo model : models) {
+            requireEncoder(model, model.vae());
+            if (model.textEncoder() != null) {
+                requireEncoder(model, model.textEncoder());
+            }
+        }
+    }
+
+    /** Reads the catalogs bundled with the estimator. */
+    public static Catalog bundled() {
+        // Fields that do not apply to a model or encoder are simply absent from the files: they read as 0.
+        ObjectMapper mapper = Json.newMapper().disable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES);
+        return new Catalog(
+                read(mapper, "models.json", "models", ModelInfo.class),
+                read(mapper, "gpus.json", "gpus", GpuInfo.class),
+                read(mapper, "encoders.json", "encoders", EncoderInfo.class));
+    }
+
+    public List<ModelInfo> models() {
+        return List.copyOf(models.values());
+    }
+
+    public List<GpuInfo> gpus() {
+        return List.copyOf(gpus.values());
+    }
+
+    public List<EncoderInfo> encoders() {
+        return List.copyOf(encoders.values());
+    }
+
+    public Optional<ModelInfo> model(String id) {
+        return id == null ? Optional.empty() : Optional.ofNullable(models.get(id.strip().toLowerCase(Locale.ROOT)));
+    }
+
+    public Optional<EncoderInfo> encoder(String id) {
+        return id == null ? Optional.empty() : Optional.ofNullable(encoders.get(id));
+    }
+
+    public Optional<GpuInfo> gpu(String idOrName) {
+        return resolveGpuId(idOrName).map(gpus::get);
+    }
+
+    /**
+     * A GPU id for a catalog id, an alias or an NVML device name ("NVIDIA A100-SXM4-80GB"). Matching ignores case,
+     * spaces versus dashes, and the "NVIDIA"/"Tesla"/"GeForce" prefixes NVML puts in front.
+     */
+    public Optional<String> resolveGpuId(String idOrName) {
+        if (idOrName == null || idOrName.isBlank()) {
+            return Optional.empty();
+        }
+        return Optional.ofNullable(gpuNames.get(normalize(idOrName)));
+    }
+
+    /** The model whose training configs use {@code configName} (e.g. {@code SanaMS_1600M_P1_D20}), in catalog order. */
+    public List<ModelInfo> modelsForConfigName(String configName) {
+        List<ModelInfo> found = new ArrayList<>();
+        for (ModelInfo model : models.values()) {
+            if (model.configNames().stream().anyMatch(name -> name.equalsIgnoreCase(configName))) {
+                found.add(model);
+            }
+        }
+        return found;
+    }
+
+    /** Up to three catalog ids closest to {@code unknown} (edit distance), for "did you mean" messages. */
+    public static List<String> nearest(String unknown, List<String> ids) {
+        String needle = unknown == null ? "" : unknown.toLowerCase(Locale.ROOT);
+        return ids.stream()
+                .sorted(Comparator.comparingInt((String id) -> distance(needle, id)).thenComparing(id -> id))
+                .limit(3)
+                .toList();
+    }
+
+    public List<String> modelIds() {
+        return List.copyOf(models.keySet());
+    }
+
+    public List<String> gpuIds() {
+        return List.copyOf(gpus.keySet());
+    }
+
+    private void requireEncoder(ModelInfo model, String encoderId) {
+        if (!encoders.containsKey(encoderId)) {
+            throw new IllegalStateException("catalog: model " + model.id() + " names unknown encoder " + encoderId);
+        }
+    }
+
+    static String normalize(String name) {
+        String s = name.strip().toLowerCase(Locale.ROOT).replace('_', '-').replace(' ', '-');
+        for (String prefix : List.of("nvidia-", "tesla-", "geforce-")) {
+            if (s.startsWith(prefix)) {
+                s = s.substring(prefix.length());
+            }
+        }
+        return s;
+    }
+
+    private static int distance(String a, String b) {
+        int[] prev = new int[b.length() + 1];
+        int[] cur = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) {
+            prev[j] = j;
+        }
+        for (int i = 1; i <= a.length(); i++) {
+            cur[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+                cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
+            }
+            int[] t = prev;
+            prev = cur;
+            cur = t;
+        }
+        // A prefix match ("pixart" for "pixart-sigma-xl-2") should rank first.
+        return b.startsWith(a) && !a.isEmpty() ? 0 : prev[b.length()];
+    }
+
+    private static <T> Map<String, T> index(List<T> items, java.util.function.Function<T, String> id) {
+        Map<String, T> map = new LinkedHashMap<>();
+        for (T item : items) {
+            if (map.put(id.apply(item), item) != null) {
+                throw new IllegalStateException("catalog: duplicate id " + id.apply(item));
+            }
+        }
+        return Collections.unmodifiableMap(map);
+    }
+
+    private static <T> List<T> read(ObjectMapper mapper, String file, String field, Class<T> type) {
+        String resource = "/dev/trainwatch/estimator/catalog/" + file;
+        try (InputStream in = Catalog.class.getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalStateException("catalog resource missing: " + resource);
+            }
+            JsonNode root = mapper.readTree(in);
+            CollectionType listType = mapper.getTypeFactory().constructCollectionType(List.class, type);
+            List<T> items = mapper.convertValue(root.get(field), listType);
+            return List.copyOf(items);
+        } catch (IOException e) {
+            throw new UncheckedIOException("catalog resource unreadable: " + resource, e);
+        }
+    }
+}

@@ -1,0 +1,37 @@
+package dev.trainwatch.estimator.catalog;
+
+import java.util.List;
+
+/**
+ * One GPU of the catalog. Throughput peaks are dense tensor-core TFLOPS with FP32 accumulate (what PyTorch
+ * reaches), never the 2:4-sparsity figures. Loaded from {@code gpus.json}; immutable.
+ *
+ * @param id             catalog id, e.g. {@code a100-80gb}
+ * @param name           display name
+ * @param architecture   {@code volta}, {@code ampere}, {@code ada}, {@code hopper}
+ * @param memoryBytes    device memory as NVML reports it
+ * @param bandwidthGbps  memory bandwidth, GB/s
+ * @param fp16Tflops     dense FP16 peak
+ * @param bf16Tflops     dense BF16 peak, null when the GPU has no BF16 tensor cores
+ * @param tf32Tflops     dense TF32 peak, null when the GPU has no TF32
+ * @param fp32Tflops     FP32 (non-tensor) peak
+ * @param allreduceGbps  effective bus bandwidth of a gradient all-reduce under DDP inside one node
+ * @param efficiency     fraction of the dtype peak that DiT-family training GEMMs reach
+ * @param nvmlNames      device names NVML reports for this GPU
+ * @param aliases        other ids accepted on the command line
+ */
+public record GpuInfo(
+        String id,
+        String name,
+        String architecture,
+        long memoryBytes,
+        double bandwidthGbps,
+        double fp16Tflops,
+        Double bf16Tflops,
+        Double tf32Tflops,
+        double fp32Tflops,
+        double allreduceGbps,
+        double efficiency,
+        List<String> nvmlNames,
+        List<String> aliases) {
+}

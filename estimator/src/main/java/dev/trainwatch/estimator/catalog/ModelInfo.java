@@ -1,0 +1,92 @@
+package dev.trainwatch.estimator.catalog;
+
+import java.util.List;
+
+/**
+ * One trainable model of the catalog: its architecture (from which parameters and FLOPs are derived), the frozen
+ * encoders it uses and the defaults of its reference training recipe. Loaded from {@code models.json}; immutable.
+ *
+ * @param id                  catalog id, e.g. {@code pixart-sigma-xl-2}
+ * @param name                display name
+ * @param family              model family: {@code dit}, {@code pixart}, {@code sana}, {@code opensora}
+ * @param architecture        block layout the counts are derived from: {@code dit}, {@code pixart}, {@code sana},
+ *                            {@code stdit}, {@code stdit3}, {@code mmdit}
+ * @param depth               transformer blocks (double-stream blocks for {@code mmdit})
+ * @param singleDepth         single-stream blocks ({@code mmdit} only)
+ * @param hidden              hidden width h
+ * @param heads               attention heads
+ * @param headDim             head width of linear attention (Sana)
+ * @param patch               spatial patch size p
+ * @param patchT              temporal patch size (video)
+ * @param mlpRatio            MLP width / h
+ * @param ffnHidden           Mix-FFN width F (Sana)
+ * @param latentChannels      channels of the autoencoder latent
+ * @param latentDownsample    spatial downsampling factor of the autoencoder (8 for SD VAE, 32 for DC-AE)
+ * @param temporalDownsample  temporal downsampling factor of a video autoencoder (1 when frames map 1:1)
+ * @param learnSigma          output predicts variance too (doubles the output channels)
+ * @param numClasses          class-label table size (DiT), 0 otherwise
+ * @param posEmbedResolution  image side the fixed sin-cos position table is built for (DiT counts it in numel)
+ * @param vae                 encoder id of the autoencoder
+ * @param textEncoder         encoder id of the text encoder, null for class-conditional models
+ * @param textTokens          caption tokens per sample
+ * @param captionChannels     width of the text features
+ * @param vectorChannels      width of a pooled text vector (MMDiT)
+ * @param attentionUpcast     attention computed in fp32 even under autocast (PixArt/Sana {@code fp32_attention})
+ * @param sizeEmbedders       PixArtMS resolution and aspect-ratio embedders
+ * @param video               frames are part of the input
+ * @param defaults            the reference recipe's settings, used for fields a spec leaves unsaid
+ * @param publishedParams     the parameter count the authors state (for comparison only)
+ * @param publishedSource     where that count is stated
+ * @param configNames         model names used in training configs that mean this model
+ */
+public record ModelInfo(
+        String id,
+        String name,
+        String family,
+        String architecture,
+        int depth,
+        int singleDepth,
+        int hidden,
+        int heads,
+        int headDim,
+        int patch,
+        int patchT,
+        double mlpRatio,
+        int ffnHidden,
+        int latentChannels,
+        int latentDownsample,
+        int temporalDownsample,
+        boolean learnSigma,
+        int numClasses,
+        int posEmbedResolution,
+        String vae,
+        String textEncoder,
+        int textTokens,
+        int captionChannels,
+        int vectorChannels,
+        boolean attentionUpcast,
+        boolean sizeEmbedders,
+        boolean video,
+        Defaults defaults,
+        long publishedParams,
+        String publishedSource,
+        List<String> configNames) {
+
+    /** Pixels per latent cell along one side times the patch: pixels per token along one side. */
+    public int pixelsPerToken() {
+        return latentDownsample * patch;
+    }
+
+    /** The recipe defaults of a model. Null fields mean "no default" (the spec must say). */
+    public record Defaults(
+            Integer resolution,
+            Integer frames,
+            String precision,
+            String optimizer,
+            Boolean ema,
+            Boolean gradCheckpointing,
+            String features,
+            String attention,
+            Integer zero) {
+    }
+}

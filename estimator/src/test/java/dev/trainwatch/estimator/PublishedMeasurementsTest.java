@@ -1,0 +1,87 @@
+package dev.trainwatch.estimator;
+
+import static dev.trainwatch.estimator.Specs.spec;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import org.junit.jupiter.api.Test;
+
+/** The published runs the estimator must reproduce (sources in docs/ESTIMATOR.md). */
+class PublishedMeasurementsTest {
+
+    private static final double MIB = 1024 * 1024;
+    private final Estimator estimator = Estimator.bundled();
+
+    private Estimate fastDit(String precision, String features) {
+        // DiT-XL/2, 256 px, one A100-80GB, batch 128, full checkpointing, AdamW, fp32 EMA.
+        return estimator.estimate(spec("dit-xl-2", "a100-80gb", 1, 128, 256, precision, "adamw", true, true,
+                features, null));
+    }
+
+    @Test
+    void fastDitMemoryWithin15Percent() {
+        assertThat(fastDit("tf32", "online").peakMemoryBytes() / MIB).isCloseTo(44_045, within(0.15 * 44_045));
+        assertThat(fastDit("fp16", "online").peakMemoryBytes() / MIB).isCloseTo(40_461, within(0.15 * 40_461));
+        assertThat(fastDit("fp16", "precomputed").peakMemoryBytes() / MIB).isCloseTo(27_485, within(0.15 * 27_485));
+    }
+
+    @Test
+    void fastDitStepRatesWithin35Percent() {
+        assertThat(1 / fastDit("tf32", "online").stepSeconds()).isCloseTo(0.43, within(0.35 * 0.43));
+        assertThat(1 / fastDit("fp16", "online").stepSeconds()).isCloseTo(0.56, within(0.35 * 0.56));
+        assertThat(1 / fastDit("fp16", "precomputed").stepSeconds()).isCloseTo(0.84, within(0.35 * 0.84));
+    }
+
+    @Test
+    void precomputingLatentsIsWhatSavesMemoryInFastDit() {
+        Estimate online = fastDit("fp16", "online");
+        Estimate precomputed = fastDit("fp16", "precomputed");
+        // Measured: 40,461 -> 27,485 MB, i.e. about 13 GB.
+        double savedMib = (online.peakMemoryBytes() - precomputed.peakMemoryBytes()) / MIB;
+        assertThat(savedMib).isCloseTo(12_976, within(0.35 * 12_976));
+        assertThat(online.breakdown()).containsKeys("frozen_encoders", "encoder_transients");
+        assertThat(precomputed.breakdown()).doesNotContainKeys("frozen_encoders", "encoder_transients");
+    }
+
+    @Test
+    void dit8xA100FitsAndTf32ChangesTheRateAsMeasured() {
+        // DiT issue #22: 8 x A100-80GB DDP, 32 per GPU, fp32, no checkpointing, VAE online: 0.51 / 0.81 steps/s.
+        Estimate off = estimator.estimate(spec("dit-xl-2", "a100-80gb", 8, 32, 256, "fp32", "adamw", false, true,
+                "online", null));
+        Estimate on = estimator.estimate(spec("dit-xl-2", "a100-80gb", 8, 32, 256, "tf32", "adamw", false, true,
+                "online", null));
+        assertThat(off.fits()).isTrue();
+        assertThat(on.fits()).isTrue();
+        assertThat(off.peakMemoryBytes()).isLessThan(off.gpuMemoryBytes());
+        assertThat(1 / off.stepSeconds()).isCloseTo(0.51, within(0.35 * 0.51));
+        assertThat(1 / on.stepSeconds()).isCloseTo(0.81, within(0.35 * 0.81));
+        assertThat(off.breakdown()).containsKey("ddp_buckets");
+        assertThat(on.stepBreakdown()).containsKey("allreduce");
+        assertThat(off.notes()).anyMatch(n -> n.contains("TF32"));
+    }
+
+    @Test
+    void pixartAlphaV100StepTimesWithin35Percent() {
+        // PixArt-alpha Table 4: 64 V100-32GB, precomputed T5+VAE, AdamW, checkpointing, xformers attention.
+        Estimate at256 = estimator.estimate(spec("pixart-alpha-xl-2", "v100-32gb", 64, 178, 256, "fp16", "adamw",
+                true, null, "precomputed", "flash"));
+        Estimate at512 = estimator.estimate(spec("pixart-alpha-xl-2", "v100-32gb", 64, 40, 512, "fp16", "adamw",
+                true, null, "precomputed", "flash"));
+        assertThat(at256.stepSeconds()).isCloseTo(6.05, within(0.35 * 6.05));
+        assertThat(at512.stepSeconds()).isCloseTo(4.32, within(0.35 * 4.32));
+        assertThat(at256.fits()).isTrue();
+        assertThat(at512.fits()).isTrue();
+    }
+
+    @Test
+    void pixartSigmaAt1024FitsOnlyATinyBatchWithOnlineEncoders() {
+        // PixArt-Sigma 1024 px config: "3 for w.o feature extraction; 12 for feature extraction" on 80 GB.
+        Estimate online = estimator.estimate(spec("pixart-sigma-xl-2", "a100-80gb", 1, 2, 1024, "fp16", "came",
+                true, null, "online", null));
+        Estimate precomputed = estimator.estimate(spec("pixart-sigma-xl-2", "a100-80gb", 1, 2, 1024, "fp16",
+                "came", true, null, "precomputed", null));
+        assertThat(online.fits()).isTrue();
+        assertThat(online.maxBatch()).isBetween(2, 4);
+        assertThat(precomputed.maxBatch()).isGreaterThanOrEqualTo(10);
+    }
+}
