@@ -65,7 +65,7 @@ public record DetectorSettings(
                           Duration trendMinSpan, double trendMinSlopeBytesPerSecond, double trendMinR2,
                           Duration trendWarningHorizon, Duration trendCriticalHorizon, Hysteresis hysteresis) {
         public static OomRisk defaults() {
-            return new OomRisk(0.03, 0.01, Duration.ofMinutes(5), Duration.ofSeconds(60), 1_000_000, 0.8,
+            return new OomRisk(0.03, 0.01, Duration.ofMinutes(5), Duration.ofSeconds(120), 1_000_000, 0.8,
                     Duration.ofMinutes(15), Duration.ofMinutes(3),
                     new Hysteresis(Duration.ofSeconds(10), Duration.ofMinutes(2)));
         }

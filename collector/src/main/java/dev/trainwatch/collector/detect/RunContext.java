@@ -27,7 +27,7 @@ public interface RunContext {
     /** The run's GPUs (attributed by agents), each with its window. */
     List<GpuSeries> gpus();
 
-    /** XID errors on the run's GPUs within the window (informational ones included). */
+    /** The newest XID errors on the run's GPUs (up to 32 per GPU, any age; informational ones included). */
     List<XidRecord> xids();
 
     /** The agents on the run's hosts. */

@@ -187,6 +187,11 @@ public final class WindowStats {
 
     /** Memory trend over the entries at or after {@code fromTs}; null with fewer than 3 points. */
     public static Trend memoryTrend(GpuSeries g, double fromTs) {
+        return memoryTrend(g, fromTs, Double.POSITIVE_INFINITY);
+    }
+
+    /** Memory trend over the entries in [{@code fromTs}, {@code toTs}); null with fewer than 3 points. */
+    public static Trend memoryTrend(GpuSeries g, double fromTs, double toTs) {
         int from = g.firstIndexAtOrAfter(fromTs);
         int n = 0;
         double t0 = Double.NaN;
@@ -198,7 +203,7 @@ public final class WindowStats {
         double firstTs = Double.NaN;
         double lastTs = Double.NaN;
         double lastValue = Double.NaN;
-        for (int i = from; i < g.size(); i++) {
+        for (int i = from; i < g.size() && g.ts(i) < toTs; i++) {
             double y = g.memoryUsedBytes(i);
             if (Double.isNaN(y)) {
                 continue;

@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.testing;
+package dev.trainwatch.collector.state;
 
 import dev.trainwatch.collector.state.Predictor;
 import dev.trainwatch.estimator.Estimate;

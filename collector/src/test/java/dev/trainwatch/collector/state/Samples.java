@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.testing;
+package dev.trainwatch.collector.state;
 
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentEvent;

@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.testing;
+package dev.trainwatch.collector.state;
 
 import java.time.Clock;
 import java.time.Duration;

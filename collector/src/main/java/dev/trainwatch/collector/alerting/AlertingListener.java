@@ -1,0 +1,61 @@
+package dev.trainwatch.collector.alerting;
+
+import dev.trainwatch.collector.detect.Anomaly;
+import dev.trainwatch.collector.state.FleetListener;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Turns the fleet's anomaly changes into alert notices for the {@link AlertDispatcher}. A change of severity
+ * resolves the notice of the old severity first: receivers such as Alertmanager identify an alert by its labels,
+ * severity among them, and would otherwise keep the stale one firing. Thread-safe (the fleet calls listeners
+ * one at a time; the map is guarded anyway because restores may come from another thread).
+ */
+public final class AlertingListener implements FleetListener {
+    private final AlertDispatcher dispatcher;
+    private final Map<String, AlertNotice> firing = new HashMap<>();
+
+    public AlertingListener(AlertDispatcher dispatcher) {
+        this.dispatcher = dispatcher;
+    }
+
+    @Override
+    public synchronized void onAnomalyRaised(String runId, Anomaly anomaly) {
+        AlertNotice notice = toNotice(runId, anomaly);
+        AlertNotice previous = firing.put(notice.key(), notice);
+        if (previous != null && !previous.severity().equals(notice.severity())) {
+            dispatcher.publish(previous.resolvedAt(notice.startsAt()));
+        }
+        dispatcher.publish(notice);
+    }
+
+    @Override
+    public synchronized void onAnomalyResolved(String runId, Anomaly anomaly) {
+        AlertNotice notice = toNotice(runId, anomaly);
+        firing.remove(notice.key());
+        Instant at = anomaly.resolvedAt() != null ? toInstant(anomaly.resolvedAt()) : Instant.now();
+        dispatcher.publish(notice.resolvedAt(at));
+    }
+
+    /**
+     * Re-announces an anomaly that was active before a restart (the fleet restores it silently): receivers that
+     * need re-sends (Alertmanager) would otherwise let it lapse.
+     */
+    public synchronized void restored(String runId, Anomaly anomaly) {
+        if (anomaly.active()) {
+            AlertNotice notice = toNotice(runId, anomaly);
+            firing.put(notice.key(), notice);
+            dispatcher.publish(notice);
+        }
+    }
+
+    static AlertNotice toNotice(String runId, Anomaly anomaly) {
+        return new AlertNotice(runId, anomaly.kind().wireName(), anomaly.severity().wireName(),
+                toInstant(anomaly.since()), null, anomaly.message(), anomaly.suggestion(), anomaly.evidence());
+    }
+
+    private static Instant toInstant(double unixSeconds) {
+        return Instant.ofEpochMilli(Math.round(unixSeconds * 1000.0));
+    }
+}

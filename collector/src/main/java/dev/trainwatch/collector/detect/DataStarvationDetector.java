@@ -1,0 +1,167 @@
+package dev.trainwatch.collector.detect;
+
+import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.protocol.RunSpec;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * {@code data_starvation}: the GPU waits for input. Two routes:
+ * <ul>
+ * <li>the log's data-wait share of step time is high (PixArt {@code time_data}; Sana {@code data}, {@code lm},
+ *     {@code vae});</li>
+ * <li>no split in the log, but the utilisation windows show repeated idle gaps while steps are slower than
+ *     predicted.</li>
+ * </ul>
+ * The message separates data loading from online encoding when the log tells them apart (Sana), and says that
+ * PixArt's {@code time_data} includes the T5/VAE encoding when the features are computed online.
+ */
+public final class DataStarvationDetector implements Detector {
+
+    private final DetectorSettings.DataStarvation s;
+
+    public DataStarvationDetector(DetectorSettings settings) {
+        this.s = settings.dataStarvation();
+    }
+
+    @Override
+    public AnomalyKind kind() {
+        return AnomalyKind.DATA_STARVATION;
+    }
+
+    @Override
+    public Optional<Finding> evaluate(RunContext run, boolean active) {
+        double from = run.now() - s.window().toMillis() / 1000.0;
+        StepSeries steps = run.steps();
+        int reports = WindowStats.reports(steps, from);
+        if (reports < s.minStepReports()) {
+            return Optional.empty();
+        }
+        double loader = WindowStats.stepShare(steps, from, WindowStats.StepPart.DATA);
+        double lm = WindowStats.stepShare(steps, from, WindowStats.StepPart.TEXT_ENCODER);
+        double vae = WindowStats.stepShare(steps, from, WindowStats.StepPart.VAE);
+        double wait = nz(loader) + nz(lm) + nz(vae);
+        boolean logSplit = !Double.isNaN(loader) || !Double.isNaN(lm) || !Double.isNaN(vae);
+        double threshold = active ? s.waitClearRatio() : s.waitWarningRatio();
+        if (logSplit && wait > threshold) {
+            return Optional.of(fromLog(run, from, wait, loader, lm, vae, reports));
+        }
+        if (!logSplit) {
+            return fromUtilization(run, from, active, reports);
+        }
+        return Optional.empty();
+    }
+
+    private Finding fromLog(RunContext run, double from, double wait, double loader, double lm, double vae,
+                            int reports) {
+        RunSpec spec = run.spec();
+        Estimate e = run.estimate();
+        double stepSeconds = WindowStats.medianStepSeconds(run.steps(), from);
+        boolean online = spec != null && "online".equalsIgnoreCase(spec.features());
+        boolean split = !Double.isNaN(lm) || !Double.isNaN(vae);
+        double encoding = nz(lm) + nz(vae);
+        Map<String, Object> evidence = new LinkedHashMap<>();
+        evidence.put("data_wait_ratio", Texts.round(wait, 3));
+        if (split) {
+            evidence.put("loader_wait_ratio", Texts.round(nz(loader), 3));
+            evidence.put("text_encoder_ratio", Texts.round(nz(lm), 3));
+            evidence.put("vae_ratio", Texts.round(nz(vae), 3));
+        }
+        evidence.put("step_seconds", Texts.round(stepSeconds, 3));
+        if (e != null) {
+            evidence.put("predicted_step_seconds", Texts.round(e.stepSeconds(), 3));
+        }
+        evidence.put("step_reports", reports);
+
+        String message;
+        boolean encodingDominates;
+        if (split) {
+            encodingDominates = encoding >= nz(loader);
+            message = String.format(Locale.ROOT,
+                    "%s of each %s step is spent before the model runs: data loading %s, text encoder %s, VAE %s",
+                    Texts.pct(wait), Texts.secs(stepSeconds), Texts.pct(nz(loader)), Texts.pct(nz(lm)),
+                    Texts.pct(nz(vae)));
+        } else if (online) {
+            encodingDominates = true;
+            message = String.format(Locale.ROOT,
+                    "%s of each %s step is data time, which includes the online T5/VAE encoding "
+                            + "(features are computed online)", Texts.pct(wait), Texts.secs(stepSeconds));
+        } else {
+            encodingDominates = false;
+            message = String.format(Locale.ROOT, "%s of each %s step is spent waiting for the data loader",
+                    Texts.pct(wait), Texts.secs(stepSeconds));
+        }
+        String suggestion;
+        if (encodingDominates) {
+            suggestion = Texts.suggestion(e, "precompute").map(x -> Texts.describe(x, e))
+                    .orElse("precompute the text and VAE features once (PixArt: extract T5 and VAE features and "
+                            + "set load_vae_feat/load_t5_feat; Sana: cache the latents and text embeddings)");
+        } else {
+            suggestion = "make the input pipeline faster: more DataLoader workers (num_workers), "
+                    + "pin_memory=True and persistent_workers=True, data on local NVMe instead of network storage, "
+                    + "or decode/resize images ahead of time";
+        }
+        Severity severity = wait > s.waitCriticalRatio() ? Severity.CRITICAL : Severity.WARNING;
+        return new Finding(severity, message, evidence, suggestion);
+    }
+
+    private Optional<Finding> fromUtilization(RunContext run, double from, boolean active, int reports) {
+        Estimate e = run.estimate();
+        if (e == null || !(e.stepSeconds() > 0)) {
+            return Optional.empty();
+        }
+        double stepSeconds = WindowStats.medianStepSeconds(run.steps(), from);
+        double ratio = stepSeconds / e.stepSeconds();
+        if (!(ratio > (active ? 1 + (s.slowStepRatio() - 1) / 2 : s.slowStepRatio()))) {
+            return Optional.empty();
+        }
+        int polls = 0;
+        int gappy = 0;
+        double idleSum = 0;
+        for (GpuSeries g : run.gpus()) {
+            for (int i = g.firstIndexAtOrAfter(from); i < g.size(); i++) {
+                double idle = g.idleFraction(i);
+                if (Double.isNaN(idle)) {
+                    continue;
+                }
+                polls++;
+                idleSum += idle;
+                if (idle >= s.idleGapFraction()) {
+                    gappy++;
+                }
+            }
+        }
+        if (polls < 10) {
+            return Optional.empty();
+        }
+        double share = (double) gappy / polls;
+        double needed = active ? s.idleGapPollShare() * 0.75 : s.idleGapPollShare();
+        if (share < needed) {
+            return Optional.empty();
+        }
+        Map<String, Object> evidence = new LinkedHashMap<>();
+        evidence.put("polls_with_idle_gaps_ratio", Texts.round(share, 3));
+        evidence.put("mean_idle_fraction", Texts.round(idleSum / polls, 3));
+        evidence.put("step_seconds", Texts.round(stepSeconds, 3));
+        evidence.put("predicted_step_seconds", Texts.round(e.stepSeconds(), 3));
+        evidence.put("step_time_ratio", Texts.round(ratio, 2));
+        evidence.put("step_reports", reports);
+        String message = String.format(Locale.ROOT,
+                "the GPUs go idle between kernels in %s of polls (mean idle %s) while steps take %s instead of %s: "
+                        + "the GPU is waiting for input (the log does not say whether loading or encoding)",
+                Texts.pct(share), Texts.pct(idleSum / polls), Texts.secs(stepSeconds), Texts.secs(e.stepSeconds()));
+        RunSpec spec = run.spec();
+        String suggestion = spec != null && "online".equalsIgnoreCase(spec.features())
+                ? Texts.suggestion(e, "precompute").map(x -> Texts.describe(x, e))
+                        .orElse("precompute the text and VAE features")
+                : "profile the input pipeline (time the DataLoader iterator); add workers, pin memory, move the "
+                        + "data to local disk";
+        return Optional.of(new Finding(Severity.WARNING, message, evidence, suggestion));
+    }
+
+    private static double nz(double v) {
+        return Double.isNaN(v) ? 0 : v;
+    }
+}

@@ -1,0 +1,71 @@
+package dev.trainwatch.collector.detect;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * {@code gpu_idle}: one of the run's GPUs has stayed near 0% utilisation for minutes while the run holds it.
+ * Only fresh data counts: a GPU whose agent went silent is {@code agent_lost}'s business.
+ */
+public final class GpuIdleDetector implements Detector {
+
+    private final DetectorSettings.GpuIdle s;
+
+    public GpuIdleDetector(DetectorSettings settings) {
+        this.s = settings.gpuIdle();
+    }
+
+    @Override
+    public AnomalyKind kind() {
+        return AnomalyKind.GPU_IDLE;
+    }
+
+    @Override
+    public Optional<Finding> evaluate(RunContext run, boolean active) {
+        double needed = s.idleFor().toMillis() / 1000.0;
+        if (run.steps().size() == 0) {
+            // Before the first step a run may legitimately sit idle while it loads encoders and data: wait
+            // three times as long.
+            needed *= 3;
+        }
+        List<GpuSeries> idle = new ArrayList<>();
+        double longest = 0;
+        int fresh = 0;
+        for (GpuSeries g : run.gpus()) {
+            if (OomRiskDetector.stale(run, g)) {
+                continue;
+            }
+            fresh++;
+            double seconds = WindowStats.idleSeconds(g, s.idleRatio());
+            // The window holds at most its span: a GPU idle since before the window counts as idle for all of it.
+            if (seconds >= needed) {
+                idle.add(g);
+                longest = Math.max(longest, seconds);
+            }
+        }
+        if (idle.isEmpty()) {
+            return Optional.empty();
+        }
+        Map<String, Object> evidence = new LinkedHashMap<>();
+        evidence.put("idle_gpus", idle.size());
+        evidence.put("run_gpus", fresh);
+        evidence.put("idle_seconds", Math.round(longest));
+        evidence.put("idle_threshold_ratio", s.idleRatio());
+        evidence.put("gpu_uuids", idle.stream().map(GpuSeries::uuid).toList());
+        String which = idle.size() == 1 ? Texts.gpuName(idle.get(0))
+                : idle.size() + " of the run's " + fresh + " GPUs";
+        String message = String.format(Locale.ROOT, "%s at or below %s utilisation for %s", which,
+                Texts.pct(s.idleRatio()), Texts.secs(longest));
+        String suggestion = idle.size() == fresh
+                ? "the run holds its GPUs without computing: check whether it is hung (py-spy dump --pid PID), "
+                        + "waiting in a collective for a missing rank, or finished without exiting; free the GPUs "
+                        + "if it is done"
+                : "these GPUs are allocated to the run but unused: check that every rank got its device "
+                        + "(CUDA_VISIBLE_DEVICES, LOCAL_RANK) or request fewer GPUs";
+        return Optional.of(new Finding(Severity.WARNING, message, evidence, suggestion));
+    }
+}

@@ -1,0 +1,88 @@
+package dev.trainwatch.collector.detect;
+
+import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.protocol.RunSpec;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * {@code memory_above_estimate}: the run's peak over the window is well above the predicted peak. When the spec
+ * says the features are precomputed but the observed peak matches the estimate with online features, the
+ * message says an encoder is resident on the GPU.
+ */
+public final class MemoryAboveEstimateDetector implements Detector {
+
+    private final DetectorSettings.MemoryAboveEstimate s;
+
+    public MemoryAboveEstimateDetector(DetectorSettings settings) {
+        this.s = settings.memoryAboveEstimate();
+    }
+
+    @Override
+    public AnomalyKind kind() {
+        return AnomalyKind.MEMORY_ABOVE_ESTIMATE;
+    }
+
+    @Override
+    public Optional<Finding> evaluate(RunContext run, boolean active) {
+        Estimate e = run.estimate();
+        if (e == null || e.peakMemoryBytes() <= 0) {
+            return Optional.empty();
+        }
+        double from = run.now() - 600;
+        GpuSeries worst = null;
+        double peak = Double.NaN;
+        for (GpuSeries g : run.gpus()) {
+            if (OomRiskDetector.stale(run, g)) {
+                continue;
+            }
+            double m = WindowStats.maxMemory(g, from);
+            if (!Double.isNaN(m) && (Double.isNaN(peak) || m > peak)) {
+                peak = m;
+                worst = g;
+            }
+        }
+        if (worst == null) {
+            return Optional.empty();
+        }
+        double predicted = e.peakMemoryBytes();
+        double ratio = peak / predicted;
+        double excess = peak - predicted;
+        double needed = active ? s.clearRatio() : s.raiseRatio();
+        if (ratio <= needed || excess < (active ? s.minExcessBytes() / 2.0 : s.minExcessBytes())) {
+            return Optional.empty();
+        }
+        Map<String, Object> evidence = new LinkedHashMap<>();
+        evidence.put("gpu_uuid", worst.uuid());
+        evidence.put("host", worst.host());
+        evidence.put("peak_memory_bytes", (long) peak);
+        evidence.put("predicted_peak_memory_bytes", e.peakMemoryBytes());
+        evidence.put("memory_ratio", Texts.round(ratio, 3));
+        evidence.put("excess_bytes", (long) excess);
+        String message = String.format(Locale.ROOT, "%s peaks at %s where %s is predicted (%s more, %s)",
+                Texts.gpuName(worst), Texts.gib(peak), Texts.gib(predicted), Texts.gib(excess), Texts.times(ratio));
+        String suggestion = "check for other processes on the GPU, a batch or resolution larger than the spec says, "
+                + "or allocator fragmentation (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True); register the "
+                + "spec the run really uses so the comparison is meaningful";
+        RunSpec spec = run.spec();
+        if (spec != null && "precomputed".equalsIgnoreCase(spec.features())) {
+            RunSpec online = spec.overriddenBy(new RunSpec(null, null, null, null, null, null, null, null, null,
+                    null, null, null, "online", null, null, null, null));
+            Estimate withEncoders = run.whatIf(online);
+            if (withEncoders != null && withEncoders.peakMemoryBytes() > predicted
+                    && Math.abs(peak - withEncoders.peakMemoryBytes()) <= 0.15 * withEncoders.peakMemoryBytes()) {
+                evidence.put("predicted_peak_with_online_features_bytes", withEncoders.peakMemoryBytes());
+                message += String.format(Locale.ROOT, "; that matches the estimate with online features (%s): "
+                        + "the text encoder or VAE seems resident on the GPU though the spec says precomputed",
+                        Texts.gib(withEncoders.peakMemoryBytes()));
+                suggestion = String.format(Locale.ROOT, "do not load the text encoder and VAE on the GPU when "
+                        + "features are precomputed (or move them to CPU and free them: del encoder; "
+                        + "torch.cuda.empty_cache()): frees about %s",
+                        Texts.gib(withEncoders.peakMemoryBytes() - predicted));
+            }
+        }
+        return Optional.of(new Finding(Severity.WARNING, message, evidence, suggestion));
+    }
+}

@@ -1,0 +1,228 @@
+package dev.trainwatch.collector.detect;
+
+import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.estimator.Suggestion;
+import dev.trainwatch.protocol.RunSpec;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+/**
+ * {@code oom_risk}: the run is about to run out of device memory. Three routes, worst first:
+ * <ul>
+ * <li>headroom on the run's fullest GPU below a share of its capacity;</li>
+ * <li>a steady memory ramp (least-squares fit over the trend window) reaching capacity within minutes;</li>
+ * <li>the estimate for the largest multi-scale bucket seen in the log (latent size × the autoencoder's
+ *     downsampling = pixels) above the GPU's capacity: the run has not met its worst batch yet.</li>
+ * </ul>
+ */
+public final class OomRiskDetector implements Detector {
+
+    private final DetectorSettings.OomRisk s;
+
+    public OomRiskDetector(DetectorSettings settings) {
+        this.s = settings.oomRisk();
+    }
+
+    @Override
+    public AnomalyKind kind() {
+        return AnomalyKind.OOM_RISK;
+    }
+
+    @Override
+    public Optional<Finding> evaluate(RunContext run, boolean active) {
+        Optional<Finding> headroom = headroom(run, active);
+        if (headroom.isPresent() && headroom.get().severity() == Severity.CRITICAL) {
+            return headroom;
+        }
+        Optional<Finding> trend = trend(run);
+        if (trend.isPresent() && (headroom.isEmpty() || trend.get().severity() == Severity.CRITICAL)) {
+            return trend;
+        }
+        if (headroom.isPresent()) {
+            return headroom;
+        }
+        return bucket(run);
+    }
+
+    private Optional<Finding> headroom(RunContext run, boolean active) {
+        GpuSeries worst = null;
+        double worstRatio = Double.POSITIVE_INFINITY;
+        double worstUsed = Double.NaN;
+        for (GpuSeries g : run.gpus()) {
+            double total = g.memoryTotalBytes();
+            double used = WindowStats.latestMemory(g);
+            if (!(total > 0) || Double.isNaN(used) || g.size() == 0 || stale(run, g)) {
+                continue;
+            }
+            double ratio = (total - used) / total;
+            if (ratio < worstRatio) {
+                worstRatio = ratio;
+                worst = g;
+                worstUsed = used;
+            }
+        }
+        // Clear only once headroom is back above 1.5× the warning share (an allocator wobbling around the line
+        // must not flap).
+        double limit = active ? s.headroomWarningRatio() * 1.5 : s.headroomWarningRatio();
+        if (worst == null || worstRatio >= limit) {
+            return Optional.empty();
+        }
+        double total = worst.memoryTotalBytes();
+        Severity severity = worstRatio < s.headroomCriticalRatio() ? Severity.CRITICAL : Severity.WARNING;
+        Map<String, Object> evidence = new LinkedHashMap<>();
+        evidence.put("gpu_uuid", worst.uuid());
+        evidence.put("host", worst.host());
+        evidence.put("memory_used_bytes", (long) worstUsed);
+        evidence.put("memory_total_bytes", (long) total);
+        evidence.put("headroom_bytes", (long) (total - worstUsed));
+        evidence.put("headroom_ratio", Texts.round(worstRatio, 4));
+        Estimate e = run.estimate();
+        if (e != null) {
+            evidence.put("predicted_peak_memory_bytes", e.peakMemoryBytes());
+        }
+        String message = String.format(Locale.ROOT, "%s has %s free of %s (%s)", Texts.gpuName(worst),
+                Texts.gib(total - worstUsed), Texts.gib(total), Texts.pct(worstRatio));
+        return Optional.of(new Finding(severity, message, evidence, memorySuggestion(run)));
+    }
+
+    private Optional<Finding> trend(RunContext run) {
+        double from = run.now() - s.trendWindow().toMillis() / 1000.0;
+        double minSpan = s.trendMinSpan().toMillis() / 1000.0;
+        GpuSeries worst = null;
+        WindowStats.Trend worstTrend = null;
+        double worstSeconds = Double.POSITIVE_INFINITY;
+        for (GpuSeries g : run.gpus()) {
+            double total = g.memoryTotalBytes();
+            if (!(total > 0) || stale(run, g)) {
+                continue;
+            }
+            WindowStats.Trend t = WindowStats.memoryTrend(g, from);
+            if (t == null || t.spanSeconds() < minSpan || t.slopePerSecond() < s.trendMinSlopeBytesPerSecond()
+                    || t.r2() < s.trendMinR2()) {
+                continue;
+            }
+            // A steady ramp grows in both halves of the span; the start-up climb to a plateau does not (its
+            // second half is flat), and neither does a single jump.
+            double mid = t.lastTs() - t.spanSeconds() / 2;
+            WindowStats.Trend early = WindowStats.memoryTrend(g, t.lastTs() - t.spanSeconds(), mid);
+            WindowStats.Trend late = WindowStats.memoryTrend(g, mid, Double.POSITIVE_INFINITY);
+            if (early == null || late == null || early.slopePerSecond() < s.trendMinSlopeBytesPerSecond()
+                    || late.slopePerSecond() < s.trendMinSlopeBytesPerSecond()
+                    || late.slopePerSecond() < 0.5 * early.slopePerSecond()) {
+                continue;
+            }
+            double seconds = t.secondsUntil(total);
+            if (seconds < worstSeconds) {
+                worstSeconds = seconds;
+                worst = g;
+                worstTrend = t;
+            }
+        }
+        if (worst == null || worstSeconds > s.trendWarningHorizon().toMillis() / 1000.0) {
+            return Optional.empty();
+        }
+        Severity severity = worstSeconds <= s.trendCriticalHorizon().toMillis() / 1000.0
+                ? Severity.CRITICAL : Severity.WARNING;
+        Map<String, Object> evidence = new LinkedHashMap<>();
+        evidence.put("gpu_uuid", worst.uuid());
+        evidence.put("host", worst.host());
+        evidence.put("memory_used_bytes", (long) worstTrend.lastValue());
+        evidence.put("memory_total_bytes", (long) worst.memoryTotalBytes());
+        evidence.put("growth_bytes_per_second", Math.round(worstTrend.slopePerSecond()));
+        evidence.put("trend_r2", Texts.round(worstTrend.r2(), 3));
+        evidence.put("trend_span_seconds", Math.round(worstTrend.spanSeconds()));
+        evidence.put("seconds_to_full", Math.round(worstSeconds));
+        String message = String.format(Locale.ROOT,
+                "memory on %s grows %s/min and reaches its %s in about %s (now %s)", Texts.gpuName(worst),
+                Texts.gib(worstTrend.slopePerSecond() * 60), Texts.gib(worst.memoryTotalBytes()),
+                Texts.secs(worstSeconds), Texts.gib(worstTrend.lastValue()));
+        String suggestion = "memory should be flat after the first steps: look for tensors kept across steps "
+                + "(losses or outputs stored without .item()/.detach(), growing caches or lists), and checkpoint "
+                + "now; " + memorySuggestion(run);
+        return Optional.of(new Finding(severity, message, evidence, suggestion));
+    }
+
+    private Optional<Finding> bucket(RunContext run) {
+        Estimate e = run.estimate();
+        RunSpec spec = run.spec();
+        StepSeries steps = run.steps();
+        OptionalInt f = run.latentDownsample();
+        if (e == null || spec == null || f.isEmpty() || steps.size() == 0) {
+            return Optional.empty();
+        }
+        int bestH = -1;
+        int bestW = -1;
+        for (int i = 0; i < steps.size(); i++) {
+            int h = steps.bucketHeight(i);
+            int w = steps.bucketWidth(i);
+            if (h > 0 && w > 0 && (long) h * w > (long) bestH * bestW) {
+                bestH = h;
+                bestW = w;
+            }
+        }
+        if (bestH <= 0) {
+            return Optional.empty();
+        }
+        int heightPx = bestH * f.getAsInt();
+        int widthPx = bestW * f.getAsInt();
+        long specPixels = spec.height() != null && spec.width() != null ? (long) spec.height() * spec.width()
+                : spec.resolution() != null ? (long) spec.resolution() * spec.resolution() : 0;
+        if ((long) heightPx * widthPx <= specPixels) {
+            return Optional.empty();
+        }
+        RunSpec variant = spec.overriddenBy(new RunSpec(null, null, null, null, null, heightPx, widthPx, null, null,
+                null, null, null, null, null, null, null, null));
+        // overriddenBy keeps the resolution when only height/width are given; the estimator prefers height/width.
+        Estimate big = run.whatIf(variant);
+        long capacity = capacity(run, e);
+        if (big == null || capacity <= 0 || big.peakMemoryBytes() <= capacity) {
+            return Optional.empty();
+        }
+        Map<String, Object> evidence = new LinkedHashMap<>();
+        evidence.put("bucket_height_px", heightPx);
+        evidence.put("bucket_width_px", widthPx);
+        evidence.put("bucket_predicted_peak_memory_bytes", big.peakMemoryBytes());
+        evidence.put("memory_total_bytes", capacity);
+        evidence.put("predicted_peak_memory_bytes", e.peakMemoryBytes());
+        String message = String.format(Locale.ROOT,
+                "the log shows a %d×%d px bucket; at that size the estimate is %s, above the GPU's %s",
+                heightPx, widthPx, Texts.gib(big.peakMemoryBytes()), Texts.gib(capacity));
+        String suggestion = big.maxBatch() > 0
+                ? String.format(Locale.ROOT, "cap the bucket batch size: at %d×%d px at most %d samples fit per GPU "
+                        + "(or drop that aspect-ratio bucket); %s", heightPx, widthPx, big.maxBatch(),
+                        memorySuggestion(run))
+                : "drop that aspect-ratio bucket or lower the resolution; " + memorySuggestion(run);
+        return Optional.of(new Finding(Severity.WARNING, message, evidence, suggestion));
+    }
+
+    private static long capacity(RunContext run, Estimate e) {
+        double min = Double.POSITIVE_INFINITY;
+        for (GpuSeries g : run.gpus()) {
+            if (g.memoryTotalBytes() > 0) {
+                min = Math.min(min, g.memoryTotalBytes());
+            }
+        }
+        return Double.isInfinite(min) ? e.gpuMemoryBytes() : (long) min;
+    }
+
+    /** The estimator's largest memory saving, else the generic advice. */
+    static String memorySuggestion(RunContext run) {
+        Estimate e = run.estimate();
+        if (e != null && e.suggestions() != null) {
+            Optional<Suggestion> best = e.suggestions().stream().filter(x -> x.savesBytes() > 0)
+                    .max(java.util.Comparator.comparingLong(Suggestion::savesBytes));
+            if (best.isPresent()) {
+                return Texts.describe(best.get(), e);
+            }
+        }
+        return "lower the per-GPU batch, enable gradient checkpointing, or precompute the text/VAE features";
+    }
+
+    /** A GPU whose newest entry is older than a minute tells nothing about now (agent_lost covers that). */
+    static boolean stale(RunContext run, GpuSeries g) {
+        return g.size() == 0 || run.now() - g.ts(g.size() - 1) > 60;
+    }
+}

@@ -1,0 +1,159 @@
+package dev.trainwatch.collector.detect;
+
+import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.protocol.RunSpec;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * {@code step_time_above_estimate}: the median observed step time over the window is well above the estimator's.
+ * The message ranks the likely causes by the evidence for each: online encoders (data wait, spec), TF32 off, math
+ * attention, throttled clocks, a straggling rank.
+ */
+public final class StepTimeAboveEstimateDetector implements Detector {
+
+    private final DetectorSettings.StepTimeAboveEstimate s;
+    private final DetectorSettings.Throttling throttling;
+
+    public StepTimeAboveEstimateDetector(DetectorSettings settings) {
+        this.s = settings.stepTimeAboveEstimate();
+        this.throttling = settings.throttling();
+    }
+
+    @Override
+    public AnomalyKind kind() {
+        return AnomalyKind.STEP_TIME_ABOVE_ESTIMATE;
+    }
+
+    @Override
+    public Optional<Finding> evaluate(RunContext run, boolean active) {
+        Estimate e = run.estimate();
+        if (e == null || !(e.stepSeconds() > 0)) {
+            return Optional.empty();
+        }
+        double from = run.now() - s.window().toMillis() / 1000.0;
+        StepSeries steps = run.steps();
+        int reports = WindowStats.reports(steps, from);
+        if (reports < s.minStepReports()) {
+            return Optional.empty();
+        }
+        double observed = WindowStats.medianStepSeconds(steps, from);
+        double ratio = observed / e.stepSeconds();
+        if (!(ratio > (active ? s.clearRatio() : s.warningRatio()))) {
+            return Optional.empty();
+        }
+        Severity severity = ratio > s.criticalRatio() ? Severity.CRITICAL : Severity.WARNING;
+        List<Cause> causes = causes(run, e, from);
+        Map<String, Object> evidence = new LinkedHashMap<>();
+        evidence.put("observed_step_seconds", Texts.round(observed, 3));
+        evidence.put("predicted_step_seconds", Texts.round(e.stepSeconds(), 3));
+        evidence.put("step_time_ratio", Texts.round(ratio, 2));
+        evidence.put("step_reports", reports);
+        for (Cause c : causes) {
+            evidence.putAll(c.evidence);
+        }
+        String message = String.format(Locale.ROOT, "steps take %s where %s is expected (%s slower)",
+                Texts.secs(observed), Texts.secs(e.stepSeconds()), Texts.times(ratio));
+        if (!causes.isEmpty()) {
+            message += "; likely causes: " + String.join(", ", causes.stream().map(c -> c.name).toList());
+        }
+        String suggestion = causes.isEmpty()
+                ? "compare the run's settings with the spec registered for it (batch, resolution, precision, "
+                        + "attention, features); a spec that does not match the run makes the estimate wrong"
+                : String.join("; ", causes.stream().map(c -> c.fix).limit(3).toList());
+        return Optional.of(new Finding(severity, message, evidence, suggestion));
+    }
+
+    private record Cause(String name, double score, String fix, Map<String, Object> evidence) {
+    }
+
+    private List<Cause> causes(RunContext run, Estimate e, double from) {
+        List<Cause> out = new ArrayList<>();
+        RunSpec spec = run.spec();
+        StepSeries steps = run.steps();
+        double dataShare = WindowStats.stepShare(steps, from, WindowStats.StepPart.DATA);
+        double lm = WindowStats.stepShare(steps, from, WindowStats.StepPart.TEXT_ENCODER);
+        double vae = WindowStats.stepShare(steps, from, WindowStats.StepPart.VAE);
+        double waiting = (Double.isNaN(dataShare) ? 0 : dataShare) + (Double.isNaN(lm) ? 0 : lm)
+                + (Double.isNaN(vae) ? 0 : vae);
+        boolean online = spec != null && "online".equalsIgnoreCase(spec.features());
+        if (online || waiting > 0.15) {
+            String fix = Texts.suggestion(e, "precompute").map(x -> Texts.describe(x, e))
+                    .orElse(online ? "precompute the text and VAE features"
+                            : "make the data loader faster (more workers, pinned memory, local storage)");
+            Map<String, Object> ev = new LinkedHashMap<>();
+            if (waiting > 0) {
+                ev.put("data_wait_ratio", Texts.round(waiting, 3));
+            }
+            String name = online ? "online T5/VAE encoding" : "data loading";
+            out.add(new Cause(name, Math.max(waiting, online ? 0.5 : 0), fix, ev));
+        }
+        if (spec != null && "fp32".equalsIgnoreCase(spec.precision())) {
+            String fix = Texts.suggestion(e, "tf32").or(() -> Texts.suggestion(e, "mixed precision"))
+                    .map(x -> Texts.describe(x, e))
+                    .orElse("enable TF32 (torch.backends.cuda.matmul.allow_tf32 = True) or bf16 mixed precision");
+            out.add(new Cause("fp32 matmuls without TF32", 0.45, fix, Map.of()));
+        }
+        if (spec != null && "math".equalsIgnoreCase(spec.attention())) {
+            out.add(new Cause("math attention", 0.4, "use fused attention (torch SDPA or flash-attn) instead of "
+                    + "the math implementation", Map.of()));
+        }
+        double throttled = throttledShare(run, from);
+        if (throttled > 0.1) {
+            out.add(new Cause("throttled clocks", throttled, "cool or power the throttled GPUs (see throttling)",
+                    Map.of("throttled_sample_ratio", Texts.round(throttled, 2))));
+        }
+        double spread = rankSpread(steps, from);
+        if (spread > 1.1) {
+            out.add(new Cause("a straggling rank", Math.min(1, spread - 1), "find the slow rank (see straggler)",
+                    Map.of("slowest_rank_ratio", Texts.round(spread, 2))));
+        }
+        out.sort(Comparator.comparingDouble(Cause::score).reversed());
+        return out;
+    }
+
+    private double throttledShare(RunContext run, double from) {
+        int busy = 0;
+        int throttled = 0;
+        for (GpuSeries g : run.gpus()) {
+            for (int i = g.firstIndexAtOrAfter(from); i < g.size(); i++) {
+                if (!(g.utilizationRatio(i) >= throttling.busyRatio())) {
+                    continue;
+                }
+                busy++;
+                for (String r : throttling.reasons()) {
+                    if (g.clockEvent(i, r)) {
+                        throttled++;
+                        break;
+                    }
+                }
+            }
+        }
+        return busy == 0 ? 0 : (double) throttled / busy;
+    }
+
+    /** Slowest rank's mean step time over the median of the ranks' means (1 when ranks are not reported). */
+    static double rankSpread(StepSeries steps, double from) {
+        Map<Integer, double[]> byRank = new LinkedHashMap<>();
+        for (int i = steps.firstIndexAtOrAfter(from); i < steps.size(); i++) {
+            if (steps.rank(i) < 0) {
+                continue;
+            }
+            double[] acc = byRank.computeIfAbsent(steps.rank(i), r -> new double[2]);
+            acc[0] += steps.timeS(i);
+            acc[1]++;
+        }
+        if (byRank.size() < 2) {
+            return 1;
+        }
+        double[] means = byRank.values().stream().mapToDouble(a -> a[0] / a[1]).toArray();
+        double max = java.util.Arrays.stream(means).max().orElse(0);
+        double median = WindowStats.median(means);
+        return median > 0 ? max / median : 1;
+    }
+}

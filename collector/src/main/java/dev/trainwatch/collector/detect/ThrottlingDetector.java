@@ -1,0 +1,124 @@
+package dev.trainwatch.collector.detect;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * {@code throttling}: while busy, a GPU's SM clock sits below its maximum with a thermal or power clock-event
+ * reason active for most of the recent window. Hardware slowdowns (HW thermal, power brake) are critical.
+ */
+public final class ThrottlingDetector implements Detector {
+
+    private final DetectorSettings.Throttling s;
+
+    public ThrottlingDetector(DetectorSettings settings) {
+        this.s = settings.throttling();
+    }
+
+    @Override
+    public AnomalyKind kind() {
+        return AnomalyKind.THROTTLING;
+    }
+
+    @Override
+    public Optional<Finding> evaluate(RunContext run, boolean active) {
+        double from = run.now() - s.window().toMillis() / 1000.0;
+        double needed = active ? s.sampleShare() / 2 : s.sampleShare();
+        List<GpuSeries> throttledGpus = new ArrayList<>();
+        Set<String> reasonsSeen = new LinkedHashSet<>();
+        double worstShare = 0;
+        double worstClock = Double.NaN;
+        double maxTemp = Double.NaN;
+        double maxPower = Double.NaN;
+        for (GpuSeries g : run.gpus()) {
+            if (OomRiskDetector.stale(run, g)) {
+                continue;
+            }
+            int busy = 0;
+            int throttled = 0;
+            double clockSum = 0;
+            Set<String> reasons = new LinkedHashSet<>();
+            for (int i = g.firstIndexAtOrAfter(from); i < g.size(); i++) {
+                if (!(g.utilizationRatio(i) >= s.busyRatio())) {
+                    continue;
+                }
+                busy++;
+                double clock = g.smClockHz(i) / g.smClockMaxHz(i);
+                boolean slow = !(clock >= s.clockRatio()); // unknown clocks: the reason alone decides
+                boolean reason = false;
+                for (String r : s.reasons()) {
+                    if (g.clockEvent(i, r)) {
+                        reason = true;
+                        reasons.add(r);
+                    }
+                }
+                if (reason && slow) {
+                    throttled++;
+                    if (!Double.isNaN(clock)) {
+                        clockSum += clock;
+                    }
+                    maxTemp = max(maxTemp, g.temperatureCelsius(i));
+                    maxPower = max(maxPower, g.powerWatts(i));
+                }
+            }
+            if (busy >= 5 && (double) throttled / busy >= needed) {
+                throttledGpus.add(g);
+                reasonsSeen.addAll(reasons);
+                double share = (double) throttled / busy;
+                if (share > worstShare) {
+                    worstShare = share;
+                    worstClock = clockSum > 0 ? clockSum / throttled : Double.NaN;
+                }
+            }
+        }
+        if (throttledGpus.isEmpty()) {
+            return Optional.empty();
+        }
+        boolean critical = reasonsSeen.stream().anyMatch(s.criticalReasons()::contains);
+        Map<String, Object> evidence = new LinkedHashMap<>();
+        evidence.put("throttled_gpus", throttledGpus.size());
+        evidence.put("gpu_uuids", throttledGpus.stream().map(GpuSeries::uuid).toList());
+        evidence.put("reasons", List.copyOf(reasonsSeen));
+        evidence.put("throttled_busy_sample_ratio", Texts.round(worstShare, 3));
+        if (!Double.isNaN(worstClock)) {
+            evidence.put("sm_clock_ratio", Texts.round(worstClock, 3));
+        }
+        if (!Double.isNaN(maxTemp)) {
+            evidence.put("max_temperature_celsius", Texts.round(maxTemp, 1));
+        }
+        if (!Double.isNaN(maxPower)) {
+            evidence.put("max_power_watts", Texts.round(maxPower, 1));
+        }
+        String which = throttledGpus.size() == 1 ? Texts.gpuName(throttledGpus.get(0))
+                : throttledGpus.size() + " GPUs";
+        String message = String.format(Locale.ROOT, "%s throttled in %s of busy samples (%s)%s", which,
+                Texts.pct(worstShare), String.join(", ", reasonsSeen),
+                Double.isNaN(worstClock) ? "" : ", SM clock at " + Texts.pct(worstClock) + " of maximum");
+        List<String> fixes = new ArrayList<>();
+        if (reasonsSeen.stream().anyMatch(r -> r.contains("thermal"))) {
+            fixes.add("the GPU is too hot" + (Double.isNaN(maxTemp) ? "" : String.format(Locale.ROOT,
+                    " (%.0f °C)", maxTemp)) + ": check fans, airflow and inlet temperature of the node");
+        }
+        if (reasonsSeen.contains("sw_power_cap")) {
+            fixes.add("the power limit is reached" + (Double.isNaN(maxPower) ? "" : String.format(Locale.ROOT,
+                    " (%.0f W)", maxPower)) + ": check the enforced limit (nvidia-smi -q -d POWER) against the "
+                    + "card's default");
+        }
+        if (reasonsSeen.contains("hw_slowdown") || reasonsSeen.contains("hw_power_brake_slowdown")) {
+            fixes.add("hardware slowdown or power brake: check the node's power supply and cooling and tell "
+                    + "the operators");
+        }
+        return Optional.of(new Finding(critical ? Severity.CRITICAL : Severity.WARNING, message, evidence,
+                String.join("; ", fixes)));
+    }
+
+    private static double max(double a, double b) {
+        return Double.isNaN(a) ? b : Double.isNaN(b) ? a : Math.max(a, b);
+    }
+}

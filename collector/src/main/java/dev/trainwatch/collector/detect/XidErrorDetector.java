@@ -1,0 +1,118 @@
+package dev.trainwatch.collector.detect;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * {@code xid_error}: the driver reported an XID error on one of the run's GPUs, or NVML reports a GPU lost.
+ * Hardware/driver XIDs are critical; 94 (contained ECC) and application faults (13, 31, 43) are warnings that
+ * should not page; informational XIDs (63, 92) are not raised. Active for {@code clearAfter} after the newest.
+ */
+public final class XidErrorDetector implements Detector {
+
+    private static final Map<Long, String> MEANING = Map.ofEntries(
+            Map.entry(13L, "graphics engine exception (usually the program)"),
+            Map.entry(31L, "GPU memory page fault (usually an illegal address in the program)"),
+            Map.entry(43L, "GPU stopped processing (the program faulted)"),
+            Map.entry(48L, "double-bit ECC error"),
+            Map.entry(62L, "internal micro-controller halt"),
+            Map.entry(63L, "ECC page retirement or row remapping recorded"),
+            Map.entry(64L, "ECC page retirement or row remapping failure"),
+            Map.entry(74L, "NVLink error"),
+            Map.entry(79L, "GPU has fallen off the bus"),
+            Map.entry(92L, "high single-bit ECC error rate"),
+            Map.entry(94L, "contained ECC error"),
+            Map.entry(95L, "uncontained ECC error"),
+            Map.entry(119L, "GSP RPC timeout"),
+            Map.entry(120L, "GSP error"));
+
+    private final DetectorSettings.XidError s;
+
+    public XidErrorDetector(DetectorSettings settings) {
+        this.s = settings.xidError();
+    }
+
+    @Override
+    public AnomalyKind kind() {
+        return AnomalyKind.XID_ERROR;
+    }
+
+    @Override
+    public Optional<Finding> evaluate(RunContext run, boolean active) {
+        double from = run.now() - s.clearAfter().toMillis() / 1000.0;
+        List<RunContext.XidRecord> relevant = new ArrayList<>();
+        for (RunContext.XidRecord x : run.xids()) {
+            if (x.ts() >= from && !s.informational().contains(x.xid())) {
+                relevant.add(x);
+            }
+        }
+        List<GpuSeries> lost = run.gpus().stream().filter(GpuSeries::lost).toList();
+        if (relevant.isEmpty() && lost.isEmpty()) {
+            return Optional.empty();
+        }
+        relevant.sort((a, b) -> Double.compare(b.ts(), a.ts()));
+        boolean critical = !lost.isEmpty() || relevant.stream().anyMatch(x -> s.critical().contains(x.xid()));
+        boolean application = !critical && relevant.stream().allMatch(x -> s.application().contains(x.xid()));
+        Set<Long> xids = new LinkedHashSet<>();
+        Set<String> uuids = new LinkedHashSet<>();
+        for (RunContext.XidRecord x : relevant) {
+            xids.add(x.xid());
+            uuids.add(x.gpuUuid());
+        }
+        lost.forEach(g -> uuids.add(g.uuid()));
+        Map<String, Object> evidence = new LinkedHashMap<>();
+        evidence.put("xids", List.copyOf(xids));
+        evidence.put("events", relevant.size());
+        evidence.put("gpu_uuids", List.copyOf(uuids));
+        if (!relevant.isEmpty()) {
+            evidence.put("newest_ts", relevant.get(0).ts());
+        }
+        if (!lost.isEmpty()) {
+            evidence.put("lost_gpus", lost.size());
+        }
+        List<String> parts = new ArrayList<>();
+        for (GpuSeries g : lost) {
+            parts.add(Texts.gpuName(g) + " is lost (NVML cannot reach it)");
+        }
+        for (Long xid : xids) {
+            RunContext.XidRecord newest = relevant.stream().filter(x -> x.xid() == xid).findFirst().orElseThrow();
+            long count = relevant.stream().filter(x -> x.xid() == xid).count();
+            parts.add(String.format(Locale.ROOT, "XID %d (%s) on %s%s", xid, MEANING.getOrDefault(xid,
+                    "see NVIDIA's XID catalog"), gpuLabel(run, newest), count > 1 ? ", " + count + " times" : ""));
+        }
+        String message = String.join("; ", parts);
+        String suggestion;
+        Severity severity;
+        if (critical) {
+            severity = Severity.CRITICAL;
+            suggestion = "hardware or driver fault: the run will likely fail or compute garbage; checkpoint if you "
+                    + "still can, drain the node, reset the GPU (nvidia-smi -r) or reboot, and have it inspected "
+                    + "if it repeats; restart the run from its last checkpoint on healthy GPUs";
+        } else if (application) {
+            severity = Severity.WARNING;
+            suggestion = "an application fault, not hardware: rerun the failing step with CUDA_LAUNCH_BLOCKING=1 "
+                    + "or under compute-sanitizer to find the kernel; check custom CUDA extensions and version "
+                    + "mismatches";
+        } else {
+            severity = Severity.WARNING;
+            suggestion = "a contained error: the affected process was stopped; restart from the last checkpoint "
+                    + "and schedule a GPU reset at the next opportunity; watch for repeats";
+        }
+        return Optional.of(new Finding(severity, message, evidence, suggestion));
+    }
+
+    private static String gpuLabel(RunContext run, RunContext.XidRecord x) {
+        for (GpuSeries g : run.gpus()) {
+            if (g.uuid().equals(x.gpuUuid())) {
+                return Texts.gpuName(g);
+            }
+        }
+        return x.gpuUuid() + " on " + x.host();
+    }
+}

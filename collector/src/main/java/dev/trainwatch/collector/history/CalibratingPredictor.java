@@ -1,0 +1,68 @@
+package dev.trainwatch.collector.history;
+
+import dev.trainwatch.collector.state.Predictor;
+import dev.trainwatch.estimator.Calibration;
+import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.estimator.Estimator;
+import dev.trainwatch.estimator.InvalidSpecException;
+import dev.trainwatch.protocol.RunSpec;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+/**
+ * The collector's predictor: the bundled estimator, calibrated by what finished runs showed. Recalibration
+ * swaps an immutable calibrated estimator, so predictions made concurrently see either the old or the new
+ * factors, never a mix. Runs already priced keep their estimate; the next spec registered uses the new factors.
+ * Thread-safe.
+ */
+public final class CalibratingPredictor implements Predictor {
+    private final Estimator raw;
+    private volatile Estimator calibrated;
+
+    public CalibratingPredictor(Estimator raw) {
+        this.raw = raw.withCalibration(Calibration.NONE);
+        this.calibrated = this.raw;
+    }
+
+    /** Replaces the calibration by these factors. */
+    public void recalibrate(List<CalibrationFactors> factors) {
+        Calibration calibration = Calibration.NONE;
+        for (CalibrationFactors f : factors) {
+            calibration = calibration.with(f.gpuId(), f.family(),
+                    new Calibration.Factors(f.stepTimeFactor(), f.memoryFactor()));
+        }
+        calibrated = raw.withCalibration(calibration);
+    }
+
+    /** The calibration now in force. */
+    public Calibration calibration() {
+        return calibrated.calibration();
+    }
+
+    @Override
+    public Estimate estimate(RunSpec spec) {
+        return calibrated.estimate(spec);
+    }
+
+    @Override
+    public Optional<String> resolveGpuId(String deviceName) {
+        return raw.resolveGpuId(deviceName);
+    }
+
+    @Override
+    public OptionalInt latentDownsample(String modelId) {
+        return raw.model(modelId).map(m -> OptionalInt.of(m.latentDownsample())).orElse(OptionalInt.empty());
+    }
+
+    /** The uncalibrated prediction for a spec, with its calibration key; empty when it cannot be priced. */
+    public Optional<HistoryRecorder.RawPrediction> rawPrediction(RunSpec spec) {
+        try {
+            Estimate estimate = raw.estimate(spec);
+            return raw.model(estimate.model()).map(model -> new HistoryRecorder.RawPrediction(estimate.gpu(),
+                    model.family(), estimate.stepSeconds(), estimate.peakMemoryBytes()));
+        } catch (InvalidSpecException e) {
+            return Optional.empty();
+        }
+    }
+}

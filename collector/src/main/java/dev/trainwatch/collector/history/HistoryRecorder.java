@@ -1,0 +1,188 @@
+package dev.trainwatch.collector.history;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import dev.trainwatch.collector.detect.Anomaly;
+import dev.trainwatch.collector.state.Fleet;
+import dev.trainwatch.collector.state.FleetListener;
+import dev.trainwatch.collector.state.RunSummary;
+import dev.trainwatch.protocol.Json;
+import dev.trainwatch.protocol.RunSpec;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+/**
+ * Keeps the fleet's runs and anomalies in the {@link HistoryStore} and puts them back after a restart.
+ *
+ * <p>Writes happen on the fleet's listener call, before the call that caused them returns; a spec registered
+ * with {@code PUT /v1/runs/{id}} is therefore on disk before the collector answers. SQLite in WAL mode commits
+ * in well under a millisecond, and the fleet calls {@code onRunChanged} at most once a minute per run, so this
+ * stays off the ingest hot path. A failing write is logged in one line and never fails ingest.
+ *
+ * <p>A finished run that has a spec, a prediction and enough observed steps is recorded as a {@link RunOutcome}
+ * against the raw (uncalibrated) prediction, and {@code onOutcome} is told so the estimator can be recalibrated.
+ */
+public final class HistoryRecorder implements FleetListener {
+    /** The most runs put back into the fleet on restart, newest first. */
+    public static final int RESTORE_LIMIT = 1_000;
+
+    private final HistoryStore store;
+    private final Function<RunSpec, Optional<RawPrediction>> rawPredictor;
+    private final Consumer<RunOutcome> onOutcome;
+    private final Consumer<String> log;
+
+    /**
+     * A prediction without calibration and what it needs for calibration keys.
+     *
+     * @param gpuId              catalog GPU id
+     * @param family             model family
+     * @param stepSeconds        raw predicted step time
+     * @param peakMemoryBytes    raw predicted peak memory
+     */
+    public record RawPrediction(String gpuId, String family, double stepSeconds, long peakMemoryBytes) {
+    }
+
+    /**
+     * @param store        the database
+     * @param rawPredictor the uncalibrated prediction for a spec (empty when it cannot be priced)
+     * @param onOutcome    told about each recorded outcome (after it is stored)
+     * @param log          one-line problems
+     */
+    public HistoryRecorder(HistoryStore store, Function<RunSpec, Optional<RawPrediction>> rawPredictor,
+                           Consumer<RunOutcome> onOutcome, Consumer<String> log) {
+        this.store = store;
+        this.rawPredictor = rawPredictor;
+        this.onOutcome = onOutcome;
+        this.log = log;
+    }
+
+    @Override
+    public void onRunChanged(RunSummary summary) {
+        guarded("save run " + summary.runId(), () -> save(summary));
+    }
+
+    @Override
+    public void onRunEnded(RunSummary summary) {
+        guarded("save ended run " + summary.runId(), () -> {
+            save(summary);
+            Instant at = summary.endedAt() != null ? toInstant(summary.endedAt()) : Instant.now();
+            store.markEnded(summary.runId(), at);
+            outcomeOf(summary, at).ifPresent(outcome -> {
+                store.recordOutcome(outcome);
+                onOutcome.accept(outcome);
+            });
+        });
+    }
+
+    @Override
+    public void onAnomalyRaised(String runId, Anomaly anomaly) {
+        guarded("save anomaly of " + runId, () -> {
+            // A change of severity is a new episode: close the old one first.
+            store.anomalyResolved(runId, anomaly.kind().wireName(), toInstant(anomaly.since()));
+            store.anomalyRaised(new StoredAnomaly(runId, anomaly.kind().wireName(), anomaly.severity().wireName(),
+                    toInstant(anomaly.since()), null, anomaly.message(), anomaly.suggestion(),
+                    json(anomaly.evidence())));
+        });
+    }
+
+    @Override
+    public void onAnomalyResolved(String runId, Anomaly anomaly) {
+        guarded("save resolved anomaly of " + runId, () -> store.anomalyResolved(runId, anomaly.kind().wireName(),
+                anomaly.resolvedAt() != null ? toInstant(anomaly.resolvedAt()) : Instant.now()));
+    }
+
+    /**
+     * Puts the stored runs back into {@code fleet} (newest {@link #RESTORE_LIMIT}), oldest first, and hands each
+     * restored active anomaly to {@code activeAnomaly} (to re-announce it to alert receivers).
+     *
+     * @return how many runs were restored
+     */
+    public int restoreInto(Fleet fleet, BiConsumer<String, Anomaly> activeAnomaly) {
+        List<StoredRun> runs = new ArrayList<>(store.runs(RESTORE_LIMIT));
+        java.util.Collections.reverse(runs);
+        int restored = 0;
+        for (StoredRun run : runs) {
+            try {
+                RunSummary summary = summaryOf(run);
+                fleet.restoreRun(summary);
+                restored++;
+                if (!summary.ended() && summary.anomalies() != null) {
+                    summary.anomalies().stream().filter(Anomaly::active)
+                            .forEach(a -> activeAnomaly.accept(summary.runId(), a));
+                }
+            } catch (RuntimeException | JsonProcessingException e) {
+                log.accept("trainwatch: history: cannot restore run " + run.runId() + ": " + oneLine(e));
+            }
+        }
+        return restored;
+    }
+
+    private static RunSummary summaryOf(StoredRun run) throws JsonProcessingException {
+        if (run.summaryJson() != null) {
+            RunSummary summary = Json.MAPPER.readValue(run.summaryJson(), RunSummary.class);
+            if (run.ended() != null && !summary.ended()) {
+                return new RunSummary(summary.runId(), summary.spec(), summary.firstSeenTs(), summary.lastSeenTs(),
+                        true, run.ended().toEpochMilli() / 1000.0, summary.lastStep(), summary.lastStepTs(),
+                        summary.stepSeconds(), summary.predictedStepSeconds(), summary.peakMemoryBytes(),
+                        summary.predictedPeakMemoryBytes(), summary.gpuUtilizationRatio(),
+                        summary.samplesPerSecond(), summary.hosts(), summary.gpuUuids(), summary.anomalies(),
+                        summary.synthetic());
+            }
+            return summary;
+        }
+        RunSpec spec = run.specJson() == null ? null : Json.MAPPER.readValue(run.specJson(), RunSpec.class);
+        return new RunSummary(run.runId(), spec, run.firstSeen().toEpochMilli() / 1000.0,
+                run.lastSeen().toEpochMilli() / 1000.0, run.ended() != null,
+                run.ended() == null ? null : run.ended().toEpochMilli() / 1000.0, null, null, null, null, null, null,
+                null, null, List.of(), List.of(), List.of(), null);
+    }
+
+    private void save(RunSummary summary) {
+        Instant at = summary.lastSeenTs() != null ? toInstant(summary.lastSeenTs()) : Instant.now();
+        store.saveRun(summary.runId(), summary.spec() == null ? null : json(summary.spec()), null, at);
+        store.saveSummary(summary.runId(), json(summary), at);
+    }
+
+    /** Minimum observed steps before a run's step time counts as calibration signal. */
+    static final long MIN_STEPS_FOR_OUTCOME = 20;
+
+    private Optional<RunOutcome> outcomeOf(RunSummary summary, Instant at) {
+        if (Boolean.TRUE.equals(summary.synthetic()) || summary.spec() == null || summary.stepSeconds() == null
+                || summary.lastStep() == null || summary.lastStep() < MIN_STEPS_FOR_OUTCOME) {
+            return Optional.empty();
+        }
+        return rawPredictor.apply(summary.spec()).map(raw -> new RunOutcome(summary.runId(), raw.gpuId(),
+                raw.family(), raw.stepSeconds(), summary.stepSeconds(), raw.peakMemoryBytes(),
+                summary.peakMemoryBytes(), at));
+    }
+
+    private void guarded(String what, Runnable action) {
+        try {
+            action.run();
+        } catch (RuntimeException e) {
+            log.accept("trainwatch: history: cannot " + what + ": " + oneLine(e));
+        }
+    }
+
+    private static String json(Object value) {
+        try {
+            return Json.MAPPER.writeValueAsString(value);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot encode " + value.getClass().getSimpleName() + ": "
+                    + e.getOriginalMessage(), e);
+        }
+    }
+
+    private static Instant toInstant(double unixSeconds) {
+        return Instant.ofEpochMilli(Math.round(unixSeconds * 1000.0));
+    }
+
+    private static String oneLine(Exception e) {
+        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        return message.lines().findFirst().orElse(message).strip();
+    }
+}

@@ -1,0 +1,51 @@
+package dev.trainwatch.collector.detect;
+
+import dev.trainwatch.protocol.Json;
+import dev.trainwatch.protocol.RunSpec;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A scenario trace (src/test/resources/scenarios/*.json): a run described phase by phase. Each phase sets the
+ * GPUs' readings (memory ramps linearly from {@code memory_gib[0]} to {@code memory_gib[1]}), the step reports
+ * the log would give, XIDs and agent silence. {@code fault: true} marks the phase where the fault starts; the
+ * player measures detection latency from its start.
+ */
+record Scenario(String description, RunSpec spec, int gpus, List<Phase> phases, List<String> expect) {
+
+    record Phase(String name, double durationS, List<Double> memoryGib, Double utilization, Double utilMin,
+                 Double idleFraction, Double smClockRatio, List<String> reasons, Double temperature, Double power,
+                 Steps steps, Map<String, GpuOverride> gpuOverrides, List<Xid> xids, Boolean agentSilent,
+                 Boolean fault) {
+    }
+
+    record GpuOverride(List<Double> memoryGib, Double utilization, Double utilMin, Double idleFraction,
+                       Double smClockRatio, List<String> reasons, Double temperature) {
+    }
+
+    /**
+     * Step reports every {@code everyS} seconds; {@code ranks} > 0 makes each rank report with its own time
+     * ({@code rankFactor} multiplies one rank's time). {@code timeJitter} alternates ± around {@code timeS}.
+     */
+    record Steps(double everyS, double timeS, Double dataTimeS, Double lmTimeS, Double vaeTimeS,
+                 Integer intervalSteps, List<Integer> bucket, Integer ranks, Map<String, Double> rankFactor,
+                 Double timeJitter, Double samples) {
+    }
+
+    record Xid(double atS, int gpu, long xid) {
+    }
+
+    static Scenario load(String name) {
+        try (InputStream in = Scenario.class.getResourceAsStream("/scenarios/" + name + ".json")) {
+            if (in == null) {
+                throw new IllegalArgumentException("no scenario " + name);
+            }
+            return Json.MAPPER.readValue(in, Scenario.class);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,166 @@
+package dev.trainwatch.collector.detect;
+
+import dev.trainwatch.collector.state.FakePredictor;
+import dev.trainwatch.collector.state.Fleet;
+import dev.trainwatch.collector.state.FleetListener;
+import dev.trainwatch.collector.state.FleetSettings;
+import dev.trainwatch.collector.state.MutableClock;
+import dev.trainwatch.protocol.AgentBatch;
+import dev.trainwatch.protocol.AgentEvent;
+import dev.trainwatch.protocol.AgentHealth;
+import dev.trainwatch.protocol.GpuSample;
+import dev.trainwatch.protocol.RunAttribution;
+import dev.trainwatch.protocol.StepEvent;
+import dev.trainwatch.protocol.UtilizationWindow;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Plays a {@link Scenario} through a real {@link Fleet} with a hand-moved clock: one agent batch per second
+ * (all GPUs), step reports as the phase says, {@code tick()} every second. Records every anomaly transition
+ * with its time relative to the start of the fault phase.
+ */
+final class ScenarioPlayer {
+
+    static final String RUN = "run-1";
+    static final long GIB = FakePredictor.GIB;
+    static final long MAX_CLOCK = 1_410_000_000L;
+
+    record Transition(double t, AnomalyKind kind, Severity severity, boolean raised, String message,
+                      String suggestion, Anomaly anomaly) {
+    }
+
+    record Result(List<Transition> transitions, double faultStartT, double endT, Fleet fleet) {
+
+        List<Transition> raised(AnomalyKind kind) {
+            return transitions.stream().filter(t -> t.raised() && t.kind() == kind).toList();
+        }
+
+        /** Seconds from the start of the fault phase to the first raise of {@code kind}; NaN when never. */
+        double latency(AnomalyKind kind) {
+            return raised(kind).stream().mapToDouble(t -> t.t() - faultStartT).findFirst().orElse(Double.NaN);
+        }
+
+        List<AnomalyKind> kindsRaised() {
+            return transitions.stream().filter(Transition::raised).map(Transition::kind).distinct().toList();
+        }
+    }
+
+    private final FakePredictor predictor = new FakePredictor();
+    private final DetectorSettings settings;
+
+    ScenarioPlayer() {
+        this(DetectorSettings.defaults());
+    }
+
+    ScenarioPlayer(DetectorSettings settings) {
+        this.settings = settings;
+    }
+
+    Result play(Scenario scenario) {
+        MutableClock clock = new MutableClock(Instant.parse("2026-03-01T12:00:00Z"));
+        Fleet fleet = new Fleet(predictor, clock, FleetSettings.defaults(), settings);
+        double start = clock.seconds();
+        List<Transition> transitions = new ArrayList<>();
+        fleet.addListener(new FleetListener() {
+            @Override
+            public void onAnomalyRaised(String runId, Anomaly a) {
+                transitions.add(new Transition(clock.seconds() - start, a.kind(), a.severity(), true, a.message(),
+                        a.suggestion(), a));
+            }
+
+            @Override
+            public void onAnomalyResolved(String runId, Anomaly a) {
+                transitions.add(new Transition(clock.seconds() - start, a.kind(), a.severity(), false,
+                        a.message(), a.suggestion(), a));
+            }
+        });
+        if (scenario.spec() != null) {
+            fleet.putSpec(RUN, scenario.spec());
+        }
+        List<String> uuids = new ArrayList<>();
+        for (int i = 0; i < scenario.gpus(); i++) {
+            uuids.add("GPU-" + i);
+        }
+        long seq = 0;
+        double t = 0;
+        double faultStart = Double.NaN;
+        long step = 0;
+        for (Scenario.Phase p : scenario.phases()) {
+            if (Boolean.TRUE.equals(p.fault()) && Double.isNaN(faultStart)) {
+                faultStart = t;
+            }
+            double nextStep = t + (p.steps() != null ? p.steps().everyS() : Double.POSITIVE_INFINITY);
+            int jitter = 0;
+            for (double pt = 0; pt < p.durationS(); pt += 1) {
+                clock.advanceSeconds(1);
+                t += 1;
+                double now = clock.seconds();
+                if (!Boolean.TRUE.equals(p.agentSilent())) {
+                    List<GpuSample> samples = new ArrayList<>();
+                    for (int g = 0; g < scenario.gpus(); g++) {
+                        samples.add(sample(p, g, uuids.get(g), now, (pt + 1) / p.durationS()));
+                    }
+                    List<AgentEvent> events = new ArrayList<>();
+                    if (p.xids() != null) {
+                        for (Scenario.Xid x : p.xids()) {
+                            if (x.atS() == pt) {
+                                events.add(AgentEvent.xid(now, uuids.get(x.gpu()), x.xid()));
+                            }
+                        }
+                    }
+                    fleet.ingestBatch(new AgentBatch("node-1", "agent-1", ++seq, samples,
+                            List.of(new RunAttribution(RUN, List.of(100L), uuids, List.of(), null, false)), events,
+                            new AgentHealth(0.003, 0L, 0L, 0L, 0L, 1.0)));
+                }
+                if (p.steps() != null && t >= nextStep) {
+                    Scenario.Steps s = p.steps();
+                    int interval = s.intervalSteps() != null ? s.intervalSteps() : 1;
+                    step += interval;
+                    double time = s.timeS();
+                    if (s.timeJitter() != null) {
+                        time += (jitter++ % 2 == 0 ? 1 : -1) * s.timeJitter();
+                    }
+                    List<StepEvent> events = new ArrayList<>();
+                    int ranks = s.ranks() != null ? s.ranks() : 0;
+                    for (int r = 0; r < Math.max(1, ranks); r++) {
+                        double factor = ranks > 0 && s.rankFactor() != null
+                                ? s.rankFactor().getOrDefault(Integer.toString(r), 1.0) : 1.0;
+                        Integer bh = s.bucket() != null ? s.bucket().get(0) : null;
+                        Integer bw = s.bucket() != null ? s.bucket().get(1) : null;
+                        events.add(new StepEvent(step, time * factor, s.dataTimeS(), null, s.lmTimeS(), s.vaeTimeS(),
+                                interval, s.samples(), 0.1, 1e-4, 1.0, bh, bw, ranks > 0 ? r : null, now));
+                    }
+                    fleet.ingestSteps(RUN, events);
+                    nextStep += s.everyS();
+                }
+                fleet.tick();
+            }
+        }
+        return new Result(transitions, faultStart, t, fleet);
+    }
+
+    private static GpuSample sample(Scenario.Phase p, int g, String uuid, double now, double progress) {
+        Scenario.GpuOverride o = p.gpuOverrides() != null ? p.gpuOverrides().get(Integer.toString(g)) : null;
+        List<Double> mem = o != null && o.memoryGib() != null ? o.memoryGib() : p.memoryGib();
+        double memGib = mem.get(0) + (mem.get(1) - mem.get(0)) * progress;
+        double util = pick(o != null ? o.utilization() : null, p.utilization(), 0.95);
+        double utilMin = pick(o != null ? o.utilMin() : null, p.utilMin(), util);
+        double idle = pick(o != null ? o.idleFraction() : null, p.idleFraction(), util <= 0.05 ? 1 : 0);
+        double clockRatio = pick(o != null ? o.smClockRatio() : null, p.smClockRatio(), 1.0);
+        List<String> reasons = o != null && o.reasons() != null ? o.reasons()
+                : p.reasons() != null ? p.reasons() : List.of();
+        double temp = pick(o != null ? o.temperature() : null, p.temperature(), 65.0);
+        long used = (long) (memGib * GIB);
+        return new GpuSample(now, g, uuid, "NVIDIA A100-SXM4-80GB", null, FakePredictor.A100_80GB, used, null,
+                FakePredictor.A100_80GB - used, util, null,
+                new UtilizationWindow(6, utilMin, util, Math.min(1, util + 0.02), idle, now - 1, now),
+                (long) (MAX_CLOCK * clockRatio), MAX_CLOCK, null, null, reasons,
+                p.power() != null ? p.power() : 350.0, 400.0, null, temp, 0, List.of(), false);
+    }
+
+    private static double pick(Double a, Double b, double fallback) {
+        return a != null ? a : b != null ? b : fallback;
+    }
+}

@@ -1,0 +1,189 @@
+package dev.trainwatch.collector.detect;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.trainwatch.collector.detect.ScenarioPlayer.Result;
+import dev.trainwatch.collector.detect.ScenarioPlayer.Transition;
+import dev.trainwatch.collector.state.RunView;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Every scenario trace, played through the real fleet and detectors: exactly the expected kinds are raised
+ * (quiet otherwise), none flaps (resolved then raised again), every anomaly has evidence and a suggestion. The
+ * detection latency per scenario is written to target/detection-latency.md (docs/DETECTORS.md quotes it).
+ */
+class ScenarioTest {
+
+    private static final Map<String, String> LATENCIES = new TreeMap<>();
+    private final ScenarioPlayer player = new ScenarioPlayer();
+
+    @ParameterizedTest
+    @ValueSource(strings = {"healthy", "pixart-online-starved", "sana-loader-starved", "memory-ramp",
+            "encoder-resident", "tf32-off", "idle-gpu", "throttling", "straggler-rank", "stalled", "xid-critical",
+            "xid-informational", "xid-application", "agent-lost", "small-batch", "bucket-oom",
+            "step-ratio-boundary"})
+    void raisesExactlyTheExpectedKindsWithoutFlapping(String name) {
+        Scenario scenario = Scenario.load(name);
+        Result r = player.play(scenario);
+        List<AnomalyKind> expected = scenario.expect().stream().map(AnomalyKind::fromWireName).toList();
+        assertThat(r.kindsRaised()).as(name + ": " + r.transitions()).containsExactlyInAnyOrderElementsOf(expected);
+        for (AnomalyKind kind : expected) {
+            List<Transition> ofKind = r.transitions().stream().filter(t -> t.kind() == kind).toList();
+            for (int i = 1; i < ofKind.size(); i++) {
+                assertThat(ofKind.get(i - 1).raised() || !ofKind.get(i).raised())
+                        .as(name + ": " + kind + " flapped: " + ofKind).isTrue();
+            }
+            Transition first = r.raised(kind).get(0);
+            assertThat(first.anomaly().evidence()).as(name + " evidence").isNotEmpty();
+            assertThat(first.suggestion()).as(name + " suggestion").isNotBlank();
+            assertThat(first.message()).as(name + " message").isNotBlank();
+            LATENCIES.put(name + " → " + kind.wireName(), String.format(Locale.ROOT, "%.0f s (%s)",
+                    r.latency(kind), first.severity().wireName()));
+        }
+    }
+
+    @AfterAll
+    static void writeLatencies() throws IOException {
+        StringBuilder b = new StringBuilder("| scenario → kind | detected after fault start (first severity) |\n"
+                + "|---|---|\n");
+        LATENCIES.forEach((k, v) -> b.append("| ").append(k).append(" | ").append(v).append(" |\n"));
+        Path out = Path.of("target", "detection-latency.md");
+        Files.createDirectories(out.getParent());
+        Files.writeString(out, b.toString());
+    }
+
+    private Result play(String name) {
+        return player.play(Scenario.load(name));
+    }
+
+    @Test
+    void pixartOnlineEncodingIsNamedAndPrecomputingIsSuggestedWithNumbers() {
+        Result r = play("pixart-online-starved");
+        Transition starvation = r.raised(AnomalyKind.DATA_STARVATION).get(0);
+        assertThat(starvation.severity()).isEqualTo(Severity.CRITICAL);
+        assertThat(starvation.message()).contains("87%").contains("online T5/VAE encoding");
+        assertThat(starvation.suggestion()).startsWith("precompute T5 and VAE features").contains("saves 10.0 GiB")
+                .contains("60% less step time");
+        assertThat(starvation.anomaly().evidence()).containsEntry("data_wait_ratio", 0.87);
+        Transition slow = r.raised(AnomalyKind.STEP_TIME_ABOVE_ESTIMATE).get(0);
+        assertThat(slow.severity()).isEqualTo(Severity.CRITICAL);
+        assertThat(slow.message()).contains("9.20 s").contains("2.50 s").contains("online T5/VAE encoding");
+        assertThat(r.latency(AnomalyKind.DATA_STARVATION)).isLessThanOrEqualTo(180);
+    }
+
+    @Test
+    void sanaLoaderIsSeparatedFromEncoding() {
+        Transition t = play("sana-loader-starved").raised(AnomalyKind.DATA_STARVATION).get(0);
+        assertThat(t.message()).contains("data loading 60%").contains("text encoder 10%").contains("VAE 6%");
+        assertThat(t.suggestion()).contains("num_workers");
+    }
+
+    @Test
+    void memoryRampIsCaughtMinutesBeforeTheCardIsFull() {
+        Result r = play("memory-ramp");
+        Transition t = r.raised(AnomalyKind.OOM_RISK).get(0);
+        // The card (80 GiB) would be full 20 minutes after the ramp starts; raise at least 10 minutes before.
+        assertThat(r.latency(AnomalyKind.OOM_RISK)).isLessThan(600);
+        assertThat(t.message()).contains("GPU 1 on node-1").contains("grows 1.0 GiB/min");
+        assertThat(((Number) t.anomaly().evidence().get("seconds_to_full")).longValue()).isBetween(600L, 900L);
+    }
+
+    @Test
+    void residentEncoderIsRecognisedFromTheOnlineEstimate() {
+        Transition t = play("encoder-resident").raised(AnomalyKind.MEMORY_ABOVE_ESTIMATE).get(0);
+        assertThat(t.message()).contains("48.5 GiB where 38.0 GiB is predicted").contains("resident on the GPU");
+        assertThat(t.suggestion()).contains("frees about 10.0 GiB");
+    }
+
+    @Test
+    void tf32OffIsRankedAsTheCause() {
+        Transition t = play("tf32-off").raised(AnomalyKind.STEP_TIME_ABOVE_ESTIMATE).get(0);
+        assertThat(t.severity()).isEqualTo(Severity.WARNING);
+        assertThat(t.message()).contains("2.1× slower").contains("likely causes: fp32 matmuls without TF32");
+    }
+
+    @Test
+    void throttlingIsCriticalForHardwareThermalSlowdown() {
+        Result r = play("throttling");
+        Transition t = r.raised(AnomalyKind.THROTTLING).get(0);
+        assertThat(t.severity()).isEqualTo(Severity.CRITICAL);
+        assertThat(t.message()).contains("GPU 2 on node-1").contains("60% of maximum");
+        assertThat(t.suggestion()).contains("92 °C");
+        assertThat(r.raised(AnomalyKind.STRAGGLER).get(0).message()).contains("GPU 2 on node-1");
+    }
+
+    @Test
+    void slowRankIsNamed() {
+        Transition t = play("straggler-rank").raised(AnomalyKind.STRAGGLER).get(0);
+        assertThat(t.message()).startsWith("rank 3 takes").contains("the other 3 ranks take 4.00 s");
+        assertThat(t.anomaly().evidence()).containsEntry("rank", 3);
+    }
+
+    @Test
+    void stallEscalatesAndIdleGpusAreReported() {
+        Result r = play("stalled");
+        List<Transition> stalled = r.raised(AnomalyKind.STALLED);
+        assertThat(stalled).extracting(Transition::severity).containsExactly(Severity.WARNING, Severity.CRITICAL);
+        assertThat(stalled.get(0).message()).contains("the GPUs are idle");
+        assertThat(r.latency(AnomalyKind.STALLED)).isBetween(100.0, 200.0);
+    }
+
+    @Test
+    void xidSeverityFollowsTheTriage() {
+        Transition critical = play("xid-critical").raised(AnomalyKind.XID_ERROR).get(0);
+        assertThat(critical.severity()).isEqualTo(Severity.CRITICAL);
+        assertThat(critical.message()).contains("XID 79 (GPU has fallen off the bus) on GPU 1 on node-1");
+        Transition app = play("xid-application").raised(AnomalyKind.XID_ERROR).get(0);
+        assertThat(app.severity()).isEqualTo(Severity.WARNING);
+        assertThat(app.suggestion()).contains("compute-sanitizer");
+    }
+
+    @Test
+    void agentLostIsResolvedWhenTheAgentReturns() {
+        Result r = play("agent-lost");
+        List<Transition> t = r.transitions().stream().filter(x -> x.kind() == AnomalyKind.AGENT_LOST).toList();
+        assertThat(t).extracting(Transition::raised).containsExactly(true, false);
+        assertThat(r.latency(AnomalyKind.AGENT_LOST)).isBetween(30.0, 35.0);
+    }
+
+    @Test
+    void smallBatchGetsTheBatchThatFits() {
+        Transition t = play("small-batch").raised(AnomalyKind.GPU_UNDERUTILIZED).get(0);
+        assertThat(t.suggestion()).contains("from 8 towards 50");
+    }
+
+    @Test
+    void largestBucketIsPricedInPixels() {
+        Result r = play("bucket-oom");
+        Transition t = r.raised(AnomalyKind.OOM_RISK).get(0);
+        assertThat(t.message()).contains("1024×2048 px").contains("110.0 GiB");
+        RunView v = r.fleet().run(ScenarioPlayer.RUN).orElseThrow();
+        assertThat(v.observed().largestBucketHeightPx()).isEqualTo(1024);
+        assertThat(v.observed().largestBucketWidthPx()).isEqualTo(2048);
+    }
+
+    @Test
+    void healthyRunShowsItsNumbersAndNoAnomaly() {
+        Result r = play("healthy");
+        RunView v = r.fleet().run(ScenarioPlayer.RUN).orElseThrow();
+        assertThat(v.anomalies()).isEmpty();
+        assertThat(v.comparison().stepTimeRatio()).isBetween(0.98, 1.08);
+        assertThat(v.observed().gpuUtilizationRatio()).isBetween(0.95, 0.97);
+        assertThat(v.observed().gpuCount()).isEqualTo(4);
+        assertThat(v.comparison().headroomBytes()).isPositive();
+        List<Double> etas = new ArrayList<>();
+        etas.add(v.comparison().etaSeconds());
+        assertThat(etas.get(0)).isPositive();
+    }
+}

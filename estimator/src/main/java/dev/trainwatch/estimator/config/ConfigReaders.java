@@ -1,0 +1,373 @@
+package dev.trainwatch.estimator.config;
+
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.trainwatch.estimator.catalog.Catalog;
+import dev.trainwatch.estimator.catalog.ModelInfo;
+import dev.trainwatch.protocol.RunSpec;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Turns a training config into a {@link RunSpec}: PixArt's mmcv-style {@code .py} files (with {@code _base_}
+ * inheritance) and Sana's {@code .yaml} files. Keys the estimator does not need are ignored; fields the config
+ * does not say stay null so the model's defaults or command-line flags fill them. Stateless and thread-safe; the
+ * only I/O is reading the named file and its bases.
+ */
+public final class ConfigReaders {
+
+    private static final ObjectMapper YAML = new YAMLMapper();
+
+    private ConfigReaders() {
+    }
+
+    /** Reads a config against the bundled catalog. */
+    public static RunSpec read(Path file) {
+        return read(file, BundledCatalog.CATALOG);
+    }
+
+    /**
+     * Reads a config.
+     *
+     * @throws ConfigException one line naming the file, the line and why, when the file cannot be read or understood
+     */
+    public static RunSpec read(Path file, Catalog catalog) {
+        String name = file.getFileName() == null ? "" : file.getFileName().toString().toLowerCase(Locale.ROOT);
+        if (name.endsWith(".py")) {
+            return fromPixArt(file, loadPython(file, new LinkedHashSet<>()), catalog);
+        }
+        if (name.endsWith(".yaml") || name.endsWith(".yml")) {
+            return fromSana(file, loadYaml(file, new LinkedHashSet<>()), catalog);
+        }
+        throw new ConfigException(file, 0, "not a config trainwatch reads (expected a PixArt .py or a Sana .yaml file)");
+    }
+
+    // ------------------------------------------------------------------------------------------ PixArt (.py)
+
+    /** Values with the line they came from, so a bad value can be reported where it is. */
+    private record Located(Object value, Path file, int line) {
+    }
+
+    private static Map<String, Located> loadPython(Path file, Set<Path> seen) {
+        Path real = file.toAbsolutePath().normalize();
+        if (!seen.add(real)) {
+            throw new ConfigException(file, 0, "_base_ inheritance loops back to this file");
+        }
+        Map<String, PythonConfigParser.Assignment> own = PythonConfigParser.parse(file, readText(file));
+        Map<String, Located> merged = new LinkedHashMap<>();
+        PythonConfigParser.Assignment base = own.get("_base_");
+        if (base != null) {
+            for (Object entry : asList(base.value())) {
+                if (!(entry instanceof String relative)) {
+                    throw new ConfigException(file, base.line(), "_base_ must name files as strings");
+                }
+                Path parent = real.getParent();
+                Map<String, Located> inherited = loadPython(parent.resolve(relative).normalize(), seen);
+                inherited.forEach((key, value) -> merged.merge(key, value, ConfigReaders::mergeLocated));
+            }
+        }
+        own.forEach((key, assignment) -> {
+            if (!key.equals("_base_")) {
+                merged.merge(key, new Located(assignment.value(), file, assignment.line()), ConfigReaders::mergeLocated);
+            }
+        });
+        seen.remove(real);
+        return merged;
+    }
+
+    /** mmcv merges dicts key by key (unless the child says {@code _delete_=True}); anything else is replaced. */
+    private static Located mergeLocated(Located base, Located child) {
+        return new Located(mergeValues(base.value(), child.value()), child.file(), child.line());
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Object mergeValues(Object base, Object child) {
+        if (base instanceof Map<?, ?> b && child instanceof Map<?, ?> c && !Boolean.TRUE.equals(c.get("_delete_"))) {
+            Map<String, Object> merged = new LinkedHashMap<>((Map<String, Object>) b);
+            ((Map<String, Object>) c).forEach((k, v) -> merged.merge(k, v, ConfigReaders::mergeValues));
+            return merged;
+        }
+        return child;
+    }
+
+    private static RunSpec fromPixArt(Path file, Map<String, Located> config, Catalog catalog) {
+        Located model = config.get("model");
+        String modelId = null;
+        if (model != null) {
+            String name = string(model, "model");
+            Located maxLength = config.get("model_max_length");
+            long tokens = maxLength == null ? 120 : integer(maxLength, "model_max_length");
+            modelId = pixartModel(name, tokens, catalog, model);
+        }
+        Integer resolution = intOrNull(config.get("image_size"), "image_size");
+        Integer batch = intOrNull(config.get("train_batch_size"), "train_batch_size");
+        String precision = precision(config.get("mixed_precision"));
+        Boolean checkpointing = boolOrNull(config.get("grad_checkpointing"), "grad_checkpointing");
+        Integer accumulation = intOrNull(config.get("gradient_accumulation_steps"), "gradient_accumulation_steps");
+        String optimizer = null;
+        Located opt = config.get("optimizer");
+        if (opt != null) {
+            optimizer = optimizer(opt, field(opt, "type"));
+        }
+        String features = null;
+        Located data = config.get("data");
+        if (data != null) {
+            Boolean vae = boolOrNull(field(data, "load_vae_feat"), "data.load_vae_feat");
+            Boolean t5 = boolOrNull(field(data, "load_t5_feat"), "data.load_t5_feat");
+            if (vae != null || t5 != null) {
+                features = Boolean.TRUE.equals(vae) && Boolean.TRUE.equals(t5) ? "precomputed" : "online";
+            }
+        }
+        Integer zero = Boolean.TRUE.equals(boolOrNull(config.get("use_fsdp"), "use_fsdp")) ? 3 : null;
+        return new RunSpec(modelId, null, null, batch, resolution, null, null, null, precision, optimizer,
+                checkpointing, null, features, zero, null, accumulation, null);
+    }
+
+    /** PixArt-alpha and -Sigma share class names; Sigma's recipes use 300 T5 tokens, alpha's 120. */
+    private static String pixartModel(String name, long textTokens, Catalog catalog, Located where) {
+        List<ModelInfo> candidates = catalog.modelsForConfigName(name);
+        if (candidates.isEmpty()) {
+            throw new ConfigException(where.file(), where.line(), "model '" + name + "' is not in the catalog (see 'trainwatch models')");
+        }
+        for (ModelInfo m : candidates) {
+            if (m.family().equals("pixart") && (m.textTokens() >= 300) == (textTokens >= 300)) {
+                return m.id();
+            }
+        }
+        return candidates.get(0).id();
+    }
+
+    // ------------------------------------------------------------------------------------------ Sana (.yaml)
+
+    private static Map<String, Object> loadYaml(Path file, Set<Path> seen) {
+        Path real = file.toAbsolutePath().normalize();
+        if (!seen.add(real)) {
+            throw new ConfigException(file, 0, "_base_ inheritance loops back to this file");
+        }
+        Object root;
+        try {
+            root = YAML.readValue(readText(file), Object.class);
+        } catch (JsonProcessingException e) {
+            JsonLocation at = e.getLocation();
+            String why = e.getOriginalMessage() == null ? "not valid YAML" : e.getOriginalMessage().lines().findFirst().orElse("not valid YAML");
+            throw new ConfigException(file, at == null ? 0 : at.getLineNr(), "not valid YAML: " + why);
+        }
+        if (root == null) {
+            root = new LinkedHashMap<String, Object>();
+        }
+        if (!(root instanceof Map<?, ?>)) {
+            throw new ConfigException(file, 1, "expected a YAML mapping at the top level");
+        }
+        @SuppressWarnings("unchecked")
+        Map<String, Object> own = (Map<String, Object>) root;
+        Object base = own.get("_base_");
+        Map<String, Object> merged = new LinkedHashMap<>();
+        if (base != null) {
+            for (Object entry : asList(base)) {
+                Map<String, Object> inherited = loadYaml(real.getParent().resolve(String.valueOf(entry)).normalize(), seen);
+                inherited.forEach((k, v) -> merged.merge(k, v, ConfigReaders::mergeValues));
+            }
+        }
+        own.forEach((k, v) -> {
+            if (!k.equals("_base_")) {
+                merged.merge(k, v, ConfigReaders::mergeValues);
+            }
+        });
+        seen.remove(real);
+        return merged;
+    }
+
+    private static RunSpec fromSana(Path file, Map<String, Object> config, Catalog catalog) {
+        Map<String, Object> model = section(file, config, "model");
+        Map<String, Object> train = section(file, config, "train");
+        Map<String, Object> data = section(file, config, "data");
+        String modelId = null;
+        Object name = model.get("model");
+        if (name != null) {
+            List<ModelInfo> found = catalog.modelsForConfigName(String.valueOf(name));
+            if (found.isEmpty()) {
+                throw new ConfigException(file, 0, "model.model '" + name + "' is not in the catalog (see 'trainwatch models')");
+            }
+            modelId = found.get(0).id();
+        }
+        Object size = model.get("image_size") != null ? model.get("image_size") : data.get("image_size");
+        Integer resolution = yamlInt(file, size, "model.image_size");
+        Integer batch = yamlInt(file, train.get("train_batch_size"), "train.train_batch_size");
+        Integer accumulation = yamlInt(file, train.get("gradient_accumulation_steps"), "train.gradient_accumulation_steps");
+        Object mixed = model.get("mixed_precision");
+        String precision = mixed == null ? null : precisionName(file, 0, String.valueOf(mixed));
+        Boolean checkpointing = yamlBool(file, train.get("grad_checkpointing"), "train.grad_checkpointing");
+        String optimizer = null;
+        Object opt = train.get("optimizer");
+        if (opt instanceof Map<?, ?> o && o.get("type") != null) {
+            optimizer = optimizerName(file, 0, String.valueOf(o.get("type")));
+        }
+        Boolean text = yamlBool(file, data.get("load_text_feat"), "data.load_text_feat");
+        Boolean vae = yamlBool(file, data.get("load_vae_feat"), "data.load_vae_feat");
+        String features = text == null && vae == null ? null
+                : Boolean.TRUE.equals(text) && Boolean.TRUE.equals(vae) ? "precomputed" : "online";
+        Integer zero = Boolean.TRUE.equals(yamlBool(file, train.get("use_fsdp"), "train.use_fsdp")) ? 3 : null;
+        return new RunSpec(modelId, null, null, batch, resolution, null, null, null, precision, optimizer,
+                checkpointing, null, features, zero, null, accumulation, null);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> section(Path file, Map<String, Object> config, String key) {
+        Object value = config.get(key);
+        if (value == null) {
+            return Map.of();
+        }
+        if (!(value instanceof Map<?, ?>)) {
+            throw new ConfigException(file, 0, "'" + key + "' should be a mapping");
+        }
+        return (Map<String, Object>) value;
+    }
+
+    private static Integer yamlInt(Path file, Object value, String key) {
+        if (value == null) {
+            return null;
+        }
+        if (value instanceof Number n && n.doubleValue() == Math.rint(n.doubleValue())) {
+            return n.intValue();
+        }
+        throw new ConfigException(file, 0, key + " should be a whole number, got '" + value + "'");
+    }
+
+    private static Boolean yamlBool(Path file, Object value, String key) {
+        if (value == null) {
+            return null;
+        }
+        if (value instanceof Boolean b) {
+            return b;
+        }
+        throw new ConfigException(file, 0, key + " should be true or false, got '" + value + "'");
+    }
+
+    // ------------------------------------------------------------------------------------------ shared
+
+    private static String readText(Path file) {
+        try {
+            return Files.readString(file, StandardCharsets.UTF_8);
+        } catch (NoSuchFileException e) {
+            throw new ConfigException(file, 0, "no such file");
+        } catch (IOException | java.io.UncheckedIOException e) {
+            throw new ConfigException(file, 0, "cannot read: " + e.getMessage());
+        }
+    }
+
+    private static List<Object> asList(Object value) {
+        if (value instanceof List<?> list) {
+            return new ArrayList<>(list);
+        }
+        List<Object> single = new ArrayList<>();
+        single.add(value);
+        return single;
+    }
+
+    private static Located field(Located dict, String key) {
+        if (dict.value() instanceof Map<?, ?> map) {
+            return map.containsKey(key) ? new Located(map.get(key), dict.file(), dict.line()) : null;
+        }
+        throw new ConfigException(dict.file(), dict.line(), "expected dict(...) here");
+    }
+
+    private static String string(Located v, String key) {
+        if (v.value() instanceof String s) {
+            return s;
+        }
+        throw new ConfigException(v.file(), v.line(), key + " should be a string, got " + describe(v.value()));
+    }
+
+    private static long integer(Located v, String key) {
+        if (v.value() instanceof Long l) {
+            return l;
+        }
+        if (v.value() instanceof Double d && d == Math.rint(d)) {
+            return d.longValue();
+        }
+        throw new ConfigException(v.file(), v.line(), key + " should be a whole number, got " + describe(v.value()));
+    }
+
+    private static Integer intOrNull(Located v, String key) {
+        if (v == null || v.value() == null) {
+            return null;
+        }
+        return Math.toIntExact(integer(v, key));
+    }
+
+    private static Boolean boolOrNull(Located v, String key) {
+        if (v == null || v.value() == null) {
+            return null;
+        }
+        if (v.value() instanceof Boolean b) {
+            return b;
+        }
+        throw new ConfigException(v.file(), v.line(), key + " should be True or False, got " + describe(v.value()));
+    }
+
+    private static String precision(Located v) {
+        if (v == null || v.value() == null) {
+            return null;
+        }
+        return precisionName(v.file(), v.line(), string(v, "mixed_precision"));
+    }
+
+    private static String precisionName(Path file, int line, String value) {
+        return switch (value.strip().toLowerCase(Locale.ROOT)) {
+            case "fp16" -> "fp16";
+            case "bf16" -> "bf16";
+            case "fp32", "no" -> "fp32";
+            case "tf32" -> "tf32";
+            default -> throw new ConfigException(file, line, "mixed_precision '" + value + "' is not fp16, bf16, fp32 or no");
+        };
+    }
+
+    private static String optimizer(Located dict, Located type) {
+        if (type == null) {
+            throw new ConfigException(dict.file(), dict.line(), "optimizer has no type");
+        }
+        return optimizerName(type.file(), type.line(), string(type, "optimizer type"));
+    }
+
+    private static String optimizerName(Path file, int line, String type) {
+        String o = type.strip().toLowerCase(Locale.ROOT).replace("_", "").replace("-", "");
+        String name = switch (o) {
+            case "adamw", "adam", "fusedadam", "fusedadamw" -> "adamw";
+            case "adamw8bit", "adam8bit", "bnbadamw8bit" -> "adamw8bit";
+            case "camewrapper", "came" -> "came";
+            case "came8bitwrapper", "came8bit" -> "came8bit";
+            case "adafactor" -> "adafactor";
+            case "sgd" -> "sgd";
+            default -> null;
+        };
+        if (name == null) {
+            throw new ConfigException(file, line, "optimizer type '" + type
+                    + "' is not one trainwatch can price (AdamW, AdamW8bit, CAMEWrapper, CAME8BitWrapper, Adafactor, SGD)");
+        }
+        return name;
+    }
+
+    private static String describe(Object value) {
+        if (value instanceof PythonConfigParser.Opaque o) {
+            return o.why() + " (trainwatch reads literal values only)";
+        }
+        return value == null ? "None" : "'" + value + "'";
+    }
+
+    /** The bundled catalog, loaded on first use; immutable. */
+    private static final class BundledCatalog {
+        static final Catalog CATALOG = Catalog.bundled();
+    }
+}
