@@ -1,10 +1,10 @@
 package dev.trainwatch.collector.detect;
 
-import dev.trainwatch.collector.state.FakePredictor;
+import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetListener;
 import dev.trainwatch.collector.state.FleetSettings;
-import dev.trainwatch.collector.state.MutableClock;
+import dev.trainwatch.collector.testing.MutableClock;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.AgentHealth;

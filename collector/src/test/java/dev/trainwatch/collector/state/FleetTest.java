@@ -1,13 +1,15 @@
 package dev.trainwatch.collector.state;
 
-import static dev.trainwatch.collector.state.Samples.attribution;
-import static dev.trainwatch.collector.state.Samples.batch;
-import static dev.trainwatch.collector.state.Samples.ended;
-import static dev.trainwatch.collector.state.Samples.gpu;
+import static dev.trainwatch.collector.testing.Samples.attribution;
+import static dev.trainwatch.collector.testing.Samples.batch;
+import static dev.trainwatch.collector.testing.Samples.ended;
+import static dev.trainwatch.collector.testing.Samples.gpu;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.trainwatch.collector.testing.FakePredictor;
+import dev.trainwatch.collector.testing.MutableClock;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.protocol.Json;

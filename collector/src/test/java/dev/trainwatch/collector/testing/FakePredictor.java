@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.state;
+package dev.trainwatch.collector.testing;
 
 import dev.trainwatch.collector.state.Predictor;
 import dev.trainwatch.estimator.Estimate;

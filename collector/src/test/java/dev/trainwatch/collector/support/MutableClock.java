@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.state;
+package dev.trainwatch.collector.support;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -6,24 +6,19 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 
-/** A clock tests move by hand. Not thread-safe beyond a volatile read. */
+/** A clock tests move by hand. Thread-safe. */
 public final class MutableClock extends Clock {
-
     private volatile Instant now;
 
     public MutableClock(Instant start) {
         this.now = start;
     }
 
-    public void advance(Duration d) {
-        now = now.plus(d);
+    public void advance(Duration by) {
+        now = now.plus(by);
     }
 
-    public void advanceSeconds(double seconds) {
-        now = now.plusNanos((long) (seconds * 1e9));
-    }
-
-    public double seconds() {
+    public double epochSeconds() {
         return now.toEpochMilli() / 1000.0;
     }
 

@@ -1,0 +1,193 @@
+package dev.trainwatch.collector;
+
+import java.net.InetAddress;
+import java.net.URI;
+import java.net.UnknownHostException;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Everything the collector needs to start: where it listens, the bearer token (if any), limits on what a client may
+ * send, where alerts go and where history is kept. Immutable; build with {@link #defaults()} and the {@code with…}
+ * methods.
+ *
+ * @param host            address to listen on; loopback unless a token is set (see {@link #checkExposure()})
+ * @param port            TCP port; 0 picks a free one (tests)
+ * @param token           bearer token required on ingest and {@code PUT}, or null for none
+ * @param dataDir         directory for history (SQLite), or null to keep nothing across restarts
+ * @param alertmanagerUrl Alertmanager base URL for alert delivery, or null
+ * @param webhookUrl      webhook URL for alert delivery, or null
+ * @param limits          what one request may contain
+ * @param tickInterval    how often the fleet re-evaluates runs (detectors, agent_lost) without new input
+ * @param clock           wall clock for the fleet and the metric windows; inject a fixed one in tests
+ */
+public record CollectorConfig(
+        String host,
+        int port,
+        String token,
+        Path dataDir,
+        URI alertmanagerUrl,
+        URI webhookUrl,
+        Limits limits,
+        Duration tickInterval,
+        Clock clock) {
+
+    /** The documented default address. */
+    public static final String DEFAULT_HOST = "127.0.0.1";
+    /** The documented default port. */
+    public static final int DEFAULT_PORT = 9477;
+
+    public CollectorConfig {
+        Objects.requireNonNull(host, "host");
+        Objects.requireNonNull(limits, "limits");
+        Objects.requireNonNull(tickInterval, "tickInterval");
+        Objects.requireNonNull(clock, "clock");
+        if (port < 0 || port > 65_535) {
+            throw new IllegalArgumentException("port must be 0–65535, got " + port);
+        }
+        if (token != null && token.isBlank()) {
+            throw new IllegalArgumentException("the token is empty");
+        }
+        if (tickInterval.isNegative() || tickInterval.isZero()) {
+            throw new IllegalArgumentException("tick interval must be positive");
+        }
+    }
+
+    /** 127.0.0.1:9477, no token, no history, default limits, 1 s tick, the system clock. */
+    public static CollectorConfig defaults() {
+        return new CollectorConfig(DEFAULT_HOST, DEFAULT_PORT, null, null, null, null, Limits.defaults(),
+                Duration.ofSeconds(1), Clock.systemUTC());
+    }
+
+    public CollectorConfig withListen(String newHost, int newPort) {
+        return new CollectorConfig(newHost, newPort, token, dataDir, alertmanagerUrl, webhookUrl, limits,
+                tickInterval, clock);
+    }
+
+    public CollectorConfig withToken(String newToken) {
+        return new CollectorConfig(host, port, newToken, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
+                clock);
+    }
+
+    public CollectorConfig withDataDir(Path newDataDir) {
+        return new CollectorConfig(host, port, token, newDataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
+                clock);
+    }
+
+    public CollectorConfig withAlerting(URI newAlertmanagerUrl, URI newWebhookUrl) {
+        return new CollectorConfig(host, port, token, dataDir, newAlertmanagerUrl, newWebhookUrl, limits,
+                tickInterval, clock);
+    }
+
+    public CollectorConfig withLimits(Limits newLimits) {
+        return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, newLimits, tickInterval,
+                clock);
+    }
+
+    public CollectorConfig withTickInterval(Duration newTickInterval) {
+        return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, newTickInterval,
+                clock);
+    }
+
+    public CollectorConfig withClock(Clock newClock) {
+        return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
+                newClock);
+    }
+
+    /** The token, when one is set. */
+    public Optional<String> bearerToken() {
+        return Optional.ofNullable(token);
+    }
+
+    /**
+     * Refuses an address other hosts can reach unless a token protects ingest: an open collector on a cluster
+     * network would let anyone rewrite runs and raise alerts.
+     *
+     * @throws IllegalArgumentException with a one-line message saying what to do
+     */
+    public void checkExposure() {
+        if (token == null && !isLoopback(host)) {
+            throw new IllegalArgumentException("refusing to listen on " + host
+                    + " without a token: other machines could write to it; pass --token-file FILE"
+                    + " or listen on 127.0.0.1");
+        }
+    }
+
+    /** True for loopback names and addresses ({@code localhost}, {@code 127.x}, {@code ::1}). */
+    static boolean isLoopback(String host) {
+        try {
+            InetAddress[] all = InetAddress.getAllByName(host);
+            for (InetAddress address : all) {
+                if (!address.isLoopbackAddress()) {
+                    return false;
+                }
+            }
+            return all.length > 0;
+        } catch (UnknownHostException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Parses {@code HOST:PORT}, {@code :PORT} (default host) or {@code [v6]:PORT}.
+     *
+     * @throws IllegalArgumentException with a one-line message
+     */
+    public CollectorConfig withListen(String hostPort) {
+        String value = hostPort.strip();
+        int colon = value.lastIndexOf(':');
+        if (colon < 0) {
+            throw new IllegalArgumentException("--listen wants HOST:PORT, got '" + hostPort + "'");
+        }
+        String hostPart = value.substring(0, colon);
+        if (hostPart.startsWith("[") && hostPart.endsWith("]")) {
+            hostPart = hostPart.substring(1, hostPart.length() - 1);
+        }
+        if (hostPart.isEmpty()) {
+            hostPart = DEFAULT_HOST;
+        }
+        int parsedPort;
+        try {
+            parsedPort = Integer.parseInt(value.substring(colon + 1));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--listen wants HOST:PORT with a numeric port, got '" + hostPort + "'");
+        }
+        if (parsedPort < 0 || parsedPort > 65_535) {
+            throw new IllegalArgumentException("--listen port must be 0–65535, got " + parsedPort);
+        }
+        return withListen(hostPart, parsedPort);
+    }
+
+    /**
+     * What one request may contain. The body limits are checked on the declared {@code Content-Length} before
+     * reading, again while the body streams in, and on the inflated size of a gzip body.
+     *
+     * @param maxBodyBytes         largest body on the wire
+     * @param maxInflatedBytes     largest body after gzip decompression
+     * @param maxGpuSamples        GPU samples in one agent batch
+     * @param maxStepEvents        step events in one request
+     * @param maxRuns              runs the collector tracks at once; a new run id beyond it is refused (metric
+     *                             cardinality stays bounded whatever clients send)
+     */
+    public record Limits(long maxBodyBytes, long maxInflatedBytes, int maxGpuSamples, int maxStepEvents,
+                         int maxRuns) {
+
+        public Limits {
+            if (maxBodyBytes <= 0 || maxInflatedBytes <= 0 || maxGpuSamples <= 0 || maxStepEvents <= 0
+                    || maxRuns <= 0) {
+                throw new IllegalArgumentException("limits must be positive");
+            }
+        }
+
+        /**
+         * 4 MiB on the wire and 16 MiB inflated: a 64-GPU batch is about 60 KB, so a full minute of 100 ms polls
+         * of 8 GPUs still fits. 4,096 samples and 10,000 steps per request; 1,024 runs.
+         */
+        public static Limits defaults() {
+            return new Limits(4L << 20, 16L << 20, 4_096, 10_000, 1_024);
+        }
+    }
+}

@@ -1,0 +1,253 @@
+package dev.trainwatch.collector;
+
+import dev.trainwatch.collector.detect.DetectorSettings;
+import dev.trainwatch.collector.http.ApiVerticle;
+import dev.trainwatch.collector.metrics.MetricsExporter;
+import dev.trainwatch.collector.state.Fleet;
+import dev.trainwatch.collector.state.FleetListener;
+import dev.trainwatch.collector.state.FleetSettings;
+import dev.trainwatch.collector.state.Predictor;
+import dev.trainwatch.estimator.Estimator;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.ext.web.Router;
+import java.net.BindException;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+
+/**
+ * A running collector: the fleet state, its metrics and the HTTP server over them, plus a timer that calls
+ * {@link Fleet#tick()} so time-based detectors (stalled, agent_lost) fire without new input. Start it with
+ * {@link #start(CollectorConfig, List)} or {@link #builder(CollectorConfig)} (to plug in listeners, routes and
+ * resources to close); {@link #close()} stops everything. Thread-safe; the methods block until done.
+ */
+public final class CollectorServer implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(CollectorServer.class.getName());
+    private static final long START_TIMEOUT_SECONDS = 30;
+
+    private final CollectorConfig config;
+    private final Vertx vertx;
+    private final boolean ownsVertx;
+    private final Fleet fleet;
+    private final MetricsExporter metrics;
+    private final ApiVerticle verticle;
+    private final List<AutoCloseable> closeables;
+    private final long tickTimer;
+    private volatile boolean closed;
+
+    private CollectorServer(CollectorConfig config, Vertx vertx, boolean ownsVertx, Fleet fleet,
+                            MetricsExporter metrics, ApiVerticle verticle, List<AutoCloseable> closeables) {
+        this.config = config;
+        this.vertx = vertx;
+        this.ownsVertx = ownsVertx;
+        this.fleet = fleet;
+        this.metrics = metrics;
+        this.verticle = verticle;
+        this.closeables = closeables;
+        this.tickTimer = vertx.setPeriodic(config.tickInterval().toMillis(), id ->
+                vertx.executeBlocking(() -> {
+                    fleet.tick();
+                    return null;
+                }, true).onFailure(e -> LOG.log(System.Logger.Level.WARNING, "fleet tick failed", e)));
+    }
+
+    /** Starts a collector with the given fleet listeners (alert delivery, history). */
+    public static CollectorServer start(CollectorConfig config, List<FleetListener> listeners) {
+        Builder builder = builder(config);
+        listeners.forEach(builder::listener);
+        return builder.start();
+    }
+
+    public static Builder builder(CollectorConfig config) {
+        return new Builder(config);
+    }
+
+    /** The port the server listens on (the real one when the config asked for port 0). */
+    public int port() {
+        return verticle.actualPort();
+    }
+
+    public String host() {
+        return config.host();
+    }
+
+    /** {@code http://host:port}, for clients and the start-up line. */
+    public URI uri() {
+        String host = config.host().contains(":") ? "[" + config.host() + "]" : config.host();
+        return URI.create("http://" + host + ":" + port());
+    }
+
+    public CollectorConfig config() {
+        return config;
+    }
+
+    public Fleet fleet() {
+        return fleet;
+    }
+
+    public MetricsExporter metrics() {
+        return metrics;
+    }
+
+    /** The Vert.x instance (for HTTP clients of alert delivery); closed with the server when the server made it. */
+    public Vertx vertx() {
+        return vertx;
+    }
+
+    /** Stops the tick timer and the HTTP server, then closes the registered resources. Idempotent. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        vertx.cancelTimer(tickTimer);
+        try {
+            Future<?> stopped = ownsVertx ? vertx.close() : verticle.stop();
+            await(stopped);
+        } catch (Exception e) {
+            LOG.log(System.Logger.Level.WARNING, "collector did not stop cleanly: " + e.getMessage());
+        }
+        for (int i = closeables.size() - 1; i >= 0; i--) {
+            AutoCloseable closeable = closeables.get(i);
+            try {
+                closeable.close();
+            } catch (Exception e) {
+                LOG.log(System.Logger.Level.WARNING, "closing " + closeable + " failed: " + e.getMessage());
+            }
+        }
+    }
+
+    /** Builds and starts a collector. */
+    public static final class Builder {
+        private final CollectorConfig config;
+        private final List<FleetListener> listeners = new ArrayList<>();
+        private final List<Consumer<Router>> routes = new ArrayList<>();
+        private final List<AutoCloseable> closeables = new ArrayList<>();
+        private Fleet fleet;
+        private Vertx vertx;
+        private boolean jvmMetrics = true;
+
+        private Builder(CollectorConfig config) {
+            this.config = Objects.requireNonNull(config, "config");
+        }
+
+        /** Tells {@code listener} about fleet changes (anomalies raised/resolved, runs changed/ended). */
+        public Builder listener(FleetListener listener) {
+            listeners.add(Objects.requireNonNull(listener));
+            return this;
+        }
+
+        /**
+         * Adds routes (e.g. {@code GET /v1/alerts}) to the router after the API's own; a route that repeats an
+         * API path is never reached.
+         */
+        public Builder routes(Consumer<Router> addRoutes) {
+            routes.add(Objects.requireNonNull(addRoutes));
+            return this;
+        }
+
+        /** Closed, in reverse order of registration, after the server has stopped (e.g. the history database). */
+        public Builder closeable(AutoCloseable closeable) {
+            closeables.add(Objects.requireNonNull(closeable));
+            return this;
+        }
+
+        /**
+         * Uses this fleet instead of a new one over the bundled estimator (e.g. one restored from history or
+         * with custom detector thresholds). Its clock should be the config's.
+         */
+        public Builder fleet(Fleet existing) {
+            this.fleet = existing;
+            return this;
+        }
+
+        /** Runs on this Vert.x instance instead of a new one; the caller closes it. */
+        public Builder vertx(Vertx existing) {
+            this.vertx = existing;
+            return this;
+        }
+
+        /** Whether to export the JVM's own metrics next to trainwatch's (default true; off in golden tests). */
+        public Builder jvmMetrics(boolean enabled) {
+            this.jvmMetrics = enabled;
+            return this;
+        }
+
+        /**
+         * Starts listening.
+         *
+         * @throws IllegalArgumentException when the config exposes an unprotected collector
+         * @throws StartException           when the address cannot be bound (one line: which and why)
+         */
+        public CollectorServer start() {
+            config.checkExposure();
+            Fleet theFleet = fleet != null ? fleet : newFleet(config);
+            listeners.forEach(theFleet::addListener);
+            MetricsExporter metrics = new MetricsExporter(theFleet::gpus, theFleet::runs, theFleet::agents,
+                    config.clock(), jvmMetrics);
+            boolean owns = vertx == null;
+            Vertx theVertx = owns ? Vertx.vertx() : vertx;
+            ApiVerticle verticle = new ApiVerticle(config, theFleet, metrics, routes);
+            try {
+                await(theVertx.deployVerticle(verticle));
+            } catch (Exception e) {
+                if (owns) {
+                    try {
+                        await(theVertx.close());
+                    } catch (Exception ignored) {
+                        // Already failing; the start error is what the user needs to see.
+                    }
+                }
+                throw new StartException(describeStartFailure(config, e));
+            }
+            return new CollectorServer(config, theVertx, owns, theFleet, metrics, verticle, List.copyOf(closeables));
+        }
+    }
+
+    /** The default fleet: bundled estimator, the config's clock, run cap from the config's limits. */
+    static Fleet newFleet(CollectorConfig config) {
+        FleetSettings d = FleetSettings.defaults();
+        FleetSettings settings = new FleetSettings(config.limits().maxRuns(), d.maxGpus(), d.maxAgents(), d.window(),
+                d.gpuWindowEntries(), d.stepWindowEntries(), d.evaluateEvery(), d.anomalyHistory(),
+                d.endedRunRetention());
+        return new Fleet(Predictor.of(Estimator.bundled()), config.clock(), settings, DetectorSettings.defaults());
+    }
+
+    private static String describeStartFailure(CollectorConfig config, Exception e) {
+        Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+        String where = config.host() + ":" + config.port();
+        if (cause instanceof BindException || String.valueOf(cause.getMessage()).toLowerCase(Locale.ROOT)
+                .contains("address already in use")) {
+            return "cannot listen on " + where + ": address already in use (another collector running?"
+                    + " pick another port with --listen)";
+        }
+        String message = cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
+        return "cannot listen on " + where + ": " + message.lines().findFirst().orElse(message);
+    }
+
+    private static <T> T await(Future<T> future) throws Exception {
+        try {
+            return future.toCompletionStage().toCompletableFuture().get(START_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        } catch (TimeoutException e) {
+            throw new TimeoutException("timed out after " + START_TIMEOUT_SECONDS + " s");
+        }
+    }
+
+    /** The collector could not start; the message is one line for the user. */
+    public static final class StartException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        public StartException(String message) {
+            super(message);
+        }
+    }
+}

@@ -1,0 +1,356 @@
+package dev.trainwatch.collector.http;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.metrics.MetricsExporter;
+import dev.trainwatch.collector.state.Fleet;
+import dev.trainwatch.collector.state.IngestResult;
+import dev.trainwatch.collector.state.RunView;
+import dev.trainwatch.estimator.InvalidSpecException;
+import dev.trainwatch.protocol.AgentBatch;
+import dev.trainwatch.protocol.Json;
+import dev.trainwatch.protocol.RunSpec;
+import dev.trainwatch.protocol.StepEvent;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.http.HttpVersion;
+import io.vertx.ext.web.Route;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import io.vertx.ext.web.handler.HttpException;
+import io.vertx.ext.web.handler.PlatformHandler;
+import io.vertx.ext.web.handler.StaticHandler;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Consumer;
+
+/**
+ * The collector's HTTP edge: the {@code /v1} API, {@code /metrics}, {@code /healthz} and the web page. Each handler
+ * decodes, calls plain Java (the {@link Fleet}, the {@link MetricsExporter}) and maps the outcome to a status;
+ * every refusal is {@code {"error": "…"}} with one line saying what is wrong. The routes are the table in
+ * {@link #router()}.
+ */
+public final class ApiVerticle extends VerticleBase {
+
+    private static final System.Logger LOG = System.getLogger(ApiVerticle.class.getName());
+    private static final String JSON = "application/json";
+    private static final String DUPLICATE = "trainwatch.duplicate";
+
+    /** Largest request line and header block: an agent sends a few hundred bytes of each. */
+    static final int MAX_INITIAL_LINE = 4_096;
+    static final int MAX_HEADER_SIZE = 16_384;
+
+    private final CollectorConfig config;
+    private final Fleet fleet;
+    private final MetricsExporter metrics;
+    private final List<Consumer<Router>> extraRoutes;
+    private final BearerAuth auth;
+    private final BodyDecoder decoder;
+    private final InputValidator validator;
+    private HttpServer server;
+
+    /**
+     * @param extraRoutes called with the router after the API routes are in place, to add more (history, alerts)
+     */
+    public ApiVerticle(CollectorConfig config, Fleet fleet, MetricsExporter metrics,
+                       List<Consumer<Router>> extraRoutes) {
+        this.config = config;
+        this.fleet = fleet;
+        this.metrics = metrics;
+        this.extraRoutes = List.copyOf(extraRoutes);
+        this.auth = new BearerAuth(config.token());
+        this.decoder = new BodyDecoder(config.limits().maxInflatedBytes());
+        this.validator = new InputValidator(config.limits());
+    }
+
+    @Override
+    public Future<?> start() {
+        HttpServerOptions options = new HttpServerOptions()
+                .setHost(config.host())
+                .setPort(config.port())
+                .setMaxInitialLineLength(MAX_INITIAL_LINE)
+                .setMaxHeaderSize(MAX_HEADER_SIZE)
+                // Bodies are inflated by BodyDecoder under a cap; Netty's decompressor would inflate unbounded.
+                .setDecompressionSupported(false)
+                .setCompressionSupported(true)
+                .setIdleTimeout(120);
+        server = vertx.createHttpServer(options).requestHandler(router());
+        return server.listen();
+    }
+
+    @Override
+    public Future<?> stop() {
+        return server == null ? Future.succeededFuture() : server.close();
+    }
+
+    /** The port actually bound (useful with port 0). */
+    public int actualPort() {
+        return server.actualPort();
+    }
+
+    /** The route table. */
+    Router router() {
+        Router router = Router.router(vertx);
+
+        ingest(router.route(HttpMethod.PUT, "/v1/runs/:run_id")).handler(this::putRun);
+        ingest(router.route(HttpMethod.POST, "/v1/runs/:run_id/steps")).handler(this::postSteps);
+        ingest(router.route(HttpMethod.POST, "/v1/samples")).handler(this::postSamples);
+        router.get("/v1/runs").handler(this::listRuns);
+        router.get("/v1/runs/:run_id").handler(this::getRun);
+        router.get("/metrics").handler(this::scrape);
+        router.get("/healthz").handler(this::health);
+        StaticHandler page = StaticHandler.create("webroot").setCachingEnabled(false).setDirectoryListing(false);
+        router.get("/").handler(page);
+        router.get("/static/*").handler(page);
+
+        for (Consumer<Router> extra : extraRoutes) {
+            extra.accept(router);
+        }
+
+        router.route().failureHandler(this::failure);
+        router.errorHandler(404, ctx -> error(ctx, ApiError.NOT_FOUND, "no such endpoint: "
+                + ctx.request().method() + " " + BodyDecoder.printable(ctx.request().path(), 80)));
+        router.errorHandler(405, ctx -> error(ctx, ApiError.METHOD_NOT_ALLOWED, "method "
+                + ctx.request().method() + " not allowed on " + BodyDecoder.printable(ctx.request().path(), 80)));
+        router.errorHandler(500, this::failure);
+        return router;
+    }
+
+    /**
+     * The steps every ingest request passes before its handler, cheapest first: count the outcome when the
+     * response goes out, check the token, the media type and the declared length (all before reading a byte of
+     * the body), then read the body under the limit.
+     */
+    private Route ingest(Route route) {
+        return route
+                .handler((PlatformHandler) this::countOutcome)
+                .handler((PlatformHandler) this::admit)
+                .handler(BodyHandler.create(false).setBodyLimit(config.limits().maxBodyBytes()));
+    }
+
+    /**
+     * Checks of the headers alone. Registered as a platform handler because Vert.x runs those before the body
+     * handler: a request without the token, of the wrong type or declaring too large a body is refused before a
+     * byte of its body is read.
+     */
+    private void admit(RoutingContext ctx) {
+        try {
+            auth.check(ctx.request().getHeader(HttpHeaders.AUTHORIZATION));
+            BodyDecoder.checkContentType(ctx.request().getHeader(HttpHeaders.CONTENT_TYPE));
+            checkDeclaredLength(ctx.request().getHeader(HttpHeaders.CONTENT_LENGTH));
+        } catch (ApiError e) {
+            ctx.fail(e);
+            return;
+        }
+        ctx.next();
+    }
+
+    private void checkDeclaredLength(String contentLength) {
+        if (contentLength == null) {
+            return;
+        }
+        long declared;
+        try {
+            declared = Long.parseLong(contentLength.strip());
+        } catch (NumberFormatException e) {
+            throw ApiError.badRequest("Content-Length is not a number");
+        }
+        if (declared > config.limits().maxBodyBytes()) {
+            throw ApiError.tooLarge(tooLargeMessage());
+        }
+    }
+
+    private String tooLargeMessage() {
+        return "request body too large: the limit is " + config.limits().maxBodyBytes() + " bytes";
+    }
+
+    private void countOutcome(RoutingContext ctx) {
+        ctx.addHeadersEndHandler(v -> {
+            String outcome = outcomeOf(ctx.response().getStatusCode(), Boolean.TRUE.equals(ctx.get(DUPLICATE)));
+            if (outcome != null) {
+                metrics.self().ingestOutcome(outcome);
+            }
+        });
+        ctx.next();
+    }
+
+    static String outcomeOf(int status, boolean duplicate) {
+        return switch (status) {
+            case 200, 201 -> duplicate ? "duplicate" : "ok";
+            case 400 -> "bad_request";
+            case 401 -> "unauthorized";
+            case 404 -> "not_found";
+            case 413 -> "too_large";
+            case 415 -> "unsupported_media_type";
+            case 422 -> "unprocessable";
+            default -> null;
+        };
+    }
+
+    // ---- handlers -----------------------------------------------------------------------------------------
+
+    private void putRun(RoutingContext ctx) {
+        String runId = InputValidator.requireRunId("run_id", ctx.pathParam("run_id"));
+        RunSpec spec = decoder.spec(body(ctx));
+        validator.check(spec);
+        RunView run;
+        try {
+            run = fleet.putSpec(runId, spec);
+        } catch (InvalidSpecException e) {
+            throw ApiError.unprocessable(oneLine(e.getMessage()));
+        }
+        respond(ctx, 200, run);
+    }
+
+    private void postSteps(RoutingContext ctx) {
+        String runId = InputValidator.requireRunId("run_id", ctx.pathParam("run_id"));
+        List<StepEvent> steps = decoder.steps(body(ctx));
+        validator.check(steps);
+        fleet.ingestSteps(runId, steps);
+        metrics.runs().recordSteps(runId, steps);
+        Map<String, Object> answer = new LinkedHashMap<>();
+        answer.put("run_id", runId);
+        answer.put("accepted", steps.size());
+        respond(ctx, 200, answer);
+    }
+
+    private void postSamples(RoutingContext ctx) {
+        AgentBatch batch = decoder.batch(body(ctx));
+        validator.check(batch);
+        IngestResult result = fleet.ingestBatch(batch);
+        boolean duplicate = result == IngestResult.DUPLICATE;
+        ctx.put(DUPLICATE, duplicate);
+        Map<String, Object> answer = new LinkedHashMap<>();
+        answer.put("agent_id", batch.agentId());
+        answer.put("seq", batch.seq());
+        answer.put("duplicate", duplicate);
+        answer.put("gpus", batch.gpus() == null ? 0 : batch.gpus().size());
+        respond(ctx, 200, answer);
+    }
+
+    private void listRuns(RoutingContext ctx) {
+        respond(ctx, 200, Map.of("runs", fleet.runs()));
+    }
+
+    private void getRun(RoutingContext ctx) {
+        String runId = ctx.pathParam("run_id");
+        Optional<RunView> run = InputValidator.RUN_ID.matcher(runId).matches() ? fleet.run(runId) : Optional.empty();
+        if (run.isEmpty()) {
+            throw new ApiError(ApiError.NOT_FOUND, "unknown run '" + BodyDecoder.printable(runId, 128) + "'");
+        }
+        respond(ctx, 200, run.get());
+    }
+
+    private void scrape(RoutingContext ctx) {
+        // Rendering a large fleet takes milliseconds; keep it off the event loop that serves ingest.
+        vertx.executeBlocking(metrics::scrape, false).onComplete(result -> {
+            if (result.failed()) {
+                ctx.fail(result.cause());
+                return;
+            }
+            ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, MetricsExporter.contentType())
+                    .end(result.result());
+        });
+    }
+
+    private void health(RoutingContext ctx) {
+        Map<String, Object> answer = new LinkedHashMap<>();
+        answer.put("status", "ok");
+        answer.put("runs", fleet.runs().size());
+        answer.put("gpus", fleet.gpus().size());
+        answer.put("agents", fleet.agents().size());
+        answer.put("token_required", auth.enabled());
+        respond(ctx, 200, answer);
+    }
+
+    // ---- plumbing -----------------------------------------------------------------------------------------
+
+    private byte[] body(RoutingContext ctx) {
+        Buffer raw = ctx.body().buffer();
+        byte[] bytes = raw == null ? new byte[0] : raw.getBytes();
+        return decoder.decode(bytes, ctx.request().getHeader(HttpHeaders.CONTENT_ENCODING));
+    }
+
+    private void failure(RoutingContext ctx) {
+        Throwable failure = ctx.failure();
+        int status;
+        String message;
+        if (failure instanceof ApiError api) {
+            status = api.status();
+            message = api.getMessage();
+        } else if (failure instanceof HttpException http) {
+            status = http.getStatusCode();
+            message = messageFor(status);
+        } else if (failure == null) {
+            status = ctx.statusCode() > 0 ? ctx.statusCode() : 500;
+            message = messageFor(status);
+        } else if (failure instanceof IllegalArgumentException bad) {
+            // The fleet refuses what validation let through (it checks again); still the client's input.
+            status = ApiError.UNPROCESSABLE;
+            message = oneLine(bad.getMessage());
+        } else {
+            LOG.log(System.Logger.Level.ERROR, "internal error on " + ctx.request().method() + " "
+                    + ctx.request().path(), failure);
+            status = 500;
+            message = "internal error (" + failure.getClass().getSimpleName() + "); see the collector's log";
+        }
+        error(ctx, status, message);
+    }
+
+    private String messageFor(int status) {
+        return switch (status) {
+            case 400 -> "bad request";
+            case 401 -> "missing or wrong bearer token";
+            case 404 -> "not found";
+            case 405 -> "method not allowed";
+            case 413 -> tooLargeMessage();
+            case 415 -> "unsupported media type: send application/json";
+            case 422 -> "values out of range";
+            default -> "request failed with status " + status;
+        };
+    }
+
+    private static void error(RoutingContext ctx, int status, String message) {
+        if (ctx.response().ended() || ctx.response().headWritten()) {
+            return;
+        }
+        Map<String, String> body = Map.of("error", message == null ? "error" : message);
+        ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, JSON);
+        // Over HTTP/1.x, do not read (and discard) a body already judged too large: answer and hang up. (HTTP/2
+        // streams share the connection; there the rest of the stream is discarded instead.)
+        boolean unreadBody = status == ApiError.TOO_LARGE && !ctx.request().isEnded()
+                && ctx.request().version() != HttpVersion.HTTP_2;
+        if (unreadBody) {
+            ctx.response().putHeader(HttpHeaders.CONNECTION, "close");
+        }
+        Future<Void> sent = ctx.response().end(Buffer.buffer(encode(body)));
+        if (unreadBody) {
+            sent.onComplete(v -> ctx.request().connection().close());
+        }
+    }
+
+    private static void respond(RoutingContext ctx, int status, Object body) {
+        ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, JSON)
+                .end(Buffer.buffer(encode(body)));
+    }
+
+    private static byte[] encode(Object body) {
+        try {
+            return Json.MAPPER.writeValueAsBytes(body);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot encode a response", e);
+        }
+    }
+
+    private static String oneLine(String message) {
+        return message == null ? "invalid" : message.lines().findFirst().orElse(message).strip();
+    }
+}

@@ -1,0 +1,58 @@
+package dev.trainwatch.collector.http;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+
+/**
+ * Checks {@code Authorization: Bearer <token>} headers. The comparison runs over SHA-256 digests with
+ * {@link MessageDigest#isEqual}, so its time depends neither on where the first wrong byte is nor on the length of
+ * the secret. Immutable and thread-safe.
+ */
+public final class BearerAuth {
+    private static final String SCHEME = "bearer ";
+
+    private final byte[] expectedDigest;
+
+    /** @param token the secret, or null when no token is configured (every request passes) */
+    public BearerAuth(String token) {
+        this.expectedDigest = token == null ? null : sha256(token);
+    }
+
+    /** True when a token is configured. */
+    public boolean enabled() {
+        return expectedDigest != null;
+    }
+
+    /**
+     * Passes or throws.
+     *
+     * @param authorization the request's {@code Authorization} header, possibly null
+     * @throws ApiError 401 saying whether the token was missing or wrong
+     */
+    public void check(String authorization) {
+        if (expectedDigest == null) {
+            return;
+        }
+        if (authorization == null || authorization.isBlank()) {
+            throw new ApiError(ApiError.UNAUTHORIZED, "missing bearer token: send 'Authorization: Bearer <token>'");
+        }
+        // The scheme is case-insensitive (RFC 9110 §11.1); the token itself is compared exactly.
+        if (authorization.length() < SCHEME.length()
+                || !authorization.regionMatches(true, 0, SCHEME, 0, SCHEME.length())) {
+            throw new ApiError(ApiError.UNAUTHORIZED, "the Authorization header must use the Bearer scheme");
+        }
+        String presented = authorization.substring(SCHEME.length()).strip();
+        if (!MessageDigest.isEqual(expectedDigest, sha256(presented))) {
+            throw new ApiError(ApiError.UNAUTHORIZED, "wrong bearer token");
+        }
+    }
+
+    private static byte[] sha256(String value) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java runtime has SHA-256", e);
+        }
+    }
+}

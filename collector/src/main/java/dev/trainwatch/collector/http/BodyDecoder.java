@@ -1,0 +1,252 @@
+package dev.trainwatch.collector.http;
+
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.exc.InputCoercionException;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
+import com.fasterxml.jackson.databind.DatabindException;
+import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.ObjectReader;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import dev.trainwatch.protocol.AgentBatch;
+import dev.trainwatch.protocol.Json;
+import dev.trainwatch.protocol.RunSpec;
+import dev.trainwatch.protocol.StepEvent;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.zip.GZIPInputStream;
+
+/**
+ * Turns a request body into protocol records: checks the media type, inflates gzip up to a cap (a "gzip bomb" is a
+ * 413, not an out-of-memory), and parses with the wire codec, turning Jackson's failures into one line that says
+ * where the body went wrong. Plain Java; immutable and thread-safe.
+ */
+public final class BodyDecoder {
+    private static final int MAX_DETAIL = 160;
+
+    private static final ObjectReader BATCH = Json.MAPPER.readerFor(AgentBatch.class);
+    private static final ObjectReader SPEC = Json.MAPPER.readerFor(RunSpec.class);
+    private static final ObjectReader STEP = Json.MAPPER.readerFor(StepEvent.class);
+    private static final ObjectReader STEPS = Json.MAPPER.readerFor(StepEvent[].class);
+
+    private final long maxInflatedBytes;
+
+    /** @param maxInflatedBytes largest body accepted after gzip decompression */
+    public BodyDecoder(long maxInflatedBytes) {
+        this.maxInflatedBytes = maxInflatedBytes;
+    }
+
+    /**
+     * Refuses a media type other than JSON. A missing header is taken as JSON: simple scripts often omit it and
+     * the body is parsed strictly anyway.
+     *
+     * @throws ApiError 415
+     */
+    public static void checkContentType(String contentType) {
+        if (contentType == null || contentType.isBlank()) {
+            return;
+        }
+        String mediaType = contentType.split(";", 2)[0].strip().toLowerCase(Locale.ROOT);
+        if (!mediaType.equals("application/json") && !mediaType.endsWith("+json")) {
+            throw new ApiError(ApiError.UNSUPPORTED_MEDIA_TYPE,
+                    "Content-Type must be application/json, got '" + printable(mediaType, 60) + "'");
+        }
+    }
+
+    /**
+     * The body's bytes after undoing {@code Content-Encoding}.
+     *
+     * @throws ApiError 415 for an encoding other than gzip/identity, 400 for a broken gzip stream, 413 when the
+     *                  inflated body exceeds the cap
+     */
+    public byte[] decode(byte[] body, String contentEncoding) {
+        if (contentEncoding == null || contentEncoding.isBlank()
+                || contentEncoding.strip().equalsIgnoreCase("identity")) {
+            return body;
+        }
+        String encoding = contentEncoding.strip().toLowerCase(Locale.ROOT);
+        if (!encoding.equals("gzip") && !encoding.equals("x-gzip")) {
+            throw new ApiError(ApiError.UNSUPPORTED_MEDIA_TYPE,
+                    "Content-Encoding must be gzip or identity, got '" + printable(encoding, 40) + "'");
+        }
+        return gunzip(body);
+    }
+
+    private byte[] gunzip(byte[] body) {
+        try (InputStream in = new GZIPInputStream(new ByteArrayInputStream(body), 8192)) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream(Math.max(8192, body.length * 4));
+            byte[] chunk = new byte[16_384];
+            long total = 0;
+            int n;
+            while ((n = in.read(chunk)) > 0) {
+                total += n;
+                // Stop inflating as soon as the cap is passed: a few KB of zeros can expand to gigabytes.
+                if (total > maxInflatedBytes) {
+                    throw ApiError.tooLarge("gzip body inflates beyond " + maxInflatedBytes + " bytes");
+                }
+                out.write(chunk, 0, n);
+            }
+            return out.toByteArray();
+        } catch (IOException e) {
+            throw ApiError.badRequest("bad gzip body: " + printable(String.valueOf(e.getMessage()), MAX_DETAIL));
+        }
+    }
+
+    /** Parses an agent batch ({@code POST /v1/samples}). */
+    public AgentBatch batch(byte[] json) {
+        return read(BATCH, json, "an agent batch object");
+    }
+
+    /** Parses a run spec ({@code PUT /v1/runs/{run_id}}). */
+    public RunSpec spec(byte[] json) {
+        return read(SPEC, json, "a run spec object");
+    }
+
+    /** Parses one step event or an array of them ({@code POST /v1/runs/{run_id}/steps}). */
+    public List<StepEvent> steps(byte[] json) {
+        int first = firstNonWhitespace(json);
+        if (first >= 0 && json[first] == '[') {
+            StepEvent[] events = read(STEPS, json, "an array of step events");
+            for (int i = 0; i < events.length; i++) {
+                if (events[i] == null) {
+                    throw ApiError.badRequest("[" + i + "] is null: expected a step event object");
+                }
+            }
+            return Arrays.asList(events);
+        }
+        StepEvent one = read(STEP, json, "a step event object or an array of them");
+        return List.of(one);
+    }
+
+    private static int firstNonWhitespace(byte[] json) {
+        for (int i = 0; i < json.length; i++) {
+            byte b = json[i];
+            if (b != ' ' && b != '\t' && b != '\n' && b != '\r') {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static <T> T read(ObjectReader reader, byte[] json, String expected) {
+        if (firstNonWhitespace(json) < 0) {
+            throw ApiError.badRequest("empty body: expected " + expected);
+        }
+        T value;
+        try {
+            value = reader.readValue(json);
+        } catch (IOException e) {
+            throw describe(e, expected);
+        } catch (RuntimeException e) {
+            // Jackson reports a few malformed inputs with unchecked exceptions; they are still the client's fault.
+            throw ApiError.badRequest("malformed JSON: " + printable(String.valueOf(e.getMessage()), MAX_DETAIL));
+        }
+        if (value == null) {
+            throw ApiError.badRequest("body is null: expected " + expected);
+        }
+        return value;
+    }
+
+    /** One line naming where the body went wrong and how. */
+    static ApiError describe(IOException e, String expected) {
+        if (e instanceof InputCoercionException coercion) {
+            return ApiError.unprocessable("number out of range" + at(coercion.getLocation()) + ": "
+                    + detail(coercion.getOriginalMessage()));
+        }
+        if (e instanceof StreamConstraintsException constraints) {
+            return ApiError.badRequest("body refused" + at(constraints.getLocation()) + ": "
+                    + detail(constraints.getOriginalMessage()));
+        }
+        if (e instanceof MismatchedInputException mismatch) {
+            String path = path(mismatch);
+            Class<?> target = mismatch.getTargetType();
+            String want = target == null ? expected : describeType(target);
+            if (path.isEmpty()) {
+                return ApiError.badRequest("wrong JSON type" + at(mismatch.getLocation()) + ": expected " + want);
+            }
+            return ApiError.badRequest("wrong type for " + path + at(mismatch.getLocation()) + ": expected " + want);
+        }
+        if (e instanceof DatabindException databind && databind instanceof JsonMappingException mapping) {
+            String path = path(mapping);
+            return ApiError.badRequest("cannot read " + (path.isEmpty() ? "body" : path) + at(mapping.getLocation())
+                    + ": " + detail(mapping.getOriginalMessage()));
+        }
+        if (e instanceof JsonProcessingException processing) {
+            return ApiError.badRequest("malformed JSON" + at(processing.getLocation()) + ": "
+                    + detail(processing.getOriginalMessage()));
+        }
+        return ApiError.badRequest("unreadable body: " + detail(e.getMessage()));
+    }
+
+    /** {@code gpus[3].memory_used_bytes}, from the JSON names Jackson recorded on its way down. */
+    static String path(JsonMappingException e) {
+        StringBuilder out = new StringBuilder();
+        for (JsonMappingException.Reference ref : e.getPath()) {
+            if (ref.getFieldName() != null) {
+                if (out.length() > 0) {
+                    out.append('.');
+                }
+                out.append(printable(ref.getFieldName(), 64));
+            } else if (ref.getIndex() >= 0) {
+                out.append('[').append(ref.getIndex()).append(']');
+            }
+        }
+        return out.toString();
+    }
+
+    private static String describeType(Class<?> type) {
+        if (type == Long.class || type == long.class || type == Integer.class || type == int.class) {
+            return "an integer";
+        }
+        if (type == Double.class || type == double.class || type == Float.class || type == float.class) {
+            return "a number";
+        }
+        if (type == String.class) {
+            return "a string";
+        }
+        if (type == Boolean.class || type == boolean.class) {
+            return "true or false";
+        }
+        if (type.isArray() || Collection.class.isAssignableFrom(type)) {
+            return "an array";
+        }
+        if (Map.class.isAssignableFrom(type) || type.isRecord()) {
+            return "an object";
+        }
+        return "a " + type.getSimpleName();
+    }
+
+    private static String at(JsonLocation location) {
+        if (location == null || location.getLineNr() < 0) {
+            return "";
+        }
+        return " at line " + location.getLineNr() + ", column " + location.getColumnNr();
+    }
+
+    private static String detail(String message) {
+        return printable(message == null ? "unknown problem" : message, MAX_DETAIL);
+    }
+
+    /** First line, printable ASCII only, at most {@code max} characters: safe to echo back in an error. */
+    static String printable(String text, int max) {
+        StringBuilder out = new StringBuilder(Math.min(text.length(), max));
+        for (int i = 0; i < text.length() && out.length() < max; i++) {
+            char c = text.charAt(i);
+            if (c == '\n' || c == '\r') {
+                break;
+            }
+            out.append(c >= 0x20 && c < 0x7f ? c : '?');
+        }
+        if (out.length() >= max && text.length() > max) {
+            out.append('…');
+        }
+        return out.toString();
+    }
+}

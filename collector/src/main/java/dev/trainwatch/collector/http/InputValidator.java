@@ -1,0 +1,408 @@
+package dev.trainwatch.collector.http;
+
+import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.protocol.AgentBatch;
+import dev.trainwatch.protocol.AgentEvent;
+import dev.trainwatch.protocol.AgentHealth;
+import dev.trainwatch.protocol.GpuProcess;
+import dev.trainwatch.protocol.GpuSample;
+import dev.trainwatch.protocol.RankInfo;
+import dev.trainwatch.protocol.RunAttribution;
+import dev.trainwatch.protocol.RunSpec;
+import dev.trainwatch.protocol.StepEvent;
+import dev.trainwatch.protocol.UtilizationWindow;
+import java.util.List;
+import java.util.regex.Pattern;
+
+/**
+ * Range checks on decoded requests, before anything reaches the fleet. A value no GPU or training run can produce
+ * (negative memory, utilisation above 1, a step time of a week, NaN) is refused with the field named, so a broken
+ * agent is noticed instead of silently skewing a run. Identifiers that become metric labels are held to a small
+ * alphabet and length here, which bounds the series a client can create. Plain Java; immutable, thread-safe.
+ */
+public final class InputValidator {
+
+    /** Characters allowed in a run id (they become the {@code run_id} label and a URL path segment). */
+    public static final Pattern RUN_ID = Pattern.compile("[A-Za-z0-9_.:-]{1,128}");
+    /** Longest label value (host, GPU UUID, agent id, run id). */
+    public static final int MAX_LABEL_LENGTH = 128;
+
+    private static final Pattern EVENT_KIND = Pattern.compile("[a-z0-9_]{1,64}");
+    private static final Pattern REASON = Pattern.compile("[a-z0-9_]{1,64}");
+
+    private static final double ONE_DAY_S = 86_400;
+    /** Unix seconds up to year 2286: generous, but rules out milliseconds sent as seconds. */
+    private static final double MAX_TS = 1e10;
+    private static final long MAX_MEMORY_BYTES = 1L << 50; // 1 PiB: no single GPU comes close
+    private static final long MAX_CLOCK_HZ = 10_000_000_000L;
+    private static final double MAX_POWER_W = 10_000;
+    private static final double MAX_ENERGY_J = 1e15;
+    private static final int MAX_INDEX = 1_023;
+    private static final int MAX_LIST = 4_096;
+    private static final int MAX_PROCESSES = 1_024;
+    private static final int MAX_RUNS_PER_BATCH = 1_024;
+    private static final int MAX_EVENTS_PER_BATCH = 4_096;
+    private static final long MAX_STEP = 1_000_000_000_000L;
+    private static final long MAX_PID = 1L << 32;
+
+    private final CollectorConfig.Limits limits;
+
+    public InputValidator(CollectorConfig.Limits limits) {
+        this.limits = limits;
+    }
+
+    /**
+     * Checks a run id from a URL or a batch.
+     *
+     * @throws ApiError 422 naming the rule broken
+     */
+    public static String requireRunId(String field, String runId) {
+        if (runId == null || runId.isEmpty()) {
+            throw ApiError.unprocessable(field + " is missing");
+        }
+        if (runId.length() > MAX_LABEL_LENGTH) {
+            throw ApiError.unprocessable(field + " is longer than " + MAX_LABEL_LENGTH + " characters");
+        }
+        if (!RUN_ID.matcher(runId).matches()) {
+            throw ApiError.unprocessable(field + " may only contain A-Z a-z 0-9 _ . : -, got '"
+                    + BodyDecoder.printable(runId, 40) + "'");
+        }
+        return runId;
+    }
+
+    /** Checks an agent batch in full; the batch is accepted or refused as a whole. */
+    public void check(AgentBatch batch) {
+        label("host", batch.host(), true);
+        label("agent_id", batch.agentId(), true);
+        if (batch.seq() < 0) {
+            throw ApiError.unprocessable("seq must be >= 0, got " + batch.seq());
+        }
+        List<GpuSample> gpus = batch.gpus();
+        if (gpus != null) {
+            if (gpus.size() > limits.maxGpuSamples()) {
+                throw ApiError.unprocessable("gpus has " + gpus.size() + " samples, more than the limit of "
+                        + limits.maxGpuSamples() + " per batch; send smaller batches");
+            }
+            for (int i = 0; i < gpus.size(); i++) {
+                check("gpus[" + i + "]", gpus.get(i));
+            }
+        }
+        List<RunAttribution> runs = batch.runs();
+        if (runs != null) {
+            size("runs", runs, MAX_RUNS_PER_BATCH);
+            for (int i = 0; i < runs.size(); i++) {
+                check("runs[" + i + "]", runs.get(i));
+            }
+        }
+        List<AgentEvent> events = batch.events();
+        if (events != null) {
+            size("events", events, MAX_EVENTS_PER_BATCH);
+            for (int i = 0; i < events.size(); i++) {
+                check("events[" + i + "]", events.get(i));
+            }
+        }
+        if (batch.health() != null) {
+            check("health", batch.health());
+        }
+    }
+
+    private static void check(String at, GpuSample gpu) {
+        if (gpu == null) {
+            throw ApiError.unprocessable(at + " is null");
+        }
+        timestamp(at + ".ts", gpu.ts());
+        range(at + ".index", gpu.index(), 0, MAX_INDEX);
+        label(at + ".uuid", gpu.uuid(), true);
+        text(at + ".name", gpu.name(), 256);
+        text(at + ".pci_bus_id", gpu.pciBusId(), 64);
+        bytes(at + ".memory_total_bytes", gpu.memoryTotalBytes());
+        bytes(at + ".memory_used_bytes", gpu.memoryUsedBytes());
+        bytes(at + ".memory_reserved_bytes", gpu.memoryReservedBytes());
+        bytes(at + ".memory_free_bytes", gpu.memoryFreeBytes());
+        if (gpu.memoryTotalBytes() != null && gpu.memoryUsedBytes() != null
+                && gpu.memoryUsedBytes() > gpu.memoryTotalBytes()) {
+            throw ApiError.unprocessable(at + ".memory_used_bytes (" + gpu.memoryUsedBytes()
+                    + ") exceeds memory_total_bytes (" + gpu.memoryTotalBytes() + ")");
+        }
+        ratio(at + ".utilization_ratio", gpu.utilizationRatio());
+        ratio(at + ".memory_utilization_ratio", gpu.memoryUtilizationRatio());
+        UtilizationWindow window = gpu.utilizationWindow();
+        if (window != null) {
+            range(at + ".utilization_window.count", window.count(), 0, 1_000_000);
+            ratio(at + ".utilization_window.min_ratio", window.minRatio());
+            ratio(at + ".utilization_window.mean_ratio", window.meanRatio());
+            ratio(at + ".utilization_window.max_ratio", window.maxRatio());
+            ratio(at + ".utilization_window.idle_fraction", window.idleFraction());
+            timestamp(at + ".utilization_window.from_ts", window.fromTs());
+            timestamp(at + ".utilization_window.to_ts", window.toTs());
+        }
+        hertz(at + ".sm_clock_hz", gpu.smClockHz());
+        hertz(at + ".sm_clock_max_hz", gpu.smClockMaxHz());
+        hertz(at + ".mem_clock_hz", gpu.memClockHz());
+        hertz(at + ".mem_clock_max_hz", gpu.memClockMaxHz());
+        List<String> reasons = gpu.clockEventReasons();
+        if (reasons != null) {
+            size(at + ".clock_event_reasons", reasons, 64);
+            for (int i = 0; i < reasons.size(); i++) {
+                String reason = reasons.get(i);
+                if (reason == null || !REASON.matcher(reason).matches()) {
+                    throw ApiError.unprocessable(at + ".clock_event_reasons[" + i
+                            + "] must be a lower_snake_case name of at most 64 characters");
+                }
+            }
+        }
+        range(at + ".power_watts", gpu.powerWatts(), 0, MAX_POWER_W);
+        range(at + ".power_limit_watts", gpu.powerLimitWatts(), 0, MAX_POWER_W);
+        range(at + ".energy_joules", gpu.energyJoules(), 0, MAX_ENERGY_J);
+        range(at + ".temperature_celsius", gpu.temperatureCelsius(), -60, 200);
+        if (gpu.pstate() != null) {
+            range(at + ".pstate", gpu.pstate(), 0, 32);
+        }
+        List<GpuProcess> processes = gpu.processes();
+        if (processes != null) {
+            size(at + ".processes", processes, MAX_PROCESSES);
+            for (int i = 0; i < processes.size(); i++) {
+                GpuProcess process = processes.get(i);
+                String p = at + ".processes[" + i + "]";
+                if (process == null) {
+                    throw ApiError.unprocessable(p + " is null");
+                }
+                range(p + ".pid", process.pid(), 0, MAX_PID);
+                bytes(p + ".used_memory_bytes", process.usedMemoryBytes());
+                ratio(p + ".sm_utilization_ratio", process.smUtilizationRatio());
+                ratio(p + ".memory_utilization_ratio", process.memoryUtilizationRatio());
+            }
+        }
+    }
+
+    private static void check(String at, RunAttribution run) {
+        if (run == null) {
+            throw ApiError.unprocessable(at + " is null");
+        }
+        requireRunId(at + ".run_id", run.runId());
+        if (run.pids() != null) {
+            size(at + ".pids", run.pids(), MAX_LIST);
+            for (int i = 0; i < run.pids().size(); i++) {
+                Long pid = run.pids().get(i);
+                if (pid == null) {
+                    throw ApiError.unprocessable(at + ".pids[" + i + "] is null");
+                }
+                range(at + ".pids[" + i + "]", pid, 0, MAX_PID);
+            }
+        }
+        if (run.gpuUuids() != null) {
+            size(at + ".gpu_uuids", run.gpuUuids(), MAX_INDEX + 1);
+            for (int i = 0; i < run.gpuUuids().size(); i++) {
+                label(at + ".gpu_uuids[" + i + "]", run.gpuUuids().get(i), true);
+            }
+        }
+        if (run.ranks() != null) {
+            size(at + ".ranks", run.ranks(), MAX_LIST);
+            for (int i = 0; i < run.ranks().size(); i++) {
+                RankInfo rank = run.ranks().get(i);
+                String r = at + ".ranks[" + i + "]";
+                if (rank == null) {
+                    throw ApiError.unprocessable(r + " is null");
+                }
+                range(r + ".pid", rank.pid(), 0, MAX_PID);
+                optionalRange(r + ".rank", rank.rank(), 0, 1_000_000);
+                optionalRange(r + ".local_rank", rank.localRank(), 0, 1_000_000);
+                optionalRange(r + ".world_size", rank.worldSize(), 1, 1_000_000);
+                if (rank.gpuUuids() != null) {
+                    size(r + ".gpu_uuids", rank.gpuUuids(), MAX_INDEX + 1);
+                    for (int j = 0; j < rank.gpuUuids().size(); j++) {
+                        label(r + ".gpu_uuids[" + j + "]", rank.gpuUuids().get(j), true);
+                    }
+                }
+            }
+        }
+        text(at + ".master_addr", run.masterAddr(), 256);
+    }
+
+    private static void check(String at, AgentEvent event) {
+        if (event == null) {
+            throw ApiError.unprocessable(at + " is null");
+        }
+        timestamp(at + ".ts", event.ts());
+        if (event.kind() == null || !EVENT_KIND.matcher(event.kind()).matches()) {
+            throw ApiError.unprocessable(at + ".kind must be a lower_snake_case name of at most 64 characters");
+        }
+        label(at + ".gpu_uuid", event.gpuUuid(), false);
+        if (event.xid() != null) {
+            range(at + ".xid", event.xid(), 0, 65_535);
+        }
+        if ("xid".equals(event.kind()) && (event.xid() == null || event.gpuUuid() == null)) {
+            throw ApiError.unprocessable(at + " is an xid event without xid and gpu_uuid");
+        }
+        if (event.runId() != null) {
+            requireRunId(at + ".run_id", event.runId());
+        }
+        text(at + ".message", event.message(), 1_024);
+    }
+
+    private static void check(String at, AgentHealth health) {
+        range(at + ".poll_duration_seconds", health.pollDurationSeconds(), 0, 3_600);
+        optionalRange(at + ".failed_reads", health.failedReads(), 0, Long.MAX_VALUE);
+        optionalRange(at + ".spool_depth", health.spoolDepth(), 0, Long.MAX_VALUE);
+        optionalRange(at + ".spool_bytes", health.spoolBytes(), 0, Long.MAX_VALUE);
+        optionalRange(at + ".dropped_batches", health.droppedBatches(), 0, Long.MAX_VALUE);
+        range(at + ".interval_seconds", health.intervalSeconds(), 0, 3_600);
+    }
+
+    /** Checks the step events of one request. */
+    public void check(List<StepEvent> steps) {
+        if (steps.isEmpty()) {
+            throw ApiError.unprocessable("no step events in the body");
+        }
+        if (steps.size() > limits.maxStepEvents()) {
+            throw ApiError.unprocessable(steps.size() + " step events is more than the limit of "
+                    + limits.maxStepEvents() + " per request");
+        }
+        boolean single = steps.size() == 1;
+        for (int i = 0; i < steps.size(); i++) {
+            check(single ? "" : "[" + i + "].", steps.get(i));
+        }
+    }
+
+    private static void check(String at, StepEvent step) {
+        if (step.step() == null) {
+            throw ApiError.unprocessable(at + "step is missing");
+        }
+        range(at + "step", step.step(), 0, MAX_STEP);
+        if (step.timeS() == null) {
+            throw ApiError.unprocessable(at + "time_s is missing");
+        }
+        finite(at + "time_s", step.timeS());
+        if (step.timeS() <= 0 || step.timeS() > ONE_DAY_S) {
+            throw ApiError.unprocessable(at + "time_s must be > 0 and at most one day (86400), got " + step.timeS());
+        }
+        range(at + "data_time_s", step.dataTimeS(), 0, ONE_DAY_S);
+        range(at + "model_time_s", step.modelTimeS(), 0, ONE_DAY_S);
+        range(at + "lm_time_s", step.lmTimeS(), 0, ONE_DAY_S);
+        range(at + "vae_time_s", step.vaeTimeS(), 0, ONE_DAY_S);
+        optionalRange(at + "interval_steps", step.intervalSteps(), 1, 1_000_000);
+        range(at + "samples", step.samples(), 0, 1e9);
+        if (step.loss() != null) {
+            finite(at + "loss", step.loss());
+        }
+        range(at + "lr", step.lr(), 0, 1e6);
+        range(at + "grad_norm", step.gradNorm(), 0, 1e30);
+        optionalRange(at + "bucket_height", step.bucketHeight(), 1, 100_000);
+        optionalRange(at + "bucket_width", step.bucketWidth(), 1, 100_000);
+        optionalRange(at + "rank", step.rank(), 0, 1_000_000);
+        if (step.ts() != null) {
+            timestamp(at + "ts", step.ts());
+        }
+    }
+
+    /**
+     * Checks the shape of a run spec; what the catalogs know (model and GPU ids, whether it fits) is the
+     * estimator's to judge.
+     */
+    public void check(RunSpec spec) {
+        text("model", spec.model(), 128);
+        text("gpu", spec.gpu(), 128);
+        optionalRange("gpus", spec.gpus(), 1, 1_000_000);
+        optionalRange("batch", spec.batch(), 1, 1_000_000);
+        optionalRange("resolution", spec.resolution(), 1, 65_536);
+        optionalRange("height", spec.height(), 1, 65_536);
+        optionalRange("width", spec.width(), 1, 65_536);
+        optionalRange("frames", spec.frames(), 1, 100_000);
+        text("precision", spec.precision(), 32);
+        text("optimizer", spec.optimizer(), 32);
+        text("features", spec.features(), 32);
+        optionalRange("zero", spec.zero(), 0, 3);
+        text("attention", spec.attention(), 32);
+        optionalRange("grad_accumulation", spec.gradAccumulation(), 1, 1_000_000);
+        optionalRange("total_steps", spec.totalSteps(), 1, MAX_STEP);
+    }
+
+    // ---- the individual rules -------------------------------------------------------------------------------
+
+    /** A value that becomes a metric label: printable ASCII without quotes or backslashes, at most 128 chars. */
+    private static void label(String field, String value, boolean required) {
+        if (value == null || value.isEmpty()) {
+            if (required) {
+                throw ApiError.unprocessable(field + " is missing");
+            }
+            return;
+        }
+        if (value.length() > MAX_LABEL_LENGTH) {
+            throw ApiError.unprocessable(field + " is longer than " + MAX_LABEL_LENGTH + " characters");
+        }
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c <= 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+                throw ApiError.unprocessable(field + " must be printable ASCII without spaces, quotes or backslashes");
+            }
+        }
+    }
+
+    private static void text(String field, String value, int max) {
+        if (value != null && value.length() > max) {
+            throw ApiError.unprocessable(field + " is longer than " + max + " characters");
+        }
+    }
+
+    private static void size(String field, List<?> list, int max) {
+        if (list.size() > max) {
+            throw ApiError.unprocessable(field + " has " + list.size() + " entries, more than " + max);
+        }
+    }
+
+    private static void finite(String field, double value) {
+        if (!Double.isFinite(value)) {
+            throw ApiError.unprocessable(field + " must be a finite number");
+        }
+    }
+
+    private static void timestamp(String field, double ts) {
+        finite(field, ts);
+        if (ts < 0 || ts > MAX_TS) {
+            throw ApiError.unprocessable(field + " must be unix seconds (0 to 1e10), got " + ts);
+        }
+    }
+
+    private static void ratio(String field, Double value) {
+        range(field, value, 0, 1);
+    }
+
+    private static void bytes(String field, Long value) {
+        if (value != null) {
+            range(field, value, 0, MAX_MEMORY_BYTES);
+        }
+    }
+
+    private static void hertz(String field, Long value) {
+        if (value != null) {
+            range(field, value, 0, MAX_CLOCK_HZ);
+        }
+    }
+
+    private static void range(String field, Double value, double min, double max) {
+        if (value == null) {
+            return;
+        }
+        finite(field, value);
+        if (value < min || value > max) {
+            throw ApiError.unprocessable(field + " must be between " + plain(min) + " and " + plain(max)
+                    + ", got " + value);
+        }
+    }
+
+    private static void range(String field, long value, long min, long max) {
+        if (value < min || value > max) {
+            throw ApiError.unprocessable(field + " must be between " + min + " and " + max + ", got " + value);
+        }
+    }
+
+    private static void optionalRange(String field, Number value, long min, long max) {
+        if (value != null) {
+            range(field, value.longValue(), min, max);
+        }
+    }
+
+    private static String plain(double value) {
+        return value == Math.rint(value) && Math.abs(value) < 1e15 ? Long.toString((long) value) : Double.toString(value);
+    }
+}

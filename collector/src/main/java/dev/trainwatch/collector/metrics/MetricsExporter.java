@@ -1,0 +1,107 @@
+package dev.trainwatch.collector.metrics;
+
+import dev.trainwatch.collector.state.AgentView;
+import dev.trainwatch.collector.state.GpuView;
+import dev.trainwatch.collector.state.RunView;
+import io.micrometer.core.instrument.Clock;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.util.Collection;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * The collector's one Prometheus registry with its binders: GPU, run and self series, plus the JVM's own. The
+ * gauges read the fleet's views; {@link #scrape()} first brings the set of series in line with the fleet, then
+ * renders. Thread-safe; scrapes are serialised.
+ */
+public final class MetricsExporter {
+
+    private final PrometheusMeterRegistry registry;
+    private final GpuMetrics gpuMetrics;
+    private final RunMetrics runMetrics;
+    private final SelfMetrics selfMetrics;
+
+    /**
+     * @param gpus    the fleet's GPU views
+     * @param runs    the fleet's run views
+     * @param agents  the fleet's agent views
+     * @param clock   time for the step-time summary's window (inject a fixed clock in tests)
+     * @param jvm     also export the JVM's memory, thread, CPU and uptime metrics
+     */
+    public MetricsExporter(Supplier<? extends Collection<GpuView>> gpus,
+                           Supplier<? extends Collection<RunView>> runs,
+                           Supplier<? extends Collection<AgentView>> agents,
+                           java.time.Clock clock, boolean jvm) {
+        this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT,
+                new io.prometheus.metrics.model.registry.PrometheusRegistry(), micrometerClock(clock));
+        this.gpuMetrics = new GpuMetrics(gpus);
+        this.runMetrics = new RunMetrics(runs);
+        this.selfMetrics = new SelfMetrics(agents);
+        gpuMetrics.bindTo(registry);
+        runMetrics.bindTo(registry);
+        selfMetrics.bindTo(registry);
+        if (jvm) {
+            new JvmMemoryMetrics().bindTo(registry);
+            new JvmThreadMetrics().bindTo(registry);
+            new ProcessorMetrics().bindTo(registry);
+            new UptimeMetrics().bindTo(registry);
+        }
+    }
+
+    private static Clock micrometerClock(java.time.Clock clock) {
+        if (clock.equals(java.time.Clock.systemUTC()) || clock.equals(java.time.Clock.systemDefaultZone())) {
+            return Clock.SYSTEM;
+        }
+        // A fixed or offset clock drives both times, so quantile windows rotate in test time, not wall time.
+        return new Clock() {
+            @Override
+            public long wallTime() {
+                return clock.millis();
+            }
+
+            @Override
+            public long monotonicTime() {
+                return TimeUnit.MILLISECONDS.toNanos(clock.millis());
+            }
+        };
+    }
+
+    /** The Prometheus text exposition of everything, current as of this call. */
+    public synchronized String scrape() {
+        refresh();
+        return registry.scrape();
+    }
+
+    /** Brings the series in line with the fleet without rendering (benchmarks and tests). */
+    public synchronized void refresh() {
+        gpuMetrics.refresh();
+        runMetrics.refresh();
+        selfMetrics.refresh();
+    }
+
+    /** The content type of {@link #scrape()}. */
+    public static String contentType() {
+        return "text/plain; version=0.0.4; charset=utf-8";
+    }
+
+    public PrometheusMeterRegistry registry() {
+        return registry;
+    }
+
+    public RunMetrics runs() {
+        return runMetrics;
+    }
+
+    public SelfMetrics self() {
+        return selfMetrics;
+    }
+
+    public GpuMetrics gpus() {
+        return gpuMetrics;
+    }
+}

@@ -1,0 +1,80 @@
+package dev.trainwatch.collector.support;
+
+import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.CollectorServer;
+import dev.trainwatch.collector.detect.DetectorSettings;
+import dev.trainwatch.collector.state.Fleet;
+import dev.trainwatch.collector.state.FleetSettings;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.Instant;
+
+/**
+ * A collector on an ephemeral loopback port over a {@link FixedPredictor} and a {@link MutableClock}, with a small
+ * blocking HTTP client. Close it after use.
+ */
+public final class TestCollector implements AutoCloseable {
+    public final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+    public final CollectorServer server;
+    private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    public TestCollector(CollectorConfig config) {
+        CollectorConfig withClock = config.withClock(clock);
+        Fleet fleet = new Fleet(new FixedPredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
+        this.server = CollectorServer.builder(withClock).fleet(fleet).start();
+    }
+
+    /** Loopback, port 0, no token, default limits. */
+    public static TestCollector start() {
+        return new TestCollector(CollectorConfig.defaults().withListen("127.0.0.1", 0));
+    }
+
+    public URI uri(String path) {
+        return URI.create(server.uri() + path);
+    }
+
+    public HttpResponse<String> get(String path) {
+        return send(HttpRequest.newBuilder(uri(path)).GET());
+    }
+
+    public HttpResponse<String> send(String method, String path, String contentType, byte[] body, String... headers) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(uri(path))
+                .method(method, HttpRequest.BodyPublishers.ofByteArray(body));
+        if (contentType != null) {
+            request.header("Content-Type", contentType);
+        }
+        if (headers.length > 0) {
+            request.headers(headers);
+        }
+        return send(request);
+    }
+
+    public HttpResponse<String> postJson(String path, byte[] body, String... headers) {
+        return send("POST", path, "application/json", body, headers);
+    }
+
+    public HttpResponse<String> putJson(String path, byte[] body, String... headers) {
+        return send("PUT", path, "application/json", body, headers);
+    }
+
+    private HttpResponse<String> send(HttpRequest.Builder request) {
+        try {
+            return client.send(request.timeout(Duration.ofSeconds(20)).build(), HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        server.close();
+    }
+}

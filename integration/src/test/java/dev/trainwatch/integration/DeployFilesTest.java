@@ -1,0 +1,121 @@
+package dev.trainwatch.integration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.MappingIterator;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The deployment files in {@code deploy/}: accepted by the real tools that will read them (promtool, amtool,
+ * bash, systemd-analyze where present) and consistent with the rules (job names, severities, GPU access).
+ */
+class DeployFilesTest {
+    private static final Duration TIMEOUT = Duration.ofMinutes(1);
+
+    private static Path deploy(String file) {
+        return ProjectFiles.root().resolve("deploy").resolve(file);
+    }
+
+    @Test
+    void prometheusConfigIsValidAndItsJobMatchesTheHealthAlerts() {
+        Path promtool = ExternalCommand.require("promtool", "prometheus");
+        ExternalCommand.Result result = ExternalCommand.run(TIMEOUT, ProjectFiles.root(),
+                List.of(promtool.toString(), "check", "config", deploy("prometheus.yml").toString()));
+        assertEquals(0, result.exitCode(), () -> "promtool check config failed:\n" + result.output());
+
+        JsonNode config = RuleFiles.readYaml(deploy("prometheus.yml"));
+        assertThat(config.path("scrape_configs")).anySatisfy(job ->
+                assertThat(job.path("job_name").asText()).matches("trainwatch.*"));
+        assertThat(config.path("global").path("scrape_interval").asText()).isEqualTo("15s");
+    }
+
+    @Test
+    void alertmanagerConfigIsValidAndRoutesBySeverity() {
+        Path amtool = ExternalCommand.require("amtool", "prometheus-alertmanager");
+        String config = deploy("alertmanager.yml").toString();
+        ExternalCommand.Result check = ExternalCommand.run(TIMEOUT, ProjectFiles.root(),
+                List.of(amtool.toString(), "check-config", config));
+        assertEquals(0, check.exitCode(), () -> "amtool check-config failed:\n" + check.output());
+
+        Map<String, String> expected = Map.of("critical", "gpu-oncall-pager", "warning", "ml-team-chat",
+                "info", "ml-team-low-priority");
+        expected.forEach((severity, receiver) -> {
+            ExternalCommand.Result route = ExternalCommand.run(TIMEOUT, ProjectFiles.root(), List.of(amtool.toString(),
+                    "config", "routes", "test", "--config.file=" + config, "alertname=TrainwatchGpuLost",
+                    "severity=" + severity));
+            assertEquals(0, route.exitCode(), route::output);
+            assertThat(route.output()).as("receiver for severity " + severity).contains(receiver);
+        });
+    }
+
+    @Test
+    void kubernetesAgentSeesHostProcessesAndAllGpusWithoutTakingAny() throws IOException {
+        List<JsonNode> docs = new ArrayList<>();
+        try (MappingIterator<JsonNode> it = RuleFiles.YAML.readerFor(JsonNode.class)
+                .readValues(deploy("kubernetes/trainwatch.yaml").toFile())) {
+            it.forEachRemaining(docs::add);
+        }
+        JsonNode daemonSet = kind(docs, "DaemonSet").orElseThrow();
+        JsonNode pod = daemonSet.path("spec").path("template").path("spec");
+        assertThat(pod.path("hostPID").asBoolean()).as("hostPID").isTrue();
+        JsonNode agent = pod.path("containers").get(0);
+        assertThat(agent.path("args").toString()).contains("agent", "--collector=");
+        assertThat(agent.path("env").toString()).contains("NVIDIA_VISIBLE_DEVICES").contains("\"all\"");
+        assertThat(agent.path("resources").toString()).as("the agent must not claim GPUs").doesNotContain("nvidia.com/gpu");
+        assertThat(agent.path("securityContext").path("capabilities").path("add").toString())
+                .contains("SYS_PTRACE");
+
+        JsonNode service = kind(docs, "Service").orElseThrow();
+        assertThat(service.path("metadata").path("name").asText()).as("Service name = scrape job").matches("trainwatch.*");
+        JsonNode monitor = kind(docs, "ServiceMonitor").orElseThrow();
+        assertThat(monitor.path("spec").path("selector").path("matchLabels"))
+                .isEqualTo(service.path("metadata").path("labels"));
+        String port = monitor.path("spec").path("endpoints").get(0).path("port").asText();
+        assertThat(service.path("spec").path("ports").get(0).path("name").asText()).isEqualTo(port);
+    }
+
+    @Test
+    void slurmScriptsAreValidBashAndNeverFailTheJob() {
+        for (String script : List.of("slurm/prolog.sh", "slurm/epilog.sh")) {
+            ExternalCommand.Result syntax = ExternalCommand.run(TIMEOUT, ProjectFiles.root(),
+                    List.of("bash", "-n", deploy(script).toString()));
+            assertEquals(0, syntax.exitCode(), () -> script + ": " + syntax.output());
+            assertThat(ProjectFiles.read(deploy(script)).strip()).as(script + " ends with exit 0").endsWith("exit 0");
+        }
+        // A job that did not ask for trainwatch: the prolog does nothing and succeeds, without systemd at hand.
+        ExternalCommand.Result skipped = ExternalCommand.run(TIMEOUT, ProjectFiles.root(),
+                List.of("env", "-i", "SLURM_JOB_ID=42", "SLURM_JOB_COMMENT=", "bash", deploy("slurm/prolog.sh").toString()));
+        assertEquals(0, skipped.exitCode(), skipped::output);
+        assertThat(skipped.output()).isEmpty();
+    }
+
+    @Test
+    void systemdUnitsRunTheRightCommands() {
+        String agent = ProjectFiles.read(deploy("systemd/trainwatch-agent.service"));
+        String collector = ProjectFiles.read(deploy("systemd/trainwatch-collector.service"));
+        assertThat(agent).contains("trainwatch-all.jar agent", "--collector ", "CAP_SYS_PTRACE");
+        assertThat(collector).contains("trainwatch-all.jar collector", "--listen 0.0.0.0:9477", "--data-dir ");
+        Optional<Path> analyze = ExternalCommand.find("systemd-analyze");
+        // systemd-analyze is part of systemd; on a machine without it the structural checks above still run.
+        analyze.ifPresent(tool -> {
+            for (String unit : List.of("systemd/trainwatch-agent.service", "systemd/trainwatch-collector.service")) {
+                ExternalCommand.Result verify = ExternalCommand.run(TIMEOUT, ProjectFiles.root(),
+                        List.of(tool.toString(), "verify", deploy(unit).toString()));
+                assertEquals(0, verify.exitCode(), () -> unit + ":\n" + verify.output());
+            }
+        });
+    }
+
+    private static Optional<JsonNode> kind(List<JsonNode> docs, String kind) {
+        return docs.stream().filter(d -> d.path("kind").asText().equals(kind)).findFirst();
+    }
+}
