@@ -368,11 +368,11 @@
       tile('Seconds per step', fmtSeconds(o.step_seconds), 'predicted ' + fmtSeconds(predictedStep(run)) +
         (stepRatio !== null ? ' · ×' + stepRatio.toFixed(2) : ''), stepRatio !== null && stepRatio > 1.5 ? 'bad' : stepRatio !== null && stepRatio > 1.2 ? 'warn' : ''),
       tile('VRAM (peak)', fmtBytes(num(o.peak_memory_bytes) !== null ? o.peak_memory_bytes : o.memory_used_bytes),
-        'predicted ' + fmtBytes(predictedPeak(run)) + ' · capacity ' + fmtBytes(capacity) +
-        (headroom !== null ? ' · headroom ' + fmtBytes(headroom) : ''),
+        'predicted ' + fmtBytes(predictedPeak(run)) + ' of ' + fmtBytes(capacity) +
+        (headroom !== null ? ' · ' + fmtBytes(headroom) + ' free' : ''),
         headroom !== null && capacity && headroom < 0.05 * capacity ? 'bad' : memoryRatio !== null && memoryRatio > 1.1 ? 'warn' : ''),
-      tile('GPU utilisation', fmtRatio(o.gpu_utilization_ratio), null, num(o.gpu_utilization_ratio) !== null && o.gpu_utilization_ratio < 0.6 ? 'warn' : ''),
-      tile('Data wait', fmtRatio(o.data_wait_ratio), 'share of each step before the forward pass',
+      tile('GPU utilisation', fmtRatio(o.gpu_utilization_ratio), 'last minute', num(o.gpu_utilization_ratio) !== null && o.gpu_utilization_ratio < 0.6 ? 'warn' : ''),
+      tile('Data wait', fmtRatio(o.data_wait_ratio), 'of each step',
         num(o.data_wait_ratio) !== null && o.data_wait_ratio > 0.3 ? 'warn' : ''),
       tile('Samples per second', fmtRate(o.samples_per_second), 'predicted ' + fmtRate(predictedThroughput(run))),
       tile('ETA', fmtDuration(etaSeconds(run)), total === null ? 'no total_steps in the spec' : 'at the observed pace')
@@ -445,10 +445,10 @@
     var evidence = '';
     if (a.evidence && typeof a.evidence === 'object' && !Array.isArray(a.evidence)) {
       evidence = '<dl class="evidence">' + Object.keys(a.evidence).map(function (k) {
-        return '<dt>' + esc(k.replace(/_/g, ' ')) + '</dt><dd>' + esc(fmtEvidence(k, a.evidence[k])) + '</dd>';
+        return '<div><dt>' + esc(k.replace(/_/g, ' ')) + '</dt><dd>' + esc(fmtEvidence(k, a.evidence[k])) + '</dd></div>';
       }).join('') + '</dl>';
     } else if (a.evidence !== undefined && a.evidence !== null) {
-      evidence = '<dl class="evidence"><dt>evidence</dt><dd>' + esc(fmtEvidence('', a.evidence)) + '</dd></dl>';
+      evidence = '<dl class="evidence"><div><dt>evidence</dt><dd>' + esc(fmtEvidence('', a.evidence)) + '</dd></div></dl>';
     }
     var active = a.active !== false;
     return '<article class="anomaly ' + esc(a.severity || 'warning') + (active ? '' : ' resolved') + '" data-kind="' + esc(a.kind) + '">' +

@@ -78,9 +78,12 @@ public final class ChildProcess {
         return status;
     }
 
-    /** Sends SIGTERM to the command. */
+    /**
+     * Sends SIGTERM to the command. Through its {@link ProcessHandle}: {@link Process#destroy()} would also close
+     * our ends of its stdout and stderr, losing what it prints while it shuts down (and killing it with SIGPIPE).
+     */
     public void terminate() {
-        process.destroy();
+        process.toHandle().destroy();
     }
 
     /** Sends SIGKILL to the command and its descendants. */

@@ -55,6 +55,19 @@ class ChildProcessTest {
     }
 
     @Test
+    void whatTheCommandPrintsWhileStoppingStillComesThrough() throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ChildProcess child = ChildProcess.start(List.of("sh", "-c",
+                "trap 'echo saving checkpoint; exit 3' TERM; echo ready; while :; do sleep 0.05; done"), out,
+                OutputStream.nullOutputStream(), dir.resolve("copy.log"));
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+                .until(() -> out.toString(StandardCharsets.UTF_8).contains("ready"));
+        SignalForwarding.send(child, "TERM");
+        assertThat(child.waitFor()).isEqualTo(3);
+        assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo("ready\nsaving checkpoint\n");
+    }
+
+    @Test
     void keepsDrainingWhenOurOwnOutputIsGone() throws Exception {
         OutputStream closed = new OutputStream() {
             @Override
