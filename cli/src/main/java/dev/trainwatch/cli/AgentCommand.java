@@ -1,13 +1,273 @@
 package dev.trainwatch.cli;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import dev.trainwatch.agent.Agent;
+import dev.trainwatch.agent.AgentConfig;
+import dev.trainwatch.agent.Durations;
+import dev.trainwatch.agent.GpuReaders;
+import dev.trainwatch.agent.attribution.LinuxProcSource;
+import dev.trainwatch.agent.gpu.GpuReader;
+import dev.trainwatch.agent.gpu.GpuUnavailableException;
+import dev.trainwatch.agent.log.LogTailer;
+import dev.trainwatch.agent.log.StepSource;
+import dev.trainwatch.protocol.GpuSample;
+import dev.trainwatch.protocol.Json;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.net.UnknownHostException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
-/** Placeholder until its issue lands: says so and fails. */
-@Command(name = "agent", mixinStandardHelpOptions = true, description = "Not available in this build yet.")
+/**
+ * {@code trainwatch agent}: polls the node's GPUs, attributes them to runs, follows a run's log and ships batches
+ * to a collector until stopped (SIGTERM or Ctrl-C deliver or spool what is queued first), or until the attached run
+ * has ended. {@code --once} prints one sample of every GPU and exits.
+ */
+@Command(name = "agent", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Polls this node's GPUs through NVML, finds which runs use them, reads step times from a "
+                + "run's log, and ships everything to a collector; spools to disk while the collector is away.",
+                "With --once, prints one sample of every GPU and exits."})
 final class AgentCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--collector", paramLabel = "URL", description = "The collector, e.g. http://127.0.0.1:9477.")
+    String collector;
+
+    @Option(names = "--attach", paramLabel = "PID",
+            description = "Watch this process and its descendants (e.g. torchrun's PID); exit when they have all "
+                    + "exited. Default: every compute process on the node.")
+    Long attachPid;
+
+    @Option(names = "--log", paramLabel = "FILE", description = "The run's log to read step times from.")
+    Path log;
+
+    @Option(names = "--log-format", paramLabel = "FORMAT", defaultValue = "auto",
+            description = "auto, pixart, sana, dit, opensora, accelerate, or a regular expression with named groups "
+                    + "(step required). Default: ${DEFAULT-VALUE}.")
+    String logFormat;
+
+    @Option(names = "--run-id", paramLabel = "ID",
+            description = "The run's id. Default: TORCHELASTIC_RUN_ID or SLURM_JOB_ID of the run's processes, else "
+                    + "derived from the root process.")
+    String runId;
+
+    @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "1s",
+            description = "Polling interval, at least 100ms (e.g. 500ms, 1s, 2.5s). Default: ${DEFAULT-VALUE}.")
+    String interval;
+
+    @Option(names = "--nvml-library", paramLabel = "PATH",
+            description = "The NVML library file. Default: $TRAINWATCH_NVML_LIBRARY, else the system's "
+                    + "libnvidia-ml.so.1.")
+    Path nvmlLibrary;
+
+    @Option(names = "--token-file", paramLabel = "FILE", description = "File holding the collector's bearer token.")
+    Path tokenFile;
+
+    @Option(names = "--spool-dir", paramLabel = "DIR",
+            description = "Where batches wait while the collector is away, and the agent's id. "
+                    + "Default: $XDG_STATE_HOME/trainwatch/spool or ~/.local/state/trainwatch/spool.")
+    Path spoolDir;
+
+    @Option(names = "--spool-max-mb", paramLabel = "MB", defaultValue = "256",
+            description = "Bound of the spool; the oldest batches are dropped beyond it. Default: ${DEFAULT-VALUE}.")
+    long spoolMaxMb;
+
+    @Option(names = "--host", paramLabel = "NAME", description = "This node's name in batches. Default: the host name.")
+    String host;
+
+    @Option(names = "--once", description = "Print one sample of every GPU and exit.")
+    boolean once;
+
+    @Option(names = "--json", description = "With --once: print the samples as a JSON array (the 'gpus' of a batch).")
+    boolean json;
+
     @Override
-    public Integer call() {
-        throw new UserError(ExitCodes.FAILURE, "'agent' is not available in this build yet");
+    public Integer call() throws InterruptedException {
+        PrintWriter out = spec.commandLine().getOut();
+        Duration pollInterval = parseInterval();
+        if (once) {
+            try (GpuReader reader = openGpus(nvmlLibrary)) {
+                printOnce(out, reader.readAll());
+            }
+            return ExitCodes.OK;
+        }
+        URI collectorUri = parseCollector();
+        if (attachPid != null && ProcessHandle.of(attachPid).isEmpty()) {
+            throw new UserError(ExitCodes.USAGE, "--attach: no process with PID " + attachPid);
+        }
+        if (spoolMaxMb <= 0) {
+            throw new UserError(ExitCodes.USAGE, "--spool-max-mb must be positive");
+        }
+        if (tokenFile != null && !Files.isReadable(tokenFile)) {
+            throw new UserError(ExitCodes.USAGE, "--token-file: cannot read " + tokenFile);
+        }
+        useOneLineLogs();
+        AgentConfig config = new AgentConfig(collectorUri, host != null ? host : localHostName(), attachPid, runId,
+                null, pollInterval, tokenFile, spoolDir != null ? spoolDir : AgentConfig.defaultSpoolDir(),
+                spoolMaxMb << 20, Duration.ofSeconds(5));
+        Clock clock = Clock.systemUTC();
+        GpuReader reader = openGpus(nvmlLibrary);
+        StepSource steps = null;
+        Agent agent;
+        try {
+            steps = log != null ? LogTailer.open(log, logFormat, clock) : null;
+            agent = Agent.create(config, reader, steps, LinuxProcSource.system(), clock);
+        } catch (IllegalArgumentException e) {
+            closeQuietly(reader, steps);
+            throw new UserError(ExitCodes.USAGE, "--log-format: " + e.getMessage());
+        } catch (IOException | IllegalStateException e) {
+            closeQuietly(reader, steps);
+            throw new UserError(ExitCodes.FAILURE, e.getMessage());
+        }
+        return runUntilStopped(agent, pollInterval);
+    }
+
+    /** Runs the agent until SIGTERM/SIGINT (the JVM's shutdown hook) or the end of the attached run. */
+    private int runUntilStopped(Agent agent, Duration pollInterval) throws InterruptedException {
+        CountDownLatch stopped = new CountDownLatch(1);
+        Thread hook = new Thread(() -> {
+            agent.close();
+            stopped.countDown();
+        }, "trainwatch-agent-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        agent.start();
+        System.getLogger(AgentCommand.class.getName()).log(System.Logger.Level.INFO,
+                "agent " + agent.agentId() + " polling every " + pollInterval.toMillis() + "ms, shipping to "
+                        + collector);
+        try {
+            while (!stopped.await(pollInterval.toMillis(), TimeUnit.MILLISECONDS)) {
+                if (agent.attachedRunEnded()) {
+                    System.getLogger(AgentCommand.class.getName()).log(System.Logger.Level.INFO,
+                            "the attached run has ended; stopping");
+                    break;
+                }
+            }
+        } finally {
+            agent.close();
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException e) {
+                // The JVM is already shutting down: the hook runs (and closing twice is harmless).
+            }
+        }
+        return ExitCodes.OK;
+    }
+
+    /** Opens NVML, or says in one line why it cannot be used (exit status 3). */
+    static GpuReader openGpus(Path library) {
+        try {
+            return GpuReaders.openNvml(library, System.getenv(), Clock.systemUTC());
+        } catch (GpuUnavailableException e) {
+            throw new UserError(ExitCodes.NVML_UNAVAILABLE, e.getMessage());
+        }
+    }
+
+    private Duration parseInterval() {
+        Duration parsed;
+        try {
+            parsed = Durations.parse(interval);
+        } catch (IllegalArgumentException e) {
+            throw new UserError(ExitCodes.USAGE, "--interval: " + e.getMessage());
+        }
+        if (parsed.compareTo(AgentConfig.MIN_INTERVAL) < 0) {
+            throw new UserError(ExitCodes.USAGE, "--interval: " + interval + " is below the minimum of 100ms");
+        }
+        return parsed;
+    }
+
+    private URI parseCollector() {
+        if (collector == null || collector.isBlank()) {
+            throw new UserError(ExitCodes.USAGE, "--collector URL is required (or --once to print one sample)");
+        }
+        try {
+            URI uri = new URI(collector.strip());
+            String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+            if (!(scheme.equals("http") || scheme.equals("https")) || uri.getHost() == null) {
+                throw new UserError(ExitCodes.USAGE, "--collector: '" + collector
+                        + "' is not an http(s) URL like http://127.0.0.1:9477");
+            }
+            return uri;
+        } catch (URISyntaxException e) {
+            throw new UserError(ExitCodes.USAGE, "--collector: '" + collector + "' is not a URL");
+        }
+    }
+
+    private void printOnce(PrintWriter out, List<GpuSample> samples) {
+        if (json) {
+            try {
+                out.println(Json.MAPPER.writeValueAsString(samples));
+            } catch (JsonProcessingException e) {
+                throw new UserError(ExitCodes.FAILURE, "cannot write the samples as JSON: " + e.getOriginalMessage());
+            }
+            out.flush();
+            return;
+        }
+        if (samples.isEmpty()) {
+            out.println("no GPUs");
+        }
+        out.printf("%-3s %-28s %19s %6s %8s %6s %s%n", "GPU", "NAME", "MEMORY USED/TOTAL", "UTIL", "POWER", "TEMP",
+                "PROCESSES");
+        for (GpuSample gpu : samples) {
+            if (Boolean.TRUE.equals(gpu.lost())) {
+                out.printf("%-3d %-28s lost%n", gpu.index(), gpu.name());
+                continue;
+            }
+            String memory = gib(gpu.memoryUsedBytes()) + "/" + gib(gpu.memoryTotalBytes()) + " GiB";
+            String util = gpu.utilizationRatio() == null ? "-" : Math.round(gpu.utilizationRatio() * 100) + "%";
+            String power = gpu.powerWatts() == null ? "-" : String.format(Locale.ROOT, "%.0f W", gpu.powerWatts());
+            String temp = gpu.temperatureCelsius() == null ? "-"
+                    : String.format(Locale.ROOT, "%.0f C", gpu.temperatureCelsius());
+            String processes = gpu.processes() == null ? "?" : gpu.processes().stream()
+                    .map(p -> Long.toString(p.pid())).reduce((a, b) -> a + "," + b).orElse("-");
+            out.printf("%-3d %-28s %19s %6s %8s %6s %s%n", gpu.index(), gpu.name(), memory, util, power, temp,
+                    processes);
+        }
+        out.flush();
+    }
+
+    private static String gib(Long bytes) {
+        return bytes == null ? "-" : String.format(Locale.ROOT, "%.1f", bytes / (double) (1L << 30));
+    }
+
+    private static String localHostName() {
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (UnknownHostException e) {
+            String env = System.getenv("HOSTNAME");
+            return env != null && !env.isBlank() ? env : "localhost";
+        }
+    }
+
+    /** Log records as single lines on stderr, not the JDK's two-line default. */
+    private static void useOneLineLogs() {
+        if (System.getProperty("java.util.logging.SimpleFormatter.format") == null) {
+            System.setProperty("java.util.logging.SimpleFormatter.format", "trainwatch agent: %4$s: %5$s%n");
+        }
+    }
+
+    private static void closeQuietly(GpuReader reader, StepSource steps) {
+        try {
+            reader.close();
+        } finally {
+            if (steps != null) {
+                steps.close();
+            }
+        }
     }
 }

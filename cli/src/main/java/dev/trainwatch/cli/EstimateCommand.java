@@ -1,13 +1,111 @@
 package dev.trainwatch.cli;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.estimator.Estimator;
+import dev.trainwatch.estimator.Suggestion;
+import dev.trainwatch.protocol.Json;
+import dev.trainwatch.protocol.RunSpec;
+import java.io.PrintWriter;
+import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
 
-/** Placeholder until its issue lands: says so and fails. */
-@Command(name = "estimate", mixinStandardHelpOptions = true, description = "Not available in this build yet.")
+/** {@code trainwatch estimate}: what a run should cost, as a table or one JSON object. */
+@Command(name = "estimate", mixinStandardHelpOptions = true,
+        description = "Predict parameters, peak GPU memory (with a breakdown), step time, the largest batch that fits "
+                + "and the single changes that help.")
 final class EstimateCommand implements Callable<Integer> {
+
+    @Mixin
+    EstimateOptions options;
+
+    @Option(names = "--json", description = "Print one JSON object instead of the table.")
+    boolean json;
+
+    @Spec
+    CommandSpec spec;
+
     @Override
-    public Integer call() {
-        throw new UserError(ExitCodes.FAILURE, "'estimate' is not available in this build yet");
+    public Integer call() throws JsonProcessingException {
+        RunSpec run = options.toRunSpec();
+        if (run.model() == null) {
+            throw new UserError(ExitCodes.USAGE, "no model given: use --model ID or --config FILE (see 'trainwatch models')");
+        }
+        if (run.gpu() == null) {
+            throw new UserError(ExitCodes.USAGE, "no GPU given: use --gpu ID (see 'trainwatch gpus')");
+        }
+        Estimate estimate = Estimator.bundled().estimate(run);
+        PrintWriter out = spec.commandLine().getOut();
+        if (json) {
+            out.println(Json.MAPPER.writeValueAsString(estimate));
+        } else {
+            printTable(out, estimate);
+        }
+        out.flush();
+        return ExitCodes.OK;
+    }
+
+    static void printTable(PrintWriter out, Estimate e) {
+        RunSpec s = e.spec();
+        String size = s.resolution() != null ? s.resolution() + " px" : s.height() + "x" + s.width() + " px";
+        out.printf(Locale.ROOT, "%s on %d x %s, batch %d per GPU at %s%s%n", e.model(), s.gpus(), e.gpu(), s.batch(), size,
+                s.frames() != null ? ", " + s.frames() + " frames" : "");
+        out.printf(Locale.ROOT, "  %s, %s, checkpointing %s, EMA %s, features %s, ZeRO %d, %s attention%s%n",
+                s.precision(), s.optimizer(), onOff(s.gradCheckpointing()), onOff(s.ema()), s.features(), s.zero(),
+                s.attention(), s.gradAccumulation() > 1 ? ", " + s.gradAccumulation() + " accumulation steps" : "");
+        out.printf(Locale.ROOT, "%nparameters        %,d (%,d trainable)%n", e.params(), e.trainableParams());
+        out.printf(Locale.ROOT, "peak memory       %s of %s  %s%n", gb(e.peakMemoryBytes()), gb(e.gpuMemoryBytes()),
+                e.fits() ? "fits" : "DOES NOT FIT");
+        out.printf(Locale.ROOT, "largest batch     %s%n", e.maxBatch() > 0 ? String.valueOf(e.maxBatch())
+                : "none: even batch 1 does not fit");
+        out.printf(Locale.ROOT, "step time         %.3f s  (%.2f samples/s over %d GPU%s)%n", e.stepSeconds(),
+                e.samplesPerSecond(), s.gpus(), s.gpus() == 1 ? "" : "s");
+        if (e.totalSeconds() != null) {
+            out.printf(Locale.ROOT, "total time        %s for %,d steps%n", duration(e.totalSeconds()), s.totalSteps());
+        }
+        out.printf(Locale.ROOT, "%nmemory breakdown%n");
+        for (Map.Entry<String, Long> term : e.breakdown().entrySet()) {
+            out.printf(Locale.ROOT, "  %-24s %10s  %5.1f%%%n", term.getKey(), gb(term.getValue()),
+                    100.0 * term.getValue() / e.peakMemoryBytes());
+        }
+        out.printf(Locale.ROOT, "%nstep time breakdown%n");
+        for (Map.Entry<String, Double> term : e.stepBreakdown().entrySet()) {
+            out.printf(Locale.ROOT, "  %-24s %9.3f s  %5.1f%%%n", term.getKey(), term.getValue(),
+                    100.0 * term.getValue() / e.stepSeconds());
+        }
+        if (!e.notes().isEmpty()) {
+            out.printf(Locale.ROOT, "%nnotes%n");
+            e.notes().forEach(n -> out.println("  - " + n));
+        }
+        if (!e.suggestions().isEmpty()) {
+            out.printf(Locale.ROOT, "%nsuggestions (each a single change)%n");
+            for (Suggestion x : e.suggestions()) {
+                out.printf(Locale.ROOT, "  - %s%n      -> peak %s, step %.3f s%n", x.change(), gb(x.newPeakMemoryBytes()),
+                        x.newStepSeconds());
+            }
+        }
+    }
+
+    private static String onOff(Boolean b) {
+        return Boolean.TRUE.equals(b) ? "on" : "off";
+    }
+
+    static String gb(long bytes) {
+        return String.format(Locale.ROOT, "%.2f GB", bytes / 1e9);
+    }
+
+    private static String duration(double seconds) {
+        long s = Math.round(seconds);
+        long days = s / 86_400;
+        long hours = s % 86_400 / 3600;
+        long minutes = s % 3600 / 60;
+        return days > 0 ? String.format(Locale.ROOT, "%dd %02dh %02dm", days, hours, minutes)
+                : String.format(Locale.ROOT, "%dh %02dm", hours, minutes);
     }
 }

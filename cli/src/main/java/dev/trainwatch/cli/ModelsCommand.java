@@ -1,13 +1,68 @@
 package dev.trainwatch.cli;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import dev.trainwatch.estimator.Estimator;
+import dev.trainwatch.estimator.catalog.ModelInfo;
+import dev.trainwatch.protocol.Json;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
 
-/** Placeholder until its issue lands: says so and fails. */
-@Command(name = "models", mixinStandardHelpOptions = true, description = "Not available in this build yet.")
+/** {@code trainwatch models}: the model catalog with parameter counts derived from each architecture. */
+@Command(name = "models", mixinStandardHelpOptions = true,
+        description = "List the models the estimator knows, with parameters derived from their architecture.")
 final class ModelsCommand implements Callable<Integer> {
+
+    @Option(names = "--json", description = "Print a JSON array instead of the table.")
+    boolean json;
+
+    @Spec
+    CommandSpec spec;
+
     @Override
-    public Integer call() {
-        throw new UserError(ExitCodes.FAILURE, "'models' is not available in this build yet");
+    public Integer call() throws JsonProcessingException {
+        Estimator estimator = Estimator.bundled();
+        PrintWriter out = spec.commandLine().getOut();
+        if (json) {
+            List<Map<String, Object>> rows = new ArrayList<>();
+            for (ModelInfo m : estimator.models()) {
+                Map<String, Object> row = new LinkedHashMap<>();
+                row.put("id", m.id());
+                row.put("name", m.name());
+                row.put("family", m.family());
+                row.put("params", estimator.params(m.id()));
+                row.put("published_params", m.publishedParams());
+                row.put("depth", m.depth());
+                row.put("hidden", m.hidden());
+                row.put("patch", m.patch());
+                row.put("latent_downsample", m.latentDownsample());
+                row.put("text_encoder", m.textEncoder());
+                row.put("vae", m.vae());
+                row.put("defaults", m.defaults());
+                rows.add(row);
+            }
+            out.println(Json.MAPPER.writeValueAsString(rows));
+        } else {
+            out.printf(Locale.ROOT, "%-18s %-26s %-9s %15s %12s  %-28s %s%n", "ID", "NAME", "FAMILY", "PARAMS",
+                    "PUBLISHED", "SHAPE (depth x hidden, /patch)", "ENCODERS");
+            for (ModelInfo m : estimator.models()) {
+                String shape = m.singleDepth() > 0
+                        ? m.depth() + "+" + m.singleDepth() + " x " + m.hidden() + ", /" + m.patch()
+                        : m.depth() + " x " + m.hidden() + ", /" + m.patch();
+                String encoders = (m.textEncoder() == null ? "" : m.textEncoder() + " + ") + m.vae();
+                out.printf(Locale.ROOT, "%-18s %-26s %-9s %,15d %11.0fM  %-28s %s%n", m.id(), m.name(), m.family(),
+                        estimator.params(m.id()), m.publishedParams() / 1e6, shape, encoders);
+            }
+        }
+        out.flush();
+        return ExitCodes.OK;
     }
 }

@@ -49,20 +49,23 @@ final class NvmlApi {
     final Function getName;
     final Function getUuid;
     final Function getPciInfo;
-    final Function getMemoryInfoV2;
-    final Function getMemoryInfo;
-    final Function getUtilizationRates;
-    final Function getSamples;
-    final Function getClockInfo;
     final Function getMaxClockInfo;
-    final Function getClockEventReasons;
-    final Function getPowerUsage;
-    final Function getEnforcedPowerLimit;
-    final Function getTotalEnergy;
-    final Function getTemperature;
-    final Function getPerformanceState;
-    final Function getProcessUtilization;
-    final Function getComputeProcesses;
+    // per poll, direct-mapped (see DirectCalls); null when the driver lacks the symbol
+    final DirectCalls direct;
+    final DirectCalls.DeviceOut memoryInfoV2;
+    final DirectCalls.DeviceOut memoryInfo;
+    final DirectCalls.DeviceOut utilizationRates;
+    final DirectCalls.DeviceSamples samples;
+    final DirectCalls.DeviceTypeOut clockInfo;
+    final DirectCalls.DeviceOut clockEventReasons;
+    final String clockEventReasonsSymbol;
+    final DirectCalls.DeviceOut powerUsage;
+    final DirectCalls.DeviceOut enforcedPowerLimit;
+    final DirectCalls.DeviceOut totalEnergy;
+    final DirectCalls.DeviceTypeOut temperature;
+    final DirectCalls.DeviceOut performanceState;
+    final DirectCalls.DeviceBufferCountSince processUtilization;
+    final DirectCalls.DeviceCountBuffer computeProcesses;
     final ProcessStride processStride;
     final Function eventSetCreate;
     final Function registerEvents;
@@ -85,27 +88,43 @@ final class NvmlApi {
         getName = probe("nvmlDeviceGetName");
         getUuid = probe("nvmlDeviceGetUUID");
         getPciInfo = probe("nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo");
-        getMemoryInfoV2 = probe("nvmlDeviceGetMemoryInfo_v2");
-        getMemoryInfo = probe("nvmlDeviceGetMemoryInfo");
-        getUtilizationRates = probe("nvmlDeviceGetUtilizationRates");
-        getSamples = probe("nvmlDeviceGetSamples");
-        getClockInfo = probe("nvmlDeviceGetClockInfo");
         getMaxClockInfo = probe("nvmlDeviceGetMaxClockInfo");
-        getClockEventReasons = probe("nvmlDeviceGetCurrentClocksEventReasons",
-                "nvmlDeviceGetCurrentClocksThrottleReasons");
-        getPowerUsage = probe("nvmlDeviceGetPowerUsage");
-        getEnforcedPowerLimit = probe("nvmlDeviceGetEnforcedPowerLimit");
-        getTotalEnergy = probe("nvmlDeviceGetTotalEnergyConsumption");
-        getTemperature = probe("nvmlDeviceGetTemperature");
-        getPerformanceState = probe("nvmlDeviceGetPerformanceState");
-        getProcessUtilization = probe("nvmlDeviceGetProcessUtilization");
+        direct = new DirectCalls(lib);
+        memoryInfoV2 = direct.bind(DirectSymbols.MemoryInfoV2.class, DirectCalls.DeviceOut.class);
+        memoryInfo = direct.bind(DirectSymbols.MemoryInfo.class, DirectCalls.DeviceOut.class);
+        utilizationRates = direct.bind(DirectSymbols.UtilizationRates.class, DirectCalls.DeviceOut.class);
+        samples = direct.bind(DirectSymbols.Samples.class, DirectCalls.DeviceSamples.class);
+        clockInfo = direct.bind(DirectSymbols.ClockInfo.class, DirectCalls.DeviceTypeOut.class);
+        DirectCalls.DeviceOut reasons = direct.bind(DirectSymbols.ClocksEventReasons.class, DirectCalls.DeviceOut.class);
+        String reasonsSymbol = "nvmlDeviceGetCurrentClocksEventReasons";
+        if (reasons == null) {
+            reasons = direct.bind(DirectSymbols.ClocksThrottleReasons.class, DirectCalls.DeviceOut.class);
+            reasonsSymbol = reasons == null ? null : "nvmlDeviceGetCurrentClocksThrottleReasons";
+        }
+        clockEventReasons = reasons;
+        clockEventReasonsSymbol = reasonsSymbol;
+        powerUsage = direct.bind(DirectSymbols.PowerUsage.class, DirectCalls.DeviceOut.class);
+        enforcedPowerLimit = direct.bind(DirectSymbols.EnforcedPowerLimit.class, DirectCalls.DeviceOut.class);
+        totalEnergy = direct.bind(DirectSymbols.TotalEnergyConsumption.class, DirectCalls.DeviceOut.class);
+        temperature = direct.bind(DirectSymbols.Temperature.class, DirectCalls.DeviceTypeOut.class);
+        performanceState = direct.bind(DirectSymbols.PerformanceState.class, DirectCalls.DeviceOut.class);
+        processUtilization = direct.bind(DirectSymbols.ProcessUtilization.class,
+                DirectCalls.DeviceBufferCountSince.class);
         processStride = ProcessStride.choose(
                 has("nvmlDeviceGetComputeRunningProcesses_v3"),
                 has("nvmlDeviceGetComputeRunningProcesses_v2"),
                 has("nvmlDeviceGetComputeRunningProcesses"),
                 has("nvmlDeviceGetConfComputeMemSizeInfo"),
                 has("nvmlDeviceGetRunningProcessDetailList"));
-        getComputeProcesses = processStride.symbol == null ? null : probe(processStride.symbol);
+        computeProcesses = switch (processStride) {
+            case V3_32, V3_24 -> direct.bind(DirectSymbols.ComputeRunningProcessesV3.class,
+                    DirectCalls.DeviceCountBuffer.class);
+            case V2_24 -> direct.bind(DirectSymbols.ComputeRunningProcessesV2.class,
+                    DirectCalls.DeviceCountBuffer.class);
+            case V1_16 -> direct.bind(DirectSymbols.ComputeRunningProcesses.class,
+                    DirectCalls.DeviceCountBuffer.class);
+            case NONE -> null;
+        };
         eventSetCreate = probe("nvmlEventSetCreate");
         registerEvents = probe("nvmlDeviceRegisterEvents");
         eventSetWait = probe("nvmlEventSetWait_v2", "nvmlEventSetWait");

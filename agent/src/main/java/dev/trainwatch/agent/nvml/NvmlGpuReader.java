@@ -51,20 +51,30 @@ public final class NvmlGpuReader implements GpuReader {
     private final Abort uninitialised = new Abort();
 
     // Poll-thread state.
+    // The direct-mapped calls take addresses; each Memory is kept in a field so it outlives the calls.
     private final Memory scratch = new Memory(16);         // out value @0, count @8, value type @12
+    private final long scratchAddr = Pointer.nativeValue(scratch);
+    private final long countAddr = scratchAddr + 8;
+    private final long valueTypeAddr = scratchAddr + 12;
     private final Pointer countPtr = scratch.share(8, 4);
-    private final Pointer valueTypePtr = scratch.share(12, 4);
     private final Memory memoryBuf = new Memory(40);       // nvmlMemory_v2_t / nvmlMemory_t
+    private final long memoryAddr = Pointer.nativeValue(memoryBuf);
     private final Memory utilBuf = new Memory(8);          // nvmlUtilization_t
+    private final long utilAddr = Pointer.nativeValue(utilBuf);
     private final Memory text = new Memory(TEXT_BUFFER);
     private final Memory pciBuf = new Memory(68);          // nvmlPciInfo_t
     private Memory samplesBuf;                             // nvmlSample_t[]
+    private long samplesAddr;
     private long[] sampleTs;
     private double[] sampleRatio;
     private Memory processBuf;                             // process entries, stride per driver
     private int processCapacity;
+    private long processAddr;
+    private List<String> lastReasons = List.of();          // reused while the mask does not change
+    private long lastReasonMask;
     private Memory processUtilBuf;                         // nvmlProcessUtilizationSample_t[]
     private int processUtilCapacity;
+    private long processUtilAddr;
     private boolean memoryV2Usable;
     private List<Gpu> gpus = List.of();
     private boolean acquired;
@@ -87,7 +97,9 @@ public final class NvmlGpuReader implements GpuReader {
         int rc = api.init.invokeInt(new Object[0]);
         if (rc != NvmlApi.SUCCESS) {
             // A failed init holds nothing: no shutdown follows it.
-            throw new GpuUnavailableException(initFailure(api, rc));
+            String message = initFailure(api, rc);
+            api.direct.unregisterAll();
+            throw new GpuUnavailableException(message);
         }
         NvmlGpuReader reader = null;
         try {
@@ -102,6 +114,7 @@ public final class NvmlGpuReader implements GpuReader {
                 reader.close();
             } else {
                 api.shutdown.invokeInt(new Object[0]);
+                api.direct.unregisterAll();
             }
             throw e;
         }
@@ -111,7 +124,7 @@ public final class NvmlGpuReader implements GpuReader {
         this.api = api;
         this.clock = clock;
         this.driverVersion = driverVersion;
-        this.memoryV2Usable = api.getMemoryInfoV2 != null;
+        this.memoryV2Usable = api.memoryInfoV2 != null;
         setSampleCapacity(128);
         setProcessCapacity(32);
         setProcessUtilCapacity(32);
@@ -146,9 +159,10 @@ public final class NvmlGpuReader implements GpuReader {
         m.put("count", NvmlApi.boundName(api.getCount));
         m.put("handle", NvmlApi.boundName(api.getHandleByIndex));
         m.put("pci", NvmlApi.boundName(api.getPciInfo));
-        m.put("memory", memoryV2Usable ? NvmlApi.boundName(api.getMemoryInfoV2) : NvmlApi.boundName(api.getMemoryInfo));
-        m.put("clock_event_reasons", NvmlApi.boundName(api.getClockEventReasons));
-        m.put("processes", NvmlApi.boundName(api.getComputeProcesses));
+        m.put("memory", memoryV2Usable ? "nvmlDeviceGetMemoryInfo_v2"
+                : api.memoryInfo != null ? "nvmlDeviceGetMemoryInfo" : null);
+        m.put("clock_event_reasons", api.clockEventReasonsSymbol);
+        m.put("processes", api.computeProcesses == null ? null : api.processStride.symbol);
         m.put("process_stride", Integer.toString(api.processStride.bytes));
         m.put("event_wait", NvmlApi.boundName(api.eventSetWait));
         m.values().removeIf(v -> v == null);
@@ -210,6 +224,7 @@ public final class NvmlGpuReader implements GpuReader {
             acquired = false;
             api.shutdown.invokeInt(new Object[0]);
         }
+        api.direct.unregisterAll();
     }
 
     // ------------------------------------------------------------------ enumeration and identity
@@ -305,6 +320,7 @@ public final class NvmlGpuReader implements GpuReader {
                 return g.lost ? lostSample(g, ts) : identitySample(g, ts);
             }
         }
+        long dev = g.peer;
         Long total = null;
         Long used = null;
         Long reserved = null;
@@ -312,7 +328,7 @@ public final class NvmlGpuReader implements GpuReader {
         boolean memoryRead = false;
         if (memoryV2Usable) {
             memoryBuf.setInt(0, MEMORY_V2_VERSION);
-            int rc = api.getMemoryInfoV2.invokeInt(new Object[] {g.handle, memoryBuf});
+            int rc = api.memoryInfoV2.call(dev, memoryAddr);
             if (rc == NvmlApi.ARGUMENT_VERSION_MISMATCH || rc == NvmlApi.FUNCTION_NOT_FOUND) {
                 memoryV2Usable = false; // a driver with the symbol but not this struct version: use v1 from now on
             } else if (check(rc)) {
@@ -321,12 +337,11 @@ public final class NvmlGpuReader implements GpuReader {
                 free = memoryBuf.getLong(24);
                 used = memoryBuf.getLong(32);
                 memoryRead = true;
-            } else {
-                memoryRead = true; // failed or unsupported: absent, v1 would say the same
+            } else if (rc != NvmlApi.NOT_SUPPORTED) {
+                memoryRead = true; // a failed read (counted): absent this poll
             }
         }
-        if (!memoryRead && api.getMemoryInfo != null
-                && check(api.getMemoryInfo.invokeInt(new Object[] {g.handle, memoryBuf}))) {
+        if (!memoryRead && api.memoryInfo != null && check(api.memoryInfo.call(dev, memoryAddr))) {
             total = memoryBuf.getLong(0);
             free = memoryBuf.getLong(8);
             used = memoryBuf.getLong(16);
@@ -334,30 +349,32 @@ public final class NvmlGpuReader implements GpuReader {
 
         Double util = null;
         Double memUtil = null;
-        if (api.getUtilizationRates != null
-                && check(api.getUtilizationRates.invokeInt(new Object[] {g.handle, utilBuf}))) {
+        if (api.utilizationRates != null && check(api.utilizationRates.call(dev, utilAddr))) {
             util = utilBuf.getInt(0) / 100.0;
             memUtil = utilBuf.getInt(4) / 100.0;
         }
         UtilizationWindow window = readUtilizationWindow(g);
 
-        Long smClock = mhz(readUint(api.getClockInfo, g.handle, CLOCK_SM));
-        Long memClock = mhz(readUint(api.getClockInfo, g.handle, CLOCK_MEM));
+        Long smClock = mhz(readUint(api.clockInfo, dev, CLOCK_SM));
+        Long memClock = mhz(readUint(api.clockInfo, dev, CLOCK_MEM));
         List<String> reasons = null;
-        if (api.getClockEventReasons != null
-                && check(api.getClockEventReasons.invokeInt(new Object[] {g.handle, scratch}))) {
-            reasons = ClockEventReasons.names(scratch.getLong(0));
+        if (api.clockEventReasons != null && check(api.clockEventReasons.call(dev, scratchAddr))) {
+            long mask = scratch.getLong(0);
+            if (mask != lastReasonMask) {
+                lastReasonMask = mask;
+                lastReasons = ClockEventReasons.names(mask);
+            }
+            reasons = lastReasons;
         }
-        Long powerMw = readUint(api.getPowerUsage, g.handle);
-        Long limitMw = readUint(api.getEnforcedPowerLimit, g.handle);
+        Long powerMw = readUint(api.powerUsage, dev);
+        Long limitMw = readUint(api.enforcedPowerLimit, dev);
         Double energy = null;
-        if (api.getTotalEnergy != null && check(api.getTotalEnergy.invokeInt(new Object[] {g.handle, scratch}))) {
+        if (api.totalEnergy != null && check(api.totalEnergy.call(dev, scratchAddr))) {
             energy = scratch.getLong(0) / 1000.0;
         }
-        Long temp = readUint(api.getTemperature, g.handle, TEMPERATURE_GPU);
+        Long temp = readUint(api.temperature, dev, TEMPERATURE_GPU);
         Integer pstate = null;
-        if (api.getPerformanceState != null
-                && check(api.getPerformanceState.invokeInt(new Object[] {g.handle, scratch}))) {
+        if (api.performanceState != null && check(api.performanceState.call(dev, scratchAddr))) {
             int p = scratch.getInt(0);
             pstate = p >= 0 && p < PSTATE_UNKNOWN ? p : null;
         }
@@ -373,13 +390,13 @@ public final class NvmlGpuReader implements GpuReader {
 
     /** The driver's GPU-utilisation samples newer than the last one seen; null when there are none. */
     private UtilizationWindow readUtilizationWindow(Gpu g) {
-        if (api.getSamples == null) {
+        if (api.samples == null) {
             return null;
         }
         for (int attempt = 0; attempt < 2; attempt++) {
             scratch.setInt(8, sampleTs.length);
-            int rc = api.getSamples.invokeInt(new Object[] {
-                g.handle, SAMPLES_GPU_UTILIZATION, g.lastSampleTs, valueTypePtr, countPtr, samplesBuf});
+            int rc = api.samples.call(g.peer, SAMPLES_GPU_UTILIZATION, g.lastSampleTs, valueTypeAddr, countAddr,
+                    samplesAddr);
             if (rc == NvmlApi.INSUFFICIENT_SIZE && attempt == 0) {
                 setSampleCapacity(Math.max(scratch.getInt(8), sampleTs.length * 2));
                 continue;
@@ -419,7 +436,7 @@ public final class NvmlGpuReader implements GpuReader {
     }
 
     private List<GpuProcess> readProcesses(Gpu g, Long memoryTotal) {
-        Function f = api.getComputeProcesses;
+        DirectCalls.DeviceCountBuffer f = api.computeProcesses;
         if (f == null) {
             return null;
         }
@@ -427,7 +444,7 @@ public final class NvmlGpuReader implements GpuReader {
         int n = -1;
         for (int attempt = 0; attempt < 3 && n < 0; attempt++) {
             scratch.setInt(8, processCapacity);
-            int rc = f.invokeInt(new Object[] {g.handle, countPtr, processBuf});
+            int rc = f.call(g.peer, countAddr, processAddr);
             if (rc == NvmlApi.INSUFFICIENT_SIZE) {
                 setProcessCapacity(scratch.getInt(8) + 8); // room for processes starting meanwhile
                 continue;
@@ -465,13 +482,12 @@ public final class NvmlGpuReader implements GpuReader {
 
     /** Per-PID mean SM and memory utilisation since the last poll: pid → {sm sum, mem sum, samples}. */
     private Map<Long, double[]> readProcessUtilization(Gpu g) {
-        if (api.getProcessUtilization == null) {
+        if (api.processUtilization == null) {
             return null;
         }
         for (int attempt = 0; attempt < 2; attempt++) {
             scratch.setInt(8, processUtilCapacity);
-            int rc = api.getProcessUtilization.invokeInt(new Object[] {
-                g.handle, processUtilBuf, countPtr, g.lastProcessUtilTs});
+            int rc = api.processUtilization.call(g.peer, processUtilAddr, countAddr, g.lastProcessUtilTs);
             if (rc == NvmlApi.INSUFFICIENT_SIZE && attempt == 0) {
                 setProcessUtilCapacity(Math.max(scratch.getInt(8), processUtilCapacity * 2));
                 continue;
@@ -519,8 +535,15 @@ public final class NvmlGpuReader implements GpuReader {
         }
     }
 
-    private Long readUint(Function f, Pointer handle) {
-        if (f == null || !check(f.invokeInt(new Object[] {handle, scratch}))) {
+    private Long readUint(DirectCalls.DeviceOut f, long device) {
+        if (f == null || !check(f.call(device, scratchAddr))) {
+            return null;
+        }
+        return scratch.getInt(0) & 0xFFFFFFFFL;
+    }
+
+    private Long readUint(DirectCalls.DeviceTypeOut f, long device, int type) {
+        if (f == null || !check(f.call(device, type, scratchAddr))) {
             return null;
         }
         return scratch.getInt(0) & 0xFFFFFFFFL;
@@ -572,6 +595,7 @@ public final class NvmlGpuReader implements GpuReader {
 
     private void setSampleCapacity(int n) {
         samplesBuf = new Memory(16L * n);
+        samplesAddr = Pointer.nativeValue(samplesBuf);
         sampleTs = new long[n];
         sampleRatio = new double[n];
     }
@@ -579,11 +603,13 @@ public final class NvmlGpuReader implements GpuReader {
     private void setProcessCapacity(int n) {
         processCapacity = n;
         processBuf = new Memory((long) Math.max(api.processStride.bytes, 16) * n);
+        processAddr = Pointer.nativeValue(processBuf);
     }
 
     private void setProcessUtilCapacity(int n) {
         processUtilCapacity = n;
         processUtilBuf = new Memory(32L * n);
+        processUtilAddr = Pointer.nativeValue(processUtilBuf);
     }
 
     /** One GPU as known since the last init. */

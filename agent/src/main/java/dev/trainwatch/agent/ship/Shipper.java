@@ -200,10 +200,11 @@ public final class Shipper implements AutoCloseable {
     }
 
     private void forget(Shipment shipment, boolean fromSpool) {
-        if (fromSpool) {
-            spool.remove(shipment.ordinal());
-        } else if (memory.peekFirst() == shipment) {
+        if (!fromSpool && memory.peekFirst() == shipment) {
             memory.removeFirst();
+        } else {
+            // From the spool, or spilled there from memory while it was in flight (a backlog): not again.
+            spool.remove(shipment.ordinal());
         }
     }
 

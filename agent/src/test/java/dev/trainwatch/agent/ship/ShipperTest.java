@@ -148,4 +148,32 @@ class ShipperTest {
         assertThat(transport.accepted).hasSize(10);
         assertThat(new Spool(dir, 1 << 20).depth()).isZero();
     }
+
+    /** Regression: a shipment spilled to disk while in flight was delivered again from the spool. */
+    @Test
+    void aBacklogSpilledWhileAShipmentIsInFlightIsNotSentTwice() throws Exception {
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        FakeTransport inner = new FakeTransport();
+        Transport slow = shipment -> {
+            if (shipment.gzipBody()[0] == 1) {
+                release.await();
+            }
+            return inner.send(shipment);
+        };
+        Shipper shipper = new Shipper(slow, new Spool(dir, 1 << 20), backoff, fastSleeper);
+        shipper.start();
+        shipper.submit(payload(1));
+        await().atMost(10, TimeUnit.SECONDS).until(() -> shipper.pending() == 1 && inner.attempts.isEmpty());
+        for (int i = 2; i <= Shipper.MEMORY_LIMIT + 5; i++) {
+            shipper.submit(payload(i));
+        }
+        release.countDown();
+        await().atMost(10, TimeUnit.SECONDS).until(() -> shipper.pending() == 0);
+        shipper.close();
+        List<Integer> expected = new ArrayList<>();
+        for (int i = 1; i <= Shipper.MEMORY_LIMIT + 5; i++) {
+            expected.add(i);
+        }
+        assertThat(inner.attempts).containsExactlyElementsOf(expected);
+    }
 }

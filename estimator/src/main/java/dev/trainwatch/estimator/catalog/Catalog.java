@@ -107,7 +107,7 @@ public final class Catalog {
     public static List<String> nearest(String unknown, List<String> ids) {
         String needle = unknown == null ? "" : unknown.toLowerCase(Locale.ROOT);
         return ids.stream()
-                .sorted(Comparator.comparingInt((String id) -> distance(needle, id)).thenComparing(id -> id))
+                .sorted(Comparator.comparingInt((String id) -> similarityDistance(needle, id)).thenComparing(id -> id))
                 .limit(3)
                 .toList();
     }
@@ -134,6 +134,15 @@ public final class Catalog {
             }
         }
         return s;
+    }
+
+    /**
+     * Edit distance, also against the id cut to the typed length, so a mistyped or partial id ("pixart-sigmaa")
+     * ranks the ids that share its beginning first.
+     */
+    private static int similarityDistance(String needle, String id) {
+        String prefix = id.substring(0, Math.min(id.length(), needle.length()));
+        return Math.min(distance(needle, id), distance(needle, prefix) + 1);
     }
 
     private static int distance(String a, String b) {

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""A poller built on NVIDIA's own Python binding (pynvml), reading the same fields as trainwatch's agent.
+
+Used two ways by the agent's tests and benchmark:
+  pynvml_poller.py LIBRARY read          one poll of every GPU, as JSON on stdout (parity test)
+  pynvml_poller.py LIBRARY bench N       N polls after a warm-up; JSON with the process CPU time per GPU-sample
+The fake library reads FAKE_NVML_SCENARIO / FAKE_NVML_CLOCK from the environment.
+"""
+import ctypes
+import json
+import sys
+import time
+
+import pynvml as nv
+
+IDLE = 0.05
+
+
+def call(fn, *args):
+    """The value, or None when the GPU does not support the reading (never -1 or 0)."""
+    try:
+        return fn(*args)
+    except nv.NVMLError as e:
+        if e.value in (nv.NVML_ERROR_NOT_SUPPORTED, nv.NVML_ERROR_NOT_FOUND):
+            return None
+        raise
+
+
+class Gpu:
+    def __init__(self, index):
+        self.index = index
+        self.handle = nv.nvmlDeviceGetHandleByIndex(index)
+        h = self.handle
+        self.uuid = nv.nvmlDeviceGetUUID(h)
+        self.name = nv.nvmlDeviceGetName(h)
+        self.pci = nv.nvmlDeviceGetPciInfo(h).busId
+        self.sm_max = call(nv.nvmlDeviceGetMaxClockInfo, h, nv.NVML_CLOCK_SM)
+        self.mem_max = call(nv.nvmlDeviceGetMaxClockInfo, h, nv.NVML_CLOCK_MEM)
+        self.last_sample = 0
+        self.last_proc = 0
+
+    def poll(self):
+        h = self.handle
+        out = {"index": self.index, "uuid": self.uuid, "name": self.name, "pci_bus_id": self.pci,
+               "sm_clock_max_mhz": self.sm_max, "mem_clock_max_mhz": self.mem_max}
+        m = call(nv.nvmlDeviceGetMemoryInfo, h, nv.nvmlMemory_v2)
+        if m is not None:
+            out.update(memory_total=m.total, memory_reserved=m.reserved, memory_free=m.free, memory_used=m.used)
+        u = call(nv.nvmlDeviceGetUtilizationRates, h)
+        if u is not None:
+            out.update(util_gpu=u.gpu, util_mem=u.memory)
+        s = call(nv.nvmlDeviceGetSamples, h, nv.NVML_GPU_UTILIZATION_SAMPLES, self.last_sample)
+        if s is not None and s[1]:
+            vals = [x.sampleValue.uiVal / 100.0 for x in s[1]]
+            stamps = [x.timeStamp for x in s[1]]
+            self.last_sample = max(stamps)
+            out["window"] = {"count": len(vals), "min": min(vals), "max": max(vals), "mean": sum(vals) / len(vals),
+                             "idle": sum(1 for v in vals if v <= IDLE) / len(vals),
+                             "from_us": min(stamps), "to_us": max(stamps)}
+        out["sm_clock_mhz"] = call(nv.nvmlDeviceGetClockInfo, h, nv.NVML_CLOCK_SM)
+        out["mem_clock_mhz"] = call(nv.nvmlDeviceGetClockInfo, h, nv.NVML_CLOCK_MEM)
+        out["clock_reasons"] = call(nv.nvmlDeviceGetCurrentClocksThrottleReasons, h)
+        out["power_mw"] = call(nv.nvmlDeviceGetPowerUsage, h)
+        out["power_limit_mw"] = call(nv.nvmlDeviceGetEnforcedPowerLimit, h)
+        out["energy_mj"] = call(nv.nvmlDeviceGetTotalEnergyConsumption, h)
+        out["temperature_c"] = call(nv.nvmlDeviceGetTemperature, h, nv.NVML_TEMPERATURE_GPU)
+        out["pstate"] = call(nv.nvmlDeviceGetPerformanceState, h)
+        procs = call(nv.nvmlDeviceGetComputeRunningProcesses, h) or []
+        util = {}
+        pu = call(nv.nvmlDeviceGetProcessUtilization, h, self.last_proc) if procs else None
+        for x in pu or []:
+            self.last_proc = max(self.last_proc, x.timeStamp)
+            util.setdefault(x.pid, []).append((x.smUtil, x.memUtil))
+        out["processes"] = [{"pid": p.pid, "used_memory": p.usedGpuMemory,
+                             "sm_util": (sum(a for a, _ in util[p.pid]) / len(util[p.pid])) if p.pid in util else None,
+                             "mem_util": (sum(b for _, b in util[p.pid]) / len(util[p.pid])) if p.pid in util else None}
+                            for p in procs]
+        return out
+
+
+def main():
+    library, mode = sys.argv[1], sys.argv[2]
+    nv.nvmlLib = ctypes.CDLL(library)
+    nv.nvmlInit()
+    try:
+        gpus = [Gpu(i) for i in range(nv.nvmlDeviceGetCount())]
+        if mode == "read":
+            print(json.dumps({"driver": nv.nvmlSystemGetDriverVersion(), "gpus": [g.poll() for g in gpus]}))
+            return
+        n = int(sys.argv[3])
+        # The fake's clock advances one second per poll, as at a 1 Hz poll: every poll sees new buffered samples.
+        set_time = nv.nvmlLib.fake_nvml_set_time
+        set_time.argtypes = [ctypes.c_double]
+        t = [1000.0]
+
+        def poll_all():
+            t[0] += 1
+            set_time(t[0])
+            for g in gpus:
+                g.poll()
+
+        for _ in range(max(n // 10, 10)):
+            poll_all()
+        thread0, cpu0, wall0 = time.thread_time(), time.process_time(), time.perf_counter()
+        for _ in range(n):
+            poll_all()
+        thread, cpu = time.thread_time() - thread0, time.process_time() - cpu0
+        wall = time.perf_counter() - wall0
+        samples = n * len(gpus)
+        print(json.dumps({"polls": n, "gpus": len(gpus), "thread_cpu_us_per_gpu_sample": thread / samples * 1e6,
+                          "process_cpu_us_per_gpu_sample": cpu / samples * 1e6,
+                          "wall_us_per_gpu_sample": wall / samples * 1e6}))
+    finally:
+        nv.nvmlShutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+package dev.trainwatch.cli;
+
+import dev.trainwatch.estimator.config.ConfigReaders;
+import dev.trainwatch.protocol.RunSpec;
+import java.nio.file.Path;
+import picocli.CommandLine.Option;
+
+/**
+ * The options that describe a training run, shared by {@code estimate} and {@code watch} (a picocli mixin).
+ * Values are passed through as given; the estimator validates them and says what is wrong in one line. Flags
+ * override the values read from {@code --config}.
+ */
+public final class EstimateOptions {
+
+    @Option(names = "--model", paramLabel = "ID", description = "Model id (see 'trainwatch models'), e.g. pixart-sigma-xl-2.")
+    String model;
+
+    @Option(names = "--gpu", paramLabel = "ID", description = "GPU id or NVML name (see 'trainwatch gpus'), e.g. a100-80gb.")
+    String gpu;
+
+    @Option(names = "--gpus", paramLabel = "N", description = "Data-parallel size (GPUs the batch is replicated over).")
+    Integer gpus;
+
+    @Option(names = "--batch", paramLabel = "N", description = "Samples per GPU per micro-step.")
+    Integer batch;
+
+    @Option(names = "--resolution", paramLabel = "PX", description = "Square image side in pixels.")
+    Integer resolution;
+
+    @Option(names = "--height", paramLabel = "PX", description = "Image height in pixels (with --width).")
+    Integer height;
+
+    @Option(names = "--width", paramLabel = "PX", description = "Image width in pixels (with --height).")
+    Integer width;
+
+    @Option(names = "--frames", paramLabel = "N", description = "Video frames (video models).")
+    Integer frames;
+
+    @Option(names = "--precision", paramLabel = "P", description = "fp32, tf32, fp16 or bf16.")
+    String precision;
+
+    @Option(names = "--optimizer", paramLabel = "O", description = "adamw, adamw8bit, came, came8bit, adafactor or sgd.")
+    String optimizer;
+
+    @Option(names = "--grad-checkpointing", negatable = true, description = "Full activation recomputation (--no-grad-checkpointing to turn it off).")
+    Boolean gradCheckpointing;
+
+    @Option(names = "--ema", negatable = true, description = "Keep an fp32 EMA copy of the weights on the GPU (--no-ema to drop it).")
+    Boolean ema;
+
+    @Option(names = "--features", paramLabel = "F", description = "online (text/VAE encoders run every step) or precomputed.")
+    String features;
+
+    @Option(names = "--zero", paramLabel = "STAGE", description = "ZeRO stage 0-3 (3 also stands for FSDP full sharding).")
+    Integer zero;
+
+    @Option(names = "--attention", paramLabel = "A", description = "flash (fused/SDPA) or math (materialised scores).")
+    String attention;
+
+    @Option(names = "--grad-accumulation", paramLabel = "N", description = "Micro-steps per optimizer step.")
+    Integer gradAccumulation;
+
+    @Option(names = "--total-steps", paramLabel = "N", description = "Planned optimizer steps (for the total time).")
+    Long totalSteps;
+
+    @Option(names = "--config", paramLabel = "FILE", description = "A PixArt .py or Sana .yaml training config; flags override it.")
+    Path config;
+
+    /** True when no option at all was given (the caller may then have nothing to estimate). */
+    public boolean isEmpty() {
+        return config == null && flags().equals(RunSpec.empty());
+    }
+
+    /**
+     * The run spec the options describe: the config file's values (if any) overridden by the flags.
+     *
+     * @throws dev.trainwatch.estimator.config.ConfigException when the config cannot be read (one line)
+     */
+    public RunSpec toRunSpec() {
+        RunSpec fromFile = config == null ? RunSpec.empty() : ConfigReaders.read(config);
+        return fromFile.overriddenBy(flags());
+    }
+
+    private RunSpec flags() {
+        return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
+                gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps);
+    }
+}

@@ -1,0 +1,133 @@
+package dev.trainwatch.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.trainwatch.protocol.Json;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class EstimateCommandTest {
+
+    /** The faithful config copies live with the estimator's tests. */
+    private static final Path FIXTURES = Path.of("..", "estimator", "src", "test", "resources", "configs");
+    private static final Path SIGMA = FIXTURES.resolve("pixart-sigma/configs/pixart_sigma_config/PixArt_sigma_xl2_img1024_internalms.py");
+    private static final Path SANA = FIXTURES.resolve("sana/configs/sana_config/1024ms/Sana_1600M_img1024.yaml");
+
+    record Result(int status, String out, String err) {
+    }
+
+    static Result run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int status = TrainwatchCommand.newCommandLine(new PrintWriter(out), new PrintWriter(err)).execute(args);
+        return new Result(status, out.toString(), err.toString());
+    }
+
+    @Test
+    void printsATableWithBreakdownNotesAndSuggestions() {
+        Result r = run("estimate", "--model", "sana-1600m", "--gpu", "a40", "--batch", "1", "--resolution", "1024",
+                "--optimizer", "came", "--features", "online");
+        assertThat(r.status()).isZero();
+        assertThat(r.out()).contains("sana-1600m on 1 x a40, batch 1 per GPU at 1024 px")
+                .contains("memory breakdown").contains("optimizer").contains("frozen_encoders")
+                .contains("DOES NOT FIT").contains("use AdamW instead of CAME").contains("[O, I, 1, 1]");
+        assertThat(r.err()).isEmpty();
+    }
+
+    @Test
+    void jsonIsOneObjectPerTheContract() throws IOException {
+        Result r = run("estimate", "--model", "dit-xl-2", "--gpu", "NVIDIA A100-SXM4-80GB", "--gpus", "8", "--batch",
+                "32", "--precision", "tf32", "--no-grad-checkpointing", "--ema", "--total-steps", "400000", "--json");
+        assertThat(r.status()).isZero();
+        JsonNode json = Json.MAPPER.readTree(r.out());
+        assertThat(json.get("model").asText()).isEqualTo("dit-xl-2");
+        assertThat(json.get("gpu").asText()).isEqualTo("a100-80gb");
+        assertThat(json.get("params").asLong()).isEqualTo(675_129_632L);
+        assertThat(json.get("spec").get("gpus").asInt()).isEqualTo(8);
+        assertThat(json.get("spec").get("grad_checkpointing").asBoolean()).isFalse();
+        assertThat(json.get("fits").asBoolean()).isTrue();
+        assertThat(json.get("total_seconds").asDouble()).isGreaterThan(0);
+        for (String key : new String[] {"trainable_params", "peak_memory_bytes", "gpu_memory_bytes", "max_batch",
+                "step_seconds", "samples_per_second", "breakdown", "suggestions"}) {
+            assertThat(json.has(key)).as(key).isTrue();
+        }
+        assertThat(r.out().strip().lines().count()).isEqualTo(1);
+    }
+
+    @Test
+    void readsBothConfigFixturesAndFlagsOverrideThem() throws IOException {
+        Result sigma = run("estimate", "--config", SIGMA.toString(), "--gpu", "a100-80gb", "--json");
+        assertThat(sigma.status()).as(sigma.err()).isZero();
+        JsonNode s = Json.MAPPER.readTree(sigma.out());
+        assertThat(s.get("model").asText()).isEqualTo("pixart-sigma-xl-2");
+        assertThat(s.get("spec").get("resolution").asInt()).isEqualTo(1024);
+        assertThat(s.get("spec").get("batch").asInt()).isEqualTo(2);
+        assertThat(s.get("spec").get("optimizer").asText()).isEqualTo("came");
+        assertThat(s.get("spec").get("features").asText()).isEqualTo("online");
+
+        Result sana = run("estimate", "--config", SANA.toString(), "--gpu", "a40", "--batch", "1", "--json");
+        assertThat(sana.status()).as(sana.err()).isZero();
+        JsonNode n = Json.MAPPER.readTree(sana.out());
+        assertThat(n.get("model").asText()).isEqualTo("sana-1600m");
+        assertThat(n.get("spec").get("batch").asInt()).isEqualTo(1);
+        assertThat(n.get("spec").get("precision").asText()).isEqualTo("fp16");
+        assertThat(n.get("spec").get("grad_checkpointing").asBoolean()).isTrue();
+    }
+
+    @Test
+    void unknownIdsAndImpossibleValuesExitTwoWithOneLine() {
+        Result model = run("estimate", "--model", "pixart-sigmaa", "--gpu", "a100-80gb");
+        assertThat(model.status()).isEqualTo(2);
+        assertThat(model.err().strip()).startsWith(
+                "trainwatch: unknown model 'pixart-sigmaa'; nearest: pixart-sigma-xl-2, pixart-alpha-xl-2").endsWith("(see 'trainwatch models')");
+        assertThat(model.err().strip().lines().count()).isEqualTo(1);
+
+        Result gpu = run("estimate", "--model", "dit-xl-2", "--gpu", "a100");
+        assertThat(gpu.status()).isZero(); // "a100" is an alias of a100-40gb
+        Result badGpu = run("estimate", "--model", "dit-xl-2", "--gpu", "b200");
+        assertThat(badGpu.status()).isEqualTo(2);
+        assertThat(badGpu.err()).startsWith("trainwatch: unknown GPU 'b200'; nearest:");
+        assertThat(badGpu.err().strip().lines().count()).isEqualTo(1);
+
+        Result batch = run("estimate", "--model", "dit-xl-2", "--gpu", "a100-80gb", "--batch", "0");
+        assertThat(batch.status()).isEqualTo(2);
+        assertThat(batch.err().strip()).isEqualTo("trainwatch: batch must be at least 1, got 0");
+
+        Result grid = run("estimate", "--model", "dit-xl-2", "--gpu", "a100-80gb", "--resolution", "300");
+        assertThat(grid.status()).isEqualTo(2);
+        assertThat(grid.err()).contains("divisible by 16");
+
+        Result none = run("estimate", "--gpu", "a100-80gb");
+        assertThat(none.status()).isEqualTo(2);
+        assertThat(none.err()).contains("no model given");
+    }
+
+    @Test
+    void aBrokenConfigIsOneLineAndExitTwo(@TempDir Path dir) throws IOException {
+        Path bad = dir.resolve("bad.py");
+        Files.writeString(bad, "model = 'PixArt_XL_2'\noptimizer = dict(type='AdamW',\n");
+        Result r = run("estimate", "--config", bad.toString(), "--gpu", "a100-80gb");
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.err().strip()).startsWith("trainwatch: " + bad + ":").contains("never closed");
+        assertThat(r.err().strip().lines().count()).isEqualTo(1);
+    }
+
+    @Test
+    void modelsAndGpusListTheCatalogs() throws IOException {
+        Result models = run("models");
+        assertThat(models.status()).isZero();
+        assertThat(models.out()).contains("dit-xl-2").contains("675,129,632").contains("sana-1600m").contains("opensora-2.0");
+        Result gpus = run("gpus");
+        assertThat(gpus.status()).isZero();
+        assertThat(gpus.out()).contains("a800-80gb").contains("NVIDIA A800 80GB PCIe").contains("h200");
+        JsonNode json = Json.MAPPER.readTree(run("gpus", "--json").out());
+        assertThat(json.size()).isGreaterThanOrEqualTo(15);
+        assertThat(Json.MAPPER.readTree(run("models", "--json").out()).get(0).has("family")).isTrue();
+    }
+}

@@ -1,0 +1,143 @@
+package dev.trainwatch.collector;
+
+import dev.trainwatch.collector.alerting.AlertDispatcher;
+import dev.trainwatch.collector.alerting.AlertSink;
+import dev.trainwatch.collector.alerting.AlertingListener;
+import dev.trainwatch.collector.alerting.AlertmanagerSink;
+import dev.trainwatch.collector.alerting.LogSink;
+import dev.trainwatch.collector.alerting.WebhookSink;
+import dev.trainwatch.collector.detect.DetectorSettings;
+import dev.trainwatch.collector.history.CalibratingPredictor;
+import dev.trainwatch.collector.history.Calibrator;
+import dev.trainwatch.collector.history.HistoryRecorder;
+import dev.trainwatch.collector.history.HistoryStore;
+import dev.trainwatch.collector.http.HistoryRoutes;
+import dev.trainwatch.collector.state.Fleet;
+import dev.trainwatch.collector.state.FleetSettings;
+import dev.trainwatch.estimator.Estimator;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Consumer;
+
+/**
+ * The whole collector as the commands run it: the HTTP server over a fleet whose predictor is calibrated by past
+ * runs, the run history in SQLite under the data directory (restored on start), and alert delivery to the log,
+ * Alertmanager and a webhook. {@code trainwatch collector}, {@code watch}, {@code run} and {@code demo} all start
+ * it through here, so they behave the same. Lifecycle: {@link #start}, then {@link #close()} (idempotent).
+ */
+public final class CollectorStack implements AutoCloseable {
+    private final CollectorServer server;
+    private final HistoryStore history;
+    private final AlertDispatcher alerts;
+    private final CalibratingPredictor predictor;
+    private final int restoredRuns;
+
+    private CollectorStack(CollectorServer server, HistoryStore history, AlertDispatcher alerts,
+                           CalibratingPredictor predictor, int restoredRuns) {
+        this.server = server;
+        this.history = history;
+        this.alerts = alerts;
+        this.predictor = predictor;
+        this.restoredRuns = restoredRuns;
+    }
+
+    /** Starts with the default server options. */
+    public static CollectorStack start(CollectorConfig config, Consumer<String> log) {
+        return start(config, log, builder -> { });
+    }
+
+    /**
+     * Starts everything.
+     *
+     * @param config    where to listen, the data directory, the alert receivers
+     * @param log       one-line messages: alert lines and delivery problems
+     * @param customize last changes to the server builder (extra listeners or routes)
+     * @throws dev.trainwatch.collector.history.HistoryException when the data directory cannot be used
+     * @throws CollectorServer.StartException                    when the address cannot be bound
+     */
+    public static CollectorStack start(CollectorConfig config, Consumer<String> log,
+                                       Consumer<CollectorServer.Builder> customize) {
+        CalibratingPredictor predictor = new CalibratingPredictor(Estimator.bundled());
+        HistoryStore history = config.dataDir() == null ? null : HistoryStore.open(config.dataDir());
+        AlertDispatcher alerts = null;
+        try {
+            if (history != null) {
+                predictor.recalibrate(Calibrator.factors(history.outcomes()));
+            }
+            FleetSettings d = FleetSettings.defaults();
+            FleetSettings settings = new FleetSettings(config.limits().maxRuns(), d.maxGpus(), d.maxAgents(),
+                    d.window(), d.gpuWindowEntries(), d.stepWindowEntries(), d.evaluateEvery(), d.anomalyHistory(),
+                    d.endedRunRetention());
+            Fleet fleet = new Fleet(predictor, config.clock(), settings, DetectorSettings.defaults());
+
+            List<AlertSink> sinks = new ArrayList<>();
+            sinks.add(new LogSink(log));
+            String page = "http://" + config.host() + ":" + config.port() + "/";
+            if (config.alertmanagerUrl() != null) {
+                sinks.add(new AlertmanagerSink(config.alertmanagerUrl(), page));
+            }
+            if (config.webhookUrl() != null) {
+                sinks.add(new WebhookSink(config.webhookUrl()));
+            }
+            alerts = new AlertDispatcher(sinks, AlertDispatcher.Settings.defaults(), config.clock(), log);
+            AlertingListener alerting = new AlertingListener(alerts);
+
+            CollectorServer.Builder builder = CollectorServer.builder(config).fleet(fleet).listener(alerting);
+            int restored = 0;
+            if (history != null) {
+                HistoryStore store = history;
+                HistoryRecorder recorder = new HistoryRecorder(store, predictor::rawPrediction,
+                        outcome -> predictor.recalibrate(Calibrator.factors(store.outcomes())), log);
+                restored = recorder.restoreInto(fleet, alerting::restored);
+                builder.listener(recorder);
+            }
+            builder.routes(new HistoryRoutes(Optional.ofNullable(history), predictor)::register);
+            builder.closeable(alerts);
+            if (history != null) {
+                builder.closeable(history);
+            }
+            customize.accept(builder);
+            return new CollectorStack(builder.start(), history, alerts, predictor, restored);
+        } catch (RuntimeException e) {
+            if (alerts != null) {
+                alerts.close();
+            }
+            if (history != null) {
+                history.close();
+            }
+            throw e;
+        }
+    }
+
+    public CollectorServer server() {
+        return server;
+    }
+
+    public Fleet fleet() {
+        return server.fleet();
+    }
+
+    /** The history database, when a data directory was given. */
+    public Optional<HistoryStore> history() {
+        return Optional.ofNullable(history);
+    }
+
+    public AlertDispatcher alerts() {
+        return alerts;
+    }
+
+    public CalibratingPredictor predictor() {
+        return predictor;
+    }
+
+    /** Runs put back from the history at start. */
+    public int restoredRuns() {
+        return restoredRuns;
+    }
+
+    @Override
+    public void close() {
+        server.close(); // closes the dispatcher and the history after the server stopped
+    }
+}

@@ -1,0 +1,143 @@
+package dev.trainwatch.collector.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.trainwatch.collector.history.CalibratingPredictor;
+import dev.trainwatch.collector.history.HistoryStore;
+import dev.trainwatch.collector.history.StoredAnomaly;
+import dev.trainwatch.collector.history.StoredRun;
+import dev.trainwatch.protocol.Json;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * {@code GET /v1/history}: past runs with how far their prediction was off, the alert history, and the
+ * calibration in force. Reads SQLite off the event loop. Without a data directory the lists are empty and
+ * {@code "persistent": false} says why.
+ */
+public final class HistoryRoutes {
+    private static final int DEFAULT_LIMIT = 100;
+    private static final int MAX_LIMIT = 1_000;
+    private final Optional<HistoryStore> store;
+    private final CalibratingPredictor predictor;
+
+    public HistoryRoutes(Optional<HistoryStore> store, CalibratingPredictor predictor) {
+        this.store = store;
+        this.predictor = predictor;
+    }
+
+    /** Adds the routes. */
+    public void register(Router router) {
+        router.get("/v1/history").handler(this::history);
+    }
+
+    private void history(RoutingContext ctx) {
+        int limit;
+        try {
+            String raw = ctx.request().getParam("limit");
+            limit = raw == null ? DEFAULT_LIMIT : Integer.parseInt(raw);
+        } catch (NumberFormatException e) {
+            limit = -1;
+        }
+        if (limit < 1 || limit > MAX_LIMIT) {
+            send(ctx, 422, Map.of("error", "limit must be an integer from 1 to " + MAX_LIMIT));
+            return;
+        }
+        int n = limit;
+        ctx.vertx().executeBlocking(() -> body(n)).onComplete(result -> {
+            if (result.succeeded()) {
+                send(ctx, 200, result.result());
+            } else {
+                String message = result.cause().getMessage();
+                send(ctx, 500, Map.of("error", message == null ? "history unavailable"
+                        : message.lines().findFirst().orElse(message)));
+            }
+        });
+    }
+
+    private Map<String, Object> body(int limit) throws Exception {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("persistent", store.isPresent());
+        List<Map<String, Object>> runs = new ArrayList<>();
+        List<Map<String, Object>> alerts = new ArrayList<>();
+        if (store.isPresent()) {
+            for (StoredRun run : store.get().runs(limit)) {
+                runs.add(runEntry(run));
+            }
+            for (StoredAnomaly anomaly : store.get().anomalies(null, limit)) {
+                Map<String, Object> entry = new LinkedHashMap<>();
+                entry.put("run_id", anomaly.runId());
+                entry.put("kind", anomaly.kind());
+                entry.put("severity", anomaly.severity());
+                entry.put("since", anomaly.since().toEpochMilli() / 1000.0);
+                entry.put("resolved_at", anomaly.resolved() == null ? null : anomaly.resolved().toEpochMilli() / 1000.0);
+                entry.put("message", anomaly.message());
+                entry.put("suggestion", anomaly.suggestion());
+                entry.put("evidence", anomaly.evidenceJson() == null ? null : Json.MAPPER.readTree(anomaly.evidenceJson()));
+                alerts.add(entry);
+            }
+        }
+        body.put("runs", runs);
+        body.put("alerts", alerts);
+        List<Map<String, Object>> calibration = new ArrayList<>();
+        predictor.calibration().factors().forEach((key, factors) -> {
+            Map<String, Object> entry = new LinkedHashMap<>();
+            String[] parts = key.split("/", 2);
+            entry.put("gpu", parts[0]);
+            entry.put("family", parts.length > 1 ? parts[1] : "");
+            entry.put("step_time_factor", factors.stepTimeFactor());
+            entry.put("memory_factor", factors.memoryFactor());
+            calibration.add(entry);
+        });
+        body.put("calibration", calibration);
+        return body;
+    }
+
+    private static Map<String, Object> runEntry(StoredRun run) throws Exception {
+        Map<String, Object> entry = new LinkedHashMap<>();
+        entry.put("run_id", run.runId());
+        entry.put("first_seen", run.firstSeen().toEpochMilli() / 1000.0);
+        entry.put("last_seen", run.lastSeen().toEpochMilli() / 1000.0);
+        entry.put("ended_at", run.ended() == null ? null : run.ended().toEpochMilli() / 1000.0);
+        JsonNode summary = run.summaryJson() == null ? null : Json.MAPPER.readTree(run.summaryJson());
+        entry.put("spec", run.specJson() == null ? null : Json.MAPPER.readTree(run.specJson()));
+        if (summary != null) {
+            entry.put("synthetic", summary.path("synthetic").asBoolean(false));
+            entry.put("last_step", number(summary, "last_step"));
+            entry.put("step_seconds", number(summary, "step_seconds"));
+            entry.put("predicted_step_seconds", number(summary, "predicted_step_seconds"));
+            entry.put("peak_memory_bytes", number(summary, "peak_memory_bytes"));
+            entry.put("predicted_peak_memory_bytes", number(summary, "predicted_peak_memory_bytes"));
+            entry.put("step_time_error_ratio", ratio(summary, "step_seconds", "predicted_step_seconds"));
+            entry.put("memory_error_ratio", ratio(summary, "peak_memory_bytes", "predicted_peak_memory_bytes"));
+        }
+        return entry;
+    }
+
+    private static Double number(JsonNode node, String field) {
+        JsonNode value = node.get(field);
+        return value == null || !value.isNumber() ? null : value.asDouble();
+    }
+
+    /** observed / predicted, or null when either is missing. */
+    private static Double ratio(JsonNode node, String observed, String predicted) {
+        Double o = number(node, observed);
+        Double p = number(node, predicted);
+        return o == null || p == null || p <= 0 ? null : o / p;
+    }
+
+    private static void send(RoutingContext ctx, int status, Object body) {
+        try {
+            ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, "application/json")
+                    .end(Buffer.buffer(Json.MAPPER.writeValueAsBytes(body)));
+        } catch (Exception e) {
+            ctx.response().setStatusCode(500).end();
+        }
+    }
+}
