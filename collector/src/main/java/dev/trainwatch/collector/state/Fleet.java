@@ -291,10 +291,7 @@ public final class Fleet {
                         }
                         continue;
                     }
-                    evaluate(run, now);
-                    if (run.dirty && now - run.lastChangeNotified >= CHANGE_NOTIFY_SECONDS) {
-                        notifyChanged(run, now);
-                    }
+                    maybeEvaluate(run, now);
                 }
                 for (RunState run : expired) {
                     forget(run);
@@ -472,8 +469,12 @@ public final class Fleet {
         for (String uuid : part.gpuUuids) {
             GpuState g = gpus.get(uuid);
             if (g != null) {
+                if (!a.runId().equals(g.runId)) {
+                    // A GPU newly given to this run: what an earlier run peaked at is not this run's peak.
+                    g.window.peakMemory = WindowStats.latestMemory(g.window);
+                }
                 g.runId = a.runId();
-                double peak = WindowStats.maxMemory(g.window, Double.NEGATIVE_INFINITY);
+                double peak = g.window.peakMemory;
                 if (!Double.isNaN(peak) && !(peak <= run.peakMemory)) {
                     run.peakMemory = peak;
                 }
@@ -788,8 +789,7 @@ public final class Fleet {
             RunState.HostPart part = run.hosts.get(w.host());
             List<Integer> ranks = part == null ? List.of() : part.ranksByGpu.getOrDefault(w.uuid(), List.of());
             gpuViews.add(new RunGpuView(w.uuid(), w.host(), w.index(), w.name(), List.copyOf(ranks),
-                    toLong(WindowStats.latestMemory(w)), toLong(w.memoryTotalBytes()),
-                    toLong(WindowStats.maxMemory(w, Double.NEGATIVE_INFINITY)),
+                    toLong(WindowStats.latestMemory(w)), toLong(w.memoryTotalBytes()), toLong(w.peakMemory),
                     nan(WindowStats.meanUtilization(w, recent)), nan(WindowStats.meanSmClockRatio(w, recent)),
                     w.lost()));
         }
