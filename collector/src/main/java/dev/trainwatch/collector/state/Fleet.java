@@ -48,7 +48,8 @@ import java.util.function.Consumer;
  * <p>Lifecycle: a run appears when an agent attributes GPUs to it, when steps are pushed for it, or when its spec
  * is registered, whichever comes first; the comparison starts once a spec is registered. It ends when every agent
  * that attributed it reports it ended, or on {@link #endRun}; ended runs stay visible for
- * {@code endedRunRetention}. The number of runs, GPUs and agents is capped ({@link FleetSettings}).
+ * {@code endedRunRetention}; a run nothing was heard of for that long is ended by {@link #tick}. The number of
+ * runs, GPUs and agents is capped ({@link FleetSettings}).
  *
  * <p>Input: the HTTP edge validates requests and answers 4xx; the fleet is still defensive: it ignores
  * non-finite or negative readings (absent), step reports without a positive time, and entries without ids.
@@ -284,9 +285,15 @@ public final class Fleet {
                 double now = now();
                 updateAgentLiveness(now);
                 List<RunState> expired = new ArrayList<>();
+                double retention = settings.endedRunRetention().toMillis() / 1000.0;
                 for (RunState run : runs.values()) {
+                    if (!run.ended && now - run.lastSeen > retention) {
+                        // Nothing heard for the retention time (e.g. restored after a restart, then never seen
+                        // again): the run is over even though no agent said so.
+                        end(run, now);
+                    }
                     if (run.ended) {
-                        if (now - run.endedAt > settings.endedRunRetention().toMillis() / 1000.0) {
+                        if (now - run.endedAt > retention) {
                             expired.add(run);
                         }
                         continue;
@@ -705,6 +712,11 @@ public final class Fleet {
     /** Fills the spec's GPU from the NVML name of the run's GPUs, and its size from their count. */
     private RunSpec fillFromObservation(RunState run, RunSpec spec) {
         RunSpec filled = spec;
+        int attributed = run.gpuUuids().size();
+        if (spec.gpus() == null && attributed > 0) {
+            filled = filled.overriddenBy(new RunSpec(null, null, attributed, null, null, null, null, null, null,
+                    null, null, null, null, null, null, null, null));
+        }
         if (spec.gpu() == null) {
             for (String uuid : run.gpuUuids()) {
                 GpuState g = gpus.get(uuid);
