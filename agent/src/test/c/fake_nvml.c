@@ -20,6 +20,7 @@
 #include <nvml.h>
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -59,7 +60,7 @@ _Static_assert(sizeof(fake_process_info_r535_t) == 32, "r535 stride");
 
 #define MAX_GPUS 16
 #define MAX_KEYS 256
-#define MAX_PROCS 32
+#define MAX_PROCS 64
 #define MAX_PROC_KEYS 64
 #define MAX_ERRORS 256
 #define MAX_EVENTS 256
@@ -139,6 +140,7 @@ static int64_t FIXED_US;           /* scenario µs in fixed mode (atomic) */
 static int WALL_MODE;
 static double WALL_SPEED = 1.0;
 static struct timespec WALL_START;
+static int64_t WALL_START_UNIX_US;
 static int CLOCK_CONFIGURED;
 
 static void configure_clock(void) {
@@ -149,6 +151,9 @@ static void configure_clock(void) {
         WALL_MODE = 1;
         if (c[4] == ':') WALL_SPEED = atof(c + 5);
         clock_gettime(CLOCK_MONOTONIC, &WALL_START);
+        struct timespec real;
+        clock_gettime(CLOCK_REALTIME, &real);
+        WALL_START_UNIX_US = (int64_t) real.tv_sec * 1000000LL + real.tv_nsec / 1000;
     } else if (c && strncmp(c, "fixed:", 6) == 0) {
         __atomic_store_n(&FIXED_US, (int64_t) (atof(c + 6) * 1e6), __ATOMIC_RELAXED);
     }
@@ -231,7 +236,9 @@ static int parse_scenario(const char *path) {
     if (!f) { fprintf(stderr, "fake-nvml: cannot open scenario %s\n", path); return -1; }
     memset(&S, 0, sizeof S);
     strcpy(S.driver, "535.261.03");
-    S.epoch_us = 1767225600LL * 1000000LL;   /* 2026-01-01T00:00:00Z */
+    /* Sample timestamps: scenario time 0 is 2026-01-01T00:00:00Z, or in wall mode the real time of the first init,
+     * so that they line up with the caller's own clock. */
+    S.epoch_us = WALL_MODE ? WALL_START_UNIX_US : 1767225600LL * 1000000LL;
     S.sample_period_us = 166667;             /* 1/6 s, as on data-centre GPUs */
     char buf[4096];
     int line = 0, rc = 0;
@@ -559,7 +566,24 @@ EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v
 }
 #endif
 
+/* FAKE_NVML_COUNT_FILE: the number of nvmlDeviceGetUtilizationRates calls (one per GPU and poll for every client
+ * seen so far), written every 8 calls; lets a benchmark count the polls of a program it cannot ask, like nvtop. */
+static int COUNT_FD = -2;
+static unsigned long UTIL_CALLS;
+
+static void count_util_call(void) {
+    if (COUNT_FD == -2) {
+        const char *path = getenv("FAKE_NVML_COUNT_FILE");
+        COUNT_FD = path ? open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644) : -1;
+    }
+    if (COUNT_FD < 0 || ++UTIL_CALLS % 8 != 0) return;
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "%-20lu\n", UTIL_CALLS);
+    if (pwrite(COUNT_FD, buf, (size_t) n, 0) < 0) COUNT_FD = -1;
+}
+
 EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *u) {
+    count_util_call();
     DEVICE(nvmlDeviceGetUtilizationRates);
     FIELD(gpu, F_UTIL_GPU);
     double mem = 0;
@@ -842,6 +866,41 @@ EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
     pthread_mutex_lock(&LOCK);
     set->used = 0;
     pthread_mutex_unlock(&LOCK);
+    return NVML_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- other readings (peer tools such as nvtop) */
+
+/* Readings trainwatch does not take but other NVML clients bind at start: present, answering NOT_SUPPORTED
+ * (as on a data-centre GPU without fans or video engines in use), or no graphics processes. */
+static nvmlReturn_t unsupported(nvmlDevice_t device) {
+    if (REFCOUNT <= 0) return NVML_ERROR_UNINITIALIZED;
+    if (device == NULL || device < HANDLES || device >= HANDLES + S.ngpus) return NVML_ERROR_INVALID_ARGUMENT;
+    return NVML_ERROR_NOT_SUPPORTED;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t d, unsigned int *v) { (void) v; return unsupported(d); }
+EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t d, unsigned int *v) { (void) v; return unsupported(d); }
+EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t d, unsigned int *v) { (void) v; return unsupported(d); }
+EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t d, unsigned int *v) { (void) v; return unsupported(d); }
+EXPORT nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, nvmlPcieUtilCounter_t c, unsigned int *v) {
+    (void) c; (void) v; return unsupported(d);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t d, unsigned int *v) { (void) v; return unsupported(d); }
+EXPORT nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t d, nvmlTemperatureThresholds_t t, unsigned int *v) {
+    (void) t; (void) v; return unsupported(d);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t d, unsigned int *u, unsigned int *p) {
+    (void) u; (void) p; return unsupported(d);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t d, unsigned int *u, unsigned int *p) {
+    (void) u; (void) p; return unsupported(d);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t d, unsigned int *count, nvmlProcessInfo_v1_t *infos) {
+    (void) infos;
+    nvmlReturn_t rc = unsupported(d);
+    if (rc != NVML_ERROR_NOT_SUPPORTED) return rc;
+    if (!count) return NVML_ERROR_INVALID_ARGUMENT;
+    *count = 0;
     return NVML_SUCCESS;
 }
 

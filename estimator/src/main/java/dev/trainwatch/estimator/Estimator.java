@@ -353,6 +353,20 @@ public final class Estimator {
             return r;
         }
 
+        Run withAttention(String newAttention) {
+            Run r = new Run(profile, gpu, gpus, batch, height, width, frames, precision, optimizer, checkpointing,
+                    ema, features, zero, newAttention, accumulation, totalSteps);
+            r.textEncoder = textEncoder;
+            r.vae = vae;
+            r.squareResolution = squareResolution;
+            r.factors = factors;
+            return r;
+        }
+
+        boolean materialisesScores() {
+            return attention.equals("math") && plan.stream().anyMatch(layer -> layer.attentionScoresPerSample() > 0);
+        }
+
         Run withEncoders(EncoderInfo text, EncoderInfo vae) {
             this.textEncoder = text;
             this.vae = vae;
@@ -665,6 +679,9 @@ public final class Estimator {
                 add(out, r, base, "enable TF32 matmuls (--precision tf32; torch.backends.cuda.matmul.allow_tf32 = True)",
                         r.copy("tf32", r.optimizer, r.checkpointing, r.features, r.zero, r.batch, r.accumulation));
             }
+        }
+        if (r.materialisesScores()) {
+            add(out, r, base, "use fused attention (--attention flash: xformers or torch SDPA)", r.withAttention("flash"));
         }
         if (!r.checkpointing) {
             add(out, r, base, "enable gradient checkpointing (--grad-checkpointing)",

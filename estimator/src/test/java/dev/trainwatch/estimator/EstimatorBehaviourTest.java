@@ -133,6 +133,9 @@ class EstimatorBehaviourTest {
         assertThat(math.breakdown().get("activations")).isGreaterThan(flash.breakdown().get("activations"));
         assertThat(fp32.breakdown().get("activations")).isGreaterThan(flash.breakdown().get("activations"));
         assertThat(math.notes()).anyMatch(n -> n.contains("score matrix"));
+        assertThat(math.suggestions()).anyMatch(x -> x.change().startsWith("use fused attention")
+                && x.newPeakMemoryBytes() == flash.peakMemoryBytes());
+        assertThat(flash.suggestions()).noneMatch(x -> x.change().startsWith("use fused attention"));
     }
 
     @Test

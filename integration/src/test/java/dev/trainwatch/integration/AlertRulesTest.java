@@ -4,10 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.trainwatch.collector.detect.AnomalyKind;
+import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.integration.RuleFiles.Rule;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
@@ -15,6 +18,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -138,6 +142,33 @@ class AlertRulesTest {
         Rule catchAll = RuleFiles.alerts().stream().filter(a -> a.name().equals("TrainwatchRunAnomaly"))
                 .findFirst().orElseThrow();
         assertThat(catchAll.expr()).contains("kind!~\"" + String.join("|", ANOMALY_KINDS) + "\"");
+    }
+
+    @Test
+    void xidRulesClassifyXidsAsTheCollectorDoes() {
+        DetectorSettings.XidError collector = DetectorSettings.defaults().xidError();
+        assertThat(xidsMatchedBy("TrainwatchGpuXidCritical")).isEqualTo(new TreeSet<>(collector.critical()));
+        assertThat(xidsMatchedBy("TrainwatchGpuXidContained")).isEqualTo(new TreeSet<>(collector.warning()));
+        assertThat(xidsMatchedBy("TrainwatchGpuXidApplication")).isEqualTo(new TreeSet<>(collector.application()));
+        assertThat(xidsMatchedBy("TrainwatchGpuXidInformational"))
+                .isEqualTo(new TreeSet<>(collector.informational()));
+        // The catch-all excludes exactly the classified ones.
+        Set<Long> classified = new TreeSet<>();
+        Stream.of(collector.critical(), collector.warning(), collector.application(), collector.informational())
+                .forEach(classified::addAll);
+        assertThat(xidsMatchedBy("TrainwatchGpuXidOther")).isEqualTo(classified);
+    }
+
+    /** The XID numbers in an alert's kind matcher (the first kind=~ or kind= or kind!~ of its expression). */
+    private static Set<Long> xidsMatchedBy(String alertName) {
+        Rule rule = RuleFiles.alerts().stream().filter(a -> a.name().equals(alertName)).findFirst().orElseThrow();
+        Matcher m = Pattern.compile("kind(?:=~|!~|=)\"([0-9|]+)\"").matcher(rule.expr());
+        assertThat(m.find()).as(alertName + " has a kind matcher").isTrue();
+        Set<Long> xids = new TreeSet<>();
+        for (String n : m.group(1).split("\\|")) {
+            xids.add(Long.parseLong(n));
+        }
+        return xids;
     }
 
     @Test

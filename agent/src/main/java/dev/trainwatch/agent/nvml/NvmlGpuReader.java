@@ -337,8 +337,8 @@ public final class NvmlGpuReader implements GpuReader {
                 free = memoryBuf.getLong(24);
                 used = memoryBuf.getLong(32);
                 memoryRead = true;
-            } else {
-                memoryRead = true; // failed or unsupported: absent, v1 would say the same
+            } else if (rc != NvmlApi.NOT_SUPPORTED) {
+                memoryRead = true; // a failed read (counted): absent this poll
             }
         }
         if (!memoryRead && api.memoryInfo != null && check(api.memoryInfo.call(dev, memoryAddr))) {

@@ -251,6 +251,46 @@ class NvmlGpuReaderTest {
     }
 
     @Test
+    void memoryFallsBackToVersion1WhereVersion2IsNotSupported(@TempDir Path tmp) throws Exception {
+        Path s = FakeNvml.bundledScenario("two-gpus.scenario", tmp);
+        java.nio.file.Files.writeString(s, "0 1 error nvmlDeviceGetMemoryInfo_v2 3\n",
+                java.nio.file.StandardOpenOption.APPEND);
+        fake.play(s, 11);
+        NvmlGpuReader reader = open();
+        List<GpuSample> samples = reader.readAll();
+        assertThat(samples.get(0).memoryReservedBytes()).isEqualTo(670040064L);
+        assertThat(samples.get(1).memoryReservedBytes()).isNull();
+        assertThat(samples.get(1).memoryUsedBytes()).isEqualTo(40 * GIB + 670040064L);
+        assertThat(reader.failedReads()).isZero();
+    }
+
+    @Test
+    void buffersGrowWhenTheDriverHasMoreThanFits(@TempDir Path tmp) throws Exception {
+        StringBuilder procs = new StringBuilder();
+        for (int pid = 1000; pid < 1040; pid++) {
+            procs.append(pid).append(":").append(pid * 1000L).append(":").append(pid % 100).append(":1 ");
+        }
+        Path s = FakeNvml.scenario().global("sample_period_ms", 50).at(0, 0, "util_gpu", 50)
+                .at(0, 0, "memory_total", 85899345920L).at(0, 0, "memory_used", 1)
+                .at(0, 0, "processes", procs).write(tmp.resolve("s"));
+        fake.play(s, 30);
+        GpuSample g = open().readAll().get(0);
+        assertThat(g.utilizationWindow().count()).as("20 s of samples every 50 ms").isEqualTo(400);
+        assertThat(g.processes()).hasSize(40);
+        assertThat(g.processes().get(39)).isEqualTo(new GpuProcess(1039, 1039000L, 0.39, 0.01));
+    }
+
+    @Test
+    void aProcessListThatMakesNoSenseIsDroppedAndCounted(@TempDir Path tmp) throws Exception {
+        Path s = FakeNvml.scenario().at(0, 0, "memory_total", 1000).at(0, 0, "memory_used", 1)
+                .at(0, 0, "processes", "77:500 78:5000").write(tmp.resolve("s"));
+        fake.play(s, 1);
+        NvmlGpuReader reader = open();
+        assertThat(reader.readAll().get(0).processes()).as("more memory than the GPU has: wrong stride").isNull();
+        assertThat(reader.failedReads()).isEqualTo(1);
+    }
+
+    @Test
     void initFailureNamesTheCauseAndIsNotFollowedByShutdown(@TempDir Path tmp) {
         long shutdowns = fake.fake_nvml_shutdown_calls();
         fake.play(FakeNvml.scenario().global("error", "nvmlInit_v2 9").write(tmp.resolve("s")), 0);

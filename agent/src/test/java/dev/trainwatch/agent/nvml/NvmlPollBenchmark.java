@@ -22,7 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * CPU time per GPU-sample of the full reading set against the fake library, side by side in one run with a
  * pynvml poller reading the same fields from the same fake. Not a unit test (timing): runs only with
- * {@code -Dtrainwatch.bench=true}; the command and figures are in docs/PERFORMANCE.md.
+ * {@code -Dtrainwatch.bench=true}; with {@code -Dtrainwatch.bench.nvtop=PATH} nvtop is measured too. The command
+ * and figures are in docs/PERFORMANCE.md.
  */
 class NvmlPollBenchmark {
 
@@ -87,13 +88,27 @@ class NvmlPollBenchmark {
         assertThat(proc.waitFor(10, TimeUnit.MINUTES)).isTrue();
         double pyUs = py.get("thread_cpu_us_per_gpu_sample").asDouble();
 
+        String nvtopLine = "";
+        String nvtop = System.getProperty("trainwatch.bench.nvtop");
+        if (nvtop != null && !nvtop.isBlank()) {
+            // nvtop reads its own set of fields and draws a screen; it only runs in a terminal (see the script).
+            Process p = new ProcessBuilder("bash", "src/test/bench/nvtop-cpu.sh", nvtop, lib.getParent().toString(),
+                    scenario.toString(), Integer.getInteger("trainwatch.bench.nvtopSeconds", 30).toString())
+                    .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            JsonNode nv = new ObjectMapper().readTree(p.getInputStream().readAllBytes());
+            assertThat(p.waitFor(5, TimeUnit.MINUTES)).isTrue();
+            double us = nv.get("cpu_seconds").asDouble() * 1e6 / nv.get("gpu_samples").asDouble();
+            nvtopLine = String.format(Locale.ROOT,
+                    "  nvtop 3.0.1       %7.2f µs CPU per GPU-sample (process, incl. drawing), %d GPU-samples in %.0f s%n",
+                    us, nv.get("gpu_samples").asLong(), nv.get("wall_seconds").asDouble());
+        }
         String report = String.format(Locale.ROOT,
                 "NVML poll, %d GPUs, full reading set, fake library%n"
                         + "  trainwatch (JNA)  %7.2f µs CPU per GPU-sample (poll thread; wall %.2f µs), %d polls%n"
                         + "  pynvml poller     %7.2f µs CPU per GPU-sample (thread; process %.2f µs), %d polls%n"
                         + "  ratio             %7.1fx%n",
                 GPUS, javaUs, javaWallUs, javaPolls, pyUs, py.get("process_cpu_us_per_gpu_sample").asDouble(),
-                pyPolls, pyUs / javaUs);
+                pyPolls, pyUs / javaUs) + nvtopLine;
         System.out.print(report);
         Files.writeString(Path.of("target/nvml-bench.txt"), report, StandardCharsets.UTF_8);
         assertThat(javaUs).as("target: ≤ 20 µs per GPU-sample").isLessThanOrEqualTo(20.0);

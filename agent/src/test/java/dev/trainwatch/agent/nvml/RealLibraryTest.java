@@ -4,10 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.trainwatch.agent.gpu.GpuUnavailableException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /** Loading that fails: NVIDIA's real library on a machine without the driver, missing or foreign files. */
@@ -25,6 +28,33 @@ class RealLibraryTest {
         assertThatThrownBy(() -> NvmlGpuReader.open(Optional.of(real), Clock.systemUTC()))
                 .isInstanceOf(GpuUnavailableException.class)
                 .hasMessage("NVIDIA driver not loaded (NVML: Driver Not Loaded)");
+    }
+
+    @Test
+    void withoutADriverInstalledTheSystemLibraryIsNotFound() throws Exception {
+        Process ldconfig = new ProcessBuilder("/sbin/ldconfig", "-p").redirectErrorStream(true).start();
+        String cache = new String(ldconfig.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        ldconfig.waitFor();
+        Assumptions.assumeFalse(cache.contains("libnvidia-ml.so.1"), "a driver is installed");
+        // In a JVM of its own: once any test has loaded a fake, the dynamic loader answers the name
+        // libnvidia-ml.so.1 with that already-loaded library (same soname).
+        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        Process p = new ProcessBuilder(java.toString(), "-cp", System.getProperty("java.class.path"),
+                SystemLibraryProbe.class.getName()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(out).isEqualTo("NVML library not found: libnvidia-ml.so.1 (is the NVIDIA driver installed?)");
+    }
+
+    /** Opens the system's NVML and prints the failure's message. */
+    static final class SystemLibraryProbe {
+        public static void main(String[] args) {
+            try (NvmlGpuReader r = NvmlGpuReader.open(Optional.empty(), Clock.systemUTC())) {
+                System.out.println("opened, driver " + r.driverVersion());
+            } catch (GpuUnavailableException e) {
+                System.out.println(e.getMessage());
+            }
+        }
     }
 
     @Test

@@ -88,10 +88,22 @@ public final class DataStarvationDetector implements Detector {
             message = String.format(Locale.ROOT,
                     "%s of each %s step is data time, which includes the online T5/VAE encoding "
                             + "(features are computed online)", Texts.pct(wait), Texts.secs(stepSeconds));
-        } else {
+        } else if (spec != null && spec.features() != null) {
             encodingDominates = false;
             message = String.format(Locale.ROOT, "%s of each %s step is spent waiting for the data loader",
                     Texts.pct(wait), Texts.secs(stepSeconds));
+        } else {
+            // No spec says where the features come from: PixArt's time_data then may or may not hold encoding.
+            encodingDominates = false;
+            message = String.format(Locale.ROOT, "%s of each %s step is data time: data loading, plus the T5/VAE "
+                    + "encoding if the features are computed online (register the run's spec to tell them apart)",
+                    Texts.pct(wait), Texts.secs(stepSeconds));
+            String loaderAdvice = "otherwise make the input pipeline faster (more DataLoader workers, pin_memory=True, "
+                    + "data on local disk)";
+            Severity severity = wait > s.waitCriticalRatio() ? Severity.CRITICAL : Severity.WARNING;
+            return new Finding(severity, message, evidence, "if the text and VAE features are computed online, "
+                    + "precompute them once (PixArt: extract T5 and VAE features and set load_vae_feat / "
+                    + "load_t5_feat); " + loaderAdvice);
         }
         String suggestion;
         if (encodingDominates) {

@@ -1,5 +1,8 @@
 package dev.trainwatch.collector.detect;
 
+import java.util.Collection;
+import java.util.List;
+
 /**
  * One GPU's rolling window, oldest entry first (index 0). Readings a GPU does not support are {@code NaN}.
  * Entries closer together than the window's resolution are merged (max memory, mean utilisation, min of the
@@ -7,6 +10,23 @@ package dev.trainwatch.collector.detect;
  * {@link RunContext} evaluation: it is not safe to keep.
  */
 public interface GpuSeries {
+
+    /** Clock-event reasons as metric label values; bit i of {@link #clockEventMask} is reason i. */
+    List<String> CLOCK_EVENT_REASONS = List.of("gpu_idle", "applications_clocks_setting", "sw_power_cap",
+            "hw_slowdown", "sync_boost", "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown",
+            "display_clock_setting");
+
+    /** The mask of the given reason names (unknown names are ignored). */
+    static int reasonMask(Collection<String> reasons) {
+        int mask = 0;
+        for (String r : reasons) {
+            int bit = CLOCK_EVENT_REASONS.indexOf(r);
+            if (bit >= 0) {
+                mask |= 1 << bit;
+            }
+        }
+        return mask;
+    }
 
     String uuid();
 
@@ -46,8 +66,14 @@ public interface GpuSeries {
 
     double temperatureCelsius(int i);
 
+    /** Clock-event reasons active in entry {@code i}, as a mask over {@link #CLOCK_EVENT_REASONS}. */
+    int clockEventMask(int i);
+
     /** Whether clock-event reason {@code reason} (a metric label value, e.g. {@code sw_power_cap}) was active. */
-    boolean clockEvent(int i, String reason);
+    default boolean clockEvent(int i, String reason) {
+        int bit = CLOCK_EVENT_REASONS.indexOf(reason);
+        return bit >= 0 && (clockEventMask(i) & (1 << bit)) != 0;
+    }
 
     /** Index of the first entry with {@code ts >= fromTs} ({@code size()} when none). */
     default int firstIndexAtOrAfter(double fromTs) {

@@ -120,17 +120,15 @@ public final class StepTimeAboveEstimateDetector implements Detector {
     private double throttledShare(RunContext run, double from) {
         int busy = 0;
         int throttled = 0;
+        int mask = GpuSeries.reasonMask(throttling.reasons());
         for (GpuSeries g : run.gpus()) {
             for (int i = g.firstIndexAtOrAfter(from); i < g.size(); i++) {
                 if (!(g.utilizationRatio(i) >= throttling.busyRatio())) {
                     continue;
                 }
                 busy++;
-                for (String r : throttling.reasons()) {
-                    if (g.clockEvent(i, r)) {
-                        throttled++;
-                        break;
-                    }
+                if ((g.clockEventMask(i) & mask) != 0) {
+                    throttled++;
                 }
             }
         }

@@ -43,7 +43,8 @@ public final class ThrottlingDetector implements Detector {
             int busy = 0;
             int throttled = 0;
             double clockSum = 0;
-            Set<String> reasons = new LinkedHashSet<>();
+            int reasonMask = GpuSeries.reasonMask(s.reasons());
+            int seenMask = 0;
             for (int i = g.firstIndexAtOrAfter(from); i < g.size(); i++) {
                 if (!(g.utilizationRatio(i) >= s.busyRatio())) {
                     continue;
@@ -51,15 +52,10 @@ public final class ThrottlingDetector implements Detector {
                 busy++;
                 double clock = g.smClockHz(i) / g.smClockMaxHz(i);
                 boolean slow = !(clock >= s.clockRatio()); // unknown clocks: the reason alone decides
-                boolean reason = false;
-                for (String r : s.reasons()) {
-                    if (g.clockEvent(i, r)) {
-                        reason = true;
-                        reasons.add(r);
-                    }
-                }
-                if (reason && slow) {
+                int activeReasons = g.clockEventMask(i) & reasonMask;
+                if (activeReasons != 0 && slow) {
                     throttled++;
+                    seenMask |= activeReasons;
                     if (!Double.isNaN(clock)) {
                         clockSum += clock;
                     }
@@ -69,7 +65,11 @@ public final class ThrottlingDetector implements Detector {
             }
             if (busy >= 5 && (double) throttled / busy >= needed) {
                 throttledGpus.add(g);
-                reasonsSeen.addAll(reasons);
+                for (int bit = 0; bit < GpuSeries.CLOCK_EVENT_REASONS.size(); bit++) {
+                    if ((seenMask & (1 << bit)) != 0) {
+                        reasonsSeen.add(GpuSeries.CLOCK_EVENT_REASONS.get(bit));
+                    }
+                }
                 double share = (double) throttled / busy;
                 if (share > worstShare) {
                     worstShare = share;

@@ -2,12 +2,13 @@ package dev.trainwatch.collector.state;
 
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.Estimator;
+import dev.trainwatch.estimator.catalog.ModelInfo;
 import dev.trainwatch.protocol.RunSpec;
-import java.util.Locale;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalInt;
 
-/** {@link Predictor} backed by the real {@link Estimator}. Thread-safe (the estimator is). */
+/** {@link Predictor} backed by the real {@link Estimator} and its catalogs. Thread-safe (the estimator is). */
 final class EstimatorPredictor implements Predictor {
 
     private final Estimator estimator;
@@ -22,13 +23,16 @@ final class EstimatorPredictor implements Predictor {
     }
 
     @Override
+    public Optional<String> resolveGpuId(String deviceName) {
+        return deviceName == null ? Optional.empty() : estimator.resolveGpuId(deviceName);
+    }
+
+    @Override
     public OptionalInt latentDownsample(String modelId) {
-        // Until the estimator exposes its autoencoder catalog: Sana uses the f32 DC-AE; DiT, PixArt and
-        // Open-Sora's image latents use f8 VAEs.
         if (modelId == null) {
             return OptionalInt.empty();
         }
-        String id = modelId.toLowerCase(Locale.ROOT);
-        return OptionalInt.of(id.startsWith("sana") ? 32 : 8);
+        return estimator.model(modelId).map(ModelInfo::latentDownsample).filter(f -> f > 0)
+                .map(OptionalInt::of).orElse(OptionalInt.empty());
     }
 }

@@ -48,7 +48,8 @@ import java.util.function.Consumer;
  * <p>Lifecycle: a run appears when an agent attributes GPUs to it, when steps are pushed for it, or when its spec
  * is registered, whichever comes first; the comparison starts once a spec is registered. It ends when every agent
  * that attributed it reports it ended, or on {@link #endRun}; ended runs stay visible for
- * {@code endedRunRetention}. The number of runs, GPUs and agents is capped ({@link FleetSettings}).
+ * {@code endedRunRetention}; a run nothing was heard of for that long is ended by {@link #tick}. The number of
+ * runs, GPUs and agents is capped ({@link FleetSettings}).
  *
  * <p>Input: the HTTP edge validates requests and answers 4xx; the fleet is still defensive: it ignores
  * non-finite or negative readings (absent), step reports without a positive time, and entries without ids.
@@ -284,17 +285,20 @@ public final class Fleet {
                 double now = now();
                 updateAgentLiveness(now);
                 List<RunState> expired = new ArrayList<>();
+                double retention = settings.endedRunRetention().toMillis() / 1000.0;
                 for (RunState run : runs.values()) {
+                    if (!run.ended && now - run.lastSeen > retention) {
+                        // Nothing heard for the retention time (e.g. restored after a restart, then never seen
+                        // again): the run is over even though no agent said so.
+                        end(run, now);
+                    }
                     if (run.ended) {
-                        if (now - run.endedAt > settings.endedRunRetention().toMillis() / 1000.0) {
+                        if (now - run.endedAt > retention) {
                             expired.add(run);
                         }
                         continue;
                     }
-                    evaluate(run, now);
-                    if (run.dirty && now - run.lastChangeNotified >= CHANGE_NOTIFY_SECONDS) {
-                        notifyChanged(run, now);
-                    }
+                    maybeEvaluate(run, now);
                 }
                 for (RunState run : expired) {
                     forget(run);
@@ -472,8 +476,12 @@ public final class Fleet {
         for (String uuid : part.gpuUuids) {
             GpuState g = gpus.get(uuid);
             if (g != null) {
+                if (!a.runId().equals(g.runId)) {
+                    // A GPU newly given to this run: what an earlier run peaked at is not this run's peak.
+                    g.window.peakMemory = WindowStats.latestMemory(g.window);
+                }
                 g.runId = a.runId();
-                double peak = WindowStats.maxMemory(g.window, Double.NEGATIVE_INFINITY);
+                double peak = g.window.peakMemory;
                 if (!Double.isNaN(peak) && !(peak <= run.peakMemory)) {
                     run.peakMemory = peak;
                 }
@@ -704,6 +712,11 @@ public final class Fleet {
     /** Fills the spec's GPU from the NVML name of the run's GPUs, and its size from their count. */
     private RunSpec fillFromObservation(RunState run, RunSpec spec) {
         RunSpec filled = spec;
+        int attributed = run.gpuUuids().size();
+        if (spec.gpus() == null && attributed > 0) {
+            filled = filled.overriddenBy(new RunSpec(null, null, attributed, null, null, null, null, null, null,
+                    null, null, null, null, null, null, null, null));
+        }
         if (spec.gpu() == null) {
             for (String uuid : run.gpuUuids()) {
                 GpuState g = gpus.get(uuid);
@@ -788,8 +801,7 @@ public final class Fleet {
             RunState.HostPart part = run.hosts.get(w.host());
             List<Integer> ranks = part == null ? List.of() : part.ranksByGpu.getOrDefault(w.uuid(), List.of());
             gpuViews.add(new RunGpuView(w.uuid(), w.host(), w.index(), w.name(), List.copyOf(ranks),
-                    toLong(WindowStats.latestMemory(w)), toLong(w.memoryTotalBytes()),
-                    toLong(WindowStats.maxMemory(w, Double.NEGATIVE_INFINITY)),
+                    toLong(WindowStats.latestMemory(w)), toLong(w.memoryTotalBytes()), toLong(w.peakMemory),
                     nan(WindowStats.meanUtilization(w, recent)), nan(WindowStats.meanSmClockRatio(w, recent)),
                     w.lost()));
         }

@@ -3,7 +3,6 @@ package dev.trainwatch.collector.state;
 import dev.trainwatch.collector.detect.GpuSeries;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.UtilizationWindow;
-import java.util.List;
 
 /**
  * A GPU's rolling window as a ring of primitive columns (no object per sample: 1,024 GPUs × 600 entries must fit
@@ -11,11 +10,6 @@ import java.util.List;
  * the window covers its span whatever the polling interval. Not thread-safe: guarded by the fleet's lock.
  */
 final class GpuWindow implements GpuSeries {
-
-    /** Clock-event reasons as metric label values; bit i of an entry's mask is reason i. */
-    static final List<String> REASONS = List.of("gpu_idle", "applications_clocks_setting", "sw_power_cap",
-            "hw_slowdown", "sync_boost", "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown",
-            "display_clock_setting");
 
     private final String uuid;
     private final double spanSeconds;
@@ -39,6 +33,8 @@ final class GpuWindow implements GpuSeries {
     int index;
     String name;
     double memoryTotal = Double.NaN;
+    /** Highest memory in use since the GPU was attributed to its run (kept outside the window: no scan). */
+    double peakMemory = Double.NaN;
     boolean lost;
 
     GpuWindow(String uuid, double spanSeconds, int capacity) {
@@ -76,16 +72,11 @@ final class GpuWindow implements GpuSeries {
         if (w != null && w.count() > 0 && Double.isNaN(util)) {
             util = w.meanRatio();
         }
-        int mask = 0;
-        if (s.clockEventReasons() != null) {
-            for (String r : s.clockEventReasons()) {
-                int bit = REASONS.indexOf(r);
-                if (bit >= 0) {
-                    mask |= 1 << bit;
-                }
-            }
-        }
+        int mask = s.clockEventReasons() == null ? 0 : GpuSeries.reasonMask(s.clockEventReasons());
         double mem = finite(s.memoryUsedBytes()) ? s.memoryUsedBytes() : Double.NaN;
+        if (!Double.isNaN(mem) && !(mem <= peakMemory)) {
+            peakMemory = mem;
+        }
         double sm = finite(s.smClockHz()) ? s.smClockHz() : Double.NaN;
         double smMax = finite(s.smClockMaxHz()) ? s.smClockMaxHz() : Double.NaN;
         double watts = finiteD(s.powerWatts());
@@ -226,9 +217,8 @@ final class GpuWindow implements GpuSeries {
     }
 
     @Override
-    public boolean clockEvent(int i, String reason) {
-        int bit = REASONS.indexOf(reason);
-        return bit >= 0 && (reasons[slot(i)] & (1 << bit)) != 0;
+    public int clockEventMask(int i) {
+        return reasons[slot(i)];
     }
 
     private static boolean finite(Long v) {

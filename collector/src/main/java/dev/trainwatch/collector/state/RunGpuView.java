@@ -12,7 +12,7 @@ import java.util.List;
  * @param ranks               ranks whose processes hold memory on it, when the agent knows them
  * @param memoryUsedBytes     now
  * @param memoryTotalBytes    capacity
- * @param peakMemoryBytes     highest in the window
+ * @param peakMemoryBytes     highest since the GPU was attributed to this run
  * @param utilizationRatio    mean over the last minute
  * @param smClockRatio        mean SM clock / max SM clock over the last minute
  * @param lost                NVML reports the GPU lost

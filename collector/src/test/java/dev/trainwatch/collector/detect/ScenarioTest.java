@@ -26,7 +26,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 class ScenarioTest {
 
     private static final Map<String, String> LATENCIES = new TreeMap<>();
-    private final ScenarioPlayer player = new ScenarioPlayer();
+    /** Each trace is played once per test run (the focused tests below reuse the results). */
+    private static final Map<String, Result> PLAYED = new java.util.concurrent.ConcurrentHashMap<>();
 
     @ParameterizedTest
     @ValueSource(strings = {"healthy", "pixart-online-starved", "sana-loader-starved", "memory-ramp",
@@ -35,7 +36,7 @@ class ScenarioTest {
             "step-ratio-boundary"})
     void raisesExactlyTheExpectedKindsWithoutFlapping(String name) {
         Scenario scenario = Scenario.load(name);
-        Result r = player.play(scenario);
+        Result r = play(name);
         List<AnomalyKind> expected = scenario.expect().stream().map(AnomalyKind::fromWireName).toList();
         assertThat(r.kindsRaised()).as(name + ": " + r.transitions()).containsExactlyInAnyOrderElementsOf(expected);
         for (AnomalyKind kind : expected) {
@@ -63,8 +64,8 @@ class ScenarioTest {
         Files.writeString(out, b.toString());
     }
 
-    private Result play(String name) {
-        return player.play(Scenario.load(name));
+    private static Result play(String name) {
+        return PLAYED.computeIfAbsent(name, n -> new ScenarioPlayer().play(Scenario.load(n)));
     }
 
     @Test

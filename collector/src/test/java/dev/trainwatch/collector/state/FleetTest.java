@@ -214,4 +214,39 @@ class FleetTest {
         });
         assertThat(raised).isEmpty();
     }
+
+    @Test
+    void runsNotHeardOfForTheRetentionEndAndAreLaterForgotten() {
+        Fleet small = new Fleet(predictor, clock, new FleetSettings(10, 8, 4, Duration.ofMinutes(10), 60, 16,
+                Duration.ofSeconds(1), 5, Duration.ofHours(1)), DetectorSettings.defaults());
+        List<String> ended = new ArrayList<>();
+        small.addListener(new FleetListener() {
+            @Override
+            public void onRunEnded(RunSummary s) {
+                ended.add(s.runId());
+            }
+        });
+        small.ingestSteps("quiet", List.of(StepEvent.of(1, 1.0, clock.seconds())));
+        clock.advance(Duration.ofMinutes(59));
+        small.tick();
+        assertThat(ended).isEmpty();
+        clock.advance(Duration.ofMinutes(2));
+        small.tick();
+        assertThat(ended).containsExactly("quiet");
+        assertThat(small.run("quiet").orElseThrow().ended()).isTrue();
+        clock.advance(Duration.ofMinutes(61));
+        small.tick();
+        assertThat(small.run("quiet")).isEmpty();
+    }
+
+    @Test
+    void specWithoutDataParallelSizeTakesTheAttributedGpuCount() {
+        double t = clock.seconds();
+        fleet.ingestBatch(batch("n1", "a1", 1, List.of(gpu(t, 0, "GPU-0", GIB, 0.9), gpu(t, 1, "GPU-1", GIB, 0.9),
+                gpu(t, 2, "GPU-2", GIB, 0.9)), List.of(attribution("dp", List.of("GPU-0", "GPU-1", "GPU-2"))),
+                List.of()));
+        RunView v = fleet.putSpec("dp", spec("dit-xl-2", 8, null, null));
+        assertThat(v.spec().gpus()).isEqualTo(3);
+        assertThat(v.estimate().samplesPerSecond()).isEqualTo(24.0);
+    }
 }

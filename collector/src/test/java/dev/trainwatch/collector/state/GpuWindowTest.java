@@ -1,0 +1,65 @@
+package dev.trainwatch.collector.state;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.trainwatch.collector.detect.WindowStats;
+import dev.trainwatch.protocol.GpuSample;
+import dev.trainwatch.protocol.UtilizationWindow;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class GpuWindowTest {
+
+    private static GpuSample sample(double ts, Long used, Double util, double minUtil, List<String> reasons) {
+        return new GpuSample(ts, 0, "GPU-0", "NVIDIA H100 80GB HBM3", null, 80L << 30, used, null, null, util, null,
+                new UtilizationWindow(4, minUtil, util == null ? 0.5 : util, 1, minUtil <= 0.05 ? 0.25 : 0, ts - 1,
+                        ts), null, null, null, null, reasons, Double.NaN, null, null, null, null, List.of(), false);
+    }
+
+    @Test
+    void fastPollsMergeIntoOneEntryPerResolution() {
+        GpuWindow w = new GpuWindow("GPU-0", 600, 600); // 1-s resolution
+        for (int i = 0; i < 10; i++) { // ten 100-ms polls
+            w.add(sample(1000 + i * 0.1, (10L + i) << 30, i % 2 == 0 ? 1.0 : 0.0, i == 5 ? 0.0 : 0.8,
+                    i == 3 ? List.of("sw_power_cap") : List.of()), 1000 + i * 0.1);
+        }
+        assertThat(w.size()).isEqualTo(1);
+        assertThat(w.memoryUsedBytes(0)).isEqualTo((double) (19L << 30)); // max
+        assertThat(w.utilizationRatio(0)).isCloseTo(0.5, org.assertj.core.data.Offset.offset(1e-6)); // mean
+        assertThat(w.utilizationMinRatio(0)).isEqualTo(0.0); // min of the minima
+        assertThat(w.clockEvent(0, "sw_power_cap")).isTrue(); // any
+        assertThat(w.powerWatts(0)).isNaN(); // non-finite reading stays absent
+        w.add(sample(1001, 5L << 30, 0.9, 0.9, List.of()), 1001);
+        assertThat(w.size()).isEqualTo(2);
+    }
+
+    @Test
+    void ringKeepsTheNewestWithinTheSpan() {
+        GpuWindow w = new GpuWindow("GPU-0", 60, 30); // 2-s resolution
+        for (int i = 0; i < 100; i++) {
+            w.add(sample(i * 2, (long) i << 20, 0.5, 0.5, null), i * 2);
+        }
+        assertThat(w.size()).isEqualTo(30);
+        assertThat(w.ts(0)).isEqualTo(140.0);
+        assertThat(w.ts(29)).isEqualTo(198.0);
+        w.trim(230);
+        assertThat(w.size()).isEqualTo(15); // 170, 172, …, 198
+        assertThat(w.firstIndexAtOrAfter(190)).isEqualTo(10);
+        assertThat(w.peakMemory).isEqualTo((double) (99L << 20));
+    }
+
+    @Test
+    void trendOfALinearRampIsExact() {
+        GpuWindow w = new GpuWindow("GPU-0", 600, 600);
+        for (int i = 0; i < 300; i++) {
+            w.add(sample(5000 + i, (40L << 30) + i * 10_000_000L, 0.9, 0.9, null), 5000 + i);
+        }
+        WindowStats.Trend t = WindowStats.memoryTrend(w, 0);
+        assertThat(t.slopePerSecond()).isCloseTo(1e7, org.assertj.core.data.Offset.offset(1.0));
+        assertThat(t.r2()).isCloseTo(1.0, org.assertj.core.data.Offset.offset(1e-9));
+        double full = 80L << 30;
+        double expected = (full - ((40L << 30) + 299 * 10_000_000L)) / 1e7;
+        assertThat(t.secondsUntil(full)).isCloseTo(expected, org.assertj.core.data.Offset.offset(0.01));
+        assertThat(WindowStats.idleSeconds(w, 0.05)).isZero();
+    }
+}
