@@ -15,6 +15,8 @@
     selected: null,
     history: {},            // run id -> [point], the client-side rolling buffer
     seriesEndpoint: true,   // set false once the collector answers 404 to /v1/runs/{id}/series
+    metricsEndpoint: true,  // set false when /metrics is missing or too large to read every second
+    serverNow: null,        // the collector's idea of now (its clock may differ from the browser's)
     timer: null
   };
 
@@ -85,7 +87,8 @@
   function fmtSince(t) {
     var s = toSeconds(t);
     if (s === null) { return ''; }
-    return 'since ' + fmtClock(s) + ' (' + fmtDuration(Date.now() / 1000 - s) + ' ago)';
+    var now = state.serverNow !== null ? state.serverNow : Date.now() / 1000;
+    return 'since ' + fmtClock(s) + ' (' + fmtDuration(Math.max(0, now - s)) + ' ago)';
   }
   // Evidence values carry their unit in their key, as the API's names do.
   function fmtEvidence(key, value) {
@@ -126,8 +129,9 @@
   function predictedThroughput(run) { return first((run.comparison || {}).predicted_samples_per_second, (run.estimate || {}).samples_per_second); }
   function capacityOf(run) { return first((run.comparison || {}).capacity_bytes, (run.observed || {}).memory_total_bytes, (run.estimate || {}).gpu_memory_bytes); }
 
-  function pointOf(run, t) {
+  function pointOf(run, t, gpus) {
     var o = run.observed || {}, c = run.comparison || {};
+    gpus = gpus || {};
     return {
       t: t,
       memory: num(o.memory_used_bytes),
@@ -136,8 +140,10 @@
       capacity: capacityOf(run),
       step: num(o.step_seconds),
       stepPredicted: predictedStep(run),
-      utilization: num(o.gpu_utilization_ratio),
-      utilizationMin: num(o.gpu_utilization_min_ratio),
+      // Point readings of the run's GPUs (from /metrics) when there are any, else the run's one-minute mean.
+      utilization: num(gpus.utilization) !== null ? gpus.utilization : num(o.gpu_utilization_ratio),
+      utilizationMin: num(gpus.utilizationMin) !== null ? gpus.utilizationMin : num(o.gpu_utilization_min_ratio),
+      idle: num(gpus.idle),
       dataWait: num(o.data_wait_ratio),
       throughput: num(o.samples_per_second),
       throughputPredicted: predictedThroughput(run),
@@ -146,11 +152,11 @@
     };
   }
 
-  function record(run, t) {
+  function record(run, t, gpus) {
     var id = runIdOf(run);
     if (!id || !run.observed) { return; }
     var buffer = state.history[id] || (state.history[id] = []);
-    buffer.push(pointOf(run, t));
+    buffer.push(pointOf(run, t, gpus));
     if (buffer.length > MAX_POINTS) { buffer.splice(0, buffer.length - MAX_POINTS); }
   }
 
@@ -180,18 +186,79 @@
     return sorted.length ? runIdOf(sorted[0]) : null;
   }
 
+  // The collector's clock, when it is ahead of the browser's (a skewed host, or the demo running faster than
+  // real time): times on the page are then the collector's, as the anomalies' "since" are.
+  function serverNow(runs) {
+    var now = Date.now() / 1000;
+    runs.forEach(function (run) { var seen = num(run.last_seen_ts); if (seen !== null && seen > now) { now = seen; } });
+    return now;
+  }
+
+  // Per-GPU point readings from the Prometheus exposition (docs/METRICS.md names): utilisation, the lowest of the
+  // driver's buffered samples and the share of them at idle, which show the short gaps a one-minute mean hides.
+  var GPU_SERIES = {
+    trainwatch_gpu_utilization_ratio: 'utilization',
+    trainwatch_gpu_utilization_min_ratio: 'utilizationMin',
+    trainwatch_gpu_idle_fraction_ratio: 'idle'
+  };
+  var MAX_METRICS_CHARS = 4 * 1024 * 1024;
+
+  function gpuReadings() {
+    if (!state.metricsEndpoint) { return Promise.resolve(null); }
+    return fetch('/metrics', { cache: 'no-store' }).then(function (res) {
+      if (!res.ok) { state.metricsEndpoint = false; return null; }
+      return res.text();
+    }).then(function (text) {
+      if (text === null) { return null; }
+      if (text.length > MAX_METRICS_CHARS) { state.metricsEndpoint = false; }
+      return parseGpuMetrics(text);
+    }, function () { return null; });
+  }
+
+  function parseGpuMetrics(text) {
+    var byUuid = {};
+    text.split('\n').forEach(function (line) {
+      var m = /^(trainwatch_gpu_[a-z_]+)\{([^}]*)\}\s+(\S+)/.exec(line);
+      if (!m || !GPU_SERIES[m[1]]) { return; }
+      var uuid = /(?:^|,)gpu_uuid="((?:[^"\\]|\\.)*)"/.exec(m[2]);
+      var value = Number(m[3]);
+      if (!uuid || !isFinite(value)) { return; }
+      (byUuid[uuid[1]] || (byUuid[uuid[1]] = {}))[GPU_SERIES[m[1]]] = value;
+    });
+    return byUuid;
+  }
+
+  function summarizeGpus(readings, run) {
+    if (!readings || !Array.isArray(run.gpus)) { return null; }
+    var util = [], min = [], idle = [];
+    run.gpus.forEach(function (g) {
+      var r = readings[g.uuid];
+      if (!r) { return; }
+      if (num(r.utilization) !== null) { util.push(r.utilization); }
+      if (num(r.utilizationMin) !== null) { min.push(r.utilizationMin); }
+      if (num(r.idle) !== null) { idle.push(r.idle); }
+    });
+    function mean(a) { return a.length ? a.reduce(function (x, y) { return x + y; }, 0) / a.length : null; }
+    return {
+      utilization: mean(util),
+      utilizationMin: min.length ? Math.min.apply(null, min) : null,
+      idle: idle.length ? Math.max.apply(null, idle) : null
+    };
+  }
+
   function poll() {
     clearTimeout(state.timer);
-    var now = Date.now() / 1000;
     getJson('/v1/runs').then(function (body) {
       state.runs = Array.isArray(body) ? body : (body.runs || []);
+      var now = state.serverNow = serverNow(state.runs);
       state.selected = chooseSelected();
       state.runs.forEach(function (run) { if (runIdOf(run) !== state.selected) { record(run, now); } });
       if (!state.selected) { return null; }
       var id = state.selected;
-      return getJson('/v1/runs/' + encodeURIComponent(id)).then(function (detail) {
+      return Promise.all([getJson('/v1/runs/' + encodeURIComponent(id)), gpuReadings()]).then(function (results) {
+        var detail = results[0];
         state.detail = detail;
-        record(detail, now);
+        record(detail, now, summarizeGpus(results[1], detail));
         if (!state.seriesEndpoint) { return; }
         return getJson('/v1/runs/' + encodeURIComponent(id) + '/series').then(function (series) {
           var points = seriesPoints(series, detail);
@@ -301,11 +368,11 @@
       tile('Seconds per step', fmtSeconds(o.step_seconds), 'predicted ' + fmtSeconds(predictedStep(run)) +
         (stepRatio !== null ? ' · ×' + stepRatio.toFixed(2) : ''), stepRatio !== null && stepRatio > 1.5 ? 'bad' : stepRatio !== null && stepRatio > 1.2 ? 'warn' : ''),
       tile('VRAM (peak)', fmtBytes(num(o.peak_memory_bytes) !== null ? o.peak_memory_bytes : o.memory_used_bytes),
-        'predicted ' + fmtBytes(predictedPeak(run)) + ' · capacity ' + fmtBytes(capacity) +
-        (headroom !== null ? ' · headroom ' + fmtBytes(headroom) : ''),
+        'predicted ' + fmtBytes(predictedPeak(run)) + ' of ' + fmtBytes(capacity) +
+        (headroom !== null ? ' · ' + fmtBytes(headroom) + ' free' : ''),
         headroom !== null && capacity && headroom < 0.05 * capacity ? 'bad' : memoryRatio !== null && memoryRatio > 1.1 ? 'warn' : ''),
-      tile('GPU utilisation', fmtRatio(o.gpu_utilization_ratio), null, num(o.gpu_utilization_ratio) !== null && o.gpu_utilization_ratio < 0.6 ? 'warn' : ''),
-      tile('Data wait', fmtRatio(o.data_wait_ratio), 'share of each step before the forward pass',
+      tile('GPU utilisation', fmtRatio(o.gpu_utilization_ratio), 'last minute', num(o.gpu_utilization_ratio) !== null && o.gpu_utilization_ratio < 0.6 ? 'warn' : ''),
+      tile('Data wait', fmtRatio(o.data_wait_ratio), 'of each step',
         num(o.data_wait_ratio) !== null && o.data_wait_ratio > 0.3 ? 'warn' : ''),
       tile('Samples per second', fmtRate(o.samples_per_second), 'predicted ' + fmtRate(predictedThroughput(run))),
       tile('ETA', fmtDuration(etaSeconds(run)), total === null ? 'no total_steps in the spec' : 'at the observed pace')
@@ -323,8 +390,8 @@
         { key: 'stepPredicted', label: 'predicted', color: 'var(--predicted)', dashed: true }
       ], { format: fmtSeconds, min: 0 }),
       chart('utilization', 'GPU utilisation and idle gaps', points, [
-        { key: 'utilization', label: 'utilisation', color: 'var(--accent)' },
-        { key: 'utilizationMin', label: 'lowest sample', color: '#98a2b3', dashed: true }
+        { key: 'utilization', label: 'utilisation (mean of the run\'s GPUs)', color: 'var(--accent)' },
+        { key: 'utilizationMin', label: 'lowest buffered sample', color: '#98a2b3', dashed: true }
       ], { format: fmtRatio, min: 0, max: 1, idleBands: true }),
       chart('data-wait', 'Data-wait share of each step', points, [
         { key: 'dataWait', label: 'waiting for data / online encoders', color: 'var(--warning)' }
@@ -378,10 +445,10 @@
     var evidence = '';
     if (a.evidence && typeof a.evidence === 'object' && !Array.isArray(a.evidence)) {
       evidence = '<dl class="evidence">' + Object.keys(a.evidence).map(function (k) {
-        return '<dt>' + esc(k.replace(/_/g, ' ')) + '</dt><dd>' + esc(fmtEvidence(k, a.evidence[k])) + '</dd>';
+        return '<div><dt>' + esc(k.replace(/_/g, ' ')) + '</dt><dd>' + esc(fmtEvidence(k, a.evidence[k])) + '</dd></div>';
       }).join('') + '</dl>';
     } else if (a.evidence !== undefined && a.evidence !== null) {
-      evidence = '<dl class="evidence"><dt>evidence</dt><dd>' + esc(fmtEvidence('', a.evidence)) + '</dd></dl>';
+      evidence = '<dl class="evidence"><div><dt>evidence</dt><dd>' + esc(fmtEvidence('', a.evidence)) + '</dd></div></dl>';
     }
     var active = a.active !== false;
     return '<article class="anomaly ' + esc(a.severity || 'warning') + (active ? '' : ' resolved') + '" data-kind="' + esc(a.kind) + '">' +
@@ -412,7 +479,7 @@
     var legend = series.map(function (s) {
       return '<span><span class="swatch' + (s.dashed ? ' dashed' : '') + '" style="background:' + s.color + ';color:' + s.color + '"></span>' + esc(s.label) + '</span>';
     });
-    if (options.idleBands) { legend.push('<span><span class="swatch band" style="background:var(--idle)"></span>idle (&lt; ' + (IDLE_UTILIZATION * 100) + ' %)</span>'); }
+    if (options.idleBands) { legend.push('<span><span class="swatch band" style="background:var(--idle-strong)"></span>time idle (shade = share)</span>'); }
     return '<div class="chart" data-chart="' + esc(name) + '"><h3>' + esc(title) + '</h3><div class="legend">' + legend.join('') + '</div>' +
       plot(name, points, series, options) + '</div>';
   }
@@ -446,11 +513,15 @@
       out.push('<text x="' + x(t).toFixed(1) + '" y="' + (H - 6) + '" text-anchor="' + ['start', 'middle', 'end'][k] + '">' + fmtClock(t) + '</text>');
     });
     if (options.idleBands) {
+      // A gap is a poll whose buffered samples were partly idle (shaded by that share), or a poll at idle.
       points.forEach(function (p, k) {
-        if (p.utilization === null || p.utilization >= IDLE_UTILIZATION) { return; }
+        var share = p.idle !== null && p.idle !== undefined ? p.idle
+          : (p.utilization !== null && p.utilization < IDLE_UTILIZATION ? 1 : 0);
+        if (!(share > 0.05)) { return; }
         var prev = k > 0 ? points[k - 1].t : p.t - 1, next = k + 1 < points.length ? points[k + 1].t : p.t;
         var x0 = x((prev + p.t) / 2), x1 = x((p.t + next) / 2);
-        out.push('<rect class="idle-gap" x="' + x0.toFixed(1) + '" y="' + MT + '" width="' + Math.max(2, x1 - x0).toFixed(1) + '" height="' + (H - MT - MB) + '" fill="var(--idle)"/>');
+        out.push('<rect class="idle-gap" x="' + x0.toFixed(1) + '" y="' + MT + '" width="' + Math.max(2, x1 - x0).toFixed(1) +
+          '" height="' + (H - MT - MB) + '" fill="var(--idle-strong)" fill-opacity="' + Math.min(1, share).toFixed(2) + '"/>');
       });
     }
     series.forEach(function (s) {

@@ -1,13 +1,82 @@
 package dev.trainwatch.cli;
 
+import dev.trainwatch.cli.demo.DemoStack;
+import dev.trainwatch.cli.demo.Scenario;
+import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.CollectorServer;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
-/** Placeholder until its issue lands: says so and fails. */
-@Command(name = "demo", mixinStandardHelpOptions = true, description = "Not available in this build yet.")
+/**
+ * {@code trainwatch demo}: the whole stack on bundled, clearly labelled synthetic scenarios, for a machine
+ * without an NVIDIA GPU. Runs until interrupted.
+ */
+@Command(name = "demo", mixinStandardHelpOptions = true,
+        description = {"Runs the collector and its page on four bundled synthetic training runs (no GPU needed):",
+                "a healthy DiT-XL/2, PixArt-Σ starved by online T5/VAE encoding, Sana-1.6B creeping towards OOM,",
+                "and an 8-GPU run with a thermally throttled straggler. Every demo run is labelled synthetic."})
 final class DemoCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--listen", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:9477",
+            description = "Address of the page and API (default: ${DEFAULT-VALUE}; port 0 picks a free one).")
+    String listen;
+
+    @Option(names = "--data-dir", paramLabel = "DIR", description = "Keep the collector's history here (default: none).")
+    Path dataDir;
+
+    @Option(names = "--speed", paramLabel = "X", defaultValue = "1",
+            description = "Run the scenarios and the collector's clock X times as fast (0.1–20, default: ${DEFAULT-VALUE}).")
+    double speed;
+
     @Override
-    public Integer call() {
-        throw new UserError(ExitCodes.FAILURE, "'demo' is not available in this build yet");
+    public Integer call() throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        CollectorConfig config;
+        try {
+            config = CollectorConfig.defaults().withListen(listen);
+        } catch (IllegalArgumentException e) {
+            throw new UserError(ExitCodes.USAGE, "--listen: " + e.getMessage());
+        }
+        if (dataDir != null) {
+            config = config.withDataDir(dataDir);
+        }
+        DemoStack demo;
+        try {
+            demo = DemoStack.start(config, speed, err);
+        } catch (IllegalArgumentException e) {
+            throw new UserError(ExitCodes.USAGE, e.getMessage());
+        } catch (CollectorServer.StartException e) {
+            throw new UserError(ExitCodes.FAILURE, e.getMessage());
+        } catch (IOException e) {
+            throw new UserError(ExitCodes.FAILURE, "the demo could not feed its collector: " + e.getMessage());
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            demo.close();
+            stopped.countDown();
+        }, "trainwatch-demo-stop"));
+        out.println("trainwatch demo: SYNTHETIC data from bundled scenarios, not a real training run");
+        out.println("  page     " + demo.pageUri());
+        out.println("  API      " + demo.pageUri().resolve("v1/runs"));
+        out.println("  metrics  " + demo.pageUri().resolve("metrics"));
+        for (Scenario s : demo.scenarios()) {
+            out.println("  run      " + s.runId() + "  " + s.title().replaceFirst("^synthetic \\(demo\\): ", ""));
+        }
+        out.println((speed == 1 ? "" : "Running " + speed + "× as fast. ")
+                + "Anomalies appear within about " + Math.max(1, Math.round(70 / speed)) + " s. Ctrl-C stops.");
+        out.flush();
+        stopped.await();
+        return ExitCodes.OK;
     }
 }

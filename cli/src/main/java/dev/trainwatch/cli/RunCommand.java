@@ -1,13 +1,118 @@
 package dev.trainwatch.cli;
 
+import dev.trainwatch.agent.attribution.RunIds;
+import dev.trainwatch.cli.watch.ChildProcess;
+import dev.trainwatch.cli.watch.LocalStack;
+import dev.trainwatch.cli.watch.SignalForwarding;
+import dev.trainwatch.cli.watch.StatusLines;
+import dev.trainwatch.cli.watch.WatchOptions;
+import dev.trainwatch.collector.state.RunView;
+import dev.trainwatch.protocol.RunSpec;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
-/** Placeholder until its issue lands: says so and fails. */
-@Command(name = "run", mixinStandardHelpOptions = true, description = "Not available in this build yet.")
+/**
+ * {@code trainwatch run [options] -- CMD ARGS…}: starts the training command, passes its output through unchanged
+ * while parsing it for steps, watches its process tree's GPUs, and exits with the command's exit status.
+ * The command comes first: when watching cannot start (no NVML, port taken), the command still runs, and
+ * trainwatch says so in one line on stderr. Its own lines all go to stderr, so the command's stdout is untouched.
+ */
+@Command(name = "run", mixinStandardHelpOptions = true,
+        description = {"Starts a training command and watches it: its output (passed through unchanged) is parsed",
+                "for steps, its processes' GPUs are read through NVML, and the page shows it against the estimate.",
+                "Exits with the command's exit status; TERM, HUP (and INT when not at a terminal) are passed on to it.",
+                "Without NVML it still parses the output and says once that there are no GPU readings."},
+        sortOptions = false)
 final class RunCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    WatchOptions watch;
+
+    @Parameters(arity = "1..*", paramLabel = "CMD", description = "The training command and its arguments (after --).")
+    List<String> command;
+
     @Override
-    public Integer call() {
-        throw new UserError(ExitCodes.FAILURE, "'run' is not available in this build yet");
+    public Integer call() throws Exception {
+        PrintWriter err = spec.commandLine().getErr();
+        RunSpec runSpec = watch.runSpec();
+        Path work = Files.createTempDirectory("trainwatch-run-");
+        try {
+            Path output = work.resolve("output.log");
+            ChildProcess child;
+            try {
+                child = ChildProcess.start(command, new FileOutputStream(FileDescriptor.out),
+                        new FileOutputStream(FileDescriptor.err), output);
+            } catch (IOException e) {
+                throw new UserError(ExitCodes.USAGE, "cannot start " + command.get(0) + ": " + e.getMessage());
+            }
+            SignalForwarding.install(child, () -> System.console() != null,
+                    name -> err.println("trainwatch: SIG" + name + " received, passing it on to " + command.get(0)));
+            LocalStack stack = startWatching(child, output, work, runSpec, err);
+            int status = child.waitFor();
+            if (stack != null) {
+                finish(stack, err);
+            }
+            return status;
+        } finally {
+            WatchOptions.deleteQuietly(work);
+        }
+    }
+
+    /** Starts the collector and agent; a failure is reported and the command runs on unwatched. */
+    private LocalStack startWatching(ChildProcess child, Path output, Path work, RunSpec runSpec, PrintWriter err) {
+        try {
+            // The run is named up front: a short command may be gone before the agent's first look at it.
+            String named = RunIds.fromEnvironment(System.getenv());
+            String runId = watch.runIdOr(named != null ? named : LocalStack.hostName() + "-run-" + child.pid());
+            LocalStack stack = LocalStack.start(watch.options(spec, false, child.pid(), runId, runSpec, output,
+                    work.resolve("spool")), Clock.systemUTC(), System.getenv());
+            err.println("trainwatch: watching " + command.get(0) + " (pid " + child.pid() + "); page "
+                    + stack.pageUri());
+            if (stack.gpuProblem() != null) {
+                err.println("trainwatch: no GPU readings (" + stack.gpuProblem()
+                        + "); watching the command's output only");
+            }
+            err.flush();
+            return stack;
+        } catch (Exception e) {
+            err.println("trainwatch: not watching (" + UserError.describe(e) + "); the command runs on");
+            err.flush();
+            return null;
+        }
+    }
+
+    /** The command has exited: take its last lines, end the run, and print where it stood. */
+    private static void finish(LocalStack stack, PrintWriter err) {
+        try {
+            stack.pollNow();
+        } catch (IOException e) {
+            // The last poll only picks up the final lines; the run's summary does without them.
+        }
+        try {
+            stack.stopAgent();
+            // Where each run stood, with the anomalies still active, before ending it resolves them.
+            for (RunView run : stack.fleet().runs()) {
+                err.println("trainwatch: " + StatusLines.line(run));
+                stack.fleet().endRun(run.runId());
+            }
+            err.flush();
+        } finally {
+            stack.close();
+        }
     }
 }

@@ -1,13 +1,141 @@
 package dev.trainwatch.cli;
 
+import dev.trainwatch.agent.gpu.GpuUnavailableException;
+import dev.trainwatch.cli.watch.AnomalyLog;
+import dev.trainwatch.cli.watch.LocalStack;
+import dev.trainwatch.cli.watch.StatusLines;
+import dev.trainwatch.cli.watch.TerminalStatus;
+import dev.trainwatch.cli.watch.WatchOptions;
+import dev.trainwatch.collector.CollectorServer;
+import dev.trainwatch.protocol.RunSpec;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
-/** Placeholder until its issue lands: says so and fails. */
-@Command(name = "watch", mixinStandardHelpOptions = true, description = "Not available in this build yet.")
+/**
+ * {@code trainwatch watch}: the agent and the collector in one process on this machine, with the page and
+ * {@code /metrics}; on a terminal a live status line per run. Ends when the attached run ends, or on Ctrl-C.
+ */
+@Command(name = "watch", mixinStandardHelpOptions = true,
+        description = {"Watches training on this machine: reads the GPUs through NVML and the run's log, compares",
+                "them with the estimate, and serves the page and /metrics. Needs NVML (exit status 3 without it;",
+                "try 'trainwatch demo' on a machine without an NVIDIA GPU)."},
+        sortOptions = false)
 final class WatchCommand implements Callable<Integer> {
+
+    /** How often the status lines are redrawn, milliseconds. */
+    private static final long STATUS_EVERY_MILLIS = 1000;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--attach", paramLabel = "PID",
+            description = "Watch this process and its descendants (default: every compute process on the GPUs).")
+    Long attachPid;
+
+    @Option(names = "--log", paramLabel = "FILE", description = "The run's log to parse for steps (e.g. train_log.log).")
+    Path log;
+
+    @Mixin
+    WatchOptions watch;
+
     @Override
-    public Integer call() {
-        throw new UserError(ExitCodes.FAILURE, "'watch' is not available in this build yet");
+    public Integer call() throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        if (attachPid != null && ProcessHandle.of(attachPid).isEmpty()) {
+            throw new UserError(ExitCodes.USAGE, "--attach: no process " + attachPid + " is running");
+        }
+        RunSpec runSpec = watch.runSpec();
+        Path work = Files.createTempDirectory("trainwatch-watch-");
+        LocalStack stack;
+        try {
+            stack = LocalStack.start(watch.options(spec, true, attachPid, watch.runIdOr(null), runSpec, log,
+                    work.resolve("spool")),
+                    Clock.systemUTC(), System.getenv());
+        } catch (GpuUnavailableException e) {
+            WatchOptions.deleteQuietly(work);
+            throw new UserError(ExitCodes.NVML_UNAVAILABLE, "NVML unavailable: " + e.getMessage()
+                    + " (no NVIDIA GPU here? 'trainwatch demo' shows trainwatch on synthetic runs)");
+        } catch (CollectorServer.StartException | IOException | IllegalStateException e) {
+            WatchOptions.deleteQuietly(work);
+            throw new UserError(ExitCodes.FAILURE, UserError.describe(e));
+        }
+        CountDownLatch done = new CountDownLatch(1);
+        AtomicBoolean signalled = new AtomicBoolean();
+        Thread stopper = new Thread(() -> {
+            signalled.set(true);
+            stack.close();
+            WatchOptions.deleteQuietly(work);
+            done.countDown();
+        }, "trainwatch-watch-stop");
+        Runtime.getRuntime().addShutdownHook(stopper);
+
+        out.println("trainwatch watch: page " + stack.pageUri() + "  metrics " + stack.pageUri().resolve("metrics")
+                + (attachPid != null ? "  (until process " + attachPid + " ends; Ctrl-C stops)" : "  (Ctrl-C stops)"));
+        out.flush();
+
+        boolean terminal = System.console() != null;
+        TerminalStatus status = new TerminalStatus(out);
+        AnomalyLog anomalies = new AnomalyLog();
+        ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "trainwatch-watch-status");
+            t.setDaemon(true);
+            return t;
+        });
+        ticker.scheduleAtFixedRate(() -> {
+            try {
+                var runs = stack.fleet().runs();
+                if (terminal) {
+                    status.paint(StatusLines.render(runs, terminalWidth()));
+                } else {
+                    anomalies.changes(runs).forEach(out::println);
+                    out.flush();
+                }
+                if (stack.attachedRunEnded()) {
+                    done.countDown();
+                }
+            } catch (RuntimeException e) {
+                err.println("trainwatch: status failed: " + UserError.describe(e));
+            }
+        }, 0, STATUS_EVERY_MILLIS, TimeUnit.MILLISECONDS);
+
+        done.await();
+        ticker.shutdownNow();
+        if (!signalled.get()) {
+            // The run is over: show where it stood, then stop without waiting for a signal.
+            Runtime.getRuntime().removeShutdownHook(stopper);
+            status.release();
+            stack.stopAgent();
+            for (var run : stack.fleet().runs()) {
+                out.println("trainwatch: ended " + StatusLines.line(run));
+            }
+            out.flush();
+            stack.close();
+            WatchOptions.deleteQuietly(work);
+        }
+        return ExitCodes.OK;
+    }
+
+    private static int terminalWidth() {
+        try {
+            int columns = Integer.parseInt(System.getenv().getOrDefault("COLUMNS", "160").trim());
+            return columns > 20 ? columns : 160;
+        } catch (NumberFormatException e) {
+            return 160;
+        }
     }
 }

@@ -74,6 +74,10 @@ class DeployFilesTest {
         assertThat(agent.path("securityContext").path("capabilities").path("add").toString())
                 .contains("SYS_PTRACE");
 
+        JsonNode collector = kind(docs, "Deployment").orElseThrow().path("spec").path("template").path("spec")
+                .path("containers").get(0);
+        assertThat(collector.path("args").toString()).contains("collector", "--listen=0.0.0.0:9477", "--token-file=");
+
         JsonNode service = kind(docs, "Service").orElseThrow();
         assertThat(service.path("metadata").path("name").asText()).as("Service name = scrape job").matches("trainwatch.*");
         JsonNode monitor = kind(docs, "ServiceMonitor").orElseThrow();
@@ -103,7 +107,9 @@ class DeployFilesTest {
         String agent = ProjectFiles.read(deploy("systemd/trainwatch-agent.service"));
         String collector = ProjectFiles.read(deploy("systemd/trainwatch-collector.service"));
         assertThat(agent).contains("trainwatch-all.jar agent", "--collector ", "CAP_SYS_PTRACE");
-        assertThat(collector).contains("trainwatch-all.jar collector", "--listen 0.0.0.0:9477", "--data-dir ");
+        // Beyond loopback the collector refuses to start without a token: the unit must pass one.
+        assertThat(collector).contains("trainwatch-all.jar collector", "--listen 0.0.0.0:9477", "--data-dir ",
+                "--token-file ");
         Optional<Path> analyze = ExternalCommand.find("systemd-analyze");
         // systemd-analyze is part of systemd; on a machine without it the structural checks above still run.
         analyze.ifPresent(tool -> {

@@ -20,6 +20,8 @@ import org.junit.jupiter.api.Test;
 class DemoFeedTest {
 
     private static final Instant START = Instant.parse("2026-11-22T08:00:00Z");
+    /** Built once: loading the catalogs is the slow part of a test here. */
+    private static final Estimator ESTIMATOR = Estimator.bundled();
 
     /** Keeps what the feed sent, as the collector would receive it. */
     static final class RecordingSink implements DemoSink {
@@ -50,7 +52,7 @@ class DemoFeedTest {
 
     private static RecordingSink play(double speed, int seconds, int tickSeconds) throws Exception {
         RecordingSink sink = new RecordingSink();
-        DemoFeed feed = new DemoFeed(Scenarios.bundled(Estimator.bundled()), sink, speed, START);
+        DemoFeed feed = new DemoFeed(Scenarios.bundled(ESTIMATOR), sink, speed, START);
         feed.begin();
         for (int t = tickSeconds; t <= seconds; t += tickSeconds) {
             feed.tick(START.plus(Duration.ofSeconds(t)));
@@ -66,7 +68,7 @@ class DemoFeedTest {
         assertThat(sink.specs.keySet()).allMatch(id -> id.startsWith("demo-"));
         assertThat(sink.specs.get(StarvedPixArtSigmaScenario.RUN_ID).features()).isEqualTo("online");
         assertThat(sink.specs.get(ThrottledStragglerScenario.RUN_ID).gpus()).isEqualTo(8);
-        assertThat(Scenarios.bundled(Estimator.bundled())).allMatch(s -> s.title().startsWith("synthetic (demo)"));
+        assertThat(Scenarios.bundled(ESTIMATOR)).allMatch(s -> s.title().startsWith("synthetic (demo)"));
     }
 
     @Test
@@ -86,7 +88,7 @@ class DemoFeedTest {
     @Test
     void healthyDitRunsAsPredicted() throws Exception {
         RecordingSink sink = play(1, 60, 1);
-        Expectation expected = Expectation.of(Estimator.bundled(),
+        Expectation expected = Expectation.of(ESTIMATOR,
                 sink.specs.get(HealthyDitScenario.RUN_ID), null);
         List<StepEvent> steps = sink.steps.get(HealthyDitScenario.RUN_ID);
         assertThat(steps).isNotEmpty();

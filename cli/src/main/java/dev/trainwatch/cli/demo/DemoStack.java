@@ -1,0 +1,152 @@
+package dev.trainwatch.cli.demo;
+
+import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.CollectorServer;
+import dev.trainwatch.estimator.Estimator;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code trainwatch demo} as an object: a real collector in this process, fed by the bundled synthetic scenarios
+ * over loopback HTTP (the same endpoints and codec as real agents), with every demo run marked synthetic in the
+ * API. With {@code speed} above 1 the collector's clock runs faster too, so its detectors see the story at the
+ * same pace as the scenarios tell it. Start with {@link #start}; {@link #close()} stops everything.
+ */
+public final class DemoStack implements AutoCloseable {
+
+    /** Fastest and slowest supported speed: beyond 20× the loopback traffic (about 80 requests per second of
+     *  wall time at 20×) stops being cheap on a small machine. */
+    public static final double MIN_SPEED = 0.1;
+    public static final double MAX_SPEED = 20;
+
+    private final CollectorServer server;
+    private final ScheduledExecutorService feeder;
+    private final List<Scenario> scenarios;
+
+    private DemoStack(CollectorServer server, ScheduledExecutorService feeder, List<Scenario> scenarios) {
+        this.server = server;
+        this.feeder = feeder;
+        this.scenarios = scenarios;
+    }
+
+    /**
+     * Starts the collector on {@code config}'s address and begins feeding it.
+     *
+     * @param warnings where a failing tick is reported (one line per distinct problem)
+     * @throws IllegalArgumentException for a speed out of range or an exposed address without a token
+     * @throws CollectorServer.StartException when the address cannot be bound
+     * @throws IOException when the collector refuses the scenarios' run specs
+     */
+    public static DemoStack start(CollectorConfig config, double speed, PrintWriter warnings) throws IOException {
+        if (!(speed >= MIN_SPEED && speed <= MAX_SPEED)) {
+            throw new IllegalArgumentException("--speed must be between " + MIN_SPEED + " and " + MAX_SPEED
+                    + ", got " + speed);
+        }
+        ScaledClock clock = ScaledClock.startingNow(speed);
+        CollectorServer server = CollectorServer.builder(config.withClock(clock)).start();
+        ScheduledExecutorService feeder = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "trainwatch-demo-feed");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            List<Scenario> scenarios = Scenarios.bundled(Estimator.bundled());
+            // Label first, so no demo run is ever visible without its "synthetic" flag.
+            scenarios.forEach(s -> server.fleet().markSynthetic(s.runId()));
+            HttpDemoSink sink = new HttpDemoSink(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build(),
+                    loopback(server));
+            // The feed speaks in the collector's (scaled) time, so it plays at speed 1 on that clock.
+            DemoFeed feed = new DemoFeed(scenarios, sink, 1.0, clock.instant());
+            feed.begin();
+            feed.tick(clock.instant());
+            // One synthetic poll per second of collector time, but never more than ten per second of wall time.
+            long periodMillis = Math.max(100, Math.round(1000 / speed));
+            TickReporter reporter = new TickReporter(warnings);
+            feeder.scheduleAtFixedRate(() -> {
+                try {
+                    feed.tick(clock.instant());
+                    reporter.ok();
+                } catch (IOException | RuntimeException e) {
+                    reporter.failed(e);
+                }
+            }, periodMillis, periodMillis, TimeUnit.MILLISECONDS);
+            return new DemoStack(server, feeder, scenarios);
+        } catch (IOException | RuntimeException e) {
+            feeder.shutdownNow();
+            server.close();
+            throw e;
+        }
+    }
+
+    /** The collector's address as a client on this machine reaches it (a wildcard listen becomes loopback). */
+    static URI loopback(CollectorServer server) {
+        String host = server.host();
+        if (host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]")) {
+            host = "127.0.0.1";
+        }
+        if (host.contains(":") && !host.startsWith("[")) {
+            host = "[" + host + "]";
+        }
+        return URI.create("http://" + host + ":" + server.port() + "/");
+    }
+
+    /** The page's address. */
+    public URI pageUri() {
+        return loopback(server);
+    }
+
+    public int port() {
+        return server.port();
+    }
+
+    public CollectorServer server() {
+        return server;
+    }
+
+    public List<Scenario> scenarios() {
+        return scenarios;
+    }
+
+    @Override
+    public void close() {
+        feeder.shutdownNow();
+        try {
+            feeder.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        server.close();
+    }
+
+    /** Says once that feeding fails, and once that it recovered, instead of a line per tick. */
+    private static final class TickReporter {
+        private final PrintWriter out;
+        private String lastProblem;
+
+        TickReporter(PrintWriter out) {
+            this.out = out;
+        }
+
+        synchronized void ok() {
+            if (lastProblem != null) {
+                out.println("trainwatch demo: feeding the collector works again");
+                lastProblem = null;
+            }
+        }
+
+        synchronized void failed(Exception e) {
+            String problem = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage().lines().findFirst().orElse("");
+            if (!problem.equals(lastProblem)) {
+                out.println("trainwatch demo: feeding the collector failed: " + problem);
+                lastProblem = problem;
+            }
+        }
+    }
+}

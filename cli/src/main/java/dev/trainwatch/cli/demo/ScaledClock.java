@@ -1,0 +1,55 @@
+package dev.trainwatch.cli.demo;
+
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.util.function.LongSupplier;
+
+/**
+ * A clock that starts at the wall time and then runs {@code speed} times as fast, so a time-compressed demo keeps
+ * the collector's windows, sustain periods and the synthetic agents' timestamps consistent with one another.
+ * Immutable and thread-safe.
+ */
+public final class ScaledClock extends Clock {
+
+    private final Instant origin;
+    private final long originNanos;
+    private final double speed;
+    private final ZoneId zone;
+    private final LongSupplier nanoTime;
+
+    ScaledClock(Instant origin, double speed, ZoneId zone, LongSupplier nanoTime) {
+        if (!(speed > 0) || Double.isInfinite(speed)) {
+            throw new IllegalArgumentException("speed must be a positive number, got " + speed);
+        }
+        this.origin = origin;
+        this.speed = speed;
+        this.zone = zone;
+        this.nanoTime = nanoTime;
+        this.originNanos = nanoTime.getAsLong();
+    }
+
+    /** Starts now, at the system's wall time, running {@code speed} times as fast. */
+    public static ScaledClock startingNow(double speed) {
+        return new ScaledClock(Instant.now(), speed, ZoneId.systemDefault(), System::nanoTime);
+    }
+
+    public double speed() {
+        return speed;
+    }
+
+    @Override
+    public ZoneId getZone() {
+        return zone;
+    }
+
+    @Override
+    public Clock withZone(ZoneId newZone) {
+        return new ScaledClock(instant(), speed, newZone, nanoTime);
+    }
+
+    @Override
+    public Instant instant() {
+        return origin.plusNanos((long) ((nanoTime.getAsLong() - originNanos) * speed));
+    }
+}

@@ -1,0 +1,138 @@
+package dev.trainwatch.cli.watch;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The training command of {@code trainwatch run}: started with the caller's stdin, its stdout and stderr copied
+ * byte for byte to ours as they arrive, and each complete line (or carriage-return frame of a progress bar) of
+ * either stream also appended to a log copy, which the log tailer parses for steps. Lines are appended whole, so
+ * stdout and stderr never interleave inside a line of the copy. Thread-safe.
+ */
+public final class ChildProcess {
+
+    /** A line longer than this is passed through but left out of the log copy (no step line is this long). */
+    static final int MAX_COPIED_LINE_BYTES = 1 << 20;
+
+    private final Process process;
+    private final List<Thread> pumps = new ArrayList<>();
+    private final OutputStream logCopy;
+
+    private ChildProcess(Process process, OutputStream logCopy) {
+        this.process = process;
+        this.logCopy = logCopy;
+    }
+
+    /**
+     * Starts {@code command}.
+     *
+     * @param out     where the command's stdout goes (unchanged)
+     * @param err     where its stderr goes (unchanged)
+     * @param logCopy file the lines of both streams are appended to
+     * @throws IOException when the command cannot be started (not found, not executable)
+     */
+    public static ChildProcess start(List<String> command, OutputStream out, OutputStream err, Path logCopy)
+            throws IOException {
+        OutputStream copy = Files.newOutputStream(logCopy, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        Process process;
+        try {
+            process = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.INHERIT).start();
+        } catch (IOException e) {
+            copy.close();
+            throw e;
+        }
+        ChildProcess child = new ChildProcess(process, copy);
+        child.pump(process.getInputStream(), out, "stdout");
+        child.pump(process.getErrorStream(), err, "stderr");
+        return child;
+    }
+
+    public long pid() {
+        return process.pid();
+    }
+
+    public boolean isAlive() {
+        return process.isAlive();
+    }
+
+    /**
+     * Waits for the command to exit and for its output to be copied, and returns its exit status as a shell
+     * reports it: the code it exited with, or 128 + the signal that killed it.
+     */
+    public int waitFor() throws InterruptedException {
+        int status = process.waitFor();
+        for (Thread pump : pumps) {
+            pump.join();
+        }
+        try {
+            logCopy.close();
+        } catch (IOException e) {
+            // The copy only feeds step parsing; the command's own output already went through.
+        }
+        return status;
+    }
+
+    /**
+     * Sends SIGTERM to the command. Through its {@link ProcessHandle}: {@link Process#destroy()} would also close
+     * our ends of its stdout and stderr, losing what it prints while it shuts down (and killing it with SIGPIPE).
+     */
+    public void terminate() {
+        process.toHandle().destroy();
+    }
+
+    /** Sends SIGKILL to the command and its descendants. */
+    public void kill() {
+        process.descendants().forEach(ProcessHandle::destroyForcibly);
+        process.destroyForcibly();
+    }
+
+    private void pump(InputStream from, OutputStream to, String name) {
+        Thread t = new Thread(() -> copy(from, to), "trainwatch-run-" + name);
+        t.setDaemon(true);
+        pumps.add(t);
+        t.start();
+    }
+
+    private void copy(InputStream from, OutputStream to) {
+        LineAssembler lines = new LineAssembler(MAX_COPIED_LINE_BYTES, this::appendLine);
+        byte[] buffer = new byte[8192];
+        boolean passThrough = true;
+        try (from) {
+            int n;
+            while ((n = from.read(buffer)) >= 0) {
+                if (passThrough) {
+                    try {
+                        to.write(buffer, 0, n);
+                        to.flush();
+                    } catch (IOException closed) {
+                        // Our own stdout went away (a closed pipe): keep draining so the command never blocks on
+                        // a full pipe, and keep parsing its steps.
+                        passThrough = false;
+                    }
+                }
+                lines.feed(buffer, 0, n);
+            }
+            lines.finish();
+        } catch (IOException e) {
+            // The command closed its end; nothing more will come.
+        }
+    }
+
+    private void appendLine(byte[] bytes, int offset, int length) {
+        synchronized (logCopy) {
+            try {
+                logCopy.write(bytes, offset, length);
+                logCopy.write('\n');
+                logCopy.flush();
+            } catch (IOException e) {
+                // A full disk loses step parsing, not the run.
+            }
+        }
+    }
+}

@@ -1,0 +1,182 @@
+package dev.trainwatch.cli.watch;
+
+import dev.trainwatch.agent.Agent;
+import dev.trainwatch.agent.AgentConfig;
+import dev.trainwatch.agent.attribution.LinuxProcSource;
+import dev.trainwatch.agent.gpu.GpuReader;
+import dev.trainwatch.agent.gpu.GpuUnavailableException;
+import dev.trainwatch.agent.log.LogTailer;
+import dev.trainwatch.agent.log.StepSource;
+import dev.trainwatch.agent.nvml.NvmlGpuReader;
+import dev.trainwatch.agent.nvml.NvmlLibraryResolver;
+import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.CollectorServer;
+import dev.trainwatch.collector.state.Fleet;
+import dev.trainwatch.protocol.RunSpec;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.URI;
+import java.net.UnknownHostException;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The embedded default: a collector and an agent in this process, the agent shipping to the collector over
+ * loopback HTTP exactly as a remote agent would. Used by {@code trainwatch watch} and {@code trainwatch run}.
+ * Start with {@link #start}; {@link #close()} stops the agent (delivering what it holds) and then the collector.
+ */
+public final class LocalStack implements AutoCloseable {
+
+    /**
+     * What to start.
+     *
+     * @param collector        the collector's address, history and alerting
+     * @param freePortIfBusy   when the address is taken, listen on a free port instead of failing (the default
+     *                         address was not asked for explicitly)
+     * @param nvmlLibrary      {@code --nvml-library}, if given
+     * @param requireGpus      fail when NVML cannot be used ({@code watch}); else carry on without GPU readings
+     * @param attachPid        the run's root process, or null for every compute process of the machine
+     * @param runId            the run id, or null to derive one
+     * @param spec             the run's spec for the estimate, or null
+     * @param log              the run's log to parse for steps, or null
+     * @param logFormat        {@code --log-format}
+     * @param interval         polling interval
+     * @param spoolDir         the agent's spool (its lock keeps two agents apart)
+     */
+    public record Options(CollectorConfig collector, boolean freePortIfBusy, Optional<Path> nvmlLibrary,
+                          boolean requireGpus, Long attachPid, String runId, RunSpec spec, Path log,
+                          String logFormat, Duration interval, Path spoolDir) {
+    }
+
+    private final CollectorServer server;
+    private final Agent agent;
+    private final String gpuProblem;
+
+    private LocalStack(CollectorServer server, Agent agent, String gpuProblem) {
+        this.server = server;
+        this.agent = agent;
+        this.gpuProblem = gpuProblem;
+    }
+
+    /**
+     * Starts both halves: NVML first (so a machine without it fails before anything listens), then the collector,
+     * then the agent.
+     *
+     * @throws GpuUnavailableException when NVML cannot be used and {@code requireGpus} is set
+     * @throws CollectorServer.StartException when the collector cannot listen
+     * @throws IOException when the agent's spool cannot be used
+     */
+    public static LocalStack start(Options options, Clock clock, Map<String, String> environment)
+            throws GpuUnavailableException, IOException {
+        GpuReader gpus;
+        String gpuProblem = null;
+        try {
+            gpus = NvmlGpuReader.open(NvmlLibraryResolver.resolve(options.nvmlLibrary(), environment), clock);
+        } catch (GpuUnavailableException e) {
+            if (options.requireGpus()) {
+                throw e;
+            }
+            gpuProblem = e.getMessage();
+            gpus = new NoGpus(gpuProblem);
+        }
+        CollectorServer server = null;
+        StepSource steps = null;
+        try {
+            server = startCollector(options, clock);
+            steps = options.log() == null ? null : LogTailer.open(options.log(), options.logFormat(), clock);
+            AgentConfig config = new AgentConfig(loopback(server), hostName(), options.attachPid(), options.runId(),
+                    options.spec(), options.interval(), null, options.spoolDir(), AgentConfig.DEFAULT_SPOOL_MAX_BYTES,
+                    Duration.ofSeconds(5));
+            Agent agent = Agent.create(config, gpus, steps, LinuxProcSource.system(), clock);
+            agent.start();
+            return new LocalStack(server, agent, gpuProblem);
+        } catch (IOException | RuntimeException e) {
+            if (steps != null) {
+                steps.close();
+            }
+            gpus.close();
+            if (server != null) {
+                server.close();
+            }
+            throw e;
+        }
+    }
+
+    private static CollectorServer startCollector(Options options, Clock clock) {
+        CollectorConfig config = options.collector().withClock(clock);
+        try {
+            return CollectorServer.builder(config).start();
+        } catch (CollectorServer.StartException e) {
+            if (!options.freePortIfBusy()) {
+                throw e;
+            }
+            // Most likely another collector already has the default port: watching must not fail for that.
+            return CollectorServer.builder(config.withListen(config.host(), 0)).start();
+        }
+    }
+
+    /** The collector's address as a client on this machine reaches it (a wildcard listen becomes loopback). */
+    static URI loopback(CollectorServer server) {
+        String host = server.host();
+        if (host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]")) {
+            host = "127.0.0.1";
+        }
+        if (host.contains(":") && !host.startsWith("[")) {
+            host = "[" + host + "]";
+        }
+        return URI.create("http://" + host + ":" + server.port() + "/");
+    }
+
+    public static String hostName() {
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (UnknownHostException e) {
+            return "localhost";
+        }
+    }
+
+    /** The page (and API root). */
+    public URI pageUri() {
+        return loopback(server);
+    }
+
+    public Fleet fleet() {
+        return server.fleet();
+    }
+
+    public CollectorServer server() {
+        return server;
+    }
+
+    /** Why there are no GPU readings, or null when NVML works. */
+    public String gpuProblem() {
+        return gpuProblem;
+    }
+
+    /** True once the attached run has ended. */
+    public boolean attachedRunEnded() {
+        return agent.attachedRunEnded();
+    }
+
+    /** Polls once now (e.g. right after the run ended, so its last steps reach the collector). */
+    public void pollNow() throws IOException {
+        agent.pollOnce();
+    }
+
+    /** Stops the agent, delivering what it holds to the collector (which keeps running). Idempotent. */
+    public void stopAgent() {
+        agent.close();
+    }
+
+    @Override
+    public void close() {
+        try {
+            agent.close();
+        } finally {
+            server.close();
+        }
+    }
+}

@@ -1,0 +1,87 @@
+package dev.trainwatch.cli.watch;
+
+import dev.trainwatch.collector.detect.Anomaly;
+import dev.trainwatch.collector.detect.Severity;
+import dev.trainwatch.collector.state.ComparisonView;
+import dev.trainwatch.collector.state.ObservedView;
+import dev.trainwatch.collector.state.RunView;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.stream.Collectors;
+
+/**
+ * One line per run for the terminal: step, seconds per step observed against predicted, VRAM against the
+ * predicted peak, and the active anomalies. Pure functions of run views.
+ */
+public final class StatusLines {
+
+    private static final double GIB = 1024.0 * 1024 * 1024;
+
+    private StatusLines() {
+    }
+
+    /** A line per run, each cut to {@code width} characters (0 = no limit). */
+    public static List<String> render(List<RunView> runs, int width) {
+        List<String> lines = new ArrayList<>();
+        for (RunView run : runs) {
+            String line = line(run);
+            lines.add(width > 0 && line.length() > width ? line.substring(0, Math.max(0, width - 1)) + "…" : line);
+        }
+        return lines;
+    }
+
+    /** The status of one run. */
+    public static String line(RunView run) {
+        ObservedView o = run.observed();
+        ComparisonView c = run.comparison();
+        StringBuilder b = new StringBuilder(run.runId());
+        if (Boolean.TRUE.equals(run.synthetic())) {
+            b.append(" [synthetic]");
+        }
+        if (run.ended()) {
+            b.append(" [ended]");
+        }
+        b.append("  step ").append(o == null || o.lastStep() == null ? "–" : o.lastStep());
+        b.append("  ").append(seconds(o == null ? null : o.stepSeconds())).append("/step");
+        Double predictedStep = c == null ? null : c.predictedStepSeconds();
+        if (predictedStep != null) {
+            b.append(" (predicted ").append(seconds(predictedStep));
+            if (c.stepTimeRatio() != null) {
+                b.append(String.format(Locale.ROOT, ", ×%.2f", c.stepTimeRatio()));
+            }
+            b.append(')');
+        }
+        Long used = o == null ? null : (o.peakMemoryBytes() != null ? o.peakMemoryBytes() : o.memoryUsedBytes());
+        b.append("  VRAM ").append(gib(used));
+        Long predictedPeak = c == null ? null : c.predictedPeakMemoryBytes();
+        if (predictedPeak != null) {
+            b.append(" (predicted ").append(gib(predictedPeak)).append(')');
+        }
+        Long capacity = c != null && c.capacityBytes() != null ? c.capacityBytes() : o == null ? null : o.memoryTotalBytes();
+        if (capacity != null) {
+            b.append(" of ").append(gib(capacity));
+        }
+        List<Anomaly> active = run.anomalies() == null ? List.of()
+                : run.anomalies().stream().filter(Anomaly::active).toList();
+        if (active.isEmpty()) {
+            b.append("  ok");
+        } else {
+            b.append("  ").append(active.stream()
+                    .map(a -> a.kind().wireName() + (a.severity() == Severity.CRITICAL ? " (critical)" : ""))
+                    .collect(Collectors.joining(", ")));
+        }
+        return b.toString();
+    }
+
+    static String seconds(Double s) {
+        if (s == null) {
+            return "– s";
+        }
+        return String.format(Locale.ROOT, s < 10 ? "%.2f s" : "%.1f s", s);
+    }
+
+    static String gib(Long bytes) {
+        return bytes == null ? "– GiB" : String.format(Locale.ROOT, "%.1f GiB", bytes / GIB);
+    }
+}

@@ -1,0 +1,103 @@
+package dev.trainwatch.cli.watch;
+
+import dev.trainwatch.agent.AgentConfig;
+import dev.trainwatch.agent.Durations;
+import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.protocol.RunSpec;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.Optional;
+import java.util.stream.Stream;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+
+/** The options {@code watch} and {@code run} share: where the embedded collector listens and how the agent polls. */
+public final class WatchOptions {
+
+    @Option(names = "--listen", paramLabel = "HOST:PORT", defaultValue = CollectorConfig.DEFAULT_HOST + ":"
+            + CollectorConfig.DEFAULT_PORT,
+            description = "Address of the page, API and /metrics (default: ${DEFAULT-VALUE}; when it is taken and "
+                    + "was not given explicitly, a free port is used).")
+    String listen;
+
+    @Option(names = "--data-dir", paramLabel = "DIR", description = "Keep the collector's history here (default: none).")
+    Path dataDir;
+
+    @Option(names = "--run-id", paramLabel = "ID", description = "Run id (default: from TORCHELASTIC_RUN_ID, "
+            + "SLURM_JOB_ID, or the host and root PID).")
+    String runId;
+
+    @Option(names = "--log-format", paramLabel = "FORMAT", defaultValue = "auto",
+            description = "auto, pixart, sana, dit, opensora, accelerate, or a regular expression (default: ${DEFAULT-VALUE}).")
+    String logFormat;
+
+    @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "1s",
+            description = "GPU polling interval, e.g. 500ms or 2s (default: ${DEFAULT-VALUE}, at least 100ms).")
+    String interval;
+
+    @Option(names = "--nvml-library", paramLabel = "PATH",
+            description = "libnvidia-ml.so.1 to use (default: the system's, or $TRAINWATCH_NVML_LIBRARY).")
+    Path nvmlLibrary;
+
+    /** {@code --run-id}, else {@code fallback}. */
+    public String runIdOr(String fallback) {
+        return runId != null ? runId : fallback;
+    }
+
+    /** The run's spec from the estimate options, or null when none was given. */
+    public RunSpec runSpec() {
+        return null;
+    }
+
+    /** The stack's options; {@code command} tells whether {@code --listen} was given explicitly. */
+    public LocalStack.Options options(CommandSpec command, boolean requireGpus, Long attachPid, String runId,
+                                      RunSpec spec, Path log, Path spoolDir) {
+        CollectorConfig config;
+        try {
+            config = CollectorConfig.defaults().withListen(listen);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(command.commandLine(), "--listen: " + e.getMessage());
+        }
+        if (dataDir != null) {
+            config = config.withDataDir(dataDir);
+        }
+        boolean explicitListen = command.commandLine().getParseResult() != null
+                && command.commandLine().getParseResult().hasMatchedOption("--listen");
+        return new LocalStack.Options(config, !explicitListen, Optional.ofNullable(nvmlLibrary), requireGpus, attachPid,
+                runId, spec, log, logFormat, parseInterval(command, interval), spoolDir);
+    }
+
+    /** The polling interval: a duration such as {@code 500ms} or {@code 2s}, at least the agent's minimum. */
+    static Duration parseInterval(CommandSpec command, String text) {
+        Duration parsed;
+        try {
+            parsed = Durations.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(command.commandLine(), "--interval: " + e.getMessage());
+        }
+        if (parsed.compareTo(AgentConfig.MIN_INTERVAL) < 0) {
+            throw new CommandLine.ParameterException(command.commandLine(), "--interval: " + text
+                    + " is below the minimum of " + AgentConfig.MIN_INTERVAL.toMillis() + "ms");
+        }
+        return parsed;
+    }
+
+    /** Removes a temporary directory tree; what cannot be removed stays (it is under the system's temp dir). */
+    public static void deleteQuietly(Path dir) {
+        try (Stream<Path> paths = Files.walk(dir)) {
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> {
+                try {
+                    Files.deleteIfExists(p);
+                } catch (IOException e) {
+                    // Left for the system's temp cleaner.
+                }
+            });
+        } catch (IOException e) {
+            // Same.
+        }
+    }
+}

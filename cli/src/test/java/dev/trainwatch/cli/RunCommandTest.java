@@ -1,0 +1,75 @@
+package dev.trainwatch.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code trainwatch run} end to end, in a separate JVM, on a machine without NVML (as every CI machine is). */
+class RunCommandTest {
+
+    /** No NVML here: the command must still run and its log still be parsed. */
+    private static final Map<String, String> NO_NVML = Map.of("TRAINWATCH_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");
+
+    @TempDir
+    Path dir;
+
+    private static String pixartLine(int step, double timeAll, double timeData) {
+        return String.format(java.util.Locale.ROOT, "Step/Epoch [%d/1][%d/5000]:total_eta: 1:02:03, epoch_eta:0:40:00, "
+                + "time_all:%.3f, time_data:%.3f, lr:2.000e-05, s:(128, 128), loss:0.1234, grad_norm:0.5000", step, step,
+                timeAll, timeData);
+    }
+
+    @Test
+    void passesTheOutputThroughParsesItsStepsAndExitsWithTheCommandsStatus() throws Exception {
+        String lines = pixartLine(10, 2.0, 1.5) + "\n" + pixartLine(20, 2.1, 1.4) + "\n" + pixartLine(30, 1.9, 1.5) + "\n";
+        String script = "printf '%s' '" + lines + "'; printf 'progress 50%%\\r'; echo 'to stderr' >&2; exit 7";
+        try (TrainwatchProcess run = TrainwatchProcess.start(dir, NO_NVML, "run", "--listen", "127.0.0.1:0",
+                "--run-id", "pixart-test", "--", "sh", "-c", script)) {
+            assertThat(run.waitFor(Duration.ofSeconds(60))).isEqualTo(7);
+            assertThat(run.stdout()).isEqualTo(lines + "progress 50%\r");
+            String err = run.stderr();
+            assertThat(err).contains("to stderr\n");
+            assertThat(err).contains("trainwatch: watching sh (pid ");
+            assertThat(err).containsOnlyOnce("no GPU readings");
+            // The summary comes from the collector, which got the steps the output showed.
+            assertThat(err).contains("trainwatch: pixart-test  step 30  2.00 s/step");
+            assertThat(err).doesNotContain("Exception");
+        }
+    }
+
+    @Test
+    void passesATerminationSignalOnAndExitsAsTheCommandDoes() throws Exception {
+        String script = "trap 'echo got TERM; exit 5' TERM; echo ready; while :; do sleep 0.1; done";
+        try (TrainwatchProcess run = TrainwatchProcess.start(dir, NO_NVML, "run", "--listen", "127.0.0.1:0", "--",
+                "sh", "-c", script)) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> run.stdout().contains("ready")
+                    && run.stderr().contains("trainwatch: watching"));
+            run.terminate();
+            assertThat(run.waitFor(Duration.ofSeconds(60))).isEqualTo(5);
+            assertThat(run.stdout()).isEqualTo("ready\ngot TERM\n");
+            assertThat(run.stderr()).contains("SIGTERM received");
+        }
+    }
+
+    @Test
+    void aCommandThatCannotStartIsOneLineAndUsageStatus() throws Exception {
+        try (TrainwatchProcess run = TrainwatchProcess.start(dir, NO_NVML, "run", "--listen", "127.0.0.1:0", "--",
+                dir.resolve("no-such-program").toString())) {
+            assertThat(run.waitFor(Duration.ofSeconds(60))).isEqualTo(ExitCodes.USAGE);
+            assertThat(run.stderr().strip()).startsWith("trainwatch: cannot start").doesNotContain("\n");
+        }
+    }
+
+    @Test
+    void withoutACommandItIsAUsageError() throws Exception {
+        try (TrainwatchProcess run = TrainwatchProcess.start(dir, NO_NVML, "run")) {
+            assertThat(run.waitFor(Duration.ofSeconds(60))).isEqualTo(ExitCodes.USAGE);
+            assertThat(run.stderr()).contains("CMD");
+        }
+    }
+}

@@ -1,0 +1,142 @@
+package dev.trainwatch.cli.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.trainwatch.collector.detect.Anomaly;
+import dev.trainwatch.collector.state.Fleet;
+import dev.trainwatch.collector.state.RunView;
+import dev.trainwatch.estimator.Estimator;
+import dev.trainwatch.protocol.AgentBatch;
+import dev.trainwatch.protocol.RunSpec;
+import dev.trainwatch.protocol.StepEvent;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The bundled scenarios played into the collector's real {@link Fleet} (its real detectors and default thresholds)
+ * over simulated time: each scenario must raise what it is meant to show, within the time the quick start promises,
+ * and the healthy run must raise nothing.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ScenariosAgainstTheDetectorsTest {
+
+    private static final Instant START = Instant.parse("2026-11-22T08:00:00Z");
+
+    /** A clock the test moves. */
+    static final class SteppedClock extends Clock {
+        Instant now = START;
+
+        @Override
+        public ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public Instant instant() {
+            return now;
+        }
+    }
+
+    /** Delivers straight into the fleet, as the HTTP edge does after decoding. */
+    record FleetSink(Fleet fleet) implements DemoSink {
+        @Override
+        public void putSpec(String runId, RunSpec spec) {
+            fleet.putSpec(runId, spec);
+        }
+
+        @Override
+        public void postSteps(String runId, List<StepEvent> steps) {
+            fleet.ingestSteps(runId, steps);
+        }
+
+        @Override
+        public void postBatch(AgentBatch batch) {
+            fleet.ingestBatch(batch);
+        }
+    }
+
+    /** Active anomaly kinds per run after each simulated second, and when each kind first appeared. */
+    private final Map<String, Map<String, Double>> firstRaised = new LinkedHashMap<>();
+    private final Map<String, List<String>> activeAtEnd = new LinkedHashMap<>();
+
+    @BeforeAll
+    void playTwoAndAHalfMinutes() throws Exception {
+        SteppedClock clock = new SteppedClock();
+        Fleet fleet = Fleet.create(Estimator.bundled(), clock);
+        List<Scenario> scenarios = Scenarios.bundled(Estimator.bundled());
+        scenarios.forEach(s -> fleet.markSynthetic(s.runId()));
+        DemoFeed feed = new DemoFeed(scenarios, new FleetSink(fleet), 1.0, START);
+        feed.begin();
+        for (int second = 1; second <= 150; second++) {
+            clock.now = START.plus(Duration.ofSeconds(second));
+            feed.tick(clock.now);
+            fleet.tick();
+            for (RunView run : fleet.runs()) {
+                for (Anomaly a : run.anomalies()) {
+                    if (a.active()) {
+                        firstRaised.computeIfAbsent(run.runId(), k -> new LinkedHashMap<>())
+                                .putIfAbsent(a.kind().wireName(), (double) second);
+                    }
+                }
+            }
+        }
+        for (RunView run : fleet.runs()) {
+            assertThat(run.synthetic()).isTrue();
+            activeAtEnd.put(run.runId(), run.anomalies().stream().filter(Anomaly::active)
+                    .map(a -> a.kind().wireName()).toList());
+        }
+    }
+
+    private Map<String, Double> raised(String runId) {
+        return firstRaised.getOrDefault(runId, Map.of());
+    }
+
+    @Test
+    void theHealthyDitRunRaisesNothing() {
+        assertThat(raised(HealthyDitScenario.RUN_ID)).isEmpty();
+    }
+
+    @Test
+    void pixartSigmaIsStarvedForDataWithinAboutAMinute() {
+        assertThat(raised(StarvedPixArtSigmaScenario.RUN_ID)).containsKey("data_starvation");
+        assertThat(raised(StarvedPixArtSigmaScenario.RUN_ID).get("data_starvation")).isLessThanOrEqualTo(75);
+        assertThat(activeAtEnd.get(StarvedPixArtSigmaScenario.RUN_ID)).contains("data_starvation");
+    }
+
+    @Test
+    void sanaIsHeadingForOomWithinAboutAMinute() {
+        assertThat(raised(CreepingSanaScenario.RUN_ID)).containsKey("oom_risk");
+        assertThat(raised(CreepingSanaScenario.RUN_ID).get("oom_risk")).isLessThanOrEqualTo(75);
+        assertThat(raised(CreepingSanaScenario.RUN_ID)).containsKey("memory_above_estimate");
+        assertThat(activeAtEnd.get(CreepingSanaScenario.RUN_ID)).contains("oom_risk");
+    }
+
+    @Test
+    void theEightGpuRunHasAThrottledStraggler() {
+        assertThat(raised(ThrottledStragglerScenario.RUN_ID)).containsKey("throttling");
+        assertThat(raised(ThrottledStragglerScenario.RUN_ID).get("throttling")).isLessThanOrEqualTo(75);
+        assertThat(raised(ThrottledStragglerScenario.RUN_ID)).containsKey("straggler");
+        assertThat(activeAtEnd.get(ThrottledStragglerScenario.RUN_ID)).contains("throttling", "straggler");
+    }
+
+    @Test
+    void printsTheTimeline() {
+        // Kept in the test report: when each anomaly first appeared, in simulated seconds.
+        firstRaised.forEach((run, kinds) -> System.out.println(run + " " + kinds));
+        assertThat(firstRaised).isNotEmpty();
+    }
+}

@@ -1,0 +1,187 @@
+package dev.trainwatch.integration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.trainwatch.cli.demo.DemoStack;
+import dev.trainwatch.collector.CollectorConfig;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.StreamSupport;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The page as a person sees it: {@code trainwatch demo} on a free port, loaded in Debian's headless Chromium,
+ * which runs the page's JavaScript against the live API. Asserts on the DOM the browser built (runs listed,
+ * synthetic labels, anomalies with suggestions, every chart drawn with data) and keeps screenshots in
+ * {@code integration/target/} as build artifacts.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class PageInChromiumTest {
+
+    /** The demo runs ten times as fast, so its anomalies (sustained for a minute or two) appear in seconds. */
+    private static final double SPEED = 10;
+    private static final Duration CHROMIUM_TIMEOUT = Duration.ofSeconds(120);
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    Path temp;
+
+    private DemoStack demo;
+    private String chromium;
+    private final HttpClient http = HttpClient.newHttpClient();
+
+    @BeforeAll
+    void startDemo() throws IOException {
+        chromium = findChromium();
+        if (chromium == null) {
+            // CI installs Chromium (.ci/install-deps); there its absence is a failure, elsewhere a skip.
+            assertThat(System.getenv("CI")).as("chromium must be installed on CI (.ci/install-deps)").isNull();
+            Assumptions.abort("chromium is not installed; run .ci/install-deps");
+        }
+        demo = DemoStack.start(CollectorConfig.defaults().withListen("127.0.0.1", 0), SPEED,
+                new PrintWriter(new StringWriter()));
+    }
+
+    @AfterAll
+    void stopDemo() {
+        if (demo != null) {
+            demo.close();
+        }
+    }
+
+    @Test
+    void thePageShowsTheSyntheticRunsTheirAnomaliesAndLiveCharts() throws Exception {
+        // The API first: four synthetic runs, and the scenarios' anomalies raised by the real detectors.
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+            JsonNode runs = runs();
+            assertThat(runs).hasSize(4);
+            assertThat(runs).allMatch(r -> r.path("synthetic").asBoolean() && r.path("run_id").asText().startsWith("demo-"));
+            assertThat(activeKinds(runs)).contains("data_starvation", "oom_risk", "throttling");
+        });
+
+        String dom = chromium("--dump-dom", demo.pageUri().toString());
+        assertContains(dom, "data-ready=\"true\"", "data-runs=\"4\"", "demo-dit-xl-2-healthy",
+                "demo-pixart-sigma-online-features", "demo-sana-1600m-memory-creep",
+                "demo-pixart-alpha-8gpu-straggler", "synthetic (demo)");
+        for (String chart : List.of("vram", "step-time", "utilization", "data-wait", "throughput")) {
+            Matcher m = Pattern.compile("data-plot=\"" + chart + "\" data-points=\"(\\d+)\"").matcher(dom);
+            assertThat(m.find()).as("chart %s drawn", chart).isTrue();
+            assertThat(Integer.parseInt(m.group(1))).as("points in chart %s", chart).isPositive();
+        }
+        // The run needing most attention is shown first, with what to do about it.
+        assertContains(dom, "class=\"anomaly critical");
+        assertThat(Pattern.compile("class=\"suggestion\">[^<]{10,}").matcher(dom).find())
+                .as("an anomaly with a suggestion").isTrue();
+
+        Path shots = Files.createDirectories(Path.of("target", "screenshots"));
+        Path page = screenshot(demo.pageUri().toString(), shots.resolve("page.png"));
+        Path starved = screenshot(demo.pageUri() + "#/runs/demo-pixart-sigma-online-features",
+                shots.resolve("page-pixart-sigma-starved.png"));
+        Path straggler = screenshot(demo.pageUri() + "#/runs/demo-pixart-alpha-8gpu-straggler",
+                shots.resolve("page-straggler.png"));
+        for (Path shot : List.of(page, starved, straggler)) {
+            assertThat(Files.size(shot)).as("screenshot %s", shot).isGreaterThan(20_000);
+        }
+    }
+
+    @Test
+    void aLinkToARunShowsThatRunWithItsGpusAndTheThrottledOneStandsOut() throws Exception {
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500))
+                .until(() -> activeKinds(runs()).contains("throttling"));
+        String dom = chromium("--dump-dom", demo.pageUri() + "#/runs/demo-pixart-alpha-8gpu-straggler");
+        assertContains(dom, "data-ready=\"true\"", "<h2>demo-pixart-alpha-8gpu-straggler</h2>",
+                "data-kind=\"throttling\"");
+        assertThat(Pattern.compile("<tr( class=\"(slow|lost)\")?><td>synthetic-demo-node-4</td>").matcher(dom).results().count())
+                .as("one table row per GPU").isEqualTo(8);
+        assertThat(Pattern.compile("<tr class=\"slow\">").matcher(dom).results().count())
+                .as("only the throttled GPU is marked slow").isEqualTo(1);
+    }
+
+    /** Like AssertJ's contains, without printing the whole DOM when it fails. */
+    private static void assertContains(String dom, String... parts) {
+        for (String part : parts) {
+            assertThat(dom.contains(part)).as("the page's DOM contains %s", part).isTrue();
+        }
+    }
+
+    private JsonNode runs() throws IOException, InterruptedException {
+        HttpResponse<String> response = http.send(HttpRequest.newBuilder(demo.pageUri().resolve("v1/runs")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).isEqualTo(200);
+        JsonNode body = JSON.readTree(response.body());
+        return body.isArray() ? body : body.path("runs");
+    }
+
+    private static List<String> activeKinds(JsonNode runs) {
+        List<String> kinds = new ArrayList<>();
+        for (JsonNode run : runs) {
+            StreamSupport.stream(run.path("anomalies").spliterator(), false)
+                    .filter(a -> a.path("active").asBoolean())
+                    .forEach(a -> kinds.add(a.path("kind").asText()));
+        }
+        return kinds;
+    }
+
+    private Path screenshot(String url, Path file) throws Exception {
+        Files.deleteIfExists(file);
+        chromium("--screenshot=" + file.toAbsolutePath(), "--window-size=1400,1000", url);
+        assertThat(file).exists();
+        return file;
+    }
+
+    /** Runs headless Chromium once, with a virtual-time budget long enough for about ten polls of the API. */
+    private String chromium(String... args) throws Exception {
+        Path profile = Files.createTempDirectory(temp, "chromium-profile");
+        List<String> command = new ArrayList<>(List.of(chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update",
+                "--no-first-run", "--disable-sync", "--hide-scrollbars", "--user-data-dir=" + profile,
+                "--virtual-time-budget=10000"));
+        command.addAll(List.of(args));
+        Path stdout = temp.resolve("chromium.out");
+        Path stderr = temp.resolve("chromium.err");
+        Process process = new ProcessBuilder(command).redirectOutput(stdout.toFile()).redirectError(stderr.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+        if (!process.waitFor(CHROMIUM_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
+            process.descendants().forEach(ProcessHandle::destroyForcibly);
+            process.destroyForcibly();
+            throw new AssertionError("chromium did not finish within " + CHROMIUM_TIMEOUT.toSeconds() + " s");
+        }
+        assertThat(process.exitValue()).as("chromium exit status; stderr: %s",
+                Files.readString(stderr, StandardCharsets.UTF_8)).isZero();
+        return Files.readString(stdout, StandardCharsets.UTF_8);
+    }
+
+    private static String findChromium() {
+        for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(":")) {
+            for (String name : List.of("chromium", "chromium-browser")) {
+                Path candidate = Path.of(dir, name);
+                if (Files.isExecutable(candidate)) {
+                    return candidate.toString();
+                }
+            }
+        }
+        return null;
+    }
+}
