@@ -1,6 +1,7 @@
 package dev.trainwatch.integration;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -25,8 +26,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * End to end with the real things: the collector (in-process, on a free port) fed a scenario through its public
  * HTTP API, a real Prometheus scraping it every second with the project's rules, a real Alertmanager receiving
- * from Prometheus. A sick run's alerts fire in Prometheus and arrive at Alertmanager, and every dashboard query
- * returns data; a healthy run fires nothing.
+ * from Prometheus. A sick two-node run's alerts fire in Prometheus and arrive at Alertmanager, the recording
+ * rules aggregate it across both nodes, and every dashboard query returns data; a healthy run fires nothing.
  *
  * <p>The rules are a test copy with `for:` cut to 1 s ({@link LoopbackStack#shortenedRules}); thresholds and
  * expressions are the shipped ones. Time-based detectors of the collector that need minutes of evidence
@@ -54,8 +55,11 @@ class PrometheusEndToEndTest {
             JsonNode run = feeder.putSpec("e2e-sick", SPEC);
             long start = System.nanoTime();
             long[] anomalySeen = {0};
-            feeder.play(new ScenarioFeeder.Run("e2e-sick", "e2e-node-sick", 2, 0.995, 0.9, 0.05, List.of(), 79, 4),
-                    run.path("estimate"), SAMPLES_PER_STEP);
+            feeder.play(new ScenarioFeeder.Run("e2e-sick", "e2e-node-sick", 2, 0.995, 0.9, 0.05, List.of(), 79, 4,
+                    true), run.path("estimate"), SAMPLES_PER_STEP);
+            // The run's second node: its own agent, same run id, less busy GPUs.
+            feeder.play(new ScenarioFeeder.Run("e2e-sick", "e2e-node-sick-2", 2, 0.7, 0.6, 0.05, List.of(), 0, 0,
+                    false), run.path("estimate"), SAMPLES_PER_STEP);
 
             awaitOrFail("the sick run's alerts firing in Prometheus", Duration.ofSeconds(120), stack, feeder, () -> {
                 if (anomalySeen[0] == 0 && !stack.query("trainwatch_run_anomaly{kind=\"oom_risk\"} == 1").isEmpty()) {
@@ -101,8 +105,20 @@ class PrometheusEndToEndTest {
                 }
                 return empty.isEmpty() ? null : empty.size() + " of " + queries.size() + " queries without data: " + empty;
             });
+            // Per-run aggregation across nodes, in the real Prometheus over the real collector's series.
+            assertThat(value(stack, "run_id:trainwatch_gpus:count{run_id=\"e2e-sick\"}")).isEqualTo(4);
+            assertThat(value(stack, "run_id:trainwatch_gpu_utilization_ratio:min{run_id=\"e2e-sick\"}"))
+                    .isCloseTo(0.6, within(1e-9));
+            assertThat(value(stack, "count(count by (host) (trainwatch_gpu_run_info{run_id=\"e2e-sick\"}))"))
+                    .isEqualTo(2);
             assertThat(feeder.errors()).as("requests the collector refused").isEmpty();
         }
+    }
+
+    private static double value(LoopbackStack stack, String expr) {
+        JsonNode result = stack.query(expr);
+        assertThat(result).as(expr).hasSize(1);
+        return result.get(0).path("value").get(1).asDouble();
     }
 
     @Test
@@ -125,7 +141,7 @@ class PrometheusEndToEndTest {
             assertThat(predictedShare).as("a spec that fits with room to spare").isBetween(0.05, 0.85);
             // Observed as predicted: memory at the estimate, busy GPUs, little data wait, steps at the estimated pace.
             feeder.play(new ScenarioFeeder.Run("e2e-healthy", "e2e-node-healthy", 2, predictedShare, 0.95, 0.02,
-                    List.of(), 0, 0), estimate, SAMPLES_PER_STEP);
+                    List.of(), 0, 0, true), estimate, SAMPLES_PER_STEP);
 
             // Twenty scrapes and rule evaluations over the run's data; with `for: 1s` anything that would fire has.
             awaitOrFail("20 s of the healthy run in Prometheus, with recording rules over it", Duration.ofSeconds(90),

@@ -34,9 +34,10 @@ final class ScenarioFeeder implements AutoCloseable {
      *
      * @param memoryUsedShare device memory in use as a share of capacity
      * @param xidEvery        send XID {@code xid} on GPU 0 every this many batches (0: never)
+     * @param steps           whether this node also posts the run's steps (one node does, as rank 0's log would)
      */
     record Run(String runId, String host, int gpus, double memoryUsedShare, double utilization, double dataShare,
-               List<String> clockEventReasons, long xid, int xidEvery) {
+               List<String> clockEventReasons, long xid, int xidEvery, boolean steps) {
     }
 
     private static final long SM_CLOCK_MAX_HZ = 1_410_000_000L;
@@ -93,6 +94,9 @@ final class ScenarioFeeder implements AutoCloseable {
                         List.of(new RunAttribution(run.runId(), List.of(4242L), uuids, List.of(), null, false)), events,
                         new AgentHealth(0.004, 0L, 0L, 0L, 0L, 1.0));
                 post("/v1/samples", Json.MAPPER.writeValueAsString(batch));
+                if (!run.steps()) {
+                    return;
+                }
                 StepEvent step = new StepEvent(n, stepSeconds, stepSeconds * run.dataShare(), null, null, null, 1,
                         (double) samplesPerStep, 0.1, 1e-4, 1.0, null, null, null, now);
                 post("/v1/runs/" + run.runId() + "/steps", Json.MAPPER.writeValueAsString(List.of(step)));

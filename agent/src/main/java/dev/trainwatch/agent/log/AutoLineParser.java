@@ -16,6 +16,15 @@ final class AutoLineParser implements StepLineParser {
     AutoLineParser() {
         this.candidates = List.of(new PixArtLineParser(), new SanaLineParser(), new DitLineParser(),
                 new OpenSoraLineParser(), new TqdmLineParser());
+        this.quickCheck = candidates.stream().flatMap(c -> java.util.Arrays.stream(c.quickCheck()))
+                .distinct().toArray(String[]::new);
+    }
+
+    private final String[] quickCheck;
+
+    @Override
+    public String[] quickCheck() {
+        return chosen == null ? quickCheck : chosen.quickCheck();
     }
 
     @Override

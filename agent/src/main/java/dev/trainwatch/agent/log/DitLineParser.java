@@ -18,6 +18,13 @@ final class DitLineParser implements StepLineParser {
 
     private final IntervalTracker intervals = new IntervalTracker();
 
+    private static final String[] QUICK_CHECK = {"(step="};
+
+    @Override
+    public String[] quickCheck() {
+        return QUICK_CHECK;
+    }
+
     @Override
     public String name() {
         return "dit";

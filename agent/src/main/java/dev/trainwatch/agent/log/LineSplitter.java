@@ -32,12 +32,10 @@ final class LineSplitter {
     void feed(byte[] bytes, int offset, int length, Sink sink) {
         int end = offset + length;
         int start = offset;
-        for (int i = offset; i < end; i++) {
-            byte b = bytes[i];
-            if (b == '\n' || b == '\r') {
-                complete(bytes, start, i - start, sink);
-                start = i + 1;
-            }
+        int terminator;
+        while ((terminator = ByteScan.indexOfEither(bytes, start, end, (byte) '\n', (byte) '\r')) >= 0) {
+            complete(bytes, start, terminator - start, sink);
+            start = terminator + 1;
         }
         keep(bytes, start, end - start);
     }

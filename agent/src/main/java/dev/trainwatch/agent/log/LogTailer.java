@@ -4,7 +4,6 @@ import dev.trainwatch.protocol.StepEvent;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
@@ -46,7 +45,7 @@ public final class LogTailer implements StepSource {
     /** Default cap on one line; longer lines are skipped. */
     public static final int DEFAULT_MAX_LINE_BYTES = 1 << 20;
     /** Most bytes one poll reads. */
-    public static final long MAX_BYTES_PER_POLL = 64L << 20;
+    public static final long MAX_BYTES_PER_POLL = 16L << 20;
 
     private static final int READ_CHUNK = 256 * 1024;
 
@@ -99,7 +98,7 @@ public final class LogTailer implements StepSource {
         this.extractor = new StepExtractor(Objects.requireNonNull(parser, "parser"), clock.getZone());
         this.splitter = new LineSplitter(maxLineBytes);
         this.sink = (bytes, offset, length) ->
-                extractor.accept(new String(bytes, offset, length, StandardCharsets.UTF_8), readTs, pending);
+                extractor.accept(bytes, offset, length, readTs, pending);
     }
 
     /** The file followed. */

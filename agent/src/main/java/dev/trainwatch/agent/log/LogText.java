@@ -18,8 +18,8 @@ final class LogText {
     }
 
     /**
-     * {@code s} without ANSI escape sequences (CSI {@code ESC [ … final}, OSC {@code ESC ] … BEL}, and two-byte
-     * escapes), which loggers and tqdm use for colours and cursor movement.
+     * {@code s} without ANSI escape sequences (CSI {@code ESC [ … final}, OSC {@code ESC ] … BEL}, and the short
+     * {@code ESC [intermediates] final} escapes), which loggers and tqdm use for colours and cursor movement.
      */
     static String stripAnsi(String s) {
         int esc = s.indexOf('\u001b');
@@ -33,8 +33,10 @@ final class LogText {
         while (i < n) {
             char c = s.charAt(i);
             if (c != '\u001b') {
-                out.append(c);
-                i++;
+                int next = s.indexOf('\u001b', i);
+                int runEnd = next < 0 ? n : next;
+                out.append(s, i, runEnd);
+                i = runEnd;
                 continue;
             }
             if (i + 1 >= n) {
@@ -55,7 +57,12 @@ final class LogText {
                 }
                 i = j < n && s.charAt(j) == '\u001b' ? j + 2 : j + 1;
             } else {
-                i += 2;
+                // nF escapes: intermediate bytes 0x20–0x2F, then one final byte (ESC ( B, ESC 7, …).
+                int j = i + 1;
+                while (j < n && s.charAt(j) >= 0x20 && s.charAt(j) <= 0x2f) {
+                    j++;
+                }
+                i = j + 1;
             }
         }
         return out.toString();

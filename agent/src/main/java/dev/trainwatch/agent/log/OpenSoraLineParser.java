@@ -33,6 +33,13 @@ final class OpenSoraLineParser implements StepLineParser {
     private long lastBarStep = -1;
     private final IntervalTracker barIntervals = new IntervalTracker();
 
+    private static final String[] QUICK_CHECK = {"| Step ", "s/it", "it/s", STEPS_PER_EPOCH};
+
+    @Override
+    public String[] quickCheck() {
+        return QUICK_CHECK;
+    }
+
     @Override
     public String name() {
         return "opensora";

@@ -21,6 +21,13 @@ final class PixArtLineParser implements StepLineParser {
 
     private final IntervalTracker intervals = new IntervalTracker();
 
+    private static final String[] QUICK_CHECK = {"time_all:"};
+
+    @Override
+    public String[] quickCheck() {
+        return QUICK_CHECK;
+    }
+
     @Override
     public String name() {
         return "pixart";
@@ -32,8 +39,8 @@ final class PixArtLineParser implements StepLineParser {
         if (timeAll < 0) {
             return null;
         }
-        int head = line.lastIndexOf("Step/Epoch [", timeAll);
-        if (head < 0) {
+        int head = line.indexOf("Step/Epoch [");
+        if (head < 0 || head > timeAll) {
             return null;
         }
         int stepStart = head + "Step/Epoch [".length();

@@ -21,6 +21,13 @@ final class SanaLineParser implements StepLineParser {
 
     private final IntervalTracker intervals = new IntervalTracker();
 
+    private static final String[] QUICK_CHECK = {"Global Step:"};
+
+    @Override
+    public String[] quickCheck() {
+        return QUICK_CHECK;
+    }
+
     @Override
     public String name() {
         return "sana";

@@ -1,6 +1,7 @@
 package dev.trainwatch.agent.log;
 
 import dev.trainwatch.protocol.StepEvent;
+import java.nio.charset.StandardCharsets;
 import java.time.ZoneId;
 import java.util.HashMap;
 import java.util.List;
@@ -31,6 +32,48 @@ final class StepExtractor {
         return parser;
     }
 
+    private String[] quickCheckSource;
+    private ByteScan.Needle[] quickCheckNeedles;
+
+    /**
+     * As {@link #accept(String, double, List)} for a segment still in bytes: lines that cannot be step lines are
+     * rejected before they are decoded, which saves the decoding and the garbage of most noise lines.
+     */
+    void accept(byte[] bytes, int offset, int length, double readTs, List<StepEvent> out) {
+        String[] required = parser.quickCheck();
+        if (required != null) {
+            if (required != quickCheckSource) {
+                quickCheckSource = required;
+                quickCheckNeedles = new ByteScan.Needle[required.length];
+                for (int i = 0; i < required.length; i++) {
+                    quickCheckNeedles[i] = ByteScan.Needle.of(required[i].getBytes(StandardCharsets.UTF_8));
+                }
+            }
+            if (!containsAny(bytes, offset, length, quickCheckNeedles)) {
+                return;
+            }
+        }
+        accept(new String(bytes, offset, length, StandardCharsets.UTF_8), readTs, out);
+    }
+
+    private static boolean containsAny(byte[] bytes, int offset, int length, ByteScan.Needle[] needles) {
+        for (ByteScan.Needle needle : needles) {
+            if (ByteScan.contains(bytes, offset, length, needle)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean containsAny(String s, String[] fragments) {
+        for (String f : fragments) {
+            if (s.indexOf(f) >= 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
      * Parses one segment (a line, or one carriage-return frame of a line) and appends its step, if any, to
      * {@code out}.
@@ -38,6 +81,10 @@ final class StepExtractor {
      * @param readTs unix seconds when the segment was read, used when the line carries no timestamp
      */
     void accept(String segment, double readTs, List<StepEvent> out) {
+        String[] required = parser.quickCheck();
+        if (required != null && !containsAny(segment, required)) {
+            return;
+        }
         String line = LogText.stripAnsi(segment);
         StepEvent e;
         try {

@@ -15,6 +15,15 @@ public interface StepLineParser {
     /** The step on this line, or null. Never throws for malformed input. */
     StepEvent parse(String line);
 
+    /**
+     * Fragments of which a step line must contain at least one, checked on the raw line before ANSI codes are
+     * stripped, so most noise lines cost one {@code indexOf} each; null when the parser cannot say (a user's
+     * regex). Colour codes wrap whole lines or prefixes in practice, never split these keys.
+     */
+    default String[] quickCheck() {
+        return null;
+    }
+
     /** The preset's name ({@code pixart}, …, {@code regex}), for messages and docs. */
     String name();
 }

@@ -19,6 +19,13 @@ final class TqdmLineParser implements StepLineParser {
     private final IntervalTracker intervals = new IntervalTracker();
     private long lastN = -1;
 
+    private static final String[] QUICK_CHECK = {"s/it", "it/s"};
+
+    @Override
+    public String[] quickCheck() {
+        return QUICK_CHECK;
+    }
+
     @Override
     public String name() {
         return "accelerate";

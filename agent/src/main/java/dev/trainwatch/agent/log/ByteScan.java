@@ -1,0 +1,122 @@
+package dev.trainwatch.agent.log;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+
+/**
+ * Byte searches that look at eight bytes per step ("SWAR": a byte equal to the target becomes a zero byte after
+ * an XOR, and {@code (v - 0x01…) & ~v & 0x80…} flags zero bytes). A catch-up read spends most of its time finding
+ * line ends and rejecting noise lines, so these two loops decide the throughput. In the flag word only the lowest
+ * flagged byte is exact (a borrow can flag a byte above a true match), which is all a first-match search needs.
+ * Stateless.
+ */
+final class ByteScan {
+
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final long ONES = 0x0101010101010101L;
+    private static final long HIGHS = 0x8080808080808080L;
+
+    private ByteScan() {
+    }
+
+    static long broadcast(byte b) {
+        return (b & 0xffL) * ONES;
+    }
+
+    private static long zeroFlags(long v) {
+        return (v - ONES) & ~v & HIGHS;
+    }
+
+    /** Index of the first byte in {@code [from, to)} equal to {@code a} or {@code b}, or -1. */
+    static int indexOfEither(byte[] bytes, int from, int to, byte a, byte b) {
+        long pa = broadcast(a);
+        long pb = broadcast(b);
+        int i = from;
+        for (; i + 8 <= to; i += 8) {
+            long word = (long) LONGS.get(bytes, i);
+            long flags = zeroFlags(word ^ pa) | zeroFlags(word ^ pb);
+            if (flags != 0) {
+                return i + (Long.numberOfTrailingZeros(flags) >>> 3);
+            }
+        }
+        for (; i < to; i++) {
+            if (bytes[i] == a || bytes[i] == b) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** Index of the first byte in {@code [from, to)} equal to {@code a}, or -1. */
+    static int indexOf(byte[] bytes, int from, int to, byte a) {
+        long pa = broadcast(a);
+        int i = from;
+        for (; i + 8 <= to; i += 8) {
+            long flags = zeroFlags((long) LONGS.get(bytes, i) ^ pa);
+            if (flags != 0) {
+                return i + (Long.numberOfTrailingZeros(flags) >>> 3);
+            }
+        }
+        for (; i < to; i++) {
+            if (bytes[i] == a) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** A fragment prepared for {@link #contains}: searched by its rarest-looking byte, then verified. */
+    record Needle(byte[] bytes, int anchor) {
+
+        static Needle of(byte[] bytes) {
+            int best = 0;
+            for (int i = 1; i < bytes.length; i++) {
+                if (commonness(bytes[i]) < commonness(bytes[best])) {
+                    best = i;
+                }
+            }
+            return new Needle(bytes, best);
+        }
+
+        /** Rough frequency class of a byte in log text: letters, digits and spaces are everywhere. */
+        private static int commonness(byte b) {
+            if ((b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') || b == ' ') {
+                return 3;
+            }
+            if (b == ':' || b == ',' || b == '.' || b == '-' || b == '/' || b == '[' || b == ']') {
+                return 2;
+            }
+            if (b >= 'A' && b <= 'Z') {
+                return 1;
+            }
+            return 0;
+        }
+    }
+
+    /** True when {@code [offset, offset + length)} contains the needle. */
+    static boolean contains(byte[] bytes, int offset, int length, Needle needle) {
+        byte[] f = needle.bytes();
+        int anchor = needle.anchor();
+        int end = offset + length;
+        int from = offset + anchor;
+        int to = end - (f.length - anchor) + 1;
+        byte a = f[anchor];
+        while (from < to) {
+            int hit = indexOf(bytes, from, to, a);
+            if (hit < 0) {
+                return false;
+            }
+            int start = hit - anchor;
+            int j = 0;
+            while (j < f.length && bytes[start + j] == f[j]) {
+                j++;
+            }
+            if (j == f.length) {
+                return true;
+            }
+            from = hit + 1;
+        }
+        return false;
+    }
+}
