@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Clock;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -34,7 +35,9 @@ import java.util.Objects;
  *   <li>a missing or unreadable file: {@link #problem()} says so in one line and each poll tries again.</li>
  * </ul>
  * Steps get the timestamp of their line's logger prefix when it has one, else the poll's time from the
- * injected {@link Clock} (whose zone also interprets prefixes without an offset). One poll reads at most
+ * injected {@link Clock}. Prefixes without an offset are local time (Python's asctime): the factories read them
+ * in the machine's default zone, since the agent runs where the training writes its log; the constructors take
+ * the zone explicitly. One poll reads at most
  * {@value #MAX_BYTES_PER_POLL} bytes so a huge backlog cannot stall the agent loop; the rest follows next poll.
  * Not thread-safe. {@link #close()} releases the file.
  */
@@ -75,7 +78,8 @@ public final class LogTailer implements StepSource {
      * @param format {@code auto}, {@code pixart}, {@code sana}, {@code dit}, {@code opensora}, {@code accelerate}, or a
      *               regular expression with named groups ({@code step} required; see docs/LOGS.md); null means
      *               {@code auto}
-     * @param clock  the time source for steps whose line has no timestamp, and the zone for prefixes without one
+     * @param clock  the time source for steps whose line has no timestamp ({@code Clock.systemUTC()} is fine:
+     *               timestamps without an offset are read in {@link ZoneId#systemDefault()})
      * @throws IllegalArgumentException with a one-line message for an invalid regular expression
      */
     public static LogTailer open(Path file, String format, Clock clock) {
@@ -84,18 +88,31 @@ public final class LogTailer implements StepSource {
 
     /** As {@link #open(Path, String, Clock)}, reading {@code historyBytes} of history on attach (0 for none). */
     public static LogTailer open(Path file, String format, Clock clock, long historyBytes) {
-        return new LogTailer(file, StepLineParsers.forFormat(format), clock, historyBytes, DEFAULT_MAX_LINE_BYTES);
+        return new LogTailer(file, StepLineParsers.forFormat(format), clock, ZoneId.systemDefault(), historyBytes,
+                DEFAULT_MAX_LINE_BYTES);
     }
 
-    /** Full control, for tests and benchmarks. */
+    /** As the full constructor, reading timestamps without an offset in the clock's zone. */
     public LogTailer(Path file, StepLineParser parser, Clock clock, long historyBytes, int maxLineBytes) {
+        this(file, parser, clock, clock.getZone(), historyBytes, maxLineBytes);
+    }
+
+    /**
+     * Full control, for tests and benchmarks.
+     *
+     * @param zone         the zone of logger timestamps that carry no offset
+     * @param historyBytes bytes of the file's end read on attach (0 for none, {@code Long.MAX_VALUE} for all)
+     * @param maxLineBytes longer lines are skipped
+     */
+    public LogTailer(Path file, StepLineParser parser, Clock clock, ZoneId zone, long historyBytes,
+            int maxLineBytes) {
         this.file = Objects.requireNonNull(file, "file");
         this.clock = Objects.requireNonNull(clock, "clock");
         if (historyBytes < 0) {
             throw new IllegalArgumentException("history size must not be negative");
         }
         this.historyBytes = historyBytes;
-        this.extractor = new StepExtractor(Objects.requireNonNull(parser, "parser"), clock.getZone());
+        this.extractor = new StepExtractor(Objects.requireNonNull(parser, "parser"), Objects.requireNonNull(zone, "zone"));
         this.splitter = new LineSplitter(maxLineBytes);
         this.sink = (bytes, offset, length) ->
                 extractor.accept(bytes, offset, length, readTs, pending);

@@ -11,13 +11,20 @@ import java.util.Map;
  * From one line segment of a log to a finished step event: strips ANSI codes, asks the parser, stamps the event
  * with the line's own timestamp (else the read time), takes the rank from a launcher prefix when the line has
  * none, derives a missing step time from consecutive timestamps, and drops repeats of the same step of the same
- * rank (a tqdm bar redrawn without progress). An event whose step time stays unknown is dropped: a step report
- * without a time tells the collector nothing it can compare. Not thread-safe; one per log.
+ * rank (a tqdm bar redrawn without progress). An event whose step time stays unknown (or is not above zero, as
+ * a rounded {@code 0.000} is) is dropped: a step report without a time tells the collector nothing it can
+ * compare, and the collector refuses it. Optional fields outside the collector's accepted ranges are left out,
+ * so one odd line can never get a whole batch refused. Not thread-safe; one per log.
  */
 final class StepExtractor {
 
     private record Seen(long step, double ts) {
     }
+
+    /** The collector's limits for a step event (see its input validation): values outside are not sent. */
+    private static final double ONE_DAY_S = 86_400;
+    private static final long MAX_STEP = 1_000_000_000_000L;
+    private static final double MAX_TS = 1e10;
 
     private final StepLineParser parser;
     private final ZoneId zone;
@@ -65,6 +72,15 @@ final class StepExtractor {
         return false;
     }
 
+    /** {@code v} when it lies in [0, max], else null: what the collector accepts for these fields. */
+    private static Double plausible(Double v, double max) {
+        return v == null || !(v >= 0 && v <= max) ? null : v;
+    }
+
+    private static Integer plausible(Integer v, int min, int max) {
+        return v == null || v < min || v > max ? null : v;
+    }
+
     private static boolean containsAny(String s, String[] fragments) {
         for (String f : fragments) {
             if (s.indexOf(f) >= 0) {
@@ -104,16 +120,25 @@ final class StepExtractor {
         if (previous != null && previous.step() == e.step()) {
             return;
         }
-        Double time = e.timeS();
+        if (e.step() < 0 || e.step() > MAX_STEP) {
+            return;
+        }
+        Double time = plausible(e.timeS(), ONE_DAY_S);
+        if (time != null && time == 0) {
+            time = null;
+        }
         if (time == null && previous != null && e.step() > previous.step() && when > previous.ts()) {
             time = (when - previous.ts()) / (e.step() - previous.step());
         }
         lastByRank.put(key, new Seen(e.step(), when));
-        if (time == null) {
+        if (time == null || time <= 0 || time > ONE_DAY_S) {
             return;
         }
-        out.add(new StepEvent(e.step(), time, e.dataTimeS(), e.modelTimeS(), e.lmTimeS(), e.vaeTimeS(),
-                e.intervalSteps(), e.samples(), e.loss(), e.lr(), e.gradNorm(), e.bucketHeight(), e.bucketWidth(),
-                rank, when));
+        out.add(new StepEvent(e.step(), time, plausible(e.dataTimeS(), ONE_DAY_S), plausible(e.modelTimeS(), ONE_DAY_S),
+                plausible(e.lmTimeS(), ONE_DAY_S), plausible(e.vaeTimeS(), ONE_DAY_S),
+                plausible(e.intervalSteps(), 1, 1_000_000), plausible(e.samples(), 1e9), e.loss(),
+                plausible(e.lr(), 1e6), plausible(e.gradNorm(), 1e30), plausible(e.bucketHeight(), 1, 100_000),
+                plausible(e.bucketWidth(), 1, 100_000), plausible(rank, 0, 1_000_000),
+                when >= 0 && when <= MAX_TS ? when : readTs));
     }
 }

@@ -255,4 +255,15 @@ class LogTailerTest {
             assertThat(events.get(0).intervalSteps()).isEqualTo(10);
         }
     }
+
+    @Test
+    void factoryReadsTimestampsWithoutOffsetInTheMachinesZone() throws IOException {
+        Files.writeString(log(), "2024-05-01 12:00:00,250 - x - INFO - step 7 time 1.0\n");
+        // The agent passes Clock.systemUTC(); Python wrote local time.
+        try (LogTailer t = LogTailer.open(log(), FORMAT, Fixtures.CLOCK)) {
+            double expected = java.time.LocalDateTime.of(2024, 5, 1, 12, 0).atZone(java.time.ZoneId.systemDefault())
+                    .toEpochSecond() + 0.25;
+            assertThat(t.poll().get(0).ts()).isEqualTo(expected);
+        }
+    }
 }
