@@ -80,7 +80,10 @@ final class RunCommand implements Callable<Integer> {
             String named = RunIds.fromEnvironment(System.getenv());
             String runId = watch.runIdOr(named != null ? named : LocalStack.hostName() + "-run-" + child.pid());
             LocalStack stack = LocalStack.start(watch.options(spec, false, child.pid(), runId, runSpec, output,
-                    work.resolve("spool")), Clock.systemUTC(), System.getenv());
+                    work.resolve("spool")), Clock.systemUTC(), System.getenv(), line -> {
+                        err.println(line);
+                        err.flush();
+                    });
             err.println("trainwatch: watching " + command.get(0) + " (pid " + child.pid() + "); page "
                     + stack.pageUri());
             if (stack.gpuProblem() != null) {

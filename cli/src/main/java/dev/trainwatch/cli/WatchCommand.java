@@ -1,7 +1,6 @@
 package dev.trainwatch.cli;
 
 import dev.trainwatch.agent.gpu.GpuUnavailableException;
-import dev.trainwatch.cli.watch.AnomalyLog;
 import dev.trainwatch.cli.watch.LocalStack;
 import dev.trainwatch.cli.watch.StatusLines;
 import dev.trainwatch.cli.watch.TerminalStatus;
@@ -19,6 +18,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -61,11 +61,22 @@ final class WatchCommand implements Callable<Integer> {
         }
         RunSpec runSpec = watch.runSpec();
         Path work = Files.createTempDirectory("trainwatch-watch-");
+        boolean terminal = System.console() != null;
+        TerminalStatus status = new TerminalStatus(out);
+        // Alert lines (raised, resolved) go above the live status block on a terminal, else one per line.
+        Consumer<String> alertLog = line -> {
+            if (terminal) {
+                status.printAbove(line);
+            } else {
+                out.println(line);
+                out.flush();
+            }
+        };
         LocalStack stack;
         try {
             stack = LocalStack.start(watch.options(spec, true, attachPid, watch.runIdOr(null), runSpec, log,
                     work.resolve("spool")),
-                    Clock.systemUTC(), System.getenv());
+                    Clock.systemUTC(), System.getenv(), alertLog);
         } catch (GpuUnavailableException e) {
             WatchOptions.deleteQuietly(work);
             throw new UserError(ExitCodes.NVML_UNAVAILABLE, "NVML unavailable: " + e.getMessage()
@@ -88,9 +99,6 @@ final class WatchCommand implements Callable<Integer> {
                 + (attachPid != null ? "  (until process " + attachPid + " ends; Ctrl-C stops)" : "  (Ctrl-C stops)"));
         out.flush();
 
-        boolean terminal = System.console() != null;
-        TerminalStatus status = new TerminalStatus(out);
-        AnomalyLog anomalies = new AnomalyLog();
         ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "trainwatch-watch-status");
             t.setDaemon(true);
@@ -98,12 +106,8 @@ final class WatchCommand implements Callable<Integer> {
         });
         ticker.scheduleAtFixedRate(() -> {
             try {
-                var runs = stack.fleet().runs();
                 if (terminal) {
-                    status.paint(StatusLines.render(runs, terminalWidth()));
-                } else {
-                    anomalies.changes(runs).forEach(out::println);
-                    out.flush();
+                    status.paint(StatusLines.render(stack.fleet().runs(), terminalWidth()));
                 }
                 if (stack.attachedRunEnded()) {
                     done.countDown();

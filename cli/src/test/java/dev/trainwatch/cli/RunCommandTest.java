@@ -29,7 +29,8 @@ class RunCommandTest {
         String lines = pixartLine(10, 2.0, 1.5) + "\n" + pixartLine(20, 2.1, 1.4) + "\n" + pixartLine(30, 1.9, 1.5) + "\n";
         String script = "printf '%s' '" + lines + "'; printf 'progress 50%%\\r'; echo 'to stderr' >&2; exit 7";
         try (TrainwatchProcess run = TrainwatchProcess.start(dir, NO_NVML, "run", "--listen", "127.0.0.1:0",
-                "--run-id", "pixart-test", "--", "sh", "-c", script)) {
+                "--run-id", "pixart-test", "--model", "pixart-sigma-xl-2", "--gpu", "a800-80gb", "--batch", "4",
+                "--resolution", "1024", "--features", "online", "--", "sh", "-c", script)) {
             assertThat(run.waitFor(Duration.ofSeconds(60))).isEqualTo(7);
             assertThat(run.stdout()).isEqualTo(lines + "progress 50%\r");
             String err = run.stderr();
@@ -37,7 +38,7 @@ class RunCommandTest {
             assertThat(err).contains("trainwatch: watching sh (pid ");
             assertThat(err).containsOnlyOnce("no GPU readings");
             // The summary comes from the collector, which got the steps the output showed.
-            assertThat(err).contains("trainwatch: pixart-test  step 30  2.00 s/step");
+            assertThat(err).contains("trainwatch: pixart-test  step 30  2.00 s/step (predicted ");
             assertThat(err).doesNotContain("Exception");
         }
     }

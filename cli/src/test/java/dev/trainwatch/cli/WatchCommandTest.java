@@ -81,7 +81,9 @@ class WatchCommandTest {
                 "FAKE_NVML_SCENARIO", scenario(training.pid()).toString(), "FAKE_NVML_CLOCK", "wall");
 
         try (TrainwatchProcess watch = TrainwatchProcess.start(dir, env, "watch", "--listen", "127.0.0.1:0",
-                "--attach", Long.toString(training.pid()), "--log", log.toString(), "--interval", "200ms")) {
+                "--attach", Long.toString(training.pid()), "--log", log.toString(), "--interval", "200ms",
+                "--model", "pixart-sigma-xl-2", "--gpu", "a100-80gb", "--batch", "4", "--resolution", "1024",
+                "--features", "online", "--total-steps", "5000")) {
             URI page = watch.pageUri();
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(300)).untilAsserted(() -> {
                 JsonNode runs = watch.runs(page);
@@ -92,6 +94,9 @@ class WatchCommandTest {
                 assertThat(run.path("gpus").get(0).path("name").asText()).isEqualTo("NVIDIA A100-SXM4-80GB");
             });
             JsonNode run = watch.runs(page).get(0);
+            assertThat(run.path("spec").path("model").asText()).isEqualTo("pixart-sigma-xl-2");
+            assertThat(run.path("comparison").path("predicted_step_seconds").asDouble()).isPositive();
+            assertThat(run.path("comparison").path("step_time_ratio").asDouble()).isPositive();
             assertThat(run.path("observed").path("data_wait_ratio").asDouble()).isCloseTo(0.6, org.assertj.core.data.Offset.offset(0.01));
 
             Files.writeString(log, pixartLine(30), StandardCharsets.UTF_8, StandardOpenOption.APPEND);
@@ -103,6 +108,15 @@ class WatchCommandTest {
             assertThat(watch.waitFor(Duration.ofSeconds(60))).isZero();
             assertThat(watch.stdout()).contains("trainwatch watch: page " + page).contains("trainwatch: ended ");
             assertThat(watch.stderr()).doesNotContain("Exception");
+        }
+    }
+
+    @Test
+    void aRunSpecTheEstimatorCannotPriceIsAUsageErrorInOneLine() throws Exception {
+        try (TrainwatchProcess watch = TrainwatchProcess.start(dir, Map.of(), "watch", "--listen", "127.0.0.1:0",
+                "--model", "no-such-model", "--gpu", "a100-80gb")) {
+            assertThat(watch.waitFor(Duration.ofSeconds(60))).isEqualTo(ExitCodes.USAGE);
+            assertThat(watch.stderr().strip()).startsWith("trainwatch: ").contains("no-such-model").doesNotContain("\n");
         }
     }
 

@@ -266,4 +266,29 @@ class LogTailerTest {
             assertThat(t.poll().get(0).ts()).isEqualTo(expected);
         }
     }
+
+    @Test
+    void writtenInRandomPiecesTheFixturesGiveWhatAWholeReadGives() throws IOException {
+        java.util.Random random = new java.util.Random(11);
+        for (String[] c : new String[][] {{"pixart-sigma.log", "pixart"}, {"sana.log", "sana"}, {"dit.log", "dit"},
+                {"opensora.log", "opensora"}, {"accelerate.log", "auto"}}) {
+            byte[] all = Fixtures.bytes(c[0]);
+            Path file = dir.resolve("live-" + c[0]);
+            Files.write(file, new byte[0]);
+            List<StepEvent> live = new java.util.ArrayList<>();
+            try (LogTailer t = new LogTailer(file, StepLineParsers.forFormat(c[1]), Fixtures.CLOCK, Long.MAX_VALUE,
+                    LogTailer.DEFAULT_MAX_LINE_BYTES)) {
+                int at = 0;
+                while (at < all.length) {
+                    // Pieces cut anywhere: inside numbers, inside multi-byte bar characters, between \r and \n.
+                    int n = Math.min(all.length - at, 1 + random.nextInt(97));
+                    Files.write(file, java.util.Arrays.copyOfRange(all, at, at + n), StandardOpenOption.APPEND);
+                    at += n;
+                    live.addAll(t.poll());
+                }
+                live.addAll(t.poll());
+            }
+            assertThat(live).as(c[0]).isEqualTo(Fixtures.read(dir, c[0], c[1])).isNotEmpty();
+        }
+    }
 }

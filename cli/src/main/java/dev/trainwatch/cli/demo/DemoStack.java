@@ -2,6 +2,7 @@ package dev.trainwatch.cli.demo;
 
 import dev.trainwatch.collector.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
+import dev.trainwatch.collector.CollectorStack;
 import dev.trainwatch.estimator.Estimator;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -26,12 +27,14 @@ public final class DemoStack implements AutoCloseable {
     public static final double MIN_SPEED = 0.1;
     public static final double MAX_SPEED = 20;
 
+    private final CollectorStack collector;
     private final CollectorServer server;
     private final ScheduledExecutorService feeder;
     private final List<Scenario> scenarios;
 
-    private DemoStack(CollectorServer server, ScheduledExecutorService feeder, List<Scenario> scenarios) {
-        this.server = server;
+    private DemoStack(CollectorStack collector, ScheduledExecutorService feeder, List<Scenario> scenarios) {
+        this.collector = collector;
+        this.server = collector.server();
         this.feeder = feeder;
         this.scenarios = scenarios;
     }
@@ -39,7 +42,7 @@ public final class DemoStack implements AutoCloseable {
     /**
      * Starts the collector on {@code config}'s address and begins feeding it.
      *
-     * @param warnings where a failing tick is reported (one line per distinct problem)
+     * @param warnings where a failing tick is reported (one line per distinct problem), and the alert log
      * @throws IllegalArgumentException for a speed out of range or an exposed address without a token
      * @throws CollectorServer.StartException when the address cannot be bound
      * @throws IOException when the collector refuses the scenarios' run specs
@@ -50,7 +53,12 @@ public final class DemoStack implements AutoCloseable {
                     + ", got " + speed);
         }
         ScaledClock clock = ScaledClock.startingNow(speed);
-        CollectorServer server = CollectorServer.builder(config.withClock(clock)).start();
+        // The collector exactly as 'trainwatch collector' runs it: history under --data-dir, alerts to the log.
+        CollectorStack collector = CollectorStack.start(config.withClock(clock), line -> {
+            warnings.println(line);
+            warnings.flush();
+        });
+        CollectorServer server = collector.server();
         ScheduledExecutorService feeder = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "trainwatch-demo-feed");
             t.setDaemon(true);
@@ -77,10 +85,10 @@ public final class DemoStack implements AutoCloseable {
                     reporter.failed(e);
                 }
             }, periodMillis, periodMillis, TimeUnit.MILLISECONDS);
-            return new DemoStack(server, feeder, scenarios);
+            return new DemoStack(collector, feeder, scenarios);
         } catch (IOException | RuntimeException e) {
             feeder.shutdownNow();
-            server.close();
+            collector.close();
             throw e;
         }
     }
@@ -122,7 +130,7 @@ public final class DemoStack implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        server.close();
+        collector.close();
     }
 
     /** Says once that feeding fails, and once that it recovered, instead of a line per tick. */

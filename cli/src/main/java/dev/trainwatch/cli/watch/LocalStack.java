@@ -11,6 +11,7 @@ import dev.trainwatch.agent.nvml.NvmlGpuReader;
 import dev.trainwatch.agent.nvml.NvmlLibraryResolver;
 import dev.trainwatch.collector.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
+import dev.trainwatch.collector.CollectorStack;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.protocol.RunSpec;
 import java.io.IOException;
@@ -22,6 +23,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 /**
  * The embedded default: a collector and an agent in this process, the agent shipping to the collector over
@@ -51,12 +53,14 @@ public final class LocalStack implements AutoCloseable {
                           String logFormat, Duration interval, Path spoolDir) {
     }
 
+    private final CollectorStack collector;
     private final CollectorServer server;
     private final Agent agent;
     private final String gpuProblem;
 
-    private LocalStack(CollectorServer server, Agent agent, String gpuProblem) {
-        this.server = server;
+    private LocalStack(CollectorStack collector, Agent agent, String gpuProblem) {
+        this.collector = collector;
+        this.server = collector.server();
         this.agent = agent;
         this.gpuProblem = gpuProblem;
     }
@@ -67,9 +71,10 @@ public final class LocalStack implements AutoCloseable {
      *
      * @throws GpuUnavailableException when NVML cannot be used and {@code requireGpus} is set
      * @throws CollectorServer.StartException when the collector cannot listen
+     * @param log    one-line messages of the collector (alerts raised and resolved, delivery problems)
      * @throws IOException when the agent's spool cannot be used
      */
-    public static LocalStack start(Options options, Clock clock, Map<String, String> environment)
+    public static LocalStack start(Options options, Clock clock, Map<String, String> environment, Consumer<String> log)
             throws GpuUnavailableException, IOException {
         GpuReader gpus;
         String gpuProblem = null;
@@ -82,39 +87,41 @@ public final class LocalStack implements AutoCloseable {
             gpuProblem = e.getMessage();
             gpus = new NoGpus(gpuProblem);
         }
-        CollectorServer server = null;
+        CollectorStack collector = null;
         StepSource steps = null;
         try {
-            server = startCollector(options, clock);
+            collector = startCollector(options, clock, log);
+            CollectorServer server = collector.server();
             steps = options.log() == null ? null : LogTailer.open(options.log(), options.logFormat(), clock);
             AgentConfig config = new AgentConfig(loopback(server), hostName(), options.attachPid(), options.runId(),
                     options.spec(), options.interval(), null, options.spoolDir(), AgentConfig.DEFAULT_SPOOL_MAX_BYTES,
                     Duration.ofSeconds(5));
             Agent agent = Agent.create(config, gpus, steps, LinuxProcSource.system(), clock);
             agent.start();
-            return new LocalStack(server, agent, gpuProblem);
+            return new LocalStack(collector, agent, gpuProblem);
         } catch (IOException | RuntimeException e) {
             if (steps != null) {
                 steps.close();
             }
             gpus.close();
-            if (server != null) {
-                server.close();
+            if (collector != null) {
+                collector.close();
             }
             throw e;
         }
     }
 
-    private static CollectorServer startCollector(Options options, Clock clock) {
+    /** The collector as 'trainwatch collector' runs it: history under --data-dir, alert delivery, calibration. */
+    private static CollectorStack startCollector(Options options, Clock clock, Consumer<String> log) {
         CollectorConfig config = options.collector().withClock(clock);
         try {
-            return CollectorServer.builder(config).start();
+            return CollectorStack.start(config, log);
         } catch (CollectorServer.StartException e) {
             if (!options.freePortIfBusy()) {
                 throw e;
             }
             // Most likely another collector already has the default port: watching must not fail for that.
-            return CollectorServer.builder(config.withListen(config.host(), 0)).start();
+            return CollectorStack.start(config.withListen(config.host(), 0), log);
         }
     }
 
@@ -151,6 +158,10 @@ public final class LocalStack implements AutoCloseable {
         return server;
     }
 
+    public CollectorStack collector() {
+        return collector;
+    }
+
     /** Why there are no GPU readings, or null when NVML works. */
     public String gpuProblem() {
         return gpuProblem;
@@ -176,7 +187,7 @@ public final class LocalStack implements AutoCloseable {
         try {
             agent.close();
         } finally {
-            server.close();
+            collector.close();
         }
     }
 }

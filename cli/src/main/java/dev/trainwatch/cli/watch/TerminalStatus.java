@@ -12,6 +12,7 @@ public final class TerminalStatus {
 
     private final PrintWriter out;
     private int drawn;
+    private List<String> last = List.of();
 
     public TerminalStatus(PrintWriter out) {
         this.out = out;
@@ -29,6 +30,15 @@ public final class TerminalStatus {
         out.print(b);
         out.flush();
         drawn = lines.size();
+        last = List.copyOf(lines);
+    }
+
+    /** Prints {@code line} above the block (e.g. an alert), keeping the block at the bottom. */
+    public synchronized void printAbove(String line) {
+        List<String> block = last;
+        paint(List.of());
+        out.println(line);
+        paint(block);
     }
 
     /** Leaves the last block on screen; the next output starts below it. */

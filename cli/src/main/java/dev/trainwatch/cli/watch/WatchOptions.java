@@ -2,7 +2,12 @@ package dev.trainwatch.cli.watch;
 
 import dev.trainwatch.agent.AgentConfig;
 import dev.trainwatch.agent.Durations;
+import dev.trainwatch.cli.EstimateOptions;
+import dev.trainwatch.cli.ExitCodes;
+import dev.trainwatch.cli.UserError;
 import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.estimator.Estimator;
+import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.protocol.RunSpec;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -12,6 +17,7 @@ import java.util.Comparator;
 import java.util.Optional;
 import java.util.stream.Stream;
 import picocli.CommandLine;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 
@@ -39,6 +45,9 @@ public final class WatchOptions {
             description = "GPU polling interval, e.g. 500ms or 2s (default: ${DEFAULT-VALUE}, at least 100ms).")
     String interval;
 
+    @Mixin
+    EstimateOptions estimate;
+
     @Option(names = "--nvml-library", paramLabel = "PATH",
             description = "libnvidia-ml.so.1 to use (default: the system's, or $TRAINWATCH_NVML_LIBRARY).")
     Path nvmlLibrary;
@@ -48,9 +57,32 @@ public final class WatchOptions {
         return runId != null ? runId : fallback;
     }
 
-    /** The run's spec from the estimate options, or null when none was given. */
+    /**
+     * The run's spec from the estimate options, or null when none was given. A spec that names a model and a GPU
+     * is priced here first, so a typo fails at once with the estimator's one-line message instead of leaving the
+     * run without a prediction.
+     *
+     * @throws UserError (usage) when the config cannot be read or the spec cannot be priced
+     */
     public RunSpec runSpec() {
-        return null;
+        if (estimate.isEmpty()) {
+            return null;
+        }
+        RunSpec spec;
+        try {
+            spec = estimate.toRunSpec();
+        } catch (InvalidSpecException e) {
+            // Includes an unreadable or unparsable --config (ConfigException), already one line.
+            throw new UserError(ExitCodes.USAGE, e.getMessage());
+        }
+        if (spec.model() != null && spec.gpu() != null) {
+            try {
+                Estimator.bundled().estimate(spec);
+            } catch (InvalidSpecException e) {
+                throw new UserError(ExitCodes.USAGE, e.getMessage());
+            }
+        }
+        return spec;
     }
 
     /** The stack's options; {@code command} tells whether {@code --listen} was given explicitly. */
