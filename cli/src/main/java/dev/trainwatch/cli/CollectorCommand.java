@@ -1,13 +1,133 @@
 package dev.trainwatch.cli;
 
+import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.CollectorServer;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.function.Consumer;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
 
-/** Placeholder until its issue lands: says so and fails. */
-@Command(name = "collector", mixinStandardHelpOptions = true, description = "Not available in this build yet.")
+/**
+ * {@code trainwatch collector}: runs the collector until SIGTERM/SIGINT. Prints where it listens; a port in use or
+ * an unprotected non-loopback address is a one-line error.
+ */
+@Command(name = "collector", mixinStandardHelpOptions = true,
+        description = "Runs the collector: accepts agent batches, step reports and run specs, compares them with the"
+                + " estimate, exports /metrics and serves the web page.")
 final class CollectorCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--listen", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:9477",
+            description = "Address to listen on (default: ${DEFAULT-VALUE}). Other than loopback needs --token-file.")
+    String listen;
+
+    @Option(names = "--data-dir", paramLabel = "DIR", description = "Directory for run and alert history (SQLite).")
+    Path dataDir;
+
+    @Option(names = "--token-file", paramLabel = "FILE",
+            description = "File holding the bearer token that ingest and PUT requests must send.")
+    Path tokenFile;
+
+    @Option(names = "--alertmanager", paramLabel = "URL", description = "Alertmanager to send alerts to.")
+    String alertmanager;
+
+    @Option(names = "--webhook", paramLabel = "URL", description = "Webhook to POST alerts to.")
+    String webhook;
+
+    /** Counted down to stop a running collector from a test; SIGTERM stops it through the shutdown hook. */
+    final CountDownLatch stopRequested = new CountDownLatch(1);
+    /** Told about the started server (tests). */
+    Consumer<CollectorServer> onStarted = server -> { };
+
     @Override
-    public Integer call() {
-        throw new UserError(ExitCodes.FAILURE, "'collector' is not available in this build yet");
+    public Integer call() throws InterruptedException {
+        CollectorConfig config = config();
+        PrintWriter out = spec.commandLine().getOut();
+        CollectorServer server;
+        try {
+            server = CollectorServer.builder(config).start();
+        } catch (CollectorServer.StartException e) {
+            throw new UserError(ExitCodes.FAILURE, e.getMessage());
+        }
+        Thread hook = new Thread(() -> {
+            server.close();
+            out.println("trainwatch collector stopped");
+            out.flush();
+            stopRequested.countDown();
+        }, "trainwatch-collector-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        out.println("trainwatch collector listening on " + server.uri() + " (API /v1, metrics /metrics"
+                + (config.token() == null ? "" : ", ingest needs the bearer token") + ")");
+        out.flush();
+        onStarted.accept(server);
+        try {
+            stopRequested.await();
+        } finally {
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+                server.close();
+            } catch (IllegalStateException shuttingDown) {
+                // The JVM is already stopping: the hook closes the server.
+            }
+        }
+        return ExitCodes.OK;
+    }
+
+    /** The configuration from the options; every mistake is a one-line usage error. */
+    CollectorConfig config() {
+        CollectorConfig config = CollectorConfig.defaults().withListen(listen)
+                .withDataDir(dataDir)
+                .withAlerting(url("--alertmanager", alertmanager), url("--webhook", webhook));
+        if (tokenFile != null) {
+            config = config.withToken(readToken(tokenFile));
+        }
+        config.checkExposure();
+        return config;
+    }
+
+    private static String readToken(Path file) {
+        String token;
+        try {
+            token = Files.readString(file, StandardCharsets.UTF_8).strip();
+        } catch (NoSuchFileException e) {
+            throw new UserError(ExitCodes.USAGE, "token file " + file + " does not exist");
+        } catch (IOException e) {
+            throw new UserError(ExitCodes.USAGE, "cannot read token file " + file + ": " + e.getMessage());
+        }
+        if (token.isEmpty()) {
+            throw new UserError(ExitCodes.USAGE, "token file " + file + " is empty");
+        }
+        if (token.lines().count() > 1) {
+            throw new UserError(ExitCodes.USAGE, "token file " + file + " must hold the token on one line");
+        }
+        return token;
+    }
+
+    private static URI url(String option, String value) {
+        if (value == null) {
+            return null;
+        }
+        try {
+            URI uri = new URI(value.strip());
+            if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme()) || uri.getHost() == null) {
+                throw new UserError(ExitCodes.USAGE, option + " wants an http(s) URL, got '" + value + "'");
+            }
+            return uri;
+        } catch (URISyntaxException e) {
+            throw new UserError(ExitCodes.USAGE, option + " is not a valid URL: '" + value + "'");
+        }
     }
 }

@@ -251,10 +251,18 @@ public final class Estimator {
                 .withFactors(calibration.factorsFor(gpu.id(), m.family()));
     }
 
+    /** Upper bounds keep the arithmetic (and the batch search) far from overflow; no real run comes near them. */
+    private static final Map<String, Integer> LIMITS = Map.of("gpus", 1_000_000, "batch", 1_000_000,
+            "resolution", 65_536, "height", 65_536, "width", 65_536, "frames", 100_000, "grad_accumulation", 1_000_000);
+
     private static int positive(String name, Integer value, int fallback) {
         int v = value != null ? value : fallback;
         if (v < 1) {
             throw new InvalidSpecException(name + " must be at least 1, got " + v);
+        }
+        int limit = LIMITS.getOrDefault(name, Integer.MAX_VALUE);
+        if (v > limit) {
+            throw new InvalidSpecException(name + " must be at most " + limit + ", got " + v);
         }
         return v;
     }
@@ -625,7 +633,7 @@ public final class Estimator {
                 hi *= 2;
             }
             if (hi >= MAX_BATCH_LIMIT) {
-                return MAX_BATCH_LIMIT;
+                return lo; // the largest size checked; beyond this the answer is "more than any real run uses"
             }
         } else {
             if (peakBytes(r, 1) > capacity) {

@@ -68,6 +68,10 @@ class EstimatorBehaviourTest {
         assertThatThrownBy(() -> estimator.estimate(new RunSpec("dit-xl-2", "a100-80gb", null, 1, null, null, null, 4,
                 null, null, null, null, null, null, null, null, null)))
                 .hasMessage("dit-xl-2 is an image model; frames apply to video models only");
+        assertThatThrownBy(() -> estimator.estimate(simple("dit-xl-2", "a100-80gb", Integer.MAX_VALUE)))
+                .hasMessage("batch must be at most 1000000, got 2147483647");
+        assertThat(estimator.estimate(spec("dit-s-8", "h200", 1, 1_000_000, 256, "bf16", "sgd", true, false,
+                "precomputed", "flash")).maxBatch()).isBetween(1, 1_000_000);
         assertThatThrownBy(() -> estimator.estimate(new RunSpec(null, "a100-80gb", null, 1, null, null, null, null,
                 null, null, null, null, null, null, null, null, null))).hasMessageStartingWith("no model given");
     }

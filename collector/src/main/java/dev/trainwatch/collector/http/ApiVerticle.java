@@ -18,6 +18,9 @@ import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.http.HttpServerRequest;
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
+import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.vertx.core.http.HttpVersion;
 import io.vertx.ext.web.Route;
 import io.vertx.ext.web.Router;
@@ -82,7 +85,7 @@ public final class ApiVerticle extends VerticleBase {
                 .setDecompressionSupported(false)
                 .setCompressionSupported(true)
                 .setIdleTimeout(120);
-        server = vertx.createHttpServer(options).requestHandler(router());
+        server = vertx.createHttpServer(options).requestHandler(router()).invalidRequestHandler(this::invalidRequest);
         return server.listen();
     }
 
@@ -94,6 +97,27 @@ public final class ApiVerticle extends VerticleBase {
     /** The port actually bound (useful with port 0). */
     public int actualPort() {
         return server.actualPort();
+    }
+
+    /**
+     * Requests the HTTP codec could not parse (garbage request line, headers too large) never reach the router;
+     * they still get the JSON error shape, then the connection is closed since the stream is out of sync.
+     */
+    private void invalidRequest(HttpServerRequest request) {
+        Throwable cause = request.decoderResult().cause();
+        int status = 400;
+        String message = "malformed HTTP request";
+        if (cause instanceof TooLongHttpLineException) {
+            status = 414;
+            message = "request line longer than " + MAX_INITIAL_LINE + " bytes";
+        } else if (cause instanceof TooLongHttpHeaderException) {
+            status = 431;
+            message = "request headers larger than " + MAX_HEADER_SIZE + " bytes";
+        }
+        request.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, JSON)
+                .putHeader(HttpHeaders.CONNECTION, "close")
+                .end(Buffer.buffer(encode(Map.of("error", message))))
+                .onComplete(v -> request.connection().close());
     }
 
     /** The route table. */

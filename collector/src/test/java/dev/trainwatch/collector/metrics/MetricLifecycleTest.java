@@ -1,0 +1,89 @@
+package dev.trainwatch.collector.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.trainwatch.collector.state.GpuView;
+import dev.trainwatch.collector.state.RunView;
+import dev.trainwatch.collector.support.MutableClock;
+import dev.trainwatch.collector.support.Payloads;
+import dev.trainwatch.protocol.GpuSample;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** Series follow the fleet: they appear, update, vanish with their GPU or run, and vanish when a reading does. */
+class MetricLifecycleTest {
+
+    private final ScrapeScenario scenario = new ScrapeScenario();
+    private final MetricsExporter exporter = new MetricsExporter(() -> scenario.gpus, () -> scenario.runs,
+            () -> scenario.agents, new MutableClock(Instant.ofEpochSecond((long) ScrapeScenario.NOW)), false);
+
+    @Test
+    void gpuSeriesFollowTheNewestSampleAndVanishWithTheGpu() {
+        GpuView first = scenario.gpus.get(0);
+        assertThat(exporter.scrape()).contains("trainwatch_gpu_memory_used_bytes{gpu=\"0\",gpu_uuid=\""
+                + first.uuid() + "\",host=\"node-1\"} 6.2E10");
+
+        GpuSample newer = Payloads.sample(ScrapeScenario.NOW, 0, first.uuid(), 70_000_000_000L, 0.5, List.of());
+        scenario.gpus.set(0, new GpuView(first.uuid(), "node-1", first.runId(), newer, Map.of("79", 3L),
+                ScrapeScenario.NOW, 0));
+        String updated = exporter.scrape();
+        assertThat(updated).contains("host=\"node-1\"} 7.0E10")
+                .contains("kind=\"79\"} 3.0")
+                .contains("gpu_uuid=\"" + first.uuid() + "\",host=\"node-1\",reason=\"sw_power_cap\"} 0.0");
+
+        scenario.gpus.remove(0);
+        String gone = exporter.scrape();
+        assertThat(gone).doesNotContain(first.uuid());
+    }
+
+    @Test
+    void aReadingThatBecomesAbsentLosesItsSeries() {
+        GpuView first = scenario.gpus.get(0);
+        GpuSample s = first.latest();
+        GpuSample noTemperature = new GpuSample(s.ts(), s.index(), s.uuid(), s.name(), s.pciBusId(),
+                s.memoryTotalBytes(), s.memoryUsedBytes(), null, null, s.utilizationRatio(), null, null, null, null,
+                null, null, null, null, null, null, null, null, null, null);
+        scenario.gpus.set(0, new GpuView(first.uuid(), first.host(), first.runId(), noTemperature, Map.of(),
+                first.lastSeenTs(), 0));
+        String scrape = exporter.scrape();
+        assertThat(scrape.lines().filter(l -> l.startsWith("trainwatch_gpu_temperature_celsius{"))
+                .filter(l -> l.contains(first.uuid()))).isEmpty();
+        assertThat(scrape.lines().filter(l -> l.startsWith("trainwatch_gpu_memory_used_bytes{"))
+                .filter(l -> l.contains(first.uuid()))).hasSize(1);
+    }
+
+    @Test
+    void runSeriesAndTheStepSummaryVanishWithTheRun() {
+        exporter.runs().recordSteps(ScrapeScenario.RUN, ScrapeScenario.steps());
+        assertThat(exporter.scrape()).contains("trainwatch_run_step_seconds_count{run_id=\"pixart-sigma-run-1\"} 12")
+                .contains("trainwatch_run_anomaly{kind=\"data_starvation\",run_id=\"pixart-sigma-run-1\"");
+        scenario.runs.removeIf(run -> run.runId().equals(ScrapeScenario.RUN));
+        String gone = exporter.scrape();
+        assertThat(gone.lines().filter(l -> l.startsWith("trainwatch_run_"))
+                .filter(l -> l.contains("run_id=\"pixart-sigma-run-1\""))).isEmpty();
+        assertThat(gone).contains("trainwatch_run_ended{run_id=\"job:4711\"} 1.0");
+    }
+
+    @Test
+    void labelValuesAreSanitisedAndCapped() {
+        RunView run = scenario.runs.get(1);
+        String hostile = "x\u0000\n\"" + "y".repeat(300);
+        scenario.runs.set(1, new RunView(hostile, null, null, run.observed(), null, List.of(), List.of(), List.of(),
+                run.firstSeenTs(), run.lastSeenTs(), true, run.endedAt(), null));
+        String scrape = exporter.scrape();
+        String line = scrape.lines().filter(l -> l.startsWith("trainwatch_run_ended{run_id=\"x")).findFirst()
+                .orElseThrow();
+        assertThat(line).startsWith("trainwatch_run_ended{run_id=\"x__\\\"yyy");
+        PromLine.assertLabelValueAtMost(line, LabelValues.MAX_LENGTH + 1); // +1 for the escaping backslash
+    }
+
+    /** Helpers on one exposition line. */
+    static final class PromLine {
+        static void assertLabelValueAtMost(String line, int max) {
+            String value = line.substring(line.indexOf("=\"") + 2, line.lastIndexOf("\"}"));
+            assertThat(value.length()).isLessThanOrEqualTo(max);
+        }
+    }
+}
