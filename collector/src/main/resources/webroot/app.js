@@ -17,8 +17,13 @@
     seriesEndpoint: true,   // set false once the collector answers 404 to /v1/runs/{id}/series
     metricsEndpoint: true,  // set false when /metrics is missing or too large to read every second
     serverNow: null,        // the collector's idea of now (its clock may differ from the browser's)
-    timer: null
+    timer: null,
+    pastRuns: null,         // the body of GET /v1/history while the history view is open
+    historyAt: 0            // when it was fetched (ms), to re-read it every few seconds only
   };
+  var HISTORY_EVERY_MS = 5000;
+
+  function historyView() { return location.hash === '#/history'; }
 
   // ---------- helpers ----------
 
@@ -251,6 +256,16 @@
     getJson('/v1/runs').then(function (body) {
       state.runs = Array.isArray(body) ? body : (body.runs || []);
       var now = state.serverNow = serverNow(state.runs);
+      if (historyView()) {
+        if (Date.now() - state.historyAt < HISTORY_EVERY_MS && state.pastRuns) { return null; }
+        return getJson('/v1/history').then(function (history) {
+          state.pastRuns = history;
+          state.historyAt = Date.now();
+        }, function (err) {
+          state.pastRuns = { error: err.message };
+          state.historyAt = Date.now();
+        });
+      }
       state.selected = chooseSelected();
       state.runs.forEach(function (run) { if (runIdOf(run) !== state.selected) { record(run, now); } });
       if (!state.selected) { return null; }
@@ -288,7 +303,7 @@
 
   function render() {
     renderList();
-    renderRun();
+    if (historyView()) { renderHistory(); } else { renderRun(); }
     var synthetic = state.runs.some(isSynthetic);
     document.getElementById('synthetic-banner').hidden = !synthetic;
     document.body.dataset.runs = String(state.runs.length);
@@ -424,6 +439,61 @@
     }
   }
 
+  // How far off a prediction was: observed / predicted as a signed percentage, coloured when it matters.
+  function offBy(ratio) {
+    ratio = num(ratio);
+    if (ratio === null) { return '–'; }
+    var pct = (ratio - 1) * 100;
+    var text = (pct >= 0 ? '+' : '') + pct.toFixed(0) + ' %';
+    var cls = pct > 15 ? 'off-high' : pct < -15 ? 'off-low' : '';
+    return '<span class="' + cls + '">' + esc(text) + '</span>';
+  }
+
+  // The history view: past runs with how far each prediction was off, the calibration it led to, alerts.
+  function renderHistory() {
+    var section = document.getElementById('run');
+    var h = state.pastRuns;
+    if (!h) { section.innerHTML = '<p class="muted">Loading history…</p>'; return; }
+    if (h.error) { section.innerHTML = '<p class="muted">History unavailable: ' + esc(h.error) + '</p>'; return; }
+    var html = '<div class="run-head"><h2>History</h2></div>';
+    if (!h.persistent) {
+      html += '<p class="muted">This collector keeps no history: start it with <code>--data-dir DIR</code> to remember runs, ' +
+        'alerts and calibration across restarts.</p>';
+    }
+    var runs = Array.isArray(h.runs) ? h.runs : [];
+    html += '<h2>Past runs: prediction against what happened</h2>';
+    html += runs.length ? '<table class="history" data-table="runs"><thead><tr><th>run</th><th>last seen</th><th>step</th>' +
+      '<th>s/step observed</th><th>predicted</th><th>off by</th><th>peak VRAM</th><th>predicted</th><th>off by</th></tr></thead><tbody>' +
+      runs.map(function (r) {
+        return '<tr><td>' + esc(r.run_id) + (r.synthetic ? ' <span class="chip synthetic">synthetic (demo)</span>' : '') +
+          (num(r.ended_at) !== null ? ' <span class="chip state">ended</span>' : '') + '</td>' +
+          '<td>' + (num(r.last_seen) !== null ? esc(new Date(r.last_seen * 1000).toLocaleString()) : '–') + '</td>' +
+          '<td>' + esc(num(r.last_step) !== null ? r.last_step : '–') + '</td>' +
+          '<td>' + esc(fmtSeconds(r.step_seconds)) + '</td><td>' + esc(fmtSeconds(r.predicted_step_seconds)) + '</td>' +
+          '<td>' + offBy(r.step_time_error_ratio) + '</td>' +
+          '<td>' + esc(fmtBytes(r.peak_memory_bytes)) + '</td><td>' + esc(fmtBytes(r.predicted_peak_memory_bytes)) + '</td>' +
+          '<td>' + offBy(r.memory_error_ratio) + '</td></tr>';
+      }).join('') + '</tbody></table>' : '<p class="muted">No runs recorded yet.</p>';
+    var calibration = Array.isArray(h.calibration) ? h.calibration : [];
+    html += '<h2>Calibration in force</h2>';
+    html += calibration.length ? '<table class="history" data-table="calibration"><thead><tr><th>GPU</th><th>model family</th>' +
+      '<th>step time factor</th><th>memory factor</th></tr></thead><tbody>' + calibration.map(function (c) {
+        return '<tr><td>' + esc(c.gpu) + '</td><td>' + esc(c.family) + '</td><td>×' + esc(Number(c.step_time_factor).toFixed(2)) +
+          '</td><td>×' + esc(Number(c.memory_factor).toFixed(2)) + '</td></tr>';
+      }).join('') + '</tbody></table>' : '<p class="muted">None yet: finished runs move the estimates of their GPU and model family.</p>';
+    var alerts = Array.isArray(h.alerts) ? h.alerts : [];
+    html += '<h2>Alerts</h2>';
+    html += alerts.length ? '<table class="history" data-table="alerts"><thead><tr><th>since</th><th>run</th><th>kind</th><th>severity</th>' +
+      '<th>resolved</th><th>message</th></tr></thead><tbody>' + alerts.map(function (a) {
+        return '<tr><td>' + (num(a.since) !== null ? esc(new Date(a.since * 1000).toLocaleString()) : '–') + '</td><td>' + esc(a.run_id) +
+          '</td><td>' + esc(a.kind) + '</td><td><span class="chip ' + esc(a.severity) + '">' + esc(a.severity) + '</span></td><td>' +
+          (num(a.resolved_at) !== null ? esc(new Date(a.resolved_at * 1000).toLocaleString()) : 'active') + '</td><td>' +
+          esc(a.message || '') + (a.suggestion ? '<div class="muted">' + esc(a.suggestion) + '</div>' : '') + '</td></tr>';
+      }).join('') + '</tbody></table>' : '<p class="muted">No alerts recorded.</p>';
+    section.innerHTML = html;
+    document.body.dataset.history = 'true';
+  }
+
   // One row per GPU: a throttled or lagging GPU of a multi-GPU run stands out here.
   function gpuTable(run) {
     var gpus = Array.isArray(run.gpus) ? run.gpus : [];
@@ -549,6 +619,7 @@
   window.addEventListener('hashchange', function () {
     state.selected = null;
     state.detail = null;
+    state.historyAt = 0;
     render();
     poll();
   });

@@ -200,4 +200,28 @@ class AgentTest {
         await().atMost(20, TimeUnit.SECONDS).until(() -> collector.accepted().stream()
                 .anyMatch(b -> b.health().droppedBatches() == 1));
     }
+
+    @Test
+    void stepsFromARealLogReachTheRunTheyBelongTo() throws Exception {
+        Path log = dir.resolve("train_log.log");
+        Files.writeString(log, "2024-05-14 09:14:03,180 - PixArt - INFO - Step/Epoch [1/1][1/70]:total_eta: 0:20:56, "
+                + "epoch_eta:0:02:04, time_all:0.088, time_data:0.030, lr:2.000e-08, s:(96, 160), loss:0.1579, "
+                + "grad_norm:0.5048\n");
+        Agent agent = agent(config(Duration.ofSeconds(1), "pixart-run", null), new FakeGpuReader(8),
+                dev.trainwatch.agent.log.LogTailer.open(log, "auto", Clock.systemUTC()));
+        agent.pollOnce();
+        Files.writeString(log, "2024-05-14 09:14:36,868 - PixArt - INFO - Step/Epoch [20/1][20/70]:total_eta: 0:20:22, "
+                + "epoch_eta:0:01:30, time_all:1.696, time_data:0.580, lr:4.000e-07, s:(96, 160), loss:0.1554, "
+                + "grad_norm:0.5144\n", java.nio.file.StandardOpenOption.APPEND);
+        agent.pollOnce();
+        Files.writeString(log, "2024-05-14 09:15:12,307 - PixArt - INFO - Step/Epoch [40/1][40/70]:total_eta: 0:19:46, "
+                + "epoch_eta:0:00:54, time_all:1.754, time_data:0.610, lr:8.000e-07, s:(128, 128), loss:0.1552, "
+                + "grad_norm:0.5495\n", java.nio.file.StandardOpenOption.APPEND);
+        agent.start();
+        // The tailer reports a step once it knows the interval it covers: steps 20 and 40.
+        await().atMost(20, TimeUnit.SECONDS).until(() -> collector.steps("pixart-run").size() == 2);
+        assertThat(collector.steps("pixart-run")).extracting(StepEvent::step).containsExactly(20L, 40L);
+        assertThat(collector.steps("pixart-run").get(0).timeS()).isEqualTo(1.696);
+        assertThat(collector.steps("pixart-run").get(0).dataTimeS()).isEqualTo(0.58);
+    }
 }

@@ -40,12 +40,15 @@ public final class Attributor {
     public static final String RUN_ENDED = "run_ended";
 
     private static final double DEFAULT_RESCAN_SECONDS = 10.0;
+    private static final double DEFAULT_REVALIDATE_SECONDS = 5.0;
 
     private final ProcSource proc;
     private final String host;
     private final Long attachPid;
     private final String runIdOverride;
     private final double rescanSeconds;
+    private final double revalidateSeconds;
+    private final Map<Long, CachedStat> statCache = new HashMap<>();
 
     private final Map<ProcKey, Classified> classified = new HashMap<>();
     private final Map<String, TrackedRun> runs = new LinkedHashMap<>();
@@ -61,15 +64,22 @@ public final class Attributor {
      * @param runIdOverride the run id to use ({@code --run-id}), or null to find it
      */
     public Attributor(ProcSource proc, String host, Long attachPid, String runIdOverride) {
-        this(proc, host, attachPid, runIdOverride, DEFAULT_RESCAN_SECONDS);
+        this(proc, host, attachPid, runIdOverride, DEFAULT_RESCAN_SECONDS, DEFAULT_REVALIDATE_SECONDS);
     }
 
-    Attributor(ProcSource proc, String host, Long attachPid, String runIdOverride, double rescanSeconds) {
+    /**
+     * @param rescanSeconds     attach mode: longest time between two scans of the whole process table
+     * @param revalidateSeconds how long a process's {@code stat} is trusted before it is read again; a process
+     *                          that exits is noticed within this time
+     */
+    Attributor(ProcSource proc, String host, Long attachPid, String runIdOverride, double rescanSeconds,
+               double revalidateSeconds) {
         this.proc = proc;
         this.host = host;
         this.attachPid = attachPid;
         this.runIdOverride = runIdOverride == null || runIdOverride.isBlank() ? null : runIdOverride;
         this.rescanSeconds = rescanSeconds;
+        this.revalidateSeconds = revalidateSeconds;
     }
 
     /** What one poll found. */
@@ -97,7 +107,7 @@ public final class Attributor {
         }
 
         Map<String, Map<Long, ProcStat>> observed = attachPid != null ? observeAttached(gpusByPid, ts)
-                : observeComputeProcesses(gpusByPid);
+                : observeComputeProcesses(gpusByPid, ts);
 
         List<RunAttribution> result = new ArrayList<>();
         List<AgentEvent> events = new ArrayList<>();
@@ -112,7 +122,8 @@ public final class Attributor {
             for (ProcStat member : run.members.values()) {
                 ProcStat now = observed.getOrDefault(run.runId, Map.of()).get(member.pid());
                 if (now == null) {
-                    now = proc.stat(member.pid()).filter(s -> s.startTimeTicks() == member.startTimeTicks()).orElse(null);
+                    now = stat(member.pid(), ts).filter(s -> s.startTimeTicks() == member.startTimeTicks())
+                            .orElse(null);
                 }
                 if (now != null) {
                     alive.put(now.pid(), now);
@@ -132,6 +143,7 @@ public final class Attributor {
             result.add(describe(run, gpusByPid, unknownProcessGpus, samples));
         }
         classified.keySet().removeIf(key -> !livePids.contains(key.pid()) && !gpusByPid.containsKey(key.pid()));
+        statCache.keySet().removeIf(pid -> !livePids.contains(pid) && !gpusByPid.containsKey(pid));
         return new Update(List.copyOf(result), List.copyOf(events));
     }
 
@@ -203,7 +215,7 @@ public final class Attributor {
         boolean unknownOnGpu = false;
         for (Long pid : gpusByPid.keySet()) {
             if (!attachTree.contains(pid)) {
-                Optional<ProcStat> stat = proc.stat(pid);
+                Optional<ProcStat> stat = stat(pid, ts);
                 if (stat.isPresent() && !knownOutsiders.contains(ProcKey.of(stat.get()))) {
                     unknownOnGpu = true;
                 }
@@ -212,7 +224,10 @@ public final class Attributor {
         Map<Long, ProcStat> table = new HashMap<>();
         if (unknownOnGpu || ts - lastScanTs >= rescanSeconds || attachTree.isEmpty()) {
             for (Long pid : proc.pids()) {
-                proc.stat(pid).ifPresent(stat -> table.put(stat.pid(), stat));
+                proc.stat(pid).ifPresent(stat -> {
+                    table.put(stat.pid(), stat);
+                    statCache.put(stat.pid(), new CachedStat(stat, ts));
+                });
             }
             lastScanTs = ts;
             Optional<ProcStat> root = Optional.ofNullable(table.get(attachPid));
@@ -233,7 +248,7 @@ public final class Attributor {
             }
         } else {
             for (Long pid : attachTree) {
-                proc.stat(pid).ifPresent(stat -> table.put(stat.pid(), stat));
+                stat(pid, ts).ifPresent(stat -> table.put(stat.pid(), stat));
             }
         }
         Map<Long, ProcStat> members = new LinkedHashMap<>();
@@ -290,10 +305,10 @@ public final class Attributor {
     }
 
     /** No attach: every compute process, grouped by the run its environment names or by its launcher. */
-    private Map<String, Map<Long, ProcStat>> observeComputeProcesses(Map<Long, Set<String>> gpusByPid) {
+    private Map<String, Map<Long, ProcStat>> observeComputeProcesses(Map<Long, Set<String>> gpusByPid, double ts) {
         Map<String, Map<Long, ProcStat>> observed = new LinkedHashMap<>();
         for (Long pid : new TreeSet<>(gpusByPid.keySet())) {
-            Optional<ProcStat> stat = proc.stat(pid);
+            Optional<ProcStat> stat = stat(pid, ts);
             if (stat.isEmpty()) {
                 // Not in our PID namespace (or gone): nothing to learn about it.
                 continue;
@@ -328,6 +343,25 @@ public final class Attributor {
             root = parent.get();
         }
         return root;
+    }
+
+    /**
+     * A process's stat, re-read at most every {@code revalidateSeconds}: at 1 Hz and more, reading every known
+     * process's {@code stat} file on every poll would be most of the agent's own CPU time.
+     */
+    private Optional<ProcStat> stat(long pid, double ts) {
+        CachedStat cached = statCache.get(pid);
+        if (cached != null && ts >= cached.readTs() && ts - cached.readTs() < revalidateSeconds) {
+            return Optional.ofNullable(cached.stat());
+        }
+        Optional<ProcStat> stat = proc.stat(pid);
+        // Absence is cached too: NVML may list PIDs of another PID namespace on every poll.
+        statCache.put(pid, new CachedStat(stat.orElse(null), ts));
+        return stat;
+    }
+
+    /** A stat as read at {@code readTs}; a null stat means the process did not exist then. */
+    private record CachedStat(ProcStat stat, double readTs) {
     }
 
     private record ProcKey(long pid, long startTimeTicks) {

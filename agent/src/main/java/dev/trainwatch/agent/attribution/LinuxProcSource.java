@@ -1,5 +1,6 @@
 package dev.trainwatch.agent.attribution;
 
+import java.io.FileInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
@@ -16,6 +17,9 @@ import java.util.Optional;
  * Stateless and thread-safe.
  */
 public final class LinuxProcSource implements ProcSource {
+
+    /** A stat line is at most a few hundred bytes (52 numbers and a 15-character name). */
+    private static final int STAT_BUFFER = 1024;
 
     private final Path root;
 
@@ -48,9 +52,12 @@ public final class LinuxProcSource implements ProcSource {
 
     @Override
     public Optional<ProcStat> stat(long pid) {
-        try {
-            String line = Files.readString(root.resolve(Long.toString(pid)).resolve("stat"), StandardCharsets.UTF_8);
-            return Optional.of(ProcStat.parse(line.strip()));
+        // A plain stream (open, read, close) instead of Files.readString, which also asks for the size and
+        // allocates more: this is read for every known process, and /proc reports size 0 anyway.
+        byte[] buffer = new byte[STAT_BUFFER];
+        try (FileInputStream in = new FileInputStream(root.resolve(Long.toString(pid)).resolve("stat").toFile())) {
+            int length = in.readNBytes(buffer, 0, buffer.length);
+            return Optional.of(ProcStat.parse(new String(buffer, 0, length, StandardCharsets.UTF_8).strip()));
         } catch (IOException | IllegalArgumentException e) {
             return Optional.empty();
         }

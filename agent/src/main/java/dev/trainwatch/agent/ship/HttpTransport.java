@@ -7,6 +7,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.concurrent.Executors;
 import java.util.function.Supplier;
 
 /**
@@ -32,9 +33,19 @@ public final class HttpTransport implements Transport {
         this.baseUrl = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
         this.token = token != null ? token : () -> null;
         this.requestTimeout = requestTimeout;
+        // HTTP/1.1 with keep-alive: one connection to the collector, reused; no h2c upgrade headers on every
+        // request to a plain-http collector.
         this.client = HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(requestTimeout)
                 .followRedirects(HttpClient.Redirect.NEVER)
+                // One request at a time: one daemon thread for the client's dependent tasks instead of a cached
+                // pool whose idle threads die and are re-created every minute.
+                .executor(Executors.newSingleThreadExecutor(runnable -> {
+                    Thread thread = new Thread(runnable, "trainwatch-http");
+                    thread.setDaemon(true);
+                    return thread;
+                }))
                 .build();
     }
 

@@ -45,7 +45,7 @@ class AttributorTest {
 
     @Test
     void everyComputeProcessOfTheNodeIsAttributed() {
-        Attributor attributor = new Attributor(proc, "node1", null, null);
+        Attributor attributor = new Attributor(proc, "node1", null, null, 0.0, 0.0);
         Attributor.Update update = attributor.update(node(100), 100);
 
         Map<String, RunAttribution> runs = byId(update.runs());
@@ -72,7 +72,7 @@ class AttributorTest {
         for (long pid = 4101; pid <= 4104; pid++) {
             Files.write(root.resolve(pid + "/environ"), ("RANK=" + (pid - 4101) + "\0WORLD_SIZE=4\0").getBytes());
         }
-        Attributor attributor = new Attributor(proc, "node1", null, null);
+        Attributor attributor = new Attributor(proc, "node1", null, null, 0.0, 0.0);
         Map<String, RunAttribution> runs = byId(attributor.update(node(100), 100).runs());
         assertThat(runs).containsKey("node1-4100-61234");
         assertThat(runs.get("node1-4100-61234").pids()).containsExactly(4100L, 4101L, 4102L, 4103L, 4104L);
@@ -81,7 +81,7 @@ class AttributorTest {
 
     @Test
     void runIdOverrideNamesEveryComputeProcess() {
-        Attributor attributor = new Attributor(proc, "node1", null, "my-run");
+        Attributor attributor = new Attributor(proc, "node1", null, "my-run", 0.0, 0.0);
         List<RunAttribution> runs = attributor.update(node(100), 100).runs();
         assertThat(runs).singleElement().satisfies(run -> {
             assertThat(run.runId()).isEqualTo("my-run");
@@ -91,7 +91,7 @@ class AttributorTest {
 
     @Test
     void attachTakesTheWholeTreeButOnlyRealRanks() {
-        Attributor attributor = new Attributor(proc, "node1", 4100L, null);
+        Attributor attributor = new Attributor(proc, "node1", 4100L, null, 0.0, 0.0);
         List<RunAttribution> runs = attributor.update(node(100), 100).runs();
         assertThat(runs).singleElement().satisfies(run -> {
             assertThat(run.runId()).isEqualTo(TORCHRUN_ID);
@@ -104,7 +104,7 @@ class AttributorTest {
 
     @Test
     void attachWithoutRunIdInTheEnvironmentIsNamedAfterTheRoot() {
-        Attributor attributor = new Attributor(proc, "node1", 5000L, null);
+        Attributor attributor = new Attributor(proc, "node1", 5000L, null, 0.0, 0.0);
         assertThat(attributor.update(node(100), 100).runs()).extracting(RunAttribution::runId)
                 .containsExactly("node1-5000-70001");
     }
@@ -115,7 +115,7 @@ class AttributorTest {
             ProcFixture.exit(root, pid);
         }
         ProcFixture.exit(root, 4150);
-        Attributor attributor = new Attributor(proc, "node1", 4100L, null, 0.0);
+        Attributor attributor = new Attributor(proc, "node1", 4100L, null, 0.0, 0.0);
         assertThat(attributor.update(List.of(gpu(1, 0)), 1).runs()).extracting(RunAttribution::runId)
                 .containsExactly("node1-4100-61234");
         root = ProcFixture.copy("torchrun-node", dir);
@@ -126,7 +126,7 @@ class AttributorTest {
 
     @Test
     void aRunWhoseProcessesAllExitedEndsOnce() {
-        Attributor attributor = new Attributor(proc, "node1", null, null);
+        Attributor attributor = new Attributor(proc, "node1", null, null, 0.0, 0.0);
         attributor.update(node(100), 100);
         for (long pid : new long[] {4100, 4101, 4102, 4103, 4104, 4150}) {
             ProcFixture.exit(root, pid);
@@ -151,7 +151,7 @@ class AttributorTest {
 
     @Test
     void aRunIsNotEndedWhileItsProcessesLiveEvenIfNvmlStopsListingThem() {
-        Attributor attributor = new Attributor(proc, "node1", null, null);
+        Attributor attributor = new Attributor(proc, "node1", null, null, 0.0, 0.0);
         attributor.update(node(100), 100);
         Attributor.Update update = attributor.update(List.of(gpu(101, 4, 5000)), 101);
         assertThat(byId(update.runs()).get(TORCHRUN_ID).ended()).isNull();
@@ -160,7 +160,7 @@ class AttributorTest {
 
     @Test
     void aReusedPidIsAnotherProcess() throws Exception {
-        Attributor attributor = new Attributor(proc, "node1", null, null);
+        Attributor attributor = new Attributor(proc, "node1", null, null, 0.0, 0.0);
         attributor.update(node(100), 100);
         Path stat = root.resolve("5000/stat");
         Files.writeString(stat, Files.readString(stat).replace(" 70001 ", " 99001 "));
@@ -171,7 +171,7 @@ class AttributorTest {
 
     @Test
     void aFailedProcessReadKeepsTheGpusOfTheRun() {
-        Attributor attributor = new Attributor(proc, "node1", null, null);
+        Attributor attributor = new Attributor(proc, "node1", null, null, 0.0, 0.0);
         attributor.update(node(100), 100);
         List<GpuSample> failing = List.of(gpuWithUnknownProcesses(101, 0), gpu(101, 1, 4102), gpu(101, 2, 4103),
                 gpu(101, 3, 4104));
@@ -181,7 +181,7 @@ class AttributorTest {
 
     @Test
     void ranksInvisibleToNvmlGetTheirGpuFromCudaVisibleDevicesAndLocalRank() {
-        Attributor attributor = new Attributor(proc, "node1", 4100L, null);
+        Attributor attributor = new Attributor(proc, "node1", 4100L, null, 0.0, 0.0);
         // As in a container without the host PID namespace: NVML lists host pids that mean nothing here.
         List<GpuSample> samples = List.of(gpu(1, 0, 123401), gpu(1, 1, 123402), gpu(1, 2, 123403), gpu(1, 3, 123404),
                 gpu(1, 4));
@@ -204,7 +204,7 @@ class AttributorTest {
 
     @Test
     void attachedRunEnds() {
-        Attributor attributor = new Attributor(proc, "node1", 5000L, null, 0.0);
+        Attributor attributor = new Attributor(proc, "node1", 5000L, null, 0.0, 0.0);
         attributor.update(node(100), 100);
         assertThat(attributor.attachedRunEnded()).isFalse();
         ProcFixture.exit(root, 5000);
@@ -212,5 +212,46 @@ class AttributorTest {
         assertThat(update.runs()).singleElement().satisfies(run -> assertThat(run.ended()).isTrue());
         assertThat(attributor.attachedRunEnded()).isTrue();
         assertThat(attributor.update(List.of(gpu(102, 4)), 102).runs()).isEmpty();
+    }
+
+    @Test
+    void aSteadyPollReadsEachProcessAtMostOncePerRevalidationPeriod() {
+        java.util.concurrent.atomic.AtomicInteger statReads = new java.util.concurrent.atomic.AtomicInteger();
+        ProcSource counting = new ProcSource() {
+            @Override
+            public List<Long> pids() {
+                return proc.pids();
+            }
+
+            @Override
+            public java.util.Optional<ProcStat> stat(long pid) {
+                statReads.incrementAndGet();
+                return proc.stat(pid);
+            }
+
+            @Override
+            public Map<String, String> environment(long pid) {
+                return proc.environment(pid);
+            }
+
+            @Override
+            public List<String> commandLine(long pid) {
+                return proc.commandLine(pid);
+            }
+        };
+        Attributor attributor = new Attributor(counting, "node1", null, null);
+        attributor.update(node(100), 100);
+        int first = statReads.get();
+        for (int t = 101; t < 105; t++) {
+            attributor.update(node(t), t);
+        }
+        assertThat(statReads.get()).isEqualTo(first);
+
+        for (long pid : new long[] {4100, 4101, 4102, 4103, 4104, 4150}) {
+            ProcFixture.exit(root, pid);
+        }
+        List<GpuSample> after = List.of(gpu(105, 4, 5000), gpu(105, 5, 7000));
+        assertThat(byId(attributor.update(after, 104.5).runs()).get(TORCHRUN_ID).ended()).isNull();
+        assertThat(byId(attributor.update(after, 105).runs()).get(TORCHRUN_ID).ended()).isTrue();
     }
 }

@@ -29,7 +29,7 @@ class LiveProcAttributionTest {
         try {
             long pid = child.pid();
             assertThat(LinuxProcSource.system().environment(pid)).doesNotContainKey("SOME_SECRET");
-            Attributor attributor = new Attributor(LinuxProcSource.system(), "node1", pid, null);
+            Attributor attributor = new Attributor(LinuxProcSource.system(), "node1", pid, null, 0.0, 0.0);
 
             RunAttribution run = attributor.update(List.of(gpu(1, 0, pid), gpu(1, 1)), 1).runs().get(0);
 
