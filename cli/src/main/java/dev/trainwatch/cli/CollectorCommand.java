@@ -2,6 +2,8 @@ package dev.trainwatch.cli;
 
 import dev.trainwatch.collector.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
+import dev.trainwatch.collector.CollectorStack;
+import dev.trainwatch.collector.history.HistoryException;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;
@@ -56,11 +58,20 @@ final class CollectorCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         CollectorConfig config = config();
         PrintWriter out = spec.commandLine().getOut();
-        CollectorServer server;
+        PrintWriter err = spec.commandLine().getErr();
+        CollectorStack stack;
         try {
-            server = CollectorServer.builder(config).start();
-        } catch (CollectorServer.StartException e) {
+            // The whole collector: history under --data-dir (restored now), calibration, alert delivery.
+            stack = CollectorStack.start(config, line -> {
+                err.println(line);
+                err.flush();
+            });
+        } catch (CollectorServer.StartException | HistoryException e) {
             throw new UserError(ExitCodes.FAILURE, e.getMessage());
+        }
+        CollectorServer server = stack.server();
+        if (stack.restoredRuns() > 0) {
+            out.println("trainwatch collector restored " + stack.restoredRuns() + " run(s) from " + config.dataDir());
         }
         Thread hook = new Thread(() -> {
             server.close();

@@ -45,8 +45,9 @@ class PageInChromiumTest {
     private static final Duration CHROMIUM_TIMEOUT = Duration.ofSeconds(120);
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    /** Static: JUnit fills it before {@code @BeforeAll}, which starts the demo with its data directory in it. */
     @TempDir
-    Path temp;
+    static Path temp;
 
     private DemoStack demo;
     private String chromium;
@@ -60,8 +61,8 @@ class PageInChromiumTest {
             assertThat(System.getenv("CI")).as("chromium must be installed on CI (.ci/install-deps)").isNull();
             Assumptions.abort("chromium is not installed; run .ci/install-deps");
         }
-        demo = DemoStack.start(CollectorConfig.defaults().withListen("127.0.0.1", 0), SPEED,
-                new PrintWriter(new StringWriter()));
+        demo = DemoStack.start(CollectorConfig.defaults().withListen("127.0.0.1", 0)
+                .withDataDir(Files.createDirectories(temp.resolve("data"))), SPEED, new PrintWriter(new StringWriter()));
     }
 
     @AfterAll
@@ -117,6 +118,25 @@ class PageInChromiumTest {
                 .as("one table row per GPU").isEqualTo(8);
         assertThat(Pattern.compile("<tr class=\"slow\">").matcher(dom).results().count())
                 .as("only the throttled GPU is marked slow").isEqualTo(1);
+    }
+
+    @Test
+    void theHistoryViewShowsPastRunsWithHowFarTheirPredictionsWereOff() throws Exception {
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+            HttpResponse<String> response = http.send(HttpRequest.newBuilder(demo.pageUri().resolve("v1/history")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            JsonNode history = JSON.readTree(response.body());
+            assertThat(history.path("runs").size()).isEqualTo(4);
+            // Summaries are rewritten about once a minute of collector time; wait for one with step times.
+            assertThat(StreamSupport.stream(history.path("runs").spliterator(), false)
+                    .anyMatch(r -> r.path("step_time_error_ratio").asDouble() > 1.15)).isTrue();
+        });
+        String dom = chromium("--dump-dom", demo.pageUri() + "#/history");
+        assertContains(dom, "data-history=\"true\"", "data-table=\"runs\"", "demo-pixart-sigma-online-features",
+                "data-table=\"alerts\"");
+        assertThat(Pattern.compile("class=\"off-high\">\\+\\d+ %").matcher(dom).find())
+                .as("a prediction that was clearly off is marked").isTrue();
+        screenshot(demo.pageUri() + "#/history", Path.of("target", "screenshots", "page-history.png"));
     }
 
     /** Like AssertJ's contains, without printing the whole DOM when it fails. */

@@ -23,6 +23,19 @@ class JnaConfinementTest {
     }
 
     @Test
+    void noOtherModuleUsesJnaInItsMainSources() throws IOException {
+        List<String> offenders = new java.util.ArrayList<>();
+        try (Stream<Path> modules = Files.list(Path.of(".."))) {
+            for (Path module : modules.filter(m -> Files.isDirectory(m.resolve("src/main/java"))).toList()) {
+                if (!module.toAbsolutePath().normalize().equals(Path.of("").toAbsolutePath().normalize())) {
+                    offenders.addAll(offenders(module.resolve("src/main/java"), ".java", "com.sun.jna"));
+                }
+            }
+        }
+        assertThat(offenders).isEmpty();
+    }
+
+    @Test
     void noClassOutsideTheNvmlPackageRefersToJna() throws IOException {
         Path classes = Path.of("target/classes");
         assertThat(classes.resolve(NVML_DIR).resolve("NvmlGpuReader.class")).exists();

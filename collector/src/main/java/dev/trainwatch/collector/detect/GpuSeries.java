@@ -20,6 +20,9 @@ public interface GpuSeries {
     static int reasonMask(Collection<String> reasons) {
         int mask = 0;
         for (String r : reasons) {
+            if (r == null) {
+                continue; // List.of(...).indexOf(null) would throw
+            }
             int bit = CLOCK_EVENT_REASONS.indexOf(r);
             if (bit >= 0) {
                 mask |= 1 << bit;
@@ -71,6 +74,9 @@ public interface GpuSeries {
 
     /** Whether clock-event reason {@code reason} (a metric label value, e.g. {@code sw_power_cap}) was active. */
     default boolean clockEvent(int i, String reason) {
+        if (reason == null) {
+            return false;
+        }
         int bit = CLOCK_EVENT_REASONS.indexOf(reason);
         return bit >= 0 && (clockEventMask(i) & (1 << bit)) != 0;
     }

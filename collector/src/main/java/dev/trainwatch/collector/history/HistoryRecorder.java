@@ -1,7 +1,10 @@
 package dev.trainwatch.collector.history;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
 import dev.trainwatch.collector.detect.Anomaly;
+import dev.trainwatch.collector.detect.AnomalyKind;
+import dev.trainwatch.collector.detect.Severity;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetListener;
 import dev.trainwatch.collector.state.RunSummary;
@@ -10,6 +13,7 @@ import dev.trainwatch.protocol.RunSpec;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
@@ -107,7 +111,7 @@ public final class HistoryRecorder implements FleetListener {
         int restored = 0;
         for (StoredRun run : runs) {
             try {
-                RunSummary summary = summaryOf(run);
+                RunSummary summary = withOpenEpisodes(summaryOf(run));
                 fleet.restoreRun(summary);
                 restored++;
                 if (!summary.ended() && summary.anomalies() != null) {
@@ -119,6 +123,47 @@ public final class HistoryRecorder implements FleetListener {
             }
         }
         return restored;
+    }
+
+    /**
+     * The summary is written at most once a minute, anomaly episodes at once: an anomaly raised after the newest
+     * summary is still open in the episodes table, and comes back active from there.
+     */
+    private RunSummary withOpenEpisodes(RunSummary summary) throws JsonProcessingException {
+        if (summary.ended()) {
+            return summary;
+        }
+        List<Anomaly> anomalies = new ArrayList<>(summary.anomalies() == null ? List.of() : summary.anomalies());
+        boolean changed = false;
+        for (StoredAnomaly episode : store.anomalies(summary.runId(), RESTORE_LIMIT)) {
+            if (episode.resolved() != null) {
+                continue;
+            }
+            AnomalyKind kind;
+            try {
+                kind = AnomalyKind.fromWireName(episode.kind());
+            } catch (IllegalArgumentException unknownKind) {
+                continue; // written by a newer trainwatch
+            }
+            boolean known = anomalies.stream().anyMatch(a -> a.kind() == kind && a.active());
+            if (!known) {
+                Map<String, Object> evidence = episode.evidenceJson() == null ? Map.of()
+                        : Json.MAPPER.readValue(episode.evidenceJson(), new TypeReference<Map<String, Object>>() { });
+                anomalies.removeIf(a -> a.kind() == kind);
+                anomalies.add(new Anomaly(kind, Severity.fromWireName(episode.severity()), true,
+                        episode.since().toEpochMilli() / 1000.0, null, episode.message(), evidence,
+                        episode.suggestion()));
+                changed = true;
+            }
+        }
+        if (!changed) {
+            return summary;
+        }
+        return new RunSummary(summary.runId(), summary.spec(), summary.firstSeenTs(), summary.lastSeenTs(),
+                summary.ended(), summary.endedAt(), summary.lastStep(), summary.lastStepTs(), summary.stepSeconds(),
+                summary.predictedStepSeconds(), summary.peakMemoryBytes(), summary.predictedPeakMemoryBytes(),
+                summary.gpuUtilizationRatio(), summary.samplesPerSecond(), summary.hosts(), summary.gpuUuids(),
+                List.copyOf(anomalies), summary.synthetic());
     }
 
     private static RunSummary summaryOf(StoredRun run) throws JsonProcessingException {

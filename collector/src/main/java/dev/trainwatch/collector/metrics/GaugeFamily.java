@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -30,6 +31,8 @@ final class GaugeFamily<K, V> {
     private final Reading<V> reading;
     private final Function<V, Tags> tags;
     private volatile Map<K, V> current = Map.of();
+    /** The rows registered last time, to skip re-registering an unchanged set (the common case per scrape). */
+    private Map<K, Tags> registered = Map.of();
 
     GaugeFamily(MeterRegistry registry, String name, String baseUnit, String description, Function<V, Tags> tags,
                 Reading<V> reading) {
@@ -41,13 +44,21 @@ final class GaugeFamily<K, V> {
     /** Makes the rows match {@code snapshot}: one per thing whose reading is present. */
     void update(Map<K, V> snapshot) {
         current = snapshot;
-        List<MultiGauge.Row<?>> rows = new ArrayList<>(snapshot.size());
+        Map<K, Tags> wanted = new HashMap<>(snapshot.size() * 2);
         for (Map.Entry<K, V> entry : snapshot.entrySet()) {
             if (reading.read(entry.getValue()) != null) {
-                rows.add(MultiGauge.Row.of(tags.apply(entry.getValue()), entry.getKey(), this::valueOf));
+                wanted.put(entry.getKey(), tags.apply(entry.getValue()));
             }
         }
+        if (wanted.equals(registered)) {
+            return; // same series as before; their values are read from the new snapshot at render time
+        }
+        List<MultiGauge.Row<?>> rows = new ArrayList<>(wanted.size());
+        for (Map.Entry<K, Tags> row : wanted.entrySet()) {
+            rows.add(MultiGauge.Row.of(row.getValue(), row.getKey(), this::valueOf));
+        }
         gauge.register(rows, false);
+        registered = wanted;
     }
 
     private double valueOf(K key) {

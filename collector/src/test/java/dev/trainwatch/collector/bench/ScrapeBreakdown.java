@@ -1,0 +1,37 @@
+package dev.trainwatch.collector.bench;
+
+import dev.trainwatch.collector.metrics.MetricsExporter;
+import dev.trainwatch.collector.state.Fleet;
+import dev.trainwatch.collector.support.MutableClock;
+import java.time.Instant;
+
+/** Where a scrape's time goes: the fleet's views, the series refresh, the rendering. */
+public final class ScrapeBreakdown {
+    private ScrapeBreakdown() {
+    }
+
+    public static void main(String[] args) {
+        MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+        Fleet fleet = BenchFleet.build(clock);
+        MetricsExporter exporter = new MetricsExporter(fleet::gpus, fleet::runs, fleet::agents, clock, true);
+        exporter.scrape();
+        java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
+        for (int round = 0; round < 10; round++) {
+            long c0 = cpu.getCurrentThreadCpuTime();
+            exporter.scrape();
+            long c1 = cpu.getCurrentThreadCpuTime();
+            System.out.printf("full scrape: %.1f ms of CPU%n", (c1 - c0) / 1e6);
+            long t0 = System.nanoTime();
+            fleet.gpus();
+            long t1 = System.nanoTime();
+            fleet.runs();
+            long t2 = System.nanoTime();
+            exporter.refresh();
+            long t3 = System.nanoTime();
+            exporter.registry().scrape();
+            long t4 = System.nanoTime();
+            System.out.printf("gpus() %.1f ms, runs() %.1f ms, refresh %.1f ms (incl. views), render %.1f ms%n",
+                    (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6, (t4 - t3) / 1e6);
+        }
+    }
+}
