@@ -19,9 +19,9 @@ import picocli.CommandLine.Spec;
  * without an NVIDIA GPU. Runs until interrupted.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
-        description = {"Runs the collector and its page on four bundled synthetic training runs (no GPU needed):",
-                "a healthy DiT-XL/2, PixArt-Σ starved by online T5/VAE encoding, Sana-1.6B creeping towards OOM,",
-                "and an 8-GPU run with a thermally throttled straggler. Every demo run is labelled synthetic."})
+        description = "Runs the collector and its page on four bundled synthetic training runs (no GPU needed): a "
+                + "healthy DiT-XL/2, PixArt-Σ starved by online T5/VAE encoding, Sana-1.6B creeping towards OOM, "
+                + "and an 8-GPU run with a thermally throttled straggler. Every demo run is labelled synthetic.")
 final class DemoCommand implements Callable<Integer> {
 
     @Spec

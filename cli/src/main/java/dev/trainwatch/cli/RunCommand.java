@@ -30,10 +30,10 @@ import picocli.CommandLine.Spec;
  * trainwatch says so in one line on stderr. Its own lines all go to stderr, so the command's stdout is untouched.
  */
 @Command(name = "run", mixinStandardHelpOptions = true,
-        description = {"Starts a training command and watches it: its output (passed through unchanged) is parsed",
-                "for steps, its processes' GPUs are read through NVML, and the page shows it against the estimate.",
-                "Exits with the command's exit status; TERM, HUP (and INT when not at a terminal) are passed on to it.",
-                "Without NVML it still parses the output and says once that there are no GPU readings."},
+        description = "Starts a training command and watches it: its output (passed through unchanged) is parsed for "
+                + "steps, its processes' GPUs are read through NVML, and the page shows it against the estimate. "
+                + "Exits with the command's exit status; TERM, HUP (and INT when not at a terminal) are passed on "
+                + "to it. Without NVML it still parses the output and says once that there are no GPU readings.",
         sortOptions = false)
 final class RunCommand implements Callable<Integer> {
 

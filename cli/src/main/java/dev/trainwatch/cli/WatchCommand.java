@@ -30,9 +30,9 @@ import picocli.CommandLine.Spec;
  * {@code /metrics}; on a terminal a live status line per run. Ends when the attached run ends, or on Ctrl-C.
  */
 @Command(name = "watch", mixinStandardHelpOptions = true,
-        description = {"Watches training on this machine: reads the GPUs through NVML and the run's log, compares",
-                "them with the estimate, and serves the page and /metrics. Needs NVML (exit status 3 without it;",
-                "try 'trainwatch demo' on a machine without an NVIDIA GPU)."},
+        description = "Watches training on this machine: reads the GPUs through NVML and the run's log, compares them "
+                + "with the estimate, and serves the page and /metrics. Needs NVML (exit status 3 without it; try "
+                + "'trainwatch demo' on a machine without an NVIDIA GPU).",
         sortOptions = false)
 final class WatchCommand implements Callable<Integer> {
 

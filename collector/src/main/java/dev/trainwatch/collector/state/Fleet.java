@@ -270,9 +270,34 @@ public final class Fleet {
             if (summary.anomalies() != null) {
                 run.tracker.restore(summary.anomalies().stream()
                         .filter(a -> !summary.ended() || !a.active()).toList(), now);
+                if (!summary.ended()) {
+                    summary.anomalies().stream()
+                            .filter(a -> a.active() && a.kind() == AnomalyKind.XID_ERROR)
+                            .forEach(a -> run.restoredXids.addAll(xidsOf(a)));
+                }
             }
             run.lastChangeNotified = now;
         }
+    }
+
+    /** The XIDs an {@code xid_error} anomaly's evidence names, stamped with its newest XID's time. */
+    private static List<RunContext.XidRecord> xidsOf(Anomaly anomaly) {
+        Map<String, Object> evidence = anomaly.evidence();
+        double ts = evidence.get("newest_ts") instanceof Number n ? n.doubleValue() : anomaly.since();
+        List<String> uuids = new ArrayList<>();
+        if (evidence.get("gpu_uuids") instanceof List<?> list) {
+            list.forEach(u -> uuids.add(String.valueOf(u)));
+        }
+        String uuid = uuids.isEmpty() ? null : uuids.get(0);
+        List<RunContext.XidRecord> out = new ArrayList<>();
+        if (evidence.get("xids") instanceof List<?> xids) {
+            for (Object xid : xids) {
+                if (xid instanceof Number n) {
+                    out.add(new RunContext.XidRecord(ts, null, uuid, n.longValue()));
+                }
+            }
+        }
+        return out;
     }
 
     /**
@@ -988,7 +1013,7 @@ public final class Fleet {
 
         @Override
         public List<XidRecord> xids() {
-            List<XidRecord> out = new ArrayList<>();
+            List<XidRecord> out = new ArrayList<>(run.restoredXids);
             for (GpuState g : runGpus(run)) {
                 out.addAll(g.recentXids);
             }

@@ -1,8 +1,10 @@
 package dev.trainwatch.collector.state;
 
 import dev.trainwatch.collector.detect.AnomalyTracker;
+import dev.trainwatch.collector.detect.RunContext;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.protocol.RunSpec;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -41,6 +43,12 @@ final class RunState {
     int largestBucketCells;
     int largestBucketHeight;
     int largestBucketWidth;
+    /**
+     * XIDs known only from an anomaly restored after a restart (the GPU states that held them are gone): they keep
+     * {@code xid_error} active for its usual time after the newest XID instead of resolving it on the first
+     * evaluation.
+     */
+    final List<RunContext.XidRecord> restoredXids = new ArrayList<>();
 
     RunState(String runId, double now, StepWindow steps, AnomalyTracker tracker) {
         this.runId = runId;
