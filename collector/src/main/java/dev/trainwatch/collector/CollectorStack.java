@@ -98,7 +98,9 @@ public final class CollectorStack implements AutoCloseable {
                 builder.closeable(history);
             }
             customize.accept(builder);
-            return new CollectorStack(builder.start(), history, alerts, predictor, restored);
+            CollectorServer server = builder.start();
+            alerts.onOutcome(server.metrics().self()::alertDelivery);
+            return new CollectorStack(server, history, alerts, predictor, restored);
         } catch (RuntimeException e) {
             if (alerts != null) {
                 alerts.close();

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** The assembled collector keeps what it acknowledged across a restart on the same data directory. */
 class CollectorStackTest {
     private final HttpClient http = HttpClient.newHttpClient();
-    private final List<String> log = new ArrayList<>();
+    private final List<String> log = java.util.Collections.synchronizedList(new ArrayList<>());
 
     @TempDir
     Path dataDir;
@@ -52,6 +52,20 @@ class CollectorStackTest {
             assertThat(history.get("persistent").asBoolean()).isTrue();
             assertThat(history.at("/runs/0/run_id").asText()).isEqualTo("pixart-1");
             assertThat(send(HttpRequest.newBuilder(base.resolve("/v1/history?limit=0"))).statusCode()).isEqualTo(422);
+
+            // An anomaly is delivered (to the log, always configured) and the delivery is counted in /metrics.
+            double now = System.currentTimeMillis() / 1000.0;
+            String batch = String.format(java.util.Locale.ROOT, """
+                    {"host":"n1","agent_id":"a1","seq":1,"gpus":[{"ts":%1$.3f,"index":0,"uuid":"GPU-1",
+                     "memory_total_bytes":85899345920,"memory_used_bytes":1000}],
+                     "runs":[{"run_id":"pixart-1","pids":[1],"gpu_uuids":["GPU-1"]}],
+                     "events":[{"ts":%1$.3f,"kind":"xid","gpu_uuid":"GPU-1","xid":79}]}""", now);
+            assertThat(send(HttpRequest.newBuilder(base.resolve("/v1/samples")).header("Content-Type",
+                    "application/json").POST(HttpRequest.BodyPublishers.ofString(batch))).statusCode()).isEqualTo(200);
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).until(() ->
+                    send(HttpRequest.newBuilder(base.resolve("/metrics"))).body()
+                            .contains("trainwatch_alert_deliveries_total{outcome=\"ok\"} 1"));
+            assertThat(log).anySatisfy(line -> assertThat(line).startsWith("trainwatch alert FIRING critical xid_error"));
         }
     }
 }

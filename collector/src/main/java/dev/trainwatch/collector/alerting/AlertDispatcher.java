@@ -36,6 +36,8 @@ public final class AlertDispatcher implements AutoCloseable {
     private final Map<String, AtomicLong> outcomes = new ConcurrentHashMap<>();
     private final Consumer<String> log;
     private final Clock clock;
+    /** Told about every delivery outcome, one call per notice (metrics); replaced once wired. */
+    private volatile Consumer<String> outcomeListener = outcome -> { };
 
     /**
      * @param sinks    receivers; each gets its own delivery thread
@@ -94,8 +96,20 @@ public final class AlertDispatcher implements AutoCloseable {
         }
     }
 
+    /**
+     * Tells {@code listener} about every delivery outcome ({@code ok}, {@code retry}, {@code failed}), once per
+     * notice, from the delivery threads. Set it once the metrics exist.
+     */
+    public void onOutcome(Consumer<String> listener) {
+        this.outcomeListener = listener;
+    }
+
     private void count(String outcome, int n) {
         outcomes.get(outcome).addAndGet(n);
+        Consumer<String> listener = outcomeListener;
+        for (int i = 0; i < n; i++) {
+            listener.accept(outcome);
+        }
     }
 
     private final class Lane implements Runnable {

@@ -62,7 +62,9 @@ class AlertDispatcherTest {
     void retriesUntilTheReceiverIsBackAndKeepsTheOrder() {
         RecordingSink sink = new RecordingSink(3, true, false);
         List<String> log = Collections.synchronizedList(new ArrayList<>());
+        List<String> told = Collections.synchronizedList(new ArrayList<>());
         try (AlertDispatcher dispatcher = new AlertDispatcher(List.of(sink), FAST, Clock.systemUTC(), log::add)) {
+            dispatcher.onOutcome(told::add);
             dispatcher.publish(notice("r1", "oom_risk"));
             dispatcher.publish(notice("r1", "stalled"));
             dispatcher.publish(notice("r1", "oom_risk").resolvedAt(Instant.parse("2026-11-22T08:05:00Z")));
@@ -71,6 +73,8 @@ class AlertDispatcherTest {
             assertThat(sink.delivered.get(2).firing()).isFalse();
             assertThat(dispatcher.outcomes().get("retry")).isGreaterThanOrEqualTo(3);
             assertThat(dispatcher.outcomes().get("ok")).isEqualTo(3);
+            assertThat(told).filteredOn("ok"::equals).hasSize(3);
+            assertThat(told).filteredOn("retry"::equals).hasSizeGreaterThanOrEqualTo(3);
             assertThat(log).allMatch(line -> line.contains("retrying") && !line.contains("\n"));
         }
     }
