@@ -165,6 +165,9 @@ class PageInChromiumTest {
     }
 
     private Path screenshot(String url, Path file) throws Exception {
+        // Whichever test runs first must not depend on another having made the folder: Chromium exits 0 and
+        // writes nothing when it cannot create the file.
+        Files.createDirectories(file.toAbsolutePath().getParent());
         Files.deleteIfExists(file);
         chromium("--screenshot=" + file.toAbsolutePath(), "--window-size=1400,1000", url);
         assertThat(file).exists();
