@@ -4,7 +4,7 @@ import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.collector.support.FixedPredictor;
-import dev.trainwatch.collector.support.MutableClock;
+import dev.trainwatch.collector.testing.MutableClock;
 import dev.trainwatch.collector.support.Payloads;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentEvent;
@@ -42,7 +42,7 @@ final class BenchFleet {
         }
         for (int t = 0; t < WINDOW_SECONDS; t++) {
             clock.advance(Duration.ofSeconds(1));
-            double now = clock.epochSeconds();
+            double now = clock.seconds();
             for (int h = 0; h < HOSTS; h++) {
                 fleet.ingestBatch(batch(h, t + 1, now));
             }

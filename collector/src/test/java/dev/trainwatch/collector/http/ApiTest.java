@@ -171,7 +171,7 @@ class ApiTest {
 
     @Test
     void batchIsAppliedAndAReplayIsADuplicate() throws IOException {
-        AgentBatch batch = Payloads.batch("samples-host", 5, collector.clock.epochSeconds(), 4, "samples-run");
+        AgentBatch batch = Payloads.batch("samples-host", 5, collector.clock.seconds(), 4, "samples-run");
         HttpResponse<String> first = collector.postJson("/v1/samples", Payloads.json(batch));
         assertThat(first.statusCode()).isEqualTo(200);
         assertThat(json(first).get("duplicate").asBoolean()).isFalse();
@@ -191,7 +191,7 @@ class ApiTest {
 
     @Test
     void gzipBodiesAreAccepted() throws IOException {
-        AgentBatch batch = Payloads.batch("gzip-host", 1, collector.clock.epochSeconds(), 64, null);
+        AgentBatch batch = Payloads.batch("gzip-host", 1, collector.clock.seconds(), 64, null);
         HttpResponse<String> response = collector.postJson("/v1/samples", gzip(Payloads.json(batch)),
                 "Content-Encoding", "gzip");
         assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
@@ -227,7 +227,7 @@ class ApiTest {
 
     @Test
     void impossibleReadingsAre422NamingTheField() throws IOException {
-        double ts = collector.clock.epochSeconds();
+        double ts = collector.clock.seconds();
         GpuSample good = Payloads.sample(ts, 0, "GPU-range", 1_000, 0.5, List.of());
         record Case(GpuSample sample, String message) {
         }

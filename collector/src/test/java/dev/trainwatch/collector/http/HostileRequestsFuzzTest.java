@@ -49,7 +49,7 @@ class HostileRequestsFuzzTest {
     void survivesTenThousandHostileRequests() throws Exception {
         try (TestCollector collector = TestCollector.start()) {
             int port = collector.server.port();
-            byte[] batch = Payloads.json(Payloads.batch("fuzz-host", 1, collector.clock.epochSeconds(), 8, "fuzz-run"));
+            byte[] batch = Payloads.json(Payloads.batch("fuzz-host", 1, collector.clock.seconds(), 8, "fuzz-run"));
             byte[] spec = "{\"model\":\"pixart-sigma-xl-2\",\"gpu\":\"a100-80gb\",\"batch\":8,\"total_steps\":100}"
                     .getBytes(StandardCharsets.UTF_8);
             byte[] steps = "[{\"step\":1,\"time_s\":1.2,\"data_time_s\":0.1},{\"step\":2,\"time_s\":1.3}]"
@@ -94,7 +94,7 @@ class HostileRequestsFuzzTest {
                     .isEmpty();
 
             // Still correct afterwards.
-            byte[] good = Payloads.json(Payloads.batch("after-fuzz", 1, collector.clock.epochSeconds(), 4,
+            byte[] good = Payloads.json(Payloads.batch("after-fuzz", 1, collector.clock.seconds(), 4,
                     "after-fuzz-run"));
             HttpResponse<String> applied = collector.postJson("/v1/samples", good);
             assertThat(applied.statusCode()).isEqualTo(200);

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.collector.state.GpuView;
 import dev.trainwatch.collector.state.RunView;
-import dev.trainwatch.collector.support.MutableClock;
+import dev.trainwatch.collector.testing.MutableClock;
 import dev.trainwatch.collector.support.Payloads;
 import dev.trainwatch.protocol.GpuSample;
 import java.time.Instant;

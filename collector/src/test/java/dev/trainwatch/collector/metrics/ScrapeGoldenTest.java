@@ -2,7 +2,7 @@ package dev.trainwatch.collector.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.trainwatch.collector.support.MutableClock;
+import dev.trainwatch.collector.testing.MutableClock;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;

@@ -12,6 +12,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import dev.trainwatch.collector.testing.MutableClock;
 import java.time.Instant;
 
 /**
