@@ -10,50 +10,43 @@ import static dev.trainwatch.collector.metrics.MetricNames.RUN_ID;
 import dev.trainwatch.collector.state.GpuView;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.UtilizationWindow;
-import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.prometheus.metrics.model.registry.MultiCollector;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
 import io.prometheus.metrics.model.snapshots.InfoSnapshot;
 import io.prometheus.metrics.model.snapshots.Labels;
+import io.prometheus.metrics.model.snapshots.MetricSnapshot;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
  * The {@code trainwatch_gpu_*} series: one set per GPU the fleet knows, read from its newest sample. A reading the
- * GPU did not report has no series. Call {@link #refresh} before each scrape (the exporter does); thread-safe.
+ * GPU did not report has no series.
+ *
+ * <p>Built as one Prometheus client {@link MultiCollector} whose snapshot is made straight from the fleet's views
+ * at scrape time rather than as Micrometer gauges: a fleet of 1,024 GPUs has about 20,000 GPU series, and keeping
+ * that many Micrometer meters in step with the fleet and collecting them meter by meter cost most of a scrape.
+ * There is nothing to keep in step any more, so {@link #refresh} does nothing; the names, units, types and help
+ * texts stay those of docs/METRICS.md (the golden scrape test pins them). Thread-safe: a collection only reads
+ * the views the supplier returns.
  */
-public final class GpuMetrics implements MeterBinder {
+public final class GpuMetrics implements MeterBinder, MultiCollector {
 
     private final Supplier<? extends Collection<GpuView>> gpus;
-    private final List<GaugeFamily<String, GpuView>> families = new ArrayList<>();
-    private GaugeFamily<String, ClockEvent> clockEvents;
-    private final Map<XidKey, FunctionCounter> xidCounters = new HashMap<>();
-    private MeterRegistry registry;
-    private volatile Map<String, GpuView> current = Map.of();
+    private final List<Family> gauges = new ArrayList<>();
+    private final List<String> names = new ArrayList<>();
 
-    /** @param gpus the fleet's current GPU views, called once per refresh */
+    /** @param gpus the fleet's current GPU views, called once per scrape */
     public GpuMetrics(Supplier<? extends Collection<GpuView>> gpus) {
         this.gpus = gpus;
-    }
-
-    private record ClockEvent(GpuView gpu, String reason) {
-    }
-
-    private record XidKey(String uuid, Tags tags, String xid) {
-    }
-
-    @Override
-    public synchronized void bindTo(MeterRegistry meterRegistry) {
-        this.registry = meterRegistry;
         gauge(MetricNames.GPU_MEMORY_USED, MetricNames.BYTES, "Device memory in use", s -> s.memoryUsedBytes());
         gauge(MetricNames.GPU_MEMORY_TOTAL, MetricNames.BYTES, "Device memory", s -> s.memoryTotalBytes());
         gauge(MetricNames.GPU_UTILIZATION, MetricNames.RATIO,
@@ -69,105 +62,133 @@ public final class GpuMetrics implements MeterBinder {
         gauge(MetricNames.GPU_POWER, MetricNames.WATTS, "Power draw", s -> s.powerWatts());
         gauge(MetricNames.GPU_POWER_LIMIT, MetricNames.WATTS, "Enforced power limit", s -> s.powerLimitWatts());
         gauge(MetricNames.GPU_TEMPERATURE, MetricNames.CELSIUS, "Core temperature", s -> s.temperatureCelsius());
-        families.add(new GaugeFamily<>(registry, MetricNames.GPU_LOST, null, "1 while NVML reports the GPU lost",
-                GpuMetrics::tags, view -> Boolean.TRUE.equals(view.latest().lost()) ? 1 : 0));
-        clockEvents = new GaugeFamily<>(registry, MetricNames.GPU_CLOCK_EVENT_ACTIVE, null,
-                "1 while the clock-event (throttle) reason is active",
-                event -> tags(event.gpu()).and(REASON, event.reason()),
-                event -> event.gpu().latest().clockEventReasons().contains(event.reason()) ? 1 : 0);
-        if (meterRegistry instanceof PrometheusMeterRegistry prometheus) {
-            // An info metric keeps its _info suffix only as the client's own type; Micrometer would strip it.
-            prometheus.getPrometheusRegistry().register(this::runInfo);
-        }
+        gauge(MetricNames.GPU_LOST, null, "1 while NVML reports the GPU lost",
+                s -> Boolean.TRUE.equals(s.lost()) ? 1 : 0);
+        names.add(prometheusName(MetricNames.GPU_CLOCK_EVENT_ACTIVE, null));
+        names.add(prometheusName(MetricNames.GPU_XID_ERRORS, null));
+        names.add(MetricNames.GPU_RUN_INFO);
     }
 
-    private void gauge(String name, String unit, String description, GaugeFamily.Reading<GpuSample> reading) {
-        families.add(new GaugeFamily<>(registry, name, unit, description, GpuMetrics::tags,
-                view -> view.latest() == null ? null : reading.read(view.latest())));
+    /** One gauge over the GPUs' newest samples; a null reading means no series for that GPU. */
+    private record Family(String name, String help, Function<GpuSample, Number> reading) {
+    }
+
+    private void gauge(String name, String unit, String help, Function<GpuSample, Number> reading) {
+        Family family = new Family(prometheusName(name, unit), help, reading);
+        gauges.add(family);
+        names.add(family.name());
+    }
+
+    /**
+     * The name Micrometer's Prometheus naming convention gives {@code name} with {@code unit}: dots become
+     * underscores and the unit is appended once (a counter's {@code _total} is added by the text writer).
+     */
+    static String prometheusName(String name, String unit) {
+        String base = name.replace('.', '_');
+        return unit == null || base.endsWith('_' + unit) ? base : base + '_' + unit;
     }
 
     private static UtilizationWindow window(GpuSample sample) {
         return sample.utilizationWindow();
     }
 
-    static Tags tags(GpuView view) {
-        GpuSample latest = view.latest();
-        String index = latest == null ? "" : Integer.toString(latest.index());
-        return Tags.of(HOST, LabelValues.sanitize(view.host()), GPU, index, GPU_UUID,
-                LabelValues.sanitize(view.uuid()));
+    @Override
+    public void bindTo(MeterRegistry meterRegistry) {
+        if (meterRegistry instanceof PrometheusMeterRegistry prometheus) {
+            prometheus.getPrometheusRegistry().register(this);
+        } else {
+            throw new IllegalArgumentException("GPU metrics are exported through a PrometheusMeterRegistry only");
+        }
     }
 
-    /** Brings every GPU series in line with the fleet's current views. */
-    public synchronized void refresh() {
-        if (registry == null) {
-            return;
-        }
-        Map<String, GpuView> snapshot = new LinkedHashMap<>();
+    /** Nothing to do: the series are made from the views at each collection. Kept for the exporter's cycle. */
+    public void refresh() {
+        // The snapshot is built in collect(); there are no meters to keep in step with the fleet.
+    }
+
+    @Override
+    public List<String> getPrometheusNames() {
+        return names;
+    }
+
+    @Override
+    public MetricSnapshots collect() {
+        List<GpuView> views = new ArrayList<>();
+        List<Labels> labels = new ArrayList<>();
         for (GpuView view : gpus.get()) {
-            if (view.latest() != null) {
-                snapshot.put(view.uuid(), view);
+            GpuSample latest = view.latest();
+            if (latest != null) {
+                views.add(view);
+                labels.add(Labels.of(HOST, LabelValues.sanitize(view.host()), GPU, Integer.toString(latest.index()),
+                        GPU_UUID, LabelValues.sanitize(view.uuid())));
             }
         }
-        current = snapshot;
-        for (GaugeFamily<String, GpuView> family : families) {
-            family.update(snapshot);
-        }
-        Map<String, ClockEvent> events = new LinkedHashMap<>();
-        for (GpuView view : snapshot.values()) {
-            if (view.latest().clockEventReasons() != null && !Boolean.TRUE.equals(view.latest().lost())) {
-                for (String reason : MetricNames.CLOCK_EVENT_REASONS) {
-                    events.put(view.uuid() + '\u0000' + reason, new ClockEvent(view, reason));
+        List<MetricSnapshot> snapshots = new ArrayList<>(gauges.size() + 3);
+        for (Family family : gauges) {
+            GaugeSnapshot.Builder gauge = GaugeSnapshot.builder().name(family.name()).help(family.help());
+            for (int i = 0; i < views.size(); i++) {
+                Number value = family.reading().apply(views.get(i).latest());
+                if (value != null) {
+                    gauge.dataPoint(GaugeSnapshot.GaugeDataPointSnapshot.builder()
+                            .labels(labels.get(i)).value(value.doubleValue()).build());
                 }
             }
+            snapshots.add(gauge.build());
         }
-        clockEvents.update(events);
-        refreshXidCounters(snapshot);
+        snapshots.add(clockEvents(views, labels));
+        snapshots.add(xidErrors(views, labels));
+        snapshots.add(runInfo(views, labels));
+        return new MetricSnapshots(snapshots);
     }
 
-    private void refreshXidCounters(Map<String, GpuView> snapshot) {
-        Set<XidKey> seen = new HashSet<>();
-        for (GpuView view : snapshot.values()) {
-            if (view.xidCounts() == null) {
+    /** Every exported reason of every GPU that reports reasons and is not lost: 1 if active, else 0. */
+    private static GaugeSnapshot clockEvents(List<GpuView> views, List<Labels> labels) {
+        GaugeSnapshot.Builder gauge = GaugeSnapshot.builder()
+                .name(prometheusName(MetricNames.GPU_CLOCK_EVENT_ACTIVE, null))
+                .help("1 while the clock-event (throttle) reason is active");
+        for (int i = 0; i < views.size(); i++) {
+            GpuSample latest = views.get(i).latest();
+            List<String> active = latest.clockEventReasons();
+            if (active == null || Boolean.TRUE.equals(latest.lost())) {
                 continue;
             }
-            Tags tags = tags(view);
-            for (String xid : view.xidCounts().keySet()) {
-                XidKey key = new XidKey(view.uuid(), tags, xid);
-                seen.add(key);
-                xidCounters.computeIfAbsent(key, k -> FunctionCounter
-                        .builder(MetricNames.GPU_XID_ERRORS, k, this::xidCount)
-                        .description("XID errors reported by the driver")
-                        .tags(k.tags().and(KIND, LabelValues.sanitize(k.xid())))
-                        .register(registry));
+            for (String reason : MetricNames.CLOCK_EVENT_REASONS) {
+                gauge.dataPoint(GaugeSnapshot.GaugeDataPointSnapshot.builder()
+                        .labels(labels.get(i).add(REASON, reason))
+                        .value(active.contains(reason) ? 1 : 0).build());
             }
         }
-        xidCounters.entrySet().removeIf(entry -> {
-            if (seen.contains(entry.getKey())) {
-                return false;
-            }
-            registry.remove(entry.getValue());
-            return true;
-        });
+        return gauge.build();
     }
 
-    private double xidCount(XidKey key) {
-        GpuView view = current.get(key.uuid());
-        Long count = view == null || view.xidCounts() == null ? null : view.xidCounts().get(key.xid());
-        return count == null ? Double.NaN : count;
+    /** {@code trainwatch_gpu_xid_errors_total}: the driver's count per XID kind, for GPUs that report any. */
+    private static CounterSnapshot xidErrors(List<GpuView> views, List<Labels> labels) {
+        CounterSnapshot.Builder counter = CounterSnapshot.builder()
+                .name(prometheusName(MetricNames.GPU_XID_ERRORS, null))
+                .help("XID errors reported by the driver");
+        for (int i = 0; i < views.size(); i++) {
+            Map<String, Long> counts = views.get(i).xidCounts();
+            if (counts == null) {
+                continue;
+            }
+            for (Map.Entry<String, Long> count : counts.entrySet()) {
+                counter.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder()
+                        .labels(labels.get(i).add(KIND, LabelValues.sanitize(count.getKey())))
+                        .value(count.getValue() == null ? Double.NaN : count.getValue()).build());
+            }
+        }
+        return counter.build();
     }
 
     /** {@code trainwatch_gpu_run_info}: 1 per GPU attributed to a run, to join GPU series to runs. */
-    private InfoSnapshot runInfo() {
+    private static InfoSnapshot runInfo(List<GpuView> views, List<Labels> labels) {
         InfoSnapshot.Builder info = InfoSnapshot.builder().name(MetricNames.GPU_RUN_INFO)
                 .help("1 for each GPU attributed to a run");
-        for (GpuView view : current.values()) {
-            if (view.runId() != null) {
+        for (int i = 0; i < views.size(); i++) {
+            String runId = views.get(i).runId();
+            if (runId != null) {
                 info.dataPoint(InfoSnapshot.InfoDataPointSnapshot.builder()
-                        .labels(Labels.of(HOST, LabelValues.sanitize(view.host()),
-                                GPU, Integer.toString(view.latest().index()),
-                                GPU_UUID, LabelValues.sanitize(view.uuid()),
-                                RUN_ID, LabelValues.sanitize(view.runId())))
-                        .build());
+                        .labels(labels.get(i).add(RUN_ID, LabelValues.sanitize(runId))).build());
             }
         }
         return info.build();
