@@ -9,7 +9,7 @@ import java.util.List;
  * minimum), so the window spans its full duration whatever the polling interval. Read it only inside a
  * {@link RunContext} evaluation: it is not safe to keep.
  */
-public interface GpuSeries {
+public interface GpuSeries extends TimeOrdered {
 
     /** Clock-event reasons as metric label values; bit i of {@link #clockEventMask} is reason i. */
     List<String> CLOCK_EVENT_REASONS = List.of("gpu_idle", "applications_clocks_setting", "sw_power_cap",
@@ -81,18 +81,4 @@ public interface GpuSeries {
         return bit >= 0 && (clockEventMask(i) & (1 << bit)) != 0;
     }
 
-    /** Index of the first entry with {@code ts >= fromTs} ({@code size()} when none). */
-    default int firstIndexAtOrAfter(double fromTs) {
-        int lo = 0;
-        int hi = size();
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            if (ts(mid) < fromTs) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
-    }
 }

@@ -5,7 +5,7 @@ package dev.trainwatch.collector.detect;
  * {@link #rank}, {@link #bucketHeight}, {@link #bucketWidth}). Read it only inside a {@link RunContext}
  * evaluation.
  */
-public interface StepSeries {
+public interface StepSeries extends TimeOrdered {
 
     int size();
 
@@ -37,18 +37,4 @@ public interface StepSeries {
 
     int bucketWidth(int i);
 
-    /** Index of the first report with {@code ts >= fromTs}. */
-    default int firstIndexAtOrAfter(double fromTs) {
-        int lo = 0;
-        int hi = size();
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            if (ts(mid) < fromTs) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
-    }
 }
