@@ -9,7 +9,6 @@ import dev.trainwatch.collector.alerting.AlertNotice;
 import dev.trainwatch.collector.alerting.AlertmanagerSink;
 import dev.trainwatch.protocol.Json;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -46,7 +45,7 @@ class AlertmanagerDeliveryTest {
 
     @Test
     void firingAndResolvedAnomaliesReachAlertmanager() throws Exception {
-        int port = freePort();
+        int port = PeerProcess.freePort();
         AlertDispatcher.Settings settings = new AlertDispatcher.Settings(Duration.ofMillis(100),
                 Duration.ofMillis(500), Duration.ofSeconds(30), 1000);
         List<String> log = new ArrayList<>();
@@ -89,7 +88,8 @@ class AlertmanagerDeliveryTest {
                 receivers:
                   - name: blackhole
                 """);
-        ProcessBuilder builder = new ProcessBuilder(binary("prometheus-alertmanager"),
+        ProcessBuilder builder = new ProcessBuilder(
+                ExternalCommand.require("prometheus-alertmanager", "prometheus-alertmanager").toString(),
                 "--config.file=" + config,
                 "--storage.path=" + dir.resolve("am-data"),
                 "--web.listen-address=127.0.0.1:" + port,
@@ -118,22 +118,6 @@ class AlertmanagerDeliveryTest {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return null;
-        }
-    }
-
-    static String binary(String name) {
-        for (String dirName : System.getenv().getOrDefault("PATH", "/usr/bin").split(":")) {
-            Path candidate = Path.of(dirName, name);
-            if (Files.isExecutable(candidate)) {
-                return candidate.toString();
-            }
-        }
-        throw new IllegalStateException(name + " is not installed: run .ci/install-deps first");
-    }
-
-    static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
         }
     }
 }

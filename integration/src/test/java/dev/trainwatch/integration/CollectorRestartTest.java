@@ -40,7 +40,7 @@ class CollectorRestartTest {
 
     @Test
     void nothingAcknowledgedIsLostOnSigtermOrSigkill() throws Exception {
-        port = AlertmanagerDeliveryTest.freePort();
+        port = PeerProcess.freePort();
         start();
         register("run-term", 79);
         JsonNode before = run("run-term");
