@@ -40,6 +40,7 @@ final class ModelsCommand implements Callable<Integer> {
                 row.put("family", m.family());
                 row.put("params", estimator.params(m.id()));
                 row.put("published_params", m.publishedParams());
+                row.put("published_as", m.publishedText());
                 row.put("depth", m.depth());
                 row.put("hidden", m.hidden());
                 row.put("patch", m.patch());
@@ -51,15 +52,15 @@ final class ModelsCommand implements Callable<Integer> {
             }
             out.println(Json.MAPPER.writeValueAsString(rows));
         } else {
-            out.printf(Locale.ROOT, "%-18s %-26s %-9s %15s %12s  %-28s %s%n", "ID", "NAME", "FAMILY", "PARAMS",
+            out.printf(Locale.ROOT, "%-18s %-26s %-9s %15s  %-18s %-28s %s%n", "ID", "NAME", "FAMILY", "PARAMS",
                     "PUBLISHED", "SHAPE (depth x hidden, /patch)", "ENCODERS");
             for (ModelInfo m : estimator.models()) {
                 String shape = m.singleDepth() > 0
                         ? m.depth() + "+" + m.singleDepth() + " x " + m.hidden() + ", /" + m.patch()
                         : m.depth() + " x " + m.hidden() + ", /" + m.patch();
                 String encoders = (m.textEncoder() == null ? "" : m.textEncoder() + " + ") + m.vae();
-                out.printf(Locale.ROOT, "%-18s %-26s %-9s %,15d %11.0fM  %-28s %s%n", m.id(), m.name(), m.family(),
-                        estimator.params(m.id()), m.publishedParams() / 1e6, shape, encoders);
+                out.printf(Locale.ROOT, "%-18s %-26s %-9s %,15d  %-18s %-28s %s%n", m.id(), m.name(), m.family(),
+                        estimator.params(m.id()), m.publishedText(), shape, encoders);
             }
         }
         out.flush();

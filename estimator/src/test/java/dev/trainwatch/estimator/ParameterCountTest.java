@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.within;
 
 import dev.trainwatch.estimator.catalog.ModelInfo;
 import java.util.List;
-import java.util.Set;
+import java.util.Locale;
 import org.junit.jupiter.api.Test;
 
 class ParameterCountTest {
@@ -20,27 +20,43 @@ class ParameterCountTest {
     }
 
     @Test
-    void imageModelsAreWithinHalfAPercentOfTheirPublishedCounts() {
-        // Open-Sora's published counts do not follow from the block layout in its repository (see docs/ESTIMATOR.md).
-        Set<String> openSora = Set.of("opensora-1.0", "opensora-1.2", "opensora-2.0");
+    void everyModelIsWithinHalfAPercentOfItsPublishedCount() {
+        // Open-Sora 1.2's "1.1B" has two significant digits, so it cannot pin a count to 0.5%; it is checked below.
         for (ModelInfo model : estimator.models()) {
-            if (openSora.contains(model.id())) {
+            if (model.id().equals("opensora-1.2")) {
                 continue;
             }
             double derived = estimator.params(model.id());
             assertThat(derived / model.publishedParams())
-                    .as(model.id() + " derived " + (long) derived + " vs published " + model.publishedParams())
+                    .as(model.id() + " derived " + (long) derived + " vs published " + model.publishedText())
                     .isCloseTo(1.0, within(0.005));
         }
     }
 
     @Test
-    void videoModelsAreDerivedFromTheirBlocks() {
-        // STDiT: per block 20h^2 + 23h (spatial, temporal, cross attention, MLP, table), 28 blocks, plus embedders.
+    void openSoraCountsPrintTheWayOpenSoraPrintsThem() {
+        // Open-Sora's train script prints parameter counts with a base of 1024 (format_numel_str: M = 1024^2,
+        // B = 1024^3); that is where its README's 724M, report's 1.1B and issue #832's 11.07B come from.
+        assertThat(openSoraFormat(estimator.params("opensora-1.0"))).isEqualTo("724.43 M");
+        assertThat(openSoraFormat(estimator.params("opensora-1.2"))).isEqualTo("1.12 B");
+        assertThat(openSoraFormat(estimator.params("opensora-2.0"))).isEqualTo("11.07 B");
+        // "1.1B" to the two digits the report gives.
+        assertThat(String.format(Locale.ROOT, "%.1f", estimator.params("opensora-1.2") / Math.pow(1024, 3)))
+                .isEqualTo("1.1");
+        // The blocks alone: STDiT 20h^2 + 23h per block (spatial, temporal and cross attention, MLP, table).
         long h = 1152;
         assertThat(estimator.params("opensora-1.0")).isGreaterThan(28 * (20 * h * h + 23 * h));
-        // Open-Sora 2.0: 19 double + 38 single blocks of width 3072, about 11.8B.
-        assertThat(estimator.params("opensora-2.0") / 1e9).isCloseTo(11.8, within(0.15));
+        // Read in base 1000 the same 1.0 model would be "760M": the catalog keeps the published figure's base.
+        ModelInfo v10 = estimator.catalog().model("opensora-1.0").orElseThrow();
+        assertThat(v10.publishedParams()).isEqualTo(724L * 1024 * 1024);
+        assertThat(v10.publishedText()).startsWith("724M");
+    }
+
+    private static String openSoraFormat(long numel) {
+        double b = Math.pow(1024, 3);
+        double m = Math.pow(1024, 2);
+        return numel >= b ? String.format(Locale.ROOT, "%.2f B", numel / b)
+                : String.format(Locale.ROOT, "%.2f M", numel / m);
     }
 
     @Test

@@ -35,7 +35,9 @@ import java.util.List;
  * @param sizeEmbedders       PixArtMS resolution and aspect-ratio embedders
  * @param video               frames are part of the input
  * @param defaults            the reference recipe's settings, used for fields a spec leaves unsaid
- * @param publishedParams     the parameter count the authors state (for comparison only)
+ * @param publishedParams     the parameter count the authors state, as a plain number (for comparison only)
+ * @param publishedAs         the count as the authors print it, when that differs from a plain number: Open-Sora
+ *                            prints with a base of 1024, so its "724M" is 724 x 2^20 = 759,169,024 parameters
  * @param publishedSource     where that count is stated
  * @param configNames         model names used in training configs that mean this model
  */
@@ -69,12 +71,21 @@ public record ModelInfo(
         boolean video,
         Defaults defaults,
         long publishedParams,
+        String publishedAs,
         String publishedSource,
         List<String> configNames) {
 
     /** Pixels per latent cell along one side times the patch: pixels per token along one side. */
     public int pixelsPerToken() {
         return latentDownsample * patch;
+    }
+
+    /** The published figure as its authors wrote it ("724M", "1.1B"), or the plain count in millions. */
+    public String publishedText() {
+        if (publishedAs != null && !publishedAs.isBlank()) {
+            return publishedAs;
+        }
+        return Math.round(publishedParams / 1e6) + "M";
     }
 
     /** The recipe defaults of a model. Null fields mean "no default" (the spec must say). */
