@@ -52,8 +52,16 @@ public final class Estimator {
     static final double FP32_EFFICIENCY = 0.8;
     /** Convolutional encoders reach less of the peak than transformer GEMMs. */
     static final double CONV_EFFICIENCY_RATIO = 0.66;
-    /** A VAE mid-block attention score element: the baddbmm buffer and fp16 scores (2+2), the fp32 upcast and its softmax (4+4), the cast back and the probs@V workspace (2+2). */
-    static final double VAE_ATTENTION_BYTES_PER_SCORE = 16;
+    /**
+     * Memory-efficient attention (xformers, SDPA) on fp32-upcast q, k, v (PixArt/Sana {@code fp32_attention}): the
+     * fp32 copies of q, k, v and the output a block keeps for backward, beyond the half ones, per token per hidden unit.
+     */
+    static final double UPCAST_ATTENTION_BYTES = 8;
+    /**
+     * An image encoder run outside autocast keeps fp32 convolution outputs: fast-DiT's fp32 and AMP runs with
+     * online latents differ by this much in encoder working memory.
+     */
+    static final double FP32_ENCODER_TRANSIENT_FACTOR = 1.25;
     /** Optimizer step traffic per trainable parameter (fused, memory-bound). */
     private static final Map<String, Double> OPTIMIZER_TRAFFIC = Map.of(
             "adamw", 28.0, "adamw8bit", 18.0, "came", 32.0, "came8bit", 22.0, "adafactor", 20.0, "sgd", 16.0);
@@ -412,6 +420,16 @@ public final class Estimator {
             return precision.equals("fp32") ? FP32_EFFICIENCY : gpu.efficiency();
         }
 
+        /**
+         * Convolutions go through cuDNN, whose TF32 switch ({@code torch.backends.cudnn.allow_tf32}) is on by
+         * default: an fp32 run's image encoder uses TF32 tensor cores even when matmuls do not.
+         */
+        double convFlopsPerSecond() {
+            boolean tf32 = (precision.equals("fp32") || precision.equals("tf32")) && gpu.tf32Tflops() != null;
+            double peak = tf32 ? gpu.tf32Tflops() * gpu.efficiency() : peakTflops() * gemmEfficiency();
+            return peak * 1e12 * CONV_EFFICIENCY_RATIO;
+        }
+
         long pixelsPerSample() {
             return (long) height * width * frames;
         }
@@ -478,7 +496,8 @@ public final class Estimator {
                 mem.put("zero3_gather", 2 * 2 * p.largestBlockParams);
             }
         }
-        mem.put("activations", activationBytes(r, b));
+        long activations = activationBytes(r, b);
+        mem.put("activations", activations);
         mem.put("data_batch", dataBytes(r, b));
         if (r.online()) {
             long encoderBytes = r.half() ? 2 : 4;
@@ -487,7 +506,9 @@ public final class Estimator {
                 resident += r.textEncoder.params() * encoderBytes;
             }
             mem.put("frozen_encoders", resident);
-            mem.put("encoder_transients", encoderTransientBytes(r, b));
+            // The encoders run under no_grad before the forward pass and free their working memory; the caching
+            // allocator hands those blocks to the activations. Only the part above the activations raises the peak.
+            mem.put("encoder_transients", Math.max(0, encoderTransientBytes(r, b) - activations));
         }
         long allocated = 0;
         for (long v : mem.values()) {
@@ -522,6 +543,9 @@ public final class Estimator {
                     + layer.textKvBytesPerSample() * b * textKvBytes;
             // Math attention keeps the scores and the softmax output; their gradients double that in backward.
             double scores = math ? layer.attentionScoresPerSample() * b * scoreBytes * 2 : 0;
+            if (!math && amp && r.profile.info.attentionUpcast()) {
+                saved += UPCAST_ATTENTION_BYTES * tokenHidden;
+            }
             if (r.checkpointing) {
                 total += layer.blocks() * CHECKPOINT_INPUT_BYTES * tokenHidden;
                 live = Math.max(live, saved * LIVE_BLOCK_FACTOR + scores * 2);
@@ -544,13 +568,14 @@ public final class Estimator {
         return latents + text;
     }
 
+    /**
+     * Working memory of the frozen encoders for one batch. The VAE's mid-block attention runs through PyTorch 2's
+     * scaled-dot-product attention (diffusers' default processor), so it adds no score matrix.
+     */
     private static long encoderTransientBytes(Run r, int b) {
         EncoderInfo vae = r.vae;
-        double perFrame = (double) r.height * r.width * vae.transientBytesPerPixel();
-        if (vae.midAttentionDownsample() > 0) {
-            double tokens = (double) r.height * r.width / ((double) vae.midAttentionDownsample() * vae.midAttentionDownsample());
-            perFrame += tokens * tokens * VAE_ATTENTION_BYTES_PER_SCORE;
-        }
+        double perFrame = (double) r.height * r.width * vae.transientBytesPerPixel()
+                * (r.half() ? 1 : FP32_ENCODER_TRANSIENT_FACTOR);
         double bytes = perFrame * r.frames * b;
         if (r.textEncoder != null) {
             bytes += (double) b * r.profile.info.textTokens() * r.textEncoder.transientBytesPerToken();
@@ -592,7 +617,7 @@ public final class Estimator {
                 perFrame += 2 * tokens * tokens * vae.midAttentionWidth();
             }
             double vaeFlops = 2 * perFrame * r.frames * b;
-            t.put("vae_encoder", r.accumulation * vaeFlops / (encoderPeak * CONV_EFFICIENCY_RATIO));
+            t.put("vae_encoder", r.accumulation * vaeFlops / r.convFlopsPerSecond());
         }
         int shards = r.zero >= 1 && r.gpus > 1 ? r.gpus : 1;
         t.put("optimizer", r.profile.trainableParams * OPTIMIZER_TRAFFIC.get(r.optimizer) / shards / bandwidth);
@@ -764,6 +789,11 @@ public final class Estimator {
                     "online encoders take %.2f s of each %.2f s step (%s): text encoder %.2f s, VAE %.2f s; they also hold %s resident",
                     encoders, c.stepSeconds, percent(encoders, c.stepSeconds), c.time.getOrDefault("text_encoder", 0.0),
                     c.time.getOrDefault("vae_encoder", 0.0), gb(c.memory.getOrDefault("frozen_encoders", 0L))));
+            long working = encoderTransientBytes(r, r.batch);
+            notes.add("the encoders' working memory (" + gb(working) + " for this batch) is freed before the forward pass "
+                    + "and reused for activations; " + (c.memory.getOrDefault("encoder_transients", 0L) > 0
+                            ? "it exceeds them, so " + gb(c.memory.get("encoder_transients")) + " of it adds to the peak"
+                            : "it fits inside them and adds nothing to the peak"));
         }
         if (r.precision.equals("fp32") && r.gpu.tf32Tflops() != null) {
             notes.add(String.format(Locale.ROOT, "pure fp32 runs at %.1f TFLOPS on %s; TF32 matmuls would use %.0f",

@@ -30,6 +30,9 @@ class SeedSituationsTest {
     void pixartSigmaBatch20OnAnA800ShowsTheEncoderShareAndPricesPrecomputing() {
         Estimate e = estimator.estimate(spec("pixart-sigma-xl-2", "a800-80gb", 1, 20, 1024, "fp16", null, null, null,
                 "online", null));
+        // The user ran it: it fits, at the limit.
+        assertThat(e.fits()).isTrue();
+        assertThat(e.peakMemoryBytes()).isGreaterThan((long) (0.85 * e.gpuMemoryBytes()));
         double encoders = e.stepBreakdown().get("text_encoder") + e.stepBreakdown().get("vae_encoder");
         assertThat(encoders).isGreaterThan(0.05 * e.stepSeconds());
         assertThat(e.notes()).anyMatch(n -> n.startsWith("online encoders take") && n.contains("%"));
