@@ -26,7 +26,8 @@ import java.util.function.Supplier;
 
 /**
  * The {@code trainwatch_run_*} series: gauges read from the fleet's run views at scrape time, the
- * {@code trainwatch_run_step_seconds} summary fed with every accepted step report, and
+ * {@code trainwatch_run_step_seconds} summary fed with every step report the fleet counts (one per step when
+ * every rank logs it), and
  * {@code trainwatch_run_anomaly{kind,severity}}. Series of a run disappear when the fleet forgets the run.
  * Thread-safe.
  */
