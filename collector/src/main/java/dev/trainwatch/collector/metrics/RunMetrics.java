@@ -32,7 +32,8 @@ import java.util.function.Supplier;
 
 /**
  * The {@code trainwatch_run_*} series: gauges made from the fleet's run views at scrape time, the
- * {@code trainwatch_run_step_seconds} summary fed with every accepted step report, and
+ * {@code trainwatch_run_step_seconds} summary fed with every step report the fleet counts (one per step when
+ * every rank logs it), and
  * {@code trainwatch_run_anomaly{kind,severity}}. Series of a run disappear when the fleet forgets the run.
  *
  * <p>The gauges and the anomaly family are one Prometheus client {@link MultiCollector}, like the GPU series: a

@@ -8,6 +8,7 @@ import dev.trainwatch.collector.detect.Detector;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.detect.Detectors;
 import dev.trainwatch.collector.detect.GpuSeries;
+import dev.trainwatch.collector.detect.RankSeries;
 import dev.trainwatch.collector.detect.RunContext;
 import dev.trainwatch.collector.detect.StepSeries;
 import dev.trainwatch.collector.detect.WindowStats;
@@ -172,10 +173,18 @@ public final class Fleet {
      * Records step reports of a run. A run not seen before is created: a training script may push steps before
      * (or without) registering a spec. Reports without a positive, finite {@code time_s} or without {@code step}
      * are skipped; a report without {@code ts} is stamped now; a {@code ts} in the future is clamped to now.
+     *
+     * <p>Reports naming a {@code rank} are kept per rank (see {@link RankWindows}); only the lead rank's reports,
+     * and reports naming no rank, make the run's step series, so a run whose every rank logs each step counts each
+     * step once. A report for the step the series counted last, from another source (Open-Sora's progress bar
+     * and rank 0's timer line for the same step), is the same step again and is not counted twice.
+     *
+     * @return the reports counted as the run's steps (what feeds its step-time summary), in order
      */
-    public void ingestSteps(String runId, List<StepEvent> steps) {
+    public List<StepEvent> ingestSteps(String runId, List<StepEvent> steps) {
         requireId(runId);
         Objects.requireNonNull(steps, "steps");
+        List<StepEvent> counted = new ArrayList<>(steps.size());
         try {
             synchronized (lock) {
                 double now = now();
@@ -186,7 +195,23 @@ public final class Fleet {
                         continue;
                     }
                     double ts = stamp(e.ts(), now);
-                    run.steps.add(e, ts);
+                    int rank = e.rank() != null && e.rank() >= 0 ? e.rank() : -1;
+                    boolean counts = true;
+                    if (rank >= 0) {
+                        if (run.ranks == null) {
+                            run.ranks = new RankWindows(windowSeconds);
+                        }
+                        counts = run.ranks.add(e, ts);
+                    }
+                    if (counts && e.step() == run.lastCountedStep && rank != run.lastCountedRank) {
+                        counts = false;
+                    }
+                    if (counts) {
+                        run.steps.add(e, ts);
+                        run.lastCountedStep = e.step();
+                        run.lastCountedRank = rank;
+                        counted.add(e);
+                    }
                     if (e.step() >= run.lastStep) {
                         run.lastStep = e.step();
                         run.lastStepTs = ts;
@@ -209,6 +234,7 @@ public final class Fleet {
         } finally {
             dispatch();
         }
+        return counted;
     }
 
     /** Marks a run ended (e.g. {@code trainwatch run} saw its command exit). Empty when the run is unknown. */
@@ -649,6 +675,9 @@ public final class Fleet {
             return;
         }
         run.steps.trim(now);
+        if (run.ranks != null) {
+            run.ranks.trim(now);
+        }
         Evaluation ctx = new Evaluation(run, now);
         for (Detector d : detectors) {
             Optional<Transition> t;
@@ -901,6 +930,7 @@ public final class Fleet {
             }
         }
         StepSeries steps = run.steps;
+        RankSeries ranks = run.ranks != null ? run.ranks : RankSeries.NONE;
         double stepSeconds = WindowStats.medianStepSeconds(steps, fromSteps);
         Integer bucketH = null;
         Integer bucketW = null;
@@ -912,9 +942,9 @@ public final class Fleet {
             }
         }
         return new ObservedView(toLong(run.peakMemory), toLong(fullestUsed), toLong(fullestTotal),
-                nan(stepSeconds), nan(WindowStats.stepShare(steps, fromSteps, WindowStats.StepPart.DATA)),
-                nan(WindowStats.stepShare(steps, fromSteps, WindowStats.StepPart.TEXT_ENCODER)),
-                nan(WindowStats.stepShare(steps, fromSteps, WindowStats.StepPart.VAE)),
+                nan(stepSeconds), nan(WindowStats.stepShare(steps, ranks, fromSteps, WindowStats.StepPart.DATA)),
+                nan(WindowStats.stepShare(steps, ranks, fromSteps, WindowStats.StepPart.TEXT_ENCODER)),
+                nan(WindowStats.stepShare(steps, ranks, fromSteps, WindowStats.StepPart.VAE)),
                 utilN > 0 ? utilSum / utilN : null, nan(samplesPerSecond(run, stepSeconds, fromSteps)),
                 run.lastStep >= 0 ? run.lastStep : null, nan(run.lastStepTs), bucketH, bucketW, gs.size(),
                 anyPower ? power : null);
@@ -1026,6 +1056,11 @@ public final class Fleet {
         @Override
         public StepSeries steps() {
             return run.steps;
+        }
+
+        @Override
+        public RankSeries ranks() {
+            return run.ranks != null ? run.ranks : RankSeries.NONE;
         }
 
         @Override
