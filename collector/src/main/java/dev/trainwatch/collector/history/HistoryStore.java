@@ -1,5 +1,9 @@
 package dev.trainwatch.collector.history;
 
+import java.io.IOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -41,8 +45,16 @@ public final class HistoryStore implements AutoCloseable {
         Path file = dataDir.resolve("trainwatch.db");
         try {
             Files.createDirectories(dataDir);
-        } catch (Exception e) {
-            throw new HistoryException("cannot create data directory " + dataDir + ": " + e.getMessage(), e);
+        } catch (AccessDeniedException e) {
+            throw new HistoryException("cannot create data directory " + dataDir + ": permission denied on "
+                    + e.getFile() + "; give the collector's user write access or pass another --data-dir", e);
+        } catch (FileAlreadyExistsException e) {
+            throw new HistoryException("cannot create data directory " + dataDir + ": " + e.getFile()
+                    + " exists and is not a directory", e);
+        } catch (IOException e) {
+            String reason = e instanceof FileSystemException f && f.getReason() != null ? f.getReason()
+                    : e.getMessage();
+            throw new HistoryException("cannot create data directory " + dataDir + ": " + reason, e);
         }
         // SQLite needs to create the WAL and shared-memory files next to the database: say so plainly rather
         // than with the driver's "unable to open database file".
