@@ -73,6 +73,7 @@ public final class Fleet {
     private final DetectorSettings detectorSettings;
     private final List<Detector> detectors;
     private final double windowSeconds;
+    private final double summaryIntervalSeconds;
 
     private final Object lock = new Object();
     private final Map<String, RunState> runs = new HashMap<>();
@@ -90,6 +91,7 @@ public final class Fleet {
         this.detectorSettings = Objects.requireNonNull(detectorSettings, "detectorSettings");
         this.detectors = Detectors.all(detectorSettings);
         this.windowSeconds = settings.window().toMillis() / 1000.0;
+        this.summaryIntervalSeconds = settings.summaryInterval().toMillis() / 1000.0;
     }
 
     /** A fleet with default limits and thresholds over the real estimator. */
@@ -226,6 +228,7 @@ public final class Fleet {
                 }
                 run.lastSeen = now;
                 run.dirty = true;
+                run.summaryDue = true;
                 maybeEvaluate(run, now);
             }
         } finally {
@@ -324,6 +327,25 @@ public final class Fleet {
             }
         }
         return out;
+    }
+
+    /**
+     * Sends {@code onRunChanged} now for every running run whose summary changed since it was last sent, whatever
+     * the intervals: on an orderly shutdown, before the run history writes its last summaries.
+     */
+    public void publishChangedSummaries() {
+        try {
+            synchronized (lock) {
+                double now = now();
+                for (RunState run : runs.values()) {
+                    if (!run.ended && (run.dirty || run.summaryDue)) {
+                        notifyChanged(run, now);
+                    }
+                }
+            }
+        } finally {
+            dispatch();
+        }
     }
 
     /**
@@ -461,6 +483,7 @@ public final class Fleet {
                                 ? s.memoryUsedBytes() : Double.NaN;
                         if (!Double.isNaN(used) && !(used <= run.peakMemory)) {
                             run.peakMemory = used;
+                            run.summaryDue = true;
                         }
                         touched.add(run);
                     }
@@ -535,6 +558,7 @@ public final class Fleet {
                 double peak = g.window.peakMemory;
                 if (!Double.isNaN(peak) && !(peak <= run.peakMemory)) {
                     run.peakMemory = peak;
+                    run.summaryDue = true;
                 }
             }
         }
@@ -638,7 +662,9 @@ public final class Fleet {
         if (now - run.lastEvaluated >= settings.evaluateEvery().toMillis() / 1000.0) {
             evaluate(run, now);
         }
-        if (run.dirty && now - run.lastChangeNotified >= CHANGE_NOTIFY_SECONDS) {
+        double sinceNotified = now - run.lastChangeNotified;
+        if (run.summaryDue && sinceNotified >= summaryIntervalSeconds
+                || run.dirty && sinceNotified >= CHANGE_NOTIFY_SECONDS) {
             notifyChanged(run, now);
         }
     }
@@ -663,7 +689,10 @@ public final class Fleet {
                         + run.runId, e);
                 continue;
             }
-            t.ifPresent(tr -> publish(run.runId, tr));
+            if (t.isPresent()) {
+                run.summaryDue = true;
+                publish(run.runId, t.get());
+            }
         }
     }
 
@@ -679,6 +708,7 @@ public final class Fleet {
     private void notifyChanged(RunState run, double now) {
         run.lastChangeNotified = now;
         run.dirty = false;
+        run.summaryDue = false;
         RunSummary summary = summarize(run, now);
         outbox.add(l -> l.onRunChanged(summary));
     }

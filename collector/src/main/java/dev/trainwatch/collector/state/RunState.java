@@ -45,6 +45,8 @@ final class RunState {
     double lastEvaluated = Double.NEGATIVE_INFINITY;
     double lastChangeNotified = Double.NEGATIVE_INFINITY;
     boolean dirty;
+    /** The run's numbers moved materially since its summary was last sent (sent after the summary interval). */
+    boolean summaryDue;
     boolean gpuFilledFromObservation;
     int largestBucketCells;
     int largestBucketHeight;
