@@ -1,5 +1,6 @@
 package dev.trainwatch.cli;
 
+import dev.trainwatch.agent.Durations;
 import dev.trainwatch.collector.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import dev.trainwatch.collector.CollectorStack;
@@ -12,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.Consumer;
@@ -38,6 +40,12 @@ final class CollectorCommand implements Callable<Integer> {
 
     @Option(names = "--data-dir", paramLabel = "DIR", description = "Directory for run and alert history (SQLite).")
     Path dataDir;
+
+    @Option(names = "--summary-interval", paramLabel = "DURATION", defaultValue = "2s",
+            description = "With --data-dir: how often at most a run's changed numbers (last step, step time, peak"
+                    + " memory) are written to the history, 0s to 1m (e.g. 500ms, 2s). A SIGKILL loses at most this"
+                    + " much of them; SIGTERM loses nothing. Default: ${DEFAULT-VALUE}.")
+    String summaryInterval;
 
     @Option(names = "--token-file", paramLabel = "FILE",
             description = "File holding the bearer token that ingest and PUT requests must send.")
@@ -101,12 +109,27 @@ final class CollectorCommand implements Callable<Integer> {
     CollectorConfig config() {
         CollectorConfig config = CollectorConfig.defaults().withListen(listen)
                 .withDataDir(dataDir)
+                .withSummaryInterval(parseSummaryInterval())
                 .withAlerting(url("--alertmanager", alertmanager), url("--webhook", webhook));
         if (tokenFile != null) {
             config = config.withToken(readToken(tokenFile));
         }
         config.checkExposure();
         return config;
+    }
+
+    private Duration parseSummaryInterval() {
+        Duration parsed;
+        try {
+            parsed = Durations.parse(summaryInterval);
+        } catch (IllegalArgumentException e) {
+            throw new UserError(ExitCodes.USAGE, "--summary-interval: " + e.getMessage());
+        }
+        if (parsed.compareTo(CollectorConfig.MAX_SUMMARY_INTERVAL) > 0) {
+            throw new UserError(ExitCodes.USAGE, "--summary-interval: " + summaryInterval
+                    + " is above the maximum of 1m");
+        }
+        return parsed;
     }
 
     private static String readToken(Path file) {

@@ -2,6 +2,7 @@ package dev.trainwatch.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.trainwatch.collector.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -129,6 +130,18 @@ class CollectorCommandTest {
         assertThat(err.toString()).contains("--webhook wants an http(s) URL");
         assertThat(cli.execute("collector", "--listen", "localhost")).isEqualTo(ExitCodes.USAGE);
         assertThat(err.toString()).contains("--listen wants HOST:PORT");
+        assertThat(cli.execute("collector", "--summary-interval", "soon")).isEqualTo(ExitCodes.USAGE);
+        assertThat(err.toString()).contains("--summary-interval: 'soon' is not a duration");
+        assertThat(cli.execute("collector", "--summary-interval", "2m")).isEqualTo(ExitCodes.USAGE);
+        assertThat(err.toString()).contains("--summary-interval: 2m is above the maximum of 1m");
+    }
+
+    @Test
+    void theSummaryIntervalReachesTheConfig() {
+        cli.parseArgs("collector", "--summary-interval", "500ms");
+        assertThat(command.config().summaryInterval()).isEqualTo(Duration.ofMillis(500));
+        cli.parseArgs("collector");
+        assertThat(command.config().summaryInterval()).isEqualTo(CollectorConfig.DEFAULT_SUMMARY_INTERVAL);
     }
 
     @Test

@@ -23,6 +23,8 @@ import java.util.Optional;
  * @param limits          what one request may contain
  * @param tickInterval    how often the fleet re-evaluates runs (detectors, agent_lost) without new input
  * @param clock           wall clock for the fleet and the metric windows; inject a fixed one in tests
+ * @param summaryInterval how often at most a run's changed summary (last step, step time, peak memory, …) is
+ *                        written to the history; what a SIGKILL can lose of it. Zero writes every change
  */
 public record CollectorConfig(
         String host,
@@ -33,12 +35,17 @@ public record CollectorConfig(
         URI webhookUrl,
         Limits limits,
         Duration tickInterval,
-        Clock clock) {
+        Clock clock,
+        Duration summaryInterval) {
 
     /** The documented default address. */
     public static final String DEFAULT_HOST = "127.0.0.1";
     /** The documented default port. */
     public static final int DEFAULT_PORT = 9477;
+    /** The documented default summary interval. */
+    public static final Duration DEFAULT_SUMMARY_INTERVAL = Duration.ofSeconds(2);
+    /** The longest summary interval accepted: beyond it a kill could lose more than the old once-a-minute write. */
+    public static final Duration MAX_SUMMARY_INTERVAL = Duration.ofMinutes(1);
 
     public CollectorConfig {
         Objects.requireNonNull(host, "host");
@@ -54,47 +61,57 @@ public record CollectorConfig(
         if (tickInterval.isNegative() || tickInterval.isZero()) {
             throw new IllegalArgumentException("tick interval must be positive");
         }
+        Objects.requireNonNull(summaryInterval, "summaryInterval");
+        if (summaryInterval.isNegative() || summaryInterval.compareTo(MAX_SUMMARY_INTERVAL) > 0) {
+            throw new IllegalArgumentException("summary interval must be 0–60 s, got "
+                    + summaryInterval.toMillis() + " ms");
+        }
     }
 
-    /** 127.0.0.1:9477, no token, no history, default limits, 1 s tick, the system clock. */
+    /** 127.0.0.1:9477, no token, no history, default limits, 1 s tick, the system clock, 2 s summary interval. */
     public static CollectorConfig defaults() {
         return new CollectorConfig(DEFAULT_HOST, DEFAULT_PORT, null, null, null, null, Limits.defaults(),
-                Duration.ofSeconds(1), Clock.systemUTC());
+                Duration.ofSeconds(1), Clock.systemUTC(), DEFAULT_SUMMARY_INTERVAL);
     }
 
     public CollectorConfig withListen(String newHost, int newPort) {
         return new CollectorConfig(newHost, newPort, token, dataDir, alertmanagerUrl, webhookUrl, limits,
-                tickInterval, clock);
+                tickInterval, clock, summaryInterval);
     }
 
     public CollectorConfig withToken(String newToken) {
         return new CollectorConfig(host, port, newToken, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock);
+                clock, summaryInterval);
     }
 
     public CollectorConfig withDataDir(Path newDataDir) {
         return new CollectorConfig(host, port, token, newDataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock);
+                clock, summaryInterval);
     }
 
     public CollectorConfig withAlerting(URI newAlertmanagerUrl, URI newWebhookUrl) {
         return new CollectorConfig(host, port, token, dataDir, newAlertmanagerUrl, newWebhookUrl, limits,
-                tickInterval, clock);
+                tickInterval, clock, summaryInterval);
     }
 
     public CollectorConfig withLimits(Limits newLimits) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, newLimits, tickInterval,
-                clock);
+                clock, summaryInterval);
     }
 
     public CollectorConfig withTickInterval(Duration newTickInterval) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, newTickInterval,
-                clock);
+                clock, summaryInterval);
+    }
+
+    public CollectorConfig withSummaryInterval(Duration newSummaryInterval) {
+        return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
+                clock, newSummaryInterval);
     }
 
     public CollectorConfig withClock(Clock newClock) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                newClock);
+                newClock, summaryInterval);
     }
 
     /** The token, when one is set. */

@@ -15,6 +15,7 @@ import dev.trainwatch.collector.http.HistoryRoutes;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.estimator.Estimator;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -61,6 +62,7 @@ public final class CollectorStack implements AutoCloseable {
         CalibratingPredictor predictor = new CalibratingPredictor(Estimator.bundled());
         HistoryStore history = config.dataDir() == null ? null : HistoryStore.open(config.dataDir());
         AlertDispatcher alerts = null;
+        HistoryRecorder recorder = null;
         try {
             if (history != null) {
                 predictor.recalibrate(Calibrator.factors(history.outcomes()));
@@ -68,7 +70,7 @@ public final class CollectorStack implements AutoCloseable {
             FleetSettings d = FleetSettings.defaults();
             FleetSettings settings = new FleetSettings(config.limits().maxRuns(), d.maxGpus(), d.maxAgents(),
                     d.window(), d.gpuWindowEntries(), d.stepWindowEntries(), d.evaluateEvery(), d.anomalyHistory(),
-                    d.endedRunRetention());
+                    d.endedRunRetention(), config.summaryInterval());
             Fleet fleet = new Fleet(predictor, config.clock(), settings, DetectorSettings.defaults());
 
             List<AlertSink> sinks = new ArrayList<>();
@@ -85,25 +87,35 @@ public final class CollectorStack implements AutoCloseable {
 
             CollectorServer.Builder builder = CollectorServer.builder(config).fleet(fleet).listener(alerting);
             int restored = 0;
-            if (history != null) {
-                HistoryStore store = history;
-                HistoryRecorder recorder = new HistoryRecorder(store, predictor::rawPrediction,
-                        outcome -> predictor.recalibrate(Calibrator.factors(store.outcomes())), log);
-                restored = recorder.restoreInto(fleet, alerting::restored);
-                builder.listener(recorder);
-            }
             builder.routes(new HistoryRoutes(Optional.ofNullable(history), predictor)::register);
             builder.closeable(alerts);
             if (history != null) {
+                HistoryStore store = history;
+                // Summary writes are timed in wall time even when the fleet's clock runs faster (demo --speed).
+                recorder = new HistoryRecorder(store, predictor::rawPrediction,
+                        outcome -> predictor.recalibrate(Calibrator.factors(store.outcomes())), log,
+                        config.summaryInterval(), Clock.systemUTC());
+                restored = recorder.restoreInto(fleet, alerting::restored);
+                builder.listener(recorder);
+                // Closed in reverse order once the server has stopped taking input: the fleet sends every summary
+                // it has not sent yet, the recorder writes them, then the database closes.
                 builder.closeable(history);
+                builder.closeable(recorder);
+                builder.closeable(new PendingSummaries(fleet));
             }
             customize.accept(builder);
             CollectorServer server = builder.start();
+            if (recorder != null) {
+                recorder.start();
+            }
             alerts.onOutcome(server.metrics().self()::alertDelivery);
             return new CollectorStack(server, history, alerts, predictor, restored);
         } catch (RuntimeException e) {
             if (alerts != null) {
                 alerts.close();
+            }
+            if (recorder != null) {
+                recorder.close();
             }
             if (history != null) {
                 history.close();
@@ -141,5 +153,18 @@ public final class CollectorStack implements AutoCloseable {
     @Override
     public void close() {
         server.close(); // closes the dispatcher and the history after the server stopped
+    }
+
+    /** On close: the fleet sends the summaries it holds back (changed within the summary interval). */
+    private record PendingSummaries(Fleet fleet) implements AutoCloseable {
+        @Override
+        public void close() {
+            fleet.publishChangedSummaries();
+        }
+
+        @Override
+        public String toString() {
+            return "the fleet's pending run summaries";
+        }
     }
 }

@@ -68,4 +68,27 @@ class CollectorStackTest {
             assertThat(log).anySatisfy(line -> assertThat(line).startsWith("trainwatch alert FIRING critical xid_error"));
         }
     }
+    @Test
+    void numbersIngestedJustBeforeAnOrderlyStopAreInTheHistory() throws Exception {
+        // A long interval: only the shutdown path can have written the steps.
+        CollectorConfig config = CollectorConfig.defaults().withListen("127.0.0.1", 0).withDataDir(dataDir)
+                .withSummaryInterval(java.time.Duration.ofMinutes(1));
+        try (CollectorStack stack = CollectorStack.start(config, log::add)) {
+            URI base = stack.server().uri();
+            double now = System.currentTimeMillis() / 1000.0;
+            for (int step = 100; step <= 4_300; step += 2_100) {
+                String steps = String.format(java.util.Locale.ROOT, "[{\"step\":%d,\"time_s\":1.5,\"ts\":%.3f}]",
+                        step, now);
+                assertThat(send(HttpRequest.newBuilder(base.resolve("/v1/runs/stopped/steps"))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(steps))).statusCode()).isEqualTo(200);
+            }
+        } // what SIGTERM's shutdown hook does: close the server
+        try (var store = dev.trainwatch.collector.history.HistoryStore.open(dataDir)) {
+            JsonNode summary = Json.MAPPER.readTree(store.runs(10).get(0).summaryJson());
+            assertThat(summary.get("run_id").asText()).isEqualTo("stopped");
+            assertThat(summary.get("last_step").asLong()).isEqualTo(4_300);
+        }
+        assertThat(log).isEmpty();
+    }
 }

@@ -576,7 +576,10 @@ public final class Estimator {
         EncoderInfo vae = r.vae;
         double perFrame = (double) r.height * r.width * vae.transientBytesPerPixel()
                 * (r.half() ? 1 : FP32_ENCODER_TRANSIENT_FACTOR);
-        double bytes = perFrame * r.frames * b;
+        // Video pipelines encode their frames a few images at a time (Open-Sora's VAE micro_batch_size).
+        long images = (long) r.frames * b;
+        int micro = r.profile.info.vaeMicroBatch();
+        double bytes = perFrame * (micro > 0 ? Math.min(images, micro) : images);
         if (r.textEncoder != null) {
             bytes += (double) b * r.profile.info.textTokens() * r.textEncoder.transientBytesPerToken();
         }

@@ -232,4 +232,27 @@ class EstimatorBehaviourTest {
     private static RunSpec withBatch(int batch) {
         return new RunSpec(null, null, null, batch, null, null, null, null, null, null, null, null, null, null, null, null, null);
     }
+
+    @Test
+    void openSora12EncodesItsFramesFourImagesAtATime() {
+        // Open-Sora 1.2's VAE pipeline passes micro_batch_size = 4 images to the 2-D VAE at a time, so its working
+        // memory does not grow with the frames; Open-Sora 1.0 (micro_batch_size = 128) encodes a clip at once.
+        Estimate clip51 = estimator.estimate(frames("opensora-1.2", 51));
+        Estimate clip102 = estimator.estimate(frames("opensora-1.2", 102));
+        assertThat(workingMemoryNote(clip51)).isEqualTo(workingMemoryNote(clip102));
+        Estimate v10at16 = estimator.estimate(frames("opensora-1.0", 16));
+        Estimate v10at32 = estimator.estimate(frames("opensora-1.0", 32));
+        assertThat(workingMemoryNote(v10at32)).isNotEqualTo(workingMemoryNote(v10at16));
+    }
+
+    private static RunSpec frames(String model, int frames) {
+        return new RunSpec(model, "h100-sxm", 1, 1, 512, null, null, frames, null, null, null, null, "online", null,
+                null, null, null);
+    }
+
+    private static String workingMemoryNote(Estimate e) {
+        String note = e.notes().stream().filter(n -> n.startsWith("the encoders' working memory")).findFirst()
+                .orElseThrow();
+        return note.substring(0, note.indexOf(" for this batch"));
+    }
 }

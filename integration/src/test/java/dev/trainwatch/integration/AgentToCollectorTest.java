@@ -1,6 +1,7 @@
 package dev.trainwatch.integration;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -140,6 +141,54 @@ class AgentToCollectorTest {
         assertThat(anomaly.at("/evidence/growth_bytes_per_second").asDouble())
                 .isBetween(0.9 * 40 * (1 << 20), 1.1 * 40 * (1 << 20));
         System.out.println("oom_risk raised after " + raisedAt + " s, " + secondsToFull + " s before full: " + anomaly);
+    }
+
+    @Test
+    void anEightRankOpenSoraLogCountsEachStepOnceAndNamesTheDataStarvedRank() throws Exception {
+        FakeNvml.Scenario scenario = baseScenario(40 * GIB);
+        scenario.at(0, 0, "util_gpu", 97);
+        RunSpec spec = new RunSpec("opensora-2.0", "a100-80gb", 8, 1, 256, null, null, 33, "bf16", "adamw", true,
+                true, "online", 2, null, null, null);
+        start(scenario, spec, "opensora-8");
+        appendLine("[2027-01-15 08:00:00] Training for 1000 epochs with 2441 steps per epoch\n");
+
+        // Open-Sora 2.0 with record_time: every 4 s each of the 8 ranks prints its timer line for the step, in the
+        // order the processes happen to flush. Rank 5 waits 1.80 s for its batch; the others wait for rank 5 in
+        // the all-reduce inside iter, so every rank's step takes 4.00 s.
+        int[] flushOrder = {3, 6, 0, 1, 7, 4, 2, 5};
+        int[] written = {0};
+        simulate(400, second -> {
+            if (second % 4 != 0) {
+                return;
+            }
+            int step = written[0]++;
+            StringBuilder lines = new StringBuilder();
+            for (int rank : flushOrder) {
+                boolean starved = rank == 5;
+                lines.append(String.format(Locale.ROOT, "Rank %d | Epoch 0 | Step %d | load_data: %.2f s | "
+                        + "iter: %.2f s | encode_video: 0.60 s | encode_text: 0.20 s | forward: %.2f s | "
+                        + "backward: %.2f s | optim: 0.05 s | update_ema: 0.03 s | clean_cache: 0.00 s | "
+                        + "checkpoint: 0.00 s | %n", rank, step, starved ? 1.80 : 0.01, starved ? 2.20 : 3.99,
+                        0.50, starved ? 0.82 : 2.61));
+            }
+            appendLine(lines.toString());
+        }, "opensora-8", "data_starvation");
+
+        JsonNode run = runView("opensora-8");
+        JsonNode starved = anomaly(run, "data_starvation");
+        assertThat(starved.at("/evidence/rank").asInt()).isEqualTo(5);
+        assertThat(starved.at("/evidence/ranks").asInt()).isEqualTo(8);
+        assertThat(starved.get("message").asText()).startsWith("rank 5 waits for its input 65% of each 4.00 s step");
+        // The run's step is rank 0's 4.00 s and 8 GPUs × 1 video per 4 s, each step counted once.
+        assertThat(run.at("/observed/step_seconds").asDouble()).isEqualTo(4.0);
+        assertThat(run.at("/observed/samples_per_second").asDouble()).isEqualTo(2.0);
+        assertThat(run.at("/observed/last_step").asLong()).isEqualTo(written[0]);
+        assertThat(run.at("/observed/data_wait_ratio").asDouble()).isCloseTo(0.45, within(1e-9));
+        HttpResponse<String> scrape = http.send(HttpRequest.newBuilder(collector.server().uri().resolve("/metrics"))
+                .build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(scrape.body()).contains("trainwatch_run_step_seconds_count{run_id=\"opensora-8\"} "
+                + written[0] + "\n");
+        System.out.println("8-rank Open-Sora: data_starvation after " + 4 * written[0] + " s: " + starved);
     }
 
     private FakeNvml.Scenario baseScenario(long used) {

@@ -21,7 +21,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code trainwatch collector --data-dir} as a real process, stopped with SIGTERM and with SIGKILL and started
- * again on the same data directory: every run spec and every anomaly it acknowledged is still there.
+ * again on the same data directory: every run spec and every anomaly it acknowledged is still there, and so are the
+ * observed numbers (last step, peak memory) — all of them after SIGTERM, and after SIGKILL those ingested more than
+ * the summary interval (2 s by default) before the kill.
  */
 class CollectorRestartTest {
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
@@ -45,6 +47,8 @@ class CollectorRestartTest {
         register("run-term", 79);
         JsonNode before = run("run-term");
         assertThat(activeKinds(before)).contains("xid_error");
+        // Ingested just before SIGTERM, well within the summary interval: the orderly shutdown writes them.
+        observe("run-term", 1_500, 61_000_000_000L);
 
         collector.destroy(); // SIGTERM
         assertThat(collector.waitFor(30, TimeUnit.SECONDS)).as("collector exits on SIGTERM").isTrue();
@@ -53,8 +57,18 @@ class CollectorRestartTest {
         assertThat(afterTerm.at("/spec/batch").asInt()).isEqualTo(32);
         assertThat(afterTerm.at("/estimate/peak_memory_bytes").asLong()).isPositive();
         assertThat(activeKinds(afterTerm)).as("after SIGTERM: %s", afterTerm).contains("xid_error");
+        assertObserved(afterTerm, 1_500, 61_000_000_000L);
 
         register("run-kill", 48);
+        observe("run-kill", 2_500, 62_000_000_000L);
+        // The numbers reach the database within the summary interval, not once a minute as before: the history
+        // (read from SQLite) shows them within a few seconds of ingest.
+        long ingested = System.nanoTime();
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200))
+                .until(() -> storedRun("run-kill").path("last_step").asLong() == 2_500
+                        && storedRun("run-kill").path("peak_memory_bytes").asLong() == 62_000_000_000L);
+        System.out.printf(Locale.ROOT, "summary of run-kill in the history %.1f s after ingest%n",
+                (System.nanoTime() - ingested) / 1e9);
         collector.destroyForcibly(); // SIGKILL: no shutdown hook runs
         collector.waitFor(30, TimeUnit.SECONDS);
         start();
@@ -63,6 +77,8 @@ class CollectorRestartTest {
             assertThat(run.at("/spec/model").asText()).isEqualTo("dit-xl-2");
             assertThat(activeKinds(run)).as(runId).contains("xid_error");
         }
+        assertObserved(run("run-term"), 1_500, 61_000_000_000L);
+        assertObserved(run("run-kill"), 2_500, 62_000_000_000L);
         JsonNode history = get("/v1/history");
         assertThat(history.get("alerts").findValuesAsText("run_id")).contains("run-term", "run-kill");
     }
@@ -84,6 +100,37 @@ class CollectorRestartTest {
         HttpResponse<String> response = send("POST", "/v1/samples", batch);
         assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
         await().atMost(Duration.ofSeconds(20)).until(() -> activeKinds(run(runId)).contains("xid_error"));
+    }
+
+    /** Reports a step and a new peak of device memory for a run registered with {@link #register}. */
+    private void observe(String runId, long step, long memoryBytes) throws Exception {
+        double now = System.currentTimeMillis() / 1000.0;
+        String steps = String.format(Locale.ROOT, "[{\"step\":%d,\"time_s\":1.25,\"ts\":%.3f}]", step, now);
+        HttpResponse<String> response = send("POST", "/v1/runs/" + runId + "/steps", steps);
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+        String batch = String.format(Locale.ROOT, """
+                {"host":"node1","agent_id":"agent-%1$s","seq":2,
+                 "gpus":[{"ts":%2$.3f,"index":0,"uuid":"GPU-%1$s","name":"NVIDIA A100-SXM4-80GB",
+                          "memory_total_bytes":85899345920,"memory_used_bytes":%3$d,"utilization_ratio":0.97}],
+                 "runs":[{"run_id":"%1$s","pids":[4242],"gpu_uuids":["GPU-%1$s"]}]}""", runId, now, memoryBytes);
+        response = send("POST", "/v1/samples", batch);
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+        assertObserved(run(runId), step, memoryBytes);
+    }
+
+    private static void assertObserved(JsonNode run, long step, long peakBytes) {
+        assertThat(run.at("/observed/last_step").asLong()).as("last step of %s", run).isEqualTo(step);
+        assertThat(run.at("/observed/peak_memory_bytes").asLong()).as("peak memory of %s", run).isEqualTo(peakBytes);
+    }
+
+    /** The run as {@code GET /v1/history} shows it (read from the database), or an empty node. */
+    private JsonNode storedRun(String runId) throws Exception {
+        for (JsonNode run : get("/v1/history").path("runs")) {
+            if (runId.equals(run.path("run_id").asText())) {
+                return run;
+            }
+        }
+        return Json.MAPPER.createObjectNode();
     }
 
     private void start() throws IOException {

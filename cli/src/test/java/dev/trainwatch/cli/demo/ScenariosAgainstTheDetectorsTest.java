@@ -5,15 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.trainwatch.collector.detect.Anomaly;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.RunView;
+import dev.trainwatch.collector.testing.MutableClock;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -30,26 +28,6 @@ import org.junit.jupiter.api.TestInstance;
 class ScenariosAgainstTheDetectorsTest {
 
     private static final Instant START = Instant.parse("2026-11-22T08:00:00Z");
-
-    /** A clock the test moves. */
-    static final class SteppedClock extends Clock {
-        Instant now = START;
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-    }
 
     /** Delivers straight into the fleet, as the HTTP edge does after decoding. */
     record FleetSink(Fleet fleet) implements DemoSink {
@@ -75,7 +53,7 @@ class ScenariosAgainstTheDetectorsTest {
 
     @BeforeAll
     void playEightMinutes() throws Exception {
-        SteppedClock clock = new SteppedClock();
+        MutableClock clock = new MutableClock(START);
         Fleet fleet = Fleet.create(Estimator.bundled(), clock);
         List<Scenario> scenarios = Scenarios.bundled(Estimator.bundled());
         scenarios.forEach(s -> fleet.markSynthetic(s.runId()));
@@ -83,8 +61,8 @@ class ScenariosAgainstTheDetectorsTest {
         feed.begin();
         // Long enough for the slowest detector (gpu_underutilized wants five minutes of data, then two more).
         for (int second = 1; second <= 480; second++) {
-            clock.now = START.plus(Duration.ofSeconds(second));
-            feed.tick(clock.now);
+            clock.advance(Duration.ofSeconds(1));
+            feed.tick(clock.instant());
             fleet.tick();
             for (RunView run : fleet.runs()) {
                 for (Anomaly a : run.anomalies()) {

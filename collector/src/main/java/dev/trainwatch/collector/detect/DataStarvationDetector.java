@@ -15,6 +15,11 @@ import java.util.Optional;
  * <li>no split in the log, but the utilisation windows show repeated idle gaps while steps are slower than
  *     predicted.</li>
  * </ul>
+ * When ranks report their own data times (Open-Sora's {@code record_time} lines give every rank's
+ * {@code load_data}), the rank that waits longest is looked at too: one rank waiting while the others do not is a
+ * data-starved rank that every rank waits for at the gradient all-reduce, and the finding names it. The run-wide
+ * shares are then the largest any rank spends ({@link WindowStats#stepShare(StepSeries, RankSeries, double,
+ * WindowStats.StepPart)}).
  * The message separates data loading from online encoding when the log tells them apart (Sana), and says that
  * PixArt's {@code time_data} includes the T5/VAE encoding when the features are computed online.
  */
@@ -39,12 +44,18 @@ public final class DataStarvationDetector implements Detector {
         if (reports < s.minStepReports()) {
             return Optional.empty();
         }
-        double loader = WindowStats.stepShare(steps, from, WindowStats.StepPart.DATA);
-        double lm = WindowStats.stepShare(steps, from, WindowStats.StepPart.TEXT_ENCODER);
-        double vae = WindowStats.stepShare(steps, from, WindowStats.StepPart.VAE);
+        double threshold = active ? s.waitClearRatio() : s.waitWarningRatio();
+        WindowStats.RankWait worst = WindowStats.worstRankWait(run.ranks(), from);
+        // One rank waiting where the others hardly do: that rank's input is the problem, not the run's pipeline.
+        if (worst != null && worst.waitRatio() > threshold && worst.othersMedianWait() < worst.waitRatio() / 2) {
+            return Optional.of(fromRank(run, from, worst, reports));
+        }
+        RankSeries ranks = run.ranks();
+        double loader = WindowStats.stepShare(steps, ranks, from, WindowStats.StepPart.DATA);
+        double lm = WindowStats.stepShare(steps, ranks, from, WindowStats.StepPart.TEXT_ENCODER);
+        double vae = WindowStats.stepShare(steps, ranks, from, WindowStats.StepPart.VAE);
         double wait = nz(loader) + nz(lm) + nz(vae);
         boolean logSplit = !Double.isNaN(loader) || !Double.isNaN(lm) || !Double.isNaN(vae);
-        double threshold = active ? s.waitClearRatio() : s.waitWarningRatio();
         if (logSplit && wait > threshold) {
             return Optional.of(fromLog(run, from, wait, loader, lm, vae, reports));
         }
@@ -52,6 +63,42 @@ public final class DataStarvationDetector implements Detector {
             return fromUtilization(run, from, active, reports);
         }
         return Optional.empty();
+    }
+
+    private Finding fromRank(RunContext run, double from, WindowStats.RankWait w, int reports) {
+        Estimate e = run.estimate();
+        double stepSeconds = WindowStats.medianStepSeconds(run.steps(), from);
+        double encoding = nz(w.textEncoder()) + nz(w.vae());
+        Map<String, Object> evidence = new LinkedHashMap<>();
+        evidence.put("rank", w.rank());
+        evidence.put("data_wait_ratio", Texts.round(w.waitRatio(), 3));
+        evidence.put("loader_wait_ratio", Texts.round(nz(w.loader()), 3));
+        if (!Double.isNaN(w.textEncoder()) || !Double.isNaN(w.vae())) {
+            evidence.put("text_encoder_ratio", Texts.round(nz(w.textEncoder()), 3));
+            evidence.put("vae_ratio", Texts.round(nz(w.vae()), 3));
+        }
+        evidence.put("others_median_data_wait_ratio", Texts.round(w.othersMedianWait(), 3));
+        evidence.put("ranks", w.ranks());
+        evidence.put("step_seconds", Texts.round(stepSeconds, 3));
+        if (e != null) {
+            evidence.put("predicted_step_seconds", Texts.round(e.stepSeconds(), 3));
+        }
+        evidence.put("step_reports", reports);
+        String message = String.format(Locale.ROOT,
+                "rank %d waits for its input %s of each %s step (data loading %s, text encoder %s, VAE %s) where "
+                        + "the other %d ranks wait %s: every rank waits for it at the gradient all-reduce",
+                w.rank(), Texts.pct(w.waitRatio()), Texts.secs(stepSeconds), Texts.pct(nz(w.loader())),
+                Texts.pct(nz(w.textEncoder())), Texts.pct(nz(w.vae())), w.ranks() - 1,
+                Texts.pct(w.othersMedianWait()));
+        String suggestion = encoding > nz(w.loader())
+                ? "rank " + w.rank() + " encodes its inputs more slowly than the others: check its GPU (clocks, "
+                        + "sharing) and whether its shard holds larger samples; precomputing the text and VAE "
+                        + "features takes the encoding off every rank"
+                : "look at rank " + w.rank() + "'s input: its node's disk or network storage, its DataLoader "
+                        + "workers (num_workers, CPU cores shared with other processes) and whether its shard "
+                        + "holds larger or slower-to-decode samples; the other ranks load theirs in time";
+        Severity severity = w.waitRatio() > s.waitCriticalRatio() ? Severity.CRITICAL : Severity.WARNING;
+        return new Finding(severity, message, evidence, suggestion);
     }
 
     private Finding fromLog(RunContext run, double from, double wait, double loader, double lm, double vae,

@@ -22,7 +22,11 @@ public interface RunContext {
     /** The estimate, null before a spec is registered. */
     Estimate estimate();
 
+    /** The run's step series: each training step once (with ranks, the lead rank's reports; see {@link #ranks}). */
     StepSeries steps();
+
+    /** Each rank's own reports, when the log or the pushes name ranks; {@link RankSeries#NONE} otherwise. */
+    RankSeries ranks();
 
     /** The run's GPUs (attributed by agents), each with its window. */
     List<GpuSeries> gpus();

@@ -76,9 +76,9 @@ public final class StepTimeAboveEstimateDetector implements Detector {
         List<Cause> out = new ArrayList<>();
         RunSpec spec = run.spec();
         StepSeries steps = run.steps();
-        double dataShare = WindowStats.stepShare(steps, from, WindowStats.StepPart.DATA);
-        double lm = WindowStats.stepShare(steps, from, WindowStats.StepPart.TEXT_ENCODER);
-        double vae = WindowStats.stepShare(steps, from, WindowStats.StepPart.VAE);
+        double dataShare = WindowStats.stepShare(steps, run.ranks(), from, WindowStats.StepPart.DATA);
+        double lm = WindowStats.stepShare(steps, run.ranks(), from, WindowStats.StepPart.TEXT_ENCODER);
+        double vae = WindowStats.stepShare(steps, run.ranks(), from, WindowStats.StepPart.VAE);
         double waiting = (Double.isNaN(dataShare) ? 0 : dataShare) + (Double.isNaN(lm) ? 0 : lm)
                 + (Double.isNaN(vae) ? 0 : vae);
         boolean online = spec != null && "online".equalsIgnoreCase(spec.features());
@@ -108,7 +108,7 @@ public final class StepTimeAboveEstimateDetector implements Detector {
             out.add(new Cause("throttled clocks", throttled, "cool or power the throttled GPUs (see throttling)",
                     Map.of("throttled_sample_ratio", Texts.round(throttled, 2))));
         }
-        double spread = rankSpread(steps, from);
+        double spread = rankSpread(run.ranks(), from);
         if (spread > 1.1) {
             out.add(new Cause("a straggling rank", Math.min(1, spread - 1), "find the slow rank (see straggler)",
                     Map.of("slowest_rank_ratio", Texts.round(spread, 2))));
@@ -136,20 +136,12 @@ public final class StepTimeAboveEstimateDetector implements Detector {
     }
 
     /** Slowest rank's mean step time over the median of the ranks' means (1 when ranks are not reported). */
-    static double rankSpread(StepSeries steps, double from) {
-        Map<Integer, double[]> byRank = new LinkedHashMap<>();
-        for (int i = steps.firstIndexAtOrAfter(from); i < steps.size(); i++) {
-            if (steps.rank(i) < 0) {
-                continue;
-            }
-            double[] acc = byRank.computeIfAbsent(steps.rank(i), r -> new double[2]);
-            acc[0] += steps.timeS(i);
-            acc[1]++;
-        }
-        if (byRank.size() < 2) {
+    static double rankSpread(RankSeries ranks, double from) {
+        double[] means = WindowStats.meanStepSecondsByRank(ranks, from).values().stream()
+                .mapToDouble(Double::doubleValue).toArray();
+        if (means.length < 2) {
             return 1;
         }
-        double[] means = byRank.values().stream().mapToDouble(a -> a[0] / a[1]).toArray();
         double max = java.util.Arrays.stream(means).max().orElse(0);
         double median = WindowStats.median(means);
         return median > 0 ? max / median : 1;

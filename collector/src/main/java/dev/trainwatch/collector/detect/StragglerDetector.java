@@ -33,30 +33,22 @@ public final class StragglerDetector implements Detector {
     }
 
     private Optional<Finding> byRank(RunContext run, double from, boolean active) {
-        StepSeries steps = run.steps();
-        Map<Integer, double[]> acc = new LinkedHashMap<>();
-        for (int i = steps.firstIndexAtOrAfter(from); i < steps.size(); i++) {
-            if (steps.rank(i) >= 0) {
-                double[] a = acc.computeIfAbsent(steps.rank(i), r -> new double[2]);
-                a[0] += steps.timeS(i);
-                a[1]++;
-            }
-        }
-        if (acc.size() < 2) {
+        Map<Integer, Double> means = WindowStats.meanStepSecondsByRank(run.ranks(), from);
+        if (means.size() < 2) {
             return Optional.empty();
         }
         int slowest = -1;
         double slowestMean = 0;
-        for (Map.Entry<Integer, double[]> e : acc.entrySet()) {
-            double mean = e.getValue()[0] / e.getValue()[1];
+        for (Map.Entry<Integer, Double> e : means.entrySet()) {
+            double mean = e.getValue();
             if (mean > slowestMean) {
                 slowestMean = mean;
                 slowest = e.getKey();
             }
         }
         int finalSlowest = slowest;
-        double[] others = acc.entrySet().stream().filter(e -> e.getKey() != finalSlowest)
-                .mapToDouble(e -> e.getValue()[0] / e.getValue()[1]).toArray();
+        double[] others = means.entrySet().stream().filter(e -> e.getKey() != finalSlowest)
+                .mapToDouble(Map.Entry::getValue).toArray();
         double median = WindowStats.median(others);
         double ratio = slowestMean / median;
         double needed = active ? 1 + (s.stepRatio() - 1) / 2 : s.stepRatio();
@@ -68,7 +60,7 @@ public final class StragglerDetector implements Detector {
         evidence.put("rank_step_seconds", Texts.round(slowestMean, 3));
         evidence.put("others_median_step_seconds", Texts.round(median, 3));
         evidence.put("ratio", Texts.round(ratio, 2));
-        evidence.put("ranks", acc.size());
+        evidence.put("ranks", means.size());
         String message = String.format(Locale.ROOT, "rank %d takes %s per step where the other %d ranks take %s "
                 + "(%s)", slowest, Texts.secs(slowestMean), others.length, Texts.secs(median), Texts.times(ratio));
         return Optional.of(new Finding(Severity.WARNING, message, evidence,

@@ -1,6 +1,8 @@
 package dev.trainwatch.collector.detect;
 
 import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * Statistics over windows, shared by the detectors and the run view so both say the same numbers. Pure
@@ -65,6 +67,97 @@ public final class WindowStats {
             timeSum += t * s.intervalSteps(i);
         }
         return timeSum > 0 ? partSum / timeSum : Double.NaN;
+    }
+
+    /**
+     * Share of step time spent in {@code part} for the run: with two or more ranks reporting it, the largest share
+     * any rank spends (every rank waits at the gradient all-reduce for the rank that waited longest, so the run
+     * loses that rank's share, not the lead rank's); else the share in the run's step series.
+     */
+    public static double stepShare(StepSeries s, RankSeries ranks, double fromTs, StepPart part) {
+        double worst = Double.NaN;
+        int reporting = 0;
+        for (int k = 0; k < ranks.count(); k++) {
+            double share = stepShare(ranks.steps(k), fromTs, part);
+            if (!Double.isNaN(share)) {
+                reporting++;
+                worst = Double.isNaN(worst) ? share : Math.max(worst, share);
+            }
+        }
+        return reporting >= 2 ? worst : stepShare(s, fromTs, part);
+    }
+
+    /** Each rank's mean seconds per step over its reports at or after {@code fromTs}, by rank ascending. */
+    public static Map<Integer, Double> meanStepSecondsByRank(RankSeries ranks, double fromTs) {
+        Map<Integer, Double> out = new LinkedHashMap<>();
+        for (int k = 0; k < ranks.count(); k++) {
+            StepSeries r = ranks.steps(k);
+            double sum = 0;
+            int n = 0;
+            for (int i = r.firstIndexAtOrAfter(fromTs); i < r.size(); i++) {
+                sum += r.timeS(i);
+                n++;
+            }
+            if (n > 0) {
+                out.put(ranks.rank(k), sum / n);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * How long one rank waits for its input before the model runs, as shares of its step time.
+     *
+     * @param waitRatio         loader + text encoder + VAE
+     * @param othersMedianWait  the median of the other ranks' {@code waitRatio}
+     * @param ranks             ranks that reported a split
+     */
+    public record RankWait(int rank, double loader, double textEncoder, double vae, double waitRatio,
+                           double othersMedianWait, int ranks) {
+    }
+
+    /**
+     * The rank that waits longest for its input over the reports at or after {@code fromTs}; null when fewer than
+     * two ranks report a data, text-encoder or VAE time.
+     */
+    public static RankWait worstRankWait(RankSeries ranks, double fromTs) {
+        int n = ranks.count();
+        double[][] parts = new double[n][];
+        double[] waits = new double[n];
+        int reporting = 0;
+        int worst = -1;
+        for (int k = 0; k < n; k++) {
+            StepSeries r = ranks.steps(k);
+            double loader = stepShare(r, fromTs, StepPart.DATA);
+            double lm = stepShare(r, fromTs, StepPart.TEXT_ENCODER);
+            double vae = stepShare(r, fromTs, StepPart.VAE);
+            if (Double.isNaN(loader) && Double.isNaN(lm) && Double.isNaN(vae)) {
+                waits[k] = Double.NaN;
+                continue;
+            }
+            parts[k] = new double[] {loader, lm, vae};
+            waits[k] = nz(loader) + nz(lm) + nz(vae);
+            reporting++;
+            if (worst < 0 || waits[k] > waits[worst]) {
+                worst = k;
+            }
+        }
+        if (reporting < 2) {
+            return null;
+        }
+        double[] others = new double[reporting - 1];
+        int o = 0;
+        for (int k = 0; k < n; k++) {
+            if (k != worst && !Double.isNaN(waits[k])) {
+                others[o++] = waits[k];
+            }
+        }
+        return new RankWait(ranks.rank(worst), parts[worst][0], parts[worst][1], parts[worst][2], waits[worst],
+                median(others), reporting);
+    }
+
+    private static double nz(double v) {
+        return Double.isNaN(v) ? 0 : v;
     }
 
     /** Median samples per step reported (all ranks), NaN when the reports do not say. */

@@ -10,8 +10,12 @@ import dev.trainwatch.collector.state.FleetListener;
 import dev.trainwatch.collector.state.RunSummary;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
+import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -22,22 +26,43 @@ import java.util.function.Function;
 /**
  * Keeps the fleet's runs and anomalies in the {@link HistoryStore} and puts them back after a restart.
  *
- * <p>Writes happen on the fleet's listener call, before the call that caused them returns; a spec registered
- * with {@code PUT /v1/runs/{id}} is therefore on disk before the collector answers. SQLite in WAL mode commits
- * in well under a millisecond, and the fleet calls {@code onRunChanged} at most once a minute per run, so this
- * stays off the ingest hot path. A failing write is logged in one line and never fails ingest.
+ * <p>What is written when: a new or changed spec and anomaly episodes are written on the fleet's listener call,
+ * before the call that caused them returns (a spec registered with {@code PUT /v1/runs/{id}} is on disk before the
+ * collector answers; both are rare). Run summaries — last step, step time, peak memory, utilisation — change all the
+ * time, so they go through a {@link SummaryWriter}: the listener call only hands the summary over, and the writer's
+ * thread writes each run's newest summary at most once per interval (default {@link #DEFAULT_SUMMARY_INTERVAL}), all
+ * runs in one transaction. The fleet sends a summary when it changes materially (new peak memory, new steps, an
+ * anomaly raised or resolved) at most once per interval, and otherwise once a minute. An ended run is written at
+ * once with its calibration outcome. {@link #close()} writes whatever is pending (orderly shutdown); a SIGKILL loses
+ * at most the last interval of summary numbers. A failing write is logged in one line and never fails ingest.
  *
  * <p>A finished run that has a spec, a prediction and enough observed steps is recorded as a {@link RunOutcome}
- * against the raw (uncalibrated) prediction, and {@code onOutcome} is told so the estimator can be recalibrated.
+ * against the raw (uncalibrated) prediction, and {@code onOutcome} is told (on the writer's thread) so the
+ * estimator can be recalibrated.
+ *
+ * <p>Lifecycle: construct, {@link #restoreInto}, add as a fleet listener, {@link #start()}; {@link #close()} after
+ * the fleet has sent its last summaries ({@code Fleet.publishChangedSummaries()}).
  */
-public final class HistoryRecorder implements FleetListener {
+public final class HistoryRecorder implements FleetListener, AutoCloseable {
     /** The most runs put back into the fleet on restart, newest first. */
     public static final int RESTORE_LIMIT = 1_000;
+    /** The default shortest time between two writes of run summaries. */
+    public static final Duration DEFAULT_SUMMARY_INTERVAL = Duration.ofSeconds(2);
+    /** Specs remembered per run to tell a changed spec from a repeated one; older runs' specs are written again. */
+    private static final int SPECS_REMEMBERED = 4_096;
 
     private final HistoryStore store;
     private final Function<RunSpec, Optional<RawPrediction>> rawPredictor;
-    private final Consumer<RunOutcome> onOutcome;
     private final Consumer<String> log;
+    private final SummaryWriter writer;
+    /** The spec last written per run. Touched by listener calls (never overlapping) and restore. */
+    private final Map<String, RunSpec> writtenSpecs = Collections.synchronizedMap(
+            new LinkedHashMap<>(16, 0.75f, true) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, RunSpec> eldest) {
+                    return size() > SPECS_REMEMBERED;
+                }
+            });
 
     /**
      * A prediction without calibration and what it needs for calibration keys.
@@ -58,27 +83,66 @@ public final class HistoryRecorder implements FleetListener {
      */
     public HistoryRecorder(HistoryStore store, Function<RunSpec, Optional<RawPrediction>> rawPredictor,
                            Consumer<RunOutcome> onOutcome, Consumer<String> log) {
+        this(store, rawPredictor, onOutcome, log, DEFAULT_SUMMARY_INTERVAL, Clock.systemUTC());
+    }
+
+    /**
+     * @param summaryInterval the shortest time between two writes of run summaries
+     * @param clock           decides when a summary write is due (wall time, not the fleet's demo clock)
+     */
+    public HistoryRecorder(HistoryStore store, Function<RunSpec, Optional<RawPrediction>> rawPredictor,
+                           Consumer<RunOutcome> onOutcome, Consumer<String> log, Duration summaryInterval,
+                           Clock clock) {
         this.store = store;
         this.rawPredictor = rawPredictor;
-        this.onOutcome = onOutcome;
         this.log = log;
+        this.writer = new SummaryWriter(store, this::outcomeOf, onOutcome, summaryInterval,
+                SummaryWriter.DEFAULT_CAPACITY, clock, log);
+    }
+
+    /** Starts writing summaries on the writer's thread. Until then (tests) {@link #flush()} writes them. */
+    public void start() {
+        writer.start();
+    }
+
+    /** Writes every pending summary now. */
+    public void flush() {
+        writer.flush();
+    }
+
+    /** The summary writer (its counters, and {@code flushIfDue} for tests on a stepped clock). */
+    public SummaryWriter writer() {
+        return writer;
+    }
+
+    /** Stops the writer's thread after writing what is pending. Idempotent. */
+    @Override
+    public void close() {
+        writer.close();
     }
 
     @Override
     public void onRunChanged(RunSummary summary) {
-        guarded("save run " + summary.runId(), () -> save(summary));
+        writeSpecIfNew(summary);
+        writer.changed(summary);
     }
 
     @Override
     public void onRunEnded(RunSummary summary) {
-        guarded("save ended run " + summary.runId(), () -> {
-            save(summary);
-            Instant at = summary.endedAt() != null ? toInstant(summary.endedAt()) : Instant.now();
-            store.markEnded(summary.runId(), at);
-            outcomeOf(summary, at).ifPresent(outcome -> {
-                store.recordOutcome(outcome);
-                onOutcome.accept(outcome);
-            });
+        writeSpecIfNew(summary);
+        writer.ended(summary);
+    }
+
+    /** A new or changed spec is written at once (rare: a PUT), so an acknowledged registration survives a kill. */
+    private void writeSpecIfNew(RunSummary summary) {
+        RunSpec spec = summary.spec();
+        if (spec == null || spec.equals(writtenSpecs.get(summary.runId()))) {
+            return;
+        }
+        guarded("save run " + summary.runId(), () -> {
+            Instant at = summary.lastSeenTs() != null ? toInstant(summary.lastSeenTs()) : Instant.now();
+            store.saveRun(summary.runId(), json(spec), null, at);
+            writtenSpecs.put(summary.runId(), spec);
         });
     }
 
@@ -113,6 +177,9 @@ public final class HistoryRecorder implements FleetListener {
             try {
                 RunSummary summary = withOpenEpisodes(summaryOf(run));
                 fleet.restoreRun(summary);
+                if (summary.spec() != null) {
+                    writtenSpecs.put(summary.runId(), summary.spec());
+                }
                 restored++;
                 if (!summary.ended() && summary.anomalies() != null) {
                     summary.anomalies().stream().filter(Anomaly::active)
@@ -126,8 +193,8 @@ public final class HistoryRecorder implements FleetListener {
     }
 
     /**
-     * The summary is written at most once a minute, anomaly episodes at once: an anomaly raised after the newest
-     * summary is still open in the episodes table, and comes back active from there.
+     * The summary is written a little later than anomaly episodes (see the class comment): an anomaly raised after
+     * the newest stored summary is still open in the episodes table, and comes back active from there.
      */
     private RunSummary withOpenEpisodes(RunSummary summary) throws JsonProcessingException {
         if (summary.ended()) {
@@ -169,6 +236,18 @@ public final class HistoryRecorder implements FleetListener {
     private static RunSummary summaryOf(StoredRun run) throws JsonProcessingException {
         if (run.summaryJson() != null) {
             RunSummary summary = Json.MAPPER.readValue(run.summaryJson(), RunSummary.class);
+            if (run.specJson() != null) {
+                // The spec column is written at once on registration; the summary may predate the newest spec.
+                RunSpec spec = Json.MAPPER.readValue(run.specJson(), RunSpec.class);
+                if (!spec.equals(summary.spec())) {
+                    summary = new RunSummary(summary.runId(), spec, summary.firstSeenTs(), summary.lastSeenTs(),
+                            summary.ended(), summary.endedAt(), summary.lastStep(), summary.lastStepTs(),
+                            summary.stepSeconds(), summary.predictedStepSeconds(), summary.peakMemoryBytes(),
+                            summary.predictedPeakMemoryBytes(), summary.gpuUtilizationRatio(),
+                            summary.samplesPerSecond(), summary.hosts(), summary.gpuUuids(), summary.anomalies(),
+                            summary.synthetic());
+                }
+            }
             if (run.ended() != null && !summary.ended()) {
                 return new RunSummary(summary.runId(), summary.spec(), summary.firstSeenTs(), summary.lastSeenTs(),
                         true, run.ended().toEpochMilli() / 1000.0, summary.lastStep(), summary.lastStepTs(),
@@ -186,16 +265,13 @@ public final class HistoryRecorder implements FleetListener {
                 null, null, List.of(), List.of(), List.of(), null);
     }
 
-    private void save(RunSummary summary) {
-        Instant at = summary.lastSeenTs() != null ? toInstant(summary.lastSeenTs()) : Instant.now();
-        store.saveRun(summary.runId(), summary.spec() == null ? null : json(summary.spec()), null, at);
-        store.saveSummary(summary.runId(), json(summary), at);
-    }
-
     /** Minimum observed steps before a run's step time counts as calibration signal. */
     static final long MIN_STEPS_FOR_OUTCOME = 20;
 
-    private Optional<RunOutcome> outcomeOf(RunSummary summary, Instant at) {
+    /** Called on the writer's thread for each ended run. */
+    private Optional<RunOutcome> outcomeOf(RunSummary summary) {
+        Instant at = summary.endedAt() != null ? toInstant(summary.endedAt())
+                : summary.lastSeenTs() != null ? toInstant(summary.lastSeenTs()) : Instant.now();
         if (Boolean.TRUE.equals(summary.synthetic()) || summary.spec() == null || summary.stepSeconds() == null
                 || summary.lastStep() == null || summary.lastStep() < MIN_STEPS_FOR_OUTCOME) {
             return Optional.empty();

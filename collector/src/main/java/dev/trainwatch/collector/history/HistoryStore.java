@@ -18,11 +18,16 @@ import java.util.List;
  *
  * <p>Durability: WAL journal with {@code synchronous=NORMAL}; every method commits before it returns, so what a
  * caller acknowledged after a call survives the process being killed (SIGKILL). Only a power loss can lose the
- * newest transactions. Thread-safe: one connection, all methods synchronized (SQLite has one writer anyway).
- * Lifecycle: {@link #open(Path)}, then {@link #close()}.
+ * newest transactions. {@link #writeSummaries} puts many runs' summaries (and finished-run outcomes) in one
+ * transaction, so a busy fleet costs one commit per flush rather than one per run. A second process on the same
+ * file waits up to {@link #BUSY_TIMEOUT_MS} for the write lock instead of failing at once. Thread-safe: one
+ * connection, all methods synchronized (SQLite has one writer anyway). Lifecycle: {@link #open(Path)}, then
+ * {@link #close()}.
  */
 public final class HistoryStore implements AutoCloseable {
     private static final int SCHEMA_VERSION = 1;
+    /** How long a write waits for another connection's lock before failing. */
+    public static final int BUSY_TIMEOUT_MS = 5_000;
     private final Connection connection;
     private final Path file;
 
@@ -39,12 +44,19 @@ public final class HistoryStore implements AutoCloseable {
         } catch (Exception e) {
             throw new HistoryException("cannot create data directory " + dataDir + ": " + e.getMessage(), e);
         }
+        // SQLite needs to create the WAL and shared-memory files next to the database: say so plainly rather
+        // than with the driver's "unable to open database file".
+        if (!Files.isWritable(dataDir)) {
+            throw new HistoryException("data directory " + dataDir + " is not writable: give the collector's user"
+                    + " write access or pass another --data-dir", null);
+        }
         try {
             Connection connection = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath());
             try (Statement st = connection.createStatement()) {
+                // busy_timeout first: switching to WAL itself needs the lock when another process has the file.
+                st.execute("PRAGMA busy_timeout=" + BUSY_TIMEOUT_MS);
                 st.execute("PRAGMA journal_mode=WAL");
                 st.execute("PRAGMA synchronous=NORMAL");
-                st.execute("PRAGMA busy_timeout=5000");
                 st.execute("PRAGMA foreign_keys=ON");
             }
             HistoryStore store = new HistoryStore(connection, file);
@@ -58,6 +70,15 @@ public final class HistoryStore implements AutoCloseable {
     /** The database file. */
     public Path file() {
         return file;
+    }
+
+    /** SQLite's journal mode in force ({@code wal} unless the file system cannot share memory between processes). */
+    public synchronized String journalMode() {
+        try (Statement st = connection.createStatement(); ResultSet rs = st.executeQuery("PRAGMA journal_mode")) {
+            return rs.next() ? rs.getString(1) : "";
+        } catch (SQLException e) {
+            throw failure("read the journal mode", e);
+        }
     }
 
     private void migrate() throws SQLException {
@@ -130,6 +151,87 @@ public final class HistoryStore implements AutoCloseable {
                 runId, summaryJson, at.toEpochMilli(), at.toEpochMilli());
     }
 
+    /**
+     * One run's summary for {@link #writeSummaries}.
+     *
+     * @param runId       run id
+     * @param summaryJson the {@code RunSummary} as JSON
+     * @param firstSeen   when the run was first seen (used only when the run is new to the database)
+     * @param lastSeen    when the run was last seen
+     * @param ended       when the run ended, or null while it runs (a reopened run's end is cleared)
+     */
+    public record SummaryWrite(String runId, String summaryJson, Instant firstSeen, Instant lastSeen, Instant ended) {
+    }
+
+    /**
+     * Writes run summaries, in order, and finished-run outcomes in one transaction: all or nothing.
+     *
+     * @throws HistoryException when the database refuses (disk full, read-only, locked past the busy timeout);
+     *                          nothing of the batch is then stored
+     */
+    public synchronized void writeSummaries(List<SummaryWrite> summaries, List<RunOutcome> outcomes) {
+        if (summaries.isEmpty() && outcomes.isEmpty()) {
+            return;
+        }
+        try {
+            connection.setAutoCommit(false);
+            try (PreparedStatement summary = connection.prepareStatement("""
+                    INSERT INTO runs(run_id, summary_json, first_seen_ms, last_seen_ms, ended_ms) VALUES (?,?,?,?,?)
+                    ON CONFLICT(run_id) DO UPDATE SET summary_json = excluded.summary_json,
+                      last_seen_ms = MAX(runs.last_seen_ms, excluded.last_seen_ms),
+                      ended_ms = excluded.ended_ms""");
+                 PreparedStatement outcome = connection.prepareStatement("""
+                    INSERT OR REPLACE INTO outcomes(run_id, gpu_id, family, predicted_step_s, observed_step_s,
+                      predicted_peak_bytes, observed_peak_bytes, at_ms) VALUES (?,?,?,?,?,?,?,?)""")) {
+                for (SummaryWrite w : summaries) {
+                    bind(summary, w.runId(), w.summaryJson(), w.firstSeen().toEpochMilli(),
+                            w.lastSeen().toEpochMilli(), w.ended() == null ? null : w.ended().toEpochMilli());
+                    summary.executeUpdate();
+                }
+                for (RunOutcome o : outcomes) {
+                    bind(outcome, o.runId(), o.gpuId(), o.family(), o.predictedStepSeconds(),
+                            o.observedStepSeconds(), o.predictedPeakBytes(), o.observedPeakBytes(),
+                            o.at().toEpochMilli());
+                    outcome.executeUpdate();
+                }
+                connection.commit();
+            } catch (SQLException | RuntimeException e) {
+                rollbackQuietly();
+                throw e;
+            } finally {
+                restoreAutoCommit();
+            }
+        } catch (SQLException e) {
+            throw failure("write " + summaries.size() + " run summaries", e);
+        }
+    }
+
+    private static void bind(PreparedStatement ps, Object... args) throws SQLException {
+        for (int i = 0; i < args.length; i++) {
+            ps.setObject(i + 1, args[i]);
+        }
+    }
+
+    /**
+     * Back to one transaction per statement. After SQLite rolled a failed transaction back on its own (disk full),
+     * the driver's implicit commit here fails too; that must not hide the original error.
+     */
+    private void restoreAutoCommit() {
+        try {
+            connection.setAutoCommit(true);
+        } catch (SQLException ignored) {
+            // Reported by the caller's own failure, if any; a closed connection fails the next call clearly.
+        }
+    }
+
+    private void rollbackQuietly() {
+        try {
+            connection.rollback();
+        } catch (SQLException ignored) {
+            // The connection is broken; the caller reports the original failure.
+        }
+    }
+
     /** Marks a run ended. */
     public synchronized void markEnded(String runId, Instant at) {
         execute("""
@@ -164,6 +266,27 @@ public final class HistoryStore implements AutoCloseable {
                 outcome.runId(), outcome.gpuId(), outcome.family(), outcome.predictedStepSeconds(),
                 outcome.observedStepSeconds(), outcome.predictedPeakBytes(), outcome.observedPeakBytes(),
                 outcome.at().toEpochMilli());
+    }
+
+    /**
+     * Caps the database at {@code pages} pages, so writes beyond fail with SQLite's "database or disk is full" as
+     * on a full disk; {@code 0} or less lifts the cap. For tests of the full-disk path.
+     */
+    synchronized void capPagesForTests(long pages) {
+        try (Statement st = connection.createStatement()) {
+            st.execute("PRAGMA max_page_count=" + (pages > 0 ? pages : 1_073_741_823L));
+        } catch (SQLException e) {
+            throw failure("cap the page count", e);
+        }
+    }
+
+    /** The database's size in pages. For tests of the full-disk path. */
+    synchronized long pageCountForTests() {
+        try (Statement st = connection.createStatement(); ResultSet rs = st.executeQuery("PRAGMA page_count")) {
+            return rs.next() ? rs.getLong(1) : 0;
+        } catch (SQLException e) {
+            throw failure("read the page count", e);
+        }
     }
 
     /** Every stored run, newest first, at most {@code limit}. */

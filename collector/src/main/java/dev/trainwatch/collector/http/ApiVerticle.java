@@ -244,8 +244,8 @@ public final class ApiVerticle extends VerticleBase {
         String runId = InputValidator.requireRunId("run_id", ctx.pathParam("run_id"));
         List<StepEvent> steps = decoder.steps(body(ctx));
         validator.check(steps);
-        fleet.ingestSteps(runId, steps);
-        metrics.runs().recordSteps(runId, steps);
+        // Only the reports counted as the run's steps feed the summary: with every rank logging, one per step.
+        metrics.runs().recordSteps(runId, fleet.ingestSteps(runId, steps));
         Map<String, Object> answer = new LinkedHashMap<>();
         answer.put("run_id", runId);
         answer.put("accepted", steps.size());

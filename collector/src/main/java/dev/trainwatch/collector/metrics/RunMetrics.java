@@ -11,12 +11,18 @@ import dev.trainwatch.collector.state.RunView;
 import dev.trainwatch.protocol.StepEvent;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.prometheus.metrics.model.registry.MultiCollector;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
+import io.prometheus.metrics.model.snapshots.Labels;
+import io.prometheus.metrics.model.snapshots.MetricSnapshot;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,12 +31,18 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * The {@code trainwatch_run_*} series: gauges read from the fleet's run views at scrape time, the
- * {@code trainwatch_run_step_seconds} summary fed with every accepted step report, and
+ * The {@code trainwatch_run_*} series: gauges made from the fleet's run views at scrape time, the
+ * {@code trainwatch_run_step_seconds} summary fed with every step report the fleet counts (one per step when
+ * every rank logs it), and
  * {@code trainwatch_run_anomaly{kind,severity}}. Series of a run disappear when the fleet forgets the run.
+ *
+ * <p>The gauges and the anomaly family are one Prometheus client {@link MultiCollector}, like the GPU series: a
+ * snapshot built straight from the views costs less than keeping a Micrometer meter per run and family in step
+ * with the fleet. Only the step-time summary, whose quantiles need a recorded stream, stays a Micrometer meter.
+ * Names, units, types and help texts are those of docs/METRICS.md (the golden scrape test pins them).
  * Thread-safe.
  */
-public final class RunMetrics implements MeterBinder {
+public final class RunMetrics implements MeterBinder, MultiCollector {
 
     /** Quantiles of the step-time summary and the window they cover. */
     static final double[] STEP_QUANTILES = {0.5, 0.9};
@@ -39,25 +51,15 @@ public final class RunMetrics implements MeterBinder {
     static final int MAX_RECORDS_PER_REPORT = 1_000;
 
     private final Supplier<? extends Collection<RunView>> runs;
-    private final List<GaugeFamily<String, RunView>> families = new ArrayList<>();
-    private GaugeFamily<AnomalyKey, AnomalyState> anomalies;
+    private final List<Family> families = new ArrayList<>();
+    private final List<String> names = new ArrayList<>();
+    private final String anomalyName = GpuMetrics.prometheusName(MetricNames.RUN_ANOMALY, null);
     private final Map<String, DistributionSummary> stepSummaries = new HashMap<>();
     private MeterRegistry registry;
 
-    /** @param runs the fleet's current run views, called once per refresh */
+    /** @param runs the fleet's current run views, called once per scrape */
     public RunMetrics(Supplier<? extends Collection<RunView>> runs) {
         this.runs = runs;
-    }
-
-    private record AnomalyKey(String runId, String kind, String severity) {
-    }
-
-    private record AnomalyState(AnomalyKey key, boolean active) {
-    }
-
-    @Override
-    public synchronized void bindTo(MeterRegistry meterRegistry) {
-        this.registry = meterRegistry;
         observed(MetricNames.RUN_LAST_STEP, null, "Newest step number", ObservedView::lastStep);
         observed(MetricNames.RUN_LAST_STEP_TIMESTAMP, MetricNames.SECONDS, "Unix time of the newest step",
                 ObservedView::lastStepTs);
@@ -82,24 +84,92 @@ public final class RunMetrics implements MeterBinder {
         gauge(MetricNames.RUN_GPUS, null, "GPUs attributed to the run",
                 run -> run.observed() == null ? 0 : run.observed().gpuCount());
         gauge(MetricNames.RUN_ENDED, null, "1 once the run has ended", run -> run.ended() ? 1 : 0);
-        anomalies = new GaugeFamily<>(registry, MetricNames.RUN_ANOMALY, null,
-                "1 while the anomaly is active, 0 after",
-                state -> Tags.of(RUN_ID, LabelValues.sanitize(state.key().runId()), KIND, state.key().kind(),
-                        SEVERITY, state.key().severity()),
-                state -> state.active() ? 1 : 0);
+        names.add(anomalyName);
     }
 
-    private void gauge(String name, String unit, String description, GaugeFamily.Reading<RunView> reading) {
-        families.add(new GaugeFamily<>(registry, name, unit, description,
-                run -> Tags.of(RUN_ID, LabelValues.sanitize(run.runId())), reading));
+    /** One gauge over the runs; a null reading means no series for that run. */
+    private record Family(String name, String help, Function<RunView, Number> reading) {
     }
 
-    private void observed(String name, String unit, String description, Function<ObservedView, Number> field) {
-        gauge(name, unit, description, run -> run.observed() == null ? null : field.apply(run.observed()));
+    private record AnomalyKey(String runId, String kind, String severity) {
     }
 
-    private void compared(String name, String unit, String description, Function<ComparisonView, Number> field) {
-        gauge(name, unit, description, run -> run.comparison() == null ? null : field.apply(run.comparison()));
+    private void gauge(String name, String unit, String help, Function<RunView, Number> reading) {
+        Family family = new Family(GpuMetrics.prometheusName(name, unit), help, reading);
+        families.add(family);
+        names.add(family.name());
+    }
+
+    private void observed(String name, String unit, String help, Function<ObservedView, Number> field) {
+        gauge(name, unit, help, run -> run.observed() == null ? null : field.apply(run.observed()));
+    }
+
+    private void compared(String name, String unit, String help, Function<ComparisonView, Number> field) {
+        gauge(name, unit, help, run -> run.comparison() == null ? null : field.apply(run.comparison()));
+    }
+
+    @Override
+    public synchronized void bindTo(MeterRegistry meterRegistry) {
+        if (!(meterRegistry instanceof PrometheusMeterRegistry prometheus)) {
+            throw new IllegalArgumentException("run metrics are exported through a PrometheusMeterRegistry only");
+        }
+        this.registry = meterRegistry;
+        prometheus.getPrometheusRegistry().register(this);
+    }
+
+    @Override
+    public List<String> getPrometheusNames() {
+        return names;
+    }
+
+    @Override
+    public MetricSnapshots collect() {
+        List<RunView> views = new ArrayList<>();
+        List<Labels> labels = new ArrayList<>();
+        for (RunView run : runs.get()) {
+            views.add(run);
+            labels.add(Labels.of(RUN_ID, LabelValues.sanitize(run.runId())));
+        }
+        List<MetricSnapshot> snapshots = new ArrayList<>(families.size() + 1);
+        for (Family family : families) {
+            GaugeSnapshot.Builder gauge = GaugeSnapshot.builder().name(family.name()).help(family.help());
+            for (int i = 0; i < views.size(); i++) {
+                Number value = family.reading().apply(views.get(i));
+                if (value != null) {
+                    gauge.dataPoint(GaugeSnapshot.GaugeDataPointSnapshot.builder()
+                            .labels(labels.get(i)).value(value.doubleValue()).build());
+                }
+            }
+            snapshots.add(gauge.build());
+        }
+        snapshots.add(anomalies(views, labels));
+        return new MetricSnapshots(snapshots);
+    }
+
+    /** 1 per (run, kind, severity) with an active anomaly, 0 where the history holds only resolved ones. */
+    private GaugeSnapshot anomalies(List<RunView> views, List<Labels> labels) {
+        GaugeSnapshot.Builder gauge = GaugeSnapshot.builder().name(anomalyName)
+                .help("1 while the anomaly is active, 0 after");
+        for (int i = 0; i < views.size(); i++) {
+            RunView run = views.get(i);
+            if (run.anomalies() == null) {
+                continue;
+            }
+            Map<AnomalyKey, Boolean> states = new LinkedHashMap<>();
+            for (Anomaly anomaly : run.anomalies()) {
+                AnomalyKey key = new AnomalyKey(run.runId(), anomaly.kind().wireName(),
+                        anomaly.severity().wireName());
+                // An active anomaly wins over a resolved one of the same kind and severity in the history.
+                states.merge(key, anomaly.active(), Boolean::logicalOr);
+            }
+            for (Map.Entry<AnomalyKey, Boolean> state : states.entrySet()) {
+                gauge.dataPoint(GaugeSnapshot.GaugeDataPointSnapshot.builder()
+                        .labels(labels.get(i).add(KIND, state.getKey().kind())
+                                .add(SEVERITY, state.getKey().severity()))
+                        .value(state.getValue() ? 1 : 0).build());
+            }
+        }
+        return gauge.build();
     }
 
     private static Number predictedStepSeconds(RunView run) {
@@ -141,31 +211,15 @@ public final class RunMetrics implements MeterBinder {
         }
     }
 
-    /** Brings every run series in line with the fleet's current views. */
+    /** Drops the step-time summaries of runs the fleet forgot; the gauges need nothing (made at each scrape). */
     public synchronized void refresh() {
-        if (registry == null) {
+        if (registry == null || stepSummaries.isEmpty()) {
             return;
         }
-        Map<String, RunView> snapshot = new LinkedHashMap<>();
-        Map<AnomalyKey, AnomalyState> anomalyStates = new LinkedHashMap<>();
+        Set<String> present = new HashSet<>();
         for (RunView run : runs.get()) {
-            snapshot.put(run.runId(), run);
-            if (run.anomalies() == null) {
-                continue;
-            }
-            for (Anomaly anomaly : run.anomalies()) {
-                AnomalyKey key = new AnomalyKey(run.runId(), anomaly.kind().wireName(),
-                        anomaly.severity().wireName());
-                // An active anomaly wins over a resolved one of the same kind and severity in the history.
-                anomalyStates.merge(key, new AnomalyState(key, anomaly.active()),
-                        (a, b) -> a.active() ? a : b);
-            }
+            present.add(run.runId());
         }
-        for (GaugeFamily<String, RunView> family : families) {
-            family.update(snapshot);
-        }
-        anomalies.update(anomalyStates);
-        Set<String> present = snapshot.keySet();
         stepSummaries.entrySet().removeIf(entry -> {
             if (present.contains(entry.getKey())) {
                 return false;

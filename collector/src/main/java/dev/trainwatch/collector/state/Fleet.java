@@ -8,6 +8,7 @@ import dev.trainwatch.collector.detect.Detector;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.detect.Detectors;
 import dev.trainwatch.collector.detect.GpuSeries;
+import dev.trainwatch.collector.detect.RankSeries;
 import dev.trainwatch.collector.detect.RunContext;
 import dev.trainwatch.collector.detect.StepSeries;
 import dev.trainwatch.collector.detect.WindowStats;
@@ -75,6 +76,7 @@ public final class Fleet {
     private final DetectorSettings detectorSettings;
     private final List<Detector> detectors;
     private final double windowSeconds;
+    private final double summaryIntervalSeconds;
 
     private final Object lock = new Object();
     private final Map<String, RunState> runs = new HashMap<>();
@@ -92,6 +94,7 @@ public final class Fleet {
         this.detectorSettings = Objects.requireNonNull(detectorSettings, "detectorSettings");
         this.detectors = Detectors.all(detectorSettings);
         this.windowSeconds = settings.window().toMillis() / 1000.0;
+        this.summaryIntervalSeconds = settings.summaryInterval().toMillis() / 1000.0;
     }
 
     /** A fleet with default limits and thresholds over the real estimator. */
@@ -173,10 +176,18 @@ public final class Fleet {
      * Records step reports of a run. A run not seen before is created: a training script may push steps before
      * (or without) registering a spec. Reports without a positive, finite {@code time_s} or without {@code step}
      * are skipped; a report without {@code ts} is stamped now; a {@code ts} in the future is clamped to now.
+     *
+     * <p>Reports naming a {@code rank} are kept per rank (see {@link RankWindows}); only the lead rank's reports,
+     * and reports naming no rank, make the run's step series, so a run whose every rank logs each step counts each
+     * step once. A report for the step the series counted last, from another source (Open-Sora's progress bar
+     * and rank 0's timer line for the same step), is the same step again and is not counted twice.
+     *
+     * @return the reports counted as the run's steps (what feeds its step-time summary), in order
      */
-    public void ingestSteps(String runId, List<StepEvent> steps) {
+    public List<StepEvent> ingestSteps(String runId, List<StepEvent> steps) {
         requireId(runId);
         Objects.requireNonNull(steps, "steps");
+        List<StepEvent> counted = new ArrayList<>(steps.size());
         try {
             synchronized (lock) {
                 double now = now();
@@ -187,7 +198,23 @@ public final class Fleet {
                         continue;
                     }
                     double ts = stamp(e.ts(), now);
-                    run.steps.add(e, ts);
+                    int rank = e.rank() != null && e.rank() >= 0 ? e.rank() : -1;
+                    boolean counts = true;
+                    if (rank >= 0) {
+                        if (run.ranks == null) {
+                            run.ranks = new RankWindows(windowSeconds);
+                        }
+                        counts = run.ranks.add(e, ts);
+                    }
+                    if (counts && e.step() == run.lastCountedStep && rank != run.lastCountedRank) {
+                        counts = false;
+                    }
+                    if (counts) {
+                        run.steps.add(e, ts);
+                        run.lastCountedStep = e.step();
+                        run.lastCountedRank = rank;
+                        counted.add(e);
+                    }
                     if (e.step() >= run.lastStep) {
                         run.lastStep = e.step();
                         run.lastStepTs = ts;
@@ -204,11 +231,13 @@ public final class Fleet {
                 }
                 run.lastSeen = now;
                 run.dirty = true;
+                run.summaryDue = true;
                 maybeEvaluate(run, now);
             }
         } finally {
             dispatch();
         }
+        return counted;
     }
 
     /** Marks a run ended (e.g. {@code trainwatch run} saw its command exit). Empty when the run is unknown. */
@@ -301,6 +330,25 @@ public final class Fleet {
             }
         }
         return out;
+    }
+
+    /**
+     * Sends {@code onRunChanged} now for every running run whose summary changed since it was last sent, whatever
+     * the intervals: on an orderly shutdown, before the run history writes its last summaries.
+     */
+    public void publishChangedSummaries() {
+        try {
+            synchronized (lock) {
+                double now = now();
+                for (RunState run : runs.values()) {
+                    if (!run.ended && (run.dirty || run.summaryDue)) {
+                        notifyChanged(run, now);
+                    }
+                }
+            }
+        } finally {
+            dispatch();
+        }
     }
 
     /**
@@ -473,6 +521,7 @@ public final class Fleet {
                                 ? s.memoryUsedBytes() : Double.NaN;
                         if (!Double.isNaN(used) && !(used <= run.peakMemory)) {
                             run.peakMemory = used;
+                            run.summaryDue = true;
                         }
                         touched.add(run);
                     }
@@ -547,6 +596,7 @@ public final class Fleet {
                 double peak = g.window.peakMemory;
                 if (!Double.isNaN(peak) && !(peak <= run.peakMemory)) {
                     run.peakMemory = peak;
+                    run.summaryDue = true;
                 }
             }
         }
@@ -650,7 +700,9 @@ public final class Fleet {
         if (now - run.lastEvaluated >= settings.evaluateEvery().toMillis() / 1000.0) {
             evaluate(run, now);
         }
-        if (run.dirty && now - run.lastChangeNotified >= CHANGE_NOTIFY_SECONDS) {
+        double sinceNotified = now - run.lastChangeNotified;
+        if (run.summaryDue && sinceNotified >= summaryIntervalSeconds
+                || run.dirty && sinceNotified >= CHANGE_NOTIFY_SECONDS) {
             notifyChanged(run, now);
         }
     }
@@ -661,6 +713,9 @@ public final class Fleet {
             return;
         }
         run.steps.trim(now);
+        if (run.ranks != null) {
+            run.ranks.trim(now);
+        }
         Evaluation ctx = new Evaluation(run, now);
         for (Detector d : detectors) {
             Optional<Transition> t;
@@ -672,7 +727,10 @@ public final class Fleet {
                         + run.runId, e);
                 continue;
             }
-            t.ifPresent(tr -> publish(run.runId, tr));
+            if (t.isPresent()) {
+                run.summaryDue = true;
+                publish(run.runId, t.get());
+            }
         }
     }
 
@@ -688,6 +746,7 @@ public final class Fleet {
     private void notifyChanged(RunState run, double now) {
         run.lastChangeNotified = now;
         run.dirty = false;
+        run.summaryDue = false;
         RunSummary summary = summarize(run, now);
         outbox.add(l -> l.onRunChanged(summary));
     }
@@ -909,6 +968,7 @@ public final class Fleet {
             }
         }
         StepSeries steps = run.steps;
+        RankSeries ranks = run.ranks != null ? run.ranks : RankSeries.NONE;
         double stepSeconds = WindowStats.medianStepSeconds(steps, fromSteps);
         Integer bucketH = null;
         Integer bucketW = null;
@@ -920,9 +980,9 @@ public final class Fleet {
             }
         }
         return new ObservedView(toLong(run.peakMemory), toLong(fullestUsed), toLong(fullestTotal),
-                nan(stepSeconds), nan(WindowStats.stepShare(steps, fromSteps, WindowStats.StepPart.DATA)),
-                nan(WindowStats.stepShare(steps, fromSteps, WindowStats.StepPart.TEXT_ENCODER)),
-                nan(WindowStats.stepShare(steps, fromSteps, WindowStats.StepPart.VAE)),
+                nan(stepSeconds), nan(WindowStats.stepShare(steps, ranks, fromSteps, WindowStats.StepPart.DATA)),
+                nan(WindowStats.stepShare(steps, ranks, fromSteps, WindowStats.StepPart.TEXT_ENCODER)),
+                nan(WindowStats.stepShare(steps, ranks, fromSteps, WindowStats.StepPart.VAE)),
                 utilN > 0 ? utilSum / utilN : null, nan(samplesPerSecond(run, stepSeconds, fromSteps)),
                 run.lastStep >= 0 ? run.lastStep : null, nan(run.lastStepTs), bucketH, bucketW, gs.size(),
                 anyPower ? power : null);
@@ -1048,6 +1108,11 @@ public final class Fleet {
         @Override
         public StepSeries steps() {
             return run.steps;
+        }
+
+        @Override
+        public RankSeries ranks() {
+            return run.ranks != null ? run.ranks : RankSeries.NONE;
         }
 
         @Override

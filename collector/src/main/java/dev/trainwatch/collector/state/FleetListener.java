@@ -20,8 +20,10 @@ public interface FleetListener {
     }
 
     /**
-     * A run appeared, got a spec, or its numbers moved: called on those events and at most once a minute per run
-     * while data flows, so a history can be kept current without writing on every sample.
+     * A run appeared, got a spec, or its numbers moved: called on those events; while data flows at most once per
+     * {@link FleetSettings#summaryInterval()} per run when its numbers moved materially (new peak memory, new steps,
+     * an anomaly raised or resolved) and otherwise at most once a minute, so a history can be kept current without
+     * writing on every sample. {@link Fleet#publishChangedSummaries()} sends the pending ones at once.
      */
     default void onRunChanged(RunSummary summary) {
     }

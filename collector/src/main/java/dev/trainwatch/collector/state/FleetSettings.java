@@ -17,10 +17,24 @@ import java.time.Duration;
  *                           always evaluates)
  * @param anomalyHistory     resolved anomalies kept per run for the run view
  * @param endedRunRetention  ended runs stay visible this long, then are forgotten (SQLite keeps them)
+ * @param summaryInterval    a run whose numbers changed materially (new peak memory, new steps, an anomaly raised
+ *                           or resolved) is sent to {@code onRunChanged} at most this often; other changes once a
+ *                           minute. The run history writes what it is sent, so this bounds what a kill can lose
  */
 public record FleetSettings(int maxRuns, int maxGpus, int maxAgents, Duration window, int gpuWindowEntries,
                             int stepWindowEntries, Duration evaluateEvery, int anomalyHistory,
-                            Duration endedRunRetention) {
+                            Duration endedRunRetention, Duration summaryInterval) {
+
+    /** Material changes are sent at most every 2 s by default. */
+    public static final Duration DEFAULT_SUMMARY_INTERVAL = Duration.ofSeconds(2);
+
+    /** The settings with the default {@code summaryInterval}. */
+    public FleetSettings(int maxRuns, int maxGpus, int maxAgents, Duration window, int gpuWindowEntries,
+                         int stepWindowEntries, Duration evaluateEvery, int anomalyHistory,
+                         Duration endedRunRetention) {
+        this(maxRuns, maxGpus, maxAgents, window, gpuWindowEntries, stepWindowEntries, evaluateEvery, anomalyHistory,
+                endedRunRetention, DEFAULT_SUMMARY_INTERVAL);
+    }
 
     public FleetSettings {
         if (maxRuns < 1 || maxGpus < 1 || maxAgents < 1 || gpuWindowEntries < 2 || stepWindowEntries < 2
@@ -30,6 +44,15 @@ public record FleetSettings(int maxRuns, int maxGpus, int maxAgents, Duration wi
         if (window.isNegative() || window.isZero()) {
             throw new IllegalArgumentException("window must be positive");
         }
+        if (summaryInterval == null || summaryInterval.isNegative()) {
+            throw new IllegalArgumentException("summary interval must not be negative");
+        }
+    }
+
+    /** These settings with another {@code summaryInterval}. */
+    public FleetSettings withSummaryInterval(Duration interval) {
+        return new FleetSettings(maxRuns, maxGpus, maxAgents, window, gpuWindowEntries, stepWindowEntries,
+                evaluateEvery, anomalyHistory, endedRunRetention, interval);
     }
 
     /** 512 runs, 4,096 GPUs, 1,024 agents, 10-minute windows at 1-second resolution. */

@@ -28,7 +28,13 @@ final class RunState {
     RunSpec registeredSpec;
     Estimate estimate;
     boolean synthetic;
+    /** The run's step series: each training step once (the lead rank's reports when ranks report; see RankWindows). */
     final StepWindow steps;
+    /** Reports by rank, created when the first report naming a rank arrives. */
+    RankWindows ranks;
+    /** Step and rank (-1: none) of the newest report counted in {@link #steps}. */
+    long lastCountedStep = -1;
+    int lastCountedRank = -1;
     final AnomalyTracker tracker;
     final Map<String, HostPart> hosts = new LinkedHashMap<>();
     long lastStep = -1;
@@ -39,6 +45,8 @@ final class RunState {
     double lastEvaluated = Double.NEGATIVE_INFINITY;
     double lastChangeNotified = Double.NEGATIVE_INFINITY;
     boolean dirty;
+    /** The run's numbers moved materially since its summary was last sent (sent after the summary interval). */
+    boolean summaryDue;
     boolean gpuFilledFromObservation;
     int largestBucketCells;
     int largestBucketHeight;

@@ -7,13 +7,20 @@ import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.detect.Severity;
 import dev.trainwatch.collector.state.Fleet;
+import dev.trainwatch.collector.state.FleetListener;
 import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.collector.state.RunSummary;
 import dev.trainwatch.collector.state.RunView;
+import dev.trainwatch.collector.support.Payloads;
 import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.AgentBatch;
+import dev.trainwatch.protocol.Json;
+import dev.trainwatch.protocol.RunAttribution;
 import dev.trainwatch.protocol.RunSpec;
+import dev.trainwatch.protocol.StepEvent;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -51,11 +58,10 @@ class HistoryRecorderTest {
         Anomaly starving = new Anomaly(AnomalyKind.DATA_STARVATION, Severity.CRITICAL, true, T0 + 50, null,
                 "GPU waits for data 71% of each step", Map.of("data_wait_ratio", 0.71),
                 "precompute T5 and VAE features");
-        try (HistoryStore store = HistoryStore.open(dir)) {
-            HistoryRecorder recorder = recorder(store);
+        try (HistoryStore store = HistoryStore.open(dir); HistoryRecorder recorder = recorder(store)) {
             recorder.onRunChanged(summary("pixart-1", false, 500L, 6.0, List.of(starving), null));
             recorder.onAnomalyRaised("pixart-1", starving);
-        }
+        } // the recorder closes first and writes the pending summary
         try (HistoryStore store = HistoryStore.open(dir)) {
             MutableClock clock = new MutableClock(Instant.ofEpochMilli((long) ((T0 + 200) * 1000)));
             Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
@@ -82,6 +88,8 @@ class HistoryRecorderTest {
             recorder.onRunEnded(summary("real", true, 5_000L, 1.4, List.of(), null));
             recorder.onRunEnded(summary("too-short", true, 3L, 9.0, List.of(), null));
             recorder.onRunEnded(summary("demo-dit", true, 5_000L, 3.0, List.of(), true));
+            assertThat(store.outcomes()).as("ended runs are written by the writer").isEmpty();
+            recorder.flush();
             assertThat(outcomes).singleElement().satisfies(o -> {
                 assertThat(o.runId()).isEqualTo("real");
                 assertThat(o.predictedStepSeconds()).isEqualTo(1.0);
@@ -91,6 +99,72 @@ class HistoryRecorderTest {
             assertThat(store.outcomes()).hasSize(1);
             assertThat(store.runs(10)).allSatisfy(r -> assertThat(r.ended()).isNotNull());
         }
+    }
+
+    /** One GPU of run {@code busy} at {@code usedBytes}, as agent batch {@code seq}. */
+    private static AgentBatch batch(long seq, double ts, long usedBytes) {
+        return new AgentBatch("node1", "agent-1", seq,
+                List.of(Payloads.sample(ts, 0, "GPU-1", usedBytes, 0.95, List.of())),
+                List.of(new RunAttribution("busy", List.of(4242L), List.of("GPU-1"), null, null, null)), List.of(),
+                null);
+    }
+
+    private RunSummary storedSummary(HistoryStore store, String runId) throws Exception {
+        StoredRun run = store.runs(10).stream().filter(r -> r.runId().equals(runId)).findFirst().orElseThrow();
+        return Json.MAPPER.readValue(run.summaryJson(), RunSummary.class);
+    }
+
+    @Test
+    void aBusyRunIsWrittenEveryFewSecondsWithItsNewestNumbersAndAllOfThemOnClose() throws Exception {
+        MutableClock clock = new MutableClock(Instant.ofEpochMilli((long) (T0 * 1000)));
+        Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
+        List<RunSummary> sent = new ArrayList<>();
+        fleet.addListener(new FleetListener() {
+            @Override
+            public void onRunChanged(RunSummary summary) {
+                sent.add(summary);
+            }
+        });
+        try (HistoryStore store = HistoryStore.open(dir)) {
+            HistoryRecorder recorder = new HistoryRecorder(store, spec -> Optional.empty(), outcomes::add, log::add,
+                    Duration.ofSeconds(2), clock);
+            fleet.addListener(recorder);
+            long peak = 40_000_000_000L;
+            // 30 s of a run whose peak memory rises and that reports a step every 100 ms: 600 material changes.
+            for (int i = 1; i <= 300; i++) {
+                peak += 1_000_000;
+                fleet.ingestBatch(batch(i, clock.seconds(), peak));
+                fleet.ingestSteps("busy", List.of(StepEvent.of(i, 0.1, clock.seconds())));
+                clock.advance(Duration.ofMillis(100));
+                if (i % 10 == 0) {
+                    fleet.tick();
+                }
+                recorder.writer().flushIfDue();
+            }
+            // The fleet sends a summary at most every 2 s, and the writer writes at most every 2 s.
+            assertThat(sent).hasSizeBetween(14, 17);
+            assertThat(recorder.writer().stats().writes()).isBetween(14L, 16L);
+            RunSummary onDisk = storedSummary(store, "busy");
+            assertThat(onDisk.lastStep()).as("at most 2 s behind").isBetween(280L, 300L);
+
+            // A kill now would lose at most the last 2 s: one interval later the newest numbers are on disk.
+            clock.advance(Duration.ofSeconds(2));
+            fleet.tick();
+            recorder.writer().flushIfDue();
+            onDisk = storedSummary(store, "busy");
+            assertThat(onDisk.lastStep()).isEqualTo(300);
+            assertThat(onDisk.peakMemoryBytes()).isEqualTo(peak);
+
+            // Orderly shutdown: what changed a moment ago is written too, without waiting for any interval.
+            fleet.ingestBatch(batch(301, clock.seconds(), peak + 123));
+            fleet.ingestSteps("busy", List.of(StepEvent.of(301, 0.1, clock.seconds())));
+            fleet.publishChangedSummaries();
+            recorder.close();
+            onDisk = storedSummary(store, "busy");
+            assertThat(onDisk.lastStep()).isEqualTo(301);
+            assertThat(onDisk.peakMemoryBytes()).isEqualTo(peak + 123);
+        }
+        assertThat(log).isEmpty();
     }
 
     @Test

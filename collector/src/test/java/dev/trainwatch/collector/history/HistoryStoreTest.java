@@ -54,4 +54,31 @@ class HistoryStoreTest {
                 .hasMessageContaining("not-a-dir")
                 .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
     }
+    @Test
+    void theDatabaseUsesWriteAheadLogging() {
+        try (HistoryStore store = HistoryStore.open(dir)) {
+            assertThat(store.journalMode()).isEqualToIgnoringCase("wal");
+        }
+    }
+
+    @Test
+    void aReadOnlyDataDirectoryIsAOneLineErrorThatSaysSo() throws Exception {
+        Path readOnly = Files.createDirectory(dir.resolve("read-only"));
+        Files.setPosixFilePermissions(readOnly, java.nio.file.attribute.PosixFilePermissions.fromString("r-xr-xr-x"));
+        // root may write anywhere: the check is only meaningful for an ordinary user.
+        org.junit.jupiter.api.Assumptions.assumeFalse(Files.isWritable(readOnly), "running as root");
+        assertThatThrownBy(() -> HistoryStore.open(readOnly))
+                .isInstanceOf(HistoryException.class)
+                .hasMessage("data directory " + readOnly + " is not writable: give the collector's user write access"
+                        + " or pass another --data-dir");
+    }
+
+    @Test
+    void aDatabaseThatCannotBeOpenedIsAOneLineError() throws Exception {
+        Files.createDirectories(dir.resolve("trainwatch.db")); // a directory where the file should be
+        assertThatThrownBy(() -> HistoryStore.open(dir))
+                .isInstanceOf(HistoryException.class)
+                .hasMessageStartingWith("cannot open history database " + dir.resolve("trainwatch.db"))
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
+    }
 }

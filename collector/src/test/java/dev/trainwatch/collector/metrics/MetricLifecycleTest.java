@@ -2,12 +2,17 @@ package dev.trainwatch.collector.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.trainwatch.collector.detect.Anomaly;
+import dev.trainwatch.collector.detect.AnomalyKind;
+import dev.trainwatch.collector.detect.Severity;
 import dev.trainwatch.collector.state.GpuView;
+import dev.trainwatch.collector.state.ObservedView;
 import dev.trainwatch.collector.state.RunView;
 import dev.trainwatch.collector.testing.MutableClock;
 import dev.trainwatch.collector.support.Payloads;
 import dev.trainwatch.protocol.GpuSample;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -64,6 +69,39 @@ class MetricLifecycleTest {
         assertThat(gone.lines().filter(l -> l.startsWith("trainwatch_run_"))
                 .filter(l -> l.contains("run_id=\"pixart-sigma-run-1\""))).isEmpty();
         assertThat(gone).contains("trainwatch_run_ended{run_id=\"job:4711\"} 1.0");
+    }
+
+    @Test
+    void runSeriesReadTheNewestViewAtEachScrape() {
+        RunView run = scenario.runs.get(0);
+        assertThat(exporter.scrape()).contains("trainwatch_run_last_step{run_id=\"pixart-sigma-run-1\"} 1200.0");
+        ObservedView o = run.observed();
+        ObservedView later = new ObservedView(o.peakMemoryBytes(), o.memoryUsedBytes(), o.memoryTotalBytes(),
+                o.stepSeconds(), o.dataWaitRatio(), o.textEncoderRatio(), o.vaeRatio(), o.gpuUtilizationRatio(),
+                o.samplesPerSecond(), 1_500L, o.lastStepTs(), o.largestBucketHeightPx(), o.largestBucketWidthPx(),
+                o.gpuCount(), o.powerWatts());
+        scenario.runs.set(0, new RunView(run.runId(), run.spec(), run.estimate(), later, run.comparison(),
+                run.anomalies(), run.gpus(), run.hosts(), run.firstSeenTs(), run.lastSeenTs(), false, null, null));
+        assertThat(exporter.scrape()).contains("trainwatch_run_last_step{run_id=\"pixart-sigma-run-1\"} 1500.0")
+                .doesNotContain("trainwatch_run_last_step{run_id=\"pixart-sigma-run-1\"} 1200.0");
+    }
+
+    @Test
+    void anActiveAnomalyWinsOverAResolvedOneOfTheSameKindAndSeverity() {
+        RunView run = scenario.runs.get(0);
+        Anomaly resolvedEarlier = new Anomaly(AnomalyKind.DATA_STARVATION, Severity.CRITICAL, false,
+                ScrapeScenario.NOW - 3_000, ScrapeScenario.NOW - 2_000, "earlier", Map.of(), "fix");
+        List<Anomaly> both = new ArrayList<>(run.anomalies());
+        both.add(resolvedEarlier);
+        scenario.runs.set(0, new RunView(run.runId(), run.spec(), run.estimate(), run.observed(), run.comparison(),
+                both, run.gpus(), run.hosts(), run.firstSeenTs(), run.lastSeenTs(), false, null, null));
+        List<String> starvation = exporter.scrape().lines()
+                .filter(l -> l.startsWith("trainwatch_run_anomaly{kind=\"data_starvation\""))
+                .filter(l -> l.contains("run_id=\"pixart-sigma-run-1\"")).toList();
+        assertThat(starvation).hasSize(1);
+        assertThat(starvation.get(0)).endsWith("} 1.0");
+        assertThat(exporter.scrape()).contains(
+                "trainwatch_run_anomaly{kind=\"throttling\",run_id=\"pixart-sigma-run-1\",severity=\"warning\"} 0.0");
     }
 
     @Test

@@ -34,6 +34,8 @@ import java.util.List;
  * @param attentionUpcast     attention computed in fp32 even under autocast (PixArt/Sana {@code fp32_attention})
  * @param sizeEmbedders       PixArtMS resolution and aspect-ratio embedders
  * @param video               frames are part of the input
+ * @param vaeMicroBatch       images the training pipeline passes to the VAE at once (Open-Sora's
+ *                            {@code micro_batch_size}); 0 means the whole batch at once
  * @param defaults            the reference recipe's settings, used for fields a spec leaves unsaid
  * @param publishedParams     the parameter count the authors state, as a plain number (for comparison only)
  * @param publishedAs         the count as the authors print it, when that differs from a plain number: Open-Sora
@@ -69,6 +71,7 @@ public record ModelInfo(
         boolean attentionUpcast,
         boolean sizeEmbedders,
         boolean video,
+        int vaeMicroBatch,
         Defaults defaults,
         long publishedParams,
         String publishedAs,

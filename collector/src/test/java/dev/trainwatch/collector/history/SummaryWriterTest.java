@@ -1,0 +1,185 @@
+package dev.trainwatch.collector.history;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.trainwatch.collector.state.RunSummary;
+import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.Json;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The summary writer on a stepped clock, against a real SQLite file, driven without its thread. */
+class SummaryWriterTest {
+    private static final Instant START = Instant.parse("2026-11-22T08:00:00Z");
+    private static final double T0 = START.getEpochSecond();
+    private static final Duration INTERVAL = Duration.ofSeconds(2);
+
+    @TempDir
+    Path dir;
+
+    private final MutableClock clock = new MutableClock(START);
+    private final List<String> log = new ArrayList<>();
+    private final List<RunOutcome> outcomes = new ArrayList<>();
+
+    private SummaryWriter writer(HistoryStore store, int capacity) {
+        Function<RunSummary, Optional<RunOutcome>> outcomeOf = s -> Optional.of(new RunOutcome(s.runId(), "a100-80gb",
+                "dit", 1.0, s.stepSeconds(), 40L << 30, s.peakMemoryBytes(), START));
+        return new SummaryWriter(store, outcomeOf, outcomes::add, INTERVAL, capacity, clock, log::add);
+    }
+
+    private static RunSummary summary(String runId, long step, long peakBytes, boolean ended) {
+        double now = T0 + step / 10.0;
+        return new RunSummary(runId, null, T0, now, ended, ended ? now : null, step, now, 1.0 + step / 1e6, 1.0,
+                peakBytes, 40L << 30, 0.9, 8.0, List.of("node1"), List.of("GPU-1"), List.of(), null);
+    }
+
+    /** Last step and peak memory per run as stored. */
+    private static Map<String, List<Long>> stored(HistoryStore store) {
+        return store.runs(100).stream().collect(Collectors.toMap(StoredRun::runId, r -> {
+            try {
+                RunSummary s = Json.MAPPER.readValue(r.summaryJson(), RunSummary.class);
+                return List.of(s.lastStep(), s.peakMemoryBytes());
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }));
+    }
+
+    @Test
+    void manyUpdatesBecomeOneTransactionPerIntervalAndTheNewestNumbersLand() {
+        try (HistoryStore store = HistoryStore.open(dir)) {
+            SummaryWriter writer = writer(store, SummaryWriter.DEFAULT_CAPACITY);
+            // 3 runs, an update every 10 ms for 10 s: 1,000 updates, flushIfDue polled after each.
+            for (int i = 1; i <= 1_000; i++) {
+                String run = "run-" + (i % 3);
+                writer.changed(summary(run, i, (40L << 30) + i, false));
+                clock.advance(Duration.ofMillis(10));
+                writer.flushIfDue();
+            }
+            SummaryWriter.Stats stats = writer.stats();
+            // The first change is written at once, then at most one write per 2 s: 1 + 10 s / 2 s.
+            assertThat(stats.writes()).isBetween(5L, 6L);
+            assertThat(stats.summariesWritten()).isLessThanOrEqualTo(3 * stats.writes());
+            // Not yet due: the newest numbers wait in memory...
+            assertThat(stats.pending()).isEqualTo(3);
+            assertThat(writer.flushIfDue()).isFalse();
+            // ...and land one interval later.
+            clock.advance(INTERVAL);
+            assertThat(writer.flushIfDue()).isTrue();
+            assertThat(stored(store)).containsOnly(
+                    Map.entry("run-2", List.of(998L, (40L << 30) + 998)),
+                    Map.entry("run-0", List.of(999L, (40L << 30) + 999)),
+                    Map.entry("run-1", List.of(1_000L, (40L << 30) + 1_000)));
+            assertThat(writer.stats().pending()).isZero();
+            assertThat(log).isEmpty();
+        }
+    }
+
+    @Test
+    void closeWritesWhatIsPendingWithoutWaitingForTheInterval() {
+        try (HistoryStore store = HistoryStore.open(dir)) {
+            SummaryWriter writer = writer(store, SummaryWriter.DEFAULT_CAPACITY);
+            writer.changed(summary("r", 1, 1, false));
+            writer.flushIfDue();
+            writer.changed(summary("r", 77, 5, false));
+            assertThat(writer.flushIfDue()).isFalse();
+            writer.close();
+            assertThat(stored(store)).containsEntry("r", List.of(77L, 5L));
+            writer.changed(summary("r", 78, 5, false));
+            assertThat(writer.stats().pending()).as("ignored after close").isZero();
+        }
+    }
+
+    @Test
+    void anEndedRunIsWrittenAtOnceWithItsOutcomeAndNoOlderSummaryOverwritesIt() {
+        try (HistoryStore store = HistoryStore.open(dir)) {
+            SummaryWriter writer = writer(store, SummaryWriter.DEFAULT_CAPACITY);
+            writer.changed(summary("warm-up", 1, 1, false));
+            writer.flushIfDue(); // the interval starts now
+            writer.changed(summary("done", 500, 7, false));
+            writer.ended(summary("done", 600, 9, true));
+            assertThat(writer.flushIfDue()).as("an ended run does not wait for the interval").isTrue();
+            assertThat(stored(store)).containsEntry("done", List.of(600L, 9L));
+            assertThat(store.runs(10)).filteredOn(r -> r.runId().equals("done")).singleElement()
+                    .satisfies(r -> assertThat(r.ended()).isNotNull());
+            assertThat(store.outcomes()).singleElement().satisfies(o -> {
+                assertThat(o.runId()).isEqualTo("done");
+                assertThat(o.observedPeakBytes()).isEqualTo(9L);
+            });
+            assertThat(outcomes).extracting(RunOutcome::runId).containsExactly("done");
+
+            // Ended and reopened (a requeued job) before the next write: the reopened state wins.
+            writer.ended(summary("requeued", 10, 1, true));
+            writer.changed(summary("requeued", 11, 2, false));
+            writer.flush();
+            assertThat(store.runs(10)).filteredOn(r -> r.runId().equals("requeued")).singleElement()
+                    .satisfies(r -> assertThat(r.ended()).isNull());
+            assertThat(stored(store)).containsEntry("requeued", List.of(11L, 2L));
+        }
+    }
+
+    @Test
+    void aFullDiskIsOneLogLineBoundedMemoryAndNothingLostOnceItHasRoomAgain() {
+        try (HistoryStore store = HistoryStore.open(dir)) {
+            SummaryWriter writer = writer(store, 3);
+            writer.changed(summary("a", 1, 1, false));
+            writer.flush();
+            store.capPagesForTests(store.pageCountForTests());
+            String big = "x".repeat(20_000); // a summary that needs new pages
+            for (int round = 0; round < 5; round++) {
+                writer.changed(withHost(summary("a", 10 + round, 1, false), big));
+                writer.changed(withHost(summary("b", 10 + round, 1, false), big));
+                writer.changed(withHost(summary("c", 10 + round, 1, false), big));
+                writer.changed(summary("d", 10 + round, 1, false)); // no room: dropped
+                clock.advance(INTERVAL);
+                assertThat(writer.flushIfDue()).isTrue();
+            }
+            SummaryWriter.Stats failing = writer.stats();
+            assertThat(failing.failedWrites()).isEqualTo(5);
+            assertThat(failing.pending()).as("bounded by the capacity").isEqualTo(3);
+            assertThat(failing.dropped()).isEqualTo(5);
+            assertThat(log).as("one line when writes start failing, one when dropping starts").hasSize(2)
+                    .allSatisfy(line -> assertThat(line).startsWith("trainwatch: history: ").doesNotContain("\n"))
+                    .anySatisfy(line -> assertThat(line).contains("cannot write 3 run summaries").contains("full"))
+                    .anySatisfy(line -> assertThat(line).contains("dropping the summary of run d"));
+
+            store.capPagesForTests(0);
+            clock.advance(INTERVAL);
+            assertThat(writer.flushIfDue()).isTrue();
+            assertThat(stored(store)).containsEntry("a", List.of(14L, 1L)).containsEntry("c", List.of(14L, 1L))
+                    .doesNotContainKey("d");
+            assertThat(log).hasSize(3);
+            assertThat(log.get(2)).startsWith("trainwatch: history: writing run summaries again");
+        }
+    }
+
+    @Test
+    void aClosedDatabaseNeverThrowsIntoTheCaller() {
+        HistoryStore store = HistoryStore.open(dir);
+        SummaryWriter writer = writer(store, 10);
+        store.close();
+        writer.changed(summary("r", 1, 1, false));
+        writer.ended(summary("s", 1, 1, true));
+        writer.flush();
+        writer.close();
+        assertThat(log).singleElement().satisfies(line -> assertThat(line)
+                .startsWith("trainwatch: history: cannot write 2 run summaries").doesNotContain("\n"));
+        assertThat(outcomes).isEmpty();
+    }
+
+    private static RunSummary withHost(RunSummary s, String host) {
+        return new RunSummary(s.runId(), s.spec(), s.firstSeenTs(), s.lastSeenTs(), s.ended(), s.endedAt(),
+                s.lastStep(), s.lastStepTs(), s.stepSeconds(), s.predictedStepSeconds(), s.peakMemoryBytes(),
+                s.predictedPeakMemoryBytes(), s.gpuUtilizationRatio(), s.samplesPerSecond(), List.of(host),
+                s.gpuUuids(), s.anomalies(), s.synthetic());
+    }
+}

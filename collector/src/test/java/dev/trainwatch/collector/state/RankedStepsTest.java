@@ -1,0 +1,217 @@
+package dev.trainwatch.collector.state;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import dev.trainwatch.collector.detect.Anomaly;
+import dev.trainwatch.collector.detect.AnomalyKind;
+import dev.trainwatch.collector.detect.DetectorSettings;
+import dev.trainwatch.collector.testing.FakePredictor;
+import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.RunSpec;
+import dev.trainwatch.protocol.StepEvent;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Runs whose every rank reports each step (Open-Sora's {@code record_time} timer lines, torchrun's
+ * {@code [rankN]:} prefixes): the run's series counts each step once, from the lead rank, and the ranks' own
+ * reports still tell a data-starved or slow rank apart.
+ */
+class RankedStepsTest {
+
+    private static final int RANKS = 8;
+    /** Ranks in the order their lines land in a shared console log: not sorted, rank 0 not first. */
+    private static final int[] ARRIVAL = {3, 6, 0, 1, 7, 4, 2, 5};
+
+    private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+    private final Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(),
+            DetectorSettings.defaults());
+
+    /** Open-Sora-like: 8 GPUs, 4 videos each per step. FakePredictor: 4/8 × 1 s + 1.5 s online encoding = 2 s. */
+    private static RunSpec spec() {
+        return new RunSpec("opensora-2.0", "a100-80gb", RANKS, 4, 1024, null, null, null, "bf16", "adamw", true,
+                false, "online", 0, null, null, 10_000L);
+    }
+
+    /**
+     * One Open-Sora timer line per rank for each step, as the agent parses them: {@code load_data} as data time,
+     * {@code encode_video}/{@code encode_text} as VAE/text-encoder time, the step's top-level spans as its time.
+     * Every rank's step ends at the same all-reduce, so their totals agree to within the timer's rounding.
+     *
+     * @param starvedRank a rank whose {@code load_data} is {@code starvedData} s (its iter shrinks by the same,
+     *                    the others' iter grows: they wait for it), -1 for none
+     * @return per step, the reports counted as the run's steps
+     */
+    private List<List<StepEvent>> play(int steps, double stepSeconds, int starvedRank, double starvedData) {
+        List<List<StepEvent>> counted = new ArrayList<>();
+        for (int s = 1; s <= steps; s++) {
+            clock.advanceSeconds(stepSeconds);
+            List<StepEvent> batch = new ArrayList<>();
+            for (int rank : ARRIVAL) {
+                double loadData = rank == starvedRank ? starvedData : 0.01;
+                double time = stepSeconds + 0.01 * (rank % 3); // the timers' rounding differs a little per rank
+                batch.add(new StepEvent((long) s, time, loadData, time - loadData - 0.8, 0.2, 0.6, 1, null, null,
+                        null, null, null, null, rank, clock.seconds()));
+            }
+            counted.add(fleet.ingestSteps("opensora", batch));
+        }
+        return counted;
+    }
+
+    @Test
+    void anEightRankOpenSoraLogCountsEachStepOnceWithTheTrueStepTimeAndThroughput() {
+        fleet.putSpec("opensora", spec());
+        List<List<StepEvent>> counted = play(120, 4.0, -1, 0);
+
+        // Each step counted once. The first step comes from whichever rank's line came first (rank 3: then the
+        // only rank known); from then on, rank 0's.
+        assertThat(counted).extracting(List::size).containsOnly(1);
+        assertThat(counted.get(0).get(0).rank()).isEqualTo(3);
+        assertThat(counted.subList(1, counted.size())).extracting(step -> step.get(0).rank()).containsOnly(0);
+        RunView run = fleet.run("opensora").orElseThrow();
+        // Rank 0's time: the step time, not a mixture; 32 videos per 4 s step, not 8 × that.
+        assertThat(run.observed().stepSeconds()).isEqualTo(4.0);
+        assertThat(run.observed().samplesPerSecond()).isCloseTo(4.0 * RANKS / 4.0, within(1e-9));
+        assertThat(run.observed().lastStep()).isEqualTo(120);
+        assertThat(run.comparison().stepTimeRatio()).isCloseTo(4.0 / 2.0, within(1e-9));
+        assertThat(run.comparison().etaSeconds()).isCloseTo((10_000 - 120) * 4.0, within(1e-6));
+        assertThat(run.observed().dataWaitRatio()).isCloseTo(0.01 / 4.01, within(1e-3));
+        // Healthy ranks: nobody is named.
+        assertThat(active(run, AnomalyKind.STRAGGLER)).isNull();
+        assertThat(active(run, AnomalyKind.DATA_STARVATION)).isNull();
+        // Each step once in the run's window: the 10-minute window spans 150 steps, not 150 / 8.
+        assertThat(fleet.summary("opensora").orElseThrow().lastStep()).isEqualTo(120);
+    }
+
+    @Test
+    void aRunThatIsHungIsStalledEvenThoughEveryRankReported() {
+        play(30, 4.0, -1, 0);
+        clock.advanceSeconds(300);
+        fleet.tick();
+        Anomaly stalled = active(fleet.run("opensora").orElseThrow(), AnomalyKind.STALLED);
+        assertThat(stalled).isNotNull();
+        assertThat(stalled.evidence()).containsEntry("last_step", 30L);
+        // The expected gap between reports is one step (4 s), not 4 s / 8.
+        assertThat(stalled.evidence().get("expected_report_gap_seconds")).isEqualTo(4.0);
+    }
+
+    @Test
+    void aDataStarvedRankIsNamedAndTheRunsDataWaitIsThatRanksWait() {
+        fleet.putSpec("opensora", spec());
+        // Rank 5 waits 1.8 s of each 4 s step for its batch; every other rank waits for rank 5 at the all-reduce.
+        play(120, 4.0, 5, 1.8);
+
+        RunView run = fleet.run("opensora").orElseThrow();
+        assertThat(run.observed().stepSeconds()).isEqualTo(4.0);
+        assertThat(run.observed().dataWaitRatio()).isCloseTo(1.8 / 4.02, within(1e-3));
+        Anomaly starved = active(run, AnomalyKind.DATA_STARVATION);
+        assertThat(starved).as("data_starvation in %s", run.anomalies()).isNotNull();
+        assertThat(starved.evidence()).containsEntry("rank", 5).containsEntry("ranks", 8);
+        assertThat((double) starved.evidence().get("loader_wait_ratio")).isCloseTo(0.448, within(1e-3));
+        assertThat((double) starved.evidence().get("others_median_data_wait_ratio")).isCloseTo(0.81 / 4.01, within(2e-3));
+        assertThat((double) starved.evidence().get("data_wait_ratio")).isCloseTo((1.8 + 0.8) / 4.02, within(1e-3));
+        assertThat(starved.message()).isEqualTo("rank 5 waits for its input 65% of each 4.00 s step (data loading "
+                + "45%, text encoder 5%, VAE 15%) where the other 7 ranks wait 20%: every rank waits for it at the "
+                + "gradient all-reduce");
+        assertThat(starved.severity()).isEqualTo(dev.trainwatch.collector.detect.Severity.CRITICAL);
+        assertThat(starved.suggestion()).startsWith("look at rank 5's input");
+    }
+
+    @Test
+    void aRankWhoseOwnStepTimeIsLongerIsTheStraggler() {
+        for (int s = 1; s <= 120; s++) {
+            clock.advanceSeconds(4.0);
+            List<StepEvent> batch = new ArrayList<>();
+            for (int rank : ARRIVAL) {
+                batch.add(new StepEvent((long) s, rank == 6 ? 6.0 : 4.0, null, null, null, null, 1, null, null,
+                        null, null, null, null, rank, clock.seconds()));
+            }
+            fleet.ingestSteps("slow", batch);
+        }
+        RunView run = fleet.run("slow").orElseThrow();
+        assertThat(run.observed().stepSeconds()).isEqualTo(4.0);
+        Anomaly straggler = active(run, AnomalyKind.STRAGGLER);
+        assertThat(straggler).isNotNull();
+        assertThat(straggler.evidence()).containsEntry("rank", 6).containsEntry("ranks", 8);
+        assertThat(straggler.message()).startsWith("rank 6 takes 6.00 s per step where the other 7 ranks take 4.00 s");
+    }
+
+    @Test
+    void rankLessAndSingleRankReportsAreCountedAsBefore() {
+        // A script pushing its own steps, with the same step twice: both count, as they always did.
+        assertThat(fleet.ingestSteps("pushed", List.of(StepEvent.of(1, 2.0, clock.seconds()),
+                StepEvent.of(1, 2.0, clock.seconds()), StepEvent.of(2, 2.0, clock.seconds())))).hasSize(3);
+        // A single-GPU run under torchrun: every report names rank 0, every report counts.
+        List<StepEvent> rank0 = new ArrayList<>();
+        for (int s = 1; s <= 5; s++) {
+            rank0.add(new StepEvent((long) s, 1.5, 0.1, null, null, null, 1, null, null, null, null, null, null, 0,
+                    clock.seconds()));
+        }
+        assertThat(fleet.ingestSteps("single", rank0)).hasSize(5);
+        assertThat(fleet.run("single").orElseThrow().observed().dataWaitRatio()).isCloseTo(0.1 / 1.5, within(1e-9));
+    }
+
+    @Test
+    void theSameStepFromTheBarAndFromRankZerosTimerLineCountsOnce() {
+        // Open-Sora's first bar frame (no rank) and rank 0's timer line both say step 1.
+        double t = clock.seconds();
+        List<StepEvent> counted = fleet.ingestSteps("bar", List.of(StepEvent.of(1, 9.38, t),
+                new StepEvent(1L, 3.96, 0.01, null, null, null, 1, null, null, null, null, null, null, 0, t),
+                new StepEvent(1L, 3.98, 0.01, null, null, null, 1, null, null, null, null, null, null, 1, t),
+                new StepEvent(2L, 3.97, 0.0, null, null, null, 1, null, null, null, null, null, null, 0, t)));
+        assertThat(counted).extracting(StepEvent::step).containsExactly(1L, 2L);
+    }
+
+    @Test
+    void theLeadPassesToTheLowestRankStillReportingAndComesBack() {
+        RankWindows ranks = new RankWindows(600);
+        double t = 1_000;
+        assertThat(ranks.add(report(1, 2, t), t)).isTrue(); // the only rank so far leads
+        assertThat(ranks.add(report(1, 0, t), t)).isTrue(); // a lower rank takes over
+        assertThat(ranks.add(report(1, 1, t), t)).isFalse();
+        assertThat(ranks.lead()).isZero();
+        // Rank 0's log stops; ranks 1 and 2 go on. Within a minute rank 0 keeps the lead (a slow flush is not a loss).
+        assertThat(ranks.add(report(2, 1, t + 30), t + 30)).isFalse();
+        assertThat(ranks.add(report(3, 1, t + 61), t + 61)).isTrue();
+        assertThat(ranks.add(report(3, 2, t + 61), t + 61)).isFalse();
+        assertThat(ranks.lead()).isEqualTo(1);
+        // Rank 0 reports again: it leads again.
+        assertThat(ranks.add(report(4, 0, t + 65), t + 65)).isTrue();
+        assertThat(ranks.add(report(4, 1, t + 65), t + 65)).isFalse();
+        assertThat(ranks.count()).isEqualTo(3);
+        assertThat(ranks.steps(0).size()).isEqualTo(2);
+        // A rank gone for the whole window is forgotten.
+        ranks.trim(t + 64 + 600);
+        assertThat(ranks.count()).isEqualTo(2);
+        assertThat(ranks.rank(0)).isZero();
+    }
+
+    @Test
+    void theRanksTrackedPerRunAreBoundedKeepingTheLowest() {
+        RankWindows ranks = new RankWindows(600);
+        for (int r = RankWindows.MAX_RANKS + 40; r >= 1; r--) {
+            ranks.add(report(1, r, 10), 10);
+        }
+        assertThat(ranks.count()).isEqualTo(RankWindows.MAX_RANKS);
+        assertThat(ranks.rank(0)).isEqualTo(1);
+        assertThat(ranks.rank(RankWindows.MAX_RANKS - 1)).isEqualTo(RankWindows.MAX_RANKS);
+        assertThat(ranks.add(report(1, 0, 10), 10)).isTrue();
+        assertThat(ranks.rank(0)).isZero();
+        assertThat(ranks.count()).isEqualTo(RankWindows.MAX_RANKS);
+        for (int i = 0; i < 100; i++) {
+            ranks.add(report(2 + i, 0, 11 + i), 11 + i);
+        }
+        assertThat(ranks.steps(0).size()).isEqualTo(RankWindows.ENTRIES_PER_RANK);
+    }
+
+    private static StepEvent report(long step, int rank, double ts) {
+        return new StepEvent(step, 1.0, null, null, null, null, 1, null, null, null, null, null, null, rank, ts);
+    }
+
+    private static Anomaly active(RunView run, AnomalyKind kind) {
+        return run.anomalies().stream().filter(a -> a.kind() == kind && a.active()).findFirst().orElse(null);
+    }
+}
