@@ -165,15 +165,33 @@
     if (buffer.length > MAX_POINTS) { buffer.splice(0, buffer.length - MAX_POINTS); }
   }
 
-  // The collector may keep history itself (GET /v1/runs/{id}/series); when it does, its points replace the
-  // page's own buffer, so a freshly opened page shows the past too.
+  // The collector keeps each run's recent history (GET /v1/runs/{id}/series: the run's points, the step reports and
+  // each GPU's; see docs/API.md). Its points replace the page's own buffer for that span, so a freshly opened page
+  // shows the past too; what the page recorded before that span stays, so a page left open keeps more than the
+  // collector's window.
+  var SERIES_QUERY = '?gpus=false&max_points=' + 600;
+
   function seriesPoints(body, run) {
     var points = Array.isArray(body) ? body : (body && (body.points || body.series)) || [];
     var e = run.estimate || {};
+    var predicted = (body && body.predicted) || {};
+    var comparison = Object.assign({}, run.comparison || {});
+    if (num(predicted.peak_memory_bytes) !== null) { comparison.predicted_peak_memory_bytes = predicted.peak_memory_bytes; }
+    if (num(predicted.step_seconds) !== null) { comparison.predicted_step_seconds = predicted.step_seconds; }
+    if (num(predicted.samples_per_second) !== null) { comparison.predicted_samples_per_second = predicted.samples_per_second; }
+    if (body && num(body.capacity_bytes) !== null) { comparison.capacity_bytes = body.capacity_bytes; }
     return points.map(function (p) {
       var t = toSeconds(p.ts !== undefined ? p.ts : p.t);
-      return pointOf({ observed: p, estimate: e, comparison: Object.assign({}, run.comparison || {}, p) }, t);
+      var observed = Object.assign({}, p, { last_step: p.last_step !== undefined ? p.last_step : p.step });
+      return pointOf({ observed: observed, estimate: e, comparison: comparison }, t, { idle: p.gpu_idle_ratio });
     }).filter(function (p) { return p.t !== null; });
+  }
+
+  function mergeSeries(id, points) {
+    if (!points.length) { return; }
+    var older = (state.history[id] || []).filter(function (p) { return p.t < points[0].t; });
+    state.history[id] = older.concat(points).slice(-MAX_POINTS);
+    document.body.dataset.series = 'true';
   }
 
   // ---------- polling ----------
@@ -275,9 +293,8 @@
         state.detail = detail;
         record(detail, now, summarizeGpus(results[1], detail));
         if (!state.seriesEndpoint) { return; }
-        return getJson('/v1/runs/' + encodeURIComponent(id) + '/series').then(function (series) {
-          var points = seriesPoints(series, detail);
-          if (points.length) { state.history[id] = points.slice(-MAX_POINTS); }
+        return getJson('/v1/runs/' + encodeURIComponent(id) + '/series' + SERIES_QUERY).then(function (series) {
+          mergeSeries(id, seriesPoints(series, detail));
         }, function (err) {
           if (err.status === 404 || err.status === 405) { state.seriesEndpoint = false; }
         });
@@ -562,7 +579,10 @@
       series.forEach(function (s) { if (p[s.key] !== null && p[s.key] !== undefined) { values.push(p[s.key]); any = true; } });
       if (any) { plotted++; }
     });
-    var open = '<svg class="plot" data-plot="' + esc(name) + '" data-points="' + plotted + '" viewBox="0 0 ' + W + ' ' + H + '" role="img">';
+    // data-from: the oldest point's time (unix seconds), so a test can tell history fetched from the collector
+    // from what the page recorded itself since it was opened.
+    var open = '<svg class="plot" data-plot="' + esc(name) + '" data-points="' + plotted + '"' +
+      (plotted ? ' data-from="' + points[0].t + '"' : '') + ' viewBox="0 0 ' + W + ' ' + H + '" role="img">';
     if (!plotted) {
       return open + '<text class="empty" x="' + (W / 2) + '" y="' + (H / 2) + '" text-anchor="middle">waiting for data…</text></svg>';
     }

@@ -139,6 +139,46 @@ class PageInChromiumTest {
         screenshot(demo.pageUri() + "#/history", Path.of("target", "screenshots", "page-history.png"));
     }
 
+    @Test
+    void theChartsShowHistoryIngestedBeforeThePageWasOpened() throws Exception {
+        String run = "demo-sana-1600m-memory-creep";
+        // Wait until the collector holds a couple of minutes (its clock) of the run, steps included.
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+            JsonNode series = series(run);
+            JsonNode points = series.path("points");
+            assertThat(points.size()).isGreaterThan(30);
+            assertThat(series.path("now_ts").asDouble() - points.get(0).path("ts").asDouble()).isGreaterThan(120);
+            assertThat(series.path("steps").size()).isGreaterThan(3);
+        });
+        // Everything the page could record by itself is stamped at or after this (the collector's now, which the
+        // page adopts as its own clock when ahead); anything older on a chart came from the series endpoint.
+        JsonNode before = series(run);
+        double openedAt = before.path("now_ts").asDouble();
+        double oldest = before.at("/points/0/ts").asDouble();
+
+        String dom = chromium("--dump-dom", demo.pageUri() + "#/runs/" + run);
+        assertContains(dom, "data-ready=\"true\"", "data-series=\"true\"", "<h2>" + run + "</h2>");
+        for (String chart : List.of("vram", "step-time", "utilization", "data-wait", "throughput")) {
+            Matcher m = Pattern.compile("data-plot=\"" + chart + "\" data-points=\"(\\d+)\" data-from=\"([0-9.]+)\"")
+                    .matcher(dom);
+            assertThat(m.find()).as("chart %s drawn with data", chart).isTrue();
+            double from = Double.parseDouble(m.group(2));
+            assertThat(from).as("chart %s starts before the page was opened", chart).isLessThan(openedAt - 60);
+            assertThat(from).as("chart %s starts where the collector's history does", chart)
+                    .isGreaterThanOrEqualTo(oldest - 1);
+            // Ten polls of its own could draw at most about ten points.
+            assertThat(Integer.parseInt(m.group(1))).as("points in chart %s", chart).isGreaterThan(20);
+        }
+    }
+
+    private JsonNode series(String run) throws IOException, InterruptedException {
+        HttpResponse<String> response = http.send(HttpRequest.newBuilder(
+                demo.pageUri().resolve("v1/runs/" + run + "/series?gpus=false")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+        return JSON.readTree(response.body());
+    }
+
     /** Like AssertJ's contains, without printing the whole DOM when it fails. */
     private static void assertContains(String dom, String... parts) {
         for (String part : parts) {

@@ -37,4 +37,9 @@ public interface StepSeries extends TimeOrdered {
 
     int bucketWidth(int i);
 
+    /** Training loss of the report, NaN when it did not say. */
+    default double loss(int i) {
+        return Double.NaN;
+    }
+
 }

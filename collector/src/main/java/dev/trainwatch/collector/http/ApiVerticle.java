@@ -3,6 +3,7 @@ package dev.trainwatch.collector.http;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.trainwatch.collector.CollectorConfig;
 import dev.trainwatch.collector.metrics.MetricsExporter;
+import dev.trainwatch.collector.series.SeriesRequest;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.IngestResult;
 import dev.trainwatch.collector.state.RunView;
@@ -129,6 +130,7 @@ public final class ApiVerticle extends VerticleBase {
         ingest(router.route(HttpMethod.POST, "/v1/samples")).handler(this::postSamples);
         router.get("/v1/runs").handler(this::listRuns);
         router.get("/v1/runs/:run_id").handler(this::getRun);
+        router.get("/v1/runs/:run_id/series").handler(this::getSeries);
         router.get("/metrics").handler(this::scrape);
         router.get("/healthz").handler(this::health);
         StaticHandler page = StaticHandler.create("webroot").setCachingEnabled(false).setDirectoryListing(false);
@@ -144,6 +146,10 @@ public final class ApiVerticle extends VerticleBase {
                 + ctx.request().method() + " " + BodyDecoder.printable(ctx.request().path(), 80)));
         router.errorHandler(405, ctx -> error(ctx, ApiError.METHOD_NOT_ALLOWED, "method "
                 + ctx.request().method() + " not allowed on " + BodyDecoder.printable(ctx.request().path(), 80)));
+        // A query string that does not decode (e.g. "?x=%") fails while Vert.x matches a route with path
+        // parameters, before any handler or failure handler runs: without this it would answer a plain-text 400.
+        router.errorHandler(400, ctx -> error(ctx, ApiError.BAD_REQUEST, ctx.failure() instanceof ApiError api
+                ? api.getMessage() : "malformed URL: the query string or path does not decode (check its %-escapes)"));
         router.errorHandler(500, this::failure);
         return router;
     }
@@ -271,6 +277,32 @@ public final class ApiVerticle extends VerticleBase {
             throw new ApiError(ApiError.NOT_FOUND, "unknown run '" + BodyDecoder.printable(runId, 128) + "'");
         }
         respond(ctx, 200, run.get());
+    }
+
+    private void getSeries(RoutingContext ctx) {
+        String runId = ctx.pathParam("run_id");
+        // Parameters first: a malformed request is 400 whether or not the run exists.
+        SeriesRequest request = SeriesParams.parse(ctx.queryParam("since"), ctx.queryParam("max_points"),
+                ctx.queryParam("gpus"));
+        if (!InputValidator.RUN_ID.matcher(runId).matches()) {
+            throw unknownRun(runId);
+        }
+        // A long series of a many-GPU run takes milliseconds to build and encode: off the event loop, like /metrics.
+        vertx.executeBlocking(() -> fleet.series(runId, request).map(ApiVerticle::encode), false)
+                .onComplete(result -> {
+                    if (result.failed()) {
+                        ctx.fail(result.cause());
+                    } else if (result.result().isEmpty()) {
+                        ctx.fail(unknownRun(runId));
+                    } else {
+                        ctx.response().setStatusCode(200).putHeader(HttpHeaders.CONTENT_TYPE, JSON)
+                                .end(Buffer.buffer(result.result().get()));
+                    }
+                });
+    }
+
+    private static ApiError unknownRun(String runId) {
+        return new ApiError(ApiError.NOT_FOUND, "unknown run '" + BodyDecoder.printable(runId, 128) + "'");
     }
 
     private void scrape(RoutingContext ctx) {

@@ -12,6 +12,9 @@ import dev.trainwatch.collector.detect.RankSeries;
 import dev.trainwatch.collector.detect.RunContext;
 import dev.trainwatch.collector.detect.StepSeries;
 import dev.trainwatch.collector.detect.WindowStats;
+import dev.trainwatch.collector.series.RunSeries;
+import dev.trainwatch.collector.series.SeriesBuilder;
+import dev.trainwatch.collector.series.SeriesRequest;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.InvalidSpecException;
@@ -399,6 +402,41 @@ public final class Fleet {
         synchronized (lock) {
             RunState run = runId == null ? null : runs.get(runId);
             return run == null ? Optional.empty() : Optional.of(view(run, now()));
+        }
+    }
+
+    /**
+     * A run's recent history from the in-memory windows ({@code GET /v1/runs/{id}/series}), built under the lock
+     * in time linear in the entries read. Empty when the run is unknown.
+     */
+    public Optional<RunSeries> series(String runId, SeriesRequest request) {
+        Objects.requireNonNull(request, "request");
+        synchronized (lock) {
+            RunState run = runId == null ? null : runs.get(runId);
+            if (run == null) {
+                return Optional.empty();
+            }
+            List<GpuState> gs = runGpus(run);
+            List<GpuSeries> windows = new ArrayList<>(gs.size());
+            double capacity = Double.NaN;
+            for (GpuState g : gs) {
+                windows.add(g.window);
+                double total = g.window.memoryTotalBytes();
+                if (!Double.isNaN(total) && !(total >= capacity)) {
+                    capacity = total;
+                }
+            }
+            Estimate e = run.estimate;
+            if (Double.isNaN(capacity) && e != null && e.gpuMemoryBytes() > 0) {
+                capacity = e.gpuMemoryBytes();
+            }
+            RunSeries.Predicted predicted = e == null ? null
+                    : new RunSeries.Predicted(e.stepSeconds() > 0 ? e.stepSeconds() : null,
+                            e.peakMemoryBytes() > 0 ? e.peakMemoryBytes() : null,
+                            e.samplesPerSecond() > 0 ? e.samplesPerSecond() : null);
+            return Optional.of(SeriesBuilder.build(new SeriesBuilder.Source(run.runId, now(), windowSeconds,
+                    run.firstSeen, run.steps, windows, predicted, toLong(capacity), specSamplesPerStep(run)),
+                    request));
         }
     }
 
@@ -947,7 +985,31 @@ public final class Fleet {
                 nan(WindowStats.stepShare(steps, ranks, fromSteps, WindowStats.StepPart.VAE)),
                 utilN > 0 ? utilSum / utilN : null, nan(samplesPerSecond(run, stepSeconds, fromSteps)),
                 run.lastStep >= 0 ? run.lastStep : null, nan(run.lastStepTs), bucketH, bucketW, gs.size(),
-                anyPower ? power : null);
+                anyPower ? power : null, rankViews(run, fromSteps));
+    }
+
+    /** Each rank's own reports in the window, when at least two ranks have some; else null. */
+    private static List<RankView> rankViews(RunState run, double fromTs) {
+        RankWindows ranks = run.ranks;
+        if (ranks == null || ranks.count() < 2) {
+            return null;
+        }
+        List<RankView> out = new ArrayList<>(ranks.count());
+        for (int k = 0; k < ranks.count(); k++) {
+            StepSeries s = ranks.steps(k);
+            int reports = WindowStats.reports(s, fromTs);
+            if (reports == 0) {
+                continue;
+            }
+            int rank = ranks.rank(k);
+            out.add(new RankView(rank, rank == ranks.lead() ? Boolean.TRUE : null, reports,
+                    nan(WindowStats.meanStepSeconds(s, fromTs)),
+                    nan(WindowStats.stepShare(s, fromTs, WindowStats.StepPart.DATA)),
+                    nan(WindowStats.stepShare(s, fromTs, WindowStats.StepPart.TEXT_ENCODER)),
+                    nan(WindowStats.stepShare(s, fromTs, WindowStats.StepPart.VAE)), s.step(s.size() - 1),
+                    s.ts(s.size() - 1)));
+        }
+        return out.size() >= 2 ? List.copyOf(out) : null;
     }
 
     /** Samples per second over all ranks: from the reports' sample counts, else the spec's global batch. */
@@ -965,6 +1027,20 @@ public final class Fleet {
             }
         }
         return perStep / stepSeconds;
+    }
+
+    /**
+     * Samples per step over all ranks by the spec (global batch), NaN when it does not say: the series' fallback
+     * for reports without a sample count, as {@link #samplesPerSecond} does for the run view.
+     */
+    private static double specSamplesPerStep(RunState run) {
+        if (run.estimate == null || run.estimate.spec() == null || run.estimate.spec().batch() == null) {
+            return Double.NaN;
+        }
+        RunSpec s = run.estimate.spec();
+        int dp = s.gpus() != null ? s.gpus() : 1;
+        int accumulation = s.gradAccumulation() != null ? s.gradAccumulation() : 1;
+        return (double) s.batch() * dp * accumulation;
     }
 
     private ComparisonView comparison(RunState run, ObservedView o) {

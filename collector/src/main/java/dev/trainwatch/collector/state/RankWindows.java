@@ -33,7 +33,7 @@ import java.util.Arrays;
 final class RankWindows implements RankSeries {
 
     /** Reports kept per rank. */
-    static final int ENTRIES_PER_RANK = 32;
+    static final int ENTRIES_PER_RANK = 16;
     /** Ranks tracked per run. */
     static final int MAX_RANKS = 256;
     /** A lead rank silent this long while another rank reports hands the lead on. */

@@ -23,6 +23,8 @@ final class StepWindow implements StepSeries {
     private final int[] rank;
     private final int[] bucketH;
     private final int[] bucketW;
+    /** Kept for {@code GET /v1/runs/{id}/series} (the loss curve); no detector reads it. */
+    private final double[] loss;
     private int head;
     private int size;
 
@@ -41,6 +43,7 @@ final class StepWindow implements StepSeries {
         rank = new int[capacity];
         bucketH = new int[capacity];
         bucketW = new int[capacity];
+        loss = new double[capacity];
     }
 
     /** Adds a report stamped {@code reportTs}; the caller has checked step and time are present and sane. */
@@ -62,6 +65,7 @@ final class StepWindow implements StepSeries {
         rank[i] = e.rank() != null && e.rank() >= 0 ? e.rank() : -1;
         bucketH[i] = e.bucketHeight() != null && e.bucketHeight() > 0 ? e.bucketHeight() : -1;
         bucketW[i] = e.bucketWidth() != null && e.bucketWidth() > 0 ? e.bucketWidth() : -1;
+        loss[i] = e.loss() != null && Double.isFinite(e.loss()) ? e.loss() : Double.NaN;
         size++;
     }
 
@@ -145,5 +149,10 @@ final class StepWindow implements StepSeries {
     @Override
     public int bucketWidth(int i) {
         return bucketW[slot(i)];
+    }
+
+    @Override
+    public double loss(int i) {
+        return loss[slot(i)];
     }
 }

@@ -167,7 +167,9 @@ class HostileRequestsFuzzTest {
         private static final String[] ODD_PATHS = {"/v1/runs/", "/v1/runs/%00", "/v1/runs/..%2F..%2Fetc",
             "/v1/runs/" + "x".repeat(300), "/v1/runs/a%20b/steps", "/v1//samples", "/metrics/../v1/samples",
             "/static/../../etc/passwd", "/static/%2e%2e/%2e%2e/pom.xml", "/v1/runs/run\u00e9", "/%ff%fe",
-            "/v1/runs/id?x=1&x=2", "/healthz/extra", "/v1/samples?" + "q".repeat(2000)};
+            "/v1/runs/id?x=1&x=2", "/healthz/extra", "/v1/samples?" + "q".repeat(2000),
+            "/v1/runs/fuzz-run/series?since=%ff%fe", "/v1/runs/fuzz-run/series?max_points=%",
+            "/v1/runs/fuzz-run/series?since=2026-01-01T00:00:00+99:99&max_points=1%00"};
         private static final String[] JUNK_VALUES = {"\"str\"", "[]", "{}", "null", "true", "-1", "1e999", "-1e999",
             "99999999999999999999999999", "0.0000000000000000000000001", "\"\\u0000\"", "[[[[]]]]", "1.5",
             "-0", "\"" + "z".repeat(5000) + "\"", "NaN", "Infinity"};

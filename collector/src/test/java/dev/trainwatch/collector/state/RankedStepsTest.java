@@ -99,6 +99,37 @@ class RankedStepsTest {
     }
 
     @Test
+    void whenRankZerosReportsStopWhileTheOthersGoOnTheRunIsNotStalledAndEachStepStillCountsOnce() {
+        play(30, 4.0, -1, 0);
+        // Rank 0's log (or its node's agent) goes quiet; ranks 1-7 keep reporting for five more minutes.
+        List<Integer> countedFrom = new ArrayList<>();
+        int counted = 0;
+        for (int s = 31; s <= 105; s++) {
+            clock.advanceSeconds(4.0);
+            List<StepEvent> batch = new ArrayList<>();
+            for (int rank : ARRIVAL) {
+                if (rank != 0) {
+                    batch.add(new StepEvent((long) s, 4.0, 0.01, null, null, null, 1, null, null, null, null, null,
+                            null, rank, clock.seconds()));
+                }
+            }
+            List<StepEvent> c = fleet.ingestSteps("opensora", batch);
+            counted += c.size();
+            c.forEach(e -> countedFrom.add(e.rank()));
+            fleet.tick();
+        }
+        RunView run = fleet.run("opensora").orElseThrow();
+        assertThat(active(run, AnomalyKind.STALLED)).isNull();
+        assertThat(run.anomalies()).noneMatch(a -> a.kind() == AnomalyKind.STALLED);
+        // The lead passed to rank 1 once rank 0 had been silent for a minute: steps 31-45 (60 s) are not in the
+        // run's series, every step after it is, once.
+        assertThat(countedFrom).containsOnly(1);
+        assertThat(counted).isEqualTo(105 - 46 + 1);
+        assertThat(run.observed().lastStep()).isEqualTo(105);
+        assertThat(run.observed().stepSeconds()).isEqualTo(4.0);
+    }
+
+    @Test
     void aDataStarvedRankIsNamedAndTheRunsDataWaitIsThatRanksWait() {
         fleet.putSpec("opensora", spec());
         // Rank 5 waits 1.8 s of each 4 s step for its batch; every other rank waits for rank 5 at the all-reduce.
@@ -118,6 +149,19 @@ class RankedStepsTest {
                 + "gradient all-reduce");
         assertThat(starved.severity()).isEqualTo(dev.trainwatch.collector.detect.Severity.CRITICAL);
         assertThat(starved.suggestion()).startsWith("look at rank 5's input");
+        // The per-rank breakdown in the run view shows it too.
+        assertThat(run.observed().ranks()).extracting(RankView::rank).containsExactly(0, 1, 2, 3, 4, 5, 6, 7);
+        RankView rank0 = run.observed().ranks().get(0);
+        assertThat(rank0.lead()).isTrue();
+        assertThat(rank0.stepSeconds()).isEqualTo(4.0);
+        assertThat(rank0.dataWaitRatio()).isCloseTo(0.01 / 4.0, within(1e-9));
+        assertThat(rank0.reports()).isEqualTo(RankWindows.ENTRIES_PER_RANK);
+        assertThat(rank0.lastStep()).isEqualTo(120);
+        RankView rank5 = run.observed().ranks().get(5);
+        assertThat(rank5.lead()).isNull();
+        assertThat(rank5.stepSeconds()).isCloseTo(4.02, within(1e-9));
+        assertThat(rank5.dataWaitRatio()).isCloseTo(1.8 / 4.02, within(1e-9));
+        assertThat(rank5.vaeRatio()).isCloseTo(0.6 / 4.02, within(1e-9));
     }
 
     @Test
@@ -152,6 +196,8 @@ class RankedStepsTest {
         }
         assertThat(fleet.ingestSteps("single", rank0)).hasSize(5);
         assertThat(fleet.run("single").orElseThrow().observed().dataWaitRatio()).isCloseTo(0.1 / 1.5, within(1e-9));
+        assertThat(fleet.run("single").orElseThrow().observed().ranks()).isNull();
+        assertThat(fleet.run("pushed").orElseThrow().observed().ranks()).isNull();
     }
 
     @Test

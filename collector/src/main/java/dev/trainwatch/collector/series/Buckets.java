@@ -1,0 +1,55 @@
+package dev.trainwatch.collector.series;
+
+import java.util.Arrays;
+import java.util.function.IntToDoubleFunction;
+
+/**
+ * Splits time-ordered entries into at most {@code maxPoints} consecutive groups for downsampling. The first and the
+ * last entry are always groups of their own, so a downsampled series starts and ends exactly where the raw one
+ * does; the entries between are grouped by equal spans of time (not equal counts), so a burst of entries does
+ * not squeeze the rest of the chart. Pure function.
+ */
+final class Buckets {
+
+    private Buckets() {
+    }
+
+    /**
+     * @param n         number of entries
+     * @param ts        unix seconds of entry {@code i}, non-decreasing in {@code i}
+     * @param maxPoints most groups wanted, at least 3
+     * @return group boundaries: group {@code k} is entries {@code [bounds[k], bounds[k+1])}; {@code bounds[0] == 0},
+     *         the last element is {@code n}, and there are at most {@code maxPoints} groups (one per entry when
+     *         {@code n <= maxPoints})
+     */
+    static int[] split(int n, IntToDoubleFunction ts, int maxPoints) {
+        if (maxPoints < 3) {
+            throw new IllegalArgumentException("maxPoints must be at least 3");
+        }
+        if (n <= maxPoints) {
+            int[] bounds = new int[n + 1];
+            for (int i = 0; i <= n; i++) {
+                bounds[i] = i;
+            }
+            return bounds;
+        }
+        int bins = maxPoints - 2;
+        double first = ts.applyAsDouble(0);
+        double width = (ts.applyAsDouble(n - 1) - first) / bins;
+        int[] bounds = new int[maxPoints + 1];
+        int groups = 0;
+        bounds[groups++] = 0;
+        bounds[groups++] = 1;
+        int currentBin = -1;
+        for (int i = 1; i < n - 1; i++) {
+            int bin = width > 0 ? (int) Math.min(bins - 1, Math.max(0, (ts.applyAsDouble(i) - first) / width)) : 0;
+            if (bin != currentBin && i > 1) {
+                bounds[groups++] = i;
+            }
+            currentBin = bin;
+        }
+        bounds[groups++] = n - 1;
+        bounds[groups++] = n;
+        return Arrays.copyOf(bounds, groups);
+    }
+}

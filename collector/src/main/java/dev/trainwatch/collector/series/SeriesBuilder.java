@@ -1,0 +1,421 @@
+package dev.trainwatch.collector.series;
+
+import dev.trainwatch.collector.detect.GpuSeries;
+import dev.trainwatch.collector.detect.StepSeries;
+import dev.trainwatch.collector.detect.WindowStats;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+
+/**
+ * Turns a run's rolling windows (its step reports and its GPUs' entries) into a {@link RunSeries}: the raw series
+ * downsampled to at most {@code maxPoints} each, and the run as a whole on one time axis. Pure function over the
+ * {@link StepSeries} and {@link GpuSeries} read interfaces; the fleet calls it under its lock (the windows are live),
+ * and it runs in time linear in the entries read.
+ *
+ * <p>Bounds: at most {@code maxPoints} run points and step points, at most {@link #MAX_GPU_TRACKS} GPU series of
+ * together at most {@link #MAX_GPU_POINTS} points; with the largest {@code maxPoints} an answer stays within a few
+ * MB.
+ */
+public final class SeriesBuilder {
+
+    /** A GPU that sent nothing in a point's span still counts with a reading at most this old. */
+    public static final double GPU_HOLD_SECONDS = 30;
+    /** Step figures hold the latest report for at least this long (else three report gaps). */
+    public static final double MIN_STEP_HOLD_SECONDS = 30;
+    /** GPUs listed with their own series; the run's points aggregate all of them regardless. */
+    public static final int MAX_GPU_TRACKS = 64;
+    /** Points over all listed GPU series together (each gets its share, at least {@link #MIN_TRACK_POINTS}). */
+    public static final int MAX_GPU_POINTS = 8_192;
+    static final int MIN_TRACK_POINTS = SeriesRequest.MIN_POINTS;
+
+    /**
+     * What the builder reads.
+     *
+     * @param runId                   the run
+     * @param nowTs                   the collector's now
+     * @param windowSeconds           span of the collector's windows
+     * @param gpuFromTs               GPU entries before this (the run's first sighting) belong to whatever used the
+     *                                GPU before the run, and are left out
+     * @param steps                   the run's step reports
+     * @param gpus                    the run's GPUs
+     * @param predicted               the estimate's figures, null without a spec
+     * @param capacityBytes           the VRAM ceiling to draw, null when unknown
+     * @param samplesPerStepFallback  samples per step from the spec (global batch) for reports that do not say,
+     *                                NaN when unknown
+     */
+    public record Source(String runId, double nowTs, double windowSeconds, double gpuFromTs, StepSeries steps,
+                         List<? extends GpuSeries> gpus, RunSeries.Predicted predicted, Long capacityBytes,
+                         double samplesPerStepFallback) {
+    }
+
+    private SeriesBuilder() {
+    }
+
+    public static RunSeries build(Source src, SeriesRequest request) {
+        double from = request.sinceTs() == null ? Double.NEGATIVE_INFINITY : request.sinceTs();
+        double gpuFrom = Math.max(from, src.gpuFromTs());
+        int maxPoints = request.maxPoints();
+
+        SortedSteps steps = SortedSteps.of(src.steps(), from);
+        List<GpuSeries> gpus = new ArrayList<>(src.gpus());
+        gpus.sort(Comparator.comparing(GpuSeries::host, Comparator.nullsLast(Comparator.naturalOrder()))
+                .thenComparingInt(GpuSeries::index)
+                .thenComparing(GpuSeries::uuid, Comparator.nullsLast(Comparator.naturalOrder())));
+        int[] gpuStart = new int[gpus.size()];
+        for (int g = 0; g < gpus.size(); g++) {
+            gpuStart[g] = gpus.get(g).firstIndexAtOrAfter(gpuFrom);
+        }
+
+        boolean downsampled = false;
+
+        // The steps on their own.
+        int[] stepBounds = Buckets.split(steps.size(), steps::ts, maxPoints);
+        downsampled |= steps.size() > maxPoints;
+        List<RunSeries.StepPoint> stepPoints = new ArrayList<>(stepBounds.length - 1);
+        for (int k = 0; k + 1 < stepBounds.length; k++) {
+            stepPoints.add(steps.point(stepBounds[k], stepBounds[k + 1], src.samplesPerStepFallback()));
+        }
+
+        // Each GPU on its own (the first MAX_GPU_TRACKS of them, sharing MAX_GPU_POINTS).
+        List<RunSeries.GpuTrack> tracks = null;
+        Integer omitted = null;
+        if (request.includeGpus()) {
+            int listed = Math.min(gpus.size(), MAX_GPU_TRACKS);
+            int perTrack = listed == 0 ? maxPoints
+                    : Math.max(MIN_TRACK_POINTS, Math.min(maxPoints, MAX_GPU_POINTS / listed));
+            tracks = new ArrayList<>(listed);
+            for (int g = 0; g < listed; g++) {
+                GpuSeries gpu = gpus.get(g);
+                int start = gpuStart[g];
+                int n = gpu.size() - start;
+                int[] bounds = Buckets.split(n, i -> gpu.ts(start + i), perTrack);
+                List<RunSeries.GpuPoint> points = new ArrayList<>(bounds.length - 1);
+                GpuAccumulator acc = new GpuAccumulator();
+                for (int k = 0; k + 1 < bounds.length; k++) {
+                    acc.reset();
+                    for (int i = start + bounds[k]; i < start + bounds[k + 1]; i++) {
+                        acc.add(gpu, i);
+                    }
+                    points.add(acc.point());
+                }
+                downsampled |= n > perTrack;
+                tracks.add(new RunSeries.GpuTrack(gpu.uuid(), gpu.host(), gpu.index(), gpu.name(),
+                        toLong(gpu.memoryTotalBytes()), n > perTrack, points));
+            }
+            omitted = gpus.size() > listed ? gpus.size() - listed : null;
+        }
+
+        // The run as a whole: every distinct time any GPU or step report has, grouped like the others.
+        double[] times = timeline(gpus, gpuStart, steps);
+        downsampled |= times.length > maxPoints;
+        List<RunSeries.RunPoint> runPoints = runPoints(times, maxPoints, gpus, gpuStart, steps,
+                stepHold(src.steps()), src.samplesPerStepFallback());
+
+        return new RunSeries(src.runId(), src.nowTs(), src.windowSeconds(), request.sinceTs(), maxPoints,
+                downsampled, src.predicted(), src.capacityBytes(), runPoints, stepPoints, tracks, omitted);
+    }
+
+    /** How long step figures are carried forward: a few report gaps, at least {@link #MIN_STEP_HOLD_SECONDS}. */
+    private static double stepHold(StepSeries steps) {
+        double gap = WindowStats.expectedReportGapSeconds(steps);
+        return Double.isNaN(gap) ? MIN_STEP_HOLD_SECONDS : Math.max(MIN_STEP_HOLD_SECONDS, 3 * gap);
+    }
+
+    /** Distinct timestamps (to the millisecond) of the GPU entries and step reports read, ascending. */
+    private static double[] timeline(List<GpuSeries> gpus, int[] gpuStart, SortedSteps steps) {
+        int total = steps.size();
+        for (int g = 0; g < gpus.size(); g++) {
+            total += gpus.get(g).size() - gpuStart[g];
+        }
+        double[] all = new double[total];
+        int n = 0;
+        for (int g = 0; g < gpus.size(); g++) {
+            GpuSeries gpu = gpus.get(g);
+            for (int i = gpuStart[g]; i < gpu.size(); i++) {
+                all[n++] = Math.rint(gpu.ts(i) * 1000) / 1000;
+            }
+        }
+        for (int p = 0; p < steps.size(); p++) {
+            all[n++] = Math.rint(steps.ts(p) * 1000) / 1000;
+        }
+        Arrays.sort(all);
+        int distinct = 0;
+        for (int i = 0; i < all.length; i++) {
+            if (distinct == 0 || all[i] != all[distinct - 1]) {
+                all[distinct++] = all[i];
+            }
+        }
+        return Arrays.copyOf(all, distinct);
+    }
+
+    private static List<RunSeries.RunPoint> runPoints(double[] times, int maxPoints, List<GpuSeries> gpus,
+                                                      int[] gpuStart, SortedSteps steps, double stepHold,
+                                                      double samplesPerStepFallback) {
+        int[] bounds = Buckets.split(times.length, i -> times[i], maxPoints);
+        List<RunSeries.RunPoint> out = new ArrayList<>(bounds.length - 1);
+        int[] next = gpuStart.clone(); // per GPU: first entry not yet consumed
+        int nextStep = 0;
+        GpuAccumulator acc = new GpuAccumulator();
+        for (int k = 0; k + 1 < bounds.length; k++) {
+            double from = times[bounds[k]];
+            // A GPU entry belongs to the point whose span holds its (millisecond-rounded) time.
+            double to = times[bounds[k + 1] - 1] + 0.0005;
+            double tsSum = 0;
+            for (int i = bounds[k]; i < bounds[k + 1]; i++) {
+                tsSum += times[i];
+            }
+            double ts = tsSum / (bounds[k + 1] - bounds[k]);
+
+            double memory = Double.NaN;
+            double utilSum = 0;
+            int utilN = 0;
+            double utilMin = Double.NaN;
+            double idle = Double.NaN;
+            double power = 0;
+            boolean anyPower = false;
+            int contributing = 0;
+            for (int g = 0; g < gpus.size(); g++) {
+                GpuSeries gpu = gpus.get(g);
+                int i = next[g];
+                while (i < gpu.size() && gpu.ts(i) < to) {
+                    i++;
+                }
+                acc.reset();
+                if (i > next[g]) {
+                    for (int j = next[g]; j < i; j++) {
+                        acc.add(gpu, j);
+                    }
+                } else if (i > gpuStart[g] && from - gpu.ts(i - 1) <= GPU_HOLD_SECONDS) {
+                    acc.add(gpu, i - 1); // nothing new in this span: the latest reading still stands
+                }
+                next[g] = i;
+                if (acc.entries == 0) {
+                    continue;
+                }
+                contributing++;
+                memory = maxNan(memory, acc.memory);
+                double u = acc.mean(acc.utilSum, acc.utilN);
+                if (!Double.isNaN(u)) {
+                    utilSum += u;
+                    utilN++;
+                }
+                utilMin = minNan(utilMin, acc.utilMin);
+                idle = maxNan(idle, acc.mean(acc.idleSum, acc.idleN));
+                double p = acc.mean(acc.powerSum, acc.powerN);
+                if (!Double.isNaN(p)) {
+                    power += p;
+                    anyPower = true;
+                }
+            }
+
+            int s = nextStep;
+            while (s < steps.size() && steps.ts(s) < to) {
+                s++;
+            }
+            RunSeries.StepPoint step = null;
+            if (s > nextStep) {
+                step = steps.point(nextStep, s, samplesPerStepFallback);
+            } else if (s > 0 && from - steps.ts(s - 1) <= stepHold) {
+                step = steps.point(s - 1, s, samplesPerStepFallback);
+            }
+            nextStep = s;
+
+            out.add(new RunSeries.RunPoint(ts, toLong(memory), utilN > 0 ? ratio(utilSum / utilN) : null,
+                    ratio(utilMin), ratio(idle), anyPower ? rounded(power, 100) : null,
+                    contributing > 0 ? contributing : null,
+                    step == null ? null : step.step(), step == null ? null : step.stepSeconds(),
+                    step == null ? null : step.dataWaitRatio(), step == null ? null : step.samplesPerSecond(),
+                    step == null ? null : step.loss()));
+        }
+        return out;
+    }
+
+    /** The step reports at or after a time, ordered by their time (reports may arrive out of order). */
+    private static final class SortedSteps {
+        private final StepSeries series;
+        private final int[] order;
+        private final double[] ts;
+
+        private SortedSteps(StepSeries series, int[] order, double[] ts) {
+            this.series = series;
+            this.order = order;
+            this.ts = ts;
+        }
+
+        static SortedSteps of(StepSeries s, double fromTs) {
+            int n = 0;
+            Integer[] boxed = new Integer[s.size()];
+            for (int i = 0; i < s.size(); i++) {
+                if (s.ts(i) >= fromTs) {
+                    boxed[n++] = i;
+                }
+            }
+            Integer[] kept = Arrays.copyOf(boxed, n);
+            Arrays.sort(kept, Comparator.comparingDouble(s::ts)); // stable: equal times keep arrival order
+            int[] order = new int[n];
+            double[] ts = new double[n];
+            for (int p = 0; p < n; p++) {
+                order[p] = kept[p];
+                ts[p] = s.ts(kept[p]);
+            }
+            return new SortedSteps(s, order, ts);
+        }
+
+        int size() {
+            return order.length;
+        }
+
+        double ts(int p) {
+            return ts[p];
+        }
+
+        /** The reports at sorted positions {@code [lo, hi)} as one point, weighted by the steps each covers. */
+        RunSeries.StepPoint point(int lo, int hi, double samplesPerStepFallback) {
+            double tsSum = 0;
+            long step = Long.MIN_VALUE;
+            double timeSteps = 0;
+            double stepCount = 0;
+            double dataPart = 0;
+            double dataTime = 0;
+            double samples = 0;
+            double samplesTime = 0;
+            double lossSum = 0;
+            int lossN = 0;
+            for (int p = lo; p < hi; p++) {
+                int i = order[p];
+                int k = series.intervalSteps(i);
+                double t = series.timeS(i);
+                tsSum += ts[p];
+                step = Math.max(step, series.step(i));
+                timeSteps += t * k;
+                stepCount += k;
+                double d = series.dataTimeS(i);
+                if (!Double.isNaN(d)) {
+                    dataPart += Math.min(d, t) * k;
+                    dataTime += t * k;
+                }
+                double n = series.samples(i);
+                if (!Double.isNaN(n)) {
+                    samples += n * k;
+                    samplesTime += t * k;
+                }
+                double loss = series.loss(i);
+                if (!Double.isNaN(loss)) {
+                    lossSum += loss;
+                    lossN++;
+                }
+            }
+            double stepSeconds = timeSteps / stepCount;
+            Double throughput = samplesTime > 0 ? Double.valueOf(samples / samplesTime)
+                    : samplesPerStepFallback > 0 && stepSeconds > 0 ? Double.valueOf(samplesPerStepFallback / stepSeconds)
+                    : null;
+            return new RunSeries.StepPoint(tsSum / (hi - lo), step, stepSeconds,
+                    dataTime > 0 ? dataPart / dataTime : null, throughput, lossN > 0 ? lossSum / lossN : null,
+                    hi - lo);
+        }
+    }
+
+    /** Merges window entries of one GPU the way the window merges polls: max memory, means, min of minimum. */
+    private static final class GpuAccumulator {
+        int entries;
+        double tsSum;
+        double memory;
+        double utilSum;
+        int utilN;
+        double utilMin;
+        double idleSum;
+        int idleN;
+        double smSum;
+        int smN;
+        double smMax;
+        double powerSum;
+        int powerN;
+        double temperature;
+
+        void reset() {
+            entries = 0;
+            tsSum = 0;
+            memory = Double.NaN;
+            utilSum = 0;
+            utilN = 0;
+            utilMin = Double.NaN;
+            idleSum = 0;
+            idleN = 0;
+            smSum = 0;
+            smN = 0;
+            smMax = Double.NaN;
+            powerSum = 0;
+            powerN = 0;
+            temperature = Double.NaN;
+        }
+
+        void add(GpuSeries g, int i) {
+            entries++;
+            tsSum += g.ts(i);
+            memory = maxNan(memory, g.memoryUsedBytes(i));
+            double u = g.utilizationRatio(i);
+            if (!Double.isNaN(u)) {
+                utilSum += u;
+                utilN++;
+            }
+            utilMin = minNan(utilMin, g.utilizationMinRatio(i));
+            double idle = g.idleFraction(i);
+            if (!Double.isNaN(idle)) {
+                idleSum += idle;
+                idleN++;
+            }
+            double sm = g.smClockHz(i);
+            if (!Double.isNaN(sm)) {
+                smSum += sm;
+                smN++;
+            }
+            smMax = maxNan(smMax, g.smClockMaxHz(i));
+            double p = g.powerWatts(i);
+            if (!Double.isNaN(p)) {
+                powerSum += p;
+                powerN++;
+            }
+            temperature = maxNan(temperature, g.temperatureCelsius(i));
+        }
+
+        double mean(double sum, int n) {
+            return n > 0 ? sum / n : Double.NaN;
+        }
+
+        RunSeries.GpuPoint point() {
+            return new RunSeries.GpuPoint(tsSum / entries, toLong(memory), ratio(mean(utilSum, utilN)), ratio(utilMin),
+                    ratio(mean(idleSum, idleN)), toLong(mean(smSum, smN)), toLong(smMax),
+                    rounded(mean(powerSum, powerN), 100), rounded(temperature, 10));
+        }
+    }
+
+    private static double maxNan(double a, double b) {
+        return Double.isNaN(a) ? b : Double.isNaN(b) ? a : Math.max(a, b);
+    }
+
+    private static double minNan(double a, double b) {
+        return Double.isNaN(a) ? b : Double.isNaN(b) ? a : Math.min(a, b);
+    }
+
+    /**
+     * A ratio to 4 decimals: the window keeps GPU readings as floats, whose widening to double would otherwise
+     * put digits like 0.8999999761581421 on the wire (and a third more bytes in every point).
+     */
+    private static Double ratio(double v) {
+        return rounded(v, 10_000);
+    }
+
+    private static Double rounded(double v, double scale) {
+        return Double.isFinite(v) ? Math.round(v * scale) / scale : null;
+    }
+
+    private static Double nan(double v) {
+        return Double.isFinite(v) ? v : null;
+    }
+
+    private static Long toLong(double v) {
+        return Double.isFinite(v) ? Math.round(v) : null;
+    }
+}
