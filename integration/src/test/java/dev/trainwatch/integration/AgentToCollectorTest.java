@@ -184,6 +184,9 @@ class AgentToCollectorTest {
         assertThat(run.at("/observed/samples_per_second").asDouble()).isEqualTo(2.0);
         assertThat(run.at("/observed/last_step").asLong()).isEqualTo(written[0]);
         assertThat(run.at("/observed/data_wait_ratio").asDouble()).isCloseTo(0.45, within(1e-9));
+        assertThat(run.at("/observed/ranks")).hasSize(8);
+        assertThat(run.at("/observed/ranks/5/data_wait_ratio").asDouble()).isCloseTo(0.45, within(1e-9));
+        assertThat(run.at("/observed/ranks/0/data_wait_ratio").asDouble()).isCloseTo(0.0025, within(1e-9));
         HttpResponse<String> scrape = http.send(HttpRequest.newBuilder(collector.server().uri().resolve("/metrics"))
                 .build(), HttpResponse.BodyHandlers.ofString());
         assertThat(scrape.body()).contains("trainwatch_run_step_seconds_count{run_id=\"opensora-8\"} "

@@ -32,6 +32,17 @@ public final class WindowStats {
         return median(v);
     }
 
+    /** Mean seconds per step over the reports at or after {@code fromTs} (each report once), NaN when none. */
+    public static double meanStepSeconds(StepSeries s, double fromTs) {
+        double sum = 0;
+        int n = 0;
+        for (int i = s.firstIndexAtOrAfter(fromTs); i < s.size(); i++) {
+            sum += s.timeS(i);
+            n++;
+        }
+        return n > 0 ? sum / n : Double.NaN;
+    }
+
     /** Median of the values (NaN when empty). Sorts a copy. */
     public static double median(double[] values) {
         if (values.length == 0) {
@@ -91,15 +102,9 @@ public final class WindowStats {
     public static Map<Integer, Double> meanStepSecondsByRank(RankSeries ranks, double fromTs) {
         Map<Integer, Double> out = new LinkedHashMap<>();
         for (int k = 0; k < ranks.count(); k++) {
-            StepSeries r = ranks.steps(k);
-            double sum = 0;
-            int n = 0;
-            for (int i = r.firstIndexAtOrAfter(fromTs); i < r.size(); i++) {
-                sum += r.timeS(i);
-                n++;
-            }
-            if (n > 0) {
-                out.put(ranks.rank(k), sum / n);
+            double mean = meanStepSeconds(ranks.steps(k), fromTs);
+            if (!Double.isNaN(mean)) {
+                out.put(ranks.rank(k), mean);
             }
         }
         return out;

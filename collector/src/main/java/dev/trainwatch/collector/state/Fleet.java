@@ -986,7 +986,31 @@ public final class Fleet {
                 nan(WindowStats.stepShare(steps, ranks, fromSteps, WindowStats.StepPart.VAE)),
                 utilN > 0 ? utilSum / utilN : null, nan(samplesPerSecond(run, stepSeconds, fromSteps)),
                 run.lastStep >= 0 ? run.lastStep : null, nan(run.lastStepTs), bucketH, bucketW, gs.size(),
-                anyPower ? power : null);
+                anyPower ? power : null, rankViews(run, fromSteps));
+    }
+
+    /** Each rank's own reports in the window, when at least two ranks have some; else null. */
+    private static List<RankView> rankViews(RunState run, double fromTs) {
+        RankWindows ranks = run.ranks;
+        if (ranks == null || ranks.count() < 2) {
+            return null;
+        }
+        List<RankView> out = new ArrayList<>(ranks.count());
+        for (int k = 0; k < ranks.count(); k++) {
+            StepSeries s = ranks.steps(k);
+            int reports = WindowStats.reports(s, fromTs);
+            if (reports == 0) {
+                continue;
+            }
+            int rank = ranks.rank(k);
+            out.add(new RankView(rank, rank == ranks.lead() ? Boolean.TRUE : null, reports,
+                    nan(WindowStats.meanStepSeconds(s, fromTs)),
+                    nan(WindowStats.stepShare(s, fromTs, WindowStats.StepPart.DATA)),
+                    nan(WindowStats.stepShare(s, fromTs, WindowStats.StepPart.TEXT_ENCODER)),
+                    nan(WindowStats.stepShare(s, fromTs, WindowStats.StepPart.VAE)), s.step(s.size() - 1),
+                    s.ts(s.size() - 1)));
+        }
+        return out.size() >= 2 ? List.copyOf(out) : null;
     }
 
     /** Samples per second over all ranks: from the reports' sample counts, else the spec's global batch. */

@@ -19,10 +19,24 @@ package dev.trainwatch.collector.state;
  * @param largestBucketWidthPx   its width in pixels
  * @param gpuCount               GPUs attributed to the run
  * @param powerWatts             power draw summed over the run's GPUs
+ * @param ranks                  each rank's own reports, lowest rank first, when two or more ranks report each
+ *                               step (Open-Sora's timer lines, torchrun's {@code [rankN]:} prefixes); null
+ *                               otherwise. The fields above are the run's: its lead rank's step series, and for
+ *                               {@code dataWaitRatio} the largest rank's share
  */
 public record ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memoryTotalBytes, Double stepSeconds,
                            Double dataWaitRatio, Double textEncoderRatio, Double vaeRatio,
                            Double gpuUtilizationRatio, Double samplesPerSecond, Long lastStep, Double lastStepTs,
                            Integer largestBucketHeightPx, Integer largestBucketWidthPx, int gpuCount,
-                           Double powerWatts) {
+                           Double powerWatts, java.util.List<RankView> ranks) {
+
+    /** A view without a per-rank breakdown. */
+    public ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memoryTotalBytes, Double stepSeconds,
+                        Double dataWaitRatio, Double textEncoderRatio, Double vaeRatio, Double gpuUtilizationRatio,
+                        Double samplesPerSecond, Long lastStep, Double lastStepTs, Integer largestBucketHeightPx,
+                        Integer largestBucketWidthPx, int gpuCount, Double powerWatts) {
+        this(peakMemoryBytes, memoryUsedBytes, memoryTotalBytes, stepSeconds, dataWaitRatio, textEncoderRatio,
+                vaeRatio, gpuUtilizationRatio, samplesPerSecond, lastStep, lastStepTs, largestBucketHeightPx,
+                largestBucketWidthPx, gpuCount, powerWatts, null);
+    }
 }

@@ -37,6 +37,11 @@ class RankedStepsMetricsTest {
             JsonNode run = Json.MAPPER.readTree(collector.get("/v1/runs/os8").body());
             assertThat(run.at("/observed/step_seconds").asDouble()).isEqualTo(3.0);
             assertThat(run.at("/observed/last_step").asLong()).isEqualTo(20);
+            assertThat(run.at("/observed/ranks")).hasSize(8);
+            assertThat(run.at("/observed/ranks/0/lead").asBoolean()).isTrue();
+            assertThat(run.at("/observed/ranks/7/rank").asInt()).isEqualTo(7);
+            assertThat(run.at("/observed/ranks/7/step_seconds").asDouble()).isEqualTo(3.0);
+            assertThat(run.at("/observed/ranks/7").has("lead")).isFalse();
         }
     }
 }

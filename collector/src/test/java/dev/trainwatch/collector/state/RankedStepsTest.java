@@ -118,6 +118,19 @@ class RankedStepsTest {
                 + "gradient all-reduce");
         assertThat(starved.severity()).isEqualTo(dev.trainwatch.collector.detect.Severity.CRITICAL);
         assertThat(starved.suggestion()).startsWith("look at rank 5's input");
+        // The per-rank breakdown in the run view shows it too.
+        assertThat(run.observed().ranks()).extracting(RankView::rank).containsExactly(0, 1, 2, 3, 4, 5, 6, 7);
+        RankView rank0 = run.observed().ranks().get(0);
+        assertThat(rank0.lead()).isTrue();
+        assertThat(rank0.stepSeconds()).isEqualTo(4.0);
+        assertThat(rank0.dataWaitRatio()).isCloseTo(0.01 / 4.0, within(1e-9));
+        assertThat(rank0.reports()).isEqualTo(RankWindows.ENTRIES_PER_RANK);
+        assertThat(rank0.lastStep()).isEqualTo(120);
+        RankView rank5 = run.observed().ranks().get(5);
+        assertThat(rank5.lead()).isNull();
+        assertThat(rank5.stepSeconds()).isCloseTo(4.02, within(1e-9));
+        assertThat(rank5.dataWaitRatio()).isCloseTo(1.8 / 4.02, within(1e-9));
+        assertThat(rank5.vaeRatio()).isCloseTo(0.6 / 4.02, within(1e-9));
     }
 
     @Test
@@ -152,6 +165,8 @@ class RankedStepsTest {
         }
         assertThat(fleet.ingestSteps("single", rank0)).hasSize(5);
         assertThat(fleet.run("single").orElseThrow().observed().dataWaitRatio()).isCloseTo(0.1 / 1.5, within(1e-9));
+        assertThat(fleet.run("single").orElseThrow().observed().ranks()).isNull();
+        assertThat(fleet.run("pushed").orElseThrow().observed().ranks()).isNull();
     }
 
     @Test
