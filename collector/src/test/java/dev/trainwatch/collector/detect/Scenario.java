@@ -28,11 +28,12 @@ record Scenario(String description, RunSpec spec, int gpus, List<Phase> phases, 
 
     /**
      * Step reports every {@code everyS} seconds; {@code ranks} > 0 makes each rank report with its own time
-     * ({@code rankFactor} multiplies one rank's time). {@code timeJitter} alternates ± around {@code timeS}.
+     * ({@code rankFactor} multiplies one rank's time, {@code rankDataTimeS} replaces one rank's data time).
+     * {@code timeJitter} alternates ± around {@code timeS}.
      */
     record Steps(double everyS, double timeS, Double dataTimeS, Double lmTimeS, Double vaeTimeS,
                  Integer intervalSteps, List<Integer> bucket, Integer ranks, Map<String, Double> rankFactor,
-                 Double timeJitter, Double samples) {
+                 Double timeJitter, Double samples, Map<String, Double> rankDataTimeS) {
     }
 
     record Xid(double atS, int gpu, long xid) {

@@ -129,7 +129,9 @@ final class ScenarioPlayer {
                                 ? s.rankFactor().getOrDefault(Integer.toString(r), 1.0) : 1.0;
                         Integer bh = s.bucket() != null ? s.bucket().get(0) : null;
                         Integer bw = s.bucket() != null ? s.bucket().get(1) : null;
-                        events.add(new StepEvent(step, time * factor, s.dataTimeS(), null, s.lmTimeS(), s.vaeTimeS(),
+                        Double data = ranks > 0 && s.rankDataTimeS() != null
+                                ? s.rankDataTimeS().getOrDefault(Integer.toString(r), s.dataTimeS()) : s.dataTimeS();
+                        events.add(new StepEvent(step, time * factor, data, null, s.lmTimeS(), s.vaeTimeS(),
                                 interval, s.samples(), 0.1, 1e-4, 1.0, bh, bw, ranks > 0 ? r : null, now));
                     }
                     fleet.ingestSteps(RUN, events);

@@ -33,7 +33,7 @@ class ScenarioTest {
     @ValueSource(strings = {"healthy", "pixart-online-starved", "sana-loader-starved", "memory-ramp",
             "encoder-resident", "tf32-off", "idle-gpu", "throttling", "straggler-rank", "stalled", "xid-critical",
             "xid-informational", "xid-application", "agent-lost", "small-batch", "bucket-oom",
-            "step-ratio-boundary"})
+            "step-ratio-boundary", "rank-data-starved"})
     void raisesExactlyTheExpectedKindsWithoutFlapping(String name) {
         Scenario scenario = Scenario.load(name);
         Result r = play(name);
@@ -66,6 +66,15 @@ class ScenarioTest {
 
     private static Result play(String name) {
         return PLAYED.computeIfAbsent(name, n -> new ScenarioPlayer().play(Scenario.load(n)));
+    }
+
+    @Test
+    void theDataStarvedRankIsNamedWhileTheRunsStepsStayTheLeadRanks() {
+        Result r = play("rank-data-starved");
+        Transition starvation = r.raised(AnomalyKind.DATA_STARVATION).get(0);
+        assertThat(starvation.message()).startsWith("rank 5 waits for its input");
+        assertThat(starvation.anomaly().evidence()).containsEntry("rank", 5).containsEntry("ranks", 8);
+        assertThat(starvation.suggestion()).startsWith("look at rank 5's input");
     }
 
     @Test

@@ -99,6 +99,37 @@ class RankedStepsTest {
     }
 
     @Test
+    void whenRankZerosReportsStopWhileTheOthersGoOnTheRunIsNotStalledAndEachStepStillCountsOnce() {
+        play(30, 4.0, -1, 0);
+        // Rank 0's log (or its node's agent) goes quiet; ranks 1-7 keep reporting for five more minutes.
+        List<Integer> countedFrom = new ArrayList<>();
+        int counted = 0;
+        for (int s = 31; s <= 105; s++) {
+            clock.advanceSeconds(4.0);
+            List<StepEvent> batch = new ArrayList<>();
+            for (int rank : ARRIVAL) {
+                if (rank != 0) {
+                    batch.add(new StepEvent((long) s, 4.0, 0.01, null, null, null, 1, null, null, null, null, null,
+                            null, rank, clock.seconds()));
+                }
+            }
+            List<StepEvent> c = fleet.ingestSteps("opensora", batch);
+            counted += c.size();
+            c.forEach(e -> countedFrom.add(e.rank()));
+            fleet.tick();
+        }
+        RunView run = fleet.run("opensora").orElseThrow();
+        assertThat(active(run, AnomalyKind.STALLED)).isNull();
+        assertThat(run.anomalies()).noneMatch(a -> a.kind() == AnomalyKind.STALLED);
+        // The lead passed to rank 1 once rank 0 had been silent for a minute: steps 31-45 (60 s) are not in the
+        // run's series, every step after it is, once.
+        assertThat(countedFrom).containsOnly(1);
+        assertThat(counted).isEqualTo(105 - 46 + 1);
+        assertThat(run.observed().lastStep()).isEqualTo(105);
+        assertThat(run.observed().stepSeconds()).isEqualTo(4.0);
+    }
+
+    @Test
     void aDataStarvedRankIsNamedAndTheRunsDataWaitIsThatRanksWait() {
         fleet.putSpec("opensora", spec());
         // Rank 5 waits 1.8 s of each 4 s step for its batch; every other rank waits for rank 5 at the all-reduce.
