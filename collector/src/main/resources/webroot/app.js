@@ -15,6 +15,8 @@
     selected: null,
     history: {},            // run id -> [point], the client-side rolling buffer
     seriesEndpoint: true,   // set false once the collector answers 404 to /v1/runs/{id}/series
+    seriesFor: null,        // the run whose whole series was fetched last, and when (ms): later polls ask only
+    seriesFullAt: 0,        // for what is new
     metricsEndpoint: true,  // set false when /metrics is missing or too large to read every second
     serverNow: null,        // the collector's idea of now (its clock may differ from the browser's)
     timer: null,
@@ -169,7 +171,19 @@
   // each GPU's; see docs/API.md). Its points replace the page's own buffer for that span, so a freshly opened page
   // shows the past too; what the page recorded before that span stays, so a page left open keeps more than the
   // collector's window.
-  var SERIES_QUERY = '?gpus=false&max_points=' + 600;
+  var SERIES_POINTS = 600;           // the collector's default window at one point a second
+  var SERIES_FULL_EVERY_MS = 60000;  // between whole fetches, ask only for the last few seconds (since=…)
+  var SERIES_OVERLAP_SECONDS = 5;    // the newest entries may still be merging polls: fetch them again
+
+  function seriesRequest(id) {
+    var url = '/v1/runs/' + encodeURIComponent(id) + '/series?gpus=false&max_points=' + SERIES_POINTS;
+    var buffer = state.history[id] || [];
+    var incremental = state.seriesFor === id && buffer.length > 0 && Date.now() - state.seriesFullAt < SERIES_FULL_EVERY_MS;
+    if (incremental) {
+      url += '&since=' + Math.floor((buffer[buffer.length - 1].t - SERIES_OVERLAP_SECONDS) * 1000);
+    }
+    return { url: url, full: !incremental };
+  }
 
   function seriesPoints(body, run) {
     var points = Array.isArray(body) ? body : (body && (body.points || body.series)) || [];
@@ -288,13 +302,24 @@
       state.runs.forEach(function (run) { if (runIdOf(run) !== state.selected) { record(run, now); } });
       if (!state.selected) { return null; }
       var id = state.selected;
-      return Promise.all([getJson('/v1/runs/' + encodeURIComponent(id)), gpuReadings()]).then(function (results) {
+      // With the collector's series the page records nothing itself for the selected run (and needs no /metrics).
+      var series = state.seriesEndpoint;
+      return Promise.all([getJson('/v1/runs/' + encodeURIComponent(id)), series ? null : gpuReadings()]).then(function (results) {
         var detail = results[0];
         state.detail = detail;
-        record(detail, now, summarizeGpus(results[1], detail));
-        if (!state.seriesEndpoint) { return; }
-        return getJson('/v1/runs/' + encodeURIComponent(id) + '/series' + SERIES_QUERY).then(function (series) {
-          mergeSeries(id, seriesPoints(series, detail));
+        if (!series) {
+          record(detail, now, summarizeGpus(results[1], detail));
+          return;
+        }
+        var request = seriesRequest(id);
+        return getJson(request.url).then(function (body) {
+          mergeSeries(id, seriesPoints(body, detail));
+          if (request.full) {
+            state.seriesFor = id;
+            state.seriesFullAt = Date.now();
+          } else {
+            document.body.dataset.seriesUpdates = String(Number(document.body.dataset.seriesUpdates || 0) + 1);
+          }
         }, function (err) {
           if (err.status === 404 || err.status === 405) { state.seriesEndpoint = false; }
         });

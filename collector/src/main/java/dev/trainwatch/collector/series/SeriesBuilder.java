@@ -38,6 +38,8 @@ public final class SeriesBuilder {
      * @param windowSeconds           span of the collector's windows
      * @param gpuFromTs               GPU entries before this (the run's first sighting) belong to whatever used the
      *                                GPU before the run, and are left out
+     * @param gpuToTs                 GPU entries after this (the run's end; infinite while it runs) belong to
+     *                                whatever uses the GPU next, and are left out
      * @param steps                   the run's step reports
      * @param gpus                    the run's GPUs
      * @param predicted               the estimate's figures, null without a spec
@@ -45,7 +47,8 @@ public final class SeriesBuilder {
      * @param samplesPerStepFallback  samples per step from the spec (global batch) for reports that do not say,
      *                                NaN when unknown
      */
-    public record Source(String runId, double nowTs, double windowSeconds, double gpuFromTs, StepSeries steps,
+    public record Source(String runId, double nowTs, double windowSeconds, double gpuFromTs, double gpuToTs,
+                         StepSeries steps,
                          List<? extends GpuSeries> gpus, RunSeries.Predicted predicted, Long capacityBytes,
                          double samplesPerStepFallback) {
     }
@@ -58,24 +61,37 @@ public final class SeriesBuilder {
         double gpuFrom = Math.max(from, src.gpuFromTs());
         int maxPoints = request.maxPoints();
 
-        SortedSteps steps = SortedSteps.of(src.steps(), from);
+        // Readings from shortly before `since` are read too, only to carry into the first points: a point's
+        // values do not depend on where the caller's range starts.
+        double stepHold = stepHold(src.steps());
+        SortedSteps steps = SortedSteps.of(src.steps(), from - stepHold, from);
         List<GpuSeries> gpus = new ArrayList<>(src.gpus());
         gpus.sort(Comparator.comparing(GpuSeries::host, Comparator.nullsLast(Comparator.naturalOrder()))
                 .thenComparingInt(GpuSeries::index)
                 .thenComparing(GpuSeries::uuid, Comparator.nullsLast(Comparator.naturalOrder())));
         int[] gpuStart = new int[gpus.size()];
+        int[] gpuCarryStart = new int[gpus.size()];
+        int[] gpuEnd = new int[gpus.size()];
         for (int g = 0; g < gpus.size(); g++) {
-            gpuStart[g] = gpus.get(g).firstIndexAtOrAfter(gpuFrom);
+            GpuSeries gpu = gpus.get(g);
+            gpuEnd[g] = src.gpuToTs() == Double.POSITIVE_INFINITY ? gpu.size()
+                    : gpu.firstIndexAtOrAfter(Math.nextUp(src.gpuToTs()));
+            gpuStart[g] = Math.min(gpu.firstIndexAtOrAfter(gpuFrom), gpuEnd[g]);
+            gpuCarryStart[g] = Math.min(gpu.firstIndexAtOrAfter(Math.max(src.gpuFromTs(), from - GPU_HOLD_SECONDS)),
+                    gpuStart[g]);
         }
 
         boolean downsampled = false;
 
         // The steps on their own.
-        int[] stepBounds = Buckets.split(steps.size(), steps::ts, maxPoints);
-        downsampled |= steps.size() > maxPoints;
+        int firstStep = steps.first();
+        int stepCount = steps.size() - firstStep;
+        int[] stepBounds = Buckets.split(stepCount, i -> steps.ts(firstStep + i), maxPoints);
+        downsampled |= stepCount > maxPoints;
         List<RunSeries.StepPoint> stepPoints = new ArrayList<>(stepBounds.length - 1);
         for (int k = 0; k + 1 < stepBounds.length; k++) {
-            stepPoints.add(steps.point(stepBounds[k], stepBounds[k + 1], src.samplesPerStepFallback()));
+            stepPoints.add(steps.point(firstStep + stepBounds[k], firstStep + stepBounds[k + 1],
+                    src.samplesPerStepFallback()));
         }
 
         // Each GPU on its own (the first MAX_GPU_TRACKS of them, sharing MAX_GPU_POINTS).
@@ -89,7 +105,7 @@ public final class SeriesBuilder {
             for (int g = 0; g < listed; g++) {
                 GpuSeries gpu = gpus.get(g);
                 int start = gpuStart[g];
-                int n = gpu.size() - start;
+                int n = gpuEnd[g] - start;
                 int[] bounds = Buckets.split(n, i -> gpu.ts(start + i), perTrack);
                 List<RunSeries.GpuPoint> points = new ArrayList<>(bounds.length - 1);
                 GpuAccumulator acc = new GpuAccumulator();
@@ -108,10 +124,10 @@ public final class SeriesBuilder {
         }
 
         // The run as a whole: every distinct time any GPU or step report has, grouped like the others.
-        double[] times = timeline(gpus, gpuStart, steps);
+        double[] times = timeline(gpus, gpuStart, gpuEnd, steps);
         downsampled |= times.length > maxPoints;
-        List<RunSeries.RunPoint> runPoints = runPoints(times, maxPoints, gpus, gpuStart, steps,
-                stepHold(src.steps()), src.samplesPerStepFallback());
+        List<RunSeries.RunPoint> runPoints = runPoints(times, maxPoints, gpus, gpuStart, gpuCarryStart, gpuEnd,
+                steps, stepHold, src.samplesPerStepFallback());
 
         return new RunSeries(src.runId(), src.nowTs(), src.windowSeconds(), request.sinceTs(), maxPoints,
                 downsampled, src.predicted(), src.capacityBytes(), runPoints, stepPoints, tracks, omitted);
@@ -124,20 +140,20 @@ public final class SeriesBuilder {
     }
 
     /** Distinct timestamps (to the millisecond) of the GPU entries and step reports read, ascending. */
-    private static double[] timeline(List<GpuSeries> gpus, int[] gpuStart, SortedSteps steps) {
-        int total = steps.size();
+    private static double[] timeline(List<GpuSeries> gpus, int[] gpuStart, int[] gpuEnd, SortedSteps steps) {
+        int total = steps.size() - steps.first();
         for (int g = 0; g < gpus.size(); g++) {
-            total += gpus.get(g).size() - gpuStart[g];
+            total += gpuEnd[g] - gpuStart[g];
         }
         double[] all = new double[total];
         int n = 0;
         for (int g = 0; g < gpus.size(); g++) {
             GpuSeries gpu = gpus.get(g);
-            for (int i = gpuStart[g]; i < gpu.size(); i++) {
+            for (int i = gpuStart[g]; i < gpuEnd[g]; i++) {
                 all[n++] = Math.rint(gpu.ts(i) * 1000) / 1000;
             }
         }
-        for (int p = 0; p < steps.size(); p++) {
+        for (int p = steps.first(); p < steps.size(); p++) {
             all[n++] = Math.rint(steps.ts(p) * 1000) / 1000;
         }
         Arrays.sort(all);
@@ -151,12 +167,14 @@ public final class SeriesBuilder {
     }
 
     private static List<RunSeries.RunPoint> runPoints(double[] times, int maxPoints, List<GpuSeries> gpus,
-                                                      int[] gpuStart, SortedSteps steps, double stepHold,
+                                                      int[] gpuStart, int[] gpuCarryStart, int[] gpuEnd,
+                                                      SortedSteps steps,
+                                                      double stepHold,
                                                       double samplesPerStepFallback) {
         int[] bounds = Buckets.split(times.length, i -> times[i], maxPoints);
         List<RunSeries.RunPoint> out = new ArrayList<>(bounds.length - 1);
         int[] next = gpuStart.clone(); // per GPU: first entry not yet consumed
-        int nextStep = 0;
+        int nextStep = steps.first();
         GpuAccumulator acc = new GpuAccumulator();
         for (int k = 0; k + 1 < bounds.length; k++) {
             double from = times[bounds[k]];
@@ -179,7 +197,7 @@ public final class SeriesBuilder {
             for (int g = 0; g < gpus.size(); g++) {
                 GpuSeries gpu = gpus.get(g);
                 int i = next[g];
-                while (i < gpu.size() && gpu.ts(i) < to) {
+                while (i < gpuEnd[g] && gpu.ts(i) < to) {
                     i++;
                 }
                 acc.reset();
@@ -187,7 +205,7 @@ public final class SeriesBuilder {
                     for (int j = next[g]; j < i; j++) {
                         acc.add(gpu, j);
                     }
-                } else if (i > gpuStart[g] && from - gpu.ts(i - 1) <= GPU_HOLD_SECONDS) {
+                } else if (i > gpuCarryStart[g] && from - gpu.ts(i - 1) <= GPU_HOLD_SECONDS) {
                     acc.add(gpu, i - 1); // nothing new in this span: the latest reading still stands
                 }
                 next[g] = i;
@@ -232,23 +250,26 @@ public final class SeriesBuilder {
         return out;
     }
 
-    /** The step reports at or after a time, ordered by their time (reports may arrive out of order). */
+    /** The step reports from a time on, ordered by their time (reports may arrive out of order). */
     private static final class SortedSteps {
         private final StepSeries series;
         private final int[] order;
         private final double[] ts;
+        private final int first;
 
-        private SortedSteps(StepSeries series, int[] order, double[] ts) {
+        private SortedSteps(StepSeries series, int[] order, double[] ts, int first) {
             this.series = series;
             this.order = order;
             this.ts = ts;
+            this.first = first;
         }
 
-        static SortedSteps of(StepSeries s, double fromTs) {
+        /** Reports at or after {@code readFromTs}; {@link #first} is the first at or after {@code fromTs}. */
+        static SortedSteps of(StepSeries s, double readFromTs, double fromTs) {
             int n = 0;
             Integer[] boxed = new Integer[s.size()];
             for (int i = 0; i < s.size(); i++) {
-                if (s.ts(i) >= fromTs) {
+                if (s.ts(i) >= readFromTs) {
                     boxed[n++] = i;
                 }
             }
@@ -256,11 +277,20 @@ public final class SeriesBuilder {
             Arrays.sort(kept, Comparator.comparingDouble(s::ts)); // stable: equal times keep arrival order
             int[] order = new int[n];
             double[] ts = new double[n];
+            int first = n;
             for (int p = 0; p < n; p++) {
                 order[p] = kept[p];
                 ts[p] = s.ts(kept[p]);
+                if (first == n && ts[p] >= fromTs) {
+                    first = p;
+                }
             }
-            return new SortedSteps(s, order, ts);
+            return new SortedSteps(s, order, ts, first);
+        }
+
+        /** Sorted position of the first report in the caller's range (the ones before it only carry forward). */
+        int first() {
+            return first;
         }
 
         int size() {

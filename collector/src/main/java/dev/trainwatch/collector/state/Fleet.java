@@ -434,8 +434,9 @@ public final class Fleet {
                     : new RunSeries.Predicted(e.stepSeconds() > 0 ? e.stepSeconds() : null,
                             e.peakMemoryBytes() > 0 ? e.peakMemoryBytes() : null,
                             e.samplesPerSecond() > 0 ? e.samplesPerSecond() : null);
+            double until = run.ended && !Double.isNaN(run.endedAt) ? run.endedAt : Double.POSITIVE_INFINITY;
             return Optional.of(SeriesBuilder.build(new SeriesBuilder.Source(run.runId, now(), windowSeconds,
-                    run.firstSeen, run.steps, windows, predicted, toLong(capacity), specSamplesPerStep(run)),
+                    run.firstSeen, until, run.steps, windows, predicted, toLong(capacity), specSamplesPerStep(run)),
                     request));
         }
     }

@@ -131,6 +131,28 @@ class SeriesBuilderTest {
     }
 
     @Test
+    void aPointReadsTheSameWhereverTheRangeStarts() {
+        // Two hosts polled half a second apart, a report every 10 s: a range starting between them must still
+        // count both hosts' GPUs and the step time in force in its first points (a script polling with since).
+        for (int t = 0; t < 60; t++) {
+            poll("node-a", RUN, new long[] {10 * GIB}, 0.5);
+            if (t % 10 == 0) {
+                step(t, 2.0, 0.5, 0.3);
+            }
+            clock.advanceSeconds(0.5);
+            poll("node-b", RUN, new long[] {30 * GIB}, 1.0);
+            clock.advanceSeconds(0.5);
+        }
+        RunSeries all = series(null, 600, false);
+        RunSeries.RunPoint reference = all.points().get(75); // node-b's poll at 37.5 s, 7.5 s after a report
+        RunSeries later = series(reference.ts(), 600, false);
+        assertThat(later.points().get(0)).isEqualTo(reference);
+        assertThat(later.points()).isEqualTo(all.points().subList(75, all.points().size()));
+        assertThat(later.points().get(0).gpuCount()).isEqualTo(2);
+        assertThat(later.points().get(0).stepSeconds()).isEqualTo(2.0);
+    }
+
+    @Test
     void downsamplingIsBoundedKeepsFirstAndLastAndKeepsTheMemoryPeak() {
         double start = clock.seconds();
         for (int t = 0; t < 600; t++) {
@@ -224,6 +246,47 @@ class SeriesBuilderTest {
             assertThat(p.memoryUsedBytes()).isEqualTo(5 * GIB);
         });
         assertThat(s.gpus().get(0).points()).hasSize(10);
+    }
+
+    @Test
+    void anEndedRunKeepsItsHistoryWithoutWhatItsGpusDidNext() {
+        for (int t = 0; t < 20; t++) {
+            poll("node-a", RUN, new long[] {5 * GIB}, 0.5);
+            clock.advanceSeconds(1);
+        }
+        fleet.endRun(RUN);
+        double ended = clock.seconds();
+        clock.advanceSeconds(1);
+        for (int t = 0; t < 20; t++) {
+            poll("node-a", "next-run", new long[] {70 * GIB}, 1.0); // the next job on the same GPU
+            clock.advanceSeconds(1);
+        }
+        RunSeries s = series(null, 600, true);
+        assertThat(s.points()).hasSize(20).allSatisfy(p -> {
+            assertThat(p.ts()).isLessThanOrEqualTo(ended);
+            assertThat(p.memoryUsedBytes()).isEqualTo(5 * GIB);
+        });
+        assertThat(s.gpus().get(0).points()).hasSize(20);
+        assertThat(fleet.series("next-run", SeriesRequest.defaults()).orElseThrow().points())
+                .allSatisfy(p -> assertThat(p.memoryUsedBytes()).isEqualTo(70 * GIB));
+    }
+
+    @Test
+    void stepFiguresAreHeldBetweenReportsButNotThroughAStall() {
+        for (int t = 0; t < 200; t++) {
+            poll("node-a", RUN, new long[] {5 * GIB}, 0.9);
+            if (t < 60 && t % 10 == 0) {
+                step(t, 2.0, null, null); // a report every 10 s, then the log falls silent
+            }
+            clock.advanceSeconds(1);
+        }
+        RunSeries s = series(null, 600, false);
+        // Each report covers 10 steps of 2 s, so one is expected every 20 s: held for three such gaps (60 s) after
+        // the last report at t = 50, then absent.
+        assertThat(s.points().get(105).stepSeconds()).isEqualTo(2.0);
+        assertThat(s.points().get(115).stepSeconds()).isNull();
+        assertThat(s.points().get(199).stepSeconds()).isNull();
+        assertThat(s.points().get(199).memoryUsedBytes()).isEqualTo(5 * GIB);
     }
 
     @Test
