@@ -99,7 +99,8 @@ class SeriesApiTest {
         String rfc = Instant.ofEpochMilli(sinceMs).toString(); // 2026-01-01T00:01:00Z
         String offset = "2026-01-01T01:01:00+01:00";
         for (String query : List.of("?since=" + sinceMs, "?since=" + rfc, "?since=" + offset.replace("+", "%2B"),
-                "?since=" + offset /* '+' unencoded arrives as a space */, "?since=2026-01-01t00:01:00z")) {
+                "?since=" + offset /* '+' unencoded arrives as a space */, "?since=2026-01-01t00:01:00z",
+                "?since=2026-01-01%2001:01:00%2B01:00")) {
             HttpResponse<String> response = series(query);
             assertThat(response.statusCode()).as(query + ": " + response.body()).isEqualTo(200);
             JsonNode body = json(response);
