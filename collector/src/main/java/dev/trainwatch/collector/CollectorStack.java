@@ -12,6 +12,7 @@ import dev.trainwatch.collector.history.Calibrator;
 import dev.trainwatch.collector.history.HistoryRecorder;
 import dev.trainwatch.collector.history.HistoryStore;
 import dev.trainwatch.collector.http.HistoryRoutes;
+import dev.trainwatch.collector.metrics.HistoryMetrics;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.estimator.Estimator;
@@ -106,6 +107,7 @@ public final class CollectorStack implements AutoCloseable {
             customize.accept(builder);
             CollectorServer server = builder.start();
             if (recorder != null) {
+                new HistoryMetrics(recorder.writer()).bindTo(server.metrics().registry());
                 recorder.start();
             }
             alerts.onOutcome(server.metrics().self()::alertDelivery);

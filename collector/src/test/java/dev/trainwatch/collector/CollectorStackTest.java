@@ -83,6 +83,16 @@ class CollectorStackTest {
                         .header("Content-Type", "application/json")
                         .POST(HttpRequest.BodyPublishers.ofString(steps))).statusCode()).isEqualTo(200);
             }
+            // The first summary of a new run is written at once; the history's health is in /metrics. Micrometer
+            // holds function meters' objects weakly: after a GC they must still read the writer, not NaN.
+            System.gc();
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).until(() ->
+                    send(HttpRequest.newBuilder(base.resolve("/metrics"))).body()
+                            .matches("(?s).*\ntrainwatch_history_writes_total\\{outcome=\"ok\"} [1-9].*"));
+            String metrics = send(HttpRequest.newBuilder(base.resolve("/metrics"))).body();
+            assertThat(metrics).contains("\ntrainwatch_history_writes_total{outcome=\"failed\"} 0")
+                    .contains("\ntrainwatch_history_dropped_summaries_total 0")
+                    .containsPattern("\ntrainwatch_history_pending_runs [0-9]");
         } // what SIGTERM's shutdown hook does: close the server
         try (var store = dev.trainwatch.collector.history.HistoryStore.open(dataDir)) {
             JsonNode summary = Json.MAPPER.readTree(store.runs(10).get(0).summaryJson());

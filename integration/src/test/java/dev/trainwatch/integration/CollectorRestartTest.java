@@ -119,8 +119,9 @@ class CollectorRestartTest {
     }
 
     private static void assertObserved(JsonNode run, long step, long peakBytes) {
-        assertThat(run.at("/observed/last_step").asLong()).as("last step of %s", run).isEqualTo(step);
-        assertThat(run.at("/observed/peak_memory_bytes").asLong()).as("peak memory of %s", run).isEqualTo(peakBytes);
+        String what = run.path("run_id").asText() + " observed " + run.path("observed");
+        assertThat(run.at("/observed/last_step").asLong()).as("last step of %s", what).isEqualTo(step);
+        assertThat(run.at("/observed/peak_memory_bytes").asLong()).as("peak memory of %s", what).isEqualTo(peakBytes);
     }
 
     /** The run as {@code GET /v1/history} shows it (read from the database), or an empty node. */

@@ -133,16 +133,20 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
         writer.ended(summary);
     }
 
-    /** A new or changed spec is written at once (rare: a PUT), so an acknowledged registration survives a kill. */
+    /**
+     * A new or changed spec is written at once (rare: a PUT), so an acknowledged registration survives a kill. It is
+     * tried once: when the database refuses, the spec still reaches it inside the run's summary once the writer
+     * gets through, and retrying on every summary would log a line and block ingest each time.
+     */
     private void writeSpecIfNew(RunSummary summary) {
         RunSpec spec = summary.spec();
         if (spec == null || spec.equals(writtenSpecs.get(summary.runId()))) {
             return;
         }
+        writtenSpecs.put(summary.runId(), spec);
         guarded("save run " + summary.runId(), () -> {
             Instant at = summary.lastSeenTs() != null ? toInstant(summary.lastSeenTs()) : Instant.now();
             store.saveRun(summary.runId(), json(spec), null, at);
-            writtenSpecs.put(summary.runId(), spec);
         });
     }
 

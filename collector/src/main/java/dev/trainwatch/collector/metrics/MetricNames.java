@@ -28,6 +28,7 @@ public final class MetricNames {
     public static final String CELSIUS = "celsius";
     public static final String SECONDS = "seconds";
     public static final String BATCHES = "batches";
+    public static final String RUNS = "runs";
 
     // ---- GPU (labels host, gpu, gpu_uuid) ----
     public static final String GPU_MEMORY_USED = "trainwatch.gpu.memory.used";
@@ -81,11 +82,20 @@ public final class MetricNames {
     /** Label outcome, one of {@link #ALERT_OUTCOMES}. */
     public static final String ALERT_DELIVERIES = "trainwatch.alert.deliveries";
 
+    /** Runs whose changed summary waits to be written to the history (only with a data directory). */
+    public static final String HISTORY_PENDING = "trainwatch.history.pending";
+    /** History transactions of run summaries; label outcome, one of {@link #HISTORY_WRITE_OUTCOMES}. */
+    public static final String HISTORY_WRITES = "trainwatch.history.writes";
+    /** Run summaries the history dropped because too many runs already waited to be written. */
+    public static final String HISTORY_DROPPED_SUMMARIES = "trainwatch.history.dropped.summaries";
+
     /** Values of {@code outcome} on {@link #INGEST_REQUESTS}; all are pre-registered at 0. */
     public static final List<String> INGEST_OUTCOMES = List.of("ok", "duplicate", "bad_request", "unauthorized",
             "too_large", "unsupported_media_type", "unprocessable", "not_found");
     /** Values of {@code outcome} on {@link #ALERT_DELIVERIES}. */
     public static final List<String> ALERT_OUTCOMES = List.of("ok", "retry", "failed");
+    /** Values of {@code outcome} on {@link #HISTORY_WRITES}. */
+    public static final List<String> HISTORY_WRITE_OUTCOMES = List.of("ok", "failed");
 
     /**
      * Clock-event reasons exported, in NVML's bit order. Reasons outside this set are accepted on ingest but not
