@@ -26,9 +26,9 @@ import java.util.function.Function;
  * the outcome is then handed to {@code onOutcome}. {@link #close()} writes whatever is pending.
  *
  * <p>Bounded: at most {@code capacity} runs wait to be written. When the database refuses writes (disk full,
- * read-only, locked), the batch stays pending and is retried every {@code interval}; newer summaries of pending runs
- * still replace older ones, summaries of further runs are dropped. Each of these states is logged in one line when
- * it starts and when it ends, never per write.
+ * read-only, locked), the batch stays pending and is retried every {@code interval} (but at most once a second);
+ * newer summaries of pending runs still replace older ones, summaries of further runs are dropped. Each of these
+ * states is logged in one line when it starts and when it ends, never per write.
  *
  * <p>Thread-safe. Lifecycle: construct, {@link #start()} (or drive it with {@link #flushIfDue()} in tests), then
  * {@link #close()} (idempotent).
@@ -36,6 +36,8 @@ import java.util.function.Function;
 public final class SummaryWriter implements AutoCloseable {
     /** Runs whose summaries may wait to be written at once (the fleet tracks at most 1,024 by default). */
     public static final int DEFAULT_CAPACITY = 4_096;
+    /** The shortest time between two attempts on a database that refuses writes. */
+    private static final long MIN_RETRY_MILLIS = 1_000;
     /** How long {@link #close()} waits for the thread to finish a write in progress. */
     private static final long CLOSE_WAIT_MS = 10_000;
 
@@ -210,7 +212,12 @@ public final class SummaryWriter implements AutoCloseable {
         if (!ended.isEmpty() && !failing) {
             return true;
         }
-        return lastWriteMillis == Long.MIN_VALUE || now - lastWriteMillis >= intervalMillis;
+        return lastWriteMillis == Long.MIN_VALUE || now - lastWriteMillis >= currentIntervalMillis();
+    }
+
+    /** The interval, but a failing database is retried at most once a second, even with a zero interval. */
+    private long currentIntervalMillis() {
+        return failing ? Math.max(intervalMillis, MIN_RETRY_MILLIS) : intervalMillis;
     }
 
     private void write(List<RunSummary> endedBatch, List<RunSummary> changedBatch) {
@@ -288,7 +295,7 @@ public final class SummaryWriter implements AutoCloseable {
         if (first) {
             log.accept("trainwatch: history: cannot write " + (endedBatch.size() + changedBatch.size())
                     + " run summaries, keeping them in memory (at most " + capacity + " runs) and retrying every "
-                    + intervalMillis + " ms: " + oneLine(e));
+                    + Math.max(intervalMillis, MIN_RETRY_MILLIS) + " ms: " + oneLine(e));
         }
     }
 
@@ -341,7 +348,7 @@ public final class SummaryWriter implements AutoCloseable {
         if (due(now)) {
             return 0;
         }
-        return Math.max(1, lastWriteMillis + intervalMillis - now);
+        return Math.max(1, lastWriteMillis + currentIntervalMillis() - now);
     }
 
     /** A summary that cannot be encoded is logged and left out: retrying it would fail the same way forever. */

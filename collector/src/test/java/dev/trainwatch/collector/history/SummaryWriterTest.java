@@ -163,6 +163,29 @@ class SummaryWriterTest {
     }
 
     @Test
+    void withAZeroIntervalEveryChangeIsWrittenButAFailingDatabaseIsRetriedOnlyOnceASecond() {
+        try (HistoryStore store = HistoryStore.open(dir)) {
+            SummaryWriter writer = new SummaryWriter(store, s -> Optional.empty(), outcomes::add, Duration.ZERO, 10,
+                    clock, log::add);
+            for (int step = 1; step <= 3; step++) {
+                writer.changed(summary("r", step, 1, false));
+                assertThat(writer.flushIfDue()).isTrue();
+            }
+            assertThat(writer.stats().writes()).isEqualTo(3);
+            store.capPagesForTests(store.pageCountForTests());
+            writer.changed(withHost(summary("r", 4, 1, false), "x".repeat(20_000)));
+            assertThat(writer.flushIfDue()).as("first attempt").isTrue();
+            assertThat(writer.flushIfDue()).as("no hot loop on a full disk").isFalse();
+            clock.advance(Duration.ofMillis(999));
+            assertThat(writer.flushIfDue()).isFalse();
+            clock.advance(Duration.ofMillis(1));
+            assertThat(writer.flushIfDue()).isTrue();
+            assertThat(writer.stats().failedWrites()).isEqualTo(2);
+            assertThat(log).singleElement().satisfies(line -> assertThat(line).contains("retrying every 1000 ms"));
+        }
+    }
+
+    @Test
     void aClosedDatabaseNeverThrowsIntoTheCaller() {
         HistoryStore store = HistoryStore.open(dir);
         SummaryWriter writer = writer(store, 10);
