@@ -186,6 +186,28 @@ class SummaryWriterTest {
     }
 
     @Test
+    void itsThreadWritesAChangeAndAnEndWithoutBeingAsked() {
+        try (HistoryStore store = HistoryStore.open(dir)) {
+            SummaryWriter writer = new SummaryWriter(store, s -> Optional.empty(), outcomes::add,
+                    Duration.ofMillis(200), 10, java.time.Clock.systemUTC(), log::add);
+            writer.start();
+            try {
+                writer.changed(summary("live", 5, 1, false));
+                org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+                        .until(() -> stored(store).containsKey("live"));
+                writer.changed(summary("live", 6, 2, false));
+                writer.ended(summary("live", 7, 3, true));
+                org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+                        .until(() -> store.runs(10).get(0).ended() != null);
+                assertThat(stored(store)).containsEntry("live", List.of(7L, 3L));
+            } finally {
+                writer.close();
+            }
+            assertThat(log).isEmpty();
+        }
+    }
+
+    @Test
     void aClosedDatabaseNeverThrowsIntoTheCaller() {
         HistoryStore store = HistoryStore.open(dir);
         SummaryWriter writer = writer(store, 10);
