@@ -213,13 +213,21 @@ public final class CollectorServer implements AutoCloseable {
         }
     }
 
-    /** The default fleet: bundled estimator, the config's clock, run cap from the config's limits. */
+    /** The default fleet: bundled estimator, the config's clock, settings from the config. */
     static Fleet newFleet(CollectorConfig config) {
+        return new Fleet(Predictor.of(Estimator.bundled()), config.clock(), fleetSettings(config),
+                DetectorSettings.defaults());
+    }
+
+    /**
+     * The fleet settings a config asks for: the default windows with the config's run cap and summary interval. One
+     * place, so a collector built with or without history sends summaries at the interval it was configured with.
+     */
+    public static FleetSettings fleetSettings(CollectorConfig config) {
         FleetSettings d = FleetSettings.defaults();
-        FleetSettings settings = new FleetSettings(config.limits().maxRuns(), d.maxGpus(), d.maxAgents(), d.window(),
+        return new FleetSettings(config.limits().maxRuns(), d.maxGpus(), d.maxAgents(), d.window(),
                 d.gpuWindowEntries(), d.stepWindowEntries(), d.evaluateEvery(), d.anomalyHistory(),
-                d.endedRunRetention());
-        return new Fleet(Predictor.of(Estimator.bundled()), config.clock(), settings, DetectorSettings.defaults());
+                d.endedRunRetention(), config.summaryInterval());
     }
 
     private static String describeStartFailure(CollectorConfig config, Exception e) {

@@ -14,7 +14,6 @@ import dev.trainwatch.collector.history.HistoryStore;
 import dev.trainwatch.collector.http.HistoryRoutes;
 import dev.trainwatch.collector.metrics.HistoryMetrics;
 import dev.trainwatch.collector.state.Fleet;
-import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.estimator.Estimator;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -68,11 +67,8 @@ public final class CollectorStack implements AutoCloseable {
             if (history != null) {
                 predictor.recalibrate(Calibrator.factors(history.outcomes()));
             }
-            FleetSettings d = FleetSettings.defaults();
-            FleetSettings settings = new FleetSettings(config.limits().maxRuns(), d.maxGpus(), d.maxAgents(),
-                    d.window(), d.gpuWindowEntries(), d.stepWindowEntries(), d.evaluateEvery(), d.anomalyHistory(),
-                    d.endedRunRetention(), config.summaryInterval());
-            Fleet fleet = new Fleet(predictor, config.clock(), settings, DetectorSettings.defaults());
+            Fleet fleet = new Fleet(predictor, config.clock(), CollectorServer.fleetSettings(config),
+                    DetectorSettings.defaults());
 
             List<AlertSink> sinks = new ArrayList<>();
             sinks.add(new LogSink(log));
