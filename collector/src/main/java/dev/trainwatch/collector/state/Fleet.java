@@ -1019,20 +1019,15 @@ public final class Fleet {
             return Double.NaN;
         }
         double perStep = WindowStats.medianSamplesPerStep(run.steps, fromTs);
-        if (Double.isNaN(perStep) && run.estimate != null && run.estimate.spec() != null) {
-            RunSpec s = run.estimate.spec();
-            if (s.batch() != null) {
-                int dp = s.gpus() != null ? s.gpus() : 1;
-                int accumulation = s.gradAccumulation() != null ? s.gradAccumulation() : 1;
-                perStep = (double) s.batch() * dp * accumulation;
-            }
+        if (Double.isNaN(perStep)) {
+            perStep = specSamplesPerStep(run);
         }
         return perStep / stepSeconds;
     }
 
     /**
-     * Samples per step over all ranks by the spec (global batch), NaN when it does not say: the series' fallback
-     * for reports without a sample count, as {@link #samplesPerSecond} does for the run view.
+     * Samples per step over all ranks by the spec (global batch), NaN when it does not say: the fallback for
+     * reports without a sample count, in the run view ({@link #samplesPerSecond}) and in the series alike.
      */
     private static double specSamplesPerStep(RunState run) {
         if (run.estimate == null || run.estimate.spec() == null || run.estimate.spec().batch() == null) {
