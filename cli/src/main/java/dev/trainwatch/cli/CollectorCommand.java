@@ -43,8 +43,9 @@ final class CollectorCommand implements Callable<Integer> {
 
     @Option(names = "--summary-interval", paramLabel = "DURATION", defaultValue = "2s",
             description = "With --data-dir: how often at most a run's changed numbers (last step, step time, peak"
-                    + " memory) are written to the history, 0s to 1m (e.g. 500ms, 2s). A SIGKILL loses at most this"
-                    + " much of them; SIGTERM loses nothing. Default: ${DEFAULT-VALUE}.")
+                    + " memory) are sent to the history and how often they are written, 0s to 1m (e.g. 500ms, 2s)."
+                    + " A SIGKILL loses at most about two intervals of them; SIGTERM loses nothing."
+                    + " Default: ${DEFAULT-VALUE}.")
     String summaryInterval;
 
     @Option(names = "--token-file", paramLabel = "FILE",

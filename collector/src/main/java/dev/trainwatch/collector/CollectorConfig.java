@@ -24,7 +24,7 @@ import java.util.Optional;
  * @param tickInterval    how often the fleet re-evaluates runs (detectors, agent_lost) without new input
  * @param clock           wall clock for the fleet and the metric windows; inject a fixed one in tests
  * @param summaryInterval how often at most a run's changed summary (last step, step time, peak memory, …) is
- *                        written to the history; what a SIGKILL can lose of it. Zero writes every change
+ *                        written to the history; a SIGKILL can lose about two intervals of it. Zero writes every change
  */
 public record CollectorConfig(
         String host,

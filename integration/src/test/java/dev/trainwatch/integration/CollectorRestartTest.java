@@ -23,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code trainwatch collector --data-dir} as a real process, stopped with SIGTERM and with SIGKILL and started
  * again on the same data directory: every run spec and every anomaly it acknowledged is still there, and so are the
  * observed numbers (last step, peak memory) — all of them after SIGTERM, and after SIGKILL those ingested more than
- * the summary interval (2 s by default) before the kill.
+ * about two summary intervals (2 s each by default) before the kill.
  */
 class CollectorRestartTest {
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();

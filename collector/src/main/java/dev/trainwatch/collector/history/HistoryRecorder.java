@@ -34,7 +34,8 @@ import java.util.function.Function;
  * runs in one transaction. The fleet sends a summary when it changes materially (new peak memory, new steps, an
  * anomaly raised or resolved) at most once per interval, and otherwise once a minute. An ended run is written at
  * once with its calibration outcome. {@link #close()} writes whatever is pending (orderly shutdown); a SIGKILL loses
- * at most the last interval of summary numbers. A failing write is logged in one line and never fails ingest.
+ * at most about two intervals of summary numbers (the fleet holds a change up to one interval, the writer up to one
+ * more). A failing write is logged in one line and never fails ingest.
  *
  * <p>A finished run that has a spec, a prediction and enough observed steps is recorded as a {@link RunOutcome}
  * against the raw (uncalibrated) prediction, and {@code onOutcome} is told (on the writer's thread) so the

@@ -19,7 +19,8 @@ import java.time.Duration;
  * @param endedRunRetention  ended runs stay visible this long, then are forgotten (SQLite keeps them)
  * @param summaryInterval    a run whose numbers changed materially (new peak memory, new steps, an anomaly raised
  *                           or resolved) is sent to {@code onRunChanged} at most this often; other changes once a
- *                           minute. The run history writes what it is sent, so this bounds what a kill can lose
+ *                           minute. The run history writes what it is sent at most this often too, so a kill can
+ *                           lose about two intervals
  */
 public record FleetSettings(int maxRuns, int maxGpus, int maxAgents, Duration window, int gpuWindowEntries,
                             int stepWindowEntries, Duration evaluateEvery, int anomalyHistory,

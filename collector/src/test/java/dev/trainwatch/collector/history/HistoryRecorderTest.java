@@ -168,6 +168,39 @@ class HistoryRecorderTest {
     }
 
     @Test
+    void aChangeReachesTheDiskWithinTwoIntervalsWhenAnotherRunKeepsTheWriterBusy() throws Exception {
+        // The fleet holds a run's change for up to one interval, then the writer, busy with another run's
+        // summary, for up to one more: what a SIGKILL can lose is two intervals (docs/API.md), not one.
+        MutableClock clock = new MutableClock(Instant.ofEpochMilli((long) (T0 * 1000)));
+        Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
+        try (HistoryStore store = HistoryStore.open(dir)) {
+            HistoryRecorder recorder = new HistoryRecorder(store, spec -> Optional.empty(), outcomes::add, log::add,
+                    Duration.ofSeconds(2), clock);
+            fleet.addListener(recorder);
+            fleet.ingestSteps("a", List.of(StepEvent.of(1, 1.0, clock.seconds())));
+            recorder.writer().flushIfDue(); // t = 0: a's first summary, written at once
+            clock.advance(Duration.ofMillis(100));
+            fleet.ingestSteps("a", List.of(StepEvent.of(2, 1.0, clock.seconds()))); // held by the fleet until t = 2
+            clock.advance(Duration.ofMillis(1_900));
+            fleet.ingestSteps("b", List.of(StepEvent.of(1, 1.0, clock.seconds())));
+            recorder.writer().flushIfDue(); // t = 2: b's first summary takes the writer's slot
+            clock.advance(Duration.ofMillis(100));
+            fleet.ingestSteps("a", List.of(StepEvent.of(3, 1.0, clock.seconds()))); // a is sent now (t = 2.1) ...
+            for (int i = 0; i < 18; i++) { // ... and waits for the writer until t = 4
+                clock.advance(Duration.ofMillis(100));
+                fleet.tick();
+                recorder.writer().flushIfDue();
+                assertThat(storedSummary(store, "a").lastStep()).as("at t = %.1f s", 2.2 + i * 0.1).isEqualTo(1);
+            }
+            clock.advance(Duration.ofMillis(100));
+            recorder.writer().flushIfDue();
+            assertThat(storedSummary(store, "a").lastStep()).as("step 2 of t = 0.1 s, on disk at t = 4 s").isEqualTo(3);
+            recorder.close();
+        }
+        assertThat(log).isEmpty();
+    }
+
+    @Test
     void aBrokenDatabaseIsLoggedAndNeverFailsTheCaller() {
         HistoryStore store = HistoryStore.open(dir);
         HistoryRecorder recorder = recorder(store);
