@@ -105,6 +105,16 @@ class PublishedMeasurementsTest {
     }
 
     @Test
+    void pixartSigmaWithPrecomputedFeaturesHoldsTheBatchOf18AUserRanOnAnA100() {
+        // PixArt-Sigma issue #139: A100-80GB, train_batch_size = 18, fp16, T5 and VAE features precomputed. The
+        // report gives no resolution; at the largest (1024 px) it must fit, so at any smaller one it does too.
+        Estimate e = estimator.estimate(spec("pixart-sigma-xl-2", "a100-80gb", 1, 18, 1024, "fp16", "came", true,
+                null, "precomputed", null));
+        assertThat(e.fits()).isTrue();
+        assertThat(e.maxBatch()).isGreaterThanOrEqualTo(18);
+    }
+
+    @Test
     void encoderWorkingMemoryOnlyCountsWhereItExceedsTheActivations() {
         // fast-DiT fp16, batch 128: the VAE's no-grad working memory and the training activations are never live
         // together, so the peak carries the larger of the two, not their sum.
