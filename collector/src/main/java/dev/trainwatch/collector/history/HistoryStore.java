@@ -5,6 +5,7 @@ import java.nio.file.AccessDeniedException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -51,8 +52,14 @@ public final class HistoryStore implements AutoCloseable {
         } catch (FileAlreadyExistsException e) {
             throw new HistoryException("cannot create data directory " + dataDir + ": " + e.getFile()
                     + " exists and is not a directory", e);
+        } catch (NoSuchFileException e) {
+            // mkdir's ENOENT once the parents exist: a file system that takes no new directories there (/proc).
+            throw new HistoryException("cannot create data directory " + dataDir + ": the file system does not allow"
+                    + " a directory at " + e.getFile() + "; pass another --data-dir", e);
         } catch (IOException e) {
-            String reason = e instanceof FileSystemException f && f.getReason() != null ? f.getReason()
+            // A FileSystemException's message without a reason is only the path: name the kind of failure instead.
+            String reason = e instanceof FileSystemException f
+                    ? (f.getReason() != null ? f.getReason() : e.getClass().getSimpleName() + " on " + f.getFile())
                     : e.getMessage();
             throw new HistoryException("cannot create data directory " + dataDir + ": " + reason, e);
         }

@@ -55,6 +55,17 @@ class HistoryStoreTest {
     }
 
     @Test
+    void aDirectoryTheFileSystemRefusesIsAClearOneLineError() {
+        // Linux's /proc takes no new directories: mkdir fails with ENOENT although every parent exists.
+        Path inProc = Path.of("/proc/self/trainwatch-data");
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isDirectory(Path.of("/proc/self")), "no /proc");
+        assertThatThrownBy(() -> HistoryStore.open(inProc))
+                .isInstanceOf(HistoryException.class)
+                .hasMessage("cannot create data directory " + inProc + ": the file system does not allow a directory"
+                        + " at " + inProc + "; pass another --data-dir");
+    }
+
+    @Test
     void theDatabaseUsesWriteAheadLogging() {
         try (HistoryStore store = HistoryStore.open(dir)) {
             assertThat(store.journalMode()).isEqualToIgnoringCase("wal");
