@@ -212,7 +212,9 @@ public final class SummaryWriter implements AutoCloseable {
         if (!ended.isEmpty() && !failing) {
             return true;
         }
-        return lastWriteMillis == Long.MIN_VALUE || now - lastWriteMillis >= currentIntervalMillis();
+        // A wall clock stepped back (NTP, a VM resumed) would otherwise hold every write until it caught up again.
+        return lastWriteMillis == Long.MIN_VALUE || now < lastWriteMillis
+                || now - lastWriteMillis >= currentIntervalMillis();
     }
 
     /** The interval, but a failing database is retried at most once a second, even with a zero interval. */

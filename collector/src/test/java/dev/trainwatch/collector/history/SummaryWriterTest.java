@@ -186,6 +186,26 @@ class SummaryWriterTest {
     }
 
     @Test
+    void aWallClockSteppedBackDoesNotHoldWritesUntilItCatchesUp() {
+        try (HistoryStore store = HistoryStore.open(dir)) {
+            SummaryWriter writer = writer(store, 10);
+            writer.changed(summary("r", 1, 1, false));
+            assertThat(writer.flushIfDue()).isTrue();
+            clock.advance(Duration.ofHours(-1)); // NTP steps the clock back an hour
+            writer.changed(summary("r", 2, 2, false));
+            assertThat(writer.flushIfDue()).as("due at once, not in an hour").isTrue();
+            assertThat(stored(store)).containsEntry("r", List.of(2L, 2L));
+            // From the new time on, the interval paces writes again.
+            writer.changed(summary("r", 3, 3, false));
+            assertThat(writer.flushIfDue()).isFalse();
+            clock.advance(INTERVAL);
+            assertThat(writer.flushIfDue()).isTrue();
+            writer.close();
+        }
+        assertThat(log).isEmpty();
+    }
+
+    @Test
     void itsThreadWritesAChangeAndAnEndWithoutBeingAsked() {
         try (HistoryStore store = HistoryStore.open(dir)) {
             SummaryWriter writer = new SummaryWriter(store, s -> Optional.empty(), outcomes::add,
