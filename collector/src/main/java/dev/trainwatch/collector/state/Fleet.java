@@ -702,6 +702,10 @@ public final class Fleet {
             evaluate(run, now);
         }
         double sinceNotified = now - run.lastChangeNotified;
+        if (sinceNotified < 0) {
+            // The clock was stepped back: without this the run's summaries would wait until it caught up.
+            sinceNotified = Double.POSITIVE_INFINITY;
+        }
         if (run.summaryDue && sinceNotified >= summaryIntervalSeconds
                 || run.dirty && sinceNotified >= CHANGE_NOTIFY_SECONDS) {
             notifyChanged(run, now);

@@ -66,6 +66,28 @@ class FleetRobustnessTest {
     }
 
     @Test
+    void aClockSteppedBackDoesNotHoldARunsSummaryUntilItCatchesUp() {
+        List<Long> sent = new ArrayList<>();
+        fleet.addListener(new FleetListener() {
+            @Override
+            public void onRunChanged(RunSummary summary) {
+                sent.add(summary.lastStep());
+            }
+        });
+        fleet.ingestSteps("r", List.of(StepEvent.of(1, 1.0, clock.seconds())));
+        clock.advance(Duration.ofHours(-1)); // NTP steps the clock back an hour
+        fleet.ingestSteps("r", List.of(StepEvent.of(2, 1.0, clock.seconds())));
+        assertThat(sent).as("sent at once, not an hour later").containsExactly(1L, 2L);
+        // From the new time on, the summary interval paces the run again.
+        clock.advance(Duration.ofMillis(500));
+        fleet.ingestSteps("r", List.of(StepEvent.of(3, 1.0, clock.seconds())));
+        assertThat(sent).containsExactly(1L, 2L);
+        clock.advance(FleetSettings.DEFAULT_SUMMARY_INTERVAL);
+        fleet.tick();
+        assertThat(sent).containsExactly(1L, 2L, 3L);
+    }
+
+    @Test
     void concurrentIngestTickAndReadsKeepCountsAndListenersMayCallBack() throws Exception {
         AtomicInteger callbacks = new AtomicInteger();
         fleet.addListener(new FleetListener() {
