@@ -180,7 +180,9 @@ public final class Fleet {
      * <p>Reports naming a {@code rank} are kept per rank (see {@link RankWindows}); only the lead rank's reports,
      * and reports naming no rank, make the run's step series, so a run whose every rank logs each step counts each
      * step once. A report for the step the series counted last, from another source (Open-Sora's progress bar
-     * and rank 0's timer line for the same step), is the same step again and is not counted twice.
+     * and rank 0's timer line for the same step), is the same step again and is not counted twice; nor is a report
+     * from another rank older than the newest counted one (a node's agent replaying its spool while another node's
+     * rank led).
      *
      * @return the reports counted as the run's steps (what feeds its step-time summary), in order
      */
@@ -206,13 +208,18 @@ public final class Fleet {
                         }
                         counts = run.ranks.add(e, ts);
                     }
-                    if (counts && e.step() == run.lastCountedStep && rank != run.lastCountedRank) {
+                    if (counts && rank != run.lastCountedRank
+                            && (e.step() == run.lastCountedStep || ts < run.lastCountedTs)) {
+                        // Another source's report of a step already counted: the same step again (bar and timer
+                        // line), or an older report from a rank that took the lead back while replaying what its
+                        // agent spooled (the ranks that led meanwhile counted those steps).
                         counts = false;
                     }
                     if (counts) {
                         run.steps.add(e, ts);
                         run.lastCountedStep = e.step();
                         run.lastCountedRank = rank;
+                        run.lastCountedTs = ts;
                         counted.add(e);
                     }
                     if (e.step() >= run.lastStep) {

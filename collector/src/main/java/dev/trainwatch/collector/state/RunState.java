@@ -32,9 +32,10 @@ final class RunState {
     final StepWindow steps;
     /** Reports by rank, created when the first report naming a rank arrives. */
     RankWindows ranks;
-    /** Step and rank (-1: none) of the newest report counted in {@link #steps}. */
+    /** Step, rank (-1: none) and time of the newest report counted in {@link #steps}. */
     long lastCountedStep = -1;
     int lastCountedRank = -1;
+    double lastCountedTs = Double.NEGATIVE_INFINITY;
     final AnomalyTracker tracker;
     final Map<String, HostPart> hosts = new LinkedHashMap<>();
     long lastStep = -1;

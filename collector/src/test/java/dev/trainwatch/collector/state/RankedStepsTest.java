@@ -212,6 +212,43 @@ class RankedStepsTest {
     }
 
     @Test
+    void aNodeReplayingItsSpoolAfterANetworkBlipDoesNotCountStepsTwice() {
+        // Two nodes, each with its own agent: ranks 0-1 and ranks 8-9, a step every 3 s.
+        int counted = 0;
+        double t = clock.seconds();
+        for (int s = 1; s <= 10; s++) {
+            clock.advanceSeconds(3);
+            counted += fleet.ingestSteps("two-nodes", reports(s, t + 3 * s, 0, 1, 8, 9)).size();
+        }
+        // Node A's agent loses the collector for 90 s and spools; node B's keeps reporting steps 11-40, and rank 8
+        // takes the lead once rank 0 has been silent for a minute.
+        for (int s = 11; s <= 40; s++) {
+            clock.advanceSeconds(3);
+            counted += fleet.ingestSteps("two-nodes", reports(s, t + 3 * s, 8, 9)).size();
+        }
+        // Node A is back and sends its spool: steps 11-40 of ranks 0-1, stamped when they happened. Rank 0 leads
+        // again, but those steps were counted already.
+        for (int s = 11; s <= 40; s++) {
+            counted += fleet.ingestSteps("two-nodes", reports(s, t + 3 * s, 0, 1)).size();
+        }
+        for (int s = 41; s <= 45; s++) {
+            clock.advanceSeconds(3);
+            counted += fleet.ingestSteps("two-nodes", reports(s, t + 3 * s, 0, 1, 8, 9)).size();
+        }
+        // Steps 11-30 fell in the minute before the lead passed: counted by nobody, as when a lead falls silent.
+        assertThat(counted).isEqualTo(45 - 20);
+        assertThat(fleet.run("two-nodes").orElseThrow().observed().lastStep()).isEqualTo(45);
+    }
+
+    private static List<StepEvent> reports(long step, double ts, int... ranks) {
+        List<StepEvent> out = new ArrayList<>();
+        for (int rank : ranks) {
+            out.add(new StepEvent(step, 3.0, 0.01, null, null, null, 1, null, null, null, null, null, null, rank, ts));
+        }
+        return out;
+    }
+
+    @Test
     void theLeadPassesToTheLowestRankStillReportingAndComesBack() {
         RankWindows ranks = new RankWindows(600);
         double t = 1_000;
