@@ -199,7 +199,8 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
 
     /**
      * The summary is written a little later than anomaly episodes (see the class comment): an anomaly raised after
-     * the newest stored summary is still open in the episodes table, and comes back active from there.
+     * the newest stored summary is still open in the episodes table, and comes back active from there; one resolved
+     * after it is closed there, and comes back resolved.
      */
     private RunSummary withOpenEpisodes(RunSummary summary) throws JsonProcessingException {
         if (summary.ended()) {
@@ -207,7 +208,8 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
         }
         List<Anomaly> anomalies = new ArrayList<>(summary.anomalies() == null ? List.of() : summary.anomalies());
         boolean changed = false;
-        for (StoredAnomaly episode : store.anomalies(summary.runId(), RESTORE_LIMIT)) {
+        List<StoredAnomaly> episodes = store.anomalies(summary.runId(), RESTORE_LIMIT);
+        for (StoredAnomaly episode : episodes) {
             if (episode.resolved() != null) {
                 continue;
             }
@@ -225,6 +227,23 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
                 anomalies.add(new Anomaly(kind, Severity.fromWireName(episode.severity()), true,
                         episode.since().toEpochMilli() / 1000.0, null, episode.message(), evidence,
                         episode.suggestion()));
+                changed = true;
+            }
+        }
+        // The other way round: an anomaly resolved after the newest stored summary is active in the summary but
+        // closed in the episodes table. It must not come back active (and fire its alert again).
+        for (int i = 0; i < anomalies.size(); i++) {
+            Anomaly a = anomalies.get(i);
+            String kind = a.kind().wireName();
+            if (!a.active() || episodes.stream().anyMatch(e -> e.kind().equals(kind) && e.resolved() == null)) {
+                continue;
+            }
+            long sinceMs = toInstant(a.since()).toEpochMilli();
+            Optional<StoredAnomaly> closed = episodes.stream()
+                    .filter(e -> e.kind().equals(kind) && e.resolved() != null && e.since().toEpochMilli() >= sinceMs)
+                    .findFirst();
+            if (closed.isPresent()) {
+                anomalies.set(i, a.resolved(closed.get().resolved().toEpochMilli() / 1000.0));
                 changed = true;
             }
         }

@@ -109,6 +109,35 @@ class HistoryRecorderTest {
                 null);
     }
 
+    @Test
+    void anAnomalyResolvedAfterTheLastSummaryComesBackResolvedAndIsNotAnnouncedAgain() {
+        Anomaly starving = new Anomaly(AnomalyKind.DATA_STARVATION, Severity.CRITICAL, true, T0 + 50, null,
+                "GPU waits for data 71% of each step", Map.of("data_wait_ratio", 0.71),
+                "precompute T5 and VAE features");
+        try (HistoryStore store = HistoryStore.open(dir)) {
+            HistoryRecorder recorder = recorder(store);
+            recorder.onAnomalyRaised("pixart-1", starving);
+            recorder.onRunChanged(summary("pixart-1", false, 500L, 6.0, List.of(starving), null));
+            recorder.flush();
+            // Resolved, written at once; the collector is killed before the next summary is written.
+            recorder.onAnomalyResolved("pixart-1", starving.resolved(T0 + 90));
+        }
+        try (HistoryStore store = HistoryStore.open(dir)) {
+            MutableClock clock = new MutableClock(Instant.ofEpochMilli((long) ((T0 + 200) * 1000)));
+            Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
+            List<String> reannounced = new ArrayList<>();
+            assertThat(recorder(store).restoreInto(fleet, (run, a) -> reannounced.add(run + ":" + a.kind())))
+                    .isEqualTo(1);
+            assertThat(reannounced).isEmpty();
+            assertThat(fleet.run("pixart-1").orElseThrow().anomalies()).singleElement().satisfies(a -> {
+                assertThat(a.kind()).isEqualTo(AnomalyKind.DATA_STARVATION);
+                assertThat(a.active()).isFalse();
+                assertThat(a.resolvedAt()).isEqualTo(T0 + 90);
+            });
+        }
+        assertThat(log).isEmpty();
+    }
+
     private RunSummary storedSummary(HistoryStore store, String runId) throws Exception {
         StoredRun run = store.runs(10).stream().filter(r -> r.runId().equals(runId)).findFirst().orElseThrow();
         return Json.MAPPER.readValue(run.summaryJson(), RunSummary.class);
