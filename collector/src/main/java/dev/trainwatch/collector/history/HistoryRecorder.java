@@ -219,7 +219,11 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
             } catch (IllegalArgumentException unknownKind) {
                 continue; // written by a newer trainwatch
             }
-            boolean known = anomalies.stream().anyMatch(a -> a.kind() == kind && a.active());
+            // Known when the summary has it active with the same severity, or has a newer episode of its kind (the
+            // episode write failed). A severity changed after the summary is the episode's, not the summary's.
+            boolean known = anomalies.stream().anyMatch(a -> a.kind() == kind && a.active()
+                    && (a.severity().wireName().equals(episode.severity())
+                            || toInstant(a.since()).isAfter(episode.since())));
             if (!known) {
                 Map<String, Object> evidence = episode.evidenceJson() == null ? Map.of()
                         : Json.MAPPER.readValue(episode.evidenceJson(), new TypeReference<Map<String, Object>>() { });

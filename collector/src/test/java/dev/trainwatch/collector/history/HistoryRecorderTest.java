@@ -138,6 +138,31 @@ class HistoryRecorderTest {
         assertThat(log).isEmpty();
     }
 
+    @Test
+    void anAnomalyThatChangedSeverityAfterTheLastSummaryComesBackWithItsNewSeverity() {
+        Anomaly warning = new Anomaly(AnomalyKind.DATA_STARVATION, Severity.WARNING, true, T0 + 50, null,
+                "GPU waits for data 40% of each step", Map.of("data_wait_ratio", 0.4), "more loader workers");
+        Anomaly critical = new Anomaly(AnomalyKind.DATA_STARVATION, Severity.CRITICAL, true, T0 + 80, null,
+                "GPU waits for data 71% of each step", Map.of("data_wait_ratio", 0.71), "more loader workers");
+        try (HistoryStore store = HistoryStore.open(dir)) {
+            HistoryRecorder recorder = recorder(store);
+            recorder.onAnomalyRaised("pixart-1", warning);
+            recorder.onRunChanged(summary("pixart-1", false, 500L, 6.0, List.of(warning), null));
+            recorder.flush();
+            recorder.onAnomalyRaised("pixart-1", critical); // killed before the next summary
+        }
+        try (HistoryStore store = HistoryStore.open(dir)) {
+            MutableClock clock = new MutableClock(Instant.ofEpochMilli((long) ((T0 + 200) * 1000)));
+            Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
+            List<Severity> reannounced = new ArrayList<>();
+            recorder(store).restoreInto(fleet, (run, a) -> reannounced.add(a.severity()));
+            assertThat(reannounced).containsExactly(Severity.CRITICAL);
+            assertThat(fleet.run("pixart-1").orElseThrow().anomalies()).filteredOn(Anomaly::active).singleElement()
+                    .satisfies(a -> assertThat(a.message()).startsWith("GPU waits for data 71%"));
+        }
+        assertThat(log).isEmpty();
+    }
+
     private RunSummary storedSummary(HistoryStore store, String runId) throws Exception {
         StoredRun run = store.runs(10).stream().filter(r -> r.runId().equals(runId)).findFirst().orElseThrow();
         return Json.MAPPER.readValue(run.summaryJson(), RunSummary.class);
