@@ -161,15 +161,6 @@ public final class HistoryStore implements AutoCloseable {
                 runId, specJson, estimateJson, at.toEpochMilli(), at.toEpochMilli());
     }
 
-    /** Replaces a run's summary (creating the run if it is new). */
-    public synchronized void saveSummary(String runId, String summaryJson, Instant at) {
-        execute("""
-                INSERT INTO runs(run_id, summary_json, first_seen_ms, last_seen_ms) VALUES (?,?,?,?)
-                ON CONFLICT(run_id) DO UPDATE SET summary_json = excluded.summary_json,
-                  last_seen_ms = excluded.last_seen_ms""",
-                runId, summaryJson, at.toEpochMilli(), at.toEpochMilli());
-    }
-
     /**
      * One run's summary for {@link #writeSummaries}.
      *
@@ -251,14 +242,6 @@ public final class HistoryStore implements AutoCloseable {
         }
     }
 
-    /** Marks a run ended. */
-    public synchronized void markEnded(String runId, Instant at) {
-        execute("""
-                INSERT INTO runs(run_id, first_seen_ms, last_seen_ms, ended_ms) VALUES (?,?,?,?)
-                ON CONFLICT(run_id) DO UPDATE SET ended_ms = excluded.ended_ms, last_seen_ms = excluded.last_seen_ms""",
-                runId, at.toEpochMilli(), at.toEpochMilli(), at.toEpochMilli());
-    }
-
     /** Opens an anomaly episode unless one of the same run and kind is already open. */
     public synchronized void anomalyRaised(StoredAnomaly anomaly) {
         if (openEpisode(anomaly.runId(), anomaly.kind())) {
@@ -275,16 +258,6 @@ public final class HistoryStore implements AutoCloseable {
     public synchronized void anomalyResolved(String runId, String kind, Instant at) {
         execute("UPDATE anomalies SET resolved_ms = ? WHERE run_id = ? AND kind = ? AND resolved_ms IS NULL",
                 at.toEpochMilli(), runId, kind);
-    }
-
-    /** Records a finished run's outcome (replacing an earlier one for the same run). */
-    public synchronized void recordOutcome(RunOutcome outcome) {
-        execute("""
-                INSERT OR REPLACE INTO outcomes(run_id, gpu_id, family, predicted_step_s, observed_step_s,
-                  predicted_peak_bytes, observed_peak_bytes, at_ms) VALUES (?,?,?,?,?,?,?,?)""",
-                outcome.runId(), outcome.gpuId(), outcome.family(), outcome.predictedStepSeconds(),
-                outcome.observedStepSeconds(), outcome.predictedPeakBytes(), outcome.observedPeakBytes(),
-                outcome.at().toEpochMilli());
     }
 
     /**

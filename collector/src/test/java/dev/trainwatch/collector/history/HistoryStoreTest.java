@@ -20,7 +20,6 @@ class HistoryStoreTest {
         try (HistoryStore store = HistoryStore.open(dir)) {
             store.saveRun("r1", "{\"model\":\"dit-xl-2\"}", "{\"step_seconds\":1.0}", T0);
             store.saveRun("r1", null, null, T0.plusSeconds(5)); // keeps the spec
-            store.saveSummary("r1", "{\"median_step_seconds\":1.4}", T0.plusSeconds(10));
             store.anomalyRaised(new StoredAnomaly("r1", "stalled", "critical", T0.plusSeconds(20), null,
                     "no step for 10 min", "look at the log", "{\"seconds\":600}"));
             store.anomalyRaised(new StoredAnomaly("r1", "stalled", "critical", T0.plusSeconds(25), null,
@@ -28,8 +27,10 @@ class HistoryStoreTest {
             store.anomalyRaised(new StoredAnomaly("r1", "oom_risk", "warning", T0.plusSeconds(30), null,
                     "headroom 1 GB", null, null));
             store.anomalyResolved("r1", "oom_risk", T0.plusSeconds(40));
-            store.markEnded("r1", T0.plusSeconds(50));
-            store.recordOutcome(new RunOutcome("r1", "a100-80gb", "dit", 1.0, 1.4, 40L, 44L, T0.plusSeconds(50)));
+            // The summary, the end and the outcome, as the summary writer stores an ended run: one transaction.
+            store.writeSummaries(java.util.List.of(new HistoryStore.SummaryWrite("r1", "{\"median_step_seconds\":1.4}",
+                            T0.plusSeconds(99), T0.plusSeconds(50), T0.plusSeconds(50))),
+                    java.util.List.of(new RunOutcome("r1", "a100-80gb", "dit", 1.0, 1.4, 40L, 44L, T0.plusSeconds(50))));
         }
         try (HistoryStore store = HistoryStore.open(dir)) {
             StoredRun run = store.runs(10).get(0);
