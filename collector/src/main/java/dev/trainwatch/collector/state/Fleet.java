@@ -705,12 +705,14 @@ public final class Fleet {
     }
 
     private void maybeEvaluate(RunState run, double now) {
-        if (now - run.lastEvaluated >= settings.evaluateEvery().toMillis() / 1000.0) {
+        // A clock stepped back (NTP, a resumed VM) makes the times since negative: treat them as due, or the run's
+        // detectors and summaries would wait until the clock caught up again.
+        double sinceEvaluated = now - run.lastEvaluated;
+        if (sinceEvaluated < 0 || sinceEvaluated >= settings.evaluateEvery().toMillis() / 1000.0) {
             evaluate(run, now);
         }
         double sinceNotified = now - run.lastChangeNotified;
         if (sinceNotified < 0) {
-            // The clock was stepped back: without this the run's summaries would wait until it caught up.
             sinceNotified = Double.POSITIVE_INFINITY;
         }
         if (run.summaryDue && sinceNotified >= summaryIntervalSeconds

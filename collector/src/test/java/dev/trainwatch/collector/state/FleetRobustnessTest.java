@@ -88,6 +88,26 @@ class FleetRobustnessTest {
     }
 
     @Test
+    void aClockSteppedBackDoesNotFreezeTheDetectorsUntilItCatchesUp() {
+        fleet.ingestSteps("r", List.of(StepEvent.of(1, 1.0, clock.seconds()))); // evaluated now
+        clock.advance(Duration.ofHours(-1)); // NTP steps the clock back an hour
+        for (int step = 2; step <= 40; step++) {
+            clock.advance(Duration.ofSeconds(1));
+            fleet.ingestSteps("r", List.of(StepEvent.of(step, 1.0, clock.seconds())));
+        }
+        // The training hangs: no step for five minutes of ticks.
+        for (int i = 0; i < 30; i++) {
+            clock.advance(Duration.ofSeconds(10));
+            fleet.tick();
+        }
+        assertThat(fleet.run("r").orElseThrow().anomalies())
+                .anySatisfy(a -> {
+                    assertThat(a.kind()).isEqualTo(dev.trainwatch.collector.detect.AnomalyKind.STALLED);
+                    assertThat(a.active()).isTrue();
+                });
+    }
+
+    @Test
     void concurrentIngestTickAndReadsKeepCountsAndListenersMayCallBack() throws Exception {
         AtomicInteger callbacks = new AtomicInteger();
         fleet.addListener(new FleetListener() {
