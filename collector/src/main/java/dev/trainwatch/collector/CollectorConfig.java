@@ -44,7 +44,7 @@ public record CollectorConfig(
     public static final int DEFAULT_PORT = 9477;
     /** The documented default summary interval. */
     public static final Duration DEFAULT_SUMMARY_INTERVAL = Duration.ofSeconds(2);
-    /** The longest summary interval accepted: beyond it a kill could lose more than the old once-a-minute write. */
+    /** The longest summary interval accepted: a kill can lose about two intervals, so at most two minutes. */
     public static final Duration MAX_SUMMARY_INTERVAL = Duration.ofMinutes(1);
 
     public CollectorConfig {
