@@ -46,6 +46,12 @@ class HistoryRecorderTest {
                 outcomes::add, log::add);
     }
 
+    /** A new fleet, 100 s after the runs' last summaries: the collector started again. */
+    private static Fleet fleetAfterRestart() {
+        MutableClock clock = new MutableClock(Instant.ofEpochMilli((long) ((T0 + 200) * 1000)));
+        return new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
+    }
+
     private static RunSummary summary(String runId, boolean ended, Long lastStep, Double stepSeconds,
                                       List<Anomaly> anomalies, Boolean synthetic) {
         return new RunSummary(runId, SPEC, T0, T0 + 100, ended, ended ? T0 + 100 : null, lastStep, T0 + 99,
@@ -63,8 +69,7 @@ class HistoryRecorderTest {
             recorder.onAnomalyRaised("pixart-1", starving);
         } // the recorder closes first and writes the pending summary
         try (HistoryStore store = HistoryStore.open(dir)) {
-            MutableClock clock = new MutableClock(Instant.ofEpochMilli((long) ((T0 + 200) * 1000)));
-            Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
+            Fleet fleet = fleetAfterRestart();
             List<String> reannounced = new ArrayList<>();
             assertThat(recorder(store).restoreInto(fleet, (run, a) -> reannounced.add(run + ":" + a.kind())))
                     .isEqualTo(1);
@@ -123,8 +128,7 @@ class HistoryRecorderTest {
             recorder.onAnomalyResolved("pixart-1", starving.resolved(T0 + 90));
         }
         try (HistoryStore store = HistoryStore.open(dir)) {
-            MutableClock clock = new MutableClock(Instant.ofEpochMilli((long) ((T0 + 200) * 1000)));
-            Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
+            Fleet fleet = fleetAfterRestart();
             List<String> reannounced = new ArrayList<>();
             assertThat(recorder(store).restoreInto(fleet, (run, a) -> reannounced.add(run + ":" + a.kind())))
                     .isEqualTo(1);
@@ -152,8 +156,7 @@ class HistoryRecorderTest {
             recorder.onAnomalyRaised("pixart-1", critical); // killed before the next summary
         }
         try (HistoryStore store = HistoryStore.open(dir)) {
-            MutableClock clock = new MutableClock(Instant.ofEpochMilli((long) ((T0 + 200) * 1000)));
-            Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
+            Fleet fleet = fleetAfterRestart();
             List<Severity> reannounced = new ArrayList<>();
             recorder(store).restoreInto(fleet, (run, a) -> reannounced.add(a.severity()));
             assertThat(reannounced).containsExactly(Severity.CRITICAL);
