@@ -14,7 +14,7 @@
     detail: null,
     selected: null,
     history: {},            // run id -> [point], the client-side rolling buffer
-    seriesEndpoint: true,   // set false once the collector answers 404 to /v1/runs/{id}/series
+    seriesEndpoint: true,   // set false once the collector shows it has no /v1/runs/{id}/series (unknownRunError)
     seriesFor: null,        // the run whose whole series was fetched last, and when (ms): later polls ask only
     seriesFullAt: 0,        // for what is new
     metricsEndpoint: true,  // set false when /metrics is missing or too large to read every second
@@ -118,10 +118,23 @@
       if (!res.ok) {
         var err = new Error(url + ' answered ' + res.status);
         err.status = res.status;
-        throw err;
+        // The API's errors are {"error": "…"}; keep the body so callers can tell one refusal from another.
+        return res.text().then(function (text) {
+          try { err.body = JSON.parse(text); } catch (e) { err.body = null; }
+          throw err;
+        }, function () { throw err; });
       }
       return res.json();
     });
+  }
+
+  // A 404 from the series endpoint means either that the run is unknown (forgotten since the run list was read) or
+  // that the collector predates the endpoint. Only the API's own unknown-run error is the former (an older
+  // collector answers "no such endpoint: …" or something else entirely), and only the latter may turn the series
+  // path off: one vanished run must not send every other run back to polling /metrics.
+  function unknownRunError(err) {
+    var message = err && err.status === 404 && err.body && err.body.error;
+    return typeof message === 'string' && message.indexOf('unknown run ') === 0;
   }
 
   // ---------- the rolling buffer ----------
@@ -321,7 +334,7 @@
             document.body.dataset.seriesUpdates = String(Number(document.body.dataset.seriesUpdates || 0) + 1);
           }
         }, function (err) {
-          if (err.status === 404 || err.status === 405) { state.seriesEndpoint = false; }
+          if (err.status === 405 || (err.status === 404 && !unknownRunError(err))) { state.seriesEndpoint = false; }
         });
       });
     }).then(function () {

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.trainwatch.cli.demo.DemoStack;
 import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.CollectorStack;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -20,7 +21,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.StreamSupport;
@@ -176,6 +180,89 @@ class PageInChromiumTest {
             // Ten polls of its own could draw at most about ten points.
             assertThat(Integer.parseInt(m.group(1))).as("points in chart %s", chart).isGreaterThan(20);
         }
+    }
+
+    /** A run the estimator says fits on an A100 80 GB, for the tests with a collector of their own. */
+    private static final Map<String, Object> SPEC = Map.of("model", "pixart-sigma-xl-2", "gpu", "a100-80gb",
+            "gpus", 2, "batch", 32, "resolution", 1024, "precision", "bf16", "optimizer", "came",
+            "grad_checkpointing", true, "features", "precomputed", "total_steps", 100_000);
+
+    @Test
+    void aRunUnknownToTheSeriesEndpointOnceDoesNotTurnTheSeriesPathOff() throws Exception {
+        // The run's first series request reaches the collector as one for a run it no longer knows (as when a run is
+        // forgotten between the page's read of the run and of its series): the real handler answers its 404
+        // "unknown run". The page must keep using the series endpoint afterwards, not fall back to /metrics.
+        String run = "page-unknown-once";
+        Map<String, AtomicInteger> requests = new ConcurrentHashMap<>();
+        try (CollectorStack collector = collectorWithSeriesHook(requests, (ctx, n) -> {
+                if (ctx.pathParam("run_id").equals(run) && n == 1) {
+                    ctx.reroute("/v1/runs/page-forgotten-run/series");
+                } else {
+                    ctx.next();
+                }
+            });
+             ScenarioFeeder feeder = new ScenarioFeeder(collector.server().uri())) {
+            play(collector, feeder, run);
+            String dom = chromium("--dump-dom", collector.server().uri() + "#/runs/" + run);
+            assertThat(feeder.errors()).isEmpty();
+            assertContains(dom, "data-ready=\"true\"", "<h2>" + run + "</h2>", "data-series=\"true\"");
+            assertThat(requests.get(run).get()).as("series requests after the unknown-run answer").isGreaterThan(2);
+        }
+    }
+
+    @Test
+    void aCollectorWithoutTheSeriesEndpointSendsThePageBackToItsOwnRecording() throws Exception {
+        // An older collector has no series route: its router answers 404 "no such endpoint". The page asks once,
+        // then records the run itself from its polls (and /metrics for the GPUs) and still draws every chart.
+        String run = "page-old-collector";
+        Map<String, AtomicInteger> requests = new ConcurrentHashMap<>();
+        try (CollectorStack collector = collectorWithSeriesHook(requests, (ctx, n) -> {
+                if (ctx.pathParam("run_id").equals(run)) {
+                    ctx.reroute("/v1/runs/" + run + "/no-such-route");
+                } else {
+                    ctx.next();
+                }
+            });
+             ScenarioFeeder feeder = new ScenarioFeeder(collector.server().uri())) {
+            play(collector, feeder, run);
+            String dom = chromium("--dump-dom", collector.server().uri() + "#/runs/" + run);
+            assertThat(feeder.errors()).isEmpty();
+            assertContains(dom, "data-ready=\"true\"", "<h2>" + run + "</h2>");
+            assertThat(dom).doesNotContain("data-series=");
+            assertThat(requests.get(run).get()).as("series requests").isEqualTo(1);
+            for (String chart : List.of("vram", "utilization", "throughput")) {
+                Matcher m = Pattern.compile("data-plot=\"" + chart + "\" data-points=\"(\\d+)\"").matcher(dom);
+                assertThat(m.find()).as("chart %s drawn", chart).isTrue();
+                assertThat(Integer.parseInt(m.group(1))).as("points in chart %s", chart).isPositive();
+            }
+        }
+    }
+
+    /**
+     * The collector as the commands start it, with one route ahead of its series route that counts each run's series
+     * requests and then decides (rerouting to another path, or passing on to the real handler).
+     */
+    private static CollectorStack collectorWithSeriesHook(Map<String, AtomicInteger> requests,
+                                                          java.util.function.BiConsumer<io.vertx.ext.web.RoutingContext, Integer> hook) {
+        return CollectorStack.start(CollectorConfig.defaults().withListen("127.0.0.1", 0), line -> { },
+                builder -> builder.routes(router -> router.get("/v1/runs/:run_id/series").order(-1).handler(ctx -> {
+                    int n = requests.computeIfAbsent(ctx.pathParam("run_id"), k -> new AtomicInteger()).incrementAndGet();
+                    hook.accept(ctx, n);
+                })));
+    }
+
+    /** Plays the run into the collector until it has reported a few steps, so the page has something to draw. */
+    private void play(CollectorStack collector, ScenarioFeeder feeder, String run) throws Exception {
+        JsonNode estimate = feeder.putSpec(run, SPEC).path("estimate");
+        feeder.play(new ScenarioFeeder.Run(run, run + "-node", 2, 0.6, 0.9, 0.02, List.of(), 0, 0, true),
+                estimate, 64);
+        // The run itself, not its series: the hooks count every series request.
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(250)).untilAsserted(() -> {
+            HttpResponse<String> response = http.send(HttpRequest.newBuilder(
+                    collector.server().uri().resolve("/v1/runs/" + run)).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(response.statusCode()).isEqualTo(200);
+            assertThat(JSON.readTree(response.body()).at("/observed/last_step").asLong()).isGreaterThan(2);
+        });
     }
 
     private JsonNode series(String run) throws IOException, InterruptedException {
