@@ -34,6 +34,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
@@ -51,6 +52,15 @@ public final class ApiVerticle extends VerticleBase {
     /** Largest request line and header block: an agent sends a few hundred bytes of each. */
     static final int MAX_INITIAL_LINE = 4_096;
     static final int MAX_HEADER_SIZE = 16_384;
+    /**
+     * Series requests built at once; more are answered 503 at once. The endpoint is open, and each build holds a
+     * copy of the run's windows (tens of MB for a 1,024-GPU run) and a core for up to a second.
+     */
+    static final int MAX_SERIES_BUILDS = 2;
+    /** What a refused series request is told to wait: a build of the largest run takes about a second. */
+    static final int SERIES_RETRY_AFTER_SECONDS = 1;
+    static final String SERIES_BUSY = "too many series requests in progress (at most " + MAX_SERIES_BUILDS
+            + " at once); retry after " + SERIES_RETRY_AFTER_SECONDS + " s";
 
     private final CollectorConfig config;
     private final Fleet fleet;
@@ -60,6 +70,10 @@ public final class ApiVerticle extends VerticleBase {
     private final BodyDecoder decoder;
     private final InputValidator validator;
     private HttpServer server;
+    private final AtomicInteger seriesBuilds = new AtomicInteger();
+    /** Runs on the worker before each series build; a test sets it to hold builds in progress. */
+    volatile Runnable beforeSeriesBuild = () -> {
+    };
 
     /**
      * @param extraRoutes called with the router after the API routes are in place, to add more (history, alerts)
@@ -287,18 +301,29 @@ public final class ApiVerticle extends VerticleBase {
         if (!InputValidator.RUN_ID.matcher(runId).matches()) {
             throw unknownRun(runId);
         }
-        // A long series of a many-GPU run takes milliseconds to build and encode: off the event loop, like /metrics.
-        vertx.executeBlocking(() -> fleet.series(runId, request).map(ApiVerticle::encode), false)
-                .onComplete(result -> {
-                    if (result.failed()) {
-                        ctx.fail(result.cause());
-                    } else if (result.result().isEmpty()) {
-                        ctx.fail(unknownRun(runId));
-                    } else {
-                        ctx.response().setStatusCode(200).putHeader(HttpHeaders.CONTENT_TYPE, JSON)
-                                .end(Buffer.buffer(result.result().get()));
-                    }
-                });
+        if (seriesBuilds.incrementAndGet() > MAX_SERIES_BUILDS) {
+            seriesBuilds.decrementAndGet();
+            ctx.response().setStatusCode(ApiError.SERVICE_UNAVAILABLE).putHeader(HttpHeaders.CONTENT_TYPE, JSON)
+                    .putHeader(HttpHeaders.RETRY_AFTER, Integer.toString(SERIES_RETRY_AFTER_SECONDS))
+                    .end(Buffer.buffer(encode(Map.of("error", SERIES_BUSY))));
+            return;
+        }
+        // The fleet holds its lock only to copy the run's windows; the build and the encoding (milliseconds to a
+        // second for a many-GPU run) run after it, off the event loop like /metrics.
+        vertx.executeBlocking(() -> {
+            beforeSeriesBuild.run();
+            return fleet.series(runId, request).map(ApiVerticle::encode);
+        }, false).onComplete(result -> {
+            seriesBuilds.decrementAndGet();
+            if (result.failed()) {
+                ctx.fail(result.cause());
+            } else if (result.result().isEmpty()) {
+                ctx.fail(unknownRun(runId));
+            } else {
+                ctx.response().setStatusCode(200).putHeader(HttpHeaders.CONTENT_TYPE, JSON)
+                        .end(Buffer.buffer(result.result().get()));
+            }
+        });
     }
 
     private static ApiError unknownRun(String runId) {

@@ -11,8 +11,9 @@ import java.util.List;
 /**
  * Turns a run's rolling windows (its step reports and its GPUs' entries) into a {@link RunSeries}: the raw series
  * downsampled to at most {@code maxPoints} each, and the run as a whole on one time axis. Pure function over the
- * {@link StepSeries} and {@link GpuSeries} read interfaces; the fleet calls it under its lock (the windows are live),
- * and it runs in time linear in the entries read.
+ * {@link StepSeries} and {@link GpuSeries} read interfaces, in time linear in the entries read. The fleet hands it
+ * copies of the windows taken under its lock and calls it after releasing the lock; a copy may leave out the GPU
+ * entries before {@link #gpuReadFromTs} and after {@link Source#gpuToTs}, which the build never reads.
  *
  * <p>Bounds: at most {@code maxPoints} run points and step points, at most {@link #MAX_GPU_TRACKS} GPU series of
  * together at most {@link #MAX_GPU_POINTS} points; with the largest {@code maxPoints} an answer stays within a few
@@ -56,6 +57,15 @@ public final class SeriesBuilder {
     private SeriesBuilder() {
     }
 
+    /**
+     * The earliest GPU entry time a build of {@code request} reads: {@code since} less {@link #GPU_HOLD_SECONDS}
+     * (a reading carried into the first points), and never before {@code gpuFromTs}.
+     */
+    public static double gpuReadFromTs(SeriesRequest request, double gpuFromTs) {
+        double from = request.sinceTs() == null ? Double.NEGATIVE_INFINITY : request.sinceTs();
+        return Math.max(gpuFromTs, from - GPU_HOLD_SECONDS);
+    }
+
     public static RunSeries build(Source src, SeriesRequest request) {
         double from = request.sinceTs() == null ? Double.NEGATIVE_INFINITY : request.sinceTs();
         double gpuFrom = Math.max(from, src.gpuFromTs());
@@ -77,7 +87,7 @@ public final class SeriesBuilder {
             gpuEnd[g] = src.gpuToTs() == Double.POSITIVE_INFINITY ? gpu.size()
                     : gpu.firstIndexAtOrAfter(Math.nextUp(src.gpuToTs()));
             gpuStart[g] = Math.min(gpu.firstIndexAtOrAfter(gpuFrom), gpuEnd[g]);
-            gpuCarryStart[g] = Math.min(gpu.firstIndexAtOrAfter(Math.max(src.gpuFromTs(), from - GPU_HOLD_SECONDS)),
+            gpuCarryStart[g] = Math.min(gpu.firstIndexAtOrAfter(gpuReadFromTs(request, src.gpuFromTs())),
                     gpuStart[g]);
         }
 

@@ -413,21 +413,58 @@ public final class Fleet {
     }
 
     /**
-     * A run's recent history from the in-memory windows ({@code GET /v1/runs/{id}/series}), built under the lock
-     * in time linear in the entries read. Empty when the run is unknown.
+     * A run's recent history from the in-memory windows ({@code GET /v1/runs/{id}/series}). Only a copy of what the
+     * request reads (each GPU's entries from shortly before {@code since}, the step reports, the prediction) is
+     * taken under the lock; the build, linear in the entries copied, runs after the lock is released, so ingest is
+     * held up for the copy alone whatever {@code max_points} or the answer's size. Empty when the run is unknown.
      */
     public Optional<RunSeries> series(String runId, SeriesRequest request) {
+        Optional<SeriesBuilder.Source> source = seriesSource(runId, request);
+        if (source.isEmpty()) {
+            return Optional.empty();
+        }
+        afterSeriesCopy.run();
+        return Optional.of(SeriesBuilder.build(source.get(), request));
+    }
+
+    /**
+     * Runs between the copy of a series' windows and the build, on the caller's thread with the lock released; a
+     * test sets it to hold a build in progress while it ingests. Does nothing otherwise.
+     */
+    volatile Runnable afterSeriesCopy = () -> {
+    };
+
+    /** Whether the calling thread holds the fleet's lock (for tests of what runs outside it). */
+    boolean lockHeldByCurrentThread() {
+        return Thread.holdsLock(lock);
+    }
+
+    /**
+     * The entries of {@code w} a series build reads: from {@code readFromTs} ({@link SeriesBuilder#gpuReadFromTs})
+     * through {@code untilTs} (the run's end, infinite while it runs), as {@link SeriesBuilder#build} bounds them.
+     */
+    static GpuWindow copyForSeries(GpuWindow w, double readFromTs, double untilTs) {
+        int end = untilTs == Double.POSITIVE_INFINITY ? w.size() : w.firstIndexAtOrAfter(Math.nextUp(untilTs));
+        return w.copy(Math.min(w.firstIndexAtOrAfter(readFromTs), end), end);
+    }
+
+    /** The series build's input, copied under the lock: the only part of a series request that holds it. */
+    Optional<SeriesBuilder.Source> seriesSource(String runId, SeriesRequest request) {
         Objects.requireNonNull(request, "request");
         synchronized (lock) {
             RunState run = runId == null ? null : runs.get(runId);
             if (run == null) {
                 return Optional.empty();
             }
+            double until = run.ended && !Double.isNaN(run.endedAt) ? run.endedAt : Double.POSITIVE_INFINITY;
+            // Entries older than what the build reads (the carry-in before `since`) or after the run's end are
+            // not copied: the build finds the same entries at shifted positions, so the answer is the same.
+            double readFrom = SeriesBuilder.gpuReadFromTs(request, run.firstSeen);
             List<GpuState> gs = runGpus(run);
             List<GpuSeries> windows = new ArrayList<>(gs.size());
             double capacity = Double.NaN;
             for (GpuState g : gs) {
-                windows.add(g.window);
+                windows.add(copyForSeries(g.window, readFrom, until));
                 double total = g.window.memoryTotalBytes();
                 if (!Double.isNaN(total) && !(total >= capacity)) {
                     capacity = total;
@@ -441,10 +478,8 @@ public final class Fleet {
                     : new RunSeries.Predicted(e.stepSeconds() > 0 ? e.stepSeconds() : null,
                             e.peakMemoryBytes() > 0 ? e.peakMemoryBytes() : null,
                             e.samplesPerSecond() > 0 ? e.samplesPerSecond() : null);
-            double until = run.ended && !Double.isNaN(run.endedAt) ? run.endedAt : Double.POSITIVE_INFINITY;
-            return Optional.of(SeriesBuilder.build(new SeriesBuilder.Source(run.runId, now(), windowSeconds,
-                    run.firstSeen, until, run.steps, windows, predicted, toLong(capacity), specSamplesPerStep(run)),
-                    request));
+            return Optional.of(new SeriesBuilder.Source(run.runId, now(), windowSeconds, run.firstSeen, until,
+                    run.steps.copy(), windows, predicted, toLong(capacity), specSamplesPerStep(run)));
         }
     }
 

@@ -55,6 +55,54 @@ final class GpuWindow implements GpuSeries {
         merged = new short[capacity];
     }
 
+    /**
+     * A read-only copy of entries {@code [from, to)} (window order) and of the GPU's facts, for reading outside the
+     * fleet's lock ({@code GET /v1/runs/{id}/series}). Costs one array copy per column of the entries kept; the
+     * copy must never be {@link #add added} to (it merges nothing and has no spare room).
+     */
+    GpuWindow copy(int from, int to) {
+        if (from < 0 || to > size || from > to) {
+            throw new IndexOutOfBoundsException("entries [" + from + ", " + to + ") of " + size);
+        }
+        return new GpuWindow(this, from, to);
+    }
+
+    private GpuWindow(GpuWindow src, int from, int to) {
+        int n = to - from;
+        uuid = src.uuid;
+        spanSeconds = src.spanSeconds;
+        capacity = Math.max(1, n);
+        resolutionSeconds = spanSeconds / capacity;
+        ts = src.range(src.ts, new double[capacity], from, n);
+        memoryUsed = src.range(src.memoryUsed, new double[capacity], from, n);
+        utilization = src.range(src.utilization, new float[capacity], from, n);
+        utilizationMin = src.range(src.utilizationMin, new float[capacity], from, n);
+        idleFraction = src.range(src.idleFraction, new float[capacity], from, n);
+        smClock = src.range(src.smClock, new float[capacity], from, n);
+        smClockMax = src.range(src.smClockMax, new float[capacity], from, n);
+        power = src.range(src.power, new float[capacity], from, n);
+        temperature = src.range(src.temperature, new float[capacity], from, n);
+        reasons = src.range(src.reasons, new int[capacity], from, n);
+        merged = new short[0]; // only add() reads it, and a copy is never added to
+        head = 0;
+        size = n;
+        host = src.host;
+        index = src.index;
+        name = src.name;
+        memoryTotal = src.memoryTotal;
+        peakMemory = src.peakMemory;
+        lost = src.lost;
+    }
+
+    /** Copies {@code n} entries from window position {@code from} of ring column {@code src} to {@code dst}[0..n). */
+    private <T> T range(T src, T dst, int from, int n) {
+        int start = slot(from);
+        int first = Math.min(n, capacity - start);
+        System.arraycopy(src, start, dst, 0, first);
+        System.arraycopy(src, 0, dst, first, n - first);
+        return dst;
+    }
+
     /** Adds one poll stamped {@code sampleTs} (unix seconds, already clamped to the collector's now). */
     void add(GpuSample s, double sampleTs) {
         if (s.name() != null) {

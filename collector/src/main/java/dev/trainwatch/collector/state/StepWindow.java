@@ -46,6 +46,43 @@ final class StepWindow implements StepSeries {
         loss = new double[capacity];
     }
 
+    /**
+     * A read-only copy of every report held, for reading outside the fleet's lock ({@code GET /v1/runs/{id}/series}):
+     * at most the window's capacity (512 by default) of each column. Never {@link #add added} to.
+     */
+    StepWindow copy() {
+        return new StepWindow(this);
+    }
+
+    private StepWindow(StepWindow src) {
+        int n = src.size;
+        spanSeconds = src.spanSeconds;
+        capacity = Math.max(1, n);
+        ts = src.all(src.ts, new double[capacity]);
+        step = src.all(src.step, new long[capacity]);
+        time = src.all(src.time, new double[capacity]);
+        data = src.all(src.data, new double[capacity]);
+        model = src.all(src.model, new double[capacity]);
+        lm = src.all(src.lm, new double[capacity]);
+        vae = src.all(src.vae, new double[capacity]);
+        samples = src.all(src.samples, new double[capacity]);
+        interval = src.all(src.interval, new int[capacity]);
+        rank = src.all(src.rank, new int[capacity]);
+        bucketH = src.all(src.bucketH, new int[capacity]);
+        bucketW = src.all(src.bucketW, new int[capacity]);
+        loss = src.all(src.loss, new double[capacity]);
+        head = 0;
+        size = n;
+    }
+
+    /** Copies the {@link #size} entries of ring column {@code src}, oldest first, to {@code dst}. */
+    private <T> T all(T src, T dst) {
+        int first = Math.min(size, capacity - head);
+        System.arraycopy(src, head, dst, 0, first);
+        System.arraycopy(src, 0, dst, first, size - first);
+        return dst;
+    }
+
     /** Adds a report stamped {@code reportTs}; the caller has checked step and time are present and sane. */
     void add(StepEvent e, double reportTs) {
         if (size == capacity) {
