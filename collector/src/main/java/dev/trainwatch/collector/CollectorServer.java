@@ -257,5 +257,9 @@ public final class CollectorServer implements AutoCloseable {
         public StartException(String message) {
             super(message);
         }
+
+        public StartException(String message, Throwable cause) {
+            super(message, cause);
+        }
     }
 }

@@ -9,6 +9,7 @@ import dev.trainwatch.collector.alerting.WebhookSink;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.history.CalibratingPredictor;
 import dev.trainwatch.collector.history.Calibrator;
+import dev.trainwatch.collector.history.HistoryException;
 import dev.trainwatch.collector.history.HistoryRecorder;
 import dev.trainwatch.collector.history.HistoryStore;
 import dev.trainwatch.collector.http.HistoryRoutes;
@@ -54,15 +55,26 @@ public final class CollectorStack implements AutoCloseable {
      * @param config    where to listen, the data directory, the alert receivers
      * @param log       one-line messages: alert lines and delivery problems
      * @param customize last changes to the server builder (extra listeners or routes)
-     * @throws dev.trainwatch.collector.history.HistoryException when the data directory cannot be used
-     * @throws CollectorServer.StartException                    when the address cannot be bound
+     * @throws HistoryException                                  when the data directory cannot be used
+     * @throws CollectorServer.StartException                    when the address cannot be bound, or a later step
+     *                                                           fails (one line; everything started is closed again)
      */
     public static CollectorStack start(CollectorConfig config, Consumer<String> log,
                                        Consumer<CollectorServer.Builder> customize) {
+        return start(config, log, customize, stack -> { });
+    }
+
+    /**
+     * Starts everything; {@code lastStep} runs once everything else has started (tests inject a failure there to
+     * check that start-up is all-or-nothing).
+     */
+    static CollectorStack start(CollectorConfig config, Consumer<String> log,
+                                Consumer<CollectorServer.Builder> customize, Consumer<CollectorStack> lastStep) {
         CalibratingPredictor predictor = new CalibratingPredictor(Estimator.bundled());
         HistoryStore history = config.dataDir() == null ? null : HistoryStore.open(config.dataDir());
         AlertDispatcher alerts = null;
         HistoryRecorder recorder = null;
+        CollectorServer server = null;
         try {
             if (history != null) {
                 predictor.recalibrate(Calibrator.factors(history.outcomes()));
@@ -101,25 +113,51 @@ public final class CollectorStack implements AutoCloseable {
                 builder.closeable(new PendingSummaries(fleet));
             }
             customize.accept(builder);
-            CollectorServer server = builder.start();
+            server = builder.start();
             if (recorder != null) {
                 new HistoryMetrics(recorder.writer()).bindTo(server.metrics().registry());
                 recorder.start();
             }
             alerts.onOutcome(server.metrics().self()::alertDelivery);
-            return new CollectorStack(server, history, alerts, predictor, restored);
+            CollectorStack stack = new CollectorStack(server, history, alerts, predictor, restored);
+            lastStep.accept(stack);
+            return stack;
         } catch (RuntimeException e) {
-            if (alerts != null) {
-                alerts.close();
+            // All or nothing: a collector that listens but records no history (or half its metrics) must not run,
+            // nor keep its port, threads and database after the caller was told it failed.
+            if (server != null) {
+                // Stops listening, then closes what the builder was given in reverse: pending summaries, the
+                // recorder (whether or not it started), the database, the alert dispatcher.
+                closeQuietly(server, e);
+            } else {
+                // Reverse order of creation (the recorder was never started).
+                closeQuietly(recorder, e);
+                closeQuietly(alerts, e);
+                closeQuietly(history, e);
             }
-            if (recorder != null) {
-                recorder.close();
+            if (server == null || e instanceof CollectorServer.StartException
+                    || e instanceof HistoryException) {
+                throw e;
             }
-            if (history != null) {
-                history.close();
-            }
-            throw e;
+            // Anything else here is a fault of ours, not of the user's input; still one line for the commands.
+            throw new CollectorServer.StartException("the collector stopped again while starting: "
+                    + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + oneLine(e.getMessage())), e);
         }
+    }
+
+    private static void closeQuietly(AutoCloseable resource, RuntimeException failure) {
+        if (resource == null) {
+            return;
+        }
+        try {
+            resource.close();
+        } catch (Exception e) {
+            failure.addSuppressed(e);
+        }
+    }
+
+    private static String oneLine(String message) {
+        return message.strip().replaceAll("\\s*\\R\\s*", " ");
     }
 
     public CollectorServer server() {

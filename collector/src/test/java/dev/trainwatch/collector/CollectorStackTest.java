@@ -1,9 +1,13 @@
 package dev.trainwatch.collector;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.trainwatch.collector.history.HistoryStore;
 import dev.trainwatch.protocol.Json;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -11,6 +15,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -68,6 +73,33 @@ class CollectorStackTest {
             assertThat(log).anySatisfy(line -> assertThat(line).startsWith("trainwatch alert FIRING critical xid_error"));
         }
     }
+    @Test
+    void aFailureAfterTheServerStartedStopsEverythingItHadStarted() throws Exception {
+        CollectorConfig config = CollectorConfig.defaults().withListen("127.0.0.1", 0).withDataDir(dataDir);
+        AtomicReference<CollectorStack> started = new AtomicReference<>();
+        // The last start step fails once the server listens, the recorder runs and the history metrics are bound.
+        assertThatThrownBy(() -> CollectorStack.start(config, log::add, builder -> { }, stack -> {
+            started.set(stack);
+            throw new IllegalStateException("injected failure\nwith a second line");
+        })).isInstanceOf(CollectorServer.StartException.class)
+                .hasMessage("the collector stopped again while starting: IllegalStateException: injected failure "
+                        + "with a second line");
+
+        CollectorStack stack = started.get();
+        assertThat(stack).as("the failure came after the server had started").isNotNull();
+        // The port is free again: the server stopped listening.
+        try (ServerSocket socket = new ServerSocket()) {
+            socket.bind(new InetSocketAddress("127.0.0.1", stack.server().port()));
+        }
+        // The database is closed (its next use fails), so a new collector can take over the directory.
+        HistoryStore history = stack.history().orElseThrow();
+        assertThatThrownBy(history::outcomes).isInstanceOf(RuntimeException.class);
+        try (CollectorStack again = CollectorStack.start(config, log::add)) {
+            assertThat(send(HttpRequest.newBuilder(again.server().uri().resolve("/healthz"))).statusCode())
+                    .isEqualTo(200);
+        }
+    }
+
     @Test
     void numbersIngestedJustBeforeAnOrderlyStopAreInTheHistory() throws Exception {
         // A long interval: only the shutdown path can have written the steps.
