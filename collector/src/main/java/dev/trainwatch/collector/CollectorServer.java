@@ -85,6 +85,25 @@ public final class CollectorServer implements AutoCloseable {
         return URI.create("http://" + host + ":" + port());
     }
 
+    /**
+     * The address a client on this machine reaches the server at, ending in {@code /}: the page's URL and the
+     * embedded agent's collector. A wildcard listen address ({@code 0.0.0.0}, {@code ::}) becomes loopback.
+     */
+    public URI clientUri() {
+        return clientUri(config.host(), port());
+    }
+
+    static URI clientUri(String host, int port) {
+        String h = host;
+        if (h.equals("0.0.0.0") || h.equals("::") || h.equals("[::]")) {
+            h = "127.0.0.1";
+        }
+        if (h.contains(":") && !h.startsWith("[")) {
+            h = "[" + h + "]";
+        }
+        return URI.create("http://" + h + ":" + port + "/");
+    }
+
     public CollectorConfig config() {
         return config;
     }

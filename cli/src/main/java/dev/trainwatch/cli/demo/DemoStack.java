@@ -69,7 +69,7 @@ public final class DemoStack implements AutoCloseable {
             // Label first, so no demo run is ever visible without its "synthetic" flag.
             scenarios.forEach(s -> server.fleet().markSynthetic(s.runId()));
             HttpDemoSink sink = new HttpDemoSink(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build(),
-                    loopback(server));
+                    server.clientUri());
             // The feed speaks in the collector's (scaled) time, so it plays at speed 1 on that clock.
             DemoFeed feed = new DemoFeed(scenarios, sink, 1.0, clock.instant());
             feed.begin();
@@ -93,21 +93,9 @@ public final class DemoStack implements AutoCloseable {
         }
     }
 
-    /** The collector's address as a client on this machine reaches it (a wildcard listen becomes loopback). */
-    static URI loopback(CollectorServer server) {
-        String host = server.host();
-        if (host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]")) {
-            host = "127.0.0.1";
-        }
-        if (host.contains(":") && !host.startsWith("[")) {
-            host = "[" + host + "]";
-        }
-        return URI.create("http://" + host + ":" + server.port() + "/");
-    }
-
     /** The page's address. */
     public URI pageUri() {
-        return loopback(server);
+        return server.clientUri();
     }
 
     public int port() {

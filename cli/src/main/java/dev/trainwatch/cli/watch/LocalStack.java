@@ -93,7 +93,7 @@ public final class LocalStack implements AutoCloseable {
             collector = startCollector(options, clock, log);
             CollectorServer server = collector.server();
             steps = options.log() == null ? null : LogTailer.open(options.log(), options.logFormat(), clock);
-            AgentConfig config = new AgentConfig(loopback(server), hostName(), options.attachPid(), options.runId(),
+            AgentConfig config = new AgentConfig(server.clientUri(), hostName(), options.attachPid(), options.runId(),
                     options.spec(), options.interval(), null, options.spoolDir(), AgentConfig.DEFAULT_SPOOL_MAX_BYTES,
                     Duration.ofSeconds(5));
             Agent agent = Agent.create(config, gpus, steps, LinuxProcSource.system(), clock);
@@ -125,17 +125,6 @@ public final class LocalStack implements AutoCloseable {
         }
     }
 
-    /** The collector's address as a client on this machine reaches it (a wildcard listen becomes loopback). */
-    static URI loopback(CollectorServer server) {
-        String host = server.host();
-        if (host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]")) {
-            host = "127.0.0.1";
-        }
-        if (host.contains(":") && !host.startsWith("[")) {
-            host = "[" + host + "]";
-        }
-        return URI.create("http://" + host + ":" + server.port() + "/");
-    }
 
     public static String hostName() {
         try {
@@ -147,7 +136,7 @@ public final class LocalStack implements AutoCloseable {
 
     /** The page (and API root). */
     public URI pageUri() {
-        return loopback(server);
+        return server.clientUri();
     }
 
     public Fleet fleet() {
