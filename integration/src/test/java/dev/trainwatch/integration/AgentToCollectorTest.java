@@ -13,6 +13,7 @@ import dev.trainwatch.agent.nvml.FakeNvml;
 import dev.trainwatch.agent.nvml.NvmlGpuReader;
 import dev.trainwatch.collector.CollectorConfig;
 import dev.trainwatch.collector.CollectorStack;
+import dev.trainwatch.collector.testing.MutableClock;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
 import java.net.URI;
@@ -23,11 +24,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.function.IntConsumer;
@@ -51,7 +49,8 @@ class AgentToCollectorTest {
     @TempDir
     Path dir;
 
-    private final SimClock clock = new SimClock(EPOCH);
+    /** One clock for the fake library's timeline, the agent and the collector. */
+    private final MutableClock clock = new MutableClock(Instant.ofEpochMilli(Math.round(EPOCH * 1000)));
     private final HttpClient http = HttpClient.newHttpClient();
     private final Path library = FakeNvml.library();
     private final FakeNvml.Control fake = FakeNvml.control(library);
@@ -237,7 +236,7 @@ class AgentToCollectorTest {
      */
     private int simulate(int seconds, IntConsumer eachSecond, String runId, String kind) throws Exception {
         for (int second = 1; second <= seconds; second++) {
-            clock.set(EPOCH + second);
+            clock.setSeconds(EPOCH + second);
             fake.fake_nvml_set_time(second);
             eachSecond.accept(second);
             agent.pollOnce();
@@ -287,33 +286,5 @@ class AgentToCollectorTest {
         JsonNode anomaly = anomalyOrNull(run, kind);
         assertThat(anomaly).as("active %s in %s", kind, run).isNotNull();
         return anomaly;
-    }
-
-    /** One clock for the fake library's timeline, the agent and the collector. */
-    static final class SimClock extends Clock {
-        private volatile long millis;
-
-        SimClock(double seconds) {
-            set(seconds);
-        }
-
-        void set(double seconds) {
-            millis = Math.round(seconds * 1000);
-        }
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return Instant.ofEpochMilli(millis);
-        }
     }
 }

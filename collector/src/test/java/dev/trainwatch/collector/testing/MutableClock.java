@@ -23,6 +23,11 @@ public final class MutableClock extends Clock {
         now = now.plusNanos((long) (seconds * 1e9));
     }
 
+    /** Jumps to {@code seconds} since the epoch (millisecond precision). */
+    public void setSeconds(double seconds) {
+        now = Instant.ofEpochMilli(Math.round(seconds * 1000));
+    }
+
     public double seconds() {
         return now.toEpochMilli() / 1000.0;
     }
