@@ -360,18 +360,17 @@ public final class Estimator {
 
         private Run copy(String precision, String optimizer, boolean checkpointing, String features, int zero,
                 int batch, int accumulation) {
-            Run r = new Run(profile, gpu, gpus, batch, height, width, frames, precision, optimizer, checkpointing,
-                    ema, features, zero, attention, accumulation, totalSteps);
-            r.textEncoder = textEncoder;
-            r.vae = vae;
-            r.squareResolution = squareResolution;
-            r.factors = factors;
-            return r;
+            return copy(precision, optimizer, checkpointing, features, zero, batch, accumulation, attention);
         }
 
         Run withAttention(String newAttention) {
+            return copy(precision, optimizer, checkpointing, features, zero, batch, accumulation, newAttention);
+        }
+
+        private Run copy(String precision, String optimizer, boolean checkpointing, String features, int zero,
+                int batch, int accumulation, String attention) {
             Run r = new Run(profile, gpu, gpus, batch, height, width, frames, precision, optimizer, checkpointing,
-                    ema, features, zero, newAttention, accumulation, totalSteps);
+                    ema, features, zero, attention, accumulation, totalSteps);
             r.textEncoder = textEncoder;
             r.vae = vae;
             r.squareResolution = squareResolution;
