@@ -288,7 +288,7 @@ public final class ApiVerticle extends VerticleBase {
         String runId = ctx.pathParam("run_id");
         Optional<RunView> run = InputValidator.RUN_ID.matcher(runId).matches() ? fleet.run(runId) : Optional.empty();
         if (run.isEmpty()) {
-            throw new ApiError(ApiError.NOT_FOUND, "unknown run '" + BodyDecoder.printable(runId, 128) + "'");
+            throw unknownRun(runId);
         }
         respond(ctx, 200, run.get());
     }
