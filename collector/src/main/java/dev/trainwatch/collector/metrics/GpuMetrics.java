@@ -34,7 +34,7 @@ import java.util.function.Supplier;
  * <p>Built as one Prometheus client {@link MultiCollector} whose snapshot is made straight from the fleet's views
  * at scrape time rather than as Micrometer gauges: a fleet of 1,024 GPUs has about 20,000 GPU series, and keeping
  * that many Micrometer meters in step with the fleet and collecting them meter by meter cost most of a scrape.
- * There is nothing to keep in step any more, so {@link #refresh} does nothing; the names, units, types and help
+ * There is nothing to keep in step, so it has no refresh step; the names, units, types and help
  * texts stay those of docs/METRICS.md (the golden scrape test pins them). Thread-safe: a collection only reads
  * the views the supplier returns.
  */
@@ -99,11 +99,6 @@ public final class GpuMetrics implements MeterBinder, MultiCollector {
         } else {
             throw new IllegalArgumentException("GPU metrics are exported through a PrometheusMeterRegistry only");
         }
-    }
-
-    /** Nothing to do: the series are made from the views at each collection. Kept for the exporter's cycle. */
-    public void refresh() {
-        // The snapshot is built in collect(); there are no meters to keep in step with the fleet.
     }
 
     @Override

@@ -79,7 +79,6 @@ public final class MetricsExporter {
 
     /** Brings the series in line with the fleet without rendering (benchmarks and tests). */
     public synchronized void refresh() {
-        gpuMetrics.refresh();
         runMetrics.refresh();
         selfMetrics.refresh();
     }

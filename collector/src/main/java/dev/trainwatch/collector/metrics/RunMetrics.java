@@ -56,6 +56,8 @@ public final class RunMetrics implements MeterBinder, MultiCollector {
     private final String anomalyName = GpuMetrics.prometheusName(MetricNames.RUN_ANOMALY, null);
     private final Map<String, DistributionSummary> stepSummaries = new HashMap<>();
     private MeterRegistry registry;
+    /** Run views taken by {@link #refresh()} for the scrape that follows it; consumed by {@link #collect()}. */
+    private volatile Collection<RunView> prepared;
 
     /** @param runs the fleet's current run views, called once per scrape */
     public RunMetrics(Supplier<? extends Collection<RunView>> runs) {
@@ -124,9 +126,13 @@ public final class RunMetrics implements MeterBinder, MultiCollector {
 
     @Override
     public MetricSnapshots collect() {
+        // The views refresh() just took for this scrape, if any; otherwise (a scrape not made through the exporter)
+        // fresh ones. Taking the fleet's run views is the costly part, so a scrape takes them once.
+        Collection<RunView> taken = prepared;
+        prepared = null;
         List<RunView> views = new ArrayList<>();
         List<Labels> labels = new ArrayList<>();
-        for (RunView run : runs.get()) {
+        for (RunView run : taken != null ? taken : runs.get()) {
             views.add(run);
             labels.add(Labels.of(RUN_ID, LabelValues.sanitize(run.runId())));
         }
@@ -211,13 +217,21 @@ public final class RunMetrics implements MeterBinder, MultiCollector {
         }
     }
 
-    /** Drops the step-time summaries of runs the fleet forgot; the gauges need nothing (made at each scrape). */
+    /**
+     * Drops the step-time summaries of runs the fleet forgot, before a scrape; the gauges need nothing (they are
+     * made at collection). The run views taken here are handed to that scrape's {@link #collect()}.
+     */
     public synchronized void refresh() {
-        if (registry == null || stepSummaries.isEmpty()) {
+        if (registry == null) {
+            return;
+        }
+        Collection<RunView> views = runs.get();
+        prepared = views;
+        if (stepSummaries.isEmpty()) {
             return;
         }
         Set<String> present = new HashSet<>();
-        for (RunView run : runs.get()) {
+        for (RunView run : views) {
             present.add(run.runId());
         }
         stepSummaries.entrySet().removeIf(entry -> {
