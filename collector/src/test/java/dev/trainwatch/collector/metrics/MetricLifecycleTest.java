@@ -105,6 +105,21 @@ class MetricLifecycleTest {
     }
 
     @Test
+    void aScrapeTakesTheRunViewsOnce() {
+        // Taking the fleet's run views is the costly part of the run families; refresh and collect share them.
+        java.util.concurrent.atomic.AtomicInteger taken = new java.util.concurrent.atomic.AtomicInteger();
+        MetricsExporter counting = new MetricsExporter(() -> scenario.gpus, () -> {
+            taken.incrementAndGet();
+            return scenario.runs;
+        }, () -> scenario.agents, new MutableClock(Instant.ofEpochSecond((long) ScrapeScenario.NOW)), false);
+        counting.runs().recordSteps(ScrapeScenario.RUN, ScrapeScenario.steps());
+        String scrape = counting.scrape();
+        assertThat(scrape).contains("trainwatch_run_last_step{run_id=\"pixart-sigma-run-1\"}")
+                .contains("trainwatch_run_step_seconds_count{run_id=\"pixart-sigma-run-1\"}");
+        assertThat(taken.get()).isEqualTo(1);
+    }
+
+    @Test
     void labelValuesAreSanitisedAndCapped() {
         RunView run = scenario.runs.get(1);
         String hostile = "x\u0000\n\"" + "y".repeat(300);
