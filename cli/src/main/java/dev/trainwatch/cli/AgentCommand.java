@@ -117,7 +117,6 @@ final class AgentCommand implements Callable<Integer> {
         if (tokenFile != null && !Files.isReadable(tokenFile)) {
             throw new UserError(ExitCodes.USAGE, "--token-file: cannot read " + tokenFile);
         }
-        useOneLineLogs();
         AgentConfig config = new AgentConfig(collectorUri, host != null ? host : localHostName(), attachPid, runId,
                 null, pollInterval, tokenFile, spoolDir != null ? spoolDir : AgentConfig.defaultSpoolDir(),
                 spoolMaxMb << 20, Duration.ofSeconds(5));
@@ -254,12 +253,6 @@ final class AgentCommand implements Callable<Integer> {
         }
     }
 
-    /** Log records as single lines on stderr, not the JDK's two-line default. */
-    private static void useOneLineLogs() {
-        if (System.getProperty("java.util.logging.SimpleFormatter.format") == null) {
-            System.setProperty("java.util.logging.SimpleFormatter.format", "trainwatch agent: %4$s: %5$s%n");
-        }
-    }
 
     private static void closeQuietly(GpuReader reader, StepSource steps) {
         try {

@@ -19,6 +19,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.function.Consumer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
@@ -31,8 +32,14 @@ import picocli.CommandLine.Model.CommandSpec;
                 + " estimate, exports /metrics and serves the web page.")
 final class CollectorCommand implements Callable<Integer> {
 
+    /** Alert lines and delivery problems, as log records (one line each, in the chosen --log-format). */
+    private static final System.Logger ALERT_LOG = System.getLogger("dev.trainwatch.collector.alerts");
+
     @Spec
     CommandSpec spec;
+
+    @ParentCommand
+    TrainwatchCommand parent;
 
     @Option(names = "--listen", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:9477",
             description = "Address to listen on (default: ${DEFAULT-VALUE}). Other than loopback needs --token-file.")
@@ -71,14 +78,14 @@ final class CollectorCommand implements Callable<Integer> {
         CollectorStack stack;
         try {
             // The whole collector: history under --data-dir (restored now), calibration, alert delivery.
-            stack = CollectorStack.start(config, line -> {
-                err.println(line);
-                err.flush();
-            });
+            stack = CollectorStack.start(config, line -> ALERT_LOG.log(System.Logger.Level.INFO, line));
         } catch (CollectorServer.StartException | HistoryException e) {
             throw new UserError(ExitCodes.FAILURE, e.getMessage());
         }
         CollectorServer server = stack.server();
+        if (parent != null) {
+            parent.bindLogMetrics(server.metrics().registry());
+        }
         if (stack.restoredRuns() > 0) {
             out.println("trainwatch collector restored " + stack.restoredRuns() + " run(s) from " + config.dataDir());
         }

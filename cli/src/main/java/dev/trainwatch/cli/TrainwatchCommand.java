@@ -1,8 +1,16 @@
 package dev.trainwatch.cli;
 
+import dev.trainwatch.cli.logging.LogFormat;
+import dev.trainwatch.cli.logging.LogLevel;
+import dev.trainwatch.cli.logging.LogMetrics;
+import dev.trainwatch.cli.logging.LogOutput;
+import dev.trainwatch.cli.logging.Logging;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.io.PrintWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ScopeType;
 
 /**
  * The {@code trainwatch} command. Subcommands live in their own classes; this one only wires them and maps
@@ -27,6 +35,29 @@ public final class TrainwatchCommand implements Runnable {
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
+
+    // Not --log-format: agent, watch and run already use that name for the training log's parser (DESIGN.md).
+    @Option(names = "--log-output", paramLabel = "FORMAT", scope = ScopeType.INHERIT,
+            defaultValue = "${env:TRAINWATCH_LOG_OUTPUT:-text}",
+            description = "trainwatch's own log records on stderr as one line of text or one JSON object per line:"
+                    + " text or json (default: ${DEFAULT-VALUE}; environment TRAINWATCH_LOG_OUTPUT).")
+    LogFormat logFormat = LogFormat.TEXT;
+
+    @Option(names = "--log-level", paramLabel = "LEVEL", scope = ScopeType.INHERIT,
+            defaultValue = "${env:TRAINWATCH_LOG_LEVEL:-info}",
+            description = "Least severe log records written: error, warn, info or debug"
+                    + " (default: ${DEFAULT-VALUE}; environment TRAINWATCH_LOG_LEVEL).")
+    LogLevel logLevel = LogLevel.INFO;
+
+    /** The process's log output once {@code main} set it up; null in tests that build the command line alone. */
+    private LogOutput logOutput;
+
+    /** Exports the log's own counts next to the collector's metrics, when {@code main} set up logging. */
+    public void bindLogMetrics(MeterRegistry registry) {
+        if (logOutput != null) {
+            new LogMetrics(logOutput).bindTo(registry);
+        }
+    }
 
     @Override
     public void run() {
@@ -55,7 +86,15 @@ public final class TrainwatchCommand implements Runnable {
     public static void main(String[] args) {
         PrintWriter out = new PrintWriter(System.out, true);
         PrintWriter err = new PrintWriter(System.err, true);
-        int status = newCommandLine(out, err).execute(args);
+        CommandLine cli = newCommandLine(out, err);
+        CommandLine.IExecutionStrategy run = cli.getExecutionStrategy();
+        // Logging is set up after parsing (so --log-format and --log-level apply) and before any command runs.
+        cli.setExecutionStrategy(parseResult -> {
+            TrainwatchCommand top = cli.getCommand();
+            top.logOutput = Logging.configure(top.logFormat, top.logLevel, System.err);
+            return run.execute(parseResult);
+        });
+        int status = cli.execute(args);
         out.flush();
         err.flush();
         System.exit(status);
