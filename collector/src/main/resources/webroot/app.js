@@ -296,10 +296,33 @@
     };
   }
 
+  // A limit that refused new entries in the last 15 minutes (or is full) is said at the top: those runs, GPUs or
+  // agents are not watched, and the collector refused them rather than forget live ones.
+  var LIMIT_NOTICE_SECONDS = 900;
+  function showLimits(limits) {
+    var now = Date.now() / 1000;
+    var notes = limits.filter(function (l) {
+      var last = num(l.last_refused_ts);
+      return l.limit !== 'ranks' && ((last !== null && now - last < LIMIT_NOTICE_SECONDS) || (num(l.used) !== null && l.used >= l.max));
+    }).map(function (l) {
+      var text = l.limit.replace(/s$/, '') + ' limit full (' + l.used.toLocaleString('en-US') + ' of ' + l.max.toLocaleString('en-US') + ')';
+      if (num(l.refused) > 0) {
+        text += ': ' + l.refused.toLocaleString('en-US') + ' new ' + l.limit + ' refused';
+        if (num(l.last_refused_ts) !== null) { text += ', last at ' + fmtClock(l.last_refused_ts); }
+      }
+      return text;
+    });
+    var banner = document.getElementById('limit-banner');
+    banner.hidden = notes.length === 0;
+    banner.textContent = notes.join(' · ');
+    banner.title = notes.length ? 'Every slot holds a live entry, so new ones are refused (HTTP 429) instead of forgetting them; see trainwatch_limit_* in /metrics' : '';
+  }
+
   function poll() {
     clearTimeout(state.timer);
     getJson('/v1/runs').then(function (body) {
       state.runs = Array.isArray(body) ? body : (body.runs || []);
+      showLimits(Array.isArray(body) ? [] : (body.limits || []));
       var now = state.serverNow = serverNow(state.runs);
       if (historyView()) {
         if (Date.now() - state.historyAt < HISTORY_EVERY_MS && state.pastRuns) { return null; }

@@ -2,6 +2,7 @@ package dev.trainwatch.collector;
 
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.http.ApiVerticle;
+import dev.trainwatch.collector.metrics.LimitMetrics;
 import dev.trainwatch.collector.metrics.MetricsExporter;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetListener;
@@ -213,6 +214,7 @@ public final class CollectorServer implements AutoCloseable {
             listeners.forEach(theFleet::addListener);
             MetricsExporter metrics = new MetricsExporter(theFleet::gpus, theFleet::runs, theFleet::agents,
                     config.clock(), jvmMetrics);
+            metrics.bind(new LimitMetrics(theFleet::limits));
             boolean owns = vertx == null;
             Vertx theVertx = owns ? Vertx.vertx() : vertx;
             ApiVerticle verticle = new ApiVerticle(config, theFleet, metrics, routes);

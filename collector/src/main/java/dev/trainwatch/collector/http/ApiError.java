@@ -14,6 +14,7 @@ public final class ApiError extends RuntimeException {
     public static final int TOO_LARGE = 413;
     public static final int UNSUPPORTED_MEDIA_TYPE = 415;
     public static final int UNPROCESSABLE = 422;
+    public static final int TOO_MANY_REQUESTS = 429;
     public static final int SERVICE_UNAVAILABLE = 503;
 
     private final int status;

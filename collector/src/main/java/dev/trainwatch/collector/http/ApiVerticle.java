@@ -6,7 +6,9 @@ import dev.trainwatch.collector.metrics.MetricsExporter;
 import dev.trainwatch.collector.series.SeriesRequest;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.IngestResult;
+import dev.trainwatch.collector.state.LimitReachedException;
 import dev.trainwatch.collector.state.RunView;
+import dev.trainwatch.collector.state.Slots;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.Json;
@@ -235,6 +237,7 @@ public final class ApiVerticle extends VerticleBase {
             case 413 -> "too_large";
             case 415 -> "unsupported_media_type";
             case 422 -> "unprocessable";
+            case 429 -> "limited";
             default -> null;
         };
     }
@@ -281,7 +284,26 @@ public final class ApiVerticle extends VerticleBase {
     }
 
     private void listRuns(RoutingContext ctx) {
-        respond(ctx, 200, Map.of("runs", fleet.runs()));
+        Map<String, Object> answer = new LinkedHashMap<>();
+        answer.put("runs", fleet.runs());
+        answer.put("limits", limitsView());
+        respond(ctx, 200, answer);
+    }
+
+    /** Each limit's use and what it refused and forgot, for the page's banner and users' scripts. */
+    private List<Map<String, Object>> limitsView() {
+        List<Map<String, Object>> out = new java.util.ArrayList<>();
+        for (Slots.Usage usage : fleet.limits()) {
+            Map<String, Object> limit = new LinkedHashMap<>();
+            limit.put("limit", usage.kind().label());
+            limit.put("used", usage.used());
+            limit.put("max", usage.limit());
+            limit.put("refused", usage.refused());
+            limit.put("forgotten", usage.forgotten());
+            limit.put("last_refused_ts", Double.isNaN(usage.lastRefusedTs()) ? null : usage.lastRefusedTs());
+            out.add(limit);
+        }
+        return out;
     }
 
     private void getRun(RoutingContext ctx) {
@@ -373,6 +395,15 @@ public final class ApiVerticle extends VerticleBase {
         } else if (failure == null) {
             status = ctx.statusCode() > 0 ? ctx.statusCode() : 500;
             message = messageFor(status);
+        } else if (failure instanceof LimitReachedException full) {
+            // Every slot holds a live run (GPU, agent): refused rather than evicting one; the client retries.
+            if (!ctx.response().ended() && !ctx.response().headWritten()) {
+                ctx.response().setStatusCode(ApiError.TOO_MANY_REQUESTS).putHeader(HttpHeaders.CONTENT_TYPE, JSON)
+                        .putHeader(HttpHeaders.RETRY_AFTER, Long.toString(full.retryAfterSeconds()))
+                        .end(Buffer.buffer(encode(Map.of("error", full.getMessage(), "limit", full.kind().label(),
+                                "limit_value", full.limit(), "retry_after_seconds", full.retryAfterSeconds()))));
+            }
+            return;
         } else if (failure instanceof IllegalArgumentException bad) {
             // The fleet refuses what validation let through (it checks again); still the client's input.
             status = ApiError.UNPROCESSABLE;
@@ -395,6 +426,7 @@ public final class ApiVerticle extends VerticleBase {
             case 413 -> tooLargeMessage();
             case 415 -> "unsupported media type: send application/json";
             case 422 -> "values out of range";
+            case 429 -> "too many requests";
             default -> "request failed with status " + status;
         };
     }

@@ -89,9 +89,18 @@ public final class MetricNames {
     /** Run summaries the history dropped because too many runs already waited to be written. */
     public static final String HISTORY_DROPPED_SUMMARIES = "trainwatch.history.dropped.summaries";
 
+    /** Entries tracked against a limit; label reason (runs, gpus, agents, ranks). */
+    public static final String LIMIT_ENTRIES = "trainwatch.limit.entries";
+    /** The limit itself; label reason. */
+    public static final String LIMIT_MAX_ENTRIES = "trainwatch.limit.max.entries";
+    /** New entries refused because every slot held a live one; label reason. */
+    public static final String LIMIT_REFUSED = "trainwatch.limit.refused";
+    /** Ended, silent or spec-only entries forgotten to make room; label reason. */
+    public static final String LIMIT_FORGOTTEN = "trainwatch.limit.forgotten";
+
     /** Values of {@code outcome} on {@link #INGEST_REQUESTS}; all are pre-registered at 0. */
     public static final List<String> INGEST_OUTCOMES = List.of("ok", "duplicate", "bad_request", "unauthorized",
-            "too_large", "unsupported_media_type", "unprocessable", "not_found");
+            "too_large", "unsupported_media_type", "unprocessable", "not_found", "limited");
     /** Values of {@code outcome} on {@link #ALERT_DELIVERIES}. */
     public static final List<String> ALERT_OUTCOMES = List.of("ok", "retry", "failed");
     /** Values of {@code outcome} on {@link #HISTORY_WRITES}. */

@@ -10,7 +10,10 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -25,6 +28,7 @@ public final class MetricsExporter {
     private final GpuMetrics gpuMetrics;
     private final RunMetrics runMetrics;
     private final SelfMetrics selfMetrics;
+    private final List<MeterBinder> extraBinders = new ArrayList<>();
 
     /**
      * @param gpus    the fleet's GPU views
@@ -86,6 +90,15 @@ public final class MetricsExporter {
     /** The content type of {@link #scrape()}. */
     public static String contentType() {
         return "text/plain; version=0.0.4; charset=utf-8";
+    }
+
+    /**
+     * Binds another binder to the registry and keeps it: binders whose meters read the binder itself (gauges and
+     * function counters hold their object weakly) must outlive the call.
+     */
+    public synchronized void bind(MeterBinder binder) {
+        extraBinders.add(binder);
+        binder.bindTo(registry);
     }
 
     public PrometheusMeterRegistry registry() {

@@ -82,6 +82,8 @@ public final class Fleet {
     private final Map<String, RunState> runs = new HashMap<>();
     private final Map<String, GpuState> gpus = new HashMap<>();
     private final Map<String, AgentState> agents = new HashMap<>();
+    /** What the limits refused and forgot (see {@link Slots}: only entries that are not reporting are forgotten). */
+    private final Slots slots = new Slots();
 
     private final List<FleetListener> listeners = new CopyOnWriteArrayList<>();
     private final ConcurrentLinkedQueue<Consumer<FleetListener>> outbox = new ConcurrentLinkedQueue<>();
@@ -206,7 +208,11 @@ public final class Fleet {
                         if (run.ranks == null) {
                             run.ranks = new RankWindows(windowSeconds);
                         }
+                        long refusedBefore = run.ranks.refused;
                         counts = run.ranks.add(e, ts);
+                        if (run.ranks.refused > refusedBefore) {
+                            slots.refuse(Slots.Kind.RANKS, RankWindows.MAX_RANKS, 0, now);
+                        }
                     }
                     if (counts && rank != run.lastCountedRank
                             && (e.step() == run.lastCountedStep || ts < run.lastCountedTs)) {
@@ -285,7 +291,13 @@ public final class Fleet {
                 return;
             }
             double now = now();
-            RunState run = runOrCreate(summary.runId(), Math.min(now, summary.firstSeenTs()));
+            RunState run;
+            try {
+                run = runOrCreate(summary.runId(), Math.min(now, summary.firstSeenTs()));
+            } catch (LimitReachedException e) {
+                LOG.log(System.Logger.Level.WARNING, "not restoring run {0}: {1}", summary.runId(), e.getMessage());
+                return;
+            }
             run.registeredSpec = summary.spec();
             if (summary.spec() != null) {
                 try {
@@ -510,6 +522,23 @@ public final class Fleet {
         }
     }
 
+    /**
+     * Each limit's use and what it refused and forgot: runs, GPUs and agents of the whole fleet; for ranks, the
+     * most ranks any one run tracks against the per-run limit.
+     */
+    public List<Slots.Usage> limits() {
+        synchronized (lock) {
+            int mostRanks = 0;
+            for (RunState r : runs.values()) {
+                mostRanks = Math.max(mostRanks, r.ranks == null ? 0 : r.ranks.count());
+            }
+            return List.of(slots.usage(Slots.Kind.RUNS, runs.size(), settings.maxRuns()),
+                    slots.usage(Slots.Kind.GPUS, gpus.size(), settings.maxGpus()),
+                    slots.usage(Slots.Kind.AGENTS, agents.size(), settings.maxAgents()),
+                    slots.usage(Slots.Kind.RANKS, mostRanks, RankWindows.MAX_RANKS));
+        }
+    }
+
     public List<AgentView> agents() {
         synchronized (lock) {
             List<AgentView> out = new ArrayList<>(agents.size());
@@ -531,7 +560,17 @@ public final class Fleet {
             return IngestResult.DUPLICATE;
         }
         if (agent == null) {
-            evictIfFull(agents, settings.maxAgents(), a -> a.lastSeen);
+            if (agents.size() >= settings.maxAgents()) {
+                String silent = Slots.silentToForget(agents, a -> a.lastSeen, now);
+                if (silent == null) {
+                    LOG.log(System.Logger.Level.WARNING, "agent limit {0} reached and every agent is live: refusing"
+                            + " a new agent", settings.maxAgents());
+                    throw slots.refuse(Slots.Kind.AGENTS, settings.maxAgents(),
+                            Slots.retryAfterSeconds(agents.values(), a -> a.lastSeen, now), now);
+                }
+                agents.remove(silent);
+                slots.forgot(Slots.Kind.AGENTS);
+            }
             agent = new AgentState(batch.agentId());
             agents.put(batch.agentId(), agent);
         }
@@ -552,6 +591,9 @@ public final class Fleet {
                 }
                 gpuCount++;
                 GpuState g = gpuOrCreate(s.uuid(), now);
+                if (g == null) {
+                    continue; // the GPU limit is full of live GPUs
+                }
                 g.window.host = batch.host();
                 g.window.add(s, stamp(s.ts(), now));
                 g.window.trim(now);
@@ -577,7 +619,12 @@ public final class Fleet {
                 if (a == null || a.runId() == null || a.runId().isBlank()) {
                     continue;
                 }
-                RunState run = attribute(a, batch.host(), now);
+                RunState run;
+                try {
+                    run = attribute(a, batch.host(), now);
+                } catch (LimitReachedException refused) {
+                    continue; // a new run while every run slot is live: the batch's GPU readings still count
+                }
                 if (run != null) {
                     touched.add(run);
                 }
@@ -674,6 +721,9 @@ public final class Fleet {
                 GpuState g = gpus.get(e.gpuUuid());
                 if (g == null) {
                     g = gpuOrCreate(e.gpuUuid(), now);
+                    if (g == null) {
+                        return;
+                    }
                     g.window.host = host;
                 }
                 g.addXid(new RunContext.XidRecord(stamp(e.ts(), now), host, e.gpuUuid(), e.xid()));
@@ -825,7 +875,7 @@ public final class Fleet {
             return run;
         }
         if (runs.size() >= settings.maxRuns()) {
-            evictRun();
+            makeRoomForRun();
         }
         run = new RunState(runId, now, new StepWindow(windowSeconds, settings.stepWindowEntries()),
                 new AnomalyTracker(detectorSettings, settings.anomalyHistory()));
@@ -834,50 +884,50 @@ public final class Fleet {
         return run;
     }
 
-    /** Evicts the run that ended longest ago, else the one seen least recently. */
-    private void evictRun() {
-        RunState victim = null;
-        for (RunState r : runs.values()) {
-            if (victim == null || rank(r) < rank(victim)) {
-                victim = r;
-            }
+    /**
+     * Forgets an ended, silent or spec-only run to make room for a new one; when every run is live, refuses.
+     *
+     * @throws LimitReachedException when no run may be forgotten (nothing changed)
+     */
+    private void makeRoomForRun() {
+        double now = now();
+        RunState victim = Slots.runToForget(runs.values(), now);
+        if (victim == null) {
+            LOG.log(System.Logger.Level.WARNING, "run limit {0} reached and every run is live: refusing a new run",
+                    settings.maxRuns());
+            throw slots.refuse(Slots.Kind.RUNS, settings.maxRuns(),
+                    Slots.retryAfterSeconds(runs.values(), r -> r.lastSeen, now), now);
         }
-        if (victim != null) {
-            LOG.log(System.Logger.Level.WARNING, "run limit {0} reached: forgetting run {1}", settings.maxRuns(),
-                    victim.runId);
-            forget(victim);
-        }
+        LOG.log(System.Logger.Level.WARNING, "run limit {0} reached: forgetting {1} run {2}", settings.maxRuns(),
+                victim.ended ? "ended" : now - victim.lastSeen >= Slots.SILENT_SECONDS ? "silent" : "spec-only",
+                victim.runId);
+        forget(victim);
+        slots.forgot(Slots.Kind.RUNS);
     }
 
-    private static double rank(RunState r) {
-        // Ended runs sort before live ones; then older first.
-        return r.ended ? r.endedAt - 1e12 : r.lastSeen;
-    }
-
+    /**
+     * The GPU's state, created if new. When the GPU limit is full, a GPU silent for {@link Slots#SILENT_SECONDS}
+     * gives its slot; when none has, the new GPU is refused: null, counted, and its readings ignored.
+     */
     private GpuState gpuOrCreate(String uuid, double now) {
         GpuState g = gpus.get(uuid);
         if (g == null) {
-            evictIfFull(gpus, settings.maxGpus(), x -> x.lastSeen);
+            if (gpus.size() >= settings.maxGpus()) {
+                String silent = Slots.silentToForget(gpus, x -> x.lastSeen, now);
+                if (silent == null) {
+                    slots.refuse(Slots.Kind.GPUS, settings.maxGpus(), 0, now);
+                    LOG.log(System.Logger.Level.WARNING, "GPU limit {0} reached and every GPU is live: ignoring new"
+                            + " GPUs", settings.maxGpus());
+                    return null;
+                }
+                gpus.remove(silent);
+                slots.forgot(Slots.Kind.GPUS);
+            }
             g = new GpuState(new GpuWindow(uuid, windowSeconds, settings.gpuWindowEntries()));
             g.lastSeen = now;
             gpus.put(uuid, g);
         }
         return g;
-    }
-
-    private static <V> void evictIfFull(Map<String, V> map, int limit, java.util.function.ToDoubleFunction<V> seen) {
-        while (map.size() >= limit) {
-            String oldest = null;
-            double oldestSeen = Double.POSITIVE_INFINITY;
-            for (Map.Entry<String, V> e : map.entrySet()) {
-                double s = seen.applyAsDouble(e.getValue());
-                if (s < oldestSeen) {
-                    oldestSeen = s;
-                    oldest = e.getKey();
-                }
-            }
-            map.remove(oldest);
-        }
     }
 
     /** Fills the spec's GPU from the NVML name of the run's GPUs, and its size from their count. */

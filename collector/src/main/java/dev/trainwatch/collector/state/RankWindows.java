@@ -26,8 +26,9 @@ import java.util.Arrays;
  * lost lead does not look like a hung run; a lower rank that reports again takes the lead back.
  *
  * <p>Each tracked rank keeps its newest {@link #ENTRIES_PER_RANK} reports (within the run's window): enough to
- * compare ranks' step and data-load times, bounded per run by {@link #MAX_RANKS} (beyond it the highest ranks are
- * not tracked; a collector usually serves one node's ranks, and cross-node comparisons are PromQL's job).
+ * compare ranks' step and data-load times, bounded per run by {@link #MAX_RANKS} (beyond it a new rank takes the
+ * slot of a rank silent for {@link Slots#SILENT_SECONDS}, or is not tracked; a collector usually serves one node's
+ * ranks, and cross-node comparisons are PromQL's job).
  * Not thread-safe: guarded by the fleet's lock.
  */
 final class RankWindows implements RankSeries {
@@ -45,6 +46,8 @@ final class RankWindows implements RankSeries {
     private double[] newestTs = new double[4];
     private int count;
     private int lead = -1;
+    /** Reports of ranks refused because every slot held a live rank (read by the fleet for its limit metrics). */
+    long refused;
 
     RankWindows(double spanSeconds) {
         this.spanSeconds = spanSeconds;
@@ -59,7 +62,7 @@ final class RankWindows implements RankSeries {
         int rank = e.rank();
         int k = indexOf(rank);
         if (k < 0) {
-            k = insert(rank);
+            k = insert(rank, ts);
         }
         if (k >= 0) {
             windows[k].add(e, ts);
@@ -112,15 +115,30 @@ final class RankWindows implements RankSeries {
         return Arrays.binarySearch(ranks, 0, count, rank);
     }
 
-    /** Adds a window for {@code rank}; when full, only a rank lower than the highest one tracked displaces it. */
-    private int insert(int rank) {
-        int at = -(Arrays.binarySearch(ranks, 0, count, rank) + 1);
+    /**
+     * Adds a window for {@code rank}. When every slot holds a rank, the one silent longest gives its slot if it has
+     * been silent for {@link Slots#SILENT_SECONDS}; otherwise the new rank is refused (-1, counted in
+     * {@link #refused}): a live rank is never dropped for a new one.
+     */
+    private int insert(int rank, double ts) {
         if (count == MAX_RANKS) {
-            if (at == count) {
+            int silent = 0;
+            for (int k = 1; k < count; k++) {
+                if (newestTs[k] < newestTs[silent]) {
+                    silent = k;
+                }
+            }
+            if (ts - newestTs[silent] < Slots.SILENT_SECONDS) {
+                refused++;
                 return -1;
             }
-            count--; // forget the highest rank
+            System.arraycopy(ranks, silent + 1, ranks, silent, count - silent - 1);
+            System.arraycopy(windows, silent + 1, windows, silent, count - silent - 1);
+            System.arraycopy(newestTs, silent + 1, newestTs, silent, count - silent - 1);
+            count--;
+            windows[count] = null;
         }
+        int at = -(Arrays.binarySearch(ranks, 0, count, rank) + 1);
         if (count == ranks.length) {
             int grown = Math.min(MAX_RANKS, ranks.length * 2);
             ranks = Arrays.copyOf(ranks, grown);

@@ -142,21 +142,36 @@ class FleetTest {
     }
 
     @Test
-    void hostileRunIdsCannotGrowTheFleetBeyondItsLimit() {
+    void hostileRunIdsCannotGrowTheFleetBeyondItsLimitNorPushOutLiveRuns() {
         Fleet small = new Fleet(predictor, clock, new FleetSettings(10, 8, 4, Duration.ofMinutes(10), 60, 16,
                 Duration.ofSeconds(1), 5, Duration.ofHours(1)), DetectorSettings.defaults());
         small.putSpec("keep", spec("dit-xl-2", 8, null, null));
+        int refusedRuns = 0;
+        int refusedAgents = 0;
         for (int i = 0; i < 1000; i++) {
             clock.advance(Duration.ofMillis(10));
-            small.ingestSteps("junk-" + i, List.of(StepEvent.of(1, 1.0, clock.seconds())));
+            try {
+                small.ingestSteps("junk-" + i, List.of(StepEvent.of(1, 1.0, clock.seconds())));
+            } catch (LimitReachedException e) {
+                refusedRuns++;
+            }
             double t = clock.seconds();
-            small.ingestBatch(batch("h" + i, "agent-" + i, 1, List.of(gpu(t, 0, "GPU-x" + i, GIB, 0.5)),
-                    List.of(), List.of()));
+            try {
+                small.ingestBatch(batch("h" + i, "agent-" + i, 1, List.of(gpu(t, 0, "GPU-x" + i, GIB, 0.5)),
+                        List.of(), List.of()));
+            } catch (LimitReachedException e) {
+                refusedAgents++;
+            }
         }
         assertThat(small.runs()).hasSize(10);
-        assertThat(small.gpus()).hasSize(8);
+        assertThat(small.gpus()).hasSize(4);
         assertThat(small.agents()).hasSize(4);
-        assertThat(small.run("junk-999")).isPresent();
+        // The spec-only run gave its slot; the first runs that reported keep theirs; the rest of the burst is refused.
+        assertThat(small.run("keep")).isEmpty();
+        assertThat(small.run("junk-0")).isPresent();
+        assertThat(small.run("junk-999")).isEmpty();
+        assertThat(refusedRuns).isEqualTo(990);
+        assertThat(refusedAgents).isEqualTo(996);
     }
 
     @Test

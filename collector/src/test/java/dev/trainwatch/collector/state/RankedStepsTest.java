@@ -273,21 +273,29 @@ class RankedStepsTest {
     }
 
     @Test
-    void theRanksTrackedPerRunAreBoundedKeepingTheLowest() {
+    void theRanksTrackedPerRunAreBoundedAndALiveRankIsNeverDroppedForANewOne() {
         RankWindows ranks = new RankWindows(600);
         for (int r = RankWindows.MAX_RANKS + 40; r >= 1; r--) {
             ranks.add(report(1, r, 10), 10);
         }
+        // The first MAX_RANKS ranks to report hold the slots; the 40 after them are refused, not swapped in.
         assertThat(ranks.count()).isEqualTo(RankWindows.MAX_RANKS);
-        assertThat(ranks.rank(0)).isEqualTo(1);
-        assertThat(ranks.rank(RankWindows.MAX_RANKS - 1)).isEqualTo(RankWindows.MAX_RANKS);
-        assertThat(ranks.add(report(1, 0, 10), 10)).isTrue();
-        assertThat(ranks.rank(0)).isZero();
-        assertThat(ranks.count()).isEqualTo(RankWindows.MAX_RANKS);
+        assertThat(ranks.rank(0)).isEqualTo(41);
+        assertThat(ranks.rank(RankWindows.MAX_RANKS - 1)).isEqualTo(RankWindows.MAX_RANKS + 40);
+        assertThat(ranks.refused).isEqualTo(40);
+        ranks.add(report(1, 0, 20), 20);
+        assertThat(ranks.rank(0)).as("every tracked rank reported 10 s ago: rank 0 waits").isEqualTo(41);
+        assertThat(ranks.refused).isEqualTo(41);
+
+        // Everyone but rank 41 goes quiet; ten minutes later rank 0 takes the slot of the one silent longest.
         for (int i = 0; i < 100; i++) {
-            ranks.add(report(2 + i, 0, 11 + i), 11 + i);
+            ranks.add(report(2 + i, 41, 11 + i), 11 + i);
         }
         assertThat(ranks.steps(0).size()).isEqualTo(RankWindows.ENTRIES_PER_RANK);
+        ranks.add(report(2, 0, 10 + Slots.SILENT_SECONDS), 10 + Slots.SILENT_SECONDS);
+        assertThat(ranks.count()).isEqualTo(RankWindows.MAX_RANKS);
+        assertThat(ranks.rank(0)).isZero();
+        assertThat(ranks.rank(1)).as("the live rank kept its slot").isEqualTo(41);
     }
 
     private static StepEvent report(long step, int rank, double ts) {

@@ -25,8 +25,13 @@ public final class TestCollector implements AutoCloseable {
     private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     public TestCollector(CollectorConfig config) {
+        this(config, FleetSettings.defaults());
+    }
+
+    /** With these fleet limits and windows (e.g. tiny limits to fill them over HTTP). */
+    public TestCollector(CollectorConfig config, FleetSettings settings) {
         CollectorConfig withClock = config.withClock(clock);
-        Fleet fleet = new Fleet(new FixedPredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
+        Fleet fleet = new Fleet(new FixedPredictor(), clock, settings, DetectorSettings.defaults());
         this.server = CollectorServer.builder(withClock).fleet(fleet).start();
     }
 

@@ -1,0 +1,53 @@
+package dev.trainwatch.collector.metrics;
+
+import dev.trainwatch.collector.state.Slots;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import java.util.List;
+import java.util.function.Supplier;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The collector's limits as Prometheus sees them, one series per {@code reason} ({@code runs}, {@code gpus},
+ * {@code agents}, {@code ranks}): {@code trainwatch_limit_entries} (in use), {@code trainwatch_limit_max_entries},
+ * {@code trainwatch_limit_refused_total} (new ones refused because every slot was live) and
+ * {@code trainwatch_limit_forgotten_total} (ended, silent or spec-only ones forgotten to make room).
+ * For ranks, "in use" is the most ranks one run tracks, against the per-run limit.
+ */
+public final class LimitMetrics implements MeterBinder {
+    private final Supplier<List<Slots.Usage>> limits;
+
+    public LimitMetrics(Supplier<List<Slots.Usage>> limits) {
+        this.limits = limits;
+    }
+
+    @Override
+    public void bindTo(MeterRegistry registry) {
+        for (Slots.Kind kind : Slots.Kind.values()) {
+            String reason = kind.label();
+            Gauge.builder(MetricNames.LIMIT_ENTRIES, this, m -> m.read(kind, Slots.Usage::used))
+                    .description("Entries the collector tracks against this limit")
+                    .tag(MetricNames.REASON, reason).register(registry);
+            Gauge.builder(MetricNames.LIMIT_MAX_ENTRIES, this, m -> m.read(kind, Slots.Usage::limit))
+                    .description("The limit: entries the collector tracks at most")
+                    .tag(MetricNames.REASON, reason).register(registry);
+            FunctionCounter.builder(MetricNames.LIMIT_REFUSED, this, m -> m.read(kind, Slots.Usage::refused))
+                    .description("New entries refused because every slot held a live one")
+                    .tag(MetricNames.REASON, reason).register(registry);
+            FunctionCounter.builder(MetricNames.LIMIT_FORGOTTEN, this, m -> m.read(kind, Slots.Usage::forgotten))
+                    .description("Ended, silent or spec-only entries forgotten to make room for new ones")
+                    .tag(MetricNames.REASON, reason).register(registry);
+        }
+    }
+
+    private double read(Slots.Kind kind, ToDoubleFunction<Slots.Usage> field) {
+        for (Slots.Usage usage : limits.get()) {
+            if (usage.kind() == kind) {
+                return field.applyAsDouble(usage);
+            }
+        }
+        return Double.NaN;
+    }
+}

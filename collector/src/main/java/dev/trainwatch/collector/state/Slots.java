@@ -1,0 +1,154 @@
+package dev.trainwatch.collector.state;
+
+import java.util.Collection;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * Which tracked entry may give its slot to a new one when a limit (runs, GPUs, agents) is full, and the counts of
+ * what was refused and forgotten. The rule protects live data: only an entry that is <em>not</em> reporting may be
+ * forgotten — an ended run, a silent one (nothing heard for {@link #SILENT_SECONDS}), or a run that is only a spec
+ * (nothing ever observed). When every slot is live, the new entry is refused ({@link LimitReachedException}),
+ * never a live one evicted. A burst of new ids therefore costs the burst, not the runs that are training.
+ *
+ * <p>Thread safety: the selection methods are pure; the counters are atomic (read by metrics without the fleet's
+ * lock).
+ */
+public final class Slots {
+    /** An entry not heard from for this long counts as silent and may be forgotten to make room. */
+    public static final double SILENT_SECONDS = 600;
+
+    /** The limited things, named as the {@code reason} label of the limit metrics. */
+    public enum Kind {
+        RUNS("run"),
+        GPUS("GPU"),
+        AGENTS("agent"),
+        RANKS("rank");
+
+        private final String singular;
+
+        Kind(String singular) {
+            this.singular = singular;
+        }
+
+        String singular() {
+            return singular;
+        }
+
+        /** The metric label value: {@code runs}, {@code gpus}, {@code agents}, {@code ranks}. */
+        public String label() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    /** One limit as the metrics and the page show it. */
+    public record Usage(Kind kind, int used, int limit, long refused, long forgotten, double lastRefusedTs) {
+        /** Whether every slot is taken. */
+        public boolean full() {
+            return used >= limit;
+        }
+    }
+
+    private final Map<Kind, AtomicLong> refused = new EnumMap<>(Kind.class);
+    private final Map<Kind, AtomicLong> forgotten = new EnumMap<>(Kind.class);
+    private final Map<Kind, Double> lastRefused = new EnumMap<>(Kind.class);
+
+    Slots() {
+        for (Kind kind : Kind.values()) {
+            refused.put(kind, new AtomicLong());
+            forgotten.put(kind, new AtomicLong());
+        }
+    }
+
+    /**
+     * The run whose slot may be reused: the one that ended longest ago, else the one silent longest, else the
+     * spec-only run registered longest ago; {@code null} when every run is live.
+     */
+    static RunState runToForget(Collection<RunState> runs, double now) {
+        RunState ended = null;
+        RunState silent = null;
+        RunState specOnly = null;
+        for (RunState r : runs) {
+            if (r.ended) {
+                if (ended == null || r.endedAt < ended.endedAt) {
+                    ended = r;
+                }
+            } else if (now - r.lastSeen >= SILENT_SECONDS) {
+                if (silent == null || r.lastSeen < silent.lastSeen) {
+                    silent = r;
+                }
+            } else if (!observed(r)) {
+                if (specOnly == null || r.lastSeen < specOnly.lastSeen) {
+                    specOnly = r;
+                }
+            }
+        }
+        return ended != null ? ended : silent != null ? silent : specOnly;
+    }
+
+    /** Whether anything of the run was ever observed: a step, or GPUs an agent attributed to it. */
+    static boolean observed(RunState r) {
+        return r.lastStep >= 0 || r.steps.size() > 0 || !r.hosts.isEmpty();
+    }
+
+    /** The key of the entry silent longest, if it has been silent at least {@link #SILENT_SECONDS}; else null. */
+    static <V> String silentToForget(Map<String, V> entries, ToDoubleFunction<V> lastSeen, double now) {
+        String oldest = null;
+        double oldestSeen = Double.POSITIVE_INFINITY;
+        for (Map.Entry<String, V> e : entries.entrySet()) {
+            double seen = lastSeen.applyAsDouble(e.getValue());
+            if (seen < oldestSeen) {
+                oldestSeen = seen;
+                oldest = e.getKey();
+            }
+        }
+        return oldest != null && now - oldestSeen >= SILENT_SECONDS ? oldest : null;
+    }
+
+    /** Seconds until the least recently seen of these becomes silent (at least 1, at most the silence span). */
+    static <V> long retryAfterSeconds(Collection<V> entries, ToDoubleFunction<V> lastSeen, double now) {
+        double oldest = Double.POSITIVE_INFINITY;
+        for (V v : entries) {
+            oldest = Math.min(oldest, lastSeen.applyAsDouble(v));
+        }
+        double wait = Double.isFinite(oldest) ? oldest + SILENT_SECONDS - now : SILENT_SECONDS;
+        return (long) Math.max(1, Math.min(SILENT_SECONDS, Math.ceil(wait)));
+    }
+
+    LimitReachedException refuse(Kind kind, int limit, long retryAfterSeconds, double now) {
+        refused.get(kind).incrementAndGet();
+        synchronized (lastRefused) {
+            lastRefused.put(kind, now);
+        }
+        return new LimitReachedException(kind, limit, retryAfterSeconds);
+    }
+
+    void forgot(Kind kind) {
+        forgotten.get(kind).incrementAndGet();
+    }
+
+    long refused(Kind kind) {
+        return refused.get(kind).get();
+    }
+
+    long forgotten(Kind kind) {
+        return forgotten.get(kind).get();
+    }
+
+    double lastRefused(Kind kind) {
+        synchronized (lastRefused) {
+            return lastRefused.getOrDefault(kind, Double.NaN);
+        }
+    }
+
+    Usage usage(Kind kind, int used, int limit) {
+        return new Usage(kind, used, limit, refused(kind), forgotten(kind), lastRefused(kind));
+    }
+
+    static List<Kind> kinds() {
+        return List.of(Kind.values());
+    }
+}
