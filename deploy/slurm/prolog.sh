@@ -30,7 +30,8 @@ fi
   --property=StateDirectory="trainwatch-job-${SLURM_JOB_ID}" \
   --property="AmbientCapabilities=CAP_SYS_PTRACE CAP_DAC_READ_SEARCH" \
   --property=Restart=on-failure \
-  /usr/bin/java -Xmx256m -jar "$TRAINWATCH_JAR" agent \
+  /usr/bin/java -Xms16m -Xmx32m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k -XX:-UsePerfData \
+    -jar "$TRAINWATCH_JAR" agent \
     --collector "$TRAINWATCH_COLLECTOR" \
     --run-id "$SLURM_JOB_ID" \
     --token-file /etc/trainwatch/token \

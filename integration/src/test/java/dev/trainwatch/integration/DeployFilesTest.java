@@ -121,6 +121,28 @@ class DeployFilesTest {
         });
     }
 
+    /** The JVM settings measured in docs/PERFORMANCE.md, the same wherever the product is started. */
+    private static final String AGENT_JVM = "-Xms16m -Xmx32m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k"
+            + " -XX:-UsePerfData";
+    private static final String COLLECTOR_JVM = "-Xms64m -Xmx384m -XX:+UseSerialGC -Xss512k";
+
+    @Test
+    void everyLauncherGivesTheAgentAndTheCollectorTheirMeasuredJvmSettings() {
+        String launcher = ProjectFiles.read(ProjectFiles.root().resolve("trainwatch"));
+        assertThat(launcher).contains("agent) TRAINWATCH_JAVA_OPTS=\"" + AGENT_JVM + "\"")
+                .contains("collector|watch|run|demo) TRAINWATCH_JAVA_OPTS=\"" + COLLECTOR_JVM + "\"");
+        assertThat(ProjectFiles.read(deploy("systemd/trainwatch-agent.service")))
+                .contains("/usr/bin/java " + AGENT_JVM + " -jar");
+        assertThat(ProjectFiles.read(deploy("systemd/trainwatch-collector.service")))
+                .contains("/usr/bin/java " + COLLECTOR_JVM + " -jar");
+        assertThat(ProjectFiles.read(deploy("slurm/prolog.sh")).replaceAll("\\\\\n\\s*", ""))
+                .contains("/usr/bin/java " + AGENT_JVM + " -jar").doesNotContain("-Xmx256m");
+        String kubernetes = ProjectFiles.read(deploy("kubernetes/trainwatch.yaml")).replaceAll("\\s+", " ");
+        assertThat(kubernetes).contains("command: [java, " + COLLECTOR_JVM.replace(" ", ", ") + ", -jar,")
+                .contains("command: [java, " + AGENT_JVM.replace(" ", ", ") + ", -jar,");
+        assertThat(ProjectFiles.read(ProjectFiles.docs("PERFORMANCE.md"))).contains(COLLECTOR_JVM).contains(AGENT_JVM);
+    }
+
     private static Optional<JsonNode> kind(List<JsonNode> docs, String kind) {
         return docs.stream().filter(d -> d.path("kind").asText().equals(kind)).findFirst();
     }

@@ -84,6 +84,8 @@ public final class Fleet {
     private final Map<String, AgentState> agents = new HashMap<>();
     /** What the limits refused and forgot (see {@link Slots}: only entries that are not reporting are forgotten). */
     private final Slots slots = new Slots();
+    /** Rank windows of all runs together (see {@link RankBudget}). */
+    private final RankBudget rankBudget;
 
     private final List<FleetListener> listeners = new CopyOnWriteArrayList<>();
     private final ConcurrentLinkedQueue<Consumer<FleetListener>> outbox = new ConcurrentLinkedQueue<>();
@@ -97,6 +99,7 @@ public final class Fleet {
         this.detectors = Detectors.all(detectorSettings);
         this.windowSeconds = settings.window().toMillis() / 1000.0;
         this.summaryIntervalSeconds = settings.summaryInterval().toMillis() / 1000.0;
+        this.rankBudget = new RankBudget(settings.maxGpus());
     }
 
     /** A fleet with default limits and thresholds over the real estimator. */
@@ -206,12 +209,12 @@ public final class Fleet {
                     boolean counts = true;
                     if (rank >= 0) {
                         if (run.ranks == null) {
-                            run.ranks = new RankWindows(windowSeconds);
+                            run.ranks = new RankWindows(windowSeconds, rankBudget);
                         }
                         long refusedBefore = run.ranks.refused;
                         counts = run.ranks.add(e, ts);
                         if (run.ranks.refused > refusedBefore) {
-                            slots.refuse(Slots.Kind.RANKS, RankWindows.MAX_RANKS, 0, now);
+                            slots.refuse(Slots.Kind.RANKS, rankBudget.max, 0, now);
                         }
                     }
                     if (counts && rank != run.lastCountedRank
@@ -523,19 +526,15 @@ public final class Fleet {
     }
 
     /**
-     * Each limit's use and what it refused and forgot: runs, GPUs and agents of the whole fleet; for ranks, the
-     * most ranks any one run tracks against the per-run limit.
+     * Each limit's use and what it refused and forgot: runs, GPUs, agents and rank windows of the whole fleet (ranks
+     * are also capped at {@code RankWindows.MAX_RANKS} per run).
      */
     public List<Slots.Usage> limits() {
         synchronized (lock) {
-            int mostRanks = 0;
-            for (RunState r : runs.values()) {
-                mostRanks = Math.max(mostRanks, r.ranks == null ? 0 : r.ranks.count());
-            }
             return List.of(slots.usage(Slots.Kind.RUNS, runs.size(), settings.maxRuns()),
                     slots.usage(Slots.Kind.GPUS, gpus.size(), settings.maxGpus()),
                     slots.usage(Slots.Kind.AGENTS, agents.size(), settings.maxAgents()),
-                    slots.usage(Slots.Kind.RANKS, mostRanks, RankWindows.MAX_RANKS));
+                    slots.usage(Slots.Kind.RANKS, rankBudget.used, rankBudget.max));
         }
     }
 
@@ -771,6 +770,9 @@ public final class Fleet {
 
     private void forget(RunState run) {
         runs.remove(run.runId);
+        if (run.ranks != null) {
+            rankBudget.release(run.ranks.count());
+        }
         for (String uuid : run.gpuUuids()) {
             GpuState g = gpus.get(uuid);
             if (g != null && run.runId.equals(g.runId)) {

@@ -49,8 +49,16 @@ final class RankWindows implements RankSeries {
     /** Reports of ranks refused because every slot held a live rank (read by the fleet for its limit metrics). */
     long refused;
 
+    private final RankBudget budget;
+
     RankWindows(double spanSeconds) {
+        this(spanSeconds, RankBudget.unlimited());
+    }
+
+    /** Ranks of one run, taking their slots from {@code budget}, shared by all runs of the fleet. */
+    RankWindows(double spanSeconds, RankBudget budget) {
         this.spanSeconds = spanSeconds;
+        this.budget = budget;
     }
 
     /**
@@ -99,6 +107,7 @@ final class RankWindows implements RankSeries {
         for (int k = kept; k < count; k++) {
             windows[k] = null;
         }
+        budget.release(count - kept);
         count = kept;
     }
 
@@ -121,7 +130,11 @@ final class RankWindows implements RankSeries {
      * {@link #refused}): a live rank is never dropped for a new one.
      */
     private int insert(int rank, double ts) {
-        if (count == MAX_RANKS) {
+        if (count == MAX_RANKS || budget.full()) {
+            if (count == 0) {
+                refused++; // every slot of the fleet-wide budget is held by other runs' ranks
+                return -1;
+            }
             int silent = 0;
             for (int k = 1; k < count; k++) {
                 if (newestTs[k] < newestTs[silent]) {
@@ -137,6 +150,7 @@ final class RankWindows implements RankSeries {
             System.arraycopy(newestTs, silent + 1, newestTs, silent, count - silent - 1);
             count--;
             windows[count] = null;
+            budget.release(1);
         }
         int at = -(Arrays.binarySearch(ranks, 0, count, rank) + 1);
         if (count == ranks.length) {
@@ -152,6 +166,7 @@ final class RankWindows implements RankSeries {
         windows[at] = new StepWindow(spanSeconds, ENTRIES_PER_RANK);
         newestTs[at] = Double.NEGATIVE_INFINITY;
         count++;
+        budget.used++;
         return at;
     }
 

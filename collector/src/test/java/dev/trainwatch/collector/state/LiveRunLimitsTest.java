@@ -166,4 +166,31 @@ class LiveRunLimitsTest {
         fleet.ingestBatch(batch("node9", "agent-9", 1, List.of(), List.of(), List.of()));
         assertThat(fleet.agents()).hasSize(3).extracting(AgentView::agentId).contains("agent-9");
     }
+
+    @Test
+    void rankWindowsOfAllRunsTogetherAreBoundedByTheGpuLimitAndFreedWhenTheirRunIsForgotten() {
+        // The fleet tracks 4 GPUs, so 4 rank windows in all: run "wide" takes them; "other"'s ranks are refused.
+        for (int r = 0; r < 6; r++) {
+            fleet.ingestSteps("wide", List.of(new StepEvent(1L, 1.0, null, null, null, null, null, null, null, null,
+                    null, null, null, r, clock.seconds())));
+        }
+        fleet.ingestSteps("other", List.of(new StepEvent(1L, 1.0, null, null, null, null, null, null, null, null,
+                null, null, null, 0, clock.seconds())));
+        assertThat(fleet.limits()).filteredOn(u -> u.kind() == Slots.Kind.RANKS).singleElement().satisfies(u -> {
+            assertThat(u.used()).isEqualTo(4);
+            assertThat(u.limit()).isEqualTo(4);
+            assertThat(u.refused()).isEqualTo(3);
+        });
+        assertThat(fleet.run("other").orElseThrow().observed().lastStep()).as("its step still counts").isEqualTo(1);
+
+        fleet.endRun("wide");
+        step("a", 1);
+        step("b", 1);
+        step("c", 1); // the ended run gives its slot, and its rank windows go with it
+        assertThat(fleet.run("wide")).isEmpty();
+        fleet.ingestSteps("other", List.of(new StepEvent(2L, 1.0, null, null, null, null, null, null, null, null,
+                null, null, null, 0, clock.seconds())));
+        assertThat(fleet.limits()).filteredOn(u -> u.kind() == Slots.Kind.RANKS).singleElement()
+                .satisfies(u -> assertThat(u.used()).isEqualTo(1));
+    }
 }
