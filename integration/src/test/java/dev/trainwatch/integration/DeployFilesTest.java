@@ -121,6 +121,24 @@ class DeployFilesTest {
         });
     }
 
+    @Test
+    void deployMdInstallsWhatTheUnitsAndTheSlurmPrologExpect() {
+        String deployMd = ProjectFiles.read(ProjectFiles.docs("DEPLOY.md"));
+        for (String unit : List.of("systemd/trainwatch-agent.service", "systemd/trainwatch-collector.service")) {
+            java.util.regex.Matcher doc = java.util.regex.Pattern.compile("Documentation=file://(/\\S+)/([\\w.]+)")
+                    .matcher(ProjectFiles.read(deploy(unit)));
+            assertThat(doc.find()).as(unit + " names its documentation").isTrue();
+            assertThat(deployMd).as("DEPLOY.md installs " + doc.group(1))
+                    .contains("install -m 0644 docs/*.md " + doc.group(1) + "/");
+            assertThat(ProjectFiles.docs(doc.group(2))).exists();
+        }
+        // The prolog runs the agent as user and group trainwatch, reading the token: DEPLOY.md creates both.
+        String prolog = ProjectFiles.read(deploy("slurm/prolog.sh"));
+        assertThat(prolog).contains("--uid=trainwatch --gid=trainwatch", "--token-file /etc/trainwatch/token");
+        assertThat(deployMd).contains("useradd --system --user-group", "chgrp trainwatch /etc/trainwatch/token",
+                "chmod 0640 /etc/trainwatch/token");
+    }
+
     /** The JVM settings measured in docs/PERFORMANCE.md, the same wherever the product is started. */
     private static final String AGENT_JVM = "-Xms16m -Xmx32m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k"
             + " -XX:-UsePerfData";
