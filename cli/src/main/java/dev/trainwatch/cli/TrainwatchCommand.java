@@ -70,6 +70,7 @@ public final class TrainwatchCommand implements Runnable {
         cli.setOut(out);
         cli.setErr(err);
         cli.setCaseInsensitiveEnumValuesAllowed(true);
+        HelpWrapping.install(cli);
         cli.setParameterExceptionHandler((ex, args) -> {
             ex.getCommandLine().getErr().println("trainwatch: " + ex.getMessage());
             ex.getCommandLine().getErr().println("Try '" + ex.getCommandLine().getCommandSpec().qualifiedName()
