@@ -5,19 +5,14 @@ import dev.trainwatch.collector.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import dev.trainwatch.collector.CollectorStack;
 import dev.trainwatch.collector.history.HistoryException;
-import java.io.IOException;
 import java.io.PrintWriter;
-import java.net.URI;
-import java.net.URISyntaxException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.Consumer;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
@@ -55,15 +50,10 @@ final class CollectorCommand implements Callable<Integer> {
                     + " Default: ${DEFAULT-VALUE}.")
     String summaryInterval;
 
-    @Option(names = "--token-file", paramLabel = "FILE",
-            description = "File holding the bearer token that ingest and PUT requests must send.")
-    Path tokenFile;
 
-    @Option(names = "--alertmanager", paramLabel = "URL", description = "Alertmanager to send alerts to.")
-    String alertmanager;
 
-    @Option(names = "--webhook", paramLabel = "URL", description = "Webhook to POST alerts to.")
-    String webhook;
+    @Mixin
+    CollectorOptions collectorOptions = new CollectorOptions();
 
     /** Counted down to stop a running collector from a test; SIGTERM stops it through the shutdown hook. */
     final CountDownLatch stopRequested = new CountDownLatch(1);
@@ -74,7 +64,6 @@ final class CollectorCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         CollectorConfig config = config();
         PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
         CollectorStack stack;
         try {
             // The whole collector: history under --data-dir (restored now), calibration, alert delivery.
@@ -117,11 +106,8 @@ final class CollectorCommand implements Callable<Integer> {
     CollectorConfig config() {
         CollectorConfig config = CollectorConfig.defaults().withListen(listen)
                 .withDataDir(dataDir)
-                .withSummaryInterval(parseSummaryInterval())
-                .withAlerting(url("--alertmanager", alertmanager), url("--webhook", webhook));
-        if (tokenFile != null) {
-            config = config.withToken(readToken(tokenFile));
-        }
+                .withSummaryInterval(parseSummaryInterval());
+        config = collectorOptions.applyTo(config);
         config.checkExposure();
         return config;
     }
@@ -138,38 +124,5 @@ final class CollectorCommand implements Callable<Integer> {
                     + " is above the maximum of 1m");
         }
         return parsed;
-    }
-
-    private static String readToken(Path file) {
-        String token;
-        try {
-            token = Files.readString(file, StandardCharsets.UTF_8).strip();
-        } catch (NoSuchFileException e) {
-            throw new UserError(ExitCodes.USAGE, "token file " + file + " does not exist");
-        } catch (IOException e) {
-            throw new UserError(ExitCodes.USAGE, "cannot read token file " + file + ": " + e.getMessage());
-        }
-        if (token.isEmpty()) {
-            throw new UserError(ExitCodes.USAGE, "token file " + file + " is empty");
-        }
-        if (token.lines().count() > 1) {
-            throw new UserError(ExitCodes.USAGE, "token file " + file + " must hold the token on one line");
-        }
-        return token;
-    }
-
-    private static URI url(String option, String value) {
-        if (value == null) {
-            return null;
-        }
-        try {
-            URI uri = new URI(value.strip());
-            if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme()) || uri.getHost() == null) {
-                throw new UserError(ExitCodes.USAGE, option + " wants an http(s) URL, got '" + value + "'");
-            }
-            return uri;
-        } catch (URISyntaxException e) {
-            throw new UserError(ExitCodes.USAGE, option + " is not a valid URL: '" + value + "'");
-        }
     }
 }

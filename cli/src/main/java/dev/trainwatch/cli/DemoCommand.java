@@ -11,6 +11,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -28,8 +29,12 @@ final class DemoCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Option(names = "--listen", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:9477",
-            description = "Address of the page and API (default: ${DEFAULT-VALUE}; port 0 picks a free one).")
+            description = "Address of the page and API (default: ${DEFAULT-VALUE}; when it is taken and was not"
+                    + " given, a free port; port 0 picks a free one). Other than loopback needs --token-file.")
     String listen;
+
+    @Mixin
+    CollectorOptions collectorOptions = new CollectorOptions();
 
     @Option(names = "--data-dir", paramLabel = "DIR", description = "Keep the collector's history here (default: none).")
     Path dataDir;
@@ -51,9 +56,15 @@ final class DemoCommand implements Callable<Integer> {
         if (dataDir != null) {
             config = config.withDataDir(dataDir);
         }
+        config = collectorOptions.applyTo(config);
+        try {
+            config.checkExposure();
+        } catch (IllegalArgumentException e) {
+            throw new UserError(ExitCodes.USAGE, e.getMessage());
+        }
         DemoStack demo;
         try {
-            demo = DemoStack.start(config, speed, err);
+            demo = startDemo(config, err);
         } catch (IllegalArgumentException e) {
             throw new UserError(ExitCodes.USAGE, e.getMessage());
         } catch (CollectorServer.StartException e) {
@@ -67,6 +78,10 @@ final class DemoCommand implements Callable<Integer> {
             stopped.countDown();
         }, "trainwatch-demo-stop"));
         out.println("trainwatch demo: SYNTHETIC data from bundled scenarios, not a real training run");
+        if (demo.pageUri().getPort() != config.port() && config.port() != 0) {
+            out.println("  (" + config.host() + ":" + config.port() + " is taken, so the demo listens on port "
+                    + demo.pageUri().getPort() + ")");
+        }
         out.println("  page     " + demo.pageUri());
         out.println("  API      " + demo.pageUri().resolve("v1/runs"));
         out.println("  metrics  " + demo.pageUri().resolve("metrics"));
@@ -78,5 +93,19 @@ final class DemoCommand implements Callable<Integer> {
         out.flush();
         stopped.await();
         return ExitCodes.OK;
+    }
+
+    /** Starts on the address asked for; when the default port is taken (and no --listen was given), on a free one. */
+    private DemoStack startDemo(CollectorConfig config, PrintWriter err) throws IOException {
+        try {
+            return DemoStack.start(config, speed, err);
+        } catch (CollectorServer.StartException e) {
+            boolean listenGiven = spec.commandLine().getParseResult() != null
+                    && spec.commandLine().getParseResult().hasMatchedOption("--listen");
+            if (listenGiven || config.port() == 0) {
+                throw e;
+            }
+            return DemoStack.start(config.withListen(config.host(), 0), speed, err);
+        }
     }
 }

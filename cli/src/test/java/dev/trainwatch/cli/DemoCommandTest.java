@@ -60,6 +60,66 @@ class DemoCommandTest {
         }
     }
 
+    @Test
+    void aTakenDefaultPortMovesTheDemoToAFreeOneAndSaysSo() throws Exception {
+        java.net.ServerSocket taken = null;
+        try {
+            taken = new java.net.ServerSocket(9477, 50, java.net.InetAddress.getLoopbackAddress());
+        } catch (java.io.IOException alreadyTaken) {
+            // Something else holds the default port: the situation this test wants.
+        }
+        try (TrainwatchProcess demo = TrainwatchProcess.start(dir, Map.of(), "demo", "--speed", "10")) {
+            URI page = demo.pageUri();
+            assertThat(page.getPort()).isNotEqualTo(9477);
+            assertThat(demo.stdout()).contains("127.0.0.1:9477 is taken, so the demo listens on port " + page.getPort());
+            assertThat(demo.runs(page)).hasSize(4);
+        } finally {
+            if (taken != null) {
+                taken.close();
+            }
+        }
+    }
+
+    @Test
+    void canBeShownFromAnotherMachineWithATokenAndDeliversItsAlertsToAWebhook() throws Exception {
+        Path token = dir.resolve("token");
+        java.nio.file.Files.writeString(token, "demo-secret\n");
+        List<String> delivered = new java.util.concurrent.CopyOnWriteArrayList<>();
+        com.sun.net.httpserver.HttpServer webhook = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 0);
+        webhook.createContext("/hook", exchange -> {
+            delivered.add(new String(exchange.getRequestBody().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8));
+            exchange.sendResponseHeaders(200, -1);
+            exchange.close();
+        });
+        webhook.start();
+        try (TrainwatchProcess demo = TrainwatchProcess.start(dir, Map.of(), "demo", "--listen", "0.0.0.0:0",
+                "--token-file", token.toString(), "--webhook",
+                "http://127.0.0.1:" + webhook.getAddress().getPort() + "/hook", "--speed", "20")) {
+            URI page = demo.pageUri();
+            // The demo's own feed sends the token: its four runs arrive.
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(demo.runs(page)).hasSize(4));
+            java.net.http.HttpResponse<String> anonymous = java.net.http.HttpClient.newHttpClient().send(
+                    java.net.http.HttpRequest.newBuilder(page.resolve("v1/runs/intruder/steps"))
+                            .header("Content-Type", "application/json")
+                            .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"step\":1,\"time_s\":1}"))
+                            .build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertThat(anonymous.statusCode()).isEqualTo(401);
+            await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofSeconds(1))
+                    .untilAsserted(() -> assertThat(String.join("\n", delivered)).contains("data_starvation"));
+        } finally {
+            webhook.stop(0);
+        }
+    }
+
+    @Test
+    void anExposedAddressWithoutATokenIsRefusedInOneLine() throws Exception {
+        try (TrainwatchProcess demo = TrainwatchProcess.start(dir, Map.of(), "demo", "--listen", "0.0.0.0:0")) {
+            assertThat(demo.waitFor(Duration.ofSeconds(60))).isEqualTo(ExitCodes.USAGE);
+            assertThat(demo.stderr().strip()).startsWith("trainwatch: ").contains("--token-file").doesNotContain("\n");
+        }
+    }
+
     private static Map<String, List<String>> activeByRun(JsonNode runs) {
         Map<String, List<String>> active = new HashMap<>();
         for (JsonNode run : runs) {

@@ -69,7 +69,7 @@ public final class DemoStack implements AutoCloseable {
             // Label first, so no demo run is ever visible without its "synthetic" flag.
             scenarios.forEach(s -> server.fleet().markSynthetic(s.runId()));
             HttpDemoSink sink = new HttpDemoSink(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build(),
-                    server.clientUri());
+                    server.clientUri(), config.token());
             // The feed speaks in the collector's (scaled) time, so it plays at speed 1 on that clock.
             DemoFeed feed = new DemoFeed(scenarios, sink, 1.0, clock.instant());
             feed.begin();

@@ -24,11 +24,18 @@ public final class HttpDemoSink implements DemoSink {
 
     private final HttpClient client;
     private final URI base;
+    private final String token;
 
     /** @param base the collector's root, e.g. {@code http://127.0.0.1:9477/} */
     public HttpDemoSink(HttpClient client, URI base) {
+        this(client, base, null);
+    }
+
+    /** @param token the bearer token the collector wants, or null when it wants none */
+    public HttpDemoSink(HttpClient client, URI base, String token) {
         this.client = client;
         this.base = base.toString().endsWith("/") ? base : URI.create(base + "/");
+        this.token = token;
     }
 
     @Override
@@ -55,7 +62,11 @@ public final class HttpDemoSink implements DemoSink {
     }
 
     private void send(HttpRequest.Builder request) throws IOException {
-        HttpRequest built = request.timeout(TIMEOUT).header("Content-Type", "application/json").build();
+        request.timeout(TIMEOUT).header("Content-Type", "application/json");
+        if (token != null) {
+            request.header("Authorization", "Bearer " + token);
+        }
+        HttpRequest built = request.build();
         try {
             HttpResponse<String> response = client.send(built, HttpResponse.BodyHandlers.ofString());
             if (response.statusCode() / 100 != 2) {

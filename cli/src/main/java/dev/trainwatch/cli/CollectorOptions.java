@@ -1,0 +1,70 @@
+package dev.trainwatch.cli;
+
+import dev.trainwatch.collector.CollectorConfig;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import picocli.CommandLine.Option;
+
+/**
+ * The collector's options that every command running a collector takes ({@code collector}, {@code demo}): the
+ * bearer token, where alerts go. One place, so the commands parse and check them the same way.
+ */
+final class CollectorOptions {
+
+    @Option(names = "--token-file", paramLabel = "FILE",
+            description = "File holding the bearer token that ingest and PUT requests must send.")
+    Path tokenFile;
+
+    @Option(names = "--alertmanager", paramLabel = "URL", description = "Alertmanager to send alerts to.")
+    String alertmanager;
+
+    @Option(names = "--webhook", paramLabel = "URL", description = "Webhook to POST alerts to.")
+    String webhook;
+
+    /** {@code config} with the token and alert receivers these options name; mistakes are one-line usage errors. */
+    CollectorConfig applyTo(CollectorConfig config) {
+        CollectorConfig applied = config.withAlerting(url("--alertmanager", alertmanager), url("--webhook", webhook));
+        if (tokenFile != null) {
+            applied = applied.withToken(readToken(tokenFile));
+        }
+        return applied;
+    }
+
+    static String readToken(Path file) {
+        String token;
+        try {
+            token = Files.readString(file, StandardCharsets.UTF_8).strip();
+        } catch (NoSuchFileException e) {
+            throw new UserError(ExitCodes.USAGE, "token file " + file + " does not exist");
+        } catch (IOException e) {
+            throw new UserError(ExitCodes.USAGE, "cannot read token file " + file + ": " + e.getMessage());
+        }
+        if (token.isEmpty()) {
+            throw new UserError(ExitCodes.USAGE, "token file " + file + " is empty");
+        }
+        if (token.lines().count() > 1) {
+            throw new UserError(ExitCodes.USAGE, "token file " + file + " must hold the token on one line");
+        }
+        return token;
+    }
+
+    static URI url(String option, String value) {
+        if (value == null) {
+            return null;
+        }
+        try {
+            URI uri = new URI(value.strip());
+            if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme()) || uri.getHost() == null) {
+                throw new UserError(ExitCodes.USAGE, option + " wants an http(s) URL, got '" + value + "'");
+            }
+            return uri;
+        } catch (URISyntaxException e) {
+            throw new UserError(ExitCodes.USAGE, option + " is not a valid URL: '" + value + "'");
+        }
+    }
+}
