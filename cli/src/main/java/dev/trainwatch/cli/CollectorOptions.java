@@ -26,9 +26,16 @@ final class CollectorOptions {
     @Option(names = "--webhook", paramLabel = "URL", description = "Webhook to POST alerts to.")
     String webhook;
 
+    @Option(names = "--external-url", paramLabel = "URL",
+            description = "The address people reach the page at (a DNS name, a proxy), e.g."
+                    + " https://trainwatch.example.org/; alerts, webhooks and the log link to each run's page there."
+                    + " Default: the address the collector listens on.")
+    String externalUrl;
+
     /** {@code config} with the token and alert receivers these options name; mistakes are one-line usage errors. */
     CollectorConfig applyTo(CollectorConfig config) {
-        CollectorConfig applied = config.withAlerting(url("--alertmanager", alertmanager), url("--webhook", webhook));
+        CollectorConfig applied = config.withAlerting(url("--alertmanager", alertmanager), url("--webhook", webhook))
+                .withExternalUrl(url("--external-url", externalUrl));
         if (tokenFile != null) {
             applied = applied.withToken(readToken(tokenFile));
         }

@@ -95,7 +95,8 @@ class DemoCommandTest {
         webhook.start();
         try (TrainwatchProcess demo = TrainwatchProcess.start(dir, Map.of(), "demo", "--listen", "0.0.0.0:0",
                 "--token-file", token.toString(), "--webhook",
-                "http://127.0.0.1:" + webhook.getAddress().getPort() + "/hook", "--speed", "20")) {
+                "http://127.0.0.1:" + webhook.getAddress().getPort() + "/hook", "--speed", "20",
+                "--external-url", "https://gpu-demo.example.org/trainwatch")) {
             URI page = demo.pageUri();
             // The demo's own feed sends the token: its four runs arrive.
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(demo.runs(page)).hasSize(4));
@@ -107,6 +108,9 @@ class DemoCommandTest {
             assertThat(anonymous.statusCode()).isEqualTo(401);
             await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofSeconds(1))
                     .untilAsserted(() -> assertThat(String.join("\n", delivered)).contains("data_starvation"));
+            // Each alert links to its run's page at the external address.
+            assertThat(String.join("\n", delivered))
+                    .contains("\"run_url\":\"https://gpu-demo.example.org/trainwatch/#/runs/demo-");
         } finally {
             webhook.stop(0);
         }

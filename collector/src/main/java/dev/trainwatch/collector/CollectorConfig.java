@@ -25,6 +25,8 @@ import java.util.Optional;
  * @param clock           wall clock for the fleet and the metric windows; inject a fixed one in tests
  * @param summaryInterval how often at most a run's changed summary (last step, step time, peak memory, …) is
  *                        written to the history; a SIGKILL can lose about two intervals of it. Zero writes every change
+ * @param externalUrl     the address users reach the collector's page at (behind a proxy, a DNS name), used for the
+ *                        run links in alerts and webhooks; null for the address it listens on
  */
 public record CollectorConfig(
         String host,
@@ -36,7 +38,8 @@ public record CollectorConfig(
         Limits limits,
         Duration tickInterval,
         Clock clock,
-        Duration summaryInterval) {
+        Duration summaryInterval,
+        URI externalUrl) {
 
     /** The documented default address. */
     public static final String DEFAULT_HOST = "127.0.0.1";
@@ -71,47 +74,66 @@ public record CollectorConfig(
     /** 127.0.0.1:9477, no token, no history, default limits, 1 s tick, the system clock, 2 s summary interval. */
     public static CollectorConfig defaults() {
         return new CollectorConfig(DEFAULT_HOST, DEFAULT_PORT, null, null, null, null, Limits.defaults(),
-                Duration.ofSeconds(1), Clock.systemUTC(), DEFAULT_SUMMARY_INTERVAL);
+                Duration.ofSeconds(1), Clock.systemUTC(), DEFAULT_SUMMARY_INTERVAL, null);
     }
 
     public CollectorConfig withListen(String newHost, int newPort) {
         return new CollectorConfig(newHost, newPort, token, dataDir, alertmanagerUrl, webhookUrl, limits,
-                tickInterval, clock, summaryInterval);
+                tickInterval, clock, summaryInterval, externalUrl);
     }
 
     public CollectorConfig withToken(String newToken) {
         return new CollectorConfig(host, port, newToken, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, summaryInterval);
+                clock, summaryInterval, externalUrl);
     }
 
     public CollectorConfig withDataDir(Path newDataDir) {
         return new CollectorConfig(host, port, token, newDataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, summaryInterval);
+                clock, summaryInterval, externalUrl);
     }
 
     public CollectorConfig withAlerting(URI newAlertmanagerUrl, URI newWebhookUrl) {
         return new CollectorConfig(host, port, token, dataDir, newAlertmanagerUrl, newWebhookUrl, limits,
-                tickInterval, clock, summaryInterval);
+                tickInterval, clock, summaryInterval, externalUrl);
     }
 
     public CollectorConfig withLimits(Limits newLimits) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, newLimits, tickInterval,
-                clock, summaryInterval);
+                clock, summaryInterval, externalUrl);
     }
 
     public CollectorConfig withTickInterval(Duration newTickInterval) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, newTickInterval,
-                clock, summaryInterval);
+                clock, summaryInterval, externalUrl);
     }
 
     public CollectorConfig withSummaryInterval(Duration newSummaryInterval) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, newSummaryInterval);
+                clock, newSummaryInterval, externalUrl);
     }
 
     public CollectorConfig withClock(Clock newClock) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                newClock, summaryInterval);
+                newClock, summaryInterval, externalUrl);
+    }
+
+    /**
+     * The external address of the page, e.g. {@code https://trainwatch.example.org/}; it must be http(s) with a
+     * host, and ends in {@code /}.
+     */
+    public CollectorConfig withExternalUrl(URI newExternalUrl) {
+        URI normalized = newExternalUrl;
+        if (newExternalUrl != null) {
+            if (!("http".equals(newExternalUrl.getScheme()) || "https".equals(newExternalUrl.getScheme()))
+                    || newExternalUrl.getHost() == null) {
+                throw new IllegalArgumentException("the external URL must be http(s)://host[:port][/path], got '"
+                        + newExternalUrl + "'");
+            }
+            normalized = newExternalUrl.toString().endsWith("/") ? newExternalUrl
+                    : URI.create(newExternalUrl + "/");
+        }
+        return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
+                clock, summaryInterval, normalized);
     }
 
     /** The token, when one is set. */

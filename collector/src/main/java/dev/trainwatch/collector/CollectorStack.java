@@ -5,6 +5,7 @@ import dev.trainwatch.collector.alerting.AlertSink;
 import dev.trainwatch.collector.alerting.AlertingListener;
 import dev.trainwatch.collector.alerting.AlertmanagerSink;
 import dev.trainwatch.collector.alerting.LogSink;
+import dev.trainwatch.collector.alerting.RunLinks;
 import dev.trainwatch.collector.alerting.WebhookSink;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.history.CalibratingPredictor;
@@ -83,13 +84,14 @@ public final class CollectorStack implements AutoCloseable {
                     DetectorSettings.defaults());
 
             List<AlertSink> sinks = new ArrayList<>();
-            sinks.add(new LogSink(log));
-            String page = "http://" + config.host() + ":" + config.port() + "/";
+            // Links to a run's page: the external URL, else (once it listens) the server's own address.
+            RunLinks links = new RunLinks(config.externalUrl());
+            sinks.add(new LogSink(log, links));
             if (config.alertmanagerUrl() != null) {
-                sinks.add(new AlertmanagerSink(config.alertmanagerUrl(), page));
+                sinks.add(new AlertmanagerSink(config.alertmanagerUrl(), links));
             }
             if (config.webhookUrl() != null) {
-                sinks.add(new WebhookSink(config.webhookUrl()));
+                sinks.add(new WebhookSink(config.webhookUrl(), links));
             }
             alerts = new AlertDispatcher(sinks, AlertDispatcher.Settings.defaults(), config.clock(), log);
             AlertingListener alerting = new AlertingListener(alerts);
@@ -114,6 +116,7 @@ public final class CollectorStack implements AutoCloseable {
             }
             customize.accept(builder);
             server = builder.start();
+            links.listening(server.host(), server.port());
             if (recorder != null) {
                 new HistoryMetrics(recorder.writer()).bindTo(server.metrics().registry());
                 recorder.start();

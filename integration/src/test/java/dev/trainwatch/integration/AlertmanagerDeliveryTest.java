@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.trainwatch.collector.alerting.AlertDispatcher;
 import dev.trainwatch.collector.alerting.AlertNotice;
 import dev.trainwatch.collector.alerting.AlertmanagerSink;
+import dev.trainwatch.collector.alerting.RunLinks;
 import dev.trainwatch.protocol.Json;
 import java.io.IOException;
 import java.net.URI;
@@ -50,7 +51,8 @@ class AlertmanagerDeliveryTest {
                 Duration.ofMillis(500), Duration.ofSeconds(30), 1000);
         List<String> log = new ArrayList<>();
         try (AlertDispatcher dispatcher = new AlertDispatcher(
-                List.of(new AlertmanagerSink(URI.create("http://127.0.0.1:" + port), "http://127.0.0.1:9477/")),
+                List.of(new AlertmanagerSink(URI.create("http://127.0.0.1:" + port),
+                        new RunLinks(URI.create("http://127.0.0.1:9477/")))),
                 settings, Clock.systemUTC(), line -> {
                     synchronized (log) {
                         log.add(line);

@@ -11,25 +11,26 @@ import java.util.Map;
 /**
  * Posts to Alertmanager's API v2 ({@code POST /api/v2/alerts}). Labels: {@code alertname} (the anomaly kind in
  * CamelCase, prefixed {@code Trainwatch}), {@code run_id}, {@code kind}, {@code severity}, {@code source=trainwatch};
- * annotations: {@code summary} (the message), {@code description} (message, evidence), {@code suggestion}. A
+ * annotations: {@code summary} (the message), {@code description} (message, evidence), {@code suggestion},
+ * {@code run_page} (also the alert's {@code generatorURL}: the run's page). A
  * resolved anomaly is sent with {@code endsAt} in the past, which Alertmanager treats as resolved.
  */
 public final class AlertmanagerSink implements AlertSink {
     private final URI alertsUri;
-    private final String generatorUrl;
+    private final RunLinks links;
     private final HttpJsonPoster poster = new HttpJsonPoster();
 
     /**
      * @param alertmanagerBase base URL of Alertmanager, e.g. {@code http://127.0.0.1:9093}
-     * @param generatorUrl     link back to the collector's page, or null
+     * @param links            links to each run's page (the alert's generatorURL and {@code run_page} annotation)
      */
-    public AlertmanagerSink(URI alertmanagerBase, String generatorUrl) {
+    public AlertmanagerSink(URI alertmanagerBase, RunLinks links) {
         String base = alertmanagerBase.toString();
         if (base.endsWith("/")) {
             base = base.substring(0, base.length() - 1);
         }
         this.alertsUri = URI.create(base + "/api/v2/alerts");
-        this.generatorUrl = generatorUrl;
+        this.links = links;
     }
 
     @Override
@@ -67,6 +68,10 @@ public final class AlertmanagerSink implements AlertSink {
             if (notice.suggestion() != null) {
                 annotations.put("suggestion", notice.suggestion());
             }
+            String page = links == null ? null : links.runPage(notice.runId());
+            if (page != null) {
+                annotations.put("run_page", page);
+            }
             Map<String, Object> alert = new LinkedHashMap<>();
             alert.put("labels", labels);
             alert.put("annotations", annotations);
@@ -74,8 +79,8 @@ public final class AlertmanagerSink implements AlertSink {
             if (notice.endsAt() != null) {
                 alert.put("endsAt", notice.endsAt().toString());
             }
-            if (generatorUrl != null) {
-                alert.put("generatorURL", generatorUrl);
+            if (page != null) {
+                alert.put("generatorURL", page);
             }
             alerts.add(alert);
         }

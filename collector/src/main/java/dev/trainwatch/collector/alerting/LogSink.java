@@ -6,9 +6,16 @@ import java.util.function.Consumer;
 /** Writes each anomaly change as one line (to stderr by default): the receiver that is always there. */
 public final class LogSink implements AlertSink {
     private final Consumer<String> out;
+    private final RunLinks links;
 
     public LogSink(Consumer<String> out) {
+        this(out, null);
+    }
+
+    /** @param links links to each run's page, appended to firing lines */
+    public LogSink(Consumer<String> out, RunLinks links) {
         this.out = out;
+        this.links = links;
     }
 
     @Override
@@ -19,7 +26,8 @@ public final class LogSink implements AlertSink {
     @Override
     public void deliver(List<AlertNotice> notices) {
         for (AlertNotice notice : notices) {
-            out.accept(line(notice));
+            String page = links == null || !notice.firing() ? null : links.runPage(notice.runId());
+            out.accept(page == null ? line(notice) : line(notice) + " (" + page + ")");
         }
     }
 

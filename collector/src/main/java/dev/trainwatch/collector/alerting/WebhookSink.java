@@ -11,14 +11,21 @@ import java.util.Map;
 /**
  * Posts each change of an anomaly to a generic JSON webhook, once: {@code {"source":"trainwatch","alerts":[{
  * "status":"firing"|"resolved","run_id","kind","severity","starts_at","ends_at","message","suggestion",
- * "evidence"}]}}. Chat bridges and scripts consume this shape without knowing Alertmanager.
+ * "evidence","run_url"}]}} ({@code run_url}: the run's page). Chat bridges and scripts consume this shape without knowing Alertmanager.
  */
 public final class WebhookSink implements AlertSink {
     private final URI uri;
+    private final RunLinks links;
     private final HttpJsonPoster poster = new HttpJsonPoster();
 
     public WebhookSink(URI uri) {
+        this(uri, null);
+    }
+
+    /** @param links links to each run's page, sent as {@code run_url} */
+    public WebhookSink(URI uri, RunLinks links) {
         this.uri = uri;
+        this.links = links;
     }
 
     @Override
@@ -29,13 +36,17 @@ public final class WebhookSink implements AlertSink {
     @Override
     public void deliver(List<AlertNotice> notices) throws DeliveryException {
         try {
-            poster.post(uri, Json.MAPPER.writeValueAsBytes(body(notices)));
+            poster.post(uri, Json.MAPPER.writeValueAsBytes(body(notices, links)));
         } catch (JsonProcessingException e) {
             throw new DeliveryException("cannot encode alerts: " + e.getOriginalMessage(), false);
         }
     }
 
     static Map<String, Object> body(List<AlertNotice> notices) {
+        return body(notices, null);
+    }
+
+    static Map<String, Object> body(List<AlertNotice> notices, RunLinks links) {
         List<Map<String, Object>> alerts = new ArrayList<>();
         for (AlertNotice notice : notices) {
             Map<String, Object> alert = new LinkedHashMap<>();
@@ -53,6 +64,10 @@ public final class WebhookSink implements AlertSink {
             }
             if (notice.evidence() != null) {
                 alert.put("evidence", notice.evidence());
+            }
+            String page = links == null ? null : links.runPage(notice.runId());
+            if (page != null) {
+                alert.put("run_url", page);
             }
             alerts.add(alert);
         }

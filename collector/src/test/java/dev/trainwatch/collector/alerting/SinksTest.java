@@ -47,7 +47,8 @@ class SinksTest {
 
     @Test
     void alertmanagerGetsApiV2AlertsWithRunKindSeverityAndSuggestion() throws Exception {
-        AlertmanagerSink sink = new AlertmanagerSink(base(), "http://collector:9477/");
+        AlertmanagerSink sink = new AlertmanagerSink(base(),
+                new RunLinks(URI.create("https://trainwatch.example.org/gpu/")));
         AlertNotice firing = AlertDispatcherTest.notice("run-7", "data_starvation");
         sink.deliver(List.of(firing, firing.resolvedAt(Instant.parse("2026-11-22T08:10:00Z"))));
         assertThat(paths).containsExactly("/api/v2/alerts");
@@ -61,7 +62,24 @@ class SinksTest {
         assertThat(first.at("/annotations/suggestion").asText()).isEqualTo("do something");
         assertThat(first.at("/annotations/description").asText()).contains("ratio=2.5");
         assertThat(first.has("endsAt")).isFalse();
+        // The link goes to the run's page (not the raw JSON of GET /v1/runs/<id>), at the external address.
+        assertThat(first.get("generatorURL").asText()).isEqualTo("https://trainwatch.example.org/gpu/#/runs/run-7");
+        assertThat(first.at("/annotations/run_page").asText()).isEqualTo(first.get("generatorURL").asText());
         assertThat(alerts.get(1).at("/endsAt").asText()).isEqualTo("2026-11-22T08:10:00Z");
+    }
+
+    @Test
+    void webhookAndLogLinkToTheRunsPageAtTheAddressTheServerListensOnWhenNoExternalUrlIsSet() throws Exception {
+        RunLinks links = new RunLinks(null);
+        links.listening("10.1.2.3", 9477);
+        new WebhookSink(URI.create(base() + "/hook"), links).deliver(List.of(AlertDispatcherTest.notice("r 1", "stalled")));
+        assertThat(bodies.get(0).at("/alerts/0/run_url").asText()).isEqualTo("http://10.1.2.3:9477/#/runs/r%201");
+        List<String> lines = new java.util.ArrayList<>();
+        new LogSink(lines::add, links).deliver(List.of(AlertDispatcherTest.notice("r", "stalled")));
+        assertThat(lines).singleElement().satisfies(line -> assertThat(line).endsWith("(http://10.1.2.3:9477/#/runs/r)"));
+        RunLinks wildcard = new RunLinks(null);
+        wildcard.listening("0.0.0.0", 9477);
+        assertThat(wildcard.runPage("r")).doesNotContain("0.0.0.0").endsWith(":9477/#/runs/r");
     }
 
     @Test
