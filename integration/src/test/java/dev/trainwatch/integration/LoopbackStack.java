@@ -44,6 +44,11 @@ final class LoopbackStack implements AutoCloseable {
 
     /** Starts Alertmanager, then Prometheus scraping {@code target} (host:port) as job "trainwatch". */
     static LoopbackStack start(Path dir, String target) throws IOException {
+        return start(dir, List.of(target));
+    }
+
+    /** Starts Alertmanager, then Prometheus scraping every one of {@code targets} (host:port) as job "trainwatch". */
+    static LoopbackStack start(Path dir, List<String> targets) throws IOException {
         Path prometheusBin = ExternalCommand.require("prometheus", "prometheus");
         Path alertmanagerBin = ExternalCommand.require("prometheus-alertmanager", "prometheus-alertmanager");
         int amPort = PeerProcess.freePort();
@@ -82,8 +87,9 @@ final class LoopbackStack implements AutoCloseable {
                     scrape_configs:
                       - job_name: trainwatch
                         static_configs:
-                          - targets: ["%s"]
-                    """.formatted(rules, amPort, target));
+                          - targets: [%s]
+                    """.formatted(rules, amPort, targets.stream().map(t -> "\"" + t + "\"")
+                            .collect(java.util.stream.Collectors.joining(", "))));
             stack.peers.add(PeerProcess.start("prometheus", dir, List.of(prometheusBin.toString(),
                     "--config.file=" + promConfig, "--storage.tsdb.path=" + Files.createDirectories(dir.resolve("tsdb")),
                     "--web.listen-address=127.0.0.1:" + promPort, "--rules.alert.resend-delay=1s")));
