@@ -130,6 +130,11 @@ final class LoopbackStack implements AutoCloseable {
         }
     }
 
+    /** Prometheus' base address. */
+    URI prometheusUri() {
+        return prometheus;
+    }
+
     /** Instant query; the {@code data.result} array. */
     ArrayNode query(String expr) {
         JsonNode answer = get(prometheus.resolve("/api/v1/query?query=" + URLEncoder.encode(expr, StandardCharsets.UTF_8)));

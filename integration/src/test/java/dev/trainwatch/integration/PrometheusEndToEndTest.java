@@ -87,7 +87,16 @@ class PrometheusEndToEndTest {
             assertThat(oom.path("annotations").path("description").asText())
                     .startsWith("Run e2e-sick has ").containsPattern("[0-9.]+[KMG]iB left on its fullest GPU")
                     .doesNotContain("unknown");
-            assertThat(oom.path("annotations").path("runbook_url").asText()).endsWith("#trainwatchrunoomrisk");
+            // Links open on the collector that reported the run: its page for the run, its shipped runbook.
+            String collectorBase = "http://127.0.0.1:" + collector.port();
+            assertThat(oom.path("annotations").path("run_page").asText()).isEqualTo(collectorBase + "/#/runs/e2e-sick");
+            String runbook = oom.path("annotations").path("runbook_url").asText();
+            assertThat(runbook).isEqualTo(collectorBase + "/docs/ALERTS.md#trainwatchrunoomrisk");
+            java.net.http.HttpResponse<String> doc = java.net.http.HttpClient.newHttpClient().send(
+                    java.net.http.HttpRequest.newBuilder(java.net.URI.create(runbook)).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertThat(doc.statusCode()).isEqualTo(200);
+            assertThat(doc.body()).contains("id=\"trainwatchrunoomrisk\"");
             JsonNode xid = find(stack.alertmanagerAlerts(), "TrainwatchGpuXidCritical");
             assertThat(xid.path("labels").path("kind").asText()).isEqualTo("79");
             assertThat(xid.path("labels").path("host").asText()).isEqualTo("e2e-node-sick");

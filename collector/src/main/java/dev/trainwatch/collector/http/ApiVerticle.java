@@ -152,6 +152,7 @@ public final class ApiVerticle extends VerticleBase {
         StaticHandler page = StaticHandler.create("webroot").setCachingEnabled(false).setDirectoryListing(false);
         router.get("/").handler(page);
         router.get("/static/*").handler(page);
+        router.get("/docs/:name").handler(new DocsRoute()::handle);
 
         for (Consumer<Router> extra : extraRoutes) {
             extra.accept(router);

@@ -319,4 +319,19 @@ class ApiTest {
         return scrape.lines().filter(l -> l.startsWith(prefix)).mapToDouble(l -> Double.parseDouble(
                 l.substring(prefix.length()))).findFirst().orElse(Double.NaN);
     }
+
+    @Test
+    void theShippedDocsAreServedAsHtmlWithAnIdOnEveryRunbookHeading() throws IOException {
+        HttpResponse<String> alerts = collector.get("/docs/ALERTS.md");
+        assertThat(alerts.statusCode()).isEqualTo(200);
+        assertThat(alerts.headers().firstValue("Content-Type")).hasValue("text/html; charset=utf-8");
+        // Every alert in the shipped rule files links here: its heading must carry the id the link names.
+        assertThat(alerts.body()).contains("id=\"trainwatchrunoomrisk\"", "id=\"trainwatchrunslownode\"",
+                "id=\"trainwatchlimitreached\"", "<table>");
+        for (String bad : List.of("/docs/NOPE.md", "/docs/..%2Fpom.xml", "/docs/alerts.md", "/docs/ALERTS.txt")) {
+            HttpResponse<String> response = collector.get(bad);
+            assertThat(response.statusCode()).as(bad).isEqualTo(404);
+            assertThat(error(response)).as(bad).startsWith("no such ");
+        }
+    }
 }
