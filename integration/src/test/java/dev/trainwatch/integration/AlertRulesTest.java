@@ -122,6 +122,15 @@ class AlertRulesTest {
             String anchor = runbook.substring(runbook.indexOf('#') + 1);
             assertThat(anchor).as(alert.name() + " runbook anchor").isEqualTo(alert.name().toLowerCase(Locale.ROOT));
             assertThat(anchors).as(alert.name() + ": docs/ALERTS.md has no section #" + anchor).contains(anchor);
+            // The link opens the shipped docs on a collector (or the configured trainwatch_url), never a placeholder.
+            assertThat(runbook).as(alert.name() + " runbook_url").doesNotContain("example")
+                    .startsWith("{{ with $externalLabels.trainwatch_url }}{{ . }}{{ else }}");
+            if (alert.expr().contains("trainwatch_run_anomaly")) {
+                // A run alert leads to the run's page (evidence, the collector's fix), not to GET /v1/runs JSON.
+                assertThat(alert.annotations().get("run_page")).as(alert.name() + " run_page")
+                        .endsWith("/#/runs/{{ $labels.run_id }}");
+                assertThat(alert.annotations().get("description")).doesNotContain("/v1/runs");
+            }
         }
     }
 
