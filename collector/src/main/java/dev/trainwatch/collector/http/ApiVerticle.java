@@ -147,6 +147,7 @@ public final class ApiVerticle extends VerticleBase {
         router.get("/v1/runs").handler(this::listRuns);
         router.get("/v1/runs/:run_id").handler(this::getRun);
         router.get("/v1/runs/:run_id/series").handler(this::getSeries);
+        router.delete("/v1/runs/:run_id").handler(this::deleteRun);
         router.get("/metrics").handler(this::scrape);
         router.get("/healthz").handler(this::health);
         StaticHandler page = StaticHandler.create("webroot").setCachingEnabled(false).setDirectoryListing(false);
@@ -281,6 +282,19 @@ public final class ApiVerticle extends VerticleBase {
         answer.put("seq", batch.seq());
         answer.put("duplicate", duplicate);
         answer.put("gpus", batch.gpus() == null ? 0 : batch.gpus().size());
+        respond(ctx, 200, answer);
+    }
+
+    /** {@code DELETE /v1/runs/{run_id}}: forgets the run (with the ingest token, like PUT). */
+    private void deleteRun(RoutingContext ctx) {
+        auth.check(ctx.request().getHeader(HttpHeaders.AUTHORIZATION));
+        String runId = ctx.pathParam("run_id");
+        if (!InputValidator.RUN_ID.matcher(runId).matches() || !fleet.deleteRun(runId)) {
+            throw unknownRun(runId);
+        }
+        Map<String, Object> answer = new LinkedHashMap<>();
+        answer.put("run_id", runId);
+        answer.put("deleted", true);
         respond(ctx, 200, answer);
     }
 

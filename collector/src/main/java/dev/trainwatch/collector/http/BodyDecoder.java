@@ -32,7 +32,9 @@ public final class BodyDecoder {
     private static final int MAX_DETAIL = 160;
 
     private static final ObjectReader BATCH = Json.MAPPER.readerFor(AgentBatch.class);
-    private static final ObjectReader SPEC = Json.MAPPER.readerFor(RunSpec.class);
+    /** Specs are typed by people: a misspelled field ("bacth") is refused, not ignored (agents' batches may grow). */
+    private static final ObjectReader SPEC = Json.MAPPER.readerFor(RunSpec.class)
+            .with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
     private static final ObjectReader STEP = Json.MAPPER.readerFor(StepEvent.class);
     private static final ObjectReader STEPS = Json.MAPPER.readerFor(StepEvent[].class);
 
@@ -106,7 +108,40 @@ public final class BodyDecoder {
 
     /** Parses a run spec ({@code PUT /v1/runs/{run_id}}). */
     public RunSpec spec(byte[] json) {
-        return read(SPEC, json, "a run spec object");
+        try {
+            return read(SPEC, json, "a run spec object");
+        } catch (UnknownFields unknown) {
+            throw ApiError.unprocessable(unknownFieldsMessage(json, unknown.known));
+        }
+    }
+
+    /** Every top-level field of the body the spec does not know, named, with the fields it does. */
+    private static String unknownFieldsMessage(byte[] json, java.util.Collection<Object> known) {
+        java.util.Set<String> knownNames = new java.util.TreeSet<>();
+        known.forEach(k -> knownNames.add(String.valueOf(k)));
+        List<String> unknown = new java.util.ArrayList<>();
+        try {
+            Json.MAPPER.readTree(json).fieldNames().forEachRemaining(name -> {
+                if (!knownNames.contains(name)) {
+                    unknown.add("'" + printable(name, 64) + "'");
+                }
+            });
+        } catch (IOException e) {
+            // Parsed once already; keep the message without the list rather than fail differently.
+        }
+        return (unknown.size() == 1 ? "unknown field " : "unknown fields ") + String.join(", ", unknown)
+                + " in the run spec; known fields: " + String.join(", ", knownNames);
+    }
+
+    /** Internal: a body with a field its type does not know (only readers that refuse them throw it). */
+    private static final class UnknownFields extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        private final transient java.util.Collection<Object> known;
+
+        UnknownFields(java.util.Collection<Object> known) {
+            super(null, null, false, false);
+            this.known = known;
+        }
     }
 
     /** Parses one step event or an array of them ({@code POST /v1/runs/{run_id}/steps}). */
@@ -142,6 +177,8 @@ public final class BodyDecoder {
         T value;
         try {
             value = reader.readValue(json);
+        } catch (com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException e) {
+            throw new UnknownFields(e.getKnownPropertyIds());
         } catch (IOException e) {
             throw describe(e, expected);
         } catch (RuntimeException e) {

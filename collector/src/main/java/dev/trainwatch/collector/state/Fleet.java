@@ -273,6 +273,29 @@ public final class Fleet {
         }
     }
 
+    /**
+     * Forgets a run at once (a spec registered under the wrong id, a finished run): its active anomalies resolve and
+     * listeners hear it ended, as for {@link #endRun}, then it leaves the fleet (its metric series go at the next
+     * scrape; the history keeps what it wrote). A run that reports again later comes back as a new run.
+     *
+     * @return whether the run was tracked
+     */
+    public boolean deleteRun(String runId) {
+        try {
+            synchronized (lock) {
+                RunState run = runs.get(runId);
+                if (run == null) {
+                    return false;
+                }
+                end(run, now());
+                forget(run);
+                return true;
+            }
+        } finally {
+            dispatch();
+        }
+    }
+
     /** Labels a run as part of the bundled synthetic demo (shown as such on the page and in the API). */
     public void markSynthetic(String runId) {
         requireId(runId);

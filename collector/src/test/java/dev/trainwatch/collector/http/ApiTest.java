@@ -278,9 +278,9 @@ class ApiTest {
         HttpResponse<String> missing = collector.get("/v2/nothing");
         assertThat(missing.statusCode()).isEqualTo(404);
         assertThat(error(missing)).startsWith("no such endpoint");
-        HttpResponse<String> method = collector.send("DELETE", "/v1/runs/x", null, new byte[0]);
+        HttpResponse<String> method = collector.send("PATCH", "/v1/runs/x", null, new byte[0]);
         assertThat(method.statusCode()).isEqualTo(405);
-        assertThat(error(method)).startsWith("method DELETE not allowed");
+        assertThat(error(method)).startsWith("method PATCH not allowed");
     }
 
     @Test
@@ -333,5 +333,29 @@ class ApiTest {
             assertThat(response.statusCode()).as(bad).isEqualTo(404);
             assertThat(error(response)).as(bad).startsWith("no such ");
         }
+    }
+
+    @Test
+    void aMisspelledSpecFieldIs422NamingEveryUnknownFieldAndRegistersNothing() throws IOException {
+        HttpResponse<String> response = collector.putJson("/v1/runs/put-typo", utf8(
+                "{\"model\":\"pixart-sigma-xl-2\",\"gpu\":\"a100-80gb\",\"bacth\":4,\"resoluton\":512}"));
+        assertThat(response.statusCode()).isEqualTo(422);
+        assertThat(error(response)).startsWith("unknown fields 'bacth', 'resoluton' in the run spec; known fields: ")
+                .contains("batch", "resolution", "total_steps");
+        assertThat(collector.get("/v1/runs/put-typo").statusCode()).isEqualTo(404);
+    }
+
+    @Test
+    void deleteForgetsARunEvenOneThatIsOnlyASpec() throws IOException {
+        assertThat(collector.putJson("/v1/runs/put-then-delete",
+                utf8("{\"model\":\"pixart-sigma-xl-2\",\"gpu\":\"a100-80gb\",\"batch\":8}")).statusCode())
+                .isEqualTo(200);
+        HttpResponse<String> deleted = collector.send("DELETE", "/v1/runs/put-then-delete", null, new byte[0]);
+        assertThat(deleted.statusCode()).isEqualTo(200);
+        assertThat(json(deleted).get("deleted").asBoolean()).isTrue();
+        assertThat(collector.get("/v1/runs/put-then-delete").statusCode()).isEqualTo(404);
+        HttpResponse<String> again = collector.send("DELETE", "/v1/runs/put-then-delete", null, new byte[0]);
+        assertThat(again.statusCode()).isEqualTo(404);
+        assertThat(error(again)).isEqualTo("unknown run 'put-then-delete'");
     }
 }
