@@ -101,6 +101,8 @@
   function fmtEvidence(key, value) {
     if (typeof value === 'number') {
       if (/_bytes$/.test(key)) { return fmtBytes(value); }
+      if (/_bytes_per_second$/.test(key)) { return fmtBytes(value * 60) + '/min'; }
+      if (/^seconds_/.test(key)) { return fmtDuration(value); }
       if (/_ratio$|_share$|_fraction$/.test(key)) { return fmtRatio(value); }
       if (/_seconds$|_s$/.test(key)) { return fmtSeconds(value); }
       if (/_hz$/.test(key)) { return (value / 1e6).toFixed(0) + ' MHz'; }

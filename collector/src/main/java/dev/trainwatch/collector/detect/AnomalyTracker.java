@@ -72,7 +72,10 @@ public final class AnomalyTracker {
                 changed = true;
             }
             if (severity != f.severity() && !changed) {
-                // Still critical by hysteresis: keep the critical wording, refresh nothing.
+                // Still critical by hysteresis: the severity stays, but the text and evidence follow what is
+                // observed now (an old "grows … reaches full in 3 s" must not outlive the growth).
+                active.put(kind, new Anomaly(kind, severity, true, current.since(), null, f.message(), f.evidence(),
+                        f.suggestion()));
                 return Optional.empty();
             }
             Anomaly updated = new Anomaly(kind, severity, true, changed ? now : current.since(), null, f.message(),

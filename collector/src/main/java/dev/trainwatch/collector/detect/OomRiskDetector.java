@@ -20,6 +20,9 @@ import java.util.OptionalInt;
  */
 public final class OomRiskDetector implements Detector {
 
+    /** The span over which memory must still be growing for a trend to count. */
+    private static final double RECENT_SECONDS = 30;
+
     private final DetectorSettings.OomRisk s;
 
     public OomRiskDetector(DetectorSettings settings) {
@@ -114,7 +117,27 @@ public final class OomRiskDetector implements Detector {
                     || late.slopePerSecond() < 0.5 * early.slopePerSecond()) {
                 continue;
             }
-            double seconds = t.secondsUntil(total);
+            // Growth now, not only over the window: once memory levels off, the line fitted over the climb runs
+            // ahead of what is observed. The newest reading must stay within the fit's own scatter (or ten seconds
+            // of growth) below the line, else the ramp has ended and extrapolating it is wrong.
+            double fittedNow = t.intercept() + t.slopePerSecond() * t.lastTs();
+            double tolerance = Math.max(10 * t.slopePerSecond(), 3 * residualStd(g, from, t));
+            if (t.lastValue() < fittedNow - tolerance) {
+                continue;
+            }
+            // And still growing over the last half minute: a plateau reached, say, 40 s ago is no trend, however
+            // well a line fits the climb before it.
+            WindowStats.Trend recent = WindowStats.memoryTrend(g, t.lastTs() - RECENT_SECONDS);
+            if (recent != null && recent.slopePerSecond() < Math.max(s.trendMinSlopeBytesPerSecond(),
+                    0.25 * t.slopePerSecond())) {
+                continue;
+            }
+            // Time to full from what is observed now, never from the fit's overshoot: memory not yet full is
+            // never "full in 0 s" (the headroom route speaks for memory that is already at the limit).
+            double seconds = (total - t.lastValue()) / t.slopePerSecond();
+            if (!(seconds > 0)) {
+                continue;
+            }
             if (seconds < worstSeconds) {
                 worstSeconds = seconds;
                 worst = g;
@@ -143,6 +166,28 @@ public final class OomRiskDetector implements Detector {
                 + "(losses or outputs stored without .item()/.detach(), growing caches or lists), and checkpoint "
                 + "now; " + memorySuggestion(run);
         return Optional.of(new Finding(severity, message, evidence, suggestion));
+    }
+
+    /** Standard deviation of the window's readings around the fitted line. */
+    private static double residualStd(GpuSeries g, double fromTs, WindowStats.Trend t) {
+        double sum = 0;
+        double sumSq = 0;
+        int n = 0;
+        for (int i = 0; i < g.size(); i++) {
+            double y = g.memoryUsedBytes(i);
+            if (g.ts(i) < fromTs || Double.isNaN(y)) {
+                continue;
+            }
+            double r = y - (t.intercept() + t.slopePerSecond() * g.ts(i));
+            sum += r;
+            sumSq += r * r;
+            n++;
+        }
+        if (n < 2) {
+            return 0;
+        }
+        double mean = sum / n;
+        return Math.sqrt(Math.max(0, sumSq / n - mean * mean));
     }
 
     private Optional<Finding> bucket(RunContext run) {
