@@ -3,6 +3,8 @@ package dev.trainwatch.collector.bench;
 import dev.trainwatch.collector.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import dev.trainwatch.collector.detect.DetectorSettings;
+import dev.trainwatch.collector.history.HistoryRecorder;
+import dev.trainwatch.collector.history.HistoryStore;
 import dev.trainwatch.collector.metrics.LimitMetrics;
 import dev.trainwatch.collector.metrics.MetricsExporter;
 import dev.trainwatch.collector.series.SeriesRequest;
@@ -32,7 +34,8 @@ import java.util.concurrent.CompletableFuture;
 /**
  * The collector's memory with every documented limit full at once: 1,024 runs (the command's default), 4,096 GPUs
  * with full 10-minute windows at 1 s, 1,024 agents, 256 ranks in every run with their 16 reports each, every run's
- * 512 step reports, two series requests building at once (the endpoint's cap), and a scrape. Prints the heap
+ * 512 step reports, the run history writing every run's summaries (as with --data-dir), two series requests
+ * building at once (the endpoint's cap), and a scrape. Prints the heap
  * retained after full GCs and the process's resident memory (VmRSS, VmHWM); docs/PERFORMANCE.md keeps the
  * figures and the JVM settings that hold them. Not a test: run it by hand (command in docs/PERFORMANCE.md).
  */
@@ -51,6 +54,13 @@ public final class WorstCaseMemory {
         MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
         FleetSettings settings = CollectorServer.fleetSettings(CollectorConfig.defaults());
         Fleet fleet = new Fleet(new FixedPredictor(), clock, settings, DetectorSettings.defaults());
+        // The run history as --data-dir keeps it: every run's changed summary is sent to the writer and written.
+        Path dataDir = Files.createTempDirectory("trainwatch-worst-case");
+        HistoryStore store = HistoryStore.open(dataDir);
+        HistoryRecorder recorder = new HistoryRecorder(store, spec -> java.util.Optional.empty(), outcome -> { },
+                line -> { });
+        fleet.addListener(recorder);
+        recorder.start();
         long t0 = System.nanoTime();
         for (int h = 0; h < AGENTS; h++) {
             fleet.putSpec(runId(h), new RunSpec(FixedPredictor.MODEL, FixedPredictor.GPU, GPUS_PER_AGENT * 64, 8,
@@ -98,6 +108,7 @@ public final class WorstCaseMemory {
                 CompletableFuture.supplyAsync(() -> fleet.series(runId(1), SeriesRequest.defaults()).map(WorstCaseMemory::encodedLength)
                         .orElseThrow()));
         int seriesChars = series.stream().mapToInt(CompletableFuture::join).sum();
+        fleet.publishChangedSummaries();
         long after = usedAfterGc(memory);
         for (Slots.Usage usage : fleet.limits()) {
             System.out.printf("%-7s %,6d of %,6d%n", usage.kind().label(), usage.used(), usage.limit());
@@ -108,6 +119,10 @@ public final class WorstCaseMemory {
                 (after - before) / 1048576.0, before / 1048576.0, after / 1048576.0,
                 memory.getHeapMemoryUsage().getMax() / 1048576.0);
         System.out.println("resident: " + proc("VmRSS") + "; peak resident: " + proc("VmHWM"));
+        System.out.printf("history: %s in %s%n", Files.size(dataDir.resolve("trainwatch.db")) / 1024 + " KiB",
+                dataDir);
+        recorder.close();
+        store.close();
         if (fleet.runs().isEmpty() || exporter.registry() == null) {
             throw new IllegalStateException("empty fleet");
         }
