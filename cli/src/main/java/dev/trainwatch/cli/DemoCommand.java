@@ -28,6 +28,9 @@ final class DemoCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
+    @picocli.CommandLine.ParentCommand
+    TrainwatchCommand parent;
+
     @Option(names = "--listen", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:9477",
             description = "Address of the page and API (default: ${DEFAULT-VALUE}; when it is taken and was not"
                     + " given, a free port; port 0 picks a free one). Other than loopback needs --token-file.")
@@ -71,6 +74,9 @@ final class DemoCommand implements Callable<Integer> {
             throw new UserError(ExitCodes.FAILURE, e.getMessage());
         } catch (IOException e) {
             throw new UserError(ExitCodes.FAILURE, "the demo could not feed its collector: " + e.getMessage());
+        }
+        if (parent != null) {
+            parent.bindLogMetrics(demo.server().metrics().registry());
         }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -40,6 +40,9 @@ final class RunCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
+    @picocli.CommandLine.ParentCommand
+    TrainwatchCommand parent;
+
     @Mixin
     WatchOptions watch;
 
@@ -63,6 +66,9 @@ final class RunCommand implements Callable<Integer> {
             SignalForwarding.install(child, () -> System.console() != null,
                     name -> err.println("trainwatch: SIG" + name + " received, passing it on to " + command.get(0)));
             LocalStack stack = startWatching(child, output, work, runSpec, err);
+            if (stack != null && parent != null) {
+                parent.bindLogMetrics(stack.server().metrics().registry());
+            }
             int status = child.waitFor();
             if (stack != null) {
                 finish(stack, err);

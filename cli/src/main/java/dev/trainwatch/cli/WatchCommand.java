@@ -42,6 +42,9 @@ final class WatchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
+    @picocli.CommandLine.ParentCommand
+    TrainwatchCommand parent;
+
     @Option(names = "--attach", paramLabel = "PID",
             description = "Watch this process and its descendants (default: every compute process on the GPUs).")
     Long attachPid;
@@ -95,6 +98,9 @@ final class WatchCommand implements Callable<Integer> {
         }, "trainwatch-watch-stop");
         Runtime.getRuntime().addShutdownHook(stopper);
 
+        if (parent != null) {
+            parent.bindLogMetrics(stack.server().metrics().registry());
+        }
         out.println("trainwatch watch: page " + stack.pageUri() + "  metrics " + stack.pageUri().resolve("metrics")
                 + (attachPid != null ? "  (until process " + attachPid + " ends; Ctrl-C stops)" : "  (Ctrl-C stops)"));
         out.flush();
