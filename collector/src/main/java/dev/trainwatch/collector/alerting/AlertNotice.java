@@ -15,9 +15,27 @@ import java.util.Map;
  * @param message    what is wrong, one line
  * @param suggestion what to do, one line
  * @param evidence   the numbers that raised it
+ * @param previousSeverity the severity this notice replaces when it reports a change of severity of a firing
+ *                   anomaly (one notice, not a resolution and a new alert), else null
  */
 public record AlertNotice(String runId, String kind, String severity, Instant startsAt, Instant endsAt,
-                          String message, String suggestion, Map<String, Object> evidence) {
+                          String message, String suggestion, Map<String, Object> evidence, String previousSeverity) {
+
+    /** A notice that is not a change of severity. */
+    public AlertNotice(String runId, String kind, String severity, Instant startsAt, Instant endsAt, String message,
+                       String suggestion, Map<String, Object> evidence) {
+        this(runId, kind, severity, startsAt, endsAt, message, suggestion, evidence, null);
+    }
+
+    /** True when this notice reports that a firing anomaly changed severity. */
+    public boolean severityChanged() {
+        return previousSeverity != null && endsAt == null;
+    }
+
+    /** This notice as the change of severity from {@code previous}. */
+    public AlertNotice changedFrom(String previous) {
+        return new AlertNotice(runId, kind, severity, startsAt, endsAt, message, suggestion, evidence, previous);
+    }
 
     /** True while the anomaly is active. */
     public boolean firing() {
@@ -31,6 +49,6 @@ public record AlertNotice(String runId, String kind, String severity, Instant st
 
     /** This notice, resolved at {@code at}. */
     public AlertNotice resolvedAt(Instant at) {
-        return new AlertNotice(runId, kind, severity, startsAt, at, message, suggestion, evidence);
+        return new AlertNotice(runId, kind, severity, startsAt, at, message, suggestion, evidence, null);
     }
 }

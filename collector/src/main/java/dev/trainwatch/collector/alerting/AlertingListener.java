@@ -7,9 +7,9 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * Turns the fleet's anomaly changes into alert notices for the {@link AlertDispatcher}. A change of severity
- * resolves the notice of the old severity first: receivers such as Alertmanager identify an alert by its labels,
- * severity among them, and would otherwise keep the stale one firing. Thread-safe (the fleet calls listeners
+ * Turns the fleet's anomaly changes into alert notices for the {@link AlertDispatcher}. A change of severity is one
+ * notice naming the severity it replaces: the log and webhooks say "changed", and the Alertmanager sink resolves the
+ * old severity's alert in the same request (Alertmanager identifies an alert by its labels, severity among them). Thread-safe (the fleet calls listeners
  * one at a time; the map is guarded anyway because restores may come from another thread).
  */
 public final class AlertingListener implements FleetListener {
@@ -25,7 +25,9 @@ public final class AlertingListener implements FleetListener {
         AlertNotice notice = toNotice(runId, anomaly);
         AlertNotice previous = firing.put(notice.key(), notice);
         if (previous != null && !previous.severity().equals(notice.severity())) {
-            dispatcher.publish(previous.resolvedAt(notice.startsAt()));
+            // One notice for the change; the Alertmanager sink still resolves the old severity's alert.
+            dispatcher.publish(notice.changedFrom(previous.severity()));
+            return;
         }
         dispatcher.publish(notice);
     }

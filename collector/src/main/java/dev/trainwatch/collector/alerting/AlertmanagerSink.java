@@ -82,6 +82,15 @@ public final class AlertmanagerSink implements AlertSink {
             if (page != null) {
                 alert.put("generatorURL", page);
             }
+            if (notice.severityChanged()) {
+                // Alertmanager keys alerts by labels: the old severity's alert ends as the new one starts.
+                Map<String, Object> oldLabels = new LinkedHashMap<>(labels);
+                oldLabels.put("severity", notice.previousSeverity());
+                Map<String, Object> ended = new LinkedHashMap<>(alert);
+                ended.put("labels", oldLabels);
+                ended.put("endsAt", notice.startsAt().toString());
+                alerts.add(ended);
+            }
             alerts.add(alert);
         }
         return alerts;

@@ -33,8 +33,12 @@ public final class LogSink implements AlertSink {
 
     static String line(AlertNotice notice) {
         StringBuilder line = new StringBuilder("trainwatch alert ");
-        line.append(notice.firing() ? "FIRING" : "RESOLVED").append(' ')
-                .append(notice.severity()).append(' ')
+        if (notice.severityChanged()) {
+            line.append("CHANGED ").append(notice.previousSeverity()).append("->");
+        } else {
+            line.append(notice.firing() ? "FIRING" : "RESOLVED").append(' ');
+        }
+        line.append(notice.severity()).append(' ')
                 .append(notice.kind()).append(" run=").append(notice.runId());
         if (notice.message() != null) {
             line.append(": ").append(notice.message());

@@ -11,7 +11,8 @@ import java.util.Map;
 /**
  * Posts each change of an anomaly to a generic JSON webhook, once: {@code {"source":"trainwatch","alerts":[{
  * "status":"firing"|"resolved","run_id","kind","severity","starts_at","ends_at","message","suggestion",
- * "evidence","run_url"}]}} ({@code run_url}: the run's page). Chat bridges and scripts consume this shape without knowing Alertmanager.
+ * "evidence","run_url"}]}} ({@code run_url}: the run's page); a change of severity of a firing anomaly is one alert
+ * with {@code "previous_severity"}. Chat bridges and scripts consume this shape without knowing Alertmanager.
  */
 public final class WebhookSink implements AlertSink {
     private final URI uri;
@@ -51,6 +52,9 @@ public final class WebhookSink implements AlertSink {
         for (AlertNotice notice : notices) {
             Map<String, Object> alert = new LinkedHashMap<>();
             alert.put("status", notice.firing() ? "firing" : "resolved");
+            if (notice.severityChanged()) {
+                alert.put("previous_severity", notice.previousSeverity());
+            }
             alert.put("run_id", notice.runId());
             alert.put("kind", notice.kind());
             alert.put("severity", notice.severity());

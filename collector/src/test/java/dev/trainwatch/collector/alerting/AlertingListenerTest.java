@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 class AlertingListenerTest {
 
     @Test
-    void aSeverityChangeResolvesTheOldAlertBeforeFiringTheNewOne() {
+    void aSeverityChangeIsOneNoticeThatNamesTheSeverityItReplaces() {
         AlertDispatcherTest.RecordingSink sink = new AlertDispatcherTest.RecordingSink(0, true, false);
         try (AlertDispatcher dispatcher = new AlertDispatcher(List.of(sink), AlertDispatcher.Settings.defaults(),
                 Clock.systemUTC(), line -> { })) {
@@ -28,12 +28,28 @@ class AlertingListenerTest {
             listener.onAnomalyRaised("r1", warning);
             listener.onAnomalyRaised("r1", critical);
             listener.onAnomalyResolved("r1", critical.resolved(1200.0));
-            await().atMost(Duration.ofSeconds(5)).until(() -> sink.delivered.size() == 4);
-            assertThat(sink.delivered).extracting(n -> n.severity() + (n.firing() ? " firing" : " resolved"))
-                    .containsExactly("warning firing", "warning resolved", "critical firing", "critical resolved");
+            await().atMost(Duration.ofSeconds(5)).until(() -> sink.delivered.size() == 3);
+            // Not "warning resolved" then "critical firing" a millisecond later: one change.
+            assertThat(sink.delivered).extracting(n -> n.severity() + (n.severityChanged()
+                            ? " changed from " + n.previousSeverity() : n.firing() ? " firing" : " resolved"))
+                    .containsExactly("warning firing", "critical changed from warning", "critical resolved");
             assertThat(sink.delivered.get(0).startsAt()).isEqualTo(Instant.ofEpochSecond(1000));
-            assertThat(sink.delivered.get(3).endsAt()).isEqualTo(Instant.ofEpochSecond(1200));
-            assertThat(sink.delivered.get(2).suggestion()).isEqualTo("precompute features");
+            assertThat(sink.delivered.get(2).endsAt()).isEqualTo(Instant.ofEpochSecond(1200));
+            assertThat(sink.delivered.get(1).suggestion()).isEqualTo("precompute features");
+            assertThat(LogSink.line(sink.delivered.get(1))).startsWith("trainwatch alert CHANGED warning->critical "
+                    + "step_time_above_estimate run=r1");
         }
+    }
+
+    @Test
+    void alertmanagerStillEndsTheOldSeveritysAlertInTheSameRequest() {
+        AlertNotice change = new AlertNotice("r1", "oom_risk", "critical", Instant.ofEpochSecond(1060), null,
+                "GPU 0 has 0.5 GiB free", "lower the batch", Map.of(), "warning");
+        var body = new AlertmanagerSink(java.net.URI.create("http://127.0.0.1:1"), null).body(List.of(change));
+        assertThat(body).hasSize(2);
+        assertThat(((Map<?, ?>) body.get(0).get("labels")).get("severity")).isEqualTo("warning");
+        assertThat(body.get(0).get("endsAt")).isEqualTo("1970-01-01T00:17:40Z");
+        assertThat(((Map<?, ?>) body.get(1).get("labels")).get("severity")).isEqualTo("critical");
+        assertThat(body.get(1)).doesNotContainKey("endsAt");
     }
 }
