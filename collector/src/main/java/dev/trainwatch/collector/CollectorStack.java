@@ -78,7 +78,7 @@ public final class CollectorStack implements AutoCloseable {
         CollectorServer server = null;
         try {
             if (history != null) {
-                predictor.recalibrate(Calibrator.factors(history.outcomes()));
+                predictor.recalibrate(Calibrator.factors(history));
             }
             Fleet fleet = new Fleet(predictor, config.clock(), CollectorServer.fleetSettings(config),
                     DetectorSettings.defaults());
@@ -98,13 +98,13 @@ public final class CollectorStack implements AutoCloseable {
 
             CollectorServer.Builder builder = CollectorServer.builder(config).fleet(fleet).listener(alerting);
             int restored = 0;
-            builder.routes(new HistoryRoutes(Optional.ofNullable(history), predictor)::register);
+            builder.routes(new HistoryRoutes(Optional.ofNullable(history), predictor, config.token(), config.clock())::register);
             builder.closeable(alerts);
             if (history != null) {
                 HistoryStore store = history;
                 // Summary writes are timed in wall time even when the fleet's clock runs faster (demo --speed).
                 recorder = new HistoryRecorder(store, predictor::rawPrediction,
-                        outcome -> predictor.recalibrate(Calibrator.factors(store.outcomes())), log,
+                        outcome -> predictor.recalibrate(Calibrator.factors(store)), log,
                         config.summaryInterval(), Clock.systemUTC());
                 restored = recorder.restoreInto(fleet, alerting::restored);
                 builder.listener(recorder);

@@ -25,8 +25,16 @@ public final class CalibratingPredictor implements Predictor {
         this.calibrated = this.raw;
     }
 
+    private volatile List<CalibrationFactors> factors = List.of();
+
+    /** The factors last applied, with the runs behind each (applied or not yet). */
+    public List<CalibrationFactors> factors() {
+        return factors;
+    }
+
     /** Replaces the calibration by these factors. */
     public void recalibrate(List<CalibrationFactors> factors) {
+        this.factors = List.copyOf(factors);
         Calibration calibration = Calibration.NONE;
         for (CalibrationFactors f : factors) {
             calibration = calibration.with(f.gpuId(), f.family(),

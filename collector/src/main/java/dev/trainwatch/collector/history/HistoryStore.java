@@ -16,6 +16,7 @@ import java.sql.Statement;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Run history in an embedded SQLite database ({@code trainwatch.db} under the data directory): run specs and
@@ -30,7 +31,7 @@ import java.util.List;
  * {@link #close()}.
  */
 public final class HistoryStore implements AutoCloseable {
-    private static final int SCHEMA_VERSION = 1;
+    private static final int SCHEMA_VERSION = 2;
     /** How long a write waits for another connection's lock before failing. */
     public static final int BUSY_TIMEOUT_MS = 5_000;
     private final Connection connection;
@@ -146,6 +147,12 @@ public final class HistoryStore implements AutoCloseable {
                           observed_peak_bytes INTEGER,
                           at_ms INTEGER NOT NULL)""");
                 st.execute("INSERT INTO schema_version(version) VALUES (1)");
+            }
+            if (version < 2) {
+                // Calibration a user steers: runs left out of it, and groups started afresh.
+                st.execute("CREATE TABLE IF NOT EXISTS calibration_exclusions (run_id TEXT PRIMARY KEY, at_ms INTEGER NOT NULL)");
+                st.execute("CREATE TABLE IF NOT EXISTS calibration_resets (group_key TEXT PRIMARY KEY, at_ms INTEGER NOT NULL)");
+                st.execute("INSERT INTO schema_version(version) VALUES (2)");
             }
         }
     }
@@ -323,6 +330,48 @@ public final class HistoryStore implements AutoCloseable {
             throw failure("read anomalies", e);
         }
         return list;
+    }
+
+    /** Leaves a run out of calibration ({@code exclude}) or counts it again. Unknown run ids are kept as given. */
+    public synchronized void excludeFromCalibration(String runId, boolean exclude, Instant at) {
+        if (exclude) {
+            execute("INSERT OR REPLACE INTO calibration_exclusions(run_id, at_ms) VALUES (?,?)", runId, at.toEpochMilli());
+        } else {
+            execute("DELETE FROM calibration_exclusions WHERE run_id = ?", runId);
+        }
+    }
+
+    /** Run ids left out of calibration. */
+    public synchronized java.util.Set<String> calibrationExclusions() {
+        java.util.Set<String> ids = new java.util.HashSet<>();
+        try (Statement st = connection.createStatement();
+             ResultSet rs = st.executeQuery("SELECT run_id FROM calibration_exclusions")) {
+            while (rs.next()) {
+                ids.add(rs.getString(1));
+            }
+        } catch (SQLException e) {
+            throw failure("read calibration exclusions", e);
+        }
+        return ids;
+    }
+
+    /** Starts a calibration group afresh: outcomes recorded until {@code at} no longer count. */
+    public synchronized void resetCalibration(String groupKey, Instant at) {
+        execute("INSERT OR REPLACE INTO calibration_resets(group_key, at_ms) VALUES (?,?)", groupKey, at.toEpochMilli());
+    }
+
+    /** When each reset group was reset. */
+    public synchronized Map<String, Instant> calibrationResets() {
+        Map<String, Instant> resets = new java.util.HashMap<>();
+        try (Statement st = connection.createStatement();
+             ResultSet rs = st.executeQuery("SELECT group_key, at_ms FROM calibration_resets")) {
+            while (rs.next()) {
+                resets.put(rs.getString(1), Instant.ofEpochMilli(rs.getLong(2)));
+            }
+        } catch (SQLException e) {
+            throw failure("read calibration resets", e);
+        }
+        return resets;
     }
 
     /** Every recorded outcome, oldest first. */

@@ -2,6 +2,8 @@ package dev.trainwatch.collector.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.trainwatch.collector.history.CalibratingPredictor;
+import dev.trainwatch.collector.history.CalibrationFactors;
+import dev.trainwatch.collector.history.Calibrator;
 import dev.trainwatch.collector.history.HistoryStore;
 import dev.trainwatch.collector.history.StoredAnomaly;
 import dev.trainwatch.collector.history.StoredRun;
@@ -26,15 +28,119 @@ public final class HistoryRoutes {
     private static final int MAX_LIMIT = 1_000;
     private final Optional<HistoryStore> store;
     private final CalibratingPredictor predictor;
+    private final BearerAuth auth;
+    private final java.time.Clock clock;
 
     public HistoryRoutes(Optional<HistoryStore> store, CalibratingPredictor predictor) {
+        this(store, predictor, null, java.time.Clock.systemUTC());
+    }
+
+    /** @param token the bearer token that changes to the calibration need, or null when the collector has none */
+    public HistoryRoutes(Optional<HistoryStore> store, CalibratingPredictor predictor, String token,
+                         java.time.Clock clock) {
         this.store = store;
         this.predictor = predictor;
+        this.auth = new BearerAuth(token);
+        this.clock = clock;
     }
 
     /** Adds the routes. */
     public void register(Router router) {
         router.get("/v1/history").handler(this::history);
+        router.get("/v1/calibration").handler(ctx -> send(ctx, 200, Map.of("calibration", calibration())));
+        router.post("/v1/calibration/runs/:run_id/exclude").handler(ctx -> exclude(ctx, true));
+        router.post("/v1/calibration/runs/:run_id/include").handler(ctx -> exclude(ctx, false));
+        router.delete("/v1/calibration/:gpu/:family").handler(this::reset);
+    }
+
+    /** Leaves a finished run out of calibration, or counts it again, and recalibrates. */
+    private void exclude(RoutingContext ctx, boolean exclude) {
+        String runId = ctx.pathParam("run_id");
+        if (!allowed(ctx) || !(InputValidator.RUN_ID.matcher(runId).matches())) {
+            if (!ctx.response().ended()) {
+                send(ctx, 404, Map.of("error", "unknown run '" + BodyDecoder.printable(runId, 128) + "'"));
+            }
+            return;
+        }
+        change(ctx, s -> {
+            boolean known = s.outcomes().stream().anyMatch(o -> o.runId().equals(runId));
+            if (!known) {
+                return "no finished run '" + runId + "' in the calibration history";
+            }
+            s.excludeFromCalibration(runId, exclude, clock.instant());
+            return null;
+        });
+    }
+
+    /** Starts a (GPU, family) group afresh: the runs recorded so far no longer count. */
+    private void reset(RoutingContext ctx) {
+        if (!allowed(ctx)) {
+            return;
+        }
+        String key = Calibrator.key(ctx.pathParam("gpu"), ctx.pathParam("family"));
+        change(ctx, s -> {
+            boolean known = predictor.factors().stream().anyMatch(f -> Calibrator.key(f.gpuId(), f.family()).equals(key));
+            if (!known) {
+                return "no calibration for " + BodyDecoder.printable(key, 128) + "; see GET /v1/calibration";
+            }
+            s.resetCalibration(key, clock.instant());
+            return null;
+        });
+    }
+
+    private boolean allowed(RoutingContext ctx) {
+        try {
+            auth.check(ctx.request().getHeader(HttpHeaders.AUTHORIZATION));
+            return true;
+        } catch (ApiError e) {
+            send(ctx, e.status(), Map.of("error", e.getMessage()));
+            return false;
+        }
+    }
+
+    /** Applies a change to the store off the event loop, recalibrates, answers with the calibration. */
+    private void change(RoutingContext ctx, java.util.function.Function<HistoryStore, String> change) {
+        if (store.isEmpty()) {
+            send(ctx, 409, Map.of("error", "calibration needs the run history: start the collector with --data-dir"));
+            return;
+        }
+        HistoryStore s = store.get();
+        ctx.vertx().executeBlocking(() -> {
+            String problem = change.apply(s);
+            if (problem == null) {
+                predictor.recalibrate(Calibrator.factors(s));
+            }
+            return problem;
+        }).onComplete(result -> {
+            if (result.failed()) {
+                String message = result.cause().getMessage();
+                send(ctx, 500, Map.of("error", message == null ? "history unavailable" : message.lines().findFirst().orElse(message)));
+            } else if (result.result() != null) {
+                send(ctx, 404, Map.of("error", result.result()));
+            } else {
+                send(ctx, 200, Map.of("calibration", calibration()));
+            }
+        });
+    }
+
+    /** Each group's factors and the runs behind them. */
+    private List<Map<String, Object>> calibration() {
+        List<Map<String, Object>> list = new ArrayList<>();
+        for (CalibrationFactors f : predictor.factors()) {
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("gpu", f.gpuId());
+            entry.put("family", f.family());
+            entry.put("applied", f.applied());
+            entry.put("step_time_factor", f.stepTimeFactor());
+            entry.put("memory_factor", f.memoryFactor());
+            entry.put("runs", f.runs());
+            entry.put("used_runs", f.usedRuns());
+            entry.put("outlier_runs", f.outlierRuns());
+            entry.put("excluded_runs", f.excludedRuns());
+            entry.put("min_runs", Calibrator.MIN_RUNS);
+            list.add(entry);
+        }
+        return list;
     }
 
     private void history(RoutingContext ctx) {
@@ -85,17 +191,7 @@ public final class HistoryRoutes {
         }
         body.put("runs", runs);
         body.put("alerts", alerts);
-        List<Map<String, Object>> calibration = new ArrayList<>();
-        predictor.calibration().factors().forEach((key, factors) -> {
-            Map<String, Object> entry = new LinkedHashMap<>();
-            String[] parts = key.split("/", 2);
-            entry.put("gpu", parts[0]);
-            entry.put("family", parts.length > 1 ? parts[1] : "");
-            entry.put("step_time_factor", factors.stepTimeFactor());
-            entry.put("memory_factor", factors.memoryFactor());
-            calibration.add(entry);
-        });
-        body.put("calibration", calibration);
+        body.put("calibration", calibration());
         return body;
     }
 
