@@ -28,6 +28,11 @@ final class EstimateCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print one JSON object instead of the table.")
     boolean json;
 
+    @Option(names = "--data-dir", paramLabel = "DIR",
+            description = "Calibrate with the finished runs a collector recorded in DIR (its --data-dir), as the"
+                    + " collector does: the same numbers its page and alerts compare with.")
+    java.nio.file.Path dataDir;
+
     @Spec
     CommandSpec spec;
 
@@ -40,15 +45,61 @@ final class EstimateCommand implements Callable<Integer> {
         if (run.gpu() == null) {
             throw new UserError(ExitCodes.USAGE, "no GPU given: use --gpu ID (see 'trainwatch gpus')");
         }
-        Estimate estimate = Estimator.bundled().estimate(run);
         PrintWriter out = spec.commandLine().getOut();
+        Estimate estimate;
+        String calibrationLine = null;
+        if (dataDir == null) {
+            estimate = Estimator.bundled().estimate(run);
+        } else {
+            dev.trainwatch.collector.history.CalibratingPredictor predictor = calibrated(dataDir);
+            estimate = predictor.estimate(run);
+            calibrationLine = describeCalibration(predictor, estimate);
+        }
         if (json) {
             out.println(Json.MAPPER.writeValueAsString(estimate));
         } else {
             printTable(out, estimate);
+            if (calibrationLine != null) {
+                out.printf(Locale.ROOT, "%ncalibration       %s%n", calibrationLine);
+            }
         }
         out.flush();
         return ExitCodes.OK;
+    }
+
+    /** The bundled estimator calibrated by the history in {@code dir}, exactly as the collector calibrates it. */
+    private static dev.trainwatch.collector.history.CalibratingPredictor calibrated(java.nio.file.Path dir) {
+        if (!java.nio.file.Files.isRegularFile(dir.resolve("trainwatch.db"))) {
+            throw new UserError(ExitCodes.USAGE, "no run history in " + dir + " (a collector started with --data-dir "
+                    + dir + " writes it)");
+        }
+        dev.trainwatch.collector.history.CalibratingPredictor predictor =
+                new dev.trainwatch.collector.history.CalibratingPredictor(Estimator.bundled());
+        try (dev.trainwatch.collector.history.HistoryStore store =
+                     dev.trainwatch.collector.history.HistoryStore.open(dir)) {
+            predictor.recalibrate(dev.trainwatch.collector.history.Calibrator.factors(store));
+        } catch (dev.trainwatch.collector.history.HistoryException e) {
+            throw new UserError(ExitCodes.FAILURE, e.getMessage());
+        }
+        return predictor;
+    }
+
+    /** Whether this estimate is calibrated, and by how many runs; or why not. */
+    static String describeCalibration(dev.trainwatch.collector.history.CalibratingPredictor predictor, Estimate e) {
+        for (var f : predictor.factors()) {
+            if (f.gpuId().equals(e.gpu()) && predictor.familyOf(e.model()).map(f.family()::equals).orElse(false)) {
+                if (!f.applied()) {
+                    return String.format(Locale.ROOT, "not calibrated: %d of the %d finished runs needed on %s/%s"
+                                    + " agree (%d recorded)", f.usedRuns().size(),
+                            dev.trainwatch.collector.history.Calibrator.MIN_RUNS, f.gpuId(), f.family(), f.runs());
+                }
+                return String.format(Locale.ROOT, "calibrated on %s/%s from %d finished run(s): step time x%.2f,"
+                                + " memory x%.2f%s", f.gpuId(), f.family(), f.usedRuns().size(), f.stepTimeFactor(),
+                        f.memoryFactor(), f.outlierRuns().isEmpty() ? ""
+                                : " (outliers left out: " + String.join(", ", f.outlierRuns()) + ")");
+            }
+        }
+        return "not calibrated: no finished run on " + e.gpu() + " of this model's family yet";
     }
 
     static void printTable(PrintWriter out, Estimate e) {

@@ -130,4 +130,43 @@ class EstimateCommandTest {
         assertThat(json.size()).isGreaterThanOrEqualTo(15);
         assertThat(Json.MAPPER.readTree(run("models", "--json").out()).get(0).has("family")).isTrue();
     }
+
+    @org.junit.jupiter.api.Test
+    void withADataDirTheEstimateIsTheCollectorsCalibratedOneAndSaysSo(@org.junit.jupiter.api.io.TempDir Path dir) {
+        String[] args = {"estimate", "--model", "dit-xl-2", "--gpu", "a100-80gb", "--batch", "32", "--resolution",
+                "256", "--data-dir", dir.toString()};
+        Result missing = run(args);
+        assertThat(missing.status()).isEqualTo(ExitCodes.USAGE);
+        assertThat(missing.err().strip()).isEqualTo("trainwatch: no run history in " + dir
+                + " (a collector started with --data-dir " + dir + " writes it)");
+
+        java.time.Instant t = java.time.Instant.parse("2026-11-20T08:00:00Z");
+        try (var store = dev.trainwatch.collector.history.HistoryStore.open(dir)) {
+            store.writeSummaries(java.util.List.of(), java.util.List.of(new dev.trainwatch.collector.history.RunOutcome(
+                    "dit-0", "a100-80gb", "dit", 1.0, 1.4, 40L, 40L, t)));
+        }
+        Result one = run(args);
+        assertThat(one.out()).contains("calibration       not calibrated: 1 of the 3 finished runs needed on a100-80gb/dit");
+        double raw = stepSeconds(run("estimate", "--model", "dit-xl-2", "--gpu", "a100-80gb", "--batch", "32",
+                "--resolution", "256").out());
+        assertThat(stepSeconds(one.out())).isEqualTo(raw);
+
+        try (var store = dev.trainwatch.collector.history.HistoryStore.open(dir)) {
+            for (int i = 1; i < 3; i++) {
+                store.writeSummaries(java.util.List.of(), java.util.List.of(
+                        new dev.trainwatch.collector.history.RunOutcome("dit-" + i, "a100-80gb", "dit", 1.0, 1.4,
+                                40L, 40L, t.plusSeconds(i))));
+            }
+        }
+        Result three = run(args);
+        assertThat(three.out()).contains("calibration       calibrated on a100-80gb/dit from 3 finished run(s): "
+                + "step time x1.22, memory x1.00");
+        assertThat(stepSeconds(three.out()) / raw).isBetween(1.2, 1.25);
+    }
+
+    private static double stepSeconds(String table) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("step time\\s+([0-9.]+) s").matcher(table);
+        assertThat(m.find()).as(table).isTrue();
+        return Double.parseDouble(m.group(1));
+    }
 }

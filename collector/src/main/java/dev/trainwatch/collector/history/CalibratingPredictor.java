@@ -27,6 +27,11 @@ public final class CalibratingPredictor implements Predictor {
 
     private volatile List<CalibrationFactors> factors = List.of();
 
+    /** The model family a model id belongs to (the calibration's grouping), if the catalog knows the model. */
+    public Optional<String> familyOf(String modelId) {
+        return raw.model(modelId).map(m -> m.family());
+    }
+
     /** The factors last applied, with the runs behind each (applied or not yet). */
     public List<CalibrationFactors> factors() {
         return factors;
