@@ -231,10 +231,7 @@
     if (fromHash && ids.indexOf(fromHash) >= 0) { return fromHash; }
     if (state.selected && ids.indexOf(state.selected) >= 0) { return state.selected; }
     // With nothing chosen, show the run that most needs attention.
-    var rank = { critical: 0, warning: 1, ok: 2 };
-    var sorted = state.runs.slice().sort(function (a, b) {
-      return (rank[worstSeverity(a)] - rank[worstSeverity(b)]) || (activeAnomalies(b).length - activeAnomalies(a).length);
-    });
+    var sorted = state.runs.slice().sort(bySeverity);
     return sorted.length ? runIdOf(sorted[0]) : null;
   }
 
@@ -409,16 +406,67 @@
     return parts.join(' · ');
   }
 
+  // What a run without anomalies can honestly be said to be: nothing is "as predicted" where nothing was predicted
+  // or observed. Returns {chip, text}.
+  var FIRST_EVALUATION_SECONDS = 60;
+  function calmState(run) {
+    var o = run.observed || {};
+    var c = run.comparison || {};
+    var hasSteps = num(o.last_step) !== null;
+    var gpus = num(o.gpu_count) || (Array.isArray(run.gpus) ? run.gpus.length : 0);
+    if (!hasSteps && !gpus) {
+      return { chip: 'no data', text: 'No data yet: no step report and no GPU reading has arrived for this run. ' +
+        'If a training job is running, check that its agent names the run ' + runIdOf(run) + ' (or push steps to /v1/runs/' + runIdOf(run) + '/steps).' };
+    }
+    if (!run.estimate) {
+      return { chip: 'no spec', text: 'No prediction: the run has no spec, so nothing is compared with what it should cost. ' +
+        'Register one with PUT /v1/runs/' + runIdOf(run) + ' (or start it with trainwatch watch/run and --model).' };
+    }
+    if (!gpus) {
+      return { chip: 'no GPU readings', text: 'No GPU readings: steps arrive, but no agent reports this run\'s GPUs ' +
+        '(no NVML on the node, or the agent names the run differently), so memory and utilisation are not checked.' };
+    }
+    var first = num(run.first_seen_ts);
+    var now = state.serverNow !== null ? state.serverNow : Date.now() / 1000;
+    if (first !== null && now - first < FIRST_EVALUATION_SECONDS) {
+      return { chip: 'collecting evidence', text: 'Collecting evidence: the detectors judge after about a minute of data.' };
+    }
+    var stepRatio = num(c.step_time_ratio);
+    var memoryRatio = num(c.memory_ratio);
+    var off = [];
+    if (stepRatio !== null && (stepRatio > 1.2 || stepRatio < 0.8)) { off.push('steps take ×' + stepRatio.toFixed(2) + ' the predicted time'); }
+    if (memoryRatio !== null && (memoryRatio > 1.15 || memoryRatio < 0.7)) { off.push('memory is ×' + memoryRatio.toFixed(2) + ' the prediction'); }
+    if (off.length) {
+      return { chip: 'off the prediction', text: 'No anomaly raised, but ' + off.join(' and ') +
+        ' (below the thresholds that raise one; see docs/DETECTORS.md).' };
+    }
+    var detail = [];
+    if (stepRatio !== null) { detail.push('step ×' + stepRatio.toFixed(2)); }
+    if (memoryRatio !== null) { detail.push('memory ×' + memoryRatio.toFixed(2)); }
+    return { chip: 'no active anomalies', text: 'No anomalies: the run behaves as predicted' +
+      (detail.length ? ' (' + detail.join(', ') + ' of the prediction).' : '.') };
+  }
+
+  var SEVERITY_RANK = { critical: 0, warning: 1, ok: 2 };
+  function bySeverity(a, b) {
+    return (SEVERITY_RANK[worstSeverity(a)] - SEVERITY_RANK[worstSeverity(b)]) ||
+      (activeAnomalies(b).length - activeAnomalies(a).length) || ((num(b.last_seen_ts) || 0) - (num(a.last_seen_ts) || 0));
+  }
+
   function renderList() {
     var ul = document.getElementById('runs');
     document.getElementById('no-runs').hidden = state.runs.length > 0;
-    ul.innerHTML = state.runs.map(function (run) {
+    // The runs that need attention first.
+    ul.innerHTML = state.runs.slice().sort(bySeverity).map(function (run) {
       var id = runIdOf(run);
       var o = run.observed || {};
       var chips = activeAnomalies(run).map(function (a) {
         return '<span class="chip ' + esc(a.severity || 'warning') + '">' + esc(a.kind) + '</span>';
       });
-      if (!chips.length) { chips.push('<span class="chip ok">no active anomalies</span>'); }
+      if (!chips.length) {
+        var calm = calmState(run);
+        chips.push('<span class="chip ' + (calm.chip === 'no active anomalies' ? 'ok' : 'muted') + '">' + esc(calm.chip) + '</span>');
+      }
       if (isSynthetic(run)) { chips.unshift('<span class="chip synthetic">synthetic (demo)</span>'); }
       var step = num(o.last_step) !== null ? 'step ' + o.last_step : 'no steps yet';
       return '<li class="state-' + esc(stateOf(run)) + (id === state.selected ? ' selected' : '') + '" data-run-id="' + esc(id) + '">' +
@@ -501,7 +549,7 @@
       return (b.active !== false) - (a.active !== false) || (a.severity === 'critical' ? -1 : 0) - (b.severity === 'critical' ? -1 : 0);
     });
     var anomalyHtml = anomalies.length ? anomalies.map(renderAnomaly).join('') :
-      '<p class="muted">No anomalies: the run behaves as predicted.</p>';
+      '<p class="muted calm" data-calm="' + esc(calmState(run).chip) + '">' + esc(calmState(run).text) + '</p>';
 
     section.innerHTML =
       '<div class="run-head"><h2>' + esc(id) + '</h2>' +

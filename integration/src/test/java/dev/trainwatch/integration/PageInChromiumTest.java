@@ -112,6 +112,48 @@ class PageInChromiumTest {
     }
 
     @Test
+    void aRunWithoutAnomaliesIsCalledCalmOnlyWhenSomethingWasPredictedAndObserved() throws Exception {
+        // A collector of its own: a spec nobody reports (no data), steps without a spec (no spec), a run with a spec
+        // and steps but no GPU readings; and the run list ordered with the demo's critical runs first is checked
+        // against the demo below. None may say "behaves as predicted".
+        try (dev.trainwatch.collector.CollectorServer collector = dev.trainwatch.collector.CollectorServer.start(
+                CollectorConfig.defaults().withListen("127.0.0.1", 0), List.of())) {
+            URI base = URI.create(collector.uri() + "/");
+            String spec = "{\"model\":\"dit-xl-2\",\"gpu\":\"a100-80gb\",\"batch\":32,\"resolution\":256}";
+            put(base.resolve("v1/runs/only-a-spec"), spec);
+            post(base.resolve("v1/runs/no-spec/steps"), "{\"step\":10,\"time_s\":1.0}");
+            put(base.resolve("v1/runs/no-gpus"), spec);
+            post(base.resolve("v1/runs/no-gpus/steps"), "{\"step\":10,\"time_s\":1.0}");
+            for (Map.Entry<String, String> expected : Map.of("only-a-spec", "no data", "no-spec", "no spec",
+                    "no-gpus", "no GPU readings").entrySet()) {
+                String dom = chromium("--dump-dom", base + "#/runs/" + expected.getKey());
+                // (Not data-ready: that marks charts drawn with data, which these runs have none of.)
+                assertContains(dom, "<h2>" + expected.getKey() + "</h2>", "data-calm=\"" + expected.getValue() + "\"");
+                assertThat(dom).doesNotContain("behaves as predicted");
+            }
+        }
+        // In the demo's list the critical runs come before the healthy one.
+        String dom = chromium("--dump-dom", demo.pageUri().toString());
+        int critical = dom.indexOf("class=\"state-critical");
+        int healthy = dom.indexOf("data-run-id=\"demo-dit-xl-2-healthy\"");
+        if (critical >= 0) {
+            assertThat(critical).as("a critical run listed before the healthy one").isLessThan(healthy);
+        }
+    }
+
+    private void put(URI uri, String json) throws Exception {
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).header("Content-Type", "application/json")
+                .PUT(HttpRequest.BodyPublishers.ofString(json)).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    }
+
+    private void post(URI uri, String json) throws Exception {
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json)).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    }
+
+    @Test
     void aLinkToARunShowsThatRunWithItsGpusAndTheThrottledOneStandsOut() throws Exception {
         await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500))
                 .until(() -> activeKinds(runs()).contains("throttling"));
