@@ -154,9 +154,8 @@ public final class DataStarvationDetector implements Detector {
         }
         String suggestion;
         if (encodingDominates) {
-            suggestion = Texts.suggestion(e, "precompute").map(x -> Texts.describe(x, e))
-                    .orElse("precompute the text and VAE features once (PixArt: extract T5 and VAE features and "
-                            + "set load_vae_feat/load_t5_feat; Sana: cache the latents and text embeddings)");
+            // The saving as this run shows it, not the estimator's figure for a typical run.
+            suggestion = Texts.precomputeFromObserved(e, stepSeconds, split ? encoding : wait, !split);
         } else {
             suggestion = "make the input pipeline faster: more DataLoader workers (num_workers), "
                     + "pin_memory=True and persistent_workers=True, data on local NVMe instead of network storage, "

@@ -47,6 +47,32 @@ final class Texts {
     }
 
     /**
+     * "Precompute the features" with the saving taken from the run itself: the seconds of each observed step spent
+     * encoding (or waiting before the model runs, when the log does not split loading from encoding — then "up
+     * to"), and what a step would take without them. Only the memory freed comes from the estimator, because
+     * memory per term is not observed.
+     *
+     * @param stepSeconds   the observed median step
+     * @param encodingShare the share of it spent encoding (or waiting, when {@code upperBound})
+     */
+    static String precomputeFromObserved(Estimate e, double stepSeconds, double encodingShare, boolean upperBound) {
+        if (!(stepSeconds > 0) || !(encodingShare > 0)) {
+            return suggestion(e, "precompute").map(x -> describe(x, e))
+                    .orElse("precompute the text and VAE features once");
+        }
+        double saved = stepSeconds * encodingShare;
+        StringBuilder b = new StringBuilder(String.format(Locale.ROOT,
+                "precompute the T5 and VAE features (PixArt: load_t5_feat/load_vae_feat; Sana: cached latents and "
+                        + "text embeddings): this run spends %s%s of each %s step on them, so a step would take "
+                        + "about %s (%s less)", upperBound ? "up to " : "", secs(saved), secs(stepSeconds),
+                secs(stepSeconds - saved), pct(encodingShare)));
+        suggestion(e, "precompute").filter(x -> x.savesBytes() > 0)
+                .ifPresent(x -> b.append(", and free about ").append(gib(x.savesBytes()))
+                        .append(" of GPU memory (estimate)"));
+        return b.toString();
+    }
+
+    /**
      * A suggestion as a sentence with its numbers: the estimator's wording already says what it saves when it
      * ends with the numbers ("…: saves 9.7 GB, 60% less step time"); otherwise the numbers are added.
      */
