@@ -414,6 +414,11 @@
     var c = run.comparison || {};
     var hasSteps = num(o.last_step) !== null;
     var gpus = num(o.gpu_count) || (Array.isArray(run.gpus) ? run.gpus.length : 0);
+    if (!hasSteps && !gpus && run.unmatched && run.unmatched.message) {
+      // The collector knows which runs the agents do report: say so (the usual split: spec under $SLURM_JOB_ID,
+      // agent naming the run by a random TORCHELASTIC_RUN_ID).
+      return { chip: 'no data', text: 'No data: ' + run.unmatched.message + '.' };
+    }
     if (!hasSteps && !gpus) {
       return { chip: 'no data', text: 'No data yet: no step report and no GPU reading has arrived for this run. ' +
         'If a training job is running, check that its agent names the run ' + runIdOf(run) + ' (or push steps to /v1/runs/' + runIdOf(run) + '/steps).' };

@@ -67,6 +67,8 @@ public final class Fleet {
     static final double RECENT_SECONDS = 60;
     /** Attribution entries per host that are believed (a node has at most a few dozen GPUs). */
     private static final int MAX_GPUS_PER_HOST_PART = 64;
+    /** A spec without any data this long gets an identity hint (view, page, log). */
+    static final double UNMATCHED_AFTER_SECONDS = 60;
     /** onRunChanged at most this often per run while data flows. */
     private static final double CHANGE_NOTIFY_SECONDS = 60;
 
@@ -420,6 +422,11 @@ public final class Fleet {
                         continue;
                     }
                     maybeEvaluate(run, now);
+                    if (!run.unmatchedLogged && run.registeredSpec != null && !Slots.observed(run)
+                            && now - run.firstSeen >= UNMATCHED_AFTER_SECONDS) {
+                        run.unmatchedLogged = true;
+                        LOG.log(System.Logger.Level.WARNING, "run {0}: {1}", run.runId, unmatched(run, now).message());
+                    }
                 }
                 for (RunState run : expired) {
                     forget(run);
@@ -1056,7 +1063,32 @@ public final class Fleet {
         return new RunView(run.runId, run.estimate != null ? run.estimate.spec() : run.registeredSpec,
                 run.estimate, observed, comparison, run.tracker.snapshot(), gpuViews,
                 List.copyOf(run.hosts.keySet()), run.firstSeen, run.lastSeen, run.ended, nan(run.endedAt),
-                run.synthetic ? Boolean.TRUE : null);
+                run.synthetic ? Boolean.TRUE : null, unmatched(run, now));
+    }
+
+    /** A spec nothing has reported for {@link #UNMATCHED_AFTER_SECONDS}: which runs the agents do report. */
+    private RunView.Unmatched unmatched(RunState run, double now) {
+        if (run.registeredSpec == null || run.ended || Slots.observed(run)
+                || now - run.firstSeen < UNMATCHED_AFTER_SECONDS) {
+            return null;
+        }
+        List<RunState> candidates = new ArrayList<>();
+        for (RunState other : runs.values()) {
+            if (other != run && !other.ended && other.registeredSpec == null && Slots.observed(other)) {
+                candidates.add(other);
+            }
+        }
+        candidates.sort(Comparator.comparingDouble((RunState r) -> r.lastSeen).reversed());
+        List<String> ids = candidates.stream().limit(10).map(r -> r.runId).toList();
+        String waited = now - run.firstSeen < 120 ? "a minute" : Math.round((now - run.firstSeen) / 60) + " minutes";
+        String message = ids.isEmpty()
+                ? "nothing has reported run '" + run.runId + "' in " + waited + " since its spec, and no agent reports "
+                        + "a run without a spec either: is the agent running and pointed at this collector?"
+                : "nothing has reported run '" + run.runId + "' in " + waited + " since its spec, while "
+                        + String.join(", ", ids.stream().map(id -> "'" + id + "'").toList())
+                        + (ids.size() == 1 ? " reports" : " report") + " data without a spec: register the spec under "
+                        + "that id, or start the agent with --run-id " + run.runId;
+        return new RunView.Unmatched(Math.round(now - run.firstSeen), ids, message);
     }
 
     private ObservedView observed(RunState run, List<GpuState> gs, double now) {

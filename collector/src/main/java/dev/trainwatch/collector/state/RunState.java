@@ -49,6 +49,8 @@ final class RunState {
     /** The run's numbers moved materially since its summary was last sent (sent after the summary interval). */
     boolean summaryDue;
     boolean gpuFilledFromObservation;
+    /** Whether the "spec without data" hint was logged (once per run). */
+    boolean unmatchedLogged;
     int largestBucketCells;
     int largestBucketHeight;
     int largestBucketWidth;

@@ -22,9 +22,29 @@ import java.util.List;
  * @param ended       true once every agent reported the run's processes gone, or the run was ended explicitly
  * @param endedAt     unix seconds when it ended
  * @param synthetic   true for runs of the bundled demo scenario (never real hardware)
+ * @param unmatched   for a spec that has had no data for a minute: the runs the agents do report (null otherwise)
  */
 public record RunView(String runId, RunSpec spec, Estimate estimate, ObservedView observed,
                       ComparisonView comparison, List<Anomaly> anomalies, List<RunGpuView> gpus,
                       List<String> hosts, double firstSeenTs, Double lastSeenTs, boolean ended, Double endedAt,
-                      Boolean synthetic) {
+                      Boolean synthetic, Unmatched unmatched) {
+
+    /** A view without an identity hint. */
+    public RunView(String runId, RunSpec spec, Estimate estimate, ObservedView observed, ComparisonView comparison,
+                   List<Anomaly> anomalies, List<RunGpuView> gpus, List<String> hosts, double firstSeenTs,
+                   Double lastSeenTs, boolean ended, Double endedAt, Boolean synthetic) {
+        this(runId, spec, estimate, observed, comparison, anomalies, gpus, hosts, firstSeenTs, lastSeenTs, ended,
+                endedAt, synthetic, null);
+    }
+
+    /**
+     * A spec nothing reports: usually the agent names the run differently (a random {@code TORCHELASTIC_RUN_ID}
+     * under {@code torchrun --standalone}, where the spec went to {@code $SLURM_JOB_ID}).
+     *
+     * @param seconds      how long the spec has been registered without any data
+     * @param reportedRuns runs that do report data but have no spec (at most ten, newest first)
+     * @param message      one line saying so and what to do
+     */
+    public record Unmatched(double seconds, List<String> reportedRuns, String message) {
+    }
 }
