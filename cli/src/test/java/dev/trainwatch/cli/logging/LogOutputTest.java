@@ -5,15 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.trainwatch.collector.testing.MutableClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
@@ -23,28 +21,8 @@ import org.junit.jupiter.api.Test;
 class LogOutputTest {
     private static final Instant T0 = Instant.parse("2026-11-24T04:40:01.123Z");
 
-    /** A clock the test moves by hand. */
-    private static final class HandClock extends Clock {
-        Instant now = T0;
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-    }
-
     private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    private final HandClock clock = new HandClock();
+    private final MutableClock clock = new MutableClock(T0);
 
     private LogOutput output(LogFormat format) {
         LogOutput output = new LogOutput(new PrintStream(bytes, true, StandardCharsets.UTF_8), format, clock, false);
@@ -104,7 +82,7 @@ class LogOutputTest {
         output.writeExpired();
         assertThat(lines()).as("the minute is not over yet").hasSize(1);
 
-        clock.now = T0.plus(Duration.ofSeconds(61));
+        clock.advance(Duration.ofSeconds(61));
         output.writeExpired();
         List<String> lines = lines();
         assertThat(lines).hasSize(2);
