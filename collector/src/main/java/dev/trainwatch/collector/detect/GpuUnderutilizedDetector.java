@@ -20,6 +20,9 @@ public final class GpuUnderutilizedDetector implements Detector {
         this.s = settings.gpuUnderutilized();
     }
 
+    /** Observed peak at least this share of the predicted peak: the spec's batch is the run's batch. */
+    static final double SPEC_MEMORY_AGREEMENT = 0.7;
+
     @Override
     public AnomalyKind kind() {
         return AnomalyKind.GPU_UNDERUTILIZED;
@@ -60,7 +63,13 @@ public final class GpuUnderutilizedDetector implements Detector {
         Estimate e = run.estimate();
         RunSpec spec = run.spec();
         Integer batch = spec != null ? spec.batch() : null;
-        boolean biggerBatchFits = e != null && batch != null && e.maxBatch() >= batch * s.batchGainFactor();
+        // "batch 12 of up to 50 would fit" is the spec's claim: only when the observed memory is near what that spec
+        // predicts does the spec describe the run. A run using far less (a spec that says batch 12 for a run at
+        // batch 4) gets no batch advice built on the wrong batch, and the memory route stays quiet.
+        boolean specDescribesRun = e == null || Double.isNaN(capacity)
+                || peakShare * capacity >= SPEC_MEMORY_AGREEMENT * e.peakMemoryBytes();
+        boolean biggerBatchFits = e != null && batch != null && specDescribesRun
+                && e.maxBatch() >= batch * s.batchGainFactor();
         Map<String, Object> evidence = new LinkedHashMap<>();
         evidence.put("mean_utilization_ratio", Texts.round(util, 3));
         evidence.put("peak_memory_share", Texts.round(peakShare, 3));
