@@ -608,12 +608,27 @@
           '<td>' + offBy(r.memory_error_ratio) + '</td></tr>';
       }).join('') + '</tbody></table>' : '<p class="muted">No runs recorded yet.</p>';
     var calibration = Array.isArray(h.calibration) ? h.calibration : [];
-    html += '<h2>Calibration in force</h2>';
+    html += '<h2>Calibration</h2>';
+    function runButtons(ids, action, label) {
+      return (ids || []).map(function (id) {
+        return '<button type="button" class="calibration-action" data-method="POST" data-path="v1/calibration/runs/' +
+          encodeURIComponent(id) + '/' + action + '" title="' + esc(label + ' ' + id) + '">' + esc(id) + ' ' + esc(label === 'leave out' ? '✕' : '↺') + '</button>';
+      }).join(' ');
+    }
     html += calibration.length ? '<table class="history" data-table="calibration"><thead><tr><th>GPU</th><th>model family</th>' +
-      '<th>step time factor</th><th>memory factor</th></tr></thead><tbody>' + calibration.map(function (c) {
-        return '<tr><td>' + esc(c.gpu) + '</td><td>' + esc(c.family) + '</td><td>×' + esc(Number(c.step_time_factor).toFixed(2)) +
-          '</td><td>×' + esc(Number(c.memory_factor).toFixed(2)) + '</td></tr>';
-      }).join('') + '</tbody></table>' : '<p class="muted">None yet: finished runs move the estimates of their GPU and model family.</p>';
+      '<th>step time factor</th><th>memory factor</th><th>runs (click to leave one out)</th><th>outliers</th><th>left out</th><th></th></tr></thead><tbody>' +
+      calibration.map(function (c) {
+        var applied = c.applied !== false;
+        return '<tr data-applied="' + applied + '"><td>' + esc(c.gpu) + '</td><td>' + esc(c.family) + '</td><td>' +
+          (applied ? '×' + esc(Number(c.step_time_factor).toFixed(2)) : 'not applied: ' + esc((c.used_runs || []).length) + ' of ' + esc(c.min_runs || 3) + ' runs') +
+          '</td><td>' + (applied ? '×' + esc(Number(c.memory_factor).toFixed(2)) : '–') + '</td>' +
+          '<td>' + runButtons(c.used_runs, 'exclude', 'leave out') + '</td>' +
+          '<td>' + esc((c.outlier_runs || []).join(', ') || '–') + '</td>' +
+          '<td>' + runButtons(c.excluded_runs, 'include', 'count again') + '</td>' +
+          '<td><button type="button" class="calibration-action" data-method="DELETE" data-path="v1/calibration/' +
+          encodeURIComponent(c.gpu) + '/' + encodeURIComponent(c.family) + '">reset</button></td></tr>';
+      }).join('') + '</tbody></table><p class="muted" id="calibration-status"></p>' :
+      '<p class="muted">None yet: once three finished runs of a GPU and model family agree, they move its estimates.</p>';
     var alerts = Array.isArray(h.alerts) ? h.alerts : [];
     html += '<h2>Alerts</h2>';
     html += alerts.length ? '<table class="history" data-table="alerts"><thead><tr><th>since</th><th>run</th><th>kind</th><th>severity</th>' +
@@ -624,7 +639,33 @@
           esc(a.message || '') + (a.suggestion ? '<div class="muted">' + esc(a.suggestion) + '</div>' : '') + '</td></tr>';
       }).join('') + '</tbody></table>' : '<p class="muted">No alerts recorded.</p>';
     section.innerHTML = html;
+    Array.prototype.forEach.call(section.querySelectorAll('button.calibration-action'), function (button) {
+      button.addEventListener('click', function () { calibrationAction(button.getAttribute('data-method'), button.getAttribute('data-path')); });
+    });
     document.body.dataset.history = 'true';
+  }
+
+  // Leave a run out of calibration, count it again, or reset a group. A collector with a bearer token refuses the
+  // page (it holds no token): say how to do it with curl instead.
+  function calibrationAction(method, path) {
+    var status = document.getElementById('calibration-status');
+    fetch(path, { method: method, cache: 'no-store' }).then(function (res) {
+      return res.text().then(function (text) {
+        if (res.ok) {
+          state.historyAt = 0;
+          if (status) { status.textContent = 'Done; estimates priced from now on use the new calibration.'; }
+          poll();
+          return;
+        }
+        var message = text;
+        try { message = JSON.parse(text).error || text; } catch (e) { /* not JSON */ }
+        if (status) {
+          status.textContent = res.status === 401
+            ? 'This collector needs its bearer token for changes: curl -X ' + method + ' -H "Authorization: Bearer $(cat TOKEN_FILE)" ' + location.origin + '/' + path
+            : 'Refused: ' + message;
+        }
+      });
+    }, function () { if (status) { status.textContent = 'The collector did not answer.'; } });
   }
 
   // One row per GPU: a throttled or lagging GPU of a multi-GPU run stands out here.

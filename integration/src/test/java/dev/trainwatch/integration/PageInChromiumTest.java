@@ -141,6 +141,27 @@ class PageInChromiumTest {
         }
     }
 
+    @Test
+    void theHistoryViewShowsEachCalibrationWithItsRunsAndTheControlsToSteerIt() throws Exception {
+        Path data = Files.createDirectories(temp.resolve("calibration-data"));
+        java.time.Instant t = java.time.Instant.parse("2026-11-20T08:00:00Z");
+        try (dev.trainwatch.collector.history.HistoryStore store = dev.trainwatch.collector.history.HistoryStore.open(data)) {
+            for (int i = 0; i < 3; i++) {
+                store.writeSummaries(List.of(), List.of(new dev.trainwatch.collector.history.RunOutcome("dit-" + i,
+                        "a100-80gb", "dit", 1.0, 1.4, 40L, 44L, t.plusSeconds(i))));
+            }
+            store.writeSummaries(List.of(), List.of(new dev.trainwatch.collector.history.RunOutcome("sana-0",
+                    "h100-sxm", "sana", 1.0, 2.0, null, null, t)));
+        }
+        try (CollectorStack stack = CollectorStack.start(CollectorConfig.defaults().withListen("127.0.0.1", 0)
+                .withDataDir(data), line -> { })) {
+            String dom = chromium("--dump-dom", stack.server().uri() + "/#/history");
+            assertContains(dom, "data-history=\"true\"", "data-applied=\"true\"", "data-applied=\"false\"",
+                    "not applied: 1 of 3 runs", "data-path=\"v1/calibration/runs/dit-1/exclude\"",
+                    "data-path=\"v1/calibration/a100-80gb/dit\"");
+        }
+    }
+
     private void put(URI uri, String json) throws Exception {
         HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).header("Content-Type", "application/json")
                 .PUT(HttpRequest.BodyPublishers.ofString(json)).build(), HttpResponse.BodyHandlers.ofString());
