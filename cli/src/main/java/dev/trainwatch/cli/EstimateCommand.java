@@ -148,7 +148,7 @@ final class EstimateCommand implements Callable<Integer> {
     }
 
     static String gb(long bytes) {
-        return String.format(Locale.ROOT, "%.2f GB", bytes / 1e9);
+        return String.format(Locale.ROOT, "%.2f GiB", bytes / (double) (1L << 30));
     }
 
     private static String duration(double seconds) {

@@ -33,8 +33,8 @@ final class GpusCommand implements Callable<Integer> {
             out.printf(Locale.ROOT, "%-15s %-24s %9s %9s %8s %8s %8s %8s  %s%n", "ID", "NAME", "MEMORY", "GB/s",
                     "FP16", "BF16", "TF32", "FP32", "NVML NAMES");
             for (GpuInfo g : estimator.gpus()) {
-                out.printf(Locale.ROOT, "%-15s %-24s %6.1f GB %9.0f %8s %8s %8s %8s  %s%n", g.id(), g.name(),
-                        g.memoryBytes() / 1e9, g.bandwidthGbps(), tflops(g.fp16Tflops()), tflops(g.bf16Tflops()),
+                out.printf(Locale.ROOT, "%-15s %-24s %5.1f GiB %9.0f %8s %8s %8s %8s  %s%n", g.id(), g.name(),
+                        g.memoryBytes() / (double) (1L << 30), g.bandwidthGbps(), tflops(g.fp16Tflops()), tflops(g.bf16Tflops()),
                         tflops(g.tf32Tflops()), tflops(g.fp32Tflops()), String.join(", ", g.nvmlNames()));
             }
             out.println("TFLOPS are dense tensor peaks with FP32 accumulate (no 2:4 sparsity); '-' = not supported.");

@@ -841,7 +841,7 @@ public final class Estimator {
     }
 
     static String gb(long bytes) {
-        return String.format(Locale.ROOT, "%.1f GB", bytes / 1e9);
+        return String.format(Locale.ROOT, "%.1f GiB", bytes / (double) (1L << 30));
     }
 
     private static String percent(double part, double whole) {

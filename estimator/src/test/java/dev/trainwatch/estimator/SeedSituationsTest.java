@@ -40,6 +40,6 @@ class SeedSituationsTest {
                 .findFirst().orElseThrow();
         assertThat(precompute.savesBytes()).isGreaterThan(9_000_000_000L);
         assertThat(precompute.newStepSeconds()).isLessThan(e.stepSeconds());
-        assertThat(precompute.change()).containsPattern("saves \\d+\\.\\d GB, \\d+% less step time");
+        assertThat(precompute.change()).containsPattern("saves \\d+\\.\\d GiB, \\d+% less step time");
     }
 }

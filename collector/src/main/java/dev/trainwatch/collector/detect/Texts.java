@@ -74,7 +74,7 @@ final class Texts {
 
     /**
      * A suggestion as a sentence with its numbers: the estimator's wording already says what it saves when it
-     * ends with the numbers ("…: saves 9.7 GB, 60% less step time"); otherwise the numbers are added.
+     * ends with the numbers ("…: saves 9.0 GiB, 60% less step time"); otherwise the numbers are added.
      */
     static String describe(Suggestion s, Estimate base) {
         if (s.change().contains(": ")) {
