@@ -5,10 +5,12 @@ import java.time.Duration;
 /**
  * Sizes and limits of the collector's in-memory state. Immutable.
  *
- * @param maxRuns            runs tracked at once; beyond it the oldest ended run is evicted, else the run seen
- *                           least recently (so hostile run ids cannot grow memory without bound)
- * @param maxGpus            GPUs tracked at once; beyond it the GPU seen least recently is evicted
- * @param maxAgents          agents tracked at once; beyond it the agent seen least recently is evicted
+ * @param maxRuns            runs tracked at once; beyond it an ended, silent or spec-only run gives its slot, else the
+ *                           new run is refused (see {@link Slots}: a live run is never evicted)
+ * @param maxGpus            GPUs tracked at once (also the budget of rank windows of all runs); beyond it a GPU silent
+ *                           for 10 minutes gives its slot, else the new GPU's readings are ignored
+ * @param maxAgents          agents tracked at once; beyond it an agent silent for 10 minutes gives its slot, else the
+ *                           new agent is refused
  * @param window             span of the rolling windows per GPU and per run
  * @param gpuWindowEntries   entries per GPU window; polls closer than {@code window / gpuWindowEntries} are
  *                           merged into one entry, so memory does not depend on the polling interval
