@@ -12,7 +12,16 @@ import java.util.List;
  * @param ranks      per-process rank information, where the environment tells it
  * @param masterAddr {@code MASTER_ADDR}, when set (groups a multi-node run)
  * @param ended      true once every process of the run on this node has exited
+ * @param aliases    other names the run goes by on this node, so a spec registered under one of them finds it: the
+ *                   values of {@code SLURM_JOB_ID} and {@code TORCHELASTIC_RUN_ID} in its processes' environment and
+ *                   {@code host:pid} of its root process (null or empty when none)
  */
 public record RunAttribution(String runId, List<Long> pids, List<String> gpuUuids, List<RankInfo> ranks,
-                             String masterAddr, Boolean ended) {
+                             String masterAddr, Boolean ended, List<String> aliases) {
+
+    /** An attribution without aliases. */
+    public RunAttribution(String runId, List<Long> pids, List<String> gpuUuids, List<RankInfo> ranks,
+                          String masterAddr, Boolean ended) {
+        this(runId, pids, gpuUuids, ranks, masterAddr, ended, null);
+    }
 }

@@ -44,6 +44,8 @@ public final class Attributor {
 
     private final ProcSource proc;
     private final String host;
+    /** Aliases sent per run: the job ids and the root process; a run has few. */
+    static final int MAX_ALIASES = 8;
     private final Long attachPid;
     private final String runIdOverride;
     private final double rescanSeconds;
@@ -189,7 +191,31 @@ public final class Attributor {
         run.gpuUuids.addAll(gpus);
         run.masterAddr = masterAddr != null ? masterAddr : run.masterAddr;
         return new RunAttribution(run.runId, List.copyOf(run.members.keySet()), List.copyOf(gpus), List.copyOf(ranks),
-                run.masterAddr, null);
+                run.masterAddr, null, aliases(run));
+    }
+
+    /**
+     * The other names a user may know the run by: the job ids in its processes' environment and host:pid of its
+     * root process (the member whose parent is not a member). At most {@link #MAX_ALIASES}.
+     */
+    private List<String> aliases(TrackedRun run) {
+        Set<String> aliases = new java.util.LinkedHashSet<>();
+        for (ProcStat member : run.members.values()) {
+            Map<String, String> env = classify(member).env;
+            for (String key : List.of(ProcessEnvironment.SLURM_JOB_ID, ProcessEnvironment.TORCHELASTIC_RUN_ID)) {
+                String value = ProcessEnvironment.stringValue(env, key);
+                if (value != null && !value.equals(run.runId)) {
+                    aliases.add(value);
+                }
+            }
+            if (!run.members.containsKey(member.ppid())) {
+                aliases.add(host + ":" + member.pid());
+            }
+            if (aliases.size() >= MAX_ALIASES) {
+                break;
+            }
+        }
+        return aliases.stream().limit(MAX_ALIASES).toList();
     }
 
     /**

@@ -90,6 +90,16 @@ class AttributorTest {
     }
 
     @Test
+    void eachRunCarriesTheOtherNamesAUserMayRegisterItsSpecUnder() {
+        Map<String, RunAttribution> runs = byId(new Attributor(proc, "node1", null, null, 0.0, 0.0)
+                .update(node(100), 100).runs());
+        // torchrun names the run by TORCHELASTIC_RUN_ID; its root process is the launcher.
+        assertThat(runs.get(TORCHRUN_ID).aliases()).containsExactly("node1:4100");
+        // A Slurm step is named by SLURM_JOB_ID; its root is the step's process.
+        assertThat(runs.get("884213").aliases()).containsExactly("node1:7000");
+    }
+
+    @Test
     void attachTakesTheWholeTreeButOnlyRealRanks() {
         Attributor attributor = new Attributor(proc, "node1", 4100L, null, 0.0, 0.0);
         List<RunAttribution> runs = attributor.update(node(100), 100).runs();

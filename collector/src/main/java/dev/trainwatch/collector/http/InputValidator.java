@@ -180,6 +180,13 @@ public final class InputValidator {
             throw ApiError.unprocessable(at + " is null");
         }
         requireRunId(at + ".run_id", run.runId());
+        if (run.aliases() != null) {
+            size(at + ".aliases", run.aliases(), 16);
+            for (int i = 0; i < run.aliases().size(); i++) {
+                // An alias is what a user may PUT a spec under: it must be a valid run id.
+                requireRunId(at + ".aliases[" + i + "]", run.aliases().get(i));
+            }
+        }
         if (run.pids() != null) {
             size(at + ".pids", run.pids(), MAX_LIST);
             for (int i = 0; i < run.pids().size(); i++) {

@@ -80,6 +80,8 @@ public final class Fleet {
     private final Map<String, AgentState> agents = new HashMap<>();
     /** What the limits refused and forgot (see {@link Slots}: only entries that are not reporting are forgotten). */
     private final Slots slots = new Slots();
+    /** Other names of reported runs (job ids, host:pid) → the run id the agent uses; bounded like the runs. */
+    private final Map<String, String> aliases = new LinkedHashMap<>();
     /** Rank windows of all runs together (see {@link RankBudget}). */
     private final RankBudget rankBudget;
     /** The run views, observations and comparison (see {@link RunObservations}). */
@@ -153,6 +155,13 @@ public final class Fleet {
             synchronized (lock) {
                 double now = now();
                 RunState existing = runs.get(runId);
+                String target = aliases.get(runId);
+                if (existing == null && target != null && runs.containsKey(target)) {
+                    // The spec names the run by another of its names (its SLURM_JOB_ID, its TORCHELASTIC_RUN_ID,
+                    // host:pid): it belongs to the run the agent reports.
+                    runId = target;
+                    existing = runs.get(target);
+                }
                 RunSpec filled = existing == null ? spec : fillFromObservation(existing, spec);
                 Estimate estimate = predictor.estimate(filled); // may throw: nothing changed yet
                 RunState run = runOrCreate(runId, now);
@@ -685,6 +694,19 @@ public final class Fleet {
 
     private RunState attribute(RunAttribution a, String host, double now) {
         RunState run = runOrCreate(a.runId(), now);
+        if (a.aliases() != null) {
+            for (String alias : a.aliases()) {
+                if (alias == null || alias.isBlank() || alias.equals(a.runId())) {
+                    continue;
+                }
+                aliases.remove(alias);
+                aliases.put(alias, a.runId());
+                adoptSpecOf(alias, run, now);
+            }
+            while (aliases.size() > settings.maxRuns() * 4) {
+                aliases.remove(aliases.keySet().iterator().next());
+            }
+        }
         RunState.HostPart part = run.hosts.computeIfAbsent(host, h -> new RunState.HostPart());
         Set<String> previous = Set.copyOf(part.gpuUuids);
         part.gpuUuids.clear();
@@ -881,6 +903,33 @@ public final class Fleet {
         runs.put(runId, run);
         run.dirty = true;
         return run;
+    }
+
+    /**
+     * A spec registered under another name of this run (its job id, host:pid) before the agent reported it: the
+     * spec moves to the run the agent reports, and the spec-only run goes (nothing was observed under it).
+     */
+    private void adoptSpecOf(String alias, RunState run, double now) {
+        RunState specOnly = runs.get(alias);
+        if (specOnly == null || specOnly == run || specOnly.registeredSpec == null || Slots.observed(specOnly)) {
+            return;
+        }
+        if (run.registeredSpec == null) {
+            RunSpec filled = fillFromObservation(run, specOnly.registeredSpec);
+            try {
+                run.estimate = predictor.estimate(filled);
+                run.registeredSpec = specOnly.registeredSpec;
+                run.gpuFilledFromObservation = specOnly.registeredSpec.gpu() == null && filled.gpu() != null;
+            } catch (InvalidSpecException e) {
+                LOG.log(System.Logger.Level.WARNING, "run {0}: the spec registered as {1} is not priced: {2}",
+                        run.runId, alias, e.getMessage());
+                return;
+            }
+            notifyChanged(run, now);
+        }
+        LOG.log(System.Logger.Level.INFO, "run {0} is also known as {1}: the spec registered under {1} now applies to it",
+                run.runId, alias);
+        forget(specOnly);
     }
 
     /**

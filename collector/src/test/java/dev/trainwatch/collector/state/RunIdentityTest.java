@@ -65,4 +65,33 @@ class RunIdentityTest {
         agentReports("1234", 1);
         assertThat(fleet.run("1234").orElseThrow().unmatched()).isNull();
     }
+
+    private void agentReportsWithAliases(String runId, long seq, List<String> aliases) {
+        double t = clock.seconds();
+        fleet.ingestBatch(batch("node1", "agent-1", seq, List.of(gpu(t, 0, "GPU-0", 30 * GIB, 0.9)),
+                List.of(new dev.trainwatch.protocol.RunAttribution(runId, List.of(4242L), List.of("GPU-0"), List.of(),
+                        null, null, aliases)), List.of()));
+    }
+
+    @Test
+    void aSpecRegisteredUnderTheJobIdBeforeTheAgentReportsMovesToTheRunTheAgentReports() {
+        fleet.putSpec("1234", spec); // $SLURM_JOB_ID, before the job's processes start
+        clock.advance(Duration.ofSeconds(5));
+        // torchrun --standalone: the agent names the run by its random TORCHELASTIC_RUN_ID, and knows the job id.
+        agentReportsWithAliases("3f9a1c2e", 1, List.of("1234", "node1:4242"));
+        assertThat(fleet.run("1234")).as("the spec-only half-run").isEmpty();
+        RunView run = fleet.run("3f9a1c2e").orElseThrow();
+        assertThat(run.estimate()).isNotNull();
+        assertThat(run.spec().model()).isEqualTo("dit-xl-2");
+    }
+
+    @Test
+    void aSpecRegisteredUnderAnAliasAfterTheAgentReportsGoesToThatRun() {
+        agentReportsWithAliases("3f9a1c2e", 1, List.of("1234", "node1:4242"));
+        RunView answered = fleet.putSpec("node1:4242", spec);
+        assertThat(answered.runId()).isEqualTo("3f9a1c2e");
+        assertThat(fleet.run("node1:4242")).isEmpty();
+        assertThat(fleet.run("3f9a1c2e").orElseThrow().estimate()).isNotNull();
+        assertThat(fleet.runs()).hasSize(1);
+    }
 }
