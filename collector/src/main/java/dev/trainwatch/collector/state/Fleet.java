@@ -8,9 +8,7 @@ import dev.trainwatch.collector.detect.Detector;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.detect.Detectors;
 import dev.trainwatch.collector.detect.GpuSeries;
-import dev.trainwatch.collector.detect.RankSeries;
 import dev.trainwatch.collector.detect.RunContext;
-import dev.trainwatch.collector.detect.StepSeries;
 import dev.trainwatch.collector.detect.WindowStats;
 import dev.trainwatch.collector.series.RunSeries;
 import dev.trainwatch.collector.series.SeriesBuilder;
@@ -34,7 +32,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -69,8 +66,6 @@ public final class Fleet {
     private static final int MAX_GPUS_PER_HOST_PART = 64;
     /** A spec without any data this long gets an identity hint (view, page, log). */
     static final double UNMATCHED_AFTER_SECONDS = 60;
-    /** onRunChanged at most this often per run while data flows. */
-    private static final double CHANGE_NOTIFY_SECONDS = 60;
 
     private final Predictor predictor;
     private final Clock clock;
@@ -78,7 +73,6 @@ public final class Fleet {
     private final DetectorSettings detectorSettings;
     private final List<Detector> detectors;
     private final double windowSeconds;
-    private final double summaryIntervalSeconds;
 
     private final Object lock = new Object();
     private final Map<String, RunState> runs = new HashMap<>();
@@ -90,6 +84,10 @@ public final class Fleet {
     private final Map<String, String> aliases = new LinkedHashMap<>();
     /** Rank windows of all runs together (see {@link RankBudget}). */
     private final RankBudget rankBudget;
+    /** The run views, observations and comparison (see {@link RunObservations}). */
+    private final RunObservations observations;
+    /** When detectors run per run (see {@link EvaluationSchedule}). */
+    private final EvaluationSchedule schedule;
 
     private final List<FleetListener> listeners = new CopyOnWriteArrayList<>();
     private final ConcurrentLinkedQueue<Consumer<FleetListener>> outbox = new ConcurrentLinkedQueue<>();
@@ -102,8 +100,20 @@ public final class Fleet {
         this.detectorSettings = Objects.requireNonNull(detectorSettings, "detectorSettings");
         this.detectors = Detectors.all(detectorSettings);
         this.windowSeconds = settings.window().toMillis() / 1000.0;
-        this.summaryIntervalSeconds = settings.summaryInterval().toMillis() / 1000.0;
         this.rankBudget = new RankBudget(settings.maxGpus());
+        this.observations = new RunObservations(predictor, windowSeconds, runs, gpus);
+        this.schedule = new EvaluationSchedule(settings, detectors, predictor, observations, agents,
+                new EvaluationSchedule.Notifier() {
+                    @Override
+                    public void publish(String runId, Transition t) {
+                        Fleet.this.publish(runId, t);
+                    }
+
+                    @Override
+                    public void notifyChanged(RunState run, double now) {
+                        Fleet.this.notifyChanged(run, now);
+                    }
+                });
     }
 
     /** A fleet with default limits and thresholds over the real estimator. */
@@ -160,8 +170,8 @@ public final class Fleet {
                 run.gpuFilledFromObservation = spec.gpu() == null && filled.gpu() != null;
                 run.lastSeen = now;
                 notifyChanged(run, now);
-                evaluate(run, now);
-                return view(run, now);
+                schedule.evaluate(run, now);
+                return observations.view(run, now);
             }
         } finally {
             dispatch();
@@ -259,7 +269,7 @@ public final class Fleet {
                 run.lastSeen = now;
                 run.dirty = true;
                 run.summaryDue = true;
-                maybeEvaluate(run, now);
+                schedule.maybeEvaluate(run, now);
             }
         } finally {
             dispatch();
@@ -277,7 +287,7 @@ public final class Fleet {
                 }
                 double now = now();
                 end(run, now);
-                return Optional.of(view(run, now));
+                return Optional.of(observations.view(run, now));
             }
         } finally {
             dispatch();
@@ -430,11 +440,11 @@ public final class Fleet {
                         }
                         continue;
                     }
-                    maybeEvaluate(run, now);
+                    schedule.maybeEvaluate(run, now);
                     if (!run.unmatchedLogged && run.registeredSpec != null && !Slots.observed(run)
                             && now - run.firstSeen >= UNMATCHED_AFTER_SECONDS) {
                         run.unmatchedLogged = true;
-                        LOG.log(System.Logger.Level.WARNING, "run {0}: {1}", run.runId, unmatched(run, now).message());
+                        LOG.log(System.Logger.Level.WARNING, "run {0}: {1}", run.runId, observations.unmatched(run, now).message());
                     }
                 }
                 for (RunState run : expired) {
@@ -455,14 +465,14 @@ public final class Fleet {
             return runs.values().stream()
                     .sorted(Comparator.comparingDouble((RunState r) -> r.firstSeen).reversed()
                             .thenComparing(r -> r.runId))
-                    .map(r -> view(r, now)).toList();
+                    .map(r -> observations.view(r, now)).toList();
         }
     }
 
     public Optional<RunView> run(String runId) {
         synchronized (lock) {
             RunState run = runId == null ? null : runs.get(runId);
-            return run == null ? Optional.empty() : Optional.of(view(run, now()));
+            return run == null ? Optional.empty() : Optional.of(observations.view(run, now()));
         }
     }
 
@@ -514,7 +524,7 @@ public final class Fleet {
             // Entries older than what the build reads (the carry-in before `since`) or after the run's end are
             // not copied: the build finds the same entries at shifted positions, so the answer is the same.
             double readFrom = SeriesBuilder.gpuReadFromTs(request, run.firstSeen);
-            List<GpuState> gs = runGpus(run);
+            List<GpuState> gs = observations.runGpus(run);
             List<GpuSeries> windows = new ArrayList<>(gs.size());
             double capacity = Double.NaN;
             for (GpuState g : gs) {
@@ -533,7 +543,7 @@ public final class Fleet {
                             e.peakMemoryBytes() > 0 ? e.peakMemoryBytes() : null,
                             e.samplesPerSecond() > 0 ? e.samplesPerSecond() : null);
             return Optional.of(new SeriesBuilder.Source(run.runId, now(), windowSeconds, run.firstSeen, until,
-                    run.steps.copy(), windows, predicted, toLong(capacity), specSamplesPerStep(run)));
+                    run.steps.copy(), windows, predicted, RunObservations.toLong(capacity), RunObservations.specSamplesPerStep(run)));
         }
     }
 
@@ -541,7 +551,7 @@ public final class Fleet {
     public Optional<RunSummary> summary(String runId) {
         synchronized (lock) {
             RunState run = runId == null ? null : runs.get(runId);
-            return run == null ? Optional.empty() : Optional.of(summarize(run, now()));
+            return run == null ? Optional.empty() : Optional.of(observations.summarize(run, now()));
         }
     }
 
@@ -676,7 +686,7 @@ public final class Fleet {
         for (RunState run : touched) {
             run.dirty = true;
             if (!run.ended) {
-                maybeEvaluate(run, now);
+                schedule.maybeEvaluate(run, now);
             }
         }
         return IngestResult.ACCEPTED;
@@ -816,7 +826,7 @@ public final class Fleet {
         for (Transition t : run.tracker.resolveAll(now)) {
             publish(run.runId, t);
         }
-        RunSummary summary = summarize(run, now);
+        RunSummary summary = observations.summarize(run, now);
         outbox.add(l -> l.onRunEnded(summary));
     }
 
@@ -843,49 +853,6 @@ public final class Fleet {
         }
     }
 
-    private void maybeEvaluate(RunState run, double now) {
-        // A clock stepped back (NTP, a resumed VM) makes the times since negative: treat them as due, or the run's
-        // detectors and summaries would wait until the clock caught up again.
-        double sinceEvaluated = now - run.lastEvaluated;
-        if (sinceEvaluated < 0 || sinceEvaluated >= settings.evaluateEvery().toMillis() / 1000.0) {
-            evaluate(run, now);
-        }
-        double sinceNotified = now - run.lastChangeNotified;
-        if (sinceNotified < 0) {
-            sinceNotified = Double.POSITIVE_INFINITY;
-        }
-        if (run.summaryDue && sinceNotified >= summaryIntervalSeconds
-                || run.dirty && sinceNotified >= CHANGE_NOTIFY_SECONDS) {
-            notifyChanged(run, now);
-        }
-    }
-
-    private void evaluate(RunState run, double now) {
-        run.lastEvaluated = now;
-        if (run.ended) {
-            return;
-        }
-        run.steps.trim(now);
-        if (run.ranks != null) {
-            run.ranks.trim(now);
-        }
-        Evaluation ctx = new Evaluation(run, now);
-        for (Detector d : detectors) {
-            Optional<Transition> t;
-            try {
-                t = run.tracker.update(now, d.kind(), d.evaluate(ctx, run.tracker.isActive(d.kind())));
-            } catch (RuntimeException e) {
-                // A detector bug must not stop ingest or the other detectors; it is logged once per evaluation.
-                LOG.log(System.Logger.Level.ERROR, "detector " + d.kind().wireName() + " failed on run "
-                        + run.runId, e);
-                continue;
-            }
-            if (t.isPresent()) {
-                run.summaryDue = true;
-                publish(run.runId, t.get());
-            }
-        }
-    }
 
     private void publish(String runId, Transition t) {
         Anomaly a = t.anomaly();
@@ -900,7 +867,7 @@ public final class Fleet {
         run.lastChangeNotified = now;
         run.dirty = false;
         run.summaryDue = false;
-        RunSummary summary = summarize(run, now);
+        RunSummary summary = observations.summarize(run, now);
         outbox.add(l -> l.onRunChanged(summary));
     }
 
@@ -1079,316 +1046,4 @@ public final class Fleet {
         }
     }
 
-    // ------------------------------------------------------------------ views and summaries
-
-    private List<GpuState> runGpus(RunState run) {
-        List<GpuState> out = new ArrayList<>();
-        for (String uuid : run.gpuUuids()) {
-            GpuState g = gpus.get(uuid);
-            if (g != null) {
-                out.add(g);
-            }
-        }
-        return out;
-    }
-
-    private RunView view(RunState run, double now) {
-        List<GpuState> gs = runGpus(run);
-        ObservedView observed = observed(run, gs, now);
-        ComparisonView comparison = comparison(run, observed);
-        List<RunGpuView> gpuViews = new ArrayList<>(gs.size());
-        double recent = now - RECENT_SECONDS;
-        for (GpuState g : gs) {
-            GpuWindow w = g.window;
-            RunState.HostPart part = run.hosts.get(w.host());
-            List<Integer> ranks = part == null ? List.of() : part.ranksByGpu.getOrDefault(w.uuid(), List.of());
-            gpuViews.add(new RunGpuView(w.uuid(), w.host(), w.index(), w.name(), List.copyOf(ranks),
-                    toLong(WindowStats.latestMemory(w)), toLong(w.memoryTotalBytes()), toLong(w.peakMemory),
-                    nan(WindowStats.meanUtilization(w, recent)), nan(WindowStats.meanSmClockRatio(w, recent)),
-                    w.lost()));
-        }
-        gpuViews.sort(Comparator.comparing(RunGpuView::host, Comparator.nullsLast(Comparator.naturalOrder()))
-                .thenComparingInt(RunGpuView::index));
-        return new RunView(run.runId, run.estimate != null ? run.estimate.spec() : run.registeredSpec,
-                run.estimate, observed, comparison, run.tracker.snapshot(), gpuViews,
-                List.copyOf(run.hosts.keySet()), run.firstSeen, run.lastSeen, run.ended, nan(run.endedAt),
-                run.synthetic ? Boolean.TRUE : null, unmatched(run, now));
-    }
-
-    /** A spec nothing has reported for {@link #UNMATCHED_AFTER_SECONDS}: which runs the agents do report. */
-    private RunView.Unmatched unmatched(RunState run, double now) {
-        if (run.registeredSpec == null || run.ended || Slots.observed(run)
-                || now - run.firstSeen < UNMATCHED_AFTER_SECONDS) {
-            return null;
-        }
-        List<RunState> candidates = new ArrayList<>();
-        for (RunState other : runs.values()) {
-            if (other != run && !other.ended && other.registeredSpec == null && Slots.observed(other)) {
-                candidates.add(other);
-            }
-        }
-        candidates.sort(Comparator.comparingDouble((RunState r) -> r.lastSeen).reversed());
-        List<String> ids = candidates.stream().limit(10).map(r -> r.runId).toList();
-        String waited = now - run.firstSeen < 120 ? "a minute" : Math.round((now - run.firstSeen) / 60) + " minutes";
-        String message = ids.isEmpty()
-                ? "nothing has reported run '" + run.runId + "' in " + waited + " since its spec, and no agent reports "
-                        + "a run without a spec either: is the agent running and pointed at this collector?"
-                : "nothing has reported run '" + run.runId + "' in " + waited + " since its spec, while "
-                        + String.join(", ", ids.stream().map(id -> "'" + id + "'").toList())
-                        + (ids.size() == 1 ? " reports" : " report") + " data without a spec: register the spec under "
-                        + "that id, or start the agent with --run-id " + run.runId;
-        return new RunView.Unmatched(Math.round(now - run.firstSeen), ids, message);
-    }
-
-    private ObservedView observed(RunState run, List<GpuState> gs, double now) {
-        double fromSteps = now - windowSeconds;
-        double recent = now - RECENT_SECONDS;
-        double fullestUsed = Double.NaN;
-        double fullestTotal = Double.NaN;
-        double fullestHeadroom = Double.POSITIVE_INFINITY;
-        double utilSum = 0;
-        int utilN = 0;
-        double power = 0;
-        boolean anyPower = false;
-        for (GpuState g : gs) {
-            double used = WindowStats.latestMemory(g.window);
-            double total = g.window.memoryTotalBytes();
-            if (!Double.isNaN(used)) {
-                double headroom = Double.isNaN(total) ? Double.POSITIVE_INFINITY : total - used;
-                if (Double.isNaN(fullestUsed) || headroom < fullestHeadroom
-                        || (headroom == fullestHeadroom && used > fullestUsed)) {
-                    fullestUsed = used;
-                    fullestTotal = total;
-                    fullestHeadroom = headroom;
-                }
-            }
-            double u = WindowStats.meanUtilization(g.window, recent);
-            if (!Double.isNaN(u)) {
-                utilSum += u;
-                utilN++;
-            }
-            if (g.latest != null && g.latest.powerWatts() != null && Double.isFinite(g.latest.powerWatts())) {
-                power += g.latest.powerWatts();
-                anyPower = true;
-            }
-        }
-        StepSeries steps = run.steps;
-        RankSeries ranks = run.ranks != null ? run.ranks : RankSeries.NONE;
-        double stepSeconds = WindowStats.medianStepSeconds(steps, fromSteps);
-        Integer bucketH = null;
-        Integer bucketW = null;
-        if (run.largestBucketCells > 0) {
-            int f = latentDownsample(run).orElse(0);
-            if (f > 0) {
-                bucketH = run.largestBucketHeight * f;
-                bucketW = run.largestBucketWidth * f;
-            }
-        }
-        return new ObservedView(toLong(run.peakMemory), toLong(fullestUsed), toLong(fullestTotal),
-                nan(stepSeconds), nan(WindowStats.stepShare(steps, ranks, fromSteps, WindowStats.StepPart.DATA)),
-                nan(WindowStats.stepShare(steps, ranks, fromSteps, WindowStats.StepPart.TEXT_ENCODER)),
-                nan(WindowStats.stepShare(steps, ranks, fromSteps, WindowStats.StepPart.VAE)),
-                utilN > 0 ? utilSum / utilN : null, nan(samplesPerSecond(run, stepSeconds, fromSteps)),
-                run.lastStep >= 0 ? run.lastStep : null, nan(run.lastStepTs), bucketH, bucketW, gs.size(),
-                anyPower ? power : null, rankViews(run, fromSteps));
-    }
-
-    /** Each rank's own reports in the window, when at least two ranks have some; else null. */
-    private static List<RankView> rankViews(RunState run, double fromTs) {
-        RankWindows ranks = run.ranks;
-        if (ranks == null || ranks.count() < 2) {
-            return null;
-        }
-        List<RankView> out = new ArrayList<>(ranks.count());
-        for (int k = 0; k < ranks.count(); k++) {
-            StepSeries s = ranks.steps(k);
-            int reports = WindowStats.reports(s, fromTs);
-            if (reports == 0) {
-                continue;
-            }
-            int rank = ranks.rank(k);
-            out.add(new RankView(rank, rank == ranks.lead() ? Boolean.TRUE : null, reports,
-                    nan(WindowStats.meanStepSeconds(s, fromTs)),
-                    nan(WindowStats.stepShare(s, fromTs, WindowStats.StepPart.DATA)),
-                    nan(WindowStats.stepShare(s, fromTs, WindowStats.StepPart.TEXT_ENCODER)),
-                    nan(WindowStats.stepShare(s, fromTs, WindowStats.StepPart.VAE)), s.step(s.size() - 1),
-                    s.ts(s.size() - 1)));
-        }
-        return out.size() >= 2 ? List.copyOf(out) : null;
-    }
-
-    /** Samples per second over all ranks: from the reports' sample counts, else the spec's global batch. */
-    private double samplesPerSecond(RunState run, double stepSeconds, double fromTs) {
-        if (!(stepSeconds > 0)) {
-            return Double.NaN;
-        }
-        double perStep = WindowStats.medianSamplesPerStep(run.steps, fromTs);
-        if (Double.isNaN(perStep)) {
-            perStep = specSamplesPerStep(run);
-        }
-        return perStep / stepSeconds;
-    }
-
-    /**
-     * Samples per step over all ranks by the spec (global batch), NaN when it does not say: the fallback for
-     * reports without a sample count, in the run view ({@link #samplesPerSecond}) and in the series alike.
-     */
-    private static double specSamplesPerStep(RunState run) {
-        if (run.estimate == null || run.estimate.spec() == null || run.estimate.spec().batch() == null) {
-            return Double.NaN;
-        }
-        RunSpec s = run.estimate.spec();
-        int dp = s.gpus() != null ? s.gpus() : 1;
-        int accumulation = s.gradAccumulation() != null ? s.gradAccumulation() : 1;
-        return (double) s.batch() * dp * accumulation;
-    }
-
-    private ComparisonView comparison(RunState run, ObservedView o) {
-        Estimate e = run.estimate;
-        Long headroom = o.memoryUsedBytes() != null && o.memoryTotalBytes() != null
-                ? o.memoryTotalBytes() - o.memoryUsedBytes() : null;
-        if (e == null) {
-            return new ComparisonView(null, null, null, null, headroom, o.memoryTotalBytes(), null, null, null,
-                    null);
-        }
-        Double stepRatio = o.stepSeconds() != null && e.stepSeconds() > 0 ? o.stepSeconds() / e.stepSeconds() : null;
-        Double memoryRatio = o.peakMemoryBytes() != null && e.peakMemoryBytes() > 0
-                ? (double) o.peakMemoryBytes() / e.peakMemoryBytes() : null;
-        Double throughputRatio = o.samplesPerSecond() != null && e.samplesPerSecond() > 0
-                ? o.samplesPerSecond() / e.samplesPerSecond() : null;
-        Long remaining = null;
-        Double eta = null;
-        Long total = e.spec() != null ? e.spec().totalSteps() : null;
-        if (total == null && run.registeredSpec != null) {
-            total = run.registeredSpec.totalSteps();
-        }
-        if (total != null) {
-            long last = Math.max(0, run.lastStep);
-            remaining = Math.max(0, total - last);
-            double perStep = o.stepSeconds() != null ? o.stepSeconds() : e.stepSeconds();
-            eta = remaining * perStep;
-        }
-        Long capacity = o.memoryTotalBytes() != null ? o.memoryTotalBytes() : e.gpuMemoryBytes() > 0 ? e.gpuMemoryBytes() : null;
-        return new ComparisonView(e.stepSeconds(), stepRatio, e.peakMemoryBytes(), memoryRatio, headroom, capacity,
-                e.samplesPerSecond(), throughputRatio, remaining, eta);
-    }
-
-    private RunSummary summarize(RunState run, double now) {
-        List<GpuState> gs = runGpus(run);
-        ObservedView o = observed(run, gs, now);
-        Estimate e = run.estimate;
-        return new RunSummary(run.runId, run.registeredSpec, run.firstSeen, run.lastSeen, run.ended,
-                nan(run.endedAt), o.lastStep(), o.lastStepTs(), o.stepSeconds(), e != null ? e.stepSeconds() : null,
-                o.peakMemoryBytes(), e != null ? e.peakMemoryBytes() : null, o.gpuUtilizationRatio(),
-                o.samplesPerSecond(), List.copyOf(run.hosts.keySet()), List.copyOf(run.gpuUuids()),
-                run.tracker.snapshot(), run.synthetic ? Boolean.TRUE : null);
-    }
-
-    private OptionalInt latentDownsample(RunState run) {
-        String model = run.estimate != null ? run.estimate.model()
-                : run.registeredSpec != null ? run.registeredSpec.model() : null;
-        return model == null ? OptionalInt.empty() : predictor.latentDownsample(model);
-    }
-
-    private static Double nan(double v) {
-        return Double.isNaN(v) || Double.isInfinite(v) ? null : v;
-    }
-
-    private static Long toLong(double v) {
-        return Double.isNaN(v) || Double.isInfinite(v) ? null : Math.round(v);
-    }
-
-    /** The {@link RunContext} of one evaluation, over the live state (valid only under the lock). */
-    private final class Evaluation implements RunContext {
-        private final RunState run;
-        private final double now;
-        private List<GpuSeries> gpuSeries;
-
-        Evaluation(RunState run, double now) {
-            this.run = run;
-            this.now = now;
-        }
-
-        @Override
-        public String runId() {
-            return run.runId;
-        }
-
-        @Override
-        public double now() {
-            return now;
-        }
-
-        @Override
-        public RunSpec spec() {
-            return run.estimate != null ? run.estimate.spec() : run.registeredSpec;
-        }
-
-        @Override
-        public Estimate estimate() {
-            return run.estimate;
-        }
-
-        @Override
-        public StepSeries steps() {
-            return run.steps;
-        }
-
-        @Override
-        public RankSeries ranks() {
-            return run.ranks != null ? run.ranks : RankSeries.NONE;
-        }
-
-        @Override
-        public List<GpuSeries> gpus() {
-            if (gpuSeries == null) {
-                List<GpuSeries> out = new ArrayList<>();
-                for (GpuState g : runGpus(run)) {
-                    g.window.trim(now);
-                    out.add(g.window);
-                }
-                gpuSeries = out;
-            }
-            return gpuSeries;
-        }
-
-        @Override
-        public List<XidRecord> xids() {
-            List<XidRecord> out = new ArrayList<>(run.restoredXids);
-            for (GpuState g : runGpus(run)) {
-                out.addAll(g.recentXids);
-            }
-            return out;
-        }
-
-        @Override
-        public List<AgentStatus> agents() {
-            List<AgentStatus> out = new ArrayList<>();
-            for (AgentState a : agents.values()) {
-                if (a.host != null && run.hosts.containsKey(a.host)) {
-                    out.add(new AgentStatus(a.agentId, a.host, a.lastSeen, a.intervalSeconds()));
-                }
-            }
-            return out;
-        }
-
-        @Override
-        public Estimate whatIf(RunSpec variant) {
-            try {
-                return predictor.estimate(variant);
-            } catch (InvalidSpecException e) {
-                return null;
-            }
-        }
-
-        @Override
-        public OptionalInt latentDownsample() {
-            return Fleet.this.latentDownsample(run);
-        }
-
-        @Override
-        public boolean isActive(AnomalyKind kind) {
-            return run.tracker.isActive(kind);
-        }
-    }
 }

@@ -1,0 +1,194 @@
+package dev.trainwatch.collector.state;
+
+import dev.trainwatch.collector.detect.AnomalyKind;
+import dev.trainwatch.collector.detect.AnomalyTracker.Transition;
+import dev.trainwatch.collector.detect.Detector;
+import dev.trainwatch.collector.detect.GpuSeries;
+import dev.trainwatch.collector.detect.RankSeries;
+import dev.trainwatch.collector.detect.RunContext;
+import dev.trainwatch.collector.detect.StepSeries;
+import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.estimator.InvalidSpecException;
+import dev.trainwatch.protocol.RunSpec;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+/**
+ * When a run's detectors run and when its listeners hear about it: each run is evaluated at most every
+ * {@link FleetSettings#evaluateEvery()} and its summary published at most every summary interval (or after a
+ * transition). Holds the {@link RunContext} the detectors see. Only called under the {@link Fleet}'s lock.
+ */
+final class EvaluationSchedule {
+    private static final System.Logger LOG = System.getLogger(Fleet.class.getName());
+    /** onRunChanged at most this often per run while data flows. */
+    static final double CHANGE_NOTIFY_SECONDS = 60;
+
+    /** What the schedule hands back to the fleet. */
+    interface Notifier {
+        /** An anomaly was raised, changed or resolved. */
+        void publish(String runId, Transition t);
+
+        /** The run's summary is due for listeners. */
+        void notifyChanged(RunState run, double now);
+    }
+
+    private final FleetSettings settings;
+    private final double summaryIntervalSeconds;
+    private final List<Detector> detectors;
+    private final Predictor predictor;
+    private final RunObservations observations;
+    private final Map<String, AgentState> agents;
+    private final Notifier notifier;
+
+    EvaluationSchedule(FleetSettings settings, List<Detector> detectors, Predictor predictor,
+            RunObservations observations, Map<String, AgentState> agents, Notifier notifier) {
+        this.settings = settings;
+        this.summaryIntervalSeconds = settings.summaryInterval().toMillis() / 1000.0;
+        this.detectors = detectors;
+        this.predictor = predictor;
+        this.observations = observations;
+        this.agents = agents;
+        this.notifier = notifier;
+    }
+
+    void maybeEvaluate(RunState run, double now) {
+        // A clock stepped back (NTP, a resumed VM) makes the times since negative: treat them as due, or the run's
+        // detectors and summaries would wait until the clock caught up again.
+        double sinceEvaluated = now - run.lastEvaluated;
+        if (sinceEvaluated < 0 || sinceEvaluated >= settings.evaluateEvery().toMillis() / 1000.0) {
+            evaluate(run, now);
+        }
+        double sinceNotified = now - run.lastChangeNotified;
+        if (sinceNotified < 0) {
+            sinceNotified = Double.POSITIVE_INFINITY;
+        }
+        if (run.summaryDue && sinceNotified >= summaryIntervalSeconds
+                || run.dirty && sinceNotified >= CHANGE_NOTIFY_SECONDS) {
+            notifier.notifyChanged(run, now);
+        }
+    }
+
+    void evaluate(RunState run, double now) {
+        run.lastEvaluated = now;
+        if (run.ended) {
+            return;
+        }
+        run.steps.trim(now);
+        if (run.ranks != null) {
+            run.ranks.trim(now);
+        }
+        Evaluation ctx = new Evaluation(run, now);
+        for (Detector d : detectors) {
+            Optional<Transition> t;
+            try {
+                t = run.tracker.update(now, d.kind(), d.evaluate(ctx, run.tracker.isActive(d.kind())));
+            } catch (RuntimeException e) {
+                // A detector bug must not stop ingest or the other detectors; it is logged once per evaluation.
+                LOG.log(System.Logger.Level.ERROR, "detector " + d.kind().wireName() + " failed on run "
+                        + run.runId, e);
+                continue;
+            }
+            if (t.isPresent()) {
+                run.summaryDue = true;
+                notifier.publish(run.runId, t.get());
+            }
+        }
+    }
+
+    /** The {@link RunContext} of one evaluation, over the live state (valid only under the lock). */
+    private final class Evaluation implements RunContext {
+        private final RunState run;
+        private final double now;
+        private List<GpuSeries> gpuSeries;
+
+        Evaluation(RunState run, double now) {
+            this.run = run;
+            this.now = now;
+        }
+
+        @Override
+        public String runId() {
+            return run.runId;
+        }
+
+        @Override
+        public double now() {
+            return now;
+        }
+
+        @Override
+        public RunSpec spec() {
+            return run.estimate != null ? run.estimate.spec() : run.registeredSpec;
+        }
+
+        @Override
+        public Estimate estimate() {
+            return run.estimate;
+        }
+
+        @Override
+        public StepSeries steps() {
+            return run.steps;
+        }
+
+        @Override
+        public RankSeries ranks() {
+            return run.ranks != null ? run.ranks : RankSeries.NONE;
+        }
+
+        @Override
+        public List<GpuSeries> gpus() {
+            if (gpuSeries == null) {
+                List<GpuSeries> out = new ArrayList<>();
+                for (GpuState g : observations.runGpus(run)) {
+                    g.window.trim(now);
+                    out.add(g.window);
+                }
+                gpuSeries = out;
+            }
+            return gpuSeries;
+        }
+
+        @Override
+        public List<XidRecord> xids() {
+            List<XidRecord> out = new ArrayList<>(run.restoredXids);
+            for (GpuState g : observations.runGpus(run)) {
+                out.addAll(g.recentXids);
+            }
+            return out;
+        }
+
+        @Override
+        public List<AgentStatus> agents() {
+            List<AgentStatus> out = new ArrayList<>();
+            for (AgentState a : agents.values()) {
+                if (a.host != null && run.hosts.containsKey(a.host)) {
+                    out.add(new AgentStatus(a.agentId, a.host, a.lastSeen, a.intervalSeconds()));
+                }
+            }
+            return out;
+        }
+
+        @Override
+        public Estimate whatIf(RunSpec variant) {
+            try {
+                return predictor.estimate(variant);
+            } catch (InvalidSpecException e) {
+                return null;
+            }
+        }
+
+        @Override
+        public OptionalInt latentDownsample() {
+            return observations.latentDownsample(run);
+        }
+
+        @Override
+        public boolean isActive(AnomalyKind kind) {
+            return run.tracker.isActive(kind);
+        }
+    }
+}

@@ -1,0 +1,250 @@
+package dev.trainwatch.collector.state;
+
+import dev.trainwatch.collector.detect.RankSeries;
+import dev.trainwatch.collector.detect.StepSeries;
+import dev.trainwatch.collector.detect.WindowStats;
+import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.protocol.RunSpec;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalInt;
+
+/**
+ * What a run is observed to do, derived from the fleet's live state: the run view, its observations (step time,
+ * shares, memory, throughput, ranks), the observed-vs-predicted comparison and the history summary. Efficiency
+ * figures derived from observations (MFU/HFU, goodput, energy, cost) belong here, next to {@link #observed}.
+ * Reads the {@link Fleet}'s maps and is only called under its lock.
+ */
+final class RunObservations {
+    private final Predictor predictor;
+    private final double windowSeconds;
+    private final Map<String, RunState> runs;
+    private final Map<String, GpuState> gpus;
+
+    RunObservations(Predictor predictor, double windowSeconds, Map<String, RunState> runs,
+            Map<String, GpuState> gpus) {
+        this.predictor = predictor;
+        this.windowSeconds = windowSeconds;
+        this.runs = runs;
+        this.gpus = gpus;
+    }
+
+    List<GpuState> runGpus(RunState run) {
+        List<GpuState> out = new ArrayList<>();
+        for (String uuid : run.gpuUuids()) {
+            GpuState g = gpus.get(uuid);
+            if (g != null) {
+                out.add(g);
+            }
+        }
+        return out;
+    }
+
+    RunView view(RunState run, double now) {
+        List<GpuState> gs = runGpus(run);
+        ObservedView observed = observed(run, gs, now);
+        ComparisonView comparison = comparison(run, observed);
+        List<RunGpuView> gpuViews = new ArrayList<>(gs.size());
+        double recent = now - Fleet.RECENT_SECONDS;
+        for (GpuState g : gs) {
+            GpuWindow w = g.window;
+            RunState.HostPart part = run.hosts.get(w.host());
+            List<Integer> ranks = part == null ? List.of() : part.ranksByGpu.getOrDefault(w.uuid(), List.of());
+            gpuViews.add(new RunGpuView(w.uuid(), w.host(), w.index(), w.name(), List.copyOf(ranks),
+                    toLong(WindowStats.latestMemory(w)), toLong(w.memoryTotalBytes()), toLong(w.peakMemory),
+                    nan(WindowStats.meanUtilization(w, recent)), nan(WindowStats.meanSmClockRatio(w, recent)),
+                    w.lost()));
+        }
+        gpuViews.sort(Comparator.comparing(RunGpuView::host, Comparator.nullsLast(Comparator.naturalOrder()))
+                .thenComparingInt(RunGpuView::index));
+        return new RunView(run.runId, run.estimate != null ? run.estimate.spec() : run.registeredSpec,
+                run.estimate, observed, comparison, run.tracker.snapshot(), gpuViews,
+                List.copyOf(run.hosts.keySet()), run.firstSeen, run.lastSeen, run.ended, nan(run.endedAt),
+                run.synthetic ? Boolean.TRUE : null, unmatched(run, now));
+    }
+
+    /** A spec nothing has reported for {@link Fleet#UNMATCHED_AFTER_SECONDS}: which runs the agents do report. */
+    RunView.Unmatched unmatched(RunState run, double now) {
+        if (run.registeredSpec == null || run.ended || Slots.observed(run)
+                || now - run.firstSeen < Fleet.UNMATCHED_AFTER_SECONDS) {
+            return null;
+        }
+        List<RunState> candidates = new ArrayList<>();
+        for (RunState other : runs.values()) {
+            if (other != run && !other.ended && other.registeredSpec == null && Slots.observed(other)) {
+                candidates.add(other);
+            }
+        }
+        candidates.sort(Comparator.comparingDouble((RunState r) -> r.lastSeen).reversed());
+        List<String> ids = candidates.stream().limit(10).map(r -> r.runId).toList();
+        String waited = now - run.firstSeen < 120 ? "a minute" : Math.round((now - run.firstSeen) / 60) + " minutes";
+        String message = ids.isEmpty()
+                ? "nothing has reported run '" + run.runId + "' in " + waited + " since its spec, and no agent reports "
+                        + "a run without a spec either: is the agent running and pointed at this collector?"
+                : "nothing has reported run '" + run.runId + "' in " + waited + " since its spec, while "
+                        + String.join(", ", ids.stream().map(id -> "'" + id + "'").toList())
+                        + (ids.size() == 1 ? " reports" : " report") + " data without a spec: register the spec under "
+                        + "that id, or start the agent with --run-id " + run.runId;
+        return new RunView.Unmatched(Math.round(now - run.firstSeen), ids, message);
+    }
+
+    private ObservedView observed(RunState run, List<GpuState> gs, double now) {
+        double fromSteps = now - windowSeconds;
+        double recent = now - Fleet.RECENT_SECONDS;
+        double fullestUsed = Double.NaN;
+        double fullestTotal = Double.NaN;
+        double fullestHeadroom = Double.POSITIVE_INFINITY;
+        double utilSum = 0;
+        int utilN = 0;
+        double power = 0;
+        boolean anyPower = false;
+        for (GpuState g : gs) {
+            double used = WindowStats.latestMemory(g.window);
+            double total = g.window.memoryTotalBytes();
+            if (!Double.isNaN(used)) {
+                double headroom = Double.isNaN(total) ? Double.POSITIVE_INFINITY : total - used;
+                if (Double.isNaN(fullestUsed) || headroom < fullestHeadroom
+                        || (headroom == fullestHeadroom && used > fullestUsed)) {
+                    fullestUsed = used;
+                    fullestTotal = total;
+                    fullestHeadroom = headroom;
+                }
+            }
+            double u = WindowStats.meanUtilization(g.window, recent);
+            if (!Double.isNaN(u)) {
+                utilSum += u;
+                utilN++;
+            }
+            if (g.latest != null && g.latest.powerWatts() != null && Double.isFinite(g.latest.powerWatts())) {
+                power += g.latest.powerWatts();
+                anyPower = true;
+            }
+        }
+        StepSeries steps = run.steps;
+        RankSeries ranks = run.ranks != null ? run.ranks : RankSeries.NONE;
+        double stepSeconds = WindowStats.medianStepSeconds(steps, fromSteps);
+        Integer bucketH = null;
+        Integer bucketW = null;
+        if (run.largestBucketCells > 0) {
+            int f = latentDownsample(run).orElse(0);
+            if (f > 0) {
+                bucketH = run.largestBucketHeight * f;
+                bucketW = run.largestBucketWidth * f;
+            }
+        }
+        return new ObservedView(toLong(run.peakMemory), toLong(fullestUsed), toLong(fullestTotal),
+                nan(stepSeconds), nan(WindowStats.stepShare(steps, ranks, fromSteps, WindowStats.StepPart.DATA)),
+                nan(WindowStats.stepShare(steps, ranks, fromSteps, WindowStats.StepPart.TEXT_ENCODER)),
+                nan(WindowStats.stepShare(steps, ranks, fromSteps, WindowStats.StepPart.VAE)),
+                utilN > 0 ? utilSum / utilN : null, nan(samplesPerSecond(run, stepSeconds, fromSteps)),
+                run.lastStep >= 0 ? run.lastStep : null, nan(run.lastStepTs), bucketH, bucketW, gs.size(),
+                anyPower ? power : null, rankViews(run, fromSteps));
+    }
+
+    /** Each rank's own reports in the window, when at least two ranks have some; else null. */
+    private static List<RankView> rankViews(RunState run, double fromTs) {
+        RankWindows ranks = run.ranks;
+        if (ranks == null || ranks.count() < 2) {
+            return null;
+        }
+        List<RankView> out = new ArrayList<>(ranks.count());
+        for (int k = 0; k < ranks.count(); k++) {
+            StepSeries s = ranks.steps(k);
+            int reports = WindowStats.reports(s, fromTs);
+            if (reports == 0) {
+                continue;
+            }
+            int rank = ranks.rank(k);
+            out.add(new RankView(rank, rank == ranks.lead() ? Boolean.TRUE : null, reports,
+                    nan(WindowStats.meanStepSeconds(s, fromTs)),
+                    nan(WindowStats.stepShare(s, fromTs, WindowStats.StepPart.DATA)),
+                    nan(WindowStats.stepShare(s, fromTs, WindowStats.StepPart.TEXT_ENCODER)),
+                    nan(WindowStats.stepShare(s, fromTs, WindowStats.StepPart.VAE)), s.step(s.size() - 1),
+                    s.ts(s.size() - 1)));
+        }
+        return out.size() >= 2 ? List.copyOf(out) : null;
+    }
+
+    /** Samples per second over all ranks: from the reports' sample counts, else the spec's global batch. */
+    private double samplesPerSecond(RunState run, double stepSeconds, double fromTs) {
+        if (!(stepSeconds > 0)) {
+            return Double.NaN;
+        }
+        double perStep = WindowStats.medianSamplesPerStep(run.steps, fromTs);
+        if (Double.isNaN(perStep)) {
+            perStep = specSamplesPerStep(run);
+        }
+        return perStep / stepSeconds;
+    }
+
+    /**
+     * Samples per step over all ranks by the spec (global batch), NaN when it does not say: the fallback for
+     * reports without a sample count, in the run view ({@link #samplesPerSecond}) and in the series alike.
+     */
+    static double specSamplesPerStep(RunState run) {
+        if (run.estimate == null || run.estimate.spec() == null || run.estimate.spec().batch() == null) {
+            return Double.NaN;
+        }
+        RunSpec s = run.estimate.spec();
+        int dp = s.gpus() != null ? s.gpus() : 1;
+        int accumulation = s.gradAccumulation() != null ? s.gradAccumulation() : 1;
+        return (double) s.batch() * dp * accumulation;
+    }
+
+    private ComparisonView comparison(RunState run, ObservedView o) {
+        Estimate e = run.estimate;
+        Long headroom = o.memoryUsedBytes() != null && o.memoryTotalBytes() != null
+                ? o.memoryTotalBytes() - o.memoryUsedBytes() : null;
+        if (e == null) {
+            return new ComparisonView(null, null, null, null, headroom, o.memoryTotalBytes(), null, null, null,
+                    null);
+        }
+        Double stepRatio = o.stepSeconds() != null && e.stepSeconds() > 0 ? o.stepSeconds() / e.stepSeconds() : null;
+        Double memoryRatio = o.peakMemoryBytes() != null && e.peakMemoryBytes() > 0
+                ? (double) o.peakMemoryBytes() / e.peakMemoryBytes() : null;
+        Double throughputRatio = o.samplesPerSecond() != null && e.samplesPerSecond() > 0
+                ? o.samplesPerSecond() / e.samplesPerSecond() : null;
+        Long remaining = null;
+        Double eta = null;
+        Long total = e.spec() != null ? e.spec().totalSteps() : null;
+        if (total == null && run.registeredSpec != null) {
+            total = run.registeredSpec.totalSteps();
+        }
+        if (total != null) {
+            long last = Math.max(0, run.lastStep);
+            remaining = Math.max(0, total - last);
+            double perStep = o.stepSeconds() != null ? o.stepSeconds() : e.stepSeconds();
+            eta = remaining * perStep;
+        }
+        Long capacity = o.memoryTotalBytes() != null ? o.memoryTotalBytes() : e.gpuMemoryBytes() > 0 ? e.gpuMemoryBytes() : null;
+        return new ComparisonView(e.stepSeconds(), stepRatio, e.peakMemoryBytes(), memoryRatio, headroom, capacity,
+                e.samplesPerSecond(), throughputRatio, remaining, eta);
+    }
+
+    RunSummary summarize(RunState run, double now) {
+        List<GpuState> gs = runGpus(run);
+        ObservedView o = observed(run, gs, now);
+        Estimate e = run.estimate;
+        return new RunSummary(run.runId, run.registeredSpec, run.firstSeen, run.lastSeen, run.ended,
+                nan(run.endedAt), o.lastStep(), o.lastStepTs(), o.stepSeconds(), e != null ? e.stepSeconds() : null,
+                o.peakMemoryBytes(), e != null ? e.peakMemoryBytes() : null, o.gpuUtilizationRatio(),
+                o.samplesPerSecond(), List.copyOf(run.hosts.keySet()), List.copyOf(run.gpuUuids()),
+                run.tracker.snapshot(), run.synthetic ? Boolean.TRUE : null);
+    }
+
+    OptionalInt latentDownsample(RunState run) {
+        String model = run.estimate != null ? run.estimate.model()
+                : run.registeredSpec != null ? run.registeredSpec.model() : null;
+        return model == null ? OptionalInt.empty() : predictor.latentDownsample(model);
+    }
+
+    static Double nan(double v) {
+        return Double.isNaN(v) || Double.isInfinite(v) ? null : v;
+    }
+
+    static Long toLong(double v) {
+        return Double.isNaN(v) || Double.isInfinite(v) ? null : Math.round(v);
+    }
+}
