@@ -88,8 +88,16 @@ class EstimateCommandTest {
                 "trainwatch: unknown model 'pixart-sigmaa'; nearest: pixart-sigma-xl-2, pixart-alpha-xl-2").endsWith("(see 'trainwatch models')");
         assertThat(model.err().strip().lines().count()).isEqualTo(1);
 
-        Result gpu = run("estimate", "--model", "dit-xl-2", "--gpu", "a100");
-        assertThat(gpu.status()).isZero(); // "a100" is an alias of a100-40gb
+        // "a100" used to pick a100-40gb silently; 40 and 80 GB cards give different verdicts.
+        for (String family : new String[] {"a100", "v100", "h100"}) {
+            Result gpu = run("estimate", "--model", "dit-xl-2", "--gpu", family);
+            assertThat(gpu.status()).as(family).isEqualTo(2);
+            assertThat(gpu.err().strip()).startsWith("trainwatch: GPU '" + family + "' is ambiguous: ")
+                    .contains(family + "-").doesNotContain("\n");
+        }
+        assertThat(run("estimate", "--model", "dit-xl-2", "--gpu", "a100").err())
+                .contains("a100-40gb, a100-80gb, a100-pcie-80gb");
+        assertThat(run("estimate", "--model", "dit-xl-2", "--gpu", "NVIDIA A100-SXM4-80GB").status()).isZero();
         Result badGpu = run("estimate", "--model", "dit-xl-2", "--gpu", "b200");
         assertThat(badGpu.status()).isEqualTo(2);
         assertThat(badGpu.err()).startsWith("trainwatch: unknown GPU 'b200'; nearest:");

@@ -195,6 +195,11 @@ public final class Estimator {
         if (spec.gpu() == null || spec.gpu().isBlank()) {
             throw new InvalidSpecException("no GPU given; choose one of: " + String.join(", ", catalog.gpuIds()));
         }
+        List<String> ambiguous = catalog.ambiguousGpuIds(spec.gpu());
+        if (!ambiguous.isEmpty()) {
+            throw new InvalidSpecException("GPU '" + spec.gpu() + "' is ambiguous: " + String.join(", ", ambiguous)
+                    + " differ in memory; name the one you use (or give its NVML name, e.g. \"NVIDIA A100-SXM4-80GB\")");
+        }
         GpuInfo gpu = catalog.gpu(spec.gpu()).orElseThrow(() -> new InvalidSpecException("unknown GPU '"
                 + spec.gpu() + "'; nearest: " + String.join(", ", Catalog.nearest(spec.gpu(), catalog.gpuIds()))
                 + " (see 'trainwatch gpus')"));

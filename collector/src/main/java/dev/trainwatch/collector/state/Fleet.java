@@ -986,12 +986,16 @@ public final class Fleet {
             filled = filled.overriddenBy(new RunSpec(null, null, attributed, null, null, null, null, null, null,
                     null, null, null, null, null, null, null, null));
         }
-        if (spec.gpu() == null) {
+        // A family name ("a100") that the catalog finds ambiguous is settled by what NVML says the run's GPUs are
+        // ("NVIDIA A100-SXM4-80GB" -> a100-80gb): their memory decides, never a silent pick.
+        String family = spec.gpu() != null && predictor.resolveGpuId(spec.gpu()).isEmpty()
+                ? spec.gpu().strip().toLowerCase(java.util.Locale.ROOT) + "-" : null;
+        if (spec.gpu() == null || family != null) {
             for (String uuid : run.gpuUuids()) {
                 GpuState g = gpus.get(uuid);
                 if (g != null && g.window.name() != null) {
                     Optional<String> id = predictor.resolveGpuId(g.window.name());
-                    if (id.isPresent()) {
+                    if (id.isPresent() && (family == null || id.get().startsWith(family))) {
                         filled = filled.overriddenBy(withGpu(id.get()));
                         break;
                     }

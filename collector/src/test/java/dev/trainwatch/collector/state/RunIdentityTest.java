@@ -94,4 +94,19 @@ class RunIdentityTest {
         assertThat(fleet.run("3f9a1c2e").orElseThrow().estimate()).isNotNull();
         assertThat(fleet.runs()).hasSize(1);
     }
+
+    @Test
+    void anAmbiguousGpuFamilyInASpecIsSettledByWhatNvmlReportsForTheRun() {
+        Fleet real = Fleet.create(dev.trainwatch.estimator.Estimator.bundled(), clock);
+        double t = clock.seconds();
+        real.ingestBatch(batch("node1", "agent-1", 1, List.of(gpu(t, 0, "GPU-0", 30 * GIB, 0.9)),
+                List.of(attribution("run-a100", List.of("GPU-0"))), List.of()));
+        RunView v = real.putSpec("run-a100", new RunSpec("dit-xl-2", "a100", null, 32, 256, null, null, null, "bf16",
+                "adamw", false, false, null, 0, null, null, null));
+        // The sample's NVML name is "NVIDIA A100-SXM4-80GB": its memory decides, not the first catalog entry.
+        assertThat(v.estimate().gpu()).isEqualTo("a100-80gb");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> real.putSpec("unseen", new RunSpec("dit-xl-2", "a100",
+                        null, 32, 256, null, null, null, "bf16", "adamw", false, false, null, 0, null, null, null)))
+                .hasMessageStartingWith("GPU 'a100' is ambiguous: a100-40gb, a100-80gb, a100-pcie-80gb");
+    }
 }

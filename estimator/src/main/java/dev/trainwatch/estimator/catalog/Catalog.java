@@ -92,6 +92,20 @@ public final class Catalog {
         return Optional.ofNullable(gpuNames.get(normalize(idOrName)));
     }
 
+    /**
+     * The catalog GPUs a family name such as {@code a100}, {@code v100} or {@code h100} could mean (ids starting with it),
+     * when there are several: a spec must say which, since their memory differs (40 or 80 GB) and picking one would be
+     * a silent guess. Empty when the name resolves or matches at most one family member.
+     */
+    public List<String> ambiguousGpuIds(String name) {
+        if (name == null || name.isBlank() || resolveGpuId(name).isPresent()) {
+            return List.of();
+        }
+        String prefix = normalize(name) + "-";
+        List<String> ids = gpus.keySet().stream().filter(id -> normalize(id).startsWith(prefix)).sorted().toList();
+        return ids.size() >= 2 ? ids : List.of();
+    }
+
     /** The model whose training configs use {@code configName} (e.g. {@code SanaMS_1600M_P1_D20}), in catalog order. */
     public List<ModelInfo> modelsForConfigName(String configName) {
         List<ModelInfo> found = new ArrayList<>();
