@@ -176,6 +176,24 @@ final class Architecture {
         };
     }
 
+    /** Blocks per group of {@link #plan}, in forward order. */
+    static int[] groupDepths(ModelInfo m) {
+        return switch (m.architecture()) {
+            case "stdit3" -> new int[] {m.depth(), m.depth()};
+            case "mmdit" -> new int[] {m.depth(), m.singleDepth()};
+            default -> new int[] {m.depth()};
+        };
+    }
+
+    /** What the groups of {@link #plan} are, for notes. */
+    static String groupNames(ModelInfo m) {
+        return switch (m.architecture()) {
+            case "stdit3" -> "spatial, temporal";
+            case "mmdit" -> "double-stream, single-stream";
+            default -> "blocks";
+        };
+    }
+
     private static long mlpHidden(ModelInfo m) {
         return Math.round(m.hidden() * m.mlpRatio());
     }

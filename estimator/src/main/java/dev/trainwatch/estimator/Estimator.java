@@ -72,7 +72,13 @@ public final class Estimator {
 
     static final List<String> PRECISIONS = List.of("fp32", "tf32", "fp16", "bf16");
     static final List<String> FEATURES = List.of("online", "precomputed");
+    static final List<String> WEIGHTS = List.of("fp32", "mixed", "pure");
+    /** More buckets than any real bucket_config has; keeps one spec's price bounded. */
+    static final int MAX_BUCKETS = 64;
     static final List<String> ATTENTIONS = List.of("flash", "math");
+    /** Run-internal feature states when one encoder's output is read from disk and the other's is computed. */
+    static final String TEXT_PRECOMPUTED = "text-precomputed";
+    static final String VAE_PRECOMPUTED = "vae-precomputed";
 
     private final Catalog catalog;
     private final Map<String, ModelProfile> profiles;
@@ -162,6 +168,9 @@ public final class Estimator {
      * @throws InvalidSpecException for unknown ids or impossible values, with a one-line message
      */
     public Estimate estimate(RunSpec spec) {
+        if (spec != null && spec.buckets() != null && !spec.buckets().isEmpty()) {
+            return estimateBuckets(spec);
+        }
         Run run = resolve(spec);
         Costs costs = costs(run, run.batch);
         int maxBatch = maxBatch(run, costs);
@@ -172,6 +181,86 @@ public final class Estimator {
                 run.profile.trainableParams, costs.peakBytes, run.gpu.memoryBytes(), costs.peakBytes <= run.gpu.memoryBytes(),
                 maxBatch, costs.stepSeconds, costs.samplesPerSecond, costs.memory, costs.time, total,
                 suggestions, notes);
+    }
+
+    /**
+     * A multi-bucket run: every bucket priced on its own; the run must fit its largest bucket, so memory, the largest
+     * batch and the suggestions are that bucket's, and the step time is the mean over buckets weighted by their share
+     * of the steps.
+     */
+    private Estimate estimateBuckets(RunSpec spec) {
+        List<RunSpec.Bucket> buckets = spec.buckets();
+        if (buckets.size() > MAX_BUCKETS) {
+            throw new InvalidSpecException("at most " + MAX_BUCKETS + " buckets, got " + buckets.size());
+        }
+        RunSpec base = spec.withRegime(spec.textFeatures(), spec.vaeFeatures(), spec.weights(), spec.checkpointBlocks(),
+                spec.vaeMicroBatch(), null);
+        List<Estimate> priced = new ArrayList<>();
+        List<Double> weights = new ArrayList<>();
+        double weightSum = 0;
+        for (RunSpec.Bucket bucket : buckets) {
+            if (bucket == null) {
+                throw new InvalidSpecException("a bucket is empty");
+            }
+            double w = bucket.weight() == null ? 1.0 : bucket.weight();
+            if (!(w > 0) || !Double.isFinite(w)) {
+                throw new InvalidSpecException("bucket weight must be above 0, got " + bucket.weight());
+            }
+            Integer h = bucket.height() != null ? bucket.height() : spec.height() != null ? spec.height() : spec.resolution();
+            Integer wd = bucket.width() != null ? bucket.width() : spec.width() != null ? spec.width() : spec.resolution();
+            Integer batch = bucket.batch() != null ? bucket.batch() : spec.batch();
+            Integer frames = bucket.frames() != null ? bucket.frames() : spec.frames();
+            RunSpec one = (h == null || wd == null) ? base.withShape(batch, spec.resolution(), null, null, frames)
+                    : base.withShape(batch, null, h, wd, frames);
+            priced.add(estimate(one));
+            weights.add(w);
+            weightSum += w;
+        }
+        Estimate worst = priced.get(0);
+        for (Estimate e : priced) {
+            if ((double) e.peakMemoryBytes() / e.gpuMemoryBytes() > (double) worst.peakMemoryBytes() / worst.gpuMemoryBytes()) {
+                worst = e;
+            }
+        }
+        double step = 0;
+        double samples = 0;
+        Map<String, Double> stepBreakdown = new LinkedHashMap<>();
+        for (int i = 0; i < priced.size(); i++) {
+            Estimate e = priced.get(i);
+            double share = weights.get(i) / weightSum;
+            step += share * e.stepSeconds();
+            samples += share * e.samplesPerSecond() * e.stepSeconds();
+            e.stepBreakdown().forEach((k, v) -> stepBreakdown.merge(k, share * v, Double::sum));
+        }
+        List<String> notes = new ArrayList<>();
+        List<Estimate> byMemory = new ArrayList<>(priced);
+        byMemory.sort(Comparator.comparingLong(Estimate::peakMemoryBytes).reversed());
+        StringBuilder line = new StringBuilder(priced.size() + " buckets priced; largest memory first:");
+        for (int i = 0; i < Math.min(3, byMemory.size()); i++) {
+            Estimate e = byMemory.get(i);
+            line.append(i == 0 ? " " : "; ").append(describeBucket(e.spec())).append(" batch ").append(e.spec().batch())
+                    .append(' ').append(gb(e.peakMemoryBytes()))
+                    .append(String.format(Locale.ROOT, " %.2f s", e.stepSeconds()));
+        }
+        if (byMemory.size() > 3) {
+            line.append("; ").append(byMemory.size() - 3).append(" more");
+        }
+        notes.add(line.toString());
+        notes.add(String.format(Locale.ROOT,
+                "memory, largest batch and suggestions are for the largest bucket (%s); the step time %.2f s is the mean over buckets weighted by their share",
+                describeBucket(worst.spec()), step));
+        notes.addAll(worst.notes());
+        RunSpec resolved = worst.spec().withRegime(worst.spec().textFeatures(), worst.spec().vaeFeatures(),
+                worst.spec().weights(), worst.spec().checkpointBlocks(), worst.spec().vaeMicroBatch(), List.copyOf(buckets));
+        Double total = spec.totalSteps() == null ? null : step * spec.totalSteps();
+        return new Estimate(resolved, worst.model(), worst.gpu(), worst.params(), worst.trainableParams(),
+                worst.peakMemoryBytes(), worst.gpuMemoryBytes(), worst.fits(), worst.maxBatch(), step, samples / step,
+                worst.breakdown(), Collections.unmodifiableMap(stepBreakdown), total, worst.suggestions(), List.copyOf(notes));
+    }
+
+    private static String describeBucket(RunSpec s) {
+        String size = s.resolution() != null ? s.resolution() + "x" + s.resolution() : s.height() + "x" + s.width();
+        return s.frames() != null ? size + "x" + s.frames() + "f" : size;
     }
 
     // ---------------------------------------------------------------------------------------------- resolution
@@ -247,6 +336,21 @@ public final class Estimator {
                 : Boolean.TRUE.equals(d.gradCheckpointing());
         boolean ema = spec.ema() != null ? spec.ema() : Boolean.TRUE.equals(d.ema());
         String features = choice("features", spec.features(), d.features(), FEATURES);
+        String textFeatures = spec.textFeatures() == null ? features : choice("text_features", spec.textFeatures(), null, FEATURES);
+        String vaeFeatures = spec.vaeFeatures() == null ? features : choice("vae_features", spec.vaeFeatures(), null, FEATURES);
+        if (m.textEncoder() == null) {
+            textFeatures = vaeFeatures;
+        }
+        features = textFeatures.equals(vaeFeatures) ? textFeatures
+                : textFeatures.equals("precomputed") ? TEXT_PRECOMPUTED : VAE_PRECOMPUTED;
+        String weights = choice("weights", spec.weights(), "fp32", WEIGHTS);
+        if (!weights.equals("fp32") && !(precision.equals("fp16") || precision.equals("bf16"))) {
+            throw new InvalidSpecException("weights '" + weights + "' holds half-precision parameters; it needs precision fp16 or bf16, got " + precision);
+        }
+        Integer vaeMicroBatch = spec.vaeMicroBatch();
+        if (vaeMicroBatch != null && (vaeMicroBatch < 1 || vaeMicroBatch > 100_000)) {
+            throw new InvalidSpecException("vae_micro_batch must be between 1 and 100000, got " + vaeMicroBatch);
+        }
         int zero = spec.zero() != null ? spec.zero() : d.zero() == null ? 0 : d.zero();
         if (zero < 0 || zero > 3) {
             throw new InvalidSpecException("zero must be 0, 1, 2 or 3, got " + zero);
@@ -257,11 +361,58 @@ public final class Estimator {
         if (totalSteps != null && totalSteps < 1) {
             throw new InvalidSpecException("total_steps must be at least 1, got " + totalSteps);
         }
-        return new Run(profile, gpu, gpus, batch, height, width, frames, precision, optimizer, checkpointing, ema,
+        int[] checkpointed = checkpointBlocks(m, spec.checkpointBlocks(), checkpointing);
+        boolean anyCheckpointed = false;
+        for (int c : checkpointed) {
+            anyCheckpointed |= c > 0;
+        }
+        return new Run(profile, gpu, gpus, batch, height, width, frames, precision, optimizer, anyCheckpointed, ema,
                 features, zero, attention, accumulation, totalSteps)
+                .withRegime(weights, checkpointed, vaeMicroBatch)
                 .withEncoders(catalog.encoder(m.textEncoder()).orElse(null), catalog.encoder(m.vae()).orElseThrow())
                 .withSquare(spec.height() == null ? resolution : null)
                 .withFactors(calibration.factorsFor(gpu.id(), m.family()));
+    }
+
+    /**
+     * Blocks recomputed per block group. One number per group, or one number for all blocks in forward order; null
+     * means all blocks or none, as {@code gradCheckpointing} says.
+     */
+    private static int[] checkpointBlocks(ModelInfo m, List<Integer> given, boolean all) {
+        int[] depths = Architecture.groupDepths(m);
+        int[] out = new int[depths.length];
+        if (given == null || given.isEmpty()) {
+            for (int i = 0; i < depths.length; i++) {
+                out[i] = all ? depths[i] : 0;
+            }
+            return out;
+        }
+        int total = 0;
+        for (int depth : depths) {
+            total += depth;
+        }
+        for (Integer n : given) {
+            if (n == null || n < 0) {
+                throw new InvalidSpecException("checkpoint_blocks must be whole numbers of blocks from 0, got " + given);
+            }
+        }
+        if (given.size() == depths.length && depths.length > 1) {
+            for (int i = 0; i < depths.length; i++) {
+                // Open-Sora 2.0 writes (8, 100) for 38 single-stream blocks: its model slices blocks[:n], so more is all.
+                out[i] = Math.min(given.get(i), depths[i]);
+            }
+            return out;
+        }
+        if (given.size() != 1) {
+            throw new InvalidSpecException(m.id() + " has " + depths.length + " block group" + (depths.length == 1 ? "" : "s")
+                    + "; checkpoint_blocks takes one number" + (depths.length == 1 ? "" : " or " + depths.length) + ", got " + given);
+        }
+        int left = Math.min(given.get(0), total);
+        for (int i = 0; i < depths.length; i++) {
+            out[i] = Math.min(left, depths[i]);
+            left -= out[i];
+        }
+        return out;
     }
 
     /** Upper bounds keep the arithmetic (and the batch search) far from overflow; no real run comes near them. */
@@ -319,6 +470,12 @@ public final class Estimator {
         EncoderInfo vae;
         Integer squareResolution;
         Calibration.Factors factors = Calibration.Factors.IDENTITY;
+        /** fp32, mixed (half params + fp32 master in the optimizer) or pure (all half). */
+        String weights = "fp32";
+        /** Blocks recomputed per layer group of {@link #plan}. */
+        int[] checkpointed;
+        /** Images the VAE encodes at once when the spec says; null: the model's pipeline default. */
+        Integer vaeMicroBatch;
 
         final long latentFrames;
         final long spatialTokens;
@@ -361,6 +518,53 @@ public final class Estimator {
                 macs += layer.blocks() * layer.attentionMacsPerSample();
             }
             this.forwardMacsPerSample = macs;
+            this.checkpointed = new int[plan.size()];
+            for (int i = 0; i < plan.size(); i++) {
+                this.checkpointed[i] = checkpointing ? plan.get(i).blocks() : 0;
+            }
+        }
+
+        Run withRegime(String weights, int[] checkpointed, Integer vaeMicroBatch) {
+            this.weights = weights;
+            if (checkpointed != null && checkpointed.length == plan.size()) {
+                this.checkpointed = checkpointed.clone();
+            }
+            this.vaeMicroBatch = vaeMicroBatch;
+            return this;
+        }
+
+        /** Share of the blocks' forward work recomputed in backward (0 none, 1 full checkpointing). */
+        double recomputedShare() {
+            double all = 0;
+            double recomputed = 0;
+            for (int i = 0; i < plan.size(); i++) {
+                LayerPlan layer = plan.get(i);
+                double perBlock = layer.tokensPerSample() + layer.attentionMacsPerSample() / Math.max(1, profile.info.hidden()) / 12.0;
+                all += layer.blocks() * perBlock;
+                recomputed += checkpointed[i] * perBlock;
+            }
+            return all == 0 ? 0 : recomputed / all;
+        }
+
+        boolean partialCheckpointing() {
+            for (int i = 0; i < plan.size(); i++) {
+                if (checkpointed[i] != plan.get(i).blocks()) {
+                    return checkpointing;
+                }
+            }
+            return false;
+        }
+
+        boolean textOnline() {
+            return features.equals("online") || features.equals(VAE_PRECOMPUTED);
+        }
+
+        boolean vaeOnline() {
+            return features.equals("online") || features.equals(TEXT_PRECOMPUTED);
+        }
+
+        int vaeMicroBatch() {
+            return vaeMicroBatch != null ? vaeMicroBatch : profile.info.vaeMicroBatch();
         }
 
         private Run copy(String precision, String optimizer, boolean checkpointing, String features, int zero,
@@ -380,6 +584,11 @@ public final class Estimator {
             r.vae = vae;
             r.squareResolution = squareResolution;
             r.factors = factors;
+            r.weights = weights;
+            r.vaeMicroBatch = vaeMicroBatch;
+            if (checkpointing == this.checkpointing) {
+                r.checkpointed = this.checkpointed.clone();
+            }
             return r;
         }
 
@@ -407,8 +616,9 @@ public final class Estimator {
             return precision.equals("fp16") || precision.equals("bf16");
         }
 
+        /** Some encoder runs every step. */
         boolean online() {
-            return features.equals("online");
+            return !features.equals("precomputed");
         }
 
         double peakTflops() {
@@ -439,10 +649,21 @@ public final class Estimator {
         }
 
         RunSpec resolvedSpec() {
+            boolean split = features.equals(TEXT_PRECOMPUTED) || features.equals(VAE_PRECOMPUTED);
+            List<Integer> partial = null;
+            if (partialCheckpointing()) {
+                partial = new ArrayList<>();
+                for (int c : checkpointed) {
+                    partial.add(c);
+                }
+            }
             return new RunSpec(profile.info.id(), gpu.id(), gpus, batch, squareResolution,
                     squareResolution == null ? height : null, squareResolution == null ? width : null,
-                    profile.info.video() ? frames : null, precision, optimizer, checkpointing, ema, features, zero,
-                    attention, accumulation, totalSteps);
+                    profile.info.video() ? frames : null, precision, optimizer, checkpointing, ema,
+                    online() ? "online" : "precomputed", zero, attention, accumulation, totalSteps,
+                    split ? (textOnline() ? "online" : "precomputed") : null,
+                    split ? (vaeOnline() ? "online" : "precomputed") : null,
+                    weights, partial, profile.info.video() ? vaeMicroBatch() : null, null);
         }
     }
 
@@ -481,15 +702,24 @@ public final class Estimator {
         int d = r.gpus;
         boolean sharded = d > 1;
         Map<String, Long> mem = new LinkedHashMap<>();
-        long weights = 4 * p.params;
+        boolean fp32Params = r.weights.equals("fp32");
+        long weights = (fp32Params ? 4 : 2) * p.params;
         mem.put("weights", r.zero >= 3 && sharded ? weights / d : weights);
-        if (r.half()) {
+        if (r.half() && fp32Params) {
             // Autocast caches a half copy of each weight it casts until the forward pass ends.
             mem.put("autocast_cache", (r.zero >= 3 && sharded ? 2 * p.trainableParams / d : 2 * p.trainableParams));
         }
-        long grads = 4 * p.trainableParams;
+        long grads = (fp32Params ? 4 : 2) * p.trainableParams;
         mem.put("gradients", r.zero >= 2 && sharded ? grads / d : grads);
+        if (r.weights.equals("mixed")) {
+            // ColossalAI / DeepSpeed / FSDP mixed precision: the optimizer holds an fp32 master copy, sharded with it.
+            long master = 4 * p.trainableParams;
+            mem.put("master_weights", r.zero >= 1 && sharded ? master / d : master);
+        }
         long optimizer = p.optimizerBytes(r.optimizer);
+        if (r.weights.equals("pure")) {
+            optimizer /= 2; // states kept in the parameters' half dtype
+        }
         mem.put("optimizer", r.zero >= 1 && sharded ? optimizer / d : optimizer);
         if (r.ema) {
             mem.put("ema", 4 * p.params);
@@ -505,8 +735,8 @@ public final class Estimator {
         mem.put("data_batch", dataBytes(r, b));
         if (r.online()) {
             long encoderBytes = r.half() ? 2 : 4;
-            long resident = r.vae.params() * encoderBytes;
-            if (r.textEncoder != null) {
+            long resident = r.vaeOnline() ? r.vae.params() * encoderBytes : 0;
+            if (r.textEncoder != null && r.textOnline()) {
                 resident += r.textEncoder.params() * encoderBytes;
             }
             mem.put("frozen_encoders", resident);
@@ -541,7 +771,10 @@ public final class Estimator {
         double textKvBytes = amp ? 2 : 4;
         double total = 0;
         double live = 0;
-        for (LayerPlan layer : r.plan) {
+        for (int i = 0; i < r.plan.size(); i++) {
+            LayerPlan layer = r.plan.get(i);
+            int recomputed = r.checkpointed[i];
+            int kept = layer.blocks() - recomputed;
             double tokenHidden = (double) layer.tokensPerSample() * b * h;
             double saved = (amp ? layer.savedBytesAmp() : layer.savedBytesFp32()) * tokenHidden
                     + layer.textKvBytesPerSample() * b * textKvBytes;
@@ -550,11 +783,12 @@ public final class Estimator {
             if (!math && amp && r.profile.info.attentionUpcast()) {
                 saved += UPCAST_ATTENTION_BYTES * tokenHidden;
             }
-            if (r.checkpointing) {
-                total += layer.blocks() * CHECKPOINT_INPUT_BYTES * tokenHidden;
+            if (recomputed > 0) {
+                total += recomputed * CHECKPOINT_INPUT_BYTES * tokenHidden;
                 live = Math.max(live, saved * LIVE_BLOCK_FACTOR + scores * 2);
-            } else {
-                total += layer.blocks() * (saved + scores);
+            }
+            if (kept > 0) {
+                total += kept * (saved + scores);
                 live = Math.max(live, saved * (LIVE_BLOCK_FACTOR - 1) + scores);
             }
         }
@@ -564,12 +798,10 @@ public final class Estimator {
 
     private static long dataBytes(Run r, int b) {
         ModelInfo m = r.profile.info;
-        if (r.online()) {
-            return (long) b * 3 * r.pixelsPerSample() * 4;
-        }
-        long latents = (long) b * m.latentChannels() * r.latentFrames * r.spatialTokens * m.patch() * m.patch() * 4;
-        long text = m.textEncoder() == null ? 0 : (long) b * m.textTokens() * m.captionChannels() * 4;
-        return latents + text;
+        long images = r.vaeOnline() ? (long) b * 3 * r.pixelsPerSample() * 4
+                : (long) b * m.latentChannels() * r.latentFrames * r.spatialTokens * m.patch() * m.patch() * 4;
+        long text = m.textEncoder() == null || r.textOnline() ? 0 : (long) b * m.textTokens() * m.captionChannels() * 4;
+        return images + text;
     }
 
     /**
@@ -582,9 +814,9 @@ public final class Estimator {
                 * (r.half() ? 1 : FP32_ENCODER_TRANSIENT_FACTOR);
         // Video pipelines encode their frames a few images at a time (Open-Sora's VAE micro_batch_size).
         long images = (long) r.frames * b;
-        int micro = r.profile.info.vaeMicroBatch();
-        double bytes = perFrame * (micro > 0 ? Math.min(images, micro) : images);
-        if (r.textEncoder != null) {
+        int micro = r.vaeMicroBatch();
+        double bytes = r.vaeOnline() ? perFrame * (micro > 0 ? Math.min(images, micro) : images) : 0;
+        if (r.textEncoder != null && r.textOnline()) {
             bytes += (double) b * r.profile.info.textTokens() * r.textEncoder.transientBytesPerToken();
         }
         return Math.round(bytes);
@@ -594,7 +826,7 @@ public final class Estimator {
         ModelInfo m = r.profile.info;
         GpuInfo g = r.gpu;
         double bandwidth = g.bandwidthGbps() * 1e9 * BANDWIDTH_EFFICIENCY;
-        double passes = r.checkpointing ? 4 : 3;
+        double passes = 3 + r.recomputedShare();
         Map<String, Double> t = new LinkedHashMap<>();
         double flops = 2 * r.forwardMacsPerSample * b * passes;
         double compute = flops / (r.peakTflops() * 1e12 * r.gemmEfficiency());
@@ -613,18 +845,20 @@ public final class Estimator {
         t.put("memory_bound", r.accumulation * passes / 3 * (elementwise + attentionTraffic) / bandwidth);
         if (r.online()) {
             double encoderPeak = r.peakTflops() * 1e12 * r.gemmEfficiency();
-            if (r.textEncoder != null) {
+            if (r.textEncoder != null && r.textOnline()) {
                 double textFlops = 2.0 * r.textEncoder.params() * m.textTokens() * b;
                 t.put("text_encoder", r.accumulation * textFlops / encoderPeak);
             }
             EncoderInfo vae = r.vae;
-            double perFrame = (double) r.height * r.width * vae.encoderMacsPerPixel();
-            if (vae.midAttentionDownsample() > 0) {
+            double perFrame = !r.vaeOnline() ? 0 : (double) r.height * r.width * vae.encoderMacsPerPixel();
+            if (vae.midAttentionDownsample() > 0 && r.vaeOnline()) {
                 double tokens = (double) r.height * r.width / ((double) vae.midAttentionDownsample() * vae.midAttentionDownsample());
                 perFrame += 2 * tokens * tokens * vae.midAttentionWidth();
             }
             double vaeFlops = 2 * perFrame * r.frames * b;
-            t.put("vae_encoder", r.accumulation * vaeFlops / r.convFlopsPerSecond());
+            if (r.vaeOnline()) {
+                t.put("vae_encoder", r.accumulation * vaeFlops / r.convFlopsPerSecond());
+            }
         }
         int shards = r.zero >= 1 && r.gpus > 1 ? r.gpus : 1;
         t.put("optimizer", r.profile.trainableParams * OPTIMIZER_TRAFFIC.get(r.optimizer) / shards / bandwidth);
@@ -634,7 +868,8 @@ public final class Estimator {
         if (r.gpus > 1) {
             double busbw = (r.gpus > GPUS_PER_NODE ? Math.min(g.allreduceGbps(), INTER_NODE_ALLREDUCE_GBPS)
                     : g.allreduceGbps()) * 1e9;
-            double bytes = 2.0 * (r.gpus - 1) / r.gpus * 4.0 * r.profile.trainableParams;
+            double gradBytes = r.weights.equals("fp32") ? 4.0 : 2.0;
+            double bytes = 2.0 * (r.gpus - 1) / r.gpus * gradBytes * r.profile.trainableParams;
             if (r.zero >= 3) {
                 bytes *= 1.5;
             }
@@ -707,7 +942,8 @@ public final class Estimator {
                     r.copy(r.precision, "came8bit", r.checkpointing, r.features, r.zero, r.batch, r.accumulation));
         }
         if (r.online()) {
-            String what = r.textEncoder != null ? shortName(r.textEncoder) + " and VAE" : "VAE";
+            String what = r.textEncoder != null && r.textOnline() && r.vaeOnline() ? shortName(r.textEncoder) + " and VAE"
+                    : r.textEncoder != null && r.textOnline() ? shortName(r.textEncoder) : "VAE";
             add(out, r, base, "precompute " + what + " features (--features precomputed)",
                     r.copy(r.precision, r.optimizer, r.checkpointing, "precomputed", r.zero, r.batch, r.accumulation));
         }
@@ -726,6 +962,12 @@ public final class Estimator {
         if (!r.checkpointing) {
             add(out, r, base, "enable gradient checkpointing (--grad-checkpointing)",
                     r.copy(r.precision, r.optimizer, true, r.features, r.zero, r.batch, r.accumulation));
+        } else if (r.partialCheckpointing()) {
+            Run all = r.copy(r.precision, r.optimizer, r.checkpointing, r.features, r.zero, r.batch, r.accumulation);
+            for (int i = 0; i < all.plan.size(); i++) {
+                all.checkpointed[i] = all.plan.get(i).blocks();
+            }
+            add(out, r, base, "checkpoint every block (--grad-checkpointing without --checkpoint-blocks)", all);
         }
         if (r.gpus > 1) {
             for (int stage = r.zero + 1; stage <= 3; stage++) {
@@ -815,6 +1057,22 @@ public final class Estimator {
                 notes.add("attention materialises its score matrix (" + millions(scores * r.batch)
                         + " elements per block at this batch); fused flash/SDPA attention avoids it");
             }
+        }
+        if (r.partialCheckpointing()) {
+            List<String> parts = new ArrayList<>();
+            for (int i = 0; i < r.plan.size(); i++) {
+                parts.add(r.checkpointed[i] + " of " + r.plan.get(i).blocks());
+            }
+            notes.add("gradient checkpointing recomputes " + String.join(" and ", parts) + " blocks"
+                    + (r.plan.size() > 1 ? " (" + Architecture.groupNames(p.info) + ")" : "")
+                    + String.format(Locale.ROOT, ": %.0f%% of the forward pass runs twice", 100 * r.recomputedShare()));
+        }
+        if (r.weights.equals("mixed")) {
+            notes.add("half-precision parameters and gradients with an fp32 master copy in the optimizer"
+                    + (r.zero >= 1 && r.gpus > 1 ? ", master and optimizer state sharded over " + r.gpus + " GPUs (ZeRO " + r.zero + ")" : ""));
+        } else if (r.weights.equals("pure")) {
+            notes.add("pure " + r.precision + ": parameters, gradients and optimizer state in " + r.precision
+                    + " with no fp32 master copy (small updates can round away)");
         }
         if (r.zero > 0 && r.gpus == 1) {
             notes.add("ZeRO shards over data-parallel ranks; with one GPU it saves nothing");

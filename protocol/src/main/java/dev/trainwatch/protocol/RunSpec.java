@@ -22,6 +22,19 @@ package dev.trainwatch.protocol;
  * @param attention         {@code flash} (fused/SDPA) or {@code math}
  * @param gradAccumulation  micro-steps per optimizer step
  * @param totalSteps        planned number of steps (for ETA and total time)
+ * @param textFeatures      {@code online} or {@code precomputed} for the text encoder alone (overrides {@code features})
+ * @param vaeFeatures       {@code online} or {@code precomputed} for the VAE alone (overrides {@code features});
+ *                          PixArt-alpha reads T5 features from disk always and runs the VAE unless {@code load_vae_feat}
+ * @param weights           how parameters are held: {@code fp32} (fp32 parameters under autocast: torch AMP,
+ *                          accelerate; the default), {@code mixed} (half parameters and gradients with fp32 master
+ *                          weights in the optimizer: ColossalAI, DeepSpeed, FSDP mixed precision) or {@code pure}
+ *                          (half parameters, gradients and optimizer state, no master copy)
+ * @param checkpointBlocks  blocks recomputed in backward, one number per block group (MMDiT: double-stream then
+ *                          single-stream blocks; STDiT3: spatial then temporal); a single number counts blocks in
+ *                          forward order. Overrides {@code gradCheckpointing}
+ * @param vaeMicroBatch     images (frames) the video VAE encodes at once (Open-Sora's {@code micro_batch_size})
+ * @param buckets           frames x resolution buckets the run trains on; each is priced, the peak memory is the
+ *                          largest bucket's and the step time the weighted mean
  */
 public record RunSpec(
         String model,
@@ -40,12 +53,54 @@ public record RunSpec(
         Integer zero,
         String attention,
         Integer gradAccumulation,
-        Long totalSteps) {
+        Long totalSteps,
+        String textFeatures,
+        String vaeFeatures,
+        String weights,
+        java.util.List<Integer> checkpointBlocks,
+        Integer vaeMicroBatch,
+        java.util.List<Bucket> buckets) {
+
+    /** The spec as it was before the optional regime fields (they stay unsaid). */
+    public RunSpec(String model, String gpu, Integer gpus, Integer batch, Integer resolution, Integer height,
+            Integer width, Integer frames, String precision, String optimizer, Boolean gradCheckpointing, Boolean ema,
+            String features, Integer zero, String attention, Integer gradAccumulation, Long totalSteps) {
+        this(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer, gradCheckpointing, ema,
+                features, zero, attention, gradAccumulation, totalSteps, null, null, null, null, null, null);
+    }
+
+    /**
+     * One frames x resolution bucket of a multi-bucket run (Open-Sora's {@code bucket_config}).
+     *
+     * @param height pixels
+     * @param width  pixels
+     * @param frames video frames (1 for images)
+     * @param batch  samples per GPU in this bucket
+     * @param weight share of the steps spent in this bucket (any positive scale; normalised)
+     */
+    public record Bucket(Integer height, Integer width, Integer frames, Integer batch, Double weight) {
+    }
+
+    /** The same spec with the regime fields replaced (null leaves a field unsaid). */
+    public RunSpec withRegime(String textFeatures, String vaeFeatures, String weights,
+            java.util.List<Integer> checkpointBlocks, Integer vaeMicroBatch, java.util.List<Bucket> buckets) {
+        return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
+                gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
+                vaeFeatures, weights, checkpointBlocks == null ? null : java.util.List.copyOf(checkpointBlocks),
+                vaeMicroBatch, buckets == null ? null : java.util.List.copyOf(buckets));
+    }
+
+    /** The same spec with another batch, size and frames (one bucket of a multi-bucket run). */
+    public RunSpec withShape(Integer batch, Integer resolution, Integer height, Integer width, Integer frames) {
+        return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
+                gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
+                vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, buckets);
+    }
 
     /** An empty spec, every field unsaid. */
     public static RunSpec empty() {
         return new RunSpec(null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-                null, null, null);
+                null, null, null, null, null, null, null, null, null);
     }
 
     /** Fields of {@code override} that are set replace those of this spec (flags over a config file). */
@@ -70,7 +125,14 @@ public record RunSpec(
                 pick(override.zero, zero),
                 pick(override.attention, attention),
                 pick(override.gradAccumulation, gradAccumulation),
-                pick(override.totalSteps, totalSteps));
+                pick(override.totalSteps, totalSteps),
+                pick(override.textFeatures, override.features != null ? null : textFeatures),
+                pick(override.vaeFeatures, override.features != null ? null : vaeFeatures),
+                pick(override.weights, weights),
+                pick(override.checkpointBlocks, override.gradCheckpointing != null ? null : checkpointBlocks),
+                pick(override.vaeMicroBatch, vaeMicroBatch),
+                pick(override.buckets, override.batch != null || override.resolution != null || override.height != null
+                        || override.frames != null ? null : buckets));
     }
 
     private static <T> T pick(T preferred, T fallback) {
