@@ -55,6 +55,14 @@ final class EstimateCommand implements Callable<Integer> {
             estimate = predictor.estimate(run);
             calibrationLine = describeCalibration(predictor, estimate);
         }
+        if (!options.configNotes().isEmpty()) {
+            java.util.List<String> notes = new java.util.ArrayList<>(options.configNotes());
+            notes.addAll(estimate.notes());
+            Estimate e = estimate;
+            estimate = new Estimate(e.spec(), e.model(), e.gpu(), e.params(), e.trainableParams(), e.peakMemoryBytes(),
+                    e.gpuMemoryBytes(), e.fits(), e.maxBatch(), e.stepSeconds(), e.samplesPerSecond(), e.breakdown(),
+                    e.stepBreakdown(), e.totalSeconds(), e.suggestions(), java.util.List.copyOf(notes));
+        }
         if (json) {
             out.println(Json.MAPPER.writeValueAsString(estimate));
         } else {
@@ -107,8 +115,13 @@ final class EstimateCommand implements Callable<Integer> {
         String size = s.resolution() != null ? s.resolution() + " px" : s.height() + "x" + s.width() + " px";
         out.printf(Locale.ROOT, "%s on %d x %s, batch %d per GPU at %s%s%n", e.model(), s.gpus(), e.gpu(), s.batch(), size,
                 s.frames() != null ? ", " + s.frames() + " frames" : "");
-        out.printf(Locale.ROOT, "  %s, %s, checkpointing %s, EMA %s, features %s, ZeRO %d, %s attention%s%n",
-                s.precision(), s.optimizer(), onOff(s.gradCheckpointing()), onOff(s.ema()), s.features(), s.zero(),
+        String checkpointing = s.checkpointBlocks() != null
+                ? "blocks " + s.checkpointBlocks().stream().map(String::valueOf).collect(java.util.stream.Collectors.joining("+"))
+                : onOff(s.gradCheckpointing());
+        String features = s.textFeatures() != null ? "text " + s.textFeatures() + "/VAE " + s.vaeFeatures() : s.features();
+        String weights = s.weights() == null || s.weights().equals("fp32") ? "" : ", " + s.weights() + " weights";
+        out.printf(Locale.ROOT, "  %s%s, %s, checkpointing %s, EMA %s, features %s, ZeRO %d, %s attention%s%n",
+                s.precision(), weights, s.optimizer(), checkpointing, onOff(s.ema()), features, s.zero(),
                 s.attention(), s.gradAccumulation() > 1 ? ", " + s.gradAccumulation() + " accumulation steps" : "");
         out.printf(Locale.ROOT, "%nparameters        %,d (%,d trainable)%n", e.params(), e.trainableParams());
         out.printf(Locale.ROOT, "peak memory       %s of %s  %s%n", gb(e.peakMemoryBytes()), gb(e.gpuMemoryBytes()),

@@ -63,8 +63,27 @@ public final class EstimateOptions {
     @Option(names = "--total-steps", paramLabel = "N", description = "Planned optimizer steps (for the total time).")
     Long totalSteps;
 
-    @Option(names = "--config", paramLabel = "FILE", description = "A PixArt .py or Sana .yaml training config; flags override it.")
+    @Option(names = "--text-features", paramLabel = "F", description = "online or precomputed for the text encoder alone (overrides --features).")
+    String textFeatures;
+
+    @Option(names = "--vae-features", paramLabel = "F", description = "online or precomputed for the VAE alone (overrides --features).")
+    String vaeFeatures;
+
+    @Option(names = "--weights", paramLabel = "W", description = "fp32 (fp32 parameters under autocast), mixed (half parameters, fp32 master weights in the optimizer: ColossalAI/DeepSpeed/FSDP) or pure (all half).")
+    String weights;
+
+    @Option(names = "--checkpoint-blocks", paramLabel = "N[,M]", split = ",",
+            description = "Blocks recomputed in backward: one number, or one per block group (Open-Sora 2.0: double-stream,single-stream).")
+    java.util.List<Integer> checkpointBlocks;
+
+    @Option(names = "--vae-micro-batch", paramLabel = "N", description = "Images (frames) the video VAE encodes at once.")
+    Integer vaeMicroBatch;
+
+    @Option(names = "--config", paramLabel = "FILE", description = "A PixArt or Open-Sora .py or a Sana .yaml training config; flags override it.")
     Path config;
+
+    /** What the config reader could not map, one line each (empty without --config or before toRunSpec). */
+    private java.util.List<String> configNotes = java.util.List.of();
 
     /** True when no option at all was given (the caller may then have nothing to estimate). */
     public boolean isEmpty() {
@@ -77,12 +96,23 @@ public final class EstimateOptions {
      * @throws dev.trainwatch.estimator.config.ConfigException when the config cannot be read (one line)
      */
     public RunSpec toRunSpec() {
-        RunSpec fromFile = config == null ? RunSpec.empty() : ConfigReaders.read(config);
+        RunSpec fromFile = RunSpec.empty();
+        if (config != null) {
+            ConfigReaders.Read read = ConfigReaders.readWithNotes(config);
+            fromFile = read.spec();
+            configNotes = read.notes().stream().map(n -> config.getFileName() + ": " + n).toList();
+        }
         return fromFile.overriddenBy(flags());
+    }
+
+    /** The config reader's notes from the last {@link #toRunSpec()}, each prefixed with the file name. */
+    public java.util.List<String> configNotes() {
+        return configNotes;
     }
 
     private RunSpec flags() {
         return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
-                gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps);
+                gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps)
+                .withRegime(textFeatures, vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, null);
     }
 }

@@ -41,6 +41,23 @@ class EstimateCommandTest {
     }
 
     @Test
+    void openSoraConfigsResolveWithTheReadersNotesInTheOutput() throws IOException {
+        Path stage1 = FIXTURES.resolve("opensora/configs/diffusion/train/stage1.py");
+        Result r = run("estimate", "--config", stage1.toString(), "--gpu", "h100-sxm", "--gpus", "8");
+        assertThat(r.status()).isZero();
+        assertThat(r.out()).contains("opensora-2.0 on 8 x h100-sxm").contains("bf16, mixed weights")
+                .contains("checkpointing blocks 8+38").contains("master_weights")
+                .contains("stage1.py: grad_ckpt_settings [8, 100]").contains("35 buckets priced");
+        Result json = run("estimate", "--config", stage1.toString(), "--gpu", "h100-sxm", "--gpus", "8", "--json");
+        JsonNode node = Json.MAPPER.readTree(json.out());
+        assertThat(node.get("spec").get("weights").asText()).isEqualTo("mixed");
+        assertThat(node.get("notes").get(0).asText()).startsWith("stage1.py: ");
+        Path alpha = FIXTURES.resolve("pixart-alpha/configs/pixart_config/PixArt_xl2_img1024_internal.py");
+        Result a = run("estimate", "--config", alpha.toString(), "--gpu", "a100-80gb", "--vae-features", "online");
+        assertThat(a.out()).contains("features text precomputed/VAE online").contains("EMA on");
+    }
+
+    @Test
     void jsonIsOneObjectPerTheContract() throws IOException {
         Result r = run("estimate", "--model", "dit-xl-2", "--gpu", "NVIDIA A100-SXM4-80GB", "--gpus", "8", "--batch",
                 "32", "--precision", "tf32", "--no-grad-checkpointing", "--ema", "--total-steps", "400000", "--json");

@@ -33,9 +33,21 @@ public final class ConfigReaders {
     private ConfigReaders() {
     }
 
+    /**
+     * What a config says, resolved to what its training script does, and one line for each setting the reader saw
+     * but could not map (so nothing is defaulted silently).
+     */
+    public record Read(RunSpec spec, List<String> notes) {
+    }
+
     /** Reads a config against the bundled catalog. */
     public static RunSpec read(Path file) {
         return read(file, BundledCatalog.CATALOG);
+    }
+
+    /** Reads a config against the bundled catalog, with the reader's notes. */
+    public static Read readWithNotes(Path file) {
+        return readWithNotes(file, BundledCatalog.CATALOG);
     }
 
     /**
@@ -44,20 +56,35 @@ public final class ConfigReaders {
      * @throws ConfigException one line naming the file, the line and why, when the file cannot be read or understood
      */
     public static RunSpec read(Path file, Catalog catalog) {
+        return readWithNotes(file, catalog).spec();
+    }
+
+    /**
+     * Reads a config: PixArt-alpha/-Sigma and Open-Sora {@code .py} files (Open-Sora's are told apart by
+     * {@code model = dict(type=...)}) and Sana {@code .yaml} files.
+     *
+     * @throws ConfigException one line naming the file, the line and why, when the file cannot be read or understood
+     */
+    public static Read readWithNotes(Path file, Catalog catalog) {
         String name = file.getFileName() == null ? "" : file.getFileName().toString().toLowerCase(Locale.ROOT);
+        List<String> notes = new ArrayList<>();
         if (name.endsWith(".py")) {
-            return fromPixArt(file, loadPython(file, new LinkedHashSet<>()), catalog);
+            Map<String, Located> config = loadPython(file, new LinkedHashSet<>());
+            Located model = config.get("model");
+            RunSpec spec = model != null && model.value() instanceof Map<?, ?>
+                    ? OpenSoraReader.read(config, catalog, notes) : fromPixArt(file, config, catalog, notes);
+            return new Read(spec, List.copyOf(notes));
         }
         if (name.endsWith(".yaml") || name.endsWith(".yml")) {
-            return fromSana(file, loadYaml(file, new LinkedHashSet<>()), catalog);
+            return new Read(fromSana(file, loadYaml(file, new LinkedHashSet<>()), catalog, notes), List.copyOf(notes));
         }
-        throw new ConfigException(file, 0, "not a config trainwatch reads (expected a PixArt .py or a Sana .yaml file)");
+        throw new ConfigException(file, 0, "not a config trainwatch reads (expected a PixArt .py or a Sana .yaml file, or an Open-Sora .py)");
     }
 
     // ------------------------------------------------------------------------------------------ PixArt (.py)
 
     /** Values with the line they came from, so a bad value can be reported where it is. */
-    private record Located(Object value, Path file, int line) {
+    record Located(Object value, Path file, int line) {
     }
 
     private static Map<String, Located> loadPython(Path file, Set<Path> seen) {
@@ -102,7 +129,7 @@ public final class ConfigReaders {
         return child;
     }
 
-    private static RunSpec fromPixArt(Path file, Map<String, Located> config, Catalog catalog) {
+    private static RunSpec fromPixArt(Path file, Map<String, Located> config, Catalog catalog, List<String> notes) {
         Located model = config.get("model");
         String modelId = null;
         if (model != null) {
@@ -121,18 +148,46 @@ public final class ConfigReaders {
         if (opt != null) {
             optimizer = optimizer(opt, field(opt, "type"));
         }
-        String features = null;
+        boolean alpha = modelId != null && catalog.model(modelId).map(m -> m.textTokens() < 300).orElse(false);
         Located data = config.get("data");
-        if (data != null) {
-            Boolean vae = boolOrNull(field(data, "load_vae_feat"), "data.load_vae_feat");
-            Boolean t5 = boolOrNull(field(data, "load_t5_feat"), "data.load_t5_feat");
-            if (vae != null || t5 != null) {
-                features = Boolean.TRUE.equals(vae) && Boolean.TRUE.equals(t5) ? "precomputed" : "online";
+        Boolean vae = data == null ? null : boolOrNull(field(data, "load_vae_feat"), "data.load_vae_feat");
+        Boolean t5 = data == null ? null : boolOrNull(field(data, "load_t5_feat"), "data.load_t5_feat");
+        String textFeatures;
+        Boolean ema;
+        if (alpha) {
+            // PixArt-alpha's train_scripts/train.py never loads T5: y and y_mask come from the .npz features in the
+            // batch. Only data.load_vae_feat decides whether the VAE runs. It always keeps model_ema = deepcopy(model).
+            textFeatures = "precomputed";
+            ema = true;
+            if (t5 != null) {
+                notes.add("data.load_t5_feat is not read by PixArt-alpha's train.py (T5 features always come from .npz files)");
             }
+        } else {
+            // PixArt-Sigma's train.py loads T5 unless data.load_t5_feat, the VAE unless data.load_vae_feat; no EMA.
+            textFeatures = Boolean.TRUE.equals(t5) ? "precomputed" : "online";
+            ema = false;
+        }
+        String vaeFeatures = Boolean.TRUE.equals(vae) ? "precomputed" : "online";
+        if (vae == null) {
+            notes.add("data.load_vae_feat is not set: the training script then runs the VAE every step");
         }
         Integer zero = Boolean.TRUE.equals(boolOrNull(config.get("use_fsdp"), "use_fsdp")) ? 3 : null;
+        Boolean upcast = boolOrNull(config.get("fp32_attention"), "fp32_attention");
+        if (Boolean.FALSE.equals(upcast) || (upcast == null && config.containsKey("model"))) {
+            notes.add("fp32_attention is " + (upcast == null ? "not set (False in train.py)" : "False")
+                    + ": priced with attention upcast to fp32 as the released PixArt configs run it");
+        }
+        if (Boolean.TRUE.equals(boolOrNull(config.get("multi_scale"), "multi_scale"))) {
+            notes.add("multi_scale=True trains on aspect-ratio buckets of about image_size^2 pixels: priced as the square image_size");
+        }
+        Located kv = config.get("kv_compress");
+        if (kv != null && Boolean.TRUE.equals(kv.value())) {
+            notes.add("kv_compress shortens self-attention keys and values: not priced (attention is priced uncompressed)");
+        }
+        String features = textFeatures.equals(vaeFeatures) ? textFeatures : "online";
         return new RunSpec(modelId, null, null, batch, resolution, null, null, null, precision, optimizer,
-                checkpointing, null, features, zero, null, accumulation, null);
+                checkpointing, ema, features, zero, null, accumulation, null)
+                .withRegime(textFeatures, vaeFeatures, null, null, null, null);
     }
 
     /** PixArt-alpha and -Sigma share class names; Sigma's recipes use 300 T5 tokens, alpha's 120. */
@@ -189,7 +244,7 @@ public final class ConfigReaders {
         return merged;
     }
 
-    private static RunSpec fromSana(Path file, Map<String, Object> config, Catalog catalog) {
+    private static RunSpec fromSana(Path file, Map<String, Object> config, Catalog catalog, List<String> notes) {
         Map<String, Object> model = section(file, config, "model");
         Map<String, Object> train = section(file, config, "train");
         Map<String, Object> data = section(file, config, "data");
@@ -219,8 +274,15 @@ public final class ConfigReaders {
         String features = text == null && vae == null ? null
                 : Boolean.TRUE.equals(text) && Boolean.TRUE.equals(vae) ? "precomputed" : "online";
         Integer zero = Boolean.TRUE.equals(yamlBool(file, train.get("use_fsdp"), "train.use_fsdp")) ? 3 : null;
-        return new RunSpec(modelId, null, null, batch, resolution, null, null, null, precision, optimizer,
+        if (Boolean.TRUE.equals(model.get("multi_scale"))) {
+            notes.add("model.multi_scale trains on aspect-ratio buckets of about image_size^2 pixels: priced as the square image_size");
+        }
+        RunSpec spec = new RunSpec(modelId, null, null, batch, resolution, null, null, null, precision, optimizer,
                 checkpointing, null, features, zero, null, accumulation, null);
+        if (text != null && vae != null && !text.equals(vae)) {
+            spec = spec.withRegime(text ? "precomputed" : "online", vae ? "precomputed" : "online", null, null, null, null);
+        }
+        return spec;
     }
 
     @SuppressWarnings("unchecked")
@@ -276,21 +338,21 @@ public final class ConfigReaders {
         return single;
     }
 
-    private static Located field(Located dict, String key) {
+    static Located field(Located dict, String key) {
         if (dict.value() instanceof Map<?, ?> map) {
             return map.containsKey(key) ? new Located(map.get(key), dict.file(), dict.line()) : null;
         }
         throw new ConfigException(dict.file(), dict.line(), "expected dict(...) here");
     }
 
-    private static String string(Located v, String key) {
+    static String string(Located v, String key) {
         if (v.value() instanceof String s) {
             return s;
         }
         throw new ConfigException(v.file(), v.line(), key + " should be a string, got " + describe(v.value()));
     }
 
-    private static long integer(Located v, String key) {
+    static long integer(Located v, String key) {
         if (v.value() instanceof Long l) {
             return l;
         }
@@ -300,14 +362,14 @@ public final class ConfigReaders {
         throw new ConfigException(v.file(), v.line(), key + " should be a whole number, got " + describe(v.value()));
     }
 
-    private static Integer intOrNull(Located v, String key) {
+    static Integer intOrNull(Located v, String key) {
         if (v == null || v.value() == null) {
             return null;
         }
         return Math.toIntExact(integer(v, key));
     }
 
-    private static Boolean boolOrNull(Located v, String key) {
+    static Boolean boolOrNull(Located v, String key) {
         if (v == null || v.value() == null) {
             return null;
         }
@@ -324,7 +386,7 @@ public final class ConfigReaders {
         return precisionName(v.file(), v.line(), string(v, "mixed_precision"));
     }
 
-    private static String precisionName(Path file, int line, String value) {
+    static String precisionName(Path file, int line, String value) {
         return switch (value.strip().toLowerCase(Locale.ROOT)) {
             case "fp16" -> "fp16";
             case "bf16" -> "bf16";
@@ -341,7 +403,7 @@ public final class ConfigReaders {
         return optimizerName(type.file(), type.line(), string(type, "optimizer type"));
     }
 
-    private static String optimizerName(Path file, int line, String type) {
+    static String optimizerName(Path file, int line, String type) {
         String o = type.strip().toLowerCase(Locale.ROOT).replace("_", "").replace("-", "");
         String name = switch (o) {
             case "adamw", "adam", "fusedadam", "fusedadamw" -> "adamw";
@@ -359,7 +421,7 @@ public final class ConfigReaders {
         return name;
     }
 
-    private static String describe(Object value) {
+    static String describe(Object value) {
         if (value instanceof PythonConfigParser.Opaque o) {
             return o.why() + " (trainwatch reads literal values only)";
         }
