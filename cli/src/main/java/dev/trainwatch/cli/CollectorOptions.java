@@ -32,10 +32,18 @@ final class CollectorOptions {
                     + " Default: the address the collector listens on.")
     String externalUrl;
 
-    /** {@code config} with the token and alert receivers these options name; mistakes are one-line usage errors. */
+    @picocli.CommandLine.Mixin
+    CatalogOption catalog = new CatalogOption();
+
+    /**
+     * {@code config} with the token, alert receivers and user catalogs these options name; mistakes are one-line
+     * usage errors (a wrong catalog is refused here, before anything starts).
+     */
     CollectorConfig applyTo(CollectorConfig config) {
         CollectorConfig applied = config.withAlerting(url("--alertmanager", alertmanager), url("--webhook", webhook))
-                .withExternalUrl(url("--external-url", externalUrl));
+                .withExternalUrl(url("--external-url", externalUrl))
+                .withCatalogFiles(catalog.files());
+        CatalogOption.load(applied.userCatalogs());
         if (tokenFile != null) {
             applied = applied.withToken(readToken(tokenFile));
         }

@@ -49,9 +49,13 @@ final class EstimateCommand implements Callable<Integer> {
         Estimate estimate;
         String calibrationLine = null;
         if (dataDir == null) {
-            estimate = Estimator.bundled().estimate(run);
+            estimate = options.estimator().estimate(run);
         } else {
-            dev.trainwatch.collector.history.CalibratingPredictor predictor = calibrated(dataDir);
+            java.util.List<java.nio.file.Path> catalogs = new java.util.ArrayList<>(options.catalogFiles());
+            if (java.nio.file.Files.isRegularFile(dataDir.resolve("catalog.json"))) {
+                catalogs.add(dataDir.resolve("catalog.json")); // as the collector with this data directory reads it
+            }
+            dev.trainwatch.collector.history.CalibratingPredictor predictor = calibrated(dataDir, CatalogOption.load(catalogs));
             estimate = predictor.estimate(run);
             calibrationLine = describeCalibration(predictor, estimate);
         }
@@ -76,13 +80,14 @@ final class EstimateCommand implements Callable<Integer> {
     }
 
     /** The bundled estimator calibrated by the history in {@code dir}, exactly as the collector calibrates it. */
-    private static dev.trainwatch.collector.history.CalibratingPredictor calibrated(java.nio.file.Path dir) {
+    private static dev.trainwatch.collector.history.CalibratingPredictor calibrated(java.nio.file.Path dir,
+            Estimator estimator) {
         if (!java.nio.file.Files.isRegularFile(dir.resolve("trainwatch.db"))) {
             throw new UserError(ExitCodes.USAGE, "no run history in " + dir + " (a collector started with --data-dir "
                     + dir + " writes it)");
         }
         dev.trainwatch.collector.history.CalibratingPredictor predictor =
-                new dev.trainwatch.collector.history.CalibratingPredictor(Estimator.bundled());
+                new dev.trainwatch.collector.history.CalibratingPredictor(estimator);
         try (dev.trainwatch.collector.history.HistoryStore store =
                      dev.trainwatch.collector.history.HistoryStore.open(dir)) {
             predictor.recalibrate(dev.trainwatch.collector.history.Calibrator.factors(store));

@@ -82,6 +82,9 @@ public final class EstimateOptions {
     @Option(names = "--config", paramLabel = "FILE", description = "A PixArt or Open-Sora .py or a Sana .yaml training config; flags override it.")
     Path config;
 
+    @picocli.CommandLine.Mixin
+    CatalogOption catalog = new CatalogOption();
+
     /** What the config reader could not map, one line each (empty without --config or before toRunSpec). */
     private java.util.List<String> configNotes = java.util.List.of();
 
@@ -98,11 +101,21 @@ public final class EstimateOptions {
     public RunSpec toRunSpec() {
         RunSpec fromFile = RunSpec.empty();
         if (config != null) {
-            ConfigReaders.Read read = ConfigReaders.readWithNotes(config);
+            ConfigReaders.Read read = ConfigReaders.readWithNotes(config, estimator().catalog());
             fromFile = read.spec();
             configNotes = read.notes().stream().map(n -> config.getFileName() + ": " + n).toList();
         }
         return fromFile.overriddenBy(flags());
+    }
+
+    /** The estimator over the bundled catalogs and the user catalogs named by --catalog or the environment. */
+    public dev.trainwatch.estimator.Estimator estimator() {
+        return catalog.estimator();
+    }
+
+    /** The user catalog files (--catalog, else $TRAINWATCH_CATALOG). */
+    public java.util.List<Path> catalogFiles() {
+        return catalog.files();
     }
 
     /** The config reader's notes from the last {@link #toRunSpec()}, each prefixed with the file name. */

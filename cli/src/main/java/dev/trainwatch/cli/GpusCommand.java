@@ -20,22 +20,33 @@ final class GpusCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print a JSON array instead of the table.")
     boolean json;
 
+    @picocli.CommandLine.Mixin
+    CatalogOption catalog = new CatalogOption();
+
     @Spec
     CommandSpec spec;
 
     @Override
     public Integer call() throws JsonProcessingException {
-        Estimator estimator = Estimator.bundled();
+        Estimator estimator = catalog.estimator();
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
-            out.println(Json.MAPPER.writeValueAsString(estimator.gpus()));
-        } else {
-            out.printf(Locale.ROOT, "%-15s %-24s %9s %9s %8s %8s %8s %8s  %s%n", "ID", "NAME", "MEMORY", "GB/s",
-                    "FP16", "BF16", "TF32", "FP32", "NVML NAMES");
+            java.util.List<java.util.Map<String, Object>> rows = new java.util.ArrayList<>();
             for (GpuInfo g : estimator.gpus()) {
-                out.printf(Locale.ROOT, "%-15s %-24s %5.1f GiB %9.0f %8s %8s %8s %8s  %s%n", g.id(), g.name(),
-                        g.memoryBytes() / (double) (1L << 30), g.bandwidthGbps(), tflops(g.fp16Tflops()), tflops(g.bf16Tflops()),
-                        tflops(g.tf32Tflops()), tflops(g.fp32Tflops()), String.join(", ", g.nvmlNames()));
+                java.util.Map<String, Object> row = Json.MAPPER.convertValue(g,
+                        new com.fasterxml.jackson.core.type.TypeReference<java.util.LinkedHashMap<String, Object>>() { });
+                row.put("origin", estimator.catalog().origin("gpu", g.id()));
+                rows.add(row);
+            }
+            out.println(Json.MAPPER.writeValueAsString(rows));
+        } else {
+            out.printf(Locale.ROOT, "%-15s %-26s %-9s %9s %9s %8s %8s %8s %8s  %-8s %s%n", "ID", "NAME", "ARCH", "MEMORY",
+                    "GB/s", "FP16", "BF16", "TF32", "FP32", "ORIGIN", "NVML NAMES");
+            for (GpuInfo g : estimator.gpus()) {
+                out.printf(Locale.ROOT, "%-15s %-26s %-9s %5.1f GiB %9.0f %8s %8s %8s %8s  %-8s %s%n", g.id(), g.name(),
+                        g.architecture(), g.memoryBytes() / (double) (1L << 30), g.bandwidthGbps(), tflops(g.fp16Tflops()),
+                        tflops(g.bf16Tflops()), tflops(g.tf32Tflops()), tflops(g.fp32Tflops()),
+                        estimator.catalog().origin("gpu", g.id()), String.join(", ", g.nvmlNames()));
             }
             out.println("TFLOPS are dense tensor peaks with FP32 accumulate (no 2:4 sparsity); '-' = not supported.");
         }

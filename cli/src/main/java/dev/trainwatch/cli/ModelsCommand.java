@@ -24,12 +24,15 @@ final class ModelsCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print a JSON array instead of the table.")
     boolean json;
 
+    @picocli.CommandLine.Mixin
+    CatalogOption catalog = new CatalogOption();
+
     @Spec
     CommandSpec spec;
 
     @Override
     public Integer call() throws JsonProcessingException {
-        Estimator estimator = Estimator.bundled();
+        Estimator estimator = catalog.estimator();
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
             List<Map<String, Object>> rows = new ArrayList<>();
@@ -48,19 +51,21 @@ final class ModelsCommand implements Callable<Integer> {
                 row.put("text_encoder", m.textEncoder());
                 row.put("vae", m.vae());
                 row.put("defaults", m.defaults());
+                row.put("origin", estimator.catalog().origin("model", m.id()));
                 rows.add(row);
             }
             out.println(Json.MAPPER.writeValueAsString(rows));
         } else {
-            out.printf(Locale.ROOT, "%-18s %-26s %-9s %15s  %-18s %-28s %s%n", "ID", "NAME", "FAMILY", "PARAMS",
-                    "PUBLISHED", "SHAPE (depth x hidden, /patch)", "ENCODERS");
+            out.printf(Locale.ROOT, "%-18s %-26s %-9s %15s  %-18s %-28s %-30s %s%n", "ID", "NAME", "FAMILY", "PARAMS",
+                    "PUBLISHED", "SHAPE (depth x hidden, /patch)", "ENCODERS", "ORIGIN");
             for (ModelInfo m : estimator.models()) {
                 String shape = m.singleDepth() > 0
                         ? m.depth() + "+" + m.singleDepth() + " x " + m.hidden() + ", /" + m.patch()
                         : m.depth() + " x " + m.hidden() + ", /" + m.patch();
                 String encoders = (m.textEncoder() == null ? "" : m.textEncoder() + " + ") + m.vae();
-                out.printf(Locale.ROOT, "%-18s %-26s %-9s %,15d  %-18s %-28s %s%n", m.id(), m.name(), m.family(),
-                        estimator.params(m.id()), m.publishedText(), shape, encoders);
+                out.printf(Locale.ROOT, "%-18s %-26s %-9s %,15d  %-18s %-28s %-30s %s%n", m.id(), m.name(), m.family(),
+                        estimator.params(m.id()), m.publishedText(), shape, encoders,
+                        estimator.catalog().origin("model", m.id()));
             }
         }
         out.flush();

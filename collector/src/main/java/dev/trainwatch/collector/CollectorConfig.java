@@ -27,6 +27,8 @@ import java.util.Optional;
  *                        written to the history; a SIGKILL can lose about two intervals of it. Zero writes every change
  * @param externalUrl     the address users reach the collector's page at (behind a proxy, a DNS name), used for the
  *                        run links in alerts and webhooks; null for the address it listens on
+ * @param catalogFiles    user catalog files (GPUs, models, encoders) added to the bundled catalogs at start, before
+ *                        {@code catalog.json} in the data directory when there is one
  */
 public record CollectorConfig(
         String host,
@@ -39,7 +41,15 @@ public record CollectorConfig(
         Duration tickInterval,
         Clock clock,
         Duration summaryInterval,
-        URI externalUrl) {
+        URI externalUrl,
+        java.util.List<Path> catalogFiles) {
+
+    /** A config without user catalog files (the bundled catalogs plus {@code catalog.json} in the data directory). */
+    public CollectorConfig(String host, int port, String token, Path dataDir, URI alertmanagerUrl, URI webhookUrl,
+            Limits limits, Duration tickInterval, Clock clock, Duration summaryInterval, URI externalUrl) {
+        this(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval, clock, summaryInterval,
+                externalUrl, java.util.List.of());
+    }
 
     /** The documented default address. */
     public static final String DEFAULT_HOST = "127.0.0.1";
@@ -64,6 +74,7 @@ public record CollectorConfig(
         if (tickInterval.isNegative() || tickInterval.isZero()) {
             throw new IllegalArgumentException("tick interval must be positive");
         }
+        catalogFiles = catalogFiles == null ? java.util.List.of() : java.util.List.copyOf(catalogFiles);
         Objects.requireNonNull(summaryInterval, "summaryInterval");
         if (summaryInterval.isNegative() || summaryInterval.compareTo(MAX_SUMMARY_INTERVAL) > 0) {
             throw new IllegalArgumentException("summary interval must be 0–60 s, got "
@@ -79,42 +90,42 @@ public record CollectorConfig(
 
     public CollectorConfig withListen(String newHost, int newPort) {
         return new CollectorConfig(newHost, newPort, token, dataDir, alertmanagerUrl, webhookUrl, limits,
-                tickInterval, clock, summaryInterval, externalUrl);
+                tickInterval, clock, summaryInterval, externalUrl, catalogFiles);
     }
 
     public CollectorConfig withToken(String newToken) {
         return new CollectorConfig(host, port, newToken, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, summaryInterval, externalUrl);
+                clock, summaryInterval, externalUrl, catalogFiles);
     }
 
     public CollectorConfig withDataDir(Path newDataDir) {
         return new CollectorConfig(host, port, token, newDataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, summaryInterval, externalUrl);
+                clock, summaryInterval, externalUrl, catalogFiles);
     }
 
     public CollectorConfig withAlerting(URI newAlertmanagerUrl, URI newWebhookUrl) {
         return new CollectorConfig(host, port, token, dataDir, newAlertmanagerUrl, newWebhookUrl, limits,
-                tickInterval, clock, summaryInterval, externalUrl);
+                tickInterval, clock, summaryInterval, externalUrl, catalogFiles);
     }
 
     public CollectorConfig withLimits(Limits newLimits) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, newLimits, tickInterval,
-                clock, summaryInterval, externalUrl);
+                clock, summaryInterval, externalUrl, catalogFiles);
     }
 
     public CollectorConfig withTickInterval(Duration newTickInterval) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, newTickInterval,
-                clock, summaryInterval, externalUrl);
+                clock, summaryInterval, externalUrl, catalogFiles);
     }
 
     public CollectorConfig withSummaryInterval(Duration newSummaryInterval) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, newSummaryInterval, externalUrl);
+                clock, newSummaryInterval, externalUrl, catalogFiles);
     }
 
     public CollectorConfig withClock(Clock newClock) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                newClock, summaryInterval, externalUrl);
+                newClock, summaryInterval, externalUrl, catalogFiles);
     }
 
     /**
@@ -133,7 +144,25 @@ public record CollectorConfig(
                     : URI.create(newExternalUrl + "/");
         }
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, summaryInterval, normalized);
+                clock, summaryInterval, normalized, catalogFiles);
+    }
+
+    /** The same config with user catalog files (none: an empty list). */
+    public CollectorConfig withCatalogFiles(java.util.List<Path> newCatalogFiles) {
+        return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
+                clock, summaryInterval, externalUrl, newCatalogFiles);
+    }
+
+    /**
+     * The user catalog files this collector reads at start: {@link #catalogFiles()}, then {@code catalog.json} in the
+     * data directory when that file exists.
+     */
+    public java.util.List<Path> userCatalogs() {
+        java.util.List<Path> all = new java.util.ArrayList<>(catalogFiles);
+        if (dataDir != null && java.nio.file.Files.isRegularFile(dataDir.resolve("catalog.json"))) {
+            all.add(dataDir.resolve("catalog.json"));
+        }
+        return java.util.List.copyOf(all);
     }
 
     /** The token, when one is set. */

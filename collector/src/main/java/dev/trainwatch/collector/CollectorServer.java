@@ -236,8 +236,22 @@ public final class CollectorServer implements AutoCloseable {
 
     /** The default fleet: bundled estimator, the config's clock, settings from the config. */
     static Fleet newFleet(CollectorConfig config) {
-        return new Fleet(Predictor.of(Estimator.bundled()), config.clock(), fleetSettings(config),
+        return new Fleet(Predictor.of(estimator(config)), config.clock(), fleetSettings(config),
                 DetectorSettings.defaults());
+    }
+
+    /**
+     * The estimator a collector prices with: the bundled catalogs plus the config's user catalog files and the data
+     * directory's {@code catalog.json}.
+     *
+     * @throws StartException one line naming the catalog file and entry when one is wrong
+     */
+    public static Estimator estimator(CollectorConfig config) {
+        try {
+            return Estimator.withUserCatalogs(config.userCatalogs());
+        } catch (dev.trainwatch.estimator.catalog.CatalogException e) {
+            throw new StartException(e.getMessage());
+        }
     }
 
     /**

@@ -16,7 +16,6 @@ import dev.trainwatch.collector.history.HistoryStore;
 import dev.trainwatch.collector.http.HistoryRoutes;
 import dev.trainwatch.collector.metrics.HistoryMetrics;
 import dev.trainwatch.collector.state.Fleet;
-import dev.trainwatch.estimator.Estimator;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
@@ -71,7 +70,7 @@ public final class CollectorStack implements AutoCloseable {
      */
     static CollectorStack start(CollectorConfig config, Consumer<String> log,
                                 Consumer<CollectorServer.Builder> customize, Consumer<CollectorStack> lastStep) {
-        CalibratingPredictor predictor = new CalibratingPredictor(Estimator.bundled());
+        CalibratingPredictor predictor = new CalibratingPredictor(CollectorServer.estimator(config));
         HistoryStore history = config.dataDir() == null ? null : HistoryStore.open(config.dataDir());
         AlertDispatcher alerts = null;
         HistoryRecorder recorder = null;

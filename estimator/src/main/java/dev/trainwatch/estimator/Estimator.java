@@ -92,12 +92,42 @@ public final class Estimator {
 
     /** An estimator over the bundled model, encoder and GPU catalogs. */
     public static Estimator bundled() {
-        Catalog catalog = Catalog.bundled();
+        return BundledHolder.BUNDLED;
+    }
+
+    /** The bundled catalogs are read once; the estimator over them is immutable and shared. */
+    private static final class BundledHolder {
+        static final Estimator BUNDLED = of(Catalog.bundled());
+    }
+
+    /**
+     * An estimator over a catalog (e.g. {@code Catalog.bundled().withUserFiles(files)}).
+     *
+     * @throws dev.trainwatch.estimator.catalog.CatalogException when a model cannot be built from its entry
+     */
+    public static Estimator of(Catalog catalog) {
         Map<String, ModelProfile> profiles = new LinkedHashMap<>();
         for (ModelInfo model : catalog.models()) {
-            profiles.put(model.id(), new ModelProfile(model));
+            try {
+                profiles.put(model.id(), new ModelProfile(model));
+            } catch (RuntimeException e) {
+                throw new dev.trainwatch.estimator.catalog.CatalogException("model " + model.id() + " ("
+                        + catalog.origin("model", model.id()) + ") cannot be built: " + e.getMessage());
+            }
         }
         return new Estimator(catalog, Collections.unmodifiableMap(profiles), Calibration.NONE);
+    }
+
+    /**
+     * The bundled catalogs plus user catalog files, in order (none: the bundled estimator).
+     *
+     * @throws dev.trainwatch.estimator.catalog.CatalogException one line naming the file and entry when one is wrong
+     */
+    public static Estimator withUserCatalogs(List<java.nio.file.Path> files) {
+        if (files == null || files.isEmpty()) {
+            return bundled();
+        }
+        return of(Catalog.bundled().withUserFiles(files));
     }
 
     /** The same estimator with step time and memory scaled per (GPU id, model family). */
@@ -287,7 +317,7 @@ public final class Estimator {
         List<String> ambiguous = catalog.ambiguousGpuIds(spec.gpu());
         if (!ambiguous.isEmpty()) {
             throw new InvalidSpecException("GPU '" + spec.gpu() + "' is ambiguous: " + String.join(", ", ambiguous)
-                    + " differ in memory; name the one you use (or give its NVML name, e.g. \"NVIDIA A100-SXM4-80GB\")");
+                    + " are different cards; name the one you use (or give its NVML name, e.g. \"NVIDIA A100-SXM4-80GB\")");
         }
         GpuInfo gpu = catalog.gpu(spec.gpu()).orElseThrow(() -> new InvalidSpecException("unknown GPU '"
                 + spec.gpu() + "'; nearest: " + String.join(", ", Catalog.nearest(spec.gpu(), catalog.gpuIds()))

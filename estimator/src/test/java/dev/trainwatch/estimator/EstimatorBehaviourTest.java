@@ -25,7 +25,8 @@ class EstimatorBehaviourTest {
         assertThat(estimator.resolveGpuId("NVIDIA GeForce RTX 4090")).contains("rtx4090");
         assertThat(estimator.resolveGpuId("NVIDIA A40")).contains("a40");
         assertThat(estimator.resolveGpuId("A100-80GB")).contains("a100-80gb");
-        assertThat(estimator.resolveGpuId("NVIDIA B200")).isEmpty();
+        assertThat(estimator.resolveGpuId("NVIDIA B200")).contains("b200"); // added with issue #10
+        assertThat(estimator.resolveGpuId("NVIDIA B300")).isEmpty();
         assertThat(estimator.resolveGpuId(null)).isEmpty();
         Estimate e = estimator.estimate(spec("dit-xl-2", "NVIDIA A100-SXM4-80GB", 1, 8, 256, null, null, null, null, null, null));
         assertThat(e.gpu()).isEqualTo("a100-80gb");

@@ -6,7 +6,6 @@ import dev.trainwatch.cli.EstimateOptions;
 import dev.trainwatch.cli.ExitCodes;
 import dev.trainwatch.cli.UserError;
 import dev.trainwatch.collector.CollectorConfig;
-import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.protocol.RunSpec;
 import java.io.IOException;
@@ -77,7 +76,7 @@ public final class WatchOptions {
         }
         if (spec.model() != null && spec.gpu() != null) {
             try {
-                Estimator.bundled().estimate(spec);
+                estimate.estimator().estimate(spec);
             } catch (InvalidSpecException e) {
                 throw new UserError(ExitCodes.USAGE, e.getMessage());
             }
@@ -97,6 +96,7 @@ public final class WatchOptions {
         if (dataDir != null) {
             config = config.withDataDir(dataDir);
         }
+        config = config.withCatalogFiles(estimate.catalogFiles());
         boolean explicitListen = command.commandLine().getParseResult() != null
                 && command.commandLine().getParseResult().hasMatchedOption("--listen");
         return new LocalStack.Options(config, !explicitListen, Optional.ofNullable(nvmlLibrary), requireGpus, attachPid,

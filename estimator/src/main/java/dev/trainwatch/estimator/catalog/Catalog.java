@@ -18,25 +18,42 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The model, GPU and encoder catalogs, read once from the bundled JSON resources. Immutable and thread-safe.
+ * The model, GPU and encoder catalogs: the bundled JSON resources, plus any user catalog files (same format, one
+ * file may hold {@code gpus}, {@code models} and {@code encoders}) read at start. Every entry remembers where it came
+ * from ({@link #origin}). Immutable and thread-safe.
  */
 public final class Catalog {
+
+    /** The origin of the entries shipped with trainwatch. */
+    public static final String BUNDLED = "bundled";
 
     private final Map<String, ModelInfo> models;
     private final Map<String, GpuInfo> gpus;
     private final Map<String, EncoderInfo> encoders;
     /** Lower-cased GPU id, alias or NVML name to GPU id. */
     private final Map<String, String> gpuNames;
+    /** "gpu:id", "model:id", "encoder:id" to {@link #BUNDLED} or the file the entry was read from. */
+    private final Map<String, String> origins;
 
-    private Catalog(List<ModelInfo> models, List<GpuInfo> gpus, List<EncoderInfo> encoders) {
-        this.models = index(models, ModelInfo::id);
-        this.gpus = index(gpus, GpuInfo::id);
-        this.encoders = index(encoders, EncoderInfo::id);
+    private Catalog(List<ModelInfo> models, List<GpuInfo> gpus, List<EncoderInfo> encoders, Map<String, String> origins) {
+        this.origins = Map.copyOf(origins);
+        this.models = index(models, ModelInfo::id, "model", origins);
+        this.gpus = index(gpus, GpuInfo::id, "gpu", origins);
+        this.encoders = index(encoders, EncoderInfo::id, "encoder", origins);
         Map<String, String> names = new LinkedHashMap<>();
         for (GpuInfo gpu : gpus) {
-            names.put(normalize(gpu.id()), gpu.id());
-            gpu.aliases().forEach(alias -> names.put(normalize(alias), gpu.id()));
-            gpu.nvmlNames().forEach(name -> names.put(normalize(name), gpu.id()));
+            List<String> all = new ArrayList<>();
+            all.add(gpu.id());
+            all.addAll(gpu.aliases() == null ? List.of() : gpu.aliases());
+            all.addAll(gpu.nvmlNames() == null ? List.of() : gpu.nvmlNames());
+            for (String name : all) {
+                String key = normalize(name);
+                String other = names.putIfAbsent(key, gpu.id());
+                if (other != null && !other.equals(gpu.id())) {
+                    throw new CatalogException("GPU name '" + name + "' of " + gpu.id() + " (" + origins.get("gpu:" + gpu.id())
+                            + ") is already used by " + other + " (" + origins.get("gpu:" + other) + ")");
+                }
+            }
         }
         this.gpuNames = Collections.unmodifiableMap(names);
         for (ModelInfo model : models) {
@@ -49,12 +66,56 @@ public final class Catalog {
 
     /** Reads the catalogs bundled with the estimator. */
     public static Catalog bundled() {
-        // Fields that do not apply to a model or encoder are simply absent from the files: they read as 0.
-        ObjectMapper mapper = Json.newMapper().disable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES);
-        return new Catalog(
-                read(mapper, "models.json", "models", ModelInfo.class),
-                read(mapper, "gpus.json", "gpus", GpuInfo.class),
-                read(mapper, "encoders.json", "encoders", EncoderInfo.class));
+        ObjectMapper mapper = mapper();
+        List<ModelInfo> models = read(mapper, "models.json", "models", ModelInfo.class);
+        List<GpuInfo> gpus = read(mapper, "gpus.json", "gpus", GpuInfo.class);
+        List<EncoderInfo> encoders = read(mapper, "encoders.json", "encoders", EncoderInfo.class);
+        Map<String, String> origins = new LinkedHashMap<>();
+        models.forEach(m -> origins.put("model:" + m.id(), BUNDLED));
+        gpus.forEach(g -> origins.put("gpu:" + g.id(), BUNDLED));
+        encoders.forEach(e -> origins.put("encoder:" + e.id(), BUNDLED));
+        return new Catalog(models, gpus, encoders, origins);
+    }
+
+    /** Fields that do not apply to a model or encoder are simply absent from the files: they read as 0. */
+    private static ObjectMapper mapper() {
+        return Json.newMapper().disable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES);
+    }
+
+    /**
+     * This catalog with the entries of user catalog files added, in order. A user file has the bundled files' format
+     * ({@code {"gpus": [...], "models": [...], "encoders": [...]}}, each list optional) and is checked the same way,
+     * plus the ranges a hand-written entry can get wrong. An id, alias or NVML name that is already taken is an
+     * error naming both entries and where they come from; nothing is overwritten.
+     *
+     * @throws CatalogException one line naming the file and the entry, when a file cannot be read or is wrong
+     */
+    public Catalog withUserFiles(List<java.nio.file.Path> files) {
+        if (files == null || files.isEmpty()) {
+            return this;
+        }
+        List<ModelInfo> allModels = new ArrayList<>(models.values());
+        List<GpuInfo> allGpus = new ArrayList<>(gpus.values());
+        List<EncoderInfo> allEncoders = new ArrayList<>(encoders.values());
+        Map<String, String> allOrigins = new LinkedHashMap<>(origins);
+        for (java.nio.file.Path file : files) {
+            UserCatalog.read(file, mapper(), allModels, allGpus, allEncoders, allOrigins);
+        }
+        try {
+            return new Catalog(allModels, allGpus, allEncoders, allOrigins);
+        } catch (CatalogException e) {
+            throw e;
+        } catch (IllegalStateException e) {
+            throw new CatalogException(e.getMessage().replaceFirst("^catalog: ", ""));
+        }
+    }
+
+    /**
+     * Where an entry comes from: {@link #BUNDLED} or the user catalog file's path; {@code kind} is {@code gpu},
+     * {@code model} or {@code encoder}.
+     */
+    public String origin(String kind, String id) {
+        return origins.getOrDefault(kind + ":" + id, BUNDLED);
     }
 
     public List<ModelInfo> models() {
@@ -136,7 +197,8 @@ public final class Catalog {
 
     private void requireEncoder(ModelInfo model, String encoderId) {
         if (!encoders.containsKey(encoderId)) {
-            throw new IllegalStateException("catalog: model " + model.id() + " names unknown encoder " + encoderId);
+            throw new CatalogException("model " + model.id() + " (" + origin("model", model.id())
+                    + ") names unknown encoder " + encoderId + "; known: " + String.join(", ", encoders.keySet()));
         }
     }
 
@@ -179,11 +241,13 @@ public final class Catalog {
         return b.startsWith(a) && !a.isEmpty() ? 0 : prev[b.length()];
     }
 
-    private static <T> Map<String, T> index(List<T> items, java.util.function.Function<T, String> id) {
+    private static <T> Map<String, T> index(List<T> items, java.util.function.Function<T, String> id, String kind,
+            Map<String, String> origins) {
         Map<String, T> map = new LinkedHashMap<>();
         for (T item : items) {
             if (map.put(id.apply(item), item) != null) {
-                throw new IllegalStateException("catalog: duplicate id " + id.apply(item));
+                throw new CatalogException("duplicate " + kind + " id " + id.apply(item) + " ("
+                        + origins.getOrDefault(kind + ":" + id.apply(item), BUNDLED) + ")");
             }
         }
         return Collections.unmodifiableMap(map);

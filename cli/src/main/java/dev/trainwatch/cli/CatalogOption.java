@@ -1,0 +1,64 @@
+package dev.trainwatch.cli;
+
+import dev.trainwatch.estimator.Estimator;
+import dev.trainwatch.estimator.catalog.CatalogException;
+import java.io.File;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code --catalog FILE}: user catalog files (GPUs, models, encoders in the bundled catalogs' JSON format) added to
+ * the bundled ones at start, without a rebuild. Without the option, {@code TRAINWATCH_CATALOG} (one path, or several
+ * separated by the platform's path separator) is read. A picocli mixin shared by every command that estimates.
+ */
+public final class CatalogOption {
+
+    /** The environment variable naming user catalog files when {@code --catalog} is not given. */
+    public static final String ENV = "TRAINWATCH_CATALOG";
+
+    @Option(names = "--catalog", paramLabel = "FILE",
+            description = "A user catalog (JSON: gpus, models, encoders as in the bundled catalogs) added to the bundled one;"
+                    + " repeatable. Default: $" + ENV + ".")
+    List<Path> files;
+
+    /** The user catalog files: the options', else the environment's; empty for none. */
+    public List<Path> files() {
+        return files(System.getenv());
+    }
+
+    List<Path> files(Map<String, String> env) {
+        if (files != null && !files.isEmpty()) {
+            return List.copyOf(files);
+        }
+        String value = env.get(ENV);
+        List<Path> out = new ArrayList<>();
+        if (value != null) {
+            for (String part : value.split(File.pathSeparator)) {
+                if (!part.isBlank()) {
+                    out.add(Path.of(part.strip()));
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The bundled estimator with the user catalogs added.
+     *
+     * @throws UserError (usage) with the catalog's one-line reason when a file is missing or wrong
+     */
+    public Estimator estimator() {
+        return load(files());
+    }
+
+    static Estimator load(List<Path> files) {
+        try {
+            return Estimator.withUserCatalogs(files);
+        } catch (CatalogException e) {
+            throw new UserError(ExitCodes.USAGE, e.getMessage());
+        }
+    }
+}

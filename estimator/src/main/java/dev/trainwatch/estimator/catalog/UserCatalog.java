@@ -1,0 +1,241 @@
+package dev.trainwatch.estimator.catalog;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/** Reads one user catalog file into the lists of a catalog being built, checking each entry. Stateless. */
+final class UserCatalog {
+
+    private static final Set<String> SECTIONS = Set.of("gpus", "models", "encoders", "_comment");
+    private static final Set<String> GPU_ARCHITECTURES = Set.of("volta", "turing", "ampere", "ada", "hopper", "blackwell");
+    private static final Set<String> MODEL_ARCHITECTURES = Set.of("dit", "pixart", "sana", "stdit", "stdit3", "mmdit");
+    private static final Pattern ID = Pattern.compile("[a-z0-9][a-z0-9._-]{0,63}");
+
+    private UserCatalog() {
+    }
+
+    static void read(Path file, ObjectMapper lenient, List<ModelInfo> models, List<GpuInfo> gpus,
+            List<EncoderInfo> encoders, Map<String, String> origins) {
+        String origin = file.toString();
+        ObjectMapper mapper = lenient.copy().enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+        JsonNode root;
+        try {
+            root = mapper.readTree(Files.readString(file, StandardCharsets.UTF_8));
+        } catch (NoSuchFileException e) {
+            throw new CatalogException("catalog " + file + ": no such file");
+        } catch (JsonProcessingException e) {
+            throw new CatalogException("catalog " + file + ": not valid JSON at line "
+                    + (e.getLocation() == null ? 0 : e.getLocation().getLineNr()) + ": " + firstLine(e.getOriginalMessage()));
+        } catch (IOException | java.io.UncheckedIOException e) {
+            throw new CatalogException("catalog " + file + ": cannot read: " + e.getMessage());
+        }
+        if (root == null || !root.isObject()) {
+            throw new CatalogException("catalog " + file + ": expected a JSON object with \"gpus\", \"models\" or \"encoders\" lists");
+        }
+        for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {
+            String field = it.next();
+            if (!SECTIONS.contains(field)) {
+                throw new CatalogException("catalog " + file + ": unknown section '" + field + "' (expected gpus, models, encoders)");
+            }
+        }
+        // Encoders first: a user model may name a user encoder.
+        for (EncoderInfo e : entries(mapper, file, root, "encoders", EncoderInfo.class)) {
+            checkEncoder(file, e);
+            String taken = firstTaken(encoders.stream().map(EncoderInfo::id).toList(), e.id());
+            if (taken != null) {
+                throw duplicate(file, "encoder", e.id(), "encoder " + taken + " (" + origins.get("encoder:" + taken) + ")");
+            }
+            encoders.add(e);
+            origins.put("encoder:" + e.id(), origin);
+        }
+        for (GpuInfo g : entries(mapper, file, root, "gpus", GpuInfo.class)) {
+            GpuInfo gpu = checkGpu(file, g);
+            List<String> names = new ArrayList<>();
+            names.add(gpu.id());
+            names.addAll(gpu.aliases());
+            names.addAll(gpu.nvmlNames());
+            for (String name : names) {
+                for (GpuInfo other : gpus) {
+                    List<String> otherNames = new ArrayList<>();
+                    otherNames.add(other.id());
+                    otherNames.addAll(other.aliases());
+                    otherNames.addAll(other.nvmlNames());
+                    if (firstTaken(otherNames.stream().map(Catalog::normalize).toList(), Catalog.normalize(name)) != null) {
+                        throw duplicate(file, "GPU", gpu.id() + (name.equals(gpu.id()) ? "" : " (name '" + name + "')"),
+                                "GPU " + other.id() + " (" + origins.get("gpu:" + other.id()) + ")");
+                    }
+                }
+            }
+            gpus.add(gpu);
+            origins.put("gpu:" + gpu.id(), origin);
+        }
+        for (ModelInfo m : entries(mapper, file, root, "models", ModelInfo.class)) {
+            ModelInfo model = checkModel(file, m, encoders);
+            for (ModelInfo other : models) {
+                if (other.id().equals(model.id())) {
+                    throw duplicate(file, "model", model.id(), "model " + other.id() + " (" + origins.get("model:" + other.id()) + ")");
+                }
+            }
+            models.add(model);
+            origins.put("model:" + model.id(), origin);
+        }
+    }
+
+    private static <T> List<T> entries(ObjectMapper mapper, Path file, JsonNode root, String section, Class<T> type) {
+        JsonNode list = root.get(section);
+        if (list == null || list.isNull()) {
+            return List.of();
+        }
+        if (!list.isArray()) {
+            throw new CatalogException("catalog " + file + ": \"" + section + "\" should be a list");
+        }
+        List<T> out = new ArrayList<>();
+        for (int i = 0; i < list.size(); i++) {
+            JsonNode node = list.get(i);
+            String where = section + "[" + i + "]" + (node.hasNonNull("id") ? " (" + node.get("id").asText() + ")" : "");
+            try {
+                out.add(mapper.treeToValue(node, type));
+            } catch (JsonProcessingException | IllegalArgumentException e) {
+                String why = e instanceof JsonProcessingException j ? j.getOriginalMessage() : e.getMessage();
+                throw new CatalogException("catalog " + file + ": " + where + ": " + firstLine(why));
+            }
+        }
+        return out;
+    }
+
+    private static GpuInfo checkGpu(Path file, GpuInfo g) {
+        String where = "catalog " + file + ": GPU " + g.id() + ": ";
+        requireId(file, "gpus", g.id());
+        if (g.architecture() == null || !GPU_ARCHITECTURES.contains(g.architecture())) {
+            throw new CatalogException(where + "architecture should be one of " + String.join(", ", sorted(GPU_ARCHITECTURES))
+                    + ", got " + g.architecture());
+        }
+        positive(where, "memory_bytes", g.memoryBytes());
+        positive(where, "bandwidth_gbps", g.bandwidthGbps());
+        positive(where, "fp16_tflops", g.fp16Tflops());
+        positive(where, "fp32_tflops", g.fp32Tflops());
+        positive(where, "allreduce_gbps", g.allreduceGbps());
+        if (g.bf16Tflops() != null) {
+            positive(where, "bf16_tflops", g.bf16Tflops());
+        }
+        if (g.tf32Tflops() != null) {
+            positive(where, "tf32_tflops", g.tf32Tflops());
+        }
+        if (!(g.efficiency() > 0 && g.efficiency() <= 1)) {
+            throw new CatalogException(where + "efficiency is the share of the peak GEMMs reach, between 0 and 1; got " + g.efficiency());
+        }
+        return new GpuInfo(g.id(), g.name() == null ? g.id() : g.name(), g.architecture(), g.memoryBytes(),
+                g.bandwidthGbps(), g.fp16Tflops(), g.bf16Tflops(), g.tf32Tflops(), g.fp32Tflops(), g.allreduceGbps(),
+                g.efficiency(), g.nvmlNames() == null ? List.of() : List.copyOf(g.nvmlNames()),
+                g.aliases() == null ? List.of() : List.copyOf(g.aliases()));
+    }
+
+    private static ModelInfo checkModel(Path file, ModelInfo m, List<EncoderInfo> encoders) {
+        requireId(file, "models", m.id());
+        String where = "catalog " + file + ": model " + m.id() + ": ";
+        if (m.architecture() == null || !MODEL_ARCHITECTURES.contains(m.architecture())) {
+            throw new CatalogException(where + "architecture should be one of " + String.join(", ", sorted(MODEL_ARCHITECTURES))
+                    + ", got " + m.architecture());
+        }
+        if (m.family() == null || m.family().isBlank()) {
+            throw new CatalogException(where + "family is missing (dit, pixart, sana, opensora or your own)");
+        }
+        positive(where, "depth", m.depth());
+        positive(where, "hidden", m.hidden());
+        positive(where, "heads", m.heads());
+        positive(where, "patch", m.patch());
+        positive(where, "mlp_ratio", m.mlpRatio() > 0 || m.ffnHidden() > 0 ? 1 : 0);
+        positive(where, "latent_channels", m.latentChannels());
+        positive(where, "latent_downsample", m.latentDownsample());
+        if (m.architecture().equals("mmdit")) {
+            positive(where, "single_depth", m.singleDepth());
+        }
+        if (m.architecture().equals("sana")) {
+            positive(where, "head_dim", m.headDim());
+            positive(where, "ffn_hidden", m.ffnHidden());
+        }
+        if (m.hidden() % m.heads() != 0) {
+            throw new CatalogException(where + "hidden " + m.hidden() + " is not divisible by heads " + m.heads());
+        }
+        for (String encoder : m.textEncoder() == null ? List.of(m.vae()) : List.of(m.vae(), m.textEncoder())) {
+            if (encoder == null || encoders.stream().noneMatch(e -> e.id().equals(encoder))) {
+                throw new CatalogException(where + "encoder " + encoder + " is not in the catalog; known: "
+                        + String.join(", ", encoders.stream().map(EncoderInfo::id).toList()));
+            }
+        }
+        if (m.textEncoder() != null) {
+            positive(where, "text_tokens", m.textTokens());
+            positive(where, "caption_channels", m.captionChannels());
+        }
+        ModelInfo.Defaults d = m.defaults() == null
+                ? new ModelInfo.Defaults(null, null, null, null, null, null, null, null, null) : m.defaults();
+        return new ModelInfo(m.id(), m.name() == null ? m.id() : m.name(), m.family(), m.architecture(), m.depth(),
+                m.singleDepth(), m.hidden(), m.heads(), m.headDim(), m.patch(), m.patchT(), m.mlpRatio(), m.ffnHidden(),
+                m.latentChannels(), m.latentDownsample(), m.temporalDownsample(), m.learnSigma(), m.numClasses(),
+                m.posEmbedResolution(), m.vae(), m.textEncoder(), m.textTokens(), m.captionChannels(), m.vectorChannels(),
+                m.attentionUpcast(), m.sizeEmbedders(), m.video(), m.vaeMicroBatch(), d, m.publishedParams(),
+                m.publishedAs(), m.publishedSource(), m.configNames() == null ? List.of() : List.copyOf(m.configNames()));
+    }
+
+    private static void checkEncoder(Path file, EncoderInfo e) {
+        requireId(file, "encoders", e.id());
+        String where = "catalog " + file + ": encoder " + e.id() + ": ";
+        if (!"text".equals(e.kind()) && !"vae".equals(e.kind())) {
+            throw new CatalogException(where + "kind should be text or vae, got " + e.kind());
+        }
+        positive(where, "params", e.params());
+        if (e.kind().equals("vae")) {
+            positive(where, "downsample", e.downsample());
+            positive(where, "encoder_macs_per_pixel", e.encoderMacsPerPixel());
+        }
+    }
+
+    private static void requireId(Path file, String section, String id) {
+        if (id == null || !ID.matcher(id).matches()) {
+            throw new CatalogException("catalog " + file + ": " + section + ": id " + (id == null ? "is missing"
+                    : "'" + id + "' should be lower-case letters, digits, '.', '_' or '-'"));
+        }
+    }
+
+    private static void positive(String where, String field, double value) {
+        if (!(value > 0) || !Double.isFinite(value)) {
+            throw new CatalogException(where + field + " should be above 0, got " + (value == (long) value
+                    ? String.valueOf((long) value) : String.valueOf(value)));
+        }
+    }
+
+    private static String firstTaken(List<String> taken, String id) {
+        return taken.contains(id) ? id : null;
+    }
+
+    private static CatalogException duplicate(Path file, String kind, String what, String other) {
+        return new CatalogException("catalog " + file + ": " + kind + " " + what + " is already taken by " + other
+                + "; give it another id or name (entries are never overwritten)");
+    }
+
+    private static List<String> sorted(Set<String> values) {
+        return values.stream().sorted().toList();
+    }
+
+    private static String firstLine(String message) {
+        if (message == null) {
+            return "invalid";
+        }
+        String line = message.lines().findFirst().orElse("invalid").strip();
+        return line.toLowerCase(Locale.ROOT).startsWith("unrecognized field") ? line.replaceAll("\\s*\\(class.*$", "") : line;
+    }
+}
