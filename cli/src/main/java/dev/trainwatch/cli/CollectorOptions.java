@@ -1,6 +1,7 @@
 package dev.trainwatch.cli;
 
 import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.state.GpuHourPrices;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -32,12 +33,25 @@ final class CollectorOptions {
                     + " Default: the address the collector listens on.")
     String externalUrl;
 
+    @Option(names = "--gpu-hour-price", paramLabel = "PRICE",
+            description = "What one GPU-hour costs, in your currency: one number for every GPU (2.5), or prices by"
+                    + " GPU id with * for the rest (a100-80gb=1.79,h100-sxm=2.49,*=2). Each run then shows its cost"
+                    + " so far and projected to total_steps.")
+    String gpuHourPrice;
+
     /** {@code config} with the token and alert receivers these options name; mistakes are one-line usage errors. */
     CollectorConfig applyTo(CollectorConfig config) {
         CollectorConfig applied = config.withAlerting(url("--alertmanager", alertmanager), url("--webhook", webhook))
                 .withExternalUrl(url("--external-url", externalUrl));
         if (tokenFile != null) {
             applied = applied.withToken(readToken(tokenFile));
+        }
+        if (gpuHourPrice != null) {
+            try {
+                applied = applied.withGpuHourPrices(GpuHourPrices.parse(gpuHourPrice));
+            } catch (IllegalArgumentException e) {
+                throw new UserError(ExitCodes.USAGE, "--gpu-hour-price: " + e.getMessage());
+            }
         }
         return applied;
     }

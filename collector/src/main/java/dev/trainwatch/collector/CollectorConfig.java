@@ -1,5 +1,6 @@
 package dev.trainwatch.collector;
 
+import dev.trainwatch.collector.state.GpuHourPrices;
 import java.net.InetAddress;
 import java.net.URI;
 import java.net.UnknownHostException;
@@ -27,6 +28,8 @@ import java.util.Optional;
  *                        written to the history; a SIGKILL can lose about two intervals of it. Zero writes every change
  * @param externalUrl     the address users reach the collector's page at (behind a proxy, a DNS name), used for the
  *                        run links in alerts and webhooks; null for the address it listens on
+ * @param gpuHourPrices   what a GPU-hour costs, for each run's cost so far and projected; {@link GpuHourPrices#NONE}
+ *                        for none
  */
 public record CollectorConfig(
         String host,
@@ -39,7 +42,8 @@ public record CollectorConfig(
         Duration tickInterval,
         Clock clock,
         Duration summaryInterval,
-        URI externalUrl) {
+        URI externalUrl,
+        GpuHourPrices gpuHourPrices) {
 
     /** The documented default address. */
     public static final String DEFAULT_HOST = "127.0.0.1";
@@ -65,6 +69,7 @@ public record CollectorConfig(
             throw new IllegalArgumentException("tick interval must be positive");
         }
         Objects.requireNonNull(summaryInterval, "summaryInterval");
+        Objects.requireNonNull(gpuHourPrices, "gpuHourPrices");
         if (summaryInterval.isNegative() || summaryInterval.compareTo(MAX_SUMMARY_INTERVAL) > 0) {
             throw new IllegalArgumentException("summary interval must be 0–60 s, got "
                     + summaryInterval.toMillis() + " ms");
@@ -74,47 +79,52 @@ public record CollectorConfig(
     /** 127.0.0.1:9477, no token, no history, default limits, 1 s tick, the system clock, 2 s summary interval. */
     public static CollectorConfig defaults() {
         return new CollectorConfig(DEFAULT_HOST, DEFAULT_PORT, null, null, null, null, Limits.defaults(),
-                Duration.ofSeconds(1), Clock.systemUTC(), DEFAULT_SUMMARY_INTERVAL, null);
+                Duration.ofSeconds(1), Clock.systemUTC(), DEFAULT_SUMMARY_INTERVAL, null, GpuHourPrices.NONE);
     }
 
     public CollectorConfig withListen(String newHost, int newPort) {
         return new CollectorConfig(newHost, newPort, token, dataDir, alertmanagerUrl, webhookUrl, limits,
-                tickInterval, clock, summaryInterval, externalUrl);
+                tickInterval, clock, summaryInterval, externalUrl, gpuHourPrices);
     }
 
     public CollectorConfig withToken(String newToken) {
         return new CollectorConfig(host, port, newToken, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, summaryInterval, externalUrl);
+                clock, summaryInterval, externalUrl, gpuHourPrices);
     }
 
     public CollectorConfig withDataDir(Path newDataDir) {
         return new CollectorConfig(host, port, token, newDataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, summaryInterval, externalUrl);
+                clock, summaryInterval, externalUrl, gpuHourPrices);
     }
 
     public CollectorConfig withAlerting(URI newAlertmanagerUrl, URI newWebhookUrl) {
         return new CollectorConfig(host, port, token, dataDir, newAlertmanagerUrl, newWebhookUrl, limits,
-                tickInterval, clock, summaryInterval, externalUrl);
+                tickInterval, clock, summaryInterval, externalUrl, gpuHourPrices);
     }
 
     public CollectorConfig withLimits(Limits newLimits) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, newLimits, tickInterval,
-                clock, summaryInterval, externalUrl);
+                clock, summaryInterval, externalUrl, gpuHourPrices);
     }
 
     public CollectorConfig withTickInterval(Duration newTickInterval) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, newTickInterval,
-                clock, summaryInterval, externalUrl);
+                clock, summaryInterval, externalUrl, gpuHourPrices);
     }
 
     public CollectorConfig withSummaryInterval(Duration newSummaryInterval) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, newSummaryInterval, externalUrl);
+                clock, newSummaryInterval, externalUrl, gpuHourPrices);
+    }
+
+    public CollectorConfig withGpuHourPrices(GpuHourPrices prices) {
+        return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
+                clock, summaryInterval, externalUrl, prices);
     }
 
     public CollectorConfig withClock(Clock newClock) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                newClock, summaryInterval, externalUrl);
+                newClock, summaryInterval, externalUrl, gpuHourPrices);
     }
 
     /**
@@ -133,7 +143,7 @@ public record CollectorConfig(
                     : URI.create(newExternalUrl + "/");
         }
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, summaryInterval, normalized);
+                clock, summaryInterval, normalized, gpuHourPrices);
     }
 
     /** The token, when one is set. */

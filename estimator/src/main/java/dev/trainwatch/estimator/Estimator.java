@@ -171,7 +171,14 @@ public final class Estimator {
         return new Estimate(run.resolvedSpec(), run.profile.info.id(), run.gpu.id(), run.profile.params,
                 run.profile.trainableParams, costs.peakBytes, run.gpu.memoryBytes(), costs.peakBytes <= run.gpu.memoryBytes(),
                 maxBatch, costs.stepSeconds, costs.samplesPerSecond, costs.memory, costs.time, total,
-                suggestions, notes);
+                suggestions, notes, flops(run));
+    }
+
+    /** Model FLOPs (3 × forward), executed FLOPs (4 × forward under gradient checkpointing) and the dtype's peak. */
+    private static Estimate.Flops flops(Run run) {
+        double forward = 2 * run.forwardMacsPerSample;
+        double passes = run.checkpointing ? 4 : 3;
+        return new Estimate.Flops(3 * forward, passes * forward, run.peakTflops() * 1e12, run.precision);
     }
 
     // ---------------------------------------------------------------------------------------------- resolution

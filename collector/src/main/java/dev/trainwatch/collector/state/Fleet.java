@@ -121,6 +121,13 @@ public final class Fleet {
         return new Fleet(Predictor.of(estimator), clock, FleetSettings.defaults(), DetectorSettings.defaults());
     }
 
+    /** Sets what one GPU-hour costs ({@code --gpu-hour-price}): runs then show their cost so far and projected. */
+    public void gpuHourPrices(GpuHourPrices prices) {
+        synchronized (lock) {
+            observations.prices(prices);
+        }
+    }
+
     public FleetSettings settings() {
         return settings;
     }
@@ -246,6 +253,7 @@ public final class Fleet {
                         counts = false;
                     }
                     if (counts) {
+                        run.accounting.step(e, ts, observations.encodingSecondsPerStep(run));
                         run.steps.add(e, ts);
                         run.lastCountedStep = e.step();
                         run.lastCountedRank = rank;
@@ -375,6 +383,8 @@ public final class Fleet {
                 }
             }
             run.lastChangeNotified = now;
+            // The time before the restart is unknown here: account from now.
+            run.accounting = new RunAccounting(now);
         }
     }
 
@@ -650,6 +660,9 @@ public final class Fleet {
                 if (g.runId != null) {
                     RunState run = runs.get(g.runId);
                     if (run != null) {
+                        if (!run.ended) {
+                            run.accounting.gpuSample(s.uuid(), s, stamp(s.ts(), now));
+                        }
                         double used = s.memoryUsedBytes() != null && s.memoryUsedBytes() >= 0
                                 ? s.memoryUsedBytes() : Double.NaN;
                         if (!Double.isNaN(used) && !(used <= run.peakMemory)) {
@@ -734,6 +747,7 @@ public final class Fleet {
             GpuState g = gpus.get(uuid);
             if (g != null && a.runId().equals(g.runId) && !part.gpuUuids.contains(uuid)) {
                 g.runId = null;
+                run.accounting.gpuLeft(uuid);
             }
         }
         for (String uuid : part.gpuUuids) {
@@ -809,6 +823,13 @@ public final class Fleet {
                     if (!run.ended && run.hosts.values().stream().allMatch(p -> p.ended)) {
                         end(run, now);
                     }
+                }
+            }
+            case "phase" -> {
+                // A checkpoint, evaluation or sampling phase the run's log announced: its time is not a stall.
+                RunState run = e.runId() == null ? null : runs.get(e.runId());
+                if (run != null && !run.ended) {
+                    run.accounting.phase(e.message(), stamp(e.ts(), now));
                 }
             }
             default -> {

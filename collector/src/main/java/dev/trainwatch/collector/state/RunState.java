@@ -60,6 +60,8 @@ final class RunState {
      * evaluation.
      */
     final List<RunContext.XidRecord> restoredXids = new ArrayList<>();
+    /** Where the run's time and energy went since the collector first saw it (or restored it). */
+    RunAccounting accounting;
 
     RunState(String runId, double now, StepWindow steps, AnomalyTracker tracker) {
         this.runId = runId;
@@ -67,6 +69,7 @@ final class RunState {
         this.lastSeen = now;
         this.steps = steps;
         this.tracker = tracker;
+        this.accounting = new RunAccounting(now);
     }
 
     Set<String> gpuUuids() {
