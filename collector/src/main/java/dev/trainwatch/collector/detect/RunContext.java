@@ -43,6 +43,11 @@ public interface RunContext {
     /** Pixels per latent cell of the run's model (8 for SD/SDXL VAE, 32 for DC-AE), when known. */
     OptionalInt latentDownsample();
 
+    /** The GPU (UUID) each rank runs on, when the agents report ranks; empty otherwise. */
+    default java.util.Map<Integer, String> gpuOfRank() {
+        return java.util.Map.of();
+    }
+
     /** Whether an anomaly of {@code kind} is active on the run (detectors defer to one another). */
     boolean isActive(AnomalyKind kind);
 

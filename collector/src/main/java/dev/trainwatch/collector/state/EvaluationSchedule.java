@@ -187,6 +187,15 @@ final class EvaluationSchedule {
         }
 
         @Override
+        public Map<Integer, String> gpuOfRank() {
+            Map<Integer, String> out = new java.util.HashMap<>();
+            for (RunState.HostPart part : run.hosts.values()) {
+                part.ranksByGpu.forEach((uuid, ranks) -> ranks.forEach(r -> out.putIfAbsent(r, uuid)));
+            }
+            return out;
+        }
+
+        @Override
         public boolean isActive(AnomalyKind kind) {
             return run.tracker.isActive(kind);
         }

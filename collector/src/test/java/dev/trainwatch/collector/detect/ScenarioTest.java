@@ -33,7 +33,7 @@ class ScenarioTest {
     @ValueSource(strings = {"healthy", "pixart-online-starved", "sana-loader-starved", "memory-ramp",
             "encoder-resident", "tf32-off", "idle-gpu", "throttling", "straggler-rank", "stalled", "xid-critical",
             "xid-informational", "xid-application", "agent-lost", "small-batch", "bucket-oom",
-            "step-ratio-boundary", "rank-data-starved"})
+            "step-ratio-boundary", "rank-data-starved", "straggler-quiet"})
     void raisesExactlyTheExpectedKindsWithoutFlapping(String name) {
         Scenario scenario = Scenario.load(name);
         Result r = play(name);
@@ -103,6 +103,24 @@ class ScenarioTest {
         Transition t = play("sana-loader-starved").raised(AnomalyKind.DATA_STARVATION).get(0);
         assertThat(t.message()).contains("data loading 60%").contains("text encoder 10%").contains("VAE 6%");
         assertThat(t.suggestion()).contains("num_workers");
+    }
+
+    @Test
+    void stragglersAreNamedWithinAMinuteWithWhereTheyAreSlow() {
+        Result hot = play("throttling");
+        assertThat(hot.latency(AnomalyKind.STRAGGLER)).isLessThanOrEqualTo(60);
+        assertThat(hot.latency(AnomalyKind.THROTTLING)).isLessThanOrEqualTo(60);
+        Transition t = hot.raised(AnomalyKind.STRAGGLER).get(0);
+        assertThat(t.anomaly().evidence()).containsEntry("slow_in", "compute").containsEntry("rank", 2);
+        assertThat(String.valueOf(t.anomaly().evidence().get("throttle_reasons"))).contains("hw_thermal_slowdown");
+        assertThat(t.message()).contains("GPU 2").contains("60%").contains("hw_thermal_slowdown");
+
+        Result rank = play("straggler-rank");
+        assertThat(rank.latency(AnomalyKind.STRAGGLER)).isLessThanOrEqualTo(60);
+        Transition r = rank.raised(AnomalyKind.STRAGGLER).get(0);
+        // Rank 3's GPU is as busy as the others at full clock: it has more work, so it is slow in compute.
+        assertThat(r.anomaly().evidence()).containsEntry("rank", 3).containsEntry("slow_in", "compute");
+        assertThat(r.message()).contains("rank 3").contains("slow in compute");
     }
 
     @Test
