@@ -124,6 +124,28 @@ class ScenarioTest {
     }
 
     @Test
+    void goodputSplitsTheScenariosWallTimeAsTheyWereBuilt() {
+        // stalled: 300 s of 4.0 s steps (0.1 s data) reported every 20 s, then 720 s without reports, GPUs idle.
+        Result r = play("stalled");
+        var observed = r.fleet().run(ScenarioPlayer.RUN).orElseThrow().observed();
+        var wall = observed.wallSeconds();
+        double total = wall.values().stream().mapToDouble(Double::doubleValue).sum();
+        assertThat(total).isCloseTo(r.endT(), org.assertj.core.api.Assertions.within(0.01 * r.endT()));
+        // The hang is idle (GPUs at 0 %), less the pending allowance after the last report.
+        assertThat(wall.get("idle") + wall.get("pending")).isCloseTo(720, org.assertj.core.api.Assertions.within(25.0));
+        assertThat(wall.get("data_wait") / (wall.get("productive") + wall.get("data_wait")))
+                .isCloseTo(0.1 / 4.0, org.assertj.core.api.Assertions.within(0.005));
+        assertThat(observed.goodputRatio()).isCloseTo(wall.get("productive") / total,
+                org.assertj.core.api.Assertions.within(0.01));
+
+        // healthy: 90 s of start-up, then steps: no stall, no idle, goodput near the step share.
+        Result h = play("healthy");
+        var hw = h.fleet().run(ScenarioPlayer.RUN).orElseThrow().observed().wallSeconds();
+        assertThat(hw).doesNotContainKeys("stall", "idle", "lost_work");
+        assertThat(hw.get("startup")).isBetween(85.0, 115.0);
+    }
+
+    @Test
     void memoryRampIsCaughtMinutesBeforeTheCardIsFull() {
         Result r = play("memory-ramp");
         Transition t = r.raised(AnomalyKind.OOM_RISK).get(0);
