@@ -99,7 +99,12 @@ final class RunAccounting {
                 return; // a replayed or reordered sample: keep the newest
             }
         }
-        lastByGpu.put(uuid, new double[] {ts, energy});
+        if (last == null) {
+            lastByGpu.put(uuid, new double[] {ts, energy});
+        } else {
+            last[0] = ts;
+            last[1] = energy;
+        }
         if (s.utilizationRatio() != null && Double.isFinite(s.utilizationRatio()) && ts > closedUntil) {
             gapUtilSum += s.utilizationRatio();
             gapUtilN++;
