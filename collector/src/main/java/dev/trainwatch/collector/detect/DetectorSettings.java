@@ -44,6 +44,11 @@ public record DetectorSettings(
             case STALLED -> stalled.hysteresis();
             case XID_ERROR -> xidError.hysteresis();
             case AGENT_LOST -> agentLost.hysteresis();
+            // Loss detectors build their persistence into the finding (reports in a row), so no sustain; a
+            // spike clears two minutes after it subsides. A failed run is raised once, on the failure.
+            case LOSS_NONFINITE, RUN_FAILED -> new Hysteresis(Duration.ZERO, Duration.ZERO);
+            case LOSS_SPIKE -> new Hysteresis(Duration.ZERO, Duration.ofMinutes(2));
+            case HOST_MEMORY -> new Hysteresis(Duration.ofSeconds(30), Duration.ofMinutes(2));
         };
     }
 

@@ -43,6 +43,11 @@ public interface RunContext {
     /** Pixels per latent cell of the run's model (8 for SD/SDXL VAE, 32 for DC-AE), when known. */
     OptionalInt latentDownsample();
 
+    /** The run's loss readings (finite losses, non-finite streaks). */
+    default LossHealth loss() {
+        return LossHealth.NONE;
+    }
+
     /** The GPU (UUID) each rank runs on, when the agents report ranks; empty otherwise. */
     default java.util.Map<Integer, String> gpuOfRank() {
         return java.util.Map.of();

@@ -72,6 +72,9 @@ public final class MetricNames {
     public static final String RUN_GPU_UTILIZATION = "trainwatch.run.gpu.utilization";
     public static final String RUN_GPUS = "trainwatch.run.gpus";
     public static final String RUN_ENDED = "trainwatch.run.ended";
+    public static final String RUN_LOSS = "trainwatch.run.loss";
+    /** Counter. */
+    public static final String RUN_LOSS_NONFINITE = "trainwatch.run.loss.nonfinite.reports";
     public static final String RUN_MFU = "trainwatch.run.mfu";
     public static final String RUN_HFU = "trainwatch.run.hfu";
     public static final String RUN_PREDICTED_MFU = "trainwatch.run.predicted.mfu";

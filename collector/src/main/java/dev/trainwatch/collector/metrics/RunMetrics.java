@@ -58,6 +58,7 @@ public final class RunMetrics implements MeterBinder, MultiCollector {
     private final String wallName = GpuMetrics.prometheusName(MetricNames.RUN_WALL, MetricNames.SECONDS);
     private final String energyName = GpuMetrics.prometheusName(MetricNames.RUN_ENERGY, MetricNames.JOULES);
     private final String gpuTimeName = GpuMetrics.prometheusName(MetricNames.RUN_GPU_TIME, MetricNames.SECONDS);
+    private final String lossNonFiniteName = GpuMetrics.prometheusName(MetricNames.RUN_LOSS_NONFINITE, null);
     /**
      * The highest value each run's counter has shown, by run and series: a counter never goes down, even when a
      * stretch first counted as a stall is later explained by a report (the ledger keeps that from happening; this
@@ -112,7 +113,9 @@ public final class RunMetrics implements MeterBinder, MultiCollector {
                 ComparisonView::projectedCost);
         compared(MetricNames.RUN_PROJECTED_ENERGY, MetricNames.JOULES,
                 "Energy so far plus the remaining time at the current power draw", ComparisonView::projectedEnergyJoules);
+        observed(MetricNames.RUN_LOSS, null, "Newest finite training loss reported", ObservedView::loss);
         names.add(wallName);
+        names.add(lossNonFiniteName);
         names.add(energyName);
         names.add(gpuTimeName);
         names.add(anomalyName);
@@ -190,6 +193,8 @@ public final class RunMetrics implements MeterBinder, MultiCollector {
                 .help("Energy the run's GPUs used while attributed to it");
         CounterSnapshot.Builder gpuTime = CounterSnapshot.builder().name(gpuTimeName)
                 .help("GPU-seconds the run held (divide by 3600 for GPU-hours)");
+        CounterSnapshot.Builder lossNonFinite = CounterSnapshot.builder().name(lossNonFiniteName)
+                .help("Step reports whose loss was NaN or infinite");
         Map<String, Map<String, Double>> highs = new HashMap<>();
         synchronized (counterHighs) {
             for (int i = 0; i < views.size(); i++) {
@@ -211,6 +216,8 @@ public final class RunMetrics implements MeterBinder, MultiCollector {
                     energy.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder().labels(labels.get(i))
                             .value(monotone(before, now, "energy", o.energyJoules())).build());
                 }
+                lossNonFinite.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder().labels(labels.get(i))
+                        .value(o.lossNonfiniteReports() == null ? 0 : o.lossNonfiniteReports()).build());
                 if (o.gpuHours() != null) {
                     gpuTime.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder().labels(labels.get(i))
                             .value(monotone(before, now, "gpu", o.gpuHours() * 3600)).build());
@@ -220,7 +227,7 @@ public final class RunMetrics implements MeterBinder, MultiCollector {
             counterHighs.clear();
             counterHighs.putAll(highs);
         }
-        return List.of(wall.build(), energy.build(), gpuTime.build());
+        return List.of(wall.build(), energy.build(), gpuTime.build(), lossNonFinite.build());
     }
 
     private static double monotone(Map<String, Double> before, Map<String, Double> now, String key, double value) {

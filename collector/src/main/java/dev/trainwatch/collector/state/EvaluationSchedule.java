@@ -187,6 +187,11 @@ final class EvaluationSchedule {
         }
 
         @Override
+        public dev.trainwatch.collector.detect.LossHealth loss() {
+            return run.losses;
+        }
+
+        @Override
         public Map<Integer, String> gpuOfRank() {
             Map<Integer, String> out = new java.util.HashMap<>();
             for (RunState.HostPart part : run.hosts.values()) {

@@ -254,6 +254,7 @@ public final class Fleet {
                     }
                     if (counts) {
                         run.accounting.step(e, ts, observations.encodingSecondsPerStep(run));
+                        run.losses.add(e, ts);
                         run.steps.add(e, ts);
                         run.lastCountedStep = e.step();
                         run.lastCountedRank = rank;

@@ -40,6 +40,9 @@ package dev.trainwatch.collector.state;
  *                               {@code pending}); the parts sum to the wall time
  * @param accountedSinceTs       when the collector started accounting the run's time (its first sight of the run,
  *                               or its own restart)
+ * @param loss                   the newest finite training loss reported
+ * @param lossNonfinite          true while the newest report's loss or grad norm is NaN or infinite
+ * @param lossNonfiniteReports   reports whose loss was NaN or infinite since the run appeared
  */
 public record ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memoryTotalBytes, Double stepSeconds,
                            Double dataWaitRatio, Double textEncoderRatio, Double vaeRatio,
@@ -47,7 +50,22 @@ public record ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memo
                            Integer largestBucketHeightPx, Integer largestBucketWidthPx, int gpuCount,
                            Double powerWatts, java.util.List<RankView> ranks, Double mfuRatio, Double hfuRatio,
                            Double goodputRatio, Double energyJoules, Double gpuHours, Double cost,
-                           java.util.Map<String, Double> wallSeconds, Double accountedSinceTs) {
+                           java.util.Map<String, Double> wallSeconds, Double accountedSinceTs, Double loss,
+                           Boolean lossNonfinite, Long lossNonfiniteReports) {
+
+    /** A view without loss readings. */
+    public ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memoryTotalBytes, Double stepSeconds,
+                        Double dataWaitRatio, Double textEncoderRatio, Double vaeRatio, Double gpuUtilizationRatio,
+                        Double samplesPerSecond, Long lastStep, Double lastStepTs, Integer largestBucketHeightPx,
+                        Integer largestBucketWidthPx, int gpuCount, Double powerWatts,
+                        java.util.List<RankView> ranks, Double mfuRatio, Double hfuRatio, Double goodputRatio,
+                        Double energyJoules, Double gpuHours, Double cost, java.util.Map<String, Double> wallSeconds,
+                        Double accountedSinceTs) {
+        this(peakMemoryBytes, memoryUsedBytes, memoryTotalBytes, stepSeconds, dataWaitRatio, textEncoderRatio,
+                vaeRatio, gpuUtilizationRatio, samplesPerSecond, lastStep, lastStepTs, largestBucketHeightPx,
+                largestBucketWidthPx, gpuCount, powerWatts, ranks, mfuRatio, hfuRatio, goodputRatio, energyJoules,
+                gpuHours, cost, wallSeconds, accountedSinceTs, null, null, null);
+    }
 
     /** A view without efficiency figures. */
     public ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memoryTotalBytes, Double stepSeconds,
@@ -57,7 +75,8 @@ public record ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memo
                         java.util.List<RankView> ranks) {
         this(peakMemoryBytes, memoryUsedBytes, memoryTotalBytes, stepSeconds, dataWaitRatio, textEncoderRatio,
                 vaeRatio, gpuUtilizationRatio, samplesPerSecond, lastStep, lastStepTs, largestBucketHeightPx,
-                largestBucketWidthPx, gpuCount, powerWatts, ranks, null, null, null, null, null, null, null, null);
+                largestBucketWidthPx, gpuCount, powerWatts, ranks, null, null, null, null, null, null, null, null,
+                null, null, null);
     }
 
     /** A view without a per-rank breakdown. */

@@ -174,7 +174,9 @@ final class RunObservations {
                 run.lastStep >= 0 ? run.lastStep : null, nan(run.lastStepTs), bucketH, bucketW, gs.size(),
                 anyPower ? power : null, rankViews(run, fromSteps), nan(mfu), nan(hfu),
                 nan(acc.goodput(until)), nan(acc.energyJoules()), gpuHours, nan(gpuHours * price),
-                wall.isEmpty() ? null : wall, acc.start());
+                wall.isEmpty() ? null : wall, acc.start(), nan(run.losses.newestFinite()),
+                run.losses.newestNonFinite() ? Boolean.TRUE : null,
+                run.losses.nonFiniteLossReports() > 0 ? run.losses.nonFiniteLossReports() : null);
     }
 
     /** The end of the run's accounted time: now, or when it ended. */

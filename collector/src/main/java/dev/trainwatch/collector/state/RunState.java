@@ -60,6 +60,8 @@ final class RunState {
      * evaluation.
      */
     final List<RunContext.XidRecord> restoredXids = new ArrayList<>();
+    /** The run's losses and grad norms, for the loss detectors. */
+    final LossWindow losses = new LossWindow();
     /** Where the run's time and energy went since the collector first saw it (or restored it). */
     RunAccounting accounting;
 
