@@ -11,6 +11,11 @@ public interface StepSource extends AutoCloseable {
     /** Steps seen since the previous call, oldest first; never null. Does not throw for an unreadable file. */
     List<StepEvent> poll();
 
+    /** The file the steps are read from, when they come from one (its tail explains a crash); else null. */
+    default java.nio.file.Path file() {
+        return null;
+    }
+
     /** A one-line description of the source's current problem (missing file, unreadable), or null when fine. */
     String problem();
 

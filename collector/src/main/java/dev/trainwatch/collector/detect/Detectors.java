@@ -26,6 +26,7 @@ public final class Detectors {
                 new XidErrorDetector(settings),
                 new AgentLostDetector(settings),
                 new LossNonFiniteDetector(),
-                new LossSpikeDetector());
+                new LossSpikeDetector(),
+                new RunFailedDetector());
     }
 }

@@ -21,6 +21,7 @@ import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.RankInfo;
 import dev.trainwatch.protocol.RunAttribution;
+import dev.trainwatch.protocol.RunFailure;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Clock;
@@ -284,6 +285,36 @@ public final class Fleet {
             dispatch();
         }
         return counted;
+    }
+
+    /**
+     * Records why a run's processes failed ({@code trainwatch run} saw its command exit with an error and read the
+     * tail of its output): raises {@code run_failed} at once, with the cause joined with what the collector saw
+     * before. The anomaly stays when the run ends. Empty when the run is unknown.
+     */
+    public Optional<RunView> recordFailure(String runId, RunFailure failure, String host) {
+        Objects.requireNonNull(failure, "failure");
+        try {
+            synchronized (lock) {
+                RunState run = runs.get(runId);
+                if (run == null) {
+                    return Optional.empty();
+                }
+                double now = now();
+                fail(run, failure, host, now);
+                return Optional.of(observations.view(run, now));
+            }
+        } finally {
+            dispatch();
+        }
+    }
+
+    private void fail(RunState run, RunFailure failure, String host, double now) {
+        run.failure = failure;
+        run.failureHost = host;
+        run.dirty = true;
+        run.summaryDue = true;
+        schedule.evaluate(run, now);
     }
 
     /** Marks a run ended (e.g. {@code trainwatch run} saw its command exit). Empty when the run is unknown. */
@@ -780,6 +811,7 @@ public final class Fleet {
             // The same run id is running again (e.g. a requeued Slurm job): reopen it.
             run.ended = false;
             run.endedAt = Double.NaN;
+            run.failure = null;
             notifyChanged(run, now);
         }
         return run;
@@ -826,6 +858,12 @@ public final class Fleet {
                     }
                 }
             }
+            case "run_failed" -> {
+                RunState run = e.runId() == null ? null : runs.get(e.runId());
+                if (run != null && e.failure() != null) {
+                    fail(run, e.failure(), host, now);
+                }
+            }
             case "phase" -> {
                 // A checkpoint, evaluation or sampling phase the run's log announced: its time is not a stall.
                 RunState run = e.runId() == null ? null : runs.get(e.runId());
@@ -845,7 +883,7 @@ public final class Fleet {
         }
         run.ended = true;
         run.endedAt = now;
-        for (Transition t : run.tracker.resolveAll(now)) {
+        for (Transition t : run.tracker.resolveAllExcept(now, AnomalyKind.RUN_FAILED)) {
             publish(run.runId, t);
         }
         RunSummary summary = observations.summarize(run, now);
