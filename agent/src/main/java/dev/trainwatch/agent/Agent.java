@@ -82,6 +82,7 @@ public final class Agent implements AutoCloseable {
         this.steps = steps;
         this.clock = clock;
         this.attributor = new Attributor(proc, config.host(), config.attachPid(), config.runId());
+        this.proc = proc;
         this.identity = AgentIdentity.open(config.spoolDir(), config.host());
         try {
             Spool spool = new Spool(config.spoolDir(), config.spoolMaxBytes());
@@ -152,6 +153,14 @@ public final class Agent implements AutoCloseable {
         events.addAll(update.events());
         List<StepEvent> newSteps = steps != null ? steps.poll() : List.of();
         reportStepProblem();
+        if (steps != null) {
+            String phaseRun = config.runId() != null ? config.runId() : stepRunId;
+            for (java.util.Map.Entry<String, Double> phase : steps.drainPhases()) {
+                if (phaseRun != null) {
+                    events.add(new AgentEvent(phase.getValue(), "phase", null, null, phaseRun, phase.getKey()));
+                }
+            }
+        }
         for (AgentEvent ended : update.events()) {
             if (Attributor.RUN_ENDED.equals(ended.kind()) && ended.runId() != null && steps != null
                     && steps.file() != null && ended.runId().equals(config.runId() != null ? config.runId() : stepRunId)) {
@@ -164,11 +173,25 @@ public final class Agent implements AutoCloseable {
         AgentHealth health = new AgentHealth(pollSeconds, gpus.failedReads() + pollFailures, shipper.pending(),
                 shipper.spoolBytes(), shipper.dropped(), Durations.seconds(config.interval()));
         AgentBatch batch = new AgentBatch(config.host(), identity.agentId(), identity.nextSeq(), samples,
-                update.runs(), events, health);
+                update.runs(), events, health, hostMemory(ts));
         shipper.submit(Payload.samples(batch));
         shipSpec(update.runs());
         shipSteps(newSteps, update.runs());
     }
+
+    private final ProcSource proc;
+    private double lastHostMemoryTs = Double.NEGATIVE_INFINITY;
+
+    /** The node's memory, read at most every 5 s (a trend needs no more; meminfo is one small file). */
+    private dev.trainwatch.protocol.HostMemory hostMemory(double ts) {
+        if (ts - lastHostMemoryTs < HOST_MEMORY_EVERY_SECONDS) {
+            return null;
+        }
+        lastHostMemoryTs = ts;
+        return proc.hostMemory(ts).orElse(null);
+    }
+
+    static final double HOST_MEMORY_EVERY_SECONDS = 5;
 
     /** Lines at the end of an attached run's log that may explain its end: a crash prints its cause last. */
     static final int ATTACHED_TAIL_LINES = 60;

@@ -16,6 +16,14 @@ public interface StepSource extends AutoCloseable {
         return null;
     }
 
+    /**
+     * Checkpoint and evaluation phases the source announced since the previous call, oldest first: kind
+     * ({@code checkpoint}, {@code checkpoint_saved}, {@code evaluation}) and unix seconds.
+     */
+    default List<java.util.Map.Entry<String, Double>> drainPhases() {
+        return List.of();
+    }
+
     /** A one-line description of the source's current problem (missing file, unreadable), or null when fine. */
     String problem();
 

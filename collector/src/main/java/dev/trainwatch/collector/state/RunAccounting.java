@@ -130,13 +130,14 @@ final class RunAccounting {
     /** The agent announced a checkpoint, evaluation or sampling phase starting at {@code ts}. */
     void phase(String kind, double ts) {
         Reason r = switch (kind == null ? "" : kind) {
-            case "checkpoint", "save", "saving" -> Reason.CHECKPOINT;
-            case "evaluation", "validation", "sampling", "eval" -> Reason.EVALUATION;
+            case "checkpoint", "checkpoint_saved" -> Reason.CHECKPOINT;
+            case "evaluation", "sampling" -> Reason.EVALUATION;
             default -> null;
         };
         if (r != null && ts >= closedUntil) {
             phase = r;
-            phaseStart = ts;
+            // "Saved checkpoint" is printed after the save: the pause since the newest report was the save.
+            phaseStart = "checkpoint_saved".equals(kind) ? closedUntil : ts;
         }
     }
 
