@@ -487,6 +487,65 @@
       esc(value) + '</div>' + (sub ? '<div class="sub">' + esc(sub) + '</div>' : '') + '</div>';
   }
 
+  function fmtPercent(r) { r = num(r); return r === null ? '–' : (r * 100).toFixed(r < 0.1 ? 1 : 0) + ' %'; }
+  function fmtGpuHours(h) { h = num(h); return h === null ? '–' : (h >= 100 ? h.toFixed(0) : h >= 1 ? h.toFixed(1) : h.toFixed(2)) + ' GPU-h'; }
+  function fmtMoney(v) { v = num(v); return v === null ? '–' : v >= 1000 ? Math.round(v).toLocaleString('en-US') : v.toFixed(2); }
+  function fmtEnergy(j) {
+    j = num(j);
+    if (j === null) { return '–'; }
+    var kwh = j / 3.6e6;
+    return kwh >= 1000 ? (kwh / 1000).toFixed(1) + ' MWh' : kwh >= 1 ? kwh.toFixed(1) + ' kWh' : (j / 3600).toFixed(0) + ' Wh';
+  }
+  // "12 % where this model reaches 30 % on this GPU": observed MFU beside the prediction's.
+  function mfuSub(o, c) {
+    var parts = [];
+    if (num(c.predicted_mfu_ratio) !== null) { parts.push('predicted ' + fmtPercent(c.predicted_mfu_ratio)); }
+    if (num(o.hfu_ratio) !== null && num(o.mfu_ratio) !== null && o.hfu_ratio > o.mfu_ratio * 1.01) { parts.push('HFU ' + fmtPercent(o.hfu_ratio)); }
+    return parts.length ? parts.join(' · ') : (num(o.mfu_ratio) === null ? 'needs a spec and steps' : null);
+  }
+  function mfuTone(o, c) {
+    var m = num(o.mfu_ratio), p = num(c.predicted_mfu_ratio);
+    return m !== null && p !== null && m < 0.67 * p ? 'warn' : '';
+  }
+  var WALL_LABELS = { productive: 'training', startup: 'start-up', data_wait: 'data wait', encoding: 'online encoding',
+    stall: 'stalled', checkpoint: 'checkpoints', evaluation: 'evaluation', lost_work: 'repeated after restart',
+    idle: 'idle', pending: 'since the last report' };
+  var WALL_COLORS = { productive: 'var(--ok)', startup: '#98a2b3', data_wait: 'var(--warning)', encoding: '#f5b971',
+    stall: 'var(--critical)', checkpoint: '#7f9cf5', evaluation: '#b794f4', lost_work: '#e57373', idle: '#d0d5dd', pending: '#eaecf0' };
+  function goodputSub(o) {
+    var w = o.wall_seconds;
+    if (!w) { return null; }
+    var worst = null;
+    Object.keys(w).forEach(function (k) {
+      if (k !== 'productive' && k !== 'pending' && (worst === null || w[k] > w[worst])) { worst = k; }
+    });
+    return worst && w[worst] > 0 ? 'most lost to ' + WALL_LABELS[worst] + ' (' + fmtDuration(w[worst]) + ')' : 'of the wall time';
+  }
+  function energySub(o, c) {
+    var parts = [];
+    if (num(o.gpu_hours) !== null) { parts.push(fmtGpuHours(o.gpu_hours)); }
+    if (num(o.cost) !== null) { parts.push('cost ' + fmtMoney(o.cost)); }
+    if (num(c.projected_energy_joules) !== null) { parts.push(fmtEnergy(c.projected_energy_joules) + ' by the end'); }
+    return parts.join(' · ') || null;
+  }
+  // Where the run's wall time went: one bar split by reason, with the seconds of each part.
+  function wallBar(o) {
+    var w = o.wall_seconds;
+    if (!w) { return ''; }
+    var total = Object.keys(w).reduce(function (sum, k) { return sum + (num(w[k]) || 0); }, 0);
+    if (!(total > 0)) { return ''; }
+    var order = ['productive', 'startup', 'data_wait', 'encoding', 'stall', 'checkpoint', 'evaluation', 'lost_work', 'idle', 'pending'];
+    var parts = order.filter(function (k) { return num(w[k]) !== null && w[k] > 0; });
+    return '<h2>Where the time went</h2><div class="wall" data-total="' + esc(total.toFixed(0)) + '"><div class="wall-bar">' +
+      parts.map(function (k) {
+        return '<span class="wall-part" data-reason="' + esc(k) + '" style="width:' + (100 * w[k] / total).toFixed(2) +
+          '%;background:' + WALL_COLORS[k] + '" title="' + esc(WALL_LABELS[k] + ': ' + fmtDuration(w[k])) + '"></span>';
+      }).join('') + '</div><div class="wall-legend">' + parts.map(function (k) {
+        return '<span><i style="background:' + WALL_COLORS[k] + '"></i>' + esc(WALL_LABELS[k]) + ' ' + esc(fmtDuration(w[k])) +
+          ' (' + (100 * w[k] / total).toFixed(0) + ' %)</span>';
+      }).join('') + '</div></div>';
+  }
+
   function etaSeconds(run) {
     var o = run.observed || {}, spec = run.spec || {};
     var eta = first((run.comparison || {}).eta_seconds, o.eta_seconds);
@@ -523,7 +582,12 @@
       tile('Data wait', fmtRatio(o.data_wait_ratio), 'of each step',
         num(o.data_wait_ratio) !== null && o.data_wait_ratio > 0.3 ? 'warn' : ''),
       tile('Samples per second', fmtRate(o.samples_per_second), 'predicted ' + fmtRate(predictedThroughput(run))),
-      tile('ETA', fmtDuration(etaSeconds(run)), total === null ? 'no total_steps in the spec' : 'at the observed pace')
+      tile('ETA', fmtDuration(etaSeconds(run)), total === null ? 'no total_steps in the spec' : 'at the observed pace' +
+        (num(c.projected_gpu_hours) !== null ? ' · ' + fmtGpuHours(c.projected_gpu_hours) + ' in all' : '') +
+        (num(c.projected_cost) !== null ? ' · cost ' + fmtMoney(c.projected_cost) : '')),
+      tile('MFU', fmtPercent(o.mfu_ratio), mfuSub(o, c), mfuTone(o, c)),
+      tile('Goodput', fmtPercent(o.goodput_ratio), goodputSub(o), num(o.goodput_ratio) !== null && o.goodput_ratio < 0.5 ? 'warn' : ''),
+      tile('Energy', fmtEnergy(o.energy_joules), energySub(o, c))
     ];
 
     var points = state.history[id] || [];
@@ -562,7 +626,7 @@
       '<span class="chip ' + esc(worstSeverity(run)) + '">' + esc(stateLabel(run)) + '</span></div>' +
       '<div class="run-spec">' + esc(specLine(spec, e)) + '</div>' +
       '<div class="tiles">' + tiles.join('') + '</div>' +
-      '<h2>Anomalies</h2><div class="anomalies">' + anomalyHtml + '</div>' +
+      '<h2>Anomalies</h2><div class="anomalies">' + anomalyHtml + '</div>' + wallBar(o) +
       '<h2>Live</h2><div class="charts">' + charts.join('') + '</div>' + gpuTable(run);
 
     var drawn = section.querySelectorAll('svg.plot[data-points]');

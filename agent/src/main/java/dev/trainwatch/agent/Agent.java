@@ -2,6 +2,8 @@ package dev.trainwatch.agent;
 
 import dev.trainwatch.agent.attribution.Attributor;
 import dev.trainwatch.agent.attribution.ProcSource;
+import dev.trainwatch.agent.failure.FailureClassifier;
+import dev.trainwatch.agent.failure.OutputTail;
 import dev.trainwatch.agent.gpu.GpuReader;
 import dev.trainwatch.agent.log.StepSource;
 import dev.trainwatch.agent.ship.AgentIdentity;
@@ -80,6 +82,7 @@ public final class Agent implements AutoCloseable {
         this.steps = steps;
         this.clock = clock;
         this.attributor = new Attributor(proc, config.host(), config.attachPid(), config.runId());
+        this.proc = proc;
         this.identity = AgentIdentity.open(config.spoolDir(), config.host());
         try {
             Spool spool = new Spool(config.spoolDir(), config.spoolMaxBytes());
@@ -150,15 +153,61 @@ public final class Agent implements AutoCloseable {
         events.addAll(update.events());
         List<StepEvent> newSteps = steps != null ? steps.poll() : List.of();
         reportStepProblem();
+        if (steps != null) {
+            String phaseRun = config.runId() != null ? config.runId() : stepRunId;
+            for (java.util.Map.Entry<String, Double> phase : steps.drainPhases()) {
+                if (phaseRun != null) {
+                    events.add(new AgentEvent(phase.getValue(), "phase", null, null, phaseRun, phase.getKey()));
+                }
+            }
+        }
+        for (AgentEvent ended : update.events()) {
+            if (Attributor.RUN_ENDED.equals(ended.kind()) && ended.runId() != null && steps != null
+                    && steps.file() != null && ended.runId().equals(config.runId() != null ? config.runId() : stepRunId)) {
+                attachedFailure(steps.file()).ifPresent(f -> events.add(new AgentEvent(ts, "run_failed", null, null,
+                        ended.runId(), f.summary(), f)));
+            }
+        }
         double pollSeconds = (System.nanoTime() - startNanos) / 1e9;
 
         AgentHealth health = new AgentHealth(pollSeconds, gpus.failedReads() + pollFailures, shipper.pending(),
                 shipper.spoolBytes(), shipper.dropped(), Durations.seconds(config.interval()));
         AgentBatch batch = new AgentBatch(config.host(), identity.agentId(), identity.nextSeq(), samples,
-                update.runs(), events, health);
+                update.runs(), events, health, hostMemory(ts));
         shipper.submit(Payload.samples(batch));
         shipSpec(update.runs());
         shipSteps(newSteps, update.runs());
+    }
+
+    private final ProcSource proc;
+    private double lastHostMemoryTs = Double.NEGATIVE_INFINITY;
+
+    /** The node's memory, read at most every 5 s (a trend needs no more; meminfo is one small file). */
+    private dev.trainwatch.protocol.HostMemory hostMemory(double ts) {
+        if (ts - lastHostMemoryTs < HOST_MEMORY_EVERY_SECONDS) {
+            return null;
+        }
+        lastHostMemoryTs = ts;
+        return proc.hostMemory(ts).orElse(null);
+    }
+
+    static final double HOST_MEMORY_EVERY_SECONDS = 5;
+
+    /** Lines at the end of an attached run's log that may explain its end: a crash prints its cause last. */
+    static final int ATTACHED_TAIL_LINES = 60;
+
+    /**
+     * Why an attached run whose processes just vanished failed, from the end of its log: present only when the
+     * last {@value #ATTACHED_TAIL_LINES} lines name a cause. The agent does not know the exit status of a process it
+     * did not start, so a log that ends without an error is a run that finished, not an unknown failure.
+     */
+    static java.util.Optional<dev.trainwatch.protocol.RunFailure> attachedFailure(java.nio.file.Path log) {
+        List<String> tail = OutputTail.read(log, ATTACHED_TAIL_LINES, OutputTail.MAX_BYTES);
+        if (tail.isEmpty()) {
+            return java.util.Optional.empty();
+        }
+        dev.trainwatch.protocol.RunFailure f = FailureClassifier.classify(tail, null);
+        return "unknown".equals(f.cause()) ? java.util.Optional.empty() : java.util.Optional.of(f);
     }
 
     private void shipSpec(List<RunAttribution> runs) {

@@ -1,6 +1,7 @@
 package dev.trainwatch.cli;
 
 import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.state.GpuHourPrices;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -32,12 +33,18 @@ final class CollectorOptions {
                     + " Default: the address the collector listens on.")
     String externalUrl;
 
+    @Option(names = "--gpu-hour-price", paramLabel = "PRICE",
+            description = "What one GPU-hour costs, in your currency: one number for every GPU (2.5), or prices by"
+                    + " GPU id with * for the rest (a100-80gb=1.79,h100-sxm=2.49,*=2). Each run then shows its cost"
+                    + " so far and projected to total_steps.")
+    String gpuHourPrice;
+
     @picocli.CommandLine.Mixin
     CatalogOption catalog = new CatalogOption();
 
     /**
-     * {@code config} with the token, alert receivers and user catalogs these options name; mistakes are one-line
-     * usage errors (a wrong catalog is refused here, before anything starts).
+     * {@code config} with the token, alert receivers, prices and user catalogs these options name; mistakes are
+     * one-line usage errors (a wrong catalog is refused here, before anything starts).
      */
     CollectorConfig applyTo(CollectorConfig config) {
         CollectorConfig applied = config.withAlerting(url("--alertmanager", alertmanager), url("--webhook", webhook))
@@ -46,6 +53,13 @@ final class CollectorOptions {
         CatalogOption.load(applied.userCatalogs());
         if (tokenFile != null) {
             applied = applied.withToken(readToken(tokenFile));
+        }
+        if (gpuHourPrice != null) {
+            try {
+                applied = applied.withGpuHourPrices(GpuHourPrices.parse(gpuHourPrice));
+            } catch (IllegalArgumentException e) {
+                throw new UserError(ExitCodes.USAGE, "--gpu-hour-price: " + e.getMessage());
+            }
         }
         return applied;
     }

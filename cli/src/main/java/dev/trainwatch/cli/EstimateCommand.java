@@ -65,7 +65,7 @@ final class EstimateCommand implements Callable<Integer> {
             Estimate e = estimate;
             estimate = new Estimate(e.spec(), e.model(), e.gpu(), e.params(), e.trainableParams(), e.peakMemoryBytes(),
                     e.gpuMemoryBytes(), e.fits(), e.maxBatch(), e.stepSeconds(), e.samplesPerSecond(), e.breakdown(),
-                    e.stepBreakdown(), e.totalSeconds(), e.suggestions(), java.util.List.copyOf(notes));
+                    e.stepBreakdown(), e.totalSeconds(), e.suggestions(), java.util.List.copyOf(notes), e.flops());
         }
         if (json) {
             out.println(Json.MAPPER.writeValueAsString(estimate));

@@ -1,12 +1,15 @@
 package dev.trainwatch.cli;
 
 import dev.trainwatch.agent.attribution.RunIds;
+import dev.trainwatch.agent.failure.FailureClassifier;
+import dev.trainwatch.agent.failure.OutputTail;
 import dev.trainwatch.cli.watch.ChildProcess;
 import dev.trainwatch.cli.watch.LocalStack;
 import dev.trainwatch.cli.watch.SignalForwarding;
 import dev.trainwatch.cli.watch.StatusLines;
 import dev.trainwatch.cli.watch.WatchOptions;
 import dev.trainwatch.collector.state.RunView;
+import dev.trainwatch.protocol.RunFailure;
 import dev.trainwatch.protocol.RunSpec;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
@@ -71,7 +74,7 @@ final class RunCommand implements Callable<Integer> {
             }
             int status = child.waitFor();
             if (stack != null) {
-                finish(stack, err);
+                finish(stack, err, status, output);
             }
             return status;
         } finally {
@@ -105,8 +108,11 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    /** The command has exited: take its last lines, end the run, and print where it stood. */
-    private static void finish(LocalStack stack, PrintWriter err) {
+    /**
+     * The command has exited: take its last lines, say why it failed (when it did), end the run, and print where it
+     * stood.
+     */
+    private static void finish(LocalStack stack, PrintWriter err, int status, Path output) {
         try {
             stack.pollNow();
         } catch (IOException e) {
@@ -114,8 +120,16 @@ final class RunCommand implements Callable<Integer> {
         }
         try {
             stack.stopAgent();
+            RunFailure failure = status == 0 ? null
+                    : FailureClassifier.classify(OutputTail.read(output, OutputTail.MAX_LINES, OutputTail.MAX_BYTES),
+                            status);
             // Where each run stood, with the anomalies still active, before ending it resolves them.
             for (RunView run : stack.fleet().runs()) {
+                if (failure != null) {
+                    stack.fleet().recordFailure(run.runId(), failure, LocalStack.hostName());
+                    err.println("trainwatch: the run failed (" + failure.cause() + "): " + failure.summary());
+                    run = stack.fleet().run(run.runId()).orElse(run);
+                }
                 err.println("trainwatch: " + StatusLines.line(run));
                 stack.fleet().endRun(run.runId());
             }

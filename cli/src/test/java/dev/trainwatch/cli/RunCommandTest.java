@@ -44,6 +44,38 @@ class RunCommandTest {
     }
 
     @Test
+    void aCrashIsExplainedFromTheTailOfItsOutput() throws Exception {
+        String oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+                + "capacity of 79.15 GiB of which 1.06 GiB is free. Including non-PyTorch memory, this process has "
+                + "78.08 GiB memory in use. Of the allocated memory 74.90 GiB is allocated by PyTorch, and 1.70 GiB is "
+                + "reserved by PyTorch but unallocated.";
+        String lines = pixartLine(10, 2.0, 0.1) + "\n" + pixartLine(20, 2.0, 0.1) + "\n"
+                + "Traceback (most recent call last):\n  File \"train_scripts/train.py\", line 412, in <module>\n"
+                + oom + "\n";
+        String script = "printf '%s' '" + lines + "' >&2; exit 1";
+        try (TrainwatchProcess run = TrainwatchProcess.start(dir, NO_NVML, "run", "--listen", "127.0.0.1:0",
+                "--run-id", "pixart-oom", "--model", "pixart-sigma-xl-2", "--gpu", "a100-80gb", "--batch", "16",
+                "--resolution", "1024", "--", "sh", "-c", script)) {
+            assertThat(run.waitFor(Duration.ofSeconds(60))).isEqualTo(1);
+            String err = run.stderr();
+            assertThat(err).contains("trainwatch: the run failed (cuda_oom): CUDA out of memory: tried to allocate "
+                    + "2.00 GiB on GPU 0 (79.15 GiB total, 1.70 GiB reserved by PyTorch)");
+            assertThat(err).contains("run_failed");
+            assertThat(err).doesNotContain("Exception in").doesNotContain("\tat ");
+        }
+    }
+
+    @Test
+    void aRunThatEndsWellIsNotAFailureWhateverItPrinted() throws Exception {
+        String script = "echo 'RuntimeError: this was caught and handled by the script'; exit 0";
+        try (TrainwatchProcess run = TrainwatchProcess.start(dir, NO_NVML, "run", "--listen", "127.0.0.1:0", "--",
+                "sh", "-c", script)) {
+            assertThat(run.waitFor(Duration.ofSeconds(60))).isEqualTo(0);
+            assertThat(run.stderr()).doesNotContain("failed");
+        }
+    }
+
+    @Test
     void passesATerminationSignalOnAndExitsAsTheCommandDoes() throws Exception {
         String script = "trap 'echo got TERM; exit 5' TERM; echo ready; while :; do sleep 0.1; done";
         try (TrainwatchProcess run = TrainwatchProcess.start(dir, NO_NVML, "run", "--listen", "127.0.0.1:0", "--",

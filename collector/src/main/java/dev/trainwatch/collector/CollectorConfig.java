@@ -1,5 +1,6 @@
 package dev.trainwatch.collector;
 
+import dev.trainwatch.collector.state.GpuHourPrices;
 import java.net.InetAddress;
 import java.net.URI;
 import java.net.UnknownHostException;
@@ -27,6 +28,8 @@ import java.util.Optional;
  *                        written to the history; a SIGKILL can lose about two intervals of it. Zero writes every change
  * @param externalUrl     the address users reach the collector's page at (behind a proxy, a DNS name), used for the
  *                        run links in alerts and webhooks; null for the address it listens on
+ * @param gpuHourPrices   what a GPU-hour costs, for each run's cost so far and projected; {@link GpuHourPrices#NONE}
+ *                        for none
  * @param catalogFiles    user catalog files (GPUs, models, encoders) added to the bundled catalogs at start, before
  *                        {@code catalog.json} in the data directory when there is one
  */
@@ -42,13 +45,15 @@ public record CollectorConfig(
         Clock clock,
         Duration summaryInterval,
         URI externalUrl,
+        GpuHourPrices gpuHourPrices,
         java.util.List<Path> catalogFiles) {
 
     /** A config without user catalog files (the bundled catalogs plus {@code catalog.json} in the data directory). */
     public CollectorConfig(String host, int port, String token, Path dataDir, URI alertmanagerUrl, URI webhookUrl,
-            Limits limits, Duration tickInterval, Clock clock, Duration summaryInterval, URI externalUrl) {
+            Limits limits, Duration tickInterval, Clock clock, Duration summaryInterval, URI externalUrl,
+            GpuHourPrices gpuHourPrices) {
         this(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval, clock, summaryInterval,
-                externalUrl, java.util.List.of());
+                externalUrl, gpuHourPrices, java.util.List.of());
     }
 
     /** The documented default address. */
@@ -76,6 +81,7 @@ public record CollectorConfig(
         }
         catalogFiles = catalogFiles == null ? java.util.List.of() : java.util.List.copyOf(catalogFiles);
         Objects.requireNonNull(summaryInterval, "summaryInterval");
+        Objects.requireNonNull(gpuHourPrices, "gpuHourPrices");
         if (summaryInterval.isNegative() || summaryInterval.compareTo(MAX_SUMMARY_INTERVAL) > 0) {
             throw new IllegalArgumentException("summary interval must be 0–60 s, got "
                     + summaryInterval.toMillis() + " ms");
@@ -85,47 +91,52 @@ public record CollectorConfig(
     /** 127.0.0.1:9477, no token, no history, default limits, 1 s tick, the system clock, 2 s summary interval. */
     public static CollectorConfig defaults() {
         return new CollectorConfig(DEFAULT_HOST, DEFAULT_PORT, null, null, null, null, Limits.defaults(),
-                Duration.ofSeconds(1), Clock.systemUTC(), DEFAULT_SUMMARY_INTERVAL, null);
+                Duration.ofSeconds(1), Clock.systemUTC(), DEFAULT_SUMMARY_INTERVAL, null, GpuHourPrices.NONE);
     }
 
     public CollectorConfig withListen(String newHost, int newPort) {
         return new CollectorConfig(newHost, newPort, token, dataDir, alertmanagerUrl, webhookUrl, limits,
-                tickInterval, clock, summaryInterval, externalUrl, catalogFiles);
+                tickInterval, clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles);
     }
 
     public CollectorConfig withToken(String newToken) {
         return new CollectorConfig(host, port, newToken, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, summaryInterval, externalUrl, catalogFiles);
+                clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles);
     }
 
     public CollectorConfig withDataDir(Path newDataDir) {
         return new CollectorConfig(host, port, token, newDataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, summaryInterval, externalUrl, catalogFiles);
+                clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles);
     }
 
     public CollectorConfig withAlerting(URI newAlertmanagerUrl, URI newWebhookUrl) {
         return new CollectorConfig(host, port, token, dataDir, newAlertmanagerUrl, newWebhookUrl, limits,
-                tickInterval, clock, summaryInterval, externalUrl, catalogFiles);
+                tickInterval, clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles);
     }
 
     public CollectorConfig withLimits(Limits newLimits) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, newLimits, tickInterval,
-                clock, summaryInterval, externalUrl, catalogFiles);
+                clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles);
     }
 
     public CollectorConfig withTickInterval(Duration newTickInterval) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, newTickInterval,
-                clock, summaryInterval, externalUrl, catalogFiles);
+                clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles);
     }
 
     public CollectorConfig withSummaryInterval(Duration newSummaryInterval) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, newSummaryInterval, externalUrl, catalogFiles);
+                clock, newSummaryInterval, externalUrl, gpuHourPrices, catalogFiles);
+    }
+
+    public CollectorConfig withGpuHourPrices(GpuHourPrices prices) {
+        return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
+                clock, summaryInterval, externalUrl, prices, catalogFiles);
     }
 
     public CollectorConfig withClock(Clock newClock) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                newClock, summaryInterval, externalUrl, catalogFiles);
+                newClock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles);
     }
 
     /**
@@ -144,13 +155,13 @@ public record CollectorConfig(
                     : URI.create(newExternalUrl + "/");
         }
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, summaryInterval, normalized, catalogFiles);
+                clock, summaryInterval, normalized, gpuHourPrices, catalogFiles);
     }
 
     /** The same config with user catalog files (none: an empty list). */
     public CollectorConfig withCatalogFiles(java.util.List<Path> newCatalogFiles) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, summaryInterval, externalUrl, newCatalogFiles);
+                clock, summaryInterval, externalUrl, gpuHourPrices, newCatalogFiles);
     }
 
     /**

@@ -211,6 +211,7 @@ public final class CollectorServer implements AutoCloseable {
         public CollectorServer start() {
             config.checkExposure();
             Fleet theFleet = fleet != null ? fleet : newFleet(config);
+            theFleet.gpuHourPrices(config.gpuHourPrices());
             listeners.forEach(theFleet::addListener);
             MetricsExporter metrics = new MetricsExporter(theFleet::gpus, theFleet::runs, theFleet::agents,
                     config.clock(), jvmMetrics);

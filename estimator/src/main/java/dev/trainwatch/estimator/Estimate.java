@@ -24,6 +24,8 @@ import java.util.Map;
  * @param totalSeconds      predicted time for {@code spec.totalSteps()}, null when no total is given
  * @param suggestions       single changes that help, best first
  * @param notes             explanations worth showing with the numbers (e.g. why CAME costs more here)
+ * @param flops             what one sample costs in floating-point operations and what one GPU can do: the basis of
+ *                          model and hardware FLOP utilisation (null from predictors that do not count FLOPs)
  */
 public record Estimate(
         RunSpec spec,
@@ -41,5 +43,36 @@ public record Estimate(
         Map<String, Double> stepBreakdown,
         Double totalSeconds,
         List<Suggestion> suggestions,
-        List<String> notes) {
+        List<String> notes,
+        Flops flops) {
+
+    /**
+     * FLOPs per training sample and the GPU's dense peak for the run's dtype.
+     *
+     * @param modelPerSample    model FLOPs of one sample's training step: 3 × forward (forward, and backward at
+     *                          twice the forward), the trained network only (no frozen encoders); what MFU counts
+     * @param hardwarePerSample FLOPs the GPU really executes per sample: model FLOPs plus the forward passes
+     *                          recomputed under gradient checkpointing; what HFU counts
+     * @param peakPerGpu        dense (no 2:4 sparsity) peak FLOP/s of one GPU in the dtype the matmuls run in
+     * @param dtype             that dtype: {@code fp32}, {@code tf32}, {@code fp16}, {@code bf16}
+     */
+    public record Flops(double modelPerSample, double hardwarePerSample, double peakPerGpu, String dtype) {
+
+        /** The share of {@code gpus} GPUs' peak that {@code samplesPerSecond} uses in model FLOPs; NaN if unknown. */
+        public double modelUtilization(double samplesPerSecond, int gpus) {
+            return utilization(modelPerSample, samplesPerSecond, gpus);
+        }
+
+        /** The same in executed (hardware) FLOPs. */
+        public double hardwareUtilization(double samplesPerSecond, int gpus) {
+            return utilization(hardwarePerSample, samplesPerSecond, gpus);
+        }
+
+        private double utilization(double perSample, double samplesPerSecond, int gpus) {
+            if (!(samplesPerSecond > 0) || gpus <= 0 || !(peakPerGpu > 0) || !(perSample > 0)) {
+                return Double.NaN;
+            }
+            return perSample * samplesPerSecond / (gpus * peakPerGpu);
+        }
+    }
 }

@@ -210,7 +210,14 @@ public final class Estimator {
         return new Estimate(run.resolvedSpec(), run.profile.info.id(), run.gpu.id(), run.profile.params,
                 run.profile.trainableParams, costs.peakBytes, run.gpu.memoryBytes(), costs.peakBytes <= run.gpu.memoryBytes(),
                 maxBatch, costs.stepSeconds, costs.samplesPerSecond, costs.memory, costs.time, total,
-                suggestions, notes);
+                suggestions, notes, flops(run));
+    }
+
+    /** Model FLOPs (3 × forward), executed FLOPs (4 × forward under gradient checkpointing) and the dtype's peak. */
+    private static Estimate.Flops flops(Run run) {
+        double forward = 2 * run.forwardMacsPerSample;
+        double passes = 3 + run.recomputedShare();
+        return new Estimate.Flops(3 * forward, passes * forward, run.peakTflops() * 1e12, run.precision);
     }
 
     /**
@@ -254,14 +261,22 @@ public final class Estimator {
         }
         double step = 0;
         double samples = 0;
+        double modelFlops = 0;
+        double hardwareFlops = 0;
         Map<String, Double> stepBreakdown = new LinkedHashMap<>();
         for (int i = 0; i < priced.size(); i++) {
             Estimate e = priced.get(i);
             double share = weights.get(i) / weightSum;
+            double bucketSamples = share * e.samplesPerSecond() * e.stepSeconds();
             step += share * e.stepSeconds();
-            samples += share * e.samplesPerSecond() * e.stepSeconds();
+            samples += bucketSamples;
+            modelFlops += bucketSamples * e.flops().modelPerSample();
+            hardwareFlops += bucketSamples * e.flops().hardwarePerSample();
             e.stepBreakdown().forEach((k, v) -> stepBreakdown.merge(k, share * v, Double::sum));
         }
+        // FLOPs per sample averaged over the samples the buckets train on, so MFU over the mean step stays right.
+        Estimate.Flops flops = new Estimate.Flops(modelFlops / samples, hardwareFlops / samples,
+                worst.flops().peakPerGpu(), worst.flops().dtype());
         List<String> notes = new ArrayList<>();
         List<Estimate> byMemory = new ArrayList<>(priced);
         byMemory.sort(Comparator.comparingLong(Estimate::peakMemoryBytes).reversed());
@@ -285,7 +300,8 @@ public final class Estimator {
         Double total = spec.totalSteps() == null ? null : step * spec.totalSteps();
         return new Estimate(resolved, worst.model(), worst.gpu(), worst.params(), worst.trainableParams(),
                 worst.peakMemoryBytes(), worst.gpuMemoryBytes(), worst.fits(), worst.maxBatch(), step, samples / step,
-                worst.breakdown(), Collections.unmodifiableMap(stepBreakdown), total, worst.suggestions(), List.copyOf(notes));
+                worst.breakdown(), Collections.unmodifiableMap(stepBreakdown), total, worst.suggestions(), List.copyOf(notes),
+                flops);
     }
 
     private static String describeBucket(RunSpec s) {

@@ -95,6 +95,14 @@ class PageInChromiumTest {
             assertThat(m.find()).as("chart %s drawn", chart).isTrue();
             assertThat(Integer.parseInt(m.group(1))).as("points in chart %s", chart).isPositive();
         }
+        // Efficiency beside the prediction: MFU against the predicted MFU, goodput, energy, where the time went.
+        assertThat(Pattern.compile("class=\"label\">MFU</div><div class=\"value\">\\d+(\\.\\d)? %</div><div class=\"sub\">"
+                + "predicted \\d+(\\.\\d)? %").matcher(dom).find()).as("MFU tile with the predicted MFU").isTrue();
+        assertThat(Pattern.compile("class=\"label\">Goodput</div><div class=\"value\">\\d+ %").matcher(dom).find())
+                .as("goodput tile").isTrue();
+        assertThat(Pattern.compile("class=\"label\">Energy</div><div class=\"value\">\\d+(\\.\\d)? (Wh|kWh)").matcher(dom)
+                .find()).as("energy tile").isTrue();
+        assertContains(dom, "Where the time went", "data-reason=\"productive\"");
         // The run needing most attention is shown first, with what to do about it.
         assertContains(dom, "class=\"anomaly critical");
         assertThat(Pattern.compile("class=\"suggestion\">[^<]{10,}").matcher(dom).find())

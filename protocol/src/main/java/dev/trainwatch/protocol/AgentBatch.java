@@ -12,7 +12,14 @@ import java.util.List;
  * @param runs    run attribution as of the newest poll
  * @param events  XID errors, lost GPUs, ended runs
  * @param health  the agent's own health
+ * @param hostMemory the node's RAM and {@code /dev/shm}, when the agent read them
  */
 public record AgentBatch(String host, String agentId, long seq, List<GpuSample> gpus, List<RunAttribution> runs,
-                         List<AgentEvent> events, AgentHealth health) {
+                         List<AgentEvent> events, AgentHealth health, HostMemory hostMemory) {
+
+    /** A batch without host memory. */
+    public AgentBatch(String host, String agentId, long seq, List<GpuSample> gpus, List<RunAttribution> runs,
+                      List<AgentEvent> events, AgentHealth health) {
+        this(host, agentId, seq, gpus, runs, events, health, null);
+    }
 }

@@ -31,6 +31,8 @@ public final class Json {
                 .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
                 .disable(SerializationFeature.FAIL_ON_EMPTY_BEANS)
                 .disable(JsonParser.Feature.AUTO_CLOSE_SOURCE)
+                // A diverged loss: Python's json.dumps writes NaN/Infinity as bare tokens; Jackson writes "NaN".
+                .enable(com.fasterxml.jackson.core.json.JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS)
                 .build();
         mapper.getFactory().setStreamReadConstraints(StreamReadConstraints.builder()
                 .maxNestingDepth(64)

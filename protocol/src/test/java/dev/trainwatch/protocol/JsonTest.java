@@ -10,6 +10,24 @@ import org.junit.jupiter.api.Test;
 class JsonTest {
 
     @Test
+    void aDivergedLossIsCarriedAsNaNAndInfinityAndPythonsBareTokensAreRead() throws JsonProcessingException {
+        StepEvent diverged = new StepEvent(120L, 1.4, null, null, null, null, 20, null, Double.NaN, 1e-4,
+                Double.POSITIVE_INFINITY, null, null, null, 1.8e9);
+        String json = Json.MAPPER.writeValueAsString(diverged);
+        assertThat(json).contains("\"loss\":\"NaN\"").contains("\"grad_norm\":\"Infinity\"");
+        StepEvent back = Json.MAPPER.readValue(json, StepEvent.class);
+        assertThat(back.loss()).isNaN();
+        assertThat(back.gradNorm()).isInfinite().isPositive();
+        // What Python's json.dumps writes for float("nan") and float("-inf").
+        StepEvent python = Json.MAPPER.readValue("{\"step\":7,\"time_s\":1.0,\"loss\":NaN,\"grad_norm\":-Infinity}",
+                StepEvent.class);
+        assertThat(python.loss()).isNaN();
+        assertThat(python.gradNorm()).isInfinite().isNegative();
+        assertThat(Json.MAPPER.readValue("{\"step\":7,\"time_s\":1.0,\"loss\":0.25}", StepEvent.class).loss())
+                .isEqualTo(0.25);
+    }
+
+    @Test
     void stepEventUsesTheContractsSnakeCaseNames() throws Exception {
         StepEvent step = new StepEvent(120L, 1.25, 0.8, null, null, null, 10, null, 0.1234, null, null, 64, 64, null,
                 1_700_000_000.0);
@@ -39,9 +57,9 @@ class JsonTest {
     }
 
     @Test
-    void nonFiniteNumbersAndTrailingGarbageAreRefused() {
-        assertThatThrownBy(() -> Json.MAPPER.readValue("{\"step\":1,\"time_s\":NaN}", StepEvent.class))
-                .isInstanceOf(JsonProcessingException.class);
+    void trailingGarbageIsRefused() throws JsonProcessingException {
+        // NaN parses (a diverged loss is a reading); which fields may hold it is the collector's validation.
+        assertThat(Json.MAPPER.readValue("{\"step\":1,\"time_s\":NaN}", StepEvent.class).timeS()).isNaN();
         assertThatThrownBy(() -> Json.MAPPER.readValue("{\"step\":1} {}", StepEvent.class))
                 .isInstanceOf(JsonProcessingException.class);
     }

@@ -38,6 +38,8 @@ public final class Attributor {
 
     /** Kind of the event emitted when a run ends. */
     public static final String RUN_ENDED = "run_ended";
+    /** Bytes per page of {@code rss} in {@code /proc/PID/stat} (4 KiB on x86-64 and most arm64 kernels). */
+    static final long PAGE_BYTES = 4096;
 
     private static final double DEFAULT_RESCAN_SECONDS = 10.0;
     private static final double DEFAULT_REVALIDATE_SECONDS = 5.0;
@@ -142,7 +144,7 @@ public final class Attributor {
                 continue;
             }
             livePids.addAll(alive.keySet());
-            result.add(describe(run, gpusByPid, unknownProcessGpus, samples));
+            result.add(describe(run, gpusByPid, unknownProcessGpus, samples, ts));
         }
         classified.keySet().removeIf(key -> !livePids.contains(key.pid()) && !gpusByPid.containsKey(key.pid()));
         statCache.keySet().removeIf(pid -> !livePids.contains(pid) && !gpusByPid.containsKey(pid));
@@ -154,8 +156,31 @@ public final class Attributor {
         return attachPid != null && attachStartTicks != null && runs.isEmpty();
     }
 
+    /** How often the whole process table is read to find the ranks' DataLoader workers. */
+    static final double CHILDREN_RESCAN_SECONDS = 10;
+    /** Children of each process, from the newest scan of the process table. */
+    private Map<Long, List<ProcStat>> childrenByParent;
+    private double childrenScannedTs = Double.NEGATIVE_INFINITY;
+
+    /**
+     * The children of {@code pid} (a rank's DataLoader workers), from a scan of the process table made at most every
+     * {@value #CHILDREN_RESCAN_SECONDS} s: reading every process's stat on every poll would be most of the agent's
+     * CPU time, and a worker's memory and CPU time do not need a fresher reading.
+     */
+    private List<ProcStat> children(long pid, double ts) {
+        if (childrenByParent == null || ts - childrenScannedTs >= CHILDREN_RESCAN_SECONDS || ts < childrenScannedTs) {
+            Map<Long, List<ProcStat>> scan = new HashMap<>();
+            for (Long p : proc.pids()) {
+                proc.stat(p).ifPresent(st -> scan.computeIfAbsent(st.ppid(), k -> new ArrayList<>()).add(st));
+            }
+            childrenByParent = scan;
+            childrenScannedTs = ts;
+        }
+        return childrenByParent.getOrDefault(pid, List.of());
+    }
+
     private RunAttribution describe(TrackedRun run, Map<Long, Set<String>> gpusByPid, Set<String> unknownProcessGpus,
-                                    List<GpuSample> samples) {
+                                    List<GpuSample> samples, double ts) {
         Set<String> gpus = new TreeSet<>();
         List<RankInfo> ranks = new ArrayList<>();
         String masterAddr = null;
@@ -175,8 +200,20 @@ public final class Attributor {
                     own = VisibleDevices.resolve(env.get(ProcessEnvironment.CUDA_VISIBLE_DEVICES), localRank, samples);
                     gpus.addAll(own);
                 }
+                int workers = 0;
+                long workersRss = 0;
+                double workersCpu = 0;
+                for (ProcStat child : children(member.pid(), ts)) {
+                    {
+                        workers++;
+                        workersRss += child.rssPages() * PAGE_BYTES;
+                        workersCpu += child.cpuSeconds();
+                    }
+                }
                 ranks.add(new RankInfo(member.pid(), rank, localRank,
-                        ProcessEnvironment.intValue(env, ProcessEnvironment.WORLD_SIZE), List.copyOf(own)));
+                        ProcessEnvironment.intValue(env, ProcessEnvironment.WORLD_SIZE), List.copyOf(own),
+                        member.state() == '?' ? null : String.valueOf(member.state()), member.cpuSeconds(),
+                        member.rssPages() * PAGE_BYTES, workers, workersRss, workersCpu));
             }
         }
         for (String uuid : run.gpuUuids) {

@@ -22,15 +22,67 @@ public final class LinuxProcSource implements ProcSource {
     private static final int STAT_BUFFER = 1024;
 
     private final Path root;
+    private final Path shm;
 
-    /** Reads the proc file system mounted at {@code root} (normally {@code /proc}). */
+    /** Reads the proc file system mounted at {@code root} (normally {@code /proc}); no /dev/shm. */
     public LinuxProcSource(Path root) {
-        this.root = root;
+        this(root, null);
     }
 
-    /** The system's {@code /proc}. */
+    /** Reads {@code root} as /proc and {@code shm} as the shared-memory file system (null: none). */
+    public LinuxProcSource(Path root, Path shm) {
+        this.root = root;
+        this.shm = shm;
+    }
+
+    /** The system's {@code /proc} and {@code /dev/shm}. */
     public static LinuxProcSource system() {
-        return new LinuxProcSource(Path.of("/proc"));
+        return new LinuxProcSource(Path.of("/proc"), Path.of("/dev/shm"));
+    }
+
+    /**
+     * {@code MemTotal}, {@code MemAvailable} and swap in use from {@code meminfo}, and the size and use of the
+     * shared-memory file system. Empty when {@code meminfo} cannot be read.
+     */
+    @Override
+    public Optional<dev.trainwatch.protocol.HostMemory> hostMemory(double ts) {
+        Long total = null;
+        Long available = null;
+        Long swapTotal = null;
+        Long swapFree = null;
+        try {
+            for (String line : Files.readAllLines(root.resolve("meminfo"), java.nio.charset.StandardCharsets.US_ASCII)) {
+                if (line.startsWith("MemTotal:")) {
+                    total = kib(line);
+                } else if (line.startsWith("MemAvailable:")) {
+                    available = kib(line);
+                } else if (line.startsWith("SwapTotal:")) {
+                    swapTotal = kib(line);
+                } else if (line.startsWith("SwapFree:")) {
+                    swapFree = kib(line);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
+        Long shmTotal = null;
+        Long shmUsed = null;
+        if (shm != null) {
+            try {
+                java.nio.file.FileStore store = Files.getFileStore(shm);
+                shmTotal = store.getTotalSpace();
+                shmUsed = store.getTotalSpace() - store.getUnallocatedSpace();
+            } catch (IOException | RuntimeException e) {
+                // No /dev/shm (some containers): RAM alone.
+            }
+        }
+        Long swapUsed = swapTotal != null && swapFree != null ? swapTotal - swapFree : null;
+        return Optional.of(new dev.trainwatch.protocol.HostMemory(ts, total, available, swapUsed, shmTotal, shmUsed));
+    }
+
+    private static Long kib(String line) {
+        String[] parts = line.substring(line.indexOf(':') + 1).strip().split(" +");
+        return Long.parseLong(parts[0]) * 1024;
     }
 
     @Override

@@ -10,9 +10,24 @@ package dev.trainwatch.agent.attribution;
  * @param utimeTicks     user CPU time in clock ticks
  * @param stimeTicks     system CPU time in clock ticks
  * @param rssPages       resident set size in pages
+ * @param state          the kernel's state letter: R running, S sleeping, D uninterruptible (I/O), Z zombie, T stopped
  */
 public record ProcStat(long pid, String comm, long ppid, long startTimeTicks, long utimeTicks, long stimeTicks,
-                       long rssPages) {
+                       long rssPages, char state) {
+
+    /** Clock ticks per second of {@code utime}/{@code stime} on Linux (USER_HZ). */
+    public static final double TICKS_PER_SECOND = 100.0;
+
+    /** A stat without a known state. */
+    public ProcStat(long pid, String comm, long ppid, long startTimeTicks, long utimeTicks, long stimeTicks,
+                    long rssPages) {
+        this(pid, comm, ppid, startTimeTicks, utimeTicks, stimeTicks, rssPages, '?');
+    }
+
+    /** User plus system CPU time, in seconds. */
+    public double cpuSeconds() {
+        return (utimeTicks + stimeTicks) / TICKS_PER_SECOND;
+    }
 
     /**
      * Parses one {@code stat} line in the kernel's format: {@code pid (comm) state ppid ... starttime ...}. The
@@ -35,7 +50,8 @@ public record ProcStat(long pid, String comm, long ppid, long startTimeTicks, lo
         }
         try {
             return new ProcStat(pid, comm, Long.parseLong(rest[1]), Long.parseLong(rest[19]),
-                    Long.parseLong(rest[11]), Long.parseLong(rest[12]), Long.parseLong(rest[21]));
+                    Long.parseLong(rest[11]), Long.parseLong(rest[12]), Long.parseLong(rest[21]),
+                    rest[0].isEmpty() ? '?' : rest[0].charAt(0));
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("bad number in /proc stat line: " + abbreviate(line), e);
         }

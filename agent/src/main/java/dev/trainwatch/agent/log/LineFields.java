@@ -98,8 +98,8 @@ final class LineFields {
     }
 
     /**
-     * The number at {@code start} (after spaces), or null when there is none. {@code nan} and {@code inf} — what
-     * Python prints for a diverged loss — give null: JSON cannot carry them and a guess would be worse.
+     * The number at {@code start} (after spaces), or null when there is none. {@code nan} and {@code inf} give null
+     * here (a time or a rate that is not a number is no time); losses and grad norms use {@link #readingAt}.
      */
     static Double doubleAt(String s, int start) {
         if (start < 0) {
@@ -196,6 +196,42 @@ final class LineFields {
     }
 
     /** The number right after {@code key} (searched from {@code from}), or null. */
+    /**
+     * A training reading (loss, grad norm) at {@code start}: a number as {@link #doubleAt}, and also Python's
+     * {@code nan}, {@code inf}, {@code -inf} (any case, also {@code NaN}, {@code Infinity}) as NaN or ±infinity —
+     * a diverged loss is a reading, not an absence. Null when nothing number-like is there.
+     */
+    static Double readingAt(String s, int start) {
+        Double v = doubleAt(s, start);
+        if (v != null || start < 0) {
+            return v;
+        }
+        int i = skipSpaces(s, start);
+        boolean negative = false;
+        if (i < s.length() && (s.charAt(i) == '-' || s.charAt(i) == '+')) {
+            negative = s.charAt(i) == '-';
+            i++;
+        }
+        if (s.regionMatches(true, i, "nan", 0, 3) && !letterAt(s, i + 3)) {
+            return Double.NaN;
+        }
+        if (s.regionMatches(true, i, "infinity", 0, 8) && !letterAt(s, i + 8)
+                || s.regionMatches(true, i, "inf", 0, 3) && !letterAt(s, i + 3)) {
+            return negative ? Double.NEGATIVE_INFINITY : Double.POSITIVE_INFINITY;
+        }
+        return null;
+    }
+
+    private static boolean letterAt(String s, int i) {
+        return i < s.length() && Character.isLetter(s.charAt(i));
+    }
+
+    /** {@link #readingAt} after {@code key}. */
+    static Double readingAfter(String s, String key, int from) {
+        int k = indexOfKey(s, key, from);
+        return k < 0 ? null : readingAt(s, k + key.length());
+    }
+
     static Double doubleAfter(String s, String key, int from) {
         int k = indexOfKey(s, key, from);
         return k < 0 ? null : doubleAt(s, k + key.length());

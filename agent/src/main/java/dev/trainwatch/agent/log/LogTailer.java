@@ -114,8 +114,29 @@ public final class LogTailer implements StepSource {
         this.historyBytes = historyBytes;
         this.extractor = new StepExtractor(Objects.requireNonNull(parser, "parser"), Objects.requireNonNull(zone, "zone"));
         this.splitter = new LineSplitter(maxLineBytes);
-        this.sink = (bytes, offset, length) ->
-                extractor.accept(bytes, offset, length, readTs, pending);
+        this.zone = zone;
+        this.sink = (bytes, offset, length) -> {
+            extractor.accept(bytes, offset, length, readTs, pending);
+            PhaseLines.Phase phase = PhaseLines.of(bytes, offset, length, readTs, zone);
+            if (phase != null && phases.size() < MAX_PENDING_PHASES) {
+                phases.add(phase);
+            }
+        };
+    }
+
+    private final ZoneId zone;
+    private static final int MAX_PENDING_PHASES = 64;
+    private final List<PhaseLines.Phase> phases = new java.util.ArrayList<>();
+
+    /** Checkpoint and evaluation phases the log announced since the previous call: kind and unix seconds. */
+    @Override
+    public synchronized List<java.util.Map.Entry<String, Double>> drainPhases() {
+        List<java.util.Map.Entry<String, Double>> out = new java.util.ArrayList<>(phases.size());
+        for (PhaseLines.Phase p : phases) {
+            out.add(java.util.Map.entry(p.kind(), p.ts()));
+        }
+        phases.clear();
+        return out;
     }
 
     /** The file followed. */

@@ -168,7 +168,7 @@ final class OpenSoraLineParser implements StepLineParser {
         long gap = barIntervals.observe(global);
         Double time = Double.isNaN(bar.secondsPerIter()) ? null : bar.secondsPerIter();
         return new StepEvent(global, time, null, null, null, null,
-                gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null, null, bar.number("loss"), bar.number("lr"),
-                bar.firstNumber("global_grad_norm", "grad_norm"), null, null, null, null);
+                gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null, null, bar.reading("loss"), bar.number("lr"),
+                bar.firstReading("global_grad_norm", "grad_norm"), null, null, null, null);
     }
 }

@@ -73,8 +73,8 @@ final class PixArtLineParser implements StepLineParser {
             }
         }
         int tail = Math.max(bucket, timeAll);
-        Double loss = LineFields.doubleAfter(line, "loss:", tail);
-        Double gradNorm = LineFields.doubleAfter(line, "grad_norm:", tail);
+        Double loss = LineFields.readingAfter(line, "loss:", tail);
+        Double gradNorm = LineFields.readingAfter(line, "grad_norm:", tail);
         return new StepEvent(step, time * scale, data == null ? null : data * scale, null, null, null,
                 gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null, null, loss, lr, gradNorm, h, w, null, null);
     }

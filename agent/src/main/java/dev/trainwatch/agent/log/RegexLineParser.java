@@ -91,8 +91,8 @@ final class RegexLineParser implements StepLineParser {
         Integer intervalSteps = interval != null && interval >= 1 ? (Integer) (int) Math.min(interval, Integer.MAX_VALUE)
                 : gap > 0 ? (Integer) (int) Math.min(gap, Integer.MAX_VALUE) : null;
         return new StepEvent(step, time, number("data_time"), number("model_time"), number("lm_time"),
-                number("vae_time"), intervalSteps, number("samples"), number("loss"), number("lr"),
-                number("grad_norm"), integer("height"), integer("width"), integer("rank"), null);
+                number("vae_time"), intervalSteps, number("samples"), reading("loss"), number("lr"),
+                reading("grad_norm"), integer("height"), integer("width"), integer("rank"), null);
     }
 
     private String group(String canonical) {
@@ -103,6 +103,12 @@ final class RegexLineParser implements StepLineParser {
     private Double number(String canonical) {
         String text = group(canonical);
         return text == null ? null : LineFields.doubleAt(text.trim(), 0);
+    }
+
+    /** A loss or grad norm: {@code nan} and {@code inf} are readings (a diverged run), not absences. */
+    private Double reading(String canonical) {
+        String text = group(canonical);
+        return text == null ? null : LineFields.readingAt(text.trim(), 0);
     }
 
     private Integer integer(String canonical) {

@@ -76,9 +76,9 @@ final class SanaLineParser implements StepLineParser {
             }
         }
         int lossAt = LineFields.lastIndexOfKey(line, "loss:");
-        Double loss = lossAt > all ? LineFields.doubleAt(line, lossAt + "loss:".length()) : null;
+        Double loss = lossAt > all ? LineFields.readingAt(line, lossAt + "loss:".length()) : null;
         int gradAt = LineFields.lastIndexOfKey(line, "grad_norm:");
-        Double gradNorm = gradAt > all ? LineFields.doubleAt(line, gradAt + "grad_norm:".length()) : null;
+        Double gradNorm = gradAt > all ? LineFields.readingAt(line, gradAt + "grad_norm:".length()) : null;
         return new StepEvent(step, time * scale, data, model, lm, vae,
                 gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null, null, loss, lr, gradNorm, h, w, null, null);
     }

@@ -77,6 +77,14 @@ final class StepExtractor {
         return v == null || !(v >= 0 && v <= max) ? null : v;
     }
 
+    /**
+     * A loss or grad norm as read: NaN and ±infinity pass (a diverged run says so), finite values beyond 1e30 are a
+     * misread, not a reading.
+     */
+    private static Double reading(Double v) {
+        return v == null || Double.isFinite(v) && Math.abs(v) > 1e30 ? null : v;
+    }
+
     private static Integer plausible(Integer v, int min, int max) {
         return v == null || v < min || v > max ? null : v;
     }
@@ -136,8 +144,8 @@ final class StepExtractor {
         }
         out.add(new StepEvent(e.step(), time, plausible(e.dataTimeS(), ONE_DAY_S), plausible(e.modelTimeS(), ONE_DAY_S),
                 plausible(e.lmTimeS(), ONE_DAY_S), plausible(e.vaeTimeS(), ONE_DAY_S),
-                plausible(e.intervalSteps(), 1, 1_000_000), plausible(e.samples(), 1e9), e.loss(),
-                plausible(e.lr(), 1e6), plausible(e.gradNorm(), 1e30), plausible(e.bucketHeight(), 1, 100_000),
+                plausible(e.intervalSteps(), 1, 1_000_000), plausible(e.samples(), 1e9), reading(e.loss()),
+                plausible(e.lr(), 1e6), reading(e.gradNorm()), plausible(e.bucketHeight(), 1, 100_000),
                 plausible(e.bucketWidth(), 1, 100_000), plausible(rank, 0, 1_000_000),
                 when >= 0 && when <= MAX_TS ? when : readTs));
     }

@@ -11,6 +11,19 @@ public interface StepSource extends AutoCloseable {
     /** Steps seen since the previous call, oldest first; never null. Does not throw for an unreadable file. */
     List<StepEvent> poll();
 
+    /** The file the steps are read from, when they come from one (its tail explains a crash); else null. */
+    default java.nio.file.Path file() {
+        return null;
+    }
+
+    /**
+     * Checkpoint and evaluation phases the source announced since the previous call, oldest first: kind
+     * ({@code checkpoint}, {@code checkpoint_saved}, {@code evaluation}) and unix seconds.
+     */
+    default List<java.util.Map.Entry<String, Double>> drainPhases() {
+        return List.of();
+    }
+
     /** A one-line description of the source's current problem (missing file, unreadable), or null when fine. */
     String problem();
 

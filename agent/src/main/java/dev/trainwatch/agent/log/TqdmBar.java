@@ -122,6 +122,23 @@ record TqdmBar(String desc, long n, long total, double secondsPerIter, Map<Strin
         return v == null ? null : LineFields.doubleAt(v, 0);
     }
 
+    /** The postfix value of {@code key} as a training reading ({@code nan}, {@code inf} kept), or null. */
+    Double reading(String key) {
+        String v = postfix.get(key);
+        return v == null ? null : LineFields.readingAt(v, 0);
+    }
+
+    /** The first of {@code keys} present in the postfix, as a reading ({@code nan} kept), or null. */
+    Double firstReading(String... keys) {
+        for (String k : keys) {
+            Double v = reading(k);
+            if (v != null) {
+                return v;
+            }
+        }
+        return null;
+    }
+
     /** The first of {@code keys} present in the postfix, as a number, or null. */
     Double firstNumber(String... keys) {
         for (String k : keys) {

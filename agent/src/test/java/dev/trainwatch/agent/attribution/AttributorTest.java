@@ -55,11 +55,21 @@ class AttributorTest {
         assertThat(torchrun.gpuUuids()).containsExactly(uuid(0), uuid(1), uuid(2), uuid(3));
         assertThat(torchrun.masterAddr()).isEqualTo("127.0.0.1");
         assertThat(torchrun.ended()).isNull();
-        assertThat(torchrun.ranks()).containsExactly(
+        assertThat(torchrun.ranks()).map(r -> new RankInfo(r.pid(), r.rank(), r.localRank(), r.worldSize(),
+                r.gpuUuids())).containsExactly(
                 new RankInfo(4101, 0, 0, 4, List.of(uuid(0))),
                 new RankInfo(4102, 1, 1, 4, List.of(uuid(1))),
                 new RankInfo(4103, 2, 2, 4, List.of(uuid(2))),
                 new RankInfo(4104, 3, 3, 4, List.of(uuid(3))));
+        // Each rank's process readings, and rank 0's DataLoader worker (pid 4150, a child of 4101).
+        RankInfo rank0 = torchrun.ranks().get(0);
+        assertThat(rank0.state()).isEqualTo("R");
+        assertThat(rank0.cpuSeconds()).isEqualTo((51234 + 8123) / 100.0);
+        assertThat(rank0.rssBytes()).isEqualTo(2345678L * 4096);
+        assertThat(rank0.workers()).isEqualTo(1);
+        assertThat(rank0.workersRssBytes()).isEqualTo(1200L * 4096);
+        assertThat(rank0.workersCpuSeconds()).isEqualTo(0.04);
+        assertThat(torchrun.ranks().get(1).workers()).isZero();
         assertThat(runs.get("node1-5000-70001").pids()).containsExactly(5000L);
         assertThat(runs.get("node1-5000-70001").gpuUuids()).containsExactly(uuid(4));
         assertThat(runs.get("node1-5000-70001").ranks()).isEmpty();

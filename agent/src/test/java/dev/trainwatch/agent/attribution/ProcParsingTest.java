@@ -28,7 +28,8 @@ class ProcParsingTest {
     @Test
     void statOfARank() {
         ProcStat rank = new LinuxProcSource(ProcFixture.copy("torchrun-node", dir)).stat(4101).orElseThrow();
-        assertThat(rank).isEqualTo(new ProcStat(4101, "python3", 4100, 61290, 51234, 8123, 2345678));
+        assertThat(rank).isEqualTo(new ProcStat(4101, "python3", 4100, 61290, 51234, 8123, 2345678, 'R'));
+        assertThat(rank.cpuSeconds()).isEqualTo((51234 + 8123) / 100.0);
     }
 
     @Test

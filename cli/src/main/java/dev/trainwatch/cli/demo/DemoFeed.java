@@ -126,7 +126,13 @@ public final class DemoFeed {
                     last.loss(), last.lr(), last.gradNorm(), null, null, 0, last.ts());
         }
 
+        /** Each GPU's energy counter: a real one counts from the driver's load, this one from the demo's start. */
+        private double[] energyJoules;
+
         AgentBatch batch(double elapsed, double ts, double intervalSeconds) {
+            if (energyJoules == null) {
+                energyJoules = new double[scenario.gpuCount()];
+            }
             List<GpuSample> gpus = new ArrayList<>();
             List<RankInfo> ranks = new ArrayList<>();
             for (int i = 0; i < scenario.gpuCount(); i++) {
@@ -134,11 +140,12 @@ public final class DemoFeed {
                 UtilizationWindow window = new UtilizationWindow(6, r.utilizationMin(), r.utilizationMean(),
                         Math.max(r.utilizationRatio(), r.utilizationMean()), r.idleFraction(), ts - intervalSeconds, ts);
                 long processBytes = Math.max(0, r.memoryUsedBytes() - 600L * 1024 * 1024);
+                energyJoules[i] += r.powerWatts() * intervalSeconds;
                 gpus.add(new GpuSample(ts, i, uuids.get(i), scenario.gpuName(), String.format("00000000:%02X:00.0", 0x10 + i),
                         r.memoryTotalBytes(), r.memoryUsedBytes(), null, r.memoryTotalBytes() - r.memoryUsedBytes(),
                         r.utilizationRatio(), Math.min(1.0, r.utilizationMean() * 0.6), window, r.smClockHz(),
                         r.smClockMaxHz(), 1_593_000_000L, 1_593_000_000L, r.clockEventReasons(), r.powerWatts(),
-                        r.powerLimitWatts(), null, r.temperatureCelsius(), 0,
+                        r.powerLimitWatts(), energyJoules[i], r.temperatureCelsius(), 0,
                         List.of(new GpuProcess(pids.get(i), processBytes, null, null)), null));
                 ranks.add(new RankInfo(pids.get(i), i, i, scenario.gpuCount(), List.of(uuids.get(i))));
             }

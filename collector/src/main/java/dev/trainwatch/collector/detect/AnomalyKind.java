@@ -19,7 +19,11 @@ public enum AnomalyKind {
     STRAGGLER,
     STALLED,
     XID_ERROR,
-    AGENT_LOST;
+    AGENT_LOST,
+    LOSS_NONFINITE,
+    LOSS_SPIKE,
+    RUN_FAILED,
+    HOST_MEMORY;
 
     /** Lower snake case, e.g. {@code oom_risk}. */
     @JsonValue

@@ -92,8 +92,16 @@ public final class AnomalyTracker {
 
     /** Resolves every active anomaly (the run ended). */
     public List<Transition> resolveAll(double now) {
+        return resolveAllExcept(now, null);
+    }
+
+    /** Resolves every active anomaly but one kind (a run that ended keeps its {@code run_failed}). */
+    public List<Transition> resolveAllExcept(double now, AnomalyKind keep) {
         List<Transition> out = new ArrayList<>();
         for (AnomalyKind kind : new ArrayList<>(active.keySet())) {
+            if (kind == keep) {
+                continue;
+            }
             out.add(new Transition(resolve(kind, now), false));
         }
         pendingSince.clear();

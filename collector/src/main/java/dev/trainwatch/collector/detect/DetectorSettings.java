@@ -44,6 +44,11 @@ public record DetectorSettings(
             case STALLED -> stalled.hysteresis();
             case XID_ERROR -> xidError.hysteresis();
             case AGENT_LOST -> agentLost.hysteresis();
+            // Loss detectors build their persistence into the finding (reports in a row), so no sustain; a
+            // spike clears two minutes after it subsides. A failed run is raised once, on the failure.
+            case LOSS_NONFINITE, RUN_FAILED -> new Hysteresis(Duration.ZERO, Duration.ZERO);
+            case LOSS_SPIKE -> new Hysteresis(Duration.ZERO, Duration.ofMinutes(2));
+            case HOST_MEMORY -> new Hysteresis(Duration.ofSeconds(30), Duration.ofMinutes(2));
         };
     }
 
@@ -159,25 +164,26 @@ public record DetectorSettings(
     public record Throttling(Duration window, double busyRatio, double clockRatio, double sampleShare,
                              Set<String> reasons, Set<String> criticalReasons, Hysteresis hysteresis) {
         public static Throttling defaults() {
-            return new Throttling(Duration.ofMinutes(2), 0.50, 0.90, 0.50,
+            return new Throttling(Duration.ofSeconds(60), 0.50, 0.90, 0.50,
                     Set.of("sw_power_cap", "hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown",
                             "hw_power_brake_slowdown"),
                     Set.of("hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown"),
-                    new Hysteresis(Duration.ofSeconds(60), Duration.ofMinutes(2)));
+                    new Hysteresis(Duration.ofSeconds(20), Duration.ofMinutes(2)));
         }
     }
 
     /**
-     * @param window          steps and samples looked at
+     * @param window          GPU samples looked at, and the oldest step report a rank's recent mean may use
+     * @param rankReports     a rank's recent mean step time is over its newest this many reports
      * @param stepRatio       one rank's mean step time above the others' median × this
      * @param clockRatio      one busy GPU's mean SM clock below the others' median × this
      * @param utilizationGap  one GPU's mean utilisation this far below the others' median (others busy)
      */
-    public record Straggler(Duration window, double stepRatio, double clockRatio, double utilizationGap,
-                            Hysteresis hysteresis) {
+    public record Straggler(Duration window, int rankReports, double stepRatio, double clockRatio,
+                            double utilizationGap, Hysteresis hysteresis) {
         public static Straggler defaults() {
-            return new Straggler(Duration.ofMinutes(5), 1.20, 0.85, 0.25,
-                    new Hysteresis(Duration.ofMinutes(2), Duration.ofMinutes(3)));
+            return new Straggler(Duration.ofSeconds(60), 3, 1.20, 0.85, 0.25,
+                    new Hysteresis(Duration.ofSeconds(10), Duration.ofMinutes(3)));
         }
     }
 

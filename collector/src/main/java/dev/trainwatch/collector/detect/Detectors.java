@@ -24,6 +24,9 @@ public final class Detectors {
                 new StragglerDetector(settings),
                 new StalledDetector(settings),
                 new XidErrorDetector(settings),
-                new AgentLostDetector(settings));
+                new AgentLostDetector(settings),
+                new LossNonFiniteDetector(),
+                new LossSpikeDetector(),
+                new RunFailedDetector());
     }
 }

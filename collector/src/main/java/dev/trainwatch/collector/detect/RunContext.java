@@ -43,6 +43,31 @@ public interface RunContext {
     /** Pixels per latent cell of the run's model (8 for SD/SDXL VAE, 32 for DC-AE), when known. */
     OptionalInt latentDownsample();
 
+    /** Why the run's processes failed, when a watcher said so; null otherwise. */
+    default dev.trainwatch.protocol.RunFailure failure() {
+        return null;
+    }
+
+    /** Host where the failure was seen, when known. */
+    default String failureHost() {
+        return null;
+    }
+
+    /** Whether an anomaly of {@code kind} was raised on the run at any time (active or in its history). */
+    default boolean wasRaised(AnomalyKind kind) {
+        return isActive(kind);
+    }
+
+    /** The run's loss readings (finite losses, non-finite streaks). */
+    default LossHealth loss() {
+        return LossHealth.NONE;
+    }
+
+    /** The GPU (UUID) each rank runs on, when the agents report ranks; empty otherwise. */
+    default java.util.Map<Integer, String> gpuOfRank() {
+        return java.util.Map.of();
+    }
+
     /** Whether an anomaly of {@code kind} is active on the run (detectors defer to one another). */
     boolean isActive(AnomalyKind kind);
 

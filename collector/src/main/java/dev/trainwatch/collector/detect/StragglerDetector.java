@@ -25,6 +25,9 @@ public final class StragglerDetector implements Detector {
         return AnomalyKind.STRAGGLER;
     }
 
+    /** How far back a rank's newest reports may reach. */
+    static final double RANK_REPORT_MAX_AGE_SECONDS = 300;
+
     @Override
     public Optional<Finding> evaluate(RunContext run, boolean active) {
         double from = run.now() - s.window().toMillis() / 1000.0;
@@ -32,8 +35,32 @@ public final class StragglerDetector implements Detector {
         return byRank.isPresent() ? byRank : byGpu(run, from, active);
     }
 
+    /**
+     * Each rank's median step time over its newest {@code rankReports} reports (at most 5 minutes old): one slow
+     * report is not a straggler, two in a row are.
+     */
+    private Map<Integer, Double> recentStepSecondsByRank(RunContext run) {
+        RankSeries ranks = run.ranks();
+        double oldest = run.now() - RANK_REPORT_MAX_AGE_SECONDS;
+        Map<Integer, Double> out = new LinkedHashMap<>();
+        for (int k = 0; k < ranks.count(); k++) {
+            StepSeries steps = ranks.steps(k);
+            int first = Math.max(steps.firstIndexAtOrAfter(oldest), steps.size() - s.rankReports());
+            int n = steps.size() - first;
+            if (n < s.rankReports()) {
+                continue;
+            }
+            double[] v = new double[n];
+            for (int i = 0; i < n; i++) {
+                v[i] = steps.timeS(first + i);
+            }
+            out.put(ranks.rank(k), WindowStats.median(v));
+        }
+        return out;
+    }
+
     private Optional<Finding> byRank(RunContext run, double from, boolean active) {
-        Map<Integer, Double> means = WindowStats.meanStepSecondsByRank(run.ranks(), from);
+        Map<Integer, Double> means = recentStepSecondsByRank(run);
         if (means.size() < 2) {
             return Optional.empty();
         }
@@ -61,11 +88,151 @@ public final class StragglerDetector implements Detector {
         evidence.put("others_median_step_seconds", Texts.round(median, 3));
         evidence.put("ratio", Texts.round(ratio, 2));
         evidence.put("ranks", means.size());
+        Cause cause = rankCause(run, slowest, from);
+        cause.addTo(evidence);
         String message = String.format(Locale.ROOT, "rank %d takes %s per step where the other %d ranks take %s "
-                + "(%s)", slowest, Texts.secs(slowestMean), others.length, Texts.secs(median), Texts.times(ratio));
+                + "(%s); %s", slowest, Texts.secs(slowestMean), others.length, Texts.secs(median),
+                Texts.times(ratio), cause.text());
         return Optional.of(new Finding(Severity.WARNING, message, evidence,
-                "look at rank " + slowest + "'s GPU and node: throttling, a slower or shared GPU, its data loader "
-                        + "workers or disk; every rank waits for it at each all-reduce"));
+                cause.fix("rank " + slowest) + "; every rank waits for it at each all-reduce"));
+    }
+
+    /** Why a rank is slow: in its input, its GPU's compute (clocks, throttling), or waiting with its GPU less busy. */
+    private record Cause(String slowIn, String text, Map<String, Object> details) {
+
+        void addTo(Map<String, Object> evidence) {
+            evidence.put("slow_in", slowIn);
+            evidence.putAll(details);
+        }
+
+        String fix(String who) {
+            return switch (slowIn) {
+                case "input" -> "give " + who + "'s data loader more workers or faster storage, or precompute "
+                        + "features; check that its data shard is not larger or on a slower disk";
+                case "compute" -> "check " + who + "'s GPU: cooling and power (see throttling), or a slower or "
+                        + "shared GPU; move the job off it if it stays slow";
+                case "waiting" -> "its GPU is idle more than the others': look at " + who + "'s host (CPU cores "
+                        + "shared with other jobs, swap, a slow network link) and at work only that rank does";
+                default -> "look at " + who + "'s GPU and node: throttling, a slower or shared GPU, its data loader "
+                        + "workers or disk";
+            };
+        }
+    }
+
+    private Cause rankCause(RunContext run, int rank, double from) {
+        RankSeries ranks = run.ranks();
+        double oldest = run.now() - RANK_REPORT_MAX_AGE_SECONDS;
+        double[] waits = new double[ranks.count()];
+        double rankWait = Double.NaN;
+        int n = 0;
+        for (int k = 0; k < ranks.count(); k++) {
+            StepSeries steps = ranks.steps(k);
+            double w = WindowStats.stepShare(steps, oldest, WindowStats.StepPart.DATA)
+                    + nz(WindowStats.stepShare(steps, oldest, WindowStats.StepPart.TEXT_ENCODER))
+                    + nz(WindowStats.stepShare(steps, oldest, WindowStats.StepPart.VAE));
+            if (ranks.rank(k) == rank) {
+                rankWait = w;
+            } else if (!Double.isNaN(w)) {
+                waits[n++] = w;
+            }
+        }
+        double othersWait = WindowStats.median(java.util.Arrays.copyOf(waits, n));
+        if (!Double.isNaN(rankWait) && !(rankWait <= nz(othersWait) + 0.10)) {
+            return new Cause("input", String.format(Locale.ROOT, "slow in its input: it waits %s of each step "
+                    + "for data where the others wait %s", Texts.pct(rankWait), Texts.pct(nz(othersWait))),
+                    Map.of("rank_data_wait_ratio", Texts.round(rankWait, 3),
+                            "others_median_data_wait_ratio", Texts.round(nz(othersWait), 3)));
+        }
+        String uuid = run.gpuOfRank().get(rank);
+        List<GpuSeries> gpus = new ArrayList<>();
+        GpuSeries own = null;
+        for (GpuSeries g : run.gpus()) {
+            if (!OomRiskDetector.stale(run, g)) {
+                gpus.add(g);
+                if (g.uuid().equals(uuid)) {
+                    own = g;
+                }
+            }
+        }
+        if (own != null) {
+            return gpuCause(own, gpus, from);
+        }
+        return new Cause("unknown", "its GPU is not known (the agent reports no rank-to-GPU mapping)", Map.of());
+    }
+
+    /** The cause for a slow GPU among the run's GPUs: throttled or slow clocks, else less busy than the others. */
+    private Cause gpuCause(GpuSeries g, List<GpuSeries> all, double from) {
+        double clock = busyClockRatio(g, from);
+        double[] clocks = new double[all.size()];
+        double[] utils = new double[all.size()];
+        int self = -1;
+        for (int i = 0; i < all.size(); i++) {
+            clocks[i] = busyClockRatio(all.get(i), from);
+            utils[i] = WindowStats.meanUtilization(all.get(i), from);
+            if (all.get(i) == g) {
+                self = i;
+            }
+        }
+        double otherClock = self < 0 ? Double.NaN : medianExcept(clocks, self);
+        List<String> reasons = throttleReasons(g, from);
+        Map<String, Object> details = new LinkedHashMap<>();
+        details.put("gpu_uuid", g.uuid());
+        details.put("host", g.host());
+        if (!reasons.isEmpty() || (!Double.isNaN(clock) && otherClock > 0 && clock < otherClock * 0.95)) {
+            if (!Double.isNaN(clock)) {
+                details.put("sm_clock_ratio", Texts.round(clock, 3));
+            }
+            if (!Double.isNaN(otherClock)) {
+                details.put("others_median_sm_clock_ratio", Texts.round(otherClock, 3));
+            }
+            details.put("throttle_reasons", reasons);
+            return new Cause("compute", "slow in compute: " + Texts.gpuName(g)
+                    + (Double.isNaN(clock) ? "" : " runs at " + Texts.pct(clock) + " of its maximum clock")
+                    + (reasons.isEmpty() ? "" : " (" + String.join(", ", reasons) + ")"), details);
+        }
+        double util = WindowStats.meanUtilization(g, from);
+        double otherUtil = self < 0 ? Double.NaN : medianExcept(utils, self);
+        if (!Double.isNaN(util) && !Double.isNaN(otherUtil) && util < otherUtil - 0.10) {
+            details.put("utilization_ratio", Texts.round(util, 3));
+            details.put("others_median_utilization_ratio", Texts.round(otherUtil, 3));
+            return new Cause("waiting", "waiting: " + Texts.gpuName(g) + " is busy " + Texts.pct(util)
+                    + " of the time where the others are busy " + Texts.pct(otherUtil), details);
+        }
+        return new Cause("compute", "slow in compute: " + Texts.gpuName(g) + " is as busy as the others at full "
+                + "clock, so the rank does more work per step (a larger bucket or sequence?)", details);
+    }
+
+    private List<String> throttleReasons(GpuSeries g, double from) {
+        int mask = 0;
+        int busy = 0;
+        int throttled = 0;
+        int wanted = GpuSeries.reasonMask(THROTTLE_REASONS);
+        for (int i = g.firstIndexAtOrAfter(from); i < g.size(); i++) {
+            if (g.utilizationRatio(i) >= 0.5) {
+                busy++;
+                int m = g.clockEventMask(i) & wanted;
+                if (m != 0) {
+                    throttled++;
+                    mask |= m;
+                }
+            }
+        }
+        List<String> out = new ArrayList<>();
+        if (busy > 0 && throttled * 2 >= busy) {
+            for (int bit = 0; bit < GpuSeries.CLOCK_EVENT_REASONS.size(); bit++) {
+                if ((mask & (1 << bit)) != 0) {
+                    out.add(GpuSeries.CLOCK_EVENT_REASONS.get(bit));
+                }
+            }
+        }
+        return out;
+    }
+
+    private static final java.util.Set<String> THROTTLE_REASONS = java.util.Set.of("sw_power_cap", "hw_slowdown",
+            "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown");
+
+    private static double nz(double v) {
+        return Double.isNaN(v) ? 0 : v;
     }
 
     private Optional<Finding> byGpu(RunContext run, double from, boolean active) {
@@ -82,21 +249,26 @@ public final class StragglerDetector implements Detector {
         double[] utils = new double[gpus.size()];
         for (int i = 0; i < gpus.size(); i++) {
             clocks[i] = busyClockRatio(gpus.get(i), from);
-            utils[i] = WindowStats.meanUtilization(gpus.get(i), from);
+            utils[i] = medianUtilization(gpus.get(i), from);
         }
         for (int i = 0; i < gpus.size(); i++) {
             double otherClock = medianExcept(clocks, i);
             double clockNeeded = active ? (1 + s.clockRatio()) / 2 : s.clockRatio();
             if (!Double.isNaN(clocks[i]) && otherClock > 0 && clocks[i] < otherClock * clockNeeded) {
                 GpuSeries g = gpus.get(i);
+                Cause cause = gpuCause(g, gpus, from);
                 Map<String, Object> evidence = new LinkedHashMap<>();
                 evidence.put("gpu_uuid", g.uuid());
                 evidence.put("host", g.host());
                 evidence.put("sm_clock_ratio", Texts.round(clocks[i], 3));
                 evidence.put("others_median_sm_clock_ratio", Texts.round(otherClock, 3));
+                rankOf(run, g.uuid()).ifPresent(r -> evidence.put("rank", r));
+                evidence.put("slow_in", "compute");
+                evidence.put("throttle_reasons", throttleReasons(g, from));
                 String message = String.format(Locale.ROOT, "%s runs at %s of its maximum clock while the run's "
-                        + "other GPUs run at %s: every step waits for it", Texts.gpuName(g), Texts.pct(clocks[i]),
-                        Texts.pct(otherClock));
+                        + "other GPUs run at %s: every step waits for it; %s", Texts.gpuName(g), Texts.pct(clocks[i]),
+                        Texts.pct(otherClock), cause.slowIn().equals("compute") ? cause.text()
+                                : "slow in compute");
                 return Optional.of(new Finding(Severity.WARNING, message, evidence,
                         "check that GPU's cooling and power (see throttling) or move the job off that GPU"));
             }
@@ -118,8 +290,11 @@ public final class StragglerDetector implements Detector {
                 evidence.put("host", g.host());
                 evidence.put("utilization_ratio", Texts.round(utils[i], 3));
                 evidence.put("others_median_utilization_ratio", Texts.round(otherUtil, 3));
+                rankOf(run, g.uuid()).ifPresent(r -> evidence.put("rank", r));
+                evidence.put("slow_in", "waiting");
                 String message = String.format(Locale.ROOT, "%s is busy %s of the time while the run's other GPUs "
-                        + "are busy %s", Texts.gpuName(g), Texts.pct(utils[i]), Texts.pct(otherUtil));
+                        + "are busy %s: its rank is waiting", Texts.gpuName(g), Texts.pct(utils[i]),
+                        Texts.pct(otherUtil));
                 return Optional.of(new Finding(Severity.WARNING, message, evidence,
                         "the rank on that GPU does less work or waits on something the others do not: check its "
                                 + "data shard and loader workers, and that it is not sharing the GPU or CPU cores"));
@@ -128,17 +303,40 @@ public final class StragglerDetector implements Detector {
         return Optional.empty();
     }
 
-    private static double busyClockRatio(GpuSeries g, double from) {
-        double sum = 0;
+    private static Optional<Integer> rankOf(RunContext run, String uuid) {
+        return run.gpuOfRank().entrySet().stream().filter(e -> e.getValue().equals(uuid)).map(Map.Entry::getKey)
+                .min(Integer::compare);
+    }
+
+    /** Median utilisation over the window: a stretch shorter than half the window does not move it. */
+    private static double medianUtilization(GpuSeries g, double from) {
+        int first = g.firstIndexAtOrAfter(from);
+        double[] v = new double[g.size() - first];
         int n = 0;
-        for (int i = g.firstIndexAtOrAfter(from); i < g.size(); i++) {
-            double c = g.smClockHz(i) / g.smClockMaxHz(i);
-            if (g.utilizationRatio(i) >= 0.5 && !Double.isNaN(c) && !Double.isInfinite(c)) {
-                sum += Math.min(1, c);
-                n++;
+        for (int i = first; i < g.size(); i++) {
+            double u = g.utilizationRatio(i);
+            if (!Double.isNaN(u)) {
+                v[n++] = u;
             }
         }
-        return n >= 5 ? sum / n : Double.NaN;
+        return WindowStats.median(java.util.Arrays.copyOf(v, n));
+    }
+
+    /**
+     * Median SM clock over its maximum of the busy samples in the window (at least 5): a stretch of low clocks
+     * shorter than half the window does not move it.
+     */
+    private static double busyClockRatio(GpuSeries g, double from) {
+        int first = g.firstIndexAtOrAfter(from);
+        double[] v = new double[Math.max(0, g.size() - first)];
+        int n = 0;
+        for (int i = first; i < g.size(); i++) {
+            double c = g.smClockHz(i) / g.smClockMaxHz(i);
+            if (g.utilizationRatio(i) >= 0.5 && !Double.isNaN(c) && !Double.isInfinite(c)) {
+                v[n++] = Math.min(1, c);
+            }
+        }
+        return n >= 5 ? WindowStats.median(java.util.Arrays.copyOf(v, n)) : Double.NaN;
     }
 
     private static double medianExcept(double[] values, int skip) {

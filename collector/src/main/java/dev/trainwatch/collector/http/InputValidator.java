@@ -289,11 +289,16 @@ public final class InputValidator {
         range(at + "vae_time_s", step.vaeTimeS(), 0, ONE_DAY_S);
         optionalRange(at + "interval_steps", step.intervalSteps(), 1, 1_000_000);
         range(at + "samples", step.samples(), 0, 1e9);
-        if (step.loss() != null) {
-            finite(at + "loss", step.loss());
+        // A loss or grad norm of NaN or infinity is a reading (the run diverged), sent as "NaN"/"Infinity" (or
+        // Python's bare NaN): accepted and kept, never refused.
+        if (step.loss() != null && Double.isFinite(step.loss()) && Math.abs(step.loss()) > 1e30) {
+            throw ApiError.unprocessable(at + "loss must be between -1e30 and 1e30, NaN or Infinity, got "
+                    + step.loss());
         }
         range(at + "lr", step.lr(), 0, 1e6);
-        range(at + "grad_norm", step.gradNorm(), 0, 1e30);
+        if (step.gradNorm() != null && Double.isFinite(step.gradNorm())) {
+            range(at + "grad_norm", step.gradNorm(), 0, 1e30);
+        }
         optionalRange(at + "bucket_height", step.bucketHeight(), 1, 100_000);
         optionalRange(at + "bucket_width", step.bucketWidth(), 1, 100_000);
         optionalRange(at + "rank", step.rank(), 0, 1_000_000);

@@ -67,6 +67,7 @@ public final class GpuMetrics implements MeterBinder, MultiCollector {
         names.add(prometheusName(MetricNames.GPU_CLOCK_EVENT_ACTIVE, null));
         names.add(prometheusName(MetricNames.GPU_XID_ERRORS, null));
         names.add(MetricNames.GPU_RUN_INFO);
+        names.add(prometheusName(MetricNames.GPU_ENERGY, MetricNames.JOULES));
     }
 
     /** One gauge over the GPUs' newest samples; a null reading means no series for that GPU. */
@@ -133,6 +134,7 @@ public final class GpuMetrics implements MeterBinder, MultiCollector {
         snapshots.add(clockEvents(views, labels));
         snapshots.add(xidErrors(views, labels));
         snapshots.add(runInfo(views, labels));
+        snapshots.add(energy(views, labels));
         return new MetricSnapshots(snapshots);
     }
 
@@ -154,6 +156,22 @@ public final class GpuMetrics implements MeterBinder, MultiCollector {
             }
         }
         return gauge.build();
+    }
+
+    /** {@code trainwatch_gpu_energy_joules_total}: NVML's energy counter, for GPUs that report it. */
+    private static CounterSnapshot energy(List<GpuView> views, List<Labels> labels) {
+        CounterSnapshot.Builder counter = CounterSnapshot.builder()
+                .name(prometheusName(MetricNames.GPU_ENERGY, MetricNames.JOULES))
+                .help("Energy used since the driver loaded (NVML's counter)");
+        for (int i = 0; i < views.size(); i++) {
+            GpuSample latest = views.get(i).latest();
+            Double joules = latest.energyJoules();
+            if (joules != null && Double.isFinite(joules) && joules >= 0 && !Boolean.TRUE.equals(latest.lost())) {
+                counter.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder()
+                        .labels(labels.get(i)).value(joules).build());
+            }
+        }
+        return counter.build();
     }
 
     /** {@code trainwatch_gpu_xid_errors_total}: the driver's count per XID kind, for GPUs that report any. */

@@ -46,6 +46,9 @@ public final class MetricNames {
     /** Counter; plus {@code kind} (the XID number). */
     public static final String GPU_XID_ERRORS = "trainwatch.gpu.xid.errors";
     public static final String GPU_LOST = "trainwatch.gpu.lost";
+    /** Counter: NVML's energy counter since the driver loaded. */
+    public static final String GPU_ENERGY = "trainwatch.gpu.energy";
+    public static final String JOULES = "joules";
     /**
      * Plus {@code run_id}. Rendered through the Prometheus client's info type: Micrometer's naming convention
      * would strip the {@code _info} suffix from a gauge.
@@ -69,6 +72,25 @@ public final class MetricNames {
     public static final String RUN_GPU_UTILIZATION = "trainwatch.run.gpu.utilization";
     public static final String RUN_GPUS = "trainwatch.run.gpus";
     public static final String RUN_ENDED = "trainwatch.run.ended";
+    public static final String RUN_LOSS = "trainwatch.run.loss";
+    /** Counter. */
+    public static final String RUN_LOSS_NONFINITE = "trainwatch.run.loss.nonfinite.reports";
+    public static final String RUN_MFU = "trainwatch.run.mfu";
+    public static final String RUN_HFU = "trainwatch.run.hfu";
+    public static final String RUN_PREDICTED_MFU = "trainwatch.run.predicted.mfu";
+    public static final String RUN_GOODPUT = "trainwatch.run.goodput";
+    /** Counter; plus {@code reason} (the goodput parts). */
+    public static final String RUN_WALL = "trainwatch.run.wall";
+    /** Counter. */
+    public static final String RUN_ENERGY = "trainwatch.run.energy";
+    /** Counter. */
+    public static final String RUN_GPU_TIME = "trainwatch.run.gpu";
+    public static final String RUN_COST = "trainwatch.run.cost";
+    public static final String RUN_PROJECTED_COST = "trainwatch.run.projected.cost";
+    public static final String RUN_PROJECTED_ENERGY = "trainwatch.run.projected.energy";
+    /** The {@code reason} values of {@link #RUN_WALL}, in the order the page and docs list them. */
+    public static final List<String> WALL_REASONS = List.of("productive", "startup", "data_wait", "encoding", "stall",
+            "checkpoint", "evaluation", "lost_work", "idle");
 
     // ---- self ----
     /** Label host. */

@@ -14,6 +14,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.prometheus.metrics.model.registry.MultiCollector;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
 import io.prometheus.metrics.model.snapshots.Labels;
 import io.prometheus.metrics.model.snapshots.MetricSnapshot;
@@ -54,6 +55,16 @@ public final class RunMetrics implements MeterBinder, MultiCollector {
     private final List<Family> families = new ArrayList<>();
     private final List<String> names = new ArrayList<>();
     private final String anomalyName = GpuMetrics.prometheusName(MetricNames.RUN_ANOMALY, null);
+    private final String wallName = GpuMetrics.prometheusName(MetricNames.RUN_WALL, MetricNames.SECONDS);
+    private final String energyName = GpuMetrics.prometheusName(MetricNames.RUN_ENERGY, MetricNames.JOULES);
+    private final String gpuTimeName = GpuMetrics.prometheusName(MetricNames.RUN_GPU_TIME, MetricNames.SECONDS);
+    private final String lossNonFiniteName = GpuMetrics.prometheusName(MetricNames.RUN_LOSS_NONFINITE, null);
+    /**
+     * The highest value each run's counter has shown, by run and series: a counter never goes down, even when a
+     * stretch first counted as a stall is later explained by a report (the ledger keeps that from happening; this
+     * makes sure). Only runs present at the last scrape are kept.
+     */
+    private final Map<String, Map<String, Double>> counterHighs = new HashMap<>();
     private final Map<String, DistributionSummary> stepSummaries = new HashMap<>();
     private MeterRegistry registry;
     /** Run views taken by {@link #refresh()} for the scrape that follows it; consumed by {@link #collect()}. */
@@ -86,6 +97,27 @@ public final class RunMetrics implements MeterBinder, MultiCollector {
         gauge(MetricNames.RUN_GPUS, null, "GPUs attributed to the run",
                 run -> run.observed() == null ? 0 : run.observed().gpuCount());
         gauge(MetricNames.RUN_ENDED, null, "1 once the run has ended", run -> run.ended() ? 1 : 0);
+        observed(MetricNames.RUN_MFU, MetricNames.RATIO,
+                "Model FLOP utilisation: model FLOPs per sample x samples/s / (GPUs x dense peak) (0-1)",
+                ObservedView::mfuRatio);
+        observed(MetricNames.RUN_HFU, MetricNames.RATIO,
+                "Hardware FLOP utilisation, counting recomputation under gradient checkpointing (0-1)",
+                ObservedView::hfuRatio);
+        compared(MetricNames.RUN_PREDICTED_MFU, MetricNames.RATIO, "The MFU the prediction implies (0-1)",
+                ComparisonView::predictedMfuRatio);
+        observed(MetricNames.RUN_GOODPUT, MetricNames.RATIO, "Productive step time over wall time (0-1)",
+                ObservedView::goodputRatio);
+        observed(MetricNames.RUN_COST, null, "GPU-hours held so far x the price per GPU-hour",
+                ObservedView::cost);
+        compared(MetricNames.RUN_PROJECTED_COST, null, "Cost so far plus the remaining steps at the observed rate",
+                ComparisonView::projectedCost);
+        compared(MetricNames.RUN_PROJECTED_ENERGY, MetricNames.JOULES,
+                "Energy so far plus the remaining time at the current power draw", ComparisonView::projectedEnergyJoules);
+        observed(MetricNames.RUN_LOSS, null, "Newest finite training loss reported", ObservedView::loss);
+        names.add(wallName);
+        names.add(lossNonFiniteName);
+        names.add(energyName);
+        names.add(gpuTimeName);
         names.add(anomalyName);
     }
 
@@ -148,8 +180,60 @@ public final class RunMetrics implements MeterBinder, MultiCollector {
             }
             snapshots.add(gauge.build());
         }
+        snapshots.addAll(counters(views, labels));
         snapshots.add(anomalies(views, labels));
         return new MetricSnapshots(snapshots);
+    }
+
+    /** The run counters: wall seconds by reason (not the pending part), energy, GPU-seconds. */
+    private List<CounterSnapshot> counters(List<RunView> views, List<Labels> labels) {
+        CounterSnapshot.Builder wall = CounterSnapshot.builder().name(wallName)
+                .help("Wall time by what it went to (the goodput parts; lags wall time by at most one report)");
+        CounterSnapshot.Builder energy = CounterSnapshot.builder().name(energyName)
+                .help("Energy the run's GPUs used while attributed to it");
+        CounterSnapshot.Builder gpuTime = CounterSnapshot.builder().name(gpuTimeName)
+                .help("GPU-seconds the run held (divide by 3600 for GPU-hours)");
+        CounterSnapshot.Builder lossNonFinite = CounterSnapshot.builder().name(lossNonFiniteName)
+                .help("Step reports whose loss was NaN or infinite");
+        Map<String, Map<String, Double>> highs = new HashMap<>();
+        synchronized (counterHighs) {
+            for (int i = 0; i < views.size(); i++) {
+                RunView run = views.get(i);
+                ObservedView o = run.observed();
+                if (o == null) {
+                    continue;
+                }
+                Map<String, Double> before = counterHighs.getOrDefault(run.runId(), Map.of());
+                Map<String, Double> now = new HashMap<>();
+                if (o.wallSeconds() != null) {
+                    for (String reason : MetricNames.WALL_REASONS) {
+                        double v = monotone(before, now, reason, o.wallSeconds().getOrDefault(reason, 0.0));
+                        wall.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder()
+                                .labels(labels.get(i).add(MetricNames.REASON, reason)).value(v).build());
+                    }
+                }
+                if (o.energyJoules() != null) {
+                    energy.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder().labels(labels.get(i))
+                            .value(monotone(before, now, "energy", o.energyJoules())).build());
+                }
+                lossNonFinite.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder().labels(labels.get(i))
+                        .value(o.lossNonfiniteReports() == null ? 0 : o.lossNonfiniteReports()).build());
+                if (o.gpuHours() != null) {
+                    gpuTime.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder().labels(labels.get(i))
+                            .value(monotone(before, now, "gpu", o.gpuHours() * 3600)).build());
+                }
+                highs.put(run.runId(), now);
+            }
+            counterHighs.clear();
+            counterHighs.putAll(highs);
+        }
+        return List.of(wall.build(), energy.build(), gpuTime.build(), lossNonFinite.build());
+    }
+
+    private static double monotone(Map<String, Double> before, Map<String, Double> now, String key, double value) {
+        double v = Math.max(value, before.getOrDefault(key, 0.0));
+        now.put(key, v);
+        return v;
     }
 
     /** 1 per (run, kind, severity) with an active anomaly, 0 where the history holds only resolved ones. */

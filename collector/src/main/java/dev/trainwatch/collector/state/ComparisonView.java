@@ -14,9 +14,24 @@ package dev.trainwatch.collector.state;
  * @param throughputRatio             observed / predicted throughput
  * @param remainingSteps              total_steps minus the newest step
  * @param etaSeconds                  remaining steps at the observed step time
+ * @param predictedMfuRatio           the MFU the prediction implies (its throughput in model FLOPs over the GPUs'
+ *                                    dense peak): what this model reaches on this GPU when it runs as estimated
+ * @param projectedGpuHours           GPU-hours held so far plus the remaining steps at the observed step time
+ * @param projectedEnergyJoules       energy so far plus the remaining time at the run's current power draw
+ * @param projectedCost               {@code projectedGpuHours} at the price per GPU-hour; null without a price
  */
 public record ComparisonView(Double predictedStepSeconds, Double stepTimeRatio, Long predictedPeakMemoryBytes,
                              Double memoryRatio, Long headroomBytes, Long capacityBytes,
                              Double predictedSamplesPerSecond, Double throughputRatio, Long remainingSteps,
-                             Double etaSeconds) {
+                             Double etaSeconds, Double predictedMfuRatio, Double projectedGpuHours,
+                             Double projectedEnergyJoules, Double projectedCost) {
+
+    /** A comparison without efficiency projections. */
+    public ComparisonView(Double predictedStepSeconds, Double stepTimeRatio, Long predictedPeakMemoryBytes,
+                          Double memoryRatio, Long headroomBytes, Long capacityBytes,
+                          Double predictedSamplesPerSecond, Double throughputRatio, Long remainingSteps,
+                          Double etaSeconds) {
+        this(predictedStepSeconds, stepTimeRatio, predictedPeakMemoryBytes, memoryRatio, headroomBytes, capacityBytes,
+                predictedSamplesPerSecond, throughputRatio, remainingSteps, etaSeconds, null, null, null, null);
+    }
 }

@@ -73,8 +73,13 @@ final class EvaluationSchedule {
 
     void evaluate(RunState run, double now) {
         run.lastEvaluated = now;
+        boolean onlyFailure = false;
         if (run.ended) {
-            return;
+            // An ended run is judged no more, except for why it ended: a failure reported after the end.
+            if (run.failure == null || run.tracker.isActive(AnomalyKind.RUN_FAILED)) {
+                return;
+            }
+            onlyFailure = true;
         }
         run.steps.trim(now);
         if (run.ranks != null) {
@@ -82,6 +87,9 @@ final class EvaluationSchedule {
         }
         Evaluation ctx = new Evaluation(run, now);
         for (Detector d : detectors) {
+            if (onlyFailure && d.kind() != AnomalyKind.RUN_FAILED) {
+                continue;
+            }
             Optional<Transition> t;
             try {
                 t = run.tracker.update(now, d.kind(), d.evaluate(ctx, run.tracker.isActive(d.kind())));
@@ -184,6 +192,35 @@ final class EvaluationSchedule {
         @Override
         public OptionalInt latentDownsample() {
             return observations.latentDownsample(run);
+        }
+
+        @Override
+        public dev.trainwatch.protocol.RunFailure failure() {
+            return run.failure;
+        }
+
+        @Override
+        public String failureHost() {
+            return run.failureHost;
+        }
+
+        @Override
+        public boolean wasRaised(AnomalyKind kind) {
+            return run.tracker.snapshot().stream().anyMatch(a -> a.kind() == kind);
+        }
+
+        @Override
+        public dev.trainwatch.collector.detect.LossHealth loss() {
+            return run.losses;
+        }
+
+        @Override
+        public Map<Integer, String> gpuOfRank() {
+            Map<Integer, String> out = new java.util.HashMap<>();
+            for (RunState.HostPart part : run.hosts.values()) {
+                part.ranksByGpu.forEach((uuid, ranks) -> ranks.forEach(r -> out.putIfAbsent(r, uuid)));
+            }
+            return out;
         }
 
         @Override

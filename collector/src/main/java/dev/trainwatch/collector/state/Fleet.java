@@ -21,6 +21,7 @@ import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.RankInfo;
 import dev.trainwatch.protocol.RunAttribution;
+import dev.trainwatch.protocol.RunFailure;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Clock;
@@ -119,6 +120,13 @@ public final class Fleet {
     /** A fleet with default limits and thresholds over the real estimator. */
     public static Fleet create(Estimator estimator, Clock clock) {
         return new Fleet(Predictor.of(estimator), clock, FleetSettings.defaults(), DetectorSettings.defaults());
+    }
+
+    /** Sets what one GPU-hour costs ({@code --gpu-hour-price}): runs then show their cost so far and projected. */
+    public void gpuHourPrices(GpuHourPrices prices) {
+        synchronized (lock) {
+            observations.prices(prices);
+        }
     }
 
     public FleetSettings settings() {
@@ -246,6 +254,8 @@ public final class Fleet {
                         counts = false;
                     }
                     if (counts) {
+                        run.accounting.step(e, ts, observations.encodingSecondsPerStep(run));
+                        run.losses.add(e, ts);
                         run.steps.add(e, ts);
                         run.lastCountedStep = e.step();
                         run.lastCountedRank = rank;
@@ -275,6 +285,36 @@ public final class Fleet {
             dispatch();
         }
         return counted;
+    }
+
+    /**
+     * Records why a run's processes failed ({@code trainwatch run} saw its command exit with an error and read the
+     * tail of its output): raises {@code run_failed} at once, with the cause joined with what the collector saw
+     * before. The anomaly stays when the run ends. Empty when the run is unknown.
+     */
+    public Optional<RunView> recordFailure(String runId, RunFailure failure, String host) {
+        Objects.requireNonNull(failure, "failure");
+        try {
+            synchronized (lock) {
+                RunState run = runs.get(runId);
+                if (run == null) {
+                    return Optional.empty();
+                }
+                double now = now();
+                fail(run, failure, host, now);
+                return Optional.of(observations.view(run, now));
+            }
+        } finally {
+            dispatch();
+        }
+    }
+
+    private void fail(RunState run, RunFailure failure, String host, double now) {
+        run.failure = failure;
+        run.failureHost = host;
+        run.dirty = true;
+        run.summaryDue = true;
+        schedule.evaluate(run, now);
     }
 
     /** Marks a run ended (e.g. {@code trainwatch run} saw its command exit). Empty when the run is unknown. */
@@ -375,6 +415,8 @@ public final class Fleet {
                 }
             }
             run.lastChangeNotified = now;
+            // The time before the restart is unknown here: account from now.
+            run.accounting = new RunAccounting(now);
         }
     }
 
@@ -650,6 +692,9 @@ public final class Fleet {
                 if (g.runId != null) {
                     RunState run = runs.get(g.runId);
                     if (run != null) {
+                        if (!run.ended) {
+                            run.accounting.gpuSample(s.uuid(), s, stamp(s.ts(), now));
+                        }
                         double used = s.memoryUsedBytes() != null && s.memoryUsedBytes() >= 0
                                 ? s.memoryUsedBytes() : Double.NaN;
                         if (!Double.isNaN(used) && !(used <= run.peakMemory)) {
@@ -734,6 +779,7 @@ public final class Fleet {
             GpuState g = gpus.get(uuid);
             if (g != null && a.runId().equals(g.runId) && !part.gpuUuids.contains(uuid)) {
                 g.runId = null;
+                run.accounting.gpuLeft(uuid);
             }
         }
         for (String uuid : part.gpuUuids) {
@@ -765,6 +811,7 @@ public final class Fleet {
             // The same run id is running again (e.g. a requeued Slurm job): reopen it.
             run.ended = false;
             run.endedAt = Double.NaN;
+            run.failure = null;
             notifyChanged(run, now);
         }
         return run;
@@ -811,6 +858,19 @@ public final class Fleet {
                     }
                 }
             }
+            case "run_failed" -> {
+                RunState run = e.runId() == null ? null : runs.get(e.runId());
+                if (run != null && e.failure() != null) {
+                    fail(run, e.failure(), host, now);
+                }
+            }
+            case "phase" -> {
+                // A checkpoint, evaluation or sampling phase the run's log announced: its time is not a stall.
+                RunState run = e.runId() == null ? null : runs.get(e.runId());
+                if (run != null && !run.ended) {
+                    run.accounting.phase(e.message(), stamp(e.ts(), now));
+                }
+            }
             default -> {
                 // read_error and kinds of newer agents: counted by the agent's own health, nothing to track here
             }
@@ -823,7 +883,7 @@ public final class Fleet {
         }
         run.ended = true;
         run.endedAt = now;
-        for (Transition t : run.tracker.resolveAll(now)) {
+        for (Transition t : run.tracker.resolveAllExcept(now, AnomalyKind.RUN_FAILED)) {
             publish(run.runId, t);
         }
         RunSummary summary = observations.summarize(run, now);

@@ -23,12 +23,61 @@ package dev.trainwatch.collector.state;
  *                               step (Open-Sora's timer lines, torchrun's {@code [rankN]:} prefixes); null
  *                               otherwise. The fields above are the run's: its lead rank's step series, and for
  *                               {@code dataWaitRatio} the largest rank's share
+ * @param mfuRatio               model FLOP utilisation: the estimator's model FLOPs per sample (3 × forward, the
+ *                               trained network only) × observed samples per second ÷ (GPUs × the dtype's dense
+ *                               peak); null without a spec or without a step time
+ * @param hfuRatio               hardware FLOP utilisation: the same with the FLOPs really executed (the forward
+ *                               passes recomputed under gradient checkpointing count)
+ * @param goodputRatio           productive step time over wall time since {@code accountedSinceTs}
+ * @param energyJoules           energy the run's GPUs used while attributed to it (the NVML energy counter, else
+ *                               power × time); null when no GPU reports either
+ * @param gpuHours               GPU-hours the run held (time between samples of each of its GPUs)
+ * @param cost                   {@code gpuHours} × the collector's price per GPU-hour ({@code --gpu-hour-price});
+ *                               null without a price
+ * @param wallSeconds            wall time since {@code accountedSinceTs} by reason ({@code productive},
+ *                               {@code startup}, {@code data_wait}, {@code encoding}, {@code stall},
+ *                               {@code checkpoint}, {@code evaluation}, {@code lost_work}, {@code idle},
+ *                               {@code pending}); the parts sum to the wall time
+ * @param accountedSinceTs       when the collector started accounting the run's time (its first sight of the run,
+ *                               or its own restart)
+ * @param loss                   the newest finite training loss reported
+ * @param lossNonfinite          true while the newest report's loss or grad norm is NaN or infinite
+ * @param lossNonfiniteReports   reports whose loss was NaN or infinite since the run appeared
  */
 public record ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memoryTotalBytes, Double stepSeconds,
                            Double dataWaitRatio, Double textEncoderRatio, Double vaeRatio,
                            Double gpuUtilizationRatio, Double samplesPerSecond, Long lastStep, Double lastStepTs,
                            Integer largestBucketHeightPx, Integer largestBucketWidthPx, int gpuCount,
-                           Double powerWatts, java.util.List<RankView> ranks) {
+                           Double powerWatts, java.util.List<RankView> ranks, Double mfuRatio, Double hfuRatio,
+                           Double goodputRatio, Double energyJoules, Double gpuHours, Double cost,
+                           java.util.Map<String, Double> wallSeconds, Double accountedSinceTs, Double loss,
+                           Boolean lossNonfinite, Long lossNonfiniteReports) {
+
+    /** A view without loss readings. */
+    public ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memoryTotalBytes, Double stepSeconds,
+                        Double dataWaitRatio, Double textEncoderRatio, Double vaeRatio, Double gpuUtilizationRatio,
+                        Double samplesPerSecond, Long lastStep, Double lastStepTs, Integer largestBucketHeightPx,
+                        Integer largestBucketWidthPx, int gpuCount, Double powerWatts,
+                        java.util.List<RankView> ranks, Double mfuRatio, Double hfuRatio, Double goodputRatio,
+                        Double energyJoules, Double gpuHours, Double cost, java.util.Map<String, Double> wallSeconds,
+                        Double accountedSinceTs) {
+        this(peakMemoryBytes, memoryUsedBytes, memoryTotalBytes, stepSeconds, dataWaitRatio, textEncoderRatio,
+                vaeRatio, gpuUtilizationRatio, samplesPerSecond, lastStep, lastStepTs, largestBucketHeightPx,
+                largestBucketWidthPx, gpuCount, powerWatts, ranks, mfuRatio, hfuRatio, goodputRatio, energyJoules,
+                gpuHours, cost, wallSeconds, accountedSinceTs, null, null, null);
+    }
+
+    /** A view without efficiency figures. */
+    public ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memoryTotalBytes, Double stepSeconds,
+                        Double dataWaitRatio, Double textEncoderRatio, Double vaeRatio, Double gpuUtilizationRatio,
+                        Double samplesPerSecond, Long lastStep, Double lastStepTs, Integer largestBucketHeightPx,
+                        Integer largestBucketWidthPx, int gpuCount, Double powerWatts,
+                        java.util.List<RankView> ranks) {
+        this(peakMemoryBytes, memoryUsedBytes, memoryTotalBytes, stepSeconds, dataWaitRatio, textEncoderRatio,
+                vaeRatio, gpuUtilizationRatio, samplesPerSecond, lastStep, lastStepTs, largestBucketHeightPx,
+                largestBucketWidthPx, gpuCount, powerWatts, ranks, null, null, null, null, null, null, null, null,
+                null, null, null);
+    }
 
     /** A view without a per-rank breakdown. */
     public ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memoryTotalBytes, Double stepSeconds,

@@ -22,6 +22,7 @@ final class RunObservations {
     private final double windowSeconds;
     private final Map<String, RunState> runs;
     private final Map<String, GpuState> gpus;
+    private GpuHourPrices prices = GpuHourPrices.NONE;
 
     RunObservations(Predictor predictor, double windowSeconds, Map<String, RunState> runs,
             Map<String, GpuState> gpus) {
@@ -29,6 +30,26 @@ final class RunObservations {
         this.windowSeconds = windowSeconds;
         this.runs = runs;
         this.gpus = gpus;
+    }
+
+    void prices(GpuHourPrices newPrices) {
+        prices = java.util.Objects.requireNonNull(newPrices);
+    }
+
+    GpuHourPrices prices() {
+        return prices;
+    }
+
+    /**
+     * Seconds of each step's data time that are online encoding by the prediction, when the log does not split it
+     * out (PixArt's {@code time_data} includes the VAE and T5 work of online features); 0 for precomputed features.
+     */
+    double encodingSecondsPerStep(RunState run) {
+        Estimate e = run.estimate;
+        if (e == null || e.stepBreakdown() == null) {
+            return 0;
+        }
+        return e.stepBreakdown().getOrDefault("text_encoder", 0.0) + e.stepBreakdown().getOrDefault("vae_encoder", 0.0);
     }
 
     List<GpuState> runGpus(RunState run) {
@@ -134,13 +155,46 @@ final class RunObservations {
                 bucketW = run.largestBucketWidth * f;
             }
         }
+        double samplesPerSecond = samplesPerSecond(run, stepSeconds, fromSteps);
+        int dataParallel = dataParallel(run, gs.size());
+        Estimate.Flops flops = run.estimate != null ? run.estimate.flops() : null;
+        double mfu = flops == null ? Double.NaN : flops.modelUtilization(samplesPerSecond, dataParallel);
+        double hfu = flops == null ? Double.NaN : flops.hardwareUtilization(samplesPerSecond, dataParallel);
+        double until = accountedUntil(run, now);
+        RunAccounting acc = run.accounting;
+        Map<String, Double> wall = new java.util.LinkedHashMap<>();
+        acc.wallSeconds(until).forEach((reason, secs) -> wall.put(reason.label, Math.round(secs * 10) / 10.0));
+        double gpuHours = acc.gpuSeconds() / 3600;
+        double price = prices.price(gpuId(run));
         return new ObservedView(toLong(run.peakMemory), toLong(fullestUsed), toLong(fullestTotal),
                 nan(stepSeconds), nan(WindowStats.stepShare(steps, ranks, fromSteps, WindowStats.StepPart.DATA)),
                 nan(WindowStats.stepShare(steps, ranks, fromSteps, WindowStats.StepPart.TEXT_ENCODER)),
                 nan(WindowStats.stepShare(steps, ranks, fromSteps, WindowStats.StepPart.VAE)),
-                utilN > 0 ? utilSum / utilN : null, nan(samplesPerSecond(run, stepSeconds, fromSteps)),
+                utilN > 0 ? utilSum / utilN : null, nan(samplesPerSecond),
                 run.lastStep >= 0 ? run.lastStep : null, nan(run.lastStepTs), bucketH, bucketW, gs.size(),
-                anyPower ? power : null, rankViews(run, fromSteps));
+                anyPower ? power : null, rankViews(run, fromSteps), nan(mfu), nan(hfu),
+                nan(acc.goodput(until)), nan(acc.energyJoules()), gpuHours, nan(gpuHours * price),
+                wall.isEmpty() ? null : wall, acc.start(), nan(run.losses.newestFinite()),
+                run.losses.newestNonFinite() ? Boolean.TRUE : null,
+                run.losses.nonFiniteLossReports() > 0 ? run.losses.nonFiniteLossReports() : null);
+    }
+
+    /** The end of the run's accounted time: now, or when it ended. */
+    static double accountedUntil(RunState run, double now) {
+        return run.ended && !Double.isNaN(run.endedAt) ? Math.min(now, run.endedAt) : now;
+    }
+
+    /** Data-parallel GPUs: the spec's, else the GPUs attributed to the run. */
+    private static int dataParallel(RunState run, int attributed) {
+        if (run.estimate != null && run.estimate.spec() != null && run.estimate.spec().gpus() != null) {
+            return run.estimate.spec().gpus();
+        }
+        return attributed;
+    }
+
+    /** The estimator's id of the run's GPU (what prices are keyed by), null when unknown. */
+    private static String gpuId(RunState run) {
+        return run.estimate != null ? run.estimate.gpu() : run.registeredSpec != null ? run.registeredSpec.gpu() : null;
     }
 
     /** Each rank's own reports in the window, when at least two ranks have some; else null. */
@@ -219,8 +273,23 @@ final class RunObservations {
             eta = remaining * perStep;
         }
         Long capacity = o.memoryTotalBytes() != null ? o.memoryTotalBytes() : e.gpuMemoryBytes() > 0 ? e.gpuMemoryBytes() : null;
+        int dataParallel = dataParallel(run, o.gpuCount());
+        Double predictedMfu = e.flops() == null ? null
+                : nan(e.flops().modelUtilization(e.samplesPerSecond(), dataParallel));
+        Double projectedGpuHours = null;
+        Double projectedEnergy = null;
+        Double projectedCost = null;
+        if (eta != null && !run.ended) {
+            int held = o.gpuCount() > 0 ? o.gpuCount() : dataParallel;
+            projectedGpuHours = (o.gpuHours() != null ? o.gpuHours() : 0) + eta * held / 3600;
+            if (o.energyJoules() != null && o.powerWatts() != null) {
+                projectedEnergy = o.energyJoules() + eta * o.powerWatts();
+            }
+            projectedCost = nan(projectedGpuHours * prices.price(gpuId(run)));
+        }
         return new ComparisonView(e.stepSeconds(), stepRatio, e.peakMemoryBytes(), memoryRatio, headroom, capacity,
-                e.samplesPerSecond(), throughputRatio, remaining, eta);
+                e.samplesPerSecond(), throughputRatio, remaining, eta, predictedMfu, projectedGpuHours, projectedEnergy,
+                projectedCost);
     }
 
     RunSummary summarize(RunState run, double now) {

@@ -60,6 +60,13 @@ final class RunState {
      * evaluation.
      */
     final List<RunContext.XidRecord> restoredXids = new ArrayList<>();
+    /** Why the run's processes failed (from {@code trainwatch run} or an agent's {@code run_failed}), or null. */
+    dev.trainwatch.protocol.RunFailure failure;
+    String failureHost;
+    /** The run's losses and grad norms, for the loss detectors. */
+    final LossWindow losses = new LossWindow();
+    /** Where the run's time and energy went since the collector first saw it (or restored it). */
+    RunAccounting accounting;
 
     RunState(String runId, double now, StepWindow steps, AnomalyTracker tracker) {
         this.runId = runId;
@@ -67,6 +74,7 @@ final class RunState {
         this.lastSeen = now;
         this.steps = steps;
         this.tracker = tracker;
+        this.accounting = new RunAccounting(now);
     }
 
     Set<String> gpuUuids() {

@@ -111,7 +111,8 @@ final class ScenarioPlayer {
                         }
                     }
                     fleet.ingestBatch(new AgentBatch("node-1", "agent-1", ++seq, samples,
-                            List.of(new RunAttribution(RUN, List.of(100L), uuids, List.of(), null, false)), events,
+                            List.of(new RunAttribution(RUN, List.of(100L), uuids, ranksOnGpus(uuids), null, false)),
+                            events,
                             new AgentHealth(0.003, 0L, 0L, 0L, 0L, 1.0)));
                 }
                 if (p.steps() != null && t >= nextStep) {
@@ -164,5 +165,14 @@ final class ScenarioPlayer {
 
     private static double pick(Double a, Double b, double fallback) {
         return a != null ? a : b != null ? b : fallback;
+    }
+
+    /** Rank r runs on GPU r, as torchrun places one rank per GPU of a node. */
+    private static List<dev.trainwatch.protocol.RankInfo> ranksOnGpus(List<String> uuids) {
+        List<dev.trainwatch.protocol.RankInfo> out = new ArrayList<>();
+        for (int r = 0; r < uuids.size(); r++) {
+            out.add(new dev.trainwatch.protocol.RankInfo(100L + r, r, r, uuids.size(), List.of(uuids.get(r))));
+        }
+        return out;
     }
 }

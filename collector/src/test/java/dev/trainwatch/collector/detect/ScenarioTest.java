@@ -33,7 +33,7 @@ class ScenarioTest {
     @ValueSource(strings = {"healthy", "pixart-online-starved", "sana-loader-starved", "memory-ramp",
             "encoder-resident", "tf32-off", "idle-gpu", "throttling", "straggler-rank", "stalled", "xid-critical",
             "xid-informational", "xid-application", "agent-lost", "small-batch", "bucket-oom",
-            "step-ratio-boundary", "rank-data-starved"})
+            "step-ratio-boundary", "rank-data-starved", "straggler-quiet"})
     void raisesExactlyTheExpectedKindsWithoutFlapping(String name) {
         Scenario scenario = Scenario.load(name);
         Result r = play(name);
@@ -103,6 +103,46 @@ class ScenarioTest {
         Transition t = play("sana-loader-starved").raised(AnomalyKind.DATA_STARVATION).get(0);
         assertThat(t.message()).contains("data loading 60%").contains("text encoder 10%").contains("VAE 6%");
         assertThat(t.suggestion()).contains("num_workers");
+    }
+
+    @Test
+    void stragglersAreNamedWithinAMinuteWithWhereTheyAreSlow() {
+        Result hot = play("throttling");
+        assertThat(hot.latency(AnomalyKind.STRAGGLER)).isLessThanOrEqualTo(60);
+        assertThat(hot.latency(AnomalyKind.THROTTLING)).isLessThanOrEqualTo(60);
+        Transition t = hot.raised(AnomalyKind.STRAGGLER).get(0);
+        assertThat(t.anomaly().evidence()).containsEntry("slow_in", "compute").containsEntry("rank", 2);
+        assertThat(String.valueOf(t.anomaly().evidence().get("throttle_reasons"))).contains("hw_thermal_slowdown");
+        assertThat(t.message()).contains("GPU 2").contains("60%").contains("hw_thermal_slowdown");
+
+        Result rank = play("straggler-rank");
+        assertThat(rank.latency(AnomalyKind.STRAGGLER)).isLessThanOrEqualTo(60);
+        Transition r = rank.raised(AnomalyKind.STRAGGLER).get(0);
+        // Rank 3's GPU is as busy as the others at full clock: it has more work, so it is slow in compute.
+        assertThat(r.anomaly().evidence()).containsEntry("rank", 3).containsEntry("slow_in", "compute");
+        assertThat(r.message()).contains("rank 3").contains("slow in compute");
+    }
+
+    @Test
+    void goodputSplitsTheScenariosWallTimeAsTheyWereBuilt() {
+        // stalled: 300 s of 4.0 s steps (0.1 s data) reported every 20 s, then 720 s without reports, GPUs idle.
+        Result r = play("stalled");
+        var observed = r.fleet().run(ScenarioPlayer.RUN).orElseThrow().observed();
+        var wall = observed.wallSeconds();
+        double total = wall.values().stream().mapToDouble(Double::doubleValue).sum();
+        assertThat(total).isCloseTo(r.endT(), org.assertj.core.api.Assertions.within(0.01 * r.endT()));
+        // The hang is idle (GPUs at 0 %), less the pending allowance after the last report.
+        assertThat(wall.get("idle") + wall.get("pending")).isCloseTo(720, org.assertj.core.api.Assertions.within(25.0));
+        assertThat(wall.get("data_wait") / (wall.get("productive") + wall.get("data_wait")))
+                .isCloseTo(0.1 / 4.0, org.assertj.core.api.Assertions.within(0.005));
+        assertThat(observed.goodputRatio()).isCloseTo(wall.get("productive") / total,
+                org.assertj.core.api.Assertions.within(0.01));
+
+        // healthy: 90 s of start-up, then steps: no stall, no idle, goodput near the step share.
+        Result h = play("healthy");
+        var hw = h.fleet().run(ScenarioPlayer.RUN).orElseThrow().observed().wallSeconds();
+        assertThat(hw).doesNotContainKeys("stall", "idle", "lost_work");
+        assertThat(hw.get("startup")).isBetween(85.0, 115.0);
     }
 
     @Test

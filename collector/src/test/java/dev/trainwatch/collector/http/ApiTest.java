@@ -160,11 +160,15 @@ class ApiTest {
     }
 
     @Test
-    void nanLiteralIsMalformed() throws IOException {
+    void aNanStepTimeIsRefusedAndANanLossIsKept() throws IOException {
         HttpResponse<String> response = collector.postJson("/v1/runs/steps-nan/steps",
                 utf8("{\"step\": 1, \"time_s\": NaN}"));
-        assertThat(response.statusCode()).isEqualTo(400);
-        assertThat(error(response)).startsWith("malformed JSON at line 1");
+        assertThat(response.statusCode()).isEqualTo(422);
+        assertThat(error(response)).contains("time_s").doesNotContain("\n");
+        // Python's json.dumps writes a diverged loss as a bare NaN: a reading the collector keeps.
+        HttpResponse<String> diverged = collector.postJson("/v1/runs/steps-nan/steps",
+                utf8("{\"step\": 2, \"time_s\": 1.5, \"loss\": NaN, \"grad_norm\": Infinity}"));
+        assertThat(diverged.statusCode()).isEqualTo(200);
     }
 
     // ---- POST /v1/samples -----------------------------------------------------------------------------------

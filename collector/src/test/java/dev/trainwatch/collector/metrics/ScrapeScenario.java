@@ -42,9 +42,11 @@ final class ScrapeScenario {
         gpus.add(new GpuView(uuid2, "node-2", null, idle, Map.of(), NOW - 2, 300));
 
         ObservedView observed = new ObservedView(62_000_000_000L, 62_000_000_000L, Payloads.A100_BYTES, 2.5, 0.62,
-                null, null, 0.96, 6.4, 1_200L, NOW - 3, 128, 128, 2, 625.0);
+                null, null, 0.96, 6.4, 1_200L, NOW - 3, 128, 128, 2, 625.0, null, 0.12, 0.16, 0.31, 2_250_000.0,
+                2.0, 4.0, Map.of("productive", 2_232.0, "startup", 180.0, "data_wait", 3_640.0, "stall", 1_120.0,
+                        "pending", 3.0), NOW - 7_175);
         ComparisonView comparison = new ComparisonView(1.25, 2.0, 42_949_672_960L, 1.44, 23_899_345_920L,
-                Payloads.A100_BYTES, 12.8, 0.5, 8_800L, 22_000.0);
+                Payloads.A100_BYTES, 12.8, 0.5, 8_800L, 22_000.0, 0.24, 14.2, 16_000_000.0, 28.4);
         Anomaly starving = new Anomaly(AnomalyKind.DATA_STARVATION, Severity.CRITICAL, true, NOW - 120, null,
                 "data loading takes 62% of each step", Map.of("data_wait_ratio", 0.62),
                 "precompute T5 and VAE features");

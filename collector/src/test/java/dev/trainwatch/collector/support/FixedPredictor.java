@@ -32,7 +32,7 @@ public final class FixedPredictor implements Predictor {
         Double total = spec.totalSteps() == null ? null : spec.totalSteps() * STEP_SECONDS;
         return new Estimate(spec, MODEL, GPU, 611_000_000L, 611_000_000L, PEAK_BYTES, GPU_BYTES, true, 20,
                 STEP_SECONDS, batch * gpus / STEP_SECONDS, Map.of("weights", 2_444_000_000L), Map.of("compute", 1.0),
-                total, List.of(), List.of());
+                total, List.of(), List.of(), null);
     }
 
     @Override

@@ -67,7 +67,7 @@ public final class FakePredictor implements Predictor {
         Double total = spec.totalSteps() == null ? null : spec.totalSteps() * step;
         return new Estimate(spec, spec.model(), gpu, 600_000_000L, 600_000_000L, peak, A100_80GB,
                 peak <= A100_80GB, maxBatch, step, spec.batch() * dp / step, breakdown, stepBreakdown, total,
-                suggestions, List.of());
+                suggestions, List.of(), null);
     }
 
     private long peak(int batch, double scale, boolean online) {

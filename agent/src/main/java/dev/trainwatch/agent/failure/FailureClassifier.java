@@ -1,0 +1,450 @@
+package dev.trainwatch.agent.failure;
+
+import dev.trainwatch.protocol.RunFailure;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Reads the tail of a crashed run's output and says why it died: {@code cuda_oom}, {@code nccl_timeout},
+ * {@code xid}, {@code gpu_lost}, {@code signal}, {@code host_oom}, {@code exception} or {@code unknown}, with the
+ * figures of the decisive lines. Pure: text in, verdict out.
+ *
+ * <p>When several signatures appear, the root cause wins, in this order: a lost GPU, a GPU fault (XID), CUDA out
+ * of memory, host memory (a DataLoader worker killed, shared memory exhausted, the kernel's OOM killer), an NCCL
+ * timeout, a signal, a Python exception. A rank that runs out of GPU memory leaves the other ranks waiting in a
+ * collective until NCCL's watchdog fires, and torchrun then kills everyone: the OOM is the cause, the timeout and
+ * the signals are consequences. The launcher's own traceback (torchrun's {@code ChildFailedError}, accelerate's
+ * {@code CalledProcessError}) is not an exception of the run.
+ */
+public final class FailureClassifier {
+
+    /** Lines kept to show the cause. */
+    static final int MAX_LINES = 12;
+    static final int MAX_LINE_CHARS = 500;
+
+    private static final Pattern RANK_PREFIX = Pattern.compile("\\[rank(\\d+)\\]:");
+    private static final Pattern OOM = Pattern.compile("(CUDA out of memory|OutOfMemoryError|CUDA error: out of memory"
+            + "|CUBLAS_STATUS_ALLOC_FAILED)");
+    private static final Pattern TRIED = Pattern.compile("Tried to allocate ([0-9.]+) ?([KMGT]i?B)");
+    private static final Pattern GPU_INDEX = Pattern.compile("\\(GPU (\\d+);|GPU (\\d+) has a total capac");
+    private static final Pattern TOTAL = Pattern.compile("([0-9.]+) ?([KMGT]i?B) total capacity|total capac\\w* of "
+            + "([0-9.]+) ?([KMGT]i?B)");
+    private static final Pattern RESERVED = Pattern.compile("([0-9.]+) ?([KMGT]i?B) reserved in total by PyTorch"
+            + "|and ([0-9.]+) ?([KMGT]i?B) is reserved by PyTorch");
+    private static final Pattern ALLOCATED = Pattern.compile("([0-9.]+) ?([KMGT]i?B) already allocated"
+            + "|Of the allocated memory ([0-9.]+) ?([KMGT]i?B) is allocated by PyTorch");
+    private static final Pattern NCCL = Pattern.compile("Watchdog caught collective operation timeout|NCCL communicator "
+            + "was aborted|DistBackendError|ProcessGroupNCCL.*(timed out|[Tt]imeout)|NCCL timeout");
+    private static final Pattern NCCL_WORK = Pattern.compile("WorkNCCL\\(SeqNum=(\\d+), OpType=(\\w+).*?"
+            + "Timeout\\(ms\\)=(\\d+)\\)(?: ran for (\\d+) milliseconds)?");
+    private static final Pattern NCCL_RANK = Pattern.compile("\\[Rank (\\d+)\\]");
+    private static final Pattern GPU_LOST = Pattern.compile("fallen off the bus|GPU is lost|Unable to determine the "
+            + "device handle|Xid \\(PCI:[^)]*\\): 79\\b");
+    private static final Pattern XID = Pattern.compile("illegal memory access|unspecified launch failure|uncorrectable "
+            + "ECC error|Xid \\(PCI:[^)]*\\): (\\d+)|an illegal instruction was encountered|misaligned address");
+    private static final Pattern HOST_OOM = Pattern.compile("DataLoader worker \\(pid[ s(]*(\\d+)\\)?\\)? is killed by "
+            + "signal: (Killed|Bus error)|insufficient shared memory|Out of memory: Kill(ed)? process|oom-kill"
+            + "|invoked oom-killer|\\bMemoryError\\b");
+    private static final Pattern SIGNAL = Pattern.compile("exitcode\\s*:\\s*-(\\d+)|Signal (\\d+) \\((SIG\\w+)\\) "
+            + "received|Signals\\.(SIG\\w+)|DUE TO (PREEMPTION|TIME LIMIT|NODE FAILURE)|^\\s*Killed\\s*$"
+            + "|exits with return code = -(\\d+)");
+    private static final Pattern EXCEPTION = Pattern.compile("^\\s*(?:\\[rank\\d+\\]:\\s*)?([A-Za-z_][\\w.]*"
+            + "(?:Error|Exception|Interrupt))(?::\\s?(.*))?$");
+    private static final Pattern TRACEBACK = Pattern.compile("Traceback \\(most recent call last\\)");
+    private static final Pattern FRAME = Pattern.compile("File \"([^\"]+)\"|^\\s*[│|]\\s*(\\S+\\.py):\\d+ in ");
+    private static final Pattern LAUNCHER_FRAME = Pattern.compile("bin/torchrun|bin/accelerate|runpy\\.py"
+            + "|torch/distributed/(run|launch)\\.py|torch/distributed/elastic/|torch/distributed/launcher/"
+            + "|accelerate/commands/|deepspeed/launcher/");
+    private static final Pattern LAUNCHER_EXCEPTION = Pattern.compile("ChildFailedError|CalledProcessError");
+
+    private FailureClassifier() {
+    }
+
+    /**
+     * Classifies a crash.
+     *
+     * @param tail     the last lines of the run's output, oldest first
+     * @param exitCode the exit code when known (128 + N for a signal), else null
+     * @return the verdict; {@code unknown} when nothing in the tail or the status says why
+     */
+    public static RunFailure classify(List<String> tail, Integer exitCode) {
+        List<String> lines = new ArrayList<>(tail.size());
+        for (String l : tail) {
+            lines.add(l == null ? "" : l);
+        }
+        RunFailure f;
+        if ((f = gpuLost(lines)) == null && (f = xid(lines)) == null && (f = cudaOom(lines)) == null
+                && (f = hostOom(lines)) == null && (f = ncclTimeout(lines)) == null && (f = signal(lines, exitCode)) == null
+                && (f = exception(lines)) == null) {
+            f = new RunFailure("unknown", exitCode != null && exitCode != 0
+                    ? "exited with code " + exitCode + "; the output does not say why"
+                    : "the output does not say why the run ended", exitCode, null, rankOf(lines),
+                    Map.of(), lastLines(lines, 6));
+        }
+        return new RunFailure(f.cause(), f.summary(), exitCode, f.signal() != null ? f.signal() : signalOf(exitCode),
+                f.rank(), f.detail(), f.lines());
+    }
+
+    private static Integer signalOf(Integer exitCode) {
+        return exitCode != null && exitCode > 128 && exitCode < 160 ? exitCode - 128 : null;
+    }
+
+    private static RunFailure gpuLost(List<String> lines) {
+        List<String> hits = matching(lines, GPU_LOST);
+        if (hits.isEmpty()) {
+            return null;
+        }
+        return new RunFailure("gpu_lost", "a GPU was lost: " + clip(hits.get(0).strip(), 200), null, null,
+                rankOf(hits), Map.of(), hits);
+    }
+
+    private static RunFailure xid(List<String> lines) {
+        List<String> hits = matching(lines, XID);
+        if (hits.isEmpty()) {
+            return null;
+        }
+        Map<String, Object> detail = new LinkedHashMap<>();
+        for (String h : hits) {
+            Matcher m = XID.matcher(h);
+            if (m.find() && m.group(1) != null) {
+                detail.put("xid", Integer.parseInt(m.group(1)));
+                break;
+            }
+        }
+        String first = hits.get(0);
+        String what = first.contains("illegal memory access") ? "an illegal memory access"
+                : first.contains("unspecified launch failure") ? "an unspecified launch failure"
+                : first.contains("ECC") ? "an uncorrectable ECC error" : "a GPU fault";
+        return new RunFailure("xid", "the GPU reported " + what + (detail.containsKey("xid")
+                ? " (XID " + detail.get("xid") + ")" : ""), null, null, rankOf(hits), detail, hits);
+    }
+
+    private static RunFailure cudaOom(List<String> lines) {
+        List<String> hits = matching(lines, OOM);
+        if (hits.isEmpty()) {
+            return null;
+        }
+        Map<String, Object> detail = new LinkedHashMap<>();
+        String decisive = hits.get(0);
+        for (String h : hits) {
+            if (TRIED.matcher(h).find()) {
+                decisive = h;
+                break;
+            }
+        }
+        Matcher m = TRIED.matcher(decisive);
+        if (m.find()) {
+            detail.put("tried_to_allocate_bytes", bytes(m.group(1), m.group(2)));
+        }
+        m = GPU_INDEX.matcher(decisive);
+        if (m.find()) {
+            detail.put("gpu_index", Integer.parseInt(m.group(1) != null ? m.group(1) : m.group(2)));
+        }
+        putBytes(detail, "total_capacity_bytes", TOTAL.matcher(decisive));
+        putBytes(detail, "reserved_bytes", RESERVED.matcher(decisive));
+        putBytes(detail, "allocated_bytes", ALLOCATED.matcher(decisive));
+        StringBuilder summary = new StringBuilder("CUDA out of memory");
+        if (detail.containsKey("tried_to_allocate_bytes")) {
+            summary.append(": tried to allocate ").append(gib((Long) detail.get("tried_to_allocate_bytes")));
+        }
+        if (detail.containsKey("gpu_index")) {
+            summary.append(" on GPU ").append(detail.get("gpu_index"));
+        }
+        if (detail.containsKey("total_capacity_bytes")) {
+            summary.append(" (").append(gib((Long) detail.get("total_capacity_bytes"))).append(" total");
+            if (detail.containsKey("reserved_bytes")) {
+                summary.append(", ").append(gib((Long) detail.get("reserved_bytes"))).append(" reserved by PyTorch");
+            }
+            summary.append(')');
+        }
+        return new RunFailure("cuda_oom", summary.toString(), null, null, rankOf(List.of(decisive)), detail,
+                around(lines, decisive));
+    }
+
+    private static RunFailure hostOom(List<String> lines) {
+        List<String> hits = matching(lines, HOST_OOM);
+        if (hits.isEmpty()) {
+            return null;
+        }
+        Map<String, Object> detail = new LinkedHashMap<>();
+        String first = hits.get(0);
+        String summary;
+        Matcher m = Pattern.compile("pid[ s(]*(\\d+)").matcher(first);
+        if (first.contains("Bus error") || first.contains("shared memory")) {
+            summary = "a DataLoader worker ran out of shared memory (/dev/shm)";
+            detail.put("resource", "shm");
+        } else if (first.contains("DataLoader worker")) {
+            summary = "a DataLoader worker was killed (the host's OOM killer)";
+            detail.put("resource", "ram");
+        } else if (first.contains("MemoryError")) {
+            summary = "Python ran out of host memory (MemoryError)";
+            detail.put("resource", "ram");
+        } else {
+            summary = "the kernel's OOM killer ended a process";
+            detail.put("resource", "ram");
+        }
+        if (m.find()) {
+            detail.put("worker_pid", Long.parseLong(m.group(1)));
+        }
+        return new RunFailure("host_oom", summary, null, first.contains("Killed") ? 9 : null, rankOf(hits), detail,
+                hits);
+    }
+
+    private static RunFailure ncclTimeout(List<String> lines) {
+        List<String> hits = matching(lines, NCCL);
+        if (hits.isEmpty()) {
+            return null;
+        }
+        Map<String, Object> detail = new LinkedHashMap<>();
+        Integer rank = null;
+        for (String h : hits) {
+            Matcher m = NCCL_WORK.matcher(h);
+            if (m.find()) {
+                detail.put("op", m.group(2));
+                detail.put("seq", Long.parseLong(m.group(1)));
+                detail.put("timeout_ms", Long.parseLong(m.group(3)));
+                if (m.group(4) != null) {
+                    detail.put("ran_ms", Long.parseLong(m.group(4)));
+                }
+                Matcher r = NCCL_RANK.matcher(h);
+                if (r.find()) {
+                    rank = Integer.parseInt(r.group(1));
+                }
+                break;
+            }
+        }
+        StringBuilder summary = new StringBuilder("an NCCL collective timed out");
+        if (detail.containsKey("op")) {
+            summary.append(": ").append(detail.get("op")).append(" #").append(detail.get("seq"))
+                    .append(" waited ").append(Math.round(((Long) detail.get("timeout_ms")) / 1000.0)).append(" s");
+        }
+        summary.append("; every rank stops there when one rank does not arrive (a hung or dead rank, or a slow "
+                + "network)");
+        return new RunFailure("nccl_timeout", summary.toString(), null, null, rank != null ? rank : rankOf(hits),
+                detail, hits);
+    }
+
+    private static RunFailure signal(List<String> lines, Integer exitCode) {
+        List<String> hits = matching(lines, SIGNAL);
+        Integer sig = null;
+        String name = null;
+        for (String h : hits) {
+            Matcher m = SIGNAL.matcher(h);
+            if (m.find()) {
+                if (m.group(1) != null) {
+                    sig = Integer.parseInt(m.group(1));
+                } else if (m.group(2) != null) {
+                    sig = Integer.parseInt(m.group(2));
+                    name = m.group(3);
+                } else if (m.group(4) != null) {
+                    name = m.group(4);
+                } else if (m.group(5) != null) {
+                    name = "SLURM " + m.group(5).toLowerCase(Locale.ROOT);
+                } else if (m.group(6) != null) {
+                    sig = Integer.parseInt(m.group(6));
+                } else {
+                    sig = 9;
+                }
+                if (sig != null || name != null) {
+                    break;
+                }
+            }
+        }
+        if (sig == null && name == null && signalOf(exitCode) != null) {
+            sig = signalOf(exitCode);
+        }
+        if (sig == null && name == null) {
+            return null;
+        }
+        if (name == null) {
+            name = signalName(sig);
+        }
+        if (sig == null) {
+            sig = signalNumber(name);
+        }
+        Map<String, Object> detail = new LinkedHashMap<>();
+        detail.put("signal_name", name);
+        String summary = "killed by " + name + (sig != null && sig == 9 ? " (the host's OOM killer, a scheduler or "
+                + "an operator: check dmesg)" : sig != null && sig == 15 ? " (a scheduler, preemption or an operator)"
+                : sig != null && sig == 11 ? " (a segmentation fault in native code)" : "");
+        return new RunFailure("signal", summary, null, sig, rankOf(hits), detail, hits.isEmpty() ? lastLines(lines, 4)
+                : hits);
+    }
+
+    private static RunFailure exception(List<String> lines) {
+        // Python tracebacks that are the run's own (not torchrun's or accelerate's), with their last exception line.
+        int lastTraceback = -1;
+        for (int i = 0; i < lines.size(); i++) {
+            if (TRACEBACK.matcher(lines.get(i)).find() && !launcherBlock(lines, i)) {
+                lastTraceback = i;
+            }
+        }
+        String type = null;
+        String message = null;
+        String decisive = null;
+        for (int i = lines.size() - 1; i >= 0; i--) {
+            Matcher m = EXCEPTION.matcher(lines.get(i));
+            if (m.find() && !LAUNCHER_EXCEPTION.matcher(m.group(1)).find()
+                    && (lastTraceback >= 0 || lines.get(i).contains("Error: "))) {
+                type = m.group(1);
+                message = m.group(2);
+                decisive = lines.get(i);
+                break;
+            }
+        }
+        if (type == null && lastTraceback < 0) {
+            return null;
+        }
+        Map<String, Object> detail = new LinkedHashMap<>();
+        if (type != null) {
+            detail.put("type", type);
+        }
+        if (message != null && !message.isBlank()) {
+            detail.put("message", clip(message.strip(), 300));
+        }
+        String summary = type == null ? "a Python exception (its type scrolled out of the output)"
+                : "a Python exception: " + type + (message != null && !message.isBlank()
+                        ? ": " + clip(message.strip(), 200) : "");
+        List<String> shown = decisive != null ? around(lines, decisive) : lastLines(lines, 6);
+        return new RunFailure("exception", summary, null, null, decisive != null ? rankOf(List.of(decisive)) : null,
+                detail, shown);
+    }
+
+    /** Whether the traceback starting at {@code start} runs only through the launcher's frames. */
+    private static boolean launcherBlock(List<String> lines, int start) {
+        int frames = 0;
+        int launcher = 0;
+        for (int i = start + 1; i < lines.size() && i < start + 80; i++) {
+            String l = lines.get(i);
+            if (TRACEBACK.matcher(l).find()) {
+                break;
+            }
+            Matcher f = FRAME.matcher(l);
+            if (f.find()) {
+                frames++;
+                String path = f.group(1) != null ? f.group(1) : f.group(2);
+                if (LAUNCHER_FRAME.matcher(path).find()) {
+                    launcher++;
+                }
+            }
+            if (EXCEPTION.matcher(l).find()) {
+                break;
+            }
+        }
+        return frames > 0 && launcher == frames;
+    }
+
+    private static List<String> matching(List<String> lines, Pattern p) {
+        List<String> out = new ArrayList<>();
+        for (String l : lines) {
+            if (p.matcher(l).find()) {
+                out.add(clip(l, MAX_LINE_CHARS));
+                if (out.size() == MAX_LINES) {
+                    break;
+                }
+            }
+        }
+        return out;
+    }
+
+    /** The decisive line with up to two lines before it. */
+    private static List<String> around(List<String> lines, String decisive) {
+        int at = -1;
+        for (int i = 0; i < lines.size(); i++) {
+            if (clip(lines.get(i), MAX_LINE_CHARS).equals(decisive) || lines.get(i).equals(decisive)) {
+                at = i;
+                break;
+            }
+        }
+        if (at < 0) {
+            return List.of(clip(decisive, MAX_LINE_CHARS));
+        }
+        List<String> out = new ArrayList<>();
+        for (int i = Math.max(0, at - 2); i <= at; i++) {
+            out.add(clip(lines.get(i), MAX_LINE_CHARS));
+        }
+        return out;
+    }
+
+    private static List<String> lastLines(List<String> lines, int n) {
+        List<String> out = new ArrayList<>();
+        for (int i = Math.max(0, lines.size() - n); i < lines.size(); i++) {
+            out.add(clip(lines.get(i), MAX_LINE_CHARS));
+        }
+        return out;
+    }
+
+    private static Integer rankOf(List<String> lines) {
+        for (String l : lines) {
+            Matcher m = RANK_PREFIX.matcher(l);
+            if (m.find()) {
+                return Integer.parseInt(m.group(1));
+            }
+        }
+        return null;
+    }
+
+    private static void putBytes(Map<String, Object> detail, String key, Matcher m) {
+        if (m.find()) {
+            String value = m.group(1) != null ? m.group(1) : m.group(3);
+            String unit = m.group(1) != null ? m.group(2) : m.group(4);
+            if (value != null) {
+                detail.put(key, bytes(value, unit));
+            }
+        }
+    }
+
+    static long bytes(String value, String unit) {
+        double v = Double.parseDouble(value);
+        double scale = switch (unit.charAt(0)) {
+            case 'K' -> 1024.0;
+            case 'M' -> 1024.0 * 1024;
+            case 'G' -> 1024.0 * 1024 * 1024;
+            case 'T' -> 1024.0 * 1024 * 1024 * 1024;
+            default -> 1;
+        };
+        return Math.round(v * scale);
+    }
+
+    private static String gib(long bytes) {
+        double gib = bytes / (1024.0 * 1024 * 1024);
+        return gib >= 1 ? String.format(Locale.ROOT, "%.2f GiB", gib)
+                : String.format(Locale.ROOT, "%.0f MiB", bytes / (1024.0 * 1024));
+    }
+
+    private static String clip(String s, int max) {
+        return s.length() <= max ? s : s.substring(0, max - 1) + "…";
+    }
+
+    private static String signalName(int sig) {
+        return switch (sig) {
+            case 1 -> "SIGHUP";
+            case 2 -> "SIGINT";
+            case 4 -> "SIGILL";
+            case 6 -> "SIGABRT";
+            case 7 -> "SIGBUS";
+            case 9 -> "SIGKILL";
+            case 11 -> "SIGSEGV";
+            case 15 -> "SIGTERM";
+            default -> "signal " + sig;
+        };
+    }
+
+    private static Integer signalNumber(String name) {
+        return switch (name) {
+            case "SIGHUP" -> 1;
+            case "SIGINT" -> 2;
+            case "SIGABRT" -> 6;
+            case "SIGBUS" -> 7;
+            case "SIGKILL" -> 9;
+            case "SIGSEGV" -> 11;
+            case "SIGTERM" -> 15;
+            default -> null;
+        };
+    }
+}

@@ -1,0 +1,76 @@
+package dev.trainwatch.agent.failure;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+
+/**
+ * The last lines of a run's output, for {@link FailureClassifier}: at most {@link #MAX_LINES} lines from the last
+ * {@link #MAX_BYTES} bytes of a file (a crashed run's log can be gigabytes; its cause is at the end), or kept as
+ * they pass ({@link #add}) in a bounded ring. Carriage-return progress frames count as lines; ANSI colour codes are
+ * removed. Not thread-safe.
+ */
+public final class OutputTail {
+
+    public static final int MAX_LINES = 200;
+    public static final int MAX_BYTES = 64 * 1024;
+    private static final int MAX_LINE_CHARS = 2000;
+
+    private final int maxLines;
+    private final Deque<String> lines = new ArrayDeque<>();
+
+    public OutputTail(int maxLines) {
+        this.maxLines = maxLines;
+    }
+
+    /** Keeps {@code line} as the newest, dropping the oldest beyond the limit. */
+    public void add(String line) {
+        lines.addLast(clean(line));
+        while (lines.size() > maxLines) {
+            lines.removeFirst();
+        }
+    }
+
+    public List<String> lines() {
+        return new ArrayList<>(lines);
+    }
+
+    public boolean isEmpty() {
+        return lines.isEmpty();
+    }
+
+    /** The last lines of {@code file}; empty when it cannot be read (the verdict is then made without them). */
+    public static List<String> read(Path file, int maxLines, int maxBytes) {
+        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "r")) {
+            long length = f.length();
+            long from = Math.max(0, length - maxBytes);
+            byte[] buf = new byte[(int) (length - from)];
+            f.seek(from);
+            f.readFully(buf);
+            String text = new String(buf, StandardCharsets.UTF_8);
+            if (from > 0) {
+                int nl = text.indexOf('\n');
+                text = nl >= 0 ? text.substring(nl + 1) : text; // drop the partial first line
+            }
+            OutputTail tail = new OutputTail(maxLines);
+            for (String line : text.split("\r\n|\r|\n", -1)) {
+                if (!line.isEmpty()) {
+                    tail.add(line);
+                }
+            }
+            return tail.lines();
+        } catch (IOException e) {
+            return List.of();
+        }
+    }
+
+    private static String clean(String line) {
+        String s = line.replaceAll("\u001b\\[[0-9;?]*[A-Za-z]", "");
+        return s.length() > MAX_LINE_CHARS ? s.substring(s.length() - MAX_LINE_CHARS) : s;
+    }
+}

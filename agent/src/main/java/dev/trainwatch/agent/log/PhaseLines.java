@@ -1,0 +1,70 @@
+package dev.trainwatch.agent.log;
+
+import java.nio.charset.StandardCharsets;
+import java.time.ZoneId;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Lines in which a training script says it is saving a checkpoint or running an evaluation, so a pause in its step
+ * reports is known for what it is. Recognised (any case): "Saving checkpoint", "Saving current state" (accelerate),
+ * "Saving model"; "Saved checkpoint", "Saved state to", "Checkpoint saved" (said after the save: the pause before
+ * the line was the save); "Running validation", "Running evaluation", "Start evaluation", "Generating validation
+ * images" (Sana, diffusers, PixArt's log_validation). Lines are pre-filtered on bytes, so noise lines cost a scan.
+ */
+final class PhaseLines {
+
+    /** A phase the log announced: {@code checkpoint}, {@code checkpoint_saved} or {@code evaluation}, at {@code ts}. */
+    record Phase(String kind, double ts) {
+    }
+
+    private static final ByteScan.Needle[] NEEDLES = {
+        ByteScan.Needle.of("heckpoint".getBytes(StandardCharsets.US_ASCII)),
+        ByteScan.Needle.of("state".getBytes(StandardCharsets.US_ASCII)),
+        ByteScan.Needle.of("alidation".getBytes(StandardCharsets.US_ASCII)),
+        ByteScan.Needle.of("valuation".getBytes(StandardCharsets.US_ASCII)),
+        ByteScan.Needle.of("aving model".getBytes(StandardCharsets.US_ASCII)),
+    };
+
+    private PhaseLines() {
+    }
+
+    /** The phase {@code line} announces, or null; {@code readTs} when the line carries no timestamp. */
+    static Phase of(byte[] bytes, int offset, int length, double readTs, ZoneId zone) {
+        boolean candidate = false;
+        for (ByteScan.Needle n : NEEDLES) {
+            if (ByteScan.contains(bytes, offset, length, n)) {
+                candidate = true;
+                break;
+            }
+        }
+        if (!candidate) {
+            return null;
+        }
+        String line = LogText.stripAnsi(new String(bytes, offset, length, StandardCharsets.UTF_8));
+        String lower = line.toLowerCase(Locale.ROOT);
+        String kind = null;
+        if (containsAny(lower, List.of("saved checkpoint", "saved state to", "checkpoint saved", "saved model to"))) {
+            kind = "checkpoint_saved";
+        } else if (containsAny(lower, List.of("saving checkpoint", "saving current state", "saving model"))) {
+            kind = "checkpoint";
+        } else if (containsAny(lower, List.of("running validation", "running evaluation", "start evaluation",
+                "generating validation images", "running inference for validation"))) {
+            kind = "evaluation";
+        }
+        if (kind == null) {
+            return null;
+        }
+        Double ts = LogText.timestamp(line, zone);
+        return new Phase(kind, ts != null ? ts : readTs);
+    }
+
+    private static boolean containsAny(String s, List<String> parts) {
+        for (String p : parts) {
+            if (s.contains(p)) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

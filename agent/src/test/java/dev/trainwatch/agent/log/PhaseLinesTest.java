@@ -1,0 +1,60 @@
+package dev.trainwatch.agent.log;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Checkpoint and evaluation announcements, in the words real training logs use, and the noise that is not one. */
+class PhaseLinesTest {
+
+    @TempDir
+    Path dir;
+
+    private static PhaseLines.Phase of(String line) {
+        byte[] b = line.getBytes(StandardCharsets.UTF_8);
+        return PhaseLines.of(b, 0, b.length, 1000.0, ZoneOffset.UTC);
+    }
+
+    @Test
+    void announcementsAreRecognisedWithTheirTime() {
+        assertThat(of("2025-03-18 12:11:18 - [Sana] - INFO - Running validation...").kind()).isEqualTo("evaluation");
+        PhaseLines.Phase saved = of("[\u001b[34m2025-04-26 11:23:09\u001b[0m] Saved checkpoint to results/0006000.pt");
+        assertThat(saved.kind()).isEqualTo("checkpoint_saved");
+        assertThat(saved.ts()).isEqualTo(java.time.Instant.parse("2025-04-26T11:23:09Z").getEpochSecond());
+        assertThat(of("11/24/2026 10:00:00 - INFO - accelerate.accelerator - Saving current state to out/checkpoint-500")
+                .kind()).isEqualTo("checkpoint");
+        assertThat(of("no timestamp: Saving checkpoint at step 2000").ts()).isEqualTo(1000.0);
+    }
+
+    @Test
+    void ordinaryLinesAreNotPhases() {
+        assertThat(of("Step/Epoch [2400/3][600/1250]: time_all:2.163, loss:0.1378")).isNull();
+        assertThat(of("Loading checkpoint shards: 100%|██████████| 2/2 [00:12<00:00,  6.28s/it]")).isNull();
+        assertThat(of("validation_prompts: ['a cat']")).isNull();
+        assertThat(of("gradient_checkpointing: true")).isNull();
+    }
+
+    @Test
+    void theTailerReportsThePhasesOfARealSanaLog() throws Exception {
+        Path corpus = Path.of(System.getProperty("maven.multiModuleProjectDirectory", ".."))
+                .resolve("../shared/corpus/logs/sana_issue206_validation.txt").normalize();
+        Assumptions.assumeTrue(Files.exists(corpus), "corpus at " + corpus);
+        Path log = dir.resolve("train_log.log");
+        Files.copy(corpus, log);
+        try (LogTailer tailer = LogTailer.open(log, "sana", Clock.systemUTC(), Long.MAX_VALUE)) {
+            assertThat(tailer.poll()).hasSize(3);
+            List<Map.Entry<String, Double>> phases = tailer.drainPhases();
+            assertThat(phases).extracting(Map.Entry::getKey).containsExactly("evaluation");
+            assertThat(tailer.drainPhases()).isEmpty();
+        }
+    }
+}

@@ -1,0 +1,140 @@
+package dev.trainwatch.collector.detect;
+
+import dev.trainwatch.protocol.RunFailure;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * {@code run_failed}: the run's processes exited with an error. The cause comes from the tail of their output (read
+ * by {@code trainwatch run} or the agent); this joins it with what the collector saw before the end: how full the
+ * GPUs were and whether {@code oom_risk} was raised, XIDs on the run's GPUs, throttling, host memory, a diverged
+ * loss. A {@code signal} that the host's memory explains is called {@code host_oom}. Critical, raised at once, and
+ * kept when the run ends.
+ */
+public final class RunFailedDetector implements Detector {
+
+    @Override
+    public AnomalyKind kind() {
+        return AnomalyKind.RUN_FAILED;
+    }
+
+    @Override
+    public Optional<Finding> evaluate(RunContext run, boolean active) {
+        RunFailure f = run.failure();
+        if (f == null) {
+            return Optional.empty();
+        }
+        String cause = f.cause() == null ? "unknown" : f.cause();
+        List<String> before = new ArrayList<>();
+        Map<String, Object> evidence = new LinkedHashMap<>();
+        boolean hostMemory = run.wasRaised(AnomalyKind.HOST_MEMORY);
+        if (cause.equals("signal") && Integer.valueOf(9).equals(f.signal()) && hostMemory) {
+            cause = "host_oom"; // SIGKILL while the node's memory was running out: the kernel's OOM killer
+            before.add("host memory was running out (host_memory) before the SIGKILL");
+        }
+        evidence.put("cause", cause);
+        evidence.put("summary", f.summary());
+        if (f.exitCode() != null) {
+            evidence.put("exit_code", f.exitCode());
+        }
+        if (f.signal() != null) {
+            evidence.put("signal", f.signal());
+        }
+        if (f.rank() != null) {
+            evidence.put("rank", f.rank());
+        }
+        if (run.failureHost() != null) {
+            evidence.put("host", run.failureHost());
+        }
+        if (f.detail() != null) {
+            evidence.putAll(f.detail());
+        }
+        // What was observed before the end, where it was observed.
+        double peak = Double.NaN;
+        double capacity = Double.NaN;
+        for (GpuSeries g : run.gpus()) {
+            double used = WindowStats.maxMemory(g, Double.NEGATIVE_INFINITY);
+            if (!Double.isNaN(used) && !(used <= peak)) {
+                peak = used;
+                capacity = g.memoryTotalBytes();
+            }
+        }
+        if (!Double.isNaN(peak) && capacity > 0) {
+            evidence.put("observed_peak_memory_bytes", Math.round(peak));
+            evidence.put("observed_capacity_bytes", Math.round(capacity));
+            if (cause.equals("cuda_oom")) {
+                before.add(String.format(Locale.ROOT, "its fullest GPU had reached %s of %s", Texts.gib(peak),
+                        Texts.gib(capacity)));
+            }
+        }
+        if (run.wasRaised(AnomalyKind.OOM_RISK)) {
+            before.add("oom_risk had been raised");
+        }
+        if (run.estimate() != null && cause.equals("cuda_oom")) {
+            evidence.put("predicted_peak_memory_bytes", run.estimate().peakMemoryBytes());
+            before.add("the prediction was " + Texts.gib(run.estimate().peakMemoryBytes())
+                    + (run.estimate().fits() ? "" : ", which does not fit"));
+        }
+        List<Long> xids = new ArrayList<>();
+        for (RunContext.XidRecord x : run.xids()) {
+            if (!xids.contains(x.xid())) {
+                xids.add(x.xid());
+            }
+        }
+        if (!xids.isEmpty()) {
+            evidence.put("xids_seen", xids);
+            before.add("the GPUs reported XID " + xids.stream().map(String::valueOf).reduce((a, b) -> a + ", " + b)
+                    .orElse(""));
+        }
+        if (run.wasRaised(AnomalyKind.THROTTLING)) {
+            before.add("a GPU was throttled");
+        }
+        if (run.wasRaised(AnomalyKind.LOSS_NONFINITE)) {
+            before.add("the loss had become NaN");
+        }
+        if (run.wasRaised(AnomalyKind.STALLED)) {
+            before.add("the run had stalled");
+        }
+        if (f.lines() != null && !f.lines().isEmpty()) {
+            evidence.put("lines", f.lines());
+        }
+        if (!before.isEmpty()) {
+            evidence.put("seen_before", before);
+        }
+        String where = f.rank() != null ? " on rank " + f.rank() : "";
+        String message = "the run failed" + where + ": " + f.summary()
+                + (before.isEmpty() ? "" : "; before that " + String.join(", ", before));
+        return Optional.of(new Finding(Severity.CRITICAL, message, evidence, fix(cause, f)));
+    }
+
+    private static String fix(String cause, RunFailure f) {
+        return switch (cause) {
+            case "cuda_oom" -> "lower the per-GPU batch, enable gradient checkpointing, precompute T5/VAE features or "
+                    + "use an 8-bit/CAME optimizer (trainwatch estimate shows what each saves); if reserved memory far "
+                    + "exceeds allocated, set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; then resume from the "
+                    + "last checkpoint";
+            case "nccl_timeout" -> "find the rank that did not reach the collective (the stalled anomaly before it "
+                    + "names it; py-spy dump its process): a dead or hung rank, a data loader stuck on one rank, a "
+                    + "network fault; NCCL_DEBUG=INFO shows the failing link; resume from the last checkpoint";
+            case "xid" -> "a GPU fault: check the XID on the GPU fleet dashboard and the kernel log; a program bug "
+                    + "(XID 13/31/43) needs CUDA_LAUNCH_BLOCKING=1 to find the kernel, a hardware XID means draining "
+                    + "the node";
+            case "gpu_lost" -> "the GPU fell off the bus or was lost: drain the node and have it checked (power, "
+                    + "cooling, seating), then resume from the last checkpoint on other GPUs";
+            case "host_oom" -> "the host ran out of memory: fewer DataLoader workers or a smaller prefetch_factor, no "
+                    + "in-memory caching of decoded samples, a larger /dev/shm (docker --shm-size), or more RAM per "
+                    + "GPU; dmesg shows what the OOM killer killed";
+            case "signal" -> "something killed the run" + (f.signal() != null && f.signal() == 9
+                    ? " with SIGKILL: dmesg -T | grep -i oom shows whether it was the host's OOM killer, else ask the "
+                            + "scheduler (preemption, time limit)"
+                    : ": check the scheduler (preemption, time limit) and who sent the signal");
+            case "exception" -> "a bug or bad input in the training script: the lines above show the exception; fix "
+                    + "it and resume from the last checkpoint";
+            default -> "the output does not say why: look at every rank's log and the scheduler's record of the job";
+        };
+    }
+}

@@ -1,0 +1,150 @@
+package dev.trainwatch.collector.state;
+
+import dev.trainwatch.collector.detect.LossHealth;
+import dev.trainwatch.protocol.StepEvent;
+
+/**
+ * A run's loss readings: the newest 64 finite losses (a ring, independent of the step window's time span, so a run
+ * that logs every few minutes still has a baseline) and the streaks of non-finite losses and grad norms. A step
+ * that goes back (a restart) starts the history again: the loss of a restarted run is not a spike. Guarded by the
+ * fleet's lock.
+ */
+final class LossWindow implements LossHealth {
+
+    static final int CAPACITY = 64;
+
+    private final double[] loss = new double[CAPACITY];
+    private final long[] step = new long[CAPACITY];
+    private final int[] bucket = new int[CAPACITY];
+    private int head;
+    private int size;
+    private long lastStep = -1;
+    private int lossStreak;
+    private int gradStreak;
+    private int finiteStreak;
+    private long nonFiniteReports;
+    private long firstStep = -1;
+    private double firstTs = Double.NaN;
+    private String value;
+    private double newestFinite = Double.NaN;
+
+    /** One counted step report at {@code ts}. */
+    void add(StepEvent e, double ts) {
+        long s = e.step();
+        if (lastStep >= 0 && s < lastStep) {
+            size = 0;
+            head = 0;
+        }
+        lastStep = s;
+        Double l = e.loss();
+        Double g = e.gradNorm();
+        boolean lossBad = l != null && !Double.isFinite(l);
+        boolean gradBad = g != null && !Double.isFinite(g);
+        if (lossBad || gradBad) {
+            if (lossStreak == 0 && gradStreak == 0) {
+                firstStep = s;
+                firstTs = ts;
+            }
+            Double bad = lossBad ? l : g;
+            value = Double.isNaN(bad) ? "nan" : bad > 0 ? "inf" : "-inf";
+            finiteStreak = 0;
+        } else {
+            finiteStreak++;
+        }
+        lossStreak = lossBad ? lossStreak + 1 : 0;
+        gradStreak = gradBad ? gradStreak + 1 : 0;
+        if (lossBad) {
+            nonFiniteReports++;
+        }
+        if (!lossBad && !gradBad) {
+            firstStep = -1;
+            firstTs = Double.NaN;
+        }
+        if (l != null && Double.isFinite(l)) {
+            int i = (head + size) % CAPACITY;
+            if (size == CAPACITY) {
+                head = (head + 1) % CAPACITY;
+            } else {
+                size++;
+            }
+            loss[i] = l;
+            step[i] = s;
+            long cells = e.bucketHeight() != null && e.bucketWidth() != null
+                    ? (long) e.bucketHeight() * e.bucketWidth() : 0;
+            bucket[i] = (int) Math.min(Integer.MAX_VALUE, Math.max(0, cells));
+            newestFinite = l;
+        }
+    }
+
+    /** The newest finite loss, NaN when none. */
+    double newestFinite() {
+        return newestFinite;
+    }
+
+    /** Whether the newest report's loss or grad norm was not finite. */
+    boolean newestNonFinite() {
+        return lossStreak > 0 || gradStreak > 0;
+    }
+
+    private int slot(int i) {
+        if (i < 0 || i >= size) {
+            throw new IndexOutOfBoundsException(i);
+        }
+        return (head + i) % CAPACITY;
+    }
+
+    @Override
+    public int finiteCount() {
+        return size;
+    }
+
+    @Override
+    public double finiteLoss(int i) {
+        return loss[slot(i)];
+    }
+
+    @Override
+    public long finiteStep(int i) {
+        return step[slot(i)];
+    }
+
+    @Override
+    public int finiteBucket(int i) {
+        return bucket[slot(i)];
+    }
+
+    @Override
+    public int nonFiniteLossStreak() {
+        return lossStreak;
+    }
+
+    @Override
+    public int nonFiniteGradStreak() {
+        return gradStreak;
+    }
+
+    @Override
+    public int finiteStreak() {
+        return finiteStreak;
+    }
+
+    @Override
+    public long nonFiniteLossReports() {
+        return nonFiniteReports;
+    }
+
+    @Override
+    public long firstNonFiniteStep() {
+        return firstStep;
+    }
+
+    @Override
+    public double firstNonFiniteTs() {
+        return firstTs;
+    }
+
+    @Override
+    public String nonFiniteValue() {
+        return value;
+    }
+}
