@@ -36,6 +36,12 @@ public final class Estimator {
     static final double ALLOCATOR_OVERHEAD = 0.15;
     /** Checkpointed blocks keep their fp32 residual input: bytes per token per hidden unit. */
     static final double CHECKPOINT_INPUT_BYTES = 4;
+    /**
+     * A block's saved tensors with half parameters, relative to autocast over fp32 parameters: the fp32 residual and
+     * norm tensors autocast keeps become half (about a fifth of the autocast tally). Checked with Open-Sora 2.0's
+     * searched batch (45 images at 256 px fit a 140 GB H200).
+     */
+    static final double HALF_STREAM_ACTIVATION_FACTOR = 0.8;
     /** While a block recomputes and back-propagates, its saved tensors plus their gradients are live. */
     static final double LIVE_BLOCK_FACTOR = 1.5;
     /** fp32 inputs and outputs of the patch embedding, final layer and loss per token per hidden unit. */
@@ -48,8 +54,6 @@ public final class Estimator {
     static final double ELEMENTWISE_BYTES_FP32 = 230;
     /** Fraction of peak bandwidth element-wise kernels reach. */
     static final double BANDWIDTH_EFFICIENCY = 0.8;
-    /** FP32 (non-tensor-core) GEMMs run close to the SIMT peak. */
-    static final double FP32_EFFICIENCY = 0.8;
     /** Convolutional encoders reach less of the peak than transformer GEMMs. */
     static final double CONV_EFFICIENCY_RATIO = 0.66;
     /**
@@ -67,6 +71,11 @@ public final class Estimator {
             "adamw", 28.0, "adamw8bit", 18.0, "came", 32.0, "came8bit", 22.0, "adafactor", 20.0, "sgd", 16.0);
     /** Beyond one node the all-reduce runs over the network. */
     private static final double INTER_NODE_ALLREDUCE_GBPS = 10;
+    /**
+     * Hopper and Blackwell clusters are built with 400 Gb/s (NDR) InfiniBand per GPU, twice the 200 Gb/s (HDR) of
+     * A100 clusters; fitted with Open-Sora 2.0's 224-GPU H200 run.
+     */
+    private static final double INTER_NODE_ALLREDUCE_GBPS_NDR = 25;
     private static final int GPUS_PER_NODE = 8;
     private static final int MAX_BATCH_LIMIT = 1 << 20;
 
@@ -415,6 +424,7 @@ public final class Estimator {
         return new Run(profile, gpu, gpus, batch, height, width, frames, precision, optimizer, anyCheckpointed, ema,
                 features, zero, attention, accumulation, totalSteps)
                 .withRegime(weights, checkpointed, vaeMicroBatch)
+                .withArchitecture(catalog.architecture(gpu))
                 .withEncoders(catalog.encoder(m.textEncoder()).orElse(null), catalog.encoder(m.vae()).orElseThrow())
                 .withSquare(spec.height() == null ? resolution : null)
                 .withFactors(calibration.factorsFor(gpu.id(), m.family()));
@@ -528,6 +538,10 @@ public final class Estimator {
         final long tokens;
         final List<LayerPlan> plan;
         final double forwardMacsPerSample;
+        /** The attention products' share of {@link #forwardMacsPerSample}. */
+        final double attentionMacsPerSample;
+        /** Efficiencies of the GPU's architecture per dtype (null only for parameter-only runs without a GPU). */
+        dev.trainwatch.estimator.catalog.ArchitectureInfo arch;
 
         Run(ModelProfile profile, GpuInfo gpu, int gpus, int batch, int height, int width, int frames,
                 String precision, String optimizer, boolean checkpointing, boolean ema, String features, int zero,
@@ -560,10 +574,12 @@ public final class Estimator {
                     + (double) profile.textTokenWeights * m.textTokens()
                     + (double) profile.jointTokenWeights * (tokens + m.textTokens())
                     + profile.sampleWeights;
+            double attentionMacs = 0;
             for (LayerPlan layer : plan) {
-                macs += layer.blocks() * layer.attentionMacsPerSample();
+                attentionMacs += layer.blocks() * layer.attentionMacsPerSample();
             }
-            this.forwardMacsPerSample = macs;
+            this.attentionMacsPerSample = attentionMacs;
+            this.forwardMacsPerSample = macs + attentionMacs;
             this.checkpointed = new int[plan.size()];
             for (int i = 0; i < plan.size(); i++) {
                 this.checkpointed[i] = checkpointing ? plan.get(i).blocks() : 0;
@@ -627,6 +643,7 @@ public final class Estimator {
             Run r = new Run(profile, gpu, gpus, batch, height, width, frames, precision, optimizer, checkpointing,
                     ema, features, zero, attention, accumulation, totalSteps);
             r.textEncoder = textEncoder;
+            r.arch = arch;
             r.vae = vae;
             r.squareResolution = squareResolution;
             r.factors = factors;
@@ -645,6 +662,11 @@ public final class Estimator {
         Run withEncoders(EncoderInfo text, EncoderInfo vae) {
             this.textEncoder = text;
             this.vae = vae;
+            return this;
+        }
+
+        Run withArchitecture(dev.trainwatch.estimator.catalog.ArchitectureInfo architecture) {
+            this.arch = architecture;
             return this;
         }
 
@@ -677,7 +699,31 @@ public final class Estimator {
         }
 
         double gemmEfficiency() {
-            return precision.equals("fp32") ? FP32_EFFICIENCY : gpu.efficiency();
+            if (precision.equals("fp32")) {
+                return arch.fp32();
+            }
+            if (gpu.efficiency() > 0) {
+                return gpu.efficiency();
+            }
+            return precision.equals("tf32") ? arch.tf32() : arch.half();
+        }
+
+        double tf32Efficiency() {
+            return gpu.efficiency() > 0 ? gpu.efficiency() : arch.tf32();
+        }
+
+        /**
+         * FLOP/s of the attention products (QK^T, AV). Models that upcast attention to fp32 under autocast (PixArt's
+         * and Sana's {@code fp32_attention}) run them through xformers' fp32 kernels: 3xTF32 tensor-core MMAs
+         * (cutlass {@code OpMultiplyAddFastF32}, a third of the TF32 rate) from Ampere on, plain SIMT fp32 on Volta
+         * and Turing, which have no fp32 or TF32 tensor cores.
+         */
+        double attentionFlopsPerSecond() {
+            if (half() && profile.info.attentionUpcast()) {
+                return gpu.tf32Tflops() != null ? gpu.tf32Tflops() * 1e12 * tf32Efficiency() / 3
+                        : gpu.fp32Tflops() * 1e12 * arch.fp32();
+            }
+            return peakTflops() * 1e12 * gemmEfficiency();
         }
 
         /**
@@ -686,7 +732,7 @@ public final class Estimator {
          */
         double convFlopsPerSecond() {
             boolean tf32 = (precision.equals("fp32") || precision.equals("tf32")) && gpu.tf32Tflops() != null;
-            double peak = tf32 ? gpu.tf32Tflops() * gpu.efficiency() : peakTflops() * gemmEfficiency();
+            double peak = tf32 ? gpu.tf32Tflops() * tf32Efficiency() : peakTflops() * gemmEfficiency();
             return peak * 1e12 * CONV_EFFICIENCY_RATIO;
         }
 
@@ -815,6 +861,10 @@ public final class Estimator {
         boolean math = r.attention.equals("math");
         double scoreBytes = (amp && !r.profile.info.attentionUpcast()) ? 2 : 4;
         double textKvBytes = amp ? 2 : 4;
+        // Half parameters (ColossalAI/DeepSpeed mixed, pure half): the residual stream and norm inputs that autocast
+        // keeps in fp32 are half too.
+        boolean halfParams = !r.weights.equals("fp32");
+        double halfStream = halfParams ? HALF_STREAM_ACTIVATION_FACTOR : 1;
         double total = 0;
         double live = 0;
         for (int i = 0; i < r.plan.size(); i++) {
@@ -822,7 +872,7 @@ public final class Estimator {
             int recomputed = r.checkpointed[i];
             int kept = layer.blocks() - recomputed;
             double tokenHidden = (double) layer.tokensPerSample() * b * h;
-            double saved = (amp ? layer.savedBytesAmp() : layer.savedBytesFp32()) * tokenHidden
+            double saved = (amp ? layer.savedBytesAmp() * halfStream : layer.savedBytesFp32()) * tokenHidden
                     + layer.textKvBytesPerSample() * b * textKvBytes;
             // Math attention keeps the scores and the softmax output; their gradients double that in backward.
             double scores = math ? layer.attentionScoresPerSample() * b * scoreBytes * 2 : 0;
@@ -830,7 +880,7 @@ public final class Estimator {
                 saved += UPCAST_ATTENTION_BYTES * tokenHidden;
             }
             if (recomputed > 0) {
-                total += recomputed * CHECKPOINT_INPUT_BYTES * tokenHidden;
+                total += recomputed * CHECKPOINT_INPUT_BYTES * (halfParams ? 0.5 : 1) * tokenHidden;
                 live = Math.max(live, saved * LIVE_BLOCK_FACTOR + scores * 2);
             }
             if (kept > 0) {
@@ -874,8 +924,10 @@ public final class Estimator {
         double bandwidth = g.bandwidthGbps() * 1e9 * BANDWIDTH_EFFICIENCY;
         double passes = 3 + r.recomputedShare();
         Map<String, Double> t = new LinkedHashMap<>();
-        double flops = 2 * r.forwardMacsPerSample * b * passes;
-        double compute = flops / (r.peakTflops() * 1e12 * r.gemmEfficiency());
+        double gemmFlops = 2 * (r.forwardMacsPerSample - r.attentionMacsPerSample) * b * passes;
+        double attentionFlops = 2 * r.attentionMacsPerSample * b * passes;
+        double compute = gemmFlops / (r.peakTflops() * 1e12 * r.gemmEfficiency())
+                + attentionFlops / r.attentionFlopsPerSecond();
         double elementwise = 0;
         double attentionTraffic = 0;
         double scoreBytes = (r.half() && !m.attentionUpcast()) ? 2 : 4;
@@ -912,8 +964,9 @@ public final class Estimator {
             t.put("ema", r.profile.params * 12.0 / bandwidth);
         }
         if (r.gpus > 1) {
-            double busbw = (r.gpus > GPUS_PER_NODE ? Math.min(g.allreduceGbps(), INTER_NODE_ALLREDUCE_GBPS)
-                    : g.allreduceGbps()) * 1e9;
+            double interNode = g.architecture().equals("hopper") || g.architecture().equals("blackwell")
+                    ? INTER_NODE_ALLREDUCE_GBPS_NDR : INTER_NODE_ALLREDUCE_GBPS;
+            double busbw = (r.gpus > GPUS_PER_NODE ? Math.min(g.allreduceGbps(), interNode) : g.allreduceGbps()) * 1e9;
             double gradBytes = r.weights.equals("fp32") ? 4.0 : 2.0;
             double bytes = 2.0 * (r.gpus - 1) / r.gpus * gradBytes * r.profile.trainableParams;
             if (r.zero >= 3) {

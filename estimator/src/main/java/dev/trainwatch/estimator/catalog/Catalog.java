@@ -34,9 +34,20 @@ public final class Catalog {
     private final Map<String, String> gpuNames;
     /** "gpu:id", "model:id", "encoder:id" to {@link #BUNDLED} or the file the entry was read from. */
     private final Map<String, String> origins;
+    /** Efficiency per GPU architecture and dtype. */
+    private final Map<String, ArchitectureInfo> architectures;
 
-    private Catalog(List<ModelInfo> models, List<GpuInfo> gpus, List<EncoderInfo> encoders, Map<String, String> origins) {
+    private Catalog(List<ModelInfo> models, List<GpuInfo> gpus, List<EncoderInfo> encoders, Map<String, String> origins,
+            Map<String, ArchitectureInfo> architectures) {
         this.origins = Map.copyOf(origins);
+        this.architectures = Map.copyOf(architectures);
+        for (GpuInfo gpu : gpus) {
+            if (!this.architectures.containsKey(gpu.architecture())) {
+                throw new CatalogException("GPU " + gpu.id() + " (" + origins.get("gpu:" + gpu.id()) + ") has architecture "
+                        + gpu.architecture() + ", which has no efficiencies; known: " + String.join(", ",
+                        this.architectures.keySet().stream().sorted().toList()));
+            }
+        }
         this.models = index(models, ModelInfo::id, "model", origins);
         this.gpus = index(gpus, GpuInfo::id, "gpu", origins);
         this.encoders = index(encoders, EncoderInfo::id, "encoder", origins);
@@ -74,7 +85,30 @@ public final class Catalog {
         models.forEach(m -> origins.put("model:" + m.id(), BUNDLED));
         gpus.forEach(g -> origins.put("gpu:" + g.id(), BUNDLED));
         encoders.forEach(e -> origins.put("encoder:" + e.id(), BUNDLED));
-        return new Catalog(models, gpus, encoders, origins);
+        return new Catalog(models, gpus, encoders, origins, readArchitectures(mapper));
+    }
+
+    private static Map<String, ArchitectureInfo> readArchitectures(ObjectMapper mapper) {
+        String resource = "/dev/trainwatch/estimator/catalog/gpus.json";
+        try (InputStream in = Catalog.class.getResourceAsStream(resource)) {
+            JsonNode section = mapper.readTree(in).get("architectures");
+            Map<String, ArchitectureInfo> out = new LinkedHashMap<>();
+            section.fields().forEachRemaining(entry -> {
+                if (!entry.getKey().startsWith("_")) {
+                    JsonNode a = entry.getValue();
+                    out.put(entry.getKey(), new ArchitectureInfo(entry.getKey(), a.get("half").asDouble(),
+                            a.get("tf32").asDouble(), a.get("fp32").asDouble()));
+                }
+            });
+            return out;
+        } catch (IOException e) {
+            throw new UncheckedIOException("catalog resource unreadable: " + resource, e);
+        }
+    }
+
+    /** The efficiencies of a GPU's architecture. */
+    public ArchitectureInfo architecture(GpuInfo gpu) {
+        return architectures.get(gpu.architecture());
     }
 
     /** Fields that do not apply to a model or encoder are simply absent from the files: they read as 0. */
@@ -102,7 +136,7 @@ public final class Catalog {
             UserCatalog.read(file, mapper(), allModels, allGpus, allEncoders, allOrigins);
         }
         try {
-            return new Catalog(allModels, allGpus, allEncoders, allOrigins);
+            return new Catalog(allModels, allGpus, allEncoders, allOrigins, architectures);
         } catch (CatalogException e) {
             throw e;
         } catch (IllegalStateException e) {

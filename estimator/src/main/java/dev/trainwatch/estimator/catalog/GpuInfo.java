@@ -16,7 +16,8 @@ import java.util.List;
  * @param tf32Tflops     dense TF32 peak, null when the GPU has no TF32
  * @param fp32Tflops     FP32 (non-tensor) peak
  * @param allreduceGbps  effective bus bandwidth of a gradient all-reduce under DDP inside one node
- * @param efficiency     fraction of the dtype peak that DiT-family training GEMMs reach
+ * @param efficiency     optional (0 when absent): the share of the fp16/bf16/TF32 peak this card's training GEMMs reach,
+ *                       overriding its architecture's ({@link ArchitectureInfo})
  * @param nvmlNames      device names NVML reports for this GPU
  * @param aliases        other ids accepted on the command line
  */

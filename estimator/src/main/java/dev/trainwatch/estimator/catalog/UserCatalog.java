@@ -135,8 +135,9 @@ final class UserCatalog {
         if (g.tf32Tflops() != null) {
             positive(where, "tf32_tflops", g.tf32Tflops());
         }
-        if (!(g.efficiency() > 0 && g.efficiency() <= 1)) {
-            throw new CatalogException(where + "efficiency is the share of the peak GEMMs reach, between 0 and 1; got " + g.efficiency());
+        if (g.efficiency() != 0 && !(g.efficiency() > 0 && g.efficiency() <= 1)) {
+            throw new CatalogException(where + "efficiency is the share of the peak GEMMs reach, between 0 and 1"
+                    + " (leave it out for the architecture's); got " + g.efficiency());
         }
         return new GpuInfo(g.id(), g.name() == null ? g.id() : g.name(), g.architecture(), g.memoryBytes(),
                 g.bandwidthGbps(), g.fp16Tflops(), g.bf16Tflops(), g.tf32Tflops(), g.fp32Tflops(), g.allreduceGbps(),
