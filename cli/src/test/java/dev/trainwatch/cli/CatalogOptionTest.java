@@ -71,7 +71,8 @@ class CatalogOptionTest {
             EstimateCommandTest.Result r = EstimateCommandTest.run(command, "--catalog", bad.toString());
             assertThat(r.status()).isEqualTo(ExitCodes.USAGE);
             assertThat(r.err().strip()).isEqualTo("trainwatch: catalog " + bad
-                    + ": GPU lab-gpu: efficiency is the share of the peak GEMMs reach, between 0 and 1; got 35.0");
+                    + ": GPU lab-gpu: efficiency is the share of the peak GEMMs reach, between 0 and 1 (leave it out for the"
+                    + " architecture's); got 35.0");
         }
         EstimateCommandTest.Result dup = EstimateCommandTest.run("estimate", "--catalog", catalog().toString(),
                 "--catalog", catalog().toString(), "--model", "lab-dit", "--gpu", "lab-gpu");

@@ -241,7 +241,11 @@ public final class Estimator {
         }
         RunSpec base = spec.withRegime(spec.textFeatures(), spec.vaeFeatures(), spec.weights(), spec.checkpointBlocks(),
                 spec.vaeMicroBatch(), null);
-        List<Estimate> priced = new ArrayList<>();
+        // Each bucket is priced (memory and step time); only the one that decides whether the run fits gets the
+        // full treatment (largest batch, suggestions, notes), so many buckets stay cheap.
+        List<RunSpec> specs = new ArrayList<>();
+        List<Run> runs = new ArrayList<>();
+        List<Costs> priced = new ArrayList<>();
         List<Double> weights = new ArrayList<>();
         double weightSum = 0;
         for (RunSpec.Bucket bucket : buckets) {
@@ -258,43 +262,51 @@ public final class Estimator {
             Integer frames = bucket.frames() != null ? bucket.frames() : spec.frames();
             RunSpec one = (h == null || wd == null) ? base.withShape(batch, spec.resolution(), null, null, frames)
                     : base.withShape(batch, null, h, wd, frames);
-            priced.add(estimate(one));
+            Run run = resolve(one);
+            specs.add(one);
+            runs.add(run);
+            priced.add(costs(run, run.batch));
             weights.add(w);
             weightSum += w;
         }
-        Estimate worst = priced.get(0);
-        for (Estimate e : priced) {
-            if ((double) e.peakMemoryBytes() / e.gpuMemoryBytes() > (double) worst.peakMemoryBytes() / worst.gpuMemoryBytes()) {
-                worst = e;
+        int worstIndex = 0;
+        for (int i = 1; i < priced.size(); i++) {
+            if (priced.get(i).peakBytes() > priced.get(worstIndex).peakBytes()) {
+                worstIndex = i;
             }
         }
+        Estimate worst = estimate(specs.get(worstIndex));
         double step = 0;
         double samples = 0;
         double modelFlops = 0;
         double hardwareFlops = 0;
         Map<String, Double> stepBreakdown = new LinkedHashMap<>();
         for (int i = 0; i < priced.size(); i++) {
-            Estimate e = priced.get(i);
+            Costs c = priced.get(i);
+            Estimate.Flops f = flops(runs.get(i));
             double share = weights.get(i) / weightSum;
-            double bucketSamples = share * e.samplesPerSecond() * e.stepSeconds();
-            step += share * e.stepSeconds();
+            double bucketSamples = share * c.samplesPerSecond() * c.stepSeconds();
+            step += share * c.stepSeconds();
             samples += bucketSamples;
-            modelFlops += bucketSamples * e.flops().modelPerSample();
-            hardwareFlops += bucketSamples * e.flops().hardwarePerSample();
-            e.stepBreakdown().forEach((k, v) -> stepBreakdown.merge(k, share * v, Double::sum));
+            modelFlops += bucketSamples * f.modelPerSample();
+            hardwareFlops += bucketSamples * f.hardwarePerSample();
+            c.time().forEach((k, v) -> stepBreakdown.merge(k, share * v, Double::sum));
         }
         // FLOPs per sample averaged over the samples the buckets train on, so MFU over the mean step stays right.
         Estimate.Flops flops = new Estimate.Flops(modelFlops / samples, hardwareFlops / samples,
                 worst.flops().peakPerGpu(), worst.flops().dtype());
         List<String> notes = new ArrayList<>();
-        List<Estimate> byMemory = new ArrayList<>(priced);
-        byMemory.sort(Comparator.comparingLong(Estimate::peakMemoryBytes).reversed());
+        List<Integer> byMemory = new ArrayList<>();
+        for (int i = 0; i < priced.size(); i++) {
+            byMemory.add(i);
+        }
+        byMemory.sort(Comparator.comparingLong((Integer i) -> priced.get(i).peakBytes()).reversed());
         StringBuilder line = new StringBuilder(priced.size() + " buckets priced; largest memory first:");
-        for (int i = 0; i < Math.min(3, byMemory.size()); i++) {
-            Estimate e = byMemory.get(i);
-            line.append(i == 0 ? " " : "; ").append(describeBucket(e.spec())).append(" batch ").append(e.spec().batch())
-                    .append(' ').append(gb(e.peakMemoryBytes()))
-                    .append(String.format(Locale.ROOT, " %.2f s", e.stepSeconds()));
+        for (int k = 0; k < Math.min(3, byMemory.size()); k++) {
+            int i = byMemory.get(k);
+            line.append(k == 0 ? " " : "; ").append(describeBucket(runs.get(i).resolvedSpec())).append(" batch ")
+                    .append(runs.get(i).batch).append(' ').append(gb(priced.get(i).peakBytes()))
+                    .append(String.format(Locale.ROOT, " %.2f s", priced.get(i).stepSeconds()));
         }
         if (byMemory.size() > 3) {
             line.append("; ").append(byMemory.size() - 3).append(" more");

@@ -34,7 +34,8 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 @Fork(1)
 public class EstimateBenchmark {
 
-    @Param({"pixart-sigma-online-a800", "sana-1600m-a40", "dit-xl-2-8xa100"})
+    @Param({"pixart-sigma-online-a800", "sana-1600m-a40", "dit-xl-2-8xa100", "opensora-1.2-zero2-h100",
+            "opensora-2.0-stage1-buckets"})
     public String scenario;
 
     private Estimator estimator;
@@ -48,9 +49,24 @@ public class EstimateBenchmark {
                     null, "fp16", "came", true, false, "online", 0, null, 1, 100_000L);
             case "sana-1600m-a40" -> new RunSpec("sana-1600m", "a40", 1, 1, 1024, null, null, null, "fp16", "came",
                     true, false, "online", 0, null, 1, null);
+            case "opensora-1.2-zero2-h100" -> new RunSpec("opensora-1.2", "h100-sxm", 8, 4, 512, null, null, 51,
+                    "bf16", "adamw", true, true, "online", 2, null, 1, null)
+                    .withRegime(null, null, "mixed", java.util.List.of(20, 20), 4, null);
+            // Open-Sora 2.0's stage-1 config as read from the repository: 35 frames x resolution buckets.
+            case "opensora-2.0-stage1-buckets" -> dev.trainwatch.estimator.config.ConfigReaders.read(config(
+                    "/configs/opensora/configs/diffusion/train/stage1.py")).overriddenBy(new RunSpec(null, "h200", 64,
+                    null, null, null, null, null, null, null, null, null, null, null, null, null, null));
             default -> new RunSpec("dit-xl-2", "NVIDIA A100-SXM4-80GB", 8, 32, 256, null, null, null, "tf32",
                     "adamw", false, true, "online", 0, null, 1, 400_000L);
         };
+    }
+
+    private static java.nio.file.Path config(String resource) {
+        try {
+            return java.nio.file.Path.of(EstimateBenchmark.class.getResource(resource).toURI());
+        } catch (java.net.URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     @Benchmark
@@ -65,7 +81,8 @@ public class EstimateBenchmark {
     public static void main(String[] args) throws RunnerException {
         new Runner(new OptionsBuilder().include(EstimateBenchmark.class.getSimpleName()).build()).run();
         java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
-        for (String name : new String[] {"pixart-sigma-online-a800", "sana-1600m-a40", "dit-xl-2-8xa100"}) {
+        for (String name : new String[] {"pixart-sigma-online-a800", "sana-1600m-a40", "dit-xl-2-8xa100",
+                "opensora-1.2-zero2-h100", "opensora-2.0-stage1-buckets"}) {
             EstimateBenchmark b = new EstimateBenchmark();
             b.scenario = name;
             b.setUp();
