@@ -293,19 +293,18 @@ public final class Fleet {
     /**
      * Records why a run's processes failed ({@code trainwatch run} saw its command exit with an error and read the
      * tail of its output): raises {@code run_failed} at once, with the cause joined with what the collector saw
-     * before. The anomaly stays when the run ends. Empty when the run is unknown.
+     * before. The anomaly stays when the run ends. A run not seen before (it failed before it reported anything) is
+     * created to hold it.
      */
-    public Optional<RunView> recordFailure(String runId, RunFailure failure, String host) {
+    public RunView recordFailure(String runId, RunFailure failure, String host) {
+        requireId(runId);
         Objects.requireNonNull(failure, "failure");
         try {
             synchronized (lock) {
-                RunState run = runs.get(runId);
-                if (run == null) {
-                    return Optional.empty();
-                }
                 double now = now();
+                RunState run = runOrCreate(runId, now);
                 fail(run, failure, host, now);
-                return Optional.of(observations.view(run, now));
+                return observations.view(run, now);
             }
         } finally {
             dispatch();
