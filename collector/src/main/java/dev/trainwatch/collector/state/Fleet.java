@@ -118,6 +118,7 @@ public final class Fleet {
                     }
                 });
         this.schedule.hostMemory(hostMemory);
+        this.observations.hostMemory(hostMemory);
     }
 
     /** A fleet with default limits and thresholds over the real estimator. */
@@ -503,6 +504,19 @@ public final class Fleet {
     // ------------------------------------------------------------------ views
 
     /** All tracked runs, newest first. */
+    /** Every node's newest memory reading, by host. */
+    public List<HostMemoryView> hostMemory() {
+        synchronized (lock) {
+            List<HostMemoryView> out = new ArrayList<>(hostMemory.size());
+            for (HostMemoryWindow w : hostMemory.values()) {
+                if (w.size() > 0) {
+                    out.add(HostMemoryView.of(w));
+                }
+            }
+            return out;
+        }
+    }
+
     public List<RunView> runs() {
         synchronized (lock) {
             double now = now();
