@@ -55,6 +55,14 @@ public final class StalledDetector implements Detector {
             return Optional.empty();
         }
         double lastTs = steps.ts(n - 1);
+        // Progress is any rank's report: when the lead rank's reports stop while the others go on, the run moves.
+        RankSeries allRanks = run.ranks();
+        for (int k = 0; k < allRanks.count(); k++) {
+            StepSeries r = allRanks.steps(k);
+            if (r.size() > 0) {
+                lastTs = Math.max(lastTs, r.ts(r.size() - 1));
+            }
+        }
         double silence = run.now() - lastTs;
         double gap = WindowStats.expectedReportGapSeconds(steps);
         double threshold = Math.max(s.minSilence().toMillis() / 1000.0, s.reportGapMultiple() * gap);
