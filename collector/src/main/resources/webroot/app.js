@@ -585,6 +585,10 @@
       tile('ETA', fmtDuration(etaSeconds(run)), total === null ? 'no total_steps in the spec' : 'at the observed pace' +
         (num(c.projected_gpu_hours) !== null ? ' · ' + fmtGpuHours(c.projected_gpu_hours) + ' in all' : '') +
         (num(c.projected_cost) !== null ? ' · cost ' + fmtMoney(c.projected_cost) : '')),
+      tile('Loss', o.loss_nonfinite ? 'NaN' : (num(o.loss) !== null ? o.loss.toPrecision(4) : '–'),
+        num(o.loss_nonfinite_reports) !== null ? o.loss_nonfinite_reports + ' report' + (o.loss_nonfinite_reports === 1 ? '' : 's') +
+          ' not finite' + (num(o.loss) !== null ? ' · last finite ' + o.loss.toPrecision(4) : '') : 'newest report',
+        o.loss_nonfinite ? 'bad' : ''),
       tile('MFU', fmtPercent(o.mfu_ratio), mfuSub(o, c), mfuTone(o, c)),
       tile('Goodput', fmtPercent(o.goodput_ratio), goodputSub(o), num(o.goodput_ratio) !== null && o.goodput_ratio < 0.5 ? 'warn' : ''),
       tile('Energy', fmtEnergy(o.energy_joules), energySub(o, c))
@@ -743,10 +747,37 @@
         '<td>' + esc(g.name || '') + '</td><td>' + esc((g.ranks || []).join(', ')) + '</td>' +
         '<td>' + esc(fmtBytes(g.memory_used_bytes)) + ' / ' + esc(fmtBytes(g.memory_total_bytes)) + '</td>' +
         '<td>' + esc(fmtBytes(g.peak_memory_bytes)) + '</td><td>' + esc(fmtRatio(util)) + '</td>' +
-        '<td>' + esc(fmtRatio(clock)) + (slow ? ' ⚠' : '') + '</td><td>' + (g.lost ? 'lost' : 'ok') + '</td></tr>';
+        '<td>' + esc(fmtRatio(clock)) + (slow ? ' ⚠' : '') + '</td><td>' + (g.lost ? 'lost' : 'ok') + '</td>' +
+        '<td>' + esc(processText(g.process)) + '</td></tr>';
     });
     return '<h2>GPUs</h2><table class="gpus"><thead><tr><th>host</th><th>GPU</th><th>name</th><th>ranks</th><th>memory</th>' +
-      '<th>peak</th><th>utilisation (1 min)</th><th>SM clock / max</th><th>state</th></tr></thead><tbody>' + rows.join('') + '</tbody></table>';
+      '<th>peak</th><th>utilisation (1 min)</th><th>SM clock / max</th><th>state</th><th>rank process</th></tr></thead><tbody>' +
+      rows.join('') + '</tbody></table>' + hostMemoryText(run);
+  }
+
+  var PROCESS_STATES = { R: 'running', S: 'sleeping', D: 'in I/O', Z: 'zombie', T: 'stopped' };
+  // "running · 1.0 cores · 6.0 GiB + 4 workers 9.0 GiB": what a hung or leaking rank looks like at a glance.
+  function processText(p) {
+    if (!p) { return '–'; }
+    var parts = [PROCESS_STATES[p.state] || p.state || '?'];
+    if (num(p.cpu_ratio) !== null) { parts.push(p.cpu_ratio.toFixed(1) + ' cores'); }
+    if (num(p.rss_bytes) !== null) {
+      parts.push(fmtBytes(p.rss_bytes) + (num(p.workers) !== null && p.workers > 0
+        ? ' + ' + p.workers + ' workers ' + fmtBytes(p.workers_rss_bytes) : ''));
+    }
+    return parts.join(' · ');
+  }
+
+  function hostMemoryText(run) {
+    var hosts = Array.isArray(run.host_memory) ? run.host_memory : [];
+    if (!hosts.length) { return ''; }
+    return '<p class="muted host-memory">' + hosts.map(function (h) {
+      var line = esc(h.host) + ': ' + esc(fmtBytes(h.mem_available_bytes)) + ' of ' + esc(fmtBytes(h.mem_total_bytes)) + ' RAM available';
+      if (num(h.shm_total_bytes) !== null && h.shm_total_bytes > 0) {
+        line += ' · /dev/shm ' + esc(fmtBytes(h.shm_used_bytes)) + ' of ' + esc(fmtBytes(h.shm_total_bytes));
+      }
+      return line;
+    }).join('<br>') + '</p>';
   }
 
   function renderAnomaly(a) {

@@ -8,6 +8,7 @@ import dev.trainwatch.cli.watch.LocalStack;
 import dev.trainwatch.cli.watch.SignalForwarding;
 import dev.trainwatch.cli.watch.StatusLines;
 import dev.trainwatch.cli.watch.WatchOptions;
+import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.state.RunView;
 import dev.trainwatch.protocol.RunFailure;
 import dev.trainwatch.protocol.RunSpec;
@@ -49,6 +50,9 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     WatchOptions watch;
 
+    /** The id the run is watched under (named before the command's first output). */
+    private String watchedRunId;
+
     @Parameters(arity = "1..*", paramLabel = "CMD", description = "The training command and its arguments (after --).")
     List<String> command;
 
@@ -74,7 +78,7 @@ final class RunCommand implements Callable<Integer> {
             }
             int status = child.waitFor();
             if (stack != null) {
-                finish(stack, err, status, output);
+                finish(stack, err, status, output, watchedRunId);
             }
             return status;
         } finally {
@@ -88,6 +92,7 @@ final class RunCommand implements Callable<Integer> {
             // The run is named up front: a short command may be gone before the agent's first look at it.
             String named = RunIds.fromEnvironment(System.getenv());
             String runId = watch.runIdOr(named != null ? named : LocalStack.hostName() + "-run-" + child.pid());
+            watchedRunId = runId;
             LocalStack stack = LocalStack.start(watch.options(spec, false, child.pid(), runId, runSpec, output,
                     work.resolve("spool")), Clock.systemUTC(), System.getenv(), line -> {
                         err.println(line);
@@ -112,7 +117,7 @@ final class RunCommand implements Callable<Integer> {
      * The command has exited: take its last lines, say why it failed (when it did), end the run, and print where it
      * stood.
      */
-    private static void finish(LocalStack stack, PrintWriter err, int status, Path output) {
+    private static void finish(LocalStack stack, PrintWriter err, int status, Path output, String runId) {
         try {
             stack.pollNow();
         } catch (IOException e) {
@@ -123,10 +128,16 @@ final class RunCommand implements Callable<Integer> {
             RunFailure failure = status == 0 ? null
                     : FailureClassifier.classify(OutputTail.read(output, OutputTail.MAX_LINES, OutputTail.MAX_BYTES),
                             status);
+            if (failure != null && stack.fleet().run(runId).isEmpty() && stack.fleet().runs().isEmpty()) {
+                // It failed before it reported a step or touched a GPU: the failure is all there is to say.
+                stack.fleet().recordFailure(runId, failure, LocalStack.hostName());
+            }
             // Where each run stood, with the anomalies still active, before ending it resolves them.
             for (RunView run : stack.fleet().runs()) {
                 if (failure != null) {
-                    stack.fleet().recordFailure(run.runId(), failure, LocalStack.hostName());
+                    if (run.anomalies().stream().noneMatch(a -> a.active() && a.kind() == AnomalyKind.RUN_FAILED)) {
+                        stack.fleet().recordFailure(run.runId(), failure, LocalStack.hostName());
+                    }
                     err.println("trainwatch: the run failed (" + failure.cause() + "): " + failure.summary());
                     run = stack.fleet().run(run.runId()).orElse(run);
                 }

@@ -66,6 +66,28 @@ class RunCommandTest {
     }
 
     @Test
+    void anNcclTimeoutAHostOomKillAndASignalAreNamedWithTheirRankAndCause() throws Exception {
+        String nccl = "[rank3]:[E1124 10:00:00.000000000 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective "
+                + "operation timeout: WorkNCCL(SeqNum=812, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+                + "ran for 600021 milliseconds before timing out.";
+        String[][] cases = {
+            {"printf '%s\\n' '" + nccl + "' >&2; exit 1", "1", "nccl_timeout",
+                "an NCCL collective timed out: ALLREDUCE #812 waited 600 s"},
+            {"echo 'RuntimeError: DataLoader worker (pid 4242) is killed by signal: Killed.' >&2; exit 1", "1",
+                "host_oom", "a DataLoader worker was killed (the host's OOM killer)"},
+            {"echo training; kill -9 $$", "137", "signal", "killed by SIGKILL"},
+        };
+        int i = 0;
+        for (String[] c : cases) {
+            try (TrainwatchProcess run = TrainwatchProcess.start(java.nio.file.Files.createDirectories(dir.resolve("case" + i++)), NO_NVML, "run", "--listen",
+                    "127.0.0.1:0", "--", "sh", "-c", c[0])) {
+                assertThat(run.waitFor(Duration.ofSeconds(60))).isEqualTo(Integer.parseInt(c[1]));
+                assertThat(run.stderr()).contains("trainwatch: the run failed (" + c[2] + "): " + c[3]);
+            }
+        }
+    }
+
+    @Test
     void aRunThatEndsWellIsNotAFailureWhateverItPrinted() throws Exception {
         String script = "echo 'RuntimeError: this was caught and handled by the script'; exit 0";
         try (TrainwatchProcess run = TrainwatchProcess.start(dir, NO_NVML, "run", "--listen", "127.0.0.1:0", "--",

@@ -32,7 +32,7 @@ class AlertRulesTest {
     // The anomaly kinds of the collector's contract (docs/ALERTS.md lists the alert for each).
     private static final List<String> ANOMALY_KINDS = List.of("oom_risk", "memory_above_estimate",
             "data_starvation", "step_time_above_estimate", "gpu_underutilized", "gpu_idle", "throttling",
-            "straggler", "stalled", "xid_error", "agent_lost");
+            "straggler", "stalled", "xid_error", "agent_lost", "loss_nonfinite", "loss_spike", "run_failed", "host_memory");
     private static final Set<String> SEVERITIES = Set.of("critical", "warning", "info");
     private static final Pattern TEMPLATE_QUERY = Pattern.compile("(?:printf|query)\\s+\"((?:[^\"\\\\]|\\\\.)*)\"");
     private static final Duration PROMTOOL_TIMEOUT = Duration.ofMinutes(2);
@@ -145,6 +145,9 @@ class AlertRulesTest {
 
     @Test
     void everyAnomalyKindHasItsOwnRoutingAlert() {
+        // The list above is every kind the collector raises.
+        assertThat(ANOMALY_KINDS).containsExactlyInAnyOrderElementsOf(java.util.Arrays.stream(AnomalyKind.values())
+                .map(AnomalyKind::wireName).toList());
         for (String kind : ANOMALY_KINDS) {
             assertThat(RuleFiles.alerts()).as("alert routing anomaly kind " + kind)
                     .anySatisfy(a -> assertThat(a.expr()).contains("kind=\"" + kind + "\""));

@@ -44,12 +44,12 @@ public final class FailureClassifier {
             + "Timeout\\(ms\\)=(\\d+)\\)(?: ran for (\\d+) milliseconds)?");
     private static final Pattern NCCL_RANK = Pattern.compile("\\[Rank (\\d+)\\]");
     private static final Pattern GPU_LOST = Pattern.compile("fallen off the bus|GPU is lost|Unable to determine the "
-            + "device handle|Xid \\(PCI:[^)]*\\): 79\\b");
+            + "device handle|Xid \\(PCI:[^)]*\\): 79\\b|CUDA error: unknown error|cuda runtime error \\(30\\)");
     private static final Pattern XID = Pattern.compile("illegal memory access|unspecified launch failure|uncorrectable "
             + "ECC error|Xid \\(PCI:[^)]*\\): (\\d+)|an illegal instruction was encountered|misaligned address");
-    private static final Pattern HOST_OOM = Pattern.compile("DataLoader worker \\(pid[ s(]*(\\d+)\\)?\\)? is killed by "
-            + "signal: (Killed|Bus error)|insufficient shared memory|Out of memory: Kill(ed)? process|oom-kill"
-            + "|invoked oom-killer|\\bMemoryError\\b");
+    private static final Pattern HOST_OOM = Pattern.compile("DataLoader worker \\(pid[ s(]*(\\d+)\\)?\\)? is killed by"
+            + "(\\s+signal: (Killed|Bus error)|\\s*(signal:?)?\\s*$)|insufficient shared memory|out of shared memory"
+            + "|Out of memory: Kill(ed)? process|oom-kill|invoked oom-killer|\\bMemoryError\\b");
     private static final Pattern SIGNAL = Pattern.compile("exitcode\\s*:\\s*-(\\d+)|Signal (\\d+) \\((SIG\\w+)\\) "
             + "received|Signals\\.(SIG\\w+)|DUE TO (PREEMPTION|TIME LIMIT|NODE FAILURE)|^\\s*Killed\\s*$"
             + "|exits with return code = -(\\d+)");
@@ -269,6 +269,17 @@ public final class FailureClassifier {
         }
         Map<String, Object> detail = new LinkedHashMap<>();
         detail.put("signal_name", name);
+        if (sig != null && sig == 7) {
+            // SIGBUS in a training job: a DataLoader worker or NCCL touched /dev/shm that ran out.
+            detail.put("resource", "shm");
+            return new RunFailure("host_oom", "killed by SIGBUS: shared memory (/dev/shm) ran out, as DataLoader "
+                    + "workers and NCCL use it", null, sig, rankOf(hits), detail, hits);
+        }
+        if (sig != null && sig == 6) {
+            // abort(): NCCL's watchdog ends a rank this way after a timeout, and so does any failed C++ check.
+            return new RunFailure("unknown", "aborted (SIGABRT): NCCL's watchdog or a failed check in native code; "
+                    + "the output does not say which", null, sig, rankOf(hits), detail, hits);
+        }
         String summary = "killed by " + name + (sig != null && sig == 9 ? " (the host's OOM killer, a scheduler or "
                 + "an operator: check dmesg)" : sig != null && sig == 15 ? " (a scheduler, preemption or an operator)"
                 : sig != null && sig == 11 ? " (a segmentation fault in native code)" : "");

@@ -37,7 +37,15 @@ class LiveProcAttributionTest {
             assertThat(run.pids()).containsExactly(pid);
             assertThat(run.gpuUuids()).containsExactly(uuid(0));
             assertThat(run.masterAddr()).isEqualTo("10.0.0.7");
-            assertThat(run.ranks()).containsExactly(new RankInfo(pid, 3, 1, 16, List.of(uuid(0))));
+            assertThat(run.ranks()).singleElement().satisfies(rank -> {
+                assertThat(new RankInfo(rank.pid(), rank.rank(), rank.localRank(), rank.worldSize(), rank.gpuUuids()))
+                        .isEqualTo(new RankInfo(pid, 3, 1, 16, List.of(uuid(0))));
+                // The real process's readings from /proc: a sleeping shell with some resident memory and no children.
+                assertThat(rank.state()).isIn("S", "R");
+                assertThat(rank.rssBytes()).isPositive();
+                assertThat(rank.cpuSeconds()).isNotNegative();
+                assertThat(rank.workers()).isZero();
+            });
 
             child.destroy();
             assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();

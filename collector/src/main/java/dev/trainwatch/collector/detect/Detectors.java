@@ -27,6 +27,7 @@ public final class Detectors {
                 new AgentLostDetector(settings),
                 new LossNonFiniteDetector(),
                 new LossSpikeDetector(),
-                new RunFailedDetector());
+                new RunFailedDetector(),
+                new HostMemoryDetector());
     }
 }

@@ -43,6 +43,29 @@ public interface RunContext {
     /** Pixels per latent cell of the run's model (8 for SD/SDXL VAE, 32 for DC-AE), when known. */
     OptionalInt latentDownsample();
 
+    /** Each rank's process as the agents last read it (empty when agents report no ranks), lowest rank first. */
+    default List<RankProcess> rankProcesses() {
+        return List.of();
+    }
+
+    /** Memory readings of the run's nodes. */
+    default List<HostMemorySeries> hostMemory() {
+        return List.of();
+    }
+
+    /**
+     * The checkpoint or evaluation phase the log announced after the run's newest step report ({@code checkpoint},
+     * {@code checkpoint_saved}, {@code evaluation}), or null.
+     */
+    default String announcedPhase() {
+        return null;
+    }
+
+    /** When that phase was announced (unix seconds), NaN when none. */
+    default double announcedPhaseTs() {
+        return Double.NaN;
+    }
+
     /** Why the run's processes failed, when a watcher said so; null otherwise. */
     default dev.trainwatch.protocol.RunFailure failure() {
         return null;

@@ -1,15 +1,36 @@
 package dev.trainwatch.collector.detect;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeSet;
 
 /**
- * {@code stalled}: no step report for many expected report gaps (a log printed every 20 steps reports every 20
- * step times). Warning at the threshold, critical at twice it; resolved by the next step.
+ * {@code stalled}: no progress. The run's step reports stop for many expected report gaps: warning at the threshold,
+ * critical at twice it; resolved by the next step.
+ *
+ * <p>It says which rank and host stopped, from what each rank shows where it runs: the rank whose own step reports
+ * stopped first, a rank whose process sleeps without using the CPU (or is a zombie, or stopped) while the others
+ * keep spinning, a rank whose GPU is idle while the others' GPUs are "busy" at a fraction of their training power
+ * (NCCL's kernels spin while they wait in a collective) or busy at full power while the others are idle (stuck in a
+ * kernel). When such a rank is found it is called a hang much sooner: one usual report gap plus
+ * {@value #HANG_GRACE_SECONDS} s after the last report. A checkpoint save or an evaluation that the log announced
+ * is told apart from a hang: it is given {@value #CHECKPOINT_LIMIT_MINUTES} or {@value #EVALUATION_LIMIT_MINUTES}
+ * minutes. A rank busy on its CPU with its GPU idle (saving a checkpoint the log did not announce, evaluating on the
+ * CPU) does not count as hung.
  */
 public final class StalledDetector implements Detector {
+
+    static final double HANG_GRACE_SECONDS = 30;
+    static final int CHECKPOINT_LIMIT_MINUTES = 15;
+    static final int EVALUATION_LIMIT_MINUTES = 30;
+    /** A process using less than this share of a core is not working. */
+    static final double ASLEEP_CPU = 0.05;
+    /** A spinning collective keeps its process on the CPU at least this much. */
+    static final double SPINNING_CPU = 0.3;
 
     private final DetectorSettings.Stalled s;
 
@@ -22,6 +43,10 @@ public final class StalledDetector implements Detector {
         return AnomalyKind.STALLED;
     }
 
+    /** A rank named as the one that stopped, and why. */
+    private record Culprit(int rank, String host, String why, boolean busyOnCpu) {
+    }
+
     @Override
     public Optional<Finding> evaluate(RunContext run, boolean active) {
         StepSeries steps = run.steps();
@@ -30,49 +55,302 @@ public final class StalledDetector implements Detector {
             return Optional.empty();
         }
         double lastTs = steps.ts(n - 1);
+        // Progress is any rank's report: when the lead rank's reports stop while the others go on, the run moves.
+        RankSeries allRanks = run.ranks();
+        for (int k = 0; k < allRanks.count(); k++) {
+            StepSeries r = allRanks.steps(k);
+            if (r.size() > 0) {
+                lastTs = Math.max(lastTs, r.ts(r.size() - 1));
+            }
+        }
         double silence = run.now() - lastTs;
         double gap = WindowStats.expectedReportGapSeconds(steps);
         double threshold = Math.max(s.minSilence().toMillis() / 1000.0, s.reportGapMultiple() * gap);
-        if (!(silence >= threshold)) {
+        String phase = run.announcedPhase();
+        if (phase != null) {
+            double limit = 60.0 * (phase.startsWith("checkpoint") ? CHECKPOINT_LIMIT_MINUTES : EVALUATION_LIMIT_MINUTES);
+            threshold = Math.max(threshold, limit);
+        }
+        double hangAfter = Math.max(45, gap + HANG_GRACE_SECONDS);
+        if (!(silence >= Math.min(threshold, hangAfter))) {
             return Optional.empty();
+        }
+        List<RankProcess> procs = run.rankProcesses();
+        Map<String, GpuState> gpuStates = gpuStates(run, lastTs);
+        List<Culprit> culprits = culprits(run, procs, gpuStates, lastTs, gap);
+        int rankCount = Math.max(procs.size(), run.ranks().count());
+        boolean named = !culprits.isEmpty() && culprits.stream().noneMatch(Culprit::busyOnCpu)
+                && (rankCount == 0 || culprits.size() * 2 < Math.max(2, rankCount));
+        boolean early = silence < threshold;
+        if (early && (!named || phase != null)) {
+            return Optional.empty(); // past the quick mark, but nobody to name: wait for the usual threshold
         }
         Severity severity = silence >= 2 * threshold ? Severity.CRITICAL : Severity.WARNING;
         long lastStep = steps.step(n - 1);
         Map<String, Object> evidence = new LinkedHashMap<>();
+        TreeSet<Integer> ranks = new TreeSet<>();
+        TreeSet<String> hosts = new TreeSet<>();
+        for (Culprit c : culprits) {
+            ranks.add(c.rank());
+            if (c.host() != null) {
+                hosts.add(c.host());
+            }
+        }
+        if (culprits.isEmpty()) {
+            for (GpuSeries g : run.gpus()) {
+                if (g.host() != null) {
+                    hosts.add(g.host());
+                }
+            }
+        }
+        evidence.put("ranks", List.copyOf(ranks));
+        evidence.put("hosts", List.copyOf(hosts));
         evidence.put("last_step", lastStep);
         evidence.put("last_step_ts", lastTs);
         evidence.put("seconds_since_last_step", Math.round(silence));
         evidence.put("expected_report_gap_seconds", Texts.round(gap, 2));
-        evidence.put("threshold_seconds", Math.round(threshold));
-        double busy = Double.NaN;
-        int gpus = 0;
-        double utilSum = 0;
-        for (GpuSeries g : run.gpus()) {
-            double u = WindowStats.meanUtilization(g, run.now() - 60);
-            if (!Double.isNaN(u)) {
-                utilSum += u;
-                gpus++;
-            }
+        evidence.put("threshold_seconds", Math.round(named ? Math.min(threshold, hangAfter) : threshold));
+        if (phase != null) {
+            evidence.put("announced_phase", phase);
+            evidence.put("announced_phase_ts", run.announcedPhaseTs());
         }
-        if (gpus > 0) {
-            busy = utilSum / gpus;
+        List<String> whys = new ArrayList<>();
+        for (Culprit c : culprits) {
+            whys.add("rank " + c.rank() + (c.host() != null ? " on " + c.host() : "") + ": " + c.why());
+        }
+        if (!whys.isEmpty()) {
+            evidence.put("culprits", whys);
+        }
+        double busy = meanUtilization(gpuStates);
+        if (!Double.isNaN(busy)) {
             evidence.put("gpu_utilization_ratio", Texts.round(busy, 3));
         }
-        String message = String.format(Locale.ROOT, "no step since step %d, %s ago (a report is expected every %s)",
-                lastStep, Texts.secs(silence), Texts.secs(gap));
+        String others = othersWait(gpuStates, procs, ranks, run);
+        if (others != null) {
+            evidence.put("others", others);
+        }
+        StringBuilder message = new StringBuilder(String.format(Locale.ROOT,
+                "no step since step %d, %s ago (a report is expected every %s)", lastStep, Texts.secs(silence),
+                Texts.secs(gap)));
         String suggestion;
-        if (!Double.isNaN(busy) && busy < 0.05) {
-            message += "; the GPUs are idle";
+        if (phase != null) {
+            message.append("; the log announced ").append(phase.startsWith("checkpoint") ? "a checkpoint save"
+                    : "an evaluation").append(" that has lasted longer than ")
+                    .append(phase.startsWith("checkpoint") ? CHECKPOINT_LIMIT_MINUTES : EVALUATION_LIMIT_MINUTES)
+                    .append(" minutes");
+            suggestion = phase.startsWith("checkpoint")
+                    ? "a checkpoint save this long is stuck: check the checkpoint directory's disk (df, a full or hung "
+                            + "network file system) and dump the saving rank's stack (py-spy dump --pid PID)"
+                    : "an evaluation this long is stuck or far too large: dump the stacks (py-spy dump --pid PID), "
+                            + "and evaluate on fewer samples or less often";
+        } else if (named) {
+            message.append("; ").append(String.join("; ", whys));
+            if (others != null) {
+                message.append("; ").append(others);
+            }
+            suggestion = "the run is hung on " + (ranks.size() == 1 ? "rank " + ranks.first() : "ranks " + ranks)
+                    + (hosts.isEmpty() ? "" : " (" + String.join(", ", hosts) + ")") + ": dump its stack (py-spy dump "
+                    + "--pid PID) to see where it waits (a DataLoader worker, I/O, a deadlock), check that host's "
+                    + "dmesg for XIDs; the other ranks wait for it in a collective until NCCL's watchdog kills the "
+                    + "run (set a shorter timeout or restart from the last checkpoint now)";
+        } else if (!Double.isNaN(busy) && busy < 0.05) {
+            message.append("; the GPUs are idle");
             suggestion = "the processes are alive but not computing: dump their stacks (py-spy dump --pid PID); a "
                     + "hang in a collective usually means one rank died or is stuck (NCCL_DEBUG=INFO, "
                     + "TORCH_NCCL_ASYNC_ERROR_HANDLING=1 and a finite timeout make it fail instead of hang)";
         } else if (!Double.isNaN(busy)) {
-            message += String.format(Locale.ROOT, "; the GPUs are %s busy", Texts.pct(busy));
-            suggestion = "the GPUs still compute: an evaluation, checkpoint or sampling phase may be running; if "
-                    + "not, dump the stacks (py-spy dump --pid PID) and check the log output is not buffered";
+            message.append(String.format(Locale.ROOT, "; the GPUs are %s busy", Texts.pct(busy)));
+            if (others != null) {
+                message.append("; ").append(others);
+            }
+            suggestion = "if the log does not announce an evaluation or checkpoint, the GPUs' business may be NCCL "
+                    + "spinning in a collective that one rank never joined: dump the stacks (py-spy dump --pid PID) "
+                    + "and check that the log output is not buffered";
         } else {
             suggestion = "check the training process and its log (is it alive? is the log file still written?)";
         }
-        return Optional.of(new Finding(severity, message, evidence, suggestion));
+        return Optional.of(new Finding(severity, message.toString(), evidence, suggestion));
+    }
+
+    /** What each GPU did in the last 30 s and how it compares with its own power while training. */
+    private record GpuState(String uuid, String host, double util, double powerRatio) {
+    }
+
+    private static Map<String, GpuState> gpuStates(RunContext run, double lastTs) {
+        Map<String, GpuState> out = new LinkedHashMap<>();
+        double recent = run.now() - 30;
+        for (GpuSeries g : run.gpus()) {
+            if (OomRiskDetector.stale(run, g)) {
+                continue;
+            }
+            double util = WindowStats.meanUtilization(g, recent);
+            double power = meanPower(g, recent, run.now() + 1);
+            double trainingPower = meanPower(g, lastTs - 120, lastTs);
+            double ratio = trainingPower > 0 && !Double.isNaN(power) ? power / trainingPower : Double.NaN;
+            if (!Double.isNaN(util)) {
+                out.put(g.uuid(), new GpuState(g.uuid(), g.host(), util, ratio));
+            }
+        }
+        return out;
+    }
+
+    private static double meanPower(GpuSeries g, double from, double to) {
+        double sum = 0;
+        int n = 0;
+        for (int i = g.firstIndexAtOrAfter(from); i < g.size() && g.ts(i) < to; i++) {
+            double p = g.powerWatts(i);
+            if (!Double.isNaN(p)) {
+                sum += p;
+                n++;
+            }
+        }
+        return n > 0 ? sum / n : Double.NaN;
+    }
+
+    private static double meanUtilization(Map<String, GpuState> states) {
+        double sum = 0;
+        for (GpuState s : states.values()) {
+            sum += s.util();
+        }
+        return states.isEmpty() ? Double.NaN : sum / states.size();
+    }
+
+    /** Ranks that stopped first, from their own reports, their processes and their GPUs. */
+    private static List<Culprit> culprits(RunContext run, List<RankProcess> procs, Map<String, GpuState> gpus,
+            double lastTs, double gap) {
+        Map<Integer, Culprit> out = new LinkedHashMap<>();
+        Map<Integer, String> gpuOfRank = run.gpuOfRank();
+        Map<Integer, String> hostOfRank = new LinkedHashMap<>();
+        for (RankProcess p : procs) {
+            hostOfRank.put(p.rank(), p.host());
+        }
+        for (Map.Entry<Integer, String> e : gpuOfRank.entrySet()) {
+            GpuState g = gpus.get(e.getValue());
+            if (g != null && g.host() != null) {
+                hostOfRank.putIfAbsent(e.getKey(), g.host());
+            }
+        }
+        // 1. A rank whose own reports stopped a report gap before the others'.
+        RankSeries ranks = run.ranks();
+        if (ranks.count() >= 2) {
+            double newest = Double.NEGATIVE_INFINITY;
+            for (int k = 0; k < ranks.count(); k++) {
+                StepSeries r = ranks.steps(k);
+                if (r.size() > 0) {
+                    newest = Math.max(newest, r.ts(r.size() - 1));
+                }
+            }
+            for (int k = 0; k < ranks.count(); k++) {
+                StepSeries r = ranks.steps(k);
+                if (r.size() > 0 && r.ts(r.size() - 1) < newest - Math.max(gap, 10)) {
+                    int rank = ranks.rank(k);
+                    out.put(rank, new Culprit(rank, hostOfRank.get(rank), String.format(Locale.ROOT,
+                            "its last report was step %d, %s before the other ranks' last", r.step(r.size() - 1),
+                            Texts.secs(newest - r.ts(r.size() - 1))), false));
+                }
+            }
+        }
+        // 2. A process asleep (or dead, or stopped) while the others spin.
+        int spinning = 0;
+        for (RankProcess p : procs) {
+            if (p.cpuRate() >= SPINNING_CPU) {
+                spinning++;
+            }
+        }
+        for (RankProcess p : procs) {
+            boolean deadOrStopped = "Z".equals(p.state()) || "T".equals(p.state()) || "X".equals(p.state());
+            boolean asleep = p.cpuRate() < ASLEEP_CPU && !"R".equals(p.state());
+            if (deadOrStopped || asleep && spinning * 2 >= procs.size() && procs.size() >= 2) {
+                String state = p.state() == null ? "" : switch (p.state()) {
+                    case "Z" -> "a zombie (it exited, its parent has not reaped it)";
+                    case "T" -> "stopped (a debugger or SIGSTOP)";
+                    case "D" -> "in uninterruptible I/O";
+                    case "S" -> "asleep";
+                    default -> "in state " + p.state();
+                };
+                out.putIfAbsent(p.rank(), new Culprit(p.rank(), p.host(), String.format(Locale.ROOT,
+                        "its process (pid %d) is %s and used %s of a core in the last 30 s while %d of %d ranks spin",
+                        p.pid(), state, Texts.pct(Double.isNaN(p.cpuRate()) ? 0 : p.cpuRate()), spinning,
+                        procs.size()), false));
+            }
+        }
+        // 3. A GPU unlike the others: idle while they spin at low power, or at full power while they are idle.
+        if (gpus.size() >= 2) {
+            List<GpuState> spin = new ArrayList<>();
+            List<GpuState> idle = new ArrayList<>();
+            List<GpuState> full = new ArrayList<>();
+            for (GpuState g : gpus.values()) {
+                if (g.util() < 0.05) {
+                    idle.add(g);
+                } else if (g.util() >= 0.9 && g.powerRatio() < 0.7) {
+                    spin.add(g);
+                } else if (g.util() >= 0.9) {
+                    full.add(g);
+                }
+            }
+            List<GpuState> odd = List.of();
+            String why = null;
+            if (spin.size() * 2 > gpus.size() && !idle.isEmpty() && idle.size() * 2 < gpus.size()) {
+                odd = idle;
+                why = "its GPU is idle while the others are busy at a fraction of their training power (NCCL waiting in "
+                        + "a collective it never joined)";
+            } else if (idle.size() * 2 > gpus.size() && !full.isEmpty() && full.size() * 2 < gpus.size()) {
+                odd = full;
+                why = "its GPU is still busy at full power while the others are idle (stuck in a kernel)";
+            }
+            for (GpuState g : odd) {
+                for (Map.Entry<Integer, String> e : gpuOfRank.entrySet()) {
+                    if (e.getValue().equals(g.uuid())) {
+                        RankProcess p = procs.stream().filter(x -> x.rank() == e.getKey()).findFirst().orElse(null);
+                        boolean busyCpu = p != null && p.cpuRate() >= 0.5 && "R".equals(p.state()) && odd == idle;
+                        Culprit c = out.get(e.getKey());
+                        if (c == null || busyCpu) {
+                            out.put(e.getKey(), new Culprit(e.getKey(), g.host(), busyCpu
+                                    ? "its GPU is idle but its process works on the CPU (a checkpoint save or an "
+                                            + "evaluation the log does not announce?)" : why, busyCpu));
+                        } else {
+                            out.put(e.getKey(), new Culprit(c.rank(), c.host(), c.why() + "; " + why, false));
+                        }
+                    }
+                }
+            }
+        }
+        return new ArrayList<>(out.values());
+    }
+
+    /** How the other ranks wait, from their GPUs and processes. */
+    private static String othersWait(Map<String, GpuState> gpus, List<RankProcess> procs, TreeSet<Integer> culprits,
+            RunContext run) {
+        Map<Integer, String> gpuOfRank = run.gpuOfRank();
+        double util = 0;
+        double power = 0;
+        int n = 0;
+        int powerN = 0;
+        for (Map.Entry<Integer, String> e : gpuOfRank.entrySet()) {
+            if (culprits.contains(e.getKey())) {
+                continue;
+            }
+            GpuState g = gpus.get(e.getValue());
+            if (g != null) {
+                util += g.util();
+                n++;
+                if (!Double.isNaN(g.powerRatio())) {
+                    power += g.powerRatio();
+                    powerN++;
+                }
+            }
+        }
+        if (n == 0 || culprits.isEmpty()) {
+            return null;
+        }
+        util /= n;
+        String text = String.format(Locale.ROOT, "the other ranks' GPUs are %s busy", Texts.pct(util));
+        if (powerN > 0) {
+            text += String.format(Locale.ROOT, " at %s of their training power", Texts.pct(power / powerN));
+        }
+        if (util >= 0.9 && powerN > 0 && power / powerN < 0.7) {
+            text += " (spinning in a collective, waiting)";
+        }
+        return text;
     }
 }

@@ -43,6 +43,13 @@ final class EvaluationSchedule {
     private final Map<String, AgentState> agents;
     private final Notifier notifier;
 
+    private Map<String, HostMemoryWindow> hostMemory = Map.of();
+
+    /** The fleet's host memory windows, read by the host-memory detector. */
+    void hostMemory(Map<String, HostMemoryWindow> windows) {
+        this.hostMemory = windows;
+    }
+
     EvaluationSchedule(FleetSettings settings, List<Detector> detectors, Predictor predictor,
             RunObservations observations, Map<String, AgentState> agents, Notifier notifier) {
         this.settings = settings;
@@ -192,6 +199,42 @@ final class EvaluationSchedule {
         @Override
         public OptionalInt latentDownsample() {
             return observations.latentDownsample(run);
+        }
+
+        @Override
+        public List<dev.trainwatch.collector.detect.RankProcess> rankProcesses() {
+            List<dev.trainwatch.collector.detect.RankProcess> out = new ArrayList<>();
+            for (Map.Entry<String, RunState.HostPart> part : run.hosts.entrySet()) {
+                for (Map.Entry<Integer, RunState.RankProc> e : part.getValue().procs.entrySet()) {
+                    RunState.RankProc p = e.getValue();
+                    out.add(new dev.trainwatch.collector.detect.RankProcess(e.getKey(), part.getKey(), p.pid,
+                            p.gpuUuid, p.state, p.cpuRate(30), p.rss, p.workers, p.workersRss, p.ts));
+                }
+            }
+            out.sort(java.util.Comparator.comparingInt(dev.trainwatch.collector.detect.RankProcess::rank));
+            return out;
+        }
+
+        @Override
+        public List<dev.trainwatch.collector.detect.HostMemorySeries> hostMemory() {
+            List<dev.trainwatch.collector.detect.HostMemorySeries> out = new ArrayList<>();
+            for (String host : run.hosts.keySet()) {
+                HostMemoryWindow w = hostMemory.get(host);
+                if (w != null) {
+                    out.add(w);
+                }
+            }
+            return out;
+        }
+
+        @Override
+        public String announcedPhase() {
+            return run.phaseKind != null && !(run.phaseTs < run.lastCountedTs) ? run.phaseKind : null;
+        }
+
+        @Override
+        public double announcedPhaseTs() {
+            return run.phaseTs;
         }
 
         @Override

@@ -79,6 +79,8 @@ public final class Fleet {
     private final Map<String, RunState> runs = new HashMap<>();
     private final Map<String, GpuState> gpus = new HashMap<>();
     private final Map<String, AgentState> agents = new HashMap<>();
+    /** Each node's memory readings, by host (bounded by the agent limit). */
+    private final Map<String, HostMemoryWindow> hostMemory = new HashMap<>();
     /** What the limits refused and forgot (see {@link Slots}: only entries that are not reporting are forgotten). */
     private final Slots slots = new Slots();
     /** Other names of reported runs (job ids, host:pid) → the run id the agent uses; bounded like the runs. */
@@ -115,6 +117,8 @@ public final class Fleet {
                         Fleet.this.notifyChanged(run, now);
                     }
                 });
+        this.schedule.hostMemory(hostMemory);
+        this.observations.hostMemory(hostMemory);
     }
 
     /** A fleet with default limits and thresholds over the real estimator. */
@@ -290,19 +294,18 @@ public final class Fleet {
     /**
      * Records why a run's processes failed ({@code trainwatch run} saw its command exit with an error and read the
      * tail of its output): raises {@code run_failed} at once, with the cause joined with what the collector saw
-     * before. The anomaly stays when the run ends. Empty when the run is unknown.
+     * before. The anomaly stays when the run ends. A run not seen before (it failed before it reported anything) is
+     * created to hold it.
      */
-    public Optional<RunView> recordFailure(String runId, RunFailure failure, String host) {
+    public RunView recordFailure(String runId, RunFailure failure, String host) {
+        requireId(runId);
         Objects.requireNonNull(failure, "failure");
         try {
             synchronized (lock) {
-                RunState run = runs.get(runId);
-                if (run == null) {
-                    return Optional.empty();
-                }
                 double now = now();
+                RunState run = runOrCreate(runId, now);
                 fail(run, failure, host, now);
-                return Optional.of(observations.view(run, now));
+                return observations.view(run, now);
             }
         } finally {
             dispatch();
@@ -501,6 +504,19 @@ public final class Fleet {
     // ------------------------------------------------------------------ views
 
     /** All tracked runs, newest first. */
+    /** Every node's newest memory reading, by host. */
+    public List<HostMemoryView> hostMemory() {
+        synchronized (lock) {
+            List<HostMemoryView> out = new ArrayList<>(hostMemory.size());
+            for (HostMemoryWindow w : hostMemory.values()) {
+                if (w.size() > 0) {
+                    out.add(HostMemoryView.of(w));
+                }
+            }
+            return out;
+        }
+    }
+
     public List<RunView> runs() {
         synchronized (lock) {
             double now = now();
@@ -707,6 +723,20 @@ public final class Fleet {
             }
         }
         agent.gpuCount = gpuCount;
+        if (batch.hostMemory() != null) {
+            HostMemoryWindow w = hostMemory.get(batch.host());
+            if (w == null) {
+                if (hostMemory.size() >= settings.maxAgents()) {
+                    hostMemory.values().stream().min(java.util.Comparator.comparingDouble(h -> h.lastSeen))
+                            .ifPresent(oldest -> hostMemory.remove(oldest.host()));
+                }
+                w = new HostMemoryWindow(batch.host());
+                hostMemory.put(batch.host(), w);
+            }
+            if (w != null) {
+                w.add(batch.hostMemory(), stamp(batch.hostMemory().ts(), now));
+            }
+        }
         if (batch.runs() != null) {
             for (RunAttribution a : batch.runs()) {
                 if (a == null || a.runId() == null || a.runId().isBlank()) {
@@ -764,8 +794,29 @@ public final class Fleet {
             }
         }
         if (a.ranks() != null) {
+            Set<Integer> seen = new java.util.HashSet<>();
             for (RankInfo r : a.ranks()) {
-                if (r == null || r.rank() == null || r.gpuUuids() == null) {
+                if (r == null || r.rank() == null) {
+                    continue;
+                }
+                if (part.procs.size() < MAX_GPUS_PER_HOST_PART || part.procs.containsKey(r.rank())) {
+                    RunState.RankProc p = part.procs.computeIfAbsent(r.rank(), k -> new RunState.RankProc());
+                    if (p.pid != r.pid()) {
+                        p.size = 0; // another process now holds the rank (a restart): its CPU time starts again
+                    }
+                    p.pid = r.pid();
+                    p.gpuUuid = r.gpuUuids() != null && !r.gpuUuids().isEmpty() ? r.gpuUuids().get(0) : null;
+                    p.state = r.state();
+                    p.rss = r.rssBytes() != null ? r.rssBytes() : Double.NaN;
+                    p.workers = r.workers() != null ? r.workers() : -1;
+                    p.workersRss = r.workersRssBytes() != null ? r.workersRssBytes() : Double.NaN;
+                    p.ts = now;
+                    if (r.cpuSeconds() != null && Double.isFinite(r.cpuSeconds())) {
+                        p.cpu(now, r.cpuSeconds());
+                    }
+                    seen.add(r.rank());
+                }
+                if (r.gpuUuids() == null) {
                     continue;
                 }
                 for (String uuid : r.gpuUuids()) {
@@ -774,6 +825,15 @@ public final class Fleet {
                     }
                 }
             }
+        }
+        if (a.ranks() != null) {
+            Set<Integer> reported = new java.util.HashSet<>();
+            a.ranks().forEach(r -> {
+                if (r != null && r.rank() != null) {
+                    reported.add(r.rank());
+                }
+            });
+            part.procs.keySet().retainAll(reported);
         }
         for (String uuid : previous) {
             GpuState g = gpus.get(uuid);
@@ -869,6 +929,9 @@ public final class Fleet {
                 RunState run = e.runId() == null ? null : runs.get(e.runId());
                 if (run != null && !run.ended) {
                     run.accounting.phase(e.message(), stamp(e.ts(), now));
+                    run.phaseKind = e.message();
+                    run.phaseTs = stamp(e.ts(), now);
+                    touched.add(run);
                 }
             }
             default -> {

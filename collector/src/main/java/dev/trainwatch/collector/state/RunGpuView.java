@@ -16,8 +16,19 @@ import java.util.List;
  * @param utilizationRatio    mean over the last minute
  * @param smClockRatio        mean SM clock / max SM clock over the last minute
  * @param lost                NVML reports the GPU lost
+ * @param powerWatts          power draw now
+ * @param process             the process of the (first) rank on it, when the agent reads ranks' processes
  */
 public record RunGpuView(String uuid, String host, int index, String name, List<Integer> ranks,
                          Long memoryUsedBytes, Long memoryTotalBytes, Long peakMemoryBytes,
-                         Double utilizationRatio, Double smClockRatio, boolean lost) {
+                         Double utilizationRatio, Double smClockRatio, boolean lost, Double powerWatts,
+                         Process process) {
+
+    /**
+     * A rank's process: {@code state} ({@code R} running, {@code S} sleeping, {@code D} in I/O, {@code Z} zombie),
+     * {@code cpuRatio} (cores busy over the last 30 s), resident memory, its DataLoader workers and theirs.
+     */
+    public record Process(int rank, long pid, String state, Double cpuRatio, Long rssBytes, Integer workers,
+                          Long workersRssBytes) {
+    }
 }

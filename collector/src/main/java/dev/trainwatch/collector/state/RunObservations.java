@@ -23,6 +23,11 @@ final class RunObservations {
     private final Map<String, RunState> runs;
     private final Map<String, GpuState> gpus;
     private GpuHourPrices prices = GpuHourPrices.NONE;
+    private Map<String, HostMemoryWindow> hostMemory = Map.of();
+
+    void hostMemory(Map<String, HostMemoryWindow> windows) {
+        hostMemory = windows;
+    }
 
     RunObservations(Predictor predictor, double windowSeconds, Map<String, RunState> runs,
             Map<String, GpuState> gpus) {
@@ -73,17 +78,41 @@ final class RunObservations {
             GpuWindow w = g.window;
             RunState.HostPart part = run.hosts.get(w.host());
             List<Integer> ranks = part == null ? List.of() : part.ranksByGpu.getOrDefault(w.uuid(), List.of());
+            RunGpuView.Process process = null;
+            if (part != null) {
+                for (java.util.Map.Entry<Integer, RunState.RankProc> e : part.procs.entrySet()) {
+                    RunState.RankProc p = e.getValue();
+                    if (w.uuid().equals(p.gpuUuid)) {
+                        process = new RunGpuView.Process(e.getKey(), p.pid, p.state, nan(p.cpuRate(30)),
+                                toLong(p.rss), p.workers >= 0 ? p.workers : null, toLong(p.workersRss));
+                        break;
+                    }
+                }
+            }
+            Double gpuPower = g.latest != null && g.latest.powerWatts() != null && Double.isFinite(g.latest.powerWatts())
+                    ? g.latest.powerWatts() : null;
             gpuViews.add(new RunGpuView(w.uuid(), w.host(), w.index(), w.name(), List.copyOf(ranks),
                     toLong(WindowStats.latestMemory(w)), toLong(w.memoryTotalBytes()), toLong(w.peakMemory),
                     nan(WindowStats.meanUtilization(w, recent)), nan(WindowStats.meanSmClockRatio(w, recent)),
-                    w.lost()));
+                    w.lost(), gpuPower, process));
         }
         gpuViews.sort(Comparator.comparing(RunGpuView::host, Comparator.nullsLast(Comparator.naturalOrder()))
                 .thenComparingInt(RunGpuView::index));
         return new RunView(run.runId, run.estimate != null ? run.estimate.spec() : run.registeredSpec,
                 run.estimate, observed, comparison, run.tracker.snapshot(), gpuViews,
                 List.copyOf(run.hosts.keySet()), run.firstSeen, run.lastSeen, run.ended, nan(run.endedAt),
-                run.synthetic ? Boolean.TRUE : null, unmatched(run, now));
+                run.synthetic ? Boolean.TRUE : null, unmatched(run, now), hostMemoryOf(run));
+    }
+
+    private List<HostMemoryView> hostMemoryOf(RunState run) {
+        List<HostMemoryView> out = new ArrayList<>();
+        for (String host : run.hosts.keySet()) {
+            HostMemoryWindow w = hostMemory.get(host);
+            if (w != null && w.size() > 0) {
+                out.add(HostMemoryView.of(w));
+            }
+        }
+        return out.isEmpty() ? null : List.copyOf(out);
     }
 
     /** A spec nothing has reported for {@link Fleet#UNMATCHED_AFTER_SECONDS}: which runs the agents do report. */

@@ -18,8 +18,60 @@ final class RunState {
     static final class HostPart {
         final Set<String> gpuUuids = new LinkedHashSet<>();
         final Map<String, List<Integer>> ranksByGpu = new LinkedHashMap<>();
+        /** Each rank's process as the agent read it, with its recent CPU-time readings. */
+        final Map<Integer, RankProc> procs = new LinkedHashMap<>();
         boolean ended;
     }
+
+    /** A rank's process: newest reading and up to {@value #CPU_READINGS} (time, CPU seconds) readings. */
+    static final class RankProc {
+        static final int CPU_READINGS = 64;
+        long pid;
+        String gpuUuid;
+        String state;
+        double rss = Double.NaN;
+        int workers = -1;
+        double workersRss = Double.NaN;
+        double ts;
+        final double[] cpuTs = new double[CPU_READINGS];
+        final double[] cpu = new double[CPU_READINGS];
+        int head;
+        int size;
+
+        void cpu(double at, double seconds) {
+            if (size > 0 && at <= cpuTs[(head + size - 1) % CPU_READINGS]) {
+                return;
+            }
+            int i = (head + size) % CPU_READINGS;
+            if (size == CPU_READINGS) {
+                head = (head + 1) % CPU_READINGS;
+            } else {
+                size++;
+            }
+            cpuTs[i] = at;
+            cpu[i] = seconds;
+        }
+
+        /** CPU seconds per wall second between the newest reading and the oldest at least {@code span} s older. */
+        double cpuRate(double span) {
+            if (size < 2) {
+                return Double.NaN;
+            }
+            int newest = (head + size - 1) % CPU_READINGS;
+            for (int k = size - 2; k >= 0; k--) {
+                int i = (head + k) % CPU_READINGS;
+                double dt = cpuTs[newest] - cpuTs[i];
+                if (dt >= span || k == 0) {
+                    return dt > 0 ? Math.max(0, cpu[newest] - cpu[i]) / dt : Double.NaN;
+                }
+            }
+            return Double.NaN;
+        }
+    }
+
+    /** The newest checkpoint or evaluation phase the log announced, and when; null / NaN when none. */
+    String phaseKind;
+    double phaseTs = Double.NaN;
 
     final String runId;
     final double firstSeen;

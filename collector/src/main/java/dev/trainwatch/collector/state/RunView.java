@@ -23,11 +23,20 @@ import java.util.List;
  * @param endedAt     unix seconds when it ended
  * @param synthetic   true for runs of the bundled demo scenario (never real hardware)
  * @param unmatched   for a spec that has had no data for a minute: the runs the agents do report (null otherwise)
+ * @param hostMemory  the memory of the run's nodes as their agents last read it (null when none reports it)
  */
 public record RunView(String runId, RunSpec spec, Estimate estimate, ObservedView observed,
                       ComparisonView comparison, List<Anomaly> anomalies, List<RunGpuView> gpus,
                       List<String> hosts, double firstSeenTs, Double lastSeenTs, boolean ended, Double endedAt,
-                      Boolean synthetic, Unmatched unmatched) {
+                      Boolean synthetic, Unmatched unmatched, List<HostMemoryView> hostMemory) {
+
+    /** A view without node memory. */
+    public RunView(String runId, RunSpec spec, Estimate estimate, ObservedView observed, ComparisonView comparison,
+                   List<Anomaly> anomalies, List<RunGpuView> gpus, List<String> hosts, double firstSeenTs,
+                   Double lastSeenTs, boolean ended, Double endedAt, Boolean synthetic, Unmatched unmatched) {
+        this(runId, spec, estimate, observed, comparison, anomalies, gpus, hosts, firstSeenTs, lastSeenTs, ended,
+                endedAt, synthetic, unmatched, null);
+    }
 
     /** A view without an identity hint. */
     public RunView(String runId, RunSpec spec, Estimate estimate, ObservedView observed, ComparisonView comparison,

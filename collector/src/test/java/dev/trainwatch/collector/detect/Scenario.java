@@ -16,14 +16,25 @@ import java.util.Map;
  */
 record Scenario(String description, RunSpec spec, int gpus, List<Phase> phases, List<String> expect) {
 
+    /**
+     * One stretch of the trace. {@code rankProcs} overrides a rank's process ({@code state}, {@code cpu_rate}: CPU
+     * seconds per second) — every rank's process is otherwise running at one core; {@code announce} is a phase the
+     * log announces at the phase's start ({@code checkpoint}, {@code evaluation}); {@code hostMemGib} is the node's
+     * MemAvailable from start to end of the phase (of {@code hostTotalGib}, 512 by default), {@code shmUsedRatio}
+     * how full /dev/shm is.
+     */
     record Phase(String name, double durationS, List<Double> memoryGib, Double utilization, Double utilMin,
                  Double idleFraction, Double smClockRatio, List<String> reasons, Double temperature, Double power,
                  Steps steps, Map<String, GpuOverride> gpuOverrides, List<Xid> xids, Boolean agentSilent,
-                 Boolean fault) {
+                 Boolean fault, Map<String, RankProc> rankProcs, String announce, List<Double> hostMemGib,
+                 Double hostTotalGib, Double shmUsedRatio) {
+    }
+
+    record RankProc(String state, Double cpuRate) {
     }
 
     record GpuOverride(List<Double> memoryGib, Double utilization, Double utilMin, Double idleFraction,
-                       Double smClockRatio, List<String> reasons, Double temperature) {
+                       Double smClockRatio, List<String> reasons, Double temperature, Double power) {
     }
 
     /**
@@ -33,7 +44,8 @@ record Scenario(String description, RunSpec spec, int gpus, List<Phase> phases, 
      */
     record Steps(double everyS, double timeS, Double dataTimeS, Double lmTimeS, Double vaeTimeS,
                  Integer intervalSteps, List<Integer> bucket, Integer ranks, Map<String, Double> rankFactor,
-                 Double timeJitter, Double samples, Map<String, Double> rankDataTimeS) {
+                 Double timeJitter, Double samples, Map<String, Double> rankDataTimeS, Double loss,
+                 List<Integer> silentRanks) {
     }
 
     record Xid(double atS, int gpu, long xid) {

@@ -87,10 +87,12 @@ final class ScenarioPlayer {
         double t = 0;
         double faultStart = Double.NaN;
         long step = 0;
+        double[] cpu = new double[scenario.gpus()];
         for (Scenario.Phase p : scenario.phases()) {
             if (Boolean.TRUE.equals(p.fault()) && Double.isNaN(faultStart)) {
                 faultStart = t;
             }
+            boolean announced = p.announce() == null;
             double nextStep = t + (p.steps() != null ? p.steps().everyS() : Double.POSITIVE_INFINITY);
             int jitter = 0;
             for (double pt = 0; pt < p.durationS(); pt += 1) {
@@ -103,6 +105,10 @@ final class ScenarioPlayer {
                         samples.add(sample(p, g, uuids.get(g), now, (pt + 1) / p.durationS()));
                     }
                     List<AgentEvent> events = new ArrayList<>();
+                    if (!announced) {
+                        events.add(new AgentEvent(now, "phase", null, null, RUN, p.announce()));
+                        announced = true;
+                    }
                     if (p.xids() != null) {
                         for (Scenario.Xid x : p.xids()) {
                             if (x.atS() == pt) {
@@ -110,10 +116,27 @@ final class ScenarioPlayer {
                             }
                         }
                     }
+                    List<dev.trainwatch.protocol.RankInfo> ranks = new ArrayList<>();
+                    for (int r = 0; r < uuids.size(); r++) {
+                        Scenario.RankProc rp = p.rankProcs() != null ? p.rankProcs().get(Integer.toString(r)) : null;
+                        String state = rp != null && rp.state() != null ? rp.state() : "R";
+                        cpu[r] += rp != null && rp.cpuRate() != null ? rp.cpuRate() : 1.0;
+                        ranks.add(new dev.trainwatch.protocol.RankInfo(100L + r, r, r, uuids.size(),
+                                List.of(uuids.get(r)), state, cpu[r], 6L * GIB, 4, 8L * GIB, 4.0 * t));
+                    }
+                    dev.trainwatch.protocol.HostMemory host = null;
+                    if (p.hostMemGib() != null) {
+                        double total = p.hostTotalGib() != null ? p.hostTotalGib() : 512;
+                        double avail = p.hostMemGib().get(0)
+                                + (p.hostMemGib().get(1) - p.hostMemGib().get(0)) * (pt + 1) / p.durationS();
+                        long shmTotal = 64L * GIB;
+                        host = new dev.trainwatch.protocol.HostMemory(now, (long) (total * GIB), (long) (avail * GIB),
+                                0L, shmTotal, (long) (shmTotal * (p.shmUsedRatio() != null ? p.shmUsedRatio() : 0.1)));
+                    }
                     fleet.ingestBatch(new AgentBatch("node-1", "agent-1", ++seq, samples,
-                            List.of(new RunAttribution(RUN, List.of(100L), uuids, ranksOnGpus(uuids), null, false)),
+                            List.of(new RunAttribution(RUN, List.of(100L), uuids, ranks, null, false)),
                             events,
-                            new AgentHealth(0.003, 0L, 0L, 0L, 0L, 1.0)));
+                            new AgentHealth(0.003, 0L, 0L, 0L, 0L, 1.0), host));
                 }
                 if (p.steps() != null && t >= nextStep) {
                     Scenario.Steps s = p.steps();
@@ -126,6 +149,9 @@ final class ScenarioPlayer {
                     List<StepEvent> events = new ArrayList<>();
                     int ranks = s.ranks() != null ? s.ranks() : 0;
                     for (int r = 0; r < Math.max(1, ranks); r++) {
+                        if (s.silentRanks() != null && s.silentRanks().contains(r)) {
+                            continue;
+                        }
                         double factor = ranks > 0 && s.rankFactor() != null
                                 ? s.rankFactor().getOrDefault(Integer.toString(r), 1.0) : 1.0;
                         Integer bh = s.bucket() != null ? s.bucket().get(0) : null;
@@ -133,7 +159,8 @@ final class ScenarioPlayer {
                         Double data = ranks > 0 && s.rankDataTimeS() != null
                                 ? s.rankDataTimeS().getOrDefault(Integer.toString(r), s.dataTimeS()) : s.dataTimeS();
                         events.add(new StepEvent(step, time * factor, data, null, s.lmTimeS(), s.vaeTimeS(),
-                                interval, s.samples(), 0.1, 1e-4, 1.0, bh, bw, ranks > 0 ? r : null, now));
+                                interval, s.samples(), s.loss() != null ? s.loss() : 0.1, 1e-4, 1.0, bh, bw,
+                                ranks > 0 ? r : null, now));
                     }
                     fleet.ingestSteps(RUN, events);
                     nextStep += s.everyS();
@@ -160,7 +187,8 @@ final class ScenarioPlayer {
                 FakePredictor.A100_80GB - used, util, null,
                 new UtilizationWindow(6, utilMin, util, Math.min(1, util + 0.02), idle, now - 1, now),
                 (long) (MAX_CLOCK * clockRatio), MAX_CLOCK, null, null, reasons,
-                p.power() != null ? p.power() : 350.0, 400.0, null, temp, 0, List.of(), false);
+                o != null && o.power() != null ? o.power() : p.power() != null ? p.power() : 350.0, 400.0, null, temp, 0,
+                List.of(), false);
     }
 
     private static double pick(Double a, Double b, double fallback) {

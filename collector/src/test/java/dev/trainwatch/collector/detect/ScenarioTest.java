@@ -33,7 +33,8 @@ class ScenarioTest {
     @ValueSource(strings = {"healthy", "pixart-online-starved", "sana-loader-starved", "memory-ramp",
             "encoder-resident", "tf32-off", "idle-gpu", "throttling", "straggler-rank", "stalled", "xid-critical",
             "xid-informational", "xid-application", "agent-lost", "small-batch", "bucket-oom",
-            "step-ratio-boundary", "rank-data-starved", "straggler-quiet"})
+            "step-ratio-boundary", "rank-data-starved", "straggler-quiet", "hung-rank", "checkpoint-pause",
+            "evaluation-phase", "nan-loss", "loss-spike", "host-memory"})
     void raisesExactlyTheExpectedKindsWithoutFlapping(String name) {
         Scenario scenario = Scenario.load(name);
         Result r = play(name);
@@ -143,6 +144,37 @@ class ScenarioTest {
         var hw = h.fleet().run(ScenarioPlayer.RUN).orElseThrow().observed().wallSeconds();
         assertThat(hw).doesNotContainKeys("stall", "idle", "lost_work");
         assertThat(hw.get("startup")).isBetween(85.0, 115.0);
+    }
+
+    @Test
+    void aHungRankIsNamedWithinAMinuteOfItsMissedReportAndAnnouncedPhasesAreNotHangs() {
+        Result hung = play("hung-rank");
+        Transition t = hung.raised(AnomalyKind.STALLED).get(0);
+        // The others' last report came 20 s into the fault; the usual gap is 20 s; named 30 s after that.
+        assertThat(hung.latency(AnomalyKind.STALLED)).isLessThanOrEqualTo(20 + 20 + 60);
+        assertThat(t.anomaly().evidence()).containsEntry("ranks", List.of(5)).containsEntry("hosts", List.of("node-1"));
+        assertThat(t.message()).contains("rank 5 on node-1").contains("asleep").contains("GPU is idle")
+                .contains("spinning in a collective");
+        assertThat(t.suggestion()).contains("hung on rank 5").contains("py-spy");
+
+        assertThat(play("checkpoint-pause").kindsRaised()).isEmpty();
+        assertThat(play("evaluation-phase").kindsRaised()).isEmpty();
+        // The same pause without its announcement is a stall after the usual threshold, not a fast hang call.
+        assertThat(play("stalled").latency(AnomalyKind.STALLED)).isEqualTo(120);
+    }
+
+    @Test
+    void aDivergedLossIsCalledAtItsFirstReportAndAHostLeakBeforeTheOomKiller() {
+        Result nan = play("nan-loss");
+        assertThat(nan.latency(AnomalyKind.LOSS_NONFINITE)).isLessThanOrEqualTo(21);
+        assertThat(nan.raised(AnomalyKind.LOSS_NONFINITE).get(0).message()).contains("the loss is nan since step");
+        Result spike = play("loss-spike");
+        assertThat(spike.raised(AnomalyKind.LOSS_SPIKE).get(0).message()).contains("jumped to 0.41");
+        Result leak = play("host-memory");
+        Transition h = leak.raised(AnomalyKind.HOST_MEMORY).get(0);
+        assertThat(h.anomaly().evidence()).containsEntry("host", "node-1");
+        assertThat(((Number) h.anomaly().evidence().get("seconds_to_exhaustion")).doubleValue()).isBetween(300.0, 900.0);
+        assertThat(h.message()).contains("falling 16.0 GiB/min").contains("DataLoader workers");
     }
 
     @Test

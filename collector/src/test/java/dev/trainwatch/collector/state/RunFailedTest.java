@@ -46,7 +46,7 @@ class RunFailedTest {
             fleet.ingestBatch(batch("node1", "a", seq++, List.of(gpu(clock.seconds(), 0, "GPU-0", 79 * GIB, 0.97)),
                     List.of(attribution("oom-run", List.of("GPU-0"))), List.of()));
         }
-        fleet.recordFailure("oom-run", oom(), "node1").orElseThrow();
+        fleet.recordFailure("oom-run", oom(), "node1");
         Anomaly a = failed("oom-run");
         assertThat(a.active()).isTrue();
         assertThat(a.severity()).isEqualTo(Severity.CRITICAL);
@@ -86,6 +86,8 @@ class RunFailedTest {
                 List.of(attribution("ok", List.of("GPU-0"))), List.of()));
         fleet.endRun("ok");
         assertThat(fleet.run("ok").orElseThrow().anomalies()).noneMatch(a -> a.kind() == AnomalyKind.RUN_FAILED);
-        assertThat(fleet.recordFailure("nobody", oom(), "node1")).isEmpty();
+        // A run that failed before it reported anything is created to hold its failure.
+        assertThat(fleet.recordFailure("early", oom(), "node1").anomalies())
+                .anyMatch(a -> a.kind() == AnomalyKind.RUN_FAILED && a.active());
     }
 }
