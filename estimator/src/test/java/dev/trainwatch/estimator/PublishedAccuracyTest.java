@@ -257,8 +257,9 @@ class PublishedAccuracyTest {
                     .append(" | ").append(predicted).append(" | ").append(error).append(" | ").append(s.row().get("Q"))
                     .append(" |\n");
         }
-        md.append("\n").append(unpriced).append(" more rows of the set measure models the catalog does not have (kept"
-                + " with their sources, not scored).\n\n").append(END);
+        md.append("\n").append(unpriced).append(" more rows of the set are kept with their sources but not scored:"
+                + " models the catalog does not have, regimes it does not price (sequence parallelism, fused kernels,"
+                + " quantised weights) or figures too incomplete to price; each row says why.\n\n").append(END);
         return md.toString();
     }
 
