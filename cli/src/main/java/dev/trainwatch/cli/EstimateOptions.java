@@ -72,9 +72,10 @@ public final class EstimateOptions {
     @Option(names = "--weights", paramLabel = "W", description = "fp32 (fp32 parameters under autocast), mixed (half parameters, fp32 master weights in the optimizer: ColossalAI/DeepSpeed/FSDP) or pure (all half).")
     String weights;
 
-    @Option(names = "--checkpoint-blocks", paramLabel = "N[,M]", split = ",",
-            description = "Blocks recomputed in backward: one number, or one per block group (Open-Sora 2.0: double-stream,single-stream).")
-    java.util.List<Integer> checkpointBlocks;
+    @Option(names = "--checkpoint-blocks", paramLabel = "N[,M]",
+            description = "Blocks recomputed in backward: a number or a share (50%), or one per block group (Open-Sora 2.0:"
+                    + " double-stream,single-stream, e.g. 8,38).")
+    String checkpointBlocks;
 
     @Option(names = "--vae-micro-batch", paramLabel = "N", description = "Images (frames) the video VAE encodes at once.")
     Integer vaeMicroBatch;
@@ -105,7 +106,53 @@ public final class EstimateOptions {
             fromFile = read.spec();
             configNotes = read.notes().stream().map(n -> config.getFileName() + ": " + n).toList();
         }
-        return fromFile.overriddenBy(flags());
+        RunSpec spec = fromFile.overriddenBy(flags());
+        if (checkpointBlocks != null) {
+            spec = spec.withRegime(spec.textFeatures(), spec.vaeFeatures(), spec.weights(),
+                    blocks(checkpointBlocks, spec.model()), spec.vaeMicroBatch(), spec.buckets());
+        }
+        return spec;
+    }
+
+    /** "8,38", "14" or "50%" (of every block group) as blocks per group. */
+    private java.util.List<Integer> blocks(String value, String model) {
+        String[] parts = value.split(",");
+        java.util.List<Integer> out = new java.util.ArrayList<>();
+        int[] groups = null;
+        for (int i = 0; i < parts.length; i++) {
+            String part = parts[i].strip();
+            try {
+                if (part.endsWith("%")) {
+                    double share = Double.parseDouble(part.substring(0, part.length() - 1)) / 100;
+                    if (!(share >= 0 && share <= 1)) {
+                        throw new UserError(ExitCodes.USAGE, "--checkpoint-blocks: a share is 0% to 100%, got " + part);
+                    }
+                    if (model == null) {
+                        throw new UserError(ExitCodes.USAGE, "--checkpoint-blocks " + part + " needs the model (--model or --config)");
+                    }
+                    if (groups == null) {
+                        try {
+                            groups = estimator().blockGroups(model);
+                        } catch (dev.trainwatch.estimator.InvalidSpecException e) {
+                            throw new UserError(ExitCodes.USAGE, e.getMessage());
+                        }
+                    }
+                    if (parts.length == 1) {
+                        for (int depth : groups) {
+                            out.add((int) Math.round(depth * share));
+                        }
+                        return out;
+                    }
+                    out.add((int) Math.round(groups[Math.min(i, groups.length - 1)] * share));
+                } else {
+                    out.add(Integer.valueOf(part));
+                }
+            } catch (NumberFormatException e) {
+                throw new UserError(ExitCodes.USAGE, "--checkpoint-blocks wants block counts or shares (8,38 or 50%), got '"
+                        + value + "'");
+            }
+        }
+        return out;
     }
 
     /** The estimator over the bundled catalogs and the user catalogs named by --catalog or the environment. */
@@ -126,6 +173,6 @@ public final class EstimateOptions {
     private RunSpec flags() {
         return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps)
-                .withRegime(textFeatures, vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, null);
+                .withRegime(textFeatures, vaeFeatures, weights, null, vaeMicroBatch, null);
     }
 }

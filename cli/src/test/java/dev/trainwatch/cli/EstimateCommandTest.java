@@ -52,6 +52,14 @@ class EstimateCommandTest {
         JsonNode node = Json.MAPPER.readTree(json.out());
         assertThat(node.get("spec").get("weights").asText()).isEqualTo("mixed");
         assertThat(node.get("notes").get(0).asText()).startsWith("stage1.py: ");
+        Result share = run("estimate", "--model", "opensora-2.0", "--gpu", "h200", "--gpus", "8", "--weights", "mixed",
+                "--zero", "2", "--grad-checkpointing", "--checkpoint-blocks", "50%", "--json");
+        assertThat(Json.MAPPER.readTree(share.out()).get("spec").get("checkpoint_blocks").toString()).isEqualTo("[10,19]");
+        Result noModel = run("estimate", "--gpu", "h200", "--checkpoint-blocks", "50%");
+        assertThat(noModel.status()).isEqualTo(ExitCodes.USAGE);
+        assertThat(noModel.err().strip()).isEqualTo("trainwatch: --checkpoint-blocks 50% needs the model (--model or --config)");
+        assertThat(run("estimate", "--model", "dit-xl-2", "--gpu", "h200", "--checkpoint-blocks", "half").err().strip())
+                .isEqualTo("trainwatch: --checkpoint-blocks wants block counts or shares (8,38 or 50%), got 'half'");
         Path alpha = FIXTURES.resolve("pixart-alpha/configs/pixart_config/PixArt_xl2_img1024_internal.py");
         Result a = run("estimate", "--config", alpha.toString(), "--gpu", "a100-80gb", "--vae-features", "online");
         assertThat(a.out()).contains("features text precomputed/VAE online").contains("EMA on");

@@ -173,6 +173,14 @@ public final class Estimator {
         return catalog.resolveGpuId(idOrNvmlName);
     }
 
+    /**
+     * Blocks per block group, in forward order, as {@code checkpoint_blocks} counts them: one group for DiT, PixArt
+     * and Sana; spatial and temporal blocks for STDiT3; double- and single-stream blocks for MMDiT.
+     */
+    public int[] blockGroups(String modelId) {
+        return Architecture.groupDepths(profile(modelId).info);
+    }
+
     /** Parameter count derived from the architecture. */
     public long params(String modelId) {
         return profile(modelId).params;
