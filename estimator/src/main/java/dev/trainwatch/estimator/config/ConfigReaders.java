@@ -277,8 +277,11 @@ public final class ConfigReaders {
         if (Boolean.TRUE.equals(model.get("multi_scale"))) {
             notes.add("model.multi_scale trains on aspect-ratio buckets of about image_size^2 pixels: priced as the square image_size");
         }
+        // Sana's train.py keeps model_ema = deepcopy(model) only when train.ema_update is set (later versions; the
+        // earlier ones have no EMA at all).
+        Boolean ema = yamlBool(file, train.get("ema_update"), "train.ema_update");
         RunSpec spec = new RunSpec(modelId, null, null, batch, resolution, null, null, null, precision, optimizer,
-                checkpointing, null, features, zero, null, accumulation, null);
+                checkpointing, ema, features, zero, null, accumulation, null);
         if (text != null && vae != null && !text.equals(vae)) {
             spec = spec.withRegime(text ? "precomputed" : "online", vae ? "precomputed" : "online", null, null, null, null);
         }

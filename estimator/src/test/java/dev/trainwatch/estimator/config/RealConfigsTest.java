@@ -86,6 +86,21 @@ class RealConfigsTest {
     }
 
     @Test
+    void sanaKeepsAnEmaOnlyWhenItsConfigAsksForTheUpdate() throws Exception {
+        ConfigReaders.Read plain = ConfigReaders.readWithNotes(fixture("sana/configs/sana_config/1024ms/Sana_1600M_img1024.yaml"));
+        assertThat(plain.spec().ema()).isNull(); // the model's recipe: no EMA
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("sana");
+        java.nio.file.Files.copy(fixture("sana/configs/sana_config/1024ms/Sana_1600M_img1024.yaml"), dir.resolve("base.yaml"));
+        java.nio.file.Path child = dir.resolve("ema.yaml");
+        java.nio.file.Files.writeString(child, "_base_: [base.yaml]\ntrain:\n  ema_update: true\ndata:\n  load_text_feat: true\n");
+        RunSpec spec = ConfigReaders.read(child);
+        assertThat(spec.ema()).isTrue();
+        // Gemma features from disk, the DC-AE still online.
+        assertThat(spec.textFeatures()).isEqualTo("precomputed");
+        assertThat(spec.vaeFeatures()).isEqualTo("online");
+    }
+
+    @Test
     void openSora12Stage1IsZero2MixedPrecisionOverItsBuckets() {
         ConfigReaders.Read read = ConfigReaders.readWithNotes(fixture("opensora/configs/opensora-v1-2/train/stage1.py"));
         RunSpec spec = read.spec();
