@@ -118,8 +118,12 @@ final class EstimateCommand implements Callable<Integer> {
     static void printTable(PrintWriter out, Estimate e) {
         RunSpec s = e.spec();
         String size = s.resolution() != null ? s.resolution() + " px" : s.height() + "x" + s.width() + " px";
-        out.printf(Locale.ROOT, "%s on %d x %s, batch %d per GPU at %s%s%n", e.model(), s.gpus(), e.gpu(), s.batch(), size,
+        String shape = String.format(Locale.ROOT, "batch %d per GPU at %s%s", s.batch(), size,
                 s.frames() != null ? ", " + s.frames() + " frames" : "");
+        if (s.buckets() != null && !s.buckets().isEmpty()) {
+            shape = s.buckets().size() + " buckets (largest memory: " + shape + ")";
+        }
+        out.printf(Locale.ROOT, "%s on %d x %s, %s%n", e.model(), s.gpus(), e.gpu(), shape);
         String checkpointing = s.checkpointBlocks() != null
                 ? "blocks " + s.checkpointBlocks().stream().map(String::valueOf).collect(java.util.stream.Collectors.joining("+"))
                 : onOff(s.gradCheckpointing());

@@ -45,7 +45,8 @@ class EstimateCommandTest {
         Path stage1 = FIXTURES.resolve("opensora/configs/diffusion/train/stage1.py");
         Result r = run("estimate", "--config", stage1.toString(), "--gpu", "h100-sxm", "--gpus", "8");
         assertThat(r.status()).isZero();
-        assertThat(r.out()).contains("opensora-2.0 on 8 x h100-sxm").contains("bf16, mixed weights")
+        assertThat(r.out()).contains("opensora-2.0 on 8 x h100-sxm, 35 buckets (largest memory: batch ")
+                .contains("bf16, mixed weights")
                 .contains("checkpointing blocks 8+38").contains("master_weights")
                 .contains("stage1.py: grad_ckpt_settings [8, 100]").contains("35 buckets priced");
         Result json = run("estimate", "--config", stage1.toString(), "--gpu", "h100-sxm", "--gpus", "8", "--json");

@@ -321,7 +321,7 @@ public final class Estimator {
         }
         notes.add(line.toString());
         notes.add(String.format(Locale.ROOT,
-                "memory, largest batch and suggestions are for the largest bucket (%s); the step time %.2f s is the mean over buckets weighted by their share",
+                "memory, largest batch and suggestions (their step times too) are for the largest bucket (%s); the step time %.2f s is the mean over buckets weighted by their share",
                 describeBucket(worst.spec()), step));
         notes.addAll(worst.notes());
         RunSpec resolved = worst.spec().withRegime(worst.spec().textFeatures(), worst.spec().vaeFeatures(),
