@@ -173,7 +173,9 @@ class PrometheusEndToEndTest {
     }
 
     private static CollectorServer startCollector() {
-        return CollectorServer.start(CollectorConfig.defaults().withListen("127.0.0.1", 0), List.of());
+        // With a price per GPU-hour, so the cost panels have data too.
+        return CollectorServer.start(CollectorConfig.defaults().withListen("127.0.0.1", 0)
+                .withGpuHourPrices(dev.trainwatch.collector.state.GpuHourPrices.parse("2.5")), List.of());
     }
 
     /** Alert names in a Prometheus or Alertmanager alert list, optionally only those in {@code state}. */

@@ -92,7 +92,10 @@ final class ScenarioFeeder implements AutoCloseable {
                         ? List.of(AgentEvent.xid(now, uuids.get(0), run.xid())) : List.of();
                 AgentBatch batch = new AgentBatch(run.host(), "agent-" + run.host(), n, gpus,
                         List.of(new RunAttribution(run.runId(), List.of(4242L), uuids, List.of(), null, false)), events,
-                        new AgentHealth(0.004, 0L, 0L, 0L, 0L, 1.0));
+                        new AgentHealth(0.004, 0L, 0L, 0L, 0L, 1.0),
+                        // The node's memory, as an agent reads it every few seconds.
+                        new dev.trainwatch.protocol.HostMemory(now, 1L << 39, (300L << 30) - n * (1L << 20), 0L,
+                                64L << 30, 2L << 30));
                 post("/v1/samples", Json.MAPPER.writeValueAsString(batch));
                 if (!run.steps()) {
                     return;
