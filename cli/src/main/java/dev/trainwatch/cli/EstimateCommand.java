@@ -33,6 +33,11 @@ final class EstimateCommand implements Callable<Integer> {
                     + " collector does: the same numbers its page and alerts compare with.")
     java.nio.file.Path dataDir;
 
+    @Option(names = "--gpu-hour-price", paramLabel = "PRICE",
+            description = "What one GPU-hour costs, in your currency (one number, or by GPU id:"
+                    + " a100-80gb=1.79,*=2): with --total-steps the estimate says what the whole run costs.")
+    String gpuHourPrice;
+
     @Spec
     CommandSpec spec;
 
@@ -70,7 +75,15 @@ final class EstimateCommand implements Callable<Integer> {
         if (json) {
             out.println(Json.MAPPER.writeValueAsString(estimate));
         } else {
-            printTable(out, estimate);
+            double price = Double.NaN;
+            if (gpuHourPrice != null) {
+                try {
+                    price = dev.trainwatch.collector.state.GpuHourPrices.parse(gpuHourPrice).price(estimate.gpu());
+                } catch (IllegalArgumentException e) {
+                    throw new UserError(ExitCodes.USAGE, "--gpu-hour-price: " + e.getMessage());
+                }
+            }
+            printTable(out, estimate, price);
             if (calibrationLine != null) {
                 out.printf(Locale.ROOT, "%ncalibration       %s%n", calibrationLine);
             }
@@ -115,7 +128,11 @@ final class EstimateCommand implements Callable<Integer> {
         return "not calibrated: no finished run on " + e.gpu() + " of this model's family yet";
     }
 
-    static void printTable(PrintWriter out, Estimate e) {
+    private static String plainNumber(double v) {
+        return v == Math.rint(v) ? String.valueOf((long) v) : String.valueOf(v);
+    }
+
+    static void printTable(PrintWriter out, Estimate e, double pricePerGpuHour) {
         RunSpec s = e.spec();
         String size = s.resolution() != null ? s.resolution() + " px" : s.height() + "x" + s.width() + " px";
         String shape = String.format(Locale.ROOT, "batch %d per GPU at %s%s", s.batch(), size,
@@ -139,8 +156,19 @@ final class EstimateCommand implements Callable<Integer> {
                 : "none: even batch 1 does not fit");
         out.printf(Locale.ROOT, "step time         %.3f s  (%.2f samples/s over %d GPU%s)%n", e.stepSeconds(),
                 e.samplesPerSecond(), s.gpus(), s.gpus() == 1 ? "" : "s");
+        if (e.flops() != null) {
+            double mfu = e.flops().modelUtilization(e.samplesPerSecond(), s.gpus());
+            if (!Double.isNaN(mfu)) {
+                out.printf(Locale.ROOT, "model FLOP use    %.1f%% of the GPUs' dense %s peak (MFU; the collector shows the"
+                        + " run's own beside it)%n", 100 * mfu, e.flops().dtype());
+            }
+        }
         if (e.totalSeconds() != null) {
-            out.printf(Locale.ROOT, "total time        %s for %,d steps%n", duration(e.totalSeconds()), s.totalSteps());
+            double gpuHours = e.totalSeconds() * s.gpus() / 3600;
+            out.printf(Locale.ROOT, "total time        %s for %,d steps, %,.0f GPU-hours%s%n", duration(e.totalSeconds()),
+                    s.totalSteps(), gpuHours, Double.isNaN(pricePerGpuHour) ? ""
+                            : String.format(Locale.ROOT, ", cost %,.0f at %s per GPU-hour", gpuHours * pricePerGpuHour,
+                                    plainNumber(pricePerGpuHour)));
         }
         out.printf(Locale.ROOT, "%nmemory breakdown%n");
         for (Map.Entry<String, Long> term : e.breakdown().entrySet()) {

@@ -1,6 +1,7 @@
 package dev.trainwatch.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.trainwatch.protocol.Json;
@@ -27,6 +28,26 @@ class EstimateCommandTest {
         StringWriter err = new StringWriter();
         int status = TrainwatchCommand.newCommandLine(new PrintWriter(out), new PrintWriter(err)).execute(args);
         return new Result(status, out.toString(), err.toString());
+    }
+
+    @Test
+    void aWholeRunIsPricedInGpuHoursAndCostAndItsMfuIsShown() {
+        // The seeds' question: PixArt-Sigma took about 17 days on 32 V100s; what will mine take, and cost?
+        Result r = run("estimate", "--model", "pixart-sigma-xl-2", "--gpu", "a100-80gb", "--gpus", "32", "--batch", "12",
+                "--resolution", "1024", "--features", "precomputed", "--total-steps", "50000", "--gpu-hour-price",
+                "a100-80gb=1.79,*=3");
+        assertThat(r.status()).isZero();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("total time +\\S.* for 50,000 steps, ([0-9,]+) "
+                + "GPU-hours, cost ([0-9,]+) at 1\\.79 per GPU-hour").matcher(r.out());
+        assertThat(m.find()).as(r.out()).isTrue();
+        double gpuHours = Double.parseDouble(m.group(1).replace(",", ""));
+        // Both printed rounded to whole numbers: the cost of the rounded hours within half an hour's price.
+        assertThat(Double.parseDouble(m.group(2).replace(",", ""))).isCloseTo(gpuHours * 1.79, within(0.5 * 1.79 + 0.5));
+        assertThat(r.out()).containsPattern("model FLOP use +\\d+\\.\\d% of the GPUs' dense fp16 peak");
+        Result bad = run("estimate", "--model", "dit-xl-2", "--gpu", "a100-80gb", "--gpu-hour-price", "cheap");
+        assertThat(bad.status()).isEqualTo(ExitCodes.USAGE);
+        assertThat(bad.err().strip()).isEqualTo("trainwatch: --gpu-hour-price: price 'cheap' is not a number (e.g. 2.5 or "
+                + "a100-80gb=1.79)");
     }
 
     @Test
