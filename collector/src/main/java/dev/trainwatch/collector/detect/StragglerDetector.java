@@ -256,7 +256,7 @@ public final class StragglerDetector implements Detector {
             double clockNeeded = active ? (1 + s.clockRatio()) / 2 : s.clockRatio();
             if (!Double.isNaN(clocks[i]) && otherClock > 0 && clocks[i] < otherClock * clockNeeded) {
                 GpuSeries g = gpus.get(i);
-                Cause cause = gpuCause(g, gpus, from);
+                List<String> reasons = throttleReasons(g, from);
                 Map<String, Object> evidence = new LinkedHashMap<>();
                 evidence.put("gpu_uuid", g.uuid());
                 evidence.put("host", g.host());
@@ -264,11 +264,11 @@ public final class StragglerDetector implements Detector {
                 evidence.put("others_median_sm_clock_ratio", Texts.round(otherClock, 3));
                 rankOf(run, g.uuid()).ifPresent(r -> evidence.put("rank", r));
                 evidence.put("slow_in", "compute");
-                evidence.put("throttle_reasons", throttleReasons(g, from));
+                evidence.put("throttle_reasons", reasons);
                 String message = String.format(Locale.ROOT, "%s runs at %s of its maximum clock while the run's "
-                        + "other GPUs run at %s: every step waits for it; %s", Texts.gpuName(g), Texts.pct(clocks[i]),
-                        Texts.pct(otherClock), cause.slowIn().equals("compute") ? cause.text()
-                                : "slow in compute");
+                        + "other GPUs run at %s: every step waits for it; slow in compute%s", Texts.gpuName(g),
+                        Texts.pct(clocks[i]), Texts.pct(otherClock),
+                        reasons.isEmpty() ? "" : " (" + String.join(", ", reasons) + ")");
                 return Optional.of(new Finding(Severity.WARNING, message, evidence,
                         "check that GPU's cooling and power (see throttling) or move the job off that GPU"));
             }
