@@ -39,6 +39,8 @@ public final class InputValidator {
     private static final double MAX_ENERGY_J = 1e15;
     private static final int MAX_INDEX = 1_023;
     private static final int MAX_LIST = 4_096;
+    /** More memory than any node has (64 PiB): a larger reading is a corrupted one. */
+    private static final long MAX_HOST_BYTES = 1L << 56;
     private static final int MAX_PROCESSES = 1_024;
     private static final int MAX_RUNS_PER_BATCH = 1_024;
     private static final int MAX_EVENTS_PER_BATCH = 4_096;
@@ -103,6 +105,9 @@ public final class InputValidator {
         }
         if (batch.health() != null) {
             check("health", batch.health());
+        }
+        if (batch.hostMemory() != null) {
+            check("host_memory", batch.hostMemory());
         }
     }
 
@@ -215,6 +220,16 @@ public final class InputValidator {
                 optionalRange(r + ".rank", rank.rank(), 0, 1_000_000);
                 optionalRange(r + ".local_rank", rank.localRank(), 0, 1_000_000);
                 optionalRange(r + ".world_size", rank.worldSize(), 1, 1_000_000);
+                text(r + ".state", rank.state(), 4);
+                range(r + ".cpu_seconds", rank.cpuSeconds(), 0, 1e12);
+                range(r + ".workers_cpu_seconds", rank.workersCpuSeconds(), 0, 1e12);
+                if (rank.rssBytes() != null) {
+                    range(r + ".rss_bytes", rank.rssBytes(), 0, MAX_HOST_BYTES);
+                }
+                if (rank.workersRssBytes() != null) {
+                    range(r + ".workers_rss_bytes", rank.workersRssBytes(), 0, MAX_HOST_BYTES);
+                }
+                optionalRange(r + ".workers", rank.workers(), 0, 1_000_000);
                 if (rank.gpuUuids() != null) {
                     size(r + ".gpu_uuids", rank.gpuUuids(), MAX_INDEX + 1);
                     for (int j = 0; j < rank.gpuUuids().size(); j++) {
@@ -245,6 +260,58 @@ public final class InputValidator {
             requireRunId(at + ".run_id", event.runId());
         }
         text(at + ".message", event.message(), 1_024);
+        if (event.failure() != null) {
+            check(at + ".failure", event.failure());
+        }
+    }
+
+    /** The failure causes of the contract. */
+    private static final java.util.Set<String> FAILURE_CAUSES = java.util.Set.of("cuda_oom", "nccl_timeout", "xid",
+            "gpu_lost", "signal", "host_oom", "exception", "unknown");
+
+    private static void check(String at, dev.trainwatch.protocol.RunFailure f) {
+        if (f.cause() == null || !FAILURE_CAUSES.contains(f.cause())) {
+            throw ApiError.unprocessable(at + ".cause must be one of " + String.join(", ",
+                    new java.util.TreeSet<>(FAILURE_CAUSES)));
+        }
+        text(at + ".summary", f.summary(), 1_024);
+        optionalRange(at + ".exit_code", f.exitCode(), -255, 1_000);
+        optionalRange(at + ".signal", f.signal(), 0, 255);
+        optionalRange(at + ".rank", f.rank(), 0, 1_000_000);
+        if (f.lines() != null) {
+            size(at + ".lines", f.lines(), 50);
+            for (int i = 0; i < f.lines().size(); i++) {
+                text(at + ".lines[" + i + "]", f.lines().get(i), 2_000);
+            }
+        }
+        if (f.detail() != null) {
+            if (f.detail().size() > 32) {
+                throw ApiError.unprocessable(at + ".detail has " + f.detail().size() + " entries, at most 32");
+            }
+            for (java.util.Map.Entry<String, Object> e : f.detail().entrySet()) {
+                text(at + ".detail key", e.getKey(), 64);
+                Object v = e.getValue();
+                if (v instanceof Number n) {
+                    finite(at + ".detail." + e.getKey(), n.doubleValue());
+                } else if (v instanceof String str) {
+                    text(at + ".detail." + e.getKey(), str, 500);
+                } else if (v != null && !(v instanceof Boolean)) {
+                    throw ApiError.unprocessable(at + ".detail." + e.getKey() + " must be a number, a string or a "
+                            + "boolean");
+                }
+            }
+        }
+    }
+
+    private static void check(String at, dev.trainwatch.protocol.HostMemory m) {
+        timestamp(at + ".ts", m.ts());
+        for (Object[] field : new Object[][] {{"mem_total_bytes", m.memTotalBytes()},
+                {"mem_available_bytes", m.memAvailableBytes()}, {"swap_used_bytes", m.swapUsedBytes()},
+                {"shm_total_bytes", m.shmTotalBytes()}, {"shm_used_bytes", m.shmUsedBytes()}}) {
+            if (field[1] != null) {
+                range(at + "." + field[0], (Long) field[1], 0, MAX_HOST_BYTES);
+            }
+        }
     }
 
     private static void check(String at, AgentHealth health) {

@@ -52,4 +52,33 @@ class HostAndRankProcessesTest {
                     .contains("trainwatch_host_shm_total_bytes{host=\"node7\"} 6.8719476736E10");
         }
     }
+
+    @Test
+    void hostileProcessFailureAndMemoryFieldsGetOneLineErrors() throws Exception {
+        try (TestCollector c = TestCollector.start()) {
+            double t = c.clock.seconds();
+            String base = "{\"host\":\"n\",\"agent_id\":\"a\",\"seq\":%d,%s}";
+            String[][] cases = {
+                {"\"runs\":[{\"run_id\":\"r\",\"ranks\":[{\"pid\":1,\"rank\":0,\"cpu_seconds\":-5}]}]",
+                    "runs[0].ranks[0].cpu_seconds must be between 0 and"},
+                {"\"host_memory\":{\"ts\":" + t + ",\"mem_available_bytes\":-1}",
+                    "host_memory.mem_available_bytes must be between 0 and"},
+                {"\"events\":[{\"ts\":" + t + ",\"kind\":\"run_failed\",\"run_id\":\"r\",\"failure\":{\"cause\":"
+                        + "\"bad_luck\"}}]", "events[0].failure.cause must be one of cuda_oom, exception,"},
+                {"\"events\":[{\"ts\":" + t + ",\"kind\":\"run_failed\",\"run_id\":\"r\",\"failure\":{\"cause\":"
+                        + "\"exception\",\"lines\":[" + "\"x\",".repeat(60) + "\"x\"]}}]",
+                    "events[0].failure.lines has 61 entries"},
+            };
+            int seq = 1;
+            for (String[] k : cases) {
+                var r = c.postJson("/v1/samples", String.format(java.util.Locale.ROOT, base, seq++, k[0])
+                        .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                assertThat(r.statusCode()).as(k[0]).isEqualTo(422);
+                assertThat(Json.MAPPER.readTree(r.body()).path("error").asText()).as(k[0]).contains(k[1])
+                        .doesNotContain("\n");
+            }
+            // Nothing of the refused batches was kept.
+            assertThat(c.get("/v1/runs/r").statusCode()).isEqualTo(404);
+        }
+    }
 }
