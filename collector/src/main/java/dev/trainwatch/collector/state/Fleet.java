@@ -409,8 +409,10 @@ public final class Fleet {
             run.ended = summary.ended();
             run.endedAt = summary.endedAt() != null ? summary.endedAt() : Double.NaN;
             if (summary.anomalies() != null) {
+                // An ended run's anomalies were resolved when it ended, except run_failed, which is why it ended.
                 run.tracker.restore(summary.anomalies().stream()
-                        .filter(a -> !summary.ended() || !a.active()).toList(), now);
+                        .filter(a -> !summary.ended() || !a.active() || a.kind() == AnomalyKind.RUN_FAILED).toList(),
+                        now);
                 if (!summary.ended()) {
                     summary.anomalies().stream()
                             .filter(a -> a.active() && a.kind() == AnomalyKind.XID_ERROR)

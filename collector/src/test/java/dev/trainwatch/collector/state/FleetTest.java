@@ -231,6 +231,27 @@ class FleetTest {
     }
 
     @Test
+    void aFailedRunRestoredAfterARestartStillSaysWhyItFailed() throws Exception {
+        var failed = new dev.trainwatch.collector.detect.Anomaly(
+                dev.trainwatch.collector.detect.AnomalyKind.RUN_FAILED,
+                dev.trainwatch.collector.detect.Severity.CRITICAL, true, clock.seconds() - 60, null,
+                "the run failed on rank 0: CUDA out of memory", java.util.Map.of("cause", "cuda_oom"), "s");
+        var stale = new dev.trainwatch.collector.detect.Anomaly(
+                dev.trainwatch.collector.detect.AnomalyKind.STALLED,
+                dev.trainwatch.collector.detect.Severity.WARNING, true, clock.seconds() - 120, null, "m",
+                java.util.Map.of(), "s");
+        RunSummary summary = new RunSummary("dead", spec("dit-xl-2", 8, null, 500L), clock.seconds() - 3600,
+                clock.seconds() - 60, true, clock.seconds() - 60, 400L, clock.seconds() - 70, 1.0, 1.0, 40 * GIB,
+                38 * GIB, 0.9, 8.0, List.of("n1"), List.of("GPU-0"), List.of(failed, stale), null);
+        fleet.restoreRun(Json.MAPPER.readValue(Json.MAPPER.writeValueAsString(summary), RunSummary.class));
+        assertThat(fleet.run("dead").orElseThrow().anomalies()).singleElement().satisfies(a -> {
+            assertThat(a.kind()).isEqualTo(dev.trainwatch.collector.detect.AnomalyKind.RUN_FAILED);
+            assertThat(a.active()).isTrue();
+            assertThat(a.evidence()).containsEntry("cause", "cuda_oom");
+        });
+    }
+
+    @Test
     void runsNotHeardOfForTheRetentionEndAndAreLaterForgotten() {
         Fleet small = new Fleet(predictor, clock, new FleetSettings(10, 8, 4, Duration.ofMinutes(10), 60, 16,
                 Duration.ofSeconds(1), 5, Duration.ofHours(1)), DetectorSettings.defaults());
