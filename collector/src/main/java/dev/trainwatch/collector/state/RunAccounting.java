@@ -277,8 +277,14 @@ final class RunAccounting {
         return out;
     }
 
-    /** Productive seconds over wall seconds up to {@code until}; NaN before any wall time. */
+    /**
+     * Productive seconds over wall seconds up to {@code until}; NaN before the first step report (a run whose log is
+     * not read has no goodput, rather than a goodput of zero).
+     */
     double goodput(double until) {
+        if (!anyReport) {
+            return Double.NaN;
+        }
         Map<Reason, Double> parts = wallSeconds(until);
         double wall = until - start;
         return wall > 0 ? parts.getOrDefault(Reason.PRODUCTIVE, 0.0) / wall : Double.NaN;

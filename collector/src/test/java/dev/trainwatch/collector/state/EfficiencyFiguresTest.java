@@ -134,4 +134,19 @@ class EfficiencyFiguresTest {
         assertThat(v.observed().energyJoules()).isPositive();
         assertThat(v.comparison().predictedMfuRatio()).isNull();
     }
+
+    @Test
+    void aRunWhoseLogIsNotReadHasNoGoodputRatherThanZero() {
+        List<String> uuids = List.of("GPU-0");
+        for (int i = 1; i <= 30; i++) {
+            clock.advanceSeconds(1);
+            fleet.ingestBatch(batch("node1", "agent-x", i, List.of(dev.trainwatch.collector.testing.Samples.gpu(
+                    clock.seconds(), 0, "GPU-0", 40_000_000_000L, 0.9)), List.of(attribution("no-log", uuids)),
+                    List.of()));
+        }
+        RunView v = fleet.run("no-log").orElseThrow();
+        assertThat(v.observed().goodputRatio()).isNull();
+        assertThat(v.observed().wallSeconds()).containsOnlyKeys("startup");
+        assertThat(v.observed().energyJoules()).isPositive();
+    }
 }
