@@ -116,7 +116,11 @@ public final class LogTailer implements StepSource {
         this.splitter = new LineSplitter(maxLineBytes);
         this.zone = zone;
         this.sink = (bytes, offset, length) -> {
+            int before = pending.size();
             extractor.accept(bytes, offset, length, readTs, pending);
+            if (pending.size() > before) {
+                return; // a step line announces no phase
+            }
             PhaseLines.Phase phase = PhaseLines.of(bytes, offset, length, readTs, zone);
             if (phase != null && phases.size() < MAX_PENDING_PHASES) {
                 phases.add(phase);
