@@ -46,13 +46,16 @@ public final class HostMemoryDetector implements Detector {
             double from = run.now() - TREND_MINUTES * 60;
             double slope = slope(h, from); // bytes per second, negative when shrinking
             int severity = 0; // 0 none, 1 warning, 2 critical
-            double secondsLeft = slope < 0 ? available / -slope : Double.POSITIVE_INFINITY;
+            // Falling means more than noise: 64 MiB or 0.1 % of the node's memory a minute (page cache and
+            // allocator churn move MemAvailable by a few MiB either way).
+            boolean falling = slope * 60 < -Math.max(64.0 * (1 << 20), 0.001 * total);
+            double secondsLeft = falling ? available / -slope : Double.POSITIVE_INFINITY;
             double share = total > 0 ? available / total : Double.NaN;
             double low = (active ? LOW_PERCENT + 3 : LOW_PERCENT) / 100.0;
             if (!Double.isNaN(share)) {
                 if (share < CRITICAL_PERCENT / 100.0 || secondsLeft < CRITICAL_MINUTES * 60 && share < low) {
                     severity = 2;
-                } else if (share < low && slope < 0
+                } else if (share < low && falling
                         || secondsLeft < WARN_MINUTES * 60 && share < TREND_PERCENT / 100.0) {
                     severity = 1;
                 }
@@ -85,7 +88,7 @@ public final class HostMemoryDetector implements Detector {
             if (severity > 0) {
                 message.append(String.format(Locale.ROOT, " has %s of %s RAM available", Texts.gib(available),
                         Texts.gib(total)));
-                if (slope < 0) {
+                if (falling) {
                     message.append(String.format(Locale.ROOT, ", falling %s/min", Texts.gib(-slope * 60)));
                     if (Double.isFinite(secondsLeft)) {
                         message.append(", gone in about ").append(Texts.secs(secondsLeft));
