@@ -172,13 +172,14 @@ public final class StalledDetector implements Detector {
         return Optional.of(new Finding(severity, message.toString(), evidence, suggestion));
     }
 
-    /** What each GPU did in the last 30 s and how it compares with its own power while training. */
+    /** What each GPU did in the last 10 s and how it compares with its own power while training. */
     private record GpuState(String uuid, String host, double util, double powerRatio) {
     }
 
     private static Map<String, GpuState> gpuStates(RunContext run, double lastTs) {
         Map<String, GpuState> out = new LinkedHashMap<>();
-        double recent = run.now() - 30;
+        // The last 10 s: what the GPUs do now (a 30 s mean would still call a GPU idle just after a save ends).
+        double recent = run.now() - 10;
         for (GpuSeries g : run.gpus()) {
             if (OomRiskDetector.stale(run, g)) {
                 continue;
@@ -259,7 +260,9 @@ public final class StalledDetector implements Detector {
         }
         for (RankProcess p : procs) {
             boolean deadOrStopped = "Z".equals(p.state()) || "T".equals(p.state()) || "X".equals(p.state());
-            boolean asleep = p.cpuRate() < ASLEEP_CPU && !"R".equals(p.state());
+            // Asleep, not in I/O: a rank in uninterruptible I/O is usually writing a checkpoint or reading data;
+            // if that never ends, the usual threshold says so.
+            boolean asleep = p.cpuRate() < ASLEEP_CPU && !"R".equals(p.state()) && !"D".equals(p.state());
             if (deadOrStopped || asleep && spinning * 2 >= procs.size() && procs.size() >= 2) {
                 String state = p.state() == null ? "" : switch (p.state()) {
                     case "Z" -> "a zombie (it exited, its parent has not reaped it)";
@@ -302,12 +305,16 @@ public final class StalledDetector implements Detector {
                 for (Map.Entry<Integer, String> e : gpuOfRank.entrySet()) {
                     if (e.getValue().equals(g.uuid())) {
                         RankProcess p = procs.stream().filter(x -> x.rank() == e.getKey()).findFirst().orElse(null);
-                        boolean busyCpu = p != null && p.cpuRate() >= 0.5 && "R".equals(p.state()) && odd == idle;
+                        boolean inIo = p != null && "D".equals(p.state()) && odd == idle;
+                        // A process running right now is working (on the CPU, or its GPU just came back): not hung.
+                        boolean busyCpu = p != null && "R".equals(p.state()) && odd == idle || inIo;
                         Culprit c = out.get(e.getKey());
                         if (c == null || busyCpu) {
-                            out.put(e.getKey(), new Culprit(e.getKey(), g.host(), busyCpu
-                                    ? "its GPU is idle but its process works on the CPU (a checkpoint save or an "
-                                            + "evaluation the log does not announce?)" : why, busyCpu));
+                            out.put(e.getKey(), new Culprit(e.getKey(), g.host(), inIo
+                                    ? "its GPU is idle while its process is in I/O (writing a checkpoint the log does "
+                                            + "not announce?)"
+                                    : busyCpu ? "its GPU is idle but its process works on the CPU (a checkpoint save or "
+                                            + "an evaluation the log does not announce?)" : why, busyCpu));
                         } else {
                             out.put(e.getKey(), new Culprit(c.rank(), c.host(), c.why() + "; " + why, false));
                         }
