@@ -206,8 +206,13 @@ public final class Agent implements AutoCloseable {
         if (tail.isEmpty()) {
             return java.util.Optional.empty();
         }
-        dev.trainwatch.protocol.RunFailure f = FailureClassifier.classify(tail, null);
-        return "unknown".equals(f.cause()) ? java.util.Optional.empty() : java.util.Optional.of(f);
+        try {
+            dev.trainwatch.protocol.RunFailure f = FailureClassifier.classify(tail, null);
+            return "unknown".equals(f.cause()) ? java.util.Optional.empty() : java.util.Optional.of(f);
+        } catch (RuntimeException bug) {
+            // The post-mortem must never cost the batch that carries the run's end.
+            return java.util.Optional.empty();
+        }
     }
 
     private void shipSpec(List<RunAttribution> runs) {

@@ -78,16 +78,31 @@ public final class FailureClassifier {
             lines.add(l == null ? "" : l);
         }
         RunFailure f;
-        if ((f = gpuLost(lines)) == null && (f = xid(lines)) == null && (f = cudaOom(lines)) == null
-                && (f = hostOom(lines)) == null && (f = ncclTimeout(lines)) == null && (f = signal(lines, exitCode)) == null
-                && (f = exception(lines)) == null) {
+        if ((f = safe(() -> gpuLost(lines))) == null && (f = safe(() -> xid(lines))) == null
+                && (f = safe(() -> cudaOom(lines))) == null && (f = safe(() -> hostOom(lines))) == null
+                && (f = safe(() -> ncclTimeout(lines))) == null && (f = safe(() -> signal(lines, exitCode))) == null
+                && (f = safe(() -> exception(lines))) == null) {
             f = new RunFailure("unknown", exitCode != null && exitCode != 0
                     ? "exited with code " + exitCode + "; the output does not say why"
                     : "the output does not say why the run ended", exitCode, null, rankOf(lines),
                     Map.of(), lastLines(lines, 6));
         }
+        Map<String, Object> detail = new LinkedHashMap<>(f.detail());
+        detail.values().removeIf(java.util.Objects::isNull);
         return new RunFailure(f.cause(), f.summary(), exitCode, f.signal() != null ? f.signal() : signalOf(exitCode),
-                f.rank(), f.detail(), f.lines());
+                f.rank(), detail, f.lines());
+    }
+
+    /**
+     * One signature's verdict; a line it cannot read (two ranks' messages interleaved into "2.02.00 GiB", a number
+     * too long for its type) makes it give none rather than take the whole post-mortem down.
+     */
+    private static RunFailure safe(java.util.function.Supplier<RunFailure> stage) {
+        try {
+            return stage.get();
+        } catch (RuntimeException unreadable) {
+            return null;
+        }
     }
 
     private static Integer signalOf(Integer exitCode) {
@@ -112,7 +127,7 @@ public final class FailureClassifier {
         for (String h : hits) {
             Matcher m = XID.matcher(h);
             if (m.find() && m.group(1) != null) {
-                detail.put("xid", Integer.parseInt(m.group(1)));
+                put(detail, "xid", intOrNull(m.group(1)));
                 break;
             }
         }
@@ -139,11 +154,11 @@ public final class FailureClassifier {
         }
         Matcher m = TRIED.matcher(decisive);
         if (m.find()) {
-            detail.put("tried_to_allocate_bytes", bytes(m.group(1), m.group(2)));
+            put(detail, "tried_to_allocate_bytes", bytes(m.group(1), m.group(2)));
         }
         m = GPU_INDEX.matcher(decisive);
         if (m.find()) {
-            detail.put("gpu_index", Integer.parseInt(m.group(1) != null ? m.group(1) : m.group(2)));
+            put(detail, "gpu_index", intOrNull(m.group(1) != null ? m.group(1) : m.group(2)));
         }
         putBytes(detail, "total_capacity_bytes", TOTAL.matcher(decisive));
         putBytes(detail, "reserved_bytes", RESERVED.matcher(decisive));
@@ -177,19 +192,19 @@ public final class FailureClassifier {
         Matcher m = Pattern.compile("pid[ s(]*(\\d+)").matcher(first);
         if (first.contains("Bus error") || first.contains("shared memory")) {
             summary = "a DataLoader worker ran out of shared memory (/dev/shm)";
-            detail.put("resource", "shm");
+            put(detail, "resource", "shm");
         } else if (first.contains("DataLoader worker")) {
             summary = "a DataLoader worker was killed (the host's OOM killer)";
-            detail.put("resource", "ram");
+            put(detail, "resource", "ram");
         } else if (first.contains("MemoryError")) {
             summary = "Python ran out of host memory (MemoryError)";
-            detail.put("resource", "ram");
+            put(detail, "resource", "ram");
         } else {
             summary = "the kernel's OOM killer ended a process";
-            detail.put("resource", "ram");
+            put(detail, "resource", "ram");
         }
         if (m.find()) {
-            detail.put("worker_pid", Long.parseLong(m.group(1)));
+            put(detail, "worker_pid", longOrNull(m.group(1)));
         }
         return new RunFailure("host_oom", summary, null, first.contains("Killed") ? 9 : null, rankOf(hits), detail,
                 hits);
@@ -205,15 +220,15 @@ public final class FailureClassifier {
         for (String h : hits) {
             Matcher m = NCCL_WORK.matcher(h);
             if (m.find()) {
-                detail.put("op", m.group(2));
-                detail.put("seq", Long.parseLong(m.group(1)));
-                detail.put("timeout_ms", Long.parseLong(m.group(3)));
+                put(detail, "op", m.group(2));
+                put(detail, "seq", longOrNull(m.group(1)));
+                put(detail, "timeout_ms", longOrNull(m.group(3)));
                 if (m.group(4) != null) {
-                    detail.put("ran_ms", Long.parseLong(m.group(4)));
+                    put(detail, "ran_ms", longOrNull(m.group(4)));
                 }
                 Matcher r = NCCL_RANK.matcher(h);
                 if (r.find()) {
-                    rank = Integer.parseInt(r.group(1));
+                    rank = intOrNull(r.group(1));
                 }
                 break;
             }
@@ -237,16 +252,16 @@ public final class FailureClassifier {
             Matcher m = SIGNAL.matcher(h);
             if (m.find()) {
                 if (m.group(1) != null) {
-                    sig = Integer.parseInt(m.group(1));
+                    sig = intOrNull(m.group(1));
                 } else if (m.group(2) != null) {
-                    sig = Integer.parseInt(m.group(2));
+                    sig = intOrNull(m.group(2));
                     name = m.group(3);
                 } else if (m.group(4) != null) {
                     name = m.group(4);
                 } else if (m.group(5) != null) {
                     name = "SLURM " + m.group(5).toLowerCase(Locale.ROOT);
                 } else if (m.group(6) != null) {
-                    sig = Integer.parseInt(m.group(6));
+                    sig = intOrNull(m.group(6));
                 } else {
                     sig = 9;
                 }
@@ -268,10 +283,10 @@ public final class FailureClassifier {
             sig = signalNumber(name);
         }
         Map<String, Object> detail = new LinkedHashMap<>();
-        detail.put("signal_name", name);
+        put(detail, "signal_name", name);
         if (sig != null && sig == 7) {
             // SIGBUS in a training job: a DataLoader worker or NCCL touched /dev/shm that ran out.
-            detail.put("resource", "shm");
+            put(detail, "resource", "shm");
             return new RunFailure("host_oom", "killed by SIGBUS: shared memory (/dev/shm) ran out, as DataLoader "
                     + "workers and NCCL use it", null, sig, rankOf(hits), detail, hits);
         }
@@ -313,10 +328,10 @@ public final class FailureClassifier {
         }
         Map<String, Object> detail = new LinkedHashMap<>();
         if (type != null) {
-            detail.put("type", type);
+            put(detail, "type", type);
         }
         if (message != null && !message.isBlank()) {
-            detail.put("message", clip(message.strip(), 300));
+            put(detail, "message", clip(message.strip(), 300));
         }
         String summary = type == null ? "a Python exception (its type scrolled out of the output)"
                 : "a Python exception: " + type + (message != null && !message.isBlank()
@@ -394,7 +409,11 @@ public final class FailureClassifier {
         for (String l : lines) {
             Matcher m = RANK_PREFIX.matcher(l);
             if (m.find()) {
-                return Integer.parseInt(m.group(1));
+                try {
+                    return intOrNull(m.group(1));
+                } catch (NumberFormatException tooLong) {
+                    return null;
+                }
             }
         }
         return null;
@@ -405,13 +424,18 @@ public final class FailureClassifier {
             String value = m.group(1) != null ? m.group(1) : m.group(3);
             String unit = m.group(1) != null ? m.group(2) : m.group(4);
             if (value != null) {
-                detail.put(key, bytes(value, unit));
+                put(detail, key, bytes(value, unit));
             }
         }
     }
 
-    static long bytes(String value, String unit) {
-        double v = Double.parseDouble(value);
+    static Long bytes(String value, String unit) {
+        double v;
+        try {
+            v = Double.parseDouble(value);
+        } catch (NumberFormatException unreadable) {
+            return null; // "2.02.00": two ranks' lines interleaved
+        }
         double scale = switch (unit.charAt(0)) {
             case 'K' -> 1024.0;
             case 'M' -> 1024.0 * 1024;
@@ -426,6 +450,28 @@ public final class FailureClassifier {
         double gib = bytes / (1024.0 * 1024 * 1024);
         return gib >= 1 ? String.format(Locale.ROOT, "%.2f GiB", gib)
                 : String.format(Locale.ROOT, "%.0f MiB", bytes / (1024.0 * 1024));
+    }
+
+    private static void put(Map<String, Object> detail, String key, Object value) {
+        if (value != null) {
+            detail.put(key, value);
+        }
+    }
+
+    private static Long longOrNull(String digits) {
+        try {
+            return Long.parseLong(digits);
+        } catch (NumberFormatException tooLong) {
+            return null;
+        }
+    }
+
+    private static Integer intOrNull(String digits) {
+        try {
+            return Integer.parseInt(digits);
+        } catch (NumberFormatException tooLong) {
+            return null;
+        }
     }
 
     private static String clip(String s, int max) {

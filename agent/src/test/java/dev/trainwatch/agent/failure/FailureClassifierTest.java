@@ -112,6 +112,19 @@ class FailureClassifierTest {
         assertThat(silent.summary()).contains("code 1");
     }
 
+    @Test
+    void garbledLinesNeverTakeThePostMortemDown() {
+        // Two ranks' OOM messages interleaved, and numbers too long for their types.
+        RunFailure r = FailureClassifier.classify(List.of(
+                "[rank99999999999999]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.02.00 GiB. GPU 0",
+                "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=123456789012345678901234, "
+                        + "OpType=ALLREDUCE, Timeout(ms)=600000)",
+                "ERROR: failed (exitcode: -99999999999999) local_rank: 0"), 1);
+        assert r != null;
+        org.assertj.core.api.Assertions.assertThat(r.cause()).isIn("cuda_oom", "nccl_timeout", "signal", "unknown");
+        org.assertj.core.api.Assertions.assertThat(r.summary()).isNotBlank();
+    }
+
     private static Fixture find(List<Fixture> all, String name) {
         return all.stream().filter(f -> f.name().equals(name)).findFirst().orElseThrow();
     }

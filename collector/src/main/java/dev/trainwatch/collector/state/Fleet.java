@@ -257,6 +257,10 @@ public final class Fleet {
                         // agent spooled (the ranks that led meanwhile counted those steps).
                         counts = false;
                     }
+                    if (counts && run.failure != null && !run.ended && ts > run.failureTs) {
+                        // Steps after the failure: the run goes on (an elastic restart, another node's ranks).
+                        run.failure = null;
+                    }
                     if (counts) {
                         run.accounting.step(e, ts, observations.encodingSecondsPerStep(run));
                         run.losses.add(e, ts);
@@ -315,6 +319,7 @@ public final class Fleet {
     private void fail(RunState run, RunFailure failure, String host, double now) {
         run.failure = failure;
         run.failureHost = host;
+        run.failureTs = now;
         run.dirty = true;
         run.summaryDue = true;
         schedule.evaluate(run, now);

@@ -19,6 +19,9 @@ final class LossWindow implements LossHealth {
     private int head;
     private int size;
     private long lastStep = -1;
+    private double lastTs = Double.NEGATIVE_INFINITY;
+    /** A step that goes back after at least this long without reports is a restart. */
+    static final double RESTART_PAUSE_SECONDS = 60;
     private int lossStreak;
     private int gradStreak;
     private int finiteStreak;
@@ -31,11 +34,14 @@ final class LossWindow implements LossHealth {
     /** One counted step report at {@code ts}. */
     void add(StepEvent e, double ts) {
         long s = e.step();
-        if (lastStep >= 0 && s < lastStep) {
+        if (lastStep >= 0 && s < lastStep && ts - lastTs > RESTART_PAUSE_SECONDS) {
+            // A restart (the step went back after a pause): a fresh run's loss is not a spike. A step that goes
+            // back without a pause is a counter restarting by itself (a per-epoch progress bar).
             size = 0;
             head = 0;
         }
         lastStep = s;
+        lastTs = ts;
         Double l = e.loss();
         Double g = e.gradNorm();
         boolean lossBad = l != null && !Double.isFinite(l);
@@ -48,15 +54,20 @@ final class LossWindow implements LossHealth {
             Double bad = lossBad ? l : g;
             value = Double.isNaN(bad) ? "nan" : bad > 0 ? "inf" : "-inf";
             finiteStreak = 0;
-        } else {
+        } else if (l != null || g != null) {
             finiteStreak++;
         }
-        lossStreak = lossBad ? lossStreak + 1 : 0;
-        gradStreak = gradBad ? gradStreak + 1 : 0;
+        // A report without the field (a timer line without a loss) leaves that streak as it was.
+        if (l != null) {
+            lossStreak = lossBad ? lossStreak + 1 : 0;
+        }
+        if (g != null) {
+            gradStreak = gradBad ? gradStreak + 1 : 0;
+        }
         if (lossBad) {
             nonFiniteReports++;
         }
-        if (!lossBad && !gradBad) {
+        if (lossStreak == 0 && gradStreak == 0) {
             firstStep = -1;
             firstTs = Double.NaN;
         }

@@ -160,7 +160,9 @@ final class RunAccounting {
         } else {
             k = 1;
         }
-        boolean restart = anyReport && step < lastStep;
+        // A step that goes back after a pause is a restart; without one it is a counter that restarts by itself
+        // (a per-epoch progress bar), and the training goes on.
+        boolean restart = anyReport && step < lastStep && ts - closedUntil > allowance() + k * e.timeS();
         if (restart) {
             redoUntil = Math.max(redoUntil, maxStep);
         }
@@ -168,7 +170,7 @@ final class RunAccounting {
         double elapsed = ts - closedUntil;
         double allowance = allowance();
         Reason gapReason = !anyReport || restart ? Reason.STARTUP : null;
-        if (!anyReport && step > k + 1 && !restart) {
+        if (!anyReport && step > k + 1 && !restart && step * e.timeS() > ts - start) {
             // Attached to a run already training: the time before the first report was steps like this report's.
             span = elapsed;
         }

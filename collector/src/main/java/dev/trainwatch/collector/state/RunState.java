@@ -115,6 +115,7 @@ final class RunState {
     /** Why the run's processes failed (from {@code trainwatch run} or an agent's {@code run_failed}), or null. */
     dev.trainwatch.protocol.RunFailure failure;
     String failureHost;
+    double failureTs = Double.NaN;
     /** The run's losses and grad norms, for the loss detectors. */
     final LossWindow losses = new LossWindow();
     /** Where the run's time and energy went since the collector first saw it (or restored it). */

@@ -104,6 +104,30 @@ class LossDetectorsTest {
     }
 
     @Test
+    void reportsWithoutALossNeitherResolveNorHideADivergence() {
+        spec("mixed", "bf16");
+        for (int i = 0; i < 10; i++) {
+            report("mixed", 0.2, 1.0);
+        }
+        report("mixed", Double.NaN, Double.NaN);
+        for (int i = 0; i < 4; i++) {
+            report("mixed", null, null); // timer lines that carry no loss
+        }
+        assertThat(active("mixed", AnomalyKind.LOSS_NONFINITE)).as("held through lines without a loss").isPresent();
+        assertThat(fleet.run("mixed").orElseThrow().anomalies().stream()
+                .filter(a -> a.kind() == AnomalyKind.LOSS_NONFINITE).count()).isEqualTo(1);
+
+        spec("grad", "bf16");
+        for (int i = 0; i < 6; i++) {
+            Double grad = i < 3 ? Double.valueOf(1.0) : i % 2 == 1 ? Double.valueOf(Double.POSITIVE_INFINITY) : null;
+            report("grad", 0.2, grad);
+        }
+        report("grad", 0.2, Double.POSITIVE_INFINITY);
+        assertThat(active("grad", AnomalyKind.LOSS_NONFINITE)).as("an infinite grad norm on every line that has one")
+                .isPresent();
+    }
+
+    @Test
     void aJumpThatStaysIsASpikeAndOneHighReportIsNot() {
         spec("spike", "bf16");
         Random r = new Random(3);
@@ -146,7 +170,8 @@ class LossDetectorsTest {
             boolean large = r.nextBoolean();
             report("quiet", (large ? 0.30 : 0.10) + r.nextGaussian() * 0.01, 1.0, large ? 128 : 64);
         }
-        // A restart from scratch: the step goes back and the loss is high again.
+        // A restart from scratch after the job was requeued: the step goes back and the loss is high again.
+        clock.advanceSeconds(180);
         step = 0;
         for (int i = 0; i < 10; i++) {
             report("quiet", 1.0 - i * 0.02, 1.0);

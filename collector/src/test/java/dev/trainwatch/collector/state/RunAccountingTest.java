@@ -173,6 +173,35 @@ class RunAccountingTest {
     }
 
     @Test
+    void aPerEpochCounterThatStartsAgainIsNotARestart() {
+        RunAccounting a = new RunAccounting(T0);
+        double t = T0;
+        // A per-epoch progress bar: steps 50, 100, ..., 1000, then 50 again in the next epoch, every 20 s.
+        for (int epoch = 0; epoch < 4; epoch++) {
+            for (long step = 50; step <= 1000; step += 50) {
+                t += 20;
+                a.step(new StepEvent(step, 0.4, null, null, null, null, 50, null, null, null, null, null, null, null,
+                        t), t, 0);
+            }
+        }
+        Map<Reason, Double> parts = a.wallSeconds(t);
+        assertThat(parts).doesNotContainKeys(Reason.LOST_WORK, Reason.STALL);
+        assertThat(a.goodput(t)).isGreaterThan(0.95);
+    }
+
+    @Test
+    void aLogWithoutIntervalsStillCountsItsStartUp() {
+        RunAccounting a = new RunAccounting(T0);
+        // DiT logs every 100 steps, no interval in the line; the first line after 640 s of start-up says step=100.
+        // Its span is unknown (one report, no interval), so at least the start-up is start-up, not "training".
+        double t = T0 + 640 + 100 * 0.5;
+        a.step(new StepEvent(100L, 0.5, null, null, null, null, null, null, null, null, null, null, null, null, t), t,
+                0);
+        assertThat(a.wallSeconds(t).get(Reason.STARTUP)).isBetween(640.0, 690.0);
+        assertThat(a.goodput(t)).isLessThan(0.1);
+    }
+
+    @Test
     void energyFromTheCounterElseFromPowerAndGpuTimeSkipsTheAgentsAbsence() {
         RunAccounting a = new RunAccounting(T0);
         for (int i = 0; i <= 60; i++) {

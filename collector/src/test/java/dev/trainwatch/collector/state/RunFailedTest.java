@@ -80,6 +80,19 @@ class RunFailedTest {
     }
 
     @Test
+    void aRunThatGoesOnAfterAFailureIsNoLongerFailed() {
+        clock.advanceSeconds(1);
+        fleet.ingestBatch(batch("node1", "a", 1, List.of(gpu(clock.seconds(), 0, "GPU-0", 40 * GIB, 0.9)),
+                List.of(attribution("elastic", List.of("GPU-0"))), List.of()));
+        fleet.recordFailure("elastic", oom(), "node2");
+        assertThat(failed("elastic").active()).isTrue();
+        clock.advanceSeconds(30);
+        fleet.ingestSteps("elastic", List.of(dev.trainwatch.protocol.StepEvent.of(100, 1.0, clock.seconds())));
+        fleet.tick();
+        assertThat(failed("elastic").active()).as("training resumed after the failure").isFalse();
+    }
+
+    @Test
     void aRunThatEndsWithoutAFailureHasNone() {
         clock.advanceSeconds(1);
         fleet.ingestBatch(batch("node1", "a", 1, List.of(gpu(clock.seconds(), 0, "GPU-0", 40 * GIB, 0.9)),
