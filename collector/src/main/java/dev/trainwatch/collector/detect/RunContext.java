@@ -81,6 +81,11 @@ public interface RunContext {
         return isActive(kind);
     }
 
+    /** Whether an anomaly of {@code kind} was active at any time since {@code sinceTs}. */
+    default boolean wasActiveSince(AnomalyKind kind, double sinceTs) {
+        return isActive(kind);
+    }
+
     /** The run's loss readings (finite losses, non-finite streaks). */
     default LossHealth loss() {
         return LossHealth.NONE;

@@ -31,7 +31,8 @@ public final class RunFailedDetector implements Detector {
         String cause = f.cause() == null ? "unknown" : f.cause();
         List<String> before = new ArrayList<>();
         Map<String, Object> evidence = new LinkedHashMap<>();
-        boolean hostMemory = run.wasRaised(AnomalyKind.HOST_MEMORY);
+        // Only when the node's memory was running out at the end (within 10 minutes), not because it once did.
+        boolean hostMemory = run.wasActiveSince(AnomalyKind.HOST_MEMORY, run.now() - 600);
         if (cause.equals("signal") && Integer.valueOf(9).equals(f.signal()) && hostMemory) {
             cause = "host_oom"; // SIGKILL while the node's memory was running out: the kernel's OOM killer
             before.add("host memory was running out (host_memory) before the SIGKILL");
@@ -51,7 +52,7 @@ public final class RunFailedDetector implements Detector {
             evidence.put("host", run.failureHost());
         }
         if (f.detail() != null) {
-            evidence.putAll(f.detail());
+            f.detail().forEach(evidence::putIfAbsent); // the figures never overwrite cause, host or rank
         }
         // What was observed before the end, where it was observed.
         double peak = Double.NaN;

@@ -243,7 +243,10 @@ public final class StalledDetector implements Detector {
             }
             for (int k = 0; k < ranks.count(); k++) {
                 StepSeries r = ranks.steps(k);
-                if (r.size() > 0 && r.ts(r.size() - 1) < newest - Math.max(gap, 10)) {
+                double last = r.size() > 0 ? r.ts(r.size() - 1) : Double.NaN;
+                // Stopped just before the others (within three report gaps); a rank that stopped logging long ago
+                // while the run went on is not the one that hung now.
+                if (last < newest - Math.max(gap, 10) && last >= newest - 3 * Math.max(gap, 10)) {
                     int rank = ranks.rank(k);
                     out.put(rank, new Culprit(rank, hostOfRank.get(rank), String.format(Locale.ROOT,
                             "its last report was step %d, %s before the other ranks' last", r.step(r.size() - 1),
@@ -253,6 +256,8 @@ public final class StalledDetector implements Detector {
         }
         // 2. A process asleep (or dead, or stopped) while the others spin.
         int spinning = 0;
+        // Readings older than a minute (an agent that stopped sending them) say nothing about now.
+        procs = procs.stream().filter(p -> run.now() - p.ts() <= 60).toList();
         for (RankProcess p : procs) {
             if (p.cpuRate() >= SPINNING_CPU) {
                 spinning++;
@@ -307,7 +312,8 @@ public final class StalledDetector implements Detector {
                         RankProcess p = procs.stream().filter(x -> x.rank() == e.getKey()).findFirst().orElse(null);
                         boolean inIo = p != null && "D".equals(p.state()) && odd == idle;
                         // A process running right now is working (on the CPU, or its GPU just came back): not hung.
-                        boolean busyCpu = p != null && "R".equals(p.state()) && odd == idle || inIo;
+                        boolean busyCpu = p != null && odd == idle
+                                && ("R".equals(p.state()) || p.cpuRate() >= 0.2) || inIo;
                         Culprit c = out.get(e.getKey());
                         if (c == null || busyCpu) {
                             out.put(e.getKey(), new Culprit(e.getKey(), g.host(), inIo

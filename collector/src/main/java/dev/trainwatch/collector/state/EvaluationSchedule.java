@@ -248,6 +248,12 @@ final class EvaluationSchedule {
         }
 
         @Override
+        public boolean wasActiveSince(AnomalyKind kind, double sinceTs) {
+            return run.tracker.snapshot().stream().anyMatch(a -> a.kind() == kind
+                    && (a.active() || a.resolvedAt() != null && a.resolvedAt() >= sinceTs));
+        }
+
+        @Override
         public boolean wasRaised(AnomalyKind kind) {
             return run.tracker.snapshot().stream().anyMatch(a -> a.kind() == kind);
         }

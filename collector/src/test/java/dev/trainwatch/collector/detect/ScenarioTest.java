@@ -34,7 +34,7 @@ class ScenarioTest {
             "encoder-resident", "tf32-off", "idle-gpu", "throttling", "straggler-rank", "stalled", "xid-critical",
             "xid-informational", "xid-application", "agent-lost", "small-batch", "bucket-oom",
             "step-ratio-boundary", "rank-data-starved", "straggler-quiet", "hung-rank", "checkpoint-pause",
-            "evaluation-phase", "nan-loss", "loss-spike", "host-memory", "host-memory-steady", "unannounced-save"})
+            "evaluation-phase", "nan-loss", "loss-spike", "host-memory", "host-memory-steady", "unannounced-save", "unannounced-upload"})
     void raisesExactlyTheExpectedKindsWithoutFlapping(String name) {
         Scenario scenario = Scenario.load(name);
         Result r = play(name);
