@@ -349,7 +349,7 @@ public final class ApiVerticle extends VerticleBase {
         // second for a many-GPU run) run after it, off the event loop like /metrics.
         vertx.executeBlocking(() -> {
             beforeSeriesBuild.run();
-            return fleet.series(runId, request).map(ApiVerticle::encode);
+            return dev.trainwatch.collector.series.SeriesBuilder.series(fleet, runId, request).map(ApiVerticle::encode);
         }, false).onComplete(result -> {
             seriesBuilds.decrementAndGet();
             if (result.failed()) {
