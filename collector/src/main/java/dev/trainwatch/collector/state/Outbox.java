@@ -174,7 +174,10 @@ final class Outbox {
         return true;
     }
 
-    /** Delivers what is queued, at most {@code timeout}, then stops the own thread (if any). */
+    /**
+     * Delivers what is queued, at most {@code timeout}, then stops the own thread (if any); later notifications are
+     * delivered on the caller's thread again.
+     */
     void stop(Duration timeout) {
         Thread t = thread;
         if (t == null) {
@@ -188,5 +191,10 @@ final class Outbox {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        synchronized (dispatchLock) {
+            // From here on, what is queued (the last summaries on shutdown) is delivered on the caller's thread.
+            thread = null;
+        }
+        drain();
     }
 }
