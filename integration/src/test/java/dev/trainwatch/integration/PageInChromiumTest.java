@@ -308,6 +308,21 @@ class PageInChromiumTest {
         }
     }
 
+    @Test
+    void thePageIsNativeModulesServedAsJavaScript() throws Exception {
+        // Chromium refuses a module script served with any other content type, and the page would stay blank.
+        HttpResponse<String> index = http.send(HttpRequest.newBuilder(demo.pageUri()).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertContains(index.body(), "<script type=\"module\" src=\"/static/main.js\"></script>");
+        for (String module : List.of("main", "format", "api", "store", "run-list", "run-view", "history", "charts")) {
+            HttpResponse<String> js = http.send(HttpRequest.newBuilder(demo.pageUri().resolve("static/" + module + ".js"))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(js.statusCode()).as("GET /static/%s.js", module).isEqualTo(200);
+            assertThat(js.headers().firstValue("content-type").orElse("")).as("content type of %s.js", module)
+                    .startsWith("text/javascript");
+        }
+    }
+
     /** A run the estimator says fits on an A100 80 GB, for the tests with a collector of their own. */
     private static final Map<String, Object> SPEC = Map.of("model", "pixart-sigma-xl-2", "gpu", "a100-80gb",
             "gpus", 2, "batch", 32, "resolution", 1024, "precision", "bf16", "optimizer", "came",
@@ -317,7 +332,7 @@ class PageInChromiumTest {
     void aRunUnknownToTheSeriesEndpointOnceDoesNotTurnTheSeriesPathOff() throws Exception {
         // The run's first series request reaches the collector as one for a run it no longer knows (as when a run is
         // forgotten between the page's read of the run and of its series): the real handler answers its 404
-        // "unknown run". The page must keep using the series endpoint afterwards, not fall back to /metrics.
+        // "unknown run". The page asks again at its next poll and draws the run from the series.
         String run = "page-unknown-once";
         Map<String, AtomicInteger> requests = new ConcurrentHashMap<>();
         try (CollectorStack collector = collectorWithSeriesHook(requests, (ctx, n) -> {
@@ -333,34 +348,6 @@ class PageInChromiumTest {
             assertThat(feeder.errors()).isEmpty();
             assertContains(dom, "data-ready=\"true\"", "<h2>" + run + "</h2>", "data-series=\"true\"");
             assertThat(requests.get(run).get()).as("series requests after the unknown-run answer").isGreaterThan(2);
-        }
-    }
-
-    @Test
-    void aCollectorWithoutTheSeriesEndpointSendsThePageBackToItsOwnRecording() throws Exception {
-        // An older collector has no series route: its router answers 404 "no such endpoint". The page asks once,
-        // then records the run itself from its polls (and /metrics for the GPUs) and still draws every chart.
-        String run = "page-old-collector";
-        Map<String, AtomicInteger> requests = new ConcurrentHashMap<>();
-        try (CollectorStack collector = collectorWithSeriesHook(requests, (ctx, n) -> {
-                if (ctx.pathParam("run_id").equals(run)) {
-                    ctx.reroute("/v1/runs/" + run + "/no-such-route");
-                } else {
-                    ctx.next();
-                }
-            });
-             ScenarioFeeder feeder = new ScenarioFeeder(collector.server().uri())) {
-            play(collector, feeder, run);
-            String dom = chromium("--dump-dom", collector.server().uri() + "#/runs/" + run);
-            assertThat(feeder.errors()).isEmpty();
-            assertContains(dom, "data-ready=\"true\"", "<h2>" + run + "</h2>");
-            assertThat(dom).doesNotContain("data-series=");
-            assertThat(requests.get(run).get()).as("series requests").isEqualTo(1);
-            for (String chart : List.of("vram", "utilization", "throughput")) {
-                Matcher m = Pattern.compile("data-plot=\"" + chart + "\" data-points=\"(\\d+)\"").matcher(dom);
-                assertThat(m.find()).as("chart %s drawn", chart).isTrue();
-                assertThat(Integer.parseInt(m.group(1))).as("points in chart %s", chart).isPositive();
-            }
         }
     }
 
