@@ -18,7 +18,7 @@ function niceCeiling(value, unit) {
 
 /**
  * A titled chart with its legend. series: [{key, label, color, dashed}]; options: {format, min, max, unit,
- * idleBands}.
+ * idleBands, empty (what to say when no point has a value: "waiting for data…" unless the caller knows why)}.
  */
 export function chart(name, title, points, series, options) {
   const legend = series.map((s) =>
@@ -41,7 +41,7 @@ function plot(name, points, series, options) {
   const open = '<svg class="plot" data-plot="' + esc(name) + '" data-points="' + plotted + '"' +
     (plotted ? ' data-from="' + points[0].t + '"' : '') + ' viewBox="0 0 ' + W + ' ' + H + '" role="img">';
   if (!plotted) {
-    return open + '<text class="empty" x="' + (W / 2) + '" y="' + (H / 2) + '" text-anchor="middle">waiting for data…</text></svg>';
+    return open + '<text class="empty" x="' + (W / 2) + '" y="' + (H / 2) + '" text-anchor="middle">' + esc(options.empty || 'waiting for data…') + '</text></svg>';
   }
   const tMax = points[points.length - 1].t, tMin = Math.min(points[0].t, tMax - MIN_WINDOW_SECONDS);
   const yMin = options.min !== undefined ? options.min : Math.min(...values);
@@ -72,6 +72,8 @@ function plot(name, points, series, options) {
     });
   }
   series.forEach((s) => {
+    let end = null;
+    for (let j = points.length - 1; j >= 0 && end === null; j--) { if (points[j][s.key] !== null && points[j][s.key] !== undefined) { end = points[j]; } }
     let d = '', last = null;
     points.forEach((p) => {
       const v = p[s.key];
@@ -81,10 +83,9 @@ function plot(name, points, series, options) {
       last = p;
     });
     if (d.trim()) {
-      out.push('<path d="' + d.trim() + '" fill="none" stroke="' + s.color + '" stroke-width="2"' + (s.dashed ? ' stroke-dasharray="6 4"' : '') + ' stroke-linejoin="round"/>');
+      // data-series and data-last: which line this is and its newest value, for tests and tooltips alike.
+      out.push('<path data-series="' + esc(s.key) + '" data-last="' + Number(end[s.key].toFixed(4)) + '" d="' + d.trim() + '" fill="none" stroke="' + s.color + '" stroke-width="2"' + (s.dashed ? ' stroke-dasharray="6 4"' : '') + ' stroke-linejoin="round"/>');
     }
-    let end = null;
-    for (let j = points.length - 1; j >= 0 && end === null; j--) { if (points[j][s.key] !== null && points[j][s.key] !== undefined) { end = points[j]; } }
     if (end && !s.dashed) {
       out.push('<circle cx="' + x(end.t).toFixed(1) + '" cy="' + y(Math.min(Math.max(end[s.key], yMin), yMax)).toFixed(1) + '" r="3" fill="' + s.color + '"/>');
     }

@@ -24,6 +24,8 @@ export function fmtSeconds(s) {
   return s < 10 ? s.toFixed(2) + ' s' : s.toFixed(1) + ' s';
 }
 export function fmtRatio(r) { r = num(r); return r === null ? '–' : (r * 100).toFixed(0) + ' %'; }
+/** How many times one figure is another, as the collector's messages write it: "87.5×" (digits: after the point). */
+export function fmtTimes(r, digits) { r = num(r); return r === null ? '–' : r.toFixed(digits === undefined ? 1 : digits) + '×'; }
 export function fmtPercent(r) { r = num(r); return r === null ? '–' : (r * 100).toFixed(r < 0.1 ? 1 : 0) + ' %'; }
 export function fmtRate(r) { r = num(r); return r === null ? '–' : (r >= 100 ? r.toFixed(0) : r.toFixed(1)); }
 export function fmtDuration(s) {
@@ -55,6 +57,13 @@ export function fmtClock(t) {
   const d = new Date(t * 1000);
   return two(d.getHours()) + ':' + two(d.getMinutes()) + ':' + two(d.getSeconds());
 }
+/** "2026-11-25 14:03:04": a date and time, local, on the same 24-hour clock as fmtClock. */
+export function fmtDateTime(t) {
+  const s = toSeconds(t);
+  if (s === null) { return '–'; }
+  const d = new Date(s * 1000);
+  return d.getFullYear() + '-' + two(d.getMonth() + 1) + '-' + two(d.getDate()) + ' ' + fmtClock(s);
+}
 /** "since 12:03:04 (5m 2s ago)", with now the collector's clock (unix seconds). */
 export function fmtSince(t, now) {
   const s = toSeconds(t);
@@ -62,9 +71,14 @@ export function fmtSince(t, now) {
   return 'since ' + fmtClock(s) + ' (' + fmtDuration(Math.max(0, now - s)) + ' ago)';
 }
 
+// Ratios of one figure to the same figure predicted or of the others (step time, memory, the slowest rank): the
+// anomaly's message says "87.5× slower", so its evidence says 87.5× too, not 8745 %.
+const TIMES_KEYS = /^(step_time|memory|slowest_rank|throughput)_ratio$/;
+
 // Evidence values carry their unit in their key, as the API's names do.
 export function fmtEvidence(key, value) {
   if (typeof value === 'number') {
+    if (TIMES_KEYS.test(key)) { return fmtTimes(value); }
     if (/_bytes$/.test(key)) { return fmtBytes(value); }
     if (/_bytes_per_second$/.test(key)) { return fmtBytes(value * 60) + '/min'; }
     if (/^seconds_/.test(key)) { return fmtDuration(value); }

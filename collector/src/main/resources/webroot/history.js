@@ -1,5 +1,5 @@
 // The history view (#/history): past runs with how far each prediction was off, the calibration it led to, alerts.
-import { esc, num, fmtSeconds, fmtBytes } from './format.js';
+import { esc, num, fmtSeconds, fmtBytes, fmtDateTime, toSeconds } from './format.js';
 import { calibrationRequest } from './api.js';
 
 // How far off a prediction was: observed / predicted as a signed percentage, coloured when it matters.
@@ -12,8 +12,31 @@ function offBy(ratio) {
   return '<span class="' + cls + '">' + esc(text) + '</span>';
 }
 
-/** Draws the body of GET /v1/history (h) into #run; onChange is called after a calibration change was accepted. */
-export function renderHistory(h, onChange) {
+/**
+ * The alerts to list: those the history recorded, and before them the live runs' active anomalies it has not
+ * (a collector without --data-dir records none; one with it writes them within seconds). Returns {rows, unrecorded}.
+ */
+function alertRows(h, runs) {
+  const recorded = Array.isArray(h.alerts) ? h.alerts : [];
+  const live = [];
+  (runs || []).forEach((run) => {
+    (Array.isArray(run.anomalies) ? run.anomalies : []).filter((a) => a.active !== false).forEach((a) => {
+      const known = recorded.some((r) => r.run_id === run.run_id && r.kind === a.kind && num(r.resolved_at) === null);
+      if (!known) {
+        live.push({ since: toSeconds(a.since), run_id: run.run_id, kind: a.kind, severity: a.severity || 'warning',
+          message: a.message, suggestion: a.suggestion, resolved_at: null });
+      }
+    });
+  });
+  live.sort((a, b) => (b.since || 0) - (a.since || 0));
+  return { rows: live.concat(recorded), unrecorded: live.length };
+}
+
+/**
+ * Draws the body of GET /v1/history (h) into #run, with the live runs' active alerts; onChange is called after a
+ * calibration change was accepted.
+ */
+export function renderHistory(h, liveRuns, onChange) {
   const section = document.getElementById('run');
   if (!h) { section.innerHTML = '<p class="muted">Loading history…</p>'; return; }
   if (h.error) { section.innerHTML = '<p class="muted">History unavailable: ' + esc(h.error) + '</p>'; return; }
@@ -28,7 +51,7 @@ export function renderHistory(h, onChange) {
     '<th>s/step observed</th><th>predicted</th><th>off by</th><th>peak VRAM</th><th>predicted</th><th>off by</th></tr></thead><tbody>' +
     runs.map((r) => '<tr><td>' + esc(r.run_id) + (r.synthetic ? ' <span class="chip synthetic">synthetic (demo)</span>' : '') +
         (num(r.ended_at) !== null ? ' <span class="chip state">ended</span>' : '') + '</td>' +
-        '<td>' + (num(r.last_seen) !== null ? esc(new Date(r.last_seen * 1000).toLocaleString()) : '–') + '</td>' +
+        '<td>' + (num(r.last_seen) !== null ? esc(fmtDateTime(r.last_seen)) : '–') + '</td>' +
         '<td>' + esc(num(r.last_step) !== null ? r.last_step : '–') + '</td>' +
         '<td>' + esc(fmtSeconds(r.step_seconds)) + '</td><td>' + esc(fmtSeconds(r.predicted_step_seconds)) + '</td>' +
         '<td>' + offBy(r.step_time_error_ratio) + '</td>' +
@@ -54,13 +77,18 @@ export function renderHistory(h, onChange) {
         encodeURIComponent(c.gpu) + '/' + encodeURIComponent(c.family) + '">reset</button></td></tr>';
     }).join('') + '</tbody></table><p class="muted" id="calibration-status"></p>' :
     '<p class="muted">None yet: once three finished runs of a GPU and model family agree, they move its estimates.</p>';
-  const alerts = Array.isArray(h.alerts) ? h.alerts : [];
+  const { rows: alerts, unrecorded } = alertRows(h, liveRuns);
   html += '<h2>Alerts</h2>';
+  if (unrecorded) {
+    html += '<p class="muted" data-unrecorded="' + unrecorded + '">' + unrecorded + ' active alert' + (unrecorded === 1 ? '' : 's') +
+      ' from the live runs ' + (h.persistent ? (unrecorded === 1 ? 'is' : 'are') + ' not recorded yet.'
+        : 'listed here: this collector records none (start it with <code>--data-dir DIR</code> to keep them).') + '</p>';
+  }
   html += alerts.length ? '<table class="history" data-table="alerts"><thead><tr><th>since</th><th>run</th><th>kind</th><th>severity</th>' +
     '<th>resolved</th><th>message</th></tr></thead><tbody>' + alerts.map((a) =>
-      '<tr><td>' + (num(a.since) !== null ? esc(new Date(a.since * 1000).toLocaleString()) : '–') + '</td><td>' + esc(a.run_id) +
+      '<tr><td>' + esc(fmtDateTime(a.since)) + '</td><td>' + esc(a.run_id) +
       '</td><td>' + esc(a.kind) + '</td><td><span class="chip ' + esc(a.severity) + '">' + esc(a.severity) + '</span></td><td>' +
-      (num(a.resolved_at) !== null ? esc(new Date(a.resolved_at * 1000).toLocaleString()) : 'active') + '</td><td>' +
+      (num(a.resolved_at) !== null ? esc(fmtDateTime(a.resolved_at)) : 'active') + '</td><td>' +
       esc(a.message || '') + (a.suggestion ? '<div class="muted">' + esc(a.suggestion) + '</div>' : '') + '</td></tr>').join('') +
     '</tbody></table>' : '<p class="muted">No alerts recorded.</p>';
   section.innerHTML = html;

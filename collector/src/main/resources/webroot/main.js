@@ -102,7 +102,7 @@ function setConnection(ok, message) {
 function render() {
   renderList();
   if (historyView()) {
-    renderHistory(state.pastRuns, () => { state.historyAt = 0; poll(); });
+    renderHistory(state.pastRuns, state.runs, () => { state.historyAt = 0; poll(); });
   } else {
     renderRun();
   }

@@ -1,11 +1,11 @@
 // One run: its tiles, anomalies, where the time went, live charts and GPUs.
 import {
-  GIB, esc, num, first, fmtBytes, fmtSeconds, fmtRatio, fmtPercent, fmtRate, fmtDuration, fmtGpuHours, fmtMoney,
+  GIB, esc, num, first, fmtBytes, fmtTimes, fmtDateTime, fmtSeconds, fmtRatio, fmtPercent, fmtRate, fmtDuration, fmtGpuHours, fmtMoney,
   fmtEnergy, fmtSince, fmtEvidence, specLine
 } from './format.js';
 import {
-  state, now, runIdOf, isSynthetic, anomaliesOf, worstSeverity, stateLabel, calmState, predictedPeak, predictedStep,
-  predictedThroughput, capacityOf
+  state, now, runIdOf, isSynthetic, anomaliesOf, worstSeverity, stateLabel, calmState, predictedPeak,
+  predictedStep, predictedThroughput, capacityOf, encodingRatio
 } from './store.js';
 import { chart } from './charts.js';
 
@@ -33,14 +33,17 @@ const WALL_COLORS = { productive: 'var(--ok)', startup: '#98a2b3', data_wait: 'v
   stall: 'var(--critical)', checkpoint: '#7f9cf5', evaluation: '#b794f4', lost_work: '#e57373', idle: '#d0d5dd', pending: '#eaecf0' };
 const WALL_ORDER = ['productive', 'startup', 'data_wait', 'encoding', 'stall', 'checkpoint', 'evaluation', 'lost_work', 'idle', 'pending'];
 
-function goodputSub(o) {
-  const w = o.wall_seconds;
+function goodputSub(w) {
   if (!w) { return null; }
   let worst = null;
   Object.keys(w).forEach((k) => {
     if (k !== 'productive' && k !== 'pending' && (worst === null || w[k] > w[worst])) { worst = k; }
   });
-  return worst && w[worst] > 0 ? 'most lost to ' + WALL_LABELS[worst] + ' (' + fmtDuration(w[worst]) + ')' : 'of the wall time';
+  const lost = worst === null ? 0 : num(w[worst]) || 0;
+  const pending = num(w.pending) || 0;
+  // The time since the newest report is not lost yet; when it is the larger part, that is what keeps goodput low.
+  if (pending >= 1 && pending >= lost) { return fmtDuration(pending) + ' since the last report, not yet explained'; }
+  return lost >= 1 ? 'most lost to ' + WALL_LABELS[worst] + ' (' + fmtDuration(lost) + ')' : 'of the wall time';
 }
 function energySub(o, c) {
   const parts = [];
@@ -51,8 +54,7 @@ function energySub(o, c) {
 }
 
 // Where the run's wall time went: one bar split by reason, with the seconds of each part.
-function wallBar(o) {
-  const w = o.wall_seconds;
+function wallBar(w) {
   if (!w) { return ''; }
   const total = Object.keys(w).reduce((sum, k) => sum + (num(w[k]) || 0), 0);
   if (!(total > 0)) { return ''; }
@@ -88,17 +90,20 @@ export function renderRun() {
   const capacity = capacityOf(run);
   const headroom = num(c.headroom_bytes);
   const total = num(spec.total_steps);
+  const wall = o.wall_seconds || null;
+  const points = state.history[id] || [];
+  const encoding = first(encodingRatio(o), ...points.slice(-1).map((p) => p.encoding));
   const tiles = [
     tile('Step', num(o.last_step) !== null ? String(o.last_step) : '–',
       total !== null && num(o.last_step) !== null ? 'of ' + total + ' (' + (100 * o.last_step / total).toFixed(1) + ' %)' : null),
     tile('Seconds per step', fmtSeconds(o.step_seconds), 'predicted ' + fmtSeconds(predictedStep(run)) +
-      (stepRatio !== null ? ' · ×' + stepRatio.toFixed(2) : ''), stepRatio !== null && stepRatio > 1.5 ? 'bad' : stepRatio !== null && stepRatio > 1.2 ? 'warn' : ''),
+      (stepRatio !== null ? ' · ' + fmtTimes(stepRatio, 2) : ''), stepRatio !== null && stepRatio > 1.5 ? 'bad' : stepRatio !== null && stepRatio > 1.2 ? 'warn' : ''),
     tile('VRAM (peak)', fmtBytes(num(o.peak_memory_bytes) !== null ? o.peak_memory_bytes : o.memory_used_bytes),
       'predicted ' + fmtBytes(predictedPeak(run)) + ' of ' + fmtBytes(capacity) +
       (headroom !== null ? ' · ' + fmtBytes(headroom) + ' free' : ''),
       headroom !== null && capacity && headroom < 0.05 * capacity ? 'bad' : memoryRatio !== null && memoryRatio > 1.1 ? 'warn' : ''),
     tile('GPU utilisation', fmtRatio(o.gpu_utilization_ratio), 'last minute', num(o.gpu_utilization_ratio) !== null && o.gpu_utilization_ratio < 0.6 ? 'warn' : ''),
-    tile('Data wait', fmtRatio(o.data_wait_ratio), 'of each step',
+    tile('Data wait', fmtRatio(o.data_wait_ratio), 'of each step' + (encoding !== null ? ' · online encoding ' + fmtRatio(encoding) : ''),
       num(o.data_wait_ratio) !== null && o.data_wait_ratio > 0.3 ? 'warn' : ''),
     tile('Samples per second', fmtRate(o.samples_per_second), 'predicted ' + fmtRate(predictedThroughput(run))),
     tile('ETA', fmtDuration(etaSeconds(run)), total === null ? 'no total_steps in the spec' : 'at the observed pace' +
@@ -109,32 +114,33 @@ export function renderRun() {
         ' not finite' + (num(o.loss) !== null ? ' · last finite ' + o.loss.toPrecision(4) : '') : 'newest report',
       o.loss_nonfinite ? 'bad' : ''),
     tile('MFU', fmtPercent(o.mfu_ratio), mfuSub(o, c), mfuTone(o, c)),
-    tile('Goodput', fmtPercent(o.goodput_ratio), goodputSub(o), num(o.goodput_ratio) !== null && o.goodput_ratio < 0.5 ? 'warn' : ''),
+    tile('Goodput', fmtPercent(o.goodput_ratio), goodputSub(wall), num(o.goodput_ratio) !== null && o.goodput_ratio < 0.5 ? 'warn' : ''),
     tile('Energy', fmtEnergy(o.energy_joules), energySub(o, c))
   ];
 
-  const points = state.history[id] || [];
+  const empty = emptyTexts(run, points);
   const charts = [
     chart('vram', 'VRAM: observed vs predicted vs capacity', points, [
       { key: 'memory', label: 'observed', color: 'var(--accent)' },
       { key: 'memoryPredicted', label: 'predicted peak', color: 'var(--predicted)', dashed: true },
       { key: 'capacity', label: 'capacity', color: 'var(--capacity)', dashed: true }
-    ], { format: fmtBytes, min: 0, unit: GIB }),
+    ], { format: fmtBytes, min: 0, unit: GIB, empty: empty.other }),
     chart('step-time', 'Step time: observed vs predicted', points, [
       { key: 'step', label: 'observed s/step', color: 'var(--accent)' },
       { key: 'stepPredicted', label: 'predicted', color: 'var(--predicted)', dashed: true }
-    ], { format: fmtSeconds, min: 0 }),
+    ], { format: fmtSeconds, min: 0, empty: empty.other }),
     chart('utilization', 'GPU utilisation and idle gaps', points, [
       { key: 'utilization', label: 'utilisation (mean of the run\'s GPUs)', color: 'var(--accent)' },
       { key: 'utilizationMin', label: 'lowest buffered sample', color: '#98a2b3', dashed: true }
-    ], { format: fmtRatio, min: 0, max: 1, idleBands: true }),
-    chart('data-wait', 'Data-wait share of each step', points, [
-      { key: 'dataWait', label: 'waiting for data / online encoders', color: 'var(--warning)' }
-    ], { format: fmtRatio, min: 0, max: 1 }),
+    ], { format: fmtRatio, min: 0, max: 1, idleBands: true, empty: empty.other }),
+    chart('data-wait', 'Data wait and online encoding, share of each step', points, [
+      { key: 'dataWait', label: 'data wait (PixArt: includes its online encoding)', color: 'var(--warning)' },
+      { key: 'encoding', label: 'online encoding (text encoder, VAE), where the log reports it apart', color: '#f5b971' }
+    ], { format: fmtRatio, min: 0, max: 1, empty: empty.dataWait }),
     chart('throughput', 'Throughput (samples/s) · ETA ' + fmtDuration(etaSeconds(run)), points, [
       { key: 'throughput', label: 'observed', color: 'var(--ok)' },
       { key: 'throughputPredicted', label: 'predicted', color: 'var(--predicted)', dashed: true }
-    ], { format: fmtRate, min: 0 })
+    ], { format: fmtRate, min: 0, empty: empty.throughput })
   ];
 
   const anomalies = anomaliesOf(run).slice().sort((a, b) =>
@@ -149,7 +155,7 @@ export function renderRun() {
     '<span class="chip ' + esc(worstSeverity(run)) + '">' + esc(stateLabel(run)) + '</span></div>' +
     '<div class="run-spec">' + esc(specLine(spec, e)) + '</div>' +
     '<div class="tiles">' + tiles.join('') + '</div>' +
-    '<h2>Anomalies</h2><div class="anomalies">' + anomalyHtml + '</div>' + wallBar(o) +
+    '<h2>Anomalies</h2><div class="anomalies">' + anomalyHtml + '</div>' + wallBar(wall) +
     '<h2>Live</h2><div class="charts">' + charts.join('') + '</div>' + gpuTable(run);
 
   const drawn = section.querySelectorAll('svg.plot[data-points]');
@@ -157,6 +163,22 @@ export function renderRun() {
   if (drawn.length === charts.length && withData.length > 0) {
     document.body.dataset.ready = 'true';
   }
+}
+
+/**
+ * What an empty chart says: "waiting for data…" only while data can still come. A run whose step reports lack a
+ * figure (DiT logs no data time) says so; an ended run says it ended.
+ */
+function emptyTexts(run, points) {
+  const ended = run.ended === true;
+  const endedText = 'the run ended' + (num(run.ended_at) !== null ? ' at ' + fmtDateTime(run.ended_at) : '') + ' with nothing to draw here';
+  const other = ended ? endedText : 'waiting for data…';
+  const reported = points.some((p) => p.step !== null);
+  return {
+    other: other,
+    dataWait: reported ? 'this run\'s log does not report data time' : other,
+    throughput: reported ? 'no throughput: the log reports no samples and the run has no spec with a batch' : other
+  };
 }
 
 // One row per GPU: a throttled or lagging GPU of a multi-GPU run stands out here.
@@ -182,7 +204,9 @@ const PROCESS_STATES = { R: 'running', S: 'sleeping', D: 'in I/O', Z: 'zombie', 
 // "running · 1.0 cores · 6.0 GiB + 4 workers 9.0 GiB": what a hung or leaking rank looks like at a glance.
 function processText(p) {
   if (!p) { return '–'; }
-  const parts = [PROCESS_STATES[p.state] || p.state || '?'];
+  // An agent that knows the rank's pid but not its state (the demo's, or /proc unreadable) says the pid.
+  const known = PROCESS_STATES[p.state] || p.state;
+  const parts = [known || (num(p.pid) !== null ? 'pid ' + p.pid : '–')];
   if (num(p.cpu_ratio) !== null) { parts.push(p.cpu_ratio.toFixed(1) + ' cores'); }
   if (num(p.rss_bytes) !== null) {
     parts.push(fmtBytes(p.rss_bytes) + (num(p.workers) !== null && p.workers > 0

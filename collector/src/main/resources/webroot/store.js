@@ -1,6 +1,6 @@
 // What the page knows: the runs from the last poll, the selected run's detail, each run's points over time, and
 // what can be said about a run from its view (severity, predictions, whether it can be called calm).
-import { num, first, toSeconds } from './format.js';
+import { num, first, toSeconds, fmtTimes } from './format.js';
 import { seriesUrl } from './api.js';
 
 export const MAX_POINTS = 1800;   // 30 minutes at one point a second
@@ -56,10 +56,15 @@ export function stateLabel(run) {
 }
 
 const SEVERITY_RANK = { critical: 0, warning: 1, ok: 2 };
-/** The runs that need attention first: the worst severity, then the most active anomalies, then the newest. */
+/**
+ * The runs that need attention first: the worst severity, then the most active anomalies, then by run id, so runs
+ * of equal standing keep their places from one poll to the next (not by when each last reported, which swapped
+ * them every second).
+ */
 export function bySeverity(a, b) {
+  const ia = runIdOf(a), ib = runIdOf(b);
   return (SEVERITY_RANK[worstSeverity(a)] - SEVERITY_RANK[worstSeverity(b)]) ||
-    (activeAnomalies(b).length - activeAnomalies(a).length) || ((num(b.last_seen_ts) || 0) - (num(a.last_seen_ts) || 0));
+    (activeAnomalies(b).length - activeAnomalies(a).length) || (ia < ib ? -1 : ia > ib ? 1 : 0);
 }
 
 // The predictions live in the comparison (and in the estimate it came from).
@@ -100,15 +105,15 @@ export function calmState(run) {
   const stepRatio = num(c.step_time_ratio);
   const memoryRatio = num(c.memory_ratio);
   const off = [];
-  if (stepRatio !== null && (stepRatio > 1.2 || stepRatio < 0.8)) { off.push('steps take ×' + stepRatio.toFixed(2) + ' the predicted time'); }
-  if (memoryRatio !== null && (memoryRatio > 1.15 || memoryRatio < 0.7)) { off.push('memory is ×' + memoryRatio.toFixed(2) + ' the prediction'); }
+  if (stepRatio !== null && (stepRatio > 1.2 || stepRatio < 0.8)) { off.push('steps take ' + fmtTimes(stepRatio, 2) + ' the predicted time'); }
+  if (memoryRatio !== null && (memoryRatio > 1.15 || memoryRatio < 0.7)) { off.push('memory is ' + fmtTimes(memoryRatio, 2) + ' the prediction'); }
   if (off.length) {
     return { chip: 'off the prediction', text: 'No anomaly raised, but ' + off.join(' and ') +
       ' (below the thresholds that raise one; see docs/DETECTORS.md).' };
   }
   const detail = [];
-  if (stepRatio !== null) { detail.push('step ×' + stepRatio.toFixed(2)); }
-  if (memoryRatio !== null) { detail.push('memory ×' + memoryRatio.toFixed(2)); }
+  if (stepRatio !== null) { detail.push('step ' + fmtTimes(stepRatio, 2)); }
+  if (memoryRatio !== null) { detail.push('memory ' + fmtTimes(memoryRatio, 2)); }
   return { chip: 'no active anomalies', text: 'No anomalies: the run behaves as predicted' +
     (detail.length ? ' (' + detail.join(', ') + ' of the prediction).' : '.') };
 }
@@ -130,11 +135,22 @@ function pointOf(run, t, idle) {
     utilizationMin: num(o.gpu_utilization_min_ratio),
     idle: num(idle),
     dataWait: num(o.data_wait_ratio),
+    encoding: encodingRatio(o),
     throughput: num(o.samples_per_second),
     throughputPredicted: predictedThroughput(run),
     lastStep: num(o.last_step),
     stepRatio: num(c.step_time_ratio)
   };
+}
+
+/**
+ * Share of the step in online encoding when the log reports it apart from data time (Sana's text encoder and VAE):
+ * a series point's encoding_ratio, else the run view's text_encoder_ratio + vae_ratio; null when not reported.
+ */
+export function encodingRatio(o) {
+  if (num(o.encoding_ratio) !== null) { return o.encoding_ratio; }
+  const lm = num(o.text_encoder_ratio), vae = num(o.vae_ratio);
+  return lm === null && vae === null ? null : (lm || 0) + (vae || 0);
 }
 
 /** Adds a point from a run's view (the runs the page polls but has not selected). */
@@ -185,3 +201,4 @@ export function mergeSeries(id, points) {
   state.history[id] = older.concat(points).slice(-MAX_POINTS);
   document.body.dataset.series = 'true';
 }
+
