@@ -22,7 +22,7 @@ import java.util.OptionalInt;
  * transition). Holds the {@link RunContext} the detectors see. Only called under the {@link Fleet}'s lock.
  */
 final class EvaluationSchedule {
-    private static final System.Logger LOG = System.getLogger(Fleet.class.getName());
+    private static final System.Logger LOG = System.getLogger(FleetLog.NAME);
     /** onRunChanged at most this often per run while data flows. */
     static final double CHANGE_NOTIFY_SECONDS = 60;
 

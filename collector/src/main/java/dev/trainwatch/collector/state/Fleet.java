@@ -48,13 +48,9 @@ import java.util.function.DoubleUnaryOperator;
  */
 public final class Fleet {
 
-    private static final System.Logger LOG = System.getLogger(Fleet.class.getName());
+    private static final System.Logger LOG = System.getLogger(FleetLog.NAME);
     /** Utilisation at or below this counts as idle (the agent's idle threshold, 5%). */
     static final double IDLE_RATIO = 0.05;
-    /** Views report utilisation and clocks over this recent span. */
-    static final double RECENT_SECONDS = 60;
-    /** A spec without any data this long gets an identity hint (view, page, log). */
-    static final double UNMATCHED_AFTER_SECONDS = 60;
 
     private final Clock clock;
     private final FleetSettings settings;
@@ -358,7 +354,7 @@ public final class Fleet {
                     }
                     events.maybeEvaluate(run, now);
                     if (!run.unmatchedLogged && run.registeredSpec != null && !Slots.observed(run)
-                            && now - run.firstSeen >= UNMATCHED_AFTER_SECONDS) {
+                            && now - run.firstSeen >= RunObservations.UNMATCHED_AFTER_SECONDS) {
                         run.unmatchedLogged = true;
                         LOG.log(System.Logger.Level.WARNING, "run {0}: {1}", run.runId,
                                 observations.unmatched(run, now).message());

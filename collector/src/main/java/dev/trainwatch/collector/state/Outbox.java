@@ -21,7 +21,7 @@ import java.util.function.Consumer;
  * done (a registered spec on disk before the answer).
  */
 final class Outbox {
-    private static final System.Logger LOG = System.getLogger(Fleet.class.getName());
+    private static final System.Logger LOG = System.getLogger(FleetLog.NAME);
     /** A listener failure is logged with its stack at most this often; the others are counted. */
     private static final long FAILURE_LOG_MILLIS = 60_000;
 
