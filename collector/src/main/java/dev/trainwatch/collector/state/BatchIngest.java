@@ -255,9 +255,9 @@ final class BatchIngest {
                 }
             }
             case RUN_ENDED -> {
-                RunState run = registry.run(e.runId());
+                RunState run = ownRun(e.runId(), host);
                 if (run != null) {
-                    RunState.HostPart part = run.hosts.computeIfAbsent(host, h -> new RunState.HostPart());
+                    RunState.HostPart part = run.hosts.get(host);
                     part.ended = true;
                     if (!run.ended && run.hosts.values().stream().allMatch(p -> p.ended)) {
                         events.end(run, now);
@@ -265,14 +265,14 @@ final class BatchIngest {
                 }
             }
             case RUN_FAILED -> {
-                RunState run = registry.run(e.runId());
+                RunState run = ownRun(e.runId(), host);
                 if (run != null && e.failure() != null) {
                     events.fail(run, e.failure(), host, now);
                 }
             }
             case PHASE -> {
                 // A checkpoint, evaluation or sampling phase the run's log announced: its time is not a stall.
-                RunState run = registry.run(e.runId());
+                RunState run = ownRun(e.runId(), host);
                 if (run != null && !run.ended) {
                     run.accounting.phase(e.message(), Timestamps.stamp(e.ts(), now));
                     run.phaseKind = e.message();
@@ -285,4 +285,24 @@ final class BatchIngest {
             }
         }
     }
+
+    /**
+     * The run an event of this host's agent may speak for: one the host attributed (in this batch or before). An
+     * agent reports the runs on its own node; an event naming a run on other nodes only is ignored and counted, so
+     * no holder of the ingest token can end or fail another node's run through its own batches.
+     */
+    private RunState ownRun(String runId, String host) {
+        RunState run = registry.run(runId);
+        if (run == null) {
+            return null;
+        }
+        if (!run.hosts.containsKey(host)) {
+            foreignEvents++;
+            return null;
+        }
+        return run;
+    }
+
+    /** Events ignored because they named a run their agent's host never attributed. */
+    long foreignEvents;
 }
