@@ -1,0 +1,200 @@
+package dev.trainwatch.estimator;
+
+import static dev.trainwatch.estimator.Units.gb;
+import static dev.trainwatch.estimator.Units.millions;
+import static dev.trainwatch.estimator.Units.percent;
+
+import dev.trainwatch.estimator.catalog.EncoderInfo;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * What to tell the user beside the numbers: the single changes that help (each re-priced with the same models) and
+ * the notes that explain the numbers. Stateless.
+ */
+final class Advice {
+
+    private Advice() {
+    }
+
+    static List<Suggestion> suggestions(ResolvedRun r, Costs base, int maxBatch) {
+        List<Suggestion> out = new ArrayList<>();
+        String label = optimizerLabel(r.optimizer);
+        switch (r.optimizer) {
+            case "came", "came8bit", "adafactor" -> add(out, base, "use AdamW instead of " + label + " (--optimizer adamw)",
+                    r.toBuilder().optimizer("adamw").build());
+            case "adamw" -> {
+                add(out, base, "use CAME instead of AdamW (--optimizer came)", r.toBuilder().optimizer("came").build());
+                add(out, base, "use 8-bit AdamW (--optimizer adamw8bit)", r.toBuilder().optimizer("adamw8bit").build());
+            }
+            default -> {
+            }
+        }
+        if (r.optimizer.equals("came")) {
+            add(out, base, "use 8-bit CAME (--optimizer came8bit)", r.toBuilder().optimizer("came8bit").build());
+        }
+        if (r.online()) {
+            String what = r.textEncoder != null && r.textOnline() && r.vaeOnline() ? shortName(r.textEncoder) + " and VAE"
+                    : r.textEncoder != null && r.textOnline() ? shortName(r.textEncoder) : "VAE";
+            add(out, base, "precompute " + what + " features (--features precomputed)",
+                    r.toBuilder().features("precomputed").build());
+        }
+        if (!r.half()) {
+            String half = r.gpu.bf16Tflops() != null ? "bf16" : "fp16";
+            add(out, base, "train in " + half + " mixed precision (--precision " + half + ")",
+                    r.toBuilder().precision(half).build());
+            if (r.precision.equals("fp32") && r.gpu.tf32Tflops() != null) {
+                add(out, base, "enable TF32 matmuls (--precision tf32; torch.backends.cuda.matmul.allow_tf32 = True)",
+                        r.toBuilder().precision("tf32").build());
+            }
+        }
+        if (r.materialisesScores()) {
+            add(out, base, "use fused attention (--attention flash: xformers or torch SDPA)",
+                    r.toBuilder().attention("flash").build());
+        }
+        if (!r.checkpointing) {
+            add(out, base, "enable gradient checkpointing (--grad-checkpointing)", r.toBuilder().checkpointing(true).build());
+        } else if (r.partialCheckpointing()) {
+            int[] all = new int[r.plan.size()];
+            for (int i = 0; i < all.length; i++) {
+                all[i] = r.plan.get(i).blocks();
+            }
+            add(out, base, "checkpoint every block (--grad-checkpointing without --checkpoint-blocks)",
+                    r.toBuilder().checkpointed(all).build());
+        }
+        if (r.gpus > 1) {
+            for (int stage = r.zero + 1; stage <= 3; stage++) {
+                add(out, base, "shard with ZeRO stage " + stage + " over " + r.gpus + " GPUs (--zero " + stage + ")",
+                        r.toBuilder().zero(stage).build());
+            }
+        }
+        if (maxBatch >= 1 && maxBatch < r.batch) {
+            int micro = maxBatch;
+            int steps = (r.batch + micro - 1) / micro;
+            micro = (r.batch + steps - 1) / steps;
+            add(out, base, "use batch " + micro + " with " + steps * r.accumulation
+                    + " gradient-accumulation steps (same " + r.batch + " samples per GPU per step)",
+                    r.toBuilder().batch(micro, steps * r.accumulation).build());
+        }
+        out.sort(Comparator.comparingLong(Suggestion::savesBytes).reversed()
+                .thenComparingDouble(Suggestion::newStepSeconds));
+        return List.copyOf(out);
+    }
+
+    /** Keeps a change when it saves memory or at least 1% of the step time. */
+    private static void add(List<Suggestion> out, Costs baseCosts, String change, ResolvedRun changed) {
+        Costs c = Costs.of(changed, changed.batch);
+        long saves = baseCosts.peakBytes() - c.peakBytes();
+        boolean faster = c.stepSeconds() < baseCosts.stepSeconds() * 0.99;
+        if (saves > 0 || faster) {
+            String detail = describeChange(baseCosts, c, saves);
+            out.add(new Suggestion(change + ": " + detail, saves, c.peakBytes(), c.stepSeconds()));
+        }
+    }
+
+    private static String describeChange(Costs base, Costs changed, long saves) {
+        List<String> parts = new ArrayList<>();
+        if (saves > 0) {
+            parts.add("saves " + gb(saves));
+        } else if (saves < 0) {
+            parts.add("costs " + gb(-saves) + " more");
+        }
+        double ratio = changed.stepSeconds() / base.stepSeconds();
+        if (ratio < 0.99) {
+            parts.add(String.format(Locale.ROOT, "%.0f%% less step time", (1 - ratio) * 100));
+        } else if (ratio > 1.01) {
+            parts.add(String.format(Locale.ROOT, "%.0f%% more step time", (ratio - 1) * 100));
+        }
+        return String.join(", ", parts);
+    }
+
+    static List<String> notes(ResolvedRun r, Costs c) {
+        List<String> notes = new ArrayList<>();
+        ModelProfile p = r.profile;
+        long capacity = r.gpu.memoryBytes();
+        if (c.peakBytes() > capacity) {
+            notes.add("needs " + gb(c.peakBytes()) + " but " + r.gpu.id() + " has " + gb(capacity) + ": expect an out-of-memory error");
+        } else if (c.peakBytes() > 0.9 * capacity) {
+            notes.add("uses " + percent(c.peakBytes(), capacity) + " of " + r.gpu.id()
+                    + "'s memory: at the limit, fragmentation or a larger aspect-ratio bucket can run out of memory");
+        }
+        if ((r.optimizer.equals("came") || r.optimizer.equals("came8bit") || r.optimizer.equals("adafactor"))
+                && p.pointwiseConvParams > 0) {
+            notes.add(optimizerLabel(r.optimizer) + " factors the last two dims of each weight, so the "
+                    + millions(p.pointwiseConvParams) + " parameters (" + percent(p.pointwiseConvParams, p.params)
+                    + ") in 4-D [O, I, 1, 1] conv weights keep full-size factors: optimizer state "
+                    + gb(p.optimizerBytes(r.optimizer)) + " against " + gb(p.optimizerBytes("adamw")) + " for AdamW");
+        }
+        if (r.online()) {
+            double encoders = c.time().getOrDefault("text_encoder", 0.0) + c.time().getOrDefault("vae_encoder", 0.0);
+            notes.add(String.format(Locale.ROOT,
+                    "online encoders take %.2f s of each %.2f s step (%s): text encoder %.2f s, VAE %.2f s; they also hold %s resident",
+                    encoders, c.stepSeconds(), percent(encoders, c.stepSeconds()), c.time().getOrDefault("text_encoder", 0.0),
+                    c.time().getOrDefault("vae_encoder", 0.0), gb(c.memory().getOrDefault("frozen_encoders", 0L))));
+            long working = MemoryModel.encoderTransientBytes(r, r.batch);
+            notes.add("the encoders' working memory (" + gb(working) + " for this batch) is freed before the forward pass "
+                    + "and reused for activations; " + (c.memory().getOrDefault("encoder_transients", 0L) > 0
+                            ? "it exceeds them, so " + gb(c.memory().get("encoder_transients")) + " of it adds to the peak"
+                            : "it fits inside them and adds nothing to the peak"));
+        }
+        if (r.precision.equals("fp32") && r.gpu.tf32Tflops() != null) {
+            notes.add(String.format(Locale.ROOT, "pure fp32 runs at %.1f TFLOPS on %s; TF32 matmuls would use %.0f",
+                    r.gpu.fp32Tflops(), r.gpu.id(), r.gpu.tf32Tflops()));
+        }
+        if (r.attention.equals("math")) {
+            long scores = 0;
+            for (LayerPlan layer : r.plan) {
+                scores = Math.max(scores, Math.round(layer.attentionScoresPerSample()));
+            }
+            if (scores > 0) {
+                notes.add("attention materialises its score matrix (" + millions(scores * r.batch)
+                        + " elements per block at this batch); fused flash/SDPA attention avoids it");
+            }
+        }
+        if (r.partialCheckpointing()) {
+            List<String> parts = new ArrayList<>();
+            for (int i = 0; i < r.plan.size(); i++) {
+                parts.add(r.checkpointed(i) + " of " + r.plan.get(i).blocks());
+            }
+            notes.add("gradient checkpointing recomputes " + String.join(" and ", parts) + " blocks"
+                    + (r.plan.size() > 1 ? " (" + Architecture.groupNames(p.info) + ")" : "")
+                    + String.format(Locale.ROOT, ": %.0f%% of the forward pass runs twice", 100 * r.recomputedShare()));
+        }
+        if (r.weights.equals("mixed")) {
+            notes.add("half-precision parameters and gradients with an fp32 master copy in the optimizer"
+                    + (r.zero >= 1 && r.gpus > 1 ? ", master and optimizer state sharded over " + r.gpus + " GPUs (ZeRO " + r.zero + ")" : ""));
+        } else if (r.weights.equals("pure")) {
+            notes.add("pure " + r.precision + ": parameters, gradients and optimizer state in " + r.precision
+                    + " with no fp32 master copy (small updates can round away)");
+        }
+        if (r.zero > 0 && r.gpus == 1) {
+            notes.add("ZeRO shards over data-parallel ranks; with one GPU it saves nothing");
+        }
+        if (r.factors.stepTimeFactor() != 1.0 || r.factors.memoryFactor() != 1.0) {
+            notes.add(String.format(Locale.ROOT, "calibrated from observed runs on %s/%s: step time x%.2f, memory x%.2f",
+                    r.gpu.id(), p.info.family(), r.factors.stepTimeFactor(), r.factors.memoryFactor()));
+        }
+        return List.copyOf(notes);
+    }
+
+    static String optimizerLabel(String optimizer) {
+        return switch (optimizer) {
+            case "adamw" -> "AdamW";
+            case "adamw8bit" -> "8-bit AdamW";
+            case "came" -> "CAME";
+            case "came8bit" -> "8-bit CAME";
+            case "adafactor" -> "Adafactor";
+            default -> "SGD";
+        };
+    }
+
+    private static String shortName(EncoderInfo encoder) {
+        return switch (encoder.id()) {
+            case "t5-xxl" -> "T5";
+            case "gemma-2-2b" -> "Gemma";
+            default -> encoder.name();
+        };
+    }
+}
