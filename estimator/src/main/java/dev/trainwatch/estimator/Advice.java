@@ -125,7 +125,7 @@ final class Advice {
             notes.add(optimizerLabel(r.optimizer) + " factors the last two dims of each weight, so the "
                     + millions(p.pointwiseConvParams) + " parameters (" + percent(p.pointwiseConvParams, p.params)
                     + ") in 4-D [O, I, 1, 1] conv weights keep full-size factors: optimizer state "
-                    + gb(p.optimizerBytes(r.optimizer)) + " against " + gb(p.optimizerBytes("adamw")) + " for AdamW");
+                    + gb(r.trainable.optimizerBytes(r.optimizer)) + " against " + gb(r.trainable.optimizerBytes("adamw")) + " for AdamW");
         }
         if (r.online()) {
             double encoders = c.time().getOrDefault("text_encoder", 0.0) + c.time().getOrDefault("vae_encoder", 0.0);

@@ -161,7 +161,7 @@ public final class Estimator {
         List<String> notes = Advice.notes(run, costs);
         Double total = run.totalSteps == null ? null : costs.stepSeconds() * run.totalSteps;
         return new Estimate(run.resolvedSpec(), run.profile.info.id(), run.gpu.id(), run.profile.params,
-                run.profile.trainableParams, costs.peakBytes(), run.gpu.memoryBytes(),
+                run.trainableParams(), costs.peakBytes(), run.gpu.memoryBytes(),
                 costs.peakBytes() <= run.gpu.memoryBytes(), maxBatch, costs.stepSeconds(), costs.samplesPerSecond(),
                 costs.memory(), costs.time(), total, suggestions, notes, StepTimeModel.flops(run));
     }

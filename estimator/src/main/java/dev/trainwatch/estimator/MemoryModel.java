@@ -95,26 +95,36 @@ final class MemoryModel {
         boolean sharded = d > 1;
         Map<String, Long> mem = new LinkedHashMap<>();
         boolean fp32Params = r.weights.equals("fp32");
-        long weights = (fp32Params ? 4 : 2) * p.params;
+        Trainable tr = r.trainable;
+        long trainable = tr.trainableParams();
+        long weights;
+        if (tr.lora()) {
+            // LoRA scripts (diffusers/PEFT, kohya, Sana) cast the frozen base to the training dtype and keep the
+            // adapters in fp32.
+            weights = (r.half() ? 2 : 4) * p.params + 4 * tr.adapterParams();
+        } else {
+            weights = (fp32Params ? 4 : 2) * p.params;
+        }
         mem.put("weights", r.zero >= 3 && sharded ? weights / d : weights);
         if (r.half() && fp32Params) {
-            // Autocast caches a half copy of each weight it casts until the forward pass ends.
-            mem.put("autocast_cache", (r.zero >= 3 && sharded ? 2 * p.trainableParams / d : 2 * p.trainableParams));
+            // Autocast caches a half copy of each fp32 weight it casts until the forward pass ends.
+            long cast = tr.lora() ? tr.adapterParams() : p.trainableParams;
+            mem.put("autocast_cache", (r.zero >= 3 && sharded ? 2 * cast / d : 2 * cast));
         }
-        long grads = (fp32Params ? 4 : 2) * p.trainableParams;
+        long grads = (fp32Params || tr.lora() ? 4 : 2) * trainable;
         mem.put("gradients", r.zero >= 2 && sharded ? grads / d : grads);
         if (r.weights.equals("mixed")) {
             // ColossalAI / DeepSpeed / FSDP mixed precision: the optimizer holds an fp32 master copy, sharded with it.
-            long master = 4 * p.trainableParams;
+            long master = 4 * trainable;
             mem.put("master_weights", r.zero >= 1 && sharded ? master / d : master);
         }
-        long optimizer = p.optimizerBytes(r.optimizer);
+        long optimizer = tr.optimizerBytes(r.optimizer);
         if (r.weights.equals("pure")) {
             optimizer /= 2; // states kept in the parameters' half dtype
         }
         mem.put("optimizer", r.zero >= 1 && sharded ? optimizer / d : optimizer);
         if (r.ema) {
-            mem.put("ema", 4 * p.params);
+            mem.put("ema", 4 * (tr.full() ? p.params : trainable));
         }
         if (sharded) {
             mem.put("ddp_buckets", r.zero == 0 ? grads : Math.min(grads, 1L << 30));

@@ -48,6 +48,12 @@ final class ResolvedRun {
     /** Images the VAE encodes at once when the spec says; null: the model's pipeline default. */
     final Integer vaeMicroBatchSetting;
     final Calibration.Factors factors;
+    /** {@code eager} or {@code compiled}. */
+    final String kernels;
+    /** Attention computed in fp32 under autocast (PixArt's and Sana's {@code fp32_attention}). */
+    final boolean attentionFp32;
+    /** What trains: everything, some module kinds, or LoRA adapters. */
+    final Trainable trainable;
     /** Blocks recomputed per layer group of {@link #plan}. */
     private final int[] checkpointed;
 
@@ -83,6 +89,9 @@ final class ResolvedRun {
         this.weights = b.weights;
         this.vaeMicroBatchSetting = b.vaeMicroBatch;
         this.factors = b.factors;
+        this.kernels = b.kernels;
+        this.attentionFp32 = b.attentionFp32 != null ? b.attentionFp32 : b.profile.info.attentionUpcast();
+        this.trainable = b.trainable != null ? b.trainable : Trainable.all(b.profile);
         ModelInfo m = profile.info;
         long temporal = Math.max(1, m.temporalDownsample());
         long latent = m.video() ? (frames + temporal - 1) / temporal : 1;
@@ -141,6 +150,9 @@ final class ResolvedRun {
         b.weights = weights;
         b.vaeMicroBatch = vaeMicroBatchSetting;
         b.factors = factors;
+        b.kernels = kernels;
+        b.attentionFp32 = attentionFp32;
+        b.trainable = trainable;
         b.checkpointed = checkpointed.clone();
         return b;
     }
@@ -184,6 +196,14 @@ final class ResolvedRun {
         return vaeMicroBatchSetting != null ? vaeMicroBatchSetting : profile.info.vaeMicroBatch();
     }
 
+    long trainableParams() {
+        return trainable.trainableParams();
+    }
+
+    boolean compiled() {
+        return kernels.equals("compiled");
+    }
+
     boolean materialisesScores() {
         return attention.equals("math") && plan.stream().anyMatch(layer -> layer.attentionScoresPerSample() > 0);
     }
@@ -216,7 +236,9 @@ final class ResolvedRun {
                 online() ? "online" : "precomputed", zero, attention, accumulation, totalSteps,
                 split ? (textOnline() ? "online" : "precomputed") : null,
                 split ? (vaeOnline() ? "online" : "precomputed") : null,
-                weights, partial, profile.info.video() ? vaeMicroBatch() : null, null);
+                weights, partial, profile.info.video() ? vaeMicroBatch() : null, null)
+                .withPhysics(kernels, attentionFp32 ? "fp32" : "half", trainable.lora() ? trainable.loraRank() : null,
+                        trainable.full() ? null : trainable.targets(), null, null);
     }
 
     /** Mutable choices of a run; {@link #build()} derives the sizes and freezes them. Not thread-safe. */
@@ -244,6 +266,11 @@ final class ResolvedRun {
         String weights = "fp32";
         Integer vaeMicroBatch;
         Calibration.Factors factors = Calibration.Factors.IDENTITY;
+        String kernels = "eager";
+        /** Null: the model's default. */
+        Boolean attentionFp32;
+        /** Null: everything trains. */
+        Trainable trainable;
         /** Null: all blocks or none, as {@link #checkpointing} says. */
         int[] checkpointed;
 
@@ -282,6 +309,23 @@ final class ResolvedRun {
 
         Builder zero(int v) {
             zero = v;
+            return this;
+        }
+
+        Builder kernels(String v) {
+            kernels = v;
+            return this;
+        }
+
+        Builder attentionFp32(boolean v) {
+            attentionFp32 = v;
+            return this;
+        }
+
+        Builder gpu(dev.trainwatch.estimator.catalog.GpuInfo g, ArchitectureInfo a, int count) {
+            gpu = g;
+            arch = a;
+            gpus = count;
             return this;
         }
 

@@ -19,7 +19,10 @@ final class SpecResolver {
     static final List<String> PRECISIONS = List.of("fp32", "tf32", "fp16", "bf16");
     static final List<String> FEATURES = List.of("online", "precomputed");
     static final List<String> WEIGHTS = List.of("fp32", "mixed", "pure");
-    static final List<String> ATTENTIONS = List.of("flash", "math");
+    /** flash: FlashAttention-2 / PyTorch SDPA; mem-efficient: xformers' cutlass kernels; math: scores materialised. */
+    static final List<String> ATTENTIONS = List.of("flash", "mem-efficient", "math");
+    static final List<String> KERNELS = List.of("eager", "compiled");
+    static final List<String> ATTENTION_PRECISIONS = List.of("fp32", "half");
 
     /** Upper bounds keep the arithmetic (and the batch search) far from overflow; no real run comes near them. */
     private static final Map<String, Integer> LIMITS = Map.of("gpus", 1_000_000, "batch", 1_000_000,
@@ -122,11 +125,20 @@ final class SpecResolver {
         if (zero < 0 || zero > 3) {
             throw new InvalidSpecException("zero must be 0, 1, 2 or 3, got " + zero);
         }
-        String attention = choice("attention", spec.attention(), d.attention(), ATTENTIONS);
+        String attention = choice("attention", spec.attention() != null && spec.attention().strip().equalsIgnoreCase("xformers")
+                ? "mem-efficient" : spec.attention(), d.attention(), ATTENTIONS);
+        String kernels = choice("kernels", spec.kernels(), "eager", KERNELS);
+        Boolean attentionFp32 = spec.attentionPrecision() == null ? null
+                : choice("attention_precision", spec.attentionPrecision(), null, ATTENTION_PRECISIONS).equals("fp32");
+        Trainable trainable = spec.loraRank() == null && spec.loraTargets() == null ? Trainable.all(profile)
+                : Trainable.of(profile, spec.loraRank(), spec.loraTargets());
         int accumulation = positive("grad_accumulation", spec.gradAccumulation(), 1);
         Long totalSteps = spec.totalSteps();
         if (totalSteps != null && totalSteps < 1) {
             throw new InvalidSpecException("total_steps must be at least 1, got " + totalSteps);
+        }
+        if (spec.images() != null || spec.epochs() != null) {
+            totalSteps = stepsFor(spec.images(), spec.epochs(), (long) batch * gpus * accumulation, totalSteps);
         }
         int[] checkpointed = checkpointBlocks(m, spec.checkpointBlocks(), checkpointing);
         boolean anyCheckpointed = false;
@@ -157,7 +169,30 @@ final class SpecResolver {
         b.weights = weights;
         b.vaeMicroBatch = vaeMicroBatch;
         b.factors = calibration.factorsFor(gpu.id(), m.family());
+        b.kernels = kernels;
+        b.attentionFp32 = attentionFp32;
+        b.trainable = trainable;
         return b.build();
+    }
+
+    /** Optimizer steps to see {@code images} samples {@code epochs} times at a global batch (the last step partial). */
+    private static Long stepsFor(Long images, Double epochs, long globalBatch, Long totalSteps) {
+        if (images == null) {
+            throw new InvalidSpecException("epochs needs the number of images (samples) per epoch");
+        }
+        if (images < 1 || images > 1_000_000_000_000L) {
+            throw new InvalidSpecException("images must be between 1 and 10^12, got " + images);
+        }
+        double e = epochs == null ? 1 : epochs;
+        if (!(e > 0) || e > 1_000_000) {
+            throw new InvalidSpecException("epochs must be above 0 and at most 10^6, got " + epochs);
+        }
+        long steps = (long) Math.ceil(images * e / globalBatch);
+        if (totalSteps != null && totalSteps != steps) {
+            throw new InvalidSpecException("total_steps " + totalSteps + " disagrees with " + images + " images x " + e
+                    + " epochs at a global batch of " + globalBatch + " (" + steps + " steps); give one or the other");
+        }
+        return Math.max(1, steps);
     }
 
     /**

@@ -123,7 +123,8 @@ class PublishedAccuracyTest {
                 resolution, height, width, integer(row, "frames"), cell(row, "precision"), cell(row, "optimizer"),
                 checkpointing, ema == null ? null : ema.equals("yes"), features, integer(row, "zero"),
                 cell(row, "attention"), null, null)
-                .withRegime(text, vae, cell(row, "weights"), blocks, integer(row, "vae_micro"), null);
+                .withRegime(text, vae, cell(row, "weights"), blocks, integer(row, "vae_micro"), null)
+                .withPhysics(cell(row, "kernels"), null, null, null, null, null);
         return base.overriddenBy(flags);
     }
 
