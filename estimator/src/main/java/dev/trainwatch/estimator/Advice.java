@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * What to tell the user beside the numbers: the single changes that help (each re-priced with the same models) and
@@ -70,6 +71,13 @@ final class Advice {
                         r.toBuilder().zero(stage).build());
             }
         }
+        if (r.half() && r.weights.equals("fp32") && !r.trainable.lora()) {
+            add(out, base, "keep half-precision parameters with fp32 master weights in the optimizer (--weights mixed:"
+                    + " DeepSpeed, ColossalAI or FSDP mixed precision)", r.toBuilder().weights("mixed").build());
+        }
+        if (base.peakBytes() > r.gpu.memoryBytes()) {
+            scaleOut(out, r, base);
+        }
         if (maxBatch >= 1 && maxBatch < r.batch) {
             int micro = maxBatch;
             int steps = (r.batch + micro - 1) / micro;
@@ -81,6 +89,41 @@ final class Advice {
         out.sort(Comparator.comparingLong(Suggestion::savesBytes).reversed()
                 .thenComparingDouble(Suggestion::newStepSeconds));
         return List.copyOf(out);
+    }
+
+    /**
+     * When the run does not fit, the fewest GPUs (8, 16, … 512) on which each way of sharding fits: ZeRO-2 and ZeRO-3,
+     * each with the run's weights and, under half precision, with half parameters and fp32 master weights.
+     */
+    private static void scaleOut(List<Suggestion> out, ResolvedRun r, Costs base) {
+        List<String> weightsOptions = new ArrayList<>(List.of(r.weights));
+        if (r.half() && !r.weights.equals("mixed") && !r.trainable.lora()) {
+            weightsOptions.add("mixed");
+        }
+        for (int stage = Math.max(2, r.zero); stage <= 3; stage++) {
+            for (String weights : weightsOptions) {
+                for (int gpus = Math.max(8, nextPowerOfTwo(r.gpus * 2)); gpus <= 512; gpus *= 2) {
+                    ResolvedRun changed = r.toBuilder().gpus(gpus).zero(stage).weights(weights).build();
+                    Costs c = Costs.of(changed, changed.batch);
+                    if (c.peakBytes() <= r.gpu.memoryBytes()) {
+                        String flags = "--gpus " + gpus + " --zero " + stage + (weights.equals(r.weights) ? "" : " --weights " + weights);
+                        out.add(new Suggestion("train on " + gpus + " GPUs with ZeRO stage " + stage
+                                + (weights.equals(r.weights) ? "" : " and " + weights + " weights") + " (" + flags + "): "
+                                + describeChange(base, c, base.peakBytes() - c.peakBytes()) + ", " + gb(c.peakBytes())
+                                + " per GPU", base.peakBytes() - c.peakBytes(), c.peakBytes(), c.stepSeconds()));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    private static int nextPowerOfTwo(int n) {
+        int p = 1;
+        while (p < n && p < (1 << 20)) {
+            p <<= 1;
+        }
+        return p;
     }
 
     /** Keeps a change when it saves memory or at least 1% of the step time. */
@@ -169,6 +212,12 @@ final class Advice {
             notes.add("pure " + r.precision + ": parameters, gradients and optimizer state in " + r.precision
                     + " with no fp32 master copy (small updates can round away)");
         }
+        if (!r.compiled() && r.arch.eagerShare() < 1) {
+            notes.add(String.format(Locale.ROOT, "eager PyTorch on %s (%s) is priced at %.0f%% of its datasheet rates, as the"
+                    + " published eager runs on Hopper measured (Open-Sora, OpenDiT); --kernels compiled prices the full"
+                    + " rates, and --from-run anchors on a run you observed", r.gpu.id(), r.gpu.architecture(),
+                    100 * r.arch.eagerShare()));
+        }
         if (r.zero > 0 && r.gpus == 1) {
             notes.add("ZeRO shards over data-parallel ranks; with one GPU it saves nothing");
         }
@@ -177,6 +226,92 @@ final class Advice {
                     r.gpu.id(), p.info.family(), r.factors.stepTimeFactor(), r.factors.memoryFactor()));
         }
         return List.copyOf(notes);
+    }
+
+    /**
+     * The step's largest terms (at least 5% of it, at most four), largest first, each with the single change that
+     * would save most of it and what that saves, re-priced: "fp32 attention: 6.60 s of 12.20 s; half-precision
+     * attention would save 5.90 s".
+     */
+    static List<String> why(ResolvedRun r, Costs c) {
+        List<Map.Entry<String, Double>> terms = new ArrayList<>(c.operations().entrySet());
+        terms.sort(Map.Entry.<String, Double>comparingByValue().reversed());
+        List<String> out = new ArrayList<>();
+        for (Map.Entry<String, Double> term : terms) {
+            if (out.size() == 4 || term.getValue() < 0.05 * c.stepSeconds()) {
+                break;
+            }
+            String change = null;
+            ResolvedRun changed = null;
+            String k = term.getKey();
+            switch (k) {
+                case "attention" -> {
+                    if (r.half() && r.attentionFp32) {
+                        change = "half-precision attention (fp32_attention=False; --attention-precision half)";
+                        changed = r.toBuilder().attentionFp32(false).build();
+                    } else if (r.attention.equals("math")) {
+                        change = "fused attention (--attention flash)";
+                        changed = r.toBuilder().attention("flash").build();
+                    } else if (r.attention.equals("mem-efficient")) {
+                        change = "FlashAttention-2 / SDPA flash (--attention flash)";
+                        changed = r.toBuilder().attention("flash").build();
+                    }
+                }
+                case "elementwise" -> {
+                    if (!r.compiled()) {
+                        change = "torch.compile (--kernels compiled)";
+                        changed = r.toBuilder().kernels("compiled").build();
+                    }
+                }
+                case "gemm" -> {
+                    if (!r.half()) {
+                        String half = r.gpu.bf16Tflops() != null ? "bf16" : "fp16";
+                        change = half + " autocast (--precision " + half + ")";
+                        changed = r.toBuilder().precision(half).build();
+                    } else if (r.recomputedShare() > 0) {
+                        change = "no gradient checkpointing (--no-grad-checkpointing; it costs memory)";
+                        changed = r.toBuilder().checkpointing(false).build();
+                    }
+                }
+                case "text_encoder", "vae_encoder" -> {
+                    change = "precomputed features (--features precomputed)";
+                    changed = r.toBuilder().features("precomputed").build();
+                }
+                case "allreduce" -> {
+                    if (r.zero == 0 && r.weights.equals("fp32") && r.half()) {
+                        change = "half-precision gradients (--weights mixed)";
+                        changed = r.toBuilder().weights("mixed").build();
+                    }
+                }
+                default -> {
+                }
+            }
+            StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%s: %.2f s of %.2f s", label(k, r),
+                    term.getValue(), c.stepSeconds()));
+            if (changed != null) {
+                double saves = c.stepSeconds() - Costs.of(changed, changed.batch).stepSeconds();
+                if (saves > 0.01 * c.stepSeconds()) {
+                    line.append(String.format(Locale.ROOT, "; %s would save %.2f s", change, saves));
+                }
+            }
+            out.add(line.toString());
+        }
+        return List.copyOf(out);
+    }
+
+    private static String label(String term, ResolvedRun r) {
+        return switch (term) {
+            case "gemm" -> "GEMMs (" + (r.precision.equals("fp32") ? "fp32, no tensor cores" : r.precision) + ")";
+            case "attention" -> (r.half() && r.attentionFp32 ? "fp32 attention" : r.attention + " attention")
+                    + (r.recomputedShare() > 0 ? " with its recomputation" : "");
+            case "elementwise" -> "element-wise kernels (norms, modulation, activations" + (r.compiled() ? ", compiled" : ", eager") + ")";
+            case "text_encoder" -> "online " + (r.textEncoder == null ? "text" : shortName(r.textEncoder)) + " encoding";
+            case "vae_encoder" -> "online VAE encoding";
+            case "optimizer" -> optimizerLabel(r.optimizer) + " step";
+            case "ema" -> "EMA update";
+            case "allreduce" -> "gradient all-reduce not hidden by the backward pass";
+            default -> term;
+        };
     }
 
     static String optimizerLabel(String optimizer) {

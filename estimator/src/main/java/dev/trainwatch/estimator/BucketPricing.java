@@ -76,6 +76,7 @@ final class BucketPricing {
         double modelFlops = 0;
         double hardwareFlops = 0;
         Map<String, Double> stepBreakdown = new LinkedHashMap<>();
+        Map<String, Double> operations = new LinkedHashMap<>();
         for (int i = 0; i < priced.size(); i++) {
             Costs c = priced.get(i);
             Estimate.Flops f = StepTimeModel.flops(runs.get(i));
@@ -86,6 +87,7 @@ final class BucketPricing {
             modelFlops += bucketSamples * f.modelPerSample();
             hardwareFlops += bucketSamples * f.hardwarePerSample();
             c.time().forEach((k, v) -> stepBreakdown.merge(k, share * v, Double::sum));
+            c.operations().forEach((k, v) -> operations.merge(k, share * v, Double::sum));
         }
         // FLOPs per sample averaged over the samples the buckets train on, so MFU over the mean step stays right.
         Estimate.Flops flops = new Estimate.Flops(modelFlops / samples, hardwareFlops / samples,
@@ -117,7 +119,7 @@ final class BucketPricing {
         return new Estimate(resolved, worst.model(), worst.gpu(), worst.params(), worst.trainableParams(),
                 worst.peakMemoryBytes(), worst.gpuMemoryBytes(), worst.fits(), worst.maxBatch(), step, samples / step,
                 worst.breakdown(), Collections.unmodifiableMap(stepBreakdown), total, worst.suggestions(), List.copyOf(notes),
-                flops);
+                flops, Collections.unmodifiableMap(operations), worst.why());
     }
 
     private static String describeBucket(RunSpec s) {

@@ -11,9 +11,10 @@ import java.util.Map;
  * @param stepSeconds      seconds per optimizer step
  * @param time             seconds per step-time term
  * @param samplesPerSecond over all data-parallel ranks
+ * @param operations       the same step by kind of operation (gemm, attention, elementwise, encoders, …)
  */
 record Costs(long peakBytes, Map<String, Long> memory, double stepSeconds, Map<String, Double> time,
-        double samplesPerSecond) {
+        double samplesPerSecond, Map<String, Double> operations) {
 
     /** Prices a run at a batch with both models. */
     static Costs of(ResolvedRun r, int batch) {
@@ -22,12 +23,13 @@ record Costs(long peakBytes, Map<String, Long> memory, double stepSeconds, Map<S
         for (long v : memory.values()) {
             peak += v;
         }
-        Map<String, Double> time = StepTimeModel.terms(r, batch);
+        Map<String, Double> operations = new java.util.LinkedHashMap<>();
+        Map<String, Double> time = StepTimeModel.terms(r, batch, operations);
         double step = 0;
         for (double v : time.values()) {
             step += v;
         }
         return new Costs(peak, Collections.unmodifiableMap(memory), step, Collections.unmodifiableMap(time),
-                (double) batch * r.accumulation * r.gpus / step);
+                (double) batch * r.accumulation * r.gpus / step, Collections.unmodifiableMap(operations));
     }
 }

@@ -163,7 +163,77 @@ public final class Estimator {
         return new Estimate(run.resolvedSpec(), run.profile.info.id(), run.gpu.id(), run.profile.params,
                 run.trainableParams(), costs.peakBytes(), run.gpu.memoryBytes(),
                 costs.peakBytes() <= run.gpu.memoryBytes(), maxBatch, costs.stepSeconds(), costs.samplesPerSecond(),
-                costs.memory(), costs.time(), total, suggestions, notes, StepTimeModel.flops(run));
+                costs.memory(), costs.time(), total, suggestions, notes, StepTimeModel.flops(run), costs.operations(),
+                Advice.why(run, costs));
+    }
+
+    /**
+     * Re-prices an observed run on other hardware (Habitat's idea, USENIX ATC '21: scale each operation from the GPU
+     * it was measured on). The observation anchors the estimate: the target's operations are priced on the target,
+     * then multiplied by observed / predicted on the source — the online encoders by their own timers when the log
+     * has them, the rest of the GPU work together — and the observed data wait is added, scaled to the target's
+     * per-GPU batch.
+     *
+     * @param observed what the run did
+     * @param target   the same run on the target (see {@link RunSpec#onHardware}); its model must be the observed one
+     * @throws InvalidSpecException for an impossible target or observation
+     */
+    public Repricing reprice(ObservedRun observed, RunSpec target) {
+        Estimate source = estimate(observed.spec());
+        Estimate there = estimate(target);
+        if (!there.model().equals(source.model())) {
+            throw new InvalidSpecException("re-pricing keeps the model: the run trained " + source.model() + ", the target says "
+                    + there.model());
+        }
+        java.util.List<String> notes = new java.util.ArrayList<>();
+        double data = observed.dataSeconds() == null ? 0 : observed.dataSeconds();
+        double sourceEncoders = encoderSeconds(source);
+        double sourceModel = source.stepSeconds() - sourceEncoders;
+        double observedEncoders = observed.encoderSeconds() != null ? observed.encoderSeconds() : Double.NaN;
+        double modelAnchor;
+        double encoderAnchor;
+        if (!Double.isNaN(observedEncoders) && sourceEncoders > 0) {
+            encoderAnchor = observedEncoders / sourceEncoders;
+            modelAnchor = Math.max(1e-3, observed.stepSeconds() - data - observedEncoders) / sourceModel;
+            notes.add(String.format(java.util.Locale.ROOT, "anchored on the observed %.3f s step: %.3f s data wait, %.3f s"
+                    + " online encoders (x%.2f of their price), the rest x%.2f of its price", observed.stepSeconds(), data,
+                    observedEncoders, encoderAnchor, modelAnchor));
+        } else {
+            modelAnchor = Math.max(1e-3, observed.stepSeconds() - data) / source.stepSeconds();
+            encoderAnchor = modelAnchor;
+            notes.add(String.format(java.util.Locale.ROOT, "anchored on the observed %.3f s step%s: the GPU work took x%.2f"
+                    + " of its price on %s", observed.stepSeconds(), observed.dataSeconds() == null ? " (data wait unknown:"
+                    + " counted as GPU work)" : String.format(java.util.Locale.ROOT, " less %.3f s data wait", data),
+                    modelAnchor, source.gpu()));
+        }
+        java.util.Map<String, Double> operations = new java.util.LinkedHashMap<>();
+        java.util.Map<String, Double> priced = there.stepOperations() != null ? there.stepOperations() : there.stepBreakdown();
+        double step = 0;
+        for (java.util.Map.Entry<String, Double> op : priced.entrySet()) {
+            boolean encoder = op.getKey().equals("text_encoder") || op.getKey().equals("vae_encoder");
+            double v = op.getValue() * (encoder ? encoderAnchor : modelAnchor);
+            operations.put(op.getKey(), v);
+            step += v;
+        }
+        if (data > 0) {
+            // Each rank's loader feeds its own batch: the wait scales with the per-GPU batch (same hosts and storage).
+            double scaled = data * there.spec().batch() / (double) source.spec().batch();
+            operations.put("data_wait", scaled);
+            step += scaled;
+            notes.add("data wait scaled with the per-GPU batch, as if the target had the same hosts and storage per GPU");
+        }
+        double samples = (double) there.spec().batch() * there.spec().gradAccumulation() * there.spec().gpus() / step;
+        Long totalSteps = there.spec().totalSteps();
+        Double total = totalSteps == null ? null : step * totalSteps;
+        Double remaining = totalSteps == null || observed.stepsDone() == null ? null
+                : step * Math.max(0, totalSteps - observed.stepsDone());
+        return new Repricing(source, there, observed.stepSeconds(), modelAnchor, encoderAnchor, step,
+                java.util.Collections.unmodifiableMap(operations), samples, total, remaining, java.util.List.copyOf(notes));
+    }
+
+    private static double encoderSeconds(Estimate e) {
+        java.util.Map<String, Double> t = e.stepBreakdown();
+        return t.getOrDefault("text_encoder", 0.0) + t.getOrDefault("vae_encoder", 0.0);
     }
 
     private ModelProfile profile(String modelId) {

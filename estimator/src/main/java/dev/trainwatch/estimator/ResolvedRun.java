@@ -302,6 +302,11 @@ final class ResolvedRun {
             return this;
         }
 
+        Builder trainable(Trainable v) {
+            trainable = v;
+            return this;
+        }
+
         Builder features(String v) {
             features = v;
             return this;
@@ -309,6 +314,16 @@ final class ResolvedRun {
 
         Builder zero(int v) {
             zero = v;
+            return this;
+        }
+
+        Builder weights(String v) {
+            weights = v;
+            return this;
+        }
+
+        Builder gpus(int count) {
+            gpus = count;
             return this;
         }
 

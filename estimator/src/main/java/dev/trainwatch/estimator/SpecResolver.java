@@ -90,6 +90,9 @@ final class SpecResolver {
             frames = 1;
         }
         String precision = choice("precision", spec.precision(), d.precision(), PRECISIONS);
+        if (spec.precision() == null && precision.equals("tf32") && gpu.tf32Tflops() == null) {
+            precision = "fp32"; // the recipe turns TF32 on; a GPU without it (V100) runs plain fp32
+        }
         if (precision.equals("bf16") && gpu.bf16Tflops() == null) {
             throw new InvalidSpecException(gpu.id() + " has no bf16 tensor cores; use fp16");
         }

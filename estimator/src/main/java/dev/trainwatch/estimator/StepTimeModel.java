@@ -139,6 +139,16 @@ final class StepTimeModel {
     }
 
     static Map<String, Double> terms(ResolvedRun r, int b) {
+        return terms(r, b, new LinkedHashMap<>());
+    }
+
+    /**
+     * The step's terms under their published keys ({@code compute}, {@code memory_bound}, {@code text_encoder}, …);
+     * {@code operations} receives the same seconds by kind of operation: {@code gemm}, {@code attention},
+     * {@code elementwise}, {@code recompute} (the forward work gradient checkpointing repeats, already inside the others),
+     * the encoders, {@code optimizer}, {@code ema}, {@code allreduce}.
+     */
+    static Map<String, Double> terms(ResolvedRun r, int b, Map<String, Double> operations) {
         ModelInfo m = r.profile.info;
         GpuInfo g = r.gpu;
         Hw hw = hw(r);
@@ -210,6 +220,9 @@ final class StepTimeModel {
         // The published breakdown keys: compute (GEMMs and attention) and memory_bound (element-wise kernels).
         t.put("compute", r.accumulation * (gemms + adapters + attention));
         t.put("memory_bound", r.accumulation * elementwise);
+        operations.put("gemm", r.accumulation * (gemms + adapters));
+        operations.put("attention", r.accumulation * attention);
+        operations.put("elementwise", r.accumulation * elementwise);
 
         if (r.online()) {
             if (r.textEncoder != null && r.textOnline()) {
@@ -219,8 +232,12 @@ final class StepTimeModel {
                 t.put("vae_encoder", r.accumulation * vaeSeconds(r, hw, b));
             }
         }
+        operations.putAll(t);
+        operations.remove("compute");
+        operations.remove("memory_bound");
         if (!r.compiled() && r.arch.eagerShare() > 0 && r.arch.eagerShare() < 1) {
             t.replaceAll((k, v) -> v / r.arch.eagerShare());
+            operations.replaceAll((k, v) -> v / r.arch.eagerShare());
         }
         int shards = r.zero >= 1 && r.gpus > 1 ? r.gpus : 1;
         t.put("optimizer", r.trainableParams() * OPTIMIZER_TRAFFIC.get(r.optimizer) / shards / hw.bandwidth);
@@ -231,6 +248,11 @@ final class StepTimeModel {
             double backward = r.accumulation * (gemms * 2 / 3 + attention * 0.7 + elementwise * 2 / 3)
                     / (r.compiled() ? 1 : r.arch.eagerShare());
             t.put("allreduce", exposedAllreduce(r, backward));
+        }
+        for (String k : new String[] {"optimizer", "ema", "allreduce"}) {
+            if (t.containsKey(k)) {
+                operations.put(k, t.get(k));
+            }
         }
         if (r.factors.stepTimeFactor() != 1.0) {
             double total = 0;
