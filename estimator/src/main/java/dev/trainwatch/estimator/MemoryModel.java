@@ -169,7 +169,7 @@ final class MemoryModel {
         double h = r.profile.info.hidden();
         boolean amp = r.half();
         boolean math = r.attention.equals("math");
-        double scoreBytes = (amp && !r.profile.info.attentionUpcast()) ? 2 : 4;
+        double scoreBytes = (amp && !r.attentionFp32) ? 2 : 4;
         double textKvBytes = amp ? 2 : 4;
         // Half parameters (ColossalAI/DeepSpeed mixed, pure half): the residual stream and norm inputs that autocast
         // keeps in fp32 are half too.
@@ -186,7 +186,7 @@ final class MemoryModel {
                     + layer.textKvBytesPerSample() * b * textKvBytes;
             // Math attention keeps the scores and the softmax output; their gradients double that in backward.
             double scores = math ? layer.attentionScoresPerSample() * b * scoreBytes * 2 : 0;
-            if (!math && amp && r.profile.info.attentionUpcast()) {
+            if (!math && amp && r.attentionFp32) {
                 saved += UPCAST_ATTENTION_BYTES * tokenHidden;
             }
             if (recomputed > 0) {

@@ -104,7 +104,7 @@ final class StepTimeModel {
     }
 
     /** The hardware a run's operations are priced on. */
-    private record Hw(GpuInfo gpu, int tileM, int tileN, double bandwidth, double launch) {
+    record Hw(GpuInfo gpu, int tileM, int tileN, double bandwidth, double launch) {
     }
 
     private static Hw hw(ResolvedRun r) {
