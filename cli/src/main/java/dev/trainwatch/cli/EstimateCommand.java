@@ -157,9 +157,14 @@ final class EstimateCommand implements Callable<Integer> {
                 : onOff(s.gradCheckpointing());
         String features = s.textFeatures() != null ? "text " + s.textFeatures() + "/VAE " + s.vaeFeatures() : s.features();
         String weights = s.weights() == null || s.weights().equals("fp32") ? "" : ", " + s.weights() + " weights";
-        out.printf(Locale.ROOT, "  %s%s, %s, checkpointing %s, EMA %s, features %s, ZeRO %d, %s attention%s%n",
+        boolean upcast = "fp32".equals(s.attentionPrecision()) && ("fp16".equals(s.precision()) || "bf16".equals(s.precision()));
+        String extras = (s.gradAccumulation() > 1 ? ", " + s.gradAccumulation() + " accumulation steps" : "")
+                + ("compiled".equals(s.kernels()) ? ", compiled kernels" : "")
+                + (s.loraRank() != null ? ", LoRA rank " + s.loraRank() + " on " + String.join("/", s.loraTargets()) : "")
+                + (s.loraRank() == null && s.loraTargets() != null ? ", training only " + String.join("/", s.loraTargets()) : "");
+        out.printf(Locale.ROOT, "  %s%s, %s, checkpointing %s, EMA %s, features %s, ZeRO %d, %s%s attention%s%n",
                 s.precision(), weights, s.optimizer(), checkpointing, onOff(s.ema()), features, s.zero(),
-                s.attention(), s.gradAccumulation() > 1 ? ", " + s.gradAccumulation() + " accumulation steps" : "");
+                upcast ? "fp32 " : "", s.attention(), extras);
         out.printf(Locale.ROOT, "%nparameters        %,d (%,d trainable)%n", e.params(), e.trainableParams());
         out.printf(Locale.ROOT, "peak memory       %s of %s  %s%n", gb(e.peakMemoryBytes()), gb(e.gpuMemoryBytes()),
                 e.fits() ? "fits" : "DOES NOT FIT");

@@ -289,8 +289,11 @@ final class Advice {
             StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%s: %.2f s of %.2f s", label(k, r),
                     term.getValue(), c.stepSeconds()));
             if (changed != null) {
-                double saves = c.stepSeconds() - Costs.of(changed, changed.batch).stepSeconds();
-                if (saves > 0.01 * c.stepSeconds()) {
+                Costs after = Costs.of(changed, changed.batch);
+                double saves = c.stepSeconds() - after.stepSeconds();
+                // A saving that would not fit the GPU (while the run does) is no advice.
+                boolean fitsAfter = after.peakBytes() <= r.gpu.memoryBytes() || c.peakBytes() > r.gpu.memoryBytes();
+                if (saves > 0.01 * c.stepSeconds() && fitsAfter) {
                     line.append(String.format(Locale.ROOT, "; %s would save %.2f s", change, saves));
                 }
             }
