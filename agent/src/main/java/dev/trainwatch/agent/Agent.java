@@ -313,7 +313,8 @@ public final class Agent implements AutoCloseable {
         }
         if (stepRunId != null && !pendingSteps.isEmpty()) {
             unsettledSteps.incrementAndGet();
-            shipper.submit(Payload.steps(stepRunId, List.copyOf(pendingSteps)), unsettledSteps::decrementAndGet);
+            shipper.submit(Payload.steps(stepRunId, List.copyOf(pendingSteps), identity.agentId()),
+                    unsettledSteps::decrementAndGet);
             pendingSteps.clear();
         }
     }
