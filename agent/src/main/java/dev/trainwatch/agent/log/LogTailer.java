@@ -408,6 +408,9 @@ public final class LogTailer implements StepSource {
             return;
         }
         modifiedTs = attrs.lastModifiedTime().toMillis() / 1000.0;
+        if (channel == null && !attachedOnce && positions != null) {
+            finishRotatedAway(attrs.fileKey());
+        }
         if (channel == null && !openChannel(attrs)) {
             return;
         }
@@ -423,6 +426,89 @@ public final class LogTailer implements StepSource {
         if (size > position) {
             readAvailable(MAX_BYTES_PER_POLL);
         }
+    }
+
+    /** Most directory entries looked at for a file rotated away while the agent was not running. */
+    static final int MAX_ROTATION_SCAN = 1_000;
+
+    /**
+     * After a restart: when the path now names another file than the one being read when the agent stopped (the
+     * log was rotated meanwhile), reads the rest of that file — found by its device and inode in the same directory,
+     * e.g. {@code train.log.1} — then takes the new file from its start. Lines written just before a rotation are
+     * not lost because the agent happened to be down.
+     */
+    private void finishRotatedAway(Object currentKey) {
+        LogPositions.FileState last = null;
+        synchronized (known) {
+            for (LogPositions.FileState s : known.values()) {
+                if (s.path() != null && s.path().equals(file.toString())
+                        && (last == null || s.updated() >= last.updated())) {
+                    last = s;
+                }
+            }
+        }
+        if (last == null) {
+            return;
+        }
+        attachedOnce = true; // the file at the path now follows one read before: read it from its start
+        if (currentKey != null && last.fileKey().equals(currentKey.toString())) {
+            return; // not rotated: openChannel resumes it
+        }
+        Path dir = file.toAbsolutePath().getParent();
+        if (dir == null) {
+            return;
+        }
+        Path rotated = null;
+        try (java.nio.file.DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            int seen = 0;
+            for (Path entry : entries) {
+                if (++seen > MAX_ROTATION_SCAN) {
+                    break;
+                }
+                BasicFileAttributes a;
+                try {
+                    a = Files.readAttributes(entry, BasicFileAttributes.class, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+                } catch (IOException e) {
+                    continue;
+                }
+                if (a.isRegularFile() && a.fileKey() != null && a.fileKey().toString().equals(last.fileKey())) {
+                    rotated = entry;
+                    if (a.size() <= last.position()) {
+                        return; // nothing was written after what was consumed
+                    }
+                    break;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return;
+        }
+        if (rotated == null) {
+            return; // deleted meanwhile (logrotate's maxage, or a delete): nothing left to read
+        }
+        try {
+            channel = FileChannel.open(rotated, StandardOpenOption.READ);
+        } catch (IOException e) {
+            return;
+        }
+        String rotatedHead = readHead(channel);
+        if (last.head() != null && !last.head().equals(rotatedHead)) {
+            closeChannel();
+            return;
+        }
+        fileKey = last.fileKey();
+        head = rotatedHead;
+        position = last.position();
+        splitter.reset(last.midLine());
+        extractor.restore(LogPositions.extractorState(last));
+        extractor.sourceBase(head == null ? null : sourceBase(fileKey, head));
+        readAvailable(Long.MAX_VALUE);
+        splitter.finish(sink);
+        remember(currentState());
+        closeChannel();
+        fileKey = null;
+        head = null;
+        position = 0;
+        extractor.newFile(null);
     }
 
     private String kindOf(BasicFileAttributes attrs) {

@@ -179,6 +179,26 @@ class LogResumeTest {
     }
 
     @Test
+    void aLogRotatedWhileTheAgentWasDownIsReadToItsEndThenTheNewFileFromItsStart() throws IOException {
+        Files.createDirectories(spool());
+        Path log = dir.resolve("log.txt");
+        List<StepEvent> all = new ArrayList<>();
+        appendSteps(log, 1, 5);
+        try (LogTailer t = agentTailer(log)) {
+            all.addAll(pollAndCommit(t));
+        }
+        // While no agent runs: more lines, the rotation (rename, new file), lines in the new file.
+        appendSteps(log, 6, 8);
+        Files.move(log, dir.resolve("log.txt.1"));
+        appendSteps(log, 9, 10);
+        try (LogTailer t = agentTailer(log)) {
+            all.addAll(pollAndCommit(t));
+            assertThat(t.poll()).isEmpty();
+        }
+        assertThat(steps(all)).containsExactly(1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L, 10L);
+    }
+
+    @Test
     void aNewRunAppendedToTheSameFileIsANewSourceEvenAcrossARestart() throws IOException {
         Files.createDirectories(spool());
         Path log = dir.resolve("log.txt");
