@@ -69,7 +69,11 @@ class AgentInputsProcessTest {
     }
 
     void startCollector() throws IOException {
-        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 16);
+        startCollector(0);
+    }
+
+    void startCollector(int port) throws IOException {
+        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 16);
         server.createContext("/v1/", exchange -> {
             try (exchange; InputStream in = new GZIPInputStream(exchange.getRequestBody())) {
                 byte[] body = in.readAllBytes();
@@ -128,6 +132,75 @@ class AgentInputsProcessTest {
         agent.destroy();
         assertThat(agent.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(agent.exitValue()).as(stderr()).isZero();
+    }
+
+    static int run(String... command) throws Exception {
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        p.getInputStream().readAllBytes();
+        return p.waitFor(30, TimeUnit.SECONDS) ? p.exitValue() : -1;
+    }
+
+    /**
+     * A spool on a real file system that is full, or mounted read-only (a 1 MiB tmpfs: needs root and the right to
+     * mount, as CI has; skipped elsewhere): the agent monitors on, each part saying so once.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"full", "read-only"})
+    void aSpoolOnAFullOrReadOnlyFileSystemIsOneLineEachAndTheAgentRuns(String how) throws Exception {
+        startCollector();
+        Path mount = Files.createDirectories(dir.resolve("mnt"));
+        boolean mounted = run("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mount.toString()) == 0;
+        org.junit.jupiter.api.Assumptions.assumeTrue(mounted, "cannot mount a tmpfs here");
+        try {
+            Path spool = Files.createDirectories(mount.resolve("spool"));
+            Path log = dir.resolve("train.log");
+            Files.writeString(log, "[2024-03-01 10:00:00] (step=0000100) Train Loss: 0.15, Train Steps/Sec: 0.50\n");
+            if (how.equals("full")) {
+                try (java.io.OutputStream out = Files.newOutputStream(mount.resolve("filler"))) {
+                    byte[] block = new byte[4096];
+                    while (true) {
+                        out.write(block);
+                    }
+                } catch (IOException full) {
+                    // No space left on device.
+                }
+            } else {
+                assertThat(run("mount", "-o", "remount,ro", mount.toString())).isZero();
+            }
+            Process agent = agent("--spool-dir", spool.toString(), "--log", log.toString(), "--log-format", "dit",
+                    "--run-id", "full-run");
+            // Before: exit 1 at start, without naming the path.
+            await().atMost(60, TimeUnit.SECONDS).until(() -> batches.size() >= 5);
+            // The collector goes away: shipments would go to the spool, which cannot be written.
+            int port = server.getAddress().getPort();
+            server.stop(0);
+            await().atMost(60, TimeUnit.SECONDS).until(() -> stderr().contains("cannot write the spool directory"));
+            Files.writeString(log, "[2024-03-01 10:00:02] (step=0000101) Train Loss: 0.15, Train Steps/Sec: 0.50\n",
+                    java.nio.file.StandardOpenOption.APPEND);
+            int before = batches.size();
+            startCollector(port);
+            await().atMost(60, TimeUnit.SECONDS).until(() -> batches.size() >= before + 10
+                    && steps.stream().anyMatch(e -> e.step() == 101));
+            assertThat(agent.isAlive()).isTrue();
+            String err = stderr();
+            // One line per part that cannot use the directory (the identity, the spool), not one per shipment.
+            assertThat(err.lines().filter(l -> l.contains("cannot write the spool directory " + spool)))
+                    .as(err).hasSize(1);
+            assertThat(err.lines().filter(l -> l.contains(spool.toString()))).as(err).hasSize(2);
+            List<Long> seqs;
+            synchronized (batches) {
+                assertThat(batches.get(batches.size() - 1).health().spoolInMemory()).isTrue();
+                seqs = batches.stream().map(AgentBatch::seq).distinct().sorted().toList();
+            }
+            // The batches made while the collector was away were kept in memory and delivered: none is missing.
+            assertThat(seqs).containsExactlyElementsOf(java.util.stream.LongStream
+                    .rangeClosed(seqs.get(0), seqs.get(seqs.size() - 1)).boxed().toList());
+            agent.destroy();
+            assertThat(agent.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(agent.exitValue()).as(err).isZero();
+        } finally {
+            run("umount", "-l", mount.toString());
+        }
     }
 
     @Test
