@@ -17,9 +17,11 @@ import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.api.io.TempDir;
 
 /** A history write that fails is a WARNING of the history's logger (it was an INFO line of the alert log). */
+@Isolated // watches process-wide log handlers
 class HistoryWarningsTest {
 
     @TempDir

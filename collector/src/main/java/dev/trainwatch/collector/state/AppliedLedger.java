@@ -27,7 +27,7 @@ import java.util.Map;
  */
 public final class AppliedLedger implements AutoCloseable {
 
-    private static final System.Logger LOG = System.getLogger(AppliedLedger.class.getName());
+    private static final System.Logger LOG = System.getLogger(FleetLog.NAME);
     /** The file's name in the data directory. */
     public static final String FILE_NAME = "applied.log";
     static final long COMPACT_BYTES = 4L << 20;

@@ -32,7 +32,7 @@ final class BatchIngest {
         this.specs = specs;
     }
 
-    private static final System.Logger LOG = System.getLogger(Fleet.class.getName());
+    private static final System.Logger LOG = System.getLogger(FleetLog.NAME);
     /** A clock further off than this is worth one line (NTP keeps clocks within milliseconds). */
     static final double CLOCK_WARNING_SECONDS = 5;
 
@@ -260,8 +260,8 @@ final class BatchIngest {
         if (e == null || e.kind() == null) {
             return;
         }
-        switch (e.kind()) {
-            case "xid" -> {
+        switch (e.eventKind()) {
+            case XID -> {
                 if (e.xid() == null || e.gpuUuid() == null) {
                     return;
                 }
@@ -278,7 +278,7 @@ final class BatchIngest {
                     touched.add(registry.run(g.runId));
                 }
             }
-            case "gpu_lost" -> {
+            case GPU_LOST -> {
                 GpuState g = registry.gpu(e.gpuUuid());
                 if (g != null) {
                     g.window.lost = true;
@@ -287,7 +287,7 @@ final class BatchIngest {
                     }
                 }
             }
-            case "run_ended" -> {
+            case RUN_ENDED -> {
                 RunState run = registry.run(e.runId());
                 if (run != null) {
                     RunState.HostPart part = run.hosts.computeIfAbsent(host, h -> new RunState.HostPart());
@@ -297,13 +297,13 @@ final class BatchIngest {
                     }
                 }
             }
-            case "run_failed" -> {
+            case RUN_FAILED -> {
                 RunState run = registry.run(e.runId());
                 if (run != null && e.failure() != null) {
                     events.fail(run, e.failure(), host, now);
                 }
             }
-            case "phase" -> {
+            case PHASE -> {
                 // A checkpoint, evaluation or sampling phase the run's log announced: its time is not a stall.
                 RunState run = registry.run(e.runId());
                 if (run != null && !run.ended) {
@@ -314,7 +314,7 @@ final class BatchIngest {
                 }
             }
             default -> {
-                // read_error and kinds of newer agents: counted by the agent's own health, nothing to track here
+                // ECC errors, read errors and kinds of newer agents: counted by the agent's own health, nothing to track
             }
         }
     }

@@ -1,0 +1,102 @@
+package dev.trainwatch.integration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.jar.JarFile;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The {@code trainwatch} launcher and the runnable jar as a user meets them: without Java, with a Java that is
+ * too old, and on a current JDK (no restricted-method warnings from JNA or SQLite).
+ */
+class LauncherIT {
+    private static final Duration TIMEOUT = Duration.ofMinutes(1);
+
+    private static Path launcher() {
+        return ProjectFiles.root().resolve("trainwatch");
+    }
+
+    private static Path runnableJar() {
+        return ProjectFiles.root().resolve("cli/target/trainwatch-all.jar");
+    }
+
+    /** A directory holding only the commands the launcher needs before it looks for Java. */
+    private static Path pathWithout(Path dir, String... tools) throws IOException {
+        Files.createDirectories(dir);
+        for (String tool : tools) {
+            Path target = ExternalCommand.find(tool).orElseThrow();
+            Files.createSymbolicLink(dir.resolve(tool), target);
+        }
+        return dir;
+    }
+
+    private static ExternalCommand.Result runLauncher(Path pathDir, String javaHome) {
+        List<String> command = new ArrayList<>(List.of("env", "-i", "PATH=" + pathDir));
+        if (javaHome != null) {
+            command.add("JAVA_HOME=" + javaHome);
+        }
+        command.addAll(List.of("/bin/bash", launcher().toString(), "--version"));
+        return ExternalCommand.run(TIMEOUT, ProjectFiles.root(), command);
+    }
+
+    @Test
+    void withoutJavaTheLauncherSaysWhatToInstallInOneLine(@TempDir Path tmp) throws IOException {
+        Path bin = pathWithout(tmp.resolve("bin"), "dirname", "awk");
+        ExternalCommand.Result result = runLauncher(bin, null);
+        assertEquals(1, result.exitCode(), result.output());
+        assertThat(result.output().strip()).doesNotContain("\n")
+                .startsWith("trainwatch: Java 17 or newer is needed")
+                .contains("apt-get install openjdk-17-jre-headless")
+                .doesNotContain("not found: java");
+    }
+
+    @Test
+    void aJavaOlderThan17IsNamedWithItsVersion(@TempDir Path tmp) throws IOException {
+        Path bin = pathWithout(tmp.resolve("bin"), "dirname", "awk");
+        Path oldJavaHome = tmp.resolve("jdk11");
+        Path oldJava = Files.createDirectories(oldJavaHome.resolve("bin")).resolve("java");
+        // What `java -XshowSettings:properties -version` prints on Java 11, reduced to the line the launcher reads.
+        Files.writeString(oldJava, "#!/bin/sh\necho '    java.specification.version = 11' >&2\necho 'openjdk version \"11.0.22\"' >&2\n");
+        Files.setPosixFilePermissions(oldJava, PosixFilePermissions.fromString("rwxr-xr-x"));
+        ExternalCommand.Result result = runLauncher(bin, oldJavaHome.toString());
+        assertEquals(1, result.exitCode(), result.output());
+        assertThat(result.output().strip()).doesNotContain("\n")
+                .contains("Java 17 or newer is needed, but " + oldJava + " is Java 11");
+    }
+
+    @Test
+    void theRunnableJarEnablesNativeAccess() throws IOException {
+        Path jar = runnableJar();
+        assumeTrue(Files.isRegularFile(jar), "the cli module's runnable jar is built before this module's tests");
+        try (JarFile file = new JarFile(jar.toFile())) {
+            assertEquals("ALL-UNNAMED", file.getManifest().getMainAttributes().getValue("Enable-Native-Access"));
+        }
+    }
+
+    @Test
+    void aCurrentJdkPrintsNoRestrictedMethodWarnings() {
+        Path jar = runnableJar();
+        // Java 22+ warns when native code is loaded without native access; the machines here carry Temurin 25.
+        Path modernJava = Path.of("/usr/lib/jvm/temurin-25-jdk-amd64/bin/java");
+        assumeTrue(Files.isRegularFile(jar) && Files.isExecutable(modernJava), "needs the runnable jar and a JDK 22+");
+        // `agent --once` loads JNA (and fails cleanly: no NVIDIA driver here); `models` loads nothing native but
+        // proves the jar starts on this JDK at all.
+        ExternalCommand.Result agent = ExternalCommand.run(TIMEOUT, ProjectFiles.root(),
+                List.of(modernJava.toString(), "-jar", jar.toString(), "agent", "--once", "--json"));
+        assertThat(agent.output()).doesNotContain("WARNING").contains("trainwatch:");
+        ExternalCommand.Result models = ExternalCommand.run(TIMEOUT, ProjectFiles.root(),
+                List.of(modernJava.toString(), "-jar", jar.toString(), "models"));
+        assertEquals(0, models.exitCode(), models.output());
+        assertThat(models.output()).doesNotContain("WARNING");
+    }
+}
