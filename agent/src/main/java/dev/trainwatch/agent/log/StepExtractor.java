@@ -18,7 +18,19 @@ import java.util.Map;
  */
 final class StepExtractor {
 
-    private record Seen(long step, double ts) {
+    /** The last step line of a rank: its step and its time (the line's own time stamp, else the read time). */
+    record Seen(long step, double ts) {
+    }
+
+    /**
+     * What the extractor remembers between lines, to resume after a restart exactly where it stopped: each rank's
+     * last step, and the stretch of the file (bumped each time a rank's step goes back: a new run appended to the
+     * same file, or a run resumed from an earlier checkpoint).
+     */
+    record State(Map<Integer, Seen> lastByRank, int stretch) {
+        State {
+            lastByRank = Map.copyOf(lastByRank);
+        }
     }
 
     /** The collector's limits for a step event (see its input validation): values outside are not sent. */
@@ -29,6 +41,36 @@ final class StepExtractor {
     private final StepLineParser parser;
     private final ZoneId zone;
     private final Map<Integer, Seen> lastByRank = new HashMap<>();
+    private int stretch;
+    private String sourceBase;
+
+    /** The state to save with a position in the file. */
+    State state() {
+        return new State(lastByRank, stretch);
+    }
+
+    /** Continues from a saved state (or, for a file read from its start after another, keeps the ranks). */
+    void restore(State state) {
+        lastByRank.clear();
+        lastByRank.putAll(state.lastByRank());
+        stretch = state.stretch();
+    }
+
+    /** Starts a new file: its stretches count from 0; each rank's last step is kept to time the next line. */
+    void newFile(String base) {
+        sourceBase = base;
+        stretch = 0;
+    }
+
+    /** Names the file the lines come from (null: reports carry no source). */
+    void sourceBase(String base) {
+        sourceBase = base;
+    }
+
+    /** The source reports carry now: the file's id and the stretch within it. */
+    String source() {
+        return sourceBase == null ? null : sourceBase + "." + stretch;
+    }
 
     StepExtractor(StepLineParser parser, ZoneId zone) {
         this.parser = parser;
@@ -47,6 +89,14 @@ final class StepExtractor {
      * rejected before they are decoded, which saves the decoding and the garbage of most noise lines.
      */
     void accept(byte[] bytes, int offset, int length, double readTs, List<StepEvent> out) {
+        accept(bytes, offset, length, readTs, out, null);
+    }
+
+    /**
+     * As above; {@code logTimes}, when given, receives for each event added to {@code out} the time stamp of its
+     * line, or NaN when the line had none.
+     */
+    void accept(byte[] bytes, int offset, int length, double readTs, List<StepEvent> out, List<Double> logTimes) {
         String[] required = parser.quickCheck();
         if (required != null) {
             if (required != quickCheckSource) {
@@ -60,7 +110,7 @@ final class StepExtractor {
                 return;
             }
         }
-        accept(new String(bytes, offset, length, StandardCharsets.UTF_8), readTs, out);
+        accept(new String(bytes, offset, length, StandardCharsets.UTF_8), readTs, out, logTimes);
     }
 
     private static boolean containsAny(byte[] bytes, int offset, int length, ByteScan.Needle[] needles) {
@@ -105,6 +155,10 @@ final class StepExtractor {
      * @param readTs unix seconds when the segment was read, used when the line carries no timestamp
      */
     void accept(String segment, double readTs, List<StepEvent> out) {
+        accept(segment, readTs, out, null);
+    }
+
+    private void accept(String segment, double readTs, List<StepEvent> out, List<Double> logTimes) {
         String[] required = parser.quickCheck();
         if (required != null && !containsAny(segment, required)) {
             return;
@@ -131,6 +185,12 @@ final class StepExtractor {
         if (e.step() < 0 || e.step() > MAX_STEP) {
             return;
         }
+        if (previous != null && e.step() < previous.step()) {
+            // The counter went back: a new run in the same file, or a resume from an earlier checkpoint. Its steps
+            // are new reports even where the numbers repeat, so they get a source of their own.
+            stretch++;
+            previous = null;
+        }
         Double time = plausible(e.timeS(), ONE_DAY_S);
         if (time != null && time == 0) {
             time = null;
@@ -147,6 +207,9 @@ final class StepExtractor {
                 plausible(e.intervalSteps(), 1, 1_000_000), plausible(e.samples(), 1e9), reading(e.loss()),
                 plausible(e.lr(), 1e6), reading(e.gradNorm()), plausible(e.bucketHeight(), 1, 100_000),
                 plausible(e.bucketWidth(), 1, 100_000), plausible(rank, 0, 1_000_000),
-                when >= 0 && when <= MAX_TS ? when : readTs));
+                when >= 0 && when <= MAX_TS ? when : readTs, source()));
+        if (logTimes != null) {
+            logTimes.add(ts != null && ts >= 0 && ts <= MAX_TS ? ts : Double.NaN);
+        }
     }
 }

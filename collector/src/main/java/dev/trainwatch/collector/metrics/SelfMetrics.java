@@ -32,6 +32,9 @@ public final class SelfMetrics implements MeterBinder {
     private GaugeFamily<String, AgentView> lastSeen;
     private GaugeFamily<String, AgentView> pollDuration;
     private GaugeFamily<String, AgentView> spoolDepth;
+    private final List<GaugeFamily<String, AgentView>> healthGauges = new java.util.ArrayList<>();
+    private final Map<String, FunctionCounter> rejectedEntries = new java.util.HashMap<>();
+    private final Map<String, FunctionCounter> deliveryErrors = new java.util.HashMap<>();
     private final Map<String, FunctionCounter> readErrors = new HashMap<>();
     private final Map<String, FunctionCounter> droppedBatches = new HashMap<>();
     private volatile Map<String, AgentView> current = Map.of();
@@ -64,6 +67,27 @@ public final class SelfMetrics implements MeterBinder {
         spoolDepth = new GaugeFamily<>(meterRegistry, MetricNames.AGENT_SPOOL_DEPTH, MetricNames.BATCHES,
                 "Batches waiting in the agent's spool", tags,
                 agent -> agent.health() == null ? null : agent.health().spoolDepth());
+        // The agent's own health (issue 19): present for agents that report it.
+        healthGauges.add(new GaugeFamily<>(meterRegistry, MetricNames.AGENT_SPOOL, MetricNames.BYTES,
+                "Bytes waiting in the agent's spool", tags,
+                agent -> agent.health() == null ? null : agent.health().spoolBytes()));
+        healthGauges.add(new GaugeFamily<>(meterRegistry, MetricNames.AGENT_DELIVERY_ALIVE, null,
+                "1 while the agent's delivery thread runs, 0 when it has stopped (nothing reaches the collector "
+                        + "from its spool)", tags,
+                agent -> agent.health() == null ? null : flag(agent.health().deliveryAlive())));
+        healthGauges.add(new GaugeFamily<>(meterRegistry, MetricNames.AGENT_SPOOL_IN_MEMORY, null,
+                "1 while the agent's spool directory cannot be written and shipments wait in memory", tags,
+                agent -> agent.health() == null ? null : flag(agent.health().spoolInMemory())));
+        healthGauges.add(new GaugeFamily<>(meterRegistry, MetricNames.AGENT_LOG_READABLE, null,
+                "1 when the log the agent follows could be read at its last attempt, 0 when not", tags,
+                agent -> agent.health() == null ? null : flag(agent.health().logReadable())));
+        healthGauges.add(new GaugeFamily<>(meterRegistry, MetricNames.AGENT_CLOCK_OFFSET, MetricNames.SECONDS,
+                "The agent's clock minus the collector's, from its batches' send times; its time stamps are "
+                        + "corrected by it", tags, AgentView::clockOffsetSeconds));
+    }
+
+    private static Number flag(Boolean value) {
+        return value == null ? null : value ? 1 : 0;
     }
 
     /**
@@ -103,6 +127,14 @@ public final class SelfMetrics implements MeterBinder {
         lastSeen.update(byHost);
         pollDuration.update(byHost);
         spoolDepth.update(byHost);
+        for (GaugeFamily<String, AgentView> gauge : healthGauges) {
+            gauge.update(byHost);
+        }
+        functionCounters(rejectedEntries, MetricNames.AGENT_SPOOL_REJECTED,
+                "Spool entries the agent moved aside because they could not be replayed (unreadable, corrupt, "
+                        + "too big)", AgentHealth::rejectedSpoolEntries);
+        functionCounters(deliveryErrors, MetricNames.AGENT_DELIVERY_ERRORS,
+                "Unexpected errors the agent's delivery thread caught and survived", AgentHealth::deliveryErrors);
         functionCounters(readErrors, MetricNames.AGENT_READ_ERRORS, "NVML reads that failed on the agent",
                 AgentHealth::failedReads);
         functionCounters(droppedBatches, MetricNames.AGENT_DROPPED_BATCHES,
