@@ -929,16 +929,25 @@ static int gpm_supported(const gpu_t *g) {
     return 0;
 }
 
+/* Value within segment i (between key i and key i+1; -1 before the first key, n-1 after the last). */
+static double segment_value(const series_t *s, int i, double x) {
+    if (i < 0) return s->k[0].v;
+    if (i >= s->n - 1 || !s->k[i + 1].ramp) return s->k[i].v;
+    const key_t_ *a = &s->k[i], *b = &s->k[i + 1];
+    return a->v + (b->v - a->v) * (x - (double) a->t) / (double) (b->t - a->t);
+}
+
+/* Exact mean of the field over [t1, t2): steps and linear ramps integrate piecewise, O(keys). */
 static double mean_over(const series_t *s, int64_t t1, int64_t t2) {
-    int64_t span = t2 - t1, step = span / 2000 > 1000 ? span / 2000 : 1000;   /* >= 1 ms, <= 2000 points */
     double sum = 0;
-    long n = 0;
-    for (int64_t x = t1 + step / 2; x < t2; x += step, n++) {
-        double v = 0;
-        value_at(s, x, &v);
-        sum += v;
+    for (int i = -1; i < s->n; i++) {
+        double lo = i < 0 ? -1e300 : (double) s->k[i].t, hi = i + 1 < s->n ? (double) s->k[i + 1].t : 1e300;
+        if (lo < (double) t1) lo = (double) t1;
+        if (hi > (double) t2) hi = (double) t2;
+        if (hi <= lo) continue;
+        sum += (segment_value(s, i, lo) + segment_value(s, i, hi)) / 2 * (hi - lo);
     }
-    return n ? sum / n : 0;
+    return sum / (double) (t2 - t1);
 }
 
 EXPORT nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t device, nvmlGpmSupport_t *gpmSupport) {

@@ -50,6 +50,7 @@ class Gpu:
         self.last_proc = 0
         self.gpm = None  # [older sample, newer sample] when the GPU has GPM
         self.gpm_taken = False
+        self.pcie = True
         try:
             if nv.nvmlGpmQueryDeviceSupport(h).isSupportedDevice:
                 self.gpm = [nv.nvmlGpmSampleAlloc(), nv.nvmlGpmSampleAlloc()]
@@ -89,8 +90,11 @@ class Gpu:
         except nv.NVMLError as e:
             if e.value != nv.NVML_ERROR_FUNCTION_NOT_FOUND:
                 raise
-        out["pcie_tx_kbps"] = call(nv.nvmlDeviceGetPcieThroughput, h, nv.NVML_PCIE_UTIL_TX_BYTES)
-        out["pcie_rx_kbps"] = call(nv.nvmlDeviceGetPcieThroughput, h, nv.NVML_PCIE_UTIL_RX_BYTES)
+        # Like the agent: not when GPM gave the PCIe rates, and not again on a GPU that does not support it.
+        if self.pcie and out.get("gpm_pcie_rx_mibps") is None:
+            out["pcie_tx_kbps"] = call(nv.nvmlDeviceGetPcieThroughput, h, nv.NVML_PCIE_UTIL_TX_BYTES)
+            out["pcie_rx_kbps"] = call(nv.nvmlDeviceGetPcieThroughput, h, nv.NVML_PCIE_UTIL_RX_BYTES)
+            self.pcie = out["pcie_tx_kbps"] is not None or out["pcie_rx_kbps"] is not None
 
     def poll(self):
         h = self.handle

@@ -106,7 +106,7 @@ class PynvmlParityTest {
             // PCIe throughput without GPM is read off the poll thread: wait for it, then compare
             for (int i = 0; i < py.size(); i++) {
                 JsonNode p = py.get(i);
-                if (!p.get("pcie_rx_kbps").isNull() && !p.hasNonNull("gpm_pcie_rx_mibps")) {
+                if (p.hasNonNull("pcie_rx_kbps") && !p.hasNonNull("gpm_pcie_rx_mibps")) {
                     int gpu = i;
                     GpuActivity[] seen = new GpuActivity[1];
                     await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).until(() -> {
