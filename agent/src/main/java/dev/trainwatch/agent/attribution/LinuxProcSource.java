@@ -143,4 +143,15 @@ public final class LinuxProcSource implements ProcSource {
             return List.of();
         }
     }
+
+    /** {@code /proc/PID/cgroup}: a few hundred bytes; "" when the process is gone or the file unreadable. */
+    @Override
+    public String cgroup(long pid) {
+        try {
+            byte[] raw = Files.readAllBytes(root.resolve(Long.toString(pid)).resolve("cgroup"));
+            return raw.length > 65_536 ? "" : new String(raw, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "";
+        }
+    }
 }

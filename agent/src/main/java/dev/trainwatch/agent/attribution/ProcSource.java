@@ -22,6 +22,11 @@ public interface ProcSource {
     /** The process's argument vector; empty when unreadable or a kernel thread. */
     List<String> commandLine(long pid);
 
+    /** The process's {@code /proc/PID/cgroup} (its pod on Kubernetes); "" when unreadable or unknown. */
+    default String cgroup(long pid) {
+        return "";
+    }
+
     /** The node's RAM and /dev/shm; empty when this source cannot tell (a test's process table). */
     default Optional<dev.trainwatch.protocol.HostMemory> hostMemory(double ts) {
         return Optional.empty();
