@@ -43,8 +43,6 @@ public final class Attributor {
 
     /** Kind of the event emitted when a run ends. */
     public static final String RUN_ENDED = "run_ended";
-    /** Bytes per page of {@code rss} in {@code /proc/PID/stat} (4 KiB on x86-64 and most arm64 kernels). */
-    static final long PAGE_BYTES = 4096;
 
     private static final double DEFAULT_RESCAN_SECONDS = 10.0;
     private static final double DEFAULT_REVALIDATE_SECONDS = 5.0;
@@ -60,6 +58,8 @@ public final class Attributor {
     private final Map<Long, CachedStat> statCache = new HashMap<>();
     /** Kubernetes: the pod of a process (its cgroup, the kubelet's directories). */
     private final PodLookup pods;
+    /** Bytes per page of {@code rss} in {@code /proc/PID/stat}: the kernel's page size (64 KiB on Grace). */
+    private final long pageBytes;
 
     private final Map<ProcKey, Classified> classified = new HashMap<>();
     private final Map<String, TrackedRun> runs = new LinkedHashMap<>();
@@ -98,6 +98,7 @@ public final class Attributor {
                double revalidateSeconds, PodLookup pods) {
         this.pods = pods;
         this.proc = proc;
+        this.pageBytes = proc.pageBytes();
         this.host = host;
         this.attachPid = attachPid;
         this.runIdOverride = runIdOverride == null || runIdOverride.isBlank() ? null : runIdOverride;
@@ -225,14 +226,14 @@ public final class Attributor {
                 for (ProcStat child : children(member.pid(), ts)) {
                     {
                         workers++;
-                        workersRss += child.rssPages() * PAGE_BYTES;
+                        workersRss += child.rssPages() * pageBytes;
                         workersCpu += child.cpuSeconds();
                     }
                 }
                 ranks.add(new RankInfo(member.pid(), rank, localRank,
                         ProcessEnvironment.intValue(env, ProcessEnvironment.WORLD_SIZE), List.copyOf(own),
                         member.state() == '?' ? null : String.valueOf(member.state()), member.cpuSeconds(),
-                        member.rssPages() * PAGE_BYTES, workers, workersRss, workersCpu));
+                        member.rssPages() * pageBytes, workers, workersRss, workersCpu));
             }
         }
         for (String uuid : run.gpuUuids) {
