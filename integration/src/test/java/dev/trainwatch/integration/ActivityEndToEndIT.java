@@ -37,7 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * NVLink traffic) while GPU 0, equally "100%", computes. Simulated time advances a second per poll; Prometheus
  * scrapes in real time.
  */
-class ActivityEndToEndTest {
+class ActivityEndToEndIT {
 
     private static final double EPOCH = 1_800_000_000.0;
     private static final long GIB = 1L << 30;

@@ -2,6 +2,7 @@ package dev.trainwatch.agent.nvml;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -13,14 +14,13 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import java.time.Duration;
-import static org.awaitility.Awaitility.await;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -29,7 +29,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * NVIDIA's own Python binding reads the same fake library and scenario and must see what the agent reports: an
  * independent check that the fake keeps the real ABI and that the agent reads it right.
  */
-class PynvmlParityTest {
+class PynvmlParityIT {
 
     static final Path POLLER = Path.of("src/test/python/pynvml_poller.py");
 
@@ -194,7 +194,7 @@ class PynvmlParityTest {
         List<String> command = new ArrayList<>(List.of("python3", POLLER.toString(), lib.toString()));
         command.addAll(List.of(mode));
         ProcessBuilder pb = new ProcessBuilder(command);
-        pb.environment().put("PYTHONPATH", RealLibraryTest.buildDeps().resolve("pynvml").toString());
+        pb.environment().put("PYTHONPATH", RealLibraryIT.buildDeps().resolve("pynvml").toString());
         pb.environment().put(FakeNvml.SCENARIO_ENV, scenario.toString());
         pb.environment().put(FakeNvml.CLOCK_ENV, "fixed:" + t);
         pb.redirectErrorStream(false);
