@@ -82,7 +82,7 @@ final class ActivityCounters {
         boolean prevTaken;
         double prevTs;
         NvlinkMode nvlink = NvlinkMode.UNKNOWN;
-        boolean gpmPcie;          // the last poll had PCIe rates from GPM
+        boolean gpmPcie;          // GPM gave PCIe rates since the last init: the watcher skips this GPU
 
         boolean holdsSamples() {
             return prevSample != 0 || nextSample != 0;
@@ -101,8 +101,10 @@ final class ActivityCounters {
         long[] nvlink = readNvlink(s, device);
         Double pcieRx = null;
         Double pcieTx = null;
-        s.gpmPcie = gpm != null && !Double.isNaN(gpm[6]) && !Double.isNaN(gpm[5]);
-        if (s.gpmPcie) {
+        boolean gpmGavePcie = gpm != null && !Double.isNaN(gpm[6]) && !Double.isNaN(gpm[5]);
+        // Sticky until the next init: the watcher's 20 ms calls are not needed for this GPU again.
+        s.gpmPcie |= gpmGavePcie;
+        if (gpmGavePcie) {
             pcieTx = gpm[5] * MIB;
             pcieRx = gpm[6] * MIB;
         } else if (pcie != null) {
@@ -235,6 +237,7 @@ final class ActivityCounters {
         s.nextSample = 0;
         s.prevTaken = false;
         s.gpm = null;
+        s.gpmPcie = false;
         s.nvlink = NvlinkMode.UNKNOWN;
     }
 
