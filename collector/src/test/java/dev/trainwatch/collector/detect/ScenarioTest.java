@@ -170,6 +170,21 @@ class ScenarioTest {
     }
 
     @Test
+    void gpusSpinningInACollectiveAreToldFromComputingOnesByTheirCountersAndTheOneNotSpinningIsNamed() {
+        Result spin = play("spinning-collective");
+        Transition t = spin.raised(AnomalyKind.STALLED).get(0);
+        // The last report came just before the fault; the usual gap is 20 s: named within a minute of it.
+        assertThat(spin.latency(AnomalyKind.STALLED)).isLessThanOrEqualTo(20 + 60);
+        assertThat(t.anomaly().evidence()).containsEntry("ranks", List.of(3));
+        assertThat(t.message()).contains("rank 3").contains("still computes (tensor pipes 60% busy)")
+                .contains("spin in a collective").contains("no NVLink traffic");
+        assertThat((String) t.anomaly().evidence().get("others")).contains("idle tensor pipes");
+        assertThat(t.suggestion()).contains("hung on rank 3");
+        // The same picture while the log announces an evaluation is not a hang.
+        assertThat(play("spinning-quiet-evaluation").kindsRaised()).isEmpty();
+    }
+
+    @Test
     void aDivergedLossIsCalledAtItsFirstReportAndAHostLeakBeforeTheOomKiller() {
         Result nan = play("nan-loss");
         assertThat(nan.latency(AnomalyKind.LOSS_NONFINITE)).isLessThanOrEqualTo(21);
