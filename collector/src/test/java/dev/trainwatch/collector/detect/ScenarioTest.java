@@ -185,6 +185,19 @@ class ScenarioTest {
     }
 
     @Test
+    void underUseIsReadFromTheSmsWhereTheGpusCountThemNotFromTensorActivity() {
+        Result launchBound = play("launch-bound");
+        Transition t = launchBound.raised(AnomalyKind.GPU_UNDERUTILIZED).get(0);
+        assertThat(t.message()).contains("kept 30% of their SMs at work").contains("utilisation reads 96%");
+        assertThat(t.anomaly().evidence()).containsEntry("mean_sm_active_ratio", 0.3)
+                .containsEntry("mean_utilization_ratio", 0.96);
+        assertThat(t.suggestion()).contains("CUDA graphs");
+        // A memory-bound stretch (SMs busy, tensor pipes idle) and a tensor-bound healthy run raise nothing.
+        assertThat(play("memory-bound").kindsRaised()).isEmpty();
+        assertThat(play("healthy-counters").kindsRaised()).isEmpty();
+    }
+
+    @Test
     void aDivergedLossIsCalledAtItsFirstReportAndAHostLeakBeforeTheOomKiller() {
         Result nan = play("nan-loss");
         assertThat(nan.latency(AnomalyKind.LOSS_NONFINITE)).isLessThanOrEqualTo(21);
