@@ -166,6 +166,7 @@ public final class LogTailer implements StepSource {
         pending = new ArrayList<>();
         readTs = clock.millis() / 1000.0;
         step();
+        extractor.flush(readTs, pending);
         List<StepEvent> out = pending;
         pending = null;
         return out.isEmpty() ? List.of() : out;
