@@ -138,7 +138,8 @@ final class RunCommand implements Callable<Integer> {
                     if (run.anomalies().stream().noneMatch(a -> a.active() && a.kind() == AnomalyKind.RUN_FAILED)) {
                         stack.fleet().recordFailure(run.runId(), failure, LocalStack.hostName());
                     }
-                    err.println("trainwatch: the run failed (" + failure.cause() + "): " + failure.summary());
+                    err.println("trainwatch: the run failed (" + failure.cause()
+                            + (failure.rank() != null ? ", rank " + failure.rank() : "") + "): " + failure.summary());
                     run = stack.fleet().run(run.runId()).orElse(run);
                 }
                 err.println("trainwatch: " + StatusLines.line(run));

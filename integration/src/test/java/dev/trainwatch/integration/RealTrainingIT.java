@@ -115,14 +115,15 @@ class RealTrainingIT {
     void anExceptionInRankOneIsTheCauseAndRankOneIsNamed() throws Exception {
         job = new TorchJob(dir);
         Path out = dir.resolve("trainwatch.out");
-        Process trainwatch = trainwatchRun(out, job.torchrun("exception", "--fault-step", "30"));
+        // The ranks' stderr teed with torchrun's [defaultN]: prefixes: each traceback says whose it is.
+        Process trainwatch = trainwatchRun(out, job.torchrun(true, "exception", "--fault-step", "30"));
         assertThat(trainwatch.waitFor(120, TimeUnit.SECONDS)).as("trainwatch run exits with its command").isTrue();
         String output = read(out);
         // torchrun exits 1 when a worker failed; trainwatch passes that on.
         assertThat(trainwatch.exitValue()).as(output).isEqualTo(1);
         assertThat(output).contains("ValueError: bad sample in batch 30")
                 .contains("Connection closed by peer")
-                .contains("trainwatch: the run failed (exception, rank 1): ValueError");
+                .contains("trainwatch: the run failed (exception, rank 1): a Python exception: ValueError: bad sample");
     }
 
     @Test
@@ -134,7 +135,7 @@ class RealTrainingIT {
         String output = read(out);
         assertThat(trainwatch.exitValue()).as(output).isEqualTo(1);
         assertThat(output).contains("exitcode  : -9")
-                .contains("trainwatch: the run failed (signal, rank 1): ")
+                .contains("trainwatch: the run failed (signal, rank 1): killed by SIGKILL")
                 .doesNotContain("(host_oom");
     }
 
@@ -192,7 +193,7 @@ class RealTrainingIT {
         job = new TorchJob(dir);
         URI api = startCollector();
         Path jobOut = dir.resolve("job.out");
-        Process torchrun = startJob(job.torchrun("exception", "--fault-step", "30"), jobOut);
+        Process torchrun = startJob(job.torchrun(true, "exception", "--fault-step", "30"), jobOut);
         Path agentOut = dir.resolve("agent.out");
         Process agent = attachAgent(torchrun.pid(), jobOut, api, agentOut);
         JsonNode run = awaitRun(api, r -> ranksOnGpus(r).equals(Set.of(0, 1)), agentOut);

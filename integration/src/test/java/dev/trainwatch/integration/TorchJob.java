@@ -71,6 +71,14 @@ final class TorchJob {
      * Python 3.11 cannot parse torchrun's own default for {@code --redirects}/{@code --tee}, so they are given.
      */
     List<String> torchrun(String scenario, String... scriptArgs) {
+        return torchrun(false, scenario, scriptArgs);
+    }
+
+    /**
+     * The torchrun command; with {@code teeStderr} the ranks' stderr is teed instead of their stdout
+     * ({@code --redirects 2 --tee 2}), each line prefixed {@code [defaultN]:} by torchrun, so a traceback says its rank.
+     */
+    List<String> torchrun(boolean teeStderr, String scenario, String... scriptArgs) {
         List<String> cmd = new ArrayList<>();
         Path torchrun = Path.of("/usr/bin/torchrun");
         if (Files.isExecutable(torchrun)) {
@@ -78,7 +86,8 @@ final class TorchJob {
         } else {
             cmd.addAll(List.of(PYTHON.toString(), "-m", "torch.distributed.run"));
         }
-        cmd.addAll(List.of("--standalone", "--nproc_per_node", "2", "--redirects", "1", "--tee", "1",
+        String std = teeStderr ? "2" : "1";
+        cmd.addAll(List.of("--standalone", "--nproc_per_node", "2", "--redirects", std, "--tee", std,
                 script.toString(), "--results-dir", results.toString(), "--scenario", scenario));
         cmd.addAll(List.of(scriptArgs));
         return cmd;
