@@ -60,6 +60,18 @@ public final class Attributor {
     private Set<Long> attachTree = Set.of();
     private double lastScanTs = Double.NEGATIVE_INFINITY;
     private final Set<ProcKey> knownOutsiders = new HashSet<>();
+    /** Attach mode: when the attached process was first seen (unix seconds). */
+    private double attachFirstSeenTs = Double.NaN;
+    /** Attach mode: the attached launcher has not started a named rank yet, so its run is not reported. */
+    private boolean waitingForRanks;
+
+    /**
+     * How long an attached launcher (torchrun, accelerate, …) whose processes carry no run id yet is waited for
+     * before its run is reported under a name derived from the launcher: its ranks, started after rendezvous, name
+     * the run ({@code TORCHELASTIC_RUN_ID}), and a run reported under the launcher's name first would stay behind at
+     * the collector as a second run.
+     */
+    static final double LAUNCHER_WAIT_SECONDS = 300;
 
     /**
      * @param proc          the process table
@@ -153,7 +165,7 @@ public final class Attributor {
 
     /** True once the attached process and all its descendants have exited (always false without --attach). */
     public boolean attachedRunEnded() {
-        return attachPid != null && attachStartTicks != null && runs.isEmpty();
+        return attachPid != null && attachStartTicks != null && runs.isEmpty() && !waitingForRanks;
     }
 
     /** How often the whole process table is read to find the ranks' DataLoader workers. */
@@ -296,6 +308,7 @@ public final class Attributor {
             Optional<ProcStat> root = Optional.ofNullable(table.get(attachPid));
             if (root.isPresent() && attachStartTicks == null) {
                 attachStartTicks = root.get().startTimeTicks();
+                attachFirstSeenTs = ts;
             }
             if (root.isPresent() && root.get().startTimeTicks() == attachStartTicks) {
                 attachTree = ProcessTree.descendants(attachPid, table.values());
@@ -323,6 +336,7 @@ public final class Attributor {
         }
         Map<String, Map<Long, ProcStat>> observed = new LinkedHashMap<>();
         if (members.isEmpty()) {
+            waitingForRanks = false;
             return observed;
         }
         String runId = runIdOverride;
@@ -335,6 +349,12 @@ public final class Attributor {
             }
         }
         ProcStat root = members.get(attachPid);
+        waitingForRanks = runId == null && runs.isEmpty() && root != null && ts - attachFirstSeenTs < LAUNCHER_WAIT_SECONDS
+                && members.keySet().stream().noneMatch(gpusByPid::containsKey)
+                && ProcessTree.isLauncher(root.comm(), proc.commandLine(root.pid()));
+        if (waitingForRanks) {
+            return observed;
+        }
         if (runId == null && root != null) {
             runId = RunIds.derived(host, root);
         }
