@@ -152,7 +152,8 @@ public final class Attributor {
                 result.add(new RunAttribution(run.runId, List.of(), List.copyOf(run.gpuUuids), List.of(),
                         run.masterAddr, true));
                 events.add(new AgentEvent(ts, RUN_ENDED, null, null, run.runId,
-                        "every process of run " + run.runId + " on this node has exited"));
+                        "every process of run " + run.runId + " on this node has exited", null,
+                        new dev.trainwatch.protocol.RunEnding(null, false, null, List.copyOf(run.outputs))));
                 continue;
             }
             livePids.addAll(alive.keySet());
@@ -197,6 +198,7 @@ public final class Attributor {
         List<RankInfo> ranks = new ArrayList<>();
         String masterAddr = null;
         for (ProcStat member : run.members.values()) {
+            noteOutputs(run, member);
             Set<String> own = gpusByPid.getOrDefault(member.pid(), Set.of());
             gpus.addAll(own);
             Map<String, String> env = classify(member).env;
@@ -241,6 +243,29 @@ public final class Attributor {
         run.masterAddr = masterAddr != null ? masterAddr : run.masterAddr;
         return new RunAttribution(run.runId, List.copyOf(run.members.keySet()), List.copyOf(gpus), List.copyOf(ranks),
                 run.masterAddr, null, aliases(run));
+    }
+
+    /** Files a run's processes write their output to, kept per run: where a traceback goes that the log lacks. */
+    static final int MAX_OUTPUTS = 4;
+
+    /** Reads a member's stdout and stderr targets once per process; regular files only (not pipes, terminals). */
+    private void noteOutputs(TrackedRun run, ProcStat member) {
+        if (!run.outputsRead.add(ProcKey.of(member)) || run.outputs.size() >= MAX_OUTPUTS) {
+            return;
+        }
+        if (run.outputsRead.size() > 256) {
+            run.outputsRead.clear();
+        }
+        for (int fd = 1; fd <= 2; fd++) {
+            proc.descriptorTarget(member.pid(), fd)
+                    .filter(t -> t.startsWith("/") && !t.startsWith("/dev/") && !t.startsWith("/proc/"))
+                    .map(t -> t.endsWith(" (deleted)") ? t.substring(0, t.length() - " (deleted)".length()) : t)
+                    .ifPresent(t -> {
+                        if (run.outputs.size() < MAX_OUTPUTS) {
+                            run.outputs.add(t);
+                        }
+                    });
+        }
     }
 
     /**
@@ -382,6 +407,7 @@ public final class Attributor {
                 renamed.members.putAll(old.members);
                 renamed.gpuUuids.addAll(old.gpuUuids);
                 renamed.masterAddr = old.masterAddr;
+                renamed.outputs.addAll(old.outputs);
                 runs.put(runId, renamed);
             }
         }
@@ -460,6 +486,8 @@ public final class Attributor {
         final String runId;
         final Map<Long, ProcStat> members = new TreeMap<>();
         final Set<String> gpuUuids = new LinkedHashSet<>();
+        final Set<String> outputs = new LinkedHashSet<>();
+        final Set<ProcKey> outputsRead = new HashSet<>();
         String masterAddr;
 
         TrackedRun(String runId) {
