@@ -59,6 +59,7 @@ final class RunCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         PrintWriter err = spec.commandLine().getErr();
+        watch.checkLogFormat();
         RunSpec runSpec = watch.runSpec();
         Path work = Files.createTempDirectory("trainwatch-run-");
         try {
