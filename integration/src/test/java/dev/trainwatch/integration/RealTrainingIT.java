@@ -71,7 +71,7 @@ class RealTrainingIT {
     void aHealthyJobUnderTrainwatchRunIsOneRunWithBothRanksAndTheirWorkersAndNoAnomaly() throws Exception {
         job = new TorchJob(dir);
         Path out = dir.resolve("trainwatch.out");
-        Process trainwatch = trainwatchRun(out, job.torchrun("healthy", "--max-seconds", "30"));
+        Process trainwatch = trainwatchRun(out, job.torchrun("healthy", "--max-seconds", "20"));
         URI api = pageOf(out, trainwatch);
 
         JsonNode run = awaitRun(api, r -> ranksOnGpus(r).equals(Set.of(0, 1)) && workersOf(r) >= 2, out);
@@ -101,7 +101,7 @@ class RealTrainingIT {
     void aNanLossIsRaisedWhileTheJobTrainsOnAndItsExitStatusIsPassedThrough() throws Exception {
         job = new TorchJob(dir);
         Path out = dir.resolve("trainwatch.out");
-        Process trainwatch = trainwatchRun(out, job.torchrun("nan", "--fault-step", "30", "--max-seconds", "25"));
+        Process trainwatch = trainwatchRun(out, job.torchrun("nan", "--fault-step", "30", "--max-seconds", "12"));
         URI api = pageOf(out, trainwatch);
         JsonNode run = awaitRun(api, r -> activeAnomaly(r, "loss_nonfinite") != null, out);
         assertThat(activeAnomaly(run, "loss_nonfinite").path("message").asText()).containsIgnoringCase("nan");
@@ -162,7 +162,7 @@ class RealTrainingIT {
     void anAttachedAgentSeesOneRunNamedByTorchElasticWithoutAGhostLauncherRun() throws Exception {
         job = new TorchJob(dir);
         URI api = startCollector();
-        Process torchrun = startJob(job.torchrun("healthy", "--max-seconds", "25"), dir.resolve("job.out"));
+        Process torchrun = startJob(job.torchrun("healthy", "--max-seconds", "20"), dir.resolve("job.out"));
         Path agentOut = dir.resolve("agent.out");
         Process agent = attachAgent(torchrun.pid(), job.results.resolve("log.txt"), api, agentOut);
 
