@@ -136,6 +136,8 @@ public final class CollectorServer implements AutoCloseable {
         } catch (Exception e) {
             LOG.log(System.Logger.Level.WARNING, "collector did not stop cleanly: " + e.getMessage());
         }
+        // What listeners were not told yet reaches them before the resources they write to close.
+        fleet.stopDelivery(java.time.Duration.ofSeconds(10));
         for (int i = closeables.size() - 1; i >= 0; i--) {
             AutoCloseable closeable = closeables.get(i);
             try {
@@ -152,6 +154,7 @@ public final class CollectorServer implements AutoCloseable {
         private final List<FleetListener> listeners = new ArrayList<>();
         private final List<Consumer<Router>> routes = new ArrayList<>();
         private final List<AutoCloseable> closeables = new ArrayList<>();
+        private final List<java.util.function.Function<java.time.Duration, Boolean>> durability = new ArrayList<>();
         private Fleet fleet;
         private Vertx vertx;
         private boolean jvmMetrics = true;
@@ -172,6 +175,15 @@ public final class CollectorServer implements AutoCloseable {
          */
         public Builder routes(Consumer<Router> addRoutes) {
             routes.add(Objects.requireNonNull(addRoutes));
+            return this;
+        }
+
+        /**
+         * Waits (at most the given time) until what listeners were told is on disk: a spec registration answers
+         * after it (e.g. the history's {@code awaitWritten}).
+         */
+        public Builder durability(java.util.function.Function<java.time.Duration, Boolean> await) {
+            durability.add(Objects.requireNonNull(await));
             return this;
         }
 
@@ -213,13 +225,15 @@ public final class CollectorServer implements AutoCloseable {
             Fleet theFleet = fleet != null ? fleet : newFleet(config);
             theFleet.gpuHourPrices(config.gpuHourPrices());
             listeners.forEach(theFleet::addListener);
+            // Listeners write to disk and networks: on the fleet's own thread, no request waits for them.
+            theFleet.deliverOnOwnThread();
             MetricsExporter metrics = new MetricsExporter(theFleet::gpus, theFleet::runs, theFleet::agents,
                     config.clock(), jvmMetrics);
             metrics.bind(new LimitMetrics(theFleet::limits));
             metrics.bind(new dev.trainwatch.collector.metrics.HostMetrics(theFleet::hostMemory));
             boolean owns = vertx == null;
             Vertx theVertx = owns ? Vertx.vertx() : vertx;
-            ApiVerticle verticle = new ApiVerticle(config, theFleet, metrics, routes);
+            ApiVerticle verticle = new ApiVerticle(config, theFleet, metrics, routes, durability);
             try {
                 await(theVertx.deployVerticle(verticle));
             } catch (Exception e) {

@@ -107,6 +107,7 @@ public final class CollectorStack implements AutoCloseable {
                         config.summaryInterval(), Clock.systemUTC());
                 restored = recorder.restoreInto(fleet, alerting::restored);
                 builder.listener(recorder);
+                builder.durability(recorder::awaitWritten);
                 // Closed in reverse order once the server has stopped taking input: the fleet sends every summary
                 // it has not sent yet, the recorder writes them, then the database closes.
                 builder.closeable(history);

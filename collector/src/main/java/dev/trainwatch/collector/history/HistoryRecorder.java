@@ -56,6 +56,16 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
     private final Function<RunSpec, Optional<RawPrediction>> rawPredictor;
     private final Consumer<String> log;
     private final SummaryWriter writer;
+    /**
+     * Spec and anomaly writes once {@link #start()}ed: on a thread of their own with a bounded queue, so neither the
+     * fleet's outbox (alert delivery) nor any request waits for a slow or locked database. Before that (tests),
+     * written on the caller's thread.
+     */
+    private volatile java.util.concurrent.ThreadPoolExecutor events;
+    /** Spec and anomaly writes that waited for the database when at most this many were queued are kept. */
+    static final int EVENT_QUEUE_CAPACITY = 10_000;
+    private final java.util.concurrent.atomic.AtomicLong droppedEvents = new java.util.concurrent.atomic.AtomicLong();
+    private volatile boolean dropLogged;
     /** The spec last written per run. Touched by listener calls (never overlapping) and restore. */
     private final Map<String, RunSpec> writtenSpecs = Collections.synchronizedMap(
             new LinkedHashMap<>(16, 0.75f, true) {
@@ -103,7 +113,45 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
 
     /** Starts writing summaries on the writer's thread. Until then (tests) {@link #flush()} writes them. */
     public void start() {
+        synchronized (this) {
+            if (events == null) {
+                events = new java.util.concurrent.ThreadPoolExecutor(1, 1, 0, java.util.concurrent.TimeUnit.SECONDS,
+                        new java.util.concurrent.LinkedBlockingQueue<>(EVENT_QUEUE_CAPACITY), r -> {
+                            Thread t = new Thread(r, "trainwatch-history-events");
+                            t.setDaemon(true);
+                            return t;
+                        });
+            }
+        }
         writer.start();
+    }
+
+    /**
+     * Waits until the spec and anomaly writes queued before this call are done (a registered spec is on disk before
+     * the collector answers), at most {@code timeout}.
+     *
+     * @return whether they were done in time
+     */
+    public boolean awaitWritten(Duration timeout) {
+        java.util.concurrent.ThreadPoolExecutor ex = events;
+        if (ex == null) {
+            return true;
+        }
+        try {
+            ex.submit(() -> { }).get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            return true;
+        } catch (java.util.concurrent.RejectedExecutionException | java.util.concurrent.ExecutionException
+                 | java.util.concurrent.TimeoutException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /** Spec and anomaly writes dropped because the queue was full (the database stalled that long). */
+    public long droppedEvents() {
+        return droppedEvents.get();
     }
 
     /** Writes every pending summary now. */
@@ -119,6 +167,18 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
     /** Stops the writer's thread after writing what is pending. Idempotent. */
     @Override
     public void close() {
+        java.util.concurrent.ThreadPoolExecutor ex = events;
+        if (ex != null) {
+            ex.shutdown();
+            try {
+                if (!ex.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                    log.accept("trainwatch: history: " + ex.getQueue().size()
+                            + " spec and anomaly writes not done within 10 s of shutdown");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         writer.close();
     }
 
@@ -310,10 +370,28 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
     }
 
     private void guarded(String what, Runnable action) {
+        java.util.concurrent.ThreadPoolExecutor ex = events;
+        Runnable write = () -> {
+            try {
+                action.run();
+            } catch (RuntimeException e) {
+                log.accept("trainwatch: history: cannot " + what + ": " + oneLine(e));
+            }
+        };
+        if (ex == null) {
+            write.run();
+            return;
+        }
         try {
-            action.run();
-        } catch (RuntimeException e) {
-            log.accept("trainwatch: history: cannot " + what + ": " + oneLine(e));
+            ex.execute(write);
+            dropLogged = false;
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            droppedEvents.incrementAndGet();
+            if (!dropLogged) {
+                dropLogged = true;
+                log.accept("trainwatch: history: " + EVENT_QUEUE_CAPACITY + " writes wait for the database;"
+                        + " dropping further spec and anomaly writes until it catches up (" + what + ")");
+            }
         }
     }
 

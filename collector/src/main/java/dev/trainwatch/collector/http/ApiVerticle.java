@@ -16,6 +16,7 @@ import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.WorkerExecutor;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
@@ -32,10 +33,10 @@ import io.vertx.ext.web.handler.BodyHandler;
 import io.vertx.ext.web.handler.HttpException;
 import io.vertx.ext.web.handler.PlatformHandler;
 import io.vertx.ext.web.handler.StaticHandler;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
@@ -72,6 +73,17 @@ public final class ApiVerticle extends VerticleBase {
     private final BodyDecoder decoder;
     private final InputValidator validator;
     private HttpServer server;
+    /**
+     * Where every request that touches the fleet runs: decoding, validation, the fleet's lock, building views. The
+     * event loop only routes, checks headers and writes answers, so no request waits for another's work, the
+     * fleet's lock or a listener.
+     */
+    private WorkerExecutor fleetWorkers;
+    /** Threads of {@link #fleetWorkers}: requests that need the fleet at once, beyond which they queue. */
+    static final int FLEET_WORKERS = 4;
+    /** How long a spec registration waits for its history write before it answers anyway. */
+    static final Duration DURABLE_WAIT = Duration.ofSeconds(5);
+    private final List<java.util.function.Function<Duration, Boolean>> durability;
     private final AtomicInteger seriesBuilds = new AtomicInteger();
     /** Runs on the worker before each series build; a test sets it to hold builds in progress. */
     volatile Runnable beforeSeriesBuild = () -> {
@@ -82,6 +94,17 @@ public final class ApiVerticle extends VerticleBase {
      */
     public ApiVerticle(CollectorConfig config, Fleet fleet, MetricsExporter metrics,
                        List<Consumer<Router>> extraRoutes) {
+        this(config, fleet, metrics, extraRoutes, List.of());
+    }
+
+    /**
+     * @param durability waits (at most the given time) until what listeners were told is on disk; a spec
+     *                   registration answers after them, so an acknowledged spec survives a crash
+     */
+    public ApiVerticle(CollectorConfig config, Fleet fleet, MetricsExporter metrics,
+                       List<Consumer<Router>> extraRoutes,
+                       List<java.util.function.Function<Duration, Boolean>> durability) {
+        this.durability = List.copyOf(durability);
         this.config = config;
         this.fleet = fleet;
         this.metrics = metrics;
@@ -102,13 +125,15 @@ public final class ApiVerticle extends VerticleBase {
                 .setDecompressionSupported(false)
                 .setCompressionSupported(true)
                 .setIdleTimeout(120);
+        fleetWorkers = vertx.createSharedWorkerExecutor("trainwatch-fleet", FLEET_WORKERS);
         server = vertx.createHttpServer(options).requestHandler(router()).invalidRequestHandler(this::invalidRequest);
         return server.listen();
     }
 
     @Override
     public Future<?> stop() {
-        return server == null ? Future.succeededFuture() : server.close();
+        Future<?> closed = server == null ? Future.succeededFuture() : server.close();
+        return closed.eventually(() -> fleetWorkers == null ? Future.succeededFuture() : fleetWorkers.close());
     }
 
     /** The port actually bound (useful with port 0). */
@@ -246,63 +271,105 @@ public final class ApiVerticle extends VerticleBase {
 
     // ---- handlers -----------------------------------------------------------------------------------------
 
+    /**
+     * Runs {@code work} on the fleet's workers and answers 200 with what it returns, encoded there too; a thrown {@link ApiError} (or
+     * any failure) goes to the failure handler, as if thrown on the event loop.
+     */
+    private void offLoop(RoutingContext ctx, java.util.concurrent.Callable<Object> work) {
+        fleetWorkers.executeBlocking(() -> encode(work.call()), false).onComplete(result -> {
+            if (result.failed()) {
+                ctx.fail(result.cause());
+            } else if (!ctx.response().ended()) {
+                ctx.response().setStatusCode(200).putHeader(HttpHeaders.CONTENT_TYPE, JSON)
+                        .end(Buffer.buffer(result.result()));
+            }
+        });
+    }
+
     private void putRun(RoutingContext ctx) {
         String runId = InputValidator.requireRunId("run_id", ctx.pathParam("run_id"));
-        RunSpec spec = decoder.spec(body(ctx));
-        validator.check(spec);
-        RunView run;
-        try {
-            run = fleet.putSpec(runId, spec);
-        } catch (InvalidSpecException e) {
-            throw ApiError.unprocessable(oneLine(e.getMessage()));
-        }
-        respond(ctx, 200, run);
+        byte[] raw = rawBody(ctx);
+        String encoding = ctx.request().getHeader(HttpHeaders.CONTENT_ENCODING);
+        offLoop(ctx, () -> {
+            RunSpec spec = decoder.spec(decoder.decode(raw, encoding));
+            validator.check(spec);
+            RunView run;
+            try {
+                run = fleet.putSpec(runId, spec);
+            } catch (InvalidSpecException e) {
+                throw ApiError.unprocessable(oneLine(e.getMessage()));
+            }
+            // A registration is rare and its spec must survive a crash once acknowledged: wait (on this worker,
+            // never the event loop) until listeners have it on disk, a bounded time.
+            long deadline = System.nanoTime() + DURABLE_WAIT.toNanos();
+            if (fleet.awaitListeners(DURABLE_WAIT)) {
+                for (java.util.function.Function<Duration, Boolean> d : durability) {
+                    d.apply(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+                }
+            }
+            return run;
+        });
     }
 
     private void postSteps(RoutingContext ctx) {
         String runId = InputValidator.requireRunId("run_id", ctx.pathParam("run_id"));
-        List<StepEvent> steps = decoder.steps(body(ctx));
-        validator.check(steps);
-        // Only the reports counted as the run's steps feed the summary: with every rank logging, one per step.
-        metrics.runs().recordSteps(runId, fleet.ingestSteps(runId, steps));
-        Map<String, Object> answer = new LinkedHashMap<>();
-        answer.put("run_id", runId);
-        answer.put("accepted", steps.size());
-        respond(ctx, 200, answer);
+        byte[] raw = rawBody(ctx);
+        String encoding = ctx.request().getHeader(HttpHeaders.CONTENT_ENCODING);
+        offLoop(ctx, () -> {
+            List<StepEvent> steps = decoder.steps(decoder.decode(raw, encoding));
+            validator.check(steps);
+            // Only the reports counted as the run's steps feed the summary: with every rank logging, one per step.
+            metrics.runs().recordSteps(runId, fleet.ingestSteps(runId, steps));
+            Map<String, Object> answer = new LinkedHashMap<>();
+            answer.put("run_id", runId);
+            answer.put("accepted", steps.size());
+            return answer;
+        });
     }
 
     private void postSamples(RoutingContext ctx) {
-        AgentBatch batch = decoder.batch(body(ctx));
-        validator.check(batch);
-        IngestResult result = fleet.ingestBatch(batch);
-        boolean duplicate = result == IngestResult.DUPLICATE;
-        ctx.put(DUPLICATE, duplicate);
-        Map<String, Object> answer = new LinkedHashMap<>();
-        answer.put("agent_id", batch.agentId());
-        answer.put("seq", batch.seq());
-        answer.put("duplicate", duplicate);
-        answer.put("gpus", batch.gpus() == null ? 0 : batch.gpus().size());
-        respond(ctx, 200, answer);
+        byte[] raw = rawBody(ctx);
+        String encoding = ctx.request().getHeader(HttpHeaders.CONTENT_ENCODING);
+        offLoop(ctx, () -> {
+            AgentBatch batch = decoder.batch(decoder.decode(raw, encoding));
+            validator.check(batch);
+            IngestResult result = fleet.ingestBatch(batch);
+            boolean duplicate = result == IngestResult.DUPLICATE;
+            ctx.put(DUPLICATE, duplicate);
+            Map<String, Object> answer = new LinkedHashMap<>();
+            answer.put("agent_id", batch.agentId());
+            answer.put("seq", batch.seq());
+            answer.put("duplicate", duplicate);
+            answer.put("gpus", batch.gpus() == null ? 0 : batch.gpus().size());
+            return answer;
+        });
     }
 
     /** {@code DELETE /v1/runs/{run_id}}: forgets the run (with the ingest token, like PUT). */
     private void deleteRun(RoutingContext ctx) {
         auth.check(ctx.request().getHeader(HttpHeaders.AUTHORIZATION));
         String runId = ctx.pathParam("run_id");
-        if (!InputValidator.RUN_ID.matcher(runId).matches() || !fleet.deleteRun(runId)) {
+        if (!InputValidator.RUN_ID.matcher(runId).matches()) {
             throw unknownRun(runId);
         }
-        Map<String, Object> answer = new LinkedHashMap<>();
-        answer.put("run_id", runId);
-        answer.put("deleted", true);
-        respond(ctx, 200, answer);
+        offLoop(ctx, () -> {
+            if (!fleet.deleteRun(runId)) {
+                throw unknownRun(runId);
+            }
+            Map<String, Object> answer = new LinkedHashMap<>();
+            answer.put("run_id", runId);
+            answer.put("deleted", true);
+            return answer;
+        });
     }
 
     private void listRuns(RoutingContext ctx) {
-        Map<String, Object> answer = new LinkedHashMap<>();
-        answer.put("runs", fleet.runs());
-        answer.put("limits", limitsView());
-        respond(ctx, 200, answer);
+        offLoop(ctx, () -> {
+            Map<String, Object> answer = new LinkedHashMap<>();
+            answer.put("runs", fleet.runs());
+            answer.put("limits", limitsView());
+            return answer;
+        });
     }
 
     /** Each limit's use and what it refused and forgot, for the page's banner and users' scripts. */
@@ -323,11 +390,10 @@ public final class ApiVerticle extends VerticleBase {
 
     private void getRun(RoutingContext ctx) {
         String runId = ctx.pathParam("run_id");
-        Optional<RunView> run = InputValidator.RUN_ID.matcher(runId).matches() ? fleet.run(runId) : Optional.empty();
-        if (run.isEmpty()) {
+        if (!InputValidator.RUN_ID.matcher(runId).matches()) {
             throw unknownRun(runId);
         }
-        respond(ctx, 200, run.get());
+        offLoop(ctx, () -> fleet.run(runId).orElseThrow(() -> unknownRun(runId)));
     }
 
     private void getSeries(RoutingContext ctx) {
@@ -349,7 +415,7 @@ public final class ApiVerticle extends VerticleBase {
         // second for a many-GPU run) run after it, off the event loop like /metrics.
         vertx.executeBlocking(() -> {
             beforeSeriesBuild.run();
-            return fleet.series(runId, request).map(ApiVerticle::encode);
+            return dev.trainwatch.collector.series.SeriesBuilder.series(fleet, runId, request).map(ApiVerticle::encode);
         }, false).onComplete(result -> {
             seriesBuilds.decrementAndGet();
             if (result.failed()) {
@@ -368,33 +434,38 @@ public final class ApiVerticle extends VerticleBase {
     }
 
     private void scrape(RoutingContext ctx) {
-        // Rendering a large fleet takes milliseconds; keep it off the event loop that serves ingest.
-        vertx.executeBlocking(metrics::scrape, false).onComplete(result -> {
+        // Rendering a large fleet takes milliseconds; keep it off the event loop that serves ingest. OpenMetrics
+        // when the scraper asks for it (Prometheus does), the Prometheus text format otherwise.
+        String accept = ctx.request().getHeader(HttpHeaders.ACCEPT);
+        vertx.executeBlocking(() -> metrics.scrape(accept), false).onComplete(result -> {
             if (result.failed()) {
                 ctx.fail(result.cause());
                 return;
             }
-            ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, MetricsExporter.contentType())
-                    .end(result.result());
+            ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, MetricsExporter.wantsOpenMetrics(accept)
+                    ? MetricsExporter.OPENMETRICS : MetricsExporter.contentType()).end(result.result());
         });
     }
 
+    /** Answers from counters on the event loop: never waits for the fleet's lock or builds a view. */
     private void health(RoutingContext ctx) {
+        Fleet.Counts counts = fleet.counts();
         Map<String, Object> answer = new LinkedHashMap<>();
         answer.put("status", "ok");
-        answer.put("runs", fleet.runs().size());
-        answer.put("gpus", fleet.gpus().size());
-        answer.put("agents", fleet.agents().size());
+        answer.put("runs", counts.runs());
+        answer.put("gpus", counts.gpus());
+        answer.put("agents", counts.agents());
+        answer.put("listener_backlog", fleet.delivery().backlog());
         answer.put("token_required", auth.enabled());
         respond(ctx, 200, answer);
     }
 
     // ---- plumbing -----------------------------------------------------------------------------------------
 
-    private byte[] body(RoutingContext ctx) {
+    /** The request's body as read (still compressed, if it was sent so): decoded on the fleet's workers. */
+    private static byte[] rawBody(RoutingContext ctx) {
         Buffer raw = ctx.body().buffer();
-        byte[] bytes = raw == null ? new byte[0] : raw.getBytes();
-        return decoder.decode(bytes, ctx.request().getHeader(HttpHeaders.CONTENT_ENCODING));
+        return raw == null ? new byte[0] : raw.getBytes();
     }
 
     private void failure(RoutingContext ctx) {

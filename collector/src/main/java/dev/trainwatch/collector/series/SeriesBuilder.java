@@ -3,6 +3,10 @@ package dev.trainwatch.collector.series;
 import dev.trainwatch.collector.detect.GpuSeries;
 import dev.trainwatch.collector.detect.StepSeries;
 import dev.trainwatch.collector.detect.WindowStats;
+import dev.trainwatch.collector.state.Fleet;
+import dev.trainwatch.collector.state.SeriesSource;
+import java.util.Objects;
+import java.util.Optional;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -55,6 +59,29 @@ public final class SeriesBuilder {
     }
 
     private SeriesBuilder() {
+    }
+
+    /**
+     * A run's recent history from the fleet's in-memory windows ({@code GET /v1/runs/{id}/series}): only a copy of
+     * what the request reads is taken under the fleet's lock; the build, linear in the entries copied, runs on this
+     * thread after the lock is released. Empty when the run is unknown.
+     */
+    public static Optional<RunSeries> series(Fleet fleet, String runId, SeriesRequest request) {
+        return copy(fleet, runId, request).map(source -> build(source, request));
+    }
+
+    /** The build's input for {@code request}, copied from the fleet (the only part of a build that holds its lock). */
+    public static Optional<Source> copy(Fleet fleet, String runId, SeriesRequest request) {
+        Objects.requireNonNull(request, "request");
+        return fleet.seriesSource(runId, firstSeen -> gpuReadFromTs(request, firstSeen)).map(SeriesBuilder::source);
+    }
+
+    private static Source source(SeriesSource s) {
+        RunSeries.Predicted predicted = s.predicted() == null ? null
+                : new RunSeries.Predicted(s.predicted().stepSeconds(), s.predicted().peakMemoryBytes(),
+                        s.predicted().samplesPerSecond());
+        return new Source(s.runId(), s.nowTs(), s.windowSeconds(), s.gpuFromTs(), s.gpuToTs(), s.steps(), s.gpus(),
+                predicted, s.capacityBytes(), s.samplesPerStepFallback());
     }
 
     /**

@@ -40,24 +40,17 @@ final class EvaluationSchedule {
     private final List<Detector> detectors;
     private final Predictor predictor;
     private final RunObservations observations;
-    private final Map<String, AgentState> agents;
+    private final Registry registry;
     private final Notifier notifier;
 
-    private Map<String, HostMemoryWindow> hostMemory = Map.of();
-
-    /** The fleet's host memory windows, read by the host-memory detector. */
-    void hostMemory(Map<String, HostMemoryWindow> windows) {
-        this.hostMemory = windows;
-    }
-
-    EvaluationSchedule(FleetSettings settings, List<Detector> detectors, Predictor predictor,
-            RunObservations observations, Map<String, AgentState> agents, Notifier notifier) {
-        this.settings = settings;
+    EvaluationSchedule(Registry registry, List<Detector> detectors, Predictor predictor,
+            RunObservations observations, Notifier notifier) {
+        this.registry = registry;
+        this.settings = registry.settings;
         this.summaryIntervalSeconds = settings.summaryInterval().toMillis() / 1000.0;
         this.detectors = detectors;
         this.predictor = predictor;
         this.observations = observations;
-        this.agents = agents;
         this.notifier = notifier;
     }
 
@@ -179,7 +172,7 @@ final class EvaluationSchedule {
         @Override
         public List<AgentStatus> agents() {
             List<AgentStatus> out = new ArrayList<>();
-            for (AgentState a : agents.values()) {
+            for (AgentState a : registry.agents()) {
                 if (a.host != null && run.hosts.containsKey(a.host)) {
                     out.add(new AgentStatus(a.agentId, a.host, a.lastSeen, a.intervalSeconds()));
                 }
@@ -219,7 +212,7 @@ final class EvaluationSchedule {
         public List<dev.trainwatch.collector.detect.HostMemorySeries> hostMemory() {
             List<dev.trainwatch.collector.detect.HostMemorySeries> out = new ArrayList<>();
             for (String host : run.hosts.keySet()) {
-                HostMemoryWindow w = hostMemory.get(host);
+                HostMemoryWindow w = registry.hostMemory(host);
                 if (w != null) {
                     out.add(w);
                 }

@@ -15,26 +15,18 @@ import java.util.OptionalInt;
  * What a run is observed to do, derived from the fleet's live state: the run view, its observations (step time,
  * shares, memory, throughput, ranks), the observed-vs-predicted comparison and the history summary. Efficiency
  * figures derived from observations (MFU/HFU, goodput, energy, cost) belong here, next to {@link #observed}.
- * Reads the {@link Fleet}'s maps and is only called under its lock.
+ * Reads the {@link Registry} and is only called under the {@link Fleet}'s lock.
  */
 final class RunObservations {
     private final Predictor predictor;
     private final double windowSeconds;
-    private final Map<String, RunState> runs;
-    private final Map<String, GpuState> gpus;
+    private final Registry registry;
     private GpuHourPrices prices = GpuHourPrices.NONE;
-    private Map<String, HostMemoryWindow> hostMemory = Map.of();
 
-    void hostMemory(Map<String, HostMemoryWindow> windows) {
-        hostMemory = windows;
-    }
-
-    RunObservations(Predictor predictor, double windowSeconds, Map<String, RunState> runs,
-            Map<String, GpuState> gpus) {
+    RunObservations(Predictor predictor, Registry registry) {
         this.predictor = predictor;
-        this.windowSeconds = windowSeconds;
-        this.runs = runs;
-        this.gpus = gpus;
+        this.windowSeconds = registry.windowSeconds;
+        this.registry = registry;
     }
 
     void prices(GpuHourPrices newPrices) {
@@ -58,14 +50,7 @@ final class RunObservations {
     }
 
     List<GpuState> runGpus(RunState run) {
-        List<GpuState> out = new ArrayList<>();
-        for (String uuid : run.gpuUuids()) {
-            GpuState g = gpus.get(uuid);
-            if (g != null) {
-                out.add(g);
-            }
-        }
-        return out;
+        return registry.runGpus(run);
     }
 
     RunView view(RunState run, double now) {
@@ -107,7 +92,7 @@ final class RunObservations {
     private List<HostMemoryView> hostMemoryOf(RunState run) {
         List<HostMemoryView> out = new ArrayList<>();
         for (String host : run.hosts.keySet()) {
-            HostMemoryWindow w = hostMemory.get(host);
+            HostMemoryWindow w = registry.hostMemory(host);
             if (w != null && w.size() > 0) {
                 out.add(HostMemoryView.of(w));
             }
@@ -122,7 +107,7 @@ final class RunObservations {
             return null;
         }
         List<RunState> candidates = new ArrayList<>();
-        for (RunState other : runs.values()) {
+        for (RunState other : registry.runs()) {
             if (other != run && !other.ended && other.registeredSpec == null && Slots.observed(other)) {
                 candidates.add(other);
             }

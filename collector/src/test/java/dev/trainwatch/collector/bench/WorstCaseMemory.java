@@ -7,6 +7,7 @@ import dev.trainwatch.collector.history.HistoryRecorder;
 import dev.trainwatch.collector.history.HistoryStore;
 import dev.trainwatch.collector.metrics.LimitMetrics;
 import dev.trainwatch.collector.metrics.MetricsExporter;
+import dev.trainwatch.collector.series.SeriesBuilder;
 import dev.trainwatch.collector.series.SeriesRequest;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetSettings;
@@ -103,9 +104,9 @@ public final class WorstCaseMemory {
         String scrape = exporter.scrape();
         // Two series builds at once (the endpoint's cap), each of a whole run with its GPUs.
         List<CompletableFuture<Integer>> series = List.of(
-                CompletableFuture.supplyAsync(() -> fleet.series(runId(0), SeriesRequest.defaults()).map(WorstCaseMemory::encodedLength)
+                CompletableFuture.supplyAsync(() -> SeriesBuilder.series(fleet, runId(0), SeriesRequest.defaults()).map(WorstCaseMemory::encodedLength)
                         .orElseThrow()),
-                CompletableFuture.supplyAsync(() -> fleet.series(runId(1), SeriesRequest.defaults()).map(WorstCaseMemory::encodedLength)
+                CompletableFuture.supplyAsync(() -> SeriesBuilder.series(fleet, runId(1), SeriesRequest.defaults()).map(WorstCaseMemory::encodedLength)
                         .orElseThrow()));
         int seriesChars = series.stream().mapToInt(CompletableFuture::join).sum();
         fleet.publishChangedSummaries();

@@ -53,7 +53,7 @@ class SeriesBuilderTest {
     }
 
     private RunSeries series(Double since, int maxPoints, boolean gpus) {
-        return fleet.series(RUN, new SeriesRequest(since, maxPoints, gpus)).orElseThrow();
+        return SeriesBuilder.series(fleet, RUN, new SeriesRequest(since, maxPoints, gpus)).orElseThrow();
     }
 
     @Test
@@ -267,7 +267,7 @@ class SeriesBuilderTest {
             assertThat(p.memoryUsedBytes()).isEqualTo(5 * GIB);
         });
         assertThat(s.gpus().get(0).points()).hasSize(20);
-        assertThat(fleet.series("next-run", SeriesRequest.defaults()).orElseThrow().points())
+        assertThat(SeriesBuilder.series(fleet, "next-run", SeriesRequest.defaults()).orElseThrow().points())
                 .allSatisfy(p -> assertThat(p.memoryUsedBytes()).isEqualTo(70 * GIB));
     }
 
@@ -361,6 +361,6 @@ class SeriesBuilderTest {
 
     @Test
     void anUnknownRunHasNoSeries() {
-        assertThat(fleet.series("never-seen", SeriesRequest.defaults())).isEmpty();
+        assertThat(SeriesBuilder.series(fleet, "never-seen", SeriesRequest.defaults())).isEmpty();
     }
 }

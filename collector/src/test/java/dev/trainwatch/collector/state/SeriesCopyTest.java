@@ -158,41 +158,21 @@ class SeriesCopyTest {
             poll(8, 30 * GIB);
             clock.advanceSeconds(1);
         }
-        CountDownLatch building = new CountDownLatch(1);
-        CountDownLatch release = new CountDownLatch(1);
-        AtomicBoolean lockHeldDuringBuild = new AtomicBoolean(true);
-        fleet.afterSeriesCopy = () -> {
-            lockHeldDuringBuild.set(fleet.lockHeldByCurrentThread());
-            building.countDown();
-            try {
-                release.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        };
-        CompletableFuture<RunSeries> inProgress = CompletableFuture.supplyAsync(
-                () -> fleet.series(RUN, new SeriesRequest(null, SeriesRequest.MAX_POINTS, true)).orElseThrow());
-        try {
-            assertThat(building.await(30, TimeUnit.SECONDS)).as("the build started").isTrue();
-            assertThat(lockHeldDuringBuild).as("the build runs with the fleet's lock released").isFalse();
+        SeriesRequest request = new SeriesRequest(null, SeriesRequest.MAX_POINTS, true);
+        // The copy is all a build takes under the lock; the build runs on the copy after the lock is released.
+        SeriesBuilder.Source copy = SeriesBuilder.copy(fleet, RUN, request).orElseThrow();
+        assertThat(fleet.lockHeldByCurrentThread()).as("the copy returns with the fleet's lock released").isFalse();
 
-            // Were the lock held across the build, this ingest would wait for the release below: it never comes.
-            double newest = clock.seconds();
-            CompletableFuture.runAsync(() -> poll(8, 70 * GIB)).get(30, TimeUnit.SECONDS);
+        double newest = clock.seconds();
+        CompletableFuture.runAsync(() -> poll(8, 70 * GIB)).get(30, TimeUnit.SECONDS);
 
-            release.countDown();
-            RunSeries built = inProgress.get(30, TimeUnit.SECONDS);
-            // The build read the copy taken before that ingest; a new request sees it.
-            assertThat(built.points().get(built.points().size() - 1).ts()).isLessThan(newest);
-            fleet.afterSeriesCopy = () -> {
-            };
-            RunSeries after = fleet.series(RUN, new SeriesRequest(null, SeriesRequest.MAX_POINTS, true)).orElseThrow();
-            RunSeries.RunPoint last = after.points().get(after.points().size() - 1);
-            assertThat(last.ts()).isEqualTo(newest);
-            assertThat(last.memoryUsedBytes()).isEqualTo(70 * GIB);
-        } finally {
-            release.countDown();
-        }
+        RunSeries built = SeriesBuilder.build(copy, request);
+        // The build read the copy taken before that ingest; a new request sees it.
+        assertThat(built.points().get(built.points().size() - 1).ts()).isLessThan(newest);
+        RunSeries after = SeriesBuilder.series(fleet, RUN, request).orElseThrow();
+        RunSeries.RunPoint last = after.points().get(after.points().size() - 1);
+        assertThat(last.ts()).isEqualTo(newest);
+        assertThat(last.memoryUsedBytes()).isEqualTo(70 * GIB);
     }
 
     @Test
@@ -204,12 +184,12 @@ class SeriesCopyTest {
         double now = clock.seconds();
         for (SeriesRequest request : List.of(new SeriesRequest(null, SeriesRequest.MIN_POINTS, false),
                 new SeriesRequest(null, SeriesRequest.MAX_POINTS, true))) {
-            SeriesBuilder.Source copy = fleet.seriesSource(RUN, request).orElseThrow();
+            SeriesBuilder.Source copy = SeriesBuilder.copy(fleet, RUN, request).orElseThrow();
             assertThat(copy.gpus()).hasSize(4).allSatisfy(g -> assertThat(g.size()).isEqualTo(200));
         }
         // The page's follow-up query (the last few seconds) copies the last few seconds and the 30-s carry-in.
-        SeriesBuilder.Source recent = fleet.seriesSource(RUN, new SeriesRequest(now - 5, 600, false)).orElseThrow();
+        SeriesBuilder.Source recent = SeriesBuilder.copy(fleet, RUN, new SeriesRequest(now - 5, 600, false)).orElseThrow();
         assertThat(recent.gpus()).allSatisfy(g -> assertThat(g.size()).isEqualTo(35));
-        assertThat(fleet.seriesSource("unknown", SeriesRequest.defaults())).isEmpty();
+        assertThat(SeriesBuilder.copy(fleet, "unknown", SeriesRequest.defaults())).isEmpty();
     }
 }

@@ -1,0 +1,288 @@
+package dev.trainwatch.collector.state;
+
+import dev.trainwatch.collector.detect.RunContext;
+import dev.trainwatch.collector.detect.WindowStats;
+import dev.trainwatch.protocol.AgentBatch;
+import dev.trainwatch.protocol.AgentEvent;
+import dev.trainwatch.protocol.GpuSample;
+import dev.trainwatch.protocol.RankInfo;
+import dev.trainwatch.protocol.RunAttribution;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.Set;
+
+/**
+ * Applies an agent's batch: the agent's liveness and de-duplication by {@code seq}, GPU samples into their windows
+ * and their runs' accounting, the node's memory, run attribution (GPUs, ranks and their processes, other names of
+ * the run, the run's end on that host) and events (XIDs, lost GPUs, runs ended or failed, announced phases). Only
+ * called under the {@link Fleet}'s lock.
+ */
+final class BatchIngest {
+    /** Attribution entries per host that are believed (a node has at most a few dozen GPUs). */
+    static final int MAX_GPUS_PER_HOST_PART = 64;
+
+    private final Registry registry;
+    private final RunEvents events;
+    private final SpecBinding specs;
+
+    BatchIngest(Registry registry, RunEvents events, SpecBinding specs) {
+        this.registry = registry;
+        this.events = events;
+        this.specs = specs;
+    }
+
+    IngestResult apply(AgentBatch batch, double now) {
+        AgentState agent = registry.agent(batch.agentId());
+        if (agent != null && batch.seq() <= agent.lastSeq) {
+            agent.duplicates++;
+            return IngestResult.DUPLICATE;
+        }
+        if (agent == null) {
+            agent = registry.newAgent(batch.agentId(), now);
+        }
+        agent.host = batch.host();
+        agent.lastSeq = batch.seq();
+        agent.lastSeen = now;
+        agent.lost = false;
+        agent.batches++;
+        if (batch.health() != null) {
+            agent.health = batch.health();
+        }
+        Set<RunState> touched = new LinkedHashSet<>();
+        int gpuCount = 0;
+        if (batch.gpus() != null) {
+            for (GpuSample s : batch.gpus()) {
+                if (s == null || s.uuid() == null || s.uuid().isBlank()) {
+                    continue;
+                }
+                gpuCount++;
+                GpuState g = registry.gpuOrCreate(s.uuid(), now);
+                if (g == null) {
+                    continue; // the GPU limit is full of live GPUs
+                }
+                g.window.host = batch.host();
+                g.window.add(s, Timestamps.stamp(s.ts(), now));
+                g.window.trim(now);
+                g.latest = s;
+                g.lastSeen = now;
+                if (g.runId != null) {
+                    RunState run = registry.run(g.runId);
+                    if (run != null) {
+                        if (!run.ended) {
+                            run.accounting.gpuSample(s.uuid(), s, Timestamps.stamp(s.ts(), now));
+                        }
+                        double used = s.memoryUsedBytes() != null && s.memoryUsedBytes() >= 0
+                                ? s.memoryUsedBytes() : Double.NaN;
+                        if (!Double.isNaN(used) && !(used <= run.peakMemory)) {
+                            run.peakMemory = used;
+                            run.summaryDue = true;
+                        }
+                        touched.add(run);
+                    }
+                }
+            }
+        }
+        agent.gpuCount = gpuCount;
+        if (batch.hostMemory() != null) {
+            registry.hostMemoryOrCreate(batch.host()).add(batch.hostMemory(), Timestamps.stamp(batch.hostMemory().ts(), now));
+        }
+        if (batch.runs() != null) {
+            for (RunAttribution a : batch.runs()) {
+                if (a == null || a.runId() == null || a.runId().isBlank()) {
+                    continue;
+                }
+                RunState run;
+                try {
+                    run = attribute(a, batch.host(), now);
+                } catch (LimitReachedException refused) {
+                    continue; // a new run while every run slot is live: the batch's GPU readings still count
+                }
+                if (run != null) {
+                    touched.add(run);
+                }
+            }
+        }
+        if (batch.events() != null) {
+            for (AgentEvent e : batch.events()) {
+                applyEvent(e, batch.host(), now, touched);
+            }
+        }
+        for (RunState run : touched) {
+            run.dirty = true;
+            if (!run.ended) {
+                events.maybeEvaluate(run, now);
+            }
+        }
+        return IngestResult.ACCEPTED;
+    }
+
+    private RunState attribute(RunAttribution a, String host, double now) {
+        RunState run = registry.runOrCreate(a.runId(), now);
+        if (a.aliases() != null) {
+            for (String alias : a.aliases()) {
+                if (alias == null || alias.isBlank() || alias.equals(a.runId())) {
+                    continue;
+                }
+                registry.alias(alias, a.runId());
+                specs.adoptSpecOf(alias, run, now);
+            }
+        }
+        RunState.HostPart part = run.hosts.computeIfAbsent(host, h -> new RunState.HostPart());
+        Set<String> previous = Set.copyOf(part.gpuUuids);
+        part.gpuUuids.clear();
+        part.ranksByGpu.clear();
+        if (a.gpuUuids() != null) {
+            for (String uuid : a.gpuUuids()) {
+                if (uuid != null && !uuid.isBlank() && part.gpuUuids.size() < MAX_GPUS_PER_HOST_PART) {
+                    part.gpuUuids.add(uuid);
+                }
+            }
+        }
+        if (a.ranks() != null) {
+            Set<Integer> seen = new HashSet<>();
+            for (RankInfo r : a.ranks()) {
+                if (r == null || r.rank() == null) {
+                    continue;
+                }
+                if (part.procs.size() < MAX_GPUS_PER_HOST_PART || part.procs.containsKey(r.rank())) {
+                    RunState.RankProc p = part.procs.computeIfAbsent(r.rank(), k -> new RunState.RankProc());
+                    if (p.pid != r.pid()) {
+                        p.size = 0; // another process now holds the rank (a restart): its CPU time starts again
+                    }
+                    p.pid = r.pid();
+                    p.gpuUuid = r.gpuUuids() != null && !r.gpuUuids().isEmpty() ? r.gpuUuids().get(0) : null;
+                    p.state = r.state();
+                    p.rss = r.rssBytes() != null ? r.rssBytes() : Double.NaN;
+                    p.workers = r.workers() != null ? r.workers() : -1;
+                    p.workersRss = r.workersRssBytes() != null ? r.workersRssBytes() : Double.NaN;
+                    p.ts = now;
+                    if (r.cpuSeconds() != null && Double.isFinite(r.cpuSeconds())) {
+                        p.cpu(now, r.cpuSeconds());
+                    }
+                    seen.add(r.rank());
+                }
+                if (r.gpuUuids() == null) {
+                    continue;
+                }
+                for (String uuid : r.gpuUuids()) {
+                    if (part.gpuUuids.contains(uuid)) {
+                        part.ranksByGpu.computeIfAbsent(uuid, u -> new ArrayList<>()).add(r.rank());
+                    }
+                }
+            }
+        }
+        if (a.ranks() != null) {
+            Set<Integer> reported = new HashSet<>();
+            a.ranks().forEach(r -> {
+                if (r != null && r.rank() != null) {
+                    reported.add(r.rank());
+                }
+            });
+            part.procs.keySet().retainAll(reported);
+        }
+        for (String uuid : previous) {
+            GpuState g = registry.gpu(uuid);
+            if (g != null && a.runId().equals(g.runId) && !part.gpuUuids.contains(uuid)) {
+                g.runId = null;
+                run.accounting.gpuLeft(uuid);
+            }
+        }
+        for (String uuid : part.gpuUuids) {
+            GpuState g = registry.gpu(uuid);
+            if (g != null) {
+                if (!a.runId().equals(g.runId)) {
+                    // A GPU newly given to this run: what an earlier run peaked at is not this run's peak.
+                    g.window.peakMemory = WindowStats.latestMemory(g.window);
+                }
+                g.runId = a.runId();
+                double peak = g.window.peakMemory;
+                if (!Double.isNaN(peak) && !(peak <= run.peakMemory)) {
+                    run.peakMemory = peak;
+                    run.summaryDue = true;
+                }
+            }
+        }
+        run.lastSeen = now;
+        specs.maybeFillGpu(run);
+        if (Boolean.TRUE.equals(a.ended())) {
+            part.ended = true;
+            if (!run.ended && run.hosts.values().stream().allMatch(p -> p.ended)) {
+                events.end(run, now);
+            }
+            return null;
+        }
+        part.ended = false;
+        if (run.ended) {
+            // The same run id is running again (e.g. a requeued Slurm job): reopen it.
+            run.ended = false;
+            run.endedAt = Double.NaN;
+            run.failure = null;
+            events.notifyChanged(run, now);
+        }
+        return run;
+    }
+
+    private void applyEvent(AgentEvent e, String host, double now, Set<RunState> touched) {
+        if (e == null || e.kind() == null) {
+            return;
+        }
+        switch (e.eventKind()) {
+            case XID -> {
+                if (e.xid() == null || e.gpuUuid() == null) {
+                    return;
+                }
+                GpuState g = registry.gpu(e.gpuUuid());
+                if (g == null) {
+                    g = registry.gpuOrCreate(e.gpuUuid(), now);
+                    if (g == null) {
+                        return;
+                    }
+                    g.window.host = host;
+                }
+                g.addXid(new RunContext.XidRecord(Timestamps.stamp(e.ts(), now), host, e.gpuUuid(), e.xid()));
+                if (g.runId != null && registry.hasRun(g.runId)) {
+                    touched.add(registry.run(g.runId));
+                }
+            }
+            case GPU_LOST -> {
+                GpuState g = registry.gpu(e.gpuUuid());
+                if (g != null) {
+                    g.window.lost = true;
+                    if (g.runId != null && registry.hasRun(g.runId)) {
+                        touched.add(registry.run(g.runId));
+                    }
+                }
+            }
+            case RUN_ENDED -> {
+                RunState run = registry.run(e.runId());
+                if (run != null) {
+                    RunState.HostPart part = run.hosts.computeIfAbsent(host, h -> new RunState.HostPart());
+                    part.ended = true;
+                    if (!run.ended && run.hosts.values().stream().allMatch(p -> p.ended)) {
+                        events.end(run, now);
+                    }
+                }
+            }
+            case RUN_FAILED -> {
+                RunState run = registry.run(e.runId());
+                if (run != null && e.failure() != null) {
+                    events.fail(run, e.failure(), host, now);
+                }
+            }
+            case PHASE -> {
+                // A checkpoint, evaluation or sampling phase the run's log announced: its time is not a stall.
+                RunState run = registry.run(e.runId());
+                if (run != null && !run.ended) {
+                    run.accounting.phase(e.message(), Timestamps.stamp(e.ts(), now));
+                    run.phaseKind = e.message();
+                    run.phaseTs = Timestamps.stamp(e.ts(), now);
+                    touched.add(run);
+                }
+            }
+            default -> {
+                // ECC errors, read errors and kinds of newer agents: counted by the agent's own health, nothing to track
+            }
+        }
+    }
+}

@@ -1,0 +1,200 @@
+package dev.trainwatch.collector.state;
+
+import dev.trainwatch.collector.detect.Anomaly;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+/**
+ * What the fleet tells its {@link FleetListener}s, queued under the fleet's lock in the order it happened and
+ * delivered after the lock is released, one call at a time.
+ *
+ * <p>Two ways to deliver: on the caller's thread after it released the lock ({@link #drain()}, the default, which
+ * tests and tools rely on: listeners have heard everything when a call returns), or on the outbox's own thread
+ * ({@link #startOwnThread()}, the collector's way): then no ingest or read waits for a listener that writes to
+ * disk or a network, and {@link #awaitDelivered} waits for what was queued so far where a caller must know it is
+ * done (a registered spec on disk before the answer).
+ */
+final class Outbox {
+    private static final System.Logger LOG = System.getLogger(Fleet.class.getName());
+    /** A listener failure is logged with its stack at most this often; the others are counted. */
+    private static final long FAILURE_LOG_MILLIS = 60_000;
+
+    private final List<FleetListener> listeners = new CopyOnWriteArrayList<>();
+    private final LinkedBlockingQueue<Consumer<FleetListener>> queue = new LinkedBlockingQueue<>();
+    private final Object dispatchLock = new Object();
+    /** Notifications queued, and delivered (to every listener), since start. */
+    private final AtomicLong queued = new AtomicLong();
+    private final AtomicLong delivered = new AtomicLong();
+    private final AtomicLong failures = new AtomicLong();
+    private volatile long lastFailureLogged = Long.MIN_VALUE / 2;
+    private volatile Thread thread;
+    private volatile boolean stopping;
+
+    void addListener(FleetListener listener) {
+        listeners.add(Objects.requireNonNull(listener));
+    }
+
+    void removeListener(FleetListener listener) {
+        listeners.remove(listener);
+    }
+
+    void raised(String runId, Anomaly a) {
+        add(l -> l.onAnomalyRaised(runId, a));
+    }
+
+    void resolved(String runId, Anomaly a) {
+        add(l -> l.onAnomalyResolved(runId, a));
+    }
+
+    void changed(RunSummary summary) {
+        add(l -> l.onRunChanged(summary));
+    }
+
+    void ended(RunSummary summary) {
+        add(l -> l.onRunEnded(summary));
+    }
+
+    private void add(Consumer<FleetListener> call) {
+        queued.incrementAndGet();
+        queue.add(call);
+    }
+
+    /** Queued notifications not yet delivered. */
+    long backlog() {
+        return queued.get() - delivered.get();
+    }
+
+    /** Listener calls that threw since start. */
+    long failures() {
+        return failures.get();
+    }
+
+    /**
+     * Delivers what is queued on the calling thread (the fleet calls it after releasing its lock). Does nothing
+     * when the outbox delivers on its own thread.
+     */
+    void drain() {
+        if (thread != null || queue.isEmpty()) {
+            return;
+        }
+        synchronized (dispatchLock) {
+            if (thread != null) {
+                return;
+            }
+            Consumer<FleetListener> call;
+            while ((call = queue.poll()) != null) {
+                deliver(call);
+            }
+        }
+    }
+
+    private void deliver(Consumer<FleetListener> call) {
+        for (FleetListener l : listeners) {
+            try {
+                call.accept(l);
+            } catch (RuntimeException e) {
+                failures.incrementAndGet();
+                long now = System.nanoTime() / 1_000_000;
+                if (now - lastFailureLogged >= FAILURE_LOG_MILLIS) {
+                    lastFailureLogged = now;
+                    LOG.log(System.Logger.Level.ERROR, "fleet listener failed (" + failures.get()
+                            + " failures so far; logged at most once a minute)", e);
+                }
+            }
+        }
+        delivered.incrementAndGet();
+    }
+
+    /** From now on, delivers on a thread of its own (idempotent). What was queued before is delivered there too. */
+    synchronized void startOwnThread() {
+        if (thread != null) {
+            return;
+        }
+        Thread t = new Thread(this::run, "trainwatch-fleet-outbox");
+        t.setDaemon(true);
+        synchronized (dispatchLock) {
+            thread = t; // drain() stops delivering on callers' threads from here
+        }
+        t.start();
+    }
+
+    private void run() {
+        while (!stopping || !queue.isEmpty()) {
+            Consumer<FleetListener> call;
+            try {
+                call = queue.poll(200, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            if (call != null) {
+                try {
+                    deliver(call);
+                } catch (Throwable e) { // an Error in a listener must not stop delivery for good
+                    failures.incrementAndGet();
+                    delivered.incrementAndGet();
+                    LOG.log(System.Logger.Level.ERROR, "fleet listener failed", e);
+                }
+            }
+        }
+    }
+
+    /**
+     * Waits until everything queued before this call has been delivered, at most {@code timeout}.
+     *
+     * @return whether it was delivered in time (always true when delivering on callers' threads)
+     */
+    boolean awaitDelivered(Duration timeout) {
+        if (thread == null) {
+            drain();
+            return true;
+        }
+        if (Thread.currentThread() == thread) {
+            return true; // a listener calling back into the fleet: what it waits for is queued behind it
+        }
+        long target = queued.get();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (delivered.get() < target) {
+            if (System.nanoTime() >= deadline) {
+                return false;
+            }
+            try {
+                Thread.sleep(2);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Delivers what is queued, at most {@code timeout}, then stops the own thread (if any); later notifications are
+     * delivered on the caller's thread again.
+     */
+    void stop(Duration timeout) {
+        Thread t = thread;
+        if (t == null) {
+            drain();
+            return;
+        }
+        awaitDelivered(timeout);
+        stopping = true;
+        try {
+            t.join(Math.max(1, timeout.toMillis()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        synchronized (dispatchLock) {
+            // From here on, what is queued (the last summaries on shutdown) is delivered on the caller's thread.
+            thread = null;
+        }
+        drain();
+    }
+}

@@ -1,0 +1,263 @@
+package dev.trainwatch.collector.state;
+
+import dev.trainwatch.collector.detect.AnomalyTracker;
+import dev.trainwatch.collector.detect.DetectorSettings;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * What the fleet tracks and how much of it: runs, GPUs (by UUID), agents, each node's memory window, other names of
+ * runs, and the limits on all of them ({@link Slots}, {@link RankBudget}). Creating an entry when its limit is full
+ * forgets one that is not reporting, or refuses the new one. Not thread-safe: only used under the {@link Fleet}'s
+ * lock, except the counts, which are published for readers that must not wait for the lock ({@code /healthz}).
+ */
+final class Registry {
+    private static final System.Logger LOG = System.getLogger(Fleet.class.getName());
+
+    final FleetSettings settings;
+    final double windowSeconds;
+    private final DetectorSettings detectorSettings;
+
+    private final Map<String, RunState> runs = new HashMap<>();
+    private final Map<String, GpuState> gpus = new HashMap<>();
+    private final Map<String, AgentState> agents = new HashMap<>();
+    /** Each node's memory readings, by host (bounded by the agent limit). */
+    private final Map<String, HostMemoryWindow> hostMemory = new HashMap<>();
+    /** What the limits refused and forgot (see {@link Slots}: only entries that are not reporting are forgotten). */
+    final Slots slots = new Slots();
+    /** Other names of reported runs (job ids, host:pid) → the run id the agent uses; bounded like the runs. */
+    private final Map<String, String> aliases = new LinkedHashMap<>();
+    /** Rank windows of all runs together (see {@link RankBudget}). */
+    final RankBudget rankBudget;
+
+    /** Sizes published after each change, read without the lock. */
+    private final AtomicInteger runCount = new AtomicInteger();
+    private final AtomicInteger gpuCount = new AtomicInteger();
+    private final AtomicInteger agentCount = new AtomicInteger();
+
+    Registry(FleetSettings settings, DetectorSettings detectorSettings) {
+        this.settings = settings;
+        this.detectorSettings = detectorSettings;
+        this.windowSeconds = settings.window().toMillis() / 1000.0;
+        this.rankBudget = new RankBudget(settings.maxGpus());
+    }
+
+    // ---- runs
+
+    RunState run(String runId) {
+        return runId == null ? null : runs.get(runId);
+    }
+
+    boolean hasRun(String runId) {
+        return runs.containsKey(runId);
+    }
+
+    Collection<RunState> runs() {
+        return runs.values();
+    }
+
+    /** The run, created if new; when the run limit is full an idle run is forgotten or the new one refused. */
+    RunState runOrCreate(String runId, double now) {
+        RunState run = runs.get(runId);
+        if (run != null) {
+            return run;
+        }
+        if (runs.size() >= settings.maxRuns()) {
+            makeRoomForRun(now);
+        }
+        run = new RunState(runId, now, new StepWindow(windowSeconds, settings.stepWindowEntries()),
+                new AnomalyTracker(detectorSettings, settings.anomalyHistory()));
+        runs.put(runId, run);
+        run.dirty = true;
+        publishCounts();
+        return run;
+    }
+
+    /** Removes a run and gives back what it held (its rank windows, its GPUs' attribution). */
+    void forget(RunState run) {
+        runs.remove(run.runId);
+        if (run.ranks != null) {
+            rankBudget.release(run.ranks.count());
+        }
+        for (String uuid : run.gpuUuids()) {
+            GpuState g = gpus.get(uuid);
+            if (g != null && run.runId.equals(g.runId)) {
+                g.runId = null;
+            }
+        }
+        publishCounts();
+    }
+
+    /**
+     * Forgets an ended, silent or spec-only run to make room for a new one; when every run is live, refuses.
+     *
+     * @throws LimitReachedException when no run may be forgotten (nothing changed)
+     */
+    private void makeRoomForRun(double now) {
+        RunState victim = Slots.runToForget(runs.values(), now);
+        if (victim == null) {
+            LOG.log(System.Logger.Level.WARNING, "run limit {0} reached and every run is live: refusing a new run",
+                    settings.maxRuns());
+            throw slots.refuse(Slots.Kind.RUNS, settings.maxRuns(),
+                    Slots.retryAfterSeconds(runs.values(), r -> r.lastSeen, now), now);
+        }
+        LOG.log(System.Logger.Level.WARNING, "run limit {0} reached: forgetting {1} run {2}", settings.maxRuns(),
+                victim.ended ? "ended" : now - victim.lastSeen >= Slots.SILENT_SECONDS ? "silent" : "spec-only",
+                victim.runId);
+        forget(victim);
+        slots.forgot(Slots.Kind.RUNS);
+    }
+
+    // ---- other names of runs
+
+    /** The run id an alias (job id, host:pid) stands for, or null. */
+    String aliasTarget(String alias) {
+        return aliases.get(alias);
+    }
+
+    /** Records {@code alias} as another name of {@code runId}; the oldest aliases go beyond four per run slot. */
+    void alias(String alias, String runId) {
+        aliases.remove(alias);
+        aliases.put(alias, runId);
+        while (aliases.size() > settings.maxRuns() * 4) {
+            aliases.remove(aliases.keySet().iterator().next());
+        }
+    }
+
+    // ---- GPUs
+
+    GpuState gpu(String uuid) {
+        return uuid == null ? null : gpus.get(uuid);
+    }
+
+    Collection<GpuState> gpus() {
+        return gpus.values();
+    }
+
+    /** The GPUs of a run that are tracked, in the run's order. */
+    List<GpuState> runGpus(RunState run) {
+        List<GpuState> out = new java.util.ArrayList<>();
+        for (String uuid : run.gpuUuids()) {
+            GpuState g = gpus.get(uuid);
+            if (g != null) {
+                out.add(g);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The GPU's state, created if new. When the GPU limit is full, a GPU silent for {@link Slots#SILENT_SECONDS}
+     * gives its slot; when none has, the new GPU is refused: null, counted, and its readings ignored.
+     */
+    GpuState gpuOrCreate(String uuid, double now) {
+        GpuState g = gpus.get(uuid);
+        if (g == null) {
+            if (gpus.size() >= settings.maxGpus()) {
+                String silent = Slots.silentToForget(gpus, x -> x.lastSeen, now);
+                if (silent == null) {
+                    slots.refuse(Slots.Kind.GPUS, settings.maxGpus(), 0, now);
+                    LOG.log(System.Logger.Level.WARNING, "GPU limit {0} reached and every GPU is live: ignoring new"
+                            + " GPUs", settings.maxGpus());
+                    return null;
+                }
+                gpus.remove(silent);
+                slots.forgot(Slots.Kind.GPUS);
+            }
+            g = new GpuState(new GpuWindow(uuid, windowSeconds, settings.gpuWindowEntries()));
+            g.lastSeen = now;
+            gpus.put(uuid, g);
+            publishCounts();
+        }
+        return g;
+    }
+
+    // ---- agents
+
+    AgentState agent(String agentId) {
+        return agents.get(agentId);
+    }
+
+    Collection<AgentState> agents() {
+        return agents.values();
+    }
+
+    /**
+     * A new agent's state; when the agent limit is full a silent agent gives its slot.
+     *
+     * @throws LimitReachedException when every agent is live
+     */
+    AgentState newAgent(String agentId, double now) {
+        if (agents.size() >= settings.maxAgents()) {
+            String silent = Slots.silentToForget(agents, a -> a.lastSeen, now);
+            if (silent == null) {
+                LOG.log(System.Logger.Level.WARNING, "agent limit {0} reached and every agent is live: refusing"
+                        + " a new agent", settings.maxAgents());
+                throw slots.refuse(Slots.Kind.AGENTS, settings.maxAgents(),
+                        Slots.retryAfterSeconds(agents.values(), a -> a.lastSeen, now), now);
+            }
+            agents.remove(silent);
+            slots.forgot(Slots.Kind.AGENTS);
+        }
+        AgentState agent = new AgentState(agentId);
+        agents.put(agentId, agent);
+        publishCounts();
+        return agent;
+    }
+
+    // ---- nodes' memory
+
+    HostMemoryWindow hostMemory(String host) {
+        return hostMemory.get(host);
+    }
+
+    Collection<HostMemoryWindow> hostMemoryWindows() {
+        return hostMemory.values();
+    }
+
+    /** The node's memory window, created if new (the oldest node's goes beyond the agent limit). */
+    HostMemoryWindow hostMemoryOrCreate(String host) {
+        HostMemoryWindow w = hostMemory.get(host);
+        if (w == null) {
+            if (hostMemory.size() >= settings.maxAgents()) {
+                hostMemory.values().stream().min(Comparator.comparingDouble(h -> h.lastSeen))
+                        .ifPresent(oldest -> hostMemory.remove(oldest.host()));
+            }
+            w = new HostMemoryWindow(host);
+            hostMemory.put(host, w);
+        }
+        return w;
+    }
+
+    // ---- limits
+
+    List<Slots.Usage> limits() {
+        return List.of(slots.usage(Slots.Kind.RUNS, runs.size(), settings.maxRuns()),
+                slots.usage(Slots.Kind.GPUS, gpus.size(), settings.maxGpus()),
+                slots.usage(Slots.Kind.AGENTS, agents.size(), settings.maxAgents()),
+                slots.usage(Slots.Kind.RANKS, rankBudget.used, rankBudget.max));
+    }
+
+    private void publishCounts() {
+        runCount.set(runs.size());
+        gpuCount.set(gpus.size());
+        agentCount.set(agents.size());
+    }
+
+    int runCount() {
+        return runCount.get();
+    }
+
+    int gpuCount() {
+        return gpuCount.get();
+    }
+
+    int agentCount() {
+        return agentCount.get();
+    }
+}

@@ -1,0 +1,133 @@
+package dev.trainwatch.collector.state;
+
+import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.estimator.InvalidSpecException;
+import dev.trainwatch.protocol.RunSpec;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * Binds run specs to runs: registration under the run's id or another of its names, the GPU and data-parallel size
+ * filled from what the agents report, and the spec of a run registered before the agent reported it moved to the
+ * run the agent reports. Only called under the {@link Fleet}'s lock.
+ */
+final class SpecBinding {
+    private static final System.Logger LOG = System.getLogger(Fleet.class.getName());
+
+    private final Registry registry;
+    private final Predictor predictor;
+    private final RunEvents events;
+
+    SpecBinding(Registry registry, Predictor predictor, RunEvents events) {
+        this.registry = registry;
+        this.predictor = predictor;
+        this.events = events;
+    }
+
+    /**
+     * Registers (or replaces) a run's spec and prices it.
+     *
+     * @return the run the spec now belongs to
+     * @throws InvalidSpecException when the spec cannot be priced (nothing changed)
+     */
+    RunState put(String runId, RunSpec spec, double now) {
+        RunState existing = registry.run(runId);
+        String target = registry.aliasTarget(runId);
+        if (existing == null && target != null && registry.hasRun(target)) {
+            // The spec names the run by another of its names (its SLURM_JOB_ID, its TORCHELASTIC_RUN_ID,
+            // host:pid): it belongs to the run the agent reports.
+            runId = target;
+            existing = registry.run(target);
+        }
+        RunSpec filled = existing == null ? spec : fillFromObservation(existing, spec);
+        Estimate estimate = predictor.estimate(filled); // may throw: nothing changed yet
+        RunState run = registry.runOrCreate(runId, now);
+        run.registeredSpec = spec;
+        run.estimate = estimate;
+        run.gpuFilledFromObservation = spec.gpu() == null && filled.gpu() != null;
+        run.lastSeen = now;
+        events.notifyChanged(run, now);
+        events.evaluate(run, now);
+        return run;
+    }
+
+    /**
+     * A spec registered under another name of this run (its job id, host:pid) before the agent reported it: the
+     * spec moves to the run the agent reports, and the spec-only run goes (nothing was observed under it).
+     */
+    void adoptSpecOf(String alias, RunState run, double now) {
+        RunState specOnly = registry.run(alias);
+        if (specOnly == null || specOnly == run || specOnly.registeredSpec == null || Slots.observed(specOnly)) {
+            return;
+        }
+        if (run.registeredSpec == null) {
+            RunSpec filled = fillFromObservation(run, specOnly.registeredSpec);
+            try {
+                run.estimate = predictor.estimate(filled);
+                run.registeredSpec = specOnly.registeredSpec;
+                run.gpuFilledFromObservation = specOnly.registeredSpec.gpu() == null && filled.gpu() != null;
+            } catch (InvalidSpecException e) {
+                LOG.log(System.Logger.Level.WARNING, "run {0}: the spec registered as {1} is not priced: {2}",
+                        run.runId, alias, e.getMessage());
+                return;
+            }
+            events.notifyChanged(run, now);
+        }
+        LOG.log(System.Logger.Level.INFO, "run {0} is also known as {1}: the spec registered under {1} now applies to it",
+                run.runId, alias);
+        registry.forget(specOnly);
+    }
+
+    /** Fills the spec's GPU from the NVML name of the run's GPUs, and its size from their count. */
+    RunSpec fillFromObservation(RunState run, RunSpec spec) {
+        RunSpec filled = spec;
+        int attributed = run.gpuUuids().size();
+        if (spec.gpus() == null && attributed > 0) {
+            filled = filled.overriddenBy(new RunSpec(null, null, attributed, null, null, null, null, null, null,
+                    null, null, null, null, null, null, null, null));
+        }
+        // A family name ("a100") that the catalog finds ambiguous is settled by what NVML says the run's GPUs are
+        // ("NVIDIA A100-SXM4-80GB" -> a100-80gb): their memory decides, never a silent pick.
+        String family = spec.gpu() != null && predictor.resolveGpuId(spec.gpu()).isEmpty()
+                ? spec.gpu().strip().toLowerCase(Locale.ROOT) + "-" : null;
+        if (spec.gpu() == null || family != null) {
+            for (String uuid : run.gpuUuids()) {
+                GpuState g = registry.gpu(uuid);
+                if (g != null && g.window.name() != null) {
+                    Optional<String> id = predictor.resolveGpuId(g.window.name());
+                    if (id.isPresent() && (family == null || id.get().startsWith(family))) {
+                        filled = filled.overriddenBy(withGpu(id.get()));
+                        break;
+                    }
+                }
+            }
+        }
+        return filled;
+    }
+
+    /** A spec registered before the run's GPUs were known gets its GPU once they are. */
+    void maybeFillGpu(RunState run) {
+        if (run.registeredSpec == null || run.registeredSpec.gpu() != null || run.gpuFilledFromObservation) {
+            return;
+        }
+        RunSpec filled = fillFromObservation(run, run.registeredSpec);
+        if (filled.gpu() == null) {
+            return;
+        }
+        try {
+            run.estimate = predictor.estimate(filled);
+            run.gpuFilledFromObservation = true;
+        } catch (InvalidSpecException e) {
+            run.gpuFilledFromObservation = true; // do not retry on every batch
+            LOG.log(System.Logger.Level.WARNING, "run {0}: spec with observed GPU {1} not priced: {2}",
+                    run.runId, filled.gpu(), e.getMessage());
+        }
+    }
+
+    private static RunSpec withGpu(String gpu) {
+        RunSpec e = RunSpec.empty();
+        return new RunSpec(e.model(), gpu, e.gpus(), e.batch(), e.resolution(), e.height(), e.width(), e.frames(),
+                e.precision(), e.optimizer(), e.gradCheckpointing(), e.ema(), e.features(), e.zero(),
+                e.attention(), e.gradAccumulation(), e.totalSteps());
+    }
+}

@@ -1,0 +1,85 @@
+package dev.trainwatch.collector.state;
+
+import dev.trainwatch.protocol.StepEvent;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Applies a run's step reports: each rank's reports into its window, the run's own step series from the lead rank
+ * (or reports naming no rank), each step counted once, and what a counted step moves (goodput ledger, losses, the
+ * last step, the largest bucket). Only called under the {@link Fleet}'s lock.
+ */
+final class StepIngest {
+    private final Registry registry;
+    private final RunObservations observations;
+    private final RunEvents events;
+
+    StepIngest(Registry registry, RunObservations observations, RunEvents events) {
+        this.registry = registry;
+        this.observations = observations;
+        this.events = events;
+    }
+
+    /** @return the reports counted as the run's steps, in order (see {@link Fleet#ingestSteps}) */
+    List<StepEvent> apply(String runId, List<StepEvent> steps, double now) {
+        List<StepEvent> counted = new ArrayList<>(steps.size());
+        RunState run = registry.runOrCreate(runId, now);
+        for (StepEvent e : steps) {
+            if (e == null || e.step() == null || e.step() < 0 || e.timeS() == null
+                    || !Double.isFinite(e.timeS()) || e.timeS() <= 0) {
+                continue;
+            }
+            double ts = Timestamps.stamp(e.ts(), now);
+            int rank = e.rank() != null && e.rank() >= 0 ? e.rank() : -1;
+            boolean counts = true;
+            if (rank >= 0) {
+                if (run.ranks == null) {
+                    run.ranks = new RankWindows(registry.windowSeconds, registry.rankBudget);
+                }
+                long refusedBefore = run.ranks.refused;
+                counts = run.ranks.add(e, ts);
+                if (run.ranks.refused > refusedBefore) {
+                    registry.slots.refuse(Slots.Kind.RANKS, registry.rankBudget.max, 0, now);
+                }
+            }
+            if (counts && rank != run.lastCountedRank
+                    && (e.step() == run.lastCountedStep || ts < run.lastCountedTs)) {
+                // Another source's report of a step already counted: the same step again (bar and timer
+                // line), or an older report from a rank that took the lead back while replaying what its
+                // agent spooled (the ranks that led meanwhile counted those steps).
+                counts = false;
+            }
+            if (counts && run.failure != null && !run.ended && ts > run.failureTs) {
+                // Steps after the failure: the run goes on (an elastic restart, another node's ranks).
+                run.failure = null;
+            }
+            if (counts) {
+                run.accounting.step(e, ts, observations.encodingSecondsPerStep(run));
+                run.losses.add(e, ts);
+                run.steps.add(e, ts);
+                run.lastCountedStep = e.step();
+                run.lastCountedRank = rank;
+                run.lastCountedTs = ts;
+                counted.add(e);
+            }
+            if (e.step() >= run.lastStep) {
+                run.lastStep = e.step();
+                run.lastStepTs = ts;
+            }
+            if (e.bucketHeight() != null && e.bucketWidth() != null && e.bucketHeight() > 0
+                    && e.bucketWidth() > 0) {
+                long cells = (long) e.bucketHeight() * e.bucketWidth();
+                if (cells > run.largestBucketCells) {
+                    run.largestBucketCells = (int) Math.min(Integer.MAX_VALUE, cells);
+                    run.largestBucketHeight = e.bucketHeight();
+                    run.largestBucketWidth = e.bucketWidth();
+                }
+            }
+        }
+        run.lastSeen = now;
+        run.dirty = true;
+        run.summaryDue = true;
+        events.maybeEvaluate(run, now);
+        return counted;
+    }
+}
