@@ -6,9 +6,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -26,17 +24,6 @@ class CommandLineMistakesTest {
         StringWriter err = new StringWriter();
         int status = TrainwatchCommand.newCommandLine(new PrintWriter(out), new PrintWriter(err)).execute(args);
         return new Result(status, out.toString(), err.toString());
-    }
-
-    /** picocli prints its format warnings on the process's own stderr, so the help is read from a real process. */
-    @Test
-    void helpPrintsNoFormatWarnings() throws Exception {
-        for (String command : List.of("estimate", "watch", "run")) {
-            TrainwatchProcess p = TrainwatchProcess.start(dir, Map.of(), command, "--help");
-            assertThat(p.waitFor(Duration.ofSeconds(60))).as(command).isZero();
-            assertThat(p.stderr()).as(command).doesNotContain("picocli WARN").doesNotContain("Could not format");
-            assertThat(p.stdout()).as(command).contains("(50%)").doesNotContain("50%%");
-        }
     }
 
     @Test
