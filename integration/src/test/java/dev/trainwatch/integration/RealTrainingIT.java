@@ -139,8 +139,6 @@ class RealTrainingIT {
     }
 
     @Test
-    @Disabled("main's collector names a hung rank only when the culprits are fewer than half the ranks: with 2 ranks "
-            + "'stalled' comes at +120 s with ranks [] (issue 20, collector side)")
     void aHungRankIsNamedByStalled() throws Exception {
         job = new TorchJob(dir);
         Path out = dir.resolve("trainwatch.out");

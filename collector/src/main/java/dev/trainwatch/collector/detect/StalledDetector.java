@@ -80,7 +80,7 @@ public final class StalledDetector implements Detector {
         List<Culprit> culprits = culprits(run, procs, gpuStates, lastTs, gap);
         int rankCount = Math.max(procs.size(), run.ranks().count());
         boolean named = !culprits.isEmpty() && culprits.stream().noneMatch(Culprit::busyOnCpu)
-                && (rankCount == 0 || culprits.size() * 2 < Math.max(2, rankCount));
+                && (rankCount == 0 || culprits.size() * 2 < Math.max(2, rankCount) || oneOfTwo(culprits.size(), rankCount));
         boolean early = silence < threshold;
         if (early && (!named || phase != null)) {
             return Optional.empty(); // past the quick mark, but nobody to name: wait for the usual threshold
@@ -298,11 +298,14 @@ public final class StalledDetector implements Detector {
             }
             List<GpuState> odd = List.of();
             String why = null;
-            if (spin.size() * 2 > gpus.size() && !idle.isEmpty() && idle.size() * 2 < gpus.size()) {
+            // The odd ones are fewer than half, or one of a 2-rank run's two GPUs.
+            if (!idle.isEmpty() && (spin.size() * 2 > gpus.size() && idle.size() * 2 < gpus.size()
+                    || oneOfTwo(idle.size(), gpus.size()) && spin.size() == 1)) {
                 odd = idle;
                 why = "its GPU is idle while the others are busy at a fraction of their training power (NCCL waiting in "
                         + "a collective it never joined)";
-            } else if (idle.size() * 2 > gpus.size() && !full.isEmpty() && full.size() * 2 < gpus.size()) {
+            } else if (!full.isEmpty() && (idle.size() * 2 > gpus.size() && full.size() * 2 < gpus.size()
+                    || oneOfTwo(full.size(), gpus.size()) && idle.size() == 1)) {
                 odd = full;
                 why = "its GPU is still busy at full power while the others are idle (stuck in a kernel)";
             }
@@ -329,6 +332,14 @@ public final class StalledDetector implements Detector {
             }
         }
         return new ArrayList<>(out.values());
+    }
+
+    /**
+     * One of two: a 2-rank run whose one rank shows the hang while the other waits for it ("fewer than half" can
+     * never hold for two, and such a hang went unnamed).
+     */
+    private static boolean oneOfTwo(int odd, int of) {
+        return odd == 1 && of == 2;
     }
 
     /** How the other ranks wait, from their GPUs and processes. */

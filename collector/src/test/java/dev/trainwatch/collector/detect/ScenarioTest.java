@@ -163,6 +163,14 @@ class ScenarioTest {
                 .contains("spinning in a collective");
         assertThat(t.suggestion()).contains("hung on rank 5").contains("py-spy");
 
+        // Two ranks: the one asleep with an idle GPU while the other spins is named as soon (issue 20: with two ranks
+        // the culprit was never "fewer than half", and stalled came at +120 s naming nobody).
+        Result two = play("hung-rank-of-two");
+        Transition pair = two.raised(AnomalyKind.STALLED).get(0);
+        assertThat(two.latency(AnomalyKind.STALLED)).isLessThanOrEqualTo(20 + 60);
+        assertThat(pair.anomaly().evidence()).containsEntry("ranks", List.of(1));
+        assertThat(pair.message()).contains("rank 1 on node-1").contains("GPU is idle");
+
         assertThat(play("checkpoint-pause").kindsRaised()).isEmpty();
         assertThat(play("evaluation-phase").kindsRaised()).isEmpty();
         // The same pause without its announcement is a stall after the usual threshold, not a fast hang call.
