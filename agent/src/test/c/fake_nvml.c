@@ -71,12 +71,13 @@ _Static_assert(sizeof(fake_process_info_r535_t) == 32, "r535 stride");
 
 enum field {
     F_MEM_TOTAL, F_MEM_RESERVED, F_MEM_USED, F_UTIL_GPU, F_UTIL_MEM, F_SM_CLOCK, F_MEM_CLOCK, F_GRAPHICS_CLOCK,
-    F_MAX_SM_CLOCK, F_MAX_MEM_CLOCK, F_REASONS, F_POWER, F_POWER_LIMIT, F_ENERGY, F_TEMP, F_PSTATE, F_COUNT
+    F_MAX_SM_CLOCK, F_MAX_MEM_CLOCK, F_REASONS, F_POWER, F_POWER_LIMIT, F_ENERGY, F_TEMP, F_PSTATE, F_IDLE_SHARE,
+    F_COUNT
 };
 static const char *FIELD_NAMES[F_COUNT] = {
     "memory_total", "memory_reserved", "memory_used", "util_gpu", "util_mem", "sm_clock_mhz", "mem_clock_mhz",
     "graphics_clock_mhz", "max_sm_clock_mhz", "max_mem_clock_mhz", "clock_reasons", "power_mw",
-    "power_limit_mw", "energy_mj", "temperature_c", "pstate"};
+    "power_limit_mw", "energy_mj", "temperature_c", "pstate", "idle_share"};
 
 typedef struct { int64_t t; double v; int ramp; } key_t_;
 typedef struct { int n; key_t_ k[MAX_KEYS]; } series_t;
@@ -672,6 +673,9 @@ EXPORT nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType_t
         int64_t ts = (first_k + i) * period;
         double v = 0;
         value_at(&g->f[fi], ts, &v);
+        double idle = 0;
+        /* idle_share: that percentage of each second the GPU waits (for input): its samples there read 0. */
+        if (fi == F_UTIL_GPU && value_at(&g->f[F_IDLE_SHARE], ts, &idle) && (double) (ts % 1000000) < idle * 10000.0) v = 0;
         samples[i].timeStamp = (unsigned long long) (S.epoch_us + ts);
         samples[i].sampleValue.ullVal = 0;
         samples[i].sampleValue.uiVal = (unsigned int) v;

@@ -110,6 +110,11 @@ final class TorchJob {
      * at the given utilisation and power. Written to a temporary file and renamed, so the fake never reads half.
      */
     void writeScenario(int util0, int powerMw0, int util1, int powerMw1) {
+        writeScenario(util0, powerMw0, util1, powerMw1, 0);
+    }
+
+    /** As above, the GPUs idle {@code idleSharePercent} of each second (waiting for input). */
+    void writeScenario(int util0, int powerMw0, int util1, int powerMw1, int idleSharePercent) {
         FakeNvml.Scenario s = FakeNvml.scenario();
         int[] util = {util0, util1};
         int[] power = {powerMw0, powerMw1};
@@ -131,6 +136,7 @@ final class TorchJob {
                     .at(0, gpu, "power_limit_mw", 400_000)
                     .at(0, gpu, "temperature_c", 60)
                     .at(0, gpu, "pstate", 0)
+                    .at(0, gpu, "idle_share", idleSharePercent)
                     .at(0, gpu, "processes", "RANK=" + gpu + "," + TAG_ENV + "=" + tag + ":" + 29 * GIB);
         }
         Path tmp = dir.resolve("gpus.scenario.tmp");

@@ -152,6 +152,19 @@ class ScenarioTest {
         assertThat(hw.get("startup")).isBetween(85.0, 115.0);
     }
 
+    /**
+     * Issue 20: a run without a spec whose steps became 4× slower than its own earlier ones, its GPUs idling between
+     * kernels, raised nothing; data_starvation now compares it with itself and quotes the step time of now.
+     */
+    @Test
+    void slowDataWithoutASpecIsComparedWithTheRunsOwnEarlierSteps() {
+        Result r = play("slow-data-no-spec");
+        Transition t = r.raised(AnomalyKind.DATA_STARVATION).get(0);
+        assertThat(r.latency(AnomalyKind.DATA_STARVATION)).isLessThanOrEqualTo(60 + 90);
+        assertThat(t.message()).contains("steps take 4.00 s, 4.0× slower than this run's own earlier 1.00 s");
+        assertThat(t.anomaly().evidence()).containsEntry("step_seconds", 4.0).containsEntry("earlier_step_seconds", 1.0);
+    }
+
     @Test
     void aHungRankIsNamedWithinAMinuteOfItsMissedReportAndAnnouncedPhasesAreNotHangs() {
         Result hung = play("hung-rank");
