@@ -133,8 +133,9 @@ public final class DataStarvationDetector implements Detector {
         } else if (online) {
             encodingDominates = true;
             message = String.format(Locale.ROOT,
-                    "%s of each %s step is data time, which includes the online T5/VAE encoding "
-                            + "(features are computed online)", Texts.pct(wait), Texts.secs(stepSeconds));
+                    "%s of each %s step is data time, which includes the online %s encoding "
+                            + "(features are computed online)", Texts.pct(wait), Texts.secs(stepSeconds),
+                    Texts.encoders(e).orElse("text/VAE"));
         } else if (spec != null && spec.features() != null) {
             encodingDominates = false;
             message = String.format(Locale.ROOT, "%s of each %s step is spent waiting for the data loader",

@@ -89,7 +89,7 @@ class ScenarioTest {
         Result r = play("pixart-online-starved");
         Transition starvation = r.raised(AnomalyKind.DATA_STARVATION).get(0);
         assertThat(starvation.severity()).isEqualTo(Severity.CRITICAL);
-        assertThat(starvation.message()).contains("87%").contains("online T5/VAE encoding");
+        assertThat(starvation.message()).contains("87%").contains("online T5 and VAE encoding");
         // The saving is this run's own (it waits 87% of each step), not the estimator's 60% for a typical run;
         // only the memory freed is the estimate's.
         assertThat(starvation.suggestion()).startsWith("precompute the T5 and VAE features")
