@@ -221,6 +221,19 @@ class ScenarioTest {
         assertThat(t.suggestion()).contains("frees about 10.0 GiB");
     }
 
+    /**
+     * One diagnosis per run (issue 20: oom_risk said "use 8-bit CAME" while memory_above_estimate on the same run
+     * found the encoders left on the GPU).
+     */
+    @Test
+    void oomRiskAndMemoryAboveEstimateGiveTheSameFix() {
+        Result r = play("encoder-resident-near-full");
+        Transition above = r.raised(AnomalyKind.MEMORY_ABOVE_ESTIMATE).get(0);
+        Transition oom = r.raised(AnomalyKind.OOM_RISK).get(0);
+        assertThat(above.suggestion()).startsWith("do not load the T5 and VAE encoders on the GPU");
+        assertThat(oom.suggestion()).contains("do not load the T5 and VAE encoders on the GPU").doesNotContain("CAME");
+    }
+
     @Test
     void tf32OffIsRankedAsTheCause() {
         Transition t = play("tf32-off").raised(AnomalyKind.STEP_TIME_ABOVE_ESTIMATE).get(0);
