@@ -197,7 +197,7 @@ class PageInChromiumIT {
                         + ",\"ts\":" + ts + "}");
             }
             String dom = chromium("--dump-dom", base + "#/runs/slow-card");
-            assertContains(dom, "data-calm=\"off the prediction\"", "steps take ×1.40 the predicted time");
+            assertContains(dom, "data-calm=\"off the prediction\"", "steps take 1.40× the predicted time");
             assertThat(dom).doesNotContain("behaves as predicted");
         }
     }
@@ -248,6 +248,24 @@ class PageInChromiumIT {
                 .as("one table row per GPU").isEqualTo(8);
         assertThat(Pattern.compile("<tr class=\"slow\">").matcher(dom).results().count())
                 .as("only the throttled GPU is marked slow").isEqualTo(1);
+        // The demo's agents report each rank's pid but not its state: the row says the pid, not "?".
+        assertThat(dom).doesNotContain("<td>?</td>");
+        assertThat(Pattern.compile("<td>pid \\d+</td></tr>").matcher(dom).results().count())
+                .as("rank process of each GPU").isEqualTo(8);
+    }
+
+    @Test
+    void aRatioOfObservedToPredictedIsWrittenAsTheMessageWritesIt() throws Exception {
+        // The issue: evidence "step time ratio 8745 %" beside the message's "87.5× slower".
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500))
+                .until(() -> activeKinds(runs()).contains("step_time_above_estimate"));
+        String dom = chromium("--dump-dom", demo.pageUri() + "#/runs/demo-pixart-sigma-online-features");
+        assertContains(dom, "data-kind=\"step_time_above_estimate\"");
+        Matcher ratio = Pattern.compile("<dt>step time ratio</dt><dd>([^<]*)</dd>").matcher(dom);
+        assertThat(ratio.find()).as("step_time_ratio in the evidence").isTrue();
+        assertThat(ratio.group(1)).matches("\\d+\\.\\d×");
+        Matcher slower = Pattern.compile("\\((\\d+\\.\\d×) slower\\)").matcher(dom);
+        assertThat(slower.find()).as("the message's ratio").isTrue();
     }
 
     @Test
@@ -269,6 +287,10 @@ class PageInChromiumIT {
                 "data-table=\"alerts\"");
         assertThat(Pattern.compile("class=\"off-high\">\\+\\d+ %").matcher(dom).find())
                 .as("a prediction that was clearly off is marked").isTrue();
+        // One way of writing a time, the page's own 24-hour clock with the date, not the browser locale's.
+        assertThat(dom).doesNotContainPattern("\\d:\\d{2}:\\d{2} ?[AP]M");
+        assertThat(Pattern.compile("<td>\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}</td>").matcher(dom).find())
+                .as("times written YYYY-MM-DD HH:MM:SS").isTrue();
         screenshot(demo.pageUri() + "#/history", Path.of("target", "screenshots", "page-history.png"));
     }
 
@@ -308,6 +330,204 @@ class PageInChromiumIT {
         }
     }
 
+    @Test
+    void thePageIsNativeModulesServedAsJavaScript() throws Exception {
+        // Chromium refuses a module script served with any other content type, and the page would stay blank.
+        HttpResponse<String> index = http.send(HttpRequest.newBuilder(demo.pageUri()).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertContains(index.body(), "<script type=\"module\" src=\"/static/main.js\"></script>");
+        for (String module : List.of("main", "format", "api", "store", "run-list", "run-view", "history", "charts")) {
+            HttpResponse<String> js = http.send(HttpRequest.newBuilder(demo.pageUri().resolve("static/" + module + ".js"))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(js.statusCode()).as("GET /static/%s.js", module).isEqualTo(200);
+            assertThat(js.headers().firstValue("content-type").orElse("")).as("content type of %s.js", module)
+                    .startsWith("text/javascript");
+        }
+    }
+
+    // ---------- one story per run (issue 20: "the page contradicts itself") ----------
+
+    /** A collector of its own on a clock the test moves, with {@code base} its address ending in '/'. */
+    private interface ClockedScenario {
+        void play(URI base, dev.trainwatch.collector.testing.MutableClock clock) throws Exception;
+    }
+
+    private void withClockedCollector(ClockedScenario scenario) throws Exception {
+        dev.trainwatch.collector.testing.MutableClock clock = new dev.trainwatch.collector.testing.MutableClock(
+                java.time.Instant.now().minusSeconds(7200));
+        try (CollectorStack collector = CollectorStack.start(CollectorConfig.defaults().withListen("127.0.0.1", 0)
+                .withClock(clock), line -> { })) {
+            scenario.play(URI.create(collector.server().uri() + "/"), clock);
+        }
+    }
+
+    private void gpuSample(URI base, String run, String uuid, long seq, double ts, double utilization) throws Exception {
+        post(base.resolve("v1/samples"), "{\"host\":\"n1\",\"agent_id\":\"a-" + run + "\",\"seq\":" + seq
+                + ",\"gpus\":[{\"ts\":" + ts + ",\"index\":0,\"uuid\":\"" + uuid + "\",\"name\":\"NVIDIA A100-SXM4-80GB\","
+                + "\"memory_total_bytes\":85899345920,\"memory_used_bytes\":40000000000,\"utilization_ratio\":" + utilization
+                + "}],\"runs\":[{\"run_id\":\"" + run + "\",\"pids\":[1],\"gpu_uuids\":[\"" + uuid + "\"]}]}");
+    }
+
+    /** The wall-time parts the page drew, by reason. */
+    private static List<String> wallReasons(String dom) {
+        return Pattern.compile("data-reason=\"([a-z_]+)\"").matcher(dom).results().map(m -> m.group(1)).toList();
+    }
+
+    /** What the chart says instead of a plot ("waiting for data…", "…does not report data time"), or null. */
+    private static String chartEmptyText(String dom, String chart) {
+        Matcher m = Pattern.compile("data-plot=\"" + chart + "\"[^>]*>(?:(?!</svg>).)*?<text class=\"empty\"[^>]*>([^<]*)</text>",
+                Pattern.DOTALL).matcher(dom);
+        return m.find() ? m.group(1) : null;
+    }
+
+    @Test
+    void ditsNormalGapBetweenLogLinesIsNotAStallAndItsMissingDataTimeIsSaid() throws Exception {
+        // DiT logs one line every 100 steps (68 s here) with only a rate: no data time, no interval on its first
+        // line. The issue saw the wait for its next line drawn as "stalled" (red), relabelled when the line came;
+        // the collector now counts a wait within the run's own span between reports as "since the last report"
+        // (this holds the page and the collector to it, and to calling a real gap a stall). The data-wait chart
+        // said "waiting for data…" for as long as the run lasted.
+        withClockedCollector((base, clock) -> {
+            String run = "dit-like";
+            clock.advance(Duration.ofSeconds(30));
+            post(base.resolve("v1/runs/" + run + "/steps"), "{\"step\":100,\"time_s\":0.68,\"loss\":0.5,\"ts\":"
+                    + clock.seconds() + "}");
+            for (int line = 2; line <= 3; line++) {
+                clock.advance(Duration.ofSeconds(68));
+                post(base.resolve("v1/runs/" + run + "/steps"), "{\"step\":" + line * 100 + ",\"time_s\":0.68,"
+                        + "\"interval_steps\":100,\"loss\":0.5,\"ts\":" + clock.seconds() + "}");
+            }
+            // 60 s into the wait for the next line: within the run's own 68 s between lines.
+            clock.advance(Duration.ofSeconds(60));
+            String dom = chromium("--dump-dom", base + "#/runs/" + run);
+            assertContains(dom, "<h2>" + run + "</h2>", "Where the time went");
+            assertThat(wallReasons(dom)).as("where the time went").contains("productive", "pending")
+                    .doesNotContain("stall");
+            assertThat(chartEmptyText(dom, "data-wait")).as("the data-wait chart")
+                    .isEqualTo("this run's log does not report data time");
+            // Far past it (nothing for 6 minutes where a line comes every 68 s): that is a stall, and said so.
+            clock.advance(Duration.ofSeconds(300));
+            String later = chromium("--dump-dom", base + "#/runs/" + run);
+            assertThat(wallReasons(later)).as("where the time went, 6 minutes on").contains("stall");
+        });
+    }
+
+    @Test
+    void onlineEncodingIsOnTheDataWaitChartAsOnTheTimeBar() throws Exception {
+        // Sana logs its text encoder and VAE apart from data time: the time bar said 37 % online encoding while the
+        // data-wait chart and tile said 1 %.
+        withClockedCollector((base, clock) -> {
+            String run = "sana-like";
+            for (int i = 1; i <= 40; i++) {
+                clock.advance(Duration.ofSeconds(2));
+                gpuSample(base, run, "GPU-sana", i, clock.seconds(), 0.9);
+                post(base.resolve("v1/runs/" + run + "/steps"), "{\"step\":" + i + ",\"time_s\":2.0,\"data_time_s\":0.02,"
+                        + "\"lm_time_s\":0.5,\"vae_time_s\":0.24,\"ts\":" + clock.seconds() + "}");
+            }
+            String dom = chromium("--dump-dom", base + "#/runs/" + run);
+            assertContains(dom, "<h2>" + run + "</h2>", "data-reason=\"encoding\"");
+            Matcher encoding = Pattern.compile("data-plot=\"data-wait\"(?:(?!</svg>).)*?<path data-series=\"encoding\" "
+                    + "data-last=\"([0-9.]+)\"", Pattern.DOTALL).matcher(dom);
+            assertThat(encoding.find()).as("an online-encoding line on the data-wait chart").isTrue();
+            assertThat(Double.parseDouble(encoding.group(1))).isCloseTo(0.37, org.assertj.core.data.Offset.offset(0.01));
+            assertThat(Pattern.compile("class=\"label\">Data wait</div><div class=\"value\">1 %</div><div class=\"sub\">"
+                    + "[^<]*online encoding 37 %").matcher(dom).find()).as("the data-wait tile names the encoding").isTrue();
+        });
+    }
+
+    @Test
+    void theGoodputCaptionNamesTheTimeSinceTheLastReportWhenItIsTheLargerPart() throws Exception {
+        // "most lost to data wait (0s)" while 20 s since the last report made the larger part.
+        withClockedCollector((base, clock) -> {
+            String run = "waiting-for-a-line";
+            for (int i = 1; i <= 30; i++) {
+                clock.advance(Duration.ofSeconds(1));
+                post(base.resolve("v1/runs/" + run + "/steps"), "{\"step\":" + i + ",\"time_s\":1.0,\"data_time_s\":0.01,"
+                        + "\"ts\":" + clock.seconds() + "}");
+            }
+            clock.advance(Duration.ofSeconds(20));
+            String dom = chromium("--dump-dom", base + "#/runs/" + run);
+            Matcher caption = Pattern.compile("class=\"label\">Goodput</div><div class=\"value\">[^<]*</div>"
+                    + "<div class=\"sub\">([^<]*)</div>").matcher(dom);
+            assertThat(caption.find()).as("goodput tile").isTrue();
+            assertThat(caption.group(1)).doesNotContain("(0s)").contains("20s since the last report");
+        });
+    }
+
+    @Test
+    void runsOfEqualSeverityKeepTheirPlaceInTheList() throws Exception {
+        // Ordered by when each was last seen, two healthy runs swapped places whenever the other reported.
+        withClockedCollector((base, clock) -> {
+            for (String run : List.of("run-a", "run-b")) {
+                clock.advance(Duration.ofSeconds(1));
+                post(base.resolve("v1/runs/" + run + "/steps"), "{\"step\":1,\"time_s\":1.0,\"ts\":" + clock.seconds() + "}");
+            }
+            for (String newest : List.of("run-b", "run-a")) {
+                clock.advance(Duration.ofSeconds(1));
+                post(base.resolve("v1/runs/" + newest + "/steps"), "{\"step\":2,\"time_s\":1.0,\"ts\":" + clock.seconds() + "}");
+                String dom = chromium("--dump-dom", base + "#/history");
+                assertThat(dom.indexOf("data-run-id=\"run-a\"")).as("run-a listed first, %s reported last", newest)
+                        .isPositive().isLessThan(dom.indexOf("data-run-id=\"run-b\""));
+            }
+        });
+    }
+
+    @Test
+    void anEndedRunsChartsSayItEndedInsteadOfWaitingForData() throws Exception {
+        // An ended run's empty charts said "waiting for data…", for data that could no longer come.
+        withClockedCollector((base, clock) -> {
+            String run = "finished";
+            for (int i = 1; i <= 60; i++) {
+                clock.advance(Duration.ofSeconds(1));
+                gpuSample(base, run, "GPU-done", i, clock.seconds(), 0.95);
+                post(base.resolve("v1/runs/" + run + "/steps"), "{\"step\":" + i + ",\"time_s\":1.0,\"ts\":" + clock.seconds() + "}");
+            }
+            // And a run that ended before anything but its spec arrived: no point at all to draw.
+            put(base.resolve("v1/runs/never-reported"), "{\"model\":\"dit-xl-2\",\"gpu\":\"a100-80gb\",\"batch\":32}");
+            post(base.resolve("v1/samples"), "{\"host\":\"n1\",\"agent_id\":\"a-" + run + "\",\"seq\":61,\"gpus\":[],"
+                    + "\"events\":[{\"ts\":" + clock.seconds() + ",\"kind\":\"run_ended\",\"run_id\":\"" + run + "\"},"
+                    + "{\"ts\":" + clock.seconds() + ",\"kind\":\"run_ended\",\"run_id\":\"never-reported\"}]}");
+            clock.advance(Duration.ofMinutes(15));
+            String dom = chromium("--dump-dom", base + "#/runs/" + run);
+            assertContains(dom, "<h2>" + run + "</h2>", ">ended</span>");
+            assertThat(dom).doesNotContain("waiting for data");
+            // Steps without data time or samples: the charts say what the log lacks.
+            assertThat(chartEmptyText(dom, "data-wait")).isEqualTo("this run's log does not report data time");
+            assertThat(chartEmptyText(dom, "throughput")).startsWith("no throughput: ");
+            String never = chromium("--dump-dom", base + "#/runs/never-reported");
+            assertContains(never, "<h2>never-reported</h2>", ">ended</span>");
+            assertThat(never).doesNotContain("waiting for data");
+            for (String chart : List.of("vram", "step-time", "utilization", "data-wait", "throughput")) {
+                assertThat(chartEmptyText(never, chart)).as("chart %s", chart)
+                        .matches("the run ended at \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2} with nothing to draw here");
+            }
+        });
+    }
+
+    @Test
+    void theHistoryViewListsActiveAlertsAndWritesEveryTimeOneWay() throws Exception {
+        // Without --data-dir the history said "No alerts recorded." beside runs with active alerts, and its times
+        // were the browser locale's (12-hour in en-US) beside the 24-hour clock of the rest of the page.
+        withClockedCollector((base, clock) -> {
+            for (int t = 1; t <= 160; t++) {
+                clock.advance(Duration.ofSeconds(1));
+                long used = 50L * (1L << 30) + 40_000_000L * t;
+                post(base.resolve("v1/samples"), "{\"host\":\"n1\",\"agent_id\":\"a1\",\"seq\":" + t + ",\"gpus\":[{\"ts\":"
+                        + clock.seconds() + ",\"index\":0,\"uuid\":\"GPU-leak\",\"memory_total_bytes\":85899345920,"
+                        + "\"memory_used_bytes\":" + used + ",\"utilization_ratio\":0.97}],"
+                        + "\"runs\":[{\"run_id\":\"leaking\",\"pids\":[1],\"gpu_uuids\":[\"GPU-leak\"]}]}");
+            }
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(250)).until(() ->
+                    activeKinds(JSON.readTree(http.send(HttpRequest.newBuilder(base.resolve("v1/runs")).build(),
+                            HttpResponse.BodyHandlers.ofString()).body()).path("runs")).contains("oom_risk"));
+            String dom = chromium("--dump-dom", base + "#/history");
+            assertContains(dom, "data-history=\"true\"", "data-table=\"alerts\"", "<td>leaking</td><td>oom_risk</td>");
+            assertThat(dom).doesNotContain("No alerts recorded");
+            assertThat(Pattern.compile("<td>\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}</td><td>leaking</td>").matcher(dom).find())
+                    .as("the alert's time as on the rest of the page").isTrue();
+        });
+    }
+
     /** A run the estimator says fits on an A100 80 GB, for the tests with a collector of their own. */
     private static final Map<String, Object> SPEC = Map.of("model", "pixart-sigma-xl-2", "gpu", "a100-80gb",
             "gpus", 2, "batch", 32, "resolution", 1024, "precision", "bf16", "optimizer", "came",
@@ -317,7 +537,7 @@ class PageInChromiumIT {
     void aRunUnknownToTheSeriesEndpointOnceDoesNotTurnTheSeriesPathOff() throws Exception {
         // The run's first series request reaches the collector as one for a run it no longer knows (as when a run is
         // forgotten between the page's read of the run and of its series): the real handler answers its 404
-        // "unknown run". The page must keep using the series endpoint afterwards, not fall back to /metrics.
+        // "unknown run". The page asks again at its next poll and draws the run from the series.
         String run = "page-unknown-once";
         Map<String, AtomicInteger> requests = new ConcurrentHashMap<>();
         try (CollectorStack collector = collectorWithSeriesHook(requests, (ctx, n) -> {
@@ -333,34 +553,6 @@ class PageInChromiumIT {
             assertThat(feeder.errors()).isEmpty();
             assertContains(dom, "data-ready=\"true\"", "<h2>" + run + "</h2>", "data-series=\"true\"");
             assertThat(requests.get(run).get()).as("series requests after the unknown-run answer").isGreaterThan(2);
-        }
-    }
-
-    @Test
-    void aCollectorWithoutTheSeriesEndpointSendsThePageBackToItsOwnRecording() throws Exception {
-        // An older collector has no series route: its router answers 404 "no such endpoint". The page asks once,
-        // then records the run itself from its polls (and /metrics for the GPUs) and still draws every chart.
-        String run = "page-old-collector";
-        Map<String, AtomicInteger> requests = new ConcurrentHashMap<>();
-        try (CollectorStack collector = collectorWithSeriesHook(requests, (ctx, n) -> {
-                if (ctx.pathParam("run_id").equals(run)) {
-                    ctx.reroute("/v1/runs/" + run + "/no-such-route");
-                } else {
-                    ctx.next();
-                }
-            });
-             ScenarioFeeder feeder = new ScenarioFeeder(collector.server().uri())) {
-            play(collector, feeder, run);
-            String dom = chromium("--dump-dom", collector.server().uri() + "#/runs/" + run);
-            assertThat(feeder.errors()).isEmpty();
-            assertContains(dom, "data-ready=\"true\"", "<h2>" + run + "</h2>");
-            assertThat(dom).doesNotContain("data-series=");
-            assertThat(requests.get(run).get()).as("series requests").isEqualTo(1);
-            for (String chart : List.of("vram", "utilization", "throughput")) {
-                Matcher m = Pattern.compile("data-plot=\"" + chart + "\" data-points=\"(\\d+)\"").matcher(dom);
-                assertThat(m.find()).as("chart %s drawn", chart).isTrue();
-                assertThat(Integer.parseInt(m.group(1))).as("points in chart %s", chart).isPositive();
-            }
         }
     }
 

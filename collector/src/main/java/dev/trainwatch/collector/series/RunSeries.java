@@ -54,10 +54,12 @@ public record RunSeries(String runId, double nowTs, double windowSeconds, Double
      * @param dataWaitRatio           share of step time waiting for data
      * @param samplesPerSecond        throughput over all ranks
      * @param loss                    mean training loss of the reports
+     * @param encodingRatio           share of step time in online encoding (text encoder and VAE), when the log
+     *                                reports it apart from data time (Sana)
      */
     public record RunPoint(double ts, Long memoryUsedBytes, Double gpuUtilizationRatio, Double gpuUtilizationMinRatio,
                            Double gpuIdleRatio, Double powerWatts, Integer gpuCount, Long step, Double stepSeconds,
-                           Double dataWaitRatio, Double samplesPerSecond, Double loss) {
+                           Double dataWaitRatio, Double samplesPerSecond, Double loss, Double encodingRatio) {
     }
 
     /**
@@ -70,9 +72,11 @@ public record RunSeries(String runId, double nowTs, double windowSeconds, Double
      * @param samplesPerSecond  throughput over all ranks
      * @param loss              training loss, when the log says
      * @param reports           reports merged into this point (1 unless downsampled)
+     * @param encodingRatio     share of step time in online encoding (text encoder and VAE), when the log reports
+     *                          it apart from data time (Sana)
      */
     public record StepPoint(double ts, long step, double stepSeconds, Double dataWaitRatio, Double samplesPerSecond,
-                            Double loss, int reports) {
+                            Double loss, int reports, Double encodingRatio) {
     }
 
     /**

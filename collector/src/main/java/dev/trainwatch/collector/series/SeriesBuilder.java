@@ -282,7 +282,7 @@ public final class SeriesBuilder {
                     contributing > 0 ? contributing : null,
                     step == null ? null : step.step(), step == null ? null : step.stepSeconds(),
                     step == null ? null : step.dataWaitRatio(), step == null ? null : step.samplesPerSecond(),
-                    step == null ? null : step.loss()));
+                    step == null ? null : step.loss(), step == null ? null : step.encodingRatio()));
         }
         return out;
     }
@@ -346,6 +346,8 @@ public final class SeriesBuilder {
             double stepCount = 0;
             double dataPart = 0;
             double dataTime = 0;
+            double encodingPart = 0;
+            double encodingTime = 0;
             double samples = 0;
             double samplesTime = 0;
             double lossSum = 0;
@@ -362,6 +364,12 @@ public final class SeriesBuilder {
                 if (!Double.isNaN(d)) {
                     dataPart += Math.min(d, t) * k;
                     dataTime += t * k;
+                }
+                double lm = series.lmTimeS(i);
+                double vae = series.vaeTimeS(i);
+                if (!Double.isNaN(lm) || !Double.isNaN(vae)) {
+                    encodingPart += Math.min((Double.isNaN(lm) ? 0 : lm) + (Double.isNaN(vae) ? 0 : vae), t) * k;
+                    encodingTime += t * k;
                 }
                 double n = series.samples(i);
                 if (!Double.isNaN(n)) {
@@ -380,7 +388,7 @@ public final class SeriesBuilder {
                     : null;
             return new RunSeries.StepPoint(tsSum / (hi - lo), step, stepSeconds,
                     dataTime > 0 ? dataPart / dataTime : null, throughput, lossN > 0 ? lossSum / lossN : null,
-                    hi - lo);
+                    hi - lo, encodingTime > 0 ? encodingPart / encodingTime : null);
         }
     }
 

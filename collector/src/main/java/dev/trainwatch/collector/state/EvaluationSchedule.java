@@ -22,14 +22,14 @@ import java.util.OptionalInt;
  * transition). Holds the {@link RunContext} the detectors see. Only called under the {@link Fleet}'s lock.
  */
 final class EvaluationSchedule {
-    private static final System.Logger LOG = System.getLogger(Fleet.class.getName());
+    private static final System.Logger LOG = System.getLogger(FleetLog.NAME);
     /** onRunChanged at most this often per run while data flows. */
     static final double CHANGE_NOTIFY_SECONDS = 60;
 
     /** What the schedule hands back to the fleet. */
     interface Notifier {
         /** An anomaly was raised, changed or resolved. */
-        void publish(String runId, Transition t);
+        void publish(RunState run, Transition t);
 
         /** The run's summary is due for listeners. */
         void notifyChanged(RunState run, double now);
@@ -42,6 +42,19 @@ final class EvaluationSchedule {
     private final RunObservations observations;
     private final Registry registry;
     private final Notifier notifier;
+    /** A failing detector is logged at most this often. */
+    static final double ERROR_LOG_SECONDS = 60;
+    /** Failures per detector since start (read without the fleet's lock by metrics). */
+    private final Map<AnomalyKind, java.util.concurrent.atomic.AtomicLong> errors =
+            new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<AnomalyKind, Double> errorLogged = new java.util.EnumMap<>(AnomalyKind.class);
+
+    /** Failures per detector since start, by kind: only detectors that failed. */
+    Map<String, Long> errors() {
+        Map<String, Long> out = new java.util.TreeMap<>();
+        errors.forEach((k, v) -> out.put(k.wireName(), v.get()));
+        return out;
+    }
 
     EvaluationSchedule(Registry registry, List<Detector> detectors, Predictor predictor,
             RunObservations observations, Notifier notifier) {
@@ -94,14 +107,21 @@ final class EvaluationSchedule {
             try {
                 t = run.tracker.update(now, d.kind(), d.evaluate(ctx, run.tracker.isActive(d.kind())));
             } catch (RuntimeException e) {
-                // A detector bug must not stop ingest or the other detectors; it is logged once per evaluation.
-                LOG.log(System.Logger.Level.ERROR, "detector " + d.kind().wireName() + " failed on run "
-                        + run.runId, e);
+                // A detector bug must not stop ingest or the other detectors: counted, and logged with its stack at
+                // most once a minute per detector.
+                long count = errors.computeIfAbsent(d.kind(), k -> new java.util.concurrent.atomic.AtomicLong())
+                        .incrementAndGet();
+                Double last = errorLogged.get(d.kind());
+                if (last == null || now - last >= ERROR_LOG_SECONDS || now < last) {
+                    errorLogged.put(d.kind(), now);
+                    LOG.log(System.Logger.Level.ERROR, "detector " + d.kind().wireName() + " failed on run "
+                            + run.runId + " (" + count + " failures so far; logged at most once a minute)", e);
+                }
                 continue;
             }
             if (t.isPresent()) {
                 run.summaryDue = true;
-                notifier.publish(run.runId, t.get());
+                notifier.publish(run, t.get());
             }
         }
     }

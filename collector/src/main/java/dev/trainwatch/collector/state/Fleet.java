@@ -48,13 +48,9 @@ import java.util.function.DoubleUnaryOperator;
  */
 public final class Fleet {
 
-    private static final System.Logger LOG = System.getLogger(Fleet.class.getName());
+    private static final System.Logger LOG = System.getLogger(FleetLog.NAME);
     /** Utilisation at or below this counts as idle (the agent's idle threshold, 5%). */
     static final double IDLE_RATIO = 0.05;
-    /** Views report utilisation and clocks over this recent span. */
-    static final double RECENT_SECONDS = 60;
-    /** A spec without any data this long gets an identity hint (view, page, log). */
-    static final double UNMATCHED_AFTER_SECONDS = 60;
 
     private final Clock clock;
     private final FleetSettings settings;
@@ -71,13 +67,19 @@ public final class Fleet {
     private final Restore restore;
 
     public Fleet(Predictor predictor, Clock clock, FleetSettings settings, DetectorSettings detectorSettings) {
+        this(predictor, clock, settings, detectorSettings, Detectors.all(detectorSettings));
+    }
+
+    /** With these detectors instead of every one (tests). */
+    Fleet(Predictor predictor, Clock clock, FleetSettings settings, DetectorSettings detectorSettings,
+          List<dev.trainwatch.collector.detect.Detector> detectors) {
         Objects.requireNonNull(predictor, "predictor");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.settings = Objects.requireNonNull(settings, "settings");
         this.detectorSettings = Objects.requireNonNull(detectorSettings, "detectorSettings");
         this.registry = new Registry(settings, detectorSettings);
         this.observations = new RunObservations(predictor, registry);
-        this.events = new RunEvents(registry, Detectors.all(detectorSettings), predictor, observations, outbox);
+        this.events = new RunEvents(registry, List.copyOf(detectors), predictor, observations, outbox);
         this.specs = new SpecBinding(registry, predictor, events);
         this.batches = new BatchIngest(registry, events, specs);
         this.steps = new StepIngest(registry, observations, events);
@@ -141,6 +143,11 @@ public final class Fleet {
 
     public DeliveryCounts delivery() {
         return new DeliveryCounts(outbox.backlog(), outbox.failures());
+    }
+
+    /** How often each detector threw since start, by anomaly kind (only those that did); never waits for the lock. */
+    public Map<String, Long> detectorErrors() {
+        return events.detectorErrors();
     }
 
     /** How many runs, GPUs and agents are tracked: read without the lock, never waits. */
@@ -347,7 +354,7 @@ public final class Fleet {
                     }
                     events.maybeEvaluate(run, now);
                     if (!run.unmatchedLogged && run.registeredSpec != null && !Slots.observed(run)
-                            && now - run.firstSeen >= UNMATCHED_AFTER_SECONDS) {
+                            && now - run.firstSeen >= RunObservations.UNMATCHED_AFTER_SECONDS) {
                         run.unmatchedLogged = true;
                         LOG.log(System.Logger.Level.WARNING, "run {0}: {1}", run.runId,
                                 observations.unmatched(run, now).message());

@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * lock, except the counts, which are published for readers that must not wait for the lock ({@code /healthz}).
  */
 final class Registry {
-    private static final System.Logger LOG = System.getLogger(Fleet.class.getName());
+    private static final System.Logger LOG = System.getLogger(FleetLog.NAME);
 
     final FleetSettings settings;
     final double windowSeconds;

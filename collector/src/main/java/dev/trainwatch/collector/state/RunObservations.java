@@ -20,6 +20,11 @@ import java.util.OptionalInt;
 final class RunObservations {
     private final Predictor predictor;
     private final double windowSeconds;
+    /** Views report utilisation and clocks over this recent span. */
+    static final double RECENT_SECONDS = 60;
+    /** A spec without any data this long gets an identity hint (view, page, log). */
+    static final double UNMATCHED_AFTER_SECONDS = 60;
+
     private final Registry registry;
     private GpuHourPrices prices = GpuHourPrices.NONE;
 
@@ -58,7 +63,7 @@ final class RunObservations {
         ObservedView observed = observed(run, gs, now);
         ComparisonView comparison = comparison(run, observed);
         List<RunGpuView> gpuViews = new ArrayList<>(gs.size());
-        double recent = now - Fleet.RECENT_SECONDS;
+        double recent = now - RECENT_SECONDS;
         for (GpuState g : gs) {
             GpuWindow w = g.window;
             RunState.HostPart part = run.hosts.get(w.host());
@@ -100,10 +105,10 @@ final class RunObservations {
         return out.isEmpty() ? null : List.copyOf(out);
     }
 
-    /** A spec nothing has reported for {@link Fleet#UNMATCHED_AFTER_SECONDS}: which runs the agents do report. */
+    /** A spec nothing has reported for {@link #UNMATCHED_AFTER_SECONDS}: which runs the agents do report. */
     RunView.Unmatched unmatched(RunState run, double now) {
         if (run.registeredSpec == null || run.ended || Slots.observed(run)
-                || now - run.firstSeen < Fleet.UNMATCHED_AFTER_SECONDS) {
+                || now - run.firstSeen < UNMATCHED_AFTER_SECONDS) {
             return null;
         }
         List<RunState> candidates = new ArrayList<>();
@@ -127,7 +132,7 @@ final class RunObservations {
 
     private ObservedView observed(RunState run, List<GpuState> gs, double now) {
         double fromSteps = now - windowSeconds;
-        double recent = now - Fleet.RECENT_SECONDS;
+        double recent = now - RECENT_SECONDS;
         double fullestUsed = Double.NaN;
         double fullestTotal = Double.NaN;
         double fullestHeadroom = Double.POSITIVE_INFINITY;

@@ -57,6 +57,40 @@ class SeriesBuilderTest {
     }
 
     @Test
+    void onlineEncodingReportedApartFromDataTimeIsItsOwnShare() {
+        // Sana's log splits the text encoder (lm) and the VAE from data time; PixArt's and DiT's do not.
+        for (int t = 0; t < 30; t++) {
+            poll("node-a", RUN, new long[] {30 * GIB}, 0.9);
+            if (t % 10 == 9) {
+                fleet.ingestSteps(RUN, List.of(new StepEvent((long) t + 1, 2.0, 0.02, null, 0.5, 0.24, 10, 96.0, null,
+                        null, null, null, null, null, clock.seconds())));
+            }
+            clock.advanceSeconds(1);
+        }
+        RunSeries s = series(null, SeriesRequest.DEFAULT_POINTS, false);
+        assertThat(s.steps()).allSatisfy(p -> {
+            assertThat(p.encodingRatio()).isEqualTo(0.37, org.assertj.core.data.Offset.offset(1e-9));
+            assertThat(p.dataWaitRatio()).isEqualTo(0.01, org.assertj.core.data.Offset.offset(1e-9));
+        });
+        assertThat(s.points().get(29).encodingRatio()).isEqualTo(0.37, org.assertj.core.data.Offset.offset(1e-9));
+        assertThat(s.points().get(0).encodingRatio()).as("before the first report").isNull();
+    }
+
+    @Test
+    void aLogWithoutEncodingTimesHasNoEncodingShare() {
+        for (int t = 0; t < 20; t++) {
+            poll("node-a", RUN, new long[] {30 * GIB}, 0.9);
+            if (t % 10 == 9) {
+                step(t + 1, 2.5, 1.0, 0.5);
+            }
+            clock.advanceSeconds(1);
+        }
+        RunSeries s = series(null, SeriesRequest.DEFAULT_POINTS, false);
+        assertThat(s.steps()).isNotEmpty().allSatisfy(p -> assertThat(p.encodingRatio()).isNull());
+        assertThat(s.points()).allSatisfy(p -> assertThat(p.encodingRatio()).isNull());
+    }
+
+    @Test
     void historyIngestedEarlierIsServedWithThePredictionAlongside() {
         fleet.putSpec(RUN, new RunSpec(FixedPredictor.MODEL, FixedPredictor.GPU, 2, 8, 1024, null, null, null,
                 "bf16", null, null, null, null, null, null, null, 1000L));
