@@ -113,7 +113,8 @@ export function renderRun() {
       num(o.loss_nonfinite_reports) !== null ? o.loss_nonfinite_reports + ' report' + (o.loss_nonfinite_reports === 1 ? '' : 's') +
         ' not finite' + (num(o.loss) !== null ? ' · last finite ' + o.loss.toPrecision(4) : '') : 'newest report',
       o.loss_nonfinite ? 'bad' : ''),
-    tile('MFU', fmtPercent(o.mfu_ratio), mfuSub(o, c), mfuTone(o, c)),
+    o.spec_mismatch ? tile('MFU', 'spec mismatch', o.spec_mismatch, 'warn')
+      : tile('MFU', fmtPercent(o.mfu_ratio), mfuSub(o, c), mfuTone(o, c)),
     tile('Goodput', fmtPercent(o.goodput_ratio), goodputSub(wall), num(o.goodput_ratio) !== null && o.goodput_ratio < 0.5 ? 'warn' : ''),
     tile('Energy', fmtEnergy(o.energy_joules), energySub(o, c))
   ];

@@ -73,7 +73,7 @@ public final class EstimateOptions {
     String weights;
 
     @Option(names = "--checkpoint-blocks", paramLabel = "N[,M]",
-            description = "Blocks recomputed in backward: a number or a share (50%), or one per block group (Open-Sora 2.0:"
+            description = "Blocks recomputed in backward: a number or a share (50%%), or one per block group (Open-Sora 2.0:"
                     + " double-stream,single-stream, e.g. 8,38).")
     String checkpointBlocks;
 

@@ -59,8 +59,12 @@ final class SpecResolver {
         }
         List<String> ambiguous = catalog.ambiguousGpuIds(spec.gpu());
         if (!ambiguous.isEmpty()) {
+            // The example is one of these cards' own NVML name (an A100's name for "h100" sent users the wrong way).
+            String example = ambiguous.stream().map(catalog::gpu).flatMap(java.util.Optional::stream)
+                    .flatMap(g -> g.nvmlNames() == null ? java.util.stream.Stream.empty() : g.nvmlNames().stream())
+                    .findFirst().map(n -> ", e.g. \"" + n + "\"").orElse("");
             throw new InvalidSpecException("GPU '" + spec.gpu() + "' is ambiguous: " + String.join(", ", ambiguous)
-                    + " are different cards; name the one you use (or give its NVML name, e.g. \"NVIDIA A100-SXM4-80GB\")");
+                    + " are different cards; name the one you use (or give its NVML name" + example + ")");
         }
         GpuInfo gpu = catalog.gpu(spec.gpu()).orElseThrow(() -> new InvalidSpecException("unknown GPU '"
                 + spec.gpu() + "'; nearest: " + String.join(", ", Catalog.nearest(spec.gpu(), catalog.gpuIds()))
