@@ -14,7 +14,8 @@ import java.util.Map;
 /**
  * Reads a {@link StepSource} on a thread of its own, so reading a log can never hold up GPU polling: a slow disk,
  * a hung network file system, or a FIFO swapped in between the check and the open only stall this thread. The
- * agent's poll takes whatever was read since ({@link #poll()} never blocks on the file).
+ * agent's poll asks for a read and takes what it returns if it comes within {@link #FRESH_WAIT_NANOS} (a regular
+ * file always does), else whatever was read since: {@link #poll()} never blocks on the file for longer.
  *
  * <p>A read that has not returned for {@link #stuckAfter} is reported by {@link #problem()}; when the path is a FIFO
  * by then (the open is waiting for a writer), the reader is released by opening the FIFO for writing once and
@@ -41,6 +42,15 @@ public final class BackgroundStepSource implements StepSource {
     private volatile boolean reading;
     private volatile boolean closed;
     private long lost;
+    /** Reads asked for by {@link #poll()}, and the newest request a finished read started after (under lock). */
+    private long requested;
+    private long served;
+    /**
+     * How long {@link #poll()} waits for a read it asked for: a regular file reads in far less, so the steps of a
+     * poll are those of the file as it stands at the poll; a read that blocks (a FIFO, a hung mount) costs the poll
+     * this much at most, and nothing once it counts as stuck.
+     */
+    static final long FRESH_WAIT_NANOS = 200_000_000L;
 
     /**
      * @param source     the log to read (owned: closed by {@link #close()})
@@ -62,6 +72,10 @@ public final class BackgroundStepSource implements StepSource {
     private void run() {
         while (!closed) {
             long started = System.nanoTime();
+            long serving;
+            synchronized (lock) {
+                serving = requested;
+            }
             readStartedNanos = started;
             reading = true;
             try {
@@ -88,13 +102,52 @@ public final class BackgroundStepSource implements StepSource {
                 LOG.log(System.Logger.Level.ERROR, "reading the log failed (" + e + "); trying again");
             } finally {
                 reading = false;
+                synchronized (lock) {
+                    served = Math.max(served, serving);
+                    lock.notifyAll();
+                }
             }
-            long sleep = periodNanos - (System.nanoTime() - started);
-            if (sleep > 0) {
+            // Until the next period, or until a poll asks for a read.
+            synchronized (lock) {
+                long deadline = started + periodNanos;
+                while (!closed && requested == serving) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        break;
+                    }
+                    try {
+                        lock.wait(left / 1_000_000, (int) (left % 1_000_000));
+                    } catch (InterruptedException e) {
+                        // close() interrupts; the loop condition decides.
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Asks the reader for a read and waits (at most {@link #FRESH_WAIT_NANOS}, not at all while a read is stuck) for
+     * one that started after the request to finish.
+     */
+    private void readNow() {
+        if (!thread.isAlive() || reading && System.nanoTime() - readStartedNanos > FRESH_WAIT_NANOS) {
+            return;
+        }
+        synchronized (lock) {
+            long want = ++requested;
+            lock.notifyAll();
+            long deadline = System.nanoTime() + FRESH_WAIT_NANOS;
+            while (served < want && !closed) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return;
+                }
                 try {
-                    Thread.sleep(sleep / 1_000_000, (int) (sleep % 1_000_000));
+                    lock.wait(left / 1_000_000, (int) (left % 1_000_000));
                 } catch (InterruptedException e) {
-                    // close() interrupts; the loop condition decides.
+                    Thread.currentThread().interrupt();
+                    return;
                 }
             }
         }
@@ -106,6 +159,7 @@ public final class BackgroundStepSource implements StepSource {
     @Override
     public List<StepEvent> poll() {
         releaseIfStuck();
+        readNow();
         synchronized (lock) {
             drainedCheckpoint = readCheckpoint;
             if (steps.isEmpty()) {
