@@ -230,6 +230,7 @@ public final class CollectorServer implements AutoCloseable {
             MetricsExporter metrics = new MetricsExporter(theFleet::gpus, theFleet::runs, theFleet::agents,
                     config.clock(), jvmMetrics);
             metrics.bind(new LimitMetrics(theFleet::limits));
+            metrics.bind(new dev.trainwatch.collector.metrics.DetectorMetrics(theFleet::detectorErrors));
             metrics.bind(new dev.trainwatch.collector.metrics.HostMetrics(theFleet::hostMemory));
             boolean owns = vertx == null;
             Vertx theVertx = owns ? Vertx.vertx() : vertx;

@@ -4,7 +4,8 @@ package dev.trainwatch.protocol;
  * Something that happened on the node, not a periodic reading.
  *
  * @param ts      unix seconds
- * @param kind    {@code xid}, {@code gpu_lost}, {@code run_ended}, {@code read_error}, {@code phase}, {@code run_failed}, …
+ * @param kind    an {@link EventKind}'s wire name: {@code xid}, {@code gpu_lost}, {@code run_ended}, {@code read_error},
+ *                {@code phase}, {@code run_failed}, …
  * @param gpuUuid the GPU concerned, if any
  * @param xid     the XID number for {@code xid} events
  * @param runId   the run concerned, if any
@@ -19,8 +20,18 @@ public record AgentEvent(double ts, String kind, String gpuUuid, Long xid, Strin
         this(ts, kind, gpuUuid, xid, runId, message, null);
     }
 
+    /** An event of a known kind without a failure. */
+    public AgentEvent(double ts, EventKind kind, String gpuUuid, Long xid, String runId, String message) {
+        this(ts, kind.wireName(), gpuUuid, xid, runId, message, null);
+    }
+
     /** An XID error event. */
     public static AgentEvent xid(double ts, String gpuUuid, long xid) {
-        return new AgentEvent(ts, "xid", gpuUuid, xid, null, "XID " + xid);
+        return new AgentEvent(ts, EventKind.XID, gpuUuid, xid, null, "XID " + xid);
+    }
+
+    /** What {@link #kind()} stands for ({@link EventKind#OTHER} for a kind of a newer agent). */
+    public EventKind eventKind() {
+        return EventKind.of(kind);
     }
 }

@@ -51,6 +51,8 @@ class JnaConfinementTest {
         try (Stream<Path> files = Files.walk(root)) {
             return files.filter(p -> p.toString().endsWith(suffix))
                     .filter(p -> !root.relativize(p).toString().replace('\\', '/').startsWith(NVML_DIR + "/"))
+                    // The ArchUnit rule names the package it keeps JNA in.
+                    .filter(p -> !p.getFileName().toString().equals("LayeringRulesTest.java"))
                     .filter(p -> contains(p, needle))
                     .map(Path::toString)
                     .collect(java.util.stream.Collectors.toCollection(java.util.ArrayList::new));

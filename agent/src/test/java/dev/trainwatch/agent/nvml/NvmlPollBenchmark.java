@@ -78,9 +78,9 @@ class NvmlPollBenchmark {
             assertThat(reader.failedReads()).isZero();
         }
 
-        ProcessBuilder pb = new ProcessBuilder("python3", PynvmlParityTest.POLLER.toString(), lib.toString(), "bench",
+        ProcessBuilder pb = new ProcessBuilder("python3", PynvmlParityIT.POLLER.toString(), lib.toString(), "bench",
                 Integer.toString(pyPolls));
-        pb.environment().put("PYTHONPATH", RealLibraryTest.buildDeps().resolve("pynvml").toString());
+        pb.environment().put("PYTHONPATH", RealLibraryIT.buildDeps().resolve("pynvml").toString());
         pb.environment().put(FakeNvml.SCENARIO_ENV, scenario.toString());
         pb.redirectError(ProcessBuilder.Redirect.INHERIT);
         Process proc = pb.start();

@@ -26,7 +26,7 @@ class ChildProcessTest {
         ChildProcess child = ChildProcess.start(List.of("sh", "-c",
                 "printf 'first\\nbar 10%%\\rbar 20%%\\r'; printf 'é \\033[32mgreen\\033[0m\\n'; echo oops >&2; printf tail; exit 7"),
                 out, err, copy);
-        assertThat(child.waitFor()).isEqualTo(7);
+        assertThat(exitOf(child)).isEqualTo(7);
         assertThat(out.toString(StandardCharsets.UTF_8))
                 .isEqualTo("first\nbar 10%\rbar 20%\ré \033[32mgreen\033[0m\ntail");
         assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo("oops\n");
@@ -37,7 +37,7 @@ class ChildProcessTest {
     void aCommandKilledBySignalExitsAs128PlusTheSignal() throws Exception {
         ChildProcess child = ChildProcess.start(List.of("sh", "-c", "kill -TERM $$"), OutputStream.nullOutputStream(),
                 OutputStream.nullOutputStream(), dir.resolve("copy.log"));
-        assertThat(child.waitFor()).isEqualTo(128 + 15);
+        assertThat(exitOf(child)).isEqualTo(128 + 15);
     }
 
     @Test
@@ -50,7 +50,7 @@ class ChildProcessTest {
         org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
                 .until(() -> out.toString(StandardCharsets.UTF_8).contains("ready"));
         SignalForwarding.send(child, "HUP");
-        assertThat(child.waitFor()).isEqualTo(5);
+        assertThat(exitOf(child)).isEqualTo(5);
         assertThat(out.toString(StandardCharsets.UTF_8)).contains("got HUP");
     }
 
@@ -63,7 +63,7 @@ class ChildProcessTest {
         org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
                 .until(() -> out.toString(StandardCharsets.UTF_8).contains("ready"));
         SignalForwarding.send(child, "TERM");
-        assertThat(child.waitFor()).isEqualTo(3);
+        assertThat(exitOf(child)).isEqualTo(3);
         assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo("ready\nsaving checkpoint\n");
     }
 
@@ -78,7 +78,7 @@ class ChildProcessTest {
         Path copy = dir.resolve("copy.log");
         ChildProcess child = ChildProcess.start(List.of("sh", "-c", "i=0; while [ $i -lt 20000 ]; do echo line $i; i=$((i+1)); done"),
                 closed, closed, copy);
-        assertThat(child.waitFor()).isZero();
+        assertThat(exitOf(child)).isZero();
         assertThat(Files.readAllLines(copy)).hasSize(20000).endsWith("line 19999");
     }
 
@@ -87,5 +87,17 @@ class ChildProcessTest {
         assertThatThrownBy(() -> ChildProcess.start(List.of(dir.resolve("no-such-command").toString()),
                 OutputStream.nullOutputStream(), OutputStream.nullOutputStream(), dir.resolve("copy.log")))
                 .isInstanceOf(IOException.class);
+    }
+
+    /** The child's exit status, waited for at most 30 s (a child that ignores its signal fails the test). */
+    private static int exitOf(ChildProcess child) throws Exception {
+        return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return child.waitFor();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }).get(30, java.util.concurrent.TimeUnit.SECONDS);
     }
 }

@@ -10,7 +10,8 @@ import java.util.Optional;
 /**
  * {@code gpu_underutilized}: over the window the run's GPUs are busy less than half the time, or use well under
  * half their memory while the estimator says a much larger batch fits (then it suggests that batch). Defers to
- * {@code gpu_idle} (idle is the stronger statement) and to {@code data_starvation} (which names the cause).
+ * {@code gpu_idle} (idle is the stronger statement) and, on both routes, to {@code data_starvation} (which names the
+ * cause: one diagnosis per run).
  */
 public final class GpuUnderutilizedDetector implements Detector {
 
@@ -78,9 +79,11 @@ public final class GpuUnderutilizedDetector implements Detector {
             evidence.put("batch", batch);
             evidence.put("max_batch", e.maxBatch());
         }
-        boolean lowUtil = util < (active ? s.utilizationClearRatio() : s.utilizationRaiseRatio())
-                && !run.isActive(AnomalyKind.DATA_STARVATION);
-        boolean lowMemory = biggerBatchFits && peakShare > 0
+        // A run starved for data has one diagnosis, data_starvation: its GPUs are under-used because they wait,
+        // and a larger batch would only wait longer per step.
+        boolean starved = run.isActive(AnomalyKind.DATA_STARVATION);
+        boolean lowUtil = util < (active ? s.utilizationClearRatio() : s.utilizationRaiseRatio()) && !starved;
+        boolean lowMemory = !starved && biggerBatchFits && peakShare > 0
                 && peakShare < (active ? s.memoryShareRaise() * 1.1 : s.memoryShareRaise());
         if (!lowUtil && !lowMemory) {
             return Optional.empty();

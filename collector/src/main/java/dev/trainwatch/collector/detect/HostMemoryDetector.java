@@ -118,30 +118,11 @@ public final class HostMemoryDetector implements Detector {
 
     /** Least-squares slope of MemAvailable over the readings since {@code from}, bytes per second; NaN if < 3. */
     private static double slope(HostMemorySeries h, double from) {
-        int first = h.firstIndexAtOrAfter(from);
-        int n = 0;
-        double st = 0;
-        double sv = 0;
-        double stt = 0;
-        double stv = 0;
-        double t0 = h.size() > 0 ? h.ts(h.size() - 1) : 0;
-        for (int i = first; i < h.size(); i++) {
-            double v = h.memAvailableBytes(i);
-            if (Double.isNaN(v)) {
-                continue;
-            }
-            double t = h.ts(i) - t0;
-            n++;
-            st += t;
-            sv += v;
-            stt += t * t;
-            stv += t * v;
+        Stats.LeastSquares fit = new Stats.LeastSquares();
+        for (int i = h.firstIndexAtOrAfter(from); i < h.size(); i++) {
+            fit.add(h.ts(i), h.memAvailableBytes(i));
         }
-        if (n < 3) {
-            return Double.NaN;
-        }
-        double den = n * stt - st * st;
-        return den == 0 ? Double.NaN : (n * stv - st * sv) / den;
+        return fit.slope();
     }
 
     /** The run's ranks on {@code host} by memory held (the process and its DataLoader workers), largest first. */

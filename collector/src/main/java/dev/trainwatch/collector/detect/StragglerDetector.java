@@ -319,7 +319,7 @@ public final class StragglerDetector implements Detector {
                 v[n++] = u;
             }
         }
-        return WindowStats.median(java.util.Arrays.copyOf(v, n));
+        return Stats.median(v, n);
     }
 
     /**
@@ -336,7 +336,7 @@ public final class StragglerDetector implements Detector {
                 v[n++] = Math.min(1, c);
             }
         }
-        return n >= 5 ? WindowStats.median(java.util.Arrays.copyOf(v, n)) : Double.NaN;
+        return n >= 5 ? Stats.median(v, n) : Double.NaN;
     }
 
     private static double medianExcept(double[] values, int skip) {
@@ -347,6 +347,6 @@ public final class StragglerDetector implements Detector {
                 rest[n++] = values[i];
             }
         }
-        return WindowStats.median(java.util.Arrays.copyOf(rest, n));
+        return Stats.median(rest, n);
     }
 }

@@ -43,15 +43,9 @@ public final class WindowStats {
         return n > 0 ? sum / n : Double.NaN;
     }
 
-    /** Median of the values (NaN when empty). Sorts a copy. */
+    /** Median of the values (NaN when empty): {@link Stats#median(double[])}. */
     public static double median(double[] values) {
-        if (values.length == 0) {
-            return Double.NaN;
-        }
-        double[] v = values.clone();
-        Arrays.sort(v);
-        int m = v.length / 2;
-        return v.length % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
+        return Stats.median(values);
     }
 
     /** Which part of the step a ratio is about. */
@@ -291,13 +285,7 @@ public final class WindowStats {
     /** Memory trend over the entries in [{@code fromTs}, {@code toTs}); null with fewer than 3 points. */
     public static Trend memoryTrend(GpuSeries g, double fromTs, double toTs) {
         int from = g.firstIndexAtOrAfter(fromTs);
-        int n = 0;
-        double t0 = Double.NaN;
-        double sx = 0;
-        double sy = 0;
-        double sxx = 0;
-        double sxy = 0;
-        double syy = 0;
+        Stats.LeastSquares fit = new Stats.LeastSquares();
         double firstTs = Double.NaN;
         double lastTs = Double.NaN;
         double lastValue = Double.NaN;
@@ -306,32 +294,17 @@ public final class WindowStats {
             if (Double.isNaN(y)) {
                 continue;
             }
-            if (Double.isNaN(t0)) {
-                t0 = g.ts(i);
-                firstTs = t0;
+            if (Double.isNaN(firstTs)) {
+                firstTs = g.ts(i);
             }
-            double x = g.ts(i) - t0; // centred near 0 so the sums keep their precision
-            n++;
-            sx += x;
-            sy += y;
-            sxx += x * x;
-            sxy += x * y;
-            syy += y * y;
+            fit.add(g.ts(i), y);
             lastTs = g.ts(i);
             lastValue = y;
         }
-        if (n < 3) {
+        double slope = fit.slope();
+        if (Double.isNaN(slope)) {
             return null;
         }
-        double vx = sxx - sx * sx / n;
-        double vy = syy - sy * sy / n;
-        double cxy = sxy - sx * sy / n;
-        if (vx <= 0) {
-            return null;
-        }
-        double slope = cxy / vx;
-        double interceptAtT0 = (sy - slope * sx) / n;
-        double r2 = vy > 0 ? (cxy * cxy) / (vx * vy) : 0;
-        return new Trend(slope, interceptAtT0 - slope * t0, r2, lastTs - firstTs, n, lastTs, lastValue);
+        return new Trend(slope, fit.intercept(), fit.r2(), lastTs - firstTs, fit.count(), lastTs, lastValue);
     }
 }

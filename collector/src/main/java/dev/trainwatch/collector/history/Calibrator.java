@@ -143,10 +143,7 @@ public final class Calibrator {
     }
 
     private static double median(List<Double> values) {
-        double[] sorted = values.stream().mapToDouble(Double::doubleValue).toArray();
-        Arrays.sort(sorted);
-        int n = sorted.length;
-        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+        return dev.trainwatch.collector.detect.Stats.median(values);
     }
 
     private static boolean usable(double ratio) {

@@ -434,14 +434,16 @@ public final class ApiVerticle extends VerticleBase {
     }
 
     private void scrape(RoutingContext ctx) {
-        // Rendering a large fleet takes milliseconds; keep it off the event loop that serves ingest.
-        vertx.executeBlocking(metrics::scrape, false).onComplete(result -> {
+        // Rendering a large fleet takes milliseconds; keep it off the event loop that serves ingest. OpenMetrics
+        // when the scraper asks for it (Prometheus does), the Prometheus text format otherwise.
+        String accept = ctx.request().getHeader(HttpHeaders.ACCEPT);
+        vertx.executeBlocking(() -> metrics.scrape(accept), false).onComplete(result -> {
             if (result.failed()) {
                 ctx.fail(result.cause());
                 return;
             }
-            ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, MetricsExporter.contentType())
-                    .end(result.result());
+            ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, MetricsExporter.wantsOpenMetrics(accept)
+                    ? MetricsExporter.OPENMETRICS : MetricsExporter.contentType()).end(result.result());
         });
     }
 

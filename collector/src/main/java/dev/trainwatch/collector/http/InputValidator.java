@@ -253,7 +253,7 @@ public final class InputValidator {
         if (event.xid() != null) {
             range(at + ".xid", event.xid(), 0, 65_535);
         }
-        if ("xid".equals(event.kind()) && (event.xid() == null || event.gpuUuid() == null)) {
+        if (event.eventKind() == dev.trainwatch.protocol.EventKind.XID && (event.xid() == null || event.gpuUuid() == null)) {
             throw ApiError.unprocessable(at + " is an xid event without xid and gpu_uuid");
         }
         if (event.runId() != null) {

@@ -101,6 +101,8 @@ public final class MetricNames {
     public static final String AGENT_DROPPED_BATCHES = "trainwatch.agent.dropped.batches";
     /** Label outcome, one of {@link #INGEST_OUTCOMES}. */
     public static final String INGEST_REQUESTS = "trainwatch.ingest.requests";
+    /** Evaluations in which a detector threw, by anomaly kind (a bug: the detector is skipped, ingest goes on). */
+    public static final String DETECTOR_ERRORS = "trainwatch.detector.errors";
     /** Label outcome, one of {@link #ALERT_OUTCOMES}. */
     public static final String ALERT_DELIVERIES = "trainwatch.alert.deliveries";
 

@@ -92,6 +92,23 @@ public final class MetricsExporter {
         return "text/plain; version=0.0.4; charset=utf-8";
     }
 
+    /** The content type of OpenMetrics text ({@link #scrape(String)} when the scraper asks for it). */
+    public static final String OPENMETRICS = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+    /** Whether an {@code Accept} header asks for OpenMetrics text (as Prometheus does by default). */
+    public static boolean wantsOpenMetrics(String accept) {
+        return accept != null && accept.toLowerCase(java.util.Locale.ROOT).contains("application/openmetrics-text");
+    }
+
+    /**
+     * The exposition in the format the {@code Accept} header asks for: OpenMetrics text when it names it, else the
+     * Prometheus text format; the content type to answer with is {@link #OPENMETRICS} or {@link #contentType()}.
+     */
+    public synchronized String scrape(String accept) {
+        refresh();
+        return wantsOpenMetrics(accept) ? registry.scrape(OPENMETRICS) : registry.scrape();
+    }
+
     /**
      * Binds another binder to the registry and keeps it: binders whose meters read the binder itself (gauges and
      * function counters hold their object weakly) must outlive the call.

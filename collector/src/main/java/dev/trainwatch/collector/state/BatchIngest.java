@@ -227,8 +227,8 @@ final class BatchIngest {
         if (e == null || e.kind() == null) {
             return;
         }
-        switch (e.kind()) {
-            case "xid" -> {
+        switch (e.eventKind()) {
+            case XID -> {
                 if (e.xid() == null || e.gpuUuid() == null) {
                     return;
                 }
@@ -245,7 +245,7 @@ final class BatchIngest {
                     touched.add(registry.run(g.runId));
                 }
             }
-            case "gpu_lost" -> {
+            case GPU_LOST -> {
                 GpuState g = registry.gpu(e.gpuUuid());
                 if (g != null) {
                     g.window.lost = true;
@@ -254,7 +254,7 @@ final class BatchIngest {
                     }
                 }
             }
-            case "run_ended" -> {
+            case RUN_ENDED -> {
                 RunState run = registry.run(e.runId());
                 if (run != null) {
                     RunState.HostPart part = run.hosts.computeIfAbsent(host, h -> new RunState.HostPart());
@@ -264,13 +264,13 @@ final class BatchIngest {
                     }
                 }
             }
-            case "run_failed" -> {
+            case RUN_FAILED -> {
                 RunState run = registry.run(e.runId());
                 if (run != null && e.failure() != null) {
                     events.fail(run, e.failure(), host, now);
                 }
             }
-            case "phase" -> {
+            case PHASE -> {
                 // A checkpoint, evaluation or sampling phase the run's log announced: its time is not a stall.
                 RunState run = registry.run(e.runId());
                 if (run != null && !run.ended) {
@@ -281,7 +281,7 @@ final class BatchIngest {
                 }
             }
             default -> {
-                // read_error and kinds of newer agents: counted by the agent's own health, nothing to track here
+                // ECC errors, read errors and kinds of newer agents: counted by the agent's own health, nothing to track
             }
         }
     }

@@ -42,6 +42,19 @@ final class EvaluationSchedule {
     private final RunObservations observations;
     private final Registry registry;
     private final Notifier notifier;
+    /** A failing detector is logged at most this often. */
+    static final double ERROR_LOG_SECONDS = 60;
+    /** Failures per detector since start (read without the fleet's lock by metrics). */
+    private final Map<AnomalyKind, java.util.concurrent.atomic.AtomicLong> errors =
+            new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<AnomalyKind, Double> errorLogged = new java.util.EnumMap<>(AnomalyKind.class);
+
+    /** Failures per detector since start, by kind: only detectors that failed. */
+    Map<String, Long> errors() {
+        Map<String, Long> out = new java.util.TreeMap<>();
+        errors.forEach((k, v) -> out.put(k.wireName(), v.get()));
+        return out;
+    }
 
     EvaluationSchedule(Registry registry, List<Detector> detectors, Predictor predictor,
             RunObservations observations, Notifier notifier) {
@@ -94,9 +107,16 @@ final class EvaluationSchedule {
             try {
                 t = run.tracker.update(now, d.kind(), d.evaluate(ctx, run.tracker.isActive(d.kind())));
             } catch (RuntimeException e) {
-                // A detector bug must not stop ingest or the other detectors; it is logged once per evaluation.
-                LOG.log(System.Logger.Level.ERROR, "detector " + d.kind().wireName() + " failed on run "
-                        + run.runId, e);
+                // A detector bug must not stop ingest or the other detectors: counted, and logged with its stack at
+                // most once a minute per detector.
+                long count = errors.computeIfAbsent(d.kind(), k -> new java.util.concurrent.atomic.AtomicLong())
+                        .incrementAndGet();
+                Double last = errorLogged.get(d.kind());
+                if (last == null || now - last >= ERROR_LOG_SECONDS || now < last) {
+                    errorLogged.put(d.kind(), now);
+                    LOG.log(System.Logger.Level.ERROR, "detector " + d.kind().wireName() + " failed on run "
+                            + run.runId + " (" + count + " failures so far; logged at most once a minute)", e);
+                }
                 continue;
             }
             if (t.isPresent()) {

@@ -71,13 +71,19 @@ public final class Fleet {
     private final Restore restore;
 
     public Fleet(Predictor predictor, Clock clock, FleetSettings settings, DetectorSettings detectorSettings) {
+        this(predictor, clock, settings, detectorSettings, Detectors.all(detectorSettings));
+    }
+
+    /** With these detectors instead of every one (tests). */
+    Fleet(Predictor predictor, Clock clock, FleetSettings settings, DetectorSettings detectorSettings,
+          List<dev.trainwatch.collector.detect.Detector> detectors) {
         Objects.requireNonNull(predictor, "predictor");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.settings = Objects.requireNonNull(settings, "settings");
         this.detectorSettings = Objects.requireNonNull(detectorSettings, "detectorSettings");
         this.registry = new Registry(settings, detectorSettings);
         this.observations = new RunObservations(predictor, registry);
-        this.events = new RunEvents(registry, Detectors.all(detectorSettings), predictor, observations, outbox);
+        this.events = new RunEvents(registry, List.copyOf(detectors), predictor, observations, outbox);
         this.specs = new SpecBinding(registry, predictor, events);
         this.batches = new BatchIngest(registry, events, specs);
         this.steps = new StepIngest(registry, observations, events);
@@ -141,6 +147,11 @@ public final class Fleet {
 
     public DeliveryCounts delivery() {
         return new DeliveryCounts(outbox.backlog(), outbox.failures());
+    }
+
+    /** How often each detector threw since start, by anomaly kind (only those that did); never waits for the lock. */
+    public Map<String, Long> detectorErrors() {
+        return events.detectorErrors();
     }
 
     /** How many runs, GPUs and agents are tracked: read without the lock, never waits. */

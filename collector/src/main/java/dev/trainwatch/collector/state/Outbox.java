@@ -32,7 +32,7 @@ final class Outbox {
     private final AtomicLong queued = new AtomicLong();
     private final AtomicLong delivered = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
-    private volatile long lastFailureLogged;
+    private volatile long lastFailureLogged = Long.MIN_VALUE / 2;
     private volatile Thread thread;
     private volatile boolean stopping;
 
@@ -100,7 +100,7 @@ final class Outbox {
                 call.accept(l);
             } catch (RuntimeException e) {
                 failures.incrementAndGet();
-                long now = System.currentTimeMillis();
+                long now = System.nanoTime() / 1_000_000;
                 if (now - lastFailureLogged >= FAILURE_LOG_MILLIS) {
                     lastFailureLogged = now;
                     LOG.log(System.Logger.Level.ERROR, "fleet listener failed (" + failures.get()

@@ -66,6 +66,11 @@ final class RunEvents implements EvaluationSchedule.Notifier {
         schedule.evaluate(run, now);
     }
 
+    /** Failures per detector since start, by kind. */
+    java.util.Map<String, Long> detectorErrors() {
+        return schedule.errors();
+    }
+
     /** The run is judged now (a spec registered, a failure recorded). */
     void evaluate(RunState run, double now) {
         schedule.evaluate(run, now);

@@ -132,14 +132,36 @@ class AlertDispatcherTest {
         try (AlertDispatcher dispatcher = new AlertDispatcher(List.of(sink), resendFast, Clock.systemUTC(),
                 line -> { })) {
             AlertNotice firing = notice("r1", "throttling");
+            // A second alert stays firing throughout: its re-sends show that re-send rounds happened.
+            AlertNotice witness = notice("r2", "straggler");
             dispatcher.publish(firing);
-            await().atMost(Duration.ofSeconds(10)).until(() -> sink.delivered.size() >= 3);
-            assertThat(sink.delivered).allMatch(n -> n.key().equals("r1/throttling") && n.firing());
+            dispatcher.publish(witness);
+            await().atMost(Duration.ofSeconds(10)).until(() -> count(sink, "r1/throttling", true) >= 3);
             dispatcher.publish(firing.resolvedAt(Instant.now()));
             await().atMost(Duration.ofSeconds(10)).until(() -> sink.delivered.stream().anyMatch(n -> !n.firing()));
-            int afterResolve = sink.delivered.size();
-            Thread.sleep(200); // several re-send intervals: nothing more may be sent for a resolved alert
-            assertThat(sink.delivered).hasSize(afterResolve);
+            int resolvedAt = indexOfResolve(sink, "r1/throttling");
+            int witnessBefore = count(sink, "r2/straggler", true);
+            // Several re-send rounds after the resolve (the witness was re-sent three more times): nothing more
+            // may have been sent for the resolved alert.
+            await().atMost(Duration.ofSeconds(10)).until(() -> count(sink, "r2/straggler", true) >= witnessBefore + 3);
+            List<AlertNotice> all = List.copyOf(sink.delivered);
+            List<AlertNotice> after = all.subList(resolvedAt + 1, all.size());
+            assertThat(after).noneMatch(n -> n.key().equals("r1/throttling"));
         }
+    }
+
+    private static int count(RecordingSink sink, String key, boolean firing) {
+        return (int) List.copyOf(sink.delivered).stream().filter(n -> n.key().equals(key) && n.firing() == firing)
+                .count();
+    }
+
+    private static int indexOfResolve(RecordingSink sink, String key) {
+        List<AlertNotice> all = List.copyOf(sink.delivered);
+        for (int i = 0; i < all.size(); i++) {
+            if (all.get(i).key().equals(key) && !all.get(i).firing()) {
+                return i;
+            }
+        }
+        throw new AssertionError("no resolve of " + key + " in " + all);
     }
 }

@@ -16,7 +16,6 @@ import java.util.TreeMap;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Every scenario trace, played through the real fleet and detectors: exactly the expected kinds are raised
@@ -29,12 +28,19 @@ class ScenarioTest {
     /** Each trace is played once per test run (the focused tests below reuse the results). */
     private static final Map<String, Result> PLAYED = new java.util.concurrent.ConcurrentHashMap<>();
 
+    /** Every trace file in the scenario folder: a new trace is played without being listed anywhere. */
+    static java.util.stream.Stream<String> traces() throws Exception {
+        java.nio.file.Path dir = java.nio.file.Path.of(ScenarioTest.class.getResource("/scenarios").toURI());
+        try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.list(dir)) {
+            List<String> names = files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".json"))
+                    .map(n -> n.substring(0, n.length() - ".json".length())).sorted().toList();
+            assertThat(names).as("scenario traces in " + dir).hasSizeGreaterThanOrEqualTo(28);
+            return names.stream();
+        }
+    }
+
     @ParameterizedTest
-    @ValueSource(strings = {"healthy", "pixart-online-starved", "sana-loader-starved", "memory-ramp",
-            "encoder-resident", "tf32-off", "idle-gpu", "throttling", "straggler-rank", "stalled", "xid-critical",
-            "xid-informational", "xid-application", "agent-lost", "small-batch", "bucket-oom",
-            "step-ratio-boundary", "rank-data-starved", "straggler-quiet", "hung-rank", "checkpoint-pause",
-            "evaluation-phase", "nan-loss", "loss-spike", "host-memory", "host-memory-steady", "unannounced-save", "unannounced-upload"})
+    @org.junit.jupiter.params.provider.MethodSource("traces")
     void raisesExactlyTheExpectedKindsWithoutFlapping(String name) {
         Scenario scenario = Scenario.load(name);
         Result r = play(name);

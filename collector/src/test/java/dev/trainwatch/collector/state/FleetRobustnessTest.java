@@ -41,7 +41,7 @@ class FleetRobustnessTest {
                 new RunAttribution("r", null, Arrays.asList("GPU-bare", null, ""), Arrays.asList(null,
                         new RankInfo(1, null, null, null, null), new RankInfo(2, 3, 0, 4, List.of("GPU-bare"))),
                         null, null));
-        List<AgentEvent> events = Arrays.asList(null, new AgentEvent(0, null, null, null, null, null),
+        List<AgentEvent> events = Arrays.asList(null, new AgentEvent(0, (String) null, null, null, null, null),
                 new AgentEvent(0, "xid", null, null, null, null), new AgentEvent(0, "xid", "GPU-new", 79L, null, null),
                 new AgentEvent(0, "gpu_lost", "GPU-unknown", null, null, null),
                 new AgentEvent(0, "run_ended", null, null, "nope", null), new AgentEvent(0, "future_kind", null, null,

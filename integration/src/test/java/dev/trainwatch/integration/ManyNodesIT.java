@@ -22,7 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
  * run's 24 GPUs, its throughput, its slowest reporter's step time, and TrainwatchRunSlowNode naming the slow node.
  * Neither layout gives any single collector the whole picture in the per-node case; only PromQL does.
  */
-class ManyNodesTest {
+class ManyNodesIT {
     private static final Map<String, Object> SPEC = Map.of("model", "pixart-sigma-xl-2", "gpu", "a100-80gb",
             "gpus", 24, "batch", 8, "resolution", 1024, "precision", "bf16", "optimizer", "came",
             "grad_checkpointing", true, "features", "precomputed", "total_steps", 100_000);

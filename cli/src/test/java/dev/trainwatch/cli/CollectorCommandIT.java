@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
-class CollectorCommandTest {
+class CollectorCommandIT {
 
     private final StringWriter out = new StringWriter();
     private final StringWriter err = new StringWriter();

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code trainwatch watch} end to end, in a separate JVM, reading the fake {@code libnvidia-ml.so.1} the agent module
  * builds against NVIDIA's header (so the real JNA path runs) and a PixArt log, attached to a real process.
  */
-class WatchCommandTest {
+class WatchCommandIT {
 
     private static final Path FAKE_NVML = Path.of("..", "agent", "target", "fake-nvml", "libnvidia-ml.so.1")
             .toAbsolutePath().normalize();

@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** {@code trainwatch run} end to end, in a separate JVM, on a machine without NVML (as every CI machine is). */
-class RunCommandTest {
+class RunCommandIT {
 
     /** No NVML here: the command must still run and its log still be parsed. */
     private static final Map<String, String> NO_NVML = Map.of("TRAINWATCH_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /** Loading that fails: NVIDIA's real library on a machine without the driver, missing or foreign files. */
-class RealLibraryTest {
+class RealLibraryIT {
 
     static Path buildDeps() {
         String prop = System.getProperty("trainwatch.buildDeps.dir");

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The operator's flood, against {@code trainwatch collector} as a separate process: thousands of new run ids and
  * agents arrive while ten runs are training. The log stays a handful of one-line records, and no live run is lost.
  */
-class CollectorFloodTest {
+class CollectorFloodIT {
     private static final Pattern LISTENING = Pattern.compile("listening on (http://127\\.0\\.0\\.1:\\d+)");
     private static final Pattern ONE_LINE_RECORD = Pattern.compile(
             "\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z (ERROR|WARN |INFO |DEBUG) [\\w.$-]+: \\S.*");

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
  * Lints trainwatch's own series with Prometheus' {@code promtool check metrics} (Debian package {@code prometheus},
  * installed by .ci/install-deps). Skipped, saying why, only when promtool is not on this machine.
  */
-class PromtoolCheckMetricsTest {
+class PromtoolCheckMetricsIT {
 
     @Test
     void promtoolFindsNothingToComplainAboutInTrainwatchSeries() throws Exception {

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
  * observed numbers (last step, peak memory) — all of them after SIGTERM, and after SIGKILL those ingested more than
  * about two summary intervals (2 s each by default) before the kill.
  */
-class CollectorRestartTest {
+class CollectorRestartIT {
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private Process collector;
     private int port;

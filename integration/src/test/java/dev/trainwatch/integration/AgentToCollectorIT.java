@@ -40,7 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
  * detectors, HTTP API) to the anomalies a user must see. Time is simulated: the fake library, the agent and the
  * collector share one clock advanced a second per poll, so minutes of a run take seconds of test.
  */
-class AgentToCollectorTest {
+class AgentToCollectorIT {
     private static final long GIB = 1L << 30;
     private static final long TOTAL = 80 * GIB;
     private static final double EPOCH = 1_800_000_000.0;

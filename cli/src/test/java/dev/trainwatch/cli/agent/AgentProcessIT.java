@@ -29,7 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code trainwatch agent} as a real process (its own JVM, the real main) reading the fake NVML library: one
  * sample with --once, a run that ends, and SIGTERM while the collector is away.
  */
-class AgentProcessTest {
+class AgentProcessIT {
 
     @TempDir
     Path dir;

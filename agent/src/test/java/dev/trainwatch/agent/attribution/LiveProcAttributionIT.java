@@ -14,7 +14,7 @@ import org.junit.jupiter.api.condition.OS;
 
 /** Attribution against the real /proc, of a child process started with a torchrun-like environment. */
 @EnabledOnOs(OS.LINUX)
-class LiveProcAttributionTest {
+class LiveProcAttributionIT {
 
     @Test
     void attributesASpawnedRankAndSeesItEnd() throws Exception {

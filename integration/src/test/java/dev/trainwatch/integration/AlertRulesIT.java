@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
  * The Prometheus rules in {@code alerts/}: valid for the real promtool, unit-tested by it (every alert both
  * firing and staying quiet, every recording rule evaluated), and written to the project's conventions.
  */
-class AlertRulesTest {
+class AlertRulesIT {
     // The anomaly kinds of the collector's contract (docs/ALERTS.md lists the alert for each).
     private static final List<String> ANOMALY_KINDS = List.of("oom_risk", "memory_above_estimate",
             "data_starvation", "step_time_above_estimate", "gpu_underutilized", "gpu_idle", "throttling",

@@ -33,7 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * expressions are the shipped ones. Time-based detectors of the collector that need minutes of evidence
  * (data starvation, stalled, straggler) are covered by the collector's own scenario tests, not here.
  */
-class PrometheusEndToEndTest {
+class PrometheusEndToEndIT {
     /** A run the estimator says fits on an A100 80 GB; the scenarios vary what is observed, not the spec. */
     private static final Map<String, Object> SPEC = Map.of("model", "pixart-sigma-xl-2", "gpu", "a100-80gb",
             "gpus", 2, "batch", 32, "resolution", 1024, "precision", "bf16", "optimizer", "came",

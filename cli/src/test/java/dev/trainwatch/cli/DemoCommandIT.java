@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** {@code trainwatch demo} end to end: a separate JVM, its printed page URL, its API and the anomalies it raises. */
-class DemoCommandTest {
+class DemoCommandIT {
 
     @TempDir
     Path dir;

@@ -32,7 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * readable from Alertmanager's own API with trainwatch's labels and suggestion, and disappears once resolved.
  * Also: Alertmanager started only after the alert was raised still receives it (retries with backoff).
  */
-class AlertmanagerDeliveryTest {
+class AlertmanagerDeliveryIT {
     private final List<Process> processes = new ArrayList<>();
     private final HttpClient http = HttpClient.newHttpClient();
 

@@ -29,9 +29,9 @@ import org.junit.jupiter.api.io.TempDir;
  * Beyond one Prometheus, the path docs/DEPLOY.md documents: each Prometheus scrapes its collectors and
  * remote-writes to VictoriaMetrics (Debian's {@code victoria-metrics}); {@code vmalert} evaluates the shipped rule
  * files — recording and alerting — against VictoriaMetrics, writes the recorded series back and sends alerts to
- * Alertmanager. The three-node run of {@link ManyNodesTest} must give the same run-wide answers there.
+ * Alertmanager. The three-node run of {@link ManyNodesIT} must give the same run-wide answers there.
  */
-class VictoriaMetricsTest {
+class VictoriaMetricsIT {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Map<String, Object> SPEC = Map.of("model", "pixart-sigma-xl-2", "gpu", "a100-80gb",
             "gpus", 24, "batch", 8, "resolution", 1024, "precision", "bf16", "optimizer", "came",

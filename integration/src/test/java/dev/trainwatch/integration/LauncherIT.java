@@ -19,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The {@code trainwatch} launcher and the runnable jar as a user meets them: without Java, with a Java that is
  * too old, and on a current JDK (no restricted-method warnings from JNA or SQLite).
  */
-class LauncherTest {
+class LauncherIT {
     private static final Duration TIMEOUT = Duration.ofMinutes(1);
 
     private static Path launcher() {

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /** User catalogs: --catalog, TRAINWATCH_CATALOG and the collector's DATA_DIR/catalog.json, without a rebuild. */
-class CatalogOptionTest {
+class CatalogOptionIT {
 
     @TempDir
     Path dir;

@@ -26,7 +26,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * NVIDIA's own Python binding reads the same fake library and scenario and must see what the agent reports: an
  * independent check that the fake keeps the real ABI and that the agent reads it right.
  */
-class PynvmlParityTest {
+class PynvmlParityIT {
 
     static final Path POLLER = Path.of("src/test/python/pynvml_poller.py");
 
@@ -107,7 +107,7 @@ class PynvmlParityTest {
 
     static JsonNode runPynvml(Path lib, Path scenario, double t) throws IOException, InterruptedException {
         ProcessBuilder pb = new ProcessBuilder("python3", POLLER.toString(), lib.toString(), "read");
-        pb.environment().put("PYTHONPATH", RealLibraryTest.buildDeps().resolve("pynvml").toString());
+        pb.environment().put("PYTHONPATH", RealLibraryIT.buildDeps().resolve("pynvml").toString());
         pb.environment().put(FakeNvml.SCENARIO_ENV, scenario.toString());
         pb.environment().put(FakeNvml.CLOCK_ENV, "fixed:" + t);
         pb.redirectErrorStream(false);

@@ -42,7 +42,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code integration/target/} as build artifacts.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class PageInChromiumTest {
+class PageInChromiumIT {
 
     /** The demo runs ten times as fast, so its anomalies (sustained for a minute or two) appear in seconds. */
     private static final double SPEED = 10;

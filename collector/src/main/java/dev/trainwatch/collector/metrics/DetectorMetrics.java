@@ -1,0 +1,50 @@
+package dev.trainwatch.collector.metrics;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.prometheus.metrics.model.registry.MultiCollector;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot;
+import io.prometheus.metrics.model.snapshots.Labels;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * {@code trainwatch_detector_errors_total{kind}}: evaluations in which a detector threw (a bug; the detector is
+ * skipped and ingest goes on, and the collector logs it at most once a minute). Only detectors that failed have a
+ * series. Thread-safe.
+ */
+public final class DetectorMetrics implements MeterBinder, MultiCollector {
+    private final Supplier<Map<String, Long>> errors;
+    private final String name = GpuMetrics.prometheusName(MetricNames.DETECTOR_ERRORS, null);
+
+    /** @param errors failures per detector since start, by anomaly kind */
+    public DetectorMetrics(Supplier<Map<String, Long>> errors) {
+        this.errors = errors;
+    }
+
+    @Override
+    public void bindTo(MeterRegistry meterRegistry) {
+        if (meterRegistry instanceof PrometheusMeterRegistry prometheus) {
+            prometheus.getPrometheusRegistry().register(this);
+        } else {
+            throw new IllegalArgumentException("detector metrics are exported through a PrometheusMeterRegistry only");
+        }
+    }
+
+    @Override
+    public List<String> getPrometheusNames() {
+        return List.of(name);
+    }
+
+    @Override
+    public MetricSnapshots collect() {
+        CounterSnapshot.Builder counter = CounterSnapshot.builder().name(name)
+                .help("Evaluations in which a detector failed (a bug: the detector is skipped, ingest goes on)");
+        errors.get().forEach((kind, count) -> counter.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder()
+                .labels(Labels.of("kind", LabelValues.sanitize(kind))).value(count).build()));
+        return MetricSnapshots.of(counter.build());
+    }
+}
