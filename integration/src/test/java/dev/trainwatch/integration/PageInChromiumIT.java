@@ -290,7 +290,7 @@ class PageInChromiumIT {
                 .as("a prediction that was clearly off is marked").isTrue();
         // One way of writing a time, the page's own 24-hour clock with the date, not the browser locale's.
         assertThat(dom).doesNotContainPattern("\\d:\\d{2}:\\d{2} ?[AP]M");
-        assertThat(Pattern.compile("<td>\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}</td>").matcher(dom).find())
+        assertThat(Pattern.compile("<td class=\"time\">\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}</td>").matcher(dom).find())
                 .as("times written YYYY-MM-DD HH:MM:SS").isTrue();
         screenshot(demo.pageUri() + "#/history", Path.of("target", "screenshots", "page-history.png"));
     }
@@ -450,6 +450,8 @@ class PageInChromiumIT {
                     .doesNotContain("stall");
             assertThat(chartEmptyText(dom, "data-wait")).as("the data-wait chart")
                     .isEqualTo("this run's log does not report data time");
+            assertContains(dom, "class=\"label\">Data wait</div><div class=\"value\">–</div><div class=\"sub\">"
+                    + "the log does not report data time</div>");
             // Far past it (nothing for 6 minutes where a line comes about every 68 s): that is a stall, said so.
             clock.advance(Duration.ofSeconds(300));
             String later = chromium("--dump-dom", base + "#/runs/" + run);
@@ -569,7 +571,7 @@ class PageInChromiumIT {
             String dom = chromium("--dump-dom", base + "#/history");
             assertContains(dom, "data-history=\"true\"", "data-table=\"alerts\"", "<td>leaking</td><td>oom_risk</td>");
             assertThat(dom).doesNotContain("No alerts recorded");
-            assertThat(Pattern.compile("<td>\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}</td><td>leaking</td>").matcher(dom).find())
+            assertThat(Pattern.compile("<td class=\"time\">\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}</td><td>leaking</td>").matcher(dom).find())
                     .as("the alert's time as on the rest of the page").isTrue();
         });
     }
