@@ -320,14 +320,19 @@ final class BatchIngest {
     }
 
     /**
-     * The run an event of this host's agent may speak for: one the host attributed (in this batch or before). An
-     * agent reports the runs on its own node; an event naming a run on other nodes only is ignored and counted, so
-     * no holder of the ingest token can end or fail another node's run through its own batches.
+     * The run an event of this host's agent may speak for: one the host attributed (in this batch or before), or one
+     * on no node yet. An agent reports the runs on its own node; an event naming a run on other nodes only is ignored
+     * and counted, so no holder of the ingest token can end or fail another node's run through its own batches.
      */
     private RunState ownRun(String runId, String host) {
         RunState run = registry.run(runId);
         if (run == null) {
             return null;
+        }
+        if (run.hosts.isEmpty()) {
+            // On no node yet (a spec, or steps a script pushed): the first node to speak for it takes it.
+            run.hosts.put(host, new RunState.HostPart());
+            return run;
         }
         if (!run.hosts.containsKey(host)) {
             foreignEvents++;
