@@ -132,7 +132,9 @@ public final class Agent implements AutoCloseable {
         synchronized (this) {
             if (steps != null && !(steps instanceof BackgroundStepSource)) {
                 // The log is read on a thread of its own: a FIFO, a hung mount or a slow disk never holds up the GPUs.
-                BackgroundStepSource background = new BackgroundStepSource(steps, config.interval(),
+                Duration wait = config.interval().dividedBy(4).compareTo(READ_WAIT_MAX) < 0
+                        ? config.interval().dividedBy(4) : READ_WAIT_MAX;
+                BackgroundStepSource background = new BackgroundStepSource(steps, wait,
                         config.interval().multipliedBy(5).compareTo(STUCK_READ_MIN) > 0
                                 ? config.interval().multipliedBy(5) : STUCK_READ_MIN);
                 background.start();
@@ -145,6 +147,8 @@ public final class Agent implements AutoCloseable {
 
     /** A log read that has not returned after this long is reported (and released, for a FIFO). */
     static final Duration STUCK_READ_MIN = Duration.ofSeconds(5);
+    /** Longest a poll waits for the log read it asked for (a quarter of the interval if that is shorter). */
+    static final Duration READ_WAIT_MAX = Duration.ofMillis(250);
 
     private void pollSafely() {
         try {

@@ -13,10 +13,12 @@ import java.util.Map;
 
 /**
  * Reads a {@link StepSource} on a thread of its own, so reading a log can never hold up GPU polling: a slow disk,
- * a hung network file system, or a FIFO swapped in between the check and the open only stall this thread. The
- * agent's poll takes whatever was read since ({@link #poll()} never blocks on the file).
+ * a hung network file system, or a FIFO swapped in between the check and the open only stall this thread. Each
+ * {@link #poll()} asks for a read and waits for it at most {@code waitAtMost} (a read takes milliseconds, so the
+ * steps of a poll are normally in that poll); a read that takes longer is taken by a later poll, and while a read
+ * is still under way a poll does not wait at all.
  *
- * <p>A read that has not returned for {@link #stuckAfter} is reported by {@link #problem()}; when the path is a FIFO
+ * <p>A read that has not returned for {@code stuckAfter} is reported by {@link #problem()}; when the path is a FIFO
  * by then (the open is waiting for a writer), the reader is released by opening the FIFO for writing once and
  * closing it, which ends the wait with an empty read, and the refusal of non-regular files takes over.
  *
@@ -28,8 +30,11 @@ public final class BackgroundStepSource implements StepSource {
     private static final System.Logger LOG = System.getLogger(BackgroundStepSource.class.getName());
 
     private final StepSource source;
-    private final long periodNanos;
+    private final long waitNanos;
     private final long stuckAfterNanos;
+    /** Reads asked for and reads done; guarded by {@link #lock}. */
+    private long requested;
+    private long done;
     private final Thread thread;
     private final Object lock = new Object();
 
@@ -44,12 +49,12 @@ public final class BackgroundStepSource implements StepSource {
 
     /**
      * @param source     the log to read (owned: closed by {@link #close()})
-     * @param period     how often to read
+     * @param waitAtMost how long a poll waits for the read it asked for
      * @param stuckAfter a read taking longer than this is reported as stuck
      */
-    public BackgroundStepSource(StepSource source, Duration period, Duration stuckAfter) {
+    public BackgroundStepSource(StepSource source, Duration waitAtMost, Duration stuckAfter) {
         this.source = source;
-        this.periodNanos = period.toNanos();
+        this.waitNanos = waitAtMost.toNanos();
         this.stuckAfterNanos = stuckAfter.toNanos();
         this.thread = new Thread(this::run, "trainwatch-log");
         this.thread.setDaemon(true);
@@ -61,8 +66,21 @@ public final class BackgroundStepSource implements StepSource {
 
     private void run() {
         while (!closed) {
-            long started = System.nanoTime();
-            readStartedNanos = started;
+            long asked;
+            synchronized (lock) {
+                while (requested == done && !closed) {
+                    try {
+                        lock.wait();
+                    } catch (InterruptedException e) {
+                        // close() interrupts; the loop condition decides.
+                    }
+                }
+                asked = requested;
+            }
+            if (closed) {
+                return;
+            }
+            readStartedNanos = System.nanoTime();
             reading = true;
             try {
                 List<StepEvent> read = source.poll();
@@ -88,13 +106,9 @@ public final class BackgroundStepSource implements StepSource {
                 LOG.log(System.Logger.Level.ERROR, "reading the log failed (" + e + "); trying again");
             } finally {
                 reading = false;
-            }
-            long sleep = periodNanos - (System.nanoTime() - started);
-            if (sleep > 0) {
-                try {
-                    Thread.sleep(sleep / 1_000_000, (int) (sleep % 1_000_000));
-                } catch (InterruptedException e) {
-                    // close() interrupts; the loop condition decides.
+                synchronized (lock) {
+                    done = asked;
+                    lock.notifyAll();
                 }
             }
         }
@@ -107,6 +121,22 @@ public final class BackgroundStepSource implements StepSource {
     public List<StepEvent> poll() {
         releaseIfStuck();
         synchronized (lock) {
+            boolean idle = requested == done;
+            requested++;
+            lock.notifyAll();
+            if (idle) {
+                // Wait for this read, briefly: the steps of a poll are then in that poll.
+                long deadline = System.nanoTime() + waitNanos;
+                long left;
+                while (done < requested && (left = deadline - System.nanoTime()) > 0) {
+                    try {
+                        lock.wait(Math.max(1, left / 1_000_000), 0);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        break;
+                    }
+                }
+            }
             drainedCheckpoint = readCheckpoint;
             if (steps.isEmpty()) {
                 return List.of();
@@ -206,7 +236,10 @@ public final class BackgroundStepSource implements StepSource {
 
     @Override
     public void close() {
-        closed = true;
+        synchronized (lock) {
+            closed = true;
+            lock.notifyAll();
+        }
         thread.interrupt();
         if (!reading) {
             try {
