@@ -132,9 +132,7 @@ public final class Agent implements AutoCloseable {
         synchronized (this) {
             if (steps != null && !(steps instanceof BackgroundStepSource)) {
                 // The log is read on a thread of its own: a FIFO, a hung mount or a slow disk never holds up the GPUs.
-                Duration wait = config.interval().dividedBy(4).compareTo(READ_WAIT_MAX) < 0
-                        ? config.interval().dividedBy(4) : READ_WAIT_MAX;
-                BackgroundStepSource background = new BackgroundStepSource(steps, wait,
+                BackgroundStepSource background = new BackgroundStepSource(steps, config.interval(),
                         config.interval().multipliedBy(5).compareTo(STUCK_READ_MIN) > 0
                                 ? config.interval().multipliedBy(5) : STUCK_READ_MIN);
                 background.start();
@@ -147,8 +145,6 @@ public final class Agent implements AutoCloseable {
 
     /** A log read that has not returned after this long is reported (and released, for a FIFO). */
     static final Duration STUCK_READ_MIN = Duration.ofSeconds(5);
-    /** Longest a poll waits for the log read it asked for (a quarter of the interval if that is shorter). */
-    static final Duration READ_WAIT_MAX = Duration.ofMillis(250);
 
     private void pollSafely() {
         try {
@@ -177,7 +173,6 @@ public final class Agent implements AutoCloseable {
         List<GpuSample> samples = gpus.readAll();
         List<AgentEvent> events = new ArrayList<>(gpus.drainEvents());
         Attributor.Update update = attributor.update(samples, ts);
-        events.addAll(update.events());
         List<StepEvent> newSteps = steps != null ? steps.poll() : List.of();
         Object readUpTo = steps != null ? steps.checkpoint() : null;
         reportStepProblem();
@@ -189,12 +184,26 @@ public final class Agent implements AutoCloseable {
                 }
             }
         }
-        for (AgentEvent ended : update.events()) {
-            if (Attributor.RUN_ENDED.equals(ended.kind()) && ended.runId() != null && steps != null
-                    && steps.file() != null && ended.runId().equals(config.runId() != null ? config.runId() : stepRunId)) {
-                attachedFailure(steps.file()).ifPresent(f -> events.add(new AgentEvent(ts, "run_failed", null, null,
-                        ended.runId(), f.summary(), f)));
+        for (AgentEvent event : update.events()) {
+            if (!Attributor.RUN_ENDED.equals(event.kind()) || event.runId() == null) {
+                events.add(event);
+                continue;
             }
+            java.nio.file.Path log = steps != null && steps.file() != null
+                    && event.runId().equals(config.runId() != null ? config.runId() : stepRunId) ? steps.file() : null;
+            List<String> tail = log != null ? OutputTail.read(log, ATTACHED_TAIL_LINES, OutputTail.MAX_BYTES) : List.of();
+            java.util.Optional<dev.trainwatch.protocol.RunFailure> failure = attachedFailure(tail);
+            List<String> outputs = event.ending() == null ? List.of() : event.ending().outputs().stream()
+                    .filter(o -> log == null || !java.nio.file.Path.of(o).equals(log.toAbsolutePath().normalize()))
+                    .toList();
+            String last = tail.isEmpty() ? null : tail.get(tail.size() - 1);
+            events.add(new AgentEvent(event.ts(), event.kind(), event.gpuUuid(), event.xid(), event.runId(),
+                    event.message(), null, new dev.trainwatch.protocol.RunEnding(
+                            log == null ? null : log.toAbsolutePath().normalize().toString(), failure.isPresent(),
+                            last == null ? null : last.length() <= 500 ? last : last.substring(0, 499) + "…",
+                            outputs)));
+            failure.ifPresent(f -> events.add(new AgentEvent(ts, "run_failed", null, null, event.runId(), f.summary(),
+                    f)));
         }
         double pollSeconds = (System.nanoTime() - startNanos) / 1e9;
 
@@ -262,7 +271,10 @@ public final class Agent implements AutoCloseable {
      * did not start, so a log that ends without an error is a run that finished, not an unknown failure.
      */
     static java.util.Optional<dev.trainwatch.protocol.RunFailure> attachedFailure(java.nio.file.Path log) {
-        List<String> tail = OutputTail.read(log, ATTACHED_TAIL_LINES, OutputTail.MAX_BYTES);
+        return attachedFailure(OutputTail.read(log, ATTACHED_TAIL_LINES, OutputTail.MAX_BYTES));
+    }
+
+    private static java.util.Optional<dev.trainwatch.protocol.RunFailure> attachedFailure(List<String> tail) {
         if (tail.isEmpty()) {
             return java.util.Optional.empty();
         }

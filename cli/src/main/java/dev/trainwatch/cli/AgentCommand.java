@@ -108,6 +108,9 @@ final class AgentCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         PrintWriter out = spec.commandLine().getOut();
         Duration pollInterval = parseInterval();
+        if (log != null) {
+            LogFormats.check(logFormat);
+        }
         if (once) {
             try (GpuReader reader = openGpus(nvmlLibrary)) {
                 printOnce(out, reader.readAll());

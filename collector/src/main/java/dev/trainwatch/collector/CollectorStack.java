@@ -101,6 +101,9 @@ public final class CollectorStack implements AutoCloseable {
             AlertingListener alerting = new AlertingListener(alerts);
 
             CollectorServer.Builder builder = CollectorServer.builder(config).fleet(fleet).listener(alerting);
+            // Active anomalies from before a restart, re-announced once the server listens (their links need it).
+            List<java.util.Map.Entry<String, dev.trainwatch.collector.detect.Anomaly>> restoredAlerts =
+                    new ArrayList<>();
             int restored = 0;
             builder.routes(new HistoryRoutes(Optional.ofNullable(history), predictor, config.token(), config.clock())::register);
             builder.closeable(alerts);
@@ -113,7 +116,8 @@ public final class CollectorStack implements AutoCloseable {
                 recorder = new HistoryRecorder(store, predictor::rawPrediction,
                         outcome -> predictor.recalibrate(Calibrator.factors(store)), HISTORY_WARNINGS,
                         config.summaryInterval(), Clock.systemUTC());
-                restored = recorder.restoreInto(fleet, alerting::restored);
+                restored = recorder.restoreInto(fleet, (runId, anomaly) -> restoredAlerts.add(
+                        java.util.Map.entry(runId, anomaly)));
                 builder.listener(recorder);
                 builder.durability(recorder::awaitWritten);
                 // Closed in reverse order once the server has stopped taking input: the fleet sends every summary
@@ -125,6 +129,7 @@ public final class CollectorStack implements AutoCloseable {
             customize.accept(builder);
             server = builder.start();
             links.listening(server.host(), server.port());
+            restoredAlerts.forEach(e -> alerting.restored(e.getKey(), e.getValue()));
             if (recorder != null) {
                 new HistoryMetrics(recorder.writer()).bindTo(server.metrics().registry());
                 recorder.start();

@@ -1,5 +1,10 @@
 package dev.trainwatch.agent.attribution;
 
+import dev.trainwatch.agent.k8s.KubeletLogs;
+import dev.trainwatch.agent.k8s.KubernetesJob;
+import dev.trainwatch.agent.k8s.KubernetesPods;
+import dev.trainwatch.agent.k8s.PodIdentity;
+import dev.trainwatch.agent.k8s.PodLookup;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.GpuProcess;
 import dev.trainwatch.protocol.GpuSample;
@@ -38,8 +43,6 @@ public final class Attributor {
 
     /** Kind of the event emitted when a run ends. */
     public static final String RUN_ENDED = "run_ended";
-    /** Bytes per page of {@code rss} in {@code /proc/PID/stat} (4 KiB on x86-64 and most arm64 kernels). */
-    static final long PAGE_BYTES = 4096;
 
     private static final double DEFAULT_RESCAN_SECONDS = 10.0;
     private static final double DEFAULT_REVALIDATE_SECONDS = 5.0;
@@ -53,6 +56,10 @@ public final class Attributor {
     private final double rescanSeconds;
     private final double revalidateSeconds;
     private final Map<Long, CachedStat> statCache = new HashMap<>();
+    /** Kubernetes: the pod of a process (its cgroup, the kubelet's directories). */
+    private final PodLookup pods;
+    /** Bytes per page of {@code rss} in {@code /proc/PID/stat}: the kernel's page size (64 KiB on Grace). */
+    private final long pageBytes;
 
     private final Map<ProcKey, Classified> classified = new HashMap<>();
     private final Map<String, TrackedRun> runs = new LinkedHashMap<>();
@@ -60,6 +67,18 @@ public final class Attributor {
     private Set<Long> attachTree = Set.of();
     private double lastScanTs = Double.NEGATIVE_INFINITY;
     private final Set<ProcKey> knownOutsiders = new HashSet<>();
+    /** Attach mode: when the attached process was first seen (unix seconds). */
+    private double attachFirstSeenTs = Double.NaN;
+    /** Attach mode: the attached launcher has not started a named rank yet, so its run is not reported. */
+    private boolean waitingForRanks;
+
+    /**
+     * How long an attached launcher (torchrun, accelerate, …) whose processes carry no run id yet is waited for
+     * before its run is reported under a name derived from the launcher: its ranks, started after rendezvous, name
+     * the run ({@code TORCHELASTIC_RUN_ID}), and a run reported under the launcher's name first would stay behind at
+     * the collector as a second run.
+     */
+    static final double LAUNCHER_WAIT_SECONDS = 300;
 
     /**
      * @param proc          the process table
@@ -78,7 +97,20 @@ public final class Attributor {
      */
     Attributor(ProcSource proc, String host, Long attachPid, String runIdOverride, double rescanSeconds,
                double revalidateSeconds) {
+        this(proc, host, attachPid, runIdOverride, rescanSeconds, revalidateSeconds,
+                new KubernetesPods(proc::cgroup, KubeletLogs.system()));
+    }
+
+    /** @param pods finds a process's Kubernetes pod (tests pass a fake node layout) */
+    public Attributor(ProcSource proc, String host, Long attachPid, String runIdOverride, PodLookup pods) {
+        this(proc, host, attachPid, runIdOverride, DEFAULT_RESCAN_SECONDS, DEFAULT_REVALIDATE_SECONDS, pods);
+    }
+
+    Attributor(ProcSource proc, String host, Long attachPid, String runIdOverride, double rescanSeconds,
+               double revalidateSeconds, PodLookup pods) {
+        this.pods = pods;
         this.proc = proc;
+        this.pageBytes = proc.pageBytes();
         this.host = host;
         this.attachPid = attachPid;
         this.runIdOverride = runIdOverride == null || runIdOverride.isBlank() ? null : runIdOverride;
@@ -140,7 +172,8 @@ public final class Attributor {
                 result.add(new RunAttribution(run.runId, List.of(), List.copyOf(run.gpuUuids), List.of(),
                         run.masterAddr, true));
                 events.add(new AgentEvent(ts, RUN_ENDED, null, null, run.runId,
-                        "every process of run " + run.runId + " on this node has exited"));
+                        "every process of run " + run.runId + " on this node has exited", null,
+                        new dev.trainwatch.protocol.RunEnding(null, false, null, List.copyOf(run.outputs))));
                 continue;
             }
             livePids.addAll(alive.keySet());
@@ -153,7 +186,8 @@ public final class Attributor {
 
     /** True once the attached process and all its descendants have exited (always false without --attach). */
     public boolean attachedRunEnded() {
-        return attachPid != null && (attachStartTicks != null && runs.isEmpty() || attachGoneBeforeSeen);
+        return attachPid != null
+                && (attachStartTicks != null && runs.isEmpty() && !waitingForRanks || attachGoneBeforeSeen);
     }
 
     /**
@@ -191,6 +225,7 @@ public final class Attributor {
         List<RankInfo> ranks = new ArrayList<>();
         String masterAddr = null;
         for (ProcStat member : run.members.values()) {
+            noteOutputs(run, member);
             Set<String> own = gpusByPid.getOrDefault(member.pid(), Set.of());
             gpus.addAll(own);
             Map<String, String> env = classify(member).env;
@@ -212,14 +247,14 @@ public final class Attributor {
                 for (ProcStat child : children(member.pid(), ts)) {
                     {
                         workers++;
-                        workersRss += child.rssPages() * PAGE_BYTES;
+                        workersRss += child.rssPages() * pageBytes;
                         workersCpu += child.cpuSeconds();
                     }
                 }
                 ranks.add(new RankInfo(member.pid(), rank, localRank,
                         ProcessEnvironment.intValue(env, ProcessEnvironment.WORLD_SIZE), List.copyOf(own),
                         member.state() == '?' ? null : String.valueOf(member.state()), member.cpuSeconds(),
-                        member.rssPages() * PAGE_BYTES, workers, workersRss, workersCpu));
+                        member.rssPages() * pageBytes, workers, workersRss, workersCpu));
             }
         }
         for (String uuid : run.gpuUuids) {
@@ -233,8 +268,40 @@ public final class Attributor {
         run.gpuUuids.clear();
         run.gpuUuids.addAll(gpus);
         run.masterAddr = masterAddr != null ? masterAddr : run.masterAddr;
+        Classified inPod = null;
+        for (ProcStat member : run.members.values()) {
+            Classified c = classify(member);
+            if (c.pod != null && (inPod == null || c.job != null && inPod.job == null)) {
+                inPod = c;
+            }
+        }
+        PodIdentity pod = inPod == null ? null : inPod.pod;
         return new RunAttribution(run.runId, List.copyOf(run.members.keySet()), List.copyOf(gpus), List.copyOf(ranks),
-                run.masterAddr, null, aliases(run));
+                run.masterAddr, null, aliases(run), pod == null ? null : pod.namespace(), pod == null ? null : pod.pod(),
+                pod == null ? null : pod.container(), inPod == null ? null : inPod.job);
+    }
+
+    /** Files a run's processes write their output to, kept per run: where a traceback goes that the log lacks. */
+    static final int MAX_OUTPUTS = 4;
+
+    /** Reads a member's stdout and stderr targets once per process; regular files only (not pipes, terminals). */
+    private void noteOutputs(TrackedRun run, ProcStat member) {
+        if (!run.outputsRead.add(ProcKey.of(member)) || run.outputs.size() >= MAX_OUTPUTS) {
+            return;
+        }
+        if (run.outputsRead.size() > 256) {
+            run.outputsRead.clear();
+        }
+        for (int fd = 1; fd <= 2; fd++) {
+            proc.descriptorTarget(member.pid(), fd)
+                    .filter(t -> t.startsWith("/") && !t.startsWith("/dev/") && !t.startsWith("/proc/"))
+                    .map(t -> t.endsWith(" (deleted)") ? t.substring(0, t.length() - " (deleted)".length()) : t)
+                    .ifPresent(t -> {
+                        if (run.outputs.size() < MAX_OUTPUTS) {
+                            run.outputs.add(t);
+                        }
+                    });
+        }
     }
 
     /**
@@ -305,6 +372,7 @@ public final class Attributor {
             }
             if (root.isPresent() && attachStartTicks == null) {
                 attachStartTicks = root.get().startTimeTicks();
+                attachFirstSeenTs = ts;
             }
             if (root.isPresent() && root.get().startTimeTicks() == attachStartTicks) {
                 attachTree = ProcessTree.descendants(attachPid, table.values());
@@ -332,6 +400,7 @@ public final class Attributor {
         }
         Map<String, Map<Long, ProcStat>> observed = new LinkedHashMap<>();
         if (members.isEmpty()) {
+            waitingForRanks = false;
             return observed;
         }
         String runId = runIdOverride;
@@ -344,6 +413,12 @@ public final class Attributor {
             }
         }
         ProcStat root = members.get(attachPid);
+        waitingForRanks = runId == null && runs.isEmpty() && root != null && ts - attachFirstSeenTs < LAUNCHER_WAIT_SECONDS
+                && members.keySet().stream().noneMatch(gpusByPid::containsKey)
+                && ProcessTree.isLauncher(root.comm(), proc.commandLine(root.pid()));
+        if (waitingForRanks) {
+            return observed;
+        }
         if (runId == null && root != null) {
             runId = RunIds.derived(host, root);
         }
@@ -371,6 +446,7 @@ public final class Attributor {
                 renamed.members.putAll(old.members);
                 renamed.gpuUuids.addAll(old.gpuUuids);
                 renamed.masterAddr = old.masterAddr;
+                renamed.outputs.addAll(old.outputs);
                 runs.put(runId, renamed);
             }
         }
@@ -400,7 +476,12 @@ public final class Attributor {
     private Classified classify(ProcStat stat) {
         return classified.computeIfAbsent(ProcKey.of(stat), key -> {
             Map<String, String> env = proc.environment(stat.pid());
-            return new Classified(env, RunIds.fromEnvironment(env), launcherRoot(stat));
+            PodIdentity pod = pods.pod(stat.pid()).orElse(null);
+            // A Kubernetes job names the run on every node alike; then the job ids of the environment.
+            String job = KubernetesJob.jobName(env, pod);
+            String runId = KubernetesJob.runId(env, pod);
+            return new Classified(env, runId != null ? runId : RunIds.fromEnvironment(env), launcherRoot(stat), pod,
+                    job);
         });
     }
 
@@ -442,13 +523,16 @@ public final class Attributor {
         }
     }
 
-    private record Classified(Map<String, String> env, String envRunId, ProcStat launcherRoot) {
+    private record Classified(Map<String, String> env, String envRunId, ProcStat launcherRoot, PodIdentity pod,
+                              String job) {
     }
 
     private static final class TrackedRun {
         final String runId;
         final Map<Long, ProcStat> members = new TreeMap<>();
         final Set<String> gpuUuids = new LinkedHashSet<>();
+        final Set<String> outputs = new LinkedHashSet<>();
+        final Set<ProcKey> outputsRead = new HashSet<>();
         String masterAddr;
 
         TrackedRun(String runId) {

@@ -72,8 +72,13 @@ public final class OutputTail {
         }
     }
 
+    /**
+     * Without colour codes; a line over {@value #MAX_LINE_CHARS} characters keeps its beginning and its end (an
+     * out-of-memory message names the allocation first and the reserved figures last).
+     */
     private static String clean(String line) {
         String s = line.replaceAll("\u001b\\[[0-9;?]*[A-Za-z]", "");
-        return s.length() > MAX_LINE_CHARS ? s.substring(s.length() - MAX_LINE_CHARS) : s;
+        int half = MAX_LINE_CHARS / 2;
+        return s.length() > MAX_LINE_CHARS ? s.substring(0, half) + " … " + s.substring(s.length() - half) : s;
     }
 }

@@ -13,12 +13,11 @@ import java.util.Map;
 
 /**
  * Reads a {@link StepSource} on a thread of its own, so reading a log can never hold up GPU polling: a slow disk,
- * a hung network file system, or a FIFO swapped in between the check and the open only stall this thread. Each
- * {@link #poll()} asks for a read and waits for it at most {@code waitAtMost} (a read takes milliseconds, so the
- * steps of a poll are normally in that poll); a read that takes longer is taken by a later poll, and while a read
- * is still under way a poll does not wait at all.
+ * a hung network file system, or a FIFO swapped in between the check and the open only stall this thread. The
+ * agent's poll asks for a read and takes what it returns if it comes within {@link #FRESH_WAIT_NANOS} (a regular
+ * file always does), else whatever was read since: {@link #poll()} never blocks on the file for longer.
  *
- * <p>A read that has not returned for {@code stuckAfter} is reported by {@link #problem()}; when the path is a FIFO
+ * <p>A read that has not returned for {@link #stuckAfter} is reported by {@link #problem()}; when the path is a FIFO
  * by then (the open is waiting for a writer), the reader is released by opening the FIFO for writing once and
  * closing it, which ends the wait with an empty read, and the refusal of non-regular files takes over.
  *
@@ -30,11 +29,8 @@ public final class BackgroundStepSource implements StepSource {
     private static final System.Logger LOG = System.getLogger(BackgroundStepSource.class.getName());
 
     private final StepSource source;
-    private final long waitNanos;
+    private final long periodNanos;
     private final long stuckAfterNanos;
-    /** Reads asked for and reads done; guarded by {@link #lock}. */
-    private long requested;
-    private long done;
     private final Thread thread;
     private final Object lock = new Object();
 
@@ -46,15 +42,24 @@ public final class BackgroundStepSource implements StepSource {
     private volatile boolean reading;
     private volatile boolean closed;
     private long lost;
+    /** Reads asked for by {@link #poll()}, and the newest request a finished read started after (under lock). */
+    private long requested;
+    private long served;
+    /**
+     * How long {@link #poll()} waits for a read it asked for: a regular file reads in far less, so the steps of a
+     * poll are those of the file as it stands at the poll; a read that blocks (a FIFO, a hung mount) costs the poll
+     * this much at most, and nothing once it counts as stuck.
+     */
+    static final long FRESH_WAIT_NANOS = 200_000_000L;
 
     /**
      * @param source     the log to read (owned: closed by {@link #close()})
-     * @param waitAtMost how long a poll waits for the read it asked for
+     * @param period     how often to read
      * @param stuckAfter a read taking longer than this is reported as stuck
      */
-    public BackgroundStepSource(StepSource source, Duration waitAtMost, Duration stuckAfter) {
+    public BackgroundStepSource(StepSource source, Duration period, Duration stuckAfter) {
         this.source = source;
-        this.waitNanos = waitAtMost.toNanos();
+        this.periodNanos = period.toNanos();
         this.stuckAfterNanos = stuckAfter.toNanos();
         this.thread = new Thread(this::run, "trainwatch-log");
         this.thread.setDaemon(true);
@@ -66,21 +71,12 @@ public final class BackgroundStepSource implements StepSource {
 
     private void run() {
         while (!closed) {
-            long asked;
+            long started = System.nanoTime();
+            long serving;
             synchronized (lock) {
-                while (requested == done && !closed) {
-                    try {
-                        lock.wait();
-                    } catch (InterruptedException e) {
-                        // close() interrupts; the loop condition decides.
-                    }
-                }
-                asked = requested;
+                serving = requested;
             }
-            if (closed) {
-                return;
-            }
-            readStartedNanos = System.nanoTime();
+            readStartedNanos = started;
             reading = true;
             try {
                 List<StepEvent> read = source.poll();
@@ -107,8 +103,51 @@ public final class BackgroundStepSource implements StepSource {
             } finally {
                 reading = false;
                 synchronized (lock) {
-                    done = asked;
+                    served = Math.max(served, serving);
                     lock.notifyAll();
+                }
+            }
+            // Until the next period, or until a poll asks for a read.
+            synchronized (lock) {
+                long deadline = started + periodNanos;
+                while (!closed && requested == serving) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        break;
+                    }
+                    try {
+                        lock.wait(left / 1_000_000, (int) (left % 1_000_000));
+                    } catch (InterruptedException e) {
+                        // close() interrupts; the loop condition decides.
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Asks the reader for a read and waits (at most {@link #FRESH_WAIT_NANOS}, not at all while a read is stuck) for
+     * one that started after the request to finish.
+     */
+    private void readNow() {
+        if (!thread.isAlive() || reading && System.nanoTime() - readStartedNanos > FRESH_WAIT_NANOS) {
+            return;
+        }
+        synchronized (lock) {
+            long want = ++requested;
+            lock.notifyAll();
+            long deadline = System.nanoTime() + FRESH_WAIT_NANOS;
+            while (served < want && !closed) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return;
+                }
+                try {
+                    lock.wait(left / 1_000_000, (int) (left % 1_000_000));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
                 }
             }
         }
@@ -120,23 +159,8 @@ public final class BackgroundStepSource implements StepSource {
     @Override
     public List<StepEvent> poll() {
         releaseIfStuck();
+        readNow();
         synchronized (lock) {
-            boolean idle = requested == done;
-            requested++;
-            lock.notifyAll();
-            if (idle) {
-                // Wait for this read, briefly: the steps of a poll are then in that poll.
-                long deadline = System.nanoTime() + waitNanos;
-                long left;
-                while (done < requested && (left = deadline - System.nanoTime()) > 0) {
-                    try {
-                        lock.wait(Math.max(1, left / 1_000_000), 0);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        break;
-                    }
-                }
-            }
             drainedCheckpoint = readCheckpoint;
             if (steps.isEmpty()) {
                 return List.of();
@@ -236,10 +260,7 @@ public final class BackgroundStepSource implements StepSource {
 
     @Override
     public void close() {
-        synchronized (lock) {
-            closed = true;
-            lock.notifyAll();
-        }
+        closed = true;
         thread.interrupt();
         if (!reading) {
             try {

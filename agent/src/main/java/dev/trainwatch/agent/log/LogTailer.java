@@ -221,6 +221,7 @@ public final class LogTailer implements StepSource {
         readTs = clock.millis() / 1000.0;
         catchUp = false;
         step();
+        extractor.flush(readTs, pending, pendingLogTs);
         List<StepEvent> out = pending;
         pending = null;
         if (lineTime == LineTime.READ && !out.isEmpty()) {

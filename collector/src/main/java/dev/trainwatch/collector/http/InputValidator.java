@@ -279,6 +279,16 @@ public final class InputValidator {
         if (event.failure() != null) {
             check(at + ".failure", event.failure());
         }
+        if (event.ending() != null) {
+            text(at + ".ending.log", event.ending().log(), 4_096);
+            text(at + ".ending.last_line", event.ending().lastLine(), 2_000);
+            if (event.ending().outputs() != null) {
+                size(at + ".ending.outputs", event.ending().outputs(), 8);
+                for (int i = 0; i < event.ending().outputs().size(); i++) {
+                    text(at + ".ending.outputs[" + i + "]", event.ending().outputs().get(i), 4_096);
+                }
+            }
+        }
     }
 
     /** The failure causes of the contract. */

@@ -288,9 +288,9 @@ final class BatchIngest {
                 }
             }
             case RUN_ENDED -> {
-                RunState run = registry.run(e.runId());
+                RunState run = ownRun(e.runId(), host);
                 if (run != null) {
-                    RunState.HostPart part = run.hosts.computeIfAbsent(host, h -> new RunState.HostPart());
+                    RunState.HostPart part = run.hosts.get(host);
                     part.ended = true;
                     if (!run.ended && run.hosts.values().stream().allMatch(p -> p.ended)) {
                         events.end(run, now);
@@ -298,14 +298,14 @@ final class BatchIngest {
                 }
             }
             case RUN_FAILED -> {
-                RunState run = registry.run(e.runId());
+                RunState run = ownRun(e.runId(), host);
                 if (run != null && e.failure() != null) {
                     events.fail(run, e.failure(), host, now);
                 }
             }
             case PHASE -> {
                 // A checkpoint, evaluation or sampling phase the run's log announced: its time is not a stall.
-                RunState run = registry.run(e.runId());
+                RunState run = ownRun(e.runId(), host);
                 if (run != null && !run.ended) {
                     run.accounting.phase(e.message(), Timestamps.stamp(e.ts() - offset, now));
                     run.phaseKind = e.message();
@@ -318,4 +318,29 @@ final class BatchIngest {
             }
         }
     }
+
+    /**
+     * The run an event of this host's agent may speak for: one the host attributed (in this batch or before), or one
+     * on no node yet. An agent reports the runs on its own node; an event naming a run on other nodes only is ignored
+     * and counted, so no holder of the ingest token can end or fail another node's run through its own batches.
+     */
+    private RunState ownRun(String runId, String host) {
+        RunState run = registry.run(runId);
+        if (run == null) {
+            return null;
+        }
+        if (run.hosts.isEmpty()) {
+            // On no node yet (a spec, or steps a script pushed): the first node to speak for it takes it.
+            run.hosts.put(host, new RunState.HostPart());
+            return run;
+        }
+        if (!run.hosts.containsKey(host)) {
+            foreignEvents++;
+            return null;
+        }
+        return run;
+    }
+
+    /** Events ignored because they named a run their agent's host never attributed. */
+    long foreignEvents;
 }

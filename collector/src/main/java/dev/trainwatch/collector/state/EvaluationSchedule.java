@@ -29,7 +29,7 @@ final class EvaluationSchedule {
     /** What the schedule hands back to the fleet. */
     interface Notifier {
         /** An anomaly was raised, changed or resolved. */
-        void publish(String runId, Transition t);
+        void publish(RunState run, Transition t);
 
         /** The run's summary is due for listeners. */
         void notifyChanged(RunState run, double now);
@@ -121,7 +121,7 @@ final class EvaluationSchedule {
             }
             if (t.isPresent()) {
                 run.summaryDue = true;
-                notifier.publish(run.runId, t.get());
+                notifier.publish(run, t.get());
             }
         }
     }

@@ -43,6 +43,9 @@ package dev.trainwatch.collector.state;
  * @param loss                   the newest finite training loss reported
  * @param lossNonfinite          true while the newest report's loss or grad norm is NaN or infinite
  * @param lossNonfiniteReports   reports whose loss was NaN or infinite since the run appeared
+ * @param specMismatch           set when the observation is impossible under the registered spec (model FLOPs at
+ *                               more than the GPUs' peak: an MFU above 100 %): says so, and {@code mfuRatio} and
+ *                               {@code hfuRatio} are then null (no figure nobody can reach is shown); null otherwise
  */
 public record ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memoryTotalBytes, Double stepSeconds,
                            Double dataWaitRatio, Double textEncoderRatio, Double vaeRatio,
@@ -51,7 +54,21 @@ public record ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memo
                            Double powerWatts, java.util.List<RankView> ranks, Double mfuRatio, Double hfuRatio,
                            Double goodputRatio, Double energyJoules, Double gpuHours, Double cost,
                            java.util.Map<String, Double> wallSeconds, Double accountedSinceTs, Double loss,
-                           Boolean lossNonfinite, Long lossNonfiniteReports) {
+                           Boolean lossNonfinite, Long lossNonfiniteReports, String specMismatch) {
+
+    /** A view without a spec mismatch. */
+    public ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memoryTotalBytes, Double stepSeconds,
+                        Double dataWaitRatio, Double textEncoderRatio, Double vaeRatio, Double gpuUtilizationRatio,
+                        Double samplesPerSecond, Long lastStep, Double lastStepTs, Integer largestBucketHeightPx,
+                        Integer largestBucketWidthPx, int gpuCount, Double powerWatts,
+                        java.util.List<RankView> ranks, Double mfuRatio, Double hfuRatio, Double goodputRatio,
+                        Double energyJoules, Double gpuHours, Double cost, java.util.Map<String, Double> wallSeconds,
+                        Double accountedSinceTs, Double loss, Boolean lossNonfinite, Long lossNonfiniteReports) {
+        this(peakMemoryBytes, memoryUsedBytes, memoryTotalBytes, stepSeconds, dataWaitRatio, textEncoderRatio,
+                vaeRatio, gpuUtilizationRatio, samplesPerSecond, lastStep, lastStepTs, largestBucketHeightPx,
+                largestBucketWidthPx, gpuCount, powerWatts, ranks, mfuRatio, hfuRatio, goodputRatio, energyJoules,
+                gpuHours, cost, wallSeconds, accountedSinceTs, loss, lossNonfinite, lossNonfiniteReports, null);
+    }
 
     /** A view without loss readings. */
     public ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memoryTotalBytes, Double stepSeconds,

@@ -44,12 +44,21 @@ final class Outbox {
         listeners.remove(listener);
     }
 
-    void raised(String runId, Anomaly a) {
-        add(l -> l.onAnomalyRaised(runId, a));
+    /** @param observed whether the run was ever seen training: listeners that notify people hear only of those */
+    void raised(String runId, Anomaly a, boolean observed) {
+        add(l -> {
+            if (observed || !l.notifiesPeople()) {
+                l.onAnomalyRaised(runId, a);
+            }
+        });
     }
 
-    void resolved(String runId, Anomaly a) {
-        add(l -> l.onAnomalyResolved(runId, a));
+    void resolved(String runId, Anomaly a, boolean observed) {
+        add(l -> {
+            if (observed || !l.notifiesPeople()) {
+                l.onAnomalyResolved(runId, a);
+            }
+        });
     }
 
     void changed(RunSummary summary) {

@@ -179,6 +179,17 @@ final class RunObservations {
         Estimate.Flops flops = run.estimate != null ? run.estimate.flops() : null;
         double mfu = flops == null ? Double.NaN : flops.modelUtilization(samplesPerSecond, dataParallel);
         double hfu = flops == null ? Double.NaN : flops.hardwareUtilization(samplesPerSecond, dataParallel);
+        // More model FLOPs per second than the GPUs can do: the spec is not this run (another model, batch,
+        // resolution or GPU count). Said as such; no impossible figure is shown, and the prediction is not trusted.
+        String specMismatch = null;
+        if (mfu > 1.0) {
+            specMismatch = String.format(java.util.Locale.ROOT, "the run is faster than its GPUs could be under the "
+                    + "registered spec (%.0f%% of their peak in model FLOPs): the spec does not match the run (model, "
+                    + "batch, resolution or GPUs), so its prediction does not apply; register the spec the run really "
+                    + "uses", mfu * 100);
+            mfu = Double.NaN;
+            hfu = Double.NaN;
+        }
         double until = accountedUntil(run, now);
         RunAccounting acc = run.accounting;
         Map<String, Double> wall = new java.util.LinkedHashMap<>();
@@ -195,7 +206,7 @@ final class RunObservations {
                 nan(acc.goodput(until)), nan(acc.energyJoules()), gpuHours, nan(gpuHours * price),
                 wall.isEmpty() ? null : wall, acc.start(), nan(run.losses.newestFinite()),
                 run.losses.newestNonFinite() ? Boolean.TRUE : null,
-                run.losses.nonFiniteLossReports() > 0 ? run.losses.nonFiniteLossReports() : null);
+                run.losses.nonFiniteLossReports() > 0 ? run.losses.nonFiniteLossReports() : null, specMismatch);
     }
 
     /** The end of the run's accounted time: now, or when it ended. */
