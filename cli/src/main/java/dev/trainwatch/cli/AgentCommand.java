@@ -117,7 +117,11 @@ final class AgentCommand implements Callable<Integer> {
             }
             return ExitCodes.OK;
         }
+        // Taken first thing: a SIGTERM while the agent starts (NVML, the spool) is an orderly stop too, exit 0.
+        CountDownLatch stopped = new CountDownLatch(1);
+        StopSignals.install(stopped::countDown);
         URI collectorUri = parseCollector();
+        LogTailer.LineTime lineTime = parseLogTime();
         if (attachPid != null && ProcessHandle.of(attachPid).isEmpty()) {
             throw new UserError(ExitCodes.USAGE, "--attach: no process with PID " + attachPid);
         }
@@ -135,8 +139,8 @@ final class AgentCommand implements Callable<Integer> {
         StepSource steps = null;
         Agent agent;
         try {
-            steps = log != null ? LogTailer.open(log, logFormat, clock, LogTailer.DEFAULT_HISTORY_BYTES,
-                    parseLogTime()) : null;
+            steps = log != null ? LogTailer.open(log, logFormat, clock, LogTailer.DEFAULT_HISTORY_BYTES, lineTime)
+                    : null;
             agent = Agent.create(config, reader, steps, LinuxProcSource.system(), clock);
         } catch (IllegalArgumentException e) {
             closeQuietly(reader, steps);
@@ -145,7 +149,7 @@ final class AgentCommand implements Callable<Integer> {
             closeQuietly(reader, steps);
             throw new UserError(ExitCodes.FAILURE, e.getMessage());
         }
-        return runUntilStopped(agent, pollInterval);
+        return runUntilStopped(agent, pollInterval, stopped);
     }
 
     private LogTailer.LineTime parseLogTime() {
@@ -161,19 +165,21 @@ final class AgentCommand implements Callable<Integer> {
      * would otherwise exit with 143/130 from a shutdown hook): the agent stops in order and exits 0, as documented.
      * Where the signals cannot be taken (the JVM runs with -Xrs), the shutdown hook still stops the agent.
      */
-    private int runUntilStopped(Agent agent, Duration pollInterval) throws InterruptedException {
-        CountDownLatch stopped = new CountDownLatch(1);
+    private int runUntilStopped(Agent agent, Duration pollInterval, CountDownLatch stopped)
+            throws InterruptedException {
         Thread hook = new Thread(() -> {
             agent.close();
             stopped.countDown();
         }, "trainwatch-agent-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
-        StopSignals.install(stopped::countDown);
-        agent.start();
-        System.getLogger(AgentCommand.class.getName()).log(System.Logger.Level.INFO,
-                "agent " + agent.agentId() + " polling every " + pollInterval.toMillis() + "ms, shipping to "
-                        + collector);
         try {
+            if (stopped.getCount() == 0) {
+                return ExitCodes.OK; // stopped while starting: nothing polled yet, nothing to deliver
+            }
+            agent.start();
+            System.getLogger(AgentCommand.class.getName()).log(System.Logger.Level.INFO,
+                    "agent " + agent.agentId() + " polling every " + pollInterval.toMillis() + "ms, shipping to "
+                            + collector);
             while (!stopped.await(pollInterval.toMillis(), TimeUnit.MILLISECONDS)) {
                 if (StopSignals.received()) {
                     break;

@@ -144,6 +144,11 @@ class OperationsIT {
             builder.environment().putAll(env);
             process = builder.start();
             starts++;
+            // Signals are the agent's once its main runs; before that (the JVM's own start) SIGTERM is the JVM's 143.
+            int expected = starts;
+            await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> Files.exists(home.resolve("agent.log")) && Files.readString(home.resolve("agent.log"))
+                            .lines().filter(l -> l.contains("polling every")).count() >= expected);
         }
 
         /** Stops the agent with SIGTERM (must exit 0) or SIGKILL, then starts it again. */

@@ -186,8 +186,15 @@ public final class Attributor {
 
     /** True once the attached process and all its descendants have exited (always false without --attach). */
     public boolean attachedRunEnded() {
-        return attachPid != null && attachStartTicks != null && runs.isEmpty() && !waitingForRanks;
+        return attachPid != null
+                && (attachStartTicks != null && runs.isEmpty() && !waitingForRanks || attachGoneBeforeSeen);
     }
+
+    /**
+     * The attached process had exited before the first scan of the process table saw it (it ended while the agent
+     * started): there is nothing to watch, and waiting for it to end would wait forever.
+     */
+    private boolean attachGoneBeforeSeen;
 
     /** How often the whole process table is read to find the ranks' DataLoader workers. */
     static final double CHILDREN_RESCAN_SECONDS = 10;
@@ -360,6 +367,9 @@ public final class Attributor {
             }
             lastScanTs = ts;
             Optional<ProcStat> root = Optional.ofNullable(table.get(attachPid));
+            if (root.isEmpty() && attachStartTicks == null && !table.isEmpty()) {
+                attachGoneBeforeSeen = true;
+            }
             if (root.isPresent() && attachStartTicks == null) {
                 attachStartTicks = root.get().startTimeTicks();
                 attachFirstSeenTs = ts;

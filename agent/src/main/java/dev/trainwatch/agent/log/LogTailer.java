@@ -44,7 +44,8 @@ import java.util.Objects;
  * <p>Time ({@link LineTime}): by default ({@link LineTime#READ}, what the agent uses) a step's time is when it was
  * read, and the log's own time stamps serve only for the intervals between its lines: of the lines one poll reads,
  * the newest gets the read time and the older ones keep their distance to it (on the first read of a file the
- * anchor is its last modification, if earlier, so a log that stopped long ago is not taken for a live one). A log
+ * anchor is moved back by the age of its last modification, so a log that stopped long ago is not taken for a live
+ * one; the age is measured on the file system's clock, the wall clock). A log
  * written in another time zone, or on a machine whose clock is off, then still gives the right times. With {@link
  * LineTime#LOG} (a replay, when the user says so) the lines' own time stamps are the times. Prefixes without an
  * offset are local time (Python's asctime): the factories read them in the machine's default zone; the
@@ -95,7 +96,8 @@ public final class LogTailer implements StepSource {
     /** The files read so far, by file key; the current one's entry is refreshed by {@link #checkpoint()}. */
     private final java.util.LinkedHashMap<String, LogPositions.FileState> known = new java.util.LinkedHashMap<>();
     private boolean catchUp;
-    private double modifiedTs = Double.NaN;
+    /** Seconds since the file's last modification, by the file system's (wall) clock, at the last stat. */
+    private double modifiedAgo = Double.NaN;
 
     private List<StepEvent> pending;
     private final List<Double> pendingLogTs = new ArrayList<>();
@@ -234,8 +236,9 @@ public final class LogTailer implements StepSource {
      */
     private List<StepEvent> anchoredAtReadTime(List<StepEvent> events) {
         double anchor = readTs;
-        if (catchUp && modifiedTs < anchor) {
-            anchor = modifiedTs;
+        if (catchUp && modifiedAgo > 0) {
+            // The file's time is the file system's wall clock: its age, not its time, carries over to this clock.
+            anchor -= modifiedAgo;
         }
         double newest = Double.NEGATIVE_INFINITY;
         for (double t : pendingLogTs) {
@@ -408,7 +411,7 @@ public final class LogTailer implements StepSource {
             problem = "log file " + file + " is " + kindOf(attrs) + ", not a regular file; waiting for a regular file";
             return;
         }
-        modifiedTs = attrs.lastModifiedTime().toMillis() / 1000.0;
+        modifiedAgo = (System.currentTimeMillis() - attrs.lastModifiedTime().toMillis()) / 1000.0;
         if (channel == null && !attachedOnce && positions != null) {
             finishRotatedAway(attrs.fileKey());
         }

@@ -271,6 +271,16 @@ class AttributorTest {
         assertThat(attributor.update(List.of(gpu(102, 4)), 102).runs()).isEmpty();
     }
 
+    /** Regression: a process that exited while the agent started was never seen, so its end never came. */
+    @Test
+    void anAttachedProcessGoneBeforeTheFirstScanIsAnEndedRun() {
+        ProcFixture.exit(root, 5000);
+        Attributor attributor = new Attributor(proc, "node1", 5000L, null, 0.0, 0.0);
+        Attributor.Update update = attributor.update(node(100), 100);
+        assertThat(update.runs()).isEmpty();
+        assertThat(attributor.attachedRunEnded()).isTrue();
+    }
+
     @Test
     void aSteadyPollReadsEachProcessAtMostOncePerRevalidationPeriod() {
         java.util.concurrent.atomic.AtomicInteger statReads = new java.util.concurrent.atomic.AtomicInteger();

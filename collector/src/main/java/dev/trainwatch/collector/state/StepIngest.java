@@ -42,7 +42,6 @@ final class StepIngest {
                 // re-sent after an answer was lost, replayed from a spool): never again.
                 Long applied = registry.ledger.lastStep(runId, e.source(), rank);
                 if (applied != null && e.step() <= applied) {
-                    run.replayedSteps++;
                     continue;
                 }
                 registry.ledger.appliedStep(runId, e.source(), rank, e.step());
