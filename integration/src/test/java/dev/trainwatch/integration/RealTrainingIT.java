@@ -78,8 +78,8 @@ class RealTrainingIT {
         URI api = pageOf(out, trainwatch);
 
         JsonNode run = awaitRun(api, r -> ranksOnGpus(r).equals(Set.of(0, 1)) && workersOf(r) >= 2, out);
-        // trainwatch run names the run before the command starts (torchrun --standalone draws its
-        // TORCHELASTIC_RUN_ID later); the attached agent's test below asserts the torchrun identity.
+        // trainwatch run names the run before the command starts, from its own environment (torchrun gives its
+        // TORCHELASTIC_RUN_ID to its ranks only); the attached agent's test below asserts the torchrun identity.
         assertThat(run.path("run_id").asText()).startsWith(dev.trainwatch.cli.watch.LocalStack.hostName() + "-run-");
 
         Set<String> runIds = new LinkedHashSet<>();
