@@ -256,6 +256,9 @@ final class BatchIngest {
             }
             case RUN_ENDED -> {
                 RunState run = registry.run(e.runId());
+                if (run != null && e.ending() != null) {
+                    run.ending = e.ending();
+                }
                 if (run != null) {
                     RunState.HostPart part = run.hosts.computeIfAbsent(host, h -> new RunState.HostPart());
                     part.ended = true;
