@@ -10,8 +10,9 @@
  *   (none)              a current driver: every versioned symbol, _v3 writes 24-byte entries
  *   FAKE_STRIDE32       an R535-era driver: _v3 writes 32-byte entries, nvmlDeviceGetConfComputeMemSizeInfo
  *                       exists, nvmlDeviceGetRunningProcessDetailList and ...ClocksEventReasons do not
- *   FAKE_NO_V3_PROCS    no ..._v3 process call (older driver): _v2 with 24-byte entries
- *   FAKE_LEGACY         an old driver: only unversioned/_v2-less symbols, 16-byte process entries
+ *   FAKE_NO_V3_PROCS    no ..._v3 process call (older driver): _v2 with 24-byte entries, no GPM (nvmlGpm*)
+ *   FAKE_LEGACY         an old driver: only unversioned/_v2-less symbols, 16-byte process entries, no GPM and
+ *                       no nvmlDeviceGetFieldValues
  *
  * Scenario time: FAKE_NVML_CLOCK = fixed:<seconds> (default fixed:0) or wall[:<speed>] (seconds since the first
  * nvmlInit, times speed). In-process tests set it with fake_nvml_set_time().
@@ -48,6 +49,56 @@ _Static_assert(sizeof(nvmlEventData_t) == 32 && __builtin_offsetof(nvmlEventData
 _Static_assert(sizeof(nvmlPciInfo_t) == 68 && __builtin_offsetof(nvmlPciInfo_t, busId) == 36, "nvmlPciInfo_t");
 _Static_assert(sizeof(nvmlUtilization_t) == 8, "nvmlUtilization_t");
 
+/* GPU performance monitoring (GPM) arrived with NVML 12 (driver R520 on). When the build's nvml.h predates it
+ * (Debian bookworm ships 11.8), the declarations are taken as NVML 12's header has them: a sample is an opaque
+ * handle, nvmlGpmMetricsGet_t holds the version, the count, two samples and NVML_GPM_METRIC_MAX (98) metrics of
+ * 40 bytes. NVIDIA's Python binding declares the same layout (c_nvmlGpmMetricsGet_t), which the cross-check
+ * test reads through; the assertions below pin the offsets the Java reader uses either way. */
+#ifndef NVML_GPM_METRICS_GET_VERSION
+typedef struct nvmlGpmSample_st *nvmlGpmSample_t;
+typedef struct {
+    unsigned int metricId;
+    nvmlReturn_t nvmlReturn;
+    double value;
+    struct { char *shortName; char *longName; char *unit; } metricInfo;
+} nvmlGpmMetric_t;
+#define NVML_GPM_METRIC_MAX 98
+typedef struct {
+    unsigned int version;
+    unsigned int numMetrics;
+    nvmlGpmSample_t sample1;
+    nvmlGpmSample_t sample2;
+    nvmlGpmMetric_t metrics[NVML_GPM_METRIC_MAX];
+} nvmlGpmMetricsGet_t;
+#define NVML_GPM_METRICS_GET_VERSION 1
+typedef struct { unsigned int version; unsigned int isSupportedDevice; } nvmlGpmSupport_t;
+#define NVML_GPM_SUPPORT_VERSION 1
+#define NVML_GPM_METRIC_SM_UTIL 2
+#define NVML_GPM_METRIC_SM_OCCUPANCY 3
+#define NVML_GPM_METRIC_ANY_TENSOR_UTIL 5
+#define NVML_GPM_METRIC_HMMA_TENSOR_UTIL 7
+#define NVML_GPM_METRIC_DRAM_BW_UTIL 10
+#define NVML_GPM_METRIC_PCIE_TX_PER_SEC 20
+#define NVML_GPM_METRIC_PCIE_RX_PER_SEC 21
+#define NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC 60
+#define NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC 61
+#endif
+_Static_assert(NVML_GPM_METRICS_GET_VERSION == 1 && NVML_GPM_SUPPORT_VERSION == 1, "GPM struct versions");
+_Static_assert(sizeof(nvmlGpmMetric_t) == 40 && __builtin_offsetof(nvmlGpmMetric_t, nvmlReturn) == 4
+               && __builtin_offsetof(nvmlGpmMetric_t, value) == 8, "nvmlGpmMetric_t");
+_Static_assert(__builtin_offsetof(nvmlGpmMetricsGet_t, numMetrics) == 4
+               && __builtin_offsetof(nvmlGpmMetricsGet_t, sample1) == 8
+               && __builtin_offsetof(nvmlGpmMetricsGet_t, sample2) == 16
+               && __builtin_offsetof(nvmlGpmMetricsGet_t, metrics) == 24, "nvmlGpmMetricsGet_t");
+_Static_assert(sizeof(nvmlGpmSupport_t) == 8, "nvmlGpmSupport_t");
+_Static_assert(sizeof(nvmlFieldValue_t) == 40 && __builtin_offsetof(nvmlFieldValue_t, scopeId) == 4
+               && __builtin_offsetof(nvmlFieldValue_t, valueType) == 24
+               && __builtin_offsetof(nvmlFieldValue_t, nvmlReturn) == 28
+               && __builtin_offsetof(nvmlFieldValue_t, value) == 32, "nvmlFieldValue_t");
+_Static_assert(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX == 138 && NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX == 139,
+               "NVLink throughput field ids");
+_Static_assert(NVML_PCIE_UTIL_TX_BYTES == 0 && NVML_PCIE_UTIL_RX_BYTES == 1, "PCIe counters");
+
 /* The R535 _v3 entry: nvmlProcessInfo_t plus usedGpuCcProtectedMemory, written without a new symbol. */
 typedef struct {
     unsigned int pid;
@@ -72,12 +123,25 @@ _Static_assert(sizeof(fake_process_info_r535_t) == 32, "r535 stride");
 enum field {
     F_MEM_TOTAL, F_MEM_RESERVED, F_MEM_USED, F_UTIL_GPU, F_UTIL_MEM, F_SM_CLOCK, F_MEM_CLOCK, F_GRAPHICS_CLOCK,
     F_MAX_SM_CLOCK, F_MAX_MEM_CLOCK, F_REASONS, F_POWER, F_POWER_LIMIT, F_ENERGY, F_TEMP, F_PSTATE, F_IDLE_SHARE,
-    F_COUNT
+    F_PCIE_TX, F_PCIE_RX, F_NVLINK_TX, F_NVLINK_RX,
+    F_GPM_SM, F_GPM_OCCUPANCY, F_GPM_ANY_TENSOR, F_GPM_HMMA, F_GPM_DRAM, F_GPM_PCIE_TX, F_GPM_PCIE_RX,
+    F_GPM_NVLINK_TX, F_GPM_NVLINK_RX, F_COUNT
 };
+#define F_GPM_FIRST F_GPM_SM
 static const char *FIELD_NAMES[F_COUNT] = {
     "memory_total", "memory_reserved", "memory_used", "util_gpu", "util_mem", "sm_clock_mhz", "mem_clock_mhz",
     "graphics_clock_mhz", "max_sm_clock_mhz", "max_mem_clock_mhz", "clock_reasons", "power_mw",
-    "power_limit_mw", "energy_mj", "temperature_c", "pstate", "idle_share"};
+    "power_limit_mw", "energy_mj", "temperature_c", "pstate", "idle_share",
+    "pcie_tx_kbps", "pcie_rx_kbps", "nvlink_tx_kib", "nvlink_rx_kib",
+    "gpm_sm_util", "gpm_sm_occupancy", "gpm_any_tensor_util", "gpm_hmma_tensor_util", "gpm_dram_bw_util",
+    "gpm_pcie_tx_mibps", "gpm_pcie_rx_mibps", "gpm_nvlink_tx_mibps", "gpm_nvlink_rx_mibps"};
+/* GPM metric id -> scenario field (percent or MiB/s, averaged over the interval between two samples). */
+static const struct { unsigned int id; int field; } GPM_FIELDS[] __attribute__((unused)) = {
+    {NVML_GPM_METRIC_SM_UTIL, F_GPM_SM}, {NVML_GPM_METRIC_SM_OCCUPANCY, F_GPM_OCCUPANCY},
+    {NVML_GPM_METRIC_ANY_TENSOR_UTIL, F_GPM_ANY_TENSOR}, {NVML_GPM_METRIC_HMMA_TENSOR_UTIL, F_GPM_HMMA},
+    {NVML_GPM_METRIC_DRAM_BW_UTIL, F_GPM_DRAM}, {NVML_GPM_METRIC_PCIE_TX_PER_SEC, F_GPM_PCIE_TX},
+    {NVML_GPM_METRIC_PCIE_RX_PER_SEC, F_GPM_PCIE_RX}, {NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC, F_GPM_NVLINK_TX},
+    {NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC, F_GPM_NVLINK_RX}};
 
 typedef struct { int64_t t; double v; int ramp; } key_t_;
 typedef struct { int n; key_t_ k[MAX_KEYS]; } series_t;
@@ -89,6 +153,7 @@ typedef struct { int64_t t; int n; proc_t p[MAX_PROCS]; } proc_key_t;
 typedef struct {
     char uuid[96], name[96], bus_id[32];
     unsigned int domain, bus, device;
+    int nvlink_links;        /* links the NVLink counters spread over (per-link scopes), default 18 */
     series_t f[F_COUNT];
     int nproc_keys;
     proc_key_t proc_keys[MAX_PROC_KEYS];
@@ -107,7 +172,9 @@ typedef struct {
     X(nvmlDeviceGetComputeRunningProcesses_v3) X(nvmlDeviceGetComputeRunningProcesses_v2) \
     X(nvmlDeviceGetComputeRunningProcesses) X(nvmlDeviceGetProcessUtilization) X(nvmlDeviceRegisterEvents) \
     X(nvmlDeviceGetSupportedEventTypes) X(nvmlEventSetCreate) X(nvmlEventSetWait_v2) X(nvmlEventSetWait) \
-    X(nvmlDeviceGetConfComputeMemSizeInfo) X(nvmlDeviceGetRunningProcessDetailList)
+    X(nvmlDeviceGetConfComputeMemSizeInfo) X(nvmlDeviceGetRunningProcessDetailList) \
+    X(nvmlDeviceGetPcieThroughput) X(nvmlDeviceGetFieldValues) X(nvmlGpmQueryDeviceSupport) \
+    X(nvmlGpmSampleAlloc) X(nvmlGpmSampleGet) X(nvmlGpmMetricsGet)
 #define FN_ENUM(n) FN_##n,
 #define FN_NAME(n) #n,
 enum fn_id { FN_LIST(FN_ENUM) FN_COUNT, FN_ANY_DEVICE };
@@ -130,6 +197,8 @@ typedef struct {
     err_t err[MAX_ERRORS];
     int nevents;
     event_t events[MAX_EVENTS];
+    int nvlink_aggregate;    /* 1: the NVLink fields answer scopeId UINT_MAX with all links summed (default) */
+    int pcie_window_us;      /* nvmlDeviceGetPcieThroughput blocks this long, as real drivers do for ~20 ms */
 } scenario_t;
 
 /* Two buffers: a scenario is parsed into the one not in use and then swapped in, so a reload (FAKE_NVML_WATCH)
@@ -238,10 +307,19 @@ static int parse_processes(int line, gpu_t *g, int64_t t, char *rest) {
 static int add_key(int line, series_t *s, int64_t t, const char *val) {
     if (s->n >= MAX_KEYS) return fail_line(line, "too many values for one field", NULL);
     int ramp = val[0] == '~';
-    unsigned long long v;
-    if (parse_u64(val + ramp, &v)) return fail_line(line, "not a number", val);
+    const char *num = val + ramp;
+    double v;
+    if (num[0] == '0' && (num[1] == 'x' || num[1] == 'X')) {
+        unsigned long long u;
+        if (parse_u64(num, &u)) return fail_line(line, "not a number", val);
+        v = (double) u;
+    } else {
+        char *end;
+        v = strtod(num, &end);     /* decimals allowed: GPM percentages, fractional rates */
+        if (end == num || *end || v < 0) return fail_line(line, "not a number", val);
+    }
     if (s->n > 0 && s->k[s->n - 1].t > t) return fail_line(line, "times must not go backwards per field", NULL);
-    s->k[s->n++] = (key_t_) {t, (double) v, ramp};
+    s->k[s->n++] = (key_t_) {t, v, ramp};
     return 0;
 }
 
@@ -267,6 +345,8 @@ static int parse_scenario_into(const char *path, scenario_t *out) {
      * so that they line up with the caller's own clock. */
     S.epoch_us = WALL_MODE ? WALL_START_UNIX_US : 1767225600LL * 1000000LL;
     S.sample_period_us = 166667;             /* 1/6 s, as on data-centre GPUs */
+    S.nvlink_aggregate = 1;
+    for (int i = 0; i < MAX_GPUS; i++) S.gpu[i].nvlink_links = 18;
     char buf[4096];
     int line = 0, rc = 0;
     while (rc == 0 && fgets(buf, sizeof buf, f)) {
@@ -301,6 +381,14 @@ static int parse_scenario_into(const char *path, scenario_t *out) {
         } else if (strcmp(key, "sample_period_ms") == 0 && rest) {
             S.sample_period_us = (int64_t) (atof(rest) * 1e3);
             if (S.sample_period_us <= 0) rc = fail_line(line, "bad sample period", rest);
+        } else if (strcmp(key, "nvlink_aggregate") == 0 && rest) {
+            S.nvlink_aggregate = atoi(rest) != 0;
+        } else if (strcmp(key, "pcie_window_ms") == 0 && rest) {
+            S.pcie_window_us = (int) (atof(rest) * 1e3);
+        } else if (strcmp(key, "nvlink_links") == 0 && rest) {
+            int links = atoi(rest);
+            if (links < 1 || links > 18) { rc = fail_line(line, "nvlink_links must be 1-18", rest); break; }
+            for (int g = lo; g < hi; g++) S.gpu[g].nvlink_links = links;
         } else if (strcmp(key, "uuid") == 0 && rest && gi >= 0) {
             snprintf(S.gpu[gi].uuid, sizeof S.gpu[gi].uuid, "%s", rest);
         } else if (strcmp(key, "name") == 0 && rest && gi >= 0) {
@@ -915,6 +1003,153 @@ EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlPro
     return NVML_SUCCESS;
 }
 
+/* ---------------------------------------------------------------- interconnect and activity counters */
+
+/* KB/s over the driver's 20 ms counter window; the real call blocks for that window (pcie_window_ms). */
+EXPORT nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, nvmlPcieUtilCounter_t counter, unsigned int *value) {
+    DEVICE(nvmlDeviceGetPcieThroughput);
+    if (!value) return NVML_ERROR_INVALID_ARGUMENT;
+    int fi = counter == NVML_PCIE_UTIL_TX_BYTES ? F_PCIE_TX : counter == NVML_PCIE_UTIL_RX_BYTES ? F_PCIE_RX : -1;
+    if (fi < 0) return NVML_ERROR_INVALID_ARGUMENT;
+    FIELD(v, fi);
+    if (S.pcie_window_us > 0) usleep((useconds_t) S.pcie_window_us);
+    *value = (unsigned int) v;
+    return NVML_SUCCESS;
+}
+
+#ifndef FAKE_LEGACY
+/* NVLink throughput counters (KiB since the counter started): scopeId is a link, or UINT_MAX for all links
+ * summed, as NVML's header says. The scenario gives the all-links total; link i gets an even share (link 0 the
+ * remainder). Other fields answer NOT_SUPPORTED in their entry; the call itself succeeds. */
+EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values) {
+    DEVICE(nvmlDeviceGetFieldValues);
+    if (!values || valuesCount < 0) return NVML_ERROR_INVALID_ARGUMENT;
+    for (int i = 0; i < valuesCount; i++) {
+        nvmlFieldValue_t *fv = &values[i];
+        fv->timestamp = (long long) (S.epoch_us + t);
+        fv->latencyUsec = 0;
+        fv->valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+        fv->value.ullVal = 0;
+        int fi = fv->fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX ? F_NVLINK_TX
+               : fv->fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX ? F_NVLINK_RX : -1;
+        double total;
+        if (fi < 0 || !value_at(&g->f[fi], t, &total)) { fv->nvmlReturn = NVML_ERROR_NOT_SUPPORTED; continue; }
+        unsigned long long kib = (unsigned long long) total, links = (unsigned long long) g->nvlink_links;
+        if (fv->scopeId == 0xFFFFFFFFu) {
+            if (!S.nvlink_aggregate) { fv->nvmlReturn = NVML_ERROR_INVALID_ARGUMENT; continue; }
+            fv->value.ullVal = kib;
+        } else if (fv->scopeId < links) {
+            fv->value.ullVal = kib / links + (fv->scopeId == 0 ? kib % links : 0);
+        } else {
+            fv->nvmlReturn = NVML_ERROR_INVALID_ARGUMENT;
+            continue;
+        }
+        fv->nvmlReturn = NVML_SUCCESS;
+    }
+    return NVML_SUCCESS;
+}
+#endif
+
+#if !defined(FAKE_LEGACY) && !defined(FAKE_NO_V3_PROCS)
+/* GPM. A GPU supports it when its scenario gives any gpm_* field. A sample records the device and scenario time;
+ * a metric over two samples is the field's mean over the time between them (so a dip between polls shows). */
+#define GPM_MAGIC 0x67706d31
+struct nvmlGpmSample_st { int magic; int device; int taken; int64_t t; };
+static long GPM_LIVE;
+
+static int gpm_supported(const gpu_t *g) {
+    for (int f = F_GPM_FIRST; f < F_COUNT; f++) if (g->f[f].n > 0) return 1;
+    return 0;
+}
+
+/* Value within segment i (between key i and key i+1; -1 before the first key, n-1 after the last). */
+static double segment_value(const series_t *s, int i, double x) {
+    if (i < 0) return s->k[0].v;
+    if (i >= s->n - 1 || !s->k[i + 1].ramp) return s->k[i].v;
+    const key_t_ *a = &s->k[i], *b = &s->k[i + 1];
+    return a->v + (b->v - a->v) * (x - (double) a->t) / (double) (b->t - a->t);
+}
+
+/* Exact mean of the field over [t1, t2): steps and linear ramps integrate piecewise, O(keys). */
+static double mean_over(const series_t *s, int64_t t1, int64_t t2) {
+    double sum = 0;
+    for (int i = -1; i < s->n; i++) {
+        double lo = i < 0 ? -1e300 : (double) s->k[i].t, hi = i + 1 < s->n ? (double) s->k[i + 1].t : 1e300;
+        if (lo < (double) t1) lo = (double) t1;
+        if (hi > (double) t2) hi = (double) t2;
+        if (hi <= lo) continue;
+        sum += (segment_value(s, i, lo) + segment_value(s, i, hi)) / 2 * (hi - lo);
+    }
+    return sum / (double) (t2 - t1);
+}
+
+EXPORT nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t device, nvmlGpmSupport_t *gpmSupport) {
+    DEVICE(nvmlGpmQueryDeviceSupport);
+    if (!gpmSupport) return NVML_ERROR_INVALID_ARGUMENT;
+    if (gpmSupport->version != NVML_GPM_SUPPORT_VERSION) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    gpmSupport->isSupportedDevice = (unsigned int) gpm_supported(g);
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *gpmSample) {
+    nvmlReturn_t rc = global_call(FN_nvmlGpmSampleAlloc);
+    if (rc) return rc;
+    if (!gpmSample) return NVML_ERROR_INVALID_ARGUMENT;
+    struct nvmlGpmSample_st *smp = calloc(1, sizeof *smp);
+    if (!smp) return NVML_ERROR_MEMORY;
+    smp->magic = GPM_MAGIC;
+    __atomic_add_fetch(&GPM_LIVE, 1, __ATOMIC_RELAXED);
+    *gpmSample = smp;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t gpmSample) {
+    if (!gpmSample || gpmSample->magic != GPM_MAGIC) return NVML_ERROR_INVALID_ARGUMENT;
+    gpmSample->magic = 0;
+    free(gpmSample);
+    __atomic_sub_fetch(&GPM_LIVE, 1, __ATOMIC_RELAXED);
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t gpmSample) {
+    DEVICE(nvmlGpmSampleGet);
+    if (!gpmSample || gpmSample->magic != GPM_MAGIC) return NVML_ERROR_INVALID_ARGUMENT;
+    if (!gpm_supported(g)) return NVML_ERROR_NOT_SUPPORTED;
+    gpmSample->device = device->index;
+    gpmSample->t = t;
+    gpmSample->taken = 1;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *metricsGet) {
+    if (REFCOUNT <= 0) return NVML_ERROR_UNINITIALIZED;
+    if (!metricsGet) return NVML_ERROR_INVALID_ARGUMENT;
+    if (metricsGet->version != NVML_GPM_METRICS_GET_VERSION) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    nvmlGpmSample_t a = metricsGet->sample1, b = metricsGet->sample2;
+    if (metricsGet->numMetrics > NVML_GPM_METRIC_MAX || !a || !b || a->magic != GPM_MAGIC || b->magic != GPM_MAGIC
+        || !a->taken || !b->taken || a->device != b->device || b->t <= a->t)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    nvmlReturn_t rc = injected(a->device, FN_nvmlGpmMetricsGet, now_us());
+    if (rc) return rc;
+    const gpu_t *g = &S.gpu[a->device];
+    for (unsigned int i = 0; i < metricsGet->numMetrics; i++) {
+        nvmlGpmMetric_t *m = &metricsGet->metrics[i];
+        int fi = -1;
+        for (size_t j = 0; j < sizeof GPM_FIELDS / sizeof GPM_FIELDS[0]; j++) if (GPM_FIELDS[j].id == m->metricId) fi = GPM_FIELDS[j].field;
+        m->metricInfo.shortName = m->metricInfo.longName = m->metricInfo.unit = NULL;
+        if (fi < 0 || g->f[fi].n == 0) { m->nvmlReturn = NVML_ERROR_NOT_SUPPORTED; m->value = 0; continue; }
+        m->value = mean_over(&g->f[fi], a->t, b->t);
+        m->nvmlReturn = NVML_SUCCESS;
+    }
+    return NVML_SUCCESS;
+}
+
+/* GPM samples allocated and not yet freed: 0 when every sample was released. */
+EXPORT long fake_nvml_gpm_samples_live(void) { return __atomic_load_n(&GPM_LIVE, __ATOMIC_RELAXED); }
+#else
+EXPORT long fake_nvml_gpm_samples_live(void) { return 0; }
+#endif
+
 /* ---------------------------------------------------------------- events */
 
 EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set) {
@@ -1016,9 +1251,6 @@ EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t d, unsigned 
 EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t d, unsigned int *v) { (void) v; return unsupported(d); }
 EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t d, unsigned int *v) { (void) v; return unsupported(d); }
 EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t d, unsigned int *v) { (void) v; return unsupported(d); }
-EXPORT nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, nvmlPcieUtilCounter_t c, unsigned int *v) {
-    (void) c; (void) v; return unsupported(d);
-}
 EXPORT nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t d, unsigned int *v) { (void) v; return unsupported(d); }
 EXPORT nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t d, nvmlTemperatureThresholds_t t, unsigned int *v) {
     (void) t; (void) v; return unsupported(d);

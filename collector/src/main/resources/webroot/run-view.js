@@ -103,7 +103,8 @@ export function renderRun() {
       (headroom !== null ? ' · ' + fmtBytes(headroom) + ' free' : ''),
       headroom !== null && capacity && headroom < 0.05 * capacity ? 'bad' : memoryRatio !== null && memoryRatio > 1.1 ? 'warn' : ''),
     tile('GPU utilisation', fmtRatio(o.gpu_utilization_ratio), 'last minute', num(o.gpu_utilization_ratio) !== null && o.gpu_utilization_ratio < 0.6 ? 'warn' : ''),
-    tile('Data wait', fmtRatio(o.data_wait_ratio), 'of each step' + (encoding !== null ? ' · online encoding ' + fmtRatio(encoding) : ''),
+    tile('Data wait', fmtRatio(o.data_wait_ratio), num(o.data_wait_ratio) === null && encoding === null && num(o.step_seconds) !== null
+      ? 'the log does not report data time' : 'of each step' + (encoding !== null ? ' · online encoding ' + fmtRatio(encoding) : ''),
       num(o.data_wait_ratio) !== null && o.data_wait_ratio > 0.3 ? 'warn' : ''),
     tile('Samples per second', fmtRate(o.samples_per_second), 'predicted ' + fmtRate(predictedThroughput(run))),
     tile('ETA', fmtDuration(etaSeconds(run)), total === null ? 'no total_steps in the spec' : 'at the observed pace' +

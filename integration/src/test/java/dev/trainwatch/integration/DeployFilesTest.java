@@ -73,6 +73,26 @@ class DeployFilesTest {
         assertThat(agent.path("resources").toString()).as("the agent must not claim GPUs").doesNotContain("nvidia.com/gpu");
         assertThat(agent.path("securityContext").path("capabilities").path("add").toString())
                 .contains("SYS_PTRACE");
+        // Kubernetes attribution: the kubelet's log directories, mounted where the agent reads them, read-only
+        for (String dir : List.of("/var/log/pods", "/var/log/containers")) {
+            JsonNode mount = null;
+            for (JsonNode m : agent.path("volumeMounts")) {
+                if (m.path("mountPath").asText().equals(dir)) {
+                    mount = m;
+                }
+            }
+            assertThat(mount).as("volume mount " + dir).isNotNull();
+            assertThat(mount.path("readOnly").asBoolean()).as(dir + " read-only").isTrue();
+            String volume = mount.path("name").asText();
+            JsonNode source = null;
+            for (JsonNode v : pod.path("volumes")) {
+                if (v.path("name").asText().equals(volume)) {
+                    source = v;
+                }
+            }
+            assertThat(source).as("volume " + volume).isNotNull();
+            assertThat(source.path("hostPath").path("path").asText()).isEqualTo(dir);
+        }
 
         JsonNode collector = kind(docs, "Deployment").orElseThrow().path("spec").path("template").path("spec")
                 .path("containers").get(0);

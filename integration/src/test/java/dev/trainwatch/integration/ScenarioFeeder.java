@@ -86,7 +86,11 @@ final class ScenarioFeeder implements AutoCloseable {
                                     Math.min(1, run.utilization() + 0.02), 0.02, now - 1, now),
                             run.clockEventReasons().isEmpty() ? SM_CLOCK_MAX_HZ : SM_CLOCK_MAX_HZ * 7 / 10,
                             SM_CLOCK_MAX_HZ, null, null, run.clockEventReasons(), 330.0, 400.0, null, 68.0, 0,
-                            List.of(), false));
+                            List.of(), false,
+                            // the hardware counters, as GPM and the NVLink counters give them (4 GB/s each way)
+                            new dev.trainwatch.protocol.GpuActivity(1.0, run.utilization() * 0.95, 0.3,
+                                    run.utilization() * 0.6, run.utilization() * 0.55, 0.4, 2.0e9, 1.0e8, 4.0e9,
+                                    4.0e9, (long) (now * 4.0e9), (long) (now * 4.0e9))));
                 }
                 List<AgentEvent> events = run.xidEvery() > 0 && n % run.xidEvery() == 0
                         ? List.of(AgentEvent.xid(now, uuids.get(0), run.xid())) : List.of();

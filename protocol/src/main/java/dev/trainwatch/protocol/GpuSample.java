@@ -30,6 +30,7 @@ import java.util.List;
  * @param pstate                   performance state 0–15
  * @param processes                compute processes
  * @param lost                     true when NVML reported the GPU lost (then only identity is set)
+ * @param activity                 hardware activity counters and interconnect traffic; null when the GPU gives none
  */
 public record GpuSample(
         double ts,
@@ -55,5 +56,19 @@ public record GpuSample(
         Double temperatureCelsius,
         Integer pstate,
         List<GpuProcess> processes,
-        Boolean lost) {
+        Boolean lost,
+        GpuActivity activity) {
+
+    /** A sample without hardware activity counters (GPUs and drivers that have none, and older agents). */
+    public GpuSample(double ts, int index, String uuid, String name, String pciBusId, Long memoryTotalBytes,
+                     Long memoryUsedBytes, Long memoryReservedBytes, Long memoryFreeBytes, Double utilizationRatio,
+                     Double memoryUtilizationRatio, UtilizationWindow utilizationWindow, Long smClockHz,
+                     Long smClockMaxHz, Long memClockHz, Long memClockMaxHz, List<String> clockEventReasons,
+                     Double powerWatts, Double powerLimitWatts, Double energyJoules, Double temperatureCelsius,
+                     Integer pstate, List<GpuProcess> processes, Boolean lost) {
+        this(ts, index, uuid, name, pciBusId, memoryTotalBytes, memoryUsedBytes, memoryReservedBytes,
+                memoryFreeBytes, utilizationRatio, memoryUtilizationRatio, utilizationWindow, smClockHz, smClockMaxHz,
+                memClockHz, memClockMaxHz, clockEventReasons, powerWatts, powerLimitWatts, energyJoules,
+                temperatureCelsius, pstate, processes, lost, null);
+    }
 }

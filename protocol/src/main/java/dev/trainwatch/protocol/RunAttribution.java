@@ -15,9 +15,20 @@ import java.util.List;
  * @param aliases    other names the run goes by on this node, so a spec registered under one of them finds it: the
  *                   values of {@code SLURM_JOB_ID} and {@code TORCHELASTIC_RUN_ID} in its processes' environment and
  *                   {@code host:pid} of its root process (null or empty when none)
+ * @param namespace  Kubernetes: the namespace of the run's pod on this node (null elsewhere)
+ * @param pod        Kubernetes: the name of the run's pod on this node
+ * @param container  Kubernetes: the name of the container the run's processes run in, when the node says
+ * @param job        Kubernetes: the multi-node job (PyTorchJob, TrainJob, JobSet) the pod belongs to
  */
 public record RunAttribution(String runId, List<Long> pids, List<String> gpuUuids, List<RankInfo> ranks,
-                             String masterAddr, Boolean ended, List<String> aliases) {
+                             String masterAddr, Boolean ended, List<String> aliases, String namespace, String pod,
+                             String container, String job) {
+
+    /** An attribution outside Kubernetes. */
+    public RunAttribution(String runId, List<Long> pids, List<String> gpuUuids, List<RankInfo> ranks,
+                          String masterAddr, Boolean ended, List<String> aliases) {
+        this(runId, pids, gpuUuids, ranks, masterAddr, ended, aliases, null, null, null, null);
+    }
 
     /** An attribution without aliases. */
     public RunAttribution(String runId, List<Long> pids, List<String> gpuUuids, List<RankInfo> ranks,

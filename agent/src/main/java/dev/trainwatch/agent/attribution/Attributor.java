@@ -1,5 +1,10 @@
 package dev.trainwatch.agent.attribution;
 
+import dev.trainwatch.agent.k8s.KubeletLogs;
+import dev.trainwatch.agent.k8s.KubernetesJob;
+import dev.trainwatch.agent.k8s.KubernetesPods;
+import dev.trainwatch.agent.k8s.PodIdentity;
+import dev.trainwatch.agent.k8s.PodLookup;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.GpuProcess;
 import dev.trainwatch.protocol.GpuSample;
@@ -38,8 +43,6 @@ public final class Attributor {
 
     /** Kind of the event emitted when a run ends. */
     public static final String RUN_ENDED = "run_ended";
-    /** Bytes per page of {@code rss} in {@code /proc/PID/stat} (4 KiB on x86-64 and most arm64 kernels). */
-    static final long PAGE_BYTES = 4096;
 
     private static final double DEFAULT_RESCAN_SECONDS = 10.0;
     private static final double DEFAULT_REVALIDATE_SECONDS = 5.0;
@@ -53,6 +56,10 @@ public final class Attributor {
     private final double rescanSeconds;
     private final double revalidateSeconds;
     private final Map<Long, CachedStat> statCache = new HashMap<>();
+    /** Kubernetes: the pod of a process (its cgroup, the kubelet's directories). */
+    private final PodLookup pods;
+    /** Bytes per page of {@code rss} in {@code /proc/PID/stat}: the kernel's page size (64 KiB on Grace). */
+    private final long pageBytes;
 
     private final Map<ProcKey, Classified> classified = new HashMap<>();
     private final Map<String, TrackedRun> runs = new LinkedHashMap<>();
@@ -90,7 +97,20 @@ public final class Attributor {
      */
     Attributor(ProcSource proc, String host, Long attachPid, String runIdOverride, double rescanSeconds,
                double revalidateSeconds) {
+        this(proc, host, attachPid, runIdOverride, rescanSeconds, revalidateSeconds,
+                new KubernetesPods(proc::cgroup, KubeletLogs.system()));
+    }
+
+    /** @param pods finds a process's Kubernetes pod (tests pass a fake node layout) */
+    public Attributor(ProcSource proc, String host, Long attachPid, String runIdOverride, PodLookup pods) {
+        this(proc, host, attachPid, runIdOverride, DEFAULT_RESCAN_SECONDS, DEFAULT_REVALIDATE_SECONDS, pods);
+    }
+
+    Attributor(ProcSource proc, String host, Long attachPid, String runIdOverride, double rescanSeconds,
+               double revalidateSeconds, PodLookup pods) {
+        this.pods = pods;
         this.proc = proc;
+        this.pageBytes = proc.pageBytes();
         this.host = host;
         this.attachPid = attachPid;
         this.runIdOverride = runIdOverride == null || runIdOverride.isBlank() ? null : runIdOverride;
@@ -220,14 +240,14 @@ public final class Attributor {
                 for (ProcStat child : children(member.pid(), ts)) {
                     {
                         workers++;
-                        workersRss += child.rssPages() * PAGE_BYTES;
+                        workersRss += child.rssPages() * pageBytes;
                         workersCpu += child.cpuSeconds();
                     }
                 }
                 ranks.add(new RankInfo(member.pid(), rank, localRank,
                         ProcessEnvironment.intValue(env, ProcessEnvironment.WORLD_SIZE), List.copyOf(own),
                         member.state() == '?' ? null : String.valueOf(member.state()), member.cpuSeconds(),
-                        member.rssPages() * PAGE_BYTES, workers, workersRss, workersCpu));
+                        member.rssPages() * pageBytes, workers, workersRss, workersCpu));
             }
         }
         for (String uuid : run.gpuUuids) {
@@ -241,8 +261,17 @@ public final class Attributor {
         run.gpuUuids.clear();
         run.gpuUuids.addAll(gpus);
         run.masterAddr = masterAddr != null ? masterAddr : run.masterAddr;
+        Classified inPod = null;
+        for (ProcStat member : run.members.values()) {
+            Classified c = classify(member);
+            if (c.pod != null && (inPod == null || c.job != null && inPod.job == null)) {
+                inPod = c;
+            }
+        }
+        PodIdentity pod = inPod == null ? null : inPod.pod;
         return new RunAttribution(run.runId, List.copyOf(run.members.keySet()), List.copyOf(gpus), List.copyOf(ranks),
-                run.masterAddr, null, aliases(run));
+                run.masterAddr, null, aliases(run), pod == null ? null : pod.namespace(), pod == null ? null : pod.pod(),
+                pod == null ? null : pod.container(), inPod == null ? null : inPod.job);
     }
 
     /** Files a run's processes write their output to, kept per run: where a traceback goes that the log lacks. */
@@ -437,7 +466,12 @@ public final class Attributor {
     private Classified classify(ProcStat stat) {
         return classified.computeIfAbsent(ProcKey.of(stat), key -> {
             Map<String, String> env = proc.environment(stat.pid());
-            return new Classified(env, RunIds.fromEnvironment(env), launcherRoot(stat));
+            PodIdentity pod = pods.pod(stat.pid()).orElse(null);
+            // A Kubernetes job names the run on every node alike; then the job ids of the environment.
+            String job = KubernetesJob.jobName(env, pod);
+            String runId = KubernetesJob.runId(env, pod);
+            return new Classified(env, runId != null ? runId : RunIds.fromEnvironment(env), launcherRoot(stat), pod,
+                    job);
         });
     }
 
@@ -479,7 +513,8 @@ public final class Attributor {
         }
     }
 
-    private record Classified(Map<String, String> env, String envRunId, ProcStat launcherRoot) {
+    private record Classified(Map<String, String> env, String envRunId, ProcStat launcherRoot, PodIdentity pod,
+                              String job) {
     }
 
     private static final class TrackedRun {

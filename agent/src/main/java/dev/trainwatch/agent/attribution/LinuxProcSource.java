@@ -153,4 +153,51 @@ public final class LinuxProcSource implements ProcSource {
             return List.of();
         }
     }
+
+    /** {@code /proc/PID/cgroup}: a few hundred bytes; "" when the process is gone or the file unreadable. */
+    @Override
+    public String cgroup(long pid) {
+        try {
+            byte[] raw = Files.readAllBytes(root.resolve(Long.toString(pid)).resolve("cgroup"));
+            return raw.length > 65_536 ? "" : new String(raw, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    private long pageBytes;
+
+    /**
+     * The kernel's page size, from {@code AT_PAGESZ} in {@code self/auxv} under the root (what libc's
+     * {@code sysconf(_SC_PAGESIZE)} returns; 64-bit little-endian type/value pairs on x86-64 and arm64). Read once;
+     * 4096 when the file is missing or says nothing sensible (a power of two from 4 KiB to 1 MiB).
+     */
+    @Override
+    public long pageBytes() {
+        if (pageBytes == 0) {
+            pageBytes = readPageBytes(root.resolve("self").resolve("auxv"));
+        }
+        return pageBytes;
+    }
+
+    static long readPageBytes(Path auxv) {
+        final long atPageSize = 6;
+        try {
+            byte[] raw = Files.readAllBytes(auxv);
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(raw).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            while (b.remaining() >= 16) {
+                long type = b.getLong();
+                long value = b.getLong();
+                if (type == 0) {
+                    break; // AT_NULL ends the vector
+                }
+                if (type == atPageSize && value >= 4096 && value <= (1 << 20) && Long.bitCount(value) == 1) {
+                    return value;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // not readable (another kernel, a test's table): the x86-64 page size
+        }
+        return 4096;
+    }
 }

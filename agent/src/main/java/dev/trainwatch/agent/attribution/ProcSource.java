@@ -23,6 +23,19 @@ public interface ProcSource {
     List<String> commandLine(long pid);
 
     /**
+     * Bytes per page of the {@code rss} field of {@code /proc/PID/stat}: the kernel's page size, 4 KiB on x86-64,
+     * 64 KiB on Grace (GH200, GB200) and other arm64 kernels built with 64 KiB pages. 4096 unless the source knows.
+     */
+    default long pageBytes() {
+        return 4096;
+    }
+
+    /** The process's {@code /proc/PID/cgroup} (its pod on Kubernetes); "" when unreadable or unknown. */
+    default String cgroup(long pid) {
+        return "";
+    }
+
+    /**
      * Where the process's file descriptor points ({@code /proc/PID/fd/N}): a file's path, {@code pipe:[…]},
      * {@code /dev/pts/…}; empty when unreadable or gone.
      */

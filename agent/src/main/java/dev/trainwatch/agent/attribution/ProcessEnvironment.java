@@ -23,7 +23,9 @@ public final class ProcessEnvironment {
 
     /** The variables kept by {@link #parse(byte[])}. */
     public static final Set<String> KEPT = Set.of(TORCHELASTIC_RUN_ID, SLURM_JOB_ID, RANK, LOCAL_RANK, WORLD_SIZE,
-            MASTER_ADDR, CUDA_VISIBLE_DEVICES);
+            MASTER_ADDR, CUDA_VISIBLE_DEVICES,
+            // Kubernetes jobs (dev.trainwatch.agent.k8s.KubernetesJob)
+            "PET_MASTER_ADDR", "JOBSET_NAME");
 
     private ProcessEnvironment() {
     }

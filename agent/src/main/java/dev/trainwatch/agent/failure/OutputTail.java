@@ -46,6 +46,9 @@ public final class OutputTail {
 
     /** The last lines of {@code file}; empty when it cannot be read (the verdict is then made without them). */
     public static List<String> read(Path file, int maxLines, int maxBytes) {
+        if (!java.nio.file.Files.isRegularFile(file)) {
+            return List.of(); // a FIFO or a device would block the reader, and holds no tail to read
+        }
         try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "r")) {
             long length = f.length();
             long from = Math.max(0, length - maxBytes);

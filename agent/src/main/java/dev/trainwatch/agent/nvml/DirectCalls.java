@@ -19,12 +19,17 @@ import java.util.List;
  */
 public final class DirectCalls {
 
+    /** {@code (pointer)}: GPM sample allocation and release, GPM metrics. */
+    public interface Out {
+        int call(long out);
+    }
+
     /** {@code (device, out*)}. */
     public interface DeviceOut {
         int call(long device, long out);
     }
 
-    /** {@code (device, type, out*)}: clocks, temperature. */
+    /** {@code (device, type, out*)}: clocks, temperature, PCIe counters; {@code (device, count, values*)}: field values. */
     public interface DeviceTypeOut {
         int call(long device, int type, long out);
     }

@@ -153,4 +153,67 @@ public final class DirectSymbols {
             return nvmlDeviceGetSamples(device, type, lastSeen, valueType, count, samples);
         }
     }
+
+    public static final class PcieThroughput implements DirectCalls.DeviceTypeOut {
+        static native int nvmlDeviceGetPcieThroughput(long device, int counter, long out);
+
+        @Override
+        public int call(long device, int counter, long out) {
+            return nvmlDeviceGetPcieThroughput(device, counter, out);
+        }
+    }
+
+    public static final class FieldValues implements DirectCalls.DeviceTypeOut {
+        static native int nvmlDeviceGetFieldValues(long device, int count, long values);
+
+        @Override
+        public int call(long device, int count, long values) {
+            return nvmlDeviceGetFieldValues(device, count, values);
+        }
+    }
+
+    public static final class GpmQueryDeviceSupport implements DirectCalls.DeviceOut {
+        static native int nvmlGpmQueryDeviceSupport(long device, long support);
+
+        @Override
+        public int call(long device, long support) {
+            return nvmlGpmQueryDeviceSupport(device, support);
+        }
+    }
+
+    public static final class GpmSampleAlloc implements DirectCalls.Out {
+        static native int nvmlGpmSampleAlloc(long sampleOut);
+
+        @Override
+        public int call(long sampleOut) {
+            return nvmlGpmSampleAlloc(sampleOut);
+        }
+    }
+
+    public static final class GpmSampleFree implements DirectCalls.Out {
+        static native int nvmlGpmSampleFree(long sample);
+
+        @Override
+        public int call(long sample) {
+            return nvmlGpmSampleFree(sample);
+        }
+    }
+
+    public static final class GpmSampleGet implements DirectCalls.DeviceOut {
+        static native int nvmlGpmSampleGet(long device, long sample);
+
+        @Override
+        public int call(long device, long sample) {
+            return nvmlGpmSampleGet(device, sample);
+        }
+    }
+
+    public static final class GpmMetricsGet implements DirectCalls.Out {
+        static native int nvmlGpmMetricsGet(long metricsGet);
+
+        @Override
+        public int call(long metricsGet) {
+            return nvmlGpmMetricsGet(metricsGet);
+        }
+    }
 }

@@ -67,6 +67,10 @@ final class NvmlApi {
     final DirectCalls.DeviceBufferCountSince processUtilization;
     final DirectCalls.DeviceCountBuffer computeProcesses;
     final ProcessStride processStride;
+    final DirectCalls.DeviceTypeOut pcieThroughput;
+    final DirectCalls.DeviceTypeOut fieldValues;
+    /** GPM: all five symbols or none (null). */
+    final Gpm gpm;
     final Function eventSetCreate;
     final Function registerEvents;
     final Function eventSetWait;
@@ -125,6 +129,9 @@ final class NvmlApi {
                     DirectCalls.DeviceCountBuffer.class);
             case NONE -> null;
         };
+        pcieThroughput = direct.bind(DirectSymbols.PcieThroughput.class, DirectCalls.DeviceTypeOut.class);
+        fieldValues = direct.bind(DirectSymbols.FieldValues.class, DirectCalls.DeviceTypeOut.class);
+        gpm = Gpm.bind(direct);
         eventSetCreate = probe("nvmlEventSetCreate");
         registerEvents = probe("nvmlDeviceRegisterEvents");
         eventSetWait = probe("nvmlEventSetWait_v2", "nvmlEventSetWait");
@@ -194,6 +201,22 @@ final class NvmlApi {
         }
         int nl = s.indexOf('\n');
         return nl < 0 ? s : s.substring(0, nl);
+    }
+
+    /** NVML's GPU performance monitoring calls (NVML 12, driver R520 on); a driver lacking one has none. */
+    record Gpm(DirectCalls.DeviceOut querySupport, DirectCalls.Out sampleAlloc, DirectCalls.Out sampleFree,
+               DirectCalls.DeviceOut sampleGet, DirectCalls.Out metricsGet) {
+
+        static Gpm bind(DirectCalls direct) {
+            DirectCalls.DeviceOut support = direct.bind(DirectSymbols.GpmQueryDeviceSupport.class,
+                    DirectCalls.DeviceOut.class);
+            DirectCalls.Out alloc = direct.bind(DirectSymbols.GpmSampleAlloc.class, DirectCalls.Out.class);
+            DirectCalls.Out free = direct.bind(DirectSymbols.GpmSampleFree.class, DirectCalls.Out.class);
+            DirectCalls.DeviceOut get = direct.bind(DirectSymbols.GpmSampleGet.class, DirectCalls.DeviceOut.class);
+            DirectCalls.Out metrics = direct.bind(DirectSymbols.GpmMetricsGet.class, DirectCalls.Out.class);
+            return support == null || alloc == null || free == null || get == null || metrics == null ? null
+                    : new Gpm(support, alloc, free, get, metrics);
+        }
     }
 
     /** The library could not be loaded or is not NVML. */

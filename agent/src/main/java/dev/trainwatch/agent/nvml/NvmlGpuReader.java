@@ -6,6 +6,7 @@ import com.sun.jna.Pointer;
 import dev.trainwatch.agent.gpu.GpuReader;
 import dev.trainwatch.agent.gpu.GpuUnavailableException;
 import dev.trainwatch.protocol.AgentEvent;
+import dev.trainwatch.protocol.GpuActivity;
 import dev.trainwatch.protocol.GpuProcess;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.UtilizationWindow;
@@ -16,6 +17,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -79,6 +82,9 @@ public final class NvmlGpuReader implements GpuReader {
     private List<Gpu> gpus = List.of();
     private boolean acquired;
     private NvmlEventWatcher watcher;
+    private final ActivityCounters activity;
+    private PcieThroughputWatcher pcieWatcher;
+    private final Set<Long> gpmPcie = ConcurrentHashMap.newKeySet();   // devices whose PCIe rates come from GPM
 
     /**
      * Loads NVML, initialises it once and reads every GPU's identity.
@@ -125,6 +131,7 @@ public final class NvmlGpuReader implements GpuReader {
         this.clock = clock;
         this.driverVersion = driverVersion;
         this.memoryV2Usable = api.memoryInfoV2 != null;
+        this.activity = new ActivityCounters(api, this::check);
         setSampleCapacity(128);
         setProcessCapacity(32);
         setProcessUtilCapacity(32);
@@ -165,6 +172,9 @@ public final class NvmlGpuReader implements GpuReader {
         m.put("processes", api.computeProcesses == null ? null : api.processStride.symbol);
         m.put("process_stride", Integer.toString(api.processStride.bytes));
         m.put("event_wait", NvmlApi.boundName(api.eventSetWait));
+        m.put("gpm", api.gpm == null ? null : "nvmlGpmMetricsGet");
+        m.put("field_values", api.fieldValues == null ? null : "nvmlDeviceGetFieldValues");
+        m.put("pcie_throughput", api.pcieThroughput == null ? null : "nvmlDeviceGetPcieThroughput");
         m.values().removeIf(v -> v == null);
         return m;
     }
@@ -220,6 +230,7 @@ public final class NvmlGpuReader implements GpuReader {
             return;
         }
         stopWatcher();
+        releaseCounters();
         if (acquired) {
             acquired = false;
             api.shutdown.invokeInt(new Object[0]);
@@ -276,6 +287,7 @@ public final class NvmlGpuReader implements GpuReader {
 
     private boolean reinitialise() {
         stopWatcher();
+        releaseCounters(); // samples of the last init: released before handles are read again
         int rc = api.init.invokeInt(new Object[0]);
         if (rc != NvmlApi.SUCCESS) {
             failedReads.incrementAndGet();
@@ -302,12 +314,25 @@ public final class NvmlGpuReader implements GpuReader {
             }
         }
         watcher = NvmlEventWatcher.start(api, handles, byPeer, clock, events::add, failedReads);
+        gpmPcie.clear();
+        pcieWatcher = PcieThroughputWatcher.start(api, handles, gpmPcie, failedReads);
     }
 
     private void stopWatcher() {
         if (watcher != null) {
             watcher.stop();
             watcher = null;
+        }
+        if (pcieWatcher != null) {
+            pcieWatcher.stop();
+            pcieWatcher = null;
+        }
+    }
+
+    /** Frees every GPU's GPM samples; each was allocated once and is released exactly once. */
+    private void releaseCounters() {
+        for (Gpu g : gpus) {
+            activity.release(g.counters);
         }
     }
 
@@ -379,13 +404,19 @@ public final class NvmlGpuReader implements GpuReader {
             pstate = p >= 0 && p < PSTATE_UNKNOWN ? p : null;
         }
         List<GpuProcess> processes = readProcesses(g, total);
+        GpuActivity counters = activity.read(g.counters, dev, ts, pcieWatcher == null ? null : pcieWatcher.latest(dev));
+        if (g.counters.gpmPcie) {
+            gpmPcie.add(dev);
+        } else {
+            gpmPcie.remove(dev);
+        }
 
         g.lost = false;
         g.lostReported = false;
         return new GpuSample(ts, g.index, g.uuid, g.name, g.pciBusId, total, used, reserved, free, util, memUtil,
                 window, smClock, g.smClockMax, memClock, g.memClockMax, reasons,
                 powerMw == null ? null : powerMw / 1000.0, limitMw == null ? null : limitMw / 1000.0, energy,
-                temp == null ? null : temp.doubleValue(), pstate, processes, false);
+                temp == null ? null : temp.doubleValue(), pstate, processes, false, counters);
     }
 
     /** The driver's GPU-utilisation samples newer than the last one seen; null when there are none. */
@@ -626,6 +657,7 @@ public final class NvmlGpuReader implements GpuReader {
         long lastProcessUtilTs;  // newest per-process sample seen, unix µs
         boolean lost;
         boolean lostReported;
+        final ActivityCounters.PerGpu counters = new ActivityCounters.PerGpu();
 
         Gpu(int index) {
             this.index = index;

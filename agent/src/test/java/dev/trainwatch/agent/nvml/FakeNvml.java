@@ -106,6 +106,9 @@ public final class FakeNvml {
 
         int nvmlShutdown();
 
+        /** GPM samples allocated and not yet freed: 0 when every sample was released. */
+        long fake_nvml_gpm_samples_live();
+
         /** Loads the scenario and sets the time, failing loudly on a bad file. */
         default void play(Path scenario, double seconds) {
             if (fake_nvml_load_scenario(scenario.toAbsolutePath().toString()) != 0) {

@@ -10,7 +10,6 @@ import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -32,8 +31,11 @@ class NvmlPollBenchmark {
     @TempDir
     Path dir;
 
-    /** Eight GPUs with every reading supported, two processes each with per-process utilisation. */
-    static Path eightGpus(Path file) {
+    /**
+     * Eight GPUs with every reading supported, two processes each with per-process utilisation; with
+     * {@code activity}, GPM metrics and NVLink counters too (as on an H100 node).
+     */
+    static Path eightGpus(Path file, boolean activity) {
         FakeNvml.Scenario s = FakeNvml.scenario().global("gpus", GPUS);
         for (int i = 0; i < GPUS; i++) {
             s.at(0, i, "uuid", String.format(Locale.ROOT, "GPU-bench000-0000-0000-0000-%012d", i))
@@ -45,6 +47,14 @@ class NvmlPollBenchmark {
                 .all(0, "max_sm_clock_mhz", 1980).all(0, "max_mem_clock_mhz", 2619).all(0, "clock_reasons", "0x4")
                 .all(0, "power_mw", 650000).all(0, "power_limit_mw", 700000).all(0, "energy_mj", 1000000)
                 .all(100000, "energy_mj", "~70000000000").all(0, "temperature_c", 71).all(0, "pstate", 0);
+        if (activity) {
+            s.all(0, "gpm_sm_util", 92).all(0, "gpm_sm_occupancy", 38.5).all(0, "gpm_any_tensor_util", 61)
+                    .all(0, "gpm_hmma_tensor_util", 58).all(0, "gpm_dram_bw_util", 44).all(0, "gpm_pcie_tx_mibps", 120)
+                    .all(0, "gpm_pcie_rx_mibps", 2048).all(0, "gpm_nvlink_tx_mibps", 51200)
+                    .all(0, "gpm_nvlink_rx_mibps", 49152).all(0, "nvlink_tx_kib", 0)
+                    .all(100000, "nvlink_tx_kib", "~5242880000000").all(0, "nvlink_rx_kib", 0)
+                    .all(100000, "nvlink_rx_kib", "~5242880000000");
+        }
         return s.write(file);
     }
 
@@ -54,24 +64,31 @@ class NvmlPollBenchmark {
         int javaPolls = Integer.getInteger("trainwatch.bench.polls", 20000);
         int pyPolls = Integer.getInteger("trainwatch.bench.pyPolls", 2000);
         Path lib = FakeNvml.library();
-        Path scenario = eightGpus(dir.resolve("bench.scenario"));
+        boolean activity = Boolean.parseBoolean(System.getProperty("trainwatch.bench.activity", "true"));
+        Path scenario = eightGpus(dir.resolve("bench.scenario"), activity);
         FakeNvml.Control fake = FakeNvml.control(lib);
         fake.play(scenario, 1000);
 
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         double javaUs;
         double javaWallUs;
-        try (NvmlGpuReader reader = NvmlGpuReader.open(Optional.of(lib), Clock.systemUTC())) {
+        // The reader's clock follows the fake's: one second per poll (GPM needs its samples 100 ms apart).
+        ActivityCountersTest.SteppedClock clock = new ActivityCountersTest.SteppedClock();
+        clock.set(1000);
+        try (NvmlGpuReader reader = NvmlGpuReader.open(Optional.of(lib), clock)) {
             double t = 1000;
+            reader.readAll(); // the first GPM sample
             for (int i = 0; i < javaPolls; i++) { // warm-up: JIT
                 fake.fake_nvml_set_time(++t);
-                check(reader.readAll());
+                clock.set(t);
+                check(reader.readAll(), activity);
             }
             long cpu0 = mx.getCurrentThreadCpuTime();
             long wall0 = System.nanoTime();
             for (int i = 0; i < javaPolls; i++) {
                 fake.fake_nvml_set_time(++t); // 1 s per poll, as at 1 Hz: new samples every poll
-                check(reader.readAll());
+                clock.set(t);
+                check(reader.readAll(), activity);
             }
             javaUs = (mx.getCurrentThreadCpuTime() - cpu0) / 1e3 / ((double) javaPolls * GPUS);
             javaWallUs = (System.nanoTime() - wall0) / 1e3 / ((double) javaPolls * GPUS);
@@ -103,11 +120,11 @@ class NvmlPollBenchmark {
                     us, nv.get("gpu_samples").asLong(), nv.get("wall_seconds").asDouble());
         }
         String report = String.format(Locale.ROOT,
-                "NVML poll, %d GPUs, full reading set, fake library%n"
+                "NVML poll, %d GPUs, full reading set%s, fake library%n"
                         + "  trainwatch (JNA)  %7.2f µs CPU per GPU-sample (poll thread; wall %.2f µs), %d polls%n"
                         + "  pynvml poller     %7.2f µs CPU per GPU-sample (thread; process %.2f µs), %d polls%n"
                         + "  ratio             %7.1fx%n",
-                GPUS, javaUs, javaWallUs, javaPolls, pyUs, py.get("process_cpu_us_per_gpu_sample").asDouble(),
+                GPUS, activity ? " with GPM and NVLink counters" : " without activity counters", javaUs, javaWallUs, javaPolls, pyUs, py.get("process_cpu_us_per_gpu_sample").asDouble(),
                 pyPolls, pyUs / javaUs) + nvtopLine;
         System.out.print(report);
         Files.writeString(Path.of("target/nvml-bench.txt"), report, StandardCharsets.UTF_8);
@@ -115,9 +132,12 @@ class NvmlPollBenchmark {
         assertThat(pyUs / javaUs).as("at least 5× cheaper than pynvml").isGreaterThanOrEqualTo(5.0);
     }
 
-    private static void check(List<GpuSample> samples) {
+    private static void check(List<GpuSample> samples, boolean activity) {
         if (samples.size() != GPUS || samples.get(GPUS - 1).processes().size() != 2
-                || samples.get(0).utilizationWindow() == null) {
+                || samples.get(0).utilizationWindow() == null
+                || activity && (samples.get(GPUS - 1).activity() == null
+                        || samples.get(GPUS - 1).activity().tensorActiveRatio() == null
+                        || samples.get(GPUS - 1).activity().nvlinkRxBytes() == null)) {
             throw new AssertionError("incomplete poll: " + samples);
         }
     }

@@ -2,9 +2,11 @@ package dev.trainwatch.agent.nvml;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.trainwatch.protocol.GpuActivity;
 import dev.trainwatch.protocol.GpuProcess;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.UtilizationWindow;
@@ -12,6 +14,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
@@ -55,6 +58,83 @@ class PynvmlParityIT {
         for (int i = 0; i < java.size(); i++) {
             compare(java.get(i), py.get("gpus").get(i));
         }
+    }
+
+    /**
+     * GPM through NVIDIA's own declaration of {@code nvmlGpmMetricsGet_t} (pynvml's ctypes structure), NVLink
+     * counters through its {@code nvmlFieldValue_t} with the all-links scope, PCIe through its call: both pollers
+     * take a GPM sample at t0 and t1 and must see the same metrics over the interval between them.
+     */
+    @ParameterizedTest(name = "between t={0}s and one second later")
+    @ValueSource(doubles = {5, 10, 40})
+    void pynvmlSeesTheSameActivityCounters(double t0) throws Exception {
+        double t1 = t0 + 1;
+        Path lib = FakeNvml.library();
+        Path scenario = FakeNvml.bundledScenario("activity.scenario", dir);
+        JsonNode py = runPynvml(lib, scenario, 0, "activity", Double.toString(t0), Double.toString(t1)).get("gpus");
+
+        FakeNvml.Control fake = FakeNvml.control(lib);
+        fake.play(scenario, t0);
+        ActivityCountersTest.SteppedClock clock = new ActivityCountersTest.SteppedClock();
+        clock.set(t0);
+        try (NvmlGpuReader reader = NvmlGpuReader.open(Optional.of(lib), clock)) {
+            reader.readAll();
+            fake.fake_nvml_set_time(t1);
+            clock.set(t1);
+            List<GpuSample> java = reader.readAll();
+            assertThat(java).hasSize(py.size());
+            for (int i = 0; i < java.size(); i++) {
+                JsonNode p = py.get(i);
+                GpuActivity a = java.get(i).activity();
+                assertThat(ratio(a == null ? null : a.smActiveRatio())).isEqualTo(gpm(p, "sm_util", 0.01));
+                assertThat(ratio(a == null ? null : a.smOccupancyRatio())).isEqualTo(gpm(p, "sm_occupancy", 0.01));
+                assertThat(ratio(a == null ? null : a.tensorActiveRatio())).isEqualTo(gpm(p, "any_tensor_util", 0.01));
+                assertThat(ratio(a == null ? null : a.tensorHmmaActiveRatio()))
+                        .isEqualTo(gpm(p, "hmma_tensor_util", 0.01));
+                assertThat(ratio(a == null ? null : a.dramActiveRatio())).isEqualTo(gpm(p, "dram_bw_util", 0.01));
+                assertThat(ratio(a == null ? null : a.nvlinkRxBytesPerSecond()))
+                        .isEqualTo(gpm(p, "nvlink_rx_mibps", 1024.0 * 1024));
+                assertThat(ratio(a == null ? null : a.nvlinkTxBytesPerSecond()))
+                        .isEqualTo(gpm(p, "nvlink_tx_mibps", 1024.0 * 1024));
+                assertThat(a == null ? null : a.nvlinkTxBytes()).isEqualTo(kib(p, "nvlink_tx_kib"));
+                assertThat(a == null ? null : a.nvlinkRxBytes()).isEqualTo(kib(p, "nvlink_rx_kib"));
+                if (p.hasNonNull("gpm_pcie_rx_mibps")) {
+                    assertThat(a.pcieRxBytesPerSecond()).isEqualTo(p.get("gpm_pcie_rx_mibps").asDouble() * 1024 * 1024);
+                    assertThat(a.pcieTxBytesPerSecond()).isEqualTo(p.get("gpm_pcie_tx_mibps").asDouble() * 1024 * 1024);
+                }
+            }
+            // PCIe throughput without GPM is read off the poll thread: wait for it, then compare
+            for (int i = 0; i < py.size(); i++) {
+                JsonNode p = py.get(i);
+                if (p.hasNonNull("pcie_rx_kbps") && !p.hasNonNull("gpm_pcie_rx_mibps")) {
+                    int gpu = i;
+                    GpuActivity[] seen = new GpuActivity[1];
+                    await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).until(() -> {
+                        seen[0] = reader.readAll().get(gpu).activity();
+                        return seen[0] != null && seen[0].pcieRxBytesPerSecond() != null;
+                    });
+                    assertThat(seen[0].pcieRxBytesPerSecond()).isEqualTo(p.get("pcie_rx_kbps").asDouble() * 1024);
+                    assertThat(seen[0].pcieTxBytesPerSecond()).isEqualTo(p.get("pcie_tx_kbps").asDouble() * 1024);
+                }
+            }
+            assertThat(reader.failedReads()).isZero();
+        }
+        assertThat(fake.fake_nvml_gpm_samples_live()).isZero();
+    }
+
+    /** Rounded to 1e-9 so that two float paths to the same value compare equal. */
+    private static Double ratio(Double v) {
+        return v == null ? null : Math.round(v * 1e9) / 1e9;
+    }
+
+    private static Double gpm(JsonNode p, String key, double scale) {
+        JsonNode v = p.get("gpm_" + key);
+        return v == null || v.isNull() ? null : ratio(v.asDouble() * scale);
+    }
+
+    private static Long kib(JsonNode p, String key) {
+        JsonNode v = p.get(key);
+        return v == null || v.isNull() ? null : v.asLong() * 1024;
     }
 
     private static void compare(GpuSample j, JsonNode p) {
@@ -106,7 +186,14 @@ class PynvmlParityIT {
     }
 
     static JsonNode runPynvml(Path lib, Path scenario, double t) throws IOException, InterruptedException {
-        ProcessBuilder pb = new ProcessBuilder("python3", POLLER.toString(), lib.toString(), "read");
+        return runPynvml(lib, scenario, t, "read");
+    }
+
+    static JsonNode runPynvml(Path lib, Path scenario, double t, String... mode)
+            throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(List.of("python3", POLLER.toString(), lib.toString()));
+        command.addAll(List.of(mode));
+        ProcessBuilder pb = new ProcessBuilder(command);
         pb.environment().put("PYTHONPATH", RealLibraryIT.buildDeps().resolve("pynvml").toString());
         pb.environment().put(FakeNvml.SCENARIO_ENV, scenario.toString());
         pb.environment().put(FakeNvml.CLOCK_ENV, "fixed:" + t);

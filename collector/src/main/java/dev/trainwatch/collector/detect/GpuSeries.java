@@ -72,6 +72,26 @@ public interface GpuSeries extends TimeOrdered {
     /** Clock-event reasons active in entry {@code i}, as a mask over {@link #CLOCK_EVENT_REASONS}. */
     int clockEventMask(int i);
 
+    /** Share of SMs busy over the entry (GPM), NaN where the GPU has no activity counters. */
+    default double smActiveRatio(int i) {
+        return Double.NaN;
+    }
+
+    /** Share of time any tensor pipe was busy over the entry (GPM), NaN without counters. */
+    default double tensorActiveRatio(int i) {
+        return Double.NaN;
+    }
+
+    /** DRAM bandwidth used against the maximum over the entry (GPM), NaN without counters. */
+    default double dramActiveRatio(int i) {
+        return Double.NaN;
+    }
+
+    /** NVLink data received plus sent, bytes per second since the previous poll; NaN without NVLink counters. */
+    default double nvlinkBytesPerSecond(int i) {
+        return Double.NaN;
+    }
+
     /** Whether clock-event reason {@code reason} (a metric label value, e.g. {@code sw_power_cap}) was active. */
     default boolean clockEvent(int i, String reason) {
         if (reason == null) {

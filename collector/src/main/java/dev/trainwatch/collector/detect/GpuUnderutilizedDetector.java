@@ -12,6 +12,11 @@ import java.util.Optional;
  * half their memory while the estimator says a much larger batch fits (then it suggests that batch). Defers to
  * {@code gpu_idle} (idle is the stronger statement) and, on both routes, to {@code data_starvation} (which names the
  * cause: one diagnosis per run).
+ *
+ * <p>Where the GPUs have hardware activity counters (GPM, Hopper on), "busy" is the share of SMs at work rather
+ * than NVML's utilisation, which reads 100% for any kernel running, a launch-bound trickle of tiny kernels included.
+ * Tensor-pipe activity is evidence, not the measure: a memory-bound step keeps its SMs busy with idle tensor pipes
+ * and is not under-used.
  */
 public final class GpuUnderutilizedDetector implements Detector {
 
@@ -23,6 +28,29 @@ public final class GpuUnderutilizedDetector implements Detector {
 
     /** Observed peak at least this share of the predicted peak: the spec's batch is the run's batch. */
     static final double SPEC_MEMORY_AGREEMENT = 0.7;
+
+    /**
+     * Mean SM activity, utilisation and tensor activity of the entries from {@code first} that have SM activity;
+     * null when fewer than half the entries do (a GPU without counters, or counters only just started).
+     */
+    private static double[] countedEntries(GpuSeries g, int first) {
+        double sm = 0;
+        double util = 0;
+        double tensor = 0;
+        int n = 0;
+        for (int i = first; i < g.size(); i++) {
+            double a = g.smActiveRatio(i);
+            double u = g.utilizationRatio(i);
+            if (!Double.isNaN(a) && !Double.isNaN(u)) {
+                sm += a;
+                util += u;
+                double t = g.tensorActiveRatio(i);
+                tensor += Double.isNaN(t) ? 0 : t;
+                n++;
+            }
+        }
+        return n == 0 || n * 2 < g.size() - first ? null : new double[] {sm / n, util / n, tensor / n};
+    }
 
     @Override
     public AnomalyKind kind() {
@@ -39,6 +67,9 @@ public final class GpuUnderutilizedDetector implements Detector {
         double coverage = s.minCoverage().toMillis() / 1000.0;
         double utilSum = 0;
         int n = 0;
+        double rawUtilSum = 0;
+        double tensorSum = 0;
+        int counted = 0;
         double peakShare = 0;
         double capacity = Double.NaN;
         for (GpuSeries g : run.gpus()) {
@@ -47,8 +78,17 @@ public final class GpuUnderutilizedDetector implements Detector {
                 continue;
             }
             double u = WindowStats.meanUtilization(g, from);
-            if (!Double.isNaN(u)) {
+            double[] counters = countedEntries(g, first);
+            if (counters != null) {
+                // SMs at work, not "a kernel ran"; utilisation of the same entries, for the message
+                utilSum += counters[0];
+                rawUtilSum += counters[1];
+                tensorSum += counters[2];
+                counted++;
+                n++;
+            } else if (!Double.isNaN(u)) {
                 utilSum += u;
+                rawUtilSum += u;
                 n++;
             }
             double m = WindowStats.maxMemory(g, from);
@@ -72,7 +112,12 @@ public final class GpuUnderutilizedDetector implements Detector {
         boolean biggerBatchFits = e != null && batch != null && specDescribesRun
                 && e.maxBatch() >= batch * s.batchGainFactor();
         Map<String, Object> evidence = new LinkedHashMap<>();
-        evidence.put("mean_utilization_ratio", Texts.round(util, 3));
+        boolean bySm = counted * 2 > n;
+        evidence.put("mean_utilization_ratio", Texts.round(bySm ? rawUtilSum / n : util, 3));
+        if (counted > 0) {
+            evidence.put("mean_sm_active_ratio", Texts.round(util, 3));
+            evidence.put("mean_tensor_active_ratio", Texts.round(tensorSum / counted, 3));
+        }
         evidence.put("peak_memory_share", Texts.round(peakShare, 3));
         evidence.put("gpus", n);
         if (biggerBatchFits) {
@@ -95,7 +140,14 @@ public final class GpuUnderutilizedDetector implements Detector {
                 : null;
         String message;
         String suggestion;
-        if (lowUtil) {
+        if (lowUtil && bySm) {
+            message = String.format(Locale.ROOT, "the run's %d GPU%s kept %s of their SMs at work over the last %s "
+                    + "(utilisation reads %s: kernels ran, but few SMs were busy)", n, n == 1 ? "" : "s",
+                    Texts.pct(util), Texts.secs(s.window().toMillis() / 1000.0), Texts.pct(rawUtilSum / n));
+            suggestion = (batchAdvice != null ? batchAdvice + "; " : "")
+                    + "the kernels are too small to fill the GPU: a larger batch, torch.compile or CUDA graphs "
+                    + "(fewer, larger kernels), and fewer host synchronisations (.item(), logging every step)";
+        } else if (lowUtil) {
             message = String.format(Locale.ROOT, "the run's %d GPU%s were busy %s of the time over the last %s", n,
                     n == 1 ? "" : "s", Texts.pct(util), Texts.secs(s.window().toMillis() / 1000.0));
             suggestion = (batchAdvice != null ? batchAdvice + "; " : "")

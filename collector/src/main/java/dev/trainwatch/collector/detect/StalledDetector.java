@@ -21,6 +21,11 @@ import java.util.TreeSet;
  * is told apart from a hang: it is given {@value #CHECKPOINT_LIMIT_MINUTES} or {@value #EVALUATION_LIMIT_MINUTES}
  * minutes. A rank busy on its CPU with its GPU idle (saving a checkpoint the log did not announce, evaluating on the
  * CPU) does not count as hung.
+ *
+ * <p>Where the GPUs have hardware activity counters (GPM, NVLink), "spinning" is read from them rather than guessed
+ * from power: a GPU at "100%" whose tensor pipes and DRAM are idle and whose NVLink carries no data is spinning in a
+ * collective, not computing. The message says so, and names the ranks whose GPUs do not spin (idle, or still
+ * computing) as the ones the others wait for.
  */
 public final class StalledDetector implements Detector {
 
@@ -31,6 +36,12 @@ public final class StalledDetector implements Detector {
     static final double ASLEEP_CPU = 0.05;
     /** A spinning collective keeps its process on the CPU at least this much. */
     static final double SPINNING_CPU = 0.3;
+    /** Tensor pipes busy less than this share of the time: not computing. */
+    static final double NO_TENSOR = 0.05;
+    /** DRAM bandwidth under this share: not moving data either (a memory-bound step stays above it). */
+    static final double NO_DRAM = 0.05;
+    /** NVLink traffic under this (bytes per second, received plus sent): no collective is moving data. */
+    static final double NO_NVLINK = 1e6;
 
     private final DetectorSettings.Stalled s;
 
@@ -129,6 +140,19 @@ public final class StalledDetector implements Detector {
         if (others != null) {
             evidence.put("others", others);
         }
+        String spinning = spinningByCounters(gpuStates);
+        if (spinning != null) {
+            evidence.put("spinning", spinning);
+            double tensor = 0;
+            int t = 0;
+            for (GpuState g : gpuStates.values()) {
+                if (g.hasCounters()) {
+                    tensor += g.tensor();
+                    t++;
+                }
+            }
+            evidence.put("tensor_active_ratio", Texts.round(tensor / t, 3));
+        }
         StringBuilder message = new StringBuilder(String.format(Locale.ROOT,
                 "no step since step %d, %s ago (a report is expected every %s)", lastStep, Texts.secs(silence),
                 Texts.secs(gap)));
@@ -158,6 +182,12 @@ public final class StalledDetector implements Detector {
             suggestion = "the processes are alive but not computing: dump their stacks (py-spy dump --pid PID); a "
                     + "hang in a collective usually means one rank died or is stuck (NCCL_DEBUG=INFO, "
                     + "TORCH_NCCL_ASYNC_ERROR_HANDLING=1 and a finite timeout make it fail instead of hang)";
+        } else if (spinning != null) {
+            message.append("; ").append(spinning);
+            suggestion = "every rank that spins waits in a collective for one that never joined it: dump the stacks "
+                    + "(py-spy dump --pid PID) to find the rank elsewhere (a DataLoader, I/O, an exception swallowed "
+                    + "by a worker), check dmesg for XIDs; NCCL's watchdog kills the run only at its timeout "
+                    + "(TORCH_NCCL_ASYNC_ERROR_HANDLING=1 and a shorter timeout fail it sooner)";
         } else if (!Double.isNaN(busy)) {
             message.append(String.format(Locale.ROOT, "; the GPUs are %s busy", Texts.pct(busy)));
             if (others != null) {
@@ -172,8 +202,31 @@ public final class StalledDetector implements Detector {
         return Optional.of(new Finding(severity, message.toString(), evidence, suggestion));
     }
 
-    /** What each GPU did in the last 10 s and how it compares with its own power while training. */
-    private record GpuState(String uuid, String host, double util, double powerRatio) {
+    /**
+     * What each GPU did in the last 10 s and how it compares with its own power while training; tensor and DRAM
+     * activity and NVLink traffic where the GPU has the counters (else NaN).
+     */
+    private record GpuState(String uuid, String host, double util, double powerRatio, double tensor, double dram,
+                            double nvlink) {
+
+        boolean hasCounters() {
+            return !Double.isNaN(tensor);
+        }
+
+        /** Busy by utilisation, idle by the counters: a kernel that waits (a collective, a busy-wait). */
+        boolean spinsByCounters() {
+            return util >= 0.9 && hasCounters() && tensor < NO_TENSOR && !(dram >= NO_DRAM) && !(nvlink >= NO_NVLINK);
+        }
+
+        /** Spinning: by the counters where the GPU has them, else busy at a fraction of its training power. */
+        boolean spins() {
+            return hasCounters() ? spinsByCounters() : util >= 0.9 && powerRatio < 0.7;
+        }
+
+        /** Busy and, by the counters, computing (tensor pipes at work). */
+        boolean computes() {
+            return util >= 0.9 && hasCounters() && tensor >= NO_TENSOR;
+        }
     }
 
     private static Map<String, GpuState> gpuStates(RunContext run, double lastTs) {
@@ -189,7 +242,8 @@ public final class StalledDetector implements Detector {
             double trainingPower = meanPower(g, lastTs - 120, lastTs);
             double ratio = trainingPower > 0 && !Double.isNaN(power) ? power / trainingPower : Double.NaN;
             if (!Double.isNaN(util)) {
-                out.put(g.uuid(), new GpuState(g.uuid(), g.host(), util, ratio));
+                out.put(g.uuid(), new GpuState(g.uuid(), g.host(), util, ratio, WindowStats.meanTensorActive(g, recent),
+                        WindowStats.meanDramActive(g, recent), WindowStats.meanNvlinkRate(g, recent)));
             }
         }
         return out;
@@ -287,19 +341,30 @@ public final class StalledDetector implements Detector {
             List<GpuState> spin = new ArrayList<>();
             List<GpuState> idle = new ArrayList<>();
             List<GpuState> full = new ArrayList<>();
+            List<GpuState> computing = new ArrayList<>();
             for (GpuState g : gpus.values()) {
                 if (g.util() < 0.05) {
                     idle.add(g);
-                } else if (g.util() >= 0.9 && g.powerRatio() < 0.7) {
+                } else if (g.spins()) {
                     spin.add(g);
+                } else if (g.computes()) {
+                    computing.add(g);
                 } else if (g.util() >= 0.9) {
                     full.add(g);
                 }
             }
+            boolean spinCounted = spin.stream().anyMatch(GpuState::hasCounters);
+            List<GpuState> notSpinning = new ArrayList<>(idle);
+            notSpinning.addAll(computing);
             List<GpuState> odd = List.of();
             String why = null;
             // The odd ones are fewer than half, or one of a 2-rank run's two GPUs.
-            if (!idle.isEmpty() && (spin.size() * 2 > gpus.size() && idle.size() * 2 < gpus.size()
+            if (spin.size() * 2 > gpus.size() && spinCounted && !notSpinning.isEmpty()
+                    && (notSpinning.size() * 2 < gpus.size() || oneOfTwo(notSpinning.size(), gpus.size()))) {
+                // The counters say who waits and who does not: the odd ones out are idle or still computing.
+                odd = notSpinning;
+                why = null; // per GPU below
+            } else if (!idle.isEmpty() && (spin.size() * 2 > gpus.size() && idle.size() * 2 < gpus.size()
                     || oneOfTwo(idle.size(), gpus.size()) && spin.size() == 1)) {
                 odd = idle;
                 why = "its GPU is idle while the others are busy at a fraction of their training power (NCCL waiting in "
@@ -310,12 +375,21 @@ public final class StalledDetector implements Detector {
                 why = "its GPU is still busy at full power while the others are idle (stuck in a kernel)";
             }
             for (GpuState g : odd) {
+                String whyThis = why != null ? why : g.util() < 0.05
+                        ? String.format(Locale.ROOT, "its GPU is idle while the others spin in a collective (%d GPUs at "
+                                + "%s \"utilisation\" with idle tensor pipes and no NVLink traffic)", spin.size(),
+                                Texts.pct(meanUtil(spin)))
+                        : String.format(Locale.ROOT, "its GPU still computes (tensor pipes %s busy) while the others "
+                                + "spin in a collective waiting for it (%d GPUs at %s \"utilisation\" with idle tensor "
+                                + "pipes and no NVLink traffic)", Texts.pct(g.tensor()), spin.size(),
+                                Texts.pct(meanUtil(spin)));
                 for (Map.Entry<Integer, String> e : gpuOfRank.entrySet()) {
                     if (e.getValue().equals(g.uuid())) {
                         RankProcess p = procs.stream().filter(x -> x.rank() == e.getKey()).findFirst().orElse(null);
-                        boolean inIo = p != null && "D".equals(p.state()) && odd == idle;
+                        boolean idleGpu = g.util() < 0.05;
+                        boolean inIo = p != null && "D".equals(p.state()) && idleGpu;
                         // A process running right now is working (on the CPU, or its GPU just came back): not hung.
-                        boolean busyCpu = p != null && odd == idle
+                        boolean busyCpu = p != null && idleGpu
                                 && ("R".equals(p.state()) || p.cpuRate() >= 0.2) || inIo;
                         Culprit c = out.get(e.getKey());
                         if (c == null || busyCpu) {
@@ -323,15 +397,46 @@ public final class StalledDetector implements Detector {
                                     ? "its GPU is idle while its process is in I/O (writing a checkpoint the log does "
                                             + "not announce?)"
                                     : busyCpu ? "its GPU is idle but its process works on the CPU (a checkpoint save or "
-                                            + "an evaluation the log does not announce?)" : why, busyCpu));
+                                            + "an evaluation the log does not announce?)" : whyThis, busyCpu));
                         } else {
-                            out.put(e.getKey(), new Culprit(c.rank(), c.host(), c.why() + "; " + why, false));
+                            out.put(e.getKey(), new Culprit(c.rank(), c.host(), c.why() + "; " + whyThis, false));
                         }
                     }
                 }
             }
         }
         return new ArrayList<>(out.values());
+    }
+
+    private static double meanUtil(List<GpuState> gpus) {
+        double sum = 0;
+        for (GpuState g : gpus) {
+            sum += g.util();
+        }
+        return gpus.isEmpty() ? Double.NaN : sum / gpus.size();
+    }
+
+    /**
+     * The GPUs spinning by their counters, when that is what most GPUs with counters do: "N of M GPUs read X% busy
+     * with idle tensor pipes and no NVLink traffic: spinning in a collective, not computing"; else null.
+     */
+    private static String spinningByCounters(Map<String, GpuState> gpus) {
+        int withCounters = 0;
+        List<GpuState> spin = new ArrayList<>();
+        for (GpuState g : gpus.values()) {
+            if (g.hasCounters()) {
+                withCounters++;
+                if (g.spinsByCounters()) {
+                    spin.add(g);
+                }
+            }
+        }
+        if (spin.isEmpty() || spin.size() * 2 <= withCounters) {
+            return null;
+        }
+        return String.format(Locale.ROOT, "%d of %d GPUs read %s busy while their tensor pipes are idle and NVLink "
+                + "carries no data: they spin in a collective, not computing", spin.size(), gpus.size(),
+                Texts.pct(meanUtil(spin)));
     }
 
     /**
@@ -372,7 +477,22 @@ public final class StalledDetector implements Detector {
         if (powerN > 0) {
             text += String.format(Locale.ROOT, " at %s of their training power", Texts.pct(power / powerN));
         }
-        if (util >= 0.9 && powerN > 0 && power / powerN < 0.7) {
+        boolean countersSay = false;
+        int withCounters = 0;
+        int spinning = 0;
+        for (Map.Entry<Integer, String> e : gpuOfRank.entrySet()) {
+            GpuState g = culprits.contains(e.getKey()) ? null : gpus.get(e.getValue());
+            if (g != null && g.hasCounters()) {
+                withCounters++;
+                spinning += g.spinsByCounters() ? 1 : 0;
+            }
+        }
+        if (withCounters > 0) {
+            countersSay = spinning * 2 > withCounters;
+            if (countersSay) {
+                text += " with idle tensor pipes and no NVLink traffic (spinning in a collective, waiting)";
+            }
+        } else if (util >= 0.9 && powerN > 0 && power / powerN < 0.7) {
             text += " (spinning in a collective, waiting)";
         }
         return text;

@@ -206,6 +206,39 @@ public final class WindowStats {
         return n > 0 ? sum / n : Double.NaN;
     }
 
+    /** Mean SM activity (GPM) of the entries at or after {@code fromTs}; NaN when the GPU has no counters. */
+    public static double meanSmActive(GpuSeries g, double fromTs) {
+        return mean(g, fromTs, g::smActiveRatio);
+    }
+
+    /** Mean tensor-pipe activity (GPM) of the entries at or after {@code fromTs}; NaN without counters. */
+    public static double meanTensorActive(GpuSeries g, double fromTs) {
+        return mean(g, fromTs, g::tensorActiveRatio);
+    }
+
+    /** Mean DRAM bandwidth share (GPM) of the entries at or after {@code fromTs}; NaN without counters. */
+    public static double meanDramActive(GpuSeries g, double fromTs) {
+        return mean(g, fromTs, g::dramActiveRatio);
+    }
+
+    /** Mean NVLink bytes per second of the entries at or after {@code fromTs}; NaN without NVLink counters. */
+    public static double meanNvlinkRate(GpuSeries g, double fromTs) {
+        return mean(g, fromTs, g::nvlinkBytesPerSecond);
+    }
+
+    private static double mean(GpuSeries g, double fromTs, java.util.function.IntToDoubleFunction reading) {
+        double sum = 0;
+        int n = 0;
+        for (int i = g.firstIndexAtOrAfter(fromTs); i < g.size(); i++) {
+            double v = reading.applyAsDouble(i);
+            if (!Double.isNaN(v)) {
+                sum += v;
+                n++;
+            }
+        }
+        return n > 0 ? sum / n : Double.NaN;
+    }
+
     /** Mean SM clock over its maximum for the entries at or after {@code fromTs}. */
     public static double meanSmClockRatio(GpuSeries g, double fromTs) {
         double sum = 0;

@@ -8,6 +8,7 @@ import static dev.trainwatch.collector.metrics.MetricNames.REASON;
 import static dev.trainwatch.collector.metrics.MetricNames.RUN_ID;
 
 import dev.trainwatch.collector.state.GpuView;
+import dev.trainwatch.protocol.GpuActivity;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.UtilizationWindow;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -64,10 +65,41 @@ public final class GpuMetrics implements MeterBinder, MultiCollector {
         gauge(MetricNames.GPU_TEMPERATURE, MetricNames.CELSIUS, "Core temperature", s -> s.temperatureCelsius());
         gauge(MetricNames.GPU_LOST, null, "1 while NVML reports the GPU lost",
                 s -> Boolean.TRUE.equals(s.lost()) ? 1 : 0);
+        gauge(MetricNames.GPU_SM_ACTIVE, MetricNames.RATIO,
+                "Share of SMs busy over the agent's poll interval (GPM, 0-1)", s -> ratio(s, GpuActivity::smActiveRatio));
+        gauge(MetricNames.GPU_SM_OCCUPANCY, MetricNames.RATIO,
+                "Resident warps against the SMs' maximum over the poll interval (GPM, 0-1)",
+                s -> ratio(s, GpuActivity::smOccupancyRatio));
+        gauge(MetricNames.GPU_TENSOR_ACTIVE, MetricNames.RATIO,
+                "Share of time any tensor pipe was busy over the poll interval (GPM, 0-1)",
+                s -> ratio(s, GpuActivity::tensorActiveRatio));
+        gauge(MetricNames.GPU_DRAM_ACTIVE, MetricNames.RATIO,
+                "DRAM bandwidth used against the maximum over the poll interval (GPM, 0-1)",
+                s -> ratio(s, GpuActivity::dramActiveRatio));
+        gauge(MetricNames.GPU_PCIE_RX, MetricNames.BYTES_PER_SECOND,
+                "PCIe traffic into the GPU (GPM over the poll interval, else NVML's 20 ms window)",
+                s -> rate(s, GpuActivity::pcieRxBytesPerSecond));
+        gauge(MetricNames.GPU_PCIE_TX, MetricNames.BYTES_PER_SECOND,
+                "PCIe traffic out of the GPU (GPM over the poll interval, else NVML's 20 ms window)",
+                s -> rate(s, GpuActivity::pcieTxBytesPerSecond));
         names.add(prometheusName(MetricNames.GPU_CLOCK_EVENT_ACTIVE, null));
         names.add(prometheusName(MetricNames.GPU_XID_ERRORS, null));
         names.add(MetricNames.GPU_RUN_INFO);
         names.add(prometheusName(MetricNames.GPU_ENERGY, MetricNames.JOULES));
+        names.add(prometheusName(MetricNames.GPU_NVLINK_RX, MetricNames.BYTES));
+        names.add(prometheusName(MetricNames.GPU_NVLINK_TX, MetricNames.BYTES));
+    }
+
+    /** An activity ratio in 0–1, else no series (a hostile or broken agent's value is not exported). */
+    private static Double ratio(GpuSample s, Function<GpuActivity, Double> field) {
+        Double v = s.activity() == null || Boolean.TRUE.equals(s.lost()) ? null : field.apply(s.activity());
+        return v != null && v >= 0 && v <= 1 ? v : null;
+    }
+
+    /** A finite non-negative rate, else no series. */
+    private static Double rate(GpuSample s, Function<GpuActivity, Double> field) {
+        Double v = s.activity() == null || Boolean.TRUE.equals(s.lost()) ? null : field.apply(s.activity());
+        return v != null && Double.isFinite(v) && v >= 0 ? v : null;
     }
 
     /** One gauge over the GPUs' newest samples; a null reading means no series for that GPU. */
@@ -135,6 +167,10 @@ public final class GpuMetrics implements MeterBinder, MultiCollector {
         snapshots.add(xidErrors(views, labels));
         snapshots.add(runInfo(views, labels));
         snapshots.add(energy(views, labels));
+        snapshots.add(nvlink(views, labels, MetricNames.GPU_NVLINK_RX, "NVLink data received, all links (NVML's counter)",
+                GpuActivity::nvlinkRxBytes));
+        snapshots.add(nvlink(views, labels, MetricNames.GPU_NVLINK_TX, "NVLink data sent, all links (NVML's counter)",
+                GpuActivity::nvlinkTxBytes));
         return new MetricSnapshots(snapshots);
     }
 
@@ -169,6 +205,23 @@ public final class GpuMetrics implements MeterBinder, MultiCollector {
             if (joules != null && Double.isFinite(joules) && joules >= 0 && !Boolean.TRUE.equals(latest.lost())) {
                 counter.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder()
                         .labels(labels.get(i)).value(joules).build());
+            }
+        }
+        return counter.build();
+    }
+
+    /** {@code trainwatch_gpu_nvlink_{rx,tx}_bytes_total}: NVML's NVLink data counters, for GPUs with NVLink. */
+    private static CounterSnapshot nvlink(List<GpuView> views, List<Labels> labels, String name, String help,
+                                          Function<GpuActivity, Long> field) {
+        CounterSnapshot.Builder counter = CounterSnapshot.builder()
+                .name(prometheusName(name, MetricNames.BYTES)).help(help);
+        for (int i = 0; i < views.size(); i++) {
+            GpuSample latest = views.get(i).latest();
+            Long bytes = latest.activity() == null || Boolean.TRUE.equals(latest.lost()) ? null
+                    : field.apply(latest.activity());
+            if (bytes != null && bytes >= 0) {
+                counter.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder()
+                        .labels(labels.get(i)).value(bytes).build());
             }
         }
         return counter.build();

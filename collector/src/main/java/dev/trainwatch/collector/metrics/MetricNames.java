@@ -49,6 +49,22 @@ public final class MetricNames {
     /** Counter: NVML's energy counter since the driver loaded. */
     public static final String GPU_ENERGY = "trainwatch.gpu.energy";
     public static final String JOULES = "joules";
+    public static final String BYTES_PER_SECOND = "bytes_per_second";
+    // hardware activity (GPM and field values); absent where the GPU cannot say
+    /** Share of SMs busy over the agent's poll interval (NVML GPM SM_UTIL), 0–1. */
+    public static final String GPU_SM_ACTIVE = "trainwatch.gpu.sm.active";
+    /** Resident warps against the maximum (GPM SM_OCCUPANCY), 0–1. */
+    public static final String GPU_SM_OCCUPANCY = "trainwatch.gpu.sm.occupancy";
+    /** Share of time any tensor pipe was busy (GPM ANY_TENSOR_UTIL), 0–1. */
+    public static final String GPU_TENSOR_ACTIVE = "trainwatch.gpu.tensor.active";
+    /** DRAM bandwidth used against the maximum (GPM DRAM_BW_UTIL), 0–1. */
+    public static final String GPU_DRAM_ACTIVE = "trainwatch.gpu.dram.active";
+    public static final String GPU_PCIE_RX = "trainwatch.gpu.pcie.rx";
+    public static final String GPU_PCIE_TX = "trainwatch.gpu.pcie.tx";
+    /** Counter: NVLink data received, all links (NVML's KiB counter in bytes). */
+    public static final String GPU_NVLINK_RX = "trainwatch.gpu.nvlink.rx";
+    /** Counter: NVLink data sent, all links. */
+    public static final String GPU_NVLINK_TX = "trainwatch.gpu.nvlink.tx";
     /**
      * Plus {@code run_id}. Rendered through the Prometheus client's info type: Micrometer's naming convention
      * would strip the {@code _info} suffix from a gauge.
@@ -99,6 +115,13 @@ public final class MetricNames {
     public static final String AGENT_READ_ERRORS = "trainwatch.agent.read.errors";
     public static final String AGENT_SPOOL_DEPTH = "trainwatch.agent.spool.depth";
     public static final String AGENT_DROPPED_BATCHES = "trainwatch.agent.dropped.batches";
+    public static final String AGENT_DELIVERY_ALIVE = "trainwatch.agent.delivery.alive";
+    public static final String AGENT_DELIVERY_ERRORS = "trainwatch.agent.delivery.errors";
+    public static final String AGENT_SPOOL = "trainwatch.agent.spool";
+    public static final String AGENT_SPOOL_IN_MEMORY = "trainwatch.agent.spool.in.memory";
+    public static final String AGENT_SPOOL_REJECTED = "trainwatch.agent.spool.rejected";
+    public static final String AGENT_LOG_READABLE = "trainwatch.agent.log.readable";
+    public static final String AGENT_CLOCK_OFFSET = "trainwatch.agent.clock.offset";
     /** Label outcome, one of {@link #INGEST_OUTCOMES}. */
     public static final String INGEST_REQUESTS = "trainwatch.ingest.requests";
     /** Evaluations in which a detector threw, by anomaly kind (a bug: the detector is skipped, ingest goes on). */

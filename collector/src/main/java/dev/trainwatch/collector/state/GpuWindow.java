@@ -1,6 +1,7 @@
 package dev.trainwatch.collector.state;
 
 import dev.trainwatch.collector.detect.GpuSeries;
+import dev.trainwatch.protocol.GpuActivity;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.UtilizationWindow;
 
@@ -25,7 +26,15 @@ final class GpuWindow implements GpuSeries {
     private final float[] power;
     private final float[] temperature;
     private final int[] reasons;
+    // hardware activity counters (NaN where the GPU has none)
+    private final float[] smActive;
+    private final float[] tensorActive;
+    private final float[] dramActive;
+    private final float[] nvlinkRate;
     private final short[] merged;
+    /** The newest NVLink counter (rx + tx bytes) and its time, for the rate of the next poll. */
+    private double lastNvlinkBytes = Double.NaN;
+    private double lastNvlinkTs = Double.NaN;
     private int head;
     private int size;
 
@@ -52,6 +61,10 @@ final class GpuWindow implements GpuSeries {
         power = new float[capacity];
         temperature = new float[capacity];
         reasons = new int[capacity];
+        smActive = new float[capacity];
+        tensorActive = new float[capacity];
+        dramActive = new float[capacity];
+        nvlinkRate = new float[capacity];
         merged = new short[capacity];
     }
 
@@ -83,6 +96,10 @@ final class GpuWindow implements GpuSeries {
         power = src.range(src.power, new float[capacity], from, n);
         temperature = src.range(src.temperature, new float[capacity], from, n);
         reasons = src.range(src.reasons, new int[capacity], from, n);
+        smActive = src.range(src.smActive, new float[capacity], from, n);
+        tensorActive = src.range(src.tensorActive, new float[capacity], from, n);
+        dramActive = src.range(src.dramActive, new float[capacity], from, n);
+        nvlinkRate = src.range(src.nvlinkRate, new float[capacity], from, n);
         merged = new short[0]; // only add() reads it, and a copy is never added to
         head = 0;
         size = n;
@@ -129,6 +146,11 @@ final class GpuWindow implements GpuSeries {
         double smMax = finite(s.smClockMaxHz()) ? s.smClockMaxHz() : Double.NaN;
         double watts = finiteD(s.powerWatts());
         double temp = finiteD(s.temperatureCelsius());
+        GpuActivity a = lost ? null : s.activity();
+        double smAct = a == null ? Double.NaN : ratio(a.smActiveRatio());
+        double tensorAct = a == null ? Double.NaN : ratio(a.tensorActiveRatio());
+        double dramAct = a == null ? Double.NaN : ratio(a.dramActiveRatio());
+        double link = nvlinkRate(a, sampleTs);
 
         if (size > 0) {
             int last = slot(size - 1);
@@ -144,6 +166,10 @@ final class GpuWindow implements GpuSeries {
                 power[last] = (float) meanNan(power[last], watts, n);
                 temperature[last] = (float) maxNan(temperature[last], temp);
                 reasons[last] |= mask;
+                smActive[last] = (float) meanNan(smActive[last], smAct, n);
+                tensorActive[last] = (float) meanNan(tensorActive[last], tensorAct, n);
+                dramActive[last] = (float) meanNan(dramActive[last], dramAct, n);
+                nvlinkRate[last] = (float) meanNan(nvlinkRate[last], link, n);
                 merged[last] = (short) (n + 1);
                 return;
             }
@@ -163,8 +189,35 @@ final class GpuWindow implements GpuSeries {
         power[i] = (float) watts;
         temperature[i] = (float) temp;
         reasons[i] = mask;
+        smActive[i] = (float) smAct;
+        tensorActive[i] = (float) tensorAct;
+        dramActive[i] = (float) dramAct;
+        nvlinkRate[i] = (float) link;
         merged[i] = 1;
         size++;
+    }
+
+    /**
+     * NVLink bytes per second since the previous sample with the counters: the counter's increase over the time
+     * between the two; NaN for the first sample, a counter that went back (driver reload) or no counters.
+     */
+    private double nvlinkRate(GpuActivity a, double sampleTs) {
+        Long rx = a == null ? null : a.nvlinkRxBytes();
+        Long tx = a == null ? null : a.nvlinkTxBytes();
+        if (rx == null && tx == null || rx != null && rx < 0 || tx != null && tx < 0) {
+            return Double.NaN;
+        }
+        double bytes = (rx == null ? 0.0 : rx) + (tx == null ? 0.0 : tx);
+        double rate = Double.NaN;
+        double dt = sampleTs - lastNvlinkTs;
+        if (dt > 0 && bytes >= lastNvlinkBytes) {
+            rate = (bytes - lastNvlinkBytes) / dt;
+        }
+        if (Double.isNaN(lastNvlinkTs) || sampleTs >= lastNvlinkTs) {
+            lastNvlinkBytes = bytes;
+            lastNvlinkTs = sampleTs;
+        }
+        return rate;
     }
 
     /** Drops entries older than the window before {@code now}. */
@@ -267,6 +320,26 @@ final class GpuWindow implements GpuSeries {
     @Override
     public int clockEventMask(int i) {
         return reasons[slot(i)];
+    }
+
+    @Override
+    public double smActiveRatio(int i) {
+        return smActive[slot(i)];
+    }
+
+    @Override
+    public double tensorActiveRatio(int i) {
+        return tensorActive[slot(i)];
+    }
+
+    @Override
+    public double dramActiveRatio(int i) {
+        return dramActive[slot(i)];
+    }
+
+    @Override
+    public double nvlinkBytesPerSecond(int i) {
+        return nvlinkRate[slot(i)];
     }
 
     private static boolean finite(Long v) {

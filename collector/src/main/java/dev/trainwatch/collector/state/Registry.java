@@ -35,6 +35,9 @@ final class Registry {
     /** Rank windows of all runs together (see {@link RankBudget}). */
     final RankBudget rankBudget;
 
+    /** What was applied (agent seqs, step sources), so that nothing is applied twice; see {@link AppliedLedger}. */
+    AppliedLedger ledger = AppliedLedger.inMemory();
+
     /** Sizes published after each change, read without the lock. */
     private final AtomicInteger runCount = new AtomicInteger();
     private final AtomicInteger gpuCount = new AtomicInteger();

@@ -85,6 +85,8 @@ final class RunState {
     /** Reports by rank, created when the first report naming a rank arrives. */
     RankWindows ranks;
     /** Step, rank (-1: none) and time of the newest report counted in {@link #steps}. */
+    /** Step reports dropped because their source had sent them before (see {@link AppliedLedger}). */
+    long replayedSteps;
     long lastCountedStep = -1;
     int lastCountedRank = -1;
     double lastCountedTs = Double.NEGATIVE_INFINITY;

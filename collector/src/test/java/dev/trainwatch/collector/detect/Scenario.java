@@ -21,20 +21,27 @@ record Scenario(String description, RunSpec spec, int gpus, List<Phase> phases, 
      * seconds per second) — every rank's process is otherwise running at one core; {@code announce} is a phase the
      * log announces at the phase's start ({@code checkpoint}, {@code evaluation}); {@code hostMemGib} is the node's
      * MemAvailable from start to end of the phase (of {@code hostTotalGib}, 512 by default), {@code shmUsedRatio}
-     * how full /dev/shm is.
+     * how full /dev/shm is. {@code activity} gives the GPUs' hardware counters (absent: GPUs without them).
      */
     record Phase(String name, double durationS, List<Double> memoryGib, Double utilization, Double utilMin,
                  Double idleFraction, Double smClockRatio, List<String> reasons, Double temperature, Double power,
                  Steps steps, Map<String, GpuOverride> gpuOverrides, List<Xid> xids, Boolean agentSilent,
                  Boolean fault, Map<String, RankProc> rankProcs, String announce, List<Double> hostMemGib,
-                 Double hostTotalGib, Double shmUsedRatio) {
+                 Double hostTotalGib, Double shmUsedRatio, Activity activity) {
+    }
+
+    /**
+     * Hardware activity counters: SM, tensor-pipe and DRAM activity (0–1, as GPM gives them over a poll) and NVLink
+     * traffic in GB/s (received plus sent; the player turns it into the cumulative byte counters NVML gives).
+     */
+    record Activity(Double sm, Double tensor, Double dram, Double nvlinkGbps) {
     }
 
     record RankProc(String state, Double cpuRate) {
     }
 
     record GpuOverride(List<Double> memoryGib, Double utilization, Double utilMin, Double idleFraction,
-                       Double smClockRatio, List<String> reasons, Double temperature, Double power) {
+                       Double smClockRatio, List<String> reasons, Double temperature, Double power, Activity activity) {
     }
 
     /**

@@ -88,6 +88,7 @@ final class ScenarioPlayer {
         double faultStart = Double.NaN;
         long step = 0;
         double[] cpu = new double[scenario.gpus()];
+        double[] nvlink = new double[scenario.gpus()]; // each GPU's NVLink byte counter
         for (Scenario.Phase p : scenario.phases()) {
             if (Boolean.TRUE.equals(p.fault()) && Double.isNaN(faultStart)) {
                 faultStart = t;
@@ -102,7 +103,7 @@ final class ScenarioPlayer {
                 if (!Boolean.TRUE.equals(p.agentSilent())) {
                     List<GpuSample> samples = new ArrayList<>();
                     for (int g = 0; g < scenario.gpus(); g++) {
-                        samples.add(sample(p, g, uuids.get(g), now, (pt + 1) / p.durationS()));
+                        samples.add(sample(p, g, uuids.get(g), now, (pt + 1) / p.durationS(), nvlink));
                     }
                     List<AgentEvent> events = new ArrayList<>();
                     if (!announced) {
@@ -171,7 +172,8 @@ final class ScenarioPlayer {
         return new Result(transitions, faultStart, t, fleet);
     }
 
-    private static GpuSample sample(Scenario.Phase p, int g, String uuid, double now, double progress) {
+    private static GpuSample sample(Scenario.Phase p, int g, String uuid, double now, double progress,
+                                    double[] nvlink) {
         Scenario.GpuOverride o = p.gpuOverrides() != null ? p.gpuOverrides().get(Integer.toString(g)) : null;
         List<Double> mem = o != null && o.memoryGib() != null ? o.memoryGib() : p.memoryGib();
         double memGib = mem.get(0) + (mem.get(1) - mem.get(0)) * progress;
@@ -188,7 +190,23 @@ final class ScenarioPlayer {
                 new UtilizationWindow(6, utilMin, util, Math.min(1, util + 0.02), idle, now - 1, now),
                 (long) (MAX_CLOCK * clockRatio), MAX_CLOCK, null, null, reasons,
                 o != null && o.power() != null ? o.power() : p.power() != null ? p.power() : 350.0, 400.0, null, temp, 0,
-                List.of(), false);
+                List.of(), false, activity(o != null && o.activity() != null ? o.activity() : p.activity(), g, nvlink));
+    }
+
+    /** The counters of one second: the ratios as given, NVLink as cumulative bytes split evenly between rx and tx. */
+    private static dev.trainwatch.protocol.GpuActivity activity(Scenario.Activity a, int g, double[] nvlink) {
+        if (a == null) {
+            return null;
+        }
+        Long rx = null;
+        Long tx = null;
+        if (a.nvlinkGbps() != null) {
+            nvlink[g] += a.nvlinkGbps() * 1e9;
+            rx = (long) (nvlink[g] / 2);
+            tx = (long) (nvlink[g] / 2);
+        }
+        return new dev.trainwatch.protocol.GpuActivity(1.0, a.sm(), null, a.tensor(), a.tensor(), a.dram(), null, null,
+                null, null, rx, tx);
     }
 
     private static double pick(Double a, Double b, double fallback) {

@@ -195,6 +195,34 @@ class ScenarioTest {
     }
 
     @Test
+    void gpusSpinningInACollectiveAreToldFromComputingOnesByTheirCountersAndTheOneNotSpinningIsNamed() {
+        Result spin = play("spinning-collective");
+        Transition t = spin.raised(AnomalyKind.STALLED).get(0);
+        // The last report came just before the fault; the usual gap is 20 s: named within a minute of it.
+        assertThat(spin.latency(AnomalyKind.STALLED)).isLessThanOrEqualTo(20 + 60);
+        assertThat(t.anomaly().evidence()).containsEntry("ranks", List.of(3));
+        assertThat(t.message()).contains("rank 3").contains("still computes (tensor pipes 60% busy)")
+                .contains("spin in a collective").contains("no NVLink traffic");
+        assertThat((String) t.anomaly().evidence().get("others")).contains("idle tensor pipes");
+        assertThat(t.suggestion()).contains("hung on rank 3");
+        // The same picture while the log announces an evaluation is not a hang.
+        assertThat(play("spinning-quiet-evaluation").kindsRaised()).isEmpty();
+    }
+
+    @Test
+    void underUseIsReadFromTheSmsWhereTheGpusCountThemNotFromTensorActivity() {
+        Result launchBound = play("launch-bound");
+        Transition t = launchBound.raised(AnomalyKind.GPU_UNDERUTILIZED).get(0);
+        assertThat(t.message()).contains("kept 30% of their SMs at work").contains("utilisation reads 96%");
+        assertThat(t.anomaly().evidence()).containsEntry("mean_sm_active_ratio", 0.3)
+                .containsEntry("mean_utilization_ratio", 0.96);
+        assertThat(t.suggestion()).contains("CUDA graphs");
+        // A memory-bound stretch (SMs busy, tensor pipes idle) and a tensor-bound healthy run raise nothing.
+        assertThat(play("memory-bound").kindsRaised()).isEmpty();
+        assertThat(play("healthy-counters").kindsRaised()).isEmpty();
+    }
+
+    @Test
     void aDivergedLossIsCalledAtItsFirstReportAndAHostLeakBeforeTheOomKiller() {
         Result nan = play("nan-loss");
         assertThat(nan.latency(AnomalyKind.LOSS_NONFINITE)).isLessThanOrEqualTo(21);

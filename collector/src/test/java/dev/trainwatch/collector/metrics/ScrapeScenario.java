@@ -10,6 +10,7 @@ import dev.trainwatch.collector.state.ObservedView;
 import dev.trainwatch.collector.state.RunView;
 import dev.trainwatch.collector.support.Payloads;
 import dev.trainwatch.protocol.AgentHealth;
+import dev.trainwatch.protocol.GpuActivity;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.StepEvent;
 import java.util.ArrayList;
@@ -37,6 +38,11 @@ final class ScrapeScenario {
         GpuSample busy = Payloads.sample(NOW - 1, 0, uuid0, 62_000_000_000L, 0.97, List.of("sw_power_cap"));
         GpuSample noPower = withoutPower(Payloads.sample(NOW - 1, 1, uuid1, 61_500_000_000L, 0.95, null));
         GpuSample idle = Payloads.sample(NOW - 2, 0, uuid2, 500_000_000L, 0.0, List.of("gpu_idle"));
+        // node-1 GPU 0 is an H100 with GPM and NVLink; node-2's card gives PCIe rates only; node-1 GPU 1 nothing
+        busy = withActivity(busy, new GpuActivity(1.0, 0.92, 0.385, 0.61, 0.58, 0.44, 2_147_483_648.0, 125_829_120.0,
+                51_539_607_552.0, 53_687_091_200.0, 5_000_000_000_000L, 4_000_000_000_000L));
+        idle = withActivity(idle, new GpuActivity(null, null, null, null, null, null, 1_073_741_824.0, 83_886_080.0,
+                null, null, null, null));
         gpus.add(new GpuView(uuid0, "node-1", RUN, busy, Map.of("79", 2L), NOW - 1, 0));
         gpus.add(new GpuView(uuid1, "node-1", RUN, noPower, Map.of(), NOW - 1, 0));
         gpus.add(new GpuView(uuid2, "node-2", null, idle, Map.of(), NOW - 2, 300));
@@ -59,8 +65,9 @@ final class ScrapeScenario {
         runs.add(new RunView(ENDED_RUN, null, null, endedObserved, null, List.of(), List.of(), List.of(),
                 NOW - 8_000, NOW - 7_000, true, NOW - 6_900, null));
 
-        agents.add(new AgentView("node-1-a", "node-1", 41, NOW - 1, new AgentHealth(0.018, 3L, 0L, 0L, 0L, 1.0), 2,
-                41, 1, false));
+        // node-1's agent reports its own health in full (delivery, spool, log) and its clock runs 0.25 s ahead.
+        agents.add(new AgentView("node-1-a", "node-1", 41, NOW - 1, new AgentHealth(0.018, 3L, 0L, 0L, 0L, 1.0,
+                true, false, 2L, 0L, true, null), 2, 41, 1, false, 0.25));
         agents.add(new AgentView("node-2-a", "node-2", 7, NOW - 2, null, 1, 7, 0, false));
     }
 
@@ -75,5 +82,13 @@ final class ScrapeScenario {
                 s.memoryUsedBytes(), s.memoryReservedBytes(), s.memoryFreeBytes(), s.utilizationRatio(),
                 s.memoryUtilizationRatio(), null, s.smClockHz(), s.smClockMaxHz(), s.memClockHz(), s.memClockMaxHz(),
                 null, null, null, null, s.temperatureCelsius(), s.pstate(), s.processes(), s.lost());
+    }
+
+    private static GpuSample withActivity(GpuSample s, GpuActivity activity) {
+        return new GpuSample(s.ts(), s.index(), s.uuid(), s.name(), s.pciBusId(), s.memoryTotalBytes(),
+                s.memoryUsedBytes(), s.memoryReservedBytes(), s.memoryFreeBytes(), s.utilizationRatio(),
+                s.memoryUtilizationRatio(), s.utilizationWindow(), s.smClockHz(), s.smClockMaxHz(), s.memClockHz(),
+                s.memClockMaxHz(), s.clockEventReasons(), s.powerWatts(), s.powerLimitWatts(), s.energyJoules(),
+                s.temperatureCelsius(), s.pstate(), s.processes(), s.lost(), activity);
     }
 }

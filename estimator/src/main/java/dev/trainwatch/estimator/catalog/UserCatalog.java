@@ -135,6 +135,12 @@ final class UserCatalog {
         if (g.tf32Tflops() != null) {
             positive(where, "tf32_tflops", g.tf32Tflops());
         }
+        if (g.sms() < 0 || g.sms() > 10_000) {
+            throw new CatalogException(where + "sms is the number of streaming multiprocessors (e.g. 132), got " + g.sms());
+        }
+        if (g.nvlinkGbps() != null) {
+            positive(where, "nvlink_gbps", g.nvlinkGbps());
+        }
         if (g.efficiency() != 0 && !(g.efficiency() > 0 && g.efficiency() <= 1)) {
             throw new CatalogException(where + "efficiency is the share of the peak GEMMs reach, between 0 and 1"
                     + " (leave it out for the architecture's); got " + g.efficiency());
@@ -142,7 +148,8 @@ final class UserCatalog {
         return new GpuInfo(g.id(), g.name() == null ? g.id() : g.name(), g.architecture(), g.memoryBytes(),
                 g.bandwidthGbps(), g.fp16Tflops(), g.bf16Tflops(), g.tf32Tflops(), g.fp32Tflops(), g.allreduceGbps(),
                 g.efficiency(), g.nvmlNames() == null ? List.of() : List.copyOf(g.nvmlNames()),
-                g.aliases() == null ? List.of() : List.copyOf(g.aliases()));
+                g.aliases() == null ? List.of() : List.copyOf(g.aliases()), Math.max(0, g.sms()),
+                Math.max(0, g.boostClockMhz()), Math.max(0, g.l2Mb()), g.nvlinkGbps(), Math.max(0, g.pcieGbps()));
     }
 
     private static ModelInfo checkModel(Path file, ModelInfo m, List<EncoderInfo> encoders) {

@@ -51,7 +51,7 @@ class UserCatalogTest {
         // Patch 1 has four times the tokens of patch 2: more compute than the bundled DiT-XL/2 on the same card.
         Estimate xl2 = estimator.estimate(new RunSpec("dit-xl-2", "mi300x", 1, 8, null, null, null, null, "bf16", null,
                 null, null, "precomputed", null, "flash", null, null));
-        assertThat(e.stepSeconds()).isGreaterThan(3 * xl2.stepSeconds());
+        assertThat(e.stepSeconds()).isGreaterThan(2 * xl2.stepSeconds());
         // The bundled estimator is untouched.
         assertThat(Estimator.bundled().resolveGpuId("mi300x")).isEmpty();
     }
