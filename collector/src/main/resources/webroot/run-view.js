@@ -173,7 +173,8 @@ export function renderRun() {
  */
 function emptyTexts(run, points) {
   const ended = run.ended === true;
-  const endedText = 'the run ended' + (num(run.ended_at) !== null ? ' at ' + fmtDateTime(run.ended_at) : '') + ' with nothing to draw here';
+  const endedText = 'the run ended' + (num(run.ended_at) !== null ? ' at ' + fmtDateTime(run.ended_at) : '') +
+    (run.ending ? ': ' + run.ending.message : '') + ' with nothing to draw here';
   const other = ended ? endedText : 'waiting for data…';
   const reported = points.some((p) => p.step !== null);
   return {

@@ -91,7 +91,26 @@ final class RunObservations {
         return new RunView(run.runId, run.estimate != null ? run.estimate.spec() : run.registeredSpec,
                 run.estimate, observed, comparison, run.tracker.snapshot(), gpuViews,
                 List.copyOf(run.hosts.keySet()), run.firstSeen, run.lastSeen, run.ended, nan(run.endedAt),
-                run.synthetic ? Boolean.TRUE : null, unmatched(run, now), hostMemoryOf(run));
+                run.synthetic ? Boolean.TRUE : null, unmatched(run, now), hostMemoryOf(run), ending(run));
+    }
+
+    /** An ended run whose agent's log named no cause, and no failure is known: say so, and where to look. */
+    static RunView.Ending ending(RunState run) {
+        dev.trainwatch.protocol.RunEnding e = run.ending;
+        if (!run.ended || e == null || e.causeInLog() || run.failure != null) {
+            return null;
+        }
+        List<String> outputs = e.outputs() == null ? List.of() : e.outputs();
+        StringBuilder m = new StringBuilder("ended without a cause in the log");
+        m.append(e.log() != null ? " (" + e.log() + ")" : " (no log was read)");
+        if (!outputs.isEmpty()) {
+            m.append("; if it did not finish, its traceback went to its output: ").append(String.join(", ", outputs))
+                    .append(" — point --log at ").append(outputs.size() == 1 ? "it" : "the one that holds it");
+        } else {
+            m.append("; if it did not finish, its traceback went to its processes' stderr (a terminal or a pipe): "
+                    + "save that output to a file and point --log at it");
+        }
+        return new RunView.Ending(m.toString(), e.log(), e.lastLine(), outputs.isEmpty() ? null : List.copyOf(outputs));
     }
 
     private List<HostMemoryView> hostMemoryOf(RunState run) {

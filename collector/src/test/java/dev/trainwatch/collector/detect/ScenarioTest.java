@@ -183,6 +183,10 @@ class ScenarioTest {
         assertThat(two.latency(AnomalyKind.STALLED)).isLessThanOrEqualTo(20 + 60);
         assertThat(pair.anomaly().evidence()).containsEntry("ranks", List.of(1));
         assertThat(pair.message()).contains("rank 1 on node-1").contains("GPU is idle");
+        // gloo waits asleep in the all-reduce (the real 2-rank job's rank 0 uses under 1% of a core): the GPUs tell.
+        Result gloo = play("hung-rank-of-two-gloo");
+        assertThat(gloo.latency(AnomalyKind.STALLED)).isLessThanOrEqualTo(20 + 60);
+        assertThat(gloo.raised(AnomalyKind.STALLED).get(0).anomaly().evidence()).containsEntry("ranks", List.of(1));
 
         assertThat(play("checkpoint-pause").kindsRaised()).isEmpty();
         assertThat(play("evaluation-phase").kindsRaised()).isEmpty();
