@@ -1,6 +1,7 @@
 package dev.trainwatch.collector.detect;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import dev.trainwatch.collector.detect.ScenarioPlayer.Result;
 import dev.trainwatch.collector.detect.ScenarioPlayer.Transition;
@@ -189,12 +190,27 @@ class ScenarioTest {
         Result launchBound = play("launch-bound");
         Transition t = launchBound.raised(AnomalyKind.GPU_UNDERUTILIZED).get(0);
         assertThat(t.message()).contains("kept 30% of their SMs at work").contains("utilisation reads 96%");
+        assertThat(launchBound.kindsRaised()).doesNotContain(AnomalyKind.SPEC_MISMATCH);
         assertThat(t.anomaly().evidence()).containsEntry("mean_sm_active_ratio", 0.3)
                 .containsEntry("mean_utilization_ratio", 0.96);
         assertThat(t.suggestion()).contains("CUDA graphs");
         // A memory-bound stretch (SMs busy, tensor pipes idle) and a tensor-bound healthy run raise nothing.
         assertThat(play("memory-bound").kindsRaised()).isEmpty();
         assertThat(play("healthy-counters").kindsRaised()).isEmpty();
+    }
+
+    @Test
+    void aWrongSpecIsCaughtByTheTwoMfus() {
+        Result wrong = play("wrong-spec");
+        Transition t = wrong.raised(AnomalyKind.SPEC_MISMATCH).get(0);
+        System.out.println("spec_mismatch: " + t.message() + " " + t.anomaly().evidence());
+        assertThat(t.message()).contains("tensor pipes were busy 62%").contains("larger job")
+                .contains("more than the GPUs can do");
+        assertThat((Double) t.anomaly().evidence().get("hardware_mfu_ratio")).isCloseTo(0.62, within(0.01));
+        assertThat(t.suggestion()).contains("PUT /v1/runs/");
+        // The right spec with the same counters, and runs without counters, raise nothing of the kind.
+        assertThat(play("healthy-counters").kindsRaised()).isEmpty();
+        assertThat(play("memory-bound").kindsRaised()).isEmpty();
     }
 
     @Test
