@@ -43,6 +43,11 @@ package dev.trainwatch.collector.state;
  * @param loss                   the newest finite training loss reported
  * @param lossNonfinite          true while the newest report's loss or grad norm is NaN or infinite
  * @param lossNonfiniteReports   reports whose loss was NaN or infinite since the run appeared
+ * @param smActiveRatio          mean share of SMs at work over the run's GPUs in the last minute (GPM; null for
+ *                               GPUs without hardware activity counters)
+ * @param hardwareMfuRatio       hardware MFU: the mean share of time the tensor pipes were busy over the run's GPUs
+ *                               in the step window (GPM) — beside {@code mfuRatio}, the FLOP model's figure; null
+ *                               without counters
  */
 public record ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memoryTotalBytes, Double stepSeconds,
                            Double dataWaitRatio, Double textEncoderRatio, Double vaeRatio,
@@ -51,7 +56,22 @@ public record ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memo
                            Double powerWatts, java.util.List<RankView> ranks, Double mfuRatio, Double hfuRatio,
                            Double goodputRatio, Double energyJoules, Double gpuHours, Double cost,
                            java.util.Map<String, Double> wallSeconds, Double accountedSinceTs, Double loss,
-                           Boolean lossNonfinite, Long lossNonfiniteReports) {
+                           Boolean lossNonfinite, Long lossNonfiniteReports, Double smActiveRatio,
+                           Double hardwareMfuRatio) {
+
+    /** A view without hardware activity counters. */
+    public ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memoryTotalBytes, Double stepSeconds,
+                        Double dataWaitRatio, Double textEncoderRatio, Double vaeRatio, Double gpuUtilizationRatio,
+                        Double samplesPerSecond, Long lastStep, Double lastStepTs, Integer largestBucketHeightPx,
+                        Integer largestBucketWidthPx, int gpuCount, Double powerWatts,
+                        java.util.List<RankView> ranks, Double mfuRatio, Double hfuRatio, Double goodputRatio,
+                        Double energyJoules, Double gpuHours, Double cost, java.util.Map<String, Double> wallSeconds,
+                        Double accountedSinceTs, Double loss, Boolean lossNonfinite, Long lossNonfiniteReports) {
+        this(peakMemoryBytes, memoryUsedBytes, memoryTotalBytes, stepSeconds, dataWaitRatio, textEncoderRatio,
+                vaeRatio, gpuUtilizationRatio, samplesPerSecond, lastStep, lastStepTs, largestBucketHeightPx,
+                largestBucketWidthPx, gpuCount, powerWatts, ranks, mfuRatio, hfuRatio, goodputRatio, energyJoules,
+                gpuHours, cost, wallSeconds, accountedSinceTs, loss, lossNonfinite, lossNonfiniteReports, null, null);
+    }
 
     /** A view without loss readings. */
     public ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memoryTotalBytes, Double stepSeconds,
@@ -64,7 +84,7 @@ public record ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memo
         this(peakMemoryBytes, memoryUsedBytes, memoryTotalBytes, stepSeconds, dataWaitRatio, textEncoderRatio,
                 vaeRatio, gpuUtilizationRatio, samplesPerSecond, lastStep, lastStepTs, largestBucketHeightPx,
                 largestBucketWidthPx, gpuCount, powerWatts, ranks, mfuRatio, hfuRatio, goodputRatio, energyJoules,
-                gpuHours, cost, wallSeconds, accountedSinceTs, null, null, null);
+                gpuHours, cost, wallSeconds, accountedSinceTs, null, null, null, null, null);
     }
 
     /** A view without efficiency figures. */
@@ -76,7 +96,7 @@ public record ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memo
         this(peakMemoryBytes, memoryUsedBytes, memoryTotalBytes, stepSeconds, dataWaitRatio, textEncoderRatio,
                 vaeRatio, gpuUtilizationRatio, samplesPerSecond, lastStep, lastStepTs, largestBucketHeightPx,
                 largestBucketWidthPx, gpuCount, powerWatts, ranks, null, null, null, null, null, null, null, null,
-                null, null, null);
+                null, null, null, null, null);
     }
 
     /** A view without a per-rank breakdown. */
