@@ -214,6 +214,21 @@ class ScenarioTest {
     }
 
     @Test
+    void whereAStragglerIsSlowIsReadFromItsSmsWhereTheGpusCountThem() {
+        Result r = play("straggler-counters");
+        Transition t = r.raised(AnomalyKind.STRAGGLER).get(0);
+        // Raised 51 s into the fault: the window still holds a minute of the healthy 90%.
+        assertThat(t.anomaly().evidence()).containsEntry("slow_in", "waiting")
+                .containsEntry("others_median_sm_active_ratio", 0.9);
+        assertThat((Double) t.anomaly().evidence().get("sm_active_ratio")).isLessThan(0.7);
+        assertThat(t.message()).containsPattern("keeps 6\\d% of its SMs at work where the others keep 90%")
+                .contains("utilisation 96% against 96%");
+        // Without the counters the same trace calls it "slow in compute" (straggler-rank): the counters decide.
+        assertThat(play("straggler-rank").raised(AnomalyKind.STRAGGLER).get(0).anomaly().evidence())
+                .containsEntry("slow_in", "compute");
+    }
+
+    @Test
     void aDivergedLossIsCalledAtItsFirstReportAndAHostLeakBeforeTheOomKiller() {
         Result nan = play("nan-loss");
         assertThat(nan.latency(AnomalyKind.LOSS_NONFINITE)).isLessThanOrEqualTo(21);
