@@ -35,8 +35,11 @@ record Scenario(String description, RunSpec spec, int gpus, List<Phase> phases, 
     /**
      * Hardware activity counters: SM, tensor-pipe and DRAM activity (0–1, as GPM gives them over a poll) and NVLink
      * traffic in GB/s (received plus sent; the player turns it into the cumulative byte counters NVML gives).
+     * {@code dipEveryS}/{@code dipS}/{@code dipSm}: every so many seconds the SMs (and tensor pipes) drop to
+     * {@code dipSm} for {@code dipS} seconds — a GPU waiting for its next batch between steps.
      */
-    record Activity(Double sm, Double tensor, Double dram, Double nvlinkGbps) {
+    record Activity(Double sm, Double tensor, Double dram, Double nvlinkGbps, Double dipEveryS, Double dipS,
+                    Double dipSm) {
     }
 
     record RankProc(String state, Double cpuRate) {

@@ -229,6 +229,16 @@ class ScenarioTest {
     }
 
     @Test
+    void starvationTheUtilisationSamplesMissIsSeenAsSmActivityDips() {
+        Result r = play("starved-sm-dips");
+        Transition t = r.raised(AnomalyKind.DATA_STARVATION).get(0);
+        assertThat(t.message()).contains("SM activity drops below half its working level between steps");
+        assertThat((Double) t.anomaly().evidence().get("polls_with_sm_dips_ratio")).isGreaterThan(0.3);
+        // The same GPUs without the dips (healthy-counters) or without counters (healthy) raise nothing.
+        assertThat(play("healthy-counters").kindsRaised()).isEmpty();
+    }
+
+    @Test
     void aDivergedLossIsCalledAtItsFirstReportAndAHostLeakBeforeTheOomKiller() {
         Result nan = play("nan-loss");
         assertThat(nan.latency(AnomalyKind.LOSS_NONFINITE)).isLessThanOrEqualTo(21);
