@@ -84,7 +84,9 @@ final class RunObservations {
             gpuViews.add(new RunGpuView(w.uuid(), w.host(), w.index(), w.name(), List.copyOf(ranks),
                     toLong(WindowStats.latestMemory(w)), toLong(w.memoryTotalBytes()), toLong(w.peakMemory),
                     nan(WindowStats.meanUtilization(w, recent)), nan(WindowStats.meanSmClockRatio(w, recent)),
-                    w.lost(), gpuPower, process));
+                    w.lost(), gpuPower, process, nan(WindowStats.meanSmActive(w, recent)),
+                    nan(WindowStats.meanTensorActive(w, recent)), nan(WindowStats.meanDramActive(w, recent)),
+                    nan(WindowStats.meanNvlinkRate(w, recent))));
         }
         gpuViews.sort(Comparator.comparing(RunGpuView::host, Comparator.nullsLast(Comparator.naturalOrder()))
                 .thenComparingInt(RunGpuView::index));
@@ -157,6 +159,10 @@ final class RunObservations {
         double fullestHeadroom = Double.POSITIVE_INFINITY;
         double utilSum = 0;
         int utilN = 0;
+        double smSum = 0;
+        int smN = 0;
+        double tensorSum = 0;
+        int tensorN = 0;
         double power = 0;
         boolean anyPower = false;
         for (GpuState g : gs) {
@@ -175,6 +181,16 @@ final class RunObservations {
             if (!Double.isNaN(u)) {
                 utilSum += u;
                 utilN++;
+            }
+            double sm = WindowStats.meanSmActive(g.window, recent);
+            if (!Double.isNaN(sm)) {
+                smSum += sm;
+                smN++;
+            }
+            double tensor = WindowStats.meanTensorActive(g.window, fromSteps);
+            if (!Double.isNaN(tensor)) {
+                tensorSum += tensor;
+                tensorN++;
             }
             if (g.latest != null && g.latest.powerWatts() != null && Double.isFinite(g.latest.powerWatts())) {
                 power += g.latest.powerWatts();
@@ -225,7 +241,8 @@ final class RunObservations {
                 nan(acc.goodput(until)), nan(acc.energyJoules()), gpuHours, nan(gpuHours * price),
                 wall.isEmpty() ? null : wall, acc.start(), nan(run.losses.newestFinite()),
                 run.losses.newestNonFinite() ? Boolean.TRUE : null,
-                run.losses.nonFiniteLossReports() > 0 ? run.losses.nonFiniteLossReports() : null, specMismatch);
+                run.losses.nonFiniteLossReports() > 0 ? run.losses.nonFiniteLossReports() : null, specMismatch,
+                smN > 0 ? smSum / smN : null, tensorN > 0 ? tensorSum / tensorN : null);
     }
 
     /** The end of the run's accounted time: now, or when it ended. */
