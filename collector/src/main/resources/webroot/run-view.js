@@ -19,6 +19,8 @@ function mfuSub(o, c) {
   const parts = [];
   if (num(c.predicted_mfu_ratio) !== null) { parts.push('predicted ' + fmtPercent(c.predicted_mfu_ratio)); }
   if (num(o.hfu_ratio) !== null && num(o.mfu_ratio) !== null && o.hfu_ratio > o.mfu_ratio * 1.01) { parts.push('HFU ' + fmtPercent(o.hfu_ratio)); }
+  // The hardware's own figure (tensor pipes busy, GPM) beside the FLOP model's: far apart, the spec is wrong.
+  if (num(o.hardware_mfu_ratio) !== null) { parts.push('hardware ' + fmtPercent(o.hardware_mfu_ratio)); }
   return parts.length ? parts.join(' · ') : (num(o.mfu_ratio) === null ? 'needs a spec and steps' : null);
 }
 function mfuTone(o, c) {
@@ -173,7 +175,8 @@ export function renderRun() {
  */
 function emptyTexts(run, points) {
   const ended = run.ended === true;
-  const endedText = 'the run ended' + (num(run.ended_at) !== null ? ' at ' + fmtDateTime(run.ended_at) : '') + ' with nothing to draw here';
+  const endedText = 'the run ended' + (num(run.ended_at) !== null ? ' at ' + fmtDateTime(run.ended_at) : '') +
+    (run.ending ? ': ' + run.ending.message : '') + ' with nothing to draw here';
   const other = ended ? endedText : 'waiting for data…';
   const reported = points.some((p) => p.step !== null);
   return {
@@ -183,10 +186,22 @@ function emptyTexts(run, points) {
   };
 }
 
+// "SM 91 % · tensor 60 % · NVLink 12 GB/s": what the SMs do, where the GPU counts it (GPM); utilisation only says a
+// kernel ran, so a GPU spinning in a collective reads 100 % there and shows idle tensor pipes here.
+function activityText(g) {
+  const parts = [];
+  if (num(g.sm_active_ratio) !== null) { parts.push('SM ' + fmtRatio(g.sm_active_ratio)); }
+  if (num(g.tensor_active_ratio) !== null) { parts.push('tensor ' + fmtRatio(g.tensor_active_ratio)); }
+  if (num(g.dram_active_ratio) !== null) { parts.push('DRAM ' + fmtRatio(g.dram_active_ratio)); }
+  if (num(g.nvlink_bytes_per_second) !== null) { parts.push('NVLink ' + (g.nvlink_bytes_per_second / 1e9).toFixed(1) + ' GB/s'); }
+  return parts.length ? parts.join(' · ') : '–';
+}
+
 // One row per GPU: a throttled or lagging GPU of a multi-GPU run stands out here.
 function gpuTable(run) {
   const gpus = Array.isArray(run.gpus) ? run.gpus : [];
   if (!gpus.length) { return ''; }
+  const counters = gpus.some((g) => num(g.sm_active_ratio) !== null || num(g.nvlink_bytes_per_second) !== null);
   const rows = gpus.map((g) => {
     const clock = num(g.sm_clock_ratio), util = num(g.utilization_ratio);
     const slow = clock !== null && clock < 0.9;
@@ -194,11 +209,12 @@ function gpuTable(run) {
       '<td>' + esc(g.name || '') + '</td><td>' + esc((g.ranks || []).join(', ')) + '</td>' +
       '<td>' + esc(fmtBytes(g.memory_used_bytes)) + ' / ' + esc(fmtBytes(g.memory_total_bytes)) + '</td>' +
       '<td>' + esc(fmtBytes(g.peak_memory_bytes)) + '</td><td>' + esc(fmtRatio(util)) + '</td>' +
+      (counters ? '<td>' + esc(activityText(g)) + '</td>' : '') +
       '<td>' + esc(fmtRatio(clock)) + (slow ? ' ⚠' : '') + '</td><td>' + (g.lost ? 'lost' : 'ok') + '</td>' +
       '<td>' + esc(processText(g.process)) + '</td></tr>';
   });
   return '<h2>GPUs</h2><table class="gpus"><thead><tr><th>host</th><th>GPU</th><th>name</th><th>ranks</th><th>memory</th>' +
-    '<th>peak</th><th>utilisation (1 min)</th><th>SM clock / max</th><th>state</th><th>rank process</th></tr></thead><tbody>' +
+    '<th>peak</th><th>utilisation (1 min)</th>' + (counters ? '<th>what the SMs do (1 min)</th>' : '') + '<th>SM clock / max</th><th>state</th><th>rank process</th></tr></thead><tbody>' +
     rows.join('') + '</tbody></table>' + hostMemoryText(run);
 }
 

@@ -2,7 +2,8 @@
 
 Run by the integration tests under torchrun with 2 ranks:
 
-    torchrun --standalone --nproc_per_node 2 --redirects 1 --tee 1 dit_train.py --results-dir DIR --scenario NAME
+    torchrun --nnodes 1 --rdzv_backend c10d --rdzv_endpoint localhost:PORT --rdzv_id ID --nproc_per_node 2 \
+        --redirects 1 --tee 1 dit_train.py --results-dir DIR --scenario NAME
 
 The model follows DiT (facebookresearch/DiT, models.py): patch embedding, timestep and label embedders, blocks
 with adaLN-Zero modulation, a final layer unpatchifying to the input's shape; it is trained to predict the noise

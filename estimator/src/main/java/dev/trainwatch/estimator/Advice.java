@@ -214,8 +214,9 @@ final class Advice {
         }
         if (!r.compiled() && r.arch.eagerShare() < 1) {
             notes.add(String.format(Locale.ROOT, "eager PyTorch on %s (%s) is priced at %.0f%% of its datasheet rates, as the"
-                    + " published eager runs on Hopper measured (Open-Sora, OpenDiT); --kernels compiled prices the full"
-                    + " rates, and --from-run anchors on a run you observed", r.gpu.id(), r.gpu.architecture(),
+                    + " published eager runs on Hopper measured (Open-Sora, OpenDiT, all on ColossalAI; another eager stack measured"
+                    + " an H100 1.56x an A100); --kernels compiled prices the full rates, and --from-run anchors on a run"
+                    + " you observed", r.gpu.id(), r.gpu.architecture(),
                     100 * r.arch.eagerShare()));
         }
         if (r.zero > 0 && r.gpus == 1) {

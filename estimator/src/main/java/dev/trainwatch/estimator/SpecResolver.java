@@ -104,6 +104,10 @@ final class SpecResolver {
             throw new InvalidSpecException(gpu.id() + " has no TF32; use fp32 or fp16");
         }
         String optimizerName = spec.optimizer() != null ? spec.optimizer() : d.optimizer();
+        if (optimizerName == null) {
+            // A user-catalog model whose defaults name no optimizer: one line, as for the other recipe fields.
+            throw new InvalidSpecException("no optimizer given; choose one of " + String.join(", ", OptimizerState.OPTIMIZERS));
+        }
         String optimizer = OptimizerState.normalize(optimizerName);
         if (optimizer == null) {
             throw new InvalidSpecException("unknown optimizer '" + optimizerName + "'; choose one of "

@@ -206,6 +206,9 @@ final class StepTimeModel {
         boolean halfParams = !r.weights.equals("fp32");
         for (int i = 0; i < r.plan.size(); i++) {
             LayerPlan layer = r.plan.get(i);
+            if (layer.blocks() == 0) {
+                continue; // an MMDiT without single-stream blocks (Stable Diffusion 3's)
+            }
             double recomputedBlocks = r.checkpointed(i);
             double passes = layer.blocks() * 3.0 + recomputedBlocks;
             double forwardFlops = 2 * layer.attentionMacsPerSample() * b;

@@ -140,6 +140,98 @@ class ActivityEndToEndIT {
         assertThat(agent.dropped()).as("batches the collector refused").isZero();
     }
 
+    @Test
+    void aWrongSpecIsCaughtByTheTwoMfusAndItsAlertFiresInPrometheus() throws Exception {
+        ProcessBuilder builder = new ProcessBuilder("sleep", "600");
+        builder.environment().put("RANK", "0");
+        builder.environment().put("LOCAL_RANK", "0");
+        builder.environment().put("WORLD_SIZE", "1");
+        trainer = builder.start();
+        collector = CollectorStack.start(CollectorConfig.defaults().withListen("127.0.0.1", 0).withClock(clock),
+                line -> { });
+        URI target = collector.server().uri();
+        HttpClient http = HttpClient.newHttpClient();
+        // The spec says batch 32; the run really trains at batch 16: its steps take half the predicted time.
+        JsonNode estimate = dev.trainwatch.protocol.Json.MAPPER.readTree(http.send(HttpRequest.newBuilder(
+                target.resolve("/v1/runs/wrong-spec")).header("Content-Type", "application/json")
+                .PUT(HttpRequest.BodyPublishers.ofString("{\"model\":\"pixart-sigma-xl-2\",\"gpu\":\"h100-sxm\","
+                        + "\"gpus\":1,\"batch\":32,\"resolution\":1024,\"precision\":\"bf16\","
+                        + "\"features\":\"precomputed\"}")).build(), HttpResponse.BodyHandlers.ofString()).body())
+                .path("estimate");
+        double predictedStep = estimate.path("step_seconds").asDouble();
+        JsonNode flops = estimate.path("flops");
+        double predictedHfu = flops.path("hardware_per_sample").asDouble() * 32 / predictedStep
+                / flops.path("peak_per_gpu").asDouble();
+        assertThat(predictedHfu).as("the estimate's HFU at its own step time").isBetween(0.05, 1.0);
+        // The tensor pipes run at what the real batch-16 run does at that pace: the estimate's HFU.
+        FakeNvml.Scenario scenario = FakeNvml.scenario().global("epoch", (long) EPOCH)
+                .at(0, 0, "uuid", "GPU-e2e00000-0000-4000-8000-00000000000a").at(0, 0, "name", "NVIDIA H100 80GB HBM3")
+                .at(0, 0, "memory_total", 80 * GIB).at(0, 0, "memory_used", 40 * GIB).at(0, 0, "util_gpu", 97)
+                .at(0, 0, "gpm_sm_util", 90).at(0, 0, "gpm_any_tensor_util", 100 * predictedHfu)
+                .at(0, 0, "gpm_dram_bw_util", 40).at(0, 0, "processes", trainer.pid() + ":" + 38 * GIB);
+        fake.play(scenario.write(dir.resolve("scenario")), 0);
+        gpus = NvmlGpuReader.open(Optional.of(library), clock);
+        Files.writeString(dir.resolve("train_log.log"), "");
+        log = LogTailer.open(dir.resolve("train_log.log"), "auto", clock);
+        agent = Agent.create(new AgentConfig(target, "node-spec", null, "wrong-spec", null, Duration.ofMinutes(50),
+                null, dir.resolve("spool"), AgentConfig.DEFAULT_SPOOL_MAX_BYTES, Duration.ofSeconds(5)), gpus, log,
+                LinuxProcSource.system(), clock);
+        agent.start();
+        double stepSeconds = predictedStep / 2;
+        double[] nextStep = {0};
+        long[] step = {0};
+        try (LoopbackStack stack = LoopbackStack.start(dir, target.getHost() + ":" + target.getPort())) {
+            List<String> last = new ArrayList<>(List.of("not checked yet"));
+            try {
+                await("spec_mismatch firing in Prometheus").atMost(Duration.ofSeconds(240))
+                        .pollInterval(Duration.ofMillis(100)).until(() -> {
+                            for (int k = 0; k < 4; k++) {
+                                pollOneSecond();
+                                while (second >= nextStep[0]) {
+                                    step[0] += 2;
+                                    nextStep[0] += 2 * stepSeconds;
+                                    http.send(HttpRequest.newBuilder(target.resolve("/v1/runs/wrong-spec/steps"))
+                                            .header("Content-Type", "application/json")
+                                            .POST(HttpRequest.BodyPublishers.ofString(String.format(java.util.Locale.ROOT,
+                                                    "{\"step\":%d,\"time_s\":%s,\"interval_steps\":2,\"ts\":%s}",
+                                                    step[0], stepSeconds, EPOCH + second))).build(),
+                                            HttpResponse.BodyHandlers.discarding());
+                                }
+                            }
+                            JsonNode alerts = stack.prometheusAlerts();
+                            for (JsonNode alert : alerts) {
+                                if ("TrainwatchRunSpecMismatch".equals(alert.path("labels").path("alertname").asText())
+                                        && "firing".equals(alert.path("state").asText())) {
+                                    return true;
+                                }
+                            }
+                            String view = http.send(HttpRequest.newBuilder(target.resolve("/v1/runs/wrong-spec")).build(),
+                                    HttpResponse.BodyHandlers.ofString()).body();
+                            last.set(0, "second " + second + ", predicted HFU " + predictedHfu + ", step "
+                                    + predictedStep + ", alerts " + alerts + ", run " + view);
+                            return false;
+                        });
+            } catch (ConditionTimeoutException e) {
+                fail("timed out: " + last.get(0) + "\n" + stack.logs());
+            }
+            // The two MFUs, side by side where a dashboard or user reads them
+            double hardware = value(stack, "trainwatch_run_hardware_mfu_ratio{run_id=\"wrong-spec\"}");
+            double hfu = value(stack, "trainwatch_run_hfu_ratio{run_id=\"wrong-spec\"}");
+            assertThat(hardware).isCloseTo(predictedHfu, org.assertj.core.data.Offset.offset(0.01));
+            assertThat(hfu / hardware).as("the spec's FLOPs over the tensor pipes").isGreaterThan(1.35);
+        }
+        JsonNode run = dev.trainwatch.protocol.Json.MAPPER.readTree(http.send(HttpRequest.newBuilder(
+                target.resolve("/v1/runs/wrong-spec")).build(), HttpResponse.BodyHandlers.ofString()).body());
+        JsonNode anomaly = null;
+        for (JsonNode a : run.path("anomalies")) {
+            if ("spec_mismatch".equals(a.path("kind").asText())) {
+                anomaly = a;
+            }
+        }
+        assertThat(anomaly).as("spec_mismatch in %s", run.path("anomalies")).isNotNull();
+        assertThat(anomaly.path("message").asText()).contains("the spec describes a larger job");
+    }
+
     /** One simulated second: the fake's clock, the agent's and the collector's; one poll, delivered. */
     private void pollOneSecond() throws Exception {
         second++;

@@ -32,7 +32,8 @@ class AlertRulesIT {
     // The anomaly kinds of the collector's contract (docs/ALERTS.md lists the alert for each).
     private static final List<String> ANOMALY_KINDS = List.of("oom_risk", "memory_above_estimate",
             "data_starvation", "step_time_above_estimate", "gpu_underutilized", "gpu_idle", "throttling",
-            "straggler", "stalled", "xid_error", "agent_lost", "loss_nonfinite", "loss_spike", "run_failed", "host_memory");
+            "straggler", "stalled", "xid_error", "agent_lost", "loss_nonfinite", "loss_spike", "run_failed", "host_memory",
+            "spec_mismatch");
     private static final Set<String> SEVERITIES = Set.of("critical", "warning", "info");
     private static final Pattern TEMPLATE_QUERY = Pattern.compile("(?:printf|query)\\s+\"((?:[^\"\\\\]|\\\\.)*)\"");
     private static final Duration PROMTOOL_TIMEOUT = Duration.ofMinutes(2);

@@ -226,6 +226,54 @@ class PageInChromiumIT {
         }
     }
 
+    @Test
+    void aHangWhereTheGpusSpinShowsWhoIsNotSpinningAndWhatEachGpuDoes() throws Exception {
+        // Four GPUs with hardware counters; steps every 10 s, then rank 2 stays in a kernel of its own (tensor pipes
+        // busy) while the other three spin in the all-reduce: 100% "utilisation", idle tensor pipes, flat NVLink.
+        dev.trainwatch.collector.testing.MutableClock clock = new dev.trainwatch.collector.testing.MutableClock(
+                java.time.Instant.now().minusSeconds(600));
+        try (dev.trainwatch.collector.CollectorServer collector = dev.trainwatch.collector.CollectorServer.start(
+                CollectorConfig.defaults().withListen("127.0.0.1", 0).withClock(clock), List.of())) {
+            URI base = URI.create(collector.uri() + "/");
+            long[] nvlink = new long[4];
+            for (int t = 1; t <= 200; t++) {
+                clock.advance(Duration.ofSeconds(1));
+                double ts = clock.seconds();
+                boolean hung = t > 100;
+                StringBuilder gpus = new StringBuilder();
+                StringBuilder ranks = new StringBuilder();
+                for (int g = 0; g < 4; g++) {
+                    boolean computes = !hung || g == 2;
+                    nvlink[g] += hung ? 0 : 50_000_000_000L;
+                    gpus.append(g == 0 ? "" : ",").append(String.format(java.util.Locale.ROOT, "{\"ts\":%s,\"index\":%d,"
+                            + "\"uuid\":\"GPU-spin-%d\",\"name\":\"NVIDIA H100 80GB HBM3\",\"memory_total_bytes\":85899345920,"
+                            + "\"memory_used_bytes\":60000000000,\"utilization_ratio\":%s,\"power_watts\":600,"
+                            + "\"activity\":{\"window_seconds\":1.0,\"sm_active_ratio\":%s,\"tensor_active_ratio\":%s,"
+                            + "\"dram_active_ratio\":%s,\"nvlink_rx_bytes\":%d,\"nvlink_tx_bytes\":%d}}", ts, g, g,
+                            hung ? "1.0" : "0.97", computes ? "0.9" : "1.0", computes ? "0.62" : "0.0",
+                            computes ? "0.4" : "0.003", nvlink[g] / 2, nvlink[g] / 2));
+                    ranks.append(g == 0 ? "" : ",").append("{\"pid\":" + (100 + g) + ",\"rank\":" + g
+                            + ",\"local_rank\":" + g + ",\"world_size\":4,\"gpu_uuids\":[\"GPU-spin-" + g
+                            + "\"],\"state\":\"R\",\"cpu_seconds\":" + t + "}");
+                }
+                post(base.resolve("v1/samples"), "{\"host\":\"h100-node\",\"agent_id\":\"a1\",\"seq\":" + t
+                        + ",\"gpus\":[" + gpus + "],\"runs\":[{\"run_id\":\"spinning\",\"pids\":[100,101,102,103],"
+                        + "\"gpu_uuids\":[\"GPU-spin-0\",\"GPU-spin-1\",\"GPU-spin-2\",\"GPU-spin-3\"],\"ranks\":["
+                        + ranks + "]}]}");
+                if (!hung && t % 10 == 0) {
+                    post(base.resolve("v1/runs/spinning/steps"), "{\"step\":" + t + ",\"time_s\":1.0,"
+                            + "\"interval_steps\":10,\"ts\":" + ts + "}");
+                }
+            }
+            String dom = chromium("--dump-dom", base + "#/runs/spinning");
+            assertContains(dom, "data-kind=\"stalled\"", "rank 2", "spin in a collective",
+                    "what the SMs do (1 min)", "SM 90 % · tensor 62 %", "SM 100 % · tensor 0 %");
+            Path shots = Files.createDirectories(Path.of("target", "screenshots"));
+            assertThat(Files.size(screenshot(base + "#/runs/spinning", shots.resolve("spinning.png"))))
+                    .isGreaterThan(20_000);
+        }
+    }
+
     private void put(URI uri, String json) throws Exception {
         HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).header("Content-Type", "application/json")
                 .PUT(HttpRequest.BodyPublishers.ofString(json)).build(), HttpResponse.BodyHandlers.ofString());

@@ -78,8 +78,8 @@ class RealTrainingIT {
         URI api = pageOf(out, trainwatch);
 
         JsonNode run = awaitRun(api, r -> ranksOnGpus(r).equals(Set.of(0, 1)) && workersOf(r) >= 2, out);
-        // trainwatch run names the run before the command starts (torchrun --standalone draws its
-        // TORCHELASTIC_RUN_ID later); the attached agent's test below asserts the torchrun identity.
+        // trainwatch run names the run before the command starts, from its own environment (torchrun gives its
+        // TORCHELASTIC_RUN_ID to its ranks only); the attached agent's test below asserts the torchrun identity.
         assertThat(run.path("run_id").asText()).startsWith(dev.trainwatch.cli.watch.LocalStack.hostName() + "-run-");
 
         Set<String> runIds = new LinkedHashSet<>();
@@ -206,6 +206,24 @@ class RealTrainingIT {
         assertThat(failed.at("/evidence/cause").asText()).as(failed.toString()).isEqualTo("exception");
         assertThat(failed.at("/evidence/rank").asInt(-1)).as(failed.toString()).isEqualTo(1);
         assertThat(failed.at("/evidence/summary").asText()).contains("ValueError");
+    }
+
+    /** DiT's log.txt has no traceback (they go to stderr): the end says so, and which output holds it. */
+    @Test
+    @Execution(ExecutionMode.CONCURRENT)
+    void anAttachedRunWhoseLogHasNoTracebackEndsWithoutACauseInTheLog() throws Exception {
+        job = new TorchJob(dir);
+        URI api = startCollector();
+        Path jobOut = dir.resolve("job.out");
+        Process torchrun = startJob(job.torchrun("exception", "--fault-step", "30"), jobOut);
+        Path agentOut = dir.resolve("agent.out");
+        Process agent = attachAgent(torchrun.pid(), job.results.resolve("log.txt"), api, agentOut);
+        String runId = awaitRun(api, r -> ranksOnGpus(r).equals(Set.of(0, 1)), agentOut).path("run_id").asText();
+        assertThat(agent.waitFor(120, TimeUnit.SECONDS)).as("the agent exits when the run ended").isTrue();
+        JsonNode ended = get(api.resolve("/v1/runs/" + runId));
+        assertThat(anomaly(ended, "run_failed")).as(ended.toString()).isNull();
+        assertThat(ended.at("/ending/message").asText()).as(ended.toString())
+                .startsWith("ended without a cause in the log").contains(jobOut.toString());
     }
 
     @Test

@@ -87,10 +87,21 @@ final class TorchJob {
             cmd.addAll(List.of(PYTHON.toString(), "-m", "torch.distributed.run"));
         }
         String std = teeStderr ? "2" : "1";
-        cmd.addAll(List.of("--standalone", "--nproc_per_node", "2", "--redirects", std, "--tee", std,
+        // As --standalone does, but on a free port: --standalone's fixed localhost:29400 is taken by any other job
+        // (another scenario running beside this one, another session on the machine).
+        cmd.addAll(List.of("--nnodes", "1", "--rdzv_backend", "c10d", "--rdzv_endpoint", "localhost:" + freePort(),
+                "--rdzv_id", tag, "--nproc_per_node", "2", "--redirects", std, "--tee", std,
                 script.toString(), "--results-dir", results.toString(), "--scenario", scenario));
         cmd.addAll(List.of(scriptArgs));
         return cmd;
+    }
+
+    private static int freePort() {
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** The environment every process of the job (and a trainwatch that starts it) gets. */

@@ -23,7 +23,8 @@ public enum AnomalyKind {
     LOSS_NONFINITE,
     LOSS_SPIKE,
     RUN_FAILED,
-    HOST_MEMORY;
+    HOST_MEMORY,
+    SPEC_MISMATCH;
 
     /** Lower snake case, e.g. {@code oom_risk}. */
     @JsonValue

@@ -242,8 +242,13 @@ public final class DataStarvationDetector implements Detector {
         }
         int polls = 0;
         int gappy = 0;
+        int smDips = 0;
         double idleSum = 0;
         for (GpuSeries g : run.gpus()) {
+            // Where the GPU counts its SMs (GPM, over the whole poll interval), a poll whose SM activity falls under
+            // half the GPU's working level is a dip between steps, even when the driver's utilisation samples
+            // (a few a second, "a kernel ran") miss it.
+            double working = smWorkingLevel(g, from);
             for (int i = g.firstIndexAtOrAfter(gapsFrom); i < g.size(); i++) {
                 double idle = g.idleFraction(i);
                 if (Double.isNaN(idle)) {
@@ -251,8 +256,12 @@ public final class DataStarvationDetector implements Detector {
                 }
                 polls++;
                 idleSum += idle;
+                double sm = g.smActiveRatio(i);
                 if (idle >= s.idleGapFraction()) {
                     gappy++;
+                } else if (!Double.isNaN(sm) && working > 0.2 && sm < working / 2) {
+                    gappy++;
+                    smDips++;
                 }
             }
         }
@@ -266,6 +275,9 @@ public final class DataStarvationDetector implements Detector {
         }
         Map<String, Object> evidence = new LinkedHashMap<>();
         evidence.put("polls_with_idle_gaps_ratio", Texts.round(share, 3));
+        if (smDips > 0) {
+            evidence.put("polls_with_sm_dips_ratio", Texts.round((double) smDips / polls, 3));
+        }
         evidence.put("mean_idle_fraction", Texts.round(idleSum / polls, 3));
         evidence.put("step_seconds", Texts.round(current, 3));
         if (predicted) {
@@ -276,17 +288,20 @@ public final class DataStarvationDetector implements Detector {
             evidence.put("slowdown_ratio", Texts.round(ratio, 2));
         }
         evidence.put("step_reports", reports);
+        // Where the SM counters saw most of the gaps, the message says so (utilisation samples missed them).
+        String seen = smDips * 2 > gappy
+                ? String.format(Locale.ROOT, "the GPUs' SM activity drops below half its working level between steps in "
+                        + "%s of polls (utilisation misses it: mean idle %s)", Texts.pct(share), Texts.pct(idleSum / polls))
+                : String.format(Locale.ROOT, "the GPUs go idle between kernels in %s of polls (mean idle %s)",
+                        Texts.pct(share), Texts.pct(idleSum / polls));
         String message = predicted
                 ? String.format(Locale.ROOT,
-                        "the GPUs go idle between kernels in %s of polls (mean idle %s) while steps take %s instead of "
-                                + "%s: the GPU is waiting for input (the log does not say whether loading or encoding)",
-                        Texts.pct(share), Texts.pct(idleSum / polls), Texts.secs(current), Texts.secs(expected))
+                        "%s while steps take %s instead of %s: the GPU is waiting for input (the log does not say "
+                                + "whether loading or encoding)", seen, Texts.secs(current), Texts.secs(expected))
                 : String.format(Locale.ROOT,
-                        "the GPUs go idle between kernels in %s of polls (mean idle %s) while steps take %s, %s "
-                                + "slower than this run's own earlier %s: the GPU is waiting for input (the log does "
-                                + "not say whether loading or encoding)",
-                        Texts.pct(share), Texts.pct(idleSum / polls), Texts.secs(current), Texts.times(ratio),
-                        Texts.secs(expected));
+                        "%s while steps take %s, %s slower than this run's own earlier %s: the GPU is waiting for "
+                                + "input (the log does not say whether loading or encoding)",
+                        seen, Texts.secs(current), Texts.times(ratio), Texts.secs(expected));
         RunSpec spec = run.spec();
         String suggestion = spec != null && "online".equalsIgnoreCase(spec.features()) && e != null
                 ? Texts.suggestion(e, "precompute").map(x -> Texts.describe(x, e))
@@ -298,5 +313,23 @@ public final class DataStarvationDetector implements Detector {
 
     private static double nz(double v) {
         return Double.isNaN(v) ? 0 : v;
+    }
+
+    /** The GPU's working SM activity over the window: its 80th percentile; NaN without counters. */
+    private static double smWorkingLevel(GpuSeries g, double from) {
+        int first = g.firstIndexAtOrAfter(from);
+        double[] v = new double[Math.max(0, g.size() - first)];
+        int n = 0;
+        for (int i = first; i < g.size(); i++) {
+            double sm = g.smActiveRatio(i);
+            if (!Double.isNaN(sm)) {
+                v[n++] = sm;
+            }
+        }
+        if (n < 5) {
+            return Double.NaN;
+        }
+        java.util.Arrays.sort(v, 0, n);
+        return v[Math.min(n - 1, (int) Math.floor(0.8 * n))];
     }
 }

@@ -49,6 +49,8 @@ public record DetectorSettings(
             case LOSS_NONFINITE, RUN_FAILED -> new Hysteresis(Duration.ZERO, Duration.ZERO);
             case LOSS_SPIKE -> new Hysteresis(Duration.ZERO, Duration.ofMinutes(2));
             case HOST_MEMORY -> new Hysteresis(Duration.ofSeconds(30), Duration.ofMinutes(2));
+            // Two five-minute comparisons that disagree: the spec is wrong, not a passing phase.
+            case SPEC_MISMATCH -> new Hysteresis(Duration.ofMinutes(2), Duration.ofMinutes(5));
         };
     }
 

@@ -165,10 +165,14 @@ public final class StragglerDetector implements Detector {
         double clock = busyClockRatio(g, from);
         double[] clocks = new double[all.size()];
         double[] utils = new double[all.size()];
+        double[] sms = new double[all.size()];
+        double[] tensors = new double[all.size()];
         int self = -1;
         for (int i = 0; i < all.size(); i++) {
             clocks[i] = busyClockRatio(all.get(i), from);
             utils[i] = WindowStats.meanUtilization(all.get(i), from);
+            sms[i] = WindowStats.meanSmActive(all.get(i), from);
+            tensors[i] = WindowStats.meanTensorActive(all.get(i), from);
             if (all.get(i) == g) {
                 self = i;
             }
@@ -192,6 +196,30 @@ public final class StragglerDetector implements Detector {
         }
         double util = WindowStats.meanUtilization(g, from);
         double otherUtil = self < 0 ? Double.NaN : medianExcept(utils, self);
+        // Hardware activity counters, where the GPUs have them: SMs at work, not "a kernel ran".
+        double sm = self < 0 ? Double.NaN : sms[self];
+        double otherSm = self < 0 ? Double.NaN : medianExcept(sms, self);
+        double tensor = self < 0 ? Double.NaN : tensors[self];
+        double otherTensor = self < 0 ? Double.NaN : medianExcept(tensors, self);
+        if (!Double.isNaN(sm) && !Double.isNaN(otherSm)) {
+            details.put("sm_active_ratio", Texts.round(sm, 3));
+            details.put("others_median_sm_active_ratio", Texts.round(otherSm, 3));
+            if (!Double.isNaN(tensor) && !Double.isNaN(otherTensor)) {
+                details.put("tensor_active_ratio", Texts.round(tensor, 3));
+                details.put("others_median_tensor_active_ratio", Texts.round(otherTensor, 3));
+            }
+            if (sm < otherSm - 0.10) {
+                return new Cause("waiting", "waiting: " + Texts.gpuName(g) + " keeps " + Texts.pct(sm)
+                        + " of its SMs at work where the others keep " + Texts.pct(otherSm)
+                        + (Double.isNaN(util) || Double.isNaN(otherUtil) ? "" : " (utilisation " + Texts.pct(util)
+                                + " against " + Texts.pct(otherUtil) + ")"), details);
+            }
+            return new Cause("compute", "slow in compute: " + Texts.gpuName(g) + " keeps its SMs as busy as the "
+                    + "others (" + Texts.pct(sm) + " against " + Texts.pct(otherSm) + ")"
+                    + (Double.isNaN(tensor) || Double.isNaN(otherTensor) ? "" : ", tensor pipes " + Texts.pct(tensor)
+                            + " against " + Texts.pct(otherTensor))
+                    + ", at full clock: the rank does more work per step (a larger bucket or sequence?)", details);
+        }
         if (!Double.isNaN(util) && !Double.isNaN(otherUtil) && util < otherUtil - 0.10) {
             details.put("utilization_ratio", Texts.round(util, 3));
             details.put("others_median_utilization_ratio", Texts.round(otherUtil, 3));

@@ -179,6 +179,23 @@ public final class InputValidator {
         if (gpu.pstate() != null) {
             range(at + ".pstate", gpu.pstate(), 0, 32);
         }
+        dev.trainwatch.protocol.GpuActivity activity = gpu.activity();
+        if (activity != null) {
+            String a = at + ".activity";
+            range(a + ".window_seconds", activity.windowSeconds(), 0, 86_400);
+            ratio(a + ".sm_active_ratio", activity.smActiveRatio());
+            ratio(a + ".sm_occupancy_ratio", activity.smOccupancyRatio());
+            ratio(a + ".tensor_active_ratio", activity.tensorActiveRatio());
+            ratio(a + ".tensor_hmma_active_ratio", activity.tensorHmmaActiveRatio());
+            ratio(a + ".dram_active_ratio", activity.dramActiveRatio());
+            // 1 PB/s is far beyond any link; counters below 2^63 bytes
+            range(a + ".pcie_rx_bytes_per_second", activity.pcieRxBytesPerSecond(), 0, 1e15);
+            range(a + ".pcie_tx_bytes_per_second", activity.pcieTxBytesPerSecond(), 0, 1e15);
+            range(a + ".nvlink_rx_bytes_per_second", activity.nvlinkRxBytesPerSecond(), 0, 1e15);
+            range(a + ".nvlink_tx_bytes_per_second", activity.nvlinkTxBytesPerSecond(), 0, 1e15);
+            optionalRange(a + ".nvlink_rx_bytes", activity.nvlinkRxBytes(), 0, Long.MAX_VALUE);
+            optionalRange(a + ".nvlink_tx_bytes", activity.nvlinkTxBytes(), 0, Long.MAX_VALUE);
+        }
         List<GpuProcess> processes = gpu.processes();
         if (processes != null) {
             size(at + ".processes", processes, MAX_PROCESSES);

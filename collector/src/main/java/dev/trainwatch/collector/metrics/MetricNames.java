@@ -94,6 +94,8 @@ public final class MetricNames {
     public static final String RUN_MFU = "trainwatch.run.mfu";
     public static final String RUN_HFU = "trainwatch.run.hfu";
     public static final String RUN_PREDICTED_MFU = "trainwatch.run.predicted.mfu";
+    /** Hardware MFU: the run's GPUs' mean tensor-pipe activity (GPM). */
+    public static final String RUN_HARDWARE_MFU = "trainwatch.run.hardware.mfu";
     public static final String RUN_GOODPUT = "trainwatch.run.goodput";
     /** Counter; plus {@code reason} (the goodput parts). */
     public static final String RUN_WALL = "trainwatch.run.wall";

@@ -105,6 +105,9 @@ public final class RunMetrics implements MeterBinder, MultiCollector {
                 ObservedView::hfuRatio);
         compared(MetricNames.RUN_PREDICTED_MFU, MetricNames.RATIO, "The MFU the prediction implies (0-1)",
                 ComparisonView::predictedMfuRatio);
+        observed(MetricNames.RUN_HARDWARE_MFU, MetricNames.RATIO,
+                "Hardware MFU: the run's GPUs' mean tensor-pipe activity over the step window (GPM, 0-1)",
+                ObservedView::hardwareMfuRatio);
         observed(MetricNames.RUN_GOODPUT, MetricNames.RATIO, "Productive step time over wall time (0-1)",
                 ObservedView::goodputRatio);
         observed(MetricNames.RUN_COST, null, "GPU-hours held so far x the price per GPU-hour",

@@ -289,6 +289,9 @@ final class BatchIngest {
             }
             case RUN_ENDED -> {
                 RunState run = ownRun(e.runId(), host);
+                if (run != null && e.ending() != null) {
+                    run.ending = e.ending();
+                }
                 if (run != null) {
                     RunState.HostPart part = run.hosts.get(host);
                     part.ended = true;

@@ -18,11 +18,24 @@ import java.util.List;
  * @param lost                NVML reports the GPU lost
  * @param powerWatts          power draw now
  * @param process             the process of the (first) rank on it, when the agent reads ranks' processes
+ * @param smActiveRatio       share of SMs at work, mean over the last minute (GPM; null without the counters)
+ * @param tensorActiveRatio   share of time the tensor pipes were busy, likewise
+ * @param dramActiveRatio     DRAM bandwidth used against the maximum, likewise
+ * @param nvlinkBytesPerSecond NVLink traffic received plus sent, mean over the last minute (null without NVLink)
  */
 public record RunGpuView(String uuid, String host, int index, String name, List<Integer> ranks,
                          Long memoryUsedBytes, Long memoryTotalBytes, Long peakMemoryBytes,
                          Double utilizationRatio, Double smClockRatio, boolean lost, Double powerWatts,
-                         Process process) {
+                         Process process, Double smActiveRatio, Double tensorActiveRatio, Double dramActiveRatio,
+                         Double nvlinkBytesPerSecond) {
+
+    /** A GPU without hardware activity counters. */
+    public RunGpuView(String uuid, String host, int index, String name, List<Integer> ranks, Long memoryUsedBytes,
+                      Long memoryTotalBytes, Long peakMemoryBytes, Double utilizationRatio, Double smClockRatio,
+                      boolean lost, Double powerWatts, Process process) {
+        this(uuid, host, index, name, ranks, memoryUsedBytes, memoryTotalBytes, peakMemoryBytes, utilizationRatio,
+                smClockRatio, lost, powerWatts, process, null, null, null, null);
+    }
 
     /**
      * A rank's process: {@code state} ({@code R} running, {@code S} sleeping, {@code D} in I/O, {@code Z} zombie),

@@ -84,14 +84,35 @@ final class RunObservations {
             gpuViews.add(new RunGpuView(w.uuid(), w.host(), w.index(), w.name(), List.copyOf(ranks),
                     toLong(WindowStats.latestMemory(w)), toLong(w.memoryTotalBytes()), toLong(w.peakMemory),
                     nan(WindowStats.meanUtilization(w, recent)), nan(WindowStats.meanSmClockRatio(w, recent)),
-                    w.lost(), gpuPower, process));
+                    w.lost(), gpuPower, process, nan(WindowStats.meanSmActive(w, recent)),
+                    nan(WindowStats.meanTensorActive(w, recent)), nan(WindowStats.meanDramActive(w, recent)),
+                    nan(WindowStats.meanNvlinkRate(w, recent))));
         }
         gpuViews.sort(Comparator.comparing(RunGpuView::host, Comparator.nullsLast(Comparator.naturalOrder()))
                 .thenComparingInt(RunGpuView::index));
         return new RunView(run.runId, run.estimate != null ? run.estimate.spec() : run.registeredSpec,
                 run.estimate, observed, comparison, run.tracker.snapshot(), gpuViews,
                 List.copyOf(run.hosts.keySet()), run.firstSeen, run.lastSeen, run.ended, nan(run.endedAt),
-                run.synthetic ? Boolean.TRUE : null, unmatched(run, now), hostMemoryOf(run));
+                run.synthetic ? Boolean.TRUE : null, unmatched(run, now), hostMemoryOf(run), ending(run));
+    }
+
+    /** An ended run whose agent's log named no cause, and no failure is known: say so, and where to look. */
+    static RunView.Ending ending(RunState run) {
+        dev.trainwatch.protocol.RunEnding e = run.ending;
+        if (!run.ended || e == null || e.causeInLog() || run.failure != null) {
+            return null;
+        }
+        List<String> outputs = e.outputs() == null ? List.of() : e.outputs();
+        StringBuilder m = new StringBuilder("ended without a cause in the log");
+        m.append(e.log() != null ? " (" + e.log() + ")" : " (no log was read)");
+        if (!outputs.isEmpty()) {
+            m.append("; if it did not finish, its traceback went to its output: ").append(String.join(", ", outputs))
+                    .append(" — point --log at ").append(outputs.size() == 1 ? "it" : "the one that holds it");
+        } else {
+            m.append("; if it did not finish, its traceback went to its processes' stderr (a terminal or a pipe): "
+                    + "save that output to a file and point --log at it");
+        }
+        return new RunView.Ending(m.toString(), e.log(), e.lastLine(), outputs.isEmpty() ? null : List.copyOf(outputs));
     }
 
     private List<HostMemoryView> hostMemoryOf(RunState run) {
@@ -138,6 +159,10 @@ final class RunObservations {
         double fullestHeadroom = Double.POSITIVE_INFINITY;
         double utilSum = 0;
         int utilN = 0;
+        double smSum = 0;
+        int smN = 0;
+        double tensorSum = 0;
+        int tensorN = 0;
         double power = 0;
         boolean anyPower = false;
         for (GpuState g : gs) {
@@ -156,6 +181,16 @@ final class RunObservations {
             if (!Double.isNaN(u)) {
                 utilSum += u;
                 utilN++;
+            }
+            double sm = WindowStats.meanSmActive(g.window, recent);
+            if (!Double.isNaN(sm)) {
+                smSum += sm;
+                smN++;
+            }
+            double tensor = WindowStats.meanTensorActive(g.window, fromSteps);
+            if (!Double.isNaN(tensor)) {
+                tensorSum += tensor;
+                tensorN++;
             }
             if (g.latest != null && g.latest.powerWatts() != null && Double.isFinite(g.latest.powerWatts())) {
                 power += g.latest.powerWatts();
@@ -206,7 +241,8 @@ final class RunObservations {
                 nan(acc.goodput(until)), nan(acc.energyJoules()), gpuHours, nan(gpuHours * price),
                 wall.isEmpty() ? null : wall, acc.start(), nan(run.losses.newestFinite()),
                 run.losses.newestNonFinite() ? Boolean.TRUE : null,
-                run.losses.nonFiniteLossReports() > 0 ? run.losses.nonFiniteLossReports() : null, specMismatch);
+                run.losses.nonFiniteLossReports() > 0 ? run.losses.nonFiniteLossReports() : null, specMismatch,
+                smN > 0 ? smSum / smN : null, tensorN > 0 ? tensorSum / tensorN : null);
     }
 
     /** The end of the run's accounted time: now, or when it ended. */

@@ -103,7 +103,7 @@ class AlertStormTest {
         try (CollectorStack stack = CollectorStack.start(config(), line -> { })) {
             post(stack, Samples.batch("node-a", "agent-a", 1, List.of(Samples.gpu(ts, 0, "GPU-a", 10L << 30, 0.9)),
                     List.of(Samples.attribution("real-run", List.of("GPU-a"))), List.of(failed("real-run"))));
-            await().atMost(Duration.ofSeconds(20)).until(() -> webhookFirings("real-run") == 1
+            await().atMost(Duration.ofSeconds(60)).until(() -> webhookFirings("real-run") == 1
                     && alertmanager.stream().anyMatch(a -> a.toString().contains("real-run")));
         }
         webhook.clear();
@@ -113,7 +113,7 @@ class AlertStormTest {
             try (CollectorStack stack = CollectorStack.start(config(), line -> { })) {
                 assertThat(stack.restoredRuns()).isEqualTo(1 + restart); // the real run and the markers so far
                 // Alertmanager needs the active alert again (it would lapse), with the run's page as its link.
-                await().atMost(Duration.ofSeconds(20)).until(() -> List.copyOf(alertmanager).subList(before,
+                await().atMost(Duration.ofSeconds(60)).until(() -> List.copyOf(alertmanager).subList(before,
                         alertmanager.size()).stream().anyMatch(a -> a.path("labels").path("run_id").asText()
                         .equals("real-run")));
                 JsonNode resent = List.copyOf(alertmanager).subList(before, alertmanager.size()).stream()
@@ -126,7 +126,7 @@ class AlertStormTest {
                         List.of(Samples.attribution("marker-" + restart, List.of("GPU-b" + restart))),
                         List.of(failed("marker-" + restart))));
                 int marker = restart;
-                await().atMost(Duration.ofSeconds(20)).until(() -> webhookFirings("marker-" + marker) == 1);
+                await().atMost(Duration.ofSeconds(60)).until(() -> webhookFirings("marker-" + marker) == 1);
             }
         }
         assertThat(webhookFirings("real-run")).as("webhook notices of the restored alert after 3 restarts")
@@ -150,7 +150,7 @@ class AlertStormTest {
             post(stack, Samples.batch("node-a", "agent-a", 1, List.of(Samples.gpu(ts, 0, "GPU-a", 10L << 30, 0.9)),
                     List.of(Samples.attribution("real-run", List.of("GPU-a"))), List.of(failed("real-run"))));
             stack.server().fleet().tick();
-            await().atMost(Duration.ofSeconds(20)).until(() -> webhookFirings("real-run") == 1);
+            await().atMost(Duration.ofSeconds(60)).until(() -> webhookFirings("real-run") == 1);
             assertThat(stack.server().fleet().run("junk-0").orElseThrow().anomalies())
                     .as("the junk run's anomaly is there to see").anyMatch(a -> a.active());
             assertThat(List.copyOf(webhook).toString()).doesNotContain("junk-");

@@ -12,9 +12,11 @@ import java.util.Map;
  * A scenario trace (src/test/resources/scenarios/*.json): a run described phase by phase. Each phase sets the
  * GPUs' readings (memory ramps linearly from {@code memory_gib[0]} to {@code memory_gib[1]}), the step reports
  * the log would give, XIDs and agent silence. {@code fault: true} marks the phase where the fault starts; the
- * player measures detection latency from its start.
+ * player measures detection latency from its start. {@code hardwareFlopsPerSample} sets the fake estimator's FLOPs
+ * per sample at 1024 px (its default puts the healthy PixArt trace at about 55% of the bf16 peak).
  */
-record Scenario(String description, RunSpec spec, int gpus, List<Phase> phases, List<String> expect) {
+record Scenario(String description, RunSpec spec, int gpus, List<Phase> phases, List<String> expect,
+                Double hardwareFlopsPerSample) {
 
     /**
      * One stretch of the trace. {@code rankProcs} overrides a rank's process ({@code state}, {@code cpu_rate}: CPU
@@ -33,8 +35,11 @@ record Scenario(String description, RunSpec spec, int gpus, List<Phase> phases, 
     /**
      * Hardware activity counters: SM, tensor-pipe and DRAM activity (0–1, as GPM gives them over a poll) and NVLink
      * traffic in GB/s (received plus sent; the player turns it into the cumulative byte counters NVML gives).
+     * {@code dipEveryS}/{@code dipS}/{@code dipSm}: every so many seconds the SMs (and tensor pipes) drop to
+     * {@code dipSm} for {@code dipS} seconds — a GPU waiting for its next batch between steps.
      */
-    record Activity(Double sm, Double tensor, Double dram, Double nvlinkGbps) {
+    record Activity(Double sm, Double tensor, Double dram, Double nvlinkGbps, Double dipEveryS, Double dipS,
+                    Double dipSm) {
     }
 
     record RankProc(String state, Double cpuRate) {

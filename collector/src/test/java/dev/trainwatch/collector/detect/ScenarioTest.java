@@ -1,6 +1,7 @@
 package dev.trainwatch.collector.detect;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import dev.trainwatch.collector.detect.ScenarioPlayer.Result;
 import dev.trainwatch.collector.detect.ScenarioPlayer.Transition;
@@ -183,6 +184,10 @@ class ScenarioTest {
         assertThat(two.latency(AnomalyKind.STALLED)).isLessThanOrEqualTo(20 + 60);
         assertThat(pair.anomaly().evidence()).containsEntry("ranks", List.of(1));
         assertThat(pair.message()).contains("rank 1 on node-1").contains("GPU is idle");
+        // gloo waits asleep in the all-reduce (the real 2-rank job's rank 0 uses under 1% of a core): the GPUs tell.
+        Result gloo = play("hung-rank-of-two-gloo");
+        assertThat(gloo.latency(AnomalyKind.STALLED)).isLessThanOrEqualTo(20 + 60);
+        assertThat(gloo.raised(AnomalyKind.STALLED).get(0).anomaly().evidence()).containsEntry("ranks", List.of(1));
 
         assertThat(play("checkpoint-pause").kindsRaised()).isEmpty();
         assertThat(play("evaluation-phase").kindsRaised()).isEmpty();
@@ -210,11 +215,51 @@ class ScenarioTest {
         Result launchBound = play("launch-bound");
         Transition t = launchBound.raised(AnomalyKind.GPU_UNDERUTILIZED).get(0);
         assertThat(t.message()).contains("kept 30% of their SMs at work").contains("utilisation reads 96%");
+        assertThat(launchBound.kindsRaised()).doesNotContain(AnomalyKind.SPEC_MISMATCH);
         assertThat(t.anomaly().evidence()).containsEntry("mean_sm_active_ratio", 0.3)
                 .containsEntry("mean_utilization_ratio", 0.96);
         assertThat(t.suggestion()).contains("CUDA graphs");
         // A memory-bound stretch (SMs busy, tensor pipes idle) and a tensor-bound healthy run raise nothing.
         assertThat(play("memory-bound").kindsRaised()).isEmpty();
+        assertThat(play("healthy-counters").kindsRaised()).isEmpty();
+    }
+
+    @Test
+    void aWrongSpecIsCaughtByTheTwoMfus() {
+        Result wrong = play("wrong-spec");
+        Transition t = wrong.raised(AnomalyKind.SPEC_MISMATCH).get(0);
+        System.out.println("spec_mismatch: " + t.message() + " " + t.anomaly().evidence());
+        assertThat(t.message()).contains("tensor pipes were busy 62%").contains("larger job")
+                .contains("more than the GPUs can do");
+        assertThat((Double) t.anomaly().evidence().get("hardware_mfu_ratio")).isCloseTo(0.62, within(0.01));
+        assertThat(t.suggestion()).contains("PUT /v1/runs/");
+        // The right spec with the same counters, and runs without counters, raise nothing of the kind.
+        assertThat(play("healthy-counters").kindsRaised()).isEmpty();
+        assertThat(play("memory-bound").kindsRaised()).isEmpty();
+    }
+
+    @Test
+    void whereAStragglerIsSlowIsReadFromItsSmsWhereTheGpusCountThem() {
+        Result r = play("straggler-counters");
+        Transition t = r.raised(AnomalyKind.STRAGGLER).get(0);
+        // Raised 51 s into the fault: the window still holds a minute of the healthy 90%.
+        assertThat(t.anomaly().evidence()).containsEntry("slow_in", "waiting")
+                .containsEntry("others_median_sm_active_ratio", 0.9);
+        assertThat((Double) t.anomaly().evidence().get("sm_active_ratio")).isLessThan(0.7);
+        assertThat(t.message()).containsPattern("keeps 6\\d% of its SMs at work where the others keep 90%")
+                .contains("utilisation 96% against 96%");
+        // Without the counters the same trace calls it "slow in compute" (straggler-rank): the counters decide.
+        assertThat(play("straggler-rank").raised(AnomalyKind.STRAGGLER).get(0).anomaly().evidence())
+                .containsEntry("slow_in", "compute");
+    }
+
+    @Test
+    void starvationTheUtilisationSamplesMissIsSeenAsSmActivityDips() {
+        Result r = play("starved-sm-dips");
+        Transition t = r.raised(AnomalyKind.DATA_STARVATION).get(0);
+        assertThat(t.message()).contains("SM activity drops below half its working level between steps");
+        assertThat((Double) t.anomaly().evidence().get("polls_with_sm_dips_ratio")).isGreaterThan(0.3);
+        // The same GPUs without the dips (healthy-counters) or without counters (healthy) raise nothing.
         assertThat(play("healthy-counters").kindsRaised()).isEmpty();
     }
 

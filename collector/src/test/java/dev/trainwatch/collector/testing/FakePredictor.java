@@ -26,6 +26,11 @@ public final class FakePredictor implements Predictor {
     public long basePeakBytes = 30 * GIB;
     public long perSampleBytes = GIB;
     public long onlineEncoderBytes = 10 * GIB;
+    /**
+     * FLOPs the GPU executes per sample at 1024 px (scaled with the pixels), 4/3 of the model's under gradient
+     * checkpointing; NaN (the default) gives estimates without FLOPs. Peak: an A100's 312 TFLOP/s in bf16.
+     */
+    public double hardwareFlopsPerSample = Double.NaN;
 
     @Override
     public Estimate estimate(RunSpec in) {
@@ -67,7 +72,10 @@ public final class FakePredictor implements Predictor {
         Double total = spec.totalSteps() == null ? null : spec.totalSteps() * step;
         return new Estimate(spec, spec.model(), gpu, 600_000_000L, 600_000_000L, peak, A100_80GB,
                 peak <= A100_80GB, maxBatch, step, spec.batch() * dp / step, breakdown, stepBreakdown, total,
-                suggestions, List.of(), null);
+                suggestions, List.of(), Double.isNaN(hardwareFlopsPerSample) ? null
+                        : new Estimate.Flops(hardwareFlopsPerSample * scale
+                                / (Boolean.TRUE.equals(spec.gradCheckpointing()) ? 4.0 / 3 : 1.0),
+                                hardwareFlopsPerSample * scale, 312e12, "bf16"));
     }
 
     private long peak(int batch, double scale, boolean online) {

@@ -169,8 +169,9 @@ final class UserCatalog {
         positive(where, "mlp_ratio", m.mlpRatio() > 0 || m.ffnHidden() > 0 ? 1 : 0);
         positive(where, "latent_channels", m.latentChannels());
         positive(where, "latent_downsample", m.latentDownsample());
-        if (m.architecture().equals("mmdit")) {
-            positive(where, "single_depth", m.singleDepth());
+        if (m.architecture().equals("mmdit") && m.singleDepth() < 0) {
+            // 0 is an MMDiT of joint (double-stream) blocks only, as Stable Diffusion 3's.
+            throw new CatalogException(where + "single_depth must be 0 or more, got " + m.singleDepth());
         }
         if (m.architecture().equals("sana")) {
             positive(where, "head_dim", m.headDim());
