@@ -21,6 +21,8 @@
 #include <nvml.h>
 
 #include <ctype.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -120,7 +122,7 @@ _Static_assert(sizeof(fake_process_info_r535_t) == 32, "r535 stride");
 
 enum field {
     F_MEM_TOTAL, F_MEM_RESERVED, F_MEM_USED, F_UTIL_GPU, F_UTIL_MEM, F_SM_CLOCK, F_MEM_CLOCK, F_GRAPHICS_CLOCK,
-    F_MAX_SM_CLOCK, F_MAX_MEM_CLOCK, F_REASONS, F_POWER, F_POWER_LIMIT, F_ENERGY, F_TEMP, F_PSTATE,
+    F_MAX_SM_CLOCK, F_MAX_MEM_CLOCK, F_REASONS, F_POWER, F_POWER_LIMIT, F_ENERGY, F_TEMP, F_PSTATE, F_IDLE_SHARE,
     F_PCIE_TX, F_PCIE_RX, F_NVLINK_TX, F_NVLINK_RX,
     F_GPM_SM, F_GPM_OCCUPANCY, F_GPM_ANY_TENSOR, F_GPM_HMMA, F_GPM_DRAM, F_GPM_PCIE_TX, F_GPM_PCIE_RX,
     F_GPM_NVLINK_TX, F_GPM_NVLINK_RX, F_COUNT
@@ -129,7 +131,7 @@ enum field {
 static const char *FIELD_NAMES[F_COUNT] = {
     "memory_total", "memory_reserved", "memory_used", "util_gpu", "util_mem", "sm_clock_mhz", "mem_clock_mhz",
     "graphics_clock_mhz", "max_sm_clock_mhz", "max_mem_clock_mhz", "clock_reasons", "power_mw",
-    "power_limit_mw", "energy_mj", "temperature_c", "pstate",
+    "power_limit_mw", "energy_mj", "temperature_c", "pstate", "idle_share",
     "pcie_tx_kbps", "pcie_rx_kbps", "nvlink_tx_kib", "nvlink_rx_kib",
     "gpm_sm_util", "gpm_sm_occupancy", "gpm_any_tensor_util", "gpm_hmma_tensor_util", "gpm_dram_bw_util",
     "gpm_pcie_tx_mibps", "gpm_pcie_rx_mibps", "gpm_nvlink_tx_mibps", "gpm_nvlink_rx_mibps"};
@@ -144,7 +146,8 @@ static const struct { unsigned int id; int field; } GPM_FIELDS[] __attribute__((
 typedef struct { int64_t t; double v; int ramp; } key_t_;
 typedef struct { int n; key_t_ k[MAX_KEYS]; } series_t;
 
-typedef struct { unsigned int pid; unsigned long long mem; int sm; int memutil; } proc_t;
+/* env: a selector "VAR=VALUE[,VAR=VALUE…]" resolved to a live PID at each call (pid 0 until then). */
+typedef struct { unsigned int pid; unsigned long long mem; int sm; int memutil; char env[160]; } proc_t;
 typedef struct { int64_t t; int n; proc_t p[MAX_PROCS]; } proc_key_t;
 
 typedef struct {
@@ -183,7 +186,7 @@ typedef struct { int64_t t; int gpu; unsigned long long type; unsigned long long
 struct nvmlDevice_st { int index; };
 struct nvmlEventSet_st { int used; unsigned long long mask[MAX_GPUS]; unsigned char delivered[MAX_EVENTS]; };
 
-static struct {
+typedef struct {
     int loaded;
     char driver[80];
     int64_t epoch_us;        /* unix µs of scenario time 0 */
@@ -196,7 +199,13 @@ static struct {
     event_t events[MAX_EVENTS];
     int nvlink_aggregate;    /* 1: the NVLink fields answer scopeId UINT_MAX with all links summed (default) */
     int pcie_window_us;      /* nvmlDeviceGetPcieThroughput blocks this long, as real drivers do for ~20 ms */
-} S;
+} scenario_t;
+
+/* Two buffers: a scenario is parsed into the one not in use and then swapped in, so a reload (FAKE_NVML_WATCH)
+ * never changes what a call in flight on another thread reads. */
+static scenario_t BUFS[2];
+static scenario_t *SP = &BUFS[0];
+#define S (*SP)
 
 static struct nvmlDevice_st HANDLES[MAX_GPUS];
 static struct nvmlEventSet_st SETS[MAX_SETS];
@@ -280,9 +289,13 @@ static int parse_processes(int line, gpu_t *g, int64_t t, char *rest) {
             if (!c) break;
             *c++ = 0;
         }
-        unsigned long long pid, mem;
-        if (np < 2 || parse_u64(parts[0], &pid) || parse_u64(parts[1], &mem))
-            return fail_line(line, "process must be pid:bytes[:sm%:mem%]", tok);
+        unsigned long long pid = 0, mem;
+        int selector = np >= 2 && strchr(parts[0], '=') != NULL;
+        if (np < 2 || (!selector && parse_u64(parts[0], &pid)) || parse_u64(parts[1], &mem))
+            return fail_line(line, "process must be pid:bytes[:sm%:mem%] or VAR=VALUE[,VAR=VALUE]:bytes[:sm%:mem%]", tok);
+        if (selector && strlen(parts[0]) >= sizeof p->env) return fail_line(line, "selector too long", tok);
+        p->env[0] = 0;
+        if (selector) strcpy(p->env, parts[0]);
         p->pid = (unsigned int) pid;
         p->mem = mem;
         p->sm = np > 2 ? atoi(parts[2]) : -1;
@@ -310,10 +323,23 @@ static int add_key(int line, series_t *s, int64_t t, const char *val) {
     return 0;
 }
 
-static int parse_scenario(const char *path) {
+/* Parses into the buffer not in use; swaps it in when it parsed, or when swap_on_failure (an explicit load that
+ * fails leaves no scenario, as before). Called under LOCK. */
+static int parse_scenario_into(const char *path, scenario_t *out);
+static int parse_scenario(const char *path, int swap_on_failure) {
+    if (access(path, R_OK) != 0) { fprintf(stderr, "fake-nvml: cannot open scenario %s\n", path); return -1; }
+    scenario_t *out = SP == &BUFS[0] ? &BUFS[1] : &BUFS[0];
+    int rc = parse_scenario_into(path, out);
+    if (rc == 0 || swap_on_failure) __atomic_store_n(&SP, out, __ATOMIC_SEQ_CST);
+    return rc;
+}
+
+#undef S
+#define S (*out)
+static int parse_scenario_into(const char *path, scenario_t *out) {
+    memset(&S, 0, sizeof S);
     FILE *f = fopen(path, "r");
     if (!f) { fprintf(stderr, "fake-nvml: cannot open scenario %s\n", path); return -1; }
-    memset(&S, 0, sizeof S);
     strcpy(S.driver, "535.261.03");
     /* Sample timestamps: scenario time 0 is 2026-01-01T00:00:00Z, or in wall mode the real time of the first init,
      * so that they line up with the caller's own clock. */
@@ -410,6 +436,8 @@ static int parse_scenario(const char *path) {
     S.loaded = rc == 0;
     return rc;
 }
+#undef S
+#define S (*SP)
 
 /* ---------------------------------------------------------------- lookups */
 
@@ -455,9 +483,36 @@ static nvmlReturn_t global_call(int fn) {
     return injected(-1, fn, now_us());
 }
 
+/* FAKE_NVML_WATCH=1: the scenario file is read again when it changes (checked at most every 200 ms), for tests
+ * that learn only while a run goes on what its GPUs should show. A file that does not parse keeps the old one. */
+static void reload_if_changed(void) {
+    static int configured, watch;
+    static struct timespec checked, mtime;
+    pthread_mutex_lock(&LOCK);
+    if (!configured) {
+        configured = 1;
+        const char *w = getenv("FAKE_NVML_WATCH");
+        watch = w && strcmp(w, "1") == 0;
+    }
+    const char *path = getenv("FAKE_NVML_SCENARIO");
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (watch && path && (now.tv_sec - checked.tv_sec) * 1000000000LL + (now.tv_nsec - checked.tv_nsec) >= 200000000LL) {
+        checked = now;
+        struct stat st;
+        if (stat(path, &st) == 0 && (st.st_mtim.tv_sec != mtime.tv_sec || st.st_mtim.tv_nsec != mtime.tv_nsec)) {
+            int first = mtime.tv_sec == 0 && mtime.tv_nsec == 0;
+            mtime = st.st_mtim;
+            if (!first && parse_scenario(path, 0) != 0) fprintf(stderr, "fake-nvml: kept the previous scenario\n");
+        }
+    }
+    pthread_mutex_unlock(&LOCK);
+}
+
 /* Common prologue of a device call: initialised, valid handle, injected error. */
 static nvmlReturn_t device_call(nvmlDevice_t d, int fn, gpu_t **g, int64_t *t) {
     if (REFCOUNT <= 0) return NVML_ERROR_UNINITIALIZED;
+    reload_if_changed();
     if (d == NULL || d < HANDLES || d >= HANDLES + S.ngpus) return NVML_ERROR_INVALID_ARGUMENT;
     *t = now_us();
     *g = &S.gpu[d->index];
@@ -479,7 +534,7 @@ static nvmlReturn_t do_init(int fn) {
         if (!path) {
             fprintf(stderr, "fake-nvml: FAKE_NVML_SCENARIO is not set\n");
             rc = NVML_ERROR_DRIVER_NOT_LOADED;
-        } else if (parse_scenario(path) != 0) {
+        } else if (parse_scenario(path, 1) != 0) {
             rc = NVML_ERROR_UNKNOWN;
         }
     }
@@ -706,6 +761,9 @@ EXPORT nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType_t
         int64_t ts = (first_k + i) * period;
         double v = 0;
         value_at(&g->f[fi], ts, &v);
+        double idle = 0;
+        /* idle_share: that percentage of each second the GPU waits (for input): its samples there read 0. */
+        if (fi == F_UTIL_GPU && value_at(&g->f[F_IDLE_SHARE], ts, &idle) && (double) (ts % 1000000) < idle * 10000.0) v = 0;
         samples[i].timeStamp = (unsigned long long) (S.epoch_us + ts);
         samples[i].sampleValue.ullVal = 0;
         samples[i].sampleValue.uiVal = (unsigned int) v;
@@ -788,18 +846,92 @@ EXPORT nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t device, nvmlPstat
 
 /* ---------------------------------------------------------------- processes */
 
+/* True when /proc/PID/environ holds every VAR=VALUE of the comma-separated selector. */
+static int environ_matches(unsigned int pid, const char *selector) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%u/environ", pid);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return 0;
+    static __thread char env[65536];
+    ssize_t n = read(fd, env, sizeof env - 2);
+    close(fd);
+    if (n <= 0) return 0;
+    env[n] = 0;
+    env[n + 1] = 0;
+    char want[160];
+    snprintf(want, sizeof want, "%s", selector);
+    char *save = NULL;
+    for (char *pair = strtok_r(want, ",", &save); pair; pair = strtok_r(NULL, ",", &save)) {
+        int found = 0;
+        for (char *e = env; e < env + n && *e; e += strlen(e) + 1) {
+            if (strcmp(e, pair) == 0) { found = 1; break; }
+        }
+        if (!found) return 0;
+    }
+    return 1;
+}
+
+static unsigned int parent_of(unsigned int pid) {
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%u/stat", pid);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    char *close_paren = strrchr(buf, ')');
+    unsigned int ppid = 0;
+    if (close_paren) sscanf(close_paren + 2, "%*c %u", &ppid);
+    return ppid;
+}
+
+/* The live process a selector names: the lowest PID whose environment matches and whose parent's does not (the
+ * rank itself, not its DataLoader workers, which inherit its environment); 0 when there is none yet. */
+static unsigned int resolve_selector(const char *selector) {
+    DIR *d = opendir("/proc");
+    if (!d) return 0;
+    unsigned int best = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (!isdigit((unsigned char) de->d_name[0])) continue;
+        unsigned int pid = (unsigned int) strtoul(de->d_name, NULL, 10);
+        if ((best && pid >= best) || !environ_matches(pid, selector)) continue;
+        unsigned int ppid = parent_of(pid);
+        if (ppid > 1 && environ_matches(ppid, selector)) continue;
+        best = pid;
+    }
+    closedir(d);
+    return best;
+}
+
+/* The process list at time t with selectors resolved to live PIDs (unresolved ones left out). */
+static int procs_now(const gpu_t *g, int64_t t, proc_t *out) {
+    const proc_key_t *pk = procs_at(g, t);
+    int n = 0;
+    for (int i = 0; pk && i < pk->n; i++) {
+        out[n] = pk->p[i];
+        if (out[n].env[0]) {
+            out[n].pid = resolve_selector(out[n].env);
+            if (!out[n].pid) continue;
+        }
+        n++;
+    }
+    return n;
+}
+
 /* Count first (INSUFFICIENT_SIZE with the count when the caller's room is short), then fill entries of the
  * variant's stride. */
 static nvmlReturn_t list_processes(gpu_t *g, int64_t t, unsigned int *count, void *infos, size_t stride) {
     if (!count) return NVML_ERROR_INVALID_ARGUMENT;
-    const proc_key_t *pk = procs_at(g, t);
-    unsigned int n = pk ? (unsigned int) pk->n : 0;
+    proc_t procs[MAX_PROCS];
+    unsigned int n = (unsigned int) procs_now(g, t, procs);
     if (*count < n || (n > 0 && !infos)) { *count = n; return NVML_ERROR_INSUFFICIENT_SIZE; }
     for (unsigned int i = 0; i < n; i++) {
         unsigned char *e = (unsigned char *) infos + i * stride;
         memset(e, 0, stride);
-        unsigned int pid = pk->p[i].pid;
-        unsigned long long mem = pk->p[i].mem;
+        unsigned int pid = procs[i].pid;
+        unsigned long long mem = procs[i].mem;
         memcpy(e, &pid, 4);
         memcpy(e + 8, &mem, 8);
         if (stride >= 24) {
@@ -852,18 +984,19 @@ EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlPro
                                                     unsigned int *count, unsigned long long lastSeen) {
     DEVICE(nvmlDeviceGetProcessUtilization);
     if (!count) return NVML_ERROR_INVALID_ARGUMENT;
-    const proc_key_t *pk = procs_at(g, t);
+    proc_t procs[MAX_PROCS];
+    int np = procs_now(g, t, procs);
     unsigned long long stamp = (unsigned long long) (S.epoch_us + t);
     unsigned int n = 0;
-    if (pk && stamp > lastSeen) for (int i = 0; i < pk->n; i++) if (pk->p[i].sm >= 0) n++;
+    if (stamp > lastSeen) for (int i = 0; i < np; i++) if (procs[i].sm >= 0) n++;
     if (n == 0) return NVML_ERROR_NOT_FOUND;
     if (!util || *count < n) { *count = n; return NVML_ERROR_INSUFFICIENT_SIZE; }
     unsigned int j = 0;
-    for (int i = 0; i < pk->n; i++) {
-        if (pk->p[i].sm < 0) continue;
+    for (int i = 0; i < np; i++) {
+        if (procs[i].sm < 0) continue;
         util[j] = (nvmlProcessUtilizationSample_t) {
-            .pid = pk->p[i].pid, .timeStamp = stamp, .smUtil = (unsigned int) pk->p[i].sm,
-            .memUtil = (unsigned int) (pk->p[i].memutil < 0 ? 0 : pk->p[i].memutil), .encUtil = 0, .decUtil = 0};
+            .pid = procs[i].pid, .timeStamp = stamp, .smUtil = (unsigned int) procs[i].sm,
+            .memUtil = (unsigned int) (procs[i].memutil < 0 ? 0 : procs[i].memutil), .encUtil = 0, .decUtil = 0};
         j++;
     }
     *count = n;
@@ -1152,7 +1285,7 @@ EXPORT void fake_nvml_set_time(double seconds) {
 EXPORT int fake_nvml_load_scenario(const char *path) {
     pthread_mutex_lock(&LOCK);
     configure_clock();
-    int rc = parse_scenario(path);
+    int rc = parse_scenario(path, 1);
     for (int i = 0; i < MAX_SETS; i++) memset(SETS[i].delivered, 0, sizeof SETS[i].delivered);
     pthread_mutex_unlock(&LOCK);
     return rc;

@@ -51,12 +51,12 @@ export function renderHistory(h, liveRuns, onChange) {
     '<th>s/step observed</th><th>predicted</th><th>off by</th><th>peak VRAM</th><th>predicted</th><th>off by</th></tr></thead><tbody>' +
     runs.map((r) => '<tr><td>' + esc(r.run_id) + (r.synthetic ? ' <span class="chip synthetic">synthetic (demo)</span>' : '') +
         (num(r.ended_at) !== null ? ' <span class="chip state">ended</span>' : '') + '</td>' +
-        '<td>' + (num(r.last_seen) !== null ? esc(fmtDateTime(r.last_seen)) : '–') + '</td>' +
+        '<td class="time">' + (num(r.last_seen) !== null ? esc(fmtDateTime(r.last_seen)) : '–') + '</td>' +
         '<td>' + esc(num(r.last_step) !== null ? r.last_step : '–') + '</td>' +
         '<td>' + esc(fmtSeconds(r.step_seconds)) + '</td><td>' + esc(fmtSeconds(r.predicted_step_seconds)) + '</td>' +
-        '<td>' + offBy(r.step_time_error_ratio) + '</td>' +
+        '<td class="num">' + offBy(r.step_time_error_ratio) + '</td>' +
         '<td>' + esc(fmtBytes(r.peak_memory_bytes)) + '</td><td>' + esc(fmtBytes(r.predicted_peak_memory_bytes)) + '</td>' +
-        '<td>' + offBy(r.memory_error_ratio) + '</td></tr>').join('') + '</tbody></table>' :
+        '<td class="num">' + offBy(r.memory_error_ratio) + '</td></tr>').join('') + '</tbody></table>' :
     '<p class="muted">No runs recorded yet.</p>';
   const calibration = Array.isArray(h.calibration) ? h.calibration : [];
   html += '<h2>Calibration</h2>';
@@ -86,8 +86,8 @@ export function renderHistory(h, liveRuns, onChange) {
   }
   html += alerts.length ? '<table class="history" data-table="alerts"><thead><tr><th>since</th><th>run</th><th>kind</th><th>severity</th>' +
     '<th>resolved</th><th>message</th></tr></thead><tbody>' + alerts.map((a) =>
-      '<tr><td>' + esc(fmtDateTime(a.since)) + '</td><td>' + esc(a.run_id) +
-      '</td><td>' + esc(a.kind) + '</td><td><span class="chip ' + esc(a.severity) + '">' + esc(a.severity) + '</span></td><td>' +
+      '<tr><td class="time">' + esc(fmtDateTime(a.since)) + '</td><td>' + esc(a.run_id) +
+      '</td><td>' + esc(a.kind) + '</td><td><span class="chip ' + esc(a.severity) + '">' + esc(a.severity) + '</span></td><td class="time">' +
       (num(a.resolved_at) !== null ? esc(fmtDateTime(a.resolved_at)) : 'active') + '</td><td>' +
       esc(a.message || '') + (a.suggestion ? '<div class="muted">' + esc(a.suggestion) + '</div>' : '') + '</td></tr>').join('') +
     '</tbody></table>' : '<p class="muted">No alerts recorded.</p>';

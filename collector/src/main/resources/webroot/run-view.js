@@ -105,7 +105,8 @@ export function renderRun() {
       (headroom !== null ? ' · ' + fmtBytes(headroom) + ' free' : ''),
       headroom !== null && capacity && headroom < 0.05 * capacity ? 'bad' : memoryRatio !== null && memoryRatio > 1.1 ? 'warn' : ''),
     tile('GPU utilisation', fmtRatio(o.gpu_utilization_ratio), 'last minute', num(o.gpu_utilization_ratio) !== null && o.gpu_utilization_ratio < 0.6 ? 'warn' : ''),
-    tile('Data wait', fmtRatio(o.data_wait_ratio), 'of each step' + (encoding !== null ? ' · online encoding ' + fmtRatio(encoding) : ''),
+    tile('Data wait', fmtRatio(o.data_wait_ratio), num(o.data_wait_ratio) === null && encoding === null && num(o.step_seconds) !== null
+      ? 'the log does not report data time' : 'of each step' + (encoding !== null ? ' · online encoding ' + fmtRatio(encoding) : ''),
       num(o.data_wait_ratio) !== null && o.data_wait_ratio > 0.3 ? 'warn' : ''),
     tile('Samples per second', fmtRate(o.samples_per_second), 'predicted ' + fmtRate(predictedThroughput(run))),
     tile('ETA', fmtDuration(etaSeconds(run)), total === null ? 'no total_steps in the spec' : 'at the observed pace' +
@@ -115,7 +116,8 @@ export function renderRun() {
       num(o.loss_nonfinite_reports) !== null ? o.loss_nonfinite_reports + ' report' + (o.loss_nonfinite_reports === 1 ? '' : 's') +
         ' not finite' + (num(o.loss) !== null ? ' · last finite ' + o.loss.toPrecision(4) : '') : 'newest report',
       o.loss_nonfinite ? 'bad' : ''),
-    tile('MFU', fmtPercent(o.mfu_ratio), mfuSub(o, c), mfuTone(o, c)),
+    o.spec_mismatch ? tile('MFU', 'spec mismatch', o.spec_mismatch, 'warn')
+      : tile('MFU', fmtPercent(o.mfu_ratio), mfuSub(o, c), mfuTone(o, c)),
     tile('Goodput', fmtPercent(o.goodput_ratio), goodputSub(wall), num(o.goodput_ratio) !== null && o.goodput_ratio < 0.5 ? 'warn' : ''),
     tile('Energy', fmtEnergy(o.energy_joules), energySub(o, c))
   ];
@@ -173,7 +175,8 @@ export function renderRun() {
  */
 function emptyTexts(run, points) {
   const ended = run.ended === true;
-  const endedText = 'the run ended' + (num(run.ended_at) !== null ? ' at ' + fmtDateTime(run.ended_at) : '') + ' with nothing to draw here';
+  const endedText = 'the run ended' + (num(run.ended_at) !== null ? ' at ' + fmtDateTime(run.ended_at) : '') +
+    (run.ending ? ': ' + run.ending.message : '') + ' with nothing to draw here';
   const other = ended ? endedText : 'waiting for data…';
   const reported = points.some((p) => p.step !== null);
   return {

@@ -5,6 +5,7 @@ import dev.trainwatch.agent.attribution.ProcSource;
 import dev.trainwatch.agent.failure.FailureClassifier;
 import dev.trainwatch.agent.failure.OutputTail;
 import dev.trainwatch.agent.gpu.GpuReader;
+import dev.trainwatch.agent.log.BackgroundStepSource;
 import dev.trainwatch.agent.log.StepSource;
 import dev.trainwatch.agent.ship.AgentIdentity;
 import dev.trainwatch.agent.ship.Backoff;
@@ -53,7 +54,7 @@ public final class Agent implements AutoCloseable {
 
     private final AgentConfig config;
     private final GpuReader gpus;
-    private final StepSource steps;
+    private StepSource steps;
     private final Attributor attributor;
     private final AgentIdentity identity;
     private final Shipper shipper;
@@ -83,11 +84,16 @@ public final class Agent implements AutoCloseable {
         this.clock = clock;
         this.attributor = new Attributor(proc, config.host(), config.attachPid(), config.runId());
         this.proc = proc;
-        this.identity = AgentIdentity.open(config.spoolDir(), config.host());
+        // A spool directory that cannot be written is one line and the agent goes on in memory: a full disk must
+        // not leave a node unmonitored. Only another agent holding the directory stops it.
+        this.identity = AgentIdentity.openOrInMemory(config.spoolDir(), config.host());
         try {
             Spool spool = new Spool(config.spoolDir(), config.spoolMaxBytes());
             this.shipper = new Shipper(transport, spool, backoff, sleeper);
-        } catch (IOException | RuntimeException e) {
+            if (steps != null && !identity.inMemory()) {
+                steps.keepPositionsIn(config.spoolDir());
+            }
+        } catch (RuntimeException e) {
             identity.close();
             throw e;
         }
@@ -117,17 +123,33 @@ public final class Agent implements AutoCloseable {
         return identity.agentId();
     }
 
-    /** Starts delivering (the spool of a previous agent first) and polling at the fixed rate. */
+    /**
+     * Starts delivering (the spool of a previous agent first), reading the log on its own thread, and polling at
+     * the fixed rate.
+     */
     public void start() {
         shipper.start();
+        synchronized (this) {
+            if (steps != null && !(steps instanceof BackgroundStepSource)) {
+                // The log is read on a thread of its own: a FIFO, a hung mount or a slow disk never holds up the GPUs.
+                BackgroundStepSource background = new BackgroundStepSource(steps, config.interval(),
+                        config.interval().multipliedBy(5).compareTo(STUCK_READ_MIN) > 0
+                                ? config.interval().multipliedBy(5) : STUCK_READ_MIN);
+                background.start();
+                steps = background;
+            }
+        }
         long periodNanos = config.interval().toNanos();
         scheduler.scheduleAtFixedRate(this::pollSafely, 0, periodNanos, TimeUnit.NANOSECONDS);
     }
 
+    /** A log read that has not returned after this long is reported (and released, for a FIFO). */
+    static final Duration STUCK_READ_MIN = Duration.ofSeconds(5);
+
     private void pollSafely() {
         try {
             pollOnce();
-        } catch (RuntimeException | IOException e) {
+        } catch (RuntimeException | IOException | OutOfMemoryError | StackOverflowError e) {
             // A throwing task would cancel the schedule: log and keep polling.
             synchronized (this) {
                 pollFailures++;
@@ -146,12 +168,13 @@ public final class Agent implements AutoCloseable {
             return;
         }
         long startNanos = System.nanoTime();
+        commitShippedSteps();
         double ts = clock.millis() / 1000.0;
         List<GpuSample> samples = gpus.readAll();
         List<AgentEvent> events = new ArrayList<>(gpus.drainEvents());
         Attributor.Update update = attributor.update(samples, ts);
-        events.addAll(update.events());
         List<StepEvent> newSteps = steps != null ? steps.poll() : List.of();
+        Object readUpTo = steps != null ? steps.checkpoint() : null;
         reportStepProblem();
         if (steps != null) {
             String phaseRun = config.runId() != null ? config.runId() : stepRunId;
@@ -161,22 +184,68 @@ public final class Agent implements AutoCloseable {
                 }
             }
         }
-        for (AgentEvent ended : update.events()) {
-            if (Attributor.RUN_ENDED.equals(ended.kind()) && ended.runId() != null && steps != null
-                    && steps.file() != null && ended.runId().equals(config.runId() != null ? config.runId() : stepRunId)) {
-                attachedFailure(steps.file()).ifPresent(f -> events.add(new AgentEvent(ts, "run_failed", null, null,
-                        ended.runId(), f.summary(), f)));
+        for (AgentEvent event : update.events()) {
+            if (!Attributor.RUN_ENDED.equals(event.kind()) || event.runId() == null) {
+                events.add(event);
+                continue;
             }
+            java.nio.file.Path log = steps != null && steps.file() != null
+                    && event.runId().equals(config.runId() != null ? config.runId() : stepRunId) ? steps.file() : null;
+            List<String> tail = log != null ? OutputTail.read(log, ATTACHED_TAIL_LINES, OutputTail.MAX_BYTES) : List.of();
+            java.util.Optional<dev.trainwatch.protocol.RunFailure> failure = attachedFailure(tail);
+            List<String> outputs = event.ending() == null ? List.of() : event.ending().outputs().stream()
+                    .filter(o -> log == null || !java.nio.file.Path.of(o).equals(log.toAbsolutePath().normalize()))
+                    .toList();
+            String last = tail.isEmpty() ? null : tail.get(tail.size() - 1);
+            events.add(new AgentEvent(event.ts(), event.kind(), event.gpuUuid(), event.xid(), event.runId(),
+                    event.message(), null, new dev.trainwatch.protocol.RunEnding(
+                            log == null ? null : log.toAbsolutePath().normalize().toString(), failure.isPresent(),
+                            last == null ? null : last.length() <= 500 ? last : last.substring(0, 499) + "…",
+                            outputs)));
+            failure.ifPresent(f -> events.add(new AgentEvent(ts, "run_failed", null, null, event.runId(), f.summary(),
+                    f)));
         }
         double pollSeconds = (System.nanoTime() - startNanos) / 1e9;
 
+        String problem = currentProblem();
         AgentHealth health = new AgentHealth(pollSeconds, gpus.failedReads() + pollFailures, shipper.pending(),
-                shipper.spoolBytes(), shipper.dropped(), Durations.seconds(config.interval()));
+                shipper.spoolBytes(), shipper.dropped(), Durations.seconds(config.interval()), shipper.alive(),
+                shipper.spoolInMemory() || identity.inMemory(), shipper.rejectedSpoolEntries(),
+                shipper.deliveryErrors(), steps == null ? null : steps.problem() == null, problem);
         AgentBatch batch = new AgentBatch(config.host(), identity.agentId(), identity.nextSeq(), samples,
-                update.runs(), events, health, hostMemory(ts));
+                update.runs(), events, health, hostMemory(ts), clock.millis() / 1000.0);
         shipper.submit(Payload.samples(batch));
         shipSpec(update.runs());
         shipSteps(newSteps, update.runs());
+        if (readUpTo != null) {
+            uncommitted = readUpTo;
+        }
+    }
+
+    /** The most pressing current problem of the agent, one line, or null. */
+    private String currentProblem() {
+        String delivery = shipper.problem();
+        if (delivery != null) {
+            return delivery;
+        }
+        return steps == null ? null : steps.problem();
+    }
+
+    /** Step shipments submitted and not yet delivered, refused, written to disk or dropped. */
+    private final java.util.concurrent.atomic.AtomicInteger unsettledSteps = new java.util.concurrent.atomic.AtomicInteger();
+    /** Where the log stood after the steps last taken from it, until it is committed. */
+    private Object uncommitted;
+
+    /**
+     * Commits where the log stood once every step read up to there is safe — delivered, or in the spool on disk —
+     * so a restarted agent resumes after them. Held steps (no run known yet) and steps in flight hold the commit
+     * back: after a crash those lines are read again and the collector drops what it already counted.
+     */
+    private void commitShippedSteps() {
+        if (uncommitted != null && steps != null && pendingSteps.isEmpty() && unsettledSteps.get() == 0) {
+            steps.commit(uncommitted);
+            uncommitted = null;
+        }
     }
 
     private final ProcSource proc;
@@ -202,7 +271,10 @@ public final class Agent implements AutoCloseable {
      * did not start, so a log that ends without an error is a run that finished, not an unknown failure.
      */
     static java.util.Optional<dev.trainwatch.protocol.RunFailure> attachedFailure(java.nio.file.Path log) {
-        List<String> tail = OutputTail.read(log, ATTACHED_TAIL_LINES, OutputTail.MAX_BYTES);
+        return attachedFailure(OutputTail.read(log, ATTACHED_TAIL_LINES, OutputTail.MAX_BYTES));
+    }
+
+    private static java.util.Optional<dev.trainwatch.protocol.RunFailure> attachedFailure(List<String> tail) {
         if (tail.isEmpty()) {
             return java.util.Optional.empty();
         }
@@ -256,7 +328,9 @@ public final class Agent implements AutoCloseable {
             stepRunId = runId;
         }
         if (stepRunId != null && !pendingSteps.isEmpty()) {
-            shipper.submit(Payload.steps(stepRunId, List.copyOf(pendingSteps)));
+            unsettledSteps.incrementAndGet();
+            shipper.submit(Payload.steps(stepRunId, List.copyOf(pendingSteps), identity.agentId()),
+                    unsettledSteps::decrementAndGet);
             pendingSteps.clear();
         }
     }
@@ -304,6 +378,9 @@ public final class Agent implements AutoCloseable {
         }
         try {
             shipper.close(config.flushTimeout());
+            synchronized (this) {
+                commitShippedSteps();
+            }
         } finally {
             identity.close();
             try {

@@ -91,6 +91,13 @@ final class AgentCommand implements Callable<Integer> {
     @Option(names = "--host", paramLabel = "NAME", description = "This node's name in batches. Default: the host name.")
     String host;
 
+    @Option(names = "--log-time", paramLabel = "SOURCE", defaultValue = "read",
+            description = "Where a step's time comes from: read (when the agent read the line; the log's own time "
+                    + "stamps give only the intervals between lines, so a log in another time zone or from a machine "
+                    + "with another clock is fine) or log (the line's own time stamp, for replaying a log whose times "
+                    + "are right). Default: ${DEFAULT-VALUE}.")
+    String logTime;
+
     @Option(names = "--once", description = "Print one sample of every GPU and exit.")
     boolean once;
 
@@ -101,13 +108,20 @@ final class AgentCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         PrintWriter out = spec.commandLine().getOut();
         Duration pollInterval = parseInterval();
+        if (log != null) {
+            LogFormats.check(logFormat);
+        }
         if (once) {
             try (GpuReader reader = openGpus(nvmlLibrary)) {
                 printOnce(out, reader.readAll());
             }
             return ExitCodes.OK;
         }
+        // Taken first thing: a SIGTERM while the agent starts (NVML, the spool) is an orderly stop too, exit 0.
+        CountDownLatch stopped = new CountDownLatch(1);
+        StopSignals.install(stopped::countDown);
         URI collectorUri = parseCollector();
+        LogTailer.LineTime lineTime = parseLogTime();
         if (attachPid != null && ProcessHandle.of(attachPid).isEmpty()) {
             throw new UserError(ExitCodes.USAGE, "--attach: no process with PID " + attachPid);
         }
@@ -125,7 +139,8 @@ final class AgentCommand implements Callable<Integer> {
         StepSource steps = null;
         Agent agent;
         try {
-            steps = log != null ? LogTailer.open(log, logFormat, clock) : null;
+            steps = log != null ? LogTailer.open(log, logFormat, clock, LogTailer.DEFAULT_HISTORY_BYTES, lineTime)
+                    : null;
             agent = Agent.create(config, reader, steps, LinuxProcSource.system(), clock);
         } catch (IllegalArgumentException e) {
             closeQuietly(reader, steps);
@@ -134,23 +149,41 @@ final class AgentCommand implements Callable<Integer> {
             closeQuietly(reader, steps);
             throw new UserError(ExitCodes.FAILURE, e.getMessage());
         }
-        return runUntilStopped(agent, pollInterval);
+        return runUntilStopped(agent, pollInterval, stopped);
     }
 
-    /** Runs the agent until SIGTERM/SIGINT (the JVM's shutdown hook) or the end of the attached run. */
-    private int runUntilStopped(Agent agent, Duration pollInterval) throws InterruptedException {
-        CountDownLatch stopped = new CountDownLatch(1);
+    private LogTailer.LineTime parseLogTime() {
+        return switch (logTime.strip().toLowerCase(Locale.ROOT)) {
+            case "read" -> LogTailer.LineTime.READ;
+            case "log" -> LogTailer.LineTime.LOG;
+            default -> throw new UserError(ExitCodes.USAGE, "--log-time: '" + logTime + "' is neither read nor log");
+        };
+    }
+
+    /**
+     * Runs the agent until SIGTERM/SIGINT or the end of the attached run. The signals are taken from the JVM (which
+     * would otherwise exit with 143/130 from a shutdown hook): the agent stops in order and exits 0, as documented.
+     * Where the signals cannot be taken (the JVM runs with -Xrs), the shutdown hook still stops the agent.
+     */
+    private int runUntilStopped(Agent agent, Duration pollInterval, CountDownLatch stopped)
+            throws InterruptedException {
         Thread hook = new Thread(() -> {
             agent.close();
             stopped.countDown();
         }, "trainwatch-agent-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
-        agent.start();
-        System.getLogger(AgentCommand.class.getName()).log(System.Logger.Level.INFO,
-                "agent " + agent.agentId() + " polling every " + pollInterval.toMillis() + "ms, shipping to "
-                        + collector);
         try {
+            if (stopped.getCount() == 0) {
+                return ExitCodes.OK; // stopped while starting: nothing polled yet, nothing to deliver
+            }
+            agent.start();
+            System.getLogger(AgentCommand.class.getName()).log(System.Logger.Level.INFO,
+                    "agent " + agent.agentId() + " polling every " + pollInterval.toMillis() + "ms, shipping to "
+                            + collector);
             while (!stopped.await(pollInterval.toMillis(), TimeUnit.MILLISECONDS)) {
+                if (StopSignals.received()) {
+                    break;
+                }
                 if (agent.attachedRunEnded()) {
                     System.getLogger(AgentCommand.class.getName()).log(System.Logger.Level.INFO,
                             "the attached run has ended; stopping");

@@ -30,8 +30,19 @@ final class EstimateCommand implements Callable<Integer> {
 
     @Option(names = "--data-dir", paramLabel = "DIR",
             description = "Calibrate with the finished runs a collector recorded in DIR (its --data-dir), as the"
-                    + " collector does: the same numbers its page and alerts compare with.")
+                    + " collector does: the same numbers its page and alerts compare with. With --from-run: the"
+                    + " history the run is read from (read-only).")
     java.nio.file.Path dataDir;
+
+    @Option(names = "--from-run", paramLabel = "RUN",
+            description = "Re-price a run the collector observed (its spec and step time from --data-dir) on the GPU,"
+                    + " GPU count and batch the other options give, anchored on what it measured.")
+    String fromRun;
+
+    @Option(names = "--compare-gpus", paramLabel = "ID,ID,...", split = ",",
+            description = "A plan across GPUs, side by side: fits, largest batch, step time, time and cost to finish"
+                    + " (with --total-steps or --images, and --gpu-hour-price).")
+    java.util.List<String> compareGpus;
 
     @Option(names = "--gpu-hour-price", paramLabel = "PRICE",
             description = "What one GPU-hour costs, in your currency (one number, or by GPU id:"
@@ -43,6 +54,9 @@ final class EstimateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws JsonProcessingException {
+        if (fromRun != null || compareGpus != null) {
+            return EstimatePlans.run(this);
+        }
         RunSpec run = options.toRunSpec();
         if (run.model() == null) {
             throw new UserError(ExitCodes.USAGE, "no model given: use --model ID or --config FILE (see 'trainwatch models')");
@@ -67,10 +81,7 @@ final class EstimateCommand implements Callable<Integer> {
         if (!options.configNotes().isEmpty()) {
             java.util.List<String> notes = new java.util.ArrayList<>(options.configNotes());
             notes.addAll(estimate.notes());
-            Estimate e = estimate;
-            estimate = new Estimate(e.spec(), e.model(), e.gpu(), e.params(), e.trainableParams(), e.peakMemoryBytes(),
-                    e.gpuMemoryBytes(), e.fits(), e.maxBatch(), e.stepSeconds(), e.samplesPerSecond(), e.breakdown(),
-                    e.stepBreakdown(), e.totalSeconds(), e.suggestions(), java.util.List.copyOf(notes), e.flops());
+            estimate = estimate.withNotes(notes);
         }
         if (json) {
             out.println(Json.MAPPER.writeValueAsString(estimate));
@@ -128,7 +139,7 @@ final class EstimateCommand implements Callable<Integer> {
         return "not calibrated: no finished run on " + e.gpu() + " of this model's family yet";
     }
 
-    private static String plainNumber(double v) {
+    static String plainNumber(double v) {
         return v == Math.rint(v) ? String.valueOf((long) v) : String.valueOf(v);
     }
 
@@ -146,9 +157,14 @@ final class EstimateCommand implements Callable<Integer> {
                 : onOff(s.gradCheckpointing());
         String features = s.textFeatures() != null ? "text " + s.textFeatures() + "/VAE " + s.vaeFeatures() : s.features();
         String weights = s.weights() == null || s.weights().equals("fp32") ? "" : ", " + s.weights() + " weights";
-        out.printf(Locale.ROOT, "  %s%s, %s, checkpointing %s, EMA %s, features %s, ZeRO %d, %s attention%s%n",
+        boolean upcast = "fp32".equals(s.attentionPrecision()) && ("fp16".equals(s.precision()) || "bf16".equals(s.precision()));
+        String extras = (s.gradAccumulation() > 1 ? ", " + s.gradAccumulation() + " accumulation steps" : "")
+                + ("compiled".equals(s.kernels()) ? ", compiled kernels" : "")
+                + (s.loraRank() != null ? ", LoRA rank " + s.loraRank() + " on " + String.join("/", s.loraTargets()) : "")
+                + (s.loraRank() == null && s.loraTargets() != null ? ", training only " + String.join("/", s.loraTargets()) : "");
+        out.printf(Locale.ROOT, "  %s%s, %s, checkpointing %s, EMA %s, features %s, ZeRO %d, %s%s attention%s%n",
                 s.precision(), weights, s.optimizer(), checkpointing, onOff(s.ema()), features, s.zero(),
-                s.attention(), s.gradAccumulation() > 1 ? ", " + s.gradAccumulation() + " accumulation steps" : "");
+                upcast ? "fp32 " : "", s.attention(), extras);
         out.printf(Locale.ROOT, "%nparameters        %,d (%,d trainable)%n", e.params(), e.trainableParams());
         out.printf(Locale.ROOT, "peak memory       %s of %s  %s%n", gb(e.peakMemoryBytes()), gb(e.gpuMemoryBytes()),
                 e.fits() ? "fits" : "DOES NOT FIT");
@@ -176,9 +192,14 @@ final class EstimateCommand implements Callable<Integer> {
                     100.0 * term.getValue() / e.peakMemoryBytes());
         }
         out.printf(Locale.ROOT, "%nstep time breakdown%n");
-        for (Map.Entry<String, Double> term : e.stepBreakdown().entrySet()) {
+        Map<String, Double> steps = e.stepOperations() != null ? e.stepOperations() : e.stepBreakdown();
+        for (Map.Entry<String, Double> term : steps.entrySet()) {
             out.printf(Locale.ROOT, "  %-24s %9.3f s  %5.1f%%%n", term.getKey(), term.getValue(),
                     100.0 * term.getValue() / e.stepSeconds());
+        }
+        if (e.why() != null && !e.why().isEmpty()) {
+            out.printf(Locale.ROOT, "%nwhere the step goes%n");
+            e.why().forEach(w -> out.println("  - " + w));
         }
         if (!e.notes().isEmpty()) {
             out.printf(Locale.ROOT, "%nnotes%n");
@@ -201,7 +222,7 @@ final class EstimateCommand implements Callable<Integer> {
         return String.format(Locale.ROOT, "%.2f GiB", bytes / (double) (1L << 30));
     }
 
-    private static String duration(double seconds) {
+    static String duration(double seconds) {
         long s = Math.round(seconds);
         long days = s / 86_400;
         long hours = s % 86_400 / 3600;

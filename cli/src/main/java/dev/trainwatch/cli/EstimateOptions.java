@@ -73,12 +73,39 @@ public final class EstimateOptions {
     String weights;
 
     @Option(names = "--checkpoint-blocks", paramLabel = "N[,M]",
-            description = "Blocks recomputed in backward: a number or a share (50%), or one per block group (Open-Sora 2.0:"
+            description = "Blocks recomputed in backward: a number or a share (50%%), or one per block group (Open-Sora 2.0:"
                     + " double-stream,single-stream, e.g. 8,38).")
     String checkpointBlocks;
 
     @Option(names = "--vae-micro-batch", paramLabel = "N", description = "Images (frames) the video VAE encodes at once.")
     Integer vaeMicroBatch;
+
+    @Option(names = "--kernels", paramLabel = "K",
+            description = "eager (PyTorch eager, one kernel per operator; the default) or compiled (torch.compile or fused kernels).")
+    String kernels;
+
+    @Option(names = "--attention-precision", paramLabel = "P",
+            description = "fp32 (attention upcast under autocast: PixArt/Sana fp32_attention=True) or half; default: the model's training code.")
+    String attentionPrecision;
+
+    @Option(names = "--lora-rank", paramLabel = "R",
+            description = "Train rank-R LoRA adapters on --lora-targets; the base weights are frozen.")
+    Integer loraRank;
+
+    @Option(names = "--lora-targets", paramLabel = "KINDS", split = ",",
+            description = "Module kinds that get LoRA adapters: attention, cross_attention, mlp, modulation, embedding, final or all (default attention).")
+    java.util.List<String> loraTargets;
+
+    @Option(names = "--train-modules", paramLabel = "KINDS", split = ",",
+            description = "A frozen-backbone fine-tune: only these module kinds train (same kinds as --lora-targets).")
+    java.util.List<String> trainModules;
+
+    @Option(names = "--images", paramLabel = "N",
+            description = "Samples per epoch: with --epochs, the total steps from the global batch (batch x GPUs x accumulation).")
+    Long images;
+
+    @Option(names = "--epochs", paramLabel = "E", description = "Passes over --images (default 1).")
+    Double epochs;
 
     @Option(names = "--config", paramLabel = "FILE", description = "A PixArt or Open-Sora .py or a Sana .yaml training config; flags override it.")
     Path config;
@@ -171,8 +198,17 @@ public final class EstimateOptions {
     }
 
     private RunSpec flags() {
+        if (trainModules != null && (loraTargets != null || loraRank != null)) {
+            throw new UserError(ExitCodes.USAGE, "--train-modules is a frozen-backbone fine-tune; with LoRA use --lora-rank"
+                    + " and --lora-targets instead");
+        }
+        if (epochs != null && images == null) {
+            throw new UserError(ExitCodes.USAGE, "--epochs needs --images (samples per epoch)");
+        }
         return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps)
-                .withRegime(textFeatures, vaeFeatures, weights, null, vaeMicroBatch, null);
+                .withRegime(textFeatures, vaeFeatures, weights, null, vaeMicroBatch, null)
+                .withPhysics(kernels, attentionPrecision, loraRank, trainModules != null ? trainModules : loraTargets,
+                        images, epochs);
     }
 }

@@ -59,6 +59,7 @@ final class RunCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         PrintWriter err = spec.commandLine().getErr();
+        watch.checkLogFormat();
         RunSpec runSpec = watch.runSpec();
         Path work = Files.createTempDirectory("trainwatch-run-");
         try {
@@ -138,7 +139,8 @@ final class RunCommand implements Callable<Integer> {
                     if (run.anomalies().stream().noneMatch(a -> a.active() && a.kind() == AnomalyKind.RUN_FAILED)) {
                         stack.fleet().recordFailure(run.runId(), failure, LocalStack.hostName());
                     }
-                    err.println("trainwatch: the run failed (" + failure.cause() + "): " + failure.summary());
+                    err.println("trainwatch: the run failed (" + failure.cause()
+                            + (failure.rank() != null ? ", rank " + failure.rank() : "") + "): " + failure.summary());
                     run = stack.fleet().run(run.runId()).orElse(run);
                 }
                 err.println("trainwatch: " + StatusLines.line(run));

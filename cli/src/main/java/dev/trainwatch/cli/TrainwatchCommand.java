@@ -64,6 +64,28 @@ public final class TrainwatchCommand implements Runnable {
         spec.commandLine().usage(spec.commandLine().getOut());
     }
 
+    /**
+     * A parse error's message with the closest subcommand or option for what was not recognised: "unknown command
+     * 'estimat'; did you mean estimate?", "Unknown option: '--batch-size'; did you mean --batch?".
+     */
+    static String withSuggestion(CommandLine.ParameterException ex) {
+        if (!(ex instanceof CommandLine.UnmatchedArgumentException unmatched) || unmatched.getUnmatched().isEmpty()) {
+            return ex.getMessage();
+        }
+        CommandLine.Model.CommandSpec command = ex.getCommandLine().getCommandSpec();
+        String first = unmatched.getUnmatched().get(0);
+        if (!first.startsWith("-") && !command.subcommands().isEmpty()) {
+            String where = command.qualifiedName().equals("trainwatch") ? "" : " of " + command.qualifiedName();
+            return "unknown command '" + first + "'" + where
+                    + Suggestions.didYouMean(first, command.subcommands().keySet());
+        }
+        if (first.startsWith("-")) {
+            String name = first.contains("=") ? first.substring(0, first.indexOf('=')) : first;
+            return "unknown option '" + name + "'" + Suggestions.didYouMean(name, command.optionsMap().keySet());
+        }
+        return ex.getMessage();
+    }
+
     /** Builds the command line with trainwatch's error handling; tests call this with their own writers. */
     public static CommandLine newCommandLine(PrintWriter out, PrintWriter err) {
         CommandLine cli = new CommandLine(new TrainwatchCommand());
@@ -72,7 +94,7 @@ public final class TrainwatchCommand implements Runnable {
         cli.setCaseInsensitiveEnumValuesAllowed(true);
         HelpWrapping.install(cli);
         cli.setParameterExceptionHandler((ex, args) -> {
-            ex.getCommandLine().getErr().println("trainwatch: " + ex.getMessage());
+            ex.getCommandLine().getErr().println("trainwatch: " + withSuggestion(ex));
             ex.getCommandLine().getErr().println("Try '" + ex.getCommandLine().getCommandSpec().qualifiedName()
                     + " --help' for more information.");
             return ExitCodes.USAGE;

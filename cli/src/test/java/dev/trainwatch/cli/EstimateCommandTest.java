@@ -220,6 +220,78 @@ class EstimateCommandTest {
         assertThat(stepSeconds(three.out()) / raw).isBetween(1.2, 1.25);
     }
 
+    @Test
+    void compareGpusPlansTheSameRunSideBySideWithTimeAndCost() throws IOException {
+        Result r = run("estimate", "--model", "pixart-sigma-xl-2", "--compare-gpus", "a100-80gb,h100-sxm,l40s",
+                "--gpus", "8", "--batch", "8", "--images", "30000000", "--epochs", "1", "--gpu-hour-price",
+                "a100-80gb=1.8,h100-sxm=2.9,l40s=1");
+        assertThat(r.status()).as(r.err()).isZero();
+        assertThat(r.out()).contains("GPU").contains("TO FINISH").contains("a100-80gb").contains("h100-sxm")
+                .contains("l40s: batch 8 does not fit: priced as 4 x 2 accumulation steps");
+        Result json = run("estimate", "--model", "pixart-sigma-xl-2", "--compare-gpus", "a100-80gb,l40s", "--gpus", "8",
+                "--batch", "8", "--images", "30000000", "--gpu-hour-price", "1.5", "--json");
+        JsonNode plans = Json.MAPPER.readTree(json.out()).get("plans");
+        assertThat(plans).hasSize(2);
+        JsonNode a100 = plans.get(0);
+        assertThat(a100.get("gpu").asText()).isEqualTo("a100-80gb");
+        assertThat(a100.get("total_steps").asLong()).isEqualTo((long) Math.ceil(30_000_000 / 64.0));
+        assertThat(a100.get("cost").asDouble()).isCloseTo(a100.get("gpu_hours").asDouble() * 1.5, within(1e-6));
+        assertThat(plans.get(1).get("grad_accumulation").asInt()).isEqualTo(2);
+        Result bad = run("estimate", "--model", "pixart-sigma-xl-2", "--compare-gpus", "a100-80gb,h900");
+        assertThat(bad.status()).isEqualTo(ExitCodes.USAGE);
+        assertThat(bad.err()).contains("unknown GPU 'h900'").doesNotContain("Exception");
+    }
+
+    @Test
+    void fromRunRepricesAnObservedRunOnOtherHardwareReadingTheHistoryReadOnly(@TempDir Path dir) throws IOException {
+        Result none = run("estimate", "--from-run", "dit-a", "--gpu", "h100-sxm", "--data-dir", dir.toString());
+        assertThat(none.status()).isEqualTo(ExitCodes.USAGE);
+        assertThat(none.err().strip()).isEqualTo("trainwatch: no run history in " + dir
+                + " (a collector started with --data-dir " + dir + " writes it)");
+        dev.trainwatch.protocol.RunSpec spec = new dev.trainwatch.protocol.RunSpec("dit-xl-2", "a100-80gb", 1, 128, 256,
+                null, null, null, "fp16", "adamw", true, true, "precomputed", 0, null, null, 400_000L);
+        java.time.Instant t = java.time.Instant.parse("2026-11-20T08:00:00Z");
+        String summary = "{\"run_id\":\"dit-a\",\"first_seen_ts\":1,\"ended\":false,\"last_step\":100000,"
+                + "\"step_seconds\":1.19}";
+        try (var store = dev.trainwatch.collector.history.HistoryStore.open(dir)) {
+            store.saveRun("dit-a", Json.MAPPER.writeValueAsString(spec), null, t);
+            store.writeSummaries(java.util.List.of(new dev.trainwatch.collector.history.HistoryStore.SummaryWrite(
+                    "dit-a", summary, t, t, null)), java.util.List.of());
+        }
+        long size = Files.size(dir.resolve("trainwatch.db"));
+        Result r = run("estimate", "--from-run", "dit-a", "--gpu", "h100-sxm", "--gpus", "8", "--data-dir", dir.toString());
+        assertThat(r.status()).as(r.err()).isZero();
+        assertThat(r.out()).contains("run dit-a: dit-xl-2 on 1 x a100-80gb, batch 128 per GPU: observed 1.190 s per step")
+                .contains("h100-sxm").contains("left").contains("where the step goes on h100-sxm (anchored)");
+        Result json = run("estimate", "--from-run", "dit-a", "--gpu", "h100-sxm", "--gpus", "8", "--data-dir",
+                dir.toString(), "--json");
+        JsonNode repricing = Json.MAPPER.readTree(json.out()).get("repricing");
+        double anchor = repricing.get("model_anchor").asDouble();
+        assertThat(repricing.get("step_seconds").asDouble())
+                .isCloseTo(repricing.get("target").get("step_seconds").asDouble() * anchor, within(1e-6));
+        // Eight times the GPUs at the same per-GPU batch: an eighth of the planned steps for the same samples.
+        assertThat(repricing.get("target").get("spec").get("total_steps").asLong()).isEqualTo(50_000L);
+        Result unknown = run("estimate", "--from-run", "dit-b", "--gpu", "h100-sxm", "--data-dir", dir.toString());
+        assertThat(unknown.status()).isEqualTo(ExitCodes.USAGE);
+        assertThat(unknown.err()).contains("no run 'dit-b'").contains("dit-a");
+        Result noDir = run("estimate", "--from-run", "dit-a", "--gpu", "h100-sxm");
+        assertThat(noDir.err().strip()).isEqualTo("trainwatch: --from-run needs --data-dir DIR (the collector's data directory)");
+        assertThat(Files.size(dir.resolve("trainwatch.db"))).isEqualTo(size);
+    }
+
+    @Test
+    void loraAndWhyAreInTheTable() {
+        Result r = run("estimate", "--model", "pixart-sigma-xl-2", "--gpu", "rtx4090", "--precision", "bf16",
+                "--features", "precomputed", "--lora-rank", "16", "--lora-targets", "attention,cross_attention");
+        assertThat(r.status()).as(r.err()).isZero();
+        assertThat(r.out()).containsPattern("parameters +611,349,152 \\([0-9,]+ trainable\\)")
+                .contains("where the step goes");
+        Result both = run("estimate", "--model", "dit-xl-2", "--gpu", "a100-80gb", "--lora-rank", "8",
+                "--train-modules", "final");
+        assertThat(both.status()).isEqualTo(ExitCodes.USAGE);
+        assertThat(both.err()).contains("--train-modules is a frozen-backbone fine-tune");
+    }
+
     private static double stepSeconds(String table) {
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("step time\\s+([0-9.]+) s").matcher(table);
         assertThat(m.find()).as(table).isTrue();

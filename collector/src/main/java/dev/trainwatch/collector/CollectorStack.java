@@ -9,6 +9,7 @@ import dev.trainwatch.collector.alerting.RunLinks;
 import dev.trainwatch.collector.alerting.WebhookSink;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.history.CalibratingPredictor;
+import dev.trainwatch.collector.state.AppliedLedger;
 import dev.trainwatch.collector.history.Calibrator;
 import dev.trainwatch.collector.history.HistoryException;
 import dev.trainwatch.collector.history.HistoryRecorder;
@@ -81,6 +82,10 @@ public final class CollectorStack implements AutoCloseable {
             }
             Fleet fleet = new Fleet(predictor, config.clock(), CollectorServer.fleetSettings(config),
                     DetectorSettings.defaults());
+            if (config.dataDir() != null) {
+                // Batch seqs and step sources applied, kept beside the history: a replay after a restart is dropped.
+                fleet.keepAppliedIn(AppliedLedger.open(config.dataDir()));
+            }
 
             List<AlertSink> sinks = new ArrayList<>();
             // Links to a run's page: the external URL, else (once it listens) the server's own address.
@@ -96,16 +101,23 @@ public final class CollectorStack implements AutoCloseable {
             AlertingListener alerting = new AlertingListener(alerts);
 
             CollectorServer.Builder builder = CollectorServer.builder(config).fleet(fleet).listener(alerting);
+            // Active anomalies from before a restart, re-announced once the server listens (their links need it).
+            List<java.util.Map.Entry<String, dev.trainwatch.collector.detect.Anomaly>> restoredAlerts =
+                    new ArrayList<>();
             int restored = 0;
             builder.routes(new HistoryRoutes(Optional.ofNullable(history), predictor, config.token(), config.clock())::register);
             builder.closeable(alerts);
+            builder.closeable(fleet::closeLedger);
             if (history != null) {
                 HistoryStore store = history;
                 // Summary writes are timed in wall time even when the fleet's clock runs faster (demo --speed).
+                // Every line the history writes is a problem (a write failed, the database is slow): a WARNING, not
+                // the INFO of the alert log.
                 recorder = new HistoryRecorder(store, predictor::rawPrediction,
-                        outcome -> predictor.recalibrate(Calibrator.factors(store)), log,
+                        outcome -> predictor.recalibrate(Calibrator.factors(store)), HISTORY_WARNINGS,
                         config.summaryInterval(), Clock.systemUTC());
-                restored = recorder.restoreInto(fleet, alerting::restored);
+                restored = recorder.restoreInto(fleet, (runId, anomaly) -> restoredAlerts.add(
+                        java.util.Map.entry(runId, anomaly)));
                 builder.listener(recorder);
                 builder.durability(recorder::awaitWritten);
                 // Closed in reverse order once the server has stopped taking input: the fleet sends every summary
@@ -117,6 +129,7 @@ public final class CollectorStack implements AutoCloseable {
             customize.accept(builder);
             server = builder.start();
             links.listening(server.host(), server.port());
+            restoredAlerts.forEach(e -> alerting.restored(e.getKey(), e.getValue()));
             if (recorder != null) {
                 new HistoryMetrics(recorder.writer()).bindTo(server.metrics().registry());
                 recorder.start();
@@ -147,6 +160,10 @@ public final class CollectorStack implements AutoCloseable {
                     + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + oneLine(e.getMessage())), e);
         }
     }
+
+    /** Where the history's lines go: the {@code dev.trainwatch.collector.history} logger, at WARNING. */
+    static final Consumer<String> HISTORY_WARNINGS = line -> System.getLogger("dev.trainwatch.collector.history")
+            .log(System.Logger.Level.WARNING, line);
 
     private static void closeQuietly(AutoCloseable resource, RuntimeException failure) {
         if (resource == null) {

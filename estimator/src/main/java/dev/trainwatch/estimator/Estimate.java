@@ -26,6 +26,10 @@ import java.util.Map;
  * @param notes             explanations worth showing with the numbers (e.g. why CAME costs more here)
  * @param flops             what one sample costs in floating-point operations and what one GPU can do: the basis of
  *                          model and hardware FLOP utilisation (null from predictors that do not count FLOPs)
+ * @param stepOperations    seconds per step by kind of operation ({@code gemm}, {@code attention}, {@code elementwise},
+ *                          {@code text_encoder}, {@code vae_encoder}, {@code optimizer}, {@code ema},
+ *                          {@code allreduce}); null from predictors that do not price operations
+ * @param why               the step's largest terms, each with what would save it, largest first (empty when unknown)
  */
 public record Estimate(
         RunSpec spec,
@@ -44,7 +48,25 @@ public record Estimate(
         Double totalSeconds,
         List<Suggestion> suggestions,
         List<String> notes,
-        Flops flops) {
+        Flops flops,
+        Map<String, Double> stepOperations,
+        List<String> why) {
+
+    /** An estimate without the operation breakdown (predictors that price the step as a whole). */
+    public Estimate(RunSpec spec, String model, String gpu, long params, long trainableParams, long peakMemoryBytes,
+            long gpuMemoryBytes, boolean fits, int maxBatch, double stepSeconds, double samplesPerSecond,
+            Map<String, Long> breakdown, Map<String, Double> stepBreakdown, Double totalSeconds,
+            List<Suggestion> suggestions, List<String> notes, Flops flops) {
+        this(spec, model, gpu, params, trainableParams, peakMemoryBytes, gpuMemoryBytes, fits, maxBatch, stepSeconds,
+                samplesPerSecond, breakdown, stepBreakdown, totalSeconds, suggestions, notes, flops, null, List.of());
+    }
+
+    /** The same estimate with other notes (e.g. a config reader's lines first). */
+    public Estimate withNotes(List<String> newNotes) {
+        return new Estimate(spec, model, gpu, params, trainableParams, peakMemoryBytes, gpuMemoryBytes, fits, maxBatch,
+                stepSeconds, samplesPerSecond, breakdown, stepBreakdown, totalSeconds, suggestions, List.copyOf(newNotes),
+                flops, stepOperations, why);
+    }
 
     /**
      * FLOPs per training sample and the GPU's dense peak for the run's dtype.

@@ -21,48 +21,54 @@ class ArchitectureComputeTest {
     }
 
     @Test
-    void eachArchitectureReachesItsOwnShareOfItsPeak() {
-        // DiT-XL/2 keeps attention in the training dtype: the whole forward is priced at one rate.
-        double flops = 2 * macs("dit-xl-2", 256) * 64 * 3;
-        assertThat(run("dit-xl-2", "a100-80gb", 64, 256, "bf16").stepBreakdown().get("compute"))
-                .isCloseTo(flops / (312e12 * 0.45), within(1e-9));
-        assertThat(run("dit-xl-2", "h100-sxm", 64, 256, "bf16").stepBreakdown().get("compute"))
-                .isCloseTo(flops / (989e12 * 0.18), within(1e-9));
-        assertThat(run("dit-xl-2", "v100-32gb", 64, 256, "fp16").stepBreakdown().get("compute"))
-                .isCloseTo(flops / (125e12 * 0.5), within(1e-9));
-        // The same run is about 1.3x faster on an H100 than on an A100, not the 3.2x of their peaks.
-        double speedup = run("dit-xl-2", "a100-80gb", 64, 256, "bf16").stepSeconds()
-                / run("dit-xl-2", "h100-sxm", 64, 256, "bf16").stepSeconds();
-        assertThat(speedup).isBetween(1.2, 2.0);
-        // A card's own efficiency in a catalog overrides its architecture's: none of the bundled cards has one.
+    void anH100IsFasterThanAnA100ByWhatTheStepIsMadeOfNotByItsPeak() {
+        // DiT-XL/2, 256 px, bf16, batch 64, checkpointing, precomputed latents (the A100-vs-H100 question).
+        double a100 = run("dit-xl-2", "a100-80gb", 64, 256, "bf16").stepSeconds();
+        double h100 = run("dit-xl-2", "h100-sxm", 64, 256, "bf16").stepSeconds();
+        // Eager PyTorch on Hopper reaches 0.4 of the priced rate (fitted on the 16 Hopper rows of the published set, where
+        // OpenDiT's eager DiT-XL/2 on an H800 runs about as fast per sample as fast-DiT on an A100): about the same.
+        assertThat(a100 / h100).isBetween(0.7, 1.6);
+        // Compiled (fused element-wise work, the datasheet rates) the H100 is more than twice as fast.
+        RunSpec compiled = new RunSpec("dit-xl-2", "h100-sxm", 1, 64, 256, null, null, null, "bf16", "adamw",
+                false, false, "precomputed", 0, "flash", null, null).withPhysics("compiled", null, null, null, null, null);
+        assertThat(estimator.estimate(compiled).stepSeconds()).isLessThan(h100 / 2);
+        RunSpec compiledA100 = new RunSpec("dit-xl-2", "a100-80gb", 1, 64, 256, null, null, null, "bf16", "adamw",
+                false, false, "precomputed", 0, "flash", null, null).withPhysics("compiled", null, null, null, null, null);
+        // Its GEMMs gain 3.2x (dense peaks), its element-wise kernels 1.6x (HBM bandwidth): the step less than 3.2x.
+        double speedup = estimator.estimate(compiledA100).stepSeconds() / estimator.estimate(compiled).stepSeconds();
+        assertThat(speedup).isBetween(1.6, 3.2);
+        // None of the bundled cards overrides the shared GEMM share.
         assertThat(estimator.gpus()).allSatisfy(g -> assertThat(g.efficiency()).isZero());
     }
 
     @Test
-    void pixartsFp32AttentionRunsWithoutTensorCoresOnAV100() {
-        // PixArt keeps fp32_attention=True: q, k, v are upcast and xformers runs fp32 kernels, SIMT on Volta (no
-        // fp32/TF32 tensor cores) and 3xTF32 from Ampere on. At 1024 px attention is a large share of the work.
-        Estimate v100 = run("pixart-alpha-xl-2", "v100-32gb", 1, 1024, "fp16");
-        Estimate a100 = run("pixart-alpha-xl-2", "a100-80gb", 1, 1024, "fp16");
-        double flops = 2 * macs("pixart-alpha-xl-2", 1024) * 3;
-        double v100AllHalf = flops / (125e12 * 0.5);
-        double a100AllHalf = flops / (312e12 * 0.45);
-        double v100Extra = v100.stepBreakdown().get("compute") / v100AllHalf;
-        double a100Extra = a100.stepBreakdown().get("compute") / a100AllHalf;
-        assertThat(v100Extra).isGreaterThan(2.0);
-        // 3xTF32 runs at a third of the TF32 rate: relative to its fp16 rate an A100 pays as much for the upcast.
-        assertThat(a100Extra).isGreaterThan(2.0);
-        assertThat(v100.stepBreakdown().get("compute")).isGreaterThan(1.5 * a100.stepBreakdown().get("compute"));
-        // A model that does not upcast prices its attention in fp16 on the same card.
-        double dit = run("dit-xl-2", "v100-32gb", 1, 512, "fp16").stepBreakdown().get("compute")
-                / (2 * macs("dit-xl-2", 512) * 3 / (125e12 * 0.5));
-        assertThat(dit).isCloseTo(1.0, within(1e-9));
+    void halfPrecisionGainsLessThanTheGemmPeakBecauseMuchOfTheStepIsMemoryBound() {
+        // fast-DiT on one A100, batch 128, checkpointing, VAE online: TF32 2.33 s, AMP 1.79 s per step (1.30x).
+        RunSpec tf32 = new RunSpec("dit-xl-2", "a100-80gb", 1, 128, 256, null, null, null, "tf32", "adamw", true, true,
+                "online", 0, null, null, null);
+        RunSpec amp = new RunSpec("dit-xl-2", "a100-80gb", 1, 128, 256, null, null, null, "fp16", "adamw", true, true,
+                "online", 0, null, null, null);
+        double ratio = estimator.estimate(tf32).stepSeconds() / estimator.estimate(amp).stepSeconds();
+        assertThat(ratio).isBetween(1.30 * 0.8, 1.30 * 1.25);
     }
 
     @Test
-    void blackwellCardsArePricedWithHoppersSharesUntilMeasurementsSayOtherwise() {
-        double h100 = run("sana-1600m", "h100-sxm", 8, 1024, "bf16").stepBreakdown().get("compute");
-        double b200 = run("sana-1600m", "b200", 8, 1024, "bf16").stepBreakdown().get("compute");
-        assertThat(h100 / b200).isCloseTo(2250.0 / 989.0, within(0.01));
+    void pixartsFp32AttentionRunsWithoutTensorCoresOnAV100AndConfigsCanTurnItOff() {
+        // PixArt keeps fp32_attention=True: xformers runs fp32 kernels, SIMT on Volta and 3xTF32 from Ampere on.
+        RunSpec upcast = new RunSpec("pixart-alpha-xl-2", "v100-32gb", 1, 1, 1024, null, null, null, "fp16", "adamw",
+                false, false, "precomputed", 0, "flash", null, null);
+        Estimate v100 = estimator.estimate(upcast);
+        Estimate half = estimator.estimate(upcast.withPhysics(null, "half", null, null, null, null));
+        assertThat(v100.stepSeconds()).isGreaterThan(1.5 * half.stepSeconds());
+        assertThat(half.spec().attentionPrecision()).isEqualTo("half");
+        assertThat(v100.spec().attentionPrecision()).isEqualTo("fp32");
+    }
+
+    @Test
+    void aBlackwellCardIsFasterThanAnH100ButNotByItsWholePeak() {
+        double h100 = run("sana-1600m", "h100-sxm", 8, 1024, "bf16").stepSeconds();
+        double b200 = run("sana-1600m", "b200", 8, 1024, "bf16").stepSeconds();
+        // Between the ratio of their dense peaks (2.3x) and of their HBM bandwidths (2.4x), not beyond.
+        assertThat(h100 / b200).isBetween(1.3, 8000.0 / 3350.0);
     }
 }

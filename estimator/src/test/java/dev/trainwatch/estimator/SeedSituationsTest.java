@@ -34,7 +34,8 @@ class SeedSituationsTest {
         assertThat(e.fits()).isTrue();
         assertThat(e.peakMemoryBytes()).isGreaterThan((long) (0.85 * e.gpuMemoryBytes()));
         double encoders = e.stepBreakdown().get("text_encoder") + e.stepBreakdown().get("vae_encoder");
-        assertThat(encoders).isGreaterThan(0.05 * e.stepSeconds());
+        // A small share: the fp32 attention (xformers, 3xTF32) dominates this step, not the encoders.
+        assertThat(encoders).isGreaterThan(0.03 * e.stepSeconds());
         assertThat(e.notes()).anyMatch(n -> n.startsWith("online encoders take") && n.contains("%"));
         Suggestion precompute = e.suggestions().stream().filter(s -> s.change().startsWith("precompute T5 and VAE"))
                 .findFirst().orElseThrow();

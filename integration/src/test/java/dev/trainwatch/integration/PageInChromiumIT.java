@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.trainwatch.cli.demo.DemoStack;
 import dev.trainwatch.collector.CollectorConfig;
 import dev.trainwatch.collector.CollectorStack;
@@ -337,7 +338,7 @@ class PageInChromiumIT {
                 .as("a prediction that was clearly off is marked").isTrue();
         // One way of writing a time, the page's own 24-hour clock with the date, not the browser locale's.
         assertThat(dom).doesNotContainPattern("\\d:\\d{2}:\\d{2} ?[AP]M");
-        assertThat(Pattern.compile("<td>\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}</td>").matcher(dom).find())
+        assertThat(Pattern.compile("<td class=\"time\">\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}</td>").matcher(dom).find())
                 .as("times written YYYY-MM-DD HH:MM:SS").isTrue();
         screenshot(demo.pageUri() + "#/history", Path.of("target", "screenshots", "page-history.png"));
     }
@@ -428,24 +429,68 @@ class PageInChromiumIT {
         return m.find() ? m.group(1) : null;
     }
 
+    /** A real log from the corpus beside the checkout (../shared/corpus/logs), skipped where it is absent. */
+    private static List<String> corpusLog(String name) throws IOException {
+        Path log = ProjectFiles.root().resolve("../shared/corpus/logs").resolve(name).normalize();
+        Assumptions.assumeTrue(Files.exists(log), "corpus at " + log);
+        return Files.readAllLines(log, StandardCharsets.UTF_8);
+    }
+
+    private static final Pattern LOG_TIME = Pattern.compile("(\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2})");
+
+    /**
+     * Replays the first {@code reports} step lines of a real log through the agent's parser for {@code format}, each
+     * at its own time in the log (relative to the first step line) on the test's clock, and returns the last report.
+     */
+    private dev.trainwatch.protocol.StepEvent replay(URI base, dev.trainwatch.collector.testing.MutableClock clock,
+                                                     String run, List<String> lines, String format, int reports,
+                                                     String gpu) throws Exception {
+        dev.trainwatch.agent.log.StepLineParser parser = dev.trainwatch.agent.log.StepLineParsers.forFormat(format);
+        double start = clock.seconds();
+        Double first = null;
+        dev.trainwatch.protocol.StepEvent last = null;
+        int n = 0;
+        for (String raw : lines) {
+            String line = raw.replaceAll("\u001B\\[[0-9;]*m", "");
+            dev.trainwatch.protocol.StepEvent e = parser.parse(line);
+            Matcher time = LOG_TIME.matcher(line);
+            if (e == null || !time.find()) {
+                continue;
+            }
+            double t = java.time.LocalDateTime.parse(time.group(1).replace(' ', 'T')).toEpochSecond(java.time.ZoneOffset.UTC);
+            first = first == null ? t : first;
+            double at = start + (t - first);
+            if (gpu != null) {
+                for (double g = clock.seconds() + 5; g < at; g += 5) {
+                    clock.setSeconds(g);
+                    gpuSample(base, run, gpu, (long) g, g, 0.95);
+                }
+            }
+            clock.setSeconds(at);
+            ObjectNode event = dev.trainwatch.protocol.Json.MAPPER.valueToTree(e);
+            event.put("ts", at);
+            post(base.resolve("v1/runs/" + run + "/steps"), event.toString());
+            last = e;
+            if (++n == reports) {
+                break;
+            }
+        }
+        assertThat(n).as("step lines replayed").isEqualTo(reports);
+        return last;
+    }
+
     @Test
     void ditsNormalGapBetweenLogLinesIsNotAStallAndItsMissingDataTimeIsSaid() throws Exception {
-        // DiT logs one line every 100 steps (68 s here) with only a rate: no data time, no interval on its first
-        // line. The issue saw the wait for its next line drawn as "stalled" (red), relabelled when the line came;
-        // the collector now counts a wait within the run's own span between reports as "since the last report"
-        // (this holds the page and the collector to it, and to calling a real gap a stall). The data-wait chart
-        // said "waiting for data…" for as long as the run lasted.
+        // A real DiT-XL/2 log: one line every 100 steps, 67-69 s apart, with only a rate (no data time, and no
+        // interval on its first line). The issue saw the wait for the next line drawn as "stalled" (red),
+        // relabelled when the line came; the collector now counts a wait within the run's own span between reports
+        // as "since the last report" (this holds the page and the collector to it, and to calling a real gap a
+        // stall). The data-wait chart said "waiting for data…" for as long as the run lasted.
+        List<String> log = corpusLog("dit_xl2_domainguidance_log.txt");
         withClockedCollector((base, clock) -> {
-            String run = "dit-like";
-            clock.advance(Duration.ofSeconds(30));
-            post(base.resolve("v1/runs/" + run + "/steps"), "{\"step\":100,\"time_s\":0.68,\"loss\":0.5,\"ts\":"
-                    + clock.seconds() + "}");
-            for (int line = 2; line <= 3; line++) {
-                clock.advance(Duration.ofSeconds(68));
-                post(base.resolve("v1/runs/" + run + "/steps"), "{\"step\":" + line * 100 + ",\"time_s\":0.68,"
-                        + "\"interval_steps\":100,\"loss\":0.5,\"ts\":" + clock.seconds() + "}");
-            }
-            // 60 s into the wait for the next line: within the run's own 68 s between lines.
+            String run = "dit-xl2-real-log";
+            replay(base, clock, run, log, "dit", 3, null);
+            // 60 s into the wait for the next line: within the run's own rhythm.
             clock.advance(Duration.ofSeconds(60));
             String dom = chromium("--dump-dom", base + "#/runs/" + run);
             assertContains(dom, "<h2>" + run + "</h2>", "Where the time went");
@@ -453,7 +498,9 @@ class PageInChromiumIT {
                     .doesNotContain("stall");
             assertThat(chartEmptyText(dom, "data-wait")).as("the data-wait chart")
                     .isEqualTo("this run's log does not report data time");
-            // Far past it (nothing for 6 minutes where a line comes every 68 s): that is a stall, and said so.
+            assertContains(dom, "class=\"label\">Data wait</div><div class=\"value\">–</div><div class=\"sub\">"
+                    + "the log does not report data time</div>");
+            // Far past it (nothing for 6 minutes where a line comes about every 68 s): that is a stall, said so.
             clock.advance(Duration.ofSeconds(300));
             String later = chromium("--dump-dom", base + "#/runs/" + run);
             assertThat(wallReasons(later)).as("where the time went, 6 minutes on").contains("stall");
@@ -462,24 +509,25 @@ class PageInChromiumIT {
 
     @Test
     void onlineEncodingIsOnTheDataWaitChartAsOnTheTimeBar() throws Exception {
-        // Sana logs its text encoder and VAE apart from data time: the time bar said 37 % online encoding while the
-        // data-wait chart and tile said 1 %.
+        // A real Sana log (a GitHub issue's multi-scale run): its text encoder and VAE are logged apart from data
+        // time (lm:0.077, vae:0.455 of all:1.392). The time bar said 37 % online encoding while the data-wait chart
+        // and tile said 0 %.
+        List<String> log = corpusLog("sana_issue206_multiscale.txt");
         withClockedCollector((base, clock) -> {
-            String run = "sana-like";
-            for (int i = 1; i <= 40; i++) {
-                clock.advance(Duration.ofSeconds(2));
-                gpuSample(base, run, "GPU-sana", i, clock.seconds(), 0.9);
-                post(base.resolve("v1/runs/" + run + "/steps"), "{\"step\":" + i + ",\"time_s\":2.0,\"data_time_s\":0.02,"
-                        + "\"lm_time_s\":0.5,\"vae_time_s\":0.24,\"ts\":" + clock.seconds() + "}");
-            }
+            String run = "sana-real-log";
+            dev.trainwatch.protocol.StepEvent last = replay(base, clock, run, log, "sana", 5, "GPU-sana");
+            double expected = (last.lmTimeS() + last.vaeTimeS()) / last.timeS();
+            assertThat(expected).as("the log's own share").isGreaterThan(0.3);
             String dom = chromium("--dump-dom", base + "#/runs/" + run);
             assertContains(dom, "<h2>" + run + "</h2>", "data-reason=\"encoding\"");
             Matcher encoding = Pattern.compile("data-plot=\"data-wait\"(?:(?!</svg>).)*?<path data-series=\"encoding\" "
                     + "data-last=\"([0-9.]+)\"", Pattern.DOTALL).matcher(dom);
             assertThat(encoding.find()).as("an online-encoding line on the data-wait chart").isTrue();
-            assertThat(Double.parseDouble(encoding.group(1))).isCloseTo(0.37, org.assertj.core.data.Offset.offset(0.01));
-            assertThat(Pattern.compile("class=\"label\">Data wait</div><div class=\"value\">1 %</div><div class=\"sub\">"
-                    + "[^<]*online encoding 37 %").matcher(dom).find()).as("the data-wait tile names the encoding").isTrue();
+            assertThat(Double.parseDouble(encoding.group(1))).isCloseTo(expected, org.assertj.core.data.Offset.offset(0.001));
+            Matcher tile = Pattern.compile("class=\"label\">Data wait</div><div class=\"value\">0 %</div><div class=\"sub\">"
+                    + "[^<]*online encoding (\\d+) %").matcher(dom);
+            assertThat(tile.find()).as("the data-wait tile names the encoding").isTrue();
+            assertThat(Integer.parseInt(tile.group(1))).as("online encoding on the tile, %").isGreaterThanOrEqualTo(30);
         });
     }
 
@@ -571,7 +619,7 @@ class PageInChromiumIT {
             String dom = chromium("--dump-dom", base + "#/history");
             assertContains(dom, "data-history=\"true\"", "data-table=\"alerts\"", "<td>leaking</td><td>oom_risk</td>");
             assertThat(dom).doesNotContain("No alerts recorded");
-            assertThat(Pattern.compile("<td>\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}</td><td>leaking</td>").matcher(dom).find())
+            assertThat(Pattern.compile("<td class=\"time\">\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}</td><td>leaking</td>").matcher(dom).find())
                     .as("the alert's time as on the rest of the page").isTrue();
         });
     }

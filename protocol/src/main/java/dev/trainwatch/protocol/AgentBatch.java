@@ -13,9 +13,17 @@ import java.util.List;
  * @param events  XID errors, lost GPUs, ended runs
  * @param health  the agent's own health
  * @param hostMemory the node's RAM and {@code /dev/shm}, when the agent read them
+ * @param sentAt  unix seconds on the agent's clock when the batch was made (a spooled batch keeps it), so the
+ *                collector can estimate the agent's clock offset; null from older agents
  */
 public record AgentBatch(String host, String agentId, long seq, List<GpuSample> gpus, List<RunAttribution> runs,
-                         List<AgentEvent> events, AgentHealth health, HostMemory hostMemory) {
+                         List<AgentEvent> events, AgentHealth health, HostMemory hostMemory, Double sentAt) {
+
+    /** A batch without a send time. */
+    public AgentBatch(String host, String agentId, long seq, List<GpuSample> gpus, List<RunAttribution> runs,
+                      List<AgentEvent> events, AgentHealth health, HostMemory hostMemory) {
+        this(host, agentId, seq, gpus, runs, events, health, hostMemory, null);
+    }
 
     /** A batch without host memory. */
     public AgentBatch(String host, String agentId, long seq, List<GpuSample> gpus, List<RunAttribution> runs,

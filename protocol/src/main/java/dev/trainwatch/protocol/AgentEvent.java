@@ -11,13 +11,20 @@ package dev.trainwatch.protocol;
  * @param runId   the run concerned, if any
  * @param message human-readable detail ({@code phase}: {@code checkpoint}, {@code evaluation} or {@code sampling})
  * @param failure for {@code run_failed}: why the run's processes exited with an error
+ * @param ending  for {@code run_ended}: what the agent's log and the processes' outputs say about the end, or null
  */
 public record AgentEvent(double ts, String kind, String gpuUuid, Long xid, String runId, String message,
-                         RunFailure failure) {
+                         RunFailure failure, RunEnding ending) {
+
+    /** An event without an ending. */
+    public AgentEvent(double ts, String kind, String gpuUuid, Long xid, String runId, String message,
+                      RunFailure failure) {
+        this(ts, kind, gpuUuid, xid, runId, message, failure, null);
+    }
 
     /** An event without a failure. */
     public AgentEvent(double ts, String kind, String gpuUuid, Long xid, String runId, String message) {
-        this(ts, kind, gpuUuid, xid, runId, message, null);
+        this(ts, kind, gpuUuid, xid, runId, message, null, null);
     }
 
     /** An event of a known kind without a failure. */

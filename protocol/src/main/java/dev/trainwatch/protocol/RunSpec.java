@@ -35,6 +35,16 @@ package dev.trainwatch.protocol;
  * @param vaeMicroBatch     images (frames) the video VAE encodes at once (Open-Sora's {@code micro_batch_size})
  * @param buckets           frames x resolution buckets the run trains on; each is priced, the peak memory is the
  *                          largest bucket's and the step time the weighted mean
+ * @param kernels           {@code eager} (PyTorch eager, one kernel per operator; the default) or {@code compiled}
+ *                          ({@code torch.compile} or fused kernels: element-wise work fused, fewer launches)
+ * @param attentionPrecision {@code fp32} (attention upcast to fp32 under autocast, PixArt's and Sana's
+ *                          {@code fp32_attention=True}) or {@code half}; null: the model's training code default
+ * @param loraRank          LoRA rank: the base weights are frozen and rank-r adapters on {@code loraTargets} train
+ * @param loraTargets       module kinds that get adapters (or, without a rank, the kinds trained while the rest is
+ *                          frozen): {@code attention}, {@code cross_attention}, {@code mlp}, {@code modulation},
+ *                          {@code embedding}, {@code final}; null: attention (with a rank) or everything
+ * @param images            images (samples) per epoch: with {@code epochs}, the total steps from the global batch
+ * @param epochs            passes over {@code images}
  */
 public record RunSpec(
         String model,
@@ -59,7 +69,24 @@ public record RunSpec(
         String weights,
         java.util.List<Integer> checkpointBlocks,
         Integer vaeMicroBatch,
-        java.util.List<Bucket> buckets) {
+        java.util.List<Bucket> buckets,
+        String kernels,
+        String attentionPrecision,
+        Integer loraRank,
+        java.util.List<String> loraTargets,
+        Long images,
+        Double epochs) {
+
+    /** The spec as it was before the physics fields (they stay unsaid). */
+    public RunSpec(String model, String gpu, Integer gpus, Integer batch, Integer resolution, Integer height,
+            Integer width, Integer frames, String precision, String optimizer, Boolean gradCheckpointing, Boolean ema,
+            String features, Integer zero, String attention, Integer gradAccumulation, Long totalSteps,
+            String textFeatures, String vaeFeatures, String weights, java.util.List<Integer> checkpointBlocks,
+            Integer vaeMicroBatch, java.util.List<Bucket> buckets) {
+        this(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer, gradCheckpointing, ema,
+                features, zero, attention, gradAccumulation, totalSteps, textFeatures, vaeFeatures, weights,
+                checkpointBlocks, vaeMicroBatch, buckets, null, null, null, null, null, null);
+    }
 
     /** The spec as it was before the optional regime fields (they stay unsaid). */
     public RunSpec(String model, String gpu, Integer gpus, Integer batch, Integer resolution, Integer height,
@@ -87,20 +114,40 @@ public record RunSpec(
         return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
                 vaeFeatures, weights, checkpointBlocks == null ? null : java.util.List.copyOf(checkpointBlocks),
-                vaeMicroBatch, buckets == null ? null : java.util.List.copyOf(buckets));
+                vaeMicroBatch, buckets == null ? null : java.util.List.copyOf(buckets), kernels, attentionPrecision,
+                loraRank, loraTargets, images, epochs);
+    }
+
+    /** The same spec with the physics fields replaced (null leaves a field unsaid). */
+    public RunSpec withPhysics(String kernels, String attentionPrecision, Integer loraRank,
+            java.util.List<String> loraTargets, Long images, Double epochs) {
+        return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
+                gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
+                vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank,
+                loraTargets == null ? null : java.util.List.copyOf(loraTargets), images, epochs);
+    }
+
+    /** The same spec on another GPU, GPU count and per-GPU batch (null keeps a field). */
+    public RunSpec onHardware(String gpu, Integer gpus, Integer batch) {
+        return new RunSpec(model, gpu != null ? gpu : this.gpu, gpus != null ? gpus : this.gpus,
+                batch != null ? batch : this.batch, resolution, height, width, frames, precision, optimizer,
+                gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
+                vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, batch != null ? null : buckets, kernels,
+                attentionPrecision, loraRank, loraTargets, images, epochs);
     }
 
     /** The same spec with another batch, size and frames (one bucket of a multi-bucket run). */
     public RunSpec withShape(Integer batch, Integer resolution, Integer height, Integer width, Integer frames) {
         return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
-                vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, buckets);
+                vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank,
+                loraTargets, images, epochs);
     }
 
     /** An empty spec, every field unsaid. */
     public static RunSpec empty() {
         return new RunSpec(null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-                null, null, null, null, null, null, null, null, null);
+                null, null, null, null, null, null, null, null, null, null, null, null, null, null, null);
     }
 
     /** Fields of {@code override} that are set replace those of this spec (flags over a config file). */
@@ -132,7 +179,13 @@ public record RunSpec(
                 pick(override.checkpointBlocks, override.gradCheckpointing != null ? null : checkpointBlocks),
                 pick(override.vaeMicroBatch, vaeMicroBatch),
                 pick(override.buckets, override.batch != null || override.resolution != null || override.height != null
-                        || override.frames != null ? null : buckets));
+                        || override.frames != null ? null : buckets),
+                pick(override.kernels, kernels),
+                pick(override.attentionPrecision, attentionPrecision),
+                pick(override.loraRank, loraRank),
+                pick(override.loraTargets, loraTargets),
+                pick(override.images, images),
+                pick(override.epochs, epochs));
     }
 
     private static <T> T pick(T preferred, T fallback) {

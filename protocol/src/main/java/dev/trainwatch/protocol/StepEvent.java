@@ -20,6 +20,11 @@ package dev.trainwatch.protocol;
  * @param bucketWidth   latent width of the multi-scale bucket
  * @param rank          the rank that logged it, when known
  * @param ts            unix seconds when the step ended
+ * @param source        where the report was read, when the agent read it from a log: an id of the log file and of
+ *                      the run's stretch in it (a new run appended to the same file, or a step counter that goes
+ *                      back, is a new stretch), the same after an agent restart. Within one source a rank's steps
+ *                      only go up, so the collector counts a step of (run, source, rank) once, whatever is re-read,
+ *                      re-sent or replayed. Null for steps pushed by a script.
  */
 public record StepEvent(
         Long step,
@@ -36,7 +41,28 @@ public record StepEvent(
         Integer bucketHeight,
         Integer bucketWidth,
         Integer rank,
-        Double ts) {
+        Double ts,
+        String source) {
+
+    /** A step report without a source (pushed by a script, or before the agent knew its log). */
+    public StepEvent(Long step, Double timeS, Double dataTimeS, Double modelTimeS, Double lmTimeS, Double vaeTimeS,
+            Integer intervalSteps, Double samples, Double loss, Double lr, Double gradNorm, Integer bucketHeight,
+            Integer bucketWidth, Integer rank, Double ts) {
+        this(step, timeS, dataTimeS, modelTimeS, lmTimeS, vaeTimeS, intervalSteps, samples, loss, lr, gradNorm,
+                bucketHeight, bucketWidth, rank, ts, null);
+    }
+
+    /** This report with another time stamp. */
+    public StepEvent withTs(Double newTs) {
+        return new StepEvent(step, timeS, dataTimeS, modelTimeS, lmTimeS, vaeTimeS, intervalSteps, samples, loss, lr,
+                gradNorm, bucketHeight, bucketWidth, rank, newTs, source);
+    }
+
+    /** This report with another source. */
+    public StepEvent withSource(String newSource) {
+        return new StepEvent(step, timeS, dataTimeS, modelTimeS, lmTimeS, vaeTimeS, intervalSteps, samples, loss, lr,
+                gradNorm, bucketHeight, bucketWidth, rank, ts, newSource);
+    }
 
     /** A step with only the required fields set. */
     public static StepEvent of(long step, double timeS, double ts) {

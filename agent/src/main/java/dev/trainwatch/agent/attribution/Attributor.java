@@ -67,6 +67,18 @@ public final class Attributor {
     private Set<Long> attachTree = Set.of();
     private double lastScanTs = Double.NEGATIVE_INFINITY;
     private final Set<ProcKey> knownOutsiders = new HashSet<>();
+    /** Attach mode: when the attached process was first seen (unix seconds). */
+    private double attachFirstSeenTs = Double.NaN;
+    /** Attach mode: the attached launcher has not started a named rank yet, so its run is not reported. */
+    private boolean waitingForRanks;
+
+    /**
+     * How long an attached launcher (torchrun, accelerate, …) whose processes carry no run id yet is waited for
+     * before its run is reported under a name derived from the launcher: its ranks, started after rendezvous, name
+     * the run ({@code TORCHELASTIC_RUN_ID}), and a run reported under the launcher's name first would stay behind at
+     * the collector as a second run.
+     */
+    static final double LAUNCHER_WAIT_SECONDS = 300;
 
     /**
      * @param proc          the process table
@@ -160,7 +172,8 @@ public final class Attributor {
                 result.add(new RunAttribution(run.runId, List.of(), List.copyOf(run.gpuUuids), List.of(),
                         run.masterAddr, true));
                 events.add(new AgentEvent(ts, RUN_ENDED, null, null, run.runId,
-                        "every process of run " + run.runId + " on this node has exited"));
+                        "every process of run " + run.runId + " on this node has exited", null,
+                        new dev.trainwatch.protocol.RunEnding(null, false, null, List.copyOf(run.outputs))));
                 continue;
             }
             livePids.addAll(alive.keySet());
@@ -173,8 +186,15 @@ public final class Attributor {
 
     /** True once the attached process and all its descendants have exited (always false without --attach). */
     public boolean attachedRunEnded() {
-        return attachPid != null && attachStartTicks != null && runs.isEmpty();
+        return attachPid != null
+                && (attachStartTicks != null && runs.isEmpty() && !waitingForRanks || attachGoneBeforeSeen);
     }
+
+    /**
+     * The attached process had exited before the first scan of the process table saw it (it ended while the agent
+     * started): there is nothing to watch, and waiting for it to end would wait forever.
+     */
+    private boolean attachGoneBeforeSeen;
 
     /** How often the whole process table is read to find the ranks' DataLoader workers. */
     static final double CHILDREN_RESCAN_SECONDS = 10;
@@ -205,6 +225,7 @@ public final class Attributor {
         List<RankInfo> ranks = new ArrayList<>();
         String masterAddr = null;
         for (ProcStat member : run.members.values()) {
+            noteOutputs(run, member);
             Set<String> own = gpusByPid.getOrDefault(member.pid(), Set.of());
             gpus.addAll(own);
             Map<String, String> env = classify(member).env;
@@ -258,6 +279,29 @@ public final class Attributor {
         return new RunAttribution(run.runId, List.copyOf(run.members.keySet()), List.copyOf(gpus), List.copyOf(ranks),
                 run.masterAddr, null, aliases(run), pod == null ? null : pod.namespace(), pod == null ? null : pod.pod(),
                 pod == null ? null : pod.container(), inPod == null ? null : inPod.job);
+    }
+
+    /** Files a run's processes write their output to, kept per run: where a traceback goes that the log lacks. */
+    static final int MAX_OUTPUTS = 4;
+
+    /** Reads a member's stdout and stderr targets once per process; regular files only (not pipes, terminals). */
+    private void noteOutputs(TrackedRun run, ProcStat member) {
+        if (!run.outputsRead.add(ProcKey.of(member)) || run.outputs.size() >= MAX_OUTPUTS) {
+            return;
+        }
+        if (run.outputsRead.size() > 256) {
+            run.outputsRead.clear();
+        }
+        for (int fd = 1; fd <= 2; fd++) {
+            proc.descriptorTarget(member.pid(), fd)
+                    .filter(t -> t.startsWith("/") && !t.startsWith("/dev/") && !t.startsWith("/proc/"))
+                    .map(t -> t.endsWith(" (deleted)") ? t.substring(0, t.length() - " (deleted)".length()) : t)
+                    .ifPresent(t -> {
+                        if (run.outputs.size() < MAX_OUTPUTS) {
+                            run.outputs.add(t);
+                        }
+                    });
+        }
     }
 
     /**
@@ -323,8 +367,12 @@ public final class Attributor {
             }
             lastScanTs = ts;
             Optional<ProcStat> root = Optional.ofNullable(table.get(attachPid));
+            if (root.isEmpty() && attachStartTicks == null && !table.isEmpty()) {
+                attachGoneBeforeSeen = true;
+            }
             if (root.isPresent() && attachStartTicks == null) {
                 attachStartTicks = root.get().startTimeTicks();
+                attachFirstSeenTs = ts;
             }
             if (root.isPresent() && root.get().startTimeTicks() == attachStartTicks) {
                 attachTree = ProcessTree.descendants(attachPid, table.values());
@@ -352,6 +400,7 @@ public final class Attributor {
         }
         Map<String, Map<Long, ProcStat>> observed = new LinkedHashMap<>();
         if (members.isEmpty()) {
+            waitingForRanks = false;
             return observed;
         }
         String runId = runIdOverride;
@@ -364,6 +413,12 @@ public final class Attributor {
             }
         }
         ProcStat root = members.get(attachPid);
+        waitingForRanks = runId == null && runs.isEmpty() && root != null && ts - attachFirstSeenTs < LAUNCHER_WAIT_SECONDS
+                && members.keySet().stream().noneMatch(gpusByPid::containsKey)
+                && ProcessTree.isLauncher(root.comm(), proc.commandLine(root.pid()));
+        if (waitingForRanks) {
+            return observed;
+        }
         if (runId == null && root != null) {
             runId = RunIds.derived(host, root);
         }
@@ -391,6 +446,7 @@ public final class Attributor {
                 renamed.members.putAll(old.members);
                 renamed.gpuUuids.addAll(old.gpuUuids);
                 renamed.masterAddr = old.masterAddr;
+                renamed.outputs.addAll(old.outputs);
                 runs.put(runId, renamed);
             }
         }
@@ -475,6 +531,8 @@ public final class Attributor {
         final String runId;
         final Map<Long, ProcStat> members = new TreeMap<>();
         final Set<String> gpuUuids = new LinkedHashSet<>();
+        final Set<String> outputs = new LinkedHashSet<>();
+        final Set<ProcKey> outputsRead = new HashSet<>();
         String masterAddr;
 
         TrackedRun(String runId) {

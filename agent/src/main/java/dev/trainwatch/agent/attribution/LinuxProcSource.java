@@ -125,6 +125,16 @@ public final class LinuxProcSource implements ProcSource {
     }
 
     @Override
+    public Optional<String> descriptorTarget(long pid, int fd) {
+        try {
+            return Optional.of(Files.readSymbolicLink(root.resolve(Long.toString(pid)).resolve("fd")
+                    .resolve(Integer.toString(fd))).toString());
+        } catch (IOException | UnsupportedOperationException | SecurityException e) {
+            return Optional.empty();
+        }
+    }
+
+    @Override
     public List<String> commandLine(long pid) {
         try {
             byte[] raw = Files.readAllBytes(root.resolve(Long.toString(pid)).resolve("cmdline"));

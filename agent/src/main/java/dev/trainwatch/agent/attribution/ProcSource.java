@@ -35,6 +35,14 @@ public interface ProcSource {
         return "";
     }
 
+    /**
+     * Where the process's file descriptor points ({@code /proc/PID/fd/N}): a file's path, {@code pipe:[…]},
+     * {@code /dev/pts/…}; empty when unreadable or gone.
+     */
+    default Optional<String> descriptorTarget(long pid, int fd) {
+        return Optional.empty();
+    }
+
     /** The node's RAM and /dev/shm; empty when this source cannot tell (a test's process table). */
     default Optional<dev.trainwatch.protocol.HostMemory> hostMemory(double ts) {
         return Optional.empty();

@@ -27,19 +27,32 @@ public final class FailureClassifier {
     static final int MAX_LINES = 12;
     static final int MAX_LINE_CHARS = 500;
 
-    private static final Pattern RANK_PREFIX = Pattern.compile("\\[rank(\\d+)\\]:");
+    /** torch 2.x prefixes each rank's stderr with {@code [rankN]:}; torchrun's {@code --tee} with {@code [defaultN]:}. */
+    private static final Pattern RANK_PREFIX = Pattern.compile("\\[(?:rank|default)(\\d+)\\]:");
     private static final Pattern OOM = Pattern.compile("(CUDA out of memory|OutOfMemoryError|CUDA error: out of memory"
-            + "|CUBLAS_STATUS_ALLOC_FAILED)");
+            + "|CUBLAS_STATUS_ALLOC_FAILED|Tried to allocate [0-9.]+ ?[KMGT]i?B \\(GPU \\d+; [0-9.]+ ?[KMGT]i?B total capac)");
     private static final Pattern TRIED = Pattern.compile("Tried to allocate ([0-9.]+) ?([KMGT]i?B)");
     private static final Pattern GPU_INDEX = Pattern.compile("\\(GPU (\\d+);|GPU (\\d+) has a total capac");
     private static final Pattern TOTAL = Pattern.compile("([0-9.]+) ?([KMGT]i?B) total capacity|total capac\\w* of "
             + "([0-9.]+) ?([KMGT]i?B)");
-    private static final Pattern RESERVED = Pattern.compile("([0-9.]+) ?([KMGT]i?B) reserved in total by PyTorch"
-            + "|and ([0-9.]+) ?([KMGT]i?B) is reserved by PyTorch");
+    private static final Pattern RESERVED = Pattern.compile("([0-9.]+) ?([KMGT]i?B) reserved in total by PyTorch");
+    /** PyTorch 2.x: "… and X is reserved by PyTorch but unallocated" — reserved beyond what is allocated. */
+    private static final Pattern RESERVED_UNALLOCATED = Pattern.compile("([0-9.]+) ?([KMGT]i?B) is reserved by PyTorch "
+            + "but unallocated");
     private static final Pattern ALLOCATED = Pattern.compile("([0-9.]+) ?([KMGT]i?B) already allocated"
             + "|Of the allocated memory ([0-9.]+) ?([KMGT]i?B) is allocated by PyTorch");
+    /** A collective that timed out; a DistBackendError alone (an NCCL or network error) is not one. */
     private static final Pattern NCCL = Pattern.compile("Watchdog caught collective operation timeout|NCCL communicator "
-            + "was aborted|DistBackendError|ProcessGroupNCCL.*(timed out|[Tt]imeout)|NCCL timeout");
+            + "was aborted|ProcessGroupNCCL.*(timed out|[Tt]imeout)|NCCL timeout");
+    /**
+     * Errors a rank meets because another rank failed first: its peer closed the connection (gloo), NCCL or the
+     * store reported the loss, the collective timed out, or torchrun stopped it. They are consequences: another
+     * rank's own exception is the cause.
+     */
+    private static final Pattern CONSEQUENCE = Pattern.compile("Connection closed by (remote )?peer|Connection reset by "
+            + "peer|DistBackendError|DistNetworkError|DistStoreError|NCCL communicator was aborted|Watchdog caught "
+            + "collective|ProcessGroupNCCL|NCCL error|ncclRemoteError|ncclInternalError|ncclSystemError|SignalException"
+            + "|KeyboardInterrupt|Broken pipe");
     private static final Pattern NCCL_WORK = Pattern.compile("WorkNCCL\\(SeqNum=(\\d+), OpType=(\\w+).*?"
             + "Timeout\\(ms\\)=(\\d+)\\)(?: ran for (\\d+) milliseconds)?");
     private static final Pattern NCCL_RANK = Pattern.compile("\\[Rank (\\d+)\\]");
@@ -52,12 +65,12 @@ public final class FailureClassifier {
             + "|Out of memory: Kill(ed)? process|oom-kill|invoked oom-killer|\\bMemoryError\\b");
     private static final Pattern SIGNAL = Pattern.compile("exitcode\\s*:\\s*-(\\d+)|Signal (\\d+) \\((SIG\\w+)\\) "
             + "received|Signals\\.(SIG\\w+)|DUE TO (PREEMPTION|TIME LIMIT|NODE FAILURE)|^\\s*Killed\\s*$"
-            + "|exits with return code = -(\\d+)");
-    private static final Pattern EXCEPTION = Pattern.compile("^\\s*(?:\\[rank\\d+\\]:\\s*)?([A-Za-z_][\\w.]*"
+            + "|exits with return code = -(\\d+)|line \\d+:\\s+\\d+ (Killed)\\s+\\S");
+    private static final Pattern EXCEPTION = Pattern.compile("^\\s*(?:\\[(?:rank|default)\\d+\\]:\\s*)?([A-Za-z_][\\w.]*"
             + "(?:Error|Exception|Interrupt))(?::\\s?(.*))?$");
     private static final Pattern TRACEBACK = Pattern.compile("Traceback \\(most recent call last\\)");
     private static final Pattern FRAME = Pattern.compile("File \"([^\"]+)\"|^\\s*[│|]\\s*(\\S+\\.py):\\d+ in ");
-    private static final Pattern LAUNCHER_FRAME = Pattern.compile("bin/torchrun|bin/accelerate|runpy\\.py"
+    private static final Pattern LAUNCHER_FRAME = Pattern.compile("bin/torchrun|bin/accelerate|runpy\\.py|<frozen runpy>"
             + "|torch/distributed/(run|launch)\\.py|torch/distributed/elastic/|torch/distributed/launcher/"
             + "|accelerate/commands/|deepspeed/launcher/");
     private static final Pattern LAUNCHER_EXCEPTION = Pattern.compile("ChildFailedError|CalledProcessError");
@@ -77,15 +90,25 @@ public final class FailureClassifier {
         for (String l : tail) {
             lines.add(l == null ? "" : l);
         }
+        LauncherReport launcher = safeReport(lines);
         RunFailure f;
         if ((f = safe(() -> gpuLost(lines))) == null && (f = safe(() -> xid(lines))) == null
                 && (f = safe(() -> cudaOom(lines))) == null && (f = safe(() -> hostOom(lines))) == null
-                && (f = safe(() -> ncclTimeout(lines))) == null && (f = safe(() -> signal(lines, exitCode))) == null
-                && (f = safe(() -> exception(lines))) == null) {
+                && (f = safe(() -> launcherStop(launcher))) == null
+                && (f = safe(() -> exception(lines, launcher, true))) == null
+                && (f = safe(() -> ncclTimeout(lines))) == null
+                && (f = safe(() -> signal(lines, exitCode, launcher))) == null
+                && (f = safe(() -> exception(lines, launcher, false))) == null) {
             f = new RunFailure("unknown", exitCode != null && exitCode != 0
                     ? "exited with code " + exitCode + "; the output does not say why"
                     : "the output does not say why the run ended", exitCode, null, rankOf(lines),
-                    Map.of(), lastLines(lines, 6));
+                    Map.of(), shown(lastLines(lines, 6)));
+        }
+        if (f.rank() == null && launcher.launcherSignal() == null && !"unknown".equals(f.cause())) {
+            // The output's lines name no rank: torchrun's report may (the rank killed by a signal, or the only one
+            // that failed).
+            f = new RunFailure(f.cause(), f.summary(), f.exitCode(), f.signal(), launcher.firstFailedRank(), f.detail(),
+                    f.lines());
         }
         Map<String, Object> detail = new LinkedHashMap<>(f.detail());
         detail.values().removeIf(java.util.Objects::isNull);
@@ -105,6 +128,37 @@ public final class FailureClassifier {
         }
     }
 
+    private static LauncherReport safeReport(List<String> lines) {
+        try {
+            return LauncherReport.read(lines);
+        } catch (RuntimeException unreadable) {
+            return new LauncherReport(Map.of(), null, List.of(), null);
+        }
+    }
+
+    /**
+     * torchrun itself was stopped by a signal (a scheduler's SIGTERM, preemption, a closed terminal's SIGHUP, Ctrl-C)
+     * and stopped the workers: the ranks' tracebacks after it are consequences.
+     */
+    private static RunFailure launcherStop(LauncherReport launcher) {
+        Integer sig = launcher.launcherSignal();
+        if (sig == null) {
+            return null;
+        }
+        String name = Signals.name(sig);
+        String why = switch (sig) {
+            case 1 -> "the terminal or ssh session that started it closed (SIGHUP): start it under nohup, tmux or the "
+                    + "scheduler";
+            case 2 -> "it was interrupted (SIGINT, Ctrl-C)";
+            case 15 -> "a scheduler, preemption or an operator stopped it (SIGTERM)";
+            default -> "it received " + name;
+        };
+        Map<String, Object> detail = new LinkedHashMap<>();
+        put(detail, "signal_name", name);
+        return new RunFailure("signal", "torchrun was stopped and stopped the ranks: " + why, null, sig, null, detail,
+                shown(launcher.launcherLines().subList(0, Math.min(MAX_LINES, launcher.launcherLines().size()))));
+    }
+
     private static Integer signalOf(Integer exitCode) {
         return exitCode != null && exitCode > 128 && exitCode < 160 ? exitCode - 128 : null;
     }
@@ -115,7 +169,7 @@ public final class FailureClassifier {
             return null;
         }
         return new RunFailure("gpu_lost", "a GPU was lost: " + clip(hits.get(0).strip(), 200), null, null,
-                rankOf(hits), Map.of(), hits);
+                rankOf(hits), Map.of(), shown(hits));
     }
 
     private static RunFailure xid(List<String> lines) {
@@ -136,7 +190,7 @@ public final class FailureClassifier {
                 : first.contains("unspecified launch failure") ? "an unspecified launch failure"
                 : first.contains("ECC") ? "an uncorrectable ECC error" : "a GPU fault";
         return new RunFailure("xid", "the GPU reported " + what + (detail.containsKey("xid")
-                ? " (XID " + detail.get("xid") + ")" : ""), null, null, rankOf(hits), detail, hits);
+                ? " (XID " + detail.get("xid") + ")" : ""), null, null, rankOf(hits), detail, shown(hits));
     }
 
     private static RunFailure cudaOom(List<String> lines) {
@@ -163,6 +217,12 @@ public final class FailureClassifier {
         putBytes(detail, "total_capacity_bytes", TOTAL.matcher(decisive));
         putBytes(detail, "reserved_bytes", RESERVED.matcher(decisive));
         putBytes(detail, "allocated_bytes", ALLOCATED.matcher(decisive));
+        putBytes(detail, "reserved_unallocated_bytes", RESERVED_UNALLOCATED.matcher(decisive));
+        if (!detail.containsKey("reserved_bytes") && detail.get("allocated_bytes") instanceof Long allocated
+                && detail.get("reserved_unallocated_bytes") instanceof Long unallocated) {
+            // PyTorch 2.x names what it reserves beyond the allocation; its reservation is both together.
+            put(detail, "reserved_bytes", allocated + unallocated);
+        }
         StringBuilder summary = new StringBuilder("CUDA out of memory");
         if (detail.containsKey("tried_to_allocate_bytes")) {
             summary.append(": tried to allocate ").append(gib((Long) detail.get("tried_to_allocate_bytes")));
@@ -178,7 +238,7 @@ public final class FailureClassifier {
             summary.append(')');
         }
         return new RunFailure("cuda_oom", summary.toString(), null, null, rankOf(List.of(decisive)), detail,
-                around(lines, decisive));
+                shown(around(lines, decisive)));
     }
 
     private static RunFailure hostOom(List<String> lines) {
@@ -207,7 +267,7 @@ public final class FailureClassifier {
             put(detail, "worker_pid", longOrNull(m.group(1)));
         }
         return new RunFailure("host_oom", summary, null, first.contains("Killed") ? 9 : null, rankOf(hits), detail,
-                hits);
+                shown(hits));
     }
 
     private static RunFailure ncclTimeout(List<String> lines) {
@@ -241,10 +301,10 @@ public final class FailureClassifier {
         summary.append("; every rank stops there when one rank does not arrive (a hung or dead rank, or a slow "
                 + "network)");
         return new RunFailure("nccl_timeout", summary.toString(), null, null, rank != null ? rank : rankOf(hits),
-                detail, hits);
+                detail, shown(hits));
     }
 
-    private static RunFailure signal(List<String> lines, Integer exitCode) {
+    private static RunFailure signal(List<String> lines, Integer exitCode, LauncherReport launcher) {
         List<String> hits = matching(lines, SIGNAL);
         Integer sig = null;
         String name = null;
@@ -270,6 +330,10 @@ public final class FailureClassifier {
                 }
             }
         }
+        if (launcher.rankSignal() != null && (sig == null || sig.equals(launcher.rankSignal()))) {
+            sig = launcher.rankSignal();
+            name = null;
+        }
         if (sig == null && name == null && signalOf(exitCode) != null) {
             sig = signalOf(exitCode);
         }
@@ -277,10 +341,10 @@ public final class FailureClassifier {
             return null;
         }
         if (name == null) {
-            name = signalName(sig);
+            name = Signals.name(sig);
         }
         if (sig == null) {
-            sig = signalNumber(name);
+            sig = Signals.number(name);
         }
         Map<String, Object> detail = new LinkedHashMap<>();
         put(detail, "signal_name", name);
@@ -288,42 +352,50 @@ public final class FailureClassifier {
             // SIGBUS in a training job: a DataLoader worker or NCCL touched /dev/shm that ran out.
             put(detail, "resource", "shm");
             return new RunFailure("host_oom", "killed by SIGBUS: shared memory (/dev/shm) ran out, as DataLoader "
-                    + "workers and NCCL use it", null, sig, rankOf(hits), detail, hits);
+                    + "workers and NCCL use it", null, sig, rankOf(hits), detail, shown(hits));
         }
         if (sig != null && sig == 6) {
             // abort(): NCCL's watchdog ends a rank this way after a timeout, and so does any failed C++ check.
             return new RunFailure("unknown", "aborted (SIGABRT): NCCL's watchdog or a failed check in native code; "
-                    + "the output does not say which", null, sig, rankOf(hits), detail, hits);
+                    + "the output does not say which", null, sig, rankOf(hits), detail, shown(hits));
         }
         String summary = "killed by " + name + (sig != null && sig == 9 ? " (the host's OOM killer, a scheduler or "
                 + "an operator: check dmesg)" : sig != null && sig == 15 ? " (a scheduler, preemption or an operator)"
                 : sig != null && sig == 11 ? " (a segmentation fault in native code)" : "");
-        return new RunFailure("signal", summary, null, sig, rankOf(hits), detail, hits.isEmpty() ? lastLines(lines, 4)
-                : hits);
+        Integer rank = launcher.signalledRank() != null ? launcher.signalledRank() : rankOf(hits);
+        return new RunFailure("signal", summary, null, sig, rank, detail, shown(hits.isEmpty() ? lastLines(lines, 4)
+                : hits));
     }
 
-    private static RunFailure exception(List<String> lines) {
-        // Python tracebacks that are the run's own (not torchrun's or accelerate's), with their last exception line.
-        int lastTraceback = -1;
+    /**
+     * A Python exception of the run (not torchrun's or accelerate's own): with {@code ownOnly}, the first one that is
+     * not a consequence of another rank's failure (its own error is the cause; its peers' "connection closed" and
+     * timeouts follow it), else the first of any.
+     */
+    private static RunFailure exception(List<String> lines, LauncherReport launcher, boolean ownOnly) {
+        boolean runTraceback = false;
         for (int i = 0; i < lines.size(); i++) {
             if (TRACEBACK.matcher(lines.get(i)).find() && !launcherBlock(lines, i)) {
-                lastTraceback = i;
+                runTraceback = true;
+                break;
             }
         }
         String type = null;
         String message = null;
-        String decisive = null;
-        for (int i = lines.size() - 1; i >= 0; i--) {
-            Matcher m = EXCEPTION.matcher(lines.get(i));
+        int decisive = -1;
+        for (int i = 0; i < lines.size(); i++) {
+            String line = lines.get(i);
+            Matcher m = EXCEPTION.matcher(line);
             if (m.find() && !LAUNCHER_EXCEPTION.matcher(m.group(1)).find()
-                    && (lastTraceback >= 0 || lines.get(i).contains("Error: "))) {
+                    && (runTraceback || line.contains("Error: "))
+                    && !(ownOnly && CONSEQUENCE.matcher(line).find())) {
                 type = m.group(1);
                 message = m.group(2);
-                decisive = lines.get(i);
+                decisive = i;
                 break;
             }
         }
-        if (type == null && lastTraceback < 0) {
+        if (type == null && (ownOnly || !runTraceback)) {
             return null;
         }
         Map<String, Object> detail = new LinkedHashMap<>();
@@ -336,9 +408,9 @@ public final class FailureClassifier {
         String summary = type == null ? "a Python exception (its type scrolled out of the output)"
                 : "a Python exception: " + type + (message != null && !message.isBlank()
                         ? ": " + clip(message.strip(), 200) : "");
-        List<String> shown = decisive != null ? around(lines, decisive) : lastLines(lines, 6);
-        return new RunFailure("exception", summary, null, null, decisive != null ? rankOf(List.of(decisive)) : null,
-                detail, shown);
+        List<String> shown = decisive >= 0 ? around(lines, lines.get(decisive)) : lastLines(lines, 6);
+        return new RunFailure("exception", summary, null, null,
+                decisive >= 0 ? rankOf(List.of(lines.get(decisive))) : null, detail, shown(shown));
     }
 
     /** Whether the traceback starting at {@code start} runs only through the launcher's frames. */
@@ -369,7 +441,7 @@ public final class FailureClassifier {
         List<String> out = new ArrayList<>();
         for (String l : lines) {
             if (p.matcher(l).find()) {
-                out.add(clip(l, MAX_LINE_CHARS));
+                out.add(l);
                 if (out.size() == MAX_LINES) {
                     break;
                 }
@@ -382,25 +454,32 @@ public final class FailureClassifier {
     private static List<String> around(List<String> lines, String decisive) {
         int at = -1;
         for (int i = 0; i < lines.size(); i++) {
-            if (clip(lines.get(i), MAX_LINE_CHARS).equals(decisive) || lines.get(i).equals(decisive)) {
+            if (lines.get(i).equals(decisive)) {
                 at = i;
                 break;
             }
         }
         if (at < 0) {
-            return List.of(clip(decisive, MAX_LINE_CHARS));
+            return List.of(decisive);
         }
-        List<String> out = new ArrayList<>();
-        for (int i = Math.max(0, at - 2); i <= at; i++) {
-            out.add(clip(lines.get(i), MAX_LINE_CHARS));
-        }
-        return out;
+        return new ArrayList<>(lines.subList(Math.max(0, at - 2), at + 1));
     }
 
     private static List<String> lastLines(List<String> lines, int n) {
-        List<String> out = new ArrayList<>();
-        for (int i = Math.max(0, lines.size() - n); i < lines.size(); i++) {
-            out.add(clip(lines.get(i), MAX_LINE_CHARS));
+        return new ArrayList<>(lines.subList(Math.max(0, lines.size() - n), lines.size()));
+    }
+
+    /**
+     * Lines as shown with a verdict: each cut to {@value #MAX_LINE_CHARS} characters (the figures were read from the
+     * whole line before), at most {@value #MAX_LINES}.
+     */
+    private static List<String> shown(List<String> lines) {
+        List<String> out = new ArrayList<>(Math.min(lines.size(), MAX_LINES));
+        for (String l : lines) {
+            out.add(clip(l, MAX_LINE_CHARS));
+            if (out.size() == MAX_LINES) {
+                break;
+            }
         }
         return out;
     }
@@ -476,32 +555,5 @@ public final class FailureClassifier {
 
     private static String clip(String s, int max) {
         return s.length() <= max ? s : s.substring(0, max - 1) + "…";
-    }
-
-    private static String signalName(int sig) {
-        return switch (sig) {
-            case 1 -> "SIGHUP";
-            case 2 -> "SIGINT";
-            case 4 -> "SIGILL";
-            case 6 -> "SIGABRT";
-            case 7 -> "SIGBUS";
-            case 9 -> "SIGKILL";
-            case 11 -> "SIGSEGV";
-            case 15 -> "SIGTERM";
-            default -> "signal " + sig;
-        };
-    }
-
-    private static Integer signalNumber(String name) {
-        return switch (name) {
-            case "SIGHUP" -> 1;
-            case "SIGINT" -> 2;
-            case "SIGABRT" -> 6;
-            case "SIGBUS" -> 7;
-            case "SIGKILL" -> 9;
-            case "SIGSEGV" -> 11;
-            case "SIGTERM" -> 15;
-            default -> null;
-        };
     }
 }

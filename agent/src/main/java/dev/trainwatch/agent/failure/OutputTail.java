@@ -46,6 +46,9 @@ public final class OutputTail {
 
     /** The last lines of {@code file}; empty when it cannot be read (the verdict is then made without them). */
     public static List<String> read(Path file, int maxLines, int maxBytes) {
+        if (!java.nio.file.Files.isRegularFile(file)) {
+            return List.of(); // a FIFO or a device would block the reader, and holds no tail to read
+        }
         try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "r")) {
             long length = f.length();
             long from = Math.max(0, length - maxBytes);
@@ -69,8 +72,13 @@ public final class OutputTail {
         }
     }
 
+    /**
+     * Without colour codes; a line over {@value #MAX_LINE_CHARS} characters keeps its beginning and its end (an
+     * out-of-memory message names the allocation first and the reserved figures last).
+     */
     private static String clean(String line) {
         String s = line.replaceAll("\u001b\\[[0-9;?]*[A-Za-z]", "");
-        return s.length() > MAX_LINE_CHARS ? s.substring(s.length() - MAX_LINE_CHARS) : s;
+        int half = MAX_LINE_CHARS / 2;
+        return s.length() > MAX_LINE_CHARS ? s.substring(0, half) + " … " + s.substring(s.length() - half) : s;
     }
 }

@@ -65,6 +65,11 @@ final class AutoLineParser implements StepLineParser {
         return false;
     }
 
+    @Override
+    public boolean redraws() {
+        return chosen != null && chosen.redraws();
+    }
+
     /** The preset in use, or null while still detecting. */
     String chosenName() {
         return chosen == null ? null : chosen.name();

@@ -57,6 +57,16 @@ final class LineSplitter {
         }
     }
 
+    /** Bytes of an unterminated segment kept for its terminator (0 while skipping). */
+    int pendingBytes() {
+        return skipping ? 0 : partialLength;
+    }
+
+    /** True while the rest of an over-long segment is being skipped. */
+    boolean skipping() {
+        return skipping;
+    }
+
     /** Segments dropped for exceeding the cap, since creation. */
     long droppedSegments() {
         return droppedSegments;

@@ -32,16 +32,40 @@ import java.util.Objects;
  *       at 0;</li>
  *   <li>partial writes: an unterminated tail waits for its newline (or the next {@code \r} of a progress bar);</li>
  *   <li>very long lines: a line over {@code maxLineBytes} is skipped to its end without buffering it;</li>
- *   <li>a missing or unreadable file: {@link #problem()} says so in one line and each poll tries again.</li>
+ *   <li>a missing or unreadable file: {@link #problem()} says so in one line and each poll tries again;</li>
+ *   <li>a path that is not a regular file (a FIFO, a device, a directory) is refused with one line without opening
+ *       it (opening a FIFO blocks until a writer comes), and read once a regular file is back.</li>
  * </ul>
- * Steps get the timestamp of their line's logger prefix when it has one, else the poll's time from the
- * injected {@link Clock}. Prefixes without an offset are local time (Python's asctime): the factories read them
- * in the machine's default zone, since the agent runs where the training writes its log; the constructors take
- * the zone explicitly. One poll reads at most
+ * With {@link #keepPositionsIn} the tailer resumes from what was committed ({@link #checkpoint()}, {@link
+ * #commit}) for a file it has read before — after a restart, or a symlink swapped back — instead of reading
+ * the recent past again; see {@link LogPositions}. Every step carries a {@linkplain StepEvent#source() source}:
+ * the file's identity and the stretch of it, so that the collector counts a step once whatever is read again.
+ *
+ * <p>Time ({@link LineTime}): by default ({@link LineTime#READ}, what the agent uses) a step's time is when it was
+ * read, and the log's own time stamps serve only for the intervals between its lines: of the lines one poll reads,
+ * the newest gets the read time and the older ones keep their distance to it (on the first read of a file the
+ * anchor is moved back by the age of its last modification, so a log that stopped long ago is not taken for a live
+ * one; the age is measured on the file system's clock, the wall clock). A log
+ * written in another time zone, or on a machine whose clock is off, then still gives the right times. With {@link
+ * LineTime#LOG} (a replay, when the user says so) the lines' own time stamps are the times. Prefixes without an
+ * offset are local time (Python's asctime): the factories read them in the machine's default zone; the
+ * constructors take the zone explicitly. Steps whose line has no time stamp get the read time. One poll reads at most
  * {@value #MAX_BYTES_PER_POLL} bytes so a huge backlog cannot stall the agent loop; the rest follows next poll.
- * Not thread-safe. {@link #close()} releases the file.
+ * Not thread-safe, except {@link #problem()} and {@link #commit}, which any thread may call. {@link #close()}
+ * releases the file.
  */
 public final class LogTailer implements StepSource {
+
+    /** Where a step's time comes from. */
+    public enum LineTime {
+        /** The time the agent read the line; the log's time stamps only for intervals (live tailing). */
+        READ,
+        /** The line's own time stamp (replaying a finished log whose times are right). */
+        LOG
+    }
+
+    /** Bytes of a file's start whose first line identifies it. */
+    static final int HEAD_BYTES = 4096;
 
     /** Default amount of history read on attach. */
     public static final long DEFAULT_HISTORY_BYTES = 8L << 20;
@@ -61,12 +85,22 @@ public final class LogTailer implements StepSource {
 
     private FileChannel channel;
     private Object fileKey;
+    private String head;
     private long position;
     private boolean attachedOnce;
-    private String problem;
+    private volatile String problem;
     private boolean closed;
 
+    private final LineTime lineTime;
+    private LogPositions positions;
+    /** The files read so far, by file key; the current one's entry is refreshed by {@link #checkpoint()}. */
+    private final java.util.LinkedHashMap<String, LogPositions.FileState> known = new java.util.LinkedHashMap<>();
+    private boolean catchUp;
+    /** Seconds since the file's last modification, by the file system's (wall) clock, at the last stat. */
+    private double modifiedAgo = Double.NaN;
+
     private List<StepEvent> pending;
+    private final List<Double> pendingLogTs = new ArrayList<>();
     private double readTs;
     private final LineSplitter.Sink sink;
 
@@ -88,13 +122,27 @@ public final class LogTailer implements StepSource {
 
     /** As {@link #open(Path, String, Clock)}, reading {@code historyBytes} of history on attach (0 for none). */
     public static LogTailer open(Path file, String format, Clock clock, long historyBytes) {
-        return new LogTailer(file, StepLineParsers.forFormat(format), clock, ZoneId.systemDefault(), historyBytes,
-                DEFAULT_MAX_LINE_BYTES);
+        return open(file, format, clock, historyBytes, LineTime.READ);
     }
 
-    /** As the full constructor, reading timestamps without an offset in the clock's zone. */
+    /** As {@link #open(Path, String, Clock, long)}, with the steps' times from {@code lineTime}. */
+    public static LogTailer open(Path file, String format, Clock clock, long historyBytes, LineTime lineTime) {
+        return new LogTailer(file, StepLineParsers.forFormat(format), clock, ZoneId.systemDefault(), historyBytes,
+                DEFAULT_MAX_LINE_BYTES, lineTime);
+    }
+
+    /**
+     * As the full constructor, reading timestamps without an offset in the clock's zone, with the lines' own
+     * time stamps as the steps' times ({@link LineTime#LOG}: tests and replays of captured logs).
+     */
     public LogTailer(Path file, StepLineParser parser, Clock clock, long historyBytes, int maxLineBytes) {
-        this(file, parser, clock, clock.getZone(), historyBytes, maxLineBytes);
+        this(file, parser, clock, clock.getZone(), historyBytes, maxLineBytes, LineTime.LOG);
+    }
+
+    /** As the full constructor with {@link LineTime#LOG}. */
+    public LogTailer(Path file, StepLineParser parser, Clock clock, ZoneId zone, long historyBytes,
+            int maxLineBytes) {
+        this(file, parser, clock, zone, historyBytes, maxLineBytes, LineTime.LOG);
     }
 
     /**
@@ -103,9 +151,11 @@ public final class LogTailer implements StepSource {
      * @param zone         the zone of logger timestamps that carry no offset
      * @param historyBytes bytes of the file's end read on attach (0 for none, {@code Long.MAX_VALUE} for all)
      * @param maxLineBytes longer lines are skipped
+     * @param lineTime     where steps' times come from
      */
     public LogTailer(Path file, StepLineParser parser, Clock clock, ZoneId zone, long historyBytes,
-            int maxLineBytes) {
+            int maxLineBytes, LineTime lineTime) {
+        this.lineTime = Objects.requireNonNull(lineTime, "lineTime");
         this.file = Objects.requireNonNull(file, "file");
         this.clock = Objects.requireNonNull(clock, "clock");
         if (historyBytes < 0) {
@@ -116,14 +166,17 @@ public final class LogTailer implements StepSource {
         this.splitter = new LineSplitter(maxLineBytes);
         this.zone = zone;
         this.sink = (bytes, offset, length) -> {
+            if (head == null) {
+                identifyFile(); // the file's first line is complete now: it names the file
+            }
             int before = pending.size();
-            extractor.accept(bytes, offset, length, readTs, pending);
+            extractor.accept(bytes, offset, length, readTs, pending, pendingLogTs);
             if (pending.size() > before) {
                 return; // a step line announces no phase
             }
             PhaseLines.Phase phase = PhaseLines.of(bytes, offset, length, readTs, zone);
             if (phase != null && phases.size() < MAX_PENDING_PHASES) {
-                phases.add(phase);
+                phases.add(this.lineTime == LineTime.READ ? new PhaseLines.Phase(phase.kind(), readTs) : phase);
             }
         };
     }
@@ -164,11 +217,159 @@ public final class LogTailer implements StepSource {
             return List.of();
         }
         pending = new ArrayList<>();
+        pendingLogTs.clear();
         readTs = clock.millis() / 1000.0;
+        catchUp = false;
         step();
+        extractor.flush(readTs, pending, pendingLogTs);
         List<StepEvent> out = pending;
         pending = null;
+        if (lineTime == LineTime.READ && !out.isEmpty()) {
+            out = anchoredAtReadTime(out);
+        }
         return out.isEmpty() ? List.of() : out;
+    }
+
+    /**
+     * The steps of one poll with read times: the newest line gets the read time (on a catch-up, the file's last
+     * modification if earlier), older ones keep their distance to it by their own time stamps.
+     */
+    private List<StepEvent> anchoredAtReadTime(List<StepEvent> events) {
+        double anchor = readTs;
+        if (catchUp && modifiedAgo > 0) {
+            // The file's time is the file system's wall clock: its age, not its time, carries over to this clock.
+            anchor -= modifiedAgo;
+        }
+        double newest = Double.NEGATIVE_INFINITY;
+        for (double t : pendingLogTs) {
+            if (!Double.isNaN(t) && t > newest) {
+                newest = t;
+            }
+        }
+        List<StepEvent> out = new ArrayList<>(events.size());
+        for (int i = 0; i < events.size(); i++) {
+            double logTs = pendingLogTs.get(i);
+            double ts = Double.isNaN(logTs) ? anchor : anchor - Math.max(0, newest - logTs);
+            out.add(events.get(i).withTs(Math.max(0, ts)));
+        }
+        return out;
+    }
+
+    /**
+     * Resumes from the positions committed in {@code dir} (see {@link LogPositions}) and commits there from now
+     * on. Call before the first {@link #poll()}; without it nothing is kept and every start reads the recent past.
+     */
+    @Override
+    public void keepPositionsIn(Path dir) {
+        LogPositions store = new LogPositions(dir);
+        List<LogPositions.FileState> saved = store.load();
+        synchronized (known) {
+            positions = store;
+            for (int i = saved.size() - 1; i >= 0; i--) {
+                known.put(saved.get(i).fileKey(), saved.get(i));
+            }
+        }
+    }
+
+    /**
+     * Where reading stands after the steps returned so far: an opaque snapshot for {@link #commit} once those
+     * steps are delivered or spooled; null when nothing is kept.
+     */
+    @Override
+    public Object checkpoint() {
+        if (positions == null) {
+            return null;
+        }
+        if (channel != null && fileKey != null) {
+            remember(currentState());
+        }
+        synchronized (known) {
+            List<LogPositions.FileState> newestFirst = new ArrayList<>(known.values());
+            java.util.Collections.reverse(newestFirst);
+            return List.copyOf(newestFirst);
+        }
+    }
+
+    /** Saves a snapshot from {@link #checkpoint()}; a restart resumes after the steps it covers. */
+    @Override
+    public void commit(Object checkpoint) {
+        LogPositions store = positions;
+        if (store != null && checkpoint instanceof List<?> states) {
+            @SuppressWarnings("unchecked")
+            List<LogPositions.FileState> typed = (List<LogPositions.FileState>) states;
+            store.save(typed);
+        }
+    }
+
+    /** The current file's state: after the last complete line consumed (a partial line is read again). */
+    private LogPositions.FileState currentState() {
+        boolean midLine = splitter.skipping();
+        long consumed = midLine ? position : position - splitter.pendingBytes();
+        StepExtractor.State state = extractor.state();
+        return new LogPositions.FileState(fileKey.toString(), head, file.toString(), Math.max(0, consumed), midLine,
+                state.stretch(), LogPositions.ranks(state), clock.millis());
+    }
+
+    private void remember(LogPositions.FileState state) {
+        synchronized (known) {
+            known.remove(state.fileKey());
+            known.put(state.fileKey(), state);
+            while (known.size() > LogPositions.MAX_FILES) {
+                known.remove(known.keySet().iterator().next());
+            }
+        }
+    }
+
+    /** Reads the file's first line (up to {@value #HEAD_BYTES} bytes) and names the file's steps after it. */
+    private void identifyFile() {
+        if (channel == null || head != null) {
+            return;
+        }
+        head = readHead(channel);
+        if (head != null) {
+            extractor.sourceBase(sourceBase(fileKey, head));
+        }
+    }
+
+    /** A hash of the first line of the file (or of its first {@value #HEAD_BYTES} bytes), null while it has none. */
+    static String readHead(FileChannel channel) {
+        ByteBuffer start = ByteBuffer.allocate(HEAD_BYTES);
+        try {
+            while (start.hasRemaining() && channel.read(start, start.position()) > 0) {
+                // read until full or the end of the file
+            }
+        } catch (IOException e) {
+            return null;
+        }
+        int n = start.position();
+        int end = -1;
+        for (int i = 0; i < n; i++) {
+            byte b = start.get(i);
+            if (b == '\n' || b == '\r') {
+                end = i + 1;
+                break;
+            }
+        }
+        if (end < 0 && n < HEAD_BYTES) {
+            return null;
+        }
+        return sha256(start.array(), end < 0 ? n : end).substring(0, 16);
+    }
+
+    /** The id of a file's steps: its device, inode and first line; the same after an agent restart. */
+    static String sourceBase(Object key, String head) {
+        byte[] id = (key + "\n" + head).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        return sha256(id, id.length).substring(0, 12);
+    }
+
+    private static String sha256(byte[] bytes, int length) {
+        try {
+            java.security.MessageDigest digest = java.security.MessageDigest.getInstance("SHA-256");
+            digest.update(bytes, 0, length);
+            return java.util.HexFormat.of().formatHex(digest.digest());
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JDK has SHA-256", e);
+        }
     }
 
     private void step() {
@@ -187,8 +388,12 @@ public final class LogTailer implements StepSource {
                 // Rotated: whatever the writer put in the old file before switching still counts.
                 readAvailable(Long.MAX_VALUE);
                 splitter.finish(sink);
+                if (positions != null && fileKey != null) {
+                    remember(currentState());
+                }
                 closeChannel();
                 fileKey = null;
+                head = null;
                 position = 0;
             } else if (attrs == null) {
                 // Renamed away and not yet recreated: the writer may still be writing to the old file.
@@ -201,21 +406,130 @@ public final class LogTailer implements StepSource {
             problem = "log file " + file + " does not exist yet; waiting for it";
             return;
         }
-        if (attrs.isDirectory()) {
-            problem = "log file " + file + " is a directory, not a file";
+        if (!attrs.isRegularFile()) {
+            // Never opened: opening a FIFO blocks until a writer comes, a device may never answer.
+            problem = "log file " + file + " is " + kindOf(attrs) + ", not a regular file; waiting for a regular file";
             return;
+        }
+        modifiedAgo = (System.currentTimeMillis() - attrs.lastModifiedTime().toMillis()) / 1000.0;
+        if (channel == null && !attachedOnce && positions != null) {
+            finishRotatedAway(attrs.fileKey());
         }
         if (channel == null && !openChannel(attrs)) {
             return;
         }
         long size = attrs.size();
         if (size < position) {
-            // Truncated in place: the run (or logrotate's copytruncate) started the file over.
+            // Truncated in place: the run (or logrotate's copytruncate) started the file over. Its first line may be
+            // another now, so it is named again once it has one.
             position = 0;
             splitter.reset(false);
+            head = null;
+            extractor.sourceBase(null);
         }
         if (size > position) {
             readAvailable(MAX_BYTES_PER_POLL);
+        }
+    }
+
+    /** Most directory entries looked at for a file rotated away while the agent was not running. */
+    static final int MAX_ROTATION_SCAN = 1_000;
+
+    /**
+     * After a restart: when the path now names another file than the one being read when the agent stopped (the
+     * log was rotated meanwhile), reads the rest of that file — found by its device and inode in the same directory,
+     * e.g. {@code train.log.1} — then takes the new file from its start. Lines written just before a rotation are
+     * not lost because the agent happened to be down.
+     */
+    private void finishRotatedAway(Object currentKey) {
+        LogPositions.FileState last = null;
+        synchronized (known) {
+            for (LogPositions.FileState s : known.values()) {
+                if (s.path() != null && s.path().equals(file.toString())
+                        && (last == null || s.updated() >= last.updated())) {
+                    last = s;
+                }
+            }
+        }
+        if (last == null) {
+            return;
+        }
+        attachedOnce = true; // the file at the path now follows one read before: read it from its start
+        if (currentKey != null && last.fileKey().equals(currentKey.toString())) {
+            return; // not rotated: openChannel resumes it
+        }
+        Path dir = file.toAbsolutePath().getParent();
+        if (dir == null) {
+            return;
+        }
+        Path rotated = null;
+        try (java.nio.file.DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            int seen = 0;
+            for (Path entry : entries) {
+                if (++seen > MAX_ROTATION_SCAN) {
+                    break;
+                }
+                BasicFileAttributes a;
+                try {
+                    a = Files.readAttributes(entry, BasicFileAttributes.class, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+                } catch (IOException e) {
+                    continue;
+                }
+                if (a.isRegularFile() && a.fileKey() != null && a.fileKey().toString().equals(last.fileKey())) {
+                    rotated = entry;
+                    if (a.size() <= last.position()) {
+                        return; // nothing was written after what was consumed
+                    }
+                    break;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return;
+        }
+        if (rotated == null) {
+            return; // deleted meanwhile (logrotate's maxage, or a delete): nothing left to read
+        }
+        try {
+            channel = FileChannel.open(rotated, StandardOpenOption.READ);
+        } catch (IOException e) {
+            return;
+        }
+        String rotatedHead = readHead(channel);
+        if (last.head() != null && !last.head().equals(rotatedHead)) {
+            closeChannel();
+            return;
+        }
+        fileKey = last.fileKey();
+        head = rotatedHead;
+        position = last.position();
+        splitter.reset(last.midLine());
+        extractor.restore(LogPositions.extractorState(last));
+        extractor.sourceBase(head == null ? null : sourceBase(fileKey, head));
+        readAvailable(Long.MAX_VALUE);
+        splitter.finish(sink);
+        remember(currentState());
+        closeChannel();
+        fileKey = null;
+        head = null;
+        position = 0;
+        extractor.newFile(null);
+    }
+
+    private String kindOf(BasicFileAttributes attrs) {
+        if (attrs.isDirectory()) {
+            return "a directory";
+        }
+        try {
+            int type = ((Integer) Files.getAttribute(file, "unix:mode")) & 0170000;
+            return switch (type) {
+                case 0010000 -> "a FIFO";
+                case 0020000 -> "a character device";
+                case 0060000 -> "a block device";
+                case 0140000 -> "a socket";
+                default -> "not a plain file";
+            };
+        } catch (IOException | RuntimeException e) {
+            return "a special file";
         }
     }
 
@@ -230,16 +544,36 @@ public final class LogTailer implements StepSource {
             return false;
         }
         Object key = attrs.fileKey();
-        if (!attachedOnce) {
+        boolean sameFile = key != null && key.equals(fileKey);
+        String newHead = readHead(channel);
+        LogPositions.FileState saved;
+        synchronized (known) {
+            saved = key == null || sameFile ? null : known.get(key.toString());
+        }
+        long size = attrs.size();
+        if (saved != null && (saved.head() == null ? saved.position() <= size : saved.head().equals(newHead))
+                && saved.position() <= size) {
+            // Read before (a restart, or a symlink swapped back): go on after the last line consumed.
             attachedOnce = true;
-            long size = attrs.size();
+            position = saved.position();
+            splitter.reset(saved.midLine());
+            extractor.restore(LogPositions.extractorState(saved));
+            catchUp = position < size;
+        } else if (!attachedOnce) {
+            attachedOnce = true;
             position = Math.max(0, size - historyBytes);
             splitter.reset(position > 0 && !followsNewline(position));
-        } else if (key == null || !key.equals(fileKey)) {
+            extractor.newFile(null);
+            catchUp = position < size;
+        } else if (!sameFile) {
             position = 0;
             splitter.reset(false);
+            extractor.newFile(null);
+            catchUp = size > 0;
         }
         fileKey = key;
+        head = newHead;
+        extractor.sourceBase(head == null || key == null ? null : sourceBase(key, head));
         problem = null;
         return true;
     }

@@ -26,4 +26,13 @@ public interface StepLineParser {
 
     /** The preset's name ({@code pixart}, …, {@code regex}), for messages and docs. */
     String name();
+
+    /**
+     * True when the format redraws a step's line (a tqdm bar: training loops call {@code update(1)}, which redraws
+     * with the previous step's postfix, then {@code set_postfix(loss=…)}): the last frame of a step carries its
+     * values, so the caller holds each step until the next step's frame (or a quiet second) before sending it.
+     */
+    default boolean redraws() {
+        return false;
+    }
 }

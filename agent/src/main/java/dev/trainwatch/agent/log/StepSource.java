@@ -24,6 +24,25 @@ public interface StepSource extends AutoCloseable {
         return List.of();
     }
 
+    /**
+     * Resumes from what was committed in {@code dir} and commits there from now on; call once, before the first
+     * {@link #poll()}. Sources that cannot resume ignore it.
+     */
+    default void keepPositionsIn(java.nio.file.Path dir) {
+    }
+
+    /**
+     * An opaque snapshot of where the source stands after the steps returned so far, for {@link #commit} once
+     * they are delivered or spooled; null when the source keeps nothing.
+     */
+    default Object checkpoint() {
+        return null;
+    }
+
+    /** Makes a snapshot from {@link #checkpoint()} durable: a restart resumes after the steps it covers. */
+    default void commit(Object checkpoint) {
+    }
+
     /** A one-line description of the source's current problem (missing file, unreadable), or null when fine. */
     String problem();
 

@@ -9,7 +9,8 @@ import java.util.Set;
  * {@code Steps:  10%|█         | 100/1000 [01:40<15:00,  1.00s/it, step_loss=0.123, lr=1e-05]}. The step is the
  * bar's counter (diffusers starts it at the resumed global step), the step time tqdm's smoothed rate, in
  * {@code s/it} or {@code it/s}. Only training bars count: a description such as {@code Steps} or a postfix that
- * reports a loss; "Loading checkpoint shards" and the like are ignored. Redraws of the same counter are dropped.
+ * reports a loss; "Loading checkpoint shards" and the like are ignored. Every frame of a step is returned (the
+ * last one carries the step's loss, see {@link #redraws()}); a redraw keeps the interval of the step's first frame.
  */
 final class TqdmLineParser implements StepLineParser {
 
@@ -18,6 +19,7 @@ final class TqdmLineParser implements StepLineParser {
 
     private final IntervalTracker intervals = new IntervalTracker();
     private long lastN = -1;
+    private Integer lastInterval;
 
     private static final String[] QUICK_CHECK = {"s/it", "it/s"};
 
@@ -32,6 +34,11 @@ final class TqdmLineParser implements StepLineParser {
     }
 
     @Override
+    public boolean redraws() {
+        return true;
+    }
+
+    @Override
     public StepEvent parse(String line) {
         if (line.indexOf("s/it") < 0 && line.indexOf("it/s") < 0) {
             return null;
@@ -40,14 +47,16 @@ final class TqdmLineParser implements StepLineParser {
         if (bar == null || !(bar.reportsLoss() || TRAINING_DESCRIPTIONS.contains(bar.desc().toLowerCase(Locale.ROOT)))) {
             return null;
         }
-        if (bar.n() == lastN || bar.n() == 0) {
+        if (bar.n() == 0) {
             return null;
         }
-        lastN = bar.n();
-        long gap = intervals.observe(bar.n());
+        if (bar.n() != lastN) {
+            long gap = intervals.observe(bar.n());
+            lastN = bar.n();
+            lastInterval = gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null;
+        }
         Double time = Double.isNaN(bar.secondsPerIter()) ? null : bar.secondsPerIter();
-        return new StepEvent(bar.n(), time, null, null, null, null,
-                gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null, null,
+        return new StepEvent(bar.n(), time, null, null, null, null, lastInterval, null,
                 bar.firstReading("loss", "step_loss", "train_loss", "avg_loss", "avr_loss"), bar.number("lr"),
                 bar.firstReading("grad_norm", "global_grad_norm"), null, null, null, null);
     }

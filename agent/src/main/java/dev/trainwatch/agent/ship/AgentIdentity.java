@@ -27,8 +27,12 @@ public final class AgentIdentity implements AutoCloseable {
     private static final String SEQ_FILE = "seq-lease";
     private static final String LOCK_FILE = "lock";
 
+    private static final System.Logger LOG = System.getLogger(AgentIdentity.class.getName());
+
     private final Path dir;
-    private final String agentId;
+    private final String host;
+    private String agentId;
+    private boolean memoryOnly;
     private final FileChannel lockChannel;
     private final FileLock lock;
     private long next;
@@ -36,6 +40,8 @@ public final class AgentIdentity implements AutoCloseable {
 
     private AgentIdentity(Path dir, String agentId, FileChannel lockChannel, FileLock lock, long next) {
         this.dir = dir;
+        this.host = agentId.contains("-") ? agentId.substring(0, agentId.lastIndexOf('-')) : agentId;
+        this.memoryOnly = dir == null;
         this.agentId = agentId;
         this.lockChannel = lockChannel;
         this.lock = lock;
@@ -93,19 +99,60 @@ public final class AgentIdentity implements AutoCloseable {
         }
     }
 
-    public String agentId() {
+    /**
+     * As {@link #open}, but a directory that cannot be used (full, read-only, not a directory) is one line and an
+     * identity for this process only: a new id, whose sequence starts at 0 and is never persisted, so no number is
+     * ever reused under one id.
+     *
+     * @throws IllegalStateException when another agent holds the directory
+     */
+    public static AgentIdentity openOrInMemory(Path dir, String host) {
+        try {
+            return open(dir, host);
+        } catch (IOException | RuntimeException e) {
+            if (e instanceof IllegalStateException) {
+                throw (IllegalStateException) e;
+            }
+            AgentIdentity memory = new AgentIdentity(null, newId(host), null, null, 0);
+            LOG.log(System.Logger.Level.ERROR, "cannot keep the agent's identity in " + dir + " (" + Spool.describe(e)
+                    + "): running as " + memory.agentId + " for this process only");
+            return memory;
+        }
+    }
+
+    private static String newId(String host) {
+        byte[] random = new byte[4];
+        new SecureRandom().nextBytes(random);
+        return host + "-" + HexFormat.of().formatHex(random);
+    }
+
+    public synchronized String agentId() {
         return agentId;
     }
 
+    /** True when the identity is not persisted (its directory cannot be written). */
+    public synchronized boolean inMemory() {
+        return memoryOnly;
+    }
+
     /**
-     * The next batch sequence number.
-     *
-     * @throws IOException when the lease cannot be persisted (then no number is handed out)
+     * The next batch sequence number. When the lease cannot be persisted (the disk filled up), the agent goes on
+     * under a new id kept in memory (one line): continuing the old id without a lease could reuse numbers after a
+     * restart, and the collector would drop those batches as replays.
      */
-    public synchronized long nextSeq() throws IOException {
-        if (next >= leasedUntil) {
-            writeAtomically(dir.resolve(SEQ_FILE), Long.toString(next + LEASE) + "\n");
-            leasedUntil = next + LEASE;
+    public synchronized long nextSeq() {
+        if (!memoryOnly && next >= leasedUntil) {
+            try {
+                writeAtomically(dir.resolve(SEQ_FILE), Long.toString(next + LEASE) + "\n");
+                leasedUntil = next + LEASE;
+            } catch (IOException | RuntimeException e) {
+                String old = agentId;
+                memoryOnly = true;
+                agentId = newId(host);
+                next = 0;
+                LOG.log(System.Logger.Level.ERROR, "cannot write " + dir.resolve(SEQ_FILE) + " (" + Spool.describe(e)
+                        + "): going on as " + agentId + " (instead of " + old + ") for this process only");
+            }
         }
         return next++;
     }
@@ -118,6 +165,9 @@ public final class AgentIdentity implements AutoCloseable {
 
     @Override
     public synchronized void close() {
+        if (lock == null) {
+            return;
+        }
         try {
             if (lock.isValid()) {
                 lock.release();

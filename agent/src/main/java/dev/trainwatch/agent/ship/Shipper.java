@@ -38,7 +38,6 @@ public final class Shipper implements AutoCloseable {
     private long nextOrdinal;
     private long delivered;
     private long rejected;
-    private long spoolWriteFailures;
     private int consecutiveFailures;
     private boolean closing;
     private long flushDeadlineNanos;
@@ -62,9 +61,18 @@ public final class Shipper implements AutoCloseable {
 
     /** Queues a payload behind everything submitted before. Never blocks on the network. */
     public void submit(Payload payload) {
+        submit(payload, null);
+    }
+
+    /**
+     * As {@link #submit(Payload)}; {@code settled} runs once (on the delivery or the polling thread) when the
+     * payload's fate no longer depends on this process: taken or refused by the collector, written to the spool on
+     * disk, or dropped. It must be quick and must not call back into the shipper.
+     */
+    public void submit(Payload payload, Runnable settled) {
         synchronized (lock) {
             Shipment shipment = new Shipment(nextOrdinal++, payload.method(), payload.path(), payload.gzipBody(),
-                    payload.what());
+                    payload.what(), new java.util.concurrent.atomic.AtomicReference<>(settled));
             memory.addLast(shipment);
             // Once anything waits on disk, newer shipments go to disk too (order); a backlog in memory is bounded.
             if (!spool.isEmpty() || memory.size() > MEMORY_LIMIT) {
@@ -88,7 +96,40 @@ public final class Shipper implements AutoCloseable {
     /** Shipments lost: dropped from a full spool, refused by the collector as bad (4xx), or not writable to disk. */
     public long dropped() {
         synchronized (lock) {
-            return spool.droppedBatches() + rejected + spoolWriteFailures;
+            return spool.droppedBatches() + rejected;
+        }
+    }
+
+    /** True while the delivery thread runs (it ends only after {@link #close}). */
+    public boolean alive() {
+        return thread.isAlive();
+    }
+
+    /** Unexpected errors the delivery thread caught and survived, since start. */
+    public long deliveryErrors() {
+        synchronized (lock) {
+            return deliveryErrors;
+        }
+    }
+
+    /** Spool entries moved aside because they could not be replayed. */
+    public long rejectedSpoolEntries() {
+        return spool.rejectedEntries();
+    }
+
+    /** True while the spool directory cannot be written and shipments wait in memory. */
+    public boolean spoolInMemory() {
+        return spool.inMemory();
+    }
+
+    /** The current delivery problem, one line, or null. */
+    public String problem() {
+        synchronized (lock) {
+            if (lastProblem != null) {
+                return lastProblem;
+            }
+            String memory = spool.memoryReason();
+            return memory == null ? null : "cannot write the spool directory " + spool.dir() + " (" + memory + ")";
         }
     }
 
@@ -129,7 +170,58 @@ public final class Shipper implements AutoCloseable {
         }
     }
 
+    /**
+     * The delivery thread: never ends while the process lives and {@link #close} was not called. Anything the loop
+     * did not expect is caught, counted, logged once per kind, and the loop goes on after a pause.
+     */
     private void run() {
+        while (true) {
+            try {
+                if (deliverUntilClosed()) {
+                    return;
+                }
+            } catch (RuntimeException | Error e) {
+                if (e instanceof VirtualMachineError && !(e instanceof OutOfMemoryError)
+                        && !(e instanceof StackOverflowError)) {
+                    throw e; // the JVM itself is broken: nothing sane to go on with
+                }
+                Duration pause;
+                synchronized (lock) {
+                    deliveryErrors++;
+                    pause = backoff.delay((int) Math.min(deliveryErrors, 10));
+                    String kind = e.getClass().getName();
+                    if (!kind.equals(lastErrorKind)) {
+                        lastErrorKind = kind;
+                        LOG.log(System.Logger.Level.ERROR, "delivery hit an unexpected error (" + e
+                                + "); going on (errors so far: " + deliveryErrors + ")");
+                    }
+                    if (closing) {
+                        spillMemorySafely();
+                        return;
+                    }
+                }
+                try {
+                    sleeper.sleep(pause);
+                } catch (InterruptedException interrupted) {
+                    // close() cut the pause short; the loop sees closing.
+                }
+            }
+        }
+    }
+
+    private void spillMemorySafely() {
+        try {
+            spillMemory();
+        } catch (RuntimeException | Error ignored) {
+            // Closing: what cannot be spooled is lost with the process.
+        }
+    }
+
+    private long deliveryErrors;
+    private String lastErrorKind;
+
+    /** The delivery loop proper; returns true when closed. */
+    private boolean deliverUntilClosed() {
         while (true) {
             Shipment next;
             boolean fromSpool;
@@ -144,15 +236,11 @@ public final class Shipper implements AutoCloseable {
                 if (closing && (System.nanoTime() > flushDeadlineNanos || consecutiveFailures > 0
                         || (memory.isEmpty() && spool.isEmpty()))) {
                     spillMemory();
-                    return;
+                    return true;
                 }
                 fromSpool = !spool.isEmpty();
-                try {
-                    next = fromSpool ? spool.oldest() : memory.peekFirst();
-                } catch (RuntimeException e) {
-                    LOG.log(System.Logger.Level.ERROR, "spool unreadable, giving up on it: " + e.getMessage());
-                    return;
-                }
+                // Entries that cannot be replayed are moved aside by the spool itself; this never gives up.
+                next = fromSpool ? spool.oldest() : memory.peekFirst();
                 if (next == null) {
                     continue;
                 }
@@ -164,6 +252,7 @@ public final class Shipper implements AutoCloseable {
                 switch (outcome) {
                     case DELIVERED -> {
                         delivered++;
+                        next.settle();
                         if (consecutiveFailures > 0) {
                             LOG.log(System.Logger.Level.INFO, "collector reachable again; replaying "
                                     + spool.depth() + " spooled shipments");
@@ -174,6 +263,7 @@ public final class Shipper implements AutoCloseable {
                     }
                     case REJECTED -> {
                         rejected++;
+                        next.settle();
                         forget(next, fromSpool);
                     }
                     case RETRY -> {
@@ -212,7 +302,8 @@ public final class Shipper implements AutoCloseable {
         Transport.Response response;
         try {
             response = transport.send(shipment);
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
+            // A RuntimeException from the HTTP client (a malformed answer, a closed client) is a failed attempt too.
             problem("collector unreachable (" + describe(e) + "); spooling until it is back");
             return Outcome.RETRY;
         } catch (InterruptedException e) {
@@ -250,17 +341,13 @@ public final class Shipper implements AutoCloseable {
         return message == null || message.isBlank() ? e.getClass().getSimpleName() : message.lines().findFirst().orElse("");
     }
 
-    /** Moves every shipment waiting in memory to the spool, oldest first. Caller holds the lock. */
+    /**
+     * Moves every shipment waiting in memory to the spool, oldest first (which keeps them in memory, bounded, while
+     * its directory cannot be written). Caller holds the lock.
+     */
     private void spillMemory() {
         while (!memory.isEmpty()) {
-            Shipment shipment = memory.pollFirst();
-            try {
-                spool.append(shipment);
-            } catch (IOException e) {
-                spoolWriteFailures++;
-                LOG.log(System.Logger.Level.ERROR, "cannot write the spool (" + describe(e) + "): dropped "
-                        + shipment.what());
-            }
+            spool.append(memory.pollFirst());
         }
     }
 

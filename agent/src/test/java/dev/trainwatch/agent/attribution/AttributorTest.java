@@ -129,19 +129,56 @@ class AttributorTest {
                 .containsExactly("node1-5000-70001");
     }
 
+    /**
+     * {@code agent --attach <torchrun pid>} started before torchrun's ranks exist: the launcher alone is not reported
+     * as a run (it stayed behind at the collector as a second, never-ended run), and the agent does not take the
+     * empty report for the run's end.
+     */
     @Test
-    void attachedLauncherIsRenamedOnceItsWorkersAppear() {
+    void anAttachedLauncherIsNotReportedBeforeItsRanksNameTheRun() {
         for (long pid = 4101; pid <= 4104; pid++) {
             ProcFixture.exit(root, pid);
         }
         ProcFixture.exit(root, 4150);
         Attributor attributor = new Attributor(proc, "node1", 4100L, null, 0.0, 0.0);
-        assertThat(attributor.update(List.of(gpu(1, 0)), 1).runs()).extracting(RunAttribution::runId)
-                .containsExactly("node1-4100-61234");
+        Attributor.Update first = attributor.update(List.of(gpu(1, 0)), 1);
+        assertThat(first.runs()).isEmpty();
+        assertThat(first.events()).isEmpty();
+        assertThat(attributor.attachedRunEnded()).isFalse();
         root = ProcFixture.copy("torchrun-node", dir);
         Attributor.Update update = attributor.update(node(2), 2);
         assertThat(update.runs()).extracting(RunAttribution::runId).containsExactly(TORCHRUN_ID);
         assertThat(update.events()).isEmpty();
+    }
+
+    @Test
+    void aLauncherWhoseRanksNeverComeIsReportedUnderItsOwnNameAndRenamedWhenTheyDo() {
+        for (long pid = 4101; pid <= 4104; pid++) {
+            ProcFixture.exit(root, pid);
+        }
+        ProcFixture.exit(root, 4150);
+        Attributor attributor = new Attributor(proc, "node1", 4100L, null, 0.0, 0.0);
+        assertThat(attributor.update(List.of(gpu(1, 0)), 1).runs()).isEmpty();
+        double later = 1 + Attributor.LAUNCHER_WAIT_SECONDS;
+        assertThat(attributor.update(List.of(gpu(later, 0)), later).runs()).extracting(RunAttribution::runId)
+                .containsExactly("node1-4100-61234");
+        root = ProcFixture.copy("torchrun-node", dir);
+        Attributor.Update update = attributor.update(node(later + 1), later + 1);
+        assertThat(update.runs()).extracting(RunAttribution::runId).containsExactly(TORCHRUN_ID);
+        assertThat(update.events()).isEmpty();
+    }
+
+    @Test
+    void anAttachedLauncherThatExitsBeforeItsRanksEnds() {
+        for (long pid = 4101; pid <= 4104; pid++) {
+            ProcFixture.exit(root, pid);
+        }
+        ProcFixture.exit(root, 4150);
+        Attributor attributor = new Attributor(proc, "node1", 4100L, null, 0.0, 0.0);
+        attributor.update(List.of(gpu(1, 0)), 1);
+        ProcFixture.exit(root, 4100);
+        assertThat(attributor.update(List.of(gpu(2, 0)), 2).runs()).isEmpty();
+        assertThat(attributor.attachedRunEnded()).isTrue();
     }
 
     @Test
@@ -232,6 +269,16 @@ class AttributorTest {
         assertThat(update.runs()).singleElement().satisfies(run -> assertThat(run.ended()).isTrue());
         assertThat(attributor.attachedRunEnded()).isTrue();
         assertThat(attributor.update(List.of(gpu(102, 4)), 102).runs()).isEmpty();
+    }
+
+    /** Regression: a process that exited while the agent started was never seen, so its end never came. */
+    @Test
+    void anAttachedProcessGoneBeforeTheFirstScanIsAnEndedRun() {
+        ProcFixture.exit(root, 5000);
+        Attributor attributor = new Attributor(proc, "node1", 5000L, null, 0.0, 0.0);
+        Attributor.Update update = attributor.update(node(100), 100);
+        assertThat(update.runs()).isEmpty();
+        assertThat(attributor.attachedRunEnded()).isTrue();
     }
 
     @Test

@@ -16,39 +16,51 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The classifier on real failure tails copied from public issue threads ({@code src/test/resources/failures/},
- * each file naming its source and the cause a person reading it names): at least 90 % right, and the figures of
+ * each file naming its source and the cause a person reading it names): at least 95 % right, and the figures of
  * the decisive lines read back.
  */
 class FailureClassifierTest {
 
-    record Fixture(String name, String source, String cause, List<String> tail) {
+    record Fixture(String name, String source, String cause, String rank, List<String> tail) {
     }
 
     static List<Fixture> fixtures() throws IOException, URISyntaxException {
-        Path dir = Path.of(FailureClassifierTest.class.getResource("/failures").toURI());
+        return fixtures("/failures");
+    }
+
+    /** Fixture files: {@code key: value} header lines ({@code source}, {@code cause}, optional {@code rank}), {@code ---}, the tail. */
+    static List<Fixture> fixtures(String resource) throws IOException, URISyntaxException {
+        Path dir = Path.of(FailureClassifierTest.class.getResource(resource).toURI());
         List<Fixture> out = new ArrayList<>();
         try (Stream<Path> files = Files.list(dir)) {
             for (Path f : files.filter(p -> p.getFileName().toString().endsWith(".txt")).sorted().toList()) {
                 List<String> lines = Files.readAllLines(f, StandardCharsets.UTF_8);
                 int sep = lines.indexOf("---");
-                String source = lines.get(0).substring("source: ".length());
-                String cause = lines.get(1).substring("cause: ".length()).strip();
-                out.add(new Fixture(f.getFileName().toString(), source, cause, lines.subList(sep + 1, lines.size())));
+                java.util.Map<String, String> header = new java.util.HashMap<>();
+                for (String h : lines.subList(0, sep)) {
+                    int colon = h.indexOf(": ");
+                    if (colon > 0) {
+                        header.put(h.substring(0, colon), h.substring(colon + 2).strip());
+                    }
+                }
+                out.add(new Fixture(f.getFileName().toString(), header.get("source"), header.get("cause"),
+                        header.get("rank"), lines.subList(sep + 1, lines.size())));
             }
         }
         return out;
     }
 
     @Test
-    void atLeastNinetyPercentOfTheRealTailsAreClassifiedAsAPersonReadsThem() throws Exception {
+    void atLeastNinetyFivePercentOfTheRealTailsAreClassifiedAsAPersonReadsThem() throws Exception {
         List<Fixture> all = fixtures();
         assertThat(all).hasSizeGreaterThanOrEqualTo(20);
         List<String> misses = new ArrayList<>();
         for (Fixture f : all) {
             assertThat(f.source()).startsWith("https://github.com/");
             RunFailure r = FailureClassifier.classify(f.tail(), null);
-            if (!r.cause().equals(f.cause())) {
-                misses.add(f.name() + ": " + r.cause() + " (" + r.summary() + ")");
+            String rank = r.rank() == null ? "-" : r.rank().toString();
+            if (!r.cause().equals(f.cause()) || f.rank() != null && !f.rank().equals(rank)) {
+                misses.add(f.name() + ": " + r.cause() + " rank " + rank + " (" + r.summary() + ")");
             }
             assertThat(r.summary()).as(f.name()).isNotBlank().doesNotContain("\n");
             assertThat(r.lines()).as(f.name()).isNotEmpty().hasSizeLessThanOrEqualTo(FailureClassifier.MAX_LINES);
@@ -56,7 +68,23 @@ class FailureClassifierTest {
         double right = 1 - (double) misses.size() / all.size();
         System.out.printf("failure tails: %d of %d right (%.0f %%); misses: %s%n", all.size() - misses.size(),
                 all.size(), 100 * right, misses);
-        assertThat(right).as("misses: %s", misses).isGreaterThanOrEqualTo(0.9);
+        assertThat(right).as("misses: %s", misses).isGreaterThanOrEqualTo(0.95);
+    }
+
+    /**
+     * Tails of the real 2-rank job of the integration tests ({@code failures/local/}: Debian's torch 1.13 under
+     * Python 3.11, gloo): each is right, cause and rank.
+     */
+    @Test
+    void theTailsOfARealTwoRankJobAreAllRight() throws Exception {
+        List<Fixture> local = fixtures("/failures/local");
+        assertThat(local).hasSizeGreaterThanOrEqualTo(4);
+        for (Fixture f : local) {
+            RunFailure r = FailureClassifier.classify(f.tail(), null);
+            assertThat(r.cause()).as(f.name() + ": " + r.summary()).isEqualTo(f.cause());
+            assertThat(r.rank() == null ? "-" : r.rank().toString()).as(f.name() + ": " + r.summary())
+                    .isEqualTo(f.rank());
+        }
     }
 
     @Test
@@ -67,8 +95,20 @@ class FailureClassifierTest {
                 .containsEntry("gpu_index", 0)
                 .containsEntry("total_capacity_bytes", Math.round(23.65 * 1024 * 1024 * 1024))
                 .containsEntry("allocated_bytes", Math.round(22.90 * 1024 * 1024 * 1024));
+        // "194.87 MiB is reserved by PyTorch but unallocated": PyTorch reserves that beyond its 22.90 GiB allocated.
+        assertThat(oom.detail()).containsEntry("reserved_unallocated_bytes", Math.round(194.87 * 1024 * 1024))
+                .containsEntry("reserved_bytes", Math.round(22.90 * 1024 * 1024 * 1024) + Math.round(194.87 * 1024 * 1024));
         assertThat(oom.summary()).isEqualTo("CUDA out of memory: tried to allocate 22 MiB on GPU 0 (23.65 GiB total, "
-                + "194.87 MiB reserved by PyTorch)".replace("194.87 MiB", "195 MiB"));
+                + "23.09 GiB reserved by PyTorch)");
+        // A line of over 500 characters keeps its figures (they come after character 500).
+        RunFailure longLine = FailureClassifier.classify(find(all, "76-cuda_oom.txt").tail(), null);
+        assertThat(longLine.detail()).containsEntry("allocated_bytes", Math.round(13.73 * 1024 * 1024 * 1024))
+                .containsEntry("reserved_unallocated_bytes", Math.round(736.86 * 1024 * 1024))
+                .containsEntry("tried_to_allocate_bytes", 546L * 1024 * 1024);
+        // The allocator's figures without the words "CUDA out of memory".
+        RunFailure bare = FailureClassifier.classify(find(all, "74-cuda_oom.txt").tail(), null);
+        assertThat(bare.detail()).containsEntry("tried_to_allocate_bytes", 20L * 1024 * 1024)
+                .containsEntry("reserved_bytes", Math.round(1.25 * 1024 * 1024 * 1024));
         RunFailure old = FailureClassifier.classify(find(all, "11-cuda_oom.txt").tail(), null);
         assertThat(old.detail()).containsEntry("reserved_bytes", Math.round(23.12 * 1024 * 1024 * 1024));
         RunFailure ranked = FailureClassifier.classify(find(all, "25-cuda_oom.txt").tail(), null);
@@ -99,6 +139,52 @@ class FailureClassifierTest {
         assertThat(r.cause()).isEqualTo("cuda_oom");
         assertThat(r.rank()).isEqualTo(1);
         assertThat(r.exitCode()).isEqualTo(1);
+    }
+
+    @Test
+    void anotherRanksOwnExceptionWinsOverTheTimeoutsItCaused() {
+        // Rank 1 raises; rank 0 waits in the all-reduce until NCCL's watchdog fires and then fails too.
+        List<String> tail = List.of(
+                "[rank1]: Traceback (most recent call last):",
+                "[rank1]:   File \"/work/train.py\", line 80, in <module>",
+                "[rank1]:     batch = next(loader)",
+                "[rank1]: KeyError: 'caption'",
+                "[rank0]:[E1124 10:10:00.000 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation "
+                        + "timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+                        + "ran for 600010 milliseconds before timing out.",
+                "[rank0]: torch.distributed.DistBackendError: [Rank 0] Watchdog caught collective operation timeout");
+        RunFailure r = FailureClassifier.classify(tail, 1);
+        assertThat(r.cause()).isEqualTo("exception");
+        assertThat(r.rank()).isEqualTo(1);
+        assertThat(r.detail()).containsEntry("type", "KeyError");
+    }
+
+    @Test
+    void aBareDistBackendErrorIsNotATimeout() {
+        RunFailure r = FailureClassifier.classify(List.of("[rank3]: torch.distributed.DistBackendError: NCCL error in: "
+                + "ProcessGroupNCCL.cpp:3763, remote process exited or there was a network error, NCCL version 2.28.8"),
+                1);
+        assertThat(r.cause()).isEqualTo("exception");
+        assertThat(r.rank()).isEqualTo(3);
+        assertThat(r.detail()).containsEntry("type", "torch.distributed.DistBackendError");
+    }
+
+    @Test
+    void aForwardedSigtermIsAStopNotAnException() throws Exception {
+        // Python 3.11's wording ("got signal: 15", <frozen runpy> frames) from the real 2-rank job.
+        RunFailure r = FailureClassifier.classify(find(fixtures("/failures/local"), "sigterm-forwarded-py311.txt")
+                .tail(), 143);
+        assertThat(r.cause()).isEqualTo("signal");
+        assertThat(r.signal()).isEqualTo(15);
+        assertThat(r.summary()).contains("SIGTERM").doesNotContain("exception");
+    }
+
+    @Test
+    void torchrunsReportNamesTheRankKilledFirstNotItsCleanUp() throws Exception {
+        RunFailure r = FailureClassifier.classify(find(fixtures(), "81-signal.txt").tail(), 1);
+        assertThat(r.cause()).isEqualTo("signal");
+        assertThat(r.signal()).isEqualTo(9);
+        assertThat(r.rank()).isEqualTo(4);
     }
 
     @Test

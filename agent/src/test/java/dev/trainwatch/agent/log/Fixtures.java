@@ -37,9 +37,13 @@ final class Fixtures {
     static List<StepEvent> read(Path dir, String name, String format) throws IOException {
         Path file = dir.resolve(name);
         Files.write(file, bytes(name));
-        try (LogTailer tailer = new LogTailer(file, StepLineParsers.forFormat(format), CLOCK, Long.MAX_VALUE,
+        // The second poll comes two seconds later, as the agent's would: a progress bar's newest step is sent once
+        // its bar has not moved on for a second (its last frame carries its loss).
+        MovableClock clock = new MovableClock(NOW);
+        try (LogTailer tailer = new LogTailer(file, StepLineParsers.forFormat(format), clock, Long.MAX_VALUE,
                 LogTailer.DEFAULT_MAX_LINE_BYTES)) {
             List<StepEvent> all = new ArrayList<>(tailer.poll());
+            clock.now = NOW.plusSeconds(2);
             all.addAll(tailer.poll());
             return all;
         }
@@ -52,5 +56,29 @@ final class Fixtures {
 
     static double unix(String isoUtc) {
         return Instant.parse(isoUtc).toEpochMilli() / 1000.0;
+    }
+
+    /** A clock the test moves; starts at the given instant. */
+    static final class MovableClock extends Clock {
+        Instant now;
+
+        MovableClock(Instant start) {
+            this.now = start;
+        }
+
+        @Override
+        public java.time.ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(java.time.ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public Instant instant() {
+            return now;
+        }
     }
 }

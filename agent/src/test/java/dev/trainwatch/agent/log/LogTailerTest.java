@@ -96,11 +96,42 @@ class LogTailerTest {
     void progressBarFrameIsCompletedByTheNextCarriageReturn() throws IOException {
         Files.writeString(log(), "Steps:   0%|          | 0/1000 [00:00<?, ?it/s]"
                 + "\rSteps:   0%|          | 1/1000 [00:02<40:12,  2.41s/it, lr=1e-05, step_loss=0.0937]");
-        try (LogTailer t = new LogTailer(log(), StepLineParsers.forFormat("accelerate"), Fixtures.CLOCK,
+        Fixtures.MovableClock clock = new Fixtures.MovableClock(Fixtures.NOW);
+        try (LogTailer t = new LogTailer(log(), StepLineParsers.forFormat("accelerate"), clock,
                 Long.MAX_VALUE, 1024)) {
             assertThat(t.poll()).isEmpty();
             append(log(), "\rSteps:   0%|          | 2/1000 [00:04<40:10,  2.40s/it, lr=1e-05, step_loss=0.0811]");
-            assertThat(steps(t.poll())).containsExactly(1L);
+            // Frame 1 is complete, but a redraw of step 1 (with its loss) may still follow: held for a second.
+            assertThat(t.poll()).isEmpty();
+            clock.now = Fixtures.NOW.plusSeconds(1);
+            List<StepEvent> late = t.poll();
+            assertThat(steps(late)).containsExactly(1L);
+            assertThat(late.get(0).loss()).isEqualTo(0.0937);
+            assertThat(late.get(0).ts()).isEqualTo(Fixtures.NOW.getEpochSecond());
+        }
+    }
+
+    /**
+     * kohya/musubi and diffusers draw each step twice: {@code progress_bar.update(1)} redraws with the previous
+     * step's postfix, then {@code set_postfix(avr_loss=…)} with the new one. The step's loss is its last frame's.
+     */
+    @Test
+    void aStepDrawnTwiceCarriesTheLossOfItsLastFrame() throws IOException {
+        // The frames of steps 36-38 as musubi-tuner draws them (the bar of its hv_train_network.py loop).
+        Files.writeString(log(), "\rsteps:  10%|█         | 36/370 [01:00<09:17,  1.67s/it, avr_loss=0.0751]"
+                + "\rsteps:  10%|█         | 37/370 [01:02<09:16,  1.67s/it, avr_loss=0.0751]"
+                + "\rsteps:  10%|█         | 37/370 [01:02<09:16,  1.67s/it, avr_loss=0.0796]"
+                + "\rsteps:  10%|█         | 38/370 [01:03<09:14,  1.67s/it, avr_loss=0.0796]"
+                + "\rsteps:  10%|█         | 38/370 [01:03<09:14,  1.67s/it, avr_loss=0.0853]"
+                + "\rsteps:  11%|█         | 39/370 [01:05<09:13,  1.67s/it, avr_loss=0.0853]\r");
+        Fixtures.MovableClock clock = new Fixtures.MovableClock(Fixtures.NOW);
+        try (LogTailer t = new LogTailer(log(), StepLineParsers.forFormat("auto"), clock, Long.MAX_VALUE, 1024)) {
+            List<StepEvent> events = new java.util.ArrayList<>(t.poll());
+            clock.now = Fixtures.NOW.plusSeconds(2);
+            events.addAll(t.poll());
+            assertThat(events).extracting(StepEvent::step).containsExactly(36L, 37L, 38L, 39L);
+            assertThat(events).extracting(StepEvent::loss).containsExactly(0.0751, 0.0796, 0.0853, 0.0853);
+            assertThat(events.get(2).intervalSteps()).isEqualTo(1);
         }
     }
 
@@ -193,7 +224,8 @@ class LogTailerTest {
         Files.createDirectory(log());
         try (LogTailer t = tailer(Long.MAX_VALUE, 1024)) {
             assertThat(t.poll()).isEmpty();
-            assertThat(t.problem()).isEqualTo("log file " + log() + " is a directory, not a file");
+            assertThat(t.problem()).isEqualTo("log file " + log() + " is a directory, not a regular file; waiting for "
+                    + "a regular file");
         }
     }
 
@@ -259,8 +291,8 @@ class LogTailerTest {
     @Test
     void factoryReadsTimestampsWithoutOffsetInTheMachinesZone() throws IOException {
         Files.writeString(log(), "2024-05-01 12:00:00,250 - x - INFO - step 7 time 1.0\n");
-        // The agent passes Clock.systemUTC(); Python wrote local time.
-        try (LogTailer t = LogTailer.open(log(), FORMAT, Fixtures.CLOCK)) {
+        // The agent passes Clock.systemUTC(); Python wrote local time (as a replay with --log-time log reads it).
+        try (LogTailer t = LogTailer.open(log(), FORMAT, Fixtures.CLOCK, Long.MAX_VALUE, LogTailer.LineTime.LOG)) {
             double expected = java.time.LocalDateTime.of(2024, 5, 1, 12, 0).atZone(java.time.ZoneId.systemDefault())
                     .toEpochSecond() + 0.25;
             assertThat(t.poll().get(0).ts()).isEqualTo(expected);
@@ -276,7 +308,8 @@ class LogTailerTest {
             Path file = dir.resolve("live-" + c[0]);
             Files.write(file, new byte[0]);
             List<StepEvent> live = new java.util.ArrayList<>();
-            try (LogTailer t = new LogTailer(file, StepLineParsers.forFormat(c[1]), Fixtures.CLOCK, Long.MAX_VALUE,
+            Fixtures.MovableClock clock = new Fixtures.MovableClock(Fixtures.NOW);
+            try (LogTailer t = new LogTailer(file, StepLineParsers.forFormat(c[1]), clock, Long.MAX_VALUE,
                     LogTailer.DEFAULT_MAX_LINE_BYTES)) {
                 int at = 0;
                 while (at < all.length) {
@@ -286,9 +319,14 @@ class LogTailerTest {
                     at += n;
                     live.addAll(t.poll());
                 }
+                clock.now = Fixtures.NOW.plusSeconds(2);
                 live.addAll(t.poll());
             }
-            assertThat(live).as(c[0]).isEqualTo(Fixtures.read(dir, c[0], c[1])).isNotEmpty();
+            // The same lines from another file: the same steps, under that file's source.
+            assertThat(live).as(c[0]).allSatisfy(e -> assertThat(e.source()).isNotNull());
+            assertThat(live.stream().map(e -> e.withSource(null)).toList()).as(c[0])
+                    .isEqualTo(Fixtures.read(dir, c[0], c[1]).stream().map(e -> e.withSource(null)).toList())
+                    .isNotEmpty();
         }
     }
 }

@@ -30,7 +30,7 @@ class ShipperTest {
 
         @Override
         public Response send(Shipment shipment) throws IOException {
-            int id = shipment.gzipBody()[0];
+            int id = SpoolTest.idOf(shipment);
             attempts.add(id);
             if (down) {
                 throw new ConnectException("Connection refused");
@@ -51,7 +51,7 @@ class ShipperTest {
     final Backoff backoff = new Backoff(Duration.ofMillis(500), Duration.ofSeconds(30), () -> 0.0);
 
     static Payload payload(int id) {
-        return new Payload("POST", "/v1/samples", new byte[] {(byte) id}, "#" + id);
+        return new Payload("POST", "/v1/samples", SpoolTest.body(id, 40), "#" + id);
     }
 
     @Test
@@ -69,7 +69,7 @@ class ShipperTest {
         }
         await().atMost(10, TimeUnit.SECONDS).until(() -> sleeps.size() >= 4);
         assertThat(shipper.pending()).isEqualTo(35);
-        assertThat(shipper.spoolBytes()).isEqualTo(35);
+        assertThat(shipper.spoolBytes()).isEqualTo(35 * 40);
         transport.down = false;
         await().atMost(10, TimeUnit.SECONDS).until(() -> shipper.pending() == 0);
         shipper.close();
@@ -155,7 +155,7 @@ class ShipperTest {
         java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
         FakeTransport inner = new FakeTransport();
         Transport slow = shipment -> {
-            if (shipment.gzipBody()[0] == 1) {
+            if (SpoolTest.idOf(shipment) == 1) {
                 release.await();
             }
             return inner.send(shipment);

@@ -15,9 +15,51 @@ class SpoolTest {
     Path dir;
 
     static Shipment shipment(long ordinal, int bytes) {
-        byte[] body = new byte[bytes];
-        body[0] = (byte) ordinal;
-        return new Shipment(ordinal, "POST", "/v1/samples", body, "#" + ordinal);
+        return new Shipment(ordinal, "POST", "/v1/samples", body(ordinal, bytes), "#" + ordinal);
+    }
+
+    /**
+     * A valid body (a gzip stream of one JSON string) of exactly {@code bytes} bytes (at least 30), stored without
+     * compression so its size follows the padding.
+     */
+    static byte[] body(long id, int bytes) {
+        for (int pad = 0; pad < bytes; pad++) {
+            byte[] gz = storedGzip("\"" + id + "-" + "x".repeat(pad) + "\"");
+            if (gz.length == bytes) {
+                return gz;
+            }
+            if (gz.length > bytes) {
+                break;
+            }
+        }
+        throw new IllegalArgumentException("no body of " + bytes + " bytes");
+    }
+
+    /** The id a body from {@link #body} carries. */
+    static int idOf(Shipment shipment) {
+        try (java.io.InputStream in = new java.util.zip.GZIPInputStream(
+                new java.io.ByteArrayInputStream(shipment.gzipBody()))) {
+            String text = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            return Integer.parseInt(text.substring(1, text.indexOf('-')));
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    static byte[] storedGzip(String json) {
+        try {
+            java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+            try (java.util.zip.GZIPOutputStream gz = new java.util.zip.GZIPOutputStream(out) {
+                {
+                    def.setLevel(java.util.zip.Deflater.NO_COMPRESSION);
+                }
+            }) {
+                gz.write(json.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            }
+            return out.toByteArray();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     static List<Long> drain(Spool spool) {
@@ -33,11 +75,11 @@ class SpoolTest {
     @Test
     void replaysInOrdinalOrderWhateverTheAppendOrder() throws Exception {
         Spool spool = new Spool(dir, 1 << 20);
-        spool.append(shipment(3, 10));
-        spool.append(shipment(1, 10));
-        spool.append(shipment(2, 10));
+        spool.append(shipment(3, 40));
+        spool.append(shipment(1, 40));
+        spool.append(shipment(2, 40));
         assertThat(spool.depth()).isEqualTo(3);
-        assertThat(spool.bytes()).isEqualTo(30);
+        assertThat(spool.bytes()).isEqualTo(120);
         assertThat(drain(spool)).containsExactly(1L, 2L, 3L);
         assertThat(spool.isEmpty()).isTrue();
         assertThat(spool.bytes()).isZero();
@@ -46,8 +88,9 @@ class SpoolTest {
     @Test
     void survivesARestartWithBodiesAndPathsIntact() throws Exception {
         Spool spool = new Spool(dir, 1 << 20);
-        spool.append(new Shipment(7, "PUT", "/v1/runs/a%2Fb c", new byte[] {1, 2, 3}, "spec"));
-        spool.append(shipment(8, 5));
+        byte[] spec = body(7, 40);
+        spool.append(new Shipment(7, "PUT", "/v1/runs/a%2Fb c", spec, "spec"));
+        spool.append(shipment(8, 40));
         Files.write(dir.resolve(".tmp-00000000000000000009-POST-x.json.gz"), new byte[] {9});
         Files.writeString(dir.resolve("agent-id"), "someone-else's file\n");
 
@@ -58,7 +101,7 @@ class SpoolTest {
         assertThat(first.ordinal()).isEqualTo(7);
         assertThat(first.method()).isEqualTo("PUT");
         assertThat(first.path()).isEqualTo("/v1/runs/a%2Fb c");
-        assertThat(first.gzipBody()).containsExactly(1, 2, 3);
+        assertThat(first.gzipBody()).containsExactly(spec);
         assertThat(dir.resolve(".tmp-00000000000000000009-POST-x.json.gz")).doesNotExist();
         assertThat(dir.resolve("agent-id")).exists();
     }
@@ -80,7 +123,7 @@ class SpoolTest {
     @Test
     void aShipmentBiggerThanTheWholeSpoolIsDroppedNotWritten() throws Exception {
         Spool spool = new Spool(dir, 100);
-        spool.append(shipment(1, 50));
+        spool.append(shipment(1, 60));
         spool.append(shipment(2, 500));
         assertThat(spool.droppedBatches()).isEqualTo(2);
         assertThat(spool.depth()).isZero();

@@ -51,6 +51,15 @@ public final class WatchOptions {
             description = "libnvidia-ml.so.1 to use (default: the system's, or $TRAINWATCH_NVML_LIBRARY).")
     Path nvmlLibrary;
 
+    /**
+     * Refuses a mistyped {@code --log-format} before anything starts.
+     *
+     * @throws dev.trainwatch.cli.UserError (usage) with one line
+     */
+    public void checkLogFormat() {
+        dev.trainwatch.cli.LogFormats.check(logFormat);
+    }
+
     /** {@code --run-id}, else {@code fallback}. */
     public String runIdOr(String fallback) {
         return runId != null ? runId : fallback;

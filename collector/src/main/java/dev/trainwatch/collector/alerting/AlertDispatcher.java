@@ -65,6 +65,19 @@ public final class AlertDispatcher implements AutoCloseable {
         }
     }
 
+    /**
+     * Queues a notice that receivers were already sent before a restart: only receivers that need active alerts
+     * re-sent (Alertmanager) get it, so that it does not lapse there; one-shot receivers (webhooks, the log) are not
+     * told again what they were told before.
+     */
+    public void republish(AlertNotice notice) {
+        for (Lane lane : lanes) {
+            if (lane.sink.needsResend()) {
+                lane.offer(notice);
+            }
+        }
+    }
+
     /** Deliveries by outcome ({@code ok}, {@code retry}, {@code failed}) since start. */
     public Map<String, Long> outcomes() {
         Map<String, Long> copy = new LinkedHashMap<>();

@@ -21,6 +21,11 @@ public final class AlertingListener implements FleetListener {
     }
 
     @Override
+    public boolean notifiesPeople() {
+        return true;
+    }
+
+    @Override
     public synchronized void onAnomalyRaised(String runId, Anomaly anomaly) {
         AlertNotice notice = toNotice(runId, anomaly);
         AlertNotice previous = firing.put(notice.key(), notice);
@@ -35,20 +40,23 @@ public final class AlertingListener implements FleetListener {
     @Override
     public synchronized void onAnomalyResolved(String runId, Anomaly anomaly) {
         AlertNotice notice = toNotice(runId, anomaly);
-        firing.remove(notice.key());
+        if (firing.remove(notice.key()) == null) {
+            return; // never announced (raised while its run was not yet seen training): nothing to take back
+        }
         Instant at = anomaly.resolvedAt() != null ? toInstant(anomaly.resolvedAt()) : Instant.now();
         dispatcher.publish(notice.resolvedAt(at));
     }
 
     /**
-     * Re-announces an anomaly that was active before a restart (the fleet restores it silently): receivers that
-     * need re-sends (Alertmanager) would otherwise let it lapse.
+     * Re-announces an anomaly that was active before a restart (the fleet restores it silently) to receivers that
+     * need re-sends (Alertmanager), which would otherwise let it lapse; the others were told before the restart.
      */
     public synchronized void restored(String runId, Anomaly anomaly) {
         if (anomaly.active()) {
             AlertNotice notice = toNotice(runId, anomaly);
             firing.put(notice.key(), notice);
-            dispatcher.publish(notice);
+            // Webhooks and the log heard of it before the restart; only Alertmanager needs it again.
+            dispatcher.republish(notice);
         }
     }
 

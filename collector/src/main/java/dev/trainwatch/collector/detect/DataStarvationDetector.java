@@ -67,7 +67,7 @@ public final class DataStarvationDetector implements Detector {
 
     private Finding fromRank(RunContext run, double from, WindowStats.RankWait w, int reports) {
         Estimate e = run.estimate();
-        double stepSeconds = WindowStats.medianStepSeconds(run.steps(), from);
+        double stepSeconds = currentStepSeconds(run.steps(), run.now());
         double encoding = nz(w.textEncoder()) + nz(w.vae());
         Map<String, Object> evidence = new LinkedHashMap<>();
         evidence.put("rank", w.rank());
@@ -105,7 +105,7 @@ public final class DataStarvationDetector implements Detector {
                             int reports) {
         RunSpec spec = run.spec();
         Estimate e = run.estimate();
-        double stepSeconds = WindowStats.medianStepSeconds(run.steps(), from);
+        double stepSeconds = currentStepSeconds(run.steps(), run.now());
         boolean online = spec != null && "online".equalsIgnoreCase(spec.features());
         boolean split = !Double.isNaN(lm) || !Double.isNaN(vae);
         double encoding = nz(lm) + nz(vae);
@@ -133,8 +133,9 @@ public final class DataStarvationDetector implements Detector {
         } else if (online) {
             encodingDominates = true;
             message = String.format(Locale.ROOT,
-                    "%s of each %s step is data time, which includes the online T5/VAE encoding "
-                            + "(features are computed online)", Texts.pct(wait), Texts.secs(stepSeconds));
+                    "%s of each %s step is data time, which includes the online %s encoding "
+                            + "(features are computed online)", Texts.pct(wait), Texts.secs(stepSeconds),
+                    Texts.encoders(e).orElse("text/VAE"));
         } else if (spec != null && spec.features() != null) {
             encodingDominates = false;
             message = String.format(Locale.ROOT, "%s of each %s step is spent waiting for the data loader",
@@ -165,13 +166,77 @@ public final class DataStarvationDetector implements Detector {
         return new Finding(severity, message, evidence, suggestion);
     }
 
+    /**
+     * How far back "now" reaches when a step time is quoted or compared with the run's own earlier steps: five usual
+     * report gaps, at least 15 s and at most 5 minutes.
+     */
+    static double recentSeconds(StepSeries steps) {
+        double gap = WindowStats.expectedReportGapSeconds(steps);
+        return Double.isNaN(gap) ? 60 : Math.max(15, Math.min(300, 5 * gap));
+    }
+    /** How far back the run's own earlier pace is looked for. */
+    static final double EARLIER_SECONDS = 1800;
+
+    /**
+     * The step time now: the median of the recent reports ({@link #recentSeconds}, at least the newest three). A message quotes this,
+     * not the detection window's median, which lags minutes behind a slowdown.
+     */
+    static double currentStepSeconds(StepSeries steps, double now) {
+        int n = steps.size();
+        if (n == 0) {
+            return Double.NaN;
+        }
+        int from = Math.min(steps.firstIndexAtOrAfter(now - recentSeconds(steps)), Math.max(0, n - 3));
+        double[] v = new double[n - from];
+        for (int i = from; i < n; i++) {
+            v[i - from] = steps.timeS(i);
+        }
+        return Stats.median(v);
+    }
+
+    /**
+     * The run's own best sustained pace before the recent reports: the lowest median of five consecutive reports in the
+     * last half hour; NaN with fewer than five such reports.
+     */
+    static double earlierStepSeconds(StepSeries steps, double now) {
+        int n = steps.size();
+        int end = Math.min(steps.firstIndexAtOrAfter(now - recentSeconds(steps)), n - 3);
+        int start = steps.firstIndexAtOrAfter(now - EARLIER_SECONDS);
+        double best = Double.NaN;
+        for (int i = start; i + 5 <= end; i++) {
+            double[] v = new double[5];
+            for (int k = 0; k < 5; k++) {
+                v[k] = steps.timeS(i + k);
+            }
+            double m = Stats.median(v);
+            if (Double.isNaN(best) || m < best) {
+                best = m;
+            }
+        }
+        return best;
+    }
+
+    /**
+     * No data time in the log: the GPUs' utilisation samples show repeated idle gaps while steps are slower than
+     * expected — than the estimate with a spec, else than the run's own earlier steps.
+     */
     private Optional<Finding> fromUtilization(RunContext run, double from, boolean active, int reports) {
         Estimate e = run.estimate();
-        if (e == null || !(e.stepSeconds() > 0)) {
-            return Optional.empty();
+        boolean predicted = e != null && e.stepSeconds() > 0;
+        double current = currentStepSeconds(run.steps(), run.now());
+        double expected;
+        double ratio;
+        double gapsFrom;
+        if (predicted) {
+            expected = e.stepSeconds();
+            ratio = WindowStats.medianStepSeconds(run.steps(), from) / expected;
+            gapsFrom = from;
+        } else {
+            // No spec: the run is its own yardstick, and the gaps are looked for since it slowed down.
+            expected = earlierStepSeconds(run.steps(), run.now());
+            ratio = current / expected;
+            gapsFrom = run.now() - recentSeconds(run.steps());
         }
-        double stepSeconds = WindowStats.medianStepSeconds(run.steps(), from);
-        double ratio = stepSeconds / e.stepSeconds();
         if (!(ratio > (active ? 1 + (s.slowStepRatio() - 1) / 2 : s.slowStepRatio()))) {
             return Optional.empty();
         }
@@ -184,7 +249,7 @@ public final class DataStarvationDetector implements Detector {
             // half the GPU's working level is a dip between steps, even when the driver's utilisation samples
             // (a few a second, "a kernel ran") miss it.
             double working = smWorkingLevel(g, from);
-            for (int i = g.firstIndexAtOrAfter(from); i < g.size(); i++) {
+            for (int i = g.firstIndexAtOrAfter(gapsFrom); i < g.size(); i++) {
                 double idle = g.idleFraction(i);
                 if (Double.isNaN(idle)) {
                     continue;
@@ -214,26 +279,40 @@ public final class DataStarvationDetector implements Detector {
             evidence.put("polls_with_sm_dips_ratio", Texts.round((double) smDips / polls, 3));
         }
         evidence.put("mean_idle_fraction", Texts.round(idleSum / polls, 3));
-        evidence.put("step_seconds", Texts.round(stepSeconds, 3));
-        evidence.put("predicted_step_seconds", Texts.round(e.stepSeconds(), 3));
-        evidence.put("step_time_ratio", Texts.round(ratio, 2));
+        evidence.put("step_seconds", Texts.round(current, 3));
+        if (predicted) {
+            evidence.put("predicted_step_seconds", Texts.round(expected, 3));
+            evidence.put("step_time_ratio", Texts.round(ratio, 2));
+        } else {
+            evidence.put("earlier_step_seconds", Texts.round(expected, 3));
+            evidence.put("slowdown_ratio", Texts.round(ratio, 2));
+        }
         evidence.put("step_reports", reports);
-        String message = smDips * 2 > gappy
-                ? String.format(Locale.ROOT, "the GPUs' SM activity drops below half its working level between "
-                        + "steps in %s of polls (utilisation misses it: mean idle %s) while steps take %s instead of "
-                        + "%s: the GPU is waiting for input (the log does not say whether loading or encoding)",
-                        Texts.pct(share), Texts.pct(idleSum / polls), Texts.secs(stepSeconds), Texts.secs(e.stepSeconds()))
+        // Where the SM counters saw most of the gaps, the message says so (utilisation samples missed them).
+        String seen = smDips * 2 > gappy
+                ? String.format(Locale.ROOT, "the GPUs' SM activity drops below half its working level between steps in "
+                        + "%s of polls (utilisation misses it: mean idle %s)", Texts.pct(share), Texts.pct(idleSum / polls))
+                : String.format(Locale.ROOT, "the GPUs go idle between kernels in %s of polls (mean idle %s)",
+                        Texts.pct(share), Texts.pct(idleSum / polls));
+        String message = predicted
+                ? String.format(Locale.ROOT,
+                        "%s while steps take %s instead of %s: the GPU is waiting for input (the log does not say "
+                                + "whether loading or encoding)", seen, Texts.secs(current), Texts.secs(expected))
                 : String.format(Locale.ROOT,
-                "the GPUs go idle between kernels in %s of polls (mean idle %s) while steps take %s instead of %s: "
-                        + "the GPU is waiting for input (the log does not say whether loading or encoding)",
-                Texts.pct(share), Texts.pct(idleSum / polls), Texts.secs(stepSeconds), Texts.secs(e.stepSeconds()));
+                        "%s while steps take %s, %s slower than this run's own earlier %s: the GPU is waiting for "
+                                + "input (the log does not say whether loading or encoding)",
+                        seen, Texts.secs(current), Texts.times(ratio), Texts.secs(expected));
         RunSpec spec = run.spec();
-        String suggestion = spec != null && "online".equalsIgnoreCase(spec.features())
+        String suggestion = spec != null && "online".equalsIgnoreCase(spec.features()) && e != null
                 ? Texts.suggestion(e, "precompute").map(x -> Texts.describe(x, e))
                         .orElse("precompute the text and VAE features")
                 : "profile the input pipeline (time the DataLoader iterator); add workers, pin memory, move the "
                         + "data to local disk";
         return Optional.of(new Finding(Severity.WARNING, message, evidence, suggestion));
+    }
+
+    private static double nz(double v) {
+        return Double.isNaN(v) ? 0 : v;
     }
 
     /** The GPU's working SM activity over the window: its 80th percentile; NaN without counters. */
@@ -252,9 +331,5 @@ public final class DataStarvationDetector implements Detector {
         }
         java.util.Arrays.sort(v, 0, n);
         return v[Math.min(n - 1, (int) Math.floor(0.8 * n))];
-    }
-
-    private static double nz(double v) {
-        return Double.isNaN(v) ? 0 : v;
     }
 }

@@ -66,23 +66,40 @@ public final class MemoryAboveEstimateDetector implements Detector {
         String suggestion = "check for other processes on the GPU, a batch or resolution larger than the spec says, "
                 + "or allocator fragmentation (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True); register the "
                 + "spec the run really uses so the comparison is meaningful";
-        RunSpec spec = run.spec();
-        if (spec != null && "precomputed".equalsIgnoreCase(spec.features())) {
-            RunSpec online = spec.overriddenBy(new RunSpec(null, null, null, null, null, null, null, null, null,
-                    null, null, null, "online", null, null, null, null));
-            Estimate withEncoders = run.whatIf(online);
-            if (withEncoders != null && withEncoders.peakMemoryBytes() > predicted
-                    && Math.abs(peak - withEncoders.peakMemoryBytes()) <= 0.15 * withEncoders.peakMemoryBytes()) {
-                evidence.put("predicted_peak_with_online_features_bytes", withEncoders.peakMemoryBytes());
-                message += String.format(Locale.ROOT, "; that matches the estimate with online features (%s): "
-                        + "the text encoder or VAE seems resident on the GPU though the spec says precomputed",
-                        Texts.gib(withEncoders.peakMemoryBytes()));
-                suggestion = String.format(Locale.ROOT, "do not load the text encoder and VAE on the GPU when "
-                        + "features are precomputed (or move them to CPU and free them: del encoder; "
-                        + "torch.cuda.empty_cache()): frees about %s",
-                        Texts.gib(withEncoders.peakMemoryBytes() - predicted));
-            }
+        Estimate withEncoders = residentEncoders(run, peak);
+        if (withEncoders != null) {
+            evidence.put("predicted_peak_with_online_features_bytes", withEncoders.peakMemoryBytes());
+            message += String.format(Locale.ROOT, "; that matches the estimate with online features (%s): "
+                    + "the text encoder or VAE seems resident on the GPU though the spec says precomputed",
+                    Texts.gib(withEncoders.peakMemoryBytes()));
+            suggestion = residentEncodersFix(run, withEncoders);
         }
         return Optional.of(new Finding(Severity.WARNING, message, evidence, suggestion));
+    }
+
+    /**
+     * The estimate with online features when the spec says precomputed and the observed peak matches that estimate
+     * (within 15 %) instead: the encoders stay on the GPU. Null otherwise.
+     */
+    static Estimate residentEncoders(RunContext run, double peak) {
+        RunSpec spec = run.spec();
+        Estimate e = run.estimate();
+        if (e == null || spec == null || !"precomputed".equalsIgnoreCase(spec.features()) || Double.isNaN(peak)) {
+            return null;
+        }
+        RunSpec online = spec.overriddenBy(new RunSpec(null, null, null, null, null, null, null, null, null,
+                null, null, null, "online", null, null, null, null));
+        Estimate withEncoders = run.whatIf(online);
+        return withEncoders != null && withEncoders.peakMemoryBytes() > e.peakMemoryBytes()
+                && Math.abs(peak - withEncoders.peakMemoryBytes()) <= 0.15 * withEncoders.peakMemoryBytes()
+                ? withEncoders : null;
+    }
+
+    /** The fix for encoders left on the GPU, naming the model's own encoders; oom_risk says the same. */
+    static String residentEncodersFix(RunContext run, Estimate withEncoders) {
+        String encoders = Texts.encoders(withEncoders).orElse("text encoder and VAE");
+        return String.format(Locale.ROOT, "do not load the %s encoders on the GPU when features are precomputed (or "
+                + "move them to CPU and free them: del encoder; torch.cuda.empty_cache()): frees about %s", encoders,
+                Texts.gib(withEncoders.peakMemoryBytes() - run.estimate().peakMemoryBytes()));
     }
 }

@@ -256,6 +256,19 @@ public final class OomRiskDetector implements Detector {
     /** The estimator's largest memory saving, else the generic advice. */
     static String memorySuggestion(RunContext run) {
         Estimate e = run.estimate();
+        // One diagnosis per run: when the memory is the encoders left on the GPU (memory_above_estimate says so),
+        // the fix is to free them, not an optimizer that saves less.
+        double peak = Double.NaN;
+        for (GpuSeries g : run.gpus()) {
+            double m = WindowStats.maxMemory(g, run.now() - 300);
+            if (!Double.isNaN(m) && (Double.isNaN(peak) || m > peak)) {
+                peak = m;
+            }
+        }
+        Estimate withEncoders = MemoryAboveEstimateDetector.residentEncoders(run, peak);
+        if (withEncoders != null) {
+            return MemoryAboveEstimateDetector.residentEncodersFix(run, withEncoders);
+        }
         if (e != null && e.suggestions() != null) {
             Optional<Suggestion> best = e.suggestions().stream().filter(x -> x.savesBytes() > 0)
                     .max(java.util.Comparator.comparingLong(Suggestion::savesBytes));

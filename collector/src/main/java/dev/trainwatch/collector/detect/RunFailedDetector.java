@@ -109,12 +109,14 @@ public final class RunFailedDetector implements Detector {
         String where = f.rank() != null ? " on rank " + f.rank() : "";
         String message = "the run failed" + where + ": " + f.summary()
                 + (before.isEmpty() ? "" : "; before that " + String.join(", ", before));
-        return Optional.of(new Finding(Severity.CRITICAL, message, evidence, fix(cause, f)));
+        return Optional.of(new Finding(Severity.CRITICAL, message, evidence, fix(cause, f, run.estimate())));
     }
 
-    private static String fix(String cause, RunFailure f) {
+    private static String fix(String cause, RunFailure f, dev.trainwatch.estimator.Estimate estimate) {
+        // Precomputing is offered only for what this model encodes online (no T5 for a class-conditional DiT).
+        String precompute = Texts.encoders(estimate).map(w -> "precompute the " + w + " features, ").orElse("");
         return switch (cause) {
-            case "cuda_oom" -> "lower the per-GPU batch, enable gradient checkpointing, precompute T5/VAE features or "
+            case "cuda_oom" -> "lower the per-GPU batch, enable gradient checkpointing, " + precompute + "or "
                     + "use an 8-bit/CAME optimizer (trainwatch estimate shows what each saves); if reserved memory far "
                     + "exceeds allocated, set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; then resume from the "
                     + "last checkpoint";

@@ -91,7 +91,7 @@ public final class StalledDetector implements Detector {
         List<Culprit> culprits = culprits(run, procs, gpuStates, lastTs, gap);
         int rankCount = Math.max(procs.size(), run.ranks().count());
         boolean named = !culprits.isEmpty() && culprits.stream().noneMatch(Culprit::busyOnCpu)
-                && (rankCount == 0 || culprits.size() * 2 < Math.max(2, rankCount));
+                && (rankCount == 0 || culprits.size() * 2 < Math.max(2, rankCount) || oneOfTwo(culprits.size(), rankCount));
         boolean early = silence < threshold;
         if (early && (!named || phase != null)) {
             return Optional.empty(); // past the quick mark, but nobody to name: wait for the usual threshold
@@ -358,16 +358,19 @@ public final class StalledDetector implements Detector {
             notSpinning.addAll(computing);
             List<GpuState> odd = List.of();
             String why = null;
+            // The odd ones are fewer than half, or one of a 2-rank run's two GPUs.
             if (spin.size() * 2 > gpus.size() && spinCounted && !notSpinning.isEmpty()
-                    && notSpinning.size() * 2 < gpus.size()) {
+                    && (notSpinning.size() * 2 < gpus.size() || oneOfTwo(notSpinning.size(), gpus.size()))) {
                 // The counters say who waits and who does not: the odd ones out are idle or still computing.
                 odd = notSpinning;
                 why = null; // per GPU below
-            } else if (spin.size() * 2 > gpus.size() && !idle.isEmpty() && idle.size() * 2 < gpus.size()) {
+            } else if (!idle.isEmpty() && (spin.size() * 2 > gpus.size() && idle.size() * 2 < gpus.size()
+                    || oneOfTwo(idle.size(), gpus.size()) && spin.size() == 1)) {
                 odd = idle;
                 why = "its GPU is idle while the others are busy at a fraction of their training power (NCCL waiting in "
                         + "a collective it never joined)";
-            } else if (idle.size() * 2 > gpus.size() && !full.isEmpty() && full.size() * 2 < gpus.size()) {
+            } else if (!full.isEmpty() && (idle.size() * 2 > gpus.size() && full.size() * 2 < gpus.size()
+                    || oneOfTwo(full.size(), gpus.size()) && idle.size() == 1)) {
                 odd = full;
                 why = "its GPU is still busy at full power while the others are idle (stuck in a kernel)";
             }
@@ -434,6 +437,14 @@ public final class StalledDetector implements Detector {
         return String.format(Locale.ROOT, "%d of %d GPUs read %s busy while their tensor pipes are idle and NVLink "
                 + "carries no data: they spin in a collective, not computing", spin.size(), gpus.size(),
                 Texts.pct(meanUtil(spin)));
+    }
+
+    /**
+     * One of two: a 2-rank run whose one rank shows the hang while the other waits for it ("fewer than half" can
+     * never hold for two, and such a hang went unnamed).
+     */
+    private static boolean oneOfTwo(int odd, int of) {
+        return odd == 1 && of == 2;
     }
 
     /** How the other ranks wait, from their GPUs and processes. */

@@ -61,15 +61,29 @@ final class Texts {
                     .orElse("precompute the text and VAE features once");
         }
         double saved = stepSeconds * encodingShare;
+        String what = encoders(e).orElse("text and VAE");
+        String how = what.contains("T5") ? " (PixArt: load_t5_feat/load_vae_feat)" : "";
         StringBuilder b = new StringBuilder(String.format(Locale.ROOT,
-                "precompute the T5 and VAE features (PixArt: load_t5_feat/load_vae_feat; Sana: cached latents and "
-                        + "text embeddings): this run spends %s%s of each %s step on them, so a step would take "
-                        + "about %s (%s less)", upperBound ? "up to " : "", secs(saved), secs(stepSeconds),
+                "precompute the %s features%s: this run spends %s%s of each %s step on them, so a step would take "
+                        + "about %s (%s less)", what, how, upperBound ? "up to " : "", secs(saved), secs(stepSeconds),
                 secs(stepSeconds - saved), pct(encodingShare)));
         suggestion(e, "precompute").filter(x -> x.savesBytes() > 0)
                 .ifPresent(x -> b.append(", and free about ").append(gib(x.savesBytes()))
                         .append(" of GPU memory (estimate)"));
         return b.toString();
+    }
+
+    /**
+     * The encoders this run computes online, as the estimator names them for its model ("Gemma-2 and VAE" for Sana,
+     * "T5 and VAE" for PixArt, "VAE" for a class-conditional DiT); empty without an estimate or when nothing is
+     * encoded online.
+     */
+    static Optional<String> encoders(Estimate e) {
+        return suggestion(e, "precompute ").map(Suggestion::change).map(c -> {
+            int from = c.toLowerCase(Locale.ROOT).indexOf("precompute ") + "precompute ".length();
+            int to = c.indexOf(" features", from);
+            return to > from ? c.substring(from, to) : null;
+        });
     }
 
     /**

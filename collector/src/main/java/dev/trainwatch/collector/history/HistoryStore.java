@@ -83,7 +83,32 @@ public final class HistoryStore implements AutoCloseable {
             store.migrate();
             return store;
         } catch (SQLException e) {
+            if (diskFull(e, dataDir)) {
+                throw new HistoryException("data directory " + dataDir + " is full (" + usableKib(dataDir)
+                        + " KiB free): free some space there or pass another --data-dir", e);
+            }
             throw new HistoryException("cannot open history database " + file + ": " + oneLine(e), e);
+        }
+    }
+
+    /**
+     * True when SQLite failed for want of space: {@code SQLITE_FULL}, or {@code SQLITE_IOERR_SHMSIZE} (the WAL
+     * index of an existing database cannot grow on a full file system), or any I/O error while almost nothing is
+     * free.
+     */
+    static boolean diskFull(SQLException e, Path dir) {
+        String message = String.valueOf(e.getMessage());
+        if (message.contains("SQLITE_FULL") || message.contains("SHMSIZE") || message.contains("disk is full")) {
+            return true;
+        }
+        return message.contains("SQLITE_IOERR") && usableKib(dir) < 64;
+    }
+
+    private static long usableKib(Path dir) {
+        try {
+            return Files.getFileStore(dir).getUsableSpace() / 1024;
+        } catch (IOException | RuntimeException e) {
+            return -1;
         }
     }
 

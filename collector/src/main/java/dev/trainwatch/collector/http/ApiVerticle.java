@@ -313,13 +313,18 @@ public final class ApiVerticle extends VerticleBase {
 
     private void postSteps(RoutingContext ctx) {
         String runId = InputValidator.requireRunId("run_id", ctx.pathParam("run_id"));
+        // An agent names itself, so its clock offset (from its batches' sent_at) corrects the steps' times too.
+        String agentId = ctx.request().getParam("agent_id");
+        if (agentId != null) {
+            InputValidator.requireLabel("agent_id", agentId);
+        }
         byte[] raw = rawBody(ctx);
         String encoding = ctx.request().getHeader(HttpHeaders.CONTENT_ENCODING);
         offLoop(ctx, () -> {
             List<StepEvent> steps = decoder.steps(decoder.decode(raw, encoding));
             validator.check(steps);
             // Only the reports counted as the run's steps feed the summary: with every rank logging, one per step.
-            metrics.runs().recordSteps(runId, fleet.ingestSteps(runId, steps));
+            metrics.runs().recordSteps(runId, fleet.ingestSteps(runId, steps, agentId));
             Map<String, Object> answer = new LinkedHashMap<>();
             answer.put("run_id", runId);
             answer.put("accepted", steps.size());

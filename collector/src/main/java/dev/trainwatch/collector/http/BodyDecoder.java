@@ -31,12 +31,18 @@ import java.util.zip.GZIPInputStream;
 public final class BodyDecoder {
     private static final int MAX_DETAIL = 160;
 
-    private static final ObjectReader BATCH = Json.MAPPER.readerFor(AgentBatch.class);
+    /**
+     * The wire codec, except that a non-finite number (a bare {@code NaN}, which the codec accepts for a loss) is
+     * refused where an integer is expected: Jackson would read it as 0.
+     */
+    private static final com.fasterxml.jackson.databind.ObjectMapper MAPPER = Json.newMapper()
+            .registerModule(StrictIntegers.module());
+    private static final ObjectReader BATCH = MAPPER.readerFor(AgentBatch.class);
     /** Specs are typed by people: a misspelled field ("bacth") is refused, not ignored (agents' batches may grow). */
-    private static final ObjectReader SPEC = Json.MAPPER.readerFor(RunSpec.class)
+    private static final ObjectReader SPEC = MAPPER.readerFor(RunSpec.class)
             .with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
-    private static final ObjectReader STEP = Json.MAPPER.readerFor(StepEvent.class);
-    private static final ObjectReader STEPS = Json.MAPPER.readerFor(StepEvent[].class);
+    private static final ObjectReader STEP = MAPPER.readerFor(StepEvent.class);
+    private static final ObjectReader STEPS = MAPPER.readerFor(StepEvent[].class);
 
     private final long maxInflatedBytes;
 

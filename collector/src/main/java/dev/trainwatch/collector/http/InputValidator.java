@@ -46,6 +46,11 @@ public final class InputValidator {
     private static final int MAX_EVENTS_PER_BATCH = 4_096;
     private static final long MAX_STEP = 1_000_000_000_000L;
     private static final long MAX_PID = 1L << 32;
+    /** Largest batch {@code seq}: 2^53 - 1, the largest integer every JSON reader holds exactly. */
+    public static final long MAX_SEQ = (1L << 53) - 1;
+    /** Longest step {@code source} (the agent sends 12 hex digits, a dot and a small number). */
+    private static final int MAX_SOURCE_LENGTH = 64;
+    private static final Pattern SOURCE = Pattern.compile("[A-Za-z0-9_.:-]{1,64}");
 
     private final CollectorConfig.Limits limits;
 
@@ -72,12 +77,23 @@ public final class InputValidator {
         return runId;
     }
 
+    /** Checks a label value from a URL (printable ASCII, at most {@value #MAX_LABEL_LENGTH} characters). */
+    public static String requireLabel(String field, String value) {
+        label(field, value, true);
+        return value;
+    }
+
     /** Checks an agent batch in full; the batch is accepted or refused as a whole. */
     public void check(AgentBatch batch) {
         label("host", batch.host(), true);
         label("agent_id", batch.agentId(), true);
-        if (batch.seq() < 0) {
-            throw ApiError.unprocessable("seq must be >= 0, got " + batch.seq());
+        if (batch.seq() < 0 || batch.seq() > MAX_SEQ) {
+            // An agent counts from 0 by one a poll: 2^53 takes it 285,000 years at 1,000 polls a second. A larger
+            // seq would be taken and then hold every real batch of that agent id below it as a "replay".
+            throw ApiError.unprocessable("seq must be between 0 and 2^53-1 (" + MAX_SEQ + "), got " + batch.seq());
+        }
+        if (batch.sentAt() != null) {
+            timestamp("sent_at", batch.sentAt());
         }
         List<GpuSample> gpus = batch.gpus();
         if (gpus != null) {
@@ -280,6 +296,16 @@ public final class InputValidator {
         if (event.failure() != null) {
             check(at + ".failure", event.failure());
         }
+        if (event.ending() != null) {
+            text(at + ".ending.log", event.ending().log(), 4_096);
+            text(at + ".ending.last_line", event.ending().lastLine(), 2_000);
+            if (event.ending().outputs() != null) {
+                size(at + ".ending.outputs", event.ending().outputs(), 8);
+                for (int i = 0; i < event.ending().outputs().size(); i++) {
+                    text(at + ".ending.outputs[" + i + "]", event.ending().outputs().get(i), 4_096);
+                }
+            }
+        }
     }
 
     /** The failure causes of the contract. */
@@ -338,6 +364,9 @@ public final class InputValidator {
         optionalRange(at + ".spool_bytes", health.spoolBytes(), 0, Long.MAX_VALUE);
         optionalRange(at + ".dropped_batches", health.droppedBatches(), 0, Long.MAX_VALUE);
         range(at + ".interval_seconds", health.intervalSeconds(), 0, 3_600);
+        optionalRange(at + ".rejected_spool_entries", health.rejectedSpoolEntries(), 0, Long.MAX_VALUE);
+        optionalRange(at + ".delivery_errors", health.deliveryErrors(), 0, Long.MAX_VALUE);
+        text(at + ".last_error", health.lastError(), 2_000);
     }
 
     /** Checks the step events of one request. */
@@ -388,6 +417,10 @@ public final class InputValidator {
         optionalRange(at + "rank", step.rank(), 0, 1_000_000);
         if (step.ts() != null) {
             timestamp(at + "ts", step.ts());
+        }
+        if (step.source() != null && !SOURCE.matcher(step.source()).matches()) {
+            throw ApiError.unprocessable(at + "source must be 1 to " + MAX_SOURCE_LENGTH
+                    + " characters of A-Z a-z 0-9 _ . : -, got '" + BodyDecoder.printable(step.source(), 40) + "'");
         }
     }
 

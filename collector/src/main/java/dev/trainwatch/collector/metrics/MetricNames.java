@@ -117,6 +117,13 @@ public final class MetricNames {
     public static final String AGENT_READ_ERRORS = "trainwatch.agent.read.errors";
     public static final String AGENT_SPOOL_DEPTH = "trainwatch.agent.spool.depth";
     public static final String AGENT_DROPPED_BATCHES = "trainwatch.agent.dropped.batches";
+    public static final String AGENT_DELIVERY_ALIVE = "trainwatch.agent.delivery.alive";
+    public static final String AGENT_DELIVERY_ERRORS = "trainwatch.agent.delivery.errors";
+    public static final String AGENT_SPOOL = "trainwatch.agent.spool";
+    public static final String AGENT_SPOOL_IN_MEMORY = "trainwatch.agent.spool.in.memory";
+    public static final String AGENT_SPOOL_REJECTED = "trainwatch.agent.spool.rejected";
+    public static final String AGENT_LOG_READABLE = "trainwatch.agent.log.readable";
+    public static final String AGENT_CLOCK_OFFSET = "trainwatch.agent.clock.offset";
     /** Label outcome, one of {@link #INGEST_OUTCOMES}. */
     public static final String INGEST_REQUESTS = "trainwatch.ingest.requests";
     /** Evaluations in which a detector threw, by anomaly kind (a bug: the detector is skipped, ingest goes on). */

@@ -28,6 +28,7 @@ public final class MetricsExporter {
     private final GpuMetrics gpuMetrics;
     private final RunMetrics runMetrics;
     private final SelfMetrics selfMetrics;
+    private final AgentMetrics agentMetrics;
     private final List<MeterBinder> extraBinders = new ArrayList<>();
 
     /**
@@ -45,10 +46,12 @@ public final class MetricsExporter {
                 new io.prometheus.metrics.model.registry.PrometheusRegistry(), micrometerClock(clock));
         this.gpuMetrics = new GpuMetrics(gpus);
         this.runMetrics = new RunMetrics(runs);
-        this.selfMetrics = new SelfMetrics(agents);
+        this.selfMetrics = new SelfMetrics();
+        this.agentMetrics = new AgentMetrics(agents);
         gpuMetrics.bindTo(registry);
         runMetrics.bindTo(registry);
         selfMetrics.bindTo(registry);
+        agentMetrics.bindTo(registry);
         if (jvm) {
             new JvmMemoryMetrics().bindTo(registry);
             new JvmThreadMetrics().bindTo(registry);
@@ -84,7 +87,6 @@ public final class MetricsExporter {
     /** Brings the series in line with the fleet without rendering (benchmarks and tests). */
     public synchronized void refresh() {
         runMetrics.refresh();
-        selfMetrics.refresh();
     }
 
     /** The content type of {@link #scrape()}. */

@@ -14,6 +14,9 @@ final class AgentState {
     long batches;
     long duplicates;
     boolean lost;
+    /** The agent's clock minus the collector's, estimated from its batches' send times. */
+    final ClockOffset clock = new ClockOffset();
+    boolean warnedClock;
 
     AgentState(String agentId) {
         this.agentId = agentId;

@@ -14,7 +14,15 @@ import dev.trainwatch.protocol.AgentHealth;
  * @param batches     batches applied since the collector started
  * @param duplicates  replayed batches ignored
  * @param lost        no batch for longer than the agent_lost threshold
+ * @param clockOffsetSeconds the agent's clock minus the collector's (null until a batch carried {@code sent_at});
+ *                    its time stamps are corrected by it
  */
 public record AgentView(String agentId, String host, long lastSeq, double lastSeenTs, AgentHealth health,
-                        int gpuCount, long batches, long duplicates, boolean lost) {
+                        int gpuCount, long batches, long duplicates, boolean lost, Double clockOffsetSeconds) {
+
+    /** A view without a clock offset. */
+    public AgentView(String agentId, String host, long lastSeq, double lastSeenTs, AgentHealth health, int gpuCount,
+                     long batches, long duplicates, boolean lost) {
+        this(agentId, host, lastSeq, lastSeenTs, health, gpuCount, batches, duplicates, lost, null);
+    }
 }

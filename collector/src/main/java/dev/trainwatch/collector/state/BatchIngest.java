@@ -32,10 +32,21 @@ final class BatchIngest {
         this.specs = specs;
     }
 
+    private static final System.Logger LOG = System.getLogger(FleetLog.NAME);
+    /** A clock further off than this is worth one line (NTP keeps clocks within milliseconds). */
+    static final double CLOCK_WARNING_SECONDS = 5;
+
     IngestResult apply(AgentBatch batch, double now) {
         AgentState agent = registry.agent(batch.agentId());
-        if (agent != null && batch.seq() <= agent.lastSeq) {
-            agent.duplicates++;
+        long last = agent != null ? agent.lastSeq : Long.MIN_VALUE;
+        Long applied = registry.ledger.lastSeq(batch.agentId());
+        if (applied != null && applied > last) {
+            last = applied; // applied before this collector's restart (or before the agent was forgotten)
+        }
+        if (batch.seq() <= last) {
+            if (agent != null) {
+                agent.duplicates++;
+            }
             return IngestResult.DUPLICATE;
         }
         if (agent == null) {
@@ -43,6 +54,8 @@ final class BatchIngest {
         }
         agent.host = batch.host();
         agent.lastSeq = batch.seq();
+        registry.ledger.applied(batch.agentId(), batch.seq());
+        double offset = clockOffset(agent, batch, now);
         agent.lastSeen = now;
         agent.lost = false;
         agent.batches++;
@@ -62,7 +75,7 @@ final class BatchIngest {
                     continue; // the GPU limit is full of live GPUs
                 }
                 g.window.host = batch.host();
-                g.window.add(s, Timestamps.stamp(s.ts(), now));
+                g.window.add(s, Timestamps.stamp(s.ts() - offset, now));
                 g.window.trim(now);
                 g.latest = s;
                 g.lastSeen = now;
@@ -70,7 +83,7 @@ final class BatchIngest {
                     RunState run = registry.run(g.runId);
                     if (run != null) {
                         if (!run.ended) {
-                            run.accounting.gpuSample(s.uuid(), s, Timestamps.stamp(s.ts(), now));
+                            run.accounting.gpuSample(s.uuid(), s, Timestamps.stamp(s.ts() - offset, now));
                         }
                         double used = s.memoryUsedBytes() != null && s.memoryUsedBytes() >= 0
                                 ? s.memoryUsedBytes() : Double.NaN;
@@ -85,7 +98,8 @@ final class BatchIngest {
         }
         agent.gpuCount = gpuCount;
         if (batch.hostMemory() != null) {
-            registry.hostMemoryOrCreate(batch.host()).add(batch.hostMemory(), Timestamps.stamp(batch.hostMemory().ts(), now));
+            registry.hostMemoryOrCreate(batch.host()).add(batch.hostMemory(),
+                    Timestamps.stamp(batch.hostMemory().ts() - offset, now));
         }
         if (batch.runs() != null) {
             for (RunAttribution a : batch.runs()) {
@@ -105,7 +119,7 @@ final class BatchIngest {
         }
         if (batch.events() != null) {
             for (AgentEvent e : batch.events()) {
-                applyEvent(e, batch.host(), now, touched);
+                applyEvent(e, batch.host(), now, offset, touched);
             }
         }
         for (RunState run : touched) {
@@ -115,6 +129,25 @@ final class BatchIngest {
             }
         }
         return IngestResult.ACCEPTED;
+    }
+
+    /**
+     * The agent's clock offset after this batch (0 until it sends {@code sent_at}); one line the first time it is
+     * beyond {@value #CLOCK_WARNING_SECONDS} s. Its readings are moved by it onto the collector's clock.
+     */
+    private static double clockOffset(AgentState agent, AgentBatch batch, double now) {
+        if (batch.sentAt() != null && Double.isFinite(batch.sentAt())) {
+            agent.clock.observe(batch.sentAt(), now);
+        }
+        double offset = agent.clock.seconds();
+        if (!agent.warnedClock && Math.abs(offset) > CLOCK_WARNING_SECONDS) {
+            agent.warnedClock = true;
+            LOG.log(System.Logger.Level.WARNING, String.format(java.util.Locale.ROOT,
+                    "agent %s on %s: its clock is %.1f s %s the collector's; its time stamps are corrected by that "
+                            + "(check NTP on that node)", agent.agentId, agent.host, Math.abs(offset),
+                    offset > 0 ? "ahead of" : "behind"));
+        }
+        return offset;
     }
 
     private RunState attribute(RunAttribution a, String host, double now) {
@@ -223,7 +256,7 @@ final class BatchIngest {
         return run;
     }
 
-    private void applyEvent(AgentEvent e, String host, double now, Set<RunState> touched) {
+    private void applyEvent(AgentEvent e, String host, double now, double offset, Set<RunState> touched) {
         if (e == null || e.kind() == null) {
             return;
         }
@@ -240,7 +273,7 @@ final class BatchIngest {
                     }
                     g.window.host = host;
                 }
-                g.addXid(new RunContext.XidRecord(Timestamps.stamp(e.ts(), now), host, e.gpuUuid(), e.xid()));
+                g.addXid(new RunContext.XidRecord(Timestamps.stamp(e.ts() - offset, now), host, e.gpuUuid(), e.xid()));
                 if (g.runId != null && registry.hasRun(g.runId)) {
                     touched.add(registry.run(g.runId));
                 }
@@ -255,9 +288,12 @@ final class BatchIngest {
                 }
             }
             case RUN_ENDED -> {
-                RunState run = registry.run(e.runId());
+                RunState run = ownRun(e.runId(), host);
+                if (run != null && e.ending() != null) {
+                    run.ending = e.ending();
+                }
                 if (run != null) {
-                    RunState.HostPart part = run.hosts.computeIfAbsent(host, h -> new RunState.HostPart());
+                    RunState.HostPart part = run.hosts.get(host);
                     part.ended = true;
                     if (!run.ended && run.hosts.values().stream().allMatch(p -> p.ended)) {
                         events.end(run, now);
@@ -265,18 +301,18 @@ final class BatchIngest {
                 }
             }
             case RUN_FAILED -> {
-                RunState run = registry.run(e.runId());
+                RunState run = ownRun(e.runId(), host);
                 if (run != null && e.failure() != null) {
                     events.fail(run, e.failure(), host, now);
                 }
             }
             case PHASE -> {
                 // A checkpoint, evaluation or sampling phase the run's log announced: its time is not a stall.
-                RunState run = registry.run(e.runId());
+                RunState run = ownRun(e.runId(), host);
                 if (run != null && !run.ended) {
-                    run.accounting.phase(e.message(), Timestamps.stamp(e.ts(), now));
+                    run.accounting.phase(e.message(), Timestamps.stamp(e.ts() - offset, now));
                     run.phaseKind = e.message();
-                    run.phaseTs = Timestamps.stamp(e.ts(), now);
+                    run.phaseTs = Timestamps.stamp(e.ts() - offset, now);
                     touched.add(run);
                 }
             }
@@ -285,4 +321,29 @@ final class BatchIngest {
             }
         }
     }
+
+    /**
+     * The run an event of this host's agent may speak for: one the host attributed (in this batch or before), or one
+     * on no node yet. An agent reports the runs on its own node; an event naming a run on other nodes only is ignored
+     * and counted, so no holder of the ingest token can end or fail another node's run through its own batches.
+     */
+    private RunState ownRun(String runId, String host) {
+        RunState run = registry.run(runId);
+        if (run == null) {
+            return null;
+        }
+        if (run.hosts.isEmpty()) {
+            // On no node yet (a spec, or steps a script pushed): the first node to speak for it takes it.
+            run.hosts.put(host, new RunState.HostPart());
+            return run;
+        }
+        if (!run.hosts.containsKey(host)) {
+            foreignEvents++;
+            return null;
+        }
+        return run;
+    }
+
+    /** Events ignored because they named a run their agent's host never attributed. */
+    long foreignEvents;
 }

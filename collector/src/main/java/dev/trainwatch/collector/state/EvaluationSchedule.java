@@ -22,14 +22,14 @@ import java.util.OptionalInt;
  * transition). Holds the {@link RunContext} the detectors see. Only called under the {@link Fleet}'s lock.
  */
 final class EvaluationSchedule {
-    private static final System.Logger LOG = System.getLogger(Fleet.class.getName());
+    private static final System.Logger LOG = System.getLogger(FleetLog.NAME);
     /** onRunChanged at most this often per run while data flows. */
     static final double CHANGE_NOTIFY_SECONDS = 60;
 
     /** What the schedule hands back to the fleet. */
     interface Notifier {
         /** An anomaly was raised, changed or resolved. */
-        void publish(String runId, Transition t);
+        void publish(RunState run, Transition t);
 
         /** The run's summary is due for listeners. */
         void notifyChanged(RunState run, double now);
@@ -121,7 +121,7 @@ final class EvaluationSchedule {
             }
             if (t.isPresent()) {
                 run.summaryDue = true;
-                notifier.publish(run.runId, t.get());
+                notifier.publish(run, t.get());
             }
         }
     }

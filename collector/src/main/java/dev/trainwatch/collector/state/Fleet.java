@@ -48,13 +48,9 @@ import java.util.function.DoubleUnaryOperator;
  */
 public final class Fleet {
 
-    private static final System.Logger LOG = System.getLogger(Fleet.class.getName());
+    private static final System.Logger LOG = System.getLogger(FleetLog.NAME);
     /** Utilisation at or below this counts as idle (the agent's idle threshold, 5%). */
     static final double IDLE_RATIO = 0.05;
-    /** Views report utilisation and clocks over this recent span. */
-    static final double RECENT_SECONDS = 60;
-    /** A spec without any data this long gets an identity hint (view, page, log). */
-    static final double UNMATCHED_AFTER_SECONDS = 60;
 
     private final Clock clock;
     private final FleetSettings settings;
@@ -221,11 +217,23 @@ public final class Fleet {
      * @return the reports counted as the run's steps (what feeds its step-time summary), in order
      */
     public List<StepEvent> ingestSteps(String runId, List<StepEvent> reports) {
+        return ingestSteps(runId, reports, null);
+    }
+
+    /**
+     * As {@link #ingestSteps(String, List)}, for reports an agent read from a log: their time stamps are moved by
+     * that agent's clock offset (see {@link AgentView#clockOffsetSeconds()}). Reports with a {@code source} are
+     * applied once: a report at or below the last step applied from the same source and rank is dropped, also
+     * after a collector restart when the fleet keeps an {@link AppliedLedger} on disk.
+     *
+     * @param agentId the agent that sent them, or null
+     */
+    public List<StepEvent> ingestSteps(String runId, List<StepEvent> reports, String agentId) {
         requireId(runId);
         Objects.requireNonNull(reports, "steps");
         try {
             synchronized (lock) {
-                return steps.apply(runId, reports, now());
+                return steps.apply(runId, reports, agentId, now());
             }
         } finally {
             outbox.drain();
@@ -286,6 +294,7 @@ public final class Fleet {
                 }
                 events.end(run, now());
                 registry.forget(run);
+                registry.ledger.forgetRun(runId);
                 return true;
             }
         } finally {
@@ -358,7 +367,7 @@ public final class Fleet {
                     }
                     events.maybeEvaluate(run, now);
                     if (!run.unmatchedLogged && run.registeredSpec != null && !Slots.observed(run)
-                            && now - run.firstSeen >= UNMATCHED_AFTER_SECONDS) {
+                            && now - run.firstSeen >= RunObservations.UNMATCHED_AFTER_SECONDS) {
                         run.unmatchedLogged = true;
                         LOG.log(System.Logger.Level.WARNING, "run {0}: {1}", run.runId,
                                 observations.unmatched(run, now).message());
@@ -508,12 +517,31 @@ public final class Fleet {
         }
     }
 
+    /**
+     * Keeps what is applied in {@code ledger} (with a data directory: across restarts), instead of in memory
+     * only. Call before any input arrives; the fleet closes the previous ledger.
+     */
+    public void keepAppliedIn(AppliedLedger ledger) {
+        Objects.requireNonNull(ledger, "ledger");
+        synchronized (lock) {
+            registry.ledger.close();
+            registry.ledger = ledger;
+        }
+    }
+
+    /** Closes the ledger of what was applied (at shutdown, after the last input). */
+    public void closeLedger() {
+        synchronized (lock) {
+            registry.ledger.close();
+        }
+    }
+
     public List<AgentView> agents() {
         synchronized (lock) {
             List<AgentView> out = new ArrayList<>();
             for (AgentState a : registry.agents()) {
                 out.add(new AgentView(a.agentId, a.host, a.lastSeq, a.lastSeen, a.health, a.gpuCount, a.batches,
-                        a.duplicates, a.lost));
+                        a.duplicates, a.lost, a.clock.known() ? a.clock.seconds() : null));
             }
             out.sort(Comparator.comparing(AgentView::host).thenComparing(AgentView::agentId));
             return out;

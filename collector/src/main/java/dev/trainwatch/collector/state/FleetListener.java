@@ -11,6 +11,15 @@ import dev.trainwatch.collector.detect.Anomaly;
  */
 public interface FleetListener {
 
+    /**
+     * Whether this listener tells people (alerts): it then hears only of anomalies of runs that were seen training
+     * (a step, a spec, a failure, a GPU reading), not of run ids that never were, so a flood of junk ids cannot
+     * page anyone. Listeners that keep records (the history) hear of every anomaly.
+     */
+    default boolean notifiesPeople() {
+        return false;
+    }
+
     /** An anomaly became active, or an active one changed severity (the argument carries the new one). */
     default void onAnomalyRaised(String runId, Anomaly anomaly) {
     }

@@ -43,6 +43,9 @@ package dev.trainwatch.collector.state;
  * @param loss                   the newest finite training loss reported
  * @param lossNonfinite          true while the newest report's loss or grad norm is NaN or infinite
  * @param lossNonfiniteReports   reports whose loss was NaN or infinite since the run appeared
+ * @param specMismatch           set when the observation is impossible under the registered spec (model FLOPs at
+ *                               more than the GPUs' peak: an MFU above 100 %): says so, and {@code mfuRatio} and
+ *                               {@code hfuRatio} are then null (no figure nobody can reach is shown); null otherwise
  * @param smActiveRatio          mean share of SMs at work over the run's GPUs in the last minute (GPM; null for
  *                               GPUs without hardware activity counters)
  * @param hardwareMfuRatio       hardware MFU: the mean share of time the tensor pipes were busy over the run's GPUs
@@ -56,10 +59,42 @@ public record ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memo
                            Double powerWatts, java.util.List<RankView> ranks, Double mfuRatio, Double hfuRatio,
                            Double goodputRatio, Double energyJoules, Double gpuHours, Double cost,
                            java.util.Map<String, Double> wallSeconds, Double accountedSinceTs, Double loss,
-                           Boolean lossNonfinite, Long lossNonfiniteReports, Double smActiveRatio,
-                           Double hardwareMfuRatio) {
+                           Boolean lossNonfinite, Long lossNonfiniteReports, String specMismatch,
+                           Double smActiveRatio, Double hardwareMfuRatio) {
 
-    /** A view without hardware activity counters. */
+    /** A view with a spec mismatch, without hardware activity counters. */
+    public ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memoryTotalBytes, Double stepSeconds,
+                        Double dataWaitRatio, Double textEncoderRatio, Double vaeRatio, Double gpuUtilizationRatio,
+                        Double samplesPerSecond, Long lastStep, Double lastStepTs, Integer largestBucketHeightPx,
+                        Integer largestBucketWidthPx, int gpuCount, Double powerWatts,
+                        java.util.List<RankView> ranks, Double mfuRatio, Double hfuRatio, Double goodputRatio,
+                        Double energyJoules, Double gpuHours, Double cost, java.util.Map<String, Double> wallSeconds,
+                        Double accountedSinceTs, Double loss, Boolean lossNonfinite, Long lossNonfiniteReports,
+                        String specMismatch) {
+        this(peakMemoryBytes, memoryUsedBytes, memoryTotalBytes, stepSeconds, dataWaitRatio, textEncoderRatio,
+                vaeRatio, gpuUtilizationRatio, samplesPerSecond, lastStep, lastStepTs, largestBucketHeightPx,
+                largestBucketWidthPx, gpuCount, powerWatts, ranks, mfuRatio, hfuRatio, goodputRatio, energyJoules,
+                gpuHours, cost, wallSeconds, accountedSinceTs, loss, lossNonfinite, lossNonfiniteReports, specMismatch,
+                null, null);
+    }
+
+    /** A view with hardware activity counters, without a spec mismatch. */
+    public ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memoryTotalBytes, Double stepSeconds,
+                        Double dataWaitRatio, Double textEncoderRatio, Double vaeRatio, Double gpuUtilizationRatio,
+                        Double samplesPerSecond, Long lastStep, Double lastStepTs, Integer largestBucketHeightPx,
+                        Integer largestBucketWidthPx, int gpuCount, Double powerWatts,
+                        java.util.List<RankView> ranks, Double mfuRatio, Double hfuRatio, Double goodputRatio,
+                        Double energyJoules, Double gpuHours, Double cost, java.util.Map<String, Double> wallSeconds,
+                        Double accountedSinceTs, Double loss, Boolean lossNonfinite, Long lossNonfiniteReports,
+                        Double smActiveRatio, Double hardwareMfuRatio) {
+        this(peakMemoryBytes, memoryUsedBytes, memoryTotalBytes, stepSeconds, dataWaitRatio, textEncoderRatio,
+                vaeRatio, gpuUtilizationRatio, samplesPerSecond, lastStep, lastStepTs, largestBucketHeightPx,
+                largestBucketWidthPx, gpuCount, powerWatts, ranks, mfuRatio, hfuRatio, goodputRatio, energyJoules,
+                gpuHours, cost, wallSeconds, accountedSinceTs, loss, lossNonfinite, lossNonfiniteReports, null,
+                smActiveRatio, hardwareMfuRatio);
+    }
+
+    /** A view without a spec mismatch or hardware activity counters. */
     public ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memoryTotalBytes, Double stepSeconds,
                         Double dataWaitRatio, Double textEncoderRatio, Double vaeRatio, Double gpuUtilizationRatio,
                         Double samplesPerSecond, Long lastStep, Double lastStepTs, Integer largestBucketHeightPx,
@@ -70,7 +105,7 @@ public record ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memo
         this(peakMemoryBytes, memoryUsedBytes, memoryTotalBytes, stepSeconds, dataWaitRatio, textEncoderRatio,
                 vaeRatio, gpuUtilizationRatio, samplesPerSecond, lastStep, lastStepTs, largestBucketHeightPx,
                 largestBucketWidthPx, gpuCount, powerWatts, ranks, mfuRatio, hfuRatio, goodputRatio, energyJoules,
-                gpuHours, cost, wallSeconds, accountedSinceTs, loss, lossNonfinite, lossNonfiniteReports, null, null);
+                gpuHours, cost, wallSeconds, accountedSinceTs, loss, lossNonfinite, lossNonfiniteReports, (String) null);
     }
 
     /** A view without loss readings. */
@@ -84,7 +119,7 @@ public record ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memo
         this(peakMemoryBytes, memoryUsedBytes, memoryTotalBytes, stepSeconds, dataWaitRatio, textEncoderRatio,
                 vaeRatio, gpuUtilizationRatio, samplesPerSecond, lastStep, lastStepTs, largestBucketHeightPx,
                 largestBucketWidthPx, gpuCount, powerWatts, ranks, mfuRatio, hfuRatio, goodputRatio, energyJoules,
-                gpuHours, cost, wallSeconds, accountedSinceTs, null, null, null, null, null);
+                gpuHours, cost, wallSeconds, accountedSinceTs, null, null, null);
     }
 
     /** A view without efficiency figures. */
@@ -96,7 +131,7 @@ public record ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memo
         this(peakMemoryBytes, memoryUsedBytes, memoryTotalBytes, stepSeconds, dataWaitRatio, textEncoderRatio,
                 vaeRatio, gpuUtilizationRatio, samplesPerSecond, lastStep, lastStepTs, largestBucketHeightPx,
                 largestBucketWidthPx, gpuCount, powerWatts, ranks, null, null, null, null, null, null, null, null,
-                null, null, null, null, null);
+                null, null, null);
     }
 
     /** A view without a per-rank breakdown. */

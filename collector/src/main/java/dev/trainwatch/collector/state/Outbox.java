@@ -21,7 +21,7 @@ import java.util.function.Consumer;
  * done (a registered spec on disk before the answer).
  */
 final class Outbox {
-    private static final System.Logger LOG = System.getLogger(Fleet.class.getName());
+    private static final System.Logger LOG = System.getLogger(FleetLog.NAME);
     /** A listener failure is logged with its stack at most this often; the others are counted. */
     private static final long FAILURE_LOG_MILLIS = 60_000;
 
@@ -44,12 +44,21 @@ final class Outbox {
         listeners.remove(listener);
     }
 
-    void raised(String runId, Anomaly a) {
-        add(l -> l.onAnomalyRaised(runId, a));
+    /** @param observed whether the run was ever seen training: listeners that notify people hear only of those */
+    void raised(String runId, Anomaly a, boolean observed) {
+        add(l -> {
+            if (observed || !l.notifiesPeople()) {
+                l.onAnomalyRaised(runId, a);
+            }
+        });
     }
 
-    void resolved(String runId, Anomaly a) {
-        add(l -> l.onAnomalyResolved(runId, a));
+    void resolved(String runId, Anomaly a, boolean observed) {
+        add(l -> {
+            if (observed || !l.notifiesPeople()) {
+                l.onAnomalyResolved(runId, a);
+            }
+        });
     }
 
     void changed(RunSummary summary) {

@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * lock, except the counts, which are published for readers that must not wait for the lock ({@code /healthz}).
  */
 final class Registry {
-    private static final System.Logger LOG = System.getLogger(Fleet.class.getName());
+    private static final System.Logger LOG = System.getLogger(FleetLog.NAME);
 
     final FleetSettings settings;
     final double windowSeconds;
@@ -34,6 +34,9 @@ final class Registry {
     private final Map<String, String> aliases = new LinkedHashMap<>();
     /** Rank windows of all runs together (see {@link RankBudget}). */
     final RankBudget rankBudget;
+
+    /** What was applied (agent seqs, step sources), so that nothing is applied twice; see {@link AppliedLedger}. */
+    AppliedLedger ledger = AppliedLedger.inMemory();
 
     /** Sizes published after each change, read without the lock. */
     private final AtomicInteger runCount = new AtomicInteger();
@@ -101,16 +104,42 @@ final class Registry {
     private void makeRoomForRun(double now) {
         RunState victim = Slots.runToForget(runs.values(), now);
         if (victim == null) {
-            LOG.log(System.Logger.Level.WARNING, "run limit {0} reached and every run is live: refusing a new run",
-                    settings.maxRuns());
+            if (limitLogDue(now)) {
+                LOG.log(System.Logger.Level.WARNING, "run limit {0} reached and every run is live: refusing new runs"
+                        + " (counted in trainwatch_limit_refused_total; logged at most once a minute)",
+                        settings.maxRuns());
+            }
             throw slots.refuse(Slots.Kind.RUNS, settings.maxRuns(),
                     Slots.retryAfterSeconds(runs.values(), r -> r.lastSeen, now), now);
         }
-        LOG.log(System.Logger.Level.WARNING, "run limit {0} reached: forgetting {1} run {2}", settings.maxRuns(),
-                victim.ended ? "ended" : now - victim.lastSeen >= Slots.SILENT_SECONDS ? "silent" : "spec-only",
-                victim.runId);
+        forgottenSinceLog++;
+        if (limitLogDue(now)) {
+            LOG.log(System.Logger.Level.WARNING, "run limit {0} reached: forgot {1} ended, silent or spec-only run(s)"
+                    + " to make room, the latest {2} (logged at most once a minute)", settings.maxRuns(),
+                    forgottenSinceLog, victim.runId);
+            forgottenSinceLog = 0;
+        }
         forget(victim);
         slots.forgot(Slots.Kind.RUNS);
+    }
+
+    /** Runs forgotten to make room since the last line about it. */
+    private long forgottenSinceLog;
+    private final java.util.Map<Slots.Kind, Double> limitLoggedAt = new java.util.EnumMap<>(Slots.Kind.class);
+
+    /** A line about a full run limit at most once a minute: a flood of new run ids must not flood the log. */
+    private boolean limitLogDue(double now) {
+        return limitLogDue(Slots.Kind.RUNS, now);
+    }
+
+    /** A line about a full limit of this kind at most once a minute. */
+    private boolean limitLogDue(Slots.Kind kind, double now) {
+        Double last = limitLoggedAt.get(kind);
+        if (last == null || now - last >= 60 || now < last) {
+            limitLoggedAt.put(kind, now);
+            return true;
+        }
+        return false;
     }
 
     // ---- other names of runs
@@ -162,8 +191,10 @@ final class Registry {
                 String silent = Slots.silentToForget(gpus, x -> x.lastSeen, now);
                 if (silent == null) {
                     slots.refuse(Slots.Kind.GPUS, settings.maxGpus(), 0, now);
-                    LOG.log(System.Logger.Level.WARNING, "GPU limit {0} reached and every GPU is live: ignoring new"
-                            + " GPUs", settings.maxGpus());
+                    if (limitLogDue(Slots.Kind.GPUS, now)) {
+                        LOG.log(System.Logger.Level.WARNING, "GPU limit {0} reached and every GPU is live: ignoring"
+                                + " new GPUs (logged at most once a minute)", settings.maxGpus());
+                    }
                     return null;
                 }
                 gpus.remove(silent);
@@ -196,8 +227,10 @@ final class Registry {
         if (agents.size() >= settings.maxAgents()) {
             String silent = Slots.silentToForget(agents, a -> a.lastSeen, now);
             if (silent == null) {
-                LOG.log(System.Logger.Level.WARNING, "agent limit {0} reached and every agent is live: refusing"
-                        + " a new agent", settings.maxAgents());
+                if (limitLogDue(Slots.Kind.AGENTS, now)) {
+                    LOG.log(System.Logger.Level.WARNING, "agent limit {0} reached and every agent is live: refusing"
+                            + " new agents (logged at most once a minute)", settings.maxAgents());
+                }
                 throw slots.refuse(Slots.Kind.AGENTS, settings.maxAgents(),
                         Slots.retryAfterSeconds(agents.values(), a -> a.lastSeen, now), now);
             }

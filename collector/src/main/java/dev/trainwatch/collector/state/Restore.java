@@ -12,7 +12,7 @@ import java.util.Map;
  * Puts back runs the history kept, after a restart. Only called under the {@link Fleet}'s lock.
  */
 final class Restore {
-    private static final System.Logger LOG = System.getLogger(Fleet.class.getName());
+    private static final System.Logger LOG = System.getLogger(FleetLog.NAME);
 
     private final Registry registry;
     private final Predictor predictor;

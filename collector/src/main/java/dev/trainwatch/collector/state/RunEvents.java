@@ -13,6 +13,7 @@ import java.util.List;
  * {@link Fleet}'s lock.
  */
 final class RunEvents implements EvaluationSchedule.Notifier {
+    private final Registry registry;
     private final RunObservations observations;
     private final Outbox outbox;
     /** When detectors run; it reports its transitions back here. */
@@ -20,19 +21,39 @@ final class RunEvents implements EvaluationSchedule.Notifier {
 
     RunEvents(Registry registry, List<Detector> detectors, Predictor predictor, RunObservations observations,
             Outbox outbox) {
+        this.registry = registry;
         this.observations = observations;
         this.outbox = outbox;
         this.schedule = new EvaluationSchedule(registry, detectors, predictor, observations, this);
     }
 
     @Override
-    public void publish(String runId, Transition t) {
+    public void publish(RunState run, Transition t) {
         Anomaly a = t.anomaly();
+        boolean observed = observedTraining(run);
         if (t.raised()) {
-            outbox.raised(runId, a);
+            outbox.raised(run.runId, a, observed);
         } else {
-            outbox.resolved(runId, a);
+            outbox.resolved(run.runId, a, observed);
         }
+    }
+
+    /**
+     * Whether the run was ever seen training: it counted a step, has a spec, failed, or one of its GPUs reported a
+     * reading. A run id that is none of these (junk, a launcher seen before its ranks) keeps its anomalies in the API
+     * and the history, but nobody is notified of them ({@link FleetListener#notifiesPeople()}).
+     */
+    private boolean observedTraining(RunState run) {
+        if (run.lastCountedStep >= 0 || run.registeredSpec != null || run.failure != null
+                || run.tracker.isActive(dev.trainwatch.collector.detect.AnomalyKind.RUN_FAILED)) {
+            return true;
+        }
+        for (GpuState g : registry.runGpus(run)) {
+            if (g.latest != null) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override
@@ -51,7 +72,7 @@ final class RunEvents implements EvaluationSchedule.Notifier {
         run.ended = true;
         run.endedAt = now;
         for (Transition t : run.tracker.resolveAllExcept(now, AnomalyKind.RUN_FAILED)) {
-            publish(run.runId, t);
+            publish(run, t);
         }
         outbox.ended(observations.summarize(run, now));
     }

@@ -20,6 +20,11 @@ import java.util.OptionalInt;
 final class RunObservations {
     private final Predictor predictor;
     private final double windowSeconds;
+    /** Views report utilisation and clocks over this recent span. */
+    static final double RECENT_SECONDS = 60;
+    /** A spec without any data this long gets an identity hint (view, page, log). */
+    static final double UNMATCHED_AFTER_SECONDS = 60;
+
     private final Registry registry;
     private GpuHourPrices prices = GpuHourPrices.NONE;
 
@@ -58,7 +63,7 @@ final class RunObservations {
         ObservedView observed = observed(run, gs, now);
         ComparisonView comparison = comparison(run, observed);
         List<RunGpuView> gpuViews = new ArrayList<>(gs.size());
-        double recent = now - Fleet.RECENT_SECONDS;
+        double recent = now - RECENT_SECONDS;
         for (GpuState g : gs) {
             GpuWindow w = g.window;
             RunState.HostPart part = run.hosts.get(w.host());
@@ -88,7 +93,26 @@ final class RunObservations {
         return new RunView(run.runId, run.estimate != null ? run.estimate.spec() : run.registeredSpec,
                 run.estimate, observed, comparison, run.tracker.snapshot(), gpuViews,
                 List.copyOf(run.hosts.keySet()), run.firstSeen, run.lastSeen, run.ended, nan(run.endedAt),
-                run.synthetic ? Boolean.TRUE : null, unmatched(run, now), hostMemoryOf(run));
+                run.synthetic ? Boolean.TRUE : null, unmatched(run, now), hostMemoryOf(run), ending(run));
+    }
+
+    /** An ended run whose agent's log named no cause, and no failure is known: say so, and where to look. */
+    static RunView.Ending ending(RunState run) {
+        dev.trainwatch.protocol.RunEnding e = run.ending;
+        if (!run.ended || e == null || e.causeInLog() || run.failure != null) {
+            return null;
+        }
+        List<String> outputs = e.outputs() == null ? List.of() : e.outputs();
+        StringBuilder m = new StringBuilder("ended without a cause in the log");
+        m.append(e.log() != null ? " (" + e.log() + ")" : " (no log was read)");
+        if (!outputs.isEmpty()) {
+            m.append("; if it did not finish, its traceback went to its output: ").append(String.join(", ", outputs))
+                    .append(" — point --log at ").append(outputs.size() == 1 ? "it" : "the one that holds it");
+        } else {
+            m.append("; if it did not finish, its traceback went to its processes' stderr (a terminal or a pipe): "
+                    + "save that output to a file and point --log at it");
+        }
+        return new RunView.Ending(m.toString(), e.log(), e.lastLine(), outputs.isEmpty() ? null : List.copyOf(outputs));
     }
 
     private List<HostMemoryView> hostMemoryOf(RunState run) {
@@ -102,10 +126,10 @@ final class RunObservations {
         return out.isEmpty() ? null : List.copyOf(out);
     }
 
-    /** A spec nothing has reported for {@link Fleet#UNMATCHED_AFTER_SECONDS}: which runs the agents do report. */
+    /** A spec nothing has reported for {@link #UNMATCHED_AFTER_SECONDS}: which runs the agents do report. */
     RunView.Unmatched unmatched(RunState run, double now) {
         if (run.registeredSpec == null || run.ended || Slots.observed(run)
-                || now - run.firstSeen < Fleet.UNMATCHED_AFTER_SECONDS) {
+                || now - run.firstSeen < UNMATCHED_AFTER_SECONDS) {
             return null;
         }
         List<RunState> candidates = new ArrayList<>();
@@ -129,7 +153,7 @@ final class RunObservations {
 
     private ObservedView observed(RunState run, List<GpuState> gs, double now) {
         double fromSteps = now - windowSeconds;
-        double recent = now - Fleet.RECENT_SECONDS;
+        double recent = now - RECENT_SECONDS;
         double fullestUsed = Double.NaN;
         double fullestTotal = Double.NaN;
         double fullestHeadroom = Double.POSITIVE_INFINITY;
@@ -190,6 +214,17 @@ final class RunObservations {
         Estimate.Flops flops = run.estimate != null ? run.estimate.flops() : null;
         double mfu = flops == null ? Double.NaN : flops.modelUtilization(samplesPerSecond, dataParallel);
         double hfu = flops == null ? Double.NaN : flops.hardwareUtilization(samplesPerSecond, dataParallel);
+        // More model FLOPs per second than the GPUs can do: the spec is not this run (another model, batch,
+        // resolution or GPU count). Said as such; no impossible figure is shown, and the prediction is not trusted.
+        String specMismatch = null;
+        if (mfu > 1.0) {
+            specMismatch = String.format(java.util.Locale.ROOT, "the run is faster than its GPUs could be under the "
+                    + "registered spec (%.0f%% of their peak in model FLOPs): the spec does not match the run (model, "
+                    + "batch, resolution or GPUs), so its prediction does not apply; register the spec the run really "
+                    + "uses", mfu * 100);
+            mfu = Double.NaN;
+            hfu = Double.NaN;
+        }
         double until = accountedUntil(run, now);
         RunAccounting acc = run.accounting;
         Map<String, Double> wall = new java.util.LinkedHashMap<>();
@@ -206,7 +241,7 @@ final class RunObservations {
                 nan(acc.goodput(until)), nan(acc.energyJoules()), gpuHours, nan(gpuHours * price),
                 wall.isEmpty() ? null : wall, acc.start(), nan(run.losses.newestFinite()),
                 run.losses.newestNonFinite() ? Boolean.TRUE : null,
-                run.losses.nonFiniteLossReports() > 0 ? run.losses.nonFiniteLossReports() : null,
+                run.losses.nonFiniteLossReports() > 0 ? run.losses.nonFiniteLossReports() : null, specMismatch,
                 smN > 0 ? smSum / smN : null, tensorN > 0 ? tensorSum / tensorN : null);
     }
 

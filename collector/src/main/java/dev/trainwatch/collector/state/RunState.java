@@ -114,6 +114,8 @@ final class RunState {
     final List<RunContext.XidRecord> restoredXids = new ArrayList<>();
     /** Why the run's processes failed (from {@code trainwatch run} or an agent's {@code run_failed}), or null. */
     dev.trainwatch.protocol.RunFailure failure;
+    /** What an agent saw at the run's end (the log it read, whether that named a cause, the processes' outputs). */
+    dev.trainwatch.protocol.RunEnding ending;
     String failureHost;
     double failureTs = Double.NaN;
     /** The run's losses and grad norms, for the loss detectors. */

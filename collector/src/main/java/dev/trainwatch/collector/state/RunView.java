@@ -28,7 +28,28 @@ import java.util.List;
 public record RunView(String runId, RunSpec spec, Estimate estimate, ObservedView observed,
                       ComparisonView comparison, List<Anomaly> anomalies, List<RunGpuView> gpus,
                       List<String> hosts, double firstSeenTs, Double lastSeenTs, boolean ended, Double endedAt,
-                      Boolean synthetic, Unmatched unmatched, List<HostMemoryView> hostMemory) {
+                      Boolean synthetic, Unmatched unmatched, List<HostMemoryView> hostMemory, Ending ending) {
+
+    /** A view without an ending. */
+    public RunView(String runId, RunSpec spec, Estimate estimate, ObservedView observed, ComparisonView comparison,
+                   List<Anomaly> anomalies, List<RunGpuView> gpus, List<String> hosts, double firstSeenTs,
+                   Double lastSeenTs, boolean ended, Double endedAt, Boolean synthetic, Unmatched unmatched,
+                   List<HostMemoryView> hostMemory) {
+        this(runId, spec, estimate, observed, comparison, anomalies, gpus, hosts, firstSeenTs, lastSeenTs, ended,
+                endedAt, synthetic, unmatched, hostMemory, null);
+    }
+
+    /**
+     * An ended run whose log names no cause (its agent did not start it, so it knows no exit status): a crash whose
+     * traceback went elsewhere (DiT logs steps to log.txt, tracebacks to stderr) looks like a clean end there.
+     *
+     * @param message  "ended without a cause in the log" and where to look
+     * @param log      the log the agent read, or null when it read none
+     * @param lastLine the log's last line, or null
+     * @param outputs  the files the run's processes wrote stdout and stderr to (point {@code --log} at them)
+     */
+    public record Ending(String message, String log, String lastLine, List<String> outputs) {
+    }
 
     /** A view without node memory. */
     public RunView(String runId, RunSpec spec, Estimate estimate, ObservedView observed, ComparisonView comparison,

@@ -12,7 +12,7 @@ import java.util.Optional;
  * run the agent reports. Only called under the {@link Fleet}'s lock.
  */
 final class SpecBinding {
-    private static final System.Logger LOG = System.getLogger(Fleet.class.getName());
+    private static final System.Logger LOG = System.getLogger(FleetLog.NAME);
 
     private final Registry registry;
     private final Predictor predictor;

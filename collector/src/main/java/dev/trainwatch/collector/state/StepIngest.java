@@ -20,17 +20,33 @@ final class StepIngest {
         this.events = events;
     }
 
-    /** @return the reports counted as the run's steps, in order (see {@link Fleet#ingestSteps}) */
-    List<StepEvent> apply(String runId, List<StepEvent> steps, double now) {
+    /**
+     * @param agentId the agent that read the reports from a log, when it said so: its clock offset moves their
+     *                time stamps onto the collector's clock; null for none
+     * @return the reports counted as the run's steps, in order (see {@link Fleet#ingestSteps})
+     */
+    List<StepEvent> apply(String runId, List<StepEvent> steps, String agentId, double now) {
         List<StepEvent> counted = new ArrayList<>(steps.size());
         RunState run = registry.runOrCreate(runId, now);
+        AgentState agent = agentId == null ? null : registry.agent(agentId);
+        double offset = agent == null ? 0 : agent.clock.seconds();
         for (StepEvent e : steps) {
             if (e == null || e.step() == null || e.step() < 0 || e.timeS() == null
                     || !Double.isFinite(e.timeS()) || e.timeS() <= 0) {
                 continue;
             }
-            double ts = Timestamps.stamp(e.ts(), now);
             int rank = e.rank() != null && e.rank() >= 0 ? e.rank() : -1;
+            if (e.source() != null) {
+                // A report read from a log: within one source a rank's steps only go up, so a step at or below
+                // the last one applied from that source was applied already (re-read after an agent restart,
+                // re-sent after an answer was lost, replayed from a spool): never again.
+                Long applied = registry.ledger.lastStep(runId, e.source(), rank);
+                if (applied != null && e.step() <= applied) {
+                    continue;
+                }
+                registry.ledger.appliedStep(runId, e.source(), rank, e.step());
+            }
+            double ts = Timestamps.stamp(e.ts() == null ? null : e.ts() - offset, now);
             boolean counts = true;
             if (rank >= 0) {
                 if (run.ranks == null) {

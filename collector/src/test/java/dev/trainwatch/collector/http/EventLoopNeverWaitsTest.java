@@ -33,6 +33,7 @@ import java.util.logging.Handler;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -42,6 +43,7 @@ import org.junit.jupiter.api.io.TempDir;
  * health checks and scrapes all answer, and Vert.x never reports a blocked event loop. Once the lock goes, the
  * history is written again.
  */
+@Isolated
 class EventLoopNeverWaitsTest {
     private static final int RUNS = 3_000;
     private static final int RUNS_PER_BATCH = 100;

@@ -65,8 +65,9 @@ final class ScrapeScenario {
         runs.add(new RunView(ENDED_RUN, null, null, endedObserved, null, List.of(), List.of(), List.of(),
                 NOW - 8_000, NOW - 7_000, true, NOW - 6_900, null));
 
-        agents.add(new AgentView("node-1-a", "node-1", 41, NOW - 1, new AgentHealth(0.018, 3L, 0L, 0L, 0L, 1.0), 2,
-                41, 1, false));
+        // node-1's agent reports its own health in full (delivery, spool, log) and its clock runs 0.25 s ahead.
+        agents.add(new AgentView("node-1-a", "node-1", 41, NOW - 1, new AgentHealth(0.018, 3L, 0L, 0L, 0L, 1.0,
+                true, false, 2L, 0L, true, null), 2, 41, 1, false, 0.25));
         agents.add(new AgentView("node-2-a", "node-2", 7, NOW - 2, null, 1, 7, 0, false));
     }
 

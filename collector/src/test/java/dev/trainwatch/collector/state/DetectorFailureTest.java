@@ -19,8 +19,10 @@ import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /** A detector that throws is counted and logged at most once a minute; ingest and the other detectors go on. */
+@Isolated
 class DetectorFailureTest {
 
     @Test

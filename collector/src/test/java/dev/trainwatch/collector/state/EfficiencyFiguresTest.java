@@ -68,6 +68,22 @@ class EfficiencyFiguresTest {
         }
     }
 
+    /**
+     * Issue 20: a DiT run watched with a spec that is not its own showed "MFU 172 %". Steps that fast are impossible
+     * under the spec: said as a spec mismatch, with no MFU figure.
+     */
+    @Test
+    void anImpossibleMfuIsASpecMismatchNotAFigure() {
+        fleet.putSpec("wrong-spec", dit(1, 256, "bf16", false, null));
+        // Batch 256 of DiT-XL/2 at 2 steps/s on one A100 would be 256 × 711.6 GFLOPs × 2 = 364 TFLOP/s: beyond its
+        // 312 TFLOP/s bf16 peak.
+        train("wrong-spec", 1, 2.0, 4, 300);
+        RunView v = fleet.run("wrong-spec").orElseThrow();
+        assertThat(v.observed().mfuRatio()).isNull();
+        assertThat(v.observed().hfuRatio()).isNull();
+        assertThat(v.observed().specMismatch()).contains("the spec does not match the run").contains("% of their peak");
+    }
+
     @Test
     void fastDitTf32WithCheckpointingReproducesItsPublishedRateAsMfuAndHfu() {
         // fast-DiT README: one A100, batch 128, TF32, full checkpointing, VAE online: 0.43 steps/s.

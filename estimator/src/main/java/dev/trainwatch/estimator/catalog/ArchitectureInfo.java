@@ -1,13 +1,21 @@
 package dev.trainwatch.estimator.catalog;
 
 /**
- * What share of its dense peak a GPU architecture reaches in DiT-family training, per dtype. Read from the
- * {@code architectures} section of {@code gpus.json}; fitted on the published-measurement set. Immutable.
+ * What the step-time model needs to know about a GPU architecture beyond one card's datasheet. Read from the
+ * {@code architectures} section of {@code gpus.json}. Immutable.
  *
- * @param name  {@code volta}, {@code turing}, {@code ampere}, {@code ada}, {@code hopper}, {@code blackwell}
- * @param half  fp16/bf16 tensor-core GEMMs
- * @param tf32  TF32 tensor-core GEMMs (also the basis of fp32 attention through 3xTF32 kernels)
- * @param fp32  SIMT fp32 GEMMs
+ * @param name          {@code volta}, {@code turing}, {@code ampere}, {@code ada}, {@code hopper}, {@code blackwell}
+ * @param tileM         rows of the output tile a cuBLAS tensor-core GEMM kernel computes per thread block
+ * @param tileN         its columns (Hopper's warpgroup kernels use 128 x 256)
+ * @param mmaSyncShare  the share of the dense tensor peak that kernels built on warp-level {@code mma.sync} (FlashAttention-2,
+ *                      xformers/cutlass) can reach: 1 up to Ada; about half on Hopper and Blackwell, whose full rate
+ *                      needs warpgroup MMAs (FlashAttention-3 paper: FlashAttention-2 reaches 35% of an H100's peak
+ *                      against 70% of an A100's)
+ * @param eagerShare    the share of the priced rate (GEMMs, attention, element-wise, encoders, optimizer) that eager
+ *                      PyTorch training reaches on this architecture: 1 up to Ada; fitted on the Hopper rows of the
+ *                      published set, where eager DiT, STDiT and MMDiT steps run 2–3x slower than their operations
+ *                      priced at the datasheet rates (docs/ESTIMATOR.md says what is known of why); not applied to
+ *                      {@code --kernels compiled}
  */
-public record ArchitectureInfo(String name, double half, double tf32, double fp32) {
+public record ArchitectureInfo(String name, int tileM, int tileN, double mmaSyncShare, double eagerShare) {
 }

@@ -34,7 +34,7 @@ public final class Catalog {
     private final Map<String, String> gpuNames;
     /** "gpu:id", "model:id", "encoder:id" to {@link #BUNDLED} or the file the entry was read from. */
     private final Map<String, String> origins;
-    /** Efficiency per GPU architecture and dtype. */
+    /** GEMM tiles and warp-MMA share per GPU architecture. */
     private final Map<String, ArchitectureInfo> architectures;
 
     private Catalog(List<ModelInfo> models, List<GpuInfo> gpus, List<EncoderInfo> encoders, Map<String, String> origins,
@@ -44,7 +44,7 @@ public final class Catalog {
         for (GpuInfo gpu : gpus) {
             if (!this.architectures.containsKey(gpu.architecture())) {
                 throw new CatalogException("GPU " + gpu.id() + " (" + origins.get("gpu:" + gpu.id()) + ") has architecture "
-                        + gpu.architecture() + ", which has no efficiencies; known: " + String.join(", ",
+                        + gpu.architecture() + ", which the catalog does not know; known: " + String.join(", ",
                         this.architectures.keySet().stream().sorted().toList()));
             }
         }
@@ -96,8 +96,9 @@ public final class Catalog {
             section.fields().forEachRemaining(entry -> {
                 if (!entry.getKey().startsWith("_")) {
                     JsonNode a = entry.getValue();
-                    out.put(entry.getKey(), new ArchitectureInfo(entry.getKey(), a.get("half").asDouble(),
-                            a.get("tf32").asDouble(), a.get("fp32").asDouble()));
+                    out.put(entry.getKey(), new ArchitectureInfo(entry.getKey(), a.get("tile_m").asInt(),
+                            a.get("tile_n").asInt(), a.get("mma_sync_share").asDouble(),
+                            a.has("eager_share") ? a.get("eager_share").asDouble() : 1.0));
                 }
             });
             return out;
@@ -106,7 +107,7 @@ public final class Catalog {
         }
     }
 
-    /** The efficiencies of a GPU's architecture. */
+    /** The GEMM tiles and warp-MMA share of a GPU's architecture. */
     public ArchitectureInfo architecture(GpuInfo gpu) {
         return architectures.get(gpu.architecture());
     }

@@ -16,8 +16,14 @@ import java.util.List;
  * @param tf32Tflops     dense TF32 peak, null when the GPU has no TF32
  * @param fp32Tflops     FP32 (non-tensor) peak
  * @param allreduceGbps  effective bus bandwidth of a gradient all-reduce under DDP inside one node
- * @param efficiency     optional (0 when absent): the share of the fp16/bf16/TF32 peak this card's training GEMMs reach,
- *                       overriding its architecture's ({@link ArchitectureInfo})
+ * @param efficiency     optional (0 when absent): the share of the fp16/bf16/TF32 peak this card's GEMMs reach on full
+ *                       tiles, overriding the estimator's shared figure
+ * @param sms            streaming multiprocessors (0: unknown; GEMMs are then priced without wave quantisation)
+ * @param boostClockMhz  boost clock (the clock the datasheet peaks are quoted at), 0 when unknown
+ * @param l2Mb           L2 cache, MB
+ * @param nvlinkGbps     NVLink bandwidth per GPU, both directions together as NVIDIA quotes it; null without NVLink
+ *                       between all GPUs of a node (PCIe cards, bridged pairs)
+ * @param pcieGbps       host link bandwidth per direction (PCIe 3/4/5 x16: 16/32/64 GB/s), 0 when unknown
  * @param nvmlNames      device names NVML reports for this GPU
  * @param aliases        other ids accepted on the command line
  */
@@ -34,5 +40,18 @@ public record GpuInfo(
         double allreduceGbps,
         double efficiency,
         List<String> nvmlNames,
-        List<String> aliases) {
+        List<String> aliases,
+        int sms,
+        int boostClockMhz,
+        double l2Mb,
+        Double nvlinkGbps,
+        double pcieGbps) {
+
+    /** The catalog entry as it was before the hardware fields (they stay unknown). */
+    public GpuInfo(String id, String name, String architecture, long memoryBytes, double bandwidthGbps, double fp16Tflops,
+            Double bf16Tflops, Double tf32Tflops, double fp32Tflops, double allreduceGbps, double efficiency,
+            List<String> nvmlNames, List<String> aliases) {
+        this(id, name, architecture, memoryBytes, bandwidthGbps, fp16Tflops, bf16Tflops, tf32Tflops, fp32Tflops,
+                allreduceGbps, efficiency, nvmlNames, aliases, 0, 0, 0, null, 0);
+    }
 }

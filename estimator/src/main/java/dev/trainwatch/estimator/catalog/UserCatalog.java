@@ -39,7 +39,7 @@ final class UserCatalog {
             throw new CatalogException("catalog " + file + ": no such file");
         } catch (JsonProcessingException e) {
             throw new CatalogException("catalog " + file + ": not valid JSON at line "
-                    + (e.getLocation() == null ? 0 : e.getLocation().getLineNr()) + ": " + firstLine(e.getOriginalMessage()));
+                    + (e.getLocation() == null ? 0 : e.getLocation().getLineNr()) + ": " + plain(e));
         } catch (IOException | java.io.UncheckedIOException e) {
             throw new CatalogException("catalog " + file + ": cannot read: " + e.getMessage());
         }
@@ -110,8 +110,8 @@ final class UserCatalog {
             try {
                 out.add(mapper.treeToValue(node, type));
             } catch (JsonProcessingException | IllegalArgumentException e) {
-                String why = e instanceof JsonProcessingException j ? j.getOriginalMessage() : e.getMessage();
-                throw new CatalogException("catalog " + file + ": " + where + ": " + firstLine(why));
+                String why = e instanceof JsonProcessingException j ? plain(j) : firstLine(e.getMessage());
+                throw new CatalogException("catalog " + file + ": " + where + ": " + why);
             }
         }
         return out;
@@ -135,6 +135,12 @@ final class UserCatalog {
         if (g.tf32Tflops() != null) {
             positive(where, "tf32_tflops", g.tf32Tflops());
         }
+        if (g.sms() < 0 || g.sms() > 10_000) {
+            throw new CatalogException(where + "sms is the number of streaming multiprocessors (e.g. 132), got " + g.sms());
+        }
+        if (g.nvlinkGbps() != null) {
+            positive(where, "nvlink_gbps", g.nvlinkGbps());
+        }
         if (g.efficiency() != 0 && !(g.efficiency() > 0 && g.efficiency() <= 1)) {
             throw new CatalogException(where + "efficiency is the share of the peak GEMMs reach, between 0 and 1"
                     + " (leave it out for the architecture's); got " + g.efficiency());
@@ -142,7 +148,8 @@ final class UserCatalog {
         return new GpuInfo(g.id(), g.name() == null ? g.id() : g.name(), g.architecture(), g.memoryBytes(),
                 g.bandwidthGbps(), g.fp16Tflops(), g.bf16Tflops(), g.tf32Tflops(), g.fp32Tflops(), g.allreduceGbps(),
                 g.efficiency(), g.nvmlNames() == null ? List.of() : List.copyOf(g.nvmlNames()),
-                g.aliases() == null ? List.of() : List.copyOf(g.aliases()));
+                g.aliases() == null ? List.of() : List.copyOf(g.aliases()), Math.max(0, g.sms()),
+                Math.max(0, g.boostClockMhz()), Math.max(0, g.l2Mb()), g.nvlinkGbps(), Math.max(0, g.pcieGbps()));
     }
 
     private static ModelInfo checkModel(Path file, ModelInfo m, List<EncoderInfo> encoders) {
@@ -162,8 +169,9 @@ final class UserCatalog {
         positive(where, "mlp_ratio", m.mlpRatio() > 0 || m.ffnHidden() > 0 ? 1 : 0);
         positive(where, "latent_channels", m.latentChannels());
         positive(where, "latent_downsample", m.latentDownsample());
-        if (m.architecture().equals("mmdit")) {
-            positive(where, "single_depth", m.singleDepth());
+        if (m.architecture().equals("mmdit") && m.singleDepth() < 0) {
+            // 0 is an MMDiT of joint (double-stream) blocks only, as Stable Diffusion 3's.
+            throw new CatalogException(where + "single_depth must be 0 or more, got " + m.singleDepth());
         }
         if (m.architecture().equals("sana")) {
             positive(where, "head_dim", m.headDim());
@@ -230,6 +238,80 @@ final class UserCatalog {
 
     private static List<String> sorted(Set<String> values) {
         return values.stream().sorted().toList();
+    }
+
+    private static final Pattern MISMATCH = Pattern.compile("Cannot deserialize value of type `([^`]+)` from (.*?)"
+            + "(?:: .*)?$");
+
+    /**
+     * Jackson's message in a user's words: the field named, the expected kind of value said plainly, and none of its
+     * internals (Java types, "(code 44)", "[Source: …]" locations).
+     */
+    static String plain(JsonProcessingException e) {
+        String message = firstLine(e.getOriginalMessage());
+        String field = null;
+        if (e instanceof com.fasterxml.jackson.databind.JsonMappingException m && !m.getPath().isEmpty()) {
+            StringBuilder path = new StringBuilder();
+            for (com.fasterxml.jackson.databind.JsonMappingException.Reference r : m.getPath()) {
+                if (r.getFieldName() != null) {
+                    path.append(path.length() == 0 ? "" : ".").append(r.getFieldName());
+                } else if (r.getIndex() >= 0) {
+                    path.append('[').append(r.getIndex()).append(']');
+                }
+            }
+            field = path.length() == 0 ? null : path.toString();
+        }
+        java.util.regex.Matcher mismatch = MISMATCH.matcher(message);
+        if (mismatch.find()) {
+            message = (field != null ? "'" + field + "' " : "a value ") + "should be " + kind(mismatch.group(1))
+                    + ", not " + given(mismatch.group(2));
+        } else if (field != null && !message.contains(field)) {
+            message = "'" + field + "': " + message;
+        }
+        message = message.replaceAll("\\s*\\(start marker at \\[Source:[^\\]]*line: (\\d+), column: \\d+\\]\\)",
+                        " opened at line $1")
+                .replaceAll("\\s*\\[Source:[^\\]]*\\]", "")
+                .replaceAll("\\s*\\(code -?\\d+\\)", "")
+                .replaceAll("\\s*\\(class [\\w.$]+\\)", "")
+                .replaceAll("\\s*\\(for Object starting at[^)]*\\)", "")
+                .replace("`", "'");
+        return message.strip();
+    }
+
+    /** What Jackson says it found ("String \"deep\"", "Array value (token `JsonToken.START_ARRAY`)") in JSON terms. */
+    private static String given(String from) {
+        if (from.startsWith("String ")) {
+            return from.substring("String ".length()).strip();
+        }
+        if (from.startsWith("Array value")) {
+            return "a list";
+        }
+        if (from.startsWith("Object value")) {
+            return "an object";
+        }
+        if (from.startsWith("Boolean value")) {
+            return "true or false";
+        }
+        if (from.startsWith("Floating-point value")) {
+            return "a decimal number";
+        }
+        if (from.startsWith("Integer value")) {
+            return "a whole number";
+        }
+        return from.replaceAll("\\s*\\(token[^)]*\\)", "").strip();
+    }
+
+    /** A Java type as the kind of JSON value it reads. */
+    private static String kind(String javaType) {
+        String t = javaType.substring(javaType.lastIndexOf('.') + 1);
+        return switch (t) {
+            case "int", "long", "short", "Integer", "Long", "Short" -> "a whole number";
+            case "double", "float", "Double", "Float", "BigDecimal" -> "a number";
+            case "boolean", "Boolean" -> "true or false";
+            case "String" -> "a string";
+            default -> t.startsWith("List") || t.startsWith("Set") || javaType.startsWith("java.util.") ? "a list"
+                    : javaType.startsWith("java.util.Map") ? "an object" : "an object";
+        };
     }
 
     private static String firstLine(String message) {

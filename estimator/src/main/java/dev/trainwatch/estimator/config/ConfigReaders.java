@@ -172,11 +172,10 @@ public final class ConfigReaders {
             notes.add("data.load_vae_feat is not set: the training script then runs the VAE every step");
         }
         Integer zero = Boolean.TRUE.equals(boolOrNull(config.get("use_fsdp"), "use_fsdp")) ? 3 : null;
+        // train.py builds the model with use_fp32_attention=config.get('fp32_attention', False): unset is False.
         Boolean upcast = boolOrNull(config.get("fp32_attention"), "fp32_attention");
-        if (Boolean.FALSE.equals(upcast) || (upcast == null && config.containsKey("model"))) {
-            notes.add("fp32_attention is " + (upcast == null ? "not set (False in train.py)" : "False")
-                    + ": priced with attention upcast to fp32 as the released PixArt configs run it");
-        }
+        String attentionPrecision = Boolean.TRUE.equals(upcast) ? "fp32"
+                : upcast != null || config.containsKey("model") ? "half" : null;
         if (Boolean.TRUE.equals(boolOrNull(config.get("multi_scale"), "multi_scale"))) {
             notes.add("multi_scale=True trains on aspect-ratio buckets of about image_size^2 pixels: priced as the square image_size");
         }
@@ -187,7 +186,8 @@ public final class ConfigReaders {
         String features = textFeatures.equals(vaeFeatures) ? textFeatures : "online";
         return new RunSpec(modelId, null, null, batch, resolution, null, null, null, precision, optimizer,
                 checkpointing, ema, features, zero, null, accumulation, null)
-                .withRegime(textFeatures, vaeFeatures, null, null, null, null);
+                .withRegime(textFeatures, vaeFeatures, null, null, null, null)
+                .withPhysics(null, attentionPrecision, null, null, null, null);
     }
 
     /** PixArt-alpha and -Sigma share class names; Sigma's recipes use 300 T5 tokens, alpha's 120. */
@@ -284,6 +284,11 @@ public final class ConfigReaders {
                 checkpointing, ema, features, zero, null, accumulation, null);
         if (text != null && vae != null && !text.equals(vae)) {
             spec = spec.withRegime(text ? "precomputed" : "online", vae ? "precomputed" : "online", null, null, null, null);
+        }
+        // Sana's train.py: use_fp32_attention=config.model.get("fp32_attention", False).
+        Boolean upcast = yamlBool(file, model.get("fp32_attention"), "model.fp32_attention");
+        if (upcast != null || name != null) {
+            spec = spec.withPhysics(null, Boolean.TRUE.equals(upcast) ? "fp32" : "half", null, null, null, null);
         }
         return spec;
     }

@@ -129,9 +129,18 @@ final class OpenSoraReader {
         if (config.containsKey("clip")) {
             notes.add("the CLIP text encoder next to T5 is not priced (about 0.1 B parameters)");
         }
+        // Open-Sora's blocks call flash-attn when enable_flash_attn, else the naive attention that materialises
+        // its scores; they run attention in the training dtype (Open-Sora's PixArt has no fp32 upcast either).
+        Located flash = ConfigReaders.field(model, "enable_flash_attn");
+        String attention = flash != null && Boolean.FALSE.equals(flash.value()) ? "math" : "flash";
+        Located layernorm = ConfigReaders.field(model, "enable_layernorm_kernel");
+        if (layernorm != null && Boolean.TRUE.equals(layernorm.value())) {
+            notes.add("enable_layernorm_kernel fuses the layer norms (apex): priced as eager PyTorch kernels");
+        }
         return new RunSpec(info.id(), null, null, batch, null, null, null, null, precision, optimizer, checkpointing,
-                keepEma, "online", zero, "flash", accumulation, null)
-                .withRegime(null, null, weights, checkpointBlocks, vaeMicroBatch, buckets);
+                keepEma, "online", zero, attention, accumulation, null)
+                .withRegime(null, null, weights, checkpointBlocks, vaeMicroBatch, buckets)
+                .withPhysics(null, "half", null, null, null, null);
     }
 
     private static Integer plugin(Map<String, Located> config, List<String> notes) {

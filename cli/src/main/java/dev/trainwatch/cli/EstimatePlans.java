@@ -1,0 +1,183 @@
+package dev.trainwatch.cli;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import dev.trainwatch.collector.state.GpuHourPrices;
+import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.estimator.Estimator;
+import dev.trainwatch.estimator.ObservedRun;
+import dev.trainwatch.estimator.Repricing;
+import dev.trainwatch.protocol.Json;
+import dev.trainwatch.protocol.RunSpec;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * {@code trainwatch estimate --compare-gpus} and {@code --from-run}: a plan across GPUs side by side, and an observed
+ * run re-priced on other hardware (anchored on its measured step). Each row is what a user renting GPUs compares:
+ * whether it fits, the largest batch, the step, the time and the cost to finish.
+ */
+final class EstimatePlans {
+
+    private EstimatePlans() {
+    }
+
+    /** One GPU's line of a plan. */
+    record Plan(String gpu, int gpus, boolean fits, int batch, int gradAccumulation, int maxBatch, long peakMemoryBytes,
+            long gpuMemoryBytes, double stepSeconds, double samplesPerSecond, Long totalSteps, Double totalSeconds,
+            Double remainingSeconds, Double gpuHours, Double cost, Double anchor, String note) {
+    }
+
+    static int run(EstimateCommand c) throws JsonProcessingException {
+        PrintWriter out = c.spec.commandLine().getOut();
+        GpuHourPrices prices = GpuHourPrices.NONE;
+        if (c.gpuHourPrice != null) {
+            try {
+                prices = GpuHourPrices.parse(c.gpuHourPrice);
+            } catch (IllegalArgumentException e) {
+                throw new UserError(ExitCodes.USAGE, "--gpu-hour-price: " + e.getMessage());
+            }
+        }
+        Estimator estimator = c.options.estimator();
+        RunSpec flags = c.options.toRunSpec();
+        ObservedRun observed = null;
+        RunSpec base;
+        if (c.fromRun != null) {
+            if (c.dataDir == null) {
+                throw new UserError(ExitCodes.USAGE, "--from-run needs --data-dir DIR (the collector's data directory)");
+            }
+            observed = RunHistoryReader.observed(c.dataDir, c.fromRun);
+            base = observed.spec().overriddenBy(flags);
+        } else {
+            base = flags;
+            if (base.model() == null) {
+                throw new UserError(ExitCodes.USAGE, "no model given: use --model ID or --config FILE (see 'trainwatch models')");
+            }
+        }
+        List<String> gpus = c.compareGpus != null ? c.compareGpus : List.of(base.gpu() != null ? base.gpu() : "");
+        if (gpus.isEmpty() || (gpus.size() == 1 && gpus.get(0).isBlank())) {
+            throw new UserError(ExitCodes.USAGE, "no GPU given: use --gpu ID or --compare-gpus ID,ID (see 'trainwatch gpus')");
+        }
+        List<Plan> plans = new ArrayList<>();
+        Repricing single = null;
+        for (String gpu : gpus) {
+            RunSpec target = base.onHardware(gpu.strip(), null, null);
+            if (observed != null) {
+                target = keepSamples(observed.spec(), target, flags, estimator);
+                Repricing r = estimator.reprice(observed, target);
+                single = r;
+                plans.add(plan(r.target(), r.stepSeconds(), r.samplesPerSecond(), r.totalSeconds(), r.remainingSeconds(),
+                        r.modelAnchor(), prices, r.target().fits() ? null : "does not fit at this batch"));
+            } else {
+                plans.add(plan(estimator, target, prices));
+            }
+        }
+        if (c.json) {
+            Map<String, Object> body = new LinkedHashMap<>();
+            if (single != null && plans.size() == 1) {
+                body.put("repricing", single);
+            }
+            body.put("plans", plans);
+            out.println(Json.MAPPER.writeValueAsString(body));
+        } else {
+            if (observed != null) {
+                Repricing r = single;
+                RunSpec s = r.source().spec();
+                out.printf(Locale.ROOT, "run %s: %s on %d x %s, batch %d per GPU: observed %.3f s per step (priced %.3f s,"
+                                + " x%.2f)%n", c.fromRun, r.source().model(), s.gpus(), r.source().gpu(), s.batch(),
+                        observed.stepSeconds(), r.source().stepSeconds(), r.observedStepSeconds() / r.source().stepSeconds());
+                r.notes().forEach(n -> out.println("  " + n));
+                out.println();
+            }
+            printPlans(out, plans);
+            if (observed != null && plans.size() == 1) {
+                out.printf(Locale.ROOT, "%nwhere the step goes on %s (anchored)%n", single.target().gpu());
+                double step = single.stepSeconds();
+                single.stepOperations().entrySet().stream()
+                        .sorted(Map.Entry.<String, Double>comparingByValue().reversed())
+                        .forEach(e -> out.printf(Locale.ROOT, "  %-24s %9.3f s  %5.1f%%%n", e.getKey(), e.getValue(),
+                                100 * e.getValue() / step));
+            }
+        }
+        out.flush();
+        return ExitCodes.OK;
+    }
+
+    /**
+     * A re-priced run trains the same samples: when the target's global batch differs and no total was given on the
+     * command line, its planned steps scale by the ratio of global batches.
+     */
+    private static RunSpec keepSamples(RunSpec source, RunSpec target, RunSpec flags, Estimator estimator) {
+        if (source.totalSteps() == null || flags.totalSteps() != null || flags.images() != null) {
+            return target;
+        }
+        Estimate from = estimator.estimate(source.withPhysics(source.kernels(), source.attentionPrecision(),
+                source.loraRank(), source.loraTargets(), null, null));
+        Estimate to = estimator.estimate(target);
+        long sourceGlobal = (long) from.spec().batch() * from.spec().gpus() * from.spec().gradAccumulation();
+        long targetGlobal = (long) to.spec().batch() * to.spec().gpus() * to.spec().gradAccumulation();
+        if (sourceGlobal == targetGlobal) {
+            return target;
+        }
+        long steps = (long) Math.ceil((double) source.totalSteps() * sourceGlobal / targetGlobal);
+        return target.overriddenBy(new RunSpec(null, null, null, null, null, null, null, null, null, null, null, null,
+                null, null, null, null, steps));
+    }
+
+    /** A GPU's plan: at the requested batch when it fits, else at the largest batch with accumulation. */
+    private static Plan plan(Estimator estimator, RunSpec target, GpuHourPrices prices) {
+        Estimate e = estimator.estimate(target);
+        String note = null;
+        if (!e.fits() && e.maxBatch() > 0) {
+            int b = e.spec().batch();
+            int steps = (b + e.maxBatch() - 1) / e.maxBatch();
+            int micro = (b + steps - 1) / steps;
+            int accumulation = steps * e.spec().gradAccumulation();
+            RunSpec smaller = target.overriddenBy(new RunSpec(null, null, null, micro, null, null, null, null, null, null,
+                    null, null, null, null, null, accumulation, null));
+            Estimate fitted = estimator.estimate(smaller);
+            note = "batch " + b + " does not fit: priced as " + micro + " x " + accumulation + " accumulation steps";
+            return plan(fitted, fitted.stepSeconds(), fitted.samplesPerSecond(), fitted.totalSeconds(), null, null, prices, note);
+        }
+        if (!e.fits()) {
+            note = "does not fit even at batch 1 (see trainwatch estimate --gpu " + e.gpu() + " for what helps)";
+        }
+        return plan(e, e.stepSeconds(), e.samplesPerSecond(), e.totalSeconds(), null, null, prices, note);
+    }
+
+    private static Plan plan(Estimate e, double step, double samples, Double total, Double remaining, Double anchor,
+            GpuHourPrices prices, String note) {
+        RunSpec s = e.spec();
+        Double gpuHours = total == null ? null : total * s.gpus() / 3600;
+        double price = prices.price(e.gpu());
+        Double cost = gpuHours == null || Double.isNaN(price) ? null : gpuHours * price;
+        return new Plan(e.gpu(), s.gpus(), e.fits(), s.batch(), s.gradAccumulation(), e.maxBatch(), e.peakMemoryBytes(),
+                e.gpuMemoryBytes(), step, samples, s.totalSteps(), total, remaining, gpuHours, cost, anchor, note);
+    }
+
+    private static void printPlans(PrintWriter out, List<Plan> plans) {
+        out.printf(Locale.ROOT, "%-16s %5s %-5s %-10s %-19s %9s %10s %12s %10s %10s%n", "GPU", "GPUS", "FITS", "BATCH",
+                "PEAK / MEMORY", "MAX BATCH", "STEP", "SAMPLES/S", "TO FINISH", "COST");
+        for (Plan p : plans) {
+            String batch = p.gradAccumulation() > 1 ? p.batch() + "x" + p.gradAccumulation() : String.valueOf(p.batch());
+            String finish = p.remainingSeconds() != null ? EstimateCommand.duration(p.remainingSeconds()) + " left"
+                    : p.totalSeconds() != null ? EstimateCommand.duration(p.totalSeconds()) : "-";
+            out.printf(Locale.ROOT, "%-16s %5d %-5s %-10s %-19s %9d %8.3f s %12.2f %10s %10s%n", p.gpu(), p.gpus(),
+                    p.fits() ? "yes" : "no", batch, String.format(Locale.ROOT, "%.1f / %.1f GiB",
+                            p.peakMemoryBytes() / (double) (1L << 30), p.gpuMemoryBytes() / (double) (1L << 30)),
+                    p.maxBatch(), p.stepSeconds(), p.samplesPerSecond(), finish,
+                    p.cost() == null ? "-" : String.format(Locale.ROOT, "%,.0f", p.cost()));
+        }
+        for (Plan p : plans) {
+            if (p.note() != null) {
+                out.println("  " + p.gpu() + ": " + p.note());
+            }
+        }
+        if (plans.stream().allMatch(p -> p.totalSeconds() == null)) {
+            out.println("  (give --total-steps, or --images and --epochs, for the time and cost to finish)");
+        }
+    }
+}

@@ -1,0 +1,90 @@
+package dev.trainwatch.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.trainwatch.estimator.ObservedRun;
+import dev.trainwatch.protocol.Json;
+import dev.trainwatch.protocol.RunSpec;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Reads one run's stored spec and observed figures from a collector's history ({@code trainwatch.db} in its
+ * {@code --data-dir}) without writing to it: the database is opened read-only, so a collector can keep running on it.
+ * The {@code runs} table and the run summary (the collector's {@code RunSummary} as JSON) are documented in
+ * docs/API.md. Not thread-safe; one use.
+ */
+final class RunHistoryReader {
+
+    private RunHistoryReader() {
+    }
+
+    /**
+     * The observed run, or a one-line {@link UserError}: no history, no such run, a run without a spec or without an
+     * observed step time.
+     */
+    static ObservedRun observed(Path dataDir, String runId) {
+        Path db = dataDir.resolve("trainwatch.db");
+        if (!Files.isRegularFile(db)) {
+            throw new UserError(ExitCodes.USAGE, "no run history in " + dataDir + " (a collector started with --data-dir "
+                    + dataDir + " writes it)");
+        }
+        String specJson;
+        String summaryJson;
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:file:" + db.toAbsolutePath() + "?mode=ro");
+             PreparedStatement ps = c.prepareStatement("SELECT spec_json, summary_json FROM runs WHERE run_id = ?")) {
+            ps.setString(1, runId);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    throw new UserError(ExitCodes.USAGE, "no run '" + runId + "' in " + db + "; recorded runs: "
+                            + String.join(", ", runIds(c)));
+                }
+                specJson = rs.getString(1);
+                summaryJson = rs.getString(2);
+            }
+        } catch (SQLException e) {
+            throw new UserError(ExitCodes.FAILURE, "cannot read " + db + ": " + firstLine(e.getMessage()));
+        }
+        try {
+            JsonNode summary = summaryJson == null ? null : Json.MAPPER.readTree(summaryJson);
+            RunSpec spec = specJson != null ? Json.MAPPER.readValue(specJson, RunSpec.class)
+                    : summary != null && summary.hasNonNull("spec") ? Json.MAPPER.treeToValue(summary.get("spec"), RunSpec.class)
+                    : null;
+            if (spec == null || spec.model() == null || spec.gpu() == null) {
+                throw new UserError(ExitCodes.USAGE, "run '" + runId + "' has no spec with its model and GPU in " + db
+                        + " (register one with PUT /v1/runs/" + runId + " or start it with the estimate options)");
+            }
+            JsonNode step = summary == null ? null : summary.get("step_seconds");
+            if (step == null || !step.isNumber() || !(step.asDouble() > 0)) {
+                throw new UserError(ExitCodes.USAGE, "run '" + runId + "' has no observed step time yet in " + db
+                        + " (the collector records it once steps are reported)");
+            }
+            JsonNode last = summary.get("last_step");
+            return new ObservedRun(spec, step.asDouble(), null, null, last != null && last.isNumber() ? last.asLong() : null);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new UserError(ExitCodes.FAILURE, "run '" + runId + "' in " + db + " has an unreadable record: "
+                    + firstLine(e.getOriginalMessage()));
+        }
+    }
+
+    private static List<String> runIds(Connection c) throws SQLException {
+        List<String> ids = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT run_id FROM runs ORDER BY last_seen_ms DESC LIMIT 10");
+             ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                ids.add(rs.getString(1));
+            }
+        }
+        return ids.isEmpty() ? List.of("none") : ids;
+    }
+
+    private static String firstLine(String s) {
+        return s == null ? "unknown error" : s.lines().findFirst().orElse(s);
+    }
+}

@@ -1,0 +1,68 @@
+package dev.trainwatch.cli;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * "Did you mean …": the known names closest to what a user typed (a subcommand, an option, a preset). Close means a
+ * few edits away (a typo, a swapped pair of letters) or one name extending the other ({@code --batch-size} for
+ * {@code --batch}). Pure.
+ */
+public final class Suggestions {
+
+    private Suggestions() {
+    }
+
+    /** The closest candidates, best first, at most {@code max}; empty when none is close. */
+    public static List<String> closest(String typed, Collection<String> candidates, int max) {
+        String t = typed.toLowerCase(Locale.ROOT);
+        int allowed = Math.max(2, t.replace("-", "").length() / 3);
+        List<String> out = new ArrayList<>();
+        List<Integer> distances = new ArrayList<>();
+        for (String c : candidates) {
+            String lc = c.toLowerCase(Locale.ROOT);
+            int d = distance(t, lc);
+            boolean extends_ = lc.length() >= 3 && (t.startsWith(lc) || lc.startsWith(t)) && !t.equals(lc);
+            if (d <= allowed || extends_) {
+                out.add(c);
+                distances.add(extends_ ? Math.min(d, 1) : d);
+            }
+        }
+        List<Integer> order = new ArrayList<>();
+        for (int i = 0; i < out.size(); i++) {
+            order.add(i);
+        }
+        order.sort(Comparator.comparingInt((Integer i) -> distances.get(i)).thenComparing(i -> out.get(i)));
+        return order.stream().limit(max).map(out::get).toList();
+    }
+
+    /** {@code "; did you mean X?"} (or {@code X or Y}), or the empty string when nothing is close. */
+    public static String didYouMean(String typed, Collection<String> candidates) {
+        List<String> close = closest(typed, candidates, 2);
+        return close.isEmpty() ? "" : "; did you mean " + String.join(" or ", close) + "?";
+    }
+
+    /** Optimal string alignment distance: insertions, deletions, substitutions and swaps of neighbours cost 1. */
+    static int distance(String a, String b) {
+        int[][] d = new int[a.length() + 1][b.length() + 1];
+        for (int i = 0; i <= a.length(); i++) {
+            d[i][0] = i;
+        }
+        for (int j = 0; j <= b.length(); j++) {
+            d[0][j] = j;
+        }
+        for (int i = 1; i <= a.length(); i++) {
+            for (int j = 1; j <= b.length(); j++) {
+                int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+                d[i][j] = Math.min(Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1), d[i - 1][j - 1] + cost);
+                if (i > 1 && j > 1 && a.charAt(i - 1) == b.charAt(j - 2) && a.charAt(i - 2) == b.charAt(j - 1)) {
+                    d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+                }
+            }
+        }
+        return d[a.length()][b.length()];
+    }
+}

@@ -1,0 +1,64 @@
+package dev.trainwatch.collector.http;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.DeserializationContext;
+import com.fasterxml.jackson.databind.deser.std.NumberDeserializers;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import com.fasterxml.jackson.databind.module.SimpleModule;
+import java.io.IOException;
+
+/**
+ * Integer fields that refuse {@code NaN} and {@code ±Infinity}. The wire codec accepts those bare tokens (a diverged
+ * loss is written so by Python's {@code json.dumps}), and Jackson coerces a float to an integer field by truncation,
+ * which makes {@code NaN} a 0 that passes every range check. Finite floats keep being truncated as before.
+ */
+final class StrictIntegers {
+
+    private StrictIntegers() {
+    }
+
+    static SimpleModule module() {
+        SimpleModule module = new SimpleModule("trainwatch-strict-integers");
+        module.addDeserializer(Long.class, new Strict<>(Long.class));
+        module.addDeserializer(Long.TYPE, new Strict<>(Long.TYPE));
+        module.addDeserializer(Integer.class, new Strict<>(Integer.class));
+        module.addDeserializer(Integer.TYPE, new Strict<>(Integer.TYPE));
+        return module;
+    }
+
+    private static void refuseNonFinite(JsonParser p, Class<?> type) throws IOException {
+        if (p.currentToken() == JsonToken.VALUE_NUMBER_FLOAT && !Double.isFinite(p.getDoubleValue())) {
+            throw MismatchedInputException.from(p, type, "non-finite number " + p.getText() + " for an integer");
+        }
+    }
+
+    /** Delegates to Jackson's own deserializer for the type, after refusing a non-finite number. */
+    private static final class Strict<T> extends com.fasterxml.jackson.databind.deser.std.StdScalarDeserializer<T> {
+        private static final long serialVersionUID = 1L;
+        private final com.fasterxml.jackson.databind.deser.std.StdScalarDeserializer<T> jackson;
+
+        @SuppressWarnings("unchecked")
+        Strict(Class<T> type) {
+            super(type);
+            this.jackson = (com.fasterxml.jackson.databind.deser.std.StdScalarDeserializer<T>)
+                    NumberDeserializers.find(type, type.getName());
+        }
+
+        @Override
+        public T deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+            refuseNonFinite(p, handledType());
+            return jackson.deserialize(p, ctxt);
+        }
+
+        @Override
+        public T getNullValue(DeserializationContext ctxt) throws com.fasterxml.jackson.databind.JsonMappingException {
+            return jackson.getNullValue(ctxt);
+        }
+
+        @Override
+        public com.fasterxml.jackson.databind.type.LogicalType logicalType() {
+            return jackson.logicalType();
+        }
+    }
+}

@@ -1,0 +1,214 @@
+package dev.trainwatch.collector.state;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * What the fleet has applied, so nothing is applied twice, across collector restarts too: each agent's last
+ * batch {@code seq}, and each step source's last step ({@code run, source, rank}; see
+ * {@link dev.trainwatch.protocol.StepEvent#source()}). With a data directory every change is appended to
+ * {@code applied.log} there before the request is answered, so a batch or a step acknowledged — or applied and
+ * then cut off by a crash — is known after a restart, and its replay is dropped. The file is rewritten from memory
+ * when it grows past {@value #COMPACT_BYTES} bytes and at every start; a torn last line (a crash mid-write) is
+ * skipped. A write that fails (full disk) is one line, and de-duplication goes on in memory.
+ *
+ * <p>Bounded: the {@value #MAX_ENTRIES} most recently changed agents and sources are kept. Only used under the
+ * {@link Fleet}'s lock.
+ */
+public final class AppliedLedger implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(FleetLog.NAME);
+    /** The file's name in the data directory. */
+    public static final String FILE_NAME = "applied.log";
+    static final long COMPACT_BYTES = 4L << 20;
+    static final int MAX_ENTRIES = 200_000;
+
+    private final Path file;
+    private final Map<String, Long> seqs = lru();
+    private final Map<String, Long> steps = lru();
+    private FileChannel channel;
+    private long written;
+    private String writeProblem;
+
+    private AppliedLedger(Path file) {
+        this.file = file;
+    }
+
+    private static Map<String, Long> lru() {
+        return new LinkedHashMap<>(1024, 0.75f, false) {
+            private static final long serialVersionUID = 1L;
+
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
+                return size() > MAX_ENTRIES;
+            }
+        };
+    }
+
+    /** A ledger kept in memory only (no data directory). */
+    public static AppliedLedger inMemory() {
+        return new AppliedLedger(null);
+    }
+
+    /**
+     * The ledger of {@code dataDir}: reads what earlier runs of the collector applied, then keeps appending. A file
+     * that cannot be read or written is one line; de-duplication then holds only until the next restart.
+     */
+    public static AppliedLedger open(Path dataDir) {
+        AppliedLedger ledger = new AppliedLedger(dataDir.resolve(FILE_NAME));
+        ledger.load();
+        ledger.compact();
+        return ledger;
+    }
+
+    private void load() {
+        try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+            String line;
+            while ((line = in.readLine()) != null) {
+                String[] f = line.split("\t", -1);
+                try {
+                    if (f.length == 3 && f[0].equals("a")) {
+                        seqs.remove(f[1]);
+                        seqs.put(f[1], Long.parseLong(f[2]));
+                    } else if (f.length == 3 && f[0].equals("s")) {
+                        steps.remove(f[1]);
+                        steps.put(f[1], Long.parseLong(f[2]));
+                    }
+                } catch (NumberFormatException torn) {
+                    // The last line of a crash: the request it belonged to was never answered either.
+                }
+            }
+        } catch (NoSuchFileException e) {
+            // First start with this data directory.
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "cannot read " + file + " (" + e.getMessage()
+                    + "): batches and steps applied before this start may be applied again if they are re-sent");
+        }
+    }
+
+    /** The last {@code seq} applied from this agent, or null. */
+    public Long lastSeq(String agentId) {
+        return seqs.get(agentId);
+    }
+
+    /** Records an applied batch. */
+    public void applied(String agentId, long seq) {
+        seqs.remove(agentId);
+        seqs.put(agentId, seq);
+        append("a", agentId, seq);
+    }
+
+    /** The last step applied from a source of a run's rank, or null. */
+    public Long lastStep(String runId, String source, int rank) {
+        return steps.get(stepKey(runId, source, rank));
+    }
+
+    /** Records an applied step of a source. */
+    public void appliedStep(String runId, String source, int rank, long step) {
+        String key = stepKey(runId, source, rank);
+        steps.remove(key);
+        steps.put(key, step);
+        append("s", key, step);
+    }
+
+    /** Forgets a deleted run's sources (its id may be used again for another run). */
+    public void forgetRun(String runId) {
+        String prefix = runId + "|";
+        if (steps.keySet().removeIf(k -> k.startsWith(prefix))) {
+            compact();
+        }
+    }
+
+    private static String stepKey(String runId, String source, int rank) {
+        return runId + "|" + source + "|" + rank;
+    }
+
+    private void append(String kind, String key, long value) {
+        if (file == null || key.indexOf('\t') >= 0 || key.indexOf('\n') >= 0 || key.indexOf('\r') >= 0) {
+            return;
+        }
+        byte[] line = (kind + "\t" + key + "\t" + value + "\n").getBytes(StandardCharsets.UTF_8);
+        try {
+            if (channel == null) {
+                channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                        StandardOpenOption.APPEND);
+            }
+            ByteBuffer buffer = ByteBuffer.wrap(line);
+            while (buffer.hasRemaining()) {
+                channel.write(buffer);
+            }
+            written += line.length;
+            if (writeProblem != null) {
+                LOG.log(System.Logger.Level.INFO, "writing " + file + " again");
+                writeProblem = null;
+            }
+        } catch (IOException | RuntimeException e) {
+            problem(e);
+            closeChannel();
+            return;
+        }
+        if (written > COMPACT_BYTES) {
+            compact();
+        }
+    }
+
+    /** Rewrites the file with what is in memory (one line per agent and source). */
+    private void compact() {
+        if (file == null) {
+            return;
+        }
+        closeChannel();
+        Path temp = file.resolveSibling("." + FILE_NAME + ".tmp");
+        StringBuilder text = new StringBuilder(64 * (seqs.size() + steps.size()) + 16);
+        seqs.forEach((k, v) -> text.append("a\t").append(k).append('\t').append(v).append('\n'));
+        steps.forEach((k, v) -> text.append("s\t").append(k).append('\t').append(v).append('\n'));
+        try {
+            Files.writeString(temp, text, StandardCharsets.UTF_8);
+            Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            written = 0;
+        } catch (IOException | RuntimeException e) {
+            problem(e);
+            try {
+                Files.deleteIfExists(temp);
+            } catch (IOException | RuntimeException ignored) {
+                // A full disk: the temporary file may not even exist.
+            }
+        }
+    }
+
+    private void problem(Exception e) {
+        String message = e instanceof java.nio.file.FileSystemException fse && fse.getReason() != null
+                ? fse.getReason() : String.valueOf(e.getMessage());
+        if (writeProblem == null) {
+            LOG.log(System.Logger.Level.WARNING, "cannot write " + file + " (" + message + "): replays are still "
+                    + "dropped until the collector restarts, after that they may be applied again");
+        }
+        writeProblem = message;
+    }
+
+    private void closeChannel() {
+        if (channel != null) {
+            try {
+                channel.close();
+            } catch (IOException ignored) {
+                // Appends are written through; nothing is lost by a failed close.
+            }
+            channel = null;
+        }
+    }
+
+    @Override
+    public void close() {
+        closeChannel();
+    }
+}

@@ -1,0 +1,362 @@
+package dev.trainwatch.estimator;
+
+import dev.trainwatch.estimator.catalog.ArchitectureInfo;
+import dev.trainwatch.estimator.catalog.EncoderInfo;
+import dev.trainwatch.estimator.catalog.GpuInfo;
+import dev.trainwatch.estimator.catalog.ModelInfo;
+import dev.trainwatch.protocol.RunSpec;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A run with every choice resolved (defaults filled, ids looked up, values checked) and the sizes derived from them:
+ * tokens, block groups, forward MACs. Immutable; {@link #toBuilder()} makes a changed copy (the suggestions price
+ * single changes that way). Built only by {@link SpecResolver} and by copies.
+ */
+final class ResolvedRun {
+
+    /** Run-internal feature states when one encoder's output is read from disk and the other's is computed. */
+    static final String TEXT_PRECOMPUTED = "text-precomputed";
+    static final String VAE_PRECOMPUTED = "vae-precomputed";
+
+    final ModelProfile profile;
+    /** Null only for parameter-only runs ({@link Estimator#forwardMacs}). */
+    final GpuInfo gpu;
+    /** Efficiencies of the GPU's architecture per dtype (null only without a GPU). */
+    final ArchitectureInfo arch;
+    final EncoderInfo textEncoder;
+    final EncoderInfo vae;
+    final int gpus;
+    final int batch;
+    final int height;
+    final int width;
+    final int frames;
+    /** The square side when the spec gave one (the resolved spec echoes it), else null. */
+    final Integer squareResolution;
+    final String precision;
+    final String optimizer;
+    final boolean checkpointing;
+    final boolean ema;
+    /** online, precomputed, or one of the split states above. */
+    final String features;
+    final int zero;
+    final String attention;
+    final int accumulation;
+    final Long totalSteps;
+    /** fp32, mixed (half params + fp32 master in the optimizer) or pure (all half). */
+    final String weights;
+    /** Images the VAE encodes at once when the spec says; null: the model's pipeline default. */
+    final Integer vaeMicroBatchSetting;
+    final Calibration.Factors factors;
+    /** {@code eager} or {@code compiled}. */
+    final String kernels;
+    /** Attention computed in fp32 under autocast (PixArt's and Sana's {@code fp32_attention}). */
+    final boolean attentionFp32;
+    /** What trains: everything, some module kinds, or LoRA adapters. */
+    final Trainable trainable;
+    /** Blocks recomputed per layer group of {@link #plan}. */
+    private final int[] checkpointed;
+
+    final long latentFrames;
+    final long spatialTokens;
+    final long tokens;
+    final List<LayerPlan> plan;
+    final double forwardMacsPerSample;
+    /** The attention products' share of {@link #forwardMacsPerSample}. */
+    final double attentionMacsPerSample;
+
+    private ResolvedRun(Builder b) {
+        this.profile = b.profile;
+        this.gpu = b.gpu;
+        this.arch = b.arch;
+        this.textEncoder = b.textEncoder;
+        this.vae = b.vae;
+        this.gpus = b.gpus;
+        this.batch = b.batch;
+        this.height = b.height;
+        this.width = b.width;
+        this.frames = b.frames;
+        this.squareResolution = b.squareResolution;
+        this.precision = b.precision;
+        this.optimizer = b.optimizer;
+        this.checkpointing = b.checkpointing;
+        this.ema = b.ema;
+        this.features = b.features;
+        this.zero = b.zero;
+        this.attention = b.attention;
+        this.accumulation = b.accumulation;
+        this.totalSteps = b.totalSteps;
+        this.weights = b.weights;
+        this.vaeMicroBatchSetting = b.vaeMicroBatch;
+        this.factors = b.factors;
+        this.kernels = b.kernels;
+        this.attentionFp32 = b.attentionFp32 != null ? b.attentionFp32 : b.profile.info.attentionUpcast();
+        this.trainable = b.trainable != null ? b.trainable : Trainable.all(b.profile);
+        ModelInfo m = profile.info;
+        long temporal = Math.max(1, m.temporalDownsample());
+        long latent = m.video() ? (frames + temporal - 1) / temporal : 1;
+        this.latentFrames = Math.max(1, latent / Math.max(1, m.patchT()));
+        long grid = m.pixelsPerToken();
+        this.spatialTokens = (height / grid) * (width / grid);
+        this.tokens = latentFrames * spatialTokens;
+        this.plan = Architecture.plan(m, latentFrames, spatialTokens);
+        double macs = (double) profile.imageTokenWeights * tokens
+                + (double) profile.textTokenWeights * m.textTokens()
+                + (double) profile.jointTokenWeights * (tokens + m.textTokens())
+                + profile.sampleWeights;
+        double attentionMacs = 0;
+        for (LayerPlan layer : plan) {
+            attentionMacs += layer.blocks() * layer.attentionMacsPerSample();
+        }
+        this.attentionMacsPerSample = attentionMacs;
+        this.forwardMacsPerSample = macs + attentionMacs;
+        int[] blocks = new int[plan.size()];
+        if (b.checkpointed != null && b.checkpointed.length == plan.size()) {
+            blocks = b.checkpointed.clone();
+        } else {
+            for (int i = 0; i < plan.size(); i++) {
+                blocks[i] = checkpointing ? plan.get(i).blocks() : 0;
+            }
+        }
+        this.checkpointed = blocks;
+    }
+
+    static Builder builder(ModelProfile profile) {
+        return new Builder(profile);
+    }
+
+    /** A builder holding this run's choices, to price a copy with one of them changed. */
+    Builder toBuilder() {
+        Builder b = new Builder(profile);
+        b.gpu = gpu;
+        b.arch = arch;
+        b.textEncoder = textEncoder;
+        b.vae = vae;
+        b.gpus = gpus;
+        b.batch = batch;
+        b.height = height;
+        b.width = width;
+        b.frames = frames;
+        b.squareResolution = squareResolution;
+        b.precision = precision;
+        b.optimizer = optimizer;
+        b.checkpointing = checkpointing;
+        b.ema = ema;
+        b.features = features;
+        b.zero = zero;
+        b.attention = attention;
+        b.accumulation = accumulation;
+        b.totalSteps = totalSteps;
+        b.weights = weights;
+        b.vaeMicroBatch = vaeMicroBatchSetting;
+        b.factors = factors;
+        b.kernels = kernels;
+        b.attentionFp32 = attentionFp32;
+        b.trainable = trainable;
+        b.checkpointed = checkpointed.clone();
+        return b;
+    }
+
+    /** Blocks recomputed in group {@code i} of {@link #plan}. */
+    int checkpointed(int i) {
+        return checkpointed[i];
+    }
+
+    /** Share of the blocks' forward work recomputed in backward (0 none, 1 full checkpointing). */
+    double recomputedShare() {
+        double all = 0;
+        double recomputed = 0;
+        for (int i = 0; i < plan.size(); i++) {
+            LayerPlan layer = plan.get(i);
+            double perBlock = layer.tokensPerSample() + layer.attentionMacsPerSample() / Math.max(1, profile.info.hidden()) / 12.0;
+            all += layer.blocks() * perBlock;
+            recomputed += checkpointed[i] * perBlock;
+        }
+        return all == 0 ? 0 : recomputed / all;
+    }
+
+    boolean partialCheckpointing() {
+        for (int i = 0; i < plan.size(); i++) {
+            if (checkpointed[i] != plan.get(i).blocks()) {
+                return checkpointing;
+            }
+        }
+        return false;
+    }
+
+    boolean textOnline() {
+        return features.equals("online") || features.equals(VAE_PRECOMPUTED);
+    }
+
+    boolean vaeOnline() {
+        return features.equals("online") || features.equals(TEXT_PRECOMPUTED);
+    }
+
+    int vaeMicroBatch() {
+        return vaeMicroBatchSetting != null ? vaeMicroBatchSetting : profile.info.vaeMicroBatch();
+    }
+
+    long trainableParams() {
+        return trainable.trainableParams();
+    }
+
+    boolean compiled() {
+        return kernels.equals("compiled");
+    }
+
+    boolean materialisesScores() {
+        return attention.equals("math") && plan.stream().anyMatch(layer -> layer.attentionScoresPerSample() > 0);
+    }
+
+    boolean half() {
+        return precision.equals("fp16") || precision.equals("bf16");
+    }
+
+    /** Some encoder runs every step. */
+    boolean online() {
+        return !features.equals("precomputed");
+    }
+
+    long pixelsPerSample() {
+        return (long) height * width * frames;
+    }
+
+    RunSpec resolvedSpec() {
+        boolean split = features.equals(TEXT_PRECOMPUTED) || features.equals(VAE_PRECOMPUTED);
+        List<Integer> partial = null;
+        if (partialCheckpointing()) {
+            partial = new ArrayList<>();
+            for (int c : checkpointed) {
+                partial.add(c);
+            }
+        }
+        return new RunSpec(profile.info.id(), gpu.id(), gpus, batch, squareResolution,
+                squareResolution == null ? height : null, squareResolution == null ? width : null,
+                profile.info.video() ? frames : null, precision, optimizer, checkpointing, ema,
+                online() ? "online" : "precomputed", zero, attention, accumulation, totalSteps,
+                split ? (textOnline() ? "online" : "precomputed") : null,
+                split ? (vaeOnline() ? "online" : "precomputed") : null,
+                weights, partial, profile.info.video() ? vaeMicroBatch() : null, null)
+                .withPhysics(kernels, attentionFp32 ? "fp32" : "half", trainable.lora() ? trainable.loraRank() : null,
+                        trainable.full() ? null : trainable.targets(), null, null);
+    }
+
+    /** Mutable choices of a run; {@link #build()} derives the sizes and freezes them. Not thread-safe. */
+    static final class Builder {
+        private final ModelProfile profile;
+        GpuInfo gpu;
+        ArchitectureInfo arch;
+        EncoderInfo textEncoder;
+        EncoderInfo vae;
+        int gpus = 1;
+        int batch = 1;
+        int height;
+        int width;
+        int frames = 1;
+        Integer squareResolution;
+        String precision = "fp32";
+        String optimizer = "adamw";
+        boolean checkpointing;
+        boolean ema;
+        String features = "precomputed";
+        int zero;
+        String attention = "flash";
+        int accumulation = 1;
+        Long totalSteps;
+        String weights = "fp32";
+        Integer vaeMicroBatch;
+        Calibration.Factors factors = Calibration.Factors.IDENTITY;
+        String kernels = "eager";
+        /** Null: the model's default. */
+        Boolean attentionFp32;
+        /** Null: everything trains. */
+        Trainable trainable;
+        /** Null: all blocks or none, as {@link #checkpointing} says. */
+        int[] checkpointed;
+
+        private Builder(ModelProfile profile) {
+            this.profile = profile;
+        }
+
+        Builder precision(String v) {
+            precision = v;
+            return this;
+        }
+
+        Builder optimizer(String v) {
+            optimizer = v;
+            return this;
+        }
+
+        /** Turning checkpointing on or off recomputes all blocks or none. */
+        Builder checkpointing(boolean v) {
+            if (v != checkpointing) {
+                checkpointed = null;
+            }
+            checkpointing = v;
+            return this;
+        }
+
+        Builder checkpointed(int[] blocks) {
+            checkpointed = blocks == null ? null : blocks.clone();
+            return this;
+        }
+
+        Builder trainable(Trainable v) {
+            trainable = v;
+            return this;
+        }
+
+        Builder features(String v) {
+            features = v;
+            return this;
+        }
+
+        Builder zero(int v) {
+            zero = v;
+            return this;
+        }
+
+        Builder weights(String v) {
+            weights = v;
+            return this;
+        }
+
+        Builder gpus(int count) {
+            gpus = count;
+            return this;
+        }
+
+        Builder kernels(String v) {
+            kernels = v;
+            return this;
+        }
+
+        Builder attentionFp32(boolean v) {
+            attentionFp32 = v;
+            return this;
+        }
+
+        Builder gpu(dev.trainwatch.estimator.catalog.GpuInfo g, ArchitectureInfo a, int count) {
+            gpu = g;
+            arch = a;
+            gpus = count;
+            return this;
+        }
+
+        Builder attention(String v) {
+            attention = v;
+            return this;
+        }
+
+        Builder batch(int b, int accumulationSteps) {
+            batch = b;
+            accumulation = accumulationSteps;
+            return this;
+        }
+
+        ResolvedRun build() {
+            return new ResolvedRun(this);
+        }
+    }
+}

@@ -1,0 +1,636 @@
+package dev.trainwatch.integration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.trainwatch.protocol.Json;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Operations as an operator meets them (issue 19): real {@code trainwatch agent} and {@code trainwatch collector}
+ * processes from the built jar, killed at random with SIGKILL and SIGTERM while two training logs are appended to at
+ * a steady pace, and at the end every logged step is counted exactly once.
+ *
+ * <p>Two nodes, each an agent reading the fake NVML library:
+ * <ul>
+ *   <li>{@code node-a} runs with {@code TZ=Asia/Shanghai} while its DiT log is written in UTC (as a container
+ *       writes it); the log is rotated (renamed, a new file created), and a second run is appended to the new file
+ *       (DiT's appending logger: the step counter starts over);</li>
+ *   <li>{@code node-b} runs with its clock 15 minutes behind (libfaketime, Debian's {@code faketime} package),
+ *       reads its log through a symlink that is swapped to another file and back, and that is replaced by a FIFO
+ *       for a while; its spool is seeded with entries no agent wrote (a directory, a non-gzip file, 200 MB).</li>
+ * </ul>
+ * The agents talk to the collector through a small recording proxy, which sees every batch and its answer.
+ *
+ * <p>Phase A kills the agents ({@code trainwatch.ops.kills} times, SIGKILL or SIGTERM at random; SIGTERM must exit
+ * 0) with one collector: its {@code trainwatch_run_step_seconds_count} must equal the steps logged. Phase B kills
+ * the collector as many times, alternating two ways: the proxy stops taking requests, the count of the collector
+ * is read, and it is killed; or a steps request is applied by the collector and its answer is lost (the proxy
+ * answers 503 instead and the collector is killed), so the agent sends it again to the restarted collector, which
+ * must drop it. The counts of all collector lifetimes add up to the steps logged. Throughout: no {@code stalled}
+ * anomaly on either run, and the GPU batches of a running agent are never more than two poll intervals apart; in
+ * phase B no batch of either agent is lost.
+ *
+ * <p>CI runs {@value #DEFAULT_KILLS} kills of each (about two minutes); the full run of the issue is
+ * {@code ./mvnw -B -pl integration -am verify -Dit.test=OperationsIT -Dtrainwatch.ops.kills=20}.
+ */
+class OperationsIT {
+
+    static final int DEFAULT_KILLS = 4;
+    static final int KILLS = Integer.getInteger("trainwatch.ops.kills", DEFAULT_KILLS);
+    static final Duration INTERVAL = Duration.ofSeconds(1);
+    static final String FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
+    static final DateTimeFormatter DIT_TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss", Locale.ROOT)
+            .withZone(ZoneOffset.UTC);
+
+    @TempDir
+    Path dir;
+
+    final Random random = new Random(Long.getLong("trainwatch.ops.seed", System.nanoTime()));
+    final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    final List<String> problems = Collections.synchronizedList(new ArrayList<>());
+    final Set<String> stalledSeen = ConcurrentHashMap.newKeySet();
+
+    Path jar;
+    Path fakeNvml;
+    Process collector;
+    int collectorPort;
+    RecordingProxy proxy;
+    Node nodeA;
+    Node nodeB;
+    final List<Thread> threads = new ArrayList<>();
+    volatile boolean stopping;
+
+    @AfterEach
+    void tearDown() throws Exception {
+        stopping = true;
+        for (Thread t : threads) {
+            t.interrupt();
+            t.join(10_000);
+        }
+        for (Node n : new Node[] {nodeA, nodeB}) {
+            if (n != null && n.process != null) {
+                n.process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+        }
+        if (collector != null) {
+            collector.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+        if (proxy != null) {
+            proxy.close();
+        }
+    }
+
+    /** One node: an agent process, its spool, its log, and the thread that writes the log. */
+    final class Node {
+        final String name;
+        final String runId;
+        final Path home;
+        final Path spool;
+        final Path logPath;
+        final Map<String, String> env = new HashMap<>();
+        volatile Process process;
+        /** Nanos at which this node's agent was stopped: gaps in its batches spanning one are excused. */
+        final List<long[]> downtimes = Collections.synchronizedList(new ArrayList<>());
+        int starts;
+
+        Node(String name, Path logPath) throws IOException {
+            this.name = name;
+            this.runId = "ops-" + name;
+            this.home = Files.createDirectories(dir.resolve(name));
+            this.spool = home.resolve("spool");
+            this.logPath = logPath;
+        }
+
+        void start() throws IOException {
+            List<String> command = new ArrayList<>(List.of(javaBin(), "-Xmx64m", "-XX:+UseSerialGC",
+                    "-XX:TieredStopAtLevel=1", "-jar", jar.toString(), "agent",
+                    "--collector", "http://127.0.0.1:" + proxy.port(), "--interval", INTERVAL.toMillis() + "ms",
+                    "--nvml-library", fakeNvml.toString(), "--spool-dir", spool.toString(), "--host", name,
+                    "--run-id", runId, "--log", logPath.toString(), "--log-format", "dit"));
+            ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(home.resolve("agent.log").toFile()));
+            builder.environment().putAll(env);
+            process = builder.start();
+            starts++;
+            // Signals are the agent's once its main runs; before that (the JVM's own start) SIGTERM is the JVM's 143.
+            int expected = starts;
+            await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> Files.exists(home.resolve("agent.log")) && Files.readString(home.resolve("agent.log"))
+                            .lines().filter(l -> l.contains("polling every")).count() >= expected);
+        }
+
+        /** Stops the agent with SIGTERM (must exit 0) or SIGKILL, then starts it again. */
+        void restart(boolean sigkill) throws Exception {
+            long down = System.nanoTime();
+            Process p = process;
+            if (sigkill) {
+                p.destroyForcibly();
+                assertThat(p.waitFor(30, TimeUnit.SECONDS)).as(name + " exits on SIGKILL").isTrue();
+            } else {
+                p.destroy();
+                if (!p.waitFor(30, TimeUnit.SECONDS)) {
+                    problems.add(name + ": no exit within 30 s of SIGTERM");
+                    p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+                } else if (p.exitValue() != 0) {
+                    problems.add(name + ": SIGTERM exit status " + p.exitValue() + " (AGENT.md: 0)");
+                }
+            }
+            start();
+            downtimes.add(new long[] {down, System.nanoTime()});
+        }
+
+        String logTail() {
+            try {
+                List<String> lines = Files.readAllLines(home.resolve("agent.log"));
+                return name + " agent log (last 40 lines):\n"
+                        + String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+            } catch (IOException e) {
+                return name + ": " + e.getMessage();
+            }
+        }
+    }
+
+    /**
+     * Appends DiT lines at a steady pace (one every 0.3 to 0.9 s) and performs the node's file events at given
+     * line counts. Counts every line written: each is a step the collector must count once.
+     */
+    abstract class Writer implements Runnable {
+        volatile boolean paused;
+        volatile boolean idle;
+        volatile int written;
+        long step;
+
+        abstract Path target();
+
+        /** The node's file events, before line {@code n} is written; true when all are done. */
+        abstract boolean events(int n) throws Exception;
+
+        volatile boolean eventsDone;
+
+        @Override
+        public void run() {
+            try {
+                while (!stopping) {
+                    if (paused) {
+                        idle = true;
+                        Thread.sleep(50);
+                        continue;
+                    }
+                    idle = false;
+                    eventsDone = events(written);
+                    if (paused) {
+                        continue;
+                    }
+                    step++;
+                    String line = String.format(Locale.ROOT,
+                            "[%s] (step=%07d) Train Loss: 0.%04d, Train Steps/Sec: 2.00%n",
+                            DIT_TIME.format(Instant.now()), step, 1000 + random.nextInt(9000));
+                    Files.writeString(target(), line, StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+                            StandardOpenOption.APPEND);
+                    written++;
+                    Thread.sleep(300 + random.nextInt(600));
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (Exception e) {
+                problems.add("writer failed: " + e);
+            }
+        }
+
+        /** Stops writing and waits until no line is being written. */
+        void pause() {
+            paused = true;
+            await().atMost(Duration.ofSeconds(10)).until(() -> idle);
+        }
+
+        void resume() {
+            paused = false;
+        }
+    }
+
+    /** node-a: rotation after 12 lines, a second run (steps from 1 again) appended after 24. */
+    final class RotatingWriter extends Writer {
+        final Path log;
+
+        RotatingWriter(Path log) {
+            this.log = log;
+        }
+
+        @Override
+        Path target() {
+            return log;
+        }
+
+        @Override
+        boolean events(int n) throws IOException {
+            if (n == 12) {
+                Files.move(log, log.resolveSibling(log.getFileName() + ".1")); // logrotate's rename; a new file
+            }
+            if (n == 24 && step > 1) {
+                step = 0; // DiT started again, appending to the same file
+            }
+            return n >= 24;
+        }
+    }
+
+    /**
+     * node-b: its log path is a symlink to run-1.log; after 8 lines it is swapped to run-2.log, after 16 back to
+     * run-1.log, after 22 replaced by a FIFO for 3 s (the lines of that time still go to run-1.log), then the
+     * symlink again.
+     */
+    final class SwappingWriter extends Writer {
+        final Path link;
+        final Path run1;
+        final Path run2;
+        Path current;
+
+        SwappingWriter(Path link, Path run1, Path run2) {
+            this.link = link;
+            this.run1 = run1;
+            this.run2 = run2;
+            this.current = run1;
+        }
+
+        @Override
+        Path target() {
+            return current;
+        }
+
+        @Override
+        boolean events(int n) throws Exception {
+            if (n == 8 && current == run1) {
+                swap(run2);
+            } else if (n == 16 && current == run2) {
+                swap(run1);
+            } else if (n == 22 && !fifoDone) {
+                fifoDone = true;
+                Files.delete(link);
+                mkfifo(link);
+                long until = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+                while (System.nanoTime() < until && !stopping) {
+                    Files.writeString(run1, String.format(Locale.ROOT,
+                            "[%s] (step=%07d) Train Loss: 0.5000, Train Steps/Sec: 2.00%n",
+                            DIT_TIME.format(Instant.now()), ++step), StandardOpenOption.APPEND);
+                    written++;
+                    Thread.sleep(500);
+                }
+                Files.delete(link);
+                Files.createSymbolicLink(link, run1);
+            }
+            return n >= 22 && fifoDone;
+        }
+
+        boolean fifoDone;
+
+        void swap(Path to) throws IOException {
+            Path temp = link.resolveSibling("link.tmp");
+            Files.deleteIfExists(temp);
+            Files.createSymbolicLink(temp, to);
+            Files.move(temp, link, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            current = to;
+        }
+    }
+
+    static void mkfifo(Path path) throws Exception {
+        Process p = new ProcessBuilder("mkfifo", path.toString()).redirectErrorStream(true).start();
+        if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            fail("mkfifo " + path + " failed");
+        }
+    }
+
+    static String javaBin() {
+        return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    }
+
+    // ---- the collector ------------------------------------------------------------------------------------------
+
+    void startCollector() throws Exception {
+        Path data = dir.resolve("collector-data");
+        collector = new ProcessBuilder(javaBin(), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-jar", jar.toString(),
+                "collector", "--listen", "127.0.0.1:" + collectorPort, "--data-dir", data.toString())
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("collector.log").toFile()))
+                .start();
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200)).ignoreExceptions()
+                .until(() -> get("/healthz").statusCode() == 200);
+    }
+
+    void stopCollector(boolean sigkill) throws Exception {
+        Process p = collector;
+        if (sigkill) {
+            p.destroyForcibly();
+        } else {
+            p.destroy();
+        }
+        if (!p.waitFor(60, TimeUnit.SECONDS)) {
+            problems.add("collector did not exit within 60 s of " + (sigkill ? "SIGKILL" : "SIGTERM"));
+            p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    HttpResponse<String> get(String path) throws IOException, InterruptedException {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + collectorPort + path))
+                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** {@code trainwatch_run_step_seconds_count} by run, from the collector's scrape. */
+    Map<String, Double> stepCounts() throws IOException, InterruptedException {
+        Map<String, Double> counts = new TreeMap<>();
+        for (String line : get("/metrics").body().lines().toList()) {
+            if (line.startsWith("trainwatch_run_step_seconds_count{")) {
+                int at = line.indexOf("run_id=\"") + 8;
+                String run = line.substring(at, line.indexOf('"', at));
+                counts.put(run, Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)));
+            }
+        }
+        return counts;
+    }
+
+    /** Watches the runs for a {@code stalled} anomaly, once a second, whatever the collector's lifetime. */
+    void watchForStalled() {
+        Thread t = new Thread(() -> {
+            while (!stopping) {
+                for (Node n : new Node[] {nodeA, nodeB}) {
+                    try {
+                        HttpResponse<String> r = get("/v1/runs/" + n.runId);
+                        if (r.statusCode() == 200) {
+                            for (JsonNode a : Json.MAPPER.readTree(r.body()).path("anomalies")) {
+                                if ("stalled".equals(a.path("kind").asText())) {
+                                    stalledSeen.add(n.runId + ": " + a);
+                                }
+                            }
+                        }
+                    } catch (IOException | RuntimeException e) {
+                        // The collector is being restarted.
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+                try {
+                    Thread.sleep(1000);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }, "ops-stalled-watch");
+        t.setDaemon(true);
+        t.start();
+        threads.add(t);
+    }
+
+    // ---- the test -----------------------------------------------------------------------------------------------
+
+    @Test
+    void everyLoggedStepIsCountedOnceThroughRandomKillsOfAgentsAndCollector() throws Exception {
+        jar = ProjectFiles.root().resolve("cli/target/trainwatch-all.jar");
+        assertThat(jar).as("the shaded jar (built by the cli module's package phase)").exists();
+        fakeNvml = ProjectFiles.root().resolve("agent/target/fake-nvml/libnvidia-ml.so.1");
+        assertThat(fakeNvml).as("the fake NVML library (built by the agent module's tests)").exists();
+        if (!Files.exists(Path.of(FAKETIME_LIB))) {
+            fail("libfaketime is missing: run `bash .ci/install-deps` (Debian package faketime)");
+        }
+        System.out.printf(Locale.ROOT, "OperationsIT: %d kills of each%n", KILLS);
+
+        collectorPort = PeerProcess.freePort();
+        startCollector();
+        proxy = new RecordingProxy(URI.create("http://127.0.0.1:" + collectorPort));
+
+        Path scenario = dir.resolve("node.scenario");
+        Files.writeString(scenario, String.join("\n",
+                "0 - driver 535.261.03",
+                "0 0 uuid GPU-0a0a0a0a-2222-3333-4444-555555555555",
+                "0 0 name NVIDIA A100-SXM4-80GB",
+                "0 * memory_total 85899345920",
+                "0 * memory_used 42949672960",
+                "0 * util_gpu 97",
+                "0 * power_mw 312500",
+                "") + "\n");
+
+        // node-a: a UTC log under another time zone, rotated.
+        Path logA = Files.createDirectories(dir.resolve("node-a-logs")).resolve("log.txt");
+        nodeA = new Node("node-a", logA);
+        nodeA.env.put("TZ", "Asia/Shanghai");
+        nodeA.env.put("FAKE_NVML_SCENARIO", scenario.toString());
+        RotatingWriter writerA = new RotatingWriter(logA);
+
+        // node-b: clock 15 minutes behind, a symlink swapped and replaced by a FIFO, a spool with bad entries.
+        Path logsB = Files.createDirectories(dir.resolve("node-b-logs"));
+        Path link = logsB.resolve("current.log");
+        Files.writeString(logsB.resolve("run-1.log"), "[" + DIT_TIME.format(Instant.now())
+                + "] Experiment directory created at results/000-DiT-XL-2\n");
+        Files.writeString(logsB.resolve("run-2.log"), "[" + DIT_TIME.format(Instant.now())
+                + "] Experiment directory created at results/001-DiT-XL-2\n");
+        Files.createSymbolicLink(link, logsB.resolve("run-1.log"));
+        nodeB = new Node("node-b", link);
+        nodeB.env.put("LD_PRELOAD", FAKETIME_LIB);
+        nodeB.env.put("FAKETIME", "-15m");
+        nodeB.env.put("FAKE_NVML_SCENARIO", scenario.toString());
+        seedBadSpoolEntries(nodeB.spool);
+        SwappingWriter writerB = new SwappingWriter(link, logsB.resolve("run-1.log"), logsB.resolve("run-2.log"));
+
+        for (Writer w : new Writer[] {writerA, writerB}) {
+            Thread t = new Thread(w, "ops-writer");
+            t.setDaemon(true);
+            threads.add(t);
+        }
+        nodeA.start();
+        nodeB.start();
+        threads.forEach(Thread::start);
+        watchForStalled();
+
+        try {
+            // ---- phase A: the agents are killed; one collector counts.
+            for (int i = 0; i < KILLS; i++) {
+                Thread.sleep(1500 + random.nextInt(2500));
+                Node n = random.nextBoolean() ? nodeA : nodeB;
+                boolean sigkill = random.nextBoolean();
+                System.out.printf(Locale.ROOT, "phase A: %s %s%n", sigkill ? "SIGKILL" : "SIGTERM", n.name);
+                n.restart(sigkill);
+            }
+            await().atMost(Duration.ofSeconds(120)).until(() -> writerA.eventsDone && writerB.eventsDone);
+            writerA.pause();
+            writerB.pause();
+            Map<String, Double> phaseA = awaitCounts(Map.of(), writerA, writerB);
+            // And it stays so: nothing is counted late, while the agents go on polling.
+            long batches = proxy.batchCount();
+            await().atMost(Duration.ofSeconds(30)).until(() -> proxy.batchCount() >= batches + 6);
+            assertThat(stepCounts()).as("counts a few polls later").isEqualTo(phaseA);
+            System.out.printf(Locale.ROOT, "phase A: %s for %d + %d lines logged%n", phaseA, writerA.written,
+                    writerB.written);
+
+            // ---- phase B: the collector is killed; the agents go on.
+            writerA.resume();
+            writerB.resume();
+            long phaseBStart = proxy.batchCount();
+            Map<String, Double> earlierLives = new TreeMap<>();
+            for (int i = 0; i < KILLS; i++) {
+                Thread.sleep(2000 + random.nextInt(2500));
+                boolean sigkill = random.nextBoolean();
+                Map<String, Double> last;
+                if (i % 2 == 0) {
+                    System.out.printf(Locale.ROOT, "phase B: %s the collector, quiet%n", sigkill ? "SIGKILL" : "SIGTERM");
+                    proxy.pauseAndDrain(Duration.ofSeconds(20));
+                    last = stepCounts();
+                    stopCollector(sigkill);
+                } else {
+                    System.out.printf(Locale.ROOT, "phase B: %s the collector after it applied steps whose answer "
+                            + "is lost%n", sigkill ? "SIGKILL" : "SIGTERM");
+                    last = proxy.cutOffNextSteps(() -> {
+                        Map<String, Double> counts = stepCounts();
+                        stopCollector(sigkill);
+                        return counts;
+                    }, Duration.ofSeconds(60));
+                }
+                last.forEach((run, count) -> earlierLives.merge(run, count, Double::sum));
+                startCollector();
+                proxy.resume();
+            }
+            writerA.pause();
+            writerB.pause();
+            awaitCounts(earlierLives, writerA, writerB);
+            assertThat(proxy.cutOffs()).as("answers lost after the collector applied steps").isEqualTo(KILLS / 2);
+
+            // ---- throughout
+            assertThat(problems).as(nodeA.logTail() + "\n" + nodeB.logTail()).isEmpty();
+            assertThat(stalledSeen).as("stalled anomalies").isEmpty();
+            assertBatchesEveryTwoIntervals(nodeA);
+            assertBatchesEveryTwoIntervals(nodeB);
+            assertNoBatchLostSince(phaseBStart);
+            assertThat(Files.readString(dir.resolve("collector.log"))).as("the clock of node-b, said once per "
+                    + "collector lifetime").contains("its clock is 9");
+            String logB = Files.readString(nodeB.home.resolve("agent.log"));
+            assertThat(logB).as("node-b refused the FIFO").contains("is a FIFO, not a regular file");
+            assertThat(logB.lines().filter(l -> l.contains("cannot be replayed"))).as("bad spool entries moved aside")
+                    .hasSize(3);
+            for (Node n : new Node[] {nodeA, nodeB}) {
+                assertThat(Files.readString(n.home.resolve("agent.log"))).as(n.name)
+                        .doesNotContain("poll failed").doesNotContain("delivery hit an unexpected error")
+                        .doesNotContain("Exception");
+            }
+        } catch (AssertionError | Exception e) {
+            System.out.println(nodeA.logTail());
+            System.out.println(nodeB.logTail());
+            throw e;
+        }
+    }
+
+    /**
+     * Waits until the collector's counts plus those of its earlier lifetimes equal the lines written, then
+     * asserts it (a count above the lines is a step counted twice, and fails at once).
+     */
+    Map<String, Double> awaitCounts(Map<String, Double> earlierLives, Writer a, Writer b) {
+        Map<String, Double> expected = Map.of(nodeA.runId, (double) a.written, nodeB.runId, (double) b.written);
+        Map<String, Double> total = new TreeMap<>();
+        try {
+            await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(500)).until(() -> {
+                Map<String, Double> now = stepCounts();
+                total.clear();
+                for (String run : expected.keySet()) {
+                    total.put(run, now.getOrDefault(run, 0.0) + earlierLives.getOrDefault(run, 0.0));
+                    if (total.get(run) > expected.get(run)) {
+                        throw new AssertionError("run " + run + " counted " + total.get(run) + " steps for "
+                                + expected.get(run) + " lines logged");
+                    }
+                }
+                return total.equals(expected);
+            });
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            assertThat(total).as("steps counted (all collector lifetimes) against lines logged").isEqualTo(expected);
+        }
+        return new TreeMap<>(expected);
+    }
+
+    /** Consecutive batches of one agent process are at most two poll intervals apart (by their send time). */
+    void assertBatchesEveryTwoIntervals(Node node) {
+        List<RecordingProxy.Batch> mine = new ArrayList<>();
+        for (RecordingProxy.Batch b : proxy.batches()) {
+            if (b.host().equals(node.name) && b.status() == 200) {
+                mine.add(b);
+            }
+        }
+        Map<Long, RecordingProxy.Batch> bySeq = new TreeMap<>();
+        for (RecordingProxy.Batch b : mine) {
+            bySeq.putIfAbsent(b.seq(), b);
+        }
+        assertThat(bySeq).as(node.name + " batches").isNotEmpty();
+        double limit = 2 * INTERVAL.toMillis() / 1000.0;
+        RecordingProxy.Batch previous = null;
+        List<String> gaps = new ArrayList<>();
+        for (RecordingProxy.Batch b : bySeq.values()) {
+            if (previous != null && b.seq() == previous.seq() + 1 && b.agentId().equals(previous.agentId())) {
+                double gap = b.sentAt() - previous.sentAt();
+                if (gap > limit) {
+                    gaps.add(String.format(Locale.ROOT, "seq %d -> %d: %.2f s", previous.seq(), b.seq(), gap));
+                }
+            }
+            previous = b;
+        }
+        assertThat(gaps).as(node.name + ": GPU batches more than two poll intervals apart").isEmpty();
+    }
+
+    /** In phase B the agents ran throughout: every seq of each agent id from then on was taken by a collector. */
+    void assertNoBatchLostSince(long fromBatch) {
+        Map<String, List<Long>> seqs = new LinkedHashMap<>();
+        List<RecordingProxy.Batch> all = proxy.batches();
+        for (RecordingProxy.Batch b : all.subList((int) Math.min(fromBatch, all.size()), all.size())) {
+            if (b.status() == 200) {
+                seqs.computeIfAbsent(b.agentId(), k -> new ArrayList<>()).add(b.seq());
+            }
+        }
+        for (Map.Entry<String, List<Long>> e : seqs.entrySet()) {
+            List<Long> sorted = e.getValue().stream().distinct().sorted().toList();
+            long first = sorted.get(0);
+            long last = sorted.get(sorted.size() - 1);
+            List<Long> missing = new ArrayList<>();
+            for (long s = first; s <= last; s++) {
+                if (Collections.binarySearch(sorted, s) < 0) {
+                    missing.add(s);
+                }
+            }
+            assertThat(missing).as("batches of " + e.getKey() + " never taken by a collector").isEmpty();
+        }
+    }
+
+    /** Entries no agent wrote, named like the first three of the spool: delivery must go around them. */
+    static void seedBadSpoolEntries(Path spool) throws IOException {
+        Files.createDirectories(spool);
+        Files.createDirectory(spool.resolve("00000000000000000001-POST-%2Fv1%2Fsamples.json.gz"));
+        Files.writeString(spool.resolve("00000000000000000002-POST-%2Fv1%2Fsamples.json.gz"), "not gzip at all");
+        try (RandomAccessFile big = new RandomAccessFile(
+                spool.resolve("00000000000000000003-POST-%2Fv1%2Fsamples.json.gz").toFile(), "rw")) {
+            big.setLength(200L << 20);
+        }
+    }
+}

@@ -1,0 +1,432 @@
+package dev.trainwatch.integration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.trainwatch.agent.nvml.FakeNvml;
+import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.CollectorStack;
+import dev.trainwatch.protocol.Json;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+
+/**
+ * A real training job under trainwatch: Debian's python3-torch runs a DiT-shaped model with DDP (gloo, CPU) on 2
+ * ranks under torchrun, each rank with a DataLoader worker, logging DiT's own lines; the fake NVML library reports
+ * each rank's real PID on its GPU. Real processes, real tracebacks, real hangs: {@code trainwatch run} starts the
+ * job, or the test starts it and {@code trainwatch agent --attach <torchrun pid>} watches it for an in-process
+ * collector. Each scenario's window is short (tens of seconds) and every wait has a timeout. The two that wait out a
+ * detector's own delay (a hang is named 45 s after the last step; data starvation holds for 60 s before it is raised)
+ * run beside the others (their ranks mostly sleep).
+ */
+class RealTrainingIT {
+    private static final Duration START = Duration.ofSeconds(60);
+    private static final Pattern PAGE = Pattern.compile("page (http://\\S+)");
+
+    @TempDir
+    Path dir;
+
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final List<Process> processes = new ArrayList<>();
+    private CollectorStack collector;
+    private TorchJob job;
+
+    @BeforeAll
+    static void torchIsInstalled() {
+        TorchJob.requireTorch();
+    }
+
+    @AfterEach
+    void stopEverything() {
+        for (Process p : processes) {
+            TorchJob.killTree(p.toHandle());
+        }
+        if (collector != null) {
+            collector.close();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------- trainwatch run
+
+    @Test
+    void aHealthyJobUnderTrainwatchRunIsOneRunWithBothRanksAndTheirWorkersAndNoAnomaly() throws Exception {
+        job = new TorchJob(dir);
+        Path out = dir.resolve("trainwatch.out");
+        Process trainwatch = trainwatchRun(out, job.torchrun("healthy", "--max-seconds", "20"));
+        URI api = pageOf(out, trainwatch);
+
+        JsonNode run = awaitRun(api, r -> ranksOnGpus(r).equals(Set.of(0, 1)) && workersOf(r) >= 2, out);
+        // trainwatch run names the run before the command starts, from its own environment (torchrun gives its
+        // TORCHELASTIC_RUN_ID to its ranks only); the attached agent's test below asserts the torchrun identity.
+        assertThat(run.path("run_id").asText()).startsWith(dev.trainwatch.cli.watch.LocalStack.hostName() + "-run-");
+
+        Set<String> runIds = new LinkedHashSet<>();
+        Set<String> anomalies = new TreeSet<>();
+        watchUntilExit(api, trainwatch, Duration.ofSeconds(90), runs -> {
+            for (JsonNode r : runs) {
+                runIds.add(r.path("run_id").asText());
+                for (JsonNode a : r.path("anomalies")) {
+                    if (a.path("active").asBoolean()) {
+                        anomalies.add(a.path("kind").asText() + ": " + a.path("message").asText());
+                    }
+                }
+            }
+        });
+        assertThat(trainwatch.exitValue()).as(read(out)).isZero();
+        assertThat(runIds).as("runs listed while the job ran").containsExactly(run.path("run_id").asText());
+        assertThat(anomalies).as("anomalies of a healthy job").isEmpty();
+        assertThat(read(out)).contains("(step=0000010) Train Loss:").doesNotContain("the run failed");
+    }
+
+    @Test
+    void aNanLossIsRaisedWhileTheJobTrainsOnAndItsExitStatusIsPassedThrough() throws Exception {
+        job = new TorchJob(dir);
+        Path out = dir.resolve("trainwatch.out");
+        Process trainwatch = trainwatchRun(out, job.torchrun("nan", "--fault-step", "30", "--max-seconds", "12"));
+        URI api = pageOf(out, trainwatch);
+        JsonNode run = awaitRun(api, r -> activeAnomaly(r, "loss_nonfinite") != null, out);
+        assertThat(activeAnomaly(run, "loss_nonfinite").path("message").asText()).containsIgnoringCase("nan");
+        assertThat(run.at("/observed/loss_nonfinite").asBoolean()).isTrue();
+        assertThat(trainwatch.waitFor(90, TimeUnit.SECONDS)).as("trainwatch run exits with its command").isTrue();
+        assertThat(trainwatch.exitValue()).as(read(out)).isZero();
+    }
+
+    @Test
+    void anExceptionInRankOneIsTheCauseAndRankOneIsNamed() throws Exception {
+        job = new TorchJob(dir);
+        Path out = dir.resolve("trainwatch.out");
+        // The ranks' stderr teed with torchrun's [defaultN]: prefixes: each traceback says whose it is.
+        Process trainwatch = trainwatchRun(out, job.torchrun(true, "exception", "--fault-step", "30"));
+        assertThat(trainwatch.waitFor(120, TimeUnit.SECONDS)).as("trainwatch run exits with its command").isTrue();
+        String output = read(out);
+        // torchrun exits 1 when a worker failed; trainwatch passes that on.
+        assertThat(trainwatch.exitValue()).as(output).isEqualTo(1);
+        assertThat(output).contains("ValueError: bad sample in batch 30")
+                .contains("Connection closed by peer")
+                .contains("trainwatch: the run failed (exception, rank 1): a Python exception: ValueError: bad sample");
+    }
+
+    @Test
+    void aSigkilledRankIsASignalOfThatRankNotHostMemory() throws Exception {
+        job = new TorchJob(dir);
+        Path out = dir.resolve("trainwatch.out");
+        Process trainwatch = trainwatchRun(out, job.torchrun("sigkill", "--fault-step", "30"));
+        assertThat(trainwatch.waitFor(120, TimeUnit.SECONDS)).as("trainwatch run exits with its command").isTrue();
+        String output = read(out);
+        assertThat(trainwatch.exitValue()).as(output).isEqualTo(1);
+        assertThat(output).contains("exitcode  : -9")
+                .contains("trainwatch: the run failed (signal, rank 1): killed by SIGKILL")
+                .doesNotContain("(host_oom");
+    }
+
+    @Test
+    @Execution(ExecutionMode.CONCURRENT)
+    void aHungRankIsNamedByStalled() throws Exception {
+        job = new TorchJob(dir);
+        Path out = dir.resolve("trainwatch.out");
+        Process trainwatch = trainwatchRun(out, job.torchrun("hang", "--fault-step", "30"));
+        URI api = pageOf(out, trainwatch);
+        await().atMost(START).pollInterval(Duration.ofMillis(200)).until(() -> job.fault(1).isPresent());
+        // Rank 0 now waits in the all-reduce: on a GPU, NCCL spins at 100% and a third of the training power while
+        // the sleeping rank's GPU idles. The fake plays that from now on.
+        job.writeScenario(100, 110_000, 0, 60_000);
+        JsonNode run = awaitRun(api, r -> activeAnomaly(r, "stalled") != null, Duration.ofSeconds(100), out);
+        JsonNode stalled = activeAnomaly(run, "stalled");
+        assertThat(stalled.at("/evidence/ranks")).as(stalled.toString()).hasSize(1);
+        assertThat(stalled.at("/evidence/ranks/0").asInt()).isEqualTo(1);
+    }
+
+    // -------------------------------------------------------------------------------- trainwatch agent --attach
+
+    @Test
+    void anAttachedAgentSeesOneRunNamedByTorchElasticWithoutAGhostLauncherRun() throws Exception {
+        job = new TorchJob(dir);
+        URI api = startCollector();
+        Process torchrun = startJob(job.torchrun("healthy", "--max-seconds", "20"), dir.resolve("job.out"));
+        Path agentOut = dir.resolve("agent.out");
+        Process agent = attachAgent(torchrun.pid(), job.results.resolve("log.txt"), api, agentOut);
+
+        JsonNode run = awaitRun(api, r -> ranksOnGpus(r).equals(Set.of(0, 1)) && workersOf(r) >= 2, agentOut);
+        assertThat(run.path("run_id").asText()).isEqualTo(torchElasticRunId(torchrun.pid()));
+        Set<String> runIds = new LinkedHashSet<>();
+        Set<String> anomalies = new TreeSet<>();
+        watchUntilExit(api, agent, Duration.ofSeconds(90), runs -> {
+            for (JsonNode r : runs) {
+                runIds.add(r.path("run_id").asText());
+                for (JsonNode a : r.path("anomalies")) {
+                    if (a.path("active").asBoolean()) {
+                        anomalies.add(a.path("kind").asText() + ": " + a.path("message").asText());
+                    }
+                }
+            }
+        });
+        assertThat(agent.exitValue()).as("the agent exits when the attached run ended: " + read(agentOut)).isZero();
+        assertThat(torchrun.waitFor(10, TimeUnit.SECONDS) && torchrun.exitValue() == 0).isTrue();
+        assertThat(runIds).as("runs listed while the job ran (no run for the launcher alone)")
+                .containsExactly(run.path("run_id").asText());
+        assertThat(anomalies).as("anomalies of a healthy job").isEmpty();
+    }
+
+    @Test
+    void anAttachedAgentReadingTheJobsOutputNamesRankOnesException() throws Exception {
+        job = new TorchJob(dir);
+        URI api = startCollector();
+        Path jobOut = dir.resolve("job.out");
+        Process torchrun = startJob(job.torchrun(true, "exception", "--fault-step", "30"), jobOut);
+        Path agentOut = dir.resolve("agent.out");
+        Process agent = attachAgent(torchrun.pid(), jobOut, api, agentOut);
+        JsonNode run = awaitRun(api, r -> ranksOnGpus(r).equals(Set.of(0, 1)), agentOut);
+        String runId = run.path("run_id").asText();
+        assertThat(agent.waitFor(120, TimeUnit.SECONDS)).as("the agent exits when the run ended").isTrue();
+        JsonNode ended = get(api.resolve("/v1/runs/" + runId));
+        JsonNode failed = anomaly(ended, "run_failed");
+        assertThat(failed).as(ended.toString()).isNotNull();
+        assertThat(failed.at("/evidence/cause").asText()).as(failed.toString()).isEqualTo("exception");
+        assertThat(failed.at("/evidence/rank").asInt(-1)).as(failed.toString()).isEqualTo(1);
+        assertThat(failed.at("/evidence/summary").asText()).contains("ValueError");
+    }
+
+    /** DiT's log.txt has no traceback (they go to stderr): the end says so, and which output holds it. */
+    @Test
+    @Execution(ExecutionMode.CONCURRENT)
+    void anAttachedRunWhoseLogHasNoTracebackEndsWithoutACauseInTheLog() throws Exception {
+        job = new TorchJob(dir);
+        URI api = startCollector();
+        Path jobOut = dir.resolve("job.out");
+        Process torchrun = startJob(job.torchrun("exception", "--fault-step", "30"), jobOut);
+        Path agentOut = dir.resolve("agent.out");
+        Process agent = attachAgent(torchrun.pid(), job.results.resolve("log.txt"), api, agentOut);
+        String runId = awaitRun(api, r -> ranksOnGpus(r).equals(Set.of(0, 1)), agentOut).path("run_id").asText();
+        assertThat(agent.waitFor(120, TimeUnit.SECONDS)).as("the agent exits when the run ended").isTrue();
+        JsonNode ended = get(api.resolve("/v1/runs/" + runId));
+        assertThat(anomaly(ended, "run_failed")).as(ended.toString()).isNull();
+        assertThat(ended.at("/ending/message").asText()).as(ended.toString())
+                .startsWith("ended without a cause in the log").contains(jobOut.toString());
+    }
+
+    @Test
+    @Execution(ExecutionMode.CONCURRENT)
+    void slowDataWithoutASpecIsComparedWithTheRunsOwnEarlierSteps() throws Exception {
+        job = new TorchJob(dir);
+        URI api = startCollector();
+        // From step 60 on, each sample takes 0.1 s to load in the single DataLoader worker of each rank: steps take
+        // about ten times longer.
+        Process torchrun = startJob(job.torchrun("slowdata", "--fault-step", "60", "--slow-sample-seconds", "0.1",
+                "--max-seconds", "150"), dir.resolve("job.out"));
+        Path agentOut = dir.resolve("agent.out");
+        attachAgent(torchrun.pid(), job.results.resolve("log.txt"), api, agentOut);
+        await().atMost(START).pollInterval(Duration.ofMillis(200)).until(() -> job.fault(0).isPresent());
+        // A GPU waiting for its input idles between kernels: the fake shows that from now on.
+        job.writeScenario(40, 150_000, 40, 150_000, 75);
+        JsonNode run = awaitRun(api, r -> activeAnomaly(r, "data_starvation") != null, Duration.ofSeconds(120),
+                agentOut);
+        JsonNode starved = activeAnomaly(run, "data_starvation");
+        assertThat(starved.path("message").asText()).as(starved.toString())
+                .contains("slower than this run's own earlier");
+        assertThat(starved.at("/evidence/slowdown_ratio").asDouble()).isGreaterThan(3);
+    }
+
+    // ------------------------------------------------------------------------------------------------ plumbing
+
+    private Process trainwatchRun(Path out, List<String> command) throws IOException {
+        List<String> args = new ArrayList<>(List.of("run", "--listen", "127.0.0.1:0", "--interval", "500ms",
+                "--nvml-library", FakeNvml.library().toString(), "--"));
+        args.addAll(command);
+        return start(trainwatch(args), out);
+    }
+
+    private Process attachAgent(long pid, Path log, URI api, Path out) throws IOException {
+        return start(trainwatch(List.of("agent", "--attach", Long.toString(pid), "--collector", api.toString(),
+                "--log", log.toString(), "--interval", "500ms", "--nvml-library", FakeNvml.library().toString(),
+                "--spool-dir", dir.resolve("spool").toString())), out);
+    }
+
+    private Process startJob(List<String> command, Path out) throws IOException {
+        return start(command, out);
+    }
+
+    private static List<String> trainwatch(List<String> args) {
+        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
+                System.getProperty("java.class.path"), "dev.trainwatch.cli.TrainwatchCommand"));
+        cmd.addAll(args);
+        return cmd;
+    }
+
+    private Process start(List<String> command, Path out) throws IOException {
+        ProcessBuilder builder = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
+                .redirectOutput(out.toFile());
+        builder.environment().putAll(job.environment());
+        Process p = builder.start();
+        processes.add(p);
+        return p;
+    }
+
+    private URI startCollector() {
+        collector = CollectorStack.start(CollectorConfig.defaults().withListen("127.0.0.1", 0), line -> { });
+        return collector.server().uri();
+    }
+
+    private static URI pageOf(Path out, Process process) {
+        String[] uri = new String[1];
+        await().atMost(START).pollInterval(Duration.ofMillis(100)).failFast(() -> !process.isAlive())
+                .until(() -> {
+                    Matcher m = PAGE.matcher(read(out));
+                    if (m.find()) {
+                        uri[0] = m.group(1);
+                        return true;
+                    }
+                    return false;
+                });
+        return URI.create(uri[0]);
+    }
+
+    private JsonNode awaitRun(URI api, java.util.function.Predicate<JsonNode> condition, Path out) {
+        return awaitRun(api, condition, START, out);
+    }
+
+    /** The first listed run that meets the condition, within the timeout (the output is in the failure message). */
+    private JsonNode awaitRun(URI api, java.util.function.Predicate<JsonNode> condition, Duration timeout, Path out) {
+        JsonNode[] found = new JsonNode[1];
+        JsonNode[] last = new JsonNode[1];
+        try {
+            await().atMost(timeout).pollInterval(Duration.ofMillis(500)).ignoreExceptions().until(() -> {
+                last[0] = get(api.resolve("/v1/runs"));
+                for (JsonNode r : runsOf(last[0])) {
+                    JsonNode full = get(api.resolve("/v1/runs/" + r.path("run_id").asText()));
+                    if (condition.test(full)) {
+                        found[0] = full;
+                        return true;
+                    }
+                }
+                return false;
+            });
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            throw new AssertionError("no run met the condition within " + timeout + "; runs: " + last[0]
+                    + "\noutput:\n" + tail(read(out)), e);
+        }
+        return found[0];
+    }
+
+    /** Polls the runs every second until the process exits (or the timeout), handing each listing to the check. */
+    private void watchUntilExit(URI api, Process process, Duration timeout,
+                                java.util.function.Consumer<List<JsonNode>> each) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (process.isAlive()) {
+            assertThat(System.nanoTime()).as("%s still running after %s", process.info().command(), timeout)
+                    .isLessThan(deadline);
+            try {
+                List<JsonNode> runs = new ArrayList<>();
+                for (JsonNode r : runsOf(get(api.resolve("/v1/runs")))) {
+                    runs.add(get(api.resolve("/v1/runs/" + r.path("run_id").asText())));
+                }
+                each.accept(runs);
+            } catch (IOException e) {
+                // trainwatch run's collector stops with the command: the last listing was before that.
+            }
+            process.waitFor(1, TimeUnit.SECONDS);
+        }
+    }
+
+    private JsonNode get(URI uri) throws IOException, InterruptedException {
+        HttpResponse<String> response = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (response.statusCode() != 200) {
+            throw new IOException(uri + ": " + response.statusCode() + " " + response.body());
+        }
+        return Json.MAPPER.readTree(response.body());
+    }
+
+    private static List<JsonNode> runsOf(JsonNode listing) {
+        List<JsonNode> runs = new ArrayList<>();
+        JsonNode array = listing.isArray() ? listing : listing.path("runs");
+        array.forEach(runs::add);
+        return runs;
+    }
+
+    /** The ranks whose processes the run's GPUs show. */
+    private static Set<Integer> ranksOnGpus(JsonNode run) {
+        Set<Integer> ranks = new TreeSet<>();
+        for (JsonNode gpu : run.path("gpus")) {
+            JsonNode rank = gpu.at("/process/rank");
+            if (rank.isInt()) {
+                ranks.add(rank.asInt());
+            }
+        }
+        return ranks;
+    }
+
+    private static int workersOf(JsonNode run) {
+        int workers = 0;
+        for (JsonNode gpu : run.path("gpus")) {
+            workers += gpu.at("/process/workers").asInt(0);
+        }
+        return workers;
+    }
+
+    /** TORCHELASTIC_RUN_ID from the environment of a rank below the given process. */
+    private static String torchElasticRunId(long ancestor) {
+        String[] id = new String[1];
+        await().atMost(START).pollInterval(Duration.ofMillis(200)).until(() -> {
+            for (Map.Entry<Integer, Long> rank : TorchJob.rankPids(ancestor).entrySet()) {
+                id[0] = TorchJob.environ(rank.getValue()).get("TORCHELASTIC_RUN_ID");
+                if (id[0] != null) {
+                    return true;
+                }
+            }
+            return false;
+        });
+        return id[0];
+    }
+
+    private static JsonNode activeAnomaly(JsonNode run, String kind) {
+        for (JsonNode a : run.path("anomalies")) {
+            if (kind.equals(a.path("kind").asText()) && a.path("active").asBoolean()) {
+                return a;
+            }
+        }
+        return null;
+    }
+
+    private static JsonNode anomaly(JsonNode run, String kind) {
+        for (JsonNode a : run.path("anomalies")) {
+            if (kind.equals(a.path("kind").asText())) {
+                return a;
+            }
+        }
+        return null;
+    }
+
+    private static String read(Path file) {
+        try {
+            return Files.exists(file) ? Files.readString(file) : "";
+        } catch (IOException e) {
+            return "(unreadable: " + e.getMessage() + ")";
+        }
+    }
+
+    private static String tail(String text) {
+        return text.length() <= 6000 ? text : text.substring(text.length() - 6000);
+    }
+}
