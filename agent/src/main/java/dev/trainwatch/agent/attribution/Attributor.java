@@ -359,7 +359,8 @@ public final class Attributor {
         }
         Map<Long, ProcStat> table = new HashMap<>();
         if (unknownOnGpu || ts - lastScanTs >= rescanSeconds || attachTree.isEmpty()) {
-            for (Long pid : proc.pids()) {
+            List<Long> pids = proc.pids();
+            for (Long pid : pids) {
                 proc.stat(pid).ifPresent(stat -> {
                     table.put(stat.pid(), stat);
                     statCache.put(stat.pid(), new CachedStat(stat, ts));
@@ -367,7 +368,8 @@ public final class Attributor {
             }
             lastScanTs = ts;
             Optional<ProcStat> root = Optional.ofNullable(table.get(attachPid));
-            if (root.isEmpty() && attachStartTicks == null && !table.isEmpty()) {
+            if (attachStartTicks == null && !pids.isEmpty() && !pids.contains(attachPid)) {
+                // Not in the process table at all (a stat that failed once is not an exit).
                 attachGoneBeforeSeen = true;
             }
             if (root.isPresent() && attachStartTicks == null) {
