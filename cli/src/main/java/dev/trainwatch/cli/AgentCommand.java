@@ -104,8 +104,19 @@ final class AgentCommand implements Callable<Integer> {
     @Option(names = "--json", description = "With --once: print the samples as a JSON array (the 'gpus' of a batch).")
     boolean json;
 
+    /** The launcher's one-off run that makes the class-data sharing archive (see {@link AgentClassTraining}). */
+    @Option(names = "--cds-training", hidden = true)
+    boolean cdsTraining;
+
     @Override
     public Integer call() throws InterruptedException {
+        if (cdsTraining) {
+            try {
+                return AgentClassTraining.run(nvmlLibrary);
+            } catch (IOException e) {
+                throw new UserError(ExitCodes.FAILURE, "--cds-training: " + e.getMessage());
+            }
+        }
         PrintWriter out = spec.commandLine().getOut();
         Duration pollInterval = parseInterval();
         if (log != null) {

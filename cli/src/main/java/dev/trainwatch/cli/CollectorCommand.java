@@ -72,6 +72,8 @@ final class CollectorCommand implements Callable<Integer> {
             throw new UserError(ExitCodes.FAILURE, e.getMessage());
         }
         CollectorServer server = stack.server();
+        // The first scrapes of a large fleet would otherwise run in the interpreter (docs/PERFORMANCE.md).
+        dev.trainwatch.collector.ScrapeWarmUp.startInBackground();
         if (parent != null) {
             parent.bindLogMetrics(server.metrics().registry());
         }

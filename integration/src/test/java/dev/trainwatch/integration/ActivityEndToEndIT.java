@@ -156,7 +156,8 @@ class ActivityEndToEndIT {
                 target.resolve("/v1/runs/wrong-spec")).header("Content-Type", "application/json")
                 .PUT(HttpRequest.BodyPublishers.ofString("{\"model\":\"pixart-sigma-xl-2\",\"gpu\":\"h100-sxm\","
                         + "\"gpus\":1,\"batch\":32,\"resolution\":1024,\"precision\":\"bf16\","
-                        + "\"features\":\"precomputed\"}")).build(), HttpResponse.BodyHandlers.ofString()).body())
+                        + "\"features\":\"precomputed\",\"kernels\":\"compiled\",\"attention_precision\":\"half\"}"))
+                        .build(), HttpResponse.BodyHandlers.ofString()).body())
                 .path("estimate");
         double predictedStep = estimate.path("step_seconds").asDouble();
         JsonNode flops = estimate.path("flops");

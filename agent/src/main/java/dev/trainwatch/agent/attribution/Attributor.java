@@ -209,15 +209,44 @@ public final class Attributor {
      */
     private List<ProcStat> children(long pid, double ts) {
         if (childrenByParent == null || ts - childrenScannedTs >= CHILDREN_RESCAN_SECONDS || ts < childrenScannedTs) {
+            boolean full = ppidByPid == null || ts - fullScanTs >= FULL_SCAN_SECONDS || ts < fullScanTs;
+            Set<Long> ranks = new HashSet<>();
+            for (TrackedRun run : runs.values()) {
+                ranks.addAll(run.members.keySet());
+            }
             Map<Long, List<ProcStat>> scan = new HashMap<>();
+            Map<Long, Long> ppids = new HashMap<>();
             for (Long p : proc.pids()) {
-                proc.stat(p).ifPresent(st -> scan.computeIfAbsent(st.ppid(), k -> new ArrayList<>()).add(st));
+                Long knownParent = full ? null : ppidByPid.get(p);
+                if (knownParent != null && !ranks.contains(knownParent)) {
+                    // Seen at the previous scan with a parent that is no rank: a process keeps its parent while the
+                    // parent lives, so there is nothing to read. (A reused pid is caught by the next full scan.)
+                    ppids.put(p, knownParent);
+                    continue;
+                }
+                proc.stat(p).ifPresent(st -> {
+                    ppids.put(p, st.ppid());
+                    scan.computeIfAbsent(st.ppid(), k -> new ArrayList<>()).add(st);
+                });
             }
             childrenByParent = scan;
+            ppidByPid = ppids;
             childrenScannedTs = ts;
+            if (full) {
+                fullScanTs = ts;
+            }
         }
         return childrenByParent.getOrDefault(pid, List.of());
     }
+
+    /**
+     * How often every process's {@code stat} is read again; in between, only processes that are new since the previous
+     * scan and the ranks' children are read (a node has hundreds of processes and a run's ranks a few dozen children).
+     */
+    static final double FULL_SCAN_SECONDS = 60;
+    /** Each process's parent at the newest scan. */
+    private Map<Long, Long> ppidByPid;
+    private double fullScanTs = Double.NEGATIVE_INFINITY;
 
     private RunAttribution describe(TrackedRun run, Map<Long, Set<String>> gpusByPid, Set<String> unknownProcessGpus,
                                     List<GpuSample> samples, double ts) {

@@ -51,17 +51,15 @@ public final class LinuxProcSource implements ProcSource {
         Long swapTotal = null;
         Long swapFree = null;
         try {
-            for (String line : Files.readAllLines(root.resolve("meminfo"), java.nio.charset.StandardCharsets.US_ASCII)) {
-                if (line.startsWith("MemTotal:")) {
-                    total = kib(line);
-                } else if (line.startsWith("MemAvailable:")) {
-                    available = kib(line);
-                } else if (line.startsWith("SwapTotal:")) {
-                    swapTotal = kib(line);
-                } else if (line.startsWith("SwapFree:")) {
-                    swapFree = kib(line);
-                }
+            // One read of a ~1.5 KB file and a scan of its bytes: no line strings, no regular expressions.
+            byte[] meminfo;
+            try (FileInputStream in = new FileInputStream(root.resolve("meminfo").toFile())) {
+                meminfo = in.readAllBytes();
             }
+            total = meminfoKib(meminfo, "MemTotal:");
+            available = meminfoKib(meminfo, "MemAvailable:");
+            swapTotal = meminfoKib(meminfo, "SwapTotal:");
+            swapFree = meminfoKib(meminfo, "SwapFree:");
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }
@@ -80,9 +78,36 @@ public final class LinuxProcSource implements ProcSource {
         return Optional.of(new dev.trainwatch.protocol.HostMemory(ts, total, available, swapUsed, shmTotal, shmUsed));
     }
 
-    private static Long kib(String line) {
-        String[] parts = line.substring(line.indexOf(':') + 1).strip().split(" +");
-        return Long.parseLong(parts[0]) * 1024;
+    /** The value of the line that starts with {@code key} (kB in meminfo) in bytes, or null when there is none. */
+    static Long meminfoKib(byte[] meminfo, String key) {
+        int at = 0;
+        while (at < meminfo.length) {
+            boolean match = at + key.length() <= meminfo.length;
+            for (int i = 0; match && i < key.length(); i++) {
+                match = meminfo[at + i] == key.charAt(i);
+            }
+            if (match) {
+                int i = at + key.length();
+                while (i < meminfo.length && meminfo[i] == ' ') {
+                    i++;
+                }
+                long value = 0;
+                int digits = 0;
+                while (i < meminfo.length && meminfo[i] >= '0' && meminfo[i] <= '9') {
+                    value = value * 10 + (meminfo[i++] - '0');
+                    digits++;
+                }
+                if (digits == 0) {
+                    throw new IllegalArgumentException("no number after " + key);
+                }
+                return value * 1024;
+            }
+            while (at < meminfo.length && meminfo[at] != '\n') {
+                at++;
+            }
+            at++;
+        }
+        return null;
     }
 
     @Override

@@ -36,7 +36,7 @@ final class PcieThroughputWatcher {
         this.devices = new ArrayList<>(devices);
         this.skip = skip;
         this.failedReads = failedReads;
-        this.thread = new Thread(this::run, "trainwatch-nvml-pcie");
+        this.thread = new Thread(this::run, "trainwatch-pcie");
         this.thread.setDaemon(true);
     }
 

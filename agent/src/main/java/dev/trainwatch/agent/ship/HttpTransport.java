@@ -1,68 +1,100 @@
 package dev.trainwatch.agent.ship;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.HttpURLConnection;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
+import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.concurrent.Executors;
 import java.util.function.Supplier;
 
 /**
- * Sends shipments with the JDK's HTTP client: gzip JSON, bearer token when one is configured. The token is asked
- * for on every request, so a token file fixed by the operator is picked up without a restart. Thread-safe.
+ * Sends shipments over HTTP/1.1 with keep-alive: gzip JSON, bearer token when one is configured. The token is asked
+ * for on every request, so a token file fixed by the operator is picked up without a restart.
+ *
+ * <p>Built on {@link HttpURLConnection}, which sends on the calling thread (the shipper's) and keeps the connection
+ * for the next request, rather than the JDK's asynchronous {@code java.net.http} client: that one runs a selector
+ * thread and an executor besides the caller and allocates a chain of futures per request, which at one request a
+ * second cost the agent more CPU than reading its GPUs (docs/PERFORMANCE.md, "Agent: side by side"). Thread-safe
+ * (each call opens or reuses its own connection); one shipper calls it at a time.
  */
 public final class HttpTransport implements Transport {
 
     private static final int MAX_BODY_IN_LOG = 200;
 
-    private final HttpClient client;
     private final String baseUrl;
     private final Supplier<String> token;
-    private final Duration requestTimeout;
+    private final int timeoutMillis;
 
     /**
      * @param collectorUrl   base URL, e.g. {@code http://10.0.0.5:9477}
      * @param token          bearer token supplier; null or a supplier of null for none
-     * @param requestTimeout longest wait for one answer
+     * @param requestTimeout longest wait to connect, and for the answer
      */
     public HttpTransport(URI collectorUrl, Supplier<String> token, Duration requestTimeout) {
         String base = collectorUrl.toString();
         this.baseUrl = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
         this.token = token != null ? token : () -> null;
-        this.requestTimeout = requestTimeout;
-        // HTTP/1.1 with keep-alive: one connection to the collector, reused; no h2c upgrade headers on every
-        // request to a plain-http collector.
-        this.client = HttpClient.newBuilder()
-                .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(requestTimeout)
-                .followRedirects(HttpClient.Redirect.NEVER)
-                // One request at a time: one daemon thread for the client's dependent tasks instead of a cached
-                // pool whose idle threads die and are re-created every minute.
-                .executor(Executors.newSingleThreadExecutor(runnable -> {
-                    Thread thread = new Thread(runnable, "trainwatch-http");
-                    thread.setDaemon(true);
-                    return thread;
-                }))
-                .build();
+        this.timeoutMillis = (int) Math.min(Integer.MAX_VALUE, Math.max(1, requestTimeout.toMillis()));
     }
 
     @Override
-    public Response send(Shipment shipment) throws IOException, InterruptedException {
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(baseUrl + shipment.path()))
-                .timeout(requestTimeout)
-                .header("Content-Type", "application/json")
-                .header("Content-Encoding", "gzip")
-                .method(shipment.method(), HttpRequest.BodyPublishers.ofByteArray(shipment.gzipBody()));
-        String bearer = token.get();
-        if (bearer != null && !bearer.isEmpty()) {
-            request.header("Authorization", "Bearer " + bearer);
+    public Response send(Shipment shipment) throws IOException {
+        URL url = URI.create(baseUrl + shipment.path()).toURL();
+        HttpURLConnection connection = (HttpURLConnection) url.openConnection();
+        try {
+            byte[] body = shipment.gzipBody();
+            connection.setConnectTimeout(timeoutMillis);
+            connection.setReadTimeout(timeoutMillis);
+            connection.setInstanceFollowRedirects(false);
+            connection.setUseCaches(false);
+            connection.setRequestMethod(shipment.method());
+            connection.setDoOutput(true);
+            connection.setFixedLengthStreamingMode(body.length);
+            connection.setRequestProperty("Content-Type", "application/json");
+            connection.setRequestProperty("Content-Encoding", "gzip");
+            String bearer = token.get();
+            if (bearer != null && !bearer.isEmpty()) {
+                connection.setRequestProperty("Authorization", "Bearer " + bearer);
+            }
+            try (OutputStream out = connection.getOutputStream()) {
+                out.write(body);
+            }
+            int status = connection.getResponseCode();
+            if (status < 0) {
+                throw new IOException("not an HTTP answer from " + baseUrl);
+            }
+            return new Response(status, readStart(status >= 400 ? connection.getErrorStream()
+                    : connection.getInputStream()));
+        } catch (IOException | RuntimeException e) {
+            // A connection that failed half-way is not reused.
+            connection.disconnect();
+            throw e;
         }
-        HttpResponse<byte[]> response = client.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
-        byte[] body = response.body();
-        String text = new String(body, 0, Math.min(body.length, MAX_BODY_IN_LOG), StandardCharsets.UTF_8);
-        return new Response(response.statusCode(), text.replaceAll("\\s+", " ").strip());
+    }
+
+    /**
+     * The start of the answer's body for log lines; the rest is read and dropped so the connection can be reused
+     * (the collector's answers are a few hundred bytes).
+     */
+    private static String readStart(InputStream in) throws IOException {
+        if (in == null) {
+            return "";
+        }
+        try (in) {
+            byte[] start = new byte[MAX_BODY_IN_LOG];
+            int n = 0;
+            int r;
+            while (n < start.length && (r = in.read(start, n, start.length - n)) > 0) {
+                n += r;
+            }
+            byte[] rest = new byte[512];
+            while (in.read(rest) > 0) {
+                // drained
+            }
+            return new String(start, 0, n, StandardCharsets.UTF_8).replaceAll("\\s+", " ").strip();
+        }
     }
 }

@@ -4,12 +4,8 @@ import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.zip.GZIPOutputStream;
 
 /**
  * A request body with where it goes, before it gets its place in the send order. Built from protocol records with
@@ -47,17 +43,11 @@ public record Payload(String method, String path, byte[] gzipBody, String what) 
         return new Payload("PUT", "/v1/runs/" + pathSegment(runId), gzipJson(spec), "spec of run " + runId);
     }
 
+    /** One encoder (a zlib state and its buffers) per thread that builds payloads: the agent's poll thread. */
+    private static final ThreadLocal<GzipJson> ENCODER = ThreadLocal.withInitial(GzipJson::new);
+
     static byte[] gzipJson(Object value) {
-        try {
-            ByteArrayOutputStream bytes = new ByteArrayOutputStream(2048);
-            try (GZIPOutputStream gzip = new GZIPOutputStream(bytes, 4096)) {
-                Json.MAPPER.writeValue(gzip, value);
-            }
-            return bytes.toByteArray();
-        } catch (IOException e) {
-            // Serialising records to memory cannot fail for I/O reasons; a failure here is a bug.
-            throw new UncheckedIOException(e);
-        }
+        return ENCODER.get().encode(value);
     }
 
     /** Percent-encodes a path segment: RFC 3986 unreserved characters stay, every other UTF-8 byte is escaped. */

@@ -321,4 +321,54 @@ class AttributorTest {
         assertThat(byId(attributor.update(after, 104.5).runs()).get(TORCHRUN_ID).ended()).isNull();
         assertThat(byId(attributor.update(after, 105).runs()).get(TORCHRUN_ID).ended()).isTrue();
     }
+
+    /**
+     * The scan for DataLoader workers reads every process's stat only once a minute: in between, only the ranks'
+     * children and processes new since the previous scan. A worker started between two full scans is still found.
+     */
+    @Test
+    void theWorkerScanReadsOnlyNewProcessesAndTheRanksChildrenBetweenFullScans() throws Exception {
+        List<Long> statted = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        ProcSource counting = new ProcSource() {
+            @Override
+            public List<Long> pids() {
+                return proc.pids();
+            }
+
+            @Override
+            public java.util.Optional<ProcStat> stat(long pid) {
+                statted.add(pid);
+                return proc.stat(pid);
+            }
+
+            @Override
+            public Map<String, String> environment(long pid) {
+                return proc.environment(pid);
+            }
+
+            @Override
+            public List<String> commandLine(long pid) {
+                return proc.commandLine(pid);
+            }
+        };
+        Attributor attributor = new Attributor(counting, "node1", null, null);
+        attributor.update(node(100), 100);
+        assertThat(statted).as("the first scan reads every process").contains(1L, 812L, 900L, 4150L);
+
+        // A second worker of rank 1 appears; an unrelated process is not read again at the next scan.
+        Path worker = root.resolve("4160");
+        Files.createDirectories(worker);
+        Files.writeString(worker.resolve("stat"), Files.readString(root.resolve("4150/stat"))
+                .replace("4150 (pt_data_worker) S 4101", "4160 (pt_data_worker) S 4102"));
+        statted.clear();
+        attributor.update(node(111), 111);
+        assertThat(statted).as("between full scans").doesNotContain(1L, 812L, 900L).contains(4150L, 4160L);
+        RunAttribution torchrun = byId(attributor.update(node(112), 112).runs()).get(TORCHRUN_ID);
+        assertThat(torchrun.ranks().get(0).workers()).isEqualTo(1);
+        assertThat(torchrun.ranks().get(1).workers()).isEqualTo(1);
+
+        statted.clear();
+        attributor.update(node(161), 161);
+        assertThat(statted).as("a full scan a minute after the previous one").contains(1L, 812L, 900L);
+    }
 }

@@ -321,7 +321,7 @@ public final class ApiVerticle extends VerticleBase {
         byte[] raw = rawBody(ctx);
         String encoding = ctx.request().getHeader(HttpHeaders.CONTENT_ENCODING);
         offLoop(ctx, () -> {
-            List<StepEvent> steps = decoder.steps(decoder.decode(raw, encoding));
+            List<StepEvent> steps = decoder.steps(raw, encoding);
             validator.check(steps);
             // Only the reports counted as the run's steps feed the summary: with every rank logging, one per step.
             metrics.runs().recordSteps(runId, fleet.ingestSteps(runId, steps, agentId));
@@ -336,7 +336,7 @@ public final class ApiVerticle extends VerticleBase {
         byte[] raw = rawBody(ctx);
         String encoding = ctx.request().getHeader(HttpHeaders.CONTENT_ENCODING);
         offLoop(ctx, () -> {
-            AgentBatch batch = decoder.batch(decoder.decode(raw, encoding));
+            AgentBatch batch = decoder.batch(raw, encoding);
             validator.check(batch);
             IngestResult result = fleet.ingestBatch(batch);
             boolean duplicate = result == IngestResult.DUPLICATE;

@@ -12,16 +12,12 @@ import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.zip.GZIPInputStream;
 
 /**
  * Turns a request body into protocol records: checks the media type, inflates gzip up to a cap (a "gzip bomb" is a
@@ -75,47 +71,169 @@ public final class BodyDecoder {
      *                  inflated body exceeds the cap
      */
     public byte[] decode(byte[] body, String contentEncoding) {
+        Bytes bytes = decodeInPlace(body, contentEncoding);
+        return bytes.array() == body && bytes.length() == body.length ? body
+                : Arrays.copyOf(bytes.array(), bytes.length());
+    }
+
+    /**
+     * A decoded body: {@code array[0, length)}. For a gzip body the array is this thread's inflate buffer, valid until
+     * the thread's next decode: parse it before decoding another body.
+     */
+    record Bytes(byte[] array, int length) {
+    }
+
+    /** As {@link #decode}, without copying an inflated body out of the thread's buffer. */
+    Bytes decodeInPlace(byte[] body, String contentEncoding) {
         if (contentEncoding == null || contentEncoding.isBlank()
                 || contentEncoding.strip().equalsIgnoreCase("identity")) {
-            return body;
+            return new Bytes(body, body.length);
         }
         String encoding = contentEncoding.strip().toLowerCase(Locale.ROOT);
         if (!encoding.equals("gzip") && !encoding.equals("x-gzip")) {
             throw new ApiError(ApiError.UNSUPPORTED_MEDIA_TYPE,
                     "Content-Encoding must be gzip or identity, got '" + printable(encoding, 40) + "'");
         }
-        return gunzip(body);
+        return INFLATERS.get().gunzip(body, maxInflatedBytes);
     }
 
-    private byte[] gunzip(byte[] body) {
-        try (InputStream in = new GZIPInputStream(new ByteArrayInputStream(body), 8192)) {
-            ByteArrayOutputStream out = new ByteArrayOutputStream(Math.max(8192, body.length * 4));
-            byte[] chunk = new byte[16_384];
-            long total = 0;
-            int n;
-            while ((n = in.read(chunk)) > 0) {
-                total += n;
-                // Stop inflating as soon as the cap is passed: a few KB of zeros can expand to gigabytes.
-                if (total > maxInflatedBytes) {
-                    throw ApiError.tooLarge("gzip body inflates beyond " + maxInflatedBytes + " bytes");
-                }
-                out.write(chunk, 0, n);
+    /**
+     * One zlib state and one output buffer per thread that decodes (the fleet's few workers), reused for every body:
+     * a {@code GZIPInputStream} per request allocates and frees zlib's native state, a 16 KB chunk and a buffer four
+     * times the body, then copies the result once more.
+     */
+    private static final ThreadLocal<Gunzip> INFLATERS = ThreadLocal.withInitial(Gunzip::new);
+
+    /** RFC 1952 members, one after another, inflated into a buffer kept between calls. Not thread-safe. */
+    static final class Gunzip {
+        private static final int FHCRC = 2;
+        private static final int FEXTRA = 4;
+        private static final int FNAME = 8;
+        private static final int FCOMMENT = 16;
+        /** A buffer grown beyond this for one unusual body is given back at the next call. */
+        private static final int KEEP_BYTES = 1 << 20;
+
+        private final java.util.zip.Inflater inflater = new java.util.zip.Inflater(true);
+        private final java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+        private byte[] out = new byte[64 * 1024];
+
+        Bytes gunzip(byte[] body, long maxInflatedBytes) {
+            if (out.length > KEEP_BYTES) {
+                out = new byte[64 * 1024];
             }
-            return out.toByteArray();
-        } catch (IOException e) {
-            throw ApiError.badRequest("bad gzip body: " + printable(String.valueOf(e.getMessage()), MAX_DETAIL));
+            int total = 0;
+            int at = 0;
+            try {
+                do {
+                    at = header(body, at);
+                    inflater.reset();
+                    inflater.setInput(body, at, body.length - at);
+                    crc.reset();
+                    int memberStart = total;
+                    while (!inflater.finished()) {
+                        if (total == out.length) {
+                            if (total > maxInflatedBytes) {
+                                throw tooLarge(maxInflatedBytes);
+                            }
+                            out = Arrays.copyOf(out, (int) Math.min(maxInflatedBytes + 1, (long) out.length * 2));
+                        }
+                        int n = inflater.inflate(out, total, out.length - total);
+                        total += n;
+                        // Stop inflating as soon as the cap is passed: a few KB of zeros can expand to gigabytes.
+                        if (total > maxInflatedBytes) {
+                            throw tooLarge(maxInflatedBytes);
+                        }
+                        if (n == 0 && (inflater.needsInput() || inflater.needsDictionary())) {
+                            throw new java.io.EOFException("Unexpected end of ZLIB input stream");
+                        }
+                    }
+                    crc.update(out, memberStart, total - memberStart);
+                    at = body.length - inflater.getRemaining();
+                    if (body.length - at < 8 || intLe(body, at) != (int) crc.getValue()
+                            || intLe(body, at + 4) != total - memberStart) {
+                        throw new java.util.zip.ZipException("Corrupt GZIP trailer");
+                    }
+                    at += 8;
+                    // Another member follows only if it starts with the magic; anything else after a trailer is
+                    // ignored, as GZIPInputStream does.
+                } while (body.length - at >= 2 && (body[at] & 0xff) == 0x1f && (body[at + 1] & 0xff) == 0x8b);
+            } catch (java.util.zip.DataFormatException | IOException e) {
+                throw ApiError.badRequest("bad gzip body: " + printable(String.valueOf(e.getMessage()), MAX_DETAIL));
+            }
+            return new Bytes(out, total);
         }
+
+        private static ApiError tooLarge(long max) {
+            return ApiError.tooLarge("gzip body inflates beyond " + max + " bytes");
+        }
+
+        /** The offset of the compressed data after the member header at {@code at}. */
+        private static int header(byte[] b, int at) throws IOException {
+            if (b.length - at < 10 || (b[at] & 0xff) != 0x1f || (b[at + 1] & 0xff) != 0x8b) {
+                throw new java.util.zip.ZipException("Not in GZIP format");
+            }
+            if (b[at + 2] != 8) {
+                throw new java.util.zip.ZipException("Unsupported compression method");
+            }
+            int flags = b[at + 3] & 0xff;
+            int i = at + 10;
+            if ((flags & FEXTRA) != 0) {
+                if (b.length - i < 2) {
+                    throw new java.io.EOFException("Unexpected end of GZIP header");
+                }
+                i += 2 + ((b[i] & 0xff) | (b[i + 1] & 0xff) << 8);
+            }
+            if ((flags & FNAME) != 0) {
+                i = afterZero(b, i);
+            }
+            if ((flags & FCOMMENT) != 0) {
+                i = afterZero(b, i);
+            }
+            if ((flags & FHCRC) != 0) {
+                i += 2;
+            }
+            if (i > b.length) {
+                throw new java.io.EOFException("Unexpected end of GZIP header");
+            }
+            return i;
+        }
+
+        private static int afterZero(byte[] b, int i) throws IOException {
+            while (i < b.length && b[i] != 0) {
+                i++;
+            }
+            if (i >= b.length) {
+                throw new java.io.EOFException("Unexpected end of GZIP header");
+            }
+            return i + 1;
+        }
+
+        private static int intLe(byte[] b, int at) {
+            return (b[at] & 0xff) | (b[at + 1] & 0xff) << 8 | (b[at + 2] & 0xff) << 16 | (b[at + 3] & 0xff) << 24;
+        }
+    }
+
+    /** Parses an agent batch ({@code POST /v1/samples}) straight from the body as sent. */
+    public AgentBatch batch(byte[] body, String contentEncoding) {
+        Bytes json = decodeInPlace(body, contentEncoding);
+        return read(BATCH, json.array(), json.length(), "an agent batch object");
+    }
+
+    /** Parses step events ({@code POST /v1/runs/{run_id}/steps}) straight from the body as sent. */
+    public List<StepEvent> steps(byte[] body, String contentEncoding) {
+        Bytes json = decodeInPlace(body, contentEncoding);
+        return steps(json.array(), json.length());
     }
 
     /** Parses an agent batch ({@code POST /v1/samples}). */
     public AgentBatch batch(byte[] json) {
-        return read(BATCH, json, "an agent batch object");
+        return read(BATCH, json, json.length, "an agent batch object");
     }
 
     /** Parses a run spec ({@code PUT /v1/runs/{run_id}}). */
     public RunSpec spec(byte[] json) {
         try {
-            return read(SPEC, json, "a run spec object");
+            return read(SPEC, json, json.length, "a run spec object");
         } catch (UnknownFields unknown) {
             throw ApiError.unprocessable(unknownFieldsMessage(json, unknown.known));
         }
@@ -152,9 +270,13 @@ public final class BodyDecoder {
 
     /** Parses one step event or an array of them ({@code POST /v1/runs/{run_id}/steps}). */
     public List<StepEvent> steps(byte[] json) {
-        int first = firstNonWhitespace(json);
+        return steps(json, json.length);
+    }
+
+    private List<StepEvent> steps(byte[] json, int length) {
+        int first = firstNonWhitespace(json, length);
         if (first >= 0 && json[first] == '[') {
-            StepEvent[] events = read(STEPS, json, "an array of step events");
+            StepEvent[] events = read(STEPS, json, length, "an array of step events");
             for (int i = 0; i < events.length; i++) {
                 if (events[i] == null) {
                     throw ApiError.badRequest("[" + i + "] is null: expected a step event object");
@@ -162,12 +284,12 @@ public final class BodyDecoder {
             }
             return Arrays.asList(events);
         }
-        StepEvent one = read(STEP, json, "a step event object or an array of them");
+        StepEvent one = read(STEP, json, length, "a step event object or an array of them");
         return List.of(one);
     }
 
-    private static int firstNonWhitespace(byte[] json) {
-        for (int i = 0; i < json.length; i++) {
+    private static int firstNonWhitespace(byte[] json, int length) {
+        for (int i = 0; i < length; i++) {
             byte b = json[i];
             if (b != ' ' && b != '\t' && b != '\n' && b != '\r') {
                 return i;
@@ -176,13 +298,13 @@ public final class BodyDecoder {
         return -1;
     }
 
-    private static <T> T read(ObjectReader reader, byte[] json, String expected) {
-        if (firstNonWhitespace(json) < 0) {
+    private static <T> T read(ObjectReader reader, byte[] json, int length, String expected) {
+        if (firstNonWhitespace(json, length) < 0) {
             throw ApiError.badRequest("empty body: expected " + expected);
         }
         T value;
         try {
-            value = reader.readValue(json);
+            value = reader.readValue(json, 0, length);
         } catch (com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException e) {
             throw new UnknownFields(e.getKnownPropertyIds());
         } catch (IOException e) {

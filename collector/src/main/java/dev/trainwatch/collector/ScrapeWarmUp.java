@@ -1,0 +1,136 @@
+package dev.trainwatch.collector;
+
+import dev.trainwatch.collector.http.BodyDecoder;
+import dev.trainwatch.collector.metrics.MetricsExporter;
+import dev.trainwatch.collector.state.Fleet;
+import dev.trainwatch.collector.state.FleetSettings;
+import dev.trainwatch.collector.detect.DetectorSettings;
+import dev.trainwatch.protocol.AgentBatch;
+import dev.trainwatch.protocol.AgentHealth;
+import dev.trainwatch.protocol.GpuProcess;
+import dev.trainwatch.protocol.GpuSample;
+import dev.trainwatch.protocol.Json;
+import dev.trainwatch.protocol.RankInfo;
+import dev.trainwatch.protocol.RunAttribution;
+import dev.trainwatch.protocol.StepEvent;
+import dev.trainwatch.protocol.UtilizationWindow;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.zip.GZIPOutputStream;
+
+/**
+ * Warms the scrape and ingest code at start, so the first scrapes of a large fleet are not run by the interpreter: a
+ * throwaway fleet of {@value #HOSTS} nodes × 8 GPUs, fed {@value #ROUNDS} seconds of made-up batches (gzip JSON
+ * through the HTTP edge's decoder) and step reports, scraped in both exposition formats after each. Without it the
+ * first ~70 scrapes of a 1,024-GPU fleet cost 38–162 ms of CPU each, about 17 minutes at a 15 s scrape interval
+ * (docs/PERFORMANCE.md, "Collector: over HTTP").
+ *
+ * <p>Runs once on a daemon thread of minimum priority and touches nothing of the real collector: its fleet, clock and
+ * registry are its own and are dropped when it ends (a second or two of CPU). A failure is logged and ignored.
+ */
+public final class ScrapeWarmUp {
+
+    private static final System.Logger LOG = System.getLogger(ScrapeWarmUp.class.getName());
+    static final int HOSTS = 8;
+    static final int ROUNDS = 120;
+    private static final int GPUS = 8;
+
+    private ScrapeWarmUp() {
+    }
+
+    /** Starts the warm-up on its own thread; returns at once. */
+    public static Thread startInBackground() {
+        Thread thread = new Thread(() -> {
+            try {
+                run(ROUNDS);
+            } catch (RuntimeException | IOException | Error e) {
+                LOG.log(System.Logger.Level.DEBUG, "scrape warm-up stopped: " + e);
+            }
+        }, "trainwatch-warm-up");
+        thread.setDaemon(true);
+        thread.setPriority(Thread.MIN_PRIORITY);
+        thread.start();
+        return thread;
+    }
+
+    /** The warm-up itself, {@code rounds} simulated seconds; returns the size of the last scrape (for tests). */
+    static int run(int rounds) throws IOException {
+        SteppingClock clock = new SteppingClock(Instant.parse("2026-01-01T00:00:00Z"));
+        // No specs: the predictor is never asked.
+        Fleet fleet = new Fleet(spec -> null, clock, FleetSettings.defaults(), DetectorSettings.defaults());
+        MetricsExporter metrics = new MetricsExporter(fleet::gpus, fleet::runs, fleet::agents, clock, false);
+        BodyDecoder decoder = new BodyDecoder(4L << 20);
+        int size = 0;
+        for (int second = 1; second <= rounds; second++) {
+            clock.now = clock.now.plusSeconds(1);
+            double now = clock.now.toEpochMilli() / 1000.0;
+            for (int h = 0; h < HOSTS; h++) {
+                fleet.ingestBatch(decoder.batch(gzipJson(batch(h, second, now)), "gzip"));
+                fleet.ingestSteps("warm-up-" + h, List.of(new StepEvent((long) second, 0.9, 0.05, null, null, null,
+                        GPUS, 256.0, 0.12, 1e-4, 1.1, null, null, null, now)));
+            }
+            fleet.tick();
+            size = metrics.scrape("text/plain").length() + metrics.scrape("application/openmetrics-text").length();
+        }
+        return size;
+    }
+
+    private static AgentBatch batch(int host, long second, double now) {
+        List<GpuSample> gpus = new ArrayList<>(GPUS);
+        List<RankInfo> ranks = new ArrayList<>(GPUS);
+        List<String> uuids = new ArrayList<>(GPUS);
+        for (int g = 0; g < GPUS; g++) {
+            String uuid = String.format("GPU-%08x-0000-4000-8000-%012x", host, g);
+            uuids.add(uuid);
+            long capacity = 85_899_345_920L;
+            long used = capacity / 2 + (second % 13) * (1L << 20);
+            double util = 0.9 + 0.01 * ((second + g) % 7);
+            gpus.add(new GpuSample(now, g, uuid, "NVIDIA H100 80GB HBM3", null, capacity, used, null, capacity - used,
+                    util, 0.45, new UtilizationWindow(6, util - 0.05, util, Math.min(1.0, util + 0.02), 0.0, now - 1,
+                    now), 1_980_000_000L, 1_980_000_000L, 2_619_000_000L, 2_619_000_000L, List.of(), 650.0, 700.0,
+                    1.0e6 + second * 650.0, 64.0, 0, List.of(new GpuProcess(1000 + g, used, 0.9, 0.4)), false));
+            ranks.add(new RankInfo(1000 + g, g, g, GPUS, List.of(uuid)));
+        }
+        RunAttribution run = new RunAttribution("warm-up-" + host, ranks.stream().map(RankInfo::pid).toList(),
+                uuids, ranks, null, null);
+        return new AgentBatch("warm-up-" + host, "warm-up-agent-" + host, second, gpus, List.of(run), List.of(),
+                new AgentHealth(0.004, 0L, 0L, 0L, 0L, 1.0), null, now);
+    }
+
+    private static byte[] gzipJson(Object value) throws IOException {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(4096);
+        try (GZIPOutputStream gzip = new GZIPOutputStream(bytes)) {
+            Json.MAPPER.writeValue(gzip, value);
+        }
+        return bytes.toByteArray();
+    }
+
+    /** A clock the warm-up moves by hand. */
+    private static final class SteppingClock extends Clock {
+        Instant now;
+
+        SteppingClock(Instant start) {
+            this.now = start;
+        }
+
+        @Override
+        public java.time.ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(java.time.ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public Instant instant() {
+            return now;
+        }
+    }
+}
