@@ -118,13 +118,21 @@ class AgentProcessIT {
     @Test
     void attachedToARunTheAgentShipsUntilTheRunEndsThenExits() throws Exception {
         startCollector(0);
-        Process run = new ProcessBuilder("sleep", "3").start();
+        // The run ends once the agent has seen it (a run that ends while the agent's JVM starts is never seen: the
+        // agent then exits at once, reporting nothing).
+        Process run = new ProcessBuilder("sleep", "120").start();
         processes.add(run);
         Process agent = trainwatch(Map.of("FAKE_NVML_SCENARIO", scenario().toString()),
                 "agent", "--collector", "http://127.0.0.1:" + server.getAddress().getPort(),
                 "--attach", Long.toString(run.pid()), "--run-id", "attached-run", "--interval", "200ms",
                 "--nvml-library", fakeNvml().toString(), "--spool-dir", dir.resolve("spool").toString(),
                 "--host", "test-node");
+        await().atMost(60, TimeUnit.SECONDS).until(() -> {
+            synchronized (batches) {
+                return batches.stream().anyMatch(b -> !b.runs().isEmpty());
+            }
+        });
+        run.destroy();
         assertThat(agent.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(agent.exitValue()).as(Files.readString(dir.resolve("stderr.txt"))).isZero();
 
