@@ -151,7 +151,7 @@ class ActivityEndToEndIT {
                 line -> { });
         URI target = collector.server().uri();
         HttpClient http = HttpClient.newHttpClient();
-        // The spec says batch 32; the run really trains at batch 16: its steps take half the predicted time.
+        // The spec says batch 32; the run really trains at batch 8: its steps take a quarter of the predicted time.
         JsonNode estimate = dev.trainwatch.protocol.Json.MAPPER.readTree(http.send(HttpRequest.newBuilder(
                 target.resolve("/v1/runs/wrong-spec")).header("Content-Type", "application/json")
                 .PUT(HttpRequest.BodyPublishers.ofString("{\"model\":\"pixart-sigma-xl-2\",\"gpu\":\"h100-sxm\","
@@ -163,8 +163,8 @@ class ActivityEndToEndIT {
         JsonNode flops = estimate.path("flops");
         double predictedHfu = flops.path("hardware_per_sample").asDouble() * 32 / predictedStep
                 / flops.path("peak_per_gpu").asDouble();
-        assertThat(predictedHfu).as("the estimate's HFU at its own step time").isBetween(0.05, 1.0);
-        // The tensor pipes run at what the real batch-16 run does at that pace: the estimate's HFU.
+        assertThat(predictedHfu).as("the estimate's HFU at its own step time").isBetween(0.005, 1.0);
+        // The tensor pipes run at what the real batch-8 run does at that pace: the estimate's HFU.
         FakeNvml.Scenario scenario = FakeNvml.scenario().global("epoch", (long) EPOCH)
                 .at(0, 0, "uuid", "GPU-e2e00000-0000-4000-8000-00000000000a").at(0, 0, "name", "NVIDIA H100 80GB HBM3")
                 .at(0, 0, "memory_total", 80 * GIB).at(0, 0, "memory_used", 40 * GIB).at(0, 0, "util_gpu", 97)
@@ -178,7 +178,7 @@ class ActivityEndToEndIT {
                 null, dir.resolve("spool"), AgentConfig.DEFAULT_SPOOL_MAX_BYTES, Duration.ofSeconds(5)), gpus, log,
                 LinuxProcSource.system(), clock);
         agent.start();
-        double stepSeconds = predictedStep / 2;
+        double stepSeconds = predictedStep / 4;
         double[] nextStep = {0};
         long[] step = {0};
         try (LoopbackStack stack = LoopbackStack.start(dir, target.getHost() + ":" + target.getPort())) {
@@ -219,7 +219,7 @@ class ActivityEndToEndIT {
             double hardware = value(stack, "trainwatch_run_hardware_mfu_ratio{run_id=\"wrong-spec\"}");
             double hfu = value(stack, "trainwatch_run_hfu_ratio{run_id=\"wrong-spec\"}");
             assertThat(hardware).isCloseTo(predictedHfu, org.assertj.core.data.Offset.offset(0.01));
-            assertThat(hfu / hardware).as("the spec's FLOPs over the tensor pipes").isGreaterThan(1.35);
+            assertThat(hfu / hardware).as("the spec's FLOPs over the tensor pipes").isGreaterThan(3.5);
         }
         JsonNode run = dev.trainwatch.protocol.Json.MAPPER.readTree(http.send(HttpRequest.newBuilder(
                 target.resolve("/v1/runs/wrong-spec")).build(), HttpResponse.BodyHandlers.ofString()).body());
