@@ -18,7 +18,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "agent", "src", "test", "python"))
 import pynvml as nv  # noqa: E402
 import pynvml_poller  # noqa: E402
-from prometheus_client import Gauge, start_http_server  # noqa: E402
+from prometheus_client import Counter, Gauge, start_http_server  # noqa: E402
 
 FIELDS = ["memory_total", "memory_reserved", "memory_free", "memory_used", "util_gpu", "util_mem", "sm_clock_mhz",
           "mem_clock_mhz", "sm_clock_max_mhz", "mem_clock_max_mhz", "clock_reasons", "power_mw", "power_limit_mw",
@@ -38,6 +38,7 @@ def main():
     proc_mem = Gauge("gpu_process_used_memory_bytes", "per process", ["gpu", "pid"])
     proc_sm = Gauge("gpu_process_sm_util", "per process", ["gpu", "pid"])
     polls = Gauge("exporter_poll_seconds", "duration of the last poll")
+    failed = Counter("exporter_failed_reads", "GPU polls that raised an NVML error")
     lock = threading.Lock()
     start_http_server(port, addr="127.0.0.1")
     next_poll = time.monotonic()
@@ -45,7 +46,13 @@ def main():
         t0 = time.monotonic()
         with lock:
             for g in gpus:
-                out = g.poll()
+                try:
+                    out = g.poll()
+                except nv.NVMLError as e:
+                    # pynvml asks for a buffer's size, then fills it: a sample that arrives in between is
+                    # "insufficient size". An exporter logs and goes on; this one counts.
+                    failed.inc()
+                    continue
                 labels = (str(g.index), g.uuid)
                 for f in FIELDS:
                     v = out.get(f)

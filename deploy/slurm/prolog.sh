@@ -30,7 +30,9 @@ fi
   --property=StateDirectory="trainwatch-job-${SLURM_JOB_ID}" \
   --property="AmbientCapabilities=CAP_SYS_PTRACE CAP_DAC_READ_SEARCH" \
   --property=Restart=on-failure \
-  /usr/bin/java -Xms16m -Xmx32m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k -XX:-UsePerfData \
+  --setenv=MALLOC_ARENA_MAX=2 \
+  /usr/bin/java -Xms8m -Xmx32m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 -Xss512k \
+    -XX:ReservedCodeCacheSize=16m -XX:MaxMetaspaceSize=64m -XX:-UsePerfData \
     -jar "$TRAINWATCH_JAR" agent \
     --collector "$TRAINWATCH_COLLECTOR" \
     --run-id "$SLURM_JOB_ID" \

@@ -233,8 +233,7 @@ public final class CollectorServer implements AutoCloseable {
             metrics.bind(new dev.trainwatch.collector.metrics.DetectorMetrics(theFleet::detectorErrors));
             metrics.bind(new dev.trainwatch.collector.metrics.HostMetrics(theFleet::hostMemory));
             boolean owns = vertx == null;
-            // Netty's epoll transport where it loads (Linux): fewer system calls per request than NIO; NIO elsewhere.
-            Vertx theVertx = owns ? Vertx.vertx(new io.vertx.core.VertxOptions().setPreferNativeTransport(true)) : vertx;
+            Vertx theVertx = owns ? Vertx.vertx() : vertx;
             ApiVerticle verticle = new ApiVerticle(config, theFleet, metrics, routes, durability);
             try {
                 await(theVertx.deployVerticle(verticle));

@@ -99,4 +99,33 @@ class LauncherIT {
         assertEquals(0, models.exitCode(), models.output());
         assertThat(models.output()).doesNotContain("WARNING");
     }
+
+    /**
+     * The agent's class-data sharing archive on a fresh install: the first start makes it (a short training run) and
+     * the agent still runs; the next start maps it without a word from the JVM; where the archive cannot be written
+     * the launcher does not try (a test of the directory in the launcher, not exercised here: this may run as root).
+     */
+    @Test
+    void theFirstAgentStartMakesItsClassArchiveAndNeverFailsForIt(@TempDir Path tmp) throws IOException {
+        Path install = tmp.resolve("install");
+        Files.createDirectories(install.resolve("cli/target"));
+        Files.copy(launcher(), install.resolve("trainwatch"));
+        Files.copy(runnableJar(), install.resolve("cli/target/trainwatch-all.jar"));
+        List<String> agentOnce = List.of("/bin/bash", install.resolve("trainwatch").toString(), "agent", "--once",
+                "--nvml-library", tmp.resolve("no-such-libnvidia-ml.so.1").toString());
+
+        ExternalCommand.Result first = ExternalCommand.run(TIMEOUT, install, agentOnce);
+        // No NVML here: the agent says so in one line (exit 3), as it does without an archive.
+        assertEquals(3, first.exitCode(), first.output());
+        assertThat(first.output()).contains("trainwatch:").doesNotContain("cds").doesNotContain("Exception");
+        try (var archives = Files.list(install.resolve("cli/target"))) {
+            assertThat(archives.map(p -> p.getFileName().toString()))
+                    .anyMatch(name -> name.startsWith("trainwatch-agent-") && name.endsWith(".jsa"))
+                    .noneMatch(name -> name.endsWith(".tmp"));
+        }
+
+        ExternalCommand.Result second = ExternalCommand.run(TIMEOUT, install, agentOnce);
+        assertEquals(3, second.exitCode(), second.output());
+        assertThat(second.output()).isEqualTo(first.output());
+    }
 }
