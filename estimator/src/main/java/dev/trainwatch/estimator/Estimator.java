@@ -192,7 +192,19 @@ public final class Estimator {
         double observedEncoders = observed.encoderSeconds() != null ? observed.encoderSeconds() : Double.NaN;
         double modelAnchor;
         double encoderAnchor;
-        if (!Double.isNaN(observedEncoders) && sourceEncoders > 0) {
+        if (Double.isNaN(observedEncoders) && observed.dataIncludesEncoders() && observed.dataSeconds() != null
+                && sourceEncoders > 0) {
+            // The data timer spans the loader and the online encoders (PixArt's time_data): what is left of the step
+            // is the model alone; the encoders are taken to run as far from their price as the model does, and
+            // the rest of the data timer is the loader's wait.
+            modelAnchor = Math.max(1e-3, observed.stepSeconds() - data) / sourceModel;
+            double encoders = Math.min(data, sourceEncoders * modelAnchor);
+            encoderAnchor = encoders / sourceEncoders;
+            notes.add(String.format(java.util.Locale.ROOT, "anchored on the observed %.3f s step: its %.3f s data time holds"
+                    + " the online encoders (%.3f s, x%.2f of their price) and %.3f s loader wait; the model x%.2f of its"
+                    + " price", observed.stepSeconds(), data, encoders, encoderAnchor, data - encoders, modelAnchor));
+            data -= encoders;
+        } else if (!Double.isNaN(observedEncoders) && sourceEncoders > 0) {
             encoderAnchor = observedEncoders / sourceEncoders;
             modelAnchor = Math.max(1e-3, observed.stepSeconds() - data - observedEncoders) / sourceModel;
             notes.add(String.format(java.util.Locale.ROOT, "anchored on the observed %.3f s step: %.3f s data wait, %.3f s"

@@ -13,8 +13,17 @@ import dev.trainwatch.protocol.RunSpec;
  * @param encoderSeconds observed seconds per step in the online text encoder and VAE (Sana's {@code lm:}/{@code vae:}
  *                       timers); null when unknown: the encoders are then anchored with the rest of the step
  * @param stepsDone      the newest step seen, null when unknown
+ * @param dataIncludesEncoders whether the data timer also holds the online encoders (PixArt's {@code time_data}
+ *                       spans the loader, the VAE encode and the T5 encode when features are not precomputed);
+ *                       only meaningful without {@code encoderSeconds}
  */
-public record ObservedRun(RunSpec spec, double stepSeconds, Double dataSeconds, Double encoderSeconds, Long stepsDone) {
+public record ObservedRun(RunSpec spec, double stepSeconds, Double dataSeconds, Double encoderSeconds, Long stepsDone,
+                          boolean dataIncludesEncoders) {
+
+    /** An observation whose data timer is the loader's wait alone. */
+    public ObservedRun(RunSpec spec, double stepSeconds, Double dataSeconds, Double encoderSeconds, Long stepsDone) {
+        this(spec, stepSeconds, dataSeconds, encoderSeconds, stepsDone, false);
+    }
 
     public ObservedRun {
         if (spec == null) {

@@ -127,6 +127,17 @@ public record RunSpec(
                 loraTargets == null ? null : java.util.List.copyOf(loraTargets), images, epochs);
     }
 
+    /**
+     * The same spec with its features computed {@code online} or {@code precomputed} for every encoder (the
+     * per-encoder fields left unsaid), as {@code --features} sets it.
+     */
+    public RunSpec withFeatures(String newFeatures) {
+        return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
+                gradCheckpointing, ema, newFeatures, zero, attention, gradAccumulation, totalSteps, null, null, weights,
+                checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank, loraTargets, images,
+                epochs);
+    }
+
     /** The same spec on another GPU, GPU count and per-GPU batch (null keeps a field). */
     public RunSpec onHardware(String gpu, Integer gpus, Integer batch) {
         return new RunSpec(model, gpu != null ? gpu : this.gpu, gpus != null ? gpus : this.gpus,

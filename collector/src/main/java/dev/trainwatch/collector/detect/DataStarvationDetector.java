@@ -156,7 +156,8 @@ public final class DataStarvationDetector implements Detector {
         String suggestion;
         if (encodingDominates) {
             // The saving as this run shows it, not the estimator's figure for a typical run.
-            suggestion = Texts.precomputeFromObserved(e, stepSeconds, split ? encoding : wait, !split);
+            suggestion = Texts.precomputeFromObserved(run, stepSeconds, split ? encoding : wait,
+                    split ? nz(loader) : Double.NaN, !split);
         } else {
             suggestion = "make the input pipeline faster: more DataLoader workers (num_workers), "
                     + "pin_memory=True and persistent_workers=True, data on local NVMe instead of network storage, "

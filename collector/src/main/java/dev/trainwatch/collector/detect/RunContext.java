@@ -1,6 +1,8 @@
 package dev.trainwatch.collector.detect;
 
 import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.estimator.ObservedRun;
+import dev.trainwatch.estimator.Repricing;
 import dev.trainwatch.protocol.RunSpec;
 import java.util.List;
 import java.util.OptionalInt;
@@ -39,6 +41,14 @@ public interface RunContext {
 
     /** The estimate of a variant of the run's spec; null when the estimator refuses it. */
     Estimate whatIf(RunSpec variant);
+
+    /**
+     * The run re-priced with a change, anchored on what was observed ({@code trainwatch estimate --from-run});
+     * null when the estimator cannot or refuses.
+     */
+    default Repricing reprice(ObservedRun observed, RunSpec target) {
+        return null;
+    }
 
     /** Pixels per latent cell of the run's model (8 for SD/SDXL VAE, 32 for DC-AE), when known. */
     OptionalInt latentDownsample();

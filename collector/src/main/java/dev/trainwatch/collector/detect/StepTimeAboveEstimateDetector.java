@@ -92,7 +92,10 @@ public final class StepTimeAboveEstimateDetector implements Detector {
         double observedStep = WindowStats.medianStepSeconds(steps, from);
         if (waiting > predictedWait + 0.15) {
             String fix = online
-                    ? Texts.precomputeFromObserved(e, observedStep, waiting, Double.isNaN(lm) && Double.isNaN(vae))
+                    ? (Double.isNaN(lm) && Double.isNaN(vae)
+                            ? Texts.precomputeFromObserved(run, observedStep, waiting, Double.NaN, true)
+                            : Texts.precomputeFromObserved(run, observedStep,
+                                    (Double.isNaN(lm) ? 0 : lm) + (Double.isNaN(vae) ? 0 : vae), dataShare, false))
                     : "make the data loader faster (more workers, pinned memory, local storage)";
             Map<String, Object> ev = new LinkedHashMap<>();
             ev.put("data_wait_ratio", Texts.round(waiting, 3));

@@ -1,7 +1,10 @@
 package dev.trainwatch.collector.detect;
 
 import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.estimator.ObservedRun;
+import dev.trainwatch.estimator.Repricing;
 import dev.trainwatch.estimator.Suggestion;
+import dev.trainwatch.protocol.RunSpec;
 import java.util.Locale;
 import java.util.Optional;
 
@@ -47,22 +50,40 @@ final class Texts {
     }
 
     /**
-     * "Precompute the features" with the saving taken from the run itself: the seconds of each observed step spent
-     * encoding (or waiting before the model runs, when the log does not split loading from encoding — then "up
-     * to"), and what a step would take without them. Only the memory freed comes from the estimator, because
-     * memory per term is not observed.
+     * "Precompute the features" with the saving the estimator gives for that change applied to this run: the run
+     * re-priced with precomputed features and anchored on its own observed step, data and encoder times (what
+     * {@code trainwatch estimate --from-run RUN --features precomputed} computes). Without a spec or an estimate, the
+     * seconds the run itself spends encoding (or waiting before the model runs, when the log does not split loading
+     * from encoding — then "up to").
      *
      * @param stepSeconds   the observed median step
-     * @param encodingShare the share of it spent encoding (or waiting, when {@code upperBound})
+     * @param encodingShare the share of it spent encoding (or waiting, when {@code upperBound}: the data timer then
+     *                      holds the loader and the encoders, as PixArt's {@code time_data} does)
+     * @param loaderShare   the share spent waiting for the loader alone when the log splits it, NaN otherwise
      */
-    static String precomputeFromObserved(Estimate e, double stepSeconds, double encodingShare, boolean upperBound) {
+    static String precomputeFromObserved(RunContext run, double stepSeconds, double encodingShare, double loaderShare,
+                                         boolean upperBound) {
+        Estimate e = run.estimate();
         if (!(stepSeconds > 0) || !(encodingShare > 0)) {
             return suggestion(e, "precompute").map(x -> describe(x, e))
                     .orElse("precompute the text and VAE features once");
         }
-        double saved = stepSeconds * encodingShare;
         String what = encoders(e).orElse("text and VAE");
         String how = what.contains("T5") ? " (PixArt: load_t5_feat/load_vae_feat)" : "";
+        Repricing r = repricedWithPrecomputedFeatures(run, stepSeconds, encodingShare, loaderShare, upperBound);
+        if (r != null && r.stepSeconds() < stepSeconds) {
+            StringBuilder b = new StringBuilder(String.format(Locale.ROOT,
+                    "precompute the %s features%s: priced from this run's own %s steps (as trainwatch estimate "
+                            + "--from-run does), they take about %s of each step, so a step would take about %s "
+                            + "(%s less)", what, how, secs(stepSeconds), secs(stepSeconds - r.stepSeconds()),
+                    secs(r.stepSeconds()), pct(1 - r.stepSeconds() / stepSeconds)));
+            long freed = r.source().peakMemoryBytes() - r.target().peakMemoryBytes();
+            if (freed > 0) {
+                b.append(", and free about ").append(gib(freed)).append(" of GPU memory");
+            }
+            return b.toString();
+        }
+        double saved = stepSeconds * encodingShare;
         StringBuilder b = new StringBuilder(String.format(Locale.ROOT,
                 "precompute the %s features%s: this run spends %s%s of each %s step on them, so a step would take "
                         + "about %s (%s less)", what, how, upperBound ? "up to " : "", secs(saved), secs(stepSeconds),
@@ -71,6 +92,32 @@ final class Texts {
                 .ifPresent(x -> b.append(", and free about ").append(gib(x.savesBytes()))
                         .append(" of GPU memory (estimate)"));
         return b.toString();
+    }
+
+    /** The run re-priced with precomputed features, anchored on what was observed; null when it cannot be. */
+    static Repricing repricedWithPrecomputedFeatures(RunContext run, double stepSeconds, double encodingShare,
+                                                     double loaderShare, boolean upperBound) {
+        RunSpec spec = run.spec();
+        if (spec == null || run.estimate() == null || !"online".equalsIgnoreCase(spec.features())) {
+            return null;
+        }
+        ObservedRun observed;
+        try {
+            if (upperBound) {
+                observed = new ObservedRun(spec, stepSeconds, Math.min(encodingShare, 0.999) * stepSeconds, null, null,
+                        true);
+            } else {
+                Double loader = Double.isNaN(loaderShare) ? null : Math.min(loaderShare, 0.999) * stepSeconds;
+                double encoders = Math.min(encodingShare, 0.999) * stepSeconds;
+                if (loader != null && loader + encoders >= stepSeconds) {
+                    loader = null;
+                }
+                observed = new ObservedRun(spec, stepSeconds, loader, encoders, null, false);
+            }
+        } catch (RuntimeException impossible) {
+            return null;
+        }
+        return run.reprice(observed, spec.withFeatures("precomputed"));
     }
 
     /**

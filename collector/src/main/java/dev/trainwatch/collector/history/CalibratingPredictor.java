@@ -3,6 +3,8 @@ package dev.trainwatch.collector.history;
 import dev.trainwatch.collector.state.Predictor;
 import dev.trainwatch.estimator.Calibration;
 import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.estimator.ObservedRun;
+import dev.trainwatch.estimator.Repricing;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.protocol.RunSpec;
@@ -56,6 +58,11 @@ public final class CalibratingPredictor implements Predictor {
     @Override
     public Estimate estimate(RunSpec spec) {
         return calibrated.estimate(spec);
+    }
+
+    @Override
+    public Optional<Repricing> reprice(ObservedRun observed, RunSpec target) {
+        return Optional.of(calibrated.reprice(observed, target));
     }
 
     @Override

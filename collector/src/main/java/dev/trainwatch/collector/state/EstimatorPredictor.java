@@ -1,6 +1,8 @@
 package dev.trainwatch.collector.state;
 
 import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.estimator.ObservedRun;
+import dev.trainwatch.estimator.Repricing;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.catalog.ModelInfo;
 import dev.trainwatch.protocol.RunSpec;
@@ -20,6 +22,11 @@ final class EstimatorPredictor implements Predictor {
     @Override
     public Estimate estimate(RunSpec spec) {
         return estimator.estimate(spec);
+    }
+
+    @Override
+    public Optional<Repricing> reprice(ObservedRun observed, RunSpec target) {
+        return Optional.of(estimator.reprice(observed, target));
     }
 
     @Override

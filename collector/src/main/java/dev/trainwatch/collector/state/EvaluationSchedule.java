@@ -8,6 +8,8 @@ import dev.trainwatch.collector.detect.RankSeries;
 import dev.trainwatch.collector.detect.RunContext;
 import dev.trainwatch.collector.detect.StepSeries;
 import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.estimator.ObservedRun;
+import dev.trainwatch.estimator.Repricing;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.protocol.RunSpec;
 import java.util.ArrayList;
@@ -198,6 +200,15 @@ final class EvaluationSchedule {
                 }
             }
             return out;
+        }
+
+        @Override
+        public Repricing reprice(ObservedRun observed, RunSpec target) {
+            try {
+                return predictor.reprice(observed, target).orElse(null);
+            } catch (InvalidSpecException e) {
+                return null;
+            }
         }
 
         @Override

@@ -3,6 +3,8 @@ package dev.trainwatch.collector.state;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.InvalidSpecException;
+import dev.trainwatch.estimator.ObservedRun;
+import dev.trainwatch.estimator.Repricing;
 import dev.trainwatch.protocol.RunSpec;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -19,6 +21,16 @@ public interface Predictor {
      * @throws InvalidSpecException when the estimator cannot price the spec (one-line message for the user)
      */
     Estimate estimate(RunSpec spec);
+
+    /**
+     * Prices an observed run with a change, anchored on what was observed ({@link Estimator#reprice}): the figure
+     * {@code trainwatch estimate --from-run} gives for the same change. Empty when this predictor cannot.
+     *
+     * @throws InvalidSpecException when the target or the observation is impossible
+     */
+    default Optional<Repricing> reprice(ObservedRun observed, RunSpec target) {
+        return Optional.empty();
+    }
 
     /** The catalog GPU id for an NVML device name ("NVIDIA A100-SXM4-80GB" → "a100-80gb"), when known. */
     default Optional<String> resolveGpuId(String deviceName) {

@@ -27,10 +27,4 @@ class EncoderNamesTest {
         assertThat(Texts.encoders(estimate("dit-xl-2", "online"))).hasValue("VAE");
         assertThat(Texts.encoders(estimate("dit-xl-2", "precomputed"))).isEmpty();
     }
-
-    @Test
-    void aDitOutOfMemoryFixDoesNotOfferATextEncoderItHasNot() {
-        String fix = Texts.precomputeFromObserved(estimate("dit-xl-2", "online"), 2.0, 0.3, false);
-        assertThat(fix).startsWith("precompute the VAE features").doesNotContain("T5");
-    }
 }
