@@ -158,6 +158,8 @@ export function renderRun() {
     (isSynthetic(run) ? '<span class="chip synthetic">synthetic (demo)</span>' : '') +
     '<span class="chip ' + esc(worstSeverity(run)) + '">' + esc(stateLabel(run)) + '</span></div>' +
     '<div class="run-spec">' + esc(specLine(spec, e)) + '</div>' +
+    (run.ended === true && run.ending && run.ending.message
+      ? '<div class="run-ending" data-ending="no-cause">The run ' + esc(run.ending.message) + '.</div>' : '') +
     '<div class="tiles">' + tiles.join('') + '</div>' +
     '<h2>Anomalies</h2><div class="anomalies">' + anomalyHtml + '</div>' + wallBar(wall) +
     '<h2>Live</h2><div class="charts">' + charts.join('') + '</div>' + gpuTable(run);

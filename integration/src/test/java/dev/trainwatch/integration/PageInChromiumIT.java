@@ -601,6 +601,45 @@ class PageInChromiumIT {
     }
 
     @Test
+    void anImpossibleObservationIsASpecMismatchTileAndAVanishedRunSaysWhereItsTracebackWent() throws Exception {
+        // Issue 20: MFU above 100 % was drawn as a figure; a run whose processes vanished without a traceback in the
+        // log looked like a clean end.
+        withClockedCollector((base, clock) -> {
+            String run = "claims-too-much";
+            // DiT-XL/2 at 256 px registered at batch 1024 on one A100 while it does a step a second: ~700 GFLOPs per
+            // sample, so over 700 TFLOP/s of model FLOPs on a GPU whose peak is 156 (TF32).
+            put(base.resolve("v1/runs/" + run), "{\"model\":\"dit-xl-2\",\"gpu\":\"a100-80gb\",\"gpus\":1,\"batch\":1024}");
+            for (int i = 1; i <= 90; i++) {
+                clock.advance(Duration.ofSeconds(1));
+                gpuSample(base, run, "GPU-fast", i, clock.seconds(), 0.97);
+                post(base.resolve("v1/runs/" + run + "/steps"), "{\"step\":" + i + ",\"time_s\":1.0,\"ts\":"
+                        + clock.seconds() + "}");
+            }
+            String dom = chromium("--dump-dom", base + "#/runs/" + run);
+            assertContains(dom, "<h2>" + run + "</h2>", "spec mismatch", "faster than its GPUs could be");
+            assertThat(dom).doesNotContainPattern("MFU</div><div class=\"value\">[0-9]{3,}");
+            assertThat(dom).doesNotContain("data-ending");
+
+            String vanished = "vanished";
+            for (int i = 1; i <= 30; i++) {
+                clock.advance(Duration.ofSeconds(1));
+                gpuSample(base, vanished, "GPU-gone", 100 + i, clock.seconds(), 0.95);
+                post(base.resolve("v1/runs/" + vanished + "/steps"), "{\"step\":" + i + ",\"time_s\":1.0,\"ts\":"
+                        + clock.seconds() + "}");
+            }
+            post(base.resolve("v1/samples"), "{\"host\":\"n1\",\"agent_id\":\"a-" + vanished + "\",\"seq\":200,"
+                    + "\"gpus\":[],\"events\":[{\"ts\":" + clock.seconds() + ",\"kind\":\"run_ended\",\"run_id\":\""
+                    + vanished + "\",\"ending\":{\"log\":\"/data/run/log.txt\",\"cause_in_log\":false,"
+                    + "\"last_line\":\"(step=0000030) Train Loss: 0.1532\",\"outputs\":[\"/data/run/slurm-77.err\"]}}]}");
+            clock.advance(Duration.ofSeconds(5));
+            String ended = chromium("--dump-dom", base + "#/runs/" + vanished);
+            assertContains(ended, "<h2>" + vanished + "</h2>", ">ended</span>", "data-ending=\"no-cause\"",
+                    "ended without a cause in the log (/data/run/log.txt)", "/data/run/slurm-77.err",
+                    "point --log at it");
+        });
+    }
+
+    @Test
     void theHistoryViewListsActiveAlertsAndWritesEveryTimeOneWay() throws Exception {
         // Without --data-dir the history said "No alerts recorded." beside runs with active alerts, and its times
         // were the browser locale's (12-hour in en-US) beside the 24-hour clock of the rest of the page.
