@@ -2,6 +2,9 @@ package dev.trainwatch.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.trainwatch.collector.state.GpuHourPrices;
+import dev.trainwatch.collector.state.Predictor;
+import dev.trainwatch.collector.state.RunPlans;
+import dev.trainwatch.collector.state.RunPlans.Plan;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.ObservedRun;
@@ -25,12 +28,6 @@ final class EstimatePlans {
     private EstimatePlans() {
     }
 
-    /** One GPU's line of a plan. */
-    record Plan(String gpu, int gpus, boolean fits, int batch, int gradAccumulation, int maxBatch, long peakMemoryBytes,
-            long gpuMemoryBytes, double stepSeconds, double samplesPerSecond, Long totalSteps, Double totalSeconds,
-            Double remainingSeconds, Double gpuHours, Double cost, Double anchor, String note) {
-    }
-
     static int run(EstimateCommand c) throws JsonProcessingException {
         PrintWriter out = c.spec.commandLine().getOut();
         GpuHourPrices prices = GpuHourPrices.NONE;
@@ -42,6 +39,7 @@ final class EstimatePlans {
             }
         }
         Estimator estimator = c.options.estimator();
+        Predictor predictor = Predictor.of(estimator);
         RunSpec flags = c.options.toRunSpec();
         ObservedRun observed = null;
         RunSpec base;
@@ -49,7 +47,7 @@ final class EstimatePlans {
             if (c.dataDir == null) {
                 throw new UserError(ExitCodes.USAGE, "--from-run needs --data-dir DIR (the collector's data directory)");
             }
-            observed = RunHistoryReader.observed(c.dataDir, c.fromRun);
+            observed = RunHistoryReader.observed(c.dataDir, c.fromRun, estimator);
             base = observed.spec().overriddenBy(flags);
         } else {
             base = flags;
@@ -66,13 +64,14 @@ final class EstimatePlans {
         for (String gpu : gpus) {
             RunSpec target = base.onHardware(gpu.strip(), null, null);
             if (observed != null) {
-                target = keepSamples(observed.spec(), target, flags, estimator);
+                target = flags.images() != null ? target
+                        : RunPlans.keepSamples(predictor, observed.spec(), target, flags.totalSteps());
                 Repricing r = estimator.reprice(observed, target);
                 single = r;
-                plans.add(plan(r.target(), r.stepSeconds(), r.samplesPerSecond(), r.totalSeconds(), r.remainingSeconds(),
+                plans.add(RunPlans.plan(r.target(), r.stepSeconds(), r.samplesPerSecond(), r.totalSeconds(), r.remainingSeconds(),
                         r.modelAnchor(), prices, r.target().fits() ? null : "does not fit at this batch"));
             } else {
-                plans.add(plan(estimator, target, prices));
+                plans.add(RunPlans.fromCatalog(predictor, target, prices));
             }
         }
         if (c.json) {
@@ -104,58 +103,6 @@ final class EstimatePlans {
         }
         out.flush();
         return ExitCodes.OK;
-    }
-
-    /**
-     * A re-priced run trains the same samples: when the target's global batch differs and no total was given on the
-     * command line, its planned steps scale by the ratio of global batches.
-     */
-    private static RunSpec keepSamples(RunSpec source, RunSpec target, RunSpec flags, Estimator estimator) {
-        if (source.totalSteps() == null || flags.totalSteps() != null || flags.images() != null) {
-            return target;
-        }
-        Estimate from = estimator.estimate(source.withPhysics(source.kernels(), source.attentionPrecision(),
-                source.loraRank(), source.loraTargets(), null, null));
-        Estimate to = estimator.estimate(target);
-        long sourceGlobal = (long) from.spec().batch() * from.spec().gpus() * from.spec().gradAccumulation();
-        long targetGlobal = (long) to.spec().batch() * to.spec().gpus() * to.spec().gradAccumulation();
-        if (sourceGlobal == targetGlobal) {
-            return target;
-        }
-        long steps = (long) Math.ceil((double) source.totalSteps() * sourceGlobal / targetGlobal);
-        return target.overriddenBy(new RunSpec(null, null, null, null, null, null, null, null, null, null, null, null,
-                null, null, null, null, steps));
-    }
-
-    /** A GPU's plan: at the requested batch when it fits, else at the largest batch with accumulation. */
-    private static Plan plan(Estimator estimator, RunSpec target, GpuHourPrices prices) {
-        Estimate e = estimator.estimate(target);
-        String note = null;
-        if (!e.fits() && e.maxBatch() > 0) {
-            int b = e.spec().batch();
-            int steps = (b + e.maxBatch() - 1) / e.maxBatch();
-            int micro = (b + steps - 1) / steps;
-            int accumulation = steps * e.spec().gradAccumulation();
-            RunSpec smaller = target.overriddenBy(new RunSpec(null, null, null, micro, null, null, null, null, null, null,
-                    null, null, null, null, null, accumulation, null));
-            Estimate fitted = estimator.estimate(smaller);
-            note = "batch " + b + " does not fit: priced as " + micro + " x " + accumulation + " accumulation steps";
-            return plan(fitted, fitted.stepSeconds(), fitted.samplesPerSecond(), fitted.totalSeconds(), null, null, prices, note);
-        }
-        if (!e.fits()) {
-            note = "does not fit even at batch 1 (see trainwatch estimate --gpu " + e.gpu() + " for what helps)";
-        }
-        return plan(e, e.stepSeconds(), e.samplesPerSecond(), e.totalSeconds(), null, null, prices, note);
-    }
-
-    private static Plan plan(Estimate e, double step, double samples, Double total, Double remaining, Double anchor,
-            GpuHourPrices prices, String note) {
-        RunSpec s = e.spec();
-        Double gpuHours = total == null ? null : total * s.gpus() / 3600;
-        double price = prices.price(e.gpu());
-        Double cost = gpuHours == null || Double.isNaN(price) ? null : gpuHours * price;
-        return new Plan(e.gpu(), s.gpus(), e.fits(), s.batch(), s.gradAccumulation(), e.maxBatch(), e.peakMemoryBytes(),
-                e.gpuMemoryBytes(), step, samples, s.totalSteps(), total, remaining, gpuHours, cost, anchor, note);
     }
 
     private static void printPlans(PrintWriter out, List<Plan> plans) {

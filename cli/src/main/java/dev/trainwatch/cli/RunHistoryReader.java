@@ -1,6 +1,8 @@
 package dev.trainwatch.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.trainwatch.collector.state.RunPlans;
+import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.ObservedRun;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
@@ -29,7 +31,12 @@ final class RunHistoryReader {
      * The observed run, or a one-line {@link UserError}: no history, no such run, a run without a spec or without an
      * observed step time.
      */
-    static ObservedRun observed(Path dataDir, String runId) {
+    private static Double ratio(JsonNode summary, String field) {
+        JsonNode v = summary.get(field);
+        return v != null && v.isNumber() && v.asDouble() >= 0 && v.asDouble() < 1 ? v.asDouble() : null;
+    }
+
+    static ObservedRun observed(Path dataDir, String runId, Estimator estimator) {
         Path db = dataDir.resolve("trainwatch.db");
         if (!Files.isRegularFile(db)) {
             throw new UserError(ExitCodes.USAGE, "no run history in " + dataDir + " (a collector started with --data-dir "
@@ -66,7 +73,12 @@ final class RunHistoryReader {
                         + " (the collector records it once steps are reported)");
             }
             JsonNode last = summary.get("last_step");
-            return new ObservedRun(spec, step.asDouble(), null, null, last != null && last.isNumber() ? last.asLong() : null);
+            // The same anchor the collector's own re-pricing takes (GET /v1/runs/{id}/plans): the step's data and
+            // encoder shares as the collector recorded them with the summary (absent in older histories: then the
+            // whole step counts as GPU work).
+            return RunPlans.observed(estimator.estimate(spec), step.asDouble(), ratio(summary, "data_wait_ratio"),
+                    ratio(summary, "text_encoder_ratio"), ratio(summary, "vae_ratio"),
+                    last != null && last.isNumber() ? last.asLong() : null);
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new UserError(ExitCodes.FAILURE, "run '" + runId + "' in " + db + " has an unreadable record: "
                     + firstLine(e.getOriginalMessage()));

@@ -314,11 +314,7 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
         if (!changed) {
             return summary;
         }
-        return new RunSummary(summary.runId(), summary.spec(), summary.firstSeenTs(), summary.lastSeenTs(),
-                summary.ended(), summary.endedAt(), summary.lastStep(), summary.lastStepTs(), summary.stepSeconds(),
-                summary.predictedStepSeconds(), summary.peakMemoryBytes(), summary.predictedPeakMemoryBytes(),
-                summary.gpuUtilizationRatio(), summary.samplesPerSecond(), summary.hosts(), summary.gpuUuids(),
-                List.copyOf(anomalies), summary.synthetic());
+        return summary.withAnomalies(List.copyOf(anomalies));
     }
 
     private static RunSummary summaryOf(StoredRun run) throws JsonProcessingException {
@@ -328,21 +324,11 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
                 // The spec column is written at once on registration; the summary may predate the newest spec.
                 RunSpec spec = Json.MAPPER.readValue(run.specJson(), RunSpec.class);
                 if (!spec.equals(summary.spec())) {
-                    summary = new RunSummary(summary.runId(), spec, summary.firstSeenTs(), summary.lastSeenTs(),
-                            summary.ended(), summary.endedAt(), summary.lastStep(), summary.lastStepTs(),
-                            summary.stepSeconds(), summary.predictedStepSeconds(), summary.peakMemoryBytes(),
-                            summary.predictedPeakMemoryBytes(), summary.gpuUtilizationRatio(),
-                            summary.samplesPerSecond(), summary.hosts(), summary.gpuUuids(), summary.anomalies(),
-                            summary.synthetic());
+                    summary = summary.withSpec(spec);
                 }
             }
             if (run.ended() != null && !summary.ended()) {
-                return new RunSummary(summary.runId(), summary.spec(), summary.firstSeenTs(), summary.lastSeenTs(),
-                        true, run.ended().toEpochMilli() / 1000.0, summary.lastStep(), summary.lastStepTs(),
-                        summary.stepSeconds(), summary.predictedStepSeconds(), summary.peakMemoryBytes(),
-                        summary.predictedPeakMemoryBytes(), summary.gpuUtilizationRatio(),
-                        summary.samplesPerSecond(), summary.hosts(), summary.gpuUuids(), summary.anomalies(),
-                        summary.synthetic());
+                return summary.asEndedAt(run.ended().toEpochMilli() / 1000.0);
             }
             return summary;
         }

@@ -11,6 +11,7 @@ public final class ApiError extends RuntimeException {
     public static final int UNAUTHORIZED = 401;
     public static final int NOT_FOUND = 404;
     public static final int METHOD_NOT_ALLOWED = 405;
+    public static final int CONFLICT = 409;
     public static final int TOO_LARGE = 413;
     public static final int UNSUPPORTED_MEDIA_TYPE = 415;
     public static final int UNPROCESSABLE = 422;

@@ -172,6 +172,7 @@ public final class ApiVerticle extends VerticleBase {
         router.get("/v1/runs").handler(this::listRuns);
         router.get("/v1/runs/:run_id").handler(this::getRun);
         router.get("/v1/runs/:run_id/series").handler(this::getSeries);
+        router.get("/v1/runs/:run_id/plans").handler(this::getPlans);
         router.delete("/v1/runs/:run_id").handler(this::deleteRun);
         router.get("/metrics").handler(this::scrape);
         router.get("/healthz").handler(this::health);
@@ -399,6 +400,25 @@ public final class ApiVerticle extends VerticleBase {
             throw unknownRun(runId);
         }
         offLoop(ctx, () -> fleet.run(runId).orElseThrow(() -> unknownRun(runId)));
+    }
+
+    /** The run on other hardware, re-priced from what it did (docs/API.md). */
+    private void getPlans(RoutingContext ctx) {
+        String runId = ctx.pathParam("run_id");
+        PlanParams params = PlanParams.parse(ctx.queryParam("gpu"), ctx.queryParam("gpus"), ctx.queryParam("batch"));
+        if (!InputValidator.RUN_ID.matcher(runId).matches()) {
+            throw unknownRun(runId);
+        }
+        offLoop(ctx, () -> {
+            try {
+                return fleet.plans(runId, params.gpuIds(), params.gpus(), params.batch())
+                        .orElseThrow(() -> unknownRun(runId));
+            } catch (dev.trainwatch.collector.state.RunPlans.Refused e) {
+                throw new ApiError(ApiError.CONFLICT, oneLine(e.getMessage()));
+            } catch (InvalidSpecException e) {
+                throw ApiError.badRequest(oneLine(e.getMessage()));
+            }
+        });
     }
 
     private void getSeries(RoutingContext ctx) {

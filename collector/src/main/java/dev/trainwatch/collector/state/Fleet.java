@@ -65,6 +65,8 @@ public final class Fleet {
     private final BatchIngest batches;
     private final StepIngest steps;
     private final Restore restore;
+    private final Predictor predictor;
+    private volatile GpuHourPrices prices = GpuHourPrices.NONE;
 
     public Fleet(Predictor predictor, Clock clock, FleetSettings settings, DetectorSettings detectorSettings) {
         this(predictor, clock, settings, detectorSettings, Detectors.all(detectorSettings));
@@ -73,7 +75,7 @@ public final class Fleet {
     /** With these detectors instead of every one (tests). */
     Fleet(Predictor predictor, Clock clock, FleetSettings settings, DetectorSettings detectorSettings,
           List<dev.trainwatch.collector.detect.Detector> detectors) {
-        Objects.requireNonNull(predictor, "predictor");
+        this.predictor = Objects.requireNonNull(predictor, "predictor");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.settings = Objects.requireNonNull(settings, "settings");
         this.detectorSettings = Objects.requireNonNull(detectorSettings, "detectorSettings");
@@ -95,7 +97,21 @@ public final class Fleet {
     public void gpuHourPrices(GpuHourPrices prices) {
         synchronized (lock) {
             observations.prices(prices);
+            this.prices = prices;
         }
+    }
+
+    /**
+     * The run on other hardware, re-priced from what it did ({@code GET /v1/runs/{id}/plans}): one plan per GPU id
+     * (none: the run's own GPU), with the GPU count and per-GPU batch when given. The lock is held only to read the
+     * run's view; the pricing runs after it.
+     *
+     * @throws RunPlans.Refused when the run has no spec or no observed step yet
+     * @throws dev.trainwatch.estimator.InvalidSpecException for an unknown GPU or an impossible target
+     */
+    public Optional<RunPlans.RunResult> plans(String runId, List<String> gpuIds, Integer gpus, Integer batch) {
+        Optional<RunView> view = run(runId);
+        return view.map(v -> RunPlans.forRun(predictor, v, gpuIds, gpus, batch, prices));
     }
 
     public FleetSettings settings() {

@@ -366,7 +366,8 @@ final class RunObservations {
                 nan(run.endedAt), o.lastStep(), o.lastStepTs(), o.stepSeconds(), e != null ? e.stepSeconds() : null,
                 o.peakMemoryBytes(), e != null ? e.peakMemoryBytes() : null, o.gpuUtilizationRatio(),
                 o.samplesPerSecond(), List.copyOf(run.hosts.keySet()), List.copyOf(run.gpuUuids()),
-                run.tracker.snapshot(), run.synthetic ? Boolean.TRUE : null);
+                run.tracker.snapshot(), run.synthetic ? Boolean.TRUE : null, o.dataWaitRatio(), o.textEncoderRatio(),
+                o.vaeRatio());
     }
 
     OptionalInt latentDownsample(RunState run) {

@@ -26,10 +26,46 @@ import java.util.List;
  * @param gpuUuids                  GPUs
  * @param anomalies                 active anomalies and the recently resolved ones
  * @param synthetic                 demo run
+ * @param dataWaitRatio             share of the step in the log's data timer (PixArt: with the online encoders)
+ * @param textEncoderRatio          share of the step in the text encoder, when the log times it (Sana)
+ * @param vaeRatio                  share of the step in the VAE encoder, when the log times it (Sana)
  */
 public record RunSummary(String runId, RunSpec spec, double firstSeenTs, Double lastSeenTs, boolean ended,
                          Double endedAt, Long lastStep, Double lastStepTs, Double stepSeconds,
                          Double predictedStepSeconds, Long peakMemoryBytes, Long predictedPeakMemoryBytes,
                          Double gpuUtilizationRatio, Double samplesPerSecond, List<String> hosts,
-                         List<String> gpuUuids, List<Anomaly> anomalies, Boolean synthetic) {
+                         List<String> gpuUuids, List<Anomaly> anomalies, Boolean synthetic, Double dataWaitRatio,
+                         Double textEncoderRatio, Double vaeRatio) {
+
+    /** A summary without the step's data and encoder shares (written before they were kept). */
+    public RunSummary(String runId, RunSpec spec, double firstSeenTs, Double lastSeenTs, boolean ended,
+                      Double endedAt, Long lastStep, Double lastStepTs, Double stepSeconds,
+                      Double predictedStepSeconds, Long peakMemoryBytes, Long predictedPeakMemoryBytes,
+                      Double gpuUtilizationRatio, Double samplesPerSecond, List<String> hosts,
+                      List<String> gpuUuids, List<Anomaly> anomalies, Boolean synthetic) {
+        this(runId, spec, firstSeenTs, lastSeenTs, ended, endedAt, lastStep, lastStepTs, stepSeconds,
+                predictedStepSeconds, peakMemoryBytes, predictedPeakMemoryBytes, gpuUtilizationRatio, samplesPerSecond,
+                hosts, gpuUuids, anomalies, synthetic, null, null, null);
+    }
+
+    /** The same summary with other anomalies. */
+    public RunSummary withAnomalies(List<Anomaly> newAnomalies) {
+        return new RunSummary(runId, spec, firstSeenTs, lastSeenTs, ended, endedAt, lastStep, lastStepTs, stepSeconds,
+                predictedStepSeconds, peakMemoryBytes, predictedPeakMemoryBytes, gpuUtilizationRatio, samplesPerSecond,
+                hosts, gpuUuids, newAnomalies, synthetic, dataWaitRatio, textEncoderRatio, vaeRatio);
+    }
+
+    /** The same summary with another spec. */
+    public RunSummary withSpec(RunSpec newSpec) {
+        return new RunSummary(runId, newSpec, firstSeenTs, lastSeenTs, ended, endedAt, lastStep, lastStepTs,
+                stepSeconds, predictedStepSeconds, peakMemoryBytes, predictedPeakMemoryBytes, gpuUtilizationRatio,
+                samplesPerSecond, hosts, gpuUuids, anomalies, synthetic, dataWaitRatio, textEncoderRatio, vaeRatio);
+    }
+
+    /** The same summary, ended at {@code at} (unix seconds). */
+    public RunSummary asEndedAt(double at) {
+        return new RunSummary(runId, spec, firstSeenTs, lastSeenTs, true, at, lastStep, lastStepTs, stepSeconds,
+                predictedStepSeconds, peakMemoryBytes, predictedPeakMemoryBytes, gpuUtilizationRatio, samplesPerSecond,
+                hosts, gpuUuids, anomalies, synthetic, dataWaitRatio, textEncoderRatio, vaeRatio);
+    }
 }
