@@ -20,6 +20,11 @@ export function runsUrl() { return '/v1/runs'; }
 export function runUrl(id) { return '/v1/runs/' + encodeURIComponent(id); }
 export function historyUrl() { return '/v1/history'; }
 
+/** The run re-priced on each of the GPUs (GET /v1/runs/{id}/plans), at its own GPU count and batch. */
+export function plansUrl(id, gpus) {
+  return runUrl(id) + '/plans?gpu=' + gpus.map(encodeURIComponent).join(',');
+}
+
 /** The run's series (GET /v1/runs/{id}/series) without per-GPU series; sinceMs limits it to what is new. */
 export function seriesUrl(id, maxPoints, sinceMs) {
   return runUrl(id) + '/series?gpus=false&max_points=' + maxPoints + (sinceMs !== null ? '&since=' + sinceMs : '');

@@ -1,7 +1,7 @@
 // trainwatch's live page: polls the collector's JSON API once a second and draws the runs with plain DOM and SVG.
 // No framework, no build step and nothing fetched from the internet, so the page works on an air-gapped cluster.
 import { num, fmtClock } from './format.js';
-import { getJson, runsUrl, runUrl, historyUrl } from './api.js';
+import { getJson, runsUrl, runUrl, historyUrl, plansUrl } from './api.js';
 import { state, serverNow, runIdOf, isSynthetic, bySeverity, record, seriesRequest, seriesPoints, mergeSeries } from './store.js';
 import { renderList } from './run-list.js';
 import { renderRun } from './run-view.js';
@@ -46,9 +46,29 @@ function showLimits(limits) {
 
 // The selected run: its view, then its series (whole now and then, else only what is new). A series request
 // that fails (the run forgotten in between, the collector busy) is simply asked again at the next poll.
+// The GPUs a user renting hardware compares the run's own with (catalog ids, docs/API.md).
+const PLAN_GPUS = ['a100-80gb', 'h100-sxm', 'h200', 'l40s', 'b200'];
+const PLANS_EVERY_MS = 60000;
+
+// The selected run on other hardware: asked when the run has a spec and an observed step, then once a minute.
+function pollPlans(id, detail) {
+  const o = detail.observed || {};
+  if (!detail.estimate || num(o.step_seconds) === null) { return; }
+  if (state.plans.for === id && Date.now() - state.plans.at < PLANS_EVERY_MS) { return; }
+  const own = detail.estimate.gpu;
+  const gpus = [own].concat(PLAN_GPUS.filter((g) => g !== own));
+  state.plans = { for: id, at: Date.now(), body: state.plans.for === id ? state.plans.body : null, error: null };
+  getJson(plansUrl(id, gpus)).then((body) => {
+    if (state.plans.for === id) { state.plans.body = body; state.plans.error = null; render(); }
+  }, (err) => {
+    if (state.plans.for === id) { state.plans.error = (err.body && err.body.error) || err.message; render(); }
+  });
+}
+
 function pollSelected(id) {
   return getJson(runUrl(id)).then((detail) => {
     state.detail = detail;
+    pollPlans(id, detail);
     const request = seriesRequest(id);
     return getJson(request.url).then((body) => {
       mergeSeries(id, seriesPoints(body, detail));

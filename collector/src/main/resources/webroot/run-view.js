@@ -162,7 +162,7 @@ export function renderRun() {
       ? '<div class="run-ending" data-ending="no-cause">The run ' + esc(run.ending.message) + '.</div>' : '') +
     '<div class="tiles">' + tiles.join('') + '</div>' +
     '<h2>Anomalies</h2><div class="anomalies">' + anomalyHtml + '</div>' + wallBar(wall) +
-    '<h2>Live</h2><div class="charts">' + charts.join('') + '</div>' + gpuTable(run);
+    '<h2>Live</h2><div class="charts">' + charts.join('') + '</div>' + gpuTable(run) + plansTable(id);
 
   const drawn = section.querySelectorAll('svg.plot[data-points]');
   const withData = Array.prototype.filter.call(drawn, (svg) => Number(svg.getAttribute('data-points')) > 0);
@@ -200,6 +200,32 @@ function activityText(g) {
 }
 
 // One row per GPU: a throttled or lagging GPU of a multi-GPU run stands out here.
+/**
+ * The run on other GPUs, re-priced from its own steps (GET /v1/runs/{id}/plans): what `trainwatch estimate
+ * --from-run` says, for a user deciding what to rent.
+ */
+function plansTable(id) {
+  const p = state.plans;
+  if (p.for !== id || (!p.body && !p.error)) { return ''; }
+  if (!p.body) { return '<h2>On other GPUs</h2><p class="muted plans-error">' + esc(p.error) + '</p>'; }
+  const plans = Array.isArray(p.body.plans) ? p.body.plans : [];
+  const rows = plans.map((x, i) => '<tr data-plan-gpu="' + esc(x.gpu) + '"' + (i === 0 ? ' class="own"' : '') + '>' +
+    '<td>' + esc(x.gpus + ' × ' + x.gpu) + (i === 0 ? ' (this run)' : '') + '</td>' +
+    '<td>' + (x.fits ? 'yes' : 'no') + '</td>' +
+    '<td>' + esc(x.grad_accumulation > 1 ? x.batch + ' × ' + x.grad_accumulation : String(x.batch)) + '</td>' +
+    '<td>' + esc(fmtSeconds(x.step_seconds)) + '</td><td>' + esc(fmtRate(x.samples_per_second)) + '</td>' +
+    '<td>' + esc(num(x.remaining_seconds) !== null ? fmtDuration(x.remaining_seconds) + ' left'
+      : num(x.total_seconds) !== null ? fmtDuration(x.total_seconds) : '–') + '</td>' +
+    '<td>' + esc(num(x.cost) !== null ? fmtMoney(x.cost) : '–') + '</td>' +
+    '<td class="muted">' + esc(x.note || '') + '</td></tr>').join('');
+  const anchor = plans.length && num(plans[0].anchor) !== null ? ' (its GPU work ran at ' + fmtTimes(plans[0].anchor, 2) +
+    ' of its price)' : '';
+  return '<h2>On other GPUs</h2><p class="muted">Re-priced from this run\'s own steps' + esc(anchor) +
+    ', as trainwatch estimate --from-run does.</p><table class="plans"><thead><tr><th>GPUs</th><th>fits</th>' +
+    '<th>batch</th><th>step</th><th>samples/s</th><th>to finish</th><th>cost</th><th></th></tr></thead><tbody>' +
+    rows + '</tbody></table>';
+}
+
 function gpuTable(run) {
   const gpus = Array.isArray(run.gpus) ? run.gpus : [];
   if (!gpus.length) { return ''; }

@@ -15,7 +15,8 @@ export const state = {
   serverNow: null,        // the collector's idea of now (its clock may differ from the browser's)
   timer: null,
   pastRuns: null,         // the body of GET /v1/history while the history view is open
-  historyAt: 0            // when it was fetched (ms), to re-read it every few seconds only
+  historyAt: 0,           // when it was fetched (ms), to re-read it every few seconds only
+  plans: { for: null, at: 0, body: null, error: null }  // the selected run on other GPUs (GET /v1/runs/{id}/plans)
 };
 
 /** The collector's now when known, else the browser's (unix seconds). */

@@ -619,6 +619,9 @@ class PageInChromiumIT {
             assertContains(dom, "<h2>" + run + "</h2>", "spec mismatch", "faster than its GPUs could be");
             assertThat(dom).doesNotContainPattern("MFU</div><div class=\"value\">[0-9]{3,}");
             assertThat(dom).doesNotContain("data-ending");
+            // The run on other GPUs, re-priced from its own steps (GET /v1/runs/{id}/plans), its own GPU first.
+            assertContains(dom, "On other GPUs", "data-plan-gpu=\"a100-80gb\" class=\"own\"", "1 × a100-80gb (this run)",
+                    "data-plan-gpu=\"h100-sxm\"", "data-plan-gpu=\"b200\"", "trainwatch estimate --from-run");
 
             String vanished = "vanished";
             for (int i = 1; i <= 30; i++) {
@@ -636,6 +639,7 @@ class PageInChromiumIT {
             assertContains(ended, "<h2>" + vanished + "</h2>", ">ended</span>", "data-ending=\"no-cause\"",
                     "ended without a cause in the log (/data/run/log.txt)", "/data/run/slurm-77.err",
                     "point --log at it");
+            assertThat(ended).as("a run without a spec is not re-priced").doesNotContain("On other GPUs");
         });
     }
 
