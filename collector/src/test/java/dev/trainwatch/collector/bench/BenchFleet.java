@@ -3,7 +3,7 @@ package dev.trainwatch.collector.bench;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetSettings;
-import dev.trainwatch.collector.support.FixedPredictor;
+import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.collector.testing.MutableClock;
 import dev.trainwatch.collector.support.Payloads;
 import dev.trainwatch.protocol.AgentBatch;
@@ -31,11 +31,11 @@ final class BenchFleet {
     }
 
     static Fleet build(MutableClock clock) {
-        Fleet fleet = new Fleet(new FixedPredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
+        Fleet fleet = new Fleet(FakePredictor.fixed(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
         int runsPerHost = GPUS_PER_HOST / GPUS_PER_RUN;
         for (int h = 0; h < HOSTS; h++) {
             for (int r = 0; r < runsPerHost; r++) {
-                fleet.putSpec(runId(h, r), new RunSpec(FixedPredictor.MODEL, FixedPredictor.GPU, GPUS_PER_RUN, 8,
+                fleet.putSpec(runId(h, r), new RunSpec(FakePredictor.FIXED_MODEL, FakePredictor.FIXED_GPU, GPUS_PER_RUN, 8,
                         1024, null, null, null, "bf16", "came", false, false, "precomputed", 0, null, null,
                         100_000L));
             }

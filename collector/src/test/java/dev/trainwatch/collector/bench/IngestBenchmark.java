@@ -9,7 +9,7 @@ import dev.trainwatch.collector.http.InputValidator;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.collector.state.IngestResult;
-import dev.trainwatch.collector.support.FixedPredictor;
+import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.StepEvent;
@@ -73,7 +73,7 @@ public class IngestBenchmark {
         CollectorConfig.Limits limits = CollectorConfig.Limits.defaults();
         decoder = new BodyDecoder(limits.maxInflatedBytes());
         validator = new InputValidator(limits);
-        fleet = new Fleet(new FixedPredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
+        fleet = new Fleet(FakePredictor.fixed(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
         if ("sqlite".equals(history)) {
             dataDir = Files.createTempDirectory("trainwatch-bench");
             store = HistoryStore.open(dataDir);

@@ -9,7 +9,7 @@ import dev.trainwatch.collector.http.BodyDecoder;
 import dev.trainwatch.collector.http.InputValidator;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetSettings;
-import dev.trainwatch.collector.support.FixedPredictor;
+import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.StepEvent;
 import java.lang.management.ManagementFactory;
@@ -50,7 +50,7 @@ public final class IngestCpuMeasurement {
         CollectorConfig.Limits limits = CollectorConfig.Limits.defaults();
         BodyDecoder decoder = new BodyDecoder(limits.maxInflatedBytes());
         InputValidator validator = new InputValidator(limits);
-        Fleet fleet = new Fleet(new FixedPredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
+        Fleet fleet = new Fleet(FakePredictor.fixed(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
         Path dir = Files.createTempDirectory("trainwatch-cpu");
         HistoryStore store = "sqlite".equals(history) ? HistoryStore.open(dir) : null;
         HistoryRecorder recorder = null;

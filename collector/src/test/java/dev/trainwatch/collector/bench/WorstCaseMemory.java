@@ -12,7 +12,7 @@ import dev.trainwatch.collector.series.SeriesRequest;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.collector.state.Slots;
-import dev.trainwatch.collector.support.FixedPredictor;
+import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.collector.support.Payloads;
 import dev.trainwatch.collector.testing.MutableClock;
 import dev.trainwatch.protocol.AgentBatch;
@@ -54,7 +54,7 @@ public final class WorstCaseMemory {
         long before = usedAfterGc(memory);
         MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
         FleetSettings settings = CollectorServer.fleetSettings(CollectorConfig.defaults());
-        Fleet fleet = new Fleet(new FixedPredictor(), clock, settings, DetectorSettings.defaults());
+        Fleet fleet = new Fleet(FakePredictor.fixed(), clock, settings, DetectorSettings.defaults());
         // The run history as --data-dir keeps it: every run's changed summary is sent to the writer and written.
         Path dataDir = Files.createTempDirectory("trainwatch-worst-case");
         HistoryStore store = HistoryStore.open(dataDir);
@@ -64,7 +64,7 @@ public final class WorstCaseMemory {
         recorder.start();
         long t0 = System.nanoTime();
         for (int h = 0; h < AGENTS; h++) {
-            fleet.putSpec(runId(h), new RunSpec(FixedPredictor.MODEL, FixedPredictor.GPU, GPUS_PER_AGENT * 64, 8,
+            fleet.putSpec(runId(h), new RunSpec(FakePredictor.FIXED_MODEL, FakePredictor.FIXED_GPU, GPUS_PER_AGENT * 64, 8,
                     1024, null, null, null, "bf16", "came", false, false, "precomputed", 0, null, null, 100_000L));
         }
         long seq = 0;

@@ -3,7 +3,7 @@ package dev.trainwatch.collector.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.trainwatch.collector.support.FixedPredictor;
+import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.collector.support.Payloads;
 import dev.trainwatch.collector.support.TestCollector;
 import dev.trainwatch.protocol.AgentBatch;
@@ -71,8 +71,8 @@ class ApiTest {
         assertThat(response.statusCode()).isEqualTo(200);
         JsonNode run = json(response);
         assertThat(run.get("run_id").asText()).isEqualTo("put-ok");
-        assertThat(run.at("/estimate/peak_memory_bytes").asLong()).isEqualTo(FixedPredictor.PEAK_BYTES);
-        assertThat(run.at("/estimate/step_seconds").asDouble()).isEqualTo(FixedPredictor.STEP_SECONDS);
+        assertThat(run.at("/estimate/peak_memory_bytes").asLong()).isEqualTo(FakePredictor.FIXED_PEAK_BYTES);
+        assertThat(run.at("/estimate/step_seconds").asDouble()).isEqualTo(FakePredictor.FIXED_STEP_SECONDS);
     }
 
     @Test

@@ -7,7 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.trainwatch.collector.CollectorConfig;
-import dev.trainwatch.collector.support.FixedPredictor;
+import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.collector.support.Payloads;
 import dev.trainwatch.collector.support.TestCollector;
 import dev.trainwatch.protocol.Json;
@@ -67,9 +67,9 @@ class SeriesApiTest {
         assertThat(body.get("max_points").asInt()).isEqualTo(600);
         assertThat(body.get("downsampled").asBoolean()).isFalse();
         assertThat(body.has("since_ts")).as("nulls are omitted").isFalse();
-        assertThat(body.at("/predicted/step_seconds").asDouble()).isEqualTo(FixedPredictor.STEP_SECONDS);
-        assertThat(body.at("/predicted/peak_memory_bytes").asLong()).isEqualTo(FixedPredictor.PEAK_BYTES);
-        assertThat(body.at("/predicted/samples_per_second").asDouble()).isEqualTo(8 * 4 / FixedPredictor.STEP_SECONDS);
+        assertThat(body.at("/predicted/step_seconds").asDouble()).isEqualTo(FakePredictor.FIXED_STEP_SECONDS);
+        assertThat(body.at("/predicted/peak_memory_bytes").asLong()).isEqualTo(FakePredictor.FIXED_PEAK_BYTES);
+        assertThat(body.at("/predicted/samples_per_second").asDouble()).isEqualTo(8 * 4 / FakePredictor.FIXED_STEP_SECONDS);
         assertThat(body.get("capacity_bytes").asLong()).isEqualTo(Payloads.A100_BYTES);
 
         JsonNode points = body.get("points");

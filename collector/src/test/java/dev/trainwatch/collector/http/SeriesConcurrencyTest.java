@@ -8,7 +8,7 @@ import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.metrics.MetricsExporter;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetSettings;
-import dev.trainwatch.collector.support.FixedPredictor;
+import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.collector.support.Payloads;
 import dev.trainwatch.collector.testing.MutableClock;
 import dev.trainwatch.protocol.Json;
@@ -45,7 +45,7 @@ class SeriesConcurrencyTest {
 
     @BeforeEach
     void start() throws Exception {
-        Fleet fleet = new Fleet(new FixedPredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
+        Fleet fleet = new Fleet(FakePredictor.fixed(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
         CollectorConfig config = CollectorConfig.defaults().withListen("127.0.0.1", 0).withClock(clock);
         MetricsExporter metrics = new MetricsExporter(fleet::gpus, fleet::runs, fleet::agents, clock, true);
         vertx = Vertx.vertx();

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetSettings;
-import dev.trainwatch.collector.support.FixedPredictor;
 import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.collector.testing.MutableClock;
 import dev.trainwatch.collector.testing.Samples;
@@ -25,7 +24,7 @@ class SeriesBuilderTest {
     private static final long GIB = 1L << 30;
 
     private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
-    private final Fleet fleet = new Fleet(new FixedPredictor(), clock, FleetSettings.defaults(),
+    private final Fleet fleet = new Fleet(FakePredictor.fixed(), clock, FleetSettings.defaults(),
             DetectorSettings.defaults());
     private final Map<String, Long> seqs = new java.util.HashMap<>();
 
@@ -92,7 +91,7 @@ class SeriesBuilderTest {
 
     @Test
     void historyIngestedEarlierIsServedWithThePredictionAlongside() {
-        fleet.putSpec(RUN, new RunSpec(FixedPredictor.MODEL, FixedPredictor.GPU, 2, 8, 1024, null, null, null,
+        fleet.putSpec(RUN, new RunSpec(FakePredictor.FIXED_MODEL, FakePredictor.FIXED_GPU, 2, 8, 1024, null, null, null,
                 "bf16", null, null, null, null, null, null, null, 1000L));
         double start = clock.seconds();
         for (int t = 0; t < 120; t++) {
@@ -108,8 +107,8 @@ class SeriesBuilderTest {
         assertThat(s.runId()).isEqualTo(RUN);
         assertThat(s.windowSeconds()).isEqualTo(600);
         assertThat(s.downsampled()).isFalse();
-        assertThat(s.predicted().stepSeconds()).isEqualTo(FixedPredictor.STEP_SECONDS);
-        assertThat(s.predicted().peakMemoryBytes()).isEqualTo(FixedPredictor.PEAK_BYTES);
+        assertThat(s.predicted().stepSeconds()).isEqualTo(FakePredictor.FIXED_STEP_SECONDS);
+        assertThat(s.predicted().peakMemoryBytes()).isEqualTo(FakePredictor.FIXED_PEAK_BYTES);
         assertThat(s.capacityBytes()).isEqualTo(FakePredictor.A100_80GB);
 
         assertThat(s.points()).hasSize(120);

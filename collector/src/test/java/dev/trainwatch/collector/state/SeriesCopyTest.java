@@ -7,7 +7,7 @@ import dev.trainwatch.collector.detect.GpuSeries;
 import dev.trainwatch.collector.series.RunSeries;
 import dev.trainwatch.collector.series.SeriesBuilder;
 import dev.trainwatch.collector.series.SeriesRequest;
-import dev.trainwatch.collector.support.FixedPredictor;
+import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.collector.testing.MutableClock;
 import dev.trainwatch.collector.testing.Samples;
 import dev.trainwatch.protocol.GpuSample;
@@ -136,7 +136,7 @@ class SeriesCopyTest {
     // ---- the lock is held for the copy only -----------------------------------------------------------------
 
     private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
-    private final Fleet fleet = new Fleet(new FixedPredictor(), clock, FleetSettings.defaults(),
+    private final Fleet fleet = new Fleet(FakePredictor.fixed(), clock, FleetSettings.defaults(),
             DetectorSettings.defaults());
     private long seq;
 

@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.support;
 
+import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.collector.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import dev.trainwatch.collector.detect.DetectorSettings;
@@ -16,7 +17,7 @@ import dev.trainwatch.collector.testing.MutableClock;
 import java.time.Instant;
 
 /**
- * A collector on an ephemeral loopback port over a {@link FixedPredictor} and a {@link MutableClock}, with a small
+ * A collector on an ephemeral loopback port over a {@link FakePredictor} and a {@link MutableClock}, with a small
  * blocking HTTP client. Close it after use.
  */
 public final class TestCollector implements AutoCloseable {
@@ -31,7 +32,7 @@ public final class TestCollector implements AutoCloseable {
     /** With these fleet limits and windows (e.g. tiny limits to fill them over HTTP). */
     public TestCollector(CollectorConfig config, FleetSettings settings) {
         CollectorConfig withClock = config.withClock(clock);
-        Fleet fleet = new Fleet(new FixedPredictor(), clock, settings, DetectorSettings.defaults());
+        Fleet fleet = new Fleet(FakePredictor.fixed(), clock, settings, DetectorSettings.defaults());
         this.server = CollectorServer.builder(withClock).fleet(fleet).start();
     }
 

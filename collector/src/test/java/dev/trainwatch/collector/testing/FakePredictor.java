@@ -18,6 +18,33 @@ import java.util.OptionalInt;
  */
 public final class FakePredictor implements Predictor {
 
+    /** The fixed preset ({@link #fixed()}): the one model and GPU it knows, and its constant answers. */
+    public static final String FIXED_MODEL = "pixart-sigma-xl-2";
+    public static final String FIXED_GPU = "a100-80gb";
+    public static final long FIXED_PEAK_BYTES = 40L << 30;
+    public static final long FIXED_GPU_BYTES = 80L << 30;
+    public static final double FIXED_STEP_SECONDS = 1.25;
+
+    private final boolean fixed;
+
+    /** The arithmetic preset: the numbers follow the public fields below. */
+    public FakePredictor() {
+        this(false);
+    }
+
+    private FakePredictor(boolean fixed) {
+        this.fixed = fixed;
+    }
+
+    /**
+     * The fixed preset, so HTTP, series and metric tests do not move when an estimate's arithmetic changes: one
+     * model ({@value #FIXED_MODEL}) and one GPU ({@value #FIXED_GPU}), anything else refused as the real estimator
+     * refuses an unknown id; a 40 GiB peak and a 1.25 s step whatever the batch.
+     */
+    public static FakePredictor fixed() {
+        return new FakePredictor(true);
+    }
+
     public static final long GIB = 1L << 30;
     public static final long A100_80GB = 80 * GIB;
 
@@ -34,6 +61,9 @@ public final class FakePredictor implements Predictor {
 
     @Override
     public Estimate estimate(RunSpec in) {
+        if (fixed) {
+            return fixedEstimate(in);
+        }
         if (in.model() == null || in.model().equals("no-such-model")) {
             throw new InvalidSpecException("unknown model '" + in.model() + "'");
         }
@@ -78,18 +108,39 @@ public final class FakePredictor implements Predictor {
                                 hardwareFlopsPerSample * scale, 312e12, "bf16"));
     }
 
+    private static Estimate fixedEstimate(RunSpec spec) {
+        if (spec.model() != null && !spec.model().equals(FIXED_MODEL)) {
+            throw new InvalidSpecException("unknown model '" + spec.model() + "'; see 'trainwatch models'");
+        }
+        if (spec.gpu() != null && !spec.gpu().equals(FIXED_GPU)) {
+            throw new InvalidSpecException("unknown GPU '" + spec.gpu() + "'; see 'trainwatch gpus'");
+        }
+        int batch = spec.batch() == null ? 8 : spec.batch();
+        int gpus = spec.gpus() == null ? 1 : spec.gpus();
+        Double total = spec.totalSteps() == null ? null : spec.totalSteps() * FIXED_STEP_SECONDS;
+        return new Estimate(spec, FIXED_MODEL, FIXED_GPU, 611_000_000L, 611_000_000L, FIXED_PEAK_BYTES,
+                FIXED_GPU_BYTES, true, 20, FIXED_STEP_SECONDS, batch * gpus / FIXED_STEP_SECONDS,
+                Map.of("weights", 2_444_000_000L), Map.of("compute", 1.0), total, List.of(), List.of(), null);
+    }
+
     private long peak(int batch, double scale, boolean online) {
         return basePeakBytes + (long) (perSampleBytes * batch * scale) + (online ? onlineEncoderBytes : 0);
     }
 
     @Override
     public Optional<String> resolveGpuId(String deviceName) {
+        if (fixed) {
+            return deviceName != null && deviceName.contains("A100") ? Optional.of(FIXED_GPU) : Optional.empty();
+        }
         return deviceName != null && deviceName.contains("A100") && deviceName.contains("80GB")
                 ? Optional.of("a100-80gb") : Optional.empty();
     }
 
     @Override
     public OptionalInt latentDownsample(String modelId) {
+        if (fixed) {
+            return OptionalInt.empty();
+        }
         return OptionalInt.of(modelId.startsWith("sana") ? 32 : 8);
     }
 }
