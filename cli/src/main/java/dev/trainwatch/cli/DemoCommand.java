@@ -21,7 +21,8 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = "Runs the collector and its page on four bundled synthetic training runs (no GPU needed): a "
-                + "healthy DiT-XL/2, PixArt-Σ starved by online T5/VAE encoding, Sana-1.6B creeping towards OOM, "
+                + "healthy DiT-XL/2, PixArt-Σ starved for input (a slow data loader, T5/VAE features encoded online), "
+                + "Sana-1.6B creeping towards OOM, "
                 + "and an 8-GPU run with a thermally throttled straggler. Every demo run is labelled synthetic.")
 final class DemoCommand implements Callable<Integer> {
 

@@ -23,7 +23,7 @@ final class StarvedPixArtSigmaScenario extends BaseScenario {
     }
 
     private StarvedPixArtSigmaScenario(Estimator estimator, RunSpec spec) {
-        super(RUN_ID, "synthetic (demo): PixArt-Σ 1024 px with online T5/VAE encoding starving the GPU", spec,
+        super(RUN_ID, "synthetic (demo): PixArt-Σ 1024 px, T5/VAE features encoded online, a data loader starving the GPU", spec,
                 "synthetic-demo-node-2", "NVIDIA A800-SXM4-80GB",
                 Expectation.of(estimator, spec, new Expectation((long) (46 * GIB), 2.4, (long) (80 * GIB))));
     }

@@ -71,6 +71,20 @@ final class Texts {
         String what = encoders(e).orElse("text and VAE");
         String how = what.contains("T5") ? " (PixArt: load_t5_feat/load_vae_feat)" : "";
         Repricing r = repricedWithPrecomputedFeatures(run, stepSeconds, encodingShare, loaderShare, upperBound);
+        if (r != null && r.stepSeconds() < stepSeconds && upperBound
+                && stepSeconds - r.stepSeconds() < 0.5 * encodingShare * stepSeconds) {
+            // The data timer holds the loader and the encoders, and by their price the encoders are the smaller
+            // part: the loader is what to fix first; precomputing still saves what the estimate says.
+            long freed = r.source().peakMemoryBytes() - r.target().peakMemoryBytes();
+            return String.format(Locale.ROOT, "make the input pipeline faster: more DataLoader workers (num_workers), "
+                            + "pin_memory=True and persistent_workers=True, data on local NVMe — by the estimate "
+                            + "priced from this run's own steps, about %s of its %s data time is the online %s "
+                            + "encoding and the rest waits for the loader; precomputing the features%s would take a "
+                            + "step from %s to about %s (%s less)%s", secs(stepSeconds - r.stepSeconds()),
+                    secs(encodingShare * stepSeconds), what, how, secs(stepSeconds), secs(r.stepSeconds()),
+                    pct(1 - r.stepSeconds() / stepSeconds),
+                    freed > 0 ? " and free about " + gib(freed) + " of GPU memory" : "");
+        }
         if (r != null && r.stepSeconds() < stepSeconds) {
             StringBuilder b = new StringBuilder(String.format(Locale.ROOT,
                     "precompute the %s features%s: priced from this run's own %s steps (as trainwatch estimate "
