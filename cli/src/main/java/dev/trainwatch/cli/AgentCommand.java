@@ -1,5 +1,6 @@
 package dev.trainwatch.cli;
 
+import dev.trainwatch.protocol.MonotonicClock;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.trainwatch.agent.Agent;
 import dev.trainwatch.agent.AgentConfig;
@@ -145,7 +146,7 @@ final class AgentCommand implements Callable<Integer> {
         AgentConfig config = new AgentConfig(collectorUri, host != null ? host : localHostName(), attachPid, runId,
                 null, pollInterval, tokenFile, spoolDir != null ? spoolDir : AgentConfig.defaultSpoolDir(),
                 spoolMaxMb << 20, Duration.ofSeconds(5));
-        Clock clock = Clock.systemUTC();
+        Clock clock = MonotonicClock.system();
         GpuReader reader = openGpus(nvmlLibrary);
         StepSource steps = null;
         Agent agent;
@@ -215,7 +216,7 @@ final class AgentCommand implements Callable<Integer> {
     /** Opens NVML, or says in one line why it cannot be used (exit status 3). */
     static GpuReader openGpus(Path library) {
         try {
-            return GpuReaders.openNvml(library, System.getenv(), Clock.systemUTC());
+            return GpuReaders.openNvml(library, System.getenv(), MonotonicClock.system());
         } catch (GpuUnavailableException e) {
             throw new UserError(ExitCodes.NVML_UNAVAILABLE, e.getMessage());
         }

@@ -1,5 +1,6 @@
 package dev.trainwatch.cli;
 
+import dev.trainwatch.protocol.MonotonicClock;
 import dev.trainwatch.agent.attribution.RunIds;
 import dev.trainwatch.agent.failure.FailureClassifier;
 import dev.trainwatch.agent.failure.OutputTail;
@@ -18,7 +19,6 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -95,7 +95,7 @@ final class RunCommand implements Callable<Integer> {
             String runId = watch.runIdOr(named != null ? named : LocalStack.hostName() + "-run-" + child.pid());
             watchedRunId = runId;
             LocalStack stack = LocalStack.start(watch.options(spec, false, child.pid(), runId, runSpec, output,
-                    work.resolve("spool")), Clock.systemUTC(), System.getenv(), line -> {
+                    work.resolve("spool")), MonotonicClock.system(), System.getenv(), line -> {
                         err.println(line);
                         err.flush();
                     });

@@ -1,5 +1,6 @@
 package dev.trainwatch.cli;
 
+import dev.trainwatch.protocol.MonotonicClock;
 import dev.trainwatch.agent.gpu.GpuUnavailableException;
 import dev.trainwatch.cli.watch.LocalStack;
 import dev.trainwatch.cli.watch.StatusLines;
@@ -11,7 +12,6 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
@@ -80,7 +80,7 @@ final class WatchCommand implements Callable<Integer> {
         try {
             stack = LocalStack.start(watch.options(spec, true, attachPid, watch.runIdOr(null), runSpec, log,
                     work.resolve("spool")),
-                    Clock.systemUTC(), System.getenv(), alertLog);
+                    MonotonicClock.system(), System.getenv(), alertLog);
         } catch (GpuUnavailableException e) {
             WatchOptions.deleteQuietly(work);
             throw new UserError(ExitCodes.NVML_UNAVAILABLE, "NVML unavailable: " + e.getMessage()

@@ -1,6 +1,7 @@
 package dev.trainwatch.collector;
 
 import dev.trainwatch.collector.state.GpuHourPrices;
+import dev.trainwatch.protocol.MonotonicClock;
 import java.net.InetAddress;
 import java.net.URI;
 import java.net.UnknownHostException;
@@ -88,10 +89,14 @@ public record CollectorConfig(
         }
     }
 
-    /** 127.0.0.1:9477, no token, no history, default limits, 1 s tick, the system clock, 2 s summary interval. */
+    /**
+     * 127.0.0.1:9477, no token, no history, default limits, 1 s tick, the system's wall clock advanced monotonically
+     * ({@link MonotonicClock}: ages and windows are real durations when the wall clock is stepped), 2 s summary
+     * interval.
+     */
     public static CollectorConfig defaults() {
         return new CollectorConfig(DEFAULT_HOST, DEFAULT_PORT, null, null, null, null, Limits.defaults(),
-                Duration.ofSeconds(1), Clock.systemUTC(), DEFAULT_SUMMARY_INTERVAL, null, GpuHourPrices.NONE);
+                Duration.ofSeconds(1), MonotonicClock.system(), DEFAULT_SUMMARY_INTERVAL, null, GpuHourPrices.NONE);
     }
 
     public CollectorConfig withListen(String newHost, int newPort) {

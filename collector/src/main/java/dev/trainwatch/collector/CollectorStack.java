@@ -98,7 +98,9 @@ public final class CollectorStack implements AutoCloseable {
                 sinks.add(new WebhookSink(config.webhookUrl(), links));
             }
             alerts = new AlertDispatcher(sinks, AlertDispatcher.Settings.defaults(), config.clock(), log);
-            AlertingListener alerting = new AlertingListener(alerts);
+            Clock fleetClock = config.clock();
+            AlertingListener alerting = new AlertingListener(alerts,
+                    () -> dev.trainwatch.protocol.MonotonicClock.wallOffsetSeconds(fleetClock));
 
             CollectorServer.Builder builder = CollectorServer.builder(config).fleet(fleet).listener(alerting);
             // Active anomalies from before a restart, re-announced once the server listens (their links need it).
@@ -115,7 +117,7 @@ public final class CollectorStack implements AutoCloseable {
                 // the INFO of the alert log.
                 recorder = new HistoryRecorder(store, predictor::rawPrediction,
                         outcome -> predictor.recalibrate(Calibrator.factors(store)), HISTORY_WARNINGS,
-                        config.summaryInterval(), Clock.systemUTC());
+                        config.summaryInterval(), dev.trainwatch.protocol.MonotonicClock.system());
                 restored = recorder.restoreInto(fleet, (runId, anomaly) -> restoredAlerts.add(
                         java.util.Map.entry(runId, anomaly)));
                 builder.listener(recorder);

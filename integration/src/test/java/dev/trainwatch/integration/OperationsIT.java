@@ -51,7 +51,10 @@ import org.junit.jupiter.api.io.TempDir;
  *       reads its log through a symlink that is swapped to another file and back, and that is replaced by a FIFO
  *       for a while; its spool is seeded with entries no agent wrote (a directory, a non-gzip file, 200 MB).</li>
  * </ul>
- * The agents talk to the collector through a small recording proxy, which sees every batch and its answer.
+ * The agents talk to the collector through a small recording proxy, which sees every batch and its answer. The
+ * collector's wall clock is stepped an hour ahead halfway through phase A and back at its end (libfaketime, its
+ * monotonic clock untouched, as NTP steps a clock): nothing may be raised, and its exported times must follow its wall
+ * clock.
  *
  * <p>Phase A kills the agents ({@code trainwatch.ops.kills} times, SIGKILL or SIGTERM at random; SIGTERM must exit
  * 0) with one collector: its {@code trainwatch_run_step_seconds_count} must equal the steps logged. Phase B kills
@@ -84,6 +87,8 @@ class OperationsIT {
 
     Path jar;
     Path fakeNvml;
+    /** libfaketime's offset for the collector's wall clock ("+0", "+3600"). */
+    Path collectorWallClock;
     Process collector;
     int collectorPort;
     RecordingProxy proxy;
@@ -91,6 +96,9 @@ class OperationsIT {
     Node nodeB;
     final List<Thread> threads = new ArrayList<>();
     volatile boolean stopping;
+    volatile long wallStepped;
+    /** Set once phase A has stepped the collector's wall clock ahead and back; later collectors run unfaked. */
+    volatile Boolean collectorWallClockStepped;
 
     @AfterEach
     void tearDown() throws Exception {
@@ -298,8 +306,12 @@ class OperationsIT {
                 fifoDone = true;
                 Files.delete(link);
                 mkfifo(link);
-                long until = System.nanoTime() + Duration.ofSeconds(3).toNanos();
-                while (System.nanoTime() < until && !stopping) {
+                // At least 3 s, and until the agent has met it (it may be restarting when the FIFO appears; on a
+                // loaded machine a JVM start takes longer than that), at most a minute.
+                long shortest = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+                long longest = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+                while (!stopping && System.nanoTime() < longest
+                        && (System.nanoTime() < shortest || !agentMetFifo())) {
                     Files.writeString(run1, String.format(Locale.ROOT,
                             "[%s] (step=%07d) Train Loss: 0.5000, Train Steps/Sec: 2.00%n",
                             DIT_TIME.format(Instant.now()), ++step), StandardOpenOption.APPEND);
@@ -313,6 +325,11 @@ class OperationsIT {
         }
 
         boolean fifoDone;
+
+        boolean agentMetFifo() throws IOException {
+            Path log = nodeB.home.resolve("agent.log");
+            return Files.exists(log) && Files.readString(log).contains("is a FIFO, not a regular file");
+        }
 
         void swap(Path to) throws IOException {
             Path temp = link.resolveSibling("link.tmp");
@@ -338,9 +355,18 @@ class OperationsIT {
 
     void startCollector() throws Exception {
         Path data = dir.resolve("collector-data");
-        collector = new ProcessBuilder(javaBin(), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-jar", jar.toString(),
-                "collector", "--listen", "127.0.0.1:" + collectorPort, "--data-dir", data.toString())
-                .redirectErrorStream(true)
+        ProcessBuilder pb = new ProcessBuilder(javaBin(), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-jar",
+                jar.toString(), "collector", "--listen", "127.0.0.1:" + collectorPort, "--data-dir", data.toString());
+        // The collector host's wall clock, which the test steps (libfaketime re-reads the file every second); its
+        // monotonic clock is left alone, as NTP or an operator leaves it.
+        // Phase A's collector only: libfaketime that leaves the monotonic clock alone costs every clock read.
+        if (collectorWallClockStepped == null) {
+            pb.environment().put("LD_PRELOAD", FAKETIME_LIB);
+            pb.environment().put("FAKETIME_TIMESTAMP_FILE", collectorWallClock.toString());
+            pb.environment().put("FAKETIME_CACHE_DURATION", "1");
+            pb.environment().put("DONT_FAKE_MONOTONIC", "1");
+        }
+        collector = pb.redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("collector.log").toFile()))
                 .start();
         await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200)).ignoreExceptions()
@@ -365,6 +391,17 @@ class OperationsIT {
                 .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
     }
 
+    /** The newest {@code trainwatch_agent_last_seen_timestamp_seconds} minus this host's time now. */
+    double lastSeenLead() throws IOException, InterruptedException {
+        double newest = Double.NEGATIVE_INFINITY;
+        for (String line : get("/metrics").body().lines().toList()) {
+            if (line.startsWith("trainwatch_agent_last_seen_timestamp_seconds{")) {
+                newest = Math.max(newest, Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)));
+            }
+        }
+        return newest - System.currentTimeMillis() / 1000.0;
+    }
+
     /** {@code trainwatch_run_step_seconds_count} by run, from the collector's scrape. */
     Map<String, Double> stepCounts() throws IOException, InterruptedException {
         Map<String, Double> counts = new TreeMap<>();
@@ -378,7 +415,10 @@ class OperationsIT {
         return counts;
     }
 
-    /** Watches the runs for a {@code stalled} anomaly, once a second, whatever the collector's lifetime. */
+    /**
+     * Watches the runs for a {@code stalled} or {@code agent_lost} anomaly, once a second, whatever the collector's
+     * lifetime.
+     */
     void watchForStalled() {
         Thread t = new Thread(() -> {
             while (!stopping) {
@@ -387,7 +427,8 @@ class OperationsIT {
                         HttpResponse<String> r = get("/v1/runs/" + n.runId);
                         if (r.statusCode() == 200) {
                             for (JsonNode a : Json.MAPPER.readTree(r.body()).path("anomalies")) {
-                                if ("stalled".equals(a.path("kind").asText())) {
+                                String kind = a.path("kind").asText();
+                                if ("stalled".equals(kind) || "agent_lost".equals(kind)) {
                                     stalledSeen.add(n.runId + ": " + a);
                                 }
                             }
@@ -424,6 +465,8 @@ class OperationsIT {
         System.out.printf(Locale.ROOT, "OperationsIT: %d kills of each%n", KILLS);
 
         collectorPort = PeerProcess.freePort();
+        collectorWallClock = dir.resolve("collector-wall-clock");
+        Files.writeString(collectorWallClock, "+0\n");
         startCollector();
         proxy = new RecordingProxy(URI.create("http://127.0.0.1:" + collectorPort));
 
@@ -478,6 +521,24 @@ class OperationsIT {
                 boolean sigkill = random.nextBoolean();
                 System.out.printf(Locale.ROOT, "phase A: %s %s%n", sigkill ? "SIGKILL" : "SIGTERM", n.name);
                 n.restart(sigkill);
+                if (i == KILLS / 2) {
+                    // NTP (or an operator) steps the collector's wall clock an hour ahead while the runs go on.
+                    System.out.println("phase A: the collector's wall clock is stepped an hour ahead");
+                    Files.writeString(collectorWallClock, "+3600\n");
+                    wallStepped = System.nanoTime();
+                }
+            }
+            if (wallStepped != 0) {
+                // Its exported times follow its wall clock, so Prometheus' time() minus them stays an age.
+                await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).untilAsserted(() ->
+                        assertThat(lastSeenLead()).as("trainwatch_agent_last_seen_timestamp_seconds minus this "
+                                + "host's time, with the collector's wall clock an hour ahead").isBetween(3590.0, 3610.0));
+                // And stepped back an hour before the agents' last lines.
+                System.out.println("phase A: the collector's wall clock is stepped back");
+                Files.writeString(collectorWallClock, "+0\n");
+                await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).untilAsserted(() ->
+                        assertThat(lastSeenLead()).as("the same after it was stepped back").isBetween(-10.0, 10.0));
+                collectorWallClockStepped = true;
             }
             await().atMost(Duration.ofSeconds(120)).until(() -> writerA.eventsDone && writerB.eventsDone);
             writerA.pause();
@@ -524,7 +585,7 @@ class OperationsIT {
 
             // ---- throughout
             assertThat(problems).as(nodeA.logTail() + "\n" + nodeB.logTail()).isEmpty();
-            assertThat(stalledSeen).as("stalled anomalies").isEmpty();
+            assertThat(stalledSeen).as("stalled or agent_lost anomalies").isEmpty();
             assertBatchesEveryTwoIntervals(nodeA);
             assertBatchesEveryTwoIntervals(nodeB);
             assertNoBatchLostSince(phaseBStart);

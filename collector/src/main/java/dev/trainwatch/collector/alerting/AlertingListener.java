@@ -5,6 +5,7 @@ import dev.trainwatch.collector.state.FleetListener;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.DoubleSupplier;
 
 /**
  * Turns the fleet's anomaly changes into alert notices for the {@link AlertDispatcher}. A change of severity is one
@@ -15,9 +16,19 @@ import java.util.Map;
 public final class AlertingListener implements FleetListener {
     private final AlertDispatcher dispatcher;
     private final Map<String, AlertNotice> firing = new HashMap<>();
+    private final DoubleSupplier wallOffset;
 
     public AlertingListener(AlertDispatcher dispatcher) {
+        this(dispatcher, () -> 0);
+    }
+
+    /**
+     * @param wallOffset seconds the wall clock is ahead of the fleet's clock now: notices leave with the times the
+     *                   receivers' clocks read (Alertmanager resolves an alert whose {@code endsAt} has passed)
+     */
+    public AlertingListener(AlertDispatcher dispatcher, DoubleSupplier wallOffset) {
         this.dispatcher = dispatcher;
+        this.wallOffset = wallOffset;
     }
 
     @Override
@@ -43,7 +54,8 @@ public final class AlertingListener implements FleetListener {
         if (firing.remove(notice.key()) == null) {
             return; // never announced (raised while its run was not yet seen training): nothing to take back
         }
-        Instant at = anomaly.resolvedAt() != null ? toInstant(anomaly.resolvedAt()) : Instant.now();
+        Instant at = anomaly.resolvedAt() != null ? toInstant(anomaly.resolvedAt() + wallOffset.getAsDouble())
+                : Instant.now();
         dispatcher.publish(notice.resolvedAt(at));
     }
 
@@ -60,9 +72,9 @@ public final class AlertingListener implements FleetListener {
         }
     }
 
-    static AlertNotice toNotice(String runId, Anomaly anomaly) {
+    AlertNotice toNotice(String runId, Anomaly anomaly) {
         return new AlertNotice(runId, anomaly.kind().wireName(), anomaly.severity().wireName(),
-                toInstant(anomaly.since()), null, anomaly.message(), anomaly.suggestion(), anomaly.evidence());
+                toInstant(anomaly.since() + wallOffset.getAsDouble()), null, anomaly.message(), anomaly.suggestion(), anomaly.evidence());
     }
 
     private static Instant toInstant(double unixSeconds) {

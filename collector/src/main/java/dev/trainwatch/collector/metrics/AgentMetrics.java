@@ -40,9 +40,19 @@ public final class AgentMetrics implements MeterBinder, MultiCollector {
 
     /** @param agents the fleet's current agent views, called once per scrape */
     public AgentMetrics(Supplier<? extends Collection<AgentView>> agents) {
+        this(agents, () -> 0);
+    }
+
+    /**
+     * @param agents     the fleet's current agent views, called once per scrape
+     * @param wallOffset seconds the wall clock is ahead of the fleet's clock now, added to the times exported
+     *                   (Prometheus compares them with its own {@code time()})
+     */
+    public AgentMetrics(Supplier<? extends Collection<AgentView>> agents,
+                        java.util.function.DoubleSupplier wallOffset) {
         this.agents = agents;
         gauge(MetricNames.AGENT_LAST_SEEN, MetricNames.SECONDS, "Unix time of the agent's newest batch",
-                AgentView::lastSeenTs);
+                a -> a.lastSeenTs() + wallOffset.getAsDouble());
         gauge(MetricNames.AGENT_POLL_DURATION, MetricNames.SECONDS, "Duration of the agent's last poll of all GPUs",
                 health(AgentHealth::pollDurationSeconds));
         gauge(MetricNames.AGENT_SPOOL_DEPTH, MetricNames.BATCHES, "Batches waiting in the agent's spool",

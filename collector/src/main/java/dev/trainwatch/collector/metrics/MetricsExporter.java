@@ -45,9 +45,11 @@ public final class MetricsExporter {
         this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT,
                 new io.prometheus.metrics.model.registry.PrometheusRegistry(), micrometerClock(clock));
         this.gpuMetrics = new GpuMetrics(gpus);
-        this.runMetrics = new RunMetrics(runs);
+        // Times the collector keeps on its monotonic clock leave as the wall clock reads them (Prometheus' time()).
+        java.util.function.DoubleSupplier wallOffset = () -> dev.trainwatch.protocol.MonotonicClock.wallOffsetSeconds(clock);
+        this.runMetrics = new RunMetrics(runs, wallOffset);
         this.selfMetrics = new SelfMetrics();
-        this.agentMetrics = new AgentMetrics(agents);
+        this.agentMetrics = new AgentMetrics(agents, wallOffset);
         gpuMetrics.bindTo(registry);
         runMetrics.bindTo(registry);
         selfMetrics.bindTo(registry);
@@ -61,7 +63,8 @@ public final class MetricsExporter {
     }
 
     private static Clock micrometerClock(java.time.Clock clock) {
-        if (clock.equals(java.time.Clock.systemUTC()) || clock.equals(java.time.Clock.systemDefaultZone())) {
+        if (clock.equals(java.time.Clock.systemUTC()) || clock.equals(java.time.Clock.systemDefaultZone())
+                || clock instanceof dev.trainwatch.protocol.MonotonicClock) {
             return Clock.SYSTEM;
         }
         // A fixed or offset clock drives both times, so quantile windows rotate in test time, not wall time.

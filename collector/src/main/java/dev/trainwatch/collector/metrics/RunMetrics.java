@@ -72,10 +72,19 @@ public final class RunMetrics implements MeterBinder, MultiCollector {
 
     /** @param runs the fleet's current run views, called once per scrape */
     public RunMetrics(Supplier<? extends Collection<RunView>> runs) {
+        this(runs, () -> 0);
+    }
+
+    /**
+     * @param runs       the fleet's current run views, called once per scrape
+     * @param wallOffset seconds the wall clock is ahead of the fleet's clock now, added to the times exported
+     *                   (Prometheus compares them with its own {@code time()})
+     */
+    public RunMetrics(Supplier<? extends Collection<RunView>> runs, java.util.function.DoubleSupplier wallOffset) {
         this.runs = runs;
         observed(MetricNames.RUN_LAST_STEP, null, "Newest step number", ObservedView::lastStep);
         observed(MetricNames.RUN_LAST_STEP_TIMESTAMP, MetricNames.SECONDS, "Unix time of the newest step",
-                ObservedView::lastStepTs);
+                o -> o.lastStepTs() == null ? null : o.lastStepTs() + wallOffset.getAsDouble());
         observed(MetricNames.RUN_DATA_WAIT, MetricNames.RATIO, "Share of step time spent waiting for data (0-1)",
                 ObservedView::dataWaitRatio);
         observed(MetricNames.RUN_SAMPLES_PER_SECOND, null, "Observed throughput over all ranks, samples/s",

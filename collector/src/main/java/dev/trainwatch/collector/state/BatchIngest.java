@@ -36,7 +36,11 @@ final class BatchIngest {
     /** A clock further off than this is worth one line (NTP keeps clocks within milliseconds). */
     static final double CLOCK_WARNING_SECONDS = 5;
 
-    IngestResult apply(AgentBatch batch, double now) {
+    /**
+     * @param wallOffset seconds the collector's wall clock is ahead of its own (monotonic) clock: the readings of an
+     *                   agent that sends no {@code sent_at} are taken as wall times and moved by it
+     */
+    IngestResult apply(AgentBatch batch, double now, double wallOffset) {
         AgentState agent = registry.agent(batch.agentId());
         long last = agent != null ? agent.lastSeq : Long.MIN_VALUE;
         Long applied = registry.ledger.lastSeq(batch.agentId());
@@ -55,7 +59,7 @@ final class BatchIngest {
         agent.host = batch.host();
         agent.lastSeq = batch.seq();
         registry.ledger.applied(batch.agentId(), batch.seq());
-        double offset = clockOffset(agent, batch, now);
+        double offset = clockOffset(agent, batch, now, wallOffset);
         agent.lastSeen = now;
         agent.lost = false;
         agent.batches++;
@@ -132,12 +136,16 @@ final class BatchIngest {
     }
 
     /**
-     * The agent's clock offset after this batch (0 until it sends {@code sent_at}); one line the first time it is
+     * The agent's clock offset after this batch (the collector's wall clock's until it sends {@code sent_at}); one
+     * line the first time it is
      * beyond {@value #CLOCK_WARNING_SECONDS} s. Its readings are moved by it onto the collector's clock.
      */
-    private static double clockOffset(AgentState agent, AgentBatch batch, double now) {
+    private static double clockOffset(AgentState agent, AgentBatch batch, double now, double wallOffset) {
         if (batch.sentAt() != null && Double.isFinite(batch.sentAt())) {
             agent.clock.observe(batch.sentAt(), now);
+        }
+        if (!agent.clock.known()) {
+            return wallOffset;
         }
         double offset = agent.clock.seconds();
         if (!agent.warnedClock && Math.abs(offset) > CLOCK_WARNING_SECONDS) {

@@ -10,6 +10,7 @@ import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.RunFailure;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
+import dev.trainwatch.protocol.MonotonicClock;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -211,7 +212,7 @@ public final class Fleet {
         }
         try {
             synchronized (lock) {
-                return batches.apply(batch, now());
+                return batches.apply(batch, now(), MonotonicClock.wallOffsetSeconds(clock));
             }
         } finally {
             outbox.drain();
@@ -249,7 +250,7 @@ public final class Fleet {
         Objects.requireNonNull(reports, "steps");
         try {
             synchronized (lock) {
-                return steps.apply(runId, reports, agentId, now());
+                return steps.apply(runId, reports, agentId, now(), MonotonicClock.wallOffsetSeconds(clock));
             }
         } finally {
             outbox.drain();

@@ -23,13 +23,15 @@ final class StepIngest {
     /**
      * @param agentId the agent that read the reports from a log, when it said so: its clock offset moves their
      *                time stamps onto the collector's clock; null for none
+     * @param wallOffset seconds the collector's wall clock is ahead of its own (monotonic) clock: a report pushed
+     *                   with no agent carries the sender's wall time, moved by this onto the fleet's clock
      * @return the reports counted as the run's steps, in order (see {@link Fleet#ingestSteps})
      */
-    List<StepEvent> apply(String runId, List<StepEvent> steps, String agentId, double now) {
+    List<StepEvent> apply(String runId, List<StepEvent> steps, String agentId, double now, double wallOffset) {
         List<StepEvent> counted = new ArrayList<>(steps.size());
         RunState run = registry.runOrCreate(runId, now);
         AgentState agent = agentId == null ? null : registry.agent(agentId);
-        double offset = agent == null ? 0 : agent.clock.seconds();
+        double offset = agent == null ? wallOffset : agent.clock.seconds();
         for (StepEvent e : steps) {
             if (e == null || e.step() == null || e.step() < 0 || e.timeS() == null
                     || !Double.isFinite(e.timeS()) || e.timeS() <= 0) {
