@@ -92,20 +92,27 @@ public record DetectorSettings(
     }
 
     /**
-     * @param window              steps and utilisation looked at
+     * @param window              steps and utilisation looked at (the newest reports are never older)
      * @param waitWarningRatio    data-wait share of step time above this: warning
      * @param waitCriticalRatio   above this: critical
      * @param waitClearRatio      below this: clear
      * @param idleGapFraction     utilisation route: share of buffered samples at ≤5% above this …
      * @param idleGapPollShare    … in at least this share of polls (repeated gaps, not one) …
      * @param slowStepRatio       … while steps are slower than predicted by this ratio
-     * @param minStepReports      step reports needed in the window
+     * @param minStepReports      step reports needed in the window; the log's wait is decided on the newest this
+     *                            many reports (each above the threshold: one long wait is one report) …
+     * @param newestSpan          … extended back until they cover this much step time (per-step reports: one
+     *                            report is one step), whose median report must be above the threshold too
+     * @param newestSustain       sustain of a finding read from the newest reports (they already span their
+     *                            time); the utilisation route keeps {@code hysteresis}' sustain
      */
     public record DataStarvation(Duration window, double waitWarningRatio, double waitCriticalRatio,
                                  double waitClearRatio, double idleGapFraction, double idleGapPollShare,
-                                 double slowStepRatio, int minStepReports, Hysteresis hysteresis) {
+                                 double slowStepRatio, int minStepReports, Duration newestSpan,
+                                 Duration newestSustain, Hysteresis hysteresis) {
         public static DataStarvation defaults() {
             return new DataStarvation(Duration.ofMinutes(5), 0.30, 0.60, 0.20, 0.20, 0.50, 1.3, 2,
+                    Duration.ofSeconds(30), Duration.ZERO,
                     new Hysteresis(Duration.ofSeconds(60), Duration.ofMinutes(3)));
         }
     }

@@ -106,6 +106,37 @@ class ScenarioTest {
         assertThat(r.latency(AnomalyKind.DATA_STARVATION)).isLessThanOrEqualTo(180);
     }
 
+    /**
+     * Issue 24: a run healthy for six minutes that turns starved was named 145–191 s later (a five-minute share
+     * diluted by the healthy reports, then a 60 s sustain), and its message quoted the healthy 1.02 s step. The
+     * newest reports decide now: named at the second starved report, quoting the steps of now.
+     */
+    @Test
+    void aRunThatTurnsStarvedAfterHealthyHistoryIsNamedAtItsSecondStarvedReport() {
+        Result pixart = play("pixart-starved-after-healthy");
+        assertThat(pixart.latency(AnomalyKind.DATA_STARVATION)).isLessThanOrEqualTo(2 * 20 + 1);
+        Transition p = pixart.raised(AnomalyKind.DATA_STARVATION).get(0);
+        assertThat(p.severity()).isEqualTo(Severity.CRITICAL);
+        assertThat(p.message()).contains("70% of each 4.00 s step").doesNotContain("1.02 s");
+        assertThat(p.anomaly().evidence()).containsEntry("step_seconds", 4.0).containsEntry("data_wait_ratio", 0.7);
+
+        Result sana = play("sana-starved-after-healthy");
+        assertThat(sana.latency(AnomalyKind.DATA_STARVATION)).isLessThanOrEqualTo(2 * 28 + 1);
+        Transition t = sana.raised(AnomalyKind.DATA_STARVATION).get(0);
+        assertThat(t.message()).contains("of each 5.65 s step").contains("data loading 65%");
+        assertThat(t.suggestion()).contains("num_workers");
+        // The same faults without history are named as fast: the decision does not depend on what came before.
+        assertThat(play("sana-loader-starved").latency(AnomalyKind.DATA_STARVATION)).isLessThanOrEqualTo(2 * 25 + 1);
+        assertThat(play("pixart-online-starved").latency(AnomalyKind.DATA_STARVATION)).isLessThanOrEqualTo(2 * 46 + 1);
+    }
+
+    /** The faster decision still needs consistent evidence: one long wait, or a wait that wobbles, raises nothing. */
+    @Test
+    void oneLongDataWaitAndAWobblingWaitStayQuiet() {
+        assertThat(play("one-long-data-wait").kindsRaised()).isEmpty();
+        assertThat(play("noisy-data-wait").kindsRaised()).isEmpty();
+    }
+
     @Test
     void sanaLoaderIsSeparatedFromEncoding() {
         Transition t = play("sana-loader-starved").raised(AnomalyKind.DATA_STARVATION).get(0);
