@@ -162,6 +162,40 @@ class ScenarioTest {
         assertThat(r.message()).contains("rank 3").contains("slow in compute");
     }
 
+    /**
+     * Issue 24: after six minutes of healthy history, a hung rank is named one report gap + 20 s after the last
+     * report (20 s after the report it missed), a GPU in hardware slowdown within 20 s as throttled and as the
+     * straggler, a rank whose own reports turn slow at its second slow report.
+     */
+    @Test
+    void faultsAfterHealthyHistoryAreNamedWithinSecondsOfSustainedEvidence() {
+        Result hung = play("hung-rank-after-healthy");
+        // The last report came as the fault began; reports are 20 s apart.
+        assertThat(hung.latency(AnomalyKind.STALLED)).isLessThanOrEqualTo(20 + 20);
+        Transition t = hung.raised(AnomalyKind.STALLED).get(0);
+        assertThat(t.anomaly().evidence()).containsEntry("ranks", List.of(5)).containsEntry("threshold_seconds", 40L);
+        assertThat(t.message()).contains("rank 5 on node-1").contains("asleep").contains("GPU is idle");
+
+        Result hot = play("throttling-after-healthy");
+        assertThat(hot.latency(AnomalyKind.THROTTLING)).isLessThanOrEqualTo(20);
+        assertThat(hot.latency(AnomalyKind.STRAGGLER)).isLessThanOrEqualTo(20);
+        Transition th = hot.raised(AnomalyKind.THROTTLING).get(0);
+        assertThat(th.severity()).isEqualTo(Severity.CRITICAL);
+        assertThat(th.message()).contains("GPU 2 on node-1").contains("of the last 15 s").contains("hw_thermal_slowdown")
+                .contains("60% of maximum");
+        Transition st = hot.raised(AnomalyKind.STRAGGLER).get(0);
+        assertThat(st.anomaly().evidence()).containsEntry("rank", 2).containsEntry("slow_in", "compute");
+
+        Result slow = play("straggler-after-healthy");
+        // Reports every 20 s: the second slow one makes the median of the newest three slow.
+        assertThat(slow.latency(AnomalyKind.STRAGGLER)).isLessThanOrEqualTo(2 * 20 + 1);
+        assertThat(slow.raised(AnomalyKind.STRAGGLER).get(0).anomaly().evidence()).containsEntry("rank", 6);
+
+        // What the faster calls must not catch: brief caps, a power-brake blip, boost clocks apart.
+        assertThat(play("clock-spread-blips").kindsRaised()).isEmpty();
+        assertThat(play("straggler-quiet").kindsRaised()).isEmpty();
+    }
+
     @Test
     void goodputSplitsTheScenariosWallTimeAsTheyWereBuilt() {
         // stalled: 300 s of 4.0 s steps (0.1 s data) reported every 20 s, then 720 s without reports, GPUs idle.
