@@ -307,7 +307,7 @@ class ScenarioTest {
     void whereAStragglerIsSlowIsReadFromItsSmsWhereTheGpusCountThem() {
         Result r = play("straggler-counters");
         Transition t = r.raised(AnomalyKind.STRAGGLER).get(0);
-        // Raised 51 s into the fault: the window still holds a minute of the healthy 90%.
+        // Raised 41 s into the fault: the window still holds a minute of the healthy 90%.
         assertThat(t.anomaly().evidence()).containsEntry("slow_in", "waiting")
                 .containsEntry("others_median_sm_active_ratio", 0.9);
         assertThat((Double) t.anomaly().evidence().get("sm_active_ratio")).isLessThan(0.7);
