@@ -11,7 +11,7 @@ import java.util.Optional;
 
 /**
  * Turns a run's per-evaluation findings into anomalies with hysteresis: a condition must hold for its
- * {@code sustain} before it is raised and be absent for its {@code clearAfter} before it is resolved; a warning
+ * {@code sustain} (the kind's, or the finding's own when its evidence already spans time) before it is raised and be absent for its {@code clearAfter} before it is resolved; a warning
  * escalates to critical at once but falls back only after the critical condition has been absent for
  * {@code clearAfter}. Not thread-safe: one per run, guarded by the owner's lock.
  */
@@ -52,7 +52,8 @@ public final class AnomalyTracker {
             }
             if (current == null) {
                 double since = pendingSince.computeIfAbsent(kind, k -> now);
-                if (now - since >= sustain) {
+                double needed = f.sustain() != null ? f.sustain().toMillis() / 1000.0 : sustain;
+                if (now - since >= needed) {
                     pendingSince.remove(kind);
                     Anomaly raised = new Anomaly(kind, f.severity(), true, now, null, f.message(), f.evidence(),
                             f.suggestion());

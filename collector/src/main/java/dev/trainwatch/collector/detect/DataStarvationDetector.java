@@ -2,7 +2,9 @@ package dev.trainwatch.collector.detect;
 
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.protocol.RunSpec;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -10,16 +12,17 @@ import java.util.Optional;
 /**
  * {@code data_starvation}: the GPU waits for input. Two routes:
  * <ul>
- * <li>the log's data-wait share of step time is high (PixArt {@code time_data}; Sana {@code data}, {@code lm},
- *     {@code vae});</li>
+ * <li>the log's data-wait share of step time is high in its newest reports (PixArt {@code time_data}; Sana
+ *     {@code data}, {@code lm}, {@code vae}): the newest two each, and the median of the newest reports covering
+ *     30 s of steps — decided as soon as they say so, whatever the run did before (a five-minute share of a run that
+ *     was healthy for an hour takes minutes to cross a threshold);</li>
  * <li>no split in the log, but the utilisation windows show repeated idle gaps while steps are slower than
  *     predicted.</li>
  * </ul>
  * When ranks report their own data times (Open-Sora's {@code record_time} lines give every rank's
  * {@code load_data}), the rank that waits longest is looked at too: one rank waiting while the others do not is a
  * data-starved rank that every rank waits for at the gradient all-reduce, and the finding names it. The run-wide
- * shares are then the largest any rank spends ({@link WindowStats#stepShare(StepSeries, RankSeries, double,
- * WindowStats.StepPart)}).
+ * shares are then those of the rank that waits most.
  * The message separates data loading from online encoding when the log tells them apart (Sana), and says that
  * PixArt's {@code time_data} includes the T5/VAE encoding when the features are computed online.
  */
@@ -44,70 +47,188 @@ public final class DataStarvationDetector implements Detector {
         if (reports < s.minStepReports()) {
             return Optional.empty();
         }
-        double threshold = active ? s.waitClearRatio() : s.waitWarningRatio();
-        WindowStats.RankWait worst = WindowStats.worstRankWait(run.ranks(), from);
-        // One rank waiting where the others hardly do: that rank's input is the problem, not the run's pipeline.
-        if (worst != null && worst.waitRatio() > threshold && worst.othersMedianWait() < worst.waitRatio() / 2) {
-            return Optional.of(fromRank(run, from, worst, reports));
-        }
+        double span = s.newestSpan().toMillis() / 1000.0;
+        // Each rank's newest reports, where ranks report their own split.
         RankSeries ranks = run.ranks();
-        double loader = WindowStats.stepShare(steps, ranks, from, WindowStats.StepPart.DATA);
-        double lm = WindowStats.stepShare(steps, ranks, from, WindowStats.StepPart.TEXT_ENCODER);
-        double vae = WindowStats.stepShare(steps, ranks, from, WindowStats.StepPart.VAE);
-        double wait = nz(loader) + nz(lm) + nz(vae);
-        boolean logSplit = !Double.isNaN(loader) || !Double.isNaN(lm) || !Double.isNaN(vae);
-        if (logSplit && wait > threshold) {
-            return Optional.of(fromLog(run, from, wait, loader, lm, vae, reports));
+        List<NewestWait> byRank = new ArrayList<>();
+        List<Integer> rankIds = new ArrayList<>();
+        for (int k = 0; k < ranks.count(); k++) {
+            NewestWait w = newestWait(ranks.steps(k), from, s.minStepReports(), span);
+            if (w != null) {
+                byRank.add(w);
+                rankIds.add(ranks.rank(k));
+            }
         }
-        if (!logSplit) {
-            return fromUtilization(run, from, active, reports);
+        int worst = -1;
+        for (int i = 0; i < byRank.size(); i++) {
+            if (worst < 0 || byRank.get(i).share() > byRank.get(worst).share()) {
+                worst = i;
+            }
         }
-        return Optional.empty();
+        if (byRank.size() >= 2) {
+            NewestWait w = byRank.get(worst);
+            double[] others = new double[byRank.size() - 1];
+            for (int i = 0, o = 0; i < byRank.size(); i++) {
+                if (i != worst) {
+                    others[o++] = byRank.get(i).share();
+                }
+            }
+            double othersMedian = Stats.median(others);
+            // One rank waiting where the others hardly do: that rank's input is the problem, not the run's pipeline.
+            if (holds(w, active) && othersMedian < w.share() / 2) {
+                return Optional.of(fromRank(run, w, rankIds.get(worst), othersMedian, byRank.size())
+                        .withSustain(s.newestSustain()));
+            }
+        }
+        // Run-wide: the rank that waits most (every rank waits for it at the all-reduce), else the run's reports.
+        NewestWait wait = byRank.size() >= 2 ? byRank.get(worst)
+                : newestWait(steps, from, s.minStepReports(), span);
+        if (wait != null) {
+            return holds(wait, active)
+                    ? Optional.of(fromLog(run, wait).withSustain(s.newestSustain()))
+                    : Optional.empty();
+        }
+        return fromUtilization(run, from, active, reports);
     }
 
-    private Finding fromRank(RunContext run, double from, WindowStats.RankWait w, int reports) {
+    /**
+     * Raised when the newest reports each wait above the warning share and so does their median report (one long
+     * wait is one report and never raises); once raised, held while their share stays above the clear share.
+     */
+    private boolean holds(NewestWait w, boolean active) {
+        return active ? w.share() > s.waitClearRatio() : w.consistentlyAbove(s.waitWarningRatio());
+    }
+
+    private Severity severity(NewestWait w) {
+        return w.consistentlyAbove(s.waitCriticalRatio()) ? Severity.CRITICAL : Severity.WARNING;
+    }
+
+    /**
+     * What a series' newest reports say about its wait for input, as shares of step time.
+     *
+     * @param loader         data loading (NaN when no report says)
+     * @param textEncoder    online text encoding (NaN when no report says)
+     * @param vae            online VAE encoding (NaN when no report says)
+     * @param share          all three, weighted by the steps each report covers
+     * @param lowestOfNewest the lowest share among the newest {@code minStepReports} reports
+     * @param medianReport   the median report's share
+     * @param stepSeconds    their mean step time: what a step takes now
+     * @param reports        how many reports
+     */
+    record NewestWait(double loader, double textEncoder, double vae, double share, double lowestOfNewest,
+                      double medianReport, double stepSeconds, int reports) {
+
+        boolean consistentlyAbove(double share) {
+            return lowestOfNewest > share && medianReport > share;
+        }
+
+        boolean encoderSplit() {
+            return !Double.isNaN(textEncoder) || !Double.isNaN(vae);
+        }
+    }
+
+    /**
+     * The newest reports that carry a data, text-encoder or VAE time: at least {@code minReports}, back until they
+     * cover {@code spanSeconds} of steps, none before {@code fromTs}; null when fewer than {@code minReports}.
+     */
+    static NewestWait newestWait(StepSeries s, double fromTs, int minReports, double spanSeconds) {
+        int first = s.firstIndexAtOrAfter(fromTs);
+        List<Integer> picked = new ArrayList<>();
+        double covered = 0;
+        for (int i = s.size() - 1; i >= first; i--) {
+            double t = s.timeS(i);
+            if (!(t > 0) || Double.isNaN(s.dataTimeS(i)) && Double.isNaN(s.lmTimeS(i)) && Double.isNaN(s.vaeTimeS(i))) {
+                continue;
+            }
+            if (picked.size() >= minReports && covered >= spanSeconds) {
+                break;
+            }
+            picked.add(i);
+            covered += t * s.intervalSteps(i);
+        }
+        if (picked.size() < minReports) {
+            return null;
+        }
+        double[] parts = new double[3];
+        boolean[] seen = new boolean[3];
+        double time = 0;
+        int stepsCovered = 0;
+        double[] shares = new double[picked.size()];
+        double lowest = Double.POSITIVE_INFINITY;
+        for (int j = 0; j < picked.size(); j++) {
+            int i = picked.get(j);
+            double t = s.timeS(i);
+            int steps = s.intervalSteps(i);
+            double[] v = {s.dataTimeS(i), s.lmTimeS(i), s.vaeTimeS(i)};
+            double waited = 0;
+            for (int p = 0; p < 3; p++) {
+                if (!Double.isNaN(v[p])) {
+                    seen[p] = true;
+                    parts[p] += Math.min(v[p], t) * steps;
+                    waited += Math.min(v[p], t);
+                }
+            }
+            shares[j] = Math.min(1, waited / t);
+            if (j < minReports) {
+                lowest = Math.min(lowest, shares[j]);
+            }
+            time += t * steps;
+            stepsCovered += steps;
+        }
+        double loader = seen[0] ? parts[0] / time : Double.NaN;
+        double lm = seen[1] ? parts[1] / time : Double.NaN;
+        double vae = seen[2] ? parts[2] / time : Double.NaN;
+        double wait = Math.min(1, nz(loader) + nz(lm) + nz(vae));
+        return new NewestWait(loader, lm, vae, wait, lowest, Stats.median(shares), time / stepsCovered,
+                picked.size());
+    }
+
+    private Finding fromRank(RunContext run, NewestWait w, int rank, double othersMedianWait, int rankCount) {
         Estimate e = run.estimate();
-        double stepSeconds = currentStepSeconds(run.steps(), run.now());
+        double stepSeconds = w.stepSeconds();
         double encoding = nz(w.textEncoder()) + nz(w.vae());
         Map<String, Object> evidence = new LinkedHashMap<>();
-        evidence.put("rank", w.rank());
-        evidence.put("data_wait_ratio", Texts.round(w.waitRatio(), 3));
+        evidence.put("rank", rank);
+        evidence.put("data_wait_ratio", Texts.round(w.share(), 3));
         evidence.put("loader_wait_ratio", Texts.round(nz(w.loader()), 3));
-        if (!Double.isNaN(w.textEncoder()) || !Double.isNaN(w.vae())) {
+        if (w.encoderSplit()) {
             evidence.put("text_encoder_ratio", Texts.round(nz(w.textEncoder()), 3));
             evidence.put("vae_ratio", Texts.round(nz(w.vae()), 3));
         }
-        evidence.put("others_median_data_wait_ratio", Texts.round(w.othersMedianWait(), 3));
-        evidence.put("ranks", w.ranks());
+        evidence.put("others_median_data_wait_ratio", Texts.round(othersMedianWait, 3));
+        evidence.put("ranks", rankCount);
         evidence.put("step_seconds", Texts.round(stepSeconds, 3));
         if (e != null) {
             evidence.put("predicted_step_seconds", Texts.round(e.stepSeconds(), 3));
         }
-        evidence.put("step_reports", reports);
+        evidence.put("step_reports", w.reports());
         String message = String.format(Locale.ROOT,
                 "rank %d waits for its input %s of each %s step (data loading %s, text encoder %s, VAE %s) where "
                         + "the other %d ranks wait %s: every rank waits for it at the gradient all-reduce",
-                w.rank(), Texts.pct(w.waitRatio()), Texts.secs(stepSeconds), Texts.pct(nz(w.loader())),
-                Texts.pct(nz(w.textEncoder())), Texts.pct(nz(w.vae())), w.ranks() - 1,
-                Texts.pct(w.othersMedianWait()));
+                rank, Texts.pct(w.share()), Texts.secs(stepSeconds), Texts.pct(nz(w.loader())),
+                Texts.pct(nz(w.textEncoder())), Texts.pct(nz(w.vae())), rankCount - 1,
+                Texts.pct(othersMedianWait));
         String suggestion = encoding > nz(w.loader())
-                ? "rank " + w.rank() + " encodes its inputs more slowly than the others: check its GPU (clocks, "
+                ? "rank " + rank + " encodes its inputs more slowly than the others: check its GPU (clocks, "
                         + "sharing) and whether its shard holds larger samples; precomputing the text and VAE "
                         + "features takes the encoding off every rank"
-                : "look at rank " + w.rank() + "'s input: its node's disk or network storage, its DataLoader "
+                : "look at rank " + rank + "'s input: its node's disk or network storage, its DataLoader "
                         + "workers (num_workers, CPU cores shared with other processes) and whether its shard "
                         + "holds larger or slower-to-decode samples; the other ranks load theirs in time";
-        Severity severity = w.waitRatio() > s.waitCriticalRatio() ? Severity.CRITICAL : Severity.WARNING;
-        return new Finding(severity, message, evidence, suggestion);
+        return new Finding(severity(w), message, evidence, suggestion);
     }
 
-    private Finding fromLog(RunContext run, double from, double wait, double loader, double lm, double vae,
-                            int reports) {
+    private Finding fromLog(RunContext run, NewestWait w) {
         RunSpec spec = run.spec();
         Estimate e = run.estimate();
-        double stepSeconds = currentStepSeconds(run.steps(), run.now());
+        // What a step takes now: the newest reports' own, not a window's median that lags a slowdown by minutes.
+        double stepSeconds = w.stepSeconds();
+        double wait = w.share();
+        double loader = w.loader();
+        double lm = w.textEncoder();
+        double vae = w.vae();
         boolean online = spec != null && "online".equalsIgnoreCase(spec.features());
-        boolean split = !Double.isNaN(lm) || !Double.isNaN(vae);
+        boolean split = w.encoderSplit();
         double encoding = nz(lm) + nz(vae);
         Map<String, Object> evidence = new LinkedHashMap<>();
         evidence.put("data_wait_ratio", Texts.round(wait, 3));
@@ -120,7 +241,7 @@ public final class DataStarvationDetector implements Detector {
         if (e != null) {
             evidence.put("predicted_step_seconds", Texts.round(e.stepSeconds(), 3));
         }
-        evidence.put("step_reports", reports);
+        evidence.put("step_reports", w.reports());
 
         String message;
         boolean encodingDominates;
@@ -148,8 +269,7 @@ public final class DataStarvationDetector implements Detector {
                     Texts.pct(wait), Texts.secs(stepSeconds));
             String loaderAdvice = "otherwise make the input pipeline faster (more DataLoader workers, pin_memory=True, "
                     + "data on local disk)";
-            Severity severity = wait > s.waitCriticalRatio() ? Severity.CRITICAL : Severity.WARNING;
-            return new Finding(severity, message, evidence, "if the text and VAE features are computed online, "
+            return new Finding(severity(w), message, evidence, "if the text and VAE features are computed online, "
                     + "precompute them once (PixArt: extract T5 and VAE features and set load_vae_feat / "
                     + "load_t5_feat); " + loaderAdvice);
         }
@@ -163,8 +283,7 @@ public final class DataStarvationDetector implements Detector {
                     + "pin_memory=True and persistent_workers=True, data on local NVMe instead of network storage, "
                     + "or decode/resize images ahead of time";
         }
-        Severity severity = wait > s.waitCriticalRatio() ? Severity.CRITICAL : Severity.WARNING;
-        return new Finding(severity, message, evidence, suggestion);
+        return new Finding(severity(w), message, evidence, suggestion);
     }
 
     /**

@@ -92,20 +92,27 @@ public record DetectorSettings(
     }
 
     /**
-     * @param window              steps and utilisation looked at
+     * @param window              steps and utilisation looked at (the newest reports are never older)
      * @param waitWarningRatio    data-wait share of step time above this: warning
      * @param waitCriticalRatio   above this: critical
      * @param waitClearRatio      below this: clear
      * @param idleGapFraction     utilisation route: share of buffered samples at ≤5% above this …
      * @param idleGapPollShare    … in at least this share of polls (repeated gaps, not one) …
      * @param slowStepRatio       … while steps are slower than predicted by this ratio
-     * @param minStepReports      step reports needed in the window
+     * @param minStepReports      step reports needed in the window; the log's wait is decided on the newest this
+     *                            many reports (each above the threshold: one long wait is one report) …
+     * @param newestSpan          … extended back until they cover this much step time (per-step reports: one
+     *                            report is one step), whose median report must be above the threshold too
+     * @param newestSustain       sustain of a finding read from the newest reports (they already span their
+     *                            time); the utilisation route keeps {@code hysteresis}' sustain
      */
     public record DataStarvation(Duration window, double waitWarningRatio, double waitCriticalRatio,
                                  double waitClearRatio, double idleGapFraction, double idleGapPollShare,
-                                 double slowStepRatio, int minStepReports, Hysteresis hysteresis) {
+                                 double slowStepRatio, int minStepReports, Duration newestSpan,
+                                 Duration newestSustain, Hysteresis hysteresis) {
         public static DataStarvation defaults() {
             return new DataStarvation(Duration.ofMinutes(5), 0.30, 0.60, 0.20, 0.20, 0.50, 1.3, 2,
+                    Duration.ofSeconds(30), Duration.ZERO,
                     new Hysteresis(Duration.ofSeconds(60), Duration.ofMinutes(3)));
         }
     }
@@ -161,15 +168,21 @@ public record DetectorSettings(
      * @param clockRatio      and SM clock below this share of its maximum
      * @param sampleShare     share of busy samples throttled to raise
      * @param reasons         clock-event reasons that count as throttling
-     * @param criticalReasons reasons that make it critical
+     * @param criticalReasons reasons that make it critical (hardware slowdowns)
+     * @param hardwareWindow  a hardware slowdown in {@code sampleShare} of the busy samples of this newest stretch …
+     * @param hardwareSustain … held this long (together: at least 10 s of slowdown) is raised without waiting for the longer window: a healthy GPU never
+     *                        slows itself down in hardware for seconds on end (a software power cap during a burst is
+     *                        normal, so it keeps the window and {@code hysteresis}' sustain)
      */
     public record Throttling(Duration window, double busyRatio, double clockRatio, double sampleShare,
-                             Set<String> reasons, Set<String> criticalReasons, Hysteresis hysteresis) {
+                             Set<String> reasons, Set<String> criticalReasons, Duration hardwareWindow,
+                             Duration hardwareSustain, Hysteresis hysteresis) {
         public static Throttling defaults() {
             return new Throttling(Duration.ofSeconds(60), 0.50, 0.90, 0.50,
                     Set.of("sw_power_cap", "hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown",
                             "hw_power_brake_slowdown"),
                     Set.of("hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown"),
+                    Duration.ofSeconds(15), Duration.ofSeconds(10),
                     new Hysteresis(Duration.ofSeconds(20), Duration.ofMinutes(2)));
         }
     }
@@ -180,11 +193,20 @@ public record DetectorSettings(
      * @param stepRatio       one rank's mean step time above the others' median × this
      * @param clockRatio      one busy GPU's mean SM clock below the others' median × this
      * @param utilizationGap  one GPU's mean utilisation this far below the others' median (others busy)
+     * @param rankEvidence    a slow rank's newest reports covering this much of its step time are sustained
+     *                        evidence by themselves (raised without {@code hysteresis}' sustain); shorter reports
+     *                        (one per step) keep the sustain
+     * @param hardwareWindow  a GPU slowed down in hardware in half its busy samples of this newest stretch (as
+     *                        {@code throttling} reads it), its median clock there below the others' × {@code
+     *                        clockRatio} …
+     * @param hardwareSustain … for this long is raised without waiting for the window's median
      */
     public record Straggler(Duration window, int rankReports, double stepRatio, double clockRatio,
-                            double utilizationGap, Hysteresis hysteresis) {
+                            double utilizationGap, Duration rankEvidence, Duration hardwareWindow,
+                            Duration hardwareSustain, Hysteresis hysteresis) {
         public static Straggler defaults() {
-            return new Straggler(Duration.ofSeconds(60), 3, 1.20, 0.85, 0.25,
+            return new Straggler(Duration.ofSeconds(60), 3, 1.20, 0.85, 0.25, Duration.ofSeconds(20),
+                    Duration.ofSeconds(15), Duration.ofSeconds(10),
                     new Hysteresis(Duration.ofSeconds(10), Duration.ofMinutes(3)));
         }
     }

@@ -17,9 +17,9 @@ import java.util.TreeSet;
  * keep spinning, a rank whose GPU is idle while the others' GPUs are "busy" at a fraction of their training power
  * (NCCL's kernels spin while they wait in a collective) or busy at full power while the others are idle (stuck in a
  * kernel). When such a rank is found it is called a hang much sooner: one usual report gap plus
- * {@value #HANG_GRACE_SECONDS} s after the last report. A checkpoint save or an evaluation that the log announced
- * is told apart from a hang: it is given {@value #CHECKPOINT_LIMIT_MINUTES} or {@value #EVALUATION_LIMIT_MINUTES}
- * minutes. A rank busy on its CPU with its GPU idle (saving a checkpoint the log did not announce, evaluating on the
+ * {@value #HANG_GRACE_SECONDS} s after the last report (at least {@value #HANG_MIN_SILENCE_SECONDS} s). A checkpoint
+ * save or an evaluation that the log announced is told apart from a hang: it is given
+ * {@value #CHECKPOINT_LIMIT_MINUTES} or {@value #EVALUATION_LIMIT_MINUTES} minutes. A rank busy on its CPU with its GPU idle (saving a checkpoint the log did not announce, evaluating on the
  * CPU) does not count as hung.
  *
  * <p>Where the GPUs have hardware activity counters (GPM, NVLink), "spinning" is read from them rather than guessed
@@ -29,7 +29,10 @@ import java.util.TreeSet;
  */
 public final class StalledDetector implements Detector {
 
-    static final double HANG_GRACE_SECONDS = 30;
+    /** A named hang is called this long after the next report was due … */
+    static final double HANG_GRACE_SECONDS = 20;
+    /** … and never sooner after the last report than this: a rank's CPU use is read over 30 s. */
+    static final double HANG_MIN_SILENCE_SECONDS = 30;
     static final int CHECKPOINT_LIMIT_MINUTES = 15;
     static final int EVALUATION_LIMIT_MINUTES = 30;
     /** A process using less than this share of a core is not working. */
@@ -82,7 +85,7 @@ public final class StalledDetector implements Detector {
             double limit = 60.0 * (phase.startsWith("checkpoint") ? CHECKPOINT_LIMIT_MINUTES : EVALUATION_LIMIT_MINUTES);
             threshold = Math.max(threshold, limit);
         }
-        double hangAfter = Math.max(45, gap + HANG_GRACE_SECONDS);
+        double hangAfter = Math.max(HANG_MIN_SILENCE_SECONDS, gap + HANG_GRACE_SECONDS);
         if (!(silence >= Math.min(threshold, hangAfter))) {
             return Optional.empty();
         }

@@ -15,9 +15,12 @@ import java.util.Optional;
 public final class StragglerDetector implements Detector {
 
     private final DetectorSettings.Straggler s;
+    /** The clock-event reasons that are hardware slowdowns (as {@code throttling} reads them). */
+    private final java.util.Set<String> hardwareReasons;
 
     public StragglerDetector(DetectorSettings settings) {
         this.s = settings.straggler();
+        this.hardwareReasons = settings.throttling().criticalReasons();
     }
 
     @Override
@@ -39,7 +42,7 @@ public final class StragglerDetector implements Detector {
      * Each rank's median step time over its newest {@code rankReports} reports (at most 5 minutes old): one slow
      * report is not a straggler, two in a row are.
      */
-    private Map<Integer, Double> recentStepSecondsByRank(RunContext run) {
+    private Map<Integer, Double> recentStepSecondsByRank(RunContext run, Map<Integer, Double> coveredSeconds) {
         RankSeries ranks = run.ranks();
         double oldest = run.now() - RANK_REPORT_MAX_AGE_SECONDS;
         Map<Integer, Double> out = new LinkedHashMap<>();
@@ -51,16 +54,20 @@ public final class StragglerDetector implements Detector {
                 continue;
             }
             double[] v = new double[n];
+            double covered = 0;
             for (int i = 0; i < n; i++) {
                 v[i] = steps.timeS(first + i);
+                covered += steps.timeS(first + i) * steps.intervalSteps(first + i);
             }
             out.put(ranks.rank(k), WindowStats.median(v));
+            coveredSeconds.put(ranks.rank(k), covered);
         }
         return out;
     }
 
     private Optional<Finding> byRank(RunContext run, double from, boolean active) {
-        Map<Integer, Double> means = recentStepSecondsByRank(run);
+        Map<Integer, Double> covered = new LinkedHashMap<>();
+        Map<Integer, Double> means = recentStepSecondsByRank(run, covered);
         if (means.size() < 2) {
             return Optional.empty();
         }
@@ -93,8 +100,12 @@ public final class StragglerDetector implements Detector {
         String message = String.format(Locale.ROOT, "rank %d takes %s per step where the other %d ranks take %s "
                 + "(%s); %s", slowest, Texts.secs(slowestMean), others.length, Texts.secs(median),
                 Texts.times(ratio), cause.text());
-        return Optional.of(new Finding(Severity.WARNING, message, evidence,
-                cause.fix("rank " + slowest) + "; every rank waits for it at each all-reduce"));
+        Finding finding = new Finding(Severity.WARNING, message, evidence,
+                cause.fix("rank " + slowest) + "; every rank waits for it at each all-reduce");
+        // Reports that each cover many steps already are the sustained evidence: two slow ones of the newest three
+        // span tens of seconds. Reports of one step each keep the usual sustain.
+        return Optional.of(covered.getOrDefault(slowest, 0.0) >= s.rankEvidence().toSeconds()
+                ? finding.withSustain(java.time.Duration.ZERO) : finding);
     }
 
     /** Why a rank is slow: in its input, its GPU's compute (clocks, throttling), or waiting with its GPU less busy. */
@@ -283,22 +294,22 @@ public final class StragglerDetector implements Detector {
             double otherClock = medianExcept(clocks, i);
             double clockNeeded = active ? (1 + s.clockRatio()) / 2 : s.clockRatio();
             if (!Double.isNaN(clocks[i]) && otherClock > 0 && clocks[i] < otherClock * clockNeeded) {
-                GpuSeries g = gpus.get(i);
-                List<String> reasons = throttleReasons(g, from);
-                Map<String, Object> evidence = new LinkedHashMap<>();
-                evidence.put("gpu_uuid", g.uuid());
-                evidence.put("host", g.host());
-                evidence.put("sm_clock_ratio", Texts.round(clocks[i], 3));
-                evidence.put("others_median_sm_clock_ratio", Texts.round(otherClock, 3));
-                rankOf(run, g.uuid()).ifPresent(r -> evidence.put("rank", r));
-                evidence.put("slow_in", "compute");
-                evidence.put("throttle_reasons", reasons);
-                String message = String.format(Locale.ROOT, "%s runs at %s of its maximum clock while the run's "
-                        + "other GPUs run at %s: every step waits for it; slow in compute%s", Texts.gpuName(g),
-                        Texts.pct(clocks[i]), Texts.pct(otherClock),
-                        reasons.isEmpty() ? "" : " (" + String.join(", ", reasons) + ")");
-                return Optional.of(new Finding(Severity.WARNING, message, evidence,
-                        "check that GPU's cooling and power (see throttling) or move the job off that GPU"));
+                return Optional.of(slowClock(run, gpus.get(i), clocks[i], otherClock, from));
+            }
+        }
+        // A GPU slowed down in hardware (thermal, power brake) for most of the newest stretch: its clock there
+        // against the others' there, without waiting for the minute's median to turn.
+        double hardwareFrom = run.now() - s.hardwareWindow().toMillis() / 1000.0;
+        double[] recentClocks = new double[gpus.size()];
+        for (int i = 0; i < gpus.size(); i++) {
+            recentClocks[i] = busyClockRatio(gpus.get(i), hardwareFrom);
+        }
+        for (int i = 0; i < gpus.size(); i++) {
+            double otherClock = medianExcept(recentClocks, i);
+            if (!Double.isNaN(recentClocks[i]) && otherClock > 0 && recentClocks[i] < otherClock * s.clockRatio()
+                    && hardwareSlowdownShare(gpus.get(i), hardwareFrom) >= 0.5) {
+                return Optional.of(slowClock(run, gpus.get(i), recentClocks[i], otherClock, hardwareFrom)
+                        .withSustain(s.hardwareSustain()));
             }
         }
         if (run.isActive(AnomalyKind.GPU_IDLE)) {
@@ -329,6 +340,40 @@ public final class StragglerDetector implements Detector {
             }
         }
         return Optional.empty();
+    }
+
+    private Finding slowClock(RunContext run, GpuSeries g, double clock, double otherClock, double from) {
+        List<String> reasons = throttleReasons(g, from);
+        Map<String, Object> evidence = new LinkedHashMap<>();
+        evidence.put("gpu_uuid", g.uuid());
+        evidence.put("host", g.host());
+        evidence.put("sm_clock_ratio", Texts.round(clock, 3));
+        evidence.put("others_median_sm_clock_ratio", Texts.round(otherClock, 3));
+        rankOf(run, g.uuid()).ifPresent(r -> evidence.put("rank", r));
+        evidence.put("slow_in", "compute");
+        evidence.put("throttle_reasons", reasons);
+        String message = String.format(Locale.ROOT, "%s runs at %s of its maximum clock while the run's "
+                + "other GPUs run at %s: every step waits for it; slow in compute%s", Texts.gpuName(g),
+                Texts.pct(clock), Texts.pct(otherClock),
+                reasons.isEmpty() ? "" : " (" + String.join(", ", reasons) + ")");
+        return new Finding(Severity.WARNING, message, evidence,
+                "check that GPU's cooling and power (see throttling) or move the job off that GPU");
+    }
+
+    /** Share of the busy samples at or after {@code from} with a hardware slowdown reason; 0 with fewer than 5. */
+    private double hardwareSlowdownShare(GpuSeries g, double from) {
+        int mask = GpuSeries.reasonMask(hardwareReasons);
+        int busy = 0;
+        int slowed = 0;
+        for (int i = g.firstIndexAtOrAfter(from); i < g.size(); i++) {
+            if (g.utilizationRatio(i) >= 0.5) {
+                busy++;
+                if ((g.clockEventMask(i) & mask) != 0) {
+                    slowed++;
+                }
+            }
+        }
+        return busy >= 5 ? (double) slowed / busy : 0;
     }
 
     private static Optional<Integer> rankOf(RunContext run, String uuid) {

@@ -11,7 +11,9 @@ import java.util.Set;
 
 /**
  * {@code throttling}: while busy, a GPU's SM clock sits below its maximum with a thermal or power clock-event
- * reason active for most of the recent window. Hardware slowdowns (HW thermal, power brake) are critical.
+ * reason active for most of the recent window. Hardware slowdowns (HW thermal, power brake) are critical, and are
+ * decided on the newest 20 s with a shorter sustain: a healthy GPU never holds one for seconds on end, while a
+ * software power cap during a burst is normal and keeps the minute.
  */
 public final class ThrottlingDetector implements Detector {
 
@@ -26,55 +28,92 @@ public final class ThrottlingDetector implements Detector {
         return AnomalyKind.THROTTLING;
     }
 
+    /** One GPU's throttled busy samples over a stretch. */
+    private record Count(int busy, int throttled, double clockSum, int clocks, int reasonMask, double maxTemp,
+                         double maxPower) {
+
+        double share() {
+            return busy > 0 ? (double) throttled / busy : 0;
+        }
+
+        double meanClock() {
+            return clocks > 0 ? clockSum / clocks : Double.NaN;
+        }
+    }
+
+    /** Busy samples at or after {@code from} whose clock is below the ratio with one of {@code reasonMask}'s reasons. */
+    private Count count(GpuSeries g, double from, int reasonMask) {
+        int busy = 0;
+        int throttled = 0;
+        double clockSum = 0;
+        int clocks = 0;
+        int seenMask = 0;
+        double maxTemp = Double.NaN;
+        double maxPower = Double.NaN;
+        for (int i = g.firstIndexAtOrAfter(from); i < g.size(); i++) {
+            if (!(g.utilizationRatio(i) >= s.busyRatio())) {
+                continue;
+            }
+            busy++;
+            double clock = g.smClockHz(i) / g.smClockMaxHz(i);
+            boolean slow = !(clock >= s.clockRatio()); // unknown clocks: the reason alone decides
+            int activeReasons = g.clockEventMask(i) & reasonMask;
+            if (activeReasons != 0 && slow) {
+                throttled++;
+                seenMask |= activeReasons;
+                if (!Double.isNaN(clock)) {
+                    clockSum += clock;
+                    clocks++;
+                }
+                maxTemp = max(maxTemp, g.temperatureCelsius(i));
+                maxPower = max(maxPower, g.powerWatts(i));
+            }
+        }
+        return new Count(busy, throttled, clockSum, clocks, seenMask, maxTemp, maxPower);
+    }
+
     @Override
     public Optional<Finding> evaluate(RunContext run, boolean active) {
         double from = run.now() - s.window().toMillis() / 1000.0;
+        // A hardware slowdown is decided on the newest stretch: no healthy GPU holds one for seconds on end.
+        double hardwareFrom = run.now() - s.hardwareWindow().toMillis() / 1000.0;
         double needed = active ? s.sampleShare() / 2 : s.sampleShare();
+        int reasonMask = GpuSeries.reasonMask(s.reasons());
+        int hardwareMask = GpuSeries.reasonMask(s.criticalReasons());
         List<GpuSeries> throttledGpus = new ArrayList<>();
         Set<String> reasonsSeen = new LinkedHashSet<>();
         double worstShare = 0;
         double worstClock = Double.NaN;
         double maxTemp = Double.NaN;
         double maxPower = Double.NaN;
+        boolean byHardware = false;
+        long quotedSeconds = 0;
         for (GpuSeries g : run.gpus()) {
             if (OomRiskDetector.stale(run, g)) {
                 continue;
             }
-            int busy = 0;
-            int throttled = 0;
-            double clockSum = 0;
-            int reasonMask = GpuSeries.reasonMask(s.reasons());
-            int seenMask = 0;
-            for (int i = g.firstIndexAtOrAfter(from); i < g.size(); i++) {
-                if (!(g.utilizationRatio(i) >= s.busyRatio())) {
-                    continue;
-                }
-                busy++;
-                double clock = g.smClockHz(i) / g.smClockMaxHz(i);
-                boolean slow = !(clock >= s.clockRatio()); // unknown clocks: the reason alone decides
-                int activeReasons = g.clockEventMask(i) & reasonMask;
-                if (activeReasons != 0 && slow) {
-                    throttled++;
-                    seenMask |= activeReasons;
-                    if (!Double.isNaN(clock)) {
-                        clockSum += clock;
-                    }
-                    maxTemp = max(maxTemp, g.temperatureCelsius(i));
-                    maxPower = max(maxPower, g.powerWatts(i));
+            Count c = count(g, from, reasonMask);
+            Count hw = count(g, hardwareFrom, hardwareMask);
+            boolean usual = c.busy() >= 5 && c.share() >= needed;
+            boolean hardware = hw.busy() >= 5 && hw.share() >= s.sampleShare();
+            if (!usual && !hardware) {
+                continue;
+            }
+            byHardware |= hardware;
+            // The numbers quoted are the window's, or the newest stretch's (every reason in it) when only that decides.
+            Count quoted = usual ? c : count(g, hardwareFrom, reasonMask);
+            quotedSeconds = usual ? s.window().toSeconds() : Math.max(quotedSeconds, s.hardwareWindow().toSeconds());
+            throttledGpus.add(g);
+            for (int bit = 0; bit < GpuSeries.CLOCK_EVENT_REASONS.size(); bit++) {
+                if ((quoted.reasonMask() & (1 << bit)) != 0) {
+                    reasonsSeen.add(GpuSeries.CLOCK_EVENT_REASONS.get(bit));
                 }
             }
-            if (busy >= 5 && (double) throttled / busy >= needed) {
-                throttledGpus.add(g);
-                for (int bit = 0; bit < GpuSeries.CLOCK_EVENT_REASONS.size(); bit++) {
-                    if ((seenMask & (1 << bit)) != 0) {
-                        reasonsSeen.add(GpuSeries.CLOCK_EVENT_REASONS.get(bit));
-                    }
-                }
-                double share = (double) throttled / busy;
-                if (share > worstShare) {
-                    worstShare = share;
-                    worstClock = clockSum > 0 ? clockSum / throttled : Double.NaN;
-                }
+            maxTemp = max(maxTemp, quoted.maxTemp());
+            maxPower = max(maxPower, quoted.maxPower());
+            if (quoted.share() > worstShare) {
+                worstShare = quoted.share();
+                worstClock = quoted.meanClock();
             }
         }
         if (throttledGpus.isEmpty()) {
@@ -86,6 +125,7 @@ public final class ThrottlingDetector implements Detector {
         evidence.put("gpu_uuids", throttledGpus.stream().map(GpuSeries::uuid).toList());
         evidence.put("reasons", List.copyOf(reasonsSeen));
         evidence.put("throttled_busy_sample_ratio", Texts.round(worstShare, 3));
+        evidence.put("window_seconds", quotedSeconds);
         if (!Double.isNaN(worstClock)) {
             evidence.put("sm_clock_ratio", Texts.round(worstClock, 3));
         }
@@ -97,8 +137,8 @@ public final class ThrottlingDetector implements Detector {
         }
         String which = throttledGpus.size() == 1 ? Texts.gpuName(throttledGpus.get(0))
                 : throttledGpus.size() + " GPUs";
-        String message = String.format(Locale.ROOT, "%s throttled in %s of busy samples (%s)%s", which,
-                Texts.pct(worstShare), String.join(", ", reasonsSeen),
+        String message = String.format(Locale.ROOT, "%s throttled in %s of busy samples of the last %d s (%s)%s",
+                which, Texts.pct(worstShare), quotedSeconds, String.join(", ", reasonsSeen),
                 Double.isNaN(worstClock) ? "" : ", SM clock at " + Texts.pct(worstClock) + " of maximum");
         List<String> fixes = new ArrayList<>();
         if (reasonsSeen.stream().anyMatch(r -> r.contains("thermal"))) {
@@ -114,8 +154,9 @@ public final class ThrottlingDetector implements Detector {
             fixes.add("hardware slowdown or power brake: check the node's power supply and cooling and tell "
                     + "the operators");
         }
-        return Optional.of(new Finding(critical ? Severity.CRITICAL : Severity.WARNING, message, evidence,
-                String.join("; ", fixes)));
+        Finding finding = new Finding(critical ? Severity.CRITICAL : Severity.WARNING, message, evidence,
+                String.join("; ", fixes));
+        return Optional.of(byHardware ? finding.withSustain(s.hardwareSustain()) : finding);
     }
 
     private static double max(double a, double b) {

@@ -104,61 +104,6 @@ public final class WindowStats {
         return out;
     }
 
-    /**
-     * How long one rank waits for its input before the model runs, as shares of its step time.
-     *
-     * @param waitRatio         loader + text encoder + VAE
-     * @param othersMedianWait  the median of the other ranks' {@code waitRatio}
-     * @param ranks             ranks that reported a split
-     */
-    public record RankWait(int rank, double loader, double textEncoder, double vae, double waitRatio,
-                           double othersMedianWait, int ranks) {
-    }
-
-    /**
-     * The rank that waits longest for its input over the reports at or after {@code fromTs}; null when fewer than
-     * two ranks report a data, text-encoder or VAE time.
-     */
-    public static RankWait worstRankWait(RankSeries ranks, double fromTs) {
-        int n = ranks.count();
-        double[][] parts = new double[n][];
-        double[] waits = new double[n];
-        int reporting = 0;
-        int worst = -1;
-        for (int k = 0; k < n; k++) {
-            StepSeries r = ranks.steps(k);
-            double loader = stepShare(r, fromTs, StepPart.DATA);
-            double lm = stepShare(r, fromTs, StepPart.TEXT_ENCODER);
-            double vae = stepShare(r, fromTs, StepPart.VAE);
-            if (Double.isNaN(loader) && Double.isNaN(lm) && Double.isNaN(vae)) {
-                waits[k] = Double.NaN;
-                continue;
-            }
-            parts[k] = new double[] {loader, lm, vae};
-            waits[k] = nz(loader) + nz(lm) + nz(vae);
-            reporting++;
-            if (worst < 0 || waits[k] > waits[worst]) {
-                worst = k;
-            }
-        }
-        if (reporting < 2) {
-            return null;
-        }
-        double[] others = new double[reporting - 1];
-        int o = 0;
-        for (int k = 0; k < n; k++) {
-            if (k != worst && !Double.isNaN(waits[k])) {
-                others[o++] = waits[k];
-            }
-        }
-        return new RankWait(ranks.rank(worst), parts[worst][0], parts[worst][1], parts[worst][2], waits[worst],
-                median(others), reporting);
-    }
-
-    private static double nz(double v) {
-        return Double.isNaN(v) ? 0 : v;
-    }
-
     /** Median samples per step reported (all ranks), NaN when the reports do not say. */
     public static double medianSamplesPerStep(StepSeries s, double fromTs) {
         int from = s.firstIndexAtOrAfter(fromTs);

@@ -32,6 +32,23 @@ class AnomalyTrackerTest {
     }
 
     @Test
+    void aFindingWhoseEvidenceSpansTimeCarriesItsOwnSustain() {
+        // The kind's sustain is 120 s; a finding built on reports that already span their time asks for 10 s.
+        Optional<Finding> quick = finding(Severity.WARNING).map(f -> f.withSustain(java.time.Duration.ofSeconds(10)));
+        assertThat(tracker.update(0, KIND, finding(Severity.WARNING))).isEmpty();
+        assertThat(tracker.update(5, KIND, quick)).isEmpty();
+        assertThat(tracker.update(12, KIND, Optional.empty())).isEmpty(); // a gap restarts it
+        assertThat(tracker.update(13, KIND, quick)).isEmpty();
+        assertThat(tracker.update(22, KIND, quick)).isEmpty();
+        var raised = tracker.update(23, KIND, quick).orElseThrow();
+        assertThat(raised.anomaly().since()).isEqualTo(23);
+        // Zero: raised at the first evaluation that holds.
+        AnomalyTracker other = new AnomalyTracker(settings, 3);
+        assertThat(other.update(0, KIND, finding(Severity.WARNING).map(f -> f.withSustain(java.time.Duration.ZERO))))
+                .hasValueSatisfying(t -> assertThat(t.raised()).isTrue());
+    }
+
+    @Test
     void resolvesOnlyAfterTheConditionStayedAbsentForClearAfter() {
         tracker.update(0, KIND, finding(Severity.WARNING));
         tracker.update(120, KIND, finding(Severity.WARNING));

@@ -52,12 +52,14 @@ record Scenario(String description, RunSpec spec, int gpus, List<Phase> phases, 
     /**
      * Step reports every {@code everyS} seconds; {@code ranks} > 0 makes each rank report with its own time
      * ({@code rankFactor} multiplies one rank's time, {@code rankDataTimeS} replaces one rank's data time).
-     * {@code timeJitter} alternates ± around {@code timeS}.
+     * {@code timeJitter} alternates ± around {@code timeS}. {@code dataTimeCycle}: the data time of successive reports,
+     * repeated (a loader whose wait wobbles); each report's step time moves with it ({@code timeS} is the step with
+     * {@code dataTimeS}, or with no data time when that is absent).
      */
     record Steps(double everyS, double timeS, Double dataTimeS, Double lmTimeS, Double vaeTimeS,
                  Integer intervalSteps, List<Integer> bucket, Integer ranks, Map<String, Double> rankFactor,
                  Double timeJitter, Double samples, Map<String, Double> rankDataTimeS, Double loss,
-                 List<Integer> silentRanks) {
+                 List<Integer> silentRanks, List<Double> dataTimeCycle) {
     }
 
     record Xid(double atS, int gpu, long xid) {

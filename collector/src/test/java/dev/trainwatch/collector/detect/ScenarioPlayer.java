@@ -102,6 +102,7 @@ final class ScenarioPlayer {
             boolean announced = p.announce() == null;
             double nextStep = t + (p.steps() != null ? p.steps().everyS() : Double.POSITIVE_INFINITY);
             int jitter = 0;
+            int cycle = 0;
             for (double pt = 0; pt < p.durationS(); pt += 1) {
                 clock.advanceSeconds(1);
                 t += 1;
@@ -153,6 +154,11 @@ final class ScenarioPlayer {
                     if (s.timeJitter() != null) {
                         time += (jitter++ % 2 == 0 ? 1 : -1) * s.timeJitter();
                     }
+                    Double cycledData = null;
+                    if (s.dataTimeCycle() != null && !s.dataTimeCycle().isEmpty()) {
+                        cycledData = s.dataTimeCycle().get(cycle++ % s.dataTimeCycle().size());
+                        time += cycledData - (s.dataTimeS() != null ? s.dataTimeS() : 0);
+                    }
                     List<StepEvent> events = new ArrayList<>();
                     int ranks = s.ranks() != null ? s.ranks() : 0;
                     for (int r = 0; r < Math.max(1, ranks); r++) {
@@ -163,8 +169,9 @@ final class ScenarioPlayer {
                                 ? s.rankFactor().getOrDefault(Integer.toString(r), 1.0) : 1.0;
                         Integer bh = s.bucket() != null ? s.bucket().get(0) : null;
                         Integer bw = s.bucket() != null ? s.bucket().get(1) : null;
+                        Double baseData = cycledData != null ? cycledData : s.dataTimeS();
                         Double data = ranks > 0 && s.rankDataTimeS() != null
-                                ? s.rankDataTimeS().getOrDefault(Integer.toString(r), s.dataTimeS()) : s.dataTimeS();
+                                ? s.rankDataTimeS().getOrDefault(Integer.toString(r), baseData) : baseData;
                         events.add(new StepEvent(step, time * factor, data, null, s.lmTimeS(), s.vaeTimeS(),
                                 interval, s.samples(), s.loss() != null ? s.loss() : 0.1, 1e-4, 1.0, bh, bw,
                                 ranks > 0 ? r : null, now));

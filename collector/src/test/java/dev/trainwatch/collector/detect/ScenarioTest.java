@@ -106,6 +106,37 @@ class ScenarioTest {
         assertThat(r.latency(AnomalyKind.DATA_STARVATION)).isLessThanOrEqualTo(180);
     }
 
+    /**
+     * Issue 24: a run healthy for six minutes that turns starved was named 145–191 s later (a five-minute share
+     * diluted by the healthy reports, then a 60 s sustain), and its message quoted the healthy 1.02 s step. The
+     * newest reports decide now: named at the second starved report, quoting the steps of now.
+     */
+    @Test
+    void aRunThatTurnsStarvedAfterHealthyHistoryIsNamedAtItsSecondStarvedReport() {
+        Result pixart = play("pixart-starved-after-healthy");
+        assertThat(pixart.latency(AnomalyKind.DATA_STARVATION)).isLessThanOrEqualTo(2 * 20 + 1);
+        Transition p = pixart.raised(AnomalyKind.DATA_STARVATION).get(0);
+        assertThat(p.severity()).isEqualTo(Severity.CRITICAL);
+        assertThat(p.message()).contains("70% of each 4.00 s step").doesNotContain("1.02 s");
+        assertThat(p.anomaly().evidence()).containsEntry("step_seconds", 4.0).containsEntry("data_wait_ratio", 0.7);
+
+        Result sana = play("sana-starved-after-healthy");
+        assertThat(sana.latency(AnomalyKind.DATA_STARVATION)).isLessThanOrEqualTo(2 * 28 + 1);
+        Transition t = sana.raised(AnomalyKind.DATA_STARVATION).get(0);
+        assertThat(t.message()).contains("of each 5.65 s step").contains("data loading 65%");
+        assertThat(t.suggestion()).contains("num_workers");
+        // The same faults without history are named as fast: the decision does not depend on what came before.
+        assertThat(play("sana-loader-starved").latency(AnomalyKind.DATA_STARVATION)).isLessThanOrEqualTo(2 * 25 + 1);
+        assertThat(play("pixart-online-starved").latency(AnomalyKind.DATA_STARVATION)).isLessThanOrEqualTo(2 * 46 + 1);
+    }
+
+    /** The faster decision still needs consistent evidence: one long wait, or a wait that wobbles, raises nothing. */
+    @Test
+    void oneLongDataWaitAndAWobblingWaitStayQuiet() {
+        assertThat(play("one-long-data-wait").kindsRaised()).isEmpty();
+        assertThat(play("noisy-data-wait").kindsRaised()).isEmpty();
+    }
+
     @Test
     void sanaLoaderIsSeparatedFromEncoding() {
         Transition t = play("sana-loader-starved").raised(AnomalyKind.DATA_STARVATION).get(0);
@@ -129,6 +160,40 @@ class ScenarioTest {
         // Rank 3's GPU is as busy as the others at full clock: it has more work, so it is slow in compute.
         assertThat(r.anomaly().evidence()).containsEntry("rank", 3).containsEntry("slow_in", "compute");
         assertThat(r.message()).contains("rank 3").contains("slow in compute");
+    }
+
+    /**
+     * Issue 24: after six minutes of healthy history, a hung rank is named one report gap + 20 s after the last
+     * report (20 s after the report it missed), a GPU in hardware slowdown within 20 s as throttled and as the
+     * straggler, a rank whose own reports turn slow at its second slow report.
+     */
+    @Test
+    void faultsAfterHealthyHistoryAreNamedWithinSecondsOfSustainedEvidence() {
+        Result hung = play("hung-rank-after-healthy");
+        // The last report came as the fault began; reports are 20 s apart.
+        assertThat(hung.latency(AnomalyKind.STALLED)).isLessThanOrEqualTo(20 + 20);
+        Transition t = hung.raised(AnomalyKind.STALLED).get(0);
+        assertThat(t.anomaly().evidence()).containsEntry("ranks", List.of(5)).containsEntry("threshold_seconds", 40L);
+        assertThat(t.message()).contains("rank 5 on node-1").contains("asleep").contains("GPU is idle");
+
+        Result hot = play("throttling-after-healthy");
+        assertThat(hot.latency(AnomalyKind.THROTTLING)).isLessThanOrEqualTo(20);
+        assertThat(hot.latency(AnomalyKind.STRAGGLER)).isLessThanOrEqualTo(20);
+        Transition th = hot.raised(AnomalyKind.THROTTLING).get(0);
+        assertThat(th.severity()).isEqualTo(Severity.CRITICAL);
+        assertThat(th.message()).contains("GPU 2 on node-1").contains("of the last 15 s").contains("hw_thermal_slowdown")
+                .contains("60% of maximum");
+        Transition st = hot.raised(AnomalyKind.STRAGGLER).get(0);
+        assertThat(st.anomaly().evidence()).containsEntry("rank", 2).containsEntry("slow_in", "compute");
+
+        Result slow = play("straggler-after-healthy");
+        // Reports every 20 s: the second slow one makes the median of the newest three slow.
+        assertThat(slow.latency(AnomalyKind.STRAGGLER)).isLessThanOrEqualTo(2 * 20 + 1);
+        assertThat(slow.raised(AnomalyKind.STRAGGLER).get(0).anomaly().evidence()).containsEntry("rank", 6);
+
+        // What the faster calls must not catch: brief caps, a power-brake blip, boost clocks apart.
+        assertThat(play("clock-spread-blips").kindsRaised()).isEmpty();
+        assertThat(play("straggler-quiet").kindsRaised()).isEmpty();
     }
 
     @Test
@@ -242,7 +307,7 @@ class ScenarioTest {
     void whereAStragglerIsSlowIsReadFromItsSmsWhereTheGpusCountThem() {
         Result r = play("straggler-counters");
         Transition t = r.raised(AnomalyKind.STRAGGLER).get(0);
-        // Raised 51 s into the fault: the window still holds a minute of the healthy 90%.
+        // Raised 41 s into the fault: the window still holds a minute of the healthy 90%.
         assertThat(t.anomaly().evidence()).containsEntry("slow_in", "waiting")
                 .containsEntry("others_median_sm_active_ratio", 0.9);
         assertThat((Double) t.anomaly().evidence().get("sm_active_ratio")).isLessThan(0.7);

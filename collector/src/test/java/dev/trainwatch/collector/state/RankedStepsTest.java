@@ -144,7 +144,8 @@ class RankedStepsTest {
         assertThat((double) starved.evidence().get("loader_wait_ratio")).isCloseTo(0.448, within(1e-3));
         assertThat((double) starved.evidence().get("others_median_data_wait_ratio")).isCloseTo(0.81 / 4.01, within(2e-3));
         assertThat((double) starved.evidence().get("data_wait_ratio")).isCloseTo((1.8 + 0.8) / 4.02, within(1e-3));
-        assertThat(starved.message()).isEqualTo("rank 5 waits for its input 65% of each 4.00 s step (data loading "
+        // The step quoted is rank 5's own (its newest reports), of which it waits 65%: 2.6 s of 4.02 s.
+        assertThat(starved.message()).isEqualTo("rank 5 waits for its input 65% of each 4.02 s step (data loading "
                 + "45%, text encoder 5%, VAE 15%) where the other 7 ranks wait 20%: every rank waits for it at the "
                 + "gradient all-reduce");
         assertThat(starved.severity()).isEqualTo(dev.trainwatch.collector.detect.Severity.CRITICAL);
