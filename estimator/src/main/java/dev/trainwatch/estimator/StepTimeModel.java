@@ -68,9 +68,12 @@ final class StepTimeModel {
     private static final Map<String, Double> OPTIMIZER_TRAFFIC = Map.of(
             "adamw", 28.0, "adamw8bit", 18.0, "came", 32.0, "came8bit", 22.0, "adafactor", 20.0, "sgd", 16.0);
     /**
-     * Beyond one node the all-reduce runs over the network: one InfiniBand port per GPU in the reference clusters of
-     * each generation (DGX-1/DGX-2: 100 Gb/s EDR; DGX A100: 200 Gb/s HDR; DGX H100 and Blackwell: 400 Gb/s NDR), of
-     * which a hierarchical ring's bus bandwidth reaches about 0.8, as it does of NVLink inside a node.
+     * Beyond one node the all-reduce runs over the network, priced at one InfiniBand port's rate per GPU in the
+     * reference clusters of each generation (DGX-1/DGX-2: 100 Gb/s EDR; DGX A100: 200 Gb/s HDR; DGX H100 and
+     * Blackwell: 400 Gb/s NDR) at 0.8 of its line rate: what a ring that crosses a port at every hop carries. NCCL's
+     * rings on a node with a port per GPU cross through all of them at once and can reach several times that (capped
+     * by NVLink); clusters with fewer ports, or shared, fall short. The two multi-node rows of the published set whose
+     * GPU work is priced close (X01, M45l) sit between: docs/ESTIMATOR.md, "All-reduce".
      */
     static double interNodeAllreduceGbps(String architecture) {
         double lineGbps = switch (architecture) {
