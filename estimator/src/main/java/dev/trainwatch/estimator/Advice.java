@@ -212,12 +212,17 @@ final class Advice {
             notes.add("pure " + r.precision + ": parameters, gradients and optimizer state in " + r.precision
                     + " with no fp32 master copy (small updates can round away)");
         }
-        if (!r.compiled() && r.arch.eagerShare() < 1) {
-            notes.add(String.format(Locale.ROOT, "eager PyTorch on %s (%s) is priced at %.0f%% of its datasheet rates, as the"
-                    + " published eager runs on Hopper measured (Open-Sora, OpenDiT, all on ColossalAI; another eager stack measured"
-                    + " an H100 1.56x an A100); --kernels compiled prices the full rates, and --from-run anchors on a run"
-                    + " you observed", r.gpu.id(), r.gpu.architecture(),
-                    100 * r.arch.eagerShare()));
+        if (r.eagerShare() < 1) {
+            notes.add(r.weights.equals("mixed")
+                    ? String.format(Locale.ROOT, "eager PyTorch with half parameters and fp32 master weights on %s (%s) is"
+                            + " priced at %.0f%% of its datasheet rates, as the published eager runs of that regime on"
+                            + " Hopper measured (Open-Sora and OpenDiT on ColossalAI's booster); --kernels compiled prices"
+                            + " the full rates, and --from-run anchors on a run you observed", r.gpu.id(),
+                            r.gpu.architecture(), 100 * r.eagerShare())
+                    : String.format(Locale.ROOT, "eager PyTorch on %s (%s) is priced at %.0f%% of its datasheet rates, as"
+                            + " the one published A100/H100 pair of an eager autocast stack measured (the H100 1.56x the"
+                            + " A100); --kernels compiled prices the full rates, and --from-run anchors on a run you"
+                            + " observed", r.gpu.id(), r.gpu.architecture(), 100 * r.eagerShare()));
         }
         if (r.zero > 0 && r.gpus == 1) {
             notes.add("ZeRO shards over data-parallel ranks; with one GPU it saves nothing");

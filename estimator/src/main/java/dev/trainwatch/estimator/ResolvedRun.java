@@ -204,6 +204,18 @@ final class ResolvedRun {
         return kernels.equals("compiled");
     }
 
+    /**
+     * The share of the priced rate this run's operations reach: 1 when compiled; else the architecture's eager share,
+     * the one measured on ColossalAI's booster for half parameters with fp32 master weights ({@code mixed}).
+     */
+    double eagerShare() {
+        if (compiled()) {
+            return 1;
+        }
+        double share = weights.equals("mixed") ? arch.mixedEagerShare() : arch.eagerShare();
+        return share > 0 && share < 1 ? share : 1;
+    }
+
     boolean materialisesScores() {
         return attention.equals("math") && plan.stream().anyMatch(layer -> layer.attentionScoresPerSample() > 0);
     }

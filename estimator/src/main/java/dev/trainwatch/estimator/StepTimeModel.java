@@ -67,13 +67,24 @@ final class StepTimeModel {
     /** Optimizer step traffic per trainable parameter (fused, memory-bound). */
     private static final Map<String, Double> OPTIMIZER_TRAFFIC = Map.of(
             "adamw", 28.0, "adamw8bit", 18.0, "came", 32.0, "came8bit", 22.0, "adafactor", 20.0, "sgd", 16.0);
-    /** Beyond one node the all-reduce runs over the network. */
-    private static final double INTER_NODE_ALLREDUCE_GBPS = 10;
     /**
-     * Hopper and Blackwell clusters are built with 400 Gb/s (NDR) InfiniBand per GPU, twice the 200 Gb/s (HDR) of
-     * A100 clusters.
+     * Beyond one node the all-reduce runs over the network, priced at one InfiniBand port's rate per GPU in the
+     * reference clusters of each generation (DGX-1/DGX-2: 100 Gb/s EDR; DGX A100: 200 Gb/s HDR; DGX H100 and
+     * Blackwell: 400 Gb/s NDR) at 0.8 of its line rate: what a ring that crosses a port at every hop carries. NCCL's
+     * rings on a node with a port per GPU cross through all of them at once and can reach several times that (capped
+     * by NVLink); clusters with fewer ports, or shared, fall short. The two multi-node rows of the published set whose
+     * GPU work is priced close (X01, M45l) sit between: docs/ESTIMATOR.md, "All-reduce".
      */
-    private static final double INTER_NODE_ALLREDUCE_GBPS_NDR = 25;
+    static double interNodeAllreduceGbps(String architecture) {
+        double lineGbps = switch (architecture) {
+            case "hopper", "blackwell" -> 400;
+            case "ampere", "ada" -> 200;
+            default -> 100;
+        };
+        return INTER_NODE_EFFICIENCY * lineGbps / 8;
+    }
+
+    static final double INTER_NODE_EFFICIENCY = 0.8;
     private static final int GPUS_PER_NODE = 8;
 
     private StepTimeModel() {
@@ -241,9 +252,10 @@ final class StepTimeModel {
         operations.putAll(t);
         operations.remove("compute");
         operations.remove("memory_bound");
-        if (!r.compiled() && r.arch.eagerShare() > 0 && r.arch.eagerShare() < 1) {
-            t.replaceAll((k, v) -> v / r.arch.eagerShare());
-            operations.replaceAll((k, v) -> v / r.arch.eagerShare());
+        double eagerShare = r.eagerShare();
+        if (eagerShare < 1) {
+            t.replaceAll((k, v) -> v / eagerShare);
+            operations.replaceAll((k, v) -> v / eagerShare);
         }
         int shards = r.zero >= 1 && r.gpus > 1 ? r.gpus : 1;
         t.put("optimizer", r.trainableParams() * OPTIMIZER_TRAFFIC.get(r.optimizer) / shards / hw.bandwidth);
@@ -252,7 +264,7 @@ final class StepTimeModel {
         }
         if (r.gpus > 1) {
             double backward = r.accumulation * (gemms * 2 / 3 + attention * 0.7 + elementwise * 2 / 3)
-                    / (r.compiled() ? 1 : r.arch.eagerShare());
+                    / eagerShare;
             t.put("allreduce", exposedAllreduce(r, backward));
         }
         for (String k : new String[] {"optimizer", "ema", "allreduce"}) {
@@ -355,8 +367,7 @@ final class StepTimeModel {
      */
     private static double exposedAllreduce(ResolvedRun r, double backwardSeconds) {
         GpuInfo g = r.gpu;
-        double interNode = g.architecture().equals("hopper") || g.architecture().equals("blackwell")
-                ? INTER_NODE_ALLREDUCE_GBPS_NDR : INTER_NODE_ALLREDUCE_GBPS;
+        double interNode = interNodeAllreduceGbps(g.architecture());
         double busbw = (r.gpus > GPUS_PER_NODE ? Math.min(g.allreduceGbps(), interNode) : g.allreduceGbps()) * 1e9;
         double gradBytes = r.weights.equals("fp32") || r.trainable.lora() ? 4.0 : 2.0;
         double ring = 2.0 * (r.gpus - 1) / r.gpus;

@@ -25,9 +25,9 @@ class ArchitectureComputeTest {
         // DiT-XL/2, 256 px, bf16, batch 64, checkpointing, precomputed latents (the A100-vs-H100 question).
         double a100 = run("dit-xl-2", "a100-80gb", 64, 256, "bf16").stepSeconds();
         double h100 = run("dit-xl-2", "h100-sxm", 64, 256, "bf16").stepSeconds();
-        // Eager PyTorch on Hopper reaches 0.4 of the priced rate (fitted on the 16 Hopper rows of the published set, where
-        // OpenDiT's eager DiT-XL/2 on an H800 runs about as fast per sample as fast-DiT on an A100): about the same.
-        assertThat(a100 / h100).isBetween(0.7, 1.6);
+        // Eager PyTorch under autocast (DiT's, fast-DiT's, accelerate's regime) reaches about two thirds of the priced
+        // rate on Hopper (the one published A100/H100 pair of such a stack): the H100 is faster, by less than its peak.
+        assertThat(a100 / h100).isBetween(1.1, 2.0);
         // Compiled (fused element-wise work, the datasheet rates) the H100 is more than twice as fast.
         RunSpec compiled = new RunSpec("dit-xl-2", "h100-sxm", 1, 64, 256, null, null, null, "bf16", "adamw",
                 false, false, "precomputed", 0, "flash", null, null).withPhysics("compiled", null, null, null, null, null);
@@ -39,6 +39,31 @@ class ArchitectureComputeTest {
         assertThat(speedup).isBetween(1.6, 3.2);
         // None of the bundled cards overrides the shared GEMM share.
         assertThat(estimator.gpus()).allSatisfy(g -> assertThat(g.efficiency()).isZero());
+    }
+
+    @Test
+    void theColossalAiShareOfHopperAppliesToHalfParametersWithMasterWeightsOnlyAndNeverToCompiledRuns() {
+        // The published eager Hopper steps all ran on ColossalAI's booster (half parameters, fp32 master weights): the
+        // share fitted on them prices that regime; an autocast run on the same card is priced at the autocast share.
+        RunSpec autocast = new RunSpec("dit-xl-2", "h800-sxm", 8, 128, 256, null, null, null, "bf16", "adamw", false,
+                true, "online", 2, "flash", null, null);
+        RunSpec colossal = autocast.withRegime(null, null, "mixed", null, null, null);
+        Estimate a = estimator.estimate(autocast);
+        Estimate c = estimator.estimate(colossal);
+        double gpuWorkA = a.stepSeconds() - a.stepOperations().get("optimizer") - a.stepOperations().get("ema")
+                - a.stepOperations().get("allreduce");
+        double gpuWorkC = c.stepSeconds() - c.stepOperations().get("optimizer") - c.stepOperations().get("ema")
+                - c.stepOperations().get("allreduce");
+        // Same operations (mixed weights change the element-wise traffic a little): the ratio is about 0.67 / 0.42.
+        assertThat(gpuWorkC / gpuWorkA).isBetween(1.3, 1.8);
+        assertThat(c.notes()).anyMatch(n -> n.contains("ColossalAI") && n.contains("42%"));
+        assertThat(a.notes()).anyMatch(n -> n.contains("67%"));
+        // On Ampere neither share applies, and compiled runs get the datasheet rates on every architecture.
+        Estimate ampere = estimator.estimate(colossal.onHardware("a100-80gb", null, null));
+        assertThat(ampere.notes()).noneMatch(n -> n.contains("of its datasheet rates"));
+        Estimate compiled = estimator.estimate(colossal.withPhysics("compiled", null, null, null, null, null));
+        assertThat(compiled.notes()).noneMatch(n -> n.contains("of its datasheet rates"));
+        assertThat(compiled.stepSeconds()).isLessThan(c.stepSeconds() / 2);
     }
 
     @Test

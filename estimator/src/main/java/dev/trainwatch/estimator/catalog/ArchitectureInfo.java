@@ -11,11 +11,15 @@ package dev.trainwatch.estimator.catalog;
  *                      xformers/cutlass) can reach: 1 up to Ada; about half on Hopper and Blackwell, whose full rate
  *                      needs warpgroup MMAs (FlashAttention-3 paper: FlashAttention-2 reaches 35% of an H100's peak
  *                      against 70% of an A100's)
- * @param eagerShare    the share of the priced rate (GEMMs, attention, element-wise, encoders, optimizer) that eager
- *                      PyTorch training reaches on this architecture: 1 up to Ada; fitted on the Hopper rows of the
- *                      published set, where eager DiT, STDiT and MMDiT steps run 2–3x slower than their operations
- *                      priced at the datasheet rates (docs/ESTIMATOR.md says what is known of why); not applied to
- *                      {@code --kernels compiled}
+ * @param eagerShare    the share of the priced rate (GEMMs, attention, element-wise, encoders) that eager PyTorch
+ *                      training with fp32 parameters under autocast (torch AMP, accelerate) reaches on this
+ *                      architecture: 1 up to Ada; on Hopper read from the one published A100/H100 pair of such a stack
+ *                      (docs/ESTIMATOR.md, "Eager on Hopper"); not applied to {@code --kernels compiled}
+ * @param mixedEagerShare the same share for eager runs with half parameters and fp32 master weights ({@code --weights
+ *                      mixed}: ColossalAI's booster, which every published eager Hopper step of the set ran on, where
+ *                      DiT, STDiT and MMDiT steps take 2–3x their operations at the datasheet rates); fitted on those
+ *                      rows; equal to {@code eagerShare} where the catalog gives none
  */
-public record ArchitectureInfo(String name, int tileM, int tileN, double mmaSyncShare, double eagerShare) {
+public record ArchitectureInfo(String name, int tileM, int tileN, double mmaSyncShare, double eagerShare,
+        double mixedEagerShare) {
 }

@@ -96,9 +96,10 @@ public final class Catalog {
             section.fields().forEachRemaining(entry -> {
                 if (!entry.getKey().startsWith("_")) {
                     JsonNode a = entry.getValue();
+                    double eager = a.has("eager_share") ? a.get("eager_share").asDouble() : 1.0;
                     out.put(entry.getKey(), new ArchitectureInfo(entry.getKey(), a.get("tile_m").asInt(),
-                            a.get("tile_n").asInt(), a.get("mma_sync_share").asDouble(),
-                            a.has("eager_share") ? a.get("eager_share").asDouble() : 1.0));
+                            a.get("tile_n").asInt(), a.get("mma_sync_share").asDouble(), eager,
+                            a.has("mixed_eager_share") ? a.get("mixed_eager_share").asDouble() : eager));
                 }
             });
             return out;
