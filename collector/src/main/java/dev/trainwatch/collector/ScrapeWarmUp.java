@@ -45,9 +45,14 @@ public final class ScrapeWarmUp {
 
     /** Starts the warm-up on its own thread; returns at once. */
     public static Thread startInBackground() {
+        return startInBackground(ROUNDS);
+    }
+
+    /** The same with {@code rounds} simulated seconds (tests). */
+    static Thread startInBackground(int rounds) {
         Thread thread = new Thread(() -> {
             try {
-                run(ROUNDS);
+                run(rounds);
             } catch (RuntimeException | IOException | Error e) {
                 LOG.log(System.Logger.Level.DEBUG, "scrape warm-up stopped: " + e);
             }

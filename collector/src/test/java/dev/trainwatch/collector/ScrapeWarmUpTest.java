@@ -16,7 +16,7 @@ class ScrapeWarmUpTest {
     /** It runs on a daemon thread of its own and ends by itself. */
     @Test
     void theWarmUpEndsOnItsOwn() throws Exception {
-        Thread thread = ScrapeWarmUp.startInBackground();
+        Thread thread = ScrapeWarmUp.startInBackground(5);
         assertThat(thread.isDaemon()).isTrue();
         thread.join(120_000);
         assertThat(thread.isAlive()).isFalse();

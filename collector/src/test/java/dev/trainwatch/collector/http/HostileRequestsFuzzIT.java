@@ -35,7 +35,7 @@ import org.junit.jupiter.api.Test;
  * checks that every answer is a deliberate 4xx (never a 5xx), and that afterwards the collector still does its job:
  * a good batch is applied, /healthz answers, the scrape is well-formed. The seed is fixed so a failure reproduces.
  */
-class HostileRequestsFuzzTest {
+class HostileRequestsFuzzIT {
 
     static final int REQUESTS = Integer.getInteger("trainwatch.fuzzRequests", 10_240);
     static final long SEED = 20_261_122L;
