@@ -84,11 +84,68 @@ public final class DataStarvationDetector implements Detector {
         NewestWait wait = byRank.size() >= 2 ? byRank.get(worst)
                 : newestWait(steps, from, s.minStepReports(), span);
         if (wait != null) {
-            return holds(wait, active)
-                    ? Optional.of(fromLog(run, wait).withSustain(s.newestSustain()))
-                    : Optional.empty();
+            if (holds(wait, active)) {
+                return Optional.of(fromLog(run, wait).withSustain(s.newestSustain()));
+            }
+            return active || byRank.size() >= 2 ? Optional.empty() : confirmedByGpus(run, from);
         }
         return fromUtilization(run, from, active, reports);
+    }
+
+    /**
+     * The newest report alone, when the GPUs say the same: it waits above the warning share, the run's GPUs show
+     * idle gaps through its steps and go on showing them for {@code gpuConfirm} after it was written, and did not
+     * before its steps. A run that turns starved is then named one report after the fault plus a few seconds,
+     * however seldom a slowed-down log reports (a log printed every 5 steps of 4 s reports every 20 s). One long wait
+     * (an epoch boundary re-spawning the DataLoader workers, a cold shard) is one report too, but the GPUs are busy
+     * again once it was written, so it raises nothing.
+     */
+    private Optional<Finding> confirmedByGpus(RunContext run, double from) {
+        StepSeries steps = run.steps();
+        NewestWait newest = newestWait(steps, from, 1, 0);
+        if (newest == null || !(newest.medianReport() > s.waitWarningRatio()) || steps.size() == 0) {
+            return Optional.empty();
+        }
+        int last = steps.size() - 1;
+        double writtenAt = steps.ts(last);
+        double confirm = s.gpuConfirm().toMillis() / 1000.0;
+        if (run.now() - writtenAt < confirm) {
+            return Optional.empty();
+        }
+        double spanStart = writtenAt - steps.timeS(last) * Math.max(1, steps.intervalSteps(last));
+        double during = gappyShare(run, spanStart, writtenAt);
+        double after = gappyShare(run, writtenAt, run.now());
+        double before = gappyShare(run, from, spanStart);
+        double needed = s.idleGapPollShare();
+        if (!(during >= needed && after >= needed) || !(before < needed / 2 || Double.isNaN(before))) {
+            return Optional.empty();
+        }
+        Finding f = fromLog(run, newest);
+        Map<String, Object> evidence = new LinkedHashMap<>(f.evidence());
+        evidence.put("polls_with_idle_gaps_since_report_ratio", Texts.round(after, 3));
+        evidence.put("seconds_since_report", Texts.round(run.now() - writtenAt, 1));
+        return Optional.of(new Finding(f.severity(), f.message() + String.format(Locale.ROOT,
+                "; the GPUs have idled between steps since (%s of polls in the last %s)", Texts.pct(after),
+                Texts.secs(run.now() - writtenAt)), evidence, f.suggestion()).withSustain(s.newestSustain()));
+    }
+
+    /** The share of the run's GPU polls in [from, to) whose buffered samples show an idle gap; NaN without any. */
+    private double gappyShare(RunContext run, double from, double to) {
+        int polls = 0;
+        int gappy = 0;
+        for (GpuSeries g : run.gpus()) {
+            for (int i = g.firstIndexAtOrAfter(from); i < g.size() && g.ts(i) < to; i++) {
+                double idle = g.idleFraction(i);
+                if (Double.isNaN(idle)) {
+                    continue;
+                }
+                polls++;
+                if (idle >= s.idleGapFraction()) {
+                    gappy++;
+                }
+            }
+        }
+        return polls == 0 ? Double.NaN : (double) gappy / polls;
     }
 
     /**

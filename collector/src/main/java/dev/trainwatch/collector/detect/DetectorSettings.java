@@ -105,14 +105,17 @@ public record DetectorSettings(
      *                            report is one step), whose median report must be above the threshold too
      * @param newestSustain       sustain of a finding read from the newest reports (they already span their
      *                            time); the utilisation route keeps {@code hysteresis}' sustain
+     * @param gpuConfirm          the newest report alone is enough when the GPUs confirm it: idle gaps through
+     *                            its steps, for at least this long since it was written (the wait goes on, it
+     *                            was not one long wait), and not before its steps (the gaps are new)
      */
     public record DataStarvation(Duration window, double waitWarningRatio, double waitCriticalRatio,
                                  double waitClearRatio, double idleGapFraction, double idleGapPollShare,
                                  double slowStepRatio, int minStepReports, Duration newestSpan,
-                                 Duration newestSustain, Hysteresis hysteresis) {
+                                 Duration newestSustain, Duration gpuConfirm, Hysteresis hysteresis) {
         public static DataStarvation defaults() {
             return new DataStarvation(Duration.ofMinutes(5), 0.30, 0.60, 0.20, 0.20, 0.50, 1.3, 2,
-                    Duration.ofSeconds(30), Duration.ZERO,
+                    Duration.ofSeconds(30), Duration.ZERO, Duration.ofSeconds(8),
                     new Hysteresis(Duration.ofSeconds(60), Duration.ofMinutes(3)));
         }
     }

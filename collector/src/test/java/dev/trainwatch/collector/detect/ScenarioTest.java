@@ -109,19 +109,23 @@ class ScenarioTest {
     /**
      * Issue 24: a run healthy for six minutes that turns starved was named 145–191 s later (a five-minute share
      * diluted by the healthy reports, then a 60 s sustain), and its message quoted the healthy 1.02 s step. The
-     * newest reports decide now: named at the second starved report, quoting the steps of now.
+     * newest reports decide now: named at the first starved report once the GPUs have idled between steps for 8 s
+     * after it (it was not one long wait) and did not before it, quoting the steps of now.
      */
     @Test
-    void aRunThatTurnsStarvedAfterHealthyHistoryIsNamedAtItsSecondStarvedReport() {
+    void aRunThatTurnsStarvedAfterHealthyHistoryIsNamedAtItsFirstStarvedReportConfirmedByTheGpus() {
         Result pixart = play("pixart-starved-after-healthy");
-        assertThat(pixart.latency(AnomalyKind.DATA_STARVATION)).isLessThanOrEqualTo(2 * 20 + 1);
+        assertThat(pixart.latency(AnomalyKind.DATA_STARVATION)).isLessThanOrEqualTo(20 + 8 + 1);
         Transition p = pixart.raised(AnomalyKind.DATA_STARVATION).get(0);
         assertThat(p.severity()).isEqualTo(Severity.CRITICAL);
         assertThat(p.message()).contains("70% of each 4.00 s step").doesNotContain("1.02 s");
         assertThat(p.anomaly().evidence()).containsEntry("step_seconds", 4.0).containsEntry("data_wait_ratio", 0.7);
 
+        assertThat(p.message()).contains("the GPUs have idled between steps since");
+        assertThat(p.anomaly().evidence()).containsKey("polls_with_idle_gaps_since_report_ratio");
+
         Result sana = play("sana-starved-after-healthy");
-        assertThat(sana.latency(AnomalyKind.DATA_STARVATION)).isLessThanOrEqualTo(2 * 28 + 1);
+        assertThat(sana.latency(AnomalyKind.DATA_STARVATION)).isLessThanOrEqualTo(28 + 8 + 1);
         Transition t = sana.raised(AnomalyKind.DATA_STARVATION).get(0);
         assertThat(t.message()).contains("of each 5.65 s step").contains("data loading 65%");
         assertThat(t.suggestion()).contains("num_workers");
