@@ -31,8 +31,8 @@ fi
   --property="AmbientCapabilities=CAP_SYS_PTRACE CAP_DAC_READ_SEARCH" \
   --property=Restart=on-failure \
   --setenv=MALLOC_ARENA_MAX=2 \
-  /usr/bin/java -Xms8m -Xmx32m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 -Xss512k \
-    -XX:ReservedCodeCacheSize=16m -XX:MaxMetaspaceSize=64m -XX:-UsePerfData \
+  /usr/bin/java -Xms8m -Xmx32m -Xmn1m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 -Xss512k \
+    -XX:ReservedCodeCacheSize=16m -XX:MaxMetaspaceSize=64m -XX:-UsePerfData -XX:+IgnoreUnrecognizedVMOptions -XX:TrimNativeHeapInterval=30000 \
     -jar "$TRAINWATCH_JAR" agent \
     --collector "$TRAINWATCH_COLLECTOR" \
     --run-id "$SLURM_JOB_ID" \

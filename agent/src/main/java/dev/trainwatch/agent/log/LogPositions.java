@@ -1,13 +1,16 @@
 package dev.trainwatch.agent.log;
 
-import com.fasterxml.jackson.core.type.TypeReference;
-import dev.trainwatch.protocol.Json;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import dev.trainwatch.protocol.JsonStreams;
+import dev.trainwatch.protocol.WireWriter;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -20,7 +23,9 @@ import java.util.Map;
  *
  * <p>Written to a temporary name and renamed: a crash leaves the previous or the new content, never a mix. A file
  * that cannot be read or parsed is one line and an empty start (the log's recent past is read again, as before this
- * file existed). Thread-safe.
+ * file existed). Read with jackson-core's streaming parser and written with {@link WireWriter} (the JSON the wire
+ * codec wrote for these records before, snake_case, nulls left out): the agent loads no jackson-databind.
+ * Thread-safe.
  */
 public final class LogPositions {
 
@@ -67,7 +72,7 @@ public final class LogPositions {
     public synchronized List<FileState> load() {
         try {
             byte[] bytes = Files.readAllBytes(file);
-            List<FileState> states = Json.MAPPER.readValue(bytes, new TypeReference<List<FileState>>() { });
+            List<FileState> states = parse(bytes);
             List<FileState> valid = new ArrayList<>();
             for (FileState s : states) {
                 if (s != null && s.fileKey() != null && s.position() >= 0) {
@@ -99,7 +104,7 @@ public final class LogPositions {
         }
         Path temp = file.resolveSibling("." + FILE_NAME + ".tmp");
         try {
-            Files.write(temp, Json.MAPPER.writeValueAsBytes(kept));
+            Files.write(temp, toJson(kept));
             Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             lastWritten = List.copyOf(kept);
             if (lastProblem != null) {
@@ -115,6 +120,143 @@ public final class LogPositions {
             }
             lastProblem = problem;
             return false;
+        }
+    }
+
+    /** The states as JSON: an array of objects with the records' fields in snake_case, nulls left out. */
+    static byte[] toJson(List<FileState> states) {
+        List<Object> out = new ArrayList<>(states.size());
+        for (FileState s : states) {
+            if (s == null) {
+                out.add(null);
+                continue;
+            }
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("file_key", s.fileKey());
+            m.put("head", s.head());
+            m.put("path", s.path());
+            m.put("position", s.position());
+            m.put("mid_line", s.midLine());
+            m.put("stretch", s.stretch());
+            if (s.ranks() != null) {
+                List<Object> ranks = new ArrayList<>(s.ranks().size());
+                for (RankStep r : s.ranks()) {
+                    if (r == null) {
+                        ranks.add(null);
+                    } else {
+                        Map<String, Object> rm = new LinkedHashMap<>();
+                        rm.put("rank", r.rank());
+                        rm.put("step", r.step());
+                        rm.put("ts", r.ts());
+                        ranks.add(rm);
+                    }
+                }
+                m.put("ranks", ranks);
+            }
+            m.put("updated", s.updated());
+            out.add(m);
+        }
+        return WireWriter.toBytes(out);
+    }
+
+    /** Parses what {@link #toJson} wrote (unknown fields are skipped; a missing number is 0, a missing flag false). */
+    static List<FileState> parse(byte[] bytes) throws IOException {
+        try (JsonParser p = JsonStreams.FACTORY.createParser(bytes)) {
+            expect(p, p.nextToken(), JsonToken.START_ARRAY, "an array");
+            List<FileState> states = new ArrayList<>();
+            JsonToken t;
+            while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
+                if (t == JsonToken.VALUE_NULL) {
+                    states.add(null);
+                    continue;
+                }
+                expect(p, t, JsonToken.START_OBJECT, "an object");
+                String fileKey = null;
+                String head = null;
+                String path = null;
+                long position = 0;
+                boolean midLine = false;
+                int stretch = 0;
+                List<RankStep> ranks = null;
+                long updated = 0;
+                while (p.nextToken() == JsonToken.FIELD_NAME) {
+                    String name = p.currentName();
+                    JsonToken v = p.nextToken();
+                    switch (name) {
+                        case "file_key" -> fileKey = text(p, v);
+                        case "head" -> head = text(p, v);
+                        case "path" -> path = text(p, v);
+                        case "position" -> position = number(p, v).longValue();
+                        case "mid_line" -> midLine = flag(p, v);
+                        case "stretch" -> stretch = number(p, v).intValue();
+                        case "ranks" -> ranks = rankSteps(p, v);
+                        case "updated" -> updated = number(p, v).longValue();
+                        default -> p.skipChildren();
+                    }
+                }
+                expect(p, p.currentToken(), JsonToken.END_OBJECT, "a field name");
+                states.add(new FileState(fileKey, head, path, position, midLine, stretch, ranks, updated));
+            }
+            if (p.nextToken() != null) {
+                throw new IOException("more after the array");
+            }
+            return states;
+        }
+    }
+
+    private static List<RankStep> rankSteps(JsonParser p, JsonToken t) throws IOException {
+        if (t == JsonToken.VALUE_NULL) {
+            return null;
+        }
+        expect(p, t, JsonToken.START_ARRAY, "an array of ranks");
+        List<RankStep> out = new ArrayList<>();
+        while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
+            expect(p, t, JsonToken.START_OBJECT, "a rank object");
+            int rank = 0;
+            long step = 0;
+            double ts = 0;
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String name = p.currentName();
+                JsonToken v = p.nextToken();
+                switch (name) {
+                    case "rank" -> rank = number(p, v).intValue();
+                    case "step" -> step = number(p, v).longValue();
+                    case "ts" -> ts = number(p, v).doubleValue();
+                    default -> p.skipChildren();
+                }
+            }
+            expect(p, p.currentToken(), JsonToken.END_OBJECT, "a field name");
+            out.add(new RankStep(rank, step, ts));
+        }
+        return out;
+    }
+
+    private static String text(JsonParser p, JsonToken t) throws IOException {
+        if (t == JsonToken.VALUE_NULL) {
+            return null;
+        }
+        expect(p, t, JsonToken.VALUE_STRING, "a string");
+        return p.getText();
+    }
+
+    private static Number number(JsonParser p, JsonToken t) throws IOException {
+        if (t != JsonToken.VALUE_NUMBER_INT && t != JsonToken.VALUE_NUMBER_FLOAT) {
+            throw new IOException("expected a number for " + p.currentName() + ", found " + t);
+        }
+        return p.getNumberValue();
+    }
+
+    private static boolean flag(JsonParser p, JsonToken t) throws IOException {
+        if (t != JsonToken.VALUE_TRUE && t != JsonToken.VALUE_FALSE) {
+            throw new IOException("expected true or false for " + p.currentName() + ", found " + t);
+        }
+        return t == JsonToken.VALUE_TRUE;
+    }
+
+    private static void expect(JsonParser p, JsonToken t, JsonToken wanted, String what) throws IOException {
+        if (t != wanted) {
+            throw new IOException("expected " + what + " at " + p.currentLocation().getCharOffset() + ", found "
+                    + (t == null ? "the end" : t.asString() != null ? t.asString() : t.toString()));
         }
     }
 

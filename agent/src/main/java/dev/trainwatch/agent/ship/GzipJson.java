@@ -1,9 +1,6 @@
 package dev.trainwatch.agent.ship;
 
-import dev.trainwatch.protocol.Json;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import dev.trainwatch.protocol.WireWriter;
 import java.util.Arrays;
 import java.util.zip.CRC32;
 import java.util.zip.Deflater;
@@ -13,6 +10,7 @@ import java.util.zip.Deflater;
  * A new {@code GZIPOutputStream} per batch allocates and frees zlib's state (about 270 KB of native memory) and its
  * buffers every second; over days that churn fragments the C heap, and the setup is most of the cost of compressing a
  * batch of a few kilobytes. Fastest compression level: the agent's CPU is what the node pays, the bytes cross a LAN.
+ * The JSON is written by {@link WireWriter} (the wire codec's bytes without loading jackson-databind).
  *
  * <p>Not thread-safe: one encoder per thread ({@link Payload} keeps one per thread that builds payloads).
  */
@@ -24,18 +22,13 @@ final class GzipJson {
 
     private final Deflater deflater = new Deflater(Deflater.BEST_SPEED, true);
     private final CRC32 crc = new CRC32();
-    private Buffer json = new Buffer();
+    private WireWriter json = new WireWriter();
     private byte[] out = new byte[8192];
 
-    /** The value as gzip JSON with the wire codec. */
+    /** The value as gzip JSON, as the wire codec writes it. */
     byte[] encode(Object value) {
-        try {
-            json.reset();
-            Json.MAPPER.writeValue(json, value);
-        } catch (IOException e) {
-            // Serialising records to memory cannot fail for I/O reasons; a failure here is a bug.
-            throw new UncheckedIOException(e);
-        }
+        json.reset();
+        json.value(value);
         byte[] src = json.array();
         int length = json.size();
         crc.reset();
@@ -60,7 +53,7 @@ final class GzipJson {
             out = new byte[8192];
         }
         if (src.length > KEEP_BYTES) {
-            json = new Buffer();
+            json = new WireWriter();
         }
         return result;
     }
@@ -76,16 +69,5 @@ final class GzipJson {
         out[at + 1] = (byte) (v >>> 8);
         out[at + 2] = (byte) (v >>> 16);
         out[at + 3] = (byte) (v >>> 24);
-    }
-
-    /** A byte array stream whose array is read in place. */
-    private static final class Buffer extends ByteArrayOutputStream {
-        Buffer() {
-            super(8192);
-        }
-
-        byte[] array() {
-            return buf;
-        }
     }
 }

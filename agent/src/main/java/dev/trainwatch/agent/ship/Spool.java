@@ -1,6 +1,8 @@
 package dev.trainwatch.agent.ship;
 
-import dev.trainwatch.protocol.Json;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import dev.trainwatch.protocol.JsonStreams;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -258,8 +260,17 @@ public final class Spool {
 
     /** A body is replayed only when it is a complete gzip stream of one JSON value. */
     static void checkBody(byte[] body) throws IOException {
-        try (InputStream in = new LimitedInput(new GZIPInputStream(new ByteArrayInputStream(body)), MAX_BODY_BYTES)) {
-            Json.MAPPER.readTree(in);
+        try (InputStream in = new LimitedInput(new GZIPInputStream(new ByteArrayInputStream(body)), MAX_BODY_BYTES);
+             JsonParser parser = JsonStreams.FACTORY.createParser(in)) {
+            // One JSON value and nothing after it, read token by token (jackson-core alone, no tree).
+            if (parser.nextToken() == null) {
+                throw new IOException("not JSON (no value)");
+            }
+            parser.skipChildren();
+            JsonToken trailing = parser.nextToken();
+            if (trailing != null) {
+                throw new IOException("not JSON (more after the value: " + trailing + ")");
+            }
         } catch (java.util.zip.ZipException | java.io.EOFException e) {
             throw new IOException("not a complete gzip stream (" + e.getMessage() + ")");
         } catch (com.fasterxml.jackson.core.JacksonException e) {

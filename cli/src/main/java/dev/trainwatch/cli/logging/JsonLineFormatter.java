@@ -1,38 +1,35 @@
 package dev.trainwatch.cli.logging;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.trainwatch.protocol.WireWriter;
+import java.nio.charset.StandardCharsets;
 import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * One JSON object per line: {@code time} (RFC 3339, UTC), {@code level}, {@code component}, {@code message}, and
- * {@code error} and {@code repeated} when they apply — the fields log shippers (Loki, Elasticsearch) index.
+ * {@code error} and {@code repeated} when they apply — the fields log shippers (Loki, Elasticsearch) index. Written
+ * with {@link WireWriter} (the bytes Jackson wrote for it; a field that is null is left out): an agent logging JSON
+ * loads no jackson-databind.
  */
 final class JsonLineFormatter {
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private JsonLineFormatter() {}
 
     static String format(LogLine line) {
-        ObjectNode node = JSON.createObjectNode();
-        node.put("time", DateTimeFormatter.ISO_INSTANT.format(line.time().truncatedTo(ChronoUnit.MILLIS)));
-        node.put("level", line.level());
-        node.put("component", line.component());
-        node.put("message", line.message());
+        Map<String, Object> fields = new LinkedHashMap<>();
+        fields.put("time", DateTimeFormatter.ISO_INSTANT.format(line.time().truncatedTo(ChronoUnit.MILLIS)));
+        fields.put("level", line.level());
+        fields.put("component", line.component());
+        fields.put("message", line.message());
         if (line.error() != null) {
-            node.put("error", line.error());
+            fields.put("error", line.error());
         }
         if (line.repeated() > 0) {
-            node.put("repeated", line.repeated());
-            node.put("repeated_interval_seconds", RepeatLimiter.INTERVAL.toSeconds());
+            fields.put("repeated", line.repeated());
+            fields.put("repeated_interval_seconds", RepeatLimiter.INTERVAL.toSeconds());
         }
-        try {
-            return JSON.writeValueAsString(node);
-        } catch (JsonProcessingException e) {
-            // An ObjectNode of strings and numbers always serialises; keep the record rather than lose it.
-            return "{\"level\":\"ERROR\",\"message\":\"log record could not be encoded\"}";
-        }
+        return new String(WireWriter.toBytes(fields), StandardCharsets.UTF_8);
     }
 }
