@@ -27,6 +27,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The agent's loop against inputs that used to stop it: a log read that never returns, restarts, a bad spool. */
+@org.junit.jupiter.api.parallel.Execution(org.junit.jupiter.api.parallel.ExecutionMode.CONCURRENT) // waits for batches; no NVML, no shared state
 class AgentRobustnessTest {
 
     @TempDir

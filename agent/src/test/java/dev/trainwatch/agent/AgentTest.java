@@ -29,6 +29,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The agent's loop against a real HTTP collector stand-in that goes away and comes back. */
+@org.junit.jupiter.api.parallel.Execution(org.junit.jupiter.api.parallel.ExecutionMode.CONCURRENT) // waits for batches; no NVML, no shared state
 class AgentTest {
 
     @TempDir

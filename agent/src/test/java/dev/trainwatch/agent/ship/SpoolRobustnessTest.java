@@ -20,6 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
  * ended the delivery thread for good ("spool unreadable, giving up on it"), a 200 MB one ran the heap out, and a
  * directory that could not be written cost one ERROR line per shipment (or, at start, the agent itself).
  */
+@org.junit.jupiter.api.parallel.Isolated // watches process-wide log handlers
 class SpoolRobustnessTest {
 
     @TempDir
