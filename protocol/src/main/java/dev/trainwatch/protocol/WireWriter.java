@@ -1,8 +1,12 @@
 package dev.trainwatch.protocol;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.math.BigDecimal;
 import java.math.BigInteger;
-import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -10,11 +14,12 @@ import java.util.Map;
 /**
  * Writes the agent's records as compact UTF-8 JSON, byte for byte what {@link Json#MAPPER}'s
  * {@code writeValueAsBytes} gives for them (snake_case names in the records' order, {@code null} fields and
- * {@code null} map values left out, non-finite doubles as the strings {@code "NaN"}, {@code "Infinity"},
- * {@code "-Infinity"}, doubles as {@link Double#toString(double)}, strings escaped as Jackson escapes them), without
- * loading Jackson. The agent writes every batch with it: a JVM that loads jackson-databind to write a few KB a second
- * carries its ~380 classes, a reflective accessor class per record component and its serializer caches for its
- * whole life (docs/PERFORMANCE.md, "Agent: side by side").
+ * {@code null} map values left out), without loading jackson-databind: the records are walked here and written
+ * through jackson-core's {@link JsonGenerator}, the same writer the mapper uses, so escaping and numbers (non-finite
+ * doubles as the strings {@code "NaN"}, {@code "Infinity"}) are the mapper's by construction. The agent writes every
+ * batch with it: a JVM that loads jackson-databind to write a few KB a second carries its ~380 classes, a reflective
+ * accessor class per record component and its serializer caches for its whole life (docs/PERFORMANCE.md, "Agent:
+ * side by side").
  *
  * <p>A change to a record must be made here too: {@code WireWriterTest} compares this writer with the mapper on the
  * golden examples with every field set.
@@ -23,50 +28,66 @@ import java.util.Map;
  */
 public final class WireWriter {
 
-    private static final byte[] HEX = "0123456789ABCDEF".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-    private static final byte[] NULL = {'n', 'u', 'l', 'l'};
-    private static final byte[] TRUE = {'t', 'r', 'u', 'e'};
-    private static final byte[] FALSE = {'f', 'a', 'l', 's', 'e'};
+    /** A plain factory: the mapper's generator settings are jackson-core's defaults. Thread-safe. */
+    private static final JsonFactory FACTORY = JsonFactory.builder().build();
 
-    private byte[] buf;
-    private int size;
-    /** Whether the object or array being written has had a member yet (one bit per nesting level). */
-    private long firstBits;
-    private int depth;
+    /** The bytes written, read in place by {@link #array()} and {@link #size()}. */
+    private static final class Buffer extends ByteArrayOutputStream {
+        Buffer(int capacity) {
+            super(capacity);
+        }
+
+        byte[] bytes() {
+            return buf;
+        }
+    }
+
+    private final Buffer out;
+    private JsonGenerator gen;
 
     public WireWriter() {
         this(8192);
     }
 
     public WireWriter(int capacity) {
-        buf = new byte[Math.max(16, capacity)];
+        out = new Buffer(Math.max(16, capacity));
     }
 
     /** Forgets what was written; keeps the buffer. */
     public void reset() {
-        size = 0;
-        depth = 0;
-        firstBits = 0;
+        out.reset();
     }
 
     /** The buffer written so far (valid up to {@link #size()}); read in place, do not keep. */
     public byte[] array() {
-        return buf;
+        return out.bytes();
     }
 
     public int size() {
-        return size;
+        return out.size();
     }
 
     /** A copy of what was written. */
     public byte[] toByteArray() {
-        return Arrays.copyOf(buf, size);
+        return out.toByteArray();
     }
 
     /** Writes one value: a protocol record, a list of them, or a plain value (string, number, boolean, map, list). */
     public WireWriter value(Object v) {
+        try (JsonGenerator g = FACTORY.createGenerator(out)) {
+            gen = g;
+            write(v);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } finally {
+            gen = null;
+        }
+        return this;
+    }
+
+    private void write(Object v) throws IOException {
         if (v == null) {
-            raw(NULL);
+            writeNull();
         } else if (v instanceof AgentBatch b) {
             batch(b);
         } else if (v instanceof StepEvent s) {
@@ -84,33 +105,28 @@ public final class WireWriter {
         } else if (v instanceof Double d) {
             number(d.doubleValue());
         } else if (v instanceof Float f) {
-            float x = f;
-            if (Float.isNaN(x) || Float.isInfinite(x)) {
-                string(Float.toString(x));
-            } else {
-                ascii(Float.toString(x));
-            }
-        } else if (v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte
-                || v instanceof BigInteger) {
-            ascii(v.toString());
+            gen.writeNumber(f.floatValue());
+        } else if (v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte) {
+            gen.writeNumber(((Number) v).longValue());
+        } else if (v instanceof BigInteger i) {
+            gen.writeNumber(i);
         } else if (v instanceof BigDecimal d) {
-            ascii(d.toString());
+            gen.writeNumber(d);
         } else if (v instanceof Boolean b) {
-            raw(b ? TRUE : FALSE);
+            gen.writeBoolean(b);
         } else if (v instanceof Map<?, ?> m) {
             begin('{');
             for (Map.Entry<?, ?> e : m.entrySet()) {
                 if (e.getValue() != null) {
                     name(String.valueOf(e.getKey()));
-                    value(e.getValue());
+                    write(e.getValue());
                 }
             }
             end('}');
         } else if (v instanceof Collection<?> c) {
             begin('[');
             for (Object o : c) {
-                element();
-                value(o);
+                write(o);
             }
             end(']');
         } else if (v instanceof UtilizationWindow || v instanceof GpuProcess || v instanceof GpuActivity
@@ -120,10 +136,9 @@ public final class WireWriter {
         } else {
             throw new IllegalArgumentException("the wire writer does not write " + v.getClass().getName());
         }
-        return this;
     }
 
-    private void nested(Object v) {
+    private void nested(Object v) throws IOException {
         if (v instanceof UtilizationWindow w) {
             window(w);
         } else if (v instanceof GpuProcess p) {
@@ -147,7 +162,7 @@ public final class WireWriter {
 
     // ---------------------------------------------------------------------------------------------------- records
 
-    private void batch(AgentBatch b) {
+    private void batch(AgentBatch b) throws IOException {
         begin('{');
         field("host", b.host());
         field("agent_id", b.agentId());
@@ -157,9 +172,8 @@ public final class WireWriter {
             name("gpus");
             begin('[');
             for (GpuSample g : b.gpus()) {
-                element();
                 if (g == null) {
-                    raw(NULL);
+                    writeNull();
                 } else {
                     gpu(g);
                 }
@@ -170,9 +184,8 @@ public final class WireWriter {
             name("runs");
             begin('[');
             for (RunAttribution r : b.runs()) {
-                element();
                 if (r == null) {
-                    raw(NULL);
+                    writeNull();
                 } else {
                     run(r);
                 }
@@ -183,9 +196,8 @@ public final class WireWriter {
             name("events");
             begin('[');
             for (AgentEvent e : b.events()) {
-                element();
                 if (e == null) {
-                    raw(NULL);
+                    writeNull();
                 } else {
                     event(e);
                 }
@@ -204,7 +216,7 @@ public final class WireWriter {
         end('}');
     }
 
-    private void gpu(GpuSample g) {
+    private void gpu(GpuSample g) throws IOException {
         begin('{');
         name("ts");
         number(g.ts());
@@ -237,9 +249,8 @@ public final class WireWriter {
             name("processes");
             begin('[');
             for (GpuProcess p : g.processes()) {
-                element();
                 if (p == null) {
-                    raw(NULL);
+                    writeNull();
                 } else {
                     process(p);
                 }
@@ -254,7 +265,7 @@ public final class WireWriter {
         end('}');
     }
 
-    private void window(UtilizationWindow w) {
+    private void window(UtilizationWindow w) throws IOException {
         begin('{');
         name("count");
         number(w.count());
@@ -273,7 +284,7 @@ public final class WireWriter {
         end('}');
     }
 
-    private void process(GpuProcess p) {
+    private void process(GpuProcess p) throws IOException {
         begin('{');
         name("pid");
         number(p.pid());
@@ -283,7 +294,7 @@ public final class WireWriter {
         end('}');
     }
 
-    private void activity(GpuActivity a) {
+    private void activity(GpuActivity a) throws IOException {
         begin('{');
         field("window_seconds", a.windowSeconds());
         field("sm_active_ratio", a.smActiveRatio());
@@ -300,7 +311,7 @@ public final class WireWriter {
         end('}');
     }
 
-    private void run(RunAttribution r) {
+    private void run(RunAttribution r) throws IOException {
         begin('{');
         field("run_id", r.runId());
         field("pids", r.pids());
@@ -309,9 +320,8 @@ public final class WireWriter {
             name("ranks");
             begin('[');
             for (RankInfo k : r.ranks()) {
-                element();
                 if (k == null) {
-                    raw(NULL);
+                    writeNull();
                 } else {
                     rank(k);
                 }
@@ -328,7 +338,7 @@ public final class WireWriter {
         end('}');
     }
 
-    private void rank(RankInfo k) {
+    private void rank(RankInfo k) throws IOException {
         begin('{');
         name("pid");
         number(k.pid());
@@ -345,7 +355,7 @@ public final class WireWriter {
         end('}');
     }
 
-    private void event(AgentEvent e) {
+    private void event(AgentEvent e) throws IOException {
         begin('{');
         name("ts");
         number(e.ts());
@@ -365,7 +375,7 @@ public final class WireWriter {
         end('}');
     }
 
-    private void failure(RunFailure f) {
+    private void failure(RunFailure f) throws IOException {
         begin('{');
         field("cause", f.cause());
         field("summary", f.summary());
@@ -377,17 +387,17 @@ public final class WireWriter {
         end('}');
     }
 
-    private void ending(RunEnding e) {
+    private void ending(RunEnding e) throws IOException {
         begin('{');
         field("log", e.log());
         name("cause_in_log");
-        raw(e.causeInLog() ? TRUE : FALSE);
+        gen.writeBoolean(e.causeInLog());
         field("last_line", e.lastLine());
         field("outputs", e.outputs());
         end('}');
     }
 
-    private void health(AgentHealth h) {
+    private void health(AgentHealth h) throws IOException {
         begin('{');
         field("poll_duration_seconds", h.pollDurationSeconds());
         field("failed_reads", h.failedReads());
@@ -404,7 +414,7 @@ public final class WireWriter {
         end('}');
     }
 
-    private void hostMemory(HostMemory m) {
+    private void hostMemory(HostMemory m) throws IOException {
         begin('{');
         name("ts");
         number(m.ts());
@@ -416,7 +426,7 @@ public final class WireWriter {
         end('}');
     }
 
-    private void step(StepEvent s) {
+    private void step(StepEvent s) throws IOException {
         begin('{');
         field("step", s.step());
         field("time_s", s.timeS());
@@ -437,7 +447,7 @@ public final class WireWriter {
         end('}');
     }
 
-    private void spec(RunSpec s) {
+    private void spec(RunSpec s) throws IOException {
         begin('{');
         field("model", s.model());
         field("gpu", s.gpu());
@@ -471,7 +481,7 @@ public final class WireWriter {
         end('}');
     }
 
-    private void bucket(RunSpec.Bucket b) {
+    private void bucket(RunSpec.Bucket b) throws IOException {
         begin('{');
         field("height", b.height());
         field("width", b.width());
@@ -482,133 +492,51 @@ public final class WireWriter {
     }
 
     // ---------------------------------------------------------------------------------------------------- syntax
+    // jackson-core's generator writes the syntax, escaping and numbers exactly as the mapper does (it is the mapper's
+    // own writer); this class only walks the records.
 
     /** A member whose value is left out when null. */
-    private void field(String name, Object v) {
+    private void field(String name, Object v) throws IOException {
         if (v != null) {
             name(name);
-            value(v);
+            write(v);
         }
     }
 
-    private void begin(char c) {
-        if (depth == 63) {
-            throw new IllegalArgumentException("nested deeper than 63 levels");
-        }
-        put((byte) c);
-        depth++;
-        firstBits |= 1L << depth;
-    }
-
-    private void end(char c) {
-        firstBits &= ~(1L << depth);
-        depth--;
-        put((byte) c);
-    }
-
-    /** Before an array element: a comma unless it is the first. */
-    private void element() {
-        long bit = 1L << depth;
-        if ((firstBits & bit) != 0) {
-            firstBits &= ~bit;
+    private void begin(char c) throws IOException {
+        if (c == '{') {
+            gen.writeStartObject();
         } else {
-            put((byte) ',');
+            gen.writeStartArray();
         }
     }
 
-    private void name(String name) {
-        element();
-        string(name);
-        put((byte) ':');
-    }
-
-    private void number(long v) {
-        ascii(Long.toString(v));
-    }
-
-    private void number(double v) {
-        if (Double.isNaN(v) || Double.isInfinite(v)) {
-            string(Double.toString(v));
+    private void end(char c) throws IOException {
+        if (c == '}') {
+            gen.writeEndObject();
         } else {
-            ascii(Double.toString(v));
+            gen.writeEndArray();
         }
     }
 
-    private void raw(byte[] b) {
-        ensure(b.length);
-        System.arraycopy(b, 0, buf, size, b.length);
-        size += b.length;
+    private void name(String name) throws IOException {
+        gen.writeFieldName(name);
     }
 
-    private void ascii(String s) {
-        int n = s.length();
-        ensure(n);
-        for (int i = 0; i < n; i++) {
-            buf[size++] = (byte) s.charAt(i);
-        }
+    private void number(long v) throws IOException {
+        gen.writeNumber(v);
     }
 
-    /** A JSON string as Jackson's UTF-8 generator writes it. */
-    private void string(String s) {
-        int n = s.length();
-        ensure(n * 6 + 2);
-        byte[] b = buf;
-        int p = size;
-        b[p++] = '"';
-        for (int i = 0; i < n; i++) {
-            char c = s.charAt(i);
-            if (c < 0x80) {
-                if (c >= 0x20 && c != '"' && c != '\\') {
-                    b[p++] = (byte) c;
-                } else {
-                    b[p++] = '\\';
-                    switch (c) {
-                        case '"' -> b[p++] = '"';
-                        case '\\' -> b[p++] = '\\';
-                        case '\b' -> b[p++] = 'b';
-                        case '\t' -> b[p++] = 't';
-                        case '\n' -> b[p++] = 'n';
-                        case '\f' -> b[p++] = 'f';
-                        case '\r' -> b[p++] = 'r';
-                        default -> p = unicodeEscape(b, p, c);
-                    }
-                }
-            } else if (c < 0x800) {
-                b[p++] = (byte) (0xc0 | (c >> 6));
-                b[p++] = (byte) (0x80 | (c & 0x3f));
-            } else if (c >= 0xd800 && c <= 0xdfff) {
-                // Jackson escapes each half of a surrogate pair rather than combining them.
-                b[p++] = '\\';
-                p = unicodeEscape(b, p, c);
-            } else {
-                b[p++] = (byte) (0xe0 | (c >> 12));
-                b[p++] = (byte) (0x80 | ((c >> 6) & 0x3f));
-                b[p++] = (byte) (0x80 | (c & 0x3f));
-            }
-        }
-        b[p++] = '"';
-        size = p;
+    private void number(double v) throws IOException {
+        gen.writeNumber(v);
     }
 
-    /** {@code uXXXX} after a backslash already written. */
-    private static int unicodeEscape(byte[] b, int p, char c) {
-        b[p++] = 'u';
-        b[p++] = HEX[(c >> 12) & 0xf];
-        b[p++] = HEX[(c >> 8) & 0xf];
-        b[p++] = HEX[(c >> 4) & 0xf];
-        b[p++] = HEX[c & 0xf];
-        return p;
+    private void string(String s) throws IOException {
+        gen.writeString(s);
     }
 
-    private void put(byte c) {
-        ensure(1);
-        buf[size++] = c;
-    }
-
-    private void ensure(int more) {
-        if (size + more > buf.length) {
-            buf = Arrays.copyOf(buf, Math.max(size + more, buf.length * 2));
-        }
+    private void writeNull() throws IOException {
+        gen.writeNull();
     }
 
     /** For tests and callers that want a plain array: the value as compact JSON. */
