@@ -655,7 +655,7 @@ class OperationsIT {
         for (RecordingProxy.Batch b : bySeq.values()) {
             if (previous != null && b.seq() == previous.seq() + 1 && b.agentId().equals(previous.agentId())) {
                 double gap = b.sentAt() - previous.sentAt();
-                if (gap > (startedAt(node, previous.seq()) ? firstLimit : limit)) {
+                if (gap > (startedAt(previous.seq()) ? firstLimit : limit)) {
                     gaps.add(String.format(Locale.ROOT, "seq %d -> %d: %.2f s", previous.seq(), b.seq(), gap));
                 }
             }
@@ -668,7 +668,7 @@ class OperationsIT {
      * True for the first batch of an agent process: a started agent continues its sequence after the block its
      * previous process leased (AgentIdentity leases 1,000 at a time), so its first number is a block's first.
      */
-    static boolean startedAt(Node node, long seq) {
+    static boolean startedAt(long seq) {
         return seq % 1000 == 0;
     }
 

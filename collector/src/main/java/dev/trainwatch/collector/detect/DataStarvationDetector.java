@@ -103,10 +103,19 @@ public final class DataStarvationDetector implements Detector {
     private Optional<Finding> confirmedByGpus(RunContext run, double from) {
         StepSeries steps = run.steps();
         NewestWait newest = newestWait(steps, from, 1, 0);
-        if (newest == null || !(newest.medianReport() > s.waitWarningRatio()) || steps.size() == 0) {
+        if (newest == null || !(newest.medianReport() > s.waitWarningRatio())) {
             return Optional.empty();
         }
+        // The report newestWait read: the newest one that says how long it waited (a report without a data time,
+        // say a rank's line without the split, may have come after it).
         int last = steps.size() - 1;
+        while (last >= 0 && Double.isNaN(steps.dataTimeS(last)) && Double.isNaN(steps.lmTimeS(last))
+                && Double.isNaN(steps.vaeTimeS(last))) {
+            last--;
+        }
+        if (last < 0) {
+            return Optional.empty();
+        }
         double writtenAt = steps.ts(last);
         double confirm = s.gpuConfirm().toMillis() / 1000.0;
         if (run.now() - writtenAt < confirm) {
