@@ -24,6 +24,9 @@ class DemoCommandIT {
         try (TrainwatchProcess demo = TrainwatchProcess.start(dir, Map.of(), "demo", "--listen", "127.0.0.1:0",
                 "--speed", "10")) {
             URI page = demo.pageUri();
+            // The page's address can first show in the collector's log on stderr; stdout is flushed whole after it.
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> demo.stdout().contains("Ctrl-C stops"));
             assertThat(demo.stdout()).contains("SYNTHETIC");
             JsonNode first = demo.runs(page);
             assertThat(first).hasSize(4);
@@ -70,6 +73,8 @@ class DemoCommandIT {
         }
         try (TrainwatchProcess demo = TrainwatchProcess.start(dir, Map.of(), "demo", "--speed", "10")) {
             URI page = demo.pageUri();
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> demo.stdout().contains("Ctrl-C stops"));
             assertThat(page.getPort()).isNotEqualTo(9477);
             assertThat(demo.stdout()).contains("127.0.0.1:9477 is taken, so the demo listens on port " + page.getPort());
             assertThat(demo.runs(page)).hasSize(4);

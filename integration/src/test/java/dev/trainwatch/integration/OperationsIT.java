@@ -36,6 +36,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * Operations as an operator meets them (issue 19): real {@code trainwatch agent} and {@code trainwatch collector}
@@ -65,9 +67,11 @@ import org.junit.jupiter.api.io.TempDir;
  * anomaly on either run, and the GPU batches of a running agent are never more than two poll intervals apart; in
  * phase B no batch of either agent is lost.
  *
- * <p>CI runs {@value #DEFAULT_KILLS} kills of each (about three minutes), the run the issue asks for;
+ * <p>It runs beside the other integration tests (its processes mostly wait between kills; about 150 s of CPU in
+ * three to four minutes). CI runs {@value #DEFAULT_KILLS} kills of each, the run the issue asks for;
  * {@code -Dtrainwatch.ops.kills=N} sets another count.
  */
+@Execution(ExecutionMode.CONCURRENT)
 class OperationsIT {
 
     static final int DEFAULT_KILLS = 20;
@@ -347,6 +351,13 @@ class OperationsIT {
         }
     }
 
+    long started;
+
+    /** Seconds since the test started, for the progress lines. */
+    String t() {
+        return String.format(Locale.ROOT, "%6.1f s", (System.nanoTime() - started) / 1e9);
+    }
+
     static String javaBin() {
         return Path.of(System.getProperty("java.home"), "bin", "java").toString();
     }
@@ -468,6 +479,7 @@ class OperationsIT {
         if (!Files.exists(Path.of(FAKETIME_LIB))) {
             fail("libfaketime is missing: run `bash .ci/install-deps` (Debian package faketime)");
         }
+        started = System.nanoTime();
         System.out.printf(Locale.ROOT, "OperationsIT: %d kills of each%n", KILLS);
 
         collectorPort = PeerProcess.freePort();
@@ -525,11 +537,11 @@ class OperationsIT {
                 Thread.sleep(1500 + random.nextInt(2500));
                 Node n = random.nextBoolean() ? nodeA : nodeB;
                 boolean sigkill = random.nextBoolean();
-                System.out.printf(Locale.ROOT, "phase A: %s %s%n", sigkill ? "SIGKILL" : "SIGTERM", n.name);
+                System.out.printf(Locale.ROOT, "%s phase A: %s %s%n", t(), sigkill ? "SIGKILL" : "SIGTERM", n.name);
                 n.restart(sigkill);
                 if (i == KILLS / 2) {
                     // NTP (or an operator) steps the collector's wall clock an hour ahead while the runs go on.
-                    System.out.println("phase A: the collector's wall clock is stepped an hour ahead");
+                    System.out.println(t() + " phase A: the collector's wall clock is stepped an hour ahead");
                     Files.writeString(collectorWallClock, "+3600\n");
                     wallStepped = System.nanoTime();
                 }
@@ -540,7 +552,7 @@ class OperationsIT {
                         assertThat(lastSeenLead()).as("trainwatch_agent_last_seen_timestamp_seconds minus this "
                                 + "host's time, with the collector's wall clock an hour ahead").isBetween(3590.0, 3610.0));
                 // And stepped back an hour before the agents' last lines.
-                System.out.println("phase A: the collector's wall clock is stepped back");
+                System.out.println(t() + " phase A: the collector's wall clock is stepped back");
                 Files.writeString(collectorWallClock, "+0\n");
                 await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).untilAsserted(() ->
                         assertThat(lastSeenLead()).as("the same after it was stepped back").isBetween(-10.0, 10.0));
@@ -554,7 +566,7 @@ class OperationsIT {
             long batches = proxy.batchCount();
             await().atMost(Duration.ofSeconds(30)).until(() -> proxy.batchCount() >= batches + 6);
             assertThat(stepCounts()).as("counts a few polls later").isEqualTo(phaseA);
-            System.out.printf(Locale.ROOT, "phase A: %s for %d + %d lines logged%n", phaseA, writerA.written,
+            System.out.printf(Locale.ROOT, "%s phase A: %s for %d + %d lines logged%n", t(), phaseA, writerA.written,
                     writerB.written);
 
             // ---- phase B: the collector is killed; the agents go on.
@@ -567,13 +579,13 @@ class OperationsIT {
                 boolean sigkill = random.nextBoolean();
                 Map<String, Double> last;
                 if (i % 2 == 0) {
-                    System.out.printf(Locale.ROOT, "phase B: %s the collector, quiet%n", sigkill ? "SIGKILL" : "SIGTERM");
+                    System.out.printf(Locale.ROOT, "%s phase B: %s the collector, quiet%n", t(), sigkill ? "SIGKILL" : "SIGTERM");
                     proxy.pauseAndDrain(Duration.ofSeconds(20));
                     last = stepCounts();
                     stopCollector(sigkill);
                 } else {
-                    System.out.printf(Locale.ROOT, "phase B: %s the collector after it applied steps whose answer "
-                            + "is lost%n", sigkill ? "SIGKILL" : "SIGTERM");
+                    System.out.printf(Locale.ROOT, "%s phase B: %s the collector after it applied steps whose answer "
+                            + "is lost%n", t(), sigkill ? "SIGKILL" : "SIGTERM");
                     last = proxy.cutOffNextSteps(() -> {
                         Map<String, Double> counts = stepCounts();
                         stopCollector(sigkill);
@@ -587,6 +599,7 @@ class OperationsIT {
             writerA.pause();
             writerB.pause();
             awaitCounts(earlierLives, writerA, writerB);
+            System.out.println(t() + " phase B: every step counted once");
             assertThat(proxy.cutOffs()).as("answers lost after the collector applied steps").isEqualTo(KILLS / 2);
 
             // ---- throughout

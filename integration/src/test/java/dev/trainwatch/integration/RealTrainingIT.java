@@ -41,6 +41,7 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
  * detector's own delay (a hang is named 45 s after the last step; data starvation holds for 60 s before it is raised)
  * run beside the others (their ranks mostly sleep).
  */
+@Execution(ExecutionMode.CONCURRENT)
 class RealTrainingIT {
     private static final Duration START = Duration.ofSeconds(60);
     private static final Pattern PAGE = Pattern.compile("page (http://\\S+)");
@@ -71,6 +72,7 @@ class RealTrainingIT {
     // ------------------------------------------------------------------------------------------- trainwatch run
 
     @Test
+    @Execution(ExecutionMode.SAME_THREAD)
     void aHealthyJobUnderTrainwatchRunIsOneRunWithBothRanksAndTheirWorkersAndNoAnomaly() throws Exception {
         job = new TorchJob(dir);
         Path out = dir.resolve("trainwatch.out");
@@ -101,6 +103,7 @@ class RealTrainingIT {
     }
 
     @Test
+    @Execution(ExecutionMode.SAME_THREAD)
     void aNanLossIsRaisedWhileTheJobTrainsOnAndItsExitStatusIsPassedThrough() throws Exception {
         job = new TorchJob(dir);
         Path out = dir.resolve("trainwatch.out");
@@ -114,6 +117,7 @@ class RealTrainingIT {
     }
 
     @Test
+    @Execution(ExecutionMode.SAME_THREAD)
     void anExceptionInRankOneIsTheCauseAndRankOneIsNamed() throws Exception {
         job = new TorchJob(dir);
         Path out = dir.resolve("trainwatch.out");
@@ -129,6 +133,7 @@ class RealTrainingIT {
     }
 
     @Test
+    @Execution(ExecutionMode.SAME_THREAD)
     void aSigkilledRankIsASignalOfThatRankNotHostMemory() throws Exception {
         job = new TorchJob(dir);
         Path out = dir.resolve("trainwatch.out");
@@ -161,6 +166,7 @@ class RealTrainingIT {
     // -------------------------------------------------------------------------------- trainwatch agent --attach
 
     @Test
+    @Execution(ExecutionMode.SAME_THREAD)
     void anAttachedAgentSeesOneRunNamedByTorchElasticWithoutAGhostLauncherRun() throws Exception {
         job = new TorchJob(dir);
         URI api = startCollector();
@@ -190,6 +196,7 @@ class RealTrainingIT {
     }
 
     @Test
+    @Execution(ExecutionMode.SAME_THREAD)
     void anAttachedAgentReadingTheJobsOutputNamesRankOnesException() throws Exception {
         job = new TorchJob(dir);
         URI api = startCollector();
