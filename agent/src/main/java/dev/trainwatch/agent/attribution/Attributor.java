@@ -450,13 +450,13 @@ public final class Attributor {
         if (waitingForRanks) {
             return observed;
         }
-        if (runId == null && root != null) {
-            runId = RunIds.derived(host, root);
+        if (runId == null && !runs.isEmpty()) {
+            // No process left names the run — the ranks exited and the launcher is still finishing, or the root
+            // exited and its orphans live on: it is the same run, under the name it already has.
+            runId = runs.keySet().iterator().next();
         }
         if (runId == null) {
-            // The root exited, its orphans live on: keep the name the run already has.
-            runId = runs.isEmpty() ? RunIds.derived(host, members.values().iterator().next())
-                    : runs.keySet().iterator().next();
+            runId = RunIds.derived(host, root != null ? root : members.values().iterator().next());
         }
         renameIfNeeded(runId);
         observed.put(runId, members);

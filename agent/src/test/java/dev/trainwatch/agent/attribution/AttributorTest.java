@@ -151,6 +151,30 @@ class AttributorTest {
         assertThat(update.events()).isEmpty();
     }
 
+    /**
+     * The ranks have exited and torchrun, attached to, is still finishing (a second or two on a loaded node): it is
+     * the same run, not a second one named after the launcher (RealTrainingIT saw that second run at load 10).
+     */
+    @Test
+    void anAttachedLauncherThatOutlivesItsRanksKeepsTheRunsName() {
+        Attributor attributor = new Attributor(proc, "node1", 4100L, null, 0.0, 0.0);
+        assertThat(attributor.update(node(1), 1).runs()).extracting(RunAttribution::runId)
+                .containsExactly(TORCHRUN_ID);
+        for (long pid = 4101; pid <= 4104; pid++) {
+            ProcFixture.exit(root, pid);
+        }
+        ProcFixture.exit(root, 4150);
+        Attributor.Update update = attributor.update(List.of(gpu(2, 0)), 2);
+        assertThat(update.runs()).extracting(RunAttribution::runId).containsExactly(TORCHRUN_ID);
+        assertThat(update.runs().get(0).ended()).isNull();
+        assertThat(attributor.attachedRunEnded()).isFalse();
+        ProcFixture.exit(root, 4100);
+        Attributor.Update last = attributor.update(List.of(gpu(3, 0)), 3);
+        assertThat(last.runs()).extracting(RunAttribution::runId).containsExactly(TORCHRUN_ID);
+        assertThat(last.runs().get(0).ended()).isTrue();
+        assertThat(attributor.attachedRunEnded()).isTrue();
+    }
+
     @Test
     void aLauncherWhoseRanksNeverComeIsReportedUnderItsOwnNameAndRenamedWhenTheyDo() {
         for (long pid = 4101; pid <= 4104; pid++) {
