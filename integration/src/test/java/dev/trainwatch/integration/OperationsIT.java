@@ -210,6 +210,13 @@ class OperationsIT {
         abstract boolean events(int n) throws Exception;
 
         volatile boolean eventsDone;
+        final List<Long> stepsWritten = Collections.synchronizedList(new ArrayList<>());
+
+        List<Long> steps() {
+            synchronized (stepsWritten) {
+                return List.copyOf(stepsWritten);
+            }
+        }
 
         @Override
         public void run() {
@@ -231,6 +238,7 @@ class OperationsIT {
                             DIT_TIME.format(Instant.now()), step, 1000 + random.nextInt(9000));
                     Files.writeString(target(), line, StandardCharsets.UTF_8, StandardOpenOption.CREATE,
                             StandardOpenOption.APPEND);
+                    stepsWritten.add(step);
                     written++;
                     Thread.sleep(300 + random.nextInt(600));
                 }
@@ -534,7 +542,7 @@ class OperationsIT {
         try {
             // ---- phase A: the agents are killed; one collector counts.
             for (int i = 0; i < KILLS; i++) {
-                Thread.sleep(1500 + random.nextInt(2500));
+                Thread.sleep(1000 + random.nextInt(2000));
                 Node n = random.nextBoolean() ? nodeA : nodeB;
                 boolean sigkill = random.nextBoolean();
                 System.out.printf(Locale.ROOT, "%s phase A: %s %s%n", t(), sigkill ? "SIGKILL" : "SIGTERM", n.name);
@@ -575,7 +583,7 @@ class OperationsIT {
             long phaseBStart = proxy.batchCount();
             Map<String, Double> earlierLives = new TreeMap<>();
             for (int i = 0; i < KILLS; i++) {
-                Thread.sleep(2000 + random.nextInt(2500));
+                Thread.sleep(1500 + random.nextInt(2000));
                 boolean sigkill = random.nextBoolean();
                 Map<String, Double> last;
                 if (i % 2 == 0) {
@@ -647,9 +655,49 @@ class OperationsIT {
                 return total.equals(expected);
             });
         } catch (org.awaitility.core.ConditionTimeoutException e) {
-            assertThat(total).as("steps counted (all collector lifetimes) against lines logged").isEqualTo(expected);
+            assertThat(total).as("steps counted (all collector lifetimes) against lines logged\n"
+                    + stepsSent(a, b)).isEqualTo(expected);
         }
         return new TreeMap<>(expected);
+    }
+
+    /**
+     * What each writer wrote and what the agents sent, for a count that does not add up: per run, the step numbers
+     * of the lines in order, then per source the steps forwarded with the collector's answers.
+     */
+    String stepsSent(Writer a, Writer b) {
+        StringBuilder out = new StringBuilder();
+        for (Writer w : new Writer[] {a, b}) {
+            out.append(w == a ? nodeA.runId : nodeB.runId).append(" lines: ").append(ranges(w.steps())).append('\n');
+        }
+        Map<String, Map<String, List<Long>>> byRun = new TreeMap<>();
+        for (RecordingProxy.StepPost p : proxy.stepPosts()) {
+            String run = p.path().replaceFirst("^/v1/runs/", "").replaceFirst("/steps.*$", "");
+            byRun.computeIfAbsent(run, k -> new java.util.LinkedHashMap<>())
+                    .computeIfAbsent(p.source() + " rank " + p.rank() + " status " + p.status(), k -> new ArrayList<>())
+                    .add(p.step());
+        }
+        byRun.forEach((run, sources) -> sources.forEach((source, steps) ->
+                out.append(run).append(" sent ").append(source).append(": ").append(ranges(steps)).append('\n')));
+        return out.toString();
+    }
+
+    /** 1,2,3,5,6 as "1-3 5-6", in the order given. */
+    static String ranges(List<Long> steps) {
+        StringBuilder out = new StringBuilder();
+        for (int i = 0; i < steps.size(); i++) {
+            int j = i;
+            while (j + 1 < steps.size() && steps.get(j + 1) == steps.get(j) + 1) {
+                j++;
+            }
+            out.append(steps.get(i));
+            if (j > i) {
+                out.append('-').append(steps.get(j));
+            }
+            out.append(' ');
+            i = j;
+        }
+        return out.toString().strip();
     }
 
     /** Consecutive batches of one agent process are at most two poll intervals apart (by their send time). */

@@ -244,7 +244,8 @@ class RealTrainingIT {
                 "--max-seconds", "150"), dir.resolve("job.out"));
         Path agentOut = dir.resolve("agent.out");
         attachAgent(torchrun.pid(), job.results.resolve("log.txt"), api, agentOut);
-        await().atMost(START).pollInterval(Duration.ofMillis(200)).until(() -> job.fault(0).isPresent());
+        // 60 steps of two ranks on the CPU: about 30 s on a quiet machine, longer beside the other tests.
+        await().atMost(Duration.ofSeconds(180)).pollInterval(Duration.ofMillis(200)).until(() -> job.fault(0).isPresent());
         // A GPU waiting for its input idles between kernels: the fake shows that from now on.
         job.writeScenario(40, 150_000, 40, 150_000, 75);
         JsonNode run = awaitRun(api, r -> activeAnomaly(r, "data_starvation") != null, Duration.ofSeconds(120),

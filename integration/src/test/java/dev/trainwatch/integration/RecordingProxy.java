@@ -37,12 +37,17 @@ final class RecordingProxy implements AutoCloseable {
     record Batch(String agentId, String host, long seq, double sentAt, int status, boolean duplicate) {
     }
 
+    /** One step report of a steps request, with the collector's answer to the request (0: no answer). */
+    record StepPost(String path, String source, int rank, long step, int status) {
+    }
+
     private final URI target;
     private final HttpServer server;
     private final ExecutorService workers = Executors.newFixedThreadPool(8);
     private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private final Object gate = new Object();
     private final List<Batch> batches = new ArrayList<>();
+    private final List<StepPost> stepPosts = new ArrayList<>();
     private final AtomicReference<CompletableFuture<Void>> cutOff = new AtomicReference<>();
     private volatile Callable<java.util.Map<String, Double>> cutOffAction;
     private volatile java.util.Map<String, Double> cutOffResult;
@@ -141,6 +146,10 @@ final class RecordingProxy implements AutoCloseable {
     }
 
     private void record(String path, byte[] body, int status, byte[] answer) {
+        if (path.contains("/steps")) {
+            recordSteps(path, body, status);
+            return;
+        }
         if (!path.equals("/v1/samples")) {
             return;
         }
@@ -156,6 +165,30 @@ final class RecordingProxy implements AutoCloseable {
             }
         } catch (IOException | RuntimeException e) {
             // Not a batch the proxy can read: nothing to record.
+        }
+    }
+
+    private void recordSteps(String path, byte[] body, int status) {
+        try (InputStream in = body.length > 1 && body[0] == (byte) 0x1f && body[1] == (byte) 0x8b
+                ? new GZIPInputStream(new ByteArrayInputStream(body)) : new ByteArrayInputStream(body)) {
+            JsonNode steps = Json.MAPPER.readTree(in);
+            List<StepPost> posts = new ArrayList<>();
+            for (JsonNode step : steps.isArray() ? steps : List.of(steps)) {
+                posts.add(new StepPost(path, step.path("source").asText(""), step.path("rank").asInt(-1),
+                        step.path("step").asLong(), status));
+            }
+            synchronized (gate) {
+                stepPosts.addAll(posts);
+            }
+        } catch (IOException | RuntimeException e) {
+            // Not a body the proxy can read: nothing to record.
+        }
+    }
+
+    /** Every step report forwarded so far, in the order the requests were answered. */
+    List<StepPost> stepPosts() {
+        synchronized (gate) {
+            return List.copyOf(stepPosts);
         }
     }
 
