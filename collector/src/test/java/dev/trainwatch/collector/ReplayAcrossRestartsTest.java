@@ -71,6 +71,15 @@ class ReplayAcrossRestartsTest {
         return 0;
     }
 
+    private static double clockOffset(String scrape, String host) {
+        for (String line : scrape.lines().toList()) {
+            if (line.startsWith("trainwatch_agent_clock_offset_seconds{host=\"" + host + "\"")) {
+                return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        throw new AssertionError("no clock offset for " + host + " in the scrape");
+    }
+
     private String scrape(URI base) throws Exception {
         return http.send(HttpRequest.newBuilder(base.resolve("/metrics")).build(),
                 HttpResponse.BodyHandlers.ofString()).body();
@@ -194,5 +203,62 @@ class ReplayAcrossRestartsTest {
         assertThat(warnings.stream().filter(w -> w.contains("agent agent-c") && w.contains("clock is"))).hasSize(1);
         assertThat(warnings.stream().filter(w -> w.contains("clock is")).findFirst().orElseThrow())
                 .contains("agent agent-c on node-1: its clock is 9").contains("s behind the collector's");
+    }
+
+    /**
+     * After a collector restart, an agent whose clock is right replays 40 batches from its spool, made up to two
+     * minutes before (OperationsIT at load 7: "its clock is 126.9 s behind", and every reading moved two minutes
+     * ahead). With the time the request was sent ({@code Trainwatch-Sent-At}) the offset stays near zero and nothing
+     * is said; without it (an older agent) the batches' own {@code sent_at} is all there is, and the offset is wrong
+     * until a live batch comes: the control.
+     */
+    @Test
+    void batchesReplayedFromASpoolDoNotMakeAClockLookBehindWhenTheRequestSaysWhenItWasSent() throws Exception {
+        List<String> warnings = new CopyOnWriteArrayList<>();
+        Logger fleetLog = Logger.getLogger("dev.trainwatch.collector.state.Fleet");
+        Handler capture = new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                if (r.getLevel() == java.util.logging.Level.WARNING) {
+                    warnings.add(r.getMessage());
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        fleetLog.addHandler(capture);
+        CollectorConfig config = CollectorConfig.defaults().withListen("127.0.0.1", 0);
+        try (CollectorStack stack = CollectorStack.start(config, log::add)) {
+            URI base = stack.server().uri();
+            for (String agent : List.of("agent-r", "agent-old")) {
+                double now = System.currentTimeMillis() / 1000.0;
+                for (int seq = 1; seq <= 40; seq++) {
+                    double madeAt = now - 127 + seq * 0.5;
+                    HttpRequest.Builder request = HttpRequest.newBuilder(base.resolve("/v1/samples"))
+                            .header("Content-Type", "application/json")
+                            .POST(HttpRequest.BodyPublishers.ofString(batch(agent, seq, madeAt, madeAt)
+                                    .replace("\"node-1\"", "\"host-" + agent + "\"")));
+                    if (agent.equals("agent-r")) {
+                        request.header("Trainwatch-Sent-At",
+                                String.format(Locale.ROOT, "%.3f", System.currentTimeMillis() / 1000.0));
+                    }
+                    HttpResponse<String> r = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+                    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+                }
+            }
+            String scrape = scrape(base);
+            assertThat(clockOffset(scrape, "host-agent-r")).as(scrape).isBetween(-2.0, 0.5);
+            assertThat(clockOffset(scrape, "host-agent-old")).as("the control").isLessThan(-60.0);
+        } finally {
+            fleetLog.removeHandler(capture);
+        }
+        assertThat(warnings.stream().filter(w -> w.contains("agent agent-r"))).isEmpty();
+        assertThat(warnings.stream().filter(w -> w.contains("agent agent-old") && w.contains("behind"))).hasSize(1);
     }
 }

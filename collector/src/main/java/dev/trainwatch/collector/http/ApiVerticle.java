@@ -336,10 +336,11 @@ public final class ApiVerticle extends VerticleBase {
     private void postSamples(RoutingContext ctx) {
         byte[] raw = rawBody(ctx);
         String encoding = ctx.request().getHeader(HttpHeaders.CONTENT_ENCODING);
+        Double requestSentAt = sentAt(ctx.request().getHeader(SENT_AT));
         offLoop(ctx, () -> {
             AgentBatch batch = decoder.batch(raw, encoding);
             validator.check(batch);
-            IngestResult result = fleet.ingestBatch(batch);
+            IngestResult result = fleet.ingestBatch(batch, requestSentAt);
             boolean duplicate = result == IngestResult.DUPLICATE;
             ctx.put(DUPLICATE, duplicate);
             Map<String, Object> answer = new LinkedHashMap<>();
@@ -349,6 +350,25 @@ public final class ApiVerticle extends VerticleBase {
             answer.put("gpus", batch.gpus() == null ? 0 : batch.gpus().size());
             return answer;
         });
+    }
+
+    /** When the request left the agent, on the agent's clock (seconds since the epoch); see {@link #sentAt}. */
+    static final String SENT_AT = "Trainwatch-Sent-At";
+
+    /**
+     * The {@value #SENT_AT} header as seconds, or null when absent or not a plausible time (then the batch's own
+     * {@code sent_at} is used, as for agents that do not send the header).
+     */
+    static Double sentAt(String header) {
+        if (header == null || header.isEmpty() || header.length() > 32) {
+            return null;
+        }
+        try {
+            double seconds = Double.parseDouble(header.trim());
+            return Double.isFinite(seconds) && seconds > 0 && seconds < 1e11 ? seconds : null;
+        } catch (NumberFormatException e) {
+            return null;
+        }
     }
 
     /** {@code DELETE /v1/runs/{run_id}}: forgets the run (with the ingest token, like PUT). */

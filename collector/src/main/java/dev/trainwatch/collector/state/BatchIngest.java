@@ -40,7 +40,7 @@ final class BatchIngest {
      * @param wallOffset seconds the collector's wall clock is ahead of its own (monotonic) clock: the readings of an
      *                   agent that sends no {@code sent_at} are taken as wall times and moved by it
      */
-    IngestResult apply(AgentBatch batch, double now, double wallOffset) {
+    IngestResult apply(AgentBatch batch, Double requestSentAt, double now, double wallOffset) {
         AgentState agent = registry.agent(batch.agentId());
         long last = agent != null ? agent.lastSeq : Long.MIN_VALUE;
         Long applied = registry.ledger.lastSeq(batch.agentId());
@@ -59,7 +59,7 @@ final class BatchIngest {
         agent.host = batch.host();
         agent.lastSeq = batch.seq();
         registry.ledger.applied(batch.agentId(), batch.seq());
-        double offset = clockOffset(agent, batch, now, wallOffset);
+        double offset = clockOffset(agent, requestSentAt != null ? requestSentAt : batch.sentAt(), now, wallOffset);
         agent.lastSeen = now;
         agent.lost = false;
         agent.batches++;
@@ -136,13 +136,16 @@ final class BatchIngest {
     }
 
     /**
-     * The agent's clock offset after this batch (the collector's wall clock's until it sends {@code sent_at}); one
-     * line the first time it is
-     * beyond {@value #CLOCK_WARNING_SECONDS} s. Its readings are moved by it onto the collector's clock.
+     * The agent's clock offset after this batch (the collector's wall clock's until it sends a send time); one line
+     * the first time it is beyond {@value #CLOCK_WARNING_SECONDS} s. Its readings are moved by it onto the collector's
+     * clock.
+     *
+     * @param sentAt when the request left the agent ({@code Trainwatch-Sent-At}), else when the batch was made
+     *               ({@code sent_at}), on the agent's clock; null when neither was sent
      */
-    private static double clockOffset(AgentState agent, AgentBatch batch, double now, double wallOffset) {
-        if (batch.sentAt() != null && Double.isFinite(batch.sentAt())) {
-            agent.clock.observe(batch.sentAt(), now);
+    private static double clockOffset(AgentState agent, Double sentAt, double now, double wallOffset) {
+        if (sentAt != null && Double.isFinite(sentAt)) {
+            agent.clock.observe(sentAt, now);
         }
         if (!agent.clock.known()) {
             return wallOffset;

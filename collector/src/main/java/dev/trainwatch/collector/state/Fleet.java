@@ -206,13 +206,25 @@ public final class Fleet {
      * @throws IllegalArgumentException when {@code agent_id} or {@code host} is missing
      */
     public IngestResult ingestBatch(AgentBatch batch) {
+        return ingestBatch(batch, null);
+    }
+
+    /**
+     * The same, with the time the request left the agent on the agent's clock ({@code Trainwatch-Sent-At}), which
+     * the clock offset is estimated from instead of {@code sent_at}: a batch replayed from the agent's spool was made
+     * long before it was sent, and after a collector restart the first batches of an agent with a deep spool are
+     * all replays.
+     *
+     * @param requestSentAt seconds since the epoch on the agent's clock, or null when the request did not say
+     */
+    public IngestResult ingestBatch(AgentBatch batch, Double requestSentAt) {
         Objects.requireNonNull(batch, "batch");
         if (batch.agentId() == null || batch.agentId().isBlank() || batch.host() == null || batch.host().isBlank()) {
             throw new IllegalArgumentException("agent_id and host are required");
         }
         try {
             synchronized (lock) {
-                return batches.apply(batch, now(), MonotonicClock.wallOffsetSeconds(clock));
+                return batches.apply(batch, requestSentAt, now(), MonotonicClock.wallOffsetSeconds(clock));
             }
         } finally {
             outbox.drain();
