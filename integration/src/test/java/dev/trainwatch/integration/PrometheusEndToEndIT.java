@@ -22,6 +22,8 @@ import java.util.function.Supplier;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * End to end with the real things: the collector (in-process, on a free port) fed a scenario through its public
@@ -33,6 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
  * expressions are the shipped ones. Time-based detectors of the collector that need minutes of evidence
  * (data starvation, stalled, straggler) are covered by the collector's own scenario tests, not here.
  */
+@Execution(ExecutionMode.CONCURRENT) // waits for scrapes and rule evaluations: runs beside the other tests
 class PrometheusEndToEndIT {
     /** A run the estimator says fits on an A100 80 GB; the scenarios vary what is observed, not the spec. */
     private static final Map<String, Object> SPEC = Map.of("model", "pixart-sigma-xl-2", "gpu", "a100-80gb",

@@ -24,6 +24,8 @@ import java.util.Map;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * Beyond one Prometheus, the path docs/DEPLOY.md documents: each Prometheus scrapes its collectors and
@@ -31,6 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * files — recording and alerting — against VictoriaMetrics, writes the recorded series back and sends alerts to
  * Alertmanager. The three-node run of {@link ManyNodesIT} must give the same run-wide answers there.
  */
+@Execution(ExecutionMode.CONCURRENT) // waits for scrapes and rule evaluations: runs beside the other tests
 class VictoriaMetricsIT {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Map<String, Object> SPEC = Map.of("model", "pixart-sigma-xl-2", "gpu", "a100-80gb",
