@@ -47,8 +47,24 @@ final class LoopbackStack implements AutoCloseable {
         return start(dir, List.of(target));
     }
 
-    /** Starts Alertmanager, then Prometheus scraping every one of {@code targets} (host:port) as job "trainwatch". */
+    /**
+     * Starts Alertmanager, then Prometheus scraping every one of {@code targets} (host:port) as job "trainwatch". A
+     * port found free can be taken by another process before the peer binds it (the tests beside this one open
+     * connections all the time): then the stack is started again on other ports, at most three times.
+     */
     static LoopbackStack start(Path dir, List<String> targets) throws IOException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return startOnce(dir, targets);
+            } catch (IllegalStateException e) {
+                if (!String.valueOf(e.getMessage()).contains("address already in use") || attempt == 3) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private static LoopbackStack startOnce(Path dir, List<String> targets) throws IOException {
         Path prometheusBin = ExternalCommand.require("prometheus", "prometheus");
         Path alertmanagerBin = ExternalCommand.require("prometheus-alertmanager", "prometheus-alertmanager");
         int amPort = PeerProcess.freePort();
@@ -94,8 +110,9 @@ final class LoopbackStack implements AutoCloseable {
                     "--config.file=" + promConfig, "--storage.tsdb.path=" + Files.createDirectories(dir.resolve("tsdb")),
                     "--web.listen-address=127.0.0.1:" + promPort, "--rules.alert.resend-delay=1s")));
 
+            // Not answering yet is waited for; a peer that exited fails at once (with its log).
             await("Alertmanager and Prometheus ready").atMost(STARTUP).pollInterval(Duration.ofMillis(200))
-                    .ignoreExceptions().until(() -> {
+                    .ignoreExceptionsInstanceOf(IOException.class).until(() -> {
                         stack.peers.forEach(p -> {
                             if (!p.alive()) {
                                 throw new IllegalStateException("exited:\n" + p.logTail());

@@ -61,13 +61,40 @@ final class PeerProcess implements AutoCloseable {
         }
     }
 
-    /** A TCP port free on loopback right now (the peers take a port number, not port 0). */
+    /**
+     * A TCP port free on loopback right now (the peers take a port number, not port 0). Taken below the kernel's
+     * ephemeral range when there is room: a port handed out by {@code bind(0)} comes from that range, as do the local
+     * ports of every outgoing connection, so with the other tests running beside this one such a port is often taken
+     * again before the peer binds it ("address already in use").
+     */
     static int freePort() {
+        int low = ephemeralLow();
+        if (low > 11_000) {
+            java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
+            for (int attempt = 0; attempt < 50; attempt++) {
+                int port = random.nextInt(10_000, low);
+                try (ServerSocket socket = new ServerSocket(port, 1, java.net.InetAddress.getLoopbackAddress())) {
+                    return socket.getLocalPort();
+                } catch (IOException taken) {
+                    // another one
+                }
+            }
+        }
         try (ServerSocket socket = new ServerSocket(0)) {
             socket.setReuseAddress(true);
             return socket.getLocalPort();
         } catch (IOException e) {
             throw new UncheckedIOException("no free port", e);
+        }
+    }
+
+    /** The first port of the kernel's ephemeral range (32768 when it cannot be read). */
+    private static int ephemeralLow() {
+        try {
+            String range = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/net/ipv4/ip_local_port_range"));
+            return Integer.parseInt(range.trim().split("\\s+")[0]);
+        } catch (IOException | RuntimeException e) {
+            return 32_768;
         }
     }
 }

@@ -97,11 +97,7 @@ final class TorchJob {
     }
 
     private static int freePort() {
-        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return PeerProcess.freePort();
     }
 
     /** The environment every process of the job (and a trainwatch that starts it) gets. */
