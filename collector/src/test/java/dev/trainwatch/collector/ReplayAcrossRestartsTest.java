@@ -261,4 +261,35 @@ class ReplayAcrossRestartsTest {
         assertThat(warnings.stream().filter(w -> w.contains("agent agent-r"))).isEmpty();
         assertThat(warnings.stream().filter(w -> w.contains("agent agent-old") && w.contains("behind"))).hasSize(1);
     }
+
+    /**
+     * A collector that just restarted hears first from an agent whose clock is 15 minutes behind through a steps
+     * request (its spool replays in the order things were made): with the request's send time the steps are moved
+     * onto the collector's clock at once; without it (an older agent; the control) they look 15 minutes old until
+     * the agent's first batch, which raised a critical {@code stalled} for a second in OperationsIT.
+     */
+    @Test
+    void stepsThatComeBeforeTheAgentsFirstBatchAreMovedByTheRequestsSendTime() throws Exception {
+        CollectorConfig config = CollectorConfig.defaults().withListen("127.0.0.1", 0);
+        try (CollectorStack stack = CollectorStack.start(config, log::add)) {
+            URI base = stack.server().uri();
+            for (String agent : List.of("agent-s", "agent-older")) {
+                double agentNow = System.currentTimeMillis() / 1000.0 - 900;
+                HttpRequest.Builder request = HttpRequest.newBuilder(
+                                base.resolve("/v1/runs/run-" + agent + "/steps?agent_id=" + agent))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(steps("src." + agent + ".0", 1, 3, agentNow)));
+                if (agent.equals("agent-s")) {
+                    request.header("Trainwatch-Sent-At", String.format(Locale.ROOT, "%.3f", agentNow));
+                }
+                HttpResponse<String> r = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+                assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            }
+            double now = System.currentTimeMillis() / 1000.0;
+            assertThat(get(base, "/v1/runs/run-agent-s").at("/observed/last_step_ts").asDouble())
+                    .isCloseTo(now, org.assertj.core.api.Assertions.within(5.0));
+            assertThat(get(base, "/v1/runs/run-agent-older").at("/observed/last_step_ts").asDouble())
+                    .as("the control").isCloseTo(now - 900, org.assertj.core.api.Assertions.within(5.0));
+        }
+    }
 }

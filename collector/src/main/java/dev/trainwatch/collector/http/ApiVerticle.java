@@ -321,11 +321,12 @@ public final class ApiVerticle extends VerticleBase {
         }
         byte[] raw = rawBody(ctx);
         String encoding = ctx.request().getHeader(HttpHeaders.CONTENT_ENCODING);
+        Double requestSentAt = sentAt(ctx.request().getHeader(SENT_AT));
         offLoop(ctx, () -> {
             List<StepEvent> steps = decoder.steps(raw, encoding);
             validator.check(steps);
             // Only the reports counted as the run's steps feed the summary: with every rank logging, one per step.
-            metrics.runs().recordSteps(runId, fleet.ingestSteps(runId, steps, agentId));
+            metrics.runs().recordSteps(runId, fleet.ingestSteps(runId, steps, agentId, requestSentAt));
             Map<String, Object> answer = new LinkedHashMap<>();
             answer.put("run_id", runId);
             answer.put("accepted", steps.size());

@@ -258,11 +258,23 @@ public final class Fleet {
      * @param agentId the agent that sent them, or null
      */
     public List<StepEvent> ingestSteps(String runId, List<StepEvent> reports, String agentId) {
+        return ingestSteps(runId, reports, agentId, null);
+    }
+
+    /**
+     * The same, with the time the request left the agent on the agent's clock ({@code Trainwatch-Sent-At}): it
+     * feeds the agent's clock offset like a batch's, and moves the reports' times when no batch of that agent has
+     * come yet (a collector just restarted, whose first request from an agent with a skewed clock is a steps one).
+     *
+     * @param requestSentAt seconds since the epoch on the agent's clock, or null when the request did not say
+     */
+    public List<StepEvent> ingestSteps(String runId, List<StepEvent> reports, String agentId, Double requestSentAt) {
         requireId(runId);
         Objects.requireNonNull(reports, "steps");
         try {
             synchronized (lock) {
-                return steps.apply(runId, reports, agentId, now(), MonotonicClock.wallOffsetSeconds(clock));
+                return steps.apply(runId, reports, agentId, requestSentAt, now(),
+                        MonotonicClock.wallOffsetSeconds(clock));
             }
         } finally {
             outbox.drain();

@@ -25,13 +25,28 @@ final class StepIngest {
      *                time stamps onto the collector's clock; null for none
      * @param wallOffset seconds the collector's wall clock is ahead of its own (monotonic) clock: a report pushed
      *                   with no agent carries the sender's wall time, moved by this onto the fleet's clock
+     * @param requestSentAt when the request left the agent, on its clock ({@code Trainwatch-Sent-At}), or null
      * @return the reports counted as the run's steps, in order (see {@link Fleet#ingestSteps})
      */
-    List<StepEvent> apply(String runId, List<StepEvent> steps, String agentId, double now, double wallOffset) {
+    List<StepEvent> apply(String runId, List<StepEvent> steps, String agentId, Double requestSentAt, double now,
+                          double wallOffset) {
         List<StepEvent> counted = new ArrayList<>(steps.size());
         RunState run = registry.runOrCreate(runId, now);
         AgentState agent = agentId == null ? null : registry.agent(agentId);
-        double offset = agent == null ? wallOffset : agent.clock.seconds();
+        boolean sent = agentId != null && requestSentAt != null && Double.isFinite(requestSentAt);
+        if (agent != null && sent) {
+            agent.clock.observe(requestSentAt, now);
+        }
+        double offset;
+        if (agent != null && agent.clock.known()) {
+            offset = agent.clock.seconds();
+        } else if (sent) {
+            // No batch of that agent yet (the collector just restarted and its steps came first): this request's own
+            // send time says how far its clock is off, give or take the request's delay.
+            offset = requestSentAt - now;
+        } else {
+            offset = agent == null ? wallOffset : agent.clock.seconds();
+        }
         for (StepEvent e : steps) {
             if (e == null || e.step() == null || e.step() < 0 || e.timeS() == null
                     || !Double.isFinite(e.timeS()) || e.timeS() <= 0) {
