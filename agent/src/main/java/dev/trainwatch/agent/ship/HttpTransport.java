@@ -7,6 +7,7 @@ import java.net.HttpURLConnection;
 import java.net.URI;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.function.Supplier;
 
@@ -24,20 +25,41 @@ public final class HttpTransport implements Transport {
 
     private static final int MAX_BODY_IN_LOG = 200;
 
+    /**
+     * Request header: when the request left the agent, in seconds since the epoch on the agent's clock (the clock of
+     * its batches' {@code sent_at} and of every time stamp it sends). A batch replayed from the spool was made long
+     * before; the collector estimates the agent's clock offset from this instead (docs/API.md).
+     */
+    public static final String SENT_AT = "Trainwatch-Sent-At";
+
     private final String baseUrl;
     private final Supplier<String> token;
     private final int timeoutMillis;
+    private final Clock clock;
+
+    /** As below, with the system's wall clock as the agent's clock. */
+    public HttpTransport(URI collectorUrl, Supplier<String> token, Duration requestTimeout) {
+        this(collectorUrl, token, requestTimeout, Clock.systemUTC());
+    }
 
     /**
      * @param collectorUrl   base URL, e.g. {@code http://10.0.0.5:9477}
      * @param token          bearer token supplier; null or a supplier of null for none
      * @param requestTimeout longest wait to connect, and for the answer
+     * @param clock          the agent's clock, read for each request's {@value #SENT_AT}
      */
-    public HttpTransport(URI collectorUrl, Supplier<String> token, Duration requestTimeout) {
+    public HttpTransport(URI collectorUrl, Supplier<String> token, Duration requestTimeout, Clock clock) {
         String base = collectorUrl.toString();
         this.baseUrl = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
         this.token = token != null ? token : () -> null;
         this.timeoutMillis = (int) Math.min(Integer.MAX_VALUE, Math.max(1, requestTimeout.toMillis()));
+        this.clock = clock;
+    }
+
+    /** Milliseconds since the epoch as seconds with three decimals ({@code 1767225599021} is "1767225599.021"). */
+    static String seconds(long millis) {
+        long ms = Math.floorMod(millis, 1000L);
+        return Math.floorDiv(millis, 1000L) + (ms < 10 ? ".00" : ms < 100 ? ".0" : ".") + ms;
     }
 
     @Override
@@ -55,6 +77,7 @@ public final class HttpTransport implements Transport {
             connection.setFixedLengthStreamingMode(body.length);
             connection.setRequestProperty("Content-Type", "application/json");
             connection.setRequestProperty("Content-Encoding", "gzip");
+            connection.setRequestProperty(SENT_AT, seconds(clock.millis()));
             String bearer = token.get();
             if (bearer != null && !bearer.isEmpty()) {
                 connection.setRequestProperty("Authorization", "Bearer " + bearer);

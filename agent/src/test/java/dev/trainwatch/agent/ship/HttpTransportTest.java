@@ -76,6 +76,27 @@ class HttpTransportTest {
         assertThat(clientPorts).as("one kept-alive connection").hasSize(1);
     }
 
+    /** Every request says when it left, on the agent's clock (a replayed batch was made long before). */
+    @Test
+    void everyRequestCarriesItsSendTimeOnTheAgentsClock() throws Exception {
+        List<String> sentAt = new CopyOnWriteArrayList<>();
+        server.createContext("/v1/time", exchange -> {
+            exchange.getRequestBody().readAllBytes();
+            sentAt.add(exchange.getRequestHeaders().getFirst("Trainwatch-Sent-At"));
+            exchange.sendResponseHeaders(200, -1);
+            exchange.close();
+        });
+        java.time.Clock clock = java.time.Clock.fixed(java.time.Instant.ofEpochMilli(1_767_225_599_021L),
+                java.time.ZoneOffset.UTC);
+        HttpTransport transport = new HttpTransport(uri(), null, Duration.ofSeconds(5), clock);
+        transport.send(shipment("POST", "/v1/time", "a"));
+        transport.send(shipment("POST", "/v1/time", "b"));
+        assertThat(sentAt).containsExactly("1767225599.021", "1767225599.021");
+        assertThat(HttpTransport.seconds(1_767_225_599_005L)).isEqualTo("1767225599.005");
+        assertThat(HttpTransport.seconds(1_767_225_599_050L)).isEqualTo("1767225599.050");
+        assertThat(HttpTransport.seconds(1_767_225_599_000L)).isEqualTo("1767225599.000");
+    }
+
     /** A refusal is an answer, not a failure: its status and the start of its body, on one line, for the log. */
     @Test
     void aRefusalGivesItsStatusAndBody() throws Exception {
