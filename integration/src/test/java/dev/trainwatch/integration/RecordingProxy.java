@@ -97,7 +97,7 @@ final class RecordingProxy implements AutoCloseable {
                 + (exchange.getRequestURI().getRawQuery() == null ? "" : "?" + exchange.getRequestURI().getRawQuery());
         HttpRequest.Builder request = HttpRequest.newBuilder(target.resolve(path)).timeout(Duration.ofSeconds(10))
                 .method(exchange.getRequestMethod(), HttpRequest.BodyPublishers.ofByteArray(body));
-        for (String header : new String[] {"Content-Type", "Content-Encoding", "Authorization"}) {
+        for (String header : new String[] {"Content-Type", "Content-Encoding", "Authorization", "Trainwatch-Sent-At"}) {
             String value = exchange.getRequestHeaders().getFirst(header);
             if (value != null) {
                 request.header(header, value);
