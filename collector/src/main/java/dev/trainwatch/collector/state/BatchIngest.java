@@ -56,7 +56,10 @@ final class BatchIngest {
         if (agent == null) {
             agent = registry.newAgent(batch.agentId(), now);
         }
-        agent.host = batch.host();
+        if (!batch.host().equals(agent.host)) {
+            agent.host = batch.host();
+            registry.agentsChanged();
+        }
         agent.lastSeq = batch.seq();
         registry.ledger.applied(batch.agentId(), batch.seq());
         double offset = clockOffset(agent, batch, now, wallOffset);
