@@ -33,6 +33,12 @@ public final class BodyDecoder {
      */
     private static final com.fasterxml.jackson.databind.ObjectMapper MAPPER = Json.newMapper()
             .registerModule(StrictIntegers.module());
+
+    static {
+        // Decimals (every reading of every sample) by Jackson's bundled FastDoubleParser rather than
+        // Double.parseDouble: the same correctly rounded doubles, in a fraction of the time.
+        MAPPER.getFactory().enable(com.fasterxml.jackson.core.StreamReadFeature.USE_FAST_DOUBLE_PARSER.mappedFeature());
+    }
     private static final ObjectReader BATCH = MAPPER.readerFor(AgentBatch.class);
     /** Specs are typed by people: a misspelled field ("bacth") is refused, not ignored (agents' batches may grow). */
     private static final ObjectReader SPEC = MAPPER.readerFor(RunSpec.class)
