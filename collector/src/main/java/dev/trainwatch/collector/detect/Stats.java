@@ -55,6 +55,45 @@ public final class Stats {
      * FIND (as Wirth writes it), which stays linear when many values are equal.
      */
     static double select(double[] values, int n, int k) {
+        for (int i = 0; i < n; i++) {
+            double v = values[i];
+            if (v != v || Double.doubleToRawLongBits(v) == Long.MIN_VALUE) {
+                return selectTotal(values, n, k); // a NaN or a -0.0: where < and Double.compare differ
+            }
+        }
+        int lo = 0;
+        int hi = n - 1;
+        while (lo < hi) {
+            double pivot = values[k];
+            int i = lo;
+            int j = hi;
+            do {
+                while (values[i] < pivot) {
+                    i++;
+                }
+                while (pivot < values[j]) {
+                    j--;
+                }
+                if (i <= j) {
+                    double t = values[i];
+                    values[i] = values[j];
+                    values[j] = t;
+                    i++;
+                    j--;
+                }
+            } while (i <= j);
+            if (j < k) {
+                lo = i;
+            }
+            if (k < i) {
+                hi = j;
+            }
+        }
+        return values[k];
+    }
+
+    /** {@link #select} in {@link Double#compare} order throughout, for values with a NaN or a -0.0. */
+    private static double selectTotal(double[] values, int n, int k) {
         int lo = 0;
         int hi = n - 1;
         while (lo < hi) {
