@@ -110,7 +110,9 @@ final class PlainRecordReader<T extends Record> {
                 }
                 types[i] = c.getType();
                 fields[i] = field(c.getGenericType(), known);
-                shape.index.put(snake.translate(c.getName()), i);
+                // Interned, as jackson-core interns the names it reads: the lookup's equals is then a comparison
+                // of references.
+                shape.index.put(snake.translate(c.getName()).intern(), i);
             }
             try {
                 shape.constructor = type.getDeclaredConstructor(types);
