@@ -34,18 +34,41 @@ public final class Stats {
             return Double.NaN;
         }
         int m = n / 2;
-        double upper = select(values, n, m);
+        int order = order(values, n);
+        if (order == ASCENDING) {
+            return n % 2 == 1 ? values[m] : (values[m - 1] + values[m]) / 2;
+        }
+        double upper = order == TOTAL ? selectTotal(values, n, m) : selectPlain(values, n, m);
         if (n % 2 == 1) {
             return upper;
         }
         // After the selection values[0, m) are all at or below values[m]: the largest of them is the (m-1)-th.
         double lower = values[0];
         for (int i = 1; i < m; i++) {
-            if (Double.compare(values[i], lower) > 0) {
+            if (order == TOTAL ? Double.compare(values[i], lower) > 0 : values[i] > lower) {
                 lower = values[i];
             }
         }
         return (lower + upper) / 2;
+    }
+
+    /** {@link #order}: in ascending order already (no NaN, no -0.0). */
+    private static final int ASCENDING = 0;
+    /** {@link #order}: no NaN and no -0.0, so {@code <} orders as {@link Double#compare} does. */
+    private static final int PLAIN = 1;
+    /** {@link #order}: a NaN or a -0.0, the values where {@code <} and {@link Double#compare} differ. */
+    private static final int TOTAL = 2;
+
+    private static int order(double[] values, int n) {
+        boolean ascending = true;
+        for (int i = 0; i < n; i++) {
+            double v = values[i];
+            if (v != v || Double.doubleToRawLongBits(v) == Long.MIN_VALUE) {
+                return TOTAL;
+            }
+            ascending &= i == 0 || values[i - 1] <= v;
+        }
+        return ascending ? ASCENDING : PLAIN;
     }
 
     /**
@@ -55,12 +78,15 @@ public final class Stats {
      * FIND (as Wirth writes it), which stays linear when many values are equal.
      */
     static double select(double[] values, int n, int k) {
-        for (int i = 0; i < n; i++) {
-            double v = values[i];
-            if (v != v || Double.doubleToRawLongBits(v) == Long.MIN_VALUE) {
-                return selectTotal(values, n, k); // a NaN or a -0.0: where < and Double.compare differ
-            }
-        }
+        return switch (order(values, n)) {
+            case ASCENDING -> values[k];
+            case PLAIN -> selectPlain(values, n, k);
+            default -> selectTotal(values, n, k);
+        };
+    }
+
+    /** {@link #select} with {@code <}: for values without NaN and -0.0. */
+    private static double selectPlain(double[] values, int n, int k) {
         int lo = 0;
         int hi = n - 1;
         while (lo < hi) {
