@@ -56,10 +56,7 @@ final class BatchIngest {
         if (agent == null) {
             agent = registry.newAgent(batch.agentId(), now);
         }
-        if (!batch.host().equals(agent.host)) {
-            agent.host = batch.host();
-            registry.agentsChanged();
-        }
+        registry.agentHost(agent, batch.host());
         agent.lastSeq = batch.seq();
         registry.ledger.applied(batch.agentId(), batch.seq());
         double offset = clockOffset(agent, batch, now, wallOffset);

@@ -248,8 +248,16 @@ final class Registry {
         return out;
     }
 
+    /** The agent's host is {@code host} (its newest batch's); the index by host follows when it moved. */
+    void agentHost(AgentState agent, String host) {
+        if (!java.util.Objects.equals(host, agent.host)) {
+            agent.host = host;
+            agentsChanged();
+        }
+    }
+
     /** An agent came, went or moved to another host: the index by host is built again when next asked. */
-    void agentsChanged() {
+    private void agentsChanged() {
         agentsByHost = null;
     }
 
