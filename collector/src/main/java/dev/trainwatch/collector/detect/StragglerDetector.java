@@ -392,7 +392,7 @@ public final class StragglerDetector implements Detector {
                 v[n++] = u;
             }
         }
-        return Stats.median(v, n);
+        return Stats.medianInPlace(v, n);
     }
 
     /**
@@ -409,7 +409,7 @@ public final class StragglerDetector implements Detector {
                 v[n++] = Math.min(1, c);
             }
         }
-        return n >= 5 ? Stats.median(v, n) : Double.NaN;
+        return n >= 5 ? Stats.medianInPlace(v, n) : Double.NaN;
     }
 
     private static double medianExcept(double[] values, int skip) {
@@ -420,6 +420,6 @@ public final class StragglerDetector implements Detector {
                 rest[n++] = values[i];
             }
         }
-        return Stats.median(rest, n);
+        return Stats.medianInPlace(rest, n);
     }
 }

@@ -41,22 +41,24 @@ public final class ThrottlingDetector implements Detector {
         }
     }
 
-    /** Busy samples at or after {@code from} whose clock is below the ratio with one of {@code reasonMask}'s reasons. */
-    private Count count(GpuSeries g, double from, int reasonMask) {
-        int busy = 0;
-        int throttled = 0;
-        double clockSum = 0;
-        int clocks = 0;
-        int seenMask = 0;
-        double maxTemp = Double.NaN;
-        double maxPower = Double.NaN;
-        for (int i = g.firstIndexAtOrAfter(from); i < g.size(); i++) {
-            if (!(g.utilizationRatio(i) >= s.busyRatio())) {
-                continue;
-            }
+    /** A {@link Count} being added up, sample by sample. */
+    private static final class Tally {
+        private final int reasonMask;
+        private int busy;
+        private int throttled;
+        private double clockSum;
+        private int clocks;
+        private int seenMask;
+        private double maxTemp = Double.NaN;
+        private double maxPower = Double.NaN;
+
+        Tally(int reasonMask) {
+            this.reasonMask = reasonMask;
+        }
+
+        /** Adds busy sample {@code i}, whose clock ratio is {@code clock} and slowness {@code slow}. */
+        void addBusy(GpuSeries g, int i, double clock, boolean slow) {
             busy++;
-            double clock = g.smClockHz(i) / g.smClockMaxHz(i);
-            boolean slow = !(clock >= s.clockRatio()); // unknown clocks: the reason alone decides
             int activeReasons = g.clockEventMask(i) & reasonMask;
             if (activeReasons != 0 && slow) {
                 throttled++;
@@ -69,7 +71,41 @@ public final class ThrottlingDetector implements Detector {
                 maxPower = max(maxPower, g.powerWatts(i));
             }
         }
-        return new Count(busy, throttled, clockSum, clocks, seenMask, maxTemp, maxPower);
+
+        Count count() {
+            return new Count(busy, throttled, clockSum, clocks, seenMask, maxTemp, maxPower);
+        }
+    }
+
+    /** Busy samples at or after {@code from} whose clock is below the ratio with one of {@code reasonMask}'s reasons. */
+    private Count count(GpuSeries g, double from, int reasonMask) {
+        return count(g, from, reasonMask, Double.POSITIVE_INFINITY, 0)[0];
+    }
+
+    /**
+     * {@link #count(GpuSeries, double, int)} for two stretches and masks at once, in one pass over the samples:
+     * {@code [0]} at or after {@code from} with {@code reasonMask}, {@code [1]} at or after {@code otherFrom} with
+     * {@code otherMask}.
+     */
+    private Count[] count(GpuSeries g, double from, int reasonMask, double otherFrom, int otherMask) {
+        int first = g.firstIndexAtOrAfter(from);
+        int otherFirst = otherFrom == Double.POSITIVE_INFINITY ? g.size() : g.firstIndexAtOrAfter(otherFrom);
+        Tally tally = new Tally(reasonMask);
+        Tally other = new Tally(otherMask);
+        for (int i = Math.min(first, otherFirst); i < g.size(); i++) {
+            if (!(g.utilizationRatio(i) >= s.busyRatio())) {
+                continue;
+            }
+            double clock = g.smClockHz(i) / g.smClockMaxHz(i);
+            boolean slow = !(clock >= s.clockRatio()); // unknown clocks: the reason alone decides
+            if (i >= first) {
+                tally.addBusy(g, i, clock, slow);
+            }
+            if (i >= otherFirst) {
+                other.addBusy(g, i, clock, slow);
+            }
+        }
+        return new Count[] {tally.count(), other.count()};
     }
 
     @Override
@@ -92,8 +128,9 @@ public final class ThrottlingDetector implements Detector {
             if (OomRiskDetector.stale(run, g)) {
                 continue;
             }
-            Count c = count(g, from, reasonMask);
-            Count hw = count(g, hardwareFrom, hardwareMask);
+            Count[] counts = count(g, from, reasonMask, hardwareFrom, hardwareMask);
+            Count c = counts[0];
+            Count hw = counts[1];
             boolean usual = c.busy() >= 5 && c.share() >= needed;
             boolean hardware = hw.busy() >= 5 && hw.share() >= s.sampleShare();
             if (!usual && !hardware) {

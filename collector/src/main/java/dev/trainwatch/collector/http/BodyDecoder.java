@@ -33,7 +33,16 @@ public final class BodyDecoder {
      */
     private static final com.fasterxml.jackson.databind.ObjectMapper MAPPER = Json.newMapper()
             .registerModule(StrictIntegers.module());
+
+    static {
+        // Decimals (every reading of every sample) by Jackson's bundled FastDoubleParser rather than
+        // Double.parseDouble: the same correctly rounded doubles, in a fraction of the time.
+        MAPPER.getFactory().enable(com.fasterxml.jackson.core.StreamReadFeature.USE_FAST_DOUBLE_PARSER.mappedFeature());
+    }
     private static final ObjectReader BATCH = MAPPER.readerFor(AgentBatch.class);
+    /** A batch in the plain shape agents send, read without databind; anything else by {@link #BATCH}. */
+    static final PlainRecordReader<AgentBatch> PLAIN_BATCH =
+            new PlainRecordReader<>(MAPPER.getFactory(), AgentBatch.class);
     /** Specs are typed by people: a misspelled field ("bacth") is refused, not ignored (agents' batches may grow). */
     private static final ObjectReader SPEC = MAPPER.readerFor(RunSpec.class)
             .with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
@@ -216,7 +225,7 @@ public final class BodyDecoder {
     /** Parses an agent batch ({@code POST /v1/samples}) straight from the body as sent. */
     public AgentBatch batch(byte[] body, String contentEncoding) {
         Bytes json = decodeInPlace(body, contentEncoding);
-        return read(BATCH, json.array(), json.length(), "an agent batch object");
+        return batch(json.array(), json.length());
     }
 
     /** Parses step events ({@code POST /v1/runs/{run_id}/steps}) straight from the body as sent. */
@@ -227,7 +236,17 @@ public final class BodyDecoder {
 
     /** Parses an agent batch ({@code POST /v1/samples}). */
     public AgentBatch batch(byte[] json) {
+        return batch(json, json.length);
+    }
+
+    /** As {@link #batch(byte[])} by databind alone, never the plain reader (for tests that compare the two). */
+    static AgentBatch batchByDatabind(byte[] json) {
         return read(BATCH, json, json.length, "an agent batch object");
+    }
+
+    private static AgentBatch batch(byte[] json, int length) {
+        AgentBatch plain = PLAIN_BATCH.read(json, length);
+        return plain != null ? plain : read(BATCH, json, length, "an agent batch object");
     }
 
     /** Parses a run spec ({@code PUT /v1/runs/{run_id}}). */

@@ -17,6 +17,8 @@ final class AgentState {
     /** The agent's clock minus the collector's, estimated from its batches' send times. */
     final ClockOffset clock = new ClockOffset();
     boolean warnedClock;
+    /** Its place in {@link Registry#agents()}' order when the registry last indexed agents by host. */
+    int order;
 
     AgentState(String agentId) {
         this.agentId = agentId;

@@ -56,7 +56,7 @@ final class BatchIngest {
         if (agent == null) {
             agent = registry.newAgent(batch.agentId(), now);
         }
-        agent.host = batch.host();
+        registry.agentHost(agent, batch.host());
         agent.lastSeq = batch.seq();
         registry.ledger.applied(batch.agentId(), batch.seq());
         double offset = clockOffset(agent, requestSentAt != null ? requestSentAt : batch.sentAt(), now, wallOffset);

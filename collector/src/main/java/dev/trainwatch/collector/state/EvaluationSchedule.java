@@ -194,10 +194,8 @@ final class EvaluationSchedule {
         @Override
         public List<AgentStatus> agents() {
             List<AgentStatus> out = new ArrayList<>();
-            for (AgentState a : registry.agents()) {
-                if (a.host != null && run.hosts.containsKey(a.host)) {
-                    out.add(new AgentStatus(a.agentId, a.host, a.lastSeen, a.intervalSeconds()));
-                }
+            for (AgentState a : registry.agentsOn(run.hosts.keySet())) {
+                out.add(new AgentStatus(a.agentId, a.host, a.lastSeen, a.intervalSeconds()));
             }
             return out;
         }

@@ -2,6 +2,7 @@ package dev.trainwatch.collector.state;
 
 import dev.trainwatch.collector.detect.AnomalyTracker;
 import dev.trainwatch.collector.detect.DetectorSettings;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -26,6 +27,8 @@ final class Registry {
     private final Map<String, RunState> runs = new HashMap<>();
     private final Map<String, GpuState> gpus = new HashMap<>();
     private final Map<String, AgentState> agents = new HashMap<>();
+    /** {@link #agents} by host, in their order there; null until asked for again after they changed. */
+    private Map<String, List<AgentState>> agentsByHost;
     /** Each node's memory readings, by host (bounded by the agent limit). */
     private final Map<String, HostMemoryWindow> hostMemory = new HashMap<>();
     /** What the limits refused and forgot (see {@link Slots}: only entries that are not reporting are forgotten). */
@@ -219,6 +222,46 @@ final class Registry {
     }
 
     /**
+     * The agents on any of {@code hosts}, in {@link #agents()}' order: what {@code agents()} filtered by host gives,
+     * from an index by host instead of a scan of every agent (each run's evaluation asks, every second).
+     */
+    List<AgentState> agentsOn(Collection<String> hosts) {
+        if (agentsByHost == null) {
+            Map<String, List<AgentState>> index = new HashMap<>();
+            int order = 0;
+            for (AgentState a : agents.values()) {
+                a.order = order++;
+                if (a.host != null) {
+                    index.computeIfAbsent(a.host, h -> new ArrayList<>()).add(a);
+                }
+            }
+            agentsByHost = index;
+        }
+        if (hosts.size() == 1) {
+            return agentsByHost.getOrDefault(hosts.iterator().next(), List.of());
+        }
+        List<AgentState> out = new ArrayList<>();
+        for (String host : hosts) {
+            out.addAll(agentsByHost.getOrDefault(host, List.of()));
+        }
+        out.sort(java.util.Comparator.comparingInt(a -> a.order));
+        return out;
+    }
+
+    /** The agent's host is {@code host} (its newest batch's); the index by host follows when it moved. */
+    void agentHost(AgentState agent, String host) {
+        if (!java.util.Objects.equals(host, agent.host)) {
+            agent.host = host;
+            agentsChanged();
+        }
+    }
+
+    /** An agent came, went or moved to another host: the index by host is built again when next asked. */
+    private void agentsChanged() {
+        agentsByHost = null;
+    }
+
+    /**
      * A new agent's state; when the agent limit is full a silent agent gives its slot.
      *
      * @throws LimitReachedException when every agent is live
@@ -235,10 +278,12 @@ final class Registry {
                         Slots.retryAfterSeconds(agents.values(), a -> a.lastSeen, now), now);
             }
             agents.remove(silent);
+            agentsChanged();
             slots.forgot(Slots.Kind.AGENTS);
         }
         AgentState agent = new AgentState(agentId);
         agents.put(agentId, agent);
+        agentsChanged();
         publishCounts();
         return agent;
     }

@@ -19,6 +19,62 @@ class StatsTest {
         assertThat(Stats.median(List.of(0.8, 1.2, 1.0))).isEqualTo(1.0);
     }
 
+    /** The median by selection against sorting a copy, on random arrays with ties, signed zeros, NaN and infinities. */
+    @Test
+    void theMedianBySelectionIsTheMedianOfTheSortedValues() {
+        java.util.Random random = new java.util.Random(24);
+        double[] specials = {0.0, -0.0, Double.NaN, Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, 1.0, 0.5};
+        List<String> wrong = new java.util.ArrayList<>();
+        for (int round = 0; round < 5_000; round++) {
+            int n = random.nextInt(130);
+            double[] values = new double[n + random.nextInt(3)];
+            int kind = random.nextInt(6);
+            for (int i = 0; i < values.length; i++) {
+                values[i] = switch (kind) {
+                    case 0 -> random.nextDouble();
+                    case 1 -> random.nextInt(4) / 4.0; // many ties
+                    case 2 -> specials[random.nextInt(specials.length)];
+                    case 3 -> i; // sorted
+                    case 4 -> 1.0; // all equal, as a busy GPU's clock ratios often are
+                    default -> -i; // reversed
+                };
+            }
+            double[] sorted = java.util.Arrays.copyOf(values, n);
+            java.util.Arrays.sort(sorted);
+            double expected = n == 0 ? Double.NaN
+                    : n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+            double[] before = values.clone();
+            double median = Stats.median(values, n);
+            double[] scratch = values.clone();
+            double inPlace = Stats.medianInPlace(scratch, n);
+            double[] reordered = java.util.Arrays.copyOf(scratch, n);
+            java.util.Arrays.sort(reordered);
+            boolean ok = same(median, expected) && java.util.Arrays.equals(values, before)
+                    && same(inPlace, expected)
+                    // reordered, never changed: the same values, and what lies beyond n untouched
+                    && java.util.Arrays.equals(reordered, sorted)
+                    && java.util.Arrays.equals(scratch, n, values.length, values, n, values.length);
+            if (n > 0) {
+                int k = random.nextInt(n);
+                double[] partitioned = values.clone();
+                double kth = Stats.select(partitioned, n, k);
+                ok &= same(kth, sorted[k]);
+                for (int i = 0; i < n; i++) {
+                    int c = Double.compare(partitioned[i], kth);
+                    ok &= i < k ? c <= 0 : i > k ? c >= 0 : c == 0;
+                }
+            }
+            if (!ok) {
+                wrong.add(java.util.Arrays.toString(before) + " (n " + n + ")");
+            }
+        }
+        assertThat(wrong).isEmpty();
+    }
+
+    private static boolean same(double a, double b) {
+        return Double.doubleToLongBits(a) == Double.doubleToLongBits(b);
+    }
+
     @Test
     void aLineThroughUnixTimesKeepsItsPrecision() {
         Stats.LeastSquares fit = new Stats.LeastSquares();

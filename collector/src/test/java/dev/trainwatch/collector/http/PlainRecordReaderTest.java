@@ -1,0 +1,276 @@
+package dev.trainwatch.collector.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.trainwatch.protocol.AgentBatch;
+import dev.trainwatch.protocol.AgentEvent;
+import dev.trainwatch.protocol.AgentHealth;
+import dev.trainwatch.protocol.GpuActivity;
+import dev.trainwatch.protocol.GpuProcess;
+import dev.trainwatch.protocol.GpuSample;
+import dev.trainwatch.protocol.HostMemory;
+import dev.trainwatch.protocol.Json;
+import dev.trainwatch.protocol.RankInfo;
+import dev.trainwatch.protocol.RunAttribution;
+import dev.trainwatch.protocol.RunFailure;
+import dev.trainwatch.protocol.UtilizationWindow;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The plain reader against databind, the reader it stands in for: a batch in the plain shape reads to an equal
+ * record; any other body is left to databind (the reader answers null), and above all no body databind refuses is
+ * accepted. Random batches with random fields left out, then random edits of their text (nulls, strings for
+ * numbers, floats for integers, huge and non-finite numbers, duplicate, missing and unknown fields, truncation).
+ */
+class PlainRecordReaderTest {
+    private final Random random = new Random(24);
+
+    @Test
+    void aPlainBatchReadsToTheRecordDatabindReads() throws Exception {
+        PlainRecordReader<AgentBatch> plain = reader();
+        for (int i = 0; i < 500; i++) {
+            AgentBatch batch = randomBatch(false);
+            // As the wire codec writes it, and as the agent does (WireWriter, jackson-core alone).
+            for (byte[] json : List.of(Json.MAPPER.writeValueAsBytes(batch), dev.trainwatch.protocol.WireWriter.toBytes(
+                    batch))) {
+                AgentBatch read = plain.read(json, json.length);
+                assertThat(read).as(new String(json, StandardCharsets.UTF_8)).isNotNull()
+                        .isEqualTo(BodyDecoder.batchByDatabind(json)).isEqualTo(batch);
+            }
+        }
+    }
+
+    @Test
+    void integersForDecimalsNonFiniteDecimalsAndUnknownFieldsReadAsDatabindReadsThem() {
+        PlainRecordReader<AgentBatch> plain = reader();
+        String[] bodies = {
+            "{\"host\":\"h\",\"agent_id\":\"a\",\"seq\":1,\"sent_at\":1700000000}",
+            "{\"host\":\"h\",\"agent_id\":\"a\",\"seq\":1,\"sent_at\":NaN,\"gpus\":[]}",
+            "{\"host\":\"h\",\"agent_id\":\"a\",\"seq\":1,\"sent_at\":-Infinity,\"runs\":[]}",
+            "{\"host\":\"h\",\"agent_id\":\"a\",\"seq\":1,\"sent_at\":1e400}",
+            "{\"host\":\"h\",\"agent_id\":\"a\",\"seq\":1,\"sent_at\":-0.0}",
+            "{\"host\":\"h\",\"agent_id\":\"a\",\"seq\":1,\"sent_at\":123456789012345678901234567890}",
+            "{\"host\":\"h\",\"newer\":{\"x\":[1,{\"y\":null}]},\"agent_id\":\"a\",\"seq\":9007199254740991}",
+            "{\"host\":\"h\",\"agent_id\":\"a\",\"seq\":1,\"gpus\":[{\"ts\":1.5,\"index\":2,\"uuid\":\"GPU-1\","
+                    + "\"utilization_ratio\":1,\"sm_clock_hz\":1980000000,\"clock_event_reasons\":[\"sw_power_cap\"],"
+                    + "\"lost\":false,\"processes\":[{\"pid\":7}],\"extra\":\"x\"}]}",
+        };
+        for (String body : bodies) {
+            byte[] json = body.getBytes(StandardCharsets.UTF_8);
+            assertThat(plain.read(json, json.length)).as(body).isNotNull().isEqualTo(BodyDecoder.batchByDatabind(json));
+        }
+    }
+
+    @Test
+    void whatIsNotPlainIsLeftToDatabind() {
+        PlainRecordReader<AgentBatch> plain = reader();
+        String head = "{\"host\":\"h\",\"agent_id\":\"a\",";
+        String[] bodies = {
+            head + "\"seq\":\"1\"}", // a string for a number
+            head + "\"seq\":1.0}", // a float for an integer
+            head + "\"seq\":NaN}",
+            head + "\"seq\":1,\"sent_at\":null}",
+            head + "\"seq\":1,\"seq\":2}", // duplicate
+            head + "\"seq\":1,\"gpus\":[null]}",
+            head + "\"seq\":1,\"gpus\":[{\"index\":0,\"uuid\":\"GPU-1\"}]}", // no ts
+            head + "\"seq\":1,\"gpus\":[{\"ts\":1,\"index\":3000000000,\"uuid\":\"GPU-1\"}]}",
+            head + "\"seq\":99999999999999999999}",
+            head + "\"seq\":1} {}", // trailing tokens
+            head + "\"seq\":1",
+            "[" + head + "\"seq\":1}]",
+            "null",
+            "",
+            head + "\"seq\":1,\"events\":[{\"ts\":1,\"kind\":\"run_failed\",\"run_id\":\"r\","
+                    + "\"failure\":{\"cause\":\"signal\",\"detail\":{\"k\":1}}}]}",
+        };
+        for (String body : bodies) {
+            byte[] json = body.getBytes(StandardCharsets.UTF_8);
+            assertThat(plain.read(json, json.length)).as(body).isNull();
+        }
+    }
+
+    /**
+     * Random edits of plain batches: whatever the plain reader accepts databind reads to the same record, and nothing
+     * databind refuses is accepted.
+     */
+    @Test
+    void editedBatchesAreReadAsDatabindReadsThemOrLeftToIt() throws Exception {
+        PlainRecordReader<AgentBatch> plain = reader();
+        String[] replacements = {"null", "\"1.5\"", "1.5", "-1", "0", "1e400", "NaN", "-Infinity", "true", "{}", "[]",
+            "99999999999999999999", "2147483648", "\"x\"", "[null]", "{\"a\":[1,2,{\"b\":null}]}", "-0.0", "7"};
+        int accepted = 0;
+        int refusedByBoth = 0;
+        for (int i = 0; i < 2_000; i++) {
+            String text = Json.MAPPER.writeValueAsString(randomBatch(true));
+            String edited = edit(text, replacements);
+            byte[] json = edited.getBytes(StandardCharsets.UTF_8);
+            AgentBatch databind;
+            try {
+                databind = BodyDecoder.batchByDatabind(json);
+            } catch (ApiError refused) {
+                databind = null;
+            }
+            AgentBatch read = plain.read(json, json.length);
+            if (databind == null) {
+                assertThat(read).as("databind refuses %s", edited).isNull();
+                refusedByBoth++;
+            } else if (read != null) {
+                assertThat(read).as(edited).isEqualTo(databind);
+                accepted++;
+            }
+        }
+        assertThat(accepted).isGreaterThan(200);
+        assertThat(refusedByBoth).isGreaterThan(200);
+    }
+
+    private String edit(String text, String[] replacements) {
+        int edits = 1 + random.nextInt(3);
+        for (int e = 0; e < edits; e++) {
+            int colon = nth(text, ':');
+            int comma = nth(text, ',');
+            switch (random.nextInt(6)) {
+                case 0, 1 -> { // replace the value after a field name (up to the next , } or ])
+                    if (colon < 0) {
+                        break;
+                    }
+                    int end = colon + 1;
+                    int depth = 0;
+                    while (end < text.length()) {
+                        char c = text.charAt(end);
+                        if ((c == ',' || c == '}' || c == ']') && depth == 0) {
+                            break;
+                        }
+                        depth += c == '{' || c == '[' ? 1 : c == '}' || c == ']' ? -1 : 0;
+                        end++;
+                    }
+                    text = text.substring(0, colon + 1) + replacements[random.nextInt(replacements.length)]
+                            + text.substring(end);
+                }
+                case 2 -> { // duplicate a field name's value with an unknown or known name
+                    if (comma >= 0) {
+                        String name = random.nextBoolean() ? "\"zz_unknown\"" : "\"seq\"";
+                        text = text.substring(0, comma + 1) + name + ":" + replacements[random.nextInt(
+                                replacements.length)] + "," + text.substring(comma + 1);
+                    }
+                }
+                case 3 -> { // drop a field (from a comma to the next comma at the same depth, roughly)
+                    int next = comma < 0 ? -1 : text.indexOf(',', comma + 1);
+                    if (next > 0 && text.substring(comma, next).indexOf('{') < 0
+                            && text.substring(comma, next).indexOf('[') < 0) {
+                        text = text.substring(0, comma) + text.substring(next);
+                    }
+                }
+                case 4 -> text = text.substring(0, random.nextInt(text.length() + 1)); // truncate
+                default -> { // a number somewhere gets a fraction or a sign
+                    int digit = -1;
+                    for (int tries = 0; tries < 20 && digit < 0; tries++) {
+                        int at = random.nextInt(text.length());
+                        if (Character.isDigit(text.charAt(at))) {
+                            digit = at;
+                        }
+                    }
+                    if (digit >= 0) {
+                        text = text.substring(0, digit + 1) + (random.nextBoolean() ? ".5" : "0000000000")
+                                + text.substring(digit + 1);
+                    }
+                }
+            }
+        }
+        return text;
+    }
+
+    private int nth(String text, char c) {
+        List<Integer> at = new ArrayList<>();
+        for (int i = 0; i < text.length(); i++) {
+            if (text.charAt(i) == c) {
+                at.add(i);
+            }
+        }
+        return at.isEmpty() ? -1 : at.get(random.nextInt(at.size()));
+    }
+
+    /** The reader BodyDecoder uses (over its mapper's factory: the wire codec's, strict integers, fast decimals). */
+    private static PlainRecordReader<AgentBatch> reader() {
+        return BodyDecoder.PLAIN_BATCH;
+    }
+
+    // ---- random batches: every field present or left out at random
+
+    private <T> T maybe(T value) {
+        return random.nextInt(4) == 0 ? null : value;
+    }
+
+    private double d() {
+        return switch (random.nextInt(5)) {
+            case 0 -> random.nextInt(100);
+            case 1 -> random.nextDouble();
+            case 2 -> 1e9 * random.nextDouble();
+            default -> Math.round(random.nextDouble() * 1000) / 1000.0;
+        };
+    }
+
+    private long l() {
+        return random.nextBoolean() ? random.nextInt(1000) : Math.abs(random.nextLong() >> random.nextInt(30));
+    }
+
+    private List<String> strings(String prefix) {
+        List<String> out = new ArrayList<>();
+        for (int i = random.nextInt(4); i > 0; i--) {
+            out.add(prefix + random.nextInt(100));
+        }
+        return out;
+    }
+
+    private AgentBatch randomBatch(boolean withEvents) {
+        List<GpuSample> gpus = new ArrayList<>();
+        for (int g = random.nextInt(9); g > 0; g--) {
+            List<GpuProcess> processes = new ArrayList<>();
+            for (int p = random.nextInt(3); p > 0; p--) {
+                processes.add(new GpuProcess(l(), maybe(l()), maybe(d()), maybe(d())));
+            }
+            gpus.add(new GpuSample(1.7e9 + d(), random.nextInt(8), "GPU-" + random.nextInt(1000),
+                    maybe("NVIDIA H100"), maybe("00000000:07:00.0"), maybe(l()), maybe(l()), maybe(l()), maybe(l()),
+                    maybe(d()), maybe(d()), maybe(new UtilizationWindow(random.nextInt(10), d(), d(), d(), d(),
+                    1.7e9 + d(), 1.7e9 + d())), maybe(l()), maybe(l()), maybe(l()), maybe(l()),
+                    maybe(strings("reason_")), maybe(d()), maybe(d()), maybe(d()), maybe(d()),
+                    maybe(random.nextInt(16)), maybe(processes), maybe(random.nextBoolean()),
+                    maybe(new GpuActivity(maybe(d()), maybe(d()), maybe(d()), maybe(d()), maybe(d()), maybe(d()),
+                            maybe(d()), maybe(d()), maybe(d()), maybe(d()), maybe(l()), maybe(l())))));
+        }
+        List<RunAttribution> runs = new ArrayList<>();
+        for (int r = random.nextInt(3); r > 0; r--) {
+            List<RankInfo> ranks = new ArrayList<>();
+            for (int k = random.nextInt(4); k > 0; k--) {
+                ranks.add(new RankInfo(l(), maybe(random.nextInt(64)), maybe(random.nextInt(8)),
+                        maybe(random.nextInt(64) + 1), maybe(strings("GPU-")), maybe("R"), maybe(d()), maybe(l()),
+                        maybe(random.nextInt(9)), maybe(l()), maybe(d())));
+            }
+            List<Long> pids = new ArrayList<>();
+            for (int p = random.nextInt(4); p > 0; p--) {
+                pids.add(l());
+            }
+            runs.add(new RunAttribution("run-" + random.nextInt(10), maybe(pids), maybe(strings("GPU-")),
+                    maybe(ranks), maybe("10.0.0.1"), maybe(random.nextBoolean()), maybe(strings("alias-")),
+                    maybe("ns"), maybe("pod"), maybe("c"), maybe("job")));
+        }
+        List<AgentEvent> events = new ArrayList<>();
+        if (withEvents && random.nextInt(4) == 0) {
+            events.add(random.nextBoolean()
+                    ? new AgentEvent(1.7e9, "xid", "GPU-1", 79L, null, "xid 79", null)
+                    : new AgentEvent(1.7e9, "run_failed", null, null, "run-1", null,
+                            new RunFailure("signal", "killed", null, 9, null, Map.of("k", 1), List.of("line"))));
+        }
+        AgentHealth health = maybe(new AgentHealth(maybe(d()), maybe(l()), maybe(l()), maybe(l()), maybe(l()),
+                maybe(d()), maybe(random.nextBoolean()), maybe(random.nextBoolean()), maybe(l()), maybe(l()),
+                maybe(random.nextBoolean()), maybe("boom")));
+        HostMemory memory = maybe(new HostMemory(1.7e9 + d(), maybe(l()), maybe(l()), maybe(l()), maybe(l()),
+                maybe(l())));
+        return new AgentBatch("node-" + random.nextInt(100), "agent-" + random.nextInt(100), l(), maybe(gpus),
+                maybe(runs), maybe(events), health, memory, maybe(1.7e9 + d()));
+    }
+}
