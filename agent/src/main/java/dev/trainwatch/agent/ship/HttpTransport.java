@@ -42,7 +42,7 @@ public final class HttpTransport implements Transport {
 
     @Override
     public Response send(Shipment shipment) throws IOException {
-        URL url = URI.create(baseUrl + shipment.path()).toURL();
+        URL url = url(shipment.path());
         HttpURLConnection connection = (HttpURLConnection) url.openConnection();
         try {
             byte[] body = shipment.gzipBody();
@@ -75,6 +75,18 @@ public final class HttpTransport implements Transport {
         }
     }
 
+    private String lastPath;
+    private URL lastUrl;
+
+    /** The URL of a path; the last one is kept (nearly every request is {@code /v1/samples}). */
+    private synchronized URL url(String path) throws java.net.MalformedURLException {
+        if (!path.equals(lastPath)) {
+            lastUrl = URI.create(baseUrl + path).toURL();
+            lastPath = path;
+        }
+        return lastUrl;
+    }
+
     /**
      * The start of the answer's body for log lines; the rest is read and dropped so the connection can be reused
      * (the collector's answers are a few hundred bytes).
@@ -94,7 +106,29 @@ public final class HttpTransport implements Transport {
             while (in.read(rest) > 0) {
                 // drained
             }
-            return new String(start, 0, n, StandardCharsets.UTF_8).replaceAll("\\s+", " ").strip();
+            return oneLine(new String(start, 0, n, StandardCharsets.UTF_8));
         }
+    }
+
+    /**
+     * Runs of whitespace ({@code \\s}: space, tab, line feed, vertical tab, form feed, carriage return) as one space,
+     * none at either end: {@code replaceAll("\\s+", " ").strip()} without compiling a pattern for every answer.
+     */
+    static String oneLine(String text) {
+        StringBuilder out = new StringBuilder(text.length());
+        boolean space = false;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c == ' ' || c == '\t' || c == '\n' || c == 0x0B || c == '\f' || c == '\r') {
+                space = true;
+                continue;
+            }
+            if (space && out.length() > 0) {
+                out.append(' ');
+            }
+            space = false;
+            out.append(c);
+        }
+        return out.toString().strip();
     }
 }
