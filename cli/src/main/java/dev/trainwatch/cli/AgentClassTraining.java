@@ -43,7 +43,11 @@ final class AgentClassTraining {
     static int run(Path nvmlLibrary) throws IOException, InterruptedException {
         // The archive holds every class this process loads: the sink and the clean-up are written with what the agent
         // loads anyway (a socket, java.io.File), not an HTTP server or a file-tree stream the agent never uses.
-        Path spool = Files.createTempDirectory("trainwatch-cds-");
+        // Not Files.createTempDirectory: its random name loads SecureRandom and the security providers, which the
+        // agent itself never loads; the pid and the clock make the name unique enough for a directory made once.
+        Path spool = Path.of(System.getProperty("java.io.tmpdir"),
+                "trainwatch-cds-" + ProcessHandle.current().pid() + "-" + System.nanoTime());
+        Files.createDirectory(spool);
         Clock clock = MonotonicClock.system();
         GpuReader gpus;
         try {
