@@ -94,7 +94,7 @@ final class PlainHttp implements AutoCloseable {
             s.connect(new InetSocketAddress(host, port), timeoutMillis);
             s.setSoTimeout(timeoutMillis);
             in = new BufferedInputStream(s.getInputStream(), 1024);
-            out = s.getOutputStream();
+            out = new java.io.BufferedOutputStream(s.getOutputStream(), 8192); // head and body in one write
             socket = s;
         } catch (IOException | RuntimeException e) {
             s.close();
