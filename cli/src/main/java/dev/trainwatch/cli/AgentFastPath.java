@@ -19,7 +19,8 @@ import java.util.Set;
  * <p>Only what picocli would read the same way is taken here: the subcommand {@code agent} first, then the agent's
  * value options as {@code --name value} or {@code --name=value}, each at most once, with values that are not empty and
  * do not start with {@code -} or {@code @}, numbers as plain decimals, {@code --log-output} and {@code --log-level}
- * (also their environment defaults) as one of their names in any case. Anything else — {@code --help},
+ * (also their environment defaults) as one of their names in any case, and the launcher's hidden
+ * {@code --cds-training} (so its class archive holds what this path loads). Anything else — {@code --help},
  * {@code --version}, {@code --once}, an unknown or repeated option, a missing value, an argument file — returns
  * {@code null} and the command line goes to picocli as before, with its messages and exit statuses. The agent then
  * runs as {@link AgentCommand#call()} with the same fields picocli would have set, and its failures are reported as
