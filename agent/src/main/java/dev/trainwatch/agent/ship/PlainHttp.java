@@ -129,7 +129,10 @@ final class PlainHttp implements AutoCloseable {
         boolean chunked;
         while (true) {
             String statusLine = readLine();
-            if (statusLine == null || !statusLine.startsWith("HTTP/") || statusLine.length() < 12
+            if (statusLine == null) {
+                throw new EOFException(origin + " closed the connection without an answer");
+            }
+            if (!statusLine.startsWith("HTTP/") || statusLine.length() < 12
                     || statusLine.charAt(8) != ' ') {
                 throw new IOException("not an HTTP answer from " + origin);
             }

@@ -143,6 +143,9 @@ class PlainHttpTest {
         answers.add(new Answer("SSH-2.0-OpenSSH\r\n\r\n", true));
         assertThatThrownBy(() -> t.send(shipment("/v1/samples"))).isInstanceOf(IOException.class)
                 .hasMessageContaining("not an HTTP answer");
+        answers.add(new Answer("", true)); // read the request, hung up without a word
+        assertThatThrownBy(() -> t.send(shipment("/v1/samples"))).isInstanceOf(java.io.EOFException.class)
+                .hasMessageContaining("closed the connection without an answer");
         answers.add(new Answer("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", true));
         assertThatThrownBy(() -> t.send(shipment("/v1/samples"))).isInstanceOf(IOException.class);
         answers.add(new Answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", false));
