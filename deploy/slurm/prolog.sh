@@ -33,6 +33,8 @@ fi
   --setenv=MALLOC_ARENA_MAX=2 \
   /usr/bin/java -Xms8m -Xmx32m -Xmn1m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 -Xss512k \
     -XX:ReservedCodeCacheSize=16m -XX:MaxMetaspaceSize=64m -XX:-UsePerfData -XX:+IgnoreUnrecognizedVMOptions -XX:TrimNativeHeapInterval=30000 \
+    -XX:Tier0InvokeNotifyFreqLog=3 -XX:Tier0BackedgeNotifyFreqLog=7 -XX:Tier3InvocationThreshold=20 -XX:Tier3MinInvocationThreshold=10 \
+    -XX:Tier3CompileThreshold=200 -XX:Tier3BackEdgeThreshold=6000 \
     -jar "$TRAINWATCH_JAR" agent \
     --collector "$TRAINWATCH_COLLECTOR" \
     --run-id "$SLURM_JOB_ID" \

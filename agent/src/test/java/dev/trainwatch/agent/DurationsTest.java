@@ -26,4 +26,22 @@ class DurationsTest {
         assertThatThrownBy(() -> Durations.parse("0.5ms")).hasMessageContaining("finer than a millisecond");
         assertThatThrownBy(() -> Durations.parse(null)).isInstanceOf(IllegalArgumentException.class);
     }
+
+    /** The hand-written reader accepts and refuses what the pattern (\d+(?:\.\d+)?)\s*(ms|s|m) did. */
+    @Test
+    void sameAsThePattern() {
+        java.util.regex.Pattern format = java.util.regex.Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(ms|s|m)");
+        for (String text : java.util.List.of("1s", "1 s", "1\ts", "1\u000Bms", "2.5s", "2.s", ".5s", "1.5.5s", "1 . 5s",
+                "10m", "1ms ", "1mss", "1h", "1", "s", "", "  250 MS ", "1\u2003s", "١s", "0s", "007ms", "1e3ms")) {
+            boolean matches = format.matcher(text.strip().toLowerCase(java.util.Locale.ROOT)).matches();
+            boolean parsed;
+            try {
+                Durations.parse(text);
+                parsed = true;
+            } catch (IllegalArgumentException e) {
+                parsed = e.getMessage().contains("finer than");
+            }
+            assertThat(parsed).as(text).isEqualTo(matches);
+        }
+    }
 }

@@ -1,6 +1,5 @@
 package dev.trainwatch.cli;
 
-import com.sun.net.httpserver.HttpServer;
 import dev.trainwatch.agent.Agent;
 import dev.trainwatch.agent.AgentConfig;
 import dev.trainwatch.agent.GpuReaders;
@@ -9,17 +8,24 @@ import dev.trainwatch.agent.gpu.GpuReader;
 import dev.trainwatch.agent.gpu.GpuUnavailableException;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.GpuSample;
+import dev.trainwatch.protocol.MonotonicClock;
+import java.io.BufferedInputStream;
+import java.io.EOFException;
+import java.io.File;
 import java.io.IOException;
-import java.net.InetSocketAddress;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 
 /**
  * {@code trainwatch agent --cds-training}: what the launcher runs once, under {@code -XX:ArchiveClassesAtExit}, to
@@ -35,25 +41,22 @@ final class AgentClassTraining {
     }
 
     static int run(Path nvmlLibrary) throws IOException, InterruptedException {
-        HttpServer sink = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-        sink.createContext("/", exchange -> {
-            exchange.getRequestBody().readAllBytes();
-            byte[] answer = "{}".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-            exchange.sendResponseHeaders(200, answer.length);
-            exchange.getResponseBody().write(answer);
-            exchange.close();
-        });
-        sink.start();
-        Path spool = Files.createTempDirectory("trainwatch-cds-");
-        Clock clock = Clock.systemUTC();
+        // The archive holds every class this process loads: the sink and the clean-up are written with what the agent
+        // loads anyway (a socket, java.io.File), not an HTTP server or a file-tree stream the agent never uses.
+        // Not Files.createTempDirectory: its random name loads SecureRandom and the security providers, which the
+        // agent itself never loads; the pid and the clock make the name unique enough for a directory made once.
+        Path spool = Path.of(System.getProperty("java.io.tmpdir"),
+                "trainwatch-cds-" + ProcessHandle.current().pid() + "-" + System.nanoTime());
+        Files.createDirectory(spool);
+        Clock clock = MonotonicClock.system();
         GpuReader gpus;
         try {
             gpus = GpuReaders.openNvml(nvmlLibrary, System.getenv(), clock);
         } catch (GpuUnavailableException | RuntimeException e) {
             gpus = new OneGpu(clock);
         }
-        try {
-            AgentConfig config = new AgentConfig(URI.create("http://127.0.0.1:" + sink.getAddress().getPort()),
+        try (Sink sink = new Sink()) {
+            AgentConfig config = new AgentConfig(URI.create("http://127.0.0.1:" + sink.port()),
                     "cds-training", null, null, null, Duration.ofSeconds(1), null, spool, 1L << 20,
                     Duration.ofSeconds(5));
             try (Agent agent = Agent.create(config, gpus, null, LinuxProcSource.system(), clock)) {
@@ -62,12 +65,90 @@ final class AgentClassTraining {
                 Thread.sleep((POLLS - 1) * 1000L + 500);
             }
         } finally {
-            sink.stop(0);
-            try (Stream<Path> files = Files.walk(spool)) {
-                files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
+            delete(spool.toFile());
         }
         return ExitCodes.OK;
+    }
+
+    private static void delete(File file) {
+        File[] children = file.listFiles();
+        if (children != null) {
+            for (File child : children) {
+                delete(child);
+            }
+        }
+        file.delete();
+    }
+
+    /**
+     * A throwaway collector on loopback: HTTP/1.1 with keep-alive, reads each request's {@code Content-Length} body
+     * and answers 200 with {@code {}}. One connection at a time (the agent keeps one).
+     */
+    private static final class Sink implements AutoCloseable {
+        private static final byte[] ANSWER = ("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                + "Content-Length: 2\r\n\r\n{}").getBytes(StandardCharsets.US_ASCII);
+
+        private final ServerSocket server = new ServerSocket(0, 8, InetAddress.getLoopbackAddress());
+
+        Sink() throws IOException {
+            Thread thread = new Thread(this::serve, "trainwatch-cds-sink");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        int port() {
+            return server.getLocalPort();
+        }
+
+        private void serve() {
+            while (!server.isClosed()) {
+                try (Socket socket = server.accept()) {
+                    InputStream in = new BufferedInputStream(socket.getInputStream());
+                    OutputStream out = socket.getOutputStream();
+                    long length;
+                    while ((length = readHead(in)) >= 0) {
+                        in.skipNBytes(length);
+                        out.write(ANSWER);
+                        out.flush();
+                    }
+                } catch (IOException e) {
+                    // closed, or the agent hung up: next connection
+                }
+            }
+        }
+
+        /** Reads a request's head; its body length, or -1 at the end of the connection. */
+        private static long readHead(InputStream in) throws IOException {
+            long length = 0;
+            StringBuilder line = new StringBuilder();
+            boolean any = false;
+            for (int b; (b = in.read()) >= 0; ) {
+                any = true;
+                if (b != '\n') {
+                    if (b != '\r') {
+                        line.append((char) b);
+                    }
+                    continue;
+                }
+                if (line.length() == 0) {
+                    return length;
+                }
+                String header = line.toString();
+                if (header.regionMatches(true, 0, "Content-Length:", 0, 15)) {
+                    length = Long.parseLong(header.substring(15).strip());
+                }
+                line.setLength(0);
+            }
+            if (any) {
+                throw new EOFException("request cut short");
+            }
+            return -1;
+        }
+
+        @Override
+        public void close() throws IOException {
+            server.close();
+        }
     }
 
     /** One made-up GPU with every reading, for a node without NVML. */

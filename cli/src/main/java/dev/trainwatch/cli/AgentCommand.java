@@ -118,12 +118,13 @@ final class AgentCommand implements Callable<Integer> {
                 throw new UserError(ExitCodes.FAILURE, "--cds-training: " + e.getMessage());
             }
         }
-        PrintWriter out = spec.commandLine().getOut();
         Duration pollInterval = parseInterval();
         if (log != null) {
             LogFormats.check(logFormat);
         }
         if (once) {
+            // spec is null when AgentFastPath set the command up (never with --once), picocli's otherwise.
+            PrintWriter out = spec != null ? spec.commandLine().getOut() : new PrintWriter(System.out, true);
             try (GpuReader reader = openGpus(nvmlLibrary)) {
                 printOnce(out, reader.readAll());
             }
@@ -192,7 +193,10 @@ final class AgentCommand implements Callable<Integer> {
             System.getLogger(AgentCommand.class.getName()).log(System.Logger.Level.INFO,
                     "agent " + agent.agentId() + " polling every " + pollInterval.toMillis() + "ms, shipping to "
                             + collector);
-            while (!stopped.await(pollInterval.toMillis(), TimeUnit.MILLISECONDS)) {
+            // Only an attached run's end needs looking at every interval; otherwise the signal handler (or the
+            // shutdown hook) counts the latch down and this thread need not wake every second.
+            long checkMillis = attachPid != null ? pollInterval.toMillis() : 60_000;
+            while (!stopped.await(checkMillis, TimeUnit.MILLISECONDS)) {
                 if (StopSignals.received()) {
                     break;
                 }

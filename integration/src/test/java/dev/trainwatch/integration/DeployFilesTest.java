@@ -162,7 +162,9 @@ class DeployFilesTest {
     /** The JVM settings measured in docs/PERFORMANCE.md, the same wherever the product is started. */
     private static final String AGENT_JVM = "-Xms8m -Xmx32m -Xmn1m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1"
             + " -Xss512k -XX:ReservedCodeCacheSize=16m -XX:MaxMetaspaceSize=64m -XX:-UsePerfData"
-            + " -XX:+IgnoreUnrecognizedVMOptions -XX:TrimNativeHeapInterval=30000";
+            + " -XX:+IgnoreUnrecognizedVMOptions -XX:TrimNativeHeapInterval=30000"
+            + " -XX:Tier0InvokeNotifyFreqLog=3 -XX:Tier0BackedgeNotifyFreqLog=7 -XX:Tier3InvocationThreshold=20"
+            + " -XX:Tier3MinInvocationThreshold=10 -XX:Tier3CompileThreshold=200 -XX:Tier3BackEdgeThreshold=6000";
     private static final String COLLECTOR_JVM = "-Xms64m -Xmx384m -Xmn32m -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=20"
             + " -XX:+UseSerialGC -Xss512k -XX:+IgnoreUnrecognizedVMOptions -XX:TrimNativeHeapInterval=30000";
 

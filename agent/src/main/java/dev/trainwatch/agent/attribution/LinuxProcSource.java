@@ -3,7 +3,6 @@ package dev.trainwatch.agent.attribution;
 import java.io.FileInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -67,16 +66,32 @@ public final class LinuxProcSource implements ProcSource {
         Long shmUsed = null;
         if (shm != null) {
             try {
-                java.nio.file.FileStore store = Files.getFileStore(shm);
+                java.nio.file.FileStore store = shmStore();
                 shmTotal = store.getTotalSpace();
                 shmUsed = store.getTotalSpace() - store.getUnallocatedSpace();
             } catch (IOException | RuntimeException e) {
+                shmStore = null;
                 // No /dev/shm (some containers): RAM alone.
             }
         }
         Long swapUsed = swapTotal != null && swapFree != null ? swapTotal - swapFree : null;
         return Optional.of(new dev.trainwatch.protocol.HostMemory(ts, total, available, swapUsed, shmTotal, shmUsed));
     }
+
+    /**
+     * The shared-memory file system's store, found once: finding it reads the mount table, where its sizes are a
+     * {@code statvfs} of the path on every call. Found again only after a failure (an unmounted /dev/shm).
+     */
+    private java.nio.file.FileStore shmStore() throws IOException {
+        java.nio.file.FileStore store = shmStore;
+        if (store == null) {
+            store = Files.getFileStore(shm);
+            shmStore = store;
+        }
+        return store;
+    }
+
+    private volatile java.nio.file.FileStore shmStore;
 
     /** The value of the line that starts with {@code key} (kB in meminfo) in bytes, or null when there is none. */
     static Long meminfoKib(byte[] meminfo, String key) {
@@ -112,19 +127,33 @@ public final class LinuxProcSource implements ProcSource {
 
     @Override
     public List<Long> pids() {
-        List<Long> pids = new ArrayList<>();
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(root)) {
-            for (Path entry : entries) {
-                String name = entry.getFileName().toString();
-                if (!name.isEmpty() && name.chars().allMatch(Character::isDigit)) {
-                    pids.add(Long.parseLong(name));
-                }
-            }
-        } catch (IOException e) {
+        // File.list: the names alone, without a Path per entry and a stream per name (read every 10 s).
+        String[] names = root.toFile().list();
+        if (names == null) {
             // An unreadable /proc means no process can be attributed; the caller sees an empty table.
             return List.of();
         }
+        List<Long> pids = new ArrayList<>(names.length);
+        for (String name : names) {
+            if (isNumber(name)) {
+                pids.add(Long.parseLong(name));
+            }
+        }
         return pids;
+    }
+
+    /** True for a non-empty name of ASCII digits short enough for a long: a process's directory. */
+    private static boolean isNumber(String name) {
+        if (name.isEmpty() || name.length() > 18) {
+            return false;
+        }
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (c < '0' || c > '9') {
+                return false;
+            }
+        }
+        return true;
     }
 
     @Override
@@ -134,7 +163,7 @@ public final class LinuxProcSource implements ProcSource {
         byte[] buffer = new byte[STAT_BUFFER];
         try (FileInputStream in = new FileInputStream(root.resolve(Long.toString(pid)).resolve("stat").toFile())) {
             int length = in.readNBytes(buffer, 0, buffer.length);
-            return Optional.of(ProcStat.parse(new String(buffer, 0, length, StandardCharsets.UTF_8).strip()));
+            return Optional.of(ProcStat.parse(buffer, length));
         } catch (IOException | IllegalArgumentException e) {
             return Optional.empty();
         }

@@ -29,10 +29,14 @@ public final class KubernetesJob {
     public static final List<String> VARIABLES = List.of(JOBSET_NAME, PET_MASTER_ADDR);
 
     private static final String DNS_LABEL = "[a-z0-9](?:[-a-z0-9]*[a-z0-9])?";
-    private static final Pattern PYTORCHJOB_REPLICA = Pattern.compile("(" + DNS_LABEL + ")-(?:master|worker)-\\d+");
-    private static final Pattern JOBSET_HOST = Pattern.compile(
-            "(" + DNS_LABEL + ")-" + DNS_LABEL + "-\\d+-\\d+\\.\\1(?:\\..*)?");
-    private static final Pattern NAME = Pattern.compile(DNS_LABEL + "(?:\\." + DNS_LABEL + ")*");
+
+    /** Compiled on first use: only a process in a pod needs them. */
+    private static final class Patterns {
+        static final Pattern PYTORCHJOB_REPLICA = Pattern.compile("(" + DNS_LABEL + ")-(?:master|worker)-\\d+");
+        static final Pattern JOBSET_HOST = Pattern.compile(
+                "(" + DNS_LABEL + ")-" + DNS_LABEL + "-\\d+-\\d+\\.\\1(?:\\..*)?");
+        static final Pattern NAME = Pattern.compile(DNS_LABEL + "(?:\\." + DNS_LABEL + ")*");
+    }
 
     private KubernetesJob() {
     }
@@ -43,7 +47,7 @@ public final class KubernetesJob {
             return null;
         }
         String jobset = env.get(JOBSET_NAME);
-        if (jobset != null && jobset.length() <= 63 && NAME.matcher(jobset).matches()) {
+        if (jobset != null && jobset.length() <= 63 && Patterns.NAME.matcher(jobset).matches()) {
             return jobset;
         }
         for (String key : List.of(PET_MASTER_ADDR, MASTER_ADDR)) {
@@ -51,17 +55,17 @@ public final class KubernetesJob {
             if (addr == null) {
                 continue;
             }
-            Matcher replica = PYTORCHJOB_REPLICA.matcher(addr);
+            Matcher replica = Patterns.PYTORCHJOB_REPLICA.matcher(addr);
             if (replica.matches()) {
                 return replica.group(1);
             }
-            Matcher host = JOBSET_HOST.matcher(addr);
+            Matcher host = Patterns.JOBSET_HOST.matcher(addr);
             if (host.matches()) {
                 return host.group(1);
             }
         }
         // The master of an older training operator is told MASTER_ADDR=localhost: its own name says the job.
-        Matcher own = PYTORCHJOB_REPLICA.matcher(pod.pod());
+        Matcher own = Patterns.PYTORCHJOB_REPLICA.matcher(pod.pod());
         return own.matches() ? own.group(1) : null;
     }
 

@@ -25,10 +25,13 @@ import java.util.regex.Pattern;
  */
 public record PodCgroup(String podUid, String containerId) {
 
-    private static final Pattern POD = Pattern.compile(
-            "pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12}|[0-9a-f]{32})(?![0-9a-f])");
-    private static final Pattern CONTAINER = Pattern.compile(
-            "(?:^|[/:-])(?:cri-containerd[-:]|crio-|docker-|containerd-)?([0-9a-f]{64})(?:\\.scope)?(?:$|/)");
+    /** Compiled on first use: only a cgroup path that mentions a pod needs them. */
+    private static final class Patterns {
+        static final Pattern POD = Pattern.compile(
+                "pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12}|[0-9a-f]{32})(?![0-9a-f])");
+        static final Pattern CONTAINER = Pattern.compile(
+                "(?:^|[/:-])(?:cri-containerd[-:]|crio-|docker-|containerd-)?([0-9a-f]{64})(?:\\.scope)?(?:$|/)");
+    }
 
     /**
      * The pod of the deepest cgroup path in the file that names one; empty for processes outside Kubernetes (a
@@ -48,7 +51,10 @@ public record PodCgroup(String podUid, String containerId) {
                 continue;
             }
             String path = line.substring(second + 1);
-            Matcher pod = POD.matcher(path);
+            if (!path.contains("pod")) {
+                continue; // POD needs the word: a host's or a plain container's cgroup compiles no pattern
+            }
+            Matcher pod = Patterns.POD.matcher(path);
             String uid = null;
             int podEnd = -1;
             while (pod.find()) {
@@ -58,7 +64,7 @@ public record PodCgroup(String podUid, String containerId) {
             if (uid == null) {
                 continue;
             }
-            Matcher container = CONTAINER.matcher(path);
+            Matcher container = Patterns.CONTAINER.matcher(path);
             String id = container.find(podEnd) ? container.group(1) : null;
             PodCgroup found = new PodCgroup(normaliseUid(uid), id);
             if (best == null || best.containerId() == null && id != null) {

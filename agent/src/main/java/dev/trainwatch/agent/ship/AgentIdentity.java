@@ -77,9 +77,7 @@ public final class AgentIdentity implements AutoCloseable {
             if (Files.exists(idFile)) {
                 id = Files.readString(idFile, StandardCharsets.UTF_8).strip();
             } else {
-                byte[] random = new byte[4];
-                new SecureRandom().nextBytes(random);
-                id = host + "-" + HexFormat.of().formatHex(random);
+                id = newId(host);
                 writeAtomically(idFile, id + "\n");
             }
             long next = 0;
@@ -121,9 +119,25 @@ public final class AgentIdentity implements AutoCloseable {
     }
 
     private static String newId(String host) {
-        byte[] random = new byte[4];
+        return host + "-" + HexFormat.of().formatHex(randomBytes(4));
+    }
+
+    /**
+     * Random bytes from {@code /dev/urandom}, where {@code SecureRandom}'s default on Linux reads them too: without the
+     * JDK's security providers, some 50 classes an agent would carry for its whole life for four bytes. Where the
+     * device cannot be read, {@code SecureRandom}.
+     */
+    static byte[] randomBytes(int n) {
+        byte[] random = new byte[n];
+        try (java.io.FileInputStream in = new java.io.FileInputStream("/dev/urandom")) {
+            if (in.readNBytes(random, 0, n) == n) {
+                return random;
+            }
+        } catch (IOException | SecurityException e) {
+            // no such device here
+        }
         new SecureRandom().nextBytes(random);
-        return host + "-" + HexFormat.of().formatHex(random);
+        return random;
     }
 
     public synchronized String agentId() {

@@ -2,8 +2,6 @@ package dev.trainwatch.cli.logging;
 
 import dev.trainwatch.protocol.WireWriter;
 import java.nio.charset.StandardCharsets;
-import java.time.format.DateTimeFormatter;
-import java.time.temporal.ChronoUnit;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -19,7 +17,7 @@ final class JsonLineFormatter {
 
     static String format(LogLine line) {
         Map<String, Object> fields = new LinkedHashMap<>();
-        fields.put("time", DateTimeFormatter.ISO_INSTANT.format(line.time().truncatedTo(ChronoUnit.MILLIS)));
+        fields.put("time", LogTime.format(line.time()));
         fields.put("level", line.level());
         fields.put("component", line.component());
         fields.put("message", line.message());

@@ -1,7 +1,5 @@
 package dev.trainwatch.cli.logging;
 
-import java.time.format.DateTimeFormatter;
-import java.time.temporal.ChronoUnit;
 import java.util.Locale;
 
 /**
@@ -13,9 +11,13 @@ final class OneLineFormatter {
 
     static String format(LogLine line) {
         StringBuilder out = new StringBuilder(96 + line.message().length());
-        out.append(DateTimeFormatter.ISO_INSTANT.format(line.time().truncatedTo(ChronoUnit.MILLIS))).append(' ')
-                .append(String.format(Locale.ROOT, "%-5s", line.level())).append(' ')
-                .append(line.component()).append(": ").append(line.message());
+        // By hand, not DateTimeFormatter and String.format: those load java.time.format, java.util.Formatter and
+        // regular expressions into every agent for a line now and then (LogTime).
+        out.append(LogTime.format(line.time())).append(' ').append(line.level());
+        for (int i = line.level().length(); i < 5; i++) {
+            out.append(' '); // %-5s
+        }
+        out.append(' ').append(line.component()).append(": ").append(line.message());
         if (line.error() != null) {
             out.append(" (").append(line.error()).append(')');
         }

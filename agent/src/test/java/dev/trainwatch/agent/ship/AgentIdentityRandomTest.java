@@ -1,0 +1,39 @@
+package dev.trainwatch.agent.ship;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A new agent's id: the host and eight hex digits of /dev/urandom, kept in the spool directory. */
+class AgentIdentityRandomTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void randomBytesAreRandom() {
+        Set<String> seen = new HashSet<>();
+        for (int i = 0; i < 50; i++) {
+            byte[] b = AgentIdentity.randomBytes(4);
+            assertThat(b).hasSize(4);
+            seen.add(java.util.HexFormat.of().formatHex(b));
+        }
+        assertThat(seen).hasSizeGreaterThan(45);
+    }
+
+    @Test
+    void aNewIdIsTheHostAndEightHexDigitsAndStays() throws Exception {
+        String id;
+        try (AgentIdentity identity = AgentIdentity.open(dir, "node-1")) {
+            id = identity.agentId();
+        }
+        assertThat(id).matches("node-1-[0-9a-f]{8}");
+        try (AgentIdentity again = AgentIdentity.open(dir, "node-1")) {
+            assertThat(again.agentId()).isEqualTo(id);
+        }
+    }
+}
