@@ -78,6 +78,11 @@ public final class StalledDetector implements Detector {
             }
         }
         double silence = run.now() - lastTs;
+        if (run.now() < run.stepsLateUntil()) {
+            // An agent is still delivering the run's backlog (after the collector was away): its newest steps are
+            // on their way, not missing.
+            return Optional.empty();
+        }
         double gap = WindowStats.expectedReportGapSeconds(steps);
         double threshold = Math.max(s.minSilence().toMillis() / 1000.0, s.reportGapMultiple() * gap);
         String phase = run.announcedPhase();

@@ -250,6 +250,11 @@ final class EvaluationSchedule {
         }
 
         @Override
+        public double stepsLateUntil() {
+            return run.stepsLateUntil;
+        }
+
+        @Override
         public String announcedPhase() {
             return run.phaseKind != null && !(run.phaseTs < run.lastCountedTs) ? run.phaseKind : null;
         }

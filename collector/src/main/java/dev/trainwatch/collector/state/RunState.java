@@ -92,6 +92,8 @@ final class RunState {
     final Map<String, HostPart> hosts = new LinkedHashMap<>();
     long lastStep = -1;
     double lastStepTs = Double.NaN;
+    /** See {@link dev.trainwatch.collector.detect.RunContext#stepsLateUntil()}. */
+    double stepsLateUntil = Double.NEGATIVE_INFINITY;
     double peakMemory = Double.NaN;
     boolean ended;
     double endedAt = Double.NaN;

@@ -28,6 +28,14 @@ final class StepIngest {
      * @param requestSentAt when the request left the agent, on its clock ({@code Trainwatch-Sent-At}), or null
      * @return the reports counted as the run's steps, in order (see {@link Fleet#ingestSteps})
      */
+    /** A steps request whose newest report was read this long before it was sent delivers a backlog. */
+    static final double BACKLOG_SECONDS = 15;
+    /**
+     * How long after such a request the run's silence is taken for late data: the next request of a replay comes
+     * within a second or two; an agent that died meanwhile is named after this (and by {@code agent_lost}).
+     */
+    static final double LATE_GRACE_SECONDS = 30;
+
     List<StepEvent> apply(String runId, List<StepEvent> steps, String agentId, Double requestSentAt, double now,
                           double wallOffset) {
         List<StepEvent> counted = new ArrayList<>(steps.size());
@@ -46,6 +54,20 @@ final class StepIngest {
             offset = requestSentAt - now;
         } else {
             offset = agent == null ? wallOffset : agent.clock.seconds();
+        }
+        if (sent) {
+            // How long before this request was sent its newest report was read (both on the agent's clock): a
+            // backlog when it is well beyond a poll or two.
+            double newest = Double.NEGATIVE_INFINITY;
+            for (StepEvent e : steps) {
+                if (e != null && e.ts() != null && Double.isFinite(e.ts())) {
+                    newest = Math.max(newest, e.ts());
+                }
+            }
+            if (newest > Double.NEGATIVE_INFINITY) {
+                run.stepsLateUntil = requestSentAt - newest > BACKLOG_SECONDS ? now + LATE_GRACE_SECONDS
+                        : Double.NEGATIVE_INFINITY;
+            }
         }
         for (StepEvent e : steps) {
             if (e == null || e.step() == null || e.step() < 0 || e.timeS() == null
