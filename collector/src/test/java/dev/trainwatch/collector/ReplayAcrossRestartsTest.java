@@ -71,6 +71,26 @@ class ReplayAcrossRestartsTest {
         return 0;
     }
 
+    /** A handler that keeps the messages of WARNING records. */
+    private static Handler warningsInto(List<String> warnings) {
+        return new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                if (r.getLevel() == java.util.logging.Level.WARNING) {
+                    warnings.add(r.getMessage());
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+    }
+
     private static double clockOffset(String scrape, String host) {
         for (String line : scrape.lines().toList()) {
             if (line.startsWith("trainwatch_agent_clock_offset_seconds{host=\"" + host + "\"")) {
@@ -160,22 +180,7 @@ class ReplayAcrossRestartsTest {
     void anAgentWhoseClockIsFifteenMinutesBehindIsCorrectedWithOneWarning() throws Exception {
         List<String> warnings = new CopyOnWriteArrayList<>();
         Logger fleetLog = Logger.getLogger("dev.trainwatch.collector.state.Fleet");
-        Handler capture = new Handler() {
-            @Override
-            public void publish(LogRecord r) {
-                if (r.getLevel() == java.util.logging.Level.WARNING) {
-                    warnings.add(r.getMessage());
-                }
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
+        Handler capture = warningsInto(warnings);
         fleetLog.addHandler(capture);
         CollectorConfig config = CollectorConfig.defaults().withListen("127.0.0.1", 0);
         try (CollectorStack stack = CollectorStack.start(config, log::add)) {
@@ -216,22 +221,7 @@ class ReplayAcrossRestartsTest {
     void batchesReplayedFromASpoolDoNotMakeAClockLookBehindWhenTheRequestSaysWhenItWasSent() throws Exception {
         List<String> warnings = new CopyOnWriteArrayList<>();
         Logger fleetLog = Logger.getLogger("dev.trainwatch.collector.state.Fleet");
-        Handler capture = new Handler() {
-            @Override
-            public void publish(LogRecord r) {
-                if (r.getLevel() == java.util.logging.Level.WARNING) {
-                    warnings.add(r.getMessage());
-                }
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
+        Handler capture = warningsInto(warnings);
         fleetLog.addHandler(capture);
         CollectorConfig config = CollectorConfig.defaults().withListen("127.0.0.1", 0);
         try (CollectorStack stack = CollectorStack.start(config, log::add)) {

@@ -89,15 +89,11 @@ final class TorchJob {
         String std = teeStderr ? "2" : "1";
         // As --standalone does, but on a free port: --standalone's fixed localhost:29400 is taken by any other job
         // (another scenario running beside this one, another session on the machine).
-        cmd.addAll(List.of("--nnodes", "1", "--rdzv_backend", "c10d", "--rdzv_endpoint", "localhost:" + freePort(),
+        cmd.addAll(List.of("--nnodes", "1", "--rdzv_backend", "c10d", "--rdzv_endpoint", "localhost:" + PeerProcess.freePort(),
                 "--rdzv_id", tag, "--nproc_per_node", "2", "--redirects", std, "--tee", std,
                 script.toString(), "--results-dir", results.toString(), "--scenario", scenario));
         cmd.addAll(List.of(scriptArgs));
         return cmd;
-    }
-
-    private static int freePort() {
-        return PeerProcess.freePort();
     }
 
     /** The environment every process of the job (and a trainwatch that starts it) gets. */
