@@ -55,10 +55,16 @@ final class AgentCommand implements Callable<Integer> {
                     + "exited. Default: every compute process on the node.")
     Long attachPid;
 
+    /** The defaults of the options below, also what {@link AgentFastPath} sets when an option is not given. */
+    static final String DEFAULT_LOG_FORMAT = "auto";
+    static final String DEFAULT_INTERVAL = "1s";
+    static final String DEFAULT_SPOOL_MAX_MB = "256";
+    static final String DEFAULT_LOG_TIME = "read";
+
     @Option(names = "--log", paramLabel = "FILE", description = "The run's log to read step times from.")
     Path log;
 
-    @Option(names = "--log-format", paramLabel = "FORMAT", defaultValue = "auto",
+    @Option(names = "--log-format", paramLabel = "FORMAT", defaultValue = DEFAULT_LOG_FORMAT,
             description = "auto, pixart, sana, dit, opensora, accelerate, or a regular expression with named groups "
                     + "(step required). Default: ${DEFAULT-VALUE}.")
     String logFormat;
@@ -68,7 +74,7 @@ final class AgentCommand implements Callable<Integer> {
                     + "derived from the root process.")
     String runId;
 
-    @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "1s",
+    @Option(names = "--interval", paramLabel = "DURATION", defaultValue = DEFAULT_INTERVAL,
             description = "Polling interval, at least 100ms (e.g. 500ms, 1s, 2.5s). Default: ${DEFAULT-VALUE}.")
     String interval;
 
@@ -85,14 +91,14 @@ final class AgentCommand implements Callable<Integer> {
                     + "Default: $XDG_STATE_HOME/trainwatch/spool or ~/.local/state/trainwatch/spool.")
     Path spoolDir;
 
-    @Option(names = "--spool-max-mb", paramLabel = "MB", defaultValue = "256",
+    @Option(names = "--spool-max-mb", paramLabel = "MB", defaultValue = DEFAULT_SPOOL_MAX_MB,
             description = "Bound of the spool; the oldest batches are dropped beyond it. Default: ${DEFAULT-VALUE}.")
     long spoolMaxMb;
 
     @Option(names = "--host", paramLabel = "NAME", description = "This node's name in batches. Default: the host name.")
     String host;
 
-    @Option(names = "--log-time", paramLabel = "SOURCE", defaultValue = "read",
+    @Option(names = "--log-time", paramLabel = "SOURCE", defaultValue = DEFAULT_LOG_TIME,
             description = "Where a step's time comes from: read (when the agent read the line; the log's own time "
                     + "stamps give only the intervals between lines, so a log in another time zone or from a machine "
                     + "with another clock is fine) or log (the line's own time stamp, for replaying a log whose times "

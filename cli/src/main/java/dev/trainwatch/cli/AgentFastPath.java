@@ -56,10 +56,10 @@ final class AgentFastPath {
         Parsed parsed = new Parsed();
         AgentCommand c = parsed.command;
         // The annotations' default values.
-        c.logFormat = "auto";
-        c.interval = "1s";
-        c.spoolMaxMb = 256;
-        c.logTime = "read";
+        c.logFormat = AgentCommand.DEFAULT_LOG_FORMAT;
+        c.interval = AgentCommand.DEFAULT_INTERVAL;
+        c.spoolMaxMb = Long.parseLong(AgentCommand.DEFAULT_SPOOL_MAX_MB);
+        c.logTime = AgentCommand.DEFAULT_LOG_TIME;
         String logOutput = env.getOrDefault("TRAINWATCH_LOG_OUTPUT", "text");
         String logLevel = env.getOrDefault("TRAINWATCH_LOG_LEVEL", "info");
         if (logOutput.isEmpty() || logLevel.isEmpty()) {
