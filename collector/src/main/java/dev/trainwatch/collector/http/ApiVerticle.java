@@ -482,14 +482,28 @@ public final class ApiVerticle extends VerticleBase {
     private void scrape(RoutingContext ctx) {
         // Rendering a large fleet takes milliseconds; keep it off the event loop that serves ingest. OpenMetrics
         // when the scraper asks for it (Prometheus does), the Prometheus text format otherwise.
+        // Compressed there too, when the scraper accepts gzip: the server's own compression would run on the loop.
         String accept = ctx.request().getHeader(HttpHeaders.ACCEPT);
-        vertx.executeBlocking(() -> metrics.scrape(accept), false).onComplete(result -> {
+        String acceptEncoding = ctx.request().getHeader(HttpHeaders.ACCEPT_ENCODING);
+        boolean gzip = ScrapeEncoding.acceptsGzip(acceptEncoding);
+        vertx.executeBlocking(() -> {
+            byte[] text = metrics.scrapeBytes(accept);
+            return gzip ? ScrapeEncoding.gzip(text) : text;
+        }, false).onComplete(result -> {
             if (result.failed()) {
                 ctx.fail(result.cause());
                 return;
             }
             ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, MetricsExporter.wantsOpenMetrics(accept)
-                    ? MetricsExporter.OPENMETRICS : MetricsExporter.contentType()).end(result.result());
+                    ? MetricsExporter.OPENMETRICS : MetricsExporter.contentType());
+            ctx.response().putHeader(HttpHeaders.VARY, HttpHeaders.ACCEPT_ENCODING);
+            if (gzip) {
+                ctx.response().putHeader(HttpHeaders.CONTENT_ENCODING, "gzip");
+            } else if (acceptEncoding != null) {
+                // Some other coding asked for (deflate, br): answered as is rather than deflated on the loop.
+                ctx.response().putHeader(HttpHeaders.CONTENT_ENCODING, HttpHeaders.IDENTITY);
+            }
+            ctx.response().end(Buffer.buffer(result.result()));
         });
     }
 

@@ -141,15 +141,22 @@ public final class GpuMetrics implements MeterBinder, MultiCollector {
 
     @Override
     public MetricSnapshots collect() {
-        List<GpuView> views = new ArrayList<>();
-        List<Labels> labels = new ArrayList<>();
+        // In the order the snapshots keep their samples (by labels): each family's sort then finds them sorted,
+        // one comparison per sample instead of a full sort per family.
+        List<Map.Entry<Labels, GpuView>> labelled = new ArrayList<>();
         for (GpuView view : gpus.get()) {
             GpuSample latest = view.latest();
             if (latest != null) {
-                views.add(view);
-                labels.add(Labels.of(HOST, LabelValues.sanitize(view.host()), GPU, Integer.toString(latest.index()),
-                        GPU_UUID, LabelValues.sanitize(view.uuid())));
+                labelled.add(Map.entry(Labels.of(HOST, LabelValues.sanitize(view.host()), GPU,
+                        Integer.toString(latest.index()), GPU_UUID, LabelValues.sanitize(view.uuid())), view));
             }
+        }
+        labelled.sort(Map.Entry.comparingByKey());
+        List<GpuView> views = new ArrayList<>(labelled.size());
+        List<Labels> labels = new ArrayList<>(labelled.size());
+        for (Map.Entry<Labels, GpuView> entry : labelled) {
+            labels.add(entry.getKey());
+            views.add(entry.getValue());
         }
         List<MetricSnapshot> snapshots = new ArrayList<>(gauges.size() + 3);
         for (Family family : gauges) {

@@ -11,6 +11,10 @@ import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.prometheus.metrics.config.PrometheusPropertiesLoader;
+import io.prometheus.metrics.expositionformats.ExpositionFormats;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -30,6 +34,9 @@ public final class MetricsExporter {
     private final SelfMetrics selfMetrics;
     private final AgentMetrics agentMetrics;
     private final List<MeterBinder> extraBinders = new ArrayList<>();
+    /** The text formats, rendered as the registry's own writers would but cheaper (see {@link ExpositionText}). */
+    private final ExpositionText prometheusText;
+    private final ExpositionText openMetricsText;
 
     /**
      * @param gpus    the fleet's GPU views
@@ -44,6 +51,11 @@ public final class MetricsExporter {
                            java.time.Clock clock, boolean jvm) {
         this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT,
                 new io.prometheus.metrics.model.registry.PrometheusRegistry(), micrometerClock(clock));
+        // The writers the registry makes for itself: the same properties, the same formats.
+        ExpositionFormats formats = ExpositionFormats.init(
+                PrometheusPropertiesLoader.load(PrometheusConfig.DEFAULT.prometheusProperties()));
+        this.prometheusText = new ExpositionText(formats.getPrometheusTextFormatWriter(), false);
+        this.openMetricsText = new ExpositionText(formats.getOpenMetricsTextFormatWriter(), true);
         this.gpuMetrics = new GpuMetrics(gpus);
         // Times the collector keeps on its monotonic clock leave as the wall clock reads them (Prometheus' time()).
         java.util.function.DoubleSupplier wallOffset = () -> dev.trainwatch.protocol.MonotonicClock.wallOffsetSeconds(clock);
@@ -83,8 +95,7 @@ public final class MetricsExporter {
 
     /** The Prometheus text exposition of everything, current as of this call. */
     public synchronized String scrape() {
-        refresh();
-        return registry.scrape();
+        return scrape(null);
     }
 
     /** Brings the series in line with the fleet without rendering (benchmarks and tests). */
@@ -110,6 +121,18 @@ public final class MetricsExporter {
      * Prometheus text format; the content type to answer with is {@link #OPENMETRICS} or {@link #contentType()}.
      */
     public synchronized String scrape(String accept) {
+        return new String(scrapeBytes(accept), StandardCharsets.UTF_8);
+    }
+
+    /** {@link #scrape(String)} as UTF-8 bytes, as sent (no string in between). */
+    public synchronized byte[] scrapeBytes(String accept) {
+        refresh();
+        MetricSnapshots snapshots = registry.getPrometheusRegistry().scrape();
+        return (wantsOpenMetrics(accept) ? openMetricsText : prometheusText).write(snapshots);
+    }
+
+    /** What the registry's own writer makes of the same series (tests compare it with {@link #scrape(String)}). */
+    synchronized String scrapeByLibrary(String accept) {
         refresh();
         return wantsOpenMetrics(accept) ? registry.scrape(OPENMETRICS) : registry.scrape();
     }

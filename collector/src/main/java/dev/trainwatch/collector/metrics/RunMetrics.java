@@ -174,11 +174,17 @@ public final class RunMetrics implements MeterBinder, MultiCollector {
         // fresh ones. Taking the fleet's run views is the costly part, so a scrape takes them once.
         Collection<RunView> taken = prepared;
         prepared = null;
-        List<RunView> views = new ArrayList<>();
-        List<Labels> labels = new ArrayList<>();
+        // Sorted by labels once, as each snapshot keeps its samples: its own sort then only confirms the order.
+        List<Map.Entry<Labels, RunView>> labelled = new ArrayList<>();
         for (RunView run : taken != null ? taken : runs.get()) {
-            views.add(run);
-            labels.add(Labels.of(RUN_ID, LabelValues.sanitize(run.runId())));
+            labelled.add(Map.entry(Labels.of(RUN_ID, LabelValues.sanitize(run.runId())), run));
+        }
+        labelled.sort(Map.Entry.comparingByKey());
+        List<RunView> views = new ArrayList<>(labelled.size());
+        List<Labels> labels = new ArrayList<>(labelled.size());
+        for (Map.Entry<Labels, RunView> entry : labelled) {
+            labels.add(entry.getKey());
+            views.add(entry.getValue());
         }
         List<MetricSnapshot> snapshots = new ArrayList<>(families.size() + 1);
         for (Family family : families) {

@@ -27,7 +27,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * directory (history in SQLite) on loopback; a flood client posts agent batches that bring new runs (3,000 run ids
  * over the measurement, far past the 1,024-run limit, so the collector refuses and forgets as it goes); two live
  * agents post an 8-GPU batch and a step report each second; a scraper asks for {@code /metrics} each second as
- * Prometheus does (OpenMetrics). Prints the live agents' ingest latency and the scrapes' latency (p50, p99, max).
+ * Prometheus does (OpenMetrics, gzip-compressed unless {@code -Dgzip=false}). Prints the live agents' ingest latency and the scrapes' latency (p50, p99, max).
  *
  * <p>{@code ./mvnw -B -q install -DskipTests} once, then
  * {@code ./mvnw -B -q -pl collector exec:exec -Dexec.executable=java -Dexec.classpathScope=test
@@ -37,6 +37,8 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class FloodLatency {
     private static final int FLOOD_RUNS = 3_000;
     private static final int RUNS_PER_FLOOD_BATCH = 10;
+    /** Ask for a gzip-compressed scrape, as Prometheus does ({@code -Dgzip=false} for the plain text). */
+    private static final boolean GZIP = !"false".equals(System.getProperty("gzip"));
 
     private FloodLatency() {
     }
@@ -51,6 +53,7 @@ public final class FloodLatency {
         AtomicBoolean measuring = new AtomicBoolean();
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong floodBatches = new AtomicLong();
+        AtomicLong scrapeBytes = new AtomicLong();
         try (CollectorStack stack = CollectorStack.start(config, line -> { })) {
             URI base = stack.server().uri();
             ExecutorService threads = Executors.newFixedThreadPool(4);
@@ -99,11 +102,15 @@ public final class FloodLatency {
             threads.submit(() -> {
                 while (!stop.get()) {
                     long start = System.nanoTime();
-                    send(http, HttpRequest.newBuilder(base.resolve("/metrics")).timeout(Duration.ofSeconds(60))
-                            .header("Accept", "application/openmetrics-text;version=1.0.0,text/plain;q=0.5").build());
+                    HttpResponse<byte[]> answer = http.send(HttpRequest.newBuilder(base.resolve("/metrics"))
+                            .timeout(Duration.ofSeconds(60))
+                            .header("Accept", "application/openmetrics-text;version=1.0.0,text/plain;q=0.5")
+                            .header("Accept-Encoding", GZIP ? "gzip" : "identity").build(),
+                            HttpResponse.BodyHandlers.ofByteArray());
                     long took = System.nanoTime() - start;
                     if (measuring.get()) {
                         scrape.add(took);
+                        scrapeBytes.set(answer.body().length);
                     }
                     Thread.sleep(Math.max(0, 1000 - TimeUnit.NANOSECONDS.toMillis(took)));
                 }
@@ -122,7 +129,8 @@ public final class FloodLatency {
                     + " tracks %d runs%n", flooded, flooded * RUNS_PER_FLOOD_BATCH, seconds,
                     stack.server().fleet().counts().runs());
             print("live ingest (POST /v1/samples, 8 GPUs)", ingest);
-            print("scrape (GET /metrics, OpenMetrics)", scrape);
+            print("scrape (GET /metrics, OpenMetrics" + (GZIP ? ", gzip)" : ")"), scrape);
+            System.out.printf(Locale.ROOT, "last scrape: %,d bytes as sent%n", scrapeBytes.get());
         }
     }
 
