@@ -44,6 +44,8 @@ final class ExpositionText {
     private final ByteArrayOutputStream scratch = new ByteArrayOutputStream(4096);
     /** Label names (as Prometheus writes them) already checked to need no quoting, with their bytes. */
     private final Map<String, byte[]> labelNames = new HashMap<>();
+    private final String[] lastNames = new String[8];
+    private final byte[][] lastBytes = new byte[8][];
 
     /**
      * @param library     the writer Micrometer's registry uses for this format
@@ -112,7 +114,7 @@ final class ExpositionText {
             }
             Labels labels = point.getLabels();
             for (int i = 0; i < labels.size(); i++) {
-                if (labelName(labels.getPrometheusName(i)) == null) {
+                if (labelName(i, labels.getPrometheusName(i)) == null) {
                     return false;
                 }
             }
@@ -120,7 +122,22 @@ final class ExpositionText {
         return true;
     }
 
-    /** The bytes of a label name that needs no quoting, or null when it would need it. */
+    /**
+     * The bytes of a label name that needs no quoting, or null when it would need it. Samples of one family mostly
+     * share their label names' very strings, so the last string seen at each position answers first.
+     */
+    private byte[] labelName(int position, String name) {
+        if (position < lastNames.length && lastNames[position] == name) {
+            return lastBytes[position];
+        }
+        byte[] bytes = labelName(name);
+        if (position < lastNames.length) {
+            lastNames[position] = name;
+            lastBytes[position] = bytes;
+        }
+        return bytes;
+    }
+
     private byte[] labelName(String name) {
         byte[] bytes = labelNames.get(name);
         if (bytes == null && PrometheusNaming.isValidLegacyLabelName(name)) {
@@ -139,7 +156,7 @@ final class ExpositionText {
             if (i > 0) {
                 out.put((byte) ',');
             }
-            byte[] name = labelName(labels.getPrometheusName(i));
+            byte[] name = labelName(i, labels.getPrometheusName(i));
             out.append(name, 0, name.length);
             out.put((byte) '=');
             out.put((byte) '"');
