@@ -13,7 +13,9 @@
 # (root:trainwatch, mode 0640).
 #
 # A Prolog must be quick and must not fail the job for a monitoring problem: everything below is best effort.
-TRAINWATCH_JAR=${TRAINWATCH_JAR:-/opt/trainwatch/trainwatch-all.jar}
+# The launcher installed next to trainwatch-all.jar (docs/DEPLOY.md): the agent's JVM settings, its class-data
+# archive (made by the first job's agent on this node, kept in /var/cache/trainwatch-agent for the next ones).
+TRAINWATCH_LAUNCHER=${TRAINWATCH_LAUNCHER:-/opt/trainwatch/trainwatch}
 TRAINWATCH_COLLECTOR=${TRAINWATCH_COLLECTOR:-http://trainwatch-collector.example.internal:9477}
 TRAINWATCH_ALL_JOBS=${TRAINWATCH_ALL_JOBS:-0}
 
@@ -30,12 +32,8 @@ fi
   --property=StateDirectory="trainwatch-job-${SLURM_JOB_ID}" \
   --property="AmbientCapabilities=CAP_SYS_PTRACE CAP_DAC_READ_SEARCH" \
   --property=Restart=on-failure \
-  --setenv=MALLOC_ARENA_MAX=2 \
-  /usr/bin/java -Xms8m -Xmx32m -Xmn1m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 -Xss512k \
-    -XX:ReservedCodeCacheSize=16m -XX:MaxMetaspaceSize=64m -XX:-UsePerfData -XX:+IgnoreUnrecognizedVMOptions -XX:TrimNativeHeapInterval=30000 \
-    -XX:Tier0InvokeNotifyFreqLog=3 -XX:Tier0BackedgeNotifyFreqLog=7 -XX:Tier3InvocationThreshold=20 -XX:Tier3MinInvocationThreshold=10 \
-    -XX:Tier3CompileThreshold=200 -XX:Tier3BackEdgeThreshold=6000 \
-    -jar "$TRAINWATCH_JAR" agent \
+  --property=CacheDirectory=trainwatch-agent \
+  "$TRAINWATCH_LAUNCHER" agent \
     --collector "$TRAINWATCH_COLLECTOR" \
     --run-id "$SLURM_JOB_ID" \
     --token-file /etc/trainwatch/token \

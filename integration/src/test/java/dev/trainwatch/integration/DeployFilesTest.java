@@ -123,10 +123,11 @@ class DeployFilesTest {
     }
 
     @Test
-    void systemdUnitsRunTheRightCommands() {
+    void systemdUnitsRunTheRightCommands(@org.junit.jupiter.api.io.TempDir Path tmp) throws IOException {
         String agent = ProjectFiles.read(deploy("systemd/trainwatch-agent.service"));
         String collector = ProjectFiles.read(deploy("systemd/trainwatch-collector.service"));
-        assertThat(agent).contains("trainwatch-all.jar agent", "--collector ", "CAP_SYS_PTRACE");
+        assertThat(agent).contains("ExecStart=/opt/trainwatch/trainwatch agent", "--collector ", "CAP_SYS_PTRACE",
+                "CacheDirectory=");
         // Beyond loopback the collector refuses to start without a token: the unit must pass one.
         assertThat(collector).contains("trainwatch-all.jar collector", "--listen 0.0.0.0:9477", "--data-dir ",
                 "--token-file ");
@@ -134,8 +135,16 @@ class DeployFilesTest {
         // systemd-analyze is part of systemd; on a machine without it the structural checks above still run.
         analyze.ifPresent(tool -> {
             for (String unit : List.of("systemd/trainwatch-agent.service", "systemd/trainwatch-collector.service")) {
+                // verify also wants the command to exist: the installed launcher is this checkout's.
+                Path copy = tmp.resolve(deploy(unit).getFileName());
+                try {
+                    java.nio.file.Files.writeString(copy, ProjectFiles.read(deploy(unit)).replace(
+                            "/opt/trainwatch/trainwatch ", ProjectFiles.root().resolve("trainwatch") + " "));
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
                 ExternalCommand.Result verify = ExternalCommand.run(TIMEOUT, ProjectFiles.root(),
-                        List.of(tool.toString(), "verify", deploy(unit).toString()));
+                        List.of(tool.toString(), "verify", copy.toString()));
                 assertEquals(0, verify.exitCode(), () -> unit + ":\n" + verify.output());
             }
         });
@@ -152,6 +161,9 @@ class DeployFilesTest {
                     .contains("install -m 0644 docs/*.md " + doc.group(1) + "/");
             assertThat(ProjectFiles.docs(doc.group(2))).exists();
         }
+        // The unit and the prolog start the launcher installed next to the jar: DEPLOY.md installs it there.
+        assertThat(deployMd).contains("install -D -m 0644 cli/target/trainwatch-all.jar /opt/trainwatch/trainwatch-all.jar",
+                "install -m 0755 trainwatch /opt/trainwatch/trainwatch");
         // The prolog runs the agent as user and group trainwatch, reading the token: DEPLOY.md creates both.
         String prolog = ProjectFiles.read(deploy("slurm/prolog.sh"));
         assertThat(prolog).contains("--uid=trainwatch --gid=trainwatch", "--token-file /etc/trainwatch/token");
@@ -173,15 +185,21 @@ class DeployFilesTest {
         String launcher = ProjectFiles.read(ProjectFiles.root().resolve("trainwatch"));
         assertThat(launcher).contains("agent) TRAINWATCH_JAVA_OPTS=\"" + AGENT_JVM + "\"")
                 .contains("collector|watch|run|demo) TRAINWATCH_JAVA_OPTS=\"" + COLLECTOR_JVM + "\"");
+        // The agent starts through the installed launcher everywhere (its settings, its class archive), with no JVM
+        // options of its own that would replace the launcher's.
         assertThat(ProjectFiles.read(deploy("systemd/trainwatch-agent.service")))
-                .contains("/usr/bin/java " + AGENT_JVM + " -jar");
+                .contains("ExecStart=/opt/trainwatch/trainwatch agent").doesNotContain("-Xmx", "TRAINWATCH_JAVA_OPTS");
         assertThat(ProjectFiles.read(deploy("systemd/trainwatch-collector.service")))
                 .contains("/usr/bin/java " + COLLECTOR_JVM + " -jar");
         assertThat(ProjectFiles.read(deploy("slurm/prolog.sh")).replaceAll("\\\\\n\\s*", ""))
-                .contains("/usr/bin/java " + AGENT_JVM + " -jar").doesNotContain("-Xmx256m");
+                .contains("TRAINWATCH_LAUNCHER:-/opt/trainwatch/trainwatch}", "\"$TRAINWATCH_LAUNCHER\" agent",
+                        "CacheDirectory=").doesNotContain("-Xmx", "TRAINWATCH_JAVA_OPTS");
         String kubernetes = ProjectFiles.read(deploy("kubernetes/trainwatch.yaml")).replaceAll("\\s+", " ");
         assertThat(kubernetes).contains("command: [java, " + COLLECTOR_JVM.replace(" ", ", ") + ", -jar,")
-                .contains("command: [java, " + AGENT_JVM.replace(" ", ", ") + ", -jar,");
+                .contains("command: [/opt/trainwatch/trainwatch] args: - agent");
+        String dockerfile = ProjectFiles.read(deploy("kubernetes/Dockerfile"));
+        assertThat(dockerfile).contains("COPY trainwatch /opt/trainwatch/trainwatch", "TRAINWATCH_CACHE_DIR=",
+                "/opt/trainwatch/trainwatch agent --help");
         assertThat(ProjectFiles.read(ProjectFiles.docs("PERFORMANCE.md"))).contains(COLLECTOR_JVM).contains(AGENT_JVM);
     }
 

@@ -101,30 +101,39 @@ class LauncherIT {
     }
 
     /**
-     * The agent's class-data sharing archive on a fresh install: the first start makes it (a short training run) and
-     * the agent still runs; the next start maps it without a word from the JVM; where the archive cannot be written
-     * the launcher does not try (a test of the directory in the launcher, not exercised here: this may run as root).
+     * The agent's class-data sharing archive on a fresh install, laid out as docs/DEPLOY.md installs it (the launcher
+     * next to the jar, no sources): the first start makes it (a short training run) in the cache directory systemd
+     * gives the unit ({@code CACHE_DIRECTORY}), never builds or writes next to the jar, and the agent still runs; the
+     * next start maps it without a word from the JVM; where the archive cannot be written the launcher does not try
+     * (a test of the directory in the launcher, not exercised here: this may run as root).
      */
     @Test
     void theFirstAgentStartMakesItsClassArchiveAndNeverFailsForIt(@TempDir Path tmp) throws IOException {
-        Path install = tmp.resolve("install");
-        Files.createDirectories(install.resolve("cli/target"));
+        Path install = tmp.resolve("opt-trainwatch");
+        Path cache = tmp.resolve("var-cache-trainwatch-agent");
+        Files.createDirectories(install);
         Files.copy(launcher(), install.resolve("trainwatch"));
-        Files.copy(runnableJar(), install.resolve("cli/target/trainwatch-all.jar"));
-        List<String> agentOnce = List.of("/bin/bash", install.resolve("trainwatch").toString(), "agent", "--once",
+        Files.copy(runnableJar(), install.resolve("trainwatch-all.jar"));
+        List<String> agentOnce = List.of("/usr/bin/env", "CACHE_DIRECTORY=" + cache, "/bin/bash",
+                install.resolve("trainwatch").toString(), "agent", "--once",
                 "--nvml-library", tmp.resolve("no-such-libnvidia-ml.so.1").toString());
 
-        ExternalCommand.Result first = ExternalCommand.run(TIMEOUT, install, agentOnce);
+        ExternalCommand.Result first = ExternalCommand.run(TIMEOUT, tmp, agentOnce);
         // No NVML here: the agent says so in one line (exit 3), as it does without an archive.
         assertEquals(3, first.exitCode(), first.output());
-        assertThat(first.output()).contains("trainwatch:").doesNotContain("cds").doesNotContain("Exception");
-        try (var archives = Files.list(install.resolve("cli/target"))) {
+        assertThat(first.output()).contains("trainwatch:").doesNotContain("cds").doesNotContain("Exception")
+                .doesNotContain("building");
+        try (var archives = Files.list(cache)) {
             assertThat(archives.map(p -> p.getFileName().toString()))
                     .anyMatch(name -> name.startsWith("trainwatch-agent-") && name.endsWith(".jsa"))
                     .noneMatch(name -> name.endsWith(".tmp"));
         }
+        try (var installed = Files.list(install)) {
+            assertThat(installed.map(p -> p.getFileName().toString()))
+                    .containsExactlyInAnyOrder("trainwatch", "trainwatch-all.jar");
+        }
 
-        ExternalCommand.Result second = ExternalCommand.run(TIMEOUT, install, agentOnce);
+        ExternalCommand.Result second = ExternalCommand.run(TIMEOUT, tmp, agentOnce);
         assertEquals(3, second.exitCode(), second.output());
         assertThat(second.output()).isEqualTo(first.output());
     }
