@@ -105,15 +105,15 @@ final class Registry {
      * @throws LimitReachedException when no run may be forgotten (nothing changed)
      */
     private void makeRoomForRun(double now) {
-        RunState victim = Slots.runToForget(runs.values(), now);
+        Slots.Room room = Slots.roomForRun(runs.values(), now);
+        RunState victim = room.victim();
         if (victim == null) {
             if (limitLogDue(now)) {
                 LOG.log(System.Logger.Level.WARNING, "run limit {0} reached and every run is live: refusing new runs"
                         + " (counted in trainwatch_limit_refused_total; logged at most once a minute)",
                         settings.maxRuns());
             }
-            throw slots.refuse(Slots.Kind.RUNS, settings.maxRuns(),
-                    Slots.retryAfterSeconds(runs.values(), r -> r.lastSeen, now), now);
+            throw slots.refuse(Slots.Kind.RUNS, settings.maxRuns(), room.retryAfterSeconds(now), now);
         }
         forgottenSinceLog++;
         if (limitLogDue(now)) {

@@ -64,14 +64,25 @@ public final class Slots {
     }
 
     /**
-     * The run whose slot may be reused: the one that ended longest ago, else the one silent longest, else the
-     * spec-only run registered longest ago; {@code null} when every run is live.
+     * What one pass over the runs says about a new run's room: the run whose slot may be reused (the one that ended
+     * longest ago, else the one silent longest, else the spec-only run registered longest ago; {@code null} when
+     * every run is live), and the earliest {@code lastSeen} of them all, for the retry delay when there is none. One
+     * pass: under a flood of new run ids every refusal used to walk the full run table twice.
      */
-    static RunState runToForget(Collection<RunState> runs, double now) {
+    record Room(RunState victim, double oldestSeen) {
+        /** {@link #retryAfterSeconds} over the same runs. */
+        long retryAfterSeconds(double now) {
+            return Slots.retryAfter(oldestSeen, now);
+        }
+    }
+
+    static Room roomForRun(Collection<RunState> runs, double now) {
         RunState ended = null;
         RunState silent = null;
         RunState specOnly = null;
+        double oldestSeen = Double.POSITIVE_INFINITY;
         for (RunState r : runs) {
+            oldestSeen = Math.min(oldestSeen, r.lastSeen);
             if (r.ended) {
                 if (ended == null || r.endedAt < ended.endedAt) {
                     ended = r;
@@ -86,7 +97,7 @@ public final class Slots {
                 }
             }
         }
-        return ended != null ? ended : silent != null ? silent : specOnly;
+        return new Room(ended != null ? ended : silent != null ? silent : specOnly, oldestSeen);
     }
 
     /** Whether anything of the run was ever observed: a step, or GPUs an agent attributed to it. */
@@ -114,6 +125,10 @@ public final class Slots {
         for (V v : entries) {
             oldest = Math.min(oldest, lastSeen.applyAsDouble(v));
         }
+        return retryAfter(oldest, now);
+    }
+
+    private static long retryAfter(double oldest, double now) {
         double wait = Double.isFinite(oldest) ? oldest + SILENT_SECONDS - now : SILENT_SECONDS;
         return (long) Math.max(1, Math.min(SILENT_SECONDS, Math.ceil(wait)));
     }
