@@ -137,4 +137,43 @@ class LauncherIT {
         assertEquals(3, second.exitCode(), second.output());
         assertThat(second.output()).isEqualTo(first.output());
     }
+
+    /**
+     * In a checkout the launcher rebuilds when the sources are newer than the jar, and only then: a build that leaves
+     * the jar as it was (Maven does not rewrite an unchanged jar) must not make every later start rebuild, and an
+     * edited test (not in the jar) makes nothing stale. The checkout here has a stand-in {@code mvnw} that only
+     * counts its calls.
+     */
+    @Test
+    void theLauncherRebuildsOnceForChangedSourcesAndNeverForTests(@TempDir Path tmp) throws IOException {
+        Path checkout = tmp.resolve("checkout");
+        Path jar = checkout.resolve("cli/target/trainwatch-all.jar");
+        Files.createDirectories(jar.getParent());
+        Files.createDirectories(checkout.resolve("cli/src/main/java"));
+        Files.createDirectories(checkout.resolve("cli/src/test/java"));
+        Files.copy(launcher(), checkout.resolve("trainwatch"));
+        Files.copy(runnableJar(), jar);
+        Path calls = tmp.resolve("mvnw-calls");
+        Path mvnw = checkout.resolve("mvnw");
+        Files.writeString(mvnw, "#!/bin/sh\necho build >> '" + calls + "'\n");
+        Files.setPosixFilePermissions(mvnw, PosixFilePermissions.fromString("rwxr-xr-x"));
+        long hourAgo = System.currentTimeMillis() - 3_600_000;
+        Files.setLastModifiedTime(jar, java.nio.file.attribute.FileTime.fromMillis(hourAgo));
+        Files.writeString(checkout.resolve("cli/src/main/java/Changed.java"), "class Changed {}");
+        List<String> version = List.of("/bin/bash", checkout.resolve("trainwatch").toString(), "--version");
+
+        ExternalCommand.Result first = ExternalCommand.run(TIMEOUT, checkout, version);
+        assertEquals(0, first.exitCode(), first.output());
+        assertThat(first.output()).contains("building");
+        assertThat(Files.readAllLines(calls)).hasSize(1);
+
+        ExternalCommand.Result second = ExternalCommand.run(TIMEOUT, checkout, version);
+        assertEquals(0, second.exitCode(), second.output());
+        assertThat(second.output()).doesNotContain("building");
+        Files.writeString(checkout.resolve("cli/src/test/java/ChangedTest.java"), "class ChangedTest {}");
+        ExternalCommand.Result afterTestEdit = ExternalCommand.run(TIMEOUT, checkout, version);
+        assertEquals(0, afterTestEdit.exitCode(), afterTestEdit.output());
+        assertThat(afterTestEdit.output()).doesNotContain("building");
+        assertThat(Files.readAllLines(calls)).as("builds").hasSize(1);
+    }
 }
