@@ -124,6 +124,10 @@ public final class ApiVerticle extends VerticleBase {
                 // Bodies are inflated by BodyDecoder under a cap; Netty's decompressor would inflate unbounded.
                 .setDecompressionSupported(false)
                 .setCompressionSupported(true)
+                // No WebSockets are served: without their compression extensions Netty leaves the handler that
+                // inspects every request and response for an upgrade out of the pipeline.
+                .setPerFrameWebSocketCompressionSupported(false)
+                .setPerMessageWebSocketCompressionSupported(false)
                 .setIdleTimeout(120);
         fleetWorkers = vertx.createSharedWorkerExecutor("trainwatch-fleet", FLEET_WORKERS);
         server = vertx.createHttpServer(options).requestHandler(router()).invalidRequestHandler(this::invalidRequest);
