@@ -22,15 +22,16 @@ import java.util.concurrent.TimeUnit;
  * sharing archive of the classes a started collector loads, made once per test JVM by a collector started with
  * {@code -XX:ArchiveClassesAtExit}, asked for {@code /healthz}, {@code /metrics} and {@code /v1/runs}, and stopped
  * with SIGTERM. A collector's start to {@code /healthz} took 2.0 s of CPU without the archive and 1.2 s with it
- * (docs/PERFORMANCE.md, "The test suite itself"). When the archive cannot be made the collectors start without it.
+ * (docs/PERFORMANCE.md, "The test suite itself"). The archive is made in the background from the first call on:
+ * the collectors started before it is ready (and all of them when it cannot be made) start without it.
  */
 final class CollectorJvm {
     private CollectorJvm() {}
 
     private static final List<String> FLAGS = List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
             "-XX:-UsePerfData");
-    private static Path archive;
-    private static boolean tried;
+    private static volatile Path archive;
+    private static boolean started;
 
     /** {@code java <flags> -jar <jar> collector <args>}, with the archive once it exists. */
     static List<String> command(Path jar, List<String> jvmOptions, String... collectorArgs) {
@@ -38,7 +39,7 @@ final class CollectorJvm {
         command.add(javaBin());
         command.addAll(jvmOptions);
         command.addAll(FLAGS);
-        Path jsa = archive(jar);
+        Path jsa = archiveWhenReady(jar);
         if (jsa != null) {
             // -Xshare:auto: a collector whose archive does not fit this JVM starts without it.
             command.addAll(List.of("-XX:SharedArchiveFile=" + jsa, "-Xshare:auto"));
@@ -52,12 +53,21 @@ final class CollectorJvm {
         return Path.of(System.getProperty("java.home"), "bin", "java").toString();
     }
 
-    /** The archive for this jar, made on first use (null when it could not be made). */
-    static synchronized Path archive(Path jar) {
-        if (tried) {
-            return archive;
+    /**
+     * The archive for this jar once it is made, else null; the first call starts making it (a collector start
+     * waits for no archive: on a loaded machine making it took 10 s).
+     */
+    static synchronized Path archiveWhenReady(Path jar) {
+        if (!started) {
+            started = true;
+            Thread maker = new Thread(() -> make(jar), "collector-cds-archive");
+            maker.setDaemon(true);
+            maker.start();
         }
-        tried = true;
+        return archive;
+    }
+
+    private static void make(Path jar) {
         Process process = null;
         Path data = null;
         try {
@@ -100,7 +110,6 @@ final class CollectorJvm {
                 }
             }
         }
-        return archive;
     }
 
     private static int get(HttpClient http, int port, String path) throws IOException, InterruptedException {
