@@ -137,8 +137,8 @@ class CollectorRestartIT {
     private void start() throws IOException {
         Path jar = ProjectFiles.root().resolve("cli/target/trainwatch-all.jar");
         assertThat(jar).as("the shaded jar (built by the cli module's package phase)").exists();
-        collector = new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), "-jar",
-                jar.toString(), "collector", "--listen", "127.0.0.1:" + port, "--data-dir", dir.resolve("data").toString())
+        collector = new ProcessBuilder(CollectorJvm.command(jar, java.util.List.of(),
+                "--listen", "127.0.0.1:" + port, "--data-dir", dir.resolve("data").toString()))
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("collector.log").toFile()))
                 .start();

@@ -179,8 +179,11 @@ class OperationsIT {
                     problems.add(name + ": SIGTERM exit status " + p.exitValue() + " (AGENT.md: 0)");
                 }
             }
+            long exited = System.nanoTime();
             start();
             downtimes.add(new long[] {down, System.nanoTime()});
+            System.out.printf(Locale.ROOT, "%s   %s exited in %.2f s, polling %.2f s later%n", t(), name,
+                    (exited - down) / 1e9, (System.nanoTime() - exited) / 1e9);
         }
 
         String logTail() {
@@ -374,9 +377,9 @@ class OperationsIT {
 
     void startCollector() throws Exception {
         Path data = dir.resolve("collector-data");
-        ProcessBuilder pb = new ProcessBuilder(javaBin(), "-Xmx256m", "-XX:TieredStopAtLevel=1",
-                "-Dtrainwatch.collector.warmUp=false", "-jar",
-                jar.toString(), "collector", "--listen", "127.0.0.1:" + collectorPort, "--data-dir", data.toString());
+        ProcessBuilder pb = new ProcessBuilder(CollectorJvm.command(jar,
+                List.of("-Xmx256m", "-Dtrainwatch.collector.warmUp=false"),
+                "--listen", "127.0.0.1:" + collectorPort, "--data-dir", data.toString()));
         // The collector host's wall clock, which the test steps (libfaketime re-reads the file every second); its
         // monotonic clock is left alone, as NTP or an operator leaves it.
         // Phase A's collector only: libfaketime that leaves the monotonic clock alone costs every clock read.
@@ -394,8 +397,11 @@ class OperationsIT {
         collector = pb.redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("collector.log").toFile()))
                 .start();
+        long begun = System.nanoTime();
         await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200)).ignoreExceptions()
                 .until(() -> get("/healthz").statusCode() == 200);
+        System.out.printf(Locale.ROOT, "%s   collector healthy %.2f s after its start%n", t(),
+                (System.nanoTime() - begun) / 1e9);
     }
 
     void stopCollector(boolean sigkill) throws Exception {
@@ -405,10 +411,12 @@ class OperationsIT {
         } else {
             p.destroy();
         }
+        long stopped = System.nanoTime();
         if (!p.waitFor(60, TimeUnit.SECONDS)) {
             problems.add("collector did not exit within 60 s of " + (sigkill ? "SIGKILL" : "SIGTERM"));
             p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
         }
+        System.out.printf(Locale.ROOT, "%s   collector exited in %.2f s%n", t(), (System.nanoTime() - stopped) / 1e9);
     }
 
     HttpResponse<String> get(String path) throws IOException, InterruptedException {
