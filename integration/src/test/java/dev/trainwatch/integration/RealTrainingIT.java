@@ -238,9 +238,10 @@ class RealTrainingIT {
     void slowDataWithoutASpecIsComparedWithTheRunsOwnEarlierSteps() throws Exception {
         job = new TorchJob(dir);
         URI api = startCollector();
-        // From step 60 on, each sample takes 0.1 s to load in the single DataLoader worker of each rank: steps take
-        // about ten times longer.
-        Process torchrun = startJob(job.torchrun("slowdata", "--fault-step", "60", "--slow-sample-seconds", "0.1",
+        // From step 60 on, each sample takes 0.25 s to load in the single DataLoader worker of each rank: a step of
+        // 8 samples waits 2 s for its batch, many times its earlier time however busy the machine is (with 0.1 s a
+        // sample, steps already slowed by the other suites beside this one gave a ratio of 2.8).
+        Process torchrun = startJob(job.torchrun("slowdata", "--fault-step", "60", "--slow-sample-seconds", "0.25",
                 "--max-seconds", "150"), dir.resolve("job.out"));
         Path agentOut = dir.resolve("agent.out");
         attachAgent(torchrun.pid(), job.results.resolve("log.txt"), api, agentOut);
