@@ -118,36 +118,12 @@ public final class Stats {
         return values[k];
     }
 
-    /** {@link #select} in {@link Double#compare} order throughout, for values with a NaN or a -0.0. */
+    /**
+     * {@link #select} in {@link Double#compare} order, for values with a NaN or a -0.0 (rare: a reading a GPU did not
+     * have): a sort of the range, which leaves it partitioned as {@link #select} promises.
+     */
     private static double selectTotal(double[] values, int n, int k) {
-        int lo = 0;
-        int hi = n - 1;
-        while (lo < hi) {
-            double pivot = values[k];
-            int i = lo;
-            int j = hi;
-            do {
-                while (Double.compare(values[i], pivot) < 0) {
-                    i++;
-                }
-                while (Double.compare(pivot, values[j]) < 0) {
-                    j--;
-                }
-                if (i <= j) {
-                    double t = values[i];
-                    values[i] = values[j];
-                    values[j] = t;
-                    i++;
-                    j--;
-                }
-            } while (i <= j);
-            if (j < k) {
-                lo = i;
-            }
-            if (k < i) {
-                hi = j;
-            }
-        }
+        Arrays.sort(values, 0, n);
         return values[k];
     }
 
