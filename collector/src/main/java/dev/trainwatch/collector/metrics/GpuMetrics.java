@@ -141,23 +141,13 @@ public final class GpuMetrics implements MeterBinder, MultiCollector {
 
     @Override
     public MetricSnapshots collect() {
-        // In the order the snapshots keep their samples (by labels): each family's sort then finds them sorted,
-        // one comparison per sample instead of a full sort per family.
-        List<Map.Entry<Labels, GpuView>> labelled = new ArrayList<>();
-        for (GpuView view : gpus.get()) {
+        Labelled<GpuView> labelled = Labelled.sorted(gpus.get(), view -> {
             GpuSample latest = view.latest();
-            if (latest != null) {
-                labelled.add(Map.entry(Labels.of(HOST, LabelValues.sanitize(view.host()), GPU,
-                        Integer.toString(latest.index()), GPU_UUID, LabelValues.sanitize(view.uuid())), view));
-            }
-        }
-        labelled.sort(Map.Entry.comparingByKey());
-        List<GpuView> views = new ArrayList<>(labelled.size());
-        List<Labels> labels = new ArrayList<>(labelled.size());
-        for (Map.Entry<Labels, GpuView> entry : labelled) {
-            labels.add(entry.getKey());
-            views.add(entry.getValue());
-        }
+            return latest == null ? null : Labels.of(HOST, LabelValues.sanitize(view.host()), GPU,
+                    Integer.toString(latest.index()), GPU_UUID, LabelValues.sanitize(view.uuid()));
+        });
+        List<GpuView> views = labelled.items();
+        List<Labels> labels = labelled.labels();
         List<MetricSnapshot> snapshots = new ArrayList<>(gauges.size() + 3);
         for (Family family : gauges) {
             GaugeSnapshot.Builder gauge = GaugeSnapshot.builder().name(family.name()).help(family.help());

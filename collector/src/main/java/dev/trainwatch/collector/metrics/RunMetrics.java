@@ -174,18 +174,10 @@ public final class RunMetrics implements MeterBinder, MultiCollector {
         // fresh ones. Taking the fleet's run views is the costly part, so a scrape takes them once.
         Collection<RunView> taken = prepared;
         prepared = null;
-        // Sorted by labels once, as each snapshot keeps its samples: its own sort then only confirms the order.
-        List<Map.Entry<Labels, RunView>> labelled = new ArrayList<>();
-        for (RunView run : taken != null ? taken : runs.get()) {
-            labelled.add(Map.entry(Labels.of(RUN_ID, LabelValues.sanitize(run.runId())), run));
-        }
-        labelled.sort(Map.Entry.comparingByKey());
-        List<RunView> views = new ArrayList<>(labelled.size());
-        List<Labels> labels = new ArrayList<>(labelled.size());
-        for (Map.Entry<Labels, RunView> entry : labelled) {
-            labels.add(entry.getKey());
-            views.add(entry.getValue());
-        }
+        Labelled<RunView> labelled = Labelled.sorted(taken != null ? taken : runs.get(),
+                run -> Labels.of(RUN_ID, LabelValues.sanitize(run.runId())));
+        List<RunView> views = labelled.items();
+        List<Labels> labels = labelled.labels();
         List<MetricSnapshot> snapshots = new ArrayList<>(families.size() + 1);
         for (Family family : families) {
             GaugeSnapshot.Builder gauge = GaugeSnapshot.builder().name(family.name()).help(family.help());

@@ -2,7 +2,6 @@ package dev.trainwatch.collector.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.trainwatch.collector.testing.MutableClock;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.prometheus.metrics.config.PrometheusPropertiesLoader;
 import io.prometheus.metrics.expositionformats.ExpositionFormatWriter;
@@ -25,7 +24,6 @@ import io.prometheus.metrics.model.snapshots.UnknownSnapshot;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -92,13 +90,7 @@ class ExpositionTextTest {
     @ParameterizedTest
     @ValueSource(strings = {"text/plain", "application/openmetrics-text; version=1.0.0"})
     void theCollectorsWholeScrapeIsTheLibrarysScrape(String accept) {
-        ScrapeScenario scenario = new ScrapeScenario();
-        MutableClock clock = new MutableClock(Instant.ofEpochSecond((long) ScrapeScenario.NOW));
-        MetricsExporter exporter = new MetricsExporter(() -> scenario.gpus, () -> scenario.runs,
-                () -> scenario.agents, clock, false);
-        exporter.runs().recordSteps(ScrapeScenario.RUN, ScrapeScenario.steps());
-        exporter.self().ingestOutcome("ok");
-        exporter.self().ingestOutcome("unprocessable");
+        MetricsExporter exporter = ScrapeGoldenTest.scenarioExporter();
         String ours = exporter.scrape(accept);
         assertThat(ours).isEqualTo(exporter.scrapeByLibrary(accept)).contains("trainwatch_gpu_utilization_ratio{");
         assertThat(new String(exporter.scrapeBytes(accept), StandardCharsets.UTF_8)).isEqualTo(ours);

@@ -39,6 +39,11 @@ class ScrapeGoldenTest {
 
     /** The exposition of {@link ScrapeScenario} with its steps recorded, at the scenario's fixed time. */
     static String scenarioScrape() {
+        return scenarioExporter().scrape();
+    }
+
+    /** An exporter of {@link ScrapeScenario}'s fleet with its steps and some ingest outcomes recorded. */
+    static MetricsExporter scenarioExporter() {
         ScrapeScenario scenario = new ScrapeScenario();
         MutableClock clock = new MutableClock(Instant.ofEpochSecond((long) ScrapeScenario.NOW));
         MetricsExporter exporter = new MetricsExporter(() -> scenario.gpus, () -> scenario.runs,
@@ -48,7 +53,7 @@ class ScrapeGoldenTest {
         exporter.self().ingestOutcome("ok");
         exporter.self().ingestOutcome("duplicate");
         exporter.self().ingestOutcome("unprocessable");
-        return exporter.scrape();
+        return exporter;
     }
 
     /** The lines of trainwatch's own families (samples and their HELP/TYPE lines). */
