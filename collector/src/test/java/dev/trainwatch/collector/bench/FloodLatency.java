@@ -54,6 +54,7 @@ public final class FloodLatency {
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong floodBatches = new AtomicLong();
         AtomicLong scrapeBytes = new AtomicLong();
+        java.util.concurrent.atomic.AtomicReference<byte[]> lastScrape = new java.util.concurrent.atomic.AtomicReference<>();
         try (CollectorStack stack = CollectorStack.start(config, line -> { })) {
             URI base = stack.server().uri();
             ExecutorService threads = Executors.newFixedThreadPool(4);
@@ -111,6 +112,7 @@ public final class FloodLatency {
                     if (measuring.get()) {
                         scrape.add(took);
                         scrapeBytes.set(answer.body().length);
+                        lastScrape.set(answer.body());
                     }
                     Thread.sleep(Math.max(0, 1000 - TimeUnit.NANOSECONDS.toMillis(took)));
                 }
@@ -131,6 +133,37 @@ public final class FloodLatency {
             print("live ingest (POST /v1/samples, 8 GPUs)", ingest);
             print("scrape (GET /metrics, OpenMetrics" + (GZIP ? ", gzip)" : ")"), scrape);
             System.out.printf(Locale.ROOT, "last scrape: %,d bytes as sent%n", scrapeBytes.get());
+            if (!GZIP && lastScrape.get() != null) {
+                describe(lastScrape.get());
+            }
+        }
+    }
+
+    /** The plain scrape's samples, and what gzip costs for it at the fastest level and at zlib's default. */
+    private static void describe(byte[] text) throws java.io.IOException {
+        String exposition = new String(text, java.nio.charset.StandardCharsets.UTF_8);
+        long samples = exposition.lines().filter(line -> !line.startsWith("#")).count();
+        long clockEvents = exposition.lines().filter(line -> line.startsWith("trainwatch_gpu_clock_event_active{"))
+                .count();
+        System.out.printf(Locale.ROOT, "last scrape: %,d samples, %,d of them trainwatch_gpu_clock_event_active%n",
+                samples, clockEvents);
+        for (int level : new int[] {java.util.zip.Deflater.BEST_SPEED, java.util.zip.Deflater.DEFAULT_COMPRESSION}) {
+            long best = Long.MAX_VALUE;
+            int size = 0;
+            for (int round = 0; round < 5; round++) {
+                long start = System.nanoTime();
+                java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(text.length / 16);
+                java.util.zip.Deflater deflater = new java.util.zip.Deflater(level, true);
+                try (java.util.zip.DeflaterOutputStream zip = new java.util.zip.DeflaterOutputStream(out, deflater,
+                        64 * 1024)) {
+                    zip.write(text);
+                }
+                deflater.end();
+                best = Math.min(best, System.nanoTime() - start);
+                size = out.size();
+            }
+            System.out.printf(Locale.ROOT, "deflate level %s: %.1f ms (best of 5), %,d bytes%n",
+                    level == java.util.zip.Deflater.BEST_SPEED ? "1" : "6 (default)", best / 1e6, size);
         }
     }
 
