@@ -3,6 +3,8 @@ package dev.trainwatch.collector.http;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.SerializableString;
+import com.fasterxml.jackson.core.io.SerializedString;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import java.io.IOException;
 import java.lang.reflect.Constructor;
@@ -73,6 +75,8 @@ final class PlainRecordReader<T extends Record> {
     /** A record type as read here: its fields by JSON name and its canonical constructor. */
     private static final class Shape {
         final Map<String, Integer> index = new HashMap<>();
+        /** The JSON names in the record's order, for {@link JsonParser#nextFieldName(SerializableString)}. */
+        SerializableString[] names;
         Field[] fields;
         Constructor<?> constructor;
         /** False when the type cannot be read here (then a value of it makes the reader give up). */
@@ -103,6 +107,7 @@ final class PlainRecordReader<T extends Record> {
                     PropertyNamingStrategies.SNAKE_CASE;
             Class<?>[] types = new Class<?>[components.length];
             Field[] fields = new Field[components.length];
+            SerializableString[] names = new SerializableString[components.length];
             for (int i = 0; i < components.length; i++) {
                 RecordComponent c = components[i];
                 if (c.getAnnotations().length > 0 || c.getAccessor().getAnnotations().length > 0) {
@@ -112,7 +117,9 @@ final class PlainRecordReader<T extends Record> {
                 fields[i] = field(c.getGenericType(), known);
                 // Interned, as jackson-core interns the names it reads: the lookup's equals is then a comparison
                 // of references.
-                shape.index.put(snake.translate(c.getName()).intern(), i);
+                String name = snake.translate(c.getName()).intern();
+                shape.index.put(name, i);
+                names[i] = new SerializedString(name);
             }
             try {
                 shape.constructor = type.getDeclaredConstructor(types);
@@ -121,6 +128,7 @@ final class PlainRecordReader<T extends Record> {
                 return shape;
             }
             shape.fields = fields;
+            shape.names = names;
             shape.plain = true;
             return shape;
         }
@@ -156,18 +164,35 @@ final class PlainRecordReader<T extends Record> {
             throw BAIL;
         }
         Field[] fields = shape.fields;
+        SerializableString[] names = shape.names;
         Object[] args = new Object[fields.length];
         long seen = 0;
-        for (JsonToken t = p.nextToken(); t != JsonToken.END_OBJECT; t = p.nextToken()) {
-            if (t != JsonToken.FIELD_NAME) {
-                throw BAIL;
+        // Writers put the fields in the record's order (the wire codec and the agent's WireWriter do, leaving out
+        // nulls), so the next field is first compared, byte for byte, with the name expected next: a match costs
+        // no name parsing and no look-up. Any other name is parsed and looked up as usual.
+        int expected = 0;
+        for (;;) {
+            int i;
+            if (expected < names.length && p.nextFieldName(names[expected])) {
+                i = expected;
+            } else {
+                JsonToken t = expected < names.length ? p.currentToken() : p.nextToken();
+                if (t == JsonToken.END_OBJECT) {
+                    break;
+                }
+                if (t != JsonToken.FIELD_NAME) {
+                    throw BAIL;
+                }
+                Integer known = shape.index.get(p.currentName());
+                if (known == null) {
+                    p.nextToken();
+                    p.skipChildren(); // unknown fields are ignored (newer agents send more)
+                    continue;
+                }
+                i = known;
             }
-            Integer i = shape.index.get(p.currentName());
+            expected = i + 1;
             JsonToken value = p.nextToken();
-            if (i == null) {
-                p.skipChildren(); // unknown fields are ignored (newer agents send more)
-                continue;
-            }
             long bit = 1L << i;
             if ((seen & bit) != 0) {
                 throw BAIL;

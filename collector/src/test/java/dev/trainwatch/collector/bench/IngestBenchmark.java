@@ -104,6 +104,12 @@ public class IngestBenchmark {
         return Json.MAPPER.readValue(nextPayload(), AgentBatch.class);
     }
 
+    /** What the edge does to a batch before validation: the plain reader (databind when it declines). */
+    @Benchmark
+    public AgentBatch decodeBatch() {
+        return decoder.batch(decoder.decode(nextPayload(), null));
+    }
+
     @Benchmark
     public IngestResult ingestPath() {
         AgentBatch batch = decoder.batch(decoder.decode(nextPayload(), null));

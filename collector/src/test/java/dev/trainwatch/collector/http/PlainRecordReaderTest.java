@@ -45,6 +45,42 @@ class PlainRecordReaderTest {
         }
     }
 
+    /**
+     * The reader first compares each field with the name the record's order expects next; a writer with another
+     * order, spacing or escapes in names must read the same.
+     */
+    @Test
+    void fieldsInAnyOrderWithSpacesOrEscapedNamesReadAsDatabindReadsThem() throws Exception {
+        PlainRecordReader<AgentBatch> plain = reader();
+        for (int i = 0; i < 300; i++) {
+            com.fasterxml.jackson.databind.JsonNode tree = Json.MAPPER.valueToTree(randomBatch(false));
+            shuffle(tree);
+            String text = i % 3 == 0 ? tree.toPrettyString() : tree.toString();
+            if (i % 5 == 0) {
+                text = text.replace("\"seq\"", "\"s\\u0065q\"").replace("\"ts\"", "\"\\u0074s\"");
+            }
+            byte[] json = text.getBytes(StandardCharsets.UTF_8);
+            AgentBatch read = plain.read(json, json.length);
+            assertThat(read).as(text).isNotNull().isEqualTo(BodyDecoder.batchByDatabind(json));
+        }
+    }
+
+    /** Every object's fields in a random order, at every depth. */
+    private void shuffle(com.fasterxml.jackson.databind.JsonNode node) {
+        if (node instanceof com.fasterxml.jackson.databind.node.ObjectNode object) {
+            List<Map.Entry<String, com.fasterxml.jackson.databind.JsonNode>> fields = new ArrayList<>();
+            object.fields().forEachRemaining(fields::add);
+            java.util.Collections.shuffle(fields, random);
+            object.removeAll();
+            for (Map.Entry<String, com.fasterxml.jackson.databind.JsonNode> f : fields) {
+                shuffle(f.getValue());
+                object.set(f.getKey(), f.getValue());
+            }
+        } else if (node != null && node.isArray()) {
+            node.forEach(this::shuffle);
+        }
+    }
+
     @Test
     void integersForDecimalsNonFiniteDecimalsAndUnknownFieldsReadAsDatabindReadsThem() {
         PlainRecordReader<AgentBatch> plain = reader();
