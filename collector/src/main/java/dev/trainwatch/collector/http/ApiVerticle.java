@@ -170,9 +170,11 @@ public final class ApiVerticle extends VerticleBase {
     Router router() {
         Router router = Router.router(vertx);
 
-        ingest(router.route(HttpMethod.PUT, "/v1/runs/:run_id")).handler(this::putRun);
-        ingest(router.route(HttpMethod.POST, "/v1/runs/:run_id/steps")).handler(this::postSteps);
+        // The most frequent request first: the router tries routes in order, and a batch then never meets the
+        // path-parameter patterns of the routes below.
         ingest(router.route(HttpMethod.POST, "/v1/samples")).handler(this::postSamples);
+        ingest(router.route(HttpMethod.POST, "/v1/runs/:run_id/steps")).handler(this::postSteps);
+        ingest(router.route(HttpMethod.PUT, "/v1/runs/:run_id")).handler(this::putRun);
         router.get("/v1/runs").handler(this::listRuns);
         router.get("/v1/runs/:run_id").handler(this::getRun);
         router.get("/v1/runs/:run_id/series").handler(this::getSeries);

@@ -48,6 +48,8 @@ public final class BodyDecoder {
             .with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
     private static final ObjectReader STEP = MAPPER.readerFor(StepEvent.class);
     private static final ObjectReader STEPS = MAPPER.readerFor(StepEvent[].class);
+    /** Step reports in the plain shape, read without databind; anything else by {@link #STEP} or {@link #STEPS}. */
+    static final PlainRecordReader<StepEvent> PLAIN_STEP = new PlainRecordReader<>(MAPPER.getFactory(), StepEvent.class);
 
     private final long maxInflatedBytes;
 
@@ -287,6 +289,17 @@ public final class BodyDecoder {
         }
     }
 
+    /** As {@link #steps(byte[])} by databind alone, never the plain reader (for tests that compare the two). */
+    static List<StepEvent> stepsByDatabind(byte[] json) {
+        int first = firstNonWhitespace(json, json.length);
+        if (first >= 0 && json[first] == '[') {
+            StepEvent[] events = read(STEPS, json, json.length, "an array of step events");
+            return Arrays.asList(events);
+        }
+        StepEvent one = read(STEP, json, json.length, "a step event object or an array of them");
+        return List.of(one);
+    }
+
     /** Parses one step event or an array of them ({@code POST /v1/runs/{run_id}/steps}). */
     public List<StepEvent> steps(byte[] json) {
         return steps(json, json.length);
@@ -295,6 +308,10 @@ public final class BodyDecoder {
     private List<StepEvent> steps(byte[] json, int length) {
         int first = firstNonWhitespace(json, length);
         if (first >= 0 && json[first] == '[') {
+            List<StepEvent> plain = PLAIN_STEP.readList(json, length);
+            if (plain != null) {
+                return plain;
+            }
             StepEvent[] events = read(STEPS, json, length, "an array of step events");
             for (int i = 0; i < events.length; i++) {
                 if (events[i] == null) {
@@ -303,7 +320,10 @@ public final class BodyDecoder {
             }
             return Arrays.asList(events);
         }
-        StepEvent one = read(STEP, json, length, "a step event object or an array of them");
+        StepEvent one = PLAIN_STEP.read(json, length);
+        if (one == null) {
+            one = read(STEP, json, length, "a step event object or an array of them");
+        }
         return List.of(one);
     }
 

@@ -55,6 +55,26 @@ final class PlainRecordReader<T extends Record> {
         }
     }
 
+    /**
+     * A JSON array of the records (step reports come so), or null when the body is not an array of them in the
+     * plain shape: a null element, any element the plain shape refuses, trailing tokens, invalid JSON.
+     */
+    @SuppressWarnings("unchecked")
+    List<T> readList(byte[] json, int length) {
+        try (JsonParser p = factory.createParser(json, 0, length)) {
+            if (p.nextToken() != JsonToken.START_ARRAY) {
+                return null;
+            }
+            List<T> out = new ArrayList<>();
+            for (JsonToken t = p.nextToken(); t != JsonToken.END_ARRAY; t = p.nextToken()) {
+                out.add((T) readRecord(p, t, root)); // anything but an object (null, end of input) bails
+            }
+            return p.nextToken() == null ? out : null;
+        } catch (IOException | RuntimeException e) { // Bail included
+            return null;
+        }
+    }
+
     /** Leaves the fast path; carries no stack trace. */
     private static final class Bail extends RuntimeException {
         private static final long serialVersionUID = 1L;

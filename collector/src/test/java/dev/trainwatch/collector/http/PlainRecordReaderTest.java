@@ -13,6 +13,7 @@ import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RankInfo;
 import dev.trainwatch.protocol.RunAttribution;
 import dev.trainwatch.protocol.RunFailure;
+import dev.trainwatch.protocol.StepEvent;
 import dev.trainwatch.protocol.UtilizationWindow;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -63,6 +64,63 @@ class PlainRecordReaderTest {
             AgentBatch read = plain.read(json, json.length);
             assertThat(read).as(text).isNotNull().isEqualTo(BodyDecoder.batchByDatabind(json));
         }
+    }
+
+    /** Step reports, one object or an array, read as databind reads them, and what databind refuses is refused. */
+    @Test
+    void stepReportsReadAsDatabindReadsThemOrAreLeftToIt() throws Exception {
+        BodyDecoder decoder = new BodyDecoder(1 << 20);
+        for (int i = 0; i < 500; i++) {
+            List<StepEvent> steps = new ArrayList<>();
+            for (int k = random.nextInt(5); k > 0; k--) {
+                steps.add(randomStep());
+            }
+            Object value = i % 4 == 0 && !steps.isEmpty() ? steps.get(0) : steps;
+            for (byte[] json : List.of(Json.MAPPER.writeValueAsBytes(value),
+                    dev.trainwatch.protocol.WireWriter.toBytes(value))) {
+                List<StepEvent> expected = value instanceof StepEvent one ? List.of(one) : steps;
+                assertThat(decoder.steps(json)).as(new String(json, StandardCharsets.UTF_8))
+                        .isEqualTo(BodyDecoder.stepsByDatabind(json)).isEqualTo(expected);
+                if (value instanceof List) {
+                    assertThat(BodyDecoder.PLAIN_STEP.readList(json, json.length)).isEqualTo(expected);
+                }
+            }
+        }
+        String[] replacements = {"null", "\"1.5\"", "1.5", "-1", "1e400", "NaN", "true", "{}", "[]",
+            "99999999999999999999", "2147483648", "[null]", "-0.0", "7"};
+        int accepted = 0;
+        for (int i = 0; i < 2_000; i++) {
+            List<StepEvent> steps = List.of(randomStep(), randomStep());
+            String edited = edit(Json.MAPPER.writeValueAsString(random.nextBoolean() ? steps : steps.get(0)),
+                    replacements);
+            byte[] json = edited.getBytes(StandardCharsets.UTF_8);
+            List<StepEvent> databind;
+            try {
+                databind = BodyDecoder.stepsByDatabind(json);
+            } catch (ApiError refused) {
+                databind = null;
+            }
+            List<StepEvent> plain = edited.stripLeading().startsWith("[")
+                    ? BodyDecoder.PLAIN_STEP.readList(json, json.length)
+                    : nullOrList(BodyDecoder.PLAIN_STEP.read(json, json.length));
+            if (databind == null || databind.stream().anyMatch(java.util.Objects::isNull)) {
+                assertThat(plain).as("databind refuses %s", edited).isNull();
+            } else if (plain != null) {
+                assertThat(plain).as(edited).isEqualTo(databind);
+                accepted++;
+            }
+        }
+        assertThat(accepted).isGreaterThan(200);
+    }
+
+    private static List<StepEvent> nullOrList(StepEvent one) {
+        return one == null ? null : List.of(one);
+    }
+
+    private StepEvent randomStep() {
+        return new StepEvent(maybe(l()), maybe(d()), maybe(d()), maybe(d()), maybe(d()), maybe(d()),
+                maybe(random.nextInt(100)), maybe(d()), maybe(d()), maybe(d()), maybe(d()), maybe(random.nextInt(2048)),
+                maybe(random.nextInt(2048)), maybe(random.nextInt(64)), maybe(1.7e9 + d()), maybe("log"));
     }
 
     /** Every object's fields in a random order, at every depth. */
