@@ -37,11 +37,19 @@ import java.util.zip.GZIPOutputStream;
  * counters, the run's attribution with its 8 ranks, health, host memory every 5 s), gzip JSON over one HTTP/1.1
  * keep-alive connection per agent, spread evenly over each second; RUNS runs (default GPUS / 8: a run per node), each
  * with one step report a second from its first node. Bounded: stops after SECONDS and closes its sockets.
+ *
+ * <p>Two variants of the load, as system properties, to see what the number of requests costs (not what agents do
+ * today): {@code -Dship.every=N} makes each agent send every N seconds a batch with its last N seconds of samples
+ * (8 × N GPU samples, the same 1-Hz readings) and its run's N step reports in one post; {@code -Dstep.reports=false}
+ * leaves the step posts out.
  */
 public final class HttpFleetLoad {
 
     private static final int GPUS_PER_NODE = 8;
     private static final int THREADS = 4;
+    /** Seconds of samples per batch (one batch every SHIP_EVERY seconds per agent). */
+    private static final int SHIP_EVERY = Math.max(1, Integer.getInteger("ship.every", 1));
+    private static final boolean STEP_REPORTS = Boolean.parseBoolean(System.getProperty("step.reports", "true"));
 
     private final String host;
     private final int port;
@@ -116,7 +124,9 @@ public final class HttpFleetLoad {
                     } else if (wait < -500_000_000L) {
                         late.incrementAndGet();
                     }
-                    agent.send(second);
+                    if (second % SHIP_EVERY == SHIP_EVERY - 1) {
+                        agent.send(second);
+                    }
                 }
             }
         } catch (InterruptedException e) {
@@ -142,7 +152,7 @@ public final class HttpFleetLoad {
             this.node = String.format("node-%04d", index);
             int run = index % runs;
             this.runId = String.format("bench-run-%04d", run);
-            this.reportsSteps = index < runs;
+            this.reportsSteps = STEP_REPORTS && index < runs;
             for (int g = 0; g < GPUS_PER_NODE; g++) {
                 uuids.add(String.format("GPU-%08x-0000-4000-8000-%012x", index, g));
             }
@@ -153,9 +163,12 @@ public final class HttpFleetLoad {
             try {
                 post("/v1/samples", gzipJson(batch(now, second)));
                 if (reportsSteps) {
-                    StepEvent step = new StepEvent(second + 1, 0.9, 0.05, null, null, null, GPUS_PER_NODE, 256.0,
-                            0.12, 1e-4, 1.1, null, null, null, now);
-                    post("/v1/runs/" + runId + "/steps?agent_id=agent-" + node, gzipJson(List.of(step)));
+                    List<StepEvent> steps = new ArrayList<>(SHIP_EVERY);
+                    for (int k = SHIP_EVERY - 1; k >= 0; k--) {
+                        steps.add(new StepEvent(second + 1 - k, 0.9, 0.05, null, null, null, GPUS_PER_NODE, 256.0,
+                                0.12, 1e-4, 1.1, null, null, null, now - k));
+                    }
+                    post("/v1/runs/" + runId + "/steps?agent_id=agent-" + node, gzipJson(steps));
                 }
             } catch (IOException e) {
                 failed.incrementAndGet();
@@ -163,10 +176,29 @@ public final class HttpFleetLoad {
             }
         }
 
-        AgentBatch batch(double now, long second) {
-            List<GpuSample> gpus = new ArrayList<>(GPUS_PER_NODE);
+        AgentBatch batch(double newest, long newestSecond) {
+            List<GpuSample> gpus = new ArrayList<>(GPUS_PER_NODE * SHIP_EVERY);
             List<RankInfo> ranks = new ArrayList<>(GPUS_PER_NODE);
             long capacity = 85_899_345_920L;
+            for (int k = SHIP_EVERY - 1; k >= 0; k--) {
+                gpus.addAll(samples(newest - k, newestSecond - k, capacity));
+            }
+            for (int g = 0; g < GPUS_PER_NODE; g++) {
+                long pid = 10_000 + g;
+                ranks.add(new RankInfo(pid, (index % Math.max(1, agents / runs)) * GPUS_PER_NODE + g, g,
+                        GPUS_PER_NODE * Math.max(1, agents / runs), List.of(uuids.get(g))));
+            }
+            List<Long> pids = ranks.stream().map(RankInfo::pid).toList();
+            RunAttribution run = new RunAttribution(runId, pids, List.copyOf(uuids), ranks, "10.0.0.1", null);
+            HostMemory memory = newestSecond % 5 < SHIP_EVERY
+                    ? new HostMemory(newest, 1L << 41, 1L << 40, 0L, 1L << 39, 1L << 33) : null;
+            return new AgentBatch(node, "agent-" + node, ++seq, gpus, List.of(run), List.of(),
+                    new AgentHealth(0.004, 0L, 0L, 0L, 0L, 1.0), memory, newest);
+        }
+
+        /** One second's readings of the node's GPUs. */
+        List<GpuSample> samples(double now, long second, long capacity) {
+            List<GpuSample> gpus = new ArrayList<>(GPUS_PER_NODE);
             for (int g = 0; g < GPUS_PER_NODE; g++) {
                 long pid = 10_000 + g;
                 double util = 0.9 + 0.01 * ((second + g) % 7);
@@ -178,15 +210,8 @@ public final class HttpFleetLoad {
                         1.0e6 + second * 650.0, 64.0, 0, List.of(new GpuProcess(pid, used - (1L << 30), 0.95, 0.4)),
                         false, new GpuActivity(1.0, util * 0.95, 0.3, util * 0.6, util * 0.55, 0.4, 2.0e9, 1.0e8,
                         4.0e9, 4.0e9, (long) (now * 4.0e9), (long) (now * 4.0e9))));
-                ranks.add(new RankInfo(pid, (index % Math.max(1, agents / runs)) * GPUS_PER_NODE + g, g,
-                        GPUS_PER_NODE * Math.max(1, agents / runs), List.of(uuids.get(g))));
             }
-            List<Long> pids = ranks.stream().map(RankInfo::pid).toList();
-            RunAttribution run = new RunAttribution(runId, pids, List.copyOf(uuids), ranks, "10.0.0.1", null);
-            HostMemory memory = second % 5 == 0
-                    ? new HostMemory(now, 1L << 41, 1L << 40, 0L, 1L << 39, 1L << 33) : null;
-            return new AgentBatch(node, "agent-" + node, ++seq, gpus, List.of(run), List.of(),
-                    new AgentHealth(0.004, 0L, 0L, 0L, 0L, 1.0), memory, now);
+            return gpus;
         }
 
         void post(String path, byte[] body) throws IOException {
