@@ -506,7 +506,9 @@ public final class ApiVerticle extends VerticleBase {
             if (gzip) {
                 ctx.response().putHeader(HttpHeaders.CONTENT_ENCODING, "gzip");
             } else if (acceptEncoding != null) {
-                // Some other coding asked for (deflate, br): answered as is rather than deflated on the loop.
+                // Some other coding asked for (deflate, br): answered as is rather than deflated on the loop. The
+                // value tells Vert.x's compressor to leave the response alone, and the compressor removes the header
+                // before it is sent (RFC 9110 reserves "identity" for Accept-Encoding; OpenMetricsNegotiationTest).
                 ctx.response().putHeader(HttpHeaders.CONTENT_ENCODING, HttpHeaders.IDENTITY);
             }
             ctx.response().end(Buffer.buffer(result.result()));
