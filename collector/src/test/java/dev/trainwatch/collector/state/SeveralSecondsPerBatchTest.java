@@ -1,0 +1,107 @@
+package dev.trainwatch.collector.state;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import dev.trainwatch.collector.detect.DetectorSettings;
+import dev.trainwatch.collector.testing.FakePredictor;
+import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.collector.testing.Samples;
+import dev.trainwatch.protocol.AgentBatch;
+import dev.trainwatch.protocol.AgentHealth;
+import dev.trainwatch.protocol.GpuSample;
+import dev.trainwatch.protocol.RunAttribution;
+import dev.trainwatch.protocol.StepEvent;
+import dev.trainwatch.protocol.UtilizationWindow;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * An agent that sends several seconds of its 1-Hz readings (and of its steps) in one request, as a way to fewer
+ * requests per node (docs/PERFORMANCE.md, "Collector: over HTTP", fourth pass): once the last batch is in, the fleet
+ * must know what it knows when every second came in its own batch — the same windows, memory, utilisation, energy,
+ * goodput ledger and step figures — and raise nothing on a healthy run either way.
+ */
+class SeveralSecondsPerBatchTest {
+
+    private static final int GPUS = 8;
+    private static final int SECONDS = 300;
+    private static final String RUN = "run-batched";
+
+    @Test
+    void fiveSecondsInOneBatchLeaveTheFleetWhereFiveBatchesDo() {
+        Fleet single = replay(1);
+        Fleet batched = replay(5);
+
+        RunView a = single.run(RUN).orElseThrow();
+        RunView b = batched.run(RUN).orElseThrow();
+        assertThat(withoutLedger(b.observed())).isEqualTo(withoutLedger(a.observed()));
+        assertThat(b.gpus()).isEqualTo(a.gpus());
+        assertThat(b.anomalies()).isEqualTo(a.anomalies()).isEmpty();
+        assertThat(batched.gpus()).isEqualTo(single.gpus());
+        assertThat(a.observed().lastStep()).isEqualTo((long) SECONDS);
+
+        // The run's ledger (energy, GPU-hours, wall time by reason) starts when its first batch arrives, so the
+        // seconds that came before it in that batch are not in it: 4 of the 5 here. Agents that send several
+        // seconds at a time would want it to start at the first reading instead (see the closing note of issue 24).
+        assertThat(b.observed().accountedSinceTs() - a.observed().accountedSinceTs()).isCloseTo(4.0, within(1e-6));
+        assertThat(a.observed().energyJoules() - b.observed().energyJoules()).isCloseTo(GPUS * 4 * 300.0,
+                within(1e-6));
+        assertThat(a.observed().gpuHours() - b.observed().gpuHours()).isCloseTo(GPUS * 4 / 3600.0, within(1e-9));
+    }
+
+    /** The view without the run's ledger, which starts with its first batch. */
+    private static ObservedView withoutLedger(ObservedView o) {
+        return new ObservedView(o.peakMemoryBytes(), o.memoryUsedBytes(), o.memoryTotalBytes(), o.stepSeconds(),
+                o.dataWaitRatio(), o.textEncoderRatio(), o.vaeRatio(), o.gpuUtilizationRatio(), o.samplesPerSecond(),
+                o.lastStep(), o.lastStepTs(), o.largestBucketHeightPx(), o.largestBucketWidthPx(), o.gpuCount(),
+                o.powerWatts(), o.ranks(), o.mfuRatio(), o.hfuRatio(), null, null, null, o.cost(), null, null,
+                o.loss(), o.lossNonfinite(), o.lossNonfiniteReports(), o.specMismatch(), o.smActiveRatio(),
+                o.hardwareMfuRatio());
+    }
+
+    /** A healthy run's five minutes, sent every {@code every} seconds; ticks every second as the server does. */
+    private static Fleet replay(int every) {
+        MutableClock clock = new MutableClock(Instant.parse("2026-03-01T00:00:00Z"));
+        Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
+        double t0 = clock.seconds();
+        List<String> uuids = new ArrayList<>();
+        for (int g = 0; g < GPUS; g++) {
+            uuids.add("GPU-" + g);
+        }
+        List<GpuSample> held = new ArrayList<>();
+        List<StepEvent> heldSteps = new ArrayList<>();
+        long seq = 0;
+        for (int s = 1; s <= SECONDS; s++) {
+            double t = t0 + s;
+            for (int g = 0; g < GPUS; g++) {
+                held.add(sample(t, g, uuids.get(g), s));
+            }
+            heldSteps.add(new StepEvent((long) s, 0.95 + 0.01 * (s % 5), 0.05, null, null, null, 1, 64.0,
+                    2.0 - s / 1000.0, 1e-4, 1.1, null, null, null, t));
+            clock.setSeconds(t + 0.3);
+            if (s % every == 0) {
+                RunAttribution run = Samples.attribution(RUN, uuids);
+                fleet.ingestBatch(new AgentBatch("node-1", "agent-1", ++seq, List.copyOf(held), List.of(run),
+                        List.of(), new AgentHealth(0.002, 0L, 0L, 0L, 0L, 1.0)));
+                fleet.ingestSteps(RUN, List.copyOf(heldSteps));
+                held.clear();
+                heldSteps.clear();
+            }
+            clock.setSeconds(t + 1);
+            fleet.tick();
+        }
+        return fleet;
+    }
+
+    private static GpuSample sample(double ts, int index, String uuid, int second) {
+        double util = 0.9 + 0.01 * ((second + index) % 7);
+        long used = 60L * FakePredictor.GIB + (second % 13) * (1L << 20);
+        UtilizationWindow w = new UtilizationWindow(6, util - 0.05, util, Math.min(1, util + 0.02), 0.0, ts - 1, ts);
+        return new GpuSample(ts, index, uuid, "NVIDIA A100-SXM4-80GB", null, FakePredictor.A100_80GB, used, null,
+                FakePredictor.A100_80GB - used, util, 0.4, w, 1_410_000_000L, 1_410_000_000L, null, null, List.of(),
+                300.0 + index, 400.0, 1.0e6 + 300.0 * second, 60.0, 0, List.of(), false);
+    }
+}
