@@ -43,9 +43,10 @@ class SeveralSecondsPerBatchTest {
         assertThat(batched.gpus()).isEqualTo(single.gpus());
         assertThat(a.observed().lastStep()).isEqualTo((long) SECONDS);
 
-        // The run's ledger (energy, GPU-hours, wall time by reason) starts when its first batch arrives, so the
-        // seconds that came before it in that batch are not in it: 4 of the 5 here. Agents that send several
-        // seconds at a time would want it to start at the first reading instead (see the closing note of issue 24).
+        // The run's ledger (energy, GPU-hours, wall time by reason) covers the time since the collector first saw the
+        // run (RunState.accounting), that is since its first batch arrived, so the readings taken before that in
+        // the batch are not in it: 4 seconds of the 5 here, against none of one. Agents that send several seconds
+        // at a time would want the ledger to start at the run's first reading instead.
         assertThat(b.observed().accountedSinceTs() - a.observed().accountedSinceTs()).isCloseTo(4.0, within(1e-6));
         assertThat(a.observed().energyJoules() - b.observed().energyJoules()).isCloseTo(GPUS * 4 * 300.0,
                 within(1e-6));
