@@ -289,29 +289,28 @@ public final class BodyDecoder {
         }
     }
 
-    /** As {@link #steps(byte[])} by databind alone, never the plain reader (for tests that compare the two). */
-    static List<StepEvent> stepsByDatabind(byte[] json) {
-        int first = firstNonWhitespace(json, json.length);
-        if (first >= 0 && json[first] == '[') {
-            StepEvent[] events = read(STEPS, json, json.length, "an array of step events");
-            return Arrays.asList(events);
-        }
-        StepEvent one = read(STEP, json, json.length, "a step event object or an array of them");
-        return List.of(one);
-    }
-
     /** Parses one step event or an array of them ({@code POST /v1/runs/{run_id}/steps}). */
     public List<StepEvent> steps(byte[] json) {
         return steps(json, json.length);
     }
 
     private List<StepEvent> steps(byte[] json, int length) {
-        int first = firstNonWhitespace(json, length);
-        if (first >= 0 && json[first] == '[') {
-            List<StepEvent> plain = PLAIN_STEP.readList(json, length);
-            if (plain != null) {
-                return plain;
-            }
+        List<StepEvent> plain;
+        if (isArray(json, length)) {
+            plain = PLAIN_STEP.readList(json, length);
+        } else {
+            StepEvent one = PLAIN_STEP.read(json, length);
+            plain = one == null ? null : List.of(one);
+        }
+        return plain != null ? plain : stepsByDatabind(json, length);
+    }
+
+    /**
+     * As {@link #steps(byte[])} by databind alone: what it answers, or how it refuses, for any body the plain reader
+     * leaves (tests compare the two on the rest).
+     */
+    static List<StepEvent> stepsByDatabind(byte[] json, int length) {
+        if (isArray(json, length)) {
             StepEvent[] events = read(STEPS, json, length, "an array of step events");
             for (int i = 0; i < events.length; i++) {
                 if (events[i] == null) {
@@ -320,11 +319,13 @@ public final class BodyDecoder {
             }
             return Arrays.asList(events);
         }
-        StepEvent one = PLAIN_STEP.read(json, length);
-        if (one == null) {
-            one = read(STEP, json, length, "a step event object or an array of them");
-        }
+        StepEvent one = read(STEP, json, length, "a step event object or an array of them");
         return List.of(one);
+    }
+
+    private static boolean isArray(byte[] json, int length) {
+        int first = firstNonWhitespace(json, length);
+        return first >= 0 && json[first] == '[';
     }
 
     private static int firstNonWhitespace(byte[] json, int length) {
