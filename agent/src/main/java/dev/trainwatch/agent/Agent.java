@@ -79,6 +79,7 @@ public final class Agent implements AutoCloseable {
     public Agent(AgentConfig config, GpuReader gpus, StepSource steps, ProcSource proc, Transport transport,
                  Backoff backoff, Sleeper sleeper, Clock clock) throws IOException {
         this.config = config;
+        this.pollsPerBatch = pollsPerBatch(config);
         this.gpus = gpus;
         this.steps = steps;
         this.clock = clock;
@@ -206,20 +207,103 @@ public final class Agent implements AutoCloseable {
                     f)));
         }
         double pollSeconds = (System.nanoTime() - startNanos) / 1e9;
+        lastPollSeconds = pollSeconds;
+        holdSteps(newSteps);
+        if (readUpTo != null) {
+            uncommitted = readUpTo; // committed only once the held steps are safe (commitShippedSteps)
+        }
+        dev.trainwatch.protocol.HostMemory memory = hostMemory(ts);
 
+        // Readings of several polls travel together (--ship-every), but never across a change of which GPUs belong
+        // to which run: the collector applies a batch's attribution to all its readings.
+        List<String> shape = shape(update.runs());
+        if (heldPolls > 0 && !shape.equals(heldShape)) {
+            flush();
+        }
+        heldSamples.addAll(samples);
+        heldEvents.addAll(events);
+        if (memory != null) {
+            heldHostMemory = memory;
+        }
+        heldRuns = update.runs();
+        heldShape = shape;
+        heldPolls++;
+        boolean urgent = !events.isEmpty() || nonFiniteLoss(newSteps) || !shippedOnce || heldShapeChanged(shape);
+        if (urgent || heldPolls >= pollsPerBatch) {
+            flush();
+        }
+    }
+
+    /** The polls whose readings one batch carries: {@code shipEvery / interval}, at least one. */
+    static int pollsPerBatch(AgentConfig config) {
+        return (int) Math.max(1, Math.round(config.shipEvery().toNanos() / (double) config.interval().toNanos()));
+    }
+
+    private final int pollsPerBatch;
+    private final List<GpuSample> heldSamples = new ArrayList<>();
+    private final List<AgentEvent> heldEvents = new ArrayList<>();
+    private List<RunAttribution> heldRuns = List.of();
+    private List<String> heldShape = List.of();
+    /** The shape of the runs in the last batch sent: a run that appears, moves or ends is sent at once. */
+    private List<String> shippedShape = List.of();
+    private dev.trainwatch.protocol.HostMemory heldHostMemory;
+    private int heldPolls;
+    private boolean shippedOnce;
+    private double lastPollSeconds;
+
+    private boolean heldShapeChanged(List<String> shape) {
+        return !shape.equals(shippedShape);
+    }
+
+    /** Which GPUs belong to which run and whether it ended: what the collector attributes readings by. */
+    private static List<String> shape(List<RunAttribution> runs) {
+        if (runs.isEmpty()) {
+            return List.of();
+        }
+        List<String> out = new ArrayList<>(runs.size());
+        for (RunAttribution run : runs) {
+            out.add(run.runId() + '\n' + run.gpuUuids() + '\n' + Boolean.TRUE.equals(run.ended()));
+        }
+        out.sort(null);
+        return out;
+    }
+
+    private static boolean nonFiniteLoss(List<StepEvent> steps) {
+        for (StepEvent step : steps) {
+            if (step.loss() != null && !Double.isFinite(step.loss())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Sends what the polls since the last batch read: one batch (every reading, event and the newest attribution,
+     * health and node memory), then the run's spec when it is new, then the log's steps.
+     *
+     * @throws IOException when the next sequence number cannot be persisted
+     */
+    private void flush() throws IOException {
+        if (heldPolls == 0) {
+            return;
+        }
         String problem = currentProblem();
-        AgentHealth health = new AgentHealth(pollSeconds, gpus.failedReads() + pollFailures, shipper.pending(),
+        AgentHealth health = new AgentHealth(lastPollSeconds, gpus.failedReads() + pollFailures, shipper.pending(),
                 shipper.spoolBytes(), shipper.dropped(), Durations.seconds(config.interval()), shipper.alive(),
                 shipper.spoolInMemory() || identity.inMemory(), shipper.rejectedSpoolEntries(),
                 shipper.deliveryErrors(), steps == null ? null : steps.problem() == null, problem);
-        AgentBatch batch = new AgentBatch(config.host(), identity.agentId(), identity.nextSeq(), samples,
-                update.runs(), events, health, hostMemory(ts), clock.millis() / 1000.0);
+        AgentBatch batch = new AgentBatch(config.host(), identity.agentId(), identity.nextSeq(),
+                List.copyOf(heldSamples), heldRuns, List.copyOf(heldEvents), health, heldHostMemory,
+                clock.millis() / 1000.0);
+        heldSamples.clear();
+        heldEvents.clear();
+        heldHostMemory = null;
+        heldPolls = 0;
+        shippedOnce = true;
+        shippedShape = heldShape;
         shipper.submit(Payload.samples(batch));
-        shipSpec(update.runs());
-        shipSteps(newSteps, update.runs());
-        if (readUpTo != null) {
-            uncommitted = readUpTo;
-        }
+        shipSpec(heldRuns);
+        shipSteps(heldRuns);
     }
 
     /** The most pressing current problem of the agent, one line, or null. */
@@ -304,13 +388,17 @@ public final class Agent implements AutoCloseable {
 
     /**
      * Steps of the log go to the run named by --run-id, else the attached run, else the only run of the node.
-     * While no run qualifies they wait (bounded), so steps logged before the run touched a GPU are not lost.
+     * While no run qualifies they wait (bounded), so steps logged before the run touched a GPU are not lost; they
+     * also wait, with the readings, until the next batch is sent.
      */
-    private void shipSteps(List<StepEvent> newSteps, List<RunAttribution> runs) {
+    private void holdSteps(List<StepEvent> newSteps) {
         pendingSteps.addAll(newSteps);
         while (pendingSteps.size() > MAX_PENDING_STEPS) {
             pendingSteps.removeFirst();
         }
+    }
+
+    private void shipSteps(List<RunAttribution> runs) {
         String runId = config.runId();
         if (runId == null) {
             List<String> live = runs.stream().filter(r -> !Boolean.TRUE.equals(r.ended()))
@@ -375,6 +463,11 @@ public final class Agent implements AutoCloseable {
                 return;
             }
             closed = true;
+            try {
+                flush(); // what the last polls read goes with the rest
+            } catch (IOException | RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "the last readings could not be queued: " + e);
+            }
         }
         try {
             shipper.close(config.flushTimeout());

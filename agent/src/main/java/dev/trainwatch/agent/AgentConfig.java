@@ -18,12 +18,29 @@ import java.time.Duration;
  * @param spoolDir      where unsent shipments and the agent's identity live
  * @param spoolMaxBytes bound on the spool
  * @param flushTimeout  how long shutdown may spend delivering what is queued before spooling it
+ * @param shipEvery     how often a batch goes to the collector: every poll (equal to {@code interval}), or the
+ *                      readings of several polls together, at most {@link #MAX_SHIP_EVERY} (events, a run that
+ *                      appears or ends, and a non-finite loss are sent at once whatever this says)
  */
 public record AgentConfig(URI collector, String host, Long attachPid, String runId, RunSpec runSpec, Duration interval,
-                          Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout) {
+                          Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout,
+                          Duration shipEvery) {
 
     public static final Duration MIN_INTERVAL = Duration.ofMillis(100);
     public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(1);
+    /**
+     * The longest wait before readings are sent. The collector calls an agent lost after 30 s without a batch and a
+     * named hang one report gap plus 20 s after a rank's last step; readings held longer than 10 s would eat into
+     * both.
+     */
+    public static final Duration MAX_SHIP_EVERY = Duration.ofSeconds(10);
+
+    /** An agent that sends every poll's readings at once. */
+    public AgentConfig(URI collector, String host, Long attachPid, String runId, RunSpec runSpec, Duration interval,
+                       Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout) {
+        this(collector, host, attachPid, runId, runSpec, interval, tokenFile, spoolDir, spoolMaxBytes, flushTimeout,
+                interval);
+    }
 
     /**
      * Default spool bound. A batch of 8 GPUs is about 1.5 KB gzip-compressed (measured, see docs/AGENT.md), so an
@@ -34,6 +51,14 @@ public record AgentConfig(URI collector, String host, Long attachPid, String run
     public AgentConfig {
         if (interval.compareTo(MIN_INTERVAL) < 0) {
             throw new IllegalArgumentException("interval " + interval.toMillis() + "ms is below the minimum of 100ms");
+        }
+        if (shipEvery.compareTo(interval) < 0) {
+            throw new IllegalArgumentException("sending every " + Durations.text(shipEvery)
+                    + " is more often than polling (every " + Durations.text(interval) + ")");
+        }
+        if (shipEvery.compareTo(interval) > 0 && shipEvery.compareTo(MAX_SHIP_EVERY) > 0) {
+            throw new IllegalArgumentException("sending every " + Durations.text(shipEvery)
+                    + " is above the maximum of 10s (the collector calls an agent lost after 30s without a batch)");
         }
         if (spoolMaxBytes <= 0) {
             throw new IllegalArgumentException("spool bound must be positive");

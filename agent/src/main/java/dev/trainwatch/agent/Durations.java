@@ -54,6 +54,13 @@ public final class Durations {
         return i;
     }
 
+    /** The duration as {@link #parse} reads it back: {@code 500ms}, {@code 1s}, {@code 2.5s}. */
+    public static String text(Duration duration) {
+        long millis = duration.toMillis();
+        return millis < 1000 ? millis + "ms"
+                : BigDecimal.valueOf(millis).movePointLeft(3).stripTrailingZeros().toPlainString() + "s";
+    }
+
     /** Seconds with a fraction, for the wire. */
     public static double seconds(Duration duration) {
         return duration.toNanos() / 1e9;

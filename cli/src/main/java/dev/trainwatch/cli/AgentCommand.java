@@ -78,6 +78,12 @@ final class AgentCommand implements Callable<Integer> {
             description = "Polling interval, at least 100ms (e.g. 500ms, 1s, 2.5s). Default: ${DEFAULT-VALUE}.")
     String interval;
 
+    @Option(names = "--ship-every", paramLabel = "DURATION",
+            description = "Send the readings to the collector this often, up to 10s (e.g. 5s: five 1-Hz readings "
+                    + "per GPU in one batch, a fifth of the requests). XID and other events, a run that starts or "
+                    + "ends, and a loss that turns NaN or inf are sent at once. Default: every poll.")
+    String shipEvery;
+
     @Option(names = "--nvml-library", paramLabel = "PATH",
             description = "The NVML library file. Default: $TRAINWATCH_NVML_LIBRARY, else the system's "
                     + "libnvidia-ml.so.1.")
@@ -125,6 +131,7 @@ final class AgentCommand implements Callable<Integer> {
             }
         }
         Duration pollInterval = parseInterval();
+        Duration sendInterval = parseShipEvery(pollInterval);
         if (log != null) {
             LogFormats.check(logFormat);
         }
@@ -152,7 +159,7 @@ final class AgentCommand implements Callable<Integer> {
         }
         AgentConfig config = new AgentConfig(collectorUri, host != null ? host : localHostName(), attachPid, runId,
                 null, pollInterval, tokenFile, spoolDir != null ? spoolDir : AgentConfig.defaultSpoolDir(),
-                spoolMaxMb << 20, Duration.ofSeconds(5));
+                spoolMaxMb << 20, Duration.ofSeconds(5), sendInterval);
         Clock clock = MonotonicClock.system();
         GpuReader reader = openGpus(nvmlLibrary);
         StepSource steps = null;
@@ -198,7 +205,8 @@ final class AgentCommand implements Callable<Integer> {
             agent.start();
             System.getLogger(AgentCommand.class.getName()).log(System.Logger.Level.INFO,
                     "agent " + agent.agentId() + " polling every " + pollInterval.toMillis() + "ms, shipping to "
-                            + collector);
+                            + collector + (shipEvery == null ? "" : " every " + Durations.text(parseShipEvery(
+                            pollInterval))));
             // Only an attached run's end needs looking at every interval; otherwise the signal handler (or the
             // shutdown hook) counts the latch down and this thread need not wake every second.
             long checkMillis = attachPid != null ? pollInterval.toMillis() : 60_000;
@@ -241,6 +249,28 @@ final class AgentCommand implements Callable<Integer> {
         }
         if (parsed.compareTo(AgentConfig.MIN_INTERVAL) < 0) {
             throw new UserError(ExitCodes.USAGE, "--interval: " + interval + " is below the minimum of 100ms");
+        }
+        return parsed;
+    }
+
+    /** {@code --ship-every}: at least the polling interval, at most {@link AgentConfig#MAX_SHIP_EVERY}. */
+    private Duration parseShipEvery(Duration pollInterval) {
+        if (shipEvery == null) {
+            return pollInterval;
+        }
+        Duration parsed;
+        try {
+            parsed = Durations.parse(shipEvery);
+        } catch (IllegalArgumentException e) {
+            throw new UserError(ExitCodes.USAGE, "--ship-every: " + e.getMessage());
+        }
+        if (parsed.compareTo(pollInterval) < 0) {
+            throw new UserError(ExitCodes.USAGE, "--ship-every: " + shipEvery + " is shorter than --interval ("
+                    + Durations.text(pollInterval) + "); readings cannot be sent more often than they are taken");
+        }
+        if (parsed.compareTo(pollInterval) > 0 && parsed.compareTo(AgentConfig.MAX_SHIP_EVERY) > 0) {
+            throw new UserError(ExitCodes.USAGE, "--ship-every: " + shipEvery + " is above the maximum of 10s (the "
+                    + "collector calls an agent lost after 30s without a batch)");
         }
         return parsed;
     }

@@ -33,7 +33,7 @@ final class AgentFastPath {
 
     /** Options taking a value, as {@link AgentCommand} and {@link TrainwatchCommand} (inherited) declare them. */
     private static final Set<String> VALUE_OPTIONS = Set.of("--collector", "--attach", "--log", "--log-format",
-            "--run-id", "--interval", "--nvml-library", "--token-file", "--spool-dir", "--spool-max-mb", "--host",
+            "--run-id", "--interval", "--ship-every", "--nvml-library", "--token-file", "--spool-dir", "--spool-max-mb", "--host",
             "--log-time", "--log-output", "--log-level");
 
     /** What the command line says, or null when picocli must read it. */
@@ -99,6 +99,7 @@ final class AgentFastPath {
                 case "--log-format" -> c.logFormat = value;
                 case "--run-id" -> c.runId = value;
                 case "--interval" -> c.interval = value;
+                case "--ship-every" -> c.shipEvery = value;
                 case "--nvml-library" -> c.nvmlLibrary = Path.of(value);
                 case "--token-file" -> c.tokenFile = Path.of(value);
                 case "--spool-dir" -> c.spoolDir = Path.of(value);

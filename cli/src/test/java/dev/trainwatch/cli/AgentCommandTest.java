@@ -61,6 +61,20 @@ class AgentCommandTest {
             assertThat(r.status()).isEqualTo(2);
             assertThat(r.err().strip()).isEqualTo("trainwatch: --interval: 50ms is below the minimum of 100ms");
         });
+        assertThat(run("agent", "--once", "--ship-every", "500ms")).satisfies(r -> {
+            assertThat(r.status()).isEqualTo(2);
+            assertThat(r.err().strip()).isEqualTo("trainwatch: --ship-every: 500ms is shorter than --interval (1s); "
+                    + "readings cannot be sent more often than they are taken");
+        });
+        assertThat(run("agent", "--once", "--ship-every", "11s")).satisfies(r -> {
+            assertThat(r.status()).isEqualTo(2);
+            assertThat(r.err().strip()).isEqualTo("trainwatch: --ship-every: 11s is above the maximum of 10s (the "
+                    + "collector calls an agent lost after 30s without a batch)");
+        });
+        assertThat(run("agent", "--once", "--ship-every", "often")).satisfies(r -> {
+            assertThat(r.status()).isEqualTo(2);
+            assertThat(r.err().strip()).startsWith("trainwatch: --ship-every: 'often' is not a duration");
+        });
         assertThat(run("agent")).satisfies(r -> {
             assertThat(r.status()).isEqualTo(2);
             assertThat(r.err().strip()).contains("--collector URL is required");

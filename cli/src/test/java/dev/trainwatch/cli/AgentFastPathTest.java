@@ -34,7 +34,7 @@ class AgentFastPathTest {
 
     private static String describe(AgentCommand c) {
         return List.of("collector=" + c.collector, "attach=" + c.attachPid, "log=" + c.log, "format=" + c.logFormat,
-                "run=" + c.runId, "interval=" + c.interval, "nvml=" + c.nvmlLibrary, "token=" + c.tokenFile,
+                "run=" + c.runId, "interval=" + c.interval, "ship=" + c.shipEvery, "nvml=" + c.nvmlLibrary, "token=" + c.tokenFile,
                 "spool=" + c.spoolDir, "max=" + c.spoolMaxMb, "host=" + c.host, "time=" + c.logTime,
                 "once=" + c.once, "json=" + c.json, "cds=" + c.cdsTraining).toString();
     }
@@ -50,6 +50,8 @@ class AgentFastPathTest {
                         "--log", "/scratch/run/train.log", "--log-format", "pixart", "--log-time", "LOG",
                         "--spool-max-mb", "64", "--nvml-library", "/usr/lib/libnvidia-ml.so.1", "--interval", "500ms"},
                 new String[] {"agent", "--collector", "http://c:9477", "--log-output", "json", "--log-level", "DEBUG"},
+                new String[] {"agent", "--collector", "http://c:9477", "--ship-every", "5s", "--interval=500ms"},
+                new String[] {"agent", "--collector", "http://c:9477", "--ship-every=10s"},
                 new String[] {"agent", "--collector", "http://c:9477", "--log-output=JSON", "--log-level=warn"},
                 new String[] {"agent", "--collector", "http://c:9477", "--log-format", "(?<step>\\d+) loss=(?<loss>\\S+)"},
                 new String[] {"agent", "--collector", "http://c:9477", "--host", "a=b", "--run-id", "x y"},

@@ -1,0 +1,349 @@
+package dev.trainwatch.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import dev.trainwatch.agent.attribution.LinuxProcSource;
+import dev.trainwatch.agent.gpu.GpuReader;
+import dev.trainwatch.agent.log.StepSource;
+import dev.trainwatch.agent.ship.Backoff;
+import dev.trainwatch.agent.ship.HttpTransport;
+import dev.trainwatch.agent.ship.Sleeper;
+import dev.trainwatch.agent.testing.FakeGpuReader;
+import dev.trainwatch.agent.testing.Samples;
+import dev.trainwatch.agent.testing.TestCollector;
+import dev.trainwatch.protocol.AgentBatch;
+import dev.trainwatch.protocol.AgentEvent;
+import dev.trainwatch.protocol.GpuSample;
+import dev.trainwatch.protocol.Json;
+import dev.trainwatch.protocol.StepEvent;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import java.util.zip.GZIPInputStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code --ship-every}: the readings of several polls travel in one batch, every reading exactly once and in order,
+ * and what must not wait (events, a run that appears or ends, a non-finite loss, the agent stopping) does not.
+ *
+ * <p>Most cases poll by hand with the agent not started, so nothing is delivered: what the agent sent is then read
+ * back, in order, from the spool it leaves on close — the exact sequence of requests, with no timing in the test.
+ */
+@org.junit.jupiter.api.parallel.Execution(org.junit.jupiter.api.parallel.ExecutionMode.CONCURRENT)
+class ShipEveryTest {
+
+    @TempDir
+    Path dir;
+
+    final TestCollector collector = new TestCollector();
+    final List<Agent> agents = new ArrayList<>();
+    final List<Process> processes = new ArrayList<>();
+
+    @AfterEach
+    void tearDown() {
+        agents.forEach(Agent::close);
+        collector.close();
+        processes.forEach(Process::destroyForcibly);
+    }
+
+    AgentConfig config(Duration interval, Duration shipEvery, String runId) {
+        return new AgentConfig(collector.uri(), "node1", null, runId, null, interval, null, dir.resolve("spool"),
+                AgentConfig.DEFAULT_SPOOL_MAX_BYTES, Duration.ofSeconds(5), shipEvery);
+    }
+
+    Agent agent(AgentConfig config, GpuReader gpus, StepSource steps) throws Exception {
+        return agent(config, gpus, steps, Clock.systemUTC());
+    }
+
+    Agent agent(AgentConfig config, GpuReader gpus, StepSource steps, Clock clock) throws Exception {
+        Backoff quick = new Backoff(Duration.ofMillis(50), Duration.ofMillis(400), Math::random);
+        Agent agent = new Agent(config, gpus, steps, LinuxProcSource.system(),
+                new HttpTransport(config.collector(), null, Duration.ofSeconds(5)), quick, Sleeper.system(), clock);
+        agents.add(agent);
+        return agent;
+    }
+
+    /** One request the agent made, as read back from its spool. */
+    record Sent(String path, AgentBatch batch, List<StepEvent> steps) {
+        /** The poll numbers whose readings the batch carries (each poll's 8 samples have ts = poll number). */
+        List<Long> polls() {
+            return batch.gpus().stream().filter(s -> s.index() == 0).map(s -> (long) s.ts()).toList();
+        }
+    }
+
+    /** Every request left in the spool, oldest first. */
+    List<Sent> spooled() throws IOException {
+        List<Sent> out = new ArrayList<>();
+        try (Stream<Path> files = Files.list(dir.resolve("spool"))) {
+            for (Path f : files.filter(p -> p.getFileName().toString().endsWith(".json.gz")).sorted().toList()) {
+                String file = f.getFileName().toString();
+                String name = java.net.URLDecoder.decode(file.substring(0, file.length() - ".json.gz".length()),
+                        java.nio.charset.StandardCharsets.UTF_8);
+                try (InputStream in = new GZIPInputStream(Files.newInputStream(f))) {
+                    byte[] body = in.readAllBytes();
+                    if (name.contains("/v1/samples")) {
+                        out.add(new Sent("/v1/samples", Json.MAPPER.readValue(body, AgentBatch.class), null));
+                    } else if (name.contains("/steps")) {
+                        out.add(new Sent(name.substring(name.indexOf("/v1/")), null,
+                                Json.MAPPER.readValue(body, new TypeReference<List<StepEvent>>() { })));
+                    } else {
+                        out.add(new Sent(name.substring(name.indexOf("/v1/")), null, null));
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    static List<Long> range(long from, long to) {
+        return java.util.stream.LongStream.rangeClosed(from, to).boxed().toList();
+    }
+
+    /** A reader without events whose GPU 0 runs the processes the test sets. */
+    static final class NodeReader implements GpuReader {
+        volatile long[] pids = new long[0];
+        volatile List<AgentEvent> nextEvents = List.of();
+        long polls;
+
+        @Override
+        public List<GpuSample> readAll() {
+            polls++;
+            List<GpuSample> out = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                out.add(i == 0 ? Samples.gpu(polls, i, pids) : Samples.gpu(polls, i));
+            }
+            return out;
+        }
+
+        @Override
+        public List<AgentEvent> drainEvents() {
+            List<AgentEvent> out = nextEvents;
+            nextEvents = List.of();
+            return out;
+        }
+
+        @Override
+        public long failedReads() {
+            return 0;
+        }
+
+        @Override
+        public String driverVersion() {
+            return "555.42.06";
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    /** A log the test writes lines to. */
+    static final class Log implements StepSource {
+        final ConcurrentLinkedQueue<StepEvent> lines = new ConcurrentLinkedQueue<>();
+
+        @Override
+        public List<StepEvent> poll() {
+            List<StepEvent> out = new ArrayList<>();
+            StepEvent e;
+            while ((e = lines.poll()) != null) {
+                out.add(e);
+            }
+            return out;
+        }
+
+        @Override
+        public String problem() {
+            return null;
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    @Test
+    void fivePollsTravelInOneBatchAfterTheFirstWhichGoesAtOnce() throws Exception {
+        NodeReader gpus = new NodeReader();
+        Agent agent = agent(config(Duration.ofSeconds(1), Duration.ofSeconds(5), null), gpus, null);
+        for (int i = 0; i < 21; i++) {
+            agent.pollOnce();
+        }
+        agent.close();
+
+        List<Sent> sent = spooled();
+        assertThat(sent).extracting(Sent::polls)
+                .containsExactly(List.of(1L), range(2, 6), range(7, 11), range(12, 16), range(17, 21));
+        assertThat(sent).extracting(s -> s.batch().seq()).isSorted().doesNotHaveDuplicates();
+        // Each batch: all 8 GPUs of each of its polls, the polling interval in its health.
+        assertThat(sent.get(1).batch().gpus()).hasSize(40);
+        assertThat(sent.get(1).batch().health().intervalSeconds()).isEqualTo(1.0);
+    }
+
+    @Test
+    void anEventGoesAtOnceWithTheReadingsHeldBeforeIt() throws Exception {
+        NodeReader gpus = new NodeReader();
+        Agent agent = agent(config(Duration.ofSeconds(1), Duration.ofSeconds(5), null), gpus, null);
+        for (int i = 1; i <= 9; i++) {
+            if (i == 4) {
+                gpus.nextEvents = List.of(AgentEvent.xid(4, Samples.uuid(0), 79));
+            }
+            agent.pollOnce();
+        }
+        agent.close();
+
+        List<Sent> sent = spooled();
+        assertThat(sent).extracting(Sent::polls).containsExactly(List.of(1L), range(2, 4), range(5, 9));
+        assertThat(sent.get(1).batch().events()).extracting(AgentEvent::kind).containsExactly("xid");
+    }
+
+    @Test
+    void stepsWaitForTheirBatchAndANonFiniteLossDoesNot() throws Exception {
+        NodeReader gpus = new NodeReader();
+        Log log = new Log();
+        Agent agent = agent(config(Duration.ofSeconds(1), Duration.ofSeconds(5), "run-a"), gpus, log);
+        for (int i = 1; i <= 12; i++) {
+            log.lines.add(StepEvent.of(i * 10, 1.0, 1000 + i));
+            if (i == 8) {
+                log.lines.add(new StepEvent(81L, 1.0, null, null, null, null, null, null, Double.NaN, null, null,
+                        null, null, null, 1008.5));
+            }
+            agent.pollOnce();
+        }
+        agent.close();
+
+        List<Sent> sent = spooled();
+        // Batch, then the steps read over the same polls; the NaN at poll 8 sends polls 7-8 at once.
+        assertThat(sent).extracting(Sent::path).containsExactly("/v1/samples", "/v1/runs/run-a/steps?agent_id="
+                + agent.agentId(), "/v1/samples", "/v1/runs/run-a/steps?agent_id=" + agent.agentId(),
+                "/v1/samples", "/v1/runs/run-a/steps?agent_id=" + agent.agentId(), "/v1/samples",
+                "/v1/runs/run-a/steps?agent_id=" + agent.agentId());
+        assertThat(sent.stream().filter(s -> s.batch() != null).map(Sent::polls))
+                .containsExactly(List.of(1L), range(2, 6), range(7, 8), range(9, 12));
+        assertThat(sent.stream().filter(s -> s.steps() != null).map(s -> s.steps().stream()
+                .map(StepEvent::step).toList())).containsExactly(List.of(10L), List.of(20L, 30L, 40L, 50L, 60L),
+                List.of(70L, 80L, 81L), List.of(90L, 100L, 110L, 120L));
+    }
+
+    @Test
+    void aRunThatAppearsOrEndsIsSentAtOnceAndNoReadingCrossesTheChange() throws Exception {
+        Process training = new ProcessBuilder("sleep", "600").start();
+        processes.add(training);
+        NodeReader gpus = new NodeReader();
+        // The agent's clock moves a second a poll, as polls do: the process table is re-read on its schedule.
+        java.util.concurrent.atomic.AtomicLong millis = new java.util.concurrent.atomic.AtomicLong(
+                System.currentTimeMillis());
+        Clock clock = new Clock() {
+            @Override
+            public java.time.ZoneId getZone() {
+                return java.time.ZoneOffset.UTC;
+            }
+
+            @Override
+            public Clock withZone(java.time.ZoneId zone) {
+                return this;
+            }
+
+            @Override
+            public java.time.Instant instant() {
+                return java.time.Instant.ofEpochMilli(millis.get());
+            }
+        };
+        Agent agent = agent(config(Duration.ofSeconds(1), Duration.ofSeconds(5), null), gpus, null, clock);
+        for (int i = 1; i <= 14; i++) {
+            millis.addAndGet(1000);
+            if (i == 4) {
+                gpus.pids = new long[] {training.pid()};
+            }
+            if (i == 10) {
+                training.destroyForcibly();
+                training.waitFor(10, TimeUnit.SECONDS);
+                gpus.pids = new long[0];
+            }
+            agent.pollOnce();
+        }
+        agent.close();
+
+        List<Sent> sent = spooled();
+        assertThat(sent.stream().flatMap(x -> x.polls().stream())).containsExactlyElementsOf(range(1, 14));
+        // Polls 2-3 had no run: sent with their own (empty) attribution before poll 4, which names the run at once;
+        // poll 10, where the GPU is free again, goes at once too.
+        assertThat(sent.subList(0, 5)).extracting(Sent::polls).containsExactly(List.of(1L), range(2, 3), List.of(4L),
+                range(5, 9), List.of(10L));
+        assertThat(sent.get(1).batch().runs()).isEmpty();
+        assertThat(sent.get(2).batch().runs()).singleElement()
+                .satisfies(r -> assertThat(r.pids()).contains(training.pid()));
+        assertThat(sent.get(4).batch().runs()).singleElement()
+                .satisfies(r -> assertThat(r.gpuUuids()).isEmpty());
+        // When the process table shows the run ended, that poll goes alone with its run_ended event.
+        Sent ending = sent.stream().filter(x -> x.batch().events().stream()
+                .anyMatch(e -> e.kind().equals("run_ended"))).findFirst().orElseThrow();
+        assertThat(ending.polls()).hasSize(1);
+        assertThat(ending.batch().runs()).singleElement().satisfies(r -> assertThat(r.ended()).isTrue());
+        assertThat(sent).allSatisfy(x -> assertThat(x.polls()).hasSizeLessThanOrEqualTo(5));
+    }
+
+    @Test
+    void stoppingSendsTheReadingsStillHeld() throws Exception {
+        NodeReader gpus = new NodeReader();
+        Agent agent = agent(config(Duration.ofSeconds(1), Duration.ofSeconds(5), null), gpus, null);
+        for (int i = 0; i < 3; i++) {
+            agent.pollOnce();
+        }
+        agent.close();
+        assertThat(spooled()).extracting(Sent::polls).containsExactly(List.of(1L), range(2, 3));
+    }
+
+    @Test
+    void everyReadingArrivesExactlyOnceInOrderThroughACollectorOutage() throws Exception {
+        FakeGpuReader gpus = new FakeGpuReader(8);
+        Agent agent = agent(config(Duration.ofMillis(100), Duration.ofMillis(500), null), gpus, null);
+        agent.start();
+        await().atMost(20, TimeUnit.SECONDS).until(() -> collector.accepted().size() >= 4);
+        collector.stop();
+        long pollsAtStop = gpus.polls();
+        await().atMost(20, TimeUnit.SECONDS).until(() -> gpus.polls() >= pollsAtStop + 20 && agent.pending() >= 3);
+        collector.restart();
+        long pollsAtRestart = gpus.polls();
+        await().atMost(30, TimeUnit.SECONDS).until(() -> collector.accepted().stream()
+                .mapToLong(b -> b.gpus().size() / 8).sum() >= pollsAtRestart + 10);
+        agent.close();
+
+        List<AgentBatch> accepted = collector.accepted();
+        List<Long> polls = accepted.stream().flatMap(b -> b.gpus().stream()).filter(s -> s.index() == 0)
+                .map(s -> (long) s.ts()).toList();
+        assertThat(polls).containsExactlyElementsOf(range(1, gpus.polls()));
+        assertThat(accepted).extracting(AgentBatch::seq).isSorted().doesNotHaveDuplicates();
+        // Five polls a batch at most; fewer only where an XID (every tenth poll here) or the stop cut one short.
+        assertThat(accepted).allSatisfy(b -> assertThat(b.gpus()).hasSizeLessThanOrEqualTo(40));
+        assertThat(accepted.size()).isLessThan((int) (gpus.polls() / 2));
+        assertThat(accepted.stream().flatMap(b -> b.events().stream()).filter(e -> e.kind().equals("xid")).count())
+                .isEqualTo(gpus.polls() / 10 + (gpus.polls() % 10 >= 5 ? 1 : 0));
+        assertThat(agent.dropped()).isZero();
+    }
+
+    @Test
+    void theConfigurationRefusesWhatCannotWork() {
+        assertThatThrownBy(() -> config(Duration.ofSeconds(2), Duration.ofSeconds(1), null))
+                .hasMessage("sending every 1s is more often than polling (every 2s)");
+        assertThatThrownBy(() -> config(Duration.ofSeconds(1), Duration.ofMillis(10_500), null))
+                .hasMessageContaining("sending every 10.5s is above the maximum of 10s");
+        // Polling slower than 10 s is allowed; sending every poll then is not "holding" anything.
+        assertThat(config(Duration.ofSeconds(30), Duration.ofSeconds(30), null).shipEvery())
+                .isEqualTo(Duration.ofSeconds(30));
+        assertThat(Agent.pollsPerBatch(config(Duration.ofMillis(300), Duration.ofSeconds(1), null))).isEqualTo(3);
+        assertThat(Agent.pollsPerBatch(config(Duration.ofSeconds(1), Duration.ofSeconds(1), null))).isEqualTo(1);
+    }
+}
