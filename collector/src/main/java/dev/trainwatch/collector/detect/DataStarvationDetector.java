@@ -389,12 +389,12 @@ public final class DataStarvationDetector implements Detector {
         int end = Math.min(steps.firstIndexAtOrAfter(now - recentSeconds(steps)), n - 3);
         int start = steps.firstIndexAtOrAfter(now - EARLIER_SECONDS);
         double best = Double.NaN;
+        double[] v = new double[5]; // scratch: medianInPlace reorders it, and it is refilled for every i
         for (int i = start; i + 5 <= end; i++) {
-            double[] v = new double[5];
             for (int k = 0; k < 5; k++) {
                 v[k] = steps.timeS(i + k);
             }
-            double m = Stats.median(v);
+            double m = Stats.medianInPlace(v, 5);
             if (Double.isNaN(best) || m < best) {
                 best = m;
             }

@@ -20,4 +20,14 @@ public interface Detector {
      * @return a finding while the condition holds, empty otherwise
      */
     Optional<Finding> evaluate(RunContext run, boolean active);
+
+    /**
+     * A detector that judges a long window (minutes) against a long sustain may be asked less often than every
+     * evaluation of its run: at most every this many seconds (0, the default: every evaluation). It is asked at once
+     * whatever this says when another anomaly of the run was raised, changed or resolved since it was last asked,
+     * so it never stays raised for a run another anomaly now explains.
+     */
+    default double everySeconds() {
+        return 0;
+    }
 }

@@ -30,31 +30,57 @@ public final class GpuUnderutilizedDetector implements Detector {
     static final double SPEC_MEMORY_AGREEMENT = 0.7;
 
     /**
-     * Mean SM activity, utilisation and tensor activity of the entries from {@code first} that have SM activity;
-     * null when fewer than half the entries do (a GPU without counters, or counters only just started).
+     * One pass over the entries from {@code first} (the window is read once, not once per figure): {@code [0]} the
+     * mean utilisation of the entries that have one (NaN if none), {@code [1..3]} the mean SM activity, utilisation
+     * and tensor activity of the entries that have SM activity (NaN when fewer than half the entries do: a GPU
+     * without counters, or counters only just started), {@code [4]} the highest memory in use (NaN if none).
      */
-    private static double[] countedEntries(GpuSeries g, int first) {
+    private static double[] scan(GpuSeries g, int first) {
+        double utilSum = 0;
+        int utilN = 0;
         double sm = 0;
         double util = 0;
         double tensor = 0;
         int n = 0;
-        for (int i = first; i < g.size(); i++) {
-            double a = g.smActiveRatio(i);
+        double maxMemory = Double.NaN;
+        int size = g.size();
+        for (int i = first; i < size; i++) {
             double u = g.utilizationRatio(i);
-            if (!Double.isNaN(a) && !Double.isNaN(u)) {
-                sm += a;
-                util += u;
-                double t = g.tensorActiveRatio(i);
-                tensor += Double.isNaN(t) ? 0 : t;
-                n++;
+            if (!Double.isNaN(u)) {
+                utilSum += u;
+                utilN++;
+                double a = g.smActiveRatio(i);
+                if (!Double.isNaN(a)) {
+                    sm += a;
+                    util += u;
+                    double t = g.tensorActiveRatio(i);
+                    tensor += Double.isNaN(t) ? 0 : t;
+                    n++;
+                }
+            }
+            double m = g.memoryUsedBytes(i);
+            if (!Double.isNaN(m) && (Double.isNaN(maxMemory) || m > maxMemory)) {
+                maxMemory = m;
             }
         }
-        return n == 0 || n * 2 < g.size() - first ? null : new double[] {sm / n, util / n, tensor / n};
+        boolean counted = n > 0 && n * 2 >= size - first;
+        return new double[] {utilN > 0 ? utilSum / utilN : Double.NaN, counted ? sm / n : Double.NaN,
+                counted ? util / n : Double.NaN, counted ? tensor / n : Double.NaN, maxMemory};
     }
 
     @Override
     public AnomalyKind kind() {
         return AnomalyKind.GPU_UNDERUTILIZED;
+    }
+
+    /**
+     * Every 10 s: its means are over 10 minutes and it is raised after 2 minutes and cleared after 5, so a judgement
+     * every second would read the same ten minutes to find the same answer (reading them is most of what judging a
+     * run costs; docs/PERFORMANCE.md).
+     */
+    @Override
+    public double everySeconds() {
+        return 10;
     }
 
     @Override
@@ -77,13 +103,13 @@ public final class GpuUnderutilizedDetector implements Detector {
             if (first >= g.size() || OomRiskDetector.stale(run, g) || g.ts(g.size() - 1) - g.ts(first) < coverage) {
                 continue;
             }
-            double u = WindowStats.meanUtilization(g, from);
-            double[] counters = countedEntries(g, first);
-            if (counters != null) {
+            double[] entries = scan(g, first);
+            double u = entries[0];
+            if (!Double.isNaN(entries[1])) {
                 // SMs at work, not "a kernel ran"; utilisation of the same entries, for the message
-                utilSum += counters[0];
-                rawUtilSum += counters[1];
-                tensorSum += counters[2];
+                utilSum += entries[1];
+                rawUtilSum += entries[2];
+                tensorSum += entries[3];
                 counted++;
                 n++;
             } else if (!Double.isNaN(u)) {
@@ -91,7 +117,7 @@ public final class GpuUnderutilizedDetector implements Detector {
                 rawUtilSum += u;
                 n++;
             }
-            double m = WindowStats.maxMemory(g, from);
+            double m = entries[4];
             if (g.memoryTotalBytes() > 0 && !Double.isNaN(m)) {
                 peakShare = Math.max(peakShare, m / g.memoryTotalBytes());
                 capacity = g.memoryTotalBytes();

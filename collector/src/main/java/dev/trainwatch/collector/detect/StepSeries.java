@@ -9,6 +9,14 @@ public interface StepSeries extends TimeOrdered {
 
     int size();
 
+    /**
+     * The gap expected between two reports ({@link WindowStats#expectedReportGapSeconds(StepSeries)}). A series
+     * that knows when it changes may keep the value until then.
+     */
+    default double expectedReportGapSeconds() {
+        return WindowStats.computeExpectedReportGapSeconds(this);
+    }
+
     /** Unix seconds when the report arrived or was stamped. */
     double ts(int i);
 

@@ -119,9 +119,15 @@ public final class WindowStats {
 
     /**
      * The gap expected between two step reports: the median gap seen, or the newest report's steps × seconds
-     * per step, whichever is larger (a log printed every 20 steps reports every 20 step times).
+     * per step, whichever is larger (a log printed every 20 steps reports every 20 step times). Several detectors ask
+     * for it in one evaluation; the series may keep it until it changes ({@link StepSeries#expectedReportGapSeconds()}).
      */
     public static double expectedReportGapSeconds(StepSeries s) {
+        return s.expectedReportGapSeconds();
+    }
+
+    /** {@link #expectedReportGapSeconds(StepSeries)} computed from the series' reports. */
+    public static double computeExpectedReportGapSeconds(StepSeries s) {
         int n = s.size();
         if (n == 0) {
             return Double.NaN;
@@ -134,7 +140,7 @@ public final class WindowStats {
         for (int i = 1; i < n; i++) {
             gaps[i - 1] = s.ts(i) - s.ts(i - 1);
         }
-        return Math.max(median(gaps), byInterval);
+        return Math.max(Stats.medianInPlace(gaps, n - 1), byInterval);
     }
 
     /** Mean utilisation of the entries at or after {@code fromTs}. */

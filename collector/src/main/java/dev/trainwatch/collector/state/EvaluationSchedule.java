@@ -69,11 +69,33 @@ final class EvaluationSchedule {
         this.notifier = notifier;
     }
 
+    /**
+     * A run without new input is re-judged this often by the fleet's tick: what only the passing of time changes
+     * (a silence growing into a stall, an anomaly's sustain or clear time running out) moves in steps of at most
+     * this. A run whose input arrives is judged as it arrives (at most every {@link FleetSettings#evaluateEvery()}).
+     */
+    static final double IDLE_EVALUATE_SECONDS = 5;
+
+    /** New input of the run arrived: it is judged now unless it was judged less than evaluateEvery ago. */
     void maybeEvaluate(RunState run, double now) {
+        run.lastInput = now;
+        evaluateIfDue(run, now, false);
+    }
+
+    /**
+     * The fleet's tick: the run is judged when input arrived since its last evaluation (and evaluateEvery has
+     * passed), or every {@value #IDLE_EVALUATE_SECONDS} s without input; its summary is sent when due.
+     */
+    void onTick(RunState run, double now) {
+        evaluateIfDue(run, now, !(run.lastInput > run.lastEvaluated));
+    }
+
+    private void evaluateIfDue(RunState run, double now, boolean idle) {
         // A clock stepped back (NTP, a resumed VM) makes the times since negative: treat them as due, or the run's
         // detectors and summaries would wait until the clock caught up again.
         double sinceEvaluated = now - run.lastEvaluated;
-        if (sinceEvaluated < 0 || sinceEvaluated >= settings.evaluateEvery().toMillis() / 1000.0) {
+        double every = settings.evaluateEvery().toMillis() / 1000.0;
+        if (sinceEvaluated < 0 || sinceEvaluated >= (idle ? Math.max(every, IDLE_EVALUATE_SECONDS) : every)) {
             evaluate(run, now);
         }
         double sinceNotified = now - run.lastChangeNotified;
@@ -105,6 +127,14 @@ final class EvaluationSchedule {
             if (onlyFailure && d.kind() != AnomalyKind.RUN_FAILED) {
                 continue;
             }
+            if (d.everySeconds() > 0) {
+                double[] asked = run.lastAsked.get(d.kind());
+                if (asked != null && now >= asked[0] && now - asked[0] < d.everySeconds()
+                        && asked[1] == run.transitions) {
+                    continue; // asked recently, and nothing else about the run changed since
+                }
+                run.lastAsked.put(d.kind(), new double[] {now, run.transitions});
+            }
             Optional<Transition> t;
             try {
                 t = run.tracker.update(now, d.kind(), d.evaluate(ctx, run.tracker.isActive(d.kind())));
@@ -122,6 +152,7 @@ final class EvaluationSchedule {
                 continue;
             }
             if (t.isPresent()) {
+                run.transitions++;
                 run.summaryDue = true;
                 notifier.publish(run, t.get());
             }

@@ -391,7 +391,7 @@ public final class Fleet {
         try {
             synchronized (lock) {
                 double now = now();
-                updateAgentLiveness(now);
+                java.util.Set<String> newlyLost = updateAgentLiveness(now);
                 List<RunState> expired = new ArrayList<>();
                 double retention = settings.endedRunRetention().toMillis() / 1000.0;
                 for (RunState run : registry.runs()) {
@@ -406,7 +406,10 @@ public final class Fleet {
                         }
                         continue;
                     }
-                    events.maybeEvaluate(run, now);
+                    if (!newlyLost.isEmpty() && !java.util.Collections.disjoint(run.hosts.keySet(), newlyLost)) {
+                        events.evaluate(run, now); // an agent of the run fell silent: agent_lost now, not later
+                    }
+                    events.onTick(run, now);
                     if (!run.unmatchedLogged && run.registeredSpec != null && !Slots.observed(run)
                             && now - run.firstSeen >= RunObservations.UNMATCHED_AFTER_SECONDS) {
                         run.unmatchedLogged = true;
@@ -423,14 +426,24 @@ public final class Fleet {
         }
     }
 
-    private void updateAgentLiveness(double now) {
+    /** Marks agents lost or not; returns the hosts whose agent has just fallen silent. */
+    private java.util.Set<String> updateAgentLiveness(double now) {
         DetectorSettings.AgentLost s = detectorSettings.agentLost();
+        java.util.Set<String> newlyLost = java.util.Set.of();
         for (AgentState a : registry.agents()) {
             double interval = a.intervalSeconds() != null ? a.intervalSeconds()
                     : s.defaultInterval().toMillis() / 1000.0;
             double limit = Math.max(s.minSilence().toMillis() / 1000.0, s.missedIntervals() * interval);
-            a.lost = now - a.lastSeen > limit;
+            boolean lost = now - a.lastSeen > limit;
+            if (lost && !a.lost && a.host != null) {
+                if (newlyLost.isEmpty()) {
+                    newlyLost = new java.util.HashSet<>();
+                }
+                newlyLost.add(a.host);
+            }
+            a.lost = lost;
         }
+        return newlyLost;
     }
 
     // ------------------------------------------------------------------ views

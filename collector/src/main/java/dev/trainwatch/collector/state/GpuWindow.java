@@ -233,8 +233,10 @@ final class GpuWindow implements GpuSeries {
         return size == 0 ? Double.NaN : ts[slot(size - 1)];
     }
 
+    /** The ring position of entry {@code i} (0 ≤ i < capacity): a compare, not a division, on every read. */
     private int slot(int i) {
-        return (head + i) % capacity;
+        int j = head + i;
+        return j < capacity ? j : j - capacity;
     }
 
     @Override

@@ -97,8 +97,13 @@ final class RunEvents implements EvaluationSchedule.Notifier {
         schedule.evaluate(run, now);
     }
 
-    /** The run is judged when its evaluation is due, and its summary sent when due. */
+    /** New input of the run arrived: it is judged when its evaluation is due, and its summary sent when due. */
     void maybeEvaluate(RunState run, double now) {
         schedule.maybeEvaluate(run, now);
+    }
+
+    /** Time passed: the run is judged when input arrived since it last was, or after a while without input. */
+    void onTick(RunState run, double now) {
+        schedule.onTick(run, now);
     }
 }

@@ -98,6 +98,13 @@ final class RunState {
     boolean ended;
     double endedAt = Double.NaN;
     double lastEvaluated = Double.NEGATIVE_INFINITY;
+    /** Anomaly transitions of the run so far (raised, changed, resolved): see {@link dev.trainwatch.collector.detect.Detector#everySeconds()}. */
+    long transitions;
+    /** For detectors asked less often: when each was last asked and the run's transitions then. */
+    final java.util.Map<dev.trainwatch.collector.detect.AnomalyKind, double[]> lastAsked =
+            new java.util.EnumMap<>(dev.trainwatch.collector.detect.AnomalyKind.class);
+    /** When readings, steps or events of the run last arrived (collector time). */
+    double lastInput = Double.NEGATIVE_INFINITY;
     double lastChangeNotified = Double.NEGATIVE_INFINITY;
     boolean dirty;
     /** The run's numbers moved materially since its summary was last sent (sent after the summary interval). */

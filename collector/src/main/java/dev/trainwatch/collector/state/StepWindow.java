@@ -1,6 +1,7 @@
 package dev.trainwatch.collector.state;
 
 import dev.trainwatch.collector.detect.StepSeries;
+import dev.trainwatch.collector.detect.WindowStats;
 import dev.trainwatch.protocol.StepEvent;
 
 /**
@@ -85,6 +86,8 @@ final class StepWindow implements StepSeries {
 
     /** Adds a report stamped {@code reportTs}; the caller has checked step and time are present and sane. */
     void add(StepEvent e, double reportTs) {
+        reportGap = Double.NaN;
+        reportGapKnown = false;
         if (size == capacity) {
             head = (head + 1) % capacity;
             size--;
@@ -106,12 +109,26 @@ final class StepWindow implements StepSeries {
         size++;
     }
 
+    /** The expected report gap, kept until a report is added or dropped (several detectors ask per evaluation). */
+    private double reportGap = Double.NaN;
+    private boolean reportGapKnown;
+
+    @Override
+    public double expectedReportGapSeconds() {
+        if (!reportGapKnown) {
+            reportGap = WindowStats.computeExpectedReportGapSeconds(this);
+            reportGapKnown = true;
+        }
+        return reportGap;
+    }
+
     /** Drops reports older than the window before {@code now}, always keeping the newest. */
     void trim(double now) {
         double oldest = now - spanSeconds;
         while (size > 1 && ts[head] < oldest) {
             head = (head + 1) % capacity;
             size--;
+            reportGapKnown = false;
         }
     }
 
@@ -119,8 +136,10 @@ final class StepWindow implements StepSeries {
         return v != null && Double.isFinite(v) && v >= 0 ? v : Double.NaN;
     }
 
+    /** The ring position of entry {@code i} (0 ≤ i < capacity): a compare, not a division, on every read. */
     private int slot(int i) {
-        return (head + i) % capacity;
+        int j = head + i;
+        return j < capacity ? j : j - capacity;
     }
 
     @Override

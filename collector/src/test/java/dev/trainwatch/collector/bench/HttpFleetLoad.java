@@ -136,6 +136,28 @@ public final class HttpFleetLoad {
         }
     }
 
+    /**
+     * One second's readings of a node's GPUs as the load sends them (an H100's full reading set, GPM counters
+     * included; 90-96 % busy, memory at three quarters and wobbling): also what {@code EvaluationCost} fills its
+     * windows with.
+     */
+    public static List<GpuSample> samples(List<String> uuids, double now, long second, long capacity) {
+        List<GpuSample> gpus = new ArrayList<>(uuids.size());
+        for (int g = 0; g < uuids.size(); g++) {
+            long pid = 10_000 + g;
+            double util = 0.9 + 0.01 * ((second + g) % 7);
+            long used = capacity * 3 / 4 + (second % 13) * (1L << 20);
+            gpus.add(new GpuSample(now, g, uuids.get(g), "NVIDIA H100 80GB HBM3", String.format("00000000:%02X:00.0", g + 7),
+                    capacity, used, 670_040_064L, capacity - used, util, 0.45,
+                    new UtilizationWindow(6, util - 0.05, util, Math.min(1.0, util + 0.02), 0.0, now - 1, now),
+                    1_980_000_000L, 1_980_000_000L, 2_619_000_000L, 2_619_000_000L, List.of(), 650.0 + g, 700.0,
+                    1.0e6 + second * 650.0, 64.0, 0, List.of(new GpuProcess(pid, used - (1L << 30), 0.95, 0.4)),
+                    false, new GpuActivity(1.0, util * 0.95, 0.3, util * 0.6, util * 0.55, 0.4, 2.0e9, 1.0e8,
+                    4.0e9, 4.0e9, (long) (now * 4.0e9), (long) (now * 4.0e9))));
+        }
+        return gpus;
+    }
+
     private final class Agent {
         final int index;
         final String node;
@@ -198,20 +220,7 @@ public final class HttpFleetLoad {
 
         /** One second's readings of the node's GPUs. */
         List<GpuSample> samples(double now, long second, long capacity) {
-            List<GpuSample> gpus = new ArrayList<>(GPUS_PER_NODE);
-            for (int g = 0; g < GPUS_PER_NODE; g++) {
-                long pid = 10_000 + g;
-                double util = 0.9 + 0.01 * ((second + g) % 7);
-                long used = capacity * 3 / 4 + (second % 13) * (1L << 20);
-                gpus.add(new GpuSample(now, g, uuids.get(g), "NVIDIA H100 80GB HBM3", String.format("00000000:%02X:00.0", g + 7),
-                        capacity, used, 670_040_064L, capacity - used, util, 0.45,
-                        new UtilizationWindow(6, util - 0.05, util, Math.min(1.0, util + 0.02), 0.0, now - 1, now),
-                        1_980_000_000L, 1_980_000_000L, 2_619_000_000L, 2_619_000_000L, List.of(), 650.0 + g, 700.0,
-                        1.0e6 + second * 650.0, 64.0, 0, List.of(new GpuProcess(pid, used - (1L << 30), 0.95, 0.4)),
-                        false, new GpuActivity(1.0, util * 0.95, 0.3, util * 0.6, util * 0.55, 0.4, 2.0e9, 1.0e8,
-                        4.0e9, 4.0e9, (long) (now * 4.0e9), (long) (now * 4.0e9))));
-            }
-            return gpus;
+            return HttpFleetLoad.samples(uuids, now, second, capacity);
         }
 
         void post(String path, byte[] body) throws IOException {

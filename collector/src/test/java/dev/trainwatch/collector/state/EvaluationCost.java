@@ -1,0 +1,100 @@
+package dev.trainwatch.collector.state;
+
+import dev.trainwatch.collector.bench.HttpFleetLoad;
+import dev.trainwatch.collector.detect.Detector;
+import dev.trainwatch.collector.detect.DetectorSettings;
+import dev.trainwatch.collector.detect.Detectors;
+import dev.trainwatch.collector.testing.FakePredictor;
+import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.AgentBatch;
+import dev.trainwatch.protocol.AgentHealth;
+import dev.trainwatch.protocol.RankInfo;
+import dev.trainwatch.protocol.RunAttribution;
+import dev.trainwatch.protocol.StepEvent;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What judging the runs costs: a fleet of 128 runs on 128 nodes of 8 GPUs (the over-HTTP benchmark's fleet, the same
+ * readings) fed in-process, one second at a time (a batch per node and a step report per run, the clock a second
+ * on), with every detector and with none; the difference per run and second is the detectors' and summaries' share.
+ * The windows are filled with 11 minutes first, so every window a detector reads is full. Prints the calling
+ * thread's CPU time. A measurement (docs/PERFORMANCE.md), not a test:
+ *
+ * <pre>
+ * ./mvnw -B -o -q install -DskipTests
+ * ./mvnw -B -o -q -pl collector exec:exec -Dexec.executable=java -Dexec.classpathScope=test \
+ *   "-Dexec.args=-cp %classpath dev.trainwatch.collector.state.EvaluationCost 300"
+ * # for a profiler: only the fleet with its detectors, round after round
+ *   "-Dexec.args=-XX:+PreserveFramePointer -cp %classpath dev.trainwatch.collector.state.EvaluationCost 300 profile"
+ * </pre>
+ */
+public final class EvaluationCost {
+
+    static final int NODES = 128;
+    static final int GPUS = 8;
+
+    public static void main(String[] args) {
+        int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 300;
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        if (args.length > 1 && args[1].equals("profile")) { // only the fleet with its detectors, for a profiler
+            while (true) {
+                System.out.printf("%.0f µs per second of the fleet%n",
+                        cpuPerSecond(Detectors.all(DetectorSettings.defaults()), seconds, threads));
+            }
+        }
+        for (int round = 0; round < 3; round++) {
+            double with = cpuPerSecond(Detectors.all(DetectorSettings.defaults()), seconds, threads);
+            double without = cpuPerSecond(List.of(), seconds, threads);
+            System.out.printf("round %d: %d runs, one second of the fleet: %.0f µs with every detector, %.0f µs with"
+                    + " none; the detectors and summaries %.1f µs per run and second (%.2f %% of a core)%n", round,
+                    NODES, with, without, (with - without) / NODES, (with - without) / 1e4);
+        }
+    }
+
+    /** CPU µs of the calling thread per second of the fleet (ingest of every node's batch, steps, tick). */
+    static double cpuPerSecond(List<Detector> detectors, int seconds, ThreadMXBean threads) {
+        MutableClock clock = new MutableClock(Instant.parse("2026-03-01T00:00:00Z"));
+        Fleet fleet = new Fleet(FakePredictor.fixed(), clock, FleetSettings.defaults(), DetectorSettings.defaults(),
+                detectors);
+        List<List<String>> uuids = new ArrayList<>();
+        for (int n = 0; n < NODES; n++) {
+            List<String> node = new ArrayList<>();
+            for (int g = 0; g < GPUS; g++) {
+                node.add(String.format("GPU-%08x-0000-4000-8000-%012x", n, g));
+            }
+            uuids.add(node);
+        }
+        long[] seq = new long[NODES];
+        int warm = 660;
+        long start = 0;
+        for (int s = 0; s < warm + seconds; s++) {
+            if (s == warm) {
+                start = threads.getCurrentThreadCpuTime();
+            }
+            double now = clock.millis() / 1000.0;
+            for (int n = 0; n < NODES; n++) {
+                fleet.ingestBatch(batch(n, uuids.get(n), ++seq[n], now, s));
+                fleet.ingestSteps("run-" + n, List.of(StepEvent.of(s + 1, 1.0, now)));
+            }
+            fleet.tick();
+            clock.advanceSeconds(1);
+        }
+        return (threads.getCurrentThreadCpuTime() - start) / 1e3 / seconds;
+    }
+
+    static AgentBatch batch(int node, List<String> uuids, long seq, double now, long second) {
+        List<RankInfo> ranks = new ArrayList<>();
+        for (int g = 0; g < GPUS; g++) {
+            ranks.add(new RankInfo(10_000 + g, g, g, GPUS, List.of(uuids.get(g))));
+        }
+        RunAttribution run = new RunAttribution("run-" + node, ranks.stream().map(RankInfo::pid).toList(),
+                List.copyOf(uuids), ranks, "10.0.0." + node, null);
+        return new AgentBatch("node-" + node, "agent-" + node, seq,
+                HttpFleetLoad.samples(uuids, now, second, 85_899_345_920L), List.of(run), List.of(),
+                new AgentHealth(0.004, 0L, 0L, 0L, 0L, 1.0), null, now);
+    }
+}
