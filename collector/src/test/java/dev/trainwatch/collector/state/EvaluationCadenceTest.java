@@ -96,4 +96,70 @@ class EvaluationCadenceTest {
         fleet.tick();                  // 2 s: nothing new
         assertThat(judged).containsExactly(0.0, 1.0);
     }
+
+    @Test
+    void aSlowDetectorIsAskedEveryTenSecondsAndAtOnceWhenAnotherAnomalyMoves() {
+        List<Double> asked = new ArrayList<>();
+        Detector slow = new Detector() {
+            @Override
+            public AnomalyKind kind() {
+                return AnomalyKind.GPU_UNDERUTILIZED;
+            }
+
+            @Override
+            public Optional<Finding> evaluate(RunContext run, boolean active) {
+                asked.add(run.now() - t0);
+                return Optional.empty();
+            }
+
+            @Override
+            public double everySeconds() {
+                return 10;
+            }
+        };
+        // Asked before the slow one, as gpu_idle and data_starvation are before gpu_underutilized: raised at 23 s.
+        Detector other = new Detector() {
+            @Override
+            public AnomalyKind kind() {
+                return AnomalyKind.STALLED;
+            }
+
+            @Override
+            public Optional<Finding> evaluate(RunContext run, boolean active) {
+                return run.now() - t0 >= 23 ? Optional.of(new Finding(dev.trainwatch.collector.detect.Severity.WARNING,
+                        "stopped", java.util.Map.of(), null)) : Optional.empty();
+            }
+        };
+        Fleet twoDetectors = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(),
+                DetectorSettings.defaults(), List.of(other, slow));
+        for (int s = 0; s < 45; s++) {
+            twoDetectors.ingestSteps("r1", List.of(StepEvent.of(s + 1, 1.0, clock.millis() / 1000.0)));
+            twoDetectors.tick();
+            clock.advanceSeconds(1);
+        }
+        assertThat(twoDetectors.run("r1").orElseThrow().anomalies())
+                .anySatisfy(a -> assertThat(a.kind()).isEqualTo(AnomalyKind.STALLED));
+        assertThat(asked).containsExactly(0.0, 10.0, 20.0, 23.0, 33.0, 43.0);
+    }
+
+    @Test
+    void anAgentThatFallsSilentIsNamedAtOnceNotAtTheNextIdleJudgement() {
+        Fleet real = new Fleet(FakePredictor.fixed(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
+        List<String> uuids = java.util.stream.IntStream.range(0, EvaluationCost.GPUS)
+                .mapToObj(g -> "GPU-0000000a-0000-4000-8000-00000000000" + g).toList();
+        double lastBatch = 0;
+        for (int s = 0; s < 80; s++) {
+            double now = clock.millis() / 1000.0;
+            if (s < 20) {
+                real.ingestBatch(EvaluationCost.batch(0, uuids, s + 1, now, s));
+                lastBatch = now;
+            }
+            real.tick();
+            clock.advanceSeconds(1);
+        }
+        dev.trainwatch.collector.detect.Anomaly lost = real.run("run-0").orElseThrow().anomalies().stream()
+                .filter(a -> a.kind() == AnomalyKind.AGENT_LOST).findFirst().orElseThrow();
+        // 30 s of silence is the limit; the tick after it names the agent (not up to 5 s later).
+        assertThat(lost.since() - lastBatch).isEqualTo(31.0);
+    }
 }
