@@ -195,6 +195,56 @@ class RealTrainingIT {
         assertThat(anomalies).as("anomalies of a healthy job").isEmpty();
     }
 
+    /**
+     * {@code --ship-every}: the agent polls every 500 ms and sends five polls' readings at a time; the same healthy
+     * job is one run with both ranks, quiet, every logged step counted, in a fifth of the batches.
+     */
+    @Test
+    @Execution(ExecutionMode.SAME_THREAD)
+    void anAgentSendingFivePollsPerBatchSeesTheSameQuietRunInAFifthOfTheBatches() throws Exception {
+        job = new TorchJob(dir);
+        URI api = startCollector();
+        Process torchrun = startJob(job.torchrun("healthy", "--max-seconds", "20"), dir.resolve("job.out"));
+        Path agentOut = dir.resolve("agent.out");
+        Process agent = attachAgent(torchrun.pid(), job.results.resolve("log.txt"), api, agentOut, "--ship-every",
+                "2.5s");
+        long started = System.nanoTime();
+
+        JsonNode run = awaitRun(api, r -> ranksOnGpus(r).equals(Set.of(0, 1)) && workersOf(r) >= 2, agentOut);
+        String runId = run.path("run_id").asText();
+        Set<String> runIds = new LinkedHashSet<>();
+        Set<String> anomalies = new TreeSet<>();
+        watchUntilExit(api, agent, Duration.ofSeconds(90), runs -> {
+            for (JsonNode r : runs) {
+                runIds.add(r.path("run_id").asText());
+                for (JsonNode a : r.path("anomalies")) {
+                    if (a.path("active").asBoolean()) {
+                        anomalies.add(a.path("kind").asText() + ": " + a.path("message").asText());
+                    }
+                }
+            }
+        });
+        double seconds = (System.nanoTime() - started) / 1e9;
+        assertThat(agent.exitValue()).as("the agent exits when the attached run ended: " + read(agentOut)).isZero();
+        assertThat(read(agentOut)).contains("polling every 500ms").contains("every 2.5s");
+        assertThat(runIds).containsExactly(runId);
+        assertThat(anomalies).as("anomalies of a healthy job").isEmpty();
+        // Every step the log printed reached the run, once (the last logged step is the run's last step).
+        java.util.regex.Matcher logged = java.util.regex.Pattern.compile("\\(step=(\\d+)\\)")
+                .matcher(read(job.results.resolve("log.txt")));
+        long lastLogged = -1;
+        while (logged.find()) {
+            lastLogged = Long.parseLong(logged.group(1));
+        }
+        JsonNode ended = get(api.resolve("/v1/runs/" + runId));
+        assertThat(ended.at("/observed/last_step").asLong()).as(ended.toString()).isEqualTo(lastLogged);
+        // Polls every 0.5 s, a batch every 2.5 s (plus the first poll and the run's start and end, sent at once).
+        dev.trainwatch.collector.state.AgentView view = collector.fleet().agents().get(0);
+        assertThat(view.health().intervalSeconds()).isEqualTo(0.5);
+        assertThat(view.batches()).as("batches in %.0f s", seconds).isGreaterThan(3)
+                .isLessThanOrEqualTo((long) (seconds / 2.5) + 6);
+    }
+
     @Test
     @Execution(ExecutionMode.SAME_THREAD)
     void anAttachedAgentReadingTheJobsOutputNamesRankOnesException() throws Exception {
@@ -266,10 +316,12 @@ class RealTrainingIT {
         return start(trainwatch(args), out);
     }
 
-    private Process attachAgent(long pid, Path log, URI api, Path out) throws IOException {
-        return start(trainwatch(List.of("agent", "--attach", Long.toString(pid), "--collector", api.toString(),
-                "--log", log.toString(), "--interval", "500ms", "--nvml-library", FakeNvml.library().toString(),
-                "--spool-dir", dir.resolve("spool").toString())), out);
+    private Process attachAgent(long pid, Path log, URI api, Path out, String... more) throws IOException {
+        List<String> args = new ArrayList<>(List.of("agent", "--attach", Long.toString(pid), "--collector",
+                api.toString(), "--log", log.toString(), "--interval", "500ms", "--nvml-library",
+                FakeNvml.library().toString(), "--spool-dir", dir.resolve("spool").toString()));
+        args.addAll(List.of(more));
+        return start(trainwatch(args), out);
     }
 
     private Process startJob(List<String> command, Path out) throws IOException {
