@@ -19,34 +19,56 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * An agent that sends several seconds of its 1-Hz readings (and of its steps) in one request, as a way to fewer
- * requests per node (docs/PERFORMANCE.md, "Collector: over HTTP", fourth pass): once the last batch is in, the fleet
+ * An agent that sends several seconds of its 1-Hz readings (and of its steps) in one request ({@code trainwatch agent
+ * --ship-every}; docs/PERFORMANCE.md, "Collector: over HTTP", fifth pass): once the last batch is in, the fleet
  * must know what it knows when every second came in its own batch — the same windows, memory, utilisation, energy,
  * goodput ledger and step figures — and raise nothing on a healthy run either way.
  */
 class SeveralSecondsPerBatchTest {
 
     private static final int GPUS = 8;
-    private static final int SECONDS = 300;
+    /** One second, then 300 more: whole batches of 5 and of 10 after the first poll sent alone. */
+    private static final int SECONDS = 301;
     private static final String RUN = "run-batched";
 
     @Test
     void fiveSecondsInOneBatchLeaveTheFleetWhereFiveBatchesDo() {
-        Fleet single = replay(1);
-        Fleet batched = replay(5);
+        sameFleet(5);
+    }
+
+    /** The longest an agent holds readings ({@code --ship-every 10s}): still the same fleet, still quiet. */
+    @Test
+    void tenSecondsInOneBatchLeaveTheFleetWhereTenBatchesDo() {
+        sameFleet(10);
+    }
+
+    /**
+     * The agent sends a run's first poll alone (the attribution changed) and then {@code every} polls at a time:
+     * the collector ends where one batch a second leaves it, ledger included.
+     */
+    private static void sameFleet(int every) {
+        Fleet single = replay(1, true);
+        Fleet batched = replay(every, true);
 
         RunView a = single.run(RUN).orElseThrow();
         RunView b = batched.run(RUN).orElseThrow();
-        assertThat(withoutLedger(b.observed())).isEqualTo(withoutLedger(a.observed()));
+        assertThat(b.observed()).isEqualTo(a.observed());
         assertThat(b.gpus()).isEqualTo(a.gpus());
         assertThat(b.anomalies()).isEqualTo(a.anomalies()).isEmpty();
         assertThat(batched.gpus()).isEqualTo(single.gpus());
         assertThat(a.observed().lastStep()).isEqualTo((long) SECONDS);
+    }
 
-        // The run's ledger (energy, GPU-hours, wall time by reason) covers the time since the collector first saw the
-        // run (RunState.accounting), that is since its first batch arrived, so the readings taken before that in
-        // the batch are not in it: 4 seconds of the 5 here, against none of one. Agents that send several seconds
-        // at a time would want the ledger to start at the run's first reading instead.
+    /**
+     * Without the agent's first poll sent alone, the run's ledger (energy, GPU-hours, wall time by reason), which
+     * covers the time since the collector first saw the run (RunState.accounting), misses the readings taken before
+     * the first batch arrived: 4 seconds of the 5 here. That is why the agent sends a run's first poll at once.
+     */
+    @Test
+    void aFirstBatchOfFiveSecondsWouldLeaveFourOutOfTheLedger() {
+        RunView a = replay(1, false).run(RUN).orElseThrow();
+        RunView b = replay(5, false).run(RUN).orElseThrow();
+        assertThat(withoutLedger(b.observed())).isEqualTo(withoutLedger(a.observed()));
         assertThat(b.observed().accountedSinceTs() - a.observed().accountedSinceTs()).isCloseTo(4.0, within(1e-6));
         assertThat(a.observed().energyJoules() - b.observed().energyJoules()).isCloseTo(GPUS * 4 * 300.0,
                 within(1e-6));
@@ -63,8 +85,11 @@ class SeveralSecondsPerBatchTest {
                 o.hardwareMfuRatio());
     }
 
-    /** A healthy run's five minutes, sent every {@code every} seconds; ticks every second as the server does. */
-    private static Fleet replay(int every) {
+    /**
+     * A healthy run's five minutes, sent every {@code every} seconds (after the first second alone when
+     * {@code firstAlone}, as the agent does); ticks every second as the server does.
+     */
+    private static Fleet replay(int every, boolean firstAlone) {
         MutableClock clock = new MutableClock(Instant.parse("2026-03-01T00:00:00Z"));
         Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
         double t0 = clock.seconds();
@@ -83,7 +108,7 @@ class SeveralSecondsPerBatchTest {
             heldSteps.add(new StepEvent((long) s, 0.95 + 0.01 * (s % 5), 0.05, null, null, null, 1, 64.0,
                     2.0 - s / 1000.0, 1e-4, 1.1, null, null, null, t));
             clock.setSeconds(t + 0.3);
-            if (s % every == 0) {
+            if (s == SECONDS || (firstAlone ? s == 1 || (s - 1) % every == 0 : s % every == 0)) {
                 RunAttribution run = Samples.attribution(RUN, uuids);
                 fleet.ingestBatch(new AgentBatch("node-1", "agent-1", ++seq, List.copyOf(held), List.of(run),
                         List.of(), new AgentHealth(0.002, 0L, 0L, 0L, 0L, 1.0)));
