@@ -21,7 +21,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.AfterEach;
@@ -131,30 +130,10 @@ class AgentTest {
 
     @Test
     void stepsAndTheSpecGoToTheNamedRun() throws Exception {
-        ConcurrentLinkedQueue<StepEvent> logged = new ConcurrentLinkedQueue<>();
-        StepSource steps = new StepSource() {
-            @Override
-            public List<StepEvent> poll() {
-                List<StepEvent> out = new ArrayList<>();
-                StepEvent e;
-                while ((e = logged.poll()) != null) {
-                    out.add(e);
-                }
-                return out;
-            }
-
-            @Override
-            public String problem() {
-                return null;
-            }
-
-            @Override
-            public void close() {
-            }
-        };
+        dev.trainwatch.agent.testing.QueueLog logged = new dev.trainwatch.agent.testing.QueueLog();
         RunSpec spec = new RunSpec("pixart-sigma-xl-2", "a100-80gb", 8, 12, 1024, null, null, null, "bf16", "came",
                 true, true, "precomputed", 0, null, null, 100_000L);
-        Agent agent = agent(config(Duration.ofSeconds(1), "sigma-1024 run", spec), new FakeGpuReader(8), steps);
+        Agent agent = agent(config(Duration.ofSeconds(1), "sigma-1024 run", spec), new FakeGpuReader(8), logged);
         logged.add(StepEvent.of(10, 2.5, 1000));
         logged.add(StepEvent.of(20, 2.4, 1025));
         agent.pollOnce();

@@ -12,6 +12,7 @@ import dev.trainwatch.agent.ship.Backoff;
 import dev.trainwatch.agent.ship.HttpTransport;
 import dev.trainwatch.agent.ship.Sleeper;
 import dev.trainwatch.agent.testing.FakeGpuReader;
+import dev.trainwatch.agent.testing.QueueLog;
 import dev.trainwatch.agent.testing.Samples;
 import dev.trainwatch.agent.testing.TestCollector;
 import dev.trainwatch.protocol.AgentBatch;
@@ -27,7 +28,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import java.util.zip.GZIPInputStream;
@@ -150,30 +150,6 @@ class ShipEveryTest {
         }
     }
 
-    /** A log the test writes lines to. */
-    static final class Log implements StepSource {
-        final ConcurrentLinkedQueue<StepEvent> lines = new ConcurrentLinkedQueue<>();
-
-        @Override
-        public List<StepEvent> poll() {
-            List<StepEvent> out = new ArrayList<>();
-            StepEvent e;
-            while ((e = lines.poll()) != null) {
-                out.add(e);
-            }
-            return out;
-        }
-
-        @Override
-        public String problem() {
-            return null;
-        }
-
-        @Override
-        public void close() {
-        }
-    }
-
     @Test
     void fivePollsTravelInOneBatchAfterTheFirstWhichGoesAtOnce() throws Exception {
         NodeReader gpus = new NodeReader();
@@ -212,12 +188,12 @@ class ShipEveryTest {
     @Test
     void stepsWaitForTheirBatchAndANonFiniteLossDoesNot() throws Exception {
         NodeReader gpus = new NodeReader();
-        Log log = new Log();
+        QueueLog log = new QueueLog();
         Agent agent = agent(config(Duration.ofSeconds(1), Duration.ofSeconds(5), "run-a"), gpus, log);
         for (int i = 1; i <= 12; i++) {
-            log.lines.add(StepEvent.of(i * 10, 1.0, 1000 + i));
+            log.add(StepEvent.of(i * 10, 1.0, 1000 + i));
             if (i == 8) {
-                log.lines.add(new StepEvent(81L, 1.0, null, null, null, null, null, null, Double.NaN, null, null,
+                log.add(new StepEvent(81L, 1.0, null, null, null, null, null, null, Double.NaN, null, null,
                         null, null, null, 1008.5));
             }
             agent.pollOnce();

@@ -84,18 +84,9 @@ class RealTrainingIT {
         // TORCHELASTIC_RUN_ID to its ranks only); the attached agent's test below asserts the torchrun identity.
         assertThat(run.path("run_id").asText()).startsWith(dev.trainwatch.cli.watch.LocalStack.hostName() + "-run-");
 
-        Set<String> runIds = new LinkedHashSet<>();
-        Set<String> anomalies = new TreeSet<>();
-        watchUntilExit(api, trainwatch, Duration.ofSeconds(90), runs -> {
-            for (JsonNode r : runs) {
-                runIds.add(r.path("run_id").asText());
-                for (JsonNode a : r.path("anomalies")) {
-                    if (a.path("active").asBoolean()) {
-                        anomalies.add(a.path("kind").asText() + ": " + a.path("message").asText());
-                    }
-                }
-            }
-        });
+        Seen seen = watchUntilExit(api, trainwatch);
+        Set<String> runIds = seen.runIds();
+        Set<String> anomalies = seen.activeAnomalies();
         assertThat(trainwatch.exitValue()).as(read(out)).isZero();
         assertThat(runIds).as("runs listed while the job ran").containsExactly(run.path("run_id").asText());
         assertThat(anomalies).as("anomalies of a healthy job").isEmpty();
@@ -176,18 +167,9 @@ class RealTrainingIT {
 
         JsonNode run = awaitRun(api, r -> ranksOnGpus(r).equals(Set.of(0, 1)) && workersOf(r) >= 2, agentOut);
         assertThat(run.path("run_id").asText()).isEqualTo(torchElasticRunId(torchrun.pid()));
-        Set<String> runIds = new LinkedHashSet<>();
-        Set<String> anomalies = new TreeSet<>();
-        watchUntilExit(api, agent, Duration.ofSeconds(90), runs -> {
-            for (JsonNode r : runs) {
-                runIds.add(r.path("run_id").asText());
-                for (JsonNode a : r.path("anomalies")) {
-                    if (a.path("active").asBoolean()) {
-                        anomalies.add(a.path("kind").asText() + ": " + a.path("message").asText());
-                    }
-                }
-            }
-        });
+        Seen seen = watchUntilExit(api, agent);
+        Set<String> runIds = seen.runIds();
+        Set<String> anomalies = seen.activeAnomalies();
         assertThat(agent.exitValue()).as("the agent exits when the attached run ended: " + read(agentOut)).isZero();
         assertThat(torchrun.waitFor(10, TimeUnit.SECONDS) && torchrun.exitValue() == 0).isTrue();
         assertThat(runIds).as("runs listed while the job ran (no run for the launcher alone)")
@@ -212,18 +194,9 @@ class RealTrainingIT {
 
         JsonNode run = awaitRun(api, r -> ranksOnGpus(r).equals(Set.of(0, 1)) && workersOf(r) >= 2, agentOut);
         String runId = run.path("run_id").asText();
-        Set<String> runIds = new LinkedHashSet<>();
-        Set<String> anomalies = new TreeSet<>();
-        watchUntilExit(api, agent, Duration.ofSeconds(90), runs -> {
-            for (JsonNode r : runs) {
-                runIds.add(r.path("run_id").asText());
-                for (JsonNode a : r.path("anomalies")) {
-                    if (a.path("active").asBoolean()) {
-                        anomalies.add(a.path("kind").asText() + ": " + a.path("message").asText());
-                    }
-                }
-            }
-        });
+        Seen seen = watchUntilExit(api, agent);
+        Set<String> runIds = seen.runIds();
+        Set<String> anomalies = seen.activeAnomalies();
         double seconds = (System.nanoTime() - started) / 1e9;
         assertThat(agent.exitValue()).as("the agent exits when the attached run ended: " + read(agentOut)).isZero();
         assertThat(read(agentOut)).contains("polling every 500ms").contains("every 2.5s");
@@ -395,6 +368,26 @@ class RealTrainingIT {
     }
 
     /** Polls the runs every second until the process exits (or the timeout), handing each listing to the check. */
+    /** The run ids listed and the active anomalies (kind: message) seen while a process ran. */
+    private record Seen(Set<String> runIds, Set<String> activeAnomalies) {
+    }
+
+    /** Lists the runs every second until the process exits (at most 90 s): what was seen. */
+    private Seen watchUntilExit(URI api, Process process) throws InterruptedException {
+        Seen seen = new Seen(new LinkedHashSet<>(), new TreeSet<>());
+        watchUntilExit(api, process, Duration.ofSeconds(90), runs -> {
+            for (JsonNode r : runs) {
+                seen.runIds().add(r.path("run_id").asText());
+                for (JsonNode a : r.path("anomalies")) {
+                    if (a.path("active").asBoolean()) {
+                        seen.activeAnomalies().add(a.path("kind").asText() + ": " + a.path("message").asText());
+                    }
+                }
+            }
+        });
+        return seen;
+    }
+
     private void watchUntilExit(URI api, Process process, Duration timeout,
                                 java.util.function.Consumer<List<JsonNode>> each) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
