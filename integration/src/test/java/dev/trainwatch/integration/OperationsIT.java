@@ -49,7 +49,8 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
  *   <li>{@code node-a} runs with {@code TZ=Asia/Shanghai} while its DiT log is written in UTC (as a container
  *       writes it); the log is rotated (renamed, a new file created), and a second run is appended to the new file
  *       (DiT's appending logger: the step counter starts over);</li>
- *   <li>{@code node-b} runs with its clock 15 minutes behind (libfaketime, Debian's {@code faketime} package),
+ *   <li>{@code node-b} sends three polls' readings at a time ({@code --ship-every 3s}), runs with its clock 15
+ *       minutes behind (libfaketime, Debian's {@code faketime} package),
  *       reads its log through a symlink that is swapped to another file and back, and that is replaced by a FIFO
  *       for a while; its spool is seeded with entries no agent wrote (a directory, a non-gzip file, 200 MB).</li>
  * </ul>
@@ -64,7 +65,8 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
  * is read, and it is killed; or a steps request is applied by the collector and its answer is lost (the proxy
  * answers 503 instead and the collector is killed), so the agent sends it again to the restarted collector, which
  * must drop it. The counts of all collector lifetimes add up to the steps logged. Throughout: no {@code stalled}
- * anomaly on either run, and the GPU batches of a running agent are never more than two poll intervals apart; in
+ * anomaly on either run, and the GPU batches of a running agent are never more than two poll intervals (or two of its
+ * {@code --ship-every}) apart; in
  * phase B no batch of either agent is lost.
  *
  * <p>It runs beside the other integration tests (its processes mostly wait between kills; about 150 s of CPU in
@@ -133,6 +135,8 @@ class OperationsIT {
         final Path logPath;
         final Map<String, String> env = new HashMap<>();
         volatile Process process;
+        /** The agent's {@code --ship-every}, or null: a batch every poll. */
+        Duration shipEvery;
         /** Nanos at which this node's agent was stopped: gaps in its batches spanning one are excused. */
         final List<long[]> downtimes = Collections.synchronizedList(new ArrayList<>());
         int starts;
@@ -151,6 +155,9 @@ class OperationsIT {
                     "--collector", "http://127.0.0.1:" + proxy.port(), "--interval", INTERVAL.toMillis() + "ms",
                     "--nvml-library", fakeNvml.toString(), "--spool-dir", spool.toString(), "--host", name,
                     "--run-id", runId, "--log", logPath.toString(), "--log-format", "dit"));
+            if (shipEvery != null) {
+                command.addAll(List.of("--ship-every", shipEvery.toMillis() + "ms"));
+            }
             ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(home.resolve("agent.log").toFile()));
             builder.environment().putAll(env);
@@ -531,6 +538,9 @@ class OperationsIT {
                 + "] Experiment directory created at results/001-DiT-XL-2\n");
         Files.createSymbolicLink(link, logsB.resolve("run-1.log"));
         nodeB = new Node("node-b", link);
+        // node-b sends three polls' readings and steps at a time: the steps it holds when SIGKILLed are read again
+        // by the next agent (their log position was not committed) and counted once.
+        nodeB.shipEvery = Duration.ofSeconds(3);
         nodeB.env.put("LD_PRELOAD", FAKETIME_LIB);
         nodeB.env.put("FAKETIME", "-15m");
         nodeB.env.put("FAKE_NVML_SCENARIO", scenario.toString());
@@ -708,7 +718,10 @@ class OperationsIT {
         return out.toString().strip();
     }
 
-    /** Consecutive batches of one agent process are at most two poll intervals apart (by their send time). */
+    /**
+     * Consecutive batches of one agent process are at most two poll intervals apart (by their send time), or two
+     * of its {@code --ship-every}.
+     */
     void assertBatchesEveryTwoIntervals(Node node) {
         List<RecordingProxy.Batch> mine = new ArrayList<>();
         for (RecordingProxy.Batch b : proxy.batches()) {
@@ -721,7 +734,7 @@ class OperationsIT {
             bySeq.putIfAbsent(b.seq(), b);
         }
         assertThat(bySeq).as(node.name + " batches").isNotEmpty();
-        double limit = 2 * INTERVAL.toMillis() / 1000.0;
+        double limit = 2 * (node.shipEvery != null ? node.shipEvery : INTERVAL).toMillis() / 1000.0;
         // A fresh JVM's first poll (class loading, the first full /proc scan, no JIT yet) may take longer on a loaded
         // machine; it is still bounded, so an agent that hangs at start fails.
         double firstLimit = 10 * INTERVAL.toMillis() / 1000.0;
