@@ -388,13 +388,28 @@ public final class DataStarvationDetector implements Detector {
         int n = steps.size();
         int end = Math.min(steps.firstIndexAtOrAfter(now - recentSeconds(steps)), n - 3);
         int start = steps.firstIndexAtOrAfter(now - EARLIER_SECONDS);
+        if (end - start < 5) {
+            return Double.NaN;
+        }
+        // Each report's time read once (not five times), each five sorted in place (Arrays.sort's order).
+        double[] times = new double[end - start];
+        for (int i = start; i < end; i++) {
+            times[i - start] = steps.timeS(i);
+        }
         double best = Double.NaN;
-        double[] v = new double[5]; // scratch: medianInPlace reorders it, and it is refilled for every i
-        for (int i = start; i + 5 <= end; i++) {
-            for (int k = 0; k < 5; k++) {
-                v[k] = steps.timeS(i + k);
+        double[] v = new double[5];
+        for (int i = 0; i + 5 <= times.length; i++) {
+            System.arraycopy(times, i, v, 0, 5);
+            for (int a = 1; a < 5; a++) {
+                double x = v[a];
+                int b = a - 1;
+                while (b >= 0 && Double.compare(v[b], x) > 0) {
+                    v[b + 1] = v[b];
+                    b--;
+                }
+                v[b + 1] = x;
             }
-            double m = Stats.medianInPlace(v, 5);
+            double m = v[2];
             if (Double.isNaN(best) || m < best) {
                 best = m;
             }

@@ -32,4 +32,55 @@ class DataStarvationDetectorTest {
                 .contains("register the run's spec");
         assertThat(a.suggestion()).contains("precompute").contains("DataLoader workers");
     }
+
+    /** Step reports every {@code gap} s with the given step times, the newest at {@code now}. */
+    private record Reports(double now, double gap, double[] times) implements StepSeries {
+        @Override public int size() { return times.length; }
+        @Override public double ts(int i) { return now - (times.length - 1 - i) * gap; }
+        @Override public long step(int i) { return i + 1; }
+        @Override public double timeS(int i) { return times[i]; }
+        @Override public double dataTimeS(int i) { return Double.NaN; }
+        @Override public double modelTimeS(int i) { return Double.NaN; }
+        @Override public double lmTimeS(int i) { return Double.NaN; }
+        @Override public double vaeTimeS(int i) { return Double.NaN; }
+        @Override public int intervalSteps(int i) { return 1; }
+        @Override public double samples(int i) { return Double.NaN; }
+        @Override public int rank(int i) { return -1; }
+        @Override public int bucketHeight(int i) { return -1; }
+        @Override public int bucketWidth(int i) { return -1; }
+    }
+
+    /**
+     * The run's best earlier pace (the lowest median of five consecutive reports before the recent ones) is what the
+     * plain reading of that definition gives — medians taken by sorting each five — on random runs, ties, a
+     * slowdown and fewer than five reports.
+     */
+    @Test
+    void theEarlierPaceIsTheLowestMedianOfFiveConsecutiveReports() {
+        java.util.Random random = new java.util.Random(24);
+        int found = 0;
+        for (int round = 0; round < 2_000; round++) {
+            int n = random.nextInt(600);
+            double[] times = new double[n];
+            for (int i = 0; i < n; i++) {
+                times[i] = random.nextInt(4) == 0 ? 1.0 + random.nextInt(3) : 0.5 + random.nextDouble() * 4;
+            }
+            Reports steps = new Reports(1_000_000, 1 + random.nextInt(30), times);
+            double now = steps.now() + random.nextInt(20);
+            int end = Math.min(steps.firstIndexAtOrAfter(now - DataStarvationDetector.recentSeconds(steps)), n - 3);
+            int start = steps.firstIndexAtOrAfter(now - DataStarvationDetector.EARLIER_SECONDS);
+            double expected = Double.NaN;
+            for (int i = start; i + 5 <= end; i++) {
+                double[] five = java.util.Arrays.copyOfRange(times, i, i + 5);
+                java.util.Arrays.sort(five);
+                if (Double.isNaN(expected) || five[2] < expected) {
+                    expected = five[2];
+                }
+            }
+            assertThat(Double.valueOf(DataStarvationDetector.earlierStepSeconds(steps, now))).as("round %d", round)
+                    .isEqualTo(Double.valueOf(expected)); // NaN (fewer than five) equals NaN here
+            found += Double.isNaN(expected) ? 0 : 1;
+        }
+        assertThat(found).as("rounds with an earlier pace").isGreaterThan(1_000);
+    }
 }
