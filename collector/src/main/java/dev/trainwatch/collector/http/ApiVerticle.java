@@ -11,6 +11,7 @@ import dev.trainwatch.collector.state.RunView;
 import dev.trainwatch.collector.state.Slots;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.protocol.AgentBatch;
+import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
@@ -354,7 +355,10 @@ public final class ApiVerticle extends VerticleBase {
             answer.put("agent_id", batch.agentId());
             answer.put("seq", batch.seq());
             answer.put("duplicate", duplicate);
-            answer.put("gpus", batch.gpus() == null ? 0 : batch.gpus().size());
+            List<GpuSample> gpus = batch.gpus() == null ? List.of() : batch.gpus();
+            // GPUs, not readings: an agent with --ship-every sends several readings of each GPU in one batch.
+            answer.put("gpus", gpus.stream().filter(java.util.Objects::nonNull).map(GpuSample::uuid).distinct().count());
+            answer.put("readings", gpus.size());
             return answer;
         });
     }

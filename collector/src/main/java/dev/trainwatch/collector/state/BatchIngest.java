@@ -67,13 +67,14 @@ final class BatchIngest {
             agent.health = batch.health();
         }
         Set<RunState> touched = new LinkedHashSet<>();
-        int gpuCount = 0;
+        // GPUs, not readings: an agent with --ship-every sends several readings of each GPU in one batch.
+        Set<String> batchGpus = new java.util.HashSet<>();
         if (batch.gpus() != null) {
             for (GpuSample s : batch.gpus()) {
                 if (s == null || s.uuid() == null || s.uuid().isBlank()) {
                     continue;
                 }
-                gpuCount++;
+                batchGpus.add(s.uuid());
                 GpuState g = registry.gpuOrCreate(s.uuid(), now);
                 if (g == null) {
                     continue; // the GPU limit is full of live GPUs
@@ -100,7 +101,7 @@ final class BatchIngest {
                 }
             }
         }
-        agent.gpuCount = gpuCount;
+        agent.gpuCount = batchGpus.size();
         if (batch.hostMemory() != null) {
             registry.hostMemoryOrCreate(batch.host()).add(batch.hostMemory(),
                     Timestamps.stamp(batch.hostMemory().ts() - offset, now));

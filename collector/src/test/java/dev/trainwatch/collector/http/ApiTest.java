@@ -202,6 +202,25 @@ class ApiTest {
         assertThat(json(response).get("gpus").asInt()).isEqualTo(64);
     }
 
+    /** An agent with --ship-every sends several readings of each GPU: the answer counts GPUs and readings apart. */
+    @Test
+    void aBatchOfSeveralPollsIsCountedInGpusAndReadings() throws IOException {
+        double now = collector.clock.seconds();
+        List<GpuSample> readings = new ArrayList<>();
+        for (int poll = 2; poll >= 0; poll--) {
+            readings.addAll(Payloads.batch("polls-host", 1, now - poll, 4, null).gpus());
+        }
+        AgentBatch first = Payloads.batch("polls-host", 1, now, 4, null);
+        AgentBatch batch = new AgentBatch(first.host(), first.agentId(), first.seq(), readings, first.runs(),
+                first.events(), first.health());
+        HttpResponse<String> response = collector.postJson("/v1/samples", Payloads.json(batch));
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+        assertThat(json(response).get("gpus").asInt()).isEqualTo(4);
+        assertThat(json(response).get("readings").asInt()).isEqualTo(12);
+        assertThat(collector.server.fleet().agents()).filteredOn(a -> a.host().equals("polls-host"))
+                .singleElement().satisfies(a -> assertThat(a.gpuCount()).isEqualTo(4));
+    }
+
     @Test
     void gzipBombIs413() throws IOException {
         byte[] zeros = new byte[20 << 20]; // 20 MiB of zeros: about 20 KB compressed, above the 16 MiB cap
