@@ -217,7 +217,7 @@ public final class Agent implements AutoCloseable {
         // Readings of several polls travel together (--ship-every), but never across a change of which GPUs belong
         // to which run: the collector applies a batch's attribution to all its readings.
         List<String> shape = shape(update.runs());
-        if (heldPolls > 0 && !shape.equals(heldShape)) {
+        if (heldPolls > 0 && (!shape.equals(heldShape) || heldSamples.size() + samples.size() > MAX_HELD_READINGS)) {
             flush();
         }
         heldSamples.addAll(samples);
@@ -233,6 +233,12 @@ public final class Agent implements AutoCloseable {
             flush();
         }
     }
+
+    /**
+     * Readings one batch carries at most, whatever {@code --ship-every} says: half the collector's default limit of
+     * 4,096 per batch (a node of many GPUs polled every 100 ms sends sooner).
+     */
+    static final int MAX_HELD_READINGS = 2048;
 
     /** The polls whose readings one batch carries: {@code shipEvery / interval}, at least one. */
     static int pollsPerBatch(AgentConfig config) {

@@ -310,6 +310,22 @@ class ShipEveryTest {
         assertThat(agent.dropped()).isZero();
     }
 
+    /** 300 GPUs polled every 100 ms, sent every 10 s: a batch never holds more than 2,048 readings. */
+    @Test
+    void aBatchStaysUnderTheCollectorsLimitWhateverTheNode() throws Exception {
+        FakeGpuReader gpus = new FakeGpuReader(300);
+        Agent agent = agent(config(Duration.ofMillis(100), Duration.ofSeconds(10), null), gpus, null);
+        for (int i = 0; i < 30; i++) {
+            agent.pollOnce();
+        }
+        agent.close();
+        List<Sent> sent = spooled();
+        assertThat(sent).allSatisfy(x -> assertThat(x.batch().gpus()).hasSizeLessThanOrEqualTo(2048));
+        assertThat(sent.stream().flatMap(x -> x.polls().stream())).containsExactlyElementsOf(range(1, 30));
+        // Six polls of 300 readings fill a batch (1,800; a seventh would pass 2,048), unless an XID cut it first.
+        assertThat(sent).anySatisfy(x -> assertThat(x.polls()).hasSize(6));
+    }
+
     @Test
     void theConfigurationRefusesWhatCannotWork() {
         assertThatThrownBy(() -> config(Duration.ofSeconds(2), Duration.ofSeconds(1), null))
