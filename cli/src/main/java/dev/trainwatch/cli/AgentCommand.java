@@ -175,7 +175,7 @@ final class AgentCommand implements Callable<Integer> {
             closeQuietly(reader, steps);
             throw new UserError(ExitCodes.FAILURE, e.getMessage());
         }
-        return runUntilStopped(agent, pollInterval, stopped);
+        return runUntilStopped(agent, pollInterval, sendInterval, stopped);
     }
 
     private LogTailer.LineTime parseLogTime() {
@@ -191,7 +191,7 @@ final class AgentCommand implements Callable<Integer> {
      * would otherwise exit with 143/130 from a shutdown hook): the agent stops in order and exits 0, as documented.
      * Where the signals cannot be taken (the JVM runs with -Xrs), the shutdown hook still stops the agent.
      */
-    private int runUntilStopped(Agent agent, Duration pollInterval, CountDownLatch stopped)
+    private int runUntilStopped(Agent agent, Duration pollInterval, Duration sendInterval, CountDownLatch stopped)
             throws InterruptedException {
         Thread hook = new Thread(() -> {
             agent.close();
@@ -205,8 +205,8 @@ final class AgentCommand implements Callable<Integer> {
             agent.start();
             System.getLogger(AgentCommand.class.getName()).log(System.Logger.Level.INFO,
                     "agent " + agent.agentId() + " polling every " + pollInterval.toMillis() + "ms, shipping to "
-                            + collector + (shipEvery == null ? "" : " every " + Durations.text(parseShipEvery(
-                            pollInterval))));
+                            + collector + (sendInterval.equals(pollInterval) ? "" : " every "
+                            + Durations.text(sendInterval)));
             // Only an attached run's end needs looking at every interval; otherwise the signal handler (or the
             // shutdown hook) counts the latch down and this thread need not wake every second.
             long checkMillis = attachPid != null ? pollInterval.toMillis() : 60_000;

@@ -33,8 +33,8 @@ final class AgentFastPath {
 
     /** Options taking a value, as {@link AgentCommand} and {@link TrainwatchCommand} (inherited) declare them. */
     private static final Set<String> VALUE_OPTIONS = Set.of("--collector", "--attach", "--log", "--log-format",
-            "--run-id", "--interval", "--ship-every", "--nvml-library", "--token-file", "--spool-dir", "--spool-max-mb", "--host",
-            "--log-time", "--log-output", "--log-level");
+            "--run-id", "--interval", "--ship-every", "--nvml-library", "--token-file", "--spool-dir",
+            "--spool-max-mb", "--host", "--log-time", "--log-output", "--log-level");
 
     /** What the command line says, or null when picocli must read it. */
     static final class Parsed {
