@@ -357,7 +357,8 @@ public final class ApiVerticle extends VerticleBase {
             answer.put("duplicate", duplicate);
             List<GpuSample> gpus = batch.gpus() == null ? List.of() : batch.gpus();
             // GPUs, not readings: an agent with --ship-every sends several readings of each GPU in one batch.
-            answer.put("gpus", gpus.stream().filter(java.util.Objects::nonNull).map(GpuSample::uuid).distinct().count());
+            answer.put("gpus", gpus.stream().filter(java.util.Objects::nonNull).map(GpuSample::uuid).distinct()
+                    .count());
             answer.put("readings", gpus.size());
             return answer;
         });

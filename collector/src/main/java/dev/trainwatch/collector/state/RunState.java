@@ -98,7 +98,10 @@ final class RunState {
     boolean ended;
     double endedAt = Double.NaN;
     double lastEvaluated = Double.NEGATIVE_INFINITY;
-    /** Anomaly transitions of the run so far (raised, changed, resolved): see {@link dev.trainwatch.collector.detect.Detector#everySeconds()}. */
+    /**
+     * Anomaly transitions of the run so far (raised, changed, resolved): see
+     * {@link dev.trainwatch.collector.detect.Detector#everySeconds()}.
+     */
     long transitions;
     /** For detectors asked less often: when each was last asked and the run's transitions then. */
     final java.util.Map<dev.trainwatch.collector.detect.AnomalyKind, double[]> lastAsked =
