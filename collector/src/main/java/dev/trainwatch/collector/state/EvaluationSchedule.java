@@ -78,7 +78,7 @@ final class EvaluationSchedule {
 
     /** New input of the run arrived: it is judged now unless it was judged less than evaluateEvery ago. */
     void maybeEvaluate(RunState run, double now) {
-        run.lastInput = now;
+        run.inputs++;
         evaluateIfDue(run, now, false);
     }
 
@@ -87,7 +87,7 @@ final class EvaluationSchedule {
      * passed), or every {@value #IDLE_EVALUATE_SECONDS} s without input; its summary is sent when due.
      */
     void onTick(RunState run, double now) {
-        evaluateIfDue(run, now, !(run.lastInput > run.lastEvaluated));
+        evaluateIfDue(run, now, run.inputs == run.inputsJudged);
     }
 
     private void evaluateIfDue(RunState run, double now, boolean idle) {
@@ -110,6 +110,7 @@ final class EvaluationSchedule {
 
     void evaluate(RunState run, double now) {
         run.lastEvaluated = now;
+        run.inputsJudged = run.inputs;
         boolean onlyFailure = false;
         if (run.ended) {
             // An ended run is judged no more, except for why it ended: a failure reported after the end.

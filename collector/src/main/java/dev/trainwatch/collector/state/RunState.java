@@ -106,8 +106,12 @@ final class RunState {
     /** For detectors asked less often: when each was last asked and the run's transitions then. */
     final java.util.Map<dev.trainwatch.collector.detect.AnomalyKind, double[]> lastAsked =
             new java.util.EnumMap<>(dev.trainwatch.collector.detect.AnomalyKind.class);
-    /** When readings, steps or events of the run last arrived (collector time). */
-    double lastInput = Double.NEGATIVE_INFINITY;
+    /**
+     * Inputs of the run so far (readings, steps, events), and how many of them its last judgement saw: a count, not
+     * a time, so input that arrives in the same millisecond as a judgement is still new to the next one.
+     */
+    long inputs;
+    long inputsJudged;
     double lastChangeNotified = Double.NEGATIVE_INFINITY;
     boolean dirty;
     /** The run's numbers moved materially since its summary was last sent (sent after the summary interval). */

@@ -19,7 +19,9 @@ import java.util.List;
 /**
  * Plays a {@link Scenario} through a real {@link Fleet} with a hand-moved clock: one agent batch per second
  * (all GPUs), step reports as the phase says, {@code tick()} every second. Records every anomaly transition
- * with its time relative to the start of the fault phase.
+ * with its time relative to the start of the fault phase. With {@code shipEvery} above 1 the readings and step
+ * reports of that many seconds travel together, as {@code trainwatch agent --ship-every} sends them: the first
+ * second alone, events and non-finite losses at once with what was held, what is held at the end last.
  */
 final class ScenarioPlayer {
 
@@ -49,13 +51,24 @@ final class ScenarioPlayer {
 
     private final FakePredictor predictor = new FakePredictor();
     private final DetectorSettings settings;
+    private final int shipEvery;
 
     ScenarioPlayer() {
         this(DetectorSettings.defaults());
     }
 
     ScenarioPlayer(DetectorSettings settings) {
+        this(settings, 1);
+    }
+
+    /** Sends {@code shipEvery} seconds of readings and step reports per batch. */
+    ScenarioPlayer(int shipEvery) {
+        this(DetectorSettings.defaults(), shipEvery);
+    }
+
+    private ScenarioPlayer(DetectorSettings settings, int shipEvery) {
         this.settings = settings;
+        this.shipEvery = shipEvery;
         // FLOPs per sample such that the healthy PixArt-Sigma trace (batch 32 on 4 GPUs, 4.1 s steps) runs at about
         // 55% of the A100's bf16 peak, near the 62% tensor activity its counters show.
         predictor.hardwareFlopsPerSample = 2.2e13;
@@ -89,7 +102,7 @@ final class ScenarioPlayer {
         for (int i = 0; i < scenario.gpus(); i++) {
             uuids.add("GPU-" + i);
         }
-        long seq = 0;
+        Held held = new Held(fleet, uuids);
         double t = 0;
         double faultStart = Double.NaN;
         long step = 0;
@@ -141,10 +154,9 @@ final class ScenarioPlayer {
                         host = new dev.trainwatch.protocol.HostMemory(now, (long) (total * GIB), (long) (avail * GIB),
                                 0L, shmTotal, (long) (shmTotal * (p.shmUsedRatio() != null ? p.shmUsedRatio() : 0.1)));
                     }
-                    fleet.ingestBatch(new AgentBatch("node-1", "agent-1", ++seq, samples,
-                            List.of(new RunAttribution(RUN, List.of(100L), uuids, ranks, null, false)),
-                            events,
-                            new AgentHealth(0.003, 0L, 0L, 0L, 0L, 1.0), host));
+                    held.poll(samples, ranks, events, host);
+                } else {
+                    held.flush(); // an agent that falls silent sent what it held before
                 }
                 if (p.steps() != null && t >= nextStep) {
                     Scenario.Steps s = p.steps();
@@ -176,13 +188,77 @@ final class ScenarioPlayer {
                                 interval, s.samples(), s.loss() != null ? s.loss() : 0.1, 1e-4, 1.0, bh, bw,
                                 ranks > 0 ? r : null, now));
                     }
-                    fleet.ingestSteps(RUN, events);
+                    held.steps(events, Boolean.TRUE.equals(p.agentSilent()));
                     nextStep += s.everyS();
+                }
+                if (held.polls >= shipEvery || held.urgent) {
+                    held.flush();
                 }
                 fleet.tick();
             }
         }
+        held.flush();
         return new Result(transitions, faultStart, t, fleet);
+    }
+
+    /** What the agent holds until its next batch (nothing for longer than one poll when shipEvery is 1). */
+    private static final class Held {
+        final Fleet fleet;
+        final List<String> uuids;
+        final List<GpuSample> samples = new ArrayList<>();
+        final List<AgentEvent> events = new ArrayList<>();
+        final List<StepEvent> steps = new ArrayList<>();
+        List<dev.trainwatch.protocol.RankInfo> ranks = List.of();
+        dev.trainwatch.protocol.HostMemory host;
+        int polls;
+        boolean urgent;
+        boolean sentOnce;
+        long seq;
+
+        Held(Fleet fleet, List<String> uuids) {
+            this.fleet = fleet;
+            this.uuids = uuids;
+        }
+
+        void poll(List<GpuSample> polled, List<dev.trainwatch.protocol.RankInfo> polledRanks,
+                  List<AgentEvent> polledEvents, dev.trainwatch.protocol.HostMemory polledHost) {
+            samples.addAll(polled);
+            events.addAll(polledEvents);
+            ranks = polledRanks;
+            if (polledHost != null) {
+                host = polledHost;
+            }
+            polls++;
+            urgent |= !polledEvents.isEmpty() || !sentOnce;
+        }
+
+        /** Steps read from the log this second; without an agent polling (silent) they are pushed at once. */
+        void steps(List<StepEvent> read, boolean noAgent) {
+            if (noAgent) {
+                fleet.ingestSteps(RUN, read);
+                return;
+            }
+            steps.addAll(read);
+            urgent |= read.stream().anyMatch(e -> e.loss() != null && !Double.isFinite(e.loss()));
+        }
+
+        void flush() {
+            if (polls > 0) {
+                fleet.ingestBatch(new AgentBatch("node-1", "agent-1", ++seq, List.copyOf(samples),
+                        List.of(new RunAttribution(RUN, List.of(100L), uuids, ranks, null, false)),
+                        List.copyOf(events), new AgentHealth(0.003, 0L, 0L, 0L, 0L, 1.0), host));
+                sentOnce = true;
+            }
+            if (!steps.isEmpty()) {
+                fleet.ingestSteps(RUN, List.copyOf(steps));
+            }
+            samples.clear();
+            events.clear();
+            steps.clear();
+            host = null;
+            polls = 0;
+            urgent = false;
+        }
     }
 
     private static GpuSample sample(Scenario.Phase p, int g, String uuid, double now, double progress,

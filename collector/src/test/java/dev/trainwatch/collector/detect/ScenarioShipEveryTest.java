@@ -1,0 +1,67 @@
+package dev.trainwatch.collector.detect;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.trainwatch.collector.detect.ScenarioPlayer.Result;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.params.ParameterizedTest;
+
+/**
+ * Every trace again as an agent with {@code --ship-every 5s} sends it (five seconds of readings and step reports per
+ * batch; events and NaN losses at once): the same kinds are raised — every quiet trace stays quiet — without
+ * flapping, and each at most two batches and a tick later than with a batch a second (a finding waits for the batch
+ * that carries its readings; a sustain that runs out between two batches is seen when the next one comes, or at the
+ * idle judgement). The latencies go to target/detection-latency-ship-every-5s.md (docs/DETECTORS.md quotes them).
+ */
+class ScenarioShipEveryTest {
+
+    static final int SHIP_EVERY = 5;
+    private static final Map<String, String> LATENCIES = new TreeMap<>();
+
+    static java.util.stream.Stream<String> traces() throws Exception {
+        return ScenarioTest.traces();
+    }
+
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.MethodSource("traces")
+    void theSameKindsAtMostOneBatchLater(String name) {
+        Scenario scenario = Scenario.load(name);
+        Result every = new ScenarioPlayer().play(scenario);
+        Result batched = new ScenarioPlayer(SHIP_EVERY).play(Scenario.load(name));
+        List<AnomalyKind> expected = scenario.expect().stream().map(AnomalyKind::fromWireName).toList();
+        assertThat(batched.kindsRaised()).as(name + ": " + batched.transitions())
+                .containsExactlyInAnyOrderElementsOf(expected);
+        for (AnomalyKind kind : expected) {
+            List<ScenarioPlayer.Transition> ofKind = batched.transitions().stream().filter(t -> t.kind() == kind)
+                    .toList();
+            for (int i = 1; i < ofKind.size(); i++) {
+                assertThat(ofKind.get(i - 1).raised() || !ofKind.get(i).raised())
+                        .as(name + ": " + kind + " flapped: " + ofKind).isTrue();
+            }
+            double oneSecond = every.latency(kind);
+            double fiveSeconds = batched.latency(kind);
+            assertThat(fiveSeconds).as(name + " → " + kind + " (a batch a second: " + oneSecond + " s)")
+                    .isLessThanOrEqualTo(oneSecond + 2 * SHIP_EVERY + 1);
+            synchronized (LATENCIES) {
+                LATENCIES.put(name + " → " + kind.wireName(), String.format(Locale.ROOT, "%.0f s | %.0f s",
+                        oneSecond, fiveSeconds));
+            }
+        }
+    }
+
+    @AfterAll
+    static void writeLatencies() throws IOException {
+        StringBuilder b = new StringBuilder("| scenario → kind | a batch a second | --ship-every 5s |\n|---|---|---|\n");
+        LATENCIES.forEach((k, v) -> b.append("| ").append(k).append(" | ").append(v).append(" |\n"));
+        Path out = Path.of("target", "detection-latency-ship-every-5s.md");
+        Files.createDirectories(out.getParent());
+        Files.writeString(out, b.toString());
+    }
+}
