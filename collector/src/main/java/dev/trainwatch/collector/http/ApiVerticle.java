@@ -11,7 +11,6 @@ import dev.trainwatch.collector.state.RunView;
 import dev.trainwatch.collector.state.Slots;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.protocol.AgentBatch;
-import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
@@ -349,17 +348,14 @@ public final class ApiVerticle extends VerticleBase {
             AgentBatch batch = decoder.batch(raw, encoding);
             validator.check(batch);
             IngestResult result = fleet.ingestBatch(batch, requestSentAt);
-            boolean duplicate = result == IngestResult.DUPLICATE;
+            boolean duplicate = result.duplicate();
             ctx.put(DUPLICATE, duplicate);
             Map<String, Object> answer = new LinkedHashMap<>();
             answer.put("agent_id", batch.agentId());
             answer.put("seq", batch.seq());
             answer.put("duplicate", duplicate);
-            List<GpuSample> gpus = batch.gpus() == null ? List.of() : batch.gpus();
-            // GPUs, not readings: an agent with --ship-every sends several readings of each GPU in one batch.
-            answer.put("gpus", gpus.stream().filter(java.util.Objects::nonNull).map(GpuSample::uuid).distinct()
-                    .count());
-            answer.put("readings", gpus.size());
+            answer.put("gpus", result.gpus());
+            answer.put("readings", batch.gpus() == null ? 0 : batch.gpus().size());
             return answer;
         });
     }

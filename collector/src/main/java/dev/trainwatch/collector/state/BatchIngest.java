@@ -10,6 +10,7 @@ import dev.trainwatch.protocol.RunAttribution;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -51,7 +52,7 @@ final class BatchIngest {
             if (agent != null) {
                 agent.duplicates++;
             }
-            return IngestResult.DUPLICATE;
+            return new IngestResult(true, distinctGpus(batch.gpus()));
         }
         if (agent == null) {
             agent = registry.newAgent(batch.agentId(), now);
@@ -67,14 +68,11 @@ final class BatchIngest {
             agent.health = batch.health();
         }
         Set<RunState> touched = new LinkedHashSet<>();
-        // GPUs, not readings: an agent with --ship-every sends several readings of each GPU in one batch.
-        Set<String> batchGpus = new java.util.HashSet<>();
         if (batch.gpus() != null) {
             for (GpuSample s : batch.gpus()) {
                 if (s == null || s.uuid() == null || s.uuid().isBlank()) {
                     continue;
                 }
-                batchGpus.add(s.uuid());
                 GpuState g = registry.gpuOrCreate(s.uuid(), now);
                 if (g == null) {
                     continue; // the GPU limit is full of live GPUs
@@ -101,7 +99,8 @@ final class BatchIngest {
                 }
             }
         }
-        agent.gpuCount = batchGpus.size();
+        int gpus = distinctGpus(batch.gpus());
+        agent.gpuCount = gpus;
         if (batch.hostMemory() != null) {
             registry.hostMemoryOrCreate(batch.host()).add(batch.hostMemory(),
                     Timestamps.stamp(batch.hostMemory().ts() - offset, now));
@@ -133,7 +132,24 @@ final class BatchIngest {
                 events.maybeEvaluate(run, now);
             }
         }
-        return IngestResult.ACCEPTED;
+        return new IngestResult(false, gpus);
+    }
+
+    /**
+     * The GPUs a batch holds readings of, not its readings (an agent with --ship-every sends several of each GPU);
+     * readings without a uuid are not a GPU (the ingest skips them).
+     */
+    static int distinctGpus(List<GpuSample> readings) {
+        if (readings == null) {
+            return 0;
+        }
+        Set<String> uuids = new HashSet<>();
+        for (GpuSample s : readings) {
+            if (s != null && s.uuid() != null && !s.uuid().isBlank()) {
+                uuids.add(s.uuid());
+            }
+        }
+        return uuids.size();
     }
 
     /**

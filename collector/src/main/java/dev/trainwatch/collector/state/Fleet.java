@@ -202,7 +202,7 @@ public final class Fleet {
     /**
      * Applies an agent batch: GPU samples, run attribution, events.
      *
-     * @return {@link IngestResult#DUPLICATE} when this agent's {@code seq} was already applied (a replay)
+     * @return whether the batch was a replay of an applied {@code seq} (then ignored), and how many GPUs it holds
      * @throws IllegalArgumentException when {@code agent_id} or {@code host} is missing
      */
     public IngestResult ingestBatch(AgentBatch batch) {

@@ -53,12 +53,12 @@ class FleetTest {
     void replayedBatchesAreDuplicates() {
         double t = clock.seconds();
         var b = batch("node1", "agent-a", 5, List.of(gpu(t, 0, "GPU-0", 10 * GIB, 0.9)), List.of(), List.of());
-        assertThat(fleet.ingestBatch(b)).isEqualTo(IngestResult.ACCEPTED);
-        assertThat(fleet.ingestBatch(b)).isEqualTo(IngestResult.DUPLICATE);
+        assertThat(fleet.ingestBatch(b)).isEqualTo(new IngestResult(false, 1));
+        assertThat(fleet.ingestBatch(b)).isEqualTo(new IngestResult(true, 1));
         assertThat(fleet.ingestBatch(batch("node1", "agent-a", 4, List.of(), List.of(), List.of())))
-                .isEqualTo(IngestResult.DUPLICATE);
+                .isEqualTo(new IngestResult(true, 0));
         assertThat(fleet.ingestBatch(batch("node1", "agent-a", 6, List.of(), List.of(), List.of())))
-                .isEqualTo(IngestResult.ACCEPTED);
+                .isEqualTo(new IngestResult(false, 0));
         assertThat(fleet.agents()).singleElement().satisfies(a -> {
             assertThat(a.lastSeq()).isEqualTo(6);
             assertThat(a.batches()).isEqualTo(2);
