@@ -52,16 +52,26 @@ public record AgentConfig(URI collector, String host, Long attachPid, String run
         if (interval.compareTo(MIN_INTERVAL) < 0) {
             throw new IllegalArgumentException("interval " + interval.toMillis() + "ms is below the minimum of 100ms");
         }
-        if (shipEvery.compareTo(interval) < 0) {
-            throw new IllegalArgumentException("sending every " + Durations.text(shipEvery)
-                    + " is more often than polling (every " + Durations.text(interval) + ")");
-        }
-        if (shipEvery.compareTo(interval) > 0 && shipEvery.compareTo(MAX_SHIP_EVERY) > 0) {
-            throw new IllegalArgumentException("sending every " + Durations.text(shipEvery)
-                    + " is above the maximum of 10s (the collector calls an agent lost after 30s without a batch)");
-        }
+        checkShipEvery(interval, shipEvery);
         if (spoolMaxBytes <= 0) {
             throw new IllegalArgumentException("spool bound must be positive");
+        }
+    }
+
+    /**
+     * How often batches may be sent: not more often than readings are taken, and, when readings are held, at most
+     * every {@link #MAX_SHIP_EVERY}.
+     *
+     * @throws IllegalArgumentException saying which, in a line fit for a user
+     */
+    public static void checkShipEvery(Duration interval, Duration shipEvery) {
+        if (shipEvery.compareTo(interval) < 0) {
+            throw new IllegalArgumentException(Durations.text(shipEvery) + " is shorter than the polling interval ("
+                    + Durations.text(interval) + "); readings cannot be sent more often than they are taken");
+        }
+        if (shipEvery.compareTo(interval) > 0 && shipEvery.compareTo(MAX_SHIP_EVERY) > 0) {
+            throw new IllegalArgumentException(Durations.text(shipEvery)
+                    + " is above the maximum of 10s (the collector calls an agent lost after 30s without a batch)");
         }
     }
 

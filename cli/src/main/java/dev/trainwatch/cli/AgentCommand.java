@@ -258,21 +258,13 @@ final class AgentCommand implements Callable<Integer> {
         if (shipEvery == null) {
             return pollInterval;
         }
-        Duration parsed;
         try {
-            parsed = Durations.parse(shipEvery);
+            Duration parsed = Durations.parse(shipEvery);
+            AgentConfig.checkShipEvery(pollInterval, parsed);
+            return parsed;
         } catch (IllegalArgumentException e) {
             throw new UserError(ExitCodes.USAGE, "--ship-every: " + e.getMessage());
         }
-        if (parsed.compareTo(pollInterval) < 0) {
-            throw new UserError(ExitCodes.USAGE, "--ship-every: " + shipEvery + " is shorter than --interval ("
-                    + Durations.text(pollInterval) + "); readings cannot be sent more often than they are taken");
-        }
-        if (parsed.compareTo(pollInterval) > 0 && parsed.compareTo(AgentConfig.MAX_SHIP_EVERY) > 0) {
-            throw new UserError(ExitCodes.USAGE, "--ship-every: " + shipEvery + " is above the maximum of 10s (the "
-                    + "collector calls an agent lost after 30s without a batch)");
-        }
-        return parsed;
     }
 
     private URI parseCollector() {
