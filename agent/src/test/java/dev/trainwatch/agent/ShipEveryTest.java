@@ -17,7 +17,6 @@ import dev.trainwatch.agent.testing.Samples;
 import dev.trainwatch.agent.testing.TestCollector;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentEvent;
-import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.StepEvent;
 import java.io.IOException;
@@ -112,47 +111,9 @@ class ShipEveryTest {
         return java.util.stream.LongStream.rangeClosed(from, to).boxed().toList();
     }
 
-    /** A reader without events whose GPU 0 runs the processes the test sets. */
-    static final class NodeReader implements GpuReader {
-        volatile long[] pids = new long[0];
-        volatile List<AgentEvent> nextEvents = List.of();
-        long polls;
-
-        @Override
-        public List<GpuSample> readAll() {
-            polls++;
-            List<GpuSample> out = new ArrayList<>();
-            for (int i = 0; i < 8; i++) {
-                out.add(i == 0 ? Samples.gpu(polls, i, pids) : Samples.gpu(polls, i));
-            }
-            return out;
-        }
-
-        @Override
-        public List<AgentEvent> drainEvents() {
-            List<AgentEvent> out = nextEvents;
-            nextEvents = List.of();
-            return out;
-        }
-
-        @Override
-        public long failedReads() {
-            return 0;
-        }
-
-        @Override
-        public String driverVersion() {
-            return "555.42.06";
-        }
-
-        @Override
-        public void close() {
-        }
-    }
-
     @Test
     void fivePollsTravelInOneBatchAfterTheFirstWhichGoesAtOnce() throws Exception {
-        NodeReader gpus = new NodeReader();
+        FakeGpuReader gpus = FakeGpuReader.withoutXids(8);
         Agent agent = agent(config(Duration.ofSeconds(1), Duration.ofSeconds(5), null), gpus, null);
         for (int i = 0; i < 21; i++) {
             agent.pollOnce();
@@ -170,11 +131,11 @@ class ShipEveryTest {
 
     @Test
     void anEventGoesAtOnceWithTheReadingsHeldBeforeIt() throws Exception {
-        NodeReader gpus = new NodeReader();
+        FakeGpuReader gpus = FakeGpuReader.withoutXids(8);
         Agent agent = agent(config(Duration.ofSeconds(1), Duration.ofSeconds(5), null), gpus, null);
         for (int i = 1; i <= 9; i++) {
             if (i == 4) {
-                gpus.nextEvents = List.of(AgentEvent.xid(4, Samples.uuid(0), 79));
+                gpus.queueEvents(List.of(AgentEvent.xid(4, Samples.uuid(0), 79)));
             }
             agent.pollOnce();
         }
@@ -187,7 +148,7 @@ class ShipEveryTest {
 
     @Test
     void stepsWaitForTheirBatchAndANonFiniteLossDoesNot() throws Exception {
-        NodeReader gpus = new NodeReader();
+        FakeGpuReader gpus = FakeGpuReader.withoutXids(8);
         QueueLog log = new QueueLog();
         Agent agent = agent(config(Duration.ofSeconds(1), Duration.ofSeconds(5), "run-a"), gpus, log);
         for (int i = 1; i <= 12; i++) {
@@ -217,7 +178,7 @@ class ShipEveryTest {
     void aRunThatAppearsOrEndsIsSentAtOnceAndNoReadingCrossesTheChange() throws Exception {
         Process training = new ProcessBuilder("sleep", "600").start();
         processes.add(training);
-        NodeReader gpus = new NodeReader();
+        FakeGpuReader gpus = FakeGpuReader.withoutXids(8);
         // The agent's clock moves a second a poll, as polls do: the process table is re-read on its schedule.
         java.util.concurrent.atomic.AtomicLong millis = new java.util.concurrent.atomic.AtomicLong(
                 System.currentTimeMillis());
@@ -241,12 +202,12 @@ class ShipEveryTest {
         for (int i = 1; i <= 14; i++) {
             millis.addAndGet(1000);
             if (i == 4) {
-                gpus.pids = new long[] {training.pid()};
+                gpus.pids(training.pid());
             }
             if (i == 10) {
                 training.destroyForcibly();
                 training.waitFor(10, TimeUnit.SECONDS);
-                gpus.pids = new long[0];
+                gpus.pids();
             }
             agent.pollOnce();
         }
@@ -273,7 +234,7 @@ class ShipEveryTest {
 
     @Test
     void stoppingSendsTheReadingsStillHeld() throws Exception {
-        NodeReader gpus = new NodeReader();
+        FakeGpuReader gpus = FakeGpuReader.withoutXids(8);
         Agent agent = agent(config(Duration.ofSeconds(1), Duration.ofSeconds(5), null), gpus, null);
         for (int i = 0; i < 3; i++) {
             agent.pollOnce();
@@ -329,9 +290,9 @@ class ShipEveryTest {
     @Test
     void theConfigurationRefusesWhatCannotWork() {
         assertThatThrownBy(() -> config(Duration.ofSeconds(2), Duration.ofSeconds(1), null))
-                .hasMessage("sending every 1s is more often than polling (every 2s)");
+                .hasMessage("1s is shorter than the polling interval (2s); readings cannot be sent more often than they are taken");
         assertThatThrownBy(() -> config(Duration.ofSeconds(1), Duration.ofMillis(10_500), null))
-                .hasMessageContaining("sending every 10.5s is above the maximum of 10s");
+                .hasMessageContaining("10.5s is above the maximum of 10s");
         // Polling slower than 10 s is allowed; sending every poll then is not "holding" anything.
         assertThat(config(Duration.ofSeconds(30), Duration.ofSeconds(30), null).shipEvery())
                 .isEqualTo(Duration.ofSeconds(30));

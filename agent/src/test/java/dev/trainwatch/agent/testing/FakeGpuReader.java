@@ -9,26 +9,53 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A GpuReader of {@code gpus} GPUs whose every poll is numbered: poll n yields samples with {@code ts = n}, so a
- * test can tell exactly which polls reached the collector. Thread-safe enough for one polling thread plus readers.
+ * test can tell exactly which polls reached the collector. Unless made {@link #withoutXids}, every tenth poll
+ * (n % 10 == 5) reports an XID on GPU 0. A test may change the processes on GPU 0 ({@link #pids}) and hand it events
+ * for the next poll ({@link #queueEvents}) while it runs. Thread-safe enough for one polling thread plus readers.
  */
 public final class FakeGpuReader implements GpuReader {
 
     private final int gpus;
-    private final long[] pids;
+    private final boolean periodicXids;
+    private volatile long[] pids;
+    private volatile List<AgentEvent> queued = List.of();
     private final AtomicLong polls = new AtomicLong();
     private volatile boolean closed;
 
     public FakeGpuReader(int gpus, long... pidsOnGpu0) {
+        this(gpus, true, pidsOnGpu0);
+    }
+
+    private FakeGpuReader(int gpus, boolean periodicXids, long... pidsOnGpu0) {
         this.gpus = gpus;
+        this.periodicXids = periodicXids;
         this.pids = pidsOnGpu0;
+    }
+
+    /** A reader whose only events are the ones a test queues. */
+    public static FakeGpuReader withoutXids(int gpus) {
+        return new FakeGpuReader(gpus, false);
+    }
+
+    /** The processes GPU 0 lists from the next poll on. */
+    public void pids(long... pidsOnGpu0) {
+        this.pids = pidsOnGpu0.clone();
+    }
+
+    /** Events the next drain returns (before any periodic XID). */
+    public synchronized void queueEvents(List<AgentEvent> events) {
+        List<AgentEvent> all = new ArrayList<>(queued);
+        all.addAll(events);
+        queued = List.copyOf(all);
     }
 
     @Override
     public List<GpuSample> readAll() {
         long n = polls.incrementAndGet();
         List<GpuSample> samples = new ArrayList<>(gpus);
+        long[] onGpu0 = pids;
         for (int i = 0; i < gpus; i++) {
-            samples.add(i == 0 ? Samples.gpu(n, i, pids) : Samples.gpu(n, i));
+            samples.add(i == 0 ? Samples.gpu(n, i, onGpu0) : Samples.gpu(n, i));
         }
         return samples;
     }
@@ -39,9 +66,15 @@ public final class FakeGpuReader implements GpuReader {
     }
 
     @Override
-    public List<AgentEvent> drainEvents() {
+    public synchronized List<AgentEvent> drainEvents() {
         long n = polls.get();
-        return n % 10 == 5 ? List.of(AgentEvent.xid(n, Samples.uuid(0), 79)) : List.of();
+        List<AgentEvent> out = queued;
+        queued = List.of();
+        if (periodicXids && n % 10 == 5) {
+            out = new ArrayList<>(out);
+            out.add(AgentEvent.xid(n, Samples.uuid(0), 79));
+        }
+        return out;
     }
 
     @Override
