@@ -228,7 +228,8 @@ public final class Agent implements AutoCloseable {
         heldRuns = update.runs();
         heldShape = shape;
         heldPolls++;
-        boolean urgent = !events.isEmpty() || nonFiniteLoss(newSteps) || !shippedOnce || heldShapeChanged(shape);
+        // The first poll goes at once (shippedShape is null until then), as does a run that appears, moves or ends.
+        boolean urgent = !events.isEmpty() || nonFiniteLoss(newSteps) || !shape.equals(shippedShape);
         if (urgent || heldPolls >= pollsPerBatch) {
             flush();
         }
@@ -250,16 +251,11 @@ public final class Agent implements AutoCloseable {
     private final List<AgentEvent> heldEvents = new ArrayList<>();
     private List<RunAttribution> heldRuns = List.of();
     private List<String> heldShape = List.of();
-    /** The shape of the runs in the last batch sent: a run that appears, moves or ends is sent at once. */
-    private List<String> shippedShape = List.of();
+    /** The shape of the runs in the last batch sent, null before the first. */
+    private List<String> shippedShape;
     private dev.trainwatch.protocol.HostMemory heldHostMemory;
     private int heldPolls;
-    private boolean shippedOnce;
     private double lastPollSeconds;
-
-    private boolean heldShapeChanged(List<String> shape) {
-        return !shape.equals(shippedShape);
-    }
 
     /** Which GPUs belong to which run and whether it ended: what the collector attributes readings by. */
     private static List<String> shape(List<RunAttribution> runs) {
@@ -305,7 +301,6 @@ public final class Agent implements AutoCloseable {
         heldEvents.clear();
         heldHostMemory = null;
         heldPolls = 0;
-        shippedOnce = true;
         shippedShape = heldShape;
         shipper.submit(Payload.samples(batch));
         shipSpec(heldRuns);
