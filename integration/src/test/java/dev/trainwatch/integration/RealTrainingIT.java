@@ -203,14 +203,9 @@ class RealTrainingIT {
         assertThat(runIds).containsExactly(runId);
         assertThat(anomalies).as("anomalies of a healthy job").isEmpty();
         // Every step the log printed reached the run, once (the last logged step is the run's last step).
-        java.util.regex.Matcher logged = java.util.regex.Pattern.compile("\\(step=(\\d+)\\)")
-                .matcher(read(job.results.resolve("log.txt")));
-        long lastLogged = -1;
-        while (logged.find()) {
-            lastLogged = Long.parseLong(logged.group(1));
-        }
         JsonNode ended = get(api.resolve("/v1/runs/" + runId));
-        assertThat(ended.at("/observed/last_step").asLong()).as(ended.toString()).isEqualTo(lastLogged);
+        assertThat(ended.at("/observed/last_step").asLong()).as(ended.toString())
+                .isEqualTo(lastLoggedStep(job.results.resolve("log.txt")));
         // Polls every 0.5 s, a batch every 2.5 s (plus the first poll and the run's start and end, sent at once).
         dev.trainwatch.collector.state.AgentView view = collector.fleet().agents().get(0);
         assertThat(view.health().intervalSeconds()).isEqualTo(0.5);
@@ -236,6 +231,61 @@ class RealTrainingIT {
         assertThat(failed.at("/evidence/cause").asText()).as(failed.toString()).isEqualTo("exception");
         assertThat(failed.at("/evidence/rank").asInt(-1)).as(failed.toString()).isEqualTo(1);
         assertThat(failed.at("/evidence/summary").asText()).contains("ValueError");
+    }
+
+    /**
+     * {@code --ship-every 5s} with a real job that turns NaN and trains on: the NaN loss is named (a non-finite loss
+     * is never held back), and every step the log printed reaches the run once.
+     */
+    @Test
+    @Execution(ExecutionMode.SAME_THREAD)
+    void anAgentHoldingFiveSecondsOfReadingsStillNamesARealNanLoss() throws Exception {
+        job = new TorchJob(dir);
+        URI api = startCollector();
+        Process torchrun = startJob(job.torchrun("nan", "--fault-step", "30", "--max-seconds", "12"),
+                dir.resolve("job.out"));
+        Path agentOut = dir.resolve("agent.out");
+        Process agent = attachAgent(torchrun.pid(), job.results.resolve("log.txt"), api, agentOut, "--ship-every",
+                "5s");
+        JsonNode run = awaitRun(api, r -> activeAnomaly(r, "loss_nonfinite") != null, agentOut);
+        assertThat(activeAnomaly(run, "loss_nonfinite").path("message").asText()).containsIgnoringCase("nan");
+        String runId = run.path("run_id").asText();
+        assertThat(agent.waitFor(90, TimeUnit.SECONDS)).as("the agent exits when the run ended").isTrue();
+        assertThat(agent.exitValue()).as(read(agentOut)).isZero();
+        assertThat(read(agentOut)).contains("every 5s");
+        JsonNode ended = get(api.resolve("/v1/runs/" + runId));
+        assertThat(ended.at("/observed/last_step").asLong()).as(ended.toString())
+                .isEqualTo(lastLoggedStep(job.results.resolve("log.txt")));
+    }
+
+    /** {@code --ship-every 5s} with a real job whose rank 1 raises: the crash tail still names rank 1's exception. */
+    @Test
+    @Execution(ExecutionMode.SAME_THREAD)
+    void anAgentHoldingFiveSecondsOfReadingsStillNamesRankOnesException() throws Exception {
+        job = new TorchJob(dir);
+        URI api = startCollector();
+        Path jobOut = dir.resolve("job.out");
+        Process torchrun = startJob(job.torchrun(true, "exception", "--fault-step", "30"), jobOut);
+        Path agentOut = dir.resolve("agent.out");
+        Process agent = attachAgent(torchrun.pid(), jobOut, api, agentOut, "--ship-every", "5s");
+        String runId = awaitRun(api, r -> ranksOnGpus(r).equals(Set.of(0, 1)), agentOut).path("run_id").asText();
+        assertThat(agent.waitFor(120, TimeUnit.SECONDS)).as("the agent exits when the run ended").isTrue();
+        JsonNode ended = get(api.resolve("/v1/runs/" + runId));
+        assertThat(ended.path("ended").asBoolean()).as(ended.toString()).isTrue();
+        JsonNode failed = anomaly(ended, "run_failed");
+        assertThat(failed).as(ended.toString()).isNotNull();
+        assertThat(failed.at("/evidence/cause").asText()).as(failed.toString()).isEqualTo("exception");
+        assertThat(failed.at("/evidence/rank").asInt(-1)).as(failed.toString()).isEqualTo(1);
+        assertThat(failed.at("/evidence/summary").asText()).contains("ValueError");
+    }
+
+    private static long lastLoggedStep(Path log) {
+        java.util.regex.Matcher logged = java.util.regex.Pattern.compile("\\(step=(\\d+)\\)").matcher(read(log));
+        long last = -1;
+        while (logged.find()) {
+            last = Long.parseLong(logged.group(1));
+        }
+        return last;
     }
 
     /** DiT's log.txt has no traceback (they go to stderr): the end says so, and which output holds it. */
