@@ -31,6 +31,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A real training job under trainwatch: Debian's python3-torch runs a DiT-shaped model with DDP (gloo, CPU) on 2
@@ -213,26 +215,6 @@ class RealTrainingIT {
                 .isLessThanOrEqualTo((long) (seconds / 2.5) + 6);
     }
 
-    @Test
-    @Execution(ExecutionMode.SAME_THREAD)
-    void anAttachedAgentReadingTheJobsOutputNamesRankOnesException() throws Exception {
-        job = new TorchJob(dir);
-        URI api = startCollector();
-        Path jobOut = dir.resolve("job.out");
-        Process torchrun = startJob(job.torchrun(true, "exception", "--fault-step", "30"), jobOut);
-        Path agentOut = dir.resolve("agent.out");
-        Process agent = attachAgent(torchrun.pid(), jobOut, api, agentOut);
-        JsonNode run = awaitRun(api, r -> ranksOnGpus(r).equals(Set.of(0, 1)), agentOut);
-        String runId = run.path("run_id").asText();
-        assertThat(agent.waitFor(120, TimeUnit.SECONDS)).as("the agent exits when the run ended").isTrue();
-        JsonNode ended = get(api.resolve("/v1/runs/" + runId));
-        JsonNode failed = anomaly(ended, "run_failed");
-        assertThat(failed).as(ended.toString()).isNotNull();
-        assertThat(failed.at("/evidence/cause").asText()).as(failed.toString()).isEqualTo("exception");
-        assertThat(failed.at("/evidence/rank").asInt(-1)).as(failed.toString()).isEqualTo(1);
-        assertThat(failed.at("/evidence/summary").asText()).contains("ValueError");
-    }
-
     /**
      * {@code --ship-every 5s} with a real job that turns NaN and trains on: the NaN loss is named (a non-finite loss
      * is never held back), and every step the log printed reaches the run once.
@@ -258,16 +240,21 @@ class RealTrainingIT {
                 .isEqualTo(lastLoggedStep(job.results.resolve("log.txt")));
     }
 
-    /** {@code --ship-every 5s} with a real job whose rank 1 raises: the crash tail still names rank 1's exception. */
-    @Test
+    /**
+     * An attached agent reading the job's output (torchrun's prefixed tracebacks) names rank 1's exception as the
+     * cause, also when it holds five seconds of readings ({@code --ship-every 5s}: the run's end goes at once).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"", "5s"})
     @Execution(ExecutionMode.SAME_THREAD)
-    void anAgentHoldingFiveSecondsOfReadingsStillNamesRankOnesException() throws Exception {
+    void anAttachedAgentReadingTheJobsOutputNamesRankOnesException(String shipEvery) throws Exception {
         job = new TorchJob(dir);
         URI api = startCollector();
         Path jobOut = dir.resolve("job.out");
         Process torchrun = startJob(job.torchrun(true, "exception", "--fault-step", "30"), jobOut);
         Path agentOut = dir.resolve("agent.out");
-        Process agent = attachAgent(torchrun.pid(), jobOut, api, agentOut, "--ship-every", "5s");
+        Process agent = shipEvery.isEmpty() ? attachAgent(torchrun.pid(), jobOut, api, agentOut)
+                : attachAgent(torchrun.pid(), jobOut, api, agentOut, "--ship-every", shipEvery);
         String runId = awaitRun(api, r -> ranksOnGpus(r).equals(Set.of(0, 1)), agentOut).path("run_id").asText();
         assertThat(agent.waitFor(120, TimeUnit.SECONDS)).as("the agent exits when the run ended").isTrue();
         JsonNode ended = get(api.resolve("/v1/runs/" + runId));
