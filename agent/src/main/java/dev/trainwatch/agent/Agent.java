@@ -297,15 +297,12 @@ public final class Agent implements AutoCloseable {
         AgentBatch batch = new AgentBatch(config.host(), identity.agentId(), identity.nextSeq(),
                 List.copyOf(heldSamples), heldRuns, List.copyOf(heldEvents), health, heldHostMemory,
                 clock.millis() / 1000.0);
-        // Several polls' readings go column by column (a GPU's identity and each field's name once), unless the
-        // collector is from before that.
-        boolean columns = heldPolls > 1 && shipper.columnsWelcome();
         heldSamples.clear();
         heldEvents.clear();
         heldHostMemory = null;
         heldPolls = 0;
         shippedShape = heldShape;
-        shipper.submit(columns ? Payload.columns(batch) : Payload.samples(batch));
+        shipper.submit(Payload.samples(batch));
         shipSpec(heldRuns);
         shipSteps(heldRuns);
     }

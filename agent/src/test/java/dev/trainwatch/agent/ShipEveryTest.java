@@ -93,10 +93,8 @@ class ShipEveryTest {
                         java.nio.charset.StandardCharsets.UTF_8);
                 try (InputStream in = new GZIPInputStream(Files.newInputStream(f))) {
                     byte[] body = in.readAllBytes();
-                    if (name.contains("/v1/samples") || name.contains("/v2/samples")) {
-                        // Several polls go column by column (/v2/samples): read back as the rows they stand for.
-                        out.add(new Sent(name.substring(name.indexOf("/v")), dev.trainwatch.protocol.GpuReadings.rows(
-                                Json.MAPPER.readValue(body, AgentBatch.class)), null));
+                    if (name.contains("/v1/samples")) {
+                        out.add(new Sent("/v1/samples", Json.MAPPER.readValue(body, AgentBatch.class), null));
                     } else if (name.contains("/steps")) {
                         out.add(new Sent(name.substring(name.indexOf("/v1/")), null,
                                 Json.MAPPER.readValue(body, new TypeReference<List<StepEvent>>() { })));
@@ -125,9 +123,6 @@ class ShipEveryTest {
         List<Sent> sent = spooled();
         assertThat(sent).extracting(Sent::polls)
                 .containsExactly(List.of(1L), range(2, 6), range(7, 11), range(12, 16), range(17, 21));
-        // One poll as rows; several column by column, a GPU's identity and each field's name once.
-        assertThat(sent).extracting(Sent::path).containsExactly("/v1/samples", "/v2/samples", "/v2/samples",
-                "/v2/samples", "/v2/samples");
         assertThat(sent).extracting(s -> s.batch().seq()).isSorted().doesNotHaveDuplicates();
         // Each batch: all 8 GPUs of each of its polls, the polling interval in its health.
         assertThat(sent.get(1).batch().gpus()).hasSize(40);
@@ -168,9 +163,10 @@ class ShipEveryTest {
 
         List<Sent> sent = spooled();
         // Batch, then the steps read over the same polls; the NaN at poll 8 sends polls 7-8 at once.
-        String steps = "/v1/runs/run-a/steps?agent_id=" + agent.agentId();
-        assertThat(sent).extracting(Sent::path).containsExactly("/v1/samples", steps, "/v2/samples", steps,
-                "/v2/samples", steps, "/v2/samples", steps);
+        assertThat(sent).extracting(Sent::path).containsExactly("/v1/samples", "/v1/runs/run-a/steps?agent_id="
+                + agent.agentId(), "/v1/samples", "/v1/runs/run-a/steps?agent_id=" + agent.agentId(),
+                "/v1/samples", "/v1/runs/run-a/steps?agent_id=" + agent.agentId(), "/v1/samples",
+                "/v1/runs/run-a/steps?agent_id=" + agent.agentId());
         assertThat(sent.stream().filter(s -> s.batch() != null).map(Sent::polls))
                 .containsExactly(List.of(1L), range(2, 6), range(7, 8), range(9, 12));
         assertThat(sent.stream().filter(s -> s.steps() != null).map(s -> s.steps().stream()
@@ -272,41 +268,6 @@ class ShipEveryTest {
         assertThat(accepted.size()).isLessThan((int) (gpus.polls() / 2));
         assertThat(accepted.stream().flatMap(b -> b.events().stream()).filter(e -> e.kind().equals("xid")).count())
                 .isEqualTo(gpus.polls() / 10 + (gpus.polls() % 10 >= 5 ? 1 : 0));
-        assertThat(agent.dropped()).isZero();
-    }
-
-    /**
-     * A collector downgraded during an outage (one from before /v2/samples, which answers 404 there): the batches
-     * spooled column by column are sent again as rows, and later ones go as rows; every reading once, in order.
-     */
-    @Test
-    void aCollectorFromBeforeColumnsGetsEveryReadingOnceAsRows() throws Exception {
-        FakeGpuReader gpus = new FakeGpuReader(8);
-        Agent agent = agent(config(Duration.ofMillis(100), Duration.ofMillis(500), null), gpus, null);
-        agent.start();
-        await().atMost(20, TimeUnit.SECONDS).until(() -> collector.columnRequests() >= 2);
-        collector.stop();
-        long pollsAtStop = gpus.polls();
-        await().atMost(20, TimeUnit.SECONDS).until(() -> gpus.polls() >= pollsAtStop + 20 && agent.pending() >= 3);
-        collector.takesColumns(false);
-        int beforeRestart = collector.columnRequests();
-        collector.restart();
-        long pollsAtRestart = gpus.polls();
-        await().atMost(30, TimeUnit.SECONDS).until(() -> collector.accepted().stream()
-                .mapToLong(b -> b.gpus().size() / 8).sum() >= pollsAtRestart + 10);
-        int refusedOrTaken = collector.columnRequests();
-        long pollsNow = gpus.polls();
-        await().atMost(20, TimeUnit.SECONDS).until(() -> gpus.polls() >= pollsNow + 10);
-        agent.close();
-
-        List<AgentBatch> accepted = collector.accepted();
-        List<Long> polls = accepted.stream().flatMap(b -> b.gpus().stream()).filter(s -> s.index() == 0)
-                .map(s -> (long) s.ts()).toList();
-        assertThat(polls).containsExactlyElementsOf(range(1, gpus.polls()));
-        assertThat(accepted).extracting(AgentBatch::seq).isSorted().doesNotHaveDuplicates();
-        // Spooled batches were refused one by one (each then went as rows); new ones go as rows from the first 404.
-        assertThat(refusedOrTaken).isGreaterThan(beforeRestart);
-        assertThat(collector.columnRequests()).isEqualTo(refusedOrTaken);
         assertThat(agent.dropped()).isZero();
     }
 

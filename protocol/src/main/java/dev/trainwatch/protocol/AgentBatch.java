@@ -3,7 +3,7 @@ package dev.trainwatch.protocol;
 import java.util.List;
 
 /**
- * The body of {@code POST /v1/samples} (and {@code /v2/samples}): what one agent saw since its previous batch.
+ * The body of {@code POST /v1/samples}: what one agent saw since its previous batch.
  *
  * @param host    node host name
  * @param agentId stable id of the agent instance (host plus a random suffix persisted with the spool)
@@ -15,18 +15,9 @@ import java.util.List;
  * @param hostMemory the node's RAM and {@code /dev/shm}, when the agent read them
  * @param sentAt  unix seconds on the agent's clock when the batch was made (a spooled batch keeps it), so the
  *                collector can estimate the agent's clock offset; null from older agents
- * @param gpuReadings more readings, column by column, one entry per GPU ({@link GpuReadings}): an agent holding
- *                several polls sends them so, to {@code /v2/samples}; their rows are {@link GpuReadings#rows}
  */
 public record AgentBatch(String host, String agentId, long seq, List<GpuSample> gpus, List<RunAttribution> runs,
-                         List<AgentEvent> events, AgentHealth health, HostMemory hostMemory, Double sentAt,
-                         List<GpuReadings> gpuReadings) {
-
-    /** A batch whose readings are all rows. */
-    public AgentBatch(String host, String agentId, long seq, List<GpuSample> gpus, List<RunAttribution> runs,
-                      List<AgentEvent> events, AgentHealth health, HostMemory hostMemory, Double sentAt) {
-        this(host, agentId, seq, gpus, runs, events, health, hostMemory, sentAt, null);
-    }
+                         List<AgentEvent> events, AgentHealth health, HostMemory hostMemory, Double sentAt) {
 
     /** A batch without a send time. */
     public AgentBatch(String host, String agentId, long seq, List<GpuSample> gpus, List<RunAttribution> runs,

@@ -213,49 +213,6 @@ public final class WireWriter {
             hostMemory(b.hostMemory());
         }
         field("sent_at", b.sentAt());
-        if (b.gpuReadings() != null) {
-            name("gpu_readings");
-            begin('[');
-            for (GpuReadings r : b.gpuReadings()) {
-                if (r == null) {
-                    writeNull();
-                } else {
-                    readings(r);
-                }
-            }
-            end(']');
-        }
-        end('}');
-    }
-
-    private void readings(GpuReadings r) throws IOException {
-        begin('{');
-        name("index");
-        number(r.index());
-        field("uuid", r.uuid());
-        field("name", r.name());
-        field("pci_bus_id", r.pciBusId());
-        field("ts", r.ts());
-        field("memory_total_bytes", r.memoryTotalBytes());
-        field("memory_used_bytes", r.memoryUsedBytes());
-        field("memory_reserved_bytes", r.memoryReservedBytes());
-        field("memory_free_bytes", r.memoryFreeBytes());
-        field("utilization_ratio", r.utilizationRatio());
-        field("memory_utilization_ratio", r.memoryUtilizationRatio());
-        field("utilization_window", r.utilizationWindow());
-        field("sm_clock_hz", r.smClockHz());
-        field("sm_clock_max_hz", r.smClockMaxHz());
-        field("mem_clock_hz", r.memClockHz());
-        field("mem_clock_max_hz", r.memClockMaxHz());
-        field("clock_event_reasons", r.clockEventReasons());
-        field("power_watts", r.powerWatts());
-        field("power_limit_watts", r.powerLimitWatts());
-        field("energy_joules", r.energyJoules());
-        field("temperature_celsius", r.temperatureCelsius());
-        field("pstate", r.pstate());
-        field("processes", r.processes());
-        field("lost", r.lost());
-        field("activity", r.activity());
         end('}');
     }
 

@@ -1,7 +1,6 @@
 package dev.trainwatch.agent.ship;
 
 import dev.trainwatch.protocol.AgentBatch;
-import dev.trainwatch.protocol.GpuReadings;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
@@ -19,23 +18,9 @@ import java.util.List;
  */
 public record Payload(String method, String path, byte[] gzipBody, String what) {
 
-    /** Where batches with their readings as rows go. */
-    static final String ROWS_PATH = "/v1/samples";
-    /** Where batches with their readings column by column go; a collector before them answers 404 there. */
-    static final String COLUMNS_PATH = "/v2/samples";
-
     /** {@code POST /v1/samples}. */
     public static Payload samples(AgentBatch batch) {
-        return new Payload("POST", ROWS_PATH, gzipJson(batch), "samples seq " + batch.seq());
-    }
-
-    /**
-     * {@code POST /v2/samples} with the readings column by column ({@code gpu_readings}): a GPU's identity and each
-     * field's name once per batch, not once per reading. For a batch holding several polls; should the collector not
-     * know the path, the shipper sends the batch again as {@link #samples} ({@link Shipment#asRows()}).
-     */
-    public static Payload columns(AgentBatch batch) {
-        return new Payload("POST", COLUMNS_PATH, gzipJson(GpuReadings.columns(batch)), "samples seq " + batch.seq());
+        return new Payload("POST", "/v1/samples", gzipJson(batch), "samples seq " + batch.seq());
     }
 
     /** {@code POST /v1/runs/{run_id}/steps} with an array of steps. */

@@ -1,9 +1,5 @@
 package dev.trainwatch.agent.ship;
 
-import dev.trainwatch.protocol.AgentBatch;
-import dev.trainwatch.protocol.GpuReadings;
-import dev.trainwatch.protocol.Json;
-import java.io.IOException;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -24,33 +20,6 @@ public record Shipment(long ordinal, String method, String path, byte[] gzipBody
 
     public Shipment(long ordinal, String method, String path, byte[] gzipBody, String what) {
         this(ordinal, method, path, gzipBody, what, new AtomicReference<>());
-    }
-
-    /** Whether this is a batch with its readings column by column ({@code /v2/samples}). */
-    boolean columns() {
-        return Payload.COLUMNS_PATH.equals(path);
-    }
-
-    /**
-     * This batch with its readings as rows, for {@code /v1/samples}: same ordinal, same sequence number, same
-     * settle callback. Reads the body back with the wire codec (databind; only for a collector that refused
-     * columns).
-     *
-     * @throws IOException when the body is not a gzip JSON batch (a corrupt spool file)
-     */
-    Shipment asRows() throws IOException {
-        AgentBatch batch;
-        try (java.io.InputStream in = new java.util.zip.GZIPInputStream(new java.io.ByteArrayInputStream(gzipBody))) {
-            batch = Json.MAPPER.readValue(in, AgentBatch.class);
-        }
-        AgentBatch rows;
-        try {
-            rows = GpuReadings.rows(batch);
-        } catch (IllegalArgumentException e) {
-            throw new IOException("not a batch of readings: " + e.getMessage(), e);
-        }
-        Payload payload = Payload.samples(rows);
-        return new Shipment(ordinal, payload.method(), payload.path(), payload.gzipBody(), what, settled);
     }
 
     /** Runs the settle callback, once. */

@@ -310,19 +310,6 @@ public final class Shipper implements AutoCloseable {
             return Outcome.RETRY;
         }
         int status = response.status();
-        if (status == 404 && shipment.columns()) {
-            // A collector from before /v2/samples: nothing was applied; the same batch again, as rows.
-            refuseColumns();
-            Shipment rows;
-            try {
-                rows = shipment.asRows();
-            } catch (IOException | RuntimeException e) {
-                LOG.log(System.Logger.Level.ERROR, "cannot send " + shipment.what() + " as rows: " + describe(e)
-                        + " (dropped)");
-                return Outcome.REJECTED;
-            }
-            return deliver(rows);
-        }
         if (status >= 200 && status < 300) {
             return Outcome.DELIVERED;
         }
@@ -337,30 +324,6 @@ public final class Shipper implements AutoCloseable {
         }
         problem("collector answered HTTP " + status + "; spooling and retrying");
         return Outcome.RETRY;
-    }
-
-    /** After a 404 on {@code /v2/samples}: how long batches go as rows before columns are tried again. */
-    static final long COLUMNS_RETRY_NANOS = java.util.concurrent.TimeUnit.MINUTES.toNanos(10);
-
-    /** When the collector last refused columns ({@link System#nanoTime()}), or null if it never did. */
-    private volatile Long columnsRefusedAt;
-
-    private void refuseColumns() {
-        if (columnsRefusedAt == null) {
-            LOG.log(System.Logger.Level.INFO, "the collector does not take readings column by column (HTTP 404 on "
-                    + Payload.COLUMNS_PATH + ", a version before them): sending batches as rows to "
-                    + Payload.ROWS_PATH + ", and trying columns again every 10 minutes");
-        }
-        columnsRefusedAt = System.nanoTime();
-    }
-
-    /**
-     * Whether batches of several polls should go column by column ({@link Payload#columns}): unless the collector
-     * refused them in the last 10 minutes (an upgraded collector is found again within 10 minutes).
-     */
-    public boolean columnsWelcome() {
-        Long refused = columnsRefusedAt;
-        return refused == null || System.nanoTime() - refused > COLUMNS_RETRY_NANOS;
     }
 
     /** Logs a delivery problem once per streak, not once per retry. */

@@ -56,7 +56,6 @@ public final class TestCollector implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
         server.createContext("/v1/", this::handle);
-        server.createContext("/v2/", this::handle);
         server.start();
         port = server.getAddress().getPort();
     }
@@ -87,18 +86,8 @@ public final class TestCollector implements AutoCloseable {
             synchronized (lock) {
                 authorizations.add(String.valueOf(exchange.getRequestHeaders().getFirst("Authorization")));
             }
-            boolean columns = path.equals("/v2/samples");
-            if (columns) {
-                synchronized (lock) {
-                    columnRequests++;
-                }
-            }
-            if (columns && !takesColumns) {
-                status = 404; // a collector from before /v2/samples
-            } else if ((path.equals("/v1/samples") || columns) && exchange.getRequestMethod().equals("POST")) {
-                // Readings column by column are kept as rows, as the collector counts them.
-                AgentBatch batch = dev.trainwatch.protocol.GpuReadings.rows(Json.MAPPER.readValue(body,
-                        AgentBatch.class));
+            if (path.equals("/v1/samples") && exchange.getRequestMethod().equals("POST")) {
+                AgentBatch batch = Json.MAPPER.readValue(body, AgentBatch.class);
                 status = statusForBatch.apply(batch);
                 if (status == 200) {
                     synchronized (lock) {
@@ -128,21 +117,6 @@ public final class TestCollector implements AutoCloseable {
             byte[] answer = status == 200 ? "{}".getBytes() : "{\"error\":\"test says no\"}".getBytes();
             exchange.sendResponseHeaders(status, answer.length);
             exchange.getResponseBody().write(answer);
-        }
-    }
-
-    private volatile boolean takesColumns = true;
-    private int columnRequests;
-
-    /** Whether {@code POST /v2/samples} is known (else 404, as a collector from before it answers). */
-    public void takesColumns(boolean takes) {
-        this.takesColumns = takes;
-    }
-
-    /** Requests to {@code /v2/samples}, taken or not. */
-    public int columnRequests() {
-        synchronized (lock) {
-            return columnRequests;
         }
     }
 

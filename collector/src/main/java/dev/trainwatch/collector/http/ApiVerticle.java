@@ -173,9 +173,6 @@ public final class ApiVerticle extends VerticleBase {
         // The most frequent request first: the router tries routes in order, and a batch then never meets the
         // path-parameter patterns of the routes below.
         ingest(router.route(HttpMethod.POST, "/v1/samples")).handler(this::postSamples);
-        // The same batch; readings may come column by column (gpu_readings). A collector before it answers 404,
-        // and the agent sends the batch to /v1/samples as rows instead.
-        ingest(router.route(HttpMethod.POST, "/v2/samples")).handler(this::postSamples);
         ingest(router.route(HttpMethod.POST, "/v1/runs/:run_id/steps")).handler(this::postSteps);
         ingest(router.route(HttpMethod.PUT, "/v1/runs/:run_id")).handler(this::putRun);
         router.get("/v1/runs").handler(this::listRuns);
@@ -348,7 +345,7 @@ public final class ApiVerticle extends VerticleBase {
         String encoding = ctx.request().getHeader(HttpHeaders.CONTENT_ENCODING);
         Double requestSentAt = sentAt(ctx.request().getHeader(SENT_AT));
         offLoop(ctx, () -> {
-            AgentBatch batch = validator.rows(decoder.batch(raw, encoding));
+            AgentBatch batch = decoder.batch(raw, encoding);
             validator.check(batch);
             IngestResult result = fleet.ingestBatch(batch, requestSentAt);
             boolean duplicate = result.duplicate();

@@ -5,7 +5,6 @@ import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.AgentHealth;
 import dev.trainwatch.protocol.GpuProcess;
-import dev.trainwatch.protocol.GpuReadings;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.RankInfo;
 import dev.trainwatch.protocol.RunAttribution;
@@ -88,38 +87,7 @@ public final class InputValidator {
         return value;
     }
 
-    /**
-     * The batch with the readings it sends column by column ({@code gpu_readings}) as rows after those of
-     * {@code gpus}, for {@link #check(AgentBatch)} and the fleet; the batch itself when it sends none. Refuses more
-     * readings in all than a batch may hold before making a single row, and a column whose length is not its time
-     * stamps'.
-     *
-     * @throws ApiError 422
-     */
-    public AgentBatch rows(AgentBatch batch) {
-        List<GpuReadings> columns = batch.gpuReadings();
-        if (columns == null) {
-            return batch;
-        }
-        long readings = batch.gpus() == null ? 0 : batch.gpus().size();
-        for (GpuReadings gpu : columns) {
-            readings += gpu == null ? 1 : gpu.size();
-        }
-        if (readings > limits.maxGpuSamples() || columns.size() > limits.maxGpuSamples()) {
-            throw ApiError.unprocessable("gpus and gpu_readings have " + readings + " readings, more than the limit "
-                    + "of " + limits.maxGpuSamples() + " per batch; send smaller batches");
-        }
-        try {
-            return GpuReadings.rows(batch);
-        } catch (IllegalArgumentException e) {
-            throw ApiError.unprocessable(e.getMessage());
-        }
-    }
-
-    /**
-     * Checks an agent batch in full; the batch is accepted or refused as a whole. Readings sent as columns are checked
-     * as {@link #rows} makes them, numbered after those of {@code gpus}.
-     */
+    /** Checks an agent batch in full; the batch is accepted or refused as a whole. */
     public void check(AgentBatch batch) {
         label("host", batch.host(), true);
         label("agent_id", batch.agentId(), true);

@@ -18,8 +18,8 @@ import java.util.Map;
 
 /**
  * The fast path of {@link BodyDecoder} for a body in the plain shape agents send: a JSON object whose fields are
- * numbers, strings, booleans, arrays and objects of the record's own component types, with no nulls (but for
- * elements of arrays), no duplicates and no value Jackson would have to coerce (a string for a number, a float for an integer). Such a body is read
+ * numbers, strings, booleans, arrays and objects of the record's own component types, with no nulls, no duplicates
+ * and no value Jackson would have to coerce (a string for a number, a float for an integer). Such a body is read
  * straight into the record with jackson-core's tokens and the record's canonical constructor, without databind's
  * per-property machinery (the largest part of decoding a batch). Anything else — any other token, a null, a missing
  * primitive, a duplicate field, a number out of range, a field of a type this reader does not handle (an event's
@@ -266,9 +266,7 @@ final class PlainRecordReader<T extends Record> {
                 if (token == JsonToken.START_ARRAY) {
                     List<Object> out = new ArrayList<>();
                     for (JsonToken t = p.nextToken(); t != JsonToken.END_ARRAY; t = p.nextToken()) {
-                        // A null element is kept, as databind keeps it (a column of readings has one where a
-                        // reading lacks the field); what it means is the validator's to say.
-                        out.add(t == JsonToken.VALUE_NULL ? null : value(p, t, field.element()));
+                        out.add(value(p, t, field.element()));
                     }
                     return out;
                 }

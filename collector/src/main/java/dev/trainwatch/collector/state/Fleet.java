@@ -7,7 +7,6 @@ import dev.trainwatch.collector.detect.WindowStats;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.protocol.AgentBatch;
-import dev.trainwatch.protocol.GpuReadings;
 import dev.trainwatch.protocol.RunFailure;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
@@ -204,8 +203,7 @@ public final class Fleet {
      * Applies an agent batch: GPU samples, run attribution, events.
      *
      * @return whether the batch was a replay of an applied {@code seq} (then ignored), and how many GPUs it holds
-     * @throws IllegalArgumentException when {@code agent_id} or {@code host} is missing, or a column of
-     *                                  {@code gpu_readings} does not match its time stamps
+     * @throws IllegalArgumentException when {@code agent_id} or {@code host} is missing
      */
     public IngestResult ingestBatch(AgentBatch batch) {
         return ingestBatch(batch, null);
@@ -224,11 +222,9 @@ public final class Fleet {
         if (batch.agentId() == null || batch.agentId().isBlank() || batch.host() == null || batch.host().isBlank()) {
             throw new IllegalArgumentException("agent_id and host are required");
         }
-        // Readings sent column by column count as rows (the HTTP edge has made them rows already).
-        AgentBatch rows = GpuReadings.rows(batch);
         try {
             synchronized (lock) {
-                return batches.apply(rows, requestSentAt, now(), MonotonicClock.wallOffsetSeconds(clock));
+                return batches.apply(batch, requestSentAt, now(), MonotonicClock.wallOffsetSeconds(clock));
             }
         } finally {
             outbox.drain();

@@ -41,8 +41,7 @@ import java.util.zip.GZIPOutputStream;
  * <p>Two variants of the load, as system properties, to see what the number of requests costs (not what agents do
  * today): {@code -Dship.every=N} makes each agent send every N seconds a batch with its last N seconds of samples
  * (8 × N GPU samples, the same 1-Hz readings) and its run's N step reports in one post; {@code -Dstep.reports=false}
- * leaves the step posts out; {@code -Dcolumns=true} sends a batch of several seconds as an agent with
- * {@code --ship-every} does: to {@code /v2/samples}, its readings column by column.
+ * leaves the step posts out.
  */
 public final class HttpFleetLoad {
 
@@ -51,7 +50,6 @@ public final class HttpFleetLoad {
     /** Seconds of samples per batch (one batch every SHIP_EVERY seconds per agent). */
     private static final int SHIP_EVERY = Math.max(1, Integer.getInteger("ship.every", 1));
     private static final boolean STEP_REPORTS = Boolean.parseBoolean(System.getProperty("step.reports", "true"));
-    private static final boolean COLUMNS = Boolean.getBoolean("columns") && SHIP_EVERY > 1;
 
     private final String host;
     private final int port;
@@ -185,11 +183,7 @@ public final class HttpFleetLoad {
         void send(long second) {
             double now = System.currentTimeMillis() / 1000.0;
             try {
-                if (COLUMNS) {
-                    post("/v2/samples", gzipJson(dev.trainwatch.protocol.GpuReadings.columns(batch(now, second))));
-                } else {
-                    post("/v1/samples", gzipJson(batch(now, second)));
-                }
+                post("/v1/samples", gzipJson(batch(now, second)));
                 if (reportsSteps) {
                     List<StepEvent> steps = new ArrayList<>(SHIP_EVERY);
                     for (int k = SHIP_EVERY - 1; k >= 0; k--) {

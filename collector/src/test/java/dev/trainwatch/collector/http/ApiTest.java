@@ -15,9 +15,7 @@ import java.io.InputStream;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -221,69 +219,6 @@ class ApiTest {
         assertThat(json(response).get("readings").asInt()).isEqualTo(12);
         assertThat(collector.server.fleet().agents()).filteredOn(a -> a.host().equals("polls-host"))
                 .singleElement().satisfies(a -> assertThat(a.gpuCount()).isEqualTo(4));
-    }
-
-    /**
-     * {@code POST /v2/samples} with the readings column by column (an agent holding several polls) leaves the fleet
-     * as the same readings as rows on {@code /v1/samples} do: the same series, the same counts.
-     */
-    @Test
-    void readingsColumnByColumnOnV2CountAsTheSameReadingsAsRowsOnV1() throws IOException {
-        double now = collector.clock.seconds();
-        Map<String, AgentBatch> sent = new LinkedHashMap<>();
-        for (String host : List.of("rows-host", "columns-host")) {
-            List<GpuSample> readings = new ArrayList<>();
-            for (int poll = 4; poll >= 0; poll--) {
-                readings.addAll(Payloads.batch(host, 1, now - poll, 4, null).gpus());
-            }
-            AgentBatch first = Payloads.batch(host, 1, now, 4, null);
-            sent.put(host, new AgentBatch(first.host(), first.agentId(), first.seq(), readings, first.runs(),
-                    first.events(), first.health(), null, null));
-        }
-        HttpResponse<String> rows = collector.postJson("/v1/samples", Payloads.json(sent.get("rows-host")));
-        AgentBatch columns = dev.trainwatch.protocol.GpuReadings.columns(sent.get("columns-host"));
-        HttpResponse<String> cols = collector.postJson("/v2/samples",
-                gzip(dev.trainwatch.protocol.WireWriter.toBytes(columns)), "Content-Encoding", "gzip");
-        assertThat(rows.statusCode()).as(rows.body()).isEqualTo(200);
-        assertThat(cols.statusCode()).as(cols.body()).isEqualTo(200);
-        assertThat(json(cols).get("gpus").asInt()).isEqualTo(4);
-        assertThat(json(cols).get("readings").asInt()).isEqualTo(20);
-
-        String scrape = collector.get("/metrics").body();
-        java.util.function.Function<String, List<String>> seriesOf = host -> scrape.lines()
-                .filter(l -> l.contains("host=\"" + host + "\"") && l.startsWith("trainwatch_gpu_"))
-                .map(l -> {
-                    String out = l;
-                    for (int i = 0; i < 4; i++) {
-                        out = out.replace(Payloads.uuid(host, i), "GPU-" + i);
-                    }
-                    return out.replace(host, "HOST");
-                })
-                .sorted().toList();
-        assertThat(seriesOf.apply("columns-host")).isNotEmpty().isEqualTo(seriesOf.apply("rows-host"));
-    }
-
-    @Test
-    void aColumnOfReadingsOfTheWrongLengthIsRefusedInOneLine() throws IOException {
-        String body = "{\"host\":\"h\",\"agent_id\":\"cols-bad\",\"seq\":1,\"gpu_readings\":[{\"index\":0,"
-                + "\"uuid\":\"GPU-1\",\"ts\":[" + collector.clock.seconds() + "],\"power_watts\":[300.0,301.0]}]}";
-        HttpResponse<String> response = collector.postJson("/v2/samples", body.getBytes(StandardCharsets.UTF_8));
-        assertThat(response.statusCode()).isEqualTo(422);
-        assertThat(json(response).get("error").asText())
-                .isEqualTo("gpu_readings[0].power_watts has 2 values for 1 time stamps");
-        assertThat(collector.server.fleet().agents()).noneMatch(a -> a.agentId().equals("cols-bad"));
-
-        StringBuilder many = new StringBuilder("{\"host\":\"h\",\"agent_id\":\"cols-many\",\"seq\":1,"
-                + "\"gpu_readings\":[{\"index\":0,\"uuid\":\"GPU-1\",\"ts\":[");
-        for (int i = 0; i < 5000; i++) {
-            many.append(i == 0 ? "" : ",").append(collector.clock.seconds());
-        }
-        many.append("]}]}");
-        HttpResponse<String> tooMany = collector.postJson("/v2/samples",
-                many.toString().getBytes(StandardCharsets.UTF_8));
-        assertThat(tooMany.statusCode()).isEqualTo(422);
-        assertThat(json(tooMany).get("error").asText()).startsWith("gpus and gpu_readings have 5000 readings, more "
-                + "than the limit of");
     }
 
     @Test

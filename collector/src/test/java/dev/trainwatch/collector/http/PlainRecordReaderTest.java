@@ -150,10 +150,6 @@ class PlainRecordReaderTest {
             "{\"host\":\"h\",\"agent_id\":\"a\",\"seq\":1,\"sent_at\":-0.0}",
             "{\"host\":\"h\",\"agent_id\":\"a\",\"seq\":1,\"sent_at\":123456789012345678901234567890}",
             "{\"host\":\"h\",\"newer\":{\"x\":[1,{\"y\":null}]},\"agent_id\":\"a\",\"seq\":9007199254740991}",
-            "{\"host\":\"h\",\"agent_id\":\"a\",\"seq\":1,\"gpus\":[null]}", // the validator refuses it
-            "{\"host\":\"h\",\"agent_id\":\"a\",\"seq\":1,\"gpu_readings\":[{\"index\":0,\"uuid\":\"GPU-1\","
-                    + "\"ts\":[1,2.5],\"power_watts\":[null,312.5],\"clock_event_reasons\":[[],null],"
-                    + "\"processes\":[[{\"pid\":7}],[]],\"lost\":[null,false]}]}",
             "{\"host\":\"h\",\"agent_id\":\"a\",\"seq\":1,\"gpus\":[{\"ts\":1.5,\"index\":2,\"uuid\":\"GPU-1\","
                     + "\"utilization_ratio\":1,\"sm_clock_hz\":1980000000,\"clock_event_reasons\":[\"sw_power_cap\"],"
                     + "\"lost\":false,\"processes\":[{\"pid\":7}],\"extra\":\"x\"}]}",
@@ -174,6 +170,7 @@ class PlainRecordReaderTest {
             head + "\"seq\":NaN}",
             head + "\"seq\":1,\"sent_at\":null}",
             head + "\"seq\":1,\"seq\":2}", // duplicate
+            head + "\"seq\":1,\"gpus\":[null]}",
             head + "\"seq\":1,\"gpus\":[{\"index\":0,\"uuid\":\"GPU-1\"}]}", // no ts
             head + "\"seq\":1,\"gpus\":[{\"ts\":1,\"index\":3000000000,\"uuid\":\"GPU-1\"}]}",
             head + "\"seq\":99999999999999999999}",
@@ -367,9 +364,7 @@ class PlainRecordReaderTest {
                 maybe(random.nextBoolean()), maybe("boom")));
         HostMemory memory = maybe(new HostMemory(1.7e9 + d(), maybe(l()), maybe(l()), maybe(l()), maybe(l()),
                 maybe(l())));
-        AgentBatch batch = new AgentBatch("node-" + random.nextInt(100), "agent-" + random.nextInt(100), l(),
-                maybe(gpus), maybe(runs), maybe(events), health, memory, maybe(1.7e9 + d()));
-        // A third as an agent holding several polls sends them: column by column, with nulls inside the columns.
-        return random.nextInt(3) == 0 ? dev.trainwatch.protocol.GpuReadings.columns(batch) : batch;
+        return new AgentBatch("node-" + random.nextInt(100), "agent-" + random.nextInt(100), l(), maybe(gpus),
+                maybe(runs), maybe(events), health, memory, maybe(1.7e9 + d()));
     }
 }
