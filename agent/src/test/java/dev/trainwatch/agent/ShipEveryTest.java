@@ -290,7 +290,8 @@ class ShipEveryTest {
     @Test
     void theConfigurationRefusesWhatCannotWork() {
         assertThatThrownBy(() -> config(Duration.ofSeconds(2), Duration.ofSeconds(1), null))
-                .hasMessage("1s is shorter than the polling interval (2s); readings cannot be sent more often than they are taken");
+                .hasMessage("1s is shorter than the polling interval (2s); readings cannot be sent more often than "
+                        + "they are taken");
         assertThatThrownBy(() -> config(Duration.ofSeconds(1), Duration.ofMillis(10_500), null))
                 .hasMessageContaining("10.5s is above the maximum of 10s");
         // Polling slower than 10 s is allowed; sending every poll then is not "holding" anything.

@@ -63,8 +63,8 @@ class AgentCommandTest {
         });
         assertThat(run("agent", "--once", "--ship-every", "500ms")).satisfies(r -> {
             assertThat(r.status()).isEqualTo(2);
-            assertThat(r.err().strip()).isEqualTo("trainwatch: --ship-every: 500ms is shorter than the polling interval (1s); "
-                    + "readings cannot be sent more often than they are taken");
+            assertThat(r.err().strip()).isEqualTo("trainwatch: --ship-every: 500ms is shorter than the polling "
+                    + "interval (1s); readings cannot be sent more often than they are taken");
         });
         assertThat(run("agent", "--once", "--ship-every", "11s")).satisfies(r -> {
             assertThat(r.status()).isEqualTo(2);

@@ -35,9 +35,8 @@ class AgentFastPathTest {
     private static String describe(AgentCommand c) {
         return List.of("collector=" + c.collector, "attach=" + c.attachPid, "log=" + c.log, "format=" + c.logFormat,
                 "run=" + c.runId, "interval=" + c.interval, "ship=" + c.shipEvery, "nvml=" + c.nvmlLibrary,
-                "token=" + c.tokenFile,
-                "spool=" + c.spoolDir, "max=" + c.spoolMaxMb, "host=" + c.host, "time=" + c.logTime,
-                "once=" + c.once, "json=" + c.json, "cds=" + c.cdsTraining).toString();
+                "token=" + c.tokenFile, "spool=" + c.spoolDir, "max=" + c.spoolMaxMb, "host=" + c.host,
+                "time=" + c.logTime, "once=" + c.once, "json=" + c.json, "cds=" + c.cdsTraining).toString();
     }
 
     @Test

@@ -404,7 +404,6 @@ class RealTrainingIT {
         return found[0];
     }
 
-    /** Polls the runs every second until the process exits (or the timeout), handing each listing to the check. */
     /** The run ids listed and the active anomalies (kind: message) seen while a process ran. */
     private record Seen(Set<String> runIds, Set<String> activeAnomalies) {
     }
@@ -425,6 +424,7 @@ class RealTrainingIT {
         return seen;
     }
 
+    /** Polls the runs every second until the process exits (or the timeout), handing each listing to the check. */
     private void watchUntilExit(URI api, Process process, Duration timeout,
                                 java.util.function.Consumer<List<JsonNode>> each) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
