@@ -1,0 +1,116 @@
+package dev.trainwatch.collector.http;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import dev.trainwatch.collector.bench.HttpFleetLoad;
+import dev.trainwatch.protocol.AgentBatch;
+import dev.trainwatch.protocol.GpuSample;
+import dev.trainwatch.protocol.Json;
+import dev.trainwatch.protocol.WireWriter;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+
+/**
+ * Where decoding a batch goes (docs/PERFORMANCE.md, "Collector: over HTTP", seventh pass): one node's 5 polls of 8
+ * GPUs with the agent's full reading set ({@link HttpFleetLoad#samples}), as the agent writes them, read three ways —
+ * by the collector's plain reader into the records, by walking jackson-core's tokens and converting every number and
+ * string (what any reader of this JSON must do), and by walking the tokens alone. Not a test; run with JMH:
+ *
+ * <pre>./mvnw -B -o -q -pl collector exec:exec -Dexec.executable=java -Dexec.classpathScope=test \
+ *   "-Dexec.args=-cp %classpath org.openjdk.jmh.Main DecodeSplit -wi 5 -w 2 -i 10 -r 2 -f 2 -prof gc"</pre>
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@State(Scope.Thread)
+public class DecodeSplit {
+    private static final int GPUS = 8;
+    private static final int POLLS = 5;
+
+    private byte[] json;
+    /** The same JSON with every field name replaced by a two- or three-character one (no reader takes it). */
+    private byte[] shortNames;
+    private final JsonFactory factory = Json.MAPPER.getFactory();
+
+    @Setup
+    public void setUp() {
+        List<String> uuids = new ArrayList<>();
+        for (int g = 0; g < GPUS; g++) {
+            uuids.add(String.format("GPU-%08x-0000-4000-8000-%012x", 7, g));
+        }
+        double now = System.currentTimeMillis() / 1000.0;
+        List<GpuSample> readings = new ArrayList<>();
+        for (int k = POLLS - 1; k >= 0; k--) {
+            readings.addAll(HttpFleetLoad.samples(uuids, now - k, 1000 - k, 85_899_345_920L));
+        }
+        json = WireWriter.toBytes(new AgentBatch("node-0007", "agent-node-0007", 12, readings, List.of(), List.of(),
+                null, null, now));
+        java.util.Map<String, String> names = new java.util.HashMap<>();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"([a-z_]+)\":")
+                .matcher(new String(json, java.nio.charset.StandardCharsets.UTF_8));
+        StringBuilder out = new StringBuilder();
+        while (m.find()) {
+            m.appendReplacement(out, "\"" + names.computeIfAbsent(m.group(1), k -> "n" + names.size()) + "\":");
+        }
+        m.appendTail(out);
+        shortNames = out.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        if (BodyDecoder.PLAIN_BATCH.read(json, json.length) == null) {
+            throw new IllegalStateException("the batch is not in the plain shape");
+        }
+    }
+
+    /** What the collector does: the records, through the plain reader. */
+    @Benchmark
+    public AgentBatch records() {
+        return BodyDecoder.PLAIN_BATCH.read(json, json.length);
+    }
+
+    /** Every token, with every number and string converted: the least any reader of this JSON does. */
+    @Benchmark
+    public double tokensAndValues() throws IOException {
+        double sum = 0;
+        try (JsonParser p = factory.createParser(json, 0, json.length)) {
+            for (JsonToken t = p.nextToken(); t != null; t = p.nextToken()) {
+                if (t == JsonToken.VALUE_NUMBER_FLOAT) {
+                    sum += p.getDoubleValue();
+                } else if (t == JsonToken.VALUE_NUMBER_INT) {
+                    sum += p.getLongValue();
+                } else if (t == JsonToken.VALUE_STRING) {
+                    sum += p.getText().length();
+                }
+            }
+        }
+        return sum;
+    }
+
+    /** The tokens alone (jackson-core finds each value's extent; numbers are converted only when asked). */
+    @Benchmark
+    public int tokens() throws IOException {
+        return tokens(json);
+    }
+
+    /** The tokens alone, of the same readings with short field names: what the names cost. */
+    @Benchmark
+    public int tokensShortNames() throws IOException {
+        return tokens(shortNames);
+    }
+
+    private int tokens(byte[] body) throws IOException {
+        int n = 0;
+        try (JsonParser p = factory.createParser(body, 0, body.length)) {
+            for (JsonToken t = p.nextToken(); t != null; t = p.nextToken()) {
+                n++;
+            }
+        }
+        return n;
+    }
+}
