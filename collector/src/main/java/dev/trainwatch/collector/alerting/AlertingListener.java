@@ -36,6 +36,12 @@ public final class AlertingListener implements FleetListener {
         return true;
     }
 
+    /** Alerts come from anomalies; a run's changing numbers are the history's. */
+    @Override
+    public boolean wantsRunChanges() {
+        return false;
+    }
+
     @Override
     public synchronized void onAnomalyRaised(String runId, Anomaly anomaly) {
         AlertNotice notice = toNotice(runId, anomaly);

@@ -20,6 +20,14 @@ public interface FleetListener {
         return false;
     }
 
+    /**
+     * Whether this listener uses {@link #onRunChanged}. When none of the fleet's listeners does (a collector without a
+     * history), the fleet does not build the runs' summaries every few seconds only to hand them to nobody.
+     */
+    default boolean wantsRunChanges() {
+        return true;
+    }
+
     /** An anomaly became active, or an active one changed severity (the argument carries the new one). */
     default void onAnomalyRaised(String runId, Anomaly anomaly) {
     }

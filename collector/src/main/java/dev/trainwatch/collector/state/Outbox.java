@@ -61,6 +61,16 @@ final class Outbox {
         });
     }
 
+    /** Whether any listener uses run summaries ({@link FleetListener#wantsRunChanges()}). */
+    boolean wantsRunChanges() {
+        for (FleetListener l : listeners) {
+            if (l.wantsRunChanges()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     void changed(RunSummary summary) {
         add(l -> l.onRunChanged(summary));
     }

@@ -61,7 +61,9 @@ final class RunEvents implements EvaluationSchedule.Notifier {
         run.lastChangeNotified = now;
         run.dirty = false;
         run.summaryDue = false;
-        outbox.changed(observations.summarize(run, now));
+        if (outbox.wantsRunChanges()) {
+            outbox.changed(observations.summarize(run, now));
+        }
     }
 
     /** The run ended: its active anomalies resolve, except {@code run_failed}, which is why it ended. */

@@ -142,6 +142,49 @@ class FleetTest {
     }
 
     @Test
+    void runSummariesAreBuiltOnlyWhileSomeListenerWantsThem() {
+        List<String> declined = new ArrayList<>();
+        fleet.addListener(new FleetListener() {
+            @Override
+            public boolean wantsRunChanges() {
+                return false;
+            }
+
+            @Override
+            public void onRunChanged(RunSummary s) {
+                declined.add("changed " + s.runId() + " " + s.lastStep());
+            }
+
+            @Override
+            public void onRunEnded(RunSummary s) {
+                declined.add("ended " + s.runId());
+            }
+        });
+        double t = clock.seconds();
+        fleet.ingestBatch(batch("n1", "a1", 1, List.of(gpu(t, 0, "GPU-0", GIB, 0.9)),
+                List.of(attribution("job", List.of("GPU-0"))), List.of()));
+        fleet.ingestSteps("job", List.of(StepEvent.of(10, 1.0, t)));
+        clock.advance(Duration.ofSeconds(90));
+        fleet.tick();
+        assertThat(declined).isEmpty(); // nobody wants summaries: none built, none sent
+
+        List<String> wanted = new ArrayList<>();
+        fleet.addListener(new FleetListener() {
+            @Override
+            public void onRunChanged(RunSummary s) {
+                wanted.add("changed " + s.runId() + " " + s.lastStep());
+            }
+        });
+        fleet.ingestSteps("job", List.of(StepEvent.of(20, 1.0, clock.seconds())));
+        clock.advance(Duration.ofSeconds(3));
+        fleet.tick();
+        assertThat(wanted).containsExactly("changed job 20");
+        fleet.ingestBatch(batch("n1", "a1", 2, List.of(), List.of(ended("job", List.of("GPU-0"))), List.of()));
+        // Run ends are told to every listener, and changes to all once one wants them.
+        assertThat(declined).containsExactly("changed job 20", "ended job");
+    }
+
+    @Test
     void hostileRunIdsCannotGrowTheFleetBeyondItsLimitNorPushOutLiveRuns() {
         Fleet small = new Fleet(predictor, clock, new FleetSettings(10, 8, 4, Duration.ofMinutes(10), 60, 16,
                 Duration.ofSeconds(1), 5, Duration.ofHours(1)), DetectorSettings.defaults());
