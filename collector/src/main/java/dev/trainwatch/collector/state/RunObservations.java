@@ -157,8 +157,6 @@ final class RunObservations {
         double fullestUsed = Double.NaN;
         double fullestTotal = Double.NaN;
         double fullestHeadroom = Double.POSITIVE_INFINITY;
-        double utilSum = 0;
-        int utilN = 0;
         double smSum = 0;
         int smN = 0;
         double tensorSum = 0;
@@ -177,11 +175,6 @@ final class RunObservations {
                     fullestHeadroom = headroom;
                 }
             }
-            double u = WindowStats.meanUtilization(g.window, recent);
-            if (!Double.isNaN(u)) {
-                utilSum += u;
-                utilN++;
-            }
             double sm = WindowStats.meanSmActive(g.window, recent);
             if (!Double.isNaN(sm)) {
                 smSum += sm;
@@ -198,7 +191,6 @@ final class RunObservations {
             }
         }
         StepSeries steps = run.steps;
-        RankSeries ranks = run.ranks != null ? run.ranks : RankSeries.NONE;
         double stepSeconds = WindowStats.medianStepSeconds(steps, fromSteps);
         Integer bucketH = null;
         Integer bucketW = null;
@@ -232,10 +224,10 @@ final class RunObservations {
         double gpuHours = acc.gpuSeconds() / 3600;
         double price = prices.price(gpuId(run));
         return new ObservedView(toLong(run.peakMemory), toLong(fullestUsed), toLong(fullestTotal),
-                nan(stepSeconds), nan(WindowStats.stepShare(steps, ranks, fromSteps, WindowStats.StepPart.DATA)),
-                nan(WindowStats.stepShare(steps, ranks, fromSteps, WindowStats.StepPart.TEXT_ENCODER)),
-                nan(WindowStats.stepShare(steps, ranks, fromSteps, WindowStats.StepPart.VAE)),
-                utilN > 0 ? utilSum / utilN : null, nan(samplesPerSecond),
+                nan(stepSeconds), stepShare(run, fromSteps, WindowStats.StepPart.DATA),
+                stepShare(run, fromSteps, WindowStats.StepPart.TEXT_ENCODER),
+                stepShare(run, fromSteps, WindowStats.StepPart.VAE),
+                nan(meanUtilization(gs, recent)), nan(samplesPerSecond),
                 run.lastStep >= 0 ? run.lastStep : null, nan(run.lastStepTs), bucketH, bucketW, gs.size(),
                 anyPower ? power : null, rankViews(run, fromSteps), nan(mfu), nan(hfu),
                 nan(acc.goodput(until)), nan(acc.energyJoules()), gpuHours, nan(gpuHours * price),
@@ -358,16 +350,43 @@ final class RunObservations {
                 projectedCost);
     }
 
+    /**
+     * The run's summary for listeners (the history): the numbers of {@link #view}'s observed part it carries, each
+     * computed as there, and nothing else (built every few seconds per run while steps arrive).
+     */
     RunSummary summarize(RunState run, double now) {
         List<GpuState> gs = runGpus(run);
-        ObservedView o = observed(run, gs, now);
+        double fromSteps = now - windowSeconds;
+        double stepSeconds = WindowStats.medianStepSeconds(run.steps, fromSteps);
         Estimate e = run.estimate;
         return new RunSummary(run.runId, run.registeredSpec, run.firstSeen, run.lastSeen, run.ended,
-                nan(run.endedAt), o.lastStep(), o.lastStepTs(), o.stepSeconds(), e != null ? e.stepSeconds() : null,
-                o.peakMemoryBytes(), e != null ? e.peakMemoryBytes() : null, o.gpuUtilizationRatio(),
-                o.samplesPerSecond(), List.copyOf(run.hosts.keySet()), List.copyOf(run.gpuUuids()),
-                run.tracker.snapshot(), run.synthetic ? Boolean.TRUE : null, o.dataWaitRatio(), o.textEncoderRatio(),
-                o.vaeRatio());
+                nan(run.endedAt), run.lastStep >= 0 ? run.lastStep : null, nan(run.lastStepTs), nan(stepSeconds),
+                e != null ? e.stepSeconds() : null, toLong(run.peakMemory), e != null ? e.peakMemoryBytes() : null,
+                nan(meanUtilization(gs, now - RECENT_SECONDS)), nan(samplesPerSecond(run, stepSeconds, fromSteps)),
+                List.copyOf(run.hosts.keySet()), List.copyOf(run.gpuUuids()), run.tracker.snapshot(),
+                run.synthetic ? Boolean.TRUE : null,
+                stepShare(run, fromSteps, WindowStats.StepPart.DATA),
+                stepShare(run, fromSteps, WindowStats.StepPart.TEXT_ENCODER),
+                stepShare(run, fromSteps, WindowStats.StepPart.VAE));
+    }
+
+    /** The share of the run's steps since {@code fromTs} spent in {@code part}, by all its ranks' reports. */
+    private static Double stepShare(RunState run, double fromTs, WindowStats.StepPart part) {
+        return nan(WindowStats.stepShare(run.steps, run.ranks != null ? run.ranks : RankSeries.NONE, fromTs, part));
+    }
+
+    /** Mean over the run's GPUs of each one's utilisation since {@code fromTs}; NaN when none has any. */
+    private static double meanUtilization(List<GpuState> gs, double fromTs) {
+        double sum = 0;
+        int n = 0;
+        for (GpuState g : gs) {
+            double u = WindowStats.meanUtilization(g.window, fromTs);
+            if (!Double.isNaN(u)) {
+                sum += u;
+                n++;
+            }
+        }
+        return n > 0 ? sum / n : Double.NaN;
     }
 
     OptionalInt latentDownsample(RunState run) {

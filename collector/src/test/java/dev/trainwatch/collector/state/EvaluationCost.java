@@ -20,7 +20,8 @@ import java.util.List;
 /**
  * What judging the runs costs: a fleet of 128 runs on 128 nodes of 8 GPUs (the over-HTTP benchmark's fleet, the same
  * readings) fed in-process, one second at a time (a batch per node and a step report per run, the clock a second
- * on), with every detector and with none; the difference per run and second is the detectors' and summaries' share.
+ * on), with every detector and with none, and with none and no listener wanting the runs' summaries; the differences
+ * per run and second are the detectors' share and the summaries' (built for a history every 2 s per run here).
  * The windows are filled with 11 minutes first, so every window a detector reads is full. Prints the calling
  * thread's CPU time. A measurement (docs/PERFORMANCE.md), not a test:
  *
@@ -49,17 +50,31 @@ public final class EvaluationCost {
         for (int round = 0; round < 3; round++) {
             double with = cpuPerSecond(Detectors.all(DetectorSettings.defaults()), seconds, threads);
             double without = cpuPerSecond(List.of(), seconds, threads);
-            System.out.printf("round %d: %d runs, one second of the fleet: %.0f µs with every detector, %.0f µs with"
-                    + " none; the detectors and summaries %.1f µs per run and second (%.2f %% of a core)%n", round,
-                    NODES, with, without, (with - without) / NODES, (with - without) / 1e4);
+            double bare = cpuPerSecond(List.of(), seconds, threads, false);
+            System.out.printf("round %d: %d runs, one second of the fleet with a listener wanting summaries (a"
+                    + " history): %.0f µs with every detector, %.0f µs with none; %.0f µs with none and no summaries;"
+                    + " per run and second the detectors %.1f µs (%.2f %% of a core), the summaries %.1f µs (%.2f %%)%n",
+                    round, NODES, with, without, bare, (with - without) / NODES, (with - without) / 1e4,
+                    (without - bare) / NODES, (without - bare) / 1e4);
         }
     }
 
     /** CPU µs of the calling thread per second of the fleet (ingest of every node's batch, steps, tick). */
     static double cpuPerSecond(List<Detector> detectors, int seconds, ThreadMXBean threads) {
+        return cpuPerSecond(detectors, seconds, threads, true);
+    }
+
+    /**
+     * @param summaries whether a listener wants the runs' summaries, as a collector's history does (without one,
+     *                  none is built)
+     */
+    static double cpuPerSecond(List<Detector> detectors, int seconds, ThreadMXBean threads, boolean summaries) {
         MutableClock clock = new MutableClock(Instant.parse("2026-03-01T00:00:00Z"));
         Fleet fleet = new Fleet(FakePredictor.fixed(), clock, FleetSettings.defaults(), DetectorSettings.defaults(),
                 detectors);
+        if (summaries) {
+            fleet.addListener(new FleetListener() { });
+        }
         List<List<String>> uuids = new ArrayList<>();
         for (int n = 0; n < NODES; n++) {
             List<String> node = new ArrayList<>();

@@ -185,6 +185,47 @@ class FleetTest {
     }
 
     @Test
+    void aRunSummaryCarriesTheSameNumbersAsTheRunsView() {
+        List<RunSummary> summaries = new ArrayList<>();
+        fleet.addListener(new FleetListener() {
+            @Override
+            public void onRunChanged(RunSummary s) {
+                summaries.add(s);
+            }
+        });
+        // Two nodes of two GPUs, two ranks reporting steps with data and encoder time, a minute and a half of it.
+        for (int k = 0; k < 90; k++) {
+            double t = clock.seconds();
+            for (int n = 0; n < 2; n++) {
+                String a = "GPU-" + (2 * n);
+                String b = "GPU-" + (2 * n + 1);
+                fleet.ingestBatch(batch("n" + n, "a" + n, k + 1,
+                        List.of(gpu(t, 0, a, (40 + k % 7) * GIB, 0.5 + 0.005 * k), gpu(t, 1, b, 41 * GIB, 0.8)),
+                        List.of(attribution("job", List.of(a, b))), List.of()));
+            }
+            if (k % 3 == 0) {
+                for (int rank = 0; rank < 2; rank++) {
+                    fleet.ingestSteps("job", List.of(new StepEvent((long) k, 3.0 + 0.1 * (k % 5) + rank, 1.0 + rank,
+                            null, 0.3, 0.2, 3, 48.0, 0.1, null, null, null, null, rank, t)));
+                }
+            }
+            clock.advance(Duration.ofSeconds(1));
+            fleet.tick();
+        }
+        fleet.publishChangedSummaries();
+        RunSummary s = summaries.get(summaries.size() - 1);
+        ObservedView o = fleet.run("job").orElseThrow().observed();
+        assertThat(o.dataWaitRatio()).isNotNull();
+        assertThat(o.textEncoderRatio()).isNotNull();
+        assertThat(o.samplesPerSecond()).isNotNull();
+        assertThat(List.of(s.lastStep(), s.lastStepTs(), s.stepSeconds(), s.peakMemoryBytes(), s.gpuUtilizationRatio(),
+                s.samplesPerSecond(), s.dataWaitRatio(), s.textEncoderRatio(), s.vaeRatio()))
+                .isEqualTo(List.of(o.lastStep(), o.lastStepTs(), o.stepSeconds(), o.peakMemoryBytes(),
+                        o.gpuUtilizationRatio(), o.samplesPerSecond(), o.dataWaitRatio(), o.textEncoderRatio(),
+                        o.vaeRatio()));
+    }
+
+    @Test
     void hostileRunIdsCannotGrowTheFleetBeyondItsLimitNorPushOutLiveRuns() {
         Fleet small = new Fleet(predictor, clock, new FleetSettings(10, 8, 4, Duration.ofMinutes(10), 60, 16,
                 Duration.ofSeconds(1), 5, Duration.ofHours(1)), DetectorSettings.defaults());
