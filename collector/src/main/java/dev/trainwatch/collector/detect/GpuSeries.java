@@ -53,6 +53,29 @@ public interface GpuSeries extends TimeOrdered {
 
     double memoryUsedBytes(int i);
 
+    /**
+     * The first entry from which every entry's memory in use is the newest entry's value ({@link #size()} when the
+     * newest is NaN or there is none): memory that held still over a window has no trend to fit. May answer a later
+     * entry than the first of the run (never an earlier one); this default scans back, the fleet's windows keep it.
+     */
+    default int memoryStillFrom() {
+        return memoryStillFrom(this);
+    }
+
+    /** {@link #memoryStillFrom()} by scanning back from the newest entry. */
+    static int memoryStillFrom(GpuSeries g) {
+        int n = g.size();
+        if (n == 0 || Double.isNaN(g.memoryUsedBytes(n - 1))) {
+            return n;
+        }
+        double newest = g.memoryUsedBytes(n - 1);
+        int i = n - 1;
+        while (i > 0 && g.memoryUsedBytes(i - 1) == newest) {
+            i--;
+        }
+        return i;
+    }
+
     double utilizationRatio(int i);
 
     /** Lowest buffered utilisation sample in the entry. */

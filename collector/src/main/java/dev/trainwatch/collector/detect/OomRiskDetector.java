@@ -102,6 +102,9 @@ public final class OomRiskDetector implements Detector {
             if (!(total > 0) || stale(run, g)) {
                 continue;
             }
+            if (s.trendMinSlopeBytesPerSecond() > 0 && g.memoryStillFrom() <= g.firstIndexAtOrAfter(from)) {
+                continue; // the same memory in use at every reading of the window (as a caching allocator holds it)
+            }
             WindowStats.Trend t = WindowStats.memoryTrend(g, from);
             if (t == null || t.spanSeconds() < minSpan || t.slopePerSecond() < s.trendMinSlopeBytesPerSecond()
                     || t.r2() < s.trendMinR2()) {

@@ -37,6 +37,13 @@ final class GpuWindow implements GpuSeries {
     private double lastNvlinkTs = Double.NaN;
     private int head;
     private int size;
+    /** Entries ever added (a merge adds none): entry {@code i} is the {@code (added - size + i)}-th. */
+    private long added;
+    /**
+     * Where the newest run of entries with the same memory in use begins (counted as {@link #added} counts; NaN ends
+     * a run, so it is {@code added} when the newest is NaN): every entry from there on has the newest's value.
+     */
+    private long memoryStillSince;
 
     String host;
     int index;
@@ -103,6 +110,8 @@ final class GpuWindow implements GpuSeries {
         merged = new short[0]; // only add() reads it, and a copy is never added to
         head = 0;
         size = n;
+        added = n;
+        memoryStillSince = GpuSeries.memoryStillFrom(this);
         host = src.host;
         index = src.index;
         name = src.name;
@@ -157,7 +166,11 @@ final class GpuWindow implements GpuSeries {
             double lastTs = ts[last];
             if (sampleTs < lastTs + resolutionSeconds && merged[last] < Short.MAX_VALUE) {
                 int n = merged[last];
-                memoryUsed[last] = maxNan(memoryUsed[last], mem);
+                double before = memoryUsed[last];
+                memoryUsed[last] = maxNan(before, mem);
+                if (!(memoryUsed[last] == before)) { // a new run begins at this entry (or after it, when NaN)
+                    memoryStillSince = Double.isNaN(memoryUsed[last]) ? added : added - 1;
+                }
                 utilization[last] = (float) meanNan(utilization[last], util, n);
                 utilizationMin[last] = (float) minNan(utilizationMin[last], utilMin);
                 idleFraction[last] = (float) meanNan(idleFraction[last], idle, n);
@@ -179,6 +192,10 @@ final class GpuWindow implements GpuSeries {
             size--;
         }
         int i = slot(size);
+        if (!(size > 0 && mem == memoryUsed[slot(size - 1)])) { // NaN equals nothing
+            memoryStillSince = Double.isNaN(mem) ? added + 1 : added;
+        }
+        added++;
         ts[i] = sampleTs;
         memoryUsed[i] = mem;
         utilization[i] = (float) util;
@@ -282,6 +299,11 @@ final class GpuWindow implements GpuSeries {
     @Override
     public double memoryUsedBytes(int i) {
         return memoryUsed[slot(i)];
+    }
+
+    @Override
+    public int memoryStillFrom() {
+        return (int) Math.max(0, Math.min(size, memoryStillSince - (added - size)));
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.trainwatch.collector.state;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.trainwatch.collector.detect.GpuSeries;
 import dev.trainwatch.collector.detect.WindowStats;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.UtilizationWindow;
@@ -46,6 +47,51 @@ class GpuWindowTest {
         assertThat(w.size()).isEqualTo(15); // 170, 172, …, 198
         assertThat(w.firstIndexAtOrAfter(190)).isEqualTo(10);
         assertThat(w.peakMemory).isEqualTo((double) (99L << 20));
+    }
+
+    /**
+     * The window keeps where the newest stretch of equal memory readings begins as readings come, merge, go out of
+     * the ring and are trimmed: never earlier than the stretch really begins (every entry from there holds the
+     * newest value), and exactly where it begins while no merge changed a value. Random readings from a few values,
+     * NaN among them, at random gaps (some under the 2-s resolution, so they merge); copies answer the same.
+     */
+    @Test
+    void theNewestStretchOfEqualMemoryIsKeptAsReadingsComeAndGo() {
+        java.util.Random random = new java.util.Random(24);
+        Long[] values = {10L << 30, 10L << 30, 10L << 30, 11L << 30, null};
+        for (int round = 0; round < 200; round++) {
+            GpuWindow w = new GpuWindow("GPU-0", 60, 30); // 2-s resolution
+            double ts = 1000;
+            boolean merged = false;
+            for (int k = 0; k < 120; k++) {
+                double gap = random.nextInt(4) == 0 ? 0.5 : 1 + random.nextInt(3);
+                ts += gap;
+                int sizeBefore = w.size();
+                Long used = values[random.nextInt(values.length)];
+                double before = sizeBefore > 0 ? w.memoryUsedBytes(sizeBefore - 1) : Double.NaN;
+                w.add(sample(ts, used, 0.9, 0.9, null), ts);
+                if (w.size() == sizeBefore && sizeBefore > 0
+                        && Double.compare(before, w.memoryUsedBytes(sizeBefore - 1)) != 0) {
+                    merged = true; // a merge changed the newest entry's value
+                }
+                if (random.nextInt(10) == 0) {
+                    w.trim(ts + random.nextInt(40));
+                }
+                int exact = GpuSeries.memoryStillFrom(w);
+                int kept = w.memoryStillFrom();
+                assertThat(kept).as("round %d, reading %d", round, k).isGreaterThanOrEqualTo(exact);
+                for (int i = kept; i < w.size(); i++) {
+                    assertThat(w.memoryUsedBytes(i)).isEqualTo(w.memoryUsedBytes(w.size() - 1));
+                }
+                if (!merged) {
+                    assertThat(kept).as("round %d, reading %d", round, k).isEqualTo(exact);
+                }
+                if (w.size() > 2) {
+                    GpuWindow copy = w.copy(1, w.size());
+                    assertThat(copy.memoryStillFrom()).isEqualTo(GpuSeries.memoryStillFrom(copy));
+                }
+            }
+        }
     }
 
     @Test
