@@ -41,7 +41,8 @@ import java.util.zip.GZIPOutputStream;
  * <p>Two variants of the load, as system properties, to see what the number of requests costs (not what agents do
  * today): {@code -Dship.every=N} makes each agent send every N seconds a batch with its last N seconds of samples
  * (8 × N GPU samples, the same 1-Hz readings) and its run's N step reports in one post; {@code -Dstep.reports=false}
- * leaves the step posts out.
+ * leaves the step posts out. {@code -Dmemory.still=true} keeps each GPU's memory in use at one value (see
+ * {@link #samples}).
  */
 public final class HttpFleetLoad {
 
@@ -49,6 +50,8 @@ public final class HttpFleetLoad {
     private static final int THREADS = 4;
     /** Seconds of samples per batch (one batch every SHIP_EVERY seconds per agent). */
     private static final int SHIP_EVERY = Math.max(1, Integer.getInteger("ship.every", 1));
+    /** {@code -Dmemory.still=true}: memory in use holds still, as a caching allocator keeps it, instead of wobbling. */
+    private static final boolean MEMORY_STILL = Boolean.getBoolean("memory.still");
     private static final boolean STEP_REPORTS = Boolean.parseBoolean(System.getProperty("step.reports", "true"));
 
     private final String host;
@@ -138,15 +141,15 @@ public final class HttpFleetLoad {
 
     /**
      * One second's readings of a node's GPUs as the load sends them (an H100's full reading set, GPM counters
-     * included; 90-96 % busy, memory at three quarters and wobbling): also what {@code EvaluationCost} fills its
-     * windows with.
+     * included; 90-96 % busy, memory at three quarters and wobbling, or still with {@code -Dmemory.still=true}): also
+     * what {@code EvaluationCost} fills its windows with.
      */
     public static List<GpuSample> samples(List<String> uuids, double now, long second, long capacity) {
         List<GpuSample> gpus = new ArrayList<>(uuids.size());
         for (int g = 0; g < uuids.size(); g++) {
             long pid = 10_000 + g;
             double util = 0.9 + 0.01 * ((second + g) % 7);
-            long used = capacity * 3 / 4 + (second % 13) * (1L << 20);
+            long used = capacity * 3 / 4 + (MEMORY_STILL ? 0 : (second % 13) * (1L << 20));
             gpus.add(new GpuSample(now, g, uuids.get(g), "NVIDIA H100 80GB HBM3", String.format("00000000:%02X:00.0", g + 7),
                     capacity, used, 670_040_064L, capacity - used, util, 0.45,
                     new UtilizationWindow(6, util - 0.05, util, Math.min(1.0, util + 0.02), 0.0, now - 1, now),
