@@ -54,6 +54,14 @@ public class DecodeSplit {
         }
         json = WireWriter.toBytes(new AgentBatch("node-0007", "agent-node-0007", 12, readings, List.of(), List.of(),
                 null, null, now));
+        shortNames = shortNames(json);
+        if (BodyDecoder.PLAIN_BATCH.read(json, json.length) == null) {
+            throw new IllegalStateException("the batch is not in the plain shape");
+        }
+    }
+
+    /** The same JSON with every field name replaced by {@code n0}, {@code n1}, … (one per distinct name). */
+    static byte[] shortNames(byte[] json) {
         java.util.Map<String, String> names = new java.util.HashMap<>();
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"([a-z_]+)\":")
                 .matcher(new String(json, java.nio.charset.StandardCharsets.UTF_8));
@@ -62,10 +70,22 @@ public class DecodeSplit {
             m.appendReplacement(out, "\"" + names.computeIfAbsent(m.group(1), k -> "n" + names.size()) + "\":");
         }
         m.appendTail(out);
-        shortNames = out.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        if (BodyDecoder.PLAIN_BATCH.read(json, json.length) == null) {
-            throw new IllegalStateException("the batch is not in the plain shape");
-        }
+        return out.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    /**
+     * The sizes the benchmarks read: the batch, one reading written alone, and each with short names
+     * ({@code exec:exec … "-Dexec.args=-cp %classpath dev.trainwatch.collector.http.DecodeSplit"}).
+     */
+    public static void main(String[] args) {
+        DecodeSplit d = new DecodeSplit();
+        d.setUp();
+        List<String> one = List.of(String.format("GPU-%08x-0000-4000-8000-%012x", 7, 0));
+        byte[] reading = WireWriter.toBytes(HttpFleetLoad.samples(one, 1.7e9, 1000, 85_899_345_920L).get(0));
+        System.out.printf("batch of %d readings: %d bytes of JSON, %d with short names%n", GPUS * POLLS,
+                d.json.length, d.shortNames.length);
+        System.out.printf("one reading: %d bytes of JSON, %d with short names%n", reading.length,
+                shortNames(reading).length);
     }
 
     /** What the collector does: the records, through the plain reader. */
