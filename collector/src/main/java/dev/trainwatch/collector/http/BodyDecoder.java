@@ -42,14 +42,15 @@ public final class BodyDecoder {
     private static final ObjectReader BATCH = MAPPER.readerFor(AgentBatch.class);
     /** A batch in the plain shape agents send, read without databind; anything else by {@link #BATCH}. */
     static final PlainRecordReader<AgentBatch> PLAIN_BATCH =
-            new PlainRecordReader<>(MAPPER.getFactory(), AgentBatch.class);
+            new PlainRecordReader<>(MAPPER.getFactory().streamReadConstraints(), AgentBatch.class);
     /** Specs are typed by people: a misspelled field ("bacth") is refused, not ignored (agents' batches may grow). */
     private static final ObjectReader SPEC = MAPPER.readerFor(RunSpec.class)
             .with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
     private static final ObjectReader STEP = MAPPER.readerFor(StepEvent.class);
     private static final ObjectReader STEPS = MAPPER.readerFor(StepEvent[].class);
     /** Step reports in the plain shape, read without databind; anything else by {@link #STEP} or {@link #STEPS}. */
-    static final PlainRecordReader<StepEvent> PLAIN_STEP = new PlainRecordReader<>(MAPPER.getFactory(), StepEvent.class);
+    static final PlainRecordReader<StepEvent> PLAIN_STEP = new PlainRecordReader<>(MAPPER.getFactory().streamReadConstraints(),
+            StepEvent.class);
 
     private final long maxInflatedBytes;
 

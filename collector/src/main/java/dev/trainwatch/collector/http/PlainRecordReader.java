@@ -1,16 +1,13 @@
 package dev.trainwatch.collector.http;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.core.SerializableString;
-import com.fasterxml.jackson.core.io.SerializedString;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.io.NumberInput;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
-import java.io.IOException;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.RecordComponent;
 import java.lang.reflect.Type;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -20,8 +17,11 @@ import java.util.Map;
  * The fast path of {@link BodyDecoder} for a body in the plain shape agents send: a JSON object whose fields are
  * numbers, strings, booleans, arrays and objects of the record's own component types, with no nulls, no duplicates
  * and no value Jackson would have to coerce (a string for a number, a float for an integer). Such a body is read
- * straight into the record with jackson-core's tokens and the record's canonical constructor, without databind's
- * per-property machinery (the largest part of decoding a batch). Anything else — any other token, a null, a missing
+ * straight from its bytes into the record's canonical constructor: without databind's per-property machinery (the
+ * largest part of decoding a batch) and without jackson-core's tokens, whose walk over the bytes and copies of every
+ * number's digits were most of what was left (docs/PERFORMANCE.md, "Collector: over HTTP"). The bytes are read by
+ * the strict JSON grammar ({@link Cursor}); names are compared, byte for byte, with the one the record's order
+ * expects next; numbers are converted where they stand. Anything else — any other token, a null, a missing
  * primitive, a duplicate field, a number out of range, a field of a type this reader does not handle (an event's
  * failure details), a malformed body — makes {@link #read} answer null, and the caller reads the body with the
  * wire codec's databind reader as before: its value, or its error and message, are what the collector answers.
@@ -33,24 +33,31 @@ import java.util.Map;
  */
 final class PlainRecordReader<T extends Record> {
 
-    private final JsonFactory factory;
     private final Shape root;
+    private final Limits limits;
 
-    PlainRecordReader(JsonFactory factory, Class<T> type) {
-        this.factory = factory;
+    /**
+     * @param limits the wire codec's limits on nesting, strings, numbers and names: a body beyond (or near) any of
+     *               them is left to databind, which refuses it with its own message
+     */
+    PlainRecordReader(StreamReadConstraints limits, Class<T> type) {
         this.root = Shape.of(type, new HashMap<>());
+        this.limits = new Limits(limits.getMaxNestingDepth(), limits.getMaxStringLength(),
+                limits.getMaxNumberLength(), limits.getMaxNameLength());
+    }
+
+    /** Of {@link StreamReadConstraints}: what jackson-core refuses, this reader leaves to it (at or before). */
+    private record Limits(int depth, int string, int number, int name) {
     }
 
     /** The record, or null when the body is not in the plain shape (or is not valid JSON at all). */
     @SuppressWarnings("unchecked")
     T read(byte[] json, int length) {
-        try (JsonParser p = factory.createParser(json, 0, length)) {
-            Object value = readRecord(p, p.nextToken(), root);
-            if (p.nextToken() != null) {
-                return null; // trailing tokens: databind refuses them
-            }
-            return (T) value;
-        } catch (IOException | RuntimeException e) { // Bail included
+        try {
+            Cursor in = new Cursor(json, length, limits);
+            Object value = readRecord(in, root);
+            return in.atEnd() ? (T) value : null; // trailing tokens: databind refuses them
+        } catch (RuntimeException e) { // Bail included
             return null;
         }
     }
@@ -61,16 +68,27 @@ final class PlainRecordReader<T extends Record> {
      */
     @SuppressWarnings("unchecked")
     List<T> readList(byte[] json, int length) {
-        try (JsonParser p = factory.createParser(json, 0, length)) {
-            if (p.nextToken() != JsonToken.START_ARRAY) {
+        try {
+            Cursor in = new Cursor(json, length, limits);
+            if (in.next() != '[') {
                 return null;
             }
             List<T> out = new ArrayList<>();
-            for (JsonToken t = p.nextToken(); t != JsonToken.END_ARRAY; t = p.nextToken()) {
-                out.add((T) readRecord(p, t, root)); // anything but an object (null, end of input) bails
+            if (in.next() != ']') {
+                in.back();
+                for (;;) {
+                    out.add((T) readRecord(in, root)); // anything but an object (null, end of input) bails
+                    int c = in.next();
+                    if (c == ']') {
+                        break;
+                    }
+                    if (c != ',') {
+                        return null;
+                    }
+                }
             }
-            return p.nextToken() == null ? out : null;
-        } catch (IOException | RuntimeException e) { // Bail included
+            return in.atEnd() ? out : null;
+        } catch (RuntimeException e) { // Bail included
             return null;
         }
     }
@@ -95,8 +113,8 @@ final class PlainRecordReader<T extends Record> {
     /** A record type as read here: its fields by JSON name and its canonical constructor. */
     private static final class Shape {
         final Map<String, Integer> index = new HashMap<>();
-        /** The JSON names in the record's order, for {@link JsonParser#nextFieldName(SerializableString)}. */
-        SerializableString[] names;
+        /** The JSON names in the record's order, quoted, as UTF-8: what a writer in that order puts next. */
+        byte[][] quoted;
         Field[] fields;
         Constructor<?> constructor;
         /** False when the type cannot be read here (then a value of it makes the reader give up). */
@@ -127,7 +145,7 @@ final class PlainRecordReader<T extends Record> {
                     PropertyNamingStrategies.SNAKE_CASE;
             Class<?>[] types = new Class<?>[components.length];
             Field[] fields = new Field[components.length];
-            SerializableString[] names = new SerializableString[components.length];
+            byte[][] quoted = new byte[components.length][];
             for (int i = 0; i < components.length; i++) {
                 RecordComponent c = components[i];
                 if (c.getAnnotations().length > 0 || c.getAccessor().getAnnotations().length > 0) {
@@ -135,11 +153,9 @@ final class PlainRecordReader<T extends Record> {
                 }
                 types[i] = c.getType();
                 fields[i] = field(c.getGenericType(), known);
-                // Interned, as jackson-core interns the names it reads: the lookup's equals is then a comparison
-                // of references.
-                String name = snake.translate(c.getName()).intern();
+                String name = snake.translate(c.getName());
                 shape.index.put(name, i);
-                names[i] = new SerializedString(name);
+                quoted[i] = ('"' + name + '"').getBytes(StandardCharsets.UTF_8);
             }
             try {
                 shape.constructor = type.getDeclaredConstructor(types);
@@ -148,7 +164,7 @@ final class PlainRecordReader<T extends Record> {
                 return shape;
             }
             shape.fields = fields;
-            shape.names = names;
+            shape.quoted = quoted;
             shape.plain = true;
             return shape;
         }
@@ -179,47 +195,52 @@ final class PlainRecordReader<T extends Record> {
         }
     }
 
-    private static Object readRecord(JsonParser p, JsonToken token, Shape shape) throws IOException {
-        if (token != JsonToken.START_OBJECT || !shape.plain) {
+    private static Object readRecord(Cursor in, Shape shape) {
+        if (!shape.plain || in.next() != '{') {
             throw BAIL;
         }
+        in.open();
         Field[] fields = shape.fields;
-        SerializableString[] names = shape.names;
+        byte[][] names = shape.quoted;
         Object[] args = new Object[fields.length];
         long seen = 0;
         // Writers put the fields in the record's order (the wire codec and the agent's WireWriter do, leaving out
-        // nulls), so the next field is first compared, byte for byte, with the name expected next: a match costs
-        // no name parsing and no look-up. Any other name is parsed and looked up as usual.
+        // nulls), so the next name is first compared, byte for byte, with the quoted name expected next: a match
+        // costs no decoding and no look-up. Any other name is decoded and looked up.
         int expected = 0;
-        for (;;) {
-            int i;
-            if (expected < names.length && p.nextFieldName(names[expected])) {
-                i = expected;
-            } else {
-                JsonToken t = expected < names.length ? p.currentToken() : p.nextToken();
-                if (t == JsonToken.END_OBJECT) {
+        if (in.next() != '}') {
+            in.back();
+            for (;;) {
+                in.skipSpace();
+                int i;
+                if (expected < names.length && in.skipIf(names[expected])) {
+                    i = expected;
+                } else {
+                    Integer known = shape.index.get(in.name());
+                    if (known == null) {
+                        in.expect(':');
+                        in.skipValue(); // unknown fields are ignored (newer agents send more)
+                        if (in.endOf('}')) {
+                            break;
+                        }
+                        continue;
+                    }
+                    i = known;
+                }
+                in.expect(':');
+                expected = i + 1;
+                long bit = 1L << i;
+                if ((seen & bit) != 0) {
+                    throw BAIL; // a duplicate: databind keeps the last, this reader does not guess
+                }
+                seen |= bit;
+                args[i] = value(in, fields[i]);
+                if (in.endOf('}')) {
                     break;
                 }
-                if (t != JsonToken.FIELD_NAME) {
-                    throw BAIL;
-                }
-                Integer known = shape.index.get(p.currentName());
-                if (known == null) {
-                    p.nextToken();
-                    p.skipChildren(); // unknown fields are ignored (newer agents send more)
-                    continue;
-                }
-                i = known;
             }
-            expected = i + 1;
-            JsonToken value = p.nextToken();
-            long bit = 1L << i;
-            if ((seen & bit) != 0) {
-                throw BAIL;
-            }
-            seen |= bit;
-            args[i] = value(p, value, fields[i]);
         }
+        in.close();
         for (int i = 0; i < fields.length; i++) {
             if (fields[i].primitive() && (seen & (1L << i)) == 0) {
                 throw BAIL;
@@ -232,50 +253,475 @@ final class PlainRecordReader<T extends Record> {
         }
     }
 
-    private static Object value(JsonParser p, JsonToken token, Field field) throws IOException {
+    private static Object value(Cursor in, Field field) {
         switch (field.kind()) {
             case DOUBLE:
-                if (token == JsonToken.VALUE_NUMBER_FLOAT || token == JsonToken.VALUE_NUMBER_INT) {
-                    return p.getDoubleValue();
-                }
-                break;
+                return in.decimal();
             case LONG:
-                if (token == JsonToken.VALUE_NUMBER_INT && p.getNumberType() != JsonParser.NumberType.BIG_INTEGER) {
-                    return p.getLongValue();
-                }
-                break;
+                return in.integer(Long.MIN_VALUE, Long.MAX_VALUE);
             case INT:
-                if (token == JsonToken.VALUE_NUMBER_INT && p.getNumberType() == JsonParser.NumberType.INT) {
-                    return p.getIntValue();
-                }
-                break;
+                return (int) in.integer(Integer.MIN_VALUE, Integer.MAX_VALUE);
             case STRING:
-                if (token == JsonToken.VALUE_STRING) {
-                    return p.getText();
-                }
-                break;
+                in.skipSpace();
+                return in.string();
             case BOOLEAN:
-                if (token == JsonToken.VALUE_TRUE) {
-                    return Boolean.TRUE;
+                return in.bool();
+            case LIST: {
+                if (in.next() != '[') {
+                    throw BAIL;
                 }
-                if (token == JsonToken.VALUE_FALSE) {
-                    return Boolean.FALSE;
+                in.open();
+                List<Object> out = new ArrayList<>();
+                if (in.next() != ']') {
+                    in.back();
+                    do {
+                        out.add(value(in, field.element()));
+                    } while (!in.endOf(']'));
                 }
-                break;
-            case LIST:
-                if (token == JsonToken.START_ARRAY) {
-                    List<Object> out = new ArrayList<>();
-                    for (JsonToken t = p.nextToken(); t != JsonToken.END_ARRAY; t = p.nextToken()) {
-                        out.add(value(p, t, field.element()));
-                    }
-                    return out;
-                }
-                break;
+                in.close();
+                return out;
+            }
             case RECORD:
-                return readRecord(p, token, field.shape());
+                return readRecord(in, field.shape());
             default:
-                break;
+                throw BAIL;
         }
-        throw BAIL;
+    }
+
+    /**
+     * A position in the body, and the strict JSON grammar (RFC 8259) over it: whatever it reads, jackson-core reads
+     * to the same value; whatever it is not sure of (a null, an escape it does not know, a non-finite number, an
+     * integer beyond a long, anything at or beyond the codec's {@link Limits}, invalid JSON) throws {@link #BAIL}.
+     */
+    static final class Cursor {
+        /** Exact powers of ten as doubles (10^22 is the largest a double holds exactly). */
+        private static final double[] POWERS = new double[23];
+
+        static {
+            double p = 1;
+            for (int i = 0; i < POWERS.length; i++) {
+                POWERS[i] = p;
+                p *= 10;
+            }
+        }
+
+        private final byte[] b;
+        private final int end;
+        private final Limits limits;
+        private int pos;
+        private int depth;
+
+        Cursor(byte[] b, int end, Limits limits) {
+            this.b = b;
+            this.end = end;
+            this.limits = limits;
+        }
+
+        /** Into an object or array: one level deeper, and at the codec's nesting limit, a bail. */
+        void open() {
+            if (++depth >= limits.depth()) {
+                throw BAIL;
+            }
+        }
+
+        void close() {
+            depth--;
+        }
+
+        boolean atEnd() {
+            skipSpace();
+            return pos == end;
+        }
+
+        /** The next byte that is not JSON whitespace, consumed; the end of the body bails. */
+        int next() {
+            skipSpace();
+            if (pos >= end) {
+                throw BAIL;
+            }
+            return b[pos++];
+        }
+
+        /** After a member or element: true at {@code close}, false at a comma; anything else bails. */
+        boolean endOf(char close) {
+            int c = next();
+            if (c == close) {
+                return true;
+            }
+            if (c != ',') {
+                throw BAIL;
+            }
+            return false;
+        }
+
+        /** A field's name (the cursor on its opening quote); names longer than jackson-core's limit bail. */
+        String name() {
+            String name = string();
+            if (name.length() >= limits.name()) {
+                throw BAIL;
+            }
+            return name;
+        }
+
+        /** Steps back over the byte {@link #next} returned. */
+        void back() {
+            pos--;
+        }
+
+        void skipSpace() {
+            while (pos < end) {
+                byte c = b[pos];
+                if (c > ' ' || (c != ' ' && c != '\n' && c != '\r' && c != '\t')) {
+                    return; // every JSON whitespace byte is at most a space: one compare for the rest
+                }
+                pos++;
+            }
+        }
+
+        void expect(char c) {
+            if (next() != c) {
+                throw BAIL;
+            }
+        }
+
+        /** Consumes {@code bytes} when they come next; compared eight bytes at a time. */
+        boolean skipIf(byte[] bytes) {
+            int n = bytes.length;
+            if (end - pos < n) {
+                return false;
+            }
+            int i = 0;
+            for (; i + 8 <= n; i += 8) {
+                if ((long) LONGS.get(b, pos + i) != (long) LONGS.get(bytes, i)) {
+                    return false;
+                }
+            }
+            for (; i < n; i++) {
+                if (b[pos + i] != bytes[i]) {
+                    return false;
+                }
+            }
+            pos += n;
+            return true;
+        }
+
+        /** A string (the cursor on its opening quote), decoded. */
+        String string() {
+            if (pos >= end || b[pos] != '"') {
+                throw BAIL;
+            }
+            int start = ++pos;
+            while (pos < end) {
+                byte c = b[pos];
+                if (c == '"') {
+                    if (pos - start >= limits.string()) {
+                        throw BAIL;
+                    }
+                    return new String(b, start, pos++ - start, StandardCharsets.ISO_8859_1);
+                }
+                if (c == '\\' || c < 0x20) { // an escape, a control character or a byte of a multi-byte character
+                    pos = start;
+                    return slowString();
+                }
+                pos++;
+            }
+            throw BAIL;
+        }
+
+        /** A string with escapes or non-ASCII characters, from just after its opening quote. */
+        private String slowString() {
+            StringBuilder out = new StringBuilder();
+            int start = pos;
+            int run = pos;
+            while (pos < end) {
+                byte c = b[pos];
+                if (c == '"') {
+                    appendUtf8(out, run, pos);
+                    pos++;
+                    if (pos - start >= limits.string()) {
+                        throw BAIL;
+                    }
+                    return out.toString();
+                }
+                if (c >= 0 && c < 0x20) {
+                    throw BAIL; // unescaped control characters are not JSON
+                }
+                if (c != '\\') {
+                    pos++;
+                    continue;
+                }
+                appendUtf8(out, run, pos);
+                if (pos + 1 >= end) {
+                    throw BAIL;
+                }
+                byte e = b[pos + 1];
+                pos += 2;
+                switch (e) {
+                    case '"', '\\', '/' -> out.append((char) e);
+                    case 'b' -> out.append('\b');
+                    case 'f' -> out.append('\f');
+                    case 'n' -> out.append('\n');
+                    case 'r' -> out.append('\r');
+                    case 't' -> out.append('\t');
+                    case 'u' -> {
+                        if (end - pos < 4) {
+                            throw BAIL;
+                        }
+                        int v = 0;
+                        for (int k = 0; k < 4; k++) {
+                            int d = Character.digit(b[pos++], 16);
+                            if (d < 0) {
+                                throw BAIL;
+                            }
+                            v = v << 4 | d;
+                        }
+                        out.append((char) v);
+                    }
+                    default -> throw BAIL;
+                }
+                run = pos;
+            }
+            throw BAIL;
+        }
+
+        /** Appends {@code b[from, to)}, which must be well-formed UTF-8 (anything else is left to jackson-core). */
+        private void appendUtf8(StringBuilder out, int from, int to) {
+            if (from == to) {
+                return;
+            }
+            try {
+                out.append(StandardCharsets.UTF_8.newDecoder()
+                        .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+                        .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
+                        .decode(java.nio.ByteBuffer.wrap(b, from, to - from)));
+            } catch (java.nio.charset.CharacterCodingException e) {
+                throw BAIL;
+            }
+        }
+
+        Boolean bool() {
+            skipSpace();
+            if (skipWord(TRUE)) {
+                return Boolean.TRUE;
+            }
+            if (skipWord(FALSE)) {
+                return Boolean.FALSE;
+            }
+            throw BAIL;
+        }
+
+        private static final byte[] TRUE = {'t', 'r', 'u', 'e'};
+        private static final byte[] FALSE = {'f', 'a', 'l', 's', 'e'};
+        private static final byte[] NULL = {'n', 'u', 'l', 'l'};
+        private static final byte[] NAN = {'N', 'a', 'N'};
+        private static final byte[] INFINITY = "Infinity".getBytes(StandardCharsets.US_ASCII);
+
+        private boolean skipWord(byte[] word) {
+            if (!skipIf(word)) {
+                return false;
+            }
+            if (pos < end && !delimiter(b[pos])) {
+                throw BAIL;
+            }
+            return true;
+        }
+
+        private static boolean delimiter(byte c) {
+            return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t';
+        }
+
+        private static final java.lang.invoke.VarHandle LONGS = java.lang.invoke.MethodHandles.byteArrayViewVarHandle(
+                long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
+
+        /** An integer token within [min, max]; a fraction, an exponent or a larger integer bails. */
+        long integer(long min, long max) {
+            skipSpace();
+            int start = pos;
+            boolean negative = pos < end && b[pos] == '-';
+            if (negative) {
+                pos++;
+            }
+            int digits = pos;
+            long v = 0; // accumulated negative: Long.MIN_VALUE has no positive counterpart
+            int safe = Math.min(end, pos + 18); // 18 digits cannot overflow a long
+            while (pos < safe) {
+                int d = b[pos] - '0';
+                if (d < 0 || d > 9) {
+                    break;
+                }
+                v = v * 10 - d;
+                pos++;
+            }
+            while (pos < end) {
+                int d = b[pos] - '0';
+                if (d < 0 || d > 9) {
+                    break;
+                }
+                if (v < (Long.MIN_VALUE + d) / 10) {
+                    throw BAIL;
+                }
+                v = v * 10 - d;
+                pos++;
+            }
+            checkInteger(start, digits);
+            if (pos < end && !delimiter(b[pos])) {
+                throw BAIL; // a fraction, an exponent, or not a number
+            }
+            if (!negative && v == Long.MIN_VALUE) {
+                throw BAIL;
+            }
+            long value = negative ? v : -v;
+            if (value < min || value > max) {
+                throw BAIL;
+            }
+            return value;
+        }
+
+        /** The integer part's digits {@code [digits, pos)} are JSON's: at least one, no leading zero. */
+        private void checkInteger(int start, int digits) {
+            int n = pos - digits;
+            if (n == 0 || (n > 1 && b[digits] == '0') || pos - start >= limits.number()) {
+                throw BAIL;
+            }
+        }
+
+        /** Any number token, as the double jackson-core reads from it. */
+        double decimal() {
+            skipSpace();
+            int start = pos;
+            boolean negative = pos < end && b[pos] == '-';
+            if (negative) {
+                pos++;
+            }
+            // The non-finite numbers the wire codec accepts (a loss can be NaN); jackson-core's other spellings
+            // (+Infinity, INF) are left to it.
+            if (pos < end && b[pos] > '9') {
+                if (skipWord(INFINITY)) {
+                    return negative ? Double.NEGATIVE_INFINITY : Double.POSITIVE_INFINITY;
+                }
+                if (!negative && skipWord(NAN)) {
+                    return Double.NaN;
+                }
+                throw BAIL;
+            }
+            int digits = pos;
+            long mantissa = 0; // every digit of the integer part and the fraction, while there are at most 18
+            while (pos < end) {
+                int d = b[pos] - '0';
+                if (d < 0 || d > 9) {
+                    break;
+                }
+                mantissa = mantissa * 10 + d; // wraps past 18 digits: then not used
+                pos++;
+            }
+            int count = pos - digits;
+            checkInteger(start, digits);
+            int scale = 0;
+            boolean integral = true;
+            if (pos < end && b[pos] == '.') {
+                pos++;
+                integral = false;
+                int fraction = pos;
+                while (pos < end) {
+                    int d = b[pos] - '0';
+                    if (d < 0 || d > 9) {
+                        break;
+                    }
+                    mantissa = mantissa * 10 + d;
+                    pos++;
+                }
+                if (pos == fraction) {
+                    throw BAIL;
+                }
+                scale = fraction - pos;
+                count += pos - fraction;
+            }
+            boolean exact = count <= 18; // the mantissa holds every digit
+            int exponent = 0;
+            if (pos < end && (b[pos] == 'e' || b[pos] == 'E')) {
+                pos++;
+                integral = false;
+                boolean minus = false;
+                if (pos < end && (b[pos] == '+' || b[pos] == '-')) {
+                    minus = b[pos] == '-';
+                    pos++;
+                }
+                int from = pos;
+                while (pos < end && b[pos] >= '0' && b[pos] <= '9') {
+                    if (exponent < 10_000) {
+                        exponent = exponent * 10 + (b[pos] - '0');
+                    }
+                    pos++;
+                }
+                if (pos == from) {
+                    throw BAIL;
+                }
+                if (minus) {
+                    exponent = -exponent;
+                }
+            }
+            if (pos - start >= limits.number() || (pos < end && !delimiter(b[pos]))) {
+                throw BAIL;
+            }
+            if (integral && exact) {
+                // An integer token: jackson-core reads it as a long and converts that (so "-0" is 0.0, not -0.0).
+                return (double) (negative ? -mantissa : mantissa);
+            }
+            int power = scale + exponent;
+            // Clinger's fast path: a mantissa a double holds exactly, times or over a power of ten a double holds
+            // exactly, is one correctly rounded operation: the double any correct parser gives.
+            if (exact && mantissa < (1L << 53) && power >= -22 && power <= 22) {
+                double v = power < 0 ? mantissa / POWERS[-power] : mantissa * POWERS[power];
+                return negative ? -v : v;
+            }
+            return NumberInput.parseDouble(new String(b, start, pos - start, StandardCharsets.ISO_8859_1), true);
+        }
+
+        /** Skips any JSON value, checking its grammar as {@link #string}, {@link #decimal} and the rest do. */
+        void skipValue() {
+            int c = next();
+            switch (c) {
+                case '{' -> {
+                    open();
+                    if (next() != '}') {
+                        back();
+                        do {
+                            skipSpace();
+                            name();
+                            expect(':');
+                            skipValue();
+                        } while (!endOf('}'));
+                    }
+                    close();
+                }
+                case '[' -> {
+                    open();
+                    if (next() != ']') {
+                        back();
+                        do {
+                            skipValue();
+                        } while (!endOf(']'));
+                    }
+                    close();
+                }
+                case '"' -> {
+                    back();
+                    string();
+                }
+                case 't', 'f', 'n' -> {
+                    back();
+                    if (!skipWord(TRUE) && !skipWord(FALSE) && !skipWord(NULL)) {
+                        throw BAIL;
+                    }
+                }
+                default -> {
+                    if (c != '-' && c != 'N' && c != 'I' && (c < '0' || c > '9')) {
+                        throw BAIL;
+                    }
+                    back();
+                    decimal();
+                }
+            }
+        }
     }
 }

@@ -196,7 +196,9 @@ class PlainRecordReaderTest {
     void editedBatchesAreReadAsDatabindReadsThemOrLeftToIt() throws Exception {
         PlainRecordReader<AgentBatch> plain = reader();
         String[] replacements = {"null", "\"1.5\"", "1.5", "-1", "0", "1e400", "NaN", "-Infinity", "true", "{}", "[]",
-            "99999999999999999999", "2147483648", "\"x\"", "[null]", "{\"a\":[1,2,{\"b\":null}]}", "-0.0", "7"};
+            "99999999999999999999", "2147483648", "\"x\"", "[null]", "{\"a\":[1,2,{\"b\":null}]}", "-0.0", "7",
+            "-0", "Infinity", "+Infinity", "1E5", "1.5e-3", "0.30000000000000004", "9007199254740993", "-NaN", "01",
+            "1.", ".5", "\"\\u00e9t\\u00e9\"", "\"\u00e9t\u00e9\"", "\"a\\nb\\\"c\"", "\"\\x\"", "tru", "nul"};
         int accepted = 0;
         int refusedByBoth = 0;
         for (int i = 0; i < 2_000; i++) {
@@ -220,6 +222,107 @@ class PlainRecordReaderTest {
         }
         assertThat(accepted).isGreaterThan(200);
         assertThat(refusedByBoth).isGreaterThan(200);
+    }
+
+    /**
+     * Random bytes changed, dropped or added anywhere in plain batches (the reader works on the bytes themselves, so
+     * the grammar is what is tested here): whatever it accepts databind reads to the same record, and nothing databind
+     * refuses is accepted.
+     */
+    @Test
+    void batchesWithRandomBytesChangedAreReadAsDatabindReadsThemOrLeftToIt() {
+        PlainRecordReader<AgentBatch> plain = reader();
+        byte[] alphabet = "{}[],:\"\\ \t\n0123456789.eE-+NIaflnrstux/".getBytes(StandardCharsets.UTF_8);
+        int accepted = 0;
+        int refusedByBoth = 0;
+        for (int i = 0; i < 20_000; i++) {
+            byte[] json = dev.trainwatch.protocol.WireWriter.toBytes(randomBatch(true));
+            for (int e = 1 + random.nextInt(2); e > 0 && json.length > 0; e--) {
+                int at = random.nextInt(json.length);
+                byte with = random.nextInt(20) == 0 ? (byte) (0x80 + random.nextInt(128))
+                        : alphabet[random.nextInt(alphabet.length)];
+                json = switch (random.nextInt(3)) {
+                    case 0 -> { // change
+                        byte[] out = json.clone();
+                        out[at] = with;
+                        yield out;
+                    }
+                    case 1 -> { // drop
+                        byte[] out = new byte[json.length - 1];
+                        System.arraycopy(json, 0, out, 0, at);
+                        System.arraycopy(json, at + 1, out, at, json.length - at - 1);
+                        yield out;
+                    }
+                    default -> { // add
+                        byte[] out = new byte[json.length + 1];
+                        System.arraycopy(json, 0, out, 0, at);
+                        out[at] = with;
+                        System.arraycopy(json, at, out, at + 1, json.length - at);
+                        yield out;
+                    }
+                };
+            }
+            AgentBatch databind;
+            try {
+                databind = BodyDecoder.batchByDatabind(json);
+            } catch (ApiError refused) {
+                databind = null;
+            }
+            AgentBatch read = plain.read(json, json.length);
+            String text = new String(json, StandardCharsets.UTF_8);
+            if (databind == null) {
+                assertThat(read).as("databind refuses %s", text).isNull();
+                refusedByBoth++;
+            } else if (read != null) {
+                assertThat(read).as(text).isEqualTo(databind);
+                accepted++;
+            }
+        }
+        assertThat(accepted).isGreaterThan(2_000);
+        assertThat(refusedByBoth).isGreaterThan(2_000);
+    }
+
+    /** Numbers in every form JSON allows, and some it does not, read as jackson-core reads them or left to it. */
+    @Test
+    void numbersReadAsJacksonReadsThem() {
+        PlainRecordReader<AgentBatch> plain = reader();
+        List<String> numbers = new ArrayList<>(List.of("0", "-0", "0.0", "-0.0", "1e0", "1E+2", "1e-2", "123.456e-7",
+            "0.1", "0.30000000000000004", "0.9099999999999999", "1.7E9", "9007199254740993", "9007199254740993.0",
+            "9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+            "4.9e-324", "2.4703282292062327e-324", "1.7976931348623157e308", "1e309", "1e-400", "1e22", "1e23",
+            "123456789012345678901234567890", "0.000000000000000000000000000001", "NaN", "Infinity", "-Infinity",
+            "1.", ".1", "01", "-", "1e", "1e+", "+1", "0x10", "1_000"));
+        for (int i = 0; i < 2_000; i++) {
+            double v = switch (i % 4) {
+                case 0 -> random.nextDouble();
+                case 1 -> random.nextDouble() * Math.pow(10, random.nextInt(40) - 20);
+                case 2 -> Double.longBitsToDouble(random.nextLong());
+                default -> random.nextInt(1_000_000) / 1000.0;
+            };
+            numbers.add(Double.toString(v));
+            numbers.add(new java.math.BigDecimal(v).toPlainString());
+        }
+        int read = 0;
+        for (String number : numbers) {
+            for (String body : List.of("{\"host\":\"h\",\"agent_id\":\"a\",\"seq\":1,\"sent_at\":" + number + "}",
+                    "{\"host\":\"h\",\"agent_id\":\"a\",\"seq\":" + number + "}")) {
+                byte[] json = body.getBytes(StandardCharsets.UTF_8);
+                AgentBatch databind;
+                try {
+                    databind = BodyDecoder.batchByDatabind(json);
+                } catch (ApiError refused) {
+                    databind = null;
+                }
+                AgentBatch plainRead = plain.read(json, json.length);
+                if (databind == null) {
+                    assertThat(plainRead).as("databind refuses %s", body).isNull();
+                } else if (plainRead != null) {
+                    assertThat(plainRead).as(body).isEqualTo(databind);
+                    read++;
+                }
+            }
+        }
+        assertThat(read).isGreaterThan(3_000);
     }
 
     private String edit(String text, String[] replacements) {
