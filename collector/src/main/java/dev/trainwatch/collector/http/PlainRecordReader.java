@@ -113,7 +113,10 @@ final class PlainRecordReader<T extends Record> {
     /** A record type as read here: its fields by JSON name and its canonical constructor. */
     private static final class Shape {
         final Map<String, Integer> index = new HashMap<>();
-        /** The JSON names in the record's order, quoted, as UTF-8: what a writer in that order puts next. */
+        /**
+         * The JSON names in the record's order, quoted and followed by a colon, as UTF-8: what a writer in that
+         * order, without spaces, puts next.
+         */
         byte[][] quoted;
         Field[] fields;
         Constructor<?> constructor;
@@ -155,7 +158,7 @@ final class PlainRecordReader<T extends Record> {
                 fields[i] = field(c.getGenericType(), known);
                 String name = snake.translate(c.getName());
                 shape.index.put(name, i);
-                quoted[i] = ('"' + name + '"').getBytes(StandardCharsets.UTF_8);
+                quoted[i] = ('"' + name + "\":").getBytes(StandardCharsets.UTF_8);
             }
             try {
                 shape.constructor = type.getDeclaredConstructor(types);
@@ -205,8 +208,9 @@ final class PlainRecordReader<T extends Record> {
         Object[] args = new Object[fields.length];
         long seen = 0;
         // Writers put the fields in the record's order (the wire codec and the agent's WireWriter do, leaving out
-        // nulls), so the next name is first compared, byte for byte, with the quoted name expected next: a match
-        // costs no decoding and no look-up. Any other name is decoded and looked up.
+        // nulls), so the next name is first compared, byte for byte, with the quoted name expected next and its
+        // colon, then with the one after it (a null left out): a match costs no decoding and no look-up. Any other
+        // name (spaces around it, escapes, another order) is decoded and looked up.
         int expected = 0;
         if (in.next() != '}') {
             in.back();
@@ -215,10 +219,12 @@ final class PlainRecordReader<T extends Record> {
                 int i;
                 if (expected < names.length && in.skipIf(names[expected])) {
                     i = expected;
+                } else if (expected + 1 < names.length && in.skipIf(names[expected + 1])) {
+                    i = expected + 1;
                 } else {
                     Integer known = shape.index.get(in.name());
+                    in.expect(':');
                     if (known == null) {
-                        in.expect(':');
                         in.skipValue(); // unknown fields are ignored (newer agents send more)
                         if (in.endOf('}')) {
                             break;
@@ -227,7 +233,6 @@ final class PlainRecordReader<T extends Record> {
                     }
                     i = known;
                 }
-                in.expect(':');
                 expected = i + 1;
                 long bit = 1L << i;
                 if ((seen & bit) != 0) {
@@ -542,16 +547,25 @@ final class PlainRecordReader<T extends Record> {
                 pos++;
             }
             int digits = pos;
-            long v = 0; // accumulated negative: Long.MIN_VALUE has no positive counterpart
-            int safe = Math.min(end, pos + 18); // 18 digits cannot overflow a long
+            long u = 0; // the first 16 digits cannot overflow a long
+            int safe = Math.min(end, pos + 16);
+            while (pos + 8 <= safe) {
+                long eight = eightDigits(b, pos);
+                if (eight < 0) {
+                    break;
+                }
+                u = u * 100_000_000 + eight;
+                pos += 8;
+            }
             while (pos < safe) {
                 int d = b[pos] - '0';
                 if (d < 0 || d > 9) {
                     break;
                 }
-                v = v * 10 - d;
+                u = u * 10 + d;
                 pos++;
             }
+            long v = -u; // from here accumulated negative: Long.MIN_VALUE has no positive counterpart
             while (pos < end) {
                 int d = b[pos] - '0';
                 if (d < 0 || d > 9) {
@@ -605,15 +619,8 @@ final class PlainRecordReader<T extends Record> {
                 throw BAIL;
             }
             int digits = pos;
-            long mantissa = 0; // every digit of the integer part and the fraction, while there are at most 18
-            while (pos < end) {
-                int d = b[pos] - '0';
-                if (d < 0 || d > 9) {
-                    break;
-                }
-                mantissa = mantissa * 10 + d; // wraps past 18 digits: then not used
-                pos++;
-            }
+            // Every digit of the integer part and the fraction; past 18 digits it wraps and is not used.
+            long mantissa = digits(0);
             int count = pos - digits;
             checkInteger(start, digits);
             int scale = 0;
@@ -622,14 +629,7 @@ final class PlainRecordReader<T extends Record> {
                 pos++;
                 integral = false;
                 int fraction = pos;
-                while (pos < end) {
-                    int d = b[pos] - '0';
-                    if (d < 0 || d > 9) {
-                        break;
-                    }
-                    mantissa = mantissa * 10 + d;
-                    pos++;
-                }
+                mantissa = digits(mantissa);
                 if (pos == fraction) {
                     throw BAIL;
                 }
@@ -675,6 +675,43 @@ final class PlainRecordReader<T extends Record> {
                 return negative ? -v : v;
             }
             return NumberInput.parseDouble(new String(b, start, pos - start, StandardCharsets.ISO_8859_1), true);
+        }
+
+        /** {@code m} followed by the digits from here, eight at a time where eight come; wraps when too many. */
+        private long digits(long m) {
+            while (pos + 8 <= end) {
+                long eight = eightDigits(b, pos);
+                if (eight < 0) {
+                    break;
+                }
+                m = m * 100_000_000 + eight;
+                pos += 8;
+            }
+            while (pos < end) {
+                int d = b[pos] - '0';
+                if (d < 0 || d > 9) {
+                    break;
+                }
+                m = m * 10 + d;
+                pos++;
+            }
+            return m;
+        }
+
+        /**
+         * The value of the eight ASCII digits at {@code at} ({@code at + 8 <= } the end), or -1 when any of the
+         * eight bytes is not a digit. One load and a few multiplications instead of eight steps (the SWAR method
+         * of simdjson and FastDoubleParser).
+         */
+        static long eightDigits(byte[] b, int at) {
+            long chunk = (long) LONGS.get(b, at);
+            long val = chunk - 0x3030303030303030L;
+            if ((((chunk + 0x4646464646464646L) | val) & 0x8080808080808080L) != 0) {
+                return -1;
+            }
+            val = val * 10 + (val >>> 8);
+            return (((val & 0x000000FF000000FFL) * (100 + (100_0000L << 32)))
+                    + (((val >>> 16) & 0x000000FF000000FFL) * (1 + (10000L << 32)))) >>> 32;
         }
 
         /** Skips any JSON value, checking its grammar as {@link #string}, {@link #decimal} and the rest do. */

@@ -282,6 +282,25 @@ class PlainRecordReaderTest {
         assertThat(refusedByBoth).isGreaterThan(2_000);
     }
 
+    /** Eight bytes read as digits at once agree with a byte at a time, whatever byte stands anywhere among them. */
+    @Test
+    void eightDigitsAtOnceAgreeWithOneAtATime() {
+        for (int i = 0; i < 200_000; i++) {
+            byte[] b = new byte[10];
+            for (int k = 0; k < b.length; k++) {
+                b[k] = (byte) ('0' + random.nextInt(10));
+            }
+            if (i % 2 == 0) {
+                b[1 + random.nextInt(8)] = (byte) random.nextInt(256); // any byte, a digit or not
+            }
+            long expected = 0;
+            for (int k = 1; k < 9 && expected >= 0; k++) {
+                expected = b[k] >= '0' && b[k] <= '9' ? expected * 10 + (b[k] - '0') : -1;
+            }
+            assertThat(PlainRecordReader.Cursor.eightDigits(b, 1)).as(java.util.Arrays.toString(b)).isEqualTo(expected);
+        }
+    }
+
     /** Numbers in every form JSON allows, and some it does not, read as jackson-core reads them or left to it. */
     @Test
     void numbersReadAsJacksonReadsThem() {
