@@ -178,7 +178,8 @@ class DeployFilesTest {
             + " -XX:Tier0InvokeNotifyFreqLog=3 -XX:Tier0BackedgeNotifyFreqLog=7 -XX:Tier3InvocationThreshold=20"
             + " -XX:Tier3MinInvocationThreshold=10 -XX:Tier3CompileThreshold=200 -XX:Tier3BackEdgeThreshold=6000";
     private static final String COLLECTOR_JVM = "-Xms64m -Xmx384m -Xmn32m -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=20"
-            + " -XX:+UseSerialGC -Xss512k -XX:+IgnoreUnrecognizedVMOptions -XX:TrimNativeHeapInterval=30000";
+            + " -XX:+UseSerialGC -Xss512k -XX:-UsePerfData -XX:+IgnoreUnrecognizedVMOptions"
+            + " -XX:TrimNativeHeapInterval=30000";
 
     @Test
     void everyLauncherGivesTheAgentAndTheCollectorTheirMeasuredJvmSettings() {
