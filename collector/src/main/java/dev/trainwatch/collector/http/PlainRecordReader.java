@@ -547,24 +547,7 @@ final class PlainRecordReader<T extends Record> {
                 pos++;
             }
             int digits = pos;
-            long u = 0; // the first 16 digits cannot overflow a long
-            int safe = Math.min(end, pos + 16);
-            while (pos + 8 <= safe) {
-                long eight = eightDigits(b, pos);
-                if (eight < 0) {
-                    break;
-                }
-                u = u * 100_000_000 + eight;
-                pos += 8;
-            }
-            while (pos < safe) {
-                int d = b[pos] - '0';
-                if (d < 0 || d > 9) {
-                    break;
-                }
-                u = u * 10 + d;
-                pos++;
-            }
+            long u = digits(0, Math.min(end, pos + 16)); // 16 digits cannot overflow a long
             long v = -u; // from here accumulated negative: Long.MIN_VALUE has no positive counterpart
             while (pos < end) {
                 int d = b[pos] - '0';
@@ -620,7 +603,7 @@ final class PlainRecordReader<T extends Record> {
             }
             int digits = pos;
             // Every digit of the integer part and the fraction; past 18 digits it wraps and is not used.
-            long mantissa = digits(0);
+            long mantissa = digits(0, end);
             int count = pos - digits;
             checkInteger(start, digits);
             int scale = 0;
@@ -629,7 +612,7 @@ final class PlainRecordReader<T extends Record> {
                 pos++;
                 integral = false;
                 int fraction = pos;
-                mantissa = digits(mantissa);
+                mantissa = digits(mantissa, end);
                 if (pos == fraction) {
                     throw BAIL;
                 }
@@ -677,9 +660,12 @@ final class PlainRecordReader<T extends Record> {
             return NumberInput.parseDouble(new String(b, start, pos - start, StandardCharsets.ISO_8859_1), true);
         }
 
-        /** {@code m} followed by the digits from here, eight at a time where eight come; wraps when too many. */
-        private long digits(long m) {
-            while (pos + 8 <= end) {
+        /**
+         * {@code m} followed by the digits from here up to {@code limit}, eight at a time where eight come; wraps when
+         * too many.
+         */
+        private long digits(long m, int limit) {
+            while (pos + 8 <= limit) {
                 long eight = eightDigits(b, pos);
                 if (eight < 0) {
                     break;
@@ -687,7 +673,7 @@ final class PlainRecordReader<T extends Record> {
                 m = m * 100_000_000 + eight;
                 pos += 8;
             }
-            while (pos < end) {
+            while (pos < limit) {
                 int d = b[pos] - '0';
                 if (d < 0 || d > 9) {
                     break;

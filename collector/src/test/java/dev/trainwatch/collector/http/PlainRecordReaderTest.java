@@ -205,19 +205,10 @@ class PlainRecordReaderTest {
             String text = Json.MAPPER.writeValueAsString(randomBatch(true));
             String edited = edit(text, replacements);
             byte[] json = edited.getBytes(StandardCharsets.UTF_8);
-            AgentBatch databind;
-            try {
-                databind = BodyDecoder.batchByDatabind(json);
-            } catch (ApiError refused) {
-                databind = null;
-            }
-            AgentBatch read = plain.read(json, json.length);
-            if (databind == null) {
-                assertThat(read).as("databind refuses %s", edited).isNull();
-                refusedByBoth++;
-            } else if (read != null) {
-                assertThat(read).as(edited).isEqualTo(databind);
-                accepted++;
+            switch (readAsDatabindOrLeft(plain, json)) {
+                case REFUSED_BY_BOTH -> refusedByBoth++;
+                case READ -> accepted++;
+                default -> { }
             }
         }
         assertThat(accepted).isGreaterThan(200);
@@ -262,20 +253,10 @@ class PlainRecordReaderTest {
                     }
                 };
             }
-            AgentBatch databind;
-            try {
-                databind = BodyDecoder.batchByDatabind(json);
-            } catch (ApiError refused) {
-                databind = null;
-            }
-            AgentBatch read = plain.read(json, json.length);
-            String text = new String(json, StandardCharsets.UTF_8);
-            if (databind == null) {
-                assertThat(read).as("databind refuses %s", text).isNull();
-                refusedByBoth++;
-            } else if (read != null) {
-                assertThat(read).as(text).isEqualTo(databind);
-                accepted++;
+            switch (readAsDatabindOrLeft(plain, json)) {
+                case REFUSED_BY_BOTH -> refusedByBoth++;
+                case READ -> accepted++;
+                default -> { }
             }
         }
         assertThat(accepted).isGreaterThan(2_000);
@@ -326,22 +307,38 @@ class PlainRecordReaderTest {
             for (String body : List.of("{\"host\":\"h\",\"agent_id\":\"a\",\"seq\":1,\"sent_at\":" + number + "}",
                     "{\"host\":\"h\",\"agent_id\":\"a\",\"seq\":" + number + "}")) {
                 byte[] json = body.getBytes(StandardCharsets.UTF_8);
-                AgentBatch databind;
-                try {
-                    databind = BodyDecoder.batchByDatabind(json);
-                } catch (ApiError refused) {
-                    databind = null;
-                }
-                AgentBatch plainRead = plain.read(json, json.length);
-                if (databind == null) {
-                    assertThat(plainRead).as("databind refuses %s", body).isNull();
-                } else if (plainRead != null) {
-                    assertThat(plainRead).as(body).isEqualTo(databind);
+                if (readAsDatabindOrLeft(plain, json) == Outcome.READ) {
                     read++;
                 }
             }
         }
         assertThat(read).isGreaterThan(3_000);
+    }
+
+    private enum Outcome { READ, LEFT_TO_DATABIND, REFUSED_BY_BOTH }
+
+    /**
+     * Reads {@code json} with both readers and holds the plain one to databind: a body databind refuses is left to it
+     * (null), and a body the plain reader reads is read to the record databind reads.
+     */
+    private static Outcome readAsDatabindOrLeft(PlainRecordReader<AgentBatch> plain, byte[] json) {
+        AgentBatch databind;
+        try {
+            databind = BodyDecoder.batchByDatabind(json);
+        } catch (ApiError refused) {
+            databind = null;
+        }
+        AgentBatch read = plain.read(json, json.length);
+        String text = new String(json, StandardCharsets.UTF_8);
+        if (databind == null) {
+            assertThat(read).as("databind refuses %s", text).isNull();
+            return Outcome.REFUSED_BY_BOTH;
+        }
+        if (read == null) {
+            return Outcome.LEFT_TO_DATABIND;
+        }
+        assertThat(read).as(text).isEqualTo(databind);
+        return Outcome.READ;
     }
 
     private String edit(String text, String[] replacements) {
