@@ -315,6 +315,7 @@ final class PlainRecordReader<T extends Record> {
         private final Limits limits;
         private int pos;
         private int depth;
+        private java.nio.charset.CharsetDecoder utf8;
 
         Cursor(byte[] b, int end, Limits limits) {
             this.b = b;
@@ -491,14 +492,23 @@ final class PlainRecordReader<T extends Record> {
 
         /** Appends {@code b[from, to)}, which must be well-formed UTF-8 (anything else is left to jackson-core). */
         private void appendUtf8(StringBuilder out, int from, int to) {
-            if (from == to) {
+            boolean ascii = true;
+            for (int i = from; i < to && ascii; i++) {
+                ascii = b[i] >= 0;
+            }
+            if (ascii) { // the usual run between escapes: no decoder
+                for (int i = from; i < to; i++) {
+                    out.append((char) b[i]);
+                }
                 return;
             }
-            try {
-                out.append(StandardCharsets.UTF_8.newDecoder()
+            if (utf8 == null) { // one strict decoder per body, made only when a string has a multi-byte character
+                utf8 = StandardCharsets.UTF_8.newDecoder()
                         .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
-                        .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
-                        .decode(java.nio.ByteBuffer.wrap(b, from, to - from)));
+                        .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT);
+            }
+            try {
+                out.append(utf8.reset().decode(java.nio.ByteBuffer.wrap(b, from, to - from)));
             } catch (java.nio.charset.CharacterCodingException e) {
                 throw BAIL;
             }

@@ -282,6 +282,20 @@ class PlainRecordReaderTest {
         }
     }
 
+    /** Strings with escapes and multi-byte characters, short and long, read as databind reads them. */
+    @Test
+    void stringsWithEscapesAndMultiByteCharactersReadAsDatabindReadsThem() {
+        PlainRecordReader<AgentBatch> plain = reader();
+        String[] hosts = {"n\u00f6de-\\u00e9", "\\\"q\\\" \\/ \\b\\f\\n\\r\\t", "GPU \u00b7 \u6f22\u5b57 \ud83d\ude80",
+            "\\ud83d\\ude80 and a lone \\ud800", "a\\nb".repeat(20_000), "\u00e9\\n".repeat(20_000)};
+        for (String host : hosts) {
+            byte[] json = ("{\"host\":\"" + host + "\",\"agent_id\":\"a\",\"seq\":1}").getBytes(StandardCharsets.UTF_8);
+            AgentBatch read = plain.read(json, json.length);
+            assertThat(read).as(host.length() > 80 ? host.substring(0, 80) : host).isNotNull()
+                    .isEqualTo(BodyDecoder.batchByDatabind(json));
+        }
+    }
+
     /** Numbers in every form JSON allows, and some it does not, read as jackson-core reads them or left to it. */
     @Test
     void numbersReadAsJacksonReadsThem() {
