@@ -73,6 +73,7 @@ final class PlainRecordReader<T extends Record> {
             if (in.next() != '[') {
                 return null;
             }
+            in.open(); // the array is a level of nesting, as jackson-core counts them
             List<T> out = new ArrayList<>();
             if (in.next() != ']') {
                 in.back();
