@@ -21,10 +21,11 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 
 /**
- * Where decoding a batch goes (docs/PERFORMANCE.md, "Collector: over HTTP", seventh pass): one node's 5 polls of 8
- * GPUs with the agent's full reading set ({@link HttpFleetLoad#samples}), as the agent writes them, read three ways —
- * by the collector's plain reader into the records, by walking jackson-core's tokens and converting every number and
- * string (what any reader of this JSON must do), and by walking the tokens alone. Not a test; run with JMH:
+ * Where decoding a batch goes (docs/PERFORMANCE.md, "Collector: over HTTP", seventh and eighth passes): one node's 5
+ * polls of 8 GPUs with the agent's full reading set ({@link HttpFleetLoad#samples}), as the agent writes them, read
+ * by the collector's plain reader into the records (from the bytes themselves since the eighth pass), and, for
+ * comparison, by jackson-core: its tokens with every number and string converted, and its tokens alone (with long
+ * and with short field names). Not a test; run with JMH:
  *
  * <pre>./mvnw -B -o -q -pl collector exec:exec -Dexec.executable=java -Dexec.classpathScope=test \
  *   "-Dexec.args=-cp %classpath org.openjdk.jmh.Main DecodeSplit -wi 5 -w 2 -i 10 -r 2 -f 2 -prof gc"</pre>
