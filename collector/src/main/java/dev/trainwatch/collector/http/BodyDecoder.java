@@ -40,17 +40,19 @@ public final class BodyDecoder {
         MAPPER.getFactory().enable(com.fasterxml.jackson.core.StreamReadFeature.USE_FAST_DOUBLE_PARSER.mappedFeature());
     }
     private static final ObjectReader BATCH = MAPPER.readerFor(AgentBatch.class);
+    /** The codec's limits, which the plain readers leave to databind (which refuses beyond them). */
+    private static final com.fasterxml.jackson.core.StreamReadConstraints LIMITS =
+            MAPPER.getFactory().streamReadConstraints();
     /** A batch in the plain shape agents send, read without databind; anything else by {@link #BATCH}. */
     static final PlainRecordReader<AgentBatch> PLAIN_BATCH =
-            new PlainRecordReader<>(MAPPER.getFactory().streamReadConstraints(), AgentBatch.class);
+            new PlainRecordReader<>(LIMITS, AgentBatch.class);
     /** Specs are typed by people: a misspelled field ("bacth") is refused, not ignored (agents' batches may grow). */
     private static final ObjectReader SPEC = MAPPER.readerFor(RunSpec.class)
             .with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
     private static final ObjectReader STEP = MAPPER.readerFor(StepEvent.class);
     private static final ObjectReader STEPS = MAPPER.readerFor(StepEvent[].class);
     /** Step reports in the plain shape, read without databind; anything else by {@link #STEP} or {@link #STEPS}. */
-    static final PlainRecordReader<StepEvent> PLAIN_STEP = new PlainRecordReader<>(MAPPER.getFactory().streamReadConstraints(),
-            StepEvent.class);
+    static final PlainRecordReader<StepEvent> PLAIN_STEP = new PlainRecordReader<>(LIMITS, StepEvent.class);
 
     private final long maxInflatedBytes;
 

@@ -34,20 +34,15 @@ import java.util.Map;
 final class PlainRecordReader<T extends Record> {
 
     private final Shape root;
-    private final Limits limits;
+    private final StreamReadConstraints limits;
 
     /**
-     * @param limits the wire codec's limits on nesting, strings, numbers and names: a body beyond (or near) any of
-     *               them is left to databind, which refuses it with its own message
+     * @param limits the wire codec's limits on nesting, strings, numbers and names: a body at (or beyond) any of
+     *               them is left to databind, which refuses beyond them with its own message
      */
     PlainRecordReader(StreamReadConstraints limits, Class<T> type) {
         this.root = Shape.of(type, new HashMap<>());
-        this.limits = new Limits(limits.getMaxNestingDepth(), limits.getMaxStringLength(),
-                limits.getMaxNumberLength(), limits.getMaxNameLength());
-    }
-
-    /** Of {@link StreamReadConstraints}: what jackson-core refuses, this reader leaves to it (at or before). */
-    private record Limits(int depth, int string, int number, int name) {
+        this.limits = limits;
     }
 
     /** The record, or null when the body is not in the plain shape (or is not valid JSON at all). */
@@ -297,7 +292,7 @@ final class PlainRecordReader<T extends Record> {
     /**
      * A position in the body, and the strict JSON grammar (RFC 8259) over it: whatever it reads, jackson-core reads
      * to the same value; whatever it is not sure of (a null, an escape it does not know, a non-finite number, an
-     * integer beyond a long, anything at or beyond the codec's {@link Limits}, invalid JSON) throws {@link #BAIL}.
+     * integer beyond a long, anything at the codec's {@link StreamReadConstraints} or beyond, invalid JSON) throws {@link #BAIL}.
      */
     static final class Cursor {
         /** Exact powers of ten as doubles (10^22 is the largest a double holds exactly). */
@@ -313,12 +308,12 @@ final class PlainRecordReader<T extends Record> {
 
         private final byte[] b;
         private final int end;
-        private final Limits limits;
+        private final StreamReadConstraints limits;
         private int pos;
         private int depth;
         private java.nio.charset.CharsetDecoder utf8;
 
-        Cursor(byte[] b, int end, Limits limits) {
+        Cursor(byte[] b, int end, StreamReadConstraints limits) {
             this.b = b;
             this.end = end;
             this.limits = limits;
@@ -326,7 +321,7 @@ final class PlainRecordReader<T extends Record> {
 
         /** Into an object or array: one level deeper, and at the codec's nesting limit, a bail. */
         void open() {
-            if (++depth >= limits.depth()) {
+            if (++depth >= limits.getMaxNestingDepth()) {
                 throw BAIL;
             }
         }
@@ -364,7 +359,7 @@ final class PlainRecordReader<T extends Record> {
         /** A field's name (the cursor on its opening quote); names longer than jackson-core's limit bail. */
         String name() {
             String name = string();
-            if (name.length() >= limits.name()) {
+            if (name.length() >= limits.getMaxNameLength()) {
                 throw BAIL;
             }
             return name;
@@ -421,7 +416,7 @@ final class PlainRecordReader<T extends Record> {
             while (pos < end) {
                 byte c = b[pos];
                 if (c == '"') {
-                    if (pos - start >= limits.string()) {
+                    if (pos - start >= limits.getMaxStringLength()) {
                         throw BAIL;
                     }
                     return new String(b, start, pos++ - start, StandardCharsets.ISO_8859_1);
@@ -445,7 +440,7 @@ final class PlainRecordReader<T extends Record> {
                 if (c == '"') {
                     appendUtf8(out, run, pos);
                     pos++;
-                    if (pos - start >= limits.string()) {
+                    if (pos - start >= limits.getMaxStringLength()) {
                         throw BAIL;
                     }
                     return out.toString();
@@ -588,7 +583,7 @@ final class PlainRecordReader<T extends Record> {
         /** The integer part's digits {@code [digits, pos)} are JSON's: at least one, no leading zero. */
         private void checkInteger(int start, int digits) {
             int n = pos - digits;
-            if (n == 0 || (n > 1 && b[digits] == '0') || pos - start >= limits.number()) {
+            if (n == 0 || (n > 1 && b[digits] == '0') || pos - start >= limits.getMaxNumberLength()) {
                 throw BAIL;
             }
         }
@@ -654,7 +649,7 @@ final class PlainRecordReader<T extends Record> {
                     exponent = -exponent;
                 }
             }
-            if (pos - start >= limits.number() || (pos < end && !delimiter(b[pos]))) {
+            if (pos - start >= limits.getMaxNumberLength() || (pos < end && !delimiter(b[pos]))) {
                 throw BAIL;
             }
             if (integral && exact) {
