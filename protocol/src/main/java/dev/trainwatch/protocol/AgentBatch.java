@@ -15,9 +15,25 @@ import java.util.List;
  * @param hostMemory the node's RAM and {@code /dev/shm}, when the agent read them
  * @param sentAt  unix seconds on the agent's clock when the batch was made (a spooled batch keeps it), so the
  *                collector can estimate the agent's clock offset; null from older agents
+ * @param runSteps step reports the agent read from runs' logs since its previous batch, applied with the batch (a
+ *                 replayed batch's steps are not applied again); null when it sends them in their own requests (as
+ *                 agents before this field did, and do until a collector has answered that it takes them)
  */
 public record AgentBatch(String host, String agentId, long seq, List<GpuSample> gpus, List<RunAttribution> runs,
-                         List<AgentEvent> events, AgentHealth health, HostMemory hostMemory, Double sentAt) {
+                         List<AgentEvent> events, AgentHealth health, HostMemory hostMemory, Double sentAt,
+                         List<RunSteps> runSteps) {
+
+    /** A batch without steps. */
+    public AgentBatch(String host, String agentId, long seq, List<GpuSample> gpus, List<RunAttribution> runs,
+                      List<AgentEvent> events, AgentHealth health, HostMemory hostMemory, Double sentAt) {
+        this(host, agentId, seq, gpus, runs, events, health, hostMemory, sentAt, null);
+    }
+
+    /** The same batch without its steps. */
+    public AgentBatch withoutSteps() {
+        return runSteps == null ? this : new AgentBatch(host, agentId, seq, gpus, runs, events, health, hostMemory,
+                sentAt, null);
+    }
 
     /** A batch without a send time. */
     public AgentBatch(String host, String agentId, long seq, List<GpuSample> gpus, List<RunAttribution> runs,

@@ -213,6 +213,32 @@ public final class WireWriter {
             hostMemory(b.hostMemory());
         }
         field("sent_at", b.sentAt());
+        if (b.runSteps() != null) {
+            name("run_steps");
+            begin('[');
+            for (RunSteps r : b.runSteps()) {
+                if (r == null) {
+                    writeNull();
+                    continue;
+                }
+                begin('{');
+                field("run_id", r.runId());
+                if (r.steps() != null) {
+                    name("steps");
+                    begin('[');
+                    for (StepEvent e : r.steps()) {
+                        if (e == null) {
+                            writeNull();
+                        } else {
+                            step(e);
+                        }
+                    }
+                    end(']');
+                }
+                end('}');
+            }
+            end(']');
+        }
         end('}');
     }
 

@@ -347,15 +347,39 @@ public final class ApiVerticle extends VerticleBase {
         offLoop(ctx, () -> {
             AgentBatch batch = decoder.batch(raw, encoding);
             validator.check(batch);
+            // Steps carried in the batch that break a rule cost only themselves: the readings are applied, the
+            // answer says why the steps were not.
+            String stepsRefused = null;
+            try {
+                validator.checkSteps(batch);
+            } catch (ApiError bad) {
+                stepsRefused = bad.getMessage();
+                batch = batch.withoutSteps();
+            }
             IngestResult result = fleet.ingestBatch(batch, requestSentAt);
             boolean duplicate = result.duplicate();
             ctx.put(DUPLICATE, duplicate);
+            int stepsAccepted = 0;
+            for (Map.Entry<String, List<StepEvent>> e : result.stepsCounted().entrySet()) {
+                metrics.runs().recordSteps(e.getKey(), e.getValue());
+            }
+            if (!duplicate && batch.runSteps() != null && result.stepsRefused() == null) {
+                for (dev.trainwatch.protocol.RunSteps group : batch.runSteps()) {
+                    stepsAccepted += group.steps().size();
+                }
+            }
             Map<String, Object> answer = new LinkedHashMap<>();
             answer.put("agent_id", batch.agentId());
             answer.put("seq", batch.seq());
             answer.put("duplicate", duplicate);
             answer.put("gpus", result.gpus());
             answer.put("readings", batch.gpus() == null ? 0 : batch.gpus().size());
+            // Always present: it tells an agent that this collector takes steps in the batch (run_steps); an older
+            // collector's answer has no such field, and the agent then sends them in their own requests.
+            answer.put("steps_accepted", stepsAccepted);
+            if (stepsRefused != null || result.stepsRefused() != null) {
+                answer.put("steps_refused", stepsRefused != null ? stepsRefused : result.stepsRefused());
+            }
             return answer;
         });
     }

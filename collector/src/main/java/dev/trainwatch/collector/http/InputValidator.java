@@ -388,6 +388,42 @@ public final class InputValidator {
         }
     }
 
+    /**
+     * The steps a batch carries ({@code run_steps}), by the rules of a steps request: each run's id and reports, and
+     * the same limit on reports, over the whole batch. Checked apart from the batch, so bad steps cost only
+     * themselves (the route applies the readings and says why the steps were refused).
+     */
+    public void checkSteps(AgentBatch batch) {
+        List<dev.trainwatch.protocol.RunSteps> groups = batch.runSteps();
+        if (groups == null) {
+            return;
+        }
+        size("run_steps", groups, MAX_RUNS_PER_BATCH);
+        long reports = 0;
+        for (int i = 0; i < groups.size(); i++) {
+            dev.trainwatch.protocol.RunSteps group = groups.get(i);
+            if (group == null) {
+                throw ApiError.unprocessable("run_steps[" + i + "] is null");
+            }
+            requireRunId(path("", "run_steps[", i, "].run_id"), group.runId());
+            if (group.steps() == null) {
+                throw ApiError.unprocessable("run_steps[" + i + "].steps is missing");
+            }
+            reports += group.steps().size();
+            if (reports > limits.maxStepEvents()) {
+                throw ApiError.unprocessable("run_steps holds more than " + limits.maxStepEvents()
+                        + " step events, the limit per request");
+            }
+            for (int k = 0; k < group.steps().size(); k++) {
+                StepEvent step = group.steps().get(k);
+                if (step == null) {
+                    throw ApiError.unprocessable("run_steps[" + i + "].steps[" + k + "] is null");
+                }
+                check(path(path("", "run_steps[", i, "].steps["), "", k, "]."), step);
+            }
+        }
+    }
+
     private static void check(Object at, StepEvent step) {
         if (step.step() == null) {
             throw ApiError.unprocessable(at + "step is missing");

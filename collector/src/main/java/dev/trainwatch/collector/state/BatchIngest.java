@@ -42,6 +42,20 @@ final class BatchIngest {
      *                   agent that sends no {@code sent_at} are taken as wall times and moved by it
      */
     IngestResult apply(AgentBatch batch, Double requestSentAt, double now, double wallOffset) {
+        Set<RunState> toJudge = new LinkedHashSet<>();
+        IngestResult result = apply(batch, requestSentAt, now, wallOffset, toJudge);
+        for (RunState run : toJudge) {
+            events.maybeEvaluate(run, now);
+        }
+        return result;
+    }
+
+    /**
+     * The same, leaving the judgement to the caller: the runs the batch touched are added to {@code toJudge}, so a
+     * caller that applies more of the same request (the batch's steps) judges each run once, on all of it.
+     */
+    IngestResult apply(AgentBatch batch, Double requestSentAt, double now, double wallOffset,
+                       Set<RunState> toJudge) {
         AgentState agent = registry.agent(batch.agentId());
         long last = agent != null ? agent.lastSeq : Long.MIN_VALUE;
         Long applied = registry.ledger.lastSeq(batch.agentId());
@@ -129,7 +143,7 @@ final class BatchIngest {
         for (RunState run : touched) {
             run.dirty = true;
             if (!run.ended) {
-                events.maybeEvaluate(run, now);
+                toJudge.add(run);
             }
         }
         return new IngestResult(false, gpus);

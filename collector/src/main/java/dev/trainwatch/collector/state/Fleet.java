@@ -9,6 +9,7 @@ import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.RunFailure;
 import dev.trainwatch.protocol.RunSpec;
+import dev.trainwatch.protocol.RunSteps;
 import dev.trainwatch.protocol.StepEvent;
 import dev.trainwatch.protocol.MonotonicClock;
 import java.time.Clock;
@@ -16,10 +17,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.DoubleUnaryOperator;
 
 /**
@@ -224,11 +227,53 @@ public final class Fleet {
         }
         try {
             synchronized (lock) {
-                return batches.apply(batch, requestSentAt, now(), MonotonicClock.wallOffsetSeconds(clock));
+                double now = now();
+                double wallOffset = MonotonicClock.wallOffsetSeconds(clock);
+                Set<RunState> toJudge = new LinkedHashSet<>();
+                IngestResult result = batches.apply(batch, requestSentAt, now, wallOffset, toJudge);
+                if (!result.duplicate() && batch.runSteps() != null) {
+                    result = applyBatchSteps(batch, requestSentAt, result, now, wallOffset, toJudge);
+                }
+                // Once per run, on the readings and the steps together: a batch and its steps are one arrival.
+                for (RunState run : toJudge) {
+                    events.maybeEvaluate(run, now);
+                }
+                return result;
             }
         } finally {
             outbox.drain();
         }
+    }
+
+    /**
+     * The steps a batch carries ({@code run_steps}), applied as {@link #ingestSteps(String, List, String, Double)}
+     * applies them from the same agent; the batch's send time already fed the agent's clock. A run that finds no
+     * room loses its steps, not the batch's readings: the outcome says why.
+     */
+    private IngestResult applyBatchSteps(AgentBatch batch, Double requestSentAt, IngestResult result, double now,
+                                         double wallOffset, Set<RunState> toJudge) {
+        Double sentAt = requestSentAt != null ? requestSentAt : batch.sentAt();
+        Map<String, List<StepEvent>> counted = new LinkedHashMap<>();
+        String refused = null;
+        RunState[] run = new RunState[1];
+        for (RunSteps group : batch.runSteps()) {
+            if (group == null || group.runId() == null || group.steps() == null || group.steps().isEmpty()) {
+                continue;
+            }
+            try {
+                List<StepEvent> runCounted = steps.apply(group.runId(), group.steps(), batch.agentId(), sentAt, false,
+                        now, wallOffset, run);
+                toJudge.add(run[0]);
+                counted.merge(group.runId(), runCounted, (a, b) -> {
+                    List<StepEvent> both = new ArrayList<>(a);
+                    both.addAll(b);
+                    return both;
+                });
+            } catch (LimitReachedException e) {
+                refused = e.getMessage();
+            }
+        }
+        return new IngestResult(result.duplicate(), result.gpus(), counted, refused);
     }
 
     /**

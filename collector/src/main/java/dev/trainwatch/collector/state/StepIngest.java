@@ -38,11 +38,24 @@ final class StepIngest {
 
     List<StepEvent> apply(String runId, List<StepEvent> steps, String agentId, Double requestSentAt, double now,
                           double wallOffset) {
+        RunState[] judged = new RunState[1];
+        List<StepEvent> counted = apply(runId, steps, agentId, requestSentAt, true, now, wallOffset, judged);
+        events.maybeEvaluate(judged[0], now);
+        return counted;
+    }
+
+    /**
+     * The same, leaving the judgement to the caller (the run is put in {@code run[0]}), for steps carried in an
+     * agent's batch: the batch's send time already fed the agent's clock, so {@code observeClock} is false there.
+     */
+    List<StepEvent> apply(String runId, List<StepEvent> steps, String agentId, Double requestSentAt,
+                          boolean observeClock, double now, double wallOffset, RunState[] runOut) {
         List<StepEvent> counted = new ArrayList<>(steps.size());
         RunState run = registry.runOrCreate(runId, now);
+        runOut[0] = run;
         AgentState agent = agentId == null ? null : registry.agent(agentId);
         boolean sent = agentId != null && requestSentAt != null && Double.isFinite(requestSentAt);
-        if (agent != null && sent) {
+        if (agent != null && sent && observeClock) {
             agent.clock.observe(requestSentAt, now);
         }
         double offset;
@@ -134,7 +147,6 @@ final class StepIngest {
         run.lastSeen = now;
         run.dirty = true;
         run.summaryDue = true;
-        events.maybeEvaluate(run, now);
         return counted;
     }
 }

@@ -9,6 +9,7 @@ import dev.trainwatch.collector.support.TestCollector;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.Json;
+import dev.trainwatch.protocol.StepEvent;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -219,6 +220,44 @@ class ApiTest {
         assertThat(json(response).get("readings").asInt()).isEqualTo(12);
         assertThat(collector.server.fleet().agents()).filteredOn(a -> a.host().equals("polls-host"))
                 .singleElement().satisfies(a -> assertThat(a.gpuCount()).isEqualTo(4));
+    }
+
+    /**
+     * Steps carried in the batch ({@code run_steps}) are applied with it; the answer always says how many were taken
+     * (that is how an agent learns this collector takes them); bad steps are refused alone, the readings kept.
+     */
+    @Test
+    void stepsInTheBatchAreAppliedAndBadOnesCostOnlyThemselves() throws IOException {
+        double now = collector.clock.seconds();
+        AgentBatch plain = Payloads.batch("steps-in-host", 1, now, 2, "steps-in-run");
+        HttpResponse<String> without = collector.postJson("/v1/samples", Payloads.json(plain));
+        assertThat(json(without).get("steps_accepted").asInt()).isZero();
+        assertThat(json(without).has("steps_refused")).isFalse();
+
+        AgentBatch carrying = Payloads.batch("steps-in-host", 2, now, 2, "steps-in-run");
+        carrying = new AgentBatch(carrying.host(), carrying.agentId(), carrying.seq(), carrying.gpus(),
+                carrying.runs(), carrying.events(), carrying.health(), carrying.hostMemory(), carrying.sentAt(),
+                List.of(new dev.trainwatch.protocol.RunSteps("steps-in-run", List.of(
+                        StepEvent.of(41, 2.0, now - 2).withSource("log"), StepEvent.of(42, 2.0, now).withSource("log")))));
+        HttpResponse<String> taken = collector.postJson("/v1/samples", gzip(Payloads.json(carrying)),
+                "Content-Encoding", "gzip");
+        assertThat(taken.statusCode()).as(taken.body()).isEqualTo(200);
+        assertThat(json(taken).get("steps_accepted").asInt()).isEqualTo(2);
+        JsonNode run = json(collector.get("/v1/runs/steps-in-run"));
+        assertThat(run.at("/observed/last_step").asLong()).isEqualTo(42);
+
+        AgentBatch bad = Payloads.batch("steps-in-host", 3, now + 1, 2, "steps-in-run");
+        bad = new AgentBatch(bad.host(), bad.agentId(), bad.seq(), bad.gpus(), bad.runs(), bad.events(),
+                bad.health(), bad.hostMemory(), bad.sentAt(), List.of(new dev.trainwatch.protocol.RunSteps(
+                        "steps-in-run", List.of(StepEvent.of(43, -1.0, now + 1).withSource("log")))));
+        HttpResponse<String> refused = collector.postJson("/v1/samples", Payloads.json(bad));
+        assertThat(refused.statusCode()).as(refused.body()).isEqualTo(200);
+        assertThat(json(refused).get("steps_accepted").asInt()).isZero();
+        assertThat(json(refused).get("steps_refused").asText())
+                .isEqualTo("run_steps[0].steps[0].time_s must be > 0 and at most one day (86400), got -1.0");
+        assertThat(collector.server.fleet().agents()).filteredOn(a -> a.host().equals("steps-in-host"))
+                .singleElement().satisfies(a -> assertThat(a.lastSeq()).isEqualTo(3));
+        assertThat(json(collector.get("/v1/runs/steps-in-run")).at("/observed/last_step").asLong()).isEqualTo(42);
     }
 
     @Test

@@ -1,0 +1,147 @@
+package dev.trainwatch.collector.state;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.trainwatch.collector.detect.AnomalyKind;
+import dev.trainwatch.collector.detect.Detector;
+import dev.trainwatch.collector.detect.DetectorSettings;
+import dev.trainwatch.collector.detect.Finding;
+import dev.trainwatch.collector.detect.RunContext;
+import dev.trainwatch.collector.testing.FakePredictor;
+import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.AgentBatch;
+import dev.trainwatch.protocol.RunSteps;
+import dev.trainwatch.protocol.StepEvent;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Steps carried in an agent's batch ({@code run_steps}): applied as a steps request from that agent would apply them
+ * (each step once, whatever is replayed or re-sent by either way), and the run judged once on the readings and the
+ * steps together — where a batch and its own steps request made two judgements a second apart.
+ */
+class StepsInBatchTest {
+
+    final MutableClock clock = new MutableClock(Instant.parse("2026-03-01T00:00:00Z"));
+    final double t0 = clock.millis() / 1000.0;
+    final List<Double> judged = new ArrayList<>();
+    final List<String> uuids = IntStream.range(0, EvaluationCost.GPUS)
+            .mapToObj(g -> "GPU-0000000a-0000-4000-8000-00000000000" + g).toList();
+
+    final Detector counting = new Detector() {
+        @Override
+        public AnomalyKind kind() {
+            return AnomalyKind.STALLED;
+        }
+
+        @Override
+        public Optional<Finding> evaluate(RunContext run, boolean active) {
+            judged.add(run.now() - t0);
+            return Optional.empty();
+        }
+    };
+
+    Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults(),
+            List.of(counting));
+
+    static List<StepEvent> steps(long from, long to, double ts) {
+        List<StepEvent> out = new ArrayList<>();
+        for (long s = from; s <= to; s++) {
+            out.add(StepEvent.of(s, 1.0, ts).withSource("log-a"));
+        }
+        return out;
+    }
+
+    AgentBatch batch(long seq, List<StepEvent> steps) {
+        double now = clock.millis() / 1000.0;
+        AgentBatch b = EvaluationCost.batch(0, uuids, seq, now, seq);
+        return new AgentBatch(b.host(), b.agentId(), b.seq(), b.gpus(), b.runs(), b.events(), b.health(),
+                b.hostMemory(), b.sentAt(), steps == null ? null : List.of(new RunSteps("run-0", steps)));
+    }
+
+    static List<Long> numbers(List<StepEvent> steps) {
+        return steps == null ? List.of() : steps.stream().map(StepEvent::step).toList();
+    }
+
+    @Test
+    void eachStepCountsOnceWhateverIsReplayedOrSentTheOtherWay() {
+        double now = clock.millis() / 1000.0;
+        IngestResult first = fleet.ingestBatch(batch(1, steps(1, 3, now)));
+        assertThat(first.duplicate()).isFalse();
+        assertThat(numbers(first.stepsCounted().get("run-0"))).containsExactly(1L, 2L, 3L);
+        assertThat(first.stepsRefused()).isNull();
+
+        // The same batch again (its answer was lost): a replay, its steps with it.
+        IngestResult replay = fleet.ingestBatch(batch(1, steps(1, 3, now)));
+        assertThat(replay.duplicate()).isTrue();
+        assertThat(replay.stepsCounted()).isEmpty();
+
+        // A restarted agent reads the log again from before step 3: only what is new counts.
+        clock.advanceSeconds(10);
+        IngestResult reread = fleet.ingestBatch(batch(2, steps(2, 5, clock.millis() / 1000.0)));
+        assertThat(numbers(reread.stepsCounted().get("run-0"))).containsExactly(4L, 5L);
+
+        // The same steps in their own request (an agent that fell back to it) are not counted again either.
+        assertThat(fleet.ingestSteps("run-0", steps(4, 6, clock.millis() / 1000.0), "agent-0"))
+                .extracting(StepEvent::step).containsExactly(6L);
+        assertThat(fleet.run("run-0").orElseThrow().observed().lastStep()).isEqualTo(6L);
+    }
+
+    @Test
+    void aBatchAndItsStepsAreJudgedOnceWhereABatchAndAStepsRequestAreJudgedTwice() {
+        // Ten seconds of readings and steps per batch (--ship-every 10s), carried together: judged on arrival only
+        // (the tick five seconds later still judges a run without input: a growing silence is seen).
+        long seq = 0;
+        for (int s = 0; s < 40; s++) {
+            if (s % 10 == 0) {
+                fleet.ingestBatch(batch(++seq, steps(s + 1, s + 10, clock.millis() / 1000.0)));
+            }
+            fleet.tick();
+            clock.advanceSeconds(1);
+        }
+        assertThat(judged).containsExactly(0.0, 5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 35.0);
+
+        // The same with the steps in their own request right after the batch: the tick judges again for them.
+        judged.clear();
+        fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults(),
+                List.of(counting));
+        double start = clock.millis() / 1000.0 - t0;
+        for (int s = 0; s < 20; s++) {
+            if (s % 10 == 0) {
+                fleet.ingestBatch(batch(++seq, null));
+                clock.advanceSeconds(0.01);
+                fleet.ingestSteps("run-0", steps(s + 1, s + 10, clock.millis() / 1000.0), "agent-0");
+                clock.advanceSeconds(-0.01);
+            }
+            fleet.tick();
+            clock.advanceSeconds(1);
+        }
+        assertThat(judged.stream().map(t -> Math.round(t - start)).toList())
+                .containsExactly(0L, 1L, 6L, 10L, 11L, 16L);
+    }
+
+    @Test
+    void aRunWithoutRoomLosesItsStepsNotTheBatchsReadings() {
+        FleetSettings d = FleetSettings.defaults();
+        fleet = new Fleet(new FakePredictor(), clock, new FleetSettings(1, d.maxGpus(), d.maxAgents(), d.window(),
+                d.gpuWindowEntries(), d.stepWindowEntries(), d.evaluateEvery(), d.anomalyHistory(),
+                d.endedRunRetention()), DetectorSettings.defaults(), List.of(counting));
+        double now = clock.millis() / 1000.0;
+        fleet.ingestBatch(batch(1, steps(1, 2, now)));
+        AgentBatch other = batch(2, null);
+        other = new AgentBatch(other.host(), other.agentId(), other.seq(), other.gpus(), other.runs(), other.events(),
+                other.health(), other.hostMemory(), other.sentAt(),
+                List.of(new RunSteps("run-elsewhere", steps(1, 2, now))));
+        IngestResult result = fleet.ingestBatch(other);
+        assertThat(result.duplicate()).isFalse();
+        assertThat(result.stepsRefused()).contains("run");
+        assertThat(result.stepsCounted()).isEmpty();
+        assertThat(fleet.run("run-elsewhere")).isEmpty();
+        assertThat(fleet.agents()).singleElement().satisfies(a -> assertThat(a.batches()).isEqualTo(2));
+    }
+}
