@@ -294,15 +294,26 @@ public final class Agent implements AutoCloseable {
                 shipper.spoolBytes(), shipper.dropped(), Durations.seconds(config.interval()), shipper.alive(),
                 shipper.spoolInMemory() || identity.inMemory(), shipper.rejectedSpoolEntries(),
                 shipper.deliveryErrors(), steps == null ? null : steps.problem() == null, problem);
+        // A collector that takes steps in batches gets the run's steps in this batch: one request, judged once.
+        List<dev.trainwatch.protocol.RunSteps> carried = null;
+        if (!pendingSteps.isEmpty() && shipper.collectorTakesSteps() && stepRun(heldRuns) != null) {
+            carried = List.of(new dev.trainwatch.protocol.RunSteps(stepRunId, List.copyOf(pendingSteps)));
+            pendingSteps.clear();
+        }
         AgentBatch batch = new AgentBatch(config.host(), identity.agentId(), identity.nextSeq(),
                 List.copyOf(heldSamples), heldRuns, List.copyOf(heldEvents), health, heldHostMemory,
-                clock.millis() / 1000.0);
+                clock.millis() / 1000.0, carried);
         heldSamples.clear();
         heldEvents.clear();
         heldHostMemory = null;
         heldPolls = 0;
         shippedShape = heldShape;
-        shipper.submit(Payload.samples(batch));
+        if (carried != null) {
+            unsettledSteps.incrementAndGet();
+            shipper.submit(Payload.samples(batch), unsettledSteps::decrementAndGet);
+        } else {
+            shipper.submit(Payload.samples(batch));
+        }
         shipSpec(heldRuns);
         shipSteps(heldRuns);
     }
@@ -400,6 +411,16 @@ public final class Agent implements AutoCloseable {
     }
 
     private void shipSteps(List<RunAttribution> runs) {
+        if (stepRun(runs) != null && !pendingSteps.isEmpty()) {
+            unsettledSteps.incrementAndGet();
+            shipper.submit(Payload.steps(stepRunId, List.copyOf(pendingSteps), identity.agentId()),
+                    unsettledSteps::decrementAndGet);
+            pendingSteps.clear();
+        }
+    }
+
+    /** The run the log's steps go to ({@link #holdSteps}), remembered in {@code stepRunId}; null while none. */
+    private String stepRun(List<RunAttribution> runs) {
         String runId = config.runId();
         if (runId == null) {
             List<String> live = runs.stream().filter(r -> !Boolean.TRUE.equals(r.ended()))
@@ -416,12 +437,7 @@ public final class Agent implements AutoCloseable {
         if (runId != null) {
             stepRunId = runId;
         }
-        if (stepRunId != null && !pendingSteps.isEmpty()) {
-            unsettledSteps.incrementAndGet();
-            shipper.submit(Payload.steps(stepRunId, List.copyOf(pendingSteps), identity.agentId()),
-                    unsettledSteps::decrementAndGet);
-            pendingSteps.clear();
-        }
+        return stepRunId;
     }
 
     private void reportStepProblem() {

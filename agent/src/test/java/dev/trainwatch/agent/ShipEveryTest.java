@@ -174,6 +174,45 @@ class ShipEveryTest {
                 List.of(70L, 80L, 81L), List.of(90L, 100L, 110L, 120L));
     }
 
+    /**
+     * A collector that says it takes steps in batches gets them there from the next batch on (one request per batch,
+     * not two); when it is replaced by an older one, the agent goes back to steps requests, and the steps of the
+     * batches the older one took are sent again on their own: every step arrives exactly once, in order.
+     */
+    @Test
+    void stepsTravelInTheBatchOnceTheCollectorTakesThemAndAloneAgainAfterADowngrade() throws Exception {
+        collector.takesSteps(true);
+        FakeGpuReader gpus = FakeGpuReader.withoutXids(8);
+        QueueLog log = new QueueLog();
+        Agent agent = agent(config(Duration.ofMillis(100), Duration.ofMillis(300), "run-a"), gpus, log);
+        agent.start();
+        long step = 0;
+        while (step < 30) {
+            log.add(StepEvent.of(++step, 1.0, 1000 + step).withSource("log-a"));
+            long sent = step;
+            await().atMost(10, TimeUnit.SECONDS).until(() -> collector.steps("run-a").size() == sent);
+        }
+        // Only what went before the collector's first answer went alone; the rest came in batches.
+        int alone = collector.stepRequests();
+        assertThat(alone).isLessThanOrEqualTo(2);
+        assertThat(collector.accepted().stream().filter(b -> b.runSteps() != null)
+                .mapToLong(b -> b.runSteps().get(0).steps().size()).sum()).isEqualTo(30 - alone);
+
+        collector.takesSteps(false); // an older collector now: it ignores run_steps
+        int batchesBefore = collector.accepted().size();
+        while (step < 60) {
+            log.add(StepEvent.of(++step, 1.0, 1000 + step).withSource("log-a"));
+            long sent = step;
+            await().atMost(10, TimeUnit.SECONDS).until(() -> collector.steps("run-a").size() == sent);
+        }
+        agent.close();
+        assertThat(collector.steps("run-a")).extracting(StepEvent::step).containsExactlyElementsOf(range(1, 60));
+        // After the first answer without steps_accepted no batch carries steps.
+        List<AgentBatch> after = collector.accepted().subList(batchesBefore, collector.accepted().size());
+        assertThat(after.stream().dropWhile(b -> b.runSteps() != null).filter(b -> b.runSteps() != null)).isEmpty();
+        assertThat(agent.dropped()).isZero();
+    }
+
     @Test
     void aRunThatAppearsOrEndsIsSentAtOnceAndNoReadingCrossesTheChange() throws Exception {
         Process training = new ProcessBuilder("sleep", "600").start();

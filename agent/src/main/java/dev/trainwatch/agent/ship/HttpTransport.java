@@ -24,7 +24,8 @@ import java.util.function.Supplier;
  */
 public final class HttpTransport implements Transport {
 
-    private static final int MAX_BODY_IN_LOG = 200;
+    /** Enough for any answer to a batch (what it says about the batch's steps is read from it). */
+    private static final int MAX_BODY_IN_LOG = 1024;
 
     /**
      * Request header: when the request left the agent, in seconds since the epoch on the agent's clock (the clock of

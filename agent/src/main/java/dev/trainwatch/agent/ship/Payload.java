@@ -15,12 +15,27 @@ import java.util.List;
  * @param path     request path
  * @param gzipBody gzip-compressed JSON
  * @param what     description for log lines
+ * @param carriesSteps true for a batch with {@code run_steps}
  */
-public record Payload(String method, String path, byte[] gzipBody, String what) {
+public record Payload(String method, String path, byte[] gzipBody, String what, boolean carriesSteps) {
 
-    /** {@code POST /v1/samples}. */
+    /** Where batches go. */
+    public static final String SAMPLES_PATH = "/v1/samples";
+
+    public Payload(String method, String path, byte[] gzipBody, String what) {
+        this(method, path, gzipBody, what, false);
+    }
+
+    /** {@code POST /v1/samples}, with the steps it carries ({@code run_steps}) when it does. */
     public static Payload samples(AgentBatch batch) {
-        return new Payload("POST", "/v1/samples", gzipJson(batch), "samples seq " + batch.seq());
+        int steps = 0;
+        if (batch.runSteps() != null) {
+            for (dev.trainwatch.protocol.RunSteps group : batch.runSteps()) {
+                steps += group.steps() == null ? 0 : group.steps().size();
+            }
+        }
+        return new Payload("POST", SAMPLES_PATH, gzipJson(batch), "samples seq " + batch.seq()
+                + (batch.runSteps() == null ? "" : " with " + steps + " steps"), batch.runSteps() != null);
     }
 
     /** {@code POST /v1/runs/{run_id}/steps} with an array of steps. */

@@ -14,12 +14,16 @@ import java.util.concurrent.atomic.AtomicReference;
  * @param what     a short description for log lines, e.g. {@code samples seq 12}
  * @param settled  run once when the shipment's fate no longer depends on this process: taken or refused by the
  *                 collector, written to the spool on disk, or dropped; empty for none
+ * @param mayCarrySteps true when the body may hold a batch's {@code run_steps}: a batch the agent put steps in, or
+ *                 a batch read back from the spool (a previous agent may have); an older collector ignores them, and
+ *                 the shipper then sends them in their own requests
  */
 public record Shipment(long ordinal, String method, String path, byte[] gzipBody, String what,
-                       AtomicReference<Runnable> settled) {
+                       AtomicReference<Runnable> settled, boolean mayCarrySteps) {
 
+    /** A shipment read back (from the spool): a batch may carry steps. */
     public Shipment(long ordinal, String method, String path, byte[] gzipBody, String what) {
-        this(ordinal, method, path, gzipBody, what, new AtomicReference<>());
+        this(ordinal, method, path, gzipBody, what, new AtomicReference<>(), Payload.SAMPLES_PATH.equals(path));
     }
 
     /** Runs the settle callback, once. */

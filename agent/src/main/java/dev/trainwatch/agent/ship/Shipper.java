@@ -72,7 +72,8 @@ public final class Shipper implements AutoCloseable {
     public void submit(Payload payload, Runnable settled) {
         synchronized (lock) {
             Shipment shipment = new Shipment(nextOrdinal++, payload.method(), payload.path(), payload.gzipBody(),
-                    payload.what(), new java.util.concurrent.atomic.AtomicReference<>(settled));
+                    payload.what(), new java.util.concurrent.atomic.AtomicReference<>(settled),
+                    payload.carriesSteps());
             memory.addLast(shipment);
             // Once anything waits on disk, newer shipments go to disk too (order); a backlog in memory is bounded.
             if (!spool.isEmpty() || memory.size() > MEMORY_LIMIT) {
@@ -85,7 +86,7 @@ public final class Shipper implements AutoCloseable {
     /** Shipments waiting (memory and spool). */
     public long pending() {
         synchronized (lock) {
-            return memory.size() + (long) spool.depth();
+            return memory.size() + (long) spool.depth() + resend.size();
         }
     }
 
@@ -132,6 +133,103 @@ public final class Shipper implements AutoCloseable {
             return memory == null ? null : "cannot write the spool directory " + spool.dir() + " (" + memory + ")";
         }
     }
+
+    /**
+     * True once the collector's latest answer to a batch said it takes steps in batches ({@code steps_accepted}):
+     * the agent then puts a run's steps in its batch ({@code run_steps}) instead of a request of their own. False
+     * before the first answer and after an answer without it (an older collector).
+     */
+    public boolean collectorTakesSteps() {
+        return takesSteps;
+    }
+
+    /** Step reports the collector refused in batches ({@code steps_refused}), since start. */
+    public long refusedBatchSteps() {
+        synchronized (lock) {
+            return refusedBatchSteps;
+        }
+    }
+
+    private volatile boolean takesSteps;
+    private long refusedBatchSteps;
+
+    /**
+     * What a batch's answer says about its steps. A collector that takes them says how many; one that refused them
+     * (a report out of range) says why, in one line, logged here (the readings were taken). An answer without
+     * {@code steps_accepted} is an older collector's, which ignored any steps in the body: they are decoded from it
+     * and sent in their own requests, and the batch's settle callback waits for the last of them (the agent commits
+     * its place in the log only once the steps are safe). Caller holds the lock.
+     */
+    private void samplesAnswered(Shipment batch, String answer) {
+        boolean takes = answer != null && answer.contains("\"steps_accepted\"");
+        takesSteps = takes;
+        if (takes) {
+            int refused = answer.indexOf("\"steps_refused\"");
+            if (refused >= 0) {
+                refusedBatchSteps++;
+                String why;
+                try {
+                    why = dev.trainwatch.protocol.Json.MAPPER.readTree(answer).path("steps_refused").asText();
+                } catch (IOException | RuntimeException cut) {
+                    why = answer.substring(refused); // the answer's start only
+                }
+                LOG.log(System.Logger.Level.ERROR, "collector refused the steps in " + batch.what() + ": " + why
+                        + " (dropped; the readings were taken)");
+            }
+            return;
+        }
+        if (!batch.mayCarrySteps()) {
+            return;
+        }
+        java.util.List<dev.trainwatch.protocol.RunSteps> groups;
+        String agentId;
+        try (java.io.InputStream in = new java.util.zip.GZIPInputStream(
+                new java.io.ByteArrayInputStream(batch.gzipBody()))) {
+            com.fasterxml.jackson.databind.JsonNode body = dev.trainwatch.protocol.Json.MAPPER.readTree(in);
+            com.fasterxml.jackson.databind.JsonNode carried = body == null ? null : body.get("run_steps");
+            if (carried == null || !carried.isArray()) {
+                return; // a batch without steps (most spooled ones)
+            }
+            groups = java.util.Arrays.asList(dev.trainwatch.protocol.Json.MAPPER.treeToValue(carried,
+                    dev.trainwatch.protocol.RunSteps[].class));
+            agentId = body.path("agent_id").asText(null);
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "cannot read the steps back from " + batch.what() + " (" + describe(e)
+                    + "); they are lost");
+            return;
+        }
+        if (groups == null || groups.isEmpty()) {
+            return;
+        }
+        Runnable settled = batch.settled().getAndSet(null);
+        java.util.List<Payload> again = new java.util.ArrayList<>();
+        for (dev.trainwatch.protocol.RunSteps group : groups) {
+            if (group != null && group.runId() != null && group.steps() != null && !group.steps().isEmpty()) {
+                again.add(Payload.steps(group.runId(), group.steps(), agentId));
+            }
+        }
+        if (!olderCollectorLogged) {
+            olderCollectorLogged = true;
+            LOG.log(System.Logger.Level.INFO, "the collector does not take steps in batches (an older version): "
+                    + "sending them in their own requests");
+        }
+        // Sent next, before anything queued after the batch: the collector counts a log's steps in order, and would
+        // drop these as old if a later step of the same log came first. They take the batch's place in the order.
+        for (int i = 0; i < again.size(); i++) {
+            Payload p = again.get(i);
+            resend.addLast(new Shipment(batch.ordinal(), p.method(), p.path(), p.gzipBody(), p.what()
+                    + " (again: the collector ignored them in " + batch.what() + ")",
+                    new java.util.concurrent.atomic.AtomicReference<>(i == again.size() - 1 ? settled : null), false));
+        }
+        if (again.isEmpty() && settled != null) {
+            settled.run();
+        }
+    }
+
+    /** Steps an older collector ignored in a batch, sent before anything else (see {@link #samplesAnswered}). */
+    private final Deque<Shipment> resend = new ArrayDeque<>();
+
+    private boolean olderCollectorLogged;
 
     /** Shipments the collector took. */
     public long delivered() {
@@ -219,6 +317,8 @@ public final class Shipper implements AutoCloseable {
 
     private long deliveryErrors;
     private String lastErrorKind;
+    /** The body of the last answer that took a shipment (its start: see {@link Transport.Response}). */
+    private String lastAnswer;
 
     /** The delivery loop proper; returns true when closed. */
     private boolean deliverUntilClosed() {
@@ -226,7 +326,7 @@ public final class Shipper implements AutoCloseable {
             Shipment next;
             boolean fromSpool;
             synchronized (lock) {
-                while (memory.isEmpty() && spool.isEmpty() && !closing) {
+                while (memory.isEmpty() && spool.isEmpty() && resend.isEmpty() && !closing) {
                     try {
                         lock.wait();
                     } catch (InterruptedException e) {
@@ -234,13 +334,13 @@ public final class Shipper implements AutoCloseable {
                     }
                 }
                 if (closing && (System.nanoTime() > flushDeadlineNanos || consecutiveFailures > 0
-                        || (memory.isEmpty() && spool.isEmpty()))) {
+                        || (memory.isEmpty() && spool.isEmpty() && resend.isEmpty()))) {
                     spillMemory();
                     return true;
                 }
-                fromSpool = !spool.isEmpty();
+                fromSpool = resend.isEmpty() && !spool.isEmpty();
                 // Entries that cannot be replayed are moved aside by the spool itself; this never gives up.
-                next = fromSpool ? spool.oldest() : memory.peekFirst();
+                next = !resend.isEmpty() ? resend.peekFirst() : fromSpool ? spool.oldest() : memory.peekFirst();
                 if (next == null) {
                     continue;
                 }
@@ -252,6 +352,9 @@ public final class Shipper implements AutoCloseable {
                 switch (outcome) {
                     case DELIVERED -> {
                         delivered++;
+                        if (Payload.SAMPLES_PATH.equals(next.path())) {
+                            samplesAnswered(next, lastAnswer);
+                        }
                         next.settle();
                         if (consecutiveFailures > 0) {
                             LOG.log(System.Logger.Level.INFO, "collector reachable again; replaying "
@@ -290,7 +393,9 @@ public final class Shipper implements AutoCloseable {
     }
 
     private void forget(Shipment shipment, boolean fromSpool) {
-        if (!fromSpool && memory.peekFirst() == shipment) {
+        if (resend.peekFirst() == shipment) {
+            resend.removeFirst();
+        } else if (!fromSpool && memory.peekFirst() == shipment) {
             memory.removeFirst();
         } else {
             // From the spool, or spilled there from memory while it was in flight (a backlog): not again.
@@ -311,6 +416,7 @@ public final class Shipper implements AutoCloseable {
         }
         int status = response.status();
         if (status >= 200 && status < 300) {
+            lastAnswer = response.body();
             return Outcome.DELIVERED;
         }
         if (status == 401 || status == 403) {
@@ -346,6 +452,21 @@ public final class Shipper implements AutoCloseable {
      * its directory cannot be written). Caller holds the lock.
      */
     private void spillMemory() {
+        if (closing) {
+            // Steps to send again go to the spool in the place of their batch, ahead of everything behind it. The
+            // agent carries one run's steps per batch; steps of a second run of the same batch (a body no agent
+            // writes) would share that place and are not kept.
+            java.util.Set<Long> places = new java.util.HashSet<>();
+            while (!resend.isEmpty()) {
+                Shipment again = resend.pollFirst();
+                if (places.add(again.ordinal())) {
+                    spool.append(again);
+                } else {
+                    LOG.log(System.Logger.Level.ERROR, "not kept for the next agent: " + again.what());
+                    again.settle();
+                }
+            }
+        }
         while (!memory.isEmpty()) {
             spool.append(memory.pollFirst());
         }

@@ -110,7 +110,7 @@ class PlainHttpTest {
         answers.add(new Answer("HTTP/1.1 204 No Content\r\n\r\n", false));
         answers.add(new Answer("HTTP/1.0 422 Unprocessable\r\nContent-Type: text/plain\r\n\r\nbad\n  batch\n", true));
         answers.add(new Answer("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", true));
-        answers.add(new Answer("HTTP/1.1 503 Busy\r\nContent-Length: 300\r\n\r\n" + "y".repeat(300), false));
+        answers.add(new Answer("HTTP/1.1 503 Busy\r\nContent-Length: 1300\r\n\r\n" + "y".repeat(1300), false));
 
         assertThat(t.send(shipment("/v1/samples"))).isEqualTo(new Transport.Response(200, "{\"ok\":true}"));
         assertThat(t.send(shipment("/v1/runs/r%201/steps?agent_id=a-1")))
@@ -118,7 +118,7 @@ class PlainHttpTest {
         assertThat(t.send(shipment("/v1/samples"))).isEqualTo(new Transport.Response(204, ""));
         assertThat(t.send(shipment("/v1/samples"))).isEqualTo(new Transport.Response(422, "bad batch"));
         assertThat(t.send(shipment("/v1/samples"))).isEqualTo(new Transport.Response(200, ""));
-        assertThat(t.send(shipment("/v1/samples"))).isEqualTo(new Transport.Response(503, "y".repeat(200)));
+        assertThat(t.send(shipment("/v1/samples"))).isEqualTo(new Transport.Response(503, "y".repeat(1024)));
         assertThat(requests).containsExactly("POST /v1/samples HTTP/1.1 | true | true",
                 "POST /v1/runs/r%201/steps?agent_id=a-1 HTTP/1.1 | true | true",
                 "POST /v1/samples HTTP/1.1 | true | true", "POST /v1/samples HTTP/1.1 | true | true",

@@ -36,6 +36,9 @@ public final class TestCollector implements AutoCloseable {
     private final List<String> authorizations = new ArrayList<>();
     private final AtomicInteger replays = new AtomicInteger();
     private volatile Function<AgentBatch, Integer> statusForBatch = b -> 200;
+    /** Takes steps in batches ({@code run_steps}) and says so in its answers, as collectors since then do. */
+    private volatile boolean takesSteps;
+    private final AtomicInteger stepRequests = new AtomicInteger();
     private HttpServer server;
     private int port;
 
@@ -69,6 +72,16 @@ public final class TestCollector implements AutoCloseable {
         return URI.create("http://127.0.0.1:" + port);
     }
 
+    /** Whether it takes steps in batches, as a current collector does (an older one, by default, ignores them). */
+    public void takesSteps(boolean takes) {
+        takesSteps = takes;
+    }
+
+    /** Requests of steps alone ({@code POST /v1/runs/{id}/steps}) so far. */
+    public int stepRequests() {
+        return stepRequests.get();
+    }
+
     /** Answers batches with the status the function gives (e.g. 500 while "broken", 400 for a bad one). */
     public void answer(Function<AgentBatch, Integer> status) {
         statusForBatch = status;
@@ -83,6 +96,8 @@ public final class TestCollector implements AutoCloseable {
             }
             String path = exchange.getRequestURI().getRawPath();
             int status = 200;
+            boolean takes = takesSteps;
+            int stepsAccepted = 0;
             synchronized (lock) {
                 authorizations.add(String.valueOf(exchange.getRequestHeaders().getFirst("Authorization")));
             }
@@ -97,12 +112,19 @@ public final class TestCollector implements AutoCloseable {
                         } else {
                             lastSeq.put(batch.agentId(), batch.seq());
                             accepted.add(batch);
+                            if (takes && batch.runSteps() != null) {
+                                for (dev.trainwatch.protocol.RunSteps group : batch.runSteps()) {
+                                    steps.computeIfAbsent(group.runId(), k -> new ArrayList<>()).addAll(group.steps());
+                                    stepsAccepted += group.steps().size();
+                                }
+                            }
                         }
                     }
                 }
             } else if (path.startsWith("/v1/runs/") && path.endsWith("/steps")) {
                 String runId = java.net.URLDecoder.decode(path.substring(9, path.length() - 6), "UTF-8");
                 List<StepEvent> events = Json.MAPPER.readValue(body, new TypeReference<List<StepEvent>>() { });
+                stepRequests.incrementAndGet();
                 synchronized (lock) {
                     steps.computeIfAbsent(runId, k -> new ArrayList<>()).addAll(events);
                 }
@@ -114,7 +136,9 @@ public final class TestCollector implements AutoCloseable {
             } else {
                 status = 404;
             }
-            byte[] answer = status == 200 ? "{}".getBytes() : "{\"error\":\"test says no\"}".getBytes();
+            byte[] answer = status != 200 ? "{\"error\":\"test says no\"}".getBytes()
+                    : takes && path.equals("/v1/samples") ? ("{\"steps_accepted\":" + stepsAccepted + "}").getBytes()
+                    : "{}".getBytes();
             exchange.sendResponseHeaders(status, answer.length);
             exchange.getResponseBody().write(answer);
         }

@@ -41,7 +41,8 @@ import java.util.zip.GZIPOutputStream;
  * <p>Two variants of the load, as system properties, to see what the number of requests costs (not what agents do
  * today): {@code -Dship.every=N} makes each agent send every N seconds a batch with its last N seconds of samples
  * (8 × N GPU samples, the same 1-Hz readings) and its run's N step reports in one post; {@code -Dstep.reports=false}
- * leaves the step posts out. {@code -Dmemory.still=true} keeps each GPU's memory in use at one value (see
+ * leaves the step posts out; {@code -Dsteps.in.batch=true} carries them in the batch ({@code run_steps}) instead of a
+ * request of their own, as an agent does once its collector takes them. {@code -Dmemory.still=true} keeps each GPU's memory in use at one value (see
  * {@link #samples}).
  */
 public final class HttpFleetLoad {
@@ -53,6 +54,7 @@ public final class HttpFleetLoad {
     /** {@code -Dmemory.still=true}: memory in use holds still, as a caching allocator keeps it, instead of wobbling. */
     private static final boolean MEMORY_STILL = Boolean.getBoolean("memory.still");
     private static final boolean STEP_REPORTS = Boolean.parseBoolean(System.getProperty("step.reports", "true"));
+    private static final boolean STEPS_IN_BATCH = Boolean.getBoolean("steps.in.batch");
 
     private final String host;
     private final int port;
@@ -186,13 +188,22 @@ public final class HttpFleetLoad {
         void send(long second) {
             double now = System.currentTimeMillis() / 1000.0;
             try {
-                post("/v1/samples", gzipJson(batch(now, second)));
+                List<StepEvent> steps = null;
                 if (reportsSteps) {
-                    List<StepEvent> steps = new ArrayList<>(SHIP_EVERY);
+                    steps = new ArrayList<>(SHIP_EVERY);
                     for (int k = SHIP_EVERY - 1; k >= 0; k--) {
                         steps.add(new StepEvent(second + 1 - k, 0.9, 0.05, null, null, null, GPUS_PER_NODE, 256.0,
                                 0.12, 1e-4, 1.1, null, null, null, now - k));
                     }
+                }
+                AgentBatch batch = batch(now, second);
+                if (steps != null && STEPS_IN_BATCH) {
+                    batch = new AgentBatch(batch.host(), batch.agentId(), batch.seq(), batch.gpus(), batch.runs(),
+                            batch.events(), batch.health(), batch.hostMemory(), batch.sentAt(),
+                            List.of(new dev.trainwatch.protocol.RunSteps(runId, steps)));
+                }
+                post("/v1/samples", gzipJson(batch));
+                if (steps != null && !STEPS_IN_BATCH) {
                     post("/v1/runs/" + runId + "/steps?agent_id=agent-" + node, gzipJson(steps));
                 }
             } catch (IOException e) {
