@@ -487,7 +487,18 @@ class PlainRecordReaderTest {
                 maybe(random.nextBoolean()), maybe("boom")));
         HostMemory memory = maybe(new HostMemory(1.7e9 + d(), maybe(l()), maybe(l()), maybe(l()), maybe(l()),
                 maybe(l())));
+        List<dev.trainwatch.protocol.RunSteps> runSteps = new ArrayList<>();
+        for (int r = random.nextInt(3); r > 0; r--) {
+            List<dev.trainwatch.protocol.StepEvent> steps = new ArrayList<>();
+            for (int k = random.nextInt(4); k > 0; k--) {
+                steps.add(new dev.trainwatch.protocol.StepEvent(maybe(l()), maybe(d()), maybe(d()), maybe(d()),
+                        maybe(d()), maybe(d()), maybe(random.nextInt(100)), maybe(d()), maybe(d()), maybe(d()),
+                        maybe(d()), maybe(random.nextInt(256)), maybe(random.nextInt(256)), maybe(random.nextInt(64)),
+                        maybe(1.7e9 + d()), maybe("3f9c2a:" + random.nextInt(4))));
+            }
+            runSteps.add(new dev.trainwatch.protocol.RunSteps("run-" + random.nextInt(10), steps));
+        }
         return new AgentBatch("node-" + random.nextInt(100), "agent-" + random.nextInt(100), l(), maybe(gpus),
-                maybe(runs), maybe(events), health, memory, maybe(1.7e9 + d()));
+                maybe(runs), maybe(events), health, memory, maybe(1.7e9 + d()), maybe(runSteps));
     }
 }
