@@ -70,21 +70,44 @@ final class EvaluationSchedule {
     }
 
     /**
-     * A run without new input is re-judged this often by the fleet's tick: what only the passing of time changes
-     * (a silence growing into a stall, an anomaly's sustain or clear time running out) moves in steps of at most
-     * this. A run whose input arrives is judged as it arrives (at most every {@link FleetSettings#evaluateEvery()}).
+     * A run without new input is re-judged by the fleet's tick after at least this long: what only the passing of
+     * time changes (a silence growing into a stall, an anomaly's sustain or clear time running out) moves in steps of
+     * at most {@link #idleSeconds}. A run whose input arrives is judged as it arrives (at most every
+     * {@link FleetSettings#evaluateEvery()}).
      */
     static final double IDLE_EVALUATE_SECONDS = 5;
+    /** ... and after at most this long, whatever the run's usual gap between inputs. */
+    static final double IDLE_EVALUATE_MAX_SECONDS = 15;
+
+    /**
+     * How long a run goes without input before the tick judges it: {@value #IDLE_EVALUATE_SECONDS} s, or half as
+     * long again as its usual gap between bursts of input when that is longer, up to
+     * {@value #IDLE_EVALUATE_MAX_SECONDS} s. A run whose agent sends every 10 s ({@code --ship-every 10s}) is judged
+     * as each batch arrives, not also halfway between two batches that bring nothing new in between; once its next
+     * batch is overdue it is judged without one. (An agent gone silent is named at once by the tick either way.)
+     */
+    static double idleSeconds(RunState run) {
+        double gap = run.burstGap * 1.5;
+        return gap > IDLE_EVALUATE_SECONDS ? Math.min(gap, IDLE_EVALUATE_MAX_SECONDS) : IDLE_EVALUATE_SECONDS;
+    }
+
+    /** Inputs less than this apart are one burst (a batch and the steps request its agent sends right after it). */
+    static final double BURST_SECONDS = 1;
 
     /** New input of the run arrived: it is judged now unless it was judged less than evaluateEvery ago. */
     void maybeEvaluate(RunState run, double now) {
         run.inputs++;
+        double sinceBurst = now - run.burstAt;
+        if (Double.isNaN(sinceBurst) || sinceBurst < 0 || sinceBurst >= BURST_SECONDS) {
+            run.burstGap = sinceBurst >= 0 ? sinceBurst : Double.NaN;
+            run.burstAt = now;
+        }
         evaluateIfDue(run, now, false);
     }
 
     /**
      * The fleet's tick: the run is judged when input arrived since its last evaluation (and evaluateEvery has
-     * passed), or every {@value #IDLE_EVALUATE_SECONDS} s without input; its summary is sent when due.
+     * passed), or after {@link #idleSeconds} without input; its summary is sent when due.
      */
     void onTick(RunState run, double now) {
         evaluateIfDue(run, now, run.inputs == run.inputsJudged);
@@ -95,7 +118,7 @@ final class EvaluationSchedule {
         // detectors and summaries would wait until the clock caught up again.
         double sinceEvaluated = now - run.lastEvaluated;
         double every = settings.evaluateEvery().toMillis() / 1000.0;
-        if (sinceEvaluated < 0 || sinceEvaluated >= (idle ? Math.max(every, IDLE_EVALUATE_SECONDS) : every)) {
+        if (sinceEvaluated < 0 || sinceEvaluated >= (idle ? Math.max(every, idleSeconds(run)) : every)) {
             evaluate(run, now);
         }
         double sinceNotified = now - run.lastChangeNotified;

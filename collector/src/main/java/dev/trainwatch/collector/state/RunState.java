@@ -112,6 +112,14 @@ final class RunState {
      */
     long inputs;
     long inputsJudged;
+    /**
+     * When the run's latest burst of input began (inputs less than a second apart are one burst: a batch and its
+     * steps request), and the time between the two latest bursts (NaN until there are two): how long the run
+     * usually goes without input, which sets how long it may before it is judged without (see
+     * {@link EvaluationSchedule#idleSeconds}).
+     */
+    double burstAt = Double.NaN;
+    double burstGap = Double.NaN;
     double lastChangeNotified = Double.NEGATIVE_INFINITY;
     boolean dirty;
     /** The run's numbers moved materially since its summary was last sent (sent after the summary interval). */

@@ -83,6 +83,39 @@ class EvaluationCadenceTest {
         assertThat(judgedBetween(60, 100)).containsExactly(62.0, 67.0, 72.0, 77.0, 82.0, 87.0, 92.0, 97.0);
     }
 
+    /**
+     * A run whose input comes in bursts every 10 s (an agent with --ship-every 10s) is judged as each arrives, not
+     * also halfway in between; once its next batch is overdue by half its gap it is judged without one, then every
+     * 15 s of silence — and a run back to input every second is judged after 5 s of silence again.
+     */
+    @Test
+    void aRunThatSendsEveryTenSecondsIsJudgedWithoutInputOnlyOnceItsNextBatchIsOverdue() {
+        for (int s = 0; s < 100; s++) {
+            if (s % 10 == 0 && s < 50) {
+                report();                          // the batch
+                clock.advanceSeconds(0.05);
+                report();                          // its steps request, the same burst
+                clock.advanceSeconds(-0.05);
+            }
+            fleet.tick();
+            clock.advanceSeconds(1);
+        }
+        // 0: arrival; 1: the tick, for the steps request; 6: 5 s idle (the run's gap is not known yet); from the
+        // second batch on, arrivals and their steps only; silence after the batch at 40: 15 s after its last judgement.
+        assertThat(judged).containsExactly(0.0, 1.0, 6.0, 10.0, 11.0, 20.0, 21.0, 30.0, 31.0, 40.0, 41.0, 56.0, 71.0,
+                86.0);
+
+        judged.clear();
+        for (int s = 100; s < 120; s++) {
+            if (s < 105) {
+                report();
+            }
+            fleet.tick();
+            clock.advanceSeconds(1);
+        }
+        assertThat(judgedBetween(100, 120)).containsExactly(100.0, 101.0, 102.0, 103.0, 104.0, 109.0, 114.0, 119.0);
+    }
+
     @Test
     void inputThatCameBetweenTwoTicksIsJudgedByTheNextTickWhenIngestHadJustJudged() {
         report();                      // judged at 0 on arrival
