@@ -29,7 +29,7 @@ import java.util.zip.GZIPInputStream;
 /**
  * An HTTP proxy between agents and a collector for the operations suite: forwards every request, records each agent
  * batch with the collector's answer, answers 503 while paused or while the collector is down (the agent spools and
- * retries, as with any outage), and can lose the answer to a steps request the collector applied. Thread-safe.
+ * retries, as with any outage), and can lose the answer to a request with steps the collector applied. Thread-safe.
  */
 final class RecordingProxy implements AutoCloseable {
 
@@ -115,10 +115,9 @@ final class RecordingProxy implements AutoCloseable {
             answer(exchange, 503, "interrupted");
             return;
         }
-        record(path, body, response.statusCode(), response.body());
+        boolean carriesSteps = record(path, body, response.statusCode(), response.body());
         CompletableFuture<Void> lose = cutOff.get();
-        if (lose != null && path.contains("/steps") && response.statusCode() == 200
-                && cutOff.compareAndSet(lose, null)) {
+        if (lose != null && carriesSteps && response.statusCode() == 200 && cutOff.compareAndSet(lose, null)) {
             // Applied by the collector; the answer never reaches the agent, and the collector goes down.
             try {
                 synchronized (gate) {
@@ -145,13 +144,14 @@ final class RecordingProxy implements AutoCloseable {
         }
     }
 
-    private void record(String path, byte[] body, int status, byte[] answer) {
+    /** Records the request; true when it carried step reports (a steps request, or a batch with run_steps). */
+    private boolean record(String path, byte[] body, int status, byte[] answer) {
         if (path.contains("/steps")) {
             recordSteps(path, body, status);
-            return;
+            return true;
         }
         if (!path.equals("/v1/samples")) {
-            return;
+            return false;
         }
         try (InputStream in = new GZIPInputStream(new ByteArrayInputStream(body))) {
             JsonNode batch = Json.MAPPER.readTree(in);
@@ -159,12 +159,24 @@ final class RecordingProxy implements AutoCloseable {
             if (answer != null && status == 200) {
                 duplicate = Json.MAPPER.readTree(answer).path("duplicate").asBoolean();
             }
+            // Steps carried in the batch (an agent whose collector takes them), recorded as a steps request would be.
+            List<StepPost> carried = new ArrayList<>();
+            for (JsonNode group : batch.path("run_steps")) {
+                String as = "/v1/runs/" + group.path("run_id").asText() + "/steps in batch " + batch.path("seq").asLong();
+                for (JsonNode step : group.path("steps")) {
+                    carried.add(new StepPost(as, step.path("source").asText(""), step.path("rank").asInt(-1),
+                            step.path("step").asLong(), status));
+                }
+            }
             synchronized (gate) {
                 batches.add(new Batch(batch.path("agent_id").asText(), batch.path("host").asText(),
                         batch.path("seq").asLong(), batch.path("sent_at").asDouble(), status, duplicate));
+                stepPosts.addAll(carried);
             }
+            return !carried.isEmpty();
         } catch (IOException | RuntimeException e) {
             // Not a batch the proxy can read: nothing to record.
+            return false;
         }
     }
 
@@ -216,7 +228,8 @@ final class RecordingProxy implements AutoCloseable {
     }
 
     /**
-     * Lets the next steps request through to the collector and, once it answered 200, pauses, runs {@code action}
+     * Lets the next request with steps (a steps request, or a batch that carries them) through to the collector and,
+     * once it answered 200, pauses, runs {@code action}
      * (read the counts, stop the collector) and answers the agent 503 instead: the request was applied, its answer
      * lost. Returns what {@code action} returned.
      */

@@ -42,7 +42,8 @@ import java.util.zip.GZIPOutputStream;
  * today): {@code -Dship.every=N} makes each agent send every N seconds a batch with its last N seconds of samples
  * (8 × N GPU samples, the same 1-Hz readings) and its run's N step reports in one post; {@code -Dstep.reports=false}
  * leaves the step posts out; {@code -Dsteps.in.batch=true} carries them in the batch ({@code run_steps}) instead of a
- * request of their own, as an agent does once its collector takes them. {@code -Dmemory.still=true} keeps each GPU's memory in use at one value (see
+ * request of their own, as an agent does once its collector takes them; {@code -Dship.spread=true} spreads the agents'
+ * batches over the N seconds. {@code -Dmemory.still=true} keeps each GPU's memory in use at one value (see
  * {@link #samples}).
  */
 public final class HttpFleetLoad {
@@ -55,6 +56,11 @@ public final class HttpFleetLoad {
     private static final boolean MEMORY_STILL = Boolean.getBoolean("memory.still");
     private static final boolean STEP_REPORTS = Boolean.parseBoolean(System.getProperty("step.reports", "true"));
     private static final boolean STEPS_IN_BATCH = Boolean.getBoolean("steps.in.batch");
+    /**
+     * {@code -Dship.spread=true}: agent i sends in second i mod N of every N (as agents started at different times
+     * do), instead of every agent in the last second of each N (as agents started together do).
+     */
+    private static final boolean SHIP_SPREAD = Boolean.getBoolean("ship.spread");
 
     private final String host;
     private final int port;
@@ -129,7 +135,7 @@ public final class HttpFleetLoad {
                     } else if (wait < -500_000_000L) {
                         late.incrementAndGet();
                     }
-                    if (second % SHIP_EVERY == SHIP_EVERY - 1) {
+                    if (second % SHIP_EVERY == (SHIP_SPREAD ? agent.index % SHIP_EVERY : SHIP_EVERY - 1)) {
                         agent.send(second);
                     }
                 }
