@@ -27,18 +27,23 @@ class EvaluationCadenceTest {
     final List<Double> judged = new ArrayList<>();
     final double t0 = clock.millis() / 1000.0;
 
-    final Detector counting = new Detector() {
-        @Override
-        public AnomalyKind kind() {
-            return AnomalyKind.STALLED;
-        }
+    final Detector counting = counting(judged, t0);
 
-        @Override
-        public Optional<Finding> evaluate(RunContext run, boolean active) {
-            judged.add(run.now() - t0);
-            return Optional.empty();
-        }
-    };
+    /** A detector that finds nothing and notes when it was asked, in seconds since {@code t0}. */
+    static Detector counting(List<Double> judged, double t0) {
+        return new Detector() {
+            @Override
+            public AnomalyKind kind() {
+                return AnomalyKind.STALLED;
+            }
+
+            @Override
+            public Optional<Finding> evaluate(RunContext run, boolean active) {
+                judged.add(run.now() - t0);
+                return Optional.empty();
+            }
+        };
+    }
 
     final Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults(),
             List.of(counting));

@@ -2,21 +2,16 @@ package dev.trainwatch.collector.state;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.Detector;
 import dev.trainwatch.collector.detect.DetectorSettings;
-import dev.trainwatch.collector.detect.Finding;
-import dev.trainwatch.collector.detect.RunContext;
 import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.collector.testing.MutableClock;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.RunSteps;
 import dev.trainwatch.protocol.StepEvent;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
@@ -33,18 +28,7 @@ class StepsInBatchTest {
     final List<String> uuids = IntStream.range(0, EvaluationCost.GPUS)
             .mapToObj(g -> "GPU-0000000a-0000-4000-8000-00000000000" + g).toList();
 
-    final Detector counting = new Detector() {
-        @Override
-        public AnomalyKind kind() {
-            return AnomalyKind.STALLED;
-        }
-
-        @Override
-        public Optional<Finding> evaluate(RunContext run, boolean active) {
-            judged.add(run.now() - t0);
-            return Optional.empty();
-        }
-    };
+    final Detector counting = EvaluationCadenceTest.counting(judged, t0);
 
     Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults(),
             List.of(counting));
