@@ -13,6 +13,8 @@ final class AgentState {
     int gpuCount;
     long batches;
     long duplicates;
+    /** Seconds between this agent's two latest batches (NaN before its second): its --ship-every, give or take. */
+    double batchGap = Double.NaN;
     boolean lost;
     /** The agent's clock minus the collector's, estimated from its batches' send times. */
     final ClockOffset clock = new ClockOffset();

@@ -41,18 +41,9 @@ final class BatchIngest {
      * @param wallOffset seconds the collector's wall clock is ahead of its own (monotonic) clock: the readings of an
      *                   agent that sends no {@code sent_at} are taken as wall times and moved by it
      */
-    IngestResult apply(AgentBatch batch, Double requestSentAt, double now, double wallOffset) {
-        Set<RunState> toJudge = new LinkedHashSet<>();
-        IngestResult result = apply(batch, requestSentAt, now, wallOffset, toJudge);
-        for (RunState run : toJudge) {
-            events.maybeEvaluate(run, now);
-        }
-        return result;
-    }
-
     /**
-     * The same, leaving the judgement to the caller: the runs the batch touched are added to {@code toJudge}, so a
-     * caller that applies more of the same request (the batch's steps) judges each run once, on all of it.
+     * Leaves the judgement to the caller: the runs the batch touched are added to {@code toJudge}, so a caller that
+     * applies more of the same request (the batch's steps) judges each run once, on all of it.
      */
     IngestResult apply(AgentBatch batch, Double requestSentAt, double now, double wallOffset,
                        Set<RunState> toJudge) {
@@ -75,6 +66,10 @@ final class BatchIngest {
         agent.lastSeq = batch.seq();
         registry.ledger.applied(batch.agentId(), batch.seq());
         double offset = clockOffset(agent, requestSentAt != null ? requestSentAt : batch.sentAt(), now, wallOffset);
+        double gap = now - agent.lastSeen;
+        if (agent.batches > 0 && gap > 0) {
+            agent.batchGap = gap;
+        }
         agent.lastSeen = now;
         agent.lost = false;
         agent.batches++;
@@ -142,6 +137,7 @@ final class BatchIngest {
         }
         for (RunState run : touched) {
             run.dirty = true;
+            run.agentBatchGap = agent.batchGap;
             if (!run.ended) {
                 toJudge.add(run);
             }

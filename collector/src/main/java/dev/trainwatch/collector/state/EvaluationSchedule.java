@@ -94,9 +94,34 @@ final class EvaluationSchedule {
     /** Inputs less than this apart are one burst (a batch and the steps request its agent sends right after it). */
     static final double BURST_SECONDS = 1;
 
+    /** A run on several nodes is judged on arrival at most this often, whatever its agents' batches. */
+    static final double SPACING_MAX_SECONDS = 5;
+
+    /**
+     * The least time between two judgements of a run on arriving input: {@link FleetSettings#evaluateEvery()}, and
+     * for a run on several nodes half its agents' gap between batches when that is longer (at most
+     * {@value #SPACING_MAX_SECONDS} s). Eight nodes sending every 10 s at their own moments bring a run an eighth of
+     * its readings at a time; judging all of its GPUs at each (up to once a second) cost the collector a fifth more at
+     * 1,024 GPUs in 16 runs than in 128 single-node runs. Urgent input — an event, a non-finite loss — is judged at
+     * once all the same, and a run on one node is judged at each of its batches as before.
+     */
+    double spacing(RunState run, boolean urgent) {
+        double every = settings.evaluateEvery().toMillis() / 1000.0;
+        if (urgent || run.hosts.size() < 2 || !(run.agentBatchGap / 2 > every)) {
+            return every;
+        }
+        return Math.max(every, Math.min(run.agentBatchGap / 2, SPACING_MAX_SECONDS));
+    }
+
     /** New input of the run arrived: it is judged now unless it was judged less than evaluateEvery ago. */
     void maybeEvaluate(RunState run, double now) {
+        maybeEvaluate(run, now, false);
+    }
+
+    /** The same; urgent input (an event, a non-finite loss) is judged within evaluateEvery whatever the spacing. */
+    void maybeEvaluate(RunState run, double now, boolean urgent) {
         run.inputs++;
+        run.urgentInput |= urgent;
         double sinceBurst = now - run.burstAt;
         if (Double.isNaN(sinceBurst) || sinceBurst < 0 || sinceBurst >= BURST_SECONDS) {
             run.burstGap = sinceBurst >= 0 ? sinceBurst : Double.NaN;
@@ -117,7 +142,7 @@ final class EvaluationSchedule {
         // A clock stepped back (NTP, a resumed VM) makes the times since negative: treat them as due, or the run's
         // detectors and summaries would wait until the clock caught up again.
         double sinceEvaluated = now - run.lastEvaluated;
-        double every = settings.evaluateEvery().toMillis() / 1000.0;
+        double every = spacing(run, run.urgentInput);
         if (sinceEvaluated < 0 || sinceEvaluated >= (idle ? Math.max(every, idleSeconds(run)) : every)) {
             evaluate(run, now);
         }
@@ -134,6 +159,7 @@ final class EvaluationSchedule {
     void evaluate(RunState run, double now) {
         run.lastEvaluated = now;
         run.inputsJudged = run.inputs;
+        run.urgentInput = false;
         boolean onlyFailure = false;
         if (run.ended) {
             // An ended run is judged no more, except for why it ended: a failure reported after the end.

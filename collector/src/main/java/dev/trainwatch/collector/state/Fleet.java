@@ -235,8 +235,14 @@ public final class Fleet {
                     result = applyBatchSteps(batch, requestSentAt, result, now, wallOffset, toJudge);
                 }
                 // Once per run, on the readings and the steps together: a batch and its steps are one arrival.
+                boolean urgent = batch.events() != null && !batch.events().isEmpty();
+                if (batch.runSteps() != null) {
+                    for (RunSteps group : batch.runSteps()) {
+                        urgent |= group != null && group.steps() != null && StepIngest.nonFiniteLoss(group.steps());
+                    }
+                }
                 for (RunState run : toJudge) {
-                    events.maybeEvaluate(run, now);
+                    events.maybeEvaluate(run, now, urgent);
                 }
                 return result;
             }

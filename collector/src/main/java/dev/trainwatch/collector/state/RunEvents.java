@@ -104,6 +104,11 @@ final class RunEvents implements EvaluationSchedule.Notifier {
         schedule.maybeEvaluate(run, now);
     }
 
+    /** The same; urgent input (an event, a non-finite loss) is judged within a second whatever the run's spacing. */
+    void maybeEvaluate(RunState run, double now, boolean urgent) {
+        schedule.maybeEvaluate(run, now, urgent);
+    }
+
     /** Time passed: the run is judged when input arrived since it last was, or after a while without input. */
     void onTick(RunState run, double now) {
         schedule.onTick(run, now);

@@ -120,6 +120,10 @@ final class RunState {
      */
     double burstAt = Double.NaN;
     double burstGap = Double.NaN;
+    /** The batch gap of the agent whose batch touched the run last (see {@link EvaluationSchedule#spacing}). */
+    double agentBatchGap = Double.NaN;
+    /** Input since the last judgement that is judged within evaluateEvery whatever the spacing. */
+    boolean urgentInput;
     double lastChangeNotified = Double.NEGATIVE_INFINITY;
     boolean dirty;
     /** The run's numbers moved materially since its summary was last sent (sent after the summary interval). */

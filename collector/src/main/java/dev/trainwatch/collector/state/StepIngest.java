@@ -40,8 +40,18 @@ final class StepIngest {
                           double wallOffset) {
         RunState[] judged = new RunState[1];
         List<StepEvent> counted = apply(runId, steps, agentId, requestSentAt, true, now, wallOffset, judged);
-        events.maybeEvaluate(judged[0], now);
+        events.maybeEvaluate(judged[0], now, nonFiniteLoss(steps));
         return counted;
+    }
+
+    /** True when a report's loss is NaN or infinite: the run diverged, which is judged at once. */
+    static boolean nonFiniteLoss(List<StepEvent> steps) {
+        for (StepEvent e : steps) {
+            if (e != null && e.loss() != null && !Double.isFinite(e.loss())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

@@ -109,6 +109,50 @@ class StepsInBatchTest {
                 .containsExactly(0L, 1L, 6L, 10L, 11L);
     }
 
+    /**
+     * A run on eight nodes whose agents send every 10 s, each at its own second: judged at most every 5 s on arriving
+     * batches (not at each node's batch, up to once a second, on an eighth of its readings), and at once for an event.
+     */
+    @Test
+    void aRunOnEightNodesSendingEveryTenSecondsIsJudgedEveryFiveSecondsAndAtOnceForAnEvent() {
+        List<List<String>> uuids = new ArrayList<>();
+        for (int node = 0; node < 8; node++) {
+            int n = node;
+            uuids.add(IntStream.range(0, EvaluationCost.GPUS)
+                    .mapToObj(g -> String.format("GPU-%08x-0000-4000-8000-%012x", n, g)).toList());
+        }
+        long[] seq = new long[8];
+        java.util.function.BiFunction<Integer, List<dev.trainwatch.protocol.AgentEvent>, AgentBatch> batchOf =
+                (node, events) -> {
+                    double now = clock.millis() / 1000.0;
+                    AgentBatch b = EvaluationCost.batch(node, uuids.get(node), ++seq[node], now, seq[node]);
+                    dev.trainwatch.protocol.RunAttribution r = b.runs().get(0);
+                    return new AgentBatch(b.host(), b.agentId(), b.seq(), b.gpus(), List.of(
+                            new dev.trainwatch.protocol.RunAttribution("big", r.pids(), r.gpuUuids(), r.ranks(),
+                                    "10.0.0.1", null)), events, b.health(), b.hostMemory(), b.sentAt());
+                };
+        for (int s = 0; s < 60; s++) {
+            int node = s % 10;
+            if (node < 8) {
+                fleet.ingestBatch(batchOf.apply(node, List.of()));
+            }
+            fleet.tick();
+            clock.advanceSeconds(1);
+        }
+        // Until each agent's second batch shows its gap, every second; then every 5 s.
+        List<Double> late = judged.stream().filter(t -> t >= 20).toList();
+        assertThat(late).containsExactly(22.0, 27.0, 32.0, 37.0, 42.0, 47.0, 52.0, 57.0);
+
+        // 60 s, 3 s after the last judgement: a node's batch waits; half a second later an XID is judged at once.
+        judged.clear();
+        fleet.ingestBatch(batchOf.apply(1, List.of()));
+        assertThat(judged).isEmpty();
+        clock.advanceSeconds(0.5);
+        fleet.ingestBatch(batchOf.apply(2, List.of(dev.trainwatch.protocol.AgentEvent.xid(clock.millis() / 1000.0,
+                uuids.get(2).get(0), 79))));
+        assertThat(judged).containsExactly(60.5);
+    }
+
     @Test
     void aRunWithoutRoomLosesItsStepsNotTheBatchsReadings() {
         FleetSettings d = FleetSettings.defaults();
