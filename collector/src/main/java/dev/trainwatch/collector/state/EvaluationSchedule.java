@@ -101,8 +101,8 @@ final class EvaluationSchedule {
      * The least time between two judgements of a run on arriving input: {@link FleetSettings#evaluateEvery()}, and
      * for a run on several nodes half its agents' gap between batches when that is longer (at most
      * {@value #SPACING_MAX_SECONDS} s). Eight nodes sending every 10 s at their own moments bring a run an eighth of
-     * its readings at a time; judging all of its GPUs at each (up to once a second) cost the collector a fifth more at
-     * 1,024 GPUs in 16 runs than in 128 single-node runs. Urgent input — an event, a non-finite loss — is judged at
+     * its readings at a time; judging all of its GPUs at each (up to once a second) cost the collector a quarter
+     * more at 1,024 GPUs in 16 runs than in 128 single-node runs. Urgent input — an event, a non-finite loss — is judged at
      * once all the same, and a run on one node is judged at each of its batches as before.
      */
     double spacing(RunState run, boolean urgent) {
