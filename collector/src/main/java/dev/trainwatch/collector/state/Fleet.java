@@ -261,15 +261,14 @@ public final class Fleet {
         Double sentAt = requestSentAt != null ? requestSentAt : batch.sentAt();
         Map<String, List<StepEvent>> counted = new LinkedHashMap<>();
         String refused = null;
-        RunState[] run = new RunState[1];
         for (RunSteps group : batch.runSteps()) {
             if (group == null || group.runId() == null || group.steps() == null || group.steps().isEmpty()) {
                 continue;
             }
             try {
                 List<StepEvent> runCounted = steps.apply(group.runId(), group.steps(), batch.agentId(), sentAt, false,
-                        now, wallOffset, run);
-                toJudge.add(run[0]);
+                        now, wallOffset);
+                toJudge.add(registry.run(group.runId()));
                 counted.merge(group.runId(), runCounted, (a, b) -> {
                     List<StepEvent> both = new ArrayList<>(a);
                     both.addAll(b);

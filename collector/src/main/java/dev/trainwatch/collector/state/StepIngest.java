@@ -38,9 +38,8 @@ final class StepIngest {
 
     List<StepEvent> apply(String runId, List<StepEvent> steps, String agentId, Double requestSentAt, double now,
                           double wallOffset) {
-        RunState[] judged = new RunState[1];
-        List<StepEvent> counted = apply(runId, steps, agentId, requestSentAt, true, now, wallOffset, judged);
-        events.maybeEvaluate(judged[0], now, nonFiniteLoss(steps));
+        List<StepEvent> counted = apply(runId, steps, agentId, requestSentAt, true, now, wallOffset);
+        events.maybeEvaluate(registry.run(runId), now, nonFiniteLoss(steps));
         return counted;
     }
 
@@ -55,14 +54,13 @@ final class StepIngest {
     }
 
     /**
-     * The same, leaving the judgement to the caller (the run is put in {@code run[0]}), for steps carried in an
-     * agent's batch: the batch's send time already fed the agent's clock, so {@code observeClock} is false there.
+     * The same, leaving the judgement of the run (created if new) to the caller, for steps carried in an agent's
+     * batch: the batch's send time already fed the agent's clock, so {@code observeClock} is false there.
      */
     List<StepEvent> apply(String runId, List<StepEvent> steps, String agentId, Double requestSentAt,
-                          boolean observeClock, double now, double wallOffset, RunState[] runOut) {
+                          boolean observeClock, double now, double wallOffset) {
         List<StepEvent> counted = new ArrayList<>(steps.size());
         RunState run = registry.runOrCreate(runId, now);
-        runOut[0] = run;
         AgentState agent = agentId == null ? null : registry.agent(agentId);
         boolean sent = agentId != null && requestSentAt != null && Double.isFinite(requestSentAt);
         if (agent != null && sent && observeClock) {
