@@ -18,11 +18,13 @@ import org.junit.jupiter.params.ParameterizedTest;
  * batch; events and NaN losses at once): the same kinds are raised — every quiet trace stays quiet — without
  * flapping, and each at most two batches and a tick later than with a batch a second (a finding waits for the batch
  * that carries its readings; a sustain that runs out between two batches is seen when the next one comes, or at the
- * idle judgement). The latencies go to target/detection-latency-ship-every-5s.md (docs/DETECTORS.md quotes them).
+ * idle judgement). The latencies go to target/detection-latency-ship-every-5s.md (docs/DETECTORS.md quotes them);
+ * {@code -Dtrainwatch.shipEvery=10} plays every trace at another interval (target/detection-latency-ship-every-10s.md,
+ * docs/PERFORMANCE.md's ninth pass quotes it).
  */
 class ScenarioShipEveryTest {
 
-    static final int SHIP_EVERY = 5;
+    static final int SHIP_EVERY = Integer.getInteger("trainwatch.shipEvery", 5);
     private static final Map<String, String> LATENCIES = new TreeMap<>();
 
     static java.util.stream.Stream<String> traces() throws Exception {
@@ -61,7 +63,7 @@ class ScenarioShipEveryTest {
         StringBuilder b = new StringBuilder("| scenario → kind | a batch a second | --ship-every 5s |\n")
                 .append("|---|---|---|\n");
         LATENCIES.forEach((k, v) -> b.append("| ").append(k).append(" | ").append(v).append(" |\n"));
-        Path out = Path.of("target", "detection-latency-ship-every-5s.md");
+        Path out = Path.of("target", "detection-latency-ship-every-" + SHIP_EVERY + "s.md");
         Files.createDirectories(out.getParent());
         Files.writeString(out, b.toString());
     }
