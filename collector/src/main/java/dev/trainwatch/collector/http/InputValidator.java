@@ -135,39 +135,39 @@ public final class InputValidator {
         if (gpu == null) {
             throw ApiError.unprocessable(at + " is null");
         }
-        timestamp(path(at, ".ts"), gpu.ts());
-        range(path(at, ".index"), gpu.index(), 0, MAX_INDEX);
-        label(path(at, ".uuid"), gpu.uuid(), true);
-        text(path(at, ".name"), gpu.name(), 256);
-        text(path(at, ".pci_bus_id"), gpu.pciBusId(), 64);
-        bytes(path(at, ".memory_total_bytes"), gpu.memoryTotalBytes());
-        bytes(path(at, ".memory_used_bytes"), gpu.memoryUsedBytes());
-        bytes(path(at, ".memory_reserved_bytes"), gpu.memoryReservedBytes());
-        bytes(path(at, ".memory_free_bytes"), gpu.memoryFreeBytes());
+        timestamp(at, ".ts", gpu.ts());
+        range(at, ".index", gpu.index(), 0, MAX_INDEX);
+        label(at, ".uuid", gpu.uuid(), true);
+        text(at, ".name", gpu.name(), 256);
+        text(at, ".pci_bus_id", gpu.pciBusId(), 64);
+        bytes(at, ".memory_total_bytes", gpu.memoryTotalBytes());
+        bytes(at, ".memory_used_bytes", gpu.memoryUsedBytes());
+        bytes(at, ".memory_reserved_bytes", gpu.memoryReservedBytes());
+        bytes(at, ".memory_free_bytes", gpu.memoryFreeBytes());
         if (gpu.memoryTotalBytes() != null && gpu.memoryUsedBytes() != null
                 && gpu.memoryUsedBytes() > gpu.memoryTotalBytes()) {
             throw ApiError.unprocessable(at + ".memory_used_bytes (" + gpu.memoryUsedBytes()
                     + ") exceeds memory_total_bytes (" + gpu.memoryTotalBytes() + ")");
         }
-        ratio(path(at, ".utilization_ratio"), gpu.utilizationRatio());
-        ratio(path(at, ".memory_utilization_ratio"), gpu.memoryUtilizationRatio());
+        ratio(at, ".utilization_ratio", gpu.utilizationRatio());
+        ratio(at, ".memory_utilization_ratio", gpu.memoryUtilizationRatio());
         UtilizationWindow window = gpu.utilizationWindow();
         if (window != null) {
-            range(path(at, ".utilization_window.count"), window.count(), 0, 1_000_000);
-            ratio(path(at, ".utilization_window.min_ratio"), window.minRatio());
-            ratio(path(at, ".utilization_window.mean_ratio"), window.meanRatio());
-            ratio(path(at, ".utilization_window.max_ratio"), window.maxRatio());
-            ratio(path(at, ".utilization_window.idle_fraction"), window.idleFraction());
-            timestamp(path(at, ".utilization_window.from_ts"), window.fromTs());
-            timestamp(path(at, ".utilization_window.to_ts"), window.toTs());
+            range(at, ".utilization_window.count", window.count(), 0, 1_000_000);
+            ratio(at, ".utilization_window.min_ratio", window.minRatio());
+            ratio(at, ".utilization_window.mean_ratio", window.meanRatio());
+            ratio(at, ".utilization_window.max_ratio", window.maxRatio());
+            ratio(at, ".utilization_window.idle_fraction", window.idleFraction());
+            timestamp(at, ".utilization_window.from_ts", window.fromTs());
+            timestamp(at, ".utilization_window.to_ts", window.toTs());
         }
-        hertz(path(at, ".sm_clock_hz"), gpu.smClockHz());
-        hertz(path(at, ".sm_clock_max_hz"), gpu.smClockMaxHz());
-        hertz(path(at, ".mem_clock_hz"), gpu.memClockHz());
-        hertz(path(at, ".mem_clock_max_hz"), gpu.memClockMaxHz());
+        hertz(at, ".sm_clock_hz", gpu.smClockHz());
+        hertz(at, ".sm_clock_max_hz", gpu.smClockMaxHz());
+        hertz(at, ".mem_clock_hz", gpu.memClockHz());
+        hertz(at, ".mem_clock_max_hz", gpu.memClockMaxHz());
         List<String> reasons = gpu.clockEventReasons();
         if (reasons != null) {
-            size(path(at, ".clock_event_reasons"), reasons, 64);
+            size(at, ".clock_event_reasons", reasons, 64);
             for (int i = 0; i < reasons.size(); i++) {
                 String reason = reasons.get(i);
                 if (reason == null || !REASON.matcher(reason).matches()) {
@@ -176,43 +176,43 @@ public final class InputValidator {
                 }
             }
         }
-        range(path(at, ".power_watts"), gpu.powerWatts(), 0, MAX_POWER_W);
-        range(path(at, ".power_limit_watts"), gpu.powerLimitWatts(), 0, MAX_POWER_W);
-        range(path(at, ".energy_joules"), gpu.energyJoules(), 0, MAX_ENERGY_J);
-        range(path(at, ".temperature_celsius"), gpu.temperatureCelsius(), -60, 200);
+        range(at, ".power_watts", gpu.powerWatts(), 0, MAX_POWER_W);
+        range(at, ".power_limit_watts", gpu.powerLimitWatts(), 0, MAX_POWER_W);
+        range(at, ".energy_joules", gpu.energyJoules(), 0, MAX_ENERGY_J);
+        range(at, ".temperature_celsius", gpu.temperatureCelsius(), -60, 200);
         if (gpu.pstate() != null) {
-            range(path(at, ".pstate"), gpu.pstate(), 0, 32);
+            range(at, ".pstate", gpu.pstate(), 0, 32);
         }
         dev.trainwatch.protocol.GpuActivity activity = gpu.activity();
         if (activity != null) {
             Object a = path(at, ".activity");
-            range(path(a, ".window_seconds"), activity.windowSeconds(), 0, 86_400);
-            ratio(path(a, ".sm_active_ratio"), activity.smActiveRatio());
-            ratio(path(a, ".sm_occupancy_ratio"), activity.smOccupancyRatio());
-            ratio(path(a, ".tensor_active_ratio"), activity.tensorActiveRatio());
-            ratio(path(a, ".tensor_hmma_active_ratio"), activity.tensorHmmaActiveRatio());
-            ratio(path(a, ".dram_active_ratio"), activity.dramActiveRatio());
+            range(a, ".window_seconds", activity.windowSeconds(), 0, 86_400);
+            ratio(a, ".sm_active_ratio", activity.smActiveRatio());
+            ratio(a, ".sm_occupancy_ratio", activity.smOccupancyRatio());
+            ratio(a, ".tensor_active_ratio", activity.tensorActiveRatio());
+            ratio(a, ".tensor_hmma_active_ratio", activity.tensorHmmaActiveRatio());
+            ratio(a, ".dram_active_ratio", activity.dramActiveRatio());
             // 1 PB/s is far beyond any link; counters below 2^63 bytes
-            range(path(a, ".pcie_rx_bytes_per_second"), activity.pcieRxBytesPerSecond(), 0, 1e15);
-            range(path(a, ".pcie_tx_bytes_per_second"), activity.pcieTxBytesPerSecond(), 0, 1e15);
-            range(path(a, ".nvlink_rx_bytes_per_second"), activity.nvlinkRxBytesPerSecond(), 0, 1e15);
-            range(path(a, ".nvlink_tx_bytes_per_second"), activity.nvlinkTxBytesPerSecond(), 0, 1e15);
-            optionalRange(path(a, ".nvlink_rx_bytes"), activity.nvlinkRxBytes(), 0, Long.MAX_VALUE);
-            optionalRange(path(a, ".nvlink_tx_bytes"), activity.nvlinkTxBytes(), 0, Long.MAX_VALUE);
+            range(a, ".pcie_rx_bytes_per_second", activity.pcieRxBytesPerSecond(), 0, 1e15);
+            range(a, ".pcie_tx_bytes_per_second", activity.pcieTxBytesPerSecond(), 0, 1e15);
+            range(a, ".nvlink_rx_bytes_per_second", activity.nvlinkRxBytesPerSecond(), 0, 1e15);
+            range(a, ".nvlink_tx_bytes_per_second", activity.nvlinkTxBytesPerSecond(), 0, 1e15);
+            optionalRange(a, ".nvlink_rx_bytes", activity.nvlinkRxBytes(), 0, Long.MAX_VALUE);
+            optionalRange(a, ".nvlink_tx_bytes", activity.nvlinkTxBytes(), 0, Long.MAX_VALUE);
         }
         List<GpuProcess> processes = gpu.processes();
         if (processes != null) {
-            size(path(at, ".processes"), processes, MAX_PROCESSES);
+            size(at, ".processes", processes, MAX_PROCESSES);
             for (int i = 0; i < processes.size(); i++) {
                 GpuProcess process = processes.get(i);
                 Object p = path(at, ".processes[", i, "]");
                 if (process == null) {
                     throw ApiError.unprocessable(p + " is null");
                 }
-                range(path(p, ".pid"), process.pid(), 0, MAX_PID);
-                bytes(path(p, ".used_memory_bytes"), process.usedMemoryBytes());
-                ratio(path(p, ".sm_utilization_ratio"), process.smUtilizationRatio());
-                ratio(path(p, ".memory_utilization_ratio"), process.memoryUtilizationRatio());
+                range(p, ".pid", process.pid(), 0, MAX_PID);
+                bytes(p, ".used_memory_bytes", process.usedMemoryBytes());
+                ratio(p, ".sm_utilization_ratio", process.smUtilizationRatio());
+                ratio(p, ".memory_utilization_ratio", process.memoryUtilizationRatio());
             }
         }
     }
@@ -223,14 +223,14 @@ public final class InputValidator {
         }
         requireRunId(path(at, ".run_id"), run.runId());
         if (run.aliases() != null) {
-            size(path(at, ".aliases"), run.aliases(), 16);
+            size(at, ".aliases", run.aliases(), 16);
             for (int i = 0; i < run.aliases().size(); i++) {
                 // An alias is what a user may PUT a spec under: it must be a valid run id.
                 requireRunId(path(at, ".aliases[", i, "]"), run.aliases().get(i));
             }
         }
         if (run.pids() != null) {
-            size(path(at, ".pids"), run.pids(), MAX_LIST);
+            size(at, ".pids", run.pids(), MAX_LIST);
             for (int i = 0; i < run.pids().size(); i++) {
                 Long pid = run.pids().get(i);
                 if (pid == null) {
@@ -240,55 +240,55 @@ public final class InputValidator {
             }
         }
         if (run.gpuUuids() != null) {
-            size(path(at, ".gpu_uuids"), run.gpuUuids(), MAX_INDEX + 1);
+            size(at, ".gpu_uuids", run.gpuUuids(), MAX_INDEX + 1);
             for (int i = 0; i < run.gpuUuids().size(); i++) {
                 label(path(at, ".gpu_uuids[", i, "]"), run.gpuUuids().get(i), true);
             }
         }
         if (run.ranks() != null) {
-            size(path(at, ".ranks"), run.ranks(), MAX_LIST);
+            size(at, ".ranks", run.ranks(), MAX_LIST);
             for (int i = 0; i < run.ranks().size(); i++) {
                 RankInfo rank = run.ranks().get(i);
                 Object r = path(at, ".ranks[", i, "]");
                 if (rank == null) {
                     throw ApiError.unprocessable(r + " is null");
                 }
-                range(path(r, ".pid"), rank.pid(), 0, MAX_PID);
-                optionalRange(path(r, ".rank"), rank.rank(), 0, 1_000_000);
-                optionalRange(path(r, ".local_rank"), rank.localRank(), 0, 1_000_000);
-                optionalRange(path(r, ".world_size"), rank.worldSize(), 1, 1_000_000);
-                text(path(r, ".state"), rank.state(), 4);
-                range(path(r, ".cpu_seconds"), rank.cpuSeconds(), 0, 1e12);
-                range(path(r, ".workers_cpu_seconds"), rank.workersCpuSeconds(), 0, 1e12);
+                range(r, ".pid", rank.pid(), 0, MAX_PID);
+                optionalRange(r, ".rank", rank.rank(), 0, 1_000_000);
+                optionalRange(r, ".local_rank", rank.localRank(), 0, 1_000_000);
+                optionalRange(r, ".world_size", rank.worldSize(), 1, 1_000_000);
+                text(r, ".state", rank.state(), 4);
+                range(r, ".cpu_seconds", rank.cpuSeconds(), 0, 1e12);
+                range(r, ".workers_cpu_seconds", rank.workersCpuSeconds(), 0, 1e12);
                 if (rank.rssBytes() != null) {
-                    range(path(r, ".rss_bytes"), rank.rssBytes(), 0, MAX_HOST_BYTES);
+                    range(r, ".rss_bytes", rank.rssBytes(), 0, MAX_HOST_BYTES);
                 }
                 if (rank.workersRssBytes() != null) {
-                    range(path(r, ".workers_rss_bytes"), rank.workersRssBytes(), 0, MAX_HOST_BYTES);
+                    range(r, ".workers_rss_bytes", rank.workersRssBytes(), 0, MAX_HOST_BYTES);
                 }
-                optionalRange(path(r, ".workers"), rank.workers(), 0, 1_000_000);
+                optionalRange(r, ".workers", rank.workers(), 0, 1_000_000);
                 if (rank.gpuUuids() != null) {
-                    size(path(r, ".gpu_uuids"), rank.gpuUuids(), MAX_INDEX + 1);
+                    size(r, ".gpu_uuids", rank.gpuUuids(), MAX_INDEX + 1);
                     for (int j = 0; j < rank.gpuUuids().size(); j++) {
                         label(path(r, ".gpu_uuids[", j, "]"), rank.gpuUuids().get(j), true);
                     }
                 }
             }
         }
-        text(path(at, ".master_addr"), run.masterAddr(), 256);
+        text(at, ".master_addr", run.masterAddr(), 256);
     }
 
     private static void check(Object at, AgentEvent event) {
         if (event == null) {
             throw ApiError.unprocessable(at + " is null");
         }
-        timestamp(path(at, ".ts"), event.ts());
+        timestamp(at, ".ts", event.ts());
         if (event.kind() == null || !EVENT_KIND.matcher(event.kind()).matches()) {
             throw ApiError.unprocessable(at + ".kind must be a lower_snake_case name of at most 64 characters");
         }
-        label(path(at, ".gpu_uuid"), event.gpuUuid(), false);
+        label(at, ".gpu_uuid", event.gpuUuid(), false);
         if (event.xid() != null) {
-            range(path(at, ".xid"), event.xid(), 0, 65_535);
+            range(at, ".xid", event.xid(), 0, 65_535);
         }
         if (event.eventKind() == dev.trainwatch.protocol.EventKind.XID && (event.xid() == null || event.gpuUuid() == null)) {
             throw ApiError.unprocessable(at + " is an xid event without xid and gpu_uuid");
@@ -296,15 +296,15 @@ public final class InputValidator {
         if (event.runId() != null) {
             requireRunId(path(at, ".run_id"), event.runId());
         }
-        text(path(at, ".message"), event.message(), 1_024);
+        text(at, ".message", event.message(), 1_024);
         if (event.failure() != null) {
             check(path(at, ".failure"), event.failure());
         }
         if (event.ending() != null) {
-            text(path(at, ".ending.log"), event.ending().log(), 4_096);
-            text(path(at, ".ending.last_line"), event.ending().lastLine(), 2_000);
+            text(at, ".ending.log", event.ending().log(), 4_096);
+            text(at, ".ending.last_line", event.ending().lastLine(), 2_000);
             if (event.ending().outputs() != null) {
-                size(path(at, ".ending.outputs"), event.ending().outputs(), 8);
+                size(at, ".ending.outputs", event.ending().outputs(), 8);
                 for (int i = 0; i < event.ending().outputs().size(); i++) {
                     text(path(at, ".ending.outputs[", i, "]"), event.ending().outputs().get(i), 4_096);
                 }
@@ -321,12 +321,12 @@ public final class InputValidator {
             throw ApiError.unprocessable(at + ".cause must be one of " + String.join(", ",
                     new java.util.TreeSet<>(FAILURE_CAUSES)));
         }
-        text(path(at, ".summary"), f.summary(), 1_024);
-        optionalRange(path(at, ".exit_code"), f.exitCode(), -255, 1_000);
-        optionalRange(path(at, ".signal"), f.signal(), 0, 255);
-        optionalRange(path(at, ".rank"), f.rank(), 0, 1_000_000);
+        text(at, ".summary", f.summary(), 1_024);
+        optionalRange(at, ".exit_code", f.exitCode(), -255, 1_000);
+        optionalRange(at, ".signal", f.signal(), 0, 255);
+        optionalRange(at, ".rank", f.rank(), 0, 1_000_000);
         if (f.lines() != null) {
-            size(path(at, ".lines"), f.lines(), 50);
+            size(at, ".lines", f.lines(), 50);
             for (int i = 0; i < f.lines().size(); i++) {
                 text(path(at, ".lines[", i, "]"), f.lines().get(i), 2_000);
             }
@@ -336,7 +336,7 @@ public final class InputValidator {
                 throw ApiError.unprocessable(at + ".detail has " + f.detail().size() + " entries, at most 32");
             }
             for (java.util.Map.Entry<String, Object> e : f.detail().entrySet()) {
-                text(path(at, ".detail key"), e.getKey(), 64);
+                text(at, ".detail key", e.getKey(), 64);
                 Object v = e.getValue();
                 if (v instanceof Number n) {
                     finite(at + ".detail." + e.getKey(), n.doubleValue());
@@ -351,7 +351,7 @@ public final class InputValidator {
     }
 
     private static void check(Object at, dev.trainwatch.protocol.HostMemory m) {
-        timestamp(path(at, ".ts"), m.ts());
+        timestamp(at, ".ts", m.ts());
         for (Object[] field : new Object[][] {{"mem_total_bytes", m.memTotalBytes()},
                 {"mem_available_bytes", m.memAvailableBytes()}, {"swap_used_bytes", m.swapUsedBytes()},
                 {"shm_total_bytes", m.shmTotalBytes()}, {"shm_used_bytes", m.shmUsedBytes()}}) {
@@ -362,15 +362,15 @@ public final class InputValidator {
     }
 
     private static void check(Object at, AgentHealth health) {
-        range(path(at, ".poll_duration_seconds"), health.pollDurationSeconds(), 0, 3_600);
-        optionalRange(path(at, ".failed_reads"), health.failedReads(), 0, Long.MAX_VALUE);
-        optionalRange(path(at, ".spool_depth"), health.spoolDepth(), 0, Long.MAX_VALUE);
-        optionalRange(path(at, ".spool_bytes"), health.spoolBytes(), 0, Long.MAX_VALUE);
-        optionalRange(path(at, ".dropped_batches"), health.droppedBatches(), 0, Long.MAX_VALUE);
-        range(path(at, ".interval_seconds"), health.intervalSeconds(), 0, 3_600);
-        optionalRange(path(at, ".rejected_spool_entries"), health.rejectedSpoolEntries(), 0, Long.MAX_VALUE);
-        optionalRange(path(at, ".delivery_errors"), health.deliveryErrors(), 0, Long.MAX_VALUE);
-        text(path(at, ".last_error"), health.lastError(), 2_000);
+        range(at, ".poll_duration_seconds", health.pollDurationSeconds(), 0, 3_600);
+        optionalRange(at, ".failed_reads", health.failedReads(), 0, Long.MAX_VALUE);
+        optionalRange(at, ".spool_depth", health.spoolDepth(), 0, Long.MAX_VALUE);
+        optionalRange(at, ".spool_bytes", health.spoolBytes(), 0, Long.MAX_VALUE);
+        optionalRange(at, ".dropped_batches", health.droppedBatches(), 0, Long.MAX_VALUE);
+        range(at, ".interval_seconds", health.intervalSeconds(), 0, 3_600);
+        optionalRange(at, ".rejected_spool_entries", health.rejectedSpoolEntries(), 0, Long.MAX_VALUE);
+        optionalRange(at, ".delivery_errors", health.deliveryErrors(), 0, Long.MAX_VALUE);
+        text(at, ".last_error", health.lastError(), 2_000);
     }
 
     /** Checks the step events of one request. */
@@ -428,35 +428,35 @@ public final class InputValidator {
         if (step.step() == null) {
             throw ApiError.unprocessable(at + "step is missing");
         }
-        range(path(at, "step"), step.step(), 0, MAX_STEP);
+        range(at, "step", step.step(), 0, MAX_STEP);
         if (step.timeS() == null) {
             throw ApiError.unprocessable(at + "time_s is missing");
         }
-        finite(path(at, "time_s"), step.timeS());
+        finite(at, "time_s", step.timeS());
         if (step.timeS() <= 0 || step.timeS() > ONE_DAY_S) {
             throw ApiError.unprocessable(at + "time_s must be > 0 and at most one day (86400), got " + step.timeS());
         }
-        range(path(at, "data_time_s"), step.dataTimeS(), 0, ONE_DAY_S);
-        range(path(at, "model_time_s"), step.modelTimeS(), 0, ONE_DAY_S);
-        range(path(at, "lm_time_s"), step.lmTimeS(), 0, ONE_DAY_S);
-        range(path(at, "vae_time_s"), step.vaeTimeS(), 0, ONE_DAY_S);
-        optionalRange(path(at, "interval_steps"), step.intervalSteps(), 1, 1_000_000);
-        range(path(at, "samples"), step.samples(), 0, 1e9);
+        range(at, "data_time_s", step.dataTimeS(), 0, ONE_DAY_S);
+        range(at, "model_time_s", step.modelTimeS(), 0, ONE_DAY_S);
+        range(at, "lm_time_s", step.lmTimeS(), 0, ONE_DAY_S);
+        range(at, "vae_time_s", step.vaeTimeS(), 0, ONE_DAY_S);
+        optionalRange(at, "interval_steps", step.intervalSteps(), 1, 1_000_000);
+        range(at, "samples", step.samples(), 0, 1e9);
         // A loss or grad norm of NaN or infinity is a reading (the run diverged), sent as "NaN"/"Infinity" (or
         // Python's bare NaN): accepted and kept, never refused.
         if (step.loss() != null && Double.isFinite(step.loss()) && Math.abs(step.loss()) > 1e30) {
             throw ApiError.unprocessable(at + "loss must be between -1e30 and 1e30, NaN or Infinity, got "
                     + step.loss());
         }
-        range(path(at, "lr"), step.lr(), 0, 1e6);
+        range(at, "lr", step.lr(), 0, 1e6);
         if (step.gradNorm() != null && Double.isFinite(step.gradNorm())) {
-            range(path(at, "grad_norm"), step.gradNorm(), 0, 1e30);
+            range(at, "grad_norm", step.gradNorm(), 0, 1e30);
         }
-        optionalRange(path(at, "bucket_height"), step.bucketHeight(), 1, 100_000);
-        optionalRange(path(at, "bucket_width"), step.bucketWidth(), 1, 100_000);
-        optionalRange(path(at, "rank"), step.rank(), 0, 1_000_000);
+        optionalRange(at, "bucket_height", step.bucketHeight(), 1, 100_000);
+        optionalRange(at, "bucket_width", step.bucketWidth(), 1, 100_000);
+        optionalRange(at, "rank", step.rank(), 0, 1_000_000);
         if (step.ts() != null) {
-            timestamp(path(at, "ts"), step.ts());
+            timestamp(at, "ts", step.ts());
         }
         if (step.source() != null && !SOURCE.matcher(step.source()).matches()) {
             throw ApiError.unprocessable(at + "source must be 1 to " + MAX_SOURCE_LENGTH
@@ -508,6 +508,90 @@ public final class InputValidator {
         return new Path(parent, name, index, after);
     }
 
+    // The same rules, given a field as its parent's path and its own name: a valid value costs no path object (every
+    // field of every reading passes here); a broken rule builds the path and throws through the rule above or below.
+
+    private static void timestamp(Object parent, String name, double ts) {
+        if (!(Double.isFinite(ts) && ts >= 0 && ts <= MAX_TS)) {
+            timestamp(path(parent, name), ts);
+        }
+    }
+
+    private static void finite(Object parent, String name, double value) {
+        if (!Double.isFinite(value)) {
+            finite(path(parent, name), value);
+        }
+    }
+
+    private static void range(Object parent, String name, Double value, double min, double max) {
+        if (value != null && !(Double.isFinite(value) && value >= min && value <= max)) {
+            range(path(parent, name), value, min, max);
+        }
+    }
+
+    private static void range(Object parent, String name, long value, long min, long max) {
+        if (value < min || value > max) {
+            range(path(parent, name), value, min, max);
+        }
+    }
+
+    private static void optionalRange(Object parent, String name, Number value, long min, long max) {
+        if (value != null) {
+            range(parent, name, value.longValue(), min, max);
+        }
+    }
+
+    private static void ratio(Object parent, String name, Double value) {
+        range(parent, name, value, 0, 1);
+    }
+
+    private static void bytes(Object parent, String name, Long value) {
+        if (value != null) {
+            range(parent, name, (long) value, 0, MAX_MEMORY_BYTES);
+        }
+    }
+
+    private static void hertz(Object parent, String name, Long value) {
+        if (value != null) {
+            range(parent, name, (long) value, 0, MAX_CLOCK_HZ);
+        }
+    }
+
+    private static void label(Object parent, String name, String value, boolean required) {
+        if (value == null || value.isEmpty() ? required : !isLabel(value)) {
+            label(path(parent, name), value, required);
+        }
+    }
+
+    private static void text(Object parent, String name, String value, int max) {
+        if (value != null && value.length() > max) {
+            text(path(parent, name), value, max);
+        }
+    }
+
+    private static void size(Object parent, String name, List<?> list, int max) {
+        if (list.size() > max) {
+            size(path(parent, name), list, max);
+        }
+    }
+
+    /** Within {@link #label}'s length and alphabet (not null or empty). */
+    private static boolean isLabel(String value) {
+        if (value.length() > MAX_LABEL_LENGTH) {
+            return false;
+        }
+        for (int i = 0; i < value.length(); i++) {
+            if (!labelChar(value.charAt(i))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean labelChar(char c) {
+        return c > 0x20 && c < 0x7f && c != '"' && c != '\\';
+    }
+
     /** A value that becomes a metric label: printable ASCII without quotes or backslashes, at most 128 chars. */
     private static void label(Object field, String value, boolean required) {
         if (value == null || value.isEmpty()) {
@@ -520,8 +604,7 @@ public final class InputValidator {
             throw ApiError.unprocessable(field + " is longer than " + MAX_LABEL_LENGTH + " characters");
         }
         for (int i = 0; i < value.length(); i++) {
-            char c = value.charAt(i);
-            if (c <= 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+            if (!labelChar(value.charAt(i))) {
                 throw ApiError.unprocessable(field + " must be printable ASCII without spaces, quotes or backslashes");
             }
         }

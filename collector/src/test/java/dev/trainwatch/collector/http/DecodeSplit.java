@@ -56,9 +56,26 @@ public class DecodeSplit {
         json = WireWriter.toBytes(new AgentBatch("node-0007", "agent-node-0007", 12, readings, List.of(), List.of(),
                 null, null, now));
         shortNames = shortNames(json);
+        gzipped = gzip(json);
+        decoded = BodyDecoder.PLAIN_BATCH.read(json, json.length);
         if (BodyDecoder.PLAIN_BATCH.read(json, json.length) == null) {
             throw new IllegalStateException("the batch is not in the plain shape");
         }
+    }
+
+    /** As the agent's {@code GzipJson}: a raw deflate stream at {@link java.util.zip.Deflater#BEST_SPEED} in a gzip member. */
+    static byte[] gzip(byte[] json) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        try (java.util.zip.GZIPOutputStream gz = new java.util.zip.GZIPOutputStream(out) {
+            {
+                def.setLevel(java.util.zip.Deflater.BEST_SPEED);
+            }
+        }) {
+            gz.write(json);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return out.toByteArray();
     }
 
     /** The same JSON with every field name replaced by {@code n0}, {@code n1}, … (one per distinct name). */
@@ -85,8 +102,29 @@ public class DecodeSplit {
         byte[] reading = WireWriter.toBytes(HttpFleetLoad.samples(one, 1.7e9, 1000, 85_899_345_920L).get(0));
         System.out.printf("batch of %d readings: %d bytes of JSON, %d with short names%n", GPUS * POLLS,
                 d.json.length, d.shortNames.length);
+        System.out.printf("the batch gzipped at zlib's fastest level: %d bytes%n", d.gzipped.length);
         System.out.printf("one reading: %d bytes of JSON, %d with short names%n", reading.length,
                 shortNames(reading).length);
+    }
+
+    /** The same batch gzipped as the agent does it (zlib's fastest level, no header fields). */
+    private byte[] gzipped;
+    private final BodyDecoder decoder = new BodyDecoder(64L << 20);
+
+    /** What the collector does before reading: the agent's gzip body inflated into the thread's buffer. */
+    @Benchmark
+    public int inflate() {
+        return decoder.decodeInPlace(gzipped, "gzip").length();
+    }
+
+    private AgentBatch decoded;
+    private final InputValidator validator = new InputValidator(dev.trainwatch.collector.CollectorConfig.Limits.defaults());
+
+    /** What the collector does after reading: every field of every reading checked against its range. */
+    @Benchmark
+    public AgentBatch validate() {
+        validator.check(decoded);
+        return decoded;
     }
 
     /** What the collector does: the records, through the plain reader. */
