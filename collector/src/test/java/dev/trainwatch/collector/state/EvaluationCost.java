@@ -23,7 +23,9 @@ import java.util.List;
  * on), with every detector and with none, and with none and no listener wanting the runs' summaries; the differences
  * per run and second are the detectors' share and the summaries' (built for a history every 2 s per run here).
  * The windows are filled with 11 minutes first, so every window a detector reads is full. Prints the calling
- * thread's CPU time. A measurement (docs/PERFORMANCE.md), not a test:
+ * thread's CPU time. With {@code -Dship.every=10} (and {@code -Dship.spread=true}) each node sends 10 s of readings
+ * and its run's steps in one batch every 10 s instead, as agents with {@code --ship-every 10s} do. A measurement
+ * (docs/PERFORMANCE.md), not a test:
  *
  * <pre>
  * ./mvnw -B -o -q install -DskipTests
@@ -92,13 +94,38 @@ public final class EvaluationCost {
             }
             double now = clock.millis() / 1000.0;
             for (int n = 0; n < NODES; n++) {
-                fleet.ingestBatch(batch(n, uuids.get(n), ++seq[n], now, s));
-                fleet.ingestSteps("run-" + n, List.of(StepEvent.of(s + 1, 1.0, now)));
+                if (SHIP_EVERY == 1) {
+                    fleet.ingestBatch(batch(n, uuids.get(n), ++seq[n], now, s));
+                    fleet.ingestSteps("run-" + n, List.of(StepEvent.of(s + 1, 1.0, now)));
+                } else if (s % SHIP_EVERY == (SHIP_SPREAD ? n % SHIP_EVERY : SHIP_EVERY - 1)) {
+                    fleet.ingestBatch(batchOfSeconds(n, uuids.get(n), ++seq[n], now, s));
+                }
             }
             fleet.tick();
             clock.advanceSeconds(1);
         }
         return (threads.getCurrentThreadCpuTime() - start) / 1e3 / seconds;
+    }
+
+    /**
+     * {@code -Dship.every=N} (as {@code HttpFleetLoad}'s): each node sends every N seconds its last N seconds of
+     * readings with its run's N step reports in the batch, as agents with {@code --ship-every} do;
+     * {@code -Dship.spread=true} spreads the nodes over the N seconds.
+     */
+    static final int SHIP_EVERY = Math.max(1, Integer.getInteger("ship.every", 1));
+    static final boolean SHIP_SPREAD = Boolean.getBoolean("ship.spread");
+
+    /** A node's batch of its last {@link #SHIP_EVERY} seconds, newest at {@code now}, with the run's steps in it. */
+    static AgentBatch batchOfSeconds(int node, List<String> uuids, long seq, double now, long second) {
+        AgentBatch newest = batch(node, uuids, seq, now, second);
+        List<dev.trainwatch.protocol.GpuSample> gpus = new ArrayList<>();
+        List<StepEvent> steps = new ArrayList<>();
+        for (int k = SHIP_EVERY - 1; k >= 0; k--) {
+            gpus.addAll(HttpFleetLoad.samples(uuids, now - k, second - k, 85_899_345_920L));
+            steps.add(StepEvent.of(second + 1 - k, 1.0, now - k));
+        }
+        return new AgentBatch(newest.host(), newest.agentId(), seq, gpus, newest.runs(), List.of(), newest.health(),
+                null, now, List.of(new dev.trainwatch.protocol.RunSteps("run-" + node, steps)));
     }
 
     static AgentBatch batch(int node, List<String> uuids, long seq, double now, long second) {
