@@ -67,47 +67,41 @@ class InputValidatorTest {
 
     @Test
     void everyNumberOfAReadingIsNamedByItsPathWhenBroken() throws Exception {
-        int checked = 0;
-        for (RecordComponent c : GpuSample.class.getRecordComponents()) {
+        RecordComponent[] sample = GpuSample.class.getRecordComponents();
+        int checked = breakEach(GpuSample.class, 1, "", (g, c, bad) -> with(g, c, bad))
+                + breakEach(GpuActivity.class, 1, "activity.",
+                        (g, c, bad) -> with(g, sample[24], with(g.activity(), c, bad)))
+                + breakEach(UtilizationWindow.class, 0, "utilization_window.",
+                        (g, c, bad) -> with(g, sample[11], with(g.utilizationWindow(), c, bad)))
+                + breakEach(GpuProcess.class, 1, "processes[0].",
+                        (g, c, bad) -> with(g, sample[22], List.of(with(g.processes().get(0), c, bad))));
+        assertThat(checked).as("numeric fields broken").isEqualTo(40);
+    }
+
+    /** Puts a broken value into one field of a reading (of the reading or of a record it holds). */
+    private interface Breaking {
+        GpuSample apply(GpuSample reading, RecordComponent field, Object bad) throws Exception;
+    }
+
+    /**
+     * Breaks each numeric field of {@code type} in turn in reading {@code index} of a valid batch and checks the
+     * refusal names {@code gpus[index].} + {@code within} + the field's wire name; the number of fields broken.
+     */
+    private static int breakEach(Class<? extends Record> type, int index, String within, Breaking breaking)
+            throws Exception {
+        int broken = 0;
+        for (RecordComponent c : type.getRecordComponents()) {
             Object bad = outOfEveryRange(c.getType());
             if (bad == null) {
                 continue;
             }
             List<GpuSample> gpus = new ArrayList<>(readings());
-            gpus.set(1, with(gpus.get(1), c, bad));
+            gpus.set(index, breaking.apply(gpus.get(index), c, bad));
             assertThat(refusal(batch(gpus, run(), health(), steps())))
-                    .startsWith("gpus[1]." + SNAKE.translate(c.getName()) + " ");
-            checked++;
+                    .startsWith("gpus[" + index + "]." + within + SNAKE.translate(c.getName()) + " ");
+            broken++;
         }
-        for (RecordComponent c : GpuActivity.class.getRecordComponents()) {
-            Object bad = outOfEveryRange(c.getType());
-            List<GpuSample> gpus = new ArrayList<>(readings());
-            GpuSample g = gpus.get(1);
-            gpus.set(1, with(g, GpuSample.class.getRecordComponents()[24], with(g.activity(), c, bad)));
-            assertThat(refusal(batch(gpus, run(), health(), steps())))
-                    .startsWith("gpus[1].activity." + SNAKE.translate(c.getName()) + " ");
-            checked++;
-        }
-        for (RecordComponent c : UtilizationWindow.class.getRecordComponents()) {
-            Object bad = outOfEveryRange(c.getType());
-            List<GpuSample> gpus = new ArrayList<>(readings());
-            GpuSample g = gpus.get(0);
-            gpus.set(0, with(g, GpuSample.class.getRecordComponents()[11], with(g.utilizationWindow(), c, bad)));
-            assertThat(refusal(batch(gpus, run(), health(), steps())))
-                    .startsWith("gpus[0].utilization_window." + SNAKE.translate(c.getName()) + " ");
-            checked++;
-        }
-        for (RecordComponent c : GpuProcess.class.getRecordComponents()) {
-            Object bad = outOfEveryRange(c.getType());
-            List<GpuSample> gpus = new ArrayList<>(readings());
-            GpuSample g = gpus.get(1);
-            gpus.set(1, with(g, GpuSample.class.getRecordComponents()[22],
-                    List.of(with(g.processes().get(0), c, bad))));
-            assertThat(refusal(batch(gpus, run(), health(), steps())))
-                    .startsWith("gpus[1].processes[0]." + SNAKE.translate(c.getName()) + " ");
-            checked++;
-        }
-        assertThat(checked).as("numeric fields broken").isEqualTo(40);
+        return broken;
     }
 
     @Test
