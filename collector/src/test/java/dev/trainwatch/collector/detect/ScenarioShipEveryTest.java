@@ -60,7 +60,7 @@ class ScenarioShipEveryTest {
 
     @AfterAll
     static void writeLatencies() throws IOException {
-        StringBuilder b = new StringBuilder("| scenario → kind | a batch a second | --ship-every 5s |\n")
+        StringBuilder b = new StringBuilder("| scenario → kind | a batch a second | --ship-every " + SHIP_EVERY + "s |\n")
                 .append("|---|---|---|\n");
         LATENCIES.forEach((k, v) -> b.append("| ").append(k).append(" | ").append(v).append(" |\n"));
         Path out = Path.of("target", "detection-latency-ship-every-" + SHIP_EVERY + "s.md");
