@@ -147,6 +147,25 @@ class ShipEveryTest {
     }
 
     @Test
+    void aPollWithAHardwareSlowdownGoesAtOnceAndThePowerCapWaits() throws Exception {
+        FakeGpuReader gpus = FakeGpuReader.withoutXids(8);
+        Agent agent = agent(config(Duration.ofSeconds(1), Duration.ofSeconds(5), null), gpus, null);
+        gpus.reasons(java.util.Map.of(1, List.of("sw_power_cap"))); // a busy healthy GPU at its power limit
+        for (int i = 1; i <= 12; i++) {
+            if (i == 4) {
+                gpus.reasons(java.util.Map.of(1, List.of("sw_power_cap"), 3, List.of("hw_thermal_slowdown")));
+            } else if (i == 7) {
+                gpus.reasons(java.util.Map.of(1, List.of("sw_power_cap")));
+            }
+            agent.pollOnce();
+        }
+        agent.close();
+
+        assertThat(spooled()).extracting(Sent::polls).containsExactly(List.of(1L), range(2, 4), List.of(5L),
+                List.of(6L), range(7, 11), List.of(12L));
+    }
+
+    @Test
     void stepsWaitForTheirBatchAndANonFiniteLossDoesNot() throws Exception {
         FakeGpuReader gpus = FakeGpuReader.withoutXids(8);
         QueueLog log = new QueueLog();

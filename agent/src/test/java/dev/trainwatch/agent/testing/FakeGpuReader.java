@@ -37,6 +37,13 @@ public final class FakeGpuReader implements GpuReader {
         return new FakeGpuReader(gpus, false);
     }
 
+    private volatile java.util.Map<Integer, List<String>> reasons = java.util.Map.of();
+
+    /** The clock-event reasons each GPU reports from the next poll on (by index; others report none). */
+    public void reasons(java.util.Map<Integer, List<String>> byGpu) {
+        this.reasons = java.util.Map.copyOf(byGpu);
+    }
+
     /** The processes GPU 0 lists from the next poll on. */
     public void pids(long... pidsOnGpu0) {
         this.pids = pidsOnGpu0.clone();
@@ -54,8 +61,15 @@ public final class FakeGpuReader implements GpuReader {
         long n = polls.incrementAndGet();
         List<GpuSample> samples = new ArrayList<>(gpus);
         long[] onGpu0 = pids;
+        java.util.Map<Integer, List<String>> byGpu = reasons;
         for (int i = 0; i < gpus; i++) {
-            samples.add(i == 0 ? Samples.gpu(n, i, onGpu0) : Samples.gpu(n, i));
+            GpuSample s = i == 0 ? Samples.gpu(n, i, onGpu0) : Samples.gpu(n, i);
+            List<String> r = byGpu.get(i);
+            samples.add(r == null ? s : new GpuSample(s.ts(), s.index(), s.uuid(), s.name(), s.pciBusId(),
+                    s.memoryTotalBytes(), s.memoryUsedBytes(), s.memoryReservedBytes(), s.memoryFreeBytes(),
+                    s.utilizationRatio(), s.memoryUtilizationRatio(), s.utilizationWindow(), s.smClockHz(),
+                    s.smClockMaxHz(), s.memClockHz(), s.memClockMaxHz(), r, s.powerWatts(), s.powerLimitWatts(),
+                    s.energyJoules(), s.temperatureCelsius(), s.pstate(), s.processes(), s.lost(), s.activity()));
         }
         return samples;
     }
