@@ -234,8 +234,11 @@ public final class Fleet {
                 if (!result.duplicate() && batch.runSteps() != null) {
                     result = applyBatchSteps(batch, requestSentAt, result, now, wallOffset, toJudge);
                 }
-                // Once per run, on the readings and the steps together: a batch and its steps are one arrival.
-                boolean urgent = batch.events() != null && !batch.events().isEmpty();
+                // Once per run, on the readings and the steps together: a batch and its steps are one arrival. Urgent
+                // (judged at once even for a run on several nodes): an event, a non-finite loss, a GPU slowed down in
+                // hardware (the agent sends such polls at once; throttling's verdict would wait for the spacing).
+                boolean urgent = batch.events() != null && !batch.events().isEmpty()
+                        || hardwareSlowdown(batch.gpus(), detectorSettings.throttling().criticalReasons());
                 if (batch.runSteps() != null) {
                     for (RunSteps group : batch.runSteps()) {
                         urgent |= group != null && group.steps() != null && StepIngest.nonFiniteLoss(group.steps());
@@ -249,6 +252,23 @@ public final class Fleet {
         } finally {
             outbox.drain();
         }
+    }
+
+    private static boolean hardwareSlowdown(List<dev.trainwatch.protocol.GpuSample> gpus, Set<String> reasons) {
+        if (gpus == null) {
+            return false;
+        }
+        for (dev.trainwatch.protocol.GpuSample g : gpus) {
+            List<String> r = g.clockEventReasons();
+            if (r != null && !r.isEmpty()) {
+                for (String reason : r) {
+                    if (reasons.contains(reason)) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
     }
 
     /**

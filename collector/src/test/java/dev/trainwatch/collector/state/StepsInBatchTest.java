@@ -151,6 +151,29 @@ class StepsInBatchTest {
         fleet.ingestBatch(batchOf.apply(2, List.of(dev.trainwatch.protocol.AgentEvent.xid(clock.millis() / 1000.0,
                 uuids.get(2).get(0), 79))));
         assertThat(judged).containsExactly(60.5);
+
+        // A GPU at its power cap is no hurry; one slowed down in hardware is (its agent sends such polls at once).
+        judged.clear();
+        clock.advanceSeconds(0.5);
+        fleet.ingestBatch(withReasons(batchOf.apply(3, List.of()), "sw_power_cap"));
+        assertThat(judged).isEmpty();
+        clock.advanceSeconds(0.5);
+        fleet.ingestBatch(withReasons(batchOf.apply(4, List.of()), "hw_thermal_slowdown"));
+        assertThat(judged).containsExactly(61.5);
+    }
+
+    /** The batch with its first GPU reporting {@code reason}. */
+    static AgentBatch withReasons(AgentBatch b, String reason) {
+        List<dev.trainwatch.protocol.GpuSample> gpus = new ArrayList<>(b.gpus());
+        dev.trainwatch.protocol.GpuSample s = gpus.get(0);
+        gpus.set(0, new dev.trainwatch.protocol.GpuSample(s.ts(), s.index(), s.uuid(), s.name(), s.pciBusId(),
+                s.memoryTotalBytes(), s.memoryUsedBytes(), s.memoryReservedBytes(), s.memoryFreeBytes(),
+                s.utilizationRatio(), s.memoryUtilizationRatio(), s.utilizationWindow(), s.smClockHz(),
+                s.smClockMaxHz(), s.memClockHz(), s.memClockMaxHz(), List.of(reason), s.powerWatts(),
+                s.powerLimitWatts(), s.energyJoules(), s.temperatureCelsius(), s.pstate(), s.processes(), s.lost(),
+                s.activity()));
+        return new AgentBatch(b.host(), b.agentId(), b.seq(), gpus, b.runs(), b.events(), b.health(), b.hostMemory(),
+                b.sentAt(), b.runSteps());
     }
 
     @Test
