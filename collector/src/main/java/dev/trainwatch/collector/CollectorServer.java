@@ -234,8 +234,8 @@ public final class CollectorServer implements AutoCloseable {
             metrics.bind(new dev.trainwatch.collector.metrics.HostMetrics(theFleet::hostMemory));
             boolean owns = vertx == null;
             // Linux's epoll through Netty's JNI library where the jar carries it (x86-64): fewer objects and system
-            // calls per request than Java's NIO selector; elsewhere, or when the library cannot be loaded (a /tmp
-            // mounted noexec), Vert.x uses NIO and says nothing.
+            // calls per request than Java's NIO selector; elsewhere, or when the library cannot be loaded (a
+            // temporary directory it cannot write), Vert.x uses NIO and says nothing.
             Vertx theVertx = owns ? Vertx.vertx(new io.vertx.core.VertxOptions().setPreferNativeTransport(true)) : vertx;
             ApiVerticle verticle = new ApiVerticle(config, theFleet, metrics, routes, durability);
             try {
