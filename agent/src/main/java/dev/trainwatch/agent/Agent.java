@@ -231,8 +231,8 @@ public final class Agent implements AutoCloseable {
         // The first poll goes at once (shippedShape is null until then), as does a run that appears, moves or ends,
         // and every poll in which a GPU is slowed down in hardware (throttling is judged on sustained evidence: held
         // polls would add up to --ship-every to its verdict; a GPU in such a slowdown is rare, and news while it lasts).
-        boolean urgent = !events.isEmpty() || nonFiniteLoss(newSteps) || !shape.equals(shippedShape)
-                || hardwareSlowdown(samples);
+        boolean urgent = !events.isEmpty() || StepEvent.anyNonFiniteLoss(newSteps) || !shape.equals(shippedShape)
+                || GpuSample.anyClockEventReason(samples, GpuSample.HARDWARE_SLOWDOWNS);
         if (urgent || heldPolls >= pollsPerBatch) {
             flush();
         }
@@ -271,36 +271,6 @@ public final class Agent implements AutoCloseable {
         }
         out.sort(null);
         return out;
-    }
-
-    /**
-     * NVML's hardware slowdown reasons (thermal, power brake, the generic one): the clock-event reasons the collector's
-     * {@code throttling} makes critical. Not the software power cap, which a busy healthy GPU shows much of the time.
-     */
-    static final java.util.Set<String> HARDWARE_SLOWDOWNS = java.util.Set.of("hw_slowdown", "hw_thermal_slowdown",
-            "hw_power_brake_slowdown");
-
-    static boolean hardwareSlowdown(List<GpuSample> samples) {
-        for (GpuSample sample : samples) {
-            List<String> reasons = sample.clockEventReasons();
-            if (reasons != null && !reasons.isEmpty()) {
-                for (String reason : reasons) {
-                    if (HARDWARE_SLOWDOWNS.contains(reason)) {
-                        return true;
-                    }
-                }
-            }
-        }
-        return false;
-    }
-
-    private static boolean nonFiniteLoss(List<StepEvent> steps) {
-        for (StepEvent step : steps) {
-            if (step.loss() != null && !Double.isFinite(step.loss())) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /**

@@ -71,4 +71,30 @@ public record GpuSample(
                 memClockHz, memClockMaxHz, clockEventReasons, powerWatts, powerLimitWatts, energyJoules,
                 temperatureCelsius, pstate, processes, lost, null);
     }
+
+    /**
+     * NVML's clock-event reasons that are hardware slowdowns (the generic one, thermal, power brake), as the agent
+     * names them: a GPU in one is news (agents send such a poll at once; {@code throttling} makes them critical). Not
+     * the software power cap, which a busy healthy GPU shows much of the time.
+     */
+    public static final java.util.Set<String> HARDWARE_SLOWDOWNS = java.util.Set.of("hw_slowdown",
+            "hw_thermal_slowdown", "hw_power_brake_slowdown");
+
+    /** Whether any of {@code samples} reports any of {@code reasons} among its clock-event reasons. */
+    public static boolean anyClockEventReason(List<GpuSample> samples, java.util.Set<String> reasons) {
+        if (samples == null) {
+            return false;
+        }
+        for (GpuSample sample : samples) {
+            List<String> r = sample == null ? null : sample.clockEventReasons();
+            if (r != null && !r.isEmpty()) {
+                for (String reason : r) {
+                    if (reasons.contains(reason)) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
+    }
 }

@@ -68,4 +68,14 @@ public record StepEvent(
     public static StepEvent of(long step, double timeS, double ts) {
         return new StepEvent(step, timeS, null, null, null, null, null, null, null, null, null, null, null, null, ts);
     }
+
+    /** Whether any report's loss is NaN or infinite: the run diverged (agents send it at once, collectors judge it). */
+    public static boolean anyNonFiniteLoss(java.util.List<StepEvent> steps) {
+        for (StepEvent e : steps) {
+            if (e != null && e.loss() != null && !Double.isFinite(e.loss())) {
+                return true;
+            }
+        }
+        return false;
+    }
 }

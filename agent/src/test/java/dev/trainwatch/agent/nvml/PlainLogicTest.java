@@ -20,6 +20,16 @@ class PlainLogicTest {
         assertThat(ClockEventReasons.names(0x4 | 0x400)).containsExactly("sw_power_cap", "unknown_0x400");
     }
 
+    /**
+     * The hardware slowdowns an agent sends at once and {@code throttling} makes critical are exactly what NVML's
+     * HW_SLOWDOWN (0x8), HW_THERMAL_SLOWDOWN (0x40) and HW_POWER_BRAKE_SLOWDOWN (0x80) bits read as here.
+     */
+    @Test
+    void theHardwareSlowdownsAreNvmlsThreeHardwareBits() {
+        assertThat(ClockEventReasons.names(0x8 | 0x40 | 0x80))
+                .containsExactlyInAnyOrderElementsOf(dev.trainwatch.protocol.GpuSample.HARDWARE_SLOWDOWNS);
+    }
+
     @Test
     void strideRuleOfR535AndLaterDrivers() {
         // _v3, ConfComputeMemSizeInfo, no RunningProcessDetailList: the R535 32-byte entries

@@ -184,7 +184,7 @@ public record DetectorSettings(
             return new Throttling(Duration.ofSeconds(60), 0.50, 0.90, 0.50,
                     Set.of("sw_power_cap", "hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown",
                             "hw_power_brake_slowdown"),
-                    Set.of("hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown"),
+                    dev.trainwatch.protocol.GpuSample.HARDWARE_SLOWDOWNS,
                     Duration.ofSeconds(15), Duration.ofSeconds(10),
                     new Hysteresis(Duration.ofSeconds(20), Duration.ofMinutes(2)));
         }

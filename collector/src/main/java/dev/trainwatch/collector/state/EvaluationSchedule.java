@@ -102,8 +102,8 @@ final class EvaluationSchedule {
      * for a run on several nodes half its agents' gap between batches when that is longer (at most
      * {@value #SPACING_MAX_SECONDS} s). Eight nodes sending every 10 s at their own moments bring a run an eighth of
      * its readings at a time; judging all of its GPUs at each (up to once a second) cost the collector a quarter
-     * more at 1,024 GPUs in 16 runs than in 128 single-node runs. Urgent input — an event, a non-finite loss — is judged at
-     * once all the same, and a run on one node is judged at each of its batches as before.
+     * more at 1,024 GPUs in 16 runs than in 128 single-node runs. Urgent input — an event, a non-finite loss, a GPU slowed down in
+     * hardware — is judged at once all the same, and a run on one node is judged at each of its batches as before.
      */
     double spacing(RunState run, boolean urgent) {
         double every = settings.evaluateEvery().toMillis() / 1000.0;
@@ -113,12 +113,10 @@ final class EvaluationSchedule {
         return Math.max(every, Math.min(run.agentBatchGap / 2, SPACING_MAX_SECONDS));
     }
 
-    /** New input of the run arrived: it is judged now unless it was judged less than evaluateEvery ago. */
-    void maybeEvaluate(RunState run, double now) {
-        maybeEvaluate(run, now, false);
-    }
-
-    /** The same; urgent input (an event, a non-finite loss) is judged within evaluateEvery whatever the spacing. */
+    /**
+     * New input of the run arrived: it is judged now unless it was judged less than its spacing ago; urgent input (an
+     * event, a non-finite loss, a GPU slowed down in hardware) within evaluateEvery whatever the spacing.
+     */
     void maybeEvaluate(RunState run, double now, boolean urgent) {
         run.inputs++;
         run.urgentInput |= urgent;

@@ -238,10 +238,11 @@ public final class Fleet {
                 // (judged at once even for a run on several nodes): an event, a non-finite loss, a GPU slowed down in
                 // hardware (the agent sends such polls at once; throttling's verdict would wait for the spacing).
                 boolean urgent = batch.events() != null && !batch.events().isEmpty()
-                        || hardwareSlowdown(batch.gpus(), detectorSettings.throttling().criticalReasons());
+                        || dev.trainwatch.protocol.GpuSample.anyClockEventReason(batch.gpus(),
+                                detectorSettings.throttling().criticalReasons());
                 if (batch.runSteps() != null) {
                     for (RunSteps group : batch.runSteps()) {
-                        urgent |= group != null && group.steps() != null && StepIngest.nonFiniteLoss(group.steps());
+                        urgent |= group != null && group.steps() != null && StepEvent.anyNonFiniteLoss(group.steps());
                     }
                 }
                 for (RunState run : toJudge) {
@@ -252,23 +253,6 @@ public final class Fleet {
         } finally {
             outbox.drain();
         }
-    }
-
-    private static boolean hardwareSlowdown(List<dev.trainwatch.protocol.GpuSample> gpus, Set<String> reasons) {
-        if (gpus == null) {
-            return false;
-        }
-        for (dev.trainwatch.protocol.GpuSample g : gpus) {
-            List<String> r = g.clockEventReasons();
-            if (r != null && !r.isEmpty()) {
-                for (String reason : r) {
-                    if (reasons.contains(reason)) {
-                        return true;
-                    }
-                }
-            }
-        }
-        return false;
     }
 
     /**

@@ -99,12 +99,10 @@ final class RunEvents implements EvaluationSchedule.Notifier {
         schedule.evaluate(run, now);
     }
 
-    /** New input of the run arrived: it is judged when its evaluation is due, and its summary sent when due. */
-    void maybeEvaluate(RunState run, double now) {
-        schedule.maybeEvaluate(run, now);
-    }
-
-    /** The same; urgent input (an event, a non-finite loss) is judged within a second whatever the run's spacing. */
+    /**
+     * New input of the run arrived: it is judged when its evaluation is due, and its summary sent when due; urgent
+     * input (an event, a non-finite loss, a GPU slowed down in hardware) within a second whatever the run's spacing.
+     */
     void maybeEvaluate(RunState run, double now, boolean urgent) {
         schedule.maybeEvaluate(run, now, urgent);
     }

@@ -39,18 +39,8 @@ final class StepIngest {
     List<StepEvent> apply(String runId, List<StepEvent> steps, String agentId, Double requestSentAt, double now,
                           double wallOffset) {
         List<StepEvent> counted = apply(runId, steps, agentId, requestSentAt, true, now, wallOffset);
-        events.maybeEvaluate(registry.run(runId), now, nonFiniteLoss(steps));
+        events.maybeEvaluate(registry.run(runId), now, StepEvent.anyNonFiniteLoss(steps));
         return counted;
-    }
-
-    /** True when a report's loss is NaN or infinite: the run diverged, which is judged at once. */
-    static boolean nonFiniteLoss(List<StepEvent> steps) {
-        for (StepEvent e : steps) {
-            if (e != null && e.loss() != null && !Double.isFinite(e.loss())) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /**

@@ -201,10 +201,6 @@ final class ScenarioPlayer {
         return new Result(transitions, faultStart, t, fleet);
     }
 
-    /** The agent's hardware slowdown reasons ({@code Agent.HARDWARE_SLOWDOWNS}, another module): a poll with one is sent at once. */
-    static final java.util.Set<String> HARDWARE_SLOWDOWNS = java.util.Set.of("hw_slowdown", "hw_thermal_slowdown",
-            "hw_power_brake_slowdown");
-
     /** What the agent holds until its next batch (nothing for longer than one poll when shipEvery is 1). */
     private static final class Held {
         final Fleet fleet;
@@ -234,8 +230,8 @@ final class ScenarioPlayer {
             }
             polls++;
             // As the agent: events, its first poll and a poll in which a GPU is slowed down in hardware go at once.
-            urgent |= !polledEvents.isEmpty() || !sentOnce || polled.stream().anyMatch(g -> g.clockEventReasons()
-                    .stream().anyMatch(HARDWARE_SLOWDOWNS::contains));
+            urgent |= !polledEvents.isEmpty() || !sentOnce
+                    || GpuSample.anyClockEventReason(polled, GpuSample.HARDWARE_SLOWDOWNS);
         }
 
         /** Steps read from the log this second; without an agent polling (silent) they are pushed at once. */
@@ -245,7 +241,7 @@ final class ScenarioPlayer {
                 return;
             }
             steps.addAll(read);
-            urgent |= read.stream().anyMatch(e -> e.loss() != null && !Double.isFinite(e.loss()));
+            urgent |= StepEvent.anyNonFiniteLoss(read);
         }
 
         void flush() {
