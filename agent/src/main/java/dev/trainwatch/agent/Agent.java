@@ -22,6 +22,7 @@ import dev.trainwatch.protocol.AgentHealth;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.RunAttribution;
 import dev.trainwatch.protocol.StepEvent;
+import dev.trainwatch.protocol.WaitShareWatch;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
@@ -231,8 +232,20 @@ public final class Agent implements AutoCloseable {
         // The first poll goes at once (shippedShape is null until then), as does a run that appears, moves or ends,
         // and every poll in which a GPU is slowed down in hardware (throttling is judged on sustained evidence: held
         // polls would add up to --ship-every to its verdict; a GPU in such a slowdown is rare, and news while it lasts).
+        // So do a rank's first two step reports in a row that wait for data more than the collector's warning share,
+        // and after the first the polls of the next few seconds follow one by one: the collector names a run that
+        // turns starved from that report and the GPUs' idle gaps after it, or from the two reports.
+        WaitShareWatch.Seen wait = waits.read(newSteps);
+        boolean hurried = hurryPolls > 0;
+        if (hurried) {
+            hurryPolls--;
+        }
+        if (wait == WaitShareWatch.Seen.TURNED_ABOVE && pollsPerBatch > 1) {
+            hurryPolls = (int) Math.ceil(WaitShareWatch.HURRY_SECONDS * 1e9 / config.interval().toNanos());
+        }
         boolean urgent = !events.isEmpty() || StepEvent.anyNonFiniteLoss(newSteps) || !shape.equals(shippedShape)
-                || GpuSample.anyClockEventReason(samples, GpuSample.HARDWARE_SLOWDOWNS);
+                || GpuSample.anyClockEventReason(samples, GpuSample.HARDWARE_SLOWDOWNS)
+                || wait.urgent() || hurried;
         if (urgent || heldPolls >= pollsPerBatch) {
             flush();
         }
@@ -250,6 +263,10 @@ public final class Agent implements AutoCloseable {
     }
 
     private final int pollsPerBatch;
+    /** The step reports' data-wait shares, rank by rank. */
+    private final WaitShareWatch waits = new WaitShareWatch();
+    /** Polls still to be sent one by one after a report that turned starved. */
+    private int hurryPolls;
     private final List<GpuSample> heldSamples = new ArrayList<>();
     private final List<AgentEvent> heldEvents = new ArrayList<>();
     private List<RunAttribution> heldRuns = List.of();

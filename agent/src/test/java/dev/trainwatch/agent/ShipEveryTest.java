@@ -194,6 +194,54 @@ class ShipEveryTest {
     }
 
     /**
+     * A real Sana log (issue 206's multi-scale run, shared corpus) whose steps turn to waiting on the online VAE and
+     * text encoder, 22 % then 38 % of each step: the first report above the collector's 30 % goes at once and the
+     * next ten polls follow one by one (the collector confirms a starved report by the GPUs' idle gaps in the 8 s
+     * after it); the second goes at once; from the third on the run costs no more than a healthy one.
+     */
+    @Test
+    void aRealSanaLogTurningToItsEncodersSendsItsFirstTwoStarvedReportsAtOnceAndHurriesAfterTheFirst()
+            throws Exception {
+        Path corpus = Path.of(System.getProperty("maven.multiModuleProjectDirectory", ".."))
+                .resolve("../shared/corpus/logs/sana_issue206_multiscale.txt").normalize();
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.exists(corpus), "corpus at " + corpus);
+        List<String> lines = Files.readAllLines(corpus).stream().filter(l -> l.contains("Global Step")).toList();
+        assertThat(lines).hasSize(5);
+        Path log = dir.resolve("train_log.log");
+        Files.writeString(log, "");
+        FakeGpuReader gpus = FakeGpuReader.withoutXids(8);
+        dev.trainwatch.agent.log.LogTailer tailer = new dev.trainwatch.agent.log.LogTailer(log,
+                dev.trainwatch.agent.log.StepLineParsers.forFormat("auto"), Clock.systemUTC(), Long.MAX_VALUE,
+                dev.trainwatch.agent.log.LogTailer.DEFAULT_MAX_LINE_BYTES);
+        Agent agent = agent(config(Duration.ofSeconds(1), Duration.ofSeconds(5), "sana"), gpus, tailer);
+        java.util.Map<Integer, String> appendBefore = java.util.Map.of(4, lines.get(0), 10, lines.get(1),
+                22, lines.get(2), 28, lines.get(3), 33, lines.get(4));
+        List<Double> shares = new ArrayList<>();
+        for (int i = 1; i <= 37; i++) {
+            if (appendBefore.containsKey(i)) {
+                Files.writeString(log, appendBefore.get(i) + "\n", java.nio.file.StandardOpenOption.APPEND);
+            }
+            agent.pollOnce();
+        }
+        agent.close();
+
+        List<Sent> sent = spooled();
+        sent.stream().filter(s -> s.batch() != null && s.batch().runSteps() != null)
+                .forEach(s -> s.batch().runSteps().forEach(r -> r.steps().forEach(e -> shares.add(e.waitShare()))));
+        sent.stream().filter(s -> s.steps() != null).forEach(s -> s.steps().forEach(e -> shares.add(e.waitShare())));
+        assertThat(shares).hasSize(5);
+        assertThat(shares.get(0)).isCloseTo(0.224, org.assertj.core.api.Assertions.within(0.001));
+        assertThat(shares.subList(1, 5)).allSatisfy(share -> assertThat(share).isCloseTo(0.385,
+                org.assertj.core.api.Assertions.within(0.001)));
+        List<List<Long>> expected = new ArrayList<>(List.of(List.of(1L), range(2, 6), range(7, 10)));
+        for (long poll = 11; poll <= 20; poll++) {
+            expected.add(List.of(poll)); // hurried after the first starved report
+        }
+        expected.addAll(List.of(range(21, 22), range(23, 27), range(28, 32), range(33, 37)));
+        assertThat(sent.stream().filter(s -> s.batch() != null).map(Sent::polls)).containsExactlyElementsOf(expected);
+    }
+
+    /**
      * A collector that says it takes steps in batches gets them there from the next batch on (one request per batch,
      * not two); when it is replaced by an older one, the agent goes back to steps requests, and the steps of the
      * batches the older one took are sent again on their own: every step arrives exactly once, in order.

@@ -69,6 +69,22 @@ public record StepEvent(
         return new StepEvent(step, timeS, null, null, null, null, null, null, null, null, null, null, null, null, ts);
     }
 
+    /**
+     * The share of the step spent waiting for input: PixArt's {@code time_data}, Sana's data, text-encoder and VAE
+     * times together (each at most the step), at most 1; NaN when the report does not split its time or has no
+     * positive step time. The collector's {@code data_starvation} reads each report's share the same way.
+     */
+    public double waitShare() {
+        if (timeS == null || !(timeS > 0) || dataTimeS == null && lmTimeS == null && vaeTimeS == null) {
+            return Double.NaN;
+        }
+        return Math.min(1, (waited(dataTimeS) + waited(lmTimeS) + waited(vaeTimeS)) / timeS);
+    }
+
+    private double waited(Double part) {
+        return part != null && part >= 0 ? Math.min(part, timeS) : 0;
+    }
+
     /** Whether any report's loss is NaN or infinite: the run diverged (agents send it at once, collectors judge it). */
     public static boolean anyNonFiniteLoss(java.util.List<StepEvent> steps) {
         for (StepEvent e : steps) {

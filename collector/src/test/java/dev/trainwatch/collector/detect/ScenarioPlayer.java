@@ -12,6 +12,7 @@ import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.RunAttribution;
 import dev.trainwatch.protocol.StepEvent;
 import dev.trainwatch.protocol.UtilizationWindow;
+import dev.trainwatch.protocol.WaitShareWatch;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -213,6 +214,8 @@ final class ScenarioPlayer {
         int polls;
         boolean urgent;
         boolean sentOnce;
+        final WaitShareWatch waits = new WaitShareWatch();
+        int hurryPolls;
         long seq;
 
         Held(Fleet fleet, List<String> uuids) {
@@ -229,9 +232,13 @@ final class ScenarioPlayer {
                 host = polledHost;
             }
             polls++;
-            // As the agent: events, its first poll and a poll in which a GPU is slowed down in hardware go at once.
+            // As the agent: events, its first poll and a poll in which a GPU is slowed down in hardware go at once,
+            // and so does each poll for a few seconds after a step report that turned starved (steps, below).
             urgent |= !polledEvents.isEmpty() || !sentOnce
-                    || GpuSample.anyClockEventReason(polled, GpuSample.HARDWARE_SLOWDOWNS);
+                    || GpuSample.anyClockEventReason(polled, GpuSample.HARDWARE_SLOWDOWNS) || hurryPolls > 0;
+            if (hurryPolls > 0) {
+                hurryPolls--;
+            }
         }
 
         /** Steps read from the log this second; without an agent polling (silent) they are pushed at once. */
@@ -241,7 +248,11 @@ final class ScenarioPlayer {
                 return;
             }
             steps.addAll(read);
-            urgent |= StepEvent.anyNonFiniteLoss(read);
+            WaitShareWatch.Seen wait = waits.read(read);
+            urgent |= StepEvent.anyNonFiniteLoss(read) || wait.urgent();
+            if (wait == WaitShareWatch.Seen.TURNED_ABOVE) {
+                hurryPolls = (int) Math.ceil(WaitShareWatch.HURRY_SECONDS); // polls are 1 s apart
+            }
         }
 
         void flush() {

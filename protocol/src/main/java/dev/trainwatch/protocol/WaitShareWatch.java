@@ -1,0 +1,97 @@
+package dev.trainwatch.protocol;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Watches a run's step reports for a data wait that has just become large. An agent that holds its polls for a
+ * batch ({@code --ship-every}) sends the reports the collector's newest-reports rule reads at once — a rank's first
+ * two reports in a row above the share, and more until they cover {@link #SPAN_SECONDS} of steps — and every poll for
+ * a few seconds after the first: the collector names a run that turns starved from its first starved report and the
+ * GPUs' idle gaps after it (held polls would bring those gaps only with the batch that carries them), or from its
+ * newest starved reports. Each rank (a log that prints every rank's line) is watched on its own. Not thread-safe: one
+ * agent's poll thread.
+ */
+public final class WaitShareWatch {
+
+    /** A report that waits for data more than this share of its step is news: the collector's default warning share. */
+    public static final double SHARE = 0.30;
+
+    /**
+     * Starved reports in a row that are news until they cover this many seconds of steps (and two at least): the
+     * span of newest reports whose median the collector's {@code data_starvation} reads by default.
+     */
+    public static final double SPAN_SECONDS = 30;
+
+    /**
+     * How long after a report that turned above {@link #SHARE} an agent sends every poll at once: the collector's
+     * default confirmation by the GPUs (8 s of idle gaps after the report) and two polls more.
+     */
+    public static final double HURRY_SECONDS = 10;
+
+    /** Ranks remembered at most: a log of more is forgotten and starts again (one hurried stretch more). */
+    private static final int MAX_RANKS = 4096;
+
+    /** What a poll's new reports said, the most pressing of them. */
+    public enum Seen {
+        /** No report above the share, or only reports of ranks whose starved reports already cover the span. */
+        NOTHING(false),
+        /** A rank's report above the share after others above it, still within the span the collector reads. */
+        ABOVE(true),
+        /** A report above the share whose rank's previous report was not (or that rank's first report). */
+        TURNED_ABOVE(true);
+
+        private final boolean urgent;
+
+        Seen(boolean urgent) {
+            this.urgent = urgent;
+        }
+
+        /** Whether the poll that read these reports should be sent at once. */
+        public boolean urgent() {
+            return urgent;
+        }
+    }
+
+    /** A rank's starved reports in a row: how many, and the seconds of steps they cover. */
+    private static final class Streak {
+        int reports;
+        double seconds;
+    }
+
+    private final Map<Integer, Streak> streaks = new HashMap<>();
+
+    /**
+     * Reads a poll's new reports, oldest first; reports that do not split their time change nothing. A run that
+     * stays starved costs nothing more once its starved reports cover the span: the collector has what it needs.
+     */
+    public Seen read(List<StepEvent> steps) {
+        Seen seen = Seen.NOTHING;
+        for (StepEvent e : steps) {
+            double share = e == null ? Double.NaN : e.waitShare();
+            if (Double.isNaN(share)) {
+                continue;
+            }
+            if (streaks.size() >= MAX_RANKS) {
+                streaks.clear();
+            }
+            Streak streak = streaks.computeIfAbsent(e.rank() == null ? -1 : e.rank(), r -> new Streak());
+            if (!(share > SHARE)) {
+                streak.reports = 0;
+                streak.seconds = 0;
+                continue;
+            }
+            boolean news = streak.reports < 2 || streak.seconds < SPAN_SECONDS;
+            streak.reports = Math.min(streak.reports + 1, 1000);
+            streak.seconds = Math.min(2 * SPAN_SECONDS, streak.seconds
+                    + e.timeS() * (e.intervalSteps() != null && e.intervalSteps() > 1 ? e.intervalSteps() : 1));
+            if (streak.reports == 1) {
+                seen = Seen.TURNED_ABOVE;
+            } else if (news && seen == Seen.NOTHING) {
+                seen = Seen.ABOVE;
+            }
+        }
+        return seen;
+    }
+}
