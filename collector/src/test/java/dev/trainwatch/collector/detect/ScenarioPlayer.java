@@ -53,6 +53,7 @@ final class ScenarioPlayer {
     private final FakePredictor predictor = new FakePredictor();
     private final DetectorSettings settings;
     private final int shipEvery;
+    private final int nodes;
 
     ScenarioPlayer() {
         this(DetectorSettings.defaults());
@@ -67,9 +68,26 @@ final class ScenarioPlayer {
         this(DetectorSettings.defaults(), shipEvery);
     }
 
+    /**
+     * The run's GPUs split over {@code nodes} nodes (GPU order, as even as they go), each with its own agent sending
+     * {@code shipEvery} seconds per batch, the nodes' batches spread over those seconds; the log (its steps and the
+     * phases it announces) is read on the first node, as on a real job whose rank 0 writes it.
+     */
+    ScenarioPlayer(int shipEvery, int nodes) {
+        this(DetectorSettings.defaults(), shipEvery, nodes);
+    }
+
     private ScenarioPlayer(DetectorSettings settings, int shipEvery) {
+        this(settings, shipEvery, 1);
+    }
+
+    private ScenarioPlayer(DetectorSettings settings, int shipEvery, int nodes) {
+        if (nodes < 1) {
+            throw new IllegalArgumentException("nodes: " + nodes);
+        }
         this.settings = settings;
         this.shipEvery = shipEvery;
+        this.nodes = nodes;
         // FLOPs per sample such that the healthy PixArt-Sigma trace (batch 32 on 4 GPUs, 4.1 s steps) runs at about
         // 55% of the A100's bf16 peak, near the 62% tensor activity its counters show.
         predictor.hardwareFlopsPerSample = 2.2e13;
@@ -103,7 +121,19 @@ final class ScenarioPlayer {
         for (int i = 0; i < scenario.gpus(); i++) {
             uuids.add("GPU-" + i);
         }
-        Held held = new Held(fleet, uuids);
+        int nodeCount = Math.min(nodes, scenario.gpus());
+        List<Held> held = new ArrayList<>();
+        int[] nodeOf = new int[scenario.gpus()];
+        for (int n = 0; n < nodeCount; n++) {
+            int from = n * scenario.gpus() / nodeCount;
+            int to = (n + 1) * scenario.gpus() / nodeCount;
+            for (int g = from; g < to; g++) {
+                nodeOf[g] = n;
+            }
+            // Node n's batches leave n/nodes of the interval after the first node's.
+            held.add(new Held(fleet, n, uuids.subList(from, to), from, n * shipEvery / nodeCount));
+        }
+        Held logNode = held.get(0);
         double t = 0;
         double faultStart = Double.NaN;
         long step = 0;
@@ -122,29 +152,35 @@ final class ScenarioPlayer {
                 t += 1;
                 double now = clock.seconds();
                 if (!Boolean.TRUE.equals(p.agentSilent())) {
-                    List<GpuSample> samples = new ArrayList<>();
-                    for (int g = 0; g < scenario.gpus(); g++) {
-                        samples.add(sample(p, g, uuids.get(g), now, (pt + 1) / p.durationS(), nvlink));
+                    List<List<GpuSample>> samples = new ArrayList<>();
+                    List<List<AgentEvent>> events = new ArrayList<>();
+                    List<List<dev.trainwatch.protocol.RankInfo>> ranks = new ArrayList<>();
+                    for (int n = 0; n < nodeCount; n++) {
+                        samples.add(new ArrayList<>());
+                        events.add(new ArrayList<>());
+                        ranks.add(new ArrayList<>());
                     }
-                    List<AgentEvent> events = new ArrayList<>();
+                    for (int g = 0; g < scenario.gpus(); g++) {
+                        samples.get(nodeOf[g]).add(sample(p, g, uuids.get(g), now, (pt + 1) / p.durationS(), nvlink));
+                    }
                     if (!announced) {
-                        events.add(new AgentEvent(now, "phase", null, null, RUN, p.announce()));
+                        events.get(0).add(new AgentEvent(now, "phase", null, null, RUN, p.announce()));
                         announced = true;
                     }
                     if (p.xids() != null) {
                         for (Scenario.Xid x : p.xids()) {
                             if (x.atS() == pt) {
-                                events.add(AgentEvent.xid(now, uuids.get(x.gpu()), x.xid()));
+                                events.get(nodeOf[x.gpu()]).add(AgentEvent.xid(now, uuids.get(x.gpu()), x.xid()));
                             }
                         }
                     }
-                    List<dev.trainwatch.protocol.RankInfo> ranks = new ArrayList<>();
                     for (int r = 0; r < uuids.size(); r++) {
                         Scenario.RankProc rp = p.rankProcs() != null ? p.rankProcs().get(Integer.toString(r)) : null;
                         String state = rp != null && rp.state() != null ? rp.state() : "R";
                         cpu[r] += rp != null && rp.cpuRate() != null ? rp.cpuRate() : 1.0;
-                        ranks.add(new dev.trainwatch.protocol.RankInfo(100L + r, r, r, uuids.size(),
-                                List.of(uuids.get(r)), state, cpu[r], 6L * GIB, 4, 8L * GIB, 4.0 * t));
+                        ranks.get(nodeOf[r]).add(new dev.trainwatch.protocol.RankInfo(100L + r, r,
+                                r - held.get(nodeOf[r]).firstGpu, uuids.size(), List.of(uuids.get(r)), state, cpu[r],
+                                6L * GIB, 4, 8L * GIB, 4.0 * t));
                     }
                     dev.trainwatch.protocol.HostMemory host = null;
                     if (p.hostMemGib() != null) {
@@ -155,9 +191,11 @@ final class ScenarioPlayer {
                         host = new dev.trainwatch.protocol.HostMemory(now, (long) (total * GIB), (long) (avail * GIB),
                                 0L, shmTotal, (long) (shmTotal * (p.shmUsedRatio() != null ? p.shmUsedRatio() : 0.1)));
                     }
-                    held.poll(samples, ranks, events, host);
+                    for (int n = 0; n < nodeCount; n++) {
+                        held.get(n).poll(samples.get(n), ranks.get(n), events.get(n), host);
+                    }
                 } else {
-                    held.flush(); // an agent that falls silent sent what it held before
+                    held.forEach(Held::flush); // an agent that falls silent sent what it held before
                 }
                 if (p.steps() != null && t >= nextStep) {
                     Scenario.Steps s = p.steps();
@@ -189,23 +227,30 @@ final class ScenarioPlayer {
                                 interval, s.samples(), s.loss() != null ? s.loss() : 0.1, 1e-4, 1.0, bh, bw,
                                 ranks > 0 ? r : null, now));
                     }
-                    held.steps(events, Boolean.TRUE.equals(p.agentSilent()));
+                    logNode.steps(events, Boolean.TRUE.equals(p.agentSilent()));
                     nextStep += s.everyS();
                 }
-                if (held.polls >= shipEvery || held.urgent) {
-                    held.flush();
+                for (Held node : held) {
+                    if (node.polls >= shipEvery - node.firstBatchShorter || node.urgent) {
+                        node.flush();
+                    }
                 }
                 fleet.tick();
             }
         }
-        held.flush();
+        held.forEach(Held::flush);
         return new Result(transitions, faultStart, t, fleet);
     }
 
     /** What the agent holds until its next batch (nothing for longer than one poll when shipEvery is 1). */
     private static final class Held {
         final Fleet fleet;
+        final int node;
         final List<String> uuids;
+        /** The global index of this node's first GPU (and rank). */
+        final int firstGpu;
+        /** Polls fewer in this node's first full batch: what spreads the nodes' batches over the interval. */
+        int firstBatchShorter;
         final List<GpuSample> samples = new ArrayList<>();
         final List<AgentEvent> events = new ArrayList<>();
         final List<StepEvent> steps = new ArrayList<>();
@@ -218,9 +263,12 @@ final class ScenarioPlayer {
         int hurryPolls;
         long seq;
 
-        Held(Fleet fleet, List<String> uuids) {
+        Held(Fleet fleet, int node, List<String> uuids, int firstGpu, int firstBatchShorter) {
             this.fleet = fleet;
+            this.node = node;
             this.uuids = uuids;
+            this.firstGpu = firstGpu;
+            this.firstBatchShorter = firstBatchShorter;
         }
 
         void poll(List<GpuSample> polled, List<dev.trainwatch.protocol.RankInfo> polledRanks,
@@ -257,9 +305,12 @@ final class ScenarioPlayer {
 
         void flush() {
             if (polls > 0) {
-                fleet.ingestBatch(new AgentBatch("node-1", "agent-1", ++seq, List.copyOf(samples),
-                        List.of(new RunAttribution(RUN, List.of(100L), uuids, ranks, null, false)),
-                        List.copyOf(events), new AgentHealth(0.003, 0L, 0L, 0L, 0L, 1.0), host));
+                fleet.ingestBatch(new AgentBatch("node-" + (node + 1), "agent-" + (node + 1), ++seq,
+                        List.copyOf(samples), List.of(new RunAttribution(RUN, List.of(100L + firstGpu), uuids, ranks,
+                                null, false)), List.copyOf(events), new AgentHealth(0.003, 0L, 0L, 0L, 0L, 1.0), host));
+                if (sentOnce && polls > 0 && !urgent) {
+                    firstBatchShorter = 0; // the first full batch after the first poll has gone
+                }
                 sentOnce = true;
             }
             if (!steps.isEmpty()) {

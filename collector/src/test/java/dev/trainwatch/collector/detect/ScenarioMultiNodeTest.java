@@ -1,0 +1,73 @@
+package dev.trainwatch.collector.detect;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.trainwatch.collector.detect.ScenarioPlayer.Result;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.params.ParameterizedTest;
+
+/**
+ * Every trace again with the run's GPUs on two nodes, each with its own agent sending {@code --ship-every 10s}
+ * batches at its own moment (the second node five seconds after the first) and the log read on the first: the
+ * collector then judges the run on each node's arrival at most every 5 s (urgent input at once), and sees each node's
+ * readings up to 10 s late. The same kinds are raised, every quiet trace stays quiet, nothing flaps, and each at most
+ * two batches, the spacing and a tick later than with one node sending every second. The latencies go to
+ * target/detection-latency-two-nodes-10s.md ({@code -Dtrainwatch.shipEvery} plays another interval).
+ */
+class ScenarioMultiNodeTest {
+
+    static final int SHIP_EVERY = Integer.getInteger("trainwatch.shipEvery", 10);
+    static final int NODES = 2;
+    private static final Map<String, String> LATENCIES = new TreeMap<>();
+
+    static java.util.stream.Stream<String> traces() throws Exception {
+        return ScenarioTest.traces();
+    }
+
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.MethodSource("traces")
+    void theSameKindsOnTwoNodes(String name) {
+        Scenario scenario = Scenario.load(name);
+        Result every = new ScenarioPlayer().play(scenario);
+        Result twoNodes = new ScenarioPlayer(SHIP_EVERY, NODES).play(Scenario.load(name));
+        // The collector saw one run on both nodes, each GPU on its own node.
+        assertThat(twoNodes.fleet().run(ScenarioPlayer.RUN)).get().extracting(v -> v.hosts().size()).isEqualTo(NODES);
+        assertThat(twoNodes.fleet().gpus().stream().map(g -> g.host()).distinct()).hasSize(NODES);
+        List<AnomalyKind> expected = scenario.expect().stream().map(AnomalyKind::fromWireName).toList();
+        assertThat(twoNodes.kindsRaised()).as(name + ": " + twoNodes.transitions())
+                .containsExactlyInAnyOrderElementsOf(expected);
+        for (AnomalyKind kind : expected) {
+            List<ScenarioPlayer.Transition> ofKind = twoNodes.transitions().stream().filter(t -> t.kind() == kind)
+                    .toList();
+            for (int i = 1; i < ofKind.size(); i++) {
+                assertThat(ofKind.get(i - 1).raised() || !ofKind.get(i).raised())
+                        .as(name + ": " + kind + " flapped: " + ofKind).isTrue();
+            }
+            double oneSecond = every.latency(kind);
+            double latency = twoNodes.latency(kind);
+            assertThat(latency).as(name + " → " + kind + " (one node, a batch a second: " + oneSecond + " s)")
+                    .isLessThanOrEqualTo(oneSecond + 2 * SHIP_EVERY + 5 + 1);
+            synchronized (LATENCIES) {
+                LATENCIES.put(name + " → " + kind.wireName(), String.format(Locale.ROOT, "%.0f s | %.0f s",
+                        oneSecond, latency));
+            }
+        }
+    }
+
+    @AfterAll
+    static void writeLatencies() throws IOException {
+        StringBuilder b = new StringBuilder("| scenario → kind | one node, a batch a second | " + NODES
+                + " nodes, --ship-every " + SHIP_EVERY + "s |\n").append("|---|---|---|\n");
+        LATENCIES.forEach((k, v) -> b.append("| ").append(k).append(" | ").append(v).append(" |\n"));
+        Path out = Path.of("target", "detection-latency-two-nodes-" + SHIP_EVERY + "s.md");
+        Files.createDirectories(out.getParent());
+        Files.writeString(out, b.toString());
+    }
+}
