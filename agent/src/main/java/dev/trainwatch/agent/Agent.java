@@ -230,8 +230,9 @@ public final class Agent implements AutoCloseable {
         heldShape = shape;
         heldPolls++;
         // The first poll goes at once (shippedShape is null until then), as does a run that appears, moves or ends,
-        // and every poll in which a GPU is slowed down in hardware (throttling is judged on sustained evidence: held
-        // polls would add up to --ship-every to its verdict; a GPU in such a slowdown is rare, and news while it lasts).
+        // and every poll in which a busy GPU is slowed down in hardware (throttling is judged on sustained evidence:
+        // held polls would add up to --ship-every to its verdict; a busy GPU in such a slowdown is rare, and news while
+        // it lasts; an idle one costs no run time, and some chassis assert a power brake on idle GPUs).
         // So do a rank's first two step reports in a row that wait for data more than the collector's warning share,
         // and after the first the polls of the next few seconds follow one by one: the collector names a run that
         // turns starved from that report and the GPUs' idle gaps after it, or from the two reports.
@@ -244,7 +245,8 @@ public final class Agent implements AutoCloseable {
             hurryPolls = (int) Math.ceil(WaitShareWatch.HURRY_SECONDS * 1e9 / config.interval().toNanos());
         }
         boolean urgent = !events.isEmpty() || StepEvent.anyNonFiniteLoss(newSteps) || !shape.equals(shippedShape)
-                || GpuSample.anyClockEventReason(samples, GpuSample.HARDWARE_SLOWDOWNS)
+                || GpuSample.anyClockEventReasonWhileBusy(samples, GpuSample.HARDWARE_SLOWDOWNS,
+                        GpuSample.THROTTLING_BUSY_RATIO)
                 || wait.urgent() || hurried;
         if (urgent || heldPolls >= pollsPerBatch) {
             flush();

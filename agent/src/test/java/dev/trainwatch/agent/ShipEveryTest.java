@@ -165,6 +165,31 @@ class ShipEveryTest {
                 List.of(6L), range(7, 11), List.of(12L));
     }
 
+    /**
+     * Some chassis assert a power brake also on idle GPUs (a failing supply keeps it asserted): an idle GPU's hardware
+     * slowdown costs no run time and throttling does not count it, so it does not hurry the batch; once the GPU is
+     * busy under it, it does.
+     */
+    @Test
+    void anIdleGpusHardwareSlowdownWaitsForItsBatch() throws Exception {
+        FakeGpuReader gpus = FakeGpuReader.withoutXids(8);
+        Agent agent = agent(config(Duration.ofSeconds(1), Duration.ofSeconds(5), null), gpus, null);
+        gpus.reasons(java.util.Map.of(5, List.of("hw_slowdown", "hw_power_brake_slowdown")));
+        gpus.utilization(java.util.Map.of(5, 0.0));
+        for (int i = 1; i <= 12; i++) {
+            if (i == 9) {
+                gpus.utilization(java.util.Map.of(5, 0.49)); // below throttling's busy ratio: still not counted
+            } else if (i == 11) {
+                gpus.utilization(java.util.Map.of());
+            }
+            agent.pollOnce();
+        }
+        agent.close();
+
+        assertThat(spooled()).extracting(Sent::polls).containsExactly(List.of(1L), range(2, 6), range(7, 11),
+                List.of(12L));
+    }
+
     @Test
     void stepsWaitForTheirBatchAndANonFiniteLossDoesNot() throws Exception {
         FakeGpuReader gpus = FakeGpuReader.withoutXids(8);

@@ -80,13 +80,25 @@ public record GpuSample(
     public static final java.util.Set<String> HARDWARE_SLOWDOWNS = java.util.Set.of("hw_slowdown",
             "hw_thermal_slowdown", "hw_power_brake_slowdown");
 
-    /** Whether any of {@code samples} reports any of {@code reasons} among its clock-event reasons. */
-    public static boolean anyClockEventReason(List<GpuSample> samples, java.util.Set<String> reasons) {
+    /**
+     * Utilisation at or above which a GPU's clocks count for {@code throttling} (the collector's default busy ratio):
+     * an idle GPU lowers its clocks anyway, and some chassis assert a power brake also on idle GPUs.
+     */
+    public static final double THROTTLING_BUSY_RATIO = 0.50;
+
+    /**
+     * Whether any of {@code samples} is busy (utilisation at or above {@code busyRatio}) and reports any of
+     * {@code reasons} among its clock-event reasons: a slowdown that costs a run time. A sample without a utilisation
+     * reading is not busy, as {@code throttling} does not count it either.
+     */
+    public static boolean anyClockEventReasonWhileBusy(List<GpuSample> samples, java.util.Set<String> reasons,
+                                                       double busyRatio) {
         if (samples == null) {
             return false;
         }
         for (GpuSample sample : samples) {
-            List<String> r = sample == null ? null : sample.clockEventReasons();
+            List<String> r = sample == null || sample.utilizationRatio() == null
+                    || !(sample.utilizationRatio() >= busyRatio) ? null : sample.clockEventReasons();
             if (r != null && !r.isEmpty()) {
                 for (String reason : r) {
                     if (reasons.contains(reason)) {

@@ -44,6 +44,13 @@ public final class FakeGpuReader implements GpuReader {
         this.reasons = java.util.Map.copyOf(byGpu);
     }
 
+    private volatile java.util.Map<Integer, Double> utilization = java.util.Map.of();
+
+    /** The utilisation each GPU reports from the next poll on (by index; others 97 %). */
+    public void utilization(java.util.Map<Integer, Double> byGpu) {
+        this.utilization = java.util.Map.copyOf(byGpu);
+    }
+
     /** The processes GPU 0 lists from the next poll on. */
     public void pids(long... pidsOnGpu0) {
         this.pids = pidsOnGpu0.clone();
@@ -62,13 +69,15 @@ public final class FakeGpuReader implements GpuReader {
         List<GpuSample> samples = new ArrayList<>(gpus);
         long[] onGpu0 = pids;
         java.util.Map<Integer, List<String>> byGpu = reasons;
+        java.util.Map<Integer, Double> utilByGpu = utilization;
         for (int i = 0; i < gpus; i++) {
             GpuSample s = i == 0 ? Samples.gpu(n, i, onGpu0) : Samples.gpu(n, i);
             List<String> r = byGpu.get(i);
-            samples.add(r == null ? s : new GpuSample(s.ts(), s.index(), s.uuid(), s.name(), s.pciBusId(),
-                    s.memoryTotalBytes(), s.memoryUsedBytes(), s.memoryReservedBytes(), s.memoryFreeBytes(),
-                    s.utilizationRatio(), s.memoryUtilizationRatio(), s.utilizationWindow(), s.smClockHz(),
-                    s.smClockMaxHz(), s.memClockHz(), s.memClockMaxHz(), r, s.powerWatts(), s.powerLimitWatts(),
+            Double u = utilByGpu.get(i);
+            samples.add(r == null && u == null ? s : new GpuSample(s.ts(), s.index(), s.uuid(), s.name(),
+                    s.pciBusId(), s.memoryTotalBytes(), s.memoryUsedBytes(), s.memoryReservedBytes(),
+                    s.memoryFreeBytes(), u != null ? u : s.utilizationRatio(), s.memoryUtilizationRatio(), s.utilizationWindow(), s.smClockHz(),
+                    s.smClockMaxHz(), s.memClockHz(), s.memClockMaxHz(), r != null ? r : s.clockEventReasons(), s.powerWatts(), s.powerLimitWatts(),
                     s.energyJoules(), s.temperatureCelsius(), s.pstate(), s.processes(), s.lost(), s.activity()));
         }
         return samples;

@@ -181,7 +181,8 @@ public record DetectorSettings(
                              Set<String> reasons, Set<String> criticalReasons, Duration hardwareWindow,
                              Duration hardwareSustain, Hysteresis hysteresis) {
         public static Throttling defaults() {
-            return new Throttling(Duration.ofSeconds(60), 0.50, 0.90, 0.50,
+            return new Throttling(Duration.ofSeconds(60), dev.trainwatch.protocol.GpuSample.THROTTLING_BUSY_RATIO, 0.90,
+                    0.50,
                     Set.of("sw_power_cap", "hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown",
                             "hw_power_brake_slowdown"),
                     dev.trainwatch.protocol.GpuSample.HARDWARE_SLOWDOWNS,

@@ -235,11 +235,12 @@ public final class Fleet {
                     result = applyBatchSteps(batch, requestSentAt, result, now, wallOffset, toJudge);
                 }
                 // Once per run, on the readings and the steps together: a batch and its steps are one arrival. Urgent
-                // (judged at once even for a run on several nodes): an event, a non-finite loss, a GPU slowed down in
-                // hardware (the agent sends such polls at once; throttling's verdict would wait for the spacing).
+                // (judged at once even for a run on several nodes): an event, a non-finite loss, a busy GPU slowed down
+                // in hardware (the agent sends such polls at once; throttling's verdict would wait for the spacing).
+                DetectorSettings.Throttling throttling = detectorSettings.throttling();
                 boolean urgent = batch.events() != null && !batch.events().isEmpty()
-                        || dev.trainwatch.protocol.GpuSample.anyClockEventReason(batch.gpus(),
-                                detectorSettings.throttling().criticalReasons());
+                        || dev.trainwatch.protocol.GpuSample.anyClockEventReasonWhileBusy(batch.gpus(),
+                                throttling.criticalReasons(), throttling.busyRatio());
                 if (batch.runSteps() != null) {
                     for (RunSteps group : batch.runSteps()) {
                         urgent |= group != null && group.steps() != null && StepEvent.anyNonFiniteLoss(group.steps());

@@ -283,7 +283,8 @@ final class ScenarioPlayer {
             // As the agent: events, its first poll and a poll in which a GPU is slowed down in hardware go at once,
             // and so does each poll for a few seconds after a step report that turned starved (steps, below).
             urgent |= !polledEvents.isEmpty() || !sentOnce
-                    || GpuSample.anyClockEventReason(polled, GpuSample.HARDWARE_SLOWDOWNS) || hurryPolls > 0;
+                    || GpuSample.anyClockEventReasonWhileBusy(polled, GpuSample.HARDWARE_SLOWDOWNS,
+                            GpuSample.THROTTLING_BUSY_RATIO) || hurryPolls > 0;
             if (hurryPolls > 0) {
                 hurryPolls--;
             }

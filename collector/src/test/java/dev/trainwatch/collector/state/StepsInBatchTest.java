@@ -157,18 +157,27 @@ class StepsInBatchTest {
         clock.advanceSeconds(0.5);
         fleet.ingestBatch(withReasons(batchOf.apply(3, List.of()), "sw_power_cap"));
         assertThat(judged).isEmpty();
-        clock.advanceSeconds(0.5);
+        // Nor is an idle GPU under a power brake (some chassis assert it on idle GPUs; throttling does not count it).
+        clock.advanceSeconds(0.25);
+        fleet.ingestBatch(withReasons(batchOf.apply(5, List.of()), "hw_power_brake_slowdown", 0.02));
+        assertThat(judged).isEmpty();
+        clock.advanceSeconds(0.25);
         fleet.ingestBatch(withReasons(batchOf.apply(4, List.of()), "hw_thermal_slowdown"));
         assertThat(judged).containsExactly(61.5);
     }
 
     /** The batch with its first GPU reporting {@code reason}. */
     static AgentBatch withReasons(AgentBatch b, String reason) {
+        return withReasons(b, reason, null);
+    }
+
+    /** The batch with its first GPU reporting {@code reason} at {@code utilization} (null: as it was). */
+    static AgentBatch withReasons(AgentBatch b, String reason, Double utilization) {
         List<dev.trainwatch.protocol.GpuSample> gpus = new ArrayList<>(b.gpus());
         dev.trainwatch.protocol.GpuSample s = gpus.get(0);
         gpus.set(0, new dev.trainwatch.protocol.GpuSample(s.ts(), s.index(), s.uuid(), s.name(), s.pciBusId(),
                 s.memoryTotalBytes(), s.memoryUsedBytes(), s.memoryReservedBytes(), s.memoryFreeBytes(),
-                s.utilizationRatio(), s.memoryUtilizationRatio(), s.utilizationWindow(), s.smClockHz(),
+                utilization != null ? utilization : s.utilizationRatio(), s.memoryUtilizationRatio(), s.utilizationWindow(), s.smClockHz(),
                 s.smClockMaxHz(), s.memClockHz(), s.memClockMaxHz(), List.of(reason), s.powerWatts(),
                 s.powerLimitWatts(), s.energyJoules(), s.temperatureCelsius(), s.pstate(), s.processes(), s.lost(),
                 s.activity()));
