@@ -19,6 +19,11 @@ Scenarios (what goes wrong, and when):
   sigkill    at --fault-step rank 1 is killed with SIGKILL (as the OOM killer does)
   slowdata   from --fault-step on, each sample takes --slow-sample-seconds to load in the DataLoader workers
 Each scenario writes DIR/fault-<rank> with a wall-clock timestamp when its fault starts.
+
+With --log-format pixart rank 0 logs PixArt-Sigma's step line instead of DiT's (train_scripts/train.py's format:
+"Step/Epoch [...]:total_eta: ..., time_all:..., time_data:..., lr:..., loss:..., grad_norm:..."), with time_all the
+mean wall time per step over the interval and time_data the mean time per step spent waiting for the DataLoader's
+next batch, both measured as PixArt's script measures them.
 """
 import argparse
 import logging
@@ -194,13 +199,17 @@ def main(args):
     log_steps = 0
     running_loss = 0.0
     start_time = time.time()
+    data_wait = 0.0  # seconds this interval waited for the loader's next batch (PixArt's time_data)
+    steps_per_epoch = len(loader)
+    waiting_since = time.time()
     deadline = time.time() + args.max_seconds
     stop = False
     logger.info(f"Training for {args.epochs} epochs...")
     for epoch in range(args.epochs):
         sampler.set_epoch(epoch)
         logger.info(f"Beginning epoch {epoch}...")
-        for x, y in loader:
+        for step_in_epoch, (x, y) in enumerate(loader):
+            data_wait += time.time() - waiting_since
             if train_steps == args.fault_step and rank == 1:
                 if args.scenario == "hang":
                     mark_fault(args.results_dir, rank, "sleeping in host code")
@@ -236,12 +245,23 @@ def main(args):
                 dist.all_reduce(reduced, op=dist.ReduceOp.SUM)
                 avg_loss = reduced[0].item() / dist.get_world_size()
                 stop = reduced[1].item() > 0
-                logger.info(f"(step={train_steps:07d}) Train Loss: {avg_loss:.4f}, Train Steps/Sec: {steps_per_sec:.2f}")
+                if args.log_format == "pixart":
+                    grad_norm = math.sqrt(sum(float(p.grad.pow(2).sum()) for p in model.parameters()
+                                              if p.grad is not None))
+                    logger.info(f"Step/Epoch [{train_steps}/{epoch + 1}][{step_in_epoch + 1}/{steps_per_epoch}]:"
+                                f"total_eta: 0:00:00, epoch_eta:0:00:00, time_all:{1 / steps_per_sec:.3f}, "
+                                f"time_data:{data_wait / log_steps:.3f}, lr:{1e-4:.3e}, loss:{avg_loss:.4f}, "
+                                f"grad_norm:{grad_norm:.4f}")
+                else:
+                    logger.info(f"(step={train_steps:07d}) Train Loss: {avg_loss:.4f}, "
+                                f"Train Steps/Sec: {steps_per_sec:.2f}")
                 running_loss = 0
                 log_steps = 0
+                data_wait = 0.0
                 start_time = time.time()
             if args.step_seconds > 0:
                 time.sleep(args.step_seconds)
+            waiting_since = time.time()
             if stop:
                 break
         if stop:
@@ -264,4 +284,5 @@ if __name__ == "__main__":
                         help="host time per step besides the model (keeps 2 shared cores usable)")
     parser.add_argument("--slow-sample-seconds", type=float, default=0.1)
     parser.add_argument("--max-seconds", type=float, default=600)
+    parser.add_argument("--log-format", default="dit", choices=["dit", "pixart"])
     main(parser.parse_args())

@@ -317,6 +317,34 @@ class RealTrainingIT {
         assertThat(starved.at("/evidence/slowdown_ratio").asDouble()).isGreaterThan(3);
     }
 
+    /**
+     * The same slow loader with the job logging PixArt-Sigma's step line (its real wait for the DataLoader as
+     * {@code time_data}) and the agent sending ten seconds of 500-ms polls per batch: the collector names the wait
+     * from the step reports — the share the log measured, not a guess from the GPUs. (That the agent sends the report
+     * that turned starved at once, and the polls after it one by one, is pinned by the agent's ShipEveryTest.)
+     */
+    @Test
+    @Execution(ExecutionMode.CONCURRENT)
+    void aPixArtLogTurningToWaitForDataIsNamedFromItsReportsWithTenSecondBatches() throws Exception {
+        job = new TorchJob(dir);
+        URI api = startCollector();
+        Process torchrun = startJob(job.torchrun("slowdata", "--fault-step", "60", "--slow-sample-seconds", "0.25",
+                "--max-seconds", "150", "--log-format", "pixart"), dir.resolve("job.out"));
+        Path agentOut = dir.resolve("agent.out");
+        attachAgent(torchrun.pid(), job.results.resolve("log.txt"), api, agentOut, "--ship-every", "10s");
+        await().atMost(Duration.ofSeconds(180)).pollInterval(Duration.ofMillis(200)).until(() -> job.fault(0).isPresent());
+        job.writeScenario(40, 150_000, 40, 150_000, 75);
+        JsonNode run = awaitRun(api, r -> activeAnomaly(r, "data_starvation") != null, Duration.ofSeconds(120),
+                agentOut);
+        JsonNode starved = activeAnomaly(run, "data_starvation");
+        assertThat(starved.path("message").asText()).as(starved.toString()).contains("of each")
+                .contains("step is data time");
+        // 8 samples of 0.25 s each per batch in one worker: most of each step waits for it.
+        assertThat(starved.at("/evidence/data_wait_ratio").asDouble()).as(starved.toString()).isGreaterThan(0.5);
+        List<String> log = Files.readAllLines(job.results.resolve("log.txt"));
+        assertThat(log).anySatisfy(l -> assertThat(l).contains("Step/Epoch [").contains("time_data:"));
+    }
+
     // ------------------------------------------------------------------------------------------------ plumbing
 
     private Process trainwatchRun(Path out, List<String> command) throws IOException {
