@@ -235,8 +235,10 @@ public final class Agent implements AutoCloseable {
         // it lasts; an idle one costs no run time, and some chassis assert a power brake on idle GPUs).
         // So do a rank's first two step reports in a row that wait for data more than the collector's warning share,
         // and after the first the polls of the next few seconds follow one by one: the collector names a run that
-        // turns starved from that report and the GPUs' idle gaps after it, or from the two reports.
+        // turns starved from that report and the GPUs' idle gaps after it, or from the two reports. And a report of a
+        // multi-scale bucket larger than any before (oom_risk estimates the largest bucket seen).
         WaitShareWatch.Seen wait = waits.read(newSteps);
+        boolean largerBucket = buckets.read(newSteps);
         boolean hurried = hurryPolls > 0;
         if (hurried) {
             hurryPolls--;
@@ -247,7 +249,7 @@ public final class Agent implements AutoCloseable {
         boolean urgent = !events.isEmpty() || StepEvent.anyNonFiniteLoss(newSteps) || !shape.equals(shippedShape)
                 || GpuSample.anyClockEventReasonWhileBusy(samples, GpuSample.HARDWARE_SLOWDOWNS,
                         GpuSample.THROTTLING_BUSY_RATIO)
-                || wait.urgent() || hurried;
+                || wait.urgent() || hurried || largerBucket;
         if (urgent || heldPolls >= pollsPerBatch) {
             flush();
         }
@@ -267,6 +269,8 @@ public final class Agent implements AutoCloseable {
     private final int pollsPerBatch;
     /** The step reports' data-wait shares, rank by rank. */
     private final WaitShareWatch waits = new WaitShareWatch();
+    /** The largest multi-scale bucket the step reports showed. */
+    private final dev.trainwatch.protocol.BucketWatch buckets = new dev.trainwatch.protocol.BucketWatch();
     /** Polls still to be sent one by one after a report that turned starved. */
     private int hurryPolls;
     private final List<GpuSample> heldSamples = new ArrayList<>();

@@ -260,6 +260,7 @@ final class ScenarioPlayer {
         boolean urgent;
         boolean sentOnce;
         final WaitShareWatch waits = new WaitShareWatch();
+        final dev.trainwatch.protocol.BucketWatch buckets = new dev.trainwatch.protocol.BucketWatch();
         int hurryPolls;
         long seq;
 
@@ -298,23 +299,28 @@ final class ScenarioPlayer {
             }
             steps.addAll(read);
             WaitShareWatch.Seen wait = waits.read(read);
-            urgent |= StepEvent.anyNonFiniteLoss(read) || wait.urgent();
+            boolean largerBucket = buckets.read(read);
+            urgent |= StepEvent.anyNonFiniteLoss(read) || wait.urgent() || largerBucket;
             if (wait == WaitShareWatch.Seen.TURNED_ABOVE) {
                 hurryPolls = (int) Math.ceil(WaitShareWatch.HURRY_SECONDS); // polls are 1 s apart
             }
         }
 
         void flush() {
+            boolean stepsInBatch = polls > 0 && !steps.isEmpty();
             if (polls > 0) {
+                // The steps travel in the batch, as an agent sends them to a collector that takes them there.
                 fleet.ingestBatch(new AgentBatch("node-" + (node + 1), "agent-" + (node + 1), ++seq,
                         List.copyOf(samples), List.of(new RunAttribution(RUN, List.of(100L + firstGpu), uuids, ranks,
-                                null, false)), List.copyOf(events), new AgentHealth(0.003, 0L, 0L, 0L, 0L, 1.0), host));
+                                null, false)), List.copyOf(events), new AgentHealth(0.003, 0L, 0L, 0L, 0L, 1.0), host,
+                        null, stepsInBatch ? List.of(new dev.trainwatch.protocol.RunSteps(RUN, List.copyOf(steps)))
+                                : null));
                 if (sentOnce && polls > 0 && !urgent) {
                     firstBatchShorter = 0; // the first full batch after the first poll has gone
                 }
                 sentOnce = true;
             }
-            if (!steps.isEmpty()) {
+            if (!steps.isEmpty() && !stepsInBatch) {
                 fleet.ingestSteps(RUN, List.copyOf(steps));
             }
             samples.clear();
