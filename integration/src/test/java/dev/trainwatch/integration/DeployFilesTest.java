@@ -70,7 +70,7 @@ class DeployFilesTest {
         JsonNode agent = pod.path("containers").get(0);
         assertThat(agent.path("args").toString()).contains("agent", "--collector=");
         // Every node's agent sends to one collector: several polls per request, as docs/DEPLOY.md says.
-        assertThat(agent.path("args").toString()).contains("--ship-every=5s");
+        assertThat(agent.path("args").toString()).contains("--ship-every=10s");
         assertThat(agent.path("env").toString()).contains("NVIDIA_VISIBLE_DEVICES").contains("\"all\"");
         assertThat(agent.path("resources").toString()).as("the agent must not claim GPUs").doesNotContain("nvidia.com/gpu");
         assertThat(agent.path("securityContext").path("capabilities").path("add").toString())
