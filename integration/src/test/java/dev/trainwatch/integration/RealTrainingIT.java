@@ -298,17 +298,7 @@ class RealTrainingIT {
     void slowDataWithoutASpecIsComparedWithTheRunsOwnEarlierSteps() throws Exception {
         job = new TorchJob(dir);
         URI api = startCollector();
-        // From step 60 on, each sample takes 0.25 s to load in the single DataLoader worker of each rank: a step of
-        // 8 samples waits 2 s for its batch, many times its earlier time however busy the machine is (with 0.1 s a
-        // sample, steps already slowed by the other suites beside this one gave a ratio of 2.8).
-        Process torchrun = startJob(job.torchrun("slowdata", "--fault-step", "60", "--slow-sample-seconds", "0.25",
-                "--max-seconds", "150"), dir.resolve("job.out"));
-        Path agentOut = dir.resolve("agent.out");
-        attachAgent(torchrun.pid(), job.results.resolve("log.txt"), api, agentOut);
-        // 60 steps of two ranks on the CPU: about 30 s on a quiet machine, longer beside the other tests.
-        await().atMost(Duration.ofSeconds(180)).pollInterval(Duration.ofMillis(200)).until(() -> job.fault(0).isPresent());
-        // A GPU waiting for its input idles between kernels: the fake shows that from now on.
-        job.writeScenario(40, 150_000, 40, 150_000, 75);
+        Path agentOut = startSlowLoader(api, List.of());
         JsonNode run = awaitRun(api, r -> activeAnomaly(r, "data_starvation") != null, Duration.ofSeconds(120),
                 agentOut);
         JsonNode starved = activeAnomaly(run, "data_starvation");
@@ -328,12 +318,7 @@ class RealTrainingIT {
     void aPixArtLogTurningToWaitForDataIsNamedFromItsReportsWithTenSecondBatches() throws Exception {
         job = new TorchJob(dir);
         URI api = startCollector();
-        Process torchrun = startJob(job.torchrun("slowdata", "--fault-step", "60", "--slow-sample-seconds", "0.25",
-                "--max-seconds", "150", "--log-format", "pixart"), dir.resolve("job.out"));
-        Path agentOut = dir.resolve("agent.out");
-        attachAgent(torchrun.pid(), job.results.resolve("log.txt"), api, agentOut, "--ship-every", "10s");
-        await().atMost(Duration.ofSeconds(180)).pollInterval(Duration.ofMillis(200)).until(() -> job.fault(0).isPresent());
-        job.writeScenario(40, 150_000, 40, 150_000, 75);
+        Path agentOut = startSlowLoader(api, List.of("--log-format", "pixart"), "--ship-every", "10s");
         JsonNode run = awaitRun(api, r -> activeAnomaly(r, "data_starvation") != null, Duration.ofSeconds(120),
                 agentOut);
         JsonNode starved = activeAnomaly(run, "data_starvation");
@@ -346,6 +331,27 @@ class RealTrainingIT {
     }
 
     // ------------------------------------------------------------------------------------------------ plumbing
+
+    /**
+     * Starts the job whose loader slows down at step 60 and an agent attached to it, waits for the fault and makes the
+     * fake's GPUs idle between kernels from then on; returns the agent's output file. From step 60 on each sample
+     * takes 0.25 s to load in the single DataLoader worker of each rank: a step of 8 samples waits 2 s for its batch,
+     * many times its earlier time however busy the machine is (with 0.1 s a sample, steps already slowed by the
+     * other suites beside this one gave a ratio of 2.8).
+     */
+    private Path startSlowLoader(URI api, List<String> jobArgs, String... agentArgs) throws Exception {
+        List<String> args = new ArrayList<>(List.of("--fault-step", "60", "--slow-sample-seconds", "0.25",
+                "--max-seconds", "150"));
+        args.addAll(jobArgs);
+        Process torchrun = startJob(job.torchrun("slowdata", args.toArray(String[]::new)), dir.resolve("job.out"));
+        Path agentOut = dir.resolve("agent.out");
+        attachAgent(torchrun.pid(), job.results.resolve("log.txt"), api, agentOut, agentArgs);
+        // 60 steps of two ranks on the CPU: about 30 s on a quiet machine, longer beside the other tests.
+        await().atMost(Duration.ofSeconds(180)).pollInterval(Duration.ofMillis(200)).until(() -> job.fault(0).isPresent());
+        // A GPU waiting for its input idles between kernels: the fake shows that from now on.
+        job.writeScenario(40, 150_000, 40, 150_000, 75);
+        return agentOut;
+    }
 
     private Process trainwatchRun(Path out, List<String> command) throws IOException {
         List<String> args = new ArrayList<>(List.of("run", "--listen", "127.0.0.1:0", "--interval", "500ms",

@@ -40,16 +40,9 @@ class ScenarioMultiNodeTest {
         // The collector saw one run on both nodes, each GPU on its own node.
         assertThat(twoNodes.fleet().run(ScenarioPlayer.RUN)).get().extracting(v -> v.hosts().size()).isEqualTo(NODES);
         assertThat(twoNodes.fleet().gpus().stream().map(g -> g.host()).distinct()).hasSize(NODES);
-        List<AnomalyKind> expected = scenario.expect().stream().map(AnomalyKind::fromWireName).toList();
-        assertThat(twoNodes.kindsRaised()).as(name + ": " + twoNodes.transitions())
-                .containsExactlyInAnyOrderElementsOf(expected);
+        List<AnomalyKind> expected = ScenarioTest.expectedKinds(scenario);
+        ScenarioTest.assertExactlyWithoutFlapping(name, twoNodes, expected);
         for (AnomalyKind kind : expected) {
-            List<ScenarioPlayer.Transition> ofKind = twoNodes.transitions().stream().filter(t -> t.kind() == kind)
-                    .toList();
-            for (int i = 1; i < ofKind.size(); i++) {
-                assertThat(ofKind.get(i - 1).raised() || !ofKind.get(i).raised())
-                        .as(name + ": " + kind + " flapped: " + ofKind).isTrue();
-            }
             double oneSecond = every.latency(kind);
             double latency = twoNodes.latency(kind);
             assertThat(latency).as(name + " → " + kind + " (one node, a batch a second: " + oneSecond + " s)")
