@@ -87,6 +87,8 @@ class SanaCorpusLogsTest {
         assertThat(starved).as(seen.raised().toString()).hasSize(1);
         Anomaly a = starved.get(0);
         assertThat(a.severity().wireName()).isEqualTo("warning");
+        // At the second starved report (the first, 2516, waits 22 %): one is never enough, two in a row are.
+        assertThat(a.since()).isCloseTo(seen.steps().get(2).ts(), within(1.0));
         // 0.003 + 0.077 + 0.455 of 1.391 s: the VAE is a third of each step, the text encoder 6 %, the loader nothing.
         assertThat(((Number) a.evidence().get("data_wait_ratio")).doubleValue()).isCloseTo(0.385, within(0.01));
         assertThat(((Number) a.evidence().get("vae_ratio")).doubleValue()).isCloseTo(0.327, within(0.01));
