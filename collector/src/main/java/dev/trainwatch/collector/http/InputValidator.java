@@ -508,30 +508,38 @@ public final class InputValidator {
         return new Path(parent, name, index, after);
     }
 
-    // The same rules, given a field as its parent's path and its own name: a valid value costs no path object (every
-    // field of every reading passes here); a broken rule builds the path and throws through the rule above or below.
+    // Each rule takes a field as its parent's path and its own name, and builds the field's path only to throw: a
+    // valid value costs no path object (every field of every reading passes here). The forms that take a whole path
+    // (a String or a path built by the caller) are the same rules with an empty name.
 
     private static void timestamp(Object parent, String name, double ts) {
-        if (!(Double.isFinite(ts) && ts >= 0 && ts <= MAX_TS)) {
-            timestamp(path(parent, name), ts);
+        finite(parent, name, ts);
+        if (ts < 0 || ts > MAX_TS) {
+            throw ApiError.unprocessable(path(parent, name) + " must be unix seconds (0 to 1e10), got " + ts);
         }
     }
 
     private static void finite(Object parent, String name, double value) {
         if (!Double.isFinite(value)) {
-            finite(path(parent, name), value);
+            throw ApiError.unprocessable(path(parent, name) + " must be a finite number");
         }
     }
 
     private static void range(Object parent, String name, Double value, double min, double max) {
-        if (value != null && !(Double.isFinite(value) && value >= min && value <= max)) {
-            range(path(parent, name), value, min, max);
+        if (value == null) {
+            return;
+        }
+        finite(parent, name, value);
+        if (value < min || value > max) {
+            throw ApiError.unprocessable(path(parent, name) + " must be between " + plain(min) + " and " + plain(max)
+                    + ", got " + value);
         }
     }
 
     private static void range(Object parent, String name, long value, long min, long max) {
         if (value < min || value > max) {
-            range(path(parent, name), value, min, max);
+            throw ApiError.unprocessable(path(parent, name) + " must be between " + min + " and " + max + ", got "
+                    + value);
         }
     }
 
@@ -557,121 +565,71 @@ public final class InputValidator {
         }
     }
 
+    /** A value that becomes a metric label: printable ASCII without quotes or backslashes, at most 128 chars. */
     private static void label(Object parent, String name, String value, boolean required) {
-        if (value == null || value.isEmpty() ? required : !isLabel(value)) {
-            label(path(parent, name), value, required);
+        if (value == null || value.isEmpty()) {
+            if (required) {
+                throw ApiError.unprocessable(path(parent, name) + " is missing");
+            }
+            return;
         }
-    }
-
-    private static void text(Object parent, String name, String value, int max) {
-        if (value != null && value.length() > max) {
-            text(path(parent, name), value, max);
-        }
-    }
-
-    private static void size(Object parent, String name, List<?> list, int max) {
-        if (list.size() > max) {
-            size(path(parent, name), list, max);
-        }
-    }
-
-    /** Within {@link #label}'s length and alphabet (not null or empty). */
-    private static boolean isLabel(String value) {
         if (value.length() > MAX_LABEL_LENGTH) {
-            return false;
+            throw ApiError.unprocessable(path(parent, name) + " is longer than " + MAX_LABEL_LENGTH + " characters");
         }
         for (int i = 0; i < value.length(); i++) {
             if (!labelChar(value.charAt(i))) {
-                return false;
+                throw ApiError.unprocessable(path(parent, name)
+                        + " must be printable ASCII without spaces, quotes or backslashes");
             }
         }
-        return true;
     }
 
     private static boolean labelChar(char c) {
         return c > 0x20 && c < 0x7f && c != '"' && c != '\\';
     }
 
-    /** A value that becomes a metric label: printable ASCII without quotes or backslashes, at most 128 chars. */
-    private static void label(Object field, String value, boolean required) {
-        if (value == null || value.isEmpty()) {
-            if (required) {
-                throw ApiError.unprocessable(field + " is missing");
-            }
-            return;
-        }
-        if (value.length() > MAX_LABEL_LENGTH) {
-            throw ApiError.unprocessable(field + " is longer than " + MAX_LABEL_LENGTH + " characters");
-        }
-        for (int i = 0; i < value.length(); i++) {
-            if (!labelChar(value.charAt(i))) {
-                throw ApiError.unprocessable(field + " must be printable ASCII without spaces, quotes or backslashes");
-            }
-        }
-    }
-
-    private static void text(Object field, String value, int max) {
+    private static void text(Object parent, String name, String value, int max) {
         if (value != null && value.length() > max) {
-            throw ApiError.unprocessable(field + " is longer than " + max + " characters");
+            throw ApiError.unprocessable(path(parent, name) + " is longer than " + max + " characters");
         }
     }
 
-    private static void size(Object field, List<?> list, int max) {
+    private static void size(Object parent, String name, List<?> list, int max) {
         if (list.size() > max) {
-            throw ApiError.unprocessable(field + " has " + list.size() + " entries, more than " + max);
-        }
-    }
-
-    private static void finite(Object field, double value) {
-        if (!Double.isFinite(value)) {
-            throw ApiError.unprocessable(field + " must be a finite number");
+            throw ApiError.unprocessable(path(parent, name) + " has " + list.size() + " entries, more than " + max);
         }
     }
 
     private static void timestamp(Object field, double ts) {
-        finite(field, ts);
-        if (ts < 0 || ts > MAX_TS) {
-            throw ApiError.unprocessable(field + " must be unix seconds (0 to 1e10), got " + ts);
-        }
+        timestamp(field, "", ts);
     }
 
-    private static void ratio(Object field, Double value) {
-        range(field, value, 0, 1);
-    }
-
-    private static void bytes(Object field, Long value) {
-        if (value != null) {
-            range(field, value, 0, MAX_MEMORY_BYTES);
-        }
-    }
-
-    private static void hertz(Object field, Long value) {
-        if (value != null) {
-            range(field, value, 0, MAX_CLOCK_HZ);
-        }
+    private static void finite(Object field, double value) {
+        finite(field, "", value);
     }
 
     private static void range(Object field, Double value, double min, double max) {
-        if (value == null) {
-            return;
-        }
-        finite(field, value);
-        if (value < min || value > max) {
-            throw ApiError.unprocessable(field + " must be between " + plain(min) + " and " + plain(max)
-                    + ", got " + value);
-        }
+        range(field, "", value, min, max);
     }
 
     private static void range(Object field, long value, long min, long max) {
-        if (value < min || value > max) {
-            throw ApiError.unprocessable(field + " must be between " + min + " and " + max + ", got " + value);
-        }
+        range(field, "", value, min, max);
     }
 
     private static void optionalRange(Object field, Number value, long min, long max) {
-        if (value != null) {
-            range(field, value.longValue(), min, max);
-        }
+        optionalRange(field, "", value, min, max);
+    }
+
+    private static void label(Object field, String value, boolean required) {
+        label(field, "", value, required);
+    }
+
+    private static void text(Object field, String value, int max) {
+        text(field, "", value, max);
+    }
+
+    private static void size(Object field, List<?> list, int max) {
+        size(field, "", list, max);
     }
 
     private static String plain(double value) {
