@@ -75,14 +75,26 @@ public record StepEvent(
      * positive step time. The collector's {@code data_starvation} reads each report's share the same way.
      */
     public double waitShare() {
-        if (timeS == null || !(timeS > 0) || dataTimeS == null && lmTimeS == null && vaeTimeS == null) {
-            return Double.NaN;
-        }
-        return Math.min(1, (waited(dataTimeS) + waited(lmTimeS) + waited(vaeTimeS)) / timeS);
+        return timeS == null ? Double.NaN : waitShare(timeS, nan(dataTimeS), nan(lmTimeS), nan(vaeTimeS));
     }
 
-    private double waited(Double part) {
-        return part != null && part >= 0 ? Math.min(part, timeS) : 0;
+    /**
+     * The same from a report's columns, NaN for a part the report does not give: one rule for the agent (which sends a
+     * report that turns starved at once) and the collector's {@code data_starvation} (which judges it).
+     */
+    public static double waitShare(double timeS, double dataTimeS, double lmTimeS, double vaeTimeS) {
+        if (!(timeS > 0) || Double.isNaN(dataTimeS) && Double.isNaN(lmTimeS) && Double.isNaN(vaeTimeS)) {
+            return Double.NaN;
+        }
+        return Math.min(1, (waited(dataTimeS, timeS) + waited(lmTimeS, timeS) + waited(vaeTimeS, timeS)) / timeS);
+    }
+
+    private static double waited(double part, double timeS) {
+        return part >= 0 ? Math.min(part, timeS) : 0;
+    }
+
+    private static double nan(Double value) {
+        return value == null ? Double.NaN : value;
     }
 
     /** Whether any report's loss is NaN or infinite: the run diverged (agents send it at once, collectors judge it). */

@@ -2,6 +2,7 @@ package dev.trainwatch.collector.detect;
 
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.protocol.RunSpec;
+import dev.trainwatch.protocol.StepEvent;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -226,15 +227,14 @@ public final class DataStarvationDetector implements Detector {
             double t = s.timeS(i);
             int steps = s.intervalSteps(i);
             double[] v = {s.dataTimeS(i), s.lmTimeS(i), s.vaeTimeS(i)};
-            double waited = 0;
             for (int p = 0; p < 3; p++) {
                 if (!Double.isNaN(v[p])) {
                     seen[p] = true;
                     parts[p] += Math.min(v[p], t) * steps;
-                    waited += Math.min(v[p], t);
                 }
             }
-            shares[j] = Math.min(1, waited / t);
+            // The report's share as the agent reads it (it sends a report that turns starved at once).
+            shares[j] = StepEvent.waitShare(t, v[0], v[1], v[2]);
             if (j < minReports) {
                 lowest = Math.min(lowest, shares[j]);
             }
