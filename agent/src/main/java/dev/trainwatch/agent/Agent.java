@@ -21,8 +21,8 @@ import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.AgentHealth;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.RunAttribution;
+import dev.trainwatch.protocol.ShipUrgency;
 import dev.trainwatch.protocol.StepEvent;
-import dev.trainwatch.protocol.WaitShareWatch;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
@@ -81,6 +81,7 @@ public final class Agent implements AutoCloseable {
                  Backoff backoff, Sleeper sleeper, Clock clock) throws IOException {
         this.config = config;
         this.pollsPerBatch = pollsPerBatch(config);
+        this.urgency = new ShipUrgency(config.interval().toNanos(), pollsPerBatch > 1);
         this.gpus = gpus;
         this.steps = steps;
         this.clock = clock;
@@ -229,27 +230,12 @@ public final class Agent implements AutoCloseable {
         heldRuns = update.runs();
         heldShape = shape;
         heldPolls++;
-        // The first poll goes at once (shippedShape is null until then), as does a run that appears, moves or ends,
-        // and every poll in which a busy GPU is slowed down in hardware (throttling is judged on sustained evidence:
-        // held polls would add up to --ship-every to its verdict; a busy GPU in such a slowdown is rare, and news while
-        // it lasts; an idle one costs no run time, and some chassis assert a power brake on idle GPUs).
-        // So do a rank's first two step reports in a row that wait for data more than the collector's warning share,
-        // and after the first the polls of the next few seconds follow one by one: the collector names a run that
-        // turns starved from that report and the GPUs' idle gaps after it, or from the two reports. And a report of a
-        // multi-scale bucket larger than any before (oom_risk estimates the largest bucket seen).
-        WaitShareWatch.Seen wait = waits.read(newSteps);
-        boolean largerBucket = buckets.read(newSteps);
-        boolean hurried = hurryPolls > 0;
-        if (hurried) {
-            hurryPolls--;
-        }
-        if (wait == WaitShareWatch.Seen.TURNED_ABOVE && pollsPerBatch > 1) {
-            hurryPolls = (int) Math.ceil(WaitShareWatch.HURRY_SECONDS * 1e9 / config.interval().toNanos());
-        }
-        boolean urgent = !events.isEmpty() || StepEvent.anyNonFiniteLoss(newSteps) || !shape.equals(shippedShape)
-                || GpuSample.anyClockEventReasonWhileBusy(samples, GpuSample.HARDWARE_SLOWDOWNS,
-                        GpuSample.THROTTLING_BUSY_RATIO)
-                || wait.urgent() || hurried || largerBucket;
+        // The first poll goes at once (shippedShape is null until then), as does a run that appears, moves or ends, an
+        // event, and what ShipUrgency finds in the readings and step reports: a busy GPU slowed down in hardware (held
+        // polls would add up to --ship-every to throttling's verdict), a NaN loss, a run turning data-starved (and the
+        // polls of the next few seconds, which the collector confirms it with), a larger multi-scale bucket.
+        boolean urgentReadings = urgency.urgent(samples, newSteps); // every poll: it follows the reports
+        boolean urgent = urgentReadings || !events.isEmpty() || !shape.equals(shippedShape);
         if (urgent || heldPolls >= pollsPerBatch) {
             flush();
         }
@@ -267,12 +253,8 @@ public final class Agent implements AutoCloseable {
     }
 
     private final int pollsPerBatch;
-    /** The step reports' data-wait shares, rank by rank. */
-    private final WaitShareWatch waits = new WaitShareWatch();
-    /** The largest multi-scale bucket the step reports showed. */
-    private final dev.trainwatch.protocol.BucketWatch buckets = new dev.trainwatch.protocol.BucketWatch();
-    /** Polls still to be sent one by one after a report that turned starved. */
-    private int hurryPolls;
+    /** What in a poll's readings and step reports goes at once. */
+    private final ShipUrgency urgency;
     private final List<GpuSample> heldSamples = new ArrayList<>();
     private final List<AgentEvent> heldEvents = new ArrayList<>();
     private List<RunAttribution> heldRuns = List.of();

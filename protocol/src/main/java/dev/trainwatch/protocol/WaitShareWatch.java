@@ -25,10 +25,20 @@ public final class WaitShareWatch {
     public static final double SPAN_SECONDS = 30;
 
     /**
-     * How long after a report that turned above {@link #SHARE} an agent sends every poll at once: the collector's
-     * default confirmation by the GPUs (8 s of idle gaps after the report) and two polls more.
+     * The collector's default confirmation of a single starved report by the GPUs: idle gaps for this long after it.
      */
-    public static final double HURRY_SECONDS = 10;
+    public static final double GPU_CONFIRM_SECONDS = 8;
+
+    /**
+     * How long after a report that turned above {@link #SHARE} an agent sends every poll at once: the GPUs'
+     * confirmation and two polls more.
+     */
+    public static final double HURRY_SECONDS = GPU_CONFIRM_SECONDS + 2;
+
+    /** The polls of {@link #HURRY_SECONDS} at a polling interval of {@code intervalNanos}. */
+    public static int hurryPolls(long intervalNanos) {
+        return (int) Math.ceil(HURRY_SECONDS * 1e9 / intervalNanos);
+    }
 
     /** Ranks remembered at most: a log of more is forgotten and starts again (one hurried stretch more). */
     private static final int MAX_RANKS = 4096;

@@ -113,9 +113,11 @@ public record DetectorSettings(
                                  double waitClearRatio, double idleGapFraction, double idleGapPollShare,
                                  double slowStepRatio, int minStepReports, Duration newestSpan,
                                  Duration newestSustain, Duration gpuConfirm, Hysteresis hysteresis) {
+        /** The share, span and confirmation agents hurry on are these defaults (protocol's {@code WaitShareWatch}). */
         public static DataStarvation defaults() {
-            return new DataStarvation(Duration.ofMinutes(5), 0.30, 0.60, 0.20, 0.20, 0.50, 1.3, 2,
-                    Duration.ofSeconds(30), Duration.ZERO, Duration.ofSeconds(8),
+            return new DataStarvation(Duration.ofMinutes(5), dev.trainwatch.protocol.WaitShareWatch.SHARE, 0.60, 0.20,
+                    0.20, 0.50, 1.3, 2, Duration.ofSeconds((long) dev.trainwatch.protocol.WaitShareWatch.SPAN_SECONDS),
+                    Duration.ZERO, Duration.ofSeconds((long) dev.trainwatch.protocol.WaitShareWatch.GPU_CONFIRM_SECONDS),
                     new Hysteresis(Duration.ofSeconds(60), Duration.ofMinutes(3)));
         }
     }

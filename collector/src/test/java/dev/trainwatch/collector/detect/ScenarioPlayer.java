@@ -10,9 +10,9 @@ import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.AgentHealth;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.RunAttribution;
+import dev.trainwatch.protocol.ShipUrgency;
 import dev.trainwatch.protocol.StepEvent;
 import dev.trainwatch.protocol.UtilizationWindow;
-import dev.trainwatch.protocol.WaitShareWatch;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -131,9 +131,8 @@ final class ScenarioPlayer {
                 nodeOf[g] = n;
             }
             // Node n's batches leave n/nodes of the interval after the first node's.
-            held.add(new Held(fleet, n, uuids.subList(from, to), from, n * shipEvery / nodeCount));
+            held.add(new Held(fleet, n, uuids.subList(from, to), from, n * shipEvery / nodeCount, shipEvery));
         }
-        Held logNode = held.get(0);
         double t = 0;
         double faultStart = Double.NaN;
         long step = 0;
@@ -151,6 +150,41 @@ final class ScenarioPlayer {
                 clock.advanceSeconds(1);
                 t += 1;
                 double now = clock.seconds();
+                // Steps the log prints this second (read on the first node with the second's poll).
+                List<StepEvent> read = List.of();
+                if (p.steps() != null && t >= nextStep) {
+                    Scenario.Steps s = p.steps();
+                    int interval = s.intervalSteps() != null ? s.intervalSteps() : 1;
+                    step += interval;
+                    double time = s.timeS();
+                    if (s.timeJitter() != null) {
+                        time += (jitter++ % 2 == 0 ? 1 : -1) * s.timeJitter();
+                    }
+                    Double cycledData = null;
+                    if (s.dataTimeCycle() != null && !s.dataTimeCycle().isEmpty()) {
+                        cycledData = s.dataTimeCycle().get(cycle++ % s.dataTimeCycle().size());
+                        time += cycledData - (s.dataTimeS() != null ? s.dataTimeS() : 0);
+                    }
+                    List<StepEvent> reports = new ArrayList<>();
+                    int ranks = s.ranks() != null ? s.ranks() : 0;
+                    for (int r = 0; r < Math.max(1, ranks); r++) {
+                        if (s.silentRanks() != null && s.silentRanks().contains(r)) {
+                            continue;
+                        }
+                        double factor = ranks > 0 && s.rankFactor() != null
+                                ? s.rankFactor().getOrDefault(Integer.toString(r), 1.0) : 1.0;
+                        Integer bh = s.bucket() != null ? s.bucket().get(0) : null;
+                        Integer bw = s.bucket() != null ? s.bucket().get(1) : null;
+                        Double baseData = cycledData != null ? cycledData : s.dataTimeS();
+                        Double data = ranks > 0 && s.rankDataTimeS() != null
+                                ? s.rankDataTimeS().getOrDefault(Integer.toString(r), baseData) : baseData;
+                        reports.add(new StepEvent(step, time * factor, data, null, s.lmTimeS(), s.vaeTimeS(),
+                                interval, s.samples(), s.loss() != null ? s.loss() : 0.1, 1e-4, 1.0, bh, bw,
+                                ranks > 0 ? r : null, now));
+                    }
+                    read = reports;
+                    nextStep += s.everyS();
+                }
                 if (!Boolean.TRUE.equals(p.agentSilent())) {
                     List<List<GpuSample>> samples = new ArrayList<>();
                     List<List<AgentEvent>> events = new ArrayList<>();
@@ -192,43 +226,13 @@ final class ScenarioPlayer {
                                 0L, shmTotal, (long) (shmTotal * (p.shmUsedRatio() != null ? p.shmUsedRatio() : 0.1)));
                     }
                     for (int n = 0; n < nodeCount; n++) {
-                        held.get(n).poll(samples.get(n), ranks.get(n), events.get(n), host);
+                        held.get(n).poll(samples.get(n), ranks.get(n), events.get(n), host, n == 0 ? read : List.of());
                     }
                 } else {
                     held.forEach(Held::flush); // an agent that falls silent sent what it held before
-                }
-                if (p.steps() != null && t >= nextStep) {
-                    Scenario.Steps s = p.steps();
-                    int interval = s.intervalSteps() != null ? s.intervalSteps() : 1;
-                    step += interval;
-                    double time = s.timeS();
-                    if (s.timeJitter() != null) {
-                        time += (jitter++ % 2 == 0 ? 1 : -1) * s.timeJitter();
+                    if (!read.isEmpty()) {
+                        fleet.ingestSteps(RUN, read); // pushed by the script itself, with no agent polling
                     }
-                    Double cycledData = null;
-                    if (s.dataTimeCycle() != null && !s.dataTimeCycle().isEmpty()) {
-                        cycledData = s.dataTimeCycle().get(cycle++ % s.dataTimeCycle().size());
-                        time += cycledData - (s.dataTimeS() != null ? s.dataTimeS() : 0);
-                    }
-                    List<StepEvent> events = new ArrayList<>();
-                    int ranks = s.ranks() != null ? s.ranks() : 0;
-                    for (int r = 0; r < Math.max(1, ranks); r++) {
-                        if (s.silentRanks() != null && s.silentRanks().contains(r)) {
-                            continue;
-                        }
-                        double factor = ranks > 0 && s.rankFactor() != null
-                                ? s.rankFactor().getOrDefault(Integer.toString(r), 1.0) : 1.0;
-                        Integer bh = s.bucket() != null ? s.bucket().get(0) : null;
-                        Integer bw = s.bucket() != null ? s.bucket().get(1) : null;
-                        Double baseData = cycledData != null ? cycledData : s.dataTimeS();
-                        Double data = ranks > 0 && s.rankDataTimeS() != null
-                                ? s.rankDataTimeS().getOrDefault(Integer.toString(r), baseData) : baseData;
-                        events.add(new StepEvent(step, time * factor, data, null, s.lmTimeS(), s.vaeTimeS(),
-                                interval, s.samples(), s.loss() != null ? s.loss() : 0.1, 1e-4, 1.0, bh, bw,
-                                ranks > 0 ? r : null, now));
-                    }
-                    logNode.steps(events, Boolean.TRUE.equals(p.agentSilent()));
-                    nextStep += s.everyS();
                 }
                 for (Held node : held) {
                     if (node.polls >= shipEvery - node.firstBatchShorter || node.urgent) {
@@ -259,51 +263,31 @@ final class ScenarioPlayer {
         int polls;
         boolean urgent;
         boolean sentOnce;
-        final WaitShareWatch waits = new WaitShareWatch();
-        final dev.trainwatch.protocol.BucketWatch buckets = new dev.trainwatch.protocol.BucketWatch();
-        int hurryPolls;
+        final ShipUrgency urgency;
         long seq;
 
-        Held(Fleet fleet, int node, List<String> uuids, int firstGpu, int firstBatchShorter) {
+        Held(Fleet fleet, int node, List<String> uuids, int firstGpu, int firstBatchShorter, int shipEvery) {
             this.fleet = fleet;
             this.node = node;
             this.uuids = uuids;
             this.firstGpu = firstGpu;
             this.firstBatchShorter = firstBatchShorter;
+            this.urgency = new ShipUrgency(1_000_000_000L, shipEvery > 1); // polls are 1 s apart
         }
 
         void poll(List<GpuSample> polled, List<dev.trainwatch.protocol.RankInfo> polledRanks,
-                  List<AgentEvent> polledEvents, dev.trainwatch.protocol.HostMemory polledHost) {
+                  List<AgentEvent> polledEvents, dev.trainwatch.protocol.HostMemory polledHost, List<StepEvent> read) {
             samples.addAll(polled);
             events.addAll(polledEvents);
+            steps.addAll(read);
             ranks = polledRanks;
             if (polledHost != null) {
                 host = polledHost;
             }
             polls++;
-            // As the agent: events, its first poll and a poll in which a GPU is slowed down in hardware go at once,
-            // and so does each poll for a few seconds after a step report that turned starved (steps, below).
-            urgent |= !polledEvents.isEmpty() || !sentOnce
-                    || GpuSample.anyClockEventReasonWhileBusy(polled, GpuSample.HARDWARE_SLOWDOWNS,
-                            GpuSample.THROTTLING_BUSY_RATIO) || hurryPolls > 0;
-            if (hurryPolls > 0) {
-                hurryPolls--;
-            }
-        }
-
-        /** Steps read from the log this second; without an agent polling (silent) they are pushed at once. */
-        void steps(List<StepEvent> read, boolean noAgent) {
-            if (noAgent) {
-                fleet.ingestSteps(RUN, read);
-                return;
-            }
-            steps.addAll(read);
-            WaitShareWatch.Seen wait = waits.read(read);
-            boolean largerBucket = buckets.read(read);
-            urgent |= StepEvent.anyNonFiniteLoss(read) || wait.urgent() || largerBucket;
-            if (wait == WaitShareWatch.Seen.TURNED_ABOVE) {
-                hurryPolls = (int) Math.ceil(WaitShareWatch.HURRY_SECONDS); // polls are 1 s apart
-            }
+            // As the agent: its first poll, events, and what the agent's ShipUrgency finds go at once.
+            boolean urgentReadings = urgency.urgent(polled, read);
+            urgent |= urgentReadings || !polledEvents.isEmpty() || !sentOnce;
         }
 
         void flush() {
