@@ -422,14 +422,21 @@ public final class Agent implements AutoCloseable {
     private String stepRun(List<RunAttribution> runs) {
         String runId = config.runId();
         if (runId == null) {
-            List<String> live = runs.stream().filter(r -> !Boolean.TRUE.equals(r.ended()))
-                    .map(RunAttribution::runId).toList();
-            if (live.size() == 1) {
-                runId = live.get(0);
-            } else if (live.size() > 1 && config.attachPid() == null && !pendingSteps.isEmpty()
+            // A loop, not a stream: this runs on every poll and batch, and C1 compiles a stream's pipeline poorly.
+            int live = 0;
+            String only = null;
+            for (RunAttribution r : runs) {
+                if (!Boolean.TRUE.equals(r.ended())) {
+                    live++;
+                    only = r.runId();
+                }
+            }
+            if (live == 1) {
+                runId = only;
+            } else if (live > 1 && config.attachPid() == null && !pendingSteps.isEmpty()
                     && !warnedAmbiguousSteps) {
                 warnedAmbiguousSteps = true;
-                LOG.log(System.Logger.Level.WARNING, live.size() + " runs on this node; pass --attach PID or "
+                LOG.log(System.Logger.Level.WARNING, live + " runs on this node; pass --attach PID or "
                         + "--run-id ID to say which one the log belongs to (steps are held until then)");
             }
         }

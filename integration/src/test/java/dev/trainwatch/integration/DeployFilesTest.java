@@ -178,7 +178,8 @@ class DeployFilesTest {
             + " -Xss512k -XX:ReservedCodeCacheSize=16m -XX:MaxMetaspaceSize=64m -XX:-UsePerfData"
             + " -XX:+IgnoreUnrecognizedVMOptions -XX:TrimNativeHeapInterval=30000"
             + " -XX:Tier0InvokeNotifyFreqLog=3 -XX:Tier0BackedgeNotifyFreqLog=7 -XX:Tier3InvocationThreshold=20"
-            + " -XX:Tier3MinInvocationThreshold=10 -XX:Tier3CompileThreshold=200 -XX:Tier3BackEdgeThreshold=6000";
+            + " -XX:Tier3MinInvocationThreshold=10 -XX:Tier3CompileThreshold=200 -XX:Tier3BackEdgeThreshold=6000"
+            + " -XX:+UnlockDiagnosticVMOptions -XX:GuaranteedSafepointInterval=10000 -XX:AsyncDeflationInterval=10000";
     private static final String COLLECTOR_JVM = "-Xms64m -Xmx384m -Xmn32m -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=20"
             + " -XX:+UseSerialGC -Xss512k -XX:-UsePerfData -XX:+IgnoreUnrecognizedVMOptions"
             + " -XX:TrimNativeHeapInterval=30000";

@@ -19,15 +19,22 @@ import java.util.Locale;
  * settings) and allocates two 8 KB buffers per request; this sends the request line, five headers and the body, and
  * reads the status, the headers it needs and the body (by length, chunked, or to the end of the connection).
  *
- * <p>Before a kept connection is reused, it is checked the way {@code HttpURLConnection} checks its cached ones: a
- * read with a 1 ms timeout must time out (a closed connection reads its end instead, and a new one is opened). A
- * connection that fails half-way is closed, never reused. Not for https or a proxy: {@link HttpTransport} uses
+ * <p>A kept connection idle for more than {@value #CHECK_AFTER_IDLE_MS} ms is checked before it is reused, the way
+ * {@code HttpURLConnection} checks its cached ones: a read with a 1 ms timeout must time out (a closed connection reads
+ * its end instead, and a new one is opened). One used more recently is not: at a batch a second the check was a
+ * thread wake-up, a thrown timeout and three system calls per request, for a connection that had answered a second
+ * before (Apache HttpClient's "validate after inactivity" makes the same trade). A request on a reused connection that
+ * fails before the first byte of its answer (the collector restarted or closed it meanwhile) is sent once more on a new
+ * connection; the collector takes a batch or a step it already has once (by agent id and sequence number, by step).
+ * A connection that fails half-way is closed, never reused. Not for https or a proxy: {@link HttpTransport} uses
  * {@code HttpURLConnection} for those. Thread-safe (one request at a time).
  */
 final class PlainHttp implements AutoCloseable {
 
     /** Longest status or header line read. */
     private static final int MAX_LINE = 16 * 1024;
+    /** A kept connection idle longer than this is checked before it is reused. */
+    static final long CHECK_AFTER_IDLE_MS = 2000;
 
     private final String host;
     private final int port;
@@ -41,6 +48,10 @@ final class PlainHttp implements AutoCloseable {
     private OutputStream out;
     private final StringBuilder line = new StringBuilder(128);
     private final byte[] drain = new byte[512];
+    /** When the kept connection last gave a whole answer ({@link System#nanoTime()}). */
+    private long answeredAtNanos;
+    /** True once a byte of the current request's answer was read. */
+    private boolean answerStarted;
 
     /** @param base an {@code http://} URL; its path (if any) prefixes every request's path */
     PlainHttp(URI base, int timeoutMillis) {
@@ -63,31 +74,61 @@ final class PlainHttp implements AutoCloseable {
      */
     synchronized Transport.Response send(String method, String path, byte[] body, String bearer, String sentAt,
                                          int maxBody) throws IOException {
+        boolean reused = false;
+        if (socket != null) {
+            if (System.nanoTime() - answeredAtNanos < CHECK_AFTER_IDLE_MS * 1_000_000L || reusable()) {
+                reused = true;
+            } else {
+                close();
+            }
+        }
+        byte[] head = head(method, path, body.length, bearer, sentAt);
         try {
-            if (socket == null || !reusable()) {
+            if (socket == null) {
                 connect();
             }
-            StringBuilder head = new StringBuilder(200);
-            head.append(method).append(' ').append(basePath).append(path).append(" HTTP/1.1\r\n")
-                    .append("Host: ").append(hostHeader).append("\r\n")
-                    .append("Content-Type: application/json\r\n")
-                    .append("Content-Encoding: gzip\r\n")
-                    .append("Content-Length: ").append(body.length).append("\r\n");
-            if (sentAt != null) {
-                head.append(HttpTransport.SENT_AT).append(": ").append(sentAt).append("\r\n");
+            return exchange(head, body, method, maxBody);
+        } catch (IOException | RuntimeException e) {
+            close();
+            if (!reused || answerStarted || e instanceof SocketTimeoutException || e instanceof RuntimeException) {
+                throw e;
             }
-            if (bearer != null && !bearer.isEmpty()) {
-                head.append("Authorization: Bearer ").append(bearer).append("\r\n");
-            }
-            head.append("\r\n");
-            out.write(head.toString().getBytes(StandardCharsets.ISO_8859_1));
-            out.write(body);
-            out.flush();
-            return readResponse(method, maxBody);
+        }
+        // The reused connection was gone before it answered: once more on a new one.
+        try {
+            connect();
+            return exchange(head, body, method, maxBody);
         } catch (IOException | RuntimeException e) {
             close();
             throw e;
         }
+    }
+
+    private byte[] head(String method, String path, int length, String bearer, String sentAt) {
+        StringBuilder head = new StringBuilder(200);
+        head.append(method).append(' ').append(basePath).append(path).append(" HTTP/1.1\r\n")
+                .append("Host: ").append(hostHeader).append("\r\n")
+                .append("Content-Type: application/json\r\n")
+                .append("Content-Encoding: gzip\r\n")
+                .append("Content-Length: ").append(length).append("\r\n");
+        if (sentAt != null) {
+            head.append(HttpTransport.SENT_AT).append(": ").append(sentAt).append("\r\n");
+        }
+        if (bearer != null && !bearer.isEmpty()) {
+            head.append("Authorization: Bearer ").append(bearer).append("\r\n");
+        }
+        head.append("\r\n");
+        return head.toString().getBytes(StandardCharsets.ISO_8859_1);
+    }
+
+    private Transport.Response exchange(byte[] head, byte[] body, String method, int maxBody) throws IOException {
+        answerStarted = false;
+        out.write(head);
+        out.write(body);
+        out.flush();
+        Transport.Response response = readResponse(method, maxBody);
+        answeredAtNanos = System.nanoTime();
+        return response;
     }
 
     private void connect() throws IOException {
@@ -266,6 +307,7 @@ final class PlainHttp implements AutoCloseable {
         line.setLength(0);
         int b;
         while ((b = in.read()) >= 0) {
+            answerStarted = true;
             if (b == '\n') {
                 int n = line.length();
                 if (n > 0 && line.charAt(n - 1) == '\r') {

@@ -132,9 +132,49 @@ class PlainHttpTest {
         answers.add(new Answer("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", true)); // closes without saying so
         answers.add(new Answer("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", false));
         assertThat(t.send(shipment("/v1/samples")).status()).isEqualTo(200);
-        Thread.sleep(100);
+        // Idle past the check: the 1-ms read finds the connection's end before anything is written.
+        Thread.sleep(PlainHttp.CHECK_AFTER_IDLE_MS + 100);
         assertThat(t.send(shipment("/v1/samples")).status()).isEqualTo(200);
         assertThat(connections).hasValue(2);
+        assertThat(requests).hasSize(2);
+    }
+
+    @Test
+    void aRecentlyUsedConnectionThatIsGoneIsReplacedWithoutLosingTheRequest() throws Exception {
+        HttpTransport t = transport();
+        answers.add(new Answer("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", true)); // closes without saying so
+        answers.add(new Answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", false));
+        assertThat(t.send(shipment("/v1/samples")).status()).isEqualTo(200);
+        // At once, within the idle time no check is made after: the request goes out on the dead connection, finds
+        // no answer there, and is sent once more on a new one — where the collector gets it, once.
+        assertThat(t.send(shipment("/v1/samples"))).isEqualTo(new Transport.Response(200, "ok"));
+        assertThat(connections).hasValue(2);
+        assertThat(requests).hasSize(2);
+    }
+
+    @Test
+    void aReusedConnectionHungUpWithoutAnAnswerIsTriedOnceMoreOnly() throws Exception {
+        HttpTransport t = transport();
+        answers.add(new Answer("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", false));
+        answers.add(new Answer("", true)); // read the request on the kept connection, hung up without a word
+        answers.add(new Answer("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", false));
+        assertThat(t.send(shipment("/v1/samples")).status()).isEqualTo(200);
+        assertThat(t.send(shipment("/v1/samples")).status()).isEqualTo(200);
+        assertThat(requests).as("the second request was read twice: the collector keeps one (agent id, seq)")
+                .hasSize(3);
+        assertThat(connections).hasValue(2);
+
+        // On a new connection, or a second time in a row: the failure is the caller's (spool, back off).
+        answers.add(new Answer("", true));
+        answers.add(new Answer("", true));
+        assertThatThrownBy(() -> t.send(shipment("/v1/samples"))).isInstanceOf(java.io.EOFException.class)
+                .hasMessageContaining("closed the connection without an answer");
+        assertThat(requests).hasSize(5);
+        answers.add(new Answer("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", false));
+        answers.add(new Answer("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 10\r\n\r\nabc", true)); // begun, cut short
+        assertThat(t.send(shipment("/v1/samples")).status()).isEqualTo(200);
+        assertThatThrownBy(() -> t.send(shipment("/v1/samples"))).isInstanceOf(IOException.class);
+        assertThat(requests).as("an answer begun is never sent again").hasSize(7);
     }
 
     @Test
