@@ -32,10 +32,8 @@ import java.util.Deque;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The agent's loop: every interval, read every GPU, drain NVML events, read new steps from the run's log,
@@ -43,7 +41,7 @@ import java.util.concurrent.TimeUnit;
  * Polls run at a fixed rate on one thread; a poll that throws is logged and the next one still runs.
  *
  * <p>Owns everything it is given: {@link #close()} stops polling, delivers or spools what is queued, and closes the
- * GPU reader, the step source and the spool's lock. Thread-safe: {@link #pollOnce()} is called by the scheduler
+ * GPU reader, the step source and the spool's lock. Thread-safe: {@link #pollOnce()} is called by the poll thread
  * (or a test), {@link #close()} from any thread.
  */
 public final class Agent implements AutoCloseable {
@@ -60,7 +58,7 @@ public final class Agent implements AutoCloseable {
     private final AgentIdentity identity;
     private final Shipper shipper;
     private final Clock clock;
-    private final ScheduledExecutorService scheduler;
+    private final Thread pollThread;
     private final Deque<StepEvent> pendingSteps = new ArrayDeque<>();
     private final Set<String> specSentFor = new HashSet<>();
 
@@ -100,11 +98,8 @@ public final class Agent implements AutoCloseable {
             identity.close();
             throw e;
         }
-        this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread thread = new Thread(r, "trainwatch-poll");
-            thread.setDaemon(true);
-            return thread;
-        });
+        this.pollThread = new Thread(this::pollLoop, "trainwatch-poll");
+        this.pollThread.setDaemon(true);
     }
 
     /**
@@ -142,9 +137,44 @@ public final class Agent implements AutoCloseable {
                 steps = background;
             }
         }
-        long periodNanos = config.interval().toNanos();
-        scheduler.scheduleAtFixedRate(this::pollSafely, 0, periodNanos, TimeUnit.NANOSECONDS);
+        pollThread.start();
     }
+
+    /**
+     * Polls at the fixed rate until {@link #close()}: on the interval's grid from the start; a poll that overran
+     * is followed by the next one at once, and polls missed by more than an interval are skipped, not made up in a
+     * burst (readings are of the moment). A thread of its own instead of a {@code ScheduledThreadPoolExecutor}: the
+     * executor's worker loop is one call that never returns, so the JVM ran it interpreted for the agent's first hour
+     * and a half (its loop is compiled after 6,000 turns), and its delay queue and locks cost as much again; here the
+     * loop's body is a method of its own, compiled after 20 polls.
+     */
+    private void pollLoop() {
+        long period = config.interval().toNanos();
+        long next = System.nanoTime();
+        while (!stopPolling) {
+            next = pollAt(next, period);
+        }
+    }
+
+    /** Waits for {@code next}, polls, and returns when the one after is due. */
+    private long pollAt(long next, long period) {
+        long wait;
+        while ((wait = next - System.nanoTime()) > 0 && !stopPolling) {
+            LockSupport.parkNanos(this, wait);
+        }
+        if (stopPolling) {
+            return next;
+        }
+        pollSafely();
+        long after = next + period;
+        long now = System.nanoTime();
+        if (now - after > period) {
+            after = now; // overran by more than an interval: on from now, the missed polls skipped
+        }
+        return after;
+    }
+
+    private volatile boolean stopPolling;
 
     /** A log read that has not returned after this long is reported (and released, for a FIFO). */
     static final Duration STUCK_READ_MIN = Duration.ofSeconds(5);
@@ -152,8 +182,8 @@ public final class Agent implements AutoCloseable {
     private void pollSafely() {
         try {
             pollOnce();
-        } catch (RuntimeException | IOException | OutOfMemoryError | StackOverflowError e) {
-            // A throwing task would cancel the schedule: log and keep polling.
+        } catch (RuntimeException | IOException | OutOfMemoryError | StackOverflowError | LinkageError e) {
+            // A throwing poll would end the poll thread: log and keep polling.
             synchronized (this) {
                 pollFailures++;
             }
@@ -475,11 +505,14 @@ public final class Agent implements AutoCloseable {
     /** Stops polling, delivers or spools what is queued (within the flush timeout), releases everything. */
     @Override
     public void close() {
-        scheduler.shutdown();
-        try {
-            scheduler.awaitTermination(config.interval().toMillis() + 5000, TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        stopPolling = true;
+        LockSupport.unpark(pollThread);
+        if (pollThread.isAlive() && Thread.currentThread() != pollThread) {
+            try {
+                pollThread.join(config.interval().toMillis() + 5000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         synchronized (this) {
             if (closed) {

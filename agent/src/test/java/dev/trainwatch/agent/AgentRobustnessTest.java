@@ -96,6 +96,60 @@ class AgentRobustnessTest {
     }
 
     @Test
+    void pollsThatThrowDoNotStopPollingAndCloseEndsThePollThread() throws Exception {
+        AgentConfig config = config(Duration.ofMillis(100), "run", dir.resolve("spool"));
+        java.util.concurrent.atomic.AtomicInteger reads = new java.util.concurrent.atomic.AtomicInteger();
+        FakeGpuReader gpus = new FakeGpuReader(2);
+        dev.trainwatch.agent.gpu.GpuReader flaky = new dev.trainwatch.agent.gpu.GpuReader() {
+            @Override
+            public List<dev.trainwatch.protocol.GpuSample> readAll() {
+                int n = reads.incrementAndGet();
+                if (n == 2) {
+                    throw new UnsatisfiedLinkError("nvmlDeviceGetMemoryInfo_v2"); // a symbol gone after an upgrade
+                }
+                if (n == 3) {
+                    throw new IllegalStateException("a bug");
+                }
+                return gpus.readAll();
+            }
+
+            @Override
+            public List<dev.trainwatch.protocol.AgentEvent> drainEvents() {
+                return gpus.drainEvents();
+            }
+
+            @Override
+            public long failedReads() {
+                return 0;
+            }
+
+            @Override
+            public String driverVersion() {
+                return gpus.driverVersion();
+            }
+
+            @Override
+            public void close() {
+                gpus.close();
+            }
+        };
+        Agent agent = new Agent(config, flaky, null, LinuxProcSource.system(),
+                new HttpTransport(config.collector(), null, Duration.ofSeconds(5)),
+                new Backoff(Duration.ofMillis(50), Duration.ofMillis(400), Math::random), Sleeper.system(),
+                Clock.systemUTC());
+        agents.add(agent);
+        agent.start();
+        await().atMost(30, TimeUnit.SECONDS).until(() -> reads.get() >= 8 && collector.accepted().size() >= 4);
+        assertThat(collector.accepted().get(collector.accepted().size() - 1).health().failedReads())
+                .as("the two polls that threw are counted in the agent's health").isEqualTo(2);
+        agent.close();
+        // close() returned after the poll thread ended: no read comes after it (five intervals later, none has).
+        int after = reads.get();
+        Thread.sleep(500);
+        assertThat(reads.get()).isEqualTo(after);
+    }
+
+    @Test
     void everyBatchCarriesTheAgentsHealthAndSendTime() throws Exception {
         Path log = dir.resolve("missing.log");
         Agent agent = agent(config(Duration.ofMillis(100), "run", dir.resolve("spool")),
