@@ -98,6 +98,17 @@ final class RepeatLimiter {
         return lines;
     }
 
+    /** When the first interval that holds records back ends; null when none does. */
+    synchronized Instant firstHeldBackEnd() {
+        Instant first = null;
+        for (Window window : windows.values()) {
+            if (window.suppressed > 0 && (first == null || window.start.isBefore(first))) {
+                first = window.start;
+            }
+        }
+        return first == null ? null : first.plus(INTERVAL);
+    }
+
     synchronized int trackedKinds() {
         return windows.size();
     }

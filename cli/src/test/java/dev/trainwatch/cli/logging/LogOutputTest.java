@@ -104,6 +104,32 @@ class LogOutputTest {
     }
 
     @Test
+    void theTimerIsSetOnlyWhileACountIsHeldBackAndWritesItWhenItsIntervalEnds() {
+        LogOutput output = new LogOutput(new PrintStream(bytes, true, StandardCharsets.UTF_8), LogFormat.TEXT, clock,
+                true);
+        output.setLevel(Level.ALL);
+        try {
+            output.publish(record(Level.WARNING, "dev.trainwatch.agent.Agent", "poll failed: {0}", "a"));
+            output.publish(record(Level.INFO, "dev.trainwatch.agent.Agent", "collector reachable again"));
+            assertThat(output.summarySet()).as("nothing held back: no timer").isFalse();
+
+            clock.advance(Duration.ofSeconds(59).plusMillis(800));
+            output.publish(record(Level.WARNING, "dev.trainwatch.agent.Agent", "poll failed: {0}", "b"));
+            assertThat(output.summarySet()).as("a repeat held back sets the timer for its interval's end").isTrue();
+            clock.advance(Duration.ofSeconds(2));
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+                    .until(() -> lines().size() == 3);
+            assertThat(lines().get(2)).contains("poll failed: b")
+                    .endsWith("[1 records like this in the last minute; this is the last]");
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+                    .until(() -> !output.summarySet());
+        } finally {
+            output.close();
+        }
+        assertThat(lines()).hasSize(3);
+    }
+
+    @Test
     void differentKindsAreNotHeldBackByEachOther() {
         LogOutput output = output(LogFormat.TEXT);
         output.publish(record(Level.WARNING, "dev.trainwatch.collector.state.Fleet", "run limit {0} reached", 1));
