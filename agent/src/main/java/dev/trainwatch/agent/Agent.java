@@ -160,6 +160,9 @@ public final class Agent implements AutoCloseable {
     private long pollAt(long next, long period) {
         long wait;
         while ((wait = next - System.nanoTime()) > 0 && !stopPolling) {
+            // An interrupt status left set (a library restoring one it caught) would make every park return at
+            // once and the loop spin; nothing interrupts this thread on purpose (close() unparks it).
+            Thread.interrupted();
             LockSupport.parkNanos(this, wait);
         }
         if (stopPolling) {

@@ -150,6 +150,59 @@ class AgentRobustnessTest {
     }
 
     @Test
+    void aPollThatLeavesItsThreadInterruptedDoesNotMakeThePollsSpin() throws Exception {
+        AgentConfig config = config(Duration.ofMillis(100), "run", dir.resolve("spool"));
+        java.util.concurrent.atomic.AtomicInteger reads = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicReference<Thread> pollThread = new java.util.concurrent.atomic.AtomicReference<>();
+        FakeGpuReader gpus = new FakeGpuReader(1);
+        dev.trainwatch.agent.gpu.GpuReader interrupting = new dev.trainwatch.agent.gpu.GpuReader() {
+            @Override
+            public List<dev.trainwatch.protocol.GpuSample> readAll() {
+                reads.incrementAndGet();
+                pollThread.set(Thread.currentThread());
+                Thread.currentThread().interrupt(); // as code that caught an InterruptedException and restored it
+                return gpus.readAll();
+            }
+
+            @Override
+            public List<dev.trainwatch.protocol.AgentEvent> drainEvents() {
+                return gpus.drainEvents();
+            }
+
+            @Override
+            public long failedReads() {
+                return 0;
+            }
+
+            @Override
+            public String driverVersion() {
+                return gpus.driverVersion();
+            }
+
+            @Override
+            public void close() {
+                gpus.close();
+            }
+        };
+        Agent agent = new Agent(config, interrupting, null, LinuxProcSource.system(),
+                new HttpTransport(config.collector(), null, Duration.ofSeconds(5)),
+                new Backoff(Duration.ofMillis(50), Duration.ofMillis(400), Math::random), Sleeper.system(),
+                Clock.systemUTC());
+        agents.add(agent);
+        agent.start();
+        await().atMost(30, TimeUnit.SECONDS).until(() -> reads.get() >= 2);
+        java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
+        long thread = pollThread.get().getId();
+        long cpuBefore = cpu.getThreadCpuTime(thread);
+        long wallBefore = System.nanoTime();
+        await().atMost(30, TimeUnit.SECONDS).until(() -> reads.get() >= 12);
+        long cpuUsed = cpu.getThreadCpuTime(thread) - cpuBefore;
+        long wall = System.nanoTime() - wallBefore;
+        // Between polls the thread sleeps; with every park returning at once it would burn its whole wait.
+        assertThat((double) cpuUsed / wall).as("the poll thread's share of a core between polls").isLessThan(0.5);
+    }
+
+    @Test
     void everyBatchCarriesTheAgentsHealthAndSendTime() throws Exception {
         Path log = dir.resolve("missing.log");
         Agent agent = agent(config(Duration.ofMillis(100), "run", dir.resolve("spool")),
