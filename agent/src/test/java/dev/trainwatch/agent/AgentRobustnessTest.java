@@ -48,7 +48,11 @@ class AgentRobustnessTest {
     }
 
     Agent agent(AgentConfig config, StepSource steps) throws Exception {
-        Agent agent = new Agent(config, new FakeGpuReader(2), steps, LinuxProcSource.system(),
+        return agent(config, new FakeGpuReader(2), steps);
+    }
+
+    Agent agent(AgentConfig config, dev.trainwatch.agent.gpu.GpuReader gpus, StepSource steps) throws Exception {
+        Agent agent = new Agent(config, gpus, steps, LinuxProcSource.system(),
                 new HttpTransport(config.collector(), null, Duration.ofSeconds(5)),
                 new Backoff(Duration.ofMillis(50), Duration.ofMillis(400), Math::random), Sleeper.system(),
                 Clock.systemUTC());
@@ -95,21 +99,12 @@ class AgentRobustnessTest {
         }
     }
 
-    @Test
-    void pollsThatThrowDoNotStopPollingAndCloseEndsThePollThread() throws Exception {
-        AgentConfig config = config(Duration.ofMillis(100), "run", dir.resolve("spool"));
-        java.util.concurrent.atomic.AtomicInteger reads = new java.util.concurrent.atomic.AtomicInteger();
-        FakeGpuReader gpus = new FakeGpuReader(2);
-        dev.trainwatch.agent.gpu.GpuReader flaky = new dev.trainwatch.agent.gpu.GpuReader() {
+    /** The fake's GPUs, with {@code hook} run on the poll thread before each read (it may throw). */
+    static dev.trainwatch.agent.gpu.GpuReader beforeEachRead(FakeGpuReader gpus, Runnable hook) {
+        return new dev.trainwatch.agent.gpu.GpuReader() {
             @Override
             public List<dev.trainwatch.protocol.GpuSample> readAll() {
-                int n = reads.incrementAndGet();
-                if (n == 2) {
-                    throw new UnsatisfiedLinkError("nvmlDeviceGetMemoryInfo_v2"); // a symbol gone after an upgrade
-                }
-                if (n == 3) {
-                    throw new IllegalStateException("a bug");
-                }
+                hook.run();
                 return gpus.readAll();
             }
 
@@ -120,7 +115,7 @@ class AgentRobustnessTest {
 
             @Override
             public long failedReads() {
-                return 0;
+                return gpus.failedReads();
             }
 
             @Override
@@ -133,11 +128,21 @@ class AgentRobustnessTest {
                 gpus.close();
             }
         };
-        Agent agent = new Agent(config, flaky, null, LinuxProcSource.system(),
-                new HttpTransport(config.collector(), null, Duration.ofSeconds(5)),
-                new Backoff(Duration.ofMillis(50), Duration.ofMillis(400), Math::random), Sleeper.system(),
-                Clock.systemUTC());
-        agents.add(agent);
+    }
+
+    @Test
+    void pollsThatThrowDoNotStopPollingAndCloseEndsThePollThread() throws Exception {
+        AgentConfig config = config(Duration.ofMillis(100), "run", dir.resolve("spool"));
+        java.util.concurrent.atomic.AtomicInteger reads = new java.util.concurrent.atomic.AtomicInteger();
+        Agent agent = agent(config, beforeEachRead(new FakeGpuReader(2), () -> {
+            int n = reads.incrementAndGet();
+            if (n == 2) {
+                throw new UnsatisfiedLinkError("nvmlDeviceGetMemoryInfo_v2"); // a symbol gone after an upgrade
+            }
+            if (n == 3) {
+                throw new IllegalStateException("a bug");
+            }
+        }), null);
         agent.start();
         await().atMost(30, TimeUnit.SECONDS).until(() -> reads.get() >= 8 && collector.accepted().size() >= 4);
         assertThat(collector.accepted().get(collector.accepted().size() - 1).health().failedReads())
@@ -154,41 +159,11 @@ class AgentRobustnessTest {
         AgentConfig config = config(Duration.ofMillis(100), "run", dir.resolve("spool"));
         java.util.concurrent.atomic.AtomicInteger reads = new java.util.concurrent.atomic.AtomicInteger();
         java.util.concurrent.atomic.AtomicReference<Thread> pollThread = new java.util.concurrent.atomic.AtomicReference<>();
-        FakeGpuReader gpus = new FakeGpuReader(1);
-        dev.trainwatch.agent.gpu.GpuReader interrupting = new dev.trainwatch.agent.gpu.GpuReader() {
-            @Override
-            public List<dev.trainwatch.protocol.GpuSample> readAll() {
-                reads.incrementAndGet();
-                pollThread.set(Thread.currentThread());
-                Thread.currentThread().interrupt(); // as code that caught an InterruptedException and restored it
-                return gpus.readAll();
-            }
-
-            @Override
-            public List<dev.trainwatch.protocol.AgentEvent> drainEvents() {
-                return gpus.drainEvents();
-            }
-
-            @Override
-            public long failedReads() {
-                return 0;
-            }
-
-            @Override
-            public String driverVersion() {
-                return gpus.driverVersion();
-            }
-
-            @Override
-            public void close() {
-                gpus.close();
-            }
-        };
-        Agent agent = new Agent(config, interrupting, null, LinuxProcSource.system(),
-                new HttpTransport(config.collector(), null, Duration.ofSeconds(5)),
-                new Backoff(Duration.ofMillis(50), Duration.ofMillis(400), Math::random), Sleeper.system(),
-                Clock.systemUTC());
-        agents.add(agent);
+        Agent agent = agent(config, beforeEachRead(new FakeGpuReader(1), () -> {
+            reads.incrementAndGet();
+            pollThread.set(Thread.currentThread());
+            Thread.currentThread().interrupt(); // as code that caught an InterruptedException and restored it
+        }), null);
         agent.start();
         await().atMost(30, TimeUnit.SECONDS).until(() -> reads.get() >= 2);
         java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
