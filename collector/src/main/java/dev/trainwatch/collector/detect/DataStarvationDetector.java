@@ -118,13 +118,21 @@ public final class DataStarvationDetector implements Detector {
             return Optional.empty();
         }
         double writtenAt = steps.ts(last);
-        double confirm = s.gpuConfirm().toMillis() / 1000.0;
-        if (run.now() - writtenAt < confirm) {
+        double since = run.now() - writtenAt;
+        if (since < s.gpuConfirmEvenGaps().toMillis() / 1000.0) {
             return Optional.empty();
         }
         double spanStart = writtenAt - steps.timeS(last) * Math.max(1, steps.intervalSteps(last));
+        // Gaps all through the report's steps (a starved loop) need only a glance after it; gaps bunched in one
+        // stretch of it (one long wait) need the full confirmation, which the busy GPUs after such a wait deny.
+        boolean throughout = gapsThroughout(run, spanStart, writtenAt, steps.timeS(last));
+        double confirm = throughout ? s.gpuConfirmEvenGaps().toMillis() / 1000.0 : s.gpuConfirm().toMillis() / 1000.0;
+        if (since < confirm) {
+            return Optional.empty();
+        }
         double during = gappyShare(run, spanStart, writtenAt);
-        double after = gappyShare(run, writtenAt, run.now());
+        // Polls after the report's own: the poll that read it covers the second before it.
+        double after = gappyShare(run, Math.nextUp(writtenAt), run.now() + 1e-9);
         double before = gappyShare(run, from, spanStart);
         double needed = s.idleGapPollShare();
         if (!(during >= needed && after >= needed) || !(before < needed / 2 || Double.isNaN(before))) {
@@ -132,11 +140,50 @@ public final class DataStarvationDetector implements Detector {
         }
         Finding f = fromLog(run, newest);
         Map<String, Object> evidence = new LinkedHashMap<>(f.evidence());
+        evidence.put("polls_with_idle_gaps_during_report_ratio", Texts.round(during, 3));
+        evidence.put("idle_gaps_all_through_report", throughout);
         evidence.put("polls_with_idle_gaps_since_report_ratio", Texts.round(after, 3));
-        evidence.put("seconds_since_report", Texts.round(run.now() - writtenAt, 1));
+        evidence.put("seconds_since_report", Texts.round(since, 1));
         return Optional.of(new Finding(f.severity(), f.message() + String.format(Locale.ROOT,
-                "; the GPUs have idled between steps since (%s of polls in the last %s)", Texts.pct(after),
-                Texts.secs(run.now() - writtenAt)), evidence, f.suggestion()).withSustain(s.newestSustain()));
+                "; the GPUs idled between %s steps (%s of polls) and have since (%s of polls in the last %s)",
+                throughout ? "all its" : "its", Texts.pct(during), Texts.pct(after), Texts.secs(since)), evidence,
+                f.suggestion()).withSustain(s.newestSustain()));
+    }
+
+    /**
+     * Whether the run's GPUs idled between steps all through [from, to): cut into parts of at least
+     * {@code EVEN_GAP_PART_STEPS} steps of {@code stepSeconds} (at least {@code EVEN_GAP_PARTS} of them, at most
+     * {@code EVEN_GAP_MAX_PARTS}), every part has a poll with an idle gap and a poll with work (at most
+     * {@code 1 - idleGapFraction} of its samples idle). A starved loop waits before every step, so each part holds
+     * a wait and a step; one long wait leaves whole parts idle and others without a gap. False when the span is too
+     * short for the parts.
+     */
+    private boolean gapsThroughout(RunContext run, double from, double to, double stepSeconds) {
+        int parts = (int) Math.min(DetectorSettings.DataStarvation.EVEN_GAP_MAX_PARTS,
+                Math.floor((to - from) / (DetectorSettings.DataStarvation.EVEN_GAP_PART_STEPS * stepSeconds)));
+        if (!(stepSeconds > 0) || parts < DetectorSettings.DataStarvation.EVEN_GAP_PARTS) {
+            return false;
+        }
+        double part = (to - from) / parts;
+        boolean[] gap = new boolean[parts];
+        boolean[] work = new boolean[parts];
+        for (GpuSeries g : run.gpus()) {
+            for (int i = g.firstIndexAtOrAfter(from); i < g.size() && g.ts(i) < to; i++) {
+                double idle = g.idleFraction(i);
+                if (Double.isNaN(idle)) {
+                    continue;
+                }
+                int k = Math.min(parts - 1, (int) ((g.ts(i) - from) / part));
+                gap[k] |= idle >= s.idleGapFraction();
+                work[k] |= idle <= 1 - s.idleGapFraction();
+            }
+        }
+        for (int k = 0; k < parts; k++) {
+            if (!gap[k] || !work[k]) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The share of the run's GPU polls in [from, to) whose buffered samples show an idle gap; NaN without any. */

@@ -108,17 +108,29 @@ public record DetectorSettings(
      * @param gpuConfirm          the newest report alone is enough when the GPUs confirm it: idle gaps through
      *                            its steps, for at least this long since it was written (the wait goes on, it
      *                            was not one long wait), and not before its steps (the gaps are new)
+     * @param gpuConfirmEvenGaps  … or for at least this long when the gaps ran all through its steps: every part of
+     *                            its span (each part at least {@link #EVEN_GAP_PART_STEPS} of its steps long, at
+     *                            least {@link #EVEN_GAP_PARTS} parts) had polls with gaps and polls with work, as
+     *                            between the steps of a starved loop; one long wait idles whole parts instead
      */
     public record DataStarvation(Duration window, double waitWarningRatio, double waitCriticalRatio,
                                  double waitClearRatio, double idleGapFraction, double idleGapPollShare,
                                  double slowStepRatio, int minStepReports, Duration newestSpan,
-                                 Duration newestSustain, Duration gpuConfirm, Hysteresis hysteresis) {
+                                 Duration newestSustain, Duration gpuConfirm, Duration gpuConfirmEvenGaps,
+                                 Hysteresis hysteresis) {
+        /** The fewest parts a report's span is cut into to say its gaps ran all through it. */
+        public static final int EVEN_GAP_PARTS = 4;
+        /** The most parts. */
+        public static final int EVEN_GAP_MAX_PARTS = 8;
+        /** A part is at least this many of the report's mean steps long (each holds a whole wait and a whole step). */
+        public static final double EVEN_GAP_PART_STEPS = 1.2;
+
         /** The share, span and confirmation agents hurry on are these defaults (protocol's {@code WaitShareWatch}). */
         public static DataStarvation defaults() {
             return new DataStarvation(Duration.ofMinutes(5), dev.trainwatch.protocol.WaitShareWatch.SHARE, 0.60, 0.20,
                     0.20, 0.50, 1.3, 2, Duration.ofSeconds((long) dev.trainwatch.protocol.WaitShareWatch.SPAN_SECONDS),
                     Duration.ZERO, Duration.ofSeconds((long) dev.trainwatch.protocol.WaitShareWatch.GPU_CONFIRM_SECONDS),
-                    new Hysteresis(Duration.ofSeconds(60), Duration.ofMinutes(3)));
+                    Duration.ofSeconds(2), new Hysteresis(Duration.ofSeconds(60), Duration.ofMinutes(3)));
         }
     }
 
