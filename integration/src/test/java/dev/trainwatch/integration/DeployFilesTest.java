@@ -174,7 +174,7 @@ class DeployFilesTest {
     }
 
     /** The JVM settings measured in docs/PERFORMANCE.md, the same wherever the product is started. */
-    private static final String AGENT_JVM = "-Xms8m -Xmx32m -Xmn1m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1"
+    private static final String AGENT_JVM = "-Xms8m -Xmx32m -Xmn1m -XX:SurvivorRatio=4 -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1"
             + " -Xss512k -XX:ReservedCodeCacheSize=16m -XX:MaxMetaspaceSize=64m -XX:-UsePerfData"
             + " -XX:+IgnoreUnrecognizedVMOptions -XX:TrimNativeHeapInterval=30000"
             + " -XX:Tier0InvokeNotifyFreqLog=3 -XX:Tier0BackedgeNotifyFreqLog=7 -XX:Tier3InvocationThreshold=20"
