@@ -273,8 +273,23 @@ public final class Attributor {
 
     /** How often the whole process table is read to find the ranks' DataLoader workers. */
     static final double CHILDREN_RESCAN_SECONDS = 10;
-    /** Children of each process, from the newest scan of the process table. */
-    private Map<Long, List<ProcStat>> childrenByParent;
+    /**
+     * The children of each process, summed (count, resident pages, CPU time), from the newest scan of the process
+     * table. Sums rather than the children's {@code ProcStat}s: the table is held until the next scan, 10 s, which
+     * outlives a few young collections; a full scan's stats of every process on the node (some 40 KB at 110 processes)
+     * overflowed the 64 KB survivor spaces, and everything then in them was promoted: about 34 KB a minute of garbage
+     * filling the tenured space page by page.
+     */
+    private Map<Long, Workers> childrenByParent;
+
+    /** A process's children, summed; CPU seconds added in the order the scan read them. */
+    private record Workers(int count, long rssPages, double cpuSeconds) {
+        static final Workers NONE = new Workers(0, 0, 0);
+
+        Workers plus(ProcStat child) {
+            return new Workers(count + 1, rssPages + child.rssPages(), cpuSeconds + child.cpuSeconds());
+        }
+    }
     private double childrenScannedTs = Double.NEGATIVE_INFINITY;
 
     /**
@@ -282,14 +297,14 @@ public final class Attributor {
      * {@value #CHILDREN_RESCAN_SECONDS} s: reading every process's stat on every poll would be most of the agent's
      * CPU time, and a worker's memory and CPU time do not need a fresher reading.
      */
-    private List<ProcStat> children(long pid, double ts) {
+    private Workers children(long pid, double ts) {
         if (childrenByParent == null || ts - childrenScannedTs >= CHILDREN_RESCAN_SECONDS || ts < childrenScannedTs) {
             boolean full = ppidByPid == null || ts - fullScanTs >= FULL_SCAN_SECONDS || ts < fullScanTs;
             Set<Long> ranks = new HashSet<>();
             for (TrackedRun run : runs.values()) {
                 ranks.addAll(run.members.keySet());
             }
-            Map<Long, List<ProcStat>> scan = new HashMap<>();
+            Map<Long, Workers> scan = new HashMap<>();
             Map<Long, Long> ppids = new HashMap<>();
             for (Long p : proc.pids()) {
                 Long knownParent = full ? null : ppidByPid.get(p);
@@ -301,7 +316,7 @@ public final class Attributor {
                 }
                 proc.stat(p).ifPresent(st -> {
                     ppids.put(p, st.ppid());
-                    scan.computeIfAbsent(st.ppid(), k -> new ArrayList<>()).add(st);
+                    scan.put(st.ppid(), scan.getOrDefault(st.ppid(), Workers.NONE).plus(st));
                 });
             }
             childrenByParent = scan;
@@ -311,7 +326,7 @@ public final class Attributor {
                 fullScanTs = ts;
             }
         }
-        return childrenByParent.getOrDefault(pid, List.of());
+        return childrenByParent.getOrDefault(pid, Workers.NONE);
     }
 
     /**
@@ -345,20 +360,12 @@ public final class Attributor {
                     own = VisibleDevices.resolve(env.get(ProcessEnvironment.CUDA_VISIBLE_DEVICES), localRank, samples);
                     gpus.addAll(own);
                 }
-                int workers = 0;
-                long workersRss = 0;
-                double workersCpu = 0;
-                for (ProcStat child : children(member.pid(), ts)) {
-                    {
-                        workers++;
-                        workersRss += child.rssPages() * pageBytes;
-                        workersCpu += child.cpuSeconds();
-                    }
-                }
+                Workers workers = children(member.pid(), ts);
                 ranks.add(new RankInfo(member.pid(), rank, localRank,
                         ProcessEnvironment.intValue(env, ProcessEnvironment.WORLD_SIZE), List.copyOf(own),
                         member.state() == '?' ? null : String.valueOf(member.state()), member.cpuSeconds(),
-                        member.rssPages() * pageBytes, workers, workersRss, workersCpu));
+                        member.rssPages() * pageBytes, workers.count(), workers.rssPages() * pageBytes,
+                        workers.cpuSeconds()));
             }
         }
         for (String uuid : run.gpuUuids) {
