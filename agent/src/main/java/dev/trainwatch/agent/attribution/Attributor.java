@@ -305,22 +305,25 @@ public final class Attributor {
                 ranks.addAll(run.members.keySet());
             }
             Map<Long, Workers> scan = new HashMap<>();
-            Map<Long, Long> ppids = new HashMap<>();
-            for (Long p : proc.pids()) {
-                Long knownParent = full ? null : ppidByPid.get(p);
-                if (knownParent != null && !ranks.contains(knownParent)) {
+            List<Long> pids = proc.pids();
+            long[] ppids = new long[pids.size()];
+            int known = 0;
+            for (Long p : pids) {
+                long knownParent = full ? -1 : ParentTable.parentOf(ppidByPid, p);
+                if (knownParent >= 0 && !ranks.contains(knownParent)) {
                     // Seen at the previous scan with a parent that is no rank: a process keeps its parent while the
                     // parent lives, so there is nothing to read. (A reused pid is caught by the next full scan.)
-                    ppids.put(p, knownParent);
+                    ppids[known++] = ParentTable.entry(p, knownParent);
                     continue;
                 }
-                proc.stat(p).ifPresent(st -> {
-                    ppids.put(p, st.ppid());
-                    scan.put(st.ppid(), scan.getOrDefault(st.ppid(), Workers.NONE).plus(st));
-                });
+                Optional<ProcStat> st = proc.stat(p);
+                if (st.isPresent()) {
+                    ppids[known++] = ParentTable.entry(p, st.get().ppid());
+                    scan.put(st.get().ppid(), scan.getOrDefault(st.get().ppid(), Workers.NONE).plus(st.get()));
+                }
             }
             childrenByParent = scan;
-            ppidByPid = ppids;
+            ppidByPid = ParentTable.of(ppids, known);
             childrenScannedTs = ts;
             if (full) {
                 fullScanTs = ts;
@@ -334,8 +337,51 @@ public final class Attributor {
      * scan and the ranks' children are read (a node has hundreds of processes and a run's ranks a few dozen children).
      */
     static final double FULL_SCAN_SECONDS = 60;
-    /** Each process's parent at the newest scan. */
-    private Map<Long, Long> ppidByPid;
+    /** Each process's parent at the newest scan ({@link ParentTable}). */
+    private long[] ppidByPid;
+
+    /**
+     * Each process's parent as one sorted {@code long} per process, the pid in the high half: 8 bytes a process where
+     * a {@code HashMap<Long, Long>} took about 60. The table lives until the next scan, 10 s, through young
+     * collections; on a node whose {@code /proc} lists a few thousand processes (kernel threads included) a map would
+     * overflow the agent's survivor spaces at every collection and be promoted.
+     */
+    static final class ParentTable {
+        private ParentTable() {
+        }
+
+        /** Pids and parents are below 2^32 (Linux's pid_max is at most 2^22). */
+        static long entry(long pid, long ppid) {
+            return pid << 32 | (ppid & 0xffff_ffffL);
+        }
+
+        static long[] of(long[] entries, int n) {
+            long[] table = java.util.Arrays.copyOf(entries, n);
+            java.util.Arrays.sort(table);
+            return table;
+        }
+
+        /** The parent of {@code pid} in {@code table}, or -1 when it is not there. */
+        static long parentOf(long[] table, long pid) {
+            if (table == null) {
+                return -1;
+            }
+            int lo = 0;
+            int hi = table.length - 1;
+            while (lo <= hi) {
+                int mid = (lo + hi) >>> 1;
+                long p = table[mid] >>> 32;
+                if (p < pid) {
+                    lo = mid + 1;
+                } else if (p > pid) {
+                    hi = mid - 1;
+                } else {
+                    return table[mid] & 0xffff_ffffL;
+                }
+            }
+            return -1;
+        }
+    }
     private double fullScanTs = Double.NEGATIVE_INFINITY;
 
     private RunAttribution describe(TrackedRun run, Map<Long, Set<String>> gpusByPid, Set<String> unknownProcessGpus,
