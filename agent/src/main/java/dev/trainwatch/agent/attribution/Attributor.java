@@ -305,10 +305,10 @@ public final class Attributor {
                 ranks.addAll(run.members.keySet());
             }
             Map<Long, Workers> scan = new HashMap<>();
-            List<Long> pids = proc.pids();
-            long[] ppids = new long[pids.size()];
+            long[] pids = proc.pidArray();
+            long[] ppids = new long[pids.length];
             int known = 0;
-            for (Long p : pids) {
+            for (long p : pids) {
                 long knownParent = full ? -1 : ParentTable.parentOf(ppidByPid, p);
                 if (knownParent >= 0 && !ranks.contains(knownParent)) {
                     // Seen at the previous scan with a parent that is no rank: a process keeps its parent while the

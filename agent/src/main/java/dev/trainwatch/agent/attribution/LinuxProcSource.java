@@ -142,6 +142,22 @@ public final class LinuxProcSource implements ProcSource {
         return pids;
     }
 
+    @Override
+    public long[] pidArray() {
+        String[] names = root.toFile().list();
+        if (names == null) {
+            return new long[0];
+        }
+        long[] pids = new long[names.length];
+        int n = 0;
+        for (String name : names) {
+            if (isNumber(name)) {
+                pids[n++] = Long.parseLong(name);
+            }
+        }
+        return n == pids.length ? pids : java.util.Arrays.copyOf(pids, n);
+    }
+
     /** True for a non-empty name of ASCII digits short enough for a long: a process's directory. */
     private static boolean isNumber(String name) {
         if (name.isEmpty() || name.length() > 18) {

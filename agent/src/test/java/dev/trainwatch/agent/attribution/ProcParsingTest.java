@@ -90,4 +90,18 @@ class ProcParsingTest {
         assertThat(RunIds.fromEnvironment(java.util.Map.of("TORCHELASTIC_RUN_ID", "none", "SLURM_JOB_ID", "7"))).isEqualTo("7");
         assertThat(RunIds.fromEnvironment(java.util.Map.of())).isNull();
     }
+
+    /** The scan's PID array holds exactly the process directories the list does: not "self", "net" or a file. */
+    @Test
+    void thePidArrayIsThePidList() throws Exception {
+        Path root = dir.resolve("proc-names");
+        for (String name : new String[] {"1", "2", "42", "4194304", "self", "net", "1a", "thread-self"}) {
+            java.nio.file.Files.createDirectories(root.resolve(name));
+        }
+        java.nio.file.Files.writeString(root.resolve("uptime"), "1.0 1.0\n");
+        LinuxProcSource proc = new LinuxProcSource(root);
+        assertThat(proc.pidArray()).containsExactlyInAnyOrder(1L, 2L, 42L, 4_194_304L);
+        assertThat(proc.pids()).containsExactlyInAnyOrder(1L, 2L, 42L, 4_194_304L);
+        assertThat(new LinuxProcSource(dir.resolve("no-such-proc")).pidArray()).isEmpty();
+    }
 }
