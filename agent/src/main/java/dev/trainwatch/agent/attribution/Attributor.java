@@ -366,20 +366,12 @@ public final class Attributor {
             if (table == null) {
                 return -1;
             }
-            int lo = 0;
-            int hi = table.length - 1;
-            while (lo <= hi) {
-                int mid = (lo + hi) >>> 1;
-                long p = table[mid] >>> 32;
-                if (p < pid) {
-                    lo = mid + 1;
-                } else if (p > pid) {
-                    hi = mid - 1;
-                } else {
-                    return table[mid] & 0xffff_ffffL;
-                }
+            // The pid's entry is the first at or above pid << 32 (its low half, the parent, is never negative).
+            int i = java.util.Arrays.binarySearch(table, pid << 32);
+            if (i < 0) {
+                i = -i - 1;
             }
-            return -1;
+            return i < table.length && table[i] >>> 32 == pid ? table[i] & 0xffff_ffffL : -1;
         }
     }
     private double fullScanTs = Double.NEGATIVE_INFINITY;

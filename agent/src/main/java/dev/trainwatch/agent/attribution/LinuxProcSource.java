@@ -127,25 +127,20 @@ public final class LinuxProcSource implements ProcSource {
 
     @Override
     public List<Long> pids() {
-        // File.list: the names alone, without a Path per entry and a stream per name (read every 10 s).
-        String[] names = root.toFile().list();
-        if (names == null) {
-            // An unreadable /proc means no process can be attributed; the caller sees an empty table.
-            return List.of();
-        }
-        List<Long> pids = new ArrayList<>(names.length);
-        for (String name : names) {
-            if (isNumber(name)) {
-                pids.add(Long.parseLong(name));
-            }
+        long[] array = pidArray();
+        List<Long> pids = new ArrayList<>(array.length);
+        for (long pid : array) {
+            pids.add(pid);
         }
         return pids;
     }
 
     @Override
     public long[] pidArray() {
+        // File.list: the names alone, without a Path per entry and a stream per name (read every 10 s).
         String[] names = root.toFile().list();
         if (names == null) {
+            // An unreadable /proc means no process can be attributed; the caller sees an empty table.
             return new long[0];
         }
         long[] pids = new long[names.length];

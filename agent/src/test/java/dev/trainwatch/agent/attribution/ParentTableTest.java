@@ -39,6 +39,13 @@ class ParentTableTest {
             long pid = 1 + random.nextInt(4_194_304);
             assertThat(Attributor.ParentTable.parentOf(table, pid)).isEqualTo(expected.getOrDefault(pid, -1L));
         }
+        // Below the first entry and above the last (the search's insertion point at either end); a parent of 0.
+        assertThat(Attributor.ParentTable.parentOf(table, 0)).isEqualTo(-1);
+        assertThat(Attributor.ParentTable.parentOf(table, 4_194_305)).isEqualTo(-1);
+        long[] one = Attributor.ParentTable.of(new long[] {Attributor.ParentTable.entry(7, 0)}, 1);
+        assertThat(Attributor.ParentTable.parentOf(one, 7)).isZero();
+        assertThat(Attributor.ParentTable.parentOf(one, 6)).isEqualTo(-1);
+        assertThat(Attributor.ParentTable.parentOf(one, 8)).isEqualTo(-1);
         assertThat(Attributor.ParentTable.parentOf(null, 1)).isEqualTo(-1);
         assertThat(Attributor.ParentTable.parentOf(Attributor.ParentTable.of(new long[0], 0), 1)).isEqualTo(-1);
     }
