@@ -1,5 +1,6 @@
 package dev.trainwatch.agent;
 
+import dev.trainwatch.protocol.testing.RequiredFixtures;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -228,9 +229,7 @@ class ShipEveryTest {
     @Test
     void aRealSanaLogTurningToItsEncodersSendsItsFirstTwoStarvedReportsAtOnceAndHurriesAfterTheFirst()
             throws Exception {
-        Path corpus = Path.of(System.getProperty("maven.multiModuleProjectDirectory", ".."))
-                .resolve("../shared/corpus/logs/sana_issue206_multiscale.txt").normalize();
-        org.junit.jupiter.api.Assumptions.assumeTrue(Files.exists(corpus), "corpus at " + corpus);
+        Path corpus = RequiredFixtures.corpusLog("sana_issue206_multiscale.txt");
         List<String> lines = Files.readAllLines(corpus).stream().filter(l -> l.contains("Global Step")).toList();
         assertThat(lines).hasSize(5);
         Path log = dir.resolve("train_log.log");

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.within;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.trainwatch.collector.CollectorConfig;
 import dev.trainwatch.collector.CollectorStack;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.Json;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -49,7 +49,7 @@ class PlansAgreeTest {
 
     @Test
     void theCollectorAndTheCommandLineRepriceAnObservedPixArtRunAlike(@TempDir Path dir) throws Exception {
-        MutableClock clock = new MutableClock(Instant.now().minusSeconds(3600));
+        SettableClock clock = new SettableClock(Instant.now().minusSeconds(3600));
         JsonNode api;
         JsonNode own;
         try (CollectorStack collector = CollectorStack.start(CollectorConfig.defaults().withListen("127.0.0.1", 0)

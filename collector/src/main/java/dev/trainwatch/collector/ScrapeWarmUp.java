@@ -1,5 +1,6 @@
 package dev.trainwatch.collector;
 
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.collector.http.BodyDecoder;
 import dev.trainwatch.collector.metrics.MetricsExporter;
 import dev.trainwatch.collector.state.Fleet;
@@ -65,15 +66,15 @@ public final class ScrapeWarmUp {
 
     /** The warm-up itself, {@code rounds} simulated seconds; returns the size of the last scrape (for tests). */
     static int run(int rounds) throws IOException {
-        SteppingClock clock = new SteppingClock(Instant.parse("2026-01-01T00:00:00Z"));
+        SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
         // No specs: the predictor is never asked.
         Fleet fleet = new Fleet(spec -> null, clock, FleetSettings.defaults(), DetectorSettings.defaults());
         MetricsExporter metrics = new MetricsExporter(fleet::gpus, fleet::runs, fleet::agents, clock, false);
         BodyDecoder decoder = new BodyDecoder(4L << 20);
         int size = 0;
         for (int second = 1; second <= rounds; second++) {
-            clock.now = clock.now.plusSeconds(1);
-            double now = clock.now.toEpochMilli() / 1000.0;
+            clock.advanceSeconds(1);
+            double now = clock.seconds();
             for (int h = 0; h < HOSTS; h++) {
                 fleet.ingestBatch(decoder.batch(gzipJson(batch(h, second, now)), "gzip"));
                 fleet.ingestSteps("warm-up-" + h, List.of(new StepEvent((long) second, 0.9, 0.05, null, null, null,
@@ -115,27 +116,4 @@ public final class ScrapeWarmUp {
         return bytes.toByteArray();
     }
 
-    /** A clock the warm-up moves by hand. */
-    private static final class SteppingClock extends Clock {
-        Instant now;
-
-        SteppingClock(Instant start) {
-            this.now = start;
-        }
-
-        @Override
-        public java.time.ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(java.time.ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-    }
 }

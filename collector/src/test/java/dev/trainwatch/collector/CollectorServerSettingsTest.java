@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.collector.state.FleetListener;
 import dev.trainwatch.collector.state.RunSummary;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Duration;
 import java.time.Instant;
@@ -39,7 +39,7 @@ class CollectorServerSettingsTest {
 
     @Test
     void theFleetItBuildsSendsSummariesAtTheConfiguredInterval() {
-        MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+        SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
         List<Long> changed = new ArrayList<>();
         FleetListener listener = new FleetListener() {
             @Override

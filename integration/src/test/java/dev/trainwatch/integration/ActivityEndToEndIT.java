@@ -13,7 +13,7 @@ import dev.trainwatch.agent.nvml.FakeNvml;
 import dev.trainwatch.agent.nvml.NvmlGpuReader;
 import dev.trainwatch.collector.CollectorConfig;
 import dev.trainwatch.collector.CollectorStack;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -45,7 +45,7 @@ class ActivityEndToEndIT {
     @TempDir
     Path dir;
 
-    private final MutableClock clock = new MutableClock(Instant.ofEpochMilli(Math.round(EPOCH * 1000)));
+    private final SettableClock clock = new SettableClock(Instant.ofEpochMilli(Math.round(EPOCH * 1000)));
     private final Path library = FakeNvml.library();
     private final FakeNvml.Control fake = FakeNvml.control(library);
     private Process trainer;

@@ -13,7 +13,7 @@ import dev.trainwatch.agent.nvml.FakeNvml;
 import dev.trainwatch.agent.nvml.NvmlGpuReader;
 import dev.trainwatch.collector.CollectorConfig;
 import dev.trainwatch.collector.CollectorStack;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
 import java.net.URI;
@@ -50,7 +50,7 @@ class AgentToCollectorIT {
     Path dir;
 
     /** One clock for the fake library's timeline, the agent and the collector. */
-    private final MutableClock clock = new MutableClock(Instant.ofEpochMilli(Math.round(EPOCH * 1000)));
+    private final SettableClock clock = new SettableClock(Instant.ofEpochMilli(Math.round(EPOCH * 1000)));
     private final HttpClient http = HttpClient.newHttpClient();
     private final Path library = FakeNvml.library();
     private final FakeNvml.Control fake = FakeNvml.control(library);

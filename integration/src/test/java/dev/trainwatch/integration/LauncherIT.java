@@ -1,5 +1,6 @@
 package dev.trainwatch.integration;
 
+import dev.trainwatch.protocol.testing.RequiredFixtures;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -77,7 +78,7 @@ class LauncherIT {
     @Test
     void theRunnableJarEnablesNativeAccess() throws IOException {
         Path jar = runnableJar();
-        assumeTrue(Files.isRegularFile(jar), "the cli module's runnable jar is built before this module's tests");
+        RequiredFixtures.require(Files.isRegularFile(jar), "the cli module's runnable jar, built before these tests");
         try (JarFile file = new JarFile(jar.toFile())) {
             assertEquals("ALL-UNNAMED", file.getManifest().getMainAttributes().getValue("Enable-Native-Access"));
         }
@@ -88,7 +89,8 @@ class LauncherIT {
         Path jar = runnableJar();
         // Java 22+ warns when native code is loaded without native access; the machines here carry Temurin 25.
         Path modernJava = Path.of("/usr/lib/jvm/temurin-25-jdk-amd64/bin/java");
-        assumeTrue(Files.isRegularFile(jar) && Files.isExecutable(modernJava), "needs the runnable jar and a JDK 22+");
+        RequiredFixtures.require(Files.isRegularFile(jar), "the cli module's runnable jar, built before these tests");
+        RequiredFixtures.require(Files.isExecutable(modernJava), "a JDK 22+ at " + modernJava);
         // `agent --once` loads JNA (and fails cleanly: no NVIDIA driver here); `models` loads nothing native but
         // proves the jar starts on this JDK at all.
         ExternalCommand.Result agent = ExternalCommand.run(TIMEOUT, ProjectFiles.root(),

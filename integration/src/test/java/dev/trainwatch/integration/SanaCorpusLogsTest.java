@@ -1,5 +1,6 @@
 package dev.trainwatch.integration;
 
+import dev.trainwatch.protocol.testing.RequiredFixtures;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
@@ -11,7 +12,7 @@ import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetListener;
 import dev.trainwatch.collector.state.FleetSettings;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -42,19 +43,17 @@ class SanaCorpusLogsTest {
     }
 
     Seen replay(String name) throws Exception {
-        Path corpus = Path.of(System.getProperty("trainwatch.root", "..")).resolve("../shared/corpus/logs")
-                .resolve(name).normalize();
-        Assumptions.assumeTrue(Files.exists(corpus), "corpus at " + corpus);
+        Path corpus = RequiredFixtures.corpusLog(name);
         Path log = dir.resolve(name);
         Files.copy(corpus, log);
         List<StepEvent> steps;
-        MutableClock readClock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+        SettableClock readClock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
         try (LogTailer tailer = new LogTailer(log, StepLineParsers.forFormat("auto"), readClock, ZoneOffset.UTC,
                 Long.MAX_VALUE, LogTailer.DEFAULT_MAX_LINE_BYTES, LogTailer.LineTime.LOG)) {
             steps = new ArrayList<>(tailer.poll());
         }
         assertThat(steps).as(name).isNotEmpty();
-        MutableClock clock = new MutableClock(Instant.ofEpochMilli((long) (steps.get(0).ts() * 1000) - 1000));
+        SettableClock clock = new SettableClock(Instant.ofEpochMilli((long) (steps.get(0).ts() * 1000) - 1000));
         Fleet fleet = new Fleet(spec -> null, clock, FleetSettings.defaults(), DetectorSettings.defaults());
         List<Anomaly> raised = new ArrayList<>();
         fleet.addListener(new FleetListener() {

@@ -1,5 +1,7 @@
 package dev.trainwatch.agent.log;
 
+import dev.trainwatch.protocol.testing.RequiredFixtures;
+import dev.trainwatch.protocol.SettableClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
@@ -24,16 +26,14 @@ class CorpusProgressBarsTest {
     Path dir;
 
     private List<StepEvent> read(String name) throws IOException {
-        Path corpus = Path.of(System.getProperty("maven.multiModuleProjectDirectory", ".."))
-                .resolve("../shared/corpus/logs").resolve(name).normalize();
-        Assumptions.assumeTrue(Files.exists(corpus), "corpus at " + corpus);
+        Path corpus = RequiredFixtures.corpusLog(name);
         Path log = dir.resolve(name);
         Files.copy(corpus, log);
-        Fixtures.MovableClock clock = new Fixtures.MovableClock(Fixtures.NOW);
+        SettableClock clock = new SettableClock(Fixtures.NOW);
         try (LogTailer tailer = new LogTailer(log, StepLineParsers.forFormat("auto"), clock, Long.MAX_VALUE,
                 LogTailer.DEFAULT_MAX_LINE_BYTES)) {
             List<StepEvent> all = new ArrayList<>(tailer.poll());
-            clock.now = Fixtures.NOW.plusSeconds(2);
+            clock.set(Fixtures.NOW.plusSeconds(2));
             all.addAll(tailer.poll());
             return all;
         }

@@ -1,5 +1,6 @@
 package dev.trainwatch.agent.log;
 
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.io.IOException;
 import java.io.InputStream;
@@ -39,11 +40,11 @@ final class Fixtures {
         Files.write(file, bytes(name));
         // The second poll comes two seconds later, as the agent's would: a progress bar's newest step is sent once
         // its bar has not moved on for a second (its last frame carries its loss).
-        MovableClock clock = new MovableClock(NOW);
+        SettableClock clock = new SettableClock(NOW);
         try (LogTailer tailer = new LogTailer(file, StepLineParsers.forFormat(format), clock, Long.MAX_VALUE,
                 LogTailer.DEFAULT_MAX_LINE_BYTES)) {
             List<StepEvent> all = new ArrayList<>(tailer.poll());
-            clock.now = NOW.plusSeconds(2);
+            clock.set(NOW.plusSeconds(2));
             all.addAll(tailer.poll());
             return all;
         }
@@ -58,27 +59,4 @@ final class Fixtures {
         return Instant.parse(isoUtc).toEpochMilli() / 1000.0;
     }
 
-    /** A clock the test moves; starts at the given instant. */
-    static final class MovableClock extends Clock {
-        Instant now;
-
-        MovableClock(Instant start) {
-            this.now = start;
-        }
-
-        @Override
-        public java.time.ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(java.time.ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-    }
 }

@@ -1,5 +1,6 @@
 package dev.trainwatch.agent.log;
 
+import dev.trainwatch.protocol.SettableClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -96,14 +97,14 @@ class LogTailerTest {
     void progressBarFrameIsCompletedByTheNextCarriageReturn() throws IOException {
         Files.writeString(log(), "Steps:   0%|          | 0/1000 [00:00<?, ?it/s]"
                 + "\rSteps:   0%|          | 1/1000 [00:02<40:12,  2.41s/it, lr=1e-05, step_loss=0.0937]");
-        Fixtures.MovableClock clock = new Fixtures.MovableClock(Fixtures.NOW);
+        SettableClock clock = new SettableClock(Fixtures.NOW);
         try (LogTailer t = new LogTailer(log(), StepLineParsers.forFormat("accelerate"), clock,
                 Long.MAX_VALUE, 1024)) {
             assertThat(t.poll()).isEmpty();
             append(log(), "\rSteps:   0%|          | 2/1000 [00:04<40:10,  2.40s/it, lr=1e-05, step_loss=0.0811]");
             // Frame 1 is complete, but a redraw of step 1 (with its loss) may still follow: held for a second.
             assertThat(t.poll()).isEmpty();
-            clock.now = Fixtures.NOW.plusSeconds(1);
+            clock.set(Fixtures.NOW.plusSeconds(1));
             List<StepEvent> late = t.poll();
             assertThat(steps(late)).containsExactly(1L);
             assertThat(late.get(0).loss()).isEqualTo(0.0937);
@@ -124,10 +125,10 @@ class LogTailerTest {
                 + "\rsteps:  10%|█         | 38/370 [01:03<09:14,  1.67s/it, avr_loss=0.0796]"
                 + "\rsteps:  10%|█         | 38/370 [01:03<09:14,  1.67s/it, avr_loss=0.0853]"
                 + "\rsteps:  11%|█         | 39/370 [01:05<09:13,  1.67s/it, avr_loss=0.0853]\r");
-        Fixtures.MovableClock clock = new Fixtures.MovableClock(Fixtures.NOW);
+        SettableClock clock = new SettableClock(Fixtures.NOW);
         try (LogTailer t = new LogTailer(log(), StepLineParsers.forFormat("auto"), clock, Long.MAX_VALUE, 1024)) {
             List<StepEvent> events = new java.util.ArrayList<>(t.poll());
-            clock.now = Fixtures.NOW.plusSeconds(2);
+            clock.set(Fixtures.NOW.plusSeconds(2));
             events.addAll(t.poll());
             assertThat(events).extracting(StepEvent::step).containsExactly(36L, 37L, 38L, 39L);
             assertThat(events).extracting(StepEvent::loss).containsExactly(0.0751, 0.0796, 0.0853, 0.0853);
@@ -308,7 +309,7 @@ class LogTailerTest {
             Path file = dir.resolve("live-" + c[0]);
             Files.write(file, new byte[0]);
             List<StepEvent> live = new java.util.ArrayList<>();
-            Fixtures.MovableClock clock = new Fixtures.MovableClock(Fixtures.NOW);
+            SettableClock clock = new SettableClock(Fixtures.NOW);
             try (LogTailer t = new LogTailer(file, StepLineParsers.forFormat(c[1]), clock, Long.MAX_VALUE,
                     LogTailer.DEFAULT_MAX_LINE_BYTES)) {
                 int at = 0;
@@ -319,7 +320,7 @@ class LogTailerTest {
                     at += n;
                     live.addAll(t.poll());
                 }
-                clock.now = Fixtures.NOW.plusSeconds(2);
+                clock.set(Fixtures.NOW.plusSeconds(2));
                 live.addAll(t.poll());
             }
             // The same lines from another file: the same steps, under that file's source.

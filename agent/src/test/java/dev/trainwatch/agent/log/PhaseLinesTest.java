@@ -1,5 +1,6 @@
 package dev.trainwatch.agent.log;
 
+import dev.trainwatch.protocol.testing.RequiredFixtures;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
@@ -45,9 +46,7 @@ class PhaseLinesTest {
 
     @Test
     void theTailerReportsThePhasesOfARealSanaLog() throws Exception {
-        Path corpus = Path.of(System.getProperty("maven.multiModuleProjectDirectory", ".."))
-                .resolve("../shared/corpus/logs/sana_issue206_validation.txt").normalize();
-        Assumptions.assumeTrue(Files.exists(corpus), "corpus at " + corpus);
+        Path corpus = RequiredFixtures.corpusLog("sana_issue206_validation.txt");
         Path log = dir.resolve("train_log.log");
         Files.copy(corpus, log);
         try (LogTailer tailer = LogTailer.open(log, "sana", Clock.systemUTC(), Long.MAX_VALUE)) {

@@ -1,5 +1,6 @@
 package dev.trainwatch.agent.nvml;
 
+import dev.trainwatch.protocol.SettableClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
@@ -36,7 +37,7 @@ class ActivityCountersTest {
 
     final List<NvmlGpuReader> opened = new ArrayList<>();
     final List<FakeNvml.Control> fakes = new ArrayList<>();
-    final SteppedClock clock = new SteppedClock();
+    final SettableClock clock = SettableClock.atSeconds(EPOCH);
 
     @AfterEach
     void everyAcquireReleased() {
@@ -53,7 +54,7 @@ class ActivityCountersTest {
         FakeNvml.Control fake = FakeNvml.control(lib);
         fakes.add(fake);
         fake.play(scenario, t);
-        clock.set(t);
+        clock.setSeconds(EPOCH + t);
         NvmlGpuReader r = NvmlGpuReader.open(Optional.of(lib), clock);
         opened.add(r);
         return r;
@@ -61,7 +62,7 @@ class ActivityCountersTest {
 
     List<GpuSample> pollAt(NvmlGpuReader reader, double t) {
         fakes.get(fakes.size() - 1).fake_nvml_set_time(t);
-        clock.set(t);
+        clock.setSeconds(EPOCH + t);
         return reader.readAll();
     }
 
@@ -214,32 +215,4 @@ class ActivityCountersTest {
         return (long) (from + (to - from) * t / 100.0);
     }
 
-    /** A clock the test sets to scenario time. */
-    static final class SteppedClock extends Clock {
-        private volatile long millis;
-
-        void set(double scenarioSeconds) {
-            millis = Math.round((EPOCH + scenarioSeconds) * 1000);
-        }
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return Instant.ofEpochMilli(millis);
-        }
-
-        @Override
-        public long millis() {
-            return millis;
-        }
-    }
 }

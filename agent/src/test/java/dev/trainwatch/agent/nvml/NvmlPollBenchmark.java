@@ -1,5 +1,6 @@
 package dev.trainwatch.agent.nvml;
 
+import dev.trainwatch.protocol.SettableClock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -73,21 +74,21 @@ class NvmlPollBenchmark {
         double javaUs;
         double javaWallUs;
         // The reader's clock follows the fake's: one second per poll (GPM needs its samples 100 ms apart).
-        ActivityCountersTest.SteppedClock clock = new ActivityCountersTest.SteppedClock();
-        clock.set(1000);
+        SettableClock clock = SettableClock.atSeconds(ActivityCountersTest.EPOCH);
+        clock.setSeconds(ActivityCountersTest.EPOCH + 1000);
         try (NvmlGpuReader reader = NvmlGpuReader.open(Optional.of(lib), clock)) {
             double t = 1000;
             reader.readAll(); // the first GPM sample
             for (int i = 0; i < javaPolls; i++) { // warm-up: JIT
                 fake.fake_nvml_set_time(++t);
-                clock.set(t);
+                clock.setSeconds(ActivityCountersTest.EPOCH + t);
                 check(reader.readAll(), activity);
             }
             long cpu0 = mx.getCurrentThreadCpuTime();
             long wall0 = System.nanoTime();
             for (int i = 0; i < javaPolls; i++) {
                 fake.fake_nvml_set_time(++t); // 1 s per poll, as at 1 Hz: new samples every poll
-                clock.set(t);
+                clock.setSeconds(ActivityCountersTest.EPOCH + t);
                 check(reader.readAll(), activity);
             }
             javaUs = (mx.getCurrentThreadCpuTime() - cpu0) / 1e3 / ((double) javaPolls * GPUS);

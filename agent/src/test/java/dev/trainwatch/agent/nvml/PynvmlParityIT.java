@@ -1,5 +1,6 @@
 package dev.trainwatch.agent.nvml;
 
+import dev.trainwatch.protocol.SettableClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
@@ -75,12 +76,12 @@ class PynvmlParityIT {
 
         FakeNvml.Control fake = FakeNvml.control(lib);
         fake.play(scenario, t0);
-        ActivityCountersTest.SteppedClock clock = new ActivityCountersTest.SteppedClock();
-        clock.set(t0);
+        SettableClock clock = SettableClock.atSeconds(ActivityCountersTest.EPOCH);
+        clock.setSeconds(ActivityCountersTest.EPOCH + t0);
         try (NvmlGpuReader reader = NvmlGpuReader.open(Optional.of(lib), clock)) {
             reader.readAll();
             fake.fake_nvml_set_time(t1);
-            clock.set(t1);
+            clock.setSeconds(ActivityCountersTest.EPOCH + t1);
             List<GpuSample> java = reader.readAll();
             assertThat(java).hasSize(py.size());
             for (int i = 0; i < java.size(); i++) {

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.trainwatch.collector.detect.Anomaly;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.RunView;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.RunSpec;
@@ -53,7 +53,7 @@ class ScenariosAgainstTheDetectorsTest {
 
     @BeforeAll
     void playEightMinutes() throws Exception {
-        MutableClock clock = new MutableClock(START);
+        SettableClock clock = new SettableClock(START);
         Fleet fleet = Fleet.create(Estimator.bundled(), clock);
         List<Scenario> scenarios = Scenarios.bundled(Estimator.bundled());
         scenarios.forEach(s -> fleet.markSynthetic(s.runId()));

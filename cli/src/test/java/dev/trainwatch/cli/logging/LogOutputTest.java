@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -22,7 +22,7 @@ class LogOutputTest {
     private static final Instant T0 = Instant.parse("2026-11-24T04:40:01.123Z");
 
     private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    private final MutableClock clock = new MutableClock(T0);
+    private final SettableClock clock = new SettableClock(T0);
 
     private LogOutput output(LogFormat format) {
         LogOutput output = new LogOutput(new PrintStream(bytes, true, StandardCharsets.UTF_8), format, clock, false);

@@ -4,7 +4,7 @@ import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.collector.support.Payloads;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentEvent;
@@ -30,7 +30,7 @@ final class BenchFleet {
     private BenchFleet() {
     }
 
-    static Fleet build(MutableClock clock) {
+    static Fleet build(SettableClock clock) {
         Fleet fleet = new Fleet(FakePredictor.fixed(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
         int runsPerHost = GPUS_PER_HOST / GPUS_PER_RUN;
         for (int h = 0; h < HOSTS; h++) {

@@ -2,7 +2,7 @@ package dev.trainwatch.collector.bench;
 
 import dev.trainwatch.collector.metrics.MetricsExporter;
 import dev.trainwatch.collector.state.Fleet;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.time.Instant;
@@ -19,7 +19,7 @@ public final class FleetHeapMeasurement {
     public static void main(String[] args) {
         MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
         long before = usedAfterGc(memory);
-        MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+        SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
         long t0 = System.nanoTime();
         Fleet fleet = BenchFleet.build(clock);
         long built = System.nanoTime();

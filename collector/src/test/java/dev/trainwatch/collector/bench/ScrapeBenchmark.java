@@ -2,7 +2,7 @@ package dev.trainwatch.collector.bench;
 
 import dev.trainwatch.collector.metrics.MetricsExporter;
 import dev.trainwatch.collector.state.Fleet;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import java.time.Instant;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -32,7 +32,7 @@ public class ScrapeBenchmark {
 
     @Setup
     public void setUp() {
-        MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+        SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
         Fleet fleet = BenchFleet.build(clock);
         exporter = new MetricsExporter(fleet::gpus, fleet::runs, fleet::agents, clock, true);
         String first = exporter.scrape();

@@ -2,7 +2,7 @@ package dev.trainwatch.collector.bench;
 
 import dev.trainwatch.collector.metrics.MetricsExporter;
 import dev.trainwatch.collector.state.Fleet;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import java.time.Instant;
 
 /**
@@ -14,7 +14,7 @@ public final class ScrapeBreakdown {
     }
 
     public static void main(String[] args) {
-        MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+        SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
         Fleet fleet = BenchFleet.build(clock);
         MetricsExporter exporter = new MetricsExporter(fleet::gpus, fleet::runs, fleet::agents, clock, true);
         exporter.scrape();

@@ -14,7 +14,7 @@ import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.collector.state.Slots;
 import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.collector.support.Payloads;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentHealth;
 import dev.trainwatch.protocol.GpuSample;
@@ -52,7 +52,7 @@ public final class WorstCaseMemory {
     public static void main(String[] args) throws Exception {
         MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
         long before = usedAfterGc(memory);
-        MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+        SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
         FleetSettings settings = CollectorServer.fleetSettings(CollectorConfig.defaults());
         Fleet fleet = new Fleet(FakePredictor.fixed(), clock, settings, DetectorSettings.defaults());
         // The run history as --data-dir keeps it: every run's changed summary is sent to the writer and written.

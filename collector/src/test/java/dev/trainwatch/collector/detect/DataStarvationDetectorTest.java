@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Duration;
 import java.time.Instant;
@@ -17,7 +17,7 @@ class DataStarvationDetectorTest {
 
     @Test
     void withoutASpecTheMessageSaysWhatTheDataTimeMayHold() {
-        MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+        SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
         Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
         for (int i = 1; i <= 20; i++) {
             clock.advance(Duration.ofSeconds(20));

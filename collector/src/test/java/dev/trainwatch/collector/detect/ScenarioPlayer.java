@@ -4,7 +4,7 @@ import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetListener;
 import dev.trainwatch.collector.state.FleetSettings;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.AgentHealth;
@@ -97,7 +97,7 @@ final class ScenarioPlayer {
         if (scenario.hardwareFlopsPerSample() != null) {
             predictor.hardwareFlopsPerSample = scenario.hardwareFlopsPerSample();
         }
-        MutableClock clock = new MutableClock(Instant.parse("2026-03-01T12:00:00Z"));
+        SettableClock clock = new SettableClock(Instant.parse("2026-03-01T12:00:00Z"));
         Fleet fleet = new Fleet(predictor, clock, FleetSettings.defaults(), settings);
         double start = clock.seconds();
         List<Transition> transitions = new ArrayList<>();

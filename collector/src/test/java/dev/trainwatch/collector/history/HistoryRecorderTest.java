@@ -13,7 +13,7 @@ import dev.trainwatch.collector.state.RunSummary;
 import dev.trainwatch.collector.state.RunView;
 import dev.trainwatch.collector.support.Payloads;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunAttribution;
@@ -48,7 +48,7 @@ class HistoryRecorderTest {
 
     /** A new fleet, 100 s after the runs' last summaries: the collector started again. */
     private static Fleet fleetAfterRestart() {
-        MutableClock clock = new MutableClock(Instant.ofEpochMilli((long) ((T0 + 200) * 1000)));
+        SettableClock clock = new SettableClock(Instant.ofEpochMilli((long) ((T0 + 200) * 1000)));
         return new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
     }
 
@@ -173,7 +173,7 @@ class HistoryRecorderTest {
 
     @Test
     void aBusyRunIsWrittenEveryFewSecondsWithItsNewestNumbersAndAllOfThemOnClose() throws Exception {
-        MutableClock clock = new MutableClock(Instant.ofEpochMilli((long) (T0 * 1000)));
+        SettableClock clock = new SettableClock(Instant.ofEpochMilli((long) (T0 * 1000)));
         Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
         List<RunSummary> sent = new ArrayList<>();
         fleet.addListener(new FleetListener() {
@@ -228,7 +228,7 @@ class HistoryRecorderTest {
     void aChangeReachesTheDiskWithinTwoIntervalsWhenAnotherRunKeepsTheWriterBusy() throws Exception {
         // The fleet holds a run's change for up to one interval, then the writer, busy with another run's
         // summary, for up to one more: what a SIGKILL can lose is two intervals (docs/API.md), not one.
-        MutableClock clock = new MutableClock(Instant.ofEpochMilli((long) (T0 * 1000)));
+        SettableClock clock = new SettableClock(Instant.ofEpochMilli((long) (T0 * 1000)));
         Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
         try (HistoryStore store = HistoryStore.open(dir)) {
             HistoryRecorder recorder = new HistoryRecorder(store, spec -> Optional.empty(), outcomes::add, log::add,

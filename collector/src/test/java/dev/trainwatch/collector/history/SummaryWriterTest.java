@@ -3,7 +3,7 @@ package dev.trainwatch.collector.history;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.collector.state.RunSummary;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.Json;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -26,7 +26,7 @@ class SummaryWriterTest {
     @TempDir
     Path dir;
 
-    private final MutableClock clock = new MutableClock(START);
+    private final SettableClock clock = new SettableClock(START);
     private final List<String> log = new ArrayList<>();
     private final List<RunOutcome> outcomes = new ArrayList<>();
 

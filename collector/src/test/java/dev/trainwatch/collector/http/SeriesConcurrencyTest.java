@@ -10,7 +10,7 @@ import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.collector.support.Payloads;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.Json;
 import io.vertx.core.Vertx;
 import java.net.URI;
@@ -37,7 +37,7 @@ class SeriesConcurrencyTest {
 
     private static final String RUN = "busy-run";
 
-    private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+    private final SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
     private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final CountDownLatch release = new CountDownLatch(1);
     private Vertx vertx;

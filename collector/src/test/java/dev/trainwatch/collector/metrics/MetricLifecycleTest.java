@@ -8,7 +8,7 @@ import dev.trainwatch.collector.detect.Severity;
 import dev.trainwatch.collector.state.GpuView;
 import dev.trainwatch.collector.state.ObservedView;
 import dev.trainwatch.collector.state.RunView;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.collector.support.Payloads;
 import dev.trainwatch.protocol.GpuSample;
 import java.time.Instant;
@@ -22,7 +22,7 @@ class MetricLifecycleTest {
 
     private final ScrapeScenario scenario = new ScrapeScenario();
     private final MetricsExporter exporter = new MetricsExporter(() -> scenario.gpus, () -> scenario.runs,
-            () -> scenario.agents, new MutableClock(Instant.ofEpochSecond((long) ScrapeScenario.NOW)), false);
+            () -> scenario.agents, new SettableClock(Instant.ofEpochSecond((long) ScrapeScenario.NOW)), false);
 
     @Test
     void gpuSeriesFollowTheNewestSampleAndVanishWithTheGpu() {
@@ -111,7 +111,7 @@ class MetricLifecycleTest {
         MetricsExporter counting = new MetricsExporter(() -> scenario.gpus, () -> {
             taken.incrementAndGet();
             return scenario.runs;
-        }, () -> scenario.agents, new MutableClock(Instant.ofEpochSecond((long) ScrapeScenario.NOW)), false);
+        }, () -> scenario.agents, new SettableClock(Instant.ofEpochSecond((long) ScrapeScenario.NOW)), false);
         counting.runs().recordSteps(ScrapeScenario.RUN, ScrapeScenario.steps());
         String scrape = counting.scrape();
         assertThat(scrape).contains("trainwatch_run_last_step{run_id=\"pixart-sigma-run-1\"}")

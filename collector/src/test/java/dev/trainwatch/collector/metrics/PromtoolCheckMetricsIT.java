@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.metrics;
 
+import dev.trainwatch.protocol.testing.RequiredFixtures;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -22,8 +23,7 @@ class PromtoolCheckMetricsIT {
     void promtoolFindsNothingToComplainAboutInTrainwatchSeries() throws Exception {
         Path promtool = Stream.of(System.getenv("PATH").split(":")).map(dir -> Path.of(dir, "promtool"))
                 .filter(Files::isExecutable).findFirst().orElse(null);
-        assumeTrue(promtool != null, "promtool is not installed here (Debian package 'prometheus'; CI installs it"
-                + " with .ci/install-deps): skipping the lint of the exposition");
+        RequiredFixtures.require(promtool != null, "promtool (Debian package 'prometheus'; .ci/install-deps)");
 
         String trainwatchPart = ScrapeGoldenTest.trainwatchPart(ScrapeGoldenTest.scenarioScrape());
         assertThat(trainwatchPart).contains("trainwatch_run_step_seconds_count");

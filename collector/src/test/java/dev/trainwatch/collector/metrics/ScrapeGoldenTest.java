@@ -2,7 +2,7 @@ package dev.trainwatch.collector.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -45,7 +45,7 @@ class ScrapeGoldenTest {
     /** An exporter of {@link ScrapeScenario}'s fleet with its steps and some ingest outcomes recorded. */
     static MetricsExporter scenarioExporter() {
         ScrapeScenario scenario = new ScrapeScenario();
-        MutableClock clock = new MutableClock(Instant.ofEpochSecond((long) ScrapeScenario.NOW));
+        SettableClock clock = new SettableClock(Instant.ofEpochSecond((long) ScrapeScenario.NOW));
         MetricsExporter exporter = new MetricsExporter(() -> scenario.gpus, () -> scenario.runs,
                 () -> scenario.agents, clock, false);
         exporter.runs().recordSteps(ScrapeScenario.RUN, ScrapeScenario.steps());

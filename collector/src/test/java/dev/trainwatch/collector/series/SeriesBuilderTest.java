@@ -6,7 +6,7 @@ import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.collector.testing.Samples;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.RunSpec;
@@ -23,7 +23,7 @@ class SeriesBuilderTest {
     private static final String RUN = "series-run";
     private static final long GIB = 1L << 30;
 
-    private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+    private final SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
     private final Fleet fleet = new Fleet(FakePredictor.fixed(), clock, FleetSettings.defaults(),
             DetectorSettings.defaults());
     private final Map<String, Long> seqs = new java.util.HashMap<>();

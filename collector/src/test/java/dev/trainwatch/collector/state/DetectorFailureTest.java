@@ -8,7 +8,7 @@ import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.detect.Finding;
 import dev.trainwatch.collector.detect.RunContext;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -27,7 +27,7 @@ class DetectorFailureTest {
 
     @Test
     void aThrowingDetectorIsCountedNotLoggedEverySecond() {
-        MutableClock clock = new MutableClock(Instant.parse("2026-03-01T00:00:00Z"));
+        SettableClock clock = new SettableClock(Instant.parse("2026-03-01T00:00:00Z"));
         Detector broken = new Detector() {
             @Override
             public AnomalyKind kind() {

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import dev.trainwatch.collector.detect.DetectorSettings;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.RunSpec;
@@ -26,7 +26,7 @@ class EfficiencyFiguresTest {
 
     private static final double MODEL_FLOPS = 3 * 2 * 118.6e9;
 
-    private final MutableClock clock = new MutableClock(Instant.parse("2026-03-01T00:00:00Z"));
+    private final SettableClock clock = new SettableClock(Instant.parse("2026-03-01T00:00:00Z"));
     private final Fleet fleet = new Fleet(Predictor.of(Estimator.bundled()), clock, FleetSettings.defaults(),
             DetectorSettings.defaults());
 

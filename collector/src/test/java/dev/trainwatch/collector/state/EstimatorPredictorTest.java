@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.trainwatch.collector.detect.DetectorSettings;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.protocol.AgentBatch;
@@ -30,7 +30,7 @@ class EstimatorPredictorTest {
 
     @Test
     void specWithoutGpuTakesItFromTheAttributedGpus() {
-        MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+        SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
         Fleet fleet = new Fleet(predictor, clock, FleetSettings.defaults(), DetectorSettings.defaults());
         double t = clock.seconds();
         GpuSample s = new GpuSample(t, 0, "GPU-a", "NVIDIA A800 80GB PCIe", null, 85_899_345_920L, 10L << 30, null,

@@ -8,7 +8,7 @@ import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.detect.Finding;
 import dev.trainwatch.collector.detect.RunContext;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
  */
 class EvaluationCadenceTest {
 
-    final MutableClock clock = new MutableClock(Instant.parse("2026-03-01T00:00:00Z"));
+    final SettableClock clock = new SettableClock(Instant.parse("2026-03-01T00:00:00Z"));
     final List<Double> judged = new ArrayList<>();
     final double t0 = clock.millis() / 1000.0;
 

@@ -5,7 +5,7 @@ import dev.trainwatch.collector.detect.Detector;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.detect.Detectors;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentHealth;
 import dev.trainwatch.protocol.RankInfo;
@@ -71,7 +71,7 @@ public final class EvaluationCost {
      *                  none is built)
      */
     static double cpuPerSecond(List<Detector> detectors, int seconds, ThreadMXBean threads, boolean summaries) {
-        MutableClock clock = new MutableClock(Instant.parse("2026-03-01T00:00:00Z"));
+        SettableClock clock = new SettableClock(Instant.parse("2026-03-01T00:00:00Z"));
         Fleet fleet = new Fleet(FakePredictor.fixed(), clock, FleetSettings.defaults(), DetectorSettings.defaults(),
                 detectors);
         if (summaries) {

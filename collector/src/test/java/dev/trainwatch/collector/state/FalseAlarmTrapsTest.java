@@ -8,7 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.trainwatch.collector.detect.Anomaly;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
@@ -27,7 +27,7 @@ class FalseAlarmTrapsTest {
     private static final RunSpec SPEC = new RunSpec("pixart-sigma-xl-2", null, 4, 8, 1024, null, null, null, "bf16",
             "adamw", true, false, "precomputed", 0, null, null, 100_000L);
 
-    private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+    private final SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
 
     private final class Raised implements FleetListener {
         final List<String> raised = new ArrayList<>();

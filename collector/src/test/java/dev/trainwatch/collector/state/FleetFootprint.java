@@ -2,7 +2,7 @@ package dev.trainwatch.collector.state;
 
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentHealth;
 import dev.trainwatch.protocol.GpuProcess;
@@ -31,7 +31,7 @@ public final class FleetFootprint {
         int nodes = 128;
         int gpusPerNode = 8;
         int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 660;
-        MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+        SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
         Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
         for (int r = 0; r < nodes; r++) {
             fleet.putSpec("run-" + r, new RunSpec("pixart-sigma-xl-2", "a100-80gb", 8, 32, 1024, null, null, null,

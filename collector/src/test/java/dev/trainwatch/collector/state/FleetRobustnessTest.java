@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.trainwatch.collector.detect.Anomaly;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.GpuSample;
@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 
 class FleetRobustnessTest {
 
-    private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+    private final SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
     private final Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(),
             DetectorSettings.defaults());
 

@@ -9,7 +9,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.protocol.Json;
@@ -25,7 +25,7 @@ class FleetTest {
 
     private static final long GIB = FakePredictor.GIB;
 
-    private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+    private final SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
     private final FakePredictor predictor = new FakePredictor();
     private final Fleet fleet = new Fleet(predictor, clock, FleetSettings.defaults(), DetectorSettings.defaults());
 

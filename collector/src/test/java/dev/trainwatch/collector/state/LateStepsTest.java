@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
  * apart: the control. A run whose agent stops sending altogether is still named once the grace has passed.
  */
 class LateStepsTest {
-    private final MutableClock clock = new MutableClock(Instant.parse("2026-03-01T08:00:00Z"));
+    private final SettableClock clock = new SettableClock(Instant.parse("2026-03-01T08:00:00Z"));
     private final Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(),
             DetectorSettings.defaults());
 

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.collector.testing.Samples;
 import dev.trainwatch.protocol.RunAttribution;
 import java.time.Instant;
@@ -23,7 +23,7 @@ class LimitLogFloodTest {
 
     @Test
     void threeThousandJunkRunsWriteAFewLinesNotThreeThousand() {
-        MutableClock clock = new MutableClock(Instant.parse("2026-03-01T00:00:00Z"));
+        SettableClock clock = new SettableClock(Instant.parse("2026-03-01T00:00:00Z"));
         FleetSettings d = FleetSettings.defaults();
         FleetSettings small = new FleetSettings(100, d.maxGpus(), d.maxAgents(), d.window(), d.gpuWindowEntries(),
                 d.stepWindowEntries(), d.evaluateEvery(), d.anomalyHistory(), d.endedRunRetention(),

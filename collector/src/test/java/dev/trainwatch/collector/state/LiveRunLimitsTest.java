@@ -8,7 +8,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Duration;
@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 class LiveRunLimitsTest {
     private static final long GIB = FakePredictor.GIB;
 
-    private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+    private final SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
     private final Fleet fleet = new Fleet(new FakePredictor(), clock, new FleetSettings(4, 4, 3,
             Duration.ofMinutes(10), 60, 16, Duration.ofSeconds(1), 5, Duration.ofHours(24)), DetectorSettings.defaults());
 

@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.state;
 
+import dev.trainwatch.protocol.testing.RequiredFixtures;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.collector.detect.Anomaly;
@@ -7,7 +8,7 @@ import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.detect.Severity;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
 import java.io.IOException;
@@ -27,7 +28,7 @@ import org.junit.jupiter.api.Test;
  */
 class LossDetectorsTest {
 
-    private final MutableClock clock = new MutableClock(Instant.parse("2026-05-01T00:00:00Z"));
+    private final SettableClock clock = new SettableClock(Instant.parse("2026-05-01T00:00:00Z"));
     private final Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(),
             DetectorSettings.defaults());
     private long step;
@@ -182,9 +183,7 @@ class LossDetectorsTest {
 
     @Test
     void aRealDitLogStaysQuiet() throws IOException {
-        Path log = Path.of(System.getProperty("maven.multiModuleProjectDirectory", ".."))
-                .resolve("../shared/corpus/logs/dit_xl2_domainguidance_log.txt").normalize();
-        org.junit.jupiter.api.Assumptions.assumeTrue(Files.exists(log), "corpus at " + log);
+        Path log = RequiredFixtures.corpusLog("dit_xl2_domainguidance_log.txt");
         Matcher m = Pattern.compile("\\(step=(\\d+)\\) Train Loss: ([0-9.]+), Train Steps/Sec: ([0-9.]+)")
                 .matcher(Files.readString(log));
         int n = 0;

@@ -9,7 +9,7 @@ import dev.trainwatch.collector.detect.Anomaly;
 import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 class OomTrendPremiseTest {
     private static final double GIB = 1L << 30;
 
-    private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+    private final SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
     private final Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
     private long seq;
 

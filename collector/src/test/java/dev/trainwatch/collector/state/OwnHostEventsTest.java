@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.collector.testing.Samples;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.EventKind;
@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 
 /** An agent speaks for the runs on its own node: another node's batch cannot fail, end or phase them. */
 class OwnHostEventsTest {
-    private final MutableClock clock = new MutableClock(Instant.parse("2026-03-01T00:00:00Z"));
+    private final SettableClock clock = new SettableClock(Instant.parse("2026-03-01T00:00:00Z"));
     private final Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(),
             DetectorSettings.defaults());
 

@@ -2,7 +2,7 @@ package dev.trainwatch.collector.state;
 
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
 import java.lang.management.ManagementFactory;
@@ -27,7 +27,7 @@ public final class RankedStepsFootprint {
         int runs = args.length > 0 ? Integer.parseInt(args[0]) : 128;
         int ranks = args.length > 1 ? Integer.parseInt(args[1]) : 8;
         int seconds = args.length > 2 ? Integer.parseInt(args[2]) : 660;
-        MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+        SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
         Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
         for (int r = 0; r < runs; r++) {
             fleet.putSpec("run-" + r, new RunSpec("opensora-2.0", "a100-80gb", ranks, 1, 256, null, null, 33,

@@ -7,7 +7,7 @@ import dev.trainwatch.collector.detect.Anomaly;
 import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Instant;
@@ -26,7 +26,7 @@ class RankedStepsTest {
     /** Ranks in the order their lines land in a shared console log: not sorted, rank 0 not first. */
     private static final int[] ARRIVAL = {3, 6, 0, 1, 7, 4, 2, 5};
 
-    private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+    private final SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
     private final Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(),
             DetectorSettings.defaults());
 

@@ -7,7 +7,7 @@ import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.detect.Severity;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -23,7 +23,7 @@ class RestoredXidTest {
     @Test
     void aRestoredXidErrorStaysActiveUntilItsNewestXidIsOld() {
         double t0 = 1_800_000_000.0;
-        MutableClock clock = new MutableClock(Instant.ofEpochSecond((long) t0 + 60));
+        SettableClock clock = new SettableClock(Instant.ofEpochSecond((long) t0 + 60));
         Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
         Anomaly xid = new Anomaly(AnomalyKind.XID_ERROR, Severity.CRITICAL, true, t0, null,
                 "XID 79 (GPU has fallen off the bus) on GPU 0 on node1",

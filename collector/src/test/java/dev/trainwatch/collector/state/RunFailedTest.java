@@ -11,7 +11,7 @@ import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.detect.Severity;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.RunFailure;
 import java.time.Instant;
@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 class RunFailedTest {
 
     private static final long GIB = FakePredictor.GIB;
-    private final MutableClock clock = new MutableClock(Instant.parse("2026-06-01T00:00:00Z"));
+    private final SettableClock clock = new SettableClock(Instant.parse("2026-06-01T00:00:00Z"));
     private final Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(),
             DetectorSettings.defaults());
 

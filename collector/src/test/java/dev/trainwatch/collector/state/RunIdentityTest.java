@@ -7,7 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Duration;
@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
  */
 class RunIdentityTest {
     private static final long GIB = FakePredictor.GIB;
-    private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+    private final SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
     private final Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
     private final RunSpec spec = new RunSpec("dit-xl-2", null, null, 32, 256, null, null, null, "bf16", "adamw", false,
             false, null, 0, null, null, null);

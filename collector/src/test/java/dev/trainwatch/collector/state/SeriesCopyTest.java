@@ -8,7 +8,7 @@ import dev.trainwatch.collector.series.RunSeries;
 import dev.trainwatch.collector.series.SeriesBuilder;
 import dev.trainwatch.collector.series.SeriesRequest;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.collector.testing.Samples;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.Json;
@@ -135,7 +135,7 @@ class SeriesCopyTest {
 
     // ---- the lock is held for the copy only -----------------------------------------------------------------
 
-    private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+    private final SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
     private final Fleet fleet = new Fleet(FakePredictor.fixed(), clock, FleetSettings.defaults(),
             DetectorSettings.defaults());
     private long seq;

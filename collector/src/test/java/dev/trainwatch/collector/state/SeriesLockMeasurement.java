@@ -5,7 +5,7 @@ import dev.trainwatch.collector.series.RunSeries;
 import dev.trainwatch.collector.series.SeriesBuilder;
 import dev.trainwatch.collector.series.SeriesRequest;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.collector.testing.Samples;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.Json;
@@ -35,7 +35,7 @@ public final class SeriesLockMeasurement {
     }
 
     private static void measure(int hosts, int gpusPerHost, double hostStaggerSeconds) throws Exception {
-        MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+        SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
         Fleet fleet = new Fleet(FakePredictor.fixed(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
         String run = "measured";
         Map<String, Long> seqs = new HashMap<>();

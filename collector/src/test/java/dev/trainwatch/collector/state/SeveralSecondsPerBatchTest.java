@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.within;
 
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.collector.testing.Samples;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentHealth;
@@ -90,7 +90,7 @@ class SeveralSecondsPerBatchTest {
      * {@code firstAlone}, as the agent does); ticks every second as the server does.
      */
     private static Fleet replay(int every, boolean firstAlone) {
-        MutableClock clock = new MutableClock(Instant.parse("2026-03-01T00:00:00Z"));
+        SettableClock clock = new SettableClock(Instant.parse("2026-03-01T00:00:00Z"));
         Fleet fleet = new Fleet(new FakePredictor(), clock, FleetSettings.defaults(), DetectorSettings.defaults());
         double t0 = clock.seconds();
         List<String> uuids = new ArrayList<>();

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.trainwatch.collector.detect.Detector;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.RunSteps;
 import dev.trainwatch.protocol.StepEvent;
@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
  */
 class StepsInBatchTest {
 
-    final MutableClock clock = new MutableClock(Instant.parse("2026-03-01T00:00:00Z"));
+    final SettableClock clock = new SettableClock(Instant.parse("2026-03-01T00:00:00Z"));
     final double t0 = clock.millis() / 1000.0;
     final List<Double> judged = new ArrayList<>();
     final List<String> uuids = IntStream.range(0, EvaluationCost.GPUS)

@@ -13,15 +13,15 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.protocol.SettableClock;
 import java.time.Instant;
 
 /**
- * A collector on an ephemeral loopback port over a {@link FakePredictor} and a {@link MutableClock}, with a small
+ * A collector on an ephemeral loopback port over a {@link FakePredictor} and a {@link SettableClock}, with a small
  * blocking HTTP client. Close it after use.
  */
 public final class TestCollector implements AutoCloseable {
-    public final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+    public final SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
     public final CollectorServer server;
     private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 

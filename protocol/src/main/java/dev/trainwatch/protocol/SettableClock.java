@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.testing;
+package dev.trainwatch.protocol;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -6,13 +6,27 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 
-/** A clock tests move by hand. Not thread-safe beyond a volatile read. */
-public final class MutableClock extends Clock {
+/**
+ * A clock moved by hand, in UTC: the one settable clock of the project, for tests, the collector's scrape warm-up
+ * and anything else that plays time forward itself instead of waiting for it.
+ *
+ * <p>Thread-safe for one writer: the instant is a volatile field, so readers on other threads see each move.
+ */
+public final class SettableClock extends Clock {
 
     private volatile Instant now;
 
-    public MutableClock(Instant start) {
+    public SettableClock(Instant start) {
         this.now = start;
+    }
+
+    /** A clock at {@code seconds} since the epoch (millisecond precision). */
+    public static SettableClock atSeconds(double seconds) {
+        return new SettableClock(Instant.ofEpochMilli(Math.round(seconds * 1000)));
+    }
+
+    public void set(Instant instant) {
+        now = instant;
     }
 
     public void advance(Duration d) {
@@ -28,6 +42,7 @@ public final class MutableClock extends Clock {
         now = Instant.ofEpochMilli(Math.round(seconds * 1000));
     }
 
+    /** Seconds since the epoch, millisecond precision. */
     public double seconds() {
         return now.toEpochMilli() / 1000.0;
     }
@@ -45,5 +60,10 @@ public final class MutableClock extends Clock {
     @Override
     public Instant instant() {
         return now;
+    }
+
+    @Override
+    public long millis() {
+        return now.toEpochMilli();
     }
 }
