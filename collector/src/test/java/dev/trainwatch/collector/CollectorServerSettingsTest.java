@@ -18,7 +18,7 @@ class CollectorServerSettingsTest {
     /**
      * On Linux x86-64 (where the collector's jar carries Netty's epoll library) the collector's event loops use
      * epoll through JNI rather than Java's NIO selector: fewer objects and system calls per request
-     * (docs/PERFORMANCE.md, tenth pass). Elsewhere Vert.x falls back to NIO without a word.
+     * (docs/PERFORMANCE.md, "The shipped JVM settings"). Elsewhere Vert.x falls back to NIO without a word.
      */
     @Test
     void onLinuxX8664ItsEventLoopsUseEpoll() throws Exception {

@@ -42,7 +42,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * move on every operation). With {@code history=sqlite} the fleet has the run history listening, on a real SQLite
  * database in a temporary directory, as {@code trainwatch collector --data-dir} has.
  *
- * <p>Run: see docs/PERFORMANCE.md ("Collector: ingest and scrape").
+ * <p>Run: see docs/PERFORMANCE.md ("Collector: in-process costs").
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)

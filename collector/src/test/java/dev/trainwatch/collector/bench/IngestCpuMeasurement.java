@@ -28,7 +28,7 @@ import java.util.Optional;
  * and GC). On a shared machine the other builds' load distorts wall-clock throughput far more than CPU time.
  *
  * <p>Usage: {@code IngestCpuMeasurement [operations] [rounds]}; prints one line per round and mode. Run: see
- * docs/PERFORMANCE.md ("Collector: history writes and ingest").
+ * docs/PERFORMANCE.md ("Collector: in-process costs").
  */
 public final class IngestCpuMeasurement {
     private IngestCpuMeasurement() {

@@ -21,7 +21,7 @@ import org.junit.jupiter.params.ParameterizedTest;
  * that carries its readings; a sustain that runs out between two batches is seen when the next one comes, or at the
  * idle judgement). The latencies go to target/detection-latency-ship-every-5s.md (docs/DETECTORS.md quotes them);
  * {@code -Dtrainwatch.shipEvery=10} plays every trace at another interval (target/detection-latency-ship-every-10s.md,
- * docs/PERFORMANCE.md's ninth pass quotes it).
+ * docs/DETECTORS.md quotes it; docs/PERFORMANCE.md gives the command).
  */
 class ScenarioShipEveryTest {
 

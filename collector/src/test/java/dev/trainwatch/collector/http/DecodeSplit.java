@@ -21,7 +21,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 
 /**
- * Where decoding a batch goes (docs/PERFORMANCE.md, "Collector: over HTTP", seventh and eighth passes): one node's 5
+ * Where decoding a batch goes (docs/PERFORMANCE.md, "Collector: in-process costs"): one node's 5
  * polls of 8 GPUs with the agent's full reading set ({@link HttpFleetLoad#samples}), as the agent writes them, read
  * by the collector's plain reader into the records (from the bytes themselves since the eighth pass), and, for
  * comparison, by jackson-core: its tokens with every number and string converted, and its tokens alone (with long

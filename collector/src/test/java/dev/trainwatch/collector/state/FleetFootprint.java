@@ -20,7 +20,10 @@ import java.util.Locale;
 /**
  * Measures the fleet's heap footprint and ingest cost for the sizing target: 1,024 GPUs (128 nodes × 8) and 128
  * runs with full 10-minute windows (1-s polls), detectors running. Not a unit test (no timing assertions in
- * tests); run it as docs/PERFORMANCE.md says, e.g. under {@code -Xmx256m} to show the fleet fits.
+ * tests); after {@code ./mvnw -B -o -q install -DskipTests}, run {@code java -Xmx256m -cp
+ * collector/target/classes:collector/target/test-classes:protocol/target/classes:estimator/target/classes:JACKSON
+ * dev.trainwatch.collector.state.FleetFootprint 660} (JACKSON: the jackson-core, -databind and -annotations jars) to
+ * show the fleet fits. docs/PERFORMANCE.md has the newer per-GPU and per-run figures.
  */
 public final class FleetFootprint {
 

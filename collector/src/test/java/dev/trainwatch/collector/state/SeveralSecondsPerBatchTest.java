@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * An agent that sends several seconds of its 1-Hz readings (and of its steps) in one request ({@code trainwatch agent
- * --ship-every}; docs/PERFORMANCE.md, "Collector: over HTTP", fifth pass): once the last batch is in, the fleet
+ * --ship-every}; docs/PERFORMANCE.md, "Collector: over HTTP"): once the last batch is in, the fleet
  * must know what it knows when every second came in its own batch — the same windows, memory, utilisation, energy,
  * goodput ledger and step figures — and raise nothing on a healthy run either way.
  */
