@@ -230,7 +230,8 @@ public final class CollectorServer implements AutoCloseable {
             MetricsExporter metrics = new MetricsExporter(theFleet::gpus, theFleet::runs, theFleet::agents,
                     config.clock(), jvmMetrics);
             metrics.bind(new LimitMetrics(theFleet::limits));
-            metrics.bind(new dev.trainwatch.collector.metrics.DetectorMetrics(theFleet::detectorErrors));
+            metrics.bind(new dev.trainwatch.collector.metrics.DetectorMetrics(theFleet::detectorErrors,
+                    theFleet::detectorCosts));
             metrics.bind(new dev.trainwatch.collector.metrics.HostMetrics(theFleet::hostMemory));
             boolean owns = vertx == null;
             // Linux's epoll through Netty's JNI library where the jar carries it (x86-64): fewer objects and system

@@ -7,6 +7,9 @@ import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.Labels;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
+import io.prometheus.metrics.model.snapshots.SummarySnapshot;
+import io.prometheus.metrics.model.snapshots.SummarySnapshot.SummaryDataPointSnapshot;
+import dev.trainwatch.collector.state.DetectorCost;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -14,15 +17,22 @@ import java.util.function.Supplier;
 /**
  * {@code trainwatch_detector_errors_total{kind}}: evaluations in which a detector threw (a bug; the detector is
  * skipped and ingest goes on, and the collector logs it at most once a minute). Only detectors that failed have a
- * series. Thread-safe.
+ * series. {@code trainwatch_detector_evaluation_seconds{kind}} (a summary: {@code _count} evaluations, {@code _sum}
+ * their seconds): what each detector costs, as node_exporter times each collector. Thread-safe.
  */
 public final class DetectorMetrics implements MeterBinder, MultiCollector {
     private final Supplier<Map<String, Long>> errors;
+    private final Supplier<Map<String, DetectorCost.Total>> costs;
     private final String name = GpuMetrics.prometheusName(MetricNames.DETECTOR_ERRORS, null);
+    private final String evaluationName = GpuMetrics.prometheusName(MetricNames.DETECTOR_EVALUATION, "seconds");
 
-    /** @param errors failures per detector since start, by anomaly kind */
-    public DetectorMetrics(Supplier<Map<String, Long>> errors) {
+    /**
+     * @param errors failures per detector since start, by anomaly kind
+     * @param costs evaluations and their seconds per detector since start, by anomaly kind
+     */
+    public DetectorMetrics(Supplier<Map<String, Long>> errors, Supplier<Map<String, DetectorCost.Total>> costs) {
         this.errors = errors;
+        this.costs = costs;
     }
 
     @Override
@@ -36,7 +46,7 @@ public final class DetectorMetrics implements MeterBinder, MultiCollector {
 
     @Override
     public List<String> getPrometheusNames() {
-        return List.of(name);
+        return List.of(name, evaluationName);
     }
 
     @Override
@@ -45,6 +55,11 @@ public final class DetectorMetrics implements MeterBinder, MultiCollector {
                 .help("Evaluations in which a detector failed (a bug: the detector is skipped, ingest goes on)");
         errors.get().forEach((kind, count) -> counter.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder()
                 .labels(Labels.of("kind", LabelValues.sanitize(kind))).value(count).build()));
-        return MetricSnapshots.of(counter.build());
+        SummarySnapshot.Builder evaluation = SummarySnapshot.builder().name(evaluationName)
+                .help("Evaluations of each detector since the collector started and the seconds they took");
+        costs.get().forEach((kind, total) -> evaluation.dataPoint(SummaryDataPointSnapshot.builder()
+                .labels(Labels.of("kind", LabelValues.sanitize(kind))).count(total.evaluations())
+                .sum(total.seconds()).build()));
+        return MetricSnapshots.of(counter.build(), evaluation.build());
     }
 }

@@ -128,6 +128,7 @@ public final class MetricNames {
     public static final String INGEST_REQUESTS = "trainwatch.ingest.requests";
     /** Evaluations in which a detector threw, by anomaly kind (a bug: the detector is skipped, ingest goes on). */
     public static final String DETECTOR_ERRORS = "trainwatch.detector.errors";
+    public static final String DETECTOR_EVALUATION = "trainwatch.detector.evaluation";
     /** Label outcome, one of {@link #ALERT_OUTCOMES}. */
     public static final String ALERT_DELIVERIES = "trainwatch.alert.deliveries";
 

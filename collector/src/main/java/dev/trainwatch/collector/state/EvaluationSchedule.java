@@ -50,6 +50,15 @@ final class EvaluationSchedule {
     private final Map<AnomalyKind, java.util.concurrent.atomic.AtomicLong> errors =
             new java.util.concurrent.ConcurrentHashMap<>();
     private final Map<AnomalyKind, Double> errorLogged = new java.util.EnumMap<>(AnomalyKind.class);
+    /** What each detector's evaluations cost since start (filled once here, read without the lock by metrics). */
+    private final Map<AnomalyKind, DetectorCost> costs = new java.util.EnumMap<>(AnomalyKind.class);
+
+    /** Evaluations and their seconds per detector since start, by kind: every detector the fleet runs. */
+    Map<String, DetectorCost.Total> costs() {
+        Map<String, DetectorCost.Total> out = new java.util.TreeMap<>();
+        costs.forEach((k, v) -> out.put(k.wireName(), v.total()));
+        return out;
+    }
 
     /** Failures per detector since start, by kind: only detectors that failed. */
     Map<String, Long> errors() {
@@ -64,6 +73,9 @@ final class EvaluationSchedule {
         this.settings = registry.settings;
         this.summaryIntervalSeconds = settings.summaryInterval().toMillis() / 1000.0;
         this.detectors = detectors;
+        for (Detector d : this.detectors) {
+            costs.put(d.kind(), new DetectorCost());
+        }
         this.predictor = predictor;
         this.observations = observations;
         this.notifier = notifier;
@@ -184,9 +196,12 @@ final class EvaluationSchedule {
                 run.lastAsked.put(d.kind(), new double[] {now, run.transitions});
             }
             Optional<Transition> t;
+            long started = System.nanoTime();
             try {
                 t = run.tracker.update(now, d.kind(), d.evaluate(ctx, run.tracker.isActive(d.kind())));
+                costs.get(d.kind()).add(System.nanoTime() - started);
             } catch (RuntimeException e) {
+                costs.get(d.kind()).add(System.nanoTime() - started);
                 // A detector bug must not stop ingest or the other detectors: counted, and logged with its stack at
                 // most once a minute per detector.
                 long count = errors.computeIfAbsent(d.kind(), k -> new java.util.concurrent.atomic.AtomicLong())

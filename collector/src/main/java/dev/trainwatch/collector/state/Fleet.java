@@ -170,6 +170,11 @@ public final class Fleet {
         return events.detectorErrors();
     }
 
+    /** Evaluations and their seconds per detector since start, by anomaly kind (thread-safe, without the lock). */
+    public Map<String, DetectorCost.Total> detectorCosts() {
+        return events.detectorCosts();
+    }
+
     /** How many runs, GPUs and agents are tracked: read without the lock, never waits. */
     public record Counts(int runs, int gpus, int agents) {
     }

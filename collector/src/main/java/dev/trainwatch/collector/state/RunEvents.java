@@ -89,6 +89,11 @@ final class RunEvents implements EvaluationSchedule.Notifier {
         schedule.evaluate(run, now);
     }
 
+    /** Evaluations and their seconds per detector since start, by kind. */
+    java.util.Map<String, DetectorCost.Total> detectorCosts() {
+        return schedule.costs();
+    }
+
     /** Failures per detector since start, by kind. */
     java.util.Map<String, Long> detectorErrors() {
         return schedule.errors();
