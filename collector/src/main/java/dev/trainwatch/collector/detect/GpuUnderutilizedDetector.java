@@ -88,16 +88,56 @@ public final class GpuUnderutilizedDetector implements Detector {
         if (run.isActive(AnomalyKind.GPU_IDLE)) {
             return Optional.empty();
         }
-        double now = run.now();
-        double from = now - s.window().toMillis() / 1000.0;
-        double coverage = s.minCoverage().toMillis() / 1000.0;
-        double utilSum = 0;
-        int n = 0;
-        double rawUtilSum = 0;
-        double tensorSum = 0;
-        int counted = 0;
-        double peakShare = 0;
+        Usage usage = usage(run);
+        if (usage.gpus == 0) {
+            return Optional.empty();
+        }
+        int n = usage.gpus;
+        double util = usage.utilSum / n;
+        Estimate e = run.estimate();
+        RunSpec spec = run.spec();
+        Integer batch = spec != null ? spec.batch() : null;
+        // "batch 12 of up to 50 would fit" is the spec's claim: only when the observed memory is near what that spec
+        // predicts does the spec describe the run. A run using far less (a spec that says batch 12 for a run at
+        // batch 4) gets no batch advice built on the wrong batch, and the memory route stays quiet.
+        boolean specDescribesRun = e == null || Double.isNaN(usage.capacity)
+                || usage.peakShare * usage.capacity >= SPEC_MEMORY_AGREEMENT * e.peakMemoryBytes();
+        boolean biggerBatchFits = e != null && batch != null && specDescribesRun
+                && e.maxBatch() >= batch * s.batchGainFactor();
+        boolean bySm = usage.counted * 2 > n;
+        // A run starved for data has one diagnosis, data_starvation: its GPUs are under-used because they wait,
+        // and a larger batch would only wait longer per step.
+        boolean starved = run.isActive(AnomalyKind.DATA_STARVATION);
+        boolean lowUtil = util < (active ? s.utilizationClearRatio() : s.utilizationRaiseRatio()) && !starved;
+        boolean lowMemory = !starved && biggerBatchFits && usage.peakShare > 0
+                && usage.peakShare < (active ? s.memoryShareRaise() * 1.1 : s.memoryShareRaise());
+        if (!lowUtil && !lowMemory) {
+            return Optional.empty();
+        }
+        Map<String, Object> evidence = evidence(usage, bySm, biggerBatchFits ? batch : null, e);
+        String batchAdvice = biggerBatchFits
+                ? String.format(Locale.ROOT, "raise the per-GPU batch from %d towards %d (the estimator says %d "
+                        + "fits in %s) and scale the learning rate accordingly", batch, e.maxBatch(), e.maxBatch(),
+                        Texts.gib(e.gpuMemoryBytes()))
+                : null;
+        return Optional.of(finding(usage, lowUtil, bySm, batchAdvice, batch, e, evidence));
+    }
+
+    /** What the run's GPUs did over the window: utilisation, SM and tensor activity, memory. */
+    private static final class Usage {
+        double utilSum;
+        int gpus;
+        double rawUtilSum;
+        double tensorSum;
+        int counted;
+        double peakShare;
         double capacity = Double.NaN;
+    }
+
+    private Usage usage(RunContext run) {
+        double from = run.now() - s.window().toMillis() / 1000.0;
+        double coverage = s.minCoverage().toMillis() / 1000.0;
+        Usage usage = new Usage();
         for (GpuSeries g : run.gpus()) {
             int first = g.firstIndexAtOrAfter(from);
             if (first >= g.size() || OomRiskDetector.stale(run, g) || g.ts(g.size() - 1) - g.ts(first) < coverage) {
@@ -107,69 +147,53 @@ public final class GpuUnderutilizedDetector implements Detector {
             double u = entries[0];
             if (!Double.isNaN(entries[1])) {
                 // SMs at work, not "a kernel ran"; utilisation of the same entries, for the message
-                utilSum += entries[1];
-                rawUtilSum += entries[2];
-                tensorSum += entries[3];
-                counted++;
-                n++;
+                usage.utilSum += entries[1];
+                usage.rawUtilSum += entries[2];
+                usage.tensorSum += entries[3];
+                usage.counted++;
+                usage.gpus++;
             } else if (!Double.isNaN(u)) {
-                utilSum += u;
-                rawUtilSum += u;
-                n++;
+                usage.utilSum += u;
+                usage.rawUtilSum += u;
+                usage.gpus++;
             }
             double m = entries[4];
             if (g.memoryTotalBytes() > 0 && !Double.isNaN(m)) {
-                peakShare = Math.max(peakShare, m / g.memoryTotalBytes());
-                capacity = g.memoryTotalBytes();
+                usage.peakShare = Math.max(usage.peakShare, m / g.memoryTotalBytes());
+                usage.capacity = g.memoryTotalBytes();
             }
         }
-        if (n == 0) {
-            return Optional.empty();
-        }
-        double util = utilSum / n;
-        Estimate e = run.estimate();
-        RunSpec spec = run.spec();
-        Integer batch = spec != null ? spec.batch() : null;
-        // "batch 12 of up to 50 would fit" is the spec's claim: only when the observed memory is near what that spec
-        // predicts does the spec describe the run. A run using far less (a spec that says batch 12 for a run at
-        // batch 4) gets no batch advice built on the wrong batch, and the memory route stays quiet.
-        boolean specDescribesRun = e == null || Double.isNaN(capacity)
-                || peakShare * capacity >= SPEC_MEMORY_AGREEMENT * e.peakMemoryBytes();
-        boolean biggerBatchFits = e != null && batch != null && specDescribesRun
-                && e.maxBatch() >= batch * s.batchGainFactor();
+        return usage;
+    }
+
+    private static Map<String, Object> evidence(Usage usage, boolean bySm, Integer batch, Estimate e) {
+        int n = usage.gpus;
+        double util = usage.utilSum / n;
         Map<String, Object> evidence = new LinkedHashMap<>();
-        boolean bySm = counted * 2 > n;
-        evidence.put("mean_utilization_ratio", Texts.round(bySm ? rawUtilSum / n : util, 3));
-        if (counted > 0) {
+        evidence.put("mean_utilization_ratio", Texts.round(bySm ? usage.rawUtilSum / n : util, 3));
+        if (usage.counted > 0) {
             evidence.put("mean_sm_active_ratio", Texts.round(util, 3));
-            evidence.put("mean_tensor_active_ratio", Texts.round(tensorSum / counted, 3));
+            evidence.put("mean_tensor_active_ratio", Texts.round(usage.tensorSum / usage.counted, 3));
         }
-        evidence.put("peak_memory_share", Texts.round(peakShare, 3));
+        evidence.put("peak_memory_share", Texts.round(usage.peakShare, 3));
         evidence.put("gpus", n);
-        if (biggerBatchFits) {
+        if (batch != null) {
             evidence.put("batch", batch);
             evidence.put("max_batch", e.maxBatch());
         }
-        // A run starved for data has one diagnosis, data_starvation: its GPUs are under-used because they wait,
-        // and a larger batch would only wait longer per step.
-        boolean starved = run.isActive(AnomalyKind.DATA_STARVATION);
-        boolean lowUtil = util < (active ? s.utilizationClearRatio() : s.utilizationRaiseRatio()) && !starved;
-        boolean lowMemory = !starved && biggerBatchFits && peakShare > 0
-                && peakShare < (active ? s.memoryShareRaise() * 1.1 : s.memoryShareRaise());
-        if (!lowUtil && !lowMemory) {
-            return Optional.empty();
-        }
-        String batchAdvice = biggerBatchFits
-                ? String.format(Locale.ROOT, "raise the per-GPU batch from %d towards %d (the estimator says %d "
-                        + "fits in %s) and scale the learning rate accordingly", batch, e.maxBatch(), e.maxBatch(),
-                        Texts.gib(e.gpuMemoryBytes()))
-                : null;
+        return evidence;
+    }
+
+    private Finding finding(Usage usage, boolean lowUtil, boolean bySm, String batchAdvice, Integer batch,
+            Estimate e, Map<String, Object> evidence) {
+        int n = usage.gpus;
+        double util = usage.utilSum / n;
         String message;
         String suggestion;
         if (lowUtil && bySm) {
             message = String.format(Locale.ROOT, "the run's %d GPU%s kept %s of their SMs at work over the last %s "
                     + "(utilisation reads %s: kernels ran, but few SMs were busy)", n, n == 1 ? "" : "s",
-                    Texts.pct(util), Texts.secs(s.window().toMillis() / 1000.0), Texts.pct(rawUtilSum / n));
+                    Texts.pct(util), Texts.secs(s.window().toMillis() / 1000.0), Texts.pct(usage.rawUtilSum / n));
             suggestion = (batchAdvice != null ? batchAdvice + "; " : "")
                     + "the kernels are too small to fill the GPU: a larger batch, torch.compile or CUDA graphs "
                     + "(fewer, larger kernels), and fewer host synchronisations (.item(), logging every step)";
@@ -181,9 +205,9 @@ public final class GpuUnderutilizedDetector implements Detector {
                     + "(.item(), logging every step) and small kernels (torch.compile, larger batch)";
         } else {
             message = String.format(Locale.ROOT, "the run uses at most %s of %s on its GPUs while batch %d of up "
-                    + "to %d would fit", Texts.pct(peakShare), Texts.gib(capacity), batch, e.maxBatch());
+                    + "to %d would fit", Texts.pct(usage.peakShare), Texts.gib(usage.capacity), batch, e.maxBatch());
             suggestion = batchAdvice;
         }
-        return Optional.of(new Finding(Severity.WARNING, message, evidence, suggestion));
+        return new Finding(Severity.WARNING, message, evidence, suggestion);
     }
 }

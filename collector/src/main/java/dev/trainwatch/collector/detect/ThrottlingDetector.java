@@ -177,6 +177,13 @@ public final class ThrottlingDetector implements Detector {
         String message = String.format(Locale.ROOT, "%s throttled in %s of busy samples of the last %d s (%s)%s",
                 which, Texts.pct(worstShare), quotedSeconds, String.join(", ", reasonsSeen),
                 Double.isNaN(worstClock) ? "" : ", SM clock at " + Texts.pct(worstClock) + " of maximum");
+        Finding finding = new Finding(critical ? Severity.CRITICAL : Severity.WARNING, message, evidence,
+                fixes(reasonsSeen, maxTemp, maxPower));
+        return Optional.of(byHardware ? finding.withSustain(s.hardwareSustain()) : finding);
+    }
+
+    /** What to check for each reason seen, with the temperature and power that were read. */
+    private static String fixes(Set<String> reasonsSeen, double maxTemp, double maxPower) {
         List<String> fixes = new ArrayList<>();
         if (reasonsSeen.stream().anyMatch(r -> r.contains("thermal"))) {
             fixes.add("the GPU is too hot" + (Double.isNaN(maxTemp) ? "" : String.format(Locale.ROOT,
@@ -191,9 +198,7 @@ public final class ThrottlingDetector implements Detector {
             fixes.add("hardware slowdown or power brake: check the node's power supply and cooling and tell "
                     + "the operators");
         }
-        Finding finding = new Finding(critical ? Severity.CRITICAL : Severity.WARNING, message, evidence,
-                String.join("; ", fixes));
-        return Optional.of(byHardware ? finding.withSustain(s.hardwareSustain()) : finding);
+        return String.join("; ", fixes);
     }
 
     private static double max(double a, double b) {
