@@ -53,7 +53,42 @@ final class OpenSoraReader {
         Integer zero = plugin(config, notes);
 
         Boolean checkpointing = ConfigReaders.boolOrNull(config.get("grad_checkpoint"), "grad_checkpoint");
-        List<Integer> checkpointBlocks = null;
+        List<Integer> checkpointBlocks = checkpointBlocks(config, model, checkpointing, info, notes);
+        if (checkpointBlocks != null) {
+            checkpointing = true;
+        }
+
+        Integer batch = ConfigReaders.intOrNull(config.get("batch_size"), "batch_size");
+        List<RunSpec.Bucket> buckets = buckets(config.get("bucket_config"), grid, batch, notes);
+
+        Located ema = config.get("ema_decay");
+        Boolean keepEma = ema == null ? null : ema.value() != null;
+
+        String optimizer = optimizer(config);
+        Integer accumulation = ConfigReaders.intOrNull(config.get("accumulation_steps"), "accumulation_steps");
+
+        Integer vaeMicroBatch = vaeMicroBatch(config, notes);
+        textEncoderNotes(config, info, notes);
+        if (config.containsKey("clip")) {
+            notes.add("the CLIP text encoder next to T5 is not priced (about 0.1 B parameters)");
+        }
+        // Open-Sora's blocks call flash-attn when enable_flash_attn, else the naive attention that materialises
+        // its scores; they run attention in the training dtype (Open-Sora's PixArt has no fp32 upcast either).
+        Located flash = ConfigReaders.field(model, "enable_flash_attn");
+        String attention = flash != null && Boolean.FALSE.equals(flash.value()) ? "math" : "flash";
+        Located layernorm = ConfigReaders.field(model, "enable_layernorm_kernel");
+        if (layernorm != null && Boolean.TRUE.equals(layernorm.value())) {
+            notes.add("enable_layernorm_kernel fuses the layer norms (apex): priced as eager PyTorch kernels");
+        }
+        return new RunSpec(info.id(), null, null, batch, null, null, null, null, precision, optimizer, checkpointing,
+                keepEma, "online", zero, attention, accumulation, null)
+                .withRegime(null, null, weights, checkpointBlocks, vaeMicroBatch, buckets)
+                .withPhysics(null, "half", null, null, null, null);
+    }
+
+    /** grad_ckpt_settings (double-stream blocks, single-stream blocks), or null when the config has none. */
+    private static List<Integer> checkpointBlocks(Map<String, Located> config, Located model, Boolean checkpointing,
+            ModelInfo info, List<String> notes) {
         Located settings = ConfigReaders.field(model, "grad_ckpt_settings");
         if (settings == null) {
             settings = config.get("grad_ckpt_settings");
@@ -64,7 +99,7 @@ final class OpenSoraReader {
                         "grad_ckpt_settings should be (double-stream blocks, single-stream blocks), got "
                                 + ConfigReaders.describe(settings.value()));
             }
-            checkpointBlocks = new ArrayList<>();
+            List<Integer> checkpointBlocks = new ArrayList<>();
             for (Object n : pair) {
                 checkpointBlocks.add(Math.toIntExact(ConfigReaders.integer(new Located(n, settings.file(), settings.line()),
                         "grad_ckpt_settings")));
@@ -73,15 +108,13 @@ final class OpenSoraReader {
             notes.add("grad_ckpt_settings " + checkpointBlocks + ": the first " + checkpointBlocks.get(0)
                     + " double-stream blocks" + (checkpointBlocks.size() > 1 ? " and the first " + checkpointBlocks.get(1)
                     + " single-stream blocks (at most " + info.singleDepth() + ")" : "") + " are recomputed");
-            checkpointing = true;
+            return checkpointBlocks;
         }
+        return null;
+    }
 
-        Integer batch = ConfigReaders.intOrNull(config.get("batch_size"), "batch_size");
-        List<RunSpec.Bucket> buckets = buckets(config.get("bucket_config"), grid, batch, notes);
-
-        Located ema = config.get("ema_decay");
-        Boolean keepEma = ema == null ? null : ema.value() != null;
-
+    /** The optimizer the config builds (optim.cls, or Open-Sora 1.x's HybridAdam from lr), or null. */
+    private static String optimizer(Map<String, Located> config) {
         String optimizer = null;
         Located optim = config.get("optim");
         if (optim != null && optim.value() instanceof Map<?, ?>) {
@@ -95,8 +128,11 @@ final class OpenSoraReader {
         } else if (config.containsKey("lr")) {
             optimizer = "adamw"; // Open-Sora 1.x builds HybridAdam(adamw_mode=True) from lr, weight_decay, adam_eps
         }
-        Integer accumulation = ConfigReaders.intOrNull(config.get("accumulation_steps"), "accumulation_steps");
+        return optimizer;
+    }
 
+    /** The VAE's micro batch, with notes on what of the VAE's settings is not priced. */
+    private static Integer vaeMicroBatch(Map<String, Located> config, List<String> notes) {
         Integer vaeMicroBatch = null;
         Located vae = config.containsKey("vae") ? config.get("vae") : config.get("ae");
         if (vae != null && vae.value() instanceof Map<?, ?>) {
@@ -115,6 +151,11 @@ final class OpenSoraReader {
                 notes.add("the VAE encodes in spatial tiles: its working memory is priced per frame, which tiling only lowers");
             }
         }
+        return vaeMicroBatch;
+    }
+
+    /** A note when the text encoder's length differs from the catalog's. */
+    private static void textEncoderNotes(Map<String, Located> config, ModelInfo info, List<String> notes) {
         Located text = config.containsKey("text_encoder") ? config.get("text_encoder") : config.get("t5");
         if (text != null && text.value() instanceof Map<?, ?>) {
             Located length = ConfigReaders.field(text, "model_max_length");
@@ -126,22 +167,8 @@ final class OpenSoraReader {
                         + " tokens");
             }
         }
-        if (config.containsKey("clip")) {
-            notes.add("the CLIP text encoder next to T5 is not priced (about 0.1 B parameters)");
-        }
-        // Open-Sora's blocks call flash-attn when enable_flash_attn, else the naive attention that materialises
-        // its scores; they run attention in the training dtype (Open-Sora's PixArt has no fp32 upcast either).
-        Located flash = ConfigReaders.field(model, "enable_flash_attn");
-        String attention = flash != null && Boolean.FALSE.equals(flash.value()) ? "math" : "flash";
-        Located layernorm = ConfigReaders.field(model, "enable_layernorm_kernel");
-        if (layernorm != null && Boolean.TRUE.equals(layernorm.value())) {
-            notes.add("enable_layernorm_kernel fuses the layer norms (apex): priced as eager PyTorch kernels");
-        }
-        return new RunSpec(info.id(), null, null, batch, null, null, null, null, precision, optimizer, checkpointing,
-                keepEma, "online", zero, attention, accumulation, null)
-                .withRegime(null, null, weights, checkpointBlocks, vaeMicroBatch, buckets)
-                .withPhysics(null, "half", null, null, null, null);
     }
+
 
     private static Integer plugin(Map<String, Located> config, List<String> notes) {
         Located plugin = config.get("plugin");
