@@ -67,84 +67,101 @@ final class StepIngest {
             offset = agent == null ? wallOffset : agent.clock.seconds();
         }
         if (sent) {
-            // How long before this request was sent its newest report was read (both on the agent's clock): a
-            // backlog when it is well beyond a poll or two.
-            double newest = Double.NEGATIVE_INFINITY;
-            for (StepEvent e : steps) {
-                if (e != null && e.ts() != null && Double.isFinite(e.ts())) {
-                    newest = Math.max(newest, e.ts());
-                }
-            }
-            if (newest > Double.NEGATIVE_INFINITY) {
-                run.stepsLateUntil = requestSentAt - newest > BACKLOG_SECONDS ? now + LATE_GRACE_SECONDS
-                        : Double.NEGATIVE_INFINITY;
-            }
+            markBacklog(run, steps, requestSentAt, now);
         }
         for (StepEvent e : steps) {
             if (e == null || e.step() == null || e.step() < 0 || e.timeS() == null
                     || !Double.isFinite(e.timeS()) || e.timeS() <= 0) {
                 continue;
             }
-            int rank = e.rank() != null && e.rank() >= 0 ? e.rank() : -1;
-            if (e.source() != null) {
-                // A report read from a log: within one source a rank's steps only go up, so a step at or below
-                // the last one applied from that source was applied already (re-read after an agent restart,
-                // re-sent after an answer was lost, replayed from a spool): never again.
-                Long applied = registry.ledger.lastStep(runId, e.source(), rank);
-                if (applied != null && e.step() <= applied) {
-                    continue;
-                }
-                registry.ledger.appliedStep(runId, e.source(), rank, e.step());
-            }
-            double ts = Timestamps.stamp(e.ts() == null ? null : e.ts() - offset, now);
-            boolean counts = true;
-            if (rank >= 0) {
-                if (run.ranks == null) {
-                    run.ranks = new RankWindows(registry.windowSeconds, registry.rankBudget);
-                }
-                long refusedBefore = run.ranks.refused;
-                counts = run.ranks.add(e, ts);
-                if (run.ranks.refused > refusedBefore) {
-                    registry.slots.refuse(Slots.Kind.RANKS, registry.rankBudget.max, 0, now);
-                }
-            }
-            if (counts && rank != run.lastCountedRank
-                    && (e.step() == run.lastCountedStep || ts < run.lastCountedTs)) {
-                // Another source's report of a step already counted: the same step again (bar and timer
-                // line), or an older report from a rank that took the lead back while replaying what its
-                // agent spooled (the ranks that led meanwhile counted those steps).
-                counts = false;
-            }
-            if (counts && run.failure != null && !run.ended && ts > run.failureTs) {
-                // Steps after the failure: the run goes on (an elastic restart, another node's ranks).
-                run.failure = null;
-            }
-            if (counts) {
-                run.accounting.step(e, ts, observations.encodingSecondsPerStep(run));
-                run.losses.add(e, ts);
-                run.steps.add(e, ts);
-                run.lastCountedStep = e.step();
-                run.lastCountedRank = rank;
-                run.lastCountedTs = ts;
+            if (applyStep(run, runId, e, offset, now)) {
                 counted.add(e);
-            }
-            if (e.step() >= run.lastStep) {
-                run.lastStep = e.step();
-                run.lastStepTs = ts;
-            }
-            if (e.bucketHeight() != null && e.bucketWidth() != null && e.bucketHeight() > 0
-                    && e.bucketWidth() > 0) {
-                long cells = (long) e.bucketHeight() * e.bucketWidth();
-                if (cells > run.largestBucketCells) {
-                    run.largestBucketCells = (int) Math.min(Integer.MAX_VALUE, cells);
-                    run.largestBucketHeight = e.bucketHeight();
-                    run.largestBucketWidth = e.bucketWidth();
-                }
             }
         }
         run.lastSeen = now;
         run.dirty = true;
         run.summaryDue = true;
         return counted;
+    }
+
+    /**
+     * How long before this request was sent its newest report was read (both on the agent's clock): a backlog when it
+     * is well beyond a poll or two, and the run's steps are late until a grace after now.
+     */
+    private static void markBacklog(RunState run, List<StepEvent> steps, double requestSentAt, double now) {
+        double newest = Double.NEGATIVE_INFINITY;
+        for (StepEvent e : steps) {
+            if (e != null && e.ts() != null && Double.isFinite(e.ts())) {
+                newest = Math.max(newest, e.ts());
+            }
+        }
+        if (newest > Double.NEGATIVE_INFINITY) {
+            run.stepsLateUntil = requestSentAt - newest > BACKLOG_SECONDS ? now + LATE_GRACE_SECONDS
+                    : Double.NEGATIVE_INFINITY;
+        }
+    }
+
+    /** Applies one well-formed report to the run; true when it counts as a step of the run. */
+    private boolean applyStep(RunState run, String runId, StepEvent e, double offset, double now) {
+        int rank = e.rank() != null && e.rank() >= 0 ? e.rank() : -1;
+        if (e.source() != null) {
+            // A report read from a log: within one source a rank's steps only go up, so a step at or below
+            // the last one applied from that source was applied already (re-read after an agent restart,
+            // re-sent after an answer was lost, replayed from a spool): never again.
+            Long applied = registry.ledger.lastStep(runId, e.source(), rank);
+            if (applied != null && e.step() <= applied) {
+                return false;
+            }
+            registry.ledger.appliedStep(runId, e.source(), rank, e.step());
+        }
+        double ts = Timestamps.stamp(e.ts() == null ? null : e.ts() - offset, now);
+        boolean counts = true;
+        if (rank >= 0) {
+            if (run.ranks == null) {
+                run.ranks = new RankWindows(registry.windowSeconds, registry.rankBudget);
+            }
+            long refusedBefore = run.ranks.refused;
+            counts = run.ranks.add(e, ts);
+            if (run.ranks.refused > refusedBefore) {
+                registry.slots.refuse(Slots.Kind.RANKS, registry.rankBudget.max, 0, now);
+            }
+        }
+        if (counts && rank != run.lastCountedRank
+                && (e.step() == run.lastCountedStep || ts < run.lastCountedTs)) {
+            // Another source's report of a step already counted: the same step again (bar and timer
+            // line), or an older report from a rank that took the lead back while replaying what its
+            // agent spooled (the ranks that led meanwhile counted those steps).
+            counts = false;
+        }
+        if (counts && run.failure != null && !run.ended && ts > run.failureTs) {
+            // Steps after the failure: the run goes on (an elastic restart, another node's ranks).
+            run.failure = null;
+        }
+        if (counts) {
+            run.accounting.step(e, ts, observations.encodingSecondsPerStep(run));
+            run.losses.add(e, ts);
+            run.steps.add(e, ts);
+            run.lastCountedStep = e.step();
+            run.lastCountedRank = rank;
+            run.lastCountedTs = ts;
+        }
+        if (e.step() >= run.lastStep) {
+            run.lastStep = e.step();
+            run.lastStepTs = ts;
+        }
+        noteBucket(run, e);
+        return counts;
+    }
+
+    /** The largest aspect-ratio bucket the run has reported. */
+    private static void noteBucket(RunState run, StepEvent e) {
+        if (e.bucketHeight() != null && e.bucketWidth() != null && e.bucketHeight() > 0 && e.bucketWidth() > 0) {
+            long cells = (long) e.bucketHeight() * e.bucketWidth();
+            if (cells > run.largestBucketCells) {
+                run.largestBucketCells = (int) Math.min(Integer.MAX_VALUE, cells);
+                run.largestBucketHeight = e.bucketHeight();
+                run.largestBucketWidth = e.bucketWidth();
+            }
+        }
     }
 }
