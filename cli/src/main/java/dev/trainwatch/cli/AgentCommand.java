@@ -55,7 +55,7 @@ final class AgentCommand implements Callable<Integer> {
                     + "exited. Default: every compute process on the node.")
     Long attachPid;
 
-    /** The defaults of the options below, also what {@link AgentFastPath} sets when an option is not given. */
+    /** The defaults of the options below. */
     static final String DEFAULT_LOG_FORMAT = "auto";
     static final String DEFAULT_INTERVAL = "1s";
     static final String DEFAULT_SPOOL_MAX_MB = "256";
@@ -136,8 +136,7 @@ final class AgentCommand implements Callable<Integer> {
             LogFormats.check(logFormat);
         }
         if (once) {
-            // spec is null when AgentFastPath set the command up (never with --once), picocli's otherwise.
-            PrintWriter out = spec != null ? spec.commandLine().getOut() : new PrintWriter(System.out, true);
+            PrintWriter out = spec.commandLine().getOut();
             try (GpuReader reader = openGpus(nvmlLibrary)) {
                 printOnce(out, reader.readAll());
             }

@@ -1,8 +1,8 @@
 package dev.trainwatch.agent.attribution;
 
-import static dev.trainwatch.agent.testing.Samples.gpu;
-import static dev.trainwatch.agent.testing.Samples.gpuWithUnknownProcesses;
-import static dev.trainwatch.agent.testing.Samples.uuid;
+import static dev.trainwatch.protocol.testing.Samples.gpu;
+import static dev.trainwatch.protocol.testing.Samples.gpuWithUnknownProcesses;
+import static dev.trainwatch.protocol.testing.Samples.uuid;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.protocol.GpuSample;

@@ -1,7 +1,7 @@
 package dev.trainwatch.agent.attribution;
 
-import static dev.trainwatch.agent.testing.Samples.gpu;
-import static dev.trainwatch.agent.testing.Samples.uuid;
+import static dev.trainwatch.protocol.testing.Samples.gpu;
+import static dev.trainwatch.protocol.testing.Samples.uuid;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.protocol.RankInfo;

@@ -1,6 +1,6 @@
 package dev.trainwatch.agent.attribution;
 
-import static dev.trainwatch.agent.testing.Samples.gpu;
+import static dev.trainwatch.protocol.testing.Samples.gpu;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.protocol.RankInfo;

@@ -3,7 +3,7 @@ package dev.trainwatch.agent.ship;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.trainwatch.agent.testing.Samples;
+import dev.trainwatch.protocol.testing.Samples;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentHealth;
 import dev.trainwatch.protocol.Json;

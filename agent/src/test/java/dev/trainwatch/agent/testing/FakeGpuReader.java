@@ -1,5 +1,6 @@
 package dev.trainwatch.agent.testing;
 
+import dev.trainwatch.protocol.testing.Samples;
 import dev.trainwatch.agent.gpu.GpuReader;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.GpuSample;

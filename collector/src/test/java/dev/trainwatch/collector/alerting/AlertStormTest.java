@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpServer;
 import dev.trainwatch.collector.CollectorConfig;
 import dev.trainwatch.collector.CollectorStack;
-import dev.trainwatch.collector.testing.Samples;
+import dev.trainwatch.protocol.testing.Samples;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.Json;

@@ -7,7 +7,7 @@ import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.protocol.SettableClock;
-import dev.trainwatch.collector.testing.Samples;
+import dev.trainwatch.protocol.testing.Samples;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;

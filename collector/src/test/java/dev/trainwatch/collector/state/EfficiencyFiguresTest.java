@@ -1,7 +1,7 @@
 package dev.trainwatch.collector.state;
 
-import static dev.trainwatch.collector.testing.Samples.attribution;
-import static dev.trainwatch.collector.testing.Samples.batch;
+import static dev.trainwatch.protocol.testing.Samples.attribution;
+import static dev.trainwatch.protocol.testing.Samples.batch;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
@@ -156,7 +156,7 @@ class EfficiencyFiguresTest {
         List<String> uuids = List.of("GPU-0");
         for (int i = 1; i <= 30; i++) {
             clock.advanceSeconds(1);
-            fleet.ingestBatch(batch("node1", "agent-x", i, List.of(dev.trainwatch.collector.testing.Samples.gpu(
+            fleet.ingestBatch(batch("node1", "agent-x", i, List.of(dev.trainwatch.protocol.testing.Samples.gpu(
                     clock.seconds(), 0, "GPU-0", 40_000_000_000L, 0.9)), List.of(attribution("no-log", uuids)),
                     List.of()));
         }

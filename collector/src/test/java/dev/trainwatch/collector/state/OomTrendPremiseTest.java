@@ -1,8 +1,8 @@
 package dev.trainwatch.collector.state;
 
-import static dev.trainwatch.collector.testing.Samples.attribution;
-import static dev.trainwatch.collector.testing.Samples.batch;
-import static dev.trainwatch.collector.testing.Samples.gpu;
+import static dev.trainwatch.protocol.testing.Samples.attribution;
+import static dev.trainwatch.protocol.testing.Samples.batch;
+import static dev.trainwatch.protocol.testing.Samples.gpu;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.collector.detect.Anomaly;

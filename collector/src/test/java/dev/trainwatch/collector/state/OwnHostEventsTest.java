@@ -6,7 +6,7 @@ import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.protocol.SettableClock;
-import dev.trainwatch.collector.testing.Samples;
+import dev.trainwatch.protocol.testing.Samples;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.EventKind;
 import dev.trainwatch.protocol.RunFailure;

@@ -9,7 +9,7 @@ import dev.trainwatch.collector.series.SeriesBuilder;
 import dev.trainwatch.collector.series.SeriesRequest;
 import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.protocol.SettableClock;
-import dev.trainwatch.collector.testing.Samples;
+import dev.trainwatch.protocol.testing.Samples;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.StepEvent;

@@ -1,7 +1,7 @@
 package dev.trainwatch.collector.state;
 
-import static dev.trainwatch.collector.testing.Samples.attribution;
-import static dev.trainwatch.collector.testing.Samples.gpu;
+import static dev.trainwatch.protocol.testing.Samples.attribution;
+import static dev.trainwatch.protocol.testing.Samples.gpu;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
