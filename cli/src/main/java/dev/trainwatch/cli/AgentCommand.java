@@ -55,7 +55,7 @@ final class AgentCommand implements Callable<Integer> {
                     + "exited. Default: every compute process on the node.")
     Long attachPid;
 
-    /** The defaults of the options below. */
+    /** The defaults of the options below, also what {@link AgentFastPath} sets when an option is not given. */
     static final String DEFAULT_LOG_FORMAT = "auto";
     static final String DEFAULT_INTERVAL = "1s";
     static final String DEFAULT_SPOOL_MAX_MB = "256";
@@ -136,7 +136,8 @@ final class AgentCommand implements Callable<Integer> {
             LogFormats.check(logFormat);
         }
         if (once) {
-            PrintWriter out = spec.commandLine().getOut();
+            // spec is null when AgentFastPath set the command up (never with --once), picocli's otherwise.
+            PrintWriter out = spec != null ? spec.commandLine().getOut() : new PrintWriter(System.out, true);
             try (GpuReader reader = openGpus(nvmlLibrary)) {
                 printOnce(out, reader.readAll());
             }

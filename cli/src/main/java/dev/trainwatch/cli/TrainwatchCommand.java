@@ -109,6 +109,15 @@ public final class TrainwatchCommand implements Runnable {
     public static void main(String[] args) {
         PrintWriter out = new PrintWriter(System.out, true);
         PrintWriter err = new PrintWriter(System.err, true);
+        // A plain `trainwatch agent …` (how services start it) runs without picocli's model of the command line:
+        // 180 picocli classes and the reflection behind them, resident for the agent's life. Anything else, --help
+        // included, is picocli's as always.
+        Integer agent = AgentFastPath.run(args, err);
+        if (agent != null) {
+            out.flush();
+            err.flush();
+            System.exit(agent);
+        }
         CommandLine cli = newCommandLine(out, err);
         CommandLine.IExecutionStrategy run = cli.getExecutionStrategy();
         // Logging is set up after parsing (so --log-format and --log-level apply) and before any command runs.
