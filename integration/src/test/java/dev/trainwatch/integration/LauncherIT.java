@@ -90,7 +90,8 @@ class LauncherIT {
         // Java 22+ warns when native code is loaded without native access; the machines here carry Temurin 25.
         Path modernJava = Path.of("/usr/lib/jvm/temurin-25-jdk-amd64/bin/java");
         RequiredFixtures.require(Files.isRegularFile(jar), "the cli module's runnable jar, built before these tests");
-        RequiredFixtures.require(Files.isExecutable(modernJava), "a JDK 22+ at " + modernJava);
+        // Not a fixture CI installs: machines here usually carry Temurin 25, but a machine without it skips this.
+        assumeTrue(Files.isExecutable(modernJava), "needs a JDK 22+ at " + modernJava);
         // `agent --once` loads JNA (and fails cleanly: no NVIDIA driver here); `models` loads nothing native but
         // proves the jar starts on this JDK at all.
         ExternalCommand.Result agent = ExternalCommand.run(TIMEOUT, ProjectFiles.root(),
