@@ -132,7 +132,7 @@ class EstimateCommandTest {
         Result model = run("estimate", "--model", "pixart-sigmaa", "--gpu", "a100-80gb");
         assertThat(model.status()).isEqualTo(2);
         assertThat(model.err().strip()).startsWith(
-                "trainwatch: unknown model 'pixart-sigmaa'; nearest: pixart-sigma-xl-2, pixart-alpha-xl-2").endsWith("(see 'trainwatch models')");
+                "trainwatch: unknown model 'pixart-sigmaa'; nearest: pixart-sigma-xl-2, pixart-alpha-xl-2").contains("see 'trainwatch models'").endsWith("with --catalog FILE)");
         assertThat(model.err().strip().lines().count()).isEqualTo(1);
 
         // "a100" used to pick a100-40gb silently; 40 and 80 GB cards give different verdicts.

@@ -42,7 +42,8 @@ final class SpecResolver {
         Optional<ModelInfo> model = catalog.model(modelId);
         if (model.isEmpty()) {
             throw new InvalidSpecException("unknown model '" + modelId + "'; nearest: "
-                    + String.join(", ", Catalog.nearest(modelId, catalog.modelIds())) + " (see 'trainwatch models')");
+                    + String.join(", ", Catalog.nearest(modelId, catalog.modelIds()))
+                    + " (see 'trainwatch models'; describe another model in a user catalog with --catalog FILE)");
         }
         return profiles.get(model.get().id());
     }
