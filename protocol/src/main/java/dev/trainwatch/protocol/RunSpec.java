@@ -45,6 +45,12 @@ package dev.trainwatch.protocol;
  *                          {@code embedding}, {@code final}; null: attention (with a rank) or everything
  * @param images            images (samples) per epoch: with {@code epochs}, the total steps from the global batch
  * @param epochs            passes over {@code images}
+ * @param baseWeights       storage of the frozen base weights of a LoRA or partial fine-tune: {@code bf16},
+ *                          {@code fp16}, {@code fp8}, {@code int8}, {@code int4} or {@code nf4} (kohya's and musubi's
+ *                          {@code --fp8_base}, ai-toolkit's {@code quantize}, SimpleTuner's {@code base_model_precision});
+ *                          compute stays {@code precision}; null: the compute precision
+ * @param blocksToSwap      transformer blocks kept in pinned host memory and streamed to the GPU each step (kohya's
+ *                          and musubi's {@code blocks_to_swap}, diffusion-pipe's); null or 0: none
  */
 public record RunSpec(
         String model,
@@ -75,7 +81,22 @@ public record RunSpec(
         Integer loraRank,
         java.util.List<String> loraTargets,
         Long images,
-        Double epochs) {
+        Double epochs,
+        String baseWeights,
+        Integer blocksToSwap) {
+
+    /** The spec as it was before the trainer fields (they stay unsaid). */
+    public RunSpec(String model, String gpu, Integer gpus, Integer batch, Integer resolution, Integer height,
+            Integer width, Integer frames, String precision, String optimizer, Boolean gradCheckpointing, Boolean ema,
+            String features, Integer zero, String attention, Integer gradAccumulation, Long totalSteps,
+            String textFeatures, String vaeFeatures, String weights, java.util.List<Integer> checkpointBlocks,
+            Integer vaeMicroBatch, java.util.List<Bucket> buckets, String kernels, String attentionPrecision,
+            Integer loraRank, java.util.List<String> loraTargets, Long images, Double epochs) {
+        this(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer, gradCheckpointing, ema,
+                features, zero, attention, gradAccumulation, totalSteps, textFeatures, vaeFeatures, weights,
+                checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank, loraTargets, images,
+                epochs, null, null);
+    }
 
     /** The spec as it was before the physics fields (they stay unsaid). */
     public RunSpec(String model, String gpu, Integer gpus, Integer batch, Integer resolution, Integer height,
@@ -115,7 +136,7 @@ public record RunSpec(
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
                 vaeFeatures, weights, checkpointBlocks == null ? null : java.util.List.copyOf(checkpointBlocks),
                 vaeMicroBatch, buckets == null ? null : java.util.List.copyOf(buckets), kernels, attentionPrecision,
-                loraRank, loraTargets, images, epochs);
+                loraRank, loraTargets, images, epochs, baseWeights, blocksToSwap);
     }
 
     /** The same spec with the physics fields replaced (null leaves a field unsaid). */
@@ -124,7 +145,16 @@ public record RunSpec(
         return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
                 vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank,
-                loraTargets == null ? null : java.util.List.copyOf(loraTargets), images, epochs);
+                loraTargets == null ? null : java.util.List.copyOf(loraTargets), images, epochs, baseWeights,
+                blocksToSwap);
+    }
+
+    /** The same spec with the trainer fields replaced (null leaves a field unsaid). */
+    public RunSpec withTrainer(String baseWeights, Integer blocksToSwap) {
+        return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
+                gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
+                vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank,
+                loraTargets, images, epochs, baseWeights, blocksToSwap);
     }
 
     /**
@@ -135,7 +165,7 @@ public record RunSpec(
         return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
                 gradCheckpointing, ema, newFeatures, zero, attention, gradAccumulation, totalSteps, null, null, weights,
                 checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank, loraTargets, images,
-                epochs);
+                epochs, baseWeights, blocksToSwap);
     }
 
     /** The same spec on another GPU, GPU count and per-GPU batch (null keeps a field). */
@@ -144,7 +174,7 @@ public record RunSpec(
                 batch != null ? batch : this.batch, resolution, height, width, frames, precision, optimizer,
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
                 vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, batch != null ? null : buckets, kernels,
-                attentionPrecision, loraRank, loraTargets, images, epochs);
+                attentionPrecision, loraRank, loraTargets, images, epochs, baseWeights, blocksToSwap);
     }
 
     /** The same spec with another batch, size and frames (one bucket of a multi-bucket run). */
@@ -152,13 +182,13 @@ public record RunSpec(
         return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
                 vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank,
-                loraTargets, images, epochs);
+                loraTargets, images, epochs, baseWeights, blocksToSwap);
     }
 
     /** An empty spec, every field unsaid. */
     public static RunSpec empty() {
         return new RunSpec(null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-                null, null, null, null, null, null, null, null, null, null, null, null, null, null, null);
+                null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null);
     }
 
     /** Fields of {@code override} that are set replace those of this spec (flags over a config file). */
@@ -196,7 +226,9 @@ public record RunSpec(
                 pick(override.loraRank, loraRank),
                 pick(override.loraTargets, loraTargets),
                 pick(override.images, images),
-                pick(override.epochs, epochs));
+                pick(override.epochs, epochs),
+                pick(override.baseWeights, baseWeights),
+                pick(override.blocksToSwap, blocksToSwap));
     }
 
     private static <T> T pick(T preferred, T fallback) {

@@ -504,6 +504,8 @@ public final class WireWriter {
         field("lora_targets", s.loraTargets());
         field("images", s.images());
         field("epochs", s.epochs());
+        field("base_weights", s.baseWeights());
+        field("blocks_to_swap", s.blocksToSwap());
         end('}');
     }
 

@@ -76,4 +76,23 @@ class JsonTest {
         assertThat(merged.optimizer()).isEqualTo("came");
         assertThat(merged.resolution()).isEqualTo(1024);
     }
+
+    @Test
+    void theTrainerFieldsTravelBothWaysAndAnOlderSpecStillReads() throws Exception {
+        RunSpec flux = RunSpec.empty().withTrainer("fp8", 18).onHardware("rtx4090", 1, 1);
+        String json = Json.MAPPER.writeValueAsString(flux);
+        assertThat(json).contains("\"base_weights\":\"fp8\"", "\"blocks_to_swap\":18");
+        assertThat(Json.MAPPER.readValue(json, RunSpec.class)).isEqualTo(flux);
+        // The hand-written writer agrees with Jackson on the new fields.
+        assertThat(Json.MAPPER.readValue(WireWriter.toBytes(flux), RunSpec.class)).isEqualTo(flux);
+        // A spec written before the fields existed reads with them unsaid.
+        RunSpec old = Json.MAPPER.readValue("{\"model\":\"dit-xl-2\",\"gpu\":\"a100-80gb\",\"lora_rank\":16}",
+                RunSpec.class);
+        assertThat(old.baseWeights()).isNull();
+        assertThat(old.blocksToSwap()).isNull();
+        assertThat(old.loraRank()).isEqualTo(16);
+        // A flag overrides the file's value; an unsaid flag keeps it.
+        assertThat(flux.overriddenBy(RunSpec.empty().withTrainer(null, 0)).baseWeights()).isEqualTo("fp8");
+        assertThat(flux.overriddenBy(RunSpec.empty().withTrainer(null, 0)).blocksToSwap()).isZero();
+    }
 }
