@@ -75,6 +75,7 @@ final class Advice {
             add(out, base, "keep half-precision parameters with fp32 master weights in the optimizer (--weights mixed:"
                     + " DeepSpeed, ColossalAI or FSDP mixed precision)", r.toBuilder().weights("mixed").build());
         }
+        trainerLevers(out, r, base);
         if (base.peakBytes() > r.gpu.memoryBytes()) {
             scaleOut(out, r, base);
         }
@@ -89,6 +90,32 @@ final class Advice {
         out.sort(Comparator.comparingLong(Suggestion::savesBytes).reversed()
                 .thenComparingDouble(Suggestion::newStepSeconds));
         return List.copyOf(out);
+    }
+
+    /**
+     * The levers of LoRA trainers: store the frozen base in fp8 (kohya's and musubi's {@code --fp8_base}, ai-toolkit's
+     * {@code quantize}); and when the run does not fit, the fewest blocks to swap to host memory that make it fit.
+     */
+    private static void trainerLevers(List<Suggestion> out, ResolvedRun r, Costs base) {
+        if (r.trainable.full()) {
+            return;
+        }
+        if (r.baseWeights == null || TrainerLevers.matrixBytes(r.baseWeights) > 1) {
+            add(out, base, "store the frozen base weights in fp8 (--base-weights fp8)",
+                    r.toBuilder().baseWeights("fp8").build());
+        }
+        if (base.peakBytes() <= r.gpu.memoryBytes()) {
+            return;
+        }
+        for (int n = Math.max(1, r.blocksToSwap + 1); n <= TrainerLevers.maxBlocksToSwap(r.profile); n++) {
+            ResolvedRun changed = r.toBuilder().blocksToSwap(n).build();
+            if (MemoryModel.peakBytes(changed, changed.batch) <= r.gpu.memoryBytes()) {
+                add(out, base, "swap " + n + " blocks to pinned host memory (--blocks-to-swap "
+                        + n + "; " + gb(TrainerLevers.swappedBytes(changed, TrainerLevers.weightBytes(changed)))
+                        + " of host memory)", changed);
+                return;
+            }
+        }
     }
 
     /**
@@ -319,6 +346,8 @@ final class Advice {
             case "optimizer" -> optimizerLabel(r.optimizer) + " step";
             case "ema" -> "EMA update";
             case "allreduce" -> "gradient all-reduce not hidden by the backward pass";
+            case "dequantize" -> r.baseWeights + " base weights dequantised as each layer runs";
+            case "block_swap" -> r.blocksToSwap + " swapped blocks copied over PCIe beyond what compute hides";
             default -> term;
         };
     }
@@ -330,6 +359,9 @@ final class Advice {
             case "came" -> "CAME";
             case "came8bit" -> "8-bit CAME";
             case "adafactor" -> "Adafactor";
+            case "prodigy" -> "Prodigy";
+            case "lion" -> "Lion";
+            case "lion8bit" -> "8-bit Lion";
             default -> "SGD";
         };
     }

@@ -24,6 +24,10 @@ final class ModelProfile {
     final long sampleWeights;
     /** Parameters of the largest single block (ZeRO-3 gathers one at a time). */
     final long largestBlockParams;
+    /** Parameters of all repeated transformer blocks together (what block swapping can move off the GPU). */
+    final long allBlockParams;
+    /** Transformer blocks, all groups together. */
+    final int blocks;
     private final Map<String, Long> optimizerBytes = new HashMap<>();
 
     ModelProfile(ModelInfo info) {
@@ -34,6 +38,7 @@ final class ModelProfile {
         long pointwise = 0;
         long[] perRole = new long[Role.values().length];
         long blockParams = 0;
+        long allBlocks = 0;
         for (Tensor t : tensors) {
             all += t.totalNumel();
             if (t.trainable()) {
@@ -45,6 +50,7 @@ final class ModelProfile {
             }
             perRole[t.role().ordinal()] += t.totalNumel();
             if (t.count() > 1) {
+                allBlocks += t.totalNumel();
                 blockParams += t.numel();
             }
         }
@@ -56,6 +62,8 @@ final class ModelProfile {
         this.jointTokenWeights = perRole[Role.JOINT_TOKEN.ordinal()];
         this.sampleWeights = perRole[Role.SAMPLE.ordinal()];
         this.largestBlockParams = blockParams;
+        this.allBlockParams = allBlocks;
+        this.blocks = java.util.Arrays.stream(Architecture.groupDepths(info)).sum();
         for (String optimizer : OptimizerState.OPTIMIZERS) {
             long bytes = 0;
             for (Tensor t : tensors) {
