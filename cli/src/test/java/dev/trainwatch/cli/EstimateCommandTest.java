@@ -292,6 +292,31 @@ class EstimateCommandTest {
         assertThat(both.err()).contains("--train-modules is a frozen-backbone fine-tune");
     }
 
+    @Test
+    void aFluxLoraOnA24GbCardWithTheTrainersLevers() throws IOException {
+        String[] flux = {"estimate", "--model", "flux-dev", "--gpu", "rtx4090", "--batch", "1", "--resolution", "1024",
+            "--lora-rank", "16", "--lora-targets", "attention,mlp,modulation", "--optimizer", "adamw8bit",
+            "--base-weights", "fp8", "--blocks-to-swap", "18"};
+        Result r = run(flux);
+        assertThat(r.status()).as(r.err()).isZero();
+        assertThat(r.out()).startsWith("flux.1-dev on 1 x rtx4090").contains("fp8 base weights, 18 blocks swapped")
+                .containsPattern("sampling peak +[0-9.]+ GiB of [0-9.]+ GiB +fits")
+                .containsPattern("host memory +[0-9.]+ GiB peak, [0-9.]+ GiB of it pinned for swapped blocks");
+        String[] json = java.util.Arrays.copyOf(flux, flux.length + 1);
+        json[flux.length] = "--json";
+        JsonNode e = Json.MAPPER.readTree(run(json).out());
+        assertThat(e.get("spec").get("base_weights").asText()).isEqualTo("fp8");
+        assertThat(e.get("spec").get("blocks_to_swap").asInt()).isEqualTo(18);
+        assertThat(e.get("host_memory_bytes").asLong()).isPositive();
+        assertThat(e.get("host_breakdown").has("pinned_swap_blocks")).isTrue();
+        assertThat(e.get("sampling_peak_memory_bytes").asLong()).isPositive();
+        assertThat(e.get("fits").asBoolean()).isTrue();
+        Result bad = run("estimate", "--model", "flux.1-dev", "--gpu", "rtx4090", "--lora-rank", "16", "--base-weights", "fp4");
+        assertThat(bad.status()).isEqualTo(ExitCodes.USAGE);
+        assertThat(bad.err().strip()).isEqualTo("trainwatch: unknown base_weights 'fp4'; choose one of bf16, fp16, fp8, int8,"
+                + " int4, nf4");
+    }
+
     private static double stepSeconds(String table) {
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("step time\\s+([0-9.]+) s").matcher(table);
         assertThat(m.find()).as(table).isTrue();
