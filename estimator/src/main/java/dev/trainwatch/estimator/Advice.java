@@ -107,15 +107,23 @@ final class Advice {
         if (base.peakBytes() <= r.gpu.memoryBytes()) {
             return;
         }
-        for (int n = Math.max(1, r.blocksToSwap + 1); n <= TrainerLevers.maxBlocksToSwap(r.profile); n++) {
-            ResolvedRun changed = r.toBuilder().blocksToSwap(n).build();
-            if (MemoryModel.peakBytes(changed, changed.batch) <= r.gpu.memoryBytes()) {
-                add(out, base, "swap " + n + " blocks to pinned host memory (--blocks-to-swap "
-                        + n + "; " + gb(TrainerLevers.swappedBytes(changed, TrainerLevers.weightBytes(changed)))
-                        + " of host memory)", changed);
-                return;
+        // Memory falls as more blocks are swapped: bisect for the fewest that fit.
+        int lo = r.blocksToSwap;
+        int hi = TrainerLevers.maxBlocksToSwap(r.profile);
+        if (hi <= lo || MemoryModel.peakBytes(r.toBuilder().blocksToSwap(hi).build(), r.batch) > r.gpu.memoryBytes()) {
+            return;
+        }
+        while (hi - lo > 1) {
+            int mid = (lo + hi) >>> 1;
+            if (MemoryModel.peakBytes(r.toBuilder().blocksToSwap(mid).build(), r.batch) <= r.gpu.memoryBytes()) {
+                hi = mid;
+            } else {
+                lo = mid;
             }
         }
+        ResolvedRun changed = r.toBuilder().blocksToSwap(hi).build();
+        add(out, base, "swap " + hi + " blocks to pinned host memory (--blocks-to-swap " + hi + "; "
+                + gb(TrainerLevers.swappedBytes(changed, TrainerLevers.weightBytes(changed))) + " of host memory)", changed);
     }
 
     /**

@@ -28,6 +28,8 @@ final class ModelProfile {
     final long allBlockParams;
     /** Transformer blocks, all groups together. */
     final int blocks;
+    /** Parameters held in matrices (Linear and 1x1 conv weights): what a base-weight quantiser converts. */
+    final long matrixParams;
     private final Map<String, Long> optimizerBytes = new HashMap<>();
 
     ModelProfile(ModelInfo info) {
@@ -39,6 +41,7 @@ final class ModelProfile {
         long[] perRole = new long[Role.values().length];
         long blockParams = 0;
         long allBlocks = 0;
+        long matrices = 0;
         for (Tensor t : tensors) {
             all += t.totalNumel();
             if (t.trainable()) {
@@ -49,6 +52,9 @@ final class ModelProfile {
                 pointwise += t.totalNumel();
             }
             perRole[t.role().ordinal()] += t.totalNumel();
+            if (Trainable.isMatrix(t)) {
+                matrices += t.totalNumel();
+            }
             if (t.count() > 1) {
                 allBlocks += t.totalNumel();
                 blockParams += t.numel();
@@ -63,6 +69,7 @@ final class ModelProfile {
         this.sampleWeights = perRole[Role.SAMPLE.ordinal()];
         this.largestBlockParams = blockParams;
         this.allBlockParams = allBlocks;
+        this.matrixParams = matrices;
         this.blocks = java.util.Arrays.stream(Architecture.groupDepths(info)).sum();
         for (String optimizer : OptimizerState.OPTIMIZERS) {
             long bytes = 0;

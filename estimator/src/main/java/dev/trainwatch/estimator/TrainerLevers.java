@@ -88,13 +88,7 @@ final class TrainerLevers {
 
     /** Parameters held in matrices (what a quantiser converts and a dequantiser restores). */
     static long matrixParams(ResolvedRun r) {
-        long n = 0;
-        for (Tensor t : r.profile.tensors) {
-            if (Trainable.isMatrix(t)) {
-                n += t.totalNumel();
-            }
-        }
-        return n;
+        return r.profile.matrixParams;
     }
 
     /** The weights term's bytes that {@code blocks_to_swap} keeps in host memory instead. */
