@@ -117,7 +117,7 @@ public final class EstimateOptions {
     @Option(names = "--epochs", paramLabel = "E", description = "Passes over --images (default 1).")
     Double epochs;
 
-    @Option(names = "--config", paramLabel = "FILE", description = "A training config: PixArt or Open-Sora .py, Sana or ai-toolkit .yaml, kohya sd-scripts or musubi-tuner .toml; flags override it.")
+    @Option(names = "--config", paramLabel = "FILE", description = "A training config: PixArt or Open-Sora .py, Sana or ai-toolkit .yaml, kohya sd-scripts or musubi-tuner .toml, SimpleTuner config.json; flags override it.")
     Path config;
 
     @picocli.CommandLine.Mixin

@@ -85,8 +85,16 @@ public final class ConfigReaders {
         if (name.endsWith(".toml")) {
             return new Read(TrainerConfigs.kohya(file, catalog, notes), List.copyOf(notes));
         }
+        if (name.endsWith(".json")) {
+            Map<String, Object> json = SimpleTunerConfig.read(file);
+            if (!SimpleTunerConfig.is(json)) {
+                throw new ConfigException(file, 0, "a JSON config trainwatch reads is SimpleTuner's config.json (with"
+                        + " model_family); OneTrainer's is not read yet");
+            }
+            return new Read(SimpleTunerConfig.spec(file, json, catalog, notes), List.copyOf(notes));
+        }
         throw new ConfigException(file, 0, "not a config trainwatch reads (expected a PixArt or Open-Sora .py, a Sana or"
-                + " ai-toolkit .yaml, or a kohya sd-scripts or musubi-tuner .toml)");
+                + " ai-toolkit .yaml, a kohya sd-scripts or musubi-tuner .toml, or a SimpleTuner config.json)");
     }
 
     // ------------------------------------------------------------------------------------------ PixArt (.py)

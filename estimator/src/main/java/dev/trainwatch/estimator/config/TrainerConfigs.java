@@ -25,7 +25,7 @@ final class TrainerConfigs {
 
     private static final ObjectMapper TOML = new TomlMapper();
     /** The blocks' linears kohya, musubi and ai-toolkit put LoRA adapters on by default. */
-    private static final List<String> BLOCK_LINEARS = List.of("attention", "mlp", "modulation");
+    static final List<String> BLOCK_LINEARS = List.of("attention", "mlp", "modulation");
 
     private TrainerConfigs() {
     }
@@ -216,7 +216,7 @@ final class TrainerConfigs {
     }
 
     /** ai-toolkit's qtype (default qfloat8) as a base-weights storage. */
-    private static String quantType(String qtype) {
+    static String quantType(String qtype) {
         if (qtype == null) {
             return "fp8";
         }
@@ -225,7 +225,7 @@ final class TrainerConfigs {
                 : "fp8";
     }
 
-    private static String precision(String dtype) {
+    static String precision(String dtype) {
         if (dtype == null) {
             return null;
         }
@@ -238,7 +238,7 @@ final class TrainerConfigs {
     }
 
     /** Trainer optimizer names as the estimator's (unknown ones are passed on: the estimator says which it knows). */
-    private static String optimizer(String name) {
+    static String optimizer(String name) {
         if (name == null) {
             return null;
         }
@@ -260,7 +260,7 @@ final class TrainerConfigs {
         return config instanceof Map<?, ?> m ? bool(m.get("use_ema")) : null;
     }
 
-    private static Integer largestSide(Path file, Object resolution) {
+    static Integer largestSide(Path file, Object resolution) {
         if (resolution == null) {
             return null;
         }
@@ -293,7 +293,7 @@ final class TrainerConfigs {
         return null;
     }
 
-    private static Integer whole(Path file, Object value, String key) {
+    static Integer whole(Path file, Object value, String key) {
         if (value == null) {
             return null;
         }
@@ -303,19 +303,19 @@ final class TrainerConfigs {
         throw new ConfigException(file, 0, key + " should be a whole number, got '" + value + "'");
     }
 
-    private static Long longOrNull(Object value) {
+    static Long longOrNull(Object value) {
         return value instanceof Number n ? n.longValue() : null;
     }
 
-    private static Boolean bool(Object value) {
+    static Boolean bool(Object value) {
         return value instanceof Boolean b ? b : null;
     }
 
-    private static boolean truthy(Object value) {
+    static boolean truthy(Object value) {
         return Boolean.TRUE.equals(value);
     }
 
-    private static String text(Object value) {
+    static String text(Object value) {
         return value == null ? null : String.valueOf(value);
     }
 

@@ -94,4 +94,34 @@ class TrainerConfigsTest {
         assertThatThrownBy(() -> ConfigReaders.read(unknown)).hasMessageContaining("is not one trainwatch knows")
                 .hasMessageContaining("--catalog");
     }
+
+    @Test
+    void simpleTunersFluxLoraExampleWithItsDataBackend(@TempDir Path dir) throws IOException {
+        Path config = fixture("trainers/simpletuner/config.json");
+        ConfigReaders.Read asShipped = ConfigReaders.readWithNotes(config, estimator.catalog());
+        RunSpec s = asShipped.spec();
+        assertThat(s.model()).isEqualTo("flux.1-dev");
+        assertThat(s.loraRank()).isEqualTo(16);
+        assertThat(s.baseWeights()).isEqualTo("int8"); // base_model_precision int8-quanto
+        assertThat(s.optimizer()).isEqualTo("adamw");
+        assertThat(s.features()).isEqualTo("precomputed");
+        assertThat(s.ema()).isFalse();
+        assertThat(s.totalSteps()).isEqualTo(100L);
+        // Its data_backend_config is a path inside SimpleTuner's checkout: said, not guessed.
+        assertThat(asShipped.notes()).anySatisfy(n -> assertThat(n).startsWith("data_backend_config"));
+        assertThat(s.resolution()).isNull();
+        // Pointed at the 1024 px dataset file beside it, the resolution comes from there.
+        String json = Files.readString(config).replace("config/examples/multidatabackend-small-dreambooth-512px.json",
+                "multidatabackend-small-dreambooth-1024px.json");
+        Files.writeString(dir.resolve("config.json"), json);
+        Files.copy(fixture("trainers/simpletuner/multidatabackend-small-dreambooth-1024px.json"),
+                dir.resolve("multidatabackend-small-dreambooth-1024px.json"));
+        RunSpec beside = ConfigReaders.read(dir.resolve("config.json"), estimator.catalog());
+        assertThat(beside.resolution()).isEqualTo(1024);
+        Estimate e = estimator.estimate(beside.overriddenBy(RunSpec.empty().onHardware("a100-80gb", null, null)));
+        assertThat(e.spec().baseWeights()).isEqualTo("int8");
+        Path other = dir.resolve("onetrainer.json");
+        Files.writeString(other, "{\"training_method\": \"LORA\"}");
+        assertThatThrownBy(() -> ConfigReaders.read(other)).hasMessageContaining("OneTrainer's is not read yet");
+    }
 }
