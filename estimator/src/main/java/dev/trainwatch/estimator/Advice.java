@@ -198,6 +198,7 @@ final class Advice {
             notes.add("uses " + percent(c.peakBytes(), capacity) + " of " + r.gpu.id()
                     + "'s memory: at the limit, fragmentation or a larger aspect-ratio bucket can run out of memory");
         }
+        blockSwapNote(r, c, notes);
         if ((r.optimizer.equals("came") || r.optimizer.equals("came8bit") || r.optimizer.equals("adafactor"))
                 && p.pointwiseConvParams > 0) {
             notes.add(optimizerLabel(r.optimizer) + " factors the last two dims of each weight, so the "
@@ -358,6 +359,21 @@ final class Advice {
             case "block_swap" -> r.blocksToSwap + " swapped blocks copied over PCIe beyond what compute hides";
             default -> term;
         };
+    }
+
+    /** What block swap moves over PCIe each step, and whether the compute hides it. */
+    private static void blockSwapNote(ResolvedRun r, Costs c, List<String> notes) {
+        double bytes = TrainerLevers.swapBytesPerStep(r);
+        if (bytes <= 0 || r.gpu.pcieGbps() <= 0) {
+            return;
+        }
+        double copy = bytes / (r.gpu.pcieGbps() * 1e9 * TrainerLevers.PINNED_COPY_EFFICIENCY);
+        double exposed = c.time().getOrDefault("block_swap", 0.0);
+        notes.add(String.format(Locale.ROOT, "%d swapped blocks cross PCIe twice a step: %.1f GB, %.2f s of copies at"
+                + " %.0f GB/s pinned, %s", r.blocksToSwap, bytes / 1e9, copy,
+                r.gpu.pcieGbps() * TrainerLevers.PINNED_COPY_EFFICIENCY, exposed > 0
+                        ? String.format(Locale.ROOT, "%.2f s of them beyond the compute they overlap (PCIe-bound)", exposed)
+                        : "hidden under the blocks' compute"));
     }
 
     static String optimizerLabel(String optimizer) {

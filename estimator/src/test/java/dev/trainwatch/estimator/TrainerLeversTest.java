@@ -54,7 +54,11 @@ class TrainerLeversTest {
         RunSpec small = new RunSpec("flux.1-dev", "v100-32gb", 1, 1, 256, null, null, null, "fp16", "adamw8bit", true,
                 false, "precomputed", null, "flash", null, null)
                 .withPhysics(null, null, 16, null, null, null).withTrainer(null, 30);
-        assertThat(estimator.estimate(small).stepBreakdown().get("block_swap")).isPositive();
+        Estimate pcieBound = estimator.estimate(small);
+        assertThat(pcieBound.stepBreakdown().get("block_swap")).isPositive();
+        assertThat(pcieBound.notes()).anySatisfy(n -> assertThat(n).startsWith("30 swapped blocks cross PCIe twice a step")
+                .contains("PCIe-bound"));
+        assertThat(swap.notes()).anySatisfy(n -> assertThat(n).contains("hidden under the blocks' compute"));
     }
 
     @Test
