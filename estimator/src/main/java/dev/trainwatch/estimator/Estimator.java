@@ -162,6 +162,7 @@ public final class Estimator {
         Double total = run.totalSteps == null ? null : costs.stepSeconds() * run.totalSteps;
         Map<String, Long> host = Collections.unmodifiableMap(TrainerLevers.hostTerms(run));
         Map<String, Long> sampling = Collections.unmodifiableMap(TrainerLevers.samplingTerms(run, costs.memory()));
+        notes = TrainerLevers.withSamplingNote(notes, run, costs.peakBytes(), TrainerLevers.sum(sampling));
         return new Estimate(run.resolvedSpec(), run.profile.info.id(), run.gpu.id(), run.profile.params,
                 run.trainableParams(), costs.peakBytes(), run.gpu.memoryBytes(),
                 costs.peakBytes() <= run.gpu.memoryBytes(), maxBatch, costs.stepSeconds(), costs.samplesPerSecond(),

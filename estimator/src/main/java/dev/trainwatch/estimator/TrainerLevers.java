@@ -233,6 +233,22 @@ final class TrainerLevers {
         return s;
     }
 
+    /**
+     * {@code notes} with one more when training fits the GPU but its sampling phase does not: the run would die at its
+     * first sample, often after hours of caching and training.
+     */
+    static List<String> withSamplingNote(List<String> notes, ResolvedRun r, long trainingPeak, long samplingPeak) {
+        long capacity = r.gpu.memoryBytes();
+        if (trainingPeak > capacity || samplingPeak <= capacity) {
+            return notes;
+        }
+        List<String> out = new java.util.ArrayList<>(notes);
+        out.add(String.format(Locale.ROOT, "training fits, but sampling needs %.1f GiB of the %.1f GiB: the run would run"
+                + " out of memory at its first sample; sample at a smaller size or fewer frames, or turn sampling off",
+                samplingPeak / (double) (1L << 30), capacity / (double) (1L << 30)));
+        return List.copyOf(out);
+    }
+
     static long sum(Map<String, Long> terms) {
         long total = 0;
         for (long v : terms.values()) {

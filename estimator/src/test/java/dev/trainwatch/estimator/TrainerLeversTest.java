@@ -86,6 +86,20 @@ class TrainerLeversTest {
     }
 
     @Test
+    void theSamplingNoteAppearsExactlyWhenTrainingFitsAndSamplingDoesNot() {
+        // Wan 14B, fp8 base, 81 frames at 720 px on a 24 GB card with more and more blocks swapped: wherever training
+        // fits but the sample (its forward at CFG batch 2, the VAE decode) does not, the estimate says so.
+        for (int swap : new int[] {0, 10, 20, 30}) {
+            RunSpec spec = new RunSpec("wan2.1-t2v-14b", "rtx4090", 1, 1, 720, null, null, 81, "bf16", "adamw8bit", true,
+                    false, "precomputed", null, "flash", null, null)
+                    .withPhysics(null, null, 32, List.of("attention", "mlp"), null, null).withTrainer("fp8", swap);
+            Estimate e = estimator.estimate(spec);
+            boolean noted = e.notes().stream().anyMatch(n -> n.startsWith("training fits, but sampling needs"));
+            assertThat(noted).as("swap " + swap).isEqualTo(e.fits() && e.samplingPeakMemoryBytes() > e.gpuMemoryBytes());
+        }
+    }
+
+    @Test
     void theLeversAreSuggestedWithWhatTheySave() {
         Estimate bf16 = estimator.estimate(fluxLora(null, null));
         assertThat(bf16.fits()).isFalse();
