@@ -143,6 +143,20 @@ final class EstimateCommand implements Callable<Integer> {
         return v == Math.rint(v) ? String.valueOf((long) v) : String.valueOf(v);
     }
 
+    /** Host memory beside the GPU's, and the sampling (validation) phase's own peak, where many LoRA runs die. */
+    static void printHostAndSampling(PrintWriter out, Estimate e) {
+        if (e.samplingPeakMemoryBytes() > 0) {
+            out.printf(Locale.ROOT, "sampling peak     %s of %s  %s (validation samples beside the training state)%n",
+                    gb(e.samplingPeakMemoryBytes()), gb(e.gpuMemoryBytes()),
+                    e.samplingPeakMemoryBytes() <= e.gpuMemoryBytes() ? "fits" : "DOES NOT FIT");
+        }
+        if (e.hostMemoryBytes() > 0) {
+            Long pinned = e.hostBreakdown().get("pinned_swap_blocks");
+            out.printf(Locale.ROOT, "host memory       %s peak%s%n", gb(e.hostMemoryBytes()),
+                    pinned == null ? " (while loading the checkpoint)" : ", " + gb(pinned) + " of it pinned for swapped blocks");
+        }
+    }
+
     static void printTable(PrintWriter out, Estimate e, double pricePerGpuHour) {
         RunSpec s = e.spec();
         String size = s.resolution() != null ? s.resolution() + " px" : s.height() + "x" + s.width() + " px";
@@ -162,12 +176,15 @@ final class EstimateCommand implements Callable<Integer> {
                 + ("compiled".equals(s.kernels()) ? ", compiled kernels" : "")
                 + (s.loraRank() != null ? ", LoRA rank " + s.loraRank() + " on " + String.join("/", s.loraTargets()) : "")
                 + (s.loraRank() == null && s.loraTargets() != null ? ", training only " + String.join("/", s.loraTargets()) : "");
+        extras += (s.baseWeights() != null ? ", " + s.baseWeights() + " base weights" : "")
+                + (s.blocksToSwap() != null ? ", " + s.blocksToSwap() + " blocks swapped to host memory" : "");
         out.printf(Locale.ROOT, "  %s%s, %s, checkpointing %s, EMA %s, features %s, ZeRO %d, %s%s attention%s%n",
                 s.precision(), weights, s.optimizer(), checkpointing, onOff(s.ema()), features, s.zero(),
                 upcast ? "fp32 " : "", s.attention(), extras);
         out.printf(Locale.ROOT, "%nparameters        %,d (%,d trainable)%n", e.params(), e.trainableParams());
         out.printf(Locale.ROOT, "peak memory       %s of %s  %s%n", gb(e.peakMemoryBytes()), gb(e.gpuMemoryBytes()),
                 e.fits() ? "fits" : "DOES NOT FIT");
+        printHostAndSampling(out, e);
         out.printf(Locale.ROOT, "largest batch     %s%n", e.maxBatch() > 0 ? String.valueOf(e.maxBatch())
                 : "none: even batch 1 does not fit");
         out.printf(Locale.ROOT, "step time         %.3f s  (%.2f samples/s over %d GPU%s)%n", e.stepSeconds(),

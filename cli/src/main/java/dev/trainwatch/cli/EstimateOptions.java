@@ -39,7 +39,7 @@ public final class EstimateOptions {
     @Option(names = "--precision", paramLabel = "P", description = "fp32, tf32, fp16 or bf16.")
     String precision;
 
-    @Option(names = "--optimizer", paramLabel = "O", description = "adamw, adamw8bit, came, came8bit, adafactor or sgd.")
+    @Option(names = "--optimizer", paramLabel = "O", description = "adamw, adamw8bit, came, came8bit, adafactor, sgd, prodigy, lion or lion8bit.")
     String optimizer;
 
     @Option(names = "--grad-checkpointing", negatable = true, description = "Full activation recomputation (--no-grad-checkpointing to turn it off).")
@@ -100,6 +100,16 @@ public final class EstimateOptions {
             description = "A frozen-backbone fine-tune: only these module kinds train (same kinds as --lora-targets).")
     java.util.List<String> trainModules;
 
+    @Option(names = "--base-weights", paramLabel = "W",
+            description = "Storage of the frozen base weights: bf16, fp16, fp8, int8, int4 or nf4 (kohya/musubi --fp8_base,"
+                    + " ai-toolkit quantize, SimpleTuner base_model_precision); compute stays --precision.")
+    String baseWeights;
+
+    @Option(names = "--blocks-to-swap", paramLabel = "N",
+            description = "Transformer blocks kept in pinned host memory and streamed to the GPU each step (kohya's and"
+                    + " musubi's blocks_to_swap).")
+    Integer blocksToSwap;
+
     @Option(names = "--images", paramLabel = "N",
             description = "Samples per epoch: with --epochs, the total steps from the global batch (batch x GPUs x accumulation).")
     Long images;
@@ -107,7 +117,7 @@ public final class EstimateOptions {
     @Option(names = "--epochs", paramLabel = "E", description = "Passes over --images (default 1).")
     Double epochs;
 
-    @Option(names = "--config", paramLabel = "FILE", description = "A PixArt or Open-Sora .py or a Sana .yaml training config; flags override it.")
+    @Option(names = "--config", paramLabel = "FILE", description = "A training config: PixArt or Open-Sora .py, Sana or ai-toolkit .yaml, kohya sd-scripts or musubi-tuner .toml, SimpleTuner config.json; flags override it.")
     Path config;
 
     @picocli.CommandLine.Mixin
@@ -209,6 +219,7 @@ public final class EstimateOptions {
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps)
                 .withRegime(textFeatures, vaeFeatures, weights, null, vaeMicroBatch, null)
                 .withPhysics(kernels, attentionPrecision, loraRank, trainModules != null ? trainModules : loraTargets,
-                        images, epochs);
+                        images, epochs)
+                .withTrainer(baseWeights, blocksToSwap);
     }
 }

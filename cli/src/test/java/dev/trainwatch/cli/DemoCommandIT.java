@@ -29,7 +29,7 @@ class DemoCommandIT {
                     .until(() -> demo.stdout().contains("Ctrl-C stops"));
             assertThat(demo.stdout()).contains("SYNTHETIC");
             JsonNode first = demo.runs(page);
-            assertThat(first).hasSize(4);
+            assertThat(first).hasSize(5);
             assertThat(first).allMatch(r -> r.path("synthetic").asBoolean() && r.path("run_id").asText().startsWith("demo-"));
 
             // At ten times the speed, a minute of sustained trouble takes a few seconds.
@@ -77,7 +77,7 @@ class DemoCommandIT {
                     .until(() -> demo.stdout().contains("Ctrl-C stops"));
             assertThat(page.getPort()).isNotEqualTo(9477);
             assertThat(demo.stdout()).contains("127.0.0.1:9477 is taken, so the demo listens on port " + page.getPort());
-            assertThat(demo.runs(page)).hasSize(4);
+            assertThat(demo.runs(page)).hasSize(5);
         } finally {
             if (taken != null) {
                 taken.close();
@@ -103,8 +103,8 @@ class DemoCommandIT {
                 "http://127.0.0.1:" + webhook.getAddress().getPort() + "/hook", "--speed", "20",
                 "--external-url", "https://gpu-demo.example.org/trainwatch")) {
             URI page = demo.pageUri();
-            // The demo's own feed sends the token: its four runs arrive.
-            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(demo.runs(page)).hasSize(4));
+            // The demo's own feed sends the token: its five runs arrive.
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(demo.runs(page)).hasSize(5));
             java.net.http.HttpResponse<String> anonymous = java.net.http.HttpClient.newHttpClient().send(
                     java.net.http.HttpRequest.newBuilder(page.resolve("v1/runs/intruder/steps"))
                             .header("Content-Type", "application/json")

@@ -132,7 +132,7 @@ class EstimateCommandTest {
         Result model = run("estimate", "--model", "pixart-sigmaa", "--gpu", "a100-80gb");
         assertThat(model.status()).isEqualTo(2);
         assertThat(model.err().strip()).startsWith(
-                "trainwatch: unknown model 'pixart-sigmaa'; nearest: pixart-sigma-xl-2, pixart-alpha-xl-2").endsWith("(see 'trainwatch models')");
+                "trainwatch: unknown model 'pixart-sigmaa'; nearest: pixart-sigma-xl-2, pixart-alpha-xl-2").contains("see 'trainwatch models'").endsWith("with --catalog FILE)");
         assertThat(model.err().strip().lines().count()).isEqualTo(1);
 
         // "a100" used to pick a100-40gb silently; 40 and 80 GB cards give different verdicts.
@@ -290,6 +290,31 @@ class EstimateCommandTest {
                 "--train-modules", "final");
         assertThat(both.status()).isEqualTo(ExitCodes.USAGE);
         assertThat(both.err()).contains("--train-modules is a frozen-backbone fine-tune");
+    }
+
+    @Test
+    void aFluxLoraOnA24GbCardWithTheTrainersLevers() throws IOException {
+        String[] flux = {"estimate", "--model", "flux-dev", "--gpu", "rtx4090", "--batch", "1", "--resolution", "1024",
+            "--lora-rank", "16", "--lora-targets", "attention,mlp,modulation", "--optimizer", "adamw8bit",
+            "--base-weights", "fp8", "--blocks-to-swap", "18"};
+        Result r = run(flux);
+        assertThat(r.status()).as(r.err()).isZero();
+        assertThat(r.out()).startsWith("flux.1-dev on 1 x rtx4090").contains("fp8 base weights, 18 blocks swapped")
+                .containsPattern("sampling peak +[0-9.]+ GiB of [0-9.]+ GiB +fits")
+                .containsPattern("host memory +[0-9.]+ GiB peak, [0-9.]+ GiB of it pinned for swapped blocks");
+        String[] json = java.util.Arrays.copyOf(flux, flux.length + 1);
+        json[flux.length] = "--json";
+        JsonNode e = Json.MAPPER.readTree(run(json).out());
+        assertThat(e.get("spec").get("base_weights").asText()).isEqualTo("fp8");
+        assertThat(e.get("spec").get("blocks_to_swap").asInt()).isEqualTo(18);
+        assertThat(e.get("host_memory_bytes").asLong()).isPositive();
+        assertThat(e.get("host_breakdown").has("pinned_swap_blocks")).isTrue();
+        assertThat(e.get("sampling_peak_memory_bytes").asLong()).isPositive();
+        assertThat(e.get("fits").asBoolean()).isTrue();
+        Result bad = run("estimate", "--model", "flux.1-dev", "--gpu", "rtx4090", "--lora-rank", "16", "--base-weights", "fp4");
+        assertThat(bad.status()).isEqualTo(ExitCodes.USAGE);
+        assertThat(bad.err().strip()).isEqualTo("trainwatch: unknown base_weights 'fp4'; choose one of bf16, fp16, fp8, int8,"
+                + " int4, nf4");
     }
 
     private static double stepSeconds(String table) {

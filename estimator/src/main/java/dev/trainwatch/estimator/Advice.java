@@ -75,6 +75,7 @@ final class Advice {
             add(out, base, "keep half-precision parameters with fp32 master weights in the optimizer (--weights mixed:"
                     + " DeepSpeed, ColossalAI or FSDP mixed precision)", r.toBuilder().weights("mixed").build());
         }
+        trainerLevers(out, r, base);
         if (base.peakBytes() > r.gpu.memoryBytes()) {
             scaleOut(out, r, base);
         }
@@ -89,6 +90,40 @@ final class Advice {
         out.sort(Comparator.comparingLong(Suggestion::savesBytes).reversed()
                 .thenComparingDouble(Suggestion::newStepSeconds));
         return List.copyOf(out);
+    }
+
+    /**
+     * The levers of LoRA trainers: store the frozen base in fp8 (kohya's and musubi's {@code --fp8_base}, ai-toolkit's
+     * {@code quantize}); and when the run does not fit, the fewest blocks to swap to host memory that make it fit.
+     */
+    private static void trainerLevers(List<Suggestion> out, ResolvedRun r, Costs base) {
+        if (r.trainable.full()) {
+            return;
+        }
+        if (r.baseWeights == null || TrainerLevers.matrixBytes(r.baseWeights) > 1) {
+            add(out, base, "store the frozen base weights in fp8 (--base-weights fp8)",
+                    r.toBuilder().baseWeights("fp8").build());
+        }
+        if (base.peakBytes() <= r.gpu.memoryBytes()) {
+            return;
+        }
+        // Memory falls as more blocks are swapped: bisect for the fewest that fit.
+        int lo = r.blocksToSwap;
+        int hi = TrainerLevers.maxBlocksToSwap(r.profile);
+        if (hi <= lo || MemoryModel.peakBytes(r.toBuilder().blocksToSwap(hi).build(), r.batch) > r.gpu.memoryBytes()) {
+            return;
+        }
+        while (hi - lo > 1) {
+            int mid = (lo + hi) >>> 1;
+            if (MemoryModel.peakBytes(r.toBuilder().blocksToSwap(mid).build(), r.batch) <= r.gpu.memoryBytes()) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        ResolvedRun changed = r.toBuilder().blocksToSwap(hi).build();
+        add(out, base, "swap " + hi + " blocks to pinned host memory (--blocks-to-swap " + hi + "; "
+                + gb(TrainerLevers.swappedBytes(changed, TrainerLevers.weightBytes(changed))) + " of host memory)", changed);
     }
 
     /**
@@ -163,6 +198,7 @@ final class Advice {
             notes.add("uses " + percent(c.peakBytes(), capacity) + " of " + r.gpu.id()
                     + "'s memory: at the limit, fragmentation or a larger aspect-ratio bucket can run out of memory");
         }
+        blockSwapNote(r, c, notes);
         if ((r.optimizer.equals("came") || r.optimizer.equals("came8bit") || r.optimizer.equals("adafactor"))
                 && p.pointwiseConvParams > 0) {
             notes.add(optimizerLabel(r.optimizer) + " factors the last two dims of each weight, so the "
@@ -319,8 +355,25 @@ final class Advice {
             case "optimizer" -> optimizerLabel(r.optimizer) + " step";
             case "ema" -> "EMA update";
             case "allreduce" -> "gradient all-reduce not hidden by the backward pass";
+            case "dequantize" -> r.baseWeights + " base weights dequantised as each layer runs";
+            case "block_swap" -> r.blocksToSwap + " swapped blocks copied over PCIe beyond what compute hides";
             default -> term;
         };
+    }
+
+    /** What block swap moves over PCIe each step, and whether the compute hides it. */
+    private static void blockSwapNote(ResolvedRun r, Costs c, List<String> notes) {
+        double bytes = TrainerLevers.swapBytesPerStep(r);
+        if (bytes <= 0 || r.gpu.pcieGbps() <= 0) {
+            return;
+        }
+        double copy = bytes / (r.gpu.pcieGbps() * 1e9 * TrainerLevers.PINNED_COPY_EFFICIENCY);
+        double exposed = c.time().getOrDefault("block_swap", 0.0);
+        notes.add(String.format(Locale.ROOT, "%d swapped blocks cross PCIe twice a step: %.1f GB, %.2f s of copies at"
+                + " %.0f GB/s pinned, %s", r.blocksToSwap, bytes / 1e9, copy,
+                r.gpu.pcieGbps() * TrainerLevers.PINNED_COPY_EFFICIENCY, exposed > 0
+                        ? String.format(Locale.ROOT, "%.2f s of them beyond the compute they overlap (PCIe-bound)", exposed)
+                        : "hidden under the blocks' compute"));
     }
 
     static String optimizerLabel(String optimizer) {
@@ -330,6 +383,9 @@ final class Advice {
             case "came" -> "CAME";
             case "came8bit" -> "8-bit CAME";
             case "adafactor" -> "Adafactor";
+            case "prodigy" -> "Prodigy";
+            case "lion" -> "Lion";
+            case "lion8bit" -> "8-bit Lion";
             default -> "SGD";
         };
     }

@@ -104,9 +104,7 @@ final class Architecture {
                 long inFeatures = c * p * p;
                 linear(t, "img_in", h, inFeatures, 1, Role.IMAGE_TOKEN, true);
                 timestepEmbedder(t, "time_in", h);
-                linear(t, "vector_in.in_layer", h, m.vectorChannels(), 1, Role.SAMPLE, true);
-                linear(t, "vector_in.out_layer", h, h, 1, Role.SAMPLE, true);
-                linear(t, "txt_in", h, m.captionChannels(), 1, Role.TEXT_TOKEN, true);
+                DiffusersArchitectures.mmditConditioning(t, m);
                 long headDim = h / m.heads();
                 int L = m.depth();
                 long mlp = mlpHidden(m);
@@ -130,6 +128,7 @@ final class Architecture {
                 linear(t, "final_layer.adaLN_modulation.1", 2 * h, h, 1, Role.SAMPLE, true);
                 linear(t, "final_layer.linear", (long) p * p * out, h, 1, Role.IMAGE_TOKEN, true);
             }
+            case "sd3", "wan", "cogvideox", "ltx", "zimage" -> DiffusersArchitectures.tensors(t, m);
             default -> throw new IllegalStateException("catalog: unknown architecture " + m.architecture());
         }
         return List.copyOf(t);
@@ -172,6 +171,7 @@ final class Architecture {
                         new LayerPlan(m.depth(), joint, 48, 80, heads * joint * joint, 2.0 * joint * joint * h, 0),
                         new LayerPlan(m.singleDepth(), joint, 44, 72, heads * joint * joint, 2.0 * joint * joint * h, 0));
             }
+            case "sd3", "wan", "cogvideox", "ltx", "zimage" -> DiffusersArchitectures.plan(m, tokens);
             default -> throw new IllegalStateException("catalog: unknown architecture " + m.architecture());
         };
     }
@@ -181,6 +181,7 @@ final class Architecture {
         return switch (m.architecture()) {
             case "stdit3" -> new int[] {m.depth(), m.depth()};
             case "mmdit" -> new int[] {m.depth(), m.singleDepth()};
+            case "zimage" -> new int[] {m.depth() + 2 * m.refinerDepth()};
             default -> new int[] {m.depth()};
         };
     }
@@ -194,7 +195,7 @@ final class Architecture {
         };
     }
 
-    private static long mlpHidden(ModelInfo m) {
+    static long mlpHidden(ModelInfo m) {
         return Math.round(m.hidden() * m.mlpRatio());
     }
 
@@ -202,7 +203,7 @@ final class Architecture {
         return x * x;
     }
 
-    private static void linear(List<Tensor> t, String name, long out, long in, int count, Role role, boolean bias) {
+    static void linear(List<Tensor> t, String name, long out, long in, int count, Role role, boolean bias) {
         t.add(new Tensor(name + ".weight", new long[] {out, in}, count, true, role));
         if (bias) {
             t.add(new Tensor(name + ".bias", new long[] {out}, count, true, Role.NONE));
@@ -210,7 +211,7 @@ final class Architecture {
     }
 
     /** A patch-embedding convolution: weight [h, C, (pt,) p, p] applied once per token. */
-    private static void linearConv(List<Tensor> t, String name, long out, long[] inShape) {
+    static void linearConv(List<Tensor> t, String name, long out, long[] inShape) {
         long[] shape = new long[inShape.length + 1];
         shape[0] = out;
         System.arraycopy(inShape, 0, shape, 1, inShape.length);
@@ -219,7 +220,7 @@ final class Architecture {
     }
 
     /** Sinusoidal frequency embedding (256) -> Linear -> SiLU -> Linear, once per sample. */
-    private static void timestepEmbedder(List<Tensor> t, String name, long h) {
+    static void timestepEmbedder(List<Tensor> t, String name, long h) {
         linear(t, name + ".mlp.0", h, 256, 1, Role.SAMPLE, true);
         linear(t, name + ".mlp.2", h, h, 1, Role.SAMPLE, true);
     }

@@ -119,7 +119,8 @@ final class BucketPricing {
         return new Estimate(resolved, worst.model(), worst.gpu(), worst.params(), worst.trainableParams(),
                 worst.peakMemoryBytes(), worst.gpuMemoryBytes(), worst.fits(), worst.maxBatch(), step, samples / step,
                 worst.breakdown(), Collections.unmodifiableMap(stepBreakdown), total, worst.suggestions(), List.copyOf(notes),
-                flops, Collections.unmodifiableMap(operations), worst.why());
+                flops, Collections.unmodifiableMap(operations), worst.why(), worst.hostMemoryBytes(), worst.hostBreakdown(),
+                worst.samplingPeakMemoryBytes(), worst.samplingBreakdown());
     }
 
     private static String describeBucket(RunSpec s) {

@@ -30,6 +30,13 @@ import java.util.Map;
  *                          {@code text_encoder}, {@code vae_encoder}, {@code optimizer}, {@code ema},
  *                          {@code allreduce}); null from predictors that do not price operations
  * @param why               the step's largest terms, each with what would save it, largest first (empty when unknown)
+ * @param hostMemoryBytes   predicted peak host (CPU) memory of one training process: runtime, the checkpoint read at
+ *                          start, pinned copies of swapped blocks; 0 from predictors that do not price it
+ * @param hostBreakdown     bytes per host memory term ({@code process_runtime}, {@code checkpoint_load},
+ *                          {@code pinned_swap_blocks})
+ * @param samplingPeakMemoryBytes predicted device memory while the trainer samples (validation images or videos at
+ *                          the training size beside the training state); 0 when not priced
+ * @param samplingBreakdown bytes per term of that peak
  */
 public record Estimate(
         RunSpec spec,
@@ -50,7 +57,22 @@ public record Estimate(
         List<String> notes,
         Flops flops,
         Map<String, Double> stepOperations,
-        List<String> why) {
+        List<String> why,
+        long hostMemoryBytes,
+        Map<String, Long> hostBreakdown,
+        long samplingPeakMemoryBytes,
+        Map<String, Long> samplingBreakdown) {
+
+    /** An estimate without host memory and the sampling phase (predictors that price the training step only). */
+    public Estimate(RunSpec spec, String model, String gpu, long params, long trainableParams, long peakMemoryBytes,
+            long gpuMemoryBytes, boolean fits, int maxBatch, double stepSeconds, double samplesPerSecond,
+            Map<String, Long> breakdown, Map<String, Double> stepBreakdown, Double totalSeconds,
+            List<Suggestion> suggestions, List<String> notes, Flops flops, Map<String, Double> stepOperations,
+            List<String> why) {
+        this(spec, model, gpu, params, trainableParams, peakMemoryBytes, gpuMemoryBytes, fits, maxBatch, stepSeconds,
+                samplesPerSecond, breakdown, stepBreakdown, totalSeconds, suggestions, notes, flops, stepOperations, why,
+                0, Map.of(), 0, Map.of());
+    }
 
     /** An estimate without the operation breakdown (predictors that price the step as a whole). */
     public Estimate(RunSpec spec, String model, String gpu, long params, long trainableParams, long peakMemoryBytes,
@@ -65,7 +87,7 @@ public record Estimate(
     public Estimate withNotes(List<String> newNotes) {
         return new Estimate(spec, model, gpu, params, trainableParams, peakMemoryBytes, gpuMemoryBytes, fits, maxBatch,
                 stepSeconds, samplesPerSecond, breakdown, stepBreakdown, totalSeconds, suggestions, List.copyOf(newNotes),
-                flops, stepOperations, why);
+                flops, stepOperations, why, hostMemoryBytes, hostBreakdown, samplingPeakMemoryBytes, samplingBreakdown);
     }
 
     /**

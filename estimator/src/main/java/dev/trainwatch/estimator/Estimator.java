@@ -160,11 +160,14 @@ public final class Estimator {
         List<Suggestion> suggestions = Advice.suggestions(run, costs, maxBatch);
         List<String> notes = Advice.notes(run, costs);
         Double total = run.totalSteps == null ? null : costs.stepSeconds() * run.totalSteps;
+        Map<String, Long> host = Collections.unmodifiableMap(TrainerLevers.hostTerms(run));
+        Map<String, Long> sampling = Collections.unmodifiableMap(TrainerLevers.samplingTerms(run, costs.memory()));
+        notes = TrainerLevers.withSamplingNote(notes, run, costs.peakBytes(), TrainerLevers.sum(sampling));
         return new Estimate(run.resolvedSpec(), run.profile.info.id(), run.gpu.id(), run.profile.params,
                 run.trainableParams(), costs.peakBytes(), run.gpu.memoryBytes(),
                 costs.peakBytes() <= run.gpu.memoryBytes(), maxBatch, costs.stepSeconds(), costs.samplesPerSecond(),
                 costs.memory(), costs.time(), total, suggestions, notes, StepTimeModel.flops(run), costs.operations(),
-                Advice.why(run, costs));
+                Advice.why(run, costs), TrainerLevers.sum(host), host, TrainerLevers.sum(sampling), sampling);
     }
 
     /**

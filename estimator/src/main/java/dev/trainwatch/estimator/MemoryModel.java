@@ -97,14 +97,9 @@ final class MemoryModel {
         boolean fp32Params = r.weights.equals("fp32");
         Trainable tr = r.trainable;
         long trainable = tr.trainableParams();
-        long weights;
-        if (tr.lora()) {
-            // LoRA scripts (diffusers/PEFT, kohya, Sana) cast the frozen base to the training dtype and keep the
-            // adapters in fp32.
-            weights = (r.half() ? 2 : 4) * p.params + 4 * tr.adapterParams();
-        } else {
-            weights = (fp32Params ? 4 : 2) * p.params;
-        }
+        long weights = TrainerLevers.weightBytes(r);
+        // Blocks kept in pinned host memory (blocks_to_swap) are on the GPU only while they run.
+        weights -= TrainerLevers.swappedBytes(r, weights);
         mem.put("weights", r.zero >= 3 && sharded ? weights / d : weights);
         if (r.half() && fp32Params) {
             // Autocast caches a half copy of each fp32 weight it casts until the forward pass ends.
@@ -154,7 +149,11 @@ final class MemoryModel {
         if (sharded) {
             mem.put("nccl_buffers", NCCL_BYTES);
         }
-        mem.put("allocator_overhead", Math.round(allocated * ALLOCATOR_OVERHEAD));
+        // A frozen base is allocated once, in blocks of its own size: the caching allocator's slack grows with what is
+        // allocated and freed every step, not with it.
+        long frozenBase = tr.full() ? 0 : TrainerLevers.frozenBytes(r, tr.frozenParams(), r.half() ? 2 : 4)
+                - TrainerLevers.swappedBytes(r, TrainerLevers.weightBytes(r));
+        mem.put("allocator_overhead", Math.round(Math.max(0, allocated - Math.max(0, frozenBase)) * ALLOCATOR_OVERHEAD));
         if (r.factors.memoryFactor() != 1.0) {
             long total = 0;
             for (long v : mem.values()) {
@@ -173,7 +172,7 @@ final class MemoryModel {
         double textKvBytes = amp ? 2 : 4;
         // Half parameters (ColossalAI/DeepSpeed mixed, pure half): the residual stream and norm inputs that autocast
         // keeps in fp32 are half too.
-        boolean halfParams = !r.weights.equals("fp32");
+        boolean halfParams = halfStream(r);
         double halfStream = halfParams ? HALF_STREAM_ACTIVATION_FACTOR : 1;
         double total = 0;
         double live = 0;
@@ -200,6 +199,14 @@ final class MemoryModel {
         }
         double embedding = EMBEDDING_BYTES * r.tokens * b * h;
         return Math.round(total + live + embedding);
+    }
+
+    /**
+     * The residual stream and norm inputs are half: half parameters (ColossalAI/DeepSpeed mixed, pure half), or a LoRA
+     * run under autocast, whose trainers cast the frozen base to the compute dtype (kohya, musubi, diffusers/PEFT).
+     */
+    static boolean halfStream(ResolvedRun r) {
+        return !r.weights.equals("fp32") || (r.trainable.lora() && r.half());
     }
 
     private static long dataBytes(ResolvedRun r, int b) {

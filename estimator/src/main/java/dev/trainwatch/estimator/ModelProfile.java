@@ -24,6 +24,12 @@ final class ModelProfile {
     final long sampleWeights;
     /** Parameters of the largest single block (ZeRO-3 gathers one at a time). */
     final long largestBlockParams;
+    /** Parameters of all repeated transformer blocks together (what block swapping can move off the GPU). */
+    final long allBlockParams;
+    /** Transformer blocks, all groups together. */
+    final int blocks;
+    /** Parameters held in matrices (Linear and 1x1 conv weights): what a base-weight quantiser converts. */
+    final long matrixParams;
     private final Map<String, Long> optimizerBytes = new HashMap<>();
 
     ModelProfile(ModelInfo info) {
@@ -34,6 +40,8 @@ final class ModelProfile {
         long pointwise = 0;
         long[] perRole = new long[Role.values().length];
         long blockParams = 0;
+        long allBlocks = 0;
+        long matrices = 0;
         for (Tensor t : tensors) {
             all += t.totalNumel();
             if (t.trainable()) {
@@ -44,7 +52,11 @@ final class ModelProfile {
                 pointwise += t.totalNumel();
             }
             perRole[t.role().ordinal()] += t.totalNumel();
+            if (Trainable.isMatrix(t)) {
+                matrices += t.totalNumel();
+            }
             if (t.count() > 1) {
+                allBlocks += t.totalNumel();
                 blockParams += t.numel();
             }
         }
@@ -56,6 +68,9 @@ final class ModelProfile {
         this.jointTokenWeights = perRole[Role.JOINT_TOKEN.ordinal()];
         this.sampleWeights = perRole[Role.SAMPLE.ordinal()];
         this.largestBlockParams = blockParams;
+        this.allBlockParams = allBlocks;
+        this.matrixParams = matrices;
+        this.blocks = java.util.Arrays.stream(Architecture.groupDepths(info)).sum();
         for (String optimizer : OptimizerState.OPTIMIZERS) {
             long bytes = 0;
             for (Tensor t : tensors) {

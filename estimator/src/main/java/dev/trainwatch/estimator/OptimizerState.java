@@ -18,11 +18,17 @@ import java.util.Locale;
  *   <li>{@code came8bit}: CAME with each state tensor of ≥ 4096 elements quantised to 1 byte (+ block absmax).</li>
  *   <li>{@code adafactor}: no first moment; factored second moment like CAME's, full for vectors.</li>
  *   <li>{@code sgd}: one fp32 momentum buffer.</li>
+ *   <li>{@code prodigy} (prodigyopt): exp_avg, exp_avg_sq, the running sum {@code s} and the initial weights
+ *       {@code p0}, each the size of the parameter: 16 bytes per fp32 element.</li>
+ *   <li>{@code lion} (lion-pytorch, bitsandbytes Lion32bit): one fp32 exp_avg.</li>
+ *   <li>{@code lion8bit} (bitsandbytes): that moment at 1 byte per element plus the block absmax; small tensors
+ *       stay 32-bit.</li>
  * </ul>
  */
 final class OptimizerState {
 
-    static final List<String> OPTIMIZERS = List.of("adamw", "adamw8bit", "came", "came8bit", "adafactor", "sgd");
+    static final List<String> OPTIMIZERS = List.of("adamw", "adamw8bit", "came", "came8bit", "adafactor", "sgd",
+            "prodigy", "lion", "lion8bit");
 
     /** bitsandbytes keeps tensors smaller than this in 32-bit. */
     private static final long MIN_8BIT_SIZE = 4096;
@@ -40,6 +46,9 @@ final class OptimizerState {
             case "came8bit", "came8bitwrapper" -> "came8bit";
             case "adafactor" -> "adafactor";
             case "sgd" -> "sgd";
+            case "prodigy", "prodigyopt", "prodigyplusschedulefree" -> "prodigy";
+            case "lion", "lion32bit", "lionpytorch" -> "lion";
+            case "lion8bit", "bnblion8bit", "pagedlion8bit" -> "lion8bit";
             default -> null;
         };
     }
@@ -50,7 +59,9 @@ final class OptimizerState {
         return switch (optimizer) {
             case "adamw" -> 8 * n;
             case "adamw8bit" -> n < MIN_8BIT_SIZE ? 8 * n : 2 * n + 2 * 4 * ceilDiv(n, QUANT_BLOCK);
-            case "sgd" -> 4 * n;
+            case "sgd", "lion" -> 4 * n;
+            case "prodigy" -> 16 * n;
+            case "lion8bit" -> quantised(n);
             case "came" -> 4 * n + secondMoment(shape, true, false);
             case "came8bit" -> quantised(n) + secondMoment(shape, true, true);
             case "adafactor" -> secondMoment(shape, false, false);

@@ -56,6 +56,10 @@ final class ResolvedRun {
     final Trainable trainable;
     /** Blocks recomputed per layer group of {@link #plan}. */
     private final int[] checkpointed;
+    /** Storage of the frozen base weights ({@link TrainerLevers#BASE_WEIGHTS}); null: the compute dtype. */
+    final String baseWeights;
+    /** Transformer blocks kept in pinned host memory and streamed to the GPU each pass; 0: none. */
+    final int blocksToSwap;
 
     final long latentFrames;
     final long spatialTokens;
@@ -92,6 +96,8 @@ final class ResolvedRun {
         this.kernels = b.kernels;
         this.attentionFp32 = b.attentionFp32 != null ? b.attentionFp32 : b.profile.info.attentionUpcast();
         this.trainable = b.trainable != null ? b.trainable : Trainable.all(b.profile);
+        this.baseWeights = b.baseWeights;
+        this.blocksToSwap = b.blocksToSwap;
         ModelInfo m = profile.info;
         long temporal = Math.max(1, m.temporalDownsample());
         long latent = m.video() ? (frames + temporal - 1) / temporal : 1;
@@ -154,6 +160,8 @@ final class ResolvedRun {
         b.attentionFp32 = attentionFp32;
         b.trainable = trainable;
         b.checkpointed = checkpointed.clone();
+        b.baseWeights = baseWeights;
+        b.blocksToSwap = blocksToSwap;
         return b;
     }
 
@@ -250,7 +258,8 @@ final class ResolvedRun {
                 split ? (vaeOnline() ? "online" : "precomputed") : null,
                 weights, partial, profile.info.video() ? vaeMicroBatch() : null, null)
                 .withPhysics(kernels, attentionFp32 ? "fp32" : "half", trainable.lora() ? trainable.loraRank() : null,
-                        trainable.full() ? null : trainable.targets(), null, null);
+                        trainable.full() ? null : trainable.targets(), null, null)
+                .withTrainer(baseWeights, blocksToSwap > 0 ? blocksToSwap : null);
     }
 
     /** Mutable choices of a run; {@link #build()} derives the sizes and freezes them. Not thread-safe. */
@@ -285,6 +294,9 @@ final class ResolvedRun {
         Trainable trainable;
         /** Null: all blocks or none, as {@link #checkpointing} says. */
         int[] checkpointed;
+        /** Null: frozen weights in the compute dtype. */
+        String baseWeights;
+        int blocksToSwap;
 
         private Builder(ModelProfile profile) {
             this.profile = profile;
@@ -311,6 +323,16 @@ final class ResolvedRun {
 
         Builder checkpointed(int[] blocks) {
             checkpointed = blocks == null ? null : blocks.clone();
+            return this;
+        }
+
+        Builder baseWeights(String v) {
+            baseWeights = v;
+            return this;
+        }
+
+        Builder blocksToSwap(int v) {
+            blocksToSwap = v;
             return this;
         }
 

@@ -42,7 +42,8 @@ final class SpecResolver {
         Optional<ModelInfo> model = catalog.model(modelId);
         if (model.isEmpty()) {
             throw new InvalidSpecException("unknown model '" + modelId + "'; nearest: "
-                    + String.join(", ", Catalog.nearest(modelId, catalog.modelIds())) + " (see 'trainwatch models')");
+                    + String.join(", ", Catalog.nearest(modelId, catalog.modelIds()))
+                    + " (see 'trainwatch models'; describe another model in a user catalog with --catalog FILE)");
         }
         return profiles.get(model.get().id());
     }
@@ -183,7 +184,31 @@ final class SpecResolver {
         b.kernels = kernels;
         b.attentionFp32 = attentionFp32;
         b.trainable = trainable;
+        trainerLevers(b, spec, profile, trainable);
         return b.build();
+    }
+
+    /** Base-weights storage and block swap: checked against what the run trains and how many blocks the model has. */
+    private static void trainerLevers(ResolvedRun.Builder b, RunSpec spec, ModelProfile profile, Trainable trainable) {
+        if (spec.baseWeights() != null) {
+            String base = TrainerLevers.normalizeBaseWeights(spec.baseWeights());
+            if (base == null) {
+                throw new InvalidSpecException("unknown base_weights '" + spec.baseWeights() + "'; choose one of "
+                        + String.join(", ", TrainerLevers.BASE_WEIGHTS));
+            }
+            if (trainable.full()) {
+                throw new InvalidSpecException("base_weights sets how frozen weights are stored, and this run trains every"
+                        + " weight; give lora_rank (or lora_targets for a partial fine-tune)");
+            }
+            b.baseWeights(base);
+        }
+        int swap = spec.blocksToSwap() == null ? 0 : spec.blocksToSwap();
+        int most = TrainerLevers.maxBlocksToSwap(profile);
+        if (swap < 0 || swap > most) {
+            throw new InvalidSpecException("blocks_to_swap must be between 0 and " + most + " for " + profile.info.id()
+                    + ", got " + swap);
+        }
+        b.blocksToSwap(swap);
     }
 
     /** Optimizer steps to see {@code images} samples {@code epochs} times at a global batch (the last step partial). */

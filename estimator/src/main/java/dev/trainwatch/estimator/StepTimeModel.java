@@ -64,9 +64,14 @@ final class StepTimeModel {
     static final double ALLREDUCE_OVERLAP = 0.8;
     /** Gradient bucket (DDP's 25 MB): the last one is reduced after backward ends. */
     private static final double BUCKET_BYTES = 25e6;
-    /** Optimizer step traffic per trainable parameter (fused, memory-bound). */
+    /**
+     * Optimizer step traffic per trainable parameter (fused, memory-bound). Prodigy reads six fp32 tensors (weight,
+     * gradient, two moments, s, p0) and writes four, plus its two reductions over them; Lion reads weight, gradient and
+     * one moment and writes two.
+     */
     private static final Map<String, Double> OPTIMIZER_TRAFFIC = Map.of(
-            "adamw", 28.0, "adamw8bit", 18.0, "came", 32.0, "came8bit", 22.0, "adafactor", 20.0, "sgd", 16.0);
+            "adamw", 28.0, "adamw8bit", 18.0, "came", 32.0, "came8bit", 22.0, "adafactor", 20.0, "sgd", 16.0,
+            "prodigy", 48.0, "lion", 20.0, "lion8bit", 14.0);
     /**
      * Beyond one node the all-reduce runs over the network, priced at one InfiniBand port's rate per GPU in the
      * reference clusters of each generation (DGX-1/DGX-2: 100 Gb/s EDR; DGX A100: 200 Gb/s HDR; DGX H100 and
@@ -214,7 +219,7 @@ final class StepTimeModel {
         double elementwise = 0;
         int kernelsPerBlock = r.compiled() ? COMPILED_KERNELS_PER_BLOCK : EAGER_KERNELS_PER_BLOCK;
         double trafficShare = r.compiled() ? COMPILED_TRAFFIC_SHARE : 1;
-        boolean halfParams = !r.weights.equals("fp32");
+        boolean halfParams = MemoryModel.halfStream(r);
         for (int i = 0; i < r.plan.size(); i++) {
             LayerPlan layer = r.plan.get(i);
             if (layer.blocks() == 0) {
@@ -249,6 +254,10 @@ final class StepTimeModel {
                 t.put("vae_encoder", r.accumulation * vaeSeconds(r, hw, b));
             }
         }
+        double dequantize = TrainerLevers.dequantizeSeconds(r, hw.bandwidth);
+        if (dequantize > 0) {
+            t.put("dequantize", dequantize);
+        }
         operations.putAll(t);
         operations.remove("compute");
         operations.remove("memory_bound");
@@ -256,6 +265,13 @@ final class StepTimeModel {
         if (eagerShare < 1) {
             t.replaceAll((k, v) -> v / eagerShare);
             operations.replaceAll((k, v) -> v / eagerShare);
+        }
+        // Swapped blocks are copied on their own stream while other blocks compute; only the excess shows.
+        double swap = TrainerLevers.exposedSwapSeconds(r,
+                r.accumulation * (gemms + adapters + attention + elementwise) / eagerShare);
+        if (swap > 0) {
+            t.put("block_swap", swap);
+            operations.put("block_swap", swap);
         }
         int shards = r.zero >= 1 && r.gpus > 1 ? r.gpus : 1;
         t.put("optimizer", r.trainableParams() * OPTIMIZER_TRAFFIC.get(r.optimizer) / shards / hw.bandwidth);

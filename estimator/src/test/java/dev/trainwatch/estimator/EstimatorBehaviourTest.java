@@ -64,8 +64,8 @@ class EstimatorBehaviourTest {
                 .hasMessage("v100-32gb has no bf16 tensor cores; use fp16");
         assertThatThrownBy(() -> estimator.estimate(spec("dit-xl-2", "a100-80gb", 1, 1, 256, "fp8", null, null, null, null, null)))
                 .hasMessage("unknown precision 'fp8'; choose one of fp32, tf32, fp16, bf16");
-        assertThatThrownBy(() -> estimator.estimate(spec("dit-xl-2", "a100-80gb", 1, 1, 256, null, "lion", null, null, null, null)))
-                .hasMessageStartingWith("unknown optimizer 'lion'");
+        assertThatThrownBy(() -> estimator.estimate(spec("dit-xl-2", "a100-80gb", 1, 1, 256, null, "sophia", null, null, null, null)))
+                .hasMessageStartingWith("unknown optimizer 'sophia'");
         assertThatThrownBy(() -> estimator.estimate(new RunSpec("dit-xl-2", "a100-80gb", null, 1, null, null, null, 4,
                 null, null, null, null, null, null, null, null, null)))
                 .hasMessage("dit-xl-2 is an image model; frames apply to video models only");

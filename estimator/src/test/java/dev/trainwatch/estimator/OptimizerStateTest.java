@@ -48,6 +48,20 @@ class OptimizerStateTest {
         assertThat(OptimizerState.normalize("CAMEWrapper")).isEqualTo("came");
         assertThat(OptimizerState.normalize("AdamW")).isEqualTo("adamw");
         assertThat(OptimizerState.normalize("CAME8BitWrapper")).isEqualTo("came8bit");
-        assertThat(OptimizerState.normalize("lion")).isNull();
+        assertThat(OptimizerState.normalize("Lion8bit")).isEqualTo("lion8bit");
+        assertThat(OptimizerState.normalize("prodigy")).isEqualTo("prodigy");
+        assertThat(OptimizerState.normalize("Lion")).isEqualTo("lion");
+        assertThat(OptimizerState.normalize("Sophia")).isNull();
+    }
+
+    @Test
+    void prodigyKeepsFourStatesAndLionOne() {
+        // prodigyopt: exp_avg, exp_avg_sq, s and p0; Lion: exp_avg only; bitsandbytes Lion8bit: that one at 1 byte.
+        long[] shape = {3072, 3072};
+        long n = 3072L * 3072;
+        assertThat(OptimizerState.bytes("prodigy", shape)).isEqualTo(16 * n);
+        assertThat(OptimizerState.bytes("lion", shape)).isEqualTo(4 * n);
+        assertThat(OptimizerState.bytes("lion8bit", shape)).isBetween(n, n + n / 100);
+        assertThat(OptimizerState.bytes("lion8bit", new long[] {3072})).isEqualTo(4 * 3072);
     }
 }

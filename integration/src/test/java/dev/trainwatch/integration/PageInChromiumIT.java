@@ -80,10 +80,10 @@ class PageInChromiumIT {
 
     @Test
     void thePageShowsTheSyntheticRunsTheirAnomaliesAndLiveCharts() throws Exception {
-        // The API first: four synthetic runs, and the scenarios' anomalies raised by the real detectors.
+        // The API first: five synthetic runs, and the scenarios' anomalies raised by the real detectors.
         await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
             JsonNode runs = runs();
-            assertThat(runs).hasSize(4);
+            assertThat(runs).hasSize(5);
             assertThat(runs).allMatch(r -> r.path("synthetic").asBoolean() && r.path("run_id").asText().startsWith("demo-"));
             assertThat(activeKinds(runs)).contains("data_starvation", "oom_risk", "throttling");
         });

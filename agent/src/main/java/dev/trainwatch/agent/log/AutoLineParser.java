@@ -15,7 +15,7 @@ final class AutoLineParser implements StepLineParser {
 
     AutoLineParser() {
         this.candidates = List.of(new PixArtLineParser(), new SanaLineParser(), new DitLineParser(),
-                new OpenSoraLineParser(), new TqdmLineParser());
+                new OpenSoraLineParser(), new DeepSpeedLineParser(), new TqdmLineParser());
         this.quickCheck = candidates.stream().flatMap(c -> java.util.Arrays.stream(c.quickCheck()))
                 .distinct().toArray(String[]::new);
     }

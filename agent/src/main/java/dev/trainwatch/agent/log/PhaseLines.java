@@ -10,7 +10,8 @@ import java.util.Locale;
  * reports is known for what it is. Recognised (any case): "Saving checkpoint", "Saving current state" (accelerate),
  * "Saving model"; "Saved checkpoint", "Saved state to", "Checkpoint saved" (said after the save: the pause before
  * the line was the save); "Running validation", "Running evaluation", "Start evaluation", "Generating validation
- * images" (Sana, diffusers, PixArt's log_validation). Lines are pre-filtered on bytes, so noise lines cost a scan.
+ * images" (Sana, diffusers, PixArt's log_validation); the LoRA trainers' sampling: ai-toolkit's "Generating baseline
+ * samples before training" and "Generating Images"/"Generating Samples" bars, kohya's "generating sample images". Lines are pre-filtered on bytes, so noise lines cost a scan.
  */
 final class PhaseLines {
 
@@ -24,6 +25,7 @@ final class PhaseLines {
         ByteScan.Needle.of("alidation".getBytes(StandardCharsets.US_ASCII)),
         ByteScan.Needle.of("valuation".getBytes(StandardCharsets.US_ASCII)),
         ByteScan.Needle.of("aving model".getBytes(StandardCharsets.US_ASCII)),
+        ByteScan.Needle.of("enerating ".getBytes(StandardCharsets.US_ASCII)),
     };
 
     private PhaseLines() {
@@ -49,7 +51,8 @@ final class PhaseLines {
         } else if (containsAny(lower, List.of("saving checkpoint", "saving current state", "saving model"))) {
             kind = "checkpoint";
         } else if (containsAny(lower, List.of("running validation", "running evaluation", "start evaluation",
-                "generating validation images", "running inference for validation"))) {
+                "generating validation images", "running inference for validation", "generating baseline samples",
+                "generating samples", "generating images", "generating sample images"))) {
             kind = "evaluation";
         }
         if (kind == null) {

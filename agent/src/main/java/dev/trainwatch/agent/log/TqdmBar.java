@@ -105,15 +105,32 @@ record TqdmBar(String desc, long n, long total, double secondsPerIter, Map<Strin
         return new TqdmBar(desc, n, total, secondsPerIter, postfix);
     }
 
+    /**
+     * {@code key=value} pairs separated by commas ({@code set_postfix(**kw)}), or a postfix given as a string of
+     * {@code key: value} pairs separated by spaces, as ai-toolkit's {@code lr: 1.0e-04 loss: 5.226e-01}.
+     */
     private static Map<String, String> parsePostfix(String text) {
         Map<String, String> out = new LinkedHashMap<>();
         for (String part : text.split(",")) {
             int eq = part.indexOf('=');
             if (eq > 0) {
                 out.put(part.substring(0, eq).trim(), part.substring(eq + 1).trim());
+            } else {
+                colonPairs(part, out);
             }
         }
         return out;
+    }
+
+    private static void colonPairs(String part, Map<String, String> out) {
+        String[] tokens = part.trim().split("\\s+");
+        for (int i = 0; i + 1 < tokens.length; i++) {
+            String key = tokens[i];
+            if (key.length() > 1 && key.endsWith(":")) {
+                out.put(key.substring(0, key.length() - 1), tokens[i + 1]);
+                i++;
+            }
+        }
     }
 
     /** A postfix value as a number, or null. */
@@ -145,6 +162,23 @@ record TqdmBar(String desc, long n, long total, double secondsPerIter, Map<Strin
             Double v = number(k);
             if (v != null) {
                 return v;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The training loss of the frame: the first of the usual keys, else finetrainers' {@code global_avg_loss}, else
+     * any other key naming a loss that is not a maximum; nan kept.
+     */
+    Double loss() {
+        Double v = firstReading("loss", "step_loss", "train_loss", "avg_loss", "avr_loss", "global_avg_loss");
+        if (v != null) {
+            return v;
+        }
+        for (String k : postfix.keySet()) {
+            if (k.contains("loss") && !k.contains("max")) {
+                return reading(k);
             }
         }
         return null;

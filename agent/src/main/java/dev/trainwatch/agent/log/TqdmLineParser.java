@@ -57,7 +57,7 @@ final class TqdmLineParser implements StepLineParser {
         }
         Double time = Double.isNaN(bar.secondsPerIter()) ? null : bar.secondsPerIter();
         return new StepEvent(bar.n(), time, null, null, null, null, lastInterval, null,
-                bar.firstReading("loss", "step_loss", "train_loss", "avg_loss", "avr_loss"), bar.number("lr"),
+                bar.loss(), bar.number("lr"),
                 bar.firstReading("grad_norm", "global_grad_norm"), null, null, null, null);
     }
 }

@@ -34,6 +34,10 @@ class PhaseLinesTest {
         assertThat(of("11/24/2026 10:00:00 - INFO - accelerate.accelerator - Saving current state to out/checkpoint-500")
                 .kind()).isEqualTo("checkpoint");
         assertThat(of("no timestamp: Saving checkpoint at step 2000").ts()).isEqualTo(1000.0);
+        // The LoRA trainers' sampling is an evaluation phase: ai-toolkit issue #216's title quotes its log line.
+        assertThat(of("Generating baseline samples before training").kind()).isEqualTo("evaluation");
+        assertThat(of("Generating Images:  50%|#####     | 1/2 [01:00<01:00, 60.18s/it]").kind()).isEqualTo("evaluation");
+        assertThat(of("Generating a report of the losses")).isNull();
     }
 
     @Test

@@ -3,7 +3,7 @@ package dev.trainwatch.cli.demo;
 import dev.trainwatch.protocol.RunSpec;
 import java.util.List;
 
-/** What the four bundled scenarios share: identity, the expectation they deviate from, a healthy GPU. */
+/** What the bundled scenarios share: identity, the expectation they deviate from, a healthy GPU. */
 abstract class BaseScenario implements Scenario {
 
     static final double GIB = 1024.0 * 1024 * 1024;

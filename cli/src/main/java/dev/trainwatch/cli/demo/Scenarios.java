@@ -9,12 +9,13 @@ public final class Scenarios {
     private Scenarios() {
     }
 
-    /** The four bundled scenarios, each predicted by {@code estimator}. */
+    /** The five bundled scenarios, each predicted by {@code estimator}. */
     public static List<Scenario> bundled(Estimator estimator) {
         return List.of(
                 new HealthyDitScenario(estimator),
                 new StarvedPixArtSigmaScenario(estimator),
                 new CreepingSanaScenario(estimator),
-                new ThrottledStragglerScenario(estimator));
+                new ThrottledStragglerScenario(estimator),
+                new FluxLoraScenario(estimator));
     }
 }

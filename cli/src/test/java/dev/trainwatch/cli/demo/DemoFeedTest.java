@@ -3,6 +3,7 @@ package dev.trainwatch.cli.demo;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.GpuSample;
@@ -61,10 +62,11 @@ class DemoFeedTest {
     }
 
     @Test
-    void declaresFourSyntheticRunsWithSpecsTheEstimatorKnows() throws Exception {
+    void declaresFiveSyntheticRunsWithSpecsTheEstimatorKnows() throws Exception {
         RecordingSink sink = play(1, 0, 1);
         assertThat(sink.specs).containsOnlyKeys(HealthyDitScenario.RUN_ID, StarvedPixArtSigmaScenario.RUN_ID,
-                CreepingSanaScenario.RUN_ID, ThrottledStragglerScenario.RUN_ID);
+                CreepingSanaScenario.RUN_ID, ThrottledStragglerScenario.RUN_ID, FluxLoraScenario.RUN_ID);
+        assertThat(sink.specs.get(FluxLoraScenario.RUN_ID).baseWeights()).isEqualTo("fp8");
         assertThat(sink.specs.keySet()).allMatch(id -> id.startsWith("demo-"));
         assertThat(sink.specs.get(StarvedPixArtSigmaScenario.RUN_ID).features()).isEqualTo("online");
         assertThat(sink.specs.get(ThrottledStragglerScenario.RUN_ID).gpus()).isEqualTo(8);
@@ -74,7 +76,7 @@ class DemoFeedTest {
     @Test
     void everyNodeReportsEveryGpuOnEveryTickWithIncreasingSequence() throws Exception {
         RecordingSink sink = play(1, 10, 1);
-        assertThat(sink.batches).hasSize(40);
+        assertThat(sink.batches).hasSize(50);
         AgentBatch straggler = sink.batches.stream().filter(b -> b.runs().get(0).runId()
                 .equals(ThrottledStragglerScenario.RUN_ID)).reduce((a, b) -> b).orElseThrow();
         assertThat(straggler.gpus()).hasSize(8);
@@ -99,6 +101,20 @@ class DemoFeedTest {
         assertThat(steps).allMatch(s -> s.dataTimeS() / s.timeS() < 0.05);
         assertThat(sink.samplesOf("synthetic-demo-node-1", 0)).allMatch(g -> g.clockEventReasons().isEmpty()
                 && g.utilizationWindow().idleFraction() == 0.0);
+    }
+
+    @Test
+    void theFluxLoraFitsItsTwentyFourGigabytesAndRunsAsPredicted() throws Exception {
+        RecordingSink sink = play(1, 60, 1);
+        RunSpec spec = sink.specs.get(FluxLoraScenario.RUN_ID);
+        Estimate estimate = ESTIMATOR.estimate(spec);
+        assertThat(estimate.fits()).isTrue();
+        List<StepEvent> steps = sink.steps.get(FluxLoraScenario.RUN_ID);
+        assertThat(steps).isNotEmpty();
+        double mean = steps.stream().mapToDouble(StepEvent::timeS).average().orElseThrow();
+        assertThat(mean / estimate.stepSeconds()).isBetween(0.95, 1.05);
+        assertThat(sink.samplesOf("synthetic-demo-node-5", 0)).allMatch(g -> g.memoryUsedBytes() < g.memoryTotalBytes()
+                && g.name().equals("NVIDIA GeForce RTX 4090"));
     }
 
     @Test

@@ -114,13 +114,20 @@ class ScenariosAgainstTheDetectorsTest {
     }
 
     @Test
+    void theFluxLoraOnA24GbCardRaisesNothing() {
+        assertThat(raised(FluxLoraScenario.RUN_ID)).isEmpty();
+        assertThat(activeAtEnd).containsKey(FluxLoraScenario.RUN_ID);
+    }
+
+    @Test
     void noDemoRunRaisesAKindItsStoryDoesNotTell() {
         // Each run's story names what it shows; anything else on the page would be a false alarm in the demo.
         Map<String, java.util.Set<String>> allowed = Map.of(
                 HealthyDitScenario.RUN_ID, java.util.Set.of(),
                 StarvedPixArtSigmaScenario.RUN_ID, java.util.Set.of("data_starvation", "step_time_above_estimate"),
                 CreepingSanaScenario.RUN_ID, java.util.Set.of("oom_risk", "memory_above_estimate"),
-                ThrottledStragglerScenario.RUN_ID, java.util.Set.of("throttling", "straggler"));
+                ThrottledStragglerScenario.RUN_ID, java.util.Set.of("throttling", "straggler"),
+                FluxLoraScenario.RUN_ID, java.util.Set.of());
         assertThat(firstRaised.keySet()).as("runs that raised anything: " + firstRaised)
                 .isSubsetOf(allowed.keySet());
         firstRaised.forEach((run, kinds) -> assertThat(kinds.keySet()).as(run + " raised " + kinds)

@@ -30,6 +30,8 @@ public final class Catalog {
     private final Map<String, ModelInfo> models;
     private final Map<String, GpuInfo> gpus;
     private final Map<String, EncoderInfo> encoders;
+    /** Lower-cased model id or alias to model id. */
+    private final Map<String, String> modelNames;
     /** Lower-cased GPU id, alias or NVML name to GPU id. */
     private final Map<String, String> gpuNames;
     /** "gpu:id", "model:id", "encoder:id" to {@link #BUNDLED} or the file the entry was read from. */
@@ -67,12 +69,31 @@ public final class Catalog {
             }
         }
         this.gpuNames = Collections.unmodifiableMap(names);
+        this.modelNames = modelNames(models, origins);
         for (ModelInfo model : models) {
             requireEncoder(model, model.vae());
             if (model.textEncoder() != null) {
                 requireEncoder(model, model.textEncoder());
             }
         }
+    }
+
+    private static Map<String, String> modelNames(List<ModelInfo> models, Map<String, String> origins) {
+        Map<String, String> names = new LinkedHashMap<>();
+        for (ModelInfo model : models) {
+            names.put(model.id().toLowerCase(Locale.ROOT), model.id());
+        }
+        for (ModelInfo model : models) {
+            for (String alias : model.aliases() == null ? List.<String>of() : model.aliases()) {
+                String other = names.putIfAbsent(alias.strip().toLowerCase(Locale.ROOT), model.id());
+                if (other != null && !other.equals(model.id())) {
+                    throw new CatalogException("model alias '" + alias + "' of " + model.id() + " ("
+                            + origins.get("model:" + model.id()) + ") is already used by " + other + " ("
+                            + origins.get("model:" + other) + ")");
+                }
+            }
+        }
+        return Collections.unmodifiableMap(names);
     }
 
     /** Reads the catalogs bundled with the estimator. */
@@ -166,8 +187,10 @@ public final class Catalog {
         return List.copyOf(encoders.values());
     }
 
+    /** A model by its catalog id or one of its aliases ({@code flux-dev}), ignoring case. */
     public Optional<ModelInfo> model(String id) {
-        return id == null ? Optional.empty() : Optional.ofNullable(models.get(id.strip().toLowerCase(Locale.ROOT)));
+        return id == null ? Optional.empty()
+                : Optional.ofNullable(modelNames.get(id.strip().toLowerCase(Locale.ROOT))).map(models::get);
     }
 
     public Optional<EncoderInfo> encoder(String id) {

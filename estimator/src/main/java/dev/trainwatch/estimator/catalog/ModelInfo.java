@@ -42,6 +42,17 @@ import java.util.List;
  *                            prints with a base of 1024, so its "724M" is 724 x 2^20 = 759,169,024 parameters
  * @param publishedSource     where that count is stated
  * @param configNames         model names used in training configs that mean this model
+ * @param aliases             other names a user may type for this model ({@code flux-dev}, {@code wan2.1-14b}); matched
+ *                            ignoring case
+ * @param guidanceEmbed       a distilled-guidance embedder (Flux.1-dev, HunyuanVideo) beside the timestep embedder
+ * @param refinerDepth        refiner blocks before the main stack: HunyuanVideo's text-token refiner, Z-Image's noise
+ *                            and context refiners (each this deep)
+ * @param captionNorm         an RMSNorm over the text features before their projection (Qwen-Image, Z-Image)
+ * @param dualAttentionDepth  leading joint blocks with a second image self-attention (SD3.5-medium's MMDiT-X)
+ * @param timeEmbedDim        width of the timestep embedding the blocks' modulation reads (CogVideoX: 512), 0 when it
+ *                            is the hidden width
+ * @param experts             interchangeable transformers of the same shape, one trained at a time (Wan 2.2 A14B: 2
+ *                            noise-level experts); 0 or 1 for an ordinary model. Counts are per expert.
  */
 public record ModelInfo(
         String id,
@@ -76,7 +87,14 @@ public record ModelInfo(
         long publishedParams,
         String publishedAs,
         String publishedSource,
-        List<String> configNames) {
+        List<String> configNames,
+        List<String> aliases,
+        boolean guidanceEmbed,
+        int refinerDepth,
+        boolean captionNorm,
+        int dualAttentionDepth,
+        int timeEmbedDim,
+        int experts) {
 
     /** Pixels per latent cell along one side times the patch: pixels per token along one side. */
     public int pixelsPerToken() {

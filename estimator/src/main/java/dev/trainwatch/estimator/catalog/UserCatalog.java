@@ -22,7 +22,8 @@ final class UserCatalog {
 
     private static final Set<String> SECTIONS = Set.of("gpus", "models", "encoders", "_comment");
     private static final Set<String> GPU_ARCHITECTURES = Set.of("volta", "turing", "ampere", "ada", "hopper", "blackwell");
-    private static final Set<String> MODEL_ARCHITECTURES = Set.of("dit", "pixart", "sana", "stdit", "stdit3", "mmdit");
+    private static final Set<String> MODEL_ARCHITECTURES = Set.of("dit", "pixart", "sana", "stdit", "stdit3", "mmdit",
+            "sd3", "wan", "cogvideox", "ltx", "zimage");
     private static final Pattern ID = Pattern.compile("[a-z0-9][a-z0-9._-]{0,63}");
 
     private UserCatalog() {
@@ -197,7 +198,9 @@ final class UserCatalog {
                 m.latentChannels(), m.latentDownsample(), m.temporalDownsample(), m.learnSigma(), m.numClasses(),
                 m.posEmbedResolution(), m.vae(), m.textEncoder(), m.textTokens(), m.captionChannels(), m.vectorChannels(),
                 m.attentionUpcast(), m.sizeEmbedders(), m.video(), m.vaeMicroBatch(), d, m.publishedParams(),
-                m.publishedAs(), m.publishedSource(), m.configNames() == null ? List.of() : List.copyOf(m.configNames()));
+                m.publishedAs(), m.publishedSource(), m.configNames() == null ? List.of() : List.copyOf(m.configNames()),
+                m.aliases() == null ? List.of() : List.copyOf(m.aliases()), m.guidanceEmbed(), Math.max(0, m.refinerDepth()),
+                m.captionNorm(), Math.max(0, m.dualAttentionDepth()), Math.max(0, m.timeEmbedDim()), Math.max(0, m.experts()));
     }
 
     private static void checkEncoder(Path file, EncoderInfo e) {

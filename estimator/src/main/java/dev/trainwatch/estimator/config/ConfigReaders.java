@@ -61,7 +61,8 @@ public final class ConfigReaders {
 
     /**
      * Reads a config: PixArt-alpha/-Sigma and Open-Sora {@code .py} files (Open-Sora's are told apart by
-     * {@code model = dict(type=...)}) and Sana {@code .yaml} files.
+     * {@code model = dict(type=...)}), Sana and ai-toolkit {@code .yaml} files (ai-toolkit's by {@code config.process}),
+     * and kohya sd-scripts / musubi-tuner training {@code .toml} files.
      *
      * @throws ConfigException one line naming the file, the line and why, when the file cannot be read or understood
      */
@@ -76,9 +77,24 @@ public final class ConfigReaders {
             return new Read(spec, List.copyOf(notes));
         }
         if (name.endsWith(".yaml") || name.endsWith(".yml")) {
-            return new Read(fromSana(file, loadYaml(file, new LinkedHashSet<>()), catalog, notes), List.copyOf(notes));
+            Map<String, Object> yaml = loadYaml(file, new LinkedHashSet<>());
+            RunSpec spec = TrainerConfigs.isAiToolkit(yaml) ? TrainerConfigs.aiToolkit(file, yaml, catalog, notes)
+                    : fromSana(file, yaml, catalog, notes);
+            return new Read(spec, List.copyOf(notes));
         }
-        throw new ConfigException(file, 0, "not a config trainwatch reads (expected a PixArt .py or a Sana .yaml file, or an Open-Sora .py)");
+        if (name.endsWith(".toml")) {
+            return new Read(TrainerConfigs.kohya(file, catalog, notes), List.copyOf(notes));
+        }
+        if (name.endsWith(".json")) {
+            Map<String, Object> json = SimpleTunerConfig.read(file);
+            if (!SimpleTunerConfig.is(json)) {
+                throw new ConfigException(file, 0, "a JSON config trainwatch reads is SimpleTuner's config.json (with"
+                        + " model_family); OneTrainer's is not read yet");
+            }
+            return new Read(SimpleTunerConfig.spec(file, json, catalog, notes), List.copyOf(notes));
+        }
+        throw new ConfigException(file, 0, "not a config trainwatch reads (expected a PixArt or Open-Sora .py, a Sana or"
+                + " ai-toolkit .yaml, a kohya sd-scripts or musubi-tuner .toml, or a SimpleTuner config.json)");
     }
 
     // ------------------------------------------------------------------------------------------ PixArt (.py)
@@ -420,11 +436,14 @@ public final class ConfigReaders {
             case "came8bitwrapper", "came8bit" -> "came8bit";
             case "adafactor" -> "adafactor";
             case "sgd" -> "sgd";
+            case "prodigy" -> "prodigy";
+            case "lion" -> "lion";
+            case "lion8bit" -> "lion8bit";
             default -> null;
         };
         if (name == null) {
-            throw new ConfigException(file, line, "optimizer type '" + type
-                    + "' is not one trainwatch can price (AdamW, AdamW8bit, CAMEWrapper, CAME8BitWrapper, Adafactor, SGD)");
+            throw new ConfigException(file, line, "optimizer type '" + type + "' is not one trainwatch can price (AdamW,"
+                    + " AdamW8bit, CAMEWrapper, CAME8BitWrapper, Adafactor, SGD, Prodigy, Lion, Lion8bit)");
         }
         return name;
     }

@@ -134,11 +134,11 @@ class ConfigReadersTest {
                 .hasMessageStartingWith(yaml + ":").hasMessageContaining("not valid YAML");
 
         Path optimizer = dir.resolve("opt.yaml");
-        Files.writeString(optimizer, "train:\n  optimizer:\n    type: Lion\n");
-        assertThatThrownBy(() -> ConfigReaders.read(optimizer)).hasMessageContaining("optimizer type 'Lion'");
+        Files.writeString(optimizer, "train:\n  optimizer:\n    type: Sophia\n");
+        assertThatThrownBy(() -> ConfigReaders.read(optimizer)).hasMessageContaining("optimizer type 'Sophia'");
 
         assertThatThrownBy(() -> ConfigReaders.read(dir.resolve("missing.py"))).hasMessage(dir.resolve("missing.py") + ": no such file");
-        assertThatThrownBy(() -> ConfigReaders.read(dir.resolve("x.json"))).hasMessageContaining("expected a PixArt .py or a Sana .yaml");
+        assertThatThrownBy(() -> ConfigReaders.read(dir.resolve("x.cfg"))).hasMessageContaining("expected a PixArt or Open-Sora .py, a Sana or ai-toolkit .yaml, a kohya sd-scripts or musubi-tuner .toml, or a SimpleTuner config.json");
     }
 
     @Test

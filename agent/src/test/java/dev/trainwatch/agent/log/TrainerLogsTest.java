@@ -1,0 +1,93 @@
+package dev.trainwatch.agent.log;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import dev.trainwatch.protocol.StepEvent;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Real output of today's DiT trainers (diffusion-pipe's DeepSpeed lines, ai-toolkit's string postfix, musubi-tuner's
+ * {@code avr_loss} bar under a GUI's prefixes), collected from public issue threads with their sources in
+ * {@code src/test/resources/logs/trainers/SOURCES.md}, read through the production tailer with the auto-detected
+ * format: every (step, loss) pair, and no step from a caching or loading bar.
+ */
+@Timeout(30)
+class TrainerLogsTest {
+
+    @TempDir
+    Path dir;
+
+    private List<StepEvent> read(String name) throws IOException {
+        Path file = dir.resolve(name);
+        Files.write(file, Fixtures.bytes("trainers/" + name));
+        Fixtures.MovableClock clock = new Fixtures.MovableClock(Fixtures.NOW);
+        try (LogTailer tailer = new LogTailer(file, StepLineParsers.forFormat("auto"), clock, Long.MAX_VALUE,
+                LogTailer.DEFAULT_MAX_LINE_BYTES)) {
+            List<StepEvent> all = new ArrayList<>(tailer.poll());
+            clock.now = Fixtures.NOW.plusSeconds(2);
+            all.addAll(tailer.poll());
+            return all;
+        }
+    }
+
+    @Test
+    void diffusionPipePrintsDeepSpeedsStepLine() throws IOException {
+        List<StepEvent> events = read("diffusion-pipe_issue179.log");
+        assertThat(events).extracting(StepEvent::step).containsExactly(78L, 79L, 80L, 81L, 82L, 83L);
+        assertThat(events).extracting(StepEvent::loss).containsExactly(0.1150, 0.0814, 0.0995, 0.1480, 0.0812, 0.0765);
+        assertThat(events).extracting(StepEvent::timeS).containsExactly(18.305, 18.202, 18.323, 18.141, 18.243, 18.142);
+        StepEvent first = events.get(0);
+        // 0.219 samples/s over 18.305 s: a global batch of 4 (gradient accumulation 4 of micro-batch 1).
+        assertThat(first.samples()).isEqualTo(4.0);
+        assertThat(first.lr()).isCloseTo(1.5644e-05, within(1e-12));
+        assertThat(Fixtures.at(events, 79).intervalSteps()).isEqualTo(1);
+    }
+
+    @Test
+    void aWanRunOnFourGpusUnderDiffusionPipe() throws IOException {
+        List<StepEvent> events = read("diffusion-pipe_issue410.log");
+        assertThat(events).extracting(StepEvent::step).containsExactly(1L, 2L, 3L, 4L);
+        assertThat(events).extracting(StepEvent::loss).containsExactly(0.0614, 0.0571, 0.0359, 0.1193);
+        assertThat(events.get(3).timeS()).isEqualTo(533.263);
+    }
+
+    @Test
+    void aiToolkitsStringPostfixCarriesTheLossAndTheLearningRate() throws IOException {
+        List<StepEvent> events = read("ai-toolkit_issue818.log");
+        assertThat(events).extracting(StepEvent::step).containsExactly(19L, 49L);
+        assertThat(events).extracting(StepEvent::loss).containsExactly(1.038, 0.9602);
+        assertThat(events.get(0).timeS()).isEqualTo(17.64);
+        assertThat(events.get(0).lr()).isEqualTo(1.0e-4);
+    }
+
+    @Test
+    void musubiBarsUnderAGuisPrefixesTakeEachStepsLastFrame() throws IOException {
+        List<StepEvent> events = read("musubi_issue477.log");
+        assertThat(events).extracting(StepEvent::step).containsExactly(36L, 37L, 38L);
+        assertThat(events).extracting(StepEvent::loss).containsExactly(0.0796, 0.0853, 0.0806);
+        assertThat(events).extracting(StepEvent::timeS).containsExactly(21.93, 21.61, 21.45);
+    }
+
+    @Test
+    void cachingAndLoadingBarsAreNeverSteps() throws IOException {
+        assertThat(read("ai-toolkit-easy-install_issue55_caching.log")).isEmpty();
+        assertThat(read("kohya-ss_issue1904_loading.log")).isEmpty();
+    }
+
+    @Test
+    void finetrainersGlobalAverageLossIsTheStepsLoss() {
+        // finetrainers' bar (its train.py sets the postfix grad_norm, global_avg_loss, global_max_loss).
+        TqdmBar bar = TqdmBar.parse("Training steps:  10%|#         | 100/1000 [01:40<15:00,  1.00s/it, grad_norm=0.21,"
+                + " global_avg_loss=1.33, global_max_loss=1.52]");
+        assertThat(bar).isNotNull();
+        assertThat(bar.loss()).isEqualTo(1.33);
+    }
+}

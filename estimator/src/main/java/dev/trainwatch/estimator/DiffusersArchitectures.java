@@ -1,0 +1,302 @@
+package dev.trainwatch.estimator;
+
+import static dev.trainwatch.estimator.Architecture.linear;
+import static dev.trainwatch.estimator.Architecture.mlpHidden;
+import static dev.trainwatch.estimator.Architecture.timestepEmbedder;
+
+import dev.trainwatch.estimator.Tensor.Role;
+import dev.trainwatch.estimator.catalog.ModelInfo;
+import java.util.List;
+
+/**
+ * The tensors and block groups of the transformers people fine-tune with kohya, musubi-tuner, ai-toolkit, SimpleTuner,
+ * OneTrainer, diffusion-pipe and finetrainers: SD3/SD3.5 ({@code sd3}), Wan 2.1/2.2 ({@code wan}), CogVideoX
+ * ({@code cogvideox}), LTX-Video ({@code ltx}) and Z-Image ({@code zimage}), built the way diffusers' modules build
+ * them (names are ours; counts are theirs, checked against the published counts in ParameterCountTest). Flux, Open-Sora
+ * 2.0, HunyuanVideo and Qwen-Image are {@code mmdit} in {@link Architecture}; their conditioning inputs are here.
+ * Stateless.
+ */
+final class DiffusersArchitectures {
+
+    /** The pooled-text width Stable Diffusion 3 projects (CLIP-L 768 + CLIP-G 1280). */
+    private static final long SD3_POOLED = 2048;
+
+    private DiffusersArchitectures() {
+    }
+
+    static void tensors(List<Tensor> t, ModelInfo m) {
+        switch (m.architecture()) {
+            case "sd3" -> sd3(t, m);
+            case "wan" -> wan(t, m);
+            case "cogvideox" -> cogVideoX(t, m);
+            case "ltx" -> ltx(t, m);
+            case "zimage" -> zImage(t, m);
+            default -> throw new IllegalStateException("catalog: unknown architecture " + m.architecture());
+        }
+    }
+
+    /**
+     * Block groups at {@code tokens} image tokens per sample. Joint-attention models (SD3, CogVideoX, Z-Image) attend
+     * over image and text tokens together; Wan and LTX cross-attend to the caption as PixArt does.
+     */
+    static List<LayerPlan> plan(ModelInfo m, long tokens) {
+        long h = m.hidden();
+        long text = m.textTokens();
+        double heads = m.heads();
+        long joint = tokens + text;
+        return switch (m.architecture()) {
+            case "sd3", "cogvideox" -> List.of(new LayerPlan(m.depth(), joint, 48, 80, heads * joint * joint,
+                    2.0 * joint * joint * h, 0));
+            // Z-Image's refiners (image tokens alone, text tokens alone) are priced as joint blocks: a slight excess.
+            case "zimage" -> List.of(new LayerPlan(m.depth() + 2 * m.refinerDepth(), joint, 48, 80,
+                    heads * joint * joint, 2.0 * joint * joint * h, 0));
+            case "wan", "ltx" -> List.of(new LayerPlan(m.depth(), tokens, 58, 96,
+                    heads * tokens * tokens + heads * tokens * text, 2.0 * tokens * tokens * h + 2.0 * tokens * text * h,
+                    2.0 * text * h));
+            default -> throw new IllegalStateException("catalog: unknown architecture " + m.architecture());
+        };
+    }
+
+    /**
+     * What an {@code mmdit} adds beside its timestep embedder: the guidance embedder of guidance-distilled models, the
+     * pooled-text MLP (when the model reads a pooled vector), and the text input (a plain projection, an RMSNorm and a
+     * projection, or HunyuanVideo's token refiner).
+     */
+    static void mmditConditioning(List<Tensor> t, ModelInfo m) {
+        long h = m.hidden();
+        if (m.guidanceEmbed()) {
+            timestepEmbedder(t, "guidance_in", h);
+        }
+        if (m.vectorChannels() > 0) {
+            linear(t, "vector_in.in_layer", h, m.vectorChannels(), 1, Role.SAMPLE, true);
+            linear(t, "vector_in.out_layer", h, h, 1, Role.SAMPLE, true);
+        }
+        if (m.captionNorm()) {
+            t.add(new Tensor("txt_norm.weight", new long[] {m.captionChannels()}, 1, true, Role.NONE));
+        }
+        if (m.refinerDepth() > 0) {
+            tokenRefiner(t, m);
+        } else {
+            linear(t, "txt_in", h, m.captionChannels(), 1, Role.TEXT_TOKEN, true);
+        }
+    }
+
+    /** HunyuanVideo's text-token refiner: its own timestep and mean-caption embedders, then self-attention blocks. */
+    private static void tokenRefiner(List<Tensor> t, ModelInfo m) {
+        long h = m.hidden();
+        long c = m.captionChannels();
+        int n = m.refinerDepth();
+        timestepEmbedder(t, "txt_in.t_embedder", h);
+        linear(t, "txt_in.c_embedder.linear_1", h, c, 1, Role.SAMPLE, true);
+        linear(t, "txt_in.c_embedder.linear_2", h, h, 1, Role.SAMPLE, true);
+        linear(t, "txt_in.input_embedder", h, c, 1, Role.TEXT_TOKEN, true);
+        layerNorm(t, "txt_in.refiner_blocks.norm1", h, n);
+        linear(t, "txt_in.refiner_blocks.self_attn_qkv", 3 * h, h, n, Role.TEXT_TOKEN, true);
+        linear(t, "txt_in.refiner_blocks.self_attn_proj", h, h, n, Role.TEXT_TOKEN, true);
+        layerNorm(t, "txt_in.refiner_blocks.norm2", h, n);
+        linear(t, "txt_in.refiner_blocks.mlp.fc1", mlpHidden(m), h, n, Role.TEXT_TOKEN, true);
+        linear(t, "txt_in.refiner_blocks.mlp.fc2", h, mlpHidden(m), n, Role.TEXT_TOKEN, true);
+        linear(t, "txt_in.refiner_blocks.adaLN_modulation", 2 * h, h, n, Role.SAMPLE, true);
+    }
+
+    /**
+     * Stable Diffusion 3 / 3.5 (diffusers {@code SD3Transformer2DModel}): a learned position table, joint blocks with an
+     * image and a text stream each (the last block's text stream only feeds attention), RMS q/k norms, and in SD3.5-medium
+     * a second image self-attention in the leading blocks.
+     */
+    private static void sd3(List<Tensor> t, ModelInfo m) {
+        long h = m.hidden();
+        long c = m.latentChannels();
+        int p = m.patch();
+        int L = m.depth();
+        long headDim = h / m.heads();
+        t.add(new Tensor("pos_embed.proj.weight", new long[] {h, c, p, p}, 1, true, Role.IMAGE_TOKEN));
+        t.add(new Tensor("pos_embed.proj.bias", new long[] {h}, 1, true, Role.NONE));
+        long side = m.posEmbedResolution() / (long) m.pixelsPerToken();
+        t.add(new Tensor("pos_embed.pos_embed", new long[] {1, side * side, h}, 1, true, Role.NONE));
+        timestepEmbedder(t, "time_text_embed.timestep_embedder", h);
+        linear(t, "time_text_embed.text_embedder.linear_1", h, SD3_POOLED, 1, Role.SAMPLE, true);
+        linear(t, "time_text_embed.text_embedder.linear_2", h, h, 1, Role.SAMPLE, true);
+        linear(t, "context_embedder", h, m.captionChannels(), 1, Role.TEXT_TOKEN, true);
+        int dual = Math.min(L, m.dualAttentionDepth());
+        linear(t, "x_block.adaLN_modulation", 9 * h, h, dual, Role.SAMPLE, true);
+        linear(t, "x_block.adaLN_modulation", 6 * h, h, L - dual, Role.SAMPLE, true);
+        linear(t, "context_block.adaLN_modulation", 6 * h, h, L - 1, Role.SAMPLE, true);
+        linear(t, "context_block.adaLN_modulation", 2 * h, h, 1, Role.SAMPLE, true);
+        for (String stream : List.of("x_block", "context_block")) {
+            Role role = stream.equals("x_block") ? Role.IMAGE_TOKEN : Role.TEXT_TOKEN;
+            int mlpBlocks = stream.equals("x_block") ? L : L - 1;
+            linear(t, stream + ".attn.qkv", 3 * h, h, L, role, true);
+            rmsNorm(t, stream + ".attn.norm_q", headDim, L);
+            rmsNorm(t, stream + ".attn.norm_k", headDim, L);
+            linear(t, stream + ".attn.proj", h, h, mlpBlocks, role, true);
+            linear(t, stream + ".mlp.fc1", mlpHidden(m), h, mlpBlocks, role, true);
+            linear(t, stream + ".mlp.fc2", h, mlpHidden(m), mlpBlocks, role, true);
+        }
+        if (dual > 0) {
+            linear(t, "x_block.attn2.qkv", 3 * h, h, dual, Role.IMAGE_TOKEN, true);
+            rmsNorm(t, "x_block.attn2.norm_q", headDim, dual);
+            rmsNorm(t, "x_block.attn2.norm_k", headDim, dual);
+            linear(t, "x_block.attn2.proj", h, h, dual, Role.IMAGE_TOKEN, true);
+        }
+        linear(t, "final_layer.adaLN_modulation", 2 * h, h, 1, Role.SAMPLE, true);
+        linear(t, "final_layer.linear", (long) p * p * c, h, 1, Role.IMAGE_TOKEN, true);
+    }
+
+    /**
+     * Wan 2.1 / 2.2 (diffusers {@code WanTransformer3DModel}, text-to-video): self-attention and cross-attention to the
+     * umT5 caption with RMS norms over the whole width, a normed cross-attention input, an FFN of {@code ffn_hidden}
+     * and a per-block modulation table read from one shared time projection.
+     */
+    private static void wan(List<Tensor> t, ModelInfo m) {
+        long h = m.hidden();
+        long f = m.ffnHidden();
+        int L = m.depth();
+        long c = m.latentChannels();
+        long patchIn = c * Math.max(1, m.patchT()) * m.patch() * m.patch();
+        linear(t, "patch_embedding", h, patchIn, 1, Role.IMAGE_TOKEN, true);
+        timestepEmbedder(t, "time_embedder", h);
+        linear(t, "time_projection", 6 * h, h, 1, Role.SAMPLE, true);
+        linear(t, "text_embedding.linear_1", h, m.captionChannels(), 1, Role.TEXT_TOKEN, true);
+        linear(t, "text_embedding.linear_2", h, h, 1, Role.TEXT_TOKEN, true);
+        attention(t, "blocks.attn", h, L, Role.IMAGE_TOKEN, Role.IMAGE_TOKEN);
+        rmsNorm(t, "blocks.attn.norm_q", h, L);
+        rmsNorm(t, "blocks.attn.norm_k", h, L);
+        attention(t, "blocks.cross_attn", h, L, Role.IMAGE_TOKEN, Role.TEXT_TOKEN);
+        rmsNorm(t, "blocks.cross_attn.norm_q", h, L);
+        rmsNorm(t, "blocks.cross_attn.norm_k", h, L);
+        layerNorm(t, "blocks.norm3", h, L);
+        linear(t, "blocks.mlp.fc1", f, h, L, Role.IMAGE_TOKEN, true);
+        linear(t, "blocks.mlp.fc2", h, f, L, Role.IMAGE_TOKEN, true);
+        t.add(new Tensor("blocks.modulation", new long[] {1, 6, h}, L, true, Role.NONE));
+        linear(t, "head.linear", patchIn, h, 1, Role.IMAGE_TOKEN, true);
+        t.add(new Tensor("head.modulation", new long[] {1, 2, h}, 1, true, Role.NONE));
+    }
+
+    /**
+     * CogVideoX (diffusers {@code CogVideoXTransformer3DModel}): video and T5 caption tokens in one sequence through
+     * every block ("expert" adaptive LayerNorms per modality, read from a {@code time_embed_dim} timestep embedding),
+     * LayerNorm q/k norms per head.
+     */
+    private static void cogVideoX(List<Tensor> t, ModelInfo m) {
+        long h = m.hidden();
+        long e = m.timeEmbedDim() > 0 ? m.timeEmbedDim() : h;
+        int L = m.depth();
+        int p = m.patch();
+        long c = m.latentChannels();
+        long headDim = h / m.heads();
+        t.add(new Tensor("patch_embed.proj.weight", new long[] {h, c, p, p}, 1, true, Role.IMAGE_TOKEN));
+        t.add(new Tensor("patch_embed.proj.bias", new long[] {h}, 1, true, Role.NONE));
+        linear(t, "patch_embed.text_proj", h, m.captionChannels(), 1, Role.TEXT_TOKEN, true);
+        linear(t, "time_embedding.linear_1", e, h, 1, Role.SAMPLE, true);
+        linear(t, "time_embedding.linear_2", e, e, 1, Role.SAMPLE, true);
+        for (String norm : List.of("blocks.norm1", "blocks.norm2")) {
+            linear(t, norm + ".adaLN_modulation", 6 * h, e, L, Role.SAMPLE, true);
+            layerNorm(t, norm + ".norm", h, L);
+        }
+        attention(t, "blocks.attn", h, L, Role.JOINT_TOKEN, Role.JOINT_TOKEN);
+        layerNorm(t, "blocks.attn.norm_q", headDim, L);
+        layerNorm(t, "blocks.attn.norm_k", headDim, L);
+        linear(t, "blocks.mlp.fc1", mlpHidden(m), h, L, Role.JOINT_TOKEN, true);
+        linear(t, "blocks.mlp.fc2", h, mlpHidden(m), L, Role.JOINT_TOKEN, true);
+        layerNorm(t, "norm_final", h, 1);
+        linear(t, "final_layer.adaLN_modulation", 2 * h, e, 1, Role.SAMPLE, true);
+        layerNorm(t, "final_layer.norm", h, 1);
+        linear(t, "final_layer.linear", (long) p * p * c, h, 1, Role.IMAGE_TOKEN, true);
+    }
+
+    /**
+     * LTX-Video (diffusers {@code LTXVideoTransformer3DModel}): PixArt-style adaLN-single and caption projection over a
+     * 128-channel latent with patch 1, RMS q/k norms across heads in self- and cross-attention.
+     */
+    private static void ltx(List<Tensor> t, ModelInfo m) {
+        long h = m.hidden();
+        int L = m.depth();
+        long c = m.latentChannels();
+        linear(t, "proj_in", h, c, 1, Role.IMAGE_TOKEN, true);
+        t.add(new Tensor("scale_shift_table", new long[] {2, h}, 1, true, Role.NONE));
+        timestepEmbedder(t, "t_embedder", h);
+        linear(t, "t_block", 6 * h, h, 1, Role.SAMPLE, true);
+        linear(t, "caption_projection.linear_1", h, m.captionChannels(), 1, Role.TEXT_TOKEN, true);
+        linear(t, "caption_projection.linear_2", h, h, 1, Role.TEXT_TOKEN, true);
+        attention(t, "blocks.attn", h, L, Role.IMAGE_TOKEN, Role.IMAGE_TOKEN);
+        rmsNorm(t, "blocks.attn.norm_q", h, L);
+        rmsNorm(t, "blocks.attn.norm_k", h, L);
+        attention(t, "blocks.cross_attn", h, L, Role.IMAGE_TOKEN, Role.TEXT_TOKEN);
+        rmsNorm(t, "blocks.cross_attn.norm_q", h, L);
+        rmsNorm(t, "blocks.cross_attn.norm_k", h, L);
+        linear(t, "blocks.mlp.fc1", mlpHidden(m), h, L, Role.IMAGE_TOKEN, true);
+        linear(t, "blocks.mlp.fc2", h, mlpHidden(m), L, Role.IMAGE_TOKEN, true);
+        t.add(new Tensor("blocks.scale_shift_table", new long[] {6, h}, L, true, Role.NONE));
+        linear(t, "final_layer.linear", c, h, 1, Role.IMAGE_TOKEN, true);
+    }
+
+    /**
+     * Z-Image (Tongyi S3-DiT): one stream of image and Qwen3 caption tokens; bias-free attention and a SwiGLU FFN of
+     * {@code ffn_hidden}, four RMSNorms per block, a tanh-gated modulation read from a 256-wide timestep embedding; noise
+     * refiner blocks (modulated) over the image tokens and context refiner blocks (not modulated) over the caption.
+     */
+    private static void zImage(List<Tensor> t, ModelInfo m) {
+        long h = m.hidden();
+        long f = m.ffnHidden();
+        long e = m.timeEmbedDim() > 0 ? m.timeEmbedDim() : h;
+        int p = m.patch();
+        long c = m.latentChannels();
+        int r = m.refinerDepth();
+        long headDim = h / m.heads();
+        linear(t, "x_embedder", h, c * p * p, 1, Role.IMAGE_TOKEN, true);
+        linear(t, "t_embedder.mlp.0", 1024, 256, 1, Role.SAMPLE, true);
+        linear(t, "t_embedder.mlp.2", e, 1024, 1, Role.SAMPLE, true);
+        rmsNorm(t, "cap_embedder.norm", m.captionChannels(), 1);
+        linear(t, "cap_embedder.linear", h, m.captionChannels(), 1, Role.TEXT_TOKEN, true);
+        t.add(new Tensor("x_pad_token", new long[] {1, h}, 1, true, Role.NONE));
+        t.add(new Tensor("cap_pad_token", new long[] {1, h}, 1, true, Role.NONE));
+        String[] stacks = {"layers", "noise_refiner", "context_refiner"};
+        int[] depths = {m.depth(), r, r};
+        Role[] roles = {Role.JOINT_TOKEN, Role.IMAGE_TOKEN, Role.TEXT_TOKEN};
+        for (int i = 0; i < stacks.length; i++) {
+            String s = stacks[i];
+            int n = depths[i];
+            attention(t, s + ".attn", h, n, roles[i], roles[i], false);
+            rmsNorm(t, s + ".attn.norm_q", headDim, n);
+            rmsNorm(t, s + ".attn.norm_k", headDim, n);
+            linear(t, s + ".mlp.w1", f, h, n, roles[i], false);
+            linear(t, s + ".mlp.w2", h, f, n, roles[i], false);
+            linear(t, s + ".mlp.w3", f, h, n, roles[i], false);
+            rmsNorm(t, s + ".norms", 4 * h, n);
+            if (i < 2) {
+                linear(t, s + ".adaLN_modulation", 4 * h, e, n, Role.SAMPLE, true);
+            }
+        }
+        linear(t, "final_layer.linear", (long) p * p * c, h, 1, Role.IMAGE_TOKEN, true);
+        linear(t, "final_layer.adaLN_modulation", h, e, 1, Role.SAMPLE, true);
+    }
+
+    /** q, k, v and output projections as four linears with biases (queries per {@code qRole}, keys per {@code kvRole}). */
+    private static void attention(List<Tensor> t, String name, long h, int count, Role qRole, Role kvRole) {
+        attention(t, name, h, count, qRole, kvRole, true);
+    }
+
+    private static void attention(List<Tensor> t, String name, long h, int count, Role qRole, Role kvRole, boolean bias) {
+        if (count == 0) {
+            return;
+        }
+        linear(t, name + ".to_q", h, h, count, qRole, bias);
+        linear(t, name + ".to_k", h, h, count, kvRole, bias);
+        linear(t, name + ".to_v", h, h, count, kvRole, bias);
+        linear(t, name + ".to_out", h, h, count, qRole, bias);
+    }
+
+    private static void rmsNorm(List<Tensor> t, String name, long width, int count) {
+        if (count > 0) {
+            t.add(new Tensor(name + ".weight", new long[] {width}, count, true, Role.NONE));
+        }
+    }
+
+    private static void layerNorm(List<Tensor> t, String name, long width, int count) {
+        if (count > 0) {
+            t.add(new Tensor(name + ".weight", new long[] {width}, count, true, Role.NONE));
+            t.add(new Tensor(name + ".bias", new long[] {width}, count, true, Role.NONE));
+        }
+    }
+}

@@ -1,0 +1,259 @@
+package dev.trainwatch.estimator;
+
+import dev.trainwatch.estimator.catalog.ModelInfo;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * How the LoRA trainers of today's DiTs (kohya sd-scripts and musubi-tuner, ai-toolkit, SimpleTuner, OneTrainer,
+ * diffusion-pipe) fit 12–20B models on 24 GB cards, priced: frozen base weights stored quantised ({@code base_weights})
+ * and dequantised as each layer runs, transformer blocks kept in pinned host memory and streamed over PCIe
+ * ({@code blocks_to_swap}), the host memory that costs, and the sampling (validation) phase that runs the pipeline's
+ * inference beside the training state. The constants are documented in docs/ESTIMATOR.md. Stateless.
+ */
+final class TrainerLevers {
+
+    /** Storage formats of frozen base weights, as {@code --base-weights} names them. */
+    static final List<String> BASE_WEIGHTS = List.of("bf16", "fp16", "fp8", "int8", "int4", "nf4");
+    /**
+     * Share of PCIe x16's per-direction rate a pinned host-to-device copy reaches (about 25 of 32 GB/s on PCIe 4.0,
+     * NVIDIA's bandwidthTest on pinned memory).
+     */
+    static final double PINNED_COPY_EFFICIENCY = 0.8;
+    /**
+     * Host memory of a CUDA PyTorch training process before any model (CUDA and cuDNN libraries, the Python runtime,
+     * data loader workers): a few GB in every trainer's process table.
+     */
+    static final long PROCESS_RUNTIME_BYTES = 3_000_000_000L;
+    /**
+     * Live working memory of one block's no-grad forward per token per hidden unit in 16-bit: the residual, q/k/v, the
+     * attention output and the 4h MLP activation before and after its nonlinearity.
+     */
+    static final double INFERENCE_BYTES = 28;
+    /** A VAE decoder's working memory relative to its encoder's, per output pixel. */
+    static final double DECODER_TRANSIENT_FACTOR = 1;
+
+    private TrainerLevers() {
+    }
+
+    /**
+     * The canonical base-weights name for what users and trainers write ({@code float8}, {@code fp8_e4m3fn},
+     * {@code qfloat8}, {@code int8-quanto}, {@code nf4-bnb}, …); null when it is not one.
+     */
+    static String normalizeBaseWeights(String raw) {
+        String s = raw.strip().toLowerCase(Locale.ROOT).replace('_', '-');
+        if (s.startsWith("fp8") || s.startsWith("float8") || s.equals("qfloat8") || s.equals("e4m3fn")) {
+            return "fp8";
+        }
+        return switch (s) {
+            case "bf16", "bfloat16" -> "bf16";
+            case "fp16", "float16", "half" -> "fp16";
+            case "int8", "qint8", "int8-quanto", "int8-torchao", "uint8" -> "int8";
+            case "int4", "qint4", "int4-quanto", "int4-torchao", "uint4" -> "int4";
+            case "nf4", "nf4-bnb", "nfloat4", "bnb-nf4" -> "nf4";
+            default -> null;
+        };
+    }
+
+    /**
+     * Bytes per quantised weight element: fp8 and int8 one byte (per-channel scales are noise); int4 half a byte plus
+     * a 16-bit scale and shift per 128-element group (quanto); NF4 half a byte plus bitsandbytes' double-quantised
+     * absmax per 64-element block (0.127 bits).
+     */
+    static double matrixBytes(String baseWeights) {
+        return switch (baseWeights) {
+            case "fp8", "int8" -> 1;
+            case "int4" -> 0.5 + 4.0 / 128;
+            case "nf4" -> 0.5 + 0.127 / 8;
+            default -> 2;
+        };
+    }
+
+    /**
+     * Bytes of the frozen weights on the GPU before any block is swapped out. Trainers quantise the matrices of the
+     * transformer (Linear weights); norms, biases and tables stay in the compute dtype.
+     *
+     * @param plainBytes bytes per frozen parameter when no base storage is given
+     */
+    static long frozenBytes(ResolvedRun r, long frozenParams, double plainBytes) {
+        if (r.baseWeights == null) {
+            return Math.round(frozenParams * plainBytes);
+        }
+        double matrixShare = (double) matrixParams(r) / r.profile.params;
+        double perParam = matrixShare * matrixBytes(r.baseWeights) + (1 - matrixShare) * 2;
+        return Math.round(frozenParams * perParam);
+    }
+
+    /** Parameters held in matrices (what a quantiser converts and a dequantiser restores). */
+    static long matrixParams(ResolvedRun r) {
+        return r.profile.matrixParams;
+    }
+
+    /** The weights term's bytes that {@code blocks_to_swap} keeps in host memory instead. */
+    static long swappedBytes(ResolvedRun r, long weightBytes) {
+        if (r.blocksToSwap <= 0 || r.profile.blocks == 0) {
+            return 0;
+        }
+        double perParam = (double) weightBytes / r.profile.params;
+        return Math.round(swappedParams(r.profile, r.blocksToSwap) * perParam);
+    }
+
+    /**
+     * Parameters of {@code n} swapped blocks. For an MMDiT with single-stream blocks, kohya's and musubi's unit is a
+     * double-stream block or two single-stream ones: {@code n / 2} double and {@code (n - n / 2) * 2} single blocks
+     * move, each group keeping two on the GPU (Flux: at most 35). Other models swap {@code n} of their blocks.
+     */
+    static double swappedParams(ModelProfile p, int n) {
+        ModelInfo m = p.info;
+        if (m.architecture().equals("mmdit") && m.singleDepth() > 0) {
+            int doubles = n / 2;
+            int singles = (n - doubles) * 2;
+            return doubles * blockParams(p, "double_blocks") + singles * blockParams(p, "single_blocks");
+        }
+        return n * (double) p.allBlockParams / p.blocks;
+    }
+
+    /** The most blocks a trainer lets {@code blocks_to_swap} move (two of each group stay on the GPU). */
+    static int maxBlocksToSwap(ModelProfile p) {
+        ModelInfo m = p.info;
+        if (m.architecture().equals("mmdit") && m.singleDepth() > 0) {
+            int n = 0;
+            while ((n + 1) / 2 <= m.depth() - 2 && (n + 1 - (n + 1) / 2) * 2 <= m.singleDepth() - 2) {
+                n++;
+            }
+            return n;
+        }
+        return Math.max(0, p.blocks - 1);
+    }
+
+    /** Parameters of one block of a group: its tensors are listed once with the group's depth as their count. */
+    private static double blockParams(ModelProfile p, String prefix) {
+        long n = 0;
+        for (Tensor t : p.tensors) {
+            if (t.name().startsWith(prefix)) {
+                n += t.numel();
+            }
+        }
+        return n;
+    }
+
+    /** Seconds per step the GPU spends turning quantised weights back into the compute dtype (memory-bound). */
+    static double dequantizeSeconds(ResolvedRun r, double bandwidth) {
+        if (r.baseWeights == null || matrixBytes(r.baseWeights) >= 2) {
+            return 0;
+        }
+        // Each use of a weight dequantises it: forward, the input gradient in backward, and recomputed blocks again.
+        double passes = 2 + r.recomputedShare();
+        double bytes = matrixParams(r) * (matrixBytes(r.baseWeights) + 2);
+        return r.accumulation * passes * bytes / bandwidth;
+    }
+
+    /** Bytes crossing PCIe per step with block swap: each swapped block in for forward and again for backward. */
+    static double swapBytesPerStep(ResolvedRun r) {
+        return 2.0 * r.accumulation * swappedBytes(r, weightBytes(r));
+    }
+
+    /**
+     * Step seconds block swap adds: the copies run on their own stream beside the blocks' compute, so only what the
+     * compute cannot hide shows.
+     */
+    static double exposedSwapSeconds(ResolvedRun r, double computeSeconds) {
+        double bytes = swapBytesPerStep(r);
+        if (bytes <= 0 || r.gpu.pcieGbps() <= 0) {
+            return 0;
+        }
+        double copy = bytes / (r.gpu.pcieGbps() * 1e9 * PINNED_COPY_EFFICIENCY);
+        return Math.max(0, copy - computeSeconds);
+    }
+
+    /** The weights term as {@link MemoryModel} counts it before swapping (LoRA base, partial or full fine-tune). */
+    static long weightBytes(ResolvedRun r) {
+        Trainable tr = r.trainable;
+        ModelProfile p = r.profile;
+        boolean fp32Params = r.weights.equals("fp32");
+        if (tr.lora()) {
+            // LoRA scripts (diffusers/PEFT, kohya, Sana) cast the frozen base to the training dtype and keep the
+            // adapters in fp32.
+            return frozenBytes(r, p.params, r.half() ? 2 : 4) + 4 * tr.adapterParams();
+        }
+        if (r.baseWeights != null && !tr.full()) {
+            return (fp32Params ? 4 : 2) * tr.trainableParams() + frozenBytes(r, tr.frozenParams(), fp32Params ? 4 : 2);
+        }
+        return (fp32Params ? 4 : 2) * p.params;
+    }
+
+    /**
+     * Host memory of the training process: its runtime, the pinned copies of the swapped blocks, and the loading
+     * phase (16-bit checkpoint, its quantised copy, the text encoder) beyond what stays pinned.
+     */
+    static Map<String, Long> hostTerms(ResolvedRun r) {
+        Map<String, Long> host = new LinkedHashMap<>();
+        host.put("process_runtime", PROCESS_RUNTIME_BYTES);
+        long pinned = swappedBytes(r, weightBytes(r));
+        if (pinned > 0) {
+            host.put("pinned_swap_blocks", pinned);
+        }
+        // At start the 16-bit checkpoint is read, quantised beside itself, and the text encoder is loaded to encode
+        // (or cache) the captions: the peak of the load, beyond what later stays pinned.
+        long load = 2 * r.profile.params + (r.textEncoder == null ? 0 : 2 * r.textEncoder.params());
+        if (r.baseWeights != null && matrixBytes(r.baseWeights) < 2) {
+            load += frozenBytes(r, r.profile.params, 2);
+        }
+        host.put("checkpoint_load", Math.max(0, load - pinned));
+        return host;
+    }
+
+    /**
+     * The sampling (validation) phase's device memory: the training state stays (weights, adapters, optimizer state,
+     * EMA; gradients are freed by {@code zero_grad(set_to_none=True)} and activations by the end of the step) while the
+     * pipeline runs one sample at the training size through the transformer without gradients (two with classifier-free
+     * guidance, one for guidance-distilled models) and decodes it with the VAE (video VAEs decode a few frames at once).
+     */
+    static Map<String, Long> samplingTerms(ResolvedRun r, Map<String, Long> training) {
+        Map<String, Long> s = new LinkedHashMap<>();
+        for (String keep : List.of("weights", "master_weights", "optimizer", "ema", "ddp_buckets", "frozen_encoders")) {
+            if (training.containsKey(keep)) {
+                s.put(keep, training.get(keep));
+            }
+        }
+        int cfg = r.profile.info.guidanceEmbed() ? 1 : 2;
+        long joint = r.tokens + r.profile.info.textTokens();
+        s.put("sampling_activations", Math.round(INFERENCE_BYTES * cfg * joint * r.profile.info.hidden()));
+        long frames = Math.min(r.frames, Math.max(1, r.vae.temporalDownsample()));
+        s.put("vae_decode", Math.round(DECODER_TRANSIENT_FACTOR * r.vae.transientBytesPerPixel() * r.height * r.width
+                * frames));
+        long allocated = s.values().stream().mapToLong(Long::longValue).sum();
+        long frozenBase = r.trainable.full() ? 0 : frozenBytes(r, r.trainable.frozenParams(), r.half() ? 2 : 4)
+                - swappedBytes(r, weightBytes(r));
+        s.put("cuda_context", MemoryModel.CUDA_CONTEXT_BYTES);
+        s.put("allocator_overhead", Math.round(Math.max(0, allocated - Math.max(0, frozenBase))
+                * MemoryModel.ALLOCATOR_OVERHEAD));
+        return s;
+    }
+
+    /**
+     * {@code notes} with one more when training fits the GPU but its sampling phase does not: the run would die at its
+     * first sample, often after hours of caching and training.
+     */
+    static List<String> withSamplingNote(List<String> notes, ResolvedRun r, long trainingPeak, long samplingPeak) {
+        long capacity = r.gpu.memoryBytes();
+        if (trainingPeak > capacity || samplingPeak <= capacity) {
+            return notes;
+        }
+        List<String> out = new java.util.ArrayList<>(notes);
+        out.add(String.format(Locale.ROOT, "training fits, but sampling needs %.1f GiB of the %.1f GiB: the run would run"
+                + " out of memory at its first sample; sample at a smaller size or fewer frames, or turn sampling off",
+                samplingPeak / (double) (1L << 30), capacity / (double) (1L << 30)));
+        return List.copyOf(out);
+    }
+
+    static long sum(Map<String, Long> terms) {
+        long total = 0;
+        for (long v : terms.values()) {
+            total += v;
+        }
+        return total;
+    }
+}

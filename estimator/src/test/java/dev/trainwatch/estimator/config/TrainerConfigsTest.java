@@ -1,0 +1,127 @@
+package dev.trainwatch.estimator.config;
+
+import static dev.trainwatch.estimator.config.ConfigReadersTest.fixture;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.estimator.Estimator;
+import dev.trainwatch.protocol.RunSpec;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The trainers' own configs (sources in src/test/resources/configs/trainers/SOURCES.md): ai-toolkit's 24 GB Flux
+ * example job and a kohya sd-scripts Flux LoRA TOML a user posted, read into specs and priced.
+ */
+@Timeout(30)
+class TrainerConfigsTest {
+
+    private final Estimator estimator = Estimator.bundled();
+
+    @Test
+    void aiToolkitsTwentyFourGigabyteFluxExample() {
+        ConfigReaders.Read read = ConfigReaders.readWithNotes(fixture("trainers/ai-toolkit_train_lora_flux_24gb.yaml"),
+                estimator.catalog());
+        RunSpec s = read.spec();
+        assertThat(s.model()).isEqualTo("flux.1-dev");
+        assertThat(s.loraRank()).isEqualTo(16);
+        assertThat(s.baseWeights()).isEqualTo("fp8"); // quantize: true, qtype's default qfloat8
+        assertThat(s.batch()).isEqualTo(1);
+        assertThat(s.resolution()).isEqualTo(1024); // the largest of [512, 768, 1024]
+        assertThat(s.optimizer()).isEqualTo("adamw8bit");
+        assertThat(s.precision()).isEqualTo("bf16");
+        assertThat(s.gradCheckpointing()).isTrue();
+        assertThat(s.ema()).isTrue();
+        assertThat(s.totalSteps()).isEqualTo(2000L);
+        assertThat(s.vaeFeatures()).isEqualTo("precomputed");
+        assertThat(s.textFeatures()).isEqualTo("online"); // T5 stays loaded without cache_text_embeddings
+        assertThat(read.notes()).anySatisfy(n -> assertThat(n).contains("largest bucket"));
+        Estimate e = estimator.estimate(s.overriddenBy(RunSpec.empty().onHardware("rtx4090", null, null)));
+        assertThat(e.model()).isEqualTo("flux.1-dev");
+        assertThat(e.breakdown()).containsKey("frozen_encoders");
+    }
+
+    @Test
+    void aKohyaFluxTomlWithFp8BaseAndCachedOutputs() {
+        ConfigReaders.Read read = ConfigReaders.readWithNotes(fixture("trainers/kohya_flux_issue434.toml"),
+                estimator.catalog());
+        RunSpec s = read.spec();
+        assertThat(s.model()).isEqualTo("flux.1-dev"); // from flux1-dev.safetensors
+        assertThat(s.loraRank()).isEqualTo(32);
+        assertThat(s.loraTargets()).isEqualTo(List.of("attention", "mlp", "modulation"));
+        assertThat(s.baseWeights()).isEqualTo("fp8");
+        assertThat(s.resolution()).isEqualTo(1024);
+        assertThat(s.batch()).isEqualTo(1);
+        assertThat(s.optimizer()).isEqualTo("adamw8bit");
+        assertThat(s.totalSteps()).isEqualTo(4600L);
+        assertThat(s.textFeatures()).isEqualTo("precomputed");
+        assertThat(s.vaeFeatures()).isEqualTo("precomputed");
+        Estimate e = estimator.estimate(s.overriddenBy(RunSpec.empty().onHardware("rtx4090", null, null)));
+        assertThat(e.fits()).isTrue();
+    }
+
+    @Test
+    void aMusubiTomlWithItsDatasetConfig(@TempDir Path dir) throws IOException {
+        // musubi-tuner's documented dataset format: [general] then [[datasets]] with target_frames.
+        Files.writeString(dir.resolve("dataset.toml"), "[general]\nresolution = [960, 544]\ncaption_extension = \".txt\"\n"
+                + "batch_size = 1\nenable_bucket = true\n\n[[datasets]]\nvideo_directory = \"v\"\ncache_directory = \"c\"\n"
+                + "target_frames = [1, 25, 45]\nframe_extraction = \"head\"\n");
+        Path train = dir.resolve("wan.toml");
+        Files.writeString(train, "task = \"t2v-14B\"\ndit = \"/models/wan2.1_t2v_14B_bf16.safetensors\"\n"
+                + "dataset_config = \"dataset.toml\"\nnetwork_module = \"networks.lora_wan\"\nnetwork_dim = 32\n"
+                + "fp8_base = true\nblocks_to_swap = 20\noptimizer_type = \"adamw8bit\"\nmixed_precision = \"bf16\"\n"
+                + "gradient_checkpointing = true\n");
+        RunSpec s = ConfigReaders.readWithNotes(train, estimator.catalog()).spec();
+        assertThat(s.model()).isEqualTo("wan2.1-t2v-14b");
+        assertThat(s.resolution()).isEqualTo(960);
+        assertThat(s.frames()).isEqualTo(45);
+        assertThat(s.blocksToSwap()).isEqualTo(20);
+        assertThat(s.features()).isNull();
+        assertThat(s.textFeatures()).isEqualTo("precomputed"); // musubi trains from its caches
+        assertThat(estimator.estimate(s.overriddenBy(RunSpec.empty().onHardware("rtx4090", null, null))).peakMemoryBytes())
+                .isPositive();
+        Path broken = dir.resolve("broken.toml");
+        Files.writeString(broken, "network_dim = = 3\n");
+        assertThatThrownBy(() -> ConfigReaders.read(broken)).hasMessageStartingWith(broken + ":1: not valid TOML");
+        Path unknown = dir.resolve("other.toml");
+        Files.writeString(unknown, "pretrained_model_name_or_path = \"/m/sdxl_base.safetensors\"\n");
+        assertThatThrownBy(() -> ConfigReaders.read(unknown)).hasMessageContaining("is not one trainwatch knows")
+                .hasMessageContaining("--catalog");
+    }
+
+    @Test
+    void simpleTunersFluxLoraExampleWithItsDataBackend(@TempDir Path dir) throws IOException {
+        Path config = fixture("trainers/simpletuner/config.json");
+        ConfigReaders.Read asShipped = ConfigReaders.readWithNotes(config, estimator.catalog());
+        RunSpec s = asShipped.spec();
+        assertThat(s.model()).isEqualTo("flux.1-dev");
+        assertThat(s.loraRank()).isEqualTo(16);
+        assertThat(s.baseWeights()).isEqualTo("int8"); // base_model_precision int8-quanto
+        assertThat(s.optimizer()).isEqualTo("adamw");
+        assertThat(s.features()).isEqualTo("precomputed");
+        assertThat(s.ema()).isFalse();
+        assertThat(s.totalSteps()).isEqualTo(100L);
+        // Its data_backend_config is a path inside SimpleTuner's checkout: said, not guessed.
+        assertThat(asShipped.notes()).anySatisfy(n -> assertThat(n).startsWith("data_backend_config"));
+        assertThat(s.resolution()).isNull();
+        // Pointed at the 1024 px dataset file beside it, the resolution comes from there.
+        String json = Files.readString(config).replace("config/examples/multidatabackend-small-dreambooth-512px.json",
+                "multidatabackend-small-dreambooth-1024px.json");
+        Files.writeString(dir.resolve("config.json"), json);
+        Files.copy(fixture("trainers/simpletuner/multidatabackend-small-dreambooth-1024px.json"),
+                dir.resolve("multidatabackend-small-dreambooth-1024px.json"));
+        RunSpec beside = ConfigReaders.read(dir.resolve("config.json"), estimator.catalog());
+        assertThat(beside.resolution()).isEqualTo(1024);
+        Estimate e = estimator.estimate(beside.overriddenBy(RunSpec.empty().onHardware("a100-80gb", null, null)));
+        assertThat(e.spec().baseWeights()).isEqualTo("int8");
+        Path other = dir.resolve("onetrainer.json");
+        Files.writeString(other, "{\"training_method\": \"LORA\"}");
+        assertThatThrownBy(() -> ConfigReaders.read(other)).hasMessageContaining("OneTrainer's is not read yet");
+    }
+}
