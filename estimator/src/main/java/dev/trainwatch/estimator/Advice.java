@@ -206,18 +206,7 @@ final class Advice {
                     + ") in 4-D [O, I, 1, 1] conv weights keep full-size factors: optimizer state "
                     + gb(r.trainable.optimizerBytes(r.optimizer)) + " against " + gb(r.trainable.optimizerBytes("adamw")) + " for AdamW");
         }
-        if (r.online()) {
-            double encoders = c.time().getOrDefault("text_encoder", 0.0) + c.time().getOrDefault("vae_encoder", 0.0);
-            notes.add(String.format(Locale.ROOT,
-                    "online encoders take %.2f s of each %.2f s step (%s): text encoder %.2f s, VAE %.2f s; they also hold %s resident",
-                    encoders, c.stepSeconds(), percent(encoders, c.stepSeconds()), c.time().getOrDefault("text_encoder", 0.0),
-                    c.time().getOrDefault("vae_encoder", 0.0), gb(c.memory().getOrDefault("frozen_encoders", 0L))));
-            long working = MemoryModel.encoderTransientBytes(r, r.batch);
-            notes.add("the encoders' working memory (" + gb(working) + " for this batch) is freed before the forward pass "
-                    + "and reused for activations; " + (c.memory().getOrDefault("encoder_transients", 0L) > 0
-                            ? "it exceeds them, so " + gb(c.memory().get("encoder_transients")) + " of it adds to the peak"
-                            : "it fits inside them and adds nothing to the peak"));
-        }
+        onlineEncoderNotes(r, c, notes);
         if (r.precision.equals("fp32") && r.gpu.tf32Tflops() != null) {
             notes.add(String.format(Locale.ROOT, "pure fp32 runs at %.1f TFLOPS on %s; TF32 matmuls would use %.0f",
                     r.gpu.fp32Tflops(), r.gpu.id(), r.gpu.tf32Tflops()));
@@ -268,6 +257,23 @@ final class Advice {
                     r.gpu.id(), p.info.family(), r.factors.stepTimeFactor(), r.factors.memoryFactor()));
         }
         return List.copyOf(notes);
+    }
+
+    /** What the online encoders cost each step and where their working memory goes. */
+    private static void onlineEncoderNotes(ResolvedRun r, Costs c, List<String> notes) {
+        if (!r.online()) {
+            return;
+        }
+        double encoders = c.time().getOrDefault("text_encoder", 0.0) + c.time().getOrDefault("vae_encoder", 0.0);
+        notes.add(String.format(Locale.ROOT,
+                "online encoders take %.2f s of each %.2f s step (%s): text encoder %.2f s, VAE %.2f s; they also hold %s resident",
+                encoders, c.stepSeconds(), percent(encoders, c.stepSeconds()), c.time().getOrDefault("text_encoder", 0.0),
+                c.time().getOrDefault("vae_encoder", 0.0), gb(c.memory().getOrDefault("frozen_encoders", 0L))));
+        long working = MemoryModel.encoderTransientBytes(r, r.batch);
+        notes.add("the encoders' working memory (" + gb(working) + " for this batch) is freed before the forward pass "
+                + "and reused for activations; " + (c.memory().getOrDefault("encoder_transients", 0L) > 0
+                        ? "it exceeds them, so " + gb(c.memory().get("encoder_transients")) + " of it adds to the peak"
+                        : "it fits inside them and adds nothing to the peak"));
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.trainwatch.estimator;
 
+import java.util.Arrays;
 import dev.trainwatch.estimator.Tensor.Role;
 import dev.trainwatch.estimator.catalog.ModelInfo;
 import java.util.HashMap;
@@ -70,7 +71,7 @@ final class ModelProfile {
         this.largestBlockParams = blockParams;
         this.allBlockParams = allBlocks;
         this.matrixParams = matrices;
-        this.blocks = java.util.Arrays.stream(Architecture.groupDepths(info)).sum();
+        this.blocks = Arrays.stream(Architecture.groupDepths(info)).sum();
         for (String optimizer : OptimizerState.OPTIMIZERS) {
             long bytes = 0;
             for (Tensor t : tensors) {

@@ -1,5 +1,6 @@
 package dev.trainwatch.estimator;
 
+import java.util.ArrayList;
 import dev.trainwatch.estimator.catalog.ModelInfo;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -242,7 +243,7 @@ final class TrainerLevers {
         if (trainingPeak > capacity || samplingPeak <= capacity) {
             return notes;
         }
-        List<String> out = new java.util.ArrayList<>(notes);
+        List<String> out = new ArrayList<>(notes);
         out.add(String.format(Locale.ROOT, "training fits, but sampling needs %.1f GiB of the %.1f GiB: the run would run"
                 + " out of memory at its first sample; sample at a smaller size or fewer frames, or turn sampling off",
                 samplingPeak / (double) (1L << 30), capacity / (double) (1L << 30)));

@@ -1,5 +1,6 @@
 package dev.trainwatch.agent.log;
 
+import dev.trainwatch.protocol.SettableClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
@@ -28,11 +29,11 @@ class TrainerLogsTest {
     private List<StepEvent> read(String name) throws IOException {
         Path file = dir.resolve(name);
         Files.write(file, Fixtures.bytes("trainers/" + name));
-        Fixtures.MovableClock clock = new Fixtures.MovableClock(Fixtures.NOW);
+        SettableClock clock = new SettableClock(Fixtures.NOW);
         try (LogTailer tailer = new LogTailer(file, StepLineParsers.forFormat("auto"), clock, Long.MAX_VALUE,
                 LogTailer.DEFAULT_MAX_LINE_BYTES)) {
             List<StepEvent> all = new ArrayList<>(tailer.poll());
-            clock.now = Fixtures.NOW.plusSeconds(2);
+            clock.set(Fixtures.NOW.plusSeconds(2));
             all.addAll(tailer.poll());
             return all;
         }

@@ -1,5 +1,6 @@
 package dev.trainwatch.estimator.config;
 
+import java.util.LinkedHashMap;
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.toml.TomlMapper;
@@ -117,7 +118,7 @@ final class TrainerConfigs {
     @SuppressWarnings("unchecked")
     private static Map<String, Object> datasetSettings(Path file) {
         Map<String, Object> d = toml(file);
-        Map<String, Object> out = new java.util.LinkedHashMap<>();
+        Map<String, Object> out = new LinkedHashMap<>();
         List<Map<String, Object>> layers = new ArrayList<>();
         if (d.get("general") instanceof Map<?, ?> g) {
             layers.add((Map<String, Object>) g);
