@@ -34,6 +34,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
+import sweep as sweep_rows
+
 TSV_COLUMNS = ["id", "kind", "model", "gpu", "gpus", "res", "frames", "batch", "precision", "weights", "optimizer",
                "ckpt", "ema", "features", "zero", "attention", "vae_micro", "config", "kernels", "measured", "unit", "Q",
                "source", "mapping"]
@@ -363,20 +365,6 @@ def geometry_of(c, row, tiny):
             "patch_dim": c["latent_channels"] * c["patch"] * c["patch"] * patch_t}
 
 
-def estimate_args(row, c):
-    """The `trainwatch estimate` flags of a row (the GPU is added by whoever runs it)."""
-    args = ["--model", row["model"], "--batch", str(row["batch"]), "--resolution", str(row["res"]),
-            "--precision", row["precision"], "--weights", row["weights"], "--optimizer", row["optimizer"],
-            "--grad-checkpointing" if row["ckpt"] else "--no-grad-checkpointing",
-            "--ema" if row["ema"] else "--no-ema", "--features", "precomputed", "--attention", row["attention"],
-            "--kernels", row["kernels"]]
-    if c["video"]:
-        args += ["--frames", str(row["frames"])]
-    if row.get("lora_rank"):
-        args += ["--lora-rank", str(row["lora_rank"]), "--base-weights", row.get("base_weights", "bf16")]
-    return args
-
-
 def load_json(path, what):
     try:
         with open(path, encoding="utf-8") as f:
@@ -606,7 +594,7 @@ class Sweep:
         if entry is None:
             raise ProbeError(f"row {row['id']}: model {row['model']!r} is not in the catalog")
         self.dev.reset()
-        result = {"id": row["id"], "row": row, "gpu": self.dev.name, "estimate_args": estimate_args(row, entry),
+        result = {"id": row["id"], "row": row, "gpu": self.dev.name, "estimate_args": sweep_rows.estimate_args(row, entry["video"]),
                   "tiny": self.args.tiny, "catalog_params": entry.get("params"), "started": time.time()}
         try:
             ran = runnable(row, self.dev, self.args.tiny)
@@ -704,12 +692,13 @@ def parse_args(argv):
     p.add_argument("--budget-s", type=float, default=420, help="no row is started or continued after this")
     p.add_argument("--tiny", action="store_true", help="tiny sizes: the same code on the CPU in seconds")
     p.add_argument("--only", help="comma-separated row ids to run (default: all, in order)")
-    p.add_argument("--warmup", type=int, help="warm-up steps per row (default 2; --tiny 1)")
-    p.add_argument("--compile-warmup", type=int, default=2, help="more warm-up steps of a torch.compile row")
-    p.add_argument("--steps", type=int, help="timed steps per row (default 5; --tiny 3)")
+    p.add_argument("--warmup", type=int, help=f"warm-up steps per row (default {sweep_rows.WARMUP_STEPS}; --tiny 1)")
+    p.add_argument("--compile-warmup", type=int, default=sweep_rows.COMPILE_WARMUP_STEPS,
+                   help="more warm-up steps of a torch.compile row")
+    p.add_argument("--steps", type=int, help=f"timed steps per row (default {sweep_rows.TIMED_STEPS}; --tiny 3)")
     args = p.parse_args(argv)
-    args.warmup = args.warmup if args.warmup is not None else (1 if args.tiny else 2)
-    args.steps = args.steps if args.steps is not None else (3 if args.tiny else 5)
+    args.warmup = args.warmup if args.warmup is not None else (1 if args.tiny else sweep_rows.WARMUP_STEPS)
+    args.steps = args.steps if args.steps is not None else (3 if args.tiny else sweep_rows.TIMED_STEPS)
     if args.warmup < 0 or args.steps < 1 or args.budget_s <= 0:
         raise ProbeError("--warmup must be >= 0, --steps >= 1 and --budget-s > 0")
     return args
@@ -718,8 +707,8 @@ def parse_args(argv):
 def main(argv):
     args = parse_args(argv)
     catalog = {m["id"]: m for m in load_json(args.catalog, "catalog")}
-    sweep = load_json(args.sweep, "sweep")
-    rows = sweep["rows"] if isinstance(sweep, dict) else sweep
+    rows = load_json(args.sweep, "sweep")
+    rows = rows["rows"] if isinstance(rows, dict) else rows
     if args.only:
         wanted = set(args.only.split(","))
         unknown = wanted - {r["id"] for r in rows}
