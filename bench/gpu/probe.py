@@ -461,25 +461,41 @@ def make_optimizer(name, params):
     raise Skip(f"optimizer {name} is not in this PyTorch {torch.__version__} (the kit downloads nothing)")
 
 
+def weights_dtype(row):
+    """The dtype the model's own parameters are made in: half for half weights (with or without fp32 master copies
+    in the optimizer) and for a LoRA row's frozen base, fp32 otherwise."""
+    half = HALF.get(row["precision"])
+    if row.get("lora_rank"):
+        return HALF.get(row.get("base_weights", "bf16"), torch.bfloat16)
+    return half if half is not None and row["weights"] in ("mixed", "pure") else torch.float32
+
+
+def construct(c, a, geometry, dev, dtype):
+    """The model, its parameters made and initialised in `dtype` where they live: on PyTorch 2 directly on the GPU
+    (a 12B model in fp32 on the host first would take 48 GB of its memory and minutes)."""
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        if hasattr(dev.torch, "__enter__"):
+            with dev.torch:
+                return Net(c, a, geometry)
+        return Net(c, a, geometry).to(dev.torch)
+    finally:
+        torch.set_default_dtype(previous)
+
+
 def build_model(entry, row, args, dev):
     c = tiny_architecture(entry) if args.tiny else entry
     geometry = geometry_of(c, row, args.tiny)
-    half = HALF.get(row["precision"])
     a = {"attention": row["attention"], "ckpt": row["ckpt"],
-         "upcast": bool(c["attention_upcast"]) and half is not None}
+         "upcast": bool(c["attention_upcast"]) and HALF.get(row["precision"]) is not None}
     torch.manual_seed(0)
-    model = Net(c, a, geometry).to(dev.torch)
+    model = construct(c, a, geometry, dev, weights_dtype(row))
     if row.get("lora_rank"):
         model.requires_grad_(False)
         for attn in [m for m in model.modules() if isinstance(m, Attention)]:
             for name in [n for n in ("q", "kv", "proj") if hasattr(attn, n)]:
                 setattr(attn, name, LoraLinear(getattr(attn, name), row["lora_rank"]).to(dev.torch))
-        base = HALF.get(row.get("base_weights", "bf16"), torch.bfloat16)
-        for name, p in model.named_parameters():
-            if not p.requires_grad:
-                p.data = p.data.to(base)
-    elif row["weights"] in ("mixed", "pure") and half is not None:
-        model.to(half)
     return model, c, geometry
 
 
@@ -510,7 +526,10 @@ class Trainer:
             params = [m for _, m in self.pairs]
         self.optimizer = make_optimizer(row["optimizer"], params)
         self.ema = [p.detach().float().clone() for p in model.parameters()] if row["ema"] else None
-        self.scaler = torch.cuda.amp.GradScaler() if dev.cuda and row["precision"] == "fp16" and self.autocast else None
+        self.scaler = None
+        if dev.cuda and row["precision"] == "fp16" and self.autocast:
+            self.scaler = torch.amp.GradScaler("cuda") if hasattr(torch.amp, "GradScaler") \
+                else torch.cuda.amp.GradScaler()
         self.forward = torch.compile(model) if row["kernels"] == "compiled" else model
         self.input_dtype = torch.float32 if self.autocast is not None else next(model.parameters()).dtype
         if dev.cuda:
@@ -619,6 +638,7 @@ class Sweep:
         model, c, geometry = build_model(entry, row, args, self.dev)
         trainer = Trainer(model, row, self.dev)
         batch = make_batch(c, geometry, row, self.dev, trainer.input_dtype)
+        self.dev.reset()  # what building left in PyTorch's cache is not the training's: peaks count from here
         warmup = args.warmup + (args.compile_warmup if row["kernels"] == "compiled" else 0)
         times = []
         for i in range(warmup + args.steps):
