@@ -128,7 +128,7 @@ def compare_rows(rows, readings, trainwatch, gpu_name):
     out = []
     for r in rows:
         item = {"id": r["id"], "model": r["row"]["model"], "tiny": r.get("tiny", False),
-                "estimate_args": r["estimate_args"]}
+                "estimate_args": r["estimate_args"], "seconds": r["ended"] - r["started"]}
         if "skipped" in r:
             item["skipped"] = r["skipped"]
             out.append(item)
@@ -171,7 +171,7 @@ def checks(report):
     """The verdicts the report leads with: each a name, pass or fail, and the figures behind it."""
     v, g, s = report["collector"], report["readings"], report["summary"]
     observed = v.get("observed", {})
-    step_lines = sum(len(r.get("step_times_s", [])) + r.get("warmup_steps", 0) for r in report["raw_rows"])
+    step_lines = sum(r.get("steps_logged", 0) for r in report["raw_rows"])
     measured = [r for r in report["rows"] if r.get("measured_step_s")]
     return [
         ("rows measured", bool(measured), f"{len(measured)} of {len(report['rows'])} rows"),
@@ -214,14 +214,17 @@ def markdown(report):
                                           or "none reported"),
               f"* not answered by this driver in the one-shot sample: {', '.join(report['unanswered']) or 'none'}",
               "", "## Measured against the estimator", "",
-              "| row | model | measured step s | estimated step s | ratio | reserved | NVML process | estimated peak "
-              "| memory ratio | note |", "|---|---|---|---|---|---|---|---|---|---|"]
+              f"The rows took {sum(r['seconds'] for r in report['rows']):.0f} s in all (the `seconds` column: building, "
+              "warm-up and timed steps; bench/gpu/kit/plan.tsv has what was planned).", "",
+              "| row | seconds | model | measured step s | estimated step s | ratio | reserved | NVML process | beyond reserved "
+              "| estimated peak | memory ratio | note |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in report["rows"]:
         e = r.get("estimate", {})
         note = r.get("skipped") or e.get("error") or ("tiny: not comparable" if r["tiny"] else "")
-        lines.append(f"| {r['id']} | {r['model']} | {fmt(r.get('measured_step_s'))} | {fmt(e.get('step_seconds'))} "
+        lines.append(f"| {r['id']} | {r['seconds']:.0f} | {r['model']} | {fmt(r.get('measured_step_s'))} | {fmt(e.get('step_seconds'))} "
                      f"| {fmt(r.get('step_ratio'))} | {fmt(r.get('max_memory_reserved_bytes'), 'MiB')} "
-                     f"| {fmt(r.get('agent_process_memory_bytes'), 'MiB')} | {fmt(e.get('peak_memory_bytes'), 'MiB')} "
+                     f"| {fmt(r.get('agent_process_memory_bytes'), 'MiB')} | {fmt(r.get('beyond_reserved_bytes'), 'MiB')} "
+                     f"| {fmt(e.get('peak_memory_bytes'), 'MiB')} "
                      f"| {fmt(r.get('memory_ratio'))} | {note} |")
     return "\n".join(lines) + "\n"
 

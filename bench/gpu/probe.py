@@ -613,6 +613,7 @@ class Sweep:
         if entry is None:
             raise ProbeError(f"row {row['id']}: model {row['model']!r} is not in the catalog")
         self.dev.reset()
+        steps_before = self.global_step
         result = {"id": row["id"], "row": row, "gpu": self.dev.name, "estimate_args": sweep_rows.estimate_args(row, entry["video"]),
                   "tiny": self.args.tiny, "catalog_params": entry.get("params"), "started": time.time()}
         try:
@@ -631,6 +632,7 @@ class Sweep:
                 torch._dynamo.reset()
             self.dev.reset()
         result["ended"] = time.time()
+        result["steps_logged"] = self.global_step - steps_before
         return result
 
     def train(self, row, entry):
