@@ -558,10 +558,11 @@ class Trainer:
                         p.copy_(m)
         self.optimizer.zero_grad(set_to_none=True)
         if self.ema is not None:
+            # DiT's update_ema, parameter by parameter: a half parameter is promoted one at a time, never the whole
+            # model at once (that would be a second fp32 copy of it at the peak)
             with torch.no_grad():
-                current = [p.detach().float() for p in self.model.parameters()]
-                torch._foreach_mul_(self.ema, 0.9999)
-                torch._foreach_add_(self.ema, current, alpha=1 - 0.9999)
+                for e, p in zip(self.ema, self.model.parameters()):
+                    e.mul_(0.9999).add_(p.detach(), alpha=1 - 0.9999)
         return loss.item()
 
 
