@@ -96,7 +96,8 @@ def gpu_readings(batches, run_id, probe_pid):
         "clock_event_reasons": reasons,
         "power_watts": spread([g.get("power_watts") for g in samples]),
         "temperature_celsius": spread([g.get("temperature_celsius") for g in samples]),
-        "per_second": [(g.get("ts"), process_memory(g)) for g in samples],
+        "per_second": [(g.get("ts"), process_memory(g), g.get("utilization_ratio"),
+                        (g.get("activity") or {}).get("sm_active_ratio")) for g in samples],
     }
 
 
@@ -137,9 +138,11 @@ def compare_rows(rows, readings, trainwatch, gpu_name):
         item["measured_step_s"] = r.get("step_median_s")
         item["max_memory_allocated_bytes"] = r.get("max_memory_allocated_bytes")
         item["max_memory_reserved_bytes"] = r.get("max_memory_reserved_bytes")
-        in_row = [m for ts, m in readings["per_second"] if m is not None and ts is not None
-                  and r["started"] <= ts <= r["ended"]]
-        item["agent_process_memory_bytes"] = max(in_row) if in_row else None
+        in_row = [s for s in readings["per_second"] if s[0] is not None and r["started"] <= s[0] <= r["ended"]]
+        memory = [s[1] for s in in_row if s[1] is not None]
+        item["agent_process_memory_bytes"] = max(memory) if memory else None
+        item["utilization_ratio"] = spread([s[2] for s in in_row])
+        item["sm_active_ratio"] = spread([s[3] for s in in_row])
         if item["agent_process_memory_bytes"] and item["max_memory_reserved_bytes"]:
             item["beyond_reserved_bytes"] = item["agent_process_memory_bytes"] - item["max_memory_reserved_bytes"]
         est = estimate(trainwatch, gpu_name, r["estimate_args"])
@@ -217,7 +220,8 @@ def markdown(report):
               f"The rows took {sum(r['seconds'] for r in report['rows']):.0f} s in all (the `seconds` column: building, "
               "warm-up and timed steps; bench/gpu/kit/plan.tsv has what was planned).", "",
               "| row | seconds | model | measured step s | estimated step s | ratio | reserved | NVML process | beyond reserved "
-              "| estimated peak | memory ratio | note |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| estimated peak | memory ratio | utilisation | SM active | note |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in report["rows"]:
         e = r.get("estimate", {})
         note = r.get("skipped") or e.get("error") or ("tiny: not comparable" if r["tiny"] else "")
@@ -225,8 +229,13 @@ def markdown(report):
                      f"| {fmt(r.get('step_ratio'))} | {fmt(r.get('max_memory_reserved_bytes'), 'MiB')} "
                      f"| {fmt(r.get('agent_process_memory_bytes'), 'MiB')} | {fmt(r.get('beyond_reserved_bytes'), 'MiB')} "
                      f"| {fmt(e.get('peak_memory_bytes'), 'MiB')} "
-                     f"| {fmt(r.get('memory_ratio'))} | {note} |")
+                     f"| {fmt(r.get('memory_ratio'))} | {median_text(r.get('utilization_ratio'))} "
+                     f"| {median_text(r.get('sm_active_ratio'))} | {note} |")
     return "\n".join(lines) + "\n"
+
+
+def median_text(s):
+    return "-" if not s else f"{s['median']:.2f}"
 
 
 def spread_text(s, unit=""):
