@@ -393,8 +393,10 @@ class Device:
             try:
                 import pynvml
                 pynvml.nvmlInit()
-                index = int(os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or 0)
-                self.nvml = (pynvml, pynvml.nvmlDeviceGetHandleByIndex(index))
+                visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip() or "0"
+                handle = pynvml.nvmlDeviceGetHandleByIndex(int(visible)) if visible.isdigit() \
+                    else pynvml.nvmlDeviceGetHandleByUUID(visible)
+                self.nvml = (pynvml, handle)
                 self.driver = pynvml.nvmlSystemGetDriverVersion()
                 self.driver = self.driver.decode() if isinstance(self.driver, bytes) else self.driver
             except Exception as e:  # nvidia-ml-py absent or NVML unusable: the rows still carry PyTorch's figures
