@@ -365,6 +365,14 @@ def geometry_of(c, row, tiny):
             "patch_dim": c["latent_channels"] * c["patch"] * c["patch"] * patch_t}
 
 
+def gpu_id(device_name, gpus):
+    """The catalog id of a device name as NVML and CUDA give it ("NVIDIA H100 80GB HBM3" -> h100-sxm), or the name."""
+    for g in gpus:
+        if device_name in g.get("nvml_names", []) or device_name == g.get("id"):
+            return g["id"]
+    return device_name
+
+
 def load_json(path, what):
     try:
         with open(path, encoding="utf-8") as f:
@@ -389,6 +397,7 @@ class Device:
         self.torch = torch.device("cuda" if self.cuda else "cpu")
         self.name = torch.cuda.get_device_name(0) if self.cuda else "CPU"
         self.nvml, self.driver = None, "-"
+        self.catalog_id = self.name
         if self.cuda:
             try:
                 import pynvml
@@ -700,7 +709,7 @@ class Sweep:
 
     def tsv_line(self, row, suffix, kind, value, unit, mapping):
         model = row["model"] + (" (tiny)" if self.args.tiny else "")
-        cells = [f"K{row['id']}{suffix}", kind, model, self.dev.name, "1", str(row["res"]),
+        cells = [f"K{row['id']}{suffix}", kind, model, self.dev.catalog_id, "1", str(row["res"]),
                  str(row.get("frames", "-")) if "frames" in row else "-", str(row["batch"]), row["precision"],
                  row["weights"], row["optimizer"], "yes" if row["ckpt"] else "no", "yes" if row["ema"] else "no",
                  "precomputed", "0", row["attention"], "-", "-", row["kernels"], value, unit, "A", self.source,
@@ -711,6 +720,7 @@ class Sweep:
 def parse_args(argv):
     p = argparse.ArgumentParser(description="Measure real training steps of the catalog's models (bench/gpu).")
     p.add_argument("--catalog", required=True, help="`trainwatch models --json` output")
+    p.add_argument("--gpus", help="`trainwatch gpus --json`: rows name the GPU by its catalog id (NVML's name otherwise)")
     p.add_argument("--sweep", required=True, help="the rows to measure, in order (bench/gpu/sweep.json)")
     p.add_argument("--out", required=True, help="directory for rows.tsv and rows.jsonl (appended)")
     p.add_argument("--log", help="file for the step lines (PixArt's format, read by `trainwatch agent --log`)")
@@ -743,6 +753,8 @@ def main(argv):
     if args.tiny:
         torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
     dev = Device(args.tiny)
+    if args.gpus:
+        dev.catalog_id = gpu_id(dev.name, load_json(args.gpus, "GPU catalog"))
     sweep_run = Sweep(args, dev, catalog)
     sweep_run.say(f"probe: {len(rows)} rows on {dev.name}, torch {torch.__version__}, budget {args.budget_s:.0f} s, "
                   f"pid {os.getpid()}")
