@@ -11,6 +11,8 @@ import dev.trainwatch.agent.gpu.GpuReader;
 import dev.trainwatch.agent.gpu.GpuUnavailableException;
 import dev.trainwatch.agent.log.LogTailer;
 import dev.trainwatch.agent.log.StepSource;
+import dev.trainwatch.agent.ship.SpoolReplay;
+import dev.trainwatch.agent.ship.TokenFile;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.Json;
 import java.io.IOException;
@@ -117,6 +119,14 @@ final class AgentCommand implements Callable<Integer> {
     @Option(names = "--json", description = "With --once: print the samples as a JSON array (the 'gpus' of a batch).")
     boolean json;
 
+    @Option(names = "--replay-spool", paramLabel = "DIR",
+            description = "Send the batches an agent left in DIR (its --spool-dir, e.g. brought back from a machine "
+                    + "without network) to --collector, in order, and exit; delivered entries are deleted from DIR.")
+    Path replaySpool;
+
+    /** How long {@code --replay-spool} waits for the collector to take the whole spool. */
+    static final Duration REPLAY_TIMEOUT = Duration.ofMinutes(2);
+
     /** The launcher's one-off run that makes the class-data sharing archive (see {@link AgentClassTraining}). */
     @Option(names = "--cds-training", hidden = true)
     boolean cdsTraining;
@@ -134,6 +144,9 @@ final class AgentCommand implements Callable<Integer> {
         Duration sendInterval = parseShipEvery(pollInterval);
         if (log != null) {
             LogFormats.check(logFormat);
+        }
+        if (replaySpool != null) {
+            return replay(parseCollector());
         }
         if (once) {
             // spec is null when AgentFastPath set the command up (never with --once), picocli's otherwise.
@@ -176,6 +189,32 @@ final class AgentCommand implements Callable<Integer> {
             throw new UserError(ExitCodes.FAILURE, e.getMessage());
         }
         return runUntilStopped(agent, pollInterval, sendInterval, stopped);
+    }
+
+    /** {@code --replay-spool}: the spool delivered through the agent's own shipper, one line on the outcome. */
+    private int replay(URI collectorUri) throws InterruptedException {
+        if (tokenFile != null && !Files.isReadable(tokenFile)) {
+            throw new UserError(ExitCodes.USAGE, "--token-file: cannot read " + tokenFile);
+        }
+        SpoolReplay.Outcome outcome;
+        try {
+            TokenFile token = tokenFile != null ? TokenFile.read(tokenFile) : null;
+            outcome = SpoolReplay.replay(replaySpool, collectorUri, token, REPLAY_TIMEOUT);
+        } catch (IllegalArgumentException e) {
+            throw new UserError(ExitCodes.USAGE, "--replay-spool: " + e.getMessage());
+        } catch (IOException e) {
+            throw new UserError(ExitCodes.USAGE, "--token-file: " + e.getMessage());
+        }
+        String counts = outcome.delivered() + " of " + outcome.shipments() + " shipments delivered to " + collector
+                + (outcome.dropped() > 0 ? ", " + outcome.dropped() + " refused" : "");
+        if (!outcome.complete()) {
+            throw new UserError(ExitCodes.FAILURE, "--replay-spool: " + counts + "; the rest was not taken within "
+                    + REPLAY_TIMEOUT.toSeconds() + " s" + (outcome.problem() != null ? ": " + outcome.problem() : ""));
+        }
+        PrintWriter out = spec != null ? spec.commandLine().getOut() : new PrintWriter(System.out, true);
+        out.println("replayed " + counts);
+        out.flush();
+        return outcome.dropped() > 0 ? ExitCodes.FAILURE : ExitCodes.OK;
     }
 
     private LogTailer.LineTime parseLogTime() {

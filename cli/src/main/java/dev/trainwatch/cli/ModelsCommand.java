@@ -37,22 +37,7 @@ final class ModelsCommand implements Callable<Integer> {
         if (json) {
             List<Map<String, Object>> rows = new ArrayList<>();
             for (ModelInfo m : estimator.models()) {
-                Map<String, Object> row = new LinkedHashMap<>();
-                row.put("id", m.id());
-                row.put("name", m.name());
-                row.put("family", m.family());
-                row.put("params", estimator.params(m.id()));
-                row.put("published_params", m.publishedParams());
-                row.put("published_as", m.publishedText());
-                row.put("depth", m.depth());
-                row.put("hidden", m.hidden());
-                row.put("patch", m.patch());
-                row.put("latent_downsample", m.latentDownsample());
-                row.put("text_encoder", m.textEncoder());
-                row.put("vae", m.vae());
-                row.put("defaults", m.defaults());
-                row.put("origin", estimator.catalog().origin("model", m.id()));
-                rows.add(row);
+                rows.add(jsonRow(estimator, m));
             }
             out.println(Json.MAPPER.writeValueAsString(rows));
         } else {
@@ -70,5 +55,45 @@ final class ModelsCommand implements Callable<Integer> {
         }
         out.flush();
         return ExitCodes.OK;
+    }
+
+    /**
+     * One model as JSON: the catalog's figures and its whole architecture description, so that a program outside
+     * the JVM (bench/gpu/probe.py builds each model from it) reads the same one source as the estimator.
+     */
+    private static Map<String, Object> jsonRow(Estimator estimator, ModelInfo m) {
+        Map<String, Object> row = new LinkedHashMap<>();
+        row.put("id", m.id());
+        row.put("name", m.name());
+        row.put("family", m.family());
+        row.put("params", estimator.params(m.id()));
+        row.put("published_params", m.publishedParams());
+        row.put("published_as", m.publishedText());
+        row.put("depth", m.depth());
+        row.put("hidden", m.hidden());
+        row.put("patch", m.patch());
+        row.put("latent_downsample", m.latentDownsample());
+        row.put("text_encoder", m.textEncoder());
+        row.put("vae", m.vae());
+        row.put("defaults", m.defaults());
+        row.put("origin", estimator.catalog().origin("model", m.id()));
+        row.put("architecture", m.architecture());
+        row.put("single_depth", m.singleDepth());
+        row.put("heads", m.heads());
+        row.put("head_dim", m.headDim());
+        row.put("patch_t", m.patchT());
+        row.put("mlp_ratio", m.mlpRatio());
+        row.put("ffn_hidden", m.ffnHidden());
+        row.put("latent_channels", m.latentChannels());
+        row.put("temporal_downsample", m.temporalDownsample());
+        row.put("learn_sigma", m.learnSigma());
+        row.put("num_classes", m.numClasses());
+        row.put("text_tokens", m.textTokens());
+        row.put("caption_channels", m.captionChannels());
+        row.put("vector_channels", m.vectorChannels());
+        row.put("attention_upcast", m.attentionUpcast());
+        row.put("size_embedders", m.sizeEmbedders());
+        row.put("video", m.video());
+        return row;
     }
 }

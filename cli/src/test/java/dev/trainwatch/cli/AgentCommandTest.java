@@ -51,6 +51,17 @@ class AgentCommandTest {
     }
 
     @Test
+    void aSpoolToReplayThatIsNotADirectoryIsOneLineAndExitTwo() {
+        Result result = run("agent", "--replay-spool", "/nonexistent/spool", "--collector", "http://127.0.0.1:9");
+        assertThat(result.status()).isEqualTo(2);
+        assertThat(result.err().lines()).singleElement().asString()
+                .isEqualTo("trainwatch: --replay-spool: /nonexistent/spool is not a directory");
+        Result noCollector = run("agent", "--replay-spool", "target");
+        assertThat(noCollector.status()).isEqualTo(2);
+        assertThat(noCollector.err().strip()).startsWith("trainwatch: --collector URL is required");
+    }
+
+    @Test
     void badOptionsAreUsageErrors() {
         assertThat(run("agent", "--once", "--interval", "fast")).satisfies(r -> {
             assertThat(r.status()).isEqualTo(2);

@@ -10,6 +10,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -184,7 +185,15 @@ class EstimateCommandTest {
         assertThat(gpus.out()).contains("a800-80gb").contains("NVIDIA A800 80GB PCIe").contains("h200");
         JsonNode json = Json.MAPPER.readTree(run("gpus", "--json").out());
         assertThat(json.size()).isGreaterThanOrEqualTo(15);
-        assertThat(Json.MAPPER.readTree(run("models", "--json").out()).get(0).has("family")).isTrue();
+        JsonNode modelsJson = Json.MAPPER.readTree(run("models", "--json").out());
+        assertThat(modelsJson.get(0).has("family")).isTrue();
+        // The whole architecture, as bench/gpu/probe.py builds each model from it.
+        JsonNode sana = StreamSupport.stream(modelsJson.spliterator(), false)
+                .filter(m -> m.path("id").asText().equals("sana-1600m")).findFirst().orElseThrow();
+        assertThat(sana.path("architecture").asText()).isEqualTo("sana");
+        assertThat(sana.path("head_dim").asInt()).isEqualTo(32);
+        assertThat(sana.path("ffn_hidden").asInt()).isEqualTo(5600);
+        assertThat(sana.path("caption_channels").asInt()).isEqualTo(2304);
     }
 
     @org.junit.jupiter.api.Test

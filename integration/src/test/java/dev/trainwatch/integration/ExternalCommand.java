@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
@@ -42,6 +43,11 @@ final class ExternalCommand {
 
     /** Runs a command to completion within {@code timeout}; kills it and fails the test if it takes longer. */
     static Result run(Duration timeout, Path workingDir, List<String> command) {
+        return run(timeout, workingDir, command, Map.of());
+    }
+
+    /** As above, with {@code environment} added to this process's environment. */
+    static Result run(Duration timeout, Path workingDir, List<String> command, Map<String, String> environment) {
         Path log;
         try {
             log = Files.createTempFile("trainwatch-cmd", ".log");
@@ -51,6 +57,7 @@ final class ExternalCommand {
         // Output goes to a file, so a hung process cannot block us on a pipe and the timeout always applies.
         ProcessBuilder builder = new ProcessBuilder(command).directory(workingDir.toFile())
                 .redirectErrorStream(true).redirectOutput(log.toFile());
+        builder.environment().putAll(environment);
         Process process = null;
         try {
             process = builder.start();

@@ -1,0 +1,60 @@
+package dev.trainwatch.agent.ship;
+
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * Delivers what an agent left in a spool directory to a collector, in order, through the agent's own
+ * {@link Shipper} (the same requests, headers and retries as an agent whose collector came back), then stops. For a
+ * spool carried back from a machine that had no collector (bench/gpu: a GPU machine without network). The directory
+ * is consumed as a live agent consumes it: delivered entries are deleted. Not thread-safe; one replay at a time.
+ */
+public final class SpoolReplay {
+
+    /** No bound on a spool being replayed: nothing of it is dropped to make room. */
+    private static final long NO_BOUND = Long.MAX_VALUE / 2;
+
+    /**
+     * What a replay did.
+     *
+     * @param shipments entries found in the spool
+     * @param delivered shipments the collector took
+     * @param dropped   shipments the collector refused as bad (4xx) or that could not be read
+     * @param complete  true when nothing was left waiting when the replay stopped
+     * @param problem   the last delivery problem, one line, or null
+     */
+    public record Outcome(int shipments, long delivered, long dropped, boolean complete, String problem) {
+    }
+
+    private SpoolReplay() {
+    }
+
+    /**
+     * Replays {@code dir} to {@code collector}, waiting at most {@code timeout} for the collector to take it all.
+     *
+     * @throws IllegalArgumentException when {@code dir} is not a directory
+     */
+    public static Outcome replay(Path dir, URI collector, Supplier<String> token, Duration timeout)
+            throws InterruptedException {
+        if (!Files.isDirectory(dir)) {
+            throw new IllegalArgumentException(dir + " is not a directory");
+        }
+        Spool spool = new Spool(dir, NO_BOUND);
+        int shipments = spool.depth();
+        // Retries soon and often: the collector is on this machine and was just started.
+        Backoff backoff = new Backoff(Duration.ofMillis(200), Duration.ofSeconds(2), () -> 0.5);
+        Shipper shipper = new Shipper(new HttpTransport(collector, token, Duration.ofSeconds(10)), spool, backoff,
+                Sleeper.system());
+        shipper.start();
+        try {
+            boolean complete = shipper.awaitEmpty(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            return new Outcome(shipments, shipper.delivered(), shipper.dropped(), complete, shipper.problem());
+        } finally {
+            shipper.close(Duration.ZERO);
+        }
+    }
+}
