@@ -27,7 +27,9 @@ def estimate_args(row, video):
     if video:
         args += ["--frames", str(row["frames"])]
     if row.get("lora_rank"):
-        args += ["--lora-rank", str(row["lora_rank"])]  # base weights: bf16 (no estimate option for it yet)
+        args += ["--lora-rank", str(row["lora_rank"])]
+    if row.get("base_weights"):
+        args += ["--base-weights", row["base_weights"]]
     return args
 
 
