@@ -246,32 +246,64 @@ public record CollectorConfig(
     }
 
     /**
-     * What one request may contain. The body limits are checked on the declared {@code Content-Length} before
-     * reading, again while the body streams in, and on the inflated size of a gzip body.
+     * What one request may contain, and how much the collector tracks at once. The body limits are checked on the
+     * declared {@code Content-Length} before reading, again while the body streams in, and on the inflated size of a
+     * gzip body. Beyond a tracking cap a request is refused with 429 and {@code Retry-After} (an agent spools and
+     * retries), never accepted and dropped.
      *
      * @param maxBodyBytes         largest body on the wire
      * @param maxInflatedBytes     largest body after gzip decompression
      * @param maxGpuSamples        GPU samples in one agent batch
      * @param maxStepEvents        step events in one request
-     * @param maxRuns              runs the collector tracks at once; a new run id beyond it is refused (metric
-     *                             cardinality stays bounded whatever clients send)
+     * @param maxRuns              runs the collector tracks at once ({@code --max-runs}); a new run id beyond it is
+     *                             refused (metric cardinality stays bounded whatever clients send)
+     * @param maxGpus              GPUs tracked at once ({@code --max-gpus}); the heap the launcher gives the collector
+     *                             grows with it (docs/DEPLOY.md, "Sizing")
+     * @param maxAgents            agents tracked at once ({@code --max-agents})
+     * @param maxSpecs             runs held only as a spec, waiting for their run to report ({@code --max-specs}); at
+     *                             most {@code maxRuns}
      */
     public record Limits(long maxBodyBytes, long maxInflatedBytes, int maxGpuSamples, int maxStepEvents,
-                         int maxRuns) {
+                         int maxRuns, int maxGpus, int maxAgents, int maxSpecs) {
+
+        /** Runs tracked at once by default. */
+        public static final int DEFAULT_MAX_RUNS = 1_024;
+        /** GPUs tracked at once by default: what the launcher's default heap holds (docs/PERFORMANCE.md). */
+        public static final int DEFAULT_MAX_GPUS = 4_096;
+        /** Agents tracked at once by default: a node of 8 GPUs and a run's own agent or two beside its node agent. */
+        public static final int DEFAULT_MAX_AGENTS = 1_024;
+        /** Specs waiting for their run by default: a quarter of the runs, so they never crowd out runs that report. */
+        public static final int DEFAULT_MAX_SPECS = 256;
 
         public Limits {
             if (maxBodyBytes <= 0 || maxInflatedBytes <= 0 || maxGpuSamples <= 0 || maxStepEvents <= 0
-                    || maxRuns <= 0) {
+                    || maxRuns <= 0 || maxGpus <= 0 || maxAgents <= 0 || maxSpecs <= 0) {
                 throw new IllegalArgumentException("limits must be positive");
             }
+            if (maxSpecs > maxRuns) {
+                throw new IllegalArgumentException("--max-specs (" + maxSpecs + ") cannot exceed --max-runs ("
+                        + maxRuns + "): a spec holds a run's slot");
+            }
+        }
+
+        /** These request limits with the default tracking caps (the spec cap at most the run cap). */
+        public Limits(long maxBodyBytes, long maxInflatedBytes, int maxGpuSamples, int maxStepEvents, int maxRuns) {
+            this(maxBodyBytes, maxInflatedBytes, maxGpuSamples, maxStepEvents, maxRuns, DEFAULT_MAX_GPUS,
+                    DEFAULT_MAX_AGENTS, Math.min(DEFAULT_MAX_SPECS, maxRuns));
+        }
+
+        /** These limits with other tracking caps. */
+        public Limits withCaps(int runs, int gpus, int agents, int specs) {
+            return new Limits(maxBodyBytes, maxInflatedBytes, maxGpuSamples, maxStepEvents, runs, gpus, agents, specs);
         }
 
         /**
          * 4 MiB on the wire and 16 MiB inflated: a 64-GPU batch is about 60 KB, so a full minute of 100 ms polls
-         * of 8 GPUs still fits. 4,096 samples and 10,000 steps per request; 1,024 runs.
+         * of 8 GPUs still fits. 4,096 samples and 10,000 steps per request; 1,024 runs, 4,096 GPUs, 1,024 agents,
+         * 256 specs.
          */
         public static Limits defaults() {
-            return new Limits(4L << 20, 16L << 20, 4_096, 10_000, 1_024);
+            return new Limits(4L << 20, 16L << 20, 4_096, 10_000, DEFAULT_MAX_RUNS);
         }
     }
 }

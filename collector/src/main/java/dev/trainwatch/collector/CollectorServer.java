@@ -275,14 +275,13 @@ public final class CollectorServer implements AutoCloseable {
     }
 
     /**
-     * The fleet settings a config asks for: the default windows with the config's run cap and summary interval. One
+     * The fleet settings a config asks for: the default windows with the config's caps and summary interval. One
      * place, so a collector built with or without history sends summaries at the interval it was configured with.
      */
     public static FleetSettings fleetSettings(CollectorConfig config) {
-        FleetSettings d = FleetSettings.defaults();
-        return new FleetSettings(config.limits().maxRuns(), d.maxGpus(), d.maxAgents(), d.window(),
-                d.gpuWindowEntries(), d.stepWindowEntries(), d.evaluateEvery(), d.anomalyHistory(),
-                d.endedRunRetention(), config.summaryInterval());
+        CollectorConfig.Limits limits = config.limits();
+        return FleetSettings.defaults().withSummaryInterval(config.summaryInterval())
+                .withCaps(limits.maxRuns(), limits.maxGpus(), limits.maxAgents(), limits.maxSpecs());
     }
 
     private static String describeStartFailure(CollectorConfig config, Exception e) {
