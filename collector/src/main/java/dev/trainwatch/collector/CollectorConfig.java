@@ -33,6 +33,9 @@ import java.util.Optional;
  *                        for none
  * @param catalogFiles    user catalog files (GPUs, models, encoders) added to the bundled catalogs at start, before
  *                        {@code catalog.json} in the data directory when there is one
+ * @param gpuSeries       whether {@code /metrics} carries the per-GPU series ({@code --gpu-series on|off}); null for
+ *                        auto: on for a small fleet ({@code --max-gpus} at most {@value #GPU_SERIES_AUTO_MAX_GPUS}),
+ *                        off above, where each agent serves its node's series ({@code trainwatch agent --listen})
  */
 public record CollectorConfig(
         String host,
@@ -47,14 +50,29 @@ public record CollectorConfig(
         Duration summaryInterval,
         URI externalUrl,
         GpuHourPrices gpuHourPrices,
-        java.util.List<Path> catalogFiles) {
+        java.util.List<Path> catalogFiles,
+        Boolean gpuSeries) {
 
     /** A config without user catalog files (the bundled catalogs plus {@code catalog.json} in the data directory). */
     public CollectorConfig(String host, int port, String token, Path dataDir, URI alertmanagerUrl, URI webhookUrl,
             Limits limits, Duration tickInterval, Clock clock, Duration summaryInterval, URI externalUrl,
             GpuHourPrices gpuHourPrices) {
         this(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval, clock, summaryInterval,
-                externalUrl, gpuHourPrices, java.util.List.of());
+                externalUrl, gpuHourPrices, java.util.List.of(), null);
+    }
+
+    /** The largest {@code --max-gpus} for which the collector exports per-GPU series unless told. */
+    public static final int GPU_SERIES_AUTO_MAX_GPUS = 4_096;
+
+    /** Whether {@code /metrics} carries the per-GPU series: as told, else for a fleet of at most 4,096 GPUs. */
+    public boolean exportsGpuSeries() {
+        return gpuSeries != null ? gpuSeries : limits.maxGpus() <= GPU_SERIES_AUTO_MAX_GPUS;
+    }
+
+    /** The same config exporting per-GPU series ({@code true}), not ({@code false}) or as the size says (null). */
+    public CollectorConfig withGpuSeries(Boolean exported) {
+        return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
+                clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles, exported);
     }
 
     /** The documented default address. */
@@ -101,47 +119,47 @@ public record CollectorConfig(
 
     public CollectorConfig withListen(String newHost, int newPort) {
         return new CollectorConfig(newHost, newPort, token, dataDir, alertmanagerUrl, webhookUrl, limits,
-                tickInterval, clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles);
+                tickInterval, clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles, gpuSeries);
     }
 
     public CollectorConfig withToken(String newToken) {
         return new CollectorConfig(host, port, newToken, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles);
+                clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles, gpuSeries);
     }
 
     public CollectorConfig withDataDir(Path newDataDir) {
         return new CollectorConfig(host, port, token, newDataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles);
+                clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles, gpuSeries);
     }
 
     public CollectorConfig withAlerting(URI newAlertmanagerUrl, URI newWebhookUrl) {
         return new CollectorConfig(host, port, token, dataDir, newAlertmanagerUrl, newWebhookUrl, limits,
-                tickInterval, clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles);
+                tickInterval, clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles, gpuSeries);
     }
 
     public CollectorConfig withLimits(Limits newLimits) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, newLimits, tickInterval,
-                clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles);
+                clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles, gpuSeries);
     }
 
     public CollectorConfig withTickInterval(Duration newTickInterval) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, newTickInterval,
-                clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles);
+                clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles, gpuSeries);
     }
 
     public CollectorConfig withSummaryInterval(Duration newSummaryInterval) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, newSummaryInterval, externalUrl, gpuHourPrices, catalogFiles);
+                clock, newSummaryInterval, externalUrl, gpuHourPrices, catalogFiles, gpuSeries);
     }
 
     public CollectorConfig withGpuHourPrices(GpuHourPrices prices) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, summaryInterval, externalUrl, prices, catalogFiles);
+                clock, summaryInterval, externalUrl, prices, catalogFiles, gpuSeries);
     }
 
     public CollectorConfig withClock(Clock newClock) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                newClock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles);
+                newClock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles, gpuSeries);
     }
 
     /**
@@ -160,13 +178,13 @@ public record CollectorConfig(
                     : URI.create(newExternalUrl + "/");
         }
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, summaryInterval, normalized, gpuHourPrices, catalogFiles);
+                clock, summaryInterval, normalized, gpuHourPrices, catalogFiles, gpuSeries);
     }
 
     /** The same config with user catalog files (none: an empty list). */
     public CollectorConfig withCatalogFiles(java.util.List<Path> newCatalogFiles) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, summaryInterval, externalUrl, gpuHourPrices, newCatalogFiles);
+                clock, summaryInterval, externalUrl, gpuHourPrices, newCatalogFiles, gpuSeries);
     }
 
     /**
