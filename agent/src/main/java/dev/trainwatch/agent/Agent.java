@@ -2,6 +2,7 @@ package dev.trainwatch.agent;
 
 import dev.trainwatch.agent.attribution.Attributor;
 import dev.trainwatch.agent.attribution.ProcSource;
+import dev.trainwatch.agent.export.NodeReadings;
 import dev.trainwatch.agent.failure.FailureClassifier;
 import dev.trainwatch.agent.failure.OutputTail;
 import dev.trainwatch.agent.gpu.GpuReader;
@@ -61,6 +62,7 @@ public final class Agent implements AutoCloseable {
     private final Thread pollThread;
     private final Deque<StepEvent> pendingSteps = new ArrayDeque<>();
     private final Set<String> specSentFor = new HashSet<>();
+    private final NodeReadings readings;
 
     private String stepRunId;
     private String lastStepProblem;
@@ -84,6 +86,7 @@ public final class Agent implements AutoCloseable {
         this.steps = steps;
         this.clock = clock;
         this.attributor = new Attributor(proc, config.host(), config.attachPid(), config.runId());
+        this.readings = new NodeReadings(config.host());
         this.proc = proc;
         // A spool directory that cannot be written is one line and the agent goes on in memory: a full disk must
         // not leave a node unmonitored. Only another agent holding the directory stops it.
@@ -114,6 +117,11 @@ public final class Agent implements AutoCloseable {
         Backoff backoff = new Backoff(Duration.ofMillis(500), Duration.ofSeconds(30),
                 () -> ThreadLocalRandom.current().nextDouble());
         return new Agent(config, gpus, steps, proc, transport, backoff, Sleeper.system(), clock);
+    }
+
+    /** The node's newest readings, for its own exporter ({@code --listen}); updated after every poll. */
+    public NodeReadings readings() {
+        return readings;
     }
 
     /** The id batches carry; persisted in the spool directory. */
@@ -248,6 +256,7 @@ public final class Agent implements AutoCloseable {
             uncommitted = readUpTo; // committed only once the held steps are safe (commitShippedSteps)
         }
         dev.trainwatch.protocol.HostMemory memory = hostMemory(ts);
+        readings.update(samples, update.runs(), memory, events); // the node's own /metrics (--listen)
 
         // Readings of several polls travel together (--ship-every), but never across a change of which GPUs belong
         // to which run: the collector applies a batch's attribution to all its readings.
