@@ -10,6 +10,7 @@ import dev.trainwatch.agent.log.BackgroundStepSource;
 import dev.trainwatch.agent.log.StepSource;
 import dev.trainwatch.agent.ship.AgentIdentity;
 import dev.trainwatch.agent.ship.Backoff;
+import dev.trainwatch.agent.ship.FanOutShipper;
 import dev.trainwatch.agent.ship.HttpTransport;
 import dev.trainwatch.agent.ship.Payload;
 import dev.trainwatch.agent.ship.Shipper;
@@ -25,6 +26,7 @@ import dev.trainwatch.protocol.RunAttribution;
 import dev.trainwatch.protocol.ShipUrgency;
 import dev.trainwatch.protocol.StepEvent;
 import java.io.IOException;
+import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -57,7 +59,7 @@ public final class Agent implements AutoCloseable {
     private StepSource steps;
     private final Attributor attributor;
     private final AgentIdentity identity;
-    private final Shipper shipper;
+    private final FanOutShipper shipper;
     private final Clock clock;
     private final Thread pollThread;
     private final Deque<StepEvent> pendingSteps = new ArrayDeque<>();
@@ -79,6 +81,15 @@ public final class Agent implements AutoCloseable {
      */
     public Agent(AgentConfig config, GpuReader gpus, StepSource steps, ProcSource proc, Transport transport,
                  Backoff backoff, Sleeper sleeper, Clock clock) throws IOException {
+        this(config, gpus, steps, proc, List.of(transport), backoff, sleeper, clock);
+    }
+
+    /**
+     * The same, shipping to several collectors: {@code transports} holds one per {@link AgentConfig#collectors()},
+     * in that order, each with its own spool ({@link FanOutShipper#spoolDir}).
+     */
+    public Agent(AgentConfig config, GpuReader gpus, StepSource steps, ProcSource proc, List<Transport> transports,
+                 Backoff backoff, Sleeper sleeper, Clock clock) throws IOException {
         this.config = config;
         this.pollsPerBatch = pollsPerBatch(config);
         this.urgency = new ShipUrgency(config.interval().toNanos(), pollsPerBatch > 1);
@@ -92,8 +103,15 @@ public final class Agent implements AutoCloseable {
         // not leave a node unmonitored. Only another agent holding the directory stops it.
         this.identity = AgentIdentity.openOrInMemory(config.spoolDir(), config.host());
         try {
-            Spool spool = new Spool(config.spoolDir(), config.spoolMaxBytes());
-            this.shipper = new Shipper(transport, spool, backoff, sleeper);
+            List<Shipper> shippers = new ArrayList<>();
+            List<String> names = new ArrayList<>();
+            List<URI> collectors = config.collectors();
+            for (int i = 0; i < transports.size(); i++) {
+                Spool spool = new Spool(FanOutShipper.spoolDir(config.spoolDir(), i), config.spoolMaxBytes());
+                shippers.add(new Shipper(transports.get(i), spool, backoff, sleeper));
+                names.add(i < collectors.size() ? String.valueOf(collectors.get(i)) : "collector " + (i + 1));
+            }
+            this.shipper = new FanOutShipper(shippers, names);
             if (steps != null && !identity.inMemory()) {
                 steps.keepPositionsIn(config.spoolDir());
             }
@@ -113,10 +131,13 @@ public final class Agent implements AutoCloseable {
     public static Agent create(AgentConfig config, GpuReader gpus, StepSource steps, ProcSource proc, Clock clock)
             throws IOException {
         TokenFile token = config.tokenFile() != null ? TokenFile.read(config.tokenFile()) : null;
-        Transport transport = new HttpTransport(config.collector(), token, Duration.ofSeconds(10), clock);
+        List<Transport> transports = new ArrayList<>();
+        for (URI collector : config.collectors()) {
+            transports.add(new HttpTransport(collector, token, Duration.ofSeconds(10), clock));
+        }
         Backoff backoff = new Backoff(Duration.ofMillis(500), Duration.ofSeconds(30),
                 () -> ThreadLocalRandom.current().nextDouble());
-        return new Agent(config, gpus, steps, proc, transport, backoff, Sleeper.system(), clock);
+        return new Agent(config, gpus, steps, proc, transports, backoff, Sleeper.system(), clock);
     }
 
     /** The node's newest readings, for its own exporter ({@code --listen}); updated after every poll. */

@@ -4,6 +4,8 @@ import dev.trainwatch.protocol.MonotonicClock;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.trainwatch.agent.Agent;
 import dev.trainwatch.agent.AgentConfig;
+import dev.trainwatch.agent.export.NodeExporter;
+import dev.trainwatch.collector.CollectorConfig;
 import dev.trainwatch.agent.Durations;
 import dev.trainwatch.agent.GpuReaders;
 import dev.trainwatch.agent.attribution.LinuxProcSource;
@@ -16,6 +18,7 @@ import dev.trainwatch.protocol.Json;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.net.UnknownHostException;
@@ -49,6 +52,12 @@ final class AgentCommand implements Callable<Integer> {
 
     @Option(names = "--collector", paramLabel = "URL", description = "The collector, e.g. http://127.0.0.1:9477.")
     String collector;
+
+    @Option(names = "--listen", paramLabel = "HOST:PORT",
+            description = "Serve this node's per-GPU and host series on http://HOST:PORT/metrics (the collector's"
+                    + " names and labels), one Prometheus target per node as dcgm-exporter is; e.g. 0.0.0.0:9478."
+                    + " Default: no listener.")
+    String listen;
 
     @Option(names = "--attach", paramLabel = "PID",
             description = "Watch this process and its descendants (e.g. torchrun's PID); exit when they have all "
@@ -198,10 +207,12 @@ final class AgentCommand implements Callable<Integer> {
             stopped.countDown();
         }, "trainwatch-agent-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
+        NodeExporter exporter = null;
         try {
             if (stopped.getCount() == 0) {
                 return ExitCodes.OK; // stopped while starting: nothing polled yet, nothing to deliver
             }
+            exporter = startExporter(agent);
             agent.start();
             System.getLogger(AgentCommand.class.getName()).log(System.Logger.Level.INFO,
                     "agent " + agent.agentId() + " polling every " + pollInterval.toMillis() + "ms, shipping to "
@@ -221,6 +232,9 @@ final class AgentCommand implements Callable<Integer> {
                 }
             }
         } finally {
+            if (exporter != null) {
+                exporter.close();
+            }
             agent.close();
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
@@ -229,6 +243,33 @@ final class AgentCommand implements Callable<Integer> {
             }
         }
         return ExitCodes.OK;
+    }
+
+    /**
+     * The node's own exporter when {@code --listen} names an address, else null. TLS comes with the web config the
+     * collector reads ({@code NodeExporter.start}'s SSLContext); until the agent takes {@code --web-config} it serves
+     * plain HTTP, read-only, as node_exporter and dcgm-exporter do by default.
+     */
+    private NodeExporter startExporter(Agent agent) {
+        if (listen == null) {
+            return null;
+        }
+        CollectorConfig address;
+        try {
+            address = CollectorConfig.defaults().withListen(listen); // the one HOST:PORT parser
+        } catch (IllegalArgumentException e) {
+            throw new UserError(ExitCodes.USAGE, e.getMessage());
+        }
+        try {
+            NodeExporter exporter = NodeExporter.start(new InetSocketAddress(address.host(), address.port()),
+                    agent.readings(), null);
+            System.getLogger(AgentCommand.class.getName()).log(System.Logger.Level.INFO,
+                    "serving this node's series on http://" + listen.strip() + "/metrics");
+            return exporter;
+        } catch (IOException e) {
+            throw new UserError(ExitCodes.FAILURE, "--listen " + listen + ": cannot listen there (" + e.getMessage()
+                    + ")");
+        }
     }
 
     /** Opens NVML, or says in one line why it cannot be used (exit status 3). */

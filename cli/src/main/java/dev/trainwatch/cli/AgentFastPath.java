@@ -34,7 +34,7 @@ final class AgentFastPath {
     /** Options taking a value, as {@link AgentCommand} and {@link TrainwatchCommand} (inherited) declare them. */
     private static final Set<String> VALUE_OPTIONS = Set.of("--collector", "--attach", "--log", "--log-format",
             "--run-id", "--interval", "--ship-every", "--nvml-library", "--token-file", "--spool-dir",
-            "--spool-max-mb", "--host", "--log-time", "--log-output", "--log-level");
+            "--spool-max-mb", "--host", "--log-time", "--log-output", "--log-level", "--listen");
 
     /** What the command line says, or null when picocli must read it. */
     static final class Parsed {
@@ -111,6 +111,7 @@ final class AgentFastPath {
                     c.spoolMaxMb = mb;
                 }
                 case "--host" -> c.host = value;
+                case "--listen" -> c.listen = value;
                 case "--log-time" -> c.logTime = value;
                 case "--log-output" -> logOutput = value;
                 case "--log-level" -> logLevel = value;
