@@ -26,6 +26,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -50,8 +51,10 @@ final class AgentCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--collector", paramLabel = "URL", description = "The collector, e.g. http://127.0.0.1:9477.")
-    String collector;
+    @Option(names = "--collector", paramLabel = "URL",
+            description = "The collector, e.g. http://127.0.0.1:9477. Repeat it to ship to a pair of collectors"
+                    + " (both judge the same runs; each has its own spool while it is away).")
+    List<String> collector;
 
     @Option(names = "--listen", paramLabel = "HOST:PORT",
             description = "Serve this node's per-GPU and host series on http://HOST:PORT/metrics (the collector's"
@@ -155,7 +158,7 @@ final class AgentCommand implements Callable<Integer> {
         // Taken first thing: a SIGTERM while the agent starts (NVML, the spool) is an orderly stop too, exit 0.
         CountDownLatch stopped = new CountDownLatch(1);
         StopSignals.install(stopped::countDown);
-        URI collectorUri = parseCollector();
+        List<URI> collectorUris = parseCollectors();
         LogTailer.LineTime lineTime = parseLogTime();
         if (attachPid != null && ProcessHandle.of(attachPid).isEmpty()) {
             throw new UserError(ExitCodes.USAGE, "--attach: no process with PID " + attachPid);
@@ -166,9 +169,10 @@ final class AgentCommand implements Callable<Integer> {
         if (tokenFile != null && !Files.isReadable(tokenFile)) {
             throw new UserError(ExitCodes.USAGE, "--token-file: cannot read " + tokenFile);
         }
-        AgentConfig config = new AgentConfig(collectorUri, host != null ? host : localHostName(), attachPid, runId,
-                null, pollInterval, tokenFile, spoolDir != null ? spoolDir : AgentConfig.defaultSpoolDir(),
-                spoolMaxMb << 20, Duration.ofSeconds(5), sendInterval);
+        AgentConfig config = new AgentConfig(collectorUris.get(0), host != null ? host : localHostName(), attachPid,
+                runId, null, pollInterval, tokenFile, spoolDir != null ? spoolDir : AgentConfig.defaultSpoolDir(),
+                spoolMaxMb << 20, Duration.ofSeconds(5), sendInterval,
+                collectorUris.subList(1, collectorUris.size()));
         Clock clock = MonotonicClock.system();
         GpuReader reader = openGpus(nvmlLibrary);
         StepSource steps = null;
@@ -216,7 +220,7 @@ final class AgentCommand implements Callable<Integer> {
             agent.start();
             System.getLogger(AgentCommand.class.getName()).log(System.Logger.Level.INFO,
                     "agent " + agent.agentId() + " polling every " + pollInterval.toMillis() + "ms, shipping to "
-                            + collector + (sendInterval.equals(pollInterval) ? "" : " every "
+                            + String.join(" and ", collector) + (sendInterval.equals(pollInterval) ? "" : " every "
                             + Durations.text(sendInterval)));
             // Only an attached run's end needs looking at every interval; otherwise the signal handler (or the
             // shutdown hook) counts the latch down and this thread need not wake every second.
@@ -308,7 +312,23 @@ final class AgentCommand implements Callable<Integer> {
         }
     }
 
-    private URI parseCollector() {
+    /** Every {@code --collector}, in order; at least one. */
+    private List<URI> parseCollectors() {
+        if (collector == null || collector.isEmpty()) {
+            throw new UserError(ExitCodes.USAGE, "--collector URL is required (or --once to print one sample)");
+        }
+        List<URI> uris = new ArrayList<>();
+        for (String one : collector) {
+            URI uri = parseCollector(one);
+            if (uris.contains(uri)) {
+                throw new UserError(ExitCodes.USAGE, "--collector " + one + " is given twice");
+            }
+            uris.add(uri);
+        }
+        return uris;
+    }
+
+    private static URI parseCollector(String collector) {
         if (collector == null || collector.isBlank()) {
             throw new UserError(ExitCodes.USAGE, "--collector URL is required (or --once to print one sample)");
         }

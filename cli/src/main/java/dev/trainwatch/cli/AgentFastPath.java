@@ -6,6 +6,7 @@ import dev.trainwatch.cli.logging.Logging;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -87,7 +88,7 @@ final class AgentFastPath {
                 return null;
             }
             switch (name) {
-                case "--collector" -> c.collector = value;
+                case "--collector" -> c.collector = List.of(value);
                 case "--attach" -> {
                     Long pid = decimal(value);
                     if (pid == null) {
