@@ -64,6 +64,8 @@ public class ScaleLoad {
     final LongAdder latencyMicros = new LongAdder();
     final LongAdder requests = new LongAdder();
     final Map<String, Double> throttleNamedAfter = new ConcurrentSkipListMap<>();
+    /** When each node's first batch was taken, seconds after the load started. */
+    final Map<Integer, Double> firstTaken = new ConcurrentSkipListMap<>();
 
     ScaleLoad(URI base, int gpus, String token) {
         this.base = base;
@@ -122,6 +124,7 @@ public class ScaleLoad {
                 }
                 queue.pollFirst();
                 readings.add((long) GPUS_PER_NODE * POLLS_PER_BATCH);
+                firstTaken.putIfAbsent(node, (System.currentTimeMillis() - start) / 1000.0);
             }
         } catch (Exception e) {
             answers.computeIfAbsent(-1, s -> new LongAdder()).increment();
@@ -273,8 +276,11 @@ public class ScaleLoad {
         report();
         for (Run run : List.of(runs.get(0), runs.get(runs.size() - 1))) {
             Double after = throttleNamedAfter.get(run.id());
+            Double first = firstTaken.get(run.firstNode());
             System.out.printf(Locale.ROOT, "throttled GPU 0 of %s on %s: %s%n", run.id(), host(run.firstNode()),
-                    after == null ? "NOT named" : String.format(Locale.ROOT, "named within %.0f s", after));
+                    after == null ? "NOT named" : String.format(Locale.ROOT, "named within %.0f s of the load's start,"
+                            + " %.0f s after its node's first batch was taken", after,
+                            after - (first == null ? 0 : first)));
         }
         HttpResponse<String> metrics = client.send(request("/metrics").GET().build(),
                 HttpResponse.BodyHandlers.ofString());
