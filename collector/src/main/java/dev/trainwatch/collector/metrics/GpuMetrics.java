@@ -2,10 +2,12 @@ package dev.trainwatch.collector.metrics;
 
 import dev.trainwatch.collector.state.GpuView;
 import dev.trainwatch.exposition.GpuSeries;
+import dev.trainwatch.protocol.GpuSample;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.Collection;
+import java.util.Map;
 import java.util.function.Supplier;
 
 /**
@@ -17,9 +19,37 @@ public final class GpuMetrics implements MeterBinder {
 
     private final GpuSeries series;
 
+    /** A fleet GPU as the series read it (the fleet's state knows nothing of its outputs). */
+    private record FleetGpu(GpuView view) implements GpuSeries.Gpu {
+        @Override
+        public String uuid() {
+            return view.uuid();
+        }
+
+        @Override
+        public String host() {
+            return view.host();
+        }
+
+        @Override
+        public String runId() {
+            return view.runId();
+        }
+
+        @Override
+        public GpuSample latest() {
+            return view.latest();
+        }
+
+        @Override
+        public Map<String, Long> xidCounts() {
+            return view.xidCounts();
+        }
+    }
+
     /** @param gpus the fleet's current GPU views, called once per scrape */
     public GpuMetrics(Supplier<? extends Collection<GpuView>> gpus) {
-        this.series = new GpuSeries(gpus);
+        this.series = new GpuSeries(() -> gpus.get().stream().map(FleetGpu::new).toList());
     }
 
     /** The families, for a registry other than Micrometer's (benchmarks). */

@@ -16,8 +16,36 @@ public final class HostMetrics implements MeterBinder {
 
     private final HostSeries series;
 
+    /** A node's memory as the series read it (the fleet's state knows nothing of its outputs). */
+    private record FleetHost(HostMemoryView view) implements HostSeries.Host {
+        @Override
+        public String host() {
+            return view.host();
+        }
+
+        @Override
+        public Long memAvailableBytes() {
+            return view.memAvailableBytes();
+        }
+
+        @Override
+        public Long memTotalBytes() {
+            return view.memTotalBytes();
+        }
+
+        @Override
+        public Long shmUsedBytes() {
+            return view.shmUsedBytes();
+        }
+
+        @Override
+        public Long shmTotalBytes() {
+            return view.shmTotalBytes();
+        }
+    }
+
     public HostMetrics(Supplier<? extends Collection<HostMemoryView>> hosts) {
-        this.series = new HostSeries(hosts);
+        this.series = new HostSeries(() -> hosts.get().stream().map(FleetHost::new).toList());
     }
 
     @Override

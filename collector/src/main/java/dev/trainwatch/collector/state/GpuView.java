@@ -1,6 +1,5 @@
 package dev.trainwatch.collector.state;
 
-import dev.trainwatch.exposition.GpuSeries;
 import dev.trainwatch.protocol.GpuSample;
 import java.util.Map;
 
@@ -17,5 +16,5 @@ import java.util.Map;
  * @param idleSeconds   how long utilisation has stayed at or below 5% (0 when busy), from the window
  */
 public record GpuView(String uuid, String host, String runId, GpuSample latest, Map<String, Long> xidCounts,
-                      double lastSeenTs, double idleSeconds) implements GpuSeries.Gpu {
+                      double lastSeenTs, double idleSeconds) {
 }

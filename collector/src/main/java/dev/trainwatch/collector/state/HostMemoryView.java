@@ -1,7 +1,5 @@
 package dev.trainwatch.collector.state;
 
-import dev.trainwatch.exposition.HostSeries;
-
 /**
  * A node's memory as its agent last read it (an entry of {@code host_memory} in {@code GET /v1/runs/{id}}, and the
  * {@code trainwatch_host_*} series). Bytes; null when the agent could not read it. Immutable.
@@ -14,7 +12,7 @@ import dev.trainwatch.exposition.HostSeries;
  * @param ts                when it was read (collector clock)
  */
 public record HostMemoryView(String host, Long memAvailableBytes, Long memTotalBytes, Long shmUsedBytes,
-                             Long shmTotalBytes, double ts) implements HostSeries.Host {
+                             Long shmTotalBytes, double ts) {
 
     static HostMemoryView of(HostMemoryWindow w) {
         int n = w.size() - 1;

@@ -75,7 +75,7 @@ final class Registry {
             return run;
         }
         if (runs.size() >= settings.maxRuns()) {
-            makeRoomForRun(now);
+            makeRoomForRun(now, Set.of());
         }
         run = new RunState(runId, now, new StepWindow(windowSeconds, settings.stepWindowEntries()),
                 new AnomalyTracker(detectorSettings, settings.anomalyHistory()));
@@ -101,12 +101,15 @@ final class Registry {
     }
 
     /**
-     * Forgets an ended, silent or spec-only run to make room for a new one; when every run is live, refuses.
+     * Forgets an ended, silent or expired spec-only run (none of {@code keep}) to make room for a new one; when every
+     * run is live, refuses.
      *
      * @throws LimitReachedException when no run may be forgotten (nothing changed)
      */
-    private void makeRoomForRun(double now) {
-        Slots.Room room = Slots.roomForRun(runs.values(), now, specRetentionSeconds());
+    private void makeRoomForRun(double now, Set<String> keep) {
+        Collection<RunState> candidates = keep.isEmpty() ? runs.values()
+                : runs.values().stream().filter(r -> !keep.contains(r.runId)).toList();
+        Slots.Room room = Slots.roomForRun(candidates, now, specRetentionSeconds());
         RunState victim = room.victim();
         if (victim == null) {
             if (limitLogDue(now)) {
@@ -233,9 +236,10 @@ final class Registry {
             }
             publishCounts();
         }
+        Set<String> named = Set.copyOf(newRunIds); // the batch's own runs give no slot to its new ones
         newRunIds.removeIf(runs::containsKey);
         while (runs.size() + newRunIds.size() > settings.maxRuns()) {
-            makeRoomForRun(now); // forgets one run that is not reporting, or refuses
+            makeRoomForRun(now, named); // forgets one run that is not reporting, or refuses
         }
     }
 
@@ -286,7 +290,7 @@ final class Registry {
             slots.forgot(Slots.Kind.SPECS);
         }
         if (runs.size() >= settings.maxRuns()) {
-            makeRoomForRun(now);
+            makeRoomForRun(now, Set.of());
         }
     }
 
