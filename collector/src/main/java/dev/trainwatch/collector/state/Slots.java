@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.state;
 
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumMap;
 import java.util.List;
@@ -114,7 +115,7 @@ public final class Slots {
      */
     static <V> List<String> silentToForget(Map<String, V> entries, ToDoubleFunction<V> lastSeen, double now,
                                            int wanted) {
-        List<Map.Entry<String, Double>> silent = new java.util.ArrayList<>();
+        List<Map.Entry<String, Double>> silent = new ArrayList<>();
         for (Map.Entry<String, V> e : entries.entrySet()) {
             double seen = lastSeen.applyAsDouble(e.getValue());
             if (now - seen >= SILENT_SECONDS) {
