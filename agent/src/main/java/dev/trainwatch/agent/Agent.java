@@ -277,7 +277,9 @@ public final class Agent implements AutoCloseable {
             uncommitted = readUpTo; // committed only once the held steps are safe (commitShippedSteps)
         }
         dev.trainwatch.protocol.HostMemory memory = hostMemory(ts);
-        readings.update(samples, update.runs(), memory, events); // the node's own /metrics (--listen)
+        if (readings.served()) {
+            readings.update(samples, update.runs(), memory, events); // the node's own /metrics (--listen)
+        }
 
         // Readings of several polls travel together (--ship-every), but never across a change of which GPUs belong
         // to which run: the collector applies a batch's attribution to all its readings.

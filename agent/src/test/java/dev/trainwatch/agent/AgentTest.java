@@ -137,6 +137,18 @@ class AgentTest {
     }
 
     @Test
+    void anAgentWhoseReadingsAreServedKeepsItsNewestPollForItsExporter() throws Exception {
+        FakeGpuReader gpus = new FakeGpuReader(8);
+        Agent agent = agent(config(Duration.ofSeconds(1), null, null), gpus, null);
+        agent.pollOnce();
+        assertThat(agent.readings().gpus()).as("without --listen nothing is kept twice").isEmpty();
+        agent.readings().serve();
+        agent.pollOnce();
+        assertThat(agent.readings().gpus()).hasSize(8)
+                .allSatisfy(g -> assertThat(g.host()).isEqualTo("node1"));
+    }
+
+    @Test
     void aRestartedAgentKeepsItsIdContinuesItsSeqAndReplaysItsSpool() throws Exception {
         collector.stop();
         FakeGpuReader first = new FakeGpuReader(8);

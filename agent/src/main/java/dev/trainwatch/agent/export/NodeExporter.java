@@ -64,6 +64,7 @@ public final class NodeExporter implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        readings.serve();
         NodeExporter exporter = new NodeExporter(server, executor, readings);
         server.createContext("/metrics", exporter::metrics);
         server.createContext("/healthz", exchange -> respond(exchange, 200, "text/plain; charset=utf-8",

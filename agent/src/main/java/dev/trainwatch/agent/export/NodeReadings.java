@@ -38,9 +38,21 @@ public final class NodeReadings {
     /** XID errors by GPU, then by XID number; written by the poll thread only. */
     private final Map<String, TreeMap<Long, Long>> xids = new HashMap<>();
     private volatile Snapshot snapshot = new Snapshot(List.of(), List.of());
+    /** Set once an exporter serves these readings: an agent without --listen keeps no second copy of its poll. */
+    private volatile boolean served;
 
     public NodeReadings(String host) {
         this.host = host;
+    }
+
+    /** From now on every poll is kept for an exporter ({@link NodeExporter#start} calls it). */
+    public void serve() {
+        served = true;
+    }
+
+    /** Whether an exporter serves these readings (else {@link #update} need not be called). */
+    public boolean served() {
+        return served;
     }
 
     /**
