@@ -126,8 +126,10 @@ public class ScaleLoad {
                 readings.add((long) GPUS_PER_NODE * POLLS_PER_BATCH);
                 firstTaken.putIfAbsent(node, (System.currentTimeMillis() - start) / 1000.0);
             }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // the load is stopping: not an answer of the collector
         } catch (Exception e) {
-            answers.computeIfAbsent(-1, s -> new LongAdder()).increment();
+            answers.computeIfAbsent(-1, s -> new LongAdder()).increment(); // -1: no answer (unreachable, timeout)
         }
     }
 
