@@ -36,6 +36,12 @@ class DeployFilesTest {
         assertThat(config.path("scrape_configs")).anySatisfy(job ->
                 assertThat(job.path("job_name").asText()).matches("trainwatch.*"));
         assertThat(config.path("global").path("scrape_interval").asText()).isEqualTo("15s");
+        // Every node's agent is scraped too, under the job name the rules and dashboards know (issue #45).
+        assertThat(config.path("scrape_configs")).anySatisfy(job ->
+                assertThat(job.path("job_name").asText()).isEqualTo("trainwatch-agent"));
+        assertThat(ProjectFiles.read(deploy("kubernetes/trainwatch.yaml"))).contains("- --listen=0.0.0.0:9478",
+                "kind: PodMonitor", "replacement: trainwatch-agent");
+        assertThat(ProjectFiles.read(deploy("systemd/trainwatch-agent.service"))).contains("--listen 0.0.0.0:9478");
     }
 
     @Test
