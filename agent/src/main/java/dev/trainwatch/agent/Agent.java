@@ -2,6 +2,7 @@ package dev.trainwatch.agent;
 
 import dev.trainwatch.agent.attribution.Attributor;
 import dev.trainwatch.agent.attribution.ProcSource;
+import dev.trainwatch.agent.export.NodeReadings;
 import dev.trainwatch.agent.failure.FailureClassifier;
 import dev.trainwatch.agent.failure.OutputTail;
 import dev.trainwatch.agent.gpu.GpuReader;
@@ -9,6 +10,7 @@ import dev.trainwatch.agent.log.BackgroundStepSource;
 import dev.trainwatch.agent.log.StepSource;
 import dev.trainwatch.agent.ship.AgentIdentity;
 import dev.trainwatch.agent.ship.Backoff;
+import dev.trainwatch.agent.ship.FanOutShipper;
 import dev.trainwatch.agent.ship.HttpTransport;
 import dev.trainwatch.agent.ship.Payload;
 import dev.trainwatch.agent.ship.Shipper;
@@ -24,6 +26,7 @@ import dev.trainwatch.protocol.RunAttribution;
 import dev.trainwatch.protocol.ShipUrgency;
 import dev.trainwatch.protocol.StepEvent;
 import java.io.IOException;
+import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -56,11 +59,12 @@ public final class Agent implements AutoCloseable {
     private StepSource steps;
     private final Attributor attributor;
     private final AgentIdentity identity;
-    private final Shipper shipper;
+    private final FanOutShipper shipper;
     private final Clock clock;
     private final Thread pollThread;
     private final Deque<StepEvent> pendingSteps = new ArrayDeque<>();
     private final Set<String> specSentFor = new HashSet<>();
+    private final NodeReadings readings;
 
     private String stepRunId;
     private String lastStepProblem;
@@ -77,6 +81,15 @@ public final class Agent implements AutoCloseable {
      */
     public Agent(AgentConfig config, GpuReader gpus, StepSource steps, ProcSource proc, Transport transport,
                  Backoff backoff, Sleeper sleeper, Clock clock) throws IOException {
+        this(config, gpus, steps, proc, List.of(transport), backoff, sleeper, clock);
+    }
+
+    /**
+     * The same, shipping to several collectors: {@code transports} holds one per {@link AgentConfig#collectors()},
+     * in that order, each with its own spool ({@link FanOutShipper#spoolDir}).
+     */
+    public Agent(AgentConfig config, GpuReader gpus, StepSource steps, ProcSource proc, List<Transport> transports,
+                 Backoff backoff, Sleeper sleeper, Clock clock) throws IOException {
         this.config = config;
         this.pollsPerBatch = pollsPerBatch(config);
         this.urgency = new ShipUrgency(config.interval().toNanos(), pollsPerBatch > 1);
@@ -84,13 +97,21 @@ public final class Agent implements AutoCloseable {
         this.steps = steps;
         this.clock = clock;
         this.attributor = new Attributor(proc, config.host(), config.attachPid(), config.runId());
+        this.readings = new NodeReadings(config.host());
         this.proc = proc;
         // A spool directory that cannot be written is one line and the agent goes on in memory: a full disk must
         // not leave a node unmonitored. Only another agent holding the directory stops it.
         this.identity = AgentIdentity.openOrInMemory(config.spoolDir(), config.host());
         try {
-            Spool spool = new Spool(config.spoolDir(), config.spoolMaxBytes());
-            this.shipper = new Shipper(transport, spool, backoff, sleeper);
+            List<Shipper> shippers = new ArrayList<>();
+            List<String> names = new ArrayList<>();
+            List<URI> collectors = config.collectors();
+            for (int i = 0; i < transports.size(); i++) {
+                Spool spool = new Spool(FanOutShipper.spoolDir(config.spoolDir(), i), config.spoolMaxBytes());
+                shippers.add(new Shipper(transports.get(i), spool, backoff, sleeper));
+                names.add(i < collectors.size() ? String.valueOf(collectors.get(i)) : "collector " + (i + 1));
+            }
+            this.shipper = new FanOutShipper(shippers, names);
             if (steps != null && !identity.inMemory()) {
                 steps.keepPositionsIn(config.spoolDir());
             }
@@ -110,10 +131,18 @@ public final class Agent implements AutoCloseable {
     public static Agent create(AgentConfig config, GpuReader gpus, StepSource steps, ProcSource proc, Clock clock)
             throws IOException {
         TokenFile token = config.tokenFile() != null ? TokenFile.read(config.tokenFile()) : null;
-        Transport transport = new HttpTransport(config.collector(), token, Duration.ofSeconds(10), clock);
+        List<Transport> transports = new ArrayList<>();
+        for (URI collector : config.collectors()) {
+            transports.add(new HttpTransport(collector, token, Duration.ofSeconds(10), clock));
+        }
         Backoff backoff = new Backoff(Duration.ofMillis(500), Duration.ofSeconds(30),
                 () -> ThreadLocalRandom.current().nextDouble());
-        return new Agent(config, gpus, steps, proc, transport, backoff, Sleeper.system(), clock);
+        return new Agent(config, gpus, steps, proc, transports, backoff, Sleeper.system(), clock);
+    }
+
+    /** The node's newest readings, for its own exporter ({@code --listen}); updated after every poll. */
+    public NodeReadings readings() {
+        return readings;
     }
 
     /** The id batches carry; persisted in the spool directory. */
@@ -248,6 +277,9 @@ public final class Agent implements AutoCloseable {
             uncommitted = readUpTo; // committed only once the held steps are safe (commitShippedSteps)
         }
         dev.trainwatch.protocol.HostMemory memory = hostMemory(ts);
+        if (readings.served()) {
+            readings.update(samples, update.runs(), memory, events); // the node's own /metrics (--listen)
+        }
 
         // Readings of several polls travel together (--ship-every), but never across a change of which GPUs belong
         // to which run: the collector applies a batch's attribution to all its readings.

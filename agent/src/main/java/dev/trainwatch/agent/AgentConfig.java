@@ -4,6 +4,8 @@ import dev.trainwatch.protocol.RunSpec;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * What the agent is told. Immutable.
@@ -21,10 +23,28 @@ import java.time.Duration;
  * @param shipEvery     how often a batch goes to the collector: every poll (equal to {@code interval}), or the
  *                      readings of several polls together, at most {@link #MAX_SHIP_EVERY} (events, a run that
  *                      appears or ends, and a non-finite loss are sent at once whatever this says)
+ * @param otherCollectors collectors beyond the first ({@code --collector} repeated), each sent every batch too, with
+ *                      its own spool (under {@code spoolDir}, see {@code FanOutShipper}); empty for one collector
  */
 public record AgentConfig(URI collector, String host, Long attachPid, String runId, RunSpec runSpec, Duration interval,
                           Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout,
-                          Duration shipEvery) {
+                          Duration shipEvery, List<URI> otherCollectors) {
+
+    /** An agent shipping to one collector. */
+    public AgentConfig(URI collector, String host, Long attachPid, String runId, RunSpec runSpec, Duration interval,
+                       Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout,
+                       Duration shipEvery) {
+        this(collector, host, attachPid, runId, runSpec, interval, tokenFile, spoolDir, spoolMaxBytes, flushTimeout,
+                shipEvery, List.of());
+    }
+
+    /** Every collector the agent ships to, the first first. */
+    public List<URI> collectors() {
+        List<URI> all = new ArrayList<>();
+        all.add(collector);
+        all.addAll(otherCollectors);
+        return List.copyOf(all);
+    }
 
     public static final Duration MIN_INTERVAL = Duration.ofMillis(100);
     public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(1);
@@ -53,6 +73,7 @@ public record AgentConfig(URI collector, String host, Long attachPid, String run
             throw new IllegalArgumentException("interval " + interval.toMillis() + "ms is below the minimum of 100ms");
         }
         checkShipEvery(interval, shipEvery);
+        otherCollectors = otherCollectors == null ? List.of() : List.copyOf(otherCollectors);
         if (spoolMaxBytes <= 0) {
             throw new IllegalArgumentException("spool bound must be positive");
         }

@@ -99,6 +99,56 @@ class AgentTest {
     }
 
     @Test
+    void withTwoCollectorsEachGetsEveryBatchAndOneAwayGetsItsOwnBacklogWhileTheOtherIsServed() throws Exception {
+        TestCollector second = new TestCollector();
+        try {
+            AgentConfig base = config(Duration.ofMillis(100), null, null);
+            AgentConfig both = new AgentConfig(base.collector(), base.host(), null, null, null, base.interval(), null,
+                    base.spoolDir(), base.spoolMaxBytes(), base.flushTimeout(), base.shipEvery(),
+                    List.of(second.uri()));
+            Backoff quick = new Backoff(Duration.ofMillis(50), Duration.ofMillis(400), Math::random);
+            FakeGpuReader gpus = new FakeGpuReader(8);
+            Agent agent = new Agent(both, gpus, null, LinuxProcSource.system(),
+                    List.of(new HttpTransport(collector.uri(), null, Duration.ofSeconds(5)),
+                            new HttpTransport(second.uri(), null, Duration.ofSeconds(5))),
+                    quick, Sleeper.system(), Clock.systemUTC());
+            agents.add(agent);
+            agent.start();
+            await().atMost(20, TimeUnit.SECONDS).until(() -> second.accepted().size() >= 3);
+
+            second.stop(); // one collector of the pair dies: the other is served on, the dead one's batches spool
+            long pollsAtStop = gpus.polls();
+            await().atMost(20, TimeUnit.SECONDS).until(() -> collector.accepted().size() >= pollsAtStop + 10);
+            assertThat(Files.list(both.spoolDir().resolve("collector-2")).count()).isPositive();
+            second.restart();
+            long pollsAtRestart = gpus.polls();
+            await().atMost(30, TimeUnit.SECONDS).until(() -> second.accepted().size() >= pollsAtRestart + 3);
+            agent.close();
+
+            assertThat(polls(collector.accepted())).containsExactlyElementsOf(oneTo(gpus.polls()));
+            assertThat(polls(second.accepted())).as("replayed in order once it was back")
+                    .containsExactlyElementsOf(oneTo(gpus.polls()));
+            assertThat(second.accepted()).extracting(AgentBatch::seq)
+                    .containsExactlyElementsOf(collector.accepted().stream().map(AgentBatch::seq).toList());
+            assertThat(agent.dropped()).isZero();
+        } finally {
+            second.close();
+        }
+    }
+
+    @Test
+    void anAgentWhoseReadingsAreServedKeepsItsNewestPollForItsExporter() throws Exception {
+        FakeGpuReader gpus = new FakeGpuReader(8);
+        Agent agent = agent(config(Duration.ofSeconds(1), null, null), gpus, null);
+        agent.pollOnce();
+        assertThat(agent.readings().gpus()).as("without --listen nothing is kept twice").isEmpty();
+        agent.readings().serve();
+        agent.pollOnce();
+        assertThat(agent.readings().gpus()).hasSize(8)
+                .allSatisfy(g -> assertThat(g.host()).isEqualTo("node1"));
+    }
+
+    @Test
     void aRestartedAgentKeepsItsIdContinuesItsSeqAndReplaysItsSpool() throws Exception {
         collector.stop();
         FakeGpuReader first = new FakeGpuReader(8);

@@ -4,6 +4,8 @@ import dev.trainwatch.protocol.MonotonicClock;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.trainwatch.agent.Agent;
 import dev.trainwatch.agent.AgentConfig;
+import dev.trainwatch.agent.export.NodeExporter;
+import dev.trainwatch.collector.CollectorConfig;
 import dev.trainwatch.agent.Durations;
 import dev.trainwatch.agent.GpuReaders;
 import dev.trainwatch.agent.attribution.LinuxProcSource;
@@ -18,6 +20,7 @@ import dev.trainwatch.protocol.Json;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.net.UnknownHostException;
@@ -25,6 +28,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -49,8 +53,16 @@ final class AgentCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--collector", paramLabel = "URL", description = "The collector, e.g. http://127.0.0.1:9477.")
-    String collector;
+    @Option(names = "--collector", paramLabel = "URL",
+            description = "The collector, e.g. http://127.0.0.1:9477. Repeat it to ship to a pair of collectors"
+                    + " (both judge the same runs; each has its own spool while it is away).")
+    List<String> collector;
+
+    @Option(names = "--listen", paramLabel = "HOST:PORT",
+            description = "Serve this node's per-GPU and host series on http://HOST:PORT/metrics (the collector's"
+                    + " names and labels), one Prometheus target per node as dcgm-exporter is; e.g. 0.0.0.0:9478."
+                    + " Default: no listener.")
+    String listen;
 
     @Option(names = "--attach", paramLabel = "PID",
             description = "Watch this process and its descendants (e.g. torchrun's PID); exit when they have all "
@@ -159,7 +171,7 @@ final class AgentCommand implements Callable<Integer> {
         // Taken first thing: a SIGTERM while the agent starts (NVML, the spool) is an orderly stop too, exit 0.
         CountDownLatch stopped = new CountDownLatch(1);
         StopSignals.install(stopped::countDown);
-        URI collectorUri = parseCollector();
+        List<URI> collectorUris = parseCollectors();
         LogTailer.LineTime lineTime = parseLogTime();
         if (attachPid != null && ProcessHandle.of(attachPid).isEmpty()) {
             throw new UserError(ExitCodes.USAGE, "--attach: no process with PID " + attachPid);
@@ -170,9 +182,10 @@ final class AgentCommand implements Callable<Integer> {
         if (tokenFile != null && !Files.isReadable(tokenFile)) {
             throw new UserError(ExitCodes.USAGE, "--token-file: cannot read " + tokenFile);
         }
-        AgentConfig config = new AgentConfig(collectorUri, host != null ? host : localHostName(), attachPid, runId,
-                null, pollInterval, tokenFile, spoolDir != null ? spoolDir : AgentConfig.defaultSpoolDir(),
-                spoolMaxMb << 20, Duration.ofSeconds(5), sendInterval);
+        AgentConfig config = new AgentConfig(collectorUris.get(0), host != null ? host : localHostName(), attachPid,
+                runId, null, pollInterval, tokenFile, spoolDir != null ? spoolDir : AgentConfig.defaultSpoolDir(),
+                spoolMaxMb << 20, Duration.ofSeconds(5), sendInterval,
+                collectorUris.subList(1, collectorUris.size()));
         Clock clock = MonotonicClock.system();
         GpuReader reader = openGpus(nvmlLibrary);
         StepSource steps = null;
@@ -237,14 +250,16 @@ final class AgentCommand implements Callable<Integer> {
             stopped.countDown();
         }, "trainwatch-agent-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
+        NodeExporter exporter = null;
         try {
             if (stopped.getCount() == 0) {
                 return ExitCodes.OK; // stopped while starting: nothing polled yet, nothing to deliver
             }
+            exporter = startExporter(agent);
             agent.start();
             System.getLogger(AgentCommand.class.getName()).log(System.Logger.Level.INFO,
                     "agent " + agent.agentId() + " polling every " + pollInterval.toMillis() + "ms, shipping to "
-                            + collector + (sendInterval.equals(pollInterval) ? "" : " every "
+                            + String.join(" and ", collector) + (sendInterval.equals(pollInterval) ? "" : " every "
                             + Durations.text(sendInterval)));
             // Only an attached run's end needs looking at every interval; otherwise the signal handler (or the
             // shutdown hook) counts the latch down and this thread need not wake every second.
@@ -260,6 +275,9 @@ final class AgentCommand implements Callable<Integer> {
                 }
             }
         } finally {
+            if (exporter != null) {
+                exporter.close();
+            }
             agent.close();
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
@@ -268,6 +286,33 @@ final class AgentCommand implements Callable<Integer> {
             }
         }
         return ExitCodes.OK;
+    }
+
+    /**
+     * The node's own exporter when {@code --listen} names an address, else null. TLS comes with the web config the
+     * collector reads ({@code NodeExporter.start}'s SSLContext); until the agent takes {@code --web-config} it serves
+     * plain HTTP, read-only, as node_exporter and dcgm-exporter do by default.
+     */
+    private NodeExporter startExporter(Agent agent) {
+        if (listen == null) {
+            return null;
+        }
+        CollectorConfig address;
+        try {
+            address = CollectorConfig.defaults().withListen(listen); // the one HOST:PORT parser
+        } catch (IllegalArgumentException e) {
+            throw new UserError(ExitCodes.USAGE, e.getMessage());
+        }
+        try {
+            NodeExporter exporter = NodeExporter.start(new InetSocketAddress(address.host(), address.port()),
+                    agent.readings(), null);
+            System.getLogger(AgentCommand.class.getName()).log(System.Logger.Level.INFO,
+                    "serving this node's series on http://" + listen.strip() + "/metrics");
+            return exporter;
+        } catch (IOException e) {
+            throw new UserError(ExitCodes.FAILURE, "--listen " + listen + ": cannot listen there (" + e.getMessage()
+                    + ")");
+        }
     }
 
     /** Opens NVML, or says in one line why it cannot be used (exit status 3). */
@@ -306,7 +351,23 @@ final class AgentCommand implements Callable<Integer> {
         }
     }
 
-    private URI parseCollector() {
+    /** Every {@code --collector}, in order; at least one. */
+    private List<URI> parseCollectors() {
+        if (collector == null || collector.isEmpty()) {
+            throw new UserError(ExitCodes.USAGE, "--collector URL is required (or --once to print one sample)");
+        }
+        List<URI> uris = new ArrayList<>();
+        for (String one : collector) {
+            URI uri = parseCollector(one);
+            if (uris.contains(uri)) {
+                throw new UserError(ExitCodes.USAGE, "--collector " + one + " is given twice");
+            }
+            uris.add(uri);
+        }
+        return uris;
+    }
+
+    private static URI parseCollector(String collector) {
         if (collector == null || collector.isBlank()) {
             throw new UserError(ExitCodes.USAGE, "--collector URL is required (or --once to print one sample)");
         }

@@ -6,6 +6,7 @@ import dev.trainwatch.cli.logging.Logging;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -42,7 +43,7 @@ final class AgentFastPath {
     /** Options taking a value, as {@link AgentCommand} and {@link TrainwatchCommand} (inherited) declare them. */
     private static final Set<String> VALUE_OPTIONS = Set.of("--collector", "--attach", "--log", "--log-format",
             "--run-id", "--interval", "--ship-every", "--nvml-library", "--token-file", "--spool-dir",
-            "--spool-max-mb", "--host", "--log-time", "--log-output", "--log-level");
+            "--spool-max-mb", "--host", "--log-time", "--log-output", "--log-level", "--listen");
 
     /** What the command line says, or null when picocli must read it. */
     static final class Parsed {
@@ -95,7 +96,7 @@ final class AgentFastPath {
                 return null;
             }
             switch (name) {
-                case "--collector" -> c.collector = value;
+                case "--collector" -> c.collector = List.of(value);
                 case "--attach" -> {
                     Long pid = decimal(value);
                     if (pid == null) {
@@ -119,6 +120,7 @@ final class AgentFastPath {
                     c.spoolMaxMb = mb;
                 }
                 case "--host" -> c.host = value;
+                case "--listen" -> c.listen = value;
                 case "--log-time" -> c.logTime = value;
                 case "--log-output" -> logOutput = value;
                 case "--log-level" -> logLevel = value;

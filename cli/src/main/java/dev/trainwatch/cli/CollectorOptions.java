@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.Locale;
 import picocli.CommandLine.Option;
 
 /**
@@ -39,6 +40,32 @@ final class CollectorOptions {
                     + " so far and projected to total_steps.")
     String gpuHourPrice;
 
+    @Option(names = "--max-gpus", paramLabel = "N", defaultValue = "" + CollectorConfig.Limits.DEFAULT_MAX_GPUS,
+            description = "GPUs tracked at once (default: ${DEFAULT-VALUE}). Beyond it a batch bringing a new GPU is"
+                    + " refused with 429 and its agent spools and retries. The launcher sizes the heap from it"
+                    + " (docs/DEPLOY.md, \"Sizing\").")
+    int maxGpus;
+
+    @Option(names = "--max-agents", paramLabel = "N", defaultValue = "" + CollectorConfig.Limits.DEFAULT_MAX_AGENTS,
+            description = "Agents tracked at once (default: ${DEFAULT-VALUE}); beyond it a new agent is refused with"
+                    + " 429 and retries.")
+    int maxAgents;
+
+    @Option(names = "--max-runs", paramLabel = "N", defaultValue = "" + CollectorConfig.Limits.DEFAULT_MAX_RUNS,
+            description = "Runs tracked at once (default: ${DEFAULT-VALUE}); beyond it a new run is refused with 429"
+                    + " while every run is live.")
+    int maxRuns;
+
+    @Option(names = "--max-specs", paramLabel = "N", defaultValue = "" + CollectorConfig.Limits.DEFAULT_MAX_SPECS,
+            description = "Runs held only as a spec, waiting for their run to report (default: ${DEFAULT-VALUE}, at"
+                    + " most --max-runs); beyond it PUT /v1/runs/{id} is refused with 429.")
+    int maxSpecs;
+
+    @Option(names = "--gpu-series", paramLabel = "auto|on|off", defaultValue = "auto",
+            description = "Whether /metrics carries the per-GPU series (default: ${DEFAULT-VALUE}: on up to 4,096"
+                    + " --max-gpus, off above, where each node's agent serves them with --listen).")
+    String gpuSeries;
+
     @picocli.CommandLine.Mixin
     CatalogOption catalog = new CatalogOption();
 
@@ -54,6 +81,7 @@ final class CollectorOptions {
         if (tokenFile != null) {
             applied = applied.withToken(readToken(tokenFile));
         }
+        applied = applied.withLimits(limits(applied.limits())).withGpuSeries(gpuSeriesMode());
         if (gpuHourPrice != null) {
             try {
                 applied = applied.withGpuHourPrices(GpuHourPrices.parse(gpuHourPrice));
@@ -62,6 +90,27 @@ final class CollectorOptions {
             }
         }
         return applied;
+    }
+
+    /** The limits with the caps these options name; a cap below 1 or specs above runs is a usage error. */
+    CollectorConfig.Limits limits(CollectorConfig.Limits base) {
+        try {
+            return base.withCaps(maxRuns, maxGpus, maxAgents, Math.min(maxSpecs, maxRuns));
+        } catch (IllegalArgumentException e) {
+            throw new UserError(ExitCodes.USAGE, "--max-runs, --max-gpus, --max-agents and --max-specs must be"
+                    + " positive: " + e.getMessage());
+        }
+    }
+
+    /** {@code --gpu-series}: null for auto. */
+    Boolean gpuSeriesMode() {
+        return switch (gpuSeries.strip().toLowerCase(Locale.ROOT)) {
+            case "auto" -> null;
+            case "on" -> Boolean.TRUE;
+            case "off" -> Boolean.FALSE;
+            default -> throw new UserError(ExitCodes.USAGE, "--gpu-series wants auto, on or off, got '" + gpuSeries
+                    + "'");
+        };
     }
 
     static String readToken(Path file) {

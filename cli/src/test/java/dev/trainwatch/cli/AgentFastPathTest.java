@@ -36,7 +36,8 @@ class AgentFastPathTest {
         return List.of("collector=" + c.collector, "attach=" + c.attachPid, "log=" + c.log, "format=" + c.logFormat,
                 "run=" + c.runId, "interval=" + c.interval, "ship=" + c.shipEvery, "nvml=" + c.nvmlLibrary,
                 "token=" + c.tokenFile, "spool=" + c.spoolDir, "max=" + c.spoolMaxMb, "host=" + c.host,
-                "time=" + c.logTime, "once=" + c.once, "json=" + c.json, "cds=" + c.cdsTraining).toString();
+                "time=" + c.logTime, "once=" + c.once, "json=" + c.json, "cds=" + c.cdsTraining,
+                "listen=" + c.listen).toString();
     }
 
     @Test
@@ -52,6 +53,7 @@ class AgentFastPathTest {
                 new String[] {"agent", "--collector", "http://c:9477", "--log-output", "json", "--log-level", "DEBUG"},
                 new String[] {"agent", "--collector", "http://c:9477", "--ship-every", "5s", "--interval=500ms"},
                 new String[] {"agent", "--collector", "http://c:9477", "--ship-every=10s"},
+                new String[] {"agent", "--collector", "http://c:9477", "--listen", "0.0.0.0:9478"},
                 new String[] {"agent", "--collector", "http://c:9477", "--log-output=JSON", "--log-level=warn"},
                 new String[] {"agent", "--collector", "http://c:9477", "--log-format", "(?<step>\\d+) loss=(?<loss>\\S+)"},
                 new String[] {"agent", "--collector", "http://c:9477", "--host", "a=b", "--run-id", "x y"},

@@ -145,6 +145,38 @@ class CollectorCommandIT {
     }
 
     @Test
+    void theCapsAndTheGpuSeriesChoiceReachTheConfig() {
+        cli.parseArgs("collector");
+        CollectorConfig defaults = command.config();
+        assertThat(defaults.limits().maxGpus()).isEqualTo(CollectorConfig.Limits.DEFAULT_MAX_GPUS);
+        assertThat(defaults.limits().maxSpecs()).isEqualTo(CollectorConfig.Limits.DEFAULT_MAX_SPECS);
+        assertThat(defaults.exportsGpuSeries()).as("a small fleet: per-GPU series on").isTrue();
+
+        cli.parseArgs("collector", "--max-gpus", "65536", "--max-agents", "8192", "--max-runs", "2048",
+                "--max-specs", "512");
+        CollectorConfig large = command.config();
+        assertThat(large.limits().maxGpus()).isEqualTo(65_536);
+        assertThat(large.limits().maxAgents()).isEqualTo(8_192);
+        assertThat(large.limits().maxRuns()).isEqualTo(2_048);
+        assertThat(large.limits().maxSpecs()).isEqualTo(512);
+        assertThat(large.exportsGpuSeries()).as("a large fleet: the agents serve them").isFalse();
+        assertThat(CollectorServer.fleetSettings(large).maxGpus()).isEqualTo(65_536);
+
+        cli.parseArgs("collector", "--max-gpus", "65536", "--gpu-series", "on");
+        assertThat(command.config().exportsGpuSeries()).isTrue();
+        cli.parseArgs("collector", "--gpu-series", "off");
+        assertThat(command.config().exportsGpuSeries()).isFalse();
+    }
+
+    @Test
+    void aBadCapOrGpuSeriesChoiceIsAUsageError() {
+        assertThat(cli.execute("collector", "--max-gpus", "0")).isEqualTo(ExitCodes.USAGE);
+        assertThat(err.toString()).contains("--max-gpus");
+        assertThat(cli.execute("collector", "--gpu-series", "maybe")).isEqualTo(ExitCodes.USAGE);
+        assertThat(err.toString()).contains("--gpu-series wants auto, on or off, got 'maybe'");
+    }
+
+    @Test
     void sigtermStopsTheProcessCleanly(@TempDir Path dir) throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Path stdout = dir.resolve("stdout");

@@ -33,6 +33,9 @@ import java.util.Optional;
  *                        for none
  * @param catalogFiles    user catalog files (GPUs, models, encoders) added to the bundled catalogs at start, before
  *                        {@code catalog.json} in the data directory when there is one
+ * @param gpuSeries       whether {@code /metrics} carries the per-GPU series ({@code --gpu-series on|off}); null for
+ *                        auto: on for a small fleet ({@code --max-gpus} at most {@value #GPU_SERIES_AUTO_MAX_GPUS}),
+ *                        off above, where each agent serves its node's series ({@code trainwatch agent --listen})
  */
 public record CollectorConfig(
         String host,
@@ -47,14 +50,29 @@ public record CollectorConfig(
         Duration summaryInterval,
         URI externalUrl,
         GpuHourPrices gpuHourPrices,
-        java.util.List<Path> catalogFiles) {
+        java.util.List<Path> catalogFiles,
+        Boolean gpuSeries) {
 
     /** A config without user catalog files (the bundled catalogs plus {@code catalog.json} in the data directory). */
     public CollectorConfig(String host, int port, String token, Path dataDir, URI alertmanagerUrl, URI webhookUrl,
             Limits limits, Duration tickInterval, Clock clock, Duration summaryInterval, URI externalUrl,
             GpuHourPrices gpuHourPrices) {
         this(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval, clock, summaryInterval,
-                externalUrl, gpuHourPrices, java.util.List.of());
+                externalUrl, gpuHourPrices, java.util.List.of(), null);
+    }
+
+    /** The largest {@code --max-gpus} for which the collector exports per-GPU series unless told. */
+    public static final int GPU_SERIES_AUTO_MAX_GPUS = 4_096;
+
+    /** Whether {@code /metrics} carries the per-GPU series: as told, else for a fleet of at most 4,096 GPUs. */
+    public boolean exportsGpuSeries() {
+        return gpuSeries != null ? gpuSeries : limits.maxGpus() <= GPU_SERIES_AUTO_MAX_GPUS;
+    }
+
+    /** The same config exporting per-GPU series ({@code true}), not ({@code false}) or as the size says (null). */
+    public CollectorConfig withGpuSeries(Boolean exported) {
+        return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
+                clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles, exported);
     }
 
     /** The documented default address. */
@@ -101,47 +119,47 @@ public record CollectorConfig(
 
     public CollectorConfig withListen(String newHost, int newPort) {
         return new CollectorConfig(newHost, newPort, token, dataDir, alertmanagerUrl, webhookUrl, limits,
-                tickInterval, clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles);
+                tickInterval, clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles, gpuSeries);
     }
 
     public CollectorConfig withToken(String newToken) {
         return new CollectorConfig(host, port, newToken, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles);
+                clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles, gpuSeries);
     }
 
     public CollectorConfig withDataDir(Path newDataDir) {
         return new CollectorConfig(host, port, token, newDataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles);
+                clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles, gpuSeries);
     }
 
     public CollectorConfig withAlerting(URI newAlertmanagerUrl, URI newWebhookUrl) {
         return new CollectorConfig(host, port, token, dataDir, newAlertmanagerUrl, newWebhookUrl, limits,
-                tickInterval, clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles);
+                tickInterval, clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles, gpuSeries);
     }
 
     public CollectorConfig withLimits(Limits newLimits) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, newLimits, tickInterval,
-                clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles);
+                clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles, gpuSeries);
     }
 
     public CollectorConfig withTickInterval(Duration newTickInterval) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, newTickInterval,
-                clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles);
+                clock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles, gpuSeries);
     }
 
     public CollectorConfig withSummaryInterval(Duration newSummaryInterval) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, newSummaryInterval, externalUrl, gpuHourPrices, catalogFiles);
+                clock, newSummaryInterval, externalUrl, gpuHourPrices, catalogFiles, gpuSeries);
     }
 
     public CollectorConfig withGpuHourPrices(GpuHourPrices prices) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, summaryInterval, externalUrl, prices, catalogFiles);
+                clock, summaryInterval, externalUrl, prices, catalogFiles, gpuSeries);
     }
 
     public CollectorConfig withClock(Clock newClock) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                newClock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles);
+                newClock, summaryInterval, externalUrl, gpuHourPrices, catalogFiles, gpuSeries);
     }
 
     /**
@@ -160,13 +178,13 @@ public record CollectorConfig(
                     : URI.create(newExternalUrl + "/");
         }
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, summaryInterval, normalized, gpuHourPrices, catalogFiles);
+                clock, summaryInterval, normalized, gpuHourPrices, catalogFiles, gpuSeries);
     }
 
     /** The same config with user catalog files (none: an empty list). */
     public CollectorConfig withCatalogFiles(java.util.List<Path> newCatalogFiles) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
-                clock, summaryInterval, externalUrl, gpuHourPrices, newCatalogFiles);
+                clock, summaryInterval, externalUrl, gpuHourPrices, newCatalogFiles, gpuSeries);
     }
 
     /**
@@ -246,32 +264,64 @@ public record CollectorConfig(
     }
 
     /**
-     * What one request may contain. The body limits are checked on the declared {@code Content-Length} before
-     * reading, again while the body streams in, and on the inflated size of a gzip body.
+     * What one request may contain, and how much the collector tracks at once. The body limits are checked on the
+     * declared {@code Content-Length} before reading, again while the body streams in, and on the inflated size of a
+     * gzip body. Beyond a tracking cap a request is refused with 429 and {@code Retry-After} (an agent spools and
+     * retries), never accepted and dropped.
      *
      * @param maxBodyBytes         largest body on the wire
      * @param maxInflatedBytes     largest body after gzip decompression
      * @param maxGpuSamples        GPU samples in one agent batch
      * @param maxStepEvents        step events in one request
-     * @param maxRuns              runs the collector tracks at once; a new run id beyond it is refused (metric
-     *                             cardinality stays bounded whatever clients send)
+     * @param maxRuns              runs the collector tracks at once ({@code --max-runs}); a new run id beyond it is
+     *                             refused (metric cardinality stays bounded whatever clients send)
+     * @param maxGpus              GPUs tracked at once ({@code --max-gpus}); the heap the launcher gives the collector
+     *                             grows with it (docs/DEPLOY.md, "Sizing")
+     * @param maxAgents            agents tracked at once ({@code --max-agents})
+     * @param maxSpecs             runs held only as a spec, waiting for their run to report ({@code --max-specs}); at
+     *                             most {@code maxRuns}
      */
     public record Limits(long maxBodyBytes, long maxInflatedBytes, int maxGpuSamples, int maxStepEvents,
-                         int maxRuns) {
+                         int maxRuns, int maxGpus, int maxAgents, int maxSpecs) {
+
+        /** Runs tracked at once by default. */
+        public static final int DEFAULT_MAX_RUNS = 1_024;
+        /** GPUs tracked at once by default: what the launcher's default heap holds (docs/PERFORMANCE.md). */
+        public static final int DEFAULT_MAX_GPUS = 4_096;
+        /** Agents tracked at once by default: a node of 8 GPUs and a run's own agent or two beside its node agent. */
+        public static final int DEFAULT_MAX_AGENTS = 1_024;
+        /** Specs waiting for their run by default: a quarter of the runs, so they never crowd out runs that report. */
+        public static final int DEFAULT_MAX_SPECS = 256;
 
         public Limits {
             if (maxBodyBytes <= 0 || maxInflatedBytes <= 0 || maxGpuSamples <= 0 || maxStepEvents <= 0
-                    || maxRuns <= 0) {
+                    || maxRuns <= 0 || maxGpus <= 0 || maxAgents <= 0 || maxSpecs <= 0) {
                 throw new IllegalArgumentException("limits must be positive");
             }
+            if (maxSpecs > maxRuns) {
+                throw new IllegalArgumentException("--max-specs (" + maxSpecs + ") cannot exceed --max-runs ("
+                        + maxRuns + "): a spec holds a run's slot");
+            }
+        }
+
+        /** These request limits with the default tracking caps (the spec cap at most the run cap). */
+        public Limits(long maxBodyBytes, long maxInflatedBytes, int maxGpuSamples, int maxStepEvents, int maxRuns) {
+            this(maxBodyBytes, maxInflatedBytes, maxGpuSamples, maxStepEvents, maxRuns, DEFAULT_MAX_GPUS,
+                    DEFAULT_MAX_AGENTS, Math.min(DEFAULT_MAX_SPECS, maxRuns));
+        }
+
+        /** These limits with other tracking caps. */
+        public Limits withCaps(int runs, int gpus, int agents, int specs) {
+            return new Limits(maxBodyBytes, maxInflatedBytes, maxGpuSamples, maxStepEvents, runs, gpus, agents, specs);
         }
 
         /**
          * 4 MiB on the wire and 16 MiB inflated: a 64-GPU batch is about 60 KB, so a full minute of 100 ms polls
-         * of 8 GPUs still fits. 4,096 samples and 10,000 steps per request; 1,024 runs.
+         * of 8 GPUs still fits. 4,096 samples and 10,000 steps per request; 1,024 runs, 4,096 GPUs, 1,024 agents,
+         * 256 specs.
          */
         public static Limits defaults() {
-            return new Limits(4L << 20, 16L << 20, 4_096, 10_000, 1_024);
+            return new Limits(4L << 20, 16L << 20, 4_096, 10_000, DEFAULT_MAX_RUNS);
         }
     }
 }

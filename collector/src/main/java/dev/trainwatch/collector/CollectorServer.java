@@ -7,6 +7,7 @@ import dev.trainwatch.collector.metrics.MetricsExporter;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetListener;
 import dev.trainwatch.collector.state.FleetSettings;
+import dev.trainwatch.collector.state.GpuView;
 import dev.trainwatch.collector.state.Predictor;
 import dev.trainwatch.estimator.Estimator;
 import io.vertx.core.Future;
@@ -15,6 +16,7 @@ import io.vertx.ext.web.Router;
 import java.net.BindException;
 import java.net.URI;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -22,6 +24,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * A running collector: the fleet state, its metrics and the HTTP server over them, plus a timer that calls
@@ -227,8 +230,11 @@ public final class CollectorServer implements AutoCloseable {
             listeners.forEach(theFleet::addListener);
             // Listeners write to disk and networks: on the fleet's own thread, no request waits for them.
             theFleet.deliverOnOwnThread();
-            MetricsExporter metrics = new MetricsExporter(theFleet::gpus, theFleet::runs, theFleet::agents,
-                    config.clock(), jvmMetrics);
+            // Per-GPU series only when asked (the embedded default, small fleets): a large fleet's nodes serve their
+            // own (trainwatch agent --listen), and the collector's scrape stays runs, detectors, totals and health.
+            Supplier<Collection<GpuView>> gpus = config.exportsGpuSeries() ? theFleet::gpus : List::of;
+            MetricsExporter metrics = new MetricsExporter(gpus, theFleet::runs, theFleet::agents, config.clock(),
+                    jvmMetrics);
             metrics.bind(new LimitMetrics(theFleet::limits));
             metrics.bind(new dev.trainwatch.collector.metrics.DetectorMetrics(theFleet::detectorErrors,
                     theFleet::detectorCosts));
@@ -276,14 +282,13 @@ public final class CollectorServer implements AutoCloseable {
     }
 
     /**
-     * The fleet settings a config asks for: the default windows with the config's run cap and summary interval. One
+     * The fleet settings a config asks for: the default windows with the config's caps and summary interval. One
      * place, so a collector built with or without history sends summaries at the interval it was configured with.
      */
     public static FleetSettings fleetSettings(CollectorConfig config) {
-        FleetSettings d = FleetSettings.defaults();
-        return new FleetSettings(config.limits().maxRuns(), d.maxGpus(), d.maxAgents(), d.window(),
-                d.gpuWindowEntries(), d.stepWindowEntries(), d.evaluateEvery(), d.anomalyHistory(),
-                d.endedRunRetention(), config.summaryInterval());
+        CollectorConfig.Limits limits = config.limits();
+        return FleetSettings.defaults().withSummaryInterval(config.summaryInterval())
+                .withCaps(limits.maxRuns(), limits.maxGpus(), limits.maxAgents(), limits.maxSpecs());
     }
 
     private static String describeStartFailure(CollectorConfig config, Exception e) {

@@ -34,7 +34,7 @@ class LayeringRulesTest {
                 .should().dependOnClassesThat().resideInAnyPackage("dev.trainwatch.collector.series..",
                         "dev.trainwatch.collector.http..", "dev.trainwatch.collector.metrics..",
                         "dev.trainwatch.collector.alerting..", "dev.trainwatch.collector.history..",
-                        "io.micrometer..", "java.sql..")
+                        "io.micrometer..", "java.sql..", "dev.trainwatch.exposition..")
                 .because("series, metrics, alerting and history read state; state knows none of them")
                 .check(MAIN);
     }

@@ -70,6 +70,24 @@ class DashboardsTest {
         }
     }
 
+    /**
+     * Both layouts (docs/DEPLOY.md, "Scaling past one machine"): the GPU series come from the collector or from each
+     * node's agent (job trainwatch-agent), so no query of a node series picks a job or an instance, and the
+     * collector's own panels (targets, scrapes) leave the agents' job out.
+     */
+    @Test
+    void gpuPanelsReadEitherLayoutAndCollectorPanelsLeaveTheAgentsOut() {
+        for (Query q : DashboardQueries.all()) {
+            if (q.expr().contains("trainwatch_gpu_") || q.expr().contains("trainwatch_host_")) {
+                assertThat(q.expr()).as(q.dashboard() + " / " + q.panel()).doesNotContain("job=")
+                        .doesNotContain("instance=");
+            }
+            if (q.expr().contains("job=~\"trainwatch.*\"")) {
+                assertThat(q.expr()).as(q.dashboard() + " / " + q.panel()).contains("job!=\"trainwatch-agent\"");
+            }
+        }
+    }
+
     @Test
     void panelsUseTheDatasourceVariableAndHaveUniqueIds() {
         Set<String> uids = new HashSet<>();

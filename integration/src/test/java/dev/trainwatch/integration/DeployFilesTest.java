@@ -36,6 +36,12 @@ class DeployFilesTest {
         assertThat(config.path("scrape_configs")).anySatisfy(job ->
                 assertThat(job.path("job_name").asText()).matches("trainwatch.*"));
         assertThat(config.path("global").path("scrape_interval").asText()).isEqualTo("15s");
+        // Every node's agent is scraped too, under the job name the rules and dashboards know (issue #45).
+        assertThat(config.path("scrape_configs")).anySatisfy(job ->
+                assertThat(job.path("job_name").asText()).isEqualTo("trainwatch-agent"));
+        assertThat(ProjectFiles.read(deploy("kubernetes/trainwatch.yaml"))).contains("- --listen=0.0.0.0:9478",
+                "kind: PodMonitor", "replacement: trainwatch-agent");
+        assertThat(ProjectFiles.read(deploy("systemd/trainwatch-agent.service"))).contains("--listen 0.0.0.0:9478");
     }
 
     @Test
@@ -188,7 +194,8 @@ class DeployFilesTest {
     void everyLauncherGivesTheAgentAndTheCollectorTheirMeasuredJvmSettings() {
         String launcher = ProjectFiles.read(ProjectFiles.root().resolve("trainwatch"));
         assertThat(launcher).contains("agent) TRAINWATCH_JAVA_OPTS=\"" + AGENT_JVM + "\"")
-                .contains("collector|watch|run|demo) TRAINWATCH_JAVA_OPTS=\"" + COLLECTOR_JVM + "\"");
+                .contains("collector|watch|run|demo) TRAINWATCH_JAVA_OPTS=\""
+                        + COLLECTOR_JVM.replace("-Xmx384m", "-Xmx$(collector_heap_mb \"$@\")m") + "\"");
         // The agent starts through the installed launcher everywhere (its settings, its class archive), with no JVM
         // options of its own that would replace the launcher's.
         assertThat(ProjectFiles.read(deploy("systemd/trainwatch-agent.service")))
@@ -205,6 +212,18 @@ class DeployFilesTest {
         assertThat(dockerfile).contains("COPY trainwatch /opt/trainwatch/trainwatch", "TRAINWATCH_CACHE_DIR=",
                 "/opt/trainwatch/trainwatch agent --help");
         assertThat(ProjectFiles.read(ProjectFiles.docs("PERFORMANCE.md"))).contains(COLLECTOR_JVM).contains(AGENT_JVM);
+    }
+
+    /** The launcher sizes the collector's heap from --max-gpus: the measured 384 MB at the default 4,096 GPUs. */
+    @Test
+    void theLaunchersCollectorHeapFollowsTheGpuCap() throws Exception {
+        String launcher = ProjectFiles.read(ProjectFiles.root().resolve("trainwatch"));
+        String function = launcher.substring(launcher.indexOf("collector_heap_mb() {"),
+                launcher.indexOf("\n}\n", launcher.indexOf("collector_heap_mb() {")) + 3);
+        ExternalCommand.Result result = ExternalCommand.run(Duration.ofSeconds(30), ProjectFiles.root(), List.of("bash",
+                "-c", function + "collector_heap_mb collector; collector_heap_mb collector --max-gpus 16384;"
+                        + " collector_heap_mb collector --max-gpus=65536; collector_heap_mb collector --max-gpus x"));
+        assertThat(result.output().strip().split("\\s+")).containsExactly("384", "1152", "4224", "384");
     }
 
     private static Optional<JsonNode> kind(List<JsonNode> docs, String kind) {

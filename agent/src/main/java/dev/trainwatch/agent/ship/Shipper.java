@@ -1,5 +1,6 @@
 package dev.trainwatch.agent.ship;
 
+import dev.trainwatch.protocol.Json;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -428,8 +429,27 @@ public final class Shipper implements AutoCloseable {
                     + response.body() + " (dropped)");
             return Outcome.REJECTED;
         }
-        problem("collector answered HTTP " + status + "; spooling and retrying");
+        problem("collector answered HTTP " + status + refusal(response.body()) + "; spooling and retrying");
         return Outcome.RETRY;
+    }
+
+    /**
+     * What a collector said it refused, as " (GPU limit 4,096 reached)": the start of its {@code error}, up to the
+     * first colon (the rest, a retry delay, changes from answer to answer and would make every retry a new line);
+     * empty when the answer says nothing readable.
+     */
+    static String refusal(String body) {
+        if (body == null || !body.contains("\"error\"")) {
+            return "";
+        }
+        try {
+            String error = Json.MAPPER.readTree(body).path("error").asText("");
+            int colon = error.indexOf(':');
+            String head = (colon > 0 ? error.substring(0, colon) : error).strip();
+            return head.isEmpty() || head.length() > 120 ? "" : " (" + head + ")";
+        } catch (IOException | RuntimeException e) {
+            return ""; // a truncated body (only its start is kept) or not JSON
+        }
     }
 
     /** Logs a delivery problem once per streak, not once per retry. */

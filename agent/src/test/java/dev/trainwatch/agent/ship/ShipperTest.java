@@ -12,6 +12,8 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntUnaryOperator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -52,6 +54,30 @@ class ShipperTest {
 
     static Payload payload(int id) {
         return new Payload("POST", "/v1/samples", SpoolTest.body(id, 40), "#" + id);
+    }
+
+    @Test
+    void aCollectorAtItsLimitIsRetriedAndTheRefusalSaidInOneLineThatDoesNotChangeWithTheRetryDelay() throws Exception {
+        AtomicInteger refusals = new AtomicInteger();
+        AtomicBoolean limitFull = new AtomicBoolean(true);
+        Transport full = shipment -> limitFull.get()
+                ? new Transport.Response(429, "{\"error\":\"GPU limit 4,096 reached: every slot holds a GPU that"
+                        + " reported in the last 10 minutes; retry in " + (600 - refusals.incrementAndGet())
+                        + " s\",\"limit\":\"gpus\"}")
+                : new Transport.Response(200, "{}");
+        Shipper shipper = new Shipper(full, new Spool(dir, 1 << 20), backoff, fastSleeper);
+        shipper.start();
+        shipper.submit(payload(1));
+        await().atMost(10, TimeUnit.SECONDS).until(() -> refusals.get() >= 3);
+        assertThat(shipper.problem()).isEqualTo("collector answered HTTP 429 (GPU limit 4,096 reached); spooling and"
+                + " retrying");
+        limitFull.set(false); // the collector made room (or was given a larger --max-gpus)
+        await().atMost(10, TimeUnit.SECONDS).until(() -> shipper.pending() == 0);
+        assertThat(shipper.delivered()).isEqualTo(1);
+        assertThat(shipper.dropped()).as("refused for room: retried, never dropped").isZero();
+        shipper.close();
+        assertThat(Shipper.refusal("not json")).isEmpty();
+        assertThat(Shipper.refusal("{\"error\":\"bad request\"}")).isEqualTo(" (bad request)");
     }
 
     @Test

@@ -12,9 +12,15 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -113,6 +119,72 @@ class AgentProcessIT {
         assertThat(gpus.get(1).get("uuid").asText()).isEqualTo("GPU-66666666-7777-8888-9999-000000000000");
         assertThat(gpus.get(0).get("memory_used_bytes").asLong()).isEqualTo(42949672960L);
         assertThat(gpus.get(0).get("utilization_ratio").asDouble()).isEqualTo(0.97);
+    }
+
+    /**
+     * Issue #45: the agent is its node's exporter (--listen) and ships to a pair of collectors (--collector twice), the
+     * second of which is away at first and gets its backlog once it is there.
+     */
+    @Test
+    void withListenAndTwoCollectorsTheAgentServesItsGpusAndBothCollectorsGetEveryBatch() throws Exception {
+        startCollector(0);
+        int secondPort = freePort();
+        int listenPort = freePort();
+        Process agent = trainwatch(Map.of("FAKE_NVML_SCENARIO", scenario().toString()),
+                "agent", "--collector", "http://127.0.0.1:" + server.getAddress().getPort(),
+                "--collector", "http://127.0.0.1:" + secondPort, "--listen", "127.0.0.1:" + listenPort,
+                "--interval", "200ms", "--nvml-library", fakeNvml().toString(),
+                "--spool-dir", dir.resolve("spool").toString(), "--host", "test-node");
+        HttpClient client = HttpClient.newHttpClient();
+        HttpRequest scrape = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + listenPort + "/metrics"))
+                .timeout(Duration.ofSeconds(5)).build();
+        String body = await().atMost(60, TimeUnit.SECONDS).ignoreExceptions().until(
+                () -> client.send(scrape, HttpResponse.BodyHandlers.ofString()).body(),
+                b -> b.contains("trainwatch_gpu_memory_used_bytes{"));
+        assertThat(body).contains("trainwatch_gpu_memory_used_bytes{gpu=\"1\",gpu_uuid=\""
+                + "GPU-66666666-7777-8888-9999-000000000000\",host=\"test-node\"} 4.294967296E10");
+        Process lint = new ProcessBuilder("promtool", "check", "metrics").redirectErrorStream(true)
+                .redirectInput(Files.writeString(dir.resolve("agent.prom"), body).toFile()).start();
+        String lintOutput = new String(lint.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(lint.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(lint.exitValue()).as("promtool check metrics: " + lintOutput).isZero();
+
+        List<AgentBatch> second = Collections.synchronizedList(new ArrayList<>());
+        await().atMost(30, TimeUnit.SECONDS).until(() -> batches.size() >= 5
+                && Files.list(dir.resolve("spool").resolve("collector-2")).findAny().isPresent());
+        HttpServer late = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), secondPort), 16);
+        late.createContext("/v1/", exchange -> {
+            try (exchange; InputStream in = new GZIPInputStream(exchange.getRequestBody())) {
+                if (exchange.getRequestURI().getPath().equals("/v1/samples")) {
+                    second.add(Json.MAPPER.readValue(in.readAllBytes(), AgentBatch.class));
+                }
+                exchange.sendResponseHeaders(200, -1);
+            }
+        });
+        late.start();
+        try {
+            await().atMost(60, TimeUnit.SECONDS).until(() -> second.size() >= 5);
+            agent.destroy();
+            assertThat(agent.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            List<Long> firstSeqs;
+            synchronized (batches) {
+                firstSeqs = batches.stream().map(AgentBatch::seq).toList();
+            }
+            List<Long> secondSeqs;
+            synchronized (second) {
+                secondSeqs = second.stream().map(AgentBatch::seq).toList();
+            }
+            assertThat(secondSeqs).as("the late collector got the backlog first, in order").isSorted()
+                    .startsWith(firstSeqs.get(0));
+        } finally {
+            late.stop(0);
+        }
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        }
     }
 
     @Test

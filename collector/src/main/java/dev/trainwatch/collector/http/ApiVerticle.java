@@ -543,8 +543,17 @@ public final class ApiVerticle extends VerticleBase {
     /** Answers from counters on the event loop: never waits for the fleet's lock or builds a view. */
     private void health(RoutingContext ctx) {
         Fleet.Counts counts = fleet.counts();
+        List<String> refusing = fleet.refusing();
         Map<String, Object> answer = new LinkedHashMap<>();
-        answer.put("status", "ok");
+        // Still 200: the collector is up and judging what it holds (a probe must not restart it, nor a readiness
+        // check take it out of service, which would turn the refusal of some batches into the refusal of all).
+        answer.put("status", refusing.isEmpty() ? "ok" : "refusing");
+        if (!refusing.isEmpty()) {
+            answer.put("refusing", refusing);
+            answer.put("refusing_message", "full limits (" + String.join(", ", refusing) + ") refused requests in the"
+                    + " last " + (long) Fleet.REFUSING_SECONDS + " s; agents spool and retry: raise --max-"
+                    + String.join(", --max-", refusing) + " (docs/DEPLOY.md, \"Sizing\")");
+        }
         answer.put("runs", counts.runs());
         answer.put("gpus", counts.gpus());
         answer.put("agents", counts.agents());

@@ -1,5 +1,7 @@
 package dev.trainwatch.collector.metrics;
 
+import dev.trainwatch.exposition.GpuSeries;
+import dev.trainwatch.exposition.LabelValues;
 import static dev.trainwatch.collector.metrics.MetricNames.HOST;
 
 import dev.trainwatch.collector.state.AgentView;
@@ -83,13 +85,13 @@ public final class AgentMetrics implements MeterBinder, MultiCollector {
     }
 
     private void gauge(String name, String unit, String help, Function<AgentView, Number> reading) {
-        Family f = new Family(GpuMetrics.prometheusName(name, unit), help, false, reading);
+        Family f = new Family(GpuSeries.prometheusName(name, unit), help, false, reading);
         families.add(f);
         names.add(f.name());
     }
 
     private void counter(String name, String help, Function<AgentView, Number> reading) {
-        Family f = new Family(GpuMetrics.prometheusName(name, null), help, true, reading);
+        Family f = new Family(GpuSeries.prometheusName(name, null), help, true, reading);
         families.add(f);
         names.add(f.name());
     }

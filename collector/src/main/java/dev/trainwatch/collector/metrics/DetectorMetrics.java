@@ -1,5 +1,7 @@
 package dev.trainwatch.collector.metrics;
 
+import dev.trainwatch.exposition.GpuSeries;
+import dev.trainwatch.exposition.LabelValues;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -23,8 +25,8 @@ import java.util.function.Supplier;
 public final class DetectorMetrics implements MeterBinder, MultiCollector {
     private final Supplier<Map<String, Long>> errors;
     private final Supplier<Map<String, DetectorCost.Total>> costs;
-    private final String name = GpuMetrics.prometheusName(MetricNames.DETECTOR_ERRORS, null);
-    private final String evaluationName = GpuMetrics.prometheusName(MetricNames.DETECTOR_EVALUATION, "seconds");
+    private final String name = GpuSeries.prometheusName(MetricNames.DETECTOR_ERRORS, null);
+    private final String evaluationName = GpuSeries.prometheusName(MetricNames.DETECTOR_EVALUATION, "seconds");
 
     /**
      * @param errors failures per detector since start, by anomaly kind

@@ -1,259 +1,68 @@
 package dev.trainwatch.collector.metrics;
 
-import static dev.trainwatch.collector.metrics.MetricNames.GPU;
-import static dev.trainwatch.collector.metrics.MetricNames.GPU_UUID;
-import static dev.trainwatch.collector.metrics.MetricNames.HOST;
-import static dev.trainwatch.collector.metrics.MetricNames.KIND;
-import static dev.trainwatch.collector.metrics.MetricNames.REASON;
-import static dev.trainwatch.collector.metrics.MetricNames.RUN_ID;
-
 import dev.trainwatch.collector.state.GpuView;
-import dev.trainwatch.protocol.GpuActivity;
+import dev.trainwatch.exposition.GpuSeries;
 import dev.trainwatch.protocol.GpuSample;
-import dev.trainwatch.protocol.UtilizationWindow;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.prometheus.metrics.model.registry.MultiCollector;
-import io.prometheus.metrics.model.snapshots.CounterSnapshot;
-import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
-import io.prometheus.metrics.model.snapshots.InfoSnapshot;
-import io.prometheus.metrics.model.snapshots.Labels;
-import io.prometheus.metrics.model.snapshots.MetricSnapshot;
-import io.prometheus.metrics.model.snapshots.MetricSnapshots;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.List;
 import java.util.Map;
-import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * The {@code trainwatch_gpu_*} series: one set per GPU the fleet knows, read from its newest sample. A reading the
- * GPU did not report has no series.
- *
- * <p>Built as one Prometheus client {@link MultiCollector} whose snapshot is made straight from the fleet's views
- * at scrape time rather than as Micrometer gauges: a fleet of 1,024 GPUs has about 20,000 GPU series, and keeping
- * that many Micrometer meters in step with the fleet and collecting them meter by meter cost most of a scrape.
- * There is nothing to keep in step, so it has no refresh step; the names, units, types and help
- * texts stay those of docs/METRICS.md (the golden scrape test pins them). Thread-safe: a collection only reads
- * the views the supplier returns.
+ * The {@code trainwatch_gpu_*} series of every GPU the fleet knows ({@link GpuSeries}, the same families each agent
+ * serves for its own node) on the collector's registry. Registered only when the collector exports per-GPU series
+ * ({@code --gpu-series}): a large fleet leaves them to the agents' exporters. Thread-safe.
  */
-public final class GpuMetrics implements MeterBinder, MultiCollector {
+public final class GpuMetrics implements MeterBinder {
 
-    private final Supplier<? extends Collection<GpuView>> gpus;
-    private final List<Family> gauges = new ArrayList<>();
-    private final List<String> names = new ArrayList<>();
+    private final GpuSeries series;
+
+    /** A fleet GPU as the series read it (the fleet's state knows nothing of its outputs). */
+    private record FleetGpu(GpuView view) implements GpuSeries.Gpu {
+        @Override
+        public String uuid() {
+            return view.uuid();
+        }
+
+        @Override
+        public String host() {
+            return view.host();
+        }
+
+        @Override
+        public String runId() {
+            return view.runId();
+        }
+
+        @Override
+        public GpuSample latest() {
+            return view.latest();
+        }
+
+        @Override
+        public Map<String, Long> xidCounts() {
+            return view.xidCounts();
+        }
+    }
 
     /** @param gpus the fleet's current GPU views, called once per scrape */
     public GpuMetrics(Supplier<? extends Collection<GpuView>> gpus) {
-        this.gpus = gpus;
-        gauge(MetricNames.GPU_MEMORY_USED, MetricNames.BYTES, "Device memory in use", s -> s.memoryUsedBytes());
-        gauge(MetricNames.GPU_MEMORY_TOTAL, MetricNames.BYTES, "Device memory", s -> s.memoryTotalBytes());
-        gauge(MetricNames.GPU_UTILIZATION, MetricNames.RATIO,
-                "Share of the last sample period any kernel ran (0-1)", s -> s.utilizationRatio());
-        gauge(MetricNames.GPU_UTILIZATION_MIN, MetricNames.RATIO,
-                "Lowest buffered utilisation sample since the previous poll (0-1)",
-                s -> window(s) == null ? null : window(s).minRatio());
-        gauge(MetricNames.GPU_IDLE_FRACTION, MetricNames.RATIO,
-                "Share of buffered utilisation samples at or below 5% since the previous poll (0-1)",
-                s -> window(s) == null ? null : window(s).idleFraction());
-        gauge(MetricNames.GPU_SM_CLOCK, MetricNames.HERTZ, "Current SM clock", s -> s.smClockHz());
-        gauge(MetricNames.GPU_SM_CLOCK_MAX, MetricNames.HERTZ, "Maximum SM clock", s -> s.smClockMaxHz());
-        gauge(MetricNames.GPU_POWER, MetricNames.WATTS, "Power draw", s -> s.powerWatts());
-        gauge(MetricNames.GPU_POWER_LIMIT, MetricNames.WATTS, "Enforced power limit", s -> s.powerLimitWatts());
-        gauge(MetricNames.GPU_TEMPERATURE, MetricNames.CELSIUS, "Core temperature", s -> s.temperatureCelsius());
-        gauge(MetricNames.GPU_LOST, null, "1 while NVML reports the GPU lost",
-                s -> Boolean.TRUE.equals(s.lost()) ? 1 : 0);
-        gauge(MetricNames.GPU_SM_ACTIVE, MetricNames.RATIO,
-                "Share of SMs busy over the agent's poll interval (GPM, 0-1)", s -> ratio(s, GpuActivity::smActiveRatio));
-        gauge(MetricNames.GPU_SM_OCCUPANCY, MetricNames.RATIO,
-                "Resident warps against the SMs' maximum over the poll interval (GPM, 0-1)",
-                s -> ratio(s, GpuActivity::smOccupancyRatio));
-        gauge(MetricNames.GPU_TENSOR_ACTIVE, MetricNames.RATIO,
-                "Share of time any tensor pipe was busy over the poll interval (GPM, 0-1)",
-                s -> ratio(s, GpuActivity::tensorActiveRatio));
-        gauge(MetricNames.GPU_DRAM_ACTIVE, MetricNames.RATIO,
-                "DRAM bandwidth used against the maximum over the poll interval (GPM, 0-1)",
-                s -> ratio(s, GpuActivity::dramActiveRatio));
-        gauge(MetricNames.GPU_PCIE_RX, MetricNames.BYTES_PER_SECOND,
-                "PCIe traffic into the GPU (GPM over the poll interval, else NVML's 20 ms window)",
-                s -> rate(s, GpuActivity::pcieRxBytesPerSecond));
-        gauge(MetricNames.GPU_PCIE_TX, MetricNames.BYTES_PER_SECOND,
-                "PCIe traffic out of the GPU (GPM over the poll interval, else NVML's 20 ms window)",
-                s -> rate(s, GpuActivity::pcieTxBytesPerSecond));
-        names.add(prometheusName(MetricNames.GPU_CLOCK_EVENT_ACTIVE, null));
-        names.add(prometheusName(MetricNames.GPU_XID_ERRORS, null));
-        names.add(MetricNames.GPU_RUN_INFO);
-        names.add(prometheusName(MetricNames.GPU_ENERGY, MetricNames.JOULES));
-        names.add(prometheusName(MetricNames.GPU_NVLINK_RX, MetricNames.BYTES));
-        names.add(prometheusName(MetricNames.GPU_NVLINK_TX, MetricNames.BYTES));
+        this.series = new GpuSeries(() -> gpus.get().stream().map(FleetGpu::new).toList());
     }
 
-    /** An activity ratio in 0–1, else no series (a hostile or broken agent's value is not exported). */
-    private static Double ratio(GpuSample s, Function<GpuActivity, Double> field) {
-        Double v = s.activity() == null || Boolean.TRUE.equals(s.lost()) ? null : field.apply(s.activity());
-        return v != null && v >= 0 && v <= 1 ? v : null;
-    }
-
-    /** A finite non-negative rate, else no series. */
-    private static Double rate(GpuSample s, Function<GpuActivity, Double> field) {
-        Double v = s.activity() == null || Boolean.TRUE.equals(s.lost()) ? null : field.apply(s.activity());
-        return v != null && Double.isFinite(v) && v >= 0 ? v : null;
-    }
-
-    /** One gauge over the GPUs' newest samples; a null reading means no series for that GPU. */
-    private record Family(String name, String help, Function<GpuSample, Number> reading) {
-    }
-
-    private void gauge(String name, String unit, String help, Function<GpuSample, Number> reading) {
-        Family family = new Family(prometheusName(name, unit), help, reading);
-        gauges.add(family);
-        names.add(family.name());
-    }
-
-    /**
-     * The name Micrometer's Prometheus naming convention gives {@code name} with {@code unit}: dots become
-     * underscores and the unit is appended once (a counter's {@code _total} is added by the text writer).
-     */
-    static String prometheusName(String name, String unit) {
-        String base = name.replace('.', '_');
-        return unit == null || base.endsWith('_' + unit) ? base : base + '_' + unit;
-    }
-
-    private static UtilizationWindow window(GpuSample sample) {
-        return sample.utilizationWindow();
+    /** The families, for a registry other than Micrometer's (benchmarks). */
+    public GpuSeries series() {
+        return series;
     }
 
     @Override
     public void bindTo(MeterRegistry meterRegistry) {
         if (meterRegistry instanceof PrometheusMeterRegistry prometheus) {
-            prometheus.getPrometheusRegistry().register(this);
+            prometheus.getPrometheusRegistry().register(series);
         } else {
             throw new IllegalArgumentException("GPU metrics are exported through a PrometheusMeterRegistry only");
         }
-    }
-
-    @Override
-    public List<String> getPrometheusNames() {
-        return names;
-    }
-
-    @Override
-    public MetricSnapshots collect() {
-        Labelled<GpuView> labelled = Labelled.sorted(gpus.get(), view -> {
-            GpuSample latest = view.latest();
-            return latest == null ? null : Labels.of(HOST, LabelValues.sanitize(view.host()), GPU,
-                    Integer.toString(latest.index()), GPU_UUID, LabelValues.sanitize(view.uuid()));
-        });
-        List<GpuView> views = labelled.items();
-        List<Labels> labels = labelled.labels();
-        List<MetricSnapshot> snapshots = new ArrayList<>(gauges.size() + 3);
-        for (Family family : gauges) {
-            GaugeSnapshot.Builder gauge = GaugeSnapshot.builder().name(family.name()).help(family.help());
-            for (int i = 0; i < views.size(); i++) {
-                Number value = family.reading().apply(views.get(i).latest());
-                if (value != null) {
-                    gauge.dataPoint(GaugeSnapshot.GaugeDataPointSnapshot.builder()
-                            .labels(labels.get(i)).value(value.doubleValue()).build());
-                }
-            }
-            snapshots.add(gauge.build());
-        }
-        snapshots.add(clockEvents(views, labels));
-        snapshots.add(xidErrors(views, labels));
-        snapshots.add(runInfo(views, labels));
-        snapshots.add(energy(views, labels));
-        snapshots.add(nvlink(views, labels, MetricNames.GPU_NVLINK_RX, "NVLink data received, all links (NVML's counter)",
-                GpuActivity::nvlinkRxBytes));
-        snapshots.add(nvlink(views, labels, MetricNames.GPU_NVLINK_TX, "NVLink data sent, all links (NVML's counter)",
-                GpuActivity::nvlinkTxBytes));
-        return new MetricSnapshots(snapshots);
-    }
-
-    /** Every exported reason of every GPU that reports reasons and is not lost: 1 if active, else 0. */
-    private static GaugeSnapshot clockEvents(List<GpuView> views, List<Labels> labels) {
-        GaugeSnapshot.Builder gauge = GaugeSnapshot.builder()
-                .name(prometheusName(MetricNames.GPU_CLOCK_EVENT_ACTIVE, null))
-                .help("1 while the clock-event (throttle) reason is active");
-        for (int i = 0; i < views.size(); i++) {
-            GpuSample latest = views.get(i).latest();
-            List<String> active = latest.clockEventReasons();
-            if (active == null || Boolean.TRUE.equals(latest.lost())) {
-                continue;
-            }
-            for (String reason : MetricNames.CLOCK_EVENT_REASONS) {
-                gauge.dataPoint(GaugeSnapshot.GaugeDataPointSnapshot.builder()
-                        .labels(labels.get(i).add(REASON, reason))
-                        .value(active.contains(reason) ? 1 : 0).build());
-            }
-        }
-        return gauge.build();
-    }
-
-    /** {@code trainwatch_gpu_energy_joules_total}: NVML's energy counter, for GPUs that report it. */
-    private static CounterSnapshot energy(List<GpuView> views, List<Labels> labels) {
-        CounterSnapshot.Builder counter = CounterSnapshot.builder()
-                .name(prometheusName(MetricNames.GPU_ENERGY, MetricNames.JOULES))
-                .help("Energy used since the driver loaded (NVML's counter)");
-        for (int i = 0; i < views.size(); i++) {
-            GpuSample latest = views.get(i).latest();
-            Double joules = latest.energyJoules();
-            if (joules != null && Double.isFinite(joules) && joules >= 0 && !Boolean.TRUE.equals(latest.lost())) {
-                counter.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder()
-                        .labels(labels.get(i)).value(joules).build());
-            }
-        }
-        return counter.build();
-    }
-
-    /** {@code trainwatch_gpu_nvlink_{rx,tx}_bytes_total}: NVML's NVLink data counters, for GPUs with NVLink. */
-    private static CounterSnapshot nvlink(List<GpuView> views, List<Labels> labels, String name, String help,
-                                          Function<GpuActivity, Long> field) {
-        CounterSnapshot.Builder counter = CounterSnapshot.builder()
-                .name(prometheusName(name, MetricNames.BYTES)).help(help);
-        for (int i = 0; i < views.size(); i++) {
-            GpuSample latest = views.get(i).latest();
-            Long bytes = latest.activity() == null || Boolean.TRUE.equals(latest.lost()) ? null
-                    : field.apply(latest.activity());
-            if (bytes != null && bytes >= 0) {
-                counter.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder()
-                        .labels(labels.get(i)).value(bytes).build());
-            }
-        }
-        return counter.build();
-    }
-
-    /** {@code trainwatch_gpu_xid_errors_total}: the driver's count per XID kind, for GPUs that report any. */
-    private static CounterSnapshot xidErrors(List<GpuView> views, List<Labels> labels) {
-        CounterSnapshot.Builder counter = CounterSnapshot.builder()
-                .name(prometheusName(MetricNames.GPU_XID_ERRORS, null))
-                .help("XID errors reported by the driver");
-        for (int i = 0; i < views.size(); i++) {
-            Map<String, Long> counts = views.get(i).xidCounts();
-            if (counts == null) {
-                continue;
-            }
-            for (Map.Entry<String, Long> count : counts.entrySet()) {
-                counter.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder()
-                        .labels(labels.get(i).add(KIND, LabelValues.sanitize(count.getKey())))
-                        .value(count.getValue() == null ? Double.NaN : count.getValue()).build());
-            }
-        }
-        return counter.build();
-    }
-
-    /** {@code trainwatch_gpu_run_info}: 1 per GPU attributed to a run, to join GPU series to runs. */
-    private static InfoSnapshot runInfo(List<GpuView> views, List<Labels> labels) {
-        InfoSnapshot.Builder info = InfoSnapshot.builder().name(MetricNames.GPU_RUN_INFO)
-                .help("1 for each GPU attributed to a run");
-        for (int i = 0; i < views.size(); i++) {
-            String runId = views.get(i).runId();
-            if (runId != null) {
-                info.dataPoint(InfoSnapshot.InfoDataPointSnapshot.builder()
-                        .labels(labels.get(i).add(RUN_ID, LabelValues.sanitize(runId))).build());
-            }
-        }
-        return info.build();
     }
 }

@@ -11,9 +11,10 @@ import java.util.function.ToDoubleFunction;
 
 /**
  * The collector's limits as Prometheus sees them, one series per {@code reason} ({@code runs}, {@code gpus},
- * {@code agents}, {@code ranks}): {@code trainwatch_limit_entries} (in use), {@code trainwatch_limit_max_entries},
- * {@code trainwatch_limit_refused_total} (new ones refused because every slot was live) and
- * {@code trainwatch_limit_forgotten_total} (ended, silent or spec-only ones forgotten to make room).
+ * {@code agents}, {@code ranks}, {@code specs}): {@code trainwatch_limit_entries} (in use),
+ * {@code trainwatch_limit_max_entries}, {@code trainwatch_limit_refused_total} (new ones refused because every slot
+ * was live) and {@code trainwatch_limit_forgotten_total} (ended or silent ones, or expired specs, forgotten to make
+ * room).
  * For ranks, "in use" is the most ranks one run tracks, against the per-run limit.
  */
 public final class LimitMetrics implements MeterBinder {

@@ -1,75 +1,78 @@
 package dev.trainwatch.collector.metrics;
 
+import dev.trainwatch.exposition.SeriesNames;
 import java.util.List;
 
 /**
  * Every metric name and label key trainwatch exports, in one place. Names are Micrometer's dotted form with the
  * base unit given separately; the Prometheus registry renders {@code trainwatch.gpu.memory.used} + {@code bytes}
  * as {@code trainwatch_gpu_memory_used_bytes} and appends {@code _total} to counters. The rendered names are the
- * contract of docs/METRICS.md; the golden scrape test pins them.
+ * contract of docs/METRICS.md; the golden scrape test pins them. The node series' names (per GPU, per host) and
+ * their label keys are defined in {@link SeriesNames}, shared with the agents' own exporters, and named here for the
+ * collector's code.
  */
 public final class MetricNames {
 
     // ---- label keys: the closed set of docs/METRICS.md ----
-    public static final String HOST = "host";
-    public static final String GPU = "gpu";
-    public static final String GPU_UUID = "gpu_uuid";
-    public static final String RUN_ID = "run_id";
-    public static final String KIND = "kind";
+    public static final String HOST = SeriesNames.HOST;
+    public static final String GPU = SeriesNames.GPU;
+    public static final String GPU_UUID = SeriesNames.GPU_UUID;
+    public static final String RUN_ID = SeriesNames.RUN_ID;
+    public static final String KIND = SeriesNames.KIND;
     public static final String SEVERITY = "severity";
-    public static final String REASON = "reason";
+    public static final String REASON = SeriesNames.REASON;
     public static final String OUTCOME = "outcome";
 
     // ---- base units ----
-    public static final String BYTES = "bytes";
-    public static final String RATIO = "ratio";
-    public static final String HERTZ = "hertz";
-    public static final String WATTS = "watts";
-    public static final String CELSIUS = "celsius";
+    public static final String BYTES = SeriesNames.BYTES;
+    public static final String RATIO = SeriesNames.RATIO;
+    public static final String HERTZ = SeriesNames.HERTZ;
+    public static final String WATTS = SeriesNames.WATTS;
+    public static final String CELSIUS = SeriesNames.CELSIUS;
     public static final String SECONDS = "seconds";
     public static final String BATCHES = "batches";
     public static final String RUNS = "runs";
 
     // ---- GPU (labels host, gpu, gpu_uuid) ----
-    public static final String GPU_MEMORY_USED = "trainwatch.gpu.memory.used";
-    public static final String GPU_MEMORY_TOTAL = "trainwatch.gpu.memory.total";
-    public static final String GPU_UTILIZATION = "trainwatch.gpu.utilization";
-    public static final String GPU_UTILIZATION_MIN = "trainwatch.gpu.utilization.min";
-    public static final String GPU_IDLE_FRACTION = "trainwatch.gpu.idle.fraction";
-    public static final String GPU_SM_CLOCK = "trainwatch.gpu.sm.clock";
-    public static final String GPU_SM_CLOCK_MAX = "trainwatch.gpu.sm.clock.max";
-    public static final String GPU_POWER = "trainwatch.gpu.power";
-    public static final String GPU_POWER_LIMIT = "trainwatch.gpu.power.limit";
-    public static final String GPU_TEMPERATURE = "trainwatch.gpu.temperature";
+    public static final String GPU_MEMORY_USED = SeriesNames.GPU_MEMORY_USED;
+    public static final String GPU_MEMORY_TOTAL = SeriesNames.GPU_MEMORY_TOTAL;
+    public static final String GPU_UTILIZATION = SeriesNames.GPU_UTILIZATION;
+    public static final String GPU_UTILIZATION_MIN = SeriesNames.GPU_UTILIZATION_MIN;
+    public static final String GPU_IDLE_FRACTION = SeriesNames.GPU_IDLE_FRACTION;
+    public static final String GPU_SM_CLOCK = SeriesNames.GPU_SM_CLOCK;
+    public static final String GPU_SM_CLOCK_MAX = SeriesNames.GPU_SM_CLOCK_MAX;
+    public static final String GPU_POWER = SeriesNames.GPU_POWER;
+    public static final String GPU_POWER_LIMIT = SeriesNames.GPU_POWER_LIMIT;
+    public static final String GPU_TEMPERATURE = SeriesNames.GPU_TEMPERATURE;
     /** Plus {@code reason}. */
-    public static final String GPU_CLOCK_EVENT_ACTIVE = "trainwatch.gpu.clock.event.active";
+    public static final String GPU_CLOCK_EVENT_ACTIVE = SeriesNames.GPU_CLOCK_EVENT_ACTIVE;
     /** Counter; plus {@code kind} (the XID number). */
-    public static final String GPU_XID_ERRORS = "trainwatch.gpu.xid.errors";
-    public static final String GPU_LOST = "trainwatch.gpu.lost";
+    public static final String GPU_XID_ERRORS = SeriesNames.GPU_XID_ERRORS;
+    public static final String GPU_LOST = SeriesNames.GPU_LOST;
     /** Counter: NVML's energy counter since the driver loaded. */
-    public static final String GPU_ENERGY = "trainwatch.gpu.energy";
-    public static final String JOULES = "joules";
-    public static final String BYTES_PER_SECOND = "bytes_per_second";
+    public static final String GPU_ENERGY = SeriesNames.GPU_ENERGY;
+    public static final String JOULES = SeriesNames.JOULES;
+    public static final String BYTES_PER_SECOND = SeriesNames.BYTES_PER_SECOND;
     // hardware activity (GPM and field values); absent where the GPU cannot say
     /** Share of SMs busy over the agent's poll interval (NVML GPM SM_UTIL), 0–1. */
-    public static final String GPU_SM_ACTIVE = "trainwatch.gpu.sm.active";
+    public static final String GPU_SM_ACTIVE = SeriesNames.GPU_SM_ACTIVE;
     /** Resident warps against the maximum (GPM SM_OCCUPANCY), 0–1. */
-    public static final String GPU_SM_OCCUPANCY = "trainwatch.gpu.sm.occupancy";
+    public static final String GPU_SM_OCCUPANCY = SeriesNames.GPU_SM_OCCUPANCY;
     /** Share of time any tensor pipe was busy (GPM ANY_TENSOR_UTIL), 0–1. */
-    public static final String GPU_TENSOR_ACTIVE = "trainwatch.gpu.tensor.active";
+    public static final String GPU_TENSOR_ACTIVE = SeriesNames.GPU_TENSOR_ACTIVE;
     /** DRAM bandwidth used against the maximum (GPM DRAM_BW_UTIL), 0–1. */
-    public static final String GPU_DRAM_ACTIVE = "trainwatch.gpu.dram.active";
-    public static final String GPU_PCIE_RX = "trainwatch.gpu.pcie.rx";
-    public static final String GPU_PCIE_TX = "trainwatch.gpu.pcie.tx";
+    public static final String GPU_DRAM_ACTIVE = SeriesNames.GPU_DRAM_ACTIVE;
+    public static final String GPU_PCIE_RX = SeriesNames.GPU_PCIE_RX;
+    public static final String GPU_PCIE_TX = SeriesNames.GPU_PCIE_TX;
     /** Counter: NVLink data received, all links (NVML's KiB counter in bytes). */
-    public static final String GPU_NVLINK_RX = "trainwatch.gpu.nvlink.rx";
+    public static final String GPU_NVLINK_RX = SeriesNames.GPU_NVLINK_RX;
     /** Counter: NVLink data sent, all links. */
-    public static final String GPU_NVLINK_TX = "trainwatch.gpu.nvlink.tx";
+    public static final String GPU_NVLINK_TX = SeriesNames.GPU_NVLINK_TX;
     /**
      * Plus {@code run_id}. Rendered through the Prometheus client's info type: Micrometer's naming convention
      * would strip the {@code _info} suffix from a gauge.
      */
-    public static final String GPU_RUN_INFO = "trainwatch_gpu_run";
+    public static final String GPU_RUN_INFO = SeriesNames.GPU_RUN_INFO;
 
     // ---- run (label run_id) ----
     public static final String RUN_STEP = "trainwatch.run.step";
@@ -160,9 +163,7 @@ public final class MetricNames {
      * Clock-event reasons exported, in NVML's bit order. Reasons outside this set are accepted on ingest but not
      * exported, so a newer driver cannot add series dashboards do not know.
      */
-    public static final List<String> CLOCK_EVENT_REASONS = List.of("gpu_idle", "applications_clocks_setting",
-            "sw_power_cap", "hw_slowdown", "sync_boost", "sw_thermal_slowdown", "hw_thermal_slowdown",
-            "hw_power_brake_slowdown", "display_clock_setting");
+    public static final List<String> CLOCK_EVENT_REASONS = SeriesNames.CLOCK_EVENT_REASONS;
 
     private MetricNames() {
     }

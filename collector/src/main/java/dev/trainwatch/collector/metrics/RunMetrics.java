@@ -1,5 +1,8 @@
 package dev.trainwatch.collector.metrics;
 
+import dev.trainwatch.exposition.GpuSeries;
+import dev.trainwatch.exposition.LabelValues;
+import dev.trainwatch.exposition.Labelled;
 import static dev.trainwatch.collector.metrics.MetricNames.KIND;
 import static dev.trainwatch.collector.metrics.MetricNames.RUN_ID;
 import static dev.trainwatch.collector.metrics.MetricNames.SEVERITY;
@@ -54,11 +57,11 @@ public final class RunMetrics implements MeterBinder, MultiCollector {
     private final Supplier<? extends Collection<RunView>> runs;
     private final List<Family> families = new ArrayList<>();
     private final List<String> names = new ArrayList<>();
-    private final String anomalyName = GpuMetrics.prometheusName(MetricNames.RUN_ANOMALY, null);
-    private final String wallName = GpuMetrics.prometheusName(MetricNames.RUN_WALL, MetricNames.SECONDS);
-    private final String energyName = GpuMetrics.prometheusName(MetricNames.RUN_ENERGY, MetricNames.JOULES);
-    private final String gpuTimeName = GpuMetrics.prometheusName(MetricNames.RUN_GPU_TIME, MetricNames.SECONDS);
-    private final String lossNonFiniteName = GpuMetrics.prometheusName(MetricNames.RUN_LOSS_NONFINITE, null);
+    private final String anomalyName = GpuSeries.prometheusName(MetricNames.RUN_ANOMALY, null);
+    private final String wallName = GpuSeries.prometheusName(MetricNames.RUN_WALL, MetricNames.SECONDS);
+    private final String energyName = GpuSeries.prometheusName(MetricNames.RUN_ENERGY, MetricNames.JOULES);
+    private final String gpuTimeName = GpuSeries.prometheusName(MetricNames.RUN_GPU_TIME, MetricNames.SECONDS);
+    private final String lossNonFiniteName = GpuSeries.prometheusName(MetricNames.RUN_LOSS_NONFINITE, null);
     /**
      * The highest value each run's counter has shown, by run and series: a counter never goes down, even when a
      * stretch first counted as a stall is later explained by a report (the ledger keeps that from happening; this
@@ -141,7 +144,7 @@ public final class RunMetrics implements MeterBinder, MultiCollector {
     }
 
     private void gauge(String name, String unit, String help, Function<RunView, Number> reading) {
-        Family family = new Family(GpuMetrics.prometheusName(name, unit), help, reading);
+        Family family = new Family(GpuSeries.prometheusName(name, unit), help, reading);
         families.add(family);
         names.add(family.name());
     }

@@ -4,9 +4,11 @@ import dev.trainwatch.collector.detect.RunContext;
 import dev.trainwatch.collector.detect.WindowStats;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentEvent;
+import dev.trainwatch.protocol.EventKind;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.RankInfo;
 import dev.trainwatch.protocol.RunAttribution;
+import dev.trainwatch.protocol.RunSteps;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
@@ -59,6 +61,7 @@ final class BatchIngest {
             }
             return new IngestResult(true, distinctGpus(batch.gpus()));
         }
+        registry.makeRoomFor(newGpus(batch), newRuns(batch), now); // may refuse: nothing applied yet
         if (agent == null) {
             agent = registry.newAgent(batch.agentId(), now);
         }
@@ -82,10 +85,7 @@ final class BatchIngest {
                 if (s == null || s.uuid() == null || s.uuid().isBlank()) {
                     continue;
                 }
-                GpuState g = registry.gpuOrCreate(s.uuid(), now);
-                if (g == null) {
-                    continue; // the GPU limit is full of live GPUs
-                }
+                GpuState g = registry.gpuOrCreate(s.uuid(), now); // room was made above
                 g.window.host = batch.host();
                 g.window.add(s, Timestamps.stamp(s.ts() - offset, now));
                 g.window.trim(now);
@@ -119,12 +119,7 @@ final class BatchIngest {
                 if (a == null || a.runId() == null || a.runId().isBlank()) {
                     continue;
                 }
-                RunState run;
-                try {
-                    run = attribute(a, batch.host(), now);
-                } catch (LimitReachedException refused) {
-                    continue; // a new run while every run slot is live: the batch's GPU readings still count
-                }
+                RunState run = attribute(a, batch.host(), now); // room was made above
                 if (run != null) {
                     touched.add(run);
                 }
@@ -143,6 +138,47 @@ final class BatchIngest {
             }
         }
         return new IngestResult(false, gpus);
+    }
+
+    /** The GPUs a batch names (readings and XID events), for the room check; the tracked ones are removed there. */
+    private static Set<String> newGpus(AgentBatch batch) {
+        Set<String> uuids = new HashSet<>();
+        if (batch.gpus() != null) {
+            for (GpuSample s : batch.gpus()) {
+                if (s != null && s.uuid() != null && !s.uuid().isBlank()) {
+                    uuids.add(s.uuid());
+                }
+            }
+        }
+        if (batch.events() != null) {
+            for (AgentEvent e : batch.events()) {
+                if (e != null && e.kind() != null && e.eventKind() == EventKind.XID
+                        && e.xid() != null && e.gpuUuid() != null) {
+                    uuids.add(e.gpuUuid());
+                }
+            }
+        }
+        return uuids;
+    }
+
+    /** The runs a batch names (attributions and steps), for the room check; the tracked ones are removed there. */
+    private static Set<String> newRuns(AgentBatch batch) {
+        Set<String> ids = new HashSet<>();
+        if (batch.runs() != null) {
+            for (RunAttribution a : batch.runs()) {
+                if (a != null && a.runId() != null && !a.runId().isBlank()) {
+                    ids.add(a.runId());
+                }
+            }
+        }
+        if (batch.runSteps() != null) {
+            for (RunSteps group : batch.runSteps()) {
+                if (group != null && group.runId() != null && group.steps() != null && !group.steps().isEmpty()) {
+                    ids.add(group.runId());
+                }
+            }
+        }
+        return ids;
     }
 
     /**

@@ -183,6 +183,26 @@ public final class Fleet {
         return new Counts(registry.runCount(), registry.gpuCount(), registry.agentCount());
     }
 
+    /** A refusal this recent makes {@code /healthz} say {@code refusing}: an agent retries within a minute or so. */
+    public static final double REFUSING_SECONDS = 120;
+
+    /**
+     * The limits ({@code gpus}, {@code agents}, {@code runs}, {@code specs}, by their metric label) that refused
+     * something in the last {@link #REFUSING_SECONDS}: while any did, readings, agents, runs or specs are being
+     * turned away (and retried by agents), which {@code /healthz} says. Read without the fleet's lock.
+     */
+    public List<String> refusing() {
+        double now = now();
+        List<String> kinds = new ArrayList<>();
+        for (Slots.Kind kind : Slots.Kind.values()) {
+            double last = registry.slots.lastRefused(kind);
+            if (kind != Slots.Kind.RANKS && !Double.isNaN(last) && now - last < REFUSING_SECONDS) {
+                kinds.add(kind.label());
+            }
+        }
+        return kinds;
+    }
+
     // ------------------------------------------------------------------ input
 
     /**

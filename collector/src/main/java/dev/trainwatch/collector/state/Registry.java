@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -74,7 +75,7 @@ final class Registry {
             return run;
         }
         if (runs.size() >= settings.maxRuns()) {
-            makeRoomForRun(now);
+            makeRoomForRun(now, Set.of());
         }
         run = new RunState(runId, now, new StepWindow(windowSeconds, settings.stepWindowEntries()),
                 new AnomalyTracker(detectorSettings, settings.anomalyHistory()));
@@ -100,12 +101,15 @@ final class Registry {
     }
 
     /**
-     * Forgets an ended, silent or spec-only run to make room for a new one; when every run is live, refuses.
+     * Forgets an ended, silent or expired spec-only run (none of {@code keep}) to make room for a new one; when every
+     * run is live, refuses.
      *
      * @throws LimitReachedException when no run may be forgotten (nothing changed)
      */
-    private void makeRoomForRun(double now) {
-        Slots.Room room = Slots.roomForRun(runs.values(), now);
+    private void makeRoomForRun(double now, Set<String> keep) {
+        Collection<RunState> candidates = keep.isEmpty() ? runs.values()
+                : runs.values().stream().filter(r -> !keep.contains(r.runId)).toList();
+        Slots.Room room = Slots.roomForRun(candidates, now, specRetentionSeconds());
         RunState victim = room.victim();
         if (victim == null) {
             if (limitLogDue(now)) {
@@ -117,8 +121,9 @@ final class Registry {
         }
         forgottenSinceLog++;
         if (limitLogDue(now)) {
-            LOG.log(System.Logger.Level.WARNING, "run limit {0} reached: forgot {1} ended, silent or spec-only run(s)"
-                    + " to make room, the latest {2} (logged at most once a minute)", settings.maxRuns(),
+            LOG.log(System.Logger.Level.WARNING, "run limit {0} reached: forgot {1} ended or silent run(s), or specs"
+                    + " whose run did not report within the spec retention, to make room, the latest {2} (logged at"
+                    + " most once a minute)", settings.maxRuns(),
                     forgottenSinceLog, victim.runId);
             forgottenSinceLog = 0;
         }
@@ -184,24 +189,14 @@ final class Registry {
     }
 
     /**
-     * The GPU's state, created if new. When the GPU limit is full, a GPU silent for {@link Slots#SILENT_SECONDS}
-     * gives its slot; when none has, the new GPU is refused: null, counted, and its readings ignored.
+     * The GPU's state, created if new. Room was made for it before its batch was applied ({@link #makeRoomFor}); null
+     * only when there is none all the same (not reached by an agent batch).
      */
     GpuState gpuOrCreate(String uuid, double now) {
         GpuState g = gpus.get(uuid);
         if (g == null) {
             if (gpus.size() >= settings.maxGpus()) {
-                String silent = Slots.silentToForget(gpus, x -> x.lastSeen, now);
-                if (silent == null) {
-                    slots.refuse(Slots.Kind.GPUS, settings.maxGpus(), 0, now);
-                    if (limitLogDue(Slots.Kind.GPUS, now)) {
-                        LOG.log(System.Logger.Level.WARNING, "GPU limit {0} reached and every GPU is live: ignoring"
-                                + " new GPUs (logged at most once a minute)", settings.maxGpus());
-                    }
-                    return null;
-                }
-                gpus.remove(silent);
-                slots.forgot(Slots.Kind.GPUS);
+                return null;
             }
             g = new GpuState(new GpuWindow(uuid, windowSeconds, settings.gpuWindowEntries()));
             g.lastSeen = now;
@@ -209,6 +204,98 @@ final class Registry {
             publishCounts();
         }
         return g;
+    }
+
+    // ---- room for a batch, before any of it is applied
+
+    /**
+     * Makes room for what a batch brings that is new: GPUs (forgetting silent ones) and runs (forgetting ended,
+     * silent or expired spec-only ones). Called before anything of the batch is applied, so a refusal leaves the
+     * fleet as it was and the agent, answered 429 with Retry-After, spools the batch and sends it again: its
+     * readings are never accepted and then dropped.
+     *
+     * @throws LimitReachedException when the GPUs or runs that are new do not fit beside the live ones
+     */
+    void makeRoomFor(Set<String> newGpuUuids, Set<String> newRunIds, double now) {
+        newGpuUuids.removeIf(gpus::containsKey);
+        int missing = gpus.size() + newGpuUuids.size() - settings.maxGpus();
+        if (missing > 0) {
+            List<String> silent = Slots.silentToForget(gpus, x -> x.lastSeen, now, missing);
+            if (silent.size() < missing) {
+                if (limitLogDue(Slots.Kind.GPUS, now)) {
+                    LOG.log(System.Logger.Level.WARNING, "GPU limit {0} reached and every GPU is live: refusing"
+                            + " batches that bring new GPUs (their agents spool and retry; raise --max-gpus;"
+                            + " logged at most once a minute)", settings.maxGpus());
+                }
+                throw slots.refuse(Slots.Kind.GPUS, settings.maxGpus(),
+                        Slots.retryAfterSeconds(gpus.values(), x -> x.lastSeen, now), now);
+            }
+            for (String uuid : silent) {
+                gpus.remove(uuid);
+                slots.forgot(Slots.Kind.GPUS);
+            }
+            publishCounts();
+        }
+        Set<String> named = Set.copyOf(newRunIds); // the batch's own runs give no slot to its new ones
+        newRunIds.removeIf(runs::containsKey);
+        while (runs.size() + newRunIds.size() > settings.maxRuns()) {
+            makeRoomForRun(now, named); // forgets one run that is not reporting, or refuses
+        }
+    }
+
+    // ---- specs
+
+    /** Runs that are only a spec: accepted, nothing observed under them yet. */
+    int specOnlyRuns() {
+        int count = 0;
+        for (RunState r : runs.values()) {
+            if (r.registeredSpec != null && !r.ended && !Slots.observed(r)) {
+                count++;
+            }
+        }
+        return count;
+    }
+
+    /**
+     * Room for a spec of a run not tracked yet: within the spec limit (a spec-only run past the spec retention gives
+     * its slot) and the run limit.
+     *
+     * @throws LimitReachedException when the spec limit is full of specs still waiting for their runs, or every run
+     *                               slot is live
+     */
+    void makeRoomForSpec(String runId, double now) {
+        if (runs.containsKey(runId)) {
+            return;
+        }
+        if (specOnlyRuns() >= settings.maxSpecs()) {
+            RunState expired = null;
+            double oldest = Double.POSITIVE_INFINITY;
+            for (RunState r : runs.values()) {
+                if (r.registeredSpec != null && !r.ended && !Slots.observed(r)) {
+                    oldest = Math.min(oldest, r.lastSeen);
+                    if (now - r.lastSeen >= specRetentionSeconds() && (expired == null || r.lastSeen < expired.lastSeen)) {
+                        expired = r;
+                    }
+                }
+            }
+            if (expired == null) {
+                long retry = (long) Math.max(1, Math.min(Slots.SILENT_SECONDS,
+                        Math.ceil(oldest + specRetentionSeconds() - now)));
+                throw slots.refuse(Slots.Kind.SPECS, settings.maxSpecs(), retry, now);
+            }
+            LOG.log(System.Logger.Level.WARNING, "spec limit {0} reached: forgot the spec of run {1}, which did not"
+                    + " report within {2} h of its registration", settings.maxSpecs(), expired.runId,
+                    settings.specRetention().toHours());
+            forget(expired);
+            slots.forgot(Slots.Kind.SPECS);
+        }
+        if (runs.size() >= settings.maxRuns()) {
+            makeRoomForRun(now, Set.of());
+        }
+    }
+
+    private double specRetentionSeconds() {
+        return settings.specRetention().toMillis() / 1000.0;
     }
 
     // ---- agents
@@ -318,7 +405,8 @@ final class Registry {
         return List.of(slots.usage(Slots.Kind.RUNS, runs.size(), settings.maxRuns()),
                 slots.usage(Slots.Kind.GPUS, gpus.size(), settings.maxGpus()),
                 slots.usage(Slots.Kind.AGENTS, agents.size(), settings.maxAgents()),
-                slots.usage(Slots.Kind.RANKS, rankBudget.used, rankBudget.max));
+                slots.usage(Slots.Kind.RANKS, rankBudget.used, rankBudget.max),
+                slots.usage(Slots.Kind.SPECS, specOnlyRuns(), settings.maxSpecs()));
     }
 
     private void publishCounts() {

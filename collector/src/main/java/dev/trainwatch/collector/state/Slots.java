@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.state;
 
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumMap;
 import java.util.List;
@@ -11,8 +12,9 @@ import java.util.function.ToDoubleFunction;
  * Which tracked entry may give its slot to a new one when a limit (runs, GPUs, agents) is full, and the counts of
  * what was refused and forgotten. The rule protects live data: only an entry that is <em>not</em> reporting may be
  * forgotten — an ended run, a silent one (nothing heard for {@link #SILENT_SECONDS}), or a run that is only a spec
- * (nothing ever observed). When every slot is live, the new entry is refused ({@link LimitReachedException}),
- * never a live one evicted. A burst of new ids therefore costs the burst, not the runs that are training.
+ * (nothing ever observed) once its spec retention has passed. When every slot is live, the new entry is refused
+ * ({@link LimitReachedException}: the HTTP edge answers 429 with Retry-After, and an agent spools and retries), never
+ * a live one evicted and never a request answered 200 whose content is then dropped. A burst of new ids therefore costs the burst, not the runs that are training.
  *
  * <p>Thread safety: the selection methods are pure; the counters are atomic (read by metrics without the fleet's
  * lock).
@@ -26,7 +28,8 @@ public final class Slots {
         RUNS("run"),
         GPUS("GPU"),
         AGENTS("agent"),
-        RANKS("rank");
+        RANKS("rank"),
+        SPECS("spec");
 
         private final String singular;
 
@@ -76,28 +79,51 @@ public final class Slots {
         }
     }
 
-    static Room roomForRun(Collection<RunState> runs, double now) {
+    /**
+     * @param specRetentionSeconds how long a spec-only run (a spec accepted, nothing observed yet) keeps its slot: it
+     *                             was answered 200, so it is not forgotten to make room before then
+     */
+    static Room roomForRun(Collection<RunState> runs, double now, double specRetentionSeconds) {
         RunState ended = null;
         RunState silent = null;
         RunState specOnly = null;
         double oldestSeen = Double.POSITIVE_INFINITY;
         for (RunState r : runs) {
-            oldestSeen = Math.min(oldestSeen, r.lastSeen);
+            boolean waitingSpec = !r.ended && !observed(r);
+            oldestSeen = Math.min(oldestSeen, waitingSpec ? r.lastSeen + specRetentionSeconds - SILENT_SECONDS
+                    : r.lastSeen);
             if (r.ended) {
                 if (ended == null || r.endedAt < ended.endedAt) {
                     ended = r;
+                }
+            } else if (waitingSpec) {
+                if (now - r.lastSeen >= specRetentionSeconds && (specOnly == null || r.lastSeen < specOnly.lastSeen)) {
+                    specOnly = r;
                 }
             } else if (now - r.lastSeen >= SILENT_SECONDS) {
                 if (silent == null || r.lastSeen < silent.lastSeen) {
                     silent = r;
                 }
-            } else if (!observed(r)) {
-                if (specOnly == null || r.lastSeen < specOnly.lastSeen) {
-                    specOnly = r;
-                }
             }
         }
         return new Room(ended != null ? ended : silent != null ? silent : specOnly, oldestSeen);
+    }
+
+    /**
+     * The keys of the entries silent at least {@link #SILENT_SECONDS}, longest silent first, at most {@code wanted}:
+     * what may be forgotten to make room for {@code wanted} new ones, found in one pass.
+     */
+    static <V> List<String> silentToForget(Map<String, V> entries, ToDoubleFunction<V> lastSeen, double now,
+                                           int wanted) {
+        List<Map.Entry<String, Double>> silent = new ArrayList<>();
+        for (Map.Entry<String, V> e : entries.entrySet()) {
+            double seen = lastSeen.applyAsDouble(e.getValue());
+            if (now - seen >= SILENT_SECONDS) {
+                silent.add(Map.entry(e.getKey(), seen));
+            }
+        }
+        silent.sort(Map.Entry.comparingByValue());
+        return silent.stream().limit(wanted).map(Map.Entry::getKey).toList();
     }
 
     /** Whether anything of the run was ever observed: a step, or GPUs an agent attributed to it. */

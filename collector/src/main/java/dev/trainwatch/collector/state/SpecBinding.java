@@ -41,6 +41,7 @@ final class SpecBinding {
         }
         RunSpec filled = existing == null ? spec : fillFromObservation(existing, spec);
         Estimate estimate = predictor.estimate(filled); // may throw: nothing changed yet
+        registry.makeRoomForSpec(runId, now); // may refuse (429): a spec is never accepted, then forgotten for room
         RunState run = registry.runOrCreate(runId, now);
         run.registeredSpec = spec;
         run.estimate = estimate;

@@ -68,6 +68,24 @@ class SinksTest {
         assertThat(alerts.get(1).at("/endsAt").asText()).isEqualTo("2026-11-22T08:10:00Z");
     }
 
+    /**
+     * A pair of collectors (docs/DEPLOY.md) sends the same alert twice: Alertmanager de-duplicates alerts by their
+     * labels, so those must not say which collector sent them (no instance, no address); only the links differ.
+     */
+    @Test
+    void twoCollectorsSendTheSameAlertWithIdenticalLabelsSoAlertmanagerSendsOneNotification() throws Exception {
+        AlertNotice firing = AlertDispatcherTest.notice("run-7", "straggler");
+        new AlertmanagerSink(base(), new RunLinks(URI.create("https://collector-a.example.org/"))).deliver(
+                List.of(firing));
+        new AlertmanagerSink(base(), new RunLinks(URI.create("https://collector-b.example.org/"))).deliver(
+                List.of(firing));
+        assertThat(bodies).hasSize(2);
+        JsonNode fromA = bodies.get(0).get(0);
+        JsonNode fromB = bodies.get(1).get(0);
+        assertThat(fromA.get("labels")).isEqualTo(fromB.get("labels"));
+        assertThat(fromA.get("labels").toString()).doesNotContain("collector-a").doesNotContain("instance");
+    }
+
     @Test
     void webhookAndLogLinkToTheRunsPageAtTheAddressTheServerListensOnWhenNoExternalUrlIsSet() throws Exception {
         RunLinks links = new RunLinks(null);

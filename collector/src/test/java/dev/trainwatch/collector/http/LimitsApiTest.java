@@ -63,6 +63,47 @@ class LimitsApiTest {
     }
 
     @Test
+    void aBatchBringingGpusBeyondTheLimitIs429AndHealthzSaysRefusingNotOk() throws IOException {
+        TestCollector small = new TestCollector(CollectorConfig.defaults().withListen("127.0.0.1", 0),
+                new FleetSettings(2, 1, 4, Duration.ofMinutes(10), 60, 16, Duration.ofSeconds(1), 5,
+                        Duration.ofHours(24)));
+        try {
+            double t = small.clock.seconds();
+            assertThat(small.postJson("/v1/samples", Payloads.json(Payloads.batch("node1", 1, t, 1, null)))
+                    .statusCode()).isEqualTo(200);
+            assertThat(ApiTest.json(small.get("/healthz")).get("status").asText()).isEqualTo("ok");
+
+            HttpResponse<String> refused = small.postJson("/v1/samples",
+                    Payloads.json(Payloads.batch("node2", 1, t, 1, null)));
+            assertThat(refused.statusCode()).as("never 200 with the readings dropped").isEqualTo(429);
+            assertThat(ApiTest.error(refused)).startsWith("GPU limit 1 reached").contains("--max-gpus");
+            assertThat(refused.headers().firstValue("Retry-After")).hasValue("600");
+
+            HttpResponse<String> health = small.get("/healthz");
+            assertThat(health.statusCode()).as("up, so probes keep it in service").isEqualTo(200);
+            JsonNode body = ApiTest.json(health);
+            assertThat(body.get("status").asText()).isEqualTo("refusing");
+            assertThat(body.get("refusing").get(0).asText()).isEqualTo("gpus");
+            assertThat(body.get("refusing_message").asText()).contains("--max-gpus");
+            assertThat(small.get("/metrics").body()).contains("trainwatch_limit_refused_total{reason=\"gpus\"} 1.0");
+        } finally {
+            small.close();
+        }
+    }
+
+    @Test
+    void aSpecBeyondTheSpecLimitIs429AndTheAcceptedSpecStays() throws IOException {
+        String spec = "{\"model\":\"pixart-sigma-xl-2\",\"gpu\":\"a100-80gb\",\"batch\":8}";
+        assertThat(collector.putJson("/v1/runs/planned", ApiTest.utf8(spec)).statusCode()).isEqualTo(200);
+        HttpResponse<String> refused = collector.putJson("/v1/runs/another", ApiTest.utf8(spec));
+        assertThat(refused.statusCode()).isEqualTo(429);
+        assertThat(ApiTest.json(refused).get("limit").asText()).isEqualTo("specs");
+        assertThat(ApiTest.error(refused)).startsWith("spec limit 1 reached");
+        assertThat(collector.get("/v1/runs/planned").statusCode()).isEqualTo(200);
+        assertThat(collector.get("/v1/runs/another").statusCode()).isEqualTo(404);
+    }
+
+    @Test
     void aNewAgentBeyondTheLimitIs429SoItSpoolsAndRetries() throws IOException {
         double t = collector.clock.seconds();
         assertThat(collector.postJson("/v1/samples", Payloads.json(Payloads.batch("node1", 1, t, 1, null)))

@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.metrics;
 
+import dev.trainwatch.exposition.LabelValues;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.collector.detect.Anomaly;

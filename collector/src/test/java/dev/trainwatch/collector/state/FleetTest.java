@@ -250,11 +250,12 @@ class FleetTest {
         assertThat(small.runs()).hasSize(10);
         assertThat(small.gpus()).hasSize(4);
         assertThat(small.agents()).hasSize(4);
-        // The spec-only run gave its slot; the first runs that reported keep theirs; the rest of the burst is refused.
-        assertThat(small.run("keep")).isEmpty();
+        // The spec-only run keeps its slot (it was accepted: issue #45); the first runs that reported keep theirs;
+        // the rest of the burst is refused.
+        assertThat(small.run("keep")).isPresent();
         assertThat(small.run("junk-0")).isPresent();
         assertThat(small.run("junk-999")).isEmpty();
-        assertThat(refusedRuns).isEqualTo(990);
+        assertThat(refusedRuns).isEqualTo(991);
         assertThat(refusedAgents).isEqualTo(996);
     }
 

@@ -17,8 +17,10 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * Limits protect live data: a full fleet forgets only ended, silent or spec-only entries, and refuses a new one
- * when every slot is live (issue: a burst of new run ids used to evict runs that were still training).
+ * Limits protect live data: a full fleet forgets only ended, silent or expired spec-only entries, and refuses a new
+ * one when every slot is live (issue: a burst of new run ids used to evict runs that were still training), and
+ * refuses it before anything of its request is applied (issue #45: batches were answered 200 and their readings of
+ * GPUs beyond the cap dropped; specs were answered 200 and forgotten to make room).
  */
 class LiveRunLimitsTest {
     private static final long GIB = FakePredictor.GIB;
@@ -107,47 +109,97 @@ class LiveRunLimitsTest {
         assertThat(fleet.run("live-1")).isPresent();
     }
 
+    private static RunSpec spec() {
+        return new RunSpec("dit-xl-2", null, null, 8, 256, null, null, null, "bf16", "adamw", false, false, null, 0,
+                null, null, null);
+    }
+
     @Test
-    void aSpecOnlyRunGivesItsSlotBeforeAnyRunThatReports() {
+    void aSpecOnlyRunKeepsItsSlotUntilItsRetentionPassesAndTheNewRunIsRefusedMeanwhile() {
         for (int r = 0; r < 3; r++) {
             step("live-" + r, 1);
         }
-        fleet.putSpec("planned", new RunSpec("dit-xl-2", null, null, 8, 256, null, null, null, "bf16", "adamw",
-                false, false, null, 0, null, null, null));
-        clock.advance(Duration.ofSeconds(1));
+        fleet.putSpec("planned", spec());
+        clock.advance(Duration.ofMinutes(30));
+        for (int r = 0; r < 3; r++) {
+            step("live-" + r, 2);
+        }
+        assertThatThrownBy(() -> step("new", 1)).isInstanceOfSatisfying(LimitReachedException.class,
+                e -> assertThat(e.kind()).isEqualTo(Slots.Kind.RUNS));
+        assertThat(fleet.run("planned")).as("answered 200, so kept").isPresent();
+
+        clock.advance(FleetSettings.DEFAULT_SPEC_RETENTION);
+        for (int r = 0; r < 3; r++) {
+            step("live-" + r, 3);
+        }
         step("new", 1);
         assertThat(fleet.run("planned")).isEmpty();
-        assertThat(fleet.runs()).hasSize(4);
+        assertThat(forgotten(Slots.Kind.RUNS)).isEqualTo(1);
     }
 
     @Test
-    void anAgentBatchForANewRunStillDeliversItsGpuReadingsWhenTheRunIsRefused() {
+    void aSpecBeyondTheSpecLimitIsRefusedNotAcceptedAndForgotten() {
+        // maxRuns 4 gives a spec limit of 1: one run may wait as a spec.
+        fleet.putSpec("planned-1", spec());
+        assertThatThrownBy(() -> fleet.putSpec("planned-2", spec())).isInstanceOfSatisfying(
+                LimitReachedException.class, e -> {
+                    assertThat(e.kind()).isEqualTo(Slots.Kind.SPECS);
+                    assertThat(e.retryAfterSeconds()).isBetween(1L, 600L);
+                    assertThat(e.getMessage()).startsWith("spec limit 1 reached");
+                });
+        assertThat(fleet.run("planned-2")).isEmpty();
+        assertThat(fleet.run("planned-1")).isPresent();
+        assertThat(refused(Slots.Kind.SPECS)).isEqualTo(1);
+        assertThat(fleet.refusing()).containsExactly("specs");
+
+        step("planned-1", 1); // its run reports: no longer only a spec
+        fleet.putSpec("planned-2", spec());
+        assertThat(fleet.run("planned-2")).isPresent();
+    }
+
+    @Test
+    void anAgentBatchForANewRunIsRefusedWholeWhileEveryRunIsLiveAndTakenWhenRetried() {
         fourLiveRuns();
         double t = clock.seconds();
-        fleet.ingestBatch(batch("node1", "agent-a", 1, List.of(gpu(t, 0, "GPU-0", 30 * GIB, 0.9)),
-                List.of(attribution("fifth", List.of("GPU-0"))), List.of()));
+        var refusedBatch = batch("node1", "agent-a", 1, List.of(gpu(t, 0, "GPU-0", 30 * GIB, 0.9)),
+                List.of(attribution("fifth", List.of("GPU-0"))), List.of());
+        assertThatThrownBy(() -> fleet.ingestBatch(refusedBatch)).isInstanceOfSatisfying(LimitReachedException.class,
+                e -> assertThat(e.kind()).isEqualTo(Slots.Kind.RUNS));
         assertThat(fleet.run("fifth")).isEmpty();
-        assertThat(fleet.gpus()).singleElement().satisfies(g -> assertThat(g.uuid()).isEqualTo("GPU-0"));
-        assertThat(fleet.agents()).hasSize(1);
+        assertThat(fleet.gpus()).as("nothing of the refused batch applied").isEmpty();
+        assertThat(fleet.agents()).isEmpty();
         assertThat(refused(Slots.Kind.RUNS)).isEqualTo(1);
+
+        fleet.endRun("live-1");
+        IngestResult retried = fleet.ingestBatch(refusedBatch); // the agent's spool sends the same seq again
+        assertThat(retried.duplicate()).isFalse();
+        assertThat(fleet.run("fifth")).isPresent();
+        assertThat(fleet.gpus()).singleElement().satisfies(g -> assertThat(g.uuid()).isEqualTo("GPU-0"));
     }
 
     @Test
-    void newGpusAreIgnoredWhileEveryGpuSlotIsLiveAndTakeASilentOnesSlotLater() {
+    void aBatchBringingNewGpusIsRefusedWholeWhileEveryGpuSlotIsLiveAndTakesASilentOnesSlotLater() {
         double t = clock.seconds();
         fleet.ingestBatch(batch("node1", "agent-a", 1, List.of(gpu(t, 0, "GPU-0", GIB, 0.9),
                 gpu(t, 1, "GPU-1", GIB, 0.9), gpu(t, 2, "GPU-2", GIB, 0.9), gpu(t, 3, "GPU-3", GIB, 0.9)),
                 List.of(), List.of()));
-        fleet.ingestBatch(batch("node2", "agent-b", 1, List.of(gpu(t, 0, "GPU-4", GIB, 0.9)), List.of(), List.of()));
+        var fifthGpu = batch("node2", "agent-b", 1, List.of(gpu(t, 0, "GPU-4", GIB, 0.9)), List.of(), List.of());
+        assertThatThrownBy(() -> fleet.ingestBatch(fifthGpu)).isInstanceOfSatisfying(LimitReachedException.class,
+                e -> {
+                    assertThat(e.kind()).isEqualTo(Slots.Kind.GPUS);
+                    assertThat(e.retryAfterSeconds()).isEqualTo(600);
+                });
         assertThat(fleet.gpus()).extracting(GpuView::uuid).containsExactlyInAnyOrder("GPU-0", "GPU-1", "GPU-2", "GPU-3");
+        assertThat(fleet.agents()).as("the refused agent is not tracked either").hasSize(1);
         assertThat(refused(Slots.Kind.GPUS)).isEqualTo(1);
+        assertThat(fleet.refusing()).containsExactly("gpus");
 
         clock.advance(Duration.ofSeconds(600));
+        assertThat(fleet.refusing()).as("refusals older than two minutes").isEmpty();
         double later = clock.seconds();
         fleet.ingestBatch(batch("node1", "agent-a", 2, List.of(gpu(later, 1, "GPU-1", GIB, 0.9),
                 gpu(later, 2, "GPU-2", GIB, 0.9), gpu(later, 3, "GPU-3", GIB, 0.9)), List.of(), List.of()));
-        fleet.ingestBatch(batch("node2", "agent-b", 2, List.of(gpu(later, 0, "GPU-4", GIB, 0.9)), List.of(),
-                List.of()));
+        fleet.ingestBatch(fifthGpu);
         assertThat(fleet.gpus()).extracting(GpuView::uuid).containsExactlyInAnyOrder("GPU-1", "GPU-2", "GPU-3", "GPU-4");
         assertThat(forgotten(Slots.Kind.GPUS)).isEqualTo(1);
     }

@@ -1,6 +1,7 @@
 package dev.trainwatch.collector.state;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.trainwatch.collector.detect.Detector;
 import dev.trainwatch.collector.detect.DetectorSettings;
@@ -185,23 +186,31 @@ class StepsInBatchTest {
                 b.sentAt(), b.runSteps());
     }
 
+    /** Issue #45: the batch used to be answered 200 with its steps dropped; now it is refused whole and sent again. */
     @Test
-    void aRunWithoutRoomLosesItsStepsNotTheBatchsReadings() {
+    void aRunWithoutRoomGetsTheWholeBatchRefusedAndTakenWhenSentAgainWithRoom() {
         FleetSettings d = FleetSettings.defaults();
-        fleet = new Fleet(new FakePredictor(), clock, new FleetSettings(1, d.maxGpus(), d.maxAgents(), d.window(),
+        fleet = new Fleet(new FakePredictor(), clock, new FleetSettings(2, d.maxGpus(), d.maxAgents(), d.window(),
                 d.gpuWindowEntries(), d.stepWindowEntries(), d.evaluateEvery(), d.anomalyHistory(),
                 d.endedRunRetention()), DetectorSettings.defaults(), List.of(counting));
         double now = clock.millis() / 1000.0;
         fleet.ingestBatch(batch(1, steps(1, 2, now)));
+        fleet.ingestSteps("blocker", steps(1, 2, now)); // the second slot, live
         AgentBatch other = batch(2, null);
-        other = new AgentBatch(other.host(), other.agentId(), other.seq(), other.gpus(), other.runs(), other.events(),
-                other.health(), other.hostMemory(), other.sentAt(),
+        AgentBatch withSteps = new AgentBatch(other.host(), other.agentId(), other.seq(), other.gpus(), other.runs(),
+                other.events(), other.health(), other.hostMemory(), other.sentAt(),
                 List.of(new RunSteps("run-elsewhere", steps(1, 2, now))));
-        IngestResult result = fleet.ingestBatch(other);
-        assertThat(result.duplicate()).isFalse();
-        assertThat(result.stepsRefused()).contains("run");
-        assertThat(result.stepsCounted()).isEmpty();
+        assertThatThrownBy(() -> fleet.ingestBatch(withSteps)).isInstanceOfSatisfying(LimitReachedException.class,
+                e -> assertThat(e.kind()).isEqualTo(Slots.Kind.RUNS));
         assertThat(fleet.run("run-elsewhere")).isEmpty();
+        assertThat(fleet.agents()).singleElement().satisfies(a -> assertThat(a.batches()).as("nothing applied")
+                .isEqualTo(1));
+
+        fleet.endRun("blocker");
+        IngestResult again = fleet.ingestBatch(withSteps); // the agent's spool sends it again
+        assertThat(again.duplicate()).isFalse();
+        assertThat(again.stepsRefused()).isNull();
+        assertThat(again.stepsCounted()).containsKey("run-elsewhere");
         assertThat(fleet.agents()).singleElement().satisfies(a -> assertThat(a.batches()).isEqualTo(2));
     }
 }

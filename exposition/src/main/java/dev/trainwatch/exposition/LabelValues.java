@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.metrics;
+package dev.trainwatch.exposition;
 
 /**
  * Makes any string safe as a Prometheus label value: printable ASCII only (others become {@code _}), at most 128

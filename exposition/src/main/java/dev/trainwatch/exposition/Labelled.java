@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.metrics;
+package dev.trainwatch.exposition;
 
 import io.prometheus.metrics.model.snapshots.Labels;
 import java.util.ArrayList;
@@ -13,10 +13,10 @@ import java.util.function.Function;
  * @param labels the labels, sorted
  * @param items  the things, in the same order
  */
-record Labelled<V>(List<Labels> labels, List<V> items) {
+public record Labelled<V>(List<Labels> labels, List<V> items) {
 
     /** {@code items} with their labels, sorted by them; an item whose labels are {@code null} is left out. */
-    static <V> Labelled<V> sorted(Iterable<? extends V> items, Function<? super V, Labels> labelsOf) {
+    public static <V> Labelled<V> sorted(Iterable<? extends V> items, Function<? super V, Labels> labelsOf) {
         List<Map.Entry<Labels, V>> pairs = new ArrayList<>();
         for (V item : items) {
             Labels labels = labelsOf.apply(item);

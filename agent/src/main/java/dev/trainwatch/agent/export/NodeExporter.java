@@ -1,0 +1,134 @@
+package dev.trainwatch.agent.export;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsServer;
+import dev.trainwatch.exposition.GpuSeries;
+import dev.trainwatch.exposition.HostSeries;
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import javax.net.ssl.SSLContext;
+
+/**
+ * The node's own Prometheus target ({@code trainwatch agent --listen HOST:PORT}): {@code GET /metrics} serves the
+ * node's per-GPU and host series with the names and labels the collector uses ({@link GpuSeries}, {@link HostSeries}:
+ * one definition), so Prometheus scrapes every node as it scrapes dcgm-exporter and the collector's own scrape keeps
+ * runs, detectors, fleet totals and health. {@code GET /healthz} answers {@code ok}. Rendered by the Prometheus
+ * client's own text writer. One daemon thread serves requests; {@link #close} stops it.
+ *
+ * <p>TLS: {@link #start} takes the {@link SSLContext} built from the Prometheus exporter-toolkit web config the
+ * collector reads ({@code --web-config}); null serves plain HTTP.
+ */
+public final class NodeExporter implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(NodeExporter.class.getName());
+
+    /** The JDK HTTP server's switch for TCP_NODELAY on its connections. */
+    private static final String NODELAY = "sun.net.httpserver.nodelay";
+
+    private final HttpServer server;
+    private final ExecutorService executor;
+    private final PrometheusRegistry registry = new PrometheusRegistry();
+    private final PrometheusTextFormatWriter writer = PrometheusTextFormatWriter.create();
+
+    private NodeExporter(HttpServer server, ExecutorService executor, NodeReadings readings) {
+        this.server = server;
+        this.executor = executor;
+        registry.register(new GpuSeries(readings::gpus));
+        registry.register(new HostSeries(readings::hosts));
+    }
+
+    /**
+     * Listens on {@code address} and serves {@code readings}.
+     *
+     * @param tls the server's TLS context (from the web config), or null for plain HTTP
+     * @throws IOException when the address cannot be bound (the message says which)
+     */
+    public static NodeExporter start(InetSocketAddress address, NodeReadings readings, SSLContext tls)
+            throws IOException {
+        // The JDK's server writes headers and body apart: without TCP_NODELAY each scrape waits out the client's
+        // delayed ACK (about 40 ms). Read when the server's configuration is first loaded, so set before it.
+        if (System.getProperty(NODELAY) == null) {
+            System.setProperty(NODELAY, "true");
+        }
+        HttpServer server;
+        if (tls != null) {
+            HttpsServer https = HttpsServer.create(address, 16);
+            https.setHttpsConfigurator(new HttpsConfigurator(tls));
+            server = https;
+        } else {
+            server = HttpServer.create(address, 16);
+        }
+        ExecutorService executor = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "trainwatch-exporter");
+            t.setDaemon(true);
+            return t;
+        });
+        readings.serve();
+        NodeExporter exporter = new NodeExporter(server, executor, readings);
+        server.createContext("/metrics", exporter::metrics);
+        server.createContext("/healthz", exchange -> respond(exchange, 200, "text/plain; charset=utf-8",
+                "ok\n".getBytes(StandardCharsets.UTF_8)));
+        server.setExecutor(executor);
+        server.start();
+        return exporter;
+    }
+
+    /** The port listened on (the real one when asked for port 0). */
+    public int port() {
+        return server.getAddress().getPort();
+    }
+
+    /** The exposition text of the node's series now. */
+    public byte[] scrape() throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(16 * 1024);
+        writer.write(out, registry.scrape());
+        return out.toByteArray();
+    }
+
+    private void metrics(HttpExchange exchange) throws IOException {
+        if (!"GET".equals(exchange.getRequestMethod()) && !"HEAD".equals(exchange.getRequestMethod())) {
+            respond(exchange, 405, "text/plain; charset=utf-8", "GET /metrics\n".getBytes(StandardCharsets.UTF_8));
+            return;
+        }
+        byte[] body;
+        try {
+            body = scrape();
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "scrape failed: " + e);
+            respond(exchange, 500, "text/plain; charset=utf-8", "scrape failed; see the agent's log\n"
+                    .getBytes(StandardCharsets.UTF_8));
+            return;
+        }
+        respond(exchange, 200, writer.getContentType(), body);
+    }
+
+    private static void respond(HttpExchange exchange, int status, String contentType, byte[] body)
+            throws IOException {
+        try (exchange) {
+            exchange.getResponseHeaders().set("Content-Type", contentType);
+            boolean head = "HEAD".equals(exchange.getRequestMethod());
+            exchange.sendResponseHeaders(status, head ? -1 : body.length);
+            if (!head) {
+                try (OutputStream out = exchange.getResponseBody()) {
+                    out.write(body);
+                }
+            }
+        }
+    }
+
+    /** Stops listening at once and ends the serving thread. */
+    @Override
+    public void close() {
+        server.stop(0);
+        executor.shutdownNow();
+    }
+}

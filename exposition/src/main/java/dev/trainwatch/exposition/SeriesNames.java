@@ -1,0 +1,86 @@
+package dev.trainwatch.exposition;
+
+import java.util.List;
+
+/**
+ * The names and label keys of the node series, defined once for every process that exports them: the collector
+ * (for the fleet, when it exports per-GPU series) and each agent (for its own node, on its own {@code /metrics}), so
+ * dashboards and alert rules find the same series in either layout. Names are Micrometer's dotted form with the base
+ * unit given separately, rendered as Micrometer's Prometheus naming does ({@link GpuSeries#prometheusName}); the
+ * rendered names are the contract of docs/METRICS.md. The collector's {@code MetricNames} names these for its own code.
+ */
+public final class SeriesNames {
+
+    // ---- label keys of the node series (part of the closed set of docs/METRICS.md) ----
+    public static final String HOST = "host";
+    public static final String GPU = "gpu";
+    public static final String GPU_UUID = "gpu_uuid";
+    public static final String RUN_ID = "run_id";
+    public static final String KIND = "kind";
+    public static final String REASON = "reason";
+
+    // ---- base units ----
+    public static final String BYTES = "bytes";
+    public static final String RATIO = "ratio";
+    public static final String HERTZ = "hertz";
+    public static final String WATTS = "watts";
+    public static final String CELSIUS = "celsius";
+    public static final String JOULES = "joules";
+    public static final String BYTES_PER_SECOND = "bytes_per_second";
+
+    // ---- GPU (labels host, gpu, gpu_uuid) ----
+    public static final String GPU_MEMORY_USED = "trainwatch.gpu.memory.used";
+    public static final String GPU_MEMORY_TOTAL = "trainwatch.gpu.memory.total";
+    public static final String GPU_UTILIZATION = "trainwatch.gpu.utilization";
+    public static final String GPU_UTILIZATION_MIN = "trainwatch.gpu.utilization.min";
+    public static final String GPU_IDLE_FRACTION = "trainwatch.gpu.idle.fraction";
+    public static final String GPU_SM_CLOCK = "trainwatch.gpu.sm.clock";
+    public static final String GPU_SM_CLOCK_MAX = "trainwatch.gpu.sm.clock.max";
+    public static final String GPU_POWER = "trainwatch.gpu.power";
+    public static final String GPU_POWER_LIMIT = "trainwatch.gpu.power.limit";
+    public static final String GPU_TEMPERATURE = "trainwatch.gpu.temperature";
+    /** Plus {@code reason}. */
+    public static final String GPU_CLOCK_EVENT_ACTIVE = "trainwatch.gpu.clock.event.active";
+    /** Counter; plus {@code kind} (the XID number). */
+    public static final String GPU_XID_ERRORS = "trainwatch.gpu.xid.errors";
+    public static final String GPU_LOST = "trainwatch.gpu.lost";
+    /** Counter: NVML's energy counter since the driver loaded. */
+    public static final String GPU_ENERGY = "trainwatch.gpu.energy";
+    // hardware activity (GPM and field values); absent where the GPU cannot say
+    /** Share of SMs busy over the agent's poll interval (NVML GPM SM_UTIL), 0–1. */
+    public static final String GPU_SM_ACTIVE = "trainwatch.gpu.sm.active";
+    /** Resident warps against the maximum (GPM SM_OCCUPANCY), 0–1. */
+    public static final String GPU_SM_OCCUPANCY = "trainwatch.gpu.sm.occupancy";
+    /** Share of time any tensor pipe was busy (GPM ANY_TENSOR_UTIL), 0–1. */
+    public static final String GPU_TENSOR_ACTIVE = "trainwatch.gpu.tensor.active";
+    /** DRAM bandwidth used against the maximum (GPM DRAM_BW_UTIL), 0–1. */
+    public static final String GPU_DRAM_ACTIVE = "trainwatch.gpu.dram.active";
+    public static final String GPU_PCIE_RX = "trainwatch.gpu.pcie.rx";
+    public static final String GPU_PCIE_TX = "trainwatch.gpu.pcie.tx";
+    /** Counter: NVLink data received, all links (NVML's KiB counter in bytes). */
+    public static final String GPU_NVLINK_RX = "trainwatch.gpu.nvlink.rx";
+    /** Counter: NVLink data sent, all links. */
+    public static final String GPU_NVLINK_TX = "trainwatch.gpu.nvlink.tx";
+    /**
+     * Plus {@code run_id}. Rendered through the Prometheus client's info type: Micrometer's naming convention
+     * would strip the {@code _info} suffix from a gauge.
+     */
+    public static final String GPU_RUN_INFO = "trainwatch_gpu_run";
+
+    // ---- node memory (label host), rendered names ----
+    public static final String HOST_MEMORY_AVAILABLE = "trainwatch_host_memory_available_bytes";
+    public static final String HOST_MEMORY_TOTAL = "trainwatch_host_memory_total_bytes";
+    public static final String HOST_SHM_USED = "trainwatch_host_shm_used_bytes";
+    public static final String HOST_SHM_TOTAL = "trainwatch_host_shm_total_bytes";
+
+    /**
+     * Clock-event reasons exported, in NVML's bit order. Reasons outside this set are accepted on ingest but not
+     * exported, so a newer driver cannot add series dashboards do not know.
+     */
+    public static final List<String> CLOCK_EVENT_REASONS = List.of("gpu_idle", "applications_clocks_setting",
+            "sw_power_cap", "hw_slowdown", "sync_boost", "sw_thermal_slowdown", "hw_thermal_slowdown",
+            "hw_power_brake_slowdown", "display_clock_setting");
+
+    private SeriesNames() {
+    }
+}
