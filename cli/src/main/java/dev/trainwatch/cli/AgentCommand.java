@@ -158,7 +158,7 @@ final class AgentCommand implements Callable<Integer> {
             LogFormats.check(logFormat);
         }
         if (replaySpool != null) {
-            return replay(parseCollector());
+            return replay(parseCollectors().get(0));
         }
         if (once) {
             // spec is null when AgentFastPath set the command up (never with --once), picocli's otherwise.
@@ -218,7 +218,7 @@ final class AgentCommand implements Callable<Integer> {
         } catch (IOException e) {
             throw new UserError(ExitCodes.USAGE, "--token-file: " + e.getMessage());
         }
-        String counts = outcome.delivered() + " of " + outcome.shipments() + " shipments delivered to " + collector
+        String counts = outcome.delivered() + " of " + outcome.shipments() + " shipments delivered to " + collectorUri
                 + (outcome.dropped() > 0 ? ", " + outcome.dropped() + " refused" : "");
         if (!outcome.complete()) {
             throw new UserError(ExitCodes.FAILURE, "--replay-spool: " + counts + "; the rest was not taken within "

@@ -2,7 +2,7 @@ package dev.trainwatch.agent.export;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.trainwatch.agent.testing.Samples;
+import dev.trainwatch.protocol.testing.Samples;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.HostMemory;
