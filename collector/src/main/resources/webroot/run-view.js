@@ -282,10 +282,13 @@ function renderAnomaly(a) {
     evidence = '<dl class="evidence"><div><dt>evidence</dt><dd>' + esc(fmtEvidence('', a.evidence)) + '</dd></div></dl>';
   }
   const active = a.active !== false;
-  return '<article class="anomaly ' + esc(a.severity || 'warning') + (active ? '' : ' resolved') + '" data-kind="' + esc(a.kind) + '">' +
+  const unfixed = !active && a.ended_with_run === true;
+  const state = active ? 'active ' : unfixed ? 'unresolved when the run ended · since ' : 'resolved · was ';
+  return '<article class="anomaly ' + esc(a.severity || 'warning') + (active || unfixed ? '' : ' resolved') +
+    (unfixed ? ' ended-with-run' : '') + '" data-kind="' + esc(a.kind) + '">' +
     '<div class="title"><span class="kind">' + esc(a.kind) + '</span>' +
     '<span class="chip ' + esc(a.severity || 'warning') + '">' + esc(a.severity || 'warning') + '</span>' +
-    '<span class="muted">' + (active ? 'active ' : 'resolved · was ') + esc(fmtSince(a.since, now())) + '</span></div>' +
+    '<span class="muted">' + state + esc(fmtSince(a.since, now())) + '</span></div>' +
     (a.message ? '<div class="message">' + esc(a.message) + '</div>' : '') + evidence +
     (a.suggestion ? '<div class="suggestion">' + esc(a.suggestion) + '</div>' : '') + '</article>';
 }
