@@ -206,10 +206,14 @@ final class EstimateCommand implements Callable<Integer> {
             e.notes().forEach(n -> out.println("  - " + n));
         }
         if (!e.suggestions().isEmpty()) {
-            out.printf(Locale.ROOT, "%nsuggestions (each a single change)%n");
+            int gpus = e.spec().gpus() == null ? 1 : e.spec().gpus();
+            out.printf(Locale.ROOT, "%nsuggestions (on %s first; plans that add GPUs last)%n",
+                    gpus == 1 ? "your one GPU" : "your " + gpus + " GPUs");
             for (Suggestion x : e.suggestions()) {
-                out.printf(Locale.ROOT, "  - %s%n      -> peak %s, step %.3f s%n", x.change(), gb(x.newPeakMemoryBytes()),
-                        x.newStepSeconds());
+                boolean givesUpSaid = x.givesUp() == null || x.change().contains("gives up")
+                        || Suggestion.MORE_GPUS.equals(x.plan());
+                out.printf(Locale.ROOT, "  - %s%n      -> peak %s, step %.3f s%s%n", x.change(), gb(x.newPeakMemoryBytes()),
+                        x.newStepSeconds(), givesUpSaid ? "" : "; gives up " + x.givesUp());
             }
         }
     }
