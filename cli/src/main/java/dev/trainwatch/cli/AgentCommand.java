@@ -50,7 +50,7 @@ final class AgentCommand implements Callable<Integer> {
     @Option(names = "--collector", paramLabel = "URL", description = "The collector, e.g. http://127.0.0.1:9477.")
     String collector;
 
-    @Option(names = "--attach", paramLabel = "PID",
+    @Option(names = "--attach", paramLabel = "PID", converter = PidConverter.class,
             description = "Watch this process and its descendants (e.g. torchrun's PID); exit when they have all "
                     + "exited. Default: every compute process on the node.")
     Long attachPid;

@@ -78,8 +78,13 @@ final class EstimateCommand implements Callable<Integer> {
             estimate = predictor.estimate(run);
             calibrationLine = describeCalibration(predictor, estimate);
         }
-        if (!options.configNotes().isEmpty()) {
-            java.util.List<String> notes = new java.util.ArrayList<>(options.configNotes());
+        if (!options.configNotes().isEmpty() || run.batch() == null) {
+            java.util.List<String> notes = new java.util.ArrayList<>();
+            if (run.batch() == null) {
+                notes.add("no --batch given" + (options.config != null ? " and none in the config" : "")
+                        + ": priced at batch " + estimate.spec().batch() + " per GPU; pass --batch N for yours");
+            }
+            notes.addAll(options.configNotes());
             notes.addAll(estimate.notes());
             estimate = estimate.withNotes(notes);
         }

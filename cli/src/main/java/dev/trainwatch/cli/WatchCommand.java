@@ -45,7 +45,7 @@ final class WatchCommand implements Callable<Integer> {
     @picocli.CommandLine.ParentCommand
     TrainwatchCommand parent;
 
-    @Option(names = "--attach", paramLabel = "PID",
+    @Option(names = "--attach", paramLabel = "PID", converter = PidConverter.class,
             description = "Watch this process and its descendants (default: every compute process on the GPUs).")
     Long attachPid;
 
