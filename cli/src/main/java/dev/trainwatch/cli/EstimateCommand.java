@@ -78,9 +78,11 @@ final class EstimateCommand implements Callable<Integer> {
             estimate = predictor.estimate(run);
             calibrationLine = describeCalibration(predictor, estimate);
         }
-        if (!options.configNotes().isEmpty() || run.batch() == null) {
+        // A bucketed config (Open-Sora's bucket_config) gives a batch per bucket: that is a batch given.
+        boolean batchDefaulted = run.batch() == null && (run.buckets() == null || run.buckets().isEmpty());
+        if (!options.configNotes().isEmpty() || batchDefaulted) {
             java.util.List<String> notes = new java.util.ArrayList<>();
-            if (run.batch() == null) {
+            if (batchDefaulted) {
                 notes.add("no --batch given" + (options.config != null ? " and none in the config" : "")
                         + ": priced at batch " + estimate.spec().batch() + " per GPU; pass --batch N for yours");
             }
