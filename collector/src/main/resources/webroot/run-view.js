@@ -138,7 +138,7 @@ export function renderRun() {
       { key: 'utilizationMin', label: 'lowest buffered sample', color: '#98a2b3', dashed: true }
     ], { format: fmtRatio, min: 0, max: 1, idleBands: true, empty: empty.other }),
     chart('data-wait', 'Data wait and online encoding, share of each step', points, [
-      { key: 'dataWait', label: 'data wait (PixArt: includes its online encoding)', color: 'var(--warning)' },
+      { key: 'dataWait', label: dataWaitLabel(run), color: 'var(--warning)' },
       { key: 'encoding', label: 'online encoding (text encoder, VAE), where the log reports it apart', color: '#f5b971' }
     ], { format: fmtRatio, min: 0, max: 1, empty: empty.dataWait }),
     chart('throughput', 'Throughput (samples/s) · ETA ' + fmtDuration(etaSeconds(run)), points, [
@@ -218,8 +218,8 @@ function plansTable(id) {
       : num(x.total_seconds) !== null ? fmtDuration(x.total_seconds) : '–') + '</td>' +
     '<td>' + esc(num(x.cost) !== null ? fmtMoney(x.cost) : '–') + '</td>' +
     '<td class="muted">' + esc(x.note || '') + '</td></tr>').join('');
-  const anchor = plans.length && num(plans[0].anchor) !== null ? ' (its GPU work ran at ' + fmtTimes(plans[0].anchor, 2) +
-    ' of its price)' : '';
+  const anchor = plans.length && num(plans[0].anchor) !== null ? ' (its GPU work took ' + fmtTimes(plans[0].anchor, 2) +
+    ' the time the estimator gives it)' : '';
   return '<h2>On other GPUs</h2><p class="muted">Re-priced from this run\'s own steps' + esc(anchor) +
     ', as trainwatch estimate --from-run does.</p><table class="plans"><thead><tr><th>GPUs</th><th>fits</th>' +
     '<th>batch</th><th>step</th><th>samples/s</th><th>to finish</th><th>cost</th><th></th></tr></thead><tbody>' +
@@ -271,6 +271,12 @@ function hostMemoryText(run) {
     }
     return line;
   }).join('<br>') + '</p>';
+}
+
+/** PixArt's time_data holds its online T5 and VAE encoding; other logs time the loader alone. */
+function dataWaitLabel(run) {
+  const model = String((run.spec && run.spec.model) || (run.estimate && run.estimate.model) || '');
+  return model.startsWith('pixart') ? 'data wait (PixArt\'s time_data: includes its online encoding)' : 'data wait';
 }
 
 function renderAnomaly(a) {

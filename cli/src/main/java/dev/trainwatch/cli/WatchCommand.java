@@ -3,6 +3,7 @@ package dev.trainwatch.cli;
 import dev.trainwatch.protocol.MonotonicClock;
 import dev.trainwatch.agent.gpu.GpuUnavailableException;
 import dev.trainwatch.cli.watch.LocalStack;
+import dev.trainwatch.cli.watch.NothingToWatch;
 import dev.trainwatch.cli.watch.StatusLines;
 import dev.trainwatch.cli.watch.TerminalStatus;
 import dev.trainwatch.cli.watch.WatchOptions;
@@ -111,8 +112,17 @@ final class WatchCommand implements Callable<Integer> {
             t.setDaemon(true);
             return t;
         });
+        long started = System.nanoTime();
+        AtomicBoolean toldNothing = new AtomicBoolean();
         ticker.scheduleAtFixedRate(() -> {
             try {
+                if (!toldNothing.get()) {
+                    NothingToWatch.notice(stack.fleet().runs(), (System.nanoTime() - started) / 1e9, log)
+                            .ifPresent(line -> {
+                                toldNothing.set(true);
+                                alertLog.accept(line);
+                            });
+                }
                 if (terminal) {
                     status.paint(StatusLines.render(stack.fleet().runs(), terminalWidth()));
                 }

@@ -84,6 +84,6 @@ public final class StatusLines {
     }
 
     static String gib(Long bytes) {
-        return bytes == null ? "– GiB" : String.format(Locale.ROOT, "%.1f GiB", bytes / GIB);
+        return bytes == null ? "–" : String.format(Locale.ROOT, "%.1f GiB", bytes / GIB); // not "VRAM – GiB"
     }
 }

@@ -53,7 +53,7 @@ class StatusLinesTest {
     void aRunWithNothingObservedYetShowsDashes() {
         RunView empty = new RunView("new", null, null, null, null, List.of(), List.of(), List.of(), 1.0, null, false,
                 null, null);
-        assertThat(StatusLines.line(empty)).isEqualTo("new  step –  – s/step  VRAM – GiB  ok");
+        assertThat(StatusLines.line(empty)).isEqualTo("new  step –  – s/step  VRAM –  ok");
     }
 
     @Test
