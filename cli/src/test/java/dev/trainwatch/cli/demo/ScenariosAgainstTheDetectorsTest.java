@@ -50,6 +50,7 @@ class ScenariosAgainstTheDetectorsTest {
     /** Active anomaly kinds per run after each simulated second, and when each kind first appeared. */
     private final Map<String, Map<String, Double>> firstRaised = new LinkedHashMap<>();
     private final Map<String, List<String>> activeAtEnd = new LinkedHashMap<>();
+    private final Map<String, List<Anomaly>> anomaliesAtEnd = new LinkedHashMap<>();
 
     @BeforeAll
     void playEightMinutes() throws Exception {
@@ -77,6 +78,7 @@ class ScenariosAgainstTheDetectorsTest {
             assertThat(run.synthetic()).isTrue();
             activeAtEnd.put(run.runId(), run.anomalies().stream().filter(Anomaly::active)
                     .map(a -> a.kind().wireName()).toList());
+            anomaliesAtEnd.put(run.runId(), run.anomalies().stream().filter(Anomaly::active).toList());
         }
     }
 
@@ -94,6 +96,26 @@ class ScenariosAgainstTheDetectorsTest {
         assertThat(raised(StarvedPixArtSigmaScenario.RUN_ID)).containsKey("data_starvation");
         assertThat(raised(StarvedPixArtSigmaScenario.RUN_ID).get("data_starvation")).isLessThanOrEqualTo(75);
         assertThat(activeAtEnd.get(StarvedPixArtSigmaScenario.RUN_ID)).contains("data_starvation");
+    }
+
+    @Test
+    void eachRunTellsOneStory() {
+        // Issue 44: no two anomalies of a run carry the same paragraph, and a headline does not name a cause its
+        // own fix then contradicts (data time "includes the online encoding" above "encoding is 2% of it").
+        for (Map.Entry<String, List<Anomaly>> run : anomaliesAtEnd.entrySet()) {
+            List<String> suggestions = run.getValue().stream().map(Anomaly::suggestion).toList();
+            assertThat(suggestions).as(run.getKey()).doesNotHaveDuplicates();
+            List<String> messages = run.getValue().stream().map(Anomaly::message).toList();
+            assertThat(messages).as(run.getKey()).doesNotHaveDuplicates();
+        }
+        Anomaly starved = anomaliesAtEnd.get(StarvedPixArtSigmaScenario.RUN_ID).stream()
+                .filter(a -> a.kind().wireName().equals("data_starvation")).findFirst().orElseThrow();
+        if (starved.suggestion().startsWith("make the input pipeline faster")) {
+            assertThat(starved.message()).contains("mostly waiting for the loader").doesNotContain("which includes");
+        }
+        anomaliesAtEnd.get(StarvedPixArtSigmaScenario.RUN_ID).stream()
+                .filter(a -> a.kind().wireName().equals("step_time_above_estimate"))
+                .forEach(a -> assertThat(a.suggestion()).contains("see data_starvation"));
     }
 
     @Test

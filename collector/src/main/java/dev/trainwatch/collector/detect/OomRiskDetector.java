@@ -270,7 +270,11 @@ public final class OomRiskDetector implements Detector {
         }
         Estimate withEncoders = MemoryAboveEstimateDetector.residentEncoders(run, peak);
         if (withEncoders != null) {
-            return MemoryAboveEstimateDetector.residentEncodersFix(run, withEncoders);
+            // One paragraph per run: when memory_above_estimate already gives this fix, point there.
+            return run.isActive(AnomalyKind.MEMORY_ABOVE_ESTIMATE)
+                    ? "free the encoders left on the GPU (see memory_above_estimate): frees about "
+                            + Texts.gib(withEncoders.peakMemoryBytes() - run.estimate().peakMemoryBytes())
+                    : MemoryAboveEstimateDetector.residentEncodersFix(run, withEncoders);
         }
         if (e != null && e.suggestions() != null) {
             // The estimator's plan, in its order: what fits on the run's own GPUs before what adds GPUs.

@@ -33,6 +33,25 @@ class DataStarvationDetectorTest {
         assertThat(a.suggestion()).contains("precompute").contains("DataLoader workers");
     }
 
+    @Test
+    void aSpecLeftAtTheModelsDefaultsIsSaidToBeDefaults() {
+        MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+        Fleet fleet = Fleet.create(dev.trainwatch.estimator.Estimator.bundled(), clock);
+        // DiT's recipe encodes its VAE latents online; the spec says nothing about the features.
+        fleet.putSpec("dit", new dev.trainwatch.protocol.RunSpec("dit-xl-2", "a100-80gb", 1, 32, 256, null, null, null,
+                "bf16", null, null, null, null, null, null, null, null));
+        double step = fleet.run("dit").orElseThrow().estimate().stepSeconds() * 3;
+        for (int i = 1; i <= 20; i++) {
+            clock.advance(Duration.ofSeconds(20));
+            fleet.ingestSteps("dit", List.of(new StepEvent((long) i * 10, step, step * 0.6, null, null, null, 10, null,
+                    null, null, null, null, null, null, clock.seconds())));
+            fleet.tick();
+        }
+        Anomaly a = fleet.run("dit").orElseThrow().anomalies().stream()
+                .filter(x -> x.kind() == AnomalyKind.DATA_STARVATION).findFirst().orElseThrow();
+        assertThat(a.message()).endsWith(DataStarvationDetector.DEFAULTS_SAID);
+    }
+
     /** Step reports every {@code gap} s with the given step times, the newest at {@code now}. */
     private record Reports(double now, double gap, double[] times) implements StepSeries {
         @Override public int size() { return times.length; }
