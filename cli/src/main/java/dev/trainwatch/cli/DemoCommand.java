@@ -97,7 +97,8 @@ final class DemoCommand implements Callable<Integer> {
             out.println("  run      " + s.runId() + "  " + s.title().replaceFirst("^synthetic \\(demo\\): ", ""));
         }
         out.println((speed == 1 ? "" : "Running " + speed + "× as fast. ")
-                + "Anomalies appear within about " + Math.max(1, Math.round(70 / speed)) + " s. Ctrl-C stops.");
+                + "The first anomalies appear within about " + Math.max(1, Math.round(20 / speed)) + " s, the others"
+                + " within about " + Math.max(1, Math.round(120 / speed)) + " s. Ctrl-C stops.");
         out.flush();
         stopped.await();
         demo.close();
