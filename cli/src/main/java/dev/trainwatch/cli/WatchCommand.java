@@ -53,6 +53,10 @@ final class WatchCommand implements Callable<Integer> {
     @Option(names = "--log", paramLabel = "FILE", description = "The run's log to parse for steps (e.g. train_log.log).")
     Path log;
 
+    /** When the command was made (just before it starts watching), and whether "nothing to watch" was said. */
+    private final long created = System.nanoTime();
+    private final AtomicBoolean toldNothing = new AtomicBoolean();
+
     @Mixin
     WatchOptions watch;
 
@@ -112,17 +116,9 @@ final class WatchCommand implements Callable<Integer> {
             t.setDaemon(true);
             return t;
         });
-        long started = System.nanoTime();
-        AtomicBoolean toldNothing = new AtomicBoolean();
         ticker.scheduleAtFixedRate(() -> {
             try {
-                if (!toldNothing.get()) {
-                    NothingToWatch.notice(stack.fleet().runs(), (System.nanoTime() - started) / 1e9, log)
-                            .ifPresent(line -> {
-                                toldNothing.set(true);
-                                alertLog.accept(line);
-                            });
-                }
+                tellIfNothingToWatch(stack, alertLog);
                 if (terminal) {
                     status.paint(StatusLines.render(stack.fleet().runs(), terminalWidth()));
                 }
@@ -149,6 +145,16 @@ final class WatchCommand implements Callable<Integer> {
             WatchOptions.deleteQuietly(work);
         }
         return ExitCodes.OK;
+    }
+
+    /** Once, a few seconds in with no run: says there is nothing to watch yet, and what to do. */
+    private void tellIfNothingToWatch(LocalStack stack, Consumer<String> out) {
+        if (!toldNothing.get()) {
+            NothingToWatch.notice(stack.fleet().runs(), (System.nanoTime() - created) / 1e9, log).ifPresent(line -> {
+                toldNothing.set(true);
+                out.accept(line);
+            });
+        }
     }
 
     private static int terminalWidth() {

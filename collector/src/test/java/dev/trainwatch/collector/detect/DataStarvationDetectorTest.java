@@ -50,6 +50,9 @@ class DataStarvationDetectorTest {
         Anomaly a = fleet.run("dit").orElseThrow().anomalies().stream()
                 .filter(x -> x.kind() == AnomalyKind.DATA_STARVATION).findFirst().orElseThrow();
         assertThat(a.message()).endsWith(DataStarvationDetector.DEFAULTS_SAID);
+        // Encoding is assumed, not seen: the loader comes first, the encoders only "if the run does encode".
+        assertThat(a.suggestion()).startsWith("make the input pipeline faster")
+                .contains("if the run does encode its features online");
     }
 
     /** Step reports every {@code gap} s with the given step times, the newest at {@code now}. */
