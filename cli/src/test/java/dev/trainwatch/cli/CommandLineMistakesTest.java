@@ -6,6 +6,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -98,7 +99,7 @@ class CommandLineMistakesTest {
     @Test
     void anEmptyOrSeveralPidsForAttachSayWhatToDo() {
         for (String command : List.of("watch", "agent")) {
-            List<String> args = new java.util.ArrayList<>(List.of(command, "--attach", ""));
+            List<String> args = new ArrayList<>(List.of(command, "--attach", ""));
             if (command.equals("agent")) {
                 args.addAll(List.of("--collector", "http://127.0.0.1:9"));
             }

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -63,7 +64,7 @@ class DemoCommandIT {
             // Fed for a while (a tick may be in flight when the signal comes): every run has counted steps.
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
                 JsonNode runs = demo.runs(demo.pageUri());
-                return runs.size() == 4 && java.util.stream.StreamSupport.stream(runs.spliterator(), false)
+                return runs.size() == 4 && StreamSupport.stream(runs.spliterator(), false)
                         .allMatch(r -> r.path("observed").path("last_step").asLong(0) > 0);
             });
             demo.terminate();

@@ -10,11 +10,17 @@ import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -124,24 +130,24 @@ class ScenariosAgainstTheDetectorsTest {
      */
     @Test
     void quickstartsDetectionTimesAreWhatTheDemoShows() throws Exception {
-        String quickstart = java.nio.file.Files.readString(java.nio.file.Path.of("..", "docs", "QUICKSTART.md"));
-        java.util.regex.Pattern row = java.util.regex.Pattern.compile("^\\| `(demo-[^`]+)` \\|.*\\| ([^|]+) \\|$");
-        java.util.regex.Pattern kind = java.util.regex.Pattern.compile(
+        String quickstart = Files.readString(Path.of("..", "docs", "QUICKSTART.md"));
+        Pattern row = Pattern.compile("^\\| `(demo-[^`]+)` \\|.*\\| ([^|]+) \\|$");
+        Pattern kind = Pattern.compile(
                 "`([a-z_]+)` \\((?:after )?about (\\d+) (s|min)\\)");
         int checked = 0;
-        List<String> off = new java.util.ArrayList<>();
+        List<String> off = new ArrayList<>();
         for (String line : quickstart.lines().toList()) {
-            java.util.regex.Matcher r = row.matcher(line);
+            Matcher r = row.matcher(line);
             if (!r.matches()) {
                 continue;
             }
-            java.util.regex.Matcher k = kind.matcher(r.group(2));
+            Matcher k = kind.matcher(r.group(2));
             while (k.find()) {
                 double stated = Double.parseDouble(k.group(2)) * (k.group(3).equals("min") ? 60 : 1);
                 Double measured = raised(r.group(1)).get(k.group(1));
                 assertThat(measured).as(r.group(1) + " " + k.group(1)).isNotNull();
                 if (Math.abs(measured - stated) > Math.max(15, 0.25 * measured)) {
-                    off.add(String.format(java.util.Locale.ROOT, "%s %s: QUICKSTART about %.0f s, the demo %.0f s",
+                    off.add(String.format(Locale.ROOT, "%s %s: QUICKSTART about %.0f s, the demo %.0f s",
                             r.group(1), k.group(1), stated, measured));
                 }
                 checked++;

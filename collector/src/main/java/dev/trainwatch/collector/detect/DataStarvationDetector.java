@@ -1,6 +1,7 @@
 package dev.trainwatch.collector.detect;
 
 import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.estimator.Repricing;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
 import java.util.ArrayList;
@@ -416,7 +417,7 @@ public final class DataStarvationDetector implements Detector {
      */
     private static String onlineDataTime(RunContext run, double stepSeconds, double wait) {
         String what = Texts.encoders(run.estimate()).orElse("text/VAE");
-        dev.trainwatch.estimator.Repricing r = Texts.repricedWithPrecomputedFeatures(run, stepSeconds, wait,
+        Repricing r = Texts.repricedWithPrecomputedFeatures(run, stepSeconds, wait,
                 Double.NaN, true);
         double encoding = r == null ? Double.NaN : stepSeconds - r.stepSeconds();
         if (encoding >= 0 && encoding < 0.5 * wait * stepSeconds) {

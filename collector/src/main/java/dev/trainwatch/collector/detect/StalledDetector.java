@@ -1,6 +1,7 @@
 package dev.trainwatch.collector.detect;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -221,7 +222,7 @@ public final class StalledDetector implements Detector {
      */
     static String pySpy(List<RankProcess> procs, Set<Integer> ranks) {
         List<RankProcess> chosen = procs.stream().filter(p -> ranks.isEmpty() || ranks.contains(p.rank()))
-                .sorted(java.util.Comparator.comparingInt(RankProcess::rank)).limit(8).toList();
+                .sorted(Comparator.comparingInt(RankProcess::rank)).limit(8).toList();
         if (chosen.isEmpty()) {
             return PY_SPY_PLACEHOLDER;
         }

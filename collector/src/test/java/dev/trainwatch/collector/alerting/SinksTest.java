@@ -12,6 +12,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -145,6 +146,6 @@ class SinksTest {
         AlertNotice resolved = firing.resolvedAt(Instant.parse("2026-11-22T08:20:00Z"));
         assertThat(LogSink.line(resolved)).startsWith("trainwatch alert RESOLVED warning loss_nonfinite");
         assertThat(new AlertmanagerSink(base(), null).body(List.of(resolved)).get(0).get("annotations"))
-                .asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.MAP).doesNotContainKey("ended_with_run");
+                .asInstanceOf(InstanceOfAssertFactories.MAP).doesNotContainKey("ended_with_run");
     }
 }

@@ -6,6 +6,8 @@ import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.collector.testing.MutableClock;
+import dev.trainwatch.estimator.Estimator;
+import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Duration;
 import java.time.Instant;
@@ -36,9 +38,9 @@ class DataStarvationDetectorTest {
     @Test
     void aSpecLeftAtTheModelsDefaultsIsSaidToBeDefaults() {
         MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
-        Fleet fleet = Fleet.create(dev.trainwatch.estimator.Estimator.bundled(), clock);
+        Fleet fleet = Fleet.create(Estimator.bundled(), clock);
         // DiT's recipe encodes its VAE latents online; the spec says nothing about the features.
-        fleet.putSpec("dit", new dev.trainwatch.protocol.RunSpec("dit-xl-2", "a100-80gb", 1, 32, 256, null, null, null,
+        fleet.putSpec("dit", new RunSpec("dit-xl-2", "a100-80gb", 1, 32, 256, null, null, null,
                 "bf16", null, null, null, null, null, null, null, null));
         double step = fleet.run("dit").orElseThrow().estimate().stepSeconds() * 3;
         for (int i = 1; i <= 20; i++) {
