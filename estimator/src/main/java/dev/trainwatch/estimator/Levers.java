@@ -48,7 +48,9 @@ final class Levers {
         }
         if (r.half() && r.weights.equals("fp32") && !r.trainable.lora()) {
             out.add(new Lever("weights", "keep half-precision parameters with fp32 master weights in the optimizer",
-                    "--weights mixed: DeepSpeed, ColossalAI or FSDP mixed precision", null, 2, b -> b.weights("mixed")));
+                    "--weights mixed: DeepSpeed, ColossalAI or FSDP mixed precision",
+                    "fp32 parameters on the GPU (needs DeepSpeed, ColossalAI or FSDP mixed precision)", 2,
+                    b -> b.weights("mixed")));
         }
         accumulation(r, maxBatch, out);
         return out;
