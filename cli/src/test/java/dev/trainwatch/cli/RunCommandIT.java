@@ -113,6 +113,24 @@ class RunCommandIT {
     }
 
     @Test
+    void aRunThatDivergedEndsWithItsAlertNeverResolved() throws Exception {
+        String healthy = pixartLine(10, 2.0, 0.1) + "\n" + pixartLine(20, 2.0, 0.1) + "\n";
+        String diverged = (pixartLine(30, 2.0, 0.1) + "\n" + pixartLine(40, 2.0, 0.1) + "\n")
+                .replace("loss:0.1234", "loss:nan");
+        String script = "printf '%s' '" + healthy + diverged + "'; sleep 4; exit 0";
+        try (TrainwatchProcess run = TrainwatchProcess.start(dir, NO_NVML, "run", "--listen", "127.0.0.1:0",
+                "--run-id", "nan-run", "--model", "pixart-sigma-xl-2", "--gpu", "a800-80gb", "--batch", "4",
+                "--resolution", "1024", "--", "sh", "-c", script)) {
+            assertThat(run.waitFor(Duration.ofSeconds(60))).isZero();
+            String err = run.stderr();
+            assertThat(err).contains("trainwatch alert FIRING critical loss_nonfinite run=nan-run")
+                    .contains("trainwatch alert UNRESOLVED critical loss_nonfinite run=nan-run")
+                    .doesNotContain("alert RESOLVED critical loss_nonfinite");
+            assertThat(err).contains("loss_nonfinite (critical) (unresolved at the end)");
+        }
+    }
+
+    @Test
     void aCtrlCFromItsOwnUserEndsTheRunStoppedNotFailed() throws Exception {
         // Python's own answer to SIGINT: a KeyboardInterrupt traceback and status 1 (130 from a shell).
         String script = "import time\nprint('ready', flush=True)\nwhile True:\n    time.sleep(0.1)\n";
