@@ -2,6 +2,7 @@
 import { esc, fmtClock } from './format.js';
 
 const MIN_WINDOW_SECONDS = 60;    // a chart spans at least this much time, so the first points do not fill it
+const IDLE_BAND_SHARE = 0.5;    // a poll is shaded when its GPUs were idle at least this share of it
 const IDLE_UTILIZATION = 0.2;     // below this the GPU counts as idle in the utilisation chart's shaded gaps
 const W = 560, H = 190, ML = 62, MR = 12, MT = 10, MB = 24;
 
@@ -23,7 +24,7 @@ function niceCeiling(value, unit) {
 export function chart(name, title, points, series, options) {
   const legend = series.map((s) =>
     '<span><span class="swatch' + (s.dashed ? ' dashed' : '') + '" style="background:' + s.color + ';color:' + s.color + '"></span>' + esc(s.label) + '</span>');
-  if (options.idleBands) { legend.push('<span><span class="swatch band" style="background:var(--idle-strong)"></span>time idle (shade = share)</span>'); }
+  if (options.idleBands) { legend.push('<span><span class="swatch band" style="background:var(--idle-strong)"></span>mostly idle (over half the time; shade = share)</span>'); }
   return '<div class="chart" data-chart="' + esc(name) + '"><h3>' + esc(title) + '</h3><div class="legend">' + legend.join('') + '</div>' +
     plot(name, points, series, options) + '</div>';
 }
@@ -64,7 +65,8 @@ function plot(name, points, series, options) {
     points.forEach((p, k) => {
       const share = p.idle !== null && p.idle !== undefined ? p.idle
         : (p.utilization !== null && p.utilization < IDLE_UTILIZATION ? 1 : 0);
-      if (!(share > 0.05)) { return; }
+      // Only where the GPUs were idle more than busy: a band over 75%-busy GPUs read as "idle" (issue 44).
+      if (!(share >= IDLE_BAND_SHARE)) { return; }
       const prev = k > 0 ? points[k - 1].t : p.t - 1, next = k + 1 < points.length ? points[k + 1].t : p.t;
       const x0 = x((prev + p.t) / 2), x1 = x((p.t + next) / 2);
       out.push('<rect class="idle-gap" x="' + x0.toFixed(1) + '" y="' + MT + '" width="' + Math.max(2, x1 - x0).toFixed(1) +

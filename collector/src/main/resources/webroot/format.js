@@ -79,6 +79,8 @@ const TIMES_KEYS = /^(step_time|memory|slowest_rank|throughput)_ratio$/;
 export function fmtEvidence(key, value) {
   if (typeof value === 'number') {
     if (TIMES_KEYS.test(key)) { return fmtTimes(value); }
+    // Unix seconds (last_step_ts, announced_phase_ts, …): a date, never "1.797e+9".
+    if (/_ts$|_at$/.test(key) && value > 1e8) { return fmtDateTime(value); }
     if (/_bytes$/.test(key)) { return fmtBytes(value); }
     if (/_bytes_per_second$/.test(key)) { return fmtBytes(value * 60) + '/min'; }
     if (/^seconds_/.test(key)) { return fmtDuration(value); }

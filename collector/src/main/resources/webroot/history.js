@@ -29,7 +29,16 @@ function alertRows(h, runs) {
     });
   });
   live.sort((a, b) => (b.since || 0) - (a.since || 0));
-  return { rows: live.concat(recorded), unrecorded: live.length };
+  // An episode the history closed when its run ended was not fixed: the live run says so (ended_with_run).
+  const marked = recorded.map((r) => endedWithRun(r, runs) ? Object.assign({}, r, { ended_with_run: true }) : r);
+  return { rows: live.concat(marked), unrecorded: live.length };
+}
+
+function endedWithRun(row, runs) {
+  const closed = num(row.resolved_at);
+  return closed !== null && (runs || []).some((run) => run.run_id === row.run_id &&
+    (Array.isArray(run.anomalies) ? run.anomalies : []).some((a) => a.kind === row.kind && a.ended_with_run === true &&
+      Math.abs(toSeconds(a.resolved_at) - closed) < 2));
 }
 
 /**
@@ -88,7 +97,8 @@ export function renderHistory(h, liveRuns, onChange) {
     '<th>resolved</th><th>message</th></tr></thead><tbody>' + alerts.map((a) =>
       '<tr><td class="time">' + esc(fmtDateTime(a.since)) + '</td><td>' + esc(a.run_id) +
       '</td><td>' + esc(a.kind) + '</td><td><span class="chip ' + esc(a.severity) + '">' + esc(a.severity) + '</span></td><td class="time">' +
-      (num(a.resolved_at) !== null ? esc(fmtDateTime(a.resolved_at)) : 'active') + '</td><td>' +
+      (a.ended_with_run ? 'unresolved when the run ended' : num(a.resolved_at) !== null ? esc(fmtDateTime(a.resolved_at))
+        : 'active') + '</td><td>' +
       esc(a.message || '') + (a.suggestion ? '<div class="muted">' + esc(a.suggestion) + '</div>' : '') + '</td></tr>').join('') +
     '</tbody></table>' : '<p class="muted">No alerts recorded.</p>';
   section.innerHTML = html;

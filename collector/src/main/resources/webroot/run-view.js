@@ -138,7 +138,7 @@ export function renderRun() {
       { key: 'utilizationMin', label: 'lowest buffered sample', color: '#98a2b3', dashed: true }
     ], { format: fmtRatio, min: 0, max: 1, idleBands: true, empty: empty.other }),
     chart('data-wait', 'Data wait and online encoding, share of each step', points, [
-      { key: 'dataWait', label: 'data wait (PixArt: includes its online encoding)', color: 'var(--warning)' },
+      { key: 'dataWait', label: dataWaitLabel(run), color: 'var(--warning)' },
       { key: 'encoding', label: 'online encoding (text encoder, VAE), where the log reports it apart', color: '#f5b971' }
     ], { format: fmtRatio, min: 0, max: 1, empty: empty.dataWait }),
     chart('throughput', 'Throughput (samples/s) · ETA ' + fmtDuration(etaSeconds(run)), points, [
@@ -218,8 +218,8 @@ function plansTable(id) {
       : num(x.total_seconds) !== null ? fmtDuration(x.total_seconds) : '–') + '</td>' +
     '<td>' + esc(num(x.cost) !== null ? fmtMoney(x.cost) : '–') + '</td>' +
     '<td class="muted">' + esc(x.note || '') + '</td></tr>').join('');
-  const anchor = plans.length && num(plans[0].anchor) !== null ? ' (its GPU work ran at ' + fmtTimes(plans[0].anchor, 2) +
-    ' of its price)' : '';
+  const anchor = plans.length && num(plans[0].anchor) !== null ? ' (its GPU work took ' + fmtTimes(plans[0].anchor, 2) +
+    ' the time the estimator gives it)' : '';
   return '<h2>On other GPUs</h2><p class="muted">Re-priced from this run\'s own steps' + esc(anchor) +
     ', as trainwatch estimate --from-run does.</p><table class="plans"><thead><tr><th>GPUs</th><th>fits</th>' +
     '<th>batch</th><th>step</th><th>samples/s</th><th>to finish</th><th>cost</th><th></th></tr></thead><tbody>' +
@@ -273,6 +273,12 @@ function hostMemoryText(run) {
   }).join('<br>') + '</p>';
 }
 
+/** PixArt's time_data holds its online T5 and VAE encoding; other logs time the loader alone. */
+function dataWaitLabel(run) {
+  const model = String((run.spec && run.spec.model) || (run.estimate && run.estimate.model) || '');
+  return model.startsWith('pixart') ? 'data wait (PixArt\'s time_data: includes its online encoding)' : 'data wait';
+}
+
 function renderAnomaly(a) {
   let evidence = '';
   if (a.evidence && typeof a.evidence === 'object' && !Array.isArray(a.evidence)) {
@@ -282,10 +288,13 @@ function renderAnomaly(a) {
     evidence = '<dl class="evidence"><div><dt>evidence</dt><dd>' + esc(fmtEvidence('', a.evidence)) + '</dd></div></dl>';
   }
   const active = a.active !== false;
-  return '<article class="anomaly ' + esc(a.severity || 'warning') + (active ? '' : ' resolved') + '" data-kind="' + esc(a.kind) + '">' +
+  const unfixed = !active && a.ended_with_run === true;
+  const state = active ? 'active ' : unfixed ? 'unresolved when the run ended · since ' : 'resolved · was ';
+  return '<article class="anomaly ' + esc(a.severity || 'warning') + (active || unfixed ? '' : ' resolved') +
+    (unfixed ? ' ended-with-run' : '') + '" data-kind="' + esc(a.kind) + '">' +
     '<div class="title"><span class="kind">' + esc(a.kind) + '</span>' +
     '<span class="chip ' + esc(a.severity || 'warning') + '">' + esc(a.severity || 'warning') + '</span>' +
-    '<span class="muted">' + (active ? 'active ' : 'resolved · was ') + esc(fmtSince(a.since, now())) + '</span></div>' +
+    '<span class="muted">' + state + esc(fmtSince(a.since, now())) + '</span></div>' +
     (a.message ? '<div class="message">' + esc(a.message) + '</div>' : '') + evidence +
     (a.suggestion ? '<div class="suggestion">' + esc(a.suggestion) + '</div>' : '') + '</article>';
 }

@@ -39,7 +39,8 @@ export function isSynthetic(run) {
     id.indexOf('demo-') === 0;
 }
 export function anomaliesOf(run) { return Array.isArray(run.anomalies) ? run.anomalies : []; }
-export function activeAnomalies(run) { return anomaliesOf(run).filter((a) => a.active !== false); }
+// An anomaly that ended with its run was not fixed: it still tells how the run stands.
+export function activeAnomalies(run) { return anomaliesOf(run).filter((a) => a.active !== false || a.ended_with_run === true); }
 export function worstSeverity(run) {
   const active = activeAnomalies(run);
   if (active.some((a) => a.severity === 'critical')) { return 'critical'; }

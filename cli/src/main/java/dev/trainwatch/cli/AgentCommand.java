@@ -64,7 +64,7 @@ final class AgentCommand implements Callable<Integer> {
                     + " Default: no listener.")
     String listen;
 
-    @Option(names = "--attach", paramLabel = "PID",
+    @Option(names = "--attach", paramLabel = "PID", converter = PidConverter.class,
             description = "Watch this process and its descendants (e.g. torchrun's PID); exit when they have all "
                     + "exited. Default: every compute process on the node.")
     Long attachPid;

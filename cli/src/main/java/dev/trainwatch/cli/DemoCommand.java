@@ -80,10 +80,11 @@ final class DemoCommand implements Callable<Integer> {
             parent.bindLogMetrics(demo.server().metrics().registry());
         }
         CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            demo.close();
-            stopped.countDown();
-        }, "trainwatch-demo-stop"));
+        // SIGTERM and Ctrl-C stop the demo from here, feed first, then the collector: in shutdown hooks, which run
+        // together, the collector could close under a feed still running ("feeding the collector failed").
+        StopSignals.install(stopped::countDown);
+        Thread hook = new Thread(demo::close, "trainwatch-demo-stop");
+        Runtime.getRuntime().addShutdownHook(hook);
         out.println("trainwatch demo: SYNTHETIC data from bundled scenarios, not a real training run");
         if (demo.pageUri().getPort() != config.port() && config.port() != 0) {
             out.println("  (" + config.host() + ":" + config.port() + " is taken, so the demo listens on port "
@@ -96,9 +97,12 @@ final class DemoCommand implements Callable<Integer> {
             out.println("  run      " + s.runId() + "  " + s.title().replaceFirst("^synthetic \\(demo\\): ", ""));
         }
         out.println((speed == 1 ? "" : "Running " + speed + "× as fast. ")
-                + "Anomalies appear within about " + Math.max(1, Math.round(70 / speed)) + " s. Ctrl-C stops.");
+                + "The first anomalies appear within about " + Math.max(1, Math.round(20 / speed)) + " s, the others"
+                + " within about " + Math.max(1, Math.round(120 / speed)) + " s. Ctrl-C stops.");
         out.flush();
         stopped.await();
+        demo.close();
+        Runtime.getRuntime().removeShutdownHook(hook);
         return ExitCodes.OK;
     }
 

@@ -78,8 +78,15 @@ final class EstimateCommand implements Callable<Integer> {
             estimate = predictor.estimate(run);
             calibrationLine = describeCalibration(predictor, estimate);
         }
-        if (!options.configNotes().isEmpty()) {
-            java.util.List<String> notes = new java.util.ArrayList<>(options.configNotes());
+        // A bucketed config (Open-Sora's bucket_config) gives a batch per bucket: that is a batch given.
+        boolean batchDefaulted = run.batch() == null && (run.buckets() == null || run.buckets().isEmpty());
+        if (!options.configNotes().isEmpty() || batchDefaulted) {
+            java.util.List<String> notes = new java.util.ArrayList<>();
+            if (batchDefaulted) {
+                notes.add("no --batch given" + (options.config != null ? " and none in the config" : "")
+                        + ": priced at batch " + estimate.spec().batch() + " per GPU; pass --batch N for yours");
+            }
+            notes.addAll(options.configNotes());
             notes.addAll(estimate.notes());
             estimate = estimate.withNotes(notes);
         }
@@ -223,10 +230,14 @@ final class EstimateCommand implements Callable<Integer> {
             e.notes().forEach(n -> out.println("  - " + n));
         }
         if (!e.suggestions().isEmpty()) {
-            out.printf(Locale.ROOT, "%nsuggestions (each a single change)%n");
+            int gpus = e.spec().gpus() == null ? 1 : e.spec().gpus();
+            out.printf(Locale.ROOT, "%nsuggestions (on %s first; plans that add GPUs last)%n",
+                    gpus == 1 ? "your one GPU" : "your " + gpus + " GPUs");
             for (Suggestion x : e.suggestions()) {
-                out.printf(Locale.ROOT, "  - %s%n      -> peak %s, step %.3f s%n", x.change(), gb(x.newPeakMemoryBytes()),
-                        x.newStepSeconds());
+                boolean givesUpSaid = x.givesUp() == null || x.change().contains("gives up")
+                        || Suggestion.MORE_GPUS.equals(x.plan());
+                out.printf(Locale.ROOT, "  - %s%n      -> peak %s, step %.3f s%s%n", x.change(), gb(x.newPeakMemoryBytes()),
+                        x.newStepSeconds(), givesUpSaid ? "" : "; gives up " + x.givesUp());
             }
         }
     }

@@ -21,6 +21,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -52,6 +53,10 @@ final class RunCommand implements Callable<Integer> {
 
     /** The id the run is watched under (named before the command's first output). */
     private String watchedRunId;
+    /** The stack once watching started (the signal handlers may run before). */
+    private final AtomicReference<LocalStack> watching = new AtomicReference<>();
+    /** Set once trainwatch received SIGINT (its user's Ctrl-C) and passed it on: the run then ends as stopped. */
+    private final AtomicReference<String> stoppedBy = new AtomicReference<>();
 
     @Parameters(arity = "1..*", paramLabel = "CMD", description = "The training command and its arguments (after --).")
     List<String> command;
@@ -71,19 +76,39 @@ final class RunCommand implements Callable<Integer> {
             } catch (IOException e) {
                 throw new UserError(ExitCodes.USAGE, "cannot start " + command.get(0) + ": " + e.getMessage());
             }
-            SignalForwarding.install(child, () -> System.console() != null,
-                    name -> err.println("trainwatch: SIG" + name + " received, passing it on to " + command.get(0)));
+            SignalForwarding.install(child, () -> System.console() != null, name -> {
+                err.println("trainwatch: SIG" + name + " received, passing it on to " + command.get(0));
+                if (name.equals("INT")) {
+                    userStopped();
+                }
+            });
             LocalStack stack = startWatching(child, output, work, runSpec, err);
+            watching.set(stack);
+            if (stoppedBy.get() != null) {
+                userStopped(); // the Ctrl-C came before watching started
+            }
             if (stack != null && parent != null) {
                 parent.bindLogMetrics(stack.server().metrics().registry());
             }
             int status = child.waitFor();
             if (stack != null) {
-                finish(stack, err, status, output, watchedRunId);
+                finish(stack, err, status, output, watchedRunId, stoppedBy.get());
             }
             return status;
         } finally {
             WatchOptions.deleteQuietly(work);
+        }
+    }
+
+    /**
+     * Its user pressed Ctrl-C (trainwatch received SIGINT and the command got it too): the run is being stopped by
+     * its own user, so its exit is no failure. A scheduler's TERM is not this: it may be a preemption worth a page.
+     */
+    private void userStopped() {
+        stoppedBy.set("SIGINT");
+        LocalStack stack = watching.get();
+        if (stack != null && watchedRunId != null) {
+            stack.fleet().stopping(watchedRunId, "SIGINT");
         }
     }
 
@@ -118,7 +143,8 @@ final class RunCommand implements Callable<Integer> {
      * The command has exited: take its last lines, say why it failed (when it did), end the run, and print where it
      * stood.
      */
-    private static void finish(LocalStack stack, PrintWriter err, int status, Path output, String runId) {
+    private static void finish(LocalStack stack, PrintWriter err, int status, Path output, String runId,
+                               String stoppedBy) {
         try {
             stack.pollNow();
         } catch (IOException e) {
@@ -126,14 +152,20 @@ final class RunCommand implements Callable<Integer> {
         }
         try {
             stack.stopAgent();
-            RunFailure failure = status == 0 ? null
+            if (stoppedBy != null) {
+                for (RunView run : stack.fleet().runs()) {
+                    stack.fleet().stopping(run.runId(), stoppedBy);
+                }
+                err.println("trainwatch: the run was stopped by its user (" + stoppedBy + ", passed on to the command;"
+                        + " exit status " + status + ")");
+            }
+            RunFailure failure = status == 0 || stoppedBy != null ? null
                     : FailureClassifier.classify(OutputTail.read(output, OutputTail.MAX_LINES, OutputTail.MAX_BYTES),
                             status);
             if (failure != null && stack.fleet().run(runId).isEmpty() && stack.fleet().runs().isEmpty()) {
                 // It failed before it reported a step or touched a GPU: the failure is all there is to say.
                 stack.fleet().recordFailure(runId, failure, LocalStack.hostName());
             }
-            // Where each run stood, with the anomalies still active, before ending it resolves them.
             for (RunView run : stack.fleet().runs()) {
                 if (failure != null) {
                     if (run.anomalies().stream().noneMatch(a -> a.active() && a.kind() == AnomalyKind.RUN_FAILED)) {
@@ -143,8 +175,9 @@ final class RunCommand implements Callable<Integer> {
                             + (failure.rank() != null ? ", rank " + failure.rank() : "") + "): " + failure.summary());
                     run = stack.fleet().run(run.runId()).orElse(run);
                 }
-                err.println("trainwatch: " + StatusLines.line(run));
-                stack.fleet().endRun(run.runId());
+                // Ended first: what was still wrong ends with the run and the line says so.
+                RunView ended = stack.fleet().endRun(run.runId()).orElse(run);
+                err.println("trainwatch: " + StatusLines.line(ended));
             }
             err.flush();
         } finally {

@@ -7,6 +7,8 @@ import dev.trainwatch.cli.logging.LogOutput;
 import dev.trainwatch.cli.logging.Logging;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -69,6 +71,11 @@ public final class TrainwatchCommand implements Runnable {
      * 'estimat'; did you mean estimate?", "Unknown option: '--batch-size'; did you mean --batch?".
      */
     static String withSuggestion(CommandLine.ParameterException ex) {
+        return withSuggestion(ex, new String[0]);
+    }
+
+    /** The same, with the arguments as typed (to quote a training command back in its order). */
+    static String withSuggestion(CommandLine.ParameterException ex, String[] args) {
         if (!(ex instanceof CommandLine.UnmatchedArgumentException unmatched) || unmatched.getUnmatched().isEmpty()) {
             return ex.getMessage();
         }
@@ -81,9 +88,32 @@ public final class TrainwatchCommand implements Runnable {
         }
         if (first.startsWith("-")) {
             String name = first.contains("=") ? first.substring(0, first.indexOf('=')) : first;
+            if (command.qualifiedName().equals("trainwatch run")) {
+                return commandWithoutDashes(name, args, command);
+            }
             return "unknown option '" + name + "'" + Suggestions.didYouMean(name, command.optionsMap().keySet());
         }
         return ex.getMessage();
+    }
+
+    /**
+     * {@code trainwatch run python3 -c …} without {@code --}: the training command's own options were read as
+     * trainwatch's. Says to put the command after {@code --}; with {@code --} there, the option was meant for run.
+     */
+    private static String commandWithoutDashes(String name, String[] args, CommandLine.Model.CommandSpec command) {
+        String close = Suggestions.didYouMean(name, command.optionsMap().keySet());
+        List<String> positional = command.positionalParameters().isEmpty() ? List.of()
+                : command.positionalParameters().get(0).stringValues();
+        if (List.of(args).contains("--")) {
+            return "unknown option '" + name + "' of trainwatch run" + close; // the command is already after --
+        }
+        // The command as typed: from its first word (or the unknown option) on.
+        List<String> all = List.of(args);
+        int from = all.indexOf(positional.isEmpty() ? name : positional.get(0));
+        List<String> typed = from < 0 ? List.of(name) : all.subList(from, all.size());
+        String shown = String.join(" ", typed.subList(0, Math.min(typed.size(), 4))) + (typed.size() > 4 ? " …" : "");
+        return "'" + name + "' is not an option of trainwatch run: put the training command after --, as in"
+                + " trainwatch run [options] -- " + shown;
     }
 
     /** Builds the command line with trainwatch's error handling; tests call this with their own writers. */
@@ -94,7 +124,7 @@ public final class TrainwatchCommand implements Runnable {
         cli.setCaseInsensitiveEnumValuesAllowed(true);
         HelpWrapping.install(cli);
         cli.setParameterExceptionHandler((ex, args) -> {
-            ex.getCommandLine().getErr().println("trainwatch: " + withSuggestion(ex));
+            ex.getCommandLine().getErr().println("trainwatch: " + withSuggestion(ex, args));
             ex.getCommandLine().getErr().println("Try '" + ex.getCommandLine().getCommandSpec().qualifiedName()
                     + " --help' for more information.");
             return ExitCodes.USAGE;

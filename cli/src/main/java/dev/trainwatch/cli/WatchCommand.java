@@ -3,6 +3,7 @@ package dev.trainwatch.cli;
 import dev.trainwatch.protocol.MonotonicClock;
 import dev.trainwatch.agent.gpu.GpuUnavailableException;
 import dev.trainwatch.cli.watch.LocalStack;
+import dev.trainwatch.cli.watch.NothingToWatch;
 import dev.trainwatch.cli.watch.StatusLines;
 import dev.trainwatch.cli.watch.TerminalStatus;
 import dev.trainwatch.cli.watch.WatchOptions;
@@ -45,12 +46,16 @@ final class WatchCommand implements Callable<Integer> {
     @picocli.CommandLine.ParentCommand
     TrainwatchCommand parent;
 
-    @Option(names = "--attach", paramLabel = "PID",
+    @Option(names = "--attach", paramLabel = "PID", converter = PidConverter.class,
             description = "Watch this process and its descendants (default: every compute process on the GPUs).")
     Long attachPid;
 
     @Option(names = "--log", paramLabel = "FILE", description = "The run's log to parse for steps (e.g. train_log.log).")
     Path log;
+
+    /** When the command was made (just before it starts watching), and whether "nothing to watch" was said. */
+    private final long created = System.nanoTime();
+    private final AtomicBoolean toldNothing = new AtomicBoolean();
 
     @Mixin
     WatchOptions watch;
@@ -113,6 +118,7 @@ final class WatchCommand implements Callable<Integer> {
         });
         ticker.scheduleAtFixedRate(() -> {
             try {
+                tellIfNothingToWatch(stack, alertLog);
                 if (terminal) {
                     status.paint(StatusLines.render(stack.fleet().runs(), terminalWidth()));
                 }
@@ -139,6 +145,16 @@ final class WatchCommand implements Callable<Integer> {
             WatchOptions.deleteQuietly(work);
         }
         return ExitCodes.OK;
+    }
+
+    /** Once, a few seconds in with no run: says there is nothing to watch yet, and what to do. */
+    private void tellIfNothingToWatch(LocalStack stack, Consumer<String> out) {
+        if (!toldNothing.get()) {
+            NothingToWatch.notice(stack.fleet().runs(), (System.nanoTime() - created) / 1e9, log).ifPresent(line -> {
+                toldNothing.set(true);
+                out.accept(line);
+            });
+        }
     }
 
     private static int terminalWidth() {

@@ -85,6 +85,29 @@ class CollectorCommandIT {
     }
 
     @Test
+    void aSecondCollectorOnTheSameDataDirectoryRefusesInOneLine(@TempDir Path dir) throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Path stdout = dir.resolve("stdout");
+        Path data = dir.resolve("data");
+        Process first = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
+                TrainwatchCommand.class.getName(), "collector", "--listen", "127.0.0.1:0", "--data-dir",
+                data.toString()).redirectOutput(stdout.toFile()).redirectError(dir.resolve("stderr").toFile()).start();
+        try {
+            Awaitility.await().atMost(Duration.ofSeconds(60))
+                    .until(() -> Files.readString(stdout).contains("listening on http://127.0.0.1:"));
+            int code = cli.execute("collector", "--listen", "127.0.0.1:0", "--data-dir", data.toString());
+            assertThat(code).isEqualTo(ExitCodes.FAILURE);
+            assertThat(err.toString().lines()).containsExactly("trainwatch: data directory " + data
+                    + " is in use by another collector (pid " + first.pid() + "): stop that one, or give this one"
+                    + " another --data-dir");
+        } finally {
+            first.destroy();
+            first.waitFor(30, TimeUnit.SECONDS);
+            first.destroyForcibly();
+        }
+    }
+
+    @Test
     void refusesAnOpenNonLoopbackAddress() {
         int code = cli.execute("collector", "--listen", "0.0.0.0:0");
         assertThat(code).isEqualTo(ExitCodes.USAGE);

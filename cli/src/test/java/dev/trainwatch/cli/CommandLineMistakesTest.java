@@ -6,6 +6,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -93,5 +94,45 @@ class CommandLineMistakesTest {
         assertThat(Suggestions.closest("dti", List.of("auto", "pixart", "sana", "dit", "opensora"), 2))
                 .containsExactly("dit");
         assertThat(Suggestions.closest("frobnicate", List.of("estimate", "models", "gpus"), 2)).isEmpty();
+    }
+
+    @Test
+    void anEmptyOrSeveralPidsForAttachSayWhatToDo() {
+        for (String command : List.of("watch", "agent")) {
+            List<String> args = new ArrayList<>(List.of(command, "--attach", ""));
+            if (command.equals("agent")) {
+                args.addAll(List.of("--collector", "http://127.0.0.1:9"));
+            }
+            Result empty = run(args.toArray(String[]::new));
+            assertThat(empty.status()).as(command).isEqualTo(ExitCodes.USAGE);
+            assertThat(empty.err()).as(command).contains("no PID given").contains("leave --attach out")
+                    .doesNotContain("is not a long");
+        }
+        Result several = run("watch", "--attach", "4242\n4243");
+        assertThat(several.err()).contains("is several PIDs").contains("pgrep -o");
+        Result word = run("watch", "--attach", "train.py");
+        assertThat(word.err()).contains("'train.py' is not a process id");
+    }
+
+    @Test
+    void aTrainingCommandWithoutDashesIsToldToUseThem() {
+        Result r = run("run", "python3", "-c", "print(1)");
+        assertThat(r.status()).isEqualTo(ExitCodes.USAGE);
+        assertThat(r.err().lines().findFirst().orElseThrow())
+                .isEqualTo("trainwatch: '-c' is not an option of trainwatch run: put the training command after --, as in"
+                        + " trainwatch run [options] -- python3 -c print(1)");
+        assertThat(r.err()).doesNotContain("did you mean -V");
+        // A near miss of run's own option is still named as such.
+        Result typo = run("run", "--log-fromat", "dit", "--", "true");
+        assertThat(typo.err()).contains("unknown option '--log-fromat' of trainwatch run; did you mean --log-format?");
+    }
+
+    @Test
+    void anEstimateWithoutABatchSaysWhichItPriced() {
+        Result r = run("estimate", "--model", "dit-xl-2", "--gpu", "a100-80gb");
+        assertThat(r.status()).isZero();
+        assertThat(r.out()).contains("no --batch given: priced at batch 1 per GPU; pass --batch N for yours");
+        Result given = run("estimate", "--model", "dit-xl-2", "--gpu", "a100-80gb", "--batch", "4");
+        assertThat(given.out()).doesNotContain("no --batch given");
     }
 }

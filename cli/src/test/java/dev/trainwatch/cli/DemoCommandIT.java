@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -51,6 +52,24 @@ class DemoCommandIT {
             }
             String html = demo.getJson(page.resolve("v1/runs")).toString();
             assertThat(html).isNotEmpty();
+        }
+    }
+
+    @Test
+    void theFirstSigtermStopsTheDemoQuietly() throws Exception {
+        try (TrainwatchProcess demo = TrainwatchProcess.start(dir, Map.of(), "demo", "--listen", "127.0.0.1:0",
+                "--speed", "10")) {
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> demo.stdout().contains("Ctrl-C stops"));
+            // Fed for a while (a tick may be in flight when the signal comes): every run has counted steps.
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
+                JsonNode runs = demo.runs(demo.pageUri());
+                return runs.size() == 4 && StreamSupport.stream(runs.spliterator(), false)
+                        .allMatch(r -> r.path("observed").path("last_step").asLong(0) > 0);
+            });
+            demo.terminate();
+            assertThat(demo.waitFor(Duration.ofSeconds(60))).isEqualTo(ExitCodes.OK);
+            assertThat(demo.stdout() + demo.stderr()).doesNotContain("feeding the collector failed");
         }
     }
 

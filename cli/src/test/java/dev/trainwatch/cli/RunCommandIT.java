@@ -38,7 +38,7 @@ class RunCommandIT {
             assertThat(err).contains("trainwatch: watching sh (pid ");
             assertThat(err).containsOnlyOnce("no GPU readings");
             // The summary comes from the collector, which got the steps the output showed.
-            assertThat(err).contains("trainwatch: pixart-test  step 30  2.00 s/step (predicted ");
+            assertThat(err).contains("trainwatch: pixart-test [ended]  step 30  2.00 s/step (predicted ");
             assertThat(err).doesNotContain("Exception");
         }
     }
@@ -109,6 +109,40 @@ class RunCommandIT {
             assertThat(run.waitFor(Duration.ofSeconds(60))).isEqualTo(5);
             assertThat(run.stdout()).isEqualTo("ready\ngot TERM\n");
             assertThat(run.stderr()).contains("SIGTERM received");
+        }
+    }
+
+    @Test
+    void aRunThatDivergedEndsWithItsAlertNeverResolved() throws Exception {
+        String healthy = pixartLine(10, 2.0, 0.1) + "\n" + pixartLine(20, 2.0, 0.1) + "\n";
+        String diverged = (pixartLine(30, 2.0, 0.1) + "\n" + pixartLine(40, 2.0, 0.1) + "\n")
+                .replace("loss:0.1234", "loss:nan");
+        String script = "printf '%s' '" + healthy + diverged + "'; sleep 4; exit 0";
+        try (TrainwatchProcess run = TrainwatchProcess.start(dir, NO_NVML, "run", "--listen", "127.0.0.1:0",
+                "--run-id", "nan-run", "--model", "pixart-sigma-xl-2", "--gpu", "a800-80gb", "--batch", "4",
+                "--resolution", "1024", "--", "sh", "-c", script)) {
+            assertThat(run.waitFor(Duration.ofSeconds(60))).isZero();
+            String err = run.stderr();
+            assertThat(err).contains("trainwatch alert FIRING critical loss_nonfinite run=nan-run")
+                    .contains("trainwatch alert UNRESOLVED critical loss_nonfinite run=nan-run")
+                    .doesNotContain("alert RESOLVED critical loss_nonfinite");
+            assertThat(err).contains("loss_nonfinite (critical) (unresolved at the end)");
+        }
+    }
+
+    @Test
+    void aCtrlCFromItsOwnUserEndsTheRunStoppedNotFailed() throws Exception {
+        // Python's own answer to SIGINT: a KeyboardInterrupt traceback and status 1 (130 from a shell).
+        String script = "import time\nprint('ready', flush=True)\nwhile True:\n    time.sleep(0.1)\n";
+        try (TrainwatchProcess run = TrainwatchProcess.start(dir, NO_NVML, "run", "--listen", "127.0.0.1:0", "--",
+                "python3", "-c", script)) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> run.stdout().contains("ready")
+                    && run.stderr().contains("trainwatch: watching"));
+            new ProcessBuilder("kill", "-INT", Long.toString(run.pid())).start().waitFor();
+            assertThat(run.waitFor(Duration.ofSeconds(60))).isNotZero();
+            assertThat(run.stderr()).contains("SIGINT received")
+                    .contains("trainwatch: the run was stopped by its user (SIGINT")
+                    .doesNotContain("the run failed").doesNotContain("run_failed").doesNotContain("critical");
         }
     }
 

@@ -112,6 +112,22 @@ class WatchCommandIT {
     }
 
     @Test
+    void withNoTrainingProcessOnTheGpusItSaysSo() throws Exception {
+        String noProcesses = Files.readString(scenario(1)).lines().filter(l -> !l.contains(" processes "))
+                .reduce("", (a, b) -> a + b + "\n");
+        Path file = dir.resolve("idle.scenario");
+        Files.writeString(file, noProcesses);
+        Map<String, String> env = Map.of("TRAINWATCH_NVML_LIBRARY", FAKE_NVML.toString(),
+                "FAKE_NVML_SCENARIO", file.toString(), "FAKE_NVML_CLOCK", "wall");
+        try (TrainwatchProcess watch = TrainwatchProcess.start(dir, env, "watch", "--listen", "127.0.0.1:0",
+                "--interval", "200ms")) {
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(300))
+                    .until(() -> watch.stdout().contains("nothing to watch yet: no training process on the GPUs"));
+            assertThat(watch.runs(watch.pageUri())).isEmpty();
+        }
+    }
+
+    @Test
     void aRunSpecTheEstimatorCannotPriceIsAUsageErrorInOneLine() throws Exception {
         try (TrainwatchProcess watch = TrainwatchProcess.start(dir, Map.of(), "watch", "--listen", "127.0.0.1:0",
                 "--model", "no-such-model", "--gpu", "a100-80gb")) {

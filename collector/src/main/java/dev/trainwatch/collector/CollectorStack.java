@@ -72,7 +72,7 @@ public final class CollectorStack implements AutoCloseable {
     static CollectorStack start(CollectorConfig config, Consumer<String> log,
                                 Consumer<CollectorServer.Builder> customize, Consumer<CollectorStack> lastStep) {
         CalibratingPredictor predictor = new CalibratingPredictor(CollectorServer.estimator(config));
-        HistoryStore history = config.dataDir() == null ? null : HistoryStore.open(config.dataDir());
+        HistoryStore history = config.dataDir() == null ? null : HistoryStore.openForCollector(config.dataDir());
         AlertDispatcher alerts = null;
         HistoryRecorder recorder = null;
         CollectorServer server = null;

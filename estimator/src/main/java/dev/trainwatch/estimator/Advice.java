@@ -6,186 +6,22 @@ import static dev.trainwatch.estimator.Units.percent;
 
 import dev.trainwatch.estimator.catalog.EncoderInfo;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
 /**
- * What to tell the user beside the numbers: the single changes that help (each re-priced with the same models) and
- * the notes that explain the numbers. Stateless.
+ * What to tell the user beside the numbers: the plan of changes that help ({@link Plans}, each re-priced with the
+ * same models) and the notes that explain the numbers. Stateless.
  */
 final class Advice {
 
     private Advice() {
     }
 
+    /** The advice as a plan ({@link Plans}): fixes on the user's GPUs first, plans that add GPUs last. */
     static List<Suggestion> suggestions(ResolvedRun r, Costs base, int maxBatch) {
-        List<Suggestion> out = new ArrayList<>();
-        String label = optimizerLabel(r.optimizer);
-        switch (r.optimizer) {
-            case "came", "came8bit", "adafactor" -> add(out, base, "use AdamW instead of " + label + " (--optimizer adamw)",
-                    r.toBuilder().optimizer("adamw").build());
-            case "adamw" -> {
-                add(out, base, "use CAME instead of AdamW (--optimizer came)", r.toBuilder().optimizer("came").build());
-                add(out, base, "use 8-bit AdamW (--optimizer adamw8bit)", r.toBuilder().optimizer("adamw8bit").build());
-            }
-            default -> {
-            }
-        }
-        if (r.optimizer.equals("came")) {
-            add(out, base, "use 8-bit CAME (--optimizer came8bit)", r.toBuilder().optimizer("came8bit").build());
-        }
-        if (r.online()) {
-            String what = r.textEncoder != null && r.textOnline() && r.vaeOnline() ? shortName(r.textEncoder) + " and VAE"
-                    : r.textEncoder != null && r.textOnline() ? shortName(r.textEncoder) : "VAE";
-            add(out, base, "precompute " + what + " features (--features precomputed)",
-                    r.toBuilder().features("precomputed").build());
-        }
-        if (!r.half()) {
-            String half = r.gpu.bf16Tflops() != null ? "bf16" : "fp16";
-            add(out, base, "train in " + half + " mixed precision (--precision " + half + ")",
-                    r.toBuilder().precision(half).build());
-            if (r.precision.equals("fp32") && r.gpu.tf32Tflops() != null) {
-                add(out, base, "enable TF32 matmuls (--precision tf32; torch.backends.cuda.matmul.allow_tf32 = True)",
-                        r.toBuilder().precision("tf32").build());
-            }
-        }
-        if (r.materialisesScores()) {
-            add(out, base, "use fused attention (--attention flash: xformers or torch SDPA)",
-                    r.toBuilder().attention("flash").build());
-        }
-        if (!r.checkpointing) {
-            add(out, base, "enable gradient checkpointing (--grad-checkpointing)", r.toBuilder().checkpointing(true).build());
-        } else if (r.partialCheckpointing()) {
-            int[] all = new int[r.plan.size()];
-            for (int i = 0; i < all.length; i++) {
-                all[i] = r.plan.get(i).blocks();
-            }
-            add(out, base, "checkpoint every block (--grad-checkpointing without --checkpoint-blocks)",
-                    r.toBuilder().checkpointed(all).build());
-        }
-        if (r.gpus > 1) {
-            for (int stage = r.zero + 1; stage <= 3; stage++) {
-                add(out, base, "shard with ZeRO stage " + stage + " over " + r.gpus + " GPUs (--zero " + stage + ")",
-                        r.toBuilder().zero(stage).build());
-            }
-        }
-        if (r.half() && r.weights.equals("fp32") && !r.trainable.lora()) {
-            add(out, base, "keep half-precision parameters with fp32 master weights in the optimizer (--weights mixed:"
-                    + " DeepSpeed, ColossalAI or FSDP mixed precision)", r.toBuilder().weights("mixed").build());
-        }
-        trainerLevers(out, r, base);
-        if (base.peakBytes() > r.gpu.memoryBytes()) {
-            scaleOut(out, r, base);
-        }
-        if (maxBatch >= 1 && maxBatch < r.batch) {
-            int micro = maxBatch;
-            int steps = (r.batch + micro - 1) / micro;
-            micro = (r.batch + steps - 1) / steps;
-            add(out, base, "use batch " + micro + " with " + steps * r.accumulation
-                    + " gradient-accumulation steps (same " + r.batch + " samples per GPU per step)",
-                    r.toBuilder().batch(micro, steps * r.accumulation).build());
-        }
-        out.sort(Comparator.comparingLong(Suggestion::savesBytes).reversed()
-                .thenComparingDouble(Suggestion::newStepSeconds));
-        return List.copyOf(out);
-    }
-
-    /**
-     * The levers of LoRA trainers: store the frozen base in fp8 (kohya's and musubi's {@code --fp8_base}, ai-toolkit's
-     * {@code quantize}); and when the run does not fit, the fewest blocks to swap to host memory that make it fit.
-     */
-    private static void trainerLevers(List<Suggestion> out, ResolvedRun r, Costs base) {
-        if (r.trainable.full()) {
-            return;
-        }
-        if (r.baseWeights == null || TrainerLevers.matrixBytes(r.baseWeights) > 1) {
-            add(out, base, "store the frozen base weights in fp8 (--base-weights fp8)",
-                    r.toBuilder().baseWeights("fp8").build());
-        }
-        if (base.peakBytes() <= r.gpu.memoryBytes()) {
-            return;
-        }
-        // Memory falls as more blocks are swapped: bisect for the fewest that fit.
-        int lo = r.blocksToSwap;
-        int hi = TrainerLevers.maxBlocksToSwap(r.profile);
-        if (hi <= lo || MemoryModel.peakBytes(r.toBuilder().blocksToSwap(hi).build(), r.batch) > r.gpu.memoryBytes()) {
-            return;
-        }
-        while (hi - lo > 1) {
-            int mid = (lo + hi) >>> 1;
-            if (MemoryModel.peakBytes(r.toBuilder().blocksToSwap(mid).build(), r.batch) <= r.gpu.memoryBytes()) {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
-        ResolvedRun changed = r.toBuilder().blocksToSwap(hi).build();
-        add(out, base, "swap " + hi + " blocks to pinned host memory (--blocks-to-swap " + hi + "; "
-                + gb(TrainerLevers.swappedBytes(changed, TrainerLevers.weightBytes(changed))) + " of host memory)", changed);
-    }
-
-    /**
-     * When the run does not fit, the fewest GPUs (8, 16, … 512) on which each way of sharding fits: ZeRO-2 and ZeRO-3,
-     * each with the run's weights and, under half precision, with half parameters and fp32 master weights.
-     */
-    private static void scaleOut(List<Suggestion> out, ResolvedRun r, Costs base) {
-        List<String> weightsOptions = new ArrayList<>(List.of(r.weights));
-        if (r.half() && !r.weights.equals("mixed") && !r.trainable.lora()) {
-            weightsOptions.add("mixed");
-        }
-        for (int stage = Math.max(2, r.zero); stage <= 3; stage++) {
-            for (String weights : weightsOptions) {
-                for (int gpus = Math.max(8, nextPowerOfTwo(r.gpus * 2)); gpus <= 512; gpus *= 2) {
-                    ResolvedRun changed = r.toBuilder().gpus(gpus).zero(stage).weights(weights).build();
-                    Costs c = Costs.of(changed, changed.batch);
-                    if (c.peakBytes() <= r.gpu.memoryBytes()) {
-                        String flags = "--gpus " + gpus + " --zero " + stage + (weights.equals(r.weights) ? "" : " --weights " + weights);
-                        out.add(new Suggestion("train on " + gpus + " GPUs with ZeRO stage " + stage
-                                + (weights.equals(r.weights) ? "" : " and " + weights + " weights") + " (" + flags + "): "
-                                + describeChange(base, c, base.peakBytes() - c.peakBytes()) + ", " + gb(c.peakBytes())
-                                + " per GPU", base.peakBytes() - c.peakBytes(), c.peakBytes(), c.stepSeconds()));
-                        break;
-                    }
-                }
-            }
-        }
-    }
-
-    private static int nextPowerOfTwo(int n) {
-        int p = 1;
-        while (p < n && p < (1 << 20)) {
-            p <<= 1;
-        }
-        return p;
-    }
-
-    /** Keeps a change when it saves memory or at least 1% of the step time. */
-    private static void add(List<Suggestion> out, Costs baseCosts, String change, ResolvedRun changed) {
-        Costs c = Costs.of(changed, changed.batch);
-        long saves = baseCosts.peakBytes() - c.peakBytes();
-        boolean faster = c.stepSeconds() < baseCosts.stepSeconds() * 0.99;
-        if (saves > 0 || faster) {
-            String detail = describeChange(baseCosts, c, saves);
-            out.add(new Suggestion(change + ": " + detail, saves, c.peakBytes(), c.stepSeconds()));
-        }
-    }
-
-    private static String describeChange(Costs base, Costs changed, long saves) {
-        List<String> parts = new ArrayList<>();
-        if (saves > 0) {
-            parts.add("saves " + gb(saves));
-        } else if (saves < 0) {
-            parts.add("costs " + gb(-saves) + " more");
-        }
-        double ratio = changed.stepSeconds() / base.stepSeconds();
-        if (ratio < 0.99) {
-            parts.add(String.format(Locale.ROOT, "%.0f%% less step time", (1 - ratio) * 100));
-        } else if (ratio > 1.01) {
-            parts.add(String.format(Locale.ROOT, "%.0f%% more step time", (ratio - 1) * 100));
-        }
-        return String.join(", ", parts);
+        return Plans.suggestions(r, base, maxBatch);
     }
 
     static List<String> notes(ResolvedRun r, Costs c) {
@@ -397,10 +233,6 @@ final class Advice {
     }
 
     private static String shortName(EncoderInfo encoder) {
-        return switch (encoder.id()) {
-            case "t5-xxl" -> "T5";
-            case "gemma-2-2b" -> "Gemma";
-            default -> encoder.name();
-        };
+        return Levers.shortName(encoder);
     }
 }

@@ -366,6 +366,11 @@ final class ResolvedRun {
             return this;
         }
 
+        Builder ema(boolean v) {
+            ema = v;
+            return this;
+        }
+
         Builder attentionFp32(boolean v) {
             attentionFp32 = v;
             return this;

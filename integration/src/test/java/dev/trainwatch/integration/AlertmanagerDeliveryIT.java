@@ -82,6 +82,38 @@ class AlertmanagerDeliveryIT {
         }
     }
 
+    /**
+     * Issue 44: an anomaly still active when its run ended leaves Alertmanager with its labels unchanged (routes and
+     * silences still match) and annotations that say it was not fixed. Its end is set a few seconds ahead here so
+     * that Alertmanager's API still lists it while the annotations are read; then it lapses as resolved ones do.
+     */
+    @Test
+    void anAlertThatEndsWithItsRunReachesAlertmanagerSayingItWasNotFixed() throws Exception {
+        int port = PeerProcess.freePort();
+        startAlertmanager(port);
+        AlertDispatcher.Settings settings = new AlertDispatcher.Settings(Duration.ofMillis(100),
+                Duration.ofMillis(500), Duration.ofSeconds(30), 1000);
+        try (AlertDispatcher dispatcher = new AlertDispatcher(
+                List.of(new AlertmanagerSink(URI.create("http://127.0.0.1:" + port), null)),
+                settings, Clock.systemUTC(), line -> { })) {
+            AlertNotice firing = new AlertNotice("dit-run-9", "loss_nonfinite", "critical",
+                    Instant.now().truncatedTo(ChronoUnit.SECONDS), null, "loss is NaN since step 35",
+                    "lower the learning rate", Map.of("first_nonfinite_step", 35));
+            dispatcher.publish(firing);
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> findAlert(port, "dit-run-9"), a -> a != null);
+            dispatcher.publish(firing.endedWithRunAt(Instant.now().plusSeconds(4)));
+            JsonNode ended = await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> findAlert(port, "dit-run-9"),
+                            a -> a != null && a.at("/annotations/ended_with_run").asText().equals("true"));
+            assertThat(ended.at("/labels/severity").asText()).isEqualTo("critical");
+            assertThat(ended.at("/annotations/summary").asText()).startsWith("Unresolved when the run ended: ");
+            assertThat(ended.at("/annotations/outcome").asText()).isEqualTo(AlertNotice.ENDED_WITH_RUN);
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> findAlert(port, "dit-run-9") == null);
+        }
+    }
+
     private void startAlertmanager(int port) throws IOException {
         Path config = Files.writeString(dir.resolve("alertmanager.yml"), """
                 route:

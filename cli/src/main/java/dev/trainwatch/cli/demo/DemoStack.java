@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * {@code trainwatch demo} as an object: a real collector in this process, fed by the bundled synthetic scenarios
@@ -31,8 +32,12 @@ public final class DemoStack implements AutoCloseable {
     private final CollectorServer server;
     private final ScheduledExecutorService feeder;
     private final List<Scenario> scenarios;
+    private final TickReporter reporter;
+    private final AtomicBoolean closed = new AtomicBoolean();
 
-    private DemoStack(CollectorStack collector, ScheduledExecutorService feeder, List<Scenario> scenarios) {
+    private DemoStack(CollectorStack collector, ScheduledExecutorService feeder, List<Scenario> scenarios,
+                      TickReporter reporter) {
+        this.reporter = reporter;
         this.collector = collector;
         this.server = collector.server();
         this.feeder = feeder;
@@ -85,7 +90,7 @@ public final class DemoStack implements AutoCloseable {
                     reporter.failed(e);
                 }
             }, periodMillis, periodMillis, TimeUnit.MILLISECONDS);
-            return new DemoStack(collector, feeder, scenarios);
+            return new DemoStack(collector, feeder, scenarios, reporter);
         } catch (IOException | RuntimeException e) {
             feeder.shutdownNow();
             collector.close();
@@ -110,8 +115,13 @@ public final class DemoStack implements AutoCloseable {
         return scenarios;
     }
 
+    /** Idempotent; the feed stops (silently: a tick cut short by the stop is no failure) before the collector. */
     @Override
     public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        reporter.stopping();
         feeder.shutdownNow();
         try {
             feeder.awaitTermination(5, TimeUnit.SECONDS);
@@ -125,6 +135,7 @@ public final class DemoStack implements AutoCloseable {
     private static final class TickReporter {
         private final PrintWriter out;
         private String lastProblem;
+        private volatile boolean stopping;
 
         TickReporter(PrintWriter out) {
             this.out = out;
@@ -137,7 +148,15 @@ public final class DemoStack implements AutoCloseable {
             }
         }
 
+        /** From now on a failed tick is the stop cutting it short, not a problem to report. */
+        void stopping() {
+            stopping = true;
+        }
+
         synchronized void failed(Exception e) {
+            if (stopping) {
+                return;
+            }
             String problem = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage().lines().findFirst().orElse("");
             if (!problem.equals(lastProblem)) {
                 out.println("trainwatch demo: feeding the collector failed: " + problem);

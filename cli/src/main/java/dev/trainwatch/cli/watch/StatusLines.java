@@ -62,13 +62,15 @@ public final class StatusLines {
         if (capacity != null) {
             b.append(" of ").append(gib(capacity));
         }
+        // An anomaly that ended with the run was not fixed: the run's last line says so, never "ok".
         List<Anomaly> active = run.anomalies() == null ? List.of()
-                : run.anomalies().stream().filter(Anomaly::active).toList();
+                : run.anomalies().stream().filter(a -> a.active() || a.endedWithRun()).toList();
         if (active.isEmpty()) {
             b.append("  ok");
         } else {
             b.append("  ").append(active.stream()
-                    .map(a -> a.kind().wireName() + (a.severity() == Severity.CRITICAL ? " (critical)" : ""))
+                    .map(a -> a.kind().wireName() + (a.severity() == Severity.CRITICAL ? " (critical)" : "")
+                            + (a.endedWithRun() ? " (unresolved at the end)" : ""))
                     .collect(Collectors.joining(", ")));
         }
         return b.toString();
@@ -82,6 +84,6 @@ public final class StatusLines {
     }
 
     static String gib(Long bytes) {
-        return bytes == null ? "– GiB" : String.format(Locale.ROOT, "%.1f GiB", bytes / GIB);
+        return bytes == null ? "–" : String.format(Locale.ROOT, "%.1f GiB", bytes / GIB); // not "VRAM – GiB"
     }
 }

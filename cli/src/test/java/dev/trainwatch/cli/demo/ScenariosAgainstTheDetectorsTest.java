@@ -10,11 +10,17 @@ import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -50,6 +56,7 @@ class ScenariosAgainstTheDetectorsTest {
     /** Active anomaly kinds per run after each simulated second, and when each kind first appeared. */
     private final Map<String, Map<String, Double>> firstRaised = new LinkedHashMap<>();
     private final Map<String, List<String>> activeAtEnd = new LinkedHashMap<>();
+    private final Map<String, List<Anomaly>> anomaliesAtEnd = new LinkedHashMap<>();
 
     @BeforeAll
     void playEightMinutes() throws Exception {
@@ -77,6 +84,7 @@ class ScenariosAgainstTheDetectorsTest {
             assertThat(run.synthetic()).isTrue();
             activeAtEnd.put(run.runId(), run.anomalies().stream().filter(Anomaly::active)
                     .map(a -> a.kind().wireName()).toList());
+            anomaliesAtEnd.put(run.runId(), run.anomalies().stream().filter(Anomaly::active).toList());
         }
     }
 
@@ -94,6 +102,59 @@ class ScenariosAgainstTheDetectorsTest {
         assertThat(raised(StarvedPixArtSigmaScenario.RUN_ID)).containsKey("data_starvation");
         assertThat(raised(StarvedPixArtSigmaScenario.RUN_ID).get("data_starvation")).isLessThanOrEqualTo(75);
         assertThat(activeAtEnd.get(StarvedPixArtSigmaScenario.RUN_ID)).contains("data_starvation");
+    }
+
+    @Test
+    void eachRunTellsOneStory() {
+        // Issue 44: no two anomalies of a run carry the same paragraph, and a headline does not name a cause its
+        // own fix then contradicts (data time "includes the online encoding" above "encoding is 2% of it").
+        for (Map.Entry<String, List<Anomaly>> run : anomaliesAtEnd.entrySet()) {
+            List<String> suggestions = run.getValue().stream().map(Anomaly::suggestion).toList();
+            assertThat(suggestions).as(run.getKey()).doesNotHaveDuplicates();
+            List<String> messages = run.getValue().stream().map(Anomaly::message).toList();
+            assertThat(messages).as(run.getKey()).doesNotHaveDuplicates();
+        }
+        Anomaly starved = anomaliesAtEnd.get(StarvedPixArtSigmaScenario.RUN_ID).stream()
+                .filter(a -> a.kind().wireName().equals("data_starvation")).findFirst().orElseThrow();
+        if (starved.suggestion().startsWith("make the input pipeline faster")) {
+            assertThat(starved.message()).contains("mostly waiting for the loader").doesNotContain("which includes");
+        }
+        anomaliesAtEnd.get(StarvedPixArtSigmaScenario.RUN_ID).stream()
+                .filter(a -> a.kind().wireName().equals("step_time_above_estimate"))
+                .forEach(a -> assertThat(a.suggestion()).contains("see data_starvation"));
+    }
+
+    /**
+     * QUICKSTART's table says when each demo run raises each kind ("data_starvation (after about 70 s)"); issue 44
+     * found them 2–3× off. Each stated time is within a quarter (or 15 s) of what the scenarios raise here.
+     */
+    @Test
+    void quickstartsDetectionTimesAreWhatTheDemoShows() throws Exception {
+        String quickstart = Files.readString(Path.of("..", "docs", "QUICKSTART.md"));
+        Pattern row = Pattern.compile("^\\| `(demo-[^`]+)` \\|.*\\| ([^|]+) \\|$");
+        Pattern kind = Pattern.compile(
+                "`([a-z_]+)` \\((?:after )?about (\\d+) (s|min)\\)");
+        int checked = 0;
+        List<String> off = new ArrayList<>();
+        for (String line : quickstart.lines().toList()) {
+            Matcher r = row.matcher(line);
+            if (!r.matches()) {
+                continue;
+            }
+            Matcher k = kind.matcher(r.group(2));
+            while (k.find()) {
+                double stated = Double.parseDouble(k.group(2)) * (k.group(3).equals("min") ? 60 : 1);
+                Double measured = raised(r.group(1)).get(k.group(1));
+                assertThat(measured).as(r.group(1) + " " + k.group(1)).isNotNull();
+                if (Math.abs(measured - stated) > Math.max(15, 0.25 * measured)) {
+                    off.add(String.format(Locale.ROOT, "%s %s: QUICKSTART about %.0f s, the demo %.0f s",
+                            r.group(1), k.group(1), stated, measured));
+                }
+                checked++;
+            }
+        }
+        assertThat(off).as("QUICKSTART's detection times").isEmpty();
+        assertThat(checked).as("QUICKSTART's times checked").isGreaterThanOrEqualTo(6);
     }
 
     @Test

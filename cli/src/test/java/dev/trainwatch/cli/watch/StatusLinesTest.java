@@ -36,6 +36,15 @@ class StatusLinesTest {
     }
 
     @Test
+    void aRunThatEndedStarvedEndsWithItNotOk() {
+        Anomaly starving = new Anomaly(AnomalyKind.DATA_STARVATION, Severity.WARNING, true, 50, null, "m",
+                Map.of(), "s").endedWithRun(300.0);
+        Anomaly resolved = new Anomaly(AnomalyKind.OOM_RISK, Severity.WARNING, false, 10, 20.0, "m", Map.of(), "s");
+        String line = StatusLines.line(run("pixart", List.of(starving, resolved), null));
+        assertThat(line).endsWith("  data_starvation (unresolved at the end)").doesNotContain("ok");
+    }
+
+    @Test
     void aHealthyRunSaysOkAndASyntheticOneSaysSo() {
         assertThat(StatusLines.line(run("demo-x", List.of(), true))).startsWith("demo-x [synthetic]  step").endsWith("  ok");
     }
@@ -44,7 +53,7 @@ class StatusLinesTest {
     void aRunWithNothingObservedYetShowsDashes() {
         RunView empty = new RunView("new", null, null, null, null, List.of(), List.of(), List.of(), 1.0, null, false,
                 null, null);
-        assertThat(StatusLines.line(empty)).isEqualTo("new  step –  – s/step  VRAM – GiB  ok");
+        assertThat(StatusLines.line(empty)).isEqualTo("new  step –  – s/step  VRAM –  ok");
     }
 
     @Test

@@ -62,7 +62,7 @@ public final class AlertingListener implements FleetListener {
         }
         Instant at = anomaly.resolvedAt() != null ? toInstant(anomaly.resolvedAt() + wallOffset.getAsDouble())
                 : Instant.now();
-        dispatcher.publish(notice.resolvedAt(at));
+        dispatcher.publish(anomaly.endedWithRun() ? notice.endedWithRunAt(at) : notice.resolvedAt(at));
     }
 
     /**

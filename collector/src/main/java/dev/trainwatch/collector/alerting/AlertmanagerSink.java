@@ -13,7 +13,11 @@ import java.util.Map;
  * CamelCase, prefixed {@code Trainwatch}), {@code run_id}, {@code kind}, {@code severity}, {@code source=trainwatch};
  * annotations: {@code summary} (the message), {@code description} (message, evidence), {@code suggestion},
  * {@code run_page} (also the alert's {@code generatorURL}: the run's page). A
- * resolved anomaly is sent with {@code endsAt} in the past, which Alertmanager treats as resolved.
+ * resolved anomaly is sent with {@code endsAt} in the past, which Alertmanager treats as resolved. An anomaly still
+ * active when its run ended must end too (nothing is left to watch) but was not fixed: its last send keeps its
+ * labels (so routes, inhibitions and silences still match) and says so in its annotations: {@code ended_with_run}
+ * is {@code "true"}, {@code outcome} says it was not fixed, and {@code summary} begins "Unresolved when the run
+ * ended:", which is what a receiver's resolved message then shows.
  */
 public final class AlertmanagerSink implements AlertSink {
     private final URI alertsUri;
@@ -63,7 +67,12 @@ public final class AlertmanagerSink implements AlertSink {
             labels.put("severity", notice.severity());
             labels.put("source", "trainwatch");
             Map<String, Object> annotations = new LinkedHashMap<>();
-            annotations.put("summary", notice.message());
+            annotations.put("summary", notice.endedWithRun() ? "Unresolved when the run ended: " + notice.message()
+                    : notice.message());
+            if (notice.endedWithRun()) {
+                annotations.put("ended_with_run", "true");
+                annotations.put("outcome", AlertNotice.ENDED_WITH_RUN);
+            }
             annotations.put("description", describe(notice));
             if (notice.suggestion() != null) {
                 annotations.put("suggestion", notice.suggestion());

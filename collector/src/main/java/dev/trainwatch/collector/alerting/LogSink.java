@@ -36,12 +36,15 @@ public final class LogSink implements AlertSink {
         if (notice.severityChanged()) {
             line.append("CHANGED ").append(notice.previousSeverity()).append("->");
         } else {
-            line.append(notice.firing() ? "FIRING" : "RESOLVED").append(' ');
+            line.append(notice.firing() ? "FIRING" : notice.endedWithRun() ? "UNRESOLVED" : "RESOLVED").append(' ');
         }
         line.append(notice.severity()).append(' ')
                 .append(notice.kind()).append(" run=").append(notice.runId());
+        if (notice.endedWithRun()) {
+            line.append(": ").append(AlertNotice.ENDED_WITH_RUN);
+        }
         if (notice.message() != null) {
-            line.append(": ").append(notice.message());
+            line.append(notice.endedWithRun() ? " — " : ": ").append(notice.message());
         }
         if (notice.firing() && notice.suggestion() != null) {
             line.append(" — ").append(notice.suggestion());

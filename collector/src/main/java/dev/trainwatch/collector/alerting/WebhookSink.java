@@ -51,7 +51,7 @@ public final class WebhookSink implements AlertSink {
         List<Map<String, Object>> alerts = new ArrayList<>();
         for (AlertNotice notice : notices) {
             Map<String, Object> alert = new LinkedHashMap<>();
-            alert.put("status", notice.firing() ? "firing" : "resolved");
+            alert.put("status", notice.firing() ? "firing" : notice.endedWithRun() ? "ended_with_run" : "resolved");
             if (notice.severityChanged()) {
                 alert.put("previous_severity", notice.previousSeverity());
             }

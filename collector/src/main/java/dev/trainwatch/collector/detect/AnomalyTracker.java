@@ -91,19 +91,20 @@ public final class AnomalyTracker {
         return Optional.empty();
     }
 
-    /** Resolves every active anomaly (the run ended). */
-    public List<Transition> resolveAll(double now) {
-        return resolveAllExcept(now, null);
-    }
-
-    /** Resolves every active anomaly but one kind (a run that ended keeps its {@code run_failed}). */
-    public List<Transition> resolveAllExcept(double now, AnomalyKind keep) {
+    /**
+     * The run ended: every active anomaly but {@code keep} ends with it ({@link Anomaly#endedWithRun}), unfixed, not
+     * resolved (a run that ended keeps its {@code run_failed} active: it is why it ended).
+     */
+    public List<Transition> endAllExcept(double now, AnomalyKind keep) {
         List<Transition> out = new ArrayList<>();
         for (AnomalyKind kind : new ArrayList<>(active.keySet())) {
             if (kind == keep) {
                 continue;
             }
-            out.add(new Transition(resolve(kind, now), false));
+            Anomaly ended = active.remove(kind).endedWithRun(now);
+            lastCriticalHeld.remove(kind);
+            addHistory(ended);
+            out.add(new Transition(ended, false));
         }
         pendingSince.clear();
         return out;

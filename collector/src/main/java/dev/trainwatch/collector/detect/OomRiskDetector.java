@@ -256,7 +256,7 @@ public final class OomRiskDetector implements Detector {
         return Double.isInfinite(min) ? e.gpuMemoryBytes() : (long) min;
     }
 
-    /** The estimator's largest memory saving, else the generic advice. */
+    /** The first memory saving of the estimator's plan that keeps the run's GPUs, else the generic advice. */
     static String memorySuggestion(RunContext run) {
         Estimate e = run.estimate();
         // One diagnosis per run: when the memory is the encoders left on the GPU (memory_above_estimate says so),
@@ -270,13 +270,18 @@ public final class OomRiskDetector implements Detector {
         }
         Estimate withEncoders = MemoryAboveEstimateDetector.residentEncoders(run, peak);
         if (withEncoders != null) {
-            return MemoryAboveEstimateDetector.residentEncodersFix(run, withEncoders);
+            // One paragraph per run: when memory_above_estimate already gives this fix, point there.
+            return run.isActive(AnomalyKind.MEMORY_ABOVE_ESTIMATE)
+                    ? "free the encoders left on the GPU (see memory_above_estimate): frees about "
+                            + Texts.gib(withEncoders.peakMemoryBytes() - run.estimate().peakMemoryBytes())
+                    : MemoryAboveEstimateDetector.residentEncodersFix(run, withEncoders);
         }
         if (e != null && e.suggestions() != null) {
-            Optional<Suggestion> best = e.suggestions().stream().filter(x -> x.savesBytes() > 0)
-                    .max(java.util.Comparator.comparingLong(Suggestion::savesBytes));
-            if (best.isPresent()) {
-                return Texts.describe(best.get(), e);
+            // The estimator's plan, in its order: what fits on the run's own GPUs before what adds GPUs.
+            Optional<Suggestion> first = e.suggestions().stream().filter(x -> x.savesBytes() > 0 && x.addsGpus() == 0)
+                    .findFirst();
+            if (first.isPresent()) {
+                return Texts.describe(first.get(), e);
             }
         }
         return "lower the per-GPU batch, enable gradient checkpointing, or precompute the text/VAE features";

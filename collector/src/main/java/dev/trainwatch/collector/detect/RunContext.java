@@ -24,6 +24,14 @@ public interface RunContext {
     /** The estimate, null before a spec is registered. */
     Estimate estimate();
 
+    /**
+     * Whether the registered spec left the features (online or precomputed) to the model's default: then what the
+     * features cost is the default recipe's, not what the run was said to do.
+     */
+    default boolean featuresDefaulted() {
+        return false;
+    }
+
     /** The run's step series: each training step once (with ranks, the lead rank's reports; see {@link #ranks}). */
     StepSeries steps();
 

@@ -1,11 +1,13 @@
 package dev.trainwatch.collector.detect;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeSet;
 
 /**
@@ -207,7 +209,33 @@ public final class StalledDetector implements Detector {
         } else {
             suggestion = "check the training process and its log (is it alive? is the log file still written?)";
         }
+        // The real PIDs in the command, not a placeholder: the hung ranks', else every rank's.
+        suggestion = suggestion.replace(PY_SPY_PLACEHOLDER, pySpy(procs, ranks));
         return Optional.of(new Finding(severity, message.toString(), evidence, suggestion));
+    }
+
+    static final String PY_SPY_PLACEHOLDER = "py-spy dump --pid PID";
+
+    /**
+     * {@code py-spy dump --pid 4242} with the PIDs the agents read for {@code ranks} (every rank when empty), the
+     * host beside each when the ranks run on several; the placeholder when no PID is known.
+     */
+    static String pySpy(List<RankProcess> procs, Set<Integer> ranks) {
+        List<RankProcess> chosen = procs.stream().filter(p -> ranks.isEmpty() || ranks.contains(p.rank()))
+                .sorted(Comparator.comparingInt(RankProcess::rank)).limit(8).toList();
+        if (chosen.isEmpty()) {
+            return PY_SPY_PLACEHOLDER;
+        }
+        boolean severalHosts = chosen.stream().map(RankProcess::host).distinct().count() > 1;
+        if (chosen.size() == 1) {
+            RankProcess p = chosen.get(0);
+            return "py-spy dump --pid " + p.pid() + (severalHosts || p.host() == null ? "" : " on " + p.host());
+        }
+        List<String> each = new ArrayList<>();
+        for (RankProcess p : chosen) {
+            each.add("rank " + p.rank() + ": " + p.pid() + (severalHosts && p.host() != null ? " on " + p.host() : ""));
+        }
+        return "py-spy dump --pid P for each rank's P — " + String.join(", ", each);
     }
 
     /**
@@ -345,6 +373,7 @@ public final class StalledDetector implements Detector {
             }
         }
         // 3. A GPU unlike the others: idle while they spin at low power, or at full power while they are idle.
+        Set<Integer> namedByProcess = Set.copyOf(out.keySet());
         if (gpus.size() >= 2) {
             List<GpuState> spin = new ArrayList<>();
             List<GpuState> idle = new ArrayList<>();
@@ -400,6 +429,9 @@ public final class StalledDetector implements Detector {
                         boolean busyCpu = p != null && idleGpu
                                 && ("R".equals(p.state()) || p.cpuRate() >= 0.2) || inIo;
                         Culprit c = out.get(e.getKey());
+                        if (c == null && contradicts(namedByProcess, gpus.size(), idleGpu)) {
+                            continue;
+                        }
                         if (c == null || busyCpu) {
                             out.put(e.getKey(), new Culprit(e.getKey(), g.host(), inIo
                                     ? "its GPU is idle while its process is in I/O (writing a checkpoint the log does "
@@ -414,6 +446,16 @@ public final class StalledDetector implements Detector {
             }
         }
         return new ArrayList<>(out.values());
+    }
+
+    /**
+     * Two GPUs, one idle and one busy, say only that they differ: without activity counters a GPU waiting in a
+     * collective at full power looks like one stuck in a kernel. When the processes (or the ranks' own reports)
+     * already named a rank, a busy GPU does not name the other one too (issue 44: the rank asleep was named with
+     * the one that waited for it, so nobody was).
+     */
+    private static boolean contradicts(Set<Integer> namedByProcess, int gpuCount, boolean idleGpu) {
+        return !namedByProcess.isEmpty() && gpuCount == 2 && !idleGpu;
     }
 
     private static double meanUtil(List<GpuState> gpus) {

@@ -91,7 +91,10 @@ public final class StepTimeAboveEstimateDetector implements Detector {
         }
         double observedStep = WindowStats.medianStepSeconds(steps, from);
         if (waiting > predictedWait + 0.15) {
-            String fix = online
+            // One story per run: when data_starvation tells it, this anomaly points there instead of repeating it.
+            String fix = run.wasRaised(AnomalyKind.DATA_STARVATION)
+                    ? "see data_starvation: the run waits for its input, and its fix is there"
+                    : online
                     ? (Double.isNaN(lm) && Double.isNaN(vae)
                             ? Texts.precomputeFromObserved(run, observedStep, waiting, Double.NaN, true)
                             : Texts.precomputeFromObserved(run, observedStep,

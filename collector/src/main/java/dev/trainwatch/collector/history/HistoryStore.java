@@ -36,15 +36,59 @@ public final class HistoryStore implements AutoCloseable {
     public static final int BUSY_TIMEOUT_MS = 5_000;
     private final Connection connection;
     private final Path file;
+    /** The data directory's lock when a collector owns it ({@link #openForCollector}), else null. */
+    private DataDirLock lock;
 
     private HistoryStore(Connection connection, Path file) {
         this.connection = connection;
         this.file = file;
     }
 
-    /** Opens (creating if needed) {@code trainwatch.db} in {@code dataDir}. */
+    /**
+     * Opens the history of {@code dataDir} for the collector that owns it: takes the directory's lock first
+     * ({@link DataDirLock}; a second collector on the same directory fails here, in one line), released on
+     * {@link #close()}.
+     */
+    public static HistoryStore openForCollector(Path dataDir) {
+        prepareDirectory(dataDir);
+        DataDirLock lock = DataDirLock.acquire(dataDir);
+        try {
+            HistoryStore store = open(dataDir);
+            store.lock = lock;
+            return store;
+        } catch (RuntimeException e) {
+            lock.close();
+            throw e;
+        }
+    }
+
+    /** Opens (creating if needed) {@code trainwatch.db} in {@code dataDir}, without owning it (a reader). */
     public static HistoryStore open(Path dataDir) {
         Path file = dataDir.resolve("trainwatch.db");
+        prepareDirectory(dataDir);
+        try {
+            Connection connection = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath());
+            try (Statement st = connection.createStatement()) {
+                // busy_timeout first: switching to WAL itself needs the lock when another process has the file.
+                st.execute("PRAGMA busy_timeout=" + BUSY_TIMEOUT_MS);
+                st.execute("PRAGMA journal_mode=WAL");
+                st.execute("PRAGMA synchronous=NORMAL");
+                st.execute("PRAGMA foreign_keys=ON");
+            }
+            HistoryStore store = new HistoryStore(connection, file);
+            store.migrate();
+            return store;
+        } catch (SQLException e) {
+            if (diskFull(e, dataDir)) {
+                throw new HistoryException("data directory " + dataDir + " is full (" + usableKib(dataDir)
+                        + " KiB free): free some space there or pass another --data-dir", e);
+            }
+            throw new HistoryException("cannot open history database " + file + ": " + oneLine(e), e);
+        }
+    }
+
+    /** Creates {@code dataDir} if needed and checks that SQLite can write there, with one-line errors. */
+    private static void prepareDirectory(Path dataDir) {
         try {
             Files.createDirectories(dataDir);
         } catch (AccessDeniedException e) {
@@ -69,25 +113,6 @@ public final class HistoryStore implements AutoCloseable {
         if (!Files.isWritable(dataDir)) {
             throw new HistoryException("data directory " + dataDir + " is not writable: give the collector's user"
                     + " write access or pass another --data-dir", null);
-        }
-        try {
-            Connection connection = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath());
-            try (Statement st = connection.createStatement()) {
-                // busy_timeout first: switching to WAL itself needs the lock when another process has the file.
-                st.execute("PRAGMA busy_timeout=" + BUSY_TIMEOUT_MS);
-                st.execute("PRAGMA journal_mode=WAL");
-                st.execute("PRAGMA synchronous=NORMAL");
-                st.execute("PRAGMA foreign_keys=ON");
-            }
-            HistoryStore store = new HistoryStore(connection, file);
-            store.migrate();
-            return store;
-        } catch (SQLException e) {
-            if (diskFull(e, dataDir)) {
-                throw new HistoryException("data directory " + dataDir + " is full (" + usableKib(dataDir)
-                        + " KiB free): free some space there or pass another --data-dir", e);
-            }
-            throw new HistoryException("cannot open history database " + file + ": " + oneLine(e), e);
         }
     }
 
@@ -422,6 +447,11 @@ public final class HistoryStore implements AutoCloseable {
             connection.close();
         } catch (SQLException e) {
             // closing a connection whose file vanished: nothing left to save
+        } finally {
+            if (lock != null) {
+                lock.close();
+                lock = null;
+            }
         }
     }
 

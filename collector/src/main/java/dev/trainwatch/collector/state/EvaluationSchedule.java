@@ -254,6 +254,13 @@ final class EvaluationSchedule {
         }
 
         @Override
+        public boolean featuresDefaulted() {
+            RunSpec given = run.registeredSpec;
+            return given != null && given.features() == null && given.textFeatures() == null
+                    && given.vaeFeatures() == null;
+        }
+
+        @Override
         public StepSeries steps() {
             return run.steps;
         }

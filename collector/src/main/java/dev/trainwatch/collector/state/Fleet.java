@@ -382,6 +382,23 @@ public final class Fleet {
         }
     }
 
+    /**
+     * Its own user is stopping the run ({@code trainwatch run} received {@code how}, e.g. {@code SIGINT}, and passed
+     * it on): from now on its exit is no failure ({@code run_failed} is not raised for it), and it ends as stopped.
+     * A run not seen yet is created to hold it.
+     */
+    public void stopping(String runId, String how) {
+        requireId(runId);
+        Objects.requireNonNull(how, "how");
+        try {
+            synchronized (lock) {
+                registry.runOrCreate(runId, now()).stoppedBy = how;
+            }
+        } finally {
+            outbox.drain();
+        }
+    }
+
     /** Marks a run ended (e.g. {@code trainwatch run} saw its command exit). Empty when the run is unknown. */
     public Optional<RunView> endRun(String runId) {
         try {

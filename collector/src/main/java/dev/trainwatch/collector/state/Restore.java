@@ -55,7 +55,7 @@ final class Restore {
         run.ended = summary.ended();
         run.endedAt = summary.endedAt() != null ? summary.endedAt() : Double.NaN;
         if (summary.anomalies() != null) {
-            // An ended run's anomalies were resolved when it ended, except run_failed, which is why it ended.
+            // An ended run's anomalies ended with it (kept as such), except run_failed, which is why it ended.
             run.tracker.restore(summary.anomalies().stream()
                     .filter(a -> !summary.ended() || !a.active() || a.kind() == AnomalyKind.RUN_FAILED).toList(),
                     now);

@@ -45,7 +45,7 @@ final class RunEvents implements EvaluationSchedule.Notifier {
      */
     private boolean observedTraining(RunState run) {
         if (run.lastCountedStep >= 0 || run.registeredSpec != null || run.failure != null
-                || run.tracker.isActive(dev.trainwatch.collector.detect.AnomalyKind.RUN_FAILED)) {
+                || run.tracker.isActive(AnomalyKind.RUN_FAILED)) {
             return true;
         }
         for (GpuState g : registry.runGpus(run)) {
@@ -66,21 +66,30 @@ final class RunEvents implements EvaluationSchedule.Notifier {
         }
     }
 
-    /** The run ended: its active anomalies resolve, except {@code run_failed}, which is why it ended. */
+    /**
+     * The run ended: its active anomalies end with it, unfixed ({@link Anomaly#endedWithRun}), except
+     * {@code run_failed}, which stays: it is why it ended.
+     */
     void end(RunState run, double now) {
         if (run.ended) {
             return;
         }
         run.ended = true;
         run.endedAt = now;
-        for (Transition t : run.tracker.resolveAllExcept(now, AnomalyKind.RUN_FAILED)) {
+        for (Transition t : run.tracker.endAllExcept(now, AnomalyKind.RUN_FAILED)) {
             publish(run, t);
         }
         outbox.ended(observations.summarize(run, now));
     }
 
-    /** Why the run's processes failed: kept on the run and judged at once ({@code run_failed}). */
+    /**
+     * Why the run's processes failed: kept on the run and judged at once ({@code run_failed}); ignored for a run its
+     * user stopped.
+     */
     void fail(RunState run, RunFailure failure, String host, double now) {
+        if (run.stoppedBy != null) {
+            return; // its user stopped it: the traceback the signal left is how it stopped, not a failure
+        }
         run.failure = failure;
         run.failureHost = host;
         run.failureTs = now;

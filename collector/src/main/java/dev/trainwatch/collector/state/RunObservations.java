@@ -96,8 +96,15 @@ final class RunObservations {
                 run.synthetic ? Boolean.TRUE : null, unmatched(run, now), hostMemoryOf(run), ending(run));
     }
 
-    /** An ended run whose agent's log named no cause, and no failure is known: say so, and where to look. */
+    /**
+     * An ended run its user stopped says so; one whose agent's log named no cause, and no failure is known, says
+     * that, and where to look.
+     */
     static RunView.Ending ending(RunState run) {
+        if (run.ended && run.stoppedBy != null) {
+            return new RunView.Ending("was stopped by its user (" + run.stoppedBy
+                    + ", received by trainwatch and passed on to the command)", null, null, null);
+        }
         dev.trainwatch.protocol.RunEnding e = run.ending;
         if (!run.ended || e == null || e.causeInLog() || run.failure != null) {
             return null;

@@ -146,6 +146,11 @@ final class RunState {
     dev.trainwatch.protocol.RunEnding ending;
     String failureHost;
     double failureTs = Double.NaN;
+    /**
+     * How the run's own user stopped it (the signal trainwatch received and passed on, e.g. {@code SIGINT}), or
+     * null: its exit is then no failure, and it ends as stopped.
+     */
+    String stoppedBy;
     /** The run's losses and grad norms, for the loss detectors. */
     final LossWindow losses = new LossWindow();
     /** Where the run's time and energy went since the collector first saw it (or restored it). */

@@ -44,12 +44,31 @@ class AlertingListenerTest {
     @Test
     void alertmanagerStillEndsTheOldSeveritysAlertInTheSameRequest() {
         AlertNotice change = new AlertNotice("r1", "oom_risk", "critical", Instant.ofEpochSecond(1060), null,
-                "GPU 0 has 0.5 GiB free", "lower the batch", Map.of(), "warning");
+                "GPU 0 has 0.5 GiB free", "lower the batch", Map.of(), "warning", false);
         var body = new AlertmanagerSink(java.net.URI.create("http://127.0.0.1:1"), null).body(List.of(change));
         assertThat(body).hasSize(2);
         assertThat(((Map<?, ?>) body.get(0).get("labels")).get("severity")).isEqualTo("warning");
         assertThat(body.get(0).get("endsAt")).isEqualTo("1970-01-01T00:17:40Z");
         assertThat(((Map<?, ?>) body.get(1).get("labels")).get("severity")).isEqualTo("critical");
         assertThat(body.get(1)).doesNotContainKey("endsAt");
+    }
+
+    @Test
+    void anAnomalyThatEndedWithItsRunLeavesAsEndedWithTheRunNotResolved() {
+        AlertDispatcherTest.RecordingSink sink = new AlertDispatcherTest.RecordingSink(0, true, false);
+        try (AlertDispatcher dispatcher = new AlertDispatcher(List.of(sink), AlertDispatcher.Settings.defaults(),
+                Clock.systemUTC(), line -> { })) {
+            AlertingListener listener = new AlertingListener(dispatcher);
+            Anomaly nan = new Anomaly(AnomalyKind.LOSS_NONFINITE, Severity.CRITICAL, true, 1000.0, null,
+                    "loss is NaN since step 35", Map.of(), "lower the learning rate");
+            listener.onAnomalyRaised("r1", nan);
+            listener.onAnomalyResolved("r1", nan.endedWithRun(1300.0));
+            await().atMost(Duration.ofSeconds(5)).until(() -> sink.delivered.size() == 2);
+            AlertNotice last = sink.delivered.get(1);
+            assertThat(last.firing()).isFalse();
+            assertThat(last.endedWithRun()).isTrue();
+            assertThat(last.endsAt()).isEqualTo(Instant.ofEpochSecond(1300));
+            assertThat(LogSink.line(last)).startsWith("trainwatch alert UNRESOLVED critical loss_nonfinite run=r1");
+        }
     }
 }

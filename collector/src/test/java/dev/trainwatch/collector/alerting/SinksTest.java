@@ -12,6 +12,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -139,5 +140,30 @@ class SinksTest {
     void logLineIsOneLineWithTheSuggestion() {
         assertThat(LogSink.line(AlertDispatcherTest.notice("r1", "oom_risk")))
                 .isEqualTo("trainwatch alert FIRING warning oom_risk run=r1: oom_risk on r1 — do something");
+    }
+
+    @Test
+    void anAlertThatEndsWithItsRunIsNeverAnnouncedAsResolvedInWords() throws Exception {
+        AlertNotice firing = AlertDispatcherTest.notice("run-8", "loss_nonfinite");
+        AlertNotice ended = firing.endedWithRunAt(Instant.parse("2026-11-22T08:20:00Z"));
+        new AlertmanagerSink(base(), null).deliver(List.of(ended));
+        JsonNode alert = bodies.get(0).get(0);
+        // Same labels, so the firing alert's routes, inhibitions and silences match; it ends, and says why.
+        assertThat(alert.at("/labels/alertname").asText()).isEqualTo("TrainwatchLossNonfinite");
+        assertThat(alert.at("/labels/severity").asText()).isEqualTo("warning");
+        assertThat(alert.at("/endsAt").asText()).isEqualTo("2026-11-22T08:20:00Z");
+        assertThat(alert.at("/annotations/ended_with_run").asText()).isEqualTo("true");
+        assertThat(alert.at("/annotations/summary").asText()).startsWith("Unresolved when the run ended: ");
+        assertThat(alert.at("/annotations/outcome").asText()).isEqualTo(AlertNotice.ENDED_WITH_RUN);
+
+        new WebhookSink(URI.create(base() + "/hook")).deliver(List.of(ended));
+        assertThat(bodies.get(1).at("/alerts/0/status").asText()).isEqualTo("ended_with_run");
+        assertThat(LogSink.line(ended)).startsWith("trainwatch alert UNRESOLVED warning loss_nonfinite run=run-8: "
+                + "the run ended while this was active; it was not fixed").doesNotContain("alert RESOLVED");
+        // A resolved one is unchanged.
+        AlertNotice resolved = firing.resolvedAt(Instant.parse("2026-11-22T08:20:00Z"));
+        assertThat(LogSink.line(resolved)).startsWith("trainwatch alert RESOLVED warning loss_nonfinite");
+        assertThat(new AlertmanagerSink(base(), null).body(List.of(resolved)).get(0).get("annotations"))
+                .asInstanceOf(InstanceOfAssertFactories.MAP).doesNotContainKey("ended_with_run");
     }
 }

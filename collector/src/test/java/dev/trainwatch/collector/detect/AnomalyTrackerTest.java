@@ -3,6 +3,7 @@ package dev.trainwatch.collector.detect;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.Map;
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
@@ -85,7 +86,28 @@ class AnomalyTrackerTest {
         tracker.update(100, xid, finding(Severity.WARNING));
         assertThat(tracker.snapshot()).hasSize(4);
         assertThat(tracker.snapshot().get(0).active()).isTrue();
-        assertThat(tracker.resolveAll(200)).hasSize(1);
+        assertThat(tracker.endAllExcept(200, null)).hasSize(1);
         assertThat(tracker.isActive(xid)).isFalse();
+    }
+
+    @Test
+    void anomaliesActiveWhenTheRunEndsEndWithItUnresolvedButRunFailedStays() {
+        tracker.update(10, AnomalyKind.XID_ERROR, finding(Severity.CRITICAL));
+        tracker.update(10, AnomalyKind.RUN_FAILED, finding(Severity.CRITICAL));
+        tracker.update(20, AnomalyKind.LOSS_NONFINITE, finding(Severity.CRITICAL));
+        tracker.update(21, AnomalyKind.LOSS_NONFINITE, Optional.empty()); // cleared: resolved, not ended with the run
+
+        List<AnomalyTracker.Transition> ended = tracker.endAllExcept(30, AnomalyKind.RUN_FAILED);
+
+        assertThat(ended).singleElement().satisfies(t -> {
+            assertThat(t.raised()).isFalse();
+            assertThat(t.anomaly().kind()).isEqualTo(AnomalyKind.XID_ERROR);
+            assertThat(t.anomaly().endedWithRun()).isTrue();
+            assertThat(t.anomaly().active()).isFalse();
+            assertThat(t.anomaly().resolvedAt()).isEqualTo(30.0);
+        });
+        assertThat(tracker.isActive(AnomalyKind.RUN_FAILED)).isTrue();
+        assertThat(tracker.snapshot()).filteredOn(a -> a.kind() == AnomalyKind.LOSS_NONFINITE)
+                .singleElement().satisfies(a -> assertThat(a.endedWithRun()).isFalse());
     }
 }

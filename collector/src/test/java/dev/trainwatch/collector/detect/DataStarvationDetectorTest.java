@@ -6,6 +6,8 @@ import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.estimator.Estimator;
+import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Duration;
 import java.time.Instant;
@@ -31,6 +33,28 @@ class DataStarvationDetectorTest {
         assertThat(a.message()).contains("40% of each 10 s step is data time")
                 .contains("register the run's spec");
         assertThat(a.suggestion()).contains("precompute").contains("DataLoader workers");
+    }
+
+    @Test
+    void aSpecLeftAtTheModelsDefaultsIsSaidToBeDefaults() {
+        SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
+        Fleet fleet = Fleet.create(Estimator.bundled(), clock);
+        // DiT's recipe encodes its VAE latents online; the spec says nothing about the features.
+        fleet.putSpec("dit", new RunSpec("dit-xl-2", "a100-80gb", 1, 32, 256, null, null, null,
+                "bf16", null, null, null, null, null, null, null, null));
+        double step = fleet.run("dit").orElseThrow().estimate().stepSeconds() * 3;
+        for (int i = 1; i <= 20; i++) {
+            clock.advance(Duration.ofSeconds(20));
+            fleet.ingestSteps("dit", List.of(new StepEvent((long) i * 10, step, step * 0.6, null, null, null, 10, null,
+                    null, null, null, null, null, null, clock.seconds())));
+            fleet.tick();
+        }
+        Anomaly a = fleet.run("dit").orElseThrow().anomalies().stream()
+                .filter(x -> x.kind() == AnomalyKind.DATA_STARVATION).findFirst().orElseThrow();
+        assertThat(a.message()).endsWith(DataStarvationDetector.DEFAULTS_SAID);
+        // Encoding is assumed, not seen: the loader comes first, the encoders only "if the run does encode".
+        assertThat(a.suggestion()).startsWith("make the input pipeline faster")
+                .contains("if the run does encode its features online");
     }
 
     /** Step reports every {@code gap} s with the given step times, the newest at {@code now}. */

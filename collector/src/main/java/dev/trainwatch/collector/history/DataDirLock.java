@@ -1,0 +1,93 @@
+package dev.trainwatch.collector.history;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * One collector per data directory: an exclusive lock on {@code collector.lock} there, held while the collector
+ * runs (the operating system drops it when the process dies, so a crash leaves nothing to clean). A second
+ * collector on the same directory would adopt the first one's runs and write over its history; it refuses to start
+ * instead, in one line. The file holds the owner's PID, for that line. Not thread-safe; closed once.
+ */
+public final class DataDirLock implements AutoCloseable {
+    /** The lock file's name in the data directory. */
+    public static final String FILE_NAME = "collector.lock";
+
+    private final FileChannel channel;
+    private final FileLock lock;
+
+    private DataDirLock(FileChannel channel, FileLock lock) {
+        this.channel = channel;
+        this.lock = lock;
+    }
+
+    /**
+     * Takes the lock of {@code dataDir} (which exists).
+     *
+     * @throws HistoryException with a one-line message when another collector holds it, or it cannot be taken
+     */
+    public static DataDirLock acquire(Path dataDir) {
+        Path file = dataDir.resolve(FILE_NAME);
+        FileChannel channel = null;
+        try {
+            channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
+                    StandardOpenOption.WRITE);
+            FileLock lock;
+            try {
+                lock = channel.tryLock();
+            } catch (OverlappingFileLockException e) {
+                lock = null; // this JVM already holds it: a second collector in one process
+            }
+            if (lock == null) {
+                String owner = owner(file);
+                channel.close();
+                throw new HistoryException("data directory " + dataDir + " is in use by another collector"
+                        + (owner.isEmpty() ? "" : " (pid " + owner + ")")
+                        + ": stop that one, or give this one another --data-dir", null);
+            }
+            channel.truncate(0);
+            channel.write(ByteBuffer.wrap((ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.UTF_8)), 0);
+            return new DataDirLock(channel, lock);
+        } catch (IOException e) {
+            closeQuietly(channel);
+            throw new HistoryException("cannot lock data directory " + dataDir + " (" + file + "): " + e.getMessage(),
+                    e);
+        }
+    }
+
+    private static String owner(Path file) {
+        try {
+            return Files.readString(file, StandardCharsets.UTF_8).strip();
+        } catch (IOException | RuntimeException e) {
+            return "";
+        }
+    }
+
+    private static void closeQuietly(FileChannel channel) {
+        if (channel == null) {
+            return;
+        }
+        try {
+            channel.close();
+        } catch (IOException e) {
+            // nothing held
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            lock.release();
+        } catch (IOException e) {
+            // the channel's close below releases it too
+        }
+        closeQuietly(channel);
+    }
+}

@@ -1,0 +1,64 @@
+package dev.trainwatch.estimator;
+
+import static dev.trainwatch.estimator.Units.gb;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The plans that add GPUs, for a run that does not fit: the fewest GPUs (8, 16, … 512) on which each way of sharding
+ * fits, ZeRO-2 and ZeRO-3, each with the run's weights and, under half precision, with half parameters and fp32
+ * master weights. Each is labelled {@link Suggestion#MORE_GPUS} with the GPUs it adds. Stateless.
+ */
+final class ScaleOut {
+
+    private ScaleOut() {
+    }
+
+    static List<Suggestion> plans(ResolvedRun r, Costs base) {
+        List<Suggestion> out = new ArrayList<>();
+        List<String> weightsOptions = new ArrayList<>(List.of(r.weights));
+        if (r.half() && !r.weights.equals("mixed") && !r.trainable.lora()) {
+            weightsOptions.add("mixed");
+        }
+        for (int stage = Math.max(2, r.zero); stage <= 3; stage++) {
+            for (String weights : weightsOptions) {
+                Suggestion plan = fewestGpus(r, base, stage, weights);
+                if (plan != null) {
+                    out.add(plan);
+                }
+            }
+        }
+        return out;
+    }
+
+    private static Suggestion fewestGpus(ResolvedRun r, Costs base, int stage, String weights) {
+        for (int gpus = Math.max(8, nextPowerOfTwo(r.gpus * 2)); gpus <= 512; gpus *= 2) {
+            ResolvedRun changed = r.toBuilder().gpus(gpus).zero(stage).weights(weights).build();
+            Costs c = Costs.of(changed, changed.batch);
+            if (c.peakBytes() > r.gpu.memoryBytes()) {
+                continue;
+            }
+            boolean sameWeights = weights.equals(r.weights);
+            List<String> flags = new ArrayList<>(List.of("--gpus " + gpus, "--zero " + stage));
+            if (!sameWeights) {
+                flags.add("--weights " + weights);
+            }
+            long saves = base.peakBytes() - c.peakBytes();
+            String text = "adds " + (gpus - r.gpus) + " GPUs: train on " + gpus + " GPUs with ZeRO stage " + stage
+                    + (sameWeights ? "" : " and " + weights + " weights") + " (" + String.join(" ", flags) + "): "
+                    + Plans.describeChange(base, c, saves) + ", " + gb(c.peakBytes()) + " per GPU";
+            return new Suggestion(text, saves, c.peakBytes(), c.stepSeconds(), Suggestion.MORE_GPUS, flags,
+                    gpus - r.gpus, true, (gpus - r.gpus) + " more GPUs");
+        }
+        return null;
+    }
+
+    private static int nextPowerOfTwo(int n) {
+        int p = 1;
+        while (p < n && p < (1 << 20)) {
+            p <<= 1;
+        }
+        return p;
+    }
+}
