@@ -77,7 +77,12 @@ class DocsExamplesTest {
             if (!line.startsWith("$ ./trainwatch estimate ")) {
                 continue;
             }
-            List<String> args = words(line.substring("$ ./trainwatch ".length()));
+            String command = line.substring("$ ./trainwatch ".length());
+            // A command continued over lines with a trailing backslash, as a shell reads it.
+            while (command.endsWith("\\") && i + 1 < lines.size()) {
+                command = command.substring(0, command.length() - 1) + " " + lines.get(++i).strip();
+            }
+            List<String> args = words(command);
             for (int k = 0; k + 1 < args.size(); k++) {
                 if (args.get(k).equals("--config")) {
                     args.set(k + 1, testCopy(args.get(k + 1)).toString());
