@@ -353,8 +353,8 @@ public final class FailureClassifier {
     }
 
     /**
-     * The trainer said its loss became NaN (or infinite) and stopped: an exception of the run whose cause is the
-     * diverged loss, with the exception that followed it when the output shows one.
+     * The trainer said its loss became NaN (or infinite) and the run raised: an exception of the run whose cause is
+     * the diverged loss. Without an exception in the output the NaN is no verdict (trainers that skip the step go on).
      */
     private static RunFailure nanLoss(List<String> lines, LauncherReport launcher) {
         List<String> hits = matching(lines, NAN_LOSS);
@@ -362,12 +362,14 @@ public final class FailureClassifier {
             return null;
         }
         RunFailure raised = exception(lines, launcher, false);
-        Map<String, Object> detail = new LinkedHashMap<>(raised != null ? raised.detail() : Map.of());
+        if (raised == null) {
+            // ai-toolkit prints "loss is nan", zeroes that loss and trains on: without an exception the run went on.
+            return null;
+        }
+        Map<String, Object> detail = new LinkedHashMap<>(raised.detail());
         put(detail, "nan_loss", Boolean.TRUE);
         List<String> shown = new ArrayList<>(hits.subList(0, 1));
-        if (raised != null) {
-            shown.addAll(raised.lines());
-        }
+        shown.addAll(raised.lines());
         return new RunFailure("exception", "the loss became NaN (the run diverged): " + clip(hits.get(0).strip(), 200),
                 null, null, rankOf(hits), detail, shown(shown));
     }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.trainwatch.protocol.RunFailure;
 import java.net.URISyntaxException;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -90,5 +91,13 @@ class TrainerCrashTailsTest {
         assertThat(f.detail()).containsEntry("nan_loss", true);
         assertThat(f.summary()).startsWith("the loss became NaN").contains("loss is nan");
         assertThat(f.lines().get(0)).isEqualTo("loss is nan");
+    }
+
+    @Test
+    void aNanLossTheTrainerSkippedIsNoVerdictWithoutAnExceptionAfterIt() {
+        // ai-toolkit prints the line, zeroes that step's loss and trains on; its bar goes on after it.
+        RunFailure f = FailureClassifier.classify(List.of("loss is nan",
+                "lokr-test-2:  10%|#         | 300/3000 [10:02<1:30:00,  2.16s/it, lr: 2.0e-04 loss: 5.226e-01]"), null);
+        assertThat(f.cause()).isEqualTo("unknown");
     }
 }
