@@ -363,7 +363,7 @@ public final class FailureClassifier {
         }
         RunFailure raised = exception(lines, launcher, false);
         if (raised == null) {
-            // ai-toolkit prints "loss is nan", zeroes that loss and trains on: without an exception the run went on.
+            // Many loops print such a line and train on: without an exception after it, the NaN ended nothing.
             return null;
         }
         Map<String, Object> detail = new LinkedHashMap<>(raised.detail());

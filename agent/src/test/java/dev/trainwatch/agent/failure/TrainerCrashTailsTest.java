@@ -95,7 +95,7 @@ class TrainerCrashTailsTest {
 
     @Test
     void aNanLossTheTrainerSkippedIsNoVerdictWithoutAnExceptionAfterIt() {
-        // ai-toolkit prints the line, zeroes that step's loss and trains on; its bar goes on after it.
+        // A loop that prints the line and trains on: its bar goes on after it.
         RunFailure f = FailureClassifier.classify(List.of("loss is nan",
                 "lokr-test-2:  10%|#         | 300/3000 [10:02<1:30:00,  2.16s/it, lr: 2.0e-04 loss: 5.226e-01]"), null);
         assertThat(f.cause()).isEqualTo("unknown");
