@@ -6,10 +6,12 @@ import static org.assertj.core.api.Assertions.within;
 
 import dev.trainwatch.protocol.StepEvent;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -75,6 +77,21 @@ class TrainerLogsTest {
         assertThat(events).extracting(StepEvent::step).containsExactly(36L, 37L, 38L);
         assertThat(events).extracting(StepEvent::loss).containsExactly(0.0796, 0.0853, 0.0806);
         assertThat(events).extracting(StepEvent::timeS).containsExactly(21.93, 21.61, 21.45);
+    }
+
+    @Test
+    void aCachingBarIsOneCachingPhaseWhateverItsRedraws() throws IOException {
+        Path file = dir.resolve("caching.log");
+        // The real frame of AI-Toolkit-Easy-Install #55, redrawn as its bar does.
+        String frame = new String(Fixtures.bytes("trainers/ai-toolkit-easy-install_issue55_caching.log"),
+                StandardCharsets.UTF_8).strip();
+        Files.writeString(file, frame + "\r" + frame + "\r" + frame + "\n");
+        SettableClock clock = new SettableClock(Fixtures.NOW);
+        try (LogTailer tailer = new LogTailer(file, StepLineParsers.forFormat("auto"), clock, Long.MAX_VALUE,
+                LogTailer.DEFAULT_MAX_LINE_BYTES)) {
+            assertThat(tailer.poll()).isEmpty();
+            assertThat(tailer.drainPhases()).extracting(Map.Entry::getKey).containsExactly("caching");
+        }
     }
 
     @Test
