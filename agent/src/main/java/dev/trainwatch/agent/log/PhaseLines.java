@@ -31,8 +31,10 @@ final class PhaseLines {
         ByteScan.Needle.of("valuation".getBytes(StandardCharsets.US_ASCII)),
         ByteScan.Needle.of("aving model".getBytes(StandardCharsets.US_ASCII)),
         ByteScan.Needle.of("enerating ".getBytes(StandardCharsets.US_ASCII)),
-        ByteScan.Needle.of("ach".getBytes(StandardCharsets.US_ASCII)),
-        ByteScan.Needle.of("uanti".getBytes(StandardCharsets.US_ASCII)),
+        ByteScan.Needle.of("aching".getBytes(StandardCharsets.US_ASCII)),
+        ByteScan.Needle.of("cache".getBytes(StandardCharsets.US_ASCII)),
+        ByteScan.Needle.of("uantiz".getBytes(StandardCharsets.US_ASCII)),
+        ByteScan.Needle.of("uantis".getBytes(StandardCharsets.US_ASCII)),
     };
 
     private PhaseLines() {
