@@ -60,7 +60,7 @@ class RunCommandIT {
             String err = run.stderr();
             // PyTorch reserves the 74.90 GiB it allocated plus the 1.70 GiB "reserved but unallocated".
             assertThat(err).contains("trainwatch: the run failed (cuda_oom): CUDA out of memory: tried to allocate "
-                    + "2.00 GiB on GPU 0 (79.15 GiB total, 76.60 GiB reserved by PyTorch)");
+                    + "2.00 GiB on GPU 0 (79.15 GiB total, 1.06 GiB free, 76.60 GiB reserved by PyTorch)");
             assertThat(err).contains("run_failed");
             assertThat(err).doesNotContain("Exception in").doesNotContain("\tat ");
         }

@@ -15,9 +15,14 @@ import java.util.Map;
  * @param signal   the signal that ended it, when known (9 for SIGKILL)
  * @param rank     the rank the decisive line names, when it names one
  * @param detail   figures read from the decisive lines: for {@code cuda_oom} {@code tried_to_allocate_bytes},
- *                 {@code gpu_index}, {@code total_capacity_bytes}, {@code reserved_bytes}, {@code allocated_bytes};
+ *                 {@code gpu_index}, {@code total_capacity_bytes}, {@code reserved_bytes}, {@code allocated_bytes},
+ *                 {@code free_bytes}, {@code process_in_use_bytes} (this process, as PyTorch 2.x prints it), and
+ *                 for other processes holding memory on the GPU {@code other_processes} (how many),
+ *                 {@code other_process_pids} ("1108671, 1114104") and {@code other_processes_bytes};
  *                 for {@code nccl_timeout} {@code op}, {@code seq}, {@code timeout_ms}, {@code ran_ms}; for
- *                 {@code exception} {@code type}, {@code message}; for {@code host_oom} {@code worker_pid};
+ *                 {@code exception} {@code type}, {@code message}, and {@code nan_loss} (true) when the trainer
+ *                 said its loss became NaN; for {@code host_oom} {@code worker_pid}, or {@code killed_pid} and
+ *                 {@code killed_command} from the kernel's own OOM-kill record;
  *                 for {@code xid} {@code xid}; for {@code signal} {@code signal_name}
  * @param lines    the lines that show the cause (at most 12, each at most 500 characters)
  */

@@ -39,6 +39,15 @@ public final class FailureClassifier {
     /** PyTorch 2.x: "… and X is reserved by PyTorch but unallocated" — reserved beyond what is allocated. */
     private static final Pattern RESERVED_UNALLOCATED = Pattern.compile("([0-9.]+) ?([KMGT]i?B) is reserved by PyTorch "
             + "but unallocated");
+    /** Free on the GPU: "of which 98.31 MiB is free" (2.x), "0 bytes free" (1.x). */
+    private static final Pattern FREE = Pattern.compile("of which ([0-9.]+) ?([KMGT]i?B|bytes) is free"
+            + "|([0-9.]+) ?([KMGT]i?B|bytes) free\\b");
+    private static final Pattern THIS_PROCESS = Pattern.compile("this process has ([0-9.]+) ?([KMGT]i?B) memory in use");
+    private static final Pattern OTHER_PROCESS = Pattern.compile("Process (\\d+) has ([0-9.]+) ?([KMGT]i?B) memory in "
+            + "use");
+    /** A wrapped OOM message goes on with lower-case words and figures; a traceback, a frame or a bar does not. */
+    private static final Pattern CONTINUATION = Pattern.compile("^\\s*(?:[a-z][a-z_ ]*[a-z][;,]?\\s|[0-9.]+ ?"
+            + "(?:[KMGT]i?B|bytes)\\b)(?!.*\\|)");
     private static final Pattern ALLOCATED = Pattern.compile("([0-9.]+) ?([KMGT]i?B) already allocated"
             + "|Of the allocated memory ([0-9.]+) ?([KMGT]i?B) is allocated by PyTorch");
     /** A collective that timed out; a DistBackendError alone (an NCCL or network error) is not one. */
@@ -63,6 +72,10 @@ public final class FailureClassifier {
     private static final Pattern HOST_OOM = Pattern.compile("DataLoader worker \\(pid[ s(]*(\\d+)\\)?\\)? is killed by"
             + "(\\s+signal: (Killed|Bus error)|\\s*(signal:?)?\\s*$)|insufficient shared memory|out of shared memory"
             + "|Out of memory: Kill(ed)? process|oom-kill|invoked oom-killer|\\bMemoryError\\b");
+    /** The kernel's record of its OOM kill: "Out of memory: Killed process 1067104 (python)". */
+    private static final Pattern KERNEL_KILL = Pattern.compile("Out of memory: Kill(?:ed)? process (\\d+) \\(([^)]{1,64})\\)");
+    /** A trainer saying its loss diverged: ai-toolkit's "loss is nan", OneTrainer's "Training loss became NaN". */
+    private static final Pattern NAN_LOSS = Pattern.compile("(?i)\\bloss (?:is|became|was) (?:nan|inf)\\b");
     private static final Pattern SIGNAL = Pattern.compile("exitcode\\s*:\\s*-(\\d+)|Signal (\\d+) \\((SIG\\w+)\\) "
             + "received|Signals\\.(SIG\\w+)|DUE TO (PREEMPTION|TIME LIMIT|NODE FAILURE)|^\\s*Killed\\s*$"
             + "|exits with return code = -(\\d+)|line \\d+:\\s+\\d+ (Killed)\\s+\\S");
@@ -95,6 +108,7 @@ public final class FailureClassifier {
         if ((f = safe(() -> gpuLost(lines))) == null && (f = safe(() -> xid(lines))) == null
                 && (f = safe(() -> cudaOom(lines))) == null && (f = safe(() -> hostOom(lines))) == null
                 && (f = safe(() -> launcherStop(launcher))) == null
+                && (f = safe(() -> nanLoss(lines, launcher))) == null
                 && (f = safe(() -> exception(lines, launcher, true))) == null
                 && (f = safe(() -> ncclTimeout(lines))) == null
                 && (f = safe(() -> signal(lines, exitCode, launcher))) == null
@@ -198,7 +212,6 @@ public final class FailureClassifier {
         if (hits.isEmpty()) {
             return null;
         }
-        Map<String, Object> detail = new LinkedHashMap<>();
         String decisive = hits.get(0);
         for (String h : hits) {
             if (TRIED.matcher(h).find()) {
@@ -206,23 +219,10 @@ public final class FailureClassifier {
                 break;
             }
         }
-        Matcher m = TRIED.matcher(decisive);
-        if (m.find()) {
-            put(detail, "tried_to_allocate_bytes", bytes(m.group(1), m.group(2)));
-        }
-        m = GPU_INDEX.matcher(decisive);
-        if (m.find()) {
-            put(detail, "gpu_index", intOrNull(m.group(1) != null ? m.group(1) : m.group(2)));
-        }
-        putBytes(detail, "total_capacity_bytes", TOTAL.matcher(decisive));
-        putBytes(detail, "reserved_bytes", RESERVED.matcher(decisive));
-        putBytes(detail, "allocated_bytes", ALLOCATED.matcher(decisive));
-        putBytes(detail, "reserved_unallocated_bytes", RESERVED_UNALLOCATED.matcher(decisive));
-        if (!detail.containsKey("reserved_bytes") && detail.get("allocated_bytes") instanceof Long allocated
-                && detail.get("reserved_unallocated_bytes") instanceof Long unallocated) {
-            // PyTorch 2.x names what it reserves beyond the allocation; its reservation is both together.
-            put(detail, "reserved_bytes", allocated + unallocated);
-        }
+        // torch 1.x's message is often wrapped over a few lines (a terminal, a pasted issue): its figures are read
+        // from the decisive line and the lines that continue it.
+        String text = withContinuation(lines, decisive);
+        Map<String, Object> detail = oomFigures(text);
         StringBuilder summary = new StringBuilder("CUDA out of memory");
         if (detail.containsKey("tried_to_allocate_bytes")) {
             summary.append(": tried to allocate ").append(gib((Long) detail.get("tried_to_allocate_bytes")));
@@ -232,13 +232,88 @@ public final class FailureClassifier {
         }
         if (detail.containsKey("total_capacity_bytes")) {
             summary.append(" (").append(gib((Long) detail.get("total_capacity_bytes"))).append(" total");
+            if (detail.containsKey("free_bytes")) {
+                summary.append(", ").append(gib((Long) detail.get("free_bytes"))).append(" free");
+            }
             if (detail.containsKey("reserved_bytes")) {
                 summary.append(", ").append(gib((Long) detail.get("reserved_bytes"))).append(" reserved by PyTorch");
             }
             summary.append(')');
         }
+        if (detail.get("other_processes_bytes") instanceof Long others) {
+            summary.append("; other processes hold ").append(gib(others)).append(" on the GPU (PID ")
+                    .append(detail.get("other_process_pids")).append(')');
+        }
         return new RunFailure("cuda_oom", summary.toString(), null, null, rankOf(List.of(decisive)), detail,
                 shown(around(lines, decisive)));
+    }
+
+    /** The figures of an out-of-memory message, in either of PyTorch's wordings (and its misspelt "capacty"). */
+    private static Map<String, Object> oomFigures(String text) {
+        Map<String, Object> detail = new LinkedHashMap<>();
+        Matcher m = TRIED.matcher(text);
+        if (m.find()) {
+            put(detail, "tried_to_allocate_bytes", bytes(m.group(1), m.group(2)));
+        }
+        m = GPU_INDEX.matcher(text);
+        if (m.find()) {
+            put(detail, "gpu_index", intOrNull(m.group(1) != null ? m.group(1) : m.group(2)));
+        }
+        putBytes(detail, "total_capacity_bytes", TOTAL.matcher(text));
+        putBytes(detail, "free_bytes", FREE.matcher(text));
+        putBytes(detail, "process_in_use_bytes", THIS_PROCESS.matcher(text));
+        putBytes(detail, "reserved_bytes", RESERVED.matcher(text));
+        putBytes(detail, "allocated_bytes", ALLOCATED.matcher(text));
+        putBytes(detail, "reserved_unallocated_bytes", RESERVED_UNALLOCATED.matcher(text));
+        if (!detail.containsKey("reserved_bytes") && detail.get("allocated_bytes") instanceof Long allocated
+                && detail.get("reserved_unallocated_bytes") instanceof Long unallocated) {
+            // PyTorch 2.x names what it reserves beyond the allocation; its reservation is both together.
+            put(detail, "reserved_bytes", allocated + unallocated);
+        }
+        otherProcesses(detail, text);
+        return detail;
+    }
+
+    /**
+     * PyTorch 2.x names every other process that holds memory on the GPU ("Process 1108671 has 558.00 MiB memory in
+     * use"): how many, their PIDs and what they hold together.
+     */
+    private static void otherProcesses(Map<String, Object> detail, String text) {
+        Matcher m = OTHER_PROCESS.matcher(text);
+        StringBuilder pids = new StringBuilder();
+        long total = 0;
+        int count = 0;
+        while (m.find()) {
+            Long held = bytes(m.group(2), m.group(3));
+            if (held == null) {
+                continue;
+            }
+            pids.append(count == 0 ? "" : ", ").append(m.group(1));
+            total += held;
+            count++;
+        }
+        if (count > 0) {
+            put(detail, "other_processes", count);
+            put(detail, "other_process_pids", clip(pids.toString(), 300));
+            put(detail, "other_processes_bytes", total);
+        }
+    }
+
+    /**
+     * The decisive line and up to three lines after it that continue the message (a line wrapped by a terminal or an
+     * issue's paste), joined with spaces; a line that starts a traceback, a frame or another record ends it.
+     */
+    private static String withContinuation(List<String> lines, String decisive) {
+        int at = lines.indexOf(decisive);
+        StringBuilder text = new StringBuilder(decisive);
+        for (int i = at + 1; at >= 0 && i < lines.size() && i <= at + 3; i++) {
+            String next = lines.get(i);
+            if (!CONTINUATION.matcher(next).find()) {
+                break;
+            }
+            text.append(' ').append(next.strip());
+        }
+        return text.toString();
     }
 
     private static RunFailure hostOom(List<String> lines) {
@@ -263,11 +338,40 @@ public final class FailureClassifier {
             summary = "the kernel's OOM killer ended a process";
             put(detail, "resource", "ram");
         }
-        if (m.find()) {
+        Matcher kernel = KERNEL_KILL.matcher(first);
+        if (kernel.find()) {
+            // The kernel's own record (dmesg, journalctl -k): the process it chose, by PID and command.
+            put(detail, "killed_pid", longOrNull(kernel.group(1)));
+            put(detail, "killed_command", kernel.group(2));
+            summary = "the kernel's OOM killer ended process " + kernel.group(1) + " (" + kernel.group(2)
+                    + "): the host ran out of memory";
+        } else if (m.find()) {
             put(detail, "worker_pid", longOrNull(m.group(1)));
         }
         return new RunFailure("host_oom", summary, null, first.contains("Killed") ? 9 : null, rankOf(hits), detail,
                 shown(hits));
+    }
+
+    /**
+     * The trainer said its loss became NaN (or infinite) and the run raised: an exception of the run whose cause is
+     * the diverged loss. Without an exception in the output the NaN is no verdict (trainers that skip the step go on).
+     */
+    private static RunFailure nanLoss(List<String> lines, LauncherReport launcher) {
+        List<String> hits = matching(lines, NAN_LOSS);
+        if (hits.isEmpty()) {
+            return null;
+        }
+        RunFailure raised = exception(lines, launcher, false);
+        if (raised == null) {
+            // Many loops print such a line and train on: without an exception after it, the NaN ended nothing.
+            return null;
+        }
+        Map<String, Object> detail = new LinkedHashMap<>(raised.detail());
+        put(detail, "nan_loss", Boolean.TRUE);
+        List<String> shown = new ArrayList<>(hits.subList(0, 1));
+        shown.addAll(raised.lines());
+        return new RunFailure("exception", "the loss became NaN (the run diverged): " + clip(hits.get(0).strip(), 200),
+                null, null, rankOf(hits), detail, shown(shown));
     }
 
     private static RunFailure ncclTimeout(List<String> lines) {

@@ -172,9 +172,18 @@ public final class LogTailer implements StepSource {
             int before = pending.size();
             extractor.accept(bytes, offset, length, readTs, pending, pendingLogTs);
             if (pending.size() > before) {
+                startUpPhase = null;
                 return; // a step line announces no phase
             }
             PhaseLines.Phase phase = PhaseLines.of(bytes, offset, length, readTs, zone);
+            if (phase != null && PhaseLines.isStartUp(phase.kind())) {
+                // A caching bar redraws thousands of times: its phase is announced once, until a step or another
+                // start-up phase.
+                if (phase.kind().equals(startUpPhase)) {
+                    return;
+                }
+                startUpPhase = phase.kind();
+            }
             if (phase != null && phases.size() < MAX_PENDING_PHASES) {
                 phases.add(this.lineTime == LineTime.READ ? new PhaseLines.Phase(phase.kind(), readTs) : phase);
             }
@@ -183,6 +192,8 @@ public final class LogTailer implements StepSource {
 
     private final ZoneId zone;
     private static final int MAX_PENDING_PHASES = 64;
+    /** The start-up phase (caching, quantizing) announced last, until a step line; null when none. */
+    private String startUpPhase;
     private final List<PhaseLines.Phase> phases = new java.util.ArrayList<>();
 
     /** Checkpoint and evaluation phases the log announced since the previous call: kind and unix seconds. */

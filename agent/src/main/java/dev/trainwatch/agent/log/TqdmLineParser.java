@@ -2,6 +2,7 @@ package dev.trainwatch.agent.log;
 
 import dev.trainwatch.protocol.StepEvent;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -20,6 +21,14 @@ final class TqdmLineParser implements StepLineParser {
     private final IntervalTracker intervals = new IntervalTracker();
     private long lastN = -1;
     private Integer lastInterval;
+
+    /** OneTrainer's per-epoch step bar: the steps of the epochs before the current one. */
+    private long epochOffset;
+    /** That bar's last frame: its counter, total, elapsed time and loss. */
+    private long epochBarN = -1;
+    private long epochBarTotal;
+    private String epochBarElapsed;
+    private Double epochBarLoss;
 
     private static final String[] QUICK_CHECK = {"s/it", "it/s"};
 
@@ -50,14 +59,43 @@ final class TqdmLineParser implements StepLineParser {
         if (bar.n() == 0) {
             return null;
         }
-        if (bar.n() != lastN) {
-            long gap = intervals.observe(bar.n());
-            lastN = bar.n();
+        long step = bar.postfix().containsKey("smooth loss") ? perEpochStep(bar, elapsed(line)) : bar.n();
+        if (step != lastN) {
+            long gap = intervals.observe(step);
+            lastN = step;
             lastInterval = gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null;
         }
         Double time = Double.isNaN(bar.secondsPerIter()) ? null : bar.secondsPerIter();
-        return new StepEvent(bar.n(), time, null, null, null, null, lastInterval, null,
+        return new StepEvent(step, time, null, null, null, null, lastInterval, null,
                 bar.loss(), bar.number("lr"),
                 bar.firstReading("grad_norm", "global_grad_norm"), null, null, null, null);
+    }
+
+    /**
+     * The global step of a frame of OneTrainer's step bar (postfix {@code loss=…, smooth loss=…}), which counts the
+     * steps of one epoch and starts again inside its outer {@code epoch} bar: the epochs before it times the bar's
+     * total, plus its counter. A new epoch's bar shows itself by a counter that went back, or, where only each
+     * epoch's last frame was kept (a console whose finished bars stay on screen), by a finished frame again with
+     * another elapsed time and another loss (a redraw of the same frame keeps both).
+     */
+    private long perEpochStep(TqdmBar bar, String elapsed) {
+        Double loss = bar.loss();
+        boolean finishedAgain = bar.n() == epochBarN && bar.n() == bar.total()
+                && !Objects.equals(elapsed, epochBarElapsed) && !Objects.equals(loss, epochBarLoss);
+        if (epochBarN >= 0 && (bar.n() < epochBarN || finishedAgain)) {
+            epochOffset += epochBarTotal > 0 ? epochBarTotal : epochBarN;
+        }
+        epochBarN = bar.n();
+        epochBarTotal = bar.total();
+        epochBarElapsed = elapsed;
+        epochBarLoss = loss;
+        return epochOffset + bar.n();
+    }
+
+    /** The elapsed time a bar frame shows ({@code 01:15} of {@code [01:15<00:00, …}), or null. */
+    private static String elapsed(String line) {
+        int rate = line.lastIndexOf(" [");
+        int end = rate < 0 ? -1 : line.indexOf('<', rate);
+        return end < 0 ? null : line.substring(rate + 2, end);
     }
 }

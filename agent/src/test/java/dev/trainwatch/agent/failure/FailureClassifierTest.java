@@ -99,7 +99,7 @@ class FailureClassifierTest {
         assertThat(oom.detail()).containsEntry("reserved_unallocated_bytes", Math.round(194.87 * 1024 * 1024))
                 .containsEntry("reserved_bytes", Math.round(22.90 * 1024 * 1024 * 1024) + Math.round(194.87 * 1024 * 1024));
         assertThat(oom.summary()).isEqualTo("CUDA out of memory: tried to allocate 22 MiB on GPU 0 (23.65 GiB total, "
-                + "23.09 GiB reserved by PyTorch)");
+                + "11 MiB free, 23.09 GiB reserved by PyTorch)");
         // A line of over 500 characters keeps its figures (they come after character 500).
         RunFailure longLine = FailureClassifier.classify(find(all, "76-cuda_oom.txt").tail(), null);
         assertThat(longLine.detail()).containsEntry("allocated_bytes", Math.round(13.73 * 1024 * 1024 * 1024))

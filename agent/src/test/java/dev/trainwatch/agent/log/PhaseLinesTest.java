@@ -38,6 +38,16 @@ class PhaseLinesTest {
         assertThat(of("Generating baseline samples before training").kind()).isEqualTo("evaluation");
         assertThat(of("Generating Images:  50%|#####     | 1/2 [01:00<01:00, 60.18s/it]").kind()).isEqualTo("evaluation");
         assertThat(of("Generating a report of the losses")).isNull();
+        // The LoRA trainers' start-up phases (real lines: ai-toolkit #872 and #387, AI-Toolkit-Easy-Install #55,
+        // SimpleTuner #653's log record).
+        assertThat(of("Quantizing Transformer 1").kind()).isEqualTo("quantizing");
+        assertThat(of(" - quantizing 40 transformer blocks").kind()).isEqualTo("quantizing");
+        assertThat(of("Caching text embeddings to disk:  88%|########8 | 23/26 [51:34<06:44, 134.77s/it]").kind())
+                .isEqualTo("caching");
+        assertThat(of("2024-08-05 21:25:46,727 [INFO] (DataBackendFactory) (id=pseudo-camera-10k-flux) Creating VAE "
+                + "latent cache.").kind()).isEqualTo("caching");
+        assertThat(of("cache_latents: true")).isNull();
+        assertThat(of("quantize: true")).isNull();
     }
 
     @Test

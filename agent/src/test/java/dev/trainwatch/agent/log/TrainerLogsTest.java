@@ -6,10 +6,12 @@ import static org.assertj.core.api.Assertions.within;
 
 import dev.trainwatch.protocol.StepEvent;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -78,6 +80,21 @@ class TrainerLogsTest {
     }
 
     @Test
+    void aCachingBarIsOneCachingPhaseWhateverItsRedraws() throws IOException {
+        Path file = dir.resolve("caching.log");
+        // The real frame of AI-Toolkit-Easy-Install #55, redrawn as its bar does.
+        String frame = new String(Fixtures.bytes("trainers/ai-toolkit-easy-install_issue55_caching.log"),
+                StandardCharsets.UTF_8).strip();
+        Files.writeString(file, frame + "\r" + frame + "\r" + frame + "\n");
+        SettableClock clock = new SettableClock(Fixtures.NOW);
+        try (LogTailer tailer = new LogTailer(file, StepLineParsers.forFormat("auto"), clock, Long.MAX_VALUE,
+                LogTailer.DEFAULT_MAX_LINE_BYTES)) {
+            assertThat(tailer.poll()).isEmpty();
+            assertThat(tailer.drainPhases()).extracting(Map.Entry::getKey).containsExactly("caching");
+        }
+    }
+
+    @Test
     void cachingAndLoadingBarsAreNeverSteps() throws IOException {
         assertThat(read("ai-toolkit-easy-install_issue55_caching.log")).isEmpty();
         assertThat(read("kohya-ss_issue1904_loading.log")).isEmpty();
@@ -90,5 +107,37 @@ class TrainerLogsTest {
                 + " global_avg_loss=1.33, global_max_loss=1.52]");
         assertThat(bar).isNotNull();
         assertThat(bar.loss()).isEqualTo(1.33);
+    }
+
+    @Test
+    void oneTrainersStepBarStartsAgainEveryEpochAndCountsOnGlobally() throws IOException {
+        List<StepEvent> events = read("onetrainer_wrapper_readme_epochs.log");
+        // 13 epochs of 39 steps; the run's last backup is named backup-507-13-0.
+        assertThat(events).extracting(StepEvent::step).containsExactly(39L, 78L, 117L, 156L, 195L, 234L, 273L, 312L,
+                351L, 390L, 429L, 468L, 507L);
+        assertThat(events).extracting(StepEvent::loss).startsWith(0.00467, 0.287).endsWith(0.179);
+        assertThat(events).extracting(StepEvent::timeS).startsWith(2.27, 3.50).endsWith(1.69);
+    }
+
+    @Test
+    void oneTrainersBarRedrawnOrRestartedFrameByFrame() {
+        // Frames as a live console writes them (the real bar's text, counter and elapsed time varied): a redraw of
+        // the finished frame is the same step; the counter going back is the next epoch.
+        TqdmLineParser parser = new TqdmLineParser();
+        String bar = "step: 100%%|##########| %d/39 [%s<00:00,  2.27s/it, loss=%s, smooth loss=0.133]";
+        assertThat(parser.parse(String.format(bar, 38, "01:26", "0.0112")).step()).isEqualTo(38L);
+        assertThat(parser.parse(String.format(bar, 39, "01:28", "0.00467")).step()).isEqualTo(39L);
+        assertThat(parser.parse(String.format(bar, 39, "01:28", "0.00467")).step()).isEqualTo(39L);
+        assertThat(parser.parse(String.format(bar, 1, "00:02", "0.287")).step()).isEqualTo(40L);
+        assertThat(parser.parse(String.format(bar, 2, "00:04", "0.301")).step()).isEqualTo(41L);
+    }
+
+    @Test
+    void aStepBarPrintedAfterAnOldWordedOomStillCounts() throws IOException {
+        // kohya_ss #1202: the bar's postfix is the old `loss=`, its frame after the wrapped OOM message.
+        List<StepEvent> events = read("kohya_ss_issue1202_oom_wrapped.log");
+        assertThat(events).extracting(StepEvent::step).containsExactly(1L);
+        assertThat(events.get(0).loss()).isEqualTo(0.473);
+        assertThat(events.get(0).timeS()).isEqualTo(3.59);
     }
 }

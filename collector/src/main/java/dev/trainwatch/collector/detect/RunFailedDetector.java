@@ -115,6 +115,17 @@ public final class RunFailedDetector implements Detector {
     private static String fix(String cause, RunFailure f, dev.trainwatch.estimator.Estimate estimate) {
         // Precomputing is offered only for what this model encodes online (no T5 for a class-conditional DiT).
         String precompute = Texts.encoders(estimate).map(w -> "precompute the " + w + " features, ").orElse("");
+        Map<String, Object> detail = f.detail() != null ? f.detail() : Map.of();
+        if ("cuda_oom".equals(cause) && detail.get("other_processes_bytes") instanceof Number others) {
+            // PyTorch named other processes holding memory on the GPU: the first thing to free.
+            return "other processes held " + Texts.gib(others.doubleValue()) + " of the GPU (PID "
+                    + detail.get("other_process_pids") + "): stop them or run on a free GPU, then resume from the last "
+                    + "checkpoint; if it still does not fit, lower the per-GPU batch or enable gradient checkpointing";
+        }
+        if ("exception".equals(cause) && Boolean.TRUE.equals(detail.get("nan_loss"))) {
+            return "the loss diverged to NaN: lower the learning rate or add a warm-up, train in bf16 rather than "
+                    + "fp16, look for broken samples in the data; resume from a checkpoint saved before the NaN";
+        }
         return switch (cause) {
             case "cuda_oom" -> "lower the per-GPU batch, enable gradient checkpointing, " + precompute + "or "
                     + "use an 8-bit/CAME optimizer (trainwatch estimate shows what each saves); if reserved memory far "

@@ -61,6 +61,23 @@ class RunFailedTest {
     }
 
     @Test
+    void otherProcessesOnTheGpuAreTheFirstThingToFreeAndADivergedLossIsNamedAsSuch() {
+        clock.advanceSeconds(1);
+        fleet.ingestBatch(batch("node1", "a", 1, List.of(gpu(clock.seconds(), 0, "GPU-0", 23 * GIB, 0.9)),
+                List.of(attribution("shared", List.of("GPU-0")), attribution("nan", List.of("GPU-1"))), List.of()));
+        // As the agent reads SimpleTuner #786: two other processes hold 558 MiB and 1.03 GiB of the card.
+        fleet.recordFailure("shared", new RunFailure("cuda_oom", "CUDA out of memory: tried to allocate 54 MiB", null,
+                null, null, Map.of("other_processes", 2, "other_process_pids", "1108671, 1114104",
+                        "other_processes_bytes", 1_691_059_487L), List.of("CUDA out of memory.")), "node1");
+        Anomaly oom = failed("shared");
+        assertThat(oom.evidence()).containsEntry("other_process_pids", "1108671, 1114104");
+        assertThat(oom.suggestion()).startsWith("other processes held 1.6 GiB of the GPU (PID 1108671, 1114104)");
+        fleet.recordFailure("nan", new RunFailure("exception", "the loss became NaN (the run diverged): loss is nan",
+                null, null, null, Map.of("nan_loss", true), List.of("loss is nan")), "node1");
+        assertThat(failed("nan").suggestion()).startsWith("the loss diverged to NaN");
+    }
+
+    @Test
     void anAgentsFailureAfterItsRunEndedEventIsStillRaised() {
         clock.advanceSeconds(1);
         fleet.ingestBatch(batch("node1", "a", 1, List.of(gpu(clock.seconds(), 0, "GPU-0", 40 * GIB, 0.9)),
