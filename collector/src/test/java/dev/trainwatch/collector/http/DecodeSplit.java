@@ -116,7 +116,7 @@ public class DecodeSplit {
     private byte[] gzipped;
     private final BodyDecoder decoder = new BodyDecoder(64L << 20);
 
-    /** What the collector does before reading: the agent's gzip body inflated into the thread's buffer. */
+    /** What the collector does before reading: the agent's gzip body inflated (the JDK's GZIPInputStream). */
     @Benchmark
     public int inflate() {
         return decoder.decodeInPlace(gzipped, "gzip").length();
