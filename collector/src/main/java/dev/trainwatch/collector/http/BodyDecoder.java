@@ -119,7 +119,8 @@ public final class BodyDecoder {
      */
     static Bytes gunzip(byte[] body, long maxInflatedBytes) {
         int cap = (int) Math.min(maxInflatedBytes + 1, Integer.MAX_VALUE - 16);
-        byte[] out = new byte[(int) Math.min(cap, Math.max(8192L, body.length * 8L))];
+        // JSON batches inflate about twenty-fold: room for that at once, doubled for the rare body that needs more.
+        byte[] out = new byte[(int) Math.min(cap, Math.max(64L * 1024, body.length * 32L))];
         int total = 0;
         try (GZIPInputStream in = new GZIPInputStream(new ByteArrayInputStream(body), 8192)) {
             for (;;) {
