@@ -28,7 +28,12 @@ public final class WireCodec {
     private WireCodec() {
     }
 
-    /** The generated adapter of a protocol record (or of a plain value: string, number, boolean, list, map). */
+    /**
+     * The generated adapter of a protocol record (or of a plain value: string, number, boolean, list, map). Its reader
+     * is for trusted input such as tests and benchmarks, not for request bodies: avaje-jsonb's reader rounds some
+     * doubles of 16–17 digits and is lenient where databind refuses (the collector's {@code PlainRecordReader} says
+     * which).
+     */
     public static <T> JsonType<T> type(Class<T> type) {
         return JSONB.type(type);
     }
