@@ -119,8 +119,9 @@ public final class BodyDecoder {
      */
     static Bytes gunzip(byte[] body, long maxInflatedBytes) {
         int cap = (int) Math.min(maxInflatedBytes + 1, Integer.MAX_VALUE - 16);
-        // JSON batches inflate about twenty-fold: room for that at once, doubled for the rare body that needs more.
-        byte[] out = new byte[(int) Math.min(cap, Math.max(64L * 1024, body.length * 32L))];
+        // JSON batches inflate about twenty-fold: room for that at once (at most 1 MiB, so a large body that inflates
+        // little does not take the cap's worth of heap up front), doubled for the rare body that needs more.
+        byte[] out = new byte[(int) Math.min(cap, Math.max(64L * 1024, Math.min(body.length * 32L, 1L << 20)))];
         int total = 0;
         try (GZIPInputStream in = new GZIPInputStream(new ByteArrayInputStream(body), 8192)) {
             for (;;) {
