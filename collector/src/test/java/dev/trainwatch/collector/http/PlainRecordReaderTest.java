@@ -36,7 +36,7 @@ class PlainRecordReaderTest {
         PlainRecordReader<AgentBatch> plain = reader();
         for (int i = 0; i < 500; i++) {
             AgentBatch batch = randomBatch(false);
-            // As the wire codec writes it, and as the agent does (WireWriter, jackson-core alone).
+            // As databind writes it, and as the agent does (the codec generated from the records, WireCodec).
             for (byte[] json : List.of(Json.MAPPER.writeValueAsBytes(batch), dev.trainwatch.protocol.wire.WireCodec.toBytes(
                     batch))) {
                 AgentBatch read = plain.read(json, json.length);
