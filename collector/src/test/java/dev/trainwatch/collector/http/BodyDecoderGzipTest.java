@@ -52,7 +52,8 @@ class BodyDecoderGzipTest {
     @Test
     void aTruncatedOrCorruptBodyIsA400InOneLine() {
         byte[] whole = member(JSON, FCOMMENT);
-        assertRefused(Arrays.copyOf(whole, whole.length - 12), 400, "bad gzip body: Unexpected end of ZLIB input stream");
+        assertRefused(Arrays.copyOf(whole, whole.length - 12), 400,
+                "bad gzip body: Unexpected end of ZLIB input stream");
         assertRefused(Arrays.copyOf(whole, 14), 400, "bad gzip body: ");
         assertRefused(Arrays.copyOf(whole, 3), 400, "bad gzip body: unexpected end of the gzip stream");
         assertRefused(new byte[0], 400, "bad gzip body: unexpected end of the gzip stream");
