@@ -99,7 +99,7 @@ final class ScenarioFeeder implements AutoCloseable {
                         new AgentHealth(0.004, 0L, 0L, 0L, 0L, 1.0),
                         // The node's memory, as an agent reads it every few seconds.
                         new dev.trainwatch.protocol.HostMemory(now, 1L << 39, (300L << 30) - n * (1L << 20), 0L,
-                                64L << 30, 2L << 30), null);
+                                64L << 30, 2L << 30));
                 post("/v1/samples", Json.MAPPER.writeValueAsString(batch));
                 if (!run.steps()) {
                     return;
