@@ -105,7 +105,7 @@ public final class ScrapeWarmUp {
         RunAttribution run = new RunAttribution("warm-up-" + host, ranks.stream().map(RankInfo::pid).toList(),
                 uuids, ranks, null, null);
         return new AgentBatch("warm-up-" + host, "warm-up-agent-" + host, second, gpus, List.of(run), List.of(),
-                new AgentHealth(0.004, 0L, 0L, 0L, 0L, 1.0), null, now);
+                new AgentHealth(0.004, 0L, 0L, 0L, 0L, 1.0), null, now, null);
     }
 
     private static byte[] gzipJson(Object value) throws IOException {

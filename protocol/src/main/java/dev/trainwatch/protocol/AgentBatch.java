@@ -23,11 +23,9 @@ public record AgentBatch(String host, String agentId, long seq, List<GpuSample> 
                          List<AgentEvent> events, AgentHealth health, HostMemory hostMemory, Double sentAt,
                          List<RunSteps> runSteps) {
 
-    /** A batch without steps. */
-    public AgentBatch(String host, String agentId, long seq, List<GpuSample> gpus, List<RunAttribution> runs,
-                      List<AgentEvent> events, AgentHealth health, HostMemory hostMemory, Double sentAt) {
-        this(host, agentId, seq, gpus, runs, events, health, hostMemory, sentAt, null);
-    }
+    // No constructor of nine components: the generated wire codec's processor picks the first constructor with as
+    // many parameters as the record has distinct component types (nine) and would read batches with it, losing
+    // run_steps (avaje-jsonb 3.11, TypeReader.determineConstructor).
 
     /** The same batch without its steps. */
     public AgentBatch withoutSteps() {
@@ -38,7 +36,7 @@ public record AgentBatch(String host, String agentId, long seq, List<GpuSample> 
     /** A batch without a send time. */
     public AgentBatch(String host, String agentId, long seq, List<GpuSample> gpus, List<RunAttribution> runs,
                       List<AgentEvent> events, AgentHealth health, HostMemory hostMemory) {
-        this(host, agentId, seq, gpus, runs, events, health, hostMemory, null);
+        this(host, agentId, seq, gpus, runs, events, health, hostMemory, null, null);
     }
 
     /** A batch without host memory. */

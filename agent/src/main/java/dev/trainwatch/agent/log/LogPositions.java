@@ -3,7 +3,7 @@ package dev.trainwatch.agent.log;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import dev.trainwatch.protocol.JsonStreams;
-import dev.trainwatch.protocol.WireWriter;
+import dev.trainwatch.protocol.wire.WireCodec;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -23,7 +23,7 @@ import java.util.Map;
  *
  * <p>Written to a temporary name and renamed: a crash leaves the previous or the new content, never a mix. A file
  * that cannot be read or parsed is one line and an empty start (the log's recent past is read again, as before this
- * file existed). Read with jackson-core's streaming parser and written with {@link WireWriter} (the JSON the wire
+ * file existed). Read with jackson-core's streaming parser and written with {@link WireCodec} (the JSON the wire
  * codec wrote for these records before, snake_case, nulls left out): the agent loads no jackson-databind.
  * Thread-safe.
  */
@@ -156,7 +156,7 @@ public final class LogPositions {
             m.put("updated", s.updated());
             out.add(m);
         }
-        return WireWriter.toBytes(out);
+        return WireCodec.toBytes(out);
     }
 
     /** Parses what {@link #toJson} wrote (unknown fields are skipped; a missing number is 0, a missing flag false). */

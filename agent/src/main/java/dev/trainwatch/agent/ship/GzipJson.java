@@ -1,6 +1,6 @@
 package dev.trainwatch.agent.ship;
 
-import dev.trainwatch.protocol.WireWriter;
+import dev.trainwatch.protocol.wire.WireCodec;
 import java.util.Arrays;
 import java.util.zip.CRC32;
 import java.util.zip.Deflater;
@@ -10,7 +10,7 @@ import java.util.zip.Deflater;
  * A new {@code GZIPOutputStream} per batch allocates and frees zlib's state (about 270 KB of native memory) and its
  * buffers every second; over days that churn fragments the C heap, and the setup is most of the cost of compressing a
  * batch of a few kilobytes. Fastest compression level: the agent's CPU is what the node pays, the bytes cross a LAN.
- * The JSON is written by {@link WireWriter} (the wire codec's bytes without loading jackson-databind).
+ * The JSON is written by {@link WireCodec}, the codec generated from the protocol records (no jackson-databind).
  *
  * <p>Not thread-safe: one encoder per thread ({@link Payload} keeps one per thread that builds payloads).
  */
@@ -22,15 +22,12 @@ final class GzipJson {
 
     private final Deflater deflater = new Deflater(Deflater.BEST_SPEED, true);
     private final CRC32 crc = new CRC32();
-    private WireWriter json = new WireWriter();
     private byte[] out = new byte[8192];
 
     /** The value as gzip JSON, as the wire codec writes it. */
     byte[] encode(Object value) {
-        json.reset();
-        json.value(value);
-        byte[] src = json.array();
-        int length = json.size();
+        byte[] src = WireCodec.toBytes(value);
+        int length = src.length;
         crc.reset();
         crc.update(src, 0, length);
         deflater.reset();
@@ -51,9 +48,6 @@ final class GzipJson {
         byte[] result = Arrays.copyOf(out, n + 8);
         if (out.length > KEEP_BYTES) {
             out = new byte[8192];
-        }
-        if (src.length > KEEP_BYTES) {
-            json = new WireWriter();
         }
         return result;
     }

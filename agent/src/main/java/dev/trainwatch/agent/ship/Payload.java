@@ -9,7 +9,7 @@ import java.util.List;
 
 /**
  * A request body with where it goes, before it gets its place in the send order. Built from protocol records with
- * the wire codec ({@link Json#MAPPER}; written by {@link dev.trainwatch.protocol.WireWriter}, its bytes). Immutable.
+ * the wire codec ({@link Json#MAPPER}; written by the codec generated from the records, {@code WireCodec}). Immutable.
  *
  * @param method   HTTP method
  * @param path     request path

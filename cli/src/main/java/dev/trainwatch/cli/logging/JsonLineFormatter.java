@@ -1,6 +1,6 @@
 package dev.trainwatch.cli.logging;
 
-import dev.trainwatch.protocol.WireWriter;
+import dev.trainwatch.protocol.wire.WireCodec;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -8,7 +8,7 @@ import java.util.Map;
 /**
  * One JSON object per line: {@code time} (RFC 3339, UTC), {@code level}, {@code component}, {@code message}, and
  * {@code error} and {@code repeated} when they apply — the fields log shippers (Loki, Elasticsearch) index. Written
- * with {@link WireWriter} (the bytes Jackson wrote for it; a field that is null is left out): an agent logging JSON
+ * with {@link WireCodec} (a field that is null is left out): an agent logging JSON
  * loads no jackson-databind.
  */
 final class JsonLineFormatter {
@@ -28,6 +28,6 @@ final class JsonLineFormatter {
             fields.put("repeated", line.repeated());
             fields.put("repeated_interval_seconds", RepeatLimiter.INTERVAL.toSeconds());
         }
-        return new String(WireWriter.toBytes(fields), StandardCharsets.UTF_8);
+        return new String(WireCodec.toBytes(fields), StandardCharsets.UTF_8);
     }
 }

@@ -12,12 +12,14 @@ import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.zip.GZIPInputStream;
 
 /**
  * Turns a request body into protocol records: checks the media type, inflates gzip up to a cap (a "gzip bomb" is a
@@ -90,14 +92,11 @@ public final class BodyDecoder {
                 : Arrays.copyOf(bytes.array(), bytes.length());
     }
 
-    /**
-     * A decoded body: {@code array[0, length)}. For a gzip body the array is this thread's inflate buffer, valid until
-     * the thread's next decode: parse it before decoding another body.
-     */
+    /** A decoded body: {@code array[0, length)} (a gzip body's array is its own, sized by doubling). */
     record Bytes(byte[] array, int length) {
     }
 
-    /** As {@link #decode}, without copying an inflated body out of the thread's buffer. */
+    /** As {@link #decode}, without copying an inflated body to its exact size. */
     Bytes decodeInPlace(byte[] body, String contentEncoding) {
         if (contentEncoding == null || contentEncoding.isBlank()
                 || contentEncoding.strip().equalsIgnoreCase("identity")) {
@@ -108,122 +107,40 @@ public final class BodyDecoder {
             throw new ApiError(ApiError.UNSUPPORTED_MEDIA_TYPE,
                     "Content-Encoding must be gzip or identity, got '" + printable(encoding, 40) + "'");
         }
-        return INFLATERS.get().gunzip(body, maxInflatedBytes);
+        return gunzip(body, maxInflatedBytes);
     }
 
     /**
-     * One zlib state and one output buffer per thread that decodes (the fleet's few workers), reused for every body:
-     * a {@code GZIPInputStream} per request allocates and frees zlib's native state, a 16 KB chunk and a buffer four
-     * times the body, then copies the result once more.
+     * The body's gzip members inflated by the JDK ({@link GZIPInputStream}: header flags, CRCs, members one after
+     * another, anything after a trailer that is not another member ignored), read at most one byte past the cap: a
+     * few KB of zeros can expand to gigabytes, so inflating stops as soon as the cap is passed.
+     *
+     * @throws ApiError 400 for a broken gzip stream, 413 when the inflated body exceeds {@code maxInflatedBytes}
      */
-    private static final ThreadLocal<Gunzip> INFLATERS = ThreadLocal.withInitial(Gunzip::new);
-
-    /** RFC 1952 members, one after another, inflated into a buffer kept between calls. Not thread-safe. */
-    static final class Gunzip {
-        private static final int FHCRC = 2;
-        private static final int FEXTRA = 4;
-        private static final int FNAME = 8;
-        private static final int FCOMMENT = 16;
-        /** A buffer grown beyond this for one unusual body is given back at the next call. */
-        private static final int KEEP_BYTES = 1 << 20;
-
-        private final java.util.zip.Inflater inflater = new java.util.zip.Inflater(true);
-        private final java.util.zip.CRC32 crc = new java.util.zip.CRC32();
-        private byte[] out = new byte[64 * 1024];
-
-        Bytes gunzip(byte[] body, long maxInflatedBytes) {
-            if (out.length > KEEP_BYTES) {
-                out = new byte[64 * 1024];
-            }
-            int total = 0;
-            int at = 0;
-            try {
-                do {
-                    at = header(body, at);
-                    inflater.reset();
-                    inflater.setInput(body, at, body.length - at);
-                    crc.reset();
-                    int memberStart = total;
-                    while (!inflater.finished()) {
-                        if (total == out.length) {
-                            if (total > maxInflatedBytes) {
-                                throw tooLarge(maxInflatedBytes);
-                            }
-                            out = Arrays.copyOf(out, (int) Math.min(maxInflatedBytes + 1, (long) out.length * 2));
-                        }
-                        int n = inflater.inflate(out, total, out.length - total);
-                        total += n;
-                        // Stop inflating as soon as the cap is passed: a few KB of zeros can expand to gigabytes.
-                        if (total > maxInflatedBytes) {
-                            throw tooLarge(maxInflatedBytes);
-                        }
-                        if (n == 0 && (inflater.needsInput() || inflater.needsDictionary())) {
-                            throw new java.io.EOFException("Unexpected end of ZLIB input stream");
-                        }
+    static Bytes gunzip(byte[] body, long maxInflatedBytes) {
+        int cap = (int) Math.min(maxInflatedBytes + 1, Integer.MAX_VALUE - 16);
+        // JSON batches inflate about twenty-fold: room for that at once (at most 1 MiB, so a large body that inflates
+        // little does not take the cap's worth of heap up front), doubled for the rare body that needs more.
+        byte[] out = new byte[(int) Math.min(cap, Math.max(64L * 1024, Math.min(body.length * 32L, 1L << 20)))];
+        int total = 0;
+        try (GZIPInputStream in = new GZIPInputStream(new ByteArrayInputStream(body), 8192)) {
+            for (;;) {
+                if (total == out.length) {
+                    if (total >= cap) {
+                        throw ApiError.tooLarge("gzip body inflates beyond " + maxInflatedBytes + " bytes");
                     }
-                    crc.update(out, memberStart, total - memberStart);
-                    at = body.length - inflater.getRemaining();
-                    if (body.length - at < 8 || intLe(body, at) != (int) crc.getValue()
-                            || intLe(body, at + 4) != total - memberStart) {
-                        throw new java.util.zip.ZipException("Corrupt GZIP trailer");
-                    }
-                    at += 8;
-                    // Another member follows only if it starts with the magic; anything else after a trailer is
-                    // ignored, as GZIPInputStream does.
-                } while (body.length - at >= 2 && (body[at] & 0xff) == 0x1f && (body[at + 1] & 0xff) == 0x8b);
-            } catch (java.util.zip.DataFormatException | IOException e) {
-                throw ApiError.badRequest("bad gzip body: " + printable(String.valueOf(e.getMessage()), MAX_DETAIL));
-            }
-            return new Bytes(out, total);
-        }
-
-        private static ApiError tooLarge(long max) {
-            return ApiError.tooLarge("gzip body inflates beyond " + max + " bytes");
-        }
-
-        /** The offset of the compressed data after the member header at {@code at}. */
-        private static int header(byte[] b, int at) throws IOException {
-            if (b.length - at < 10 || (b[at] & 0xff) != 0x1f || (b[at + 1] & 0xff) != 0x8b) {
-                throw new java.util.zip.ZipException("Not in GZIP format");
-            }
-            if (b[at + 2] != 8) {
-                throw new java.util.zip.ZipException("Unsupported compression method");
-            }
-            int flags = b[at + 3] & 0xff;
-            int i = at + 10;
-            if ((flags & FEXTRA) != 0) {
-                if (b.length - i < 2) {
-                    throw new java.io.EOFException("Unexpected end of GZIP header");
+                    out = Arrays.copyOf(out, (int) Math.min(cap, out.length * 2L));
                 }
-                i += 2 + ((b[i] & 0xff) | (b[i + 1] & 0xff) << 8);
+                int n = in.read(out, total, out.length - total);
+                if (n < 0) {
+                    return new Bytes(out, total);
+                }
+                total += n;
             }
-            if ((flags & FNAME) != 0) {
-                i = afterZero(b, i);
-            }
-            if ((flags & FCOMMENT) != 0) {
-                i = afterZero(b, i);
-            }
-            if ((flags & FHCRC) != 0) {
-                i += 2;
-            }
-            if (i > b.length) {
-                throw new java.io.EOFException("Unexpected end of GZIP header");
-            }
-            return i;
-        }
-
-        private static int afterZero(byte[] b, int i) throws IOException {
-            while (i < b.length && b[i] != 0) {
-                i++;
-            }
-            if (i >= b.length) {
-                throw new java.io.EOFException("Unexpected end of GZIP header");
-            }
-            return i + 1;
-        }
-
-        private static int intLe(byte[] b, int at) {
-            return (b[at] & 0xff) | (b[at + 1] & 0xff) << 8 | (b[at + 2] & 0xff) << 16 | (b[at + 3] & 0xff) << 24;
+        } catch (IOException e) {
+            // The JDK's end-of-input inside a header carries no message.
+            String what = e.getMessage() == null ? "unexpected end of the gzip stream" : e.getMessage();
+            throw ApiError.badRequest("bad gzip body: " + printable(what, MAX_DETAIL));
         }
     }
 

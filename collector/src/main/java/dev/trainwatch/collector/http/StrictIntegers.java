@@ -12,6 +12,12 @@ import java.io.IOException;
  * Integer fields that refuse {@code NaN} and {@code ±Infinity}. The wire codec accepts those bare tokens (a diverged
  * loss is written so by Python's {@code json.dumps}), and Jackson coerces a float to an integer field by truncation,
  * which makes {@code NaN} a 0 that passes every range check. Finite floats keep being truncated as before.
+ *
+ * <p>Kept (issue #41): no Jackson setting refuses only non-finite floats for an integer. Disabling
+ * {@code ACCEPT_FLOAT_AS_INT}, or a coercion config of Float to Integer that fails, refuses every float, and with it
+ * the {@code "step": 100.0} a Python script writes when its counter is a float. Upstream: a jackson-databind issue to
+ * refuse a non-finite float coerced to an integer (as {@code FAIL_ON_NAN_TO_BIG_DECIMAL_COERCION}, databind#4195, does
+ * for {@code BigDecimal}), to be filed; with it, this module goes.
  */
 final class StrictIntegers {
 

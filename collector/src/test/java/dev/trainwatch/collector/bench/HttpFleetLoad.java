@@ -235,7 +235,7 @@ public final class HttpFleetLoad {
             HostMemory memory = newestSecond % 5 < SHIP_EVERY
                     ? new HostMemory(newest, 1L << 41, 1L << 40, 0L, 1L << 39, 1L << 33) : null;
             return new AgentBatch(node, "agent-" + node, ++seq, gpus, List.of(run), List.of(),
-                    new AgentHealth(0.004, 0L, 0L, 0L, 0L, 1.0), memory, newest);
+                    new AgentHealth(0.004, 0L, 0L, 0L, 0L, 1.0), memory, newest, null);
         }
 
         /** One second's readings of the node's GPUs. */

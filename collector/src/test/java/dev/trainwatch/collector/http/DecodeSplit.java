@@ -7,7 +7,7 @@ import dev.trainwatch.collector.bench.HttpFleetLoad;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.Json;
-import dev.trainwatch.protocol.WireWriter;
+import dev.trainwatch.protocol.wire.WireCodec;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -53,8 +53,8 @@ public class DecodeSplit {
         for (int k = POLLS - 1; k >= 0; k--) {
             readings.addAll(HttpFleetLoad.samples(uuids, now - k, 1000 - k, 85_899_345_920L));
         }
-        json = WireWriter.toBytes(new AgentBatch("node-0007", "agent-node-0007", 12, readings, List.of(), List.of(),
-                null, null, now));
+        json = WireCodec.toBytes(new AgentBatch("node-0007", "agent-node-0007", 12, readings, List.of(), List.of(),
+                null, null, now, null));
         shortNames = shortNames(json);
         gzipped = gzip(json);
         decoded = BodyDecoder.PLAIN_BATCH.read(json, json.length);
@@ -78,6 +78,11 @@ public class DecodeSplit {
         return out.toByteArray();
     }
 
+    /** The batch's JSON, as the agent writes it. */
+    byte[] json() {
+        return json;
+    }
+
     /** The same JSON with every field name replaced by {@code n0}, {@code n1}, … (one per distinct name). */
     static byte[] shortNames(byte[] json) {
         java.util.Map<String, String> names = new java.util.HashMap<>();
@@ -99,7 +104,7 @@ public class DecodeSplit {
         DecodeSplit d = new DecodeSplit();
         d.setUp();
         List<String> one = List.of(String.format("GPU-%08x-0000-4000-8000-%012x", 7, 0));
-        byte[] reading = WireWriter.toBytes(HttpFleetLoad.samples(one, 1.7e9, 1000, 85_899_345_920L).get(0));
+        byte[] reading = WireCodec.toBytes(HttpFleetLoad.samples(one, 1.7e9, 1000, 85_899_345_920L).get(0));
         System.out.printf("batch of %d readings: %d bytes of JSON, %d with short names%n", GPUS * POLLS,
                 d.json.length, d.shortNames.length);
         System.out.printf("the batch gzipped at zlib's fastest level: %d bytes%n", d.gzipped.length);
@@ -111,7 +116,7 @@ public class DecodeSplit {
     private byte[] gzipped;
     private final BodyDecoder decoder = new BodyDecoder(64L << 20);
 
-    /** What the collector does before reading: the agent's gzip body inflated into the thread's buffer. */
+    /** What the collector does before reading: the agent's gzip body inflated (the JDK's GZIPInputStream). */
     @Benchmark
     public int inflate() {
         return decoder.decodeInPlace(gzipped, "gzip").length();
@@ -132,6 +137,20 @@ public class DecodeSplit {
     public AgentBatch records() {
         return BodyDecoder.PLAIN_BATCH.read(json, json.length);
     }
+
+    /** The records, through the codec generated from them (avaje-jsonb's adapters on its own parser). */
+    @Benchmark
+    public AgentBatch generated() {
+        return GENERATED.fromJson(json);
+    }
+
+    /** The records, through databind (the wire codec's mapper, as the collector configures it). */
+    @Benchmark
+    public AgentBatch databind() {
+        return BodyDecoder.batchByDatabind(json);
+    }
+
+    private static final io.avaje.jsonb.JsonType<AgentBatch> GENERATED = WireCodec.type(AgentBatch.class);
 
     /** Every token, with every number and string converted: the least any reader of this JSON does. */
     @Benchmark

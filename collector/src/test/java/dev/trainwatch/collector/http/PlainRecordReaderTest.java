@@ -15,6 +15,7 @@ import dev.trainwatch.protocol.RunAttribution;
 import dev.trainwatch.protocol.RunFailure;
 import dev.trainwatch.protocol.StepEvent;
 import dev.trainwatch.protocol.UtilizationWindow;
+import dev.trainwatch.protocol.wire.WireCodec;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,9 +37,8 @@ class PlainRecordReaderTest {
         PlainRecordReader<AgentBatch> plain = reader();
         for (int i = 0; i < 500; i++) {
             AgentBatch batch = randomBatch(false);
-            // As the wire codec writes it, and as the agent does (WireWriter, jackson-core alone).
-            for (byte[] json : List.of(Json.MAPPER.writeValueAsBytes(batch), dev.trainwatch.protocol.WireWriter.toBytes(
-                    batch))) {
+            // As databind writes it, and as the agent does (the codec generated from the records, WireCodec).
+            for (byte[] json : List.of(Json.MAPPER.writeValueAsBytes(batch), WireCodec.toBytes(batch))) {
                 AgentBatch read = plain.read(json, json.length);
                 assertThat(read).as(new String(json, StandardCharsets.UTF_8)).isNotNull()
                         .isEqualTo(BodyDecoder.batchByDatabind(json)).isEqualTo(batch);
@@ -77,7 +77,7 @@ class PlainRecordReaderTest {
             }
             Object value = i % 4 == 0 && !steps.isEmpty() ? steps.get(0) : steps;
             for (byte[] json : List.of(Json.MAPPER.writeValueAsBytes(value),
-                    dev.trainwatch.protocol.WireWriter.toBytes(value))) {
+                    WireCodec.toBytes(value))) {
                 List<StepEvent> expected = value instanceof StepEvent one ? List.of(one) : steps;
                 assertThat(decoder.steps(json)).as(new String(json, StandardCharsets.UTF_8))
                         .isEqualTo(BodyDecoder.stepsByDatabind(json, json.length)).isEqualTo(expected);
@@ -221,7 +221,7 @@ class PlainRecordReaderTest {
         byte[] alphabet = "{}[],:\"\\ \t\n0123456789.eE-+NIaflnrstux/".getBytes(StandardCharsets.UTF_8);
         Map<Outcome, Integer> outcomes = new java.util.EnumMap<>(Outcome.class);
         for (int i = 0; i < 20_000; i++) {
-            byte[] json = dev.trainwatch.protocol.WireWriter.toBytes(randomBatch(true));
+            byte[] json = WireCodec.toBytes(randomBatch(true));
             for (int e = 1 + random.nextInt(2); e > 0 && json.length > 0; e--) {
                 int at = random.nextInt(json.length);
                 byte with = random.nextInt(20) == 0 ? (byte) (0x80 + random.nextInt(128))

@@ -137,6 +137,6 @@ public final class EvaluationCost {
                 List.copyOf(uuids), ranks, "10.0.0." + node, null);
         return new AgentBatch("node-" + node, "agent-" + node, seq,
                 HttpFleetLoad.samples(uuids, now, second, 85_899_345_920L), List.of(run), List.of(),
-                new AgentHealth(0.004, 0L, 0L, 0L, 0L, 1.0), null, now);
+                new AgentHealth(0.004, 0L, 0L, 0L, 0L, 1.0), null, now, null);
     }
 }
