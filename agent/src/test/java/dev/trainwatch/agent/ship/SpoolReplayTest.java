@@ -23,7 +23,7 @@ class SpoolReplayTest {
         Spool spool = new Spool(dir, 1 << 20);
         for (int i = 0; i < seqs.length; i++) {
             Payload p = Payload.samples(new AgentBatch("gpu-node", "agent-1", seqs[i], List.of(), List.of(),
-                    List.of(), null, null, 1.0e9));
+                    List.of(), null, null, 1.0e9, null));
             spool.append(new Shipment(i, p.method(), p.path(), p.gzipBody(), p.what()));
         }
     }
