@@ -2,6 +2,7 @@ package dev.trainwatch.collector.http;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.http.tls.ServerTls;
 import dev.trainwatch.collector.metrics.MetricsExporter;
 import dev.trainwatch.collector.series.SeriesRequest;
 import dev.trainwatch.collector.state.Fleet;
@@ -85,6 +86,8 @@ public final class ApiVerticle extends VerticleBase {
     static final Duration DURABLE_WAIT = Duration.ofSeconds(5);
     private final List<java.util.function.Function<Duration, Boolean>> durability;
     private final AtomicInteger seriesBuilds = new AtomicInteger();
+    /** TLS from the web config, or null for plain HTTP. */
+    private ServerTls tls;
     /** Runs on the worker before each series build; a test sets it to hold builds in progress. */
     volatile Runnable beforeSeriesBuild = () -> {
     };
@@ -129,13 +132,31 @@ public final class ApiVerticle extends VerticleBase {
                 .setPerFrameWebSocketCompressionSupported(false)
                 .setPerMessageWebSocketCompressionSupported(false)
                 .setIdleTimeout(120);
+        if (tls != null) {
+            // A client that speaks plain HTTP to this port gets no answer: the TLS handshake fails and the
+            // connection is closed.
+            tls.applyTo(options);
+        }
         fleetWorkers = vertx.createSharedWorkerExecutor("trainwatch-fleet", FLEET_WORKERS);
         server = vertx.createHttpServer(options).requestHandler(router()).invalidRequestHandler(this::invalidRequest);
-        return server.listen();
+        Future<?> listening = server.listen();
+        if (tls != null) {
+            listening = listening.onSuccess(s -> tls.watch(vertx, server));
+        }
+        return listening;
+    }
+
+    /** Serves over TLS (call before the verticle is deployed). */
+    public ApiVerticle tls(ServerTls serverTls) {
+        this.tls = serverTls;
+        return this;
     }
 
     @Override
     public Future<?> stop() {
+        if (tls != null) {
+            tls.stop(vertx);
+        }
         Future<?> closed = server == null ? Future.succeededFuture() : server.close();
         return closed.eventually(() -> fleetWorkers == null ? Future.succeededFuture() : fleetWorkers.close());
     }
