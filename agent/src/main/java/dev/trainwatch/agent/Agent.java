@@ -110,7 +110,8 @@ public final class Agent implements AutoCloseable {
     public static Agent create(AgentConfig config, GpuReader gpus, StepSource steps, ProcSource proc, Clock clock)
             throws IOException {
         TokenFile token = config.tokenFile() != null ? TokenFile.read(config.tokenFile()) : null;
-        Transport transport = new HttpTransport(config.collector(), token, Duration.ofSeconds(10), clock);
+        Transport transport = new HttpTransport(config.collector(), token, Duration.ofSeconds(10), clock,
+                config.tls().configured() ? config.tls().socketFactory() : null);
         Backoff backoff = new Backoff(Duration.ofMillis(500), Duration.ofSeconds(30),
                 () -> ThreadLocalRandom.current().nextDouble());
         return new Agent(config, gpus, steps, proc, transport, backoff, Sleeper.system(), clock);

@@ -1,5 +1,6 @@
 package dev.trainwatch.agent;
 
+import dev.trainwatch.agent.ship.ClientTls;
 import dev.trainwatch.protocol.RunSpec;
 import java.net.URI;
 import java.nio.file.Path;
@@ -21,10 +22,12 @@ import java.time.Duration;
  * @param shipEvery     how often a batch goes to the collector: every poll (equal to {@code interval}), or the
  *                      readings of several polls together, at most {@link #MAX_SHIP_EVERY} (events, a run that
  *                      appears or ends, and a non-finite loss are sent at once whatever this says)
+ * @param tls           the CAs to trust and the agent's certificate for an {@code https://} collector;
+ *                      {@link ClientTls#NONE} for the JDK's defaults
  */
 public record AgentConfig(URI collector, String host, Long attachPid, String runId, RunSpec runSpec, Duration interval,
                           Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout,
-                          Duration shipEvery) {
+                          Duration shipEvery, ClientTls tls) {
 
     public static final Duration MIN_INTERVAL = Duration.ofMillis(100);
     public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(1);
@@ -34,6 +37,13 @@ public record AgentConfig(URI collector, String host, Long attachPid, String run
      * both.
      */
     public static final Duration MAX_SHIP_EVERY = Duration.ofSeconds(10);
+
+    /** An agent with the JDK's TLS defaults. */
+    public AgentConfig(URI collector, String host, Long attachPid, String runId, RunSpec runSpec, Duration interval,
+                       Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout, Duration shipEvery) {
+        this(collector, host, attachPid, runId, runSpec, interval, tokenFile, spoolDir, spoolMaxBytes, flushTimeout,
+                shipEvery, ClientTls.NONE);
+    }
 
     /** An agent that sends every poll's readings at once. */
     public AgentConfig(URI collector, String host, Long attachPid, String runId, RunSpec runSpec, Duration interval,
@@ -49,6 +59,7 @@ public record AgentConfig(URI collector, String host, Long attachPid, String run
     public static final long DEFAULT_SPOOL_MAX_BYTES = 256L << 20;
 
     public AgentConfig {
+        tls = tls == null ? ClientTls.NONE : tls;
         if (interval.compareTo(MIN_INTERVAL) < 0) {
             throw new IllegalArgumentException("interval " + interval.toMillis() + "ms is below the minimum of 100ms");
         }

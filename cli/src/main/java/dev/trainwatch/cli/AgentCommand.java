@@ -11,6 +11,7 @@ import dev.trainwatch.agent.gpu.GpuReader;
 import dev.trainwatch.agent.gpu.GpuUnavailableException;
 import dev.trainwatch.agent.log.LogTailer;
 import dev.trainwatch.agent.log.StepSource;
+import dev.trainwatch.agent.ship.ClientTls;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.Json;
 import java.io.IOException;
@@ -92,6 +93,20 @@ final class AgentCommand implements Callable<Integer> {
     @Option(names = "--token-file", paramLabel = "FILE", description = "File holding the collector's bearer token.")
     Path tokenFile;
 
+    @Option(names = "--ca-file", paramLabel = "FILE",
+            description = "With an https:// collector: PEM certificates of the CAs its certificate must chain to."
+                    + " Default: the JDK's trusted CAs.")
+    Path caFile;
+
+    @Option(names = "--cert-file", paramLabel = "FILE",
+            description = "With an https:// collector that asks for client certificates (mutual TLS): this agent's"
+                    + " PEM certificate chain. Needs --key-file.")
+    Path certFile;
+
+    @Option(names = "--key-file", paramLabel = "FILE",
+            description = "The PEM private key (PKCS#8) of --cert-file.")
+    Path keyFile;
+
     @Option(names = "--spool-dir", paramLabel = "DIR",
             description = "Where batches wait while the collector is away, and the agent's id. "
                     + "Default: $XDG_STATE_HOME/trainwatch/spool or ~/.local/state/trainwatch/spool.")
@@ -159,7 +174,7 @@ final class AgentCommand implements Callable<Integer> {
         }
         AgentConfig config = new AgentConfig(collectorUri, host != null ? host : localHostName(), attachPid, runId,
                 null, pollInterval, tokenFile, spoolDir != null ? spoolDir : AgentConfig.defaultSpoolDir(),
-                spoolMaxMb << 20, Duration.ofSeconds(5), sendInterval);
+                spoolMaxMb << 20, Duration.ofSeconds(5), sendInterval, clientTls(collectorUri));
         Clock clock = MonotonicClock.system();
         GpuReader reader = openGpus(nvmlLibrary);
         StepSource steps = null;
@@ -176,6 +191,24 @@ final class AgentCommand implements Callable<Integer> {
             throw new UserError(ExitCodes.FAILURE, e.getMessage());
         }
         return runUntilStopped(agent, pollInterval, sendInterval, stopped);
+    }
+
+    /** {@code --ca-file}, {@code --cert-file}, {@code --key-file}: for an https:// collector only, checked now. */
+    private ClientTls clientTls(URI collectorUri) {
+        if (caFile == null && certFile == null && keyFile == null) {
+            return ClientTls.NONE;
+        }
+        if (!"https".equalsIgnoreCase(collectorUri.getScheme())) {
+            throw new UserError(ExitCodes.USAGE, "--ca-file, --cert-file and --key-file are for an https:// collector;"
+                    + " --collector is " + collector);
+        }
+        try {
+            ClientTls tls = new ClientTls(caFile, certFile, keyFile);
+            tls.socketFactory();
+            return tls;
+        } catch (IllegalArgumentException | IOException e) {
+            throw new UserError(ExitCodes.USAGE, e.getMessage());
+        }
     }
 
     private LogTailer.LineTime parseLogTime() {

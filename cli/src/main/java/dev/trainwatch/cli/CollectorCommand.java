@@ -5,6 +5,8 @@ import dev.trainwatch.collector.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import dev.trainwatch.collector.CollectorStack;
 import dev.trainwatch.collector.history.HistoryException;
+import dev.trainwatch.collector.http.tls.ServerTls;
+import dev.trainwatch.collector.http.tls.WebConfig;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -50,7 +52,11 @@ final class CollectorCommand implements Callable<Integer> {
                     + " Default: ${DEFAULT-VALUE}.")
     String summaryInterval;
 
-
+    @Option(names = "--web-config", paramLabel = "FILE",
+            description = "Serve TLS as this Prometheus exporter-toolkit web config says (tls_server_config:"
+                    + " cert_file, key_file, client_ca_file, client_auth_type, min_version); the certificates are"
+                    + " re-read when they change.")
+    Path webConfig;
 
     @Mixin
     CollectorOptions collectorOptions = new CollectorOptions();
@@ -67,7 +73,11 @@ final class CollectorCommand implements Callable<Integer> {
         CollectorStack stack;
         try {
             // The whole collector: history under --data-dir (restored now), calibration, alert delivery.
-            stack = CollectorStack.start(config, line -> ALERT_LOG.log(System.Logger.Level.INFO, line));
+            WebConfig web = webConfig == null ? null : WebConfig.read(webConfig);
+            stack = CollectorStack.start(config, line -> ALERT_LOG.log(System.Logger.Level.INFO, line),
+                    builder -> builder.webConfig(web, ServerTls.DEFAULT_RELOAD_EVERY));
+        } catch (IllegalArgumentException e) {
+            throw new UserError(ExitCodes.USAGE, "--web-config: " + e.getMessage());
         } catch (CollectorServer.StartException | HistoryException e) {
             throw new UserError(ExitCodes.FAILURE, e.getMessage());
         }
@@ -93,6 +103,9 @@ final class CollectorCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(hook);
         out.println("trainwatch collector listening on " + server.uri() + " (API /v1, metrics /metrics"
                 + (config.token() == null ? "" : ", ingest needs the bearer token") + ")");
+        if (!server.tls() && !CollectorConfig.isLoopback(config.host())) {
+            out.println(exposureLine(config));
+        }
         out.flush();
         onStarted.accept(server);
         try {
@@ -106,6 +119,13 @@ final class CollectorCommand implements Callable<Integer> {
             }
         }
         return ExitCodes.OK;
+    }
+
+    /** The one line a collector reachable from other machines without TLS prints at start. */
+    static String exposureLine(CollectorConfig config) {
+        return "trainwatch collector: " + config.host() + ":" + config.port() + " is plain HTTP: the bearer token,"
+                + " every batch and the page cross the network unencrypted and unauthenticated to anyone on it;"
+                + " serve TLS with --web-config FILE (docs/DEPLOY.md, \"TLS\")";
     }
 
     /** The configuration from the options; every mistake is a one-line usage error. */
