@@ -48,12 +48,8 @@ final class BatchIngest {
     IngestResult apply(AgentBatch batch, Double requestSentAt, double now, double wallOffset,
                        Set<RunState> toJudge) {
         AgentState agent = registry.agent(batch.agentId());
-        long last = agent != null ? agent.lastSeq : Long.MIN_VALUE;
-        Long applied = registry.ledger.lastSeq(batch.agentId());
-        if (applied != null && applied > last) {
-            last = applied; // applied before this collector's restart (or before the agent was forgotten)
-        }
-        if (batch.seq() <= last) {
+        // Applied before, by this collector or before its restart: exactly that batch, not every lower number.
+        if (registry.ledger.applied(batch.agentId(), batch.seq())) {
             if (agent != null) {
                 agent.duplicates++;
             }
@@ -64,7 +60,7 @@ final class BatchIngest {
         }
         registry.agentHost(agent, batch.host());
         agent.lastSeq = batch.seq();
-        registry.ledger.applied(batch.agentId(), batch.seq());
+        registry.ledger.recordApplied(batch.agentId(), batch.seq());
         double offset = clockOffset(agent, requestSentAt != null ? requestSentAt : batch.sentAt(), now, wallOffset);
         double gap = now - agent.lastSeen;
         if (agent.batches > 0 && gap > 0) {
