@@ -7,6 +7,7 @@ import dev.trainwatch.agent.AgentConfig;
 import dev.trainwatch.agent.Durations;
 import dev.trainwatch.agent.GpuReaders;
 import dev.trainwatch.agent.attribution.LinuxProcSource;
+import dev.trainwatch.agent.attribution.RunIds;
 import dev.trainwatch.agent.gpu.GpuReader;
 import dev.trainwatch.agent.gpu.GpuUnavailableException;
 import dev.trainwatch.agent.log.LogTailer;
@@ -165,6 +166,10 @@ final class AgentCommand implements Callable<Integer> {
         LogTailer.LineTime lineTime = parseLogTime();
         if (attachPid != null && ProcessHandle.of(attachPid).isEmpty()) {
             throw new UserError(ExitCodes.USAGE, "--attach: no process with PID " + attachPid);
+        }
+        if (runId != null && !runId.equals(RunIds.safe(runId))) {
+            throw new UserError(ExitCodes.USAGE, "--run-id: '" + runId + "' is not a run id the collector takes"
+                    + " (A-Z a-z 0-9 _ . : -, at most 128 characters, not . or ..); for example " + RunIds.safe(runId));
         }
         if (spoolMaxMb <= 0) {
             throw new UserError(ExitCodes.USAGE, "--spool-max-mb must be positive");

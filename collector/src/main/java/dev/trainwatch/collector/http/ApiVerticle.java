@@ -73,6 +73,7 @@ public final class ApiVerticle extends VerticleBase {
     private final BearerAuth auth;
     private final BodyDecoder decoder;
     private final InputValidator validator;
+    private final RefusedRuns refusedRuns = new RefusedRuns(System::nanoTime);
     private HttpServer server;
     /**
      * Where every request that touches the fleet runs: decoding, validation, the fleet's lock, building views. The
@@ -366,7 +367,9 @@ public final class ApiVerticle extends VerticleBase {
         String encoding = ctx.request().getHeader(HttpHeaders.CONTENT_ENCODING);
         Double requestSentAt = sentAt(ctx.request().getHeader(SENT_AT));
         offLoop(ctx, () -> {
-            AgentBatch batch = decoder.batch(raw, encoding);
+            // A run whose id the API cannot take costs only that run, never the node's batch.
+            RefusedRuns.Stripped stripped = refusedRuns.strip(decoder.batch(raw, encoding));
+            AgentBatch batch = stripped.batch();
             validator.check(batch);
             // Steps carried in the batch that break a rule cost only themselves: the readings are applied, the
             // answer says why the steps were not.
@@ -398,6 +401,9 @@ public final class ApiVerticle extends VerticleBase {
             // Always present: it tells an agent that this collector takes steps in the batch (run_steps); an older
             // collector's answer has no such field, and the agent then sends them in their own requests.
             answer.put("steps_accepted", stepsAccepted);
+            if (!stripped.refused().isEmpty()) {
+                answer.put("runs_refused", stripped.refused());
+            }
             if (stepsRefused != null || result.stepsRefused() != null) {
                 answer.put("steps_refused", stepsRefused != null ? stepsRefused : result.stepsRefused());
             }
