@@ -94,8 +94,16 @@ public final class HttpTransport implements Transport {
     private final PlainHttp plain;
     private final SSLSocketFactory tls;
 
+    private final CollectorNotices notices = new CollectorNotices();
+
     @Override
     public Response send(Shipment shipment) throws IOException {
+        Response response = exchange(shipment);
+        notices.read(response.body());
+        return response;
+    }
+
+    private Response exchange(Shipment shipment) throws IOException {
         if (plain != null) {
             return plain.send(shipment.method(), shipment.path(), shipment.gzipBody(), token.get(),
                     seconds(clock.millis()), MAX_BODY_IN_LOG);

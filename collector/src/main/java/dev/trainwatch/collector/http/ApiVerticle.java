@@ -404,6 +404,8 @@ public final class ApiVerticle extends VerticleBase {
             if (!stripped.refused().isEmpty()) {
                 answer.put("runs_refused", stripped.refused());
             }
+            // Both nodes of a cloned agent id are told, in every answer (the agent logs it once).
+            fleet.agentIdClash(batch.agentId(), batch.host()).ifPresent(clash -> answer.put("agent_id_clash", clash));
             if (stepsRefused != null || result.stepsRefused() != null) {
                 answer.put("steps_refused", stepsRefused != null ? stepsRefused : result.stepsRefused());
             }

@@ -26,6 +26,8 @@ final class BatchIngest {
     private final Registry registry;
     private final RunEvents events;
     private final SpecBinding specs;
+    /** Nodes sharing one agent id. */
+    final AgentClones clones = new AgentClones();
 
     BatchIngest(Registry registry, RunEvents events, SpecBinding specs) {
         this.registry = registry;
@@ -47,20 +49,22 @@ final class BatchIngest {
      */
     IngestResult apply(AgentBatch batch, Double requestSentAt, double now, double wallOffset,
                        Set<RunState> toJudge) {
-        AgentState agent = registry.agent(batch.agentId());
+        // A second node under the same agent id (a cloned image) is an agent of its own: both nodes' data is kept.
+        String agentKey = clones.keyFor(registry, batch.agentId(), batch.host(), now);
+        AgentState agent = registry.agent(agentKey);
         // Applied before, by this collector or before its restart: exactly that batch, not every lower number.
-        if (registry.ledger.applied(batch.agentId(), batch.seq())) {
+        if (registry.ledger.applied(agentKey, batch.seq())) {
             if (agent != null) {
                 agent.duplicates++;
             }
             return new IngestResult(true, distinctGpus(batch.gpus()));
         }
         if (agent == null) {
-            agent = registry.newAgent(batch.agentId(), now);
+            agent = registry.newAgent(agentKey, now);
         }
         registry.agentHost(agent, batch.host());
         agent.lastSeq = batch.seq();
-        registry.ledger.recordApplied(batch.agentId(), batch.seq());
+        registry.ledger.recordApplied(agentKey, batch.seq());
         double offset = clockOffset(agent, requestSentAt != null ? requestSentAt : batch.sentAt(), now, wallOffset);
         double gap = now - agent.lastSeen;
         if (agent.batches > 0 && gap > 0) {
