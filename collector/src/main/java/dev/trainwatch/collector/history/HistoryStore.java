@@ -13,6 +13,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,6 +33,7 @@ import java.util.Map;
  */
 public final class HistoryStore implements AutoCloseable {
     private static final int SCHEMA_VERSION = 2;
+    private static final System.Logger LOG = System.getLogger("dev.trainwatch.collector.history");
     /** How long a write waits for another connection's lock before failing. */
     public static final int BUSY_TIMEOUT_MS = 5_000;
     private final Connection connection;
@@ -70,6 +72,8 @@ public final class HistoryStore implements AutoCloseable {
             throw new HistoryException("data directory " + dataDir + " is not writable: give the collector's user"
                     + " write access or pass another --data-dir", null);
         }
+        // A damaged file (or write-ahead file) is set aside with one line, and what can be read is kept.
+        new HistorySalvage(file, line -> LOG.log(System.Logger.Level.WARNING, line), Clock.systemUTC()).check();
         try {
             Connection connection = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath());
             try (Statement st = connection.createStatement()) {
@@ -127,6 +131,11 @@ public final class HistoryStore implements AutoCloseable {
     }
 
     private void migrate() throws SQLException {
+        createSchema(connection);
+    }
+
+    /** Creates or upgrades the tables in {@code connection}'s main database. */
+    static void createSchema(Connection connection) throws SQLException {
         try (Statement st = connection.createStatement()) {
             st.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
             int version = 0;
