@@ -5,6 +5,7 @@ import dev.trainwatch.collector.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import dev.trainwatch.collector.CollectorStack;
 import dev.trainwatch.collector.history.HistoryException;
+import dev.trainwatch.collector.http.TokenFileSource;
 import dev.trainwatch.collector.http.tls.ServerTls;
 import dev.trainwatch.collector.http.tls.WebConfig;
 import java.io.PrintWriter;
@@ -70,14 +71,18 @@ final class CollectorCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         CollectorConfig config = config();
         PrintWriter out = spec.commandLine().getOut();
+        WebConfig web = webConfig();
+        // The token file is re-read when it changes (a rotation needs no restart).
+        TokenFileSource tokens = tokens();
         CollectorStack stack;
         try {
             // The whole collector: history under --data-dir (restored now), calibration, alert delivery.
-            WebConfig web = webConfig == null ? null : WebConfig.read(webConfig);
-            stack = CollectorStack.start(config, line -> ALERT_LOG.log(System.Logger.Level.INFO, line),
-                    builder -> builder.webConfig(web, ServerTls.DEFAULT_RELOAD_EVERY));
-        } catch (IllegalArgumentException e) {
-            throw new UserError(ExitCodes.USAGE, "--web-config: " + e.getMessage());
+            stack = CollectorStack.start(config, line -> ALERT_LOG.log(System.Logger.Level.INFO, line), builder -> {
+                builder.webConfig(web, ServerTls.DEFAULT_RELOAD_EVERY);
+                if (tokens != null) {
+                    builder.tokens(tokens);
+                }
+            });
         } catch (CollectorServer.StartException | HistoryException e) {
             throw new UserError(ExitCodes.FAILURE, e.getMessage());
         }
@@ -119,6 +124,22 @@ final class CollectorCommand implements Callable<Integer> {
             }
         }
         return ExitCodes.OK;
+    }
+
+    private WebConfig webConfig() {
+        try {
+            return webConfig == null ? null : WebConfig.read(webConfig);
+        } catch (IllegalArgumentException e) {
+            throw new UserError(ExitCodes.USAGE, "--web-config: " + e.getMessage());
+        }
+    }
+
+    private TokenFileSource tokens() {
+        try {
+            return collectorOptions.tokenFile == null ? null : TokenFileSource.open(collectorOptions.tokenFile);
+        } catch (IllegalArgumentException e) {
+            throw new UserError(ExitCodes.USAGE, e.getMessage());
+        }
     }
 
     /** The one line a collector reachable from other machines without TLS prints at start. */

@@ -25,6 +25,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * A running collector: the fleet state, its metrics and the HTTP server over them, plus a timer that calls
@@ -175,6 +176,7 @@ public final class CollectorServer implements AutoCloseable {
         private Vertx vertx;
         private boolean jvmMetrics = true;
         private WebConfig webConfig;
+        private Supplier<String> tokens;
         private Duration tlsReloadEvery = ServerTls.DEFAULT_RELOAD_EVERY;
 
         private Builder(CollectorConfig config) {
@@ -236,6 +238,20 @@ public final class CollectorServer implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Checks writes against the token {@code current} gives at each request instead of the config's (a token file
+         * re-read when it changes, as {@code TokenFileSource} does).
+         */
+        public Builder tokens(Supplier<String> current) {
+            this.tokens = Objects.requireNonNull(current, "current");
+            return this;
+        }
+
+        /** The token in force now: the {@link #tokens} source's when one is set, else the config's. */
+        public String currentToken() {
+            return tokens != null ? tokens.get() : config.token();
+        }
+
         /** Whether to export the JVM's own metrics next to trainwatch's (default true; off in golden tests). */
         public Builder jvmMetrics(boolean enabled) {
             this.jvmMetrics = enabled;
@@ -266,6 +282,9 @@ public final class CollectorServer implements AutoCloseable {
             // temporary directory it cannot write), Vert.x uses NIO and says nothing.
             Vertx theVertx = owns ? Vertx.vertx(new io.vertx.core.VertxOptions().setPreferNativeTransport(true)) : vertx;
             ApiVerticle verticle = new ApiVerticle(config, theFleet, metrics, routes, durability);
+            if (tokens != null) {
+                verticle.tokens(tokens);
+            }
             boolean tls = webConfig != null && webConfig.tls() != null;
             if (tls) {
                 verticle.tls(new ServerTls(webConfig.tls(), tlsReloadEvery));

@@ -14,6 +14,7 @@ import dev.trainwatch.collector.history.Calibrator;
 import dev.trainwatch.collector.history.HistoryException;
 import dev.trainwatch.collector.history.HistoryRecorder;
 import dev.trainwatch.collector.history.HistoryStore;
+import dev.trainwatch.collector.http.BearerAuth;
 import dev.trainwatch.collector.http.HistoryRoutes;
 import dev.trainwatch.collector.metrics.HistoryMetrics;
 import dev.trainwatch.collector.state.Fleet;
@@ -107,7 +108,9 @@ public final class CollectorStack implements AutoCloseable {
             List<java.util.Map.Entry<String, dev.trainwatch.collector.detect.Anomaly>> restoredAlerts =
                     new ArrayList<>();
             int restored = 0;
-            builder.routes(new HistoryRoutes(Optional.ofNullable(history), predictor, config.token(), config.clock())::register);
+            // The token in force at each request: a rotated token file (builder.tokens) counts here too.
+            builder.routes(new HistoryRoutes(Optional.ofNullable(history), predictor,
+                    new BearerAuth(builder::currentToken), config.clock())::register);
             builder.closeable(alerts);
             builder.closeable(fleet::closeLedger);
             if (history != null) {

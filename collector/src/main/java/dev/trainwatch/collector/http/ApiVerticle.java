@@ -40,6 +40,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * The collector's HTTP edge: the {@code /v1} API, {@code /metrics}, {@code /healthz} and the web page. Each handler
@@ -70,7 +71,7 @@ public final class ApiVerticle extends VerticleBase {
     private final Fleet fleet;
     private final MetricsExporter metrics;
     private final List<Consumer<Router>> extraRoutes;
-    private final BearerAuth auth;
+    private BearerAuth auth;
     private final BodyDecoder decoder;
     private final InputValidator validator;
     private final RefusedRuns refusedRuns = new RefusedRuns(System::nanoTime);
@@ -145,6 +146,12 @@ public final class ApiVerticle extends VerticleBase {
             listening = listening.onSuccess(s -> tls.watch(vertx, server));
         }
         return listening;
+    }
+
+    /** Checks writes against the token {@code tokens} gives at each request (a rotated token file); before deploying. */
+    public ApiVerticle tokens(Supplier<String> tokens) {
+        this.auth = new BearerAuth(tokens);
+        return this;
     }
 
     /** Serves over TLS (call before the verticle is deployed). */

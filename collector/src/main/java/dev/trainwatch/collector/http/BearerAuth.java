@@ -3,25 +3,50 @@ package dev.trainwatch.collector.http;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.function.Supplier;
 
 /**
  * Checks {@code Authorization: Bearer <token>} headers. The comparison runs over SHA-256 digests with
  * {@link MessageDigest#isEqual}, so its time depends neither on where the first wrong byte is nor on the length of
- * the secret. Immutable and thread-safe.
+ * the secret. The token may change (a rotated token file, {@link TokenFileSource}): each check asks for the current
+ * one. Thread-safe.
  */
 public final class BearerAuth {
     private static final String SCHEME = "bearer ";
 
-    private final byte[] expectedDigest;
+    private final Supplier<String> token;
+    /** The token last asked for and its digest, computed again only when it changes. */
+    private volatile Expected expected;
+
+    private record Expected(String token, byte[] digest) {
+    }
 
     /** @param token the secret, or null when no token is configured (every request passes) */
     public BearerAuth(String token) {
-        this.expectedDigest = token == null ? null : sha256(token);
+        this(() -> token);
+    }
+
+    /** @param token the current secret on each call, or a supplier of null when none is configured */
+    public BearerAuth(Supplier<String> token) {
+        this.token = token;
     }
 
     /** True when a token is configured. */
     public boolean enabled() {
-        return expectedDigest != null;
+        return expectedDigest() != null;
+    }
+
+    private byte[] expectedDigest() {
+        String current = token.get();
+        if (current == null) {
+            return null;
+        }
+        Expected known = expected;
+        if (known == null || !known.token().equals(current)) {
+            known = new Expected(current, sha256(current));
+            expected = known;
+        }
+        return known.digest();
     }
 
     /**
@@ -31,6 +56,7 @@ public final class BearerAuth {
      * @throws ApiError 401 saying whether the token was missing or wrong
      */
     public void check(String authorization) {
+        byte[] expectedDigest = expectedDigest();
         if (expectedDigest == null) {
             return;
         }
