@@ -91,8 +91,26 @@ public final class HistoryStore implements AutoCloseable {
                 throw new HistoryException("data directory " + dataDir + " is full (" + usableKib(dataDir)
                         + " KiB free): free some space there or pass another --data-dir", e);
             }
-            throw new HistoryException("cannot open history database " + file + ": " + oneLine(e), e);
+            throw new HistoryException(openFailure(file, e, sqliteTempDir()), e);
         }
+    }
+
+    /** Where SQLite's driver unpacks its native library: {@code org.sqlite.tmpdir}, else {@code java.io.tmpdir}. */
+    static Path sqliteTempDir() {
+        return Path.of(System.getProperty("org.sqlite.tmpdir", System.getProperty("java.io.tmpdir")));
+    }
+
+    /**
+     * The line for a database that cannot be opened. The driver's "Error opening connection" without a writable
+     * temporary directory means it could not unpack its native library there: say that, and what to do.
+     */
+    static String openFailure(Path file, SQLException e, Path tempDir) {
+        if (String.valueOf(e.getMessage()).contains("Error opening connection") && !Files.isWritable(tempDir)) {
+            return "cannot open history database " + file + ": the temporary directory " + tempDir + " is not"
+                    + " writable, and SQLite unpacks its native library there; make it writable or point it at one"
+                    + " that is with JAVA_TOOL_OPTIONS=-Dorg.sqlite.tmpdir=DIR";
+        }
+        return "cannot open history database " + file + ": " + oneLine(e);
     }
 
     /**

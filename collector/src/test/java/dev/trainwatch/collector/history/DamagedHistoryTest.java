@@ -11,6 +11,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -134,6 +135,16 @@ class DamagedHistoryTest {
             assertThat(store.runs(10)).hasSize(5);
         }
         assertThat(lines).singleElement().asString().contains("write-ahead file", "lost");
+    }
+
+    @Test
+    void noWritableTemporaryDirectoryIsSaidInOneLineWithWhatToDo() {
+        Path missing = dir.resolve("no-such-tmp"); // not writable, even for root
+        assertThat(HistoryStore.openFailure(db(), new SQLException("Error opening connection"), missing))
+                .contains("temporary directory " + missing, "not writable", "-Dorg.sqlite.tmpdir=")
+                .doesNotContain("\n");
+        assertThat(HistoryStore.openFailure(db(), new SQLException("Error opening connection"), dir))
+                .contains("Error opening connection");
     }
 
     private void writeRuns(int n) {
