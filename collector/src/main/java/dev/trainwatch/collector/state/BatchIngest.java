@@ -65,7 +65,8 @@ final class BatchIngest {
         registry.agentHost(agent, batch.host());
         agent.lastSeq = batch.seq();
         registry.ledger.recordApplied(agentKey, batch.seq());
-        double offset = clockOffset(agent, requestSentAt != null ? requestSentAt : batch.sentAt(), now, wallOffset);
+        double offset = clockOffset(agent, requestSentAt != null ? requestSentAt : batch.sentAt(),
+                requestSentAt != null, now, wallOffset);
         double gap = now - agent.lastSeen;
         if (agent.batches > 0 && gap > 0) {
             agent.batchGap = gap;
@@ -169,10 +170,17 @@ final class BatchIngest {
      *
      * @param sentAt when the request left the agent ({@code Trainwatch-Sent-At}), else when the batch was made
      *               ({@code sent_at}), on the agent's clock; null when neither was sent
+     * @param ofRequest whether {@code sentAt} is the request's (then it left moments ago: see
+     *                  {@link ClockOffset#observeRequest})
      */
-    private static double clockOffset(AgentState agent, Double sentAt, double now, double wallOffset) {
+    private static double clockOffset(AgentState agent, Double sentAt, boolean ofRequest, double now,
+                                      double wallOffset) {
         if (sentAt != null && Double.isFinite(sentAt)) {
-            agent.clock.observe(sentAt, now);
+            if (ofRequest) {
+                agent.clock.observeRequest(sentAt, now);
+            } else {
+                agent.clock.observe(sentAt, now);
+            }
         }
         if (!agent.clock.known()) {
             return wallOffset;
