@@ -12,6 +12,7 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -43,7 +44,7 @@ public final class HistoryRoutes {
 
     /** @param auth checks the bearer token that changes to the calibration need (the collector's current one) */
     public HistoryRoutes(Optional<HistoryStore> store, CalibratingPredictor predictor, BearerAuth auth,
-                         java.time.Clock clock) {
+                         Clock clock) {
         this.store = store;
         this.predictor = predictor;
         this.auth = auth;
