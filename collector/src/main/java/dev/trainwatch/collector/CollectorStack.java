@@ -133,7 +133,7 @@ public final class CollectorStack implements AutoCloseable {
             }
             customize.accept(builder);
             server = builder.start();
-            links.listening(server.host(), server.port());
+            links.listening(server.host(), server.port(), server.tls());
             restoredAlerts.forEach(e -> alerting.restored(e.getKey(), e.getValue()));
             if (recorder != null) {
                 new HistoryMetrics(recorder.writer()).bindTo(server.metrics().registry());
