@@ -2,6 +2,7 @@ package dev.trainwatch.collector.http;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.http.tls.PeerNames;
 import dev.trainwatch.collector.http.tls.ServerTls;
 import dev.trainwatch.collector.metrics.MetricsExporter;
 import dev.trainwatch.collector.series.SeriesRequest;
@@ -38,6 +39,8 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -295,7 +298,7 @@ public final class ApiVerticle extends VerticleBase {
         return switch (status) {
             case 200, 201 -> duplicate ? "duplicate" : "ok";
             case 400 -> "bad_request";
-            case 401 -> "unauthorized";
+            case 401, 403 -> "unauthorized"; // 403: a client certificate that names another node
             case 404 -> "not_found";
             case 413 -> "too_large";
             case 415 -> "unsupported_media_type";
@@ -373,11 +376,17 @@ public final class ApiVerticle extends VerticleBase {
         byte[] raw = rawBody(ctx);
         String encoding = ctx.request().getHeader(HttpHeaders.CONTENT_ENCODING);
         Double requestSentAt = sentAt(ctx.request().getHeader(SENT_AT));
+        // With mutual TLS the client certificate names the node the batch may speak for.
+        Set<String> certifiedNames = PeerNames.of(ctx.request().sslSession());
         offLoop(ctx, () -> {
             // A run whose id the API cannot take costs only that run, never the node's batch.
             RefusedRuns.Stripped stripped = refusedRuns.strip(decoder.batch(raw, encoding));
             AgentBatch batch = stripped.batch();
             validator.check(batch);
+            Optional<String> notCertified = PeerNames.refusal(certifiedNames, batch.host());
+            if (notCertified.isPresent()) {
+                throw new ApiError(ApiError.FORBIDDEN, notCertified.get());
+            }
             // Steps carried in the batch that break a rule cost only themselves: the readings are applied, the
             // answer says why the steps were not.
             String stepsRefused = null;
