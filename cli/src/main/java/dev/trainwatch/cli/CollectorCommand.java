@@ -5,6 +5,7 @@ import dev.trainwatch.collector.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import dev.trainwatch.collector.CollectorStack;
 import dev.trainwatch.collector.history.HistoryException;
+import dev.trainwatch.collector.http.NodeTokens;
 import dev.trainwatch.collector.http.TokenFileSource;
 import dev.trainwatch.collector.http.tls.ServerTls;
 import dev.trainwatch.collector.http.tls.WebConfig;
@@ -59,6 +60,11 @@ final class CollectorCommand implements Callable<Integer> {
                     + " re-read when they change.")
     Path webConfig;
 
+    @Option(names = "--node-tokens", paramLabel = "FILE",
+            description = "Per-node bearer tokens beside --token-file's shared one, a HOST TOKEN pair a line: a batch"
+                    + " sent with a node's token may speak only for that host.")
+    Path nodeTokens;
+
     @Mixin
     CollectorOptions collectorOptions = new CollectorOptions();
 
@@ -74,6 +80,7 @@ final class CollectorCommand implements Callable<Integer> {
         WebConfig web = webConfig();
         // The token file is re-read when it changes (a rotation needs no restart).
         TokenFileSource tokens = tokens();
+        NodeTokens nodes = nodeTokens();
         CollectorStack stack;
         try {
             // The whole collector: history under --data-dir (restored now), calibration, alert delivery.
@@ -82,6 +89,7 @@ final class CollectorCommand implements Callable<Integer> {
                 if (tokens != null) {
                     builder.tokens(tokens);
                 }
+                builder.nodeTokens(nodes);
             });
         } catch (CollectorServer.StartException | HistoryException e) {
             throw new UserError(ExitCodes.FAILURE, e.getMessage());
@@ -131,6 +139,20 @@ final class CollectorCommand implements Callable<Integer> {
             return webConfig == null ? null : WebConfig.read(webConfig);
         } catch (IllegalArgumentException e) {
             throw new UserError(ExitCodes.USAGE, "--web-config: " + e.getMessage());
+        }
+    }
+
+    private NodeTokens nodeTokens() {
+        if (nodeTokens == null) {
+            return NodeTokens.NONE;
+        }
+        if (collectorOptions.tokenFile == null) {
+            throw new UserError(ExitCodes.USAGE, "--node-tokens needs --token-file too (the fleet's shared token)");
+        }
+        try {
+            return NodeTokens.read(nodeTokens);
+        } catch (IllegalArgumentException e) {
+            throw new UserError(ExitCodes.USAGE, "--node-tokens: " + e.getMessage());
         }
     }
 

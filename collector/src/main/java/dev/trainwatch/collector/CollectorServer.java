@@ -2,6 +2,7 @@ package dev.trainwatch.collector;
 
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.http.ApiVerticle;
+import dev.trainwatch.collector.http.NodeTokens;
 import dev.trainwatch.collector.http.tls.ServerTls;
 import dev.trainwatch.collector.http.tls.WebConfig;
 import dev.trainwatch.collector.metrics.LimitMetrics;
@@ -177,6 +178,7 @@ public final class CollectorServer implements AutoCloseable {
         private boolean jvmMetrics = true;
         private WebConfig webConfig;
         private Supplier<String> tokens;
+        private NodeTokens nodeTokens = NodeTokens.NONE;
         private Duration tlsReloadEvery = ServerTls.DEFAULT_RELOAD_EVERY;
 
         private Builder(CollectorConfig config) {
@@ -247,6 +249,12 @@ public final class CollectorServer implements AutoCloseable {
             return this;
         }
 
+        /** Per-node tokens accepted beside the shared one; a batch with one may speak only for its node. */
+        public Builder nodeTokens(NodeTokens nodes) {
+            this.nodeTokens = Objects.requireNonNull(nodes, "nodes");
+            return this;
+        }
+
         /** The token in force now: the {@link #tokens} source's when one is set, else the config's. */
         public String currentToken() {
             return tokens != null ? tokens.get() : config.token();
@@ -282,8 +290,8 @@ public final class CollectorServer implements AutoCloseable {
             // temporary directory it cannot write), Vert.x uses NIO and says nothing.
             Vertx theVertx = owns ? Vertx.vertx(new io.vertx.core.VertxOptions().setPreferNativeTransport(true)) : vertx;
             ApiVerticle verticle = new ApiVerticle(config, theFleet, metrics, routes, durability);
-            if (tokens != null) {
-                verticle.tokens(tokens);
+            if (tokens != null || nodeTokens != NodeTokens.NONE) {
+                verticle.tokens(tokens != null ? tokens : config::token, nodeTokens);
             }
             boolean tls = webConfig != null && webConfig.tls() != null;
             if (tls) {

@@ -38,6 +38,7 @@ import io.vertx.ext.web.handler.StaticHandler;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -56,6 +57,8 @@ public final class ApiVerticle extends VerticleBase {
     private static final System.Logger LOG = System.getLogger(ApiVerticle.class.getName());
     private static final String JSON = "application/json";
     private static final String DUPLICATE = "trainwatch.duplicate";
+    /** The node whose per-node token a request carried. */
+    private static final String TOKEN_NODE = "trainwatch.tokenNode";
 
     /** Largest request line and header block: an agent sends a few hundred bytes of each. */
     static final int MAX_INITIAL_LINE = 4_096;
@@ -151,9 +154,12 @@ public final class ApiVerticle extends VerticleBase {
         return listening;
     }
 
-    /** Checks writes against the token {@code tokens} gives at each request (a rotated token file); before deploying. */
-    public ApiVerticle tokens(Supplier<String> tokens) {
-        this.auth = new BearerAuth(tokens);
+    /**
+     * Checks writes against the token {@code tokens} gives at each request (a rotated token file), and the per-node
+     * tokens {@code nodes}, whose batches may speak only for their node; before deploying.
+     */
+    public ApiVerticle tokens(Supplier<String> tokens, NodeTokens nodes) {
+        this.auth = new BearerAuth(tokens, nodes);
         return this;
     }
 
@@ -255,7 +261,10 @@ public final class ApiVerticle extends VerticleBase {
      */
     private void admit(RoutingContext ctx) {
         try {
-            auth.check(ctx.request().getHeader(HttpHeaders.AUTHORIZATION));
+            String node = auth.checkNode(ctx.request().getHeader(HttpHeaders.AUTHORIZATION));
+            if (node != null) {
+                ctx.put(TOKEN_NODE, node);
+            }
             BodyDecoder.checkContentType(ctx.request().getHeader(HttpHeaders.CONTENT_TYPE));
             checkDeclaredLength(ctx.request().getHeader(HttpHeaders.CONTENT_LENGTH));
         } catch (ApiError e) {
@@ -378,6 +387,7 @@ public final class ApiVerticle extends VerticleBase {
         Double requestSentAt = sentAt(ctx.request().getHeader(SENT_AT));
         // With mutual TLS the client certificate names the node the batch may speak for.
         Set<String> certifiedNames = PeerNames.of(ctx.request().sslSession());
+        String tokenNode = ctx.get(TOKEN_NODE);
         offLoop(ctx, () -> {
             // A run whose id the API cannot take costs only that run, never the node's batch.
             RefusedRuns.Stripped stripped = refusedRuns.strip(decoder.batch(raw, encoding));
@@ -386,6 +396,10 @@ public final class ApiVerticle extends VerticleBase {
             Optional<String> notCertified = PeerNames.refusal(certifiedNames, batch.host());
             if (notCertified.isPresent()) {
                 throw new ApiError(ApiError.FORBIDDEN, notCertified.get());
+            }
+            if (tokenNode != null && !tokenNode.equals(batch.host().toLowerCase(Locale.ROOT))) {
+                throw new ApiError(ApiError.FORBIDDEN, "the token is " + tokenNode + "'s, not host '"
+                        + BodyDecoder.printable(batch.host(), 64) + "': a node's token speaks only for that node");
             }
             // Steps carried in the batch that break a rule cost only themselves: the readings are applied, the
             // answer says why the steps were not.
