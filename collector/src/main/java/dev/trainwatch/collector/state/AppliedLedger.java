@@ -25,7 +25,8 @@ import java.util.Map;
  * of an older collector (one {@code a} line of the last {@code seq} per agent) is read as those batches applied. A
  * write that fails (full disk) is one line, and de-duplication goes on in memory.
  *
- * <p>Bounded: the {@value #MAX_ENTRIES} most recently changed agents and sources are kept. Only used under the
+ * <p>Bounded: the {@value #MAX_AGENTS} most recently changed agents (about 200 bytes each: a window of 1,024 bits)
+ * and {@value #MAX_ENTRIES} sources are kept. Only used under the
  * {@link Fleet}'s lock.
  */
 public final class AppliedLedger implements AutoCloseable {
@@ -35,10 +36,12 @@ public final class AppliedLedger implements AutoCloseable {
     public static final String FILE_NAME = "applied.log";
     static final long COMPACT_BYTES = 4L << 20;
     static final int MAX_ENTRIES = 200_000;
+    /** Agents remembered: above the 65,536 GPUs' worth of nodes a collector holds, at about 200 bytes each. */
+    static final int MAX_AGENTS = 100_000;
 
     private final Path file;
-    private final Map<String, AppliedSeqs> seqs = lru();
-    private final Map<String, Long> steps = lru();
+    private final Map<String, AppliedSeqs> seqs = lru(MAX_AGENTS);
+    private final Map<String, Long> steps = lru(MAX_ENTRIES);
     private FileChannel channel;
     private long written;
     /** Size of the file as last rewritten: appends up to as much again before the next rewrite. */
@@ -49,13 +52,13 @@ public final class AppliedLedger implements AutoCloseable {
         this.file = file;
     }
 
-    private static <V> Map<String, V> lru() {
+    private static <V> Map<String, V> lru(int max) {
         return new LinkedHashMap<>(1024, 0.75f, false) {
             private static final long serialVersionUID = 1L;
 
             @Override
             protected boolean removeEldestEntry(Map.Entry<String, V> eldest) {
-                return size() > MAX_ENTRIES;
+                return size() > max;
             }
         };
     }
