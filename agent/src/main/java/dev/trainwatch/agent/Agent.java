@@ -1,5 +1,6 @@
 package dev.trainwatch.agent;
 
+import javax.net.ssl.SSLSocketFactory;
 import dev.trainwatch.agent.attribution.Attributor;
 import dev.trainwatch.agent.attribution.ProcSource;
 import dev.trainwatch.agent.export.NodeReadings;
@@ -132,8 +133,9 @@ public final class Agent implements AutoCloseable {
             throws IOException {
         TokenFile token = config.tokenFile() != null ? TokenFile.read(config.tokenFile()) : null;
         List<Transport> transports = new ArrayList<>();
+        SSLSocketFactory tls = config.tls().configured() ? config.tls().socketFactory() : null;
         for (URI collector : config.collectors()) {
-            transports.add(new HttpTransport(collector, token, Duration.ofSeconds(10), clock));
+            transports.add(new HttpTransport(collector, token, Duration.ofSeconds(10), clock, tls));
         }
         Backoff backoff = new Backoff(Duration.ofMillis(500), Duration.ofSeconds(30),
                 () -> ThreadLocalRandom.current().nextDouble());

@@ -1,5 +1,6 @@
 package dev.trainwatch.agent;
 
+import dev.trainwatch.agent.ship.ClientTls;
 import dev.trainwatch.protocol.RunSpec;
 import java.net.URI;
 import java.nio.file.Path;
@@ -23,19 +24,29 @@ import java.util.List;
  * @param shipEvery     how often a batch goes to the collector: every poll (equal to {@code interval}), or the
  *                      readings of several polls together, at most {@link #MAX_SHIP_EVERY} (events, a run that
  *                      appears or ends, and a non-finite loss are sent at once whatever this says)
+ * @param tls           the CAs to trust and the agent's certificate for an {@code https://} collector;
+ *                      {@link ClientTls#NONE} for the JDK's defaults
  * @param otherCollectors collectors beyond the first ({@code --collector} repeated), each sent every batch too, with
  *                      its own spool (under {@code spoolDir}, see {@code FanOutShipper}); empty for one collector
  */
 public record AgentConfig(URI collector, String host, Long attachPid, String runId, RunSpec runSpec, Duration interval,
                           Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout,
-                          Duration shipEvery, List<URI> otherCollectors) {
+                          Duration shipEvery, ClientTls tls, List<URI> otherCollectors) {
 
     /** An agent shipping to one collector. */
     public AgentConfig(URI collector, String host, Long attachPid, String runId, RunSpec runSpec, Duration interval,
                        Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout,
-                       Duration shipEvery) {
+                       Duration shipEvery, ClientTls tls) {
         this(collector, host, attachPid, runId, runSpec, interval, tokenFile, spoolDir, spoolMaxBytes, flushTimeout,
-                shipEvery, List.of());
+                shipEvery, tls, List.of());
+    }
+
+    /** An agent with the JDK's TLS defaults. */
+    public AgentConfig(URI collector, String host, Long attachPid, String runId, RunSpec runSpec, Duration interval,
+                       Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout,
+                       Duration shipEvery, List<URI> otherCollectors) {
+        this(collector, host, attachPid, runId, runSpec, interval, tokenFile, spoolDir, spoolMaxBytes, flushTimeout,
+                shipEvery, ClientTls.NONE, otherCollectors);
     }
 
     /** Every collector the agent ships to, the first first. */
@@ -55,6 +66,13 @@ public record AgentConfig(URI collector, String host, Long attachPid, String run
      */
     public static final Duration MAX_SHIP_EVERY = Duration.ofSeconds(10);
 
+    /** An agent with the JDK's TLS defaults. */
+    public AgentConfig(URI collector, String host, Long attachPid, String runId, RunSpec runSpec, Duration interval,
+                       Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout, Duration shipEvery) {
+        this(collector, host, attachPid, runId, runSpec, interval, tokenFile, spoolDir, spoolMaxBytes, flushTimeout,
+                shipEvery, ClientTls.NONE);
+    }
+
     /** An agent that sends every poll's readings at once. */
     public AgentConfig(URI collector, String host, Long attachPid, String runId, RunSpec runSpec, Duration interval,
                        Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout) {
@@ -69,6 +87,7 @@ public record AgentConfig(URI collector, String host, Long attachPid, String run
     public static final long DEFAULT_SPOOL_MAX_BYTES = 256L << 20;
 
     public AgentConfig {
+        tls = tls == null ? ClientTls.NONE : tls;
         if (interval.compareTo(MIN_INTERVAL) < 0) {
             throw new IllegalArgumentException("interval " + interval.toMillis() + "ms is below the minimum of 100ms");
         }

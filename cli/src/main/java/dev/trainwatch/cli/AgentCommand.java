@@ -9,12 +9,14 @@ import dev.trainwatch.collector.CollectorConfig;
 import dev.trainwatch.agent.Durations;
 import dev.trainwatch.agent.GpuReaders;
 import dev.trainwatch.agent.attribution.LinuxProcSource;
+import dev.trainwatch.agent.attribution.RunIds;
 import dev.trainwatch.agent.gpu.GpuReader;
 import dev.trainwatch.agent.gpu.GpuUnavailableException;
 import dev.trainwatch.agent.log.LogTailer;
 import dev.trainwatch.agent.log.StepSource;
 import dev.trainwatch.agent.ship.SpoolReplay;
 import dev.trainwatch.agent.ship.TokenFile;
+import dev.trainwatch.agent.ship.ClientTls;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.Json;
 import java.io.IOException;
@@ -106,6 +108,20 @@ final class AgentCommand implements Callable<Integer> {
     @Option(names = "--token-file", paramLabel = "FILE", description = "File holding the collector's bearer token.")
     Path tokenFile;
 
+    @Option(names = "--ca-file", paramLabel = "FILE",
+            description = "With an https:// collector: PEM certificates of the CAs its certificate must chain to."
+                    + " Default: the JDK's trusted CAs.")
+    Path caFile;
+
+    @Option(names = "--cert-file", paramLabel = "FILE",
+            description = "With an https:// collector that asks for client certificates (mutual TLS): this agent's"
+                    + " PEM certificate chain. Needs --key-file.")
+    Path certFile;
+
+    @Option(names = "--key-file", paramLabel = "FILE",
+            description = "The PEM private key (PKCS#8) of --cert-file.")
+    Path keyFile;
+
     @Option(names = "--spool-dir", paramLabel = "DIR",
             description = "Where batches wait while the collector is away, and the agent's id. "
                     + "Default: $XDG_STATE_HOME/trainwatch/spool or ~/.local/state/trainwatch/spool.")
@@ -176,6 +192,10 @@ final class AgentCommand implements Callable<Integer> {
         if (attachPid != null && ProcessHandle.of(attachPid).isEmpty()) {
             throw new UserError(ExitCodes.USAGE, "--attach: no process with PID " + attachPid);
         }
+        if (runId != null && !runId.equals(RunIds.safe(runId))) {
+            throw new UserError(ExitCodes.USAGE, "--run-id: '" + runId + "' is not a run id the collector takes"
+                    + " (A-Z a-z 0-9 _ . : -, at most 128 characters, not . or ..); for example " + RunIds.safe(runId));
+        }
         if (spoolMaxMb <= 0) {
             throw new UserError(ExitCodes.USAGE, "--spool-max-mb must be positive");
         }
@@ -184,7 +204,7 @@ final class AgentCommand implements Callable<Integer> {
         }
         AgentConfig config = new AgentConfig(collectorUris.get(0), host != null ? host : localHostName(), attachPid,
                 runId, null, pollInterval, tokenFile, spoolDir != null ? spoolDir : AgentConfig.defaultSpoolDir(),
-                spoolMaxMb << 20, Duration.ofSeconds(5), sendInterval,
+                spoolMaxMb << 20, Duration.ofSeconds(5), sendInterval, clientTls(collectorUris),
                 collectorUris.subList(1, collectorUris.size()));
         Clock clock = MonotonicClock.system();
         GpuReader reader = openGpus(nvmlLibrary);
@@ -228,6 +248,26 @@ final class AgentCommand implements Callable<Integer> {
         out.println("replayed " + counts);
         out.flush();
         return outcome.dropped() > 0 ? ExitCodes.FAILURE : ExitCodes.OK;
+    }
+
+    /** {@code --ca-file}, {@code --cert-file}, {@code --key-file}: for an https:// collector only, checked now. */
+    private ClientTls clientTls(List<URI> collectorUris) {
+        if (caFile == null && certFile == null && keyFile == null) {
+            return ClientTls.NONE;
+        }
+        for (URI collectorUri : collectorUris) {
+            if (!"https".equalsIgnoreCase(collectorUri.getScheme())) {
+                throw new UserError(ExitCodes.USAGE, "--ca-file, --cert-file and --key-file are for https:// collectors;"
+                        + " --collector " + collectorUri + " is not");
+            }
+        }
+        try {
+            ClientTls tls = new ClientTls(caFile, certFile, keyFile);
+            tls.socketFactory();
+            return tls;
+        } catch (IllegalArgumentException | IOException e) {
+            throw new UserError(ExitCodes.USAGE, e.getMessage());
+        }
     }
 
     private LogTailer.LineTime parseLogTime() {

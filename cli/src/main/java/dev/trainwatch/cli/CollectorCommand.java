@@ -5,6 +5,10 @@ import dev.trainwatch.collector.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import dev.trainwatch.collector.CollectorStack;
 import dev.trainwatch.collector.history.HistoryException;
+import dev.trainwatch.collector.http.NodeTokens;
+import dev.trainwatch.collector.http.TokenFileSource;
+import dev.trainwatch.collector.http.tls.ServerTls;
+import dev.trainwatch.collector.http.tls.WebConfig;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -50,7 +54,16 @@ final class CollectorCommand implements Callable<Integer> {
                     + " Default: ${DEFAULT-VALUE}.")
     String summaryInterval;
 
+    @Option(names = "--web-config", paramLabel = "FILE",
+            description = "Serve TLS as this Prometheus exporter-toolkit web config says (tls_server_config:"
+                    + " cert_file, key_file, client_ca_file, client_auth_type, min_version); the certificates are"
+                    + " re-read when they change.")
+    Path webConfig;
 
+    @Option(names = "--node-tokens", paramLabel = "FILE",
+            description = "Per-node bearer tokens beside --token-file's shared one, a HOST TOKEN pair a line: a batch"
+                    + " sent with a node's token may speak only for that host.")
+    Path nodeTokens;
 
     @Mixin
     CollectorOptions collectorOptions = new CollectorOptions();
@@ -64,10 +77,20 @@ final class CollectorCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         CollectorConfig config = config();
         PrintWriter out = spec.commandLine().getOut();
+        WebConfig web = webConfig();
+        // The token file is re-read when it changes (a rotation needs no restart).
+        TokenFileSource tokens = tokens();
+        NodeTokens nodes = nodeTokens();
         CollectorStack stack;
         try {
             // The whole collector: history under --data-dir (restored now), calibration, alert delivery.
-            stack = CollectorStack.start(config, line -> ALERT_LOG.log(System.Logger.Level.INFO, line));
+            stack = CollectorStack.start(config, line -> ALERT_LOG.log(System.Logger.Level.INFO, line), builder -> {
+                builder.webConfig(web, ServerTls.DEFAULT_RELOAD_EVERY);
+                if (tokens != null) {
+                    builder.tokens(tokens);
+                }
+                builder.nodeTokens(nodes);
+            });
         } catch (CollectorServer.StartException | HistoryException e) {
             throw new UserError(ExitCodes.FAILURE, e.getMessage());
         }
@@ -93,6 +116,9 @@ final class CollectorCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(hook);
         out.println("trainwatch collector listening on " + server.uri() + " (API /v1, metrics /metrics"
                 + (config.token() == null ? "" : ", ingest needs the bearer token") + ")");
+        if (!server.tls() && !CollectorConfig.isLoopback(config.host())) {
+            out.println(exposureLine(config));
+        }
         out.flush();
         onStarted.accept(server);
         try {
@@ -106,6 +132,43 @@ final class CollectorCommand implements Callable<Integer> {
             }
         }
         return ExitCodes.OK;
+    }
+
+    private WebConfig webConfig() {
+        try {
+            return webConfig == null ? null : WebConfig.read(webConfig);
+        } catch (IllegalArgumentException e) {
+            throw new UserError(ExitCodes.USAGE, "--web-config: " + e.getMessage());
+        }
+    }
+
+    private NodeTokens nodeTokens() {
+        if (nodeTokens == null) {
+            return NodeTokens.NONE;
+        }
+        if (collectorOptions.tokenFile == null) {
+            throw new UserError(ExitCodes.USAGE, "--node-tokens needs --token-file too (the fleet's shared token)");
+        }
+        try {
+            return NodeTokens.read(nodeTokens);
+        } catch (IllegalArgumentException e) {
+            throw new UserError(ExitCodes.USAGE, "--node-tokens: " + e.getMessage());
+        }
+    }
+
+    private TokenFileSource tokens() {
+        try {
+            return collectorOptions.tokenFile == null ? null : TokenFileSource.open(collectorOptions.tokenFile);
+        } catch (IllegalArgumentException e) {
+            throw new UserError(ExitCodes.USAGE, e.getMessage());
+        }
+    }
+
+    /** The one line a collector reachable from other machines without TLS prints at start. */
+    static String exposureLine(CollectorConfig config) {
+        return "trainwatch collector: " + config.host() + ":" + config.port() + " is plain HTTP: the bearer token,"
+                + " every batch and the page cross the network unencrypted and unauthenticated to anyone on it;"
+                + " serve TLS with --web-config FILE (docs/DEPLOY.md, \"TLS\")";
     }
 
     /** The configuration from the options; every mistake is a one-line usage error. */

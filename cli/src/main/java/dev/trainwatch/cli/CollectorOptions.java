@@ -1,13 +1,10 @@
 package dev.trainwatch.cli;
 
 import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.http.TokenFileSource;
 import dev.trainwatch.collector.state.GpuHourPrices;
-import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Locale;
 import picocli.CommandLine.Option;
@@ -114,21 +111,11 @@ final class CollectorOptions {
     }
 
     static String readToken(Path file) {
-        String token;
         try {
-            token = Files.readString(file, StandardCharsets.UTF_8).strip();
-        } catch (NoSuchFileException e) {
-            throw new UserError(ExitCodes.USAGE, "token file " + file + " does not exist");
-        } catch (IOException e) {
-            throw new UserError(ExitCodes.USAGE, "cannot read token file " + file + ": " + e.getMessage());
+            return TokenFileSource.read(file);
+        } catch (IllegalArgumentException e) {
+            throw new UserError(ExitCodes.USAGE, e.getMessage());
         }
-        if (token.isEmpty()) {
-            throw new UserError(ExitCodes.USAGE, "token file " + file + " is empty");
-        }
-        if (token.lines().count() > 1) {
-            throw new UserError(ExitCodes.USAGE, "token file " + file + " must hold the token on one line");
-        }
-        return token;
     }
 
     static URI url(String option, String value) {

@@ -219,7 +219,7 @@ public record CollectorConfig(
     }
 
     /** True for loopback names and addresses ({@code localhost}, {@code 127.x}, {@code ::1}). */
-    static boolean isLoopback(String host) {
+    public static boolean isLoopback(String host) {
         try {
             InetAddress[] all = InetAddress.getAllByName(host);
             for (InetAddress address : all) {

@@ -2,6 +2,9 @@ package dev.trainwatch.collector;
 
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.http.ApiVerticle;
+import dev.trainwatch.collector.http.NodeTokens;
+import dev.trainwatch.collector.http.tls.ServerTls;
+import dev.trainwatch.collector.http.tls.WebConfig;
 import dev.trainwatch.collector.metrics.LimitMetrics;
 import dev.trainwatch.collector.metrics.MetricsExporter;
 import dev.trainwatch.collector.state.Fleet;
@@ -15,6 +18,7 @@ import io.vertx.core.Vertx;
 import io.vertx.ext.web.Router;
 import java.net.BindException;
 import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -45,11 +49,14 @@ public final class CollectorServer implements AutoCloseable {
     private final ApiVerticle verticle;
     private final List<AutoCloseable> closeables;
     private final long tickTimer;
+    private final boolean tls;
     private volatile boolean closed;
 
     private CollectorServer(CollectorConfig config, Vertx vertx, boolean ownsVertx, Fleet fleet,
-                            MetricsExporter metrics, ApiVerticle verticle, List<AutoCloseable> closeables) {
+                            MetricsExporter metrics, ApiVerticle verticle, List<AutoCloseable> closeables,
+                            boolean tls) {
         this.config = config;
+        this.tls = tls;
         this.vertx = vertx;
         this.ownsVertx = ownsVertx;
         this.fleet = fleet;
@@ -83,10 +90,19 @@ public final class CollectorServer implements AutoCloseable {
         return config.host();
     }
 
-    /** {@code http://host:port}, for clients and the start-up line. */
+    /** {@code http://host:port} ({@code https://} with TLS), for clients and the start-up line. */
     public URI uri() {
         String host = config.host().contains(":") ? "[" + config.host() + "]" : config.host();
-        return URI.create("http://" + host + ":" + port());
+        return URI.create(scheme() + "://" + host + ":" + port());
+    }
+
+    /** Whether the server speaks TLS (started with a web config's {@code tls_server_config}). */
+    public boolean tls() {
+        return tls;
+    }
+
+    private String scheme() {
+        return tls ? "https" : "http";
     }
 
     /**
@@ -94,7 +110,8 @@ public final class CollectorServer implements AutoCloseable {
      * embedded agent's collector. A wildcard listen address ({@code 0.0.0.0}, {@code ::}) becomes loopback.
      */
     public URI clientUri() {
-        return clientUri(config.host(), port());
+        URI plain = clientUri(config.host(), port());
+        return tls ? URI.create("https" + plain.toString().substring("http".length())) : plain;
     }
 
     static URI clientUri(String host, int port) {
@@ -161,6 +178,10 @@ public final class CollectorServer implements AutoCloseable {
         private Fleet fleet;
         private Vertx vertx;
         private boolean jvmMetrics = true;
+        private WebConfig webConfig;
+        private Supplier<String> tokens;
+        private NodeTokens nodeTokens = NodeTokens.NONE;
+        private Duration tlsReloadEvery = ServerTls.DEFAULT_RELOAD_EVERY;
 
         private Builder(CollectorConfig config) {
             this.config = Objects.requireNonNull(config, "config");
@@ -211,6 +232,36 @@ public final class CollectorServer implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Serves as {@code webConfig} says: TLS with its certificates when it has {@code tls_server_config}, re-read
+         * when they change (checked every {@code reloadEvery}).
+         */
+        public Builder webConfig(WebConfig config, Duration reloadEvery) {
+            this.webConfig = config;
+            this.tlsReloadEvery = Objects.requireNonNull(reloadEvery, "reloadEvery");
+            return this;
+        }
+
+        /**
+         * Checks writes against the token {@code current} gives at each request instead of the config's (a token file
+         * re-read when it changes, as {@code TokenFileSource} does).
+         */
+        public Builder tokens(Supplier<String> current) {
+            this.tokens = Objects.requireNonNull(current, "current");
+            return this;
+        }
+
+        /** Per-node tokens accepted beside the shared one; a batch with one may speak only for its node. */
+        public Builder nodeTokens(NodeTokens nodes) {
+            this.nodeTokens = Objects.requireNonNull(nodes, "nodes");
+            return this;
+        }
+
+        /** The token in force now: the {@link #tokens} source's when one is set, else the config's. */
+        public String currentToken() {
+            return tokens != null ? tokens.get() : config.token();
+        }
+
         /** Whether to export the JVM's own metrics next to trainwatch's (default true; off in golden tests). */
         public Builder jvmMetrics(boolean enabled) {
             this.jvmMetrics = enabled;
@@ -245,6 +296,13 @@ public final class CollectorServer implements AutoCloseable {
             // temporary directory it cannot write), Vert.x uses NIO and says nothing.
             Vertx theVertx = owns ? Vertx.vertx(new io.vertx.core.VertxOptions().setPreferNativeTransport(true)) : vertx;
             ApiVerticle verticle = new ApiVerticle(config, theFleet, metrics, routes, durability);
+            if (tokens != null || nodeTokens != NodeTokens.NONE) {
+                verticle.tokens(tokens != null ? tokens : config::token, nodeTokens);
+            }
+            boolean tls = webConfig != null && webConfig.tls() != null;
+            if (tls) {
+                verticle.tls(new ServerTls(webConfig.tls(), tlsReloadEvery));
+            }
             try {
                 await(theVertx.deployVerticle(verticle));
             } catch (Exception e) {
@@ -257,7 +315,8 @@ public final class CollectorServer implements AutoCloseable {
                 }
                 throw new StartException(describeStartFailure(config, e));
             }
-            return new CollectorServer(config, theVertx, owns, theFleet, metrics, verticle, List.copyOf(closeables));
+            return new CollectorServer(config, theVertx, owns, theFleet, metrics, verticle, List.copyOf(closeables),
+                    tls);
         }
     }
 

@@ -14,6 +14,7 @@ import dev.trainwatch.collector.history.Calibrator;
 import dev.trainwatch.collector.history.HistoryException;
 import dev.trainwatch.collector.history.HistoryRecorder;
 import dev.trainwatch.collector.history.HistoryStore;
+import dev.trainwatch.collector.http.BearerAuth;
 import dev.trainwatch.collector.http.HistoryRoutes;
 import dev.trainwatch.collector.metrics.HistoryMetrics;
 import dev.trainwatch.collector.state.Fleet;
@@ -107,7 +108,9 @@ public final class CollectorStack implements AutoCloseable {
             List<java.util.Map.Entry<String, dev.trainwatch.collector.detect.Anomaly>> restoredAlerts =
                     new ArrayList<>();
             int restored = 0;
-            builder.routes(new HistoryRoutes(Optional.ofNullable(history), predictor, config.token(), config.clock())::register);
+            // The token in force at each request: a rotated token file (builder.tokens) counts here too.
+            builder.routes(new HistoryRoutes(Optional.ofNullable(history), predictor,
+                    new BearerAuth(builder::currentToken), config.clock())::register);
             builder.closeable(alerts);
             builder.closeable(fleet::closeLedger);
             if (history != null) {
@@ -130,7 +133,7 @@ public final class CollectorStack implements AutoCloseable {
             }
             customize.accept(builder);
             server = builder.start();
-            links.listening(server.host(), server.port());
+            links.listening(server.host(), server.port(), server.tls());
             restoredAlerts.forEach(e -> alerting.restored(e.getKey(), e.getValue()));
             if (recorder != null) {
                 new HistoryMetrics(recorder.writer()).bindTo(server.metrics().registry());

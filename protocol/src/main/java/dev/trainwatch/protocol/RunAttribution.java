@@ -35,4 +35,10 @@ public record RunAttribution(String runId, List<Long> pids, List<String> gpuUuid
                           String masterAddr, Boolean ended) {
         this(runId, pids, gpuUuids, ranks, masterAddr, ended, null);
     }
+
+    /** The same attribution with other aliases (the collector leaves out those it cannot take). */
+    public RunAttribution withAliases(List<String> newAliases) {
+        return new RunAttribution(runId, pids, gpuUuids, ranks, masterAddr, ended, newAliases, namespace, pod,
+                container, job);
+    }
 }

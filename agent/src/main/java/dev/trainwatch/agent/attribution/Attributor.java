@@ -462,7 +462,7 @@ public final class Attributor {
         for (ProcStat member : run.members.values()) {
             Map<String, String> env = classify(member).env;
             for (String key : List.of(ProcessEnvironment.SLURM_JOB_ID, ProcessEnvironment.TORCHELASTIC_RUN_ID)) {
-                String value = ProcessEnvironment.stringValue(env, key);
+                String value = RunIds.safe(ProcessEnvironment.stringValue(env, key));
                 if (value != null && !value.equals(run.runId)) {
                     aliases.add(value);
                 }
@@ -631,8 +631,8 @@ public final class Attributor {
             // A Kubernetes job names the run on every node alike; then the job ids of the environment.
             String job = KubernetesJob.jobName(env, pod);
             String runId = KubernetesJob.runId(env, pod);
-            return new Classified(env, runId != null ? runId : RunIds.fromEnvironment(env), launcherRoot(stat), pod,
-                    job);
+            return new Classified(env, runId != null ? RunIds.safe(runId) : RunIds.fromEnvironment(env),
+                    launcherRoot(stat), pod, job);
         });
     }
 

@@ -548,7 +548,7 @@ public final class LogTailer implements StepSource {
         try {
             channel = FileChannel.open(file, StandardOpenOption.READ);
         } catch (AccessDeniedException e) {
-            problem = "cannot read log file " + file + ": permission denied";
+            problem = permissionDenied(file);
             return false;
         } catch (IOException e) {
             problem = describe(e);
@@ -623,9 +623,16 @@ public final class LogTailer implements StepSource {
         }
     }
 
+    /** The line for a log the agent may not read, with what to do about it. */
+    static String permissionDenied(Path file) {
+        return "cannot read log file " + file + ": permission denied; give the agent's user read access to it (and"
+                + " search access to its directories), or run the agent with CAP_DAC_READ_SEARCH as its systemd unit"
+                + " does";
+    }
+
     private String describe(IOException e) {
         if (e instanceof AccessDeniedException) {
-            return "cannot read log file " + file + ": permission denied";
+            return permissionDenied(file);
         }
         if (e instanceof FileSystemException fse && fse.getReason() != null) {
             return "cannot read log file " + file + ": " + fse.getReason();

@@ -141,7 +141,8 @@ public final class NvmlGpuReader implements GpuReader {
         String nvml = "(NVML: " + api.describe(rc) + ")";
         return switch (rc) {
             case NvmlApi.DRIVER_NOT_LOADED -> "NVIDIA driver not loaded " + nvml;
-            case NvmlApi.NO_PERMISSION -> "no permission to use the NVIDIA driver " + nvml;
+            case NvmlApi.NO_PERMISSION -> "no permission to use the NVIDIA driver " + nvml + ": give the agent's user"
+                    + " read and write access to /dev/nvidiactl and /dev/nvidia* (often the video group)";
             case NvmlApi.LIB_RM_VERSION_MISMATCH ->
                     "NVIDIA driver and NVML library versions differ (reboot or reload the driver) " + nvml;
             case NvmlApi.LIBRARY_NOT_FOUND -> "NVML library not found: " + api.source + " " + nvml;

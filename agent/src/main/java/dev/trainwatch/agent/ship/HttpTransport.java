@@ -10,6 +10,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.function.Supplier;
+import javax.net.ssl.HttpsURLConnection;
+import javax.net.ssl.SSLSocketFactory;
 
 /**
  * Sends shipments over HTTP/1.1 with keep-alive: gzip JSON, bearer token when one is configured. The token is asked
@@ -51,6 +53,18 @@ public final class HttpTransport implements Transport {
      * @param clock          the agent's clock, read for each request's {@value #SENT_AT}
      */
     public HttpTransport(URI collectorUrl, Supplier<String> token, Duration requestTimeout, Clock clock) {
+        this(collectorUrl, token, requestTimeout, clock, null);
+    }
+
+    /**
+     * The same, speaking TLS to an {@code https://} collector through {@code tls} (the CAs to trust, the agent's
+     * certificate for mutual TLS; see {@link ClientTls}).
+     *
+     * @param tls null for the JDK's defaults
+     */
+    public HttpTransport(URI collectorUrl, Supplier<String> token, Duration requestTimeout, Clock clock,
+                         SSLSocketFactory tls) {
+        this.tls = tls;
         String base = collectorUrl.toString();
         this.baseUrl = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
         this.token = token != null ? token : () -> null;
@@ -78,15 +92,27 @@ public final class HttpTransport implements Transport {
     }
 
     private final PlainHttp plain;
+    private final SSLSocketFactory tls;
+
+    private final CollectorNotices notices = new CollectorNotices();
 
     @Override
     public Response send(Shipment shipment) throws IOException {
+        Response response = exchange(shipment);
+        notices.read(response.body());
+        return response;
+    }
+
+    private Response exchange(Shipment shipment) throws IOException {
         if (plain != null) {
             return plain.send(shipment.method(), shipment.path(), shipment.gzipBody(), token.get(),
                     seconds(clock.millis()), MAX_BODY_IN_LOG);
         }
         URL url = url(shipment.path());
         HttpURLConnection connection = (HttpURLConnection) url.openConnection();
+        if (tls != null && connection instanceof HttpsURLConnection https) {
+            https.setSSLSocketFactory(tls);
+        }
         try {
             byte[] body = shipment.gzipBody();
             connection.setConnectTimeout(timeoutMillis);

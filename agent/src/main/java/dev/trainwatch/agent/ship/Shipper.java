@@ -421,7 +421,9 @@ public final class Shipper implements AutoCloseable {
             return Outcome.DELIVERED;
         }
         if (status == 401 || status == 403) {
-            problem("collector refused the token (HTTP " + status + "); check --token-file; spooling meanwhile");
+            // 403: the client certificate names another node than --host says (the answer says which).
+            problem(status == 401 ? "collector refused the token (HTTP 401); check --token-file; spooling meanwhile"
+                    : "collector refused this node (HTTP 403): " + response.body() + "; spooling meanwhile");
             return Outcome.RETRY;
         }
         if (status >= 400 && status < 500 && status != 408 && status != 429) {

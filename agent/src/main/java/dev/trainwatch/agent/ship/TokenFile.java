@@ -41,6 +41,10 @@ public final class TokenFile implements Supplier<String> {
         } catch (IOException e) {
             throw new IOException("cannot read token file " + file + ": " + e.getClass().getSimpleName(), e);
         }
+        // A UTF-8 byte-order mark (editors on Windows write one) is not part of the token.
+        if (content.startsWith("\uFEFF")) {
+            content = content.substring(1);
+        }
         String first = content.lines().map(String::strip).filter(l -> !l.isEmpty()).findFirst().orElse("");
         if (first.isEmpty()) {
             throw new IOException("token file " + file + " is empty");

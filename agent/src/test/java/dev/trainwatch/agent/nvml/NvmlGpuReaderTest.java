@@ -297,7 +297,9 @@ class NvmlGpuReaderTest {
         assertThatThrownBy(() -> open()).isInstanceOf(GpuUnavailableException.class)
                 .hasMessage("NVIDIA driver not loaded (NVML: Driver Not Loaded)");
         fake.play(FakeNvml.scenario().global("error", "nvmlInit_v2 4").write(tmp.resolve("s")), 0);
-        assertThatThrownBy(() -> open()).hasMessage("no permission to use the NVIDIA driver (NVML: Insufficient Permissions)");
+        assertThatThrownBy(() -> open())
+                .hasMessageStartingWith("no permission to use the NVIDIA driver (NVML: Insufficient Permissions)")
+                .hasMessageContaining("/dev/nvidiactl");
         assertThat(fake.fake_nvml_shutdown_calls()).isEqualTo(shutdowns);
     }
 

@@ -126,7 +126,6 @@ public final class AlertDispatcher implements AutoCloseable {
     }
 
     private final class Lane implements Runnable {
-        private static final int BATCH = 64;
         private final AlertSink sink;
         private final Settings settings;
         private final Deque<AlertNotice> pending = new ArrayDeque<>();
@@ -176,7 +175,7 @@ public final class AlertDispatcher implements AutoCloseable {
                     }
                     if (!pending.isEmpty()) {
                         batch = new ArrayList<>();
-                        while (!pending.isEmpty() && batch.size() < BATCH) {
+                        while (!pending.isEmpty() && batch.size() < sink.maxBatch()) {
                             batch.add(pending.pollFirst());
                         }
                     } else {

@@ -24,4 +24,9 @@ public interface AlertSink {
     default boolean needsResend() {
         return false;
     }
+
+    /** The most notices handed over in one {@link #deliver} call (one request to a remote receiver). */
+    default int maxBatch() {
+        return 64;
+    }
 }

@@ -3,6 +3,7 @@ package dev.trainwatch.collector.alerting;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.trainwatch.protocol.Json;
 import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -22,7 +23,8 @@ import java.util.Map;
 public final class AlertmanagerSink implements AlertSink {
     private final URI alertsUri;
     private final RunLinks links;
-    private final HttpJsonPoster poster = new HttpJsonPoster();
+    /** Alertmanager answers in milliseconds; 30 s covers a busy one. */
+    private final HttpJsonPoster poster = new HttpJsonPoster(Duration.ofSeconds(30));
 
     /**
      * @param alertmanagerBase base URL of Alertmanager, e.g. {@code http://127.0.0.1:9093}

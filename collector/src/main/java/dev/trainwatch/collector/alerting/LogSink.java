@@ -1,9 +1,17 @@
 package dev.trainwatch.collector.alerting;
 
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 
-/** Writes each anomaly change as one line (to stderr by default): the receiver that is always there. */
+/**
+ * Writes each anomaly change as one line (to stderr by default): the receiver that is always there. Many runs
+ * changing alike at once — a junk-run flood whose agent went silent, a node's outage — are one line naming a few of
+ * them and counting the rest, not a line per run: notices of one kind, change and severity (and, where the anomaly
+ * names them, the same hosts) handed over together from {@value #AGGREGATE_FROM} on.
+ */
 public final class LogSink implements AlertSink {
     private final Consumer<String> out;
     private final RunLinks links;
@@ -23,12 +31,47 @@ public final class LogSink implements AlertSink {
         return "log";
     }
 
+    /** Notices alike from which on they are one line. */
+    static final int AGGREGATE_FROM = 4;
+    /** Runs named in an aggregated line before "and N more". */
+    static final int RUNS_NAMED = 5;
+
+    @Override
+    public int maxBatch() {
+        return 4_096; // what is queued at once is written at once, so a flood aggregates
+    }
+
     @Override
     public void deliver(List<AlertNotice> notices) {
+        Map<String, List<AlertNotice>> alike = new LinkedHashMap<>();
         for (AlertNotice notice : notices) {
-            String page = links == null || !notice.firing() ? null : links.runPage(notice.runId());
-            out.accept(page == null ? line(notice) : line(notice) + " (" + page + ")");
+            alike.computeIfAbsent(groupKey(notice), k -> new ArrayList<>()).add(notice);
         }
+        for (List<AlertNotice> group : alike.values()) {
+            if (group.size() >= AGGREGATE_FROM) {
+                out.accept(aggregated(group));
+                continue;
+            }
+            for (AlertNotice notice : group) {
+                String page = links == null || !notice.firing() ? null : links.runPage(notice.runId());
+                out.accept(page == null ? line(notice) : line(notice) + " (" + page + ")");
+            }
+        }
+    }
+
+    private static String groupKey(AlertNotice notice) {
+        Object hosts = notice.evidence() == null ? null : notice.evidence().get("hosts");
+        return notice.kind() + '|' + notice.firing() + '|' + notice.severityChanged() + '|' + notice.severity()
+                + '|' + notice.previousSeverity() + '|' + hosts;
+    }
+
+    /** One line for many runs: the first one's line with the runs counted. */
+    static String aggregated(List<AlertNotice> group) {
+        AlertNotice first = group.get(0);
+        List<String> runs = group.stream().map(AlertNotice::runId).toList();
+        String named = String.join(", ", runs.subList(0, Math.min(RUNS_NAMED, runs.size())))
+                + (runs.size() > RUNS_NAMED ? " and " + (runs.size() - RUNS_NAMED) + " more" : "");
+        return line(first).replace(" run=" + first.runId(), " runs=" + runs.size() + " (" + named + ")");
     }
 
     static String line(AlertNotice notice) {

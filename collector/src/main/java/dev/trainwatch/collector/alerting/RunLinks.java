@@ -20,8 +20,13 @@ public final class RunLinks {
         this.base = externalUrl;
     }
 
-    /** When no external address was configured: links use the address the server listens on. */
+    /** When no external address was configured: links use the address the server listens on, over plain HTTP. */
     public void listening(String host, int port) {
+        listening(host, port, false);
+    }
+
+    /** The same, {@code https://} when the server speaks TLS. */
+    public void listening(String host, int port, boolean tls) {
         if (base != null) {
             return;
         }
@@ -36,7 +41,7 @@ public final class RunLinks {
         if (h.contains(":") && !h.startsWith("[")) {
             h = "[" + h + "]";
         }
-        base = URI.create("http://" + h + ":" + port + "/");
+        base = URI.create((tls ? "https://" : "http://") + h + ":" + port + "/");
     }
 
     /** The page's root, or null before the server listens. */

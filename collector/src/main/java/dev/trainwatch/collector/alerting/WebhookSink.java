@@ -3,6 +3,7 @@ package dev.trainwatch.collector.alerting;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.trainwatch.protocol.Json;
 import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -12,12 +13,19 @@ import java.util.Map;
  * Posts each change of an anomaly to a generic JSON webhook, once: {@code {"source":"trainwatch","alerts":[{
  * "status":"firing"|"resolved","run_id","kind","severity","starts_at","ends_at","message","suggestion",
  * "evidence","run_url"}]}} ({@code run_url}: the run's page); a change of severity of a firing anomaly is one alert
- * with {@code "previous_severity"}. Chat bridges and scripts consume this shape without knowing Alertmanager.
+ * with {@code "previous_severity"}. Chat bridges and scripts consume this shape without knowing Alertmanager. The
+ * receiver has {@link #DEADLINE} to answer; each request carries an {@code Idempotency-Key} header, the same for a
+ * retry of the same notices.
  */
 public final class WebhookSink implements AlertSink {
     private final URI uri;
     private final RunLinks links;
-    private final HttpJsonPoster poster = new HttpJsonPoster();
+    /**
+     * How long a webhook may take to answer. Chat bridges and scripts behind webhooks can be slow (a 30-s receiver
+     * was met); a deadline shorter than the answer would send the same alert again and again.
+     */
+    public static final Duration DEADLINE = Duration.ofSeconds(90);
+    private final HttpJsonPoster poster = new HttpJsonPoster(DEADLINE);
 
     public WebhookSink(URI uri) {
         this(uri, null);

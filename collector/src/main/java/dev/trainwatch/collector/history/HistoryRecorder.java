@@ -235,7 +235,14 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
      * @return how many runs were restored
      */
     public int restoreInto(Fleet fleet, BiConsumer<String, Anomaly> activeAnomaly) {
-        List<StoredRun> runs = new ArrayList<>(store.runs(RESTORE_LIMIT));
+        List<StoredRun> runs;
+        try {
+            runs = new ArrayList<>(store.runs(RESTORE_LIMIT));
+        } catch (HistoryException e) {
+            // Damage that appeared after the start's check: serve without the old runs rather than not at all.
+            log.accept("trainwatch: history: cannot read the stored runs, starting without them: " + oneLine(e));
+            return 0;
+        }
         java.util.Collections.reverse(runs);
         int restored = 0;
         for (StoredRun run : runs) {

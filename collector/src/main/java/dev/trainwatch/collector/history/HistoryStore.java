@@ -13,6 +13,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,6 +33,7 @@ import java.util.Map;
  */
 public final class HistoryStore implements AutoCloseable {
     private static final int SCHEMA_VERSION = 2;
+    private static final System.Logger LOG = System.getLogger("dev.trainwatch.collector.history");
     /** How long a write waits for another connection's lock before failing. */
     public static final int BUSY_TIMEOUT_MS = 5_000;
     private final Connection connection;
@@ -53,6 +55,10 @@ public final class HistoryStore implements AutoCloseable {
         prepareDirectory(dataDir);
         DataDirLock lock = DataDirLock.acquire(dataDir);
         try {
+            // The owner only (never a reader beside it): a damaged file (or write-ahead file) is set aside with one
+            // line, and what can be read is kept.
+            new HistorySalvage(dataDir.resolve("trainwatch.db"), line -> LOG.log(System.Logger.Level.WARNING, line),
+                    Clock.systemUTC()).check();
             HistoryStore store = open(dataDir);
             store.lock = lock;
             return store;
@@ -83,7 +89,7 @@ public final class HistoryStore implements AutoCloseable {
                 throw new HistoryException("data directory " + dataDir + " is full (" + usableKib(dataDir)
                         + " KiB free): free some space there or pass another --data-dir", e);
             }
-            throw new HistoryException("cannot open history database " + file + ": " + oneLine(e), e);
+            throw new HistoryException(openFailure(file, e, sqliteTempDir()), e);
         }
     }
 
@@ -114,6 +120,24 @@ public final class HistoryStore implements AutoCloseable {
             throw new HistoryException("data directory " + dataDir + " is not writable: give the collector's user"
                     + " write access or pass another --data-dir", null);
         }
+    }
+
+    /** Where SQLite's driver unpacks its native library: {@code org.sqlite.tmpdir}, else {@code java.io.tmpdir}. */
+    static Path sqliteTempDir() {
+        return Path.of(System.getProperty("org.sqlite.tmpdir", System.getProperty("java.io.tmpdir")));
+    }
+
+    /**
+     * The line for a database that cannot be opened. The driver's "Error opening connection" without a writable
+     * temporary directory means it could not unpack its native library there: say that, and what to do.
+     */
+    static String openFailure(Path file, SQLException e, Path tempDir) {
+        if (String.valueOf(e.getMessage()).contains("Error opening connection") && !Files.isWritable(tempDir)) {
+            return "cannot open history database " + file + ": the temporary directory " + tempDir + " is not"
+                    + " writable, and SQLite unpacks its native library there; make it writable or point it at one"
+                    + " that is with JAVA_TOOL_OPTIONS=-Dorg.sqlite.tmpdir=DIR";
+        }
+        return "cannot open history database " + file + ": " + oneLine(e);
     }
 
     /**
@@ -152,6 +176,11 @@ public final class HistoryStore implements AutoCloseable {
     }
 
     private void migrate() throws SQLException {
+        createSchema(connection);
+    }
+
+    /** Creates or upgrades the tables in {@code connection}'s main database. */
+    static void createSchema(Connection connection) throws SQLException {
         try (Statement st = connection.createStatement()) {
             st.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
             int version = 0;

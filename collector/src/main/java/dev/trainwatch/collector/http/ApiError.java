@@ -9,6 +9,7 @@ public final class ApiError extends RuntimeException {
 
     public static final int BAD_REQUEST = 400;
     public static final int UNAUTHORIZED = 401;
+    public static final int FORBIDDEN = 403;
     public static final int NOT_FOUND = 404;
     public static final int METHOD_NOT_ALLOWED = 405;
     public static final int CONFLICT = 409;

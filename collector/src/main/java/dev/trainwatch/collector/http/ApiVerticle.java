@@ -2,6 +2,8 @@ package dev.trainwatch.collector.http;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.http.tls.PeerNames;
+import dev.trainwatch.collector.http.tls.ServerTls;
 import dev.trainwatch.collector.metrics.MetricsExporter;
 import dev.trainwatch.collector.series.SeriesRequest;
 import dev.trainwatch.collector.state.Fleet;
@@ -36,9 +38,13 @@ import io.vertx.ext.web.handler.StaticHandler;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * The collector's HTTP edge: the {@code /v1} API, {@code /metrics}, {@code /healthz} and the web page. Each handler
@@ -51,6 +57,8 @@ public final class ApiVerticle extends VerticleBase {
     private static final System.Logger LOG = System.getLogger(ApiVerticle.class.getName());
     private static final String JSON = "application/json";
     private static final String DUPLICATE = "trainwatch.duplicate";
+    /** The node whose per-node token a request carried. */
+    private static final String TOKEN_NODE = "trainwatch.tokenNode";
 
     /** Largest request line and header block: an agent sends a few hundred bytes of each. */
     static final int MAX_INITIAL_LINE = 4_096;
@@ -69,9 +77,10 @@ public final class ApiVerticle extends VerticleBase {
     private final Fleet fleet;
     private final MetricsExporter metrics;
     private final List<Consumer<Router>> extraRoutes;
-    private final BearerAuth auth;
+    private BearerAuth auth;
     private final BodyDecoder decoder;
     private final InputValidator validator;
+    private final RefusedRuns refusedRuns = new RefusedRuns(System::nanoTime);
     private HttpServer server;
     /**
      * Where every request that touches the fleet runs: decoding, validation, the fleet's lock, building views. The
@@ -85,6 +94,8 @@ public final class ApiVerticle extends VerticleBase {
     static final Duration DURABLE_WAIT = Duration.ofSeconds(5);
     private final List<java.util.function.Function<Duration, Boolean>> durability;
     private final AtomicInteger seriesBuilds = new AtomicInteger();
+    /** TLS from the web config, or null for plain HTTP. */
+    private ServerTls tls;
     /** Runs on the worker before each series build; a test sets it to hold builds in progress. */
     volatile Runnable beforeSeriesBuild = () -> {
     };
@@ -129,13 +140,40 @@ public final class ApiVerticle extends VerticleBase {
                 .setPerFrameWebSocketCompressionSupported(false)
                 .setPerMessageWebSocketCompressionSupported(false)
                 .setIdleTimeout(120);
+        if (tls != null) {
+            // A client that speaks plain HTTP to this port gets no answer: the TLS handshake fails and the
+            // connection is closed.
+            tls.applyTo(options);
+        }
         fleetWorkers = vertx.createSharedWorkerExecutor("trainwatch-fleet", FLEET_WORKERS);
         server = vertx.createHttpServer(options).requestHandler(router()).invalidRequestHandler(this::invalidRequest);
-        return server.listen();
+        Future<?> listening = server.listen();
+        if (tls != null) {
+            listening = listening.onSuccess(s -> tls.watch(vertx, server));
+        }
+        return listening;
+    }
+
+    /**
+     * Checks writes against the token {@code tokens} gives at each request (a rotated token file), and the per-node
+     * tokens {@code nodes}, whose batches may speak only for their node; before deploying.
+     */
+    public ApiVerticle tokens(Supplier<String> tokens, NodeTokens nodes) {
+        this.auth = new BearerAuth(tokens, nodes);
+        return this;
+    }
+
+    /** Serves over TLS (call before the verticle is deployed). */
+    public ApiVerticle tls(ServerTls serverTls) {
+        this.tls = serverTls;
+        return this;
     }
 
     @Override
     public Future<?> stop() {
+        if (tls != null) {
+            tls.stop(vertx);
+        }
         Future<?> closed = server == null ? Future.succeededFuture() : server.close();
         return closed.eventually(() -> fleetWorkers == null ? Future.succeededFuture() : fleetWorkers.close());
     }
@@ -223,7 +261,10 @@ public final class ApiVerticle extends VerticleBase {
      */
     private void admit(RoutingContext ctx) {
         try {
-            auth.check(ctx.request().getHeader(HttpHeaders.AUTHORIZATION));
+            String node = auth.checkNode(ctx.request().getHeader(HttpHeaders.AUTHORIZATION));
+            if (node != null) {
+                ctx.put(TOKEN_NODE, node);
+            }
             BodyDecoder.checkContentType(ctx.request().getHeader(HttpHeaders.CONTENT_TYPE));
             checkDeclaredLength(ctx.request().getHeader(HttpHeaders.CONTENT_LENGTH));
         } catch (ApiError e) {
@@ -266,7 +307,7 @@ public final class ApiVerticle extends VerticleBase {
         return switch (status) {
             case 200, 201 -> duplicate ? "duplicate" : "ok";
             case 400 -> "bad_request";
-            case 401 -> "unauthorized";
+            case 401, 403 -> "unauthorized"; // 403: a client certificate that names another node
             case 404 -> "not_found";
             case 413 -> "too_large";
             case 415 -> "unsupported_media_type";
@@ -344,9 +385,22 @@ public final class ApiVerticle extends VerticleBase {
         byte[] raw = rawBody(ctx);
         String encoding = ctx.request().getHeader(HttpHeaders.CONTENT_ENCODING);
         Double requestSentAt = sentAt(ctx.request().getHeader(SENT_AT));
+        // With mutual TLS the client certificate names the node the batch may speak for.
+        Set<String> certifiedNames = PeerNames.of(ctx.request().sslSession());
+        String tokenNode = ctx.get(TOKEN_NODE);
         offLoop(ctx, () -> {
-            AgentBatch batch = decoder.batch(raw, encoding);
+            // A run whose id the API cannot take costs only that run, never the node's batch.
+            RefusedRuns.Stripped stripped = refusedRuns.strip(decoder.batch(raw, encoding));
+            AgentBatch batch = stripped.batch();
             validator.check(batch);
+            Optional<String> notCertified = PeerNames.refusal(certifiedNames, batch.host());
+            if (notCertified.isPresent()) {
+                throw new ApiError(ApiError.FORBIDDEN, notCertified.get());
+            }
+            if (tokenNode != null && !tokenNode.equals(batch.host().toLowerCase(Locale.ROOT))) {
+                throw new ApiError(ApiError.FORBIDDEN, "the token is " + tokenNode + "'s, not host '"
+                        + BodyDecoder.printable(batch.host(), 64) + "': a node's token speaks only for that node");
+            }
             // Steps carried in the batch that break a rule cost only themselves: the readings are applied, the
             // answer says why the steps were not.
             String stepsRefused = null;
@@ -377,6 +431,11 @@ public final class ApiVerticle extends VerticleBase {
             // Always present: it tells an agent that this collector takes steps in the batch (run_steps); an older
             // collector's answer has no such field, and the agent then sends them in their own requests.
             answer.put("steps_accepted", stepsAccepted);
+            if (!stripped.refused().isEmpty()) {
+                answer.put("runs_refused", stripped.refused());
+            }
+            // Both nodes of a cloned agent id are told, in every answer (the agent logs it once).
+            fleet.agentIdClash(batch.agentId(), batch.host()).ifPresent(clash -> answer.put("agent_id_clash", clash));
             if (stepsRefused != null || result.stepsRefused() != null) {
                 answer.put("steps_refused", stepsRefused != null ? stepsRefused : result.stepsRefused());
             }

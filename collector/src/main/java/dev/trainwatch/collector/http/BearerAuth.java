@@ -3,25 +3,60 @@ package dev.trainwatch.collector.http;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.function.Supplier;
 
 /**
  * Checks {@code Authorization: Bearer <token>} headers. The comparison runs over SHA-256 digests with
  * {@link MessageDigest#isEqual}, so its time depends neither on where the first wrong byte is nor on the length of
- * the secret. Immutable and thread-safe.
+ * the secret. The token may change (a rotated token file, {@link TokenFileSource}): each check asks for the current
+ * one. Thread-safe.
  */
 public final class BearerAuth {
     private static final String SCHEME = "bearer ";
 
-    private final byte[] expectedDigest;
+    private final Supplier<String> token;
+    /** The token last asked for and its digest, computed again only when it changes. */
+    private volatile Expected expected;
+
+    private record Expected(String token, byte[] digest) {
+    }
 
     /** @param token the secret, or null when no token is configured (every request passes) */
     public BearerAuth(String token) {
-        this.expectedDigest = token == null ? null : sha256(token);
+        this(() -> token);
+    }
+
+    /** Per-node tokens accepted beside the shared one. */
+    private final NodeTokens nodes;
+
+    /** @param token the current secret on each call, or a supplier of null when none is configured */
+    public BearerAuth(Supplier<String> token) {
+        this(token, NodeTokens.NONE);
+    }
+
+    /** @param nodes per-node tokens accepted beside the shared one (each speaks only for its node) */
+    public BearerAuth(Supplier<String> token, NodeTokens nodes) {
+        this.token = token;
+        this.nodes = nodes;
     }
 
     /** True when a token is configured. */
     public boolean enabled() {
-        return expectedDigest != null;
+        return expectedDigest() != null;
+    }
+
+    private byte[] expectedDigest() {
+        String current = token.get();
+        if (current == null) {
+            return null;
+        }
+        Expected known = expected;
+        if (known == null || !known.token().equals(current)) {
+            known = new Expected(current, sha256(current));
+            expected = known;
+        }
+        return known.digest();
     }
 
     /**
@@ -31,8 +66,19 @@ public final class BearerAuth {
      * @throws ApiError 401 saying whether the token was missing or wrong
      */
     public void check(String authorization) {
+        checkNode(authorization);
+    }
+
+    /**
+     * Passes or throws, as {@link #check}, and says whose token it was.
+     *
+     * @return the node a per-node token belongs to (lower case), or null for the shared token or no token at all
+     * @throws ApiError 401 saying whether the token was missing or wrong
+     */
+    public String checkNode(String authorization) {
+        byte[] expectedDigest = expectedDigest();
         if (expectedDigest == null) {
-            return;
+            return null;
         }
         if (authorization == null || authorization.isBlank()) {
             throw new ApiError(ApiError.UNAUTHORIZED, "missing bearer token: send 'Authorization: Bearer <token>'");
@@ -43,9 +89,19 @@ public final class BearerAuth {
             throw new ApiError(ApiError.UNAUTHORIZED, "the Authorization header must use the Bearer scheme");
         }
         String presented = authorization.substring(SCHEME.length()).strip();
-        if (!MessageDigest.isEqual(expectedDigest, sha256(presented))) {
+        if (MessageDigest.isEqual(expectedDigest, sha256(presented))) {
+            return null;
+        }
+        String node = nodes.hostOf(presented);
+        if (node == null) {
             throw new ApiError(ApiError.UNAUTHORIZED, "wrong bearer token");
         }
+        return node;
+    }
+
+    /** Hex of a token's SHA-256. */
+    static String digestHex(String token) {
+        return HexFormat.of().formatHex(sha256(token));
     }
 
     private static byte[] sha256(String value) {

@@ -12,6 +12,7 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -32,15 +33,21 @@ public final class HistoryRoutes {
     private final java.time.Clock clock;
 
     public HistoryRoutes(Optional<HistoryStore> store, CalibratingPredictor predictor) {
-        this(store, predictor, null, java.time.Clock.systemUTC());
+        this(store, predictor, (String) null, java.time.Clock.systemUTC());
     }
 
     /** @param token the bearer token that changes to the calibration need, or null when the collector has none */
     public HistoryRoutes(Optional<HistoryStore> store, CalibratingPredictor predictor, String token,
                          java.time.Clock clock) {
+        this(store, predictor, new BearerAuth(token), clock);
+    }
+
+    /** @param auth checks the bearer token that changes to the calibration need (the collector's current one) */
+    public HistoryRoutes(Optional<HistoryStore> store, CalibratingPredictor predictor, BearerAuth auth,
+                         Clock clock) {
         this.store = store;
         this.predictor = predictor;
-        this.auth = new BearerAuth(token);
+        this.auth = auth;
         this.clock = clock;
     }
 

@@ -78,6 +78,10 @@ public final class InputValidator {
             throw ApiError.unprocessable(field + " may only contain A-Z a-z 0-9 _ . : -, got '"
                     + BodyDecoder.printable(runId, 40) + "'");
         }
+        if (runId.equals(".") || runId.equals("..")) {
+            // A path segment of its own: /v1/runs/.. could never be read back.
+            throw ApiError.unprocessable(field + " may not be '" + runId + "'");
+        }
         return runId;
     }
 

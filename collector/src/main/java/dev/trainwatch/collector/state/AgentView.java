@@ -7,7 +7,7 @@ import dev.trainwatch.protocol.AgentHealth;
  *
  * @param agentId     agent id
  * @param host        node
- * @param lastSeq     newest batch sequence number applied
+ * @param lastSeq     the batch sequence number applied last
  * @param lastSeenTs  unix seconds (collector clock) of its newest batch
  * @param health      the agent's self-report from its newest batch
  * @param gpuCount    GPUs in its newest batch

@@ -14,15 +14,19 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * What the fleet has applied, so nothing is applied twice, across collector restarts too: each agent's last
- * batch {@code seq}, and each step source's last step ({@code run, source, rank}; see
+ * What the fleet has applied, so nothing is applied twice, across collector restarts too: each agent's applied
+ * batch {@code seq}s (a window of them, {@link AppliedSeqs}: exactly the batches applied are duplicates, so one
+ * forged number cannot silence an agent), and each step source's last step ({@code run, source, rank}; see
  * {@link dev.trainwatch.protocol.StepEvent#source()}). With a data directory every change is appended to
  * {@code applied.log} there before the request is answered, so a batch or a step acknowledged — or applied and
  * then cut off by a crash — is known after a restart, and its replay is dropped. The file is rewritten from memory
- * when it grows past {@value #COMPACT_BYTES} bytes and at every start; a torn last line (a crash mid-write) is
- * skipped. A write that fails (full disk) is one line, and de-duplication goes on in memory.
+ * when it has grown by {@value #COMPACT_BYTES} bytes or by its size after the last rewrite, whichever is more, and
+ * at every start (an agent's windows as {@code w} lines); a torn last line (a crash mid-write) is skipped, and a file
+ * of an older collector (one {@code a} line of the last {@code seq} per agent) is read as those batches applied. A
+ * write that fails (full disk) is one line, and de-duplication goes on in memory.
  *
- * <p>Bounded: the {@value #MAX_ENTRIES} most recently changed agents and sources are kept. Only used under the
+ * <p>Bounded: the {@value #MAX_AGENTS} most recently changed agents (about 200 bytes each: a window of 1,024 bits)
+ * and {@value #MAX_ENTRIES} sources are kept. Only used under the
  * {@link Fleet}'s lock.
  */
 public final class AppliedLedger implements AutoCloseable {
@@ -32,25 +36,29 @@ public final class AppliedLedger implements AutoCloseable {
     public static final String FILE_NAME = "applied.log";
     static final long COMPACT_BYTES = 4L << 20;
     static final int MAX_ENTRIES = 200_000;
+    /** Agents remembered: above the 65,536 GPUs' worth of nodes a collector holds, at about 200 bytes each. */
+    static final int MAX_AGENTS = 100_000;
 
     private final Path file;
-    private final Map<String, Long> seqs = lru();
-    private final Map<String, Long> steps = lru();
+    private final Map<String, AppliedSeqs> seqs = lru(MAX_AGENTS);
+    private final Map<String, Long> steps = lru(MAX_ENTRIES);
     private FileChannel channel;
     private long written;
+    /** Size of the file as last rewritten: appends up to as much again before the next rewrite. */
+    private long compactedBytes;
     private String writeProblem;
 
     private AppliedLedger(Path file) {
         this.file = file;
     }
 
-    private static Map<String, Long> lru() {
+    private static <V> Map<String, V> lru(int max) {
         return new LinkedHashMap<>(1024, 0.75f, false) {
             private static final long serialVersionUID = 1L;
 
             @Override
-            protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
-                return size() > MAX_ENTRIES;
+            protected boolean removeEldestEntry(Map.Entry<String, V> eldest) {
+                return size() > max;
             }
         };
     }
@@ -78,13 +86,14 @@ public final class AppliedLedger implements AutoCloseable {
                 String[] f = line.split("\t", -1);
                 try {
                     if (f.length == 3 && f[0].equals("a")) {
-                        seqs.remove(f[1]);
-                        seqs.put(f[1], Long.parseLong(f[2]));
+                        seqsOf(f[1]).add(Long.parseLong(f[2]));
+                    } else if (f.length == 3 && f[0].equals("w")) {
+                        seqsOf(f[1]).decode(f[2]);
                     } else if (f.length == 3 && f[0].equals("s")) {
                         steps.remove(f[1]);
                         steps.put(f[1], Long.parseLong(f[2]));
                     }
-                } catch (NumberFormatException torn) {
+                } catch (IllegalArgumentException torn) {
                     // The last line of a crash: the request it belonged to was never answered either.
                 }
             }
@@ -96,16 +105,26 @@ public final class AppliedLedger implements AutoCloseable {
         }
     }
 
-    /** The last {@code seq} applied from this agent, or null. */
-    public Long lastSeq(String agentId) {
-        return seqs.get(agentId);
+    /** Whether the batch {@code seq} of this agent was applied (a replay), as far as the ledger remembers. */
+    public boolean applied(String agentKey, long seq) {
+        AppliedSeqs applied = seqs.get(agentKey);
+        return applied != null && applied.applied(seq);
     }
 
     /** Records an applied batch. */
-    public void applied(String agentId, long seq) {
-        seqs.remove(agentId);
-        seqs.put(agentId, seq);
-        append("a", agentId, seq);
+    public void recordApplied(String agentKey, long seq) {
+        seqsOf(agentKey).add(seq);
+        append("a", agentKey, seq);
+    }
+
+    /** The agent's windows, made the most recently changed. */
+    private AppliedSeqs seqsOf(String agentKey) {
+        AppliedSeqs applied = seqs.remove(agentKey);
+        if (applied == null) {
+            applied = new AppliedSeqs();
+        }
+        seqs.put(agentKey, applied);
+        return applied;
     }
 
     /** The last step applied from a source of a run's rank, or null. */
@@ -157,7 +176,7 @@ public final class AppliedLedger implements AutoCloseable {
             closeChannel();
             return;
         }
-        if (written > COMPACT_BYTES) {
+        if (written > Math.max(COMPACT_BYTES, compactedBytes)) {
             compact();
         }
     }
@@ -169,13 +188,15 @@ public final class AppliedLedger implements AutoCloseable {
         }
         closeChannel();
         Path temp = file.resolveSibling("." + FILE_NAME + ".tmp");
-        StringBuilder text = new StringBuilder(64 * (seqs.size() + steps.size()) + 16);
-        seqs.forEach((k, v) -> text.append("a\t").append(k).append('\t').append(v).append('\n'));
+        StringBuilder text = new StringBuilder(64 * steps.size() + 320 * seqs.size() + 16);
+        seqs.forEach((k, v) -> v.encode().forEach(w -> text.append("w\t").append(k).append('\t').append(w)
+                .append('\n')));
         steps.forEach((k, v) -> text.append("s\t").append(k).append('\t').append(v).append('\n'));
         try {
             Files.writeString(temp, text, StandardCharsets.UTF_8);
             Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             written = 0;
+            compactedBytes = text.length();
         } catch (IOException | RuntimeException e) {
             problem(e);
             try {

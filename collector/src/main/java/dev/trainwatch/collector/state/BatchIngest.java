@@ -28,6 +28,8 @@ final class BatchIngest {
     private final Registry registry;
     private final RunEvents events;
     private final SpecBinding specs;
+    /** Nodes sharing one agent id. */
+    final AgentClones clones = new AgentClones();
 
     BatchIngest(Registry registry, RunEvents events, SpecBinding specs) {
         this.registry = registry;
@@ -49,13 +51,11 @@ final class BatchIngest {
      */
     IngestResult apply(AgentBatch batch, Double requestSentAt, double now, double wallOffset,
                        Set<RunState> toJudge) {
-        AgentState agent = registry.agent(batch.agentId());
-        long last = agent != null ? agent.lastSeq : Long.MIN_VALUE;
-        Long applied = registry.ledger.lastSeq(batch.agentId());
-        if (applied != null && applied > last) {
-            last = applied; // applied before this collector's restart (or before the agent was forgotten)
-        }
-        if (batch.seq() <= last) {
+        // A second node under the same agent id (a cloned image) is an agent of its own: both nodes' data is kept.
+        String agentKey = clones.keyFor(registry, batch.agentId(), batch.host(), now);
+        AgentState agent = registry.agent(agentKey);
+        // Applied before, by this collector or before its restart: exactly that batch, not every lower number.
+        if (registry.ledger.applied(agentKey, batch.seq())) {
             if (agent != null) {
                 agent.duplicates++;
             }
@@ -63,12 +63,13 @@ final class BatchIngest {
         }
         registry.makeRoomFor(newGpus(batch), newRuns(batch), now); // may refuse: nothing applied yet
         if (agent == null) {
-            agent = registry.newAgent(batch.agentId(), now);
+            agent = registry.newAgent(agentKey, now);
         }
         registry.agentHost(agent, batch.host());
         agent.lastSeq = batch.seq();
-        registry.ledger.applied(batch.agentId(), batch.seq());
-        double offset = clockOffset(agent, requestSentAt != null ? requestSentAt : batch.sentAt(), now, wallOffset);
+        registry.ledger.recordApplied(agentKey, batch.seq());
+        double offset = clockOffset(agent, requestSentAt != null ? requestSentAt : batch.sentAt(),
+                requestSentAt != null, now, wallOffset);
         double gap = now - agent.lastSeen;
         if (agent.batches > 0 && gap > 0) {
             agent.batchGap = gap;
@@ -205,10 +206,17 @@ final class BatchIngest {
      *
      * @param sentAt when the request left the agent ({@code Trainwatch-Sent-At}), else when the batch was made
      *               ({@code sent_at}), on the agent's clock; null when neither was sent
+     * @param ofRequest whether {@code sentAt} is the request's (then it left moments ago: see
+     *                  {@link ClockOffset#observeRequest})
      */
-    private static double clockOffset(AgentState agent, Double sentAt, double now, double wallOffset) {
+    private static double clockOffset(AgentState agent, Double sentAt, boolean ofRequest, double now,
+                                      double wallOffset) {
         if (sentAt != null && Double.isFinite(sentAt)) {
-            agent.clock.observe(sentAt, now);
+            if (ofRequest) {
+                agent.clock.observeRequest(sentAt, now);
+            } else {
+                agent.clock.observe(sentAt, now);
+            }
         }
         if (!agent.clock.known()) {
             return wallOffset;

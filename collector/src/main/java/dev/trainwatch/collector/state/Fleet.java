@@ -228,6 +228,16 @@ public final class Fleet {
     }
 
     /**
+     * What a node that shares its agent id with other nodes (a cloned image) is told in its answers, one sentence;
+     * empty when it shares none.
+     */
+    public Optional<String> agentIdClash(String agentId, String host) {
+        synchronized (lock) {
+            return batches.clones.clashOf(agentId, host);
+        }
+    }
+
+    /**
      * Applies an agent batch: GPU samples, run attribution, events.
      *
      * @return whether the batch was a replay of an applied {@code seq} (then ignored), and how many GPUs it holds

@@ -54,7 +54,7 @@ final class StepIngest {
         AgentState agent = agentId == null ? null : registry.agent(agentId);
         boolean sent = agentId != null && requestSentAt != null && Double.isFinite(requestSentAt);
         if (agent != null && sent && observeClock) {
-            agent.clock.observe(requestSentAt, now);
+            agent.clock.observeRequest(requestSentAt, now);
         }
         double offset;
         if (agent != null && agent.clock.known()) {

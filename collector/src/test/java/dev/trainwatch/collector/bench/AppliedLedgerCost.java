@@ -55,7 +55,7 @@ public final class AppliedLedgerCost {
         long t0 = System.nanoTime();
         for (int i = 0; i < n; i++) {
             int node = i % 1024;
-            ledger.applied("node-" + node + "-3f9a1c2b", i);
+            ledger.recordApplied("node-" + node + "-3f9a1c2b", i);
             ledger.appliedStep("run-" + (node / 8), "3f9a1c2b7d4e." + node, node % 8, i);
         }
         return new long[] {System.nanoTime() - t0, threads.getCurrentThreadCpuTime() - cpu0};

@@ -55,13 +55,16 @@ class FleetTest {
         var b = batch("node1", "agent-a", 5, List.of(gpu(t, 0, "GPU-0", 10 * GIB, 0.9)), List.of(), List.of());
         assertThat(fleet.ingestBatch(b)).isEqualTo(new IngestResult(false, 1));
         assertThat(fleet.ingestBatch(b)).isEqualTo(new IngestResult(true, 1));
+        // Exactly the batches applied are duplicates: 4 was never applied (see ForgedSeqTest).
+        assertThat(fleet.ingestBatch(batch("node1", "agent-a", 4, List.of(), List.of(), List.of())))
+                .isEqualTo(new IngestResult(false, 0));
         assertThat(fleet.ingestBatch(batch("node1", "agent-a", 4, List.of(), List.of(), List.of())))
                 .isEqualTo(new IngestResult(true, 0));
         assertThat(fleet.ingestBatch(batch("node1", "agent-a", 6, List.of(), List.of(), List.of())))
                 .isEqualTo(new IngestResult(false, 0));
         assertThat(fleet.agents()).singleElement().satisfies(a -> {
             assertThat(a.lastSeq()).isEqualTo(6);
-            assertThat(a.batches()).isEqualTo(2);
+            assertThat(a.batches()).isEqualTo(3);
             assertThat(a.duplicates()).isEqualTo(2);
         });
         assertThatThrownBy(() -> fleet.ingestBatch(batch(null, "x", 1, null, null, null)))

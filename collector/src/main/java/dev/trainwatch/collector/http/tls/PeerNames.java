@@ -1,0 +1,82 @@
+package dev.trainwatch.collector.http.tls;
+
+import java.security.cert.Certificate;
+import java.security.cert.CertificateParsingException;
+import java.security.cert.X509Certificate;
+import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import javax.naming.InvalidNameException;
+import javax.naming.ldap.LdapName;
+import javax.naming.ldap.Rdn;
+import javax.net.ssl.SSLPeerUnverifiedException;
+import javax.net.ssl.SSLSession;
+
+/**
+ * With mutual TLS the client certificate names the node: an agent's batch may speak only for a host its certificate
+ * names (its subject's common name or a DNS name among its alternative names, compared without case), so a node's
+ * certificate cannot report another node. Requests without a client certificate are not checked here (the token
+ * is). Pure.
+ */
+public final class PeerNames {
+
+    /** {@code subjectAltName} type of a DNS name (RFC 5280). */
+    private static final int DNS_NAME = 2;
+
+    private PeerNames() {
+    }
+
+    /** The names the session's client certificate gives, lower case; empty when there is none. */
+    public static Set<String> of(SSLSession session) {
+        if (session == null) {
+            return Set.of();
+        }
+        try {
+            List<Certificate> chain = List.of(session.getPeerCertificates());
+            return chain.isEmpty() || !(chain.get(0) instanceof X509Certificate leaf) ? Set.of() : names(leaf);
+        } catch (SSLPeerUnverifiedException noClientCertificate) {
+            return Set.of();
+        }
+    }
+
+    static Set<String> names(X509Certificate certificate) {
+        Set<String> names = new LinkedHashSet<>();
+        try {
+            for (Rdn rdn : new LdapName(certificate.getSubjectX500Principal().getName()).getRdns()) {
+                if (rdn.getType().equalsIgnoreCase("CN")) {
+                    names.add(String.valueOf(rdn.getValue()).toLowerCase(Locale.ROOT));
+                }
+            }
+        } catch (InvalidNameException e) {
+            // No usable subject: the alternative names may still name the node.
+        }
+        try {
+            Collection<List<?>> alternatives = certificate.getSubjectAlternativeNames();
+            if (alternatives != null) {
+                for (List<?> alternative : alternatives) {
+                    if (alternative.size() == 2 && Integer.valueOf(DNS_NAME).equals(alternative.get(0))) {
+                        names.add(String.valueOf(alternative.get(1)).toLowerCase(Locale.ROOT));
+                    }
+                }
+            }
+        } catch (CertificateParsingException e) {
+            // The subject's name is what there is.
+        }
+        return names;
+    }
+
+    /**
+     * Why a batch from {@code host} is refused on this connection, or empty when it may be taken: no client
+     * certificate, or one that names {@code host}.
+     */
+    public static Optional<String> refusal(Set<String> names, String host) {
+        if (names.isEmpty() || host == null || names.contains(host.toLowerCase(Locale.ROOT))) {
+            return Optional.empty();
+        }
+        return Optional.of("the client certificate names " + String.join(", ", names) + ", not host '" + host
+                + "': a node's certificate speaks only for that node (issue it for the name the agent's --host says)");
+    }
+}

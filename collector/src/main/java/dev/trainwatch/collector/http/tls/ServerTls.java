@@ -1,0 +1,153 @@
+package dev.trainwatch.collector.http.tls;
+
+import io.netty.handler.ssl.util.InsecureTrustManagerFactory;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.ClientAuth;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.net.PemKeyCertOptions;
+import io.vertx.core.net.PemTrustOptions;
+import io.vertx.core.net.ServerSSLOptions;
+import io.vertx.core.net.TrustOptions;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The collector's TLS from a {@link WebConfig}: the Vert.x server options it starts with, and the reloading of its
+ * certificate, key and client CA files when their contents change (a renewed certificate, a rotated CA), checked every
+ * {@link #reloadEvery()} and handed to the running server with {@link HttpServer#updateSSLOptions}, so new
+ * connections use them and open ones keep theirs. A file that cannot be used (half-written, wrong key) is one line
+ * and the server keeps the certificates it has, trying again at the next check. Thread-safe: the checks run on the
+ * server's event loop.
+ */
+public final class ServerTls {
+
+    private static final System.Logger LOG = System.getLogger(ServerTls.class.getName());
+    /** How often the files are checked for changes by default. */
+    public static final Duration DEFAULT_RELOAD_EVERY = Duration.ofSeconds(5);
+
+    private final WebConfig.Tls tls;
+    private final Duration reloadEvery;
+    private String loadedFingerprint;
+    private String failedFingerprint;
+    private long timer = -1;
+
+    /**
+     * @param tls         the web config's TLS settings
+     * @param reloadEvery how often the files are checked for changes
+     */
+    public ServerTls(WebConfig.Tls tls, Duration reloadEvery) {
+        this.tls = Objects.requireNonNull(tls, "tls");
+        this.reloadEvery = Objects.requireNonNull(reloadEvery, "reloadEvery");
+    }
+
+    public Duration reloadEvery() {
+        return reloadEvery;
+    }
+
+    /** Turns TLS on in {@code options} with the files as they are now. */
+    public HttpServerOptions applyTo(HttpServerOptions options) {
+        ServerSSLOptions ssl = sslOptions();
+        loadedFingerprint = fingerprint();
+        return options.setSsl(true)
+                .setKeyCertOptions(ssl.getKeyCertOptions())
+                .setTrustOptions(ssl.getTrustOptions())
+                .setClientAuth(ssl.getClientAuth())
+                .setEnabledSecureTransportProtocols(ssl.getEnabledSecureTransportProtocols());
+    }
+
+    /** The SSL options the files give now. */
+    ServerSSLOptions sslOptions() {
+        ServerSSLOptions ssl = new ServerSSLOptions()
+                .setKeyCertOptions(new PemKeyCertOptions().setCertPath(tls.certFile().toString())
+                        .setKeyPath(tls.keyFile().toString()))
+                .setClientAuth(clientAuth(tls.clientAuth()))
+                .setEnabledSecureTransportProtocols(new LinkedHashSet<>(tls.protocols()));
+        TrustOptions trust = trust(tls);
+        if (trust != null) {
+            ssl.setTrustOptions(trust);
+        }
+        return ssl;
+    }
+
+    private static TrustOptions trust(WebConfig.Tls tls) {
+        if (tls.clientAuth().verifies()) {
+            return new PemTrustOptions().addCertPath(tls.clientCaFile().toString());
+        }
+        if (tls.clientAuth() == WebConfig.ClientAuthType.REQUEST_CLIENT_CERT
+                || tls.clientAuth() == WebConfig.ClientAuthType.REQUIRE_ANY_CLIENT_CERT) {
+            // The toolkit's "any" certificate: asked for, not checked against a CA.
+            return TrustOptions.wrap(InsecureTrustManagerFactory.INSTANCE);
+        }
+        return null;
+    }
+
+    static ClientAuth clientAuth(WebConfig.ClientAuthType type) {
+        return switch (type) {
+            case NO_CLIENT_CERT -> ClientAuth.NONE;
+            case REQUEST_CLIENT_CERT, VERIFY_CLIENT_CERT_IF_GIVEN -> ClientAuth.REQUEST;
+            case REQUIRE_ANY_CLIENT_CERT, REQUIRE_AND_VERIFY_CLIENT_CERT -> ClientAuth.REQUIRED;
+        };
+    }
+
+    /** Starts checking the files for {@code server}, which listens with {@link #applyTo} options. */
+    public void watch(Vertx vertx, HttpServer server) {
+        timer = vertx.setPeriodic(reloadEvery.toMillis(), id -> reloadIfChanged(server));
+    }
+
+    /** Stops checking. */
+    public void stop(Vertx vertx) {
+        if (timer >= 0) {
+            vertx.cancelTimer(timer);
+            timer = -1;
+        }
+    }
+
+    private void reloadIfChanged(HttpServer server) {
+        String now = fingerprint();
+        if (now.equals(loadedFingerprint) || now.equals(failedFingerprint)) {
+            return;
+        }
+        // force: the paths are the same as before, only the files' contents changed.
+        server.updateSSLOptions(sslOptions(), true).onComplete(result -> {
+            if (result.succeeded()) {
+                loadedFingerprint = now;
+                failedFingerprint = null;
+                LOG.log(System.Logger.Level.INFO, "TLS certificates reloaded from " + tls.certFile());
+            } else {
+                failedFingerprint = now;
+                LOG.log(System.Logger.Level.WARNING, "cannot use the changed TLS files (" + tls.certFile() + ", "
+                        + tls.keyFile() + "): " + oneLine(result.cause()) + "; serving with the previous ones");
+            }
+        });
+    }
+
+    /** What the files hold now, as a hash of each (a file that is absent counts too); they are a few kilobytes. */
+    private String fingerprint() {
+        List<Path> files = new ArrayList<>(List.of(tls.certFile(), tls.keyFile()));
+        if (tls.clientCaFile() != null) {
+            files.add(tls.clientCaFile());
+        }
+        StringBuilder out = new StringBuilder();
+        for (Path file : files) {
+            try {
+                out.append(Arrays.hashCode(Files.readAllBytes(file))).append(';');
+            } catch (IOException e) {
+                out.append("absent;");
+            }
+        }
+        return out.toString();
+    }
+
+    private static String oneLine(Throwable e) {
+        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        return message.lines().findFirst().orElse(message);
+    }
+}
