@@ -55,10 +55,6 @@ public final class HistoryStore implements AutoCloseable {
         prepareDirectory(dataDir);
         DataDirLock lock = DataDirLock.acquire(dataDir);
         try {
-            // The owner only (never a reader beside it): a damaged file (or write-ahead file) is set aside with one
-            // line, and what can be read is kept.
-            new HistorySalvage(dataDir.resolve("trainwatch.db"), line -> LOG.log(System.Logger.Level.WARNING, line),
-                    Clock.systemUTC()).check();
             HistoryStore store = open(dataDir);
             store.lock = lock;
             return store;
@@ -72,6 +68,8 @@ public final class HistoryStore implements AutoCloseable {
     public static HistoryStore open(Path dataDir) {
         Path file = dataDir.resolve("trainwatch.db");
         prepareDirectory(dataDir);
+        // A damaged file (or write-ahead file) is set aside with one line, and what can be read is kept.
+        new HistorySalvage(file, line -> LOG.log(System.Logger.Level.WARNING, line), Clock.systemUTC()).check();
         try {
             Connection connection = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath());
             try (Statement st = connection.createStatement()) {
