@@ -5,7 +5,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.trainwatch.agent.Agent;
 import dev.trainwatch.agent.AgentConfig;
 import dev.trainwatch.agent.export.NodeExporter;
-import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.agent.Durations;
 import dev.trainwatch.agent.GpuReaders;
 import dev.trainwatch.agent.attribution.LinuxProcSource;

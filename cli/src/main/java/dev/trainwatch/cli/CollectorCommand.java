@@ -1,7 +1,7 @@
 package dev.trainwatch.cli;
 
 import dev.trainwatch.agent.Durations;
-import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import dev.trainwatch.collector.CollectorStack;
 import dev.trainwatch.collector.history.HistoryException;

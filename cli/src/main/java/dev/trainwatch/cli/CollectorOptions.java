@@ -1,6 +1,6 @@
 package dev.trainwatch.cli;
 
-import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.http.TokenFileSource;
 import dev.trainwatch.collector.state.GpuHourPrices;
 import java.net.URI;

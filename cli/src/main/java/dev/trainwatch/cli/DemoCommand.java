@@ -2,7 +2,7 @@ package dev.trainwatch.cli;
 
 import dev.trainwatch.cli.demo.DemoStack;
 import dev.trainwatch.cli.demo.Scenario;
-import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import java.io.IOException;
 import java.io.PrintWriter;

@@ -8,7 +8,6 @@ import dev.trainwatch.cli.watch.ChildProcess;
 import dev.trainwatch.cli.watch.LocalStack;
 import dev.trainwatch.cli.watch.SignalForwarding;
 import dev.trainwatch.cli.watch.StatusLines;
-import dev.trainwatch.cli.watch.WatchOptions;
 import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.state.RunView;
 import dev.trainwatch.protocol.RunFailure;

@@ -6,7 +6,6 @@ import dev.trainwatch.cli.watch.LocalStack;
 import dev.trainwatch.cli.watch.NothingToWatch;
 import dev.trainwatch.cli.watch.StatusLines;
 import dev.trainwatch.cli.watch.TerminalStatus;
-import dev.trainwatch.cli.watch.WatchOptions;
 import dev.trainwatch.collector.CollectorServer;
 import dev.trainwatch.protocol.RunSpec;
 import java.io.IOException;

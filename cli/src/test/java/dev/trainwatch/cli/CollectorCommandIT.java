@@ -2,7 +2,7 @@ package dev.trainwatch.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import java.io.IOException;
 import java.io.PrintWriter;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.agent.export.NodeExporter;
 import dev.trainwatch.agent.export.NodeReadings;
-import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.Json;

@@ -1,5 +1,6 @@
 package dev.trainwatch.collector;
 
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.http.ApiVerticle;
 import dev.trainwatch.collector.http.NodeTokens;

@@ -1,5 +1,6 @@
 package dev.trainwatch.collector;
 
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.alerting.AlertDispatcher;
 import dev.trainwatch.collector.alerting.AlertSink;
 import dev.trainwatch.collector.alerting.AlertingListener;

@@ -11,7 +11,7 @@ import dev.trainwatch.agent.attribution.LinuxProcSource;
 import dev.trainwatch.agent.log.LogTailer;
 import dev.trainwatch.agent.nvml.FakeNvml;
 import dev.trainwatch.agent.nvml.NvmlGpuReader;
-import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorStack;
 import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.Json;

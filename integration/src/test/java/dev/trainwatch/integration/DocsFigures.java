@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.trainwatch.cli.demo.DemoStack;
-import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import java.io.PrintWriter;
 import java.io.StringWriter;

@@ -8,7 +8,7 @@ import dev.trainwatch.agent.ship.HttpTransport;
 import dev.trainwatch.agent.ship.Payload;
 import dev.trainwatch.agent.ship.Shipment;
 import dev.trainwatch.agent.ship.Transport;
-import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorStack;
 import dev.trainwatch.collector.http.tls.WebConfig;
 import dev.trainwatch.collector.state.AgentView;

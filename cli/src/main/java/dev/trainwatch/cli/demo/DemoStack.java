@@ -1,6 +1,6 @@
 package dev.trainwatch.cli.demo;
 
-import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import dev.trainwatch.collector.CollectorStack;
 import dev.trainwatch.estimator.Estimator;

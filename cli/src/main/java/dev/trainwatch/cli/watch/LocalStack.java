@@ -9,7 +9,7 @@ import dev.trainwatch.agent.log.LogTailer;
 import dev.trainwatch.agent.log.StepSource;
 import dev.trainwatch.agent.nvml.NvmlGpuReader;
 import dev.trainwatch.agent.nvml.NvmlLibraryResolver;
-import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import dev.trainwatch.collector.CollectorStack;
 import dev.trainwatch.collector.state.Fleet;

@@ -1,7 +1,7 @@
 package dev.trainwatch.collector.http;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.http.tls.PeerNames;
 import dev.trainwatch.collector.http.tls.ServerTls;
 import dev.trainwatch.collector.metrics.MetricsExporter;

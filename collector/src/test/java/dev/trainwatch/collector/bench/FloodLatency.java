@@ -1,6 +1,6 @@
 package dev.trainwatch.collector.bench;
 
-import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorStack;
 import dev.trainwatch.collector.support.Payloads;
 import dev.trainwatch.protocol.AgentBatch;

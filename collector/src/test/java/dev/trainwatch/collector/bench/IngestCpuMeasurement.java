@@ -1,7 +1,7 @@
 package dev.trainwatch.collector.bench;
 
 import com.sun.management.OperatingSystemMXBean;
-import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.history.HistoryRecorder;
 import dev.trainwatch.collector.history.HistoryStore;

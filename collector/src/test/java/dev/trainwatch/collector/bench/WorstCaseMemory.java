@@ -1,6 +1,6 @@
 package dev.trainwatch.collector.bench;
 
-import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.history.HistoryRecorder;

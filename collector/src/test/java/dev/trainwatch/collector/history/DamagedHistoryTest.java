@@ -2,7 +2,7 @@ package dev.trainwatch.collector.history;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorStack;
 import java.io.RandomAccessFile;
 import java.net.http.HttpClient;

@@ -123,7 +123,7 @@ public class DecodeSplit {
     }
 
     private AgentBatch decoded;
-    private final InputValidator validator = new InputValidator(dev.trainwatch.collector.CollectorConfig.Limits.defaults());
+    private final InputValidator validator = new InputValidator(dev.trainwatch.collector.config.CollectorConfig.Limits.defaults());
 
     /** What the collector does after reading: every field of every reading checked against its range. */
     @Benchmark

@@ -2,7 +2,7 @@ package dev.trainwatch.collector.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.support.Payloads;
 import dev.trainwatch.collector.support.TestCollector;
 import org.junit.jupiter.api.Test;

@@ -3,7 +3,7 @@ package dev.trainwatch.collector.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.collector.support.Payloads;
 import dev.trainwatch.collector.support.TestCollector;

@@ -6,7 +6,7 @@ import static dev.trainwatch.collector.http.ApiTest.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.collector.support.Payloads;
 import dev.trainwatch.collector.support.TestCollector;

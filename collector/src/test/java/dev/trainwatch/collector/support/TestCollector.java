@@ -1,7 +1,7 @@
 package dev.trainwatch.collector.support;
 
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.state.Fleet;

@@ -1,4 +1,4 @@
-package dev.trainwatch.collector;
+package dev.trainwatch.collector.config;
 
 import dev.trainwatch.collector.state.GpuHourPrices;
 import dev.trainwatch.protocol.MonotonicClock;

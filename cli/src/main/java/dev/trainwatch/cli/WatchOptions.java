@@ -1,11 +1,9 @@
-package dev.trainwatch.cli.watch;
+package dev.trainwatch.cli;
 
+import dev.trainwatch.cli.watch.LocalStack;
 import dev.trainwatch.agent.AgentConfig;
 import dev.trainwatch.agent.Durations;
-import dev.trainwatch.cli.EstimateOptions;
-import dev.trainwatch.cli.ExitCodes;
-import dev.trainwatch.cli.UserError;
-import dev.trainwatch.collector.CollectorConfig;
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.protocol.RunSpec;
 import java.io.IOException;
