@@ -1,6 +1,5 @@
 package dev.trainwatch.agent;
 
-import javax.net.ssl.SSLSocketFactory;
 import dev.trainwatch.agent.attribution.Attributor;
 import dev.trainwatch.agent.attribution.ProcSource;
 import dev.trainwatch.agent.export.NodeReadings;
@@ -23,11 +22,16 @@ import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.AgentHealth;
 import dev.trainwatch.protocol.GpuSample;
+import dev.trainwatch.protocol.HostMemory;
 import dev.trainwatch.protocol.RunAttribution;
+import dev.trainwatch.protocol.RunEnding;
+import dev.trainwatch.protocol.RunFailure;
+import dev.trainwatch.protocol.RunSteps;
 import dev.trainwatch.protocol.ShipUrgency;
 import dev.trainwatch.protocol.StepEvent;
 import java.io.IOException;
 import java.net.URI;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -35,9 +39,13 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import javax.net.ssl.SSLSocketFactory;
 
 /**
  * The agent's loop: every interval, read every GPU, drain NVML events, read new steps from the run's log,
@@ -245,7 +253,7 @@ public final class Agent implements AutoCloseable {
         reportStepProblem();
         if (steps != null) {
             String phaseRun = config.runId() != null ? config.runId() : stepRunId;
-            for (java.util.Map.Entry<String, Double> phase : steps.drainPhases()) {
+            for (Map.Entry<String, Double> phase : steps.drainPhases()) {
                 if (phaseRun != null) {
                     events.add(new AgentEvent(phase.getValue(), "phase", null, null, phaseRun, phase.getKey()));
                 }
@@ -256,16 +264,16 @@ public final class Agent implements AutoCloseable {
                 events.add(event);
                 continue;
             }
-            java.nio.file.Path log = steps != null && steps.file() != null
+            Path log = steps != null && steps.file() != null
                     && event.runId().equals(config.runId() != null ? config.runId() : stepRunId) ? steps.file() : null;
             List<String> tail = log != null ? OutputTail.read(log, ATTACHED_TAIL_LINES, OutputTail.MAX_BYTES) : List.of();
-            java.util.Optional<dev.trainwatch.protocol.RunFailure> failure = attachedFailure(tail);
+            Optional<RunFailure> failure = attachedFailure(tail);
             List<String> outputs = event.ending() == null ? List.of() : event.ending().outputs().stream()
-                    .filter(o -> log == null || !java.nio.file.Path.of(o).equals(log.toAbsolutePath().normalize()))
+                    .filter(o -> log == null || !Path.of(o).equals(log.toAbsolutePath().normalize()))
                     .toList();
             String last = tail.isEmpty() ? null : tail.get(tail.size() - 1);
             events.add(new AgentEvent(event.ts(), event.kind(), event.gpuUuid(), event.xid(), event.runId(),
-                    event.message(), null, new dev.trainwatch.protocol.RunEnding(
+                    event.message(), null, new RunEnding(
                             log == null ? null : log.toAbsolutePath().normalize().toString(), failure.isPresent(),
                             last == null ? null : last.length() <= 500 ? last : last.substring(0, 499) + "…",
                             outputs)));
@@ -278,7 +286,7 @@ public final class Agent implements AutoCloseable {
         if (readUpTo != null) {
             uncommitted = readUpTo; // committed only once the held steps are safe (commitShippedSteps)
         }
-        dev.trainwatch.protocol.HostMemory memory = hostMemory(ts);
+        HostMemory memory = hostMemory(ts);
         if (readings.served()) {
             readings.update(samples, update.runs(), memory, events); // the node's own /metrics (--listen)
         }
@@ -328,7 +336,7 @@ public final class Agent implements AutoCloseable {
     private List<String> heldShape = List.of();
     /** The shape of the runs in the last batch sent, null before the first. */
     private List<String> shippedShape;
-    private dev.trainwatch.protocol.HostMemory heldHostMemory;
+    private HostMemory heldHostMemory;
     private int heldPolls;
     private double lastPollSeconds;
 
@@ -361,9 +369,9 @@ public final class Agent implements AutoCloseable {
                 shipper.spoolInMemory() || identity.inMemory(), shipper.rejectedSpoolEntries(),
                 shipper.deliveryErrors(), steps == null ? null : steps.problem() == null, problem);
         // A collector that takes steps in batches gets the run's steps in this batch: one request, judged once.
-        List<dev.trainwatch.protocol.RunSteps> carried = null;
+        List<RunSteps> carried = null;
         if (!pendingSteps.isEmpty() && shipper.collectorTakesSteps() && stepRun(heldRuns) != null) {
-            carried = List.of(new dev.trainwatch.protocol.RunSteps(stepRunId, List.copyOf(pendingSteps)));
+            carried = List.of(new RunSteps(stepRunId, List.copyOf(pendingSteps)));
             pendingSteps.clear();
         }
         AgentBatch batch = new AgentBatch(config.host(), identity.agentId(), identity.nextSeq(),
@@ -394,7 +402,7 @@ public final class Agent implements AutoCloseable {
     }
 
     /** Step shipments submitted and not yet delivered, refused, written to disk or dropped. */
-    private final java.util.concurrent.atomic.AtomicInteger unsettledSteps = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger unsettledSteps = new AtomicInteger();
     /** Where the log stood after the steps last taken from it, until it is committed. */
     private Object uncommitted;
 
@@ -414,7 +422,7 @@ public final class Agent implements AutoCloseable {
     private double lastHostMemoryTs = Double.NEGATIVE_INFINITY;
 
     /** The node's memory, read at most every 5 s (a trend needs no more; meminfo is one small file). */
-    private dev.trainwatch.protocol.HostMemory hostMemory(double ts) {
+    private HostMemory hostMemory(double ts) {
         if (ts - lastHostMemoryTs < HOST_MEMORY_EVERY_SECONDS) {
             return null;
         }
@@ -432,20 +440,20 @@ public final class Agent implements AutoCloseable {
      * last {@value #ATTACHED_TAIL_LINES} lines name a cause. The agent does not know the exit status of a process it
      * did not start, so a log that ends without an error is a run that finished, not an unknown failure.
      */
-    static java.util.Optional<dev.trainwatch.protocol.RunFailure> attachedFailure(java.nio.file.Path log) {
+    static Optional<RunFailure> attachedFailure(Path log) {
         return attachedFailure(OutputTail.read(log, ATTACHED_TAIL_LINES, OutputTail.MAX_BYTES));
     }
 
-    private static java.util.Optional<dev.trainwatch.protocol.RunFailure> attachedFailure(List<String> tail) {
+    private static Optional<RunFailure> attachedFailure(List<String> tail) {
         if (tail.isEmpty()) {
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
         try {
-            dev.trainwatch.protocol.RunFailure f = FailureClassifier.classify(tail, null);
-            return "unknown".equals(f.cause()) ? java.util.Optional.empty() : java.util.Optional.of(f);
+            RunFailure f = FailureClassifier.classify(tail, null);
+            return "unknown".equals(f.cause()) ? Optional.empty() : Optional.of(f);
         } catch (RuntimeException bug) {
             // The post-mortem must never cost the batch that carries the run's end.
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
     }
 

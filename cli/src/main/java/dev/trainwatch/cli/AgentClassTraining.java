@@ -9,6 +9,7 @@ import dev.trainwatch.agent.gpu.GpuUnavailableException;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.MonotonicClock;
+import dev.trainwatch.protocol.UtilizationWindow;
 import java.io.BufferedInputStream;
 import java.io.EOFException;
 import java.io.File;
@@ -18,8 +19,8 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -164,7 +165,7 @@ final class AgentClassTraining {
             double ts = clock.millis() / 1000.0;
             return List.of(new GpuSample(ts, 0, "GPU-00000000-0000-4000-8000-000000000000", "training", null,
                     85_899_345_920L, 1L << 30, null, 84_825_604_096L, 0.5, 0.2,
-                    new dev.trainwatch.protocol.UtilizationWindow(6, 0.4, 0.5, 0.6, 0.0, ts - 1, ts),
+                    new UtilizationWindow(6, 0.4, 0.5, 0.6, 0.0, ts - 1, ts),
                     1_410_000_000L, 1_410_000_000L, 1_593_000_000L, 1_593_000_000L, List.of(), 300.0, 400.0, 1.0e6,
                     60.0, 0, List.of(), false));
         }

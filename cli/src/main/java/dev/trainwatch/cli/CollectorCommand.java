@@ -1,9 +1,10 @@
 package dev.trainwatch.cli;
 
 import dev.trainwatch.agent.Durations;
-import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import dev.trainwatch.collector.CollectorStack;
+import dev.trainwatch.collector.ScrapeWarmUp;
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.history.HistoryException;
 import dev.trainwatch.collector.http.NodeTokens;
 import dev.trainwatch.collector.http.TokenFileSource;
@@ -17,10 +18,10 @@ import java.util.concurrent.CountDownLatch;
 import java.util.function.Consumer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * {@code trainwatch collector}: runs the collector until SIGTERM/SIGINT. Prints where it listens; a port in use or
@@ -99,7 +100,7 @@ final class CollectorCommand implements Callable<Integer> {
         // seconds of CPU at each start; the test suites that restart collectors dozens of times leave it out with
         // -Dtrainwatch.collector.warmUp=false.
         if (Boolean.parseBoolean(System.getProperty("trainwatch.collector.warmUp", "true"))) {
-            dev.trainwatch.collector.ScrapeWarmUp.startInBackground();
+            ScrapeWarmUp.startInBackground();
         }
         if (parent != null) {
             parent.bindLogMetrics(server.metrics().registry());

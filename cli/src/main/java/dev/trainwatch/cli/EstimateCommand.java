@@ -1,20 +1,30 @@
 package dev.trainwatch.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import dev.trainwatch.collector.history.CalibratingPredictor;
+import dev.trainwatch.collector.history.Calibrator;
+import dev.trainwatch.collector.history.HistoryException;
+import dev.trainwatch.collector.history.HistoryStore;
+import dev.trainwatch.collector.state.GpuHourPrices;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.Suggestion;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
 import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code trainwatch estimate}: what a run should cost, as a table or one JSON object. */
 @Command(name = "estimate", mixinStandardHelpOptions = true,
@@ -32,7 +42,7 @@ final class EstimateCommand implements Callable<Integer> {
             description = "Calibrate with the finished runs a collector recorded in DIR (its --data-dir), as the"
                     + " collector does: the same numbers its page and alerts compare with. With --from-run: the"
                     + " history the run is read from (read-only).")
-    java.nio.file.Path dataDir;
+    Path dataDir;
 
     @Option(names = "--from-run", paramLabel = "RUN",
             description = "Re-price a run the collector observed (its spec and step time from --data-dir) on the GPU,"
@@ -42,7 +52,7 @@ final class EstimateCommand implements Callable<Integer> {
     @Option(names = "--compare-gpus", paramLabel = "ID,ID,...", split = ",",
             description = "A plan across GPUs, side by side: fits, largest batch, step time, time and cost to finish"
                     + " (with --total-steps or --images, and --gpu-hour-price).")
-    java.util.List<String> compareGpus;
+    List<String> compareGpus;
 
     @Option(names = "--gpu-hour-price", paramLabel = "PRICE",
             description = "What one GPU-hour costs, in your currency (one number, or by GPU id:"
@@ -70,18 +80,18 @@ final class EstimateCommand implements Callable<Integer> {
         if (dataDir == null) {
             estimate = options.estimator().estimate(run);
         } else {
-            java.util.List<java.nio.file.Path> catalogs = new java.util.ArrayList<>(options.catalogFiles());
-            if (java.nio.file.Files.isRegularFile(dataDir.resolve("catalog.json"))) {
+            List<Path> catalogs = new ArrayList<>(options.catalogFiles());
+            if (Files.isRegularFile(dataDir.resolve("catalog.json"))) {
                 catalogs.add(dataDir.resolve("catalog.json")); // as the collector with this data directory reads it
             }
-            dev.trainwatch.collector.history.CalibratingPredictor predictor = calibrated(dataDir, CatalogOption.load(catalogs));
+            CalibratingPredictor predictor = calibrated(dataDir, CatalogOption.load(catalogs));
             estimate = predictor.estimate(run);
             calibrationLine = describeCalibration(predictor, estimate);
         }
         // A bucketed config (Open-Sora's bucket_config) gives a batch per bucket: that is a batch given.
         boolean batchDefaulted = run.batch() == null && (run.buckets() == null || run.buckets().isEmpty());
         if (!options.configNotes().isEmpty() || batchDefaulted) {
-            java.util.List<String> notes = new java.util.ArrayList<>();
+            List<String> notes = new ArrayList<>();
             if (batchDefaulted) {
                 notes.add("no --batch given" + (options.config != null ? " and none in the config" : "")
                         + ": priced at batch " + estimate.spec().batch() + " per GPU; pass --batch N for yours");
@@ -96,7 +106,7 @@ final class EstimateCommand implements Callable<Integer> {
             double price = Double.NaN;
             if (gpuHourPrice != null) {
                 try {
-                    price = dev.trainwatch.collector.state.GpuHourPrices.parse(gpuHourPrice).price(estimate.gpu());
+                    price = GpuHourPrices.parse(gpuHourPrice).price(estimate.gpu());
                 } catch (IllegalArgumentException e) {
                     throw new UserError(ExitCodes.USAGE, "--gpu-hour-price: " + e.getMessage());
                 }
@@ -111,31 +121,31 @@ final class EstimateCommand implements Callable<Integer> {
     }
 
     /** The bundled estimator calibrated by the history in {@code dir}, exactly as the collector calibrates it. */
-    private static dev.trainwatch.collector.history.CalibratingPredictor calibrated(java.nio.file.Path dir,
+    private static CalibratingPredictor calibrated(Path dir,
             Estimator estimator) {
-        if (!java.nio.file.Files.isRegularFile(dir.resolve("trainwatch.db"))) {
+        if (!Files.isRegularFile(dir.resolve("trainwatch.db"))) {
             throw new UserError(ExitCodes.USAGE, "no run history in " + dir + " (a collector started with --data-dir "
                     + dir + " writes it)");
         }
-        dev.trainwatch.collector.history.CalibratingPredictor predictor =
-                new dev.trainwatch.collector.history.CalibratingPredictor(estimator);
-        try (dev.trainwatch.collector.history.HistoryStore store =
-                     dev.trainwatch.collector.history.HistoryStore.open(dir)) {
-            predictor.recalibrate(dev.trainwatch.collector.history.Calibrator.factors(store));
-        } catch (dev.trainwatch.collector.history.HistoryException e) {
+        CalibratingPredictor predictor =
+                new CalibratingPredictor(estimator);
+        try (HistoryStore store =
+                     HistoryStore.open(dir)) {
+            predictor.recalibrate(Calibrator.factors(store));
+        } catch (HistoryException e) {
             throw new UserError(ExitCodes.FAILURE, e.getMessage());
         }
         return predictor;
     }
 
     /** Whether this estimate is calibrated, and by how many runs; or why not. */
-    static String describeCalibration(dev.trainwatch.collector.history.CalibratingPredictor predictor, Estimate e) {
+    static String describeCalibration(CalibratingPredictor predictor, Estimate e) {
         for (var f : predictor.factors()) {
             if (f.gpuId().equals(e.gpu()) && predictor.familyOf(e.model()).map(f.family()::equals).orElse(false)) {
                 if (!f.applied()) {
                     return String.format(Locale.ROOT, "not calibrated: %d of the %d finished runs needed on %s/%s"
                                     + " agree (%d recorded)", f.usedRuns().size(),
-                            dev.trainwatch.collector.history.Calibrator.MIN_RUNS, f.gpuId(), f.family(), f.runs());
+                            Calibrator.MIN_RUNS, f.gpuId(), f.family(), f.runs());
                 }
                 return String.format(Locale.ROOT, "calibrated on %s/%s from %d finished run(s): step time x%.2f,"
                                 + " memory x%.2f%s", f.gpuId(), f.family(), f.usedRuns().size(), f.stepTimeFactor(),
@@ -174,7 +184,7 @@ final class EstimateCommand implements Callable<Integer> {
         }
         out.printf(Locale.ROOT, "%s on %d x %s, %s%n", e.model(), s.gpus(), e.gpu(), shape);
         String checkpointing = s.checkpointBlocks() != null
-                ? "blocks " + s.checkpointBlocks().stream().map(String::valueOf).collect(java.util.stream.Collectors.joining("+"))
+                ? "blocks " + s.checkpointBlocks().stream().map(String::valueOf).collect(Collectors.joining("+"))
                 : onOff(s.gradCheckpointing());
         String features = s.textFeatures() != null ? "text " + s.textFeatures() + "/VAE " + s.vaeFeatures() : s.features();
         String weights = s.weights() == null || s.weights().equals("fp32") ? "" : ", " + s.weights() + " weights";

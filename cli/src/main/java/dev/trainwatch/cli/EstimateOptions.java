@@ -1,8 +1,12 @@
 package dev.trainwatch.cli;
 
+import dev.trainwatch.estimator.Estimator;
+import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.estimator.config.ConfigReaders;
 import dev.trainwatch.protocol.RunSpec;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import picocli.CommandLine.Option;
 
 /**
@@ -94,11 +98,11 @@ public final class EstimateOptions {
 
     @Option(names = "--lora-targets", paramLabel = "KINDS", split = ",",
             description = "Module kinds that get LoRA adapters: attention, cross_attention, mlp, modulation, embedding, final or all (default attention).")
-    java.util.List<String> loraTargets;
+    List<String> loraTargets;
 
     @Option(names = "--train-modules", paramLabel = "KINDS", split = ",",
             description = "A frozen-backbone fine-tune: only these module kinds train (same kinds as --lora-targets).")
-    java.util.List<String> trainModules;
+    List<String> trainModules;
 
     @Option(names = "--base-weights", paramLabel = "W",
             description = "Storage of the frozen base weights: bf16, fp16, fp8, int8, int4 or nf4 (kohya/musubi --fp8_base,"
@@ -124,7 +128,7 @@ public final class EstimateOptions {
     CatalogOption catalog = new CatalogOption();
 
     /** What the config reader could not map, one line each (empty without --config or before toRunSpec). */
-    private java.util.List<String> configNotes = java.util.List.of();
+    private List<String> configNotes = List.of();
 
     /** True when no option at all was given (the caller may then have nothing to estimate). */
     public boolean isEmpty() {
@@ -152,9 +156,9 @@ public final class EstimateOptions {
     }
 
     /** "8,38", "14" or "50%" (of every block group) as blocks per group. */
-    private java.util.List<Integer> blocks(String value, String model) {
+    private List<Integer> blocks(String value, String model) {
         String[] parts = value.split(",");
-        java.util.List<Integer> out = new java.util.ArrayList<>();
+        List<Integer> out = new ArrayList<>();
         int[] groups = null;
         for (int i = 0; i < parts.length; i++) {
             String part = parts[i].strip();
@@ -170,7 +174,7 @@ public final class EstimateOptions {
                     if (groups == null) {
                         try {
                             groups = estimator().blockGroups(model);
-                        } catch (dev.trainwatch.estimator.InvalidSpecException e) {
+                        } catch (InvalidSpecException e) {
                             throw new UserError(ExitCodes.USAGE, e.getMessage());
                         }
                     }
@@ -193,17 +197,17 @@ public final class EstimateOptions {
     }
 
     /** The estimator over the bundled catalogs and the user catalogs named by --catalog or the environment. */
-    public dev.trainwatch.estimator.Estimator estimator() {
+    public Estimator estimator() {
         return catalog.estimator();
     }
 
     /** The user catalog files (--catalog, else $TRAINWATCH_CATALOG). */
-    public java.util.List<Path> catalogFiles() {
+    public List<Path> catalogFiles() {
         return catalog.files();
     }
 
     /** The config reader's notes from the last {@link #toRunSpec()}, each prefixed with the file name. */
-    public java.util.List<String> configNotes() {
+    public List<String> configNotes() {
         return configNotes;
     }
 

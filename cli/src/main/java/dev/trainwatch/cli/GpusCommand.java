@@ -1,16 +1,21 @@
 package dev.trainwatch.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.catalog.GpuInfo;
 import dev.trainwatch.protocol.Json;
 import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code trainwatch gpus}: the GPU catalog (memory, bandwidth, dense peaks per dtype). */
 @Command(name = "gpus", mixinStandardHelpOptions = true,
@@ -31,10 +36,10 @@ final class GpusCommand implements Callable<Integer> {
         Estimator estimator = catalog.estimator();
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
-            java.util.List<java.util.Map<String, Object>> rows = new java.util.ArrayList<>();
+            List<Map<String, Object>> rows = new ArrayList<>();
             for (GpuInfo g : estimator.gpus()) {
-                java.util.Map<String, Object> row = Json.MAPPER.convertValue(g,
-                        new com.fasterxml.jackson.core.type.TypeReference<java.util.LinkedHashMap<String, Object>>() { });
+                Map<String, Object> row = Json.MAPPER.convertValue(g,
+                        new TypeReference<LinkedHashMap<String, Object>>() { });
                 row.put("origin", estimator.catalog().origin("gpu", g.id()));
                 rows.add(row);
             }

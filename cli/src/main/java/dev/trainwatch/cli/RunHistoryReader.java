@@ -1,5 +1,6 @@
 package dev.trainwatch.cli;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.trainwatch.collector.state.RunPlans;
 import dev.trainwatch.estimator.Estimator;
@@ -79,7 +80,7 @@ final class RunHistoryReader {
             return RunPlans.observed(estimator.estimate(spec), step.asDouble(), ratio(summary, "data_wait_ratio"),
                     ratio(summary, "text_encoder_ratio"), ratio(summary, "vae_ratio"),
                     last != null && last.isNumber() ? last.asLong() : null);
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        } catch (JsonProcessingException e) {
             throw new UserError(ExitCodes.FAILURE, "run '" + runId + "' in " + db + " has an unreadable record: "
                     + firstLine(e.getOriginalMessage()));
         }

@@ -1,8 +1,8 @@
 package dev.trainwatch.cli;
 
-import dev.trainwatch.cli.watch.LocalStack;
 import dev.trainwatch.agent.AgentConfig;
 import dev.trainwatch.agent.Durations;
+import dev.trainwatch.cli.watch.LocalStack;
 import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.protocol.RunSpec;
@@ -13,10 +13,10 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.Optional;
 import java.util.stream.Stream;
-import picocli.CommandLine;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /** The options {@code watch} and {@code run} share: where the embedded collector listens and how the agent polls. */
 public final class WatchOptions {
@@ -55,7 +55,7 @@ public final class WatchOptions {
      * @throws dev.trainwatch.cli.UserError (usage) with one line
      */
     public void checkLogFormat() {
-        dev.trainwatch.cli.LogFormats.check(logFormat);
+        LogFormats.check(logFormat);
     }
 
     /** {@code --run-id}, else {@code fallback}. */

@@ -6,6 +6,8 @@ import dev.trainwatch.collector.http.ApiVerticle;
 import dev.trainwatch.collector.http.NodeTokens;
 import dev.trainwatch.collector.http.tls.ServerTls;
 import dev.trainwatch.collector.http.tls.WebConfig;
+import dev.trainwatch.collector.metrics.DetectorMetrics;
+import dev.trainwatch.collector.metrics.HostMetrics;
 import dev.trainwatch.collector.metrics.LimitMetrics;
 import dev.trainwatch.collector.metrics.MetricsExporter;
 import dev.trainwatch.collector.state.Fleet;
@@ -14,8 +16,10 @@ import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.collector.state.GpuView;
 import dev.trainwatch.collector.state.Predictor;
 import dev.trainwatch.estimator.Estimator;
+import dev.trainwatch.estimator.catalog.CatalogException;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
 import io.vertx.ext.web.Router;
 import java.net.BindException;
 import java.net.URI;
@@ -29,6 +33,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -158,7 +163,7 @@ public final class CollectorServer implements AutoCloseable {
             LOG.log(System.Logger.Level.WARNING, "collector did not stop cleanly: " + e.getMessage());
         }
         // What listeners were not told yet reaches them before the resources they write to close.
-        fleet.stopDelivery(java.time.Duration.ofSeconds(10));
+        fleet.stopDelivery(Duration.ofSeconds(10));
         for (int i = closeables.size() - 1; i >= 0; i--) {
             AutoCloseable closeable = closeables.get(i);
             try {
@@ -175,7 +180,7 @@ public final class CollectorServer implements AutoCloseable {
         private final List<FleetListener> listeners = new ArrayList<>();
         private final List<Consumer<Router>> routes = new ArrayList<>();
         private final List<AutoCloseable> closeables = new ArrayList<>();
-        private final List<java.util.function.Function<java.time.Duration, Boolean>> durability = new ArrayList<>();
+        private final List<Function<Duration, Boolean>> durability = new ArrayList<>();
         private Fleet fleet;
         private Vertx vertx;
         private boolean jvmMetrics = true;
@@ -207,7 +212,7 @@ public final class CollectorServer implements AutoCloseable {
          * Waits (at most the given time) until what listeners were told is on disk: a spec registration answers
          * after it (e.g. the history's {@code awaitWritten}).
          */
-        public Builder durability(java.util.function.Function<java.time.Duration, Boolean> await) {
+        public Builder durability(Function<Duration, Boolean> await) {
             durability.add(Objects.requireNonNull(await));
             return this;
         }
@@ -288,14 +293,14 @@ public final class CollectorServer implements AutoCloseable {
             MetricsExporter metrics = new MetricsExporter(gpus, theFleet::runs, theFleet::agents, config.clock(),
                     jvmMetrics);
             metrics.bind(new LimitMetrics(theFleet::limits));
-            metrics.bind(new dev.trainwatch.collector.metrics.DetectorMetrics(theFleet::detectorErrors,
+            metrics.bind(new DetectorMetrics(theFleet::detectorErrors,
                     theFleet::detectorCosts));
-            metrics.bind(new dev.trainwatch.collector.metrics.HostMetrics(theFleet::hostMemory));
+            metrics.bind(new HostMetrics(theFleet::hostMemory));
             boolean owns = vertx == null;
             // Linux's epoll through Netty's JNI library where the jar carries it (x86-64): fewer objects and system
             // calls per request than Java's NIO selector; elsewhere, or when the library cannot be loaded (a
             // temporary directory it cannot write), Vert.x uses NIO and says nothing.
-            Vertx theVertx = owns ? Vertx.vertx(new io.vertx.core.VertxOptions().setPreferNativeTransport(true)) : vertx;
+            Vertx theVertx = owns ? Vertx.vertx(new VertxOptions().setPreferNativeTransport(true)) : vertx;
             ApiVerticle verticle = new ApiVerticle(config, theFleet, metrics, routes, durability);
             if (tokens != null || nodeTokens != NodeTokens.NONE) {
                 verticle.tokens(tokens != null ? tokens : config::token, nodeTokens);
@@ -336,7 +341,7 @@ public final class CollectorServer implements AutoCloseable {
     public static Estimator estimator(CollectorConfig config) {
         try {
             return Estimator.withUserCatalogs(config.userCatalogs());
-        } catch (dev.trainwatch.estimator.catalog.CatalogException e) {
+        } catch (CatalogException e) {
             throw new StartException(e.getMessage());
         }
     }

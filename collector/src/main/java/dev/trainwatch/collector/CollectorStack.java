@@ -1,6 +1,5 @@
 package dev.trainwatch.collector;
 
-import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.alerting.AlertDispatcher;
 import dev.trainwatch.collector.alerting.AlertSink;
 import dev.trainwatch.collector.alerting.AlertingListener;
@@ -8,9 +7,10 @@ import dev.trainwatch.collector.alerting.AlertmanagerSink;
 import dev.trainwatch.collector.alerting.LogSink;
 import dev.trainwatch.collector.alerting.RunLinks;
 import dev.trainwatch.collector.alerting.WebhookSink;
+import dev.trainwatch.collector.config.CollectorConfig;
+import dev.trainwatch.collector.detect.Anomaly;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.history.CalibratingPredictor;
-import dev.trainwatch.collector.state.AppliedLedger;
 import dev.trainwatch.collector.history.Calibrator;
 import dev.trainwatch.collector.history.HistoryException;
 import dev.trainwatch.collector.history.HistoryRecorder;
@@ -18,10 +18,13 @@ import dev.trainwatch.collector.history.HistoryStore;
 import dev.trainwatch.collector.http.BearerAuth;
 import dev.trainwatch.collector.http.HistoryRoutes;
 import dev.trainwatch.collector.metrics.HistoryMetrics;
+import dev.trainwatch.collector.state.AppliedLedger;
 import dev.trainwatch.collector.state.Fleet;
+import dev.trainwatch.protocol.MonotonicClock;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
 
@@ -102,11 +105,11 @@ public final class CollectorStack implements AutoCloseable {
             alerts = new AlertDispatcher(sinks, AlertDispatcher.Settings.defaults(), config.clock(), log);
             Clock fleetClock = config.clock();
             AlertingListener alerting = new AlertingListener(alerts,
-                    () -> dev.trainwatch.protocol.MonotonicClock.wallOffsetSeconds(fleetClock));
+                    () -> MonotonicClock.wallOffsetSeconds(fleetClock));
 
             CollectorServer.Builder builder = CollectorServer.builder(config).fleet(fleet).listener(alerting);
             // Active anomalies from before a restart, re-announced once the server listens (their links need it).
-            List<java.util.Map.Entry<String, dev.trainwatch.collector.detect.Anomaly>> restoredAlerts =
+            List<Map.Entry<String, Anomaly>> restoredAlerts =
                     new ArrayList<>();
             int restored = 0;
             // The token in force at each request: a rotated token file (builder.tokens) counts here too.
@@ -121,9 +124,9 @@ public final class CollectorStack implements AutoCloseable {
                 // the INFO of the alert log.
                 recorder = new HistoryRecorder(store, predictor::rawPrediction,
                         outcome -> predictor.recalibrate(Calibrator.factors(store)), HISTORY_WARNINGS,
-                        config.summaryInterval(), dev.trainwatch.protocol.MonotonicClock.system());
+                        config.summaryInterval(), MonotonicClock.system());
                 restored = recorder.restoreInto(fleet, (runId, anomaly) -> restoredAlerts.add(
-                        java.util.Map.entry(runId, anomaly)));
+                        Map.entry(runId, anomaly)));
                 builder.listener(recorder);
                 builder.durability(recorder::awaitWritten);
                 // Closed in reverse order once the server has stopped taking input: the fleet sends every summary

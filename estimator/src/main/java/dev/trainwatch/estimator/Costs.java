@@ -1,6 +1,7 @@
 package dev.trainwatch.estimator;
 
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -23,7 +24,7 @@ record Costs(long peakBytes, Map<String, Long> memory, double stepSeconds, Map<S
         for (long v : memory.values()) {
             peak += v;
         }
-        Map<String, Double> operations = new java.util.LinkedHashMap<>();
+        Map<String, Double> operations = new LinkedHashMap<>();
         Map<String, Double> time = StepTimeModel.terms(r, batch, operations);
         double step = 0;
         for (double v : time.values()) {

@@ -1,12 +1,16 @@
 package dev.trainwatch.estimator;
 
 import dev.trainwatch.estimator.catalog.Catalog;
+import dev.trainwatch.estimator.catalog.CatalogException;
 import dev.trainwatch.estimator.catalog.GpuInfo;
 import dev.trainwatch.estimator.catalog.ModelInfo;
 import dev.trainwatch.protocol.RunSpec;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 
@@ -55,7 +59,7 @@ public final class Estimator {
             try {
                 profiles.put(model.id(), new ModelProfile(model));
             } catch (RuntimeException e) {
-                throw new dev.trainwatch.estimator.catalog.CatalogException("model " + model.id() + " ("
+                throw new CatalogException("model " + model.id() + " ("
                         + catalog.origin("model", model.id()) + ") cannot be built: " + e.getMessage());
             }
         }
@@ -67,7 +71,7 @@ public final class Estimator {
      *
      * @throws dev.trainwatch.estimator.catalog.CatalogException one line naming the file and entry when one is wrong
      */
-    public static Estimator withUserCatalogs(List<java.nio.file.Path> files) {
+    public static Estimator withUserCatalogs(List<Path> files) {
         if (files == null || files.isEmpty()) {
             return bundled();
         }
@@ -188,7 +192,7 @@ public final class Estimator {
             throw new InvalidSpecException("re-pricing keeps the model: the run trained " + source.model() + ", the target says "
                     + there.model());
         }
-        java.util.List<String> notes = new java.util.ArrayList<>();
+        List<String> notes = new ArrayList<>();
         double data = observed.dataSeconds() == null ? 0 : observed.dataSeconds();
         double sourceEncoders = encoderSeconds(source);
         double sourceModel = source.stepSeconds() - sourceEncoders;
@@ -203,28 +207,28 @@ public final class Estimator {
             modelAnchor = Math.max(1e-3, observed.stepSeconds() - data) / sourceModel;
             double encoders = Math.min(data, sourceEncoders * modelAnchor);
             encoderAnchor = encoders / sourceEncoders;
-            notes.add(String.format(java.util.Locale.ROOT, "anchored on the observed %.3f s step: its %.3f s data time holds"
+            notes.add(String.format(Locale.ROOT, "anchored on the observed %.3f s step: its %.3f s data time holds"
                     + " the online encoders (%.3f s, x%.2f of their price) and %.3f s loader wait; the model x%.2f of its"
                     + " price", observed.stepSeconds(), data, encoders, encoderAnchor, data - encoders, modelAnchor));
             data -= encoders;
         } else if (!Double.isNaN(observedEncoders) && sourceEncoders > 0) {
             encoderAnchor = observedEncoders / sourceEncoders;
             modelAnchor = Math.max(1e-3, observed.stepSeconds() - data - observedEncoders) / sourceModel;
-            notes.add(String.format(java.util.Locale.ROOT, "anchored on the observed %.3f s step: %.3f s data wait, %.3f s"
+            notes.add(String.format(Locale.ROOT, "anchored on the observed %.3f s step: %.3f s data wait, %.3f s"
                     + " online encoders (x%.2f of their price), the rest x%.2f of its price", observed.stepSeconds(), data,
                     observedEncoders, encoderAnchor, modelAnchor));
         } else {
             modelAnchor = Math.max(1e-3, observed.stepSeconds() - data) / source.stepSeconds();
             encoderAnchor = modelAnchor;
-            notes.add(String.format(java.util.Locale.ROOT, "anchored on the observed %.3f s step%s: the GPU work took x%.2f"
+            notes.add(String.format(Locale.ROOT, "anchored on the observed %.3f s step%s: the GPU work took x%.2f"
                     + " of its price on %s", observed.stepSeconds(), observed.dataSeconds() == null ? " (data wait unknown:"
-                    + " counted as GPU work)" : String.format(java.util.Locale.ROOT, " less %.3f s data wait", data),
+                    + " counted as GPU work)" : String.format(Locale.ROOT, " less %.3f s data wait", data),
                     modelAnchor, source.gpu()));
         }
-        java.util.Map<String, Double> operations = new java.util.LinkedHashMap<>();
-        java.util.Map<String, Double> priced = there.stepOperations() != null ? there.stepOperations() : there.stepBreakdown();
+        Map<String, Double> operations = new LinkedHashMap<>();
+        Map<String, Double> priced = there.stepOperations() != null ? there.stepOperations() : there.stepBreakdown();
         double step = 0;
-        for (java.util.Map.Entry<String, Double> op : priced.entrySet()) {
+        for (Map.Entry<String, Double> op : priced.entrySet()) {
             boolean encoder = op.getKey().equals("text_encoder") || op.getKey().equals("vae_encoder");
             double v = op.getValue() * (encoder ? encoderAnchor : modelAnchor);
             operations.put(op.getKey(), v);
@@ -243,11 +247,11 @@ public final class Estimator {
         Double remaining = totalSteps == null || observed.stepsDone() == null ? null
                 : step * Math.max(0, totalSteps - observed.stepsDone());
         return new Repricing(source, there, observed.stepSeconds(), modelAnchor, encoderAnchor, step,
-                java.util.Collections.unmodifiableMap(operations), samples, total, remaining, java.util.List.copyOf(notes));
+                Collections.unmodifiableMap(operations), samples, total, remaining, List.copyOf(notes));
     }
 
     private static double encoderSeconds(Estimate e) {
-        java.util.Map<String, Double> t = e.stepBreakdown();
+        Map<String, Double> t = e.stepBreakdown();
         return t.getOrDefault("text_encoder", 0.0) + t.getOrDefault("vae_encoder", 0.0);
     }
 

@@ -376,7 +376,7 @@ final class ResolvedRun {
             return this;
         }
 
-        Builder gpu(dev.trainwatch.estimator.catalog.GpuInfo g, ArchitectureInfo a, int count) {
+        Builder gpu(GpuInfo g, ArchitectureInfo a, int count) {
             gpu = g;
             arch = a;
             gpus = count;

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.stream.Stream;
 
 /**
  * Turns a {@link RunSpec} into a {@link ResolvedRun}: looks up the model, GPU and encoders, fills the model's recipe
@@ -61,8 +62,8 @@ final class SpecResolver {
         List<String> ambiguous = catalog.ambiguousGpuIds(spec.gpu());
         if (!ambiguous.isEmpty()) {
             // The example is one of these cards' own NVML name (an A100's name for "h100" sent users the wrong way).
-            String example = ambiguous.stream().map(catalog::gpu).flatMap(java.util.Optional::stream)
-                    .flatMap(g -> g.nvmlNames() == null ? java.util.stream.Stream.empty() : g.nvmlNames().stream())
+            String example = ambiguous.stream().map(catalog::gpu).flatMap(Optional::stream)
+                    .flatMap(g -> g.nvmlNames() == null ? Stream.empty() : g.nvmlNames().stream())
                     .findFirst().map(n -> ", e.g. \"" + n + "\"").orElse("");
             throw new InvalidSpecException("GPU '" + spec.gpu() + "' is ambiguous: " + String.join(", ", ambiguous)
                     + " are different cards; name the one you use (or give its NVML name" + example + ")");

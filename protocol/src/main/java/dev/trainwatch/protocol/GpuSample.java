@@ -1,6 +1,7 @@
 package dev.trainwatch.protocol;
 
 import java.util.List;
+import java.util.Set;
 
 /**
  * One poll of one GPU. Readings a GPU or driver does not support are null ("absent"), never -1 or 0. Units are
@@ -77,7 +78,7 @@ public record GpuSample(
      * names them: a GPU in one is news (agents send such a poll at once; {@code throttling} makes them critical). Not
      * the software power cap, which a busy healthy GPU shows much of the time.
      */
-    public static final java.util.Set<String> HARDWARE_SLOWDOWNS = java.util.Set.of("hw_slowdown",
+    public static final Set<String> HARDWARE_SLOWDOWNS = Set.of("hw_slowdown",
             "hw_thermal_slowdown", "hw_power_brake_slowdown");
 
     /**
@@ -91,7 +92,7 @@ public record GpuSample(
      * {@code reasons} among its clock-event reasons: a slowdown that costs a run time. A sample without a utilisation
      * reading is not busy, as {@code throttling} does not count it either.
      */
-    public static boolean anyClockEventReasonWhileBusy(List<GpuSample> samples, java.util.Set<String> reasons,
+    public static boolean anyClockEventReasonWhileBusy(List<GpuSample> samples, Set<String> reasons,
                                                        double busyRatio) {
         if (samples == null) {
             return false;

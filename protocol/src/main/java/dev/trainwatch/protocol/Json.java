@@ -3,6 +3,7 @@ package dev.trainwatch.protocol;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.json.JsonReadFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
@@ -32,7 +33,7 @@ public final class Json {
                 .disable(SerializationFeature.FAIL_ON_EMPTY_BEANS)
                 .disable(JsonParser.Feature.AUTO_CLOSE_SOURCE)
                 // A diverged loss: Python's json.dumps writes NaN/Infinity as bare tokens; Jackson writes "NaN".
-                .enable(com.fasterxml.jackson.core.json.JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS)
+                .enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS)
                 .build();
         mapper.getFactory().setStreamReadConstraints(StreamReadConstraints.builder()
                 .maxNestingDepth(64)

@@ -1,5 +1,7 @@
 package dev.trainwatch.protocol;
 
+import java.util.List;
+
 /**
  * What a training run is, as far as cost is concerned: the input of the estimator and the body of
  * {@code PUT /v1/runs/{run_id}}. Every field is optional on the wire (null = "not said"); the estimator fills
@@ -73,13 +75,13 @@ public record RunSpec(
         String textFeatures,
         String vaeFeatures,
         String weights,
-        java.util.List<Integer> checkpointBlocks,
+        List<Integer> checkpointBlocks,
         Integer vaeMicroBatch,
-        java.util.List<Bucket> buckets,
+        List<Bucket> buckets,
         String kernels,
         String attentionPrecision,
         Integer loraRank,
-        java.util.List<String> loraTargets,
+        List<String> loraTargets,
         Long images,
         Double epochs,
         String baseWeights,
@@ -89,9 +91,9 @@ public record RunSpec(
     public RunSpec(String model, String gpu, Integer gpus, Integer batch, Integer resolution, Integer height,
             Integer width, Integer frames, String precision, String optimizer, Boolean gradCheckpointing, Boolean ema,
             String features, Integer zero, String attention, Integer gradAccumulation, Long totalSteps,
-            String textFeatures, String vaeFeatures, String weights, java.util.List<Integer> checkpointBlocks,
-            Integer vaeMicroBatch, java.util.List<Bucket> buckets, String kernels, String attentionPrecision,
-            Integer loraRank, java.util.List<String> loraTargets, Long images, Double epochs) {
+            String textFeatures, String vaeFeatures, String weights, List<Integer> checkpointBlocks,
+            Integer vaeMicroBatch, List<Bucket> buckets, String kernels, String attentionPrecision,
+            Integer loraRank, List<String> loraTargets, Long images, Double epochs) {
         this(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer, gradCheckpointing, ema,
                 features, zero, attention, gradAccumulation, totalSteps, textFeatures, vaeFeatures, weights,
                 checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank, loraTargets, images,
@@ -102,8 +104,8 @@ public record RunSpec(
     public RunSpec(String model, String gpu, Integer gpus, Integer batch, Integer resolution, Integer height,
             Integer width, Integer frames, String precision, String optimizer, Boolean gradCheckpointing, Boolean ema,
             String features, Integer zero, String attention, Integer gradAccumulation, Long totalSteps,
-            String textFeatures, String vaeFeatures, String weights, java.util.List<Integer> checkpointBlocks,
-            Integer vaeMicroBatch, java.util.List<Bucket> buckets) {
+            String textFeatures, String vaeFeatures, String weights, List<Integer> checkpointBlocks,
+            Integer vaeMicroBatch, List<Bucket> buckets) {
         this(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer, gradCheckpointing, ema,
                 features, zero, attention, gradAccumulation, totalSteps, textFeatures, vaeFeatures, weights,
                 checkpointBlocks, vaeMicroBatch, buckets, null, null, null, null, null, null);
@@ -131,21 +133,21 @@ public record RunSpec(
 
     /** The same spec with the regime fields replaced (null leaves a field unsaid). */
     public RunSpec withRegime(String textFeatures, String vaeFeatures, String weights,
-            java.util.List<Integer> checkpointBlocks, Integer vaeMicroBatch, java.util.List<Bucket> buckets) {
+            List<Integer> checkpointBlocks, Integer vaeMicroBatch, List<Bucket> buckets) {
         return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
-                vaeFeatures, weights, checkpointBlocks == null ? null : java.util.List.copyOf(checkpointBlocks),
-                vaeMicroBatch, buckets == null ? null : java.util.List.copyOf(buckets), kernels, attentionPrecision,
+                vaeFeatures, weights, checkpointBlocks == null ? null : List.copyOf(checkpointBlocks),
+                vaeMicroBatch, buckets == null ? null : List.copyOf(buckets), kernels, attentionPrecision,
                 loraRank, loraTargets, images, epochs, baseWeights, blocksToSwap);
     }
 
     /** The same spec with the physics fields replaced (null leaves a field unsaid). */
     public RunSpec withPhysics(String kernels, String attentionPrecision, Integer loraRank,
-            java.util.List<String> loraTargets, Long images, Double epochs) {
+            List<String> loraTargets, Long images, Double epochs) {
         return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
                 vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank,
-                loraTargets == null ? null : java.util.List.copyOf(loraTargets), images, epochs, baseWeights,
+                loraTargets == null ? null : List.copyOf(loraTargets), images, epochs, baseWeights,
                 blocksToSwap);
     }
 

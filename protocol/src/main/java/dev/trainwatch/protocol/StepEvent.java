@@ -1,5 +1,7 @@
 package dev.trainwatch.protocol;
 
+import java.util.List;
+
 /**
  * One step report of a run, from its log (parsed by the agent) or pushed by the training script
  * ({@code POST /v1/runs/{run_id}/steps}). Times are seconds per step; when {@code intervalSteps} &gt; 1 they are
@@ -98,7 +100,7 @@ public record StepEvent(
     }
 
     /** Whether any report's loss is NaN or infinite: the run diverged (agents send it at once, collectors judge it). */
-    public static boolean anyNonFiniteLoss(java.util.List<StepEvent> steps) {
+    public static boolean anyNonFiniteLoss(List<StepEvent> steps) {
         for (StepEvent e : steps) {
             if (e != null && e.loss() != null && !Double.isFinite(e.loss())) {
                 return true;

@@ -10,7 +10,9 @@ import dev.trainwatch.protocol.GpuProcess;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.RankInfo;
 import dev.trainwatch.protocol.RunAttribution;
+import dev.trainwatch.protocol.RunEnding;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -248,7 +250,7 @@ public final class Attributor {
                         run.masterAddr, true));
                 events.add(new AgentEvent(ts, RUN_ENDED, null, null, run.runId,
                         "every process of run " + run.runId + " on this node has exited", null,
-                        new dev.trainwatch.protocol.RunEnding(null, false, null, List.copyOf(run.outputs))));
+                        new RunEnding(null, false, null, List.copyOf(run.outputs))));
                 continue;
             }
             livePids.addAll(alive.keySet());
@@ -356,8 +358,8 @@ public final class Attributor {
         }
 
         static long[] of(long[] entries, int n) {
-            long[] table = java.util.Arrays.copyOf(entries, n);
-            java.util.Arrays.sort(table);
+            long[] table = Arrays.copyOf(entries, n);
+            Arrays.sort(table);
             return table;
         }
 
@@ -367,7 +369,7 @@ public final class Attributor {
                 return -1;
             }
             // The pid's entry is the first at or above pid << 32 (its low half, the parent, is never negative).
-            int i = java.util.Arrays.binarySearch(table, pid << 32);
+            int i = Arrays.binarySearch(table, pid << 32);
             if (i < 0) {
                 i = -i - 1;
             }
@@ -458,7 +460,7 @@ public final class Attributor {
      * root process (the member whose parent is not a member). At most {@link #MAX_ALIASES}.
      */
     private List<String> aliases(TrackedRun run) {
-        Set<String> aliases = new java.util.LinkedHashSet<>();
+        Set<String> aliases = new LinkedHashSet<>();
         for (ProcStat member : run.members.values()) {
             Map<String, String> env = classify(member).env;
             for (String key : List.of(ProcessEnvironment.SLURM_JOB_ID, ProcessEnvironment.TORCHELASTIC_RUN_ID)) {

@@ -1,11 +1,16 @@
 package dev.trainwatch.agent.attribution;
 
+import dev.trainwatch.protocol.HostMemory;
 import java.io.FileInputStream;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -44,7 +49,7 @@ public final class LinuxProcSource implements ProcSource {
      * shared-memory file system. Empty when {@code meminfo} cannot be read.
      */
     @Override
-    public Optional<dev.trainwatch.protocol.HostMemory> hostMemory(double ts) {
+    public Optional<HostMemory> hostMemory(double ts) {
         Long total = null;
         Long available = null;
         Long swapTotal = null;
@@ -66,7 +71,7 @@ public final class LinuxProcSource implements ProcSource {
         Long shmUsed = null;
         if (shm != null) {
             try {
-                java.nio.file.FileStore store = shmStore();
+                FileStore store = shmStore();
                 shmTotal = store.getTotalSpace();
                 shmUsed = store.getTotalSpace() - store.getUnallocatedSpace();
             } catch (IOException | RuntimeException e) {
@@ -75,15 +80,15 @@ public final class LinuxProcSource implements ProcSource {
             }
         }
         Long swapUsed = swapTotal != null && swapFree != null ? swapTotal - swapFree : null;
-        return Optional.of(new dev.trainwatch.protocol.HostMemory(ts, total, available, swapUsed, shmTotal, shmUsed));
+        return Optional.of(new HostMemory(ts, total, available, swapUsed, shmTotal, shmUsed));
     }
 
     /**
      * The shared-memory file system's store, found once: finding it reads the mount table, where its sizes are a
      * {@code statvfs} of the path on every call. Found again only after a failure (an unmounted /dev/shm).
      */
-    private java.nio.file.FileStore shmStore() throws IOException {
-        java.nio.file.FileStore store = shmStore;
+    private FileStore shmStore() throws IOException {
+        FileStore store = shmStore;
         if (store == null) {
             store = Files.getFileStore(shm);
             shmStore = store;
@@ -91,7 +96,7 @@ public final class LinuxProcSource implements ProcSource {
         return store;
     }
 
-    private volatile java.nio.file.FileStore shmStore;
+    private volatile FileStore shmStore;
 
     /** The value of the line that starts with {@code key} (kB in meminfo) in bytes, or null when there is none. */
     static Long meminfoKib(byte[] meminfo, String key) {
@@ -150,7 +155,7 @@ public final class LinuxProcSource implements ProcSource {
                 pids[n++] = Long.parseLong(name);
             }
         }
-        return n == pids.length ? pids : java.util.Arrays.copyOf(pids, n);
+        return n == pids.length ? pids : Arrays.copyOf(pids, n);
     }
 
     /** True for a non-empty name of ASCII digits short enough for a long: a process's directory. */
@@ -249,7 +254,7 @@ public final class LinuxProcSource implements ProcSource {
         final long atPageSize = 6;
         try {
             byte[] raw = Files.readAllBytes(auxv);
-            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(raw).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            ByteBuffer b = ByteBuffer.wrap(raw).order(ByteOrder.LITTLE_ENDIAN);
             while (b.remaining() >= 16) {
                 long type = b.getLong();
                 long value = b.getLong();

@@ -1,5 +1,6 @@
 package dev.trainwatch.agent.attribution;
 
+import dev.trainwatch.protocol.HostMemory;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -57,7 +58,7 @@ public interface ProcSource {
     }
 
     /** The node's RAM and /dev/shm; empty when this source cannot tell (a test's process table). */
-    default Optional<dev.trainwatch.protocol.HostMemory> hostMemory(double ts) {
+    default Optional<HostMemory> hostMemory(double ts) {
         return Optional.empty();
     }
 }

@@ -1,5 +1,7 @@
 package dev.trainwatch.agent.attribution;
 
+import java.nio.charset.StandardCharsets;
+
 /**
  * The fields of {@code /proc/PID/stat} the agent uses. Immutable.
  *
@@ -121,7 +123,7 @@ public record ProcStat(long pid, String comm, long ppid, long startTimeTicks, lo
             // Anything unusual (a short line, a sign, a huge number, a non-ASCII state): the string parser decides.
             return parse(line(raw, length));
         }
-        String comm = new String(raw, open + 1, close - open - 1, java.nio.charset.StandardCharsets.UTF_8);
+        String comm = new String(raw, open + 1, close - open - 1, StandardCharsets.UTF_8);
         return new ProcStat(pid, comm, ppid, startTime, utime, stime, rss, (char) raw[start[0]]);
     }
 
@@ -144,7 +146,7 @@ public record ProcStat(long pid, String comm, long ppid, long startTimeTicks, lo
     }
 
     private static String line(byte[] raw, int length) {
-        return new String(raw, 0, length, java.nio.charset.StandardCharsets.UTF_8).strip();
+        return new String(raw, 0, length, StandardCharsets.UTF_8).strip();
     }
 
     private static String abbreviate(String line) {

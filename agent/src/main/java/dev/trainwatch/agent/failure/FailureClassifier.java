@@ -6,6 +6,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -125,7 +127,7 @@ public final class FailureClassifier {
                     f.lines());
         }
         Map<String, Object> detail = new LinkedHashMap<>(f.detail());
-        detail.values().removeIf(java.util.Objects::isNull);
+        detail.values().removeIf(Objects::isNull);
         return new RunFailure(f.cause(), f.summary(), exitCode, f.signal() != null ? f.signal() : signalOf(exitCode),
                 f.rank(), detail, f.lines());
     }
@@ -134,7 +136,7 @@ public final class FailureClassifier {
      * One signature's verdict; a line it cannot read (two ranks' messages interleaved into "2.02.00 GiB", a number
      * too long for its type) makes it give none rather than take the whole post-mortem down.
      */
-    private static RunFailure safe(java.util.function.Supplier<RunFailure> stage) {
+    private static RunFailure safe(Supplier<RunFailure> stage) {
         try {
             return stage.get();
         } catch (RuntimeException unreadable) {

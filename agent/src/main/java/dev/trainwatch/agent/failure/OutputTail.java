@@ -3,6 +3,7 @@ package dev.trainwatch.agent.failure;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -46,7 +47,7 @@ public final class OutputTail {
 
     /** The last lines of {@code file}; empty when it cannot be read (the verdict is then made without them). */
     public static List<String> read(Path file, int maxLines, int maxBytes) {
-        if (!java.nio.file.Files.isRegularFile(file)) {
+        if (!Files.isRegularFile(file)) {
             return List.of(); // a FIFO or a device would block the reader, and holds no tail to read
         }
         try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "r")) {

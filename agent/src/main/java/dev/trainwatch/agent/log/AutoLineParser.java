@@ -1,6 +1,7 @@
 package dev.trainwatch.agent.log;
 
 import dev.trainwatch.protocol.StepEvent;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -16,7 +17,7 @@ final class AutoLineParser implements StepLineParser {
     AutoLineParser() {
         this.candidates = List.of(new PixArtLineParser(), new SanaLineParser(), new DitLineParser(),
                 new OpenSoraLineParser(), new DeepSpeedLineParser(), new TqdmLineParser());
-        this.quickCheck = candidates.stream().flatMap(c -> java.util.Arrays.stream(c.quickCheck()))
+        this.quickCheck = candidates.stream().flatMap(c -> Arrays.stream(c.quickCheck()))
                 .distinct().toArray(String[]::new);
     }
 

@@ -5,11 +5,14 @@ import com.fasterxml.jackson.core.JsonToken;
 import dev.trainwatch.protocol.JsonStreams;
 import dev.trainwatch.protocol.wire.WireCodec;
 import java.io.IOException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -261,7 +264,7 @@ public final class LogPositions {
     }
 
     static String oneLine(Exception e) {
-        String m = e instanceof java.nio.file.FileSystemException fse && fse.getReason() != null ? fse.getReason()
+        String m = e instanceof FileSystemException fse && fse.getReason() != null ? fse.getReason()
                 : e.getMessage();
         return m == null || m.isBlank() ? e.getClass().getSimpleName() : m.lines().findFirst().orElse("");
     }
@@ -272,13 +275,13 @@ public final class LogPositions {
         for (Map.Entry<Integer, StepExtractor.Seen> e : state.lastByRank().entrySet()) {
             out.add(new RankStep(e.getKey(), e.getValue().step(), e.getValue().ts()));
         }
-        out.sort(java.util.Comparator.comparingInt(RankStep::rank));
+        out.sort(Comparator.comparingInt(RankStep::rank));
         return out;
     }
 
     /** The extractor state a saved file state continues. */
     static StepExtractor.State extractorState(FileState state) {
-        Map<Integer, StepExtractor.Seen> ranks = new java.util.HashMap<>();
+        Map<Integer, StepExtractor.Seen> ranks = new HashMap<>();
         for (RankStep r : state.ranks()) {
             ranks.put(r.rank(), new StepExtractor.Seen(r.step(), r.ts()));
         }

@@ -4,17 +4,26 @@ import dev.trainwatch.protocol.StepEvent;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.ZoneId;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -94,7 +103,7 @@ public final class LogTailer implements StepSource {
     private final LineTime lineTime;
     private LogPositions positions;
     /** The files read so far, by file key; the current one's entry is refreshed by {@link #checkpoint()}. */
-    private final java.util.LinkedHashMap<String, LogPositions.FileState> known = new java.util.LinkedHashMap<>();
+    private final LinkedHashMap<String, LogPositions.FileState> known = new LinkedHashMap<>();
     private boolean catchUp;
     /** Seconds since the file's last modification, by the file system's (wall) clock, at the last stat. */
     private double modifiedAgo = Double.NaN;
@@ -194,14 +203,14 @@ public final class LogTailer implements StepSource {
     private static final int MAX_PENDING_PHASES = 64;
     /** The start-up phase (caching, quantizing) announced last, until a step line; null when none. */
     private String startUpPhase;
-    private final List<PhaseLines.Phase> phases = new java.util.ArrayList<>();
+    private final List<PhaseLines.Phase> phases = new ArrayList<>();
 
     /** Checkpoint and evaluation phases the log announced since the previous call: kind and unix seconds. */
     @Override
-    public synchronized List<java.util.Map.Entry<String, Double>> drainPhases() {
-        List<java.util.Map.Entry<String, Double>> out = new java.util.ArrayList<>(phases.size());
+    public synchronized List<Map.Entry<String, Double>> drainPhases() {
+        List<Map.Entry<String, Double>> out = new ArrayList<>(phases.size());
         for (PhaseLines.Phase p : phases) {
-            out.add(java.util.Map.entry(p.kind(), p.ts()));
+            out.add(Map.entry(p.kind(), p.ts()));
         }
         phases.clear();
         return out;
@@ -296,7 +305,7 @@ public final class LogTailer implements StepSource {
         }
         synchronized (known) {
             List<LogPositions.FileState> newestFirst = new ArrayList<>(known.values());
-            java.util.Collections.reverse(newestFirst);
+            Collections.reverse(newestFirst);
             return List.copyOf(newestFirst);
         }
     }
@@ -369,16 +378,16 @@ public final class LogTailer implements StepSource {
 
     /** The id of a file's steps: its device, inode and first line; the same after an agent restart. */
     static String sourceBase(Object key, String head) {
-        byte[] id = (key + "\n" + head).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] id = (key + "\n" + head).getBytes(StandardCharsets.UTF_8);
         return sha256(id, id.length).substring(0, 12);
     }
 
     private static String sha256(byte[] bytes, int length) {
         try {
-            java.security.MessageDigest digest = java.security.MessageDigest.getInstance("SHA-256");
+            MessageDigest digest = MessageDigest.getInstance("SHA-256");
             digest.update(bytes, 0, length);
-            return java.util.HexFormat.of().formatHex(digest.digest());
-        } catch (java.security.NoSuchAlgorithmException e) {
+            return HexFormat.of().formatHex(digest.digest());
+        } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every JDK has SHA-256", e);
         }
     }
@@ -474,7 +483,7 @@ public final class LogTailer implements StepSource {
             return;
         }
         Path rotated = null;
-        try (java.nio.file.DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
             int seen = 0;
             for (Path entry : entries) {
                 if (++seen > MAX_ROTATION_SCAN) {
@@ -482,7 +491,7 @@ public final class LogTailer implements StepSource {
                 }
                 BasicFileAttributes a;
                 try {
-                    a = Files.readAttributes(entry, BasicFileAttributes.class, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+                    a = Files.readAttributes(entry, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
                 } catch (IOException e) {
                     continue;
                 }

@@ -4,6 +4,8 @@ import dev.trainwatch.protocol.StepEvent;
 import java.nio.charset.StandardCharsets;
 import java.time.ZoneId;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -45,7 +47,7 @@ final class StepExtractor {
     private final ZoneId zone;
     private final Map<Integer, Seen> lastByRank = new HashMap<>();
     /** Redrawn formats: each rank's newest step, not sent yet, the read time of its first frame, its log time. */
-    private final Map<Integer, Held> held = new java.util.LinkedHashMap<>();
+    private final Map<Integer, Held> held = new LinkedHashMap<>();
 
     private record Held(StepEvent event, double readTs, double logTs) {
     }
@@ -266,7 +268,7 @@ final class StepExtractor {
 
     /** As above; {@code logTimes}, when given, receives each sent step's log time stamp (NaN without one). */
     void flush(double readTs, List<StepEvent> out, List<Double> logTimes) {
-        for (java.util.Iterator<Held> it = held.values().iterator(); it.hasNext(); ) {
+        for (Iterator<Held> it = held.values().iterator(); it.hasNext(); ) {
             Held h = it.next();
             if (readTs - h.readTs() >= HOLD_SECONDS) {
                 emit(h.event(), h.logTs(), out, logTimes);

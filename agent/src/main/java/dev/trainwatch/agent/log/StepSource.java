@@ -1,7 +1,9 @@
 package dev.trainwatch.agent.log;
 
 import dev.trainwatch.protocol.StepEvent;
+import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Steps a run reported since the previous call, from its log (or any other source). Called from one thread.
@@ -12,7 +14,7 @@ public interface StepSource extends AutoCloseable {
     List<StepEvent> poll();
 
     /** The file the steps are read from, when they come from one (its tail explains a crash); else null. */
-    default java.nio.file.Path file() {
+    default Path file() {
         return null;
     }
 
@@ -20,7 +22,7 @@ public interface StepSource extends AutoCloseable {
      * Checkpoint and evaluation phases the source announced since the previous call, oldest first: kind
      * ({@code checkpoint}, {@code checkpoint_saved}, {@code evaluation}) and unix seconds.
      */
-    default List<java.util.Map.Entry<String, Double>> drainPhases() {
+    default List<Map.Entry<String, Double>> drainPhases() {
         return List.of();
     }
 
@@ -28,7 +30,7 @@ public interface StepSource extends AutoCloseable {
      * Resumes from what was committed in {@code dir} and commits there from now on; call once, before the first
      * {@link #poll()}. Sources that cannot resume ignore it.
      */
-    default void keepPositionsIn(java.nio.file.Path dir) {
+    default void keepPositionsIn(Path dir) {
     }
 
     /**

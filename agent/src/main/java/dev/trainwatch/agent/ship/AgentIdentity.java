@@ -1,8 +1,10 @@
 package dev.trainwatch.agent.ship;
 
+import java.io.FileInputStream;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -61,7 +63,7 @@ public final class AgentIdentity implements AutoCloseable {
         FileLock lock;
         try {
             lock = channel.tryLock();
-        } catch (java.nio.channels.OverlappingFileLockException e) {
+        } catch (OverlappingFileLockException e) {
             lock = null;
         } catch (IOException | RuntimeException e) {
             channel.close();
@@ -129,7 +131,7 @@ public final class AgentIdentity implements AutoCloseable {
      */
     static byte[] randomBytes(int n) {
         byte[] random = new byte[n];
-        try (java.io.FileInputStream in = new java.io.FileInputStream("/dev/urandom")) {
+        try (FileInputStream in = new FileInputStream("/dev/urandom")) {
             if (in.readNBytes(random, 0, n) == n) {
                 return random;
             }

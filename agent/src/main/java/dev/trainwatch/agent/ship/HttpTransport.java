@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.HttpURLConnection;
+import java.net.MalformedURLException;
 import java.net.URI;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
@@ -149,7 +150,7 @@ public final class HttpTransport implements Transport {
     private URL lastUrl;
 
     /** The URL of a path; the last one is kept (nearly every request is {@code /v1/samples}). */
-    private synchronized URL url(String path) throws java.net.MalformedURLException {
+    private synchronized URL url(String path) throws MalformedURLException {
         if (!path.equals(lastPath)) {
             lastUrl = URI.create(baseUrl + path).toURL();
             lastPath = path;

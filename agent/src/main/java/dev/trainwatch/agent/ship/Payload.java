@@ -3,6 +3,7 @@ package dev.trainwatch.agent.ship;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
+import dev.trainwatch.protocol.RunSteps;
 import dev.trainwatch.protocol.StepEvent;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -30,7 +31,7 @@ public record Payload(String method, String path, byte[] gzipBody, String what, 
     public static Payload samples(AgentBatch batch) {
         int steps = 0;
         if (batch.runSteps() != null) {
-            for (dev.trainwatch.protocol.RunSteps group : batch.runSteps()) {
+            for (RunSteps group : batch.runSteps()) {
                 steps += group.steps() == null ? 0 : group.steps().size();
             }
         }

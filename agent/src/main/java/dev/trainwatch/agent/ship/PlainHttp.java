@@ -1,6 +1,7 @@
 package dev.trainwatch.agent.ship;
 
 import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -144,7 +145,7 @@ final class PlainHttp implements AutoCloseable {
             s.connect(new InetSocketAddress(host, port), timeoutMillis);
             s.setSoTimeout(timeoutMillis);
             in = new BufferedInputStream(s.getInputStream(), 1024);
-            out = new java.io.BufferedOutputStream(s.getOutputStream(), 8192); // head and body in one write
+            out = new BufferedOutputStream(s.getOutputStream(), 8192); // head and body in one write
             socket = s;
         } catch (IOException | RuntimeException e) {
             s.close();

@@ -1,11 +1,22 @@
 package dev.trainwatch.agent.ship;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.trainwatch.protocol.Json;
+import dev.trainwatch.protocol.RunSteps;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Deque;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.zip.GZIPInputStream;
 
 /**
  * Delivers shipments to the collector on its own thread, strictly in the order they were submitted, so a slow or
@@ -73,7 +84,7 @@ public final class Shipper implements AutoCloseable {
     public void submit(Payload payload, Runnable settled) {
         synchronized (lock) {
             Shipment shipment = new Shipment(nextOrdinal++, payload.method(), payload.path(), payload.gzipBody(),
-                    payload.what(), new java.util.concurrent.atomic.AtomicReference<>(settled),
+                    payload.what(), new AtomicReference<>(settled),
                     payload.carriesSteps());
             memory.addLast(shipment);
             // Once anything waits on disk, newer shipments go to disk too (order); a backlog in memory is bounded.
@@ -170,7 +181,7 @@ public final class Shipper implements AutoCloseable {
                 refusedBatchSteps++;
                 String why;
                 try {
-                    why = dev.trainwatch.protocol.Json.MAPPER.readTree(answer).path("steps_refused").asText();
+                    why = Json.MAPPER.readTree(answer).path("steps_refused").asText();
                 } catch (IOException | RuntimeException cut) {
                     why = answer.substring(refused); // the answer's start only
                 }
@@ -182,17 +193,17 @@ public final class Shipper implements AutoCloseable {
         if (!batch.mayCarrySteps()) {
             return;
         }
-        java.util.List<dev.trainwatch.protocol.RunSteps> groups;
+        List<RunSteps> groups;
         String agentId;
-        try (java.io.InputStream in = new java.util.zip.GZIPInputStream(
-                new java.io.ByteArrayInputStream(batch.gzipBody()))) {
-            com.fasterxml.jackson.databind.JsonNode body = dev.trainwatch.protocol.Json.MAPPER.readTree(in);
-            com.fasterxml.jackson.databind.JsonNode carried = body == null ? null : body.get("run_steps");
+        try (InputStream in = new GZIPInputStream(
+                new ByteArrayInputStream(batch.gzipBody()))) {
+            JsonNode body = Json.MAPPER.readTree(in);
+            JsonNode carried = body == null ? null : body.get("run_steps");
             if (carried == null || !carried.isArray()) {
                 return; // a batch without steps (most spooled ones)
             }
-            groups = java.util.Arrays.asList(dev.trainwatch.protocol.Json.MAPPER.treeToValue(carried,
-                    dev.trainwatch.protocol.RunSteps[].class));
+            groups = Arrays.asList(Json.MAPPER.treeToValue(carried,
+                    RunSteps[].class));
             agentId = body.path("agent_id").asText(null);
         } catch (IOException | RuntimeException e) {
             LOG.log(System.Logger.Level.ERROR, "cannot read the steps back from " + batch.what() + " (" + describe(e)
@@ -203,8 +214,8 @@ public final class Shipper implements AutoCloseable {
             return;
         }
         Runnable settled = batch.settled().getAndSet(null);
-        java.util.List<Payload> again = new java.util.ArrayList<>();
-        for (dev.trainwatch.protocol.RunSteps group : groups) {
+        List<Payload> again = new ArrayList<>();
+        for (RunSteps group : groups) {
             if (group != null && group.runId() != null && group.steps() != null && !group.steps().isEmpty()) {
                 again.add(Payload.steps(group.runId(), group.steps(), agentId));
             }
@@ -220,7 +231,7 @@ public final class Shipper implements AutoCloseable {
             Payload p = again.get(i);
             resend.addLast(new Shipment(batch.ordinal(), p.method(), p.path(), p.gzipBody(), p.what()
                     + " (again: the collector ignored them in " + batch.what() + ")",
-                    new java.util.concurrent.atomic.AtomicReference<>(i == again.size() - 1 ? settled : null), false));
+                    new AtomicReference<>(i == again.size() - 1 ? settled : null), false));
         }
         if (again.isEmpty() && settled != null) {
             settled.run();
@@ -478,7 +489,7 @@ public final class Shipper implements AutoCloseable {
             // Steps to send again go to the spool in the place of their batch, ahead of everything behind it. The
             // agent carries one run's steps per batch; steps of a second run of the same batch (a body no agent
             // writes) would share that place and are not kept.
-            java.util.Set<Long> places = new java.util.HashSet<>();
+            Set<Long> places = new HashSet<>();
             while (!resend.isEmpty()) {
                 Shipment again = resend.pollFirst();
                 if (places.add(again.ordinal())) {

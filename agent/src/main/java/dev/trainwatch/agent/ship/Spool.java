@@ -1,9 +1,12 @@
 package dev.trainwatch.agent.ship;
 
+import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import dev.trainwatch.protocol.JsonStreams;
 import java.io.ByteArrayInputStream;
+import java.io.EOFException;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URLDecoder;
@@ -18,10 +21,12 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.zip.GZIPInputStream;
+import java.util.zip.ZipException;
 
 /**
  * Shipments the collector has not taken yet, on disk, one file per shipment, replayed in ordinal order. The file
@@ -300,9 +305,9 @@ public final class Spool {
             if (trailing != null) {
                 throw new IOException("not JSON (more after the value: " + trailing + ")");
             }
-        } catch (java.util.zip.ZipException | java.io.EOFException e) {
+        } catch (ZipException | EOFException e) {
             throw new IOException("not a complete gzip stream (" + e.getMessage() + ")");
-        } catch (com.fasterxml.jackson.core.JacksonException e) {
+        } catch (JacksonException e) {
             throw new IOException("not JSON (" + e.getOriginalMessage() + ")");
         }
     }
@@ -339,7 +344,7 @@ public final class Spool {
         if (files.size() <= MAX_REJECTED) {
             return;
         }
-        files.sort(java.util.Comparator.comparing(p -> p.getFileName().toString()));
+        files.sort(Comparator.comparing(p -> p.getFileName().toString()));
         for (Path old : files.subList(0, files.size() - MAX_REJECTED)) {
             if (Files.isDirectory(old, LinkOption.NOFOLLOW_LINKS)) {
                 continue; // a directory moved aside is left for a person to look at
@@ -415,7 +420,7 @@ public final class Spool {
     }
 
     /** Reads at most {@code limit} bytes, then fails: a gzip bomb in the spool cannot exhaust the heap. */
-    private static final class LimitedInput extends java.io.FilterInputStream {
+    private static final class LimitedInput extends FilterInputStream {
         private long left;
 
         LimitedInput(InputStream in, long limit) {

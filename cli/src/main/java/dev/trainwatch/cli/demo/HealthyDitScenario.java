@@ -1,6 +1,7 @@
 package dev.trainwatch.cli.demo;
 
 import dev.trainwatch.estimator.Estimator;
+import dev.trainwatch.protocol.RunSpec;
 
 /** DiT-XL/2 at 256 px on one A100 with precomputed latents, running as predicted: the control group. */
 final class HealthyDitScenario extends BaseScenario {
@@ -13,7 +14,7 @@ final class HealthyDitScenario extends BaseScenario {
                 400_000));
     }
 
-    private HealthyDitScenario(Estimator estimator, dev.trainwatch.protocol.RunSpec spec) {
+    private HealthyDitScenario(Estimator estimator, RunSpec spec) {
         super(RUN_ID, "synthetic (demo): healthy DiT-XL/2, 256 px, 1×A100-80GB, running as predicted", spec,
                 "synthetic-demo-node-1", "NVIDIA A100-SXM4-80GB",
                 Expectation.of(estimator, spec, new Expectation((long) (71 * GIB), 0.61, (long) (80 * GIB))));

@@ -3,6 +3,7 @@ package dev.trainwatch.cli.watch;
 import java.io.IOException;
 import java.util.List;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import sun.misc.Signal;
 
 /**
@@ -23,7 +24,7 @@ public final class SignalForwarding {
      * @param interactive true when a terminal delivers Ctrl-C to the command by itself
      * @param onSignal    told the signal's name, for a one-line note
      */
-    public static void install(ChildProcess child, BooleanSupplier interactive, java.util.function.Consumer<String> onSignal) {
+    public static void install(ChildProcess child, BooleanSupplier interactive, Consumer<String> onSignal) {
         for (String name : List.of("TERM", "INT", "HUP")) {
             try {
                 Signal.handle(new Signal(name), signal -> {

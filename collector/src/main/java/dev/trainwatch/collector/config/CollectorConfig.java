@@ -5,9 +5,12 @@ import dev.trainwatch.protocol.MonotonicClock;
 import java.net.InetAddress;
 import java.net.URI;
 import java.net.UnknownHostException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -50,7 +53,7 @@ public record CollectorConfig(
         Duration summaryInterval,
         URI externalUrl,
         GpuHourPrices gpuHourPrices,
-        java.util.List<Path> catalogFiles,
+        List<Path> catalogFiles,
         Boolean gpuSeries) {
 
     /** A config without user catalog files (the bundled catalogs plus {@code catalog.json} in the data directory). */
@@ -58,7 +61,7 @@ public record CollectorConfig(
             Limits limits, Duration tickInterval, Clock clock, Duration summaryInterval, URI externalUrl,
             GpuHourPrices gpuHourPrices) {
         this(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval, clock, summaryInterval,
-                externalUrl, gpuHourPrices, java.util.List.of(), null);
+                externalUrl, gpuHourPrices, List.of(), null);
     }
 
     /** The largest {@code --max-gpus} for which the collector exports per-GPU series unless told. */
@@ -98,7 +101,7 @@ public record CollectorConfig(
         if (tickInterval.isNegative() || tickInterval.isZero()) {
             throw new IllegalArgumentException("tick interval must be positive");
         }
-        catalogFiles = catalogFiles == null ? java.util.List.of() : java.util.List.copyOf(catalogFiles);
+        catalogFiles = catalogFiles == null ? List.of() : List.copyOf(catalogFiles);
         Objects.requireNonNull(summaryInterval, "summaryInterval");
         Objects.requireNonNull(gpuHourPrices, "gpuHourPrices");
         if (summaryInterval.isNegative() || summaryInterval.compareTo(MAX_SUMMARY_INTERVAL) > 0) {
@@ -182,7 +185,7 @@ public record CollectorConfig(
     }
 
     /** The same config with user catalog files (none: an empty list). */
-    public CollectorConfig withCatalogFiles(java.util.List<Path> newCatalogFiles) {
+    public CollectorConfig withCatalogFiles(List<Path> newCatalogFiles) {
         return new CollectorConfig(host, port, token, dataDir, alertmanagerUrl, webhookUrl, limits, tickInterval,
                 clock, summaryInterval, externalUrl, gpuHourPrices, newCatalogFiles, gpuSeries);
     }
@@ -191,12 +194,12 @@ public record CollectorConfig(
      * The user catalog files this collector reads at start: {@link #catalogFiles()}, then {@code catalog.json} in the
      * data directory when that file exists.
      */
-    public java.util.List<Path> userCatalogs() {
-        java.util.List<Path> all = new java.util.ArrayList<>(catalogFiles);
-        if (dataDir != null && java.nio.file.Files.isRegularFile(dataDir.resolve("catalog.json"))) {
+    public List<Path> userCatalogs() {
+        List<Path> all = new ArrayList<>(catalogFiles);
+        if (dataDir != null && Files.isRegularFile(dataDir.resolve("catalog.json"))) {
             all.add(dataDir.resolve("catalog.json"));
         }
-        return java.util.List.copyOf(all);
+        return List.copyOf(all);
     }
 
     /** The token, when one is set. */

@@ -5,6 +5,7 @@ import dev.trainwatch.estimator.Repricing;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -623,7 +624,7 @@ public final class DataStarvationDetector implements Detector {
         if (n < 5) {
             return Double.NaN;
         }
-        java.util.Arrays.sort(v, 0, n);
+        Arrays.sort(v, 0, n);
         return v[Math.min(n - 1, (int) Math.floor(0.8 * n))];
     }
 }

@@ -1,5 +1,7 @@
 package dev.trainwatch.collector.detect;
 
+import dev.trainwatch.protocol.GpuSample;
+import dev.trainwatch.protocol.WaitShareWatch;
 import java.time.Duration;
 import java.util.Set;
 
@@ -127,9 +129,9 @@ public record DetectorSettings(
 
         /** The share, span and confirmation agents hurry on are these defaults (protocol's {@code WaitShareWatch}). */
         public static DataStarvation defaults() {
-            return new DataStarvation(Duration.ofMinutes(5), dev.trainwatch.protocol.WaitShareWatch.SHARE, 0.60, 0.20,
-                    0.20, 0.50, 1.3, 2, Duration.ofSeconds((long) dev.trainwatch.protocol.WaitShareWatch.SPAN_SECONDS),
-                    Duration.ZERO, Duration.ofSeconds((long) dev.trainwatch.protocol.WaitShareWatch.GPU_CONFIRM_SECONDS),
+            return new DataStarvation(Duration.ofMinutes(5), WaitShareWatch.SHARE, 0.60, 0.20,
+                    0.20, 0.50, 1.3, 2, Duration.ofSeconds((long) WaitShareWatch.SPAN_SECONDS),
+                    Duration.ZERO, Duration.ofSeconds((long) WaitShareWatch.GPU_CONFIRM_SECONDS),
                     Duration.ofSeconds(2), new Hysteresis(Duration.ofSeconds(60), Duration.ofMinutes(3)));
         }
     }
@@ -195,11 +197,11 @@ public record DetectorSettings(
                              Set<String> reasons, Set<String> criticalReasons, Duration hardwareWindow,
                              Duration hardwareSustain, Hysteresis hysteresis) {
         public static Throttling defaults() {
-            return new Throttling(Duration.ofSeconds(60), dev.trainwatch.protocol.GpuSample.THROTTLING_BUSY_RATIO, 0.90,
+            return new Throttling(Duration.ofSeconds(60), GpuSample.THROTTLING_BUSY_RATIO, 0.90,
                     0.50,
                     Set.of("sw_power_cap", "hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown",
                             "hw_power_brake_slowdown"),
-                    dev.trainwatch.protocol.GpuSample.HARDWARE_SLOWDOWNS,
+                    GpuSample.HARDWARE_SLOWDOWNS,
                     Duration.ofSeconds(15), Duration.ofSeconds(10),
                     new Hysteresis(Duration.ofSeconds(20), Duration.ofMinutes(2)));
         }

@@ -3,8 +3,10 @@ package dev.trainwatch.collector.detect;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.ObservedRun;
 import dev.trainwatch.estimator.Repricing;
+import dev.trainwatch.protocol.RunFailure;
 import dev.trainwatch.protocol.RunSpec;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalInt;
 
 /**
@@ -95,7 +97,7 @@ public interface RunContext {
     }
 
     /** Why the run's processes failed, when a watcher said so; null otherwise. */
-    default dev.trainwatch.protocol.RunFailure failure() {
+    default RunFailure failure() {
         return null;
     }
 
@@ -120,8 +122,8 @@ public interface RunContext {
     }
 
     /** The GPU (UUID) each rank runs on, when the agents report ranks; empty otherwise. */
-    default java.util.Map<Integer, String> gpuOfRank() {
-        return java.util.Map.of();
+    default Map<Integer, String> gpuOfRank() {
+        return Map.of();
     }
 
     /** Whether an anomaly of {@code kind} is active on the run (detectors defer to one another). */

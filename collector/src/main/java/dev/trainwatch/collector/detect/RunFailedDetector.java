@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.detect;
 
+import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.protocol.RunFailure;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -112,7 +113,7 @@ public final class RunFailedDetector implements Detector {
         return Optional.of(new Finding(Severity.CRITICAL, message, evidence, fix(cause, f, run.estimate())));
     }
 
-    private static String fix(String cause, RunFailure f, dev.trainwatch.estimator.Estimate estimate) {
+    private static String fix(String cause, RunFailure f, Estimate estimate) {
         // Precomputing is offered only for what this model encodes online (no T5 for a class-conditional DiT).
         String precompute = Texts.encoders(estimate).map(w -> "precompute the " + w + " features, ").orElse("");
         Map<String, Object> detail = f.detail() != null ? f.detail() : Map.of();

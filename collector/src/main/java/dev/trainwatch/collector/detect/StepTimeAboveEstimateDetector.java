@@ -3,6 +3,7 @@ package dev.trainwatch.collector.detect;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.protocol.RunSpec;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -157,7 +158,7 @@ public final class StepTimeAboveEstimateDetector implements Detector {
         if (means.length < 2) {
             return 1;
         }
-        double max = java.util.Arrays.stream(means).max().orElse(0);
+        double max = Arrays.stream(means).max().orElse(0);
         double median = WindowStats.median(means);
         return median > 0 ? max / median : 1;
     }

@@ -1,11 +1,14 @@
 package dev.trainwatch.collector.detect;
 
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * {@code straggler}: one rank holds the others back. From the log when ranks report their own step times
@@ -16,7 +19,7 @@ public final class StragglerDetector implements Detector {
 
     private final DetectorSettings.Straggler s;
     /** The clock-event reasons that are hardware slowdowns (as {@code throttling} reads them). */
-    private final java.util.Set<String> hardwareReasons;
+    private final Set<String> hardwareReasons;
 
     public StragglerDetector(DetectorSettings settings) {
         this.s = settings.straggler();
@@ -105,7 +108,7 @@ public final class StragglerDetector implements Detector {
         // Reports that each cover many steps already are the sustained evidence: two slow ones of the newest three
         // span tens of seconds. Reports of one step each keep the usual sustain.
         return Optional.of(covered.getOrDefault(slowest, 0.0) >= s.rankEvidence().toSeconds()
-                ? finding.withSustain(java.time.Duration.ZERO) : finding);
+                ? finding.withSustain(Duration.ZERO) : finding);
     }
 
     /** Why a rank is slow: in its input, its GPU's compute (clocks, throttling), or waiting with its GPU less busy. */
@@ -147,7 +150,7 @@ public final class StragglerDetector implements Detector {
                 waits[n++] = w;
             }
         }
-        double othersWait = WindowStats.median(java.util.Arrays.copyOf(waits, n));
+        double othersWait = WindowStats.median(Arrays.copyOf(waits, n));
         if (!Double.isNaN(rankWait) && !(rankWait <= nz(othersWait) + 0.10)) {
             return new Cause("input", String.format(Locale.ROOT, "slow in its input: it waits %s of each step "
                     + "for data where the others wait %s", Texts.pct(rankWait), Texts.pct(nz(othersWait))),
@@ -267,7 +270,7 @@ public final class StragglerDetector implements Detector {
         return out;
     }
 
-    private static final java.util.Set<String> THROTTLE_REASONS = java.util.Set.of("sw_power_cap", "hw_slowdown",
+    private static final Set<String> THROTTLE_REASONS = Set.of("sw_power_cap", "hw_slowdown",
             "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown");
 
     private static double nz(double v) {

@@ -3,6 +3,7 @@ package dev.trainwatch.collector.detect;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.IntToDoubleFunction;
 
 /**
  * Statistics over windows, shared by the detectors and the run view so both say the same numbers. Pure
@@ -177,7 +178,7 @@ public final class WindowStats {
         return mean(g, fromTs, g::nvlinkBytesPerSecond);
     }
 
-    private static double mean(GpuSeries g, double fromTs, java.util.function.IntToDoubleFunction reading) {
+    private static double mean(GpuSeries g, double fromTs, IntToDoubleFunction reading) {
         double sum = 0;
         int n = 0;
         for (int i = g.firstIndexAtOrAfter(fromTs); i < g.size(); i++) {

@@ -1,11 +1,13 @@
 package dev.trainwatch.collector.history;
 
+import dev.trainwatch.collector.detect.Stats;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Turns finished-run outcomes into calibration factors per (GPU id, model family). Pure function.
@@ -44,7 +46,7 @@ public final class Calibrator {
 
     /** Factors per group, for outcomes given oldest first, with no exclusions and no resets. */
     public static List<CalibrationFactors> factors(List<RunOutcome> outcomesOldestFirst) {
-        return factors(outcomesOldestFirst, java.util.Set.of(), Map.of());
+        return factors(outcomesOldestFirst, Set.of(), Map.of());
     }
 
     /**
@@ -55,7 +57,7 @@ public final class Calibrator {
      * @param resets              per group key ({@link #key}), when it was reset: older outcomes do not count
      */
     public static List<CalibrationFactors> factors(List<RunOutcome> outcomesOldestFirst,
-                                                   java.util.Set<String> excluded, Map<String, Instant> resets) {
+                                                   Set<String> excluded, Map<String, Instant> resets) {
         Map<String, List<RunOutcome>> groups = new LinkedHashMap<>();
         for (RunOutcome outcome : outcomesOldestFirst) {
             groups.computeIfAbsent(key(outcome.gpuId(), outcome.family()), k -> new ArrayList<>()).add(outcome);
@@ -143,7 +145,7 @@ public final class Calibrator {
     }
 
     private static double median(List<Double> values) {
-        return dev.trainwatch.collector.detect.Stats.median(values);
+        return Stats.median(values);
     }
 
     private static boolean usable(double ratio) {

@@ -19,6 +19,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -61,10 +68,10 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
      * fleet's outbox (alert delivery) nor any request waits for a slow or locked database. Before that (tests),
      * written on the caller's thread.
      */
-    private volatile java.util.concurrent.ThreadPoolExecutor events;
+    private volatile ThreadPoolExecutor events;
     /** Spec and anomaly writes that waited for the database when at most this many were queued are kept. */
     static final int EVENT_QUEUE_CAPACITY = 10_000;
-    private final java.util.concurrent.atomic.AtomicLong droppedEvents = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong droppedEvents = new AtomicLong();
     private volatile boolean dropLogged;
     /** The spec last written per run. Touched by listener calls (never overlapping) and restore. */
     private final Map<String, RunSpec> writtenSpecs = Collections.synchronizedMap(
@@ -115,8 +122,8 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
     public void start() {
         synchronized (this) {
             if (events == null) {
-                events = new java.util.concurrent.ThreadPoolExecutor(1, 1, 0, java.util.concurrent.TimeUnit.SECONDS,
-                        new java.util.concurrent.LinkedBlockingQueue<>(EVENT_QUEUE_CAPACITY), r -> {
+                events = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS,
+                        new LinkedBlockingQueue<>(EVENT_QUEUE_CAPACITY), r -> {
                             Thread t = new Thread(r, "trainwatch-history-events");
                             t.setDaemon(true);
                             return t;
@@ -133,15 +140,15 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
      * @return whether they were done in time
      */
     public boolean awaitWritten(Duration timeout) {
-        java.util.concurrent.ThreadPoolExecutor ex = events;
+        ThreadPoolExecutor ex = events;
         if (ex == null) {
             return true;
         }
         try {
-            ex.submit(() -> { }).get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            ex.submit(() -> { }).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             return true;
-        } catch (java.util.concurrent.RejectedExecutionException | java.util.concurrent.ExecutionException
-                 | java.util.concurrent.TimeoutException e) {
+        } catch (RejectedExecutionException | ExecutionException
+                 | TimeoutException e) {
             return false;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -167,11 +174,11 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
     /** Stops the writer's thread after writing what is pending. Idempotent. */
     @Override
     public void close() {
-        java.util.concurrent.ThreadPoolExecutor ex = events;
+        ThreadPoolExecutor ex = events;
         if (ex != null) {
             ex.shutdown();
             try {
-                if (!ex.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                if (!ex.awaitTermination(10, TimeUnit.SECONDS)) {
                     log.accept("trainwatch: history: " + ex.getQueue().size()
                             + " spec and anomaly writes not done within 10 s of shutdown");
                 }
@@ -243,7 +250,7 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
             log.accept("trainwatch: history: cannot read the stored runs, starting without them: " + oneLine(e));
             return 0;
         }
-        java.util.Collections.reverse(runs);
+        Collections.reverse(runs);
         int restored = 0;
         for (StoredRun run : runs) {
             try {
@@ -363,7 +370,7 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
     }
 
     private void guarded(String what, Runnable action) {
-        java.util.concurrent.ThreadPoolExecutor ex = events;
+        ThreadPoolExecutor ex = events;
         Runnable write = () -> {
             try {
                 action.run();
@@ -378,7 +385,7 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
         try {
             ex.execute(write);
             dropLogged = false;
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
             droppedEvents.incrementAndGet();
             if (!dropLogged) {
                 dropLogged = true;

@@ -16,8 +16,11 @@ import java.sql.Statement;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Run history in an embedded SQLite database ({@code trainwatch.db} under the data directory): run specs and
@@ -419,8 +422,8 @@ public final class HistoryStore implements AutoCloseable {
     }
 
     /** Run ids left out of calibration. */
-    public synchronized java.util.Set<String> calibrationExclusions() {
-        java.util.Set<String> ids = new java.util.HashSet<>();
+    public synchronized Set<String> calibrationExclusions() {
+        Set<String> ids = new HashSet<>();
         try (Statement st = connection.createStatement();
              ResultSet rs = st.executeQuery("SELECT run_id FROM calibration_exclusions")) {
             while (rs.next()) {
@@ -439,7 +442,7 @@ public final class HistoryStore implements AutoCloseable {
 
     /** When each reset group was reset. */
     public synchronized Map<String, Instant> calibrationResets() {
-        Map<String, Instant> resets = new java.util.HashMap<>();
+        Map<String, Instant> resets = new HashMap<>();
         try (Statement st = connection.createStatement();
              ResultSet rs = st.executeQuery("SELECT group_key, at_ms FROM calibration_resets")) {
             while (rs.next()) {

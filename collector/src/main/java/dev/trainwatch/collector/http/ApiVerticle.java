@@ -5,17 +5,22 @@ import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.http.tls.PeerNames;
 import dev.trainwatch.collector.http.tls.ServerTls;
 import dev.trainwatch.collector.metrics.MetricsExporter;
+import dev.trainwatch.collector.series.SeriesBuilder;
 import dev.trainwatch.collector.series.SeriesRequest;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.IngestResult;
 import dev.trainwatch.collector.state.LimitReachedException;
+import dev.trainwatch.collector.state.RunPlans;
 import dev.trainwatch.collector.state.RunView;
 import dev.trainwatch.collector.state.Slots;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
+import dev.trainwatch.protocol.RunSteps;
 import dev.trainwatch.protocol.StepEvent;
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
+import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.WorkerExecutor;
@@ -25,8 +30,6 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
-import io.netty.handler.codec.http.TooLongHttpHeaderException;
-import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.vertx.core.http.HttpVersion;
 import io.vertx.ext.web.Route;
 import io.vertx.ext.web.Router;
@@ -36,14 +39,17 @@ import io.vertx.ext.web.handler.HttpException;
 import io.vertx.ext.web.handler.PlatformHandler;
 import io.vertx.ext.web.handler.StaticHandler;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -92,7 +98,7 @@ public final class ApiVerticle extends VerticleBase {
     static final int FLEET_WORKERS = 4;
     /** How long a spec registration waits for its history write before it answers anyway. */
     static final Duration DURABLE_WAIT = Duration.ofSeconds(5);
-    private final List<java.util.function.Function<Duration, Boolean>> durability;
+    private final List<Function<Duration, Boolean>> durability;
     private final AtomicInteger seriesBuilds = new AtomicInteger();
     /** TLS from the web config, or null for plain HTTP. */
     private ServerTls tls;
@@ -114,7 +120,7 @@ public final class ApiVerticle extends VerticleBase {
      */
     public ApiVerticle(CollectorConfig config, Fleet fleet, MetricsExporter metrics,
                        List<Consumer<Router>> extraRoutes,
-                       List<java.util.function.Function<Duration, Boolean>> durability) {
+                       List<Function<Duration, Boolean>> durability) {
         this.durability = List.copyOf(durability);
         this.config = config;
         this.fleet = fleet;
@@ -323,7 +329,7 @@ public final class ApiVerticle extends VerticleBase {
      * Runs {@code work} on the fleet's workers and answers 200 with what it returns, encoded there too; a thrown {@link ApiError} (or
      * any failure) goes to the failure handler, as if thrown on the event loop.
      */
-    private void offLoop(RoutingContext ctx, java.util.concurrent.Callable<Object> work) {
+    private void offLoop(RoutingContext ctx, Callable<Object> work) {
         fleetWorkers.executeBlocking(() -> encode(work.call()), false).onComplete(result -> {
             if (result.failed()) {
                 ctx.fail(result.cause());
@@ -351,7 +357,7 @@ public final class ApiVerticle extends VerticleBase {
             // never the event loop) until listeners have it on disk, a bounded time.
             long deadline = System.nanoTime() + DURABLE_WAIT.toNanos();
             if (fleet.awaitListeners(DURABLE_WAIT)) {
-                for (java.util.function.Function<Duration, Boolean> d : durability) {
+                for (Function<Duration, Boolean> d : durability) {
                     d.apply(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
                 }
             }
@@ -418,7 +424,7 @@ public final class ApiVerticle extends VerticleBase {
                 metrics.runs().recordSteps(e.getKey(), e.getValue());
             }
             if (!duplicate && batch.runSteps() != null && result.stepsRefused() == null) {
-                for (dev.trainwatch.protocol.RunSteps group : batch.runSteps()) {
+                for (RunSteps group : batch.runSteps()) {
                     stepsAccepted += group.steps().size();
                 }
             }
@@ -491,7 +497,7 @@ public final class ApiVerticle extends VerticleBase {
 
     /** Each limit's use and what it refused and forgot, for the page's banner and users' scripts. */
     private List<Map<String, Object>> limitsView() {
-        List<Map<String, Object>> out = new java.util.ArrayList<>();
+        List<Map<String, Object>> out = new ArrayList<>();
         for (Slots.Usage usage : fleet.limits()) {
             Map<String, Object> limit = new LinkedHashMap<>();
             limit.put("limit", usage.kind().label());
@@ -524,7 +530,7 @@ public final class ApiVerticle extends VerticleBase {
             try {
                 return fleet.plans(runId, params.gpuIds(), params.gpus(), params.batch())
                         .orElseThrow(() -> unknownRun(runId));
-            } catch (dev.trainwatch.collector.state.RunPlans.Refused e) {
+            } catch (RunPlans.Refused e) {
                 throw new ApiError(ApiError.CONFLICT, oneLine(e.getMessage()));
             } catch (InvalidSpecException e) {
                 throw ApiError.badRequest(oneLine(e.getMessage()));
@@ -551,7 +557,7 @@ public final class ApiVerticle extends VerticleBase {
         // second for a many-GPU run) run after it, off the event loop like /metrics.
         vertx.executeBlocking(() -> {
             beforeSeriesBuild.run();
-            return dev.trainwatch.collector.series.SeriesBuilder.series(fleet, runId, request).map(ApiVerticle::encode);
+            return SeriesBuilder.series(fleet, runId, request).map(ApiVerticle::encode);
         }, false).onComplete(result -> {
             seriesBuilds.decrementAndGet();
             if (result.failed()) {

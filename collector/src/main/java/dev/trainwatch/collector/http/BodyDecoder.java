@@ -2,23 +2,31 @@ package dev.trainwatch.collector.http;
 
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.core.exc.InputCoercionException;
 import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.databind.DatabindException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.zip.GZIPInputStream;
 
 /**
@@ -33,24 +41,24 @@ public final class BodyDecoder {
      * The wire codec, except that a non-finite number (a bare {@code NaN}, which the codec accepts for a loss) is
      * refused where an integer is expected: Jackson would read it as 0.
      */
-    private static final com.fasterxml.jackson.databind.ObjectMapper MAPPER = Json.newMapper()
+    private static final ObjectMapper MAPPER = Json.newMapper()
             .registerModule(StrictIntegers.module());
 
     static {
         // Decimals (every reading of every sample) by Jackson's bundled FastDoubleParser rather than
         // Double.parseDouble: the same correctly rounded doubles, in a fraction of the time.
-        MAPPER.getFactory().enable(com.fasterxml.jackson.core.StreamReadFeature.USE_FAST_DOUBLE_PARSER.mappedFeature());
+        MAPPER.getFactory().enable(StreamReadFeature.USE_FAST_DOUBLE_PARSER.mappedFeature());
     }
     private static final ObjectReader BATCH = MAPPER.readerFor(AgentBatch.class);
     /** The codec's limits, which the plain readers leave to databind (which refuses beyond them). */
-    private static final com.fasterxml.jackson.core.StreamReadConstraints LIMITS =
+    private static final StreamReadConstraints LIMITS =
             MAPPER.getFactory().streamReadConstraints();
     /** A batch in the plain shape agents send, read without databind; anything else by {@link #BATCH}. */
     static final PlainRecordReader<AgentBatch> PLAIN_BATCH =
             new PlainRecordReader<>(LIMITS, AgentBatch.class);
     /** Specs are typed by people: a misspelled field ("bacth") is refused, not ignored (agents' batches may grow). */
     private static final ObjectReader SPEC = MAPPER.readerFor(RunSpec.class)
-            .with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+            .with(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
     private static final ObjectReader STEP = MAPPER.readerFor(StepEvent.class);
     private static final ObjectReader STEPS = MAPPER.readerFor(StepEvent[].class);
     /** Step reports in the plain shape, read without databind; anything else by {@link #STEP} or {@link #STEPS}. */
@@ -181,10 +189,10 @@ public final class BodyDecoder {
     }
 
     /** Every top-level field of the body the spec does not know, named, with the fields it does. */
-    private static String unknownFieldsMessage(byte[] json, java.util.Collection<Object> known) {
-        java.util.Set<String> knownNames = new java.util.TreeSet<>();
+    private static String unknownFieldsMessage(byte[] json, Collection<Object> known) {
+        Set<String> knownNames = new TreeSet<>();
         known.forEach(k -> knownNames.add(String.valueOf(k)));
-        List<String> unknown = new java.util.ArrayList<>();
+        List<String> unknown = new ArrayList<>();
         try {
             Json.MAPPER.readTree(json).fieldNames().forEachRemaining(name -> {
                 if (!knownNames.contains(name)) {
@@ -201,9 +209,9 @@ public final class BodyDecoder {
     /** Internal: a body with a field its type does not know (only readers that refuse them throw it). */
     private static final class UnknownFields extends RuntimeException {
         private static final long serialVersionUID = 1L;
-        private final transient java.util.Collection<Object> known;
+        private final transient Collection<Object> known;
 
-        UnknownFields(java.util.Collection<Object> known) {
+        UnknownFields(Collection<Object> known) {
             super(null, null, false, false);
             this.known = known;
         }
@@ -265,7 +273,7 @@ public final class BodyDecoder {
         T value;
         try {
             value = reader.readValue(json, 0, length);
-        } catch (com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException e) {
+        } catch (UnrecognizedPropertyException e) {
             throw new UnknownFields(e.getKnownPropertyIds());
         } catch (IOException e) {
             throw describe(e, expected);

@@ -18,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * {@code GET /v1/history}: past runs with how far their prediction was off, the alert history, and the
@@ -30,15 +31,15 @@ public final class HistoryRoutes {
     private final Optional<HistoryStore> store;
     private final CalibratingPredictor predictor;
     private final BearerAuth auth;
-    private final java.time.Clock clock;
+    private final Clock clock;
 
     public HistoryRoutes(Optional<HistoryStore> store, CalibratingPredictor predictor) {
-        this(store, predictor, (String) null, java.time.Clock.systemUTC());
+        this(store, predictor, (String) null, Clock.systemUTC());
     }
 
     /** @param token the bearer token that changes to the calibration need, or null when the collector has none */
     public HistoryRoutes(Optional<HistoryStore> store, CalibratingPredictor predictor, String token,
-                         java.time.Clock clock) {
+                         Clock clock) {
         this(store, predictor, new BearerAuth(token), clock);
     }
 
@@ -106,7 +107,7 @@ public final class HistoryRoutes {
     }
 
     /** Applies a change to the store off the event loop, recalibrates, answers with the calibration. */
-    private void change(RoutingContext ctx, java.util.function.Function<HistoryStore, String> change) {
+    private void change(RoutingContext ctx, Function<HistoryStore, String> change) {
         if (store.isEmpty()) {
             send(ctx, 409, Map.of("error", "calibration needs the run history: start the collector with --data-dir"));
             return;

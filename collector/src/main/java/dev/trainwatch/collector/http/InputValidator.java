@@ -4,14 +4,22 @@ import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.AgentHealth;
+import dev.trainwatch.protocol.EventKind;
+import dev.trainwatch.protocol.GpuActivity;
 import dev.trainwatch.protocol.GpuProcess;
 import dev.trainwatch.protocol.GpuSample;
+import dev.trainwatch.protocol.HostMemory;
 import dev.trainwatch.protocol.RankInfo;
 import dev.trainwatch.protocol.RunAttribution;
+import dev.trainwatch.protocol.RunFailure;
 import dev.trainwatch.protocol.RunSpec;
+import dev.trainwatch.protocol.RunSteps;
 import dev.trainwatch.protocol.StepEvent;
 import dev.trainwatch.protocol.UtilizationWindow;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Pattern;
 
 /**
@@ -187,7 +195,7 @@ public final class InputValidator {
         if (gpu.pstate() != null) {
             range(at, ".pstate", gpu.pstate(), 0, 32);
         }
-        dev.trainwatch.protocol.GpuActivity activity = gpu.activity();
+        GpuActivity activity = gpu.activity();
         if (activity != null) {
             Object a = path(at, ".activity");
             range(a, ".window_seconds", activity.windowSeconds(), 0, 86_400);
@@ -294,7 +302,7 @@ public final class InputValidator {
         if (event.xid() != null) {
             range(at, ".xid", event.xid(), 0, 65_535);
         }
-        if (event.eventKind() == dev.trainwatch.protocol.EventKind.XID && (event.xid() == null || event.gpuUuid() == null)) {
+        if (event.eventKind() == EventKind.XID && (event.xid() == null || event.gpuUuid() == null)) {
             throw ApiError.unprocessable(at + " is an xid event without xid and gpu_uuid");
         }
         if (event.runId() != null) {
@@ -317,13 +325,13 @@ public final class InputValidator {
     }
 
     /** The failure causes of the contract. */
-    private static final java.util.Set<String> FAILURE_CAUSES = java.util.Set.of("cuda_oom", "nccl_timeout", "xid",
+    private static final Set<String> FAILURE_CAUSES = Set.of("cuda_oom", "nccl_timeout", "xid",
             "gpu_lost", "signal", "host_oom", "exception", "unknown");
 
-    private static void check(Object at, dev.trainwatch.protocol.RunFailure f) {
+    private static void check(Object at, RunFailure f) {
         if (f.cause() == null || !FAILURE_CAUSES.contains(f.cause())) {
             throw ApiError.unprocessable(at + ".cause must be one of " + String.join(", ",
-                    new java.util.TreeSet<>(FAILURE_CAUSES)));
+                    new TreeSet<>(FAILURE_CAUSES)));
         }
         text(at, ".summary", f.summary(), 1_024);
         optionalRange(at, ".exit_code", f.exitCode(), -255, 1_000);
@@ -339,7 +347,7 @@ public final class InputValidator {
             if (f.detail().size() > 32) {
                 throw ApiError.unprocessable(at + ".detail has " + f.detail().size() + " entries, at most 32");
             }
-            for (java.util.Map.Entry<String, Object> e : f.detail().entrySet()) {
+            for (Map.Entry<String, Object> e : f.detail().entrySet()) {
                 text(at, ".detail key", e.getKey(), 64);
                 Object v = e.getValue();
                 if (v instanceof Number n) {
@@ -354,7 +362,7 @@ public final class InputValidator {
         }
     }
 
-    private static void check(Object at, dev.trainwatch.protocol.HostMemory m) {
+    private static void check(Object at, HostMemory m) {
         timestamp(at, ".ts", m.ts());
         for (Object[] field : new Object[][] {{"mem_total_bytes", m.memTotalBytes()},
                 {"mem_available_bytes", m.memAvailableBytes()}, {"swap_used_bytes", m.swapUsedBytes()},
@@ -398,14 +406,14 @@ public final class InputValidator {
      * themselves (the route applies the readings and says why the steps were refused).
      */
     public void checkSteps(AgentBatch batch) {
-        List<dev.trainwatch.protocol.RunSteps> groups = batch.runSteps();
+        List<RunSteps> groups = batch.runSteps();
         if (groups == null) {
             return;
         }
         size("run_steps", groups, MAX_RUNS_PER_BATCH);
         long reports = 0;
         for (int i = 0; i < groups.size(); i++) {
-            dev.trainwatch.protocol.RunSteps group = groups.get(i);
+            RunSteps group = groups.get(i);
             if (group == null) {
                 throw ApiError.unprocessable("run_steps[" + i + "] is null");
             }

@@ -1,12 +1,21 @@
 package dev.trainwatch.collector.http;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.io.NumberInput;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.lang.reflect.Constructor;
+import java.lang.reflect.Method;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.RecordComponent;
 import java.lang.reflect.Type;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -144,8 +153,8 @@ final class PlainRecordReader<T extends Record> {
                     return shape; // a creator of its own
                 }
             }
-            for (java.lang.reflect.Method m : type.getDeclaredMethods()) {
-                if (m.isAnnotationPresent(com.fasterxml.jackson.annotation.JsonCreator.class)) {
+            for (Method m : type.getDeclaredMethods()) {
+                if (m.isAnnotationPresent(JsonCreator.class)) {
                     return shape;
                 }
             }
@@ -320,7 +329,7 @@ final class PlainRecordReader<T extends Record> {
         private final StreamReadConstraints limits;
         private int pos;
         private int depth;
-        private java.nio.charset.CharsetDecoder utf8;
+        private CharsetDecoder utf8;
 
         Cursor(byte[] b, int end, StreamReadConstraints limits) {
             this.b = b;
@@ -509,12 +518,12 @@ final class PlainRecordReader<T extends Record> {
             }
             if (utf8 == null) { // one strict decoder per body, made only when a string has a multi-byte character
                 utf8 = StandardCharsets.UTF_8.newDecoder()
-                        .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
-                        .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT);
+                        .onMalformedInput(CodingErrorAction.REPORT)
+                        .onUnmappableCharacter(CodingErrorAction.REPORT);
             }
             try {
-                out.append(utf8.reset().decode(java.nio.ByteBuffer.wrap(b, from, to - from)));
-            } catch (java.nio.charset.CharacterCodingException e) {
+                out.append(utf8.reset().decode(ByteBuffer.wrap(b, from, to - from)));
+            } catch (CharacterCodingException e) {
                 throw BAIL;
             }
         }
@@ -550,8 +559,8 @@ final class PlainRecordReader<T extends Record> {
             return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t';
         }
 
-        private static final java.lang.invoke.VarHandle LONGS = java.lang.invoke.MethodHandles.byteArrayViewVarHandle(
-                long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
+        private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(
+                long[].class, ByteOrder.LITTLE_ENDIAN);
 
         /** An integer token within [min, max]; a fraction, an exponent or a larger integer bails. */
         long integer(long min, long max) {

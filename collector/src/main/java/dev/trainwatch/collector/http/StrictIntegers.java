@@ -3,9 +3,12 @@ package dev.trainwatch.collector.http;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.DeserializationContext;
+import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.deser.std.NumberDeserializers;
+import com.fasterxml.jackson.databind.deser.std.StdScalarDeserializer;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.fasterxml.jackson.databind.module.SimpleModule;
+import com.fasterxml.jackson.databind.type.LogicalType;
 import java.io.IOException;
 
 /**
@@ -40,14 +43,14 @@ final class StrictIntegers {
     }
 
     /** Delegates to Jackson's own deserializer for the type, after refusing a non-finite number. */
-    private static final class Strict<T> extends com.fasterxml.jackson.databind.deser.std.StdScalarDeserializer<T> {
+    private static final class Strict<T> extends StdScalarDeserializer<T> {
         private static final long serialVersionUID = 1L;
-        private final com.fasterxml.jackson.databind.deser.std.StdScalarDeserializer<T> jackson;
+        private final StdScalarDeserializer<T> jackson;
 
         @SuppressWarnings("unchecked")
         Strict(Class<T> type) {
             super(type);
-            this.jackson = (com.fasterxml.jackson.databind.deser.std.StdScalarDeserializer<T>)
+            this.jackson = (StdScalarDeserializer<T>)
                     NumberDeserializers.find(type, type.getName());
         }
 
@@ -58,12 +61,12 @@ final class StrictIntegers {
         }
 
         @Override
-        public T getNullValue(DeserializationContext ctxt) throws com.fasterxml.jackson.databind.JsonMappingException {
+        public T getNullValue(DeserializationContext ctxt) throws JsonMappingException {
             return jackson.getNullValue(ctxt);
         }
 
         @Override
-        public com.fasterxml.jackson.databind.type.LogicalType logicalType() {
+        public LogicalType logicalType() {
             return jackson.logicalType();
         }
     }

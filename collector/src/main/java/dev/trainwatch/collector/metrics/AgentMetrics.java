@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.function.DoubleSupplier;
 
 /**
  * The {@code trainwatch_agent_*} series, one per agent host: when it was last heard from, how long its polls take,
@@ -51,7 +52,7 @@ public final class AgentMetrics implements MeterBinder, MultiCollector {
      *                   (Prometheus compares them with its own {@code time()})
      */
     public AgentMetrics(Supplier<? extends Collection<AgentView>> agents,
-                        java.util.function.DoubleSupplier wallOffset) {
+                        DoubleSupplier wallOffset) {
         this.agents = agents;
         gauge(MetricNames.AGENT_LAST_SEEN, MetricNames.SECONDS, "Unix time of the agent's newest batch",
                 a -> a.lastSeenTs() + wallOffset.getAsDouble());

@@ -3,14 +3,16 @@ package dev.trainwatch.collector.metrics;
 import dev.trainwatch.collector.state.AgentView;
 import dev.trainwatch.collector.state.GpuView;
 import dev.trainwatch.collector.state.RunView;
+import dev.trainwatch.protocol.MonotonicClock;
 import io.micrometer.core.instrument.Clock;
+import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
 import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.micrometer.core.instrument.binder.MeterBinder;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -18,7 +20,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import java.util.function.DoubleSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -47,10 +51,10 @@ public final class MetricsExporter {
                            Supplier<? extends Collection<AgentView>> agents,
                            java.time.Clock clock, boolean jvm) {
         this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT,
-                new io.prometheus.metrics.model.registry.PrometheusRegistry(), micrometerClock(clock));
+                new PrometheusRegistry(), micrometerClock(clock));
         this.gpuMetrics = new GpuMetrics(gpus);
         // Times the collector keeps on its monotonic clock leave as the wall clock reads them (Prometheus' time()).
-        java.util.function.DoubleSupplier wallOffset = () -> dev.trainwatch.protocol.MonotonicClock.wallOffsetSeconds(clock);
+        DoubleSupplier wallOffset = () -> MonotonicClock.wallOffsetSeconds(clock);
         this.runMetrics = new RunMetrics(runs, wallOffset);
         this.selfMetrics = new SelfMetrics();
         this.agentMetrics = new AgentMetrics(agents, wallOffset);
@@ -68,7 +72,7 @@ public final class MetricsExporter {
 
     private static Clock micrometerClock(java.time.Clock clock) {
         if (clock.equals(java.time.Clock.systemUTC()) || clock.equals(java.time.Clock.systemDefaultZone())
-                || clock instanceof dev.trainwatch.protocol.MonotonicClock) {
+                || clock instanceof MonotonicClock) {
             return Clock.SYSTEM;
         }
         // A fixed or offset clock drives both times, so quantile windows rotate in test time, not wall time.
@@ -105,7 +109,7 @@ public final class MetricsExporter {
 
     /** Whether an {@code Accept} header asks for OpenMetrics text (as Prometheus does by default). */
     public static boolean wantsOpenMetrics(String accept) {
-        return accept != null && accept.toLowerCase(java.util.Locale.ROOT).contains("application/openmetrics-text");
+        return accept != null && accept.toLowerCase(Locale.ROOT).contains("application/openmetrics-text");
     }
 
     /**

@@ -33,6 +33,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.function.DoubleSupplier;
 
 /**
  * The {@code trainwatch_run_*} series: gauges made from the fleet's run views at scrape time, the
@@ -83,7 +84,7 @@ public final class RunMetrics implements MeterBinder, MultiCollector {
      * @param wallOffset seconds the wall clock is ahead of the fleet's clock now, added to the times exported
      *                   (Prometheus compares them with its own {@code time()})
      */
-    public RunMetrics(Supplier<? extends Collection<RunView>> runs, java.util.function.DoubleSupplier wallOffset) {
+    public RunMetrics(Supplier<? extends Collection<RunView>> runs, DoubleSupplier wallOffset) {
         this.runs = runs;
         observed(MetricNames.RUN_LAST_STEP, null, "Newest step number", ObservedView::lastStep);
         observed(MetricNames.RUN_LAST_STEP_TIMESTAMP, MetricNames.SECONDS, "Unix time of the newest step",

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -208,7 +209,7 @@ public final class AppliedLedger implements AutoCloseable {
     }
 
     private void problem(Exception e) {
-        String message = e instanceof java.nio.file.FileSystemException fse && fse.getReason() != null
+        String message = e instanceof FileSystemException fse && fse.getReason() != null
                 ? fse.getReason() : String.valueOf(e.getMessage());
         if (writeProblem == null) {
             LOG.log(System.Logger.Level.WARNING, "cannot write " + file + " (" + message + "): replays are still "

@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -224,7 +225,7 @@ final class BatchIngest {
         double offset = agent.clock.seconds();
         if (!agent.warnedClock && Math.abs(offset) > CLOCK_WARNING_SECONDS) {
             agent.warnedClock = true;
-            LOG.log(System.Logger.Level.WARNING, String.format(java.util.Locale.ROOT,
+            LOG.log(System.Logger.Level.WARNING, String.format(Locale.ROOT,
                     "agent %s on %s: its clock is %.1f s %s the collector's; its time stamps are corrected by that "
                             + "(check NTP on that node)", agent.agentId, agent.host, Math.abs(offset),
                     offset > 0 ? "ahead of" : "behind"));

@@ -4,19 +4,29 @@ import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.AnomalyTracker.Transition;
 import dev.trainwatch.collector.detect.Detector;
 import dev.trainwatch.collector.detect.GpuSeries;
+import dev.trainwatch.collector.detect.HostMemorySeries;
+import dev.trainwatch.collector.detect.LossHealth;
+import dev.trainwatch.collector.detect.RankProcess;
 import dev.trainwatch.collector.detect.RankSeries;
 import dev.trainwatch.collector.detect.RunContext;
 import dev.trainwatch.collector.detect.StepSeries;
 import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.estimator.ObservedRun;
 import dev.trainwatch.estimator.Repricing;
-import dev.trainwatch.estimator.InvalidSpecException;
+import dev.trainwatch.protocol.RunFailure;
 import dev.trainwatch.protocol.RunSpec;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * When a run's detectors run and when its listeners hear about it: each run is evaluated at most every
@@ -47,22 +57,22 @@ final class EvaluationSchedule {
     /** A failing detector is logged at most this often. */
     static final double ERROR_LOG_SECONDS = 60;
     /** Failures per detector since start (read without the fleet's lock by metrics). */
-    private final Map<AnomalyKind, java.util.concurrent.atomic.AtomicLong> errors =
-            new java.util.concurrent.ConcurrentHashMap<>();
-    private final Map<AnomalyKind, Double> errorLogged = new java.util.EnumMap<>(AnomalyKind.class);
+    private final Map<AnomalyKind, AtomicLong> errors =
+            new ConcurrentHashMap<>();
+    private final Map<AnomalyKind, Double> errorLogged = new EnumMap<>(AnomalyKind.class);
     /** What each detector's evaluations cost since start (filled once here, read without the lock by metrics). */
-    private final Map<AnomalyKind, DetectorCost> costs = new java.util.EnumMap<>(AnomalyKind.class);
+    private final Map<AnomalyKind, DetectorCost> costs = new EnumMap<>(AnomalyKind.class);
 
     /** Evaluations and their seconds per detector since start, by kind: every detector the fleet runs. */
     Map<String, DetectorCost.Total> costs() {
-        Map<String, DetectorCost.Total> out = new java.util.TreeMap<>();
+        Map<String, DetectorCost.Total> out = new TreeMap<>();
         costs.forEach((k, v) -> out.put(k.wireName(), v.total()));
         return out;
     }
 
     /** Failures per detector since start, by kind: only detectors that failed. */
     Map<String, Long> errors() {
-        Map<String, Long> out = new java.util.TreeMap<>();
+        Map<String, Long> out = new TreeMap<>();
         errors.forEach((k, v) -> out.put(k.wireName(), v.get()));
         return out;
     }
@@ -204,7 +214,7 @@ final class EvaluationSchedule {
                 costs.get(d.kind()).add(System.nanoTime() - started);
                 // A detector bug must not stop ingest or the other detectors: counted, and logged with its stack at
                 // most once a minute per detector.
-                long count = errors.computeIfAbsent(d.kind(), k -> new java.util.concurrent.atomic.AtomicLong())
+                long count = errors.computeIfAbsent(d.kind(), k -> new AtomicLong())
                         .incrementAndGet();
                 Double last = errorLogged.get(d.kind());
                 if (last == null || now - last >= ERROR_LOG_SECONDS || now < last) {
@@ -325,22 +335,22 @@ final class EvaluationSchedule {
         }
 
         @Override
-        public List<dev.trainwatch.collector.detect.RankProcess> rankProcesses() {
-            List<dev.trainwatch.collector.detect.RankProcess> out = new ArrayList<>();
+        public List<RankProcess> rankProcesses() {
+            List<RankProcess> out = new ArrayList<>();
             for (Map.Entry<String, RunState.HostPart> part : run.hosts.entrySet()) {
                 for (Map.Entry<Integer, RunState.RankProc> e : part.getValue().procs.entrySet()) {
                     RunState.RankProc p = e.getValue();
-                    out.add(new dev.trainwatch.collector.detect.RankProcess(e.getKey(), part.getKey(), p.pid,
+                    out.add(new RankProcess(e.getKey(), part.getKey(), p.pid,
                             p.gpuUuid, p.state, p.cpuRate(30), p.rss, p.workers, p.workersRss, p.ts));
                 }
             }
-            out.sort(java.util.Comparator.comparingInt(dev.trainwatch.collector.detect.RankProcess::rank));
+            out.sort(Comparator.comparingInt(RankProcess::rank));
             return out;
         }
 
         @Override
-        public List<dev.trainwatch.collector.detect.HostMemorySeries> hostMemory() {
-            List<dev.trainwatch.collector.detect.HostMemorySeries> out = new ArrayList<>();
+        public List<HostMemorySeries> hostMemory() {
+            List<HostMemorySeries> out = new ArrayList<>();
             for (String host : run.hosts.keySet()) {
                 HostMemoryWindow w = registry.hostMemory(host);
                 if (w != null) {
@@ -366,7 +376,7 @@ final class EvaluationSchedule {
         }
 
         @Override
-        public dev.trainwatch.protocol.RunFailure failure() {
+        public RunFailure failure() {
             return run.failure;
         }
 
@@ -387,13 +397,13 @@ final class EvaluationSchedule {
         }
 
         @Override
-        public dev.trainwatch.collector.detect.LossHealth loss() {
+        public LossHealth loss() {
             return run.losses;
         }
 
         @Override
         public Map<Integer, String> gpuOfRank() {
-            Map<Integer, String> out = new java.util.HashMap<>();
+            Map<Integer, String> out = new HashMap<>();
             for (RunState.HostPart part : run.hosts.values()) {
                 part.ranksByGpu.forEach((uuid, ranks) -> ranks.forEach(r -> out.putIfAbsent(r, uuid)));
             }

@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.state;
 
+import dev.trainwatch.collector.detect.Detector;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.detect.Detectors;
 import dev.trainwatch.collector.detect.GpuSeries;
@@ -7,15 +8,18 @@ import dev.trainwatch.collector.detect.WindowStats;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.protocol.AgentBatch;
+import dev.trainwatch.protocol.GpuSample;
+import dev.trainwatch.protocol.MonotonicClock;
 import dev.trainwatch.protocol.RunFailure;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.RunSteps;
 import dev.trainwatch.protocol.StepEvent;
-import dev.trainwatch.protocol.MonotonicClock;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -78,7 +82,7 @@ public final class Fleet {
 
     /** With these detectors instead of every one (tests). */
     Fleet(Predictor predictor, Clock clock, FleetSettings settings, DetectorSettings detectorSettings,
-          List<dev.trainwatch.collector.detect.Detector> detectors) {
+          List<Detector> detectors) {
         this.predictor = Objects.requireNonNull(predictor, "predictor");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.settings = Objects.requireNonNull(settings, "settings");
@@ -274,7 +278,7 @@ public final class Fleet {
                 // in hardware (the agent sends such polls at once; throttling's verdict would wait for the spacing).
                 DetectorSettings.Throttling throttling = detectorSettings.throttling();
                 boolean urgent = batch.events() != null && !batch.events().isEmpty()
-                        || dev.trainwatch.protocol.GpuSample.anyClockEventReasonWhileBusy(batch.gpus(),
+                        || GpuSample.anyClockEventReasonWhileBusy(batch.gpus(),
                                 throttling.criticalReasons(), throttling.busyRatio());
                 if (batch.runSteps() != null) {
                     for (RunSteps group : batch.runSteps()) {
@@ -498,7 +502,7 @@ public final class Fleet {
         try {
             synchronized (lock) {
                 double now = now();
-                java.util.Set<String> newlyLost = updateAgentLiveness(now);
+                Set<String> newlyLost = updateAgentLiveness(now);
                 List<RunState> expired = new ArrayList<>();
                 double retention = settings.endedRunRetention().toMillis() / 1000.0;
                 for (RunState run : registry.runs()) {
@@ -513,7 +517,7 @@ public final class Fleet {
                         }
                         continue;
                     }
-                    if (!newlyLost.isEmpty() && !java.util.Collections.disjoint(run.hosts.keySet(), newlyLost)) {
+                    if (!newlyLost.isEmpty() && !Collections.disjoint(run.hosts.keySet(), newlyLost)) {
                         events.evaluate(run, now); // an agent of the run fell silent: agent_lost now, not later
                     }
                     events.onTick(run, now);
@@ -534,9 +538,9 @@ public final class Fleet {
     }
 
     /** Marks agents lost or not; returns the hosts whose agent has just fallen silent. */
-    private java.util.Set<String> updateAgentLiveness(double now) {
+    private Set<String> updateAgentLiveness(double now) {
         DetectorSettings.AgentLost s = detectorSettings.agentLost();
-        java.util.Set<String> newlyLost = java.util.Set.of();
+        Set<String> newlyLost = Set.of();
         for (AgentState a : registry.agents()) {
             double interval = a.intervalSeconds() != null ? a.intervalSeconds()
                     : s.defaultInterval().toMillis() / 1000.0;
@@ -544,7 +548,7 @@ public final class Fleet {
             boolean lost = now - a.lastSeen > limit;
             if (lost && !a.lost && a.host != null) {
                 if (newlyLost.isEmpty()) {
-                    newlyLost = new java.util.HashSet<>();
+                    newlyLost = new HashSet<>();
                 }
                 newlyLost.add(a.host);
             }

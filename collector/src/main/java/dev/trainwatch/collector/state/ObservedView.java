@@ -1,5 +1,8 @@
 package dev.trainwatch.collector.state;
 
+import java.util.List;
+import java.util.Map;
+
 /**
  * What the run does, as observed (the {@code observed} object of {@code GET /v1/runs/{id}}). Null = not known
  * (no agent samples yet, no steps yet). Bytes, seconds, ratios 0–1, unix seconds. Immutable.
@@ -56,9 +59,9 @@ public record ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memo
                            Double dataWaitRatio, Double textEncoderRatio, Double vaeRatio,
                            Double gpuUtilizationRatio, Double samplesPerSecond, Long lastStep, Double lastStepTs,
                            Integer largestBucketHeightPx, Integer largestBucketWidthPx, int gpuCount,
-                           Double powerWatts, java.util.List<RankView> ranks, Double mfuRatio, Double hfuRatio,
+                           Double powerWatts, List<RankView> ranks, Double mfuRatio, Double hfuRatio,
                            Double goodputRatio, Double energyJoules, Double gpuHours, Double cost,
-                           java.util.Map<String, Double> wallSeconds, Double accountedSinceTs, Double loss,
+                           Map<String, Double> wallSeconds, Double accountedSinceTs, Double loss,
                            Boolean lossNonfinite, Long lossNonfiniteReports, String specMismatch,
                            Double smActiveRatio, Double hardwareMfuRatio) {
 
@@ -67,8 +70,8 @@ public record ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memo
                         Double dataWaitRatio, Double textEncoderRatio, Double vaeRatio, Double gpuUtilizationRatio,
                         Double samplesPerSecond, Long lastStep, Double lastStepTs, Integer largestBucketHeightPx,
                         Integer largestBucketWidthPx, int gpuCount, Double powerWatts,
-                        java.util.List<RankView> ranks, Double mfuRatio, Double hfuRatio, Double goodputRatio,
-                        Double energyJoules, Double gpuHours, Double cost, java.util.Map<String, Double> wallSeconds,
+                        List<RankView> ranks, Double mfuRatio, Double hfuRatio, Double goodputRatio,
+                        Double energyJoules, Double gpuHours, Double cost, Map<String, Double> wallSeconds,
                         Double accountedSinceTs, Double loss, Boolean lossNonfinite, Long lossNonfiniteReports,
                         String specMismatch) {
         this(peakMemoryBytes, memoryUsedBytes, memoryTotalBytes, stepSeconds, dataWaitRatio, textEncoderRatio,
@@ -83,8 +86,8 @@ public record ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memo
                         Double dataWaitRatio, Double textEncoderRatio, Double vaeRatio, Double gpuUtilizationRatio,
                         Double samplesPerSecond, Long lastStep, Double lastStepTs, Integer largestBucketHeightPx,
                         Integer largestBucketWidthPx, int gpuCount, Double powerWatts,
-                        java.util.List<RankView> ranks, Double mfuRatio, Double hfuRatio, Double goodputRatio,
-                        Double energyJoules, Double gpuHours, Double cost, java.util.Map<String, Double> wallSeconds,
+                        List<RankView> ranks, Double mfuRatio, Double hfuRatio, Double goodputRatio,
+                        Double energyJoules, Double gpuHours, Double cost, Map<String, Double> wallSeconds,
                         Double accountedSinceTs, Double loss, Boolean lossNonfinite, Long lossNonfiniteReports,
                         Double smActiveRatio, Double hardwareMfuRatio) {
         this(peakMemoryBytes, memoryUsedBytes, memoryTotalBytes, stepSeconds, dataWaitRatio, textEncoderRatio,
@@ -99,8 +102,8 @@ public record ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memo
                         Double dataWaitRatio, Double textEncoderRatio, Double vaeRatio, Double gpuUtilizationRatio,
                         Double samplesPerSecond, Long lastStep, Double lastStepTs, Integer largestBucketHeightPx,
                         Integer largestBucketWidthPx, int gpuCount, Double powerWatts,
-                        java.util.List<RankView> ranks, Double mfuRatio, Double hfuRatio, Double goodputRatio,
-                        Double energyJoules, Double gpuHours, Double cost, java.util.Map<String, Double> wallSeconds,
+                        List<RankView> ranks, Double mfuRatio, Double hfuRatio, Double goodputRatio,
+                        Double energyJoules, Double gpuHours, Double cost, Map<String, Double> wallSeconds,
                         Double accountedSinceTs, Double loss, Boolean lossNonfinite, Long lossNonfiniteReports) {
         this(peakMemoryBytes, memoryUsedBytes, memoryTotalBytes, stepSeconds, dataWaitRatio, textEncoderRatio,
                 vaeRatio, gpuUtilizationRatio, samplesPerSecond, lastStep, lastStepTs, largestBucketHeightPx,
@@ -113,8 +116,8 @@ public record ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memo
                         Double dataWaitRatio, Double textEncoderRatio, Double vaeRatio, Double gpuUtilizationRatio,
                         Double samplesPerSecond, Long lastStep, Double lastStepTs, Integer largestBucketHeightPx,
                         Integer largestBucketWidthPx, int gpuCount, Double powerWatts,
-                        java.util.List<RankView> ranks, Double mfuRatio, Double hfuRatio, Double goodputRatio,
-                        Double energyJoules, Double gpuHours, Double cost, java.util.Map<String, Double> wallSeconds,
+                        List<RankView> ranks, Double mfuRatio, Double hfuRatio, Double goodputRatio,
+                        Double energyJoules, Double gpuHours, Double cost, Map<String, Double> wallSeconds,
                         Double accountedSinceTs) {
         this(peakMemoryBytes, memoryUsedBytes, memoryTotalBytes, stepSeconds, dataWaitRatio, textEncoderRatio,
                 vaeRatio, gpuUtilizationRatio, samplesPerSecond, lastStep, lastStepTs, largestBucketHeightPx,
@@ -127,7 +130,7 @@ public record ObservedView(Long peakMemoryBytes, Long memoryUsedBytes, Long memo
                         Double dataWaitRatio, Double textEncoderRatio, Double vaeRatio, Double gpuUtilizationRatio,
                         Double samplesPerSecond, Long lastStep, Double lastStepTs, Integer largestBucketHeightPx,
                         Integer largestBucketWidthPx, int gpuCount, Double powerWatts,
-                        java.util.List<RankView> ranks) {
+                        List<RankView> ranks) {
         this(peakMemoryBytes, memoryUsedBytes, memoryTotalBytes, stepSeconds, dataWaitRatio, textEncoderRatio,
                 vaeRatio, gpuUtilizationRatio, samplesPerSecond, lastStep, lastStepTs, largestBucketHeightPx,
                 largestBucketWidthPx, gpuCount, powerWatts, ranks, null, null, null, null, null, null, null, null,

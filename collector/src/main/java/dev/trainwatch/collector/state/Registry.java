@@ -5,10 +5,12 @@ import dev.trainwatch.collector.detect.DetectorSettings;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -133,7 +135,7 @@ final class Registry {
 
     /** Runs forgotten to make room since the last line about it. */
     private long forgottenSinceLog;
-    private final java.util.Map<Slots.Kind, Double> limitLoggedAt = new java.util.EnumMap<>(Slots.Kind.class);
+    private final Map<Slots.Kind, Double> limitLoggedAt = new EnumMap<>(Slots.Kind.class);
 
     /** A line about a full run limit at most once a minute: a flood of new run ids must not flood the log. */
     private boolean limitLogDue(double now) {
@@ -178,7 +180,7 @@ final class Registry {
 
     /** The GPUs of a run that are tracked, in the run's order. */
     List<GpuState> runGpus(RunState run) {
-        List<GpuState> out = new java.util.ArrayList<>();
+        List<GpuState> out = new ArrayList<>();
         for (String uuid : run.gpuUuids()) {
             GpuState g = gpus.get(uuid);
             if (g != null) {
@@ -331,13 +333,13 @@ final class Registry {
         for (String host : hosts) {
             out.addAll(agentsByHost.getOrDefault(host, List.of()));
         }
-        out.sort(java.util.Comparator.comparingInt(a -> a.order));
+        out.sort(Comparator.comparingInt(a -> a.order));
         return out;
     }
 
     /** The agent's host is {@code host} (its newest batch's); the index by host follows when it moved. */
     void agentHost(AgentState agent, String host) {
-        if (!java.util.Objects.equals(host, agent.host)) {
+        if (!Objects.equals(host, agent.host)) {
             agent.host = host;
             agentsChanged();
         }

@@ -6,6 +6,7 @@ import dev.trainwatch.collector.detect.AnomalyTracker.Transition;
 import dev.trainwatch.collector.detect.Detector;
 import dev.trainwatch.protocol.RunFailure;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The changes in a run's life that listeners hear of: an anomaly raised or resolved, the run's numbers moved, the
@@ -99,12 +100,12 @@ final class RunEvents implements EvaluationSchedule.Notifier {
     }
 
     /** Evaluations and their seconds per detector since start, by kind. */
-    java.util.Map<String, DetectorCost.Total> detectorCosts() {
+    Map<String, DetectorCost.Total> detectorCosts() {
         return schedule.costs();
     }
 
     /** Failures per detector since start, by kind. */
-    java.util.Map<String, Long> detectorErrors() {
+    Map<String, Long> detectorErrors() {
         return schedule.errors();
     }
 

@@ -4,11 +4,15 @@ import dev.trainwatch.collector.detect.RankSeries;
 import dev.trainwatch.collector.detect.StepSeries;
 import dev.trainwatch.collector.detect.WindowStats;
 import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.protocol.RunEnding;
 import dev.trainwatch.protocol.RunSpec;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.OptionalInt;
 
 /**
@@ -35,7 +39,7 @@ final class RunObservations {
     }
 
     void prices(GpuHourPrices newPrices) {
-        prices = java.util.Objects.requireNonNull(newPrices);
+        prices = Objects.requireNonNull(newPrices);
     }
 
     GpuHourPrices prices() {
@@ -70,7 +74,7 @@ final class RunObservations {
             List<Integer> ranks = part == null ? List.of() : part.ranksByGpu.getOrDefault(w.uuid(), List.of());
             RunGpuView.Process process = null;
             if (part != null) {
-                for (java.util.Map.Entry<Integer, RunState.RankProc> e : part.procs.entrySet()) {
+                for (Map.Entry<Integer, RunState.RankProc> e : part.procs.entrySet()) {
                     RunState.RankProc p = e.getValue();
                     if (w.uuid().equals(p.gpuUuid)) {
                         process = new RunGpuView.Process(e.getKey(), p.pid, p.state, nan(p.cpuRate(30)),
@@ -105,7 +109,7 @@ final class RunObservations {
             return new RunView.Ending("was stopped by its user (" + run.stoppedBy
                     + ", received by trainwatch and passed on to the command)", null, null, null);
         }
-        dev.trainwatch.protocol.RunEnding e = run.ending;
+        RunEnding e = run.ending;
         if (!run.ended || e == null || e.causeInLog() || run.failure != null) {
             return null;
         }
@@ -217,7 +221,7 @@ final class RunObservations {
         // resolution or GPU count). Said as such; no impossible figure is shown, and the prediction is not trusted.
         String specMismatch = null;
         if (mfu > 1.0) {
-            specMismatch = String.format(java.util.Locale.ROOT, "the run is faster than its GPUs could be under the "
+            specMismatch = String.format(Locale.ROOT, "the run is faster than its GPUs could be under the "
                     + "registered spec (%.0f%% of their peak in model FLOPs): the spec does not match the run (model, "
                     + "batch, resolution or GPUs), so its prediction does not apply; register the spec the run really "
                     + "uses", mfu * 100);
@@ -226,7 +230,7 @@ final class RunObservations {
         }
         double until = accountedUntil(run, now);
         RunAccounting acc = run.accounting;
-        Map<String, Double> wall = new java.util.LinkedHashMap<>();
+        Map<String, Double> wall = new LinkedHashMap<>();
         acc.wallSeconds(until).forEach((reason, secs) -> wall.put(reason.label, Math.round(secs * 10) / 10.0));
         double gpuHours = acc.gpuSeconds() / 3600;
         double price = prices.price(gpuId(run));

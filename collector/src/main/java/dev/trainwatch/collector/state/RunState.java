@@ -1,10 +1,14 @@
 package dev.trainwatch.collector.state;
 
+import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.AnomalyTracker;
 import dev.trainwatch.collector.detect.RunContext;
 import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.protocol.RunEnding;
+import dev.trainwatch.protocol.RunFailure;
 import dev.trainwatch.protocol.RunSpec;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -104,8 +108,8 @@ final class RunState {
      */
     long transitions;
     /** For detectors asked less often: when each was last asked and the run's transitions then. */
-    final java.util.Map<dev.trainwatch.collector.detect.AnomalyKind, double[]> lastAsked =
-            new java.util.EnumMap<>(dev.trainwatch.collector.detect.AnomalyKind.class);
+    final Map<AnomalyKind, double[]> lastAsked =
+            new EnumMap<>(AnomalyKind.class);
     /**
      * Inputs of the run so far (readings, steps, events), and how many of them its last judgement saw: a count, not
      * a time, so input that arrives in the same millisecond as a judgement is still new to the next one.
@@ -141,9 +145,9 @@ final class RunState {
      */
     final List<RunContext.XidRecord> restoredXids = new ArrayList<>();
     /** Why the run's processes failed (from {@code trainwatch run} or an agent's {@code run_failed}), or null. */
-    dev.trainwatch.protocol.RunFailure failure;
+    RunFailure failure;
     /** What an agent saw at the run's end (the log it read, whether that named a cause, the processes' outputs). */
-    dev.trainwatch.protocol.RunEnding ending;
+    RunEnding ending;
     String failureHost;
     double failureTs = Double.NaN;
     /**

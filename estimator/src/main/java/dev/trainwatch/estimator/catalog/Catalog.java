@@ -8,6 +8,7 @@ import dev.trainwatch.protocol.Json;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
@@ -16,6 +17,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * The model, GPU and encoder catalogs: the bundled JSON resources, plus any user catalog files (same format, one
@@ -147,7 +149,7 @@ public final class Catalog {
      *
      * @throws CatalogException one line naming the file and the entry, when a file cannot be read or is wrong
      */
-    public Catalog withUserFiles(List<java.nio.file.Path> files) {
+    public Catalog withUserFiles(List<Path> files) {
         if (files == null || files.isEmpty()) {
             return this;
         }
@@ -155,7 +157,7 @@ public final class Catalog {
         List<GpuInfo> allGpus = new ArrayList<>(gpus.values());
         List<EncoderInfo> allEncoders = new ArrayList<>(encoders.values());
         Map<String, String> allOrigins = new LinkedHashMap<>(origins);
-        for (java.nio.file.Path file : files) {
+        for (Path file : files) {
             UserCatalog.read(file, mapper(), allModels, allGpus, allEncoders, allOrigins);
         }
         try {
@@ -300,7 +302,7 @@ public final class Catalog {
         return b.startsWith(a) && !a.isEmpty() ? 0 : prev[b.length()];
     }
 
-    private static <T> Map<String, T> index(List<T> items, java.util.function.Function<T, String> id, String kind,
+    private static <T> Map<String, T> index(List<T> items, Function<T, String> id, String kind,
             Map<String, String> origins) {
         Map<String, T> map = new LinkedHashMap<>();
         for (T item : items) {

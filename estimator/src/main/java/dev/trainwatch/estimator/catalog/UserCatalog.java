@@ -2,9 +2,11 @@ package dev.trainwatch.estimator.catalog;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -15,6 +17,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** Reads one user catalog file into the lists of a catalog being built, checking each entry. Stateless. */
@@ -41,7 +44,7 @@ final class UserCatalog {
         } catch (JsonProcessingException e) {
             throw new CatalogException("catalog " + file + ": not valid JSON at line "
                     + (e.getLocation() == null ? 0 : e.getLocation().getLineNr()) + ": " + plain(e));
-        } catch (IOException | java.io.UncheckedIOException e) {
+        } catch (IOException | UncheckedIOException e) {
             throw new CatalogException("catalog " + file + ": cannot read: " + e.getMessage());
         }
         if (root == null || !root.isObject()) {
@@ -253,9 +256,9 @@ final class UserCatalog {
     static String plain(JsonProcessingException e) {
         String message = firstLine(e.getOriginalMessage());
         String field = null;
-        if (e instanceof com.fasterxml.jackson.databind.JsonMappingException m && !m.getPath().isEmpty()) {
+        if (e instanceof JsonMappingException m && !m.getPath().isEmpty()) {
             StringBuilder path = new StringBuilder();
-            for (com.fasterxml.jackson.databind.JsonMappingException.Reference r : m.getPath()) {
+            for (JsonMappingException.Reference r : m.getPath()) {
                 if (r.getFieldName() != null) {
                     path.append(path.length() == 0 ? "" : ".").append(r.getFieldName());
                 } else if (r.getIndex() >= 0) {
@@ -264,7 +267,7 @@ final class UserCatalog {
             }
             field = path.length() == 0 ? null : path.toString();
         }
-        java.util.regex.Matcher mismatch = MISMATCH.matcher(message);
+        Matcher mismatch = MISMATCH.matcher(message);
         if (mismatch.find()) {
             message = (field != null ? "'" + field + "' " : "a value ") + "should be " + kind(mismatch.group(1))
                     + ", not " + given(mismatch.group(2));

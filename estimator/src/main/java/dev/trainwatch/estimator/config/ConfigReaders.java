@@ -8,6 +8,7 @@ import dev.trainwatch.estimator.catalog.Catalog;
 import dev.trainwatch.estimator.catalog.ModelInfo;
 import dev.trainwatch.protocol.RunSpec;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -348,7 +349,7 @@ public final class ConfigReaders {
             return Files.readString(file, StandardCharsets.UTF_8);
         } catch (NoSuchFileException e) {
             throw new ConfigException(file, 0, "no such file");
-        } catch (IOException | java.io.UncheckedIOException e) {
+        } catch (IOException | UncheckedIOException e) {
             throw new ConfigException(file, 0, "cannot read: " + e.getMessage());
         }
     }
