@@ -116,17 +116,37 @@ record LauncherReport(Map<Integer, Integer> failures, Integer launcherSignal, Li
     }
 
     /**
-     * The rank that failed first when the report can tell: the one killed by a signal (the others exit 1 after it),
-     * or the only one that failed. Null when several exited alike: torchrun's "root cause" is then the first by a
-     * timestamp in whole seconds, not the first to fail.
+     * The rank that failed first when the report can tell: one killed by a signal other than SIGTERM (the others exit 1
+     * after it); else the only one that exited with an error of its own, since torchrun SIGTERMs the other workers when
+     * one fails (in a run's first seconds its report can list the cleaned-up rank as the root cause: their times are in
+     * whole seconds); else one killed by SIGTERM, or the only one that failed. Null when several exited alike.
      */
     Integer firstFailedRank() {
-        Integer signalled = signalledRank();
-        if (signalled != null) {
-            return signalled;
+        Integer sigterm = null;
+        Integer exited = null;
+        int exitedCount = 0;
+        for (Map.Entry<Integer, Integer> e : failures.entrySet()) {
+            int code = e.getValue();
+            if (code < 0 && code != -SIGTERM) {
+                return e.getKey();
+            }
+            if (code == -SIGTERM && sigterm == null) {
+                sigterm = e.getKey();
+            } else if (code > 0) {
+                exitedCount++;
+                exited = exited == null ? e.getKey() : exited;
+            }
+        }
+        if (exitedCount == 1) {
+            return exited;
+        }
+        if (sigterm != null) {
+            return sigterm;
         }
         return failures.size() == 1 ? failures.keySet().iterator().next() : null;
     }
+
+    private static final int SIGTERM = 15;
 
     private static Integer intOrNull(String digits) {
         try {

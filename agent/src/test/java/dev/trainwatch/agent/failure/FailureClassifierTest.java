@@ -180,6 +180,44 @@ class FailureClassifierTest {
     }
 
     @Test
+    void aRankThatRaisesInTheFirstSecondsIsNamedNotTheRankTorchrunCleanedUp() {
+        // Rank 1 raises before the first step (its traceback carries no rank prefix); torchrun SIGTERMs rank 0, and
+        // with both in the same second its report lists the cleaned-up rank as the root cause.
+        List<String> tail = List.of(
+                "Traceback (most recent call last):",
+                "  File \"/work/train.py\", line 41, in <module>",
+                "    raise RuntimeError(\"bad config\")",
+                "RuntimeError: bad config",
+                "W1206 03:10:01.000 torch/distributed/elastic/multiprocessing/api.py:897] Sending process 201 closing"
+                        + " signal SIGTERM",
+                "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+                "============================================================",
+                "train.py FAILED",
+                "------------------------------------------------------------",
+                "Failures:",
+                "[1]:",
+                "  time      : 2026-12-06_03:10:01",
+                "  host      : node-1",
+                "  rank      : 1 (local_rank: 1)",
+                "  exitcode  : 1 (pid: 202)",
+                "  error_file: <N/A>",
+                "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+                "------------------------------------------------------------",
+                "Root Cause (first observed failure):",
+                "[0]:",
+                "  time      : 2026-12-06_03:10:01",
+                "  host      : node-1",
+                "  rank      : 0 (local_rank: 0)",
+                "  exitcode  : -15 (pid: 201)",
+                "  error_file: <N/A>",
+                "  traceback : Signal 15 (SIGTERM) received by PID 201",
+                "============================================================");
+        RunFailure r = FailureClassifier.classify(tail, 1);
+        assertThat(r.cause()).isEqualTo("exception");
+        assertThat(r.rank()).isEqualTo(1);
+    }
+
+    @Test
     void torchrunsReportNamesTheRankKilledFirstNotItsCleanUp() throws Exception {
         RunFailure r = FailureClassifier.classify(find(fixtures(), "81-signal.txt").tail(), 1);
         assertThat(r.cause()).isEqualTo("signal");
