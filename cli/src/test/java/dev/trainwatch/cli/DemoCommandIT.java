@@ -64,7 +64,7 @@ class DemoCommandIT {
             // Fed for a while (a tick may be in flight when the signal comes): every run has counted steps.
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
                 JsonNode runs = demo.runs(demo.pageUri());
-                return runs.size() == 4 && StreamSupport.stream(runs.spliterator(), false)
+                return runs.size() == 5 && StreamSupport.stream(runs.spliterator(), false)
                         .allMatch(r -> r.path("observed").path("last_step").asLong(0) > 0);
             });
             demo.terminate();
