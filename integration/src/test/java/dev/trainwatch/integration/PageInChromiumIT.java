@@ -89,9 +89,9 @@ class PageInChromiumIT {
         });
 
         String dom = chromium("--dump-dom", demo.pageUri().toString());
-        assertContains(dom, "data-ready=\"true\"", "data-runs=\"4\"", "demo-dit-xl-2-healthy",
+        assertContains(dom, "data-ready=\"true\"", "data-runs=\"5\"", "demo-dit-xl-2-healthy",
                 "demo-pixart-sigma-online-features", "demo-sana-1600m-memory-creep",
-                "demo-pixart-alpha-8gpu-straggler", "synthetic (demo)");
+                "demo-pixart-alpha-8gpu-straggler", "demo-flux-lora-4090", "synthetic (demo)");
         for (String chart : List.of("vram", "step-time", "utilization", "data-wait", "throughput")) {
             Matcher m = Pattern.compile("data-plot=\"" + chart + "\" data-points=\"(\\d+)\"").matcher(dom);
             assertThat(m.find()).as("chart %s drawn", chart).isTrue();
@@ -324,7 +324,7 @@ class PageInChromiumIT {
             HttpResponse<String> response = http.send(HttpRequest.newBuilder(demo.pageUri().resolve("v1/history")).build(),
                     HttpResponse.BodyHandlers.ofString());
             JsonNode history = JSON.readTree(response.body());
-            assertThat(history.path("runs").size()).isEqualTo(4);
+            assertThat(history.path("runs").size()).isEqualTo(5);
             // Summaries are rewritten about once a minute of collector time; wait for one with step times.
             assertThat(StreamSupport.stream(history.path("runs").spliterator(), false)
                     .anyMatch(r -> r.path("step_time_error_ratio").asDouble() > 1.15)).isTrue();
