@@ -58,6 +58,10 @@ public final class HistoryStore implements AutoCloseable {
         prepareDirectory(dataDir);
         DataDirLock lock = DataDirLock.acquire(dataDir);
         try {
+            // Only the owner, holding the lock: a damaged file (or write-ahead file) is set aside with one line and
+            // what can be read is kept. A reader beside a running collector must never move its database away.
+            new HistorySalvage(dataDir.resolve("trainwatch.db"), line -> LOG.log(System.Logger.Level.WARNING, line),
+                    Clock.systemUTC()).check();
             HistoryStore store = open(dataDir);
             store.lock = lock;
             return store;
@@ -67,12 +71,13 @@ public final class HistoryStore implements AutoCloseable {
         }
     }
 
-    /** Opens (creating if needed) {@code trainwatch.db} in {@code dataDir}, without owning it (a reader). */
+    /**
+     * Opens (creating if needed) {@code trainwatch.db} in {@code dataDir}, without owning it (a reader): a damaged file
+     * is an error here, left where it is; only {@link #openForCollector} sets one aside.
+     */
     public static HistoryStore open(Path dataDir) {
         Path file = dataDir.resolve("trainwatch.db");
         prepareDirectory(dataDir);
-        // A damaged file (or write-ahead file) is set aside with one line, and what can be read is kept.
-        new HistorySalvage(file, line -> LOG.log(System.Logger.Level.WARNING, line), Clock.systemUTC()).check();
         try {
             Connection connection = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath());
             try (Statement st = connection.createStatement()) {

@@ -1,6 +1,7 @@
 package dev.trainwatch.collector.history;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorStack;
@@ -76,7 +77,7 @@ class DamagedHistoryTest {
         for (byte[] content : List.of(garbage, new byte[16_384])) {
             lines.clear();
             Files.write(db(), content);
-            try (HistoryStore store = HistoryStore.open(dir)) {
+            try (HistoryStore store = HistoryStore.openForCollector(dir)) {
                 store.saveRun("after", null, null, Instant.parse("2026-01-01T00:00:00Z"));
                 assertThat(store.runs(10)).extracting(StoredRun::runId).containsExactly("after");
             }
@@ -100,12 +101,22 @@ class DamagedHistoryTest {
     }
 
     @Test
+    void aReaderBesideTheCollectorNeverMovesADamagedFileAside() throws Exception {
+        Files.write(db(), "not a database at all, just some bytes".repeat(200).getBytes(StandardCharsets.UTF_8));
+        byte[] before = Files.readAllBytes(db());
+        assertThatThrownBy(() -> HistoryStore.open(dir)).isInstanceOf(HistoryException.class)
+                .hasMessageContaining("trainwatch.db").hasMessageNotContaining("\n");
+        assertThat(Files.readAllBytes(db())).as("the file a reader found damaged stays where it was").isEqualTo(before);
+        assertThat(lines).isEmpty();
+    }
+
+    @Test
     void aTruncatedFileIsMovedAsideKeepingWhatCanBeRead() throws Exception {
         writeRuns(300);
         try (RandomAccessFile file = new RandomAccessFile(db().toFile(), "rw")) {
             file.setLength(file.length() / 2);
         }
-        try (HistoryStore store = HistoryStore.open(dir)) {
+        try (HistoryStore store = HistoryStore.openForCollector(dir)) {
             assertThat(store.runs(1000)).isNotEmpty().hasSizeLessThan(300);
         }
         assertThat(lines).singleElement().asString().contains("is damaged", "recovered");
@@ -115,13 +126,13 @@ class DamagedHistoryTest {
     void aCorruptPageCostsOnlyItsRowsAndLaterRunsAreRestoredToo() throws Exception {
         writeRuns(300);
         corruptPageHolding("marker-run-150-");
-        try (HistoryStore store = HistoryStore.open(dir)) {
+        try (HistoryStore store = HistoryStore.openForCollector(dir)) {
             List<String> ids = store.runs(1000).stream().map(StoredRun::runId).toList();
             assertThat(ids).hasSizeBetween(250, 299).doesNotContain("run-150").contains("run-1", "run-300");
             store.saveRun("written-after", "{}", null, Instant.parse("2026-02-01T00:00:00Z"));
         }
         assertThat(lines).singleElement().asString().contains("is damaged", "recovered");
-        try (HistoryStore store = HistoryStore.open(dir)) {
+        try (HistoryStore store = HistoryStore.openForCollector(dir)) {
             assertThat(store.runs(1000)).extracting(StoredRun::runId).contains("written-after", "run-300");
         }
         assertThat(lines).hasSize(1);
@@ -131,7 +142,7 @@ class DamagedHistoryTest {
     void aGarbageWriteAheadFileIsSetAsideInOneLine() throws Exception {
         writeRuns(5);
         Files.writeString(dir.resolve("trainwatch.db-wal"), "this is not a write-ahead log at all");
-        try (HistoryStore store = HistoryStore.open(dir)) {
+        try (HistoryStore store = HistoryStore.openForCollector(dir)) {
             assertThat(store.runs(10)).hasSize(5);
         }
         assertThat(lines).singleElement().asString().contains("write-ahead file", "lost");
@@ -148,7 +159,7 @@ class DamagedHistoryTest {
     }
 
     private void writeRuns(int n) {
-        try (HistoryStore store = HistoryStore.open(dir)) {
+        try (HistoryStore store = HistoryStore.openForCollector(dir)) {
             for (int i = 1; i <= n; i++) {
                 String spec = "{\"model\":\"marker-run-" + i + "-" + "x".repeat(300) + "\"}";
                 store.saveRun("run-" + i, spec, null, Instant.parse("2026-01-01T00:00:00Z").plusSeconds(i));
