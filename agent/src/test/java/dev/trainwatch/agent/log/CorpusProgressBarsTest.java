@@ -1,7 +1,6 @@
 package dev.trainwatch.agent.log;
 
 import dev.trainwatch.protocol.testing.RequiredFixtures;
-import dev.trainwatch.protocol.SettableClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
@@ -9,7 +8,6 @@ import dev.trainwatch.protocol.StepEvent;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -26,17 +24,9 @@ class CorpusProgressBarsTest {
     Path dir;
 
     private List<StepEvent> read(String name) throws IOException {
-        Path corpus = RequiredFixtures.corpusLog(name);
         Path log = dir.resolve(name);
-        Files.copy(corpus, log);
-        SettableClock clock = new SettableClock(Fixtures.NOW);
-        try (LogTailer tailer = new LogTailer(log, StepLineParsers.forFormat("auto"), clock, Long.MAX_VALUE,
-                LogTailer.DEFAULT_MAX_LINE_BYTES)) {
-            List<StepEvent> all = new ArrayList<>(tailer.poll());
-            clock.set(Fixtures.NOW.plusSeconds(2));
-            all.addAll(tailer.poll());
-            return all;
-        }
+        Files.copy(RequiredFixtures.corpusLog(name), log);
+        return Fixtures.readFile(log, "auto");
     }
 
     @Test

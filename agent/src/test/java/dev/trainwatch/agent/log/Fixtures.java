@@ -38,6 +38,11 @@ final class Fixtures {
     static List<StepEvent> read(Path dir, String name, String format) throws IOException {
         Path file = dir.resolve(name);
         Files.write(file, bytes(name));
+        return readFile(file, format);
+    }
+
+    /** Reads all of {@code file} with {@code format}, in two polls two seconds apart. */
+    static List<StepEvent> readFile(Path file, String format) throws IOException {
         // The second poll comes two seconds later, as the agent's would: a progress bar's newest step is sent once
         // its bar has not moved on for a second (its last frame carries its loss).
         SettableClock clock = new SettableClock(NOW);

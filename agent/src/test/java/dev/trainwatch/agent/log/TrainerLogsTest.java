@@ -9,7 +9,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -31,14 +30,7 @@ class TrainerLogsTest {
     private List<StepEvent> read(String name) throws IOException {
         Path file = dir.resolve(name);
         Files.write(file, Fixtures.bytes("trainers/" + name));
-        SettableClock clock = new SettableClock(Fixtures.NOW);
-        try (LogTailer tailer = new LogTailer(file, StepLineParsers.forFormat("auto"), clock, Long.MAX_VALUE,
-                LogTailer.DEFAULT_MAX_LINE_BYTES)) {
-            List<StepEvent> all = new ArrayList<>(tailer.poll());
-            clock.set(Fixtures.NOW.plusSeconds(2));
-            all.addAll(tailer.poll());
-            return all;
-        }
+        return Fixtures.readFile(file, "auto");
     }
 
     @Test
