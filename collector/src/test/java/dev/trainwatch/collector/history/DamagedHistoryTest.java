@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.history;
 
+import dev.trainwatch.protocol.testing.LogCapture;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -14,13 +15,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.SQLException;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -39,31 +36,16 @@ class DamagedHistoryTest {
     @TempDir
     Path dir;
 
-    private final List<String> lines = new ArrayList<>();
-    private final Logger log = Logger.getLogger("dev.trainwatch.collector.history");
-    private final Handler capture = new Handler() {
-        @Override
-        public void publish(LogRecord record) {
-            lines.add(record.getMessage());
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
+    private LogCapture log;
 
     @BeforeEach
     void listen() {
-        log.addHandler(capture);
+        log = LogCapture.of("dev.trainwatch.collector.history");
     }
 
     @AfterEach
     void stopListening() {
-        log.removeHandler(capture);
+        log.close();
     }
 
     private Path db() {
@@ -75,13 +57,13 @@ class DamagedHistoryTest {
         byte[] garbage = new byte[20_000];
         new Random(43).nextBytes(garbage);
         for (byte[] content : List.of(garbage, new byte[16_384])) {
-            lines.clear();
+            log.clear();
             Files.write(db(), content);
             try (HistoryStore store = HistoryStore.openForCollector(dir)) {
                 store.saveRun("after", null, null, Instant.parse("2026-01-01T00:00:00Z"));
                 assertThat(store.runs(10)).extracting(StoredRun::runId).containsExactly("after");
             }
-            assertThat(lines).singleElement().asString().contains("is damaged", "moved aside", "fresh history");
+            assertThat(log.messages()).singleElement().asString().contains("is damaged", "moved aside", "fresh history");
             deleteAside();
             Files.delete(db());
         }
@@ -97,7 +79,7 @@ class DamagedHistoryTest {
             assertThat(health.statusCode()).isEqualTo(200);
             assertThat(stack.history()).isPresent();
         }
-        assertThat(lines).anySatisfy(line -> assertThat(line).contains("is damaged", "fresh history"));
+        assertThat(log.messages()).anySatisfy(line -> assertThat(line).contains("is damaged", "fresh history"));
     }
 
     @Test
@@ -107,7 +89,7 @@ class DamagedHistoryTest {
         assertThatThrownBy(() -> HistoryStore.open(dir)).isInstanceOf(HistoryException.class)
                 .hasMessageContaining("trainwatch.db").hasMessageNotContaining("\n");
         assertThat(Files.readAllBytes(db())).as("the file a reader found damaged stays where it was").isEqualTo(before);
-        assertThat(lines).isEmpty();
+        assertThat(log.messages()).isEmpty();
     }
 
     @Test
@@ -119,7 +101,7 @@ class DamagedHistoryTest {
         try (HistoryStore store = HistoryStore.openForCollector(dir)) {
             assertThat(store.runs(1000)).isNotEmpty().hasSizeLessThan(300);
         }
-        assertThat(lines).singleElement().asString().contains("is damaged", "recovered");
+        assertThat(log.messages()).singleElement().asString().contains("is damaged", "recovered");
     }
 
     @Test
@@ -131,11 +113,11 @@ class DamagedHistoryTest {
             assertThat(ids).hasSizeBetween(250, 299).doesNotContain("run-150").contains("run-1", "run-300");
             store.saveRun("written-after", "{}", null, Instant.parse("2026-02-01T00:00:00Z"));
         }
-        assertThat(lines).singleElement().asString().contains("is damaged", "recovered");
+        assertThat(log.messages()).singleElement().asString().contains("is damaged", "recovered");
         try (HistoryStore store = HistoryStore.openForCollector(dir)) {
             assertThat(store.runs(1000)).extracting(StoredRun::runId).contains("written-after", "run-300");
         }
-        assertThat(lines).hasSize(1);
+        assertThat(log.messages()).hasSize(1);
     }
 
     @Test
@@ -145,7 +127,7 @@ class DamagedHistoryTest {
         try (HistoryStore store = HistoryStore.openForCollector(dir)) {
             assertThat(store.runs(10)).hasSize(5);
         }
-        assertThat(lines).singleElement().asString().contains("write-ahead file", "lost");
+        assertThat(log.messages()).singleElement().asString().contains("write-ahead file", "lost");
     }
 
     @Test
@@ -165,7 +147,7 @@ class DamagedHistoryTest {
                 store.saveRun("run-" + i, spec, null, Instant.parse("2026-01-01T00:00:00Z").plusSeconds(i));
             }
         }
-        assertThat(lines).isEmpty();
+        assertThat(log.messages()).isEmpty();
     }
 
     /** Overwrites the page of the database file that holds {@code marker} (a runs table leaf) with garbage. */

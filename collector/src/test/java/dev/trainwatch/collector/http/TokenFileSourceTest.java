@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.http;
 
+import dev.trainwatch.protocol.testing.LogCapture;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -8,12 +9,8 @@ import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -63,29 +60,12 @@ class TokenFileSourceTest {
         Path file = dir.resolve("token");
         Files.writeString(file, "s3cret");
         Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r--r--"));
-        List<String> lines = new ArrayList<>();
-        Logger log = Logger.getLogger(TokenFileSource.class.getName());
-        Handler capture = new Handler() {
-            @Override
-            public void publish(LogRecord record) {
-                lines.add(record.getMessage());
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        log.addHandler(capture);
-        try {
+        List<String> lines;
+        try (LogCapture log = LogCapture.of(TokenFileSource.class.getName())) {
             TokenFileSource.open(file);
             Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
             TokenFileSource.open(file);
-        } finally {
-            log.removeHandler(capture);
+            lines = log.messages();
         }
         assertThat(lines).singleElement().asString().contains("readable by every user", "chmod 0600");
     }
