@@ -53,8 +53,13 @@ class PublishedAccuracyTest {
     }
 
     static List<Map<String, String>> rows() throws IOException {
+        return tsv("/measurements/published.tsv");
+    }
+
+    /** A measurement table of the test resources: a header row, then one row per measurement, {@code #} comments. */
+    static List<Map<String, String>> tsv(String resource) throws IOException {
         List<Map<String, String>> rows = new ArrayList<>();
-        try (InputStream in = PublishedAccuracyTest.class.getResourceAsStream("/measurements/published.tsv")) {
+        try (InputStream in = PublishedAccuracyTest.class.getResourceAsStream(resource)) {
             String[] header = null;
             for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
                 if (line.isBlank() || line.startsWith("#")) {
@@ -66,7 +71,7 @@ class PublishedAccuracyTest {
                     continue;
                 }
                 if (cells.length != header.length) {
-                    throw new IllegalStateException("published.tsv: row " + cells[0] + " has " + cells.length
+                    throw new IllegalStateException(resource + ": row " + cells[0] + " has " + cells.length
                             + " cells, the header " + header.length);
                 }
                 Map<String, String> row = new LinkedHashMap<>();

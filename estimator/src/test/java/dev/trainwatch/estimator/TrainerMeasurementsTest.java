@@ -4,11 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.protocol.RunSpec;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -31,26 +28,7 @@ class TrainerMeasurementsTest {
     }
 
     static List<Map<String, String>> rows() throws IOException {
-        List<Map<String, String>> rows = new ArrayList<>();
-        try (InputStream in = TrainerMeasurementsTest.class.getResourceAsStream("/measurements/trainers.tsv")) {
-            String[] header = null;
-            for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
-                if (line.isBlank() || line.startsWith("#")) {
-                    continue;
-                }
-                String[] cells = line.split("\t", -1);
-                if (header == null) {
-                    header = cells;
-                    continue;
-                }
-                Map<String, String> row = new LinkedHashMap<>();
-                for (int i = 0; i < header.length; i++) {
-                    row.put(header[i], i < cells.length ? cells[i] : "-");
-                }
-                rows.add(row);
-            }
-        }
-        return rows;
+        return PublishedAccuracyTest.tsv("/measurements/trainers.tsv");
     }
 
     static RunSpec spec(Map<String, String> r) {
