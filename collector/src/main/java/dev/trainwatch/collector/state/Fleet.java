@@ -7,6 +7,8 @@ import dev.trainwatch.collector.detect.GpuSeries;
 import dev.trainwatch.collector.detect.WindowStats;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.Estimator;
+import dev.trainwatch.estimator.InvalidSpecException;
+import dev.trainwatch.estimator.plan.RunPlans;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.MonotonicClock;
@@ -115,11 +117,11 @@ public final class Fleet {
      * run's view; the pricing runs after it.
      *
      * @throws RunPlans.Refused when the run has no spec or no observed step yet
-     * @throws dev.trainwatch.estimator.InvalidSpecException for an unknown GPU or an impossible target
+     * @throws InvalidSpecException for an unknown GPU or an impossible target
      */
     public Optional<RunPlans.RunResult> plans(String runId, List<String> gpuIds, Integer gpus, Integer batch) {
         Optional<RunView> view = run(runId);
-        return view.map(v -> RunPlans.forRun(predictor, v, gpuIds, gpus, batch, prices));
+        return view.map(v -> RunRepricing.forRun(predictor, v, gpuIds, gpus, batch, prices));
     }
 
     public FleetSettings settings() {
