@@ -96,15 +96,11 @@ final class BatchIngest {
                 if (g.runId != null) {
                     RunState run = registry.run(g.runId);
                     if (run != null) {
-                        if (!run.ended) {
-                            run.accounting.gpuSample(s.uuid(), s, Timestamps.stamp(s.ts() - offset, now));
+                        if (!run.ended()) {
+                            run.accounting().gpuSample(s.uuid(), s, Timestamps.stamp(s.ts() - offset, now));
                         }
-                        double used = s.memoryUsedBytes() != null && s.memoryUsedBytes() >= 0
-                                ? s.memoryUsedBytes() : Double.NaN;
-                        if (!Double.isNaN(used) && !(used <= run.peakMemory)) {
-                            run.peakMemory = used;
-                            run.summaryDue = true;
-                        }
+                        run.memoryUsed(s.memoryUsedBytes() != null && s.memoryUsedBytes() >= 0
+                                ? s.memoryUsedBytes() : Double.NaN);
                         touched.add(run);
                     }
                 }
@@ -133,9 +129,8 @@ final class BatchIngest {
             }
         }
         for (RunState run : touched) {
-            run.dirty = true;
-            run.agentBatchGap = agent.batchGap;
-            if (!run.ended) {
+            run.touchedByBatch(agent.batchGap);
+            if (!run.ended()) {
                 toJudge.add(run);
             }
         }
@@ -244,7 +239,7 @@ final class BatchIngest {
                 specs.adoptSpecOf(alias, run, now);
             }
         }
-        RunState.HostPart part = run.hosts.computeIfAbsent(host, h -> new RunState.HostPart());
+        RunState.HostPart part = run.hosts().computeIfAbsent(host, h -> new RunState.HostPart());
         Set<String> previous = Set.copyOf(part.gpuUuids);
         part.gpuUuids.clear();
         part.ranksByGpu.clear();
@@ -301,7 +296,7 @@ final class BatchIngest {
             GpuState g = registry.gpu(uuid);
             if (g != null && a.runId().equals(g.runId) && !part.gpuUuids.contains(uuid)) {
                 g.runId = null;
-                run.accounting.gpuLeft(uuid);
+                run.accounting().gpuLeft(uuid);
             }
         }
         for (String uuid : part.gpuUuids) {
@@ -312,28 +307,22 @@ final class BatchIngest {
                     g.window.peakMemory = WindowStats.latestMemory(g.window);
                 }
                 g.runId = a.runId();
-                double peak = g.window.peakMemory;
-                if (!Double.isNaN(peak) && !(peak <= run.peakMemory)) {
-                    run.peakMemory = peak;
-                    run.summaryDue = true;
-                }
+                run.memoryUsed(g.window.peakMemory);
             }
         }
-        run.lastSeen = now;
+        run.seen(now);
         specs.maybeFillGpu(run);
         if (Boolean.TRUE.equals(a.ended())) {
             part.ended = true;
-            if (!run.ended && run.hosts.values().stream().allMatch(p -> p.ended)) {
+            if (!run.ended() && run.hosts().values().stream().allMatch(p -> p.ended)) {
                 events.end(run, now);
             }
             return null;
         }
         part.ended = false;
-        if (run.ended) {
+        if (run.ended()) {
             // The same run id is running again (e.g. a requeued Slurm job): reopen it.
-            run.ended = false;
-            run.endedAt = Double.NaN;
-            run.failure = null;
+            run.reopen();
             events.notifyChanged(run, now);
         }
         return run;
@@ -373,12 +362,12 @@ final class BatchIngest {
             case RUN_ENDED -> {
                 RunState run = ownRun(e.runId(), host);
                 if (run != null && e.ending() != null) {
-                    run.ending = e.ending();
+                    run.recordEnding(e.ending());
                 }
                 if (run != null) {
-                    RunState.HostPart part = run.hosts.get(host);
+                    RunState.HostPart part = run.hosts().get(host);
                     part.ended = true;
-                    if (!run.ended && run.hosts.values().stream().allMatch(p -> p.ended)) {
+                    if (!run.ended() && run.hosts().values().stream().allMatch(p -> p.ended)) {
                         events.end(run, now);
                     }
                 }
@@ -392,10 +381,9 @@ final class BatchIngest {
             case PHASE -> {
                 // A checkpoint, evaluation or sampling phase the run's log announced: its time is not a stall.
                 RunState run = ownRun(e.runId(), host);
-                if (run != null && !run.ended) {
-                    run.accounting.phase(e.message(), Timestamps.stamp(e.ts() - offset, now));
-                    run.phaseKind = e.message();
-                    run.phaseTs = Timestamps.stamp(e.ts() - offset, now);
+                if (run != null && !run.ended()) {
+                    run.accounting().phase(e.message(), Timestamps.stamp(e.ts() - offset, now));
+                    run.phase(e.message(), Timestamps.stamp(e.ts() - offset, now));
                     touched.add(run);
                 }
             }
@@ -415,12 +403,12 @@ final class BatchIngest {
         if (run == null) {
             return null;
         }
-        if (run.hosts.isEmpty()) {
+        if (run.hosts().isEmpty()) {
             // On no node yet (a spec, or steps a script pushed): the first node to speak for it takes it.
-            run.hosts.put(host, new RunState.HostPart());
+            run.hosts().put(host, new RunState.HostPart());
             return run;
         }
-        if (!run.hosts.containsKey(host)) {
+        if (!run.hosts().containsKey(host)) {
             foreignEvents++;
             return null;
         }

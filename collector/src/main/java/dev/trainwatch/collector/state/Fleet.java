@@ -408,7 +408,7 @@ public final class Fleet {
         Objects.requireNonNull(how, "how");
         try {
             synchronized (lock) {
-                registry.runOrCreate(runId, now()).stoppedBy = how;
+                registry.runOrCreate(runId, now()).stop(how);
             }
         } finally {
             outbox.drain();
@@ -460,7 +460,7 @@ public final class Fleet {
     public void markSynthetic(String runId) {
         requireId(runId);
         synchronized (lock) {
-            registry.runOrCreate(runId, now()).synthetic = true;
+            registry.runOrCreate(runId, now()).markSynthetic();
         }
     }
 
@@ -486,7 +486,7 @@ public final class Fleet {
             synchronized (lock) {
                 double now = now();
                 for (RunState run : registry.runs()) {
-                    if (!run.ended && (run.dirty || run.summaryDue)) {
+                    if (!run.ended() && (run.dirty() || run.summaryDue())) {
                         events.notifyChanged(run, now);
                     }
                 }
@@ -508,25 +508,25 @@ public final class Fleet {
                 List<RunState> expired = new ArrayList<>();
                 double retention = settings.endedRunRetention().toMillis() / 1000.0;
                 for (RunState run : registry.runs()) {
-                    if (!run.ended && now - run.lastSeen > retention) {
+                    if (!run.ended() && now - run.lastSeen() > retention) {
                         // Nothing heard for the retention time (e.g. restored after a restart, then never seen
                         // again): the run is over even though no agent said so.
                         events.end(run, now);
                     }
-                    if (run.ended) {
-                        if (now - run.endedAt > retention) {
+                    if (run.ended()) {
+                        if (now - run.endedAt() > retention) {
                             expired.add(run);
                         }
                         continue;
                     }
-                    if (!newlyLost.isEmpty() && !Collections.disjoint(run.hosts.keySet(), newlyLost)) {
+                    if (!newlyLost.isEmpty() && !Collections.disjoint(run.hosts().keySet(), newlyLost)) {
                         events.evaluate(run, now); // an agent of the run fell silent: agent_lost now, not later
                     }
                     events.onTick(run, now);
-                    if (!run.unmatchedLogged && run.registeredSpec != null && !Slots.observed(run)
-                            && now - run.firstSeen >= RunObservations.UNMATCHED_AFTER_SECONDS) {
-                        run.unmatchedLogged = true;
-                        LOG.log(System.Logger.Level.WARNING, "run {0}: {1}", run.runId,
+                    if (run.registeredSpec() != null && !Slots.observed(run)
+                            && now - run.firstSeen() >= RunObservations.UNMATCHED_AFTER_SECONDS
+                            && run.firstUnmatchedLog()) {
+                        LOG.log(System.Logger.Level.WARNING, "run {0}: {1}", run.runId(),
                                 observations.unmatched(run, now).message());
                     }
                 }
@@ -579,8 +579,8 @@ public final class Fleet {
         synchronized (lock) {
             double now = now();
             return registry.runs().stream()
-                    .sorted(Comparator.comparingDouble((RunState r) -> r.firstSeen).reversed()
-                            .thenComparing(r -> r.runId))
+                    .sorted(Comparator.comparingDouble((RunState r) -> r.firstSeen()).reversed()
+                            .thenComparing(r -> r.runId()))
                     .map(r -> observations.view(r, now)).toList();
         }
     }
@@ -619,10 +619,10 @@ public final class Fleet {
             if (run == null) {
                 return Optional.empty();
             }
-            double until = run.ended && !Double.isNaN(run.endedAt) ? run.endedAt : Double.POSITIVE_INFINITY;
+            double until = run.ended() && !Double.isNaN(run.endedAt()) ? run.endedAt() : Double.POSITIVE_INFINITY;
             // Entries older than what the build reads (the carry-in before `since`) or after the run's end are
             // not copied: the build finds the same entries at shifted positions, so the answer is the same.
-            double from = readFrom.applyAsDouble(run.firstSeen);
+            double from = readFrom.applyAsDouble(run.firstSeen());
             List<GpuState> gs = observations.runGpus(run);
             List<GpuSeries> windows = new ArrayList<>(gs.size());
             double capacity = Double.NaN;
@@ -633,7 +633,7 @@ public final class Fleet {
                     capacity = total;
                 }
             }
-            Estimate e = run.estimate;
+            Estimate e = run.estimate();
             if (Double.isNaN(capacity) && e != null && e.gpuMemoryBytes() > 0) {
                 capacity = e.gpuMemoryBytes();
             }
@@ -641,8 +641,8 @@ public final class Fleet {
                     : new SeriesSource.Predicted(e.stepSeconds() > 0 ? e.stepSeconds() : null,
                             e.peakMemoryBytes() > 0 ? e.peakMemoryBytes() : null,
                             e.samplesPerSecond() > 0 ? e.samplesPerSecond() : null);
-            return Optional.of(new SeriesSource(run.runId, now(), registry.windowSeconds, run.firstSeen, until,
-                    run.steps.copy(), windows, predicted, RunObservations.toLong(capacity),
+            return Optional.of(new SeriesSource(run.runId(), now(), registry.windowSeconds, run.firstSeen(), until,
+                    run.steps().copy(), windows, predicted, RunObservations.toLong(capacity),
                     RunObservations.specSamplesPerStep(run)));
         }
     }

@@ -33,9 +33,9 @@ final class RunEvents implements EvaluationSchedule.Notifier {
         Anomaly a = t.anomaly();
         boolean observed = observedTraining(run);
         if (t.raised()) {
-            outbox.raised(run.runId, a, observed);
+            outbox.raised(run.runId(), a, observed);
         } else {
-            outbox.resolved(run.runId, a, observed);
+            outbox.resolved(run.runId(), a, observed);
         }
     }
 
@@ -45,8 +45,8 @@ final class RunEvents implements EvaluationSchedule.Notifier {
      * and the history, but nobody is notified of them ({@link FleetListener#notifiesPeople()}).
      */
     private boolean observedTraining(RunState run) {
-        if (run.lastCountedStep >= 0 || run.registeredSpec != null || run.failure != null
-                || run.tracker.isActive(AnomalyKind.RUN_FAILED)) {
+        if (run.lastCountedStep() >= 0 || run.registeredSpec() != null || run.failure() != null
+                || run.tracker().isActive(AnomalyKind.RUN_FAILED)) {
             return true;
         }
         for (GpuState g : registry.runGpus(run)) {
@@ -59,9 +59,7 @@ final class RunEvents implements EvaluationSchedule.Notifier {
 
     @Override
     public void notifyChanged(RunState run, double now) {
-        run.lastChangeNotified = now;
-        run.dirty = false;
-        run.summaryDue = false;
+        run.notified(now);
         if (outbox.wantsRunChanges()) {
             outbox.changed(observations.summarize(run, now));
         }
@@ -72,12 +70,11 @@ final class RunEvents implements EvaluationSchedule.Notifier {
      * {@code run_failed}, which stays: it is why it ended.
      */
     void end(RunState run, double now) {
-        if (run.ended) {
+        if (run.ended()) {
             return;
         }
-        run.ended = true;
-        run.endedAt = now;
-        for (Transition t : run.tracker.endAllExcept(now, AnomalyKind.RUN_FAILED)) {
+        run.end(now);
+        for (Transition t : run.tracker().endAllExcept(now, AnomalyKind.RUN_FAILED)) {
             publish(run, t);
         }
         outbox.ended(observations.summarize(run, now));
@@ -88,14 +85,10 @@ final class RunEvents implements EvaluationSchedule.Notifier {
      * user stopped.
      */
     void fail(RunState run, RunFailure failure, String host, double now) {
-        if (run.stoppedBy != null) {
+        if (run.stoppedBy() != null) {
             return; // its user stopped it: the traceback the signal left is how it stopped, not a failure
         }
-        run.failure = failure;
-        run.failureHost = host;
-        run.failureTs = now;
-        run.dirty = true;
-        run.summaryDue = true;
+        run.fail(failure, host, now);
         schedule.evaluate(run, now);
     }
 
