@@ -378,8 +378,7 @@ public final class ApiVerticle extends VerticleBase {
         offLoop(ctx, () -> {
             List<StepEvent> steps = decoder.steps(raw, encoding);
             validator.check(steps);
-            // Only the reports counted as the run's steps feed the summary: with every rank logging, one per step.
-            metrics.runs().recordSteps(runId, fleet.ingestSteps(runId, steps, agentId, requestSentAt));
+            fleet.ingestSteps(runId, steps, agentId, requestSentAt);
             Map<String, Object> answer = new LinkedHashMap<>();
             answer.put("run_id", runId);
             answer.put("accepted", steps.size());
@@ -420,9 +419,6 @@ public final class ApiVerticle extends VerticleBase {
             boolean duplicate = result.duplicate();
             ctx.put(DUPLICATE, duplicate);
             int stepsAccepted = 0;
-            for (Map.Entry<String, List<StepEvent>> e : result.stepsCounted().entrySet()) {
-                metrics.runs().recordSteps(e.getKey(), e.getValue());
-            }
             if (!duplicate && batch.runSteps() != null && result.stepsRefused() == null) {
                 for (RunSteps group : batch.runSteps()) {
                     stepsAccepted += group.steps().size();

@@ -9,6 +9,7 @@ import static dev.trainwatch.collector.metrics.MetricNames.SEVERITY;
 
 import dev.trainwatch.collector.detect.Anomaly;
 import dev.trainwatch.collector.state.ComparisonView;
+import dev.trainwatch.collector.state.FleetListener;
 import dev.trainwatch.collector.state.ObservedView;
 import dev.trainwatch.collector.state.RunView;
 import dev.trainwatch.protocol.StepEvent;
@@ -47,7 +48,7 @@ import java.util.function.DoubleSupplier;
  * Names, units, types and help texts are those of docs/METRICS.md (the golden scrape test pins them).
  * Thread-safe.
  */
-public final class RunMetrics implements MeterBinder, MultiCollector {
+public final class RunMetrics implements MeterBinder, MultiCollector, FleetListener {
 
     /** Quantiles of the step-time summary and the window they cover. */
     static final double[] STEP_QUANTILES = {0.5, 0.9};
@@ -288,6 +289,17 @@ public final class RunMetrics implements MeterBinder, MultiCollector {
             return run.comparison().predictedPeakMemoryBytes();
         }
         return run.estimate() == null ? null : run.estimate().peakMemoryBytes();
+    }
+
+    @Override
+    public boolean wantsRunChanges() {
+        return false;
+    }
+
+    /** The fleet counted steps of a run (by any ingest path): they feed its step-time summary. */
+    @Override
+    public void onStepsApplied(String runId, List<StepEvent> steps) {
+        recordSteps(runId, steps);
     }
 
     /**

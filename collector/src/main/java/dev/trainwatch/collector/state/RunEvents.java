@@ -5,6 +5,7 @@ import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.AnomalyTracker.Transition;
 import dev.trainwatch.collector.detect.Detector;
 import dev.trainwatch.protocol.RunFailure;
+import dev.trainwatch.protocol.StepEvent;
 import java.util.List;
 import java.util.Map;
 
@@ -63,6 +64,10 @@ final class RunEvents implements EvaluationSchedule.Notifier {
         if (outbox.wantsRunChanges()) {
             outbox.changed(observations.summarize(run, now));
         }
+    }
+
+    void stepsCounted(String runId, List<StepEvent> counted) {
+        outbox.stepsApplied(runId, List.copyOf(counted));
     }
 
     /**

@@ -79,6 +79,7 @@ final class StepIngest {
             }
         }
         run.stepsApplied(now);
+        events.stepsCounted(runId, counted);
         return counted;
     }
 
