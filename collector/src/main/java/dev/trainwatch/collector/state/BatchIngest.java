@@ -88,7 +88,7 @@ final class BatchIngest {
                     continue;
                 }
                 GpuState g = registry.gpuOrCreate(s.uuid(), now); // room was made above
-                g.window.host = batch.host();
+                g.window.host(batch.host());
                 g.window.add(s, Timestamps.stamp(s.ts() - offset, now));
                 g.window.trim(now);
                 g.latest = s;
@@ -259,7 +259,7 @@ final class BatchIngest {
                 if (part.procs.size() < MAX_GPUS_PER_HOST_PART || part.procs.containsKey(r.rank())) {
                     RunState.RankProc p = part.procs.computeIfAbsent(r.rank(), k -> new RunState.RankProc());
                     if (p.pid != r.pid()) {
-                        p.size = 0; // another process now holds the rank (a restart): its CPU time starts again
+                        p.readings.clear(); // another process now holds the rank (a restart): its CPU time starts again
                     }
                     p.pid = r.pid();
                     p.gpuUuid = r.gpuUuids() != null && !r.gpuUuids().isEmpty() ? r.gpuUuids().get(0) : null;
@@ -304,10 +304,10 @@ final class BatchIngest {
             if (g != null) {
                 if (!a.runId().equals(g.runId)) {
                     // A GPU newly given to this run: what an earlier run peaked at is not this run's peak.
-                    g.window.peakMemory = WindowStats.latestMemory(g.window);
+                    g.window.restartPeak(WindowStats.latestMemory(g.window));
                 }
                 g.runId = a.runId();
-                run.memoryUsed(g.window.peakMemory);
+                run.memoryUsed(g.window.peakMemory());
             }
         }
         run.seen(now);
@@ -343,7 +343,7 @@ final class BatchIngest {
                     if (g == null) {
                         return;
                     }
-                    g.window.host = host;
+                    g.window.host(host);
                 }
                 g.addXid(new RunContext.XidRecord(Timestamps.stamp(e.ts() - offset, now), host, e.gpuUuid(), e.xid()));
                 if (g.runId != null && registry.hasRun(g.runId)) {
@@ -353,7 +353,7 @@ final class BatchIngest {
             case GPU_LOST -> {
                 GpuState g = registry.gpu(e.gpuUuid());
                 if (g != null) {
-                    g.window.lost = true;
+                    g.window.markLost();
                     if (g.runId != null && registry.hasRun(g.runId)) {
                         touched.add(registry.run(g.runId));
                     }

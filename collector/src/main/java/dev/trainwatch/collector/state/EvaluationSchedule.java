@@ -10,6 +10,7 @@ import dev.trainwatch.collector.detect.RankProcess;
 import dev.trainwatch.collector.detect.RankSeries;
 import dev.trainwatch.collector.detect.RunContext;
 import dev.trainwatch.collector.detect.StepSeries;
+import dev.trainwatch.collector.state.window.HostMemoryWindow;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.estimator.ObservedRun;

@@ -1,5 +1,7 @@
 package dev.trainwatch.collector.state;
 
+import dev.trainwatch.collector.state.window.HostMemoryWindow;
+
 /**
  * A node's memory as its agent last read it (an entry of {@code host_memory} in {@code GET /v1/runs/{id}}, and the
  * {@code trainwatch_host_*} series). Bytes; null when the agent could not read it. Immutable.

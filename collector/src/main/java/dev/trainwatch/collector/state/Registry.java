@@ -2,6 +2,10 @@ package dev.trainwatch.collector.state;
 
 import dev.trainwatch.collector.detect.AnomalyTracker;
 import dev.trainwatch.collector.detect.DetectorSettings;
+import dev.trainwatch.collector.state.window.GpuWindow;
+import dev.trainwatch.collector.state.window.HostMemoryWindow;
+import dev.trainwatch.collector.state.window.RankBudget;
+import dev.trainwatch.collector.state.window.StepWindow;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -392,7 +396,7 @@ final class Registry {
         HostMemoryWindow w = hostMemory.get(host);
         if (w == null) {
             if (hostMemory.size() >= settings.maxAgents()) {
-                hostMemory.values().stream().min(Comparator.comparingDouble(h -> h.lastSeen))
+                hostMemory.values().stream().min(Comparator.comparingDouble(HostMemoryWindow::lastSeen))
                         .ifPresent(oldest -> hostMemory.remove(oldest.host()));
             }
             w = new HostMemoryWindow(host);
@@ -407,7 +411,7 @@ final class Registry {
         return List.of(slots.usage(Slots.Kind.RUNS, runs.size(), settings.maxRuns()),
                 slots.usage(Slots.Kind.GPUS, gpus.size(), settings.maxGpus()),
                 slots.usage(Slots.Kind.AGENTS, agents.size(), settings.maxAgents()),
-                slots.usage(Slots.Kind.RANKS, rankBudget.used, rankBudget.max),
+                slots.usage(Slots.Kind.RANKS, rankBudget.used(), rankBudget.max()),
                 slots.usage(Slots.Kind.SPECS, specOnlyRuns(), settings.maxSpecs()));
     }
 

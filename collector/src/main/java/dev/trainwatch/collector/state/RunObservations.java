@@ -3,6 +3,9 @@ package dev.trainwatch.collector.state;
 import dev.trainwatch.collector.detect.RankSeries;
 import dev.trainwatch.collector.detect.StepSeries;
 import dev.trainwatch.collector.detect.WindowStats;
+import dev.trainwatch.collector.state.window.GpuWindow;
+import dev.trainwatch.collector.state.window.HostMemoryWindow;
+import dev.trainwatch.collector.state.window.RankWindows;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.protocol.RunEnding;
 import dev.trainwatch.protocol.RunSpec;
@@ -86,7 +89,7 @@ final class RunObservations {
             Double gpuPower = g.latest != null && g.latest.powerWatts() != null && Double.isFinite(g.latest.powerWatts())
                     ? g.latest.powerWatts() : null;
             gpuViews.add(new RunGpuView(w.uuid(), w.host(), w.index(), w.name(), List.copyOf(ranks),
-                    toLong(WindowStats.latestMemory(w)), toLong(w.memoryTotalBytes()), toLong(w.peakMemory),
+                    toLong(WindowStats.latestMemory(w)), toLong(w.memoryTotalBytes()), toLong(w.peakMemory()),
                     nan(WindowStats.meanUtilization(w, recent)), nan(WindowStats.meanSmClockRatio(w, recent)),
                     w.lost(), gpuPower, process, nan(WindowStats.meanSmActive(w, recent)),
                     nan(WindowStats.meanTensorActive(w, recent)), nan(WindowStats.meanDramActive(w, recent)),

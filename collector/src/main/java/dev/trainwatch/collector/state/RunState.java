@@ -3,6 +3,11 @@ package dev.trainwatch.collector.state;
 import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.AnomalyTracker;
 import dev.trainwatch.collector.detect.RunContext;
+import dev.trainwatch.collector.state.window.LossWindow;
+import dev.trainwatch.collector.state.window.RankBudget;
+import dev.trainwatch.collector.state.window.RankWindows;
+import dev.trainwatch.collector.state.window.Ring;
+import dev.trainwatch.collector.state.window.StepWindow;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.protocol.RunEnding;
 import dev.trainwatch.protocol.RunFailure;
@@ -40,31 +45,25 @@ final class RunState {
         double ts;
         final double[] cpuTs = new double[CPU_READINGS];
         final double[] cpu = new double[CPU_READINGS];
-        int head;
-        int size;
+        final Ring readings = new Ring(CPU_READINGS);
 
         void cpu(double at, double seconds) {
-            if (size > 0 && at <= cpuTs[(head + size - 1) % CPU_READINGS]) {
+            if (readings.size() > 0 && at <= cpuTs[readings.newest()]) {
                 return;
             }
-            int i = (head + size) % CPU_READINGS;
-            if (size == CPU_READINGS) {
-                head = (head + 1) % CPU_READINGS;
-            } else {
-                size++;
-            }
+            int i = readings.append();
             cpuTs[i] = at;
             cpu[i] = seconds;
         }
 
         /** CPU seconds per wall second between the newest reading and the oldest at least {@code span} s older. */
         double cpuRate(double span) {
-            if (size < 2) {
+            if (readings.size() < 2) {
                 return Double.NaN;
             }
-            int newest = (head + size - 1) % CPU_READINGS;
-            for (int k = size - 2; k >= 0; k--) {
-                int i = (head + k) % CPU_READINGS;
+            int newest = readings.newest();
+            for (int k = readings.size() - 2; k >= 0; k--) {
+                int i = readings.slot(k);
                 double dt = cpuTs[newest] - cpuTs[i];
                 if (dt >= span || k == 0) {
                     return dt > 0 ? Math.max(0, cpu[newest] - cpu[i]) / dt : Double.NaN;

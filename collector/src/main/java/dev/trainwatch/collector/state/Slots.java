@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.state;
 
+import dev.trainwatch.collector.state.window.RankWindows;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumMap;
@@ -22,7 +23,7 @@ import java.util.function.ToDoubleFunction;
  */
 public final class Slots {
     /** An entry not heard from for this long counts as silent and may be forgotten to make room. */
-    public static final double SILENT_SECONDS = 600;
+    public static final double SILENT_SECONDS = RankWindows.SILENT_SECONDS;
 
     /** The limited things, named as the {@code reason} label of the limit metrics. */
     public enum Kind {

@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.state;
 
+import dev.trainwatch.collector.state.window.RankWindows;
 import dev.trainwatch.protocol.StepEvent;
 import java.util.ArrayList;
 import java.util.List;
@@ -117,10 +118,10 @@ final class StepIngest {
         boolean counts = true;
         if (rank >= 0) {
             RankWindows ranks = run.ranksOrCreate(registry.windowSeconds, registry.rankBudget);
-            long refusedBefore = ranks.refused;
+            long refusedBefore = ranks.refused();
             counts = ranks.add(e, ts);
-            if (ranks.refused > refusedBefore) {
-                registry.slots.refuse(Slots.Kind.RANKS, registry.rankBudget.max, 0, now);
+            if (ranks.refused() > refusedBefore) {
+                registry.slots.refuse(Slots.Kind.RANKS, registry.rankBudget.max(), 0, now);
             }
         }
         if (counts && rank != run.lastCountedRank()

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.collector.detect.GpuSeries;
 import dev.trainwatch.collector.detect.WindowStats;
+import dev.trainwatch.collector.state.window.GpuWindow;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.UtilizationWindow;
 import java.util.List;
@@ -46,7 +47,7 @@ class GpuWindowTest {
         w.trim(230);
         assertThat(w.size()).isEqualTo(15); // 170, 172, …, 198
         assertThat(w.firstIndexAtOrAfter(190)).isEqualTo(10);
-        assertThat(w.peakMemory).isEqualTo((double) (99L << 20));
+        assertThat(w.peakMemory()).isEqualTo((double) (99L << 20));
     }
 
     /**
