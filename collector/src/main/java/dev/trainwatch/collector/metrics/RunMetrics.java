@@ -1,17 +1,13 @@
 package dev.trainwatch.collector.metrics;
 
+import dev.trainwatch.collector.detect.Anomaly;
+import dev.trainwatch.collector.state.FleetListener;
+import dev.trainwatch.collector.state.view.ComparisonView;
+import dev.trainwatch.collector.state.view.ObservedView;
+import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.exposition.GpuSeries;
 import dev.trainwatch.exposition.LabelValues;
 import dev.trainwatch.exposition.Labelled;
-import static dev.trainwatch.collector.metrics.MetricNames.KIND;
-import static dev.trainwatch.collector.metrics.MetricNames.RUN_ID;
-import static dev.trainwatch.collector.metrics.MetricNames.SEVERITY;
-
-import dev.trainwatch.collector.detect.Anomaly;
-import dev.trainwatch.collector.state.ComparisonView;
-import dev.trainwatch.collector.state.FleetListener;
-import dev.trainwatch.collector.state.ObservedView;
-import dev.trainwatch.collector.state.RunView;
 import dev.trainwatch.protocol.StepEvent;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -32,9 +28,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.DoubleSupplier;
 import java.util.function.Function;
 import java.util.function.Supplier;
-import java.util.function.DoubleSupplier;
+import static dev.trainwatch.collector.metrics.MetricNames.KIND;
+import static dev.trainwatch.collector.metrics.MetricNames.RUN_ID;
+import static dev.trainwatch.collector.metrics.MetricNames.SEVERITY;
 
 /**
  * The {@code trainwatch_run_*} series: gauges made from the fleet's run views at scrape time, the

@@ -5,6 +5,11 @@ import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.detect.Detectors;
 import dev.trainwatch.collector.detect.GpuSeries;
 import dev.trainwatch.collector.detect.WindowStats;
+import dev.trainwatch.collector.state.view.AgentView;
+import dev.trainwatch.collector.state.view.GpuView;
+import dev.trainwatch.collector.state.view.HostMemoryView;
+import dev.trainwatch.collector.state.view.RunSummary;
+import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.collector.state.window.GpuWindow;
 import dev.trainwatch.collector.state.window.HostMemoryWindow;
 import dev.trainwatch.collector.state.window.RankWindows;
@@ -570,7 +575,7 @@ public final class Fleet {
             List<HostMemoryView> out = new ArrayList<>();
             for (HostMemoryWindow w : registry.hostMemoryWindows()) {
                 if (w.size() > 0) {
-                    out.add(HostMemoryView.of(w));
+                    out.add(RunObservations.hostMemory(w));
                 }
             }
             return out;

@@ -1,6 +1,7 @@
 package dev.trainwatch.collector.state;
 
 import dev.trainwatch.collector.detect.Anomaly;
+import dev.trainwatch.collector.state.view.RunSummary;
 import dev.trainwatch.protocol.StepEvent;
 import java.util.List;
 

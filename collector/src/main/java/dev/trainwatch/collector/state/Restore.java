@@ -3,6 +3,7 @@ package dev.trainwatch.collector.state;
 import dev.trainwatch.collector.detect.Anomaly;
 import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.RunContext;
+import dev.trainwatch.collector.state.view.RunSummary;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.InvalidSpecException;
 import java.util.ArrayList;

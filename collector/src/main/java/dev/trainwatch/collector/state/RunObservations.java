@@ -3,6 +3,13 @@ package dev.trainwatch.collector.state;
 import dev.trainwatch.collector.detect.RankSeries;
 import dev.trainwatch.collector.detect.StepSeries;
 import dev.trainwatch.collector.detect.WindowStats;
+import dev.trainwatch.collector.state.view.ComparisonView;
+import dev.trainwatch.collector.state.view.HostMemoryView;
+import dev.trainwatch.collector.state.view.ObservedView;
+import dev.trainwatch.collector.state.view.RankView;
+import dev.trainwatch.collector.state.view.RunGpuView;
+import dev.trainwatch.collector.state.view.RunSummary;
+import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.collector.state.window.GpuWindow;
 import dev.trainwatch.collector.state.window.HostMemoryWindow;
 import dev.trainwatch.collector.state.window.RankWindows;
@@ -134,7 +141,7 @@ final class RunObservations {
         for (String host : run.hosts().keySet()) {
             HostMemoryWindow w = registry.hostMemory(host);
             if (w != null && w.size() > 0) {
-                out.add(HostMemoryView.of(w));
+                out.add(hostMemory(w));
             }
         }
         return out.isEmpty() ? null : List.copyOf(out);
@@ -411,6 +418,12 @@ final class RunObservations {
 
     static Double nan(double v) {
         return Double.isNaN(v) || Double.isInfinite(v) ? null : v;
+    }
+
+    static HostMemoryView hostMemory(HostMemoryWindow w) {
+        int n = w.size() - 1;
+        return new HostMemoryView(w.host(), toLong(w.memAvailableBytes(n)), toLong(w.memTotalBytes(n)),
+                toLong(w.shmUsedBytes(n)), toLong(w.shmTotalBytes(n)), w.ts(n));
     }
 
     static Long toLong(double v) {

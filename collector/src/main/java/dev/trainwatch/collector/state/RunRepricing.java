@@ -1,11 +1,13 @@
 package dev.trainwatch.collector.state;
 
+import dev.trainwatch.collector.state.view.ObservedView;
+import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.ObservedRun;
 import dev.trainwatch.estimator.Repricing;
-import dev.trainwatch.estimator.plan.RunPlans;
 import dev.trainwatch.estimator.plan.RunPlans.Plan;
 import dev.trainwatch.estimator.plan.RunPlans.Refused;
+import dev.trainwatch.estimator.plan.RunPlans;
 import dev.trainwatch.protocol.RunSpec;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;

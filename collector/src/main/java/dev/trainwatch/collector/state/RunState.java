@@ -3,6 +3,7 @@ package dev.trainwatch.collector.state;
 import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.AnomalyTracker;
 import dev.trainwatch.collector.detect.RunContext;
+import dev.trainwatch.collector.state.view.RunSummary;
 import dev.trainwatch.collector.state.window.LossWindow;
 import dev.trainwatch.collector.state.window.RankBudget;
 import dev.trainwatch.collector.state.window.RankWindows;

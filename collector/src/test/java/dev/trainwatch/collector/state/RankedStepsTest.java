@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.within;
 import dev.trainwatch.collector.detect.Anomaly;
 import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.DetectorSettings;
+import dev.trainwatch.collector.state.view.RankView;
+import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.collector.state.window.RankWindows;
 import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.protocol.RunSpec;

@@ -1,6 +1,4 @@
-package dev.trainwatch.collector.state;
-
-import dev.trainwatch.collector.state.window.HostMemoryWindow;
+package dev.trainwatch.collector.state.view;
 
 /**
  * A node's memory as its agent last read it (an entry of {@code host_memory} in {@code GET /v1/runs/{id}}, and the
@@ -15,11 +13,4 @@ import dev.trainwatch.collector.state.window.HostMemoryWindow;
  */
 public record HostMemoryView(String host, Long memAvailableBytes, Long memTotalBytes, Long shmUsedBytes,
                              Long shmTotalBytes, double ts) {
-
-    static HostMemoryView of(HostMemoryWindow w) {
-        int n = w.size() - 1;
-        return new HostMemoryView(w.host(), RunObservations.toLong(w.memAvailableBytes(n)),
-                RunObservations.toLong(w.memTotalBytes(n)), RunObservations.toLong(w.shmUsedBytes(n)),
-                RunObservations.toLong(w.shmTotalBytes(n)), w.ts(n));
-    }
 }
