@@ -175,42 +175,7 @@ final class RunObservations {
     private ObservedView observed(RunState run, List<GpuState> gs, double now) {
         double fromSteps = now - windowSeconds;
         double recent = now - RECENT_SECONDS;
-        double fullestUsed = Double.NaN;
-        double fullestTotal = Double.NaN;
-        double fullestHeadroom = Double.POSITIVE_INFINITY;
-        double smSum = 0;
-        int smN = 0;
-        double tensorSum = 0;
-        int tensorN = 0;
-        double power = 0;
-        boolean anyPower = false;
-        for (GpuState g : gs) {
-            double used = WindowStats.latestMemory(g.window);
-            double total = g.window.memoryTotalBytes();
-            if (!Double.isNaN(used)) {
-                double headroom = Double.isNaN(total) ? Double.POSITIVE_INFINITY : total - used;
-                if (Double.isNaN(fullestUsed) || headroom < fullestHeadroom
-                        || (headroom == fullestHeadroom && used > fullestUsed)) {
-                    fullestUsed = used;
-                    fullestTotal = total;
-                    fullestHeadroom = headroom;
-                }
-            }
-            double sm = WindowStats.meanSmActive(g.window, recent);
-            if (!Double.isNaN(sm)) {
-                smSum += sm;
-                smN++;
-            }
-            double tensor = WindowStats.meanTensorActive(g.window, fromSteps);
-            if (!Double.isNaN(tensor)) {
-                tensorSum += tensor;
-                tensorN++;
-            }
-            if (g.latest != null && g.latest.powerWatts() != null && Double.isFinite(g.latest.powerWatts())) {
-                power += g.latest.powerWatts();
-                anyPower = true;
-            }
-        }
+        GpuFigures g = GpuFigures.of(gs, recent, fromSteps);
         StepSeries steps = run.steps();
         double stepSeconds = WindowStats.medianStepSeconds(steps, fromSteps);
         Integer bucketH = null;
@@ -244,18 +209,67 @@ final class RunObservations {
         acc.wallSeconds(until).forEach((reason, secs) -> wall.put(reason.label, Math.round(secs * 10) / 10.0));
         double gpuHours = acc.gpuSeconds() / 3600;
         double price = prices.price(gpuId(run));
-        return new ObservedView(toLong(run.peakMemory()), toLong(fullestUsed), toLong(fullestTotal),
+        return new ObservedView(toLong(run.peakMemory()), toLong(g.fullestUsed), toLong(g.fullestTotal),
                 nan(stepSeconds), stepShare(run, fromSteps, WindowStats.StepPart.DATA),
                 stepShare(run, fromSteps, WindowStats.StepPart.TEXT_ENCODER),
                 stepShare(run, fromSteps, WindowStats.StepPart.VAE),
                 nan(meanUtilization(gs, recent)), nan(samplesPerSecond),
                 run.lastStep() >= 0 ? run.lastStep() : null, nan(run.lastStepTs()), bucketH, bucketW, gs.size(),
-                anyPower ? power : null, rankViews(run, fromSteps), nan(mfu), nan(hfu),
+                g.anyPower ? g.power : null, rankViews(run, fromSteps), nan(mfu), nan(hfu),
                 nan(acc.goodput(until)), nan(acc.energyJoules()), gpuHours, nan(gpuHours * price),
                 wall.isEmpty() ? null : wall, acc.start(), nan(run.losses().newestFinite()),
                 run.losses().newestNonFinite() ? Boolean.TRUE : null,
                 run.losses().nonFiniteLossReports() > 0 ? run.losses().nonFiniteLossReports() : null, specMismatch,
-                smN > 0 ? smSum / smN : null, tensorN > 0 ? tensorSum / tensorN : null);
+                g.smN > 0 ? g.smSum / g.smN : null, g.tensorN > 0 ? g.tensorSum / g.tensorN : null);
+    }
+
+    /** What a run's GPUs say together: the fullest one's memory, mean SM and tensor activity, total power. */
+    private static final class GpuFigures {
+        double fullestUsed = Double.NaN;
+        double fullestTotal = Double.NaN;
+        double fullestHeadroom = Double.POSITIVE_INFINITY;
+        double smSum;
+        int smN;
+        double tensorSum;
+        int tensorN;
+        double power;
+        boolean anyPower;
+
+        static GpuFigures of(List<GpuState> gs, double recent, double fromSteps) {
+            GpuFigures f = new GpuFigures();
+            for (GpuState g : gs) {
+                f.add(g, recent, fromSteps);
+            }
+            return f;
+        }
+
+        private void add(GpuState g, double recent, double fromSteps) {
+            double used = WindowStats.latestMemory(g.window);
+            double total = g.window.memoryTotalBytes();
+            if (!Double.isNaN(used)) {
+                double headroom = Double.isNaN(total) ? Double.POSITIVE_INFINITY : total - used;
+                if (Double.isNaN(fullestUsed) || headroom < fullestHeadroom
+                        || (headroom == fullestHeadroom && used > fullestUsed)) {
+                    fullestUsed = used;
+                    fullestTotal = total;
+                    fullestHeadroom = headroom;
+                }
+            }
+            double sm = WindowStats.meanSmActive(g.window, recent);
+            if (!Double.isNaN(sm)) {
+                smSum += sm;
+                smN++;
+            }
+            double tensor = WindowStats.meanTensorActive(g.window, fromSteps);
+            if (!Double.isNaN(tensor)) {
+                tensorSum += tensor;
+                tensorN++;
+            }
+            if (g.latest != null && g.latest.powerWatts() != null && Double.isFinite(g.latest.powerWatts())) {
+                power += g.latest.powerWatts();
+                anyPower = true;
+            }
+        }
     }
 
     /** The end of the run's accounted time: now, or when it ended. */
