@@ -348,165 +348,46 @@ final class RunState {
         return true;
     }
 
-    String runId() {
-        return runId;
-    }
-
-    double firstSeen() {
-        return firstSeen;
-    }
-
-    double lastSeen() {
-        return lastSeen;
-    }
-
-    StepWindow steps() {
-        return steps;
-    }
-
-    AnomalyTracker tracker() {
-        return tracker;
-    }
-
-    Map<String, HostPart> hosts() {
-        return hosts;
-    }
-
-    List<RunContext.XidRecord> restoredXids() {
-        return restoredXids;
-    }
-
-    LossWindow losses() {
-        return losses;
-    }
-
-    String phaseKind() {
-        return phaseKind;
-    }
-
-    double phaseTs() {
-        return phaseTs;
-    }
-
-    RunSpec registeredSpec() {
-        return registeredSpec;
-    }
-
-    Estimate estimate() {
-        return estimate;
-    }
-
-    boolean gpuFilledFromObservation() {
-        return gpuFilledFromObservation;
-    }
-
-    boolean synthetic() {
-        return synthetic;
-    }
-
-    RankWindows ranks() {
-        return ranks;
-    }
-
-    long lastCountedStep() {
-        return lastCountedStep;
-    }
-
-    int lastCountedRank() {
-        return lastCountedRank;
-    }
-
-    double lastCountedTs() {
-        return lastCountedTs;
-    }
-
-    long lastStep() {
-        return lastStep;
-    }
-
-    double lastStepTs() {
-        return lastStepTs;
-    }
-
-    double stepsLateUntil() {
-        return stepsLateUntil;
-    }
-
-    double peakMemory() {
-        return peakMemory;
-    }
-
-    int largestBucketCells() {
-        return largestBucketCells;
-    }
-
-    int largestBucketHeight() {
-        return largestBucketHeight;
-    }
-
-    int largestBucketWidth() {
-        return largestBucketWidth;
-    }
-
-    boolean ended() {
-        return ended;
-    }
-
-    double endedAt() {
-        return endedAt;
-    }
-
-    RunFailure failure() {
-        return failure;
-    }
-
-    String failureHost() {
-        return failureHost;
-    }
-
-    double failureTs() {
-        return failureTs;
-    }
-
-    RunEnding ending() {
-        return ending;
-    }
-
-    String stoppedBy() {
-        return stoppedBy;
-    }
-
-    RunAccounting accounting() {
-        return accounting;
-    }
-
-    double lastEvaluated() {
-        return lastEvaluated;
-    }
-
-    double burstGap() {
-        return burstGap;
-    }
-
-    double agentBatchGap() {
-        return agentBatchGap;
-    }
-
-    boolean urgentInput() {
-        return urgentInput;
-    }
-
-    double lastChangeNotified() {
-        return lastChangeNotified;
-    }
-
-    boolean dirty() {
-        return dirty;
-    }
-
-    boolean summaryDue() {
-        return summaryDue;
-    }
+    String runId() { return runId; }
+    double firstSeen() { return firstSeen; }
+    double lastSeen() { return lastSeen; }
+    StepWindow steps() { return steps; }
+    AnomalyTracker tracker() { return tracker; }
+    Map<String, HostPart> hosts() { return hosts; }
+    List<RunContext.XidRecord> restoredXids() { return restoredXids; }
+    LossWindow losses() { return losses; }
+    String phaseKind() { return phaseKind; }
+    double phaseTs() { return phaseTs; }
+    RunSpec registeredSpec() { return registeredSpec; }
+    Estimate estimate() { return estimate; }
+    boolean gpuFilledFromObservation() { return gpuFilledFromObservation; }
+    boolean synthetic() { return synthetic; }
+    RankWindows ranks() { return ranks; }
+    long lastCountedStep() { return lastCountedStep; }
+    int lastCountedRank() { return lastCountedRank; }
+    double lastCountedTs() { return lastCountedTs; }
+    long lastStep() { return lastStep; }
+    double lastStepTs() { return lastStepTs; }
+    double stepsLateUntil() { return stepsLateUntil; }
+    double peakMemory() { return peakMemory; }
+    int largestBucketCells() { return largestBucketCells; }
+    int largestBucketHeight() { return largestBucketHeight; }
+    int largestBucketWidth() { return largestBucketWidth; }
+    boolean ended() { return ended; }
+    double endedAt() { return endedAt; }
+    RunFailure failure() { return failure; }
+    String failureHost() { return failureHost; }
+    double failureTs() { return failureTs; }
+    RunEnding ending() { return ending; }
+    String stoppedBy() { return stoppedBy; }
+    RunAccounting accounting() { return accounting; }
+    double lastEvaluated() { return lastEvaluated; }
+    double burstGap() { return burstGap; }
+    double agentBatchGap() { return agentBatchGap; }
+    boolean urgentInput() { return urgentInput; }
+    double lastChangeNotified() { return lastChangeNotified; }
+    boolean dirty() { return dirty; }
+    boolean summaryDue() { return summaryDue; }
 
     Set<String> gpuUuids() {
         Set<String> all = new LinkedHashSet<>();
