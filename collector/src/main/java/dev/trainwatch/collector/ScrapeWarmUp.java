@@ -1,11 +1,10 @@
 package dev.trainwatch.collector;
 
-import dev.trainwatch.protocol.SettableClock;
-import dev.trainwatch.collector.http.BodyDecoder;
+import dev.trainwatch.collector.detect.DetectorSettings;
+import dev.trainwatch.collector.ingest.BodyDecoder;
 import dev.trainwatch.collector.metrics.MetricsExporter;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetSettings;
-import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentHealth;
 import dev.trainwatch.protocol.GpuProcess;
@@ -13,6 +12,7 @@ import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RankInfo;
 import dev.trainwatch.protocol.RunAttribution;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import dev.trainwatch.protocol.UtilizationWindow;
 import java.io.ByteArrayOutputStream;

@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.http;
+package dev.trainwatch.collector.ingest;
 
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentEvent;
@@ -20,9 +20,9 @@ import java.util.function.LongSupplier;
  * arrive. What was left out is said once a minute at most per host, in one line naming the ids and counting the
  * batches, and in the answer ({@code runs_refused}). Thread-safe.
  */
-final class RefusedRuns {
+public final class RefusedRuns {
 
-    private static final System.Logger LOG = System.getLogger(ApiVerticle.class.getName());
+    private static final System.Logger LOG = System.getLogger(RefusedRuns.class.getName());
     /** How often at most a host's refused run ids are logged. */
     static final long LOG_EVERY_NANOS = 60_000_000_000L;
     /** Hosts whose refusals are remembered for the line; more are logged each time they occur (a flood of hosts). */
@@ -39,15 +39,15 @@ final class RefusedRuns {
     }
 
     /** The batch without what it may not carry, and why each run id was left out. */
-    record Stripped(AgentBatch batch, List<String> refused) {
+    public record Stripped(AgentBatch batch, List<String> refused) {
     }
 
-    RefusedRuns(LongSupplier nanoTime) {
+    public RefusedRuns(LongSupplier nanoTime) {
         this.nanoTime = nanoTime;
     }
 
     /** The batch with its refused run ids left out (the same batch when it has none). */
-    Stripped strip(AgentBatch batch) {
+    public Stripped strip(AgentBatch batch) {
         List<String> refused = new ArrayList<>();
         List<RunAttribution> runs = batch.runs() == null ? null : attributions(batch.runs(), refused);
         List<RunSteps> steps = batch.runSteps() == null ? null

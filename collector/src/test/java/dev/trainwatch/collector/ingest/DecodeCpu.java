@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.http;
+package dev.trainwatch.collector.ingest;
 
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.wire.WireCodec;

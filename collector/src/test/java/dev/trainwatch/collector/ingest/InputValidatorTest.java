@@ -1,12 +1,12 @@
-package dev.trainwatch.collector.http;
+package dev.trainwatch.collector.ingest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
-import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.bench.HttpFleetLoad;
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentHealth;
 import dev.trainwatch.protocol.GpuActivity;

@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.http;
+package dev.trainwatch.collector.ingest;
 
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -368,7 +368,7 @@ public final class BodyDecoder {
     }
 
     /** First line, printable ASCII only, at most {@code max} characters: safe to echo back in an error. */
-    static String printable(String text, int max) {
+    public static String printable(String text, int max) {
         StringBuilder out = new StringBuilder(Math.min(text.length(), max));
         for (int i = 0; i < text.length() && out.length() < max; i++) {
             char c = text.charAt(i);

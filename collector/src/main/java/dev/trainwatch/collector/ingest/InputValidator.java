@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.http;
+package dev.trainwatch.collector.ingest;
 
 import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.protocol.AgentBatch;
@@ -195,37 +195,42 @@ public final class InputValidator {
         if (gpu.pstate() != null) {
             range(at, ".pstate", gpu.pstate(), 0, 32);
         }
-        GpuActivity activity = gpu.activity();
-        if (activity != null) {
-            Object a = path(at, ".activity");
-            range(a, ".window_seconds", activity.windowSeconds(), 0, 86_400);
-            ratio(a, ".sm_active_ratio", activity.smActiveRatio());
-            ratio(a, ".sm_occupancy_ratio", activity.smOccupancyRatio());
-            ratio(a, ".tensor_active_ratio", activity.tensorActiveRatio());
-            ratio(a, ".tensor_hmma_active_ratio", activity.tensorHmmaActiveRatio());
-            ratio(a, ".dram_active_ratio", activity.dramActiveRatio());
-            // 1 PB/s is far beyond any link; counters below 2^63 bytes
-            range(a, ".pcie_rx_bytes_per_second", activity.pcieRxBytesPerSecond(), 0, 1e15);
-            range(a, ".pcie_tx_bytes_per_second", activity.pcieTxBytesPerSecond(), 0, 1e15);
-            range(a, ".nvlink_rx_bytes_per_second", activity.nvlinkRxBytesPerSecond(), 0, 1e15);
-            range(a, ".nvlink_tx_bytes_per_second", activity.nvlinkTxBytesPerSecond(), 0, 1e15);
-            optionalRange(a, ".nvlink_rx_bytes", activity.nvlinkRxBytes(), 0, Long.MAX_VALUE);
-            optionalRange(a, ".nvlink_tx_bytes", activity.nvlinkTxBytes(), 0, Long.MAX_VALUE);
+        if (gpu.activity() != null) {
+            check(path(at, ".activity"), gpu.activity());
         }
-        List<GpuProcess> processes = gpu.processes();
-        if (processes != null) {
-            size(at, ".processes", processes, MAX_PROCESSES);
-            for (int i = 0; i < processes.size(); i++) {
-                GpuProcess process = processes.get(i);
-                Object p = path(at, ".processes[", i, "]");
-                if (process == null) {
-                    throw ApiError.unprocessable(p + " is null");
-                }
-                range(p, ".pid", process.pid(), 0, MAX_PID);
-                bytes(p, ".used_memory_bytes", process.usedMemoryBytes());
-                ratio(p, ".sm_utilization_ratio", process.smUtilizationRatio());
-                ratio(p, ".memory_utilization_ratio", process.memoryUtilizationRatio());
+        if (gpu.processes() != null) {
+            checkProcesses(at, gpu.processes());
+        }
+    }
+
+    private static void check(Object a, GpuActivity activity) {
+        range(a, ".window_seconds", activity.windowSeconds(), 0, 86_400);
+        ratio(a, ".sm_active_ratio", activity.smActiveRatio());
+        ratio(a, ".sm_occupancy_ratio", activity.smOccupancyRatio());
+        ratio(a, ".tensor_active_ratio", activity.tensorActiveRatio());
+        ratio(a, ".tensor_hmma_active_ratio", activity.tensorHmmaActiveRatio());
+        ratio(a, ".dram_active_ratio", activity.dramActiveRatio());
+        // 1 PB/s is far beyond any link; counters below 2^63 bytes
+        range(a, ".pcie_rx_bytes_per_second", activity.pcieRxBytesPerSecond(), 0, 1e15);
+        range(a, ".pcie_tx_bytes_per_second", activity.pcieTxBytesPerSecond(), 0, 1e15);
+        range(a, ".nvlink_rx_bytes_per_second", activity.nvlinkRxBytesPerSecond(), 0, 1e15);
+        range(a, ".nvlink_tx_bytes_per_second", activity.nvlinkTxBytesPerSecond(), 0, 1e15);
+        optionalRange(a, ".nvlink_rx_bytes", activity.nvlinkRxBytes(), 0, Long.MAX_VALUE);
+        optionalRange(a, ".nvlink_tx_bytes", activity.nvlinkTxBytes(), 0, Long.MAX_VALUE);
+    }
+
+    private static void checkProcesses(Object at, List<GpuProcess> processes) {
+        size(at, ".processes", processes, MAX_PROCESSES);
+        for (int i = 0; i < processes.size(); i++) {
+            GpuProcess process = processes.get(i);
+            Object p = path(at, ".processes[", i, "]");
+            if (process == null) {
+                throw ApiError.unprocessable(p + " is null");
             }
+            range(p, ".pid", process.pid(), 0, MAX_PID);
+            bytes(p, ".used_memory_bytes", process.usedMemoryBytes());
+            ratio(p, ".sm_utilization_ratio", process.smUtilizationRatio());
+            ratio(p, ".memory_utilization_ratio", process.memoryUtilizationRatio());
         }
     }
 
