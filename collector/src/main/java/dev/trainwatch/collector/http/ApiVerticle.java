@@ -6,23 +6,18 @@ import dev.trainwatch.collector.http.tls.PeerNames;
 import dev.trainwatch.collector.http.tls.ServerTls;
 import dev.trainwatch.collector.ingest.ApiError;
 import dev.trainwatch.collector.ingest.BodyDecoder;
+import dev.trainwatch.collector.ingest.IngestService;
 import dev.trainwatch.collector.ingest.InputValidator;
-import dev.trainwatch.collector.ingest.RefusedRuns;
 import dev.trainwatch.collector.metrics.MetricsExporter;
 import dev.trainwatch.collector.series.SeriesBuilder;
 import dev.trainwatch.collector.series.SeriesRequest;
 import dev.trainwatch.collector.state.Fleet;
-import dev.trainwatch.collector.state.IngestResult;
 import dev.trainwatch.collector.state.LimitReachedException;
 import dev.trainwatch.collector.state.RunPlans;
 import dev.trainwatch.collector.state.RunView;
 import dev.trainwatch.collector.state.Slots;
 import dev.trainwatch.estimator.InvalidSpecException;
-import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.Json;
-import dev.trainwatch.protocol.RunSpec;
-import dev.trainwatch.protocol.RunSteps;
-import dev.trainwatch.protocol.StepEvent;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.vertx.core.Future;
@@ -88,9 +83,7 @@ public final class ApiVerticle extends VerticleBase {
     private final MetricsExporter metrics;
     private final List<Consumer<Router>> extraRoutes;
     private BearerAuth auth;
-    private final BodyDecoder decoder;
-    private final InputValidator validator;
-    private final RefusedRuns refusedRuns = new RefusedRuns(System::nanoTime);
+    private final IngestService ingest;
     private HttpServer server;
     /**
      * Where every request that touches the fleet runs: decoding, validation, the fleet's lock, building views. The
@@ -100,9 +93,6 @@ public final class ApiVerticle extends VerticleBase {
     private WorkerExecutor fleetWorkers;
     /** Threads of {@link #fleetWorkers}: requests that need the fleet at once, beyond which they queue. */
     static final int FLEET_WORKERS = 4;
-    /** How long a spec registration waits for its history write before it answers anyway. */
-    static final Duration DURABLE_WAIT = Duration.ofSeconds(5);
-    private final List<Function<Duration, Boolean>> durability;
     private final AtomicInteger seriesBuilds = new AtomicInteger();
     /** TLS from the web config, or null for plain HTTP. */
     private ServerTls tls;
@@ -125,14 +115,12 @@ public final class ApiVerticle extends VerticleBase {
     public ApiVerticle(CollectorConfig config, Fleet fleet, MetricsExporter metrics,
                        List<Consumer<Router>> extraRoutes,
                        List<Function<Duration, Boolean>> durability) {
-        this.durability = List.copyOf(durability);
         this.config = config;
         this.fleet = fleet;
         this.metrics = metrics;
         this.extraRoutes = List.copyOf(extraRoutes);
         this.auth = new BearerAuth(config.token());
-        this.decoder = new BodyDecoder(config.limits().maxInflatedBytes());
-        this.validator = new InputValidator(config.limits());
+        this.ingest = new IngestService(config.limits(), fleet, durability, metrics.runs()::recordSteps);
     }
 
     @Override
@@ -345,111 +333,39 @@ public final class ApiVerticle extends VerticleBase {
     }
 
     private void putRun(RoutingContext ctx) {
-        String runId = InputValidator.requireRunId("run_id", ctx.pathParam("run_id"));
         byte[] raw = rawBody(ctx);
         String encoding = ctx.request().getHeader(HttpHeaders.CONTENT_ENCODING);
-        offLoop(ctx, () -> {
-            RunSpec spec = decoder.spec(decoder.decode(raw, encoding));
-            validator.check(spec);
-            RunView run;
-            try {
-                run = fleet.putSpec(runId, spec);
-            } catch (InvalidSpecException e) {
-                throw ApiError.unprocessable(oneLine(e.getMessage()));
-            }
-            // A registration is rare and its spec must survive a crash once acknowledged: wait (on this worker,
-            // never the event loop) until listeners have it on disk, a bounded time.
-            long deadline = System.nanoTime() + DURABLE_WAIT.toNanos();
-            if (fleet.awaitListeners(DURABLE_WAIT)) {
-                for (Function<Duration, Boolean> d : durability) {
-                    d.apply(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
-                }
-            }
-            return run;
-        });
+        offLoop(ctx, () -> ingest.putSpec(ctx.pathParam("run_id"), raw, encoding));
     }
 
     private void postSteps(RoutingContext ctx) {
-        String runId = InputValidator.requireRunId("run_id", ctx.pathParam("run_id"));
-        // An agent names itself, so its clock offset (from its batches' sent_at) corrects the steps' times too.
-        String agentId = ctx.request().getParam("agent_id");
-        if (agentId != null) {
-            InputValidator.requireLabel("agent_id", agentId);
-        }
         byte[] raw = rawBody(ctx);
         String encoding = ctx.request().getHeader(HttpHeaders.CONTENT_ENCODING);
         Double requestSentAt = sentAt(ctx.request().getHeader(SENT_AT));
-        offLoop(ctx, () -> {
-            List<StepEvent> steps = decoder.steps(raw, encoding);
-            validator.check(steps);
-            // Only the reports counted as the run's steps feed the summary: with every rank logging, one per step.
-            metrics.runs().recordSteps(runId, fleet.ingestSteps(runId, steps, agentId, requestSentAt));
-            Map<String, Object> answer = new LinkedHashMap<>();
-            answer.put("run_id", runId);
-            answer.put("accepted", steps.size());
-            return answer;
-        });
+        offLoop(ctx, () -> ingest.steps(ctx.pathParam("run_id"), ctx.request().getParam("agent_id"), requestSentAt,
+                raw, encoding));
     }
 
     private void postSamples(RoutingContext ctx) {
         byte[] raw = rawBody(ctx);
         String encoding = ctx.request().getHeader(HttpHeaders.CONTENT_ENCODING);
         Double requestSentAt = sentAt(ctx.request().getHeader(SENT_AT));
-        // With mutual TLS the client certificate names the node the batch may speak for.
+        // With mutual TLS the client certificate names the node the batch may speak for; so does a node's token.
         Set<String> certifiedNames = PeerNames.of(ctx.request().sslSession());
         String tokenNode = ctx.get(TOKEN_NODE);
         offLoop(ctx, () -> {
-            // A run whose id the API cannot take costs only that run, never the node's batch.
-            RefusedRuns.Stripped stripped = refusedRuns.strip(decoder.batch(raw, encoding));
-            AgentBatch batch = stripped.batch();
-            validator.check(batch);
-            Optional<String> notCertified = PeerNames.refusal(certifiedNames, batch.host());
-            if (notCertified.isPresent()) {
-                throw new ApiError(ApiError.FORBIDDEN, notCertified.get());
-            }
-            if (tokenNode != null && !tokenNode.equals(batch.host().toLowerCase(Locale.ROOT))) {
-                throw new ApiError(ApiError.FORBIDDEN, "the token is " + tokenNode + "'s, not host '"
-                        + BodyDecoder.printable(batch.host(), 64) + "': a node's token speaks only for that node");
-            }
-            // Steps carried in the batch that break a rule cost only themselves: the readings are applied, the
-            // answer says why the steps were not.
-            String stepsRefused = null;
-            try {
-                validator.checkSteps(batch);
-            } catch (ApiError bad) {
-                stepsRefused = bad.getMessage();
-                batch = batch.withoutSteps();
-            }
-            IngestResult result = fleet.ingestBatch(batch, requestSentAt);
-            boolean duplicate = result.duplicate();
-            ctx.put(DUPLICATE, duplicate);
-            int stepsAccepted = 0;
-            for (Map.Entry<String, List<StepEvent>> e : result.stepsCounted().entrySet()) {
-                metrics.runs().recordSteps(e.getKey(), e.getValue());
-            }
-            if (!duplicate && batch.runSteps() != null && result.stepsRefused() == null) {
-                for (RunSteps group : batch.runSteps()) {
-                    stepsAccepted += group.steps().size();
+            IngestService.BatchAnswer answer = ingest.batch(raw, encoding, requestSentAt, host -> {
+                Optional<String> notCertified = PeerNames.refusal(certifiedNames, host);
+                if (notCertified.isPresent()) {
+                    throw new ApiError(ApiError.FORBIDDEN, notCertified.get());
                 }
-            }
-            Map<String, Object> answer = new LinkedHashMap<>();
-            answer.put("agent_id", batch.agentId());
-            answer.put("seq", batch.seq());
-            answer.put("duplicate", duplicate);
-            answer.put("gpus", result.gpus());
-            answer.put("readings", batch.gpus() == null ? 0 : batch.gpus().size());
-            // Always present: it tells an agent that this collector takes steps in the batch (run_steps); an older
-            // collector's answer has no such field, and the agent then sends them in their own requests.
-            answer.put("steps_accepted", stepsAccepted);
-            if (!stripped.refused().isEmpty()) {
-                answer.put("runs_refused", stripped.refused());
-            }
-            // Both nodes of a cloned agent id are told, in every answer (the agent logs it once).
-            fleet.agentIdClash(batch.agentId(), batch.host()).ifPresent(clash -> answer.put("agent_id_clash", clash));
-            if (stepsRefused != null || result.stepsRefused() != null) {
-                answer.put("steps_refused", stepsRefused != null ? stepsRefused : result.stepsRefused());
-            }
-            return answer;
+                if (tokenNode != null && !tokenNode.equals(host.toLowerCase(Locale.ROOT))) {
+                    throw new ApiError(ApiError.FORBIDDEN, "the token is " + tokenNode + "'s, not host '"
+                            + BodyDecoder.printable(host, 64) + "': a node's token speaks only for that node");
+                }
+            });
+            ctx.put(DUPLICATE, answer.duplicate());
+            return answer.body();
         });
     }
 
@@ -721,6 +637,6 @@ public final class ApiVerticle extends VerticleBase {
     }
 
     private static String oneLine(String message) {
-        return message == null ? "invalid" : message.lines().findFirst().orElse(message).strip();
+        return IngestService.oneLine(message);
     }
 }

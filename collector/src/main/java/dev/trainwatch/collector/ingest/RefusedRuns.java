@@ -20,7 +20,7 @@ import java.util.function.LongSupplier;
  * arrive. What was left out is said once a minute at most per host, in one line naming the ids and counting the
  * batches, and in the answer ({@code runs_refused}). Thread-safe.
  */
-public final class RefusedRuns {
+final class RefusedRuns {
 
     private static final System.Logger LOG = System.getLogger(RefusedRuns.class.getName());
     /** How often at most a host's refused run ids are logged. */
@@ -39,15 +39,15 @@ public final class RefusedRuns {
     }
 
     /** The batch without what it may not carry, and why each run id was left out. */
-    public record Stripped(AgentBatch batch, List<String> refused) {
+    record Stripped(AgentBatch batch, List<String> refused) {
     }
 
-    public RefusedRuns(LongSupplier nanoTime) {
+    RefusedRuns(LongSupplier nanoTime) {
         this.nanoTime = nanoTime;
     }
 
     /** The batch with its refused run ids left out (the same batch when it has none). */
-    public Stripped strip(AgentBatch batch) {
+    Stripped strip(AgentBatch batch) {
         List<String> refused = new ArrayList<>();
         List<RunAttribution> runs = batch.runs() == null ? null : attributions(batch.runs(), refused);
         List<RunSteps> steps = batch.runSteps() == null ? null
