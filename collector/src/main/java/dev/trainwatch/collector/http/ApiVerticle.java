@@ -228,13 +228,25 @@ public final class ApiVerticle extends VerticleBase {
             if (node != null) {
                 ctx.put(TOKEN_NODE, node);
             }
-            BodyDecoder.checkContentType(ctx.request().getHeader(HttpHeaders.CONTENT_TYPE));
+            checkContentType(ctx.request().getHeader(HttpHeaders.CONTENT_TYPE));
             checkDeclaredLength(ctx.request().getHeader(HttpHeaders.CONTENT_LENGTH));
         } catch (ApiError e) {
             ctx.fail(e);
             return;
         }
         ctx.next();
+    }
+
+    /** Refuses (415) a media type other than JSON; a missing one is taken as JSON (simple scripts omit it). */
+    private static void checkContentType(String contentType) {
+        if (contentType == null || contentType.isBlank()) {
+            return;
+        }
+        String mediaType = contentType.split(";", 2)[0].strip().toLowerCase(Locale.ROOT);
+        if (!mediaType.equals("application/json") && !mediaType.endsWith("+json")) {
+            throw new ApiError(ApiError.UNSUPPORTED_MEDIA_TYPE,
+                    "Content-Type must be application/json, got '" + BodyDecoder.printable(mediaType, 60) + "'");
+        }
     }
 
     private void checkDeclaredLength(String contentLength) {
@@ -293,17 +305,19 @@ public final class ApiVerticle extends VerticleBase {
     }
 
     private void putRun(RoutingContext ctx) {
+        String runId = ctx.pathParam("run_id");
         byte[] raw = rawBody(ctx);
         String encoding = ctx.request().getHeader(HttpHeaders.CONTENT_ENCODING);
-        offLoop(ctx, () -> ingest.putSpec(ctx.pathParam("run_id"), raw, encoding));
+        offLoop(ctx, () -> ingest.putSpec(runId, raw, encoding));
     }
 
     private void postSteps(RoutingContext ctx) {
+        String runId = ctx.pathParam("run_id");
+        String agentId = ctx.request().getParam("agent_id");
         byte[] raw = rawBody(ctx);
         String encoding = ctx.request().getHeader(HttpHeaders.CONTENT_ENCODING);
         Double requestSentAt = sentAt(ctx.request().getHeader(SENT_AT));
-        offLoop(ctx, () -> ingest.steps(ctx.pathParam("run_id"), ctx.request().getParam("agent_id"), requestSentAt,
-                raw, encoding));
+        offLoop(ctx, () -> ingest.steps(runId, agentId, requestSentAt, raw, encoding));
     }
 
     private void postSamples(RoutingContext ctx) {

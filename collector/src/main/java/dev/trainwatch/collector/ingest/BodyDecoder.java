@@ -29,8 +29,8 @@ import java.util.TreeSet;
 import java.util.zip.GZIPInputStream;
 
 /**
- * Turns a request body into protocol records: checks the media type, inflates gzip up to a cap (a "gzip bomb" is a
- * 413, not an out-of-memory), and parses with the wire codec, turning Jackson's failures into one line that says
+ * Turns a request body into protocol records: inflates gzip up to a cap (a "gzip bomb" is a 413, not an
+ * out-of-memory), and parses with the wire codec, turning Jackson's failures into one line that says
  * where the body went wrong. Plain Java; immutable and thread-safe.
  */
 public final class BodyDecoder {
@@ -59,18 +59,6 @@ public final class BodyDecoder {
     /** @param maxInflatedBytes largest body accepted after gzip decompression */
     public BodyDecoder(long maxInflatedBytes) {
         this.maxInflatedBytes = maxInflatedBytes;
-    }
-
-    /** Refuses (415) a media type other than JSON; a missing one is taken as JSON (simple scripts omit it). */
-    public static void checkContentType(String contentType) {
-        if (contentType == null || contentType.isBlank()) {
-            return;
-        }
-        String mediaType = contentType.split(";", 2)[0].strip().toLowerCase(Locale.ROOT);
-        if (!mediaType.equals("application/json") && !mediaType.endsWith("+json")) {
-            throw new ApiError(ApiError.UNSUPPORTED_MEDIA_TYPE,
-                    "Content-Type must be application/json, got '" + printable(mediaType, 60) + "'");
-        }
     }
 
     /**
