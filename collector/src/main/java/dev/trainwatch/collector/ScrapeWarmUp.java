@@ -17,9 +17,7 @@ import dev.trainwatch.protocol.StepEvent;
 import dev.trainwatch.protocol.UtilizationWindow;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.time.Clock;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.zip.GZIPOutputStream;
@@ -27,7 +25,7 @@ import java.util.zip.GZIPOutputStream;
 /**
  * Warms the scrape and ingest code at start, so the first scrapes of a large fleet are not run by the interpreter: a
  * throwaway fleet of {@value #HOSTS} nodes × 8 GPUs, fed {@value #ROUNDS} seconds of made-up batches (gzip JSON
- * through the HTTP edge's decoder) and step reports, scraped in both exposition formats after each. Without it the
+ * through the ingest decoder) and step reports, scraped in both exposition formats after each. Without it the
  * first ~70 scrapes of a 1,024-GPU fleet cost 38–162 ms of CPU each, about 17 minutes at a 15 s scrape interval
  * (docs/PERFORMANCE.md, "Collector: over HTTP").
  *

@@ -181,9 +181,7 @@ public final class InputValidator {
         range(at, ".power_limit_watts", gpu.powerLimitWatts(), 0, MAX_POWER_W);
         range(at, ".energy_joules", gpu.energyJoules(), 0, MAX_ENERGY_J);
         range(at, ".temperature_celsius", gpu.temperatureCelsius(), -60, 200);
-        if (gpu.pstate() != null) {
-            range(at, ".pstate", gpu.pstate(), 0, 32);
-        }
+        optionalRange(at, ".pstate", gpu.pstate(), 0, 32);
         if (gpu.activity() != null) {
             check(path(at, ".activity"), gpu.activity());
         }
@@ -261,12 +259,8 @@ public final class InputValidator {
                 text(r, ".state", rank.state(), 4);
                 range(r, ".cpu_seconds", rank.cpuSeconds(), 0, 1e12);
                 range(r, ".workers_cpu_seconds", rank.workersCpuSeconds(), 0, 1e12);
-                if (rank.rssBytes() != null) {
-                    range(r, ".rss_bytes", rank.rssBytes(), 0, MAX_HOST_BYTES);
-                }
-                if (rank.workersRssBytes() != null) {
-                    range(r, ".workers_rss_bytes", rank.workersRssBytes(), 0, MAX_HOST_BYTES);
-                }
+                optionalRange(r, ".rss_bytes", rank.rssBytes(), 0, MAX_HOST_BYTES);
+                optionalRange(r, ".workers_rss_bytes", rank.workersRssBytes(), 0, MAX_HOST_BYTES);
                 optionalRange(r, ".workers", rank.workers(), 0, 1_000_000);
                 gpuUuids(r, rank.gpuUuids());
             }
@@ -292,9 +286,7 @@ public final class InputValidator {
             throw ApiError.unprocessable(at + ".kind must be a lower_snake_case name of at most 64 characters");
         }
         label(at, ".gpu_uuid", event.gpuUuid(), false);
-        if (event.xid() != null) {
-            range(at, ".xid", event.xid(), 0, 65_535);
-        }
+        optionalRange(at, ".xid", event.xid(), 0, 65_535);
         if (event.eventKind() == EventKind.XID && (event.xid() == null || event.gpuUuid() == null)) {
             throw ApiError.unprocessable(at + " is an xid event without xid and gpu_uuid");
         }
@@ -546,15 +538,11 @@ public final class InputValidator {
     }
 
     private static void bytes(Object parent, String name, Long value) {
-        if (value != null) {
-            range(parent, name, (long) value, 0, MAX_MEMORY_BYTES);
-        }
+        optionalRange(parent, name, value, 0, MAX_MEMORY_BYTES);
     }
 
     private static void hertz(Object parent, String name, Long value) {
-        if (value != null) {
-            range(parent, name, (long) value, 0, MAX_CLOCK_HZ);
-        }
+        optionalRange(parent, name, value, 0, MAX_CLOCK_HZ);
     }
 
     /** A value that becomes a metric label: printable ASCII without quotes or backslashes, at most 128 chars. */
