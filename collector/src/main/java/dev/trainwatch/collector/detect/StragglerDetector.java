@@ -1,5 +1,7 @@
 package dev.trainwatch.collector.detect;
 
+import static dev.trainwatch.collector.detect.Stats.nz;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -272,10 +274,6 @@ public final class StragglerDetector implements Detector {
 
     private static final Set<String> THROTTLE_REASONS = Set.of("sw_power_cap", "hw_slowdown",
             "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown");
-
-    private static double nz(double v) {
-        return Double.isNaN(v) ? 0 : v;
-    }
 
     private Optional<Finding> byGpu(RunContext run, double from, boolean active) {
         List<GpuSeries> gpus = new ArrayList<>();
