@@ -24,9 +24,9 @@ final class StallProcesses {
         return run.rankProcesses().stream().filter(p -> run.now() - p.ts() <= maxAge).toList();
     }
 
-    /** Whether the process works right now: running, in I/O, or on the CPU as a spinning rank is. */
+    /** Whether the process works right now: running, in I/O, or not asleep on the CPU (a download, a load). */
     boolean works(RankProcess p) {
-        return "R".equals(p.state()) || "D".equals(p.state()) || p.cpuRate() >= s.spinningCpu();
+        return "R".equals(p.state()) || "D".equals(p.state()) || p.cpuRate() >= s.asleepCpu();
     }
 
     /** Whether a rank whose GPU is idle is busy on its CPU instead (a save or evaluation the log did not announce). */
