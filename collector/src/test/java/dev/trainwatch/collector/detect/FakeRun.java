@@ -71,9 +71,23 @@ final class FakeRun implements RunContext {
     }
 
     /** One poll of a GPU. */
-    record Poll(double ts, double util, double idle, double power, double sm, double tensor) {
+    record Poll(double ts, double util, double idle, double power, double sm, double tensor, double dram,
+                double nvlink) {
+        /** The same readings at {@code t}. */
+        Poll at(double t) {
+            return new Poll(t, util, idle, power, sm, tensor, dram, nvlink);
+        }
+
         static Poll busy(double ts, double util, double power) {
-            return new Poll(ts, util, Double.NaN, power, Double.NaN, Double.NaN);
+            return new Poll(ts, util, Double.NaN, power, Double.NaN, Double.NaN, Double.NaN, Double.NaN);
+        }
+
+        static Poll idle(double ts, double idleFraction) {
+            return new Poll(ts, 1 - idleFraction, idleFraction, 200, Double.NaN, Double.NaN, Double.NaN, Double.NaN);
+        }
+
+        static Poll counted(double ts, double util, double tensor, double dram, double nvlink) {
+            return new Poll(ts, util, Double.NaN, 300, Double.NaN, tensor, dram, nvlink);
         }
     }
 
@@ -95,15 +109,21 @@ final class FakeRun implements RunContext {
         @Override public int clockEventMask(int i) { return 0; }
         @Override public double smActiveRatio(int i) { return p.get(i).sm(); }
         @Override public double tensorActiveRatio(int i) { return p.get(i).tensor(); }
+        @Override public double dramActiveRatio(int i) { return p.get(i).dram(); }
+        @Override public double nvlinkBytesPerSecond(int i) { return p.get(i).nvlink(); }
     }
 
     /** A GPU polled every second over [from, to) with what {@code at} says of each second. */
     static Gpu gpu(String uuid, double from, double to, DoubleFunction<Poll> at) {
+        return gpu(uuid, "node-0", from, to, at);
+    }
+
+    static Gpu gpu(String uuid, String host, double from, double to, DoubleFunction<Poll> at) {
         List<Poll> polls = new ArrayList<>();
         for (double t = from; t < to; t += 1) {
             polls.add(at.apply(t));
         }
-        return new Gpu(uuid, "node-0", polls);
+        return new Gpu(uuid, host, polls);
     }
 
     @Override public String runId() { return "fixture"; }

@@ -64,7 +64,7 @@ class StallPhaseTest {
         Finding f = atStepZero(caching(121, "S", 0.0, 0.0)).orElseThrow();
         assertThat(f.severity()).isEqualTo(Severity.WARNING);
         assertThat(f.message()).startsWith("stuck at step 0 after its caching phase ended: no step and no phase line "
-                + "for 121 s, and its processes are idle; the GPUs are idle");
+                + "for 2.0 min, and its processes are idle; the GPUs are idle");
         assertThat(f.evidence()).containsEntry("announced_phase", "caching").containsEntry("last_step", 0L)
                 .containsEntry("processes_working", false).containsEntry("threshold_seconds", 120L);
         assertThat(f.suggestion()).contains("py-spy dump --pid 4242").contains("never reached its first step");
