@@ -88,14 +88,17 @@ public final class ConfigReaders {
         }
         if (name.endsWith(".json")) {
             Map<String, Object> json = SimpleTunerConfig.read(file);
+            if (OneTrainerConfig.is(json)) {
+                return new Read(OneTrainerConfig.spec(file, json, catalog, notes), List.copyOf(notes));
+            }
             if (!SimpleTunerConfig.is(json)) {
                 throw new ConfigException(file, 0, "a JSON config trainwatch reads is SimpleTuner's config.json (with"
-                        + " model_family); OneTrainer's is not read yet");
+                        + " model_family) or OneTrainer's (with model_type and training_method)");
             }
             return new Read(SimpleTunerConfig.spec(file, json, catalog, notes), List.copyOf(notes));
         }
         throw new ConfigException(file, 0, "not a config trainwatch reads (expected a PixArt or Open-Sora .py, a Sana or"
-                + " ai-toolkit .yaml, a kohya sd-scripts or musubi-tuner .toml, or a SimpleTuner config.json)");
+                + " ai-toolkit .yaml, a kohya sd-scripts or musubi-tuner .toml, or a SimpleTuner or OneTrainer .json)");
     }
 
     // ------------------------------------------------------------------------------------------ PixArt (.py)
