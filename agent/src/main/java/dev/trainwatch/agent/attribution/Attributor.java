@@ -499,51 +499,7 @@ public final class Attributor {
         if (attachedRunEnded()) {
             return Map.of();
         }
-        boolean unknownOnGpu = false;
-        for (Long pid : gpusByPid.keySet()) {
-            if (!attachTree.contains(pid)) {
-                Optional<ProcStat> stat = stat(pid, ts);
-                if (stat.isPresent() && !knownOutsiders.contains(ProcKey.of(stat.get()))) {
-                    unknownOnGpu = true;
-                }
-            }
-        }
-        Map<Long, ProcStat> table = new HashMap<>();
-        if (unknownOnGpu || ts - lastScanTs >= rescanSeconds || attachTree.isEmpty()) {
-            List<Long> pids = proc.pids();
-            for (Long pid : pids) {
-                proc.stat(pid).ifPresent(stat -> {
-                    table.put(stat.pid(), stat);
-                    statCache.put(stat.pid(), new CachedStat(stat, ts));
-                });
-            }
-            lastScanTs = ts;
-            Optional<ProcStat> root = Optional.ofNullable(table.get(attachPid));
-            if (attachStartTicks == null && !pids.isEmpty() && !pids.contains(attachPid)) {
-                // Not in the process table at all (a stat that failed once is not an exit).
-                attachGoneBeforeSeen = true;
-            }
-            if (root.isPresent() && attachStartTicks == null) {
-                attachStartTicks = root.get().startTimeTicks();
-                attachFirstSeenTs = ts;
-            }
-            if (root.isPresent() && root.get().startTimeTicks() == attachStartTicks) {
-                attachTree = ProcessTree.descendants(attachPid, table.values());
-            } else {
-                attachTree = Set.of();
-            }
-            knownOutsiders.clear();
-            for (Long pid : gpusByPid.keySet()) {
-                ProcStat stat = table.get(pid);
-                if (stat != null && !attachTree.contains(pid)) {
-                    knownOutsiders.add(ProcKey.of(stat));
-                }
-            }
-        } else {
-            for (Long pid : attachTree) {
-                stat(pid, ts).ifPresent(stat -> table.put(stat.pid(), stat));
-            }
-        }
+        Map<Long, ProcStat> table = readAttachedTree(gpusByPid, ts);
         Map<Long, ProcStat> members = new LinkedHashMap<>();
         for (Long pid : attachTree) {
             ProcStat stat = table.get(pid);
@@ -556,6 +512,66 @@ public final class Attributor {
             waitingForRanks = false;
             return observed;
         }
+        String runId = attachedRunId(members, gpusByPid, ts);
+        if (runId != null) {
+            renameIfNeeded(runId);
+            observed.put(runId, members);
+        }
+        return observed;
+    }
+
+    /**
+     * The stats of the attached tree: the whole table is read again when an unknown process is on a GPU, every
+     * {@code rescanSeconds} and until the tree is known; else only the tree's (cached) stats.
+     */
+    private Map<Long, ProcStat> readAttachedTree(Map<Long, Set<String>> gpusByPid, double ts) {
+        boolean unknownOnGpu = false;
+        for (Long pid : gpusByPid.keySet()) {
+            if (!attachTree.contains(pid)) {
+                Optional<ProcStat> stat = stat(pid, ts);
+                if (stat.isPresent() && !knownOutsiders.contains(ProcKey.of(stat.get()))) {
+                    unknownOnGpu = true;
+                }
+            }
+        }
+        Map<Long, ProcStat> table = new HashMap<>();
+        if (!unknownOnGpu && ts - lastScanTs < rescanSeconds && !attachTree.isEmpty()) {
+            for (Long pid : attachTree) {
+                stat(pid, ts).ifPresent(stat -> table.put(stat.pid(), stat));
+            }
+            return table;
+        }
+        List<Long> pids = proc.pids();
+        for (Long pid : pids) {
+            proc.stat(pid).ifPresent(stat -> {
+                table.put(stat.pid(), stat);
+                statCache.put(stat.pid(), new CachedStat(stat, ts));
+            });
+        }
+        lastScanTs = ts;
+        ProcStat root = table.get(attachPid);
+        if (attachStartTicks == null && !pids.isEmpty() && !pids.contains(attachPid)) {
+            // Not in the process table at all (a stat that failed once is not an exit).
+            attachGoneBeforeSeen = true;
+        }
+        if (root != null && attachStartTicks == null) {
+            attachStartTicks = root.startTimeTicks();
+            attachFirstSeenTs = ts;
+        }
+        attachTree = root != null && root.startTimeTicks() == attachStartTicks
+                ? ProcessTree.descendants(attachPid, table.values()) : Set.of();
+        knownOutsiders.clear();
+        for (Long pid : gpusByPid.keySet()) {
+            ProcStat stat = table.get(pid);
+            if (stat != null && !attachTree.contains(pid)) {
+                knownOutsiders.add(ProcKey.of(stat));
+            }
+        }
+        return table;
+    }
+
+    /** The attached run's name, or null while an attached launcher's ranks (which name the run) are awaited. */
+    private String attachedRunId(Map<Long, ProcStat> members, Map<Long, Set<String>> gpusByPid, double ts) {
         String runId = runIdOverride;
         if (runId == null) {
             for (ProcStat member : members.values()) {
@@ -570,19 +586,14 @@ public final class Attributor {
                 && members.keySet().stream().noneMatch(gpusByPid::containsKey)
                 && ProcessTree.isLauncher(root.comm(), proc.commandLine(root.pid()));
         if (waitingForRanks) {
-            return observed;
+            return null;
         }
         if (runId == null && !runs.isEmpty()) {
-            // No process left names the run — the ranks exited and the launcher is still finishing, or the root
-            // exited and its orphans live on: it is the same run, under the name it already has.
+            // No process left names the run (the ranks exited, the launcher is finishing, or the root exited and its
+            // orphans live on): it is the same run, under the name it already has.
             runId = runs.keySet().iterator().next();
         }
-        if (runId == null) {
-            runId = RunIds.derived(host, root != null ? root : members.values().iterator().next());
-        }
-        renameIfNeeded(runId);
-        observed.put(runId, members);
-        return observed;
+        return runId != null ? runId : RunIds.derived(host, root != null ? root : members.values().iterator().next());
     }
 
     /**
