@@ -10,7 +10,7 @@ import dev.trainwatch.agent.testing.FakeGpuReader;
 import dev.trainwatch.agent.testing.TestCollector;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.testing.LogCapture;
-import java.nio.charset.StandardCharsets;
+import dev.trainwatch.protocol.testing.Python;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -72,17 +72,10 @@ class CommandLineSpecTest {
         }
     }
 
-    /** The interpreter itself, not a wrapper script (pyenv's shims exec it later, changing the command line). */
-    private static String python() throws Exception {
-        Process p = new ProcessBuilder("python3", "-c", "import sys; print(sys.executable)").start();
-        String path = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-        assertThat(p.waitFor()).isZero();
-        return path;
-    }
 
     @Test
     void theSpecOfAnAttachedTrainerComesFromItsProcEntry() throws Exception {
-        String python = python();
+        String python = Python.executable();
         Process trainer = new ProcessBuilder(python, "-c", "import time; time.sleep(60)", "flux_train_network.py",
                 "--config_file", "flux.toml").directory(dir.toFile()).start();
         try {

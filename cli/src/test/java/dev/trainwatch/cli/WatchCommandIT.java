@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.trainwatch.protocol.testing.Python;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -121,7 +122,7 @@ class WatchCommandIT {
         Files.writeString(job.resolve("flux.toml"), "pretrained_model_name_or_path = \"/models/flux1-dev.safetensors\"\n"
                 + "network_module = \"networks.lora_flux\"\nnetwork_dim = 32\nfp8_base = true\nmixed_precision = \"bf16\"\n"
                 + "train_batch_size = 1\nresolution = \"1024,1024\"\ndataset_config = \"dataset.toml\"\n");
-        training = new ProcessBuilder(python(), "-c", "import time; time.sleep(120)", "flux_train_network.py",
+        training = new ProcessBuilder(Python.executable(), "-c", "import time; time.sleep(120)", "flux_train_network.py",
                 "--config_file", "flux.toml", "--network_dim", "16").directory(job.toFile()).start();
         Map<String, String> env = Map.of("TRAINWATCH_NVML_LIBRARY", FAKE_NVML.toString(),
                 "FAKE_NVML_SCENARIO", scenario(training.pid()).toString(), "FAKE_NVML_CLOCK", "wall");
@@ -139,13 +140,6 @@ class WatchCommandIT {
         }
     }
 
-    /** The interpreter itself, not a wrapper script (pyenv's shims exec it later, changing the command line). */
-    private static String python() throws Exception {
-        Process p = new ProcessBuilder("python3", "-c", "import sys; print(sys.executable)").start();
-        String path = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-        assertThat(p.waitFor()).isZero();
-        return path;
-    }
 
     @Test
     void withNoTrainingProcessOnTheGpusItSaysSo() throws Exception {
