@@ -354,7 +354,7 @@ final class TrainerConfigs {
     }
 
     @SuppressWarnings("unchecked")
-    private static Map<String, Object> map(Path file, Object value, String key) {
+    static Map<String, Object> map(Path file, Object value, String key) {
         if (value == null) {
             return Map.of();
         }
