@@ -505,7 +505,10 @@ public final class Agent implements AutoCloseable {
                 LOG.log(System.Logger.Level.INFO, "run " + run.runId() + ": spec read from the command line of process "
                         + pid + notes);
                 specSentFor.add(run.runId());
-                shipper.submit(Payload.runSpec(run.runId(), found.get().spec()));
+                List<String> said = found.get().spec().notes();
+                // the collector takes 32 notes of 500 characters: a longer path must not cost the spec
+                shipper.submit(Payload.runSpec(run.runId(), found.get().spec().withNotes(said == null ? null
+                        : said.stream().limit(32).map(n -> n.length() <= 500 ? n : n.substring(0, 499) + "…").toList())));
             }
             return;
         }

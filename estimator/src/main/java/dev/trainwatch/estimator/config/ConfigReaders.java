@@ -63,7 +63,7 @@ public final class ConfigReaders {
     /**
      * Reads a config: PixArt-alpha/-Sigma and Open-Sora {@code .py} files (Open-Sora's are told apart by
      * {@code model = dict(type=...)}), Sana and ai-toolkit {@code .yaml} files (ai-toolkit's by {@code config.process}),
-     * and kohya sd-scripts / musubi-tuner training {@code .toml} files.
+     * kohya sd-scripts / musubi-tuner training {@code .toml} files, and SimpleTuner's and OneTrainer's {@code .json}.
      *
      * @throws ConfigException one line naming the file, the line and why, when the file cannot be read or understood
      */
