@@ -158,6 +158,8 @@ export function renderRun() {
     (isSynthetic(run) ? '<span class="chip synthetic">synthetic (demo)</span>' : '') +
     '<span class="chip ' + esc(worstSeverity(run)) + '">' + esc(stateLabel(run)) + '</span></div>' +
     '<div class="run-spec">' + esc(specLine(spec, e)) + '</div>' +
+    (Array.isArray(spec.notes) && spec.notes.length ? '<ul class="spec-notes">' +
+      spec.notes.map((n) => '<li>' + esc(n) + '</li>').join('') + '</ul>' : '') +
     (run.ended === true && run.ending && run.ending.message
       ? '<div class="run-ending" data-ending="no-cause">The run ' + esc(run.ending.message) + '.</div>' : '') +
     '<div class="tiles">' + tiles.join('') + '</div>' +

@@ -2,6 +2,7 @@ package dev.trainwatch.cli.watch;
 
 import dev.trainwatch.agent.Agent;
 import dev.trainwatch.agent.AgentConfig;
+import dev.trainwatch.agent.CommandLineSpecs;
 import dev.trainwatch.agent.attribution.LinuxProcSource;
 import dev.trainwatch.agent.gpu.GpuReader;
 import dev.trainwatch.agent.gpu.GpuUnavailableException;
@@ -13,6 +14,8 @@ import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import dev.trainwatch.collector.CollectorStack;
 import dev.trainwatch.collector.state.Fleet;
+import dev.trainwatch.estimator.catalog.Catalog;
+import dev.trainwatch.estimator.config.TrainerCommandLine;
 import dev.trainwatch.protocol.RunSpec;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -97,6 +100,7 @@ public final class LocalStack implements AutoCloseable {
                     options.spec(), options.interval(), null, options.spoolDir(), AgentConfig.DEFAULT_SPOOL_MAX_BYTES,
                     Duration.ofSeconds(5));
             Agent agent = Agent.create(config, gpus, steps, LinuxProcSource.system(), clock);
+            agent.readSpecsFrom(trainerSpecs());
             agent.start();
             return new LocalStack(collector, agent, gpuProblem);
         } catch (IOException | RuntimeException e) {
@@ -125,6 +129,17 @@ public final class LocalStack implements AutoCloseable {
         }
     }
 
+
+    /** The trainers' command lines read by the estimator's config readers (the bundled catalog's model ids). */
+    public static CommandLineSpecs trainerSpecs() {
+        return (argv, cwd, env) -> TrainerCommandLine.read(argv, cwd, env, BundledCatalog.CATALOG)
+                .map(read -> new CommandLineSpecs.Found(read.spec(), read.notes()));
+    }
+
+    /** Loaded on the first command line read. */
+    private static final class BundledCatalog {
+        static final Catalog CATALOG = Catalog.bundled();
+    }
 
     public static String hostName() {
         try {

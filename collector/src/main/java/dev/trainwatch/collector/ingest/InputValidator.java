@@ -473,6 +473,10 @@ public final class InputValidator {
         text("attention", "", spec.attention(), 32);
         optionalRange("grad_accumulation", "", spec.gradAccumulation(), 1, 1_000_000);
         optionalRange("total_steps", "", spec.totalSteps(), 1, MAX_STEP);
+        if (spec.notes() != null) {
+            size("", "notes", spec.notes(), 32);
+            spec.notes().forEach(n -> text("notes[]", "", n, 500));
+        }
     }
 
     // ---- the individual rules -------------------------------------------------------------------------------
