@@ -5,9 +5,8 @@ import dev.trainwatch.protocol.GpuSample;
 import java.util.List;
 
 /**
- * Reads every GPU of the node. The seam between the agent's loop and NVML: the production implementation lives
- * in the NVML package; tests of the loop use hand-written fakes. Not thread-safe for {@link #readAll()} (one
- * polling thread); {@link #drainEvents()} may be called from that same thread while an event thread fills it.
+ * Reads every GPU of the node: the seam between the agent's loop and NVML (tests use hand-written fakes). One
+ * polling thread; an event thread may fill what {@link #drainEvents()} drains.
  */
 public interface GpuReader extends AutoCloseable {
 
@@ -26,7 +25,7 @@ public interface GpuReader extends AutoCloseable {
     /** The driver version, or "unknown". */
     String driverVersion();
 
-    /** Releases the native library state; idempotent. */
+    /** Idempotent. */
     @Override
     void close();
 }
