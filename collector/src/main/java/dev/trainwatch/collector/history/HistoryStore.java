@@ -328,46 +328,22 @@ public final class HistoryStore implements AutoCloseable {
 
     /** Every stored run, newest first, at most {@code limit}. */
     public synchronized List<StoredRun> runs(int limit) {
-        List<StoredRun> runs = new ArrayList<>();
-        try (PreparedStatement ps = connection.prepareStatement("""
+        return query("read runs", """
                 SELECT run_id, spec_json, estimate_json, summary_json, first_seen_ms, last_seen_ms, ended_ms
-                FROM runs ORDER BY last_seen_ms DESC LIMIT ?""")) {
-            ps.setInt(1, limit);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    runs.add(new StoredRun(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4),
-                            Instant.ofEpochMilli(rs.getLong(5)), Instant.ofEpochMilli(rs.getLong(6)),
-                            instantOrNull(rs, 7)));
-                }
-            }
-        } catch (SQLException e) {
-            throw failure("read runs", e);
-        }
-        return runs;
+                FROM runs ORDER BY last_seen_ms DESC LIMIT ?""",
+                rs -> new StoredRun(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4),
+                        Instant.ofEpochMilli(rs.getLong(5)), Instant.ofEpochMilli(rs.getLong(6)), instantOrNull(rs, 7)),
+                limit);
     }
 
     /** Anomaly episodes (the alert history), newest first; {@code runId} null for all runs. */
     public synchronized List<StoredAnomaly> anomalies(String runId, int limit) {
-        List<StoredAnomaly> list = new ArrayList<>();
         String sql = "SELECT run_id, kind, severity, since_ms, resolved_ms, message, suggestion, evidence_json"
                 + " FROM anomalies" + (runId == null ? "" : " WHERE run_id = ?") + " ORDER BY since_ms DESC, id DESC LIMIT ?";
-        try (PreparedStatement ps = connection.prepareStatement(sql)) {
-            int i = 1;
-            if (runId != null) {
-                ps.setString(i++, runId);
-            }
-            ps.setInt(i, limit);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    list.add(new StoredAnomaly(rs.getString(1), rs.getString(2), rs.getString(3),
-                            Instant.ofEpochMilli(rs.getLong(4)), instantOrNull(rs, 5), rs.getString(6),
-                            rs.getString(7), rs.getString(8)));
-                }
-            }
-        } catch (SQLException e) {
-            throw failure("read anomalies", e);
-        }
-        return list;
+        return query("read anomalies", sql, rs -> new StoredAnomaly(rs.getString(1), rs.getString(2), rs.getString(3),
+                        Instant.ofEpochMilli(rs.getLong(4)), instantOrNull(rs, 5), rs.getString(6), rs.getString(7),
+                        rs.getString(8)),
+                runId == null ? new Object[] {limit} : new Object[] {runId, limit});
     }
 
     /** Leaves a run out of calibration or counts it again; unknown run ids are kept as given. */
@@ -380,16 +356,8 @@ public final class HistoryStore implements AutoCloseable {
     }
 
     public synchronized Set<String> calibrationExclusions() {
-        Set<String> ids = new HashSet<>();
-        try (Statement st = connection.createStatement();
-             ResultSet rs = st.executeQuery("SELECT run_id FROM calibration_exclusions")) {
-            while (rs.next()) {
-                ids.add(rs.getString(1));
-            }
-        } catch (SQLException e) {
-            throw failure("read calibration exclusions", e);
-        }
-        return ids;
+        return new HashSet<>(query("read calibration exclusions", "SELECT run_id FROM calibration_exclusions",
+                rs -> rs.getString(1)));
     }
 
     /** Starts a calibration group afresh: outcomes recorded until {@code at} no longer count. */
@@ -399,32 +367,19 @@ public final class HistoryStore implements AutoCloseable {
 
     public synchronized Map<String, Instant> calibrationResets() {
         Map<String, Instant> resets = new HashMap<>();
-        try (Statement st = connection.createStatement();
-             ResultSet rs = st.executeQuery("SELECT group_key, at_ms FROM calibration_resets")) {
-            while (rs.next()) {
-                resets.put(rs.getString(1), Instant.ofEpochMilli(rs.getLong(2)));
-            }
-        } catch (SQLException e) {
-            throw failure("read calibration resets", e);
-        }
+        query("read calibration resets", "SELECT group_key, at_ms FROM calibration_resets",
+                rs -> Map.entry(rs.getString(1), Instant.ofEpochMilli(rs.getLong(2))))
+                .forEach(e -> resets.put(e.getKey(), e.getValue()));
         return resets;
     }
 
     /** Every recorded outcome, oldest first. */
     public synchronized List<RunOutcome> outcomes() {
-        List<RunOutcome> list = new ArrayList<>();
-        try (Statement st = connection.createStatement();
-             ResultSet rs = st.executeQuery("""
-                     SELECT run_id, gpu_id, family, predicted_step_s, observed_step_s, predicted_peak_bytes,
-                       observed_peak_bytes, at_ms FROM outcomes ORDER BY at_ms""")) {
-            while (rs.next()) {
-                list.add(new RunOutcome(rs.getString(1), rs.getString(2), rs.getString(3), rs.getDouble(4),
+        return query("read outcomes", """
+                SELECT run_id, gpu_id, family, predicted_step_s, observed_step_s, predicted_peak_bytes,
+                  observed_peak_bytes, at_ms FROM outcomes ORDER BY at_ms""",
+                rs -> new RunOutcome(rs.getString(1), rs.getString(2), rs.getString(3), rs.getDouble(4),
                         rs.getDouble(5), longOrNull(rs, 6), longOrNull(rs, 7), Instant.ofEpochMilli(rs.getLong(8))));
-            }
-        } catch (SQLException e) {
-            throw failure("read outcomes", e);
-        }
-        return list;
     }
 
     @Override
@@ -442,23 +397,33 @@ public final class HistoryStore implements AutoCloseable {
     }
 
     private boolean openEpisode(String runId, String kind) {
-        try (PreparedStatement ps = connection.prepareStatement(
-                "SELECT 1 FROM anomalies WHERE run_id = ? AND kind = ? AND resolved_ms IS NULL LIMIT 1")) {
-            ps.setString(1, runId);
-            ps.setString(2, kind);
+        return !query("read anomalies", "SELECT 1 FROM anomalies WHERE run_id = ? AND kind = ? AND resolved_ms IS NULL"
+                + " LIMIT 1", rs -> Boolean.TRUE, runId, kind).isEmpty();
+    }
+
+    @FunctionalInterface
+    private interface Row<T> {
+        T read(ResultSet rs) throws SQLException;
+    }
+
+    private <T> List<T> query(String what, String sql, Row<T> row, Object... args) {
+        List<T> out = new ArrayList<>();
+        try (PreparedStatement ps = connection.prepareStatement(sql)) {
+            bind(ps, args);
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next();
+                while (rs.next()) {
+                    out.add(row.read(rs));
+                }
             }
         } catch (SQLException e) {
-            throw failure("read anomalies", e);
+            throw failure(what, e);
         }
+        return out;
     }
 
     private void execute(String sql, Object... args) {
         try (PreparedStatement ps = connection.prepareStatement(sql)) {
-            for (int i = 0; i < args.length; i++) {
-                ps.setObject(i + 1, args[i]);
-            }
+            bind(ps, args);
             ps.executeUpdate();
         } catch (SQLException e) {
             throw failure("write", e);
