@@ -6,15 +6,13 @@ import java.util.List;
 /**
  * Every metric name and label key trainwatch exports, in one place, in Micrometer's dotted form with the base unit
  * apart ({@code trainwatch.gpu.memory.used} + {@code bytes} renders as {@code trainwatch_gpu_memory_used_bytes}).
- * The rendered names are the contract of docs/METRICS.md, pinned by the golden scrape test; the node series' names
- * come from {@link SeriesNames}, shared with the agents' exporters.
+ * The rendered names are the contract of docs/METRICS.md, pinned by the golden scrape test; the per-GPU and host
+ * series' names are {@link SeriesNames}, shared with the agents' exporters.
  */
 public final class MetricNames {
 
     // ---- label keys: the closed set of docs/METRICS.md ----
     public static final String HOST = SeriesNames.HOST;
-    public static final String GPU = SeriesNames.GPU;
-    public static final String GPU_UUID = SeriesNames.GPU_UUID;
     public static final String RUN_ID = SeriesNames.RUN_ID;
     public static final String KIND = SeriesNames.KIND;
     public static final String SEVERITY = "severity";
@@ -24,40 +22,10 @@ public final class MetricNames {
     // ---- base units ----
     public static final String BYTES = SeriesNames.BYTES;
     public static final String RATIO = SeriesNames.RATIO;
-    public static final String HERTZ = SeriesNames.HERTZ;
-    public static final String WATTS = SeriesNames.WATTS;
-    public static final String CELSIUS = SeriesNames.CELSIUS;
     public static final String SECONDS = "seconds";
     public static final String BATCHES = "batches";
     public static final String RUNS = "runs";
-
-    // ---- GPU (labels host, gpu, gpu_uuid) ----
-    public static final String GPU_MEMORY_USED = SeriesNames.GPU_MEMORY_USED;
-    public static final String GPU_MEMORY_TOTAL = SeriesNames.GPU_MEMORY_TOTAL;
-    public static final String GPU_UTILIZATION = SeriesNames.GPU_UTILIZATION;
-    public static final String GPU_UTILIZATION_MIN = SeriesNames.GPU_UTILIZATION_MIN;
-    public static final String GPU_IDLE_FRACTION = SeriesNames.GPU_IDLE_FRACTION;
-    public static final String GPU_SM_CLOCK = SeriesNames.GPU_SM_CLOCK;
-    public static final String GPU_SM_CLOCK_MAX = SeriesNames.GPU_SM_CLOCK_MAX;
-    public static final String GPU_POWER = SeriesNames.GPU_POWER;
-    public static final String GPU_POWER_LIMIT = SeriesNames.GPU_POWER_LIMIT;
-    public static final String GPU_TEMPERATURE = SeriesNames.GPU_TEMPERATURE;
-    public static final String GPU_CLOCK_EVENT_ACTIVE = SeriesNames.GPU_CLOCK_EVENT_ACTIVE;
-    public static final String GPU_XID_ERRORS = SeriesNames.GPU_XID_ERRORS;
-    public static final String GPU_LOST = SeriesNames.GPU_LOST;
-    public static final String GPU_ENERGY = SeriesNames.GPU_ENERGY;
     public static final String JOULES = SeriesNames.JOULES;
-    public static final String BYTES_PER_SECOND = SeriesNames.BYTES_PER_SECOND;
-    public static final String GPU_SM_ACTIVE = SeriesNames.GPU_SM_ACTIVE;
-    public static final String GPU_SM_OCCUPANCY = SeriesNames.GPU_SM_OCCUPANCY;
-    public static final String GPU_TENSOR_ACTIVE = SeriesNames.GPU_TENSOR_ACTIVE;
-    public static final String GPU_DRAM_ACTIVE = SeriesNames.GPU_DRAM_ACTIVE;
-    public static final String GPU_PCIE_RX = SeriesNames.GPU_PCIE_RX;
-    public static final String GPU_PCIE_TX = SeriesNames.GPU_PCIE_TX;
-    public static final String GPU_NVLINK_RX = SeriesNames.GPU_NVLINK_RX;
-    public static final String GPU_NVLINK_TX = SeriesNames.GPU_NVLINK_TX;
-    /** Rendered as client_java's info type: Micrometer's naming would strip a gauge's {@code _info} suffix. */
-    public static final String GPU_RUN_INFO = SeriesNames.GPU_RUN_INFO;
 
     // ---- run (label run_id) ----
     public static final String RUN_STEP = "trainwatch.run.step";
@@ -123,8 +91,6 @@ public final class MetricNames {
     /** Values of {@code outcome} on {@link #ALERT_DELIVERIES}. */
     public static final List<String> ALERT_OUTCOMES = List.of("ok", "retry", "failed");
 
-    /** Clock-event reasons exported; others are accepted but not exported, so a newer driver adds no series. */
-    public static final List<String> CLOCK_EVENT_REASONS = SeriesNames.CLOCK_EVENT_REASONS;
 
     private MetricNames() {
     }
