@@ -75,7 +75,6 @@ public final class CollectorServer implements AutoCloseable {
                 }, true).onFailure(e -> LOG.log(System.Logger.Level.WARNING, "fleet tick failed", e)));
     }
 
-    /** Starts a collector with the given fleet listeners (alert delivery, history). */
     public static CollectorServer start(CollectorConfig config, List<FleetListener> listeners) {
         Builder builder = builder(config);
         listeners.forEach(builder::listener);
@@ -86,7 +85,6 @@ public final class CollectorServer implements AutoCloseable {
         return new Builder(config);
     }
 
-    /** The port listened on (the real one when the config asked for port 0). */
     public int port() {
         return verticle.actualPort();
     }
@@ -95,18 +93,13 @@ public final class CollectorServer implements AutoCloseable {
         return config.host();
     }
 
-    /** {@code http://host:port} ({@code https://} with TLS). */
     public URI uri() {
         String host = config.host().contains(":") ? "[" + config.host() + "]" : config.host();
-        return URI.create(scheme() + "://" + host + ":" + port());
+        return URI.create((tls ? "https" : "http") + "://" + host + ":" + port());
     }
 
     public boolean tls() {
         return tls;
-    }
-
-    private String scheme() {
-        return tls ? "https" : "http";
     }
 
     /** The address a client on this machine reaches, ending in {@code /}; a wildcard address becomes loopback. */
@@ -214,8 +207,7 @@ public final class CollectorServer implements AutoCloseable {
             return this;
         }
 
-        /** Runs on this Vert.x instance; the caller closes it. */
-        public Builder vertx(Vertx existing) {
+            public Builder vertx(Vertx existing) {
             this.vertx = existing;
             return this;
         }
@@ -243,8 +235,7 @@ public final class CollectorServer implements AutoCloseable {
             return tokens != null ? tokens.get() : config.token();
         }
 
-        /** Whether to export the JVM's own metrics (default true; off in golden tests). */
-        public Builder jvmMetrics(boolean enabled) {
+            public Builder jvmMetrics(boolean enabled) {
             this.jvmMetrics = enabled;
             return this;
         }
@@ -292,7 +283,6 @@ public final class CollectorServer implements AutoCloseable {
         }
     }
 
-    /** The default fleet: bundled estimator, the config's clock, settings from the config. */
     static Fleet newFleet(CollectorConfig config) {
         return new Fleet(Predictor.of(estimator(config)), config.clock(), fleetSettings(config),
                 DetectorSettings.defaults());

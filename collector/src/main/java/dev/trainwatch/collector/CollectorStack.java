@@ -37,15 +37,12 @@ public final class CollectorStack implements AutoCloseable {
     private final CollectorServer server;
     private final HistoryStore history;
     private final AlertDispatcher alerts;
-    private final CalibratingPredictor predictor;
     private final int restoredRuns;
 
-    private CollectorStack(CollectorServer server, HistoryStore history, AlertDispatcher alerts,
-                           CalibratingPredictor predictor, int restoredRuns) {
+    private CollectorStack(CollectorServer server, HistoryStore history, AlertDispatcher alerts, int restoredRuns) {
         this.server = server;
         this.history = history;
         this.alerts = alerts;
-        this.predictor = predictor;
         this.restoredRuns = restoredRuns;
     }
 
@@ -126,7 +123,7 @@ public final class CollectorStack implements AutoCloseable {
                 recorder.start();
             }
             alerts.onOutcome(server.metrics().self()::alertDelivery);
-            CollectorStack stack = new CollectorStack(server, history, alerts, predictor, restored);
+            CollectorStack stack = new CollectorStack(server, history, alerts, restored);
             lastStep.accept(stack);
             return stack;
         } catch (RuntimeException e) {
@@ -179,10 +176,6 @@ public final class CollectorStack implements AutoCloseable {
 
     public AlertDispatcher alerts() {
         return alerts;
-    }
-
-    public CalibratingPredictor predictor() {
-        return predictor;
     }
 
     public int restoredRuns() {

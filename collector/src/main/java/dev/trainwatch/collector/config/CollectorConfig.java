@@ -39,7 +39,6 @@ public record CollectorConfig(
         List<Path> catalogFiles,
         Boolean gpuSeries) {
 
-    /** The largest {@code --max-gpus} for which the collector exports per-GPU series unless told. */
     public static final int GPU_SERIES_AUTO_MAX_GPUS = 4_096;
 
     /** Per-GPU series on {@code /metrics}: as told, else up to 4,096 GPUs (above, each agent serves its node's). */
@@ -55,7 +54,7 @@ public record CollectorConfig(
     public static final String DEFAULT_HOST = "127.0.0.1";
     public static final int DEFAULT_PORT = 9477;
     public static final Duration DEFAULT_SUMMARY_INTERVAL = Duration.ofSeconds(2);
-    /** The longest summary interval accepted: a kill can lose about two intervals, so at most two minutes. */
+    /** A kill can lose about two intervals. */
     public static final Duration MAX_SUMMARY_INTERVAL = Duration.ofMinutes(1);
 
     public CollectorConfig {
@@ -167,7 +166,6 @@ public record CollectorConfig(
         }
     }
 
-    /** True for loopback names and addresses. */
     public static boolean isLoopback(String host) {
         try {
             InetAddress[] all = InetAddress.getAllByName(host);

@@ -64,7 +64,6 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
                 }
             });
 
-    /** A prediction without calibration, with its calibration key (GPU id, family). */
     public record RawPrediction(String gpuId, String family, double stepSeconds, long peakMemoryBytes) {
     }
 
@@ -124,7 +123,6 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
         return writer;
     }
 
-    /** Writes what is pending, then stops. Idempotent. */
     @Override
     public void close() {
         ThreadPoolExecutor ex = events;

@@ -85,7 +85,6 @@ public final class HistoryStore implements AutoCloseable {
         }
     }
 
-    /** Creates {@code dataDir} if needed and checks that SQLite can write there, with one-line errors. */
     private static void prepareDirectory(Path dataDir) {
         try {
             Files.createDirectories(dataDir);
@@ -149,7 +148,7 @@ public final class HistoryStore implements AutoCloseable {
         return file;
     }
 
-    /** SQLite's journal mode in force ({@code wal} unless the file system cannot share memory between processes). */
+    /** {@code wal} unless the file system cannot share memory between processes. */
     public synchronized String journalMode() {
         try (Statement st = connection.createStatement(); ResultSet rs = st.executeQuery("PRAGMA journal_mode")) {
             return rs.next() ? rs.getString(1) : "";
@@ -158,7 +157,6 @@ public final class HistoryStore implements AutoCloseable {
         }
     }
 
-    /** Creates or upgrades the tables in {@code connection}'s main database. */
     static void createSchema(Connection connection) throws SQLException {
         try (Statement st = connection.createStatement()) {
             st.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
@@ -215,7 +213,6 @@ public final class HistoryStore implements AutoCloseable {
         }
     }
 
-    /** Records or updates a run's spec and estimate (either may be null to keep the stored one). */
     public synchronized void saveRun(String runId, String specJson, String estimateJson, Instant at) {
         execute("""
                 INSERT INTO runs(run_id, spec_json, estimate_json, first_seen_ms, last_seen_ms) VALUES (?,?,?,?,?)
@@ -291,7 +288,6 @@ public final class HistoryStore implements AutoCloseable {
         }
     }
 
-    /** Opens an anomaly episode unless one of the same run and kind is already open. */
     public synchronized void anomalyRaised(StoredAnomaly anomaly) {
         if (openEpisode(anomaly.runId(), anomaly.kind())) {
             return;
@@ -303,7 +299,6 @@ public final class HistoryStore implements AutoCloseable {
                 anomaly.message(), anomaly.suggestion(), anomaly.evidenceJson());
     }
 
-    /** Closes the open episode of this run and kind, if any. */
     public synchronized void anomalyResolved(String runId, String kind, Instant at) {
         execute("UPDATE anomalies SET resolved_ms = ? WHERE run_id = ? AND kind = ? AND resolved_ms IS NULL",
                 at.toEpochMilli(), runId, kind);
@@ -326,7 +321,6 @@ public final class HistoryStore implements AutoCloseable {
         }
     }
 
-    /** Every stored run, newest first, at most {@code limit}. */
     public synchronized List<StoredRun> runs(int limit) {
         return query("read runs", """
                 SELECT run_id, spec_json, estimate_json, summary_json, first_seen_ms, last_seen_ms, ended_ms
@@ -336,7 +330,7 @@ public final class HistoryStore implements AutoCloseable {
                 limit);
     }
 
-    /** Anomaly episodes (the alert history), newest first; {@code runId} null for all runs. */
+    /** Anomaly episodes, newest first; {@code runId} null for all runs. */
     public synchronized List<StoredAnomaly> anomalies(String runId, int limit) {
         String sql = "SELECT run_id, kind, severity, since_ms, resolved_ms, message, suggestion, evidence_json"
                 + " FROM anomalies" + (runId == null ? "" : " WHERE run_id = ?") + " ORDER BY since_ms DESC, id DESC LIMIT ?";
@@ -373,7 +367,6 @@ public final class HistoryStore implements AutoCloseable {
         return resets;
     }
 
-    /** Every recorded outcome, oldest first. */
     public synchronized List<RunOutcome> outcomes() {
         return query("read outcomes", """
                 SELECT run_id, gpu_id, family, predicted_step_s, observed_step_s, predicted_peak_bytes,

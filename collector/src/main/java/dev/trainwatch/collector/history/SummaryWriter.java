@@ -77,7 +77,6 @@ public final class SummaryWriter implements AutoCloseable {
     public record Stats(long writes, long summariesWritten, long pending, long dropped, long failedWrites) {
     }
 
-    /** Starts the writer's daemon thread. */
     public void start() {
         synchronized (lock) {
             if (thread != null || closed) {
@@ -136,7 +135,6 @@ public final class SummaryWriter implements AutoCloseable {
         }
     }
 
-    /** Stops the thread and writes what is pending; later changes are ignored. */
     @Override
     public void close() {
         Thread running;

@@ -91,7 +91,6 @@ public final class MetricNames {
     /** Values of {@code outcome} on {@link #ALERT_DELIVERIES}. */
     public static final List<String> ALERT_OUTCOMES = List.of("ok", "retry", "failed");
 
-
     private MetricNames() {
     }
 }

@@ -43,7 +43,7 @@ public final class SeriesBuilder {
     private SeriesBuilder() {
     }
 
-    /** A run's recent history ({@code GET /v1/runs/{id}/series}); empty when the run is unknown. */
+    /** Empty when the run is unknown. */
     public static Optional<RunSeries> series(Fleet fleet, String runId, SeriesRequest request) {
         return copy(fleet, runId, request).map(source -> build(source, request));
     }
@@ -261,19 +261,11 @@ public final class SeriesBuilder {
         return out;
     }
 
-    /** The step reports from a time on, ordered by their time (reports may arrive out of order). */
-    private static final class SortedSteps {
-        private final StepSeries series;
-        private final int[] order;
-        private final double[] ts;
-        private final int first;
-
-        private SortedSteps(StepSeries series, int[] order, double[] ts, int first) {
-            this.series = series;
-            this.order = order;
-            this.ts = ts;
-            this.first = first;
-        }
+    /**
+     * The step reports from a time on, ordered by their time (reports may arrive out of order); {@code first} is the
+     * sorted position of the first report in the caller's range (the ones before it only carry forward).
+     */
+    private record SortedSteps(StepSeries series, int[] order, double[] ts, int first) {
 
         /** Reports at or after {@code readFromTs}; {@link #first} is the first at or after {@code fromTs}. */
         static SortedSteps of(StepSeries s, double readFromTs, double fromTs) {
@@ -297,11 +289,6 @@ public final class SeriesBuilder {
                 }
             }
             return new SortedSteps(s, order, ts, first);
-        }
-
-        /** Sorted position of the first report in the caller's range (the ones before it only carry forward). */
-        int first() {
-            return first;
         }
 
         int size() {
