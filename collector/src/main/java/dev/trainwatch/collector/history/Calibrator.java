@@ -29,7 +29,6 @@ public final class Calibrator {
     private Calibrator() {
     }
 
-    /** Factors with no exclusions and no resets. */
     public static List<CalibrationFactors> factors(List<RunOutcome> outcomesOldestFirst) {
         return factors(outcomesOldestFirst, Set.of(), Map.of());
     }

@@ -1,5 +1,8 @@
 package dev.trainwatch.collector.history;
 
+import static dev.trainwatch.collector.history.HistoryStore.oneLine;
+import static dev.trainwatch.collector.history.SummaryWriter.toInstant;
+
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import dev.trainwatch.collector.detect.Anomaly;
@@ -55,7 +58,7 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
     private volatile ThreadPoolExecutor events;
     static final int EVENT_QUEUE_CAPACITY = 10_000;
     private volatile boolean dropLogged;
-    /** The spec last written per run. Touched by listener calls (never overlapping) and restore. */
+    /** Touched by listener calls (never overlapping) and restore. */
     private final Map<String, RunSpec> writtenSpecs = Collections.synchronizedMap(
             new LinkedHashMap<>(16, 0.75f, true) {
                 @Override
@@ -83,7 +86,7 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
                 SummaryWriter.DEFAULT_CAPACITY, clock, log);
     }
 
-    /** Starts writing summaries on the writer's thread. Until then (tests) {@link #flush()} writes them. */
+    /** Until started (tests), {@link #flush()} writes the summaries. */
     public void start() {
         synchronized (this) {
             if (events == null) {
@@ -340,13 +343,5 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
             throw new IllegalStateException("cannot encode " + value.getClass().getSimpleName() + ": "
                     + e.getOriginalMessage(), e);
         }
-    }
-
-    private static Instant toInstant(double unixSeconds) {
-        return SummaryWriter.toInstant(unixSeconds);
-    }
-
-    private static String oneLine(Exception e) {
-        return HistoryStore.oneLine(e);
     }
 }

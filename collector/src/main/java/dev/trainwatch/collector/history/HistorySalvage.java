@@ -90,7 +90,7 @@ final class HistorySalvage {
         }
     }
 
-    /** Copies what can be read from the damaged file into a fresh one at {@link #file}; what it recovered. */
+    /** Copies what can be read into a fresh file at {@link #file}; what it recovered. */
     private String recover(Path damaged) {
         padToHeaderSize(damaged);
         try (Connection fresh = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath())) {
@@ -128,7 +128,7 @@ final class HistorySalvage {
                 raf.setLength(bytes);
             }
         } catch (IOException e) {
-            // Recovery then reads what SQLite can of the file as it is.
+            // recovery then reads the file as it is
         }
     }
 

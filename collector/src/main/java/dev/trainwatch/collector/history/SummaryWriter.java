@@ -1,5 +1,7 @@
 package dev.trainwatch.collector.history;
 
+import static dev.trainwatch.collector.history.HistoryStore.oneLine;
+
 import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.trainwatch.collector.state.RunSummary;
 import dev.trainwatch.protocol.Json;
@@ -120,7 +122,7 @@ public final class SummaryWriter implements AutoCloseable {
         }
     }
 
-    /** Writes the pending summaries if a write is due; whether one was attempted. */
+    /** Whether a write was due and attempted. */
     public boolean flushIfDue() {
         return flush(false);
     }
@@ -341,9 +343,5 @@ public final class SummaryWriter implements AutoCloseable {
 
     static Instant toInstant(double unixSeconds) {
         return Instant.ofEpochMilli(Math.round(unixSeconds * 1000.0));
-    }
-
-    private static String oneLine(Exception e) {
-        return HistoryStore.oneLine(e);
     }
 }
