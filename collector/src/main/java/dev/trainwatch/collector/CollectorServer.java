@@ -225,7 +225,7 @@ public final class CollectorServer implements AutoCloseable {
             return this;
         }
 
-        /** Per-node tokens accepted beside the shared one; a batch with one may speak only for its node. */
+        /** A batch with a node's token may speak only for that node. */
         public Builder nodeTokens(NodeTokens nodes) {
             this.nodeTokens = Objects.requireNonNull(nodes, "nodes");
             return this;

@@ -62,7 +62,6 @@ public final class AlertDispatcher implements AutoCloseable {
         }
     }
 
-    /** Deliveries by outcome ({@code ok}, {@code retry}, {@code failed}) since start. */
     public Map<String, Long> outcomes() {
         Map<String, Long> copy = new LinkedHashMap<>();
         outcomes.forEach((k, v) -> copy.put(k, v.get()));
@@ -92,7 +91,7 @@ public final class AlertDispatcher implements AutoCloseable {
         }
     }
 
-    /** Tells {@code listener} every delivery outcome, once per notice, from the delivery threads. */
+    /** Once per notice, from the delivery threads. */
     public void onOutcome(Consumer<String> listener) {
         this.outcomeListener = listener;
     }

@@ -34,7 +34,6 @@ public record AlertNotice(String runId, String kind, String severity, Instant st
         return endsAt == null;
     }
 
-    /** The identity receivers de-duplicate on. */
     public String key() {
         return runId + "/" + kind;
     }

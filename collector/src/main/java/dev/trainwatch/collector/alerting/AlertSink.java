@@ -15,7 +15,6 @@ public interface AlertSink {
         return false;
     }
 
-    /** The most notices in one {@link #deliver} call. */
     default int maxBatch() {
         return 64;
     }

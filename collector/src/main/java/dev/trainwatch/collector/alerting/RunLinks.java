@@ -40,7 +40,7 @@ public final class RunLinks {
         base = URI.create((tls ? "https://" : "http://") + h + ":" + port + "/");
     }
 
-    /** The run's page, or null before the server listens. */
+    /** Null before the server listens. */
     public String runPage(String runId) {
         URI b = base;
         if (b == null || runId == null) {

@@ -88,7 +88,6 @@ public final class MetricsExporter {
         return scrape(null);
     }
 
-    /** Brings the series in line with the fleet without rendering (benchmarks and tests). */
     public synchronized void refresh() {
         runMetrics.refresh();
     }

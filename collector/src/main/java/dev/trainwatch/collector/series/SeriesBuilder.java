@@ -105,7 +105,6 @@ public final class SeriesBuilder {
                     src.samplesPerStepFallback()));
         }
 
-        // Each GPU on its own (the first MAX_GPU_TRACKS of them, sharing MAX_GPU_POINTS).
         List<RunSeries.GpuTrack> tracks = null;
         Integer omitted = null;
         if (request.includeGpus()) {

@@ -40,7 +40,6 @@ public record WebConfig(Tls tls) {
         }
     }
 
-    /** The toolkit's {@code client_auth_type} values. */
     public enum ClientAuthType {
         NO_CLIENT_CERT("NoClientCert"),
         REQUEST_CLIENT_CERT("RequestClientCert"),
