@@ -10,10 +10,7 @@ import java.util.List;
  */
 public interface GpuReader extends AutoCloseable {
 
-    /**
-     * One sample per GPU. A failure of one reading or one GPU never fails the call: the reading is absent and
-     * {@link #failedReads()} counts it; a lost GPU yields a sample with {@code lost = true}.
-     */
+    /** One sample per GPU; a failed reading is absent and counted, a lost GPU has {@code lost = true}. */
     List<GpuSample> readAll();
 
     /** Events (XID errors, GPUs lost) since the previous call, oldest first. */

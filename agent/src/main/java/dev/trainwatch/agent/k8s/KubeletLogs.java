@@ -34,7 +34,6 @@ public final class KubeletLogs {
     private Map<String, String> containerNameById = Map.of();
     private double listedAt = Double.NEGATIVE_INFINITY;
 
-    /** Seconds of a monotonic clock, injected for tests. */
     @FunctionalInterface
     public interface Clock {
         double seconds();
@@ -51,7 +50,7 @@ public final class KubeletLogs {
         return new KubeletLogs(Path.of("/"), () -> System.nanoTime() / 1e9);
     }
 
-    /** Namespace, pod name and container name of a process's pod cgroup; empty when the node has no such pod. */
+    /** Empty when the node has no such pod. */
     public Optional<PodIdentity> identify(PodCgroup cgroup) {
         String[] pod = podsByUid.get(cgroup.podUid());
         boolean containerUnknown = cgroup.containerId() != null && !containerNameById.containsKey(cgroup.containerId());

@@ -28,7 +28,7 @@ public final class KubernetesJob {
 
     private static final String DNS_LABEL = "[a-z0-9](?:[-a-z0-9]*[a-z0-9])?";
 
-    /** Compiled on first use: only a process in a pod needs them. */
+    /** Compiled on first use. */
     private static final class Patterns {
         static final Pattern PYTORCHJOB_REPLICA = Pattern.compile("(" + DNS_LABEL + ")-(?:master|worker)-\\d+");
         static final Pattern JOBSET_HOST = Pattern.compile(

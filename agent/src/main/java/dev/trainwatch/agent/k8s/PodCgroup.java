@@ -18,10 +18,8 @@ import java.util.regex.Pattern;
  *       :cri-containerd:<id>}.</li>
  * </ul>
  * A pod UID is a UUID (dashes, or underscores in systemd slice names), or 32 hex digits for static pods, whose UID is a
- * hash of their manifest.
- *
- * @param podUid      the pod's UID with dashes, as the kubelet writes it in directory names
- * @param containerId the container's runtime id (64 hex digits), or null when the cgroup names only the pod
+ * hash of their manifest. {@code podUid} has dashes, as the kubelet's directory names; {@code containerId} (64 hex
+ * digits) is null when the cgroup names only the pod.
  */
 public record PodCgroup(String podUid, String containerId) {
 
