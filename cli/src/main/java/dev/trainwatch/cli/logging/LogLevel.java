@@ -20,7 +20,6 @@ public enum LogLevel {
         return julLevel;
     }
 
-    /** ERROR, WARN, INFO, DEBUG or TRACE. */
     public static String nameOf(Level level) {
         int v = level.intValue();
         if (v >= Level.SEVERE.intValue()) {

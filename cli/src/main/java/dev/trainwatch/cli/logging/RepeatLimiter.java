@@ -72,7 +72,6 @@ final class RepeatLimiter {
         return new Offer(lines, false);
     }
 
-    /** Closes every interval that is over. */
     synchronized List<LogLine> expire() {
         Instant now = clock.instant();
         List<LogLine> lines = new ArrayList<>();

@@ -94,8 +94,7 @@ public final class ChildProcess {
                         to.write(buffer, 0, n);
                         to.flush();
                     } catch (IOException closed) {
-                        // Our own stdout went away (a closed pipe): keep draining so the command never blocks on
-                        // a full pipe, and keep parsing its steps.
+                        // Our stdout went away: keep draining so the command never blocks on a full pipe.
                         passThrough = false;
                     }
                 }
@@ -103,7 +102,7 @@ public final class ChildProcess {
             }
             lines.finish();
         } catch (IOException e) {
-            // The command closed its end; nothing more will come.
+            // the command closed its end
         }
     }
 

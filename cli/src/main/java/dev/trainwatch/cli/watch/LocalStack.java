@@ -33,11 +33,8 @@ import java.util.function.Consumer;
 public final class LocalStack implements AutoCloseable {
 
     /**
-     * What to start.
-     *
-     * @param freePortIfBusy when the default address is taken, listen on a free port instead of failing
-     * @param requireGpus    fail when NVML cannot be used ({@code watch}); else carry on without GPU readings
-     * @param attachPid      the run's root process, or null for every compute process of the machine
+     * What to start: {@code freePortIfBusy} listens on a free port when the default address is taken,
+     * {@code requireGpus} fails without NVML ({@code watch}), a null {@code attachPid} watches every compute process.
      */
     public record Options(CollectorConfig collector, boolean freePortIfBusy, Optional<Path> nvmlLibrary,
                           boolean requireGpus, Long attachPid, String runId, RunSpec spec, Path log,
@@ -126,12 +123,11 @@ public final class LocalStack implements AutoCloseable {
         return server;
     }
 
-    /** Why there are no GPU readings, or null when NVML works. */
+    /** Null when NVML works. */
     public String gpuProblem() {
         return gpuProblem;
     }
 
-    /** True once the attached run has ended. */
     public boolean attachedRunEnded() {
         return agent.attachedRunEnded();
     }
