@@ -24,13 +24,9 @@ import java.util.zip.GZIPOutputStream;
 
 /**
  * Warms the scrape and ingest code at start, so the first scrapes of a large fleet are not run by the interpreter: a
- * throwaway fleet of {@value #HOSTS} nodes × 8 GPUs, fed {@value #ROUNDS} seconds of made-up batches (gzip JSON
- * through the ingest decoder) and step reports, scraped in both exposition formats after each. Without it the
- * first ~70 scrapes of a 1,024-GPU fleet cost 38–162 ms of CPU each, about 17 minutes at a 15 s scrape interval
- * (docs/PERFORMANCE.md, "Collector: over HTTP").
- *
- * <p>Runs once on a daemon thread of minimum priority and touches nothing of the real collector: its fleet, clock and
- * registry are its own and are dropped when it ends (a second or two of CPU). A failure is logged and ignored.
+ * throwaway fleet of {@value #HOSTS} nodes × 8 GPUs, fed {@value #ROUNDS} seconds of made-up gzip batches and step
+ * reports, scraped in both formats after each (docs/PERFORMANCE.md). Runs once on a minimum-priority daemon thread,
+ * touching nothing of the real collector; a failure is logged and ignored.
  */
 public final class ScrapeWarmUp {
 
@@ -42,12 +38,10 @@ public final class ScrapeWarmUp {
     private ScrapeWarmUp() {
     }
 
-    /** Starts the warm-up on its own thread; returns at once. */
     public static Thread startInBackground() {
         return startInBackground(ROUNDS);
     }
 
-    /** The same with {@code rounds} simulated seconds (tests). */
     static Thread startInBackground(int rounds) {
         Thread thread = new Thread(() -> {
             try {
@@ -62,7 +56,7 @@ public final class ScrapeWarmUp {
         return thread;
     }
 
-    /** The warm-up itself, {@code rounds} simulated seconds; returns the size of the last scrape (for tests). */
+    /** Returns the size of the last scrape (for tests). */
     static int run(int rounds) throws IOException {
         SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
         // No specs: the predictor is never asked.
@@ -113,5 +107,4 @@ public final class ScrapeWarmUp {
         }
         return bytes.toByteArray();
     }
-
 }
