@@ -53,6 +53,8 @@ import java.util.List;
  *                          compute stays {@code precision}; null: the compute precision
  * @param blocksToSwap      transformer blocks kept in pinned host memory and streamed to the GPU each step (kohya's
  *                          and musubi's {@code blocks_to_swap}, diffusion-pipe's); null or 0: none
+ * @param notes             what the spec's source (a trainer's config or command line) said that could not be mapped,
+ *                          one line each; shown on the run, never priced
  */
 public record RunSpec(
         String model,
@@ -85,7 +87,22 @@ public record RunSpec(
         Long images,
         Double epochs,
         String baseWeights,
-        Integer blocksToSwap) {
+        Integer blocksToSwap,
+        List<String> notes) {
+
+    /** The spec as it was before the notes (none). */
+    public RunSpec(String model, String gpu, Integer gpus, Integer batch, Integer resolution, Integer height,
+            Integer width, Integer frames, String precision, String optimizer, Boolean gradCheckpointing, Boolean ema,
+            String features, Integer zero, String attention, Integer gradAccumulation, Long totalSteps,
+            String textFeatures, String vaeFeatures, String weights, List<Integer> checkpointBlocks,
+            Integer vaeMicroBatch, List<Bucket> buckets, String kernels, String attentionPrecision,
+            Integer loraRank, List<String> loraTargets, Long images, Double epochs, String baseWeights,
+            Integer blocksToSwap) {
+        this(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer, gradCheckpointing, ema,
+                features, zero, attention, gradAccumulation, totalSteps, textFeatures, vaeFeatures, weights,
+                checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank, loraTargets, images,
+                epochs, baseWeights, blocksToSwap, null);
+    }
 
     /** The spec as it was before the trainer fields (they stay unsaid). */
     public RunSpec(String model, String gpu, Integer gpus, Integer batch, Integer resolution, Integer height,
@@ -138,7 +155,7 @@ public record RunSpec(
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
                 vaeFeatures, weights, checkpointBlocks == null ? null : List.copyOf(checkpointBlocks),
                 vaeMicroBatch, buckets == null ? null : List.copyOf(buckets), kernels, attentionPrecision,
-                loraRank, loraTargets, images, epochs, baseWeights, blocksToSwap);
+                loraRank, loraTargets, images, epochs, baseWeights, blocksToSwap, notes);
     }
 
     /** The same spec with the physics fields replaced (null leaves a field unsaid). */
@@ -148,7 +165,7 @@ public record RunSpec(
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
                 vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank,
                 loraTargets == null ? null : List.copyOf(loraTargets), images, epochs, baseWeights,
-                blocksToSwap);
+                blocksToSwap, notes);
     }
 
     /** The same spec with the trainer fields replaced (null leaves a field unsaid). */
@@ -156,7 +173,7 @@ public record RunSpec(
         return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
                 vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank,
-                loraTargets, images, epochs, baseWeights, blocksToSwap);
+                loraTargets, images, epochs, baseWeights, blocksToSwap, notes);
     }
 
     /**
@@ -167,7 +184,7 @@ public record RunSpec(
         return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
                 gradCheckpointing, ema, newFeatures, zero, attention, gradAccumulation, totalSteps, null, null, weights,
                 checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank, loraTargets, images,
-                epochs, baseWeights, blocksToSwap);
+                epochs, baseWeights, blocksToSwap, notes);
     }
 
     /** The same spec on another GPU, GPU count and per-GPU batch (null keeps a field). */
@@ -176,7 +193,7 @@ public record RunSpec(
                 batch != null ? batch : this.batch, resolution, height, width, frames, precision, optimizer,
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
                 vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, batch != null ? null : buckets, kernels,
-                attentionPrecision, loraRank, loraTargets, images, epochs, baseWeights, blocksToSwap);
+                attentionPrecision, loraRank, loraTargets, images, epochs, baseWeights, blocksToSwap, notes);
     }
 
     /** The same spec with another batch, size and frames (one bucket of a multi-bucket run). */
@@ -184,13 +201,22 @@ public record RunSpec(
         return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
                 vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank,
-                loraTargets, images, epochs, baseWeights, blocksToSwap);
+                loraTargets, images, epochs, baseWeights, blocksToSwap, notes);
+    }
+
+    /** The same spec with these notes (null or empty: none). */
+    public RunSpec withNotes(List<String> newNotes) {
+        return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
+                gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
+                vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank,
+                loraTargets, images, epochs, baseWeights, blocksToSwap,
+                newNotes == null || newNotes.isEmpty() ? null : List.copyOf(newNotes));
     }
 
     /** An empty spec, every field unsaid. */
     public static RunSpec empty() {
         return new RunSpec(null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-                null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null);
+                null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null);
     }
 
     /** Fields of {@code override} that are set replace those of this spec (flags over a config file). */
@@ -230,7 +256,8 @@ public record RunSpec(
                 pick(override.images, images),
                 pick(override.epochs, epochs),
                 pick(override.baseWeights, baseWeights),
-                pick(override.blocksToSwap, blocksToSwap));
+                pick(override.blocksToSwap, blocksToSwap),
+                pick(override.notes, notes));
     }
 
     private static <T> T pick(T preferred, T fallback) {

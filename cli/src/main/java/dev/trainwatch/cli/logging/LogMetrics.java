@@ -6,11 +6,7 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.List;
 import java.util.Locale;
 
-/**
- * {@code trainwatch_log_records_total{severity}} and {@code trainwatch_log_records_suppressed_total{severity}}:
- * how many warnings and errors the process logged, and how many of them were repeats counted instead of written.
- * A flood shows here even though the log itself stays short.
- */
+/** Warnings and errors logged, and repeats counted instead of written: a flood shows here though the log is short. */
 public final class LogMetrics implements MeterBinder {
     private final LogOutput output;
 

@@ -10,10 +10,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The training command of {@code trainwatch run}: started with the caller's stdin, its stdout and stderr copied
- * byte for byte to ours as they arrive, and each complete line (or carriage-return frame of a progress bar) of
- * either stream also appended to a log copy, which the log tailer parses for steps. Lines are appended whole, so
- * stdout and stderr never interleave inside a line of the copy. Thread-safe.
+ * The training command of {@code trainwatch run}: its stdout and stderr copied byte for byte to ours, and each
+ * complete line (or progress-bar frame) of either appended whole to a log copy the tailer parses. Thread-safe.
  */
 public final class ChildProcess {
 
@@ -29,14 +27,6 @@ public final class ChildProcess {
         this.logCopy = logCopy;
     }
 
-    /**
-     * Starts {@code command}.
-     *
-     * @param out     where the command's stdout goes (unchanged)
-     * @param err     where its stderr goes (unchanged)
-     * @param logCopy file the lines of both streams are appended to
-     * @throws IOException when the command cannot be started (not found, not executable)
-     */
     public static ChildProcess start(List<String> command, OutputStream out, OutputStream err, Path logCopy)
             throws IOException {
         OutputStream copy = Files.newOutputStream(logCopy, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
@@ -61,10 +51,7 @@ public final class ChildProcess {
         return process.isAlive();
     }
 
-    /**
-     * Waits for the command to exit and for its output to be copied, and returns its exit status as a shell
-     * reports it: the code it exited with, or 128 + the signal that killed it.
-     */
+    /** Waits for the command and its output; its exit status as a shell reports it (128 + a signal). */
     public int waitFor() throws InterruptedException {
         int status = process.waitFor();
         for (Thread pump : pumps) {
@@ -73,20 +60,16 @@ public final class ChildProcess {
         try {
             logCopy.close();
         } catch (IOException e) {
-            // The copy only feeds step parsing; the command's own output already went through.
+            // the copy only feeds step parsing
         }
         return status;
     }
 
-    /**
-     * Sends SIGTERM to the command. Through its {@link ProcessHandle}: {@link Process#destroy()} would also close
-     * our ends of its stdout and stderr, losing what it prints while it shuts down (and killing it with SIGPIPE).
-     */
+    /** SIGTERM through the handle: {@link Process#destroy()} would close its pipes and lose what it prints. */
     public void terminate() {
         process.toHandle().destroy();
     }
 
-    /** Sends SIGKILL to the command and its descendants. */
     public void kill() {
         process.descendants().forEach(ProcessHandle::destroyForcibly);
         process.destroyForcibly();
@@ -111,8 +94,7 @@ public final class ChildProcess {
                         to.write(buffer, 0, n);
                         to.flush();
                     } catch (IOException closed) {
-                        // Our own stdout went away (a closed pipe): keep draining so the command never blocks on
-                        // a full pipe, and keep parsing its steps.
+                        // Our stdout went away: keep draining so the command never blocks on a full pipe.
                         passThrough = false;
                     }
                 }
@@ -120,7 +102,7 @@ public final class ChildProcess {
             }
             lines.finish();
         } catch (IOException e) {
-            // The command closed its end; nothing more will come.
+            // the command closed its end
         }
     }
 

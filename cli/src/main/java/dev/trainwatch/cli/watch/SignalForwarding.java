@@ -7,23 +7,16 @@ import java.util.function.Consumer;
 import sun.misc.Signal;
 
 /**
- * Passes the signals that stop a job (TERM, INT, HUP) on to the training command instead of letting them end
- * trainwatch first: the command decides how to stop (PyTorch saves, torchrun tears its workers down), and
- * trainwatch exits with its status afterwards. A Ctrl-C typed at a terminal already reaches the command (the
- * terminal signals the whole foreground process group), so INT is passed on only when stdin is not a terminal,
- * never twice. Uses {@code sun.misc.Signal} (module jdk.unsupported), the JDK's only way to handle a signal.
+ * Passes TERM, INT and HUP on to the training command, which decides how to stop (torchrun tears its workers down);
+ * trainwatch exits with its status afterwards. A terminal's Ctrl-C already reaches the command, so INT is passed on
+ * only without one. {@code sun.misc.Signal} is the JDK's only way to handle a signal.
  */
 public final class SignalForwarding {
 
     private SignalForwarding() {
     }
 
-    /**
-     * Installs the handlers for {@code child}.
-     *
-     * @param interactive true when a terminal delivers Ctrl-C to the command by itself
-     * @param onSignal    told the signal's name, for a one-line note
-     */
+    /** {@code interactive}: a terminal delivers Ctrl-C to the command itself. */
     public static void install(ChildProcess child, BooleanSupplier interactive, Consumer<String> onSignal) {
         for (String name : List.of("TERM", "INT", "HUP")) {
             try {
