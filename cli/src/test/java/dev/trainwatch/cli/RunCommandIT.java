@@ -117,7 +117,8 @@ class RunCommandIT {
         String healthy = pixartLine(10, 2.0, 0.1) + "\n" + pixartLine(20, 2.0, 0.1) + "\n";
         String diverged = (pixartLine(30, 2.0, 0.1) + "\n" + pixartLine(40, 2.0, 0.1) + "\n")
                 .replace("loss:0.1234", "loss:nan");
-        String script = "printf '%s' '" + healthy + diverged + "'; sleep 4; exit 0";
+        // The command exits as soon as it printed its NaN: the last lines are judged before the run ends.
+        String script = "printf '%s' '" + healthy + diverged + "'; exit 0";
         try (TrainwatchProcess run = TrainwatchProcess.start(dir, NO_NVML, "run", "--listen", "127.0.0.1:0",
                 "--run-id", "nan-run", "--model", "pixart-sigma-xl-2", "--gpu", "a800-80gb", "--batch", "4",
                 "--resolution", "1024", "--", "sh", "-c", script)) {

@@ -71,12 +71,16 @@ final class RunEvents implements EvaluationSchedule.Notifier {
     }
 
     /**
-     * The run ended: its active anomalies end with it, unfixed ({@link Anomaly#endedWithRun}), except
+     * The run ended: what arrived since it was last judged is judged first (a loss that went NaN in its last lines
+     * is its verdict), then its active anomalies end with it, unfixed ({@link Anomaly#endedWithRun}), except
      * {@code run_failed}, which stays: it is why it ended.
      */
     void end(RunState run, double now) {
         if (run.ended()) {
             return;
+        }
+        if (run.inputSinceJudged()) {
+            schedule.evaluate(run, now);
         }
         run.end(now);
         for (Transition t : run.tracker().endAllExcept(now, AnomalyKind.RUN_FAILED)) {

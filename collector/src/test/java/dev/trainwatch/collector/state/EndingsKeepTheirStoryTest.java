@@ -13,6 +13,7 @@ import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.RunFailure;
 import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.StepEvent;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -64,6 +65,37 @@ class EndingsKeepTheirStoryTest {
                     assertThat(a.active()).isFalse();
                     assertThat(a.endedWithRun()).isTrue();
                 });
+    }
+
+    @Test
+    void aLossThatWentNanInTheLastLinesIsJudgedBeforeTheRunEnds() {
+        // `trainwatch run` with a command that printed its NaN and exited at once: the last poll delivers the lines,
+        // the run ends before any tick. The verdict is the divergence, not "ok".
+        for (int i = 1; i <= 4; i++) {
+            // The healthy steps are judged as they arrive; the NaN ones come within the run's evaluation spacing.
+            fleet.ingestSteps("nan-run", List.of(new StepEvent((long) i * 10, 2.0, 0.1, null, null, null, 10, null,
+                    i <= 2 ? 0.12 : Double.NaN, 2e-5, null, null, null, null, clock.seconds(), null)));
+            clock.advance(Duration.ofMillis(100));
+        }
+        assertThat(heard).isEmpty();
+
+        RunView ended = fleet.endRun("nan-run").orElseThrow();
+
+        assertThat(heard).contains("raised loss_nonfinite critical", "ended with run loss_nonfinite");
+        assertThat(ended.anomalies()).filteredOn(a -> a.kind() == AnomalyKind.LOSS_NONFINITE).singleElement()
+                .satisfies(a -> assertThat(a.endedWithRun()).isTrue());
+    }
+
+    @Test
+    void aHealthyRunThatEndsAtOnceEndsWithNothingRaised() {
+        double t = clock.seconds();
+        fleet.ingestSteps("fine", List.of(new StepEvent(10L, 2.0, 0.1, null, null, null, 10, null, 0.12, 2e-5, null,
+                null, null, null, t, null)));
+
+        RunView ended = fleet.endRun("fine").orElseThrow();
+
+        assertThat(heard).isEmpty();
+        assertThat(ended.anomalies()).isEmpty();
     }
 
     @Test
