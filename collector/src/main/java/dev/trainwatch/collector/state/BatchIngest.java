@@ -396,6 +396,15 @@ final class BatchIngest {
                     run.accounting.phase(e.message(), Timestamps.stamp(e.ts() - offset, now));
                     run.phaseKind = e.message();
                     run.phaseTs = Timestamps.stamp(e.ts() - offset, now);
+                    run.phaseProgress = e.progress();
+                    touched.add(run);
+                }
+            }
+            case OOM_SKIPPED -> {
+                RunState run = ownRun(e.runId(), host);
+                if (run != null && !run.ended) {
+                    run.oomSkips = Math.max(run.oomSkips + 1, e.count() == null ? 0 : e.count());
+                    run.oomSkipTs = Timestamps.stamp(e.ts() - offset, now);
                     touched.add(run);
                 }
             }

@@ -4,6 +4,7 @@ import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.AnomalyTracker;
 import dev.trainwatch.collector.detect.RunContext;
 import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.protocol.PhaseProgress;
 import dev.trainwatch.protocol.RunEnding;
 import dev.trainwatch.protocol.RunFailure;
 import dev.trainwatch.protocol.RunSpec;
@@ -76,6 +77,11 @@ final class RunState {
     /** The newest checkpoint or evaluation phase the log announced, and when; null / NaN when none. */
     String phaseKind;
     double phaseTs = Double.NaN;
+    /** That phase's progress bar, as last reported; null when it shows none. */
+    PhaseProgress phaseProgress;
+    /** CUDA OOMs the trainer caught and skipped (oom_skipped events), and when the newest was reported. */
+    long oomSkips;
+    double oomSkipTs = Double.NaN;
 
     final String runId;
     final double firstSeen;
