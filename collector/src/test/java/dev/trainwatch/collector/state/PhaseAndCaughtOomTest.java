@@ -122,31 +122,6 @@ class PhaseAndCaughtOomTest {
                         new AgentEvent(now(), "run_ended", null, null, RUN, "exited"))));
         fleet.tick();
         assertThat(oomRisk()).isEmpty();
-        assertThat(fleet.run(RUN).orElseThrow().anomalies()).noneMatch(Anomaly::active);
-    }
-
-    @Test
-    void aRunThatCaughtOneOomAnHourAgoAndIsFineSinceIsQuiet() {
-        train(30);
-        batch(event(now(), "oom_skipped", "the trainer caught a CUDA OOM and skipped the batch", null, 1L));
-        train(10);
-        assertThat(oomRisk()).isPresent();
-        train(3600);
-        assertThat(oomRisk()).isEmpty();
-    }
-
-    @Test
-    void onceTheTrainerGivesUpItIsTheFailureNotAnOomRisk() {
-        train(30);
-        batch(event(now(), "oom_skipped", "the trainer caught a CUDA OOM and skipped the batch", null, 3L));
-        train(10);
-        assertThat(oomRisk()).isPresent();
-        batch(new AgentEvent(now(), "run_failed", null, null, RUN, "RuntimeError",
-                new RunFailure("cuda_oom", "RuntimeError: OOM during training step 3 times in a row, aborting training",
-                        1, null, 0, Map.of(), List.of())));
-        clock.advance(Duration.ofSeconds(10));
-        fleet.tick();
-        assertThat(oomRisk()).isEmpty();
         assertThat(fleet.run(RUN).orElseThrow().anomalies())
                 .anyMatch(a -> a.active() && a.kind() == AnomalyKind.RUN_FAILED);
     }
