@@ -202,11 +202,12 @@ def main():
         sys.stderr.write("\rsteps: " + bar(step, args.steps, time.time() - started, f", avr_loss={avr}"))
         sys.stderr.flush()
         time.sleep(0.2)
+    sys.stderr.write("\n")
+    sys.stderr.flush()
     with open(os.path.join(args.results_dir, "steps.json.tmp"), "w") as f:
         json.dump(printed, f)
     os.rename(os.path.join(args.results_dir, "steps.json.tmp"), os.path.join(args.results_dir, "steps.json"))
     wait_for(os.path.join(args.results_dir, "finish"))
-    sys.stderr.write("\n")
     print("model saved.", flush=True)
 
 

@@ -129,12 +129,19 @@ class RealTrainingIT {
         List<String> expected = new ArrayList<>();
         printed.forEach(p -> expected.add(p.path("step").asLong() + " " + Double.parseDouble(p.path("avr_loss").asText())));
         List<String> read = new ArrayList<>();
-        await().atMost(START).pollInterval(Duration.ofMillis(500)).ignoreExceptions().until(() -> {
-            read.clear();
-            get(api.resolve("/v1/runs/" + runId + "/series")).path("steps")
-                    .forEach(st -> read.add(st.path("step").asLong() + " " + st.path("loss").asDouble()));
-            return read.size() >= expected.size();
-        });
+        JsonNode[] series = new JsonNode[1];
+        try {
+            await().atMost(START).pollInterval(Duration.ofMillis(500)).ignoreExceptions().until(() -> {
+                series[0] = get(api.resolve("/v1/runs/" + runId + "/series?gpus=false"));
+                read.clear();
+                series[0].path("steps").forEach(st -> read.add(st.path("step").asLong() + " " + st.path("loss")
+                        .asDouble()));
+                return read.size() >= expected.size();
+            });
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            throw new AssertionError("steps read " + read + ", printed " + expected + "; series " + series[0]
+                    + "\noutput:\n" + tail(read(out)), e);
+        }
         assertThat(read).as("every step and avr_loss as printed").isEqualTo(expected);
         JsonNode run = get(api.resolve("/v1/runs/" + runId));
         assertThat(run.path("phase").isMissingNode()).as("no phase once it trains").isTrue();
