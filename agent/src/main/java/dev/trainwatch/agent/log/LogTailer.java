@@ -2,6 +2,7 @@ package dev.trainwatch.agent.log;
 
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.EventKind;
+import dev.trainwatch.protocol.PhaseProgress;
 import dev.trainwatch.protocol.StepEvent;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -202,13 +203,14 @@ public final class LogTailer implements StepSource {
     /** The phase announced last, until a step line; null when none. */
     private String openPhase;
     private double openPhaseSentTs = Double.NEGATIVE_INFINITY;
-    private boolean openPhaseProgress;
+    private PhaseProgress openPhaseProgress;
     private long oomSkips;
     private final List<AgentEvent> events = new ArrayList<>();
 
     /**
      * Queues {@code phase}'s event unless it repeats the open phase: a start-up phase without progress is announced
-     * once, a bar's progress at most every {@value #PROGRESS_INTERVAL_SECONDS} s and at its last frame.
+     * once, a bar's progress at most every {@value #PROGRESS_INTERVAL_SECONDS} s and at its last frame (once for
+     * a run of finished bars alike, as Sana's 19/19 sampling bar per validation image).
      */
     private void announce(PhaseLines.Phase phase) {
         AgentEvent event;
@@ -217,14 +219,16 @@ public final class LogTailer implements StepSource {
             event = new AgentEvent(phase.ts(), EventKind.OOM_SKIPPED.wireName(), null, null, null,
                     "the trainer caught a CUDA OOM and skipped the batch", null, null, null, oomSkips);
         } else {
-            if (phase.kind().equals(openPhase) && (phase.progress() == null ? PhaseLines.isStartUp(phase.kind())
-                    : openPhaseProgress && !phase.finished()
-                    && phase.ts() - openPhaseSentTs < PROGRESS_INTERVAL_SECONDS)) {
+            PhaseProgress p = phase.progress();
+            boolean news = p != null && phase.finished() && (openPhaseProgress == null
+                    || p.done() != openPhaseProgress.done() || !Objects.equals(p.total(), openPhaseProgress.total()));
+            if (phase.kind().equals(openPhase) && (p == null ? PhaseLines.isStartUp(phase.kind())
+                    : openPhaseProgress != null && !news && phase.ts() - openPhaseSentTs < PROGRESS_INTERVAL_SECONDS)) {
                 return;
             }
             openPhase = phase.kind();
             openPhaseSentTs = phase.ts();
-            openPhaseProgress = phase.progress() != null;
+            openPhaseProgress = p;
             event = new AgentEvent(phase.ts(), EventKind.PHASE.wireName(), null, null, null, phase.kind(), null, null,
                     phase.progress(), null);
         }

@@ -150,17 +150,6 @@ record TqdmBar(String desc, long n, long total, double secondsPerIter, Map<Strin
         return null;
     }
 
-    /** The first of {@code keys} present in the postfix, as a number, or null. */
-    Double firstNumber(String... keys) {
-        for (String k : keys) {
-            Double v = number(k);
-            if (v != null) {
-                return v;
-            }
-        }
-        return null;
-    }
-
     /**
      * The training loss of the frame: the first of the usual keys, else finetrainers' {@code global_avg_loss}, else
      * any other key naming a loss that is not a maximum; nan kept.

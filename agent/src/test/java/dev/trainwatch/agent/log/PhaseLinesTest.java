@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.ZoneOffset;
+import java.util.List;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -69,7 +70,11 @@ class PhaseLinesTest {
         Files.copy(corpus, log);
         try (LogTailer tailer = LogTailer.open(log, "sana", Clock.systemUTC(), Long.MAX_VALUE)) {
             assertThat(tailer.poll()).hasSize(3);
-            assertThat(tailer.drainEvents()).extracting(AgentEvent::message).containsExactly("evaluation");
+            // "Running validation...", then one finished 19/19 sampling bar per image: the first is the progress,
+            // the nine alike after it within ten seconds say nothing new.
+            List<AgentEvent> events = tailer.drainEvents();
+            assertThat(events).extracting(AgentEvent::message).containsExactly("evaluation", "evaluation");
+            assertThat(events.get(1).progress()).isEqualTo(new PhaseProgress(19, 19L, 24.03));
             assertThat(tailer.drainEvents()).isEmpty();
         }
     }
