@@ -7,7 +7,10 @@ single-stream blocks over the concatenated tokens; adaLN modulation from the tim
 with kohya's bar (steps: ... avr_loss=...), writes the printed (step, avr_loss) pairs to DIR/steps.json, and waits
 for DIR/finish before it exits, so a test can read what was watched while the run is still listed.
 
-    python3 mmdit_lora.py --results-dir DIR [--steps 10] [--cache-items 6]
+    python3 mmdit_lora.py --results-dir DIR [--steps 10] [--cache-items 6] [--oom-skip-step N]
+
+With --oom-skip-step it prints, before that step, ai-toolkit's banner for a caught CUDA OOM (its words since
+ostris/ai-toolkit@3b1f7b0, jobs/process/BaseSDTrainProcess.py) and goes on.
 """
 import argparse
 import json
@@ -158,6 +161,7 @@ def main():
     parser.add_argument("--results-dir", required=True)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--cache-items", type=int, default=6)
+    parser.add_argument("--oom-skip-step", type=int, default=0)
     args = parser.parse_args()
     os.makedirs(args.results_dir, exist_ok=True)
     torch.manual_seed(0)
@@ -187,6 +191,10 @@ def main():
     printed, total_loss, started = [], 0.0, time.time()
     sys.stderr.write(f"steps:   0%|          | 0/{args.steps} [00:00<?, ?it/s]")
     for step in range(1, args.steps + 1):
+        if step == args.oom_skip_step:
+            print("\n################################################\n"
+                  "# OOM during training step, skipping batch 1/3 #\n"
+                  "################################################\n", flush=True)
         i = (step - 1) % args.cache_items
         x0 = latents[i:i + 1]
         noise = torch.randn_like(x0)

@@ -155,6 +155,32 @@ class RealTrainingIT {
         assertThat(read(out)).contains("trainable params: 6144", "model saved.").doesNotContain("the run failed");
     }
 
+    /** The same LoRA whose trainer catches a CUDA OOM and skips the batch, as ai-toolkit does: a critical oom_risk. */
+    @Test
+    @Execution(ExecutionMode.SAME_THREAD)
+    void aCaughtAndSkippedOomIsACriticalOomRiskWhileTheLoraTrainsOn() throws Exception {
+        job = new TorchJob(dir);
+        Path script = dir.resolve("mmdit_lora.py");
+        try (InputStream in = RealTrainingIT.class.getResourceAsStream("/torch/mmdit_lora.py")) {
+            Files.copy(in, script);
+        }
+        Path out = dir.resolve("trainwatch.out");
+        Process trainwatch = trainwatchRun(out, List.of("env", "RANK=0", TorchJob.PYTHON.toString(), script.toString(),
+                "--results-dir", job.results.toString(), "--oom-skip-step", "4"));
+        URI api = pageOf(out, trainwatch);
+        await().atMost(START).until(() -> Files.isDirectory(job.results));
+        Files.createFile(job.results.resolve("go"));
+
+        JsonNode run = awaitRun(api, r -> activeAnomaly(r, "oom_risk") != null, out);
+        JsonNode oom = activeAnomaly(run, "oom_risk");
+        assertThat(oom.path("severity").asText()).isEqualTo("critical");
+        assertThat(oom.path("message").asText()).startsWith("the trainer caught 1 CUDA OOM and skipped that batch");
+        assertThat(oom.path("evidence").path("oom_skipped_batches").asLong()).isEqualTo(1);
+        Files.createFile(job.results.resolve("finish"));
+        assertThat(trainwatch.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(trainwatch.exitValue()).as(read(out)).isZero();
+    }
+
     @Test
     @Execution(ExecutionMode.SAME_THREAD)
     void aNanLossIsRaisedWhileTheJobTrainsOnAndItsExitStatusIsPassedThrough() throws Exception {
