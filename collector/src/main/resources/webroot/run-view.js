@@ -162,6 +162,8 @@ export function renderRun() {
       spec.notes.map((n) => '<li>' + esc(n) + '</li>').join('') + '</ul>' : '') +
     (run.ended === true && run.ending && run.ending.message
       ? '<div class="run-ending" data-ending="no-cause">The run ' + esc(run.ending.message) + '.</div>' : '') +
+    (run.phase ? '<div class="run-phase" data-phase="' + esc(run.phase.kind) + '">' + esc(phaseLine(run.phase)) +
+      '</div>' : '') +
     '<div class="tiles">' + tiles.join('') + '</div>' +
     '<h2>Anomalies</h2><div class="anomalies">' + anomalyHtml + '</div>' + wallBar(wall) +
     '<h2>Live</h2><div class="charts">' + charts.join('') + '</div>' + gpuTable(run) + plansTable(id);
@@ -292,4 +294,11 @@ function renderAnomaly(a) {
     '<span class="muted">' + state + esc(fmtSince(a.since, now())) + '</span></div>' +
     (a.message ? '<div class="message">' + esc(a.message) + '</div>' : '') + evidence +
     (a.suggestion ? '<div class="suggestion">' + esc(a.suggestion) + '</div>' : '') + '</article>';
+}
+
+/** "caching 504/14080 (0.6/s)": the phase the log announced last, with its bar's progress. */
+function phaseLine(phase) {
+  const p = phase.progress;
+  return phase.kind + (p ? ' ' + p.done + (p.total != null ? '/' + p.total : '') +
+    (num(p.per_second) !== null ? ' (' + fmtRate(p.per_second) + '/s)' : '') : '');
 }

@@ -39,7 +39,6 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
@@ -253,9 +252,9 @@ public final class Agent implements AutoCloseable {
         reportStepProblem();
         if (steps != null) {
             String phaseRun = config.runId() != null ? config.runId() : stepRunId;
-            for (Map.Entry<String, Double> phase : steps.drainPhases()) {
+            for (AgentEvent e : steps.drainEvents()) {
                 if (phaseRun != null) {
-                    events.add(new AgentEvent(phase.getValue(), "phase", null, null, phaseRun, phase.getKey()));
+                    events.add(e.withRunId(phaseRun));
                 }
             }
         }

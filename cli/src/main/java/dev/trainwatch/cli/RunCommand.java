@@ -2,6 +2,7 @@ package dev.trainwatch.cli;
 
 import dev.trainwatch.agent.attribution.RunIds;
 import dev.trainwatch.agent.failure.FailureClassifier;
+import dev.trainwatch.agent.failure.KernelLog;
 import dev.trainwatch.agent.failure.OutputTail;
 import dev.trainwatch.cli.watch.ChildProcess;
 import dev.trainwatch.cli.watch.LocalStack;
@@ -91,7 +92,7 @@ final class RunCommand implements Callable<Integer> {
             }
             int status = child.waitFor();
             if (stack != null) {
-                finish(stack, err, status, output, watchedRunId, stoppedBy.get());
+                finish(stack, err, status, output, watchedRunId, stoppedBy.get(), child.pid());
             }
             return status;
         } finally {
@@ -143,7 +144,7 @@ final class RunCommand implements Callable<Integer> {
      * stood.
      */
     private static void finish(LocalStack stack, PrintWriter err, int status, Path output, String runId,
-                               String stoppedBy) {
+                               String stoppedBy, long pid) {
         try {
             stack.pollNow();
         } catch (IOException e) {
@@ -158,9 +159,9 @@ final class RunCommand implements Callable<Integer> {
                 err.println("trainwatch: the run was stopped by its user (" + stoppedBy + ", passed on to the command;"
                         + " exit status " + status + ")");
             }
-            RunFailure failure = status == 0 || stoppedBy != null ? null
-                    : FailureClassifier.classify(OutputTail.read(output, OutputTail.MAX_LINES, OutputTail.MAX_BYTES),
-                            status);
+            List<String> tail = OutputTail.read(output, OutputTail.MAX_LINES, OutputTail.MAX_BYTES);
+            RunFailure failure = status == 0 || stoppedBy != null ? null : FailureClassifier.confirmKill(
+                    FailureClassifier.classify(tail, status), List.of(pid), tail, KernelLog::read);
             if (failure != null && stack.fleet().run(runId).isEmpty() && stack.fleet().runs().isEmpty()) {
                 // It failed before it reported a step or touched a GPU: the failure is all there is to say.
                 stack.fleet().recordFailure(runId, failure, LocalStack.hostName());

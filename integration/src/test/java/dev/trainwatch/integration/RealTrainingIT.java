@@ -10,6 +10,7 @@ import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.state.view.AgentView;
 import dev.trainwatch.protocol.Json;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -94,6 +95,91 @@ class RealTrainingIT {
         assertThat(runIds).as("runs listed while the job ran").containsExactly(run.path("run_id").asText());
         assertThat(anomalies).as("anomalies of a healthy job").isEmpty();
         assertThat(read(out)).contains("(step=0000010) Train Loss:").doesNotContain("the run failed");
+    }
+
+    /**
+     * A tiny Flux-shaped MMDiT (double-stream blocks with joint attention, then single-stream blocks, frozen base,
+     * LoRA on the attention projections) "caches latents" under a bar, then trains with kohya's {@code steps:} bar.
+     * The script waits for {@code go} after caching and for {@code finish} after its last step, so the phase and the
+     * steps are read from the API while the run is listed.
+     */
+    @Test
+    @Execution(ExecutionMode.SAME_THREAD)
+    void aFluxShapedLoraWithAFrozenBaseIsReadStepByStepAndItsCachingIsAPhase() throws Exception {
+        job = new TorchJob(dir);
+        Path script = dir.resolve("mmdit_lora.py");
+        try (InputStream in = RealTrainingIT.class.getResourceAsStream("/torch/mmdit_lora.py")) {
+            Files.copy(in, script);
+        }
+        Path out = dir.resolve("trainwatch.out");
+        Process trainwatch = trainwatchRun(out, List.of("env", "RANK=0", TorchJob.PYTHON.toString(), script.toString(),
+                "--results-dir", job.results.toString(), "--steps", "10", "--cache-items", "6"));
+        URI api = pageOf(out, trainwatch);
+
+        JsonNode caching = awaitRun(api, r -> r.path("phase").path("kind").asText().equals("caching")
+                && r.path("phase").path("progress").path("done").asLong() == 6, out);
+        assertThat(caching.path("phase").path("progress").path("total").asLong()).isEqualTo(6);
+        assertThat(caching.path("phase").path("progress").path("per_second").asDouble()).isPositive();
+        assertThat(caching.path("observed").path("last_step").isMissingNode()
+                || caching.path("observed").path("last_step").isNull()).as("no step from the caching bar").isTrue();
+        String runId = caching.path("run_id").asText();
+        Files.createFile(job.results.resolve("go"));
+
+        await().atMost(START).until(() -> Files.exists(job.results.resolve("steps.json")));
+        JsonNode printed = Json.MAPPER.readTree(job.results.resolve("steps.json").toFile());
+        List<String> expected = new ArrayList<>();
+        printed.forEach(p -> expected.add(p.path("step").asLong() + " " + Double.parseDouble(p.path("avr_loss").asText())));
+        List<String> read = new ArrayList<>();
+        JsonNode[] series = new JsonNode[1];
+        try {
+            await().atMost(START).pollInterval(Duration.ofMillis(500)).ignoreExceptions().until(() -> {
+                series[0] = get(api.resolve("/v1/runs/" + runId + "/series?gpus=false"));
+                read.clear();
+                series[0].path("steps").forEach(st -> read.add(st.path("step").asLong() + " " + st.path("loss")
+                        .asDouble()));
+                return read.size() >= expected.size();
+            });
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            throw new AssertionError("steps read " + read + ", printed " + expected + "; series " + series[0]
+                    + "\noutput:\n" + tail(read(out)), e);
+        }
+        assertThat(read).as("every step and avr_loss as printed").isEqualTo(expected);
+        JsonNode run = get(api.resolve("/v1/runs/" + runId));
+        assertThat(run.path("phase").isMissingNode()).as("no phase once it trains").isTrue();
+        assertThat(run.path("anomalies")).noneMatch(a -> a.path("active").asBoolean());
+        Files.createFile(job.results.resolve("finish"));
+
+        Seen seen = watchUntilExit(api, trainwatch);
+        assertThat(trainwatch.exitValue()).as(read(out)).isZero();
+        assertThat(seen.runIds()).containsExactly(runId);
+        assertThat(seen.activeAnomalies()).as("anomalies of a healthy LoRA run").isEmpty();
+        assertThat(read(out)).contains("trainable params: 6144", "model saved.").doesNotContain("the run failed");
+    }
+
+    /** The same LoRA whose trainer catches a CUDA OOM and skips the batch, as ai-toolkit does: a critical oom_risk. */
+    @Test
+    @Execution(ExecutionMode.SAME_THREAD)
+    void aCaughtAndSkippedOomIsACriticalOomRiskWhileTheLoraTrainsOn() throws Exception {
+        job = new TorchJob(dir);
+        Path script = dir.resolve("mmdit_lora.py");
+        try (InputStream in = RealTrainingIT.class.getResourceAsStream("/torch/mmdit_lora.py")) {
+            Files.copy(in, script);
+        }
+        Path out = dir.resolve("trainwatch.out");
+        Process trainwatch = trainwatchRun(out, List.of("env", "RANK=0", TorchJob.PYTHON.toString(), script.toString(),
+                "--results-dir", job.results.toString(), "--oom-skip-step", "4"));
+        URI api = pageOf(out, trainwatch);
+        await().atMost(START).until(() -> Files.isDirectory(job.results));
+        Files.createFile(job.results.resolve("go"));
+
+        JsonNode run = awaitRun(api, r -> activeAnomaly(r, "oom_risk") != null, out);
+        JsonNode oom = activeAnomaly(run, "oom_risk");
+        assertThat(oom.path("severity").asText()).isEqualTo("critical");
+        assertThat(oom.path("message").asText()).startsWith("the trainer caught 1 CUDA OOM and skipped that batch");
+        assertThat(oom.path("evidence").path("oom_skipped_batches").asLong()).isEqualTo(1);
+        Files.createFile(job.results.resolve("finish"));
+        assertThat(trainwatch.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(trainwatch.exitValue()).as(read(out)).isZero();
     }
 
     @Test

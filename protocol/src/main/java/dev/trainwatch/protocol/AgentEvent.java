@@ -9,22 +9,34 @@ package dev.trainwatch.protocol;
  * @param gpuUuid the GPU concerned, if any
  * @param xid     the XID number for {@code xid} events
  * @param runId   the run concerned, if any
- * @param message human-readable detail ({@code phase}: {@code checkpoint}, {@code evaluation} or {@code sampling})
+ * @param message human-readable detail ({@code phase}: {@code checkpoint}, {@code evaluation}, {@code caching},
+ *                {@code quantizing}, …; {@code oom_skipped}: the trainer's line)
  * @param failure for {@code run_failed}: why the run's processes exited with an error
  * @param ending  for {@code run_ended}: what the agent's log and the processes' outputs say about the end, or null
+ * @param progress for {@code phase}: how far the phase's progress bar has got, or null when the line shows none
+ * @param count   for {@code oom_skipped}: the CUDA OOMs the trainer caught and skipped so far in this run
  */
 public record AgentEvent(double ts, String kind, String gpuUuid, Long xid, String runId, String message,
-                         RunFailure failure, RunEnding ending) {
+                         RunFailure failure, RunEnding ending, PhaseProgress progress, Long count) {
+
+    /** An event without progress or count. */
+    public AgentEvent(double ts, String kind, String gpuUuid, Long xid, String runId, String message,
+                      RunFailure failure, RunEnding ending) {
+        this(ts, kind, gpuUuid, xid, runId, message, failure, ending, null, null);
+    }
 
     /** An event without an ending. */
     public AgentEvent(double ts, String kind, String gpuUuid, Long xid, String runId, String message,
                       RunFailure failure) {
-        this(ts, kind, gpuUuid, xid, runId, message, failure, null);
+        this(ts, kind, gpuUuid, xid, runId, message, failure, null, null, null);
     }
 
-    /** An event without a failure. */
-    public AgentEvent(double ts, String kind, String gpuUuid, Long xid, String runId, String message) {
-        this(ts, kind, gpuUuid, xid, runId, message, null, null);
+    /**
+     * An event without a failure. {@code xid} is a Number so that avaje's generator, which takes the first constructor
+     * whose parameter types are all among the fields' and as many as their distinct types, picks the canonical one.
+     */
+    public AgentEvent(double ts, String kind, String gpuUuid, Number xid, String runId, String message) {
+        this(ts, kind, gpuUuid, xid == null ? null : xid.longValue(), runId, message, null, null, null, null);
     }
 
     /** An event of a known kind without a failure. */
@@ -35,6 +47,11 @@ public record AgentEvent(double ts, String kind, String gpuUuid, Long xid, Strin
     /** An XID error event. */
     public static AgentEvent xid(double ts, String gpuUuid, long xid) {
         return new AgentEvent(ts, EventKind.XID, gpuUuid, xid, null, "XID " + xid);
+    }
+
+    /** This event for {@code runId}. */
+    public AgentEvent withRunId(String runId) {
+        return new AgentEvent(ts, kind, gpuUuid, xid, runId, message, failure, ending, progress, count);
     }
 
     /** What {@link #kind()} stands for ({@link EventKind#OTHER} for a kind of a newer agent). */

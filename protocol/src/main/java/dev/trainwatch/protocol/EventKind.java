@@ -21,8 +21,10 @@ public enum EventKind {
     RUN_ENDED,
     /** A run's processes exited with an error ({@code failure} set). */
     RUN_FAILED,
-    /** A checkpoint, evaluation or sampling phase the run's log announced ({@code message} names it). */
+    /** A phase the run's log announced ({@code message} names it, {@code progress} when it shows a bar). */
     PHASE,
+    /** The trainer caught a CUDA OOM and skipped the batch ({@code count}: how many so far). */
+    OOM_SKIPPED,
     /** The agent could not read something (its log, a GPU). */
     READ_ERROR,
     /** A kind of a newer agent. */

@@ -2,11 +2,14 @@ package dev.trainwatch.agent.failure;
 
 import dev.trainwatch.protocol.RunFailure;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -352,6 +355,62 @@ public final class FailureClassifier {
         }
         return new RunFailure("host_oom", summary, null, first.contains("Killed") ? 9 : null, rankOf(hits), detail,
                 shown(hits));
+    }
+
+    /** The kernel's oom-kill summary line: "oom-kill:constraint=…,task=python,pid=1067104,uid=1000". */
+    private static final Pattern KERNEL_OOM_TASK = Pattern.compile("oom-kill:.*\\btask=([^,]{1,64}),pid=(\\d+)");
+    /** torchrun's report of a rank's end: "exitcode  : -9 (pid: 12345)". */
+    private static final Pattern LAUNCHER_PID = Pattern.compile("\\(pid: (\\d+)\\)");
+
+    /**
+     * A rank killed by SIGKILL, judged against the kernel's log: {@code host_oom} when the log records an OOM kill of
+     * one of {@code pids} (or of a PID torchrun's report in {@code tail} names); otherwise the verdict stays and says
+     * what the log showed, or that it was not readable (then a host OOM kill can be neither confirmed nor ruled out).
+     * The kernel log is read only for such a kill.
+     */
+    public static RunFailure confirmKill(RunFailure failure, Collection<Long> pids, List<String> tail,
+                                         Supplier<KernelLog> kernelLog) {
+        if (failure == null || !"signal".equals(failure.cause()) || !Integer.valueOf(9).equals(failure.signal())) {
+            return failure;
+        }
+        Set<Long> candidates = new HashSet<>(pids);
+        for (String line : tail) {
+            Matcher m = LAUNCHER_PID.matcher(line);
+            while (m.find()) {
+                candidates.add(Long.parseLong(m.group(1)));
+            }
+        }
+        KernelLog kernel = kernelLog.get();
+        Map<String, Object> detail = new LinkedHashMap<>(failure.detail() == null ? Map.of() : failure.detail());
+        if (!kernel.readable()) {
+            detail.put("kernel_log", "not readable");
+            return new RunFailure(failure.cause(), failure.summary() + "; the kernel log was not readable: cannot "
+                    + "confirm a host OOM kill", failure.exitCode(), failure.signal(), failure.rank(), detail,
+                    failure.lines());
+        }
+        for (String line : kernel.lines()) {
+            Matcher kill = KERNEL_KILL.matcher(line);
+            Matcher task = KERNEL_OOM_TASK.matcher(line);
+            boolean byKill = kill.find();
+            if (!byKill && !task.find()) {
+                continue;
+            }
+            String pid = byKill ? kill.group(1) : task.group(2);
+            String command = byKill ? kill.group(2) : task.group(1);
+            if (candidates.contains(Long.parseLong(pid))) {
+                Map<String, Object> oom = new LinkedHashMap<>();
+                oom.put("resource", "ram");
+                oom.put("killed_pid", Long.parseLong(pid));
+                oom.put("killed_command", command);
+                oom.put("kernel_log", "oom kill recorded");
+                return new RunFailure("host_oom", "the kernel's OOM killer ended process " + pid + " (" + command
+                        + "): the host ran out of memory", failure.exitCode(), 9, failure.rank(), oom,
+                        List.of(line.strip()));
+            }
+        }
+        detail.put("kernel_log", "no oom kill of the run's processes");
+        return new RunFailure(failure.cause(), failure.summary() + "; the kernel log records no OOM kill of the run's "
+                + "processes", failure.exitCode(), failure.signal(), failure.rank(), detail, failure.lines());
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.trainwatch.agent.log;
 
+import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.StepEvent;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -9,7 +10,6 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Reads a {@link StepSource} on a thread of its own, so reading a log can never hold up GPU polling: a slow disk,
@@ -35,7 +35,7 @@ public final class BackgroundStepSource implements StepSource {
     private final Object lock = new Object();
 
     private final List<StepEvent> steps = new ArrayList<>();
-    private final List<Map.Entry<String, Double>> phases = new ArrayList<>();
+    private final List<AgentEvent> phases = new ArrayList<>();
     private Object readCheckpoint;
     private Object drainedCheckpoint;
     private volatile long readStartedNanos;
@@ -80,7 +80,7 @@ public final class BackgroundStepSource implements StepSource {
             reading = true;
             try {
                 List<StepEvent> read = source.poll();
-                List<Map.Entry<String, Double>> announced = source.drainPhases();
+                List<AgentEvent> announced = source.drainEvents();
                 Object checkpoint = source.checkpoint();
                 synchronized (lock) {
                     if (steps.size() + read.size() > MAX_BUFFERED) {
@@ -172,9 +172,9 @@ public final class BackgroundStepSource implements StepSource {
     }
 
     @Override
-    public List<Map.Entry<String, Double>> drainPhases() {
+    public List<AgentEvent> drainEvents() {
         synchronized (lock) {
-            List<Map.Entry<String, Double>> out = List.copyOf(phases);
+            List<AgentEvent> out = List.copyOf(phases);
             phases.clear();
             return out;
         }

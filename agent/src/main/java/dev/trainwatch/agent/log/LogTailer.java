@@ -1,5 +1,8 @@
 package dev.trainwatch.agent.log;
 
+import dev.trainwatch.protocol.AgentEvent;
+import dev.trainwatch.protocol.EventKind;
+import dev.trainwatch.protocol.PhaseProgress;
 import dev.trainwatch.protocol.StepEvent;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -23,7 +26,6 @@ import java.util.Collections;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -181,38 +183,67 @@ public final class LogTailer implements StepSource {
             int before = pending.size();
             extractor.accept(bytes, offset, length, readTs, pending, pendingLogTs);
             if (pending.size() > before) {
-                startUpPhase = null;
+                openPhase = null;
                 return; // a step line announces no phase
             }
             PhaseLines.Phase phase = PhaseLines.of(bytes, offset, length, readTs, zone);
-            if (phase != null && PhaseLines.isStartUp(phase.kind())) {
-                // A caching bar redraws thousands of times: its phase is announced once, until a step or another
-                // start-up phase.
-                if (phase.kind().equals(startUpPhase)) {
-                    return;
-                }
-                startUpPhase = phase.kind();
+            if (phase == null && openPhase != null && !openPhase.startsWith("checkpoint")) {
+                phase = PhaseLines.barOf(openPhase, bytes, offset, length, readTs, zone);
             }
-            if (phase != null && phases.size() < MAX_PENDING_PHASES) {
-                phases.add(this.lineTime == LineTime.READ ? new PhaseLines.Phase(phase.kind(), readTs) : phase);
+            if (phase != null) {
+                announce(this.lineTime == LineTime.READ ? phase.at(readTs) : phase);
             }
         };
     }
 
     private final ZoneId zone;
-    private static final int MAX_PENDING_PHASES = 64;
-    /** The start-up phase (caching, quantizing) announced last, until a step line; null when none. */
-    private String startUpPhase;
-    private final List<PhaseLines.Phase> phases = new ArrayList<>();
+    private static final int MAX_PENDING_EVENTS = 64;
+    /** Seconds of the log between two progress events of one phase: a bar redraws many times a second. */
+    static final double PROGRESS_INTERVAL_SECONDS = 10;
+    /** The phase announced last, until a step line; null when none. */
+    private String openPhase;
+    private double openPhaseSentTs = Double.NEGATIVE_INFINITY;
+    private PhaseProgress openPhaseProgress;
+    private long oomSkips;
+    private final List<AgentEvent> events = new ArrayList<>();
 
-    /** Checkpoint and evaluation phases the log announced since the previous call: kind and unix seconds. */
-    @Override
-    public synchronized List<Map.Entry<String, Double>> drainPhases() {
-        List<Map.Entry<String, Double>> out = new ArrayList<>(phases.size());
-        for (PhaseLines.Phase p : phases) {
-            out.add(Map.entry(p.kind(), p.ts()));
+    /**
+     * Queues {@code phase}'s event unless it repeats the open phase: a start-up phase without progress is announced
+     * once, a bar's progress at most every {@value #PROGRESS_INTERVAL_SECONDS} s and at its last frame (once for
+     * a run of finished bars alike, as Sana's 19/19 sampling bar per validation image).
+     */
+    private void announce(PhaseLines.Phase phase) {
+        AgentEvent event;
+        if (PhaseLines.OOM_SKIPPED.equals(phase.kind())) {
+            oomSkips++;
+            event = new AgentEvent(phase.ts(), EventKind.OOM_SKIPPED.wireName(), null, null, null,
+                    "the trainer caught a CUDA OOM and skipped the batch", null, null, null, oomSkips);
+        } else {
+            PhaseProgress p = phase.progress();
+            boolean news = p != null && phase.finished() && (openPhaseProgress == null
+                    || p.done() != openPhaseProgress.done() || !Objects.equals(p.total(), openPhaseProgress.total()));
+            if (phase.kind().equals(openPhase) && (p == null ? PhaseLines.isStartUp(phase.kind())
+                    : openPhaseProgress != null && !news && phase.ts() - openPhaseSentTs < PROGRESS_INTERVAL_SECONDS)) {
+                return;
+            }
+            openPhase = phase.kind();
+            openPhaseSentTs = phase.ts();
+            openPhaseProgress = p;
+            event = new AgentEvent(phase.ts(), EventKind.PHASE.wireName(), null, null, null, phase.kind(), null, null,
+                    phase.progress(), null);
         }
-        phases.clear();
+        synchronized (this) {
+            if (events.size() < MAX_PENDING_EVENTS) {
+                events.add(event);
+            }
+        }
+    }
+
+    /** Phases (with their progress) and caught OOMs the log announced since the previous call; no run id yet. */
+    @Override
+    public synchronized List<AgentEvent> drainEvents() {
+        List<AgentEvent> out = List.copyOf(events);
+        events.clear();
         return out;
     }
 

@@ -1,83 +1,108 @@
 package dev.trainwatch.agent.log;
 
+import dev.trainwatch.protocol.PhaseProgress;
 import java.nio.charset.StandardCharsets;
 import java.time.ZoneId;
 import java.util.List;
 import java.util.Locale;
 
 /**
- * Lines in which a training script says it is saving a checkpoint or running an evaluation, so a pause in its step
- * reports is known for what it is. Recognised (any case): "Saving checkpoint", "Saving current state" (accelerate),
- * "Saving model"; "Saved checkpoint", "Saved state to", "Checkpoint saved" (said after the save: the pause before
- * the line was the save); "Running validation", "Running evaluation", "Start evaluation", "Generating validation
- * images" (Sana, diffusers, PixArt's log_validation); the LoRA trainers' sampling: ai-toolkit's "Generating baseline
- * samples before training" and "Generating Images"/"Generating Samples" bars, kohya's "generating sample images";
- * their start-up phases, caching and quantizing (see {@link #startUpPhase}). Lines are pre-filtered on bytes, so noise
- * lines cost a scan.
+ * Lines in which a training script says it is saving a checkpoint, evaluating or sampling, or in a start-up phase
+ * (loading, quantizing, caching), so a pause in its step reports is known for what it is; a phase line that is a
+ * tqdm bar gives the phase's progress. Also ai-toolkit's caught OOM ({@code # OOM during training step, skipping
+ * batch 1/3 #}, jobs/process/BaseSDTrainProcess.py since ostris/ai-toolkit@3b1f7b0), kind {@value #OOM_SKIPPED}.
+ * Lines are pre-filtered on bytes, so noise lines cost a scan.
  */
 final class PhaseLines {
 
+    /** The kind of ai-toolkit's caught-OOM line: not a phase, an event of its own. */
+    static final String OOM_SKIPPED = "oom_skipped";
+
     /**
-     * A phase the log announced: {@code checkpoint}, {@code checkpoint_saved}, {@code evaluation}, {@code caching} or
-     * {@code quantizing}, at {@code ts}.
+     * A phase the log announced: {@code checkpoint}, {@code checkpoint_saved}, {@code evaluation}, {@code loading},
+     * {@code caching}, {@code quantizing} (or {@value #OOM_SKIPPED}), at {@code ts}, with the bar's progress or null.
      */
-    record Phase(String kind, double ts) {
+    record Phase(String kind, double ts, PhaseProgress progress) {
+        Phase at(double newTs) {
+            return new Phase(kind, newTs, progress);
+        }
+
+        boolean finished() {
+            return progress != null && progress.total() != null && progress.done() >= progress.total();
+        }
     }
 
-    private static final ByteScan.Needle[] NEEDLES = {
-        ByteScan.Needle.of("heckpoint".getBytes(StandardCharsets.US_ASCII)),
-        ByteScan.Needle.of("state".getBytes(StandardCharsets.US_ASCII)),
-        ByteScan.Needle.of("alidation".getBytes(StandardCharsets.US_ASCII)),
-        ByteScan.Needle.of("valuation".getBytes(StandardCharsets.US_ASCII)),
-        ByteScan.Needle.of("aving model".getBytes(StandardCharsets.US_ASCII)),
-        ByteScan.Needle.of("enerating ".getBytes(StandardCharsets.US_ASCII)),
-        ByteScan.Needle.of("aching".getBytes(StandardCharsets.US_ASCII)),
-        ByteScan.Needle.of("cache".getBytes(StandardCharsets.US_ASCII)),
-        ByteScan.Needle.of("uantiz".getBytes(StandardCharsets.US_ASCII)),
-        ByteScan.Needle.of("uantis".getBytes(StandardCharsets.US_ASCII)),
-    };
+    private static final ByteScan.Needle[] NEEDLES = needles("heckpoint", "state", "alidation", "valuation",
+            "aving model", "enerating ", "aching", "cache", "uantiz", "uantis", "oading ", "skipping batch");
+    private static final ByteScan.Needle[] BAR = needles("it/s", "s/it");
 
     private PhaseLines() {
     }
 
+    private static ByteScan.Needle[] needles(String... parts) {
+        ByteScan.Needle[] out = new ByteScan.Needle[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            out[i] = ByteScan.Needle.of(parts[i].getBytes(StandardCharsets.US_ASCII));
+        }
+        return out;
+    }
+
     /** The phase {@code line} announces, or null; {@code readTs} when the line carries no timestamp. */
     static Phase of(byte[] bytes, int offset, int length, double readTs, ZoneId zone) {
-        boolean candidate = false;
-        for (ByteScan.Needle n : NEEDLES) {
-            if (ByteScan.contains(bytes, offset, length, n)) {
-                candidate = true;
-                break;
-            }
-        }
-        if (!candidate) {
+        if (!containsAny(bytes, offset, length, NEEDLES)) {
             return null;
         }
         String line = LogText.stripAnsi(new String(bytes, offset, length, StandardCharsets.UTF_8));
-        String lower = line.toLowerCase(Locale.ROOT);
-        String kind = null;
-        if (containsAny(lower, List.of("saved checkpoint", "saved state to", "checkpoint saved", "saved model to"))) {
-            kind = "checkpoint_saved";
-        } else if (containsAny(lower, List.of("saving checkpoint", "saving current state", "saving model"))) {
-            kind = "checkpoint";
-        } else if (containsAny(lower, List.of("running validation", "running evaluation", "start evaluation",
-                "generating validation images", "running inference for validation", "generating baseline samples",
-                "generating samples", "generating images", "generating sample images"))) {
-            kind = "evaluation";
-        } else {
-            kind = startUpPhase(lower);
-        }
-        if (kind == null) {
+        String kind = kind(line.toLowerCase(Locale.ROOT));
+        return kind == null ? null : at(line, kind, readTs, zone);
+    }
+
+    /**
+     * The progress of the open phase {@code kind} a bar line without a phase's name shows (ai-toolkit's quantizing
+     * bar after " - quantizing 40 transformer blocks", SimpleTuner's "Processing bucket" bars after "Creating VAE
+     * latent cache", kohya's caching bar after "caching latents."), or null when the line is no bar.
+     */
+    static Phase barOf(String kind, byte[] bytes, int offset, int length, double readTs, ZoneId zone) {
+        if (!containsAny(bytes, offset, length, BAR)) {
             return null;
         }
+        String line = LogText.stripAnsi(new String(bytes, offset, length, StandardCharsets.UTF_8));
+        Phase p = at(line, kind, readTs, zone);
+        return p.progress() == null ? null : p;
+    }
+
+    private static Phase at(String line, String kind, double readTs, ZoneId zone) {
         Double ts = LogText.timestamp(line, zone);
-        return new Phase(kind, ts != null ? ts : readTs);
+        TqdmBar bar = OOM_SKIPPED.equals(kind) ? null : TqdmBar.parse(line);
+        PhaseProgress progress = bar == null ? null : new PhaseProgress(bar.n(), bar.total() < 0 ? null : bar.total(),
+                bar.secondsPerIter() > 0 ? 1 / bar.secondsPerIter() : null);
+        return new Phase(kind, ts != null ? ts : readTs, progress);
+    }
+
+    private static String kind(String lower) {
+        if (lower.contains("oom during training step, skipping batch")) {
+            return OOM_SKIPPED;
+        }
+        if (containsAny(lower, List.of("saved checkpoint", "saved state to", "checkpoint saved", "saved model to"))) {
+            return "checkpoint_saved";
+        }
+        if (containsAny(lower, List.of("saving checkpoint", "saving current state", "saving model"))) {
+            return "checkpoint";
+        }
+        if (containsAny(lower, List.of("running validation", "running evaluation", "start evaluation",
+                "generating validation images", "running inference for validation", "generating baseline samples",
+                "generating samples", "generating images", "generating sample images"))) {
+            return "evaluation";
+        }
+        return startUpPhase(lower);
     }
 
     /**
      * The LoRA trainers' start-up phases, which can take minutes to hours before the first step: {@code caching}
-     * (latents and text-encoder outputs: kohya's and musubi-tuner's "caching latents", SimpleTuner's "Creating VAE
-     * latent cache", OneTrainer's {@code caching:} bar, ai-toolkit's "Caching text embeddings") and {@code quantizing}
-     * (ai-toolkit's "Quantizing transformer", " - quantizing 40 transformer blocks").
+     * (kohya's and musubi-tuner's "caching latents", SimpleTuner's "Creating VAE latent cache", OneTrainer's
+     * {@code caching:} bar, ai-toolkit's "Caching text embeddings"), {@code quantizing} (ai-toolkit's "Quantizing
+     * transformer") and {@code loading} (a line that starts with "Loading ", as ai-toolkit's "Loading transformer"
+     * and Hugging Face's "Loading checkpoint shards" bar).
      */
     private static String startUpPhase(String lower) {
         if (containsAny(lower, List.of("caching latents", "caching text", "caching:", "latent cache", "cache latents",
@@ -87,12 +112,21 @@ final class PhaseLines {
         if (containsAny(lower, List.of("quantizing ", "quantising "))) {
             return "quantizing";
         }
-        return null;
+        return lower.stripLeading().startsWith("loading ") ? "loading" : null;
     }
 
-    /** Whether {@code kind} is a start-up phase ({@code caching}, {@code quantizing}). */
+    /** Whether {@code kind} is a start-up phase ({@code loading}, {@code caching}, {@code quantizing}). */
     static boolean isStartUp(String kind) {
-        return "caching".equals(kind) || "quantizing".equals(kind);
+        return "caching".equals(kind) || "quantizing".equals(kind) || "loading".equals(kind);
+    }
+
+    private static boolean containsAny(byte[] bytes, int offset, int length, ByteScan.Needle[] needles) {
+        for (ByteScan.Needle n : needles) {
+            if (ByteScan.contains(bytes, offset, length, n)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static boolean containsAny(String s, List<String> parts) {

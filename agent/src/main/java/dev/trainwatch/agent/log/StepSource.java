@@ -1,9 +1,9 @@
 package dev.trainwatch.agent.log;
 
+import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.StepEvent;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Steps a run reported since the previous call, from its log (or any other source). Called from one thread.
@@ -18,11 +18,8 @@ public interface StepSource extends AutoCloseable {
         return null;
     }
 
-    /**
-     * Checkpoint and evaluation phases the source announced since the previous call, oldest first: kind
-     * ({@code checkpoint}, {@code checkpoint_saved}, {@code evaluation}) and unix seconds.
-     */
-    default List<Map.Entry<String, Double>> drainPhases() {
+    /** Phase and {@code oom_skipped} events the source announced since the previous call, oldest first, no run id. */
+    default List<AgentEvent> drainEvents() {
         return List.of();
     }
 

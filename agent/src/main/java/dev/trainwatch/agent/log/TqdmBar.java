@@ -18,91 +18,85 @@ import java.util.Map;
  */
 record TqdmBar(String desc, long n, long total, double secondsPerIter, Map<String, String> postfix) {
 
+    /** Where the rate stands in a frame: the index of its unit and whether it is {@code s/it}. */
+    private record Rate(int unit, boolean secondsPer, double secondsPerIter) {
+    }
+
+    /** The counter before " [": {@code n}, {@code total} (-1 when none) and where the description ends. */
+    private record Counter(long n, long total, int descLimit) {
+    }
+
     /** Parses a bar frame, or returns null for anything else. */
     static TqdmBar parse(String s) {
-        int sit = s.indexOf("s/it");
-        int its = s.indexOf("it/s");
-        int unit;
-        boolean secondsPer;
-        if (sit >= 0 && (its < 0 || sit < its)) {
-            unit = sit;
-            secondsPer = true;
-        } else if (its >= 0) {
-            unit = its;
-            secondsPer = false;
-        } else {
+        Rate rate = rate(s);
+        int open = rate == null ? -1 : s.lastIndexOf('[', rate.unit());
+        Counter counter = open <= 0 ? null : counter(s, open);
+        if (counter == null) {
             return null;
         }
-        int open = s.lastIndexOf('[', unit);
-        if (open <= 0) {
-            return null;
-        }
-        int numEnd = unit;
-        int numStart = numEnd;
-        while (numStart > open && (LineFields.isDigit(s.charAt(numStart - 1)) || s.charAt(numStart - 1) == '.')) {
-            numStart--;
-        }
-        double rate = Double.NaN;
-        if (numStart < numEnd) {
-            try {
-                rate = Double.parseDouble(s.substring(numStart, numEnd));
-            } catch (NumberFormatException e) {
-                return null;
-            }
-        } else if (numStart == 0 || s.charAt(numStart - 1) != '?') {
-            return null;
-        }
-        double secondsPerIter = Double.NaN;
-        if (rate > 0) {
-            secondsPerIter = secondsPer ? rate : 1.0 / rate;
-        }
-        // The counter is the token right before " [".
-        int tokenEnd = open;
-        while (tokenEnd > 0 && s.charAt(tokenEnd - 1) == ' ') {
-            tokenEnd--;
-        }
-        int tokenStart = s.lastIndexOf(' ', tokenEnd - 1) + 1;
-        if (tokenStart >= tokenEnd) {
-            return null;
-        }
-        int nEnd = LineFields.digitsEnd(s, tokenStart);
-        if (nEnd == tokenStart) {
-            return null;
-        }
-        long n = LineFields.longAt(s, tokenStart);
-        long total = -1;
-        String descEnd;
-        int descLimit;
-        if (nEnd < tokenEnd && s.charAt(nEnd) == '/') {
-            total = LineFields.longAt(s, nEnd + 1);
-            if (total < 0 || LineFields.digitsEnd(s, nEnd + 1) != tokenEnd) {
-                return null;
-            }
-            // Require the bar itself, so "12/100 [" in ordinary prose does not count.
-            int barEnd = s.lastIndexOf('|', tokenStart);
-            int pct = s.lastIndexOf("%|", barEnd);
-            if (barEnd < 0 || pct < 0) {
-                return null;
-            }
-            descLimit = pct;
-            descEnd = ":";
-        } else if (s.startsWith("it", nEnd) && nEnd + 2 == tokenEnd) {
-            descLimit = tokenStart;
-            descEnd = ":";
-        } else {
-            return null;
-        }
-        int colon = s.lastIndexOf(descEnd, descLimit);
+        int colon = s.lastIndexOf(':', counter.descLimit());
         String desc = colon > 0 ? s.substring(0, colon).trim() : "";
         Map<String, String> postfix = Map.of();
-        int after = unit + 4;
+        int after = rate.unit() + 4;
         if (after < s.length() && s.charAt(after) == ',') {
             int close = s.lastIndexOf(']');
             if (close > after) {
                 postfix = parsePostfix(s.substring(after + 1, close));
             }
         }
-        return new TqdmBar(desc, n, total, secondsPerIter, postfix);
+        return new TqdmBar(desc, counter.n(), counter.total(), rate.secondsPerIter(), postfix);
+    }
+
+    /** The frame's rate ({@code 1.9it/s}, {@code 4.88s/it}, {@code ?it/s}), or null when it shows none. */
+    private static Rate rate(String s) {
+        int sit = s.indexOf("s/it");
+        int its = s.indexOf("it/s");
+        boolean secondsPer = sit >= 0 && (its < 0 || sit < its);
+        int unit = secondsPer ? sit : its;
+        if (unit < 0) {
+            return null;
+        }
+        int numStart = unit;
+        while (numStart > 0 && (LineFields.isDigit(s.charAt(numStart - 1)) || s.charAt(numStart - 1) == '.')) {
+            numStart--;
+        }
+        if (numStart == unit) {
+            return numStart > 0 && s.charAt(numStart - 1) == '?' ? new Rate(unit, secondsPer, Double.NaN) : null;
+        }
+        double rate;
+        try {
+            rate = Double.parseDouble(s.substring(numStart, unit));
+        } catch (NumberFormatException e) {
+            return null;
+        }
+        return new Rate(unit, secondsPer, rate > 0 ? (secondsPer ? rate : 1.0 / rate) : Double.NaN);
+    }
+
+    /**
+     * The counter token right before " [": {@code n/total} after the bar itself ({@code %|…|}, so "12/100 [" in
+     * prose does not count), or {@code nit} for a bar without a total.
+     */
+    private static Counter counter(String s, int open) {
+        int tokenEnd = open;
+        while (tokenEnd > 0 && s.charAt(tokenEnd - 1) == ' ') {
+            tokenEnd--;
+        }
+        int tokenStart = s.lastIndexOf(' ', tokenEnd - 1) + 1;
+        int nEnd = LineFields.digitsEnd(s, tokenStart);
+        if (tokenStart >= tokenEnd || nEnd == tokenStart) {
+            return null;
+        }
+        long n = LineFields.longAt(s, tokenStart);
+        if (nEnd < tokenEnd && s.charAt(nEnd) == '/') {
+            long total = LineFields.longAt(s, nEnd + 1);
+            int barEnd = s.lastIndexOf('|', tokenStart);
+            int pct = barEnd < 0 ? -1 : s.lastIndexOf("%|", barEnd);
+            if (total < 0 || LineFields.digitsEnd(s, nEnd + 1) != tokenEnd || pct < 0) {
+                return null;
+            }
+            return new Counter(n, total, pct);
+        }
+        return s.startsWith("it", nEnd) && nEnd + 2 == tokenEnd ? new Counter(n, -1, tokenStart) : null;
     }
 
     /**
@@ -149,17 +143,6 @@ record TqdmBar(String desc, long n, long total, double secondsPerIter, Map<Strin
     Double firstReading(String... keys) {
         for (String k : keys) {
             Double v = reading(k);
-            if (v != null) {
-                return v;
-            }
-        }
-        return null;
-    }
-
-    /** The first of {@code keys} present in the postfix, as a number, or null. */
-    Double firstNumber(String... keys) {
-        for (String k : keys) {
-            Double v = number(k);
             if (v != null) {
                 return v;
             }

@@ -1,5 +1,7 @@
 package dev.trainwatch.agent.log;
 
+import dev.trainwatch.protocol.AgentEvent;
+import dev.trainwatch.protocol.PhaseProgress;
 import dev.trainwatch.protocol.testing.RequiredFixtures;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -9,7 +11,6 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.ZoneOffset;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -48,12 +49,16 @@ class PhaseLinesTest {
                 + "latent cache.").kind()).isEqualTo("caching");
         assertThat(of("cache_latents: true")).isNull();
         assertThat(of("quantize: true")).isNull();
-    }
+        PhaseLines.Phase shards = of("Loading checkpoint shards: 100%|██████████| 2/2 [00:12<00:00,  6.28s/it]");
+        assertThat(shards.kind()).isEqualTo("loading");
+        assertThat(shards.progress()).isEqualTo(new PhaseProgress(2, 2L, 1 / 6.28));
+        assertThat(of("Caching text embeddings to disk:  88%|########8 | 23/26 [51:34<06:44, ?it/s]").progress())
+                .isEqualTo(new PhaseProgress(23, 26L, null));
+        assertThat(of("2024-08-16 10:58:26 INFO     loaded model: <All keys matched>")).isNull();    }
 
     @Test
     void ordinaryLinesAreNotPhases() {
         assertThat(of("Step/Epoch [2400/3][600/1250]: time_all:2.163, loss:0.1378")).isNull();
-        assertThat(of("Loading checkpoint shards: 100%|██████████| 2/2 [00:12<00:00,  6.28s/it]")).isNull();
         assertThat(of("validation_prompts: ['a cat']")).isNull();
         assertThat(of("gradient_checkpointing: true")).isNull();
     }
@@ -65,9 +70,12 @@ class PhaseLinesTest {
         Files.copy(corpus, log);
         try (LogTailer tailer = LogTailer.open(log, "sana", Clock.systemUTC(), Long.MAX_VALUE)) {
             assertThat(tailer.poll()).hasSize(3);
-            List<Map.Entry<String, Double>> phases = tailer.drainPhases();
-            assertThat(phases).extracting(Map.Entry::getKey).containsExactly("evaluation");
-            assertThat(tailer.drainPhases()).isEmpty();
+            // "Running validation...", then one finished 19/19 sampling bar per image: the first is the progress,
+            // the nine alike after it within ten seconds say nothing new.
+            List<AgentEvent> events = tailer.drainEvents();
+            assertThat(events).extracting(AgentEvent::message).containsExactly("evaluation", "evaluation");
+            assertThat(events.get(1).progress()).isEqualTo(new PhaseProgress(19, 19L, 24.03));
+            assertThat(tailer.drainEvents()).isEmpty();
         }
     }
 }

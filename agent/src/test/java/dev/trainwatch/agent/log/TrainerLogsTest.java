@@ -4,13 +4,14 @@ import dev.trainwatch.protocol.SettableClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.trainwatch.protocol.AgentEvent;
+import dev.trainwatch.protocol.PhaseProgress;
 import dev.trainwatch.protocol.StepEvent;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -82,7 +83,9 @@ class TrainerLogsTest {
         try (LogTailer tailer = new LogTailer(file, StepLineParsers.forFormat("auto"), clock, Long.MAX_VALUE,
                 LogTailer.DEFAULT_MAX_LINE_BYTES)) {
             assertThat(tailer.poll()).isEmpty();
-            assertThat(tailer.drainPhases()).extracting(Map.Entry::getKey).containsExactly("caching");
+            List<AgentEvent> phases = tailer.drainEvents();
+            assertThat(phases).extracting(AgentEvent::message).containsExactly("caching");
+            assertThat(phases.get(0).progress()).isEqualTo(new PhaseProgress(23, 26L, 1 / 134.77));
         }
     }
 

@@ -16,6 +16,7 @@ import java.util.OptionalInt;
  * <li>a steady memory ramp (least-squares fit over the trend window) reaching capacity within minutes;</li>
  * <li>the estimate for the largest multi-scale bucket seen in the log (latent size × the autoencoder's
  *     downsampling = pixels) above the GPU's capacity: the run has not met its worst batch yet.</li>
+ * <li>before all of them, the trainer itself caught CUDA OOMs and skipped those batches ({@link CaughtOoms}).</li>
  * </ul>
  */
 public final class OomRiskDetector implements Detector {
@@ -36,6 +37,10 @@ public final class OomRiskDetector implements Detector {
 
     @Override
     public Optional<Finding> evaluate(RunContext run, boolean active) {
+        Optional<Finding> caught = CaughtOoms.finding(run);
+        if (caught.isPresent()) {
+            return caught;
+        }
         Optional<Finding> headroom = headroom(run, active);
         if (headroom.isPresent() && headroom.get().severity() == Severity.CRITICAL) {
             return headroom;

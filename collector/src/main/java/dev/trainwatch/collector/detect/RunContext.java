@@ -96,6 +96,16 @@ public interface RunContext {
         return Double.NaN;
     }
 
+    /** CUDA OOMs the trainer caught and skipped the batch of (ai-toolkit), as its agents reported them; 0 when none. */
+    default long oomSkips() {
+        return 0;
+    }
+
+    /** When the newest of them was reported (unix seconds), NaN when none. */
+    default double oomSkipTs() {
+        return Double.NaN;
+    }
+
     /** Why the run's processes failed, when a watcher said so; null otherwise. */
     default RunFailure failure() {
         return null;

@@ -307,6 +307,16 @@ public final class InputValidator {
                 }
             }
         }
+        if (event.progress() != null) {
+            range(at, ".progress.done", event.progress().done(), 0, Long.MAX_VALUE);
+            if (event.progress().total() != null) {
+                range(at, ".progress.total", event.progress().total(), 0, Long.MAX_VALUE);
+            }
+            range(at, ".progress.per_second", event.progress().perSecond(), 0, 1e12);
+        }
+        if (event.count() != null) {
+            range(at, ".count", event.count(), 0, Long.MAX_VALUE);
+        }
     }
 
     /** The failure causes of the contract. */

@@ -390,7 +390,14 @@ final class BatchIngest {
                 RunState run = ownRun(e.runId(), host);
                 if (run != null && !run.ended()) {
                     run.accounting().phase(e.message(), Timestamps.stamp(e.ts() - offset, now));
-                    run.phase(e.message(), Timestamps.stamp(e.ts() - offset, now));
+                    run.phase(e.message(), Timestamps.stamp(e.ts() - offset, now), e.progress());
+                    touched.add(run);
+                }
+            }
+            case OOM_SKIPPED -> {
+                RunState run = ownRun(e.runId(), host);
+                if (run != null && !run.ended()) {
+                    run.oomSkipped(e.count(), Timestamps.stamp(e.ts() - offset, now));
                     touched.add(run);
                 }
             }

@@ -363,6 +363,16 @@ final class EvaluationSchedule {
         }
 
         @Override
+        public long oomSkips() {
+            return run.oomSkips();
+        }
+
+        @Override
+        public double oomSkipTs() {
+            return run.oomSkipTs();
+        }
+
+        @Override
         public RunFailure failure() {
             return run.failure();
         }

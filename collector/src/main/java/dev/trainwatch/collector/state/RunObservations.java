@@ -107,7 +107,9 @@ final class RunObservations {
         return new RunView(run.runId(), run.estimate() != null ? run.estimate().spec() : run.registeredSpec(),
                 run.estimate(), observed, comparison, run.tracker().snapshot(), gpuViews,
                 List.copyOf(run.hosts().keySet()), run.firstSeen(), run.lastSeen(), run.ended(), nan(run.endedAt()),
-                run.synthetic() ? Boolean.TRUE : null, unmatched(run, now), hostMemoryOf(run), ending(run));
+                run.synthetic() ? Boolean.TRUE : null, unmatched(run, now), hostMemoryOf(run), ending(run),
+                run.phaseKind() == null || run.ended() || run.phaseTs() < run.lastCountedTs() ? null
+                        : new RunView.Phase(run.phaseKind(), run.phaseTs(), run.phaseProgress()));
     }
 
     /**

@@ -10,6 +10,7 @@ import dev.trainwatch.collector.state.window.RankWindows;
 import dev.trainwatch.collector.state.window.Ring;
 import dev.trainwatch.collector.state.window.StepWindow;
 import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.protocol.PhaseProgress;
 import dev.trainwatch.protocol.RunEnding;
 import dev.trainwatch.protocol.RunFailure;
 import dev.trainwatch.protocol.RunSpec;
@@ -90,6 +91,11 @@ final class RunState {
     /** The newest checkpoint or evaluation phase the log announced, and when; null / NaN when none. */
     private String phaseKind;
     private double phaseTs = Double.NaN;
+    /** That phase's progress bar, as last reported; null when it shows none. */
+    private PhaseProgress phaseProgress;
+    /** CUDA OOMs the trainer caught and skipped (oom_skipped events), and when the newest was reported. */
+    private long oomSkips;
+    private double oomSkipTs = Double.NaN;
     /** The spec as registered (before the estimator resolved it). */
     private RunSpec registeredSpec;
     private Estimate estimate;
@@ -230,9 +236,16 @@ final class RunState {
         return first;
     }
 
-    void phase(String kind, double ts) {
+    void phase(String kind, double ts, PhaseProgress progress) {
         phaseKind = kind;
         phaseTs = ts;
+        phaseProgress = progress;
+    }
+
+    /** The trainer caught a CUDA OOM and skipped the batch; {@code count} is its own running count when it said one. */
+    void oomSkipped(Long count, double ts) {
+        oomSkips = Math.max(oomSkips + 1, count == null ? 0 : count);
+        oomSkipTs = ts;
     }
 
     /** A GPU of the run used this much memory: a new peak makes the summary due. */
@@ -358,6 +371,9 @@ final class RunState {
     LossWindow losses() { return losses; }
     String phaseKind() { return phaseKind; }
     double phaseTs() { return phaseTs; }
+    PhaseProgress phaseProgress() { return phaseProgress; }
+    long oomSkips() { return oomSkips; }
+    double oomSkipTs() { return oomSkipTs; }
     RunSpec registeredSpec() { return registeredSpec; }
     Estimate estimate() { return estimate; }
     boolean gpuFilledFromObservation() { return gpuFilledFromObservation; }

@@ -5,7 +5,8 @@
  */
 @Json.Import(jsonSettings = @Json(naming = Json.Naming.LowerUnderscore), value = {
     AgentBatch.class, GpuSample.class, UtilizationWindow.class, GpuProcess.class, GpuActivity.class,
-    RunAttribution.class, RankInfo.class, AgentEvent.class, RunFailure.class, RunEnding.class, AgentHealth.class,
+    RunAttribution.class, RankInfo.class, AgentEvent.class, RunFailure.class, RunEnding.class, PhaseProgress.class,
+    AgentHealth.class,
     HostMemory.class, RunSteps.class, StepEvent.class, RunSpec.class, RunSpec.Bucket.class})
 package dev.trainwatch.protocol.wire;
 
@@ -16,6 +17,7 @@ import dev.trainwatch.protocol.GpuActivity;
 import dev.trainwatch.protocol.GpuProcess;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.HostMemory;
+import dev.trainwatch.protocol.PhaseProgress;
 import dev.trainwatch.protocol.RankInfo;
 import dev.trainwatch.protocol.RunAttribution;
 import dev.trainwatch.protocol.RunEnding;

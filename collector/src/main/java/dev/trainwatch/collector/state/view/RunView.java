@@ -2,6 +2,7 @@ package dev.trainwatch.collector.state.view;
 
 import dev.trainwatch.collector.detect.Anomaly;
 import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.protocol.PhaseProgress;
 import dev.trainwatch.protocol.RunSpec;
 import java.util.List;
 
@@ -24,11 +25,35 @@ import java.util.List;
  * @param synthetic   true for runs of the bundled demo scenario (never real hardware)
  * @param unmatched   for a spec that has had no data for a minute: the runs the agents do report (null otherwise)
  * @param hostMemory  the memory of the run's nodes as their agents last read it (null when none reports it)
+ * @param ending      how an ended run ended when its log names no cause, or null
+ * @param phase       the phase the run's log announced last (loading, caching, quantizing, evaluation,
+ *                    checkpoint, …) with its progress; null when none, or once the run ended
  */
 public record RunView(String runId, RunSpec spec, Estimate estimate, ObservedView observed,
                       ComparisonView comparison, List<Anomaly> anomalies, List<RunGpuView> gpus,
                       List<String> hosts, double firstSeenTs, Double lastSeenTs, boolean ended, Double endedAt,
-                      Boolean synthetic, Unmatched unmatched, List<HostMemoryView> hostMemory, Ending ending) {
+                      Boolean synthetic, Unmatched unmatched, List<HostMemoryView> hostMemory, Ending ending,
+                      Phase phase) {
+
+    /** A view without a phase. */
+    public RunView(String runId, RunSpec spec, Estimate estimate, ObservedView observed, ComparisonView comparison,
+                   List<Anomaly> anomalies, List<RunGpuView> gpus, List<String> hosts, double firstSeenTs,
+                   Double lastSeenTs, boolean ended, Double endedAt, Boolean synthetic, Unmatched unmatched,
+                   List<HostMemoryView> hostMemory, Ending ending) {
+        this(runId, spec, estimate, observed, comparison, anomalies, gpus, hosts, firstSeenTs, lastSeenTs, ended,
+                endedAt, synthetic, unmatched, hostMemory, ending, null);
+    }
+
+    /**
+     * The phase the log announced last: a start-up phase before the first step ("caching latents 504/14080"), or a
+     * checkpoint or evaluation after one.
+     *
+     * @param kind     {@code loading}, {@code caching}, {@code quantizing}, {@code evaluation}, {@code checkpoint}, …
+     * @param ts       when it was last reported (unix seconds)
+     * @param progress its bar's items done, total and rate, or null when the log shows no bar
+     */
+    public record Phase(String kind, double ts, PhaseProgress progress) {
+    }
 
     /** A view without an ending. */
     public RunView(String runId, RunSpec spec, Estimate estimate, ObservedView observed, ComparisonView comparison,
