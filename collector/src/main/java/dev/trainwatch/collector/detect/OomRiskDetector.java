@@ -4,6 +4,7 @@ import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.Suggestion;
 import dev.trainwatch.protocol.RunSpec;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -15,8 +16,10 @@ import java.util.OptionalInt;
  * <li>headroom on the run's fullest GPU below a share of its capacity;</li>
  * <li>a steady memory ramp (least-squares fit over the trend window) reaching capacity within minutes;</li>
  * <li>the estimate for the largest multi-scale bucket seen in the log (latent size × the autoencoder's
- *     downsampling = pixels) above the GPU's capacity: the run has not met its worst batch yet.</li>
+ *     downsampling = pixels) above the GPU's capacity: the run has not met its worst batch yet;</li>
+ * <li>the sampling (validation) phase that will not fit ({@link SamplingRisk}).</li>
  * </ul>
+ * Processes on the GPU that are not the run's are named with what they hold ({@link SharedGpu}).
  */
 public final class OomRiskDetector implements Detector {
 
@@ -24,9 +27,11 @@ public final class OomRiskDetector implements Detector {
     private static final double RECENT_SECONDS = 30;
 
     private final DetectorSettings.OomRisk s;
+    private final DetectorSettings.SharedGpu shared;
 
     public OomRiskDetector(DetectorSettings settings) {
         this.s = settings.oomRisk();
+        this.shared = settings.sharedGpu();
     }
 
     @Override
@@ -47,7 +52,8 @@ public final class OomRiskDetector implements Detector {
         if (headroom.isPresent()) {
             return headroom;
         }
-        return bucket(run);
+        Optional<Finding> bucket = bucket(run);
+        return bucket.isPresent() ? bucket : SamplingRisk.evaluate(run, shared);
     }
 
     private Optional<Finding> headroom(RunContext run, boolean active) {
@@ -88,7 +94,18 @@ public final class OomRiskDetector implements Detector {
         }
         String message = String.format(Locale.ROOT, "%s has %s free of %s (%s)", Texts.gpuName(worst),
                 Texts.gib(total - worstUsed), Texts.gib(total), Texts.pct(worstRatio));
-        return Optional.of(new Finding(severity, message, evidence, memorySuggestion(run)));
+        String suggestion = memorySuggestion(run);
+        List<GpuSeries.OtherProcess> others = worst.otherProcesses().stream()
+                .filter(p -> p.usedBytes() >= shared.minBytes()).toList();
+        if (!others.isEmpty()) {
+            evidence.put("other_processes", SharedGpu.evidence(others));
+            message += "; not this run's: " + SharedGpu.describe(others);
+            List<GpuSeries.OtherProcess> strangers = SharedGpu.strangers(worst, shared);
+            if (!strangers.isEmpty()) {
+                suggestion = SharedGpu.fix(worst, strangers) + "; else " + suggestion;
+            }
+        }
+        return Optional.of(new Finding(severity, message, evidence, suggestion));
     }
 
     private Optional<Finding> trend(RunContext run) {
