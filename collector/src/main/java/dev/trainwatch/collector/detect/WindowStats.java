@@ -146,16 +146,7 @@ public final class WindowStats {
 
     /** Mean utilisation of the entries at or after {@code fromTs}. */
     public static double meanUtilization(GpuSeries g, double fromTs) {
-        double sum = 0;
-        int n = 0;
-        for (int i = g.firstIndexAtOrAfter(fromTs); i < g.size(); i++) {
-            double u = g.utilizationRatio(i);
-            if (!Double.isNaN(u)) {
-                sum += u;
-                n++;
-            }
-        }
-        return n > 0 ? sum / n : Double.NaN;
+        return mean(g, fromTs, g::utilizationRatio);
     }
 
     /** Mean SM activity (GPM) of the entries at or after {@code fromTs}; NaN when the GPU has no counters. */
@@ -176,6 +167,11 @@ public final class WindowStats {
     /** Mean NVLink bytes per second of the entries at or after {@code fromTs}; NaN without NVLink counters. */
     public static double meanNvlinkRate(GpuSeries g, double fromTs) {
         return mean(g, fromTs, g::nvlinkBytesPerSecond);
+    }
+
+    /** Mean PCIe host-to-device bytes per second of the entries at or after {@code fromTs}; NaN without the counter. */
+    public static double meanPcieRx(GpuSeries g, double fromTs) {
+        return mean(g, fromTs, g::pcieRxBytesPerSecond);
     }
 
     private static double mean(GpuSeries g, double fromTs, IntToDoubleFunction reading) {
