@@ -282,7 +282,7 @@ public record DetectorSettings(
     public record HostMemory(Duration climbWindow, Duration climbMinSpan, double climbMinR2, Duration climbHorizon,
                              Hysteresis hysteresis) {
         public static HostMemory defaults() {
-            return new HostMemory(Duration.ofMinutes(20), Duration.ofMinutes(6), 0.9, Duration.ofMinutes(90),
+            return new HostMemory(Duration.ofMinutes(10), Duration.ofMinutes(6), 0.9, Duration.ofMinutes(60),
                     new Hysteresis(Duration.ofSeconds(30), Duration.ofMinutes(2)));
         }
     }
