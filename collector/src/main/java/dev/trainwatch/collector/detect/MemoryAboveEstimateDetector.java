@@ -44,7 +44,8 @@ public final class MemoryAboveEstimateDetector implements Detector {
                 continue;
             }
             // Watched runs sharing the GPU by design are theirs; strangers are named below.
-            double m = WindowStats.maxMemory(g, from) - watchedOthersBytes(g);
+            double m = WindowStats.maxMemory(g, from)
+                    - SharedGpu.bytes(g.otherProcesses().stream().filter(p -> p.runId() != null).toList());
             if (!Double.isNaN(m) && (Double.isNaN(peak) || m > peak)) {
                 peak = m;
                 worst = g;
@@ -81,11 +82,6 @@ public final class MemoryAboveEstimateDetector implements Detector {
                     evidence, SharedGpu.fix(worst, strangers) + "; " + f.suggestion());
         }
         return Optional.of(f);
-    }
-
-    private static double watchedOthersBytes(GpuSeries g) {
-        return g.otherProcesses().stream().filter(p -> p.runId() != null && !Double.isNaN(p.usedBytes()))
-                .mapToDouble(GpuSeries.OtherProcess::usedBytes).sum();
     }
 
     private static Map<String, Object> evidence(GpuSeries worst, double peak, Estimate e, double ratio,

@@ -73,8 +73,7 @@ public final class OomRiskDetector implements Detector {
                 worstUsed = used;
             }
         }
-        // Clear only once headroom is back above 1.5× the warning share (an allocator wobbling around the line
-        // must not flap).
+        // Clear only above 1.5× the warning share: an allocator wobbling around the line must not flap.
         double limit = active ? s.headroomWarningRatio() * 1.5 : s.headroomWarningRatio();
         if (worst == null || worstRatio >= limit) {
             return Optional.empty();
@@ -127,8 +126,7 @@ public final class OomRiskDetector implements Detector {
                     || t.r2() < s.trendMinR2()) {
                 continue;
             }
-            // A steady ramp grows in both halves of the span; the start-up climb to a plateau does not (its
-            // second half is flat), and neither does a single jump.
+            // A steady ramp grows in both halves of the span; a climb to a plateau or a single jump does not.
             double mid = t.lastTs() - t.spanSeconds() / 2;
             WindowStats.Trend early = WindowStats.memoryTrend(g, t.lastTs() - t.spanSeconds(), mid);
             WindowStats.Trend late = WindowStats.memoryTrend(g, mid, Double.POSITIVE_INFINITY);
@@ -137,23 +135,20 @@ public final class OomRiskDetector implements Detector {
                     || late.slopePerSecond() < 0.5 * early.slopePerSecond()) {
                 continue;
             }
-            // Growth now, not only over the window: once memory levels off, the line fitted over the climb runs
-            // ahead of what is observed. The newest reading must stay within the fit's own scatter (or ten seconds
-            // of growth) below the line, else the ramp has ended and extrapolating it is wrong.
+            // Growth now: once memory levels off, the fitted line runs ahead of the readings. The newest must stay
+            // within the fit's scatter (or ten seconds of growth) below it.
             double fittedNow = t.intercept() + t.slopePerSecond() * t.lastTs();
             double tolerance = Math.max(10 * t.slopePerSecond(), 3 * residualStd(g, from, t));
             if (t.lastValue() < fittedNow - tolerance) {
                 continue;
             }
-            // And still growing over the last half minute: a plateau reached, say, 40 s ago is no trend, however
-            // well a line fits the climb before it.
+            // And still growing over the last half minute (a plateau reached 40 s ago is no trend).
             WindowStats.Trend recent = WindowStats.memoryTrend(g, t.lastTs() - RECENT_SECONDS);
             if (recent != null && recent.slopePerSecond() < Math.max(s.trendMinSlopeBytesPerSecond(),
                     0.25 * t.slopePerSecond())) {
                 continue;
             }
-            // Time to full from what is observed now, never from the fit's overshoot: memory not yet full is
-            // never "full in 0 s" (the headroom route speaks for memory that is already at the limit).
+            // Time to full from the newest reading, never the fit's overshoot (never "full in 0 s").
             double seconds = (total - t.lastValue()) / t.slopePerSecond();
             if (!(seconds > 0)) {
                 continue;
@@ -240,7 +235,6 @@ public final class OomRiskDetector implements Detector {
         }
         RunSpec variant = spec.overriddenBy(new RunSpec(null, null, null, null, null, heightPx, widthPx, null, null,
                 null, null, null, null, null, null, null, null));
-        // overriddenBy keeps the resolution when only height/width are given; the estimator prefers height/width.
         Estimate big = run.whatIf(variant);
         long capacity = capacity(run, e);
         if (big == null || capacity <= 0 || big.peakMemoryBytes() <= capacity) {
@@ -276,8 +270,7 @@ public final class OomRiskDetector implements Detector {
     /** The first memory saving of the estimator's plan that keeps the run's GPUs, else the generic advice. */
     static String memorySuggestion(RunContext run) {
         Estimate e = run.estimate();
-        // One diagnosis per run: when the memory is the encoders left on the GPU (memory_above_estimate says so),
-        // the fix is to free them, not an optimizer that saves less.
+        // One diagnosis per run: encoders left on the GPU are freed, not traded for an optimizer that saves less.
         double peak = Double.NaN;
         for (GpuSeries g : run.gpus()) {
             double m = WindowStats.maxMemory(g, run.now() - 300);
@@ -287,14 +280,13 @@ public final class OomRiskDetector implements Detector {
         }
         Estimate withEncoders = MemoryAboveEstimateDetector.residentEncoders(run, peak);
         if (withEncoders != null) {
-            // One paragraph per run: when memory_above_estimate already gives this fix, point there.
             return run.isActive(AnomalyKind.MEMORY_ABOVE_ESTIMATE)
                     ? "free the encoders left on the GPU (see memory_above_estimate): frees about "
                             + Texts.gib(withEncoders.peakMemoryBytes() - run.estimate().peakMemoryBytes())
                     : MemoryAboveEstimateDetector.residentEncodersFix(run, withEncoders);
         }
         if (e != null && e.suggestions() != null) {
-            // The estimator's plan, in its order: what fits on the run's own GPUs before what adds GPUs.
+            // The estimator's plan, in its order: what keeps the run's GPUs first.
             Optional<Suggestion> first = e.suggestions().stream().filter(x -> x.savesBytes() > 0 && x.addsGpus() == 0)
                     .findFirst();
             if (first.isPresent()) {

@@ -87,7 +87,7 @@ record PcieBoundStep(String name, String fix, Map<String, Object> evidence) {
                     + "optimizer offloading), pin the host memory the copies read, and check the card runs at its "
                     + "full PCIe link (nvidia-smi -q: Link Width x16)";
         }
-        double capacity = g.memoryTotalBytes() - SharedGpu.othersBytes(g);
+        double capacity = g.memoryTotalBytes() - SharedGpu.bytes(g.otherProcesses());
         Fit fewer = fewestThatFit(run, spec, blocks, capacity);
         if (fewer != null) {
             return String.format(Locale.ROOT, "swap fewer blocks: --blocks-to-swap %d fits %s (estimate %s of %s) "

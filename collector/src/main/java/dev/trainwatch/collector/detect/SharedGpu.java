@@ -29,17 +29,9 @@ final class SharedGpu {
         return g.otherProcesses().stream().filter(p -> p.runId() == null && p.usedBytes() >= s.minBytes()).toList();
     }
 
-    /** Device memory all processes on {@code g} that are not its run's hold (watched or not, any size). */
-    static double othersBytes(GpuSeries g) {
-        double sum = 0;
-        for (OtherProcess p : g.otherProcesses()) {
-            sum += Double.isNaN(p.usedBytes()) ? 0 : p.usedBytes();
-        }
-        return sum;
-    }
-
+    /** Device memory {@code ps} hold (a process NVML cannot tell counts nothing). */
     static double bytes(List<OtherProcess> ps) {
-        return ps.stream().mapToDouble(OtherProcess::usedBytes).sum();
+        return ps.stream().mapToDouble(OtherProcess::usedBytes).filter(b -> !Double.isNaN(b)).sum();
     }
 
     /** "pid 4242 holds 7.5 GiB since 04:12:05 UTC" for each, joined. */
