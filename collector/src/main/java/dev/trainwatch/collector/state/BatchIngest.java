@@ -99,6 +99,7 @@ final class BatchIngest {
                 }
             }
         }
+        GpuProcesses.note(batch.gpus(), batch.runs(), registry, now);
         if (batch.events() != null) {
             for (AgentEvent e : batch.events()) {
                 applyEvent(e, batch.host(), now, offset, touched);

@@ -96,6 +96,8 @@ final class RunState {
     /** CUDA OOMs the trainer caught and skipped (oom_skipped events), and when the newest was reported. */
     private long oomSkips;
     private double oomSkipTs = Double.NaN;
+    /** When the log last announced a sampling or evaluation phase; NaN when never. */
+    private double samplingTs = Double.NaN;
     /** The spec as registered (before the estimator resolved it). */
     private RunSpec registeredSpec;
     private Estimate estimate;
@@ -240,6 +242,9 @@ final class RunState {
         phaseKind = kind;
         phaseTs = ts;
         phaseProgress = progress;
+        if ("evaluation".equals(kind) || "sampling".equals(kind)) {
+            samplingTs = ts;
+        }
     }
 
     /** The trainer caught a CUDA OOM and skipped the batch; {@code count} is its own running count when it said one. */
@@ -374,6 +379,7 @@ final class RunState {
     PhaseProgress phaseProgress() { return phaseProgress; }
     long oomSkips() { return oomSkips; }
     double oomSkipTs() { return oomSkipTs; }
+    double samplingTs() { return samplingTs; }
     RunSpec registeredSpec() { return registeredSpec; }
     Estimate estimate() { return estimate; }
     boolean gpuFilledFromObservation() { return gpuFilledFromObservation; }

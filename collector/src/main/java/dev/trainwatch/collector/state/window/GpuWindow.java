@@ -1,9 +1,11 @@
 package dev.trainwatch.collector.state.window;
 
 import dev.trainwatch.collector.detect.GpuSeries;
+import dev.trainwatch.collector.detect.GpuSeries.OtherProcess;
 import dev.trainwatch.protocol.GpuActivity;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.UtilizationWindow;
+import java.util.List;
 
 /**
  * A GPU's rolling window as a ring of primitive columns (no object per sample: 1,024 GPUs × 600 entries must fit
@@ -30,6 +32,7 @@ public final class GpuWindow implements GpuSeries {
     private final float[] tensorActive;
     private final float[] dramActive;
     private final float[] nvlinkRate;
+    private final float[] pcieRx;
     private final short[] merged;
     /** The newest NVLink counter (rx + tx bytes) and its time, for the rate of the next poll. */
     private double lastNvlinkBytes = Double.NaN;
@@ -52,6 +55,8 @@ public final class GpuWindow implements GpuSeries {
     /** Highest memory in use since the GPU was attributed to its run (kept outside the window: no scan). */
     private double peakMemory = Double.NaN;
     private boolean lost;
+    /** The newest poll's processes that are not the run's (set by the ingest after attribution). */
+    private List<OtherProcess> others = List.of();
 
     /** One poll's values as the window keeps them (NaN where absent or out of range). */
     private static final class Poll {
@@ -69,6 +74,7 @@ public final class GpuWindow implements GpuSeries {
         double tensorAct;
         double dramAct;
         double link;
+        double rx;
     }
 
     public GpuWindow(String uuid, double spanSeconds, int capacity) {
@@ -90,6 +96,7 @@ public final class GpuWindow implements GpuSeries {
         tensorActive = new float[capacity];
         dramActive = new float[capacity];
         nvlinkRate = new float[capacity];
+        pcieRx = new float[capacity];
         merged = new short[capacity];
     }
 
@@ -125,6 +132,7 @@ public final class GpuWindow implements GpuSeries {
         tensorActive = src.ring.copy(src.tensorActive, new float[capacity], from, n);
         dramActive = src.ring.copy(src.dramActive, new float[capacity], from, n);
         nvlinkRate = src.ring.copy(src.nvlinkRate, new float[capacity], from, n);
+        pcieRx = src.ring.copy(src.pcieRx, new float[capacity], from, n);
         merged = new short[0]; // only add() reads it, and a copy is never added to
         ring = Ring.filled(capacity, n);
         added = n;
@@ -135,6 +143,7 @@ public final class GpuWindow implements GpuSeries {
         memoryTotal = src.memoryTotal;
         peakMemory = src.peakMemory;
         lost = src.lost;
+        others = src.others;
     }
 
     /** Adds one poll stamped {@code sampleTs} (unix seconds, already clamped to the collector's now). */
@@ -182,6 +191,7 @@ public final class GpuWindow implements GpuSeries {
         p.tensorAct = a == null ? Double.NaN : ratio(a.tensorActiveRatio());
         p.dramAct = a == null ? Double.NaN : ratio(a.dramActiveRatio());
         p.link = nvlinkRate(a, sampleTs);
+        p.rx = a == null ? Double.NaN : finiteD(a.pcieRxBytesPerSecond());
     }
 
     /** Merges the poll into entry {@code last}, which started less than the resolution before it. */
@@ -205,6 +215,7 @@ public final class GpuWindow implements GpuSeries {
         tensorActive[last] = (float) meanNan(tensorActive[last], p.tensorAct, n);
         dramActive[last] = (float) meanNan(dramActive[last], p.dramAct, n);
         nvlinkRate[last] = (float) meanNan(nvlinkRate[last], p.link, n);
+        pcieRx[last] = (float) meanNan(pcieRx[last], p.rx, n);
         merged[last] = (short) (n + 1);
     }
 
@@ -233,6 +244,7 @@ public final class GpuWindow implements GpuSeries {
         tensorActive[i] = (float) p.tensorAct;
         dramActive[i] = (float) p.dramAct;
         nvlinkRate[i] = (float) p.link;
+        pcieRx[i] = (float) p.rx;
         merged[i] = 1;
     }
 
@@ -397,6 +409,21 @@ public final class GpuWindow implements GpuSeries {
     @Override
     public double nvlinkBytesPerSecond(int i) {
         return nvlinkRate[ring.slot(i)];
+    }
+
+    @Override
+    public double pcieRxBytesPerSecond(int i) {
+        return pcieRx[ring.slot(i)];
+    }
+
+    @Override
+    public List<OtherProcess> otherProcesses() {
+        return others;
+    }
+
+    /** The newest poll's processes that are not the run's. */
+    public void otherProcesses(List<OtherProcess> others) {
+        this.others = others;
     }
 
     private static boolean finite(Long v) {
