@@ -168,15 +168,87 @@ final class StepTimeModel {
      * the encoders, {@code optimizer}, {@code ema}, {@code allreduce}.
      */
     static Map<String, Double> terms(ResolvedRun r, int b, Map<String, Double> operations) {
-        ModelInfo m = r.profile.info;
-        GpuInfo g = r.gpu;
         Hw hw = hw(r);
         Map<String, Double> t = new LinkedHashMap<>();
+        Gemms g = gemms(r, hw, b);
+        BlockWork w = blockWork(r, hw, b);
+        double gemms = g.gemms();
+        double adapters = g.adapters();
+        double attention = w.attention();
+        double elementwise = w.elementwise();
+        // The published breakdown keys: compute (GEMMs and attention) and memory_bound (element-wise kernels).
+        t.put("compute", r.accumulation * (gemms + adapters + attention));
+        t.put("memory_bound", r.accumulation * elementwise);
+        operations.put("gemm", r.accumulation * (gemms + adapters));
+        operations.put("attention", r.accumulation * attention);
+        operations.put("elementwise", r.accumulation * elementwise);
+
+        if (r.online()) {
+            if (r.textEncoder != null && r.textOnline()) {
+                t.put("text_encoder", r.accumulation * textEncoderSeconds(r, hw, b));
+            }
+            if (r.vaeOnline()) {
+                t.put("vae_encoder", r.accumulation * vaeSeconds(r, hw, b));
+            }
+        }
+        double dequantize = TrainerLevers.dequantizeSeconds(r, hw.bandwidth);
+        if (dequantize > 0) {
+            t.put("dequantize", dequantize);
+        }
+        operations.putAll(t);
+        operations.remove("compute");
+        operations.remove("memory_bound");
+        double eagerShare = r.eagerShare();
+        if (eagerShare < 1) {
+            t.replaceAll((k, v) -> v / eagerShare);
+            operations.replaceAll((k, v) -> v / eagerShare);
+        }
+        // Swapped blocks are copied on their own stream while other blocks compute; only the excess shows.
+        double swap = TrainerLevers.exposedSwapSeconds(r,
+                r.accumulation * (gemms + adapters + attention + elementwise) / eagerShare);
+        if (swap > 0) {
+            t.put("block_swap", swap);
+            operations.put("block_swap", swap);
+        }
+        double backward = r.accumulation * (gemms * 2 / 3 + attention * 0.7 + elementwise * 2 / 3) / eagerShare;
+        perStepTerms(r, hw, backward, t, operations);
+        return t;
+    }
+
+    /** The optimizer, EMA and all-reduce, then the calibration adjustment over every term. */
+    private static void perStepTerms(ResolvedRun r, Hw hw, double backward, Map<String, Double> t,
+            Map<String, Double> operations) {
+        int shards = r.zero >= 1 && r.gpus > 1 ? r.gpus : 1;
+        t.put("optimizer", r.trainableParams() * OPTIMIZER_TRAFFIC.get(r.optimizer) / shards / hw.bandwidth);
+        if (r.ema) {
+            t.put("ema", (r.trainable.full() ? r.profile.params : r.trainableParams()) * 12.0 / hw.bandwidth);
+        }
+        if (r.gpus > 1) {
+            t.put("allreduce", exposedAllreduce(r, backward));
+        }
+        for (String k : new String[] {"optimizer", "ema", "allreduce"}) {
+            if (t.containsKey(k)) {
+                operations.put(k, t.get(k));
+            }
+        }
+        if (r.factors.stepTimeFactor() != 1.0) {
+            double total = 0;
+            for (double v : t.values()) {
+                total += v;
+            }
+            t.put("calibration_adjustment", total * (r.factors.stepTimeFactor() - 1.0));
+        }
+    }
+
+    private record Gemms(double gemms, double adapters) {
+    }
+
+    /** GEMMs of the trained network: forward, input gradient, weight gradient; recomputed blocks run forward twice. */
+    private static Gemms gemms(ResolvedRun r, Hw hw, int b) {
+        ModelInfo m = r.profile.info;
         double recompute = r.recomputedShare();
         double elementBytes = r.half() ? 2 : 4;
-        double rate = gemmRate(g, r.precision);
-
-        // GEMMs of the trained network: forward, input gradient, weight gradient; recomputed blocks run forward twice.
+        double rate = gemmRate(r.gpu, r.precision);
         double gemms = 0;
         double adapters = 0;
         for (Tensor tensor : r.profile.tensors) {
@@ -213,8 +285,14 @@ final class StepTimeModel {
                 adapters += tensor.count() * one * (forwardPasses + 2 + 1);
             }
         }
+        return new Gemms(gemms, adapters);
+    }
 
-        // Attention, per block group, by kernel.
+    private record BlockWork(double attention, double elementwise) {
+    }
+
+    /** Attention by kernel and the element-wise kernels, per block group. */
+    private static BlockWork blockWork(ResolvedRun r, Hw hw, int b) {
         double attention = 0;
         double elementwise = 0;
         int kernelsPerBlock = r.compiled() ? COMPILED_KERNELS_PER_BLOCK : EAGER_KERNELS_PER_BLOCK;
@@ -233,69 +311,14 @@ final class StepTimeModel {
             attention += perBlock * (layer.blocks() + recomputedBlocks * forwardShare);
             double saved = r.half() ? layer.savedBytesAmp() * (halfParams ? MemoryModel.HALF_STREAM_ACTIVATION_FACTOR : 1)
                     : layer.savedBytesFp32();
-            double perPass = ELEMENTWISE_BYTES_PER_SAVED_BYTE * saved * layer.tokensPerSample() * b * m.hidden() * trafficShare;
+            double perPass = ELEMENTWISE_BYTES_PER_SAVED_BYTE * saved * layer.tokensPerSample() * b
+                    * r.profile.info.hidden() * trafficShare;
             // One forward pass moves perPass, backward twice that; recomputed blocks run forward again.
             double bytes = perPass * (layer.blocks() * 3.0 + recomputedBlocks);
             double kernels = kernelsPerBlock * passes;
             elementwise += kernels * Math.max(bytes / kernels / hw.bandwidth, hw.launch);
         }
-        // The published breakdown keys: compute (GEMMs and attention) and memory_bound (element-wise kernels).
-        t.put("compute", r.accumulation * (gemms + adapters + attention));
-        t.put("memory_bound", r.accumulation * elementwise);
-        operations.put("gemm", r.accumulation * (gemms + adapters));
-        operations.put("attention", r.accumulation * attention);
-        operations.put("elementwise", r.accumulation * elementwise);
-
-        if (r.online()) {
-            if (r.textEncoder != null && r.textOnline()) {
-                t.put("text_encoder", r.accumulation * textEncoderSeconds(r, hw, b));
-            }
-            if (r.vaeOnline()) {
-                t.put("vae_encoder", r.accumulation * vaeSeconds(r, hw, b));
-            }
-        }
-        double dequantize = TrainerLevers.dequantizeSeconds(r, hw.bandwidth);
-        if (dequantize > 0) {
-            t.put("dequantize", dequantize);
-        }
-        operations.putAll(t);
-        operations.remove("compute");
-        operations.remove("memory_bound");
-        double eagerShare = r.eagerShare();
-        if (eagerShare < 1) {
-            t.replaceAll((k, v) -> v / eagerShare);
-            operations.replaceAll((k, v) -> v / eagerShare);
-        }
-        // Swapped blocks are copied on their own stream while other blocks compute; only the excess shows.
-        double swap = TrainerLevers.exposedSwapSeconds(r,
-                r.accumulation * (gemms + adapters + attention + elementwise) / eagerShare);
-        if (swap > 0) {
-            t.put("block_swap", swap);
-            operations.put("block_swap", swap);
-        }
-        int shards = r.zero >= 1 && r.gpus > 1 ? r.gpus : 1;
-        t.put("optimizer", r.trainableParams() * OPTIMIZER_TRAFFIC.get(r.optimizer) / shards / hw.bandwidth);
-        if (r.ema) {
-            t.put("ema", (r.trainable.full() ? r.profile.params : r.trainableParams()) * 12.0 / hw.bandwidth);
-        }
-        if (r.gpus > 1) {
-            double backward = r.accumulation * (gemms * 2 / 3 + attention * 0.7 + elementwise * 2 / 3)
-                    / eagerShare;
-            t.put("allreduce", exposedAllreduce(r, backward));
-        }
-        for (String k : new String[] {"optimizer", "ema", "allreduce"}) {
-            if (t.containsKey(k)) {
-                operations.put(k, t.get(k));
-            }
-        }
-        if (r.factors.stepTimeFactor() != 1.0) {
-            double total = 0;
-            for (double v : t.values()) {
-                total += v;
-            }
-            t.put("calibration_adjustment", total * (r.factors.stepTimeFactor() - 1.0));
-        }
-        return t;
+        return new BlockWork(attention, elementwise);
     }
 
     /** One block's attention (forward, backward and, for recomputed blocks, the caller adds a forward). */
