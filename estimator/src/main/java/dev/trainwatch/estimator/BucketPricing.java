@@ -13,9 +13,8 @@ import java.util.Map;
 import java.util.function.Function;
 
 /**
- * A multi-bucket run (Open-Sora's {@code bucket_config}): every bucket priced on its own; the run must fit its largest
- * bucket, so memory, the largest batch and the suggestions are that bucket's, and the step time is the mean over
- * buckets weighted by their share of the steps. Stateless.
+ * A multi-bucket run (Open-Sora's {@code bucket_config}): memory, largest batch and suggestions are the largest
+ * bucket's, the step time the mean over buckets weighted by their share. Stateless.
  */
 final class BucketPricing {
 

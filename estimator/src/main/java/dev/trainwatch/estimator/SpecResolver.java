@@ -11,9 +11,8 @@ import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
- * Turns a {@link RunSpec} into a {@link ResolvedRun}: looks up the model, GPU and encoders, fills the model's recipe
- * defaults for what the spec leaves unsaid, and checks every value (one-line {@link InvalidSpecException} when one is
- * wrong). Stateless apart from the catalog and calibration it is given; thread-safe.
+ * Turns a {@link RunSpec} into a {@link ResolvedRun}: looks up model, GPU and encoders, fills the recipe defaults and
+ * checks every value (one-line {@link InvalidSpecException}). Thread-safe.
  */
 final class SpecResolver {
 
@@ -237,10 +236,7 @@ final class SpecResolver {
         return Math.max(1, steps);
     }
 
-    /**
-     * Blocks recomputed per block group. One number per group, or one number for all blocks in forward order; null
-     * means all blocks or none, as {@code gradCheckpointing} says.
-     */
+    /** Blocks recomputed per group: one number per group, or one for all blocks in forward order; null: all or none. */
     private static int[] checkpointBlocks(ModelInfo m, List<Integer> given, boolean all) {
         int[] depths = Architecture.groupDepths(m);
         int[] out = new int[depths.length];

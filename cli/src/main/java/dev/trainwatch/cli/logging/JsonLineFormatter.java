@@ -6,10 +6,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * One JSON object per line: {@code time} (RFC 3339, UTC), {@code level}, {@code component}, {@code message}, and
- * {@code error} and {@code repeated} when they apply — the fields log shippers (Loki, Elasticsearch) index. Written
- * with {@link WireCodec} (a field that is null is left out): an agent logging JSON
- * loads no jackson-databind.
+ * One JSON object per line ({@code time}, {@code level}, {@code component}, {@code message}, {@code error},
+ * {@code repeated}), written with {@link WireCodec} so a process logging JSON loads no jackson-databind.
  */
 final class JsonLineFormatter {
 

@@ -7,9 +7,8 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * {@code trainwatch_log_records_total{severity}} and {@code trainwatch_log_records_suppressed_total{severity}}:
- * how many warnings and errors the process logged, and how many of them were repeats counted instead of written.
- * A flood shows here even though the log itself stays short.
+ * {@code trainwatch_log_records_total} and {@code trainwatch_log_records_suppressed_total} by severity: a flood shows
+ * here though the log stays short.
  */
 public final class LogMetrics implements MeterBinder {
     private final LogOutput output;

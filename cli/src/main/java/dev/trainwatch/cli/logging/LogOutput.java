@@ -17,13 +17,9 @@ import java.util.logging.Handler;
 import java.util.logging.LogRecord;
 
 /**
- * The one log handler of a trainwatch process: every record becomes one line (text or JSON) on one stream, with
- * repeats held back by a {@link RepeatLimiter} and counted per level for {@link LogMetrics}. A daemon timer writes
- * the counts of intervals that ended while nothing else was logged; it is set only while a count is held back, for
- * when that interval ends (a timer every few seconds woke the agent's JVM for nothing: about 20 µs of CPU a second,
- * a fiftieth of the agent's). Closing writes what is still held back; the
- * stream itself (stderr) stays open, because the JDK closes handlers at shutdown while other shutdown hooks may
- * still log.
+ * The one log handler: every record one line on one stream, repeats held back by a {@link RepeatLimiter} and counted
+ * for {@link LogMetrics}. A timer writes held-back counts only while one is held (a periodic one woke the agent for
+ * nothing). Closing leaves the stream open: other shutdown hooks may still log.
  */
 public final class LogOutput extends Handler {
     private final PrintStream out;

@@ -5,10 +5,8 @@ import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
 
 /**
- * A record's time as {@code DateTimeFormatter.ISO_INSTANT} writes it truncated to milliseconds
- * ({@code 2026-11-24T04:40:01.123Z}; no fraction when the milliseconds are zero), written by hand for the years 0 to
- * 9999: the formatter loads some fifty classes of java.time.format and java.time.temporal that a process which logs
- * a line now and then (the agent) would carry for its whole life. Other years go to the formatter.
+ * A time as ISO_INSTANT writes it to milliseconds, by hand for years 0–9999: the formatter loads ~50 java.time classes
+ * the agent would carry for its whole life. Other years go to the formatter.
  */
 final class LogTime {
     private LogTime() {}

@@ -11,12 +11,9 @@ import java.util.Map;
 import java.util.logging.LogRecord;
 
 /**
- * Keeps a repeated record from flooding the log: the first record of a kind in an interval is written at once;
- * the rest of that interval are counted, and when the interval is over one line says how many there were (with
- * the last of them). A kind is the logger, the level and the message <em>pattern</em> before its parameters are
- * filled in, so "run limit {0} reached: forgetting run {1}" is one kind however many runs are forgotten.
- * At most {@link #MAX_KINDS} kinds are tracked; beyond that the oldest is closed early (its count written).
- * Thread safety: all methods are synchronized; the handler calls them from any logging thread and a timer.
+ * The first record of a kind (logger, level, message pattern before its parameters) in an interval is written, the
+ * rest counted and summed up in one line when the interval ends. At most {@link #MAX_KINDS} kinds; beyond, the oldest
+ * is closed early. All methods synchronized.
  */
 final class RepeatLimiter {
     static final Duration INTERVAL = Duration.ofMinutes(1);

@@ -10,10 +10,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The training command of {@code trainwatch run}: started with the caller's stdin, its stdout and stderr copied
- * byte for byte to ours as they arrive, and each complete line (or carriage-return frame of a progress bar) of
- * either stream also appended to a log copy, which the log tailer parses for steps. Lines are appended whole, so
- * stdout and stderr never interleave inside a line of the copy. Thread-safe.
+ * The training command of {@code trainwatch run}: its output copied to ours byte for byte, and each whole line (or
+ * progress-bar frame) of either stream appended to a log copy for the tailer. Thread-safe.
  */
 public final class ChildProcess {
 
@@ -61,10 +59,7 @@ public final class ChildProcess {
         return process.isAlive();
     }
 
-    /**
-     * Waits for the command to exit and for its output to be copied, and returns its exit status as a shell
-     * reports it: the code it exited with, or 128 + the signal that killed it.
-     */
+    /** Waits for the exit and the copied output; the status as a shell reports it (128 + signal when killed). */
     public int waitFor() throws InterruptedException {
         int status = process.waitFor();
         for (Thread pump : pumps) {
@@ -78,10 +73,7 @@ public final class ChildProcess {
         return status;
     }
 
-    /**
-     * Sends SIGTERM to the command. Through its {@link ProcessHandle}: {@link Process#destroy()} would also close
-     * our ends of its stdout and stderr, losing what it prints while it shuts down (and killing it with SIGPIPE).
-     */
+    /** SIGTERM through its {@link ProcessHandle}: {@link Process#destroy()} would close our ends of its output. */
     public void terminate() {
         process.toHandle().destroy();
     }

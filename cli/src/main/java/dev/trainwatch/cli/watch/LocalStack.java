@@ -26,9 +26,8 @@ import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
- * The embedded default: a collector and an agent in this process, the agent shipping to the collector over
- * loopback HTTP exactly as a remote agent would. Used by {@code trainwatch watch} and {@code trainwatch run}.
- * Start with {@link #start}; {@link #close()} stops the agent (delivering what it holds) and then the collector.
+ * A collector and an agent in this process, the agent shipping over loopback HTTP as a remote one would (watch, run).
+ * {@link #close()} stops the agent (delivering what it holds), then the collector.
  */
 public final class LocalStack implements AutoCloseable {
 

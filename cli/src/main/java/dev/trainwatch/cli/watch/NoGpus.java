@@ -7,11 +7,8 @@ import dev.trainwatch.protocol.GpuSample;
 import java.util.List;
 
 /**
- * The GPU side of {@code trainwatch run} on a machine where NVML cannot be used: no readings at all (batches carry
- * no GPUs, so nothing "idle" or "0 bytes" is ever reported), while the log and the process tree are still
- * watched. Immutable.
- *
- * @see AgentBatch
+ * The GPU side of {@code trainwatch run} without NVML: no readings at all (nothing "idle" is ever reported), while the
+ * log and process tree are still watched. Immutable.
  */
 public final class NoGpus implements GpuReader {
 

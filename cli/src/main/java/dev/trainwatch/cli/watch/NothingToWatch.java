@@ -5,11 +5,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 
-/**
- * What {@code watch} says when it has nothing to watch: no run a few seconds after it started (no compute process
- * on the GPUs, no step in the log). Without it, a watch started before the training, or on the wrong node, printed
- * its page's address and then nothing at all. Pure.
- */
+/** What {@code watch} says when no run shows a few seconds after it started (no GPU process, no step). Pure. */
 public final class NothingToWatch {
 
     /** How long after the start a watch with no run says so. */

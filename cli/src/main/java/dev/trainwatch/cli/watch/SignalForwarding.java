@@ -7,11 +7,8 @@ import java.util.function.Consumer;
 import sun.misc.Signal;
 
 /**
- * Passes the signals that stop a job (TERM, INT, HUP) on to the training command instead of letting them end
- * trainwatch first: the command decides how to stop (PyTorch saves, torchrun tears its workers down), and
- * trainwatch exits with its status afterwards. A Ctrl-C typed at a terminal already reaches the command (the
- * terminal signals the whole foreground process group), so INT is passed on only when stdin is not a terminal,
- * never twice. Uses {@code sun.misc.Signal} (module jdk.unsupported), the JDK's only way to handle a signal.
+ * Passes TERM, INT and HUP on to the training command, which decides how to stop; trainwatch exits with its status
+ * after. INT only when stdin is no terminal (a typed Ctrl-C reaches the command already). Uses sun.misc.Signal.
  */
 public final class SignalForwarding {
 

@@ -3,11 +3,7 @@ package dev.trainwatch.cli.watch;
 import java.io.PrintWriter;
 import java.util.List;
 
-/**
- * Keeps a block of status lines in place at the bottom of a terminal: each repaint moves the cursor back over
- * the previous block (ANSI "cursor up" and "erase line") and writes the new one. Only for a real terminal; a
- * pipe or file gets nothing from here. Thread-safe.
- */
+/** Repaints a block of status lines in place at the bottom of a real terminal (ANSI cursor up, erase). Thread-safe. */
 public final class TerminalStatus {
 
     private final PrintWriter out;
