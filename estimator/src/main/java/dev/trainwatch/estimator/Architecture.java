@@ -57,10 +57,7 @@ final class Architecture {
         int p = m.patch();
         long c = m.latentChannels();
         long out = outChannels(m);
-        linearConv(t, "x_embedder.proj", h, new long[] {c, p, p});
-        timestepEmbedder(t, "t_embedder", h);
-        linear(t, "t_block.1", 6 * h, h, 1, Role.SAMPLE, true);
-        captionProjection(t, m, h);
+        t2iInputs(t, m, new long[] {c, p, p});
         if (m.sizeEmbedders()) {
             timestepEmbedder(t, "csize_embedder", h / 3);
             timestepEmbedder(t, "ar_embedder", h / 3);
@@ -78,10 +75,7 @@ final class Architecture {
         int p = m.patch();
         long c = m.latentChannels();
         long out = outChannels(m);
-        linearConv(t, "x_embedder.proj", h, new long[] {c, p, p});
-        timestepEmbedder(t, "t_embedder", h);
-        linear(t, "t_block.1", 6 * h, h, 1, Role.SAMPLE, true);
-        captionProjection(t, m, h);
+        t2iInputs(t, m, new long[] {c, p, p});
         t.add(new Tensor("attention_y_norm.weight", new long[] {h}, 1, true, Role.NONE));
         int L = m.depth();
         long f = m.ffnHidden();
@@ -105,10 +99,7 @@ final class Architecture {
         int p = m.patch();
         long c = m.latentChannels();
         long out = outChannels(m);
-        linearConv(t, "x_embedder.proj", h, new long[] {c, Math.max(1, m.patchT()), p, p});
-        timestepEmbedder(t, "t_embedder", h);
-        linear(t, "t_block.1", 6 * h, h, 1, Role.SAMPLE, true);
-        captionProjection(t, m, h);
+        t2iInputs(t, m, new long[] {c, Math.max(1, m.patchT()), p, p});
         int L = m.depth();
         if (m.architecture().equals("stdit")) {
             selfAttention(t, "blocks.attn", h, L, true);
@@ -253,6 +244,15 @@ final class Architecture {
     static void timestepEmbedder(List<Tensor> t, String name, long h) {
         linear(t, name + ".mlp.0", h, 256, 1, Role.SAMPLE, true);
         linear(t, name + ".mlp.2", h, h, 1, Role.SAMPLE, true);
+    }
+
+    /** PixArt-style inputs: patch embedding, timestep embedder, adaLN-single's {@code t_block}, caption projection. */
+    private static void t2iInputs(List<Tensor> t, ModelInfo m, long[] patchShape) {
+        long h = m.hidden();
+        linearConv(t, "x_embedder.proj", h, patchShape);
+        timestepEmbedder(t, "t_embedder", h);
+        linear(t, "t_block.1", 6 * h, h, 1, Role.SAMPLE, true);
+        captionProjection(t, m, h);
     }
 
     private static void captionProjection(List<Tensor> t, ModelInfo m, long h) {

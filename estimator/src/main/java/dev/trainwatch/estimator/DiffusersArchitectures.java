@@ -141,18 +141,23 @@ final class DiffusersArchitectures {
         linear(t, "time_projection", 6 * h, h, 1, Role.SAMPLE, true);
         linear(t, "text_embedding.linear_1", h, m.captionChannels(), 1, Role.TEXT_TOKEN, true);
         linear(t, "text_embedding.linear_2", h, h, 1, Role.TEXT_TOKEN, true);
-        attention(t, "blocks.attn", h, L, Role.IMAGE_TOKEN, Role.IMAGE_TOKEN);
-        rmsNorm(t, "blocks.attn.norm_q", h, L);
-        rmsNorm(t, "blocks.attn.norm_k", h, L);
-        attention(t, "blocks.cross_attn", h, L, Role.IMAGE_TOKEN, Role.TEXT_TOKEN);
-        rmsNorm(t, "blocks.cross_attn.norm_q", h, L);
-        rmsNorm(t, "blocks.cross_attn.norm_k", h, L);
+        normedAttentions(t, h, L);
         layerNorm(t, "blocks.norm3", h, L);
         linear(t, "blocks.mlp.fc1", f, h, L, Role.IMAGE_TOKEN, true);
         linear(t, "blocks.mlp.fc2", h, f, L, Role.IMAGE_TOKEN, true);
         t.add(new Tensor("blocks.modulation", new long[] {1, 6, h}, L, true, Role.NONE));
         linear(t, "head.linear", patchIn, h, 1, Role.IMAGE_TOKEN, true);
         t.add(new Tensor("head.modulation", new long[] {1, 2, h}, 1, true, Role.NONE));
+    }
+
+    /** Self-attention and cross-attention to the caption, each with RMS q/k norms over the whole width (Wan, LTX). */
+    private static void normedAttentions(List<Tensor> t, long h, int L) {
+        attention(t, "blocks.attn", h, L, Role.IMAGE_TOKEN, Role.IMAGE_TOKEN);
+        rmsNorm(t, "blocks.attn.norm_q", h, L);
+        rmsNorm(t, "blocks.attn.norm_k", h, L);
+        attention(t, "blocks.cross_attn", h, L, Role.IMAGE_TOKEN, Role.TEXT_TOKEN);
+        rmsNorm(t, "blocks.cross_attn.norm_q", h, L);
+        rmsNorm(t, "blocks.cross_attn.norm_k", h, L);
     }
 
     /** CogVideoX ({@code CogVideoXTransformer3DModel}): one sequence, expert adaptive LayerNorms per modality. */
@@ -194,12 +199,7 @@ final class DiffusersArchitectures {
         linear(t, "t_block", 6 * h, h, 1, Role.SAMPLE, true);
         linear(t, "caption_projection.linear_1", h, m.captionChannels(), 1, Role.TEXT_TOKEN, true);
         linear(t, "caption_projection.linear_2", h, h, 1, Role.TEXT_TOKEN, true);
-        attention(t, "blocks.attn", h, L, Role.IMAGE_TOKEN, Role.IMAGE_TOKEN);
-        rmsNorm(t, "blocks.attn.norm_q", h, L);
-        rmsNorm(t, "blocks.attn.norm_k", h, L);
-        attention(t, "blocks.cross_attn", h, L, Role.IMAGE_TOKEN, Role.TEXT_TOKEN);
-        rmsNorm(t, "blocks.cross_attn.norm_q", h, L);
-        rmsNorm(t, "blocks.cross_attn.norm_k", h, L);
+        normedAttentions(t, h, L);
         linear(t, "blocks.mlp.fc1", mlpHidden(m), h, L, Role.IMAGE_TOKEN, true);
         linear(t, "blocks.mlp.fc2", h, mlpHidden(m), L, Role.IMAGE_TOKEN, true);
         t.add(new Tensor("blocks.scale_shift_table", new long[] {6, h}, L, true, Role.NONE));
