@@ -252,10 +252,10 @@ final class ResolvedRun {
                 online() ? "online" : "precomputed", zero, attention, accumulation, totalSteps,
                 split ? (textOnline() ? "online" : "precomputed") : null,
                 split ? (vaeOnline() ? "online" : "precomputed") : null,
-                weights, partial, profile.info.video() ? vaeMicroBatch() : null, null)
-                .withPhysics(kernels, attentionFp32 ? "fp32" : "half", trainable.lora() ? trainable.loraRank() : null,
-                        trainable.full() ? null : trainable.targets(), null, null)
-                .withTrainer(baseWeights, blocksToSwap > 0 ? blocksToSwap : null);
+                weights, partial, profile.info.video() ? vaeMicroBatch() : null, null, kernels,
+                attentionFp32 ? "fp32" : "half", trainable.lora() ? trainable.loraRank() : null,
+                trainable.full() ? null : List.copyOf(trainable.targets()), null, null, baseWeights,
+                blocksToSwap > 0 ? blocksToSwap : null);
     }
 
     /** Mutable choices of a run; {@link #build()} derives the sizes and freezes them. Not thread-safe. */

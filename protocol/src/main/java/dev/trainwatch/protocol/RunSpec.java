@@ -87,36 +87,13 @@ public record RunSpec(
         String baseWeights,
         Integer blocksToSwap) {
 
-    /** The spec as it was before the trainer fields (they stay unsaid). */
-    public RunSpec(String model, String gpu, Integer gpus, Integer batch, Integer resolution, Integer height,
-            Integer width, Integer frames, String precision, String optimizer, Boolean gradCheckpointing, Boolean ema,
-            String features, Integer zero, String attention, Integer gradAccumulation, Long totalSteps,
-            String textFeatures, String vaeFeatures, String weights, List<Integer> checkpointBlocks,
-            Integer vaeMicroBatch, List<Bucket> buckets, String kernels, String attentionPrecision,
-            Integer loraRank, List<String> loraTargets, Long images, Double epochs) {
-        this(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer, gradCheckpointing, ema,
-                features, zero, attention, gradAccumulation, totalSteps, textFeatures, vaeFeatures, weights,
-                checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank, loraTargets, images,
-                epochs, null, null);
-    }
-
-    /** The spec as it was before the physics fields (they stay unsaid). */
-    public RunSpec(String model, String gpu, Integer gpus, Integer batch, Integer resolution, Integer height,
-            Integer width, Integer frames, String precision, String optimizer, Boolean gradCheckpointing, Boolean ema,
-            String features, Integer zero, String attention, Integer gradAccumulation, Long totalSteps,
-            String textFeatures, String vaeFeatures, String weights, List<Integer> checkpointBlocks,
-            Integer vaeMicroBatch, List<Bucket> buckets) {
-        this(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer, gradCheckpointing, ema,
-                features, zero, attention, gradAccumulation, totalSteps, textFeatures, vaeFeatures, weights,
-                checkpointBlocks, vaeMicroBatch, buckets, null, null, null, null, null, null);
-    }
-
-    /** The spec as it was before the optional regime fields (they stay unsaid). */
+    /** The core fields only: the later ones (regime, physics, trainer) stay unsaid. */
     public RunSpec(String model, String gpu, Integer gpus, Integer batch, Integer resolution, Integer height,
             Integer width, Integer frames, String precision, String optimizer, Boolean gradCheckpointing, Boolean ema,
             String features, Integer zero, String attention, Integer gradAccumulation, Long totalSteps) {
         this(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer, gradCheckpointing, ema,
-                features, zero, attention, gradAccumulation, totalSteps, null, null, null, null, null, null);
+                features, zero, attention, gradAccumulation, totalSteps, null, null, null, null, null, null, null, null,
+                null, null, null, null, null, null);
     }
 
     /**
