@@ -72,10 +72,6 @@ final class ActivityCounters {
         double prevTs;
         NvlinkMode nvlink = NvlinkMode.UNKNOWN;
         boolean gpmPcie;          // GPM gave PCIe rates since the last init: the watcher skips this GPU
-
-        boolean holdsSamples() {
-            return prevSample != 0 || nextSample != 0;
-        }
     }
 
     enum NvlinkMode { UNKNOWN, ALL_LINKS_SCOPE, PER_LINK, NONE }
