@@ -33,14 +33,6 @@ public record AgentConfig(URI collector, String host, Long attachPid, String run
                           Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout,
                           Duration shipEvery, ClientTls tls, List<URI> otherCollectors) {
 
-    /** An agent shipping to one collector. */
-    public AgentConfig(URI collector, String host, Long attachPid, String runId, RunSpec runSpec, Duration interval,
-                       Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout,
-                       Duration shipEvery, ClientTls tls) {
-        this(collector, host, attachPid, runId, runSpec, interval, tokenFile, spoolDir, spoolMaxBytes, flushTimeout,
-                shipEvery, tls, List.of());
-    }
-
     /** An agent with the JDK's TLS defaults. */
     public AgentConfig(URI collector, String host, Long attachPid, String runId, RunSpec runSpec, Duration interval,
                        Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout,
@@ -62,11 +54,11 @@ public record AgentConfig(URI collector, String host, Long attachPid, String run
     /** The longest wait before readings are sent: more would eat into the collector's 30 s lost and 20 s hang windows. */
     public static final Duration MAX_SHIP_EVERY = Duration.ofSeconds(10);
 
-    /** An agent with the JDK's TLS defaults. */
+    /** An agent shipping to one collector with the JDK's TLS defaults. */
     public AgentConfig(URI collector, String host, Long attachPid, String runId, RunSpec runSpec, Duration interval,
                        Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout, Duration shipEvery) {
         this(collector, host, attachPid, runId, runSpec, interval, tokenFile, spoolDir, spoolMaxBytes, flushTimeout,
-                shipEvery, ClientTls.NONE);
+                shipEvery, ClientTls.NONE, List.of());
     }
 
     /** An agent that sends every poll's readings at once. */
