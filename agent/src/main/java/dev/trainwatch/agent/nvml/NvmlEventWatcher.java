@@ -78,6 +78,12 @@ final class NvmlEventWatcher {
     /** Ends the thread, then frees the event set (never while a wait may still use it). */
     void stop() {
         running = false;
+        joinUninterruptibly(thread);
+        api.eventSetFree.invokeInt(new Object[] {set});
+    }
+
+    /** Waits for {@code thread} to end, keeping an interrupt for the caller to see afterwards. */
+    static void joinUninterruptibly(Thread thread) {
         boolean interrupted = false;
         while (thread.isAlive()) {
             try {
@@ -86,7 +92,6 @@ final class NvmlEventWatcher {
                 interrupted = true;
             }
         }
-        api.eventSetFree.invokeInt(new Object[] {set});
         if (interrupted) {
             Thread.currentThread().interrupt();
         }

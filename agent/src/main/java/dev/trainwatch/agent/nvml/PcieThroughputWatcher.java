@@ -66,17 +66,7 @@ final class PcieThroughputWatcher {
     void stop() {
         running = false;
         thread.interrupt();
-        boolean interrupted = false;
-        while (thread.isAlive()) {
-            try {
-                thread.join();
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        NvmlEventWatcher.joinUninterruptibly(thread);
     }
 
     private void run() {
