@@ -30,10 +30,7 @@ export function seriesUrl(id, maxPoints, sinceMs) {
   return runUrl(id) + '/series?gpus=false&max_points=' + maxPoints + (sinceMs !== null ? '&since=' + sinceMs : '');
 }
 
-/**
- * A calibration change (POST or DELETE on a path relative to the page). Resolves to {ok, status, message}; rejects
- * only when the collector did not answer.
- */
+/** A calibration change: resolves to {ok, status, message}; rejects only when the collector did not answer. */
 export function calibrationRequest(method, path) {
   return fetch(path, { method: method, cache: 'no-store' }).then((res) => res.text().then((text) => {
     let message = text;

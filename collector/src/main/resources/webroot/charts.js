@@ -65,7 +65,7 @@ function plot(name, points, series, options) {
     points.forEach((p, k) => {
       const share = p.idle !== null && p.idle !== undefined ? p.idle
         : (p.utilization !== null && p.utilization < IDLE_UTILIZATION ? 1 : 0);
-      // Only where the GPUs were idle more than busy: a band over 75%-busy GPUs read as "idle" (issue 44).
+      // Only where the GPUs were idle more than busy: a band over 75%-busy GPUs would read as "idle".
       if (!(share >= IDLE_BAND_SHARE)) { return; }
       const prev = k > 0 ? points[k - 1].t : p.t - 1, next = k + 1 < points.length ? points[k + 1].t : p.t;
       const x0 = x((prev + p.t) / 2), x1 = x((p.t + next) / 2);

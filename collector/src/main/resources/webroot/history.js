@@ -12,10 +12,7 @@ function offBy(ratio) {
   return '<span class="' + cls + '">' + esc(text) + '</span>';
 }
 
-/**
- * The alerts to list: those the history recorded, and before them the live runs' active anomalies it has not
- * (a collector without --data-dir records none; one with it writes them within seconds). Returns {rows, unrecorded}.
- */
+// The alerts the history recorded, after the live runs' active anomalies it has not (yet). Returns {rows, unrecorded}.
 function alertRows(h, runs) {
   const recorded = Array.isArray(h.alerts) ? h.alerts : [];
   const live = [];
@@ -41,10 +38,7 @@ function endedWithRun(row, runs) {
       Math.abs(toSeconds(a.resolved_at) - closed) < 2));
 }
 
-/**
- * Draws the body of GET /v1/history (h) into #run, with the live runs' active alerts; onChange is called after a
- * calibration change was accepted.
- */
+// Draws GET /v1/history (h) into #run; onChange is called after a calibration change was accepted.
 export function renderHistory(h, liveRuns, onChange) {
   const section = document.getElementById('run');
   if (!h) { section.innerHTML = '<p class="muted">Loading history…</p>'; return; }

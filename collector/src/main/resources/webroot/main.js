@@ -44,8 +44,7 @@ function showLimits(limits) {
   banner.title = notes.length ? 'Every slot holds a live entry, so new ones are refused (HTTP 429) instead of forgetting them; see trainwatch_limit_* in /metrics' : '';
 }
 
-// The selected run: its view, then its series (whole now and then, else only what is new). A series request
-// that fails (the run forgotten in between, the collector busy) is simply asked again at the next poll.
+// A failed series request is simply asked again at the next poll.
 // The GPUs a user renting hardware compares the run's own with (catalog ids, docs/API.md).
 const PLAN_GPUS = ['a100-80gb', 'h100-sxm', 'h200', 'l40s', 'b200'];
 const PLANS_EVERY_MS = 60000;

@@ -158,6 +158,8 @@ export function renderRun() {
     (isSynthetic(run) ? '<span class="chip synthetic">synthetic (demo)</span>' : '') +
     '<span class="chip ' + esc(worstSeverity(run)) + '">' + esc(stateLabel(run)) + '</span></div>' +
     '<div class="run-spec">' + esc(specLine(spec, e)) + '</div>' +
+    (Array.isArray(spec.notes) && spec.notes.length ? '<ul class="spec-notes">' +
+      spec.notes.map((n) => '<li>' + esc(n) + '</li>').join('') + '</ul>' : '') +
     (run.ended === true && run.ending && run.ending.message
       ? '<div class="run-ending" data-ending="no-cause">The run ' + esc(run.ending.message) + '.</div>' : '') +
     '<div class="tiles">' + tiles.join('') + '</div>' +
@@ -171,10 +173,7 @@ export function renderRun() {
   }
 }
 
-/**
- * What an empty chart says: "waiting for data…" only while data can still come. A run whose step reports lack a
- * figure (DiT logs no data time) says so; an ended run says it ended.
- */
+// What an empty chart says: "waiting for data…" only while data can still come.
 function emptyTexts(run, points) {
   const ended = run.ended === true;
   const endedText = 'the run ended' + (num(run.ended_at) !== null ? ' at ' + fmtDateTime(run.ended_at) : '') +
@@ -199,11 +198,7 @@ function activityText(g) {
   return parts.length ? parts.join(' · ') : '–';
 }
 
-// One row per GPU: a throttled or lagging GPU of a multi-GPU run stands out here.
-/**
- * The run on other GPUs, re-priced from its own steps (GET /v1/runs/{id}/plans): what `trainwatch estimate
- * --from-run` says, for a user deciding what to rent.
- */
+// The run on other GPUs, re-priced from its own steps (GET /v1/runs/{id}/plans), for a user deciding what to rent.
 function plansTable(id) {
   const p = state.plans;
   if (p.for !== id || (!p.body && !p.error)) { return ''; }

@@ -10,27 +10,23 @@ export const state = {
   detail: null,
   selected: null,
   history: {},            // run id -> [point], the page's rolling buffer
-  seriesFor: null,        // the run whose whole series was fetched last, and when (ms): later polls ask only
-  seriesFullAt: 0,        // for what is new
-  serverNow: null,        // the collector's idea of now (its clock may differ from the browser's)
+  seriesFor: null,        // the run whose whole series was fetched last, and when (ms)
+  seriesFullAt: 0,
+  serverNow: null,        // the collector's clock may differ from the browser's
   timer: null,
-  pastRuns: null,         // the body of GET /v1/history while the history view is open
-  historyAt: 0,           // when it was fetched (ms), to re-read it every few seconds only
-  plans: { for: null, at: 0, body: null, error: null }  // the selected run on other GPUs (GET /v1/runs/{id}/plans)
+  pastRuns: null,         // GET /v1/history while the history view is open
+  historyAt: 0,
+  plans: { for: null, at: 0, body: null, error: null }  // GET /v1/runs/{id}/plans
 };
 
-/** The collector's now when known, else the browser's (unix seconds). */
 export function now() { return state.serverNow !== null ? state.serverNow : Date.now() / 1000; }
 
-// The collector's clock, when it is ahead of the browser's (a skewed host, or the demo running faster than
-// real time): times on the page are then the collector's, as the anomalies' "since" are.
+// The collector's clock when it is ahead of the browser's (a skewed host, the demo running fast).
 export function serverNow(runs) {
   let t = Date.now() / 1000;
   runs.forEach((run) => { const seen = num(run.last_seen_ts); if (seen !== null && seen > t) { t = seen; } });
   return t;
 }
-
-// ---------- facts about a run ----------
 
 export function runIdOf(run) { return run.run_id || run.id || (run.spec && run.spec.run_id) || ''; }
 export function isSynthetic(run) {
@@ -58,25 +54,19 @@ export function stateLabel(run) {
 }
 
 const SEVERITY_RANK = { critical: 0, warning: 1, ok: 2 };
-/**
- * The runs that need attention first: the worst severity, then the most active anomalies, then by run id, so runs
- * of equal standing keep their places from one poll to the next (not by when each last reported, which swapped
- * them every second).
- */
+// The runs that need attention first; then by run id, so equal runs keep their places from poll to poll.
 export function bySeverity(a, b) {
   const ia = runIdOf(a), ib = runIdOf(b);
   return (SEVERITY_RANK[worstSeverity(a)] - SEVERITY_RANK[worstSeverity(b)]) ||
     (activeAnomalies(b).length - activeAnomalies(a).length) || (ia < ib ? -1 : ia > ib ? 1 : 0);
 }
 
-// The predictions live in the comparison (and in the estimate it came from).
 export function predictedPeak(run) { return first((run.comparison || {}).predicted_peak_memory_bytes, (run.estimate || {}).peak_memory_bytes); }
 export function predictedStep(run) { return first((run.comparison || {}).predicted_step_seconds, (run.estimate || {}).step_seconds); }
 export function predictedThroughput(run) { return first((run.comparison || {}).predicted_samples_per_second, (run.estimate || {}).samples_per_second); }
 export function capacityOf(run) { return first((run.comparison || {}).capacity_bytes, (run.observed || {}).memory_total_bytes, (run.estimate || {}).gpu_memory_bytes); }
 
-// What a run without anomalies can honestly be said to be: nothing is "as predicted" where nothing was predicted
-// or observed. Returns {chip, text}.
+// What a run without anomalies can honestly be said to be. Returns {chip, text}.
 const FIRST_EVALUATION_SECONDS = 60;
 export function calmState(run) {
   const o = run.observed || {};
@@ -84,8 +74,6 @@ export function calmState(run) {
   const hasSteps = num(o.last_step) !== null;
   const gpus = num(o.gpu_count) || (Array.isArray(run.gpus) ? run.gpus.length : 0);
   if (!hasSteps && !gpus && run.unmatched && run.unmatched.message) {
-    // The collector knows which runs the agents do report: say so (the usual split: spec under $SLURM_JOB_ID,
-    // agent naming the run by a random TORCHELASTIC_RUN_ID).
     return { chip: 'no data', text: 'No data: ' + run.unmatched.message + '.' };
   }
   if (!hasSteps && !gpus) {
@@ -120,8 +108,6 @@ export function calmState(run) {
     (detail.length ? ' (' + detail.join(', ') + ' of the prediction).' : '.') };
 }
 
-// ---------- the rolling buffer ----------
-
 /** One point of a run's charts at time t (unix seconds); idle is the share of buffered GPU samples at idle. */
 function pointOf(run, t, idle) {
   const o = run.observed || {}, c = run.comparison || {};
@@ -145,17 +131,14 @@ function pointOf(run, t, idle) {
   };
 }
 
-/**
- * Share of the step in online encoding when the log reports it apart from data time (Sana's text encoder and VAE):
- * a series point's encoding_ratio, else the run view's text_encoder_ratio + vae_ratio; null when not reported.
- */
+/** Share of the step in online encoding (Sana's text encoder and VAE); null when the log does not report it. */
 export function encodingRatio(o) {
   if (num(o.encoding_ratio) !== null) { return o.encoding_ratio; }
   const lm = num(o.text_encoder_ratio), vae = num(o.vae_ratio);
   return lm === null && vae === null ? null : (lm || 0) + (vae || 0);
 }
 
-/** Adds a point from a run's view (the runs the page polls but has not selected). */
+/** Adds a point from a run's view (runs polled but not selected). */
 export function record(run, t) {
   const id = runIdOf(run);
   if (!id || !run.observed) { return; }
@@ -164,15 +147,13 @@ export function record(run, t) {
   if (buffer.length > MAX_POINTS) { buffer.splice(0, buffer.length - MAX_POINTS); }
 }
 
-// The collector keeps each run's recent history (GET /v1/runs/{id}/series: the run's points, the step reports and
-// each GPU's; see docs/API.md). Its points replace the page's own buffer for that span, so a freshly opened page
-// shows the past too; what the page recorded before that span stays, so a page left open keeps more than the
-// collector's window.
+// The collector's series replace the page's own buffer for their span; what the page recorded before stays, so a
+// page left open keeps more than the collector's window.
 const SERIES_POINTS = 600;           // the collector's default window at one point a second
 const SERIES_FULL_EVERY_MS = 60000;  // between whole fetches, ask only for the last few seconds (since=…)
 const SERIES_OVERLAP_SECONDS = 5;    // the newest entries may still be merging polls: fetch them again
 
-/** The series request for the selected run: the whole window now and then, else only what is new. */
+/** The whole window now and then, else only what is new. */
 export function seriesRequest(id) {
   const buffer = state.history[id] || [];
   const incremental = state.seriesFor === id && buffer.length > 0 && Date.now() - state.seriesFullAt < SERIES_FULL_EVERY_MS;

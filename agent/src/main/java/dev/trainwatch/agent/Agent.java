@@ -423,8 +423,18 @@ public final class Agent implements AutoCloseable {
         }
     }
 
+    /** Reads a run's spec from its trainer's command line when the agent was given none (null: never). */
+    public synchronized void readSpecsFrom(CommandLineSpecs specs) {
+        this.commandLineSpecs = specs;
+    }
+
+    private CommandLineSpecs commandLineSpecs;
+    /** Runs whose processes' command lines were read, once each. */
+    private final Set<String> specRead = new HashSet<>();
+
     private void shipSpec(List<RunAttribution> runs) {
         if (config.runSpec() == null) {
+            runs.forEach(this::specFromCommandLine);
             return;
         }
         for (RunAttribution run : runs) {
@@ -435,6 +445,38 @@ public final class Agent implements AutoCloseable {
         }
         if (config.runId() != null && specSentFor.add(config.runId())) {
             shipper.submit(Payload.runSpec(config.runId(), config.runSpec()));
+        }
+    }
+
+    private void specFromCommandLine(RunAttribution run) {
+        if (Boolean.TRUE.equals(run.ended())) {
+            specRead.remove(run.runId());
+            return;
+        }
+        if (commandLineSpecs == null || !specRead.add(run.runId())) {
+            return;
+        }
+        for (long pid : run.pids()) {
+            List<String> argv = proc.commandLine(pid);
+            Optional<CommandLineSpecs.Found> found = argv.isEmpty() ? Optional.empty()
+                    : commandLineSpecs.read(argv, proc.cwd(pid).orElse(Path.of("/")), proc.environment(pid));
+            if (found.isEmpty()) {
+                continue;
+            }
+            String notes = found.get().notes().isEmpty() ? "" : " (" + String.join("; ", found.get().notes()) + ")";
+            if (found.get().spec() == null || found.get().spec().model() == null) {
+                LOG.log(System.Logger.Level.WARNING, "run " + run.runId() + ": no prediction from the command line of"
+                        + " process " + pid + notes);
+            } else {
+                LOG.log(System.Logger.Level.INFO, "run " + run.runId() + ": spec read from the command line of process "
+                        + pid + notes);
+                specSentFor.add(run.runId());
+                List<String> said = found.get().spec().notes();
+                // the collector takes 32 notes of 500 characters: a longer path must not cost the spec
+                shipper.submit(Payload.runSpec(run.runId(), found.get().spec().withNotes(said == null ? null
+                        : said.stream().limit(32).map(n -> n.length() <= 500 ? n : n.substring(0, 499) + "…").toList())));
+            }
+            return;
         }
     }
 

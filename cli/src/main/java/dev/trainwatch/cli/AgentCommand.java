@@ -17,6 +17,7 @@ import dev.trainwatch.agent.log.StepSource;
 import dev.trainwatch.agent.ship.SpoolReplay;
 import dev.trainwatch.agent.ship.TokenFile;
 import dev.trainwatch.agent.ship.ClientTls;
+import dev.trainwatch.cli.watch.LocalStack;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.Json;
 import java.io.IOException;
@@ -214,6 +215,7 @@ final class AgentCommand implements Callable<Integer> {
             steps = log != null ? LogTailer.open(log, logFormat, clock, LogTailer.DEFAULT_HISTORY_BYTES, lineTime)
                     : null;
             agent = Agent.create(config, reader, steps, LinuxProcSource.system(), clock);
+            agent.readSpecsFrom(LocalStack.trainerSpecs());
         } catch (IllegalArgumentException e) {
             closeQuietly(reader, steps);
             throw new UserError(ExitCodes.USAGE, "--log-format: " + e.getMessage());

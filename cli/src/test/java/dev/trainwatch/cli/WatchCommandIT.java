@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.trainwatch.protocol.testing.Python;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -110,6 +111,35 @@ class WatchCommandIT {
             assertThat(watch.stderr()).doesNotContain("Exception");
         }
     }
+
+    /**
+     * Attached to a kohya Flux LoRA run with no spec typed: the run's spec comes from the process's command line and
+     * the TOML it names (resolved against the process's working directory), with what was not found as a note.
+     */
+    @Test
+    void attachedToAKohyaRunWithoutASpecItReadsTheCommandLine() throws Exception {
+        Path job = Files.createDirectories(dir.resolve("job"));
+        Files.writeString(job.resolve("flux.toml"), "pretrained_model_name_or_path = \"/models/flux1-dev.safetensors\"\n"
+                + "network_module = \"networks.lora_flux\"\nnetwork_dim = 32\nfp8_base = true\nmixed_precision = \"bf16\"\n"
+                + "train_batch_size = 1\nresolution = \"1024,1024\"\ndataset_config = \"dataset.toml\"\n");
+        training = new ProcessBuilder(Python.executable(), "-c", "import time; time.sleep(120)", "flux_train_network.py",
+                "--config_file", "flux.toml", "--network_dim", "16").directory(job.toFile()).start();
+        Map<String, String> env = Map.of("TRAINWATCH_NVML_LIBRARY", FAKE_NVML.toString(),
+                "FAKE_NVML_SCENARIO", scenario(training.pid()).toString(), "FAKE_NVML_CLOCK", "wall");
+        try (TrainwatchProcess watch = TrainwatchProcess.start(dir, env, "watch", "--listen", "127.0.0.1:0",
+                "--attach", Long.toString(training.pid()), "--interval", "200ms")) {
+            URI page = watch.pageUri();
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(300)).untilAsserted(() -> {
+                JsonNode spec = watch.runs(page).path(0).path("spec");
+                assertThat(spec.path("model").asText()).isEqualTo("flux.1-dev");
+                assertThat(spec.path("lora_rank").asInt()).isEqualTo(16);
+                assertThat(spec.path("base_weights").asText()).isEqualTo("fp8");
+                assertThat(spec.path("notes").path(0).asText()).startsWith("dataset TOML dataset.toml not found");
+            });
+            assertThat(watch.runs(page).get(0).path("estimate").path("peak_memory_bytes").asLong()).isPositive();
+        }
+    }
+
 
     @Test
     void withNoTrainingProcessOnTheGpusItSaysSo() throws Exception {

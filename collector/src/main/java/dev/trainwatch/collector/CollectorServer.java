@@ -38,9 +38,8 @@ import java.util.function.Supplier;
 
 /**
  * A running collector: the fleet state, its metrics and the HTTP server over them, plus a timer that calls
- * {@link Fleet#tick()} so time-based detectors (stalled, agent_lost) fire without new input. Start it with
- * {@link #start(CollectorConfig, List)} or {@link #builder(CollectorConfig)} (to plug in listeners, routes and
- * resources to close); {@link #close()} stops everything. Thread-safe; the methods block until done.
+ * {@link Fleet#tick()} so time-based detectors (stalled, agent_lost) fire without new input. Thread-safe; the
+ * methods block until done.
  */
 public final class CollectorServer implements AutoCloseable {
 
@@ -76,7 +75,6 @@ public final class CollectorServer implements AutoCloseable {
                 }, true).onFailure(e -> LOG.log(System.Logger.Level.WARNING, "fleet tick failed", e)));
     }
 
-    /** Starts a collector with the given fleet listeners (alert delivery, history). */
     public static CollectorServer start(CollectorConfig config, List<FleetListener> listeners) {
         Builder builder = builder(config);
         listeners.forEach(builder::listener);
@@ -87,7 +85,6 @@ public final class CollectorServer implements AutoCloseable {
         return new Builder(config);
     }
 
-    /** The port the server listens on (the real one when the config asked for port 0). */
     public int port() {
         return verticle.actualPort();
     }
@@ -96,25 +93,16 @@ public final class CollectorServer implements AutoCloseable {
         return config.host();
     }
 
-    /** {@code http://host:port} ({@code https://} with TLS), for clients and the start-up line. */
     public URI uri() {
         String host = config.host().contains(":") ? "[" + config.host() + "]" : config.host();
-        return URI.create(scheme() + "://" + host + ":" + port());
+        return URI.create((tls ? "https" : "http") + "://" + host + ":" + port());
     }
 
-    /** Whether the server speaks TLS (started with a web config's {@code tls_server_config}). */
     public boolean tls() {
         return tls;
     }
 
-    private String scheme() {
-        return tls ? "https" : "http";
-    }
-
-    /**
-     * The address a client on this machine reaches the server at, ending in {@code /}: the page's URL and the
-     * embedded agent's collector. A wildcard listen address ({@code 0.0.0.0}, {@code ::}) becomes loopback.
-     */
+    /** The address a client on this machine reaches, ending in {@code /}; a wildcard address becomes loopback. */
     public URI clientUri() {
         URI plain = clientUri(config.host(), port());
         return tls ? URI.create("https" + plain.toString().substring("http".length())) : plain;
@@ -143,12 +131,11 @@ public final class CollectorServer implements AutoCloseable {
         return metrics;
     }
 
-    /** The Vert.x instance (for HTTP clients of alert delivery); closed with the server when the server made it. */
     public Vertx vertx() {
         return vertx;
     }
 
-    /** Stops the tick timer and the HTTP server, then closes the registered resources. Idempotent. */
+    /** Stops the timer and the server, then closes the registered resources in reverse order. Idempotent. */
     @Override
     public synchronized void close() {
         if (closed) {
@@ -174,7 +161,6 @@ public final class CollectorServer implements AutoCloseable {
         }
     }
 
-    /** Builds and starts a collector. */
     public static final class Builder {
         private final CollectorConfig config;
         private final List<FleetListener> listeners = new ArrayList<>();
@@ -193,93 +179,68 @@ public final class CollectorServer implements AutoCloseable {
             this.config = Objects.requireNonNull(config, "config");
         }
 
-        /** Tells {@code listener} about fleet changes (anomalies raised/resolved, runs changed/ended). */
         public Builder listener(FleetListener listener) {
             listeners.add(Objects.requireNonNull(listener));
             return this;
         }
 
-        /**
-         * Adds routes (e.g. {@code GET /v1/alerts}) to the router after the API's own; a route that repeats an
-         * API path is never reached.
-         */
+        /** Routes added after the API's own; one that repeats an API path is never reached. */
         public Builder routes(Consumer<Router> addRoutes) {
             routes.add(Objects.requireNonNull(addRoutes));
             return this;
         }
 
-        /**
-         * Waits (at most the given time) until what listeners were told is on disk: a spec registration answers
-         * after it (e.g. the history's {@code awaitWritten}).
-         */
+        /** Waits (at most the given time) until what listeners were told is on disk; a spec PUT answers after it. */
         public Builder durability(Function<Duration, Boolean> await) {
             durability.add(Objects.requireNonNull(await));
             return this;
         }
 
-        /** Closed, in reverse order of registration, after the server has stopped (e.g. the history database). */
         public Builder closeable(AutoCloseable closeable) {
             closeables.add(Objects.requireNonNull(closeable));
             return this;
         }
 
-        /**
-         * Uses this fleet instead of a new one over the bundled estimator (e.g. one restored from history or
-         * with custom detector thresholds). Its clock should be the config's.
-         */
+        /** Uses this fleet instead of a new one over the bundled estimator; its clock should be the config's. */
         public Builder fleet(Fleet existing) {
             this.fleet = existing;
             return this;
         }
 
-        /** Runs on this Vert.x instance instead of a new one; the caller closes it. */
-        public Builder vertx(Vertx existing) {
+            public Builder vertx(Vertx existing) {
             this.vertx = existing;
             return this;
         }
 
-        /**
-         * Serves as {@code webConfig} says: TLS with its certificates when it has {@code tls_server_config}, re-read
-         * when they change (checked every {@code reloadEvery}).
-         */
+        /** TLS when {@code config} has {@code tls_server_config}, its certificates re-read every {@code reloadEvery}. */
         public Builder webConfig(WebConfig config, Duration reloadEvery) {
             this.webConfig = config;
             this.tlsReloadEvery = Objects.requireNonNull(reloadEvery, "reloadEvery");
             return this;
         }
 
-        /**
-         * Checks writes against the token {@code current} gives at each request instead of the config's (a token file
-         * re-read when it changes, as {@code TokenFileSource} does).
-         */
+        /** Checks writes against the token {@code current} gives at each request instead of the config's. */
         public Builder tokens(Supplier<String> current) {
             this.tokens = Objects.requireNonNull(current, "current");
             return this;
         }
 
-        /** Per-node tokens accepted beside the shared one; a batch with one may speak only for its node. */
+        /** A batch with a node's token may speak only for that node. */
         public Builder nodeTokens(NodeTokens nodes) {
             this.nodeTokens = Objects.requireNonNull(nodes, "nodes");
             return this;
         }
 
-        /** The token in force now: the {@link #tokens} source's when one is set, else the config's. */
         public String currentToken() {
             return tokens != null ? tokens.get() : config.token();
         }
 
-        /** Whether to export the JVM's own metrics next to trainwatch's (default true; off in golden tests). */
-        public Builder jvmMetrics(boolean enabled) {
+            public Builder jvmMetrics(boolean enabled) {
             this.jvmMetrics = enabled;
             return this;
         }
 
-        /**
-         * Starts listening.
-         *
-         * @throws IllegalArgumentException when the config exposes an unprotected collector
-         * @throws StartException           when the address cannot be bound (one line: which and why)
-         */
+        /** Starts listening; {@link StartException} (one line) when the address cannot be bound. */
         public CollectorServer start() {
             config.checkExposure();
             Fleet theFleet = fleet != null ? fleet : newFleet(config);
@@ -287,8 +248,6 @@ public final class CollectorServer implements AutoCloseable {
             listeners.forEach(theFleet::addListener);
             // Listeners write to disk and networks: on the fleet's own thread, no request waits for them.
             theFleet.deliverOnOwnThread();
-            // Per-GPU series only when asked (the embedded default, small fleets): a large fleet's nodes serve their
-            // own (trainwatch agent --listen), and the collector's scrape stays runs, detectors, totals and health.
             Supplier<Collection<GpuView>> gpus = config.exportsGpuSeries() ? theFleet::gpus : List::of;
             MetricsExporter metrics = new MetricsExporter(gpus, theFleet::runs, theFleet::agents, config.clock(),
                     jvmMetrics);
@@ -297,9 +256,7 @@ public final class CollectorServer implements AutoCloseable {
                     theFleet::detectorCosts));
             metrics.bind(new HostMetrics(theFleet::hostMemory));
             boolean owns = vertx == null;
-            // Linux's epoll through Netty's JNI library where the jar carries it (x86-64): fewer objects and system
-            // calls per request than Java's NIO selector; elsewhere, or when the library cannot be loaded (a
-            // temporary directory it cannot write), Vert.x uses NIO and says nothing.
+            // epoll where Netty's native library loads (fewer objects and system calls), else NIO silently.
             Vertx theVertx = owns ? Vertx.vertx(new VertxOptions().setPreferNativeTransport(true)) : vertx;
             ApiVerticle verticle = new ApiVerticle(config, theFleet, metrics, routes, durability);
             if (tokens != null || nodeTokens != NodeTokens.NONE) {
@@ -316,7 +273,7 @@ public final class CollectorServer implements AutoCloseable {
                     try {
                         await(theVertx.close());
                     } catch (Exception ignored) {
-                        // Already failing; the start error is what the user needs to see.
+                        // the start error is what the user needs to see
                     }
                 }
                 throw new StartException(describeStartFailure(config, e));
@@ -326,18 +283,12 @@ public final class CollectorServer implements AutoCloseable {
         }
     }
 
-    /** The default fleet: bundled estimator, the config's clock, settings from the config. */
     static Fleet newFleet(CollectorConfig config) {
         return new Fleet(Predictor.of(estimator(config)), config.clock(), fleetSettings(config),
                 DetectorSettings.defaults());
     }
 
-    /**
-     * The estimator a collector prices with: the bundled catalogs plus the config's user catalog files and the data
-     * directory's {@code catalog.json}.
-     *
-     * @throws StartException one line naming the catalog file and entry when one is wrong
-     */
+    /** The bundled catalogs plus the config's user catalogs; a wrong entry is a one-line {@link StartException}. */
     public static Estimator estimator(CollectorConfig config) {
         try {
             return Estimator.withUserCatalogs(config.userCatalogs());
@@ -346,10 +297,7 @@ public final class CollectorServer implements AutoCloseable {
         }
     }
 
-    /**
-     * The fleet settings a config asks for: the default windows with the config's caps and summary interval. One
-     * place, so a collector built with or without history sends summaries at the interval it was configured with.
-     */
+    /** The default windows with the config's caps and summary interval (with or without history). */
     public static FleetSettings fleetSettings(CollectorConfig config) {
         CollectorConfig.Limits limits = config.limits();
         return FleetSettings.defaults().withSummaryInterval(config.summaryInterval())

@@ -30,50 +30,36 @@ import java.util.function.Consumer;
 
 /**
  * The whole collector as the commands run it: the HTTP server over a fleet whose predictor is calibrated by past
- * runs, the run history in SQLite under the data directory (restored on start), and alert delivery to the log,
- * Alertmanager and a webhook. {@code trainwatch collector}, {@code watch}, {@code run} and {@code demo} all start
- * it through here, so they behave the same. Lifecycle: {@link #start}, then {@link #close()} (idempotent).
+ * runs, the SQLite run history (restored on start), and alert delivery to the log, Alertmanager and a webhook. Every
+ * command that runs a collector starts it here, so they behave the same. {@link #close()} is idempotent.
  */
 public final class CollectorStack implements AutoCloseable {
     private final CollectorServer server;
     private final HistoryStore history;
     private final AlertDispatcher alerts;
-    private final CalibratingPredictor predictor;
     private final int restoredRuns;
 
-    private CollectorStack(CollectorServer server, HistoryStore history, AlertDispatcher alerts,
-                           CalibratingPredictor predictor, int restoredRuns) {
+    private CollectorStack(CollectorServer server, HistoryStore history, AlertDispatcher alerts, int restoredRuns) {
         this.server = server;
         this.history = history;
         this.alerts = alerts;
-        this.predictor = predictor;
         this.restoredRuns = restoredRuns;
     }
 
-    /** Starts with the default server options. */
     public static CollectorStack start(CollectorConfig config, Consumer<String> log) {
         return start(config, log, builder -> { });
     }
 
     /**
-     * Starts everything.
-     *
-     * @param config    where to listen, the data directory, the alert receivers
-     * @param log       one-line messages: alert lines and delivery problems
-     * @param customize last changes to the server builder (extra listeners or routes)
-     * @throws HistoryException                                  when the data directory cannot be used
-     * @throws CollectorServer.StartException                    when the address cannot be bound, or a later step
-     *                                                           fails (one line; everything started is closed again)
+     * Starts everything, or nothing: on failure ({@link HistoryException}, {@link CollectorServer.StartException},
+     * one line) whatever started is closed again. {@code log} gets alert lines and delivery problems.
      */
     public static CollectorStack start(CollectorConfig config, Consumer<String> log,
                                        Consumer<CollectorServer.Builder> customize) {
         return start(config, log, customize, stack -> { });
     }
 
-    /**
-     * Starts everything; {@code lastStep} runs once everything else has started (tests inject a failure there to
-     * check that start-up is all-or-nothing).
-     */
+    /** {@code lastStep} runs once everything else has started (tests inject a failure there). */
     static CollectorStack start(CollectorConfig config, Consumer<String> log,
                                 Consumer<CollectorServer.Builder> customize, Consumer<CollectorStack> lastStep) {
         CalibratingPredictor predictor = new CalibratingPredictor(CollectorServer.estimator(config));
@@ -88,12 +74,11 @@ public final class CollectorStack implements AutoCloseable {
             Fleet fleet = new Fleet(predictor, config.clock(), CollectorServer.fleetSettings(config),
                     DetectorSettings.defaults());
             if (config.dataDir() != null) {
-                // Batch seqs and step sources applied, kept beside the history: a replay after a restart is dropped.
+                // a batch replayed after a restart is dropped
                 fleet.keepAppliedIn(AppliedLedger.open(config.dataDir()));
             }
 
             List<AlertSink> sinks = new ArrayList<>();
-            // Links to a run's page: the external URL, else (once it listens) the server's own address.
             RunLinks links = new RunLinks(config.externalUrl());
             sinks.add(new LogSink(log, links));
             if (config.alertmanagerUrl() != null) {
@@ -104,15 +89,12 @@ public final class CollectorStack implements AutoCloseable {
             }
             alerts = new AlertDispatcher(sinks, AlertDispatcher.Settings.defaults(), config.clock(), log);
             Clock fleetClock = config.clock();
-            AlertingListener alerting = new AlertingListener(alerts,
-                    () -> MonotonicClock.wallOffsetSeconds(fleetClock));
+            AlertingListener alerting = new AlertingListener(alerts, () -> MonotonicClock.wallOffsetSeconds(fleetClock));
 
             CollectorServer.Builder builder = CollectorServer.builder(config).fleet(fleet).listener(alerting);
             // Active anomalies from before a restart, re-announced once the server listens (their links need it).
-            List<Map.Entry<String, Anomaly>> restoredAlerts =
-                    new ArrayList<>();
+            List<Map.Entry<String, Anomaly>> restoredAlerts = new ArrayList<>();
             int restored = 0;
-            // The token in force at each request: a rotated token file (builder.tokens) counts here too.
             builder.routes(new HistoryRoutes(Optional.ofNullable(history), predictor,
                     new BearerAuth(builder::currentToken), config.clock())::register);
             builder.closeable(alerts);
@@ -120,8 +102,6 @@ public final class CollectorStack implements AutoCloseable {
             if (history != null) {
                 HistoryStore store = history;
                 // Summary writes are timed in wall time even when the fleet's clock runs faster (demo --speed).
-                // Every line the history writes is a problem (a write failed, the database is slow): a WARNING, not
-                // the INFO of the alert log.
                 recorder = new HistoryRecorder(store, predictor::rawPrediction,
                         outcome -> predictor.recalibrate(Calibrator.factors(store)), HISTORY_WARNINGS,
                         config.summaryInterval(), MonotonicClock.system());
@@ -129,8 +109,7 @@ public final class CollectorStack implements AutoCloseable {
                         Map.entry(runId, anomaly)));
                 builder.listener(recorder);
                 builder.durability(recorder::awaitWritten);
-                // Closed in reverse order once the server has stopped taking input: the fleet sends every summary
-                // it has not sent yet, the recorder writes them, then the database closes.
+                // Closed in reverse: the fleet sends its pending summaries, the recorder writes them, the database closes.
                 builder.closeable(history);
                 builder.closeable(recorder);
                 builder.closeable(new PendingSummaries(fleet));
@@ -144,18 +123,13 @@ public final class CollectorStack implements AutoCloseable {
                 recorder.start();
             }
             alerts.onOutcome(server.metrics().self()::alertDelivery);
-            CollectorStack stack = new CollectorStack(server, history, alerts, predictor, restored);
+            CollectorStack stack = new CollectorStack(server, history, alerts, restored);
             lastStep.accept(stack);
             return stack;
         } catch (RuntimeException e) {
-            // All or nothing: a collector that listens but records no history (or half its metrics) must not run,
-            // nor keep its port, threads and database after the caller was told it failed.
             if (server != null) {
-                // Stops listening, then closes what the builder was given in reverse: pending summaries, the
-                // recorder (whether or not it started), the database, the alert dispatcher.
-                closeQuietly(server, e);
+                closeQuietly(server, e); // and what the builder was given
             } else {
-                // Reverse order of creation (the recorder was never started).
                 closeQuietly(recorder, e);
                 closeQuietly(alerts, e);
                 closeQuietly(history, e);
@@ -164,13 +138,12 @@ public final class CollectorStack implements AutoCloseable {
                     || e instanceof HistoryException) {
                 throw e;
             }
-            // Anything else here is a fault of ours, not of the user's input; still one line for the commands.
             throw new CollectorServer.StartException("the collector stopped again while starting: "
                     + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + oneLine(e.getMessage())), e);
         }
     }
 
-    /** Where the history's lines go: the {@code dev.trainwatch.collector.history} logger, at WARNING. */
+    /** Every line the history writes is a problem, so WARNING. */
     static final Consumer<String> HISTORY_WARNINGS = line -> System.getLogger("dev.trainwatch.collector.history")
             .log(System.Logger.Level.WARNING, line);
 
@@ -197,7 +170,6 @@ public final class CollectorStack implements AutoCloseable {
         return server.fleet();
     }
 
-    /** The history database, when a data directory was given. */
     public Optional<HistoryStore> history() {
         return Optional.ofNullable(history);
     }
@@ -206,11 +178,6 @@ public final class CollectorStack implements AutoCloseable {
         return alerts;
     }
 
-    public CalibratingPredictor predictor() {
-        return predictor;
-    }
-
-    /** Runs put back from the history at start. */
     public int restoredRuns() {
         return restoredRuns;
     }
@@ -220,7 +187,7 @@ public final class CollectorStack implements AutoCloseable {
         server.close(); // closes the dispatcher and the history after the server stopped
     }
 
-    /** On close: the fleet sends the summaries it holds back (changed within the summary interval). */
+    /** On close: the fleet sends the summaries it holds back. */
     private record PendingSummaries(Fleet fleet) implements AutoCloseable {
         @Override
         public void close() {

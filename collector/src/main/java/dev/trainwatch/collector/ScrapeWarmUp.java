@@ -1,11 +1,10 @@
 package dev.trainwatch.collector;
 
-import dev.trainwatch.protocol.SettableClock;
-import dev.trainwatch.collector.http.BodyDecoder;
+import dev.trainwatch.collector.detect.DetectorSettings;
+import dev.trainwatch.collector.ingest.BodyDecoder;
 import dev.trainwatch.collector.metrics.MetricsExporter;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetSettings;
-import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentHealth;
 import dev.trainwatch.protocol.GpuProcess;
@@ -13,26 +12,21 @@ import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RankInfo;
 import dev.trainwatch.protocol.RunAttribution;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import dev.trainwatch.protocol.UtilizationWindow;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.time.Clock;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.zip.GZIPOutputStream;
 
 /**
  * Warms the scrape and ingest code at start, so the first scrapes of a large fleet are not run by the interpreter: a
- * throwaway fleet of {@value #HOSTS} nodes × 8 GPUs, fed {@value #ROUNDS} seconds of made-up batches (gzip JSON
- * through the HTTP edge's decoder) and step reports, scraped in both exposition formats after each. Without it the
- * first ~70 scrapes of a 1,024-GPU fleet cost 38–162 ms of CPU each, about 17 minutes at a 15 s scrape interval
- * (docs/PERFORMANCE.md, "Collector: over HTTP").
- *
- * <p>Runs once on a daemon thread of minimum priority and touches nothing of the real collector: its fleet, clock and
- * registry are its own and are dropped when it ends (a second or two of CPU). A failure is logged and ignored.
+ * throwaway fleet of {@value #HOSTS} nodes × 8 GPUs, fed {@value #ROUNDS} seconds of made-up gzip batches and step
+ * reports, scraped in both formats after each (docs/PERFORMANCE.md). Runs once on a minimum-priority daemon thread,
+ * touching nothing of the real collector; a failure is logged and ignored.
  */
 public final class ScrapeWarmUp {
 
@@ -44,12 +38,10 @@ public final class ScrapeWarmUp {
     private ScrapeWarmUp() {
     }
 
-    /** Starts the warm-up on its own thread; returns at once. */
     public static Thread startInBackground() {
         return startInBackground(ROUNDS);
     }
 
-    /** The same with {@code rounds} simulated seconds (tests). */
     static Thread startInBackground(int rounds) {
         Thread thread = new Thread(() -> {
             try {
@@ -64,7 +56,7 @@ public final class ScrapeWarmUp {
         return thread;
     }
 
-    /** The warm-up itself, {@code rounds} simulated seconds; returns the size of the last scrape (for tests). */
+    /** Returns the size of the last scrape (for tests). */
     static int run(int rounds) throws IOException {
         SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
         // No specs: the predictor is never asked.
@@ -115,5 +107,4 @@ public final class ScrapeWarmUp {
         }
         return bytes.toByteArray();
     }
-
 }

@@ -42,6 +42,8 @@ import java.util.List;
  * @param baseWeights       storage of frozen base weights ({@code bf16}, {@code fp16}, {@code fp8}, {@code int8},
  *                          {@code int4}, {@code nf4}: kohya's {@code --fp8_base}); null: the compute precision
  * @param blocksToSwap      blocks kept in pinned host memory, streamed each step ({@code blocks_to_swap}); 0: none
+ * @param notes             what the spec's source (a trainer's config or command line) said that could not be mapped,
+ *                          one line each; shown on the run, never priced
  */
 public record RunSpec(
         String model,
@@ -74,15 +76,30 @@ public record RunSpec(
         Long images,
         Double epochs,
         String baseWeights,
-        Integer blocksToSwap) {
+        Integer blocksToSwap,
+        List<String> notes) {
 
-    /** The core fields only: the later ones (regime, physics, trainer) stay unsaid. */
+    /** The spec as it was before the notes (none). */
+    public RunSpec(String model, String gpu, Integer gpus, Integer batch, Integer resolution, Integer height,
+            Integer width, Integer frames, String precision, String optimizer, Boolean gradCheckpointing, Boolean ema,
+            String features, Integer zero, String attention, Integer gradAccumulation, Long totalSteps,
+            String textFeatures, String vaeFeatures, String weights, List<Integer> checkpointBlocks,
+            Integer vaeMicroBatch, List<Bucket> buckets, String kernels, String attentionPrecision,
+            Integer loraRank, List<String> loraTargets, Long images, Double epochs, String baseWeights,
+            Integer blocksToSwap) {
+        this(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer, gradCheckpointing, ema,
+                features, zero, attention, gradAccumulation, totalSteps, textFeatures, vaeFeatures, weights,
+                checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank, loraTargets, images,
+                epochs, baseWeights, blocksToSwap, null);
+    }
+
+    /** The core fields only: the later ones (regime, physics, trainer, notes) stay unsaid. */
     public RunSpec(String model, String gpu, Integer gpus, Integer batch, Integer resolution, Integer height,
             Integer width, Integer frames, String precision, String optimizer, Boolean gradCheckpointing, Boolean ema,
             String features, Integer zero, String attention, Integer gradAccumulation, Long totalSteps) {
         this(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer, gradCheckpointing, ema,
                 features, zero, attention, gradAccumulation, totalSteps, null, null, null, null, null, null, null, null,
-                null, null, null, null, null, null);
+                null, null, null, null, null, null, null);
     }
 
     /**
@@ -104,7 +121,7 @@ public record RunSpec(
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
                 vaeFeatures, weights, checkpointBlocks == null ? null : List.copyOf(checkpointBlocks),
                 vaeMicroBatch, buckets == null ? null : List.copyOf(buckets), kernels, attentionPrecision,
-                loraRank, loraTargets, images, epochs, baseWeights, blocksToSwap);
+                loraRank, loraTargets, images, epochs, baseWeights, blocksToSwap, notes);
     }
 
     /** The same spec with the physics fields replaced (null leaves a field unsaid). */
@@ -114,7 +131,7 @@ public record RunSpec(
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
                 vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank,
                 loraTargets == null ? null : List.copyOf(loraTargets), images, epochs, baseWeights,
-                blocksToSwap);
+                blocksToSwap, notes);
     }
 
     /** The same spec with the trainer fields replaced (null leaves a field unsaid). */
@@ -122,7 +139,7 @@ public record RunSpec(
         return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
                 vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank,
-                loraTargets, images, epochs, baseWeights, blocksToSwap);
+                loraTargets, images, epochs, baseWeights, blocksToSwap, notes);
     }
 
     /**
@@ -133,7 +150,7 @@ public record RunSpec(
         return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
                 gradCheckpointing, ema, newFeatures, zero, attention, gradAccumulation, totalSteps, null, null, weights,
                 checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank, loraTargets, images,
-                epochs, baseWeights, blocksToSwap);
+                epochs, baseWeights, blocksToSwap, notes);
     }
 
     /** The same spec on another GPU, GPU count and per-GPU batch (null keeps a field). */
@@ -142,7 +159,7 @@ public record RunSpec(
                 batch != null ? batch : this.batch, resolution, height, width, frames, precision, optimizer,
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
                 vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, batch != null ? null : buckets, kernels,
-                attentionPrecision, loraRank, loraTargets, images, epochs, baseWeights, blocksToSwap);
+                attentionPrecision, loraRank, loraTargets, images, epochs, baseWeights, blocksToSwap, notes);
     }
 
     /** The same spec with another batch, size and frames (one bucket of a multi-bucket run). */
@@ -150,13 +167,22 @@ public record RunSpec(
         return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
                 vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank,
-                loraTargets, images, epochs, baseWeights, blocksToSwap);
+                loraTargets, images, epochs, baseWeights, blocksToSwap, notes);
+    }
+
+    /** The same spec with these notes (null or empty: none). */
+    public RunSpec withNotes(List<String> newNotes) {
+        return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
+                gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
+                vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank,
+                loraTargets, images, epochs, baseWeights, blocksToSwap,
+                newNotes == null || newNotes.isEmpty() ? null : List.copyOf(newNotes));
     }
 
     /** An empty spec, every field unsaid. */
     public static RunSpec empty() {
         return new RunSpec(null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-                null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null);
+                null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null);
     }
 
     /** Fields of {@code override} that are set replace those of this spec (flags over a config file). */
@@ -196,7 +222,8 @@ public record RunSpec(
                 pick(override.images, images),
                 pick(override.epochs, epochs),
                 pick(override.baseWeights, baseWeights),
-                pick(override.blocksToSwap, blocksToSwap));
+                pick(override.blocksToSwap, blocksToSwap),
+                pick(override.notes, notes));
     }
 
     private static <T> T pick(T preferred, T fallback) {

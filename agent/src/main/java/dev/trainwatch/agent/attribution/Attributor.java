@@ -28,18 +28,10 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * Finds which GPUs belong to which run, poll after poll.
- *
- * <p>With an attached PID the run is that process and its descendants. Without one, every compute process NVML
- * lists is attributed: processes whose environment names the same run ({@code TORCHELASTIC_RUN_ID},
- * {@code SLURM_JOB_ID}) or that share a launcher ancestor (torchrun, accelerate, …) form one run. A run whose
- * processes have all exited is reported once with {@code ended = true}, with a {@code run_ended} event, and then
- * forgotten.
- *
- * <p>All process reads go through a {@link ProcSource}; environments and launcher roots are cached per process
- * identity (pid and start time), so a steady poll reads one {@code stat} file per known process. In attach mode the
- * whole table is rescanned when an unknown process appears on a GPU and at least every {@code rescanSeconds}.
- * Not thread-safe: one polling thread.
+ * Finds which GPUs belong to which run, poll after poll: the attached process and its descendants, or every compute
+ * process grouped by the run its environment names or its launcher ancestor. A run whose processes have all exited
+ * is reported once ended, with a {@code run_ended} event. Environments and launcher roots are cached per process
+ * identity (pid and start time). Not thread-safe: one polling thread.
  */
 public final class Attributor {
 
@@ -74,12 +66,7 @@ public final class Attributor {
     /** Attach mode: the attached launcher has not started a named rank yet, so its run is not reported. */
     private boolean waitingForRanks;
 
-    /**
-     * How long an attached launcher (torchrun, accelerate, …) whose processes carry no run id yet is waited for
-     * before its run is reported under a name derived from the launcher: its ranks, started after rendezvous, name
-     * the run ({@code TORCHELASTIC_RUN_ID}), and a run reported under the launcher's name first would stay behind at
-     * the collector as a second run.
-     */
+    /** How long an attached launcher's ranks (which name the run) are awaited before the launcher names it. */
     static final double LAUNCHER_WAIT_SECONDS = 300;
 
     /**
@@ -124,12 +111,7 @@ public final class Attributor {
     public record Update(List<RunAttribution> runs, List<AgentEvent> events) {
     }
 
-    /**
-     * Attributes the GPUs of one poll.
-     *
-     * @param samples the poll's GPU samples (their process lists)
-     * @param ts      unix seconds of the poll, for events
-     */
+    /** Attributes the GPUs of one poll ({@code ts}: unix seconds, for events). */
     public Update update(List<GpuSample> samples, double ts) {
         if (reuse && memo != null && ts >= memoTs && ts < memoUntil && sameProcesses(memoSamples, samples)) {
             return memo;
@@ -158,11 +140,7 @@ public final class Attributor {
     private double memoTs;
     private double memoUntil;
 
-    /**
-     * Until when every input of an attribution except the GPUs' process lists stays what it was: the oldest cached
-     * stat is trusted for {@code revalidateSeconds}, the children scan for {@value #CHILDREN_RESCAN_SECONDS} s.
-     * Environments, launcher roots, pods and output files are read once per process identity.
-     */
+    /** Until when every input of an attribution but the GPUs' process lists stays what it was. */
     private double trustedUntil() {
         double until = Double.POSITIVE_INFINITY;
         for (CachedStat cached : statCache.values()) {
@@ -267,20 +245,14 @@ public final class Attributor {
                 && (attachStartTicks != null && runs.isEmpty() && !waitingForRanks || attachGoneBeforeSeen);
     }
 
-    /**
-     * The attached process had exited before the first scan of the process table saw it (it ended while the agent
-     * started): there is nothing to watch, and waiting for it to end would wait forever.
-     */
+    /** The attached process exited before the first scan saw it: waiting for its end would wait forever. */
     private boolean attachGoneBeforeSeen;
 
     /** How often the whole process table is read to find the ranks' DataLoader workers. */
     static final double CHILDREN_RESCAN_SECONDS = 10;
     /**
-     * The children of each process, summed (count, resident pages, CPU time), from the newest scan of the process
-     * table. Sums rather than the children's {@code ProcStat}s: the table is held until the next scan, 10 s, which
-     * outlives a few young collections; a full scan's stats of every process on the node (some 40 KB at 110 processes)
-     * overflowed the 64 KB survivor spaces, and everything then in them was promoted: about 34 KB a minute of garbage
-     * filling the tenured space page by page.
+     * The children of each process, summed, from the newest scan: every process's stat, held 10 s, overflowed the
+     * survivor spaces and was promoted (docs/PERFORMANCE.md).
      */
     private Map<Long, Workers> childrenByParent;
 
@@ -294,11 +266,7 @@ public final class Attributor {
     }
     private double childrenScannedTs = Double.NEGATIVE_INFINITY;
 
-    /**
-     * The children of {@code pid} (a rank's DataLoader workers), from a scan of the process table made at most every
-     * {@value #CHILDREN_RESCAN_SECONDS} s: reading every process's stat on every poll would be most of the agent's
-     * CPU time, and a worker's memory and CPU time do not need a fresher reading.
-     */
+    /** The children of {@code pid} (DataLoader workers), from a scan at most every 10 s. */
     private Workers children(long pid, double ts) {
         if (childrenByParent == null || ts - childrenScannedTs >= CHILDREN_RESCAN_SECONDS || ts < childrenScannedTs) {
             boolean full = ppidByPid == null || ts - fullScanTs >= FULL_SCAN_SECONDS || ts < fullScanTs;
@@ -334,19 +302,14 @@ public final class Attributor {
         return childrenByParent.getOrDefault(pid, Workers.NONE);
     }
 
-    /**
-     * How often every process's {@code stat} is read again; in between, only processes that are new since the previous
-     * scan and the ranks' children are read (a node has hundreds of processes and a run's ranks a few dozen children).
-     */
+    /** How often every process's {@code stat} is read again; in between, only new processes and the ranks' children. */
     static final double FULL_SCAN_SECONDS = 60;
     /** Each process's parent at the newest scan ({@link ParentTable}). */
     private long[] ppidByPid;
 
     /**
-     * Each process's parent as one sorted {@code long} per process, the pid in the high half: 8 bytes a process where
-     * a {@code HashMap<Long, Long>} took about 60. The table lives until the next scan, 10 s, through young
-     * collections; on a node whose {@code /proc} lists a few thousand processes (kernel threads included) a map would
-     * overflow the agent's survivor spaces at every collection and be promoted.
+     * Each process's parent as one sorted {@code long}, the pid in the high half: 8 bytes a process where a map took
+     * about 60, and a map of a few thousand processes held 10 s was promoted at every young collection.
      */
     static final class ParentTable {
         private ParentTable() {
@@ -455,10 +418,7 @@ public final class Attributor {
         }
     }
 
-    /**
-     * The other names a user may know the run by: the job ids in its processes' environment and host:pid of its
-     * root process (the member whose parent is not a member). At most {@link #MAX_ALIASES}.
-     */
+    /** The job ids in the run's environment and host:pid of its root process, at most {@link #MAX_ALIASES}. */
     private List<String> aliases(TrackedRun run) {
         Set<String> aliases = new LinkedHashSet<>();
         for (ProcStat member : run.members.values()) {
@@ -479,10 +439,7 @@ public final class Attributor {
         return aliases.stream().limit(MAX_ALIASES).toList();
     }
 
-    /**
-     * DataLoader workers and other children of a rank inherit its environment; the rank is the topmost process
-     * carrying those values.
-     */
+    /** Children of a rank inherit its environment; the rank is the topmost process carrying those values. */
     private boolean inheritsRank(TrackedRun run, ProcStat member, Map<String, String> env) {
         ProcStat parent = run.members.get(member.ppid());
         if (parent == null) {
@@ -499,51 +456,7 @@ public final class Attributor {
         if (attachedRunEnded()) {
             return Map.of();
         }
-        boolean unknownOnGpu = false;
-        for (Long pid : gpusByPid.keySet()) {
-            if (!attachTree.contains(pid)) {
-                Optional<ProcStat> stat = stat(pid, ts);
-                if (stat.isPresent() && !knownOutsiders.contains(ProcKey.of(stat.get()))) {
-                    unknownOnGpu = true;
-                }
-            }
-        }
-        Map<Long, ProcStat> table = new HashMap<>();
-        if (unknownOnGpu || ts - lastScanTs >= rescanSeconds || attachTree.isEmpty()) {
-            List<Long> pids = proc.pids();
-            for (Long pid : pids) {
-                proc.stat(pid).ifPresent(stat -> {
-                    table.put(stat.pid(), stat);
-                    statCache.put(stat.pid(), new CachedStat(stat, ts));
-                });
-            }
-            lastScanTs = ts;
-            Optional<ProcStat> root = Optional.ofNullable(table.get(attachPid));
-            if (attachStartTicks == null && !pids.isEmpty() && !pids.contains(attachPid)) {
-                // Not in the process table at all (a stat that failed once is not an exit).
-                attachGoneBeforeSeen = true;
-            }
-            if (root.isPresent() && attachStartTicks == null) {
-                attachStartTicks = root.get().startTimeTicks();
-                attachFirstSeenTs = ts;
-            }
-            if (root.isPresent() && root.get().startTimeTicks() == attachStartTicks) {
-                attachTree = ProcessTree.descendants(attachPid, table.values());
-            } else {
-                attachTree = Set.of();
-            }
-            knownOutsiders.clear();
-            for (Long pid : gpusByPid.keySet()) {
-                ProcStat stat = table.get(pid);
-                if (stat != null && !attachTree.contains(pid)) {
-                    knownOutsiders.add(ProcKey.of(stat));
-                }
-            }
-        } else {
-            for (Long pid : attachTree) {
-                stat(pid, ts).ifPresent(stat -> table.put(stat.pid(), stat));
-            }
-        }
+        Map<Long, ProcStat> table = readAttachedTree(gpusByPid, ts);
         Map<Long, ProcStat> members = new LinkedHashMap<>();
         for (Long pid : attachTree) {
             ProcStat stat = table.get(pid);
@@ -556,6 +469,66 @@ public final class Attributor {
             waitingForRanks = false;
             return observed;
         }
+        String runId = attachedRunId(members, gpusByPid, ts);
+        if (runId != null) {
+            renameIfNeeded(runId);
+            observed.put(runId, members);
+        }
+        return observed;
+    }
+
+    /**
+     * The stats of the attached tree: the whole table is read again when an unknown process is on a GPU, every
+     * {@code rescanSeconds} and until the tree is known; else only the tree's (cached) stats.
+     */
+    private Map<Long, ProcStat> readAttachedTree(Map<Long, Set<String>> gpusByPid, double ts) {
+        boolean unknownOnGpu = false;
+        for (Long pid : gpusByPid.keySet()) {
+            if (!attachTree.contains(pid)) {
+                Optional<ProcStat> stat = stat(pid, ts);
+                if (stat.isPresent() && !knownOutsiders.contains(ProcKey.of(stat.get()))) {
+                    unknownOnGpu = true;
+                }
+            }
+        }
+        Map<Long, ProcStat> table = new HashMap<>();
+        if (!unknownOnGpu && ts - lastScanTs < rescanSeconds && !attachTree.isEmpty()) {
+            for (Long pid : attachTree) {
+                stat(pid, ts).ifPresent(stat -> table.put(stat.pid(), stat));
+            }
+            return table;
+        }
+        List<Long> pids = proc.pids();
+        for (Long pid : pids) {
+            proc.stat(pid).ifPresent(stat -> {
+                table.put(stat.pid(), stat);
+                statCache.put(stat.pid(), new CachedStat(stat, ts));
+            });
+        }
+        lastScanTs = ts;
+        ProcStat root = table.get(attachPid);
+        if (attachStartTicks == null && !pids.isEmpty() && !pids.contains(attachPid)) {
+            // Not in the process table at all (a stat that failed once is not an exit).
+            attachGoneBeforeSeen = true;
+        }
+        if (root != null && attachStartTicks == null) {
+            attachStartTicks = root.startTimeTicks();
+            attachFirstSeenTs = ts;
+        }
+        attachTree = root != null && root.startTimeTicks() == attachStartTicks
+                ? ProcessTree.descendants(attachPid, table.values()) : Set.of();
+        knownOutsiders.clear();
+        for (Long pid : gpusByPid.keySet()) {
+            ProcStat stat = table.get(pid);
+            if (stat != null && !attachTree.contains(pid)) {
+                knownOutsiders.add(ProcKey.of(stat));
+            }
+        }
+        return table;
+    }
+
+    /** The attached run's name, or null while an attached launcher's ranks (which name the run) are awaited. */
+    private String attachedRunId(Map<Long, ProcStat> members, Map<Long, Set<String>> gpusByPid, double ts) {
         String runId = runIdOverride;
         if (runId == null) {
             for (ProcStat member : members.values()) {
@@ -570,26 +543,17 @@ public final class Attributor {
                 && members.keySet().stream().noneMatch(gpusByPid::containsKey)
                 && ProcessTree.isLauncher(root.comm(), proc.commandLine(root.pid()));
         if (waitingForRanks) {
-            return observed;
+            return null;
         }
         if (runId == null && !runs.isEmpty()) {
-            // No process left names the run — the ranks exited and the launcher is still finishing, or the root
-            // exited and its orphans live on: it is the same run, under the name it already has.
+            // No process left names the run (the ranks exited, the launcher is finishing, or the root exited and its
+            // orphans live on): it is the same run, under the name it already has.
             runId = runs.keySet().iterator().next();
         }
-        if (runId == null) {
-            runId = RunIds.derived(host, root != null ? root : members.values().iterator().next());
-        }
-        renameIfNeeded(runId);
-        observed.put(runId, members);
-        return observed;
+        return runId != null ? runId : RunIds.derived(host, root != null ? root : members.values().iterator().next());
     }
 
-    /**
-     * A run first named after its root gets its real name once a rank with the environment appears (torchrun
-     * starts its workers after the launcher itself was seen): carry the tracked state over instead of reporting
-     * a second run.
-     */
+    /** A run first named after its root takes the name its ranks' environment gives, keeping its state. */
     private void renameIfNeeded(String runId) {
         if (runs.size() == 1 && !runs.containsKey(runId)) {
             TrackedRun old = runs.values().iterator().next();
@@ -651,10 +615,7 @@ public final class Attributor {
         return root;
     }
 
-    /**
-     * A process's stat, re-read at most every {@code revalidateSeconds}: at 1 Hz and more, reading every known
-     * process's {@code stat} file on every poll would be most of the agent's own CPU time.
-     */
+    /** A process's stat, re-read at most every {@code revalidateSeconds} (every poll would be most of our CPU). */
     private Optional<ProcStat> stat(long pid, double ts) {
         CachedStat cached = statCache.get(pid);
         if (cached != null && ts >= cached.readTs() && ts - cached.readTs() < revalidateSeconds) {

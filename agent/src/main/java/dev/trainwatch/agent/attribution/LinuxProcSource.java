@@ -205,6 +205,15 @@ public final class LinuxProcSource implements ProcSource {
     }
 
     @Override
+    public Optional<Path> cwd(long pid) {
+        try {
+            return Optional.of(Files.readSymbolicLink(root.resolve(Long.toString(pid)).resolve("cwd")));
+        } catch (IOException | UnsupportedOperationException e) {
+            return Optional.empty();
+        }
+    }
+
+    @Override
     public List<String> commandLine(long pid) {
         try {
             byte[] raw = Files.readAllBytes(root.resolve(Long.toString(pid)).resolve("cmdline"));

@@ -1,6 +1,7 @@
 package dev.trainwatch.agent.attribution;
 
 import dev.trainwatch.protocol.HostMemory;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -35,6 +36,11 @@ public interface ProcSource {
 
     /** The process's argument vector; empty when unreadable or a kernel thread. */
     List<String> commandLine(long pid);
+
+    /** The process's working directory ({@code /proc/PID/cwd}); empty when unreadable or unknown. */
+    default Optional<Path> cwd(long pid) {
+        return Optional.empty();
+    }
 
     /**
      * Bytes per page of the {@code rss} field of {@code /proc/PID/stat}: the kernel's page size, 4 KiB on x86-64,

@@ -25,7 +25,9 @@ public final class ProcessEnvironment {
     public static final Set<String> KEPT = Set.of(TORCHELASTIC_RUN_ID, SLURM_JOB_ID, RANK, LOCAL_RANK, WORLD_SIZE,
             MASTER_ADDR, CUDA_VISIBLE_DEVICES,
             // Kubernetes jobs (dev.trainwatch.agent.k8s.KubernetesJob)
-            "PET_MASTER_ADDR", "JOBSET_NAME");
+            "PET_MASTER_ADDR", "JOBSET_NAME",
+            // where SimpleTuner's train.py finds its config (a spec read from the command line)
+            "CONFIG_PATH", "ENV");
 
     private ProcessEnvironment() {
     }

@@ -19,19 +19,13 @@ import javax.net.ssl.SSLContext;
 
 /**
  * The node's own Prometheus target ({@code trainwatch agent --listen HOST:PORT}): {@code GET /metrics} serves the
- * node's per-GPU and host series with the names and labels the collector uses ({@link GpuSeries}, {@link HostSeries}:
- * one definition), so Prometheus scrapes every node as it scrapes dcgm-exporter and the collector's own scrape keeps
- * runs, detectors, fleet totals and health. {@code GET /healthz} answers {@code ok}. Rendered by the Prometheus
- * client's own text writer. One daemon thread serves requests; {@link #close} stops it.
- *
- * <p>TLS: {@link #start} takes the {@link SSLContext} built from the Prometheus exporter-toolkit web config the
- * collector reads ({@code --web-config}); null serves plain HTTP.
+ * node's per-GPU and host series under the collector's names ({@link GpuSeries}, {@link HostSeries}), so a large
+ * fleet is scraped per node; {@code GET /healthz} answers {@code ok}. One daemon thread serves requests.
  */
 public final class NodeExporter implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(NodeExporter.class.getName());
 
-    /** The JDK HTTP server's switch for TCP_NODELAY on its connections. */
     private static final String NODELAY = "sun.net.httpserver.nodelay";
 
     private final HttpServer server;
@@ -46,16 +40,11 @@ public final class NodeExporter implements AutoCloseable {
         registry.register(new HostSeries(readings::hosts));
     }
 
-    /**
-     * Listens on {@code address} and serves {@code readings}.
-     *
-     * @param tls the server's TLS context (from the web config), or null for plain HTTP
-     * @throws IOException when the address cannot be bound (the message says which)
-     */
+    /** Listens on {@code address}; {@code tls} (from {@code --web-config}) null for plain HTTP. */
     public static NodeExporter start(InetSocketAddress address, NodeReadings readings, SSLContext tls)
             throws IOException {
-        // The JDK's server writes headers and body apart: without TCP_NODELAY each scrape waits out the client's
-        // delayed ACK (about 40 ms). Read when the server's configuration is first loaded, so set before it.
+        // Headers and body go apart: without TCP_NODELAY each scrape waits out the delayed ACK (~40 ms). Set before
+        // the server's configuration is first loaded.
         if (System.getProperty(NODELAY) == null) {
             System.setProperty(NODELAY, "true");
         }
@@ -82,12 +71,10 @@ public final class NodeExporter implements AutoCloseable {
         return exporter;
     }
 
-    /** The port listened on (the real one when asked for port 0). */
     public int port() {
         return server.getAddress().getPort();
     }
 
-    /** The exposition text of the node's series now. */
     public byte[] scrape() throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream(16 * 1024);
         writer.write(out, registry.scrape());
@@ -125,7 +112,6 @@ public final class NodeExporter implements AutoCloseable {
         }
     }
 
-    /** Stops listening at once and ends the serving thread. */
     @Override
     public void close() {
         server.stop(0);

@@ -15,18 +15,15 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * The node's newest readings as its own exporter serves them: each GPU's latest sample with the run it is attributed
- * to and the XID errors seen since the agent started, and the node's memory. The poll thread {@link #update}s it
- * after each poll; scrapes read an immutable snapshot. Thread-safe.
+ * The node's newest readings as its exporter serves them: each GPU's latest sample, its run and its XID errors since
+ * start, and the node's memory. The poll thread updates; scrapes read an immutable snapshot. Thread-safe.
  */
 public final class NodeReadings {
 
-    /** One GPU as exported (the collector's {@code GpuView} carries the same). */
     record NodeGpu(String uuid, String host, String runId, GpuSample latest, Map<String, Long> xidCounts)
             implements GpuSeries.Gpu {
     }
 
-    /** The node's memory as exported. */
     record NodeHost(String host, Long memAvailableBytes, Long memTotalBytes, Long shmUsedBytes, Long shmTotalBytes)
             implements HostSeries.Host {
     }
@@ -35,7 +32,7 @@ public final class NodeReadings {
     }
 
     private final String host;
-    /** XID errors by GPU, then by XID number; written by the poll thread only. */
+    /** By GPU, then by XID number; poll thread only. */
     private final Map<String, TreeMap<Long, Long>> xids = new HashMap<>();
     private volatile Snapshot snapshot = new Snapshot(List.of(), List.of());
     /** Set once an exporter serves these readings: an agent without --listen keeps no second copy of its poll. */
@@ -45,20 +42,15 @@ public final class NodeReadings {
         this.host = host;
     }
 
-    /** From now on every poll is kept for an exporter ({@link NodeExporter#start} calls it). */
     public void serve() {
         served = true;
     }
 
-    /** Whether an exporter serves these readings (else {@link #update} need not be called). */
     public boolean served() {
         return served;
     }
 
-    /**
-     * The newest poll: its readings (the last of each GPU counts), the runs it attributed GPUs to, the node's memory
-     * (null keeps the last) and its events (XIDs are counted).
-     */
+    /** The newest poll: the last sample of each GPU counts; null {@code memory} keeps the last. */
     public synchronized void update(List<GpuSample> samples, List<RunAttribution> runs, HostMemory memory,
                                     List<AgentEvent> events) {
         for (AgentEvent e : events) {
@@ -101,12 +93,10 @@ public final class NodeReadings {
         return out;
     }
 
-    /** The GPUs of the newest poll. */
     public List<? extends GpuSeries.Gpu> gpus() {
         return snapshot.gpus();
     }
 
-    /** The node's memory as last read (empty before the first reading). */
     public List<? extends HostSeries.Host> hosts() {
         return snapshot.hosts();
     }

@@ -5,16 +5,12 @@ import dev.trainwatch.protocol.GpuSample;
 import java.util.List;
 
 /**
- * Reads every GPU of the node. The seam between the agent's loop and NVML: the production implementation lives
- * in the NVML package; tests of the loop use hand-written fakes. Not thread-safe for {@link #readAll()} (one
- * polling thread); {@link #drainEvents()} may be called from that same thread while an event thread fills it.
+ * Reads every GPU of the node: the seam between the agent's loop and NVML (tests use hand-written fakes). One
+ * polling thread; an event thread may fill what {@link #drainEvents()} drains.
  */
 public interface GpuReader extends AutoCloseable {
 
-    /**
-     * One sample per GPU. A failure of one reading or one GPU never fails the call: the reading is absent and
-     * {@link #failedReads()} counts it; a lost GPU yields a sample with {@code lost = true}.
-     */
+    /** One sample per GPU; a failed reading is absent and counted, a lost GPU has {@code lost = true}. */
     List<GpuSample> readAll();
 
     /** Events (XID errors, GPUs lost) since the previous call, oldest first. */
@@ -26,7 +22,7 @@ public interface GpuReader extends AutoCloseable {
     /** The driver version, or "unknown". */
     String driverVersion();
 
-    /** Releases the native library state; idempotent. */
+    /** Idempotent. */
     @Override
     void close();
 }

@@ -10,8 +10,4 @@ public class GpuUnavailableException extends Exception {
     public GpuUnavailableException(String message) {
         super(message);
     }
-
-    public GpuUnavailableException(String message, Throwable cause) {
-        super(message, cause);
-    }
 }

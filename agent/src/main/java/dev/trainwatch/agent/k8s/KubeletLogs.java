@@ -24,7 +24,6 @@ import java.util.Optional;
  */
 public final class KubeletLogs {
 
-    /** Least time between two listings of the directories. */
     static final double RELIST_SECONDS = 10;
 
     private final Path pods;
@@ -35,28 +34,23 @@ public final class KubeletLogs {
     private Map<String, String> containerNameById = Map.of();
     private double listedAt = Double.NEGATIVE_INFINITY;
 
-    /** Seconds of a monotonic clock, injected for tests. */
     @FunctionalInterface
     public interface Clock {
         double seconds();
     }
 
-    /**
-     * @param nodeRoot the node's root as the agent sees it ({@code /}, or where the DaemonSet mounts the host's
-     *                 {@code /var/log})
-     */
+    /** {@code nodeRoot}: {@code /}, or where the DaemonSet mounts the host's root. */
     public KubeletLogs(Path nodeRoot, Clock clock) {
         this.pods = nodeRoot.resolve("var/log/pods");
         this.containers = nodeRoot.resolve("var/log/containers");
         this.clock = clock;
     }
 
-    /** The node's own kubelet directories under {@code /}. */
     public static KubeletLogs system() {
         return new KubeletLogs(Path.of("/"), () -> System.nanoTime() / 1e9);
     }
 
-    /** Namespace, pod name and container name of a process's pod cgroup; empty when the node has no such pod. */
+    /** Empty when the node has no such pod. */
     public Optional<PodIdentity> identify(PodCgroup cgroup) {
         String[] pod = podsByUid.get(cgroup.podUid());
         boolean containerUnknown = cgroup.containerId() != null && !containerNameById.containsKey(cgroup.containerId());

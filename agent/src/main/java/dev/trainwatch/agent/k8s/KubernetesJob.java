@@ -22,15 +22,13 @@ import java.util.regex.Pattern;
  */
 public final class KubernetesJob {
 
-    public static final String JOBSET_NAME = "JOBSET_NAME";
-    public static final String PET_MASTER_ADDR = "PET_MASTER_ADDR";
-    public static final String MASTER_ADDR = "MASTER_ADDR";
-    /** The environment variables this class reads (the agent keeps them when it reads a process's environment). */
-    public static final List<String> VARIABLES = List.of(JOBSET_NAME, PET_MASTER_ADDR);
+    private static final String JOBSET_NAME = "JOBSET_NAME";
+    private static final String PET_MASTER_ADDR = "PET_MASTER_ADDR";
+    private static final String MASTER_ADDR = "MASTER_ADDR";
 
     private static final String DNS_LABEL = "[a-z0-9](?:[-a-z0-9]*[a-z0-9])?";
 
-    /** Compiled on first use: only a process in a pod needs them. */
+    /** Compiled on first use. */
     private static final class Patterns {
         static final Pattern PYTORCHJOB_REPLICA = Pattern.compile("(" + DNS_LABEL + ")-(?:master|worker)-\\d+");
         static final Pattern JOBSET_HOST = Pattern.compile(
@@ -69,10 +67,7 @@ public final class KubernetesJob {
         return own.matches() ? own.group(1) : null;
     }
 
-    /**
-     * The run id of the job, the same on every node: {@code <job>.<namespace>} (how Kubernetes names a service of
-     * the job), or null when there is no job.
-     */
+    /** The job's run id, the same on every node: {@code <job>.<namespace>}, or null when there is no job. */
     public static String runId(Map<String, String> env, PodIdentity pod) {
         String job = jobName(env, pod);
         if (job == null) {

@@ -18,14 +18,12 @@ import java.util.regex.Pattern;
  *       :cri-containerd:<id>}.</li>
  * </ul>
  * A pod UID is a UUID (dashes, or underscores in systemd slice names), or 32 hex digits for static pods, whose UID is a
- * hash of their manifest.
- *
- * @param podUid      the pod's UID with dashes, as the kubelet writes it in directory names
- * @param containerId the container's runtime id (64 hex digits), or null when the cgroup names only the pod
+ * hash of their manifest. {@code podUid} has dashes, as the kubelet's directory names; {@code containerId} (64 hex
+ * digits) is null when the cgroup names only the pod.
  */
 public record PodCgroup(String podUid, String containerId) {
 
-    /** Compiled on first use: only a cgroup path that mentions a pod needs them. */
+    /** Compiled on first use. */
     private static final class Patterns {
         static final Pattern POD = Pattern.compile(
                 "pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12}|[0-9a-f]{32})(?![0-9a-f])");
@@ -33,10 +31,7 @@ public record PodCgroup(String podUid, String containerId) {
                 "(?:^|[/:-])(?:cri-containerd[-:]|crio-|docker-|containerd-)?([0-9a-f]{64})(?:\\.scope)?(?:$|/)");
     }
 
-    /**
-     * The pod of the deepest cgroup path in the file that names one; empty for processes outside Kubernetes (a
-     * host process, a plain Docker container) and for unreadable or empty input.
-     */
+    /** The pod of the deepest cgroup path that names one; empty outside Kubernetes. */
     public static Optional<PodCgroup> parse(String cgroupFile) {
         if (cgroupFile == null || cgroupFile.isEmpty()) {
             return Optional.empty();
@@ -66,7 +61,7 @@ public record PodCgroup(String podUid, String containerId) {
             }
             Matcher container = Patterns.CONTAINER.matcher(path);
             String id = container.find(podEnd) ? container.group(1) : null;
-            PodCgroup found = new PodCgroup(normaliseUid(uid), id);
+            PodCgroup found = new PodCgroup(uid.replace('_', '-'), id); // systemd slices write '_' for '-'
             if (best == null || best.containerId() == null && id != null) {
                 best = found;
             }
@@ -74,8 +69,4 @@ public record PodCgroup(String podUid, String containerId) {
         return Optional.ofNullable(best);
     }
 
-    /** Systemd slice names carry the UID with '_' for '-'. */
-    private static String normaliseUid(String uid) {
-        return uid.replace('_', '-');
-    }
 }

@@ -6,13 +6,8 @@ import java.util.Optional;
 @FunctionalInterface
 public interface PodLookup {
 
-    /** Never finds a pod: a node without Kubernetes. */
     PodLookup NONE = pid -> Optional.empty();
 
-    /**
-     * The pod and container of the process, or empty when it runs outside Kubernetes or the node does not tell.
-     *
-     * @param pid a process id of the node's PID namespace
-     */
+    /** The process's pod, or empty outside Kubernetes or when the node does not tell. */
     Optional<PodIdentity> pod(long pid);
 }

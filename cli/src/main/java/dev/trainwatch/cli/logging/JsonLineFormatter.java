@@ -6,8 +6,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * One JSON object per line ({@code time}, {@code level}, {@code component}, {@code message}, {@code error},
- * {@code repeated}), written with {@link WireCodec} so a process logging JSON loads no jackson-databind.
+ * One JSON object per line with the fields log shippers (Loki, Elasticsearch) index. Written with {@link WireCodec}:
+ * an agent logging JSON loads no jackson-databind.
  */
 final class JsonLineFormatter {
 

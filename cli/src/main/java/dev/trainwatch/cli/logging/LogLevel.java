@@ -3,10 +3,7 @@ package dev.trainwatch.cli.logging;
 import java.util.Locale;
 import java.util.logging.Level;
 
-/**
- * The levels a user can ask for with {@code --log-level}, and the names records carry. {@link System.Logger}
- * levels (what trainwatch's code logs through) map onto java.util.logging's as the JDK maps them.
- */
+/** The levels of {@code --log-level}, and the names records carry, mapped onto java.util.logging's as the JDK does. */
 public enum LogLevel {
     ERROR(Level.SEVERE),
     WARN(Level.WARNING),
@@ -19,12 +16,10 @@ public enum LogLevel {
         this.julLevel = julLevel;
     }
 
-    /** The java.util.logging threshold that lets this level and everything more severe through. */
     public Level julLevel() {
         return julLevel;
     }
 
-    /** The name a record of this java.util.logging level is written with: ERROR, WARN, INFO, DEBUG or TRACE. */
     public static String nameOf(Level level) {
         int v = level.intValue();
         if (v >= Level.SEVERE.intValue()) {

@@ -5,10 +5,8 @@ import java.util.logging.Formatter;
 import java.util.logging.LogRecord;
 
 /**
- * The parts of one log record, already reduced to single-line text: when, how severe, which component, what
- * happened, the error's class and message if one was attached, and how many like it were held back before it.
- *
- * @param repeated records of the same kind suppressed in the interval this line closes (0 for an ordinary line)
+ * One log record reduced to single-line text; {@code repeated} counts records of its kind held back in the interval
+ * this line closes (0 for an ordinary line).
  */
 record LogLine(Instant time, String level, String component, String message, String error, long repeated) {
     private static final String PREFIX = "dev.trainwatch.";
@@ -38,7 +36,7 @@ record LogLine(Instant time, String level, String component, String message, Str
         return loggerName.startsWith(PREFIX) ? loggerName.substring(PREFIX.length()) : loggerName;
     }
 
-    /** A record is one line whatever its message holds: line breaks become " | ", other controls a space. */
+    /** Line breaks become " | ", other controls a space. */
     static String singleLine(String text) {
         if (text == null) {
             return "";

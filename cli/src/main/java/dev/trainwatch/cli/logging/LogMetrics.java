@@ -6,10 +6,7 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.List;
 import java.util.Locale;
 
-/**
- * {@code trainwatch_log_records_total} and {@code trainwatch_log_records_suppressed_total} by severity: a flood shows
- * here though the log stays short.
- */
+/** Warnings and errors logged, and repeats counted instead of written: a flood shows here though the log is short. */
 public final class LogMetrics implements MeterBinder {
     private final LogOutput output;
 

@@ -17,9 +17,10 @@ import java.util.logging.Handler;
 import java.util.logging.LogRecord;
 
 /**
- * The one log handler: every record one line on one stream, repeats held back by a {@link RepeatLimiter} and counted
- * for {@link LogMetrics}. A timer writes held-back counts only while one is held (a periodic one woke the agent for
- * nothing). Closing leaves the stream open: other shutdown hooks may still log.
+ * The one log handler of a trainwatch process: every record becomes one line (text or JSON), with repeats held back
+ * by a {@link RepeatLimiter}. A timer, set only while a count is held back (a periodic one woke the agent for
+ * nothing), writes the counts of intervals that ended quietly. Closing writes what is held back but leaves the
+ * stream open: the JDK closes handlers at shutdown while other hooks may still log.
  */
 public final class LogOutput extends Handler {
     private final PrintStream out;
@@ -29,7 +30,7 @@ public final class LogOutput extends Handler {
     private final Map<String, LongAdder> suppressed = new ConcurrentHashMap<>();
     private final ScheduledExecutorService timer;
     private final Clock clock;
-    /** The summary set for when a held-back interval ends; null when none is. Guarded by {@code this}. */
+    /** Guarded by {@code this}. */
     private ScheduledFuture<?> pendingSummary;
 
     LogOutput(PrintStream out, LogFormat format, Clock clock, boolean withTimer) {
@@ -38,7 +39,6 @@ public final class LogOutput extends Handler {
         this.clock = clock;
         this.limiter = new RepeatLimiter(clock);
         if (withTimer) {
-            // Its thread starts with the first summary set: a process that repeats nothing never has it.
             timer = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "trainwatch-log-repeats");
                 t.setDaemon(true);
@@ -64,17 +64,14 @@ public final class LogOutput extends Handler {
         write(offer.lines());
     }
 
-    /** Writes the counts of intervals that are over (the timer calls this; tests call it with their clock). */
     void writeExpired() {
         write(limiter.expire());
     }
 
-    /** True while a summary is set for a held-back count (tests). */
     synchronized boolean summarySet() {
         return pendingSummary != null;
     }
 
-    /** Sets the timer for the end of the first interval that holds a count back, unless it is set already. */
     private synchronized void setSummary() {
         if (timer == null || pendingSummary != null) {
             return;
@@ -93,7 +90,6 @@ public final class LogOutput extends Handler {
         }
     }
 
-    /** Past an interval's end the count goes out; later intervals that hold counts back set the timer again. */
     static final long SUMMARY_SLACK_MS = 200;
 
     private void summaryDue() {
@@ -113,13 +109,13 @@ public final class LogOutput extends Handler {
         }
     }
 
-    /** Records of this level ({@code ERROR}, {@code WARN}, {@code INFO}, {@code DEBUG}) seen, written or not. */
+    /** Records of this level seen, written or not. */
     public long records(String level) {
         LongAdder count = records.get(level);
         return count == null ? 0 : count.sum();
     }
 
-    /** Records of this level held back as repeats (counted in a later line instead of written). */
+    /** Records of this level held back as repeats. */
     public long suppressed(String level) {
         LongAdder count = suppressed.get(level);
         return count == null ? 0 : count.sum();

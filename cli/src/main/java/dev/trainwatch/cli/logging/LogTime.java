@@ -5,8 +5,8 @@ import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
 
 /**
- * A time as ISO_INSTANT writes it to milliseconds, by hand for years 0–9999: the formatter loads ~50 java.time classes
- * the agent would carry for its whole life. Other years go to the formatter.
+ * A record's time as {@code ISO_INSTANT} writes it truncated to milliseconds, by hand for the years 0 to 9999: the
+ * formatter loads some fifty classes an agent logging now and then would carry for life.
  */
 final class LogTime {
     private LogTime() {}

@@ -5,11 +5,10 @@ import java.time.Clock;
 import java.util.logging.LogManager;
 import java.util.logging.Logger;
 
-/** Sets up logging once in {@code main}: System.Logger goes to java.util.logging, here to one {@link LogOutput}. */
+/** Sets up logging once, in {@code main}: one {@link LogOutput} instead of java.util.logging's two-line default. */
 public final class Logging {
     private Logging() {}
 
-    /** Replaces the root logger's handlers with one writing {@code format} lines at {@code level} and above. */
     public static LogOutput configure(LogFormat format, LogLevel level, PrintStream out) {
         return install(new LogOutput(out, format, Clock.systemUTC(), true), level);
     }

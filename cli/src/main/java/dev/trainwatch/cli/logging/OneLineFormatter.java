@@ -11,8 +11,7 @@ final class OneLineFormatter {
 
     static String format(LogLine line) {
         StringBuilder out = new StringBuilder(96 + line.message().length());
-        // By hand, not DateTimeFormatter and String.format: those load java.time.format, java.util.Formatter and
-        // regular expressions into every agent for a line now and then (LogTime).
+        // By hand: DateTimeFormatter and String.format load many classes into every agent (LogTime).
         out.append(LogTime.format(line.time())).append(' ').append(line.level());
         for (int i = line.level().length(); i < 5; i++) {
             out.append(' '); // %-5s

@@ -11,9 +11,9 @@ import java.util.Map;
 import java.util.logging.LogRecord;
 
 /**
- * The first record of a kind (logger, level, message pattern before its parameters) in an interval is written, the
- * rest counted and summed up in one line when the interval ends. At most {@link #MAX_KINDS} kinds; beyond, the oldest
- * is closed early. All methods synchronized.
+ * Keeps a repeated record from flooding the log: the first of a kind in an interval is written, the rest counted
+ * into one line (with the last of them) when the interval is over. A kind is the logger, the level and the message
+ * <em>pattern</em> before its parameters; beyond {@link #MAX_KINDS} the oldest is closed early. Thread-safe.
  */
 final class RepeatLimiter {
     static final Duration INTERVAL = Duration.ofMinutes(1);
@@ -26,7 +26,6 @@ final class RepeatLimiter {
         this.clock = clock;
     }
 
-    /** What to do with one record: the lines to write now, and whether the record itself was held back. */
     record Offer(List<LogLine> lines, boolean suppressed) {}
 
     private record Kind(String logger, int level, String pattern) {
@@ -73,7 +72,6 @@ final class RepeatLimiter {
         return new Offer(lines, false);
     }
 
-    /** Closes every interval that is over: one line for each that held records back. */
     synchronized List<LogLine> expire() {
         Instant now = clock.instant();
         List<LogLine> lines = new ArrayList<>();
@@ -87,7 +85,7 @@ final class RepeatLimiter {
         return lines;
     }
 
-    /** Closes every interval now (at shutdown), so no count is lost. */
+    /** Closes every interval now (at shutdown). */
     synchronized List<LogLine> drain() {
         List<LogLine> lines = new ArrayList<>();
         windows.values().forEach(window -> summary(window, lines));
@@ -95,7 +93,6 @@ final class RepeatLimiter {
         return lines;
     }
 
-    /** When the first interval that holds records back ends; null when none does. */
     synchronized Instant firstHeldBackEnd() {
         Instant first = null;
         for (Window window : windows.values()) {

@@ -10,8 +10,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The training command of {@code trainwatch run}: its output copied to ours byte for byte, and each whole line (or
- * progress-bar frame) of either stream appended to a log copy for the tailer. Thread-safe.
+ * The training command of {@code trainwatch run}: its stdout and stderr copied byte for byte to ours, and each
+ * complete line (or progress-bar frame) of either appended whole to a log copy the tailer parses. Thread-safe.
  */
 public final class ChildProcess {
 
@@ -27,14 +27,6 @@ public final class ChildProcess {
         this.logCopy = logCopy;
     }
 
-    /**
-     * Starts {@code command}.
-     *
-     * @param out     where the command's stdout goes (unchanged)
-     * @param err     where its stderr goes (unchanged)
-     * @param logCopy file the lines of both streams are appended to
-     * @throws IOException when the command cannot be started (not found, not executable)
-     */
     public static ChildProcess start(List<String> command, OutputStream out, OutputStream err, Path logCopy)
             throws IOException {
         OutputStream copy = Files.newOutputStream(logCopy, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
@@ -59,7 +51,7 @@ public final class ChildProcess {
         return process.isAlive();
     }
 
-    /** Waits for the exit and the copied output; the status as a shell reports it (128 + signal when killed). */
+    /** Waits for the command and its output; its exit status as a shell reports it (128 + a signal). */
     public int waitFor() throws InterruptedException {
         int status = process.waitFor();
         for (Thread pump : pumps) {
@@ -68,17 +60,16 @@ public final class ChildProcess {
         try {
             logCopy.close();
         } catch (IOException e) {
-            // The copy only feeds step parsing; the command's own output already went through.
+            // the copy only feeds step parsing
         }
         return status;
     }
 
-    /** SIGTERM through its {@link ProcessHandle}: {@link Process#destroy()} would close our ends of its output. */
+    /** SIGTERM through the handle: {@link Process#destroy()} would close its pipes and lose what it prints. */
     public void terminate() {
         process.toHandle().destroy();
     }
 
-    /** Sends SIGKILL to the command and its descendants. */
     public void kill() {
         process.descendants().forEach(ProcessHandle::destroyForcibly);
         process.destroyForcibly();
@@ -103,8 +94,7 @@ public final class ChildProcess {
                         to.write(buffer, 0, n);
                         to.flush();
                     } catch (IOException closed) {
-                        // Our own stdout went away (a closed pipe): keep draining so the command never blocks on
-                        // a full pipe, and keep parsing its steps.
+                        // Our stdout went away: keep draining so the command never blocks on a full pipe.
                         passThrough = false;
                     }
                 }
@@ -112,7 +102,7 @@ public final class ChildProcess {
             }
             lines.finish();
         } catch (IOException e) {
-            // The command closed its end; nothing more will come.
+            // the command closed its end
         }
     }
 

@@ -2,6 +2,7 @@ package dev.trainwatch.cli.watch;
 
 import dev.trainwatch.agent.Agent;
 import dev.trainwatch.agent.AgentConfig;
+import dev.trainwatch.agent.CommandLineSpecs;
 import dev.trainwatch.agent.attribution.LinuxProcSource;
 import dev.trainwatch.agent.gpu.GpuReader;
 import dev.trainwatch.agent.gpu.GpuUnavailableException;
@@ -13,6 +14,8 @@ import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import dev.trainwatch.collector.CollectorStack;
 import dev.trainwatch.collector.state.Fleet;
+import dev.trainwatch.estimator.catalog.Catalog;
+import dev.trainwatch.estimator.config.TrainerCommandLine;
 import dev.trainwatch.protocol.RunSpec;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -26,26 +29,15 @@ import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
- * A collector and an agent in this process, the agent shipping over loopback HTTP as a remote one would (watch, run).
- * {@link #close()} stops the agent (delivering what it holds), then the collector.
+ * The embedded default of {@code watch} and {@code run}: a collector and an agent in this process, the agent
+ * shipping over loopback HTTP as a remote one would. {@link #close()} stops the agent (delivering), then the
+ * collector.
  */
 public final class LocalStack implements AutoCloseable {
 
     /**
-     * What to start.
-     *
-     * @param collector        the collector's address, history and alerting
-     * @param freePortIfBusy   when the address is taken, listen on a free port instead of failing (the default
-     *                         address was not asked for explicitly)
-     * @param nvmlLibrary      {@code --nvml-library}, if given
-     * @param requireGpus      fail when NVML cannot be used ({@code watch}); else carry on without GPU readings
-     * @param attachPid        the run's root process, or null for every compute process of the machine
-     * @param runId            the run id, or null to derive one
-     * @param spec             the run's spec for the estimate, or null
-     * @param log              the run's log to parse for steps, or null
-     * @param logFormat        {@code --log-format}
-     * @param interval         polling interval
-     * @param spoolDir         the agent's spool (its lock keeps two agents apart)
+     * What to start: {@code freePortIfBusy} listens on a free port when the default address is taken,
+     * {@code requireGpus} fails without NVML ({@code watch}), a null {@code attachPid} watches every compute process.
      */
     public record Options(CollectorConfig collector, boolean freePortIfBusy, Optional<Path> nvmlLibrary,
                           boolean requireGpus, Long attachPid, String runId, RunSpec spec, Path log,
@@ -64,15 +56,7 @@ public final class LocalStack implements AutoCloseable {
         this.gpuProblem = gpuProblem;
     }
 
-    /**
-     * Starts both halves: NVML first (so a machine without it fails before anything listens), then the collector,
-     * then the agent.
-     *
-     * @throws GpuUnavailableException when NVML cannot be used and {@code requireGpus} is set
-     * @throws CollectorServer.StartException when the collector cannot listen
-     * @param log    one-line messages of the collector (alerts raised and resolved, delivery problems)
-     * @throws IOException when the agent's spool cannot be used
-     */
+    /** NVML first (a machine without it fails before anything listens), then the collector, then the agent. */
     public static LocalStack start(Options options, Clock clock, Map<String, String> environment, Consumer<String> log)
             throws GpuUnavailableException, IOException {
         GpuReader gpus;
@@ -84,7 +68,7 @@ public final class LocalStack implements AutoCloseable {
                 throw e;
             }
             gpuProblem = e.getMessage();
-            gpus = new NoGpus(gpuProblem);
+            gpus = new NoGpus();
         }
         CollectorStack collector = null;
         StepSource steps = null;
@@ -96,6 +80,7 @@ public final class LocalStack implements AutoCloseable {
                     options.spec(), options.interval(), null, options.spoolDir(), AgentConfig.DEFAULT_SPOOL_MAX_BYTES,
                     Duration.ofSeconds(5));
             Agent agent = Agent.create(config, gpus, steps, LinuxProcSource.system(), clock);
+            agent.readSpecsFrom(trainerSpecs());
             agent.start();
             return new LocalStack(collector, agent, gpuProblem);
         } catch (IOException | RuntimeException e) {
@@ -110,7 +95,6 @@ public final class LocalStack implements AutoCloseable {
         }
     }
 
-    /** The collector as 'trainwatch collector' runs it: history under --data-dir, alert delivery, calibration. */
     private static CollectorStack startCollector(Options options, Clock clock, Consumer<String> log) {
         CollectorConfig config = options.collector().withClock(clock);
         try {
@@ -119,11 +103,21 @@ public final class LocalStack implements AutoCloseable {
             if (!options.freePortIfBusy()) {
                 throw e;
             }
-            // Most likely another collector already has the default port: watching must not fail for that.
             return CollectorStack.start(config.withListen(config.host(), 0), log);
         }
     }
 
+
+    /** The trainers' command lines read by the estimator's config readers (the bundled catalog's model ids). */
+    public static CommandLineSpecs trainerSpecs() {
+        return (argv, cwd, env) -> TrainerCommandLine.read(argv, cwd, env, BundledCatalog.CATALOG)
+                .map(read -> new CommandLineSpecs.Found(read.spec(), read.notes()));
+    }
+
+    /** Loaded on the first command line read. */
+    private static final class BundledCatalog {
+        static final Catalog CATALOG = Catalog.bundled();
+    }
 
     public static String hostName() {
         try {
@@ -133,7 +127,6 @@ public final class LocalStack implements AutoCloseable {
         }
     }
 
-    /** The page (and API root). */
     public URI pageUri() {
         return server.clientUri();
     }
@@ -146,26 +139,21 @@ public final class LocalStack implements AutoCloseable {
         return server;
     }
 
-    public CollectorStack collector() {
-        return collector;
-    }
-
-    /** Why there are no GPU readings, or null when NVML works. */
+    /** Null when NVML works. */
     public String gpuProblem() {
         return gpuProblem;
     }
 
-    /** True once the attached run has ended. */
     public boolean attachedRunEnded() {
         return agent.attachedRunEnded();
     }
 
-    /** Polls once now (e.g. right after the run ended, so its last steps reach the collector). */
+    /** Polls once now (right after the run ended, so its last steps arrive). */
     public void pollNow() throws IOException {
         agent.pollOnce();
     }
 
-    /** Stops the agent, delivering what it holds to the collector (which keeps running). Idempotent. */
+    /** Stops the agent, delivering what it holds; the collector keeps running. Idempotent. */
     public void stopAgent() {
         agent.close();
     }

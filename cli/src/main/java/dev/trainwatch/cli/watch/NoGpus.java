@@ -1,27 +1,15 @@
 package dev.trainwatch.cli.watch;
 
 import dev.trainwatch.agent.gpu.GpuReader;
-import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.GpuSample;
 import java.util.List;
 
 /**
- * The GPU side of {@code trainwatch run} without NVML: no readings at all (nothing "idle" is ever reported), while the
- * log and process tree are still watched. Immutable.
+ * The GPU side of {@code trainwatch run} where NVML cannot be used: no readings at all (never "idle" or "0 bytes"),
+ * while the log and the process tree are still watched.
  */
 public final class NoGpus implements GpuReader {
-
-    private final String reason;
-
-    /** @param reason why NVML is unusable, one line */
-    public NoGpus(String reason) {
-        this.reason = reason;
-    }
-
-    public String reason() {
-        return reason;
-    }
 
     @Override
     public List<GpuSample> readAll() {
@@ -45,6 +33,6 @@ public final class NoGpus implements GpuReader {
 
     @Override
     public void close() {
-        // Nothing was acquired.
+        // nothing was acquired
     }
 }

@@ -5,22 +5,15 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 
-/** What {@code watch} says when no run shows a few seconds after it started (no GPU process, no step). Pure. */
+/** What {@code watch} says when there is no run a few seconds after it started, rather than silence. Pure. */
 public final class NothingToWatch {
 
-    /** How long after the start a watch with no run says so. */
     public static final double AFTER_SECONDS = 5;
 
     private NothingToWatch() {
     }
 
-    /**
-     * The one line to print, once, or empty while there is something to watch or it is too early to tell.
-     *
-     * @param runs             the runs the collector holds now
-     * @param secondsWatching  since the watch started
-     * @param log              the log given with {@code --log}, or null
-     */
+    /** The one line to print, or empty while there is something to watch or it is too early to tell. */
     public static Optional<String> notice(List<RunView> runs, double secondsWatching, Path log) {
         if (!runs.isEmpty() || secondsWatching < AFTER_SECONDS) {
             return Optional.empty();

@@ -7,20 +7,16 @@ import java.util.function.Consumer;
 import sun.misc.Signal;
 
 /**
- * Passes TERM, INT and HUP on to the training command, which decides how to stop; trainwatch exits with its status
- * after. INT only when stdin is no terminal (a typed Ctrl-C reaches the command already). Uses sun.misc.Signal.
+ * Passes TERM, INT and HUP on to the training command, which decides how to stop (torchrun tears its workers down);
+ * trainwatch exits with its status afterwards. A terminal's Ctrl-C already reaches the command, so INT is passed on
+ * only without one. {@code sun.misc.Signal} is the JDK's only way to handle a signal.
  */
 public final class SignalForwarding {
 
     private SignalForwarding() {
     }
 
-    /**
-     * Installs the handlers for {@code child}.
-     *
-     * @param interactive true when a terminal delivers Ctrl-C to the command by itself
-     * @param onSignal    told the signal's name, for a one-line note
-     */
+    /** {@code interactive}: a terminal delivers Ctrl-C to the command itself. */
     public static void install(ChildProcess child, BooleanSupplier interactive, Consumer<String> onSignal) {
         for (String name : List.of("TERM", "INT", "HUP")) {
             try {

@@ -10,10 +10,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.stream.Collectors;
 
-/**
- * One line per run for the terminal: step, seconds per step observed against predicted, VRAM against the
- * predicted peak, and the active anomalies. Pure functions of run views.
- */
+/** One line per run for the terminal: step, step time and VRAM against predicted, active anomalies. Pure. */
 public final class StatusLines {
 
     private static final double GIB = 1024.0 * 1024 * 1024;
@@ -31,7 +28,6 @@ public final class StatusLines {
         return lines;
     }
 
-    /** The status of one run. */
     public static String line(RunView run) {
         ObservedView o = run.observed();
         ComparisonView c = run.comparison();

@@ -3,7 +3,7 @@ package dev.trainwatch.cli.watch;
 import java.io.PrintWriter;
 import java.util.List;
 
-/** Repaints a block of status lines in place at the bottom of a real terminal (ANSI cursor up, erase). Thread-safe. */
+/** Keeps a block of status lines at the bottom of a real terminal, redrawn with ANSI cursor-up and erase. Thread-safe. */
 public final class TerminalStatus {
 
     private final PrintWriter out;

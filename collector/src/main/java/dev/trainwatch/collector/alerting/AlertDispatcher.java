@@ -14,18 +14,13 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
- * Delivers alert notices to every configured receiver without ever blocking the caller: {@link #publish} only
- * appends to a bounded in-memory lane per receiver; one daemon thread per receiver delivers, retries with
- * exponential backoff, and re-sends active alerts to receivers that need it (Alertmanager). A receiver that is
- * down delays only its own lane. Thread-safe. Lifecycle: constructed running; {@link #close()} stops the threads.
+ * Delivers alert notices to every receiver without blocking the caller: a bounded lane and a daemon thread per
+ * receiver, which retries with exponential backoff and re-sends active alerts where needed (Alertmanager); a receiver
+ * that is down delays only its own lane. Thread-safe; constructed running, {@link #close()} stops the threads.
  */
 public final class AlertDispatcher implements AutoCloseable {
 
-    /**
-     * Tuning. Defaults: 1 s first retry doubling to 60 s (a restarting Alertmanager is back within a minute);
-     * re-send every 60 s (Alertmanager's default resolve_timeout is 5 min, so an active alert never lapses even
-     * with a few failed re-sends); 10,000 queued notices per receiver (far above any real anomaly rate).
-     */
+    /** Defaults: retries from 1 s doubling to 60 s; re-sends every 60 s (Alertmanager resolves after 5 min). */
     public record Settings(Duration initialBackoff, Duration maxBackoff, Duration resendInterval, int maxQueued) {
         public static Settings defaults() {
             return new Settings(Duration.ofSeconds(1), Duration.ofSeconds(60), Duration.ofSeconds(60), 10_000);
@@ -36,15 +31,8 @@ public final class AlertDispatcher implements AutoCloseable {
     private final Map<String, AtomicLong> outcomes = new ConcurrentHashMap<>();
     private final Consumer<String> log;
     private final Clock clock;
-    /** Told about every delivery outcome, one call per notice (metrics); replaced once wired. */
     private volatile Consumer<String> outcomeListener = outcome -> { };
 
-    /**
-     * @param sinks    receivers; each gets its own delivery thread
-     * @param settings retry and queue tuning
-     * @param clock    time source for resolve stamps and re-send scheduling
-     * @param log      where one-line delivery problems are written
-     */
     public AlertDispatcher(List<AlertSink> sinks, Settings settings, Clock clock, Consumer<String> log) {
         this.log = log;
         this.clock = clock;
@@ -65,11 +53,7 @@ public final class AlertDispatcher implements AutoCloseable {
         }
     }
 
-    /**
-     * Queues a notice that receivers were already sent before a restart: only receivers that need active alerts
-     * re-sent (Alertmanager) get it, so that it does not lapse there; one-shot receivers (webhooks, the log) are not
-     * told again what they were told before.
-     */
+    /** Queues a notice sent before a restart, only for receivers that need re-sends (Alertmanager). */
     public void republish(AlertNotice notice) {
         for (Lane lane : lanes) {
             if (lane.sink.needsResend()) {
@@ -78,14 +62,12 @@ public final class AlertDispatcher implements AutoCloseable {
         }
     }
 
-    /** Deliveries by outcome ({@code ok}, {@code retry}, {@code failed}) since start. */
     public Map<String, Long> outcomes() {
         Map<String, Long> copy = new LinkedHashMap<>();
         outcomes.forEach((k, v) -> copy.put(k, v.get()));
         return copy;
     }
 
-    /** Notices queued and not yet delivered, over all receivers. */
     public int queued() {
         int total = 0;
         for (Lane lane : lanes) {
@@ -109,10 +91,7 @@ public final class AlertDispatcher implements AutoCloseable {
         }
     }
 
-    /**
-     * Tells {@code listener} about every delivery outcome ({@code ok}, {@code retry}, {@code failed}), once per
-     * notice, from the delivery threads. Set it once the metrics exist.
-     */
+    /** Once per notice, from the delivery threads. */
     public void onOutcome(Consumer<String> listener) {
         this.outcomeListener = listener;
     }
@@ -129,7 +108,6 @@ public final class AlertDispatcher implements AutoCloseable {
         private final AlertSink sink;
         private final Settings settings;
         private final Deque<AlertNotice> pending = new ArrayDeque<>();
-        /** Active (firing) alerts by key, for periodic re-sends. */
         private final Map<String, AlertNotice> active = new LinkedHashMap<>();
         private final Thread thread;
         private boolean stopped;

@@ -8,10 +8,8 @@ import java.util.Map;
 import java.util.function.DoubleSupplier;
 
 /**
- * Turns the fleet's anomaly changes into alert notices for the {@link AlertDispatcher}. A change of severity is one
- * notice naming the severity it replaces: the log and webhooks say "changed", and the Alertmanager sink resolves the
- * old severity's alert in the same request (Alertmanager identifies an alert by its labels, severity among them). Thread-safe (the fleet calls listeners
- * one at a time; the map is guarded anyway because restores may come from another thread).
+ * Turns the fleet's anomaly changes into alert notices for the {@link AlertDispatcher}; a change of severity is one
+ * notice naming the severity it replaces. Thread-safe (restores may come from another thread).
  */
 public final class AlertingListener implements FleetListener {
     private final AlertDispatcher dispatcher;
@@ -22,10 +20,7 @@ public final class AlertingListener implements FleetListener {
         this(dispatcher, () -> 0);
     }
 
-    /**
-     * @param wallOffset seconds the wall clock is ahead of the fleet's clock now: notices leave with the times the
-     *                   receivers' clocks read (Alertmanager resolves an alert whose {@code endsAt} has passed)
-     */
+    /** {@code wallOffset}: seconds the wall clock is ahead of the fleet's; notices leave in receivers' time. */
     public AlertingListener(AlertDispatcher dispatcher, DoubleSupplier wallOffset) {
         this.dispatcher = dispatcher;
         this.wallOffset = wallOffset;
@@ -36,7 +31,6 @@ public final class AlertingListener implements FleetListener {
         return true;
     }
 
-    /** Alerts come from anomalies; a run's changing numbers are the history's. */
     @Override
     public boolean wantsRunChanges() {
         return false;
@@ -47,7 +41,6 @@ public final class AlertingListener implements FleetListener {
         AlertNotice notice = toNotice(runId, anomaly);
         AlertNotice previous = firing.put(notice.key(), notice);
         if (previous != null && !previous.severity().equals(notice.severity())) {
-            // One notice for the change; the Alertmanager sink still resolves the old severity's alert.
             dispatcher.publish(notice.changedFrom(previous.severity()));
             return;
         }
@@ -65,22 +58,19 @@ public final class AlertingListener implements FleetListener {
         dispatcher.publish(anomaly.endedWithRun() ? notice.endedWithRunAt(at) : notice.resolvedAt(at));
     }
 
-    /**
-     * Re-announces an anomaly that was active before a restart (the fleet restores it silently) to receivers that
-     * need re-sends (Alertmanager), which would otherwise let it lapse; the others were told before the restart.
-     */
+    /** Re-announces an anomaly active before a restart to receivers that would let it lapse (Alertmanager). */
     public synchronized void restored(String runId, Anomaly anomaly) {
         if (anomaly.active()) {
             AlertNotice notice = toNotice(runId, anomaly);
             firing.put(notice.key(), notice);
-            // Webhooks and the log heard of it before the restart; only Alertmanager needs it again.
             dispatcher.republish(notice);
         }
     }
 
     AlertNotice toNotice(String runId, Anomaly anomaly) {
         return new AlertNotice(runId, anomaly.kind().wireName(), anomaly.severity().wireName(),
-                toInstant(anomaly.since() + wallOffset.getAsDouble()), null, anomaly.message(), anomaly.suggestion(), anomaly.evidence());
+                toInstant(anomaly.since() + wallOffset.getAsDouble()), null, anomaly.message(), anomaly.suggestion(),
+                anomaly.evidence());
     }
 
     private static Instant toInstant(double unixSeconds) {

@@ -10,26 +10,16 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Posts to Alertmanager's API v2 ({@code POST /api/v2/alerts}). Labels: {@code alertname} (the anomaly kind in
- * CamelCase, prefixed {@code Trainwatch}), {@code run_id}, {@code kind}, {@code severity}, {@code source=trainwatch};
- * annotations: {@code summary} (the message), {@code description} (message, evidence), {@code suggestion},
- * {@code run_page} (also the alert's {@code generatorURL}: the run's page). A
- * resolved anomaly is sent with {@code endsAt} in the past, which Alertmanager treats as resolved. An anomaly still
- * active when its run ended must end too (nothing is left to watch) but was not fixed: its last send keeps its
- * labels (so routes, inhibitions and silences still match) and says so in its annotations: {@code ended_with_run}
- * is {@code "true"}, {@code outcome} says it was not fixed, and {@code summary} begins "Unresolved when the run
- * ended:", which is what a receiver's resolved message then shows.
+ * Posts to Alertmanager's API v2 ({@code POST /api/v2/alerts}): labels {@code alertname} (Trainwatch + the kind in
+ * CamelCase), {@code run_id}, {@code kind}, {@code severity}, {@code source}; annotations {@code summary},
+ * {@code description}, {@code suggestion}, {@code run_page}. An alert that ended with its run keeps its labels
+ * (routes and silences still match) and says in its annotations that it was not fixed.
  */
 public final class AlertmanagerSink implements AlertSink {
     private final URI alertsUri;
     private final RunLinks links;
-    /** Alertmanager answers in milliseconds; 30 s covers a busy one. */
     private final HttpJsonPoster poster = new HttpJsonPoster(Duration.ofSeconds(30));
 
-    /**
-     * @param alertmanagerBase base URL of Alertmanager, e.g. {@code http://127.0.0.1:9093}
-     * @param links            links to each run's page (the alert's generatorURL and {@code run_page} annotation)
-     */
     public AlertmanagerSink(URI alertmanagerBase, RunLinks links) {
         String base = alertmanagerBase.toString();
         if (base.endsWith("/")) {
@@ -58,7 +48,6 @@ public final class AlertmanagerSink implements AlertSink {
         }
     }
 
-    /** The API v2 body for these notices; package-private for tests. */
     List<Map<String, Object>> body(List<AlertNotice> notices) {
         List<Map<String, Object>> alerts = new ArrayList<>(notices.size());
         for (AlertNotice notice : notices) {

@@ -11,25 +11,21 @@ import java.time.Duration;
 import java.util.HexFormat;
 
 /**
- * Posts JSON with a deadline and turns every failure into a one-line {@link DeliveryException}. Each request carries
- * an {@value #IDEMPOTENCY_KEY} header, a digest of its body: a retry of the same notices is the same request, so a
- * receiver that keeps keys (or a person reading the chat) can tell a repeat from a new alert.
+ * Posts JSON with a deadline; every failure is a one-line {@link DeliveryException}. The {@value #IDEMPOTENCY_KEY}
+ * header digests the body, so a receiver can tell a retry from a new alert.
  */
 final class HttpJsonPoster {
-    /** Connecting: a receiver that cannot even accept a connection in this time is down. */
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
-    /** The header naming a delivery; the same for every retry of it. */
     static final String IDEMPOTENCY_KEY = "Idempotency-Key";
     private final HttpClient client;
     private final Duration deadline;
 
-    /** @param deadline how long an answer may take: longer than the slowest receiver, or a slow one gets repeats */
+    /** {@code deadline}: longer than the slowest receiver answers, or a slow one gets repeats. */
     HttpJsonPoster(Duration deadline) {
         this.client = HttpClient.newBuilder().connectTimeout(CONNECT_TIMEOUT).build();
         this.deadline = deadline;
     }
 
-    /** The key of a body: 32 hex digits of its SHA-256. */
     static String idempotencyKey(byte[] body) {
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(body), 0, 16);

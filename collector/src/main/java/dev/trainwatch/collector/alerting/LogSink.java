@@ -7,10 +7,9 @@ import java.util.Map;
 import java.util.function.Consumer;
 
 /**
- * Writes each anomaly change as one line (to stderr by default): the receiver that is always there. Many runs
- * changing alike at once — a junk-run flood whose agent went silent, a node's outage — are one line naming a few of
- * them and counting the rest, not a line per run: notices of one kind, change and severity (and, where the anomaly
- * names them, the same hosts) handed over together from {@value #AGGREGATE_FROM} on.
+ * Writes each anomaly change as one line: the receiver that is always there. From {@value #AGGREGATE_FROM} notices
+ * alike (kind, change, severity, hosts) handed over together — a node's outage — one line names a few runs and
+ * counts the rest.
  */
 public final class LogSink implements AlertSink {
     private final Consumer<String> out;
@@ -20,7 +19,6 @@ public final class LogSink implements AlertSink {
         this(out, null);
     }
 
-    /** @param links links to each run's page, appended to firing lines */
     public LogSink(Consumer<String> out, RunLinks links) {
         this.out = out;
         this.links = links;
@@ -31,9 +29,7 @@ public final class LogSink implements AlertSink {
         return "log";
     }
 
-    /** Notices alike from which on they are one line. */
     static final int AGGREGATE_FROM = 4;
-    /** Runs named in an aggregated line before "and N more". */
     static final int RUNS_NAMED = 5;
 
     @Override
@@ -65,7 +61,6 @@ public final class LogSink implements AlertSink {
                 + '|' + notice.previousSeverity() + '|' + hosts;
     }
 
-    /** One line for many runs: the first one's line with the runs counted. */
     static String aggregated(List<AlertNotice> group) {
         AlertNotice first = group.get(0);
         List<String> runs = group.stream().map(AlertNotice::runId).toList();

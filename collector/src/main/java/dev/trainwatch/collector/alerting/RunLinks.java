@@ -7,25 +7,21 @@ import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Links to a run's page ({@code <base>#/runs/<run_id>}) for alerts, webhooks and the log: the page shows the run's
- * evidence, the fix and the charts, where {@code GET /v1/runs/<id>} is raw JSON. The base is the collector's
- * {@code --external-url}, else the address it listens on (a wildcard address becomes this machine's host name, so
- * the link works from another machine). Thread-safe: the base is set once the server knows its port.
+ * Links to a run's page ({@code <base>#/runs/<run_id>}) for alerts: {@code --external-url}, else the address it
+ * listens on (a wildcard becomes this machine's host name, so the link works elsewhere). Thread-safe.
  */
 public final class RunLinks {
     private volatile URI base;
 
-    /** @param externalUrl the configured external address ending in {@code /}, or null until {@link #listening} */
     public RunLinks(URI externalUrl) {
         this.base = externalUrl;
     }
 
-    /** When no external address was configured: links use the address the server listens on, over plain HTTP. */
     public void listening(String host, int port) {
         listening(host, port, false);
     }
 
-    /** The same, {@code https://} when the server speaks TLS. */
+    /** Sets the base to the listening address, unless an external address was configured. */
     public void listening(String host, int port, boolean tls) {
         if (base != null) {
             return;
@@ -44,12 +40,7 @@ public final class RunLinks {
         base = URI.create((tls ? "https://" : "http://") + h + ":" + port + "/");
     }
 
-    /** The page's root, or null before the server listens. */
-    public URI base() {
-        return base;
-    }
-
-    /** The run's page, or null before the server listens. */
+    /** Null before the server listens. */
     public String runPage(String runId) {
         URI b = base;
         if (b == null || runId == null) {

@@ -10,20 +10,14 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Posts each change of an anomaly to a generic JSON webhook, once: {@code {"source":"trainwatch","alerts":[{
- * "status":"firing"|"resolved","run_id","kind","severity","starts_at","ends_at","message","suggestion",
- * "evidence","run_url"}]}} ({@code run_url}: the run's page); a change of severity of a firing anomaly is one alert
- * with {@code "previous_severity"}. Chat bridges and scripts consume this shape without knowing Alertmanager. The
- * receiver has {@link #DEADLINE} to answer; each request carries an {@code Idempotency-Key} header, the same for a
- * retry of the same notices.
+ * Posts each change of an anomaly, once, to a generic JSON webhook: {@code {"source":"trainwatch","alerts":[{
+ * "status":"firing"|"resolved"|"ended_with_run","previous_severity","run_id","kind","severity","starts_at","ends_at",
+ * "message","suggestion","evidence","run_url"}]}}, for chat bridges and scripts that do not know Alertmanager.
  */
 public final class WebhookSink implements AlertSink {
     private final URI uri;
     private final RunLinks links;
-    /**
-     * How long a webhook may take to answer. Chat bridges and scripts behind webhooks can be slow (a 30-s receiver
-     * was met); a deadline shorter than the answer would send the same alert again and again.
-     */
+    /** Chat bridges can be slow (a 30-s one was met); a shorter deadline would resend the same alert. */
     public static final Duration DEADLINE = Duration.ofSeconds(90);
     private final HttpJsonPoster poster = new HttpJsonPoster(DEADLINE);
 
@@ -31,7 +25,6 @@ public final class WebhookSink implements AlertSink {
         this(uri, null);
     }
 
-    /** @param links links to each run's page, sent as {@code run_url} */
     public WebhookSink(URI uri, RunLinks links) {
         this.uri = uri;
         this.links = links;
@@ -49,10 +42,6 @@ public final class WebhookSink implements AlertSink {
         } catch (JsonProcessingException e) {
             throw new DeliveryException("cannot encode alerts: " + e.getOriginalMessage(), false);
         }
-    }
-
-    static Map<String, Object> body(List<AlertNotice> notices) {
-        return body(notices, null);
     }
 
     static Map<String, Object> body(List<AlertNotice> notices, RunLinks links) {

@@ -94,46 +94,66 @@ public record DetectorSettings(
     }
 
     /**
-     * @param window              steps and utilisation looked at (the newest reports are never older)
-     * @param waitWarningRatio    data-wait share of step time above this: warning
-     * @param waitCriticalRatio   above this: critical
-     * @param waitClearRatio      below this: clear
-     * @param idleGapFraction     utilisation route: share of buffered samples at ≤5% above this …
-     * @param idleGapPollShare    … in at least this share of polls (repeated gaps, not one) …
-     * @param slowStepRatio       … while steps are slower than predicted by this ratio
-     * @param minStepReports      step reports needed in the window; the log's wait is decided on the newest this
-     *                            many reports (each above the threshold: one long wait is one report) …
-     * @param newestSpan          … extended back until they cover this much step time (per-step reports: one
-     *                            report is one step), whose median report must be above the threshold too
-     * @param newestSustain       sustain of a finding read from the newest reports (they already span their
-     *                            time); the utilisation route keeps {@code hysteresis}' sustain
-     * @param gpuConfirm          the newest report alone is enough when the GPUs confirm it: idle gaps through
-     *                            its steps, for at least this long since it was written (the wait goes on, it
-     *                            was not one long wait), and not before its steps (the gaps are new)
-     * @param gpuConfirmEvenGaps  … or for at least this long when the gaps ran all through its steps: every part of
-     *                            its span (each part at least {@link #EVEN_GAP_PART_STEPS} of its steps long, at
-     *                            least {@link #EVEN_GAP_PARTS} parts) had polls with gaps and polls with work, as
-     *                            between the steps of a starved loop; one long wait idles whole parts instead
+     * {@code data_starvation}: a decision over four kinds of evidence, each with its own settings.
+     *
+     * @param window         steps and utilisation looked at (the newest reports are never older)
+     * @param minStepReports step reports needed in the window; the log's wait is decided on the newest this many
+     * @param newestSustain  sustain of a finding read from the newest reports (they already span their time); the
+     *                       idle-gap route keeps {@code hysteresis}' sustain
      */
-    public record DataStarvation(Duration window, double waitWarningRatio, double waitCriticalRatio,
-                                 double waitClearRatio, double idleGapFraction, double idleGapPollShare,
-                                 double slowStepRatio, int minStepReports, Duration newestSpan,
-                                 Duration newestSustain, Duration gpuConfirm, Duration gpuConfirmEvenGaps,
-                                 Hysteresis hysteresis) {
-        /** The fewest parts a report's span is cut into to say its gaps ran all through it. */
-        public static final int EVEN_GAP_PARTS = 4;
-        /** The most parts. */
-        public static final int EVEN_GAP_MAX_PARTS = 8;
-        /** A part is at least this many of the report's mean steps long (each holds a whole wait and a whole step). */
-        public static final double EVEN_GAP_PART_STEPS = 1.2;
-
+    public record DataStarvation(Duration window, int minStepReports, Duration newestSustain, LogWait logWait,
+                                 RankWait rankWait, GpuConfirm gpuConfirm, IdleGaps idleGaps, Hysteresis hysteresis) {
         /** The share, span and confirmation agents hurry on are these defaults (protocol's {@code WaitShareWatch}). */
         public static DataStarvation defaults() {
-            return new DataStarvation(Duration.ofMinutes(5), WaitShareWatch.SHARE, 0.60, 0.20,
-                    0.20, 0.50, 1.3, 2, Duration.ofSeconds((long) WaitShareWatch.SPAN_SECONDS),
-                    Duration.ZERO, Duration.ofSeconds((long) WaitShareWatch.GPU_CONFIRM_SECONDS),
-                    Duration.ofSeconds(2), new Hysteresis(Duration.ofSeconds(60), Duration.ofMinutes(3)));
+            return new DataStarvation(Duration.ofMinutes(5), 2, Duration.ZERO,
+                    new LogWait(WaitShareWatch.SHARE, 0.60, 0.20, Duration.ofSeconds((long) WaitShareWatch.SPAN_SECONDS)),
+                    new RankWait(0.5),
+                    new GpuConfirm(Duration.ofSeconds((long) WaitShareWatch.GPU_CONFIRM_SECONDS), Duration.ofSeconds(2),
+                            0.20, 0.50, 4, 8, 1.2),
+                    new IdleGaps(0.20, 0.50, 1.3, 10),
+                    new Hysteresis(Duration.ofSeconds(60), Duration.ofMinutes(3)));
         }
+    }
+
+    /**
+     * The log's data-wait share of step time in the newest reports ({@link StarvationLogWait}).
+     *
+     * @param waitWarningRatio  each of the newest reports and their median report above this: warning
+     * @param waitCriticalRatio above this: critical
+     * @param waitClearRatio    once raised, held while the newest reports' share is above this
+     * @param newestSpan        the newest reports are extended back until they cover this much step time
+     */
+    public record LogWait(double waitWarningRatio, double waitCriticalRatio, double waitClearRatio,
+                          Duration newestSpan) {
+    }
+
+    /** One rank waits ({@link StarvationRankWait}) while the other ranks' median wait is under this share of its. */
+    public record RankWait(double othersShareOf) {
+    }
+
+    /**
+     * The newest report alone, confirmed by the GPUs' idle gaps ({@link StarvationGpuConfirmation}).
+     *
+     * @param gpuConfirm         gaps through the report's steps and for this long since it was written
+     * @param gpuConfirmEvenGaps … or this long when the gaps ran all through its steps: cut into parts (at least
+     *                           {@code evenGapParts}, at most {@code evenGapMaxParts}, each at least {@code
+     *                           evenGapPartSteps} of its mean steps), every part had a poll with a gap and one with work
+     * @param idleGapFraction    a poll with this share of its buffered samples at ≤5% has a gap …
+     * @param idleGapPollShare   … and this share of polls must have one
+     */
+    public record GpuConfirm(Duration gpuConfirm, Duration gpuConfirmEvenGaps, double idleGapFraction,
+                             double idleGapPollShare, int evenGapParts, int evenGapMaxParts, double evenGapPartSteps) {
+    }
+
+    /**
+     * No split in the log: repeated idle gaps while steps are slow ({@link StarvationIdleGaps}).
+     *
+     * @param idleGapFraction  share of a poll's buffered samples at ≤5% that makes a gap …
+     * @param idleGapPollShare … in at least this share of polls …
+     * @param slowStepRatio    … while steps are slower than predicted (or than the run's own earlier pace) by this
+     * @param minPolls         polls needed
+     */
+    public record IdleGaps(double idleGapFraction, double idleGapPollShare, double slowStepRatio, int minPolls) {
     }
 
     /**
@@ -232,12 +252,68 @@ public record DetectorSettings(
     }
 
     /**
+     * {@code stalled}: a decision over four kinds of evidence, each with its own settings.
+     *
      * @param reportGapMultiple no step report for this many expected report gaps …
-     * @param minSilence        … and at least this long: warning (twice that: critical)
+     * @param minSilence        … and at least this long: warning (twice that: critical); before the first step, the
+     *                          silence after the last phase line that says the phases ended
+     * @param hangGrace         once a rank is named, the hang is called this long after the next report was due …
+     * @param hangMinSilence    … and never sooner after the last report (a rank's CPU use is read over 30 s)
      */
-    public record Stalled(double reportGapMultiple, Duration minSilence, Hysteresis hysteresis) {
+    public record Stalled(double reportGapMultiple, Duration minSilence, Duration hangGrace, Duration hangMinSilence,
+                          Reports reports, Processes processes, Gpus gpus, Phases phases, Hysteresis hysteresis) {
         public static Stalled defaults() {
-            return new Stalled(5.0, Duration.ofMinutes(2), new Hysteresis(Duration.ZERO, Duration.ZERO));
+            return new Stalled(5.0, Duration.ofMinutes(2), Duration.ofSeconds(20), Duration.ofSeconds(30),
+                    new Reports(10, 3), new Processes(0.05, 0.3, 0.2, Duration.ofSeconds(60)),
+                    new Gpus(Duration.ofSeconds(10), Duration.ofSeconds(120), 0.9, 0.05, 0.7, 0.05, 0.05, 1e6),
+                    new Phases(Duration.ofMinutes(15), Duration.ofMinutes(30), Duration.ofHours(12)),
+                    new Hysteresis(Duration.ZERO, Duration.ZERO));
+        }
+
+        /**
+         * A rank's own reports stopped before the others' ({@link StallReports}).
+         *
+         * @param minGapSeconds the report gap counted is at least this
+         * @param withinGaps    its last report at least one gap and at most this many gaps before the others' last
+         */
+        public record Reports(double minGapSeconds, double withinGaps) {
+        }
+
+        /**
+         * The ranks' processes ({@link StallProcesses}).
+         *
+         * @param asleepCpu   a process using less than this share of a core is not working
+         * @param spinningCpu a spinning collective keeps its process on the CPU at least this much
+         * @param busyCpu     a rank whose GPU is idle but whose process uses this much works on the CPU (not hung)
+         * @param maxAge      older readings say nothing about now
+         */
+        public record Processes(double asleepCpu, double spinningCpu, double busyCpu, Duration maxAge) {
+        }
+
+        /**
+         * The ranks' GPUs ({@link StallGpus}).
+         *
+         * @param recent                 what a GPU does now is read over this newest stretch
+         * @param trainingPowerWindow    its training power over this stretch before the last report
+         * @param busy                   utilisation at or above this is busy …
+         * @param idle                   … below this idle
+         * @param lowPowerRatio          busy under this share of its training power: spinning (without counters)
+         * @param noTensor               tensor pipes busy less than this share of the time: not computing
+         * @param noDram                 DRAM bandwidth under this share: not moving data either
+         * @param noNvlinkBytesPerSecond NVLink traffic under this: no collective is moving data
+         */
+        public record Gpus(Duration recent, Duration trainingPowerWindow, double busy, double idle, double lowPowerRatio,
+                           double noTensor, double noDram, double noNvlinkBytesPerSecond) {
+        }
+
+        /**
+         * The phases the log announced ({@link StallPhase}).
+         *
+         * @param checkpointLimit a checkpoint save is not a hang for this long
+         * @param evaluationLimit an evaluation (sampling, validation) for this long
+         * @param startUpLimit    a start-up phase (caching, quantizing) for this long while the run works
+         */
+        public record Phases(Duration checkpointLimit, Duration evaluationLimit, Duration startUpLimit) {
         }
     }
 

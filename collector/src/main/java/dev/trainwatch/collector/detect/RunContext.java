@@ -74,10 +74,6 @@ public interface RunContext {
     }
 
     /**
-     * The checkpoint or evaluation phase the log announced after the run's newest step report ({@code checkpoint},
-     * {@code checkpoint_saved}, {@code evaluation}), or null.
-     */
-    /**
      * Until when (on {@link #now()}'s clock) the run's step reports are known to come late: an agent is delivering a
      * backlog — a steps request whose newest report was read long before the request was sent (its spool replaying
      * after the collector was away). Silence before then is late data, not a stopped run. Negative infinity when
@@ -87,6 +83,10 @@ public interface RunContext {
         return Double.NEGATIVE_INFINITY;
     }
 
+    /**
+     * The phase the log announced after the run's newest step report ({@code checkpoint}, {@code checkpoint_saved},
+     * {@code evaluation}, {@code caching}, {@code quantizing}), or null.
+     */
     default String announcedPhase() {
         return null;
     }

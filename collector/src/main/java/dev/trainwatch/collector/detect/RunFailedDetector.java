@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.stream.Collectors;
 
 /**
  * {@code run_failed}: the run's processes exited with an error. The cause comes from the tail of their output (read
@@ -31,31 +32,43 @@ public final class RunFailedDetector implements Detector {
         }
         String cause = f.cause() == null ? "unknown" : f.cause();
         List<String> before = new ArrayList<>();
-        Map<String, Object> evidence = new LinkedHashMap<>();
         // Only when the node's memory was running out at the end (within 10 minutes), not because it once did.
-        boolean hostMemory = run.wasActiveSince(AnomalyKind.HOST_MEMORY, run.now() - 600);
-        if (cause.equals("signal") && Integer.valueOf(9).equals(f.signal()) && hostMemory) {
+        if (cause.equals("signal") && Integer.valueOf(9).equals(f.signal())
+                && run.wasActiveSince(AnomalyKind.HOST_MEMORY, run.now() - 600)) {
             cause = "host_oom"; // SIGKILL while the node's memory was running out: the kernel's OOM killer
             before.add("host memory was running out (host_memory) before the SIGKILL");
         }
+        Map<String, Object> evidence = new LinkedHashMap<>();
         evidence.put("cause", cause);
         evidence.put("summary", f.summary());
-        if (f.exitCode() != null) {
-            evidence.put("exit_code", f.exitCode());
-        }
-        if (f.signal() != null) {
-            evidence.put("signal", f.signal());
-        }
-        if (f.rank() != null) {
-            evidence.put("rank", f.rank());
-        }
-        if (run.failureHost() != null) {
-            evidence.put("host", run.failureHost());
-        }
+        putIfSet(evidence, "exit_code", f.exitCode());
+        putIfSet(evidence, "signal", f.signal());
+        putIfSet(evidence, "rank", f.rank());
+        putIfSet(evidence, "host", run.failureHost());
         if (f.detail() != null) {
             f.detail().forEach(evidence::putIfAbsent); // the figures never overwrite cause, host or rank
         }
-        // What was observed before the end, where it was observed.
+        seenBefore(run, cause, evidence, before);
+        if (f.lines() != null && !f.lines().isEmpty()) {
+            evidence.put("lines", f.lines());
+        }
+        if (!before.isEmpty()) {
+            evidence.put("seen_before", before);
+        }
+        String where = f.rank() != null ? " on rank " + f.rank() : "";
+        String message = "the run failed" + where + ": " + f.summary()
+                + (before.isEmpty() ? "" : "; before that " + String.join(", ", before));
+        return Optional.of(new Finding(Severity.CRITICAL, message, evidence, fix(cause, f, run.estimate())));
+    }
+
+    private static void putIfSet(Map<String, Object> evidence, String key, Object value) {
+        if (value != null) {
+            evidence.put(key, value);
+        }
+    }
+
+    /** What the collector observed before the end: memory, XIDs and the anomalies raised. */
+    private static void seenBefore(RunContext run, String cause, Map<String, Object> evidence, List<String> before) {
         double peak = Double.NaN;
         double capacity = Double.NaN;
         for (GpuSeries g : run.gpus()) {
@@ -76,21 +89,15 @@ public final class RunFailedDetector implements Detector {
         if (run.wasRaised(AnomalyKind.OOM_RISK)) {
             before.add("oom_risk had been raised");
         }
-        if (run.estimate() != null && cause.equals("cuda_oom")) {
-            evidence.put("predicted_peak_memory_bytes", run.estimate().peakMemoryBytes());
-            before.add("the prediction was " + Texts.gib(run.estimate().peakMemoryBytes())
-                    + (run.estimate().fits() ? "" : ", which does not fit"));
+        Estimate e = run.estimate();
+        if (e != null && cause.equals("cuda_oom")) {
+            evidence.put("predicted_peak_memory_bytes", e.peakMemoryBytes());
+            before.add("the prediction was " + Texts.gib(e.peakMemoryBytes()) + (e.fits() ? "" : ", which does not fit"));
         }
-        List<Long> xids = new ArrayList<>();
-        for (RunContext.XidRecord x : run.xids()) {
-            if (!xids.contains(x.xid())) {
-                xids.add(x.xid());
-            }
-        }
+        List<Long> xids = run.xids().stream().map(RunContext.XidRecord::xid).distinct().toList();
         if (!xids.isEmpty()) {
             evidence.put("xids_seen", xids);
-            before.add("the GPUs reported XID " + xids.stream().map(String::valueOf).reduce((a, b) -> a + ", " + b)
-                    .orElse(""));
+            before.add("the GPUs reported XID " + xids.stream().map(String::valueOf).collect(Collectors.joining(", ")));
         }
         if (run.wasRaised(AnomalyKind.THROTTLING)) {
             before.add("a GPU was throttled");
@@ -101,16 +108,6 @@ public final class RunFailedDetector implements Detector {
         if (run.wasRaised(AnomalyKind.STALLED)) {
             before.add("the run had stalled");
         }
-        if (f.lines() != null && !f.lines().isEmpty()) {
-            evidence.put("lines", f.lines());
-        }
-        if (!before.isEmpty()) {
-            evidence.put("seen_before", before);
-        }
-        String where = f.rank() != null ? " on rank " + f.rank() : "";
-        String message = "the run failed" + where + ": " + f.summary()
-                + (before.isEmpty() ? "" : "; before that " + String.join(", ", before));
-        return Optional.of(new Finding(Severity.CRITICAL, message, evidence, fix(cause, f, run.estimate())));
     }
 
     private static String fix(String cause, RunFailure f, Estimate estimate) {

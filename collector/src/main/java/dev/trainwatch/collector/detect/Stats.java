@@ -11,6 +11,11 @@ public final class Stats {
     private Stats() {
     }
 
+    /** {@code v}, or 0 for NaN (a part no report gave). */
+    public static double nz(double v) {
+        return Double.isNaN(v) ? 0 : v;
+    }
+
     /** Median of the values (NaN when empty). Sorts a copy. */
     public static double median(double[] values) {
         return median(values, values.length);

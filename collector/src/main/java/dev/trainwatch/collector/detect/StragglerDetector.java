@@ -1,5 +1,7 @@
 package dev.trainwatch.collector.detect;
 
+import static dev.trainwatch.collector.detect.Stats.nz;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -8,7 +10,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 
 /**
  * {@code straggler}: one rank holds the others back. From the log when ranks report their own step times
@@ -18,12 +19,14 @@ import java.util.Set;
 public final class StragglerDetector implements Detector {
 
     private final DetectorSettings.Straggler s;
-    /** The clock-event reasons that are hardware slowdowns (as {@code throttling} reads them). */
-    private final Set<String> hardwareReasons;
+    /** The clock-event reasons that throttle and those that are hardware slowdowns, as {@code throttling} reads them. */
+    private final int throttleMask;
+    private final int hardwareMask;
 
     public StragglerDetector(DetectorSettings settings) {
         this.s = settings.straggler();
-        this.hardwareReasons = settings.throttling().criticalReasons();
+        this.throttleMask = GpuSeries.reasonMask(settings.throttling().reasons());
+        this.hardwareMask = GpuSeries.reasonMask(settings.throttling().criticalReasons());
     }
 
     @Override
@@ -244,37 +247,30 @@ public final class StragglerDetector implements Detector {
                 + "clock, so the rank does more work per step (a larger bucket or sequence?)", details);
     }
 
+    /** Reasons that throttled at least half the busy samples at or after {@code from}. */
     private List<String> throttleReasons(GpuSeries g, double from) {
-        int mask = 0;
-        int busy = 0;
-        int throttled = 0;
-        int wanted = GpuSeries.reasonMask(THROTTLE_REASONS);
-        for (int i = g.firstIndexAtOrAfter(from); i < g.size(); i++) {
-            if (g.utilizationRatio(i) >= 0.5) {
-                busy++;
-                int m = g.clockEventMask(i) & wanted;
-                if (m != 0) {
-                    throttled++;
-                    mask |= m;
-                }
-            }
-        }
+        int[] c = busyWithReasons(g, from, throttleMask);
         List<String> out = new ArrayList<>();
-        if (busy > 0 && throttled * 2 >= busy) {
-            for (int bit = 0; bit < GpuSeries.CLOCK_EVENT_REASONS.size(); bit++) {
-                if ((mask & (1 << bit)) != 0) {
-                    out.add(GpuSeries.CLOCK_EVENT_REASONS.get(bit));
-                }
+        for (int bit = 0; bit < GpuSeries.CLOCK_EVENT_REASONS.size(); bit++) {
+            if (c[0] > 0 && c[1] * 2 >= c[0] && (c[2] & (1 << bit)) != 0) {
+                out.add(GpuSeries.CLOCK_EVENT_REASONS.get(bit));
             }
         }
         return out;
     }
 
-    private static final Set<String> THROTTLE_REASONS = Set.of("sw_power_cap", "hw_slowdown",
-            "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown");
-
-    private static double nz(double v) {
-        return Double.isNaN(v) ? 0 : v;
+    /** Over the busy samples at or after {@code from}: how many, how many with a reason of {@code mask}, those seen. */
+    private static int[] busyWithReasons(GpuSeries g, double from, int mask) {
+        int[] c = new int[3];
+        for (int i = g.firstIndexAtOrAfter(from); i < g.size(); i++) {
+            if (g.utilizationRatio(i) >= 0.5) {
+                c[0]++;
+                int m = g.clockEventMask(i) & mask;
+                c[1] += m != 0 ? 1 : 0;
+                c[2] |= m;
+            }
+        }
+        return c;
     }
 
     private Optional<Finding> byGpu(RunContext run, double from, boolean active) {
@@ -365,18 +361,8 @@ public final class StragglerDetector implements Detector {
 
     /** Share of the busy samples at or after {@code from} with a hardware slowdown reason; 0 with fewer than 5. */
     private double hardwareSlowdownShare(GpuSeries g, double from) {
-        int mask = GpuSeries.reasonMask(hardwareReasons);
-        int busy = 0;
-        int slowed = 0;
-        for (int i = g.firstIndexAtOrAfter(from); i < g.size(); i++) {
-            if (g.utilizationRatio(i) >= 0.5) {
-                busy++;
-                if ((g.clockEventMask(i) & mask) != 0) {
-                    slowed++;
-                }
-            }
-        }
-        return busy >= 5 ? (double) slowed / busy : 0;
+        int[] c = busyWithReasons(g, from, hardwareMask);
+        return c[0] >= 5 ? (double) c[1] / c[0] : 0;
     }
 
     private static Optional<Integer> rankOf(RunContext run, String uuid) {

@@ -146,16 +146,7 @@ public final class WindowStats {
 
     /** Mean utilisation of the entries at or after {@code fromTs}. */
     public static double meanUtilization(GpuSeries g, double fromTs) {
-        double sum = 0;
-        int n = 0;
-        for (int i = g.firstIndexAtOrAfter(fromTs); i < g.size(); i++) {
-            double u = g.utilizationRatio(i);
-            if (!Double.isNaN(u)) {
-                sum += u;
-                n++;
-            }
-        }
-        return n > 0 ? sum / n : Double.NaN;
+        return mean(g, fromTs, g::utilizationRatio);
     }
 
     /** Mean SM activity (GPM) of the entries at or after {@code fromTs}; NaN when the GPU has no counters. */
@@ -193,17 +184,7 @@ public final class WindowStats {
 
     /** Mean SM clock over its maximum for the entries at or after {@code fromTs}. */
     public static double meanSmClockRatio(GpuSeries g, double fromTs) {
-        double sum = 0;
-        int n = 0;
-        for (int i = g.firstIndexAtOrAfter(fromTs); i < g.size(); i++) {
-            double c = g.smClockHz(i);
-            double m = g.smClockMaxHz(i);
-            if (!Double.isNaN(c) && m > 0) {
-                sum += Math.min(1.0, c / m);
-                n++;
-            }
-        }
-        return n > 0 ? sum / n : Double.NaN;
+        return mean(g, fromTs, i -> g.smClockMaxHz(i) > 0 ? Math.min(1.0, g.smClockHz(i) / g.smClockMaxHz(i)) : Double.NaN);
     }
 
     /** Largest memory in use at or after {@code fromTs}. */

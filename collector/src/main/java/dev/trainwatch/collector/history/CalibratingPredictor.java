@@ -13,10 +13,8 @@ import java.util.Optional;
 import java.util.OptionalInt;
 
 /**
- * The collector's predictor: the bundled estimator, calibrated by what finished runs showed. Recalibration
- * swaps an immutable calibrated estimator, so predictions made concurrently see either the old or the new
- * factors, never a mix. Runs already priced keep their estimate; the next spec registered uses the new factors.
- * Thread-safe.
+ * The collector's predictor: the bundled estimator, calibrated by what finished runs showed. Recalibration swaps an
+ * immutable estimator, so a prediction sees the old or the new factors, never a mix. Thread-safe.
  */
 public final class CalibratingPredictor implements Predictor {
     private final Estimator raw;
@@ -29,7 +27,7 @@ public final class CalibratingPredictor implements Predictor {
 
     private volatile List<CalibrationFactors> factors = List.of();
 
-    /** The model family a model id belongs to (the calibration's grouping), if the catalog knows the model. */
+    /** The model family (the calibration's grouping), if the catalog knows the model. */
     public Optional<String> familyOf(String modelId) {
         return raw.model(modelId).map(m -> m.family());
     }
@@ -39,7 +37,6 @@ public final class CalibratingPredictor implements Predictor {
         return factors;
     }
 
-    /** Replaces the calibration by these factors. */
     public void recalibrate(List<CalibrationFactors> factors) {
         this.factors = List.copyOf(factors);
         Calibration calibration = Calibration.NONE;
@@ -48,11 +45,6 @@ public final class CalibratingPredictor implements Predictor {
                     new Calibration.Factors(f.stepTimeFactor(), f.memoryFactor()));
         }
         calibrated = raw.withCalibration(calibration);
-    }
-
-    /** The calibration now in force. */
-    public Calibration calibration() {
-        return calibrated.calibration();
     }
 
     @Override
@@ -75,7 +67,7 @@ public final class CalibratingPredictor implements Predictor {
         return raw.model(modelId).map(m -> OptionalInt.of(m.latentDownsample())).orElse(OptionalInt.empty());
     }
 
-    /** The uncalibrated prediction for a spec, with its calibration key; empty when it cannot be priced. */
+    /** The uncalibrated prediction, with its calibration key; empty when the spec cannot be priced. */
     public Optional<HistoryRecorder.RawPrediction> rawPrediction(RunSpec spec) {
         try {
             Estimate estimate = raw.estimate(spec);

@@ -3,7 +3,6 @@ package dev.trainwatch.collector.history;
 import dev.trainwatch.collector.detect.Stats;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -12,30 +11,16 @@ import java.util.Set;
 /**
  * Turns finished-run outcomes into calibration factors per (GPU id, model family). Pure function.
  *
- * <p>Calibration must need evidence, because every verdict compares with the calibrated prediction: one odd run (a
- * spec that said batch 12 for a run at batch 4) must not move every later prediction. So, per group and separately
- * for step time and memory:
- * <ul>
- * <li>only the newest {@link #WINDOW} runs count, none a user excluded, none from before the group was reset;</li>
- * <li>ratios outside [0.2, 5] are broken runs (a hang, a mislabelled spec), not signal;</li>
- * <li>the centre is the <em>median</em> of the log ratios, and runs more than a factor {@link #OUTLIER_RATIO} from it
- *     are outliers, left out and listed; the median of the rest is the estimate;</li>
- * <li>at least {@link #MIN_RUNS} runs must remain, else the factor stays 1 (listed as not applied);</li>
- * <li>the estimate is shrunk towards no change as if {@link #PRIOR_RUNS} runs had matched the prediction, and
- *     bounded to [{@link #MIN_FACTOR}, {@link #MAX_FACTOR}].</li>
- * </ul>
- * With the median, a single run moves the factor only as far as the run next to it in the order of ratios.
+ * <p>Every verdict compares with the calibrated prediction, so one odd run must not move it: per group, of the newest
+ * {@link #WINDOW} runs (none excluded, none before a reset), ratios outside [0.2, 5] are broken runs; the median of
+ * the log ratios without outliers (beyond {@link #OUTLIER_RATIO}) needs {@link #MIN_RUNS} runs, is shrunk towards 1
+ * as if {@link #PRIOR_RUNS} runs had matched, and bounded to [{@link #MIN_FACTOR}, {@link #MAX_FACTOR}].
  */
 public final class Calibrator {
-    /** Runs that must agree before a factor applies. */
     public static final int MIN_RUNS = 3;
-    /** Newest runs of a group that count. */
     public static final int WINDOW = 20;
-    /** Weight of "the prediction was right", in runs, that the estimate is shrunk towards. */
     public static final double PRIOR_RUNS = 2;
-    /** A run whose ratio is more than this factor from the median is an outlier. */
     public static final double OUTLIER_RATIO = 1.5;
-    /** The largest correction applied either way. */
     public static final double MIN_FACTOR = 0.5;
     public static final double MAX_FACTOR = 2.0;
     private static final double MIN_RATIO = 0.2;
@@ -44,18 +29,11 @@ public final class Calibrator {
     private Calibrator() {
     }
 
-    /** Factors per group, for outcomes given oldest first, with no exclusions and no resets. */
     public static List<CalibrationFactors> factors(List<RunOutcome> outcomesOldestFirst) {
         return factors(outcomesOldestFirst, Set.of(), Map.of());
     }
 
-    /**
-     * Factors per group.
-     *
-     * @param outcomesOldestFirst every recorded outcome, oldest first
-     * @param excluded            run ids a user excluded from calibration
-     * @param resets              per group key ({@link #key}), when it was reset: older outcomes do not count
-     */
+    /** Factors per group; {@code resets} per group {@link #key}: older outcomes do not count. */
     public static List<CalibrationFactors> factors(List<RunOutcome> outcomesOldestFirst,
                                                    Set<String> excluded, Map<String, Instant> resets) {
         Map<String, List<RunOutcome>> groups = new LinkedHashMap<>();
@@ -104,20 +82,15 @@ public final class Calibrator {
         return factors;
     }
 
-    /** Factors from everything the history holds: outcomes, exclusions and resets. */
     public static List<CalibrationFactors> factors(HistoryStore store) {
         return factors(store.outcomes(), store.calibrationExclusions(), store.calibrationResets());
     }
 
-    /** The group key used by resets: {@code gpu/family}. */
     public static String key(String gpuId, String family) {
         return gpuId + "/" + family;
     }
 
-    /**
-     * The shrunk, bounded median of {@code logs} without its outliers; 1 with fewer than {@link #MIN_RUNS}.
-     * When {@code ids} is given, the ids of the runs used and of the outliers are added to the lists.
-     */
+    /** The shrunk, bounded median without outliers; with {@code ids}, fills {@code used} and {@code outliers}. */
     private static double robust(List<Double> logs, List<String> ids, List<String> used, List<String> outliers) {
         if (logs.size() < MIN_RUNS) {
             if (ids != null) {
@@ -125,7 +98,7 @@ public final class Calibrator {
             }
             return 1.0;
         }
-        double centre = median(logs);
+        double centre = Stats.median(logs);
         double limit = Math.log(OUTLIER_RATIO);
         List<Double> kept = new ArrayList<>();
         for (int i = 0; i < logs.size(); i++) {
@@ -140,12 +113,8 @@ public final class Calibrator {
         if (kept.size() < MIN_RUNS) {
             return 1.0;
         }
-        double shrunk = median(kept) * kept.size() / (kept.size() + PRIOR_RUNS);
+        double shrunk = Stats.median(kept) * kept.size() / (kept.size() + PRIOR_RUNS);
         return Math.max(MIN_FACTOR, Math.min(MAX_FACTOR, Math.exp(shrunk)));
-    }
-
-    private static double median(List<Double> values) {
-        return Stats.median(values);
     }
 
     private static boolean usable(double ratio) {

@@ -11,14 +11,12 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /**
- * One collector per data directory: an exclusive lock on {@code collector.lock} there, held while the collector
- * runs (the operating system drops it when the process dies, so a crash leaves nothing to clean). A second
- * collector on the same directory would adopt the first one's runs and write over its history; it refuses to start
- * instead, in one line. The file holds the owner's PID, for that line. Not thread-safe; closed once.
+ * One collector per data directory: an exclusive lock on {@code collector.lock} (holding the owner's PID), dropped
+ * by the OS when the process dies. A second collector would write over the first one's history; it refuses to start
+ * instead, in one line. Not thread-safe; closed once.
  */
 public final class DataDirLock implements AutoCloseable {
-    /** The lock file's name in the data directory. */
-    public static final String FILE_NAME = "collector.lock";
+    private static final String FILE_NAME = "collector.lock";
 
     private final FileChannel channel;
     private final FileLock lock;
@@ -28,11 +26,7 @@ public final class DataDirLock implements AutoCloseable {
         this.lock = lock;
     }
 
-    /**
-     * Takes the lock of {@code dataDir} (which exists).
-     *
-     * @throws HistoryException with a one-line message when another collector holds it, or it cannot be taken
-     */
+    /** Takes the lock of {@code dataDir} (which exists); a one-line {@link HistoryException} when it cannot. */
     public static DataDirLock acquire(Path dataDir) {
         Path file = dataDir.resolve(FILE_NAME);
         FileChannel channel = null;

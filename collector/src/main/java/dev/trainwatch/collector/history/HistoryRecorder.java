@@ -1,5 +1,8 @@
 package dev.trainwatch.collector.history;
 
+import static dev.trainwatch.collector.history.HistoryStore.oneLine;
+import static dev.trainwatch.collector.history.SummaryWriter.toInstant;
+
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import dev.trainwatch.collector.detect.Anomaly;
@@ -25,7 +28,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -33,28 +35,17 @@ import java.util.function.Function;
 /**
  * Keeps the fleet's runs and anomalies in the {@link HistoryStore} and puts them back after a restart.
  *
- * <p>What is written when: a new or changed spec and anomaly episodes are written on the fleet's listener call,
- * before the call that caused them returns (a spec registered with {@code PUT /v1/runs/{id}} is on disk before the
- * collector answers; both are rare). Run summaries — last step, step time, peak memory, utilisation — change all the
- * time, so they go through a {@link SummaryWriter}: the listener call only hands the summary over, and the writer's
- * thread writes each run's newest summary at most once per interval (default {@link #DEFAULT_SUMMARY_INTERVAL}), all
- * runs in one transaction. The fleet sends a summary when it changes materially (new peak memory, new steps, an
- * anomaly raised or resolved) at most once per interval, and otherwise once a minute. An ended run is written at
- * once with its calibration outcome. {@link #close()} writes whatever is pending (orderly shutdown); a SIGKILL loses
- * at most about two intervals of summary numbers (the fleet holds a change up to one interval, the writer up to one
- * more). A failing write is logged in one line and never fails ingest.
- *
- * <p>A finished run that has a spec, a prediction and enough observed steps is recorded as a {@link RunOutcome}
- * against the raw (uncalibrated) prediction, and {@code onOutcome} is told (on the writer's thread) so the
- * estimator can be recalibrated.
+ * <p>Specs and anomaly episodes (rare) are queued for writing on the listener call, and a spec PUT answers once its
+ * write is done ({@link #awaitWritten}). Summaries change all the time and go through a {@link SummaryWriter}, at
+ * most once per interval; a SIGKILL loses at most about two intervals of them. A failing write is logged in one line
+ * and never fails ingest. A finished run with a spec, a prediction and enough steps becomes a {@link RunOutcome}
+ * against the raw prediction, and {@code onOutcome} recalibrates the estimator.
  *
  * <p>Lifecycle: construct, {@link #restoreInto}, add as a fleet listener, {@link #start()}; {@link #close()} after
- * the fleet has sent its last summaries ({@code Fleet.publishChangedSummaries()}).
+ * the fleet has sent its last summaries.
  */
 public final class HistoryRecorder implements FleetListener, AutoCloseable {
-    /** The most runs put back into the fleet on restart, newest first. */
     public static final int RESTORE_LIMIT = 1_000;
-    /** The default shortest time between two writes of run summaries. */
     public static final Duration DEFAULT_SUMMARY_INTERVAL = Duration.ofSeconds(2);
     /** Specs remembered per run to tell a changed spec from a repeated one; older runs' specs are written again. */
     private static final int SPECS_REMEMBERED = 4_096;
@@ -63,17 +54,11 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
     private final Function<RunSpec, Optional<RawPrediction>> rawPredictor;
     private final Consumer<String> log;
     private final SummaryWriter writer;
-    /**
-     * Spec and anomaly writes once {@link #start()}ed: on a thread of their own with a bounded queue, so neither the
-     * fleet's outbox (alert delivery) nor any request waits for a slow or locked database. Before that (tests),
-     * written on the caller's thread.
-     */
+    /** Spec and anomaly writes once started: no request or alert waits for a slow database. Before (tests): inline. */
     private volatile ThreadPoolExecutor events;
-    /** Spec and anomaly writes that waited for the database when at most this many were queued are kept. */
     static final int EVENT_QUEUE_CAPACITY = 10_000;
-    private final AtomicLong droppedEvents = new AtomicLong();
     private volatile boolean dropLogged;
-    /** The spec last written per run. Touched by listener calls (never overlapping) and restore. */
+    /** Touched by listener calls (never overlapping) and restore. */
     private final Map<String, RunSpec> writtenSpecs = Collections.synchronizedMap(
             new LinkedHashMap<>(16, 0.75f, true) {
                 @Override
@@ -82,32 +67,15 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
                 }
             });
 
-    /**
-     * A prediction without calibration and what it needs for calibration keys.
-     *
-     * @param gpuId              catalog GPU id
-     * @param family             model family
-     * @param stepSeconds        raw predicted step time
-     * @param peakMemoryBytes    raw predicted peak memory
-     */
     public record RawPrediction(String gpuId, String family, double stepSeconds, long peakMemoryBytes) {
     }
 
-    /**
-     * @param store        the database
-     * @param rawPredictor the uncalibrated prediction for a spec (empty when it cannot be priced)
-     * @param onOutcome    told about each recorded outcome (after it is stored)
-     * @param log          one-line problems
-     */
     public HistoryRecorder(HistoryStore store, Function<RunSpec, Optional<RawPrediction>> rawPredictor,
                            Consumer<RunOutcome> onOutcome, Consumer<String> log) {
         this(store, rawPredictor, onOutcome, log, DEFAULT_SUMMARY_INTERVAL, Clock.systemUTC());
     }
 
-    /**
-     * @param summaryInterval the shortest time between two writes of run summaries
-     * @param clock           decides when a summary write is due (wall time, not the fleet's demo clock)
-     */
+    /** {@code clock} decides when a summary write is due (wall time, not the fleet's demo clock). */
     public HistoryRecorder(HistoryStore store, Function<RunSpec, Optional<RawPrediction>> rawPredictor,
                            Consumer<RunOutcome> onOutcome, Consumer<String> log, Duration summaryInterval,
                            Clock clock) {
@@ -118,7 +86,7 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
                 SummaryWriter.DEFAULT_CAPACITY, clock, log);
     }
 
-    /** Starts writing summaries on the writer's thread. Until then (tests) {@link #flush()} writes them. */
+    /** Until started (tests), {@link #flush()} writes the summaries. */
     public void start() {
         synchronized (this) {
             if (events == null) {
@@ -133,12 +101,7 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
         writer.start();
     }
 
-    /**
-     * Waits until the spec and anomaly writes queued before this call are done (a registered spec is on disk before
-     * the collector answers), at most {@code timeout}.
-     *
-     * @return whether they were done in time
-     */
+    /** Waits at most {@code timeout} for the spec and anomaly writes queued before this call; whether they got done. */
     public boolean awaitWritten(Duration timeout) {
         ThreadPoolExecutor ex = events;
         if (ex == null) {
@@ -147,8 +110,7 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
         try {
             ex.submit(() -> { }).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             return true;
-        } catch (RejectedExecutionException | ExecutionException
-                 | TimeoutException e) {
+        } catch (RejectedExecutionException | ExecutionException | TimeoutException e) {
             return false;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -156,22 +118,14 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
         }
     }
 
-    /** Spec and anomaly writes dropped because the queue was full (the database stalled that long). */
-    public long droppedEvents() {
-        return droppedEvents.get();
-    }
-
-    /** Writes every pending summary now. */
     public void flush() {
         writer.flush();
     }
 
-    /** The summary writer (its counters, and {@code flushIfDue} for tests on a stepped clock). */
     public SummaryWriter writer() {
         return writer;
     }
 
-    /** Stops the writer's thread after writing what is pending. Idempotent. */
     @Override
     public void close() {
         ThreadPoolExecutor ex = events;
@@ -202,9 +156,8 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
     }
 
     /**
-     * A new or changed spec is written at once (rare: a PUT), so an acknowledged registration survives a kill. It is
-     * tried once: when the database refuses, the spec still reaches it inside the run's summary once the writer
-     * gets through, and retrying on every summary would log a line and block ingest each time.
+     * Tried once: when the database refuses, the spec still reaches it inside the run's summary, and retrying on
+     * every summary would log a line each time.
      */
     private void writeSpecIfNew(RunSummary summary) {
         RunSpec spec = summary.spec();
@@ -235,12 +188,7 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
                 anomaly.resolvedAt() != null ? toInstant(anomaly.resolvedAt()) : Instant.now()));
     }
 
-    /**
-     * Puts the stored runs back into {@code fleet} (newest {@link #RESTORE_LIMIT}), oldest first, and hands each
-     * restored active anomaly to {@code activeAnomaly} (to re-announce it to alert receivers).
-     *
-     * @return how many runs were restored
-     */
+    /** Puts the newest stored runs back into {@code fleet}, hands each active anomaly on; how many were restored. */
     public int restoreInto(Fleet fleet, BiConsumer<String, Anomaly> activeAnomaly) {
         List<StoredRun> runs;
         try {
@@ -271,11 +219,7 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
         return restored;
     }
 
-    /**
-     * The summary is written a little later than anomaly episodes (see the class comment): an anomaly raised after
-     * the newest stored summary is still open in the episodes table, and comes back active from there; one resolved
-     * after it is closed there, and comes back resolved.
-     */
+    /** Episodes are written before the summary: the episodes table says what was raised or resolved since. */
     private RunSummary withOpenEpisodes(RunSummary summary) throws JsonProcessingException {
         if (summary.ended()) {
             return summary;
@@ -353,10 +297,8 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
                 null, null, List.of(), List.of(), List.of(), null);
     }
 
-    /** Minimum observed steps before a run's step time counts as calibration signal. */
     static final long MIN_STEPS_FOR_OUTCOME = 20;
 
-    /** Called on the writer's thread for each ended run. */
     private Optional<RunOutcome> outcomeOf(RunSummary summary) {
         Instant at = summary.endedAt() != null ? toInstant(summary.endedAt())
                 : summary.lastSeenTs() != null ? toInstant(summary.lastSeenTs()) : Instant.now();
@@ -386,7 +328,6 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
             ex.execute(write);
             dropLogged = false;
         } catch (RejectedExecutionException e) {
-            droppedEvents.incrementAndGet();
             if (!dropLogged) {
                 dropLogged = true;
                 log.accept("trainwatch: history: " + EVENT_QUEUE_CAPACITY + " writes wait for the database;"
@@ -402,14 +343,5 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
             throw new IllegalStateException("cannot encode " + value.getClass().getSimpleName() + ": "
                     + e.getOriginalMessage(), e);
         }
-    }
-
-    private static Instant toInstant(double unixSeconds) {
-        return Instant.ofEpochMilli(Math.round(unixSeconds * 1000.0));
-    }
-
-    private static String oneLine(Exception e) {
-        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-        return message.lines().findFirst().orElse(message).strip();
     }
 }

@@ -22,20 +22,16 @@ import java.util.Locale;
 import java.util.function.Consumer;
 
 /**
- * A history that survives damage, checked before the database is opened for use. A file SQLite cannot open as a
- * database (truncated, zeroed, garbage) is moved aside and a fresh history started; a file SQLite opens but whose
- * {@code PRAGMA quick_check} finds damage (a corrupt page) is moved aside too, and every row that can still be read
- * from it is copied into the fresh one, table by table and row by row, so the damage costs at most the rows on the
- * broken pages. A write-ahead file that is not one (its header's magic number) is moved aside, and one missing while
- * its shared-memory index is there (deleted under a crashed collector): either costs what it held since the last
- * checkpoint. Each is one line. Not thread-safe: called once, at start, before the database is in use.
+ * A history that survives damage, checked at start before the database is used. A file that is not a database is
+ * moved aside for a fresh one; one whose {@code quick_check} finds corrupt pages is moved aside too and every
+ * readable row copied into the fresh one, so damage costs at most the rows on broken pages. A write-ahead file that is
+ * not one is moved aside. Each is one line. Not thread-safe.
  */
 final class HistorySalvage {
 
-    /** The WAL header's magic numbers (big- and little-endian checksums). */
     private static final int WAL_MAGIC_BE = 0x377f0683;
     private static final int WAL_MAGIC_LE = 0x377f0682;
-    /** The tables copied from a damaged database, oldest first where it matters (runs before their anomalies). */
+    /** Runs before their anomalies. */
     private static final List<String> TABLES = List.of("runs", "anomalies", "outcomes", "calibration_exclusions",
             "calibration_resets");
     /** Rows read at once while nothing fails; after a failure, one at a time through that stretch. */
@@ -53,7 +49,6 @@ final class HistorySalvage {
         this.clock = clock;
     }
 
-    /** Makes {@code file} a database SQLite can use, saying in one line what was set aside. */
     void check() {
         checkWriteAhead();
         if (!Files.exists(file)) {
@@ -72,7 +67,6 @@ final class HistorySalvage {
                 + ", serving on a fresh history" + recovered);
     }
 
-    /** What is wrong with the database, or null when nothing is. */
     private String damage() {
         try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath());
              Statement st = c.createStatement()) {
@@ -96,7 +90,7 @@ final class HistorySalvage {
         }
     }
 
-    /** Copies what can be read from the damaged file into a fresh one at {@link #file}; what it recovered. */
+    /** Copies what can be read into a fresh file at {@link #file}; what it recovered. */
     private String recover(Path damaged) {
         padToHeaderSize(damaged);
         try (Connection fresh = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath())) {
@@ -119,11 +113,7 @@ final class HistorySalvage {
         }
     }
 
-    /**
-     * Extends a truncated file with zeros to the size its header gives (page size × page count), so that SQLite reads
-     * the pages that are there instead of calling the whole file malformed; the missing pages read as damaged ones.
-     * The bytes that were there are left as they were.
-     */
+    /** Pads a truncated file with zeros to its header's size, so SQLite reads the pages there instead of none. */
     private static void padToHeaderSize(Path damaged) {
         try (RandomAccessFile raf = new RandomAccessFile(damaged.toFile(), "rw")) {
             if (raf.length() < 100) {
@@ -138,7 +128,7 @@ final class HistorySalvage {
                 raf.setLength(bytes);
             }
         } catch (IOException e) {
-            // Recovery then reads what SQLite can of the file as it is.
+            // recovery then reads the file as it is
         }
     }
 

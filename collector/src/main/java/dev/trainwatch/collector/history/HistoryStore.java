@@ -26,22 +26,16 @@ import java.util.Set;
  * Run history in an embedded SQLite database ({@code trainwatch.db} under the data directory): run specs and
  * estimates, per-run summaries, anomaly episodes (the alert history) and finished-run outcomes for calibration.
  *
- * <p>Durability: WAL journal with {@code synchronous=NORMAL}; every method commits before it returns, so what a
- * caller acknowledged after a call survives the process being killed (SIGKILL). Only a power loss can lose the
- * newest transactions. {@link #writeSummaries} puts many runs' summaries (and finished-run outcomes) in one
- * transaction, so a busy fleet costs one commit per flush rather than one per run. A second process on the same
- * file waits up to {@link #BUSY_TIMEOUT_MS} for the write lock instead of failing at once. Thread-safe: one
- * connection, all methods synchronized (SQLite has one writer anyway). Lifecycle: {@link #open(Path)}, then
- * {@link #close()}.
+ * <p>Durability: WAL with {@code synchronous=NORMAL}; every method commits before it returns, so what it wrote
+ * survives a SIGKILL (only a power loss can lose the newest transactions). Thread-safe: one connection, all methods
+ * synchronized (SQLite has one writer anyway).
  */
 public final class HistoryStore implements AutoCloseable {
     private static final int SCHEMA_VERSION = 2;
     private static final System.Logger LOG = System.getLogger("dev.trainwatch.collector.history");
-    /** How long a write waits for another connection's lock before failing. */
     public static final int BUSY_TIMEOUT_MS = 5_000;
     private final Connection connection;
     private final Path file;
-    /** The data directory's lock when a collector owns it ({@link #openForCollector}), else null. */
     private DataDirLock lock;
 
     private HistoryStore(Connection connection, Path file) {
@@ -49,17 +43,12 @@ public final class HistoryStore implements AutoCloseable {
         this.file = file;
     }
 
-    /**
-     * Opens the history of {@code dataDir} for the collector that owns it: takes the directory's lock first
-     * ({@link DataDirLock}; a second collector on the same directory fails here, in one line), released on
-     * {@link #close()}.
-     */
+    /** Opens the history for the collector that owns {@code dataDir}, holding its {@link DataDirLock} until closed. */
     public static HistoryStore openForCollector(Path dataDir) {
         prepareDirectory(dataDir);
         DataDirLock lock = DataDirLock.acquire(dataDir);
         try {
-            // Only the owner, holding the lock: a damaged file (or write-ahead file) is set aside with one line and
-            // what can be read is kept. A reader beside a running collector must never move its database away.
+            // Only the owner may set a damaged file aside: a reader must never move a running collector's database.
             new HistorySalvage(dataDir.resolve("trainwatch.db"), line -> LOG.log(System.Logger.Level.WARNING, line),
                     Clock.systemUTC()).check();
             HistoryStore store = open(dataDir);
@@ -71,10 +60,7 @@ public final class HistoryStore implements AutoCloseable {
         }
     }
 
-    /**
-     * Opens (creating if needed) {@code trainwatch.db} in {@code dataDir}, without owning it (a reader): a damaged file
-     * is an error here, left where it is; only {@link #openForCollector} sets one aside.
-     */
+    /** Opens (creating if needed) {@code trainwatch.db} in {@code dataDir} as a reader: a damaged file is an error. */
     public static HistoryStore open(Path dataDir) {
         Path file = dataDir.resolve("trainwatch.db");
         prepareDirectory(dataDir);
@@ -88,7 +74,7 @@ public final class HistoryStore implements AutoCloseable {
                 st.execute("PRAGMA foreign_keys=ON");
             }
             HistoryStore store = new HistoryStore(connection, file);
-            store.migrate();
+            createSchema(connection);
             return store;
         } catch (SQLException e) {
             if (diskFull(e, dataDir)) {
@@ -99,7 +85,6 @@ public final class HistoryStore implements AutoCloseable {
         }
     }
 
-    /** Creates {@code dataDir} if needed and checks that SQLite can write there, with one-line errors. */
     private static void prepareDirectory(Path dataDir) {
         try {
             Files.createDirectories(dataDir);
@@ -120,8 +105,7 @@ public final class HistoryStore implements AutoCloseable {
                     : e.getMessage();
             throw new HistoryException("cannot create data directory " + dataDir + ": " + reason, e);
         }
-        // SQLite needs to create the WAL and shared-memory files next to the database: say so plainly rather
-        // than with the driver's "unable to open database file".
+        // SQLite creates its WAL files beside the database: say so rather than "unable to open database file".
         if (!Files.isWritable(dataDir)) {
             throw new HistoryException("data directory " + dataDir + " is not writable: give the collector's user"
                     + " write access or pass another --data-dir", null);
@@ -133,10 +117,7 @@ public final class HistoryStore implements AutoCloseable {
         return Path.of(System.getProperty("org.sqlite.tmpdir", System.getProperty("java.io.tmpdir")));
     }
 
-    /**
-     * The line for a database that cannot be opened. The driver's "Error opening connection" without a writable
-     * temporary directory means it could not unpack its native library there: say that, and what to do.
-     */
+    /** "Error opening connection" without a writable temporary directory: the native library could not unpack. */
     static String openFailure(Path file, SQLException e, Path tempDir) {
         if (String.valueOf(e.getMessage()).contains("Error opening connection") && !Files.isWritable(tempDir)) {
             return "cannot open history database " + file + ": the temporary directory " + tempDir + " is not"
@@ -146,11 +127,7 @@ public final class HistoryStore implements AutoCloseable {
         return "cannot open history database " + file + ": " + oneLine(e);
     }
 
-    /**
-     * True when SQLite failed for want of space: {@code SQLITE_FULL}, or {@code SQLITE_IOERR_SHMSIZE} (the WAL
-     * index of an existing database cannot grow on a full file system), or any I/O error while almost nothing is
-     * free.
-     */
+    /** SQLITE_FULL, SHMSIZE (the WAL index cannot grow) or any I/O error while almost nothing is free. */
     static boolean diskFull(SQLException e, Path dir) {
         String message = String.valueOf(e.getMessage());
         if (message.contains("SQLITE_FULL") || message.contains("SHMSIZE") || message.contains("disk is full")) {
@@ -167,12 +144,11 @@ public final class HistoryStore implements AutoCloseable {
         }
     }
 
-    /** The database file. */
     public Path file() {
         return file;
     }
 
-    /** SQLite's journal mode in force ({@code wal} unless the file system cannot share memory between processes). */
+    /** {@code wal} unless the file system cannot share memory between processes. */
     public synchronized String journalMode() {
         try (Statement st = connection.createStatement(); ResultSet rs = st.executeQuery("PRAGMA journal_mode")) {
             return rs.next() ? rs.getString(1) : "";
@@ -181,11 +157,6 @@ public final class HistoryStore implements AutoCloseable {
         }
     }
 
-    private void migrate() throws SQLException {
-        createSchema(connection);
-    }
-
-    /** Creates or upgrades the tables in {@code connection}'s main database. */
     static void createSchema(Connection connection) throws SQLException {
         try (Statement st = connection.createStatement()) {
             st.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
@@ -242,7 +213,6 @@ public final class HistoryStore implements AutoCloseable {
         }
     }
 
-    /** Records or updates a run's spec and estimate (either may be null to keep the stored one). */
     public synchronized void saveRun(String runId, String specJson, String estimateJson, Instant at) {
         execute("""
                 INSERT INTO runs(run_id, spec_json, estimate_json, first_seen_ms, last_seen_ms) VALUES (?,?,?,?,?)
@@ -253,24 +223,11 @@ public final class HistoryStore implements AutoCloseable {
                 runId, specJson, estimateJson, at.toEpochMilli(), at.toEpochMilli());
     }
 
-    /**
-     * One run's summary for {@link #writeSummaries}.
-     *
-     * @param runId       run id
-     * @param summaryJson the {@code RunSummary} as JSON
-     * @param firstSeen   when the run was first seen (used only when the run is new to the database)
-     * @param lastSeen    when the run was last seen
-     * @param ended       when the run ended, or null while it runs (a reopened run's end is cleared)
-     */
+    /** One run's summary for {@link #writeSummaries}; {@code firstSeen} counts only for a run new to the database. */
     public record SummaryWrite(String runId, String summaryJson, Instant firstSeen, Instant lastSeen, Instant ended) {
     }
 
-    /**
-     * Writes run summaries, in order, and finished-run outcomes in one transaction: all or nothing.
-     *
-     * @throws HistoryException when the database refuses (disk full, read-only, locked past the busy timeout);
-     *                          nothing of the batch is then stored
-     */
+    /** Writes run summaries, in order, and finished-run outcomes in one transaction: all or nothing. */
     public synchronized void writeSummaries(List<SummaryWrite> summaries, List<RunOutcome> outcomes) {
         if (summaries.isEmpty() && outcomes.isEmpty()) {
             return;
@@ -314,15 +271,12 @@ public final class HistoryStore implements AutoCloseable {
         }
     }
 
-    /**
-     * Back to one transaction per statement. After SQLite rolled a failed transaction back on its own (disk full),
-     * the driver's implicit commit here fails too; that must not hide the original error.
-     */
+    /** After SQLite rolled a failed transaction back itself (disk full) this fails too; it must not hide the cause. */
     private void restoreAutoCommit() {
         try {
             connection.setAutoCommit(true);
         } catch (SQLException ignored) {
-            // Reported by the caller's own failure, if any; a closed connection fails the next call clearly.
+            // a closed connection fails the next call clearly
         }
     }
 
@@ -334,7 +288,6 @@ public final class HistoryStore implements AutoCloseable {
         }
     }
 
-    /** Opens an anomaly episode unless one of the same run and kind is already open. */
     public synchronized void anomalyRaised(StoredAnomaly anomaly) {
         if (openEpisode(anomaly.runId(), anomaly.kind())) {
             return;
@@ -346,16 +299,12 @@ public final class HistoryStore implements AutoCloseable {
                 anomaly.message(), anomaly.suggestion(), anomaly.evidenceJson());
     }
 
-    /** Closes the open episode of this run and kind, if any. */
     public synchronized void anomalyResolved(String runId, String kind, Instant at) {
         execute("UPDATE anomalies SET resolved_ms = ? WHERE run_id = ? AND kind = ? AND resolved_ms IS NULL",
                 at.toEpochMilli(), runId, kind);
     }
 
-    /**
-     * Caps the database at {@code pages} pages, so writes beyond fail with SQLite's "database or disk is full" as
-     * on a full disk; {@code 0} or less lifts the cap. For tests of the full-disk path.
-     */
+    /** Caps the database at {@code pages} pages ({@code 0} lifts it), to test the full-disk path. */
     synchronized void capPagesForTests(long pages) {
         try (Statement st = connection.createStatement()) {
             st.execute("PRAGMA max_page_count=" + (pages > 0 ? pages : 1_073_741_823L));
@@ -364,7 +313,6 @@ public final class HistoryStore implements AutoCloseable {
         }
     }
 
-    /** The database's size in pages. For tests of the full-disk path. */
     synchronized long pageCountForTests() {
         try (Statement st = connection.createStatement(); ResultSet rs = st.executeQuery("PRAGMA page_count")) {
             return rs.next() ? rs.getLong(1) : 0;
@@ -373,51 +321,26 @@ public final class HistoryStore implements AutoCloseable {
         }
     }
 
-    /** Every stored run, newest first, at most {@code limit}. */
     public synchronized List<StoredRun> runs(int limit) {
-        List<StoredRun> runs = new ArrayList<>();
-        try (PreparedStatement ps = connection.prepareStatement("""
+        return query("read runs", """
                 SELECT run_id, spec_json, estimate_json, summary_json, first_seen_ms, last_seen_ms, ended_ms
-                FROM runs ORDER BY last_seen_ms DESC LIMIT ?""")) {
-            ps.setInt(1, limit);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    runs.add(new StoredRun(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4),
-                            Instant.ofEpochMilli(rs.getLong(5)), Instant.ofEpochMilli(rs.getLong(6)),
-                            instantOrNull(rs, 7)));
-                }
-            }
-        } catch (SQLException e) {
-            throw failure("read runs", e);
-        }
-        return runs;
+                FROM runs ORDER BY last_seen_ms DESC LIMIT ?""",
+                rs -> new StoredRun(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4),
+                        Instant.ofEpochMilli(rs.getLong(5)), Instant.ofEpochMilli(rs.getLong(6)), instantOrNull(rs, 7)),
+                limit);
     }
 
-    /** Anomaly episodes (the alert history), newest first; {@code runId} null for all runs. */
+    /** Anomaly episodes, newest first; {@code runId} null for all runs. */
     public synchronized List<StoredAnomaly> anomalies(String runId, int limit) {
-        List<StoredAnomaly> list = new ArrayList<>();
         String sql = "SELECT run_id, kind, severity, since_ms, resolved_ms, message, suggestion, evidence_json"
                 + " FROM anomalies" + (runId == null ? "" : " WHERE run_id = ?") + " ORDER BY since_ms DESC, id DESC LIMIT ?";
-        try (PreparedStatement ps = connection.prepareStatement(sql)) {
-            int i = 1;
-            if (runId != null) {
-                ps.setString(i++, runId);
-            }
-            ps.setInt(i, limit);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    list.add(new StoredAnomaly(rs.getString(1), rs.getString(2), rs.getString(3),
-                            Instant.ofEpochMilli(rs.getLong(4)), instantOrNull(rs, 5), rs.getString(6),
-                            rs.getString(7), rs.getString(8)));
-                }
-            }
-        } catch (SQLException e) {
-            throw failure("read anomalies", e);
-        }
-        return list;
+        return query("read anomalies", sql, rs -> new StoredAnomaly(rs.getString(1), rs.getString(2), rs.getString(3),
+                        Instant.ofEpochMilli(rs.getLong(4)), instantOrNull(rs, 5), rs.getString(6), rs.getString(7),
+                        rs.getString(8)),
+                runId == null ? new Object[] {limit} : new Object[] {runId, limit});
     }
 
-    /** Leaves a run out of calibration ({@code exclude}) or counts it again. Unknown run ids are kept as given. */
+    /** Leaves a run out of calibration or counts it again; unknown run ids are kept as given. */
     public synchronized void excludeFromCalibration(String runId, boolean exclude, Instant at) {
         if (exclude) {
             execute("INSERT OR REPLACE INTO calibration_exclusions(run_id, at_ms) VALUES (?,?)", runId, at.toEpochMilli());
@@ -426,18 +349,9 @@ public final class HistoryStore implements AutoCloseable {
         }
     }
 
-    /** Run ids left out of calibration. */
     public synchronized Set<String> calibrationExclusions() {
-        Set<String> ids = new HashSet<>();
-        try (Statement st = connection.createStatement();
-             ResultSet rs = st.executeQuery("SELECT run_id FROM calibration_exclusions")) {
-            while (rs.next()) {
-                ids.add(rs.getString(1));
-            }
-        } catch (SQLException e) {
-            throw failure("read calibration exclusions", e);
-        }
-        return ids;
+        return new HashSet<>(query("read calibration exclusions", "SELECT run_id FROM calibration_exclusions",
+                rs -> rs.getString(1)));
     }
 
     /** Starts a calibration group afresh: outcomes recorded until {@code at} no longer count. */
@@ -445,35 +359,20 @@ public final class HistoryStore implements AutoCloseable {
         execute("INSERT OR REPLACE INTO calibration_resets(group_key, at_ms) VALUES (?,?)", groupKey, at.toEpochMilli());
     }
 
-    /** When each reset group was reset. */
     public synchronized Map<String, Instant> calibrationResets() {
         Map<String, Instant> resets = new HashMap<>();
-        try (Statement st = connection.createStatement();
-             ResultSet rs = st.executeQuery("SELECT group_key, at_ms FROM calibration_resets")) {
-            while (rs.next()) {
-                resets.put(rs.getString(1), Instant.ofEpochMilli(rs.getLong(2)));
-            }
-        } catch (SQLException e) {
-            throw failure("read calibration resets", e);
-        }
+        query("read calibration resets", "SELECT group_key, at_ms FROM calibration_resets",
+                rs -> Map.entry(rs.getString(1), Instant.ofEpochMilli(rs.getLong(2))))
+                .forEach(e -> resets.put(e.getKey(), e.getValue()));
         return resets;
     }
 
-    /** Every recorded outcome, oldest first. */
     public synchronized List<RunOutcome> outcomes() {
-        List<RunOutcome> list = new ArrayList<>();
-        try (Statement st = connection.createStatement();
-             ResultSet rs = st.executeQuery("""
-                     SELECT run_id, gpu_id, family, predicted_step_s, observed_step_s, predicted_peak_bytes,
-                       observed_peak_bytes, at_ms FROM outcomes ORDER BY at_ms""")) {
-            while (rs.next()) {
-                list.add(new RunOutcome(rs.getString(1), rs.getString(2), rs.getString(3), rs.getDouble(4),
+        return query("read outcomes", """
+                SELECT run_id, gpu_id, family, predicted_step_s, observed_step_s, predicted_peak_bytes,
+                  observed_peak_bytes, at_ms FROM outcomes ORDER BY at_ms""",
+                rs -> new RunOutcome(rs.getString(1), rs.getString(2), rs.getString(3), rs.getDouble(4),
                         rs.getDouble(5), longOrNull(rs, 6), longOrNull(rs, 7), Instant.ofEpochMilli(rs.getLong(8))));
-            }
-        } catch (SQLException e) {
-            throw failure("read outcomes", e);
-        }
-        return list;
     }
 
     @Override
@@ -491,23 +390,33 @@ public final class HistoryStore implements AutoCloseable {
     }
 
     private boolean openEpisode(String runId, String kind) {
-        try (PreparedStatement ps = connection.prepareStatement(
-                "SELECT 1 FROM anomalies WHERE run_id = ? AND kind = ? AND resolved_ms IS NULL LIMIT 1")) {
-            ps.setString(1, runId);
-            ps.setString(2, kind);
+        return !query("read anomalies", "SELECT 1 FROM anomalies WHERE run_id = ? AND kind = ? AND resolved_ms IS NULL"
+                + " LIMIT 1", rs -> Boolean.TRUE, runId, kind).isEmpty();
+    }
+
+    @FunctionalInterface
+    private interface Row<T> {
+        T read(ResultSet rs) throws SQLException;
+    }
+
+    private <T> List<T> query(String what, String sql, Row<T> row, Object... args) {
+        List<T> out = new ArrayList<>();
+        try (PreparedStatement ps = connection.prepareStatement(sql)) {
+            bind(ps, args);
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next();
+                while (rs.next()) {
+                    out.add(row.read(rs));
+                }
             }
         } catch (SQLException e) {
-            throw failure("read anomalies", e);
+            throw failure(what, e);
         }
+        return out;
     }
 
     private void execute(String sql, Object... args) {
         try (PreparedStatement ps = connection.prepareStatement(sql)) {
-            for (int i = 0; i < args.length; i++) {
-                ps.setObject(i + 1, args[i]);
-            }
+            bind(ps, args);
             ps.executeUpdate();
         } catch (SQLException e) {
             throw failure("write", e);
@@ -528,7 +437,7 @@ public final class HistoryStore implements AutoCloseable {
         return rs.wasNull() ? null : value;
     }
 
-    private static String oneLine(Exception e) {
+    static String oneLine(Exception e) {
         String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
         return message.lines().findFirst().orElse(message).strip();
     }

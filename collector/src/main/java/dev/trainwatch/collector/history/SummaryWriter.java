@@ -1,5 +1,7 @@
 package dev.trainwatch.collector.history;
 
+import static dev.trainwatch.collector.history.HistoryStore.oneLine;
+
 import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.trainwatch.collector.state.RunSummary;
 import dev.trainwatch.protocol.Json;
@@ -17,28 +19,19 @@ import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
- * Writes run summaries to the {@link HistoryStore} on its own thread, so the fleet's listener call (on the ingest
- * path) only puts the summary in a map.
+ * Writes run summaries to the {@link HistoryStore} on its own thread, so the fleet's listener call only puts the
+ * summary in a map. A run's newer summary replaces its pending one; pending summaries are written at most once per
+ * {@code interval}, in one transaction; an ended run is written (with its calibration outcome) as soon as the thread
+ * wakes.
  *
- * <p>Coalescing: a run's newer summary replaces its pending one, and pending summaries are written at most once per
- * {@code interval} (one transaction for all of them); a quiet writer writes the first change at once. An ended run
- * is urgent: it is written (with its calibration outcome, in the same transaction) as soon as the thread wakes, and
- * the outcome is then handed to {@code onOutcome}. {@link #close()} writes whatever is pending.
- *
- * <p>Bounded: at most {@code capacity} runs wait to be written. When the database refuses writes (disk full,
- * read-only, locked), the batch stays pending and is retried every {@code interval} (but at most once a second);
- * newer summaries of pending runs still replace older ones, summaries of further runs are dropped. Each of these
- * states is logged in one line when it starts and when it ends, never per write.
- *
- * <p>Thread-safe. Lifecycle: construct, {@link #start()} (or drive it with {@link #flushIfDue()} in tests), then
- * {@link #close()} (idempotent).
+ * <p>Bounded: at most {@code capacity} runs wait. A refused batch stays pending and is retried every interval (at
+ * most once a second); summaries of further runs are dropped meanwhile. Each state is logged once when it starts and
+ * ends, never per write. Thread-safe; {@link #close()} writes what is pending and is idempotent.
  */
 public final class SummaryWriter implements AutoCloseable {
     /** Runs whose summaries may wait to be written at once (the fleet tracks at most 1,024 by default). */
     public static final int DEFAULT_CAPACITY = 4_096;
-    /** The shortest time between two attempts on a database that refuses writes. */
     private static final long MIN_RETRY_MILLIS = 1_000;
-    /** How long {@link #close()} waits for the thread to finish a write in progress. */
     private static final long CLOSE_WAIT_MS = 10_000;
 
     private final HistoryStore store;
@@ -65,15 +58,6 @@ public final class SummaryWriter implements AutoCloseable {
     private long failedWrites;
     private Thread thread;
 
-    /**
-     * @param store     the database
-     * @param outcomeOf the calibration outcome of an ended run, if it has one (called on the writer's thread)
-     * @param onOutcome told about each outcome after it is stored (on the writer's thread)
-     * @param interval  the shortest time between two writes of pending summaries; zero writes at once
-     * @param capacity  the most runs waiting to be written
-     * @param clock     decides when a write is due
-     * @param log       one-line problems
-     */
     public SummaryWriter(HistoryStore store, Function<RunSummary, Optional<RunOutcome>> outcomeOf,
                          Consumer<RunOutcome> onOutcome, Duration interval, int capacity, Clock clock,
                          Consumer<String> log) {
@@ -92,11 +76,9 @@ public final class SummaryWriter implements AutoCloseable {
         this.log = Objects.requireNonNull(log, "log");
     }
 
-    /** What the writer has done so far (for tests and self-metrics). */
     public record Stats(long writes, long summariesWritten, long pending, long dropped, long failedWrites) {
     }
 
-    /** Starts the writer's thread (a daemon: {@link #close()} is what writes the last changes). */
     public void start() {
         synchronized (lock) {
             if (thread != null || closed) {
@@ -108,13 +90,12 @@ public final class SummaryWriter implements AutoCloseable {
         }
     }
 
-    /** A run's numbers moved: its summary replaces the pending one. Never blocks on the database. */
+    /** Replaces the run's pending summary. Never blocks on the database. */
     public void changed(RunSummary summary) {
         synchronized (lock) {
             if (closed) {
                 return;
             }
-            // Replacing a pending run costs no room; only a run not yet pending needs a free slot.
             if (!changed.containsKey(summary.runId()) && !hasRoom()) {
                 drop(summary.runId());
                 return;
@@ -124,7 +105,7 @@ public final class SummaryWriter implements AutoCloseable {
         }
     }
 
-    /** A run ended: written as soon as possible, with its outcome. Never blocks on the database. */
+    /** Written as soon as possible, with its outcome. Never blocks on the database. */
     public void ended(RunSummary summary) {
         synchronized (lock) {
             if (closed) {
@@ -141,17 +122,11 @@ public final class SummaryWriter implements AutoCloseable {
         }
     }
 
-    /**
-     * Writes the pending summaries if a write is due: an ended run is waiting (and the database is not failing), or
-     * {@code interval} has passed since the last write.
-     *
-     * @return whether a write was attempted
-     */
+    /** Whether a write was due and attempted. */
     public boolean flushIfDue() {
         return flush(false);
     }
 
-    /** Writes everything pending now, whatever the interval. */
     public void flush() {
         flush(true);
     }
@@ -162,7 +137,6 @@ public final class SummaryWriter implements AutoCloseable {
         }
     }
 
-    /** Stops the thread and writes what is pending. Later changes are ignored. */
     @Override
     public void close() {
         Thread running;
@@ -217,7 +191,6 @@ public final class SummaryWriter implements AutoCloseable {
                 || now - lastWriteMillis >= currentIntervalMillis();
     }
 
-    /** The interval, but a failing database is retried at most once a second, even with a zero interval. */
     private long currentIntervalMillis() {
         return failing ? Math.max(intervalMillis, MIN_RETRY_MILLIS) : intervalMillis;
     }
@@ -266,7 +239,6 @@ public final class SummaryWriter implements AutoCloseable {
         }
     }
 
-    /** Puts a failed batch back (unless newer changes superseded it) to retry after the interval. */
     private void failed(List<RunSummary> endedBatch, List<RunSummary> changedBatch, RuntimeException e) {
         boolean first;
         synchronized (lock) {
@@ -342,7 +314,7 @@ public final class SummaryWriter implements AutoCloseable {
         }
     }
 
-    /** How long the thread may sleep: until the next write is due, or until something changes. Guarded by lock. */
+    /** Guarded by lock. */
     private long waitMillis(long now) {
         if (changed.isEmpty() && ended.isEmpty()) {
             return Long.MAX_VALUE;
@@ -369,12 +341,7 @@ public final class SummaryWriter implements AutoCloseable {
         rows.add(new HistoryStore.SummaryWrite(s.runId(), json, firstSeen, lastSeen, endedAt));
     }
 
-    private static Instant toInstant(double unixSeconds) {
+    static Instant toInstant(double unixSeconds) {
         return Instant.ofEpochMilli(Math.round(unixSeconds * 1000.0));
-    }
-
-    private static String oneLine(Exception e) {
-        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-        return message.lines().findFirst().orElse(message).strip();
     }
 }

@@ -4,21 +4,19 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.http.tls.PeerNames;
 import dev.trainwatch.collector.http.tls.ServerTls;
+import dev.trainwatch.collector.ingest.ApiError;
+import dev.trainwatch.collector.ingest.BodyDecoder;
+import dev.trainwatch.collector.ingest.IngestService;
+import dev.trainwatch.collector.ingest.InputValidator;
 import dev.trainwatch.collector.metrics.MetricsExporter;
 import dev.trainwatch.collector.series.SeriesBuilder;
 import dev.trainwatch.collector.series.SeriesRequest;
 import dev.trainwatch.collector.state.Fleet;
-import dev.trainwatch.collector.state.IngestResult;
 import dev.trainwatch.collector.state.LimitReachedException;
 import dev.trainwatch.collector.state.RunPlans;
-import dev.trainwatch.collector.state.RunView;
 import dev.trainwatch.collector.state.Slots;
 import dev.trainwatch.estimator.InvalidSpecException;
-import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.Json;
-import dev.trainwatch.protocol.RunSpec;
-import dev.trainwatch.protocol.RunSteps;
-import dev.trainwatch.protocol.StepEvent;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.vertx.core.Future;
@@ -53,28 +51,22 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * The collector's HTTP edge: the {@code /v1} API, {@code /metrics}, {@code /healthz} and the web page. Each handler
- * decodes, calls plain Java (the {@link Fleet}, the {@link MetricsExporter}) and maps the outcome to a status;
- * every refusal is {@code {"error": "…"}} with one line saying what is wrong. The routes are the table in
- * {@link #router()}.
+ * The collector's HTTP edge: the {@code /v1} API, {@code /metrics}, {@code /healthz} and the web page (routes in
+ * {@link #router()}). Handlers read the request's framing, call plain Java ({@link IngestService}, the {@link Fleet},
+ * the {@link MetricsExporter}) off the event loop and answer; every refusal is {@code {"error": "…"}} in one line.
  */
 public final class ApiVerticle extends VerticleBase {
 
     private static final System.Logger LOG = System.getLogger(ApiVerticle.class.getName());
     private static final String JSON = "application/json";
     private static final String DUPLICATE = "trainwatch.duplicate";
-    /** The node whose per-node token a request carried. */
     private static final String TOKEN_NODE = "trainwatch.tokenNode";
 
     /** Largest request line and header block: an agent sends a few hundred bytes of each. */
     static final int MAX_INITIAL_LINE = 4_096;
     static final int MAX_HEADER_SIZE = 16_384;
-    /**
-     * Series requests built at once; more are answered 503 at once. The endpoint is open, and each build holds a
-     * copy of the run's windows (tens of MB for a 1,024-GPU run) and a core for up to a second.
-     */
+    /** Series builds at once (each holds a copy of a run's windows and a core up to a second); more get 503. */
     static final int MAX_SERIES_BUILDS = 2;
-    /** What a refused series request is told to wait: a build of the largest run takes about a second. */
     static final int SERIES_RETRY_AFTER_SECONDS = 1;
     static final String SERIES_BUSY = "too many series requests in progress (at most " + MAX_SERIES_BUILDS
             + " at once); retry after " + SERIES_RETRY_AFTER_SECONDS + " s";
@@ -84,31 +76,18 @@ public final class ApiVerticle extends VerticleBase {
     private final MetricsExporter metrics;
     private final List<Consumer<Router>> extraRoutes;
     private BearerAuth auth;
-    private final BodyDecoder decoder;
-    private final InputValidator validator;
-    private final RefusedRuns refusedRuns = new RefusedRuns(System::nanoTime);
+    private final IngestService ingest;
     private HttpServer server;
-    /**
-     * Where every request that touches the fleet runs: decoding, validation, the fleet's lock, building views. The
-     * event loop only routes, checks headers and writes answers, so no request waits for another's work, the
-     * fleet's lock or a listener.
-     */
+    /** Where every request that touches the fleet runs; the event loop only routes, checks headers and answers. */
     private WorkerExecutor fleetWorkers;
-    /** Threads of {@link #fleetWorkers}: requests that need the fleet at once, beyond which they queue. */
     static final int FLEET_WORKERS = 4;
-    /** How long a spec registration waits for its history write before it answers anyway. */
-    static final Duration DURABLE_WAIT = Duration.ofSeconds(5);
-    private final List<Function<Duration, Boolean>> durability;
     private final AtomicInteger seriesBuilds = new AtomicInteger();
-    /** TLS from the web config, or null for plain HTTP. */
-    private ServerTls tls;
+    private ServerTls tls; // null: plain HTTP
     /** Runs on the worker before each series build; a test sets it to hold builds in progress. */
     volatile Runnable beforeSeriesBuild = () -> {
     };
 
-    /**
-     * @param extraRoutes called with the router after the API routes are in place, to add more (history, alerts)
-     */
+    /** @param extraRoutes called with the router after the API routes are in place (history, alerts) */
     public ApiVerticle(CollectorConfig config, Fleet fleet, MetricsExporter metrics,
                        List<Consumer<Router>> extraRoutes) {
         this(config, fleet, metrics, extraRoutes, List.of());
@@ -121,14 +100,12 @@ public final class ApiVerticle extends VerticleBase {
     public ApiVerticle(CollectorConfig config, Fleet fleet, MetricsExporter metrics,
                        List<Consumer<Router>> extraRoutes,
                        List<Function<Duration, Boolean>> durability) {
-        this.durability = List.copyOf(durability);
         this.config = config;
         this.fleet = fleet;
         this.metrics = metrics;
         this.extraRoutes = List.copyOf(extraRoutes);
         this.auth = new BearerAuth(config.token());
-        this.decoder = new BodyDecoder(config.limits().maxInflatedBytes());
-        this.validator = new InputValidator(config.limits());
+        this.ingest = new IngestService(config.limits(), fleet, durability, metrics.runs()::recordSteps);
     }
 
     @Override
@@ -141,14 +118,11 @@ public final class ApiVerticle extends VerticleBase {
                 // Bodies are inflated by BodyDecoder under a cap; Netty's decompressor would inflate unbounded.
                 .setDecompressionSupported(false)
                 .setCompressionSupported(true)
-                // No WebSockets are served: without their compression extensions Netty leaves the handler that
-                // inspects every request and response for an upgrade out of the pipeline.
+                // No WebSockets: Netty then leaves the upgrade handler out of the pipeline.
                 .setPerFrameWebSocketCompressionSupported(false)
                 .setPerMessageWebSocketCompressionSupported(false)
                 .setIdleTimeout(120);
         if (tls != null) {
-            // A client that speaks plain HTTP to this port gets no answer: the TLS handshake fails and the
-            // connection is closed.
             tls.applyTo(options);
         }
         fleetWorkers = vertx.createSharedWorkerExecutor("trainwatch-fleet", FLEET_WORKERS);
@@ -160,10 +134,7 @@ public final class ApiVerticle extends VerticleBase {
         return listening;
     }
 
-    /**
-     * Checks writes against the token {@code tokens} gives at each request (a rotated token file), and the per-node
-     * tokens {@code nodes}, whose batches may speak only for their node; before deploying.
-     */
+    /** Checks writes against the token {@code tokens} gives at each request and the per-node tokens (before deploying). */
     public ApiVerticle tokens(Supplier<String> tokens, NodeTokens nodes) {
         this.auth = new BearerAuth(tokens, nodes);
         return this;
@@ -189,10 +160,7 @@ public final class ApiVerticle extends VerticleBase {
         return server.actualPort();
     }
 
-    /**
-     * Requests the HTTP codec could not parse (garbage request line, headers too large) never reach the router;
-     * they still get the JSON error shape, then the connection is closed since the stream is out of sync.
-     */
+    /** A request the HTTP codec could not parse gets the JSON error shape, then the connection is closed. */
     private void invalidRequest(HttpServerRequest request) {
         Throwable cause = request.decoderResult().cause();
         int status = 400;
@@ -210,12 +178,10 @@ public final class ApiVerticle extends VerticleBase {
                 .onComplete(v -> request.connection().close());
     }
 
-    /** The route table. */
     Router router() {
         Router router = Router.router(vertx);
 
-        // The most frequent request first: the router tries routes in order, and a batch then never meets the
-        // path-parameter patterns of the routes below.
+        // The most frequent request first: the router tries routes in order.
         ingest(router.route(HttpMethod.POST, "/v1/samples")).handler(this::postSamples);
         ingest(router.route(HttpMethod.POST, "/v1/runs/:run_id/steps")).handler(this::postSteps);
         ingest(router.route(HttpMethod.PUT, "/v1/runs/:run_id")).handler(this::putRun);
@@ -240,19 +206,14 @@ public final class ApiVerticle extends VerticleBase {
                 + ctx.request().method() + " " + BodyDecoder.printable(ctx.request().path(), 80)));
         router.errorHandler(405, ctx -> error(ctx, ApiError.METHOD_NOT_ALLOWED, "method "
                 + ctx.request().method() + " not allowed on " + BodyDecoder.printable(ctx.request().path(), 80)));
-        // A query string that does not decode (e.g. "?x=%") fails while Vert.x matches a route with path
-        // parameters, before any handler or failure handler runs: without this it would answer a plain-text 400.
+        // A query string that does not decode ("?x=%") fails before any handler: without this, a plain-text 400.
         router.errorHandler(400, ctx -> error(ctx, ApiError.BAD_REQUEST, ctx.failure() instanceof ApiError api
                 ? api.getMessage() : "malformed URL: the query string or path does not decode (check its %-escapes)"));
         router.errorHandler(500, this::failure);
         return router;
     }
 
-    /**
-     * The steps every ingest request passes before its handler, cheapest first: count the outcome when the
-     * response goes out, check the token, the media type and the declared length (all before reading a byte of
-     * the body), then read the body under the limit.
-     */
+    /** Before an ingest handler, cheapest first: count the outcome, check the headers, read the body under the limit. */
     private Route ingest(Route route) {
         return route
                 .handler((PlatformHandler) this::countOutcome)
@@ -260,24 +221,32 @@ public final class ApiVerticle extends VerticleBase {
                 .handler(BodyHandler.create(false).setBodyLimit(config.limits().maxBodyBytes()));
     }
 
-    /**
-     * Checks of the headers alone. Registered as a platform handler because Vert.x runs those before the body
-     * handler: a request without the token, of the wrong type or declaring too large a body is refused before a
-     * byte of its body is read.
-     */
+    /** Checks of the headers alone, as a platform handler so that they run before a byte of the body is read. */
     private void admit(RoutingContext ctx) {
         try {
             String node = auth.checkNode(ctx.request().getHeader(HttpHeaders.AUTHORIZATION));
             if (node != null) {
                 ctx.put(TOKEN_NODE, node);
             }
-            BodyDecoder.checkContentType(ctx.request().getHeader(HttpHeaders.CONTENT_TYPE));
+            checkContentType(ctx.request().getHeader(HttpHeaders.CONTENT_TYPE));
             checkDeclaredLength(ctx.request().getHeader(HttpHeaders.CONTENT_LENGTH));
         } catch (ApiError e) {
             ctx.fail(e);
             return;
         }
         ctx.next();
+    }
+
+    /** Refuses (415) a media type other than JSON; a missing one is taken as JSON (simple scripts omit it). */
+    private static void checkContentType(String contentType) {
+        if (contentType == null || contentType.isBlank()) {
+            return;
+        }
+        String mediaType = contentType.split(";", 2)[0].strip().toLowerCase(Locale.ROOT);
+        if (!mediaType.equals("application/json") && !mediaType.endsWith("+json")) {
+            throw new ApiError(ApiError.UNSUPPORTED_MEDIA_TYPE,
+                    "Content-Type must be application/json, got '" + BodyDecoder.printable(mediaType, 60) + "'");
+        }
     }
 
     private void checkDeclaredLength(String contentLength) {
@@ -323,12 +292,7 @@ public final class ApiVerticle extends VerticleBase {
         };
     }
 
-    // ---- handlers -----------------------------------------------------------------------------------------
-
-    /**
-     * Runs {@code work} on the fleet's workers and answers 200 with what it returns, encoded there too; a thrown {@link ApiError} (or
-     * any failure) goes to the failure handler, as if thrown on the event loop.
-     */
+    /** Runs {@code work} on the fleet's workers and answers 200 with what it returns; a failure goes to {@link #failure}. */
     private void offLoop(RoutingContext ctx, Callable<Object> work) {
         fleetWorkers.executeBlocking(() -> encode(work.call()), false).onComplete(result -> {
             if (result.failed()) {
@@ -341,121 +305,48 @@ public final class ApiVerticle extends VerticleBase {
     }
 
     private void putRun(RoutingContext ctx) {
-        String runId = InputValidator.requireRunId("run_id", ctx.pathParam("run_id"));
+        String runId = ctx.pathParam("run_id");
         byte[] raw = rawBody(ctx);
         String encoding = ctx.request().getHeader(HttpHeaders.CONTENT_ENCODING);
-        offLoop(ctx, () -> {
-            RunSpec spec = decoder.spec(decoder.decode(raw, encoding));
-            validator.check(spec);
-            RunView run;
-            try {
-                run = fleet.putSpec(runId, spec);
-            } catch (InvalidSpecException e) {
-                throw ApiError.unprocessable(oneLine(e.getMessage()));
-            }
-            // A registration is rare and its spec must survive a crash once acknowledged: wait (on this worker,
-            // never the event loop) until listeners have it on disk, a bounded time.
-            long deadline = System.nanoTime() + DURABLE_WAIT.toNanos();
-            if (fleet.awaitListeners(DURABLE_WAIT)) {
-                for (Function<Duration, Boolean> d : durability) {
-                    d.apply(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
-                }
-            }
-            return run;
-        });
+        offLoop(ctx, () -> ingest.putSpec(runId, raw, encoding));
     }
 
     private void postSteps(RoutingContext ctx) {
-        String runId = InputValidator.requireRunId("run_id", ctx.pathParam("run_id"));
-        // An agent names itself, so its clock offset (from its batches' sent_at) corrects the steps' times too.
+        String runId = ctx.pathParam("run_id");
         String agentId = ctx.request().getParam("agent_id");
-        if (agentId != null) {
-            InputValidator.requireLabel("agent_id", agentId);
-        }
         byte[] raw = rawBody(ctx);
         String encoding = ctx.request().getHeader(HttpHeaders.CONTENT_ENCODING);
         Double requestSentAt = sentAt(ctx.request().getHeader(SENT_AT));
-        offLoop(ctx, () -> {
-            List<StepEvent> steps = decoder.steps(raw, encoding);
-            validator.check(steps);
-            // Only the reports counted as the run's steps feed the summary: with every rank logging, one per step.
-            metrics.runs().recordSteps(runId, fleet.ingestSteps(runId, steps, agentId, requestSentAt));
-            Map<String, Object> answer = new LinkedHashMap<>();
-            answer.put("run_id", runId);
-            answer.put("accepted", steps.size());
-            return answer;
-        });
+        offLoop(ctx, () -> ingest.steps(runId, agentId, requestSentAt, raw, encoding));
     }
 
     private void postSamples(RoutingContext ctx) {
         byte[] raw = rawBody(ctx);
         String encoding = ctx.request().getHeader(HttpHeaders.CONTENT_ENCODING);
         Double requestSentAt = sentAt(ctx.request().getHeader(SENT_AT));
-        // With mutual TLS the client certificate names the node the batch may speak for.
+        // With mutual TLS the client certificate names the node the batch may speak for; so does a node's token.
         Set<String> certifiedNames = PeerNames.of(ctx.request().sslSession());
         String tokenNode = ctx.get(TOKEN_NODE);
         offLoop(ctx, () -> {
-            // A run whose id the API cannot take costs only that run, never the node's batch.
-            RefusedRuns.Stripped stripped = refusedRuns.strip(decoder.batch(raw, encoding));
-            AgentBatch batch = stripped.batch();
-            validator.check(batch);
-            Optional<String> notCertified = PeerNames.refusal(certifiedNames, batch.host());
-            if (notCertified.isPresent()) {
-                throw new ApiError(ApiError.FORBIDDEN, notCertified.get());
-            }
-            if (tokenNode != null && !tokenNode.equals(batch.host().toLowerCase(Locale.ROOT))) {
-                throw new ApiError(ApiError.FORBIDDEN, "the token is " + tokenNode + "'s, not host '"
-                        + BodyDecoder.printable(batch.host(), 64) + "': a node's token speaks only for that node");
-            }
-            // Steps carried in the batch that break a rule cost only themselves: the readings are applied, the
-            // answer says why the steps were not.
-            String stepsRefused = null;
-            try {
-                validator.checkSteps(batch);
-            } catch (ApiError bad) {
-                stepsRefused = bad.getMessage();
-                batch = batch.withoutSteps();
-            }
-            IngestResult result = fleet.ingestBatch(batch, requestSentAt);
-            boolean duplicate = result.duplicate();
-            ctx.put(DUPLICATE, duplicate);
-            int stepsAccepted = 0;
-            for (Map.Entry<String, List<StepEvent>> e : result.stepsCounted().entrySet()) {
-                metrics.runs().recordSteps(e.getKey(), e.getValue());
-            }
-            if (!duplicate && batch.runSteps() != null && result.stepsRefused() == null) {
-                for (RunSteps group : batch.runSteps()) {
-                    stepsAccepted += group.steps().size();
+            IngestService.BatchAnswer answer = ingest.batch(raw, encoding, requestSentAt, host -> {
+                Optional<String> notCertified = PeerNames.refusal(certifiedNames, host);
+                if (notCertified.isPresent()) {
+                    throw new ApiError(ApiError.FORBIDDEN, notCertified.get());
                 }
-            }
-            Map<String, Object> answer = new LinkedHashMap<>();
-            answer.put("agent_id", batch.agentId());
-            answer.put("seq", batch.seq());
-            answer.put("duplicate", duplicate);
-            answer.put("gpus", result.gpus());
-            answer.put("readings", batch.gpus() == null ? 0 : batch.gpus().size());
-            // Always present: it tells an agent that this collector takes steps in the batch (run_steps); an older
-            // collector's answer has no such field, and the agent then sends them in their own requests.
-            answer.put("steps_accepted", stepsAccepted);
-            if (!stripped.refused().isEmpty()) {
-                answer.put("runs_refused", stripped.refused());
-            }
-            // Both nodes of a cloned agent id are told, in every answer (the agent logs it once).
-            fleet.agentIdClash(batch.agentId(), batch.host()).ifPresent(clash -> answer.put("agent_id_clash", clash));
-            if (stepsRefused != null || result.stepsRefused() != null) {
-                answer.put("steps_refused", stepsRefused != null ? stepsRefused : result.stepsRefused());
-            }
-            return answer;
+                if (tokenNode != null && !tokenNode.equals(host.toLowerCase(Locale.ROOT))) {
+                    throw new ApiError(ApiError.FORBIDDEN, "the token is " + tokenNode + "'s, not host '"
+                            + BodyDecoder.printable(host, 64) + "': a node's token speaks only for that node");
+                }
+            });
+            ctx.put(DUPLICATE, answer.duplicate());
+            return answer.body();
         });
     }
 
-    /** When the request left the agent, on the agent's clock (seconds since the epoch); see {@link #sentAt}. */
+    /** When the request left the agent, on the agent's clock (seconds since the epoch). */
     static final String SENT_AT = "Trainwatch-Sent-At";
 
-    /**
-     * The {@value #SENT_AT} header as seconds, or null when absent or not a plausible time (then the batch's own
-     * {@code sent_at} is used, as for agents that do not send the header).
-     */
+    /** The {@value #SENT_AT} header as seconds, or null when absent or implausible (the batch's own is used). */
     static Double sentAt(String header) {
         if (header == null || header.isEmpty() || header.length() > 32) {
             return null;
@@ -471,10 +362,7 @@ public final class ApiVerticle extends VerticleBase {
     /** {@code DELETE /v1/runs/{run_id}}: forgets the run (with the ingest token, like PUT). */
     private void deleteRun(RoutingContext ctx) {
         auth.check(ctx.request().getHeader(HttpHeaders.AUTHORIZATION));
-        String runId = ctx.pathParam("run_id");
-        if (!InputValidator.RUN_ID.matcher(runId).matches()) {
-            throw unknownRun(runId);
-        }
+        String runId = runIdOf(ctx);
         offLoop(ctx, () -> {
             if (!fleet.deleteRun(runId)) {
                 throw unknownRun(runId);
@@ -512,40 +400,31 @@ public final class ApiVerticle extends VerticleBase {
     }
 
     private void getRun(RoutingContext ctx) {
-        String runId = ctx.pathParam("run_id");
-        if (!InputValidator.RUN_ID.matcher(runId).matches()) {
-            throw unknownRun(runId);
-        }
+        String runId = runIdOf(ctx);
         offLoop(ctx, () -> fleet.run(runId).orElseThrow(() -> unknownRun(runId)));
     }
 
     /** The run on other hardware, re-priced from what it did (docs/API.md). */
     private void getPlans(RoutingContext ctx) {
-        String runId = ctx.pathParam("run_id");
         PlanParams params = PlanParams.parse(ctx.queryParam("gpu"), ctx.queryParam("gpus"), ctx.queryParam("batch"));
-        if (!InputValidator.RUN_ID.matcher(runId).matches()) {
-            throw unknownRun(runId);
-        }
+        String runId = runIdOf(ctx);
         offLoop(ctx, () -> {
             try {
                 return fleet.plans(runId, params.gpuIds(), params.gpus(), params.batch())
                         .orElseThrow(() -> unknownRun(runId));
             } catch (RunPlans.Refused e) {
-                throw new ApiError(ApiError.CONFLICT, oneLine(e.getMessage()));
+                throw new ApiError(ApiError.CONFLICT, IngestService.oneLine(e.getMessage()));
             } catch (InvalidSpecException e) {
-                throw ApiError.badRequest(oneLine(e.getMessage()));
+                throw ApiError.badRequest(IngestService.oneLine(e.getMessage()));
             }
         });
     }
 
     private void getSeries(RoutingContext ctx) {
-        String runId = ctx.pathParam("run_id");
         // Parameters first: a malformed request is 400 whether or not the run exists.
         SeriesRequest request = SeriesParams.parse(ctx.queryParam("since"), ctx.queryParam("max_points"),
                 ctx.queryParam("gpus"));
-        if (!InputValidator.RUN_ID.matcher(runId).matches()) {
-            throw unknownRun(runId);
-        }
+        String runId = runIdOf(ctx);
         if (seriesBuilds.incrementAndGet() > MAX_SERIES_BUILDS) {
             seriesBuilds.decrementAndGet();
             ctx.response().setStatusCode(ApiError.SERVICE_UNAVAILABLE).putHeader(HttpHeaders.CONTENT_TYPE, JSON)
@@ -571,14 +450,21 @@ public final class ApiVerticle extends VerticleBase {
         });
     }
 
+    /** The path's run id; 404 when it cannot name a run. */
+    private static String runIdOf(RoutingContext ctx) {
+        String runId = ctx.pathParam("run_id");
+        if (!InputValidator.RUN_ID.matcher(runId).matches()) {
+            throw unknownRun(runId);
+        }
+        return runId;
+    }
+
     private static ApiError unknownRun(String runId) {
         return new ApiError(ApiError.NOT_FOUND, "unknown run '" + BodyDecoder.printable(runId, 128) + "'");
     }
 
     private void scrape(RoutingContext ctx) {
-        // Rendering a large fleet takes milliseconds; keep it off the event loop that serves ingest. OpenMetrics
-        // when the scraper asks for it (Prometheus does), the Prometheus text format otherwise.
-        // Compressed there too, when the scraper accepts gzip: the server's own compression would run on the loop.
+        // Rendered and gzipped off the event loop (the server's own compression would run on it).
         String accept = ctx.request().getHeader(HttpHeaders.ACCEPT);
         String acceptEncoding = ctx.request().getHeader(HttpHeaders.ACCEPT_ENCODING);
         boolean gzip = ScrapeEncoding.acceptsGzip(acceptEncoding);
@@ -596,9 +482,8 @@ public final class ApiVerticle extends VerticleBase {
             if (gzip) {
                 ctx.response().putHeader(HttpHeaders.CONTENT_ENCODING, "gzip");
             } else if (acceptEncoding != null) {
-                // Some other coding asked for (deflate, br): answered as is rather than deflated on the loop. The
-                // value tells Vert.x's compressor to leave the response alone, and the compressor removes the header
-                // before it is sent (RFC 9110 reserves "identity" for Accept-Encoding; OpenMetricsNegotiationTest).
+                // Another coding (deflate, br) is answered as is: "identity" tells Vert.x's compressor to leave the
+                // response alone, and it removes the header before sending.
                 ctx.response().putHeader(HttpHeaders.CONTENT_ENCODING, HttpHeaders.IDENTITY);
             }
             ctx.response().end(Buffer.buffer(result.result()));
@@ -624,12 +509,10 @@ public final class ApiVerticle extends VerticleBase {
         answer.put("agents", counts.agents());
         answer.put("listener_backlog", fleet.delivery().backlog());
         answer.put("token_required", auth.enabled());
-        respond(ctx, 200, answer);
+        ctx.response().setStatusCode(200).putHeader(HttpHeaders.CONTENT_TYPE, JSON).end(Buffer.buffer(encode(answer)));
     }
 
-    // ---- plumbing -----------------------------------------------------------------------------------------
-
-    /** The request's body as read (still compressed, if it was sent so): decoded on the fleet's workers. */
+    /** The request's body as read (still compressed, if it was sent so). */
     private static byte[] rawBody(RoutingContext ctx) {
         Buffer raw = ctx.body().buffer();
         return raw == null ? new byte[0] : raw.getBytes();
@@ -649,7 +532,6 @@ public final class ApiVerticle extends VerticleBase {
             status = ctx.statusCode() > 0 ? ctx.statusCode() : 500;
             message = messageFor(status);
         } else if (failure instanceof LimitReachedException full) {
-            // Every slot holds a live run (GPU, agent): refused rather than evicting one; the client retries.
             if (!ctx.response().ended() && !ctx.response().headWritten()) {
                 ctx.response().setStatusCode(ApiError.TOO_MANY_REQUESTS).putHeader(HttpHeaders.CONTENT_TYPE, JSON)
                         .putHeader(HttpHeaders.RETRY_AFTER, Long.toString(full.retryAfterSeconds()))
@@ -658,9 +540,8 @@ public final class ApiVerticle extends VerticleBase {
             }
             return;
         } else if (failure instanceof IllegalArgumentException bad) {
-            // The fleet refuses what validation let through (it checks again); still the client's input.
             status = ApiError.UNPROCESSABLE;
-            message = oneLine(bad.getMessage());
+            message = IngestService.oneLine(bad.getMessage());
         } else {
             LOG.log(System.Logger.Level.ERROR, "internal error on " + ctx.request().method() + " "
                     + ctx.request().path(), failure);
@@ -690,8 +571,7 @@ public final class ApiVerticle extends VerticleBase {
         }
         Map<String, String> body = Map.of("error", message == null ? "error" : message);
         ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, JSON);
-        // Over HTTP/1.x, do not read (and discard) a body already judged too large: answer and hang up. (HTTP/2
-        // streams share the connection; there the rest of the stream is discarded instead.)
+        // Over HTTP/1.x a body already judged too large is not read: answer and hang up (HTTP/2 discards the stream).
         boolean unreadBody = status == ApiError.TOO_LARGE && !ctx.request().isEnded()
                 && ctx.request().version() != HttpVersion.HTTP_2;
         if (unreadBody) {
@@ -703,11 +583,6 @@ public final class ApiVerticle extends VerticleBase {
         }
     }
 
-    private static void respond(RoutingContext ctx, int status, Object body) {
-        ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, JSON)
-                .end(Buffer.buffer(encode(body)));
-    }
-
     private static byte[] encode(Object body) {
         try {
             return Json.MAPPER.writeValueAsBytes(body);
@@ -716,7 +591,4 @@ public final class ApiVerticle extends VerticleBase {
         }
     }
 
-    private static String oneLine(String message) {
-        return message == null ? "invalid" : message.lines().findFirst().orElse(message).strip();
-    }
 }

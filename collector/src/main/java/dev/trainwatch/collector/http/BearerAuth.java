@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.http;
 
+import dev.trainwatch.collector.ingest.ApiError;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;

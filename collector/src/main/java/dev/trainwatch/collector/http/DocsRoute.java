@@ -1,5 +1,7 @@
 package dev.trainwatch.collector.http;
 
+import dev.trainwatch.collector.ingest.ApiError;
+import dev.trainwatch.collector.ingest.BodyDecoder;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.RoutingContext;

@@ -1,5 +1,7 @@
 package dev.trainwatch.collector.http;
 
+import dev.trainwatch.collector.ingest.ApiError;
+import dev.trainwatch.collector.ingest.BodyDecoder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;

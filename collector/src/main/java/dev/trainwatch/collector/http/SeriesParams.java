@@ -1,5 +1,7 @@
 package dev.trainwatch.collector.http;
 
+import dev.trainwatch.collector.ingest.ApiError;
+import dev.trainwatch.collector.ingest.BodyDecoder;
 import dev.trainwatch.collector.series.SeriesRequest;
 import java.time.DateTimeException;
 import java.time.OffsetDateTime;

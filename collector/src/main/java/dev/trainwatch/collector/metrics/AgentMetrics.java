@@ -8,7 +8,6 @@ import dev.trainwatch.collector.state.AgentView;
 import dev.trainwatch.protocol.AgentHealth;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
@@ -25,12 +24,9 @@ import java.util.function.Supplier;
 import java.util.function.DoubleSupplier;
 
 /**
- * The {@code trainwatch_agent_*} series, one per agent host: when it was last heard from, how long its polls take,
- * its spool, its delivery thread, its log, its clock offset, and the counters it keeps (failed reads, dropped and
- * rejected spool entries, delivery errors), as it reports them in each batch. When several agents report the same
- * host (an agent restarted with a new id) the newest one speaks for it. Built like the GPU and run series: one
- * Prometheus client {@link MultiCollector} whose snapshot is made from the fleet's agent views at scrape time, so
- * nothing is kept in step with the fleet and a host that goes away has no series at the next scrape. Thread-safe.
+ * The {@code trainwatch_agent_*} series, one per agent host, as the agents report their health in each batch; when
+ * several agents report one host (restarted with a new id) the newest speaks for it. A snapshot of the fleet's views
+ * at each scrape, so a host that goes away has no series at the next one. Thread-safe.
  */
 public final class AgentMetrics implements MeterBinder, MultiCollector {
 
@@ -41,18 +37,8 @@ public final class AgentMetrics implements MeterBinder, MultiCollector {
     private final List<Family> families = new ArrayList<>();
     private final List<String> names = new ArrayList<>();
 
-    /** @param agents the fleet's current agent views, called once per scrape */
-    public AgentMetrics(Supplier<? extends Collection<AgentView>> agents) {
-        this(agents, () -> 0);
-    }
-
-    /**
-     * @param agents     the fleet's current agent views, called once per scrape
-     * @param wallOffset seconds the wall clock is ahead of the fleet's clock now, added to the times exported
-     *                   (Prometheus compares them with its own {@code time()})
-     */
-    public AgentMetrics(Supplier<? extends Collection<AgentView>> agents,
-                        DoubleSupplier wallOffset) {
+    /** {@code wallOffset}: seconds the wall clock is ahead of the fleet's, added to the times exported. */
+    public AgentMetrics(Supplier<? extends Collection<AgentView>> agents, DoubleSupplier wallOffset) {
         this.agents = agents;
         gauge(MetricNames.AGENT_LAST_SEEN, MetricNames.SECONDS, "Unix time of the agent's newest batch",
                 a -> a.lastSeenTs() + wallOffset.getAsDouble());
@@ -107,11 +93,7 @@ public final class AgentMetrics implements MeterBinder, MultiCollector {
 
     @Override
     public void bindTo(MeterRegistry meterRegistry) {
-        if (meterRegistry instanceof PrometheusMeterRegistry prometheus) {
-            prometheus.getPrometheusRegistry().register(this);
-        } else {
-            throw new IllegalArgumentException("agent metrics are exported through a PrometheusMeterRegistry only");
-        }
+        MetricsExporter.register(meterRegistry, this);
     }
 
     @Override

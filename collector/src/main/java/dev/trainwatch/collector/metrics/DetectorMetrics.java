@@ -4,7 +4,6 @@ import dev.trainwatch.exposition.GpuSeries;
 import dev.trainwatch.exposition.LabelValues;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.Labels;
@@ -17,10 +16,8 @@ import java.util.Map;
 import java.util.function.Supplier;
 
 /**
- * {@code trainwatch_detector_errors_total{kind}}: evaluations in which a detector threw (a bug; the detector is
- * skipped and ingest goes on, and the collector logs it at most once a minute). Only detectors that failed have a
- * series. {@code trainwatch_detector_evaluation_seconds{kind}} (a summary: {@code _count} evaluations, {@code _sum}
- * their seconds): what each detector costs, as node_exporter times each collector. Thread-safe.
+ * {@code trainwatch_detector_errors_total{kind}} (only detectors that threw have a series) and
+ * {@code trainwatch_detector_evaluation_seconds{kind}}, what each detector costs. Thread-safe.
  */
 public final class DetectorMetrics implements MeterBinder, MultiCollector {
     private final Supplier<Map<String, Long>> errors;
@@ -28,10 +25,6 @@ public final class DetectorMetrics implements MeterBinder, MultiCollector {
     private final String name = GpuSeries.prometheusName(MetricNames.DETECTOR_ERRORS, null);
     private final String evaluationName = GpuSeries.prometheusName(MetricNames.DETECTOR_EVALUATION, "seconds");
 
-    /**
-     * @param errors failures per detector since start, by anomaly kind
-     * @param costs evaluations and their seconds per detector since start, by anomaly kind
-     */
     public DetectorMetrics(Supplier<Map<String, Long>> errors, Supplier<Map<String, DetectorCost.Total>> costs) {
         this.errors = errors;
         this.costs = costs;
@@ -39,11 +32,7 @@ public final class DetectorMetrics implements MeterBinder, MultiCollector {
 
     @Override
     public void bindTo(MeterRegistry meterRegistry) {
-        if (meterRegistry instanceof PrometheusMeterRegistry prometheus) {
-            prometheus.getPrometheusRegistry().register(this);
-        } else {
-            throw new IllegalArgumentException("detector metrics are exported through a PrometheusMeterRegistry only");
-        }
+        MetricsExporter.register(meterRegistry, this);
     }
 
     @Override

@@ -9,13 +9,8 @@ import java.util.Objects;
 import java.util.function.ToDoubleFunction;
 
 /**
- * The run history's own health, so a slow or full disk shows on a dashboard and not only in the log: runs waiting
- * to be written, summary transactions that succeeded or failed, summaries dropped. Read from the writer's counters
- * at scrape time. Bound only when the collector has a data directory.
- *
- * <p>Micrometer holds a function meter's object weakly: the meters read the writer itself, which the fleet's
- * listener keeps alive, not a lambda over it that nothing else references (it would be collected, and the gauge
- * would read NaN).
+ * The run history's own health, so a slow or full disk shows on a dashboard. The meters read the writer itself
+ * (Micrometer holds it weakly; a lambda nothing else references would be collected and read NaN).
  */
 public final class HistoryMetrics implements MeterBinder {
     private final SummaryWriter writer;

@@ -4,19 +4,14 @@ import dev.trainwatch.collector.state.HostMemoryView;
 import dev.trainwatch.exposition.HostSeries;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.Collection;
 import java.util.function.Supplier;
 
-/**
- * The nodes' memory series ({@link HostSeries}: {@code trainwatch_host_*}, one per {@code host}) on the collector's
- * registry, read from the fleet's views. Thread-safe.
- */
+/** The nodes' memory series ({@link HostSeries}: {@code trainwatch_host_*}), read from the fleet's views. */
 public final class HostMetrics implements MeterBinder {
 
     private final HostSeries series;
 
-    /** A node's memory as the series read it (the fleet's state knows nothing of its outputs). */
     private record FleetHost(HostMemoryView view) implements HostSeries.Host {
         @Override
         public String host() {
@@ -50,9 +45,6 @@ public final class HostMetrics implements MeterBinder {
 
     @Override
     public void bindTo(MeterRegistry registry) {
-        if (!(registry instanceof PrometheusMeterRegistry prometheus)) {
-            throw new IllegalArgumentException("host metrics are exported through a PrometheusMeterRegistry only");
-        }
-        prometheus.getPrometheusRegistry().register(series);
+        MetricsExporter.register(registry, series);
     }
 }

@@ -10,12 +10,8 @@ import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
 /**
- * The collector's limits as Prometheus sees them, one series per {@code reason} ({@code runs}, {@code gpus},
- * {@code agents}, {@code ranks}, {@code specs}): {@code trainwatch_limit_entries} (in use),
- * {@code trainwatch_limit_max_entries}, {@code trainwatch_limit_refused_total} (new ones refused because every slot
- * was live) and {@code trainwatch_limit_forgotten_total} (ended or silent ones, or expired specs, forgotten to make
- * room).
- * For ranks, "in use" is the most ranks one run tracks, against the per-run limit.
+ * The collector's limits, one series per {@code reason} ({@link Slots.Kind}). For ranks, "in use" is the most ranks
+ * one run tracks, against the per-run limit.
  */
 public final class LimitMetrics implements MeterBinder {
     private final Supplier<List<Slots.Usage>> limits;

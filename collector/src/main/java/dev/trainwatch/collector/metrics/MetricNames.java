@@ -4,19 +4,15 @@ import dev.trainwatch.exposition.SeriesNames;
 import java.util.List;
 
 /**
- * Every metric name and label key trainwatch exports, in one place. Names are Micrometer's dotted form with the
- * base unit given separately; the Prometheus registry renders {@code trainwatch.gpu.memory.used} + {@code bytes}
- * as {@code trainwatch_gpu_memory_used_bytes} and appends {@code _total} to counters. The rendered names are the
- * contract of docs/METRICS.md; the golden scrape test pins them. The node series' names (per GPU, per host) and
- * their label keys are defined in {@link SeriesNames}, shared with the agents' own exporters, and named here for the
- * collector's code.
+ * Every metric name and label key trainwatch exports, in one place, in Micrometer's dotted form with the base unit
+ * apart ({@code trainwatch.gpu.memory.used} + {@code bytes} renders as {@code trainwatch_gpu_memory_used_bytes}).
+ * The rendered names are the contract of docs/METRICS.md, pinned by the golden scrape test; the per-GPU and host
+ * series' names are {@link SeriesNames}, shared with the agents' exporters.
  */
 public final class MetricNames {
 
     // ---- label keys: the closed set of docs/METRICS.md ----
     public static final String HOST = SeriesNames.HOST;
-    public static final String GPU = SeriesNames.GPU;
-    public static final String GPU_UUID = SeriesNames.GPU_UUID;
     public static final String RUN_ID = SeriesNames.RUN_ID;
     public static final String KIND = SeriesNames.KIND;
     public static final String SEVERITY = "severity";
@@ -26,53 +22,10 @@ public final class MetricNames {
     // ---- base units ----
     public static final String BYTES = SeriesNames.BYTES;
     public static final String RATIO = SeriesNames.RATIO;
-    public static final String HERTZ = SeriesNames.HERTZ;
-    public static final String WATTS = SeriesNames.WATTS;
-    public static final String CELSIUS = SeriesNames.CELSIUS;
     public static final String SECONDS = "seconds";
     public static final String BATCHES = "batches";
     public static final String RUNS = "runs";
-
-    // ---- GPU (labels host, gpu, gpu_uuid) ----
-    public static final String GPU_MEMORY_USED = SeriesNames.GPU_MEMORY_USED;
-    public static final String GPU_MEMORY_TOTAL = SeriesNames.GPU_MEMORY_TOTAL;
-    public static final String GPU_UTILIZATION = SeriesNames.GPU_UTILIZATION;
-    public static final String GPU_UTILIZATION_MIN = SeriesNames.GPU_UTILIZATION_MIN;
-    public static final String GPU_IDLE_FRACTION = SeriesNames.GPU_IDLE_FRACTION;
-    public static final String GPU_SM_CLOCK = SeriesNames.GPU_SM_CLOCK;
-    public static final String GPU_SM_CLOCK_MAX = SeriesNames.GPU_SM_CLOCK_MAX;
-    public static final String GPU_POWER = SeriesNames.GPU_POWER;
-    public static final String GPU_POWER_LIMIT = SeriesNames.GPU_POWER_LIMIT;
-    public static final String GPU_TEMPERATURE = SeriesNames.GPU_TEMPERATURE;
-    /** Plus {@code reason}. */
-    public static final String GPU_CLOCK_EVENT_ACTIVE = SeriesNames.GPU_CLOCK_EVENT_ACTIVE;
-    /** Counter; plus {@code kind} (the XID number). */
-    public static final String GPU_XID_ERRORS = SeriesNames.GPU_XID_ERRORS;
-    public static final String GPU_LOST = SeriesNames.GPU_LOST;
-    /** Counter: NVML's energy counter since the driver loaded. */
-    public static final String GPU_ENERGY = SeriesNames.GPU_ENERGY;
     public static final String JOULES = SeriesNames.JOULES;
-    public static final String BYTES_PER_SECOND = SeriesNames.BYTES_PER_SECOND;
-    // hardware activity (GPM and field values); absent where the GPU cannot say
-    /** Share of SMs busy over the agent's poll interval (NVML GPM SM_UTIL), 0–1. */
-    public static final String GPU_SM_ACTIVE = SeriesNames.GPU_SM_ACTIVE;
-    /** Resident warps against the maximum (GPM SM_OCCUPANCY), 0–1. */
-    public static final String GPU_SM_OCCUPANCY = SeriesNames.GPU_SM_OCCUPANCY;
-    /** Share of time any tensor pipe was busy (GPM ANY_TENSOR_UTIL), 0–1. */
-    public static final String GPU_TENSOR_ACTIVE = SeriesNames.GPU_TENSOR_ACTIVE;
-    /** DRAM bandwidth used against the maximum (GPM DRAM_BW_UTIL), 0–1. */
-    public static final String GPU_DRAM_ACTIVE = SeriesNames.GPU_DRAM_ACTIVE;
-    public static final String GPU_PCIE_RX = SeriesNames.GPU_PCIE_RX;
-    public static final String GPU_PCIE_TX = SeriesNames.GPU_PCIE_TX;
-    /** Counter: NVLink data received, all links (NVML's KiB counter in bytes). */
-    public static final String GPU_NVLINK_RX = SeriesNames.GPU_NVLINK_RX;
-    /** Counter: NVLink data sent, all links. */
-    public static final String GPU_NVLINK_TX = SeriesNames.GPU_NVLINK_TX;
-    /**
-     * Plus {@code run_id}. Rendered through the Prometheus client's info type: Micrometer's naming convention
-     * would strip the {@code _info} suffix from a gauge.
-     */
-    public static final String GPU_RUN_INFO = SeriesNames.GPU_RUN_INFO;
 
     // ---- run (label run_id) ----
     public static final String RUN_STEP = "trainwatch.run.step";
@@ -86,25 +39,19 @@ public final class MetricNames {
     public static final String RUN_STEP_TIME = "trainwatch.run.step.time";
     public static final String RUN_MEMORY_HEADROOM = "trainwatch.run.memory.headroom";
     public static final String RUN_ETA = "trainwatch.run.eta";
-    /** Plus {@code kind} and {@code severity}. */
     public static final String RUN_ANOMALY = "trainwatch.run.anomaly";
     public static final String RUN_GPU_UTILIZATION = "trainwatch.run.gpu.utilization";
     public static final String RUN_GPUS = "trainwatch.run.gpus";
     public static final String RUN_ENDED = "trainwatch.run.ended";
     public static final String RUN_LOSS = "trainwatch.run.loss";
-    /** Counter. */
     public static final String RUN_LOSS_NONFINITE = "trainwatch.run.loss.nonfinite.reports";
     public static final String RUN_MFU = "trainwatch.run.mfu";
     public static final String RUN_HFU = "trainwatch.run.hfu";
     public static final String RUN_PREDICTED_MFU = "trainwatch.run.predicted.mfu";
-    /** Hardware MFU: the run's GPUs' mean tensor-pipe activity (GPM). */
     public static final String RUN_HARDWARE_MFU = "trainwatch.run.hardware.mfu";
     public static final String RUN_GOODPUT = "trainwatch.run.goodput";
-    /** Counter; plus {@code reason} (the goodput parts). */
     public static final String RUN_WALL = "trainwatch.run.wall";
-    /** Counter. */
     public static final String RUN_ENERGY = "trainwatch.run.energy";
-    /** Counter. */
     public static final String RUN_GPU_TIME = "trainwatch.run.gpu";
     public static final String RUN_COST = "trainwatch.run.cost";
     public static final String RUN_PROJECTED_COST = "trainwatch.run.projected.cost";
@@ -114,7 +61,6 @@ public final class MetricNames {
             "checkpoint", "evaluation", "lost_work", "idle");
 
     // ---- self ----
-    /** Label host. */
     public static final String AGENT_LAST_SEEN = "trainwatch.agent.last.seen.timestamp";
     public static final String AGENT_POLL_DURATION = "trainwatch.agent.poll.duration";
     public static final String AGENT_READ_ERRORS = "trainwatch.agent.read.errors";
@@ -127,28 +73,16 @@ public final class MetricNames {
     public static final String AGENT_SPOOL_REJECTED = "trainwatch.agent.spool.rejected";
     public static final String AGENT_LOG_READABLE = "trainwatch.agent.log.readable";
     public static final String AGENT_CLOCK_OFFSET = "trainwatch.agent.clock.offset";
-    /** Label outcome, one of {@link #INGEST_OUTCOMES}. */
     public static final String INGEST_REQUESTS = "trainwatch.ingest.requests";
-    /** Evaluations in which a detector threw, by anomaly kind (a bug: the detector is skipped, ingest goes on). */
     public static final String DETECTOR_ERRORS = "trainwatch.detector.errors";
     public static final String DETECTOR_EVALUATION = "trainwatch.detector.evaluation";
-    /** Label outcome, one of {@link #ALERT_OUTCOMES}. */
     public static final String ALERT_DELIVERIES = "trainwatch.alert.deliveries";
-
-    /** Runs whose changed summary waits to be written to the history (only with a data directory). */
     public static final String HISTORY_PENDING = "trainwatch.history.pending";
-    /** History transactions of run summaries; label outcome, one of {@link #HISTORY_WRITE_OUTCOMES}. */
     public static final String HISTORY_WRITES = "trainwatch.history.writes";
-    /** Run summaries the history dropped because too many runs already waited to be written. */
     public static final String HISTORY_DROPPED_SUMMARIES = "trainwatch.history.dropped.summaries";
-
-    /** Entries tracked against a limit; label reason (runs, gpus, agents, ranks). */
     public static final String LIMIT_ENTRIES = "trainwatch.limit.entries";
-    /** The limit itself; label reason. */
     public static final String LIMIT_MAX_ENTRIES = "trainwatch.limit.max.entries";
-    /** New entries refused because every slot held a live one; label reason. */
     public static final String LIMIT_REFUSED = "trainwatch.limit.refused";
-    /** Ended, silent or spec-only entries forgotten to make room; label reason. */
     public static final String LIMIT_FORGOTTEN = "trainwatch.limit.forgotten";
 
     /** Values of {@code outcome} on {@link #INGEST_REQUESTS}; all are pre-registered at 0. */
@@ -156,14 +90,6 @@ public final class MetricNames {
             "too_large", "unsupported_media_type", "unprocessable", "not_found", "limited");
     /** Values of {@code outcome} on {@link #ALERT_DELIVERIES}. */
     public static final List<String> ALERT_OUTCOMES = List.of("ok", "retry", "failed");
-    /** Values of {@code outcome} on {@link #HISTORY_WRITES}. */
-    public static final List<String> HISTORY_WRITE_OUTCOMES = List.of("ok", "failed");
-
-    /**
-     * Clock-event reasons exported, in NVML's bit order. Reasons outside this set are accepted on ingest but not
-     * exported, so a newer driver cannot add series dashboards do not know.
-     */
-    public static final List<String> CLOCK_EVENT_REASONS = SeriesNames.CLOCK_EVENT_REASONS;
 
     private MetricNames() {
     }

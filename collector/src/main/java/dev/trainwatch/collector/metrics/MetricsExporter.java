@@ -5,6 +5,7 @@ import dev.trainwatch.collector.state.GpuView;
 import dev.trainwatch.collector.state.RunView;
 import dev.trainwatch.protocol.MonotonicClock;
 import io.micrometer.core.instrument.Clock;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
@@ -12,6 +13,7 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -26,9 +28,8 @@ import java.util.function.DoubleSupplier;
 import java.util.function.Supplier;
 
 /**
- * The collector's one Prometheus registry with its binders: GPU, run and self series, plus the JVM's own. The
- * gauges read the fleet's views; {@link #scrape()} first brings the set of series in line with the fleet, then
- * renders. Thread-safe; scrapes are serialised.
+ * The collector's one Prometheus registry with its binders: GPU, run and self series, plus the JVM's own, read from
+ * the fleet's views at scrape time. Thread-safe; scrapes are serialised.
  */
 public final class MetricsExporter {
 
@@ -39,13 +40,7 @@ public final class MetricsExporter {
     private final AgentMetrics agentMetrics;
     private final List<MeterBinder> extraBinders = new ArrayList<>();
 
-    /**
-     * @param gpus    the fleet's GPU views
-     * @param runs    the fleet's run views
-     * @param agents  the fleet's agent views
-     * @param clock   time for the step-time summary's window (inject a fixed clock in tests)
-     * @param jvm     also export the JVM's memory, thread, CPU and uptime metrics
-     */
+    /** {@code clock} times the step-time summary's window; {@code jvm} adds the JVM's own metrics. */
     public MetricsExporter(Supplier<? extends Collection<GpuView>> gpus,
                            Supplier<? extends Collection<RunView>> runs,
                            Supplier<? extends Collection<AgentView>> agents,
@@ -89,42 +84,31 @@ public final class MetricsExporter {
         };
     }
 
-    /** The Prometheus text exposition of everything, current as of this call. */
     public synchronized String scrape() {
         return scrape(null);
     }
 
-    /** Brings the series in line with the fleet without rendering (benchmarks and tests). */
     public synchronized void refresh() {
         runMetrics.refresh();
     }
 
-    /** The content type of {@link #scrape()}. */
     public static String contentType() {
         return "text/plain; version=0.0.4; charset=utf-8";
     }
 
-    /** The content type of OpenMetrics text ({@link #scrape(String)} when the scraper asks for it). */
     public static final String OPENMETRICS = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
-    /** Whether an {@code Accept} header asks for OpenMetrics text (as Prometheus does by default). */
     public static boolean wantsOpenMetrics(String accept) {
         return accept != null && accept.toLowerCase(Locale.ROOT).contains("application/openmetrics-text");
     }
 
-    /**
-     * The exposition in the format the {@code Accept} header asks for: OpenMetrics text when it names it, else the
-     * Prometheus text format; the content type to answer with is {@link #OPENMETRICS} or {@link #contentType()}.
-     */
+    /** OpenMetrics text when {@code accept} names it, else the Prometheus text format. */
     public synchronized String scrape(String accept) {
         return new String(scrapeBytes(accept), StandardCharsets.UTF_8);
     }
 
-    /** {@link #scrape(String)} as UTF-8 bytes, as sent (no string in between). */
     public synchronized byte[] scrapeBytes(String accept) {
         refresh();
-        // client_java's own text writers, through the registry (a hand-written writer was 1-2% of the collector's
-        // CPU at 1,024 GPUs: under the project's 10% rule for second copies; docs/PERFORMANCE.md).
         ByteArrayOutputStream out = new ByteArrayOutputStream(64 * 1024);
         try {
             registry.scrape(out, wantsOpenMetrics(accept) ? OPENMETRICS : contentType());
@@ -134,13 +118,18 @@ public final class MetricsExporter {
         return out.toByteArray();
     }
 
-    /**
-     * Binds another binder to the registry and keeps it: binders whose meters read the binder itself (gauges and
-     * function counters hold their object weakly) must outlive the call.
-     */
+    /** Binds and keeps {@code binder}: function meters hold the object they read weakly. */
     public synchronized void bind(MeterBinder binder) {
         extraBinders.add(binder);
         binder.bindTo(registry);
+    }
+
+    /** Registers a client_java collector on {@code registry}, which must be the Prometheus one. */
+    static void register(MeterRegistry registry, MultiCollector collector) {
+        if (!(registry instanceof PrometheusMeterRegistry prometheus)) {
+            throw new IllegalArgumentException("trainwatch's metrics are exported through a PrometheusMeterRegistry only");
+        }
+        prometheus.getPrometheusRegistry().register(collector);
     }
 
     public PrometheusMeterRegistry registry() {
@@ -153,9 +142,5 @@ public final class MetricsExporter {
 
     public SelfMetrics self() {
         return selfMetrics;
-    }
-
-    public GpuMetrics gpus() {
-        return gpuMetrics;
     }
 }

@@ -6,13 +6,9 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 
-/**
- * The collector's own counters: ingest requests and alert deliveries by outcome. (The agents' series are
- * {@link AgentMetrics}.) Thread-safe.
- */
+/** The collector's own counters: ingest requests and alert deliveries by outcome. Thread-safe. */
 public final class SelfMetrics implements MeterBinder {
 
     private final Map<String, Counter> ingest = new HashMap<>();
@@ -32,11 +28,7 @@ public final class SelfMetrics implements MeterBinder {
         }
     }
 
-    /**
-     * Counts one request to an ingest endpoint.
-     *
-     * @param outcome one of {@link MetricNames#INGEST_OUTCOMES}; anything else is ignored
-     */
+    /** Counts one ingest request; an outcome not in {@link MetricNames#INGEST_OUTCOMES} is ignored. */
     public void ingestOutcome(String outcome) {
         Counter counter = ingest.get(outcome);
         if (counter != null) {
@@ -44,20 +36,11 @@ public final class SelfMetrics implements MeterBinder {
         }
     }
 
-    /**
-     * Counts one alert notification (for the alert delivery code).
-     *
-     * @param outcome {@code ok}, {@code retry} or {@code failed}; anything else is ignored
-     */
+    /** Counts one alert notification; an outcome not in {@link MetricNames#ALERT_OUTCOMES} is ignored. */
     public void alertDelivery(String outcome) {
         Counter counter = alerts.get(outcome);
         if (counter != null) {
             counter.increment();
         }
-    }
-
-    /** Names of the ingest outcomes, for callers mapping statuses. */
-    public static List<String> ingestOutcomes() {
-        return MetricNames.INGEST_OUTCOMES;
     }
 }

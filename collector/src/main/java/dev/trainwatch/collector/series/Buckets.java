@@ -14,14 +14,7 @@ final class Buckets {
     private Buckets() {
     }
 
-    /**
-     * @param n         number of entries
-     * @param ts        unix seconds of entry {@code i}, non-decreasing in {@code i}
-     * @param maxPoints most groups wanted, at least 3
-     * @return group boundaries: group {@code k} is entries {@code [bounds[k], bounds[k+1])}; {@code bounds[0] == 0},
-     *         the last element is {@code n}, and there are at most {@code maxPoints} groups (one per entry when
-     *         {@code n <= maxPoints})
-     */
+    /** Group boundaries: group {@code k} is entries {@code [bounds[k], bounds[k+1])}; {@code ts} non-decreasing. */
     static int[] split(int n, IntToDoubleFunction ts, int maxPoints) {
         if (maxPoints < 3) {
             throw new IllegalArgumentException("maxPoints must be at least 3");

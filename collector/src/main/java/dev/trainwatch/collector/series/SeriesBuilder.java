@@ -13,15 +13,9 @@ import java.util.Comparator;
 import java.util.List;
 
 /**
- * Turns a run's rolling windows (its step reports and its GPUs' entries) into a {@link RunSeries}: the raw series
- * downsampled to at most {@code maxPoints} each, and the run as a whole on one time axis. Pure function over the
- * {@link StepSeries} and {@link GpuSeries} read interfaces, in time linear in the entries read. The fleet hands it
- * copies of the windows taken under its lock and calls it after releasing the lock; a copy may leave out the GPU
- * entries before {@link #gpuReadFromTs} and after {@link Source#gpuToTs}, which the build never reads.
- *
- * <p>Bounds: at most {@code maxPoints} run points and step points, at most {@link #MAX_GPU_TRACKS} GPU series of
- * together at most {@link #MAX_GPU_POINTS} points; with the largest {@code maxPoints} an answer stays within a few
- * MB.
+ * Turns a run's rolling windows (its step reports and its GPUs' entries) into a {@link RunSeries}: each series
+ * downsampled to at most {@code maxPoints}, and the run as a whole on one time axis. Pure function, linear in the
+ * entries read; it runs on copies of the windows taken under the fleet's lock, after the lock is released.
  */
 public final class SeriesBuilder {
 
@@ -36,21 +30,9 @@ public final class SeriesBuilder {
     static final int MIN_TRACK_POINTS = SeriesRequest.MIN_POINTS;
 
     /**
-     * What the builder reads.
-     *
-     * @param runId                   the run
-     * @param nowTs                   the collector's now
-     * @param windowSeconds           span of the collector's windows
-     * @param gpuFromTs               GPU entries before this (the run's first sighting) belong to whatever used the
-     *                                GPU before the run, and are left out
-     * @param gpuToTs                 GPU entries after this (the run's end; infinite while it runs) belong to
-     *                                whatever uses the GPU next, and are left out
-     * @param steps                   the run's step reports
-     * @param gpus                    the run's GPUs
-     * @param predicted               the estimate's figures, null without a spec
-     * @param capacityBytes           the VRAM ceiling to draw, null when unknown
-     * @param samplesPerStepFallback  samples per step from the spec (global batch) for reports that do not say,
-     *                                NaN when unknown
+     * What the builder reads. GPU entries outside {@code [gpuFromTs, gpuToTs]} (before the run's first sighting,
+     * after its end) belong to another user of the GPU and are left out; {@code samplesPerStepFallback} (the spec's
+     * global batch, NaN when unknown) prices reports that do not say.
      */
     public record Source(String runId, double nowTs, double windowSeconds, double gpuFromTs, double gpuToTs,
                          StepSeries steps,
@@ -61,16 +43,12 @@ public final class SeriesBuilder {
     private SeriesBuilder() {
     }
 
-    /**
-     * A run's recent history from the fleet's in-memory windows ({@code GET /v1/runs/{id}/series}): only a copy of
-     * what the request reads is taken under the fleet's lock; the build, linear in the entries copied, runs on this
-     * thread after the lock is released. Empty when the run is unknown.
-     */
+    /** Empty when the run is unknown. */
     public static Optional<RunSeries> series(Fleet fleet, String runId, SeriesRequest request) {
         return copy(fleet, runId, request).map(source -> build(source, request));
     }
 
-    /** The build's input for {@code request}, copied from the fleet (the only part of a build that holds its lock). */
+    /** The build's input, copied from the fleet (the only part of a build that holds its lock). */
     public static Optional<Source> copy(Fleet fleet, String runId, SeriesRequest request) {
         Objects.requireNonNull(request, "request");
         return fleet.seriesSource(runId, firstSeen -> gpuReadFromTs(request, firstSeen)).map(SeriesBuilder::source);
@@ -84,10 +62,7 @@ public final class SeriesBuilder {
                 predicted, s.capacityBytes(), s.samplesPerStepFallback());
     }
 
-    /**
-     * The earliest GPU entry time a build of {@code request} reads: {@code since} less {@link #GPU_HOLD_SECONDS}
-     * (a reading carried into the first points), and never before {@code gpuFromTs}.
-     */
+    /** The earliest GPU entry a build reads: {@code since} less {@link #GPU_HOLD_SECONDS}, not before gpuFromTs. */
     public static double gpuReadFromTs(SeriesRequest request, double gpuFromTs) {
         double from = request.sinceTs() == null ? Double.NEGATIVE_INFINITY : request.sinceTs();
         return Math.max(gpuFromTs, from - GPU_HOLD_SECONDS);
@@ -120,7 +95,6 @@ public final class SeriesBuilder {
 
         boolean downsampled = false;
 
-        // The steps on their own.
         int firstStep = steps.first();
         int stepCount = steps.size() - firstStep;
         int[] stepBounds = Buckets.split(stepCount, i -> steps.ts(firstStep + i), maxPoints);
@@ -131,7 +105,6 @@ public final class SeriesBuilder {
                     src.samplesPerStepFallback()));
         }
 
-        // Each GPU on its own (the first MAX_GPU_TRACKS of them, sharing MAX_GPU_POINTS).
         List<RunSeries.GpuTrack> tracks = null;
         Integer omitted = null;
         if (request.includeGpus()) {
@@ -287,19 +260,11 @@ public final class SeriesBuilder {
         return out;
     }
 
-    /** The step reports from a time on, ordered by their time (reports may arrive out of order). */
-    private static final class SortedSteps {
-        private final StepSeries series;
-        private final int[] order;
-        private final double[] ts;
-        private final int first;
-
-        private SortedSteps(StepSeries series, int[] order, double[] ts, int first) {
-            this.series = series;
-            this.order = order;
-            this.ts = ts;
-            this.first = first;
-        }
+    /**
+     * The step reports from a time on, ordered by their time (reports may arrive out of order); {@code first} is the
+     * sorted position of the first report in the caller's range (the ones before it only carry forward).
+     */
+    private record SortedSteps(StepSeries series, int[] order, double[] ts, int first) {
 
         /** Reports at or after {@code readFromTs}; {@link #first} is the first at or after {@code fromTs}. */
         static SortedSteps of(StepSeries s, double readFromTs, double fromTs) {
@@ -323,11 +288,6 @@ public final class SeriesBuilder {
                 }
             }
             return new SortedSteps(s, order, ts, first);
-        }
-
-        /** Sorted position of the first report in the caller's range (the ones before it only carry forward). */
-        int first() {
-            return first;
         }
 
         int size() {
@@ -474,20 +434,13 @@ public final class SeriesBuilder {
         return Double.isNaN(a) ? b : Double.isNaN(b) ? a : Math.min(a, b);
     }
 
-    /**
-     * A ratio to 4 decimals: the window keeps GPU readings as floats, whose widening to double would otherwise
-     * put digits like 0.8999999761581421 on the wire (and a third more bytes in every point).
-     */
+    /** To 4 decimals: float readings widened to double would put 0.8999999761581421 on the wire. */
     private static Double ratio(double v) {
         return rounded(v, 10_000);
     }
 
     private static Double rounded(double v, double scale) {
         return Double.isFinite(v) ? Math.round(v * scale) / scale : null;
-    }
-
-    private static Double nan(double v) {
-        return Double.isFinite(v) ? v : null;
     }
 
     private static Long toLong(double v) {

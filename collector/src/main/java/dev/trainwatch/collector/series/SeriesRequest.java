@@ -1,12 +1,8 @@
 package dev.trainwatch.collector.series;
 
 /**
- * What a caller of {@code GET /v1/runs/{id}/series} asked for, already validated by the HTTP edge. Immutable.
- *
- * @param sinceTs     unix seconds; only points at or after it (null: everything the collector still holds)
- * @param maxPoints   most points in each series (the run's, the steps', each GPU's); {@value #MIN_POINTS} to
- *                    {@value #MAX_POINTS}
- * @param includeGpus whether to list each GPU's own series (the run's points aggregate every GPU either way)
+ * What a caller of {@code GET /v1/runs/{id}/series} asked for (docs/API.md), already validated by the HTTP edge;
+ * {@code sinceTs} null for everything the collector still holds. Immutable.
  */
 public record SeriesRequest(Double sinceTs, int maxPoints, boolean includeGpus) {
 
@@ -26,7 +22,6 @@ public record SeriesRequest(Double sinceTs, int maxPoints, boolean includeGpus) 
         }
     }
 
-    /** Everything held, at the default resolution, with the GPUs' series. */
     public static SeriesRequest defaults() {
         return new SeriesRequest(null, DEFAULT_POINTS, true);
     }

@@ -1,9 +1,10 @@
 package dev.trainwatch.collector.http;
 
-import dev.trainwatch.protocol.testing.LogCapture;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.trainwatch.collector.ingest.ApiError;
+import dev.trainwatch.protocol.testing.LogCapture;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;

@@ -63,7 +63,7 @@ public final class ConfigReaders {
     /**
      * Reads a config: PixArt-alpha/-Sigma and Open-Sora {@code .py} files (Open-Sora's are told apart by
      * {@code model = dict(type=...)}), Sana and ai-toolkit {@code .yaml} files (ai-toolkit's by {@code config.process}),
-     * and kohya sd-scripts / musubi-tuner training {@code .toml} files.
+     * kohya sd-scripts / musubi-tuner training {@code .toml} files, and SimpleTuner's and OneTrainer's {@code .json}.
      *
      * @throws ConfigException one line naming the file, the line and why, when the file cannot be read or understood
      */
@@ -88,14 +88,17 @@ public final class ConfigReaders {
         }
         if (name.endsWith(".json")) {
             Map<String, Object> json = SimpleTunerConfig.read(file);
+            if (OneTrainerConfig.is(json)) {
+                return new Read(OneTrainerConfig.spec(file, json, catalog, notes), List.copyOf(notes));
+            }
             if (!SimpleTunerConfig.is(json)) {
                 throw new ConfigException(file, 0, "a JSON config trainwatch reads is SimpleTuner's config.json (with"
-                        + " model_family); OneTrainer's is not read yet");
+                        + " model_family) or OneTrainer's (with model_type and training_method)");
             }
             return new Read(SimpleTunerConfig.spec(file, json, catalog, notes), List.copyOf(notes));
         }
         throw new ConfigException(file, 0, "not a config trainwatch reads (expected a PixArt or Open-Sora .py, a Sana or"
-                + " ai-toolkit .yaml, a kohya sd-scripts or musubi-tuner .toml, or a SimpleTuner config.json)");
+                + " ai-toolkit .yaml, a kohya sd-scripts or musubi-tuner .toml, or a SimpleTuner or OneTrainer .json)");
     }
 
     // ------------------------------------------------------------------------------------------ PixArt (.py)
@@ -262,9 +265,9 @@ public final class ConfigReaders {
     }
 
     private static RunSpec fromSana(Path file, Map<String, Object> config, Catalog catalog, List<String> notes) {
-        Map<String, Object> model = section(file, config, "model");
-        Map<String, Object> train = section(file, config, "train");
-        Map<String, Object> data = section(file, config, "data");
+        Map<String, Object> model = TrainerConfigs.map(file, config.get("model"), "model");
+        Map<String, Object> train = TrainerConfigs.map(file, config.get("train"), "train");
+        Map<String, Object> data = TrainerConfigs.map(file, config.get("data"), "data");
         String modelId = null;
         Object name = model.get("model");
         if (name != null) {
@@ -275,9 +278,9 @@ public final class ConfigReaders {
             modelId = found.get(0).id();
         }
         Object size = model.get("image_size") != null ? model.get("image_size") : data.get("image_size");
-        Integer resolution = yamlInt(file, size, "model.image_size");
-        Integer batch = yamlInt(file, train.get("train_batch_size"), "train.train_batch_size");
-        Integer accumulation = yamlInt(file, train.get("gradient_accumulation_steps"), "train.gradient_accumulation_steps");
+        Integer resolution = TrainerConfigs.whole(file, size, "model.image_size");
+        Integer batch = TrainerConfigs.whole(file, train.get("train_batch_size"), "train.train_batch_size");
+        Integer accumulation = TrainerConfigs.whole(file, train.get("gradient_accumulation_steps"), "train.gradient_accumulation_steps");
         Object mixed = model.get("mixed_precision");
         String precision = mixed == null ? null : precisionName(file, 0, String.valueOf(mixed));
         Boolean checkpointing = yamlBool(file, train.get("grad_checkpointing"), "train.grad_checkpointing");
@@ -308,28 +311,6 @@ public final class ConfigReaders {
             spec = spec.withPhysics(null, Boolean.TRUE.equals(upcast) ? "fp32" : "half", null, null, null, null);
         }
         return spec;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> section(Path file, Map<String, Object> config, String key) {
-        Object value = config.get(key);
-        if (value == null) {
-            return Map.of();
-        }
-        if (!(value instanceof Map<?, ?>)) {
-            throw new ConfigException(file, 0, "'" + key + "' should be a mapping");
-        }
-        return (Map<String, Object>) value;
-    }
-
-    private static Integer yamlInt(Path file, Object value, String key) {
-        if (value == null) {
-            return null;
-        }
-        if (value instanceof Number n && n.doubleValue() == Math.rint(n.doubleValue())) {
-            return n.intValue();
-        }
-        throw new ConfigException(file, 0, key + " should be a whole number, got '" + value + "'");
     }
 
     private static Boolean yamlBool(Path file, Object value, String key) {

@@ -54,7 +54,7 @@ final class SimpleTunerConfig {
             throw new ConfigException(file, e.getLocation() == null ? 0 : e.getLocation().getLineNr(),
                     "not valid JSON: " + e.getOriginalMessage().lines().findFirst().orElse(""));
         } catch (IOException e) {
-            throw new ConfigException(file, 0, "cannot be read: " + e.getMessage());
+            throw new ConfigException(file, 0, ConfigException.unreadable(e));
         }
     }
 

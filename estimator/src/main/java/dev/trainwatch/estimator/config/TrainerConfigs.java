@@ -77,19 +77,43 @@ final class TrainerConfigs {
 
     /** A kohya sd-scripts or musubi-tuner training TOML, and the dataset TOML its {@code dataset_config} names. */
     static RunSpec kohya(Path file, Catalog catalog, List<String> notes) {
-        Map<String, Object> t = toml(file);
+        return kohya(file, toml(file), file.toAbsolutePath().getParent(), null, catalog, notes);
+    }
+
+    /**
+     * kohya's or musubi's settings (TOML keys or command-line flags, the same names), sections flattened as kohya
+     * does; {@code dataset_config} resolved against {@code base}; {@code arch} (from the script's name) before the
+     * network module's hint.
+     */
+    @SuppressWarnings("unchecked")
+    static RunSpec kohya(Path file, Map<String, Object> settings, Path base, String arch, Catalog catalog,
+                         List<String> notes) {
+        Map<String, Object> t = new LinkedHashMap<>();
+        settings.forEach((k, v) -> {
+            if (v instanceof Map<?, ?> section) {
+                t.putAll((Map<String, Object>) section);
+            } else {
+                t.put(k, v);
+            }
+        });
         String path = firstText(t, "pretrained_model_name_or_path", "dit", "dit_high_noise");
         String module = text(t.get("network_module"));
-        String modelId = modelId(file, catalog, path, kohyaArch(module, text(t.get("task"))));
+        String hint = arch != null ? arch : kohyaArch(module, text(t.get("task")));
+        // musubi's --task names the Wan size and expert; its checkpoint names are often generic
+        String modelId = modelId(file, catalog, t.get("task") != null && hint != null ? null : path, hint);
         Integer rank = whole(file, t.get("network_dim"), "network_dim");
+        if (module != null && !module.startsWith("networks.lora")) {
+            notes.add("network_module " + module + " is not priced: estimated as LoRA" + (rank == null ? "" : " rank " + rank));
+        }
         Map<String, Object> dataset = Map.of();
         Object datasetPath = t.get("dataset_config");
         if (datasetPath != null) {
-            Path resolved = file.toAbsolutePath().getParent().resolve(String.valueOf(datasetPath)).normalize();
-            if (Files.isRegularFile(resolved)) {
+            Path resolved = base.resolve(String.valueOf(datasetPath)).normalize();
+            try {
                 dataset = datasetSettings(resolved);
-            } else {
-                notes.add("dataset_config " + datasetPath + " not found: resolution, batch and frames from the flags only");
+            } catch (ConfigException e) {
+                notes.add("dataset TOML " + datasetPath + (Files.exists(resolved) ? " not readable: " + e.reason()
+                        : " not found") + "; resolution, batch and frames from the flags only");
             }
         }
         Integer batch = firstWhole(file, "train_batch_size", t.get("train_batch_size"), dataset.get("batch_size"));
@@ -139,7 +163,7 @@ final class TrainerConfigs {
         return out;
     }
 
-    private static String kohyaArch(String module, String task) {
+    static String kohyaArch(String module, String task) {
         if (module == null) {
             return null;
         }
@@ -203,7 +227,7 @@ final class TrainerConfigs {
         {"z-image", "z-image-turbo"}, {"z_image", "z-image-turbo"}, {"zimage", "z-image-turbo"},
     };
 
-    private static Map<String, Object> toml(Path file) {
+    static Map<String, Object> toml(Path file) {
         try {
             @SuppressWarnings("unchecked")
             Map<String, Object> root = TOML.readValue(Files.readString(file), Map.class);
@@ -212,7 +236,7 @@ final class TrainerConfigs {
             throw new ConfigException(file, e.getLocation() == null ? 0 : e.getLocation().getLineNr(),
                     "not valid TOML: " + e.getOriginalMessage().lines().findFirst().orElse(""));
         } catch (IOException e) {
-            throw new ConfigException(file, 0, "cannot be read: " + e.getMessage());
+            throw new ConfigException(file, 0, ConfigException.unreadable(e));
         }
     }
 
@@ -330,7 +354,7 @@ final class TrainerConfigs {
     }
 
     @SuppressWarnings("unchecked")
-    private static Map<String, Object> map(Path file, Object value, String key) {
+    static Map<String, Object> map(Path file, Object value, String key) {
         if (value == null) {
             return Map.of();
         }

@@ -138,7 +138,7 @@ class ConfigReadersTest {
         assertThatThrownBy(() -> ConfigReaders.read(optimizer)).hasMessageContaining("optimizer type 'Sophia'");
 
         assertThatThrownBy(() -> ConfigReaders.read(dir.resolve("missing.py"))).hasMessage(dir.resolve("missing.py") + ": no such file");
-        assertThatThrownBy(() -> ConfigReaders.read(dir.resolve("x.cfg"))).hasMessageContaining("expected a PixArt or Open-Sora .py, a Sana or ai-toolkit .yaml, a kohya sd-scripts or musubi-tuner .toml, or a SimpleTuner config.json");
+        assertThatThrownBy(() -> ConfigReaders.read(dir.resolve("x.cfg"))).hasMessageContaining("expected a PixArt or Open-Sora .py, a Sana or ai-toolkit .yaml, a kohya sd-scripts or musubi-tuner .toml, or a SimpleTuner or OneTrainer .json");
     }
 
     @Test

@@ -122,6 +122,40 @@ class TrainerConfigsTest {
         assertThat(e.spec().baseWeights()).isEqualTo("int8");
         Path other = dir.resolve("onetrainer.json");
         Files.writeString(other, "{\"training_method\": \"LORA\"}");
-        assertThatThrownBy(() -> ConfigReaders.read(other)).hasMessageContaining("OneTrainer's is not read yet");
+        assertThatThrownBy(() -> ConfigReaders.read(other)).hasMessageContaining("model_type and training_method");
+    }
+
+    @Test
+    void oneTrainersFluxPresetWithItsDefaults() {
+        ConfigReaders.Read read = ConfigReaders.readWithNotes(fixture("trainers/onetrainer/flux_LoRA.json"),
+                estimator.catalog());
+        RunSpec s = read.spec();
+        assertThat(s.model()).isEqualTo("flux.1-dev");
+        assertThat(s.loraRank()).isEqualTo(16); // not in the preset: TrainConfig's default
+        assertThat(s.baseWeights()).isEqualTo("nf4"); // transformer.weight_dtype NFLOAT_4
+        assertThat(s.batch()).isEqualTo(4);
+        assertThat(s.resolution()).isEqualTo(768);
+        assertThat(s.precision()).isEqualTo("bf16");
+        assertThat(s.optimizer()).isEqualTo("adamw");
+        assertThat(s.gradCheckpointing()).isTrue();
+        assertThat(s.vaeFeatures()).isEqualTo("precomputed");
+        assertThat(s.blocksToSwap()).isNull();
+        assertThat(read.notes()).isEmpty();
+        assertThat(estimator.estimate(s.overriddenBy(RunSpec.empty().onHardware("rtx4090", null, null))).fits()).isTrue();
+    }
+
+    @Test
+    void oneTrainersQwenAndHunyuanPresetsOffloadLayers() {
+        ConfigReaders.Read qwen = ConfigReaders.readWithNotes(fixture("trainers/onetrainer/qwen_LoRA_24GB.json"),
+                estimator.catalog());
+        assertThat(qwen.spec().model()).isEqualTo("qwen-image");
+        assertThat(qwen.spec().baseWeights()).isEqualTo("fp8");
+        assertThat(qwen.spec().batch()).isEqualTo(2);
+        assertThat(qwen.spec().blocksToSwap()).isEqualTo(6); // 0.1 of its 60 blocks
+        assertThat(qwen.notes()).containsExactly("layer offload fraction 0.1: priced as 6 of 60 blocks swapped");
+        RunSpec hunyuan = ConfigReaders.read(fixture("trainers/onetrainer/hunyuan_video_LoRA.json"), estimator.catalog());
+        assertThat(hunyuan.model()).isEqualTo("hunyuanvideo");
+        assertThat(hunyuan.blocksToSwap()).isEqualTo(30); // 0.5 of 20 double + 40 single blocks
+        assertThat(hunyuan.frames()).isNull(); // an image-sized default; OneTrainer's frames key is absent
     }
 }

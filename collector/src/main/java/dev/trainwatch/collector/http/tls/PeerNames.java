@@ -16,20 +16,18 @@ import javax.net.ssl.SSLPeerUnverifiedException;
 import javax.net.ssl.SSLSession;
 
 /**
- * With mutual TLS the client certificate names the node: an agent's batch may speak only for a host its certificate
- * names (its subject's common name or a DNS name among its alternative names, compared without case), so a node's
- * certificate cannot report another node. Requests without a client certificate are not checked here (the token
- * is). Pure.
+ * With mutual TLS a batch may speak only for a host its client certificate names (subject CN or a DNS alternative
+ * name, without case), so one node's certificate cannot report another. Pure.
  */
 public final class PeerNames {
 
-    /** {@code subjectAltName} type of a DNS name (RFC 5280). */
+    /** RFC 5280. */
     private static final int DNS_NAME = 2;
 
     private PeerNames() {
     }
 
-    /** The names the session's client certificate gives, lower case; empty when there is none. */
+    /** The client certificate's names, lower case; empty without one. */
     public static Set<String> of(SSLSession session) {
         if (session == null) {
             return Set.of();
@@ -68,10 +66,7 @@ public final class PeerNames {
         return names;
     }
 
-    /**
-     * Why a batch from {@code host} is refused on this connection, or empty when it may be taken: no client
-     * certificate, or one that names {@code host}.
-     */
+    /** Why a batch from {@code host} is refused, or empty: no client certificate, or one naming {@code host}. */
     public static Optional<String> refusal(Set<String> names, String host) {
         if (names.isEmpty() || host == null || names.contains(host.toLowerCase(Locale.ROOT))) {
             return Optional.empty();

@@ -20,17 +20,13 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The collector's TLS from a {@link WebConfig}: the Vert.x server options it starts with, and the reloading of its
- * certificate, key and client CA files when their contents change (a renewed certificate, a rotated CA), checked every
- * {@link #reloadEvery()} and handed to the running server with {@link HttpServer#updateSSLOptions}, so new
- * connections use them and open ones keep theirs. A file that cannot be used (half-written, wrong key) is one line
- * and the server keeps the certificates it has, trying again at the next check. Thread-safe: the checks run on the
- * server's event loop.
+ * The collector's TLS from a {@link WebConfig}: the server options, and the certificate, key and client CA files
+ * reloaded when their contents change (new connections use them). A file that cannot be used is one line and the
+ * server keeps the certificates it has. The checks run on the server's event loop.
  */
 public final class ServerTls {
 
     private static final System.Logger LOG = System.getLogger(ServerTls.class.getName());
-    /** How often the files are checked for changes by default. */
     public static final Duration DEFAULT_RELOAD_EVERY = Duration.ofSeconds(5);
 
     private final WebConfig.Tls tls;
@@ -39,17 +35,9 @@ public final class ServerTls {
     private String failedFingerprint;
     private long timer = -1;
 
-    /**
-     * @param tls         the web config's TLS settings
-     * @param reloadEvery how often the files are checked for changes
-     */
     public ServerTls(WebConfig.Tls tls, Duration reloadEvery) {
         this.tls = Objects.requireNonNull(tls, "tls");
         this.reloadEvery = Objects.requireNonNull(reloadEvery, "reloadEvery");
-    }
-
-    public Duration reloadEvery() {
-        return reloadEvery;
     }
 
     /** Turns TLS on in {@code options} with the files as they are now. */
@@ -63,7 +51,6 @@ public final class ServerTls {
                 .setEnabledSecureTransportProtocols(ssl.getEnabledSecureTransportProtocols());
     }
 
-    /** The SSL options the files give now. */
     ServerSSLOptions sslOptions() {
         ServerSSLOptions ssl = new ServerSSLOptions()
                 .setKeyCertOptions(new PemKeyCertOptions().setCertPath(tls.certFile().toString())
@@ -102,7 +89,6 @@ public final class ServerTls {
         timer = vertx.setPeriodic(reloadEvery.toMillis(), id -> reloadIfChanged(server));
     }
 
-    /** Stops checking. */
     public void stop(Vertx vertx) {
         if (timer >= 0) {
             vertx.cancelTimer(timer);
@@ -129,7 +115,7 @@ public final class ServerTls {
         });
     }
 
-    /** What the files hold now, as a hash of each (a file that is absent counts too); they are a few kilobytes. */
+    /** A hash of each file (an absent one counts too); they are a few kilobytes. */
     private String fingerprint() {
         List<Path> files = new ArrayList<>(List.of(tls.certFile(), tls.keyFile()));
         if (tls.clientCaFile() != null) {

@@ -15,13 +15,9 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * The web config file of the Prometheus exporter toolkit ({@code --web-config FILE}), the part trainwatch serves:
- * {@code tls_server_config} with {@code cert_file}, {@code key_file}, {@code client_ca_file},
- * {@code client_auth_type}, {@code min_version} and {@code max_version}. File paths are relative to the config
- * file's directory, as the toolkit reads them. A key the toolkit has and trainwatch does not serve (basic auth,
- * cipher suites, HTTP headers) is refused, in one line, rather than silently ignored. Immutable.
- *
- * @param tls the TLS settings, or null when the file has no {@code tls_server_config} (plain HTTP, as the toolkit)
+ * The Prometheus exporter toolkit's web config file ({@code --web-config FILE}), its {@code tls_server_config} part;
+ * paths are relative to the file, as the toolkit reads them. A key trainwatch does not serve (basic auth, cipher
+ * suites, headers) is refused in one line rather than ignored. {@code tls} is null for plain HTTP. Immutable.
  */
 public record WebConfig(Tls tls) {
 
@@ -29,20 +25,11 @@ public record WebConfig(Tls tls) {
             .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
             .build();
 
-    /**
-     * {@code tls_server_config}.
-     *
-     * @param certFile       the server's certificate chain, PEM
-     * @param keyFile        its private key, PEM (PKCS#8, PKCS#1 RSA or SEC1 EC)
-     * @param clientCaFile   the CAs that client certificates must chain to, PEM; null for none
-     * @param clientAuth     what is asked of clients
-     * @param minVersion     lowest TLS version accepted ({@code TLS12} when not given, as the toolkit)
-     * @param maxVersion     highest TLS version accepted ({@code TLS13} when not given)
-     */
+    /** {@code tls_server_config}: PEM files, and the toolkit's version names ({@code TLS12}, {@code TLS13}). */
     public record Tls(Path certFile, Path keyFile, Path clientCaFile, ClientAuthType clientAuth, String minVersion,
                       String maxVersion) {
 
-        /** The JDK's protocol names from {@code minVersion} to {@code maxVersion}, e.g. TLSv1.2, TLSv1.3. */
+        /** The JDK's protocol names from {@code minVersion} to {@code maxVersion}. */
         public List<String> protocols() {
             List<String> all = List.of("TLS10", "TLS11", "TLS12", "TLS13");
             List<String> out = new ArrayList<>();
@@ -53,17 +40,11 @@ public record WebConfig(Tls tls) {
         }
     }
 
-    /** The toolkit's {@code client_auth_type} values. */
     public enum ClientAuthType {
-        /** No certificate is asked for. */
         NO_CLIENT_CERT("NoClientCert"),
-        /** A certificate is asked for, not required, and not verified. */
         REQUEST_CLIENT_CERT("RequestClientCert"),
-        /** A certificate is required, and not verified. */
         REQUIRE_ANY_CLIENT_CERT("RequireAnyClientCert"),
-        /** A certificate is asked for; one that is given must chain to {@code client_ca_file}. */
         VERIFY_CLIENT_CERT_IF_GIVEN("VerifyClientCertIfGiven"),
-        /** A certificate that chains to {@code client_ca_file} is required (mutual TLS). */
         REQUIRE_AND_VERIFY_CLIENT_CERT("RequireAndVerifyClientCert");
 
         private final String configName;
@@ -72,7 +53,6 @@ public record WebConfig(Tls tls) {
             this.configName = configName;
         }
 
-        /** The name in the web config. */
         public String configName() {
             return configName;
         }
@@ -93,7 +73,6 @@ public record WebConfig(Tls tls) {
         }
     }
 
-    /** The file's shape, as Jackson reads it. */
     private record File(@JsonProperty("tls_server_config") TlsFile tlsServerConfig) {
     }
 
@@ -104,11 +83,7 @@ public record WebConfig(Tls tls) {
                            @JsonProperty("max_version") String maxVersion) {
     }
 
-    /**
-     * Reads and checks a web config file; the certificate files must exist (they are read when the server starts).
-     *
-     * @throws IllegalArgumentException one line naming the file and what is wrong in it
-     */
+    /** Reads and checks a web config file, whose certificate files must exist; one-line errors. */
     public static WebConfig read(Path file) {
         File parsed;
         try {

@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.http;
+package dev.trainwatch.collector.ingest;
 
 import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.protocol.AgentBatch;
@@ -35,8 +35,7 @@ public final class InputValidator {
     /** Longest label value (host, GPU UUID, agent id, run id). */
     public static final int MAX_LABEL_LENGTH = 128;
 
-    private static final Pattern EVENT_KIND = Pattern.compile("[a-z0-9_]{1,64}");
-    private static final Pattern REASON = Pattern.compile("[a-z0-9_]{1,64}");
+    private static final Pattern SNAKE_NAME = Pattern.compile("[a-z0-9_]{1,64}");
 
     private static final double ONE_DAY_S = 86_400;
     /** Unix seconds up to year 2286: generous, but rules out milliseconds sent as seconds. */
@@ -66,16 +65,8 @@ public final class InputValidator {
         this.limits = limits;
     }
 
-    /**
-     * Checks a run id from a URL or a batch.
-     *
-     * @throws ApiError 422 naming the rule broken
-     */
-    public static String requireRunId(String field, String runId) {
-        return requireRunId((Object) field, runId);
-    }
-
-    private static String requireRunId(Object field, String runId) {
+    /** Checks a run id from a URL or a batch: 422 naming the rule broken. */
+    public static String requireRunId(Object field, String runId) {
         if (runId == null || runId.isEmpty()) {
             throw ApiError.unprocessable(field + " is missing");
         }
@@ -87,7 +78,6 @@ public final class InputValidator {
                     + BodyDecoder.printable(runId, 40) + "'");
         }
         if (runId.equals(".") || runId.equals("..")) {
-            // A path segment of its own: /v1/runs/.. could never be read back.
             throw ApiError.unprocessable(field + " may not be '" + runId + "'");
         }
         return runId;
@@ -95,21 +85,20 @@ public final class InputValidator {
 
     /** Checks a label value from a URL (printable ASCII, at most {@value #MAX_LABEL_LENGTH} characters). */
     public static String requireLabel(String field, String value) {
-        label(field, value, true);
+        label(field, "", value, true);
         return value;
     }
 
     /** Checks an agent batch in full; the batch is accepted or refused as a whole. */
     public void check(AgentBatch batch) {
-        label("host", batch.host(), true);
-        label("agent_id", batch.agentId(), true);
+        label("host", "", batch.host(), true);
+        label("agent_id", "", batch.agentId(), true);
         if (batch.seq() < 0 || batch.seq() > MAX_SEQ) {
-            // An agent counts from 0 by one a poll: 2^53 takes it 285,000 years at 1,000 polls a second. A larger
-            // seq would be taken and then hold every real batch of that agent id below it as a "replay".
+            // A larger seq would hold every real batch of that agent id below it as a "replay".
             throw ApiError.unprocessable("seq must be between 0 and 2^53-1 (" + MAX_SEQ + "), got " + batch.seq());
         }
         if (batch.sentAt() != null) {
-            timestamp("sent_at", batch.sentAt());
+            timestamp("sent_at", "", batch.sentAt());
         }
         List<GpuSample> gpus = batch.gpus();
         if (gpus != null) {
@@ -123,14 +112,14 @@ public final class InputValidator {
         }
         List<RunAttribution> runs = batch.runs();
         if (runs != null) {
-            size("runs", runs, MAX_RUNS_PER_BATCH);
+            size("runs", "", runs, MAX_RUNS_PER_BATCH);
             for (int i = 0; i < runs.size(); i++) {
                 check(path("", "runs[", i, "]"), runs.get(i));
             }
         }
         List<AgentEvent> events = batch.events();
         if (events != null) {
-            size("events", events, MAX_EVENTS_PER_BATCH);
+            size("events", "", events, MAX_EVENTS_PER_BATCH);
             for (int i = 0; i < events.size(); i++) {
                 check(path("", "events[", i, "]"), events.get(i));
             }
@@ -182,7 +171,7 @@ public final class InputValidator {
             size(at, ".clock_event_reasons", reasons, 64);
             for (int i = 0; i < reasons.size(); i++) {
                 String reason = reasons.get(i);
-                if (reason == null || !REASON.matcher(reason).matches()) {
+                if (reason == null || !SNAKE_NAME.matcher(reason).matches()) {
                     throw ApiError.unprocessable(at + ".clock_event_reasons[" + i
                             + "] must be a lower_snake_case name of at most 64 characters");
                 }
@@ -192,40 +181,43 @@ public final class InputValidator {
         range(at, ".power_limit_watts", gpu.powerLimitWatts(), 0, MAX_POWER_W);
         range(at, ".energy_joules", gpu.energyJoules(), 0, MAX_ENERGY_J);
         range(at, ".temperature_celsius", gpu.temperatureCelsius(), -60, 200);
-        if (gpu.pstate() != null) {
-            range(at, ".pstate", gpu.pstate(), 0, 32);
+        optionalRange(at, ".pstate", gpu.pstate(), 0, 32);
+        if (gpu.activity() != null) {
+            check(path(at, ".activity"), gpu.activity());
         }
-        GpuActivity activity = gpu.activity();
-        if (activity != null) {
-            Object a = path(at, ".activity");
-            range(a, ".window_seconds", activity.windowSeconds(), 0, 86_400);
-            ratio(a, ".sm_active_ratio", activity.smActiveRatio());
-            ratio(a, ".sm_occupancy_ratio", activity.smOccupancyRatio());
-            ratio(a, ".tensor_active_ratio", activity.tensorActiveRatio());
-            ratio(a, ".tensor_hmma_active_ratio", activity.tensorHmmaActiveRatio());
-            ratio(a, ".dram_active_ratio", activity.dramActiveRatio());
-            // 1 PB/s is far beyond any link; counters below 2^63 bytes
-            range(a, ".pcie_rx_bytes_per_second", activity.pcieRxBytesPerSecond(), 0, 1e15);
-            range(a, ".pcie_tx_bytes_per_second", activity.pcieTxBytesPerSecond(), 0, 1e15);
-            range(a, ".nvlink_rx_bytes_per_second", activity.nvlinkRxBytesPerSecond(), 0, 1e15);
-            range(a, ".nvlink_tx_bytes_per_second", activity.nvlinkTxBytesPerSecond(), 0, 1e15);
-            optionalRange(a, ".nvlink_rx_bytes", activity.nvlinkRxBytes(), 0, Long.MAX_VALUE);
-            optionalRange(a, ".nvlink_tx_bytes", activity.nvlinkTxBytes(), 0, Long.MAX_VALUE);
+        if (gpu.processes() != null) {
+            checkProcesses(at, gpu.processes());
         }
-        List<GpuProcess> processes = gpu.processes();
-        if (processes != null) {
-            size(at, ".processes", processes, MAX_PROCESSES);
-            for (int i = 0; i < processes.size(); i++) {
-                GpuProcess process = processes.get(i);
-                Object p = path(at, ".processes[", i, "]");
-                if (process == null) {
-                    throw ApiError.unprocessable(p + " is null");
-                }
-                range(p, ".pid", process.pid(), 0, MAX_PID);
-                bytes(p, ".used_memory_bytes", process.usedMemoryBytes());
-                ratio(p, ".sm_utilization_ratio", process.smUtilizationRatio());
-                ratio(p, ".memory_utilization_ratio", process.memoryUtilizationRatio());
+    }
+
+    private static void check(Object a, GpuActivity activity) {
+        range(a, ".window_seconds", activity.windowSeconds(), 0, 86_400);
+        ratio(a, ".sm_active_ratio", activity.smActiveRatio());
+        ratio(a, ".sm_occupancy_ratio", activity.smOccupancyRatio());
+        ratio(a, ".tensor_active_ratio", activity.tensorActiveRatio());
+        ratio(a, ".tensor_hmma_active_ratio", activity.tensorHmmaActiveRatio());
+        ratio(a, ".dram_active_ratio", activity.dramActiveRatio());
+        // 1 PB/s is far beyond any link; counters below 2^63 bytes
+        range(a, ".pcie_rx_bytes_per_second", activity.pcieRxBytesPerSecond(), 0, 1e15);
+        range(a, ".pcie_tx_bytes_per_second", activity.pcieTxBytesPerSecond(), 0, 1e15);
+        range(a, ".nvlink_rx_bytes_per_second", activity.nvlinkRxBytesPerSecond(), 0, 1e15);
+        range(a, ".nvlink_tx_bytes_per_second", activity.nvlinkTxBytesPerSecond(), 0, 1e15);
+        optionalRange(a, ".nvlink_rx_bytes", activity.nvlinkRxBytes(), 0, Long.MAX_VALUE);
+        optionalRange(a, ".nvlink_tx_bytes", activity.nvlinkTxBytes(), 0, Long.MAX_VALUE);
+    }
+
+    private static void checkProcesses(Object at, List<GpuProcess> processes) {
+        size(at, ".processes", processes, MAX_PROCESSES);
+        for (int i = 0; i < processes.size(); i++) {
+            GpuProcess process = processes.get(i);
+            Object p = path(at, ".processes[", i, "]");
+            if (process == null) {
+                throw ApiError.unprocessable(p + " is null");
             }
+            range(p, ".pid", process.pid(), 0, MAX_PID);
+            bytes(p, ".used_memory_bytes", process.usedMemoryBytes());
+            ratio(p, ".sm_utilization_ratio", process.smUtilizationRatio());
+            ratio(p, ".memory_utilization_ratio", process.memoryUtilizationRatio());
         }
     }
 
@@ -248,15 +240,10 @@ public final class InputValidator {
                 if (pid == null) {
                     throw ApiError.unprocessable(at + ".pids[" + i + "] is null");
                 }
-                range(path(at, ".pids[", i, "]"), pid, 0, MAX_PID);
+                range(path(at, ".pids[", i, "]"), "", pid, 0, MAX_PID);
             }
         }
-        if (run.gpuUuids() != null) {
-            size(at, ".gpu_uuids", run.gpuUuids(), MAX_INDEX + 1);
-            for (int i = 0; i < run.gpuUuids().size(); i++) {
-                label(path(at, ".gpu_uuids[", i, "]"), run.gpuUuids().get(i), true);
-            }
-        }
+        gpuUuids(at, run.gpuUuids());
         if (run.ranks() != null) {
             size(at, ".ranks", run.ranks(), MAX_LIST);
             for (int i = 0; i < run.ranks().size(); i++) {
@@ -272,22 +259,22 @@ public final class InputValidator {
                 text(r, ".state", rank.state(), 4);
                 range(r, ".cpu_seconds", rank.cpuSeconds(), 0, 1e12);
                 range(r, ".workers_cpu_seconds", rank.workersCpuSeconds(), 0, 1e12);
-                if (rank.rssBytes() != null) {
-                    range(r, ".rss_bytes", rank.rssBytes(), 0, MAX_HOST_BYTES);
-                }
-                if (rank.workersRssBytes() != null) {
-                    range(r, ".workers_rss_bytes", rank.workersRssBytes(), 0, MAX_HOST_BYTES);
-                }
+                optionalRange(r, ".rss_bytes", rank.rssBytes(), 0, MAX_HOST_BYTES);
+                optionalRange(r, ".workers_rss_bytes", rank.workersRssBytes(), 0, MAX_HOST_BYTES);
                 optionalRange(r, ".workers", rank.workers(), 0, 1_000_000);
-                if (rank.gpuUuids() != null) {
-                    size(r, ".gpu_uuids", rank.gpuUuids(), MAX_INDEX + 1);
-                    for (int j = 0; j < rank.gpuUuids().size(); j++) {
-                        label(path(r, ".gpu_uuids[", j, "]"), rank.gpuUuids().get(j), true);
-                    }
-                }
+                gpuUuids(r, rank.gpuUuids());
             }
         }
         text(at, ".master_addr", run.masterAddr(), 256);
+    }
+
+    private static void gpuUuids(Object at, List<String> uuids) {
+        if (uuids != null) {
+            size(at, ".gpu_uuids", uuids, MAX_INDEX + 1);
+            for (int i = 0; i < uuids.size(); i++) {
+                label(path(at, ".gpu_uuids[", i, "]"), "", uuids.get(i), true);
+            }
+        }
     }
 
     private static void check(Object at, AgentEvent event) {
@@ -295,13 +282,11 @@ public final class InputValidator {
             throw ApiError.unprocessable(at + " is null");
         }
         timestamp(at, ".ts", event.ts());
-        if (event.kind() == null || !EVENT_KIND.matcher(event.kind()).matches()) {
+        if (event.kind() == null || !SNAKE_NAME.matcher(event.kind()).matches()) {
             throw ApiError.unprocessable(at + ".kind must be a lower_snake_case name of at most 64 characters");
         }
         label(at, ".gpu_uuid", event.gpuUuid(), false);
-        if (event.xid() != null) {
-            range(at, ".xid", event.xid(), 0, 65_535);
-        }
+        optionalRange(at, ".xid", event.xid(), 0, 65_535);
         if (event.eventKind() == EventKind.XID && (event.xid() == null || event.gpuUuid() == null)) {
             throw ApiError.unprocessable(at + " is an xid event without xid and gpu_uuid");
         }
@@ -318,7 +303,7 @@ public final class InputValidator {
             if (event.ending().outputs() != null) {
                 size(at, ".ending.outputs", event.ending().outputs(), 8);
                 for (int i = 0; i < event.ending().outputs().size(); i++) {
-                    text(path(at, ".ending.outputs[", i, "]"), event.ending().outputs().get(i), 4_096);
+                    text(path(at, ".ending.outputs[", i, "]"), "", event.ending().outputs().get(i), 4_096);
                 }
             }
         }
@@ -340,7 +325,7 @@ public final class InputValidator {
         if (f.lines() != null) {
             size(at, ".lines", f.lines(), 50);
             for (int i = 0; i < f.lines().size(); i++) {
-                text(path(at, ".lines[", i, "]"), f.lines().get(i), 2_000);
+                text(path(at, ".lines[", i, "]"), "", f.lines().get(i), 2_000);
             }
         }
         if (f.detail() != null) {
@@ -351,9 +336,9 @@ public final class InputValidator {
                 text(at, ".detail key", e.getKey(), 64);
                 Object v = e.getValue();
                 if (v instanceof Number n) {
-                    finite(at + ".detail." + e.getKey(), n.doubleValue());
+                    finite(at + ".detail." + e.getKey(), "", n.doubleValue());
                 } else if (v instanceof String str) {
-                    text(at + ".detail." + e.getKey(), str, 500);
+                    text(at + ".detail." + e.getKey(), "", str, 500);
                 } else if (v != null && !(v instanceof Boolean)) {
                     throw ApiError.unprocessable(at + ".detail." + e.getKey() + " must be a number, a string or a "
                             + "boolean");
@@ -368,7 +353,7 @@ public final class InputValidator {
                 {"mem_available_bytes", m.memAvailableBytes()}, {"swap_used_bytes", m.swapUsedBytes()},
                 {"shm_total_bytes", m.shmTotalBytes()}, {"shm_used_bytes", m.shmUsedBytes()}}) {
             if (field[1] != null) {
-                range(at + "." + field[0], (Long) field[1], 0, MAX_HOST_BYTES);
+                range(at + "." + field[0], "", (Long) field[1], 0, MAX_HOST_BYTES);
             }
         }
     }
@@ -400,17 +385,13 @@ public final class InputValidator {
         }
     }
 
-    /**
-     * The steps a batch carries ({@code run_steps}), by the rules of a steps request: each run's id and reports, and
-     * the same limit on reports, over the whole batch. Checked apart from the batch, so bad steps cost only
-     * themselves (the route applies the readings and says why the steps were refused).
-     */
+    /** The steps a batch carries ({@code run_steps}) by a steps request's rules; apart, so bad steps cost only themselves. */
     public void checkSteps(AgentBatch batch) {
         List<RunSteps> groups = batch.runSteps();
         if (groups == null) {
             return;
         }
-        size("run_steps", groups, MAX_RUNS_PER_BATCH);
+        size("run_steps", "", groups, MAX_RUNS_PER_BATCH);
         long reports = 0;
         for (int i = 0; i < groups.size(); i++) {
             RunSteps group = groups.get(i);
@@ -454,8 +435,7 @@ public final class InputValidator {
         range(at, "vae_time_s", step.vaeTimeS(), 0, ONE_DAY_S);
         optionalRange(at, "interval_steps", step.intervalSteps(), 1, 1_000_000);
         range(at, "samples", step.samples(), 0, 1e9);
-        // A loss or grad norm of NaN or infinity is a reading (the run diverged), sent as "NaN"/"Infinity" (or
-        // Python's bare NaN): accepted and kept, never refused.
+        // A non-finite loss or grad norm is a reading (the run diverged), never refused.
         if (step.loss() != null && Double.isFinite(step.loss()) && Math.abs(step.loss()) > 1e30) {
             throw ApiError.unprocessable(at + "loss must be between -1e30 and 1e30, NaN or Infinity, got "
                     + step.loss());
@@ -476,35 +456,32 @@ public final class InputValidator {
         }
     }
 
-    /**
-     * Checks the shape of a run spec; what the catalogs know (model and GPU ids, whether it fits) is the
-     * estimator's to judge.
-     */
+    /** Checks a run spec's shape; what the catalogs know is the estimator's to judge. */
     public void check(RunSpec spec) {
-        text("model", spec.model(), 128);
-        text("gpu", spec.gpu(), 128);
-        optionalRange("gpus", spec.gpus(), 1, 1_000_000);
-        optionalRange("batch", spec.batch(), 1, 1_000_000);
-        optionalRange("resolution", spec.resolution(), 1, 65_536);
-        optionalRange("height", spec.height(), 1, 65_536);
-        optionalRange("width", spec.width(), 1, 65_536);
-        optionalRange("frames", spec.frames(), 1, 100_000);
-        text("precision", spec.precision(), 32);
-        text("optimizer", spec.optimizer(), 32);
-        text("features", spec.features(), 32);
-        optionalRange("zero", spec.zero(), 0, 3);
-        text("attention", spec.attention(), 32);
-        optionalRange("grad_accumulation", spec.gradAccumulation(), 1, 1_000_000);
-        optionalRange("total_steps", spec.totalSteps(), 1, MAX_STEP);
+        text("model", "", spec.model(), 128);
+        text("gpu", "", spec.gpu(), 128);
+        optionalRange("gpus", "", spec.gpus(), 1, 1_000_000);
+        optionalRange("batch", "", spec.batch(), 1, 1_000_000);
+        optionalRange("resolution", "", spec.resolution(), 1, 65_536);
+        optionalRange("height", "", spec.height(), 1, 65_536);
+        optionalRange("width", "", spec.width(), 1, 65_536);
+        optionalRange("frames", "", spec.frames(), 1, 100_000);
+        text("precision", "", spec.precision(), 32);
+        text("optimizer", "", spec.optimizer(), 32);
+        text("features", "", spec.features(), 32);
+        optionalRange("zero", "", spec.zero(), 0, 3);
+        text("attention", "", spec.attention(), 32);
+        optionalRange("grad_accumulation", "", spec.gradAccumulation(), 1, 1_000_000);
+        optionalRange("total_steps", "", spec.totalSteps(), 1, MAX_STEP);
+        if (spec.notes() != null) {
+            size("", "notes", spec.notes(), 32);
+            spec.notes().forEach(n -> text("notes[]", "", n, 500));
+        }
     }
 
     // ---- the individual rules -------------------------------------------------------------------------------
 
-    /**
-     * A field's name in a message, e.g. {@code gpus[3].utilization_ratio}: {@code parent} (a String or another path)
-     * followed by {@code name}, spelled out only when a rule is broken and its message is written, so a valid batch
-     * costs no string building (every field of every sample is checked).
-     */
+    /** A field's name in a message ({@code gpus[3].utilization_ratio}), spelled out only when a rule is broken. */
     private record Path(Object parent, String name, int index, String after) {
         @Override
         public String toString() {
@@ -520,9 +497,8 @@ public final class InputValidator {
         return new Path(parent, name, index, after);
     }
 
-    // Each rule takes a field as its parent's path and its own name, and builds the field's path only to throw: a
-    // valid value costs no path object (every field of every reading passes here). The forms that take a whole path
-    // (a String or a path built by the caller) are the same rules with an empty name.
+    // Each rule takes a field as its parent's path and its own name, and builds the path only to throw: a valid
+    // value costs no path object.
 
     private static void timestamp(Object parent, String name, double ts) {
         finite(parent, name, ts);
@@ -566,15 +542,11 @@ public final class InputValidator {
     }
 
     private static void bytes(Object parent, String name, Long value) {
-        if (value != null) {
-            range(parent, name, (long) value, 0, MAX_MEMORY_BYTES);
-        }
+        optionalRange(parent, name, value, 0, MAX_MEMORY_BYTES);
     }
 
     private static void hertz(Object parent, String name, Long value) {
-        if (value != null) {
-            range(parent, name, (long) value, 0, MAX_CLOCK_HZ);
-        }
+        optionalRange(parent, name, value, 0, MAX_CLOCK_HZ);
     }
 
     /** A value that becomes a metric label: printable ASCII without quotes or backslashes, at most 128 chars. */
@@ -610,38 +582,6 @@ public final class InputValidator {
         if (list.size() > max) {
             throw ApiError.unprocessable(path(parent, name) + " has " + list.size() + " entries, more than " + max);
         }
-    }
-
-    private static void timestamp(Object field, double ts) {
-        timestamp(field, "", ts);
-    }
-
-    private static void finite(Object field, double value) {
-        finite(field, "", value);
-    }
-
-    private static void range(Object field, Double value, double min, double max) {
-        range(field, "", value, min, max);
-    }
-
-    private static void range(Object field, long value, long min, long max) {
-        range(field, "", value, min, max);
-    }
-
-    private static void optionalRange(Object field, Number value, long min, long max) {
-        optionalRange(field, "", value, min, max);
-    }
-
-    private static void label(Object field, String value, boolean required) {
-        label(field, "", value, required);
-    }
-
-    private static void text(Object field, String value, int max) {
-        text(field, "", value, max);
-    }
-
-    private static void size(Object field, List<?> list, int max) {
-        size(field, "", list, max);
     }
 
     private static String plain(double value) {

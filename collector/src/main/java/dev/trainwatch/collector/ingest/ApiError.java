@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.http;
+package dev.trainwatch.collector.ingest;
 
 /**
  * A request the collector refuses, with the HTTP status it deserves and a one-line message for the client. Thrown by

@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.http;
+package dev.trainwatch.collector.ingest;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
@@ -98,7 +98,7 @@ public class DecodeSplit {
 
     /**
      * The sizes the benchmarks read: the batch, one reading written alone, and each with short names
-     * ({@code exec:exec … "-Dexec.args=-cp %classpath dev.trainwatch.collector.http.DecodeSplit"}).
+     * ({@code exec:exec … "-Dexec.args=-cp %classpath dev.trainwatch.collector.ingest.DecodeSplit"}).
      */
     public static void main(String[] args) {
         DecodeSplit d = new DecodeSplit();

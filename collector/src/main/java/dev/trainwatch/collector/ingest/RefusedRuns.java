@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.http;
+package dev.trainwatch.collector.ingest;
 
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentEvent;
@@ -14,18 +14,15 @@ import java.util.function.Function;
 import java.util.function.LongSupplier;
 
 /**
- * A node is never refused for one of its jobs: a batch whose run ids (of an attribution, an alias, a group of steps
- * or an event) the API cannot take ({@link InputValidator#requireRunId}: {@code a/b}, a space, {@code ü}, more than
- * 128 characters, {@code .}) is applied without those runs, and the node's GPUs, its other runs and its health
- * arrive. What was left out is said once a minute at most per host, in one line naming the ids and counting the
- * batches, and in the answer ({@code runs_refused}). Thread-safe.
+ * A node is never refused for one of its jobs: a batch's runs (attributions, aliases, step groups, events) whose ids
+ * {@link InputValidator#requireRunId} refuses are left out and the rest applied. What was left out is in the answer
+ * ({@code runs_refused}) and logged at most once a minute per host. Thread-safe.
  */
 final class RefusedRuns {
 
-    private static final System.Logger LOG = System.getLogger(ApiVerticle.class.getName());
-    /** How often at most a host's refused run ids are logged. */
+    private static final System.Logger LOG = System.getLogger(RefusedRuns.class.getName());
     static final long LOG_EVERY_NANOS = 60_000_000_000L;
-    /** Hosts whose refusals are remembered for the line; more are logged each time they occur (a flood of hosts). */
+    /** Hosts remembered for the line; beyond them the oldest is forgotten. */
     private static final int MAX_HOSTS = 1024;
 
     private final LongSupplier nanoTime;
@@ -72,14 +69,14 @@ final class RefusedRuns {
             if (why(run.runId(), refused) != null) {
                 continue;
             }
-            if (run.aliases() != null && run.aliases().stream().anyMatch(a -> a != null && !valid(a))) {
+            if (run.aliases() != null) {
                 List<String> aliases = new ArrayList<>();
                 for (String alias : run.aliases()) {
                     if (alias == null || why(alias, refused) == null) {
                         aliases.add(alias);
                     }
                 }
-                run = run.withAliases(aliases);
+                run = aliases.size() == run.aliases().size() ? run : run.withAliases(aliases);
             }
             kept.add(run);
         }
@@ -96,15 +93,6 @@ final class RefusedRuns {
             }
         }
         return kept;
-    }
-
-    private static boolean valid(String runId) {
-        try {
-            InputValidator.requireRunId("run_id", runId);
-            return true;
-        } catch (ApiError e) {
-            return false;
-        }
     }
 
     /** Why {@code runId} is refused (added to {@code refused}), or null when it is taken. */

@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.http;
+package dev.trainwatch.collector.ingest;
 
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.core.StreamReadConstraints;
@@ -23,85 +23,50 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The fast path of {@link BodyDecoder} for a body in the plain shape agents send: a JSON object whose fields are
- * numbers, strings, booleans, arrays and objects of the record's own component types, with no nulls, no duplicates
- * and no value Jackson would have to coerce (a string for a number, a float for an integer). Such a body is read
- * straight from its bytes into the record's canonical constructor: without databind's per-property machinery (the
- * largest part of decoding a batch) and without jackson-core's tokens, whose walk over the bytes and copies of every
- * number's digits were most of what was left (docs/PERFORMANCE.md, "Collector: over HTTP"). The bytes are read by
- * the strict JSON grammar ({@link Cursor}); names are compared, byte for byte, with the one the record's order
- * expects next; numbers are converted where they stand. Anything else — any other token, a null, a missing
- * primitive, a duplicate field, a number out of range, a field of a type this reader does not handle (an event's
- * failure details), a malformed body — makes {@link #read} answer null, and the caller reads the body with the
- * wire codec's databind reader as before: its value, or its error and message, are what the collector answers.
- * For the bodies read here the result equals databind's ({@code PlainRecordReaderTest} compares them).
+ * The fast path of {@link BodyDecoder} for a body in the plain shape agents send: a JSON object of numbers, strings,
+ * booleans, arrays and objects of the record's own component types, with no nulls, no duplicates and nothing Jackson
+ * would coerce, read straight from its bytes into the record's canonical constructor (no databind properties, no
+ * jackson-core tokens). Anything else makes {@link #read} answer null and the caller uses databind, whose value or
+ * error is then the answer; for what is read here the result equals databind's ({@code PlainRecordReaderTest}).
+ * Types come from the record components, names by the codec's snake_case; an annotated type or component is left to
+ * databind. Immutable and thread-safe.
  *
- * <p>What a type holds is taken from its record components at start, their JSON names by the wire codec's
- * snake_case naming; a type with a Jackson annotation on a component, or a component of another type, is never
- * read here when present. Immutable and thread-safe. *
  * <p>A second implementation of a library, kept under issue #41's rule (docs/PERFORMANCE.md, "Hand-written copies"):
- * {@code DecodeCpu}, side by side in one run, reads the 40-reading batch in 59 µs of CPU against 129 µs through
- * databind, which is 3 % of the collector's CPU at 1,024 GPUs with a batch a second and 7–11 % with
- * {@code --ship-every 10s} (the Kubernetes manifest's setting). The codec generated from the records
- * ({@code WireCodec}, avaje-jsonb 3.11) cannot stand in: 101 µs, and its reader rounds about one double in twelve of
- * 16–17 digits to a neighbour ({@code 0.5060000000000001} as {@code 0.506}: {@code NumberParser.approximateDouble}),
- * accepts what databind refuses (trailing tokens, a trailing comma, raw control characters in strings, a missing
- * primitive as 0) and does not read Python's bare {@code NaN}. Upstream: an avaje-jsonb issue for exact doubles and a
- * strict mode (to be filed; docs/PERFORMANCE.md names both); with both, this reader goes.
+ * {@code DecodeCpu} reads the 40-reading batch in 59 µs of CPU against databind's 129 µs, 7–11 % of the collector's
+ * CPU at 1,024 GPUs with {@code --ship-every 10s}. The generated codec ({@code WireCodec}, avaje-jsonb 3.11) cannot
+ * stand in: it rounds some 16–17 digit doubles to a neighbour and is lenient where databind refuses. Upstream: an
+ * avaje-jsonb issue for exact doubles and a strict mode (to be filed); with both, this reader goes.
  */
 final class PlainRecordReader<T extends Record> {
 
-    private final Shape root;
+    private final Field root;
+    private final Field list;
     private final StreamReadConstraints limits;
 
-    /**
-     * @param limits the wire codec's limits on nesting, strings, numbers and names: a body at (or beyond) any of
-     *               them is left to databind, which refuses beyond them with its own message
-     */
+    /** @param limits the wire codec's limits: a body at or beyond any of them is left to databind */
     PlainRecordReader(StreamReadConstraints limits, Class<T> type) {
-        this.root = Shape.of(type, new HashMap<>());
+        this.root = new Field(Kind.RECORD, false, null, Shape.of(type, new HashMap<>()));
+        this.list = new Field(Kind.LIST, false, root, null);
         this.limits = limits;
     }
 
     /** The record, or null when the body is not in the plain shape (or is not valid JSON at all). */
     @SuppressWarnings("unchecked")
     T read(byte[] json, int length) {
-        try {
-            Cursor in = new Cursor(json, length, limits);
-            Object value = readRecord(in, root);
-            return in.atEnd() ? (T) value : null; // trailing tokens: databind refuses them
-        } catch (RuntimeException e) { // Bail included
-            return null;
-        }
+        return (T) readWhole(json, length, root);
     }
 
-    /**
-     * A JSON array of the records (step reports come so), or null when the body is not an array of them in the
-     * plain shape: a null element, any element the plain shape refuses, trailing tokens, invalid JSON.
-     */
+    /** A JSON array of the records (step reports), or null when it is not one in the plain shape. */
     @SuppressWarnings("unchecked")
     List<T> readList(byte[] json, int length) {
+        return (List<T>) readWhole(json, length, list);
+    }
+
+    private Object readWhole(byte[] json, int length, Field field) {
         try {
             Cursor in = new Cursor(json, length, limits);
-            if (in.next() != '[') {
-                return null;
-            }
-            in.open(); // the array is a level of nesting, as jackson-core counts them
-            List<T> out = new ArrayList<>();
-            if (in.next() != ']') {
-                in.back();
-                for (;;) {
-                    out.add((T) readRecord(in, root)); // anything but an object (null, end of input) bails
-                    int c = in.next();
-                    if (c == ']') {
-                        break;
-                    }
-                    if (c != ',') {
-                        return null;
-                    }
-                }
-            }
-            return in.atEnd() ? out : null;
+            Object value = value(in, field);
+            return in.atEnd() ? value : null; // trailing tokens: databind refuses them
         } catch (RuntimeException e) { // Bail included
             return null;
         }
@@ -127,10 +92,7 @@ final class PlainRecordReader<T extends Record> {
     /** A record type as read here: its fields by JSON name and its canonical constructor. */
     private static final class Shape {
         final Map<String, Integer> index = new HashMap<>();
-        /**
-         * The JSON names in the record's order, quoted and followed by a colon, as UTF-8: what a writer in that
-         * order, without spaces, puts next.
-         */
+        /** The JSON names in the record's order, quoted and followed by a colon, as UTF-8. */
         byte[][] quoted;
         Field[] fields;
         Constructor<?> constructor;
@@ -221,10 +183,8 @@ final class PlainRecordReader<T extends Record> {
         byte[][] names = shape.quoted;
         Object[] args = new Object[fields.length];
         long seen = 0;
-        // Writers put the fields in the record's order (the wire codec and the agent's WireWriter do, leaving out
-        // nulls), so the next name is first compared, byte for byte, with the quoted name expected next and its
-        // colon, then with the one after it (a null left out): a match costs no decoding and no look-up. Any other
-        // name (spaces around it, escapes, another order) is decoded and looked up.
+        // Writers put the fields in the record's order, leaving out nulls: the next name is compared byte for byte
+        // with the one expected and the one after; any other name is decoded and looked up.
         int expected = 0;
         if (in.next() != '}') {
             in.back();
@@ -273,19 +233,16 @@ final class PlainRecordReader<T extends Record> {
     }
 
     private static Object value(Cursor in, Field field) {
-        switch (field.kind()) {
-            case DOUBLE:
-                return in.decimal();
-            case LONG:
-                return in.integer(Long.MIN_VALUE, Long.MAX_VALUE);
-            case INT:
-                return (int) in.integer(Integer.MIN_VALUE, Integer.MAX_VALUE);
-            case STRING:
+        return switch (field.kind()) {
+            case DOUBLE -> in.decimal();
+            case LONG -> in.integer(Long.MIN_VALUE, Long.MAX_VALUE);
+            case INT -> (int) in.integer(Integer.MIN_VALUE, Integer.MAX_VALUE);
+            case STRING -> {
                 in.skipSpace();
-                return in.string();
-            case BOOLEAN:
-                return in.bool();
-            case LIST: {
+                yield in.string();
+            }
+            case BOOLEAN -> in.bool();
+            case LIST -> {
                 if (in.next() != '[') {
                     throw BAIL;
                 }
@@ -298,19 +255,16 @@ final class PlainRecordReader<T extends Record> {
                     } while (!in.endOf(']'));
                 }
                 in.close();
-                return out;
+                yield out;
             }
-            case RECORD:
-                return readRecord(in, field.shape());
-            default:
-                throw BAIL;
-        }
+            case RECORD -> readRecord(in, field.shape());
+            default -> throw BAIL;
+        };
     }
 
     /**
-     * A position in the body, and the strict JSON grammar (RFC 8259) over it: whatever it reads, jackson-core reads
-     * to the same value; whatever it is not sure of (a null, an escape it does not know, a non-finite number, an
-     * integer beyond a long, anything at the codec's {@link StreamReadConstraints} or beyond, invalid JSON) throws {@link #BAIL}.
+     * A position in the body and the strict JSON grammar (RFC 8259) over it, reading what jackson-core reads to the
+     * same value; anything it is not sure of throws {@link #BAIL}.
      */
     static final class Cursor {
         /** Exact powers of ten as doubles (10^22 is the largest a double holds exactly). */
@@ -684,10 +638,7 @@ final class PlainRecordReader<T extends Record> {
             return NumberInput.parseDouble(new String(b, start, pos - start, StandardCharsets.ISO_8859_1), true);
         }
 
-        /**
-         * {@code m} followed by the digits from here up to {@code limit}, eight at a time where eight come; wraps when
-         * too many.
-         */
+        /** {@code m} followed by the digits from here up to {@code limit}, eight at a time; wraps when too many. */
         private long digits(long m, int limit) {
             while (pos + 8 <= limit) {
                 long eight = eightDigits(b, pos);
@@ -708,11 +659,7 @@ final class PlainRecordReader<T extends Record> {
             return m;
         }
 
-        /**
-         * The value of the eight ASCII digits at {@code at} ({@code at + 8 <= } the end), or -1 when any of the
-         * eight bytes is not a digit. One load and a few multiplications instead of eight steps (the SWAR method
-         * of simdjson and FastDoubleParser).
-         */
+        /** The eight ASCII digits at {@code at} as a number, or -1 if one is not a digit (SWAR, as simdjson). */
         static long eightDigits(byte[] b, int at) {
             long chunk = (long) LONGS.get(b, at);
             long val = chunk - 0x3030303030303030L;

@@ -1,12 +1,12 @@
-package dev.trainwatch.collector.http;
+package dev.trainwatch.collector.ingest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
-import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.bench.HttpFleetLoad;
+import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentHealth;
 import dev.trainwatch.protocol.GpuActivity;
@@ -14,11 +14,13 @@ import dev.trainwatch.protocol.GpuProcess;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.RankInfo;
 import dev.trainwatch.protocol.RunAttribution;
+import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.RunSteps;
 import dev.trainwatch.protocol.StepEvent;
 import dev.trainwatch.protocol.UtilizationWindow;
 import java.lang.reflect.RecordComponent;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -63,6 +65,18 @@ class InputValidatorTest {
         AgentBatch ok = batch(readings(), run(), health(), steps());
         assertThatCode(() -> VALIDATOR.check(ok)).doesNotThrowAnyException();
         assertThatCode(() -> VALIDATOR.checkSteps(ok)).doesNotThrowAnyException();
+    }
+
+    @Test
+    void aSpecsNotesAreBoundedInCountAndLength() {
+        RunSpec noted = RunSpec.empty().withNotes(List.of("dataset TOML dataset.toml not readable: permission denied"));
+        assertThatCode(() -> VALIDATOR.check(noted)).doesNotThrowAnyException();
+        ApiError many = catchThrowableOfType(() -> VALIDATOR.check(RunSpec.empty().withNotes(
+                Collections.nCopies(33, "n"))), ApiError.class);
+        assertThat(many.getMessage()).isEqualTo("notes has 33 entries, more than 32");
+        ApiError longOne = catchThrowableOfType(() -> VALIDATOR.check(RunSpec.empty().withNotes(List.of("x".repeat(501)))),
+                ApiError.class);
+        assertThat(longOne.getMessage()).isEqualTo("notes[] is longer than 500 characters");
     }
 
     @Test

@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.http;
+package dev.trainwatch.collector.ingest;
 
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -6,7 +6,6 @@ import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.core.exc.InputCoercionException;
 import com.fasterxml.jackson.core.exc.StreamConstraintsException;
-import com.fasterxml.jackson.databind.DatabindException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -30,32 +29,23 @@ import java.util.TreeSet;
 import java.util.zip.GZIPInputStream;
 
 /**
- * Turns a request body into protocol records: checks the media type, inflates gzip up to a cap (a "gzip bomb" is a
- * 413, not an out-of-memory), and parses with the wire codec, turning Jackson's failures into one line that says
+ * Turns a request body into protocol records: inflates gzip up to a cap (a "gzip bomb" is a 413, not an
+ * out-of-memory), and parses with the wire codec, turning Jackson's failures into one line that says
  * where the body went wrong. Plain Java; immutable and thread-safe.
  */
 public final class BodyDecoder {
     private static final int MAX_DETAIL = 160;
 
-    /**
-     * The wire codec, except that a non-finite number (a bare {@code NaN}, which the codec accepts for a loss) is
-     * refused where an integer is expected: Jackson would read it as 0.
-     */
-    private static final ObjectMapper MAPPER = Json.newMapper()
-            .registerModule(StrictIntegers.module());
+    /** The wire codec, refusing a non-finite number for an integer, with Jackson's FastDoubleParser. */
+    private static final ObjectMapper MAPPER = Json.newMapper().registerModule(StrictIntegers.module());
 
     static {
-        // Decimals (every reading of every sample) by Jackson's bundled FastDoubleParser rather than
-        // Double.parseDouble: the same correctly rounded doubles, in a fraction of the time.
         MAPPER.getFactory().enable(StreamReadFeature.USE_FAST_DOUBLE_PARSER.mappedFeature());
     }
     private static final ObjectReader BATCH = MAPPER.readerFor(AgentBatch.class);
-    /** The codec's limits, which the plain readers leave to databind (which refuses beyond them). */
-    private static final StreamReadConstraints LIMITS =
-            MAPPER.getFactory().streamReadConstraints();
+    private static final StreamReadConstraints LIMITS = MAPPER.getFactory().streamReadConstraints();
     /** A batch in the plain shape agents send, read without databind; anything else by {@link #BATCH}. */
-    static final PlainRecordReader<AgentBatch> PLAIN_BATCH =
-            new PlainRecordReader<>(LIMITS, AgentBatch.class);
+    static final PlainRecordReader<AgentBatch> PLAIN_BATCH = new PlainRecordReader<>(LIMITS, AgentBatch.class);
     /** Specs are typed by people: a misspelled field ("bacth") is refused, not ignored (agents' batches may grow). */
     private static final ObjectReader SPEC = MAPPER.readerFor(RunSpec.class)
             .with(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
@@ -72,27 +62,8 @@ public final class BodyDecoder {
     }
 
     /**
-     * Refuses a media type other than JSON. A missing header is taken as JSON: simple scripts often omit it and
-     * the body is parsed strictly anyway.
-     *
-     * @throws ApiError 415
-     */
-    public static void checkContentType(String contentType) {
-        if (contentType == null || contentType.isBlank()) {
-            return;
-        }
-        String mediaType = contentType.split(";", 2)[0].strip().toLowerCase(Locale.ROOT);
-        if (!mediaType.equals("application/json") && !mediaType.endsWith("+json")) {
-            throw new ApiError(ApiError.UNSUPPORTED_MEDIA_TYPE,
-                    "Content-Type must be application/json, got '" + printable(mediaType, 60) + "'");
-        }
-    }
-
-    /**
-     * The body's bytes after undoing {@code Content-Encoding}.
-     *
-     * @throws ApiError 415 for an encoding other than gzip/identity, 400 for a broken gzip stream, 413 when the
-     *                  inflated body exceeds the cap
+     * The body's bytes after undoing {@code Content-Encoding}: 415 for an encoding other than gzip or identity, 400
+     * for a broken gzip stream, 413 when it inflates beyond the cap.
      */
     public byte[] decode(byte[] body, String contentEncoding) {
         Bytes bytes = decodeInPlace(body, contentEncoding);
@@ -118,17 +89,10 @@ public final class BodyDecoder {
         return gunzip(body, maxInflatedBytes);
     }
 
-    /**
-     * The body's gzip members inflated by the JDK ({@link GZIPInputStream}: header flags, CRCs, members one after
-     * another, anything after a trailer that is not another member ignored), read at most one byte past the cap: a
-     * few KB of zeros can expand to gigabytes, so inflating stops as soon as the cap is passed.
-     *
-     * @throws ApiError 400 for a broken gzip stream, 413 when the inflated body exceeds {@code maxInflatedBytes}
-     */
+    /** The body's gzip members inflated by the JDK, stopping one byte past the cap (a gzip bomb is a 413). */
     static Bytes gunzip(byte[] body, long maxInflatedBytes) {
         int cap = (int) Math.min(maxInflatedBytes + 1, Integer.MAX_VALUE - 16);
-        // JSON batches inflate about twenty-fold: room for that at once (at most 1 MiB, so a large body that inflates
-        // little does not take the cap's worth of heap up front), doubled for the rare body that needs more.
+        // JSON inflates about twenty-fold: room for that (at most 1 MiB up front), doubled when more is needed.
         byte[] out = new byte[(int) Math.min(cap, Math.max(64L * 1024, Math.min(body.length * 32L, 1L << 20)))];
         int total = 0;
         try (GZIPInputStream in = new GZIPInputStream(new ByteArrayInputStream(body), 8192)) {
@@ -200,7 +164,7 @@ public final class BodyDecoder {
                 }
             });
         } catch (IOException e) {
-            // Parsed once already; keep the message without the list rather than fail differently.
+            // parsed once already: the message goes without the list
         }
         return (unknown.size() == 1 ? "unknown field " : "unknown fields ") + String.join(", ", unknown)
                 + " in the run spec; known fields: " + String.join(", ", knownNames);
@@ -233,10 +197,7 @@ public final class BodyDecoder {
         return plain != null ? plain : stepsByDatabind(json, length);
     }
 
-    /**
-     * As {@link #steps(byte[])} by databind alone: what it answers, or how it refuses, for any body the plain reader
-     * leaves (tests compare the two on the rest).
-     */
+    /** As {@link #steps(byte[])} by databind alone (for what the plain reader leaves, and tests). */
     static List<StepEvent> stepsByDatabind(byte[] json, int length) {
         if (isArray(json, length)) {
             StepEvent[] events = read(STEPS, json, length, "an array of step events");
@@ -306,7 +267,7 @@ public final class BodyDecoder {
             }
             return ApiError.badRequest("wrong type for " + path + at(mismatch.getLocation()) + ": expected " + want);
         }
-        if (e instanceof DatabindException databind && databind instanceof JsonMappingException mapping) {
+        if (e instanceof JsonMappingException mapping) {
             String path = path(mapping);
             return ApiError.badRequest("cannot read " + (path.isEmpty() ? "body" : path) + at(mapping.getLocation())
                     + ": " + detail(mapping.getOriginalMessage()));
@@ -368,7 +329,7 @@ public final class BodyDecoder {
     }
 
     /** First line, printable ASCII only, at most {@code max} characters: safe to echo back in an error. */
-    static String printable(String text, int max) {
+    public static String printable(String text, int max) {
         StringBuilder out = new StringBuilder(Math.min(text.length(), max));
         for (int i = 0; i < text.length() && out.length() < max; i++) {
             char c = text.charAt(i);

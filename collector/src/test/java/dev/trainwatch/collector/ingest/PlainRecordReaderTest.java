@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.http;
+package dev.trainwatch.collector.ingest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.http;
+package dev.trainwatch.collector.ingest;
 
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.wire.WireCodec;
@@ -14,7 +14,7 @@ import java.util.function.ToIntFunction;
  * elsewhere on a shared machine falls on all of them alike. Prints each reader's median round and quartiles, and
  * whether its records equal databind's. Not a test:
  *
- * <pre>RUN -cp %classpath dev.trainwatch.collector.http.DecodeCpu [ROUNDS] [BATCHES]</pre>
+ * <pre>RUN -cp %classpath dev.trainwatch.collector.ingest.DecodeCpu [ROUNDS] [BATCHES]</pre>
  */
 public final class DecodeCpu {
 

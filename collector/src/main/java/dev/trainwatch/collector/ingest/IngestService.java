@@ -1,0 +1,145 @@
+package dev.trainwatch.collector.ingest;
+
+import dev.trainwatch.collector.config.CollectorConfig;
+import dev.trainwatch.collector.state.Fleet;
+import dev.trainwatch.collector.state.IngestResult;
+import dev.trainwatch.collector.state.RunView;
+import dev.trainwatch.estimator.InvalidSpecException;
+import dev.trainwatch.protocol.AgentBatch;
+import dev.trainwatch.protocol.RunSpec;
+import dev.trainwatch.protocol.RunSteps;
+import dev.trainwatch.protocol.StepEvent;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+/**
+ * The one way into the {@link Fleet} for what agents and users send: decodes a body, holds it to the limits and the
+ * validator's rules and applies it. Knows no transport: the HTTP handlers read the framing (path, headers), call
+ * here off the event loop and turn the answer, or the {@link ApiError} thrown, into a response; a replay or a test
+ * calls the same methods. Thread-safe.
+ */
+public final class IngestService {
+    /** How long a spec registration waits for its history write before it answers anyway. */
+    static final Duration DURABLE_WAIT = Duration.ofSeconds(5);
+
+    private final Fleet fleet;
+    private final BodyDecoder decoder;
+    private final InputValidator validator;
+    private final RefusedRuns refusedRuns = new RefusedRuns(System::nanoTime);
+    private final List<Function<Duration, Boolean>> durability;
+    private final BiConsumer<String, List<StepEvent>> stepMetrics;
+
+    /** What a batch is answered, and whether it repeated one already applied. */
+    public record BatchAnswer(Map<String, Object> body, boolean duplicate) {
+    }
+
+    /**
+     * @param durability  waits (at most the given time) until what listeners were told is on disk; a spec
+     *                    registration answers after them, so an acknowledged spec survives a crash
+     * @param stepMetrics told each run's steps as counted (the step-time metric)
+     */
+    public IngestService(CollectorConfig.Limits limits, Fleet fleet, List<Function<Duration, Boolean>> durability,
+                         BiConsumer<String, List<StepEvent>> stepMetrics) {
+        this.fleet = fleet;
+        this.decoder = new BodyDecoder(limits.maxInflatedBytes());
+        this.validator = new InputValidator(limits);
+        this.durability = List.copyOf(durability);
+        this.stepMetrics = stepMetrics;
+    }
+
+    /** {@code PUT /v1/runs/{run_id}}: registers a spec; blocks until listeners have it on disk, a bounded time. */
+    public RunView putSpec(String runId, byte[] body, String contentEncoding) {
+        InputValidator.requireRunId("run_id", runId);
+        RunSpec spec = decoder.spec(decoder.decode(body, contentEncoding));
+        validator.check(spec);
+        RunView run;
+        try {
+            run = fleet.putSpec(runId, spec);
+        } catch (InvalidSpecException e) {
+            throw ApiError.unprocessable(oneLine(e.getMessage()));
+        }
+        long deadline = System.nanoTime() + DURABLE_WAIT.toNanos();
+        if (fleet.awaitListeners(DURABLE_WAIT)) {
+            for (Function<Duration, Boolean> d : durability) {
+                d.apply(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+            }
+        }
+        return run;
+    }
+
+    /**
+     * {@code POST /v1/runs/{run_id}/steps}.
+     *
+     * @param agentId the sending agent, whose clock offset (from its batches' {@code sent_at}) corrects the steps'
+     *                times; null when not named
+     */
+    public Map<String, Object> steps(String runId, String agentId, Double sentAt, byte[] body,
+                                     String contentEncoding) {
+        InputValidator.requireRunId("run_id", runId);
+        if (agentId != null) {
+            InputValidator.requireLabel("agent_id", agentId);
+        }
+        List<StepEvent> steps = decoder.steps(body, contentEncoding);
+        validator.check(steps);
+        List<StepEvent> counted = fleet.ingestSteps(runId, steps, agentId, sentAt);
+        stepMetrics.accept(runId, counted); // to go: the fleet's outbox is to feed the step-time metric
+        Map<String, Object> answer = new LinkedHashMap<>();
+        answer.put("run_id", runId);
+        answer.put("accepted", steps.size());
+        return answer;
+    }
+
+    /**
+     * {@code POST /v1/samples}. A run whose id the API cannot take costs only that run, and steps that break a rule
+     * only themselves: the rest of the batch is applied and the answer says what was left out.
+     *
+     * @param maySpeakFor throws an {@link ApiError} when the sender may not speak for the batch's (validated) host
+     */
+    public BatchAnswer batch(byte[] body, String contentEncoding, Double sentAt, Consumer<String> maySpeakFor) {
+        RefusedRuns.Stripped stripped = refusedRuns.strip(decoder.batch(body, contentEncoding));
+        AgentBatch batch = stripped.batch();
+        validator.check(batch);
+        maySpeakFor.accept(batch.host());
+        String stepsRefused = null;
+        try {
+            validator.checkSteps(batch);
+        } catch (ApiError bad) {
+            stepsRefused = bad.getMessage();
+            batch = batch.withoutSteps();
+        }
+        IngestResult result = fleet.ingestBatch(batch, sentAt);
+        result.stepsCounted().forEach(stepMetrics); // to go: the fleet's outbox is to feed the step-time metric
+        int stepsAccepted = 0;
+        if (!result.duplicate() && batch.runSteps() != null && result.stepsRefused() == null) {
+            for (RunSteps group : batch.runSteps()) {
+                stepsAccepted += group.steps().size();
+            }
+        }
+        Map<String, Object> answer = new LinkedHashMap<>();
+        answer.put("agent_id", batch.agentId());
+        answer.put("seq", batch.seq());
+        answer.put("duplicate", result.duplicate());
+        answer.put("gpus", result.gpus());
+        answer.put("readings", batch.gpus() == null ? 0 : batch.gpus().size());
+        // Always present: it tells an agent that this collector takes steps in the batch (older ones lack it).
+        answer.put("steps_accepted", stepsAccepted);
+        if (!stripped.refused().isEmpty()) {
+            answer.put("runs_refused", stripped.refused());
+        }
+        fleet.agentIdClash(batch.agentId(), batch.host()).ifPresent(clash -> answer.put("agent_id_clash", clash));
+        if (stepsRefused != null || result.stepsRefused() != null) {
+            answer.put("steps_refused", stepsRefused != null ? stepsRefused : result.stepsRefused());
+        }
+        return new BatchAnswer(answer, result.duplicate());
+    }
+
+    /** A message's first line, stripped: what a client is told. */
+    public static String oneLine(String message) {
+        return message == null ? "invalid" : message.lines().findFirst().orElse(message).strip();
+    }
+}

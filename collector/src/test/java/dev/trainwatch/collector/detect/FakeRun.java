@@ -1,0 +1,145 @@
+package dev.trainwatch.collector.detect;
+
+import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.protocol.RunSpec;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalInt;
+import java.util.function.DoubleFunction;
+
+/**
+ * A run as a detector's evidence sees it, built from fixture numbers (a scenario trace's phase, a real log's
+ * timeline): step reports, GPUs polled once a second, rank processes and the phase the log announced.
+ */
+final class FakeRun implements RunContext {
+
+    double now;
+    Estimate estimate;
+    StepSeries steps = new Steps(List.of());
+    RankSeries ranks = RankSeries.NONE;
+    List<GpuSeries> gpus = new ArrayList<>();
+    List<RankProcess> procs = List.of();
+    Map<Integer, String> gpuOfRank = Map.of();
+    String phase;
+    double phaseTs = Double.NaN;
+
+    FakeRun(double now) {
+        this.now = now;
+    }
+
+    /** One step report. */
+    record Report(double ts, long step, double timeS, double dataS, double lmS, double vaeS, int interval) {
+    }
+
+    /** Reports every {@code everyS} up to {@code lastTs} with a scenario phase's step figures. */
+    static List<Report> reports(Scenario.Steps s, int count, double lastTs, long firstStep) {
+        List<Report> out = new ArrayList<>();
+        int interval = s.intervalSteps() != null ? s.intervalSteps() : 1;
+        for (int i = 0; i < count; i++) {
+            out.add(new Report(lastTs - (count - 1 - i) * s.everyS(), firstStep + (long) i * interval, s.timeS(),
+                    orNaN(s.dataTimeS()), orNaN(s.lmTimeS()), orNaN(s.vaeTimeS()), interval));
+        }
+        return out;
+    }
+
+    private static double orNaN(Double v) {
+        return v == null ? Double.NaN : v;
+    }
+
+    record Steps(List<Report> r) implements StepSeries {
+        @Override public int size() { return r.size(); }
+        @Override public double ts(int i) { return r.get(i).ts(); }
+        @Override public long step(int i) { return r.get(i).step(); }
+        @Override public double timeS(int i) { return r.get(i).timeS(); }
+        @Override public double dataTimeS(int i) { return r.get(i).dataS(); }
+        @Override public double modelTimeS(int i) { return Double.NaN; }
+        @Override public double lmTimeS(int i) { return r.get(i).lmS(); }
+        @Override public double vaeTimeS(int i) { return r.get(i).vaeS(); }
+        @Override public int intervalSteps(int i) { return r.get(i).interval(); }
+        @Override public double samples(int i) { return Double.NaN; }
+        @Override public int rank(int i) { return -1; }
+        @Override public int bucketHeight(int i) { return -1; }
+        @Override public int bucketWidth(int i) { return -1; }
+    }
+
+    /** Each rank's own reports. */
+    record Ranks(List<Integer> ids, List<StepSeries> series) implements RankSeries {
+        @Override public int count() { return ids.size(); }
+        @Override public int rank(int k) { return ids.get(k); }
+        @Override public StepSeries steps(int k) { return series.get(k); }
+    }
+
+    /** One poll of a GPU. */
+    record Poll(double ts, double util, double idle, double power, double sm, double tensor, double dram,
+                double nvlink) {
+        /** The same readings at {@code t}. */
+        Poll at(double t) {
+            return new Poll(t, util, idle, power, sm, tensor, dram, nvlink);
+        }
+
+        static Poll busy(double ts, double util, double power) {
+            return new Poll(ts, util, Double.NaN, power, Double.NaN, Double.NaN, Double.NaN, Double.NaN);
+        }
+
+        static Poll idle(double ts, double idleFraction) {
+            return new Poll(ts, 1 - idleFraction, idleFraction, 200, Double.NaN, Double.NaN, Double.NaN, Double.NaN);
+        }
+
+        static Poll counted(double ts, double util, double tensor, double dram, double nvlink) {
+            return new Poll(ts, util, Double.NaN, 300, Double.NaN, tensor, dram, nvlink);
+        }
+    }
+
+    record Gpu(String uuid, String host, List<Poll> p) implements GpuSeries {
+        @Override public int index() { return 0; }
+        @Override public String name() { return "NVIDIA A100-SXM4-80GB"; }
+        @Override public double memoryTotalBytes() { return 80.0 * (1L << 30); }
+        @Override public boolean lost() { return false; }
+        @Override public int size() { return p.size(); }
+        @Override public double ts(int i) { return p.get(i).ts(); }
+        @Override public double memoryUsedBytes(int i) { return 40.0 * (1L << 30); }
+        @Override public double utilizationRatio(int i) { return p.get(i).util(); }
+        @Override public double utilizationMinRatio(int i) { return p.get(i).util(); }
+        @Override public double idleFraction(int i) { return p.get(i).idle(); }
+        @Override public double smClockHz(int i) { return 1.4e9; }
+        @Override public double smClockMaxHz(int i) { return 1.41e9; }
+        @Override public double powerWatts(int i) { return p.get(i).power(); }
+        @Override public double temperatureCelsius(int i) { return 60; }
+        @Override public int clockEventMask(int i) { return 0; }
+        @Override public double smActiveRatio(int i) { return p.get(i).sm(); }
+        @Override public double tensorActiveRatio(int i) { return p.get(i).tensor(); }
+        @Override public double dramActiveRatio(int i) { return p.get(i).dram(); }
+        @Override public double nvlinkBytesPerSecond(int i) { return p.get(i).nvlink(); }
+    }
+
+    /** A GPU polled every second over [from, to) with what {@code at} says of each second. */
+    static Gpu gpu(String uuid, double from, double to, DoubleFunction<Poll> at) {
+        return gpu(uuid, "node-0", from, to, at);
+    }
+
+    static Gpu gpu(String uuid, String host, double from, double to, DoubleFunction<Poll> at) {
+        List<Poll> polls = new ArrayList<>();
+        for (double t = from; t < to; t += 1) {
+            polls.add(at.apply(t));
+        }
+        return new Gpu(uuid, host, polls);
+    }
+
+    @Override public String runId() { return "fixture"; }
+    @Override public double now() { return now; }
+    @Override public RunSpec spec() { return null; }
+    @Override public Estimate estimate() { return estimate; }
+    @Override public StepSeries steps() { return steps; }
+    @Override public RankSeries ranks() { return ranks; }
+    @Override public List<GpuSeries> gpus() { return gpus; }
+    @Override public List<XidRecord> xids() { return List.of(); }
+    @Override public List<AgentStatus> agents() { return List.of(); }
+    @Override public Estimate whatIf(RunSpec variant) { return null; }
+    @Override public OptionalInt latentDownsample() { return OptionalInt.empty(); }
+    @Override public List<RankProcess> rankProcesses() { return procs; }
+    @Override public Map<Integer, String> gpuOfRank() { return gpuOfRank; }
+    @Override public String announcedPhase() { return phase; }
+    @Override public double announcedPhaseTs() { return phaseTs; }
+    @Override public boolean isActive(AnomalyKind kind) { return false; }
+}
