@@ -2,13 +2,12 @@ package dev.trainwatch.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.trainwatch.collector.state.GpuHourPrices;
-import dev.trainwatch.collector.state.Predictor;
-import dev.trainwatch.collector.state.RunPlans;
-import dev.trainwatch.collector.state.RunPlans.Plan;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.ObservedRun;
 import dev.trainwatch.estimator.Repricing;
+import dev.trainwatch.estimator.plan.RunPlans;
+import dev.trainwatch.estimator.plan.RunPlans.Plan;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
 import java.io.PrintWriter;
@@ -35,7 +34,6 @@ final class EstimatePlans {
             }
         }
         Estimator estimator = c.options.estimator();
-        Predictor predictor = Predictor.of(estimator);
         RunSpec flags = c.options.toRunSpec();
         ObservedRun observed = null;
         RunSpec base;
@@ -61,13 +59,13 @@ final class EstimatePlans {
             RunSpec target = base.onHardware(gpu.strip(), null, null);
             if (observed != null) {
                 target = flags.images() != null ? target
-                        : RunPlans.keepSamples(predictor, observed.spec(), target, flags.totalSteps());
+                        : RunPlans.keepSamples(estimator::estimate, observed.spec(), target, flags.totalSteps());
                 Repricing r = estimator.reprice(observed, target);
                 single = r;
                 plans.add(RunPlans.plan(r.target(), r.stepSeconds(), r.samplesPerSecond(), r.totalSeconds(), r.remainingSeconds(),
-                        r.modelAnchor(), prices, r.target().fits() ? null : "does not fit at this batch"));
+                        r.modelAnchor(), prices::price, r.target().fits() ? null : "does not fit at this batch"));
             } else {
-                plans.add(RunPlans.fromCatalog(predictor, target, prices));
+                plans.add(RunPlans.fromCatalog(estimator::estimate, target, prices::price));
             }
         }
         if (c.json) {

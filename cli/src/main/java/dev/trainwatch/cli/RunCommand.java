@@ -1,6 +1,5 @@
 package dev.trainwatch.cli;
 
-import dev.trainwatch.protocol.MonotonicClock;
 import dev.trainwatch.agent.attribution.RunIds;
 import dev.trainwatch.agent.failure.FailureClassifier;
 import dev.trainwatch.agent.failure.OutputTail;
@@ -9,7 +8,8 @@ import dev.trainwatch.cli.watch.LocalStack;
 import dev.trainwatch.cli.watch.SignalForwarding;
 import dev.trainwatch.cli.watch.StatusLines;
 import dev.trainwatch.collector.detect.AnomalyKind;
-import dev.trainwatch.collector.state.RunView;
+import dev.trainwatch.collector.state.view.RunView;
+import dev.trainwatch.protocol.MonotonicClock;
 import dev.trainwatch.protocol.RunFailure;
 import dev.trainwatch.protocol.RunSpec;
 import java.io.FileDescriptor;

@@ -2,9 +2,10 @@ package dev.trainwatch.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.trainwatch.collector.state.RunPlans;
+import dev.trainwatch.collector.state.view.RunSummary;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.ObservedRun;
+import dev.trainwatch.estimator.plan.RunPlans;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
 import java.nio.file.Files;

@@ -1,10 +1,8 @@
 package dev.trainwatch.collector;
 
 import dev.trainwatch.collector.config.CollectorConfig;
-import static org.assertj.core.api.Assertions.assertThat;
-
 import dev.trainwatch.collector.state.FleetListener;
-import dev.trainwatch.collector.state.RunSummary;
+import dev.trainwatch.collector.state.view.RunSummary;
 import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Duration;
@@ -12,6 +10,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /** A collector that builds its own fleet gives it the settings of its config; one that builds its Vert.x its transport. */
 class CollectorServerSettingsTest {

@@ -5,8 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.trainwatch.agent.nvml.FakeNvml;
-import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorStack;
+import dev.trainwatch.collector.config.CollectorConfig;
+import dev.trainwatch.collector.state.view.AgentView;
 import dev.trainwatch.protocol.Json;
 import java.io.IOException;
 import java.net.URI;
@@ -209,7 +210,7 @@ class RealTrainingIT {
         assertThat(ended.at("/observed/last_step").asLong()).as(ended.toString())
                 .isEqualTo(lastLoggedStep(job.results.resolve("log.txt")));
         // Polls every 0.5 s, a batch every 2.5 s (plus the first poll and the run's start and end, sent at once).
-        dev.trainwatch.collector.state.AgentView view = collector.fleet().agents().get(0);
+        dev.trainwatch.collector.state.view.AgentView view = collector.fleet().agents().get(0);
         assertThat(view.health().intervalSeconds()).isEqualTo(0.5);
         assertThat(view.batches()).as("batches in %.0f s", seconds).isGreaterThan(3)
                 .isLessThanOrEqualTo((long) (seconds / 2.5) + 6);

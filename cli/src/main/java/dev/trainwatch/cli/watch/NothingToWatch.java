@@ -1,6 +1,6 @@
 package dev.trainwatch.cli.watch;
 
-import dev.trainwatch.collector.state.RunView;
+import dev.trainwatch.collector.state.view.RunView;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;

@@ -2,9 +2,9 @@ package dev.trainwatch.cli.watch;
 
 import dev.trainwatch.collector.detect.Anomaly;
 import dev.trainwatch.collector.detect.Severity;
-import dev.trainwatch.collector.state.ComparisonView;
-import dev.trainwatch.collector.state.ObservedView;
-import dev.trainwatch.collector.state.RunView;
+import dev.trainwatch.collector.state.view.ComparisonView;
+import dev.trainwatch.collector.state.view.ObservedView;
+import dev.trainwatch.collector.state.view.RunView;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;

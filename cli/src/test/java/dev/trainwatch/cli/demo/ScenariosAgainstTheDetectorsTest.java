@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.collector.detect.Anomaly;
 import dev.trainwatch.collector.state.Fleet;
-import dev.trainwatch.collector.state.RunView;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.RunSpec;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.nio.file.Files;
 import java.nio.file.Path;

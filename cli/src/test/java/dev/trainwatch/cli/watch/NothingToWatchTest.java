@@ -2,7 +2,7 @@ package dev.trainwatch.cli.watch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.trainwatch.collector.state.RunView;
+import dev.trainwatch.collector.state.view.RunView;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -10,7 +10,7 @@ import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.Severity;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetListener;
-import dev.trainwatch.collector.state.RunSummary;
+import dev.trainwatch.collector.state.view.RunSummary;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
 import java.time.Clock;

@@ -3,7 +3,7 @@ package dev.trainwatch.collector.history;
 import static dev.trainwatch.collector.history.HistoryStore.oneLine;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import dev.trainwatch.collector.state.RunSummary;
+import dev.trainwatch.collector.state.view.RunSummary;
 import dev.trainwatch.protocol.Json;
 import java.time.Clock;
 import java.time.Duration;

@@ -13,9 +13,10 @@ import dev.trainwatch.collector.series.SeriesBuilder;
 import dev.trainwatch.collector.series.SeriesRequest;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.LimitReachedException;
-import dev.trainwatch.collector.state.RunPlans;
 import dev.trainwatch.collector.state.Slots;
+import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.estimator.InvalidSpecException;
+import dev.trainwatch.estimator.plan.RunPlans;
 import dev.trainwatch.protocol.Json;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
@@ -105,7 +106,7 @@ public final class ApiVerticle extends VerticleBase {
         this.metrics = metrics;
         this.extraRoutes = List.copyOf(extraRoutes);
         this.auth = new BearerAuth(config.token());
-        this.ingest = new IngestService(config.limits(), fleet, durability, metrics.runs()::recordSteps);
+        this.ingest = new IngestService(config.limits(), fleet, durability);
     }
 
     @Override

@@ -3,7 +3,7 @@ package dev.trainwatch.collector.ingest;
 import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.IngestResult;
-import dev.trainwatch.collector.state.RunView;
+import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.RunSpec;
@@ -13,7 +13,6 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -32,7 +31,6 @@ public final class IngestService {
     private final InputValidator validator;
     private final RefusedRuns refusedRuns = new RefusedRuns(System::nanoTime);
     private final List<Function<Duration, Boolean>> durability;
-    private final BiConsumer<String, List<StepEvent>> stepMetrics;
 
     /** What a batch is answered, and whether it repeated one already applied. */
     public record BatchAnswer(Map<String, Object> body, boolean duplicate) {
@@ -41,15 +39,12 @@ public final class IngestService {
     /**
      * @param durability  waits (at most the given time) until what listeners were told is on disk; a spec
      *                    registration answers after them, so an acknowledged spec survives a crash
-     * @param stepMetrics told each run's steps as counted (the step-time metric)
      */
-    public IngestService(CollectorConfig.Limits limits, Fleet fleet, List<Function<Duration, Boolean>> durability,
-                         BiConsumer<String, List<StepEvent>> stepMetrics) {
+    public IngestService(CollectorConfig.Limits limits, Fleet fleet, List<Function<Duration, Boolean>> durability) {
         this.fleet = fleet;
         this.decoder = new BodyDecoder(limits.maxInflatedBytes());
         this.validator = new InputValidator(limits);
         this.durability = List.copyOf(durability);
-        this.stepMetrics = stepMetrics;
     }
 
     /** {@code PUT /v1/runs/{run_id}}: registers a spec; blocks until listeners have it on disk, a bounded time. */
@@ -86,8 +81,7 @@ public final class IngestService {
         }
         List<StepEvent> steps = decoder.steps(body, contentEncoding);
         validator.check(steps);
-        List<StepEvent> counted = fleet.ingestSteps(runId, steps, agentId, sentAt);
-        stepMetrics.accept(runId, counted); // to go: the fleet's outbox is to feed the step-time metric
+        fleet.ingestSteps(runId, steps, agentId, sentAt);
         Map<String, Object> answer = new LinkedHashMap<>();
         answer.put("run_id", runId);
         answer.put("accepted", steps.size());
@@ -113,7 +107,6 @@ public final class IngestService {
             batch = batch.withoutSteps();
         }
         IngestResult result = fleet.ingestBatch(batch, sentAt);
-        result.stepsCounted().forEach(stepMetrics); // to go: the fleet's outbox is to feed the step-time metric
         int stepsAccepted = 0;
         if (!result.duplicate() && batch.runSteps() != null && result.stepsRefused() == null) {
             for (RunSteps group : batch.runSteps()) {

@@ -1,10 +1,8 @@
 package dev.trainwatch.collector.metrics;
 
+import dev.trainwatch.collector.state.view.AgentView;
 import dev.trainwatch.exposition.GpuSeries;
 import dev.trainwatch.exposition.LabelValues;
-import static dev.trainwatch.collector.metrics.MetricNames.HOST;
-
-import dev.trainwatch.collector.state.AgentView;
 import dev.trainwatch.protocol.AgentHealth;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -19,9 +17,10 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.DoubleSupplier;
 import java.util.function.Function;
 import java.util.function.Supplier;
-import java.util.function.DoubleSupplier;
+import static dev.trainwatch.collector.metrics.MetricNames.HOST;
 
 /**
  * The {@code trainwatch_agent_*} series, one per agent host, as the agents report their health in each batch; when

@@ -1,6 +1,6 @@
 package dev.trainwatch.collector.metrics;
 
-import dev.trainwatch.collector.state.GpuView;
+import dev.trainwatch.collector.state.view.GpuView;
 import dev.trainwatch.exposition.GpuSeries;
 import dev.trainwatch.protocol.GpuSample;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -1,6 +1,6 @@
 package dev.trainwatch.collector.metrics;
 
-import dev.trainwatch.collector.state.HostMemoryView;
+import dev.trainwatch.collector.state.view.HostMemoryView;
 import dev.trainwatch.exposition.HostSeries;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;

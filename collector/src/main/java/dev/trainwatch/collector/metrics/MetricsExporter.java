@@ -1,8 +1,8 @@
 package dev.trainwatch.collector.metrics;
 
-import dev.trainwatch.collector.state.AgentView;
-import dev.trainwatch.collector.state.GpuView;
-import dev.trainwatch.collector.state.RunView;
+import dev.trainwatch.collector.state.view.AgentView;
+import dev.trainwatch.collector.state.view.GpuView;
+import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.protocol.MonotonicClock;
 import io.micrometer.core.instrument.Clock;
 import io.micrometer.core.instrument.MeterRegistry;

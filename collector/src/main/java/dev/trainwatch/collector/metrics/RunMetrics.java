@@ -1,16 +1,13 @@
 package dev.trainwatch.collector.metrics;
 
+import dev.trainwatch.collector.detect.Anomaly;
+import dev.trainwatch.collector.state.FleetListener;
+import dev.trainwatch.collector.state.view.ComparisonView;
+import dev.trainwatch.collector.state.view.ObservedView;
+import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.exposition.GpuSeries;
 import dev.trainwatch.exposition.LabelValues;
 import dev.trainwatch.exposition.Labelled;
-import static dev.trainwatch.collector.metrics.MetricNames.KIND;
-import static dev.trainwatch.collector.metrics.MetricNames.RUN_ID;
-import static dev.trainwatch.collector.metrics.MetricNames.SEVERITY;
-
-import dev.trainwatch.collector.detect.Anomaly;
-import dev.trainwatch.collector.state.ComparisonView;
-import dev.trainwatch.collector.state.ObservedView;
-import dev.trainwatch.collector.state.RunView;
 import dev.trainwatch.protocol.StepEvent;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -31,9 +28,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.DoubleSupplier;
 import java.util.function.Function;
 import java.util.function.Supplier;
-import java.util.function.DoubleSupplier;
+import static dev.trainwatch.collector.metrics.MetricNames.KIND;
+import static dev.trainwatch.collector.metrics.MetricNames.RUN_ID;
+import static dev.trainwatch.collector.metrics.MetricNames.SEVERITY;
 
 /**
  * The {@code trainwatch_run_*} series: gauges made from the fleet's run views at scrape time, the
@@ -47,7 +47,7 @@ import java.util.function.DoubleSupplier;
  * Names, units, types and help texts are those of docs/METRICS.md (the golden scrape test pins them).
  * Thread-safe.
  */
-public final class RunMetrics implements MeterBinder, MultiCollector {
+public final class RunMetrics implements MeterBinder, MultiCollector, FleetListener {
 
     /** Quantiles of the step-time summary and the window they cover. */
     static final double[] STEP_QUANTILES = {0.5, 0.9};
@@ -288,6 +288,17 @@ public final class RunMetrics implements MeterBinder, MultiCollector {
             return run.comparison().predictedPeakMemoryBytes();
         }
         return run.estimate() == null ? null : run.estimate().peakMemoryBytes();
+    }
+
+    @Override
+    public boolean wantsRunChanges() {
+        return false;
+    }
+
+    /** The fleet counted steps of a run (by any ingest path): they feed its step-time summary. */
+    @Override
+    public void onStepsApplied(String runId, List<StepEvent> steps) {
+        recordSteps(runId, steps);
     }
 
     /**

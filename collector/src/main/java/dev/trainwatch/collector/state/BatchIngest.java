@@ -43,12 +43,11 @@ final class BatchIngest {
     static final double CLOCK_WARNING_SECONDS = 5;
 
     /**
-     * @param wallOffset seconds the collector's wall clock is ahead of its own (monotonic) clock: the readings of an
-     *                   agent that sends no {@code sent_at} are taken as wall times and moved by it
-     */
-    /**
      * Leaves the judgement to the caller: the runs the batch touched are added to {@code toJudge}, so a caller that
      * applies more of the same request (the batch's steps) judges each run once, on all of it.
+     *
+     * @param wallOffset seconds the collector's wall clock is ahead of its own (monotonic) clock: the readings of an
+     *                   agent that sends no {@code sent_at} are taken as wall times and moved by it
      */
     IngestResult apply(AgentBatch batch, Double requestSentAt, double now, double wallOffset,
                        Set<RunState> toJudge) {
@@ -82,34 +81,7 @@ final class BatchIngest {
             agent.health = batch.health();
         }
         Set<RunState> touched = new LinkedHashSet<>();
-        if (batch.gpus() != null) {
-            for (GpuSample s : batch.gpus()) {
-                if (s == null || s.uuid() == null || s.uuid().isBlank()) {
-                    continue;
-                }
-                GpuState g = registry.gpuOrCreate(s.uuid(), now); // room was made above
-                g.window.host = batch.host();
-                g.window.add(s, Timestamps.stamp(s.ts() - offset, now));
-                g.window.trim(now);
-                g.latest = s;
-                g.lastSeen = now;
-                if (g.runId != null) {
-                    RunState run = registry.run(g.runId);
-                    if (run != null) {
-                        if (!run.ended) {
-                            run.accounting.gpuSample(s.uuid(), s, Timestamps.stamp(s.ts() - offset, now));
-                        }
-                        double used = s.memoryUsedBytes() != null && s.memoryUsedBytes() >= 0
-                                ? s.memoryUsedBytes() : Double.NaN;
-                        if (!Double.isNaN(used) && !(used <= run.peakMemory)) {
-                            run.peakMemory = used;
-                            run.summaryDue = true;
-                        }
-                        touched.add(run);
-                    }
-                }
-            }
-        }
+        applyReadings(batch, offset, now, touched);
         int gpus = distinctGpus(batch.gpus());
         agent.gpuCount = gpus;
         if (batch.hostMemory() != null) {
@@ -133,13 +105,40 @@ final class BatchIngest {
             }
         }
         for (RunState run : touched) {
-            run.dirty = true;
-            run.agentBatchGap = agent.batchGap;
-            if (!run.ended) {
+            run.touchedByBatch(agent.batchGap);
+            if (!run.ended()) {
                 toJudge.add(run);
             }
         }
         return new IngestResult(false, gpus);
+    }
+
+    /** The batch's GPU readings into their windows and their runs' accounting. */
+    private void applyReadings(AgentBatch batch, double offset, double now, Set<RunState> touched) {
+        if (batch.gpus() == null) {
+            return;
+        }
+        for (GpuSample s : batch.gpus()) {
+            if (s == null || s.uuid() == null || s.uuid().isBlank()) {
+                continue;
+            }
+            GpuState g = registry.gpuOrCreate(s.uuid(), now); // room was made above
+            double ts = Timestamps.stamp(s.ts() - offset, now);
+            g.window.host(batch.host());
+            g.window.add(s, ts);
+            g.window.trim(now);
+            g.latest = s;
+            g.lastSeen = now;
+            RunState run = g.runId == null ? null : registry.run(g.runId);
+            if (run != null) {
+                if (!run.ended()) {
+                    run.accounting().gpuSample(s.uuid(), s, ts);
+                }
+                run.memoryUsed(s.memoryUsedBytes() != null && s.memoryUsedBytes() >= 0
+                        ? s.memoryUsedBytes() : Double.NaN);
+                touched.add(run);
+            }
+        }
     }
 
     /** The GPUs a batch names (readings and XID events), for the room check; the tracked ones are removed there. */
@@ -244,7 +243,7 @@ final class BatchIngest {
                 specs.adoptSpecOf(alias, run, now);
             }
         }
-        RunState.HostPart part = run.hosts.computeIfAbsent(host, h -> new RunState.HostPart());
+        RunState.HostPart part = run.hosts().computeIfAbsent(host, h -> new RunState.HostPart());
         Set<String> previous = Set.copyOf(part.gpuUuids);
         part.gpuUuids.clear();
         part.ranksByGpu.clear();
@@ -255,88 +254,85 @@ final class BatchIngest {
                 }
             }
         }
-        if (a.ranks() != null) {
-            Set<Integer> seen = new HashSet<>();
-            for (RankInfo r : a.ranks()) {
-                if (r == null || r.rank() == null) {
-                    continue;
-                }
-                if (part.procs.size() < MAX_GPUS_PER_HOST_PART || part.procs.containsKey(r.rank())) {
-                    RunState.RankProc p = part.procs.computeIfAbsent(r.rank(), k -> new RunState.RankProc());
-                    if (p.pid != r.pid()) {
-                        p.size = 0; // another process now holds the rank (a restart): its CPU time starts again
-                    }
-                    p.pid = r.pid();
-                    p.gpuUuid = r.gpuUuids() != null && !r.gpuUuids().isEmpty() ? r.gpuUuids().get(0) : null;
-                    p.state = r.state();
-                    p.rss = r.rssBytes() != null ? r.rssBytes() : Double.NaN;
-                    p.workers = r.workers() != null ? r.workers() : -1;
-                    p.workersRss = r.workersRssBytes() != null ? r.workersRssBytes() : Double.NaN;
-                    p.ts = now;
-                    if (r.cpuSeconds() != null && Double.isFinite(r.cpuSeconds())) {
-                        p.cpu(now, r.cpuSeconds());
-                    }
-                    seen.add(r.rank());
-                }
-                if (r.gpuUuids() == null) {
-                    continue;
-                }
-                for (String uuid : r.gpuUuids()) {
-                    if (part.gpuUuids.contains(uuid)) {
-                        part.ranksByGpu.computeIfAbsent(uuid, u -> new ArrayList<>()).add(r.rank());
-                    }
-                }
-            }
-        }
-        if (a.ranks() != null) {
-            Set<Integer> reported = new HashSet<>();
-            a.ranks().forEach(r -> {
-                if (r != null && r.rank() != null) {
-                    reported.add(r.rank());
-                }
-            });
-            part.procs.keySet().retainAll(reported);
-        }
-        for (String uuid : previous) {
-            GpuState g = registry.gpu(uuid);
-            if (g != null && a.runId().equals(g.runId) && !part.gpuUuids.contains(uuid)) {
-                g.runId = null;
-                run.accounting.gpuLeft(uuid);
-            }
-        }
-        for (String uuid : part.gpuUuids) {
-            GpuState g = registry.gpu(uuid);
-            if (g != null) {
-                if (!a.runId().equals(g.runId)) {
-                    // A GPU newly given to this run: what an earlier run peaked at is not this run's peak.
-                    g.window.peakMemory = WindowStats.latestMemory(g.window);
-                }
-                g.runId = a.runId();
-                double peak = g.window.peakMemory;
-                if (!Double.isNaN(peak) && !(peak <= run.peakMemory)) {
-                    run.peakMemory = peak;
-                    run.summaryDue = true;
-                }
-            }
-        }
-        run.lastSeen = now;
+        attributeRanks(part, a.ranks(), now);
+        claimGpus(run, a.runId(), part, previous);
+        run.seen(now);
         specs.maybeFillGpu(run);
         if (Boolean.TRUE.equals(a.ended())) {
             part.ended = true;
-            if (!run.ended && run.hosts.values().stream().allMatch(p -> p.ended)) {
+            if (!run.ended() && run.hosts().values().stream().allMatch(p -> p.ended)) {
                 events.end(run, now);
             }
             return null;
         }
         part.ended = false;
-        if (run.ended) {
+        if (run.ended()) {
             // The same run id is running again (e.g. a requeued Slurm job): reopen it.
-            run.ended = false;
-            run.endedAt = Double.NaN;
-            run.failure = null;
+            run.reopen();
             events.notifyChanged(run, now);
         }
         return run;
+    }
+
+    /** The ranks' processes on this host, and which GPUs each rank drives; ranks no longer reported go. */
+    private static void attributeRanks(RunState.HostPart part, List<RankInfo> ranks, double now) {
+        if (ranks == null) {
+            return;
+        }
+        Set<Integer> reported = new HashSet<>();
+        for (RankInfo r : ranks) {
+            if (r == null || r.rank() == null) {
+                continue;
+            }
+            reported.add(r.rank());
+            if (part.procs.size() < MAX_GPUS_PER_HOST_PART || part.procs.containsKey(r.rank())) {
+                RunState.RankProc p = part.procs.computeIfAbsent(r.rank(), k -> new RunState.RankProc());
+                if (p.pid != r.pid()) {
+                    p.readings.clear(); // another process now holds the rank (a restart): its CPU time starts again
+                }
+                p.pid = r.pid();
+                p.gpuUuid = r.gpuUuids() != null && !r.gpuUuids().isEmpty() ? r.gpuUuids().get(0) : null;
+                p.state = r.state();
+                p.rss = r.rssBytes() != null ? r.rssBytes() : Double.NaN;
+                p.workers = r.workers() != null ? r.workers() : -1;
+                p.workersRss = r.workersRssBytes() != null ? r.workersRssBytes() : Double.NaN;
+                p.ts = now;
+                if (r.cpuSeconds() != null && Double.isFinite(r.cpuSeconds())) {
+                    p.cpu(now, r.cpuSeconds());
+                }
+            }
+            if (r.gpuUuids() == null) {
+                continue;
+            }
+            for (String uuid : r.gpuUuids()) {
+                if (part.gpuUuids.contains(uuid)) {
+                    part.ranksByGpu.computeIfAbsent(uuid, u -> new ArrayList<>()).add(r.rank());
+                }
+            }
+        }
+        part.procs.keySet().retainAll(reported);
+    }
+
+    /** The GPUs this host gives the run now: those it no longer names leave it, new ones start its peak afresh. */
+    private void claimGpus(RunState run, String runId, RunState.HostPart part, Set<String> previous) {
+        for (String uuid : previous) {
+            GpuState g = registry.gpu(uuid);
+            if (g != null && runId.equals(g.runId) && !part.gpuUuids.contains(uuid)) {
+                g.runId = null;
+                run.accounting().gpuLeft(uuid);
+            }
+        }
+        for (String uuid : part.gpuUuids) {
+            GpuState g = registry.gpu(uuid);
+            if (g != null) {
+                if (!runId.equals(g.runId)) {
+                    // A GPU newly given to this run: what an earlier run peaked at is not this run's peak.
+                    g.window.restartPeak(WindowStats.latestMemory(g.window));
+                }
+                g.runId = runId;
+                run.memoryUsed(g.window.peakMemory());
+            }
+        }
     }
 
     private void applyEvent(AgentEvent e, String host, double now, double offset, Set<RunState> touched) {
@@ -354,7 +350,7 @@ final class BatchIngest {
                     if (g == null) {
                         return;
                     }
-                    g.window.host = host;
+                    g.window.host(host);
                 }
                 g.addXid(new RunContext.XidRecord(Timestamps.stamp(e.ts() - offset, now), host, e.gpuUuid(), e.xid()));
                 if (g.runId != null && registry.hasRun(g.runId)) {
@@ -364,7 +360,7 @@ final class BatchIngest {
             case GPU_LOST -> {
                 GpuState g = registry.gpu(e.gpuUuid());
                 if (g != null) {
-                    g.window.lost = true;
+                    g.window.markLost();
                     if (g.runId != null && registry.hasRun(g.runId)) {
                         touched.add(registry.run(g.runId));
                     }
@@ -373,12 +369,12 @@ final class BatchIngest {
             case RUN_ENDED -> {
                 RunState run = ownRun(e.runId(), host);
                 if (run != null && e.ending() != null) {
-                    run.ending = e.ending();
+                    run.recordEnding(e.ending());
                 }
                 if (run != null) {
-                    RunState.HostPart part = run.hosts.get(host);
+                    RunState.HostPart part = run.hosts().get(host);
                     part.ended = true;
-                    if (!run.ended && run.hosts.values().stream().allMatch(p -> p.ended)) {
+                    if (!run.ended() && run.hosts().values().stream().allMatch(p -> p.ended)) {
                         events.end(run, now);
                     }
                 }
@@ -392,10 +388,9 @@ final class BatchIngest {
             case PHASE -> {
                 // A checkpoint, evaluation or sampling phase the run's log announced: its time is not a stall.
                 RunState run = ownRun(e.runId(), host);
-                if (run != null && !run.ended) {
-                    run.accounting.phase(e.message(), Timestamps.stamp(e.ts() - offset, now));
-                    run.phaseKind = e.message();
-                    run.phaseTs = Timestamps.stamp(e.ts() - offset, now);
+                if (run != null && !run.ended()) {
+                    run.accounting().phase(e.message(), Timestamps.stamp(e.ts() - offset, now));
+                    run.phase(e.message(), Timestamps.stamp(e.ts() - offset, now));
                     touched.add(run);
                 }
             }
@@ -415,12 +410,12 @@ final class BatchIngest {
         if (run == null) {
             return null;
         }
-        if (run.hosts.isEmpty()) {
+        if (run.hosts().isEmpty()) {
             // On no node yet (a spec, or steps a script pushed): the first node to speak for it takes it.
-            run.hosts.put(host, new RunState.HostPart());
+            run.hosts().put(host, new RunState.HostPart());
             return run;
         }
-        if (!run.hosts.containsKey(host)) {
+        if (!run.hosts().containsKey(host)) {
             foreignEvents++;
             return null;
         }

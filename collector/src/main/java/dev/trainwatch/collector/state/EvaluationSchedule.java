@@ -10,6 +10,7 @@ import dev.trainwatch.collector.detect.RankProcess;
 import dev.trainwatch.collector.detect.RankSeries;
 import dev.trainwatch.collector.detect.RunContext;
 import dev.trainwatch.collector.detect.StepSeries;
+import dev.trainwatch.collector.state.window.HostMemoryWindow;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.estimator.ObservedRun;
@@ -109,7 +110,7 @@ final class EvaluationSchedule {
      * batch is overdue it is judged without one. (An agent gone silent is named at once by the tick either way.)
      */
     static double idleSeconds(RunState run) {
-        double gap = run.burstGap * 1.5;
+        double gap = run.burstGap() * 1.5;
         return gap > IDLE_EVALUATE_SECONDS ? Math.min(gap, IDLE_EVALUATE_MAX_SECONDS) : IDLE_EVALUATE_SECONDS;
     }
 
@@ -129,10 +130,10 @@ final class EvaluationSchedule {
      */
     double spacing(RunState run, boolean urgent) {
         double every = settings.evaluateEvery().toMillis() / 1000.0;
-        if (urgent || run.hosts.size() < 2 || !(run.agentBatchGap / 2 > every)) {
+        if (urgent || run.hosts().size() < 2 || !(run.agentBatchGap() / 2 > every)) {
             return every;
         }
-        return Math.max(every, Math.min(run.agentBatchGap / 2, SPACING_MAX_SECONDS));
+        return Math.max(every, Math.min(run.agentBatchGap() / 2, SPACING_MAX_SECONDS));
     }
 
     /**
@@ -140,13 +141,7 @@ final class EvaluationSchedule {
      * event, a non-finite loss, a GPU slowed down in hardware) within evaluateEvery whatever the spacing.
      */
     void maybeEvaluate(RunState run, double now, boolean urgent) {
-        run.inputs++;
-        run.urgentInput |= urgent;
-        double sinceBurst = now - run.burstAt;
-        if (Double.isNaN(sinceBurst) || sinceBurst < 0 || sinceBurst >= BURST_SECONDS) {
-            run.burstGap = sinceBurst >= 0 ? sinceBurst : Double.NaN;
-            run.burstAt = now;
-        }
+        run.input(now, urgent, BURST_SECONDS);
         evaluateIfDue(run, now, false);
     }
 
@@ -155,60 +150,53 @@ final class EvaluationSchedule {
      * passed), or after {@link #idleSeconds} without input; its summary is sent when due.
      */
     void onTick(RunState run, double now) {
-        evaluateIfDue(run, now, run.inputs == run.inputsJudged);
+        evaluateIfDue(run, now, !run.inputSinceJudged());
     }
 
     private void evaluateIfDue(RunState run, double now, boolean idle) {
         // A clock stepped back (NTP, a resumed VM) makes the times since negative: treat them as due, or the run's
         // detectors and summaries would wait until the clock caught up again.
-        double sinceEvaluated = now - run.lastEvaluated;
-        double every = spacing(run, run.urgentInput);
+        double sinceEvaluated = now - run.lastEvaluated();
+        double every = spacing(run, run.urgentInput());
         if (sinceEvaluated < 0 || sinceEvaluated >= (idle ? Math.max(every, idleSeconds(run)) : every)) {
             evaluate(run, now);
         }
-        double sinceNotified = now - run.lastChangeNotified;
+        double sinceNotified = now - run.lastChangeNotified();
         if (sinceNotified < 0) {
             sinceNotified = Double.POSITIVE_INFINITY;
         }
-        if (run.summaryDue && sinceNotified >= summaryIntervalSeconds
-                || run.dirty && sinceNotified >= CHANGE_NOTIFY_SECONDS) {
+        if (run.summaryDue() && sinceNotified >= summaryIntervalSeconds
+                || run.dirty() && sinceNotified >= CHANGE_NOTIFY_SECONDS) {
             notifier.notifyChanged(run, now);
         }
     }
 
     void evaluate(RunState run, double now) {
-        run.lastEvaluated = now;
-        run.inputsJudged = run.inputs;
-        run.urgentInput = false;
+        run.judged(now);
         boolean onlyFailure = false;
-        if (run.ended) {
+        if (run.ended()) {
             // An ended run is judged no more, except for why it ended: a failure reported after the end.
-            if (run.failure == null || run.tracker.isActive(AnomalyKind.RUN_FAILED)) {
+            if (run.failure() == null || run.tracker().isActive(AnomalyKind.RUN_FAILED)) {
                 return;
             }
             onlyFailure = true;
         }
-        run.steps.trim(now);
-        if (run.ranks != null) {
-            run.ranks.trim(now);
+        run.steps().trim(now);
+        if (run.ranks() != null) {
+            run.ranks().trim(now);
         }
         Evaluation ctx = new Evaluation(run, now);
         for (Detector d : detectors) {
             if (onlyFailure && d.kind() != AnomalyKind.RUN_FAILED) {
                 continue;
             }
-            if (d.everySeconds() > 0) {
-                double[] asked = run.lastAsked.get(d.kind());
-                if (asked != null && now >= asked[0] && now - asked[0] < d.everySeconds()
-                        && asked[1] == run.transitions) {
-                    continue; // asked recently, and nothing else about the run changed since
-                }
-                run.lastAsked.put(d.kind(), new double[] {now, run.transitions});
+            if (d.everySeconds() > 0 && !run.askDue(d.kind(), now, d.everySeconds())) {
+                continue; // asked recently, and nothing else about the run changed since
             }
             Optional<Transition> t;
             long started = System.nanoTime();
             try {
-                t = run.tracker.update(now, d.kind(), d.evaluate(ctx, run.tracker.isActive(d.kind())));
+                t = run.tracker().update(now, d.kind(), d.evaluate(ctx, run.tracker().isActive(d.kind())));
                 costs.get(d.kind()).add(System.nanoTime() - started);
             } catch (RuntimeException e) {
                 costs.get(d.kind()).add(System.nanoTime() - started);
@@ -220,13 +208,12 @@ final class EvaluationSchedule {
                 if (last == null || now - last >= ERROR_LOG_SECONDS || now < last) {
                     errorLogged.put(d.kind(), now);
                     LOG.log(System.Logger.Level.ERROR, "detector " + d.kind().wireName() + " failed on run "
-                            + run.runId + " (" + count + " failures so far; logged at most once a minute)", e);
+                            + run.runId() + " (" + count + " failures so far; logged at most once a minute)", e);
                 }
                 continue;
             }
             if (t.isPresent()) {
-                run.transitions++;
-                run.summaryDue = true;
+                run.transition();
                 notifier.publish(run, t.get());
             }
         }
@@ -245,7 +232,7 @@ final class EvaluationSchedule {
 
         @Override
         public String runId() {
-            return run.runId;
+            return run.runId();
         }
 
         @Override
@@ -255,29 +242,29 @@ final class EvaluationSchedule {
 
         @Override
         public RunSpec spec() {
-            return run.estimate != null ? run.estimate.spec() : run.registeredSpec;
+            return run.estimate() != null ? run.estimate().spec() : run.registeredSpec();
         }
 
         @Override
         public Estimate estimate() {
-            return run.estimate;
+            return run.estimate();
         }
 
         @Override
         public boolean featuresDefaulted() {
-            RunSpec given = run.registeredSpec;
+            RunSpec given = run.registeredSpec();
             return given != null && given.features() == null && given.textFeatures() == null
                     && given.vaeFeatures() == null;
         }
 
         @Override
         public StepSeries steps() {
-            return run.steps;
+            return run.steps();
         }
 
         @Override
         public RankSeries ranks() {
-            return run.ranks != null ? run.ranks : RankSeries.NONE;
+            return run.ranks() != null ? run.ranks() : RankSeries.NONE;
         }
 
         @Override
@@ -295,7 +282,7 @@ final class EvaluationSchedule {
 
         @Override
         public List<XidRecord> xids() {
-            List<XidRecord> out = new ArrayList<>(run.restoredXids);
+            List<XidRecord> out = new ArrayList<>(run.restoredXids());
             for (GpuState g : observations.runGpus(run)) {
                 out.addAll(g.recentXids);
             }
@@ -305,7 +292,7 @@ final class EvaluationSchedule {
         @Override
         public List<AgentStatus> agents() {
             List<AgentStatus> out = new ArrayList<>();
-            for (AgentState a : registry.agentsOn(run.hosts.keySet())) {
+            for (AgentState a : registry.agentsOn(run.hosts().keySet())) {
                 out.add(new AgentStatus(a.agentId, a.host, a.lastSeen, a.intervalSeconds()));
             }
             return out;
@@ -337,7 +324,7 @@ final class EvaluationSchedule {
         @Override
         public List<RankProcess> rankProcesses() {
             List<RankProcess> out = new ArrayList<>();
-            for (Map.Entry<String, RunState.HostPart> part : run.hosts.entrySet()) {
+            for (Map.Entry<String, RunState.HostPart> part : run.hosts().entrySet()) {
                 for (Map.Entry<Integer, RunState.RankProc> e : part.getValue().procs.entrySet()) {
                     RunState.RankProc p = e.getValue();
                     out.add(new RankProcess(e.getKey(), part.getKey(), p.pid,
@@ -351,7 +338,7 @@ final class EvaluationSchedule {
         @Override
         public List<HostMemorySeries> hostMemory() {
             List<HostMemorySeries> out = new ArrayList<>();
-            for (String host : run.hosts.keySet()) {
+            for (String host : run.hosts().keySet()) {
                 HostMemoryWindow w = registry.hostMemory(host);
                 if (w != null) {
                     out.add(w);
@@ -362,49 +349,49 @@ final class EvaluationSchedule {
 
         @Override
         public double stepsLateUntil() {
-            return run.stepsLateUntil;
+            return run.stepsLateUntil();
         }
 
         @Override
         public String announcedPhase() {
-            return run.phaseKind != null && !(run.phaseTs < run.lastCountedTs) ? run.phaseKind : null;
+            return run.phaseKind() != null && !(run.phaseTs() < run.lastCountedTs()) ? run.phaseKind() : null;
         }
 
         @Override
         public double announcedPhaseTs() {
-            return run.phaseTs;
+            return run.phaseTs();
         }
 
         @Override
         public RunFailure failure() {
-            return run.failure;
+            return run.failure();
         }
 
         @Override
         public String failureHost() {
-            return run.failureHost;
+            return run.failureHost();
         }
 
         @Override
         public boolean wasActiveSince(AnomalyKind kind, double sinceTs) {
-            return run.tracker.snapshot().stream().anyMatch(a -> a.kind() == kind
+            return run.tracker().snapshot().stream().anyMatch(a -> a.kind() == kind
                     && (a.active() || a.resolvedAt() != null && a.resolvedAt() >= sinceTs));
         }
 
         @Override
         public boolean wasRaised(AnomalyKind kind) {
-            return run.tracker.snapshot().stream().anyMatch(a -> a.kind() == kind);
+            return run.tracker().snapshot().stream().anyMatch(a -> a.kind() == kind);
         }
 
         @Override
         public LossHealth loss() {
-            return run.losses;
+            return run.losses();
         }
 
         @Override
         public Map<Integer, String> gpuOfRank() {
             Map<Integer, String> out = new HashMap<>();
-            for (RunState.HostPart part : run.hosts.values()) {
+            for (RunState.HostPart part : run.hosts().values()) {
                 part.ranksByGpu.forEach((uuid, ranks) -> ranks.forEach(r -> out.putIfAbsent(r, uuid)));
             }
             return out;
@@ -412,7 +399,7 @@ final class EvaluationSchedule {
 
         @Override
         public boolean isActive(AnomalyKind kind) {
-            return run.tracker.isActive(kind);
+            return run.tracker().isActive(kind);
         }
     }
 }

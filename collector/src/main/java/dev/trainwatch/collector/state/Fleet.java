@@ -5,8 +5,18 @@ import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.detect.Detectors;
 import dev.trainwatch.collector.detect.GpuSeries;
 import dev.trainwatch.collector.detect.WindowStats;
+import dev.trainwatch.collector.state.view.AgentView;
+import dev.trainwatch.collector.state.view.GpuView;
+import dev.trainwatch.collector.state.view.HostMemoryView;
+import dev.trainwatch.collector.state.view.RunSummary;
+import dev.trainwatch.collector.state.view.RunView;
+import dev.trainwatch.collector.state.window.GpuWindow;
+import dev.trainwatch.collector.state.window.HostMemoryWindow;
+import dev.trainwatch.collector.state.window.RankWindows;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.Estimator;
+import dev.trainwatch.estimator.InvalidSpecException;
+import dev.trainwatch.estimator.plan.RunPlans;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.MonotonicClock;
@@ -28,6 +38,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.DoubleUnaryOperator;
+import java.util.function.Supplier;
 
 /**
  * The collector's in-memory picture of the fleet: GPUs (keyed by UUID), agents, runs, their rolling windows,
@@ -115,11 +126,11 @@ public final class Fleet {
      * run's view; the pricing runs after it.
      *
      * @throws RunPlans.Refused when the run has no spec or no observed step yet
-     * @throws dev.trainwatch.estimator.InvalidSpecException for an unknown GPU or an impossible target
+     * @throws InvalidSpecException for an unknown GPU or an impossible target
      */
     public Optional<RunPlans.RunResult> plans(String runId, List<String> gpuIds, Integer gpus, Integer batch) {
         Optional<RunView> view = run(runId);
-        return view.map(v -> RunPlans.forRun(predictor, v, gpuIds, gpus, batch, prices));
+        return view.map(v -> RunRepricing.forRun(predictor, v, gpuIds, gpus, batch, prices));
     }
 
     public FleetSettings settings() {
@@ -221,14 +232,10 @@ public final class Fleet {
     public RunView putSpec(String runId, RunSpec spec) {
         requireId(runId);
         Objects.requireNonNull(spec, "spec");
-        try {
-            synchronized (lock) {
-                double now = now();
-                return observations.view(specs.put(runId, spec, now), now);
-            }
-        } finally {
-            outbox.drain();
-        }
+        return changing(() -> {
+            double now = now();
+            return observations.view(specs.put(runId, spec, now), now);
+        });
     }
 
     /**
@@ -264,35 +271,31 @@ public final class Fleet {
         if (batch.agentId() == null || batch.agentId().isBlank() || batch.host() == null || batch.host().isBlank()) {
             throw new IllegalArgumentException("agent_id and host are required");
         }
-        try {
-            synchronized (lock) {
-                double now = now();
-                double wallOffset = MonotonicClock.wallOffsetSeconds(clock);
-                Set<RunState> toJudge = new LinkedHashSet<>();
-                IngestResult result = batches.apply(batch, requestSentAt, now, wallOffset, toJudge);
-                if (!result.duplicate() && batch.runSteps() != null) {
-                    result = applyBatchSteps(batch, requestSentAt, result, now, wallOffset, toJudge);
-                }
-                // Once per run, on the readings and the steps together: a batch and its steps are one arrival. Urgent
-                // (judged at once even for a run on several nodes): an event, a non-finite loss, a busy GPU slowed down
-                // in hardware (the agent sends such polls at once; throttling's verdict would wait for the spacing).
-                DetectorSettings.Throttling throttling = detectorSettings.throttling();
-                boolean urgent = batch.events() != null && !batch.events().isEmpty()
-                        || GpuSample.anyClockEventReasonWhileBusy(batch.gpus(),
-                                throttling.criticalReasons(), throttling.busyRatio());
-                if (batch.runSteps() != null) {
-                    for (RunSteps group : batch.runSteps()) {
-                        urgent |= group != null && group.steps() != null && StepEvent.anyNonFiniteLoss(group.steps());
-                    }
-                }
-                for (RunState run : toJudge) {
-                    events.maybeEvaluate(run, now, urgent);
-                }
-                return result;
+        return changing(() -> {
+            double now = now();
+            double wallOffset = MonotonicClock.wallOffsetSeconds(clock);
+            Set<RunState> toJudge = new LinkedHashSet<>();
+            IngestResult result = batches.apply(batch, requestSentAt, now, wallOffset, toJudge);
+            if (!result.duplicate() && batch.runSteps() != null) {
+                result = applyBatchSteps(batch, requestSentAt, result, now, wallOffset, toJudge);
             }
-        } finally {
-            outbox.drain();
-        }
+            // Once per run, on the readings and the steps together: a batch and its steps are one arrival. Urgent
+            // (judged at once even for a run on several nodes): an event, a non-finite loss, a busy GPU slowed down
+            // in hardware (the agent sends such polls at once; throttling's verdict would wait for the spacing).
+            DetectorSettings.Throttling throttling = detectorSettings.throttling();
+            boolean urgent = batch.events() != null && !batch.events().isEmpty()
+                    || GpuSample.anyClockEventReasonWhileBusy(batch.gpus(),
+                            throttling.criticalReasons(), throttling.busyRatio());
+            if (batch.runSteps() != null) {
+                for (RunSteps group : batch.runSteps()) {
+                    urgent |= group != null && group.steps() != null && StepEvent.anyNonFiniteLoss(group.steps());
+                }
+            }
+            for (RunState run : toJudge) {
+                events.maybeEvaluate(run, now, urgent);
+            }
+            return result;
+        });
     }
 
     /**
@@ -365,14 +368,10 @@ public final class Fleet {
     public List<StepEvent> ingestSteps(String runId, List<StepEvent> reports, String agentId, Double requestSentAt) {
         requireId(runId);
         Objects.requireNonNull(reports, "steps");
-        try {
-            synchronized (lock) {
-                return steps.apply(runId, reports, agentId, requestSentAt, now(),
-                        MonotonicClock.wallOffsetSeconds(clock));
-            }
-        } finally {
-            outbox.drain();
-        }
+        return changing(() -> {
+            return steps.apply(runId, reports, agentId, requestSentAt, now(),
+                    MonotonicClock.wallOffsetSeconds(clock));
+        });
     }
 
     /**
@@ -384,16 +383,12 @@ public final class Fleet {
     public RunView recordFailure(String runId, RunFailure failure, String host) {
         requireId(runId);
         Objects.requireNonNull(failure, "failure");
-        try {
-            synchronized (lock) {
-                double now = now();
-                RunState run = registry.runOrCreate(runId, now);
-                events.fail(run, failure, host, now);
-                return observations.view(run, now);
-            }
-        } finally {
-            outbox.drain();
-        }
+        return changing(() -> {
+            double now = now();
+            RunState run = registry.runOrCreate(runId, now);
+            events.fail(run, failure, host, now);
+            return observations.view(run, now);
+        });
     }
 
     /**
@@ -404,30 +399,22 @@ public final class Fleet {
     public void stopping(String runId, String how) {
         requireId(runId);
         Objects.requireNonNull(how, "how");
-        try {
-            synchronized (lock) {
-                registry.runOrCreate(runId, now()).stoppedBy = how;
-            }
-        } finally {
-            outbox.drain();
-        }
+        changing(() -> {
+            registry.runOrCreate(runId, now()).stop(how);
+        });
     }
 
     /** Marks a run ended (e.g. {@code trainwatch run} saw its command exit). Empty when the run is unknown. */
     public Optional<RunView> endRun(String runId) {
-        try {
-            synchronized (lock) {
-                RunState run = registry.run(runId);
-                if (run == null) {
-                    return Optional.empty();
-                }
-                double now = now();
-                events.end(run, now);
-                return Optional.of(observations.view(run, now));
+        return changing(() -> {
+            RunState run = registry.run(runId);
+            if (run == null) {
+                return Optional.empty();
             }
-        } finally {
-            outbox.drain();
-        }
+            double now = now();
+            events.end(run, now);
+            return Optional.of(observations.view(run, now));
+        });
     }
 
     /**
@@ -438,27 +425,23 @@ public final class Fleet {
      * @return whether the run was tracked
      */
     public boolean deleteRun(String runId) {
-        try {
-            synchronized (lock) {
-                RunState run = registry.run(runId);
-                if (run == null) {
-                    return false;
-                }
-                events.end(run, now());
-                registry.forget(run);
-                registry.ledger.forgetRun(runId);
-                return true;
+        return changing(() -> {
+            RunState run = registry.run(runId);
+            if (run == null) {
+                return false;
             }
-        } finally {
-            outbox.drain();
-        }
+            events.end(run, now());
+            registry.forget(run);
+            registry.ledger.forgetRun(runId);
+            return true;
+        });
     }
 
     /** Labels a run as part of the bundled synthetic demo (shown as such on the page and in the API). */
     public void markSynthetic(String runId) {
         requireId(runId);
         synchronized (lock) {
-            registry.runOrCreate(runId, now()).synthetic = true;
+            registry.runOrCreate(runId, now()).markSynthetic();
         }
     }
 
@@ -480,18 +463,14 @@ public final class Fleet {
      * the intervals: on an orderly shutdown, before the run history writes its last summaries.
      */
     public void publishChangedSummaries() {
-        try {
-            synchronized (lock) {
-                double now = now();
-                for (RunState run : registry.runs()) {
-                    if (!run.ended && (run.dirty || run.summaryDue)) {
-                        events.notifyChanged(run, now);
-                    }
+        changing(() -> {
+            double now = now();
+            for (RunState run : registry.runs()) {
+                if (!run.ended() && (run.dirty() || run.summaryDue())) {
+                    events.notifyChanged(run, now);
                 }
             }
-        } finally {
-            outbox.drain();
-        }
+        });
     }
 
     /**
@@ -499,42 +478,38 @@ public final class Fleet {
      * and sends due {@code onRunChanged}. Call it every second or so.
      */
     public void tick() {
-        try {
-            synchronized (lock) {
-                double now = now();
-                Set<String> newlyLost = updateAgentLiveness(now);
-                List<RunState> expired = new ArrayList<>();
-                double retention = settings.endedRunRetention().toMillis() / 1000.0;
-                for (RunState run : registry.runs()) {
-                    if (!run.ended && now - run.lastSeen > retention) {
-                        // Nothing heard for the retention time (e.g. restored after a restart, then never seen
-                        // again): the run is over even though no agent said so.
-                        events.end(run, now);
-                    }
-                    if (run.ended) {
-                        if (now - run.endedAt > retention) {
-                            expired.add(run);
-                        }
-                        continue;
-                    }
-                    if (!newlyLost.isEmpty() && !Collections.disjoint(run.hosts.keySet(), newlyLost)) {
-                        events.evaluate(run, now); // an agent of the run fell silent: agent_lost now, not later
-                    }
-                    events.onTick(run, now);
-                    if (!run.unmatchedLogged && run.registeredSpec != null && !Slots.observed(run)
-                            && now - run.firstSeen >= RunObservations.UNMATCHED_AFTER_SECONDS) {
-                        run.unmatchedLogged = true;
-                        LOG.log(System.Logger.Level.WARNING, "run {0}: {1}", run.runId,
-                                observations.unmatched(run, now).message());
-                    }
+        changing(() -> {
+            double now = now();
+            Set<String> newlyLost = updateAgentLiveness(now);
+            List<RunState> expired = new ArrayList<>();
+            double retention = settings.endedRunRetention().toMillis() / 1000.0;
+            for (RunState run : registry.runs()) {
+                if (!run.ended() && now - run.lastSeen() > retention) {
+                    // Nothing heard for the retention time (e.g. restored after a restart, then never seen
+                    // again): the run is over even though no agent said so.
+                    events.end(run, now);
                 }
-                for (RunState run : expired) {
-                    registry.forget(run);
+                if (run.ended()) {
+                    if (now - run.endedAt() > retention) {
+                        expired.add(run);
+                    }
+                    continue;
+                }
+                if (!newlyLost.isEmpty() && !Collections.disjoint(run.hosts().keySet(), newlyLost)) {
+                    events.evaluate(run, now); // an agent of the run fell silent: agent_lost now, not later
+                }
+                events.onTick(run, now);
+                if (run.registeredSpec() != null && !Slots.observed(run)
+                        && now - run.firstSeen() >= RunObservations.UNMATCHED_AFTER_SECONDS
+                        && run.firstUnmatchedLog()) {
+                    LOG.log(System.Logger.Level.WARNING, "run {0}: {1}", run.runId(),
+                            observations.unmatched(run, now).message());
                 }
             }
-        } finally {
-            outbox.drain();
-        }
+            for (RunState run : expired) {
+                registry.forget(run);
+            }
+        });
     }
 
     /** Marks agents lost or not; returns the hosts whose agent has just fallen silent. */
@@ -557,6 +532,24 @@ public final class Fleet {
         return newlyLost;
     }
 
+    /** A change under the lock; listeners hear of it after the lock is released. */
+    private <T> T changing(Supplier<T> change) {
+        try {
+            synchronized (lock) {
+                return change.get();
+            }
+        } finally {
+            outbox.drain();
+        }
+    }
+
+    private void changing(Runnable change) {
+        changing(() -> {
+            change.run();
+            return null;
+        });
+    }
+
     // ------------------------------------------------------------------ views
 
     /** Every node's newest memory reading, by host. */
@@ -565,7 +558,7 @@ public final class Fleet {
             List<HostMemoryView> out = new ArrayList<>();
             for (HostMemoryWindow w : registry.hostMemoryWindows()) {
                 if (w.size() > 0) {
-                    out.add(HostMemoryView.of(w));
+                    out.add(RunObservations.hostMemory(w));
                 }
             }
             return out;
@@ -577,8 +570,8 @@ public final class Fleet {
         synchronized (lock) {
             double now = now();
             return registry.runs().stream()
-                    .sorted(Comparator.comparingDouble((RunState r) -> r.firstSeen).reversed()
-                            .thenComparing(r -> r.runId))
+                    .sorted(Comparator.comparingDouble((RunState r) -> r.firstSeen()).reversed()
+                            .thenComparing(r -> r.runId()))
                     .map(r -> observations.view(r, now)).toList();
         }
     }
@@ -617,10 +610,10 @@ public final class Fleet {
             if (run == null) {
                 return Optional.empty();
             }
-            double until = run.ended && !Double.isNaN(run.endedAt) ? run.endedAt : Double.POSITIVE_INFINITY;
+            double until = run.ended() && !Double.isNaN(run.endedAt()) ? run.endedAt() : Double.POSITIVE_INFINITY;
             // Entries older than what the build reads (the carry-in before `since`) or after the run's end are
             // not copied: the build finds the same entries at shifted positions, so the answer is the same.
-            double from = readFrom.applyAsDouble(run.firstSeen);
+            double from = readFrom.applyAsDouble(run.firstSeen());
             List<GpuState> gs = observations.runGpus(run);
             List<GpuSeries> windows = new ArrayList<>(gs.size());
             double capacity = Double.NaN;
@@ -631,7 +624,7 @@ public final class Fleet {
                     capacity = total;
                 }
             }
-            Estimate e = run.estimate;
+            Estimate e = run.estimate();
             if (Double.isNaN(capacity) && e != null && e.gpuMemoryBytes() > 0) {
                 capacity = e.gpuMemoryBytes();
             }
@@ -639,8 +632,8 @@ public final class Fleet {
                     : new SeriesSource.Predicted(e.stepSeconds() > 0 ? e.stepSeconds() : null,
                             e.peakMemoryBytes() > 0 ? e.peakMemoryBytes() : null,
                             e.samplesPerSecond() > 0 ? e.samplesPerSecond() : null);
-            return Optional.of(new SeriesSource(run.runId, now(), registry.windowSeconds, run.firstSeen, until,
-                    run.steps.copy(), windows, predicted, RunObservations.toLong(capacity),
+            return Optional.of(new SeriesSource(run.runId(), now(), registry.windowSeconds, run.firstSeen(), until,
+                    run.steps().copy(), windows, predicted, RunObservations.toLong(capacity),
                     RunObservations.specSamplesPerStep(run)));
         }
     }

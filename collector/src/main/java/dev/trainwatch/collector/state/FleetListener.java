@@ -1,6 +1,9 @@
 package dev.trainwatch.collector.state;
 
 import dev.trainwatch.collector.detect.Anomaly;
+import dev.trainwatch.collector.state.view.RunSummary;
+import dev.trainwatch.protocol.StepEvent;
+import java.util.List;
 
 /**
  * Told about changes by the {@link Fleet}: alert delivery and the run history listen. Called on the thread that
@@ -47,5 +50,12 @@ public interface FleetListener {
 
     /** A run ended (its active anomalies have been resolved just before). */
     default void onRunEnded(RunSummary summary) {
+    }
+
+    /**
+     * Step reports were counted as the run's steps (with every rank logging, one per step), by whatever path they
+     * came: an agent's batch, a steps request, a direct call.
+     */
+    default void onStepsApplied(String runId, List<StepEvent> steps) {
     }
 }

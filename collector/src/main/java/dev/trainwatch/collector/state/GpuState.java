@@ -1,6 +1,7 @@
 package dev.trainwatch.collector.state;
 
 import dev.trainwatch.collector.detect.RunContext.XidRecord;
+import dev.trainwatch.collector.state.window.GpuWindow;
 import dev.trainwatch.protocol.GpuSample;
 import java.util.ArrayDeque;
 import java.util.Deque;

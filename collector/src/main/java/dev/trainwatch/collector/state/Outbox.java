@@ -1,6 +1,8 @@
 package dev.trainwatch.collector.state;
 
 import dev.trainwatch.collector.detect.Anomaly;
+import dev.trainwatch.collector.state.view.RunSummary;
+import dev.trainwatch.protocol.StepEvent;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -77,6 +79,12 @@ final class Outbox {
 
     void ended(RunSummary summary) {
         add(l -> l.onRunEnded(summary));
+    }
+
+    void stepsApplied(String runId, List<StepEvent> steps) {
+        if (!steps.isEmpty()) {
+            add(l -> l.onStepsApplied(runId, steps));
+        }
     }
 
     private void add(Consumer<FleetListener> call) {

@@ -2,6 +2,10 @@ package dev.trainwatch.collector.state;
 
 import dev.trainwatch.collector.detect.AnomalyTracker;
 import dev.trainwatch.collector.detect.DetectorSettings;
+import dev.trainwatch.collector.state.window.GpuWindow;
+import dev.trainwatch.collector.state.window.HostMemoryWindow;
+import dev.trainwatch.collector.state.window.RankBudget;
+import dev.trainwatch.collector.state.window.StepWindow;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -82,20 +86,20 @@ final class Registry {
         run = new RunState(runId, now, new StepWindow(windowSeconds, settings.stepWindowEntries()),
                 new AnomalyTracker(detectorSettings, settings.anomalyHistory()));
         runs.put(runId, run);
-        run.dirty = true;
+        run.markDirty();
         publishCounts();
         return run;
     }
 
     /** Removes a run and gives back what it held (its rank windows, its GPUs' attribution). */
     void forget(RunState run) {
-        runs.remove(run.runId);
-        if (run.ranks != null) {
-            rankBudget.release(run.ranks.count());
+        runs.remove(run.runId());
+        if (run.ranks() != null) {
+            rankBudget.release(run.ranks().count());
         }
         for (String uuid : run.gpuUuids()) {
             GpuState g = gpus.get(uuid);
-            if (g != null && run.runId.equals(g.runId)) {
+            if (g != null && run.runId().equals(g.runId)) {
                 g.runId = null;
             }
         }
@@ -110,7 +114,7 @@ final class Registry {
      */
     private void makeRoomForRun(double now, Set<String> keep) {
         Collection<RunState> candidates = keep.isEmpty() ? runs.values()
-                : runs.values().stream().filter(r -> !keep.contains(r.runId)).toList();
+                : runs.values().stream().filter(r -> !keep.contains(r.runId())).toList();
         Slots.Room room = Slots.roomForRun(candidates, now, specRetentionSeconds());
         RunState victim = room.victim();
         if (victim == null) {
@@ -126,7 +130,7 @@ final class Registry {
             LOG.log(System.Logger.Level.WARNING, "run limit {0} reached: forgot {1} ended or silent run(s), or specs"
                     + " whose run did not report within the spec retention, to make room, the latest {2} (logged at"
                     + " most once a minute)", settings.maxRuns(),
-                    forgottenSinceLog, victim.runId);
+                    forgottenSinceLog, victim.runId());
             forgottenSinceLog = 0;
         }
         forget(victim);
@@ -251,7 +255,7 @@ final class Registry {
     int specOnlyRuns() {
         int count = 0;
         for (RunState r : runs.values()) {
-            if (r.registeredSpec != null && !r.ended && !Slots.observed(r)) {
+            if (r.registeredSpec() != null && !r.ended() && !Slots.observed(r)) {
                 count++;
             }
         }
@@ -273,9 +277,9 @@ final class Registry {
             RunState expired = null;
             double oldest = Double.POSITIVE_INFINITY;
             for (RunState r : runs.values()) {
-                if (r.registeredSpec != null && !r.ended && !Slots.observed(r)) {
-                    oldest = Math.min(oldest, r.lastSeen);
-                    if (now - r.lastSeen >= specRetentionSeconds() && (expired == null || r.lastSeen < expired.lastSeen)) {
+                if (r.registeredSpec() != null && !r.ended() && !Slots.observed(r)) {
+                    oldest = Math.min(oldest, r.lastSeen());
+                    if (now - r.lastSeen() >= specRetentionSeconds() && (expired == null || r.lastSeen() < expired.lastSeen())) {
                         expired = r;
                     }
                 }
@@ -286,7 +290,7 @@ final class Registry {
                 throw slots.refuse(Slots.Kind.SPECS, settings.maxSpecs(), retry, now);
             }
             LOG.log(System.Logger.Level.WARNING, "spec limit {0} reached: forgot the spec of run {1}, which did not"
-                    + " report within {2} h of its registration", settings.maxSpecs(), expired.runId,
+                    + " report within {2} h of its registration", settings.maxSpecs(), expired.runId(),
                     settings.specRetention().toHours());
             forget(expired);
             slots.forgot(Slots.Kind.SPECS);
@@ -392,7 +396,7 @@ final class Registry {
         HostMemoryWindow w = hostMemory.get(host);
         if (w == null) {
             if (hostMemory.size() >= settings.maxAgents()) {
-                hostMemory.values().stream().min(Comparator.comparingDouble(h -> h.lastSeen))
+                hostMemory.values().stream().min(Comparator.comparingDouble(HostMemoryWindow::lastSeen))
                         .ifPresent(oldest -> hostMemory.remove(oldest.host()));
             }
             w = new HostMemoryWindow(host);
@@ -407,7 +411,7 @@ final class Registry {
         return List.of(slots.usage(Slots.Kind.RUNS, runs.size(), settings.maxRuns()),
                 slots.usage(Slots.Kind.GPUS, gpus.size(), settings.maxGpus()),
                 slots.usage(Slots.Kind.AGENTS, agents.size(), settings.maxAgents()),
-                slots.usage(Slots.Kind.RANKS, rankBudget.used, rankBudget.max),
+                slots.usage(Slots.Kind.RANKS, rankBudget.used(), rankBudget.max()),
                 slots.usage(Slots.Kind.SPECS, specOnlyRuns(), settings.maxSpecs()));
     }
 

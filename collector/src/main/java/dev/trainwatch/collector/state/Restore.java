@@ -3,6 +3,8 @@ package dev.trainwatch.collector.state;
 import dev.trainwatch.collector.detect.Anomaly;
 import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.RunContext;
+import dev.trainwatch.collector.state.view.RunSummary;
+import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.InvalidSpecException;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,40 +36,27 @@ final class Restore {
             LOG.log(System.Logger.Level.WARNING, "not restoring run {0}: {1}", summary.runId(), e.getMessage());
             return;
         }
-        run.registeredSpec = summary.spec();
+        Estimate priced = null;
         if (summary.spec() != null) {
             try {
-                run.estimate = predictor.estimate(summary.spec());
+                priced = predictor.estimate(summary.spec());
             } catch (InvalidSpecException e) {
                 LOG.log(System.Logger.Level.WARNING, "restored run {0}: spec not priced: {1}",
                         summary.runId(), e.getMessage());
             }
         }
-        run.lastSeen = summary.lastSeenTs() != null ? summary.lastSeenTs() : run.firstSeen;
-        if (summary.lastStep() != null) {
-            run.lastStep = summary.lastStep();
-            run.lastStepTs = summary.lastStepTs() != null ? summary.lastStepTs() : Double.NaN;
-        }
-        if (summary.peakMemoryBytes() != null) {
-            run.peakMemory = summary.peakMemoryBytes();
-        }
-        run.synthetic = Boolean.TRUE.equals(summary.synthetic());
-        run.ended = summary.ended();
-        run.endedAt = summary.endedAt() != null ? summary.endedAt() : Double.NaN;
+        run.restore(summary, priced, now);
         if (summary.anomalies() != null) {
             // An ended run's anomalies ended with it (kept as such), except run_failed, which is why it ended.
-            run.tracker.restore(summary.anomalies().stream()
+            run.tracker().restore(summary.anomalies().stream()
                     .filter(a -> !summary.ended() || !a.active() || a.kind() == AnomalyKind.RUN_FAILED).toList(),
                     now);
             if (!summary.ended()) {
                 summary.anomalies().stream()
                         .filter(a -> a.active() && a.kind() == AnomalyKind.XID_ERROR)
-                        .forEach(a -> run.restoredXids.addAll(xidsOf(a)));
+                        .forEach(a -> run.restoredXids().addAll(xidsOf(a)));
             }
         }
-        run.lastChangeNotified = now;
-        // The time before the restart is unknown here: account from now.
-        run.accounting = new RunAccounting(now);
     }
 
     /** The XIDs an {@code xid_error} anomaly's evidence names, stamped with its newest XID's time. */

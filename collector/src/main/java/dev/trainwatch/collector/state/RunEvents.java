@@ -5,6 +5,7 @@ import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.AnomalyTracker.Transition;
 import dev.trainwatch.collector.detect.Detector;
 import dev.trainwatch.protocol.RunFailure;
+import dev.trainwatch.protocol.StepEvent;
 import java.util.List;
 import java.util.Map;
 
@@ -33,9 +34,9 @@ final class RunEvents implements EvaluationSchedule.Notifier {
         Anomaly a = t.anomaly();
         boolean observed = observedTraining(run);
         if (t.raised()) {
-            outbox.raised(run.runId, a, observed);
+            outbox.raised(run.runId(), a, observed);
         } else {
-            outbox.resolved(run.runId, a, observed);
+            outbox.resolved(run.runId(), a, observed);
         }
     }
 
@@ -45,8 +46,8 @@ final class RunEvents implements EvaluationSchedule.Notifier {
      * and the history, but nobody is notified of them ({@link FleetListener#notifiesPeople()}).
      */
     private boolean observedTraining(RunState run) {
-        if (run.lastCountedStep >= 0 || run.registeredSpec != null || run.failure != null
-                || run.tracker.isActive(AnomalyKind.RUN_FAILED)) {
+        if (run.lastCountedStep() >= 0 || run.registeredSpec() != null || run.failure() != null
+                || run.tracker().isActive(AnomalyKind.RUN_FAILED)) {
             return true;
         }
         for (GpuState g : registry.runGpus(run)) {
@@ -59,12 +60,14 @@ final class RunEvents implements EvaluationSchedule.Notifier {
 
     @Override
     public void notifyChanged(RunState run, double now) {
-        run.lastChangeNotified = now;
-        run.dirty = false;
-        run.summaryDue = false;
+        run.notified(now);
         if (outbox.wantsRunChanges()) {
             outbox.changed(observations.summarize(run, now));
         }
+    }
+
+    void stepsCounted(String runId, List<StepEvent> counted) {
+        outbox.stepsApplied(runId, List.copyOf(counted));
     }
 
     /**
@@ -72,12 +75,11 @@ final class RunEvents implements EvaluationSchedule.Notifier {
      * {@code run_failed}, which stays: it is why it ended.
      */
     void end(RunState run, double now) {
-        if (run.ended) {
+        if (run.ended()) {
             return;
         }
-        run.ended = true;
-        run.endedAt = now;
-        for (Transition t : run.tracker.endAllExcept(now, AnomalyKind.RUN_FAILED)) {
+        run.end(now);
+        for (Transition t : run.tracker().endAllExcept(now, AnomalyKind.RUN_FAILED)) {
             publish(run, t);
         }
         outbox.ended(observations.summarize(run, now));
@@ -88,14 +90,10 @@ final class RunEvents implements EvaluationSchedule.Notifier {
      * user stopped.
      */
     void fail(RunState run, RunFailure failure, String host, double now) {
-        if (run.stoppedBy != null) {
+        if (run.stoppedBy() != null) {
             return; // its user stopped it: the traceback the signal left is how it stopped, not a failure
         }
-        run.failure = failure;
-        run.failureHost = host;
-        run.failureTs = now;
-        run.dirty = true;
-        run.summaryDue = true;
+        run.fail(failure, host, now);
         schedule.evaluate(run, now);
     }
 

@@ -3,6 +3,16 @@ package dev.trainwatch.collector.state;
 import dev.trainwatch.collector.detect.RankSeries;
 import dev.trainwatch.collector.detect.StepSeries;
 import dev.trainwatch.collector.detect.WindowStats;
+import dev.trainwatch.collector.state.view.ComparisonView;
+import dev.trainwatch.collector.state.view.HostMemoryView;
+import dev.trainwatch.collector.state.view.ObservedView;
+import dev.trainwatch.collector.state.view.RankView;
+import dev.trainwatch.collector.state.view.RunGpuView;
+import dev.trainwatch.collector.state.view.RunSummary;
+import dev.trainwatch.collector.state.view.RunView;
+import dev.trainwatch.collector.state.window.GpuWindow;
+import dev.trainwatch.collector.state.window.HostMemoryWindow;
+import dev.trainwatch.collector.state.window.RankWindows;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.protocol.RunEnding;
 import dev.trainwatch.protocol.RunSpec;
@@ -51,7 +61,7 @@ final class RunObservations {
      * out (PixArt's {@code time_data} includes the VAE and T5 work of online features); 0 for precomputed features.
      */
     double encodingSecondsPerStep(RunState run) {
-        Estimate e = run.estimate;
+        Estimate e = run.estimate();
         if (e == null || e.stepBreakdown() == null) {
             return 0;
         }
@@ -70,7 +80,7 @@ final class RunObservations {
         double recent = now - RECENT_SECONDS;
         for (GpuState g : gs) {
             GpuWindow w = g.window;
-            RunState.HostPart part = run.hosts.get(w.host());
+            RunState.HostPart part = run.hosts().get(w.host());
             List<Integer> ranks = part == null ? List.of() : part.ranksByGpu.getOrDefault(w.uuid(), List.of());
             RunGpuView.Process process = null;
             if (part != null) {
@@ -86,7 +96,7 @@ final class RunObservations {
             Double gpuPower = g.latest != null && g.latest.powerWatts() != null && Double.isFinite(g.latest.powerWatts())
                     ? g.latest.powerWatts() : null;
             gpuViews.add(new RunGpuView(w.uuid(), w.host(), w.index(), w.name(), List.copyOf(ranks),
-                    toLong(WindowStats.latestMemory(w)), toLong(w.memoryTotalBytes()), toLong(w.peakMemory),
+                    toLong(WindowStats.latestMemory(w)), toLong(w.memoryTotalBytes()), toLong(w.peakMemory()),
                     nan(WindowStats.meanUtilization(w, recent)), nan(WindowStats.meanSmClockRatio(w, recent)),
                     w.lost(), gpuPower, process, nan(WindowStats.meanSmActive(w, recent)),
                     nan(WindowStats.meanTensorActive(w, recent)), nan(WindowStats.meanDramActive(w, recent)),
@@ -94,10 +104,10 @@ final class RunObservations {
         }
         gpuViews.sort(Comparator.comparing(RunGpuView::host, Comparator.nullsLast(Comparator.naturalOrder()))
                 .thenComparingInt(RunGpuView::index));
-        return new RunView(run.runId, run.estimate != null ? run.estimate.spec() : run.registeredSpec,
-                run.estimate, observed, comparison, run.tracker.snapshot(), gpuViews,
-                List.copyOf(run.hosts.keySet()), run.firstSeen, run.lastSeen, run.ended, nan(run.endedAt),
-                run.synthetic ? Boolean.TRUE : null, unmatched(run, now), hostMemoryOf(run), ending(run));
+        return new RunView(run.runId(), run.estimate() != null ? run.estimate().spec() : run.registeredSpec(),
+                run.estimate(), observed, comparison, run.tracker().snapshot(), gpuViews,
+                List.copyOf(run.hosts().keySet()), run.firstSeen(), run.lastSeen(), run.ended(), nan(run.endedAt()),
+                run.synthetic() ? Boolean.TRUE : null, unmatched(run, now), hostMemoryOf(run), ending(run));
     }
 
     /**
@@ -105,12 +115,12 @@ final class RunObservations {
      * that, and where to look.
      */
     static RunView.Ending ending(RunState run) {
-        if (run.ended && run.stoppedBy != null) {
-            return new RunView.Ending("was stopped by its user (" + run.stoppedBy
+        if (run.ended() && run.stoppedBy() != null) {
+            return new RunView.Ending("was stopped by its user (" + run.stoppedBy()
                     + ", received by trainwatch and passed on to the command)", null, null, null);
         }
-        RunEnding e = run.ending;
-        if (!run.ended || e == null || e.causeInLog() || run.failure != null) {
+        RunEnding e = run.ending();
+        if (!run.ended() || e == null || e.causeInLog() || run.failure() != null) {
             return null;
         }
         List<String> outputs = e.outputs() == null ? List.of() : e.outputs();
@@ -128,10 +138,10 @@ final class RunObservations {
 
     private List<HostMemoryView> hostMemoryOf(RunState run) {
         List<HostMemoryView> out = new ArrayList<>();
-        for (String host : run.hosts.keySet()) {
+        for (String host : run.hosts().keySet()) {
             HostMemoryWindow w = registry.hostMemory(host);
             if (w != null && w.size() > 0) {
-                out.add(HostMemoryView.of(w));
+                out.add(hostMemory(w));
             }
         }
         return out.isEmpty() ? null : List.copyOf(out);
@@ -139,42 +149,101 @@ final class RunObservations {
 
     /** A spec nothing has reported for {@link #UNMATCHED_AFTER_SECONDS}: which runs the agents do report. */
     RunView.Unmatched unmatched(RunState run, double now) {
-        if (run.registeredSpec == null || run.ended || Slots.observed(run)
-                || now - run.firstSeen < UNMATCHED_AFTER_SECONDS) {
+        if (run.registeredSpec() == null || run.ended() || Slots.observed(run)
+                || now - run.firstSeen() < UNMATCHED_AFTER_SECONDS) {
             return null;
         }
         List<RunState> candidates = new ArrayList<>();
         for (RunState other : registry.runs()) {
-            if (other != run && !other.ended && other.registeredSpec == null && Slots.observed(other)) {
+            if (other != run && !other.ended() && other.registeredSpec() == null && Slots.observed(other)) {
                 candidates.add(other);
             }
         }
-        candidates.sort(Comparator.comparingDouble((RunState r) -> r.lastSeen).reversed());
-        List<String> ids = candidates.stream().limit(10).map(r -> r.runId).toList();
-        String waited = now - run.firstSeen < 120 ? "a minute" : Math.round((now - run.firstSeen) / 60) + " minutes";
+        candidates.sort(Comparator.comparingDouble((RunState r) -> r.lastSeen()).reversed());
+        List<String> ids = candidates.stream().limit(10).map(r -> r.runId()).toList();
+        String waited = now - run.firstSeen() < 120 ? "a minute" : Math.round((now - run.firstSeen()) / 60) + " minutes";
         String message = ids.isEmpty()
-                ? "nothing has reported run '" + run.runId + "' in " + waited + " since its spec, and no agent reports "
+                ? "nothing has reported run '" + run.runId() + "' in " + waited + " since its spec, and no agent reports "
                         + "a run without a spec either: is the agent running and pointed at this collector?"
-                : "nothing has reported run '" + run.runId + "' in " + waited + " since its spec, while "
+                : "nothing has reported run '" + run.runId() + "' in " + waited + " since its spec, while "
                         + String.join(", ", ids.stream().map(id -> "'" + id + "'").toList())
                         + (ids.size() == 1 ? " reports" : " report") + " data without a spec: register the spec under "
-                        + "that id, or start the agent with --run-id " + run.runId;
-        return new RunView.Unmatched(Math.round(now - run.firstSeen), ids, message);
+                        + "that id, or start the agent with --run-id " + run.runId();
+        return new RunView.Unmatched(Math.round(now - run.firstSeen()), ids, message);
     }
 
     private ObservedView observed(RunState run, List<GpuState> gs, double now) {
         double fromSteps = now - windowSeconds;
         double recent = now - RECENT_SECONDS;
+        GpuFigures g = GpuFigures.of(gs, recent, fromSteps);
+        StepSeries steps = run.steps();
+        double stepSeconds = WindowStats.medianStepSeconds(steps, fromSteps);
+        Integer bucketH = null;
+        Integer bucketW = null;
+        if (run.largestBucketCells() > 0) {
+            int f = latentDownsample(run).orElse(0);
+            if (f > 0) {
+                bucketH = run.largestBucketHeight() * f;
+                bucketW = run.largestBucketWidth() * f;
+            }
+        }
+        double samplesPerSecond = samplesPerSecond(run, stepSeconds, fromSteps);
+        int dataParallel = dataParallel(run, gs.size());
+        Estimate.Flops flops = run.estimate() != null ? run.estimate().flops() : null;
+        double mfu = flops == null ? Double.NaN : flops.modelUtilization(samplesPerSecond, dataParallel);
+        double hfu = flops == null ? Double.NaN : flops.hardwareUtilization(samplesPerSecond, dataParallel);
+        // More model FLOPs per second than the GPUs can do: the spec is not this run (another model, batch,
+        // resolution or GPU count). Said as such; no impossible figure is shown, and the prediction is not trusted.
+        String specMismatch = null;
+        if (mfu > 1.0) {
+            specMismatch = String.format(Locale.ROOT, "the run is faster than its GPUs could be under the "
+                    + "registered spec (%.0f%% of their peak in model FLOPs): the spec does not match the run (model, "
+                    + "batch, resolution or GPUs), so its prediction does not apply; register the spec the run really "
+                    + "uses", mfu * 100);
+            mfu = Double.NaN;
+            hfu = Double.NaN;
+        }
+        double until = accountedUntil(run, now);
+        RunAccounting acc = run.accounting();
+        Map<String, Double> wall = new LinkedHashMap<>();
+        acc.wallSeconds(until).forEach((reason, secs) -> wall.put(reason.label, Math.round(secs * 10) / 10.0));
+        double gpuHours = acc.gpuSeconds() / 3600;
+        double price = prices.price(gpuId(run));
+        return new ObservedView(toLong(run.peakMemory()), toLong(g.fullestUsed), toLong(g.fullestTotal),
+                nan(stepSeconds), stepShare(run, fromSteps, WindowStats.StepPart.DATA),
+                stepShare(run, fromSteps, WindowStats.StepPart.TEXT_ENCODER),
+                stepShare(run, fromSteps, WindowStats.StepPart.VAE),
+                nan(meanUtilization(gs, recent)), nan(samplesPerSecond),
+                run.lastStep() >= 0 ? run.lastStep() : null, nan(run.lastStepTs()), bucketH, bucketW, gs.size(),
+                g.anyPower ? g.power : null, rankViews(run, fromSteps), nan(mfu), nan(hfu),
+                nan(acc.goodput(until)), nan(acc.energyJoules()), gpuHours, nan(gpuHours * price),
+                wall.isEmpty() ? null : wall, acc.start(), nan(run.losses().newestFinite()),
+                run.losses().newestNonFinite() ? Boolean.TRUE : null,
+                run.losses().nonFiniteLossReports() > 0 ? run.losses().nonFiniteLossReports() : null, specMismatch,
+                g.smN > 0 ? g.smSum / g.smN : null, g.tensorN > 0 ? g.tensorSum / g.tensorN : null);
+    }
+
+    /** What a run's GPUs say together: the fullest one's memory, mean SM and tensor activity, total power. */
+    private static final class GpuFigures {
         double fullestUsed = Double.NaN;
         double fullestTotal = Double.NaN;
         double fullestHeadroom = Double.POSITIVE_INFINITY;
-        double smSum = 0;
-        int smN = 0;
-        double tensorSum = 0;
-        int tensorN = 0;
-        double power = 0;
-        boolean anyPower = false;
-        for (GpuState g : gs) {
+        double smSum;
+        int smN;
+        double tensorSum;
+        int tensorN;
+        double power;
+        boolean anyPower;
+
+        static GpuFigures of(List<GpuState> gs, double recent, double fromSteps) {
+            GpuFigures f = new GpuFigures();
+            for (GpuState g : gs) {
+                f.add(g, recent, fromSteps);
+            }
+            return f;
+        }
+
+        private void add(GpuState g, double recent, double fromSteps) {
             double used = WindowStats.latestMemory(g.window);
             double total = g.window.memoryTotalBytes();
             if (!Double.isNaN(used)) {
@@ -201,74 +270,29 @@ final class RunObservations {
                 anyPower = true;
             }
         }
-        StepSeries steps = run.steps;
-        double stepSeconds = WindowStats.medianStepSeconds(steps, fromSteps);
-        Integer bucketH = null;
-        Integer bucketW = null;
-        if (run.largestBucketCells > 0) {
-            int f = latentDownsample(run).orElse(0);
-            if (f > 0) {
-                bucketH = run.largestBucketHeight * f;
-                bucketW = run.largestBucketWidth * f;
-            }
-        }
-        double samplesPerSecond = samplesPerSecond(run, stepSeconds, fromSteps);
-        int dataParallel = dataParallel(run, gs.size());
-        Estimate.Flops flops = run.estimate != null ? run.estimate.flops() : null;
-        double mfu = flops == null ? Double.NaN : flops.modelUtilization(samplesPerSecond, dataParallel);
-        double hfu = flops == null ? Double.NaN : flops.hardwareUtilization(samplesPerSecond, dataParallel);
-        // More model FLOPs per second than the GPUs can do: the spec is not this run (another model, batch,
-        // resolution or GPU count). Said as such; no impossible figure is shown, and the prediction is not trusted.
-        String specMismatch = null;
-        if (mfu > 1.0) {
-            specMismatch = String.format(Locale.ROOT, "the run is faster than its GPUs could be under the "
-                    + "registered spec (%.0f%% of their peak in model FLOPs): the spec does not match the run (model, "
-                    + "batch, resolution or GPUs), so its prediction does not apply; register the spec the run really "
-                    + "uses", mfu * 100);
-            mfu = Double.NaN;
-            hfu = Double.NaN;
-        }
-        double until = accountedUntil(run, now);
-        RunAccounting acc = run.accounting;
-        Map<String, Double> wall = new LinkedHashMap<>();
-        acc.wallSeconds(until).forEach((reason, secs) -> wall.put(reason.label, Math.round(secs * 10) / 10.0));
-        double gpuHours = acc.gpuSeconds() / 3600;
-        double price = prices.price(gpuId(run));
-        return new ObservedView(toLong(run.peakMemory), toLong(fullestUsed), toLong(fullestTotal),
-                nan(stepSeconds), stepShare(run, fromSteps, WindowStats.StepPart.DATA),
-                stepShare(run, fromSteps, WindowStats.StepPart.TEXT_ENCODER),
-                stepShare(run, fromSteps, WindowStats.StepPart.VAE),
-                nan(meanUtilization(gs, recent)), nan(samplesPerSecond),
-                run.lastStep >= 0 ? run.lastStep : null, nan(run.lastStepTs), bucketH, bucketW, gs.size(),
-                anyPower ? power : null, rankViews(run, fromSteps), nan(mfu), nan(hfu),
-                nan(acc.goodput(until)), nan(acc.energyJoules()), gpuHours, nan(gpuHours * price),
-                wall.isEmpty() ? null : wall, acc.start(), nan(run.losses.newestFinite()),
-                run.losses.newestNonFinite() ? Boolean.TRUE : null,
-                run.losses.nonFiniteLossReports() > 0 ? run.losses.nonFiniteLossReports() : null, specMismatch,
-                smN > 0 ? smSum / smN : null, tensorN > 0 ? tensorSum / tensorN : null);
     }
 
     /** The end of the run's accounted time: now, or when it ended. */
     static double accountedUntil(RunState run, double now) {
-        return run.ended && !Double.isNaN(run.endedAt) ? Math.min(now, run.endedAt) : now;
+        return run.ended() && !Double.isNaN(run.endedAt()) ? Math.min(now, run.endedAt()) : now;
     }
 
     /** Data-parallel GPUs: the spec's, else the GPUs attributed to the run. */
     private static int dataParallel(RunState run, int attributed) {
-        if (run.estimate != null && run.estimate.spec() != null && run.estimate.spec().gpus() != null) {
-            return run.estimate.spec().gpus();
+        if (run.estimate() != null && run.estimate().spec() != null && run.estimate().spec().gpus() != null) {
+            return run.estimate().spec().gpus();
         }
         return attributed;
     }
 
     /** The estimator's id of the run's GPU (what prices are keyed by), null when unknown. */
     private static String gpuId(RunState run) {
-        return run.estimate != null ? run.estimate.gpu() : run.registeredSpec != null ? run.registeredSpec.gpu() : null;
+        return run.estimate() != null ? run.estimate().gpu() : run.registeredSpec() != null ? run.registeredSpec().gpu() : null;
     }
 
     /** Each rank's own reports in the window, when at least two ranks have some; else null. */
     private static List<RankView> rankViews(RunState run, double fromTs) {
-        RankWindows ranks = run.ranks;
+        RankWindows ranks = run.ranks();
         if (ranks == null || ranks.count() < 2) {
             return null;
         }
@@ -295,7 +319,7 @@ final class RunObservations {
         if (!(stepSeconds > 0)) {
             return Double.NaN;
         }
-        double perStep = WindowStats.medianSamplesPerStep(run.steps, fromTs);
+        double perStep = WindowStats.medianSamplesPerStep(run.steps(), fromTs);
         if (Double.isNaN(perStep)) {
             perStep = specSamplesPerStep(run);
         }
@@ -307,17 +331,17 @@ final class RunObservations {
      * reports without a sample count, in the run view ({@link #samplesPerSecond}) and in the series alike.
      */
     static double specSamplesPerStep(RunState run) {
-        if (run.estimate == null || run.estimate.spec() == null || run.estimate.spec().batch() == null) {
+        if (run.estimate() == null || run.estimate().spec() == null || run.estimate().spec().batch() == null) {
             return Double.NaN;
         }
-        RunSpec s = run.estimate.spec();
+        RunSpec s = run.estimate().spec();
         int dp = s.gpus() != null ? s.gpus() : 1;
         int accumulation = s.gradAccumulation() != null ? s.gradAccumulation() : 1;
         return (double) s.batch() * dp * accumulation;
     }
 
     private ComparisonView comparison(RunState run, ObservedView o) {
-        Estimate e = run.estimate;
+        Estimate e = run.estimate();
         Long headroom = o.memoryUsedBytes() != null && o.memoryTotalBytes() != null
                 ? o.memoryTotalBytes() - o.memoryUsedBytes() : null;
         if (e == null) {
@@ -332,11 +356,11 @@ final class RunObservations {
         Long remaining = null;
         Double eta = null;
         Long total = e.spec() != null ? e.spec().totalSteps() : null;
-        if (total == null && run.registeredSpec != null) {
-            total = run.registeredSpec.totalSteps();
+        if (total == null && run.registeredSpec() != null) {
+            total = run.registeredSpec().totalSteps();
         }
         if (total != null) {
-            long last = Math.max(0, run.lastStep);
+            long last = Math.max(0, run.lastStep());
             remaining = Math.max(0, total - last);
             double perStep = o.stepSeconds() != null ? o.stepSeconds() : e.stepSeconds();
             eta = remaining * perStep;
@@ -348,7 +372,7 @@ final class RunObservations {
         Double projectedGpuHours = null;
         Double projectedEnergy = null;
         Double projectedCost = null;
-        if (eta != null && !run.ended) {
+        if (eta != null && !run.ended()) {
             int held = o.gpuCount() > 0 ? o.gpuCount() : dataParallel;
             projectedGpuHours = (o.gpuHours() != null ? o.gpuHours() : 0) + eta * held / 3600;
             if (o.energyJoules() != null && o.powerWatts() != null) {
@@ -368,14 +392,14 @@ final class RunObservations {
     RunSummary summarize(RunState run, double now) {
         List<GpuState> gs = runGpus(run);
         double fromSteps = now - windowSeconds;
-        double stepSeconds = WindowStats.medianStepSeconds(run.steps, fromSteps);
-        Estimate e = run.estimate;
-        return new RunSummary(run.runId, run.registeredSpec, run.firstSeen, run.lastSeen, run.ended,
-                nan(run.endedAt), run.lastStep >= 0 ? run.lastStep : null, nan(run.lastStepTs), nan(stepSeconds),
-                e != null ? e.stepSeconds() : null, toLong(run.peakMemory), e != null ? e.peakMemoryBytes() : null,
+        double stepSeconds = WindowStats.medianStepSeconds(run.steps(), fromSteps);
+        Estimate e = run.estimate();
+        return new RunSummary(run.runId(), run.registeredSpec(), run.firstSeen(), run.lastSeen(), run.ended(),
+                nan(run.endedAt()), run.lastStep() >= 0 ? run.lastStep() : null, nan(run.lastStepTs()), nan(stepSeconds),
+                e != null ? e.stepSeconds() : null, toLong(run.peakMemory()), e != null ? e.peakMemoryBytes() : null,
                 nan(meanUtilization(gs, now - RECENT_SECONDS)), nan(samplesPerSecond(run, stepSeconds, fromSteps)),
-                List.copyOf(run.hosts.keySet()), List.copyOf(run.gpuUuids()), run.tracker.snapshot(),
-                run.synthetic ? Boolean.TRUE : null,
+                List.copyOf(run.hosts().keySet()), List.copyOf(run.gpuUuids()), run.tracker().snapshot(),
+                run.synthetic() ? Boolean.TRUE : null,
                 stepShare(run, fromSteps, WindowStats.StepPart.DATA),
                 stepShare(run, fromSteps, WindowStats.StepPart.TEXT_ENCODER),
                 stepShare(run, fromSteps, WindowStats.StepPart.VAE));
@@ -383,7 +407,7 @@ final class RunObservations {
 
     /** The share of the run's steps since {@code fromTs} spent in {@code part}, by all its ranks' reports. */
     private static Double stepShare(RunState run, double fromTs, WindowStats.StepPart part) {
-        return nan(WindowStats.stepShare(run.steps, run.ranks != null ? run.ranks : RankSeries.NONE, fromTs, part));
+        return nan(WindowStats.stepShare(run.steps(), run.ranks() != null ? run.ranks() : RankSeries.NONE, fromTs, part));
     }
 
     /** Mean over the run's GPUs of each one's utilisation since {@code fromTs}; NaN when none has any. */
@@ -401,13 +425,19 @@ final class RunObservations {
     }
 
     OptionalInt latentDownsample(RunState run) {
-        String model = run.estimate != null ? run.estimate.model()
-                : run.registeredSpec != null ? run.registeredSpec.model() : null;
+        String model = run.estimate() != null ? run.estimate().model()
+                : run.registeredSpec() != null ? run.registeredSpec().model() : null;
         return model == null ? OptionalInt.empty() : predictor.latentDownsample(model);
     }
 
     static Double nan(double v) {
         return Double.isNaN(v) || Double.isInfinite(v) ? null : v;
+    }
+
+    static HostMemoryView hostMemory(HostMemoryWindow w) {
+        int n = w.size() - 1;
+        return new HostMemoryView(w.host(), toLong(w.memAvailableBytes(n)), toLong(w.memTotalBytes(n)),
+                toLong(w.shmUsedBytes(n)), toLong(w.shmTotalBytes(n)), w.ts(n));
     }
 
     static Long toLong(double v) {

@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.state;
 
+import dev.trainwatch.collector.state.window.RankWindows;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumMap;
@@ -22,7 +23,7 @@ import java.util.function.ToDoubleFunction;
  */
 public final class Slots {
     /** An entry not heard from for this long counts as silent and may be forgotten to make room. */
-    public static final double SILENT_SECONDS = 600;
+    public static final double SILENT_SECONDS = RankWindows.SILENT_SECONDS;
 
     /** The limited things, named as the {@code reason} label of the limit metrics. */
     public enum Kind {
@@ -90,19 +91,19 @@ public final class Slots {
         RunState specOnly = null;
         double oldestSeen = Double.POSITIVE_INFINITY;
         for (RunState r : runs) {
-            boolean waitingSpec = !r.ended && !observed(r);
-            oldestSeen = Math.min(oldestSeen, waitingSpec ? r.lastSeen + specRetentionSeconds - SILENT_SECONDS
-                    : r.lastSeen);
-            if (r.ended) {
-                if (ended == null || r.endedAt < ended.endedAt) {
+            boolean waitingSpec = !r.ended() && !observed(r);
+            oldestSeen = Math.min(oldestSeen, waitingSpec ? r.lastSeen() + specRetentionSeconds - SILENT_SECONDS
+                    : r.lastSeen());
+            if (r.ended()) {
+                if (ended == null || r.endedAt() < ended.endedAt()) {
                     ended = r;
                 }
             } else if (waitingSpec) {
-                if (now - r.lastSeen >= specRetentionSeconds && (specOnly == null || r.lastSeen < specOnly.lastSeen)) {
+                if (now - r.lastSeen() >= specRetentionSeconds && (specOnly == null || r.lastSeen() < specOnly.lastSeen())) {
                     specOnly = r;
                 }
-            } else if (now - r.lastSeen >= SILENT_SECONDS) {
-                if (silent == null || r.lastSeen < silent.lastSeen) {
+            } else if (now - r.lastSeen() >= SILENT_SECONDS) {
+                if (silent == null || r.lastSeen() < silent.lastSeen()) {
                     silent = r;
                 }
             }
@@ -129,7 +130,7 @@ public final class Slots {
 
     /** Whether anything of the run was ever observed: a step, or GPUs an agent attributed to it. */
     static boolean observed(RunState r) {
-        return r.lastStep >= 0 || r.steps.size() > 0 || !r.hosts.isEmpty();
+        return r.lastStep() >= 0 || r.steps().size() > 0 || !r.hosts().isEmpty();
     }
 
     /** The key of the entry silent longest, if it has been silent at least {@link #SILENT_SECONDS}; else null. */

@@ -43,10 +43,8 @@ final class SpecBinding {
         Estimate estimate = predictor.estimate(filled); // may throw: nothing changed yet
         registry.makeRoomForSpec(runId, now); // may refuse (429): a spec is never accepted, then forgotten for room
         RunState run = registry.runOrCreate(runId, now);
-        run.registeredSpec = spec;
-        run.estimate = estimate;
-        run.gpuFilledFromObservation = spec.gpu() == null && filled.gpu() != null;
-        run.lastSeen = now;
+        run.bindSpec(spec, estimate, spec.gpu() == null && filled.gpu() != null);
+        run.seen(now);
         events.notifyChanged(run, now);
         events.evaluate(run, now);
         return run;
@@ -58,24 +56,23 @@ final class SpecBinding {
      */
     void adoptSpecOf(String alias, RunState run, double now) {
         RunState specOnly = registry.run(alias);
-        if (specOnly == null || specOnly == run || specOnly.registeredSpec == null || Slots.observed(specOnly)) {
+        if (specOnly == null || specOnly == run || specOnly.registeredSpec() == null || Slots.observed(specOnly)) {
             return;
         }
-        if (run.registeredSpec == null) {
-            RunSpec filled = fillFromObservation(run, specOnly.registeredSpec);
+        if (run.registeredSpec() == null) {
+            RunSpec filled = fillFromObservation(run, specOnly.registeredSpec());
             try {
-                run.estimate = predictor.estimate(filled);
-                run.registeredSpec = specOnly.registeredSpec;
-                run.gpuFilledFromObservation = specOnly.registeredSpec.gpu() == null && filled.gpu() != null;
+                run.bindSpec(specOnly.registeredSpec(), predictor.estimate(filled),
+                        specOnly.registeredSpec().gpu() == null && filled.gpu() != null);
             } catch (InvalidSpecException e) {
                 LOG.log(System.Logger.Level.WARNING, "run {0}: the spec registered as {1} is not priced: {2}",
-                        run.runId, alias, e.getMessage());
+                        run.runId(), alias, e.getMessage());
                 return;
             }
             events.notifyChanged(run, now);
         }
         LOG.log(System.Logger.Level.INFO, "run {0} is also known as {1}: the spec registered under {1} now applies to it",
-                run.runId, alias);
+                run.runId(), alias);
         registry.forget(specOnly);
     }
 
@@ -108,20 +105,19 @@ final class SpecBinding {
 
     /** A spec registered before the run's GPUs were known gets its GPU once they are. */
     void maybeFillGpu(RunState run) {
-        if (run.registeredSpec == null || run.registeredSpec.gpu() != null || run.gpuFilledFromObservation) {
+        if (run.registeredSpec() == null || run.registeredSpec().gpu() != null || run.gpuFilledFromObservation()) {
             return;
         }
-        RunSpec filled = fillFromObservation(run, run.registeredSpec);
+        RunSpec filled = fillFromObservation(run, run.registeredSpec());
         if (filled.gpu() == null) {
             return;
         }
         try {
-            run.estimate = predictor.estimate(filled);
-            run.gpuFilledFromObservation = true;
+            run.gpuFilled(predictor.estimate(filled));
         } catch (InvalidSpecException e) {
-            run.gpuFilledFromObservation = true; // do not retry on every batch
+            run.gpuFilled(null); // do not retry on every batch
             LOG.log(System.Logger.Level.WARNING, "run {0}: spec with observed GPU {1} not priced: {2}",
-                    run.runId, filled.gpu(), e.getMessage());
+                    run.runId(), filled.gpu(), e.getMessage());
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.state;
 
+import dev.trainwatch.collector.state.window.RankWindows;
 import dev.trainwatch.protocol.StepEvent;
 import java.util.ArrayList;
 import java.util.List;
@@ -78,9 +79,8 @@ final class StepIngest {
                 counted.add(e);
             }
         }
-        run.lastSeen = now;
-        run.dirty = true;
-        run.summaryDue = true;
+        run.stepsApplied(now);
+        events.stepsCounted(runId, counted);
         return counted;
     }
 
@@ -96,8 +96,8 @@ final class StepIngest {
             }
         }
         if (newest > Double.NEGATIVE_INFINITY) {
-            run.stepsLateUntil = requestSentAt - newest > BACKLOG_SECONDS ? now + LATE_GRACE_SECONDS
-                    : Double.NEGATIVE_INFINITY;
+            run.stepsLateUntil(requestSentAt - newest > BACKLOG_SECONDS ? now + LATE_GRACE_SECONDS
+                    : Double.NEGATIVE_INFINITY);
         }
     }
 
@@ -117,51 +117,28 @@ final class StepIngest {
         double ts = Timestamps.stamp(e.ts() == null ? null : e.ts() - offset, now);
         boolean counts = true;
         if (rank >= 0) {
-            if (run.ranks == null) {
-                run.ranks = new RankWindows(registry.windowSeconds, registry.rankBudget);
-            }
-            long refusedBefore = run.ranks.refused;
-            counts = run.ranks.add(e, ts);
-            if (run.ranks.refused > refusedBefore) {
-                registry.slots.refuse(Slots.Kind.RANKS, registry.rankBudget.max, 0, now);
+            RankWindows ranks = run.ranksOrCreate(registry.windowSeconds, registry.rankBudget);
+            long refusedBefore = ranks.refused();
+            counts = ranks.add(e, ts);
+            if (ranks.refused() > refusedBefore) {
+                registry.slots.refuse(Slots.Kind.RANKS, registry.rankBudget.max(), 0, now);
             }
         }
-        if (counts && rank != run.lastCountedRank
-                && (e.step() == run.lastCountedStep || ts < run.lastCountedTs)) {
+        if (counts && rank != run.lastCountedRank()
+                && (e.step() == run.lastCountedStep() || ts < run.lastCountedTs())) {
             // Another source's report of a step already counted: the same step again (bar and timer
             // line), or an older report from a rank that took the lead back while replaying what its
             // agent spooled (the ranks that led meanwhile counted those steps).
             counts = false;
         }
-        if (counts && run.failure != null && !run.ended && ts > run.failureTs) {
+        if (counts && run.failure() != null && !run.ended() && ts > run.failureTs()) {
             // Steps after the failure: the run goes on (an elastic restart, another node's ranks).
-            run.failure = null;
+            run.clearFailure();
         }
         if (counts) {
-            run.accounting.step(e, ts, observations.encodingSecondsPerStep(run));
-            run.losses.add(e, ts);
-            run.steps.add(e, ts);
-            run.lastCountedStep = e.step();
-            run.lastCountedRank = rank;
-            run.lastCountedTs = ts;
+            run.countStep(e, rank, ts, observations.encodingSecondsPerStep(run));
         }
-        if (e.step() >= run.lastStep) {
-            run.lastStep = e.step();
-            run.lastStepTs = ts;
-        }
-        noteBucket(run, e);
+        run.stepSeen(e, ts);
         return counts;
-    }
-
-    /** The largest aspect-ratio bucket the run has reported. */
-    private static void noteBucket(RunState run, StepEvent e) {
-        if (e.bucketHeight() != null && e.bucketWidth() != null && e.bucketHeight() > 0 && e.bucketWidth() > 0) {
-            long cells = (long) e.bucketHeight() * e.bucketWidth();
-            if (cells > run.largestBucketCells) {
-                run.largestBucketCells = (int) Math.min(Integer.MAX_VALUE, cells);
-                run.largestBucketHeight = e.bucketHeight();
-                run.largestBucketWidth = e.bucketWidth();
-            }
-        }
     }
 }

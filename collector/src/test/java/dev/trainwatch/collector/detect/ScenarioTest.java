@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.within;
 
 import dev.trainwatch.collector.detect.ScenarioPlayer.Result;
 import dev.trainwatch.collector.detect.ScenarioPlayer.Transition;
-import dev.trainwatch.collector.state.RunView;
+import dev.trainwatch.collector.state.view.RunView;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

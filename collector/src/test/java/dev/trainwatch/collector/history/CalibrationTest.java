@@ -2,7 +2,7 @@ package dev.trainwatch.collector.history;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.trainwatch.collector.state.RunSummary;
+import dev.trainwatch.collector.state.view.RunSummary;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.protocol.RunSpec;
 import java.nio.file.Path;

@@ -2,9 +2,9 @@ package dev.trainwatch.collector.history;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.trainwatch.collector.state.RunSummary;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.collector.state.view.RunSummary;
 import dev.trainwatch.protocol.Json;
+import dev.trainwatch.protocol.SettableClock;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;

@@ -3,7 +3,7 @@ package dev.trainwatch.collector.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.trainwatch.collector.state.RunView;
+import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.collector.support.RunningCollector;
 import dev.trainwatch.protocol.Json;
 import java.net.http.HttpResponse;

@@ -6,9 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.state.Fleet;
+import dev.trainwatch.collector.state.FleetListener;
 import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.StepEvent;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -27,9 +29,18 @@ class IngestServiceTest {
     private final SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
     private final Fleet fleet = new Fleet(FakePredictor.fixed(), clock, FleetSettings.defaults(),
             DetectorSettings.defaults());
+    /** The steps the fleet's outbox published (what feeds the step-time metric). */
     private final List<String> stepMetrics = new ArrayList<>();
-    private final IngestService ingest = new IngestService(CollectorConfig.Limits.defaults(), fleet, List.of(),
-            (runId, steps) -> stepMetrics.add(runId + ":" + steps.size()));
+    private final IngestService ingest = new IngestService(CollectorConfig.Limits.defaults(), fleet, List.of());
+
+    {
+        fleet.addListener(new FleetListener() {
+            @Override
+            public void onStepsApplied(String runId, List<StepEvent> steps) {
+                stepMetrics.add(runId + ":" + steps.size());
+            }
+        });
+    }
 
     @Test
     void aGzipBatchWithStepsIsAppliedAndItsStepsCounted() throws IOException {

@@ -1,22 +1,21 @@
 package dev.trainwatch.collector.metrics;
 
-import dev.trainwatch.exposition.LabelValues;
-import static org.assertj.core.api.Assertions.assertThat;
-
 import dev.trainwatch.collector.detect.Anomaly;
 import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.Severity;
-import dev.trainwatch.collector.state.GpuView;
-import dev.trainwatch.collector.state.ObservedView;
-import dev.trainwatch.collector.state.RunView;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.collector.state.view.GpuView;
+import dev.trainwatch.collector.state.view.ObservedView;
+import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.collector.support.Payloads;
+import dev.trainwatch.exposition.LabelValues;
 import dev.trainwatch.protocol.GpuSample;
+import dev.trainwatch.protocol.SettableClock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /** Series follow the fleet: they appear, update, vanish with their GPU or run, and vanish when a reading does. */
 class MetricLifecycleTest {

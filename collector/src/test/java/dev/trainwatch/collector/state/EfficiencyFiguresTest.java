@@ -6,10 +6,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import dev.trainwatch.collector.detect.DetectorSettings;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.collector.state.view.ComparisonView;
+import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.RunSpec;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Instant;
 import java.util.ArrayList;

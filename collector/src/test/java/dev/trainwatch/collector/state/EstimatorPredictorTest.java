@@ -4,13 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.trainwatch.collector.detect.DetectorSettings;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.RunAttribution;
 import dev.trainwatch.protocol.RunSpec;
+import dev.trainwatch.protocol.SettableClock;
 import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -4,13 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.collector.detect.Anomaly;
 import dev.trainwatch.collector.detect.DetectorSettings;
+import dev.trainwatch.collector.state.view.GpuView;
+import dev.trainwatch.collector.state.view.RunGpuView;
+import dev.trainwatch.collector.state.view.RunSummary;
+import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.RankInfo;
 import dev.trainwatch.protocol.RunAttribution;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Duration;
 import java.time.Instant;

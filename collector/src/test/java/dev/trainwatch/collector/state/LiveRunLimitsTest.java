@@ -7,9 +7,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.trainwatch.collector.detect.DetectorSettings;
+import dev.trainwatch.collector.state.view.AgentView;
+import dev.trainwatch.collector.state.view.GpuView;
+import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.RunSpec;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Duration;
 import java.time.Instant;

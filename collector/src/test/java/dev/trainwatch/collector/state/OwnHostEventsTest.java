@@ -4,12 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.DetectorSettings;
+import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.protocol.SettableClock;
-import dev.trainwatch.protocol.testing.Samples;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.EventKind;
 import dev.trainwatch.protocol.RunFailure;
+import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.Samples;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;

@@ -6,9 +6,12 @@ import static org.assertj.core.api.Assertions.within;
 import dev.trainwatch.collector.detect.Anomaly;
 import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.DetectorSettings;
+import dev.trainwatch.collector.state.view.RankView;
+import dev.trainwatch.collector.state.view.RunView;
+import dev.trainwatch.collector.state.window.RankWindows;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.RunSpec;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -283,10 +286,10 @@ class RankedStepsTest {
         assertThat(ranks.count()).isEqualTo(RankWindows.MAX_RANKS);
         assertThat(ranks.rank(0)).isEqualTo(41);
         assertThat(ranks.rank(RankWindows.MAX_RANKS - 1)).isEqualTo(RankWindows.MAX_RANKS + 40);
-        assertThat(ranks.refused).isEqualTo(40);
+        assertThat(ranks.refused()).isEqualTo(40);
         ranks.add(report(1, 0, 20), 20);
         assertThat(ranks.rank(0)).as("every tracked rank reported 10 s ago: rank 0 waits").isEqualTo(41);
-        assertThat(ranks.refused).isEqualTo(41);
+        assertThat(ranks.refused()).isEqualTo(41);
 
         // Everyone but rank 41 goes quiet; ten minutes later rank 0 takes the slot of the one silent longest.
         for (int i = 0; i < 100; i++) {

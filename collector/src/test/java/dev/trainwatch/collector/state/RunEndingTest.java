@@ -5,11 +5,12 @@ import static dev.trainwatch.protocol.testing.Samples.batch;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.collector.detect.DetectorSettings;
+import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.RunEnding;
 import dev.trainwatch.protocol.RunFailure;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Instant;
 import java.util.List;

@@ -7,12 +7,14 @@ import dev.trainwatch.collector.detect.GpuSeries;
 import dev.trainwatch.collector.series.RunSeries;
 import dev.trainwatch.collector.series.SeriesBuilder;
 import dev.trainwatch.collector.series.SeriesRequest;
+import dev.trainwatch.collector.state.window.GpuWindow;
+import dev.trainwatch.collector.state.window.StepWindow;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.protocol.SettableClock;
-import dev.trainwatch.protocol.testing.Samples;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.Json;
+import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
+import dev.trainwatch.protocol.testing.Samples;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -39,7 +41,7 @@ class SeriesCopyTest {
         List<GpuWindow> out = new ArrayList<>();
         for (int g = 0; g < 5; g++) {
             GpuWindow w = new GpuWindow("GPU-" + g, 120, 60); // 2-s resolution, 60 entries: wraps below
-            w.host = g < 3 ? "node-b" : "node-a";
+            w.host(g < 3 ? "node-b" : "node-a");
             for (int t = 0; t < 150; t++) {
                 double ts = 1000 + t * 2 + g * 0.37;
                 if (g == 4 && t > 100) {

@@ -19,7 +19,7 @@ import java.time.Instant;
 /**
  * The real collector on an ephemeral loopback port over a {@link FakePredictor} and a {@link SettableClock}, with a small
  * blocking HTTP client. Close it after use. (The agent's tests talk to a fake instead: protocol's
- * {@code testing.TestCollector}.)
+ * {@code testing.RunningCollector}.)
  */
 public final class RunningCollector implements AutoCloseable {
     public final SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));

@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.state;
+package dev.trainwatch.collector.state.view;
 
 /**
  * A node's memory as its agent last read it (an entry of {@code host_memory} in {@code GET /v1/runs/{id}}, and the
@@ -13,11 +13,4 @@ package dev.trainwatch.collector.state;
  */
 public record HostMemoryView(String host, Long memAvailableBytes, Long memTotalBytes, Long shmUsedBytes,
                              Long shmTotalBytes, double ts) {
-
-    static HostMemoryView of(HostMemoryWindow w) {
-        int n = w.size() - 1;
-        return new HostMemoryView(w.host(), RunObservations.toLong(w.memAvailableBytes(n)),
-                RunObservations.toLong(w.memTotalBytes(n)), RunObservations.toLong(w.shmUsedBytes(n)),
-                RunObservations.toLong(w.shmTotalBytes(n)), w.ts(n));
-    }
 }

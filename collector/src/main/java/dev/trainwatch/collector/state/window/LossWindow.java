@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.state;
+package dev.trainwatch.collector.state.window;
 
 import dev.trainwatch.collector.detect.LossHealth;
 import dev.trainwatch.protocol.StepEvent;
@@ -9,19 +9,18 @@ import dev.trainwatch.protocol.StepEvent;
  * that goes back (a restart) starts the history again: the loss of a restarted run is not a spike. Guarded by the
  * fleet's lock.
  */
-final class LossWindow implements LossHealth {
+public final class LossWindow implements LossHealth {
 
-    static final int CAPACITY = 64;
+    public static final int CAPACITY = 64;
 
     private final double[] loss = new double[CAPACITY];
     private final long[] step = new long[CAPACITY];
     private final int[] bucket = new int[CAPACITY];
-    private int head;
-    private int size;
+    private final Ring ring = new Ring(CAPACITY);
     private long lastStep = -1;
     private double lastTs = Double.NEGATIVE_INFINITY;
     /** A step that goes back after at least this long without reports is a restart. */
-    static final double RESTART_PAUSE_SECONDS = 60;
+    public static final double RESTART_PAUSE_SECONDS = 60;
     private int lossStreak;
     private int gradStreak;
     private int finiteStreak;
@@ -32,13 +31,12 @@ final class LossWindow implements LossHealth {
     private double newestFinite = Double.NaN;
 
     /** One counted step report at {@code ts}. */
-    void add(StepEvent e, double ts) {
+    public void add(StepEvent e, double ts) {
         long s = e.step();
         if (lastStep >= 0 && s < lastStep && ts - lastTs > RESTART_PAUSE_SECONDS) {
             // A restart (the step went back after a pause): a fresh run's loss is not a spike. A step that goes
             // back without a pause is a counter restarting by itself (a per-epoch progress bar).
-            size = 0;
-            head = 0;
+            ring.clear();
         }
         lastStep = s;
         lastTs = ts;
@@ -72,12 +70,7 @@ final class LossWindow implements LossHealth {
             firstTs = Double.NaN;
         }
         if (l != null && Double.isFinite(l)) {
-            int i = (head + size) % CAPACITY;
-            if (size == CAPACITY) {
-                head = (head + 1) % CAPACITY;
-            } else {
-                size++;
-            }
+            int i = ring.append();
             loss[i] = l;
             step[i] = s;
             long cells = e.bucketHeight() != null && e.bucketWidth() != null
@@ -88,40 +81,33 @@ final class LossWindow implements LossHealth {
     }
 
     /** The newest finite loss, NaN when none. */
-    double newestFinite() {
+    public double newestFinite() {
         return newestFinite;
     }
 
     /** Whether the newest report's loss or grad norm was not finite. */
-    boolean newestNonFinite() {
+    public boolean newestNonFinite() {
         return lossStreak > 0 || gradStreak > 0;
-    }
-
-    private int slot(int i) {
-        if (i < 0 || i >= size) {
-            throw new IndexOutOfBoundsException(i);
-        }
-        return (head + i) % CAPACITY;
     }
 
     @Override
     public int finiteCount() {
-        return size;
+        return ring.size();
     }
 
     @Override
     public double finiteLoss(int i) {
-        return loss[slot(i)];
+        return loss[ring.checkedSlot(i)];
     }
 
     @Override
     public long finiteStep(int i) {
-        return step[slot(i)];
+        return step[ring.checkedSlot(i)];
     }
 
     @Override
     public int finiteBucket(int i) {
-        return bucket[slot(i)];
+        return bucket[ring.checkedSlot(i)];
     }
 
     @Override

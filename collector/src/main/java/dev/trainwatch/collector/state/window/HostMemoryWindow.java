@@ -1,12 +1,12 @@
-package dev.trainwatch.collector.state;
+package dev.trainwatch.collector.state.window;
 
 import dev.trainwatch.collector.detect.HostMemorySeries;
 import dev.trainwatch.protocol.HostMemory;
 
 /** A node's newest memory readings (a ring of {@value #CAPACITY}, about 10 minutes at the agent's 5 s). */
-final class HostMemoryWindow implements HostMemorySeries {
+public final class HostMemoryWindow implements HostMemorySeries {
 
-    static final int CAPACITY = 120;
+    public static final int CAPACITY = 120;
 
     private final String host;
     private final double[] ts = new double[CAPACITY];
@@ -14,41 +14,31 @@ final class HostMemoryWindow implements HostMemorySeries {
     private final double[] available = new double[CAPACITY];
     private final double[] shmTotal = new double[CAPACITY];
     private final double[] shmUsed = new double[CAPACITY];
-    private int head;
-    private int size;
-    double lastSeen;
+    private final Ring ring = new Ring(CAPACITY);
 
-    HostMemoryWindow(String host) {
+    public HostMemoryWindow(String host) {
         this.host = host;
     }
 
-    void add(HostMemory m, double at) {
-        if (size > 0 && at <= ts[slot(size - 1)]) {
+    public void add(HostMemory m, double at) {
+        if (ring.size() > 0 && at <= ts[ring.newest()]) {
             return; // replayed or reordered
         }
-        int i = (head + size) % CAPACITY;
-        if (size == CAPACITY) {
-            head = (head + 1) % CAPACITY;
-        } else {
-            size++;
-        }
+        int i = ring.append();
         ts[i] = at;
         total[i] = d(m.memTotalBytes());
         available[i] = d(m.memAvailableBytes());
         shmTotal[i] = d(m.shmTotalBytes());
         shmUsed[i] = d(m.shmUsedBytes());
-        lastSeen = at;
+    }
+
+    /** The time of the newest reading, 0 before the first. */
+    public double lastSeen() {
+        return ring.size() == 0 ? 0 : ts[ring.newest()];
     }
 
     private static double d(Long v) {
         return v == null || v < 0 ? Double.NaN : v;
-    }
-
-    private int slot(int i) {
-        if (i < 0 || i >= size) {
-            throw new IndexOutOfBoundsException(i);
-        }
-        return (head + i) % CAPACITY;
     }
 
     @Override
@@ -58,31 +48,31 @@ final class HostMemoryWindow implements HostMemorySeries {
 
     @Override
     public int size() {
-        return size;
+        return ring.size();
     }
 
     @Override
     public double ts(int i) {
-        return ts[slot(i)];
+        return ts[ring.checkedSlot(i)];
     }
 
     @Override
     public double memTotalBytes(int i) {
-        return total[slot(i)];
+        return total[ring.checkedSlot(i)];
     }
 
     @Override
     public double memAvailableBytes(int i) {
-        return available[slot(i)];
+        return available[ring.checkedSlot(i)];
     }
 
     @Override
     public double shmTotalBytes(int i) {
-        return shmTotal[slot(i)];
+        return shmTotal[ring.checkedSlot(i)];
     }
 
     @Override
     public double shmUsedBytes(int i) {
-        return shmUsed[slot(i)];
+        return shmUsed[ring.checkedSlot(i)];
     }
 }

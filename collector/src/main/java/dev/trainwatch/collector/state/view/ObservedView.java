@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.state;
+package dev.trainwatch.collector.state.view;
 
 import java.util.List;
 import java.util.Map;

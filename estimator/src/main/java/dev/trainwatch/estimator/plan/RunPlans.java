@@ -1,18 +1,15 @@
-package dev.trainwatch.collector.state;
+package dev.trainwatch.estimator.plan;
 
 import dev.trainwatch.estimator.Estimate;
-import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.estimator.ObservedRun;
-import dev.trainwatch.estimator.Repricing;
 import dev.trainwatch.protocol.RunSpec;
-import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Objects;
+import java.util.function.Function;
+import java.util.function.ToDoubleFunction;
 
 /**
  * A run on other hardware: plans side by side for a list of GPUs (fits, largest batch, step, samples per second,
- * time and cost to finish), priced from the catalog or, for a run that was observed, re-priced from what it did
+ * time and cost to finish), priced from the catalog or re-priced from what an observed run did
  * ({@code Estimator.reprice}). One implementation for the collector's {@code GET /v1/runs/{id}/plans} and for
  * {@code trainwatch estimate --compare-gpus} / {@code --from-run}, so both say the same. Pure; thread-safe.
  */
@@ -69,30 +66,9 @@ public final class RunPlans {
     }
 
     /**
-     * What the collector observed of a run, as the anchor of a re-pricing: the run's spec as the estimator resolved
-     * it, its median step, its data timer (which holds the online encoders when the log does not time them apart,
-     * as PixArt's {@code time_data} does) and its encoder timers (Sana's {@code lm:}/{@code vae:}).
-     *
-     * @throws Refused when the run has no spec or no observed step yet
-     */
-    public static ObservedRun observed(RunView view) {
-        Estimate e = view.estimate();
-        if (e == null || view.spec() == null) {
-            throw new Refused("run '" + view.runId() + "' has no spec, so it cannot be re-priced: register one with PUT"
-                    + " /v1/runs/" + view.runId() + " (or start it with trainwatch watch/run and --model)");
-        }
-        ObservedView o = view.observed();
-        Double step = o == null ? null : o.stepSeconds();
-        if (step == null || !(step > 0) || Double.isInfinite(step)) {
-            throw new Refused("run '" + view.runId() + "' has no observed step time yet: it is re-priced from its own steps"
-                    + " once they are reported");
-        }
-        return observed(e, step, o.dataWaitRatio(), o.textEncoderRatio(), o.vaeRatio(), o.lastStep());
-    }
-
-    /**
      * The anchor of a re-pricing from the shares of the step the log timed (the collector's run view, or a run's
-     * summary in the history).
+     * summary in the history). The data timer holds the online encoders when the log does not time them apart (as
+     * PixArt's {@code time_data} does); Sana's {@code lm:}/{@code vae:} time them apart.
      *
      * @param resolved         the run's estimate (its spec as the estimator resolved it)
      * @param step             observed median seconds per step
@@ -120,44 +96,17 @@ public final class RunPlans {
     }
 
     /**
-     * The observed run re-priced on each GPU of {@code gpuIds}, with the GPU count and per-GPU batch when given (null
-     * keeps the run's). A run keeps its samples: when the global batch changes and the spec has a total, the
-     * planned steps scale by the ratio of global batches.
-     *
-     * @throws InvalidSpecException for an unknown GPU or an impossible target (one line)
-     */
-    public static RunResult forRun(Predictor predictor, RunView view, List<String> gpuIds, Integer gpus, Integer batch,
-                                   GpuHourPrices prices) {
-        ObservedRun observed = observed(view);
-        List<String> ids = new ArrayList<>(new LinkedHashSet<>(gpuIds.isEmpty()
-                ? List.of(observed.spec().gpu()) : gpuIds));
-        List<Plan> plans = new ArrayList<>();
-        List<String> notes = List.of();
-        for (String id : ids) {
-            RunSpec target = keepSamples(predictor, observed.spec(),
-                    observed.spec().onHardware(id.strip(), gpus, batch), null);
-            Repricing r = predictor.reprice(observed, target)
-                    .orElseThrow(() -> new Refused("this collector's estimator cannot re-price runs"));
-            if (plans.isEmpty()) {
-                notes = r.notes();
-            }
-            plans.add(plan(r.target(), r.stepSeconds(), r.samplesPerSecond(), r.totalSeconds(), r.remainingSeconds(),
-                    r.modelAnchor(), prices, r.target().fits() ? null : "does not fit at this batch"));
-        }
-        return new RunResult(view.runId(), observed, notes, List.copyOf(plans));
-    }
-
-    /**
      * A re-priced run trains the same samples: when the target's global batch differs and {@code askedTotalSteps}
      * is null, its planned steps scale by the ratio of global batches.
      */
-    public static RunSpec keepSamples(Predictor predictor, RunSpec source, RunSpec target, Long askedTotalSteps) {
+    public static RunSpec keepSamples(Function<RunSpec, Estimate> estimate, RunSpec source, RunSpec target,
+                                      Long askedTotalSteps) {
         if (source.totalSteps() == null || askedTotalSteps != null) {
             return target;
         }
-        Estimate from = predictor.estimate(source.withPhysics(source.kernels(), source.attentionPrecision(),
+        Estimate from = estimate.apply(source.withPhysics(source.kernels(), source.attentionPrecision(),
                 source.loraRank(), source.loraTargets(), null, null));
-        Estimate to = predictor.estimate(target);
+        Estimate to = estimate.apply(target);
         long sourceGlobal = (long) from.spec().batch() * from.spec().gpus() * from.spec().gradAccumulation();
         long targetGlobal = (long) to.spec().batch() * to.spec().gpus() * to.spec().gradAccumulation();
         if (sourceGlobal == targetGlobal) {
@@ -168,10 +117,14 @@ public final class RunPlans {
                 null, null, null, null, steps));
     }
 
-    /** A GPU's plan from the catalog: at the asked batch when it fits, else at the largest batch with accumulation. */
-    public static Plan fromCatalog(Predictor predictor, RunSpec target, GpuHourPrices prices) {
-        Estimate e = predictor.estimate(target);
-        String note = null;
+    /**
+     * A GPU's plan from the catalog: at the asked batch when it fits, else at the largest batch with accumulation.
+     *
+     * @param pricePerGpuHour the price of one hour of a GPU by its catalog id, NaN when none applies
+     */
+    public static Plan fromCatalog(Function<RunSpec, Estimate> estimate, RunSpec target,
+                                   ToDoubleFunction<String> pricePerGpuHour) {
+        Estimate e = estimate.apply(target);
         if (!e.fits() && e.maxBatch() > 0) {
             int b = e.spec().batch();
             int steps = (b + e.maxBatch() - 1) / e.maxBatch();
@@ -179,24 +132,22 @@ public final class RunPlans {
             int accumulation = steps * e.spec().gradAccumulation();
             RunSpec smaller = target.overriddenBy(new RunSpec(null, null, null, micro, null, null, null, null, null, null,
                     null, null, null, null, null, accumulation, null));
-            Estimate fitted = predictor.estimate(smaller);
-            note = "batch " + b + " does not fit: priced as " + micro + " x " + accumulation + " accumulation steps";
+            Estimate fitted = estimate.apply(smaller);
+            String note = "batch " + b + " does not fit: priced as " + micro + " x " + accumulation + " accumulation steps";
             return plan(fitted, fitted.stepSeconds(), fitted.samplesPerSecond(), fitted.totalSeconds(), null, null,
-                    prices, note);
+                    pricePerGpuHour, note);
         }
-        if (!e.fits()) {
-            note = "does not fit even at batch 1 (see trainwatch estimate --gpu " + e.gpu() + " for what helps)";
-        }
-        return plan(e, e.stepSeconds(), e.samplesPerSecond(), e.totalSeconds(), null, null, prices, note);
+        String note = e.fits() ? null
+                : "does not fit even at batch 1 (see trainwatch estimate --gpu " + e.gpu() + " for what helps)";
+        return plan(e, e.stepSeconds(), e.samplesPerSecond(), e.totalSeconds(), null, null, pricePerGpuHour, note);
     }
 
     /** A plan from an estimate and the step, throughput and durations priced for it. */
     public static Plan plan(Estimate e, double step, double samples, Double total, Double remaining, Double anchor,
-                            GpuHourPrices prices, String note) {
-        Objects.requireNonNull(prices, "prices");
+                            ToDoubleFunction<String> pricePerGpuHour, String note) {
         RunSpec s = e.spec();
         Double gpuHours = total == null ? null : total * s.gpus() / 3600;
-        double price = prices.price(e.gpu());
+        double price = pricePerGpuHour.applyAsDouble(e.gpu());
         Double cost = gpuHours == null || Double.isNaN(price) ? null : gpuHours * price;
         return new Plan(e.gpu(), s.gpus(), e.fits(), s.batch(), s.gradAccumulation(), e.maxBatch(), e.peakMemoryBytes(),
                 e.gpuMemoryBytes(), step, samples, s.totalSteps(), total, remaining, gpuHours, cost, anchor, note);

@@ -1,11 +1,11 @@
-package dev.trainwatch.collector.state;
+package dev.trainwatch.collector.state.view;
 
 import dev.trainwatch.collector.detect.Anomaly;
 import dev.trainwatch.protocol.RunSpec;
 import java.util.List;
 
 /**
- * What the run history keeps of a run, and what {@link Fleet#restoreRun} takes back after a restart. Plain data
+ * What the run history keeps of a run, and what {@code Fleet.restoreRun} takes back after a restart. Plain data
  * (serialise with {@code Json.MAPPER}; it reads back with the same mapper). Immutable.
  *
  * @param runId                     run id

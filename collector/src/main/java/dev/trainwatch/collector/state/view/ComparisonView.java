@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.state;
+package dev.trainwatch.collector.state.view;
 
 /**
  * Observed against predicted (the {@code comparison} object of {@code GET /v1/runs/{id}}). Each number is null

@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.state;
+package dev.trainwatch.collector.state.window;
 
 import dev.trainwatch.collector.detect.StepSeries;
 import dev.trainwatch.collector.detect.WindowStats;
@@ -8,10 +8,10 @@ import dev.trainwatch.protocol.StepEvent;
  * A run's step reports as a ring of primitive columns, bounded by count and by time. Not thread-safe: guarded by
  * the fleet's lock.
  */
-final class StepWindow implements StepSeries {
+public final class StepWindow implements StepSeries {
 
     private final double spanSeconds;
-    private final int capacity;
+    private final Ring ring;
     private final double[] ts;
     private final long[] step;
     private final double[] time;
@@ -26,12 +26,10 @@ final class StepWindow implements StepSeries {
     private final int[] bucketW;
     /** Kept for {@code GET /v1/runs/{id}/series} (the loss curve); no detector reads it. */
     private final double[] loss;
-    private int head;
-    private int size;
 
-    StepWindow(double spanSeconds, int capacity) {
+    public StepWindow(double spanSeconds, int capacity) {
         this.spanSeconds = spanSeconds;
-        this.capacity = capacity;
+        ring = new Ring(capacity);
         ts = new double[capacity];
         step = new long[capacity];
         time = new double[capacity];
@@ -51,14 +49,15 @@ final class StepWindow implements StepSeries {
      * A read-only copy of every report held, for reading outside the fleet's lock ({@code GET /v1/runs/{id}/series}):
      * at most the window's capacity (512 by default) of each column. Never {@link #add added} to.
      */
-    StepWindow copy() {
+    public StepWindow copy() {
         return new StepWindow(this);
     }
 
     private StepWindow(StepWindow src) {
-        int n = src.size;
+        int n = src.ring.size();
         spanSeconds = src.spanSeconds;
-        capacity = Math.max(1, n);
+        int capacity = Math.max(1, n);
+        ring = Ring.filled(capacity, n);
         ts = src.all(src.ts, new double[capacity]);
         step = src.all(src.step, new long[capacity]);
         time = src.all(src.time, new double[capacity]);
@@ -72,27 +71,17 @@ final class StepWindow implements StepSeries {
         bucketH = src.all(src.bucketH, new int[capacity]);
         bucketW = src.all(src.bucketW, new int[capacity]);
         loss = src.all(src.loss, new double[capacity]);
-        head = 0;
-        size = n;
     }
 
-    /** Copies the {@link #size} entries of ring column {@code src}, oldest first, to {@code dst}. */
     private <T> T all(T src, T dst) {
-        int first = Math.min(size, capacity - head);
-        System.arraycopy(src, head, dst, 0, first);
-        System.arraycopy(src, 0, dst, first, size - first);
-        return dst;
+        return ring.copy(src, dst, 0, ring.size());
     }
 
     /** Adds a report stamped {@code reportTs}; the caller has checked step and time are present and sane. */
-    void add(StepEvent e, double reportTs) {
+    public void add(StepEvent e, double reportTs) {
         reportGap = Double.NaN;
         reportGapKnown = false;
-        if (size == capacity) {
-            head = (head + 1) % capacity;
-            size--;
-        }
-        int i = slot(size);
+        int i = ring.append();
         ts[i] = reportTs;
         step[i] = e.step();
         time[i] = e.timeS();
@@ -106,7 +95,6 @@ final class StepWindow implements StepSeries {
         bucketH[i] = e.bucketHeight() != null && e.bucketHeight() > 0 ? e.bucketHeight() : -1;
         bucketW[i] = e.bucketWidth() != null && e.bucketWidth() > 0 ? e.bucketWidth() : -1;
         loss[i] = e.loss() != null && Double.isFinite(e.loss()) ? e.loss() : Double.NaN;
-        size++;
     }
 
     /** The expected report gap, kept until a report is added or dropped (several detectors ask per evaluation). */
@@ -123,11 +111,10 @@ final class StepWindow implements StepSeries {
     }
 
     /** Drops reports older than the window before {@code now}, always keeping the newest. */
-    void trim(double now) {
+    public void trim(double now) {
         double oldest = now - spanSeconds;
-        while (size > 1 && ts[head] < oldest) {
-            head = (head + 1) % capacity;
-            size--;
+        while (ring.size() > 1 && ts[ring.oldest()] < oldest) {
+            ring.dropOldest();
             reportGapKnown = false;
         }
     }
@@ -136,79 +123,73 @@ final class StepWindow implements StepSeries {
         return v != null && Double.isFinite(v) && v >= 0 ? v : Double.NaN;
     }
 
-    /** The ring position of entry {@code i} (0 ≤ i < capacity): a compare, not a division, on every read. */
-    private int slot(int i) {
-        int j = head + i;
-        return j < capacity ? j : j - capacity;
-    }
-
     @Override
     public int size() {
-        return size;
+        return ring.size();
     }
 
     @Override
     public double ts(int i) {
-        return ts[slot(i)];
+        return ts[ring.slot(i)];
     }
 
     @Override
     public long step(int i) {
-        return step[slot(i)];
+        return step[ring.slot(i)];
     }
 
     @Override
     public double timeS(int i) {
-        return time[slot(i)];
+        return time[ring.slot(i)];
     }
 
     @Override
     public double dataTimeS(int i) {
-        return data[slot(i)];
+        return data[ring.slot(i)];
     }
 
     @Override
     public double modelTimeS(int i) {
-        return model[slot(i)];
+        return model[ring.slot(i)];
     }
 
     @Override
     public double lmTimeS(int i) {
-        return lm[slot(i)];
+        return lm[ring.slot(i)];
     }
 
     @Override
     public double vaeTimeS(int i) {
-        return vae[slot(i)];
+        return vae[ring.slot(i)];
     }
 
     @Override
     public int intervalSteps(int i) {
-        return interval[slot(i)];
+        return interval[ring.slot(i)];
     }
 
     @Override
     public double samples(int i) {
-        return samples[slot(i)];
+        return samples[ring.slot(i)];
     }
 
     @Override
     public int rank(int i) {
-        return rank[slot(i)];
+        return rank[ring.slot(i)];
     }
 
     @Override
     public int bucketHeight(int i) {
-        return bucketH[slot(i)];
+        return bucketH[ring.slot(i)];
     }
 
     @Override
     public int bucketWidth(int i) {
-        return bucketW[slot(i)];
+        return bucketW[ring.slot(i)];
     }
 
     @Override
     public double loss(int i) {
-        return loss[slot(i)];
+        return loss[ring.slot(i)];
     }
 }

@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.state;
+package dev.trainwatch.collector.state.window;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -6,10 +6,30 @@ import dev.trainwatch.collector.detect.GpuSeries;
 import dev.trainwatch.collector.detect.WindowStats;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.UtilizationWindow;
+import java.lang.management.ManagementFactory;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class GpuWindowTest {
+
+    /** The ingest's hot path: 1,024 GPUs polled every second must not make garbage per poll. */
+    @Test
+    void addingPollsAllocatesNothing() {
+        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        GpuWindow w = new GpuWindow("GPU-0", 600, 600);
+        GpuSample poll = sample(1000, 10L << 30, 0.9, 0.8, null);
+        for (int i = 0; i < 20_000; i++) {
+            w.add(poll, 1000 + i * 0.3);
+        }
+        long id = Thread.currentThread().getId();
+        long before = threads.getThreadAllocatedBytes(id);
+        for (int i = 0; i < 20_000; i++) {
+            w.add(poll, 7000 + i * 0.3);
+        }
+        long allocated = threads.getThreadAllocatedBytes(id) - before;
+        assertThat(allocated).as("bytes allocated by 20,000 polls").isLessThan(4_096);
+        assertThat(w.size()).isEqualTo(600);
+    }
 
     private static GpuSample sample(double ts, Long used, Double util, double minUtil, List<String> reasons) {
         return new GpuSample(ts, 0, "GPU-0", "NVIDIA H100 80GB HBM3", null, 80L << 30, used, null, null, util, null,
@@ -46,7 +66,7 @@ class GpuWindowTest {
         w.trim(230);
         assertThat(w.size()).isEqualTo(15); // 170, 172, …, 198
         assertThat(w.firstIndexAtOrAfter(190)).isEqualTo(10);
-        assertThat(w.peakMemory).isEqualTo((double) (99L << 20));
+        assertThat(w.peakMemory()).isEqualTo((double) (99L << 20));
     }
 
     /**

@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.state;
+package dev.trainwatch.collector.state.window;
 
 import dev.trainwatch.collector.detect.RankSeries;
 import dev.trainwatch.collector.detect.StepSeries;
@@ -27,18 +27,20 @@ import java.util.Arrays;
  *
  * <p>Each tracked rank keeps its newest {@link #ENTRIES_PER_RANK} reports (within the run's window): enough to
  * compare ranks' step and data-load times, bounded per run by {@link #MAX_RANKS} (beyond it a new rank takes the
- * slot of a rank silent for {@link Slots#SILENT_SECONDS}, or is not tracked; a collector usually serves one node's
+ * slot of a rank silent for {@link #SILENT_SECONDS}, or is not tracked; a collector usually serves one node's
  * ranks, and cross-node comparisons are PromQL's job).
  * Not thread-safe: guarded by the fleet's lock.
  */
-final class RankWindows implements RankSeries {
+public final class RankWindows implements RankSeries {
 
     /** Reports kept per rank. */
-    static final int ENTRIES_PER_RANK = 16;
+    public static final int ENTRIES_PER_RANK = 16;
     /** Ranks tracked per run. */
-    static final int MAX_RANKS = 256;
+    public static final int MAX_RANKS = 256;
     /** A lead rank silent this long while another rank reports hands the lead on. */
-    static final double LEAD_SILENCE_SECONDS = 60;
+    public static final double LEAD_SILENCE_SECONDS = 60;
+    /** An entry of the fleet not heard from this long is silent and may give its slot up (also the fleet's runs'). */
+    public static final double SILENT_SECONDS = 600;
 
     private final double spanSeconds;
     private int[] ranks = new int[4];
@@ -47,16 +49,16 @@ final class RankWindows implements RankSeries {
     private int count;
     private int lead = -1;
     /** Reports of ranks refused because every slot held a live rank (read by the fleet for its limit metrics). */
-    long refused;
+    private long refused;
 
     private final RankBudget budget;
 
-    RankWindows(double spanSeconds) {
+    public RankWindows(double spanSeconds) {
         this(spanSeconds, RankBudget.unlimited());
     }
 
     /** Ranks of one run, taking their slots from {@code budget}, shared by all runs of the fleet. */
-    RankWindows(double spanSeconds, RankBudget budget) {
+    public RankWindows(double spanSeconds, RankBudget budget) {
         this.spanSeconds = spanSeconds;
         this.budget = budget;
     }
@@ -66,7 +68,7 @@ final class RankWindows implements RankSeries {
      *
      * @return whether the report belongs to the run's step series (it comes from the lead rank)
      */
-    boolean add(StepEvent e, double ts) {
+    public boolean add(StepEvent e, double ts) {
         int rank = e.rank();
         int k = indexOf(rank);
         if (k < 0) {
@@ -85,13 +87,18 @@ final class RankWindows implements RankSeries {
         return rank == lead;
     }
 
+    /** New ranks refused for want of room, since the run began. */
+    public long refused() {
+        return refused;
+    }
+
     /** The rank whose reports make the run's step series, -1 before any. */
-    int lead() {
+    public int lead() {
         return lead;
     }
 
     /** Drops reports older than the window and ranks with none left in it. */
-    void trim(double now) {
+    public void trim(double now) {
         double oldest = now - spanSeconds;
         int kept = 0;
         for (int k = 0; k < count; k++) {
@@ -126,7 +133,7 @@ final class RankWindows implements RankSeries {
 
     /**
      * Adds a window for {@code rank}. When every slot holds a rank, the one silent longest gives its slot if it has
-     * been silent for {@link Slots#SILENT_SECONDS}; otherwise the new rank is refused (-1, counted in
+     * been silent for {@link #SILENT_SECONDS}; otherwise the new rank is refused (-1, counted in
      * {@link #refused}): a live rank is never dropped for a new one.
      */
     private int insert(int rank, double ts) {
@@ -141,7 +148,7 @@ final class RankWindows implements RankSeries {
                     silent = k;
                 }
             }
-            if (ts - newestTs[silent] < Slots.SILENT_SECONDS) {
+            if (ts - newestTs[silent] < SILENT_SECONDS) {
                 refused++;
                 return -1;
             }
@@ -166,7 +173,7 @@ final class RankWindows implements RankSeries {
         windows[at] = new StepWindow(spanSeconds, ENTRIES_PER_RANK);
         newestTs[at] = Double.NEGATIVE_INFINITY;
         count++;
-        budget.used++;
+        budget.take();
         return at;
     }
 

@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.state;
+package dev.trainwatch.collector.state.view;
 
 /**
  * One rank's own step reports over the window (an entry of {@code observed.ranks} in {@code GET /v1/runs/{id}}),

@@ -1,4 +1,4 @@
-package dev.trainwatch.collector.state;
+package dev.trainwatch.collector.state.window;
 
 /**
  * The rank windows all runs may hold together: as many as the fleet tracks GPUs (a rank drives at least one GPU), so
@@ -6,23 +6,35 @@ package dev.trainwatch.collector.state;
  * take a slot when first seen and give it back when trimmed as gone or when their run is forgotten. Not
  * thread-safe: guarded by the fleet's lock.
  */
-final class RankBudget {
-    final int max;
-    int used;
+public final class RankBudget {
+    private final int max;
+    private int used;
 
-    RankBudget(int max) {
+    public RankBudget(int max) {
         this.max = max;
     }
 
-    static RankBudget unlimited() {
+    public static RankBudget unlimited() {
         return new RankBudget(Integer.MAX_VALUE);
     }
 
-    boolean full() {
+    public int max() {
+        return max;
+    }
+
+    public int used() {
+        return used;
+    }
+
+    void take() {
+        used++;
+    }
+
+    public boolean full() {
         return used >= max;
     }
 
-    void release(int ranks) {
+    public void release(int ranks) {
         used = Math.max(0, used - ranks);
     }
 }
