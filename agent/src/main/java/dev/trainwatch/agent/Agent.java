@@ -47,13 +47,9 @@ import java.util.concurrent.locks.LockSupport;
 import javax.net.ssl.SSLSocketFactory;
 
 /**
- * The agent's loop: every interval, read every GPU, drain NVML events, read new steps from the run's log,
- * attribute GPUs to runs, and hand one batch to the {@link Shipper}, which delivers on its own thread (or spools).
- * Polls run at a fixed rate on one thread; a poll that throws is logged and the next one still runs.
- *
- * <p>Owns everything it is given: {@link #close()} stops polling, delivers or spools what is queued, and closes the
- * GPU reader, the step source and the spool's lock. Thread-safe: {@link #pollOnce()} is called by the poll thread
- * (or a test), {@link #close()} from any thread.
+ * The agent's loop: every interval, read the GPUs, NVML events and the log's new steps, attribute GPUs to runs, and
+ * hand one batch to the {@link Shipper} (its own thread, or the spool). Owns what it is given; {@link #pollOnce()}
+ * runs on the poll thread (or a test), {@link #close()} from any thread.
  */
 public final class Agent implements AutoCloseable {
 
@@ -92,10 +88,7 @@ public final class Agent implements AutoCloseable {
         this(config, gpus, steps, proc, List.of(transport), backoff, sleeper, clock);
     }
 
-    /**
-     * The same, shipping to several collectors: {@code transports} holds one per {@link AgentConfig#collectors()},
-     * in that order, each with its own spool ({@link FanOutShipper#spoolDir}).
-     */
+    /** The same, shipping to several collectors: one transport per {@link AgentConfig#collectors()}, in order. */
     public Agent(AgentConfig config, GpuReader gpus, StepSource steps, ProcSource proc, List<Transport> transports,
                  Backoff backoff, Sleeper sleeper, Clock clock) throws IOException {
         this.config = config;
@@ -131,11 +124,7 @@ public final class Agent implements AutoCloseable {
         this.pollThread.setDaemon(true);
     }
 
-    /**
-     * The production agent: HTTP to the collector, bearer token from the configured file.
-     *
-     * @throws IOException when the spool directory or the token file cannot be used
-     */
+    /** The production agent: HTTP to the collector, bearer token from the configured file. */
     public static Agent create(AgentConfig config, GpuReader gpus, StepSource steps, ProcSource proc, Clock clock)
             throws IOException {
         TokenFile token = config.tokenFile() != null ? TokenFile.read(config.tokenFile()) : null;
@@ -159,10 +148,7 @@ public final class Agent implements AutoCloseable {
         return identity.agentId();
     }
 
-    /**
-     * Starts delivering (the spool of a previous agent first), reading the log on its own thread, and polling at
-     * the fixed rate.
-     */
+    /** Starts delivering (a previous agent's spool first), reading the log on its own thread, and polling. */
     public void start() {
         shipper.start();
         synchronized (this) {
@@ -179,12 +165,8 @@ public final class Agent implements AutoCloseable {
     }
 
     /**
-     * Polls at the fixed rate until {@link #close()}: on the interval's grid from the start; a poll that overran
-     * is followed by the next one at once, and polls missed by more than an interval are skipped, not made up in a
-     * burst (readings are of the moment). A thread of its own instead of a {@code ScheduledThreadPoolExecutor}: the
-     * executor's worker loop is one call that never returns, so the JVM ran it interpreted for the agent's first hour
-     * and a half (its loop is compiled after 6,000 turns), and its delay queue and locks cost as much again; here the
-     * loop's body is a method of its own, compiled after 20 polls.
+     * Polls on the interval's grid until {@link #close()}; missed polls are skipped, not made up. A thread of its own,
+     * not a ScheduledThreadPoolExecutor, whose never-returning worker loop the JVM ran interpreted for 90 minutes.
      */
     private void pollLoop() {
         long period = config.interval().toNanos();
@@ -232,11 +214,7 @@ public final class Agent implements AutoCloseable {
         }
     }
 
-    /**
-     * One poll: read, attribute, batch, submit.
-     *
-     * @throws IOException when the next sequence number cannot be persisted
-     */
+    /** One poll: read, attribute, batch, submit. */
     public synchronized void pollOnce() throws IOException {
         if (closed) {
             return;
@@ -304,10 +282,8 @@ public final class Agent implements AutoCloseable {
         heldRuns = update.runs();
         heldShape = shape;
         heldPolls++;
-        // The first poll goes at once (shippedShape is null until then), as does a run that appears, moves or ends, an
-        // event, and what ShipUrgency finds in the readings and step reports: a busy GPU slowed down in hardware (held
-        // polls would add up to --ship-every to throttling's verdict), a NaN loss, a run turning data-starved (and the
-        // polls of the next few seconds, which the collector confirms it with), a larger multi-scale bucket.
+        // The first poll goes at once, as do a run that appears, moves or ends, an event, and what ShipUrgency finds
+        // (hardware slowdown, a NaN loss, data starvation, a larger bucket): holding them would delay their verdicts.
         boolean urgentReadings = urgency.urgent(samples, newSteps); // every poll: it follows the reports
         boolean urgent = urgentReadings || !events.isEmpty() || !shape.equals(shippedShape);
         if (urgent || heldPolls >= pollsPerBatch) {
@@ -315,10 +291,7 @@ public final class Agent implements AutoCloseable {
         }
     }
 
-    /**
-     * Readings one batch carries at most, whatever {@code --ship-every} says: half the collector's default limit of
-     * 4,096 per batch (a node of many GPUs polled every 100 ms sends sooner).
-     */
+    /** Readings one batch carries at most: half the collector's default limit of 4,096 per batch. */
     static final int MAX_HELD_READINGS = 2048;
 
     /** The polls whose readings one batch carries: {@code shipEvery / interval}, at least one. */
@@ -352,12 +325,7 @@ public final class Agent implements AutoCloseable {
         return out;
     }
 
-    /**
-     * Sends what the polls since the last batch read: one batch (every reading, event and the newest attribution,
-     * health and node memory), then the run's spec when it is new, then the log's steps.
-     *
-     * @throws IOException when the next sequence number cannot be persisted
-     */
+    /** Sends one batch of what the polls since the last one read, then the run's spec when new, then the steps. */
     private void flush() throws IOException {
         if (heldPolls == 0) {
             return;
@@ -406,9 +374,8 @@ public final class Agent implements AutoCloseable {
     private Object uncommitted;
 
     /**
-     * Commits where the log stood once every step read up to there is safe — delivered, or in the spool on disk —
-     * so a restarted agent resumes after them. Held steps (no run known yet) and steps in flight hold the commit
-     * back: after a crash those lines are read again and the collector drops what it already counted.
+     * Commits where the log stood once every step read up to there is delivered or spooled, so a restarted agent
+     * resumes after them (lines read again after a crash are de-duplicated by the collector).
      */
     private void commitShippedSteps() {
         if (uncommitted != null && steps != null && pendingSteps.isEmpty() && unsettledSteps.get() == 0) {
@@ -435,9 +402,8 @@ public final class Agent implements AutoCloseable {
     static final int ATTACHED_TAIL_LINES = 60;
 
     /**
-     * Why an attached run whose processes just vanished failed, from the end of its log: present only when the
-     * last {@value #ATTACHED_TAIL_LINES} lines name a cause. The agent does not know the exit status of a process it
-     * did not start, so a log that ends without an error is a run that finished, not an unknown failure.
+     * Why an attached run whose processes vanished failed, when the end of its log names a cause: without an exit
+     * status, a log that ends without an error is a finished run.
      */
     static Optional<RunFailure> attachedFailure(Path log) {
         return attachedFailure(OutputTail.read(log, ATTACHED_TAIL_LINES, OutputTail.MAX_BYTES));
@@ -514,9 +480,8 @@ public final class Agent implements AutoCloseable {
     }
 
     /**
-     * Steps of the log go to the run named by --run-id, else the attached run, else the only run of the node.
-     * While no run qualifies they wait (bounded), so steps logged before the run touched a GPU are not lost; they
-     * also wait, with the readings, until the next batch is sent.
+     * Steps go to the --run-id run, else the attached run, else the node's only run; while none qualifies they wait
+     * (bounded), so steps logged before the run touched a GPU are not lost.
      */
     private void holdSteps(List<StepEvent> newSteps) {
         pendingSteps.addAll(newSteps);

@@ -33,14 +33,6 @@ public record AgentConfig(URI collector, String host, Long attachPid, String run
                           Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout,
                           Duration shipEvery, ClientTls tls, List<URI> otherCollectors) {
 
-    /** An agent shipping to one collector. */
-    public AgentConfig(URI collector, String host, Long attachPid, String runId, RunSpec runSpec, Duration interval,
-                       Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout,
-                       Duration shipEvery, ClientTls tls) {
-        this(collector, host, attachPid, runId, runSpec, interval, tokenFile, spoolDir, spoolMaxBytes, flushTimeout,
-                shipEvery, tls, List.of());
-    }
-
     /** An agent with the JDK's TLS defaults. */
     public AgentConfig(URI collector, String host, Long attachPid, String runId, RunSpec runSpec, Duration interval,
                        Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout,
@@ -59,18 +51,14 @@ public record AgentConfig(URI collector, String host, Long attachPid, String run
 
     public static final Duration MIN_INTERVAL = Duration.ofMillis(100);
     public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(1);
-    /**
-     * The longest wait before readings are sent. The collector calls an agent lost after 30 s without a batch and a
-     * named hang one report gap plus 20 s after a rank's last step; readings held longer than 10 s would eat into
-     * both.
-     */
+    /** The longest wait before readings are sent: more would eat into the collector's 30 s lost and 20 s hang windows. */
     public static final Duration MAX_SHIP_EVERY = Duration.ofSeconds(10);
 
-    /** An agent with the JDK's TLS defaults. */
+    /** An agent shipping to one collector with the JDK's TLS defaults. */
     public AgentConfig(URI collector, String host, Long attachPid, String runId, RunSpec runSpec, Duration interval,
                        Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout, Duration shipEvery) {
         this(collector, host, attachPid, runId, runSpec, interval, tokenFile, spoolDir, spoolMaxBytes, flushTimeout,
-                shipEvery, ClientTls.NONE);
+                shipEvery, ClientTls.NONE, List.of());
     }
 
     /** An agent that sends every poll's readings at once. */
@@ -80,10 +68,7 @@ public record AgentConfig(URI collector, String host, Long attachPid, String run
                 interval);
     }
 
-    /**
-     * Default spool bound. A batch of 8 GPUs is about 1.5 KB gzip-compressed (measured, see docs/AGENT.md), so an
-     * hour at 1 Hz is about 6 MB; 256 MiB leaves room for longer outages, bigger nodes and faster polling.
-     */
+    /** Default spool bound: an 8-GPU batch is ~1.5 KB gzipped, so ~6 MB an hour at 1 Hz (docs/AGENT.md). */
     public static final long DEFAULT_SPOOL_MAX_BYTES = 256L << 20;
 
     public AgentConfig {

@@ -10,7 +10,7 @@ import dev.trainwatch.agent.ship.HttpTransport;
 import dev.trainwatch.agent.ship.Sleeper;
 import dev.trainwatch.agent.ship.TokenFile;
 import dev.trainwatch.agent.testing.FakeGpuReader;
-import dev.trainwatch.agent.testing.TestCollector;
+import dev.trainwatch.protocol.testing.TestCollector;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.RunSpec;

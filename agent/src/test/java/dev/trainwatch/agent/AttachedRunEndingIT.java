@@ -31,7 +31,7 @@ class AttachedRunEndingIT {
         Path stderr = dir.resolve("job.err");
         Process rank = new ProcessBuilder("sleep", "60").redirectOutput(stderr.toFile())
                 .redirectError(stderr.toFile()).start();
-        try (dev.trainwatch.agent.testing.TestCollector collector = new dev.trainwatch.agent.testing.TestCollector()) {
+        try (dev.trainwatch.protocol.testing.TestCollector collector = new dev.trainwatch.protocol.testing.TestCollector()) {
             AgentConfig config = new AgentConfig(collector.uri(), "node1", rank.pid(), "dit-1", null,
                     java.time.Duration.ofHours(1), null, dir.resolve("spool"), AgentConfig.DEFAULT_SPOOL_MAX_BYTES,
                     java.time.Duration.ofSeconds(5));

@@ -7,7 +7,7 @@ import dev.trainwatch.agent.ship.Backoff;
 import dev.trainwatch.agent.ship.HttpTransport;
 import dev.trainwatch.agent.ship.Sleeper;
 import dev.trainwatch.agent.testing.FakeGpuReader;
-import dev.trainwatch.agent.testing.TestCollector;
+import dev.trainwatch.protocol.testing.TestCollector;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.testing.LogCapture;
 import dev.trainwatch.protocol.testing.Python;

@@ -15,7 +15,7 @@ import dev.trainwatch.agent.ship.Sleeper;
 import dev.trainwatch.agent.testing.FakeGpuReader;
 import dev.trainwatch.agent.testing.QueueLog;
 import dev.trainwatch.protocol.testing.Samples;
-import dev.trainwatch.agent.testing.TestCollector;
+import dev.trainwatch.protocol.testing.TestCollector;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.Json;

@@ -29,10 +29,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * {@code trainwatch agent --cds-training}: what the launcher runs once, under {@code -XX:ArchiveClassesAtExit}, to
- * make the agent's class-data sharing archive: a few polls of a real agent (NVML when the node has it, else one
- * made-up GPU), each shipped as gzip JSON over HTTP to a throwaway sink on loopback, so the archive holds the classes a
- * running agent loads. Leaves nothing behind (its spool is a temporary directory). Never reaches a collector.
+ * {@code trainwatch agent --cds-training}: run once by the launcher under {@code -XX:ArchiveClassesAtExit}, a few
+ * polls of a real agent (or one made-up GPU) shipped to a throwaway loopback sink, so the class-data archive holds
+ * what a running agent loads. Leaves nothing behind; never reaches a collector.
  */
 final class AgentClassTraining {
 
@@ -42,10 +41,8 @@ final class AgentClassTraining {
     }
 
     static int run(Path nvmlLibrary) throws IOException, InterruptedException {
-        // The archive holds every class this process loads: the sink and the clean-up are written with what the agent
-        // loads anyway (a socket, java.io.File), not an HTTP server or a file-tree stream the agent never uses.
-        // Not Files.createTempDirectory: its random name loads SecureRandom and the security providers, which the
-        // agent itself never loads; the pid and the clock make the name unique enough for a directory made once.
+        // Everything loaded here goes into the archive: so no HTTP server, file-tree stream or Files.createTempDirectory
+        // (SecureRandom), which the agent itself never loads.
         Path spool = Path.of(System.getProperty("java.io.tmpdir"),
                 "trainwatch-cds-" + ProcessHandle.current().pid() + "-" + System.nanoTime());
         Files.createDirectory(spool);
@@ -81,10 +78,7 @@ final class AgentClassTraining {
         file.delete();
     }
 
-    /**
-     * A throwaway collector on loopback: HTTP/1.1 with keep-alive, reads each request's {@code Content-Length} body
-     * and answers 200 with {@code {}}. One connection at a time (the agent keeps one).
-     */
+    /** A throwaway loopback collector: HTTP/1.1 keep-alive, reads each body, answers 200 {@code {}}. */
     private static final class Sink implements AutoCloseable {
         private static final byte[] ANSWER = ("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                 + "Content-Length: 2\r\n\r\n{}").getBytes(StandardCharsets.US_ASCII);

@@ -281,9 +281,8 @@ final class AgentCommand implements Callable<Integer> {
     }
 
     /**
-     * Runs the agent until SIGTERM/SIGINT or the end of the attached run. The signals are taken from the JVM (which
-     * would otherwise exit with 143/130 from a shutdown hook): the agent stops in order and exits 0, as documented.
-     * Where the signals cannot be taken (the JVM runs with -Xrs), the shutdown hook still stops the agent.
+     * Runs the agent until SIGTERM/SIGINT or the attached run's end. The signals are taken from the JVM so the agent
+     * stops in order and exits 0; under -Xrs the shutdown hook still stops it.
      */
     private int runUntilStopped(Agent agent, Duration pollInterval, Duration sendInterval, CountDownLatch stopped)
             throws InterruptedException {
@@ -330,11 +329,7 @@ final class AgentCommand implements Callable<Integer> {
         return ExitCodes.OK;
     }
 
-    /**
-     * The node's own exporter when {@code --listen} names an address, else null. TLS comes with the web config the
-     * collector reads ({@code NodeExporter.start}'s SSLContext); until the agent takes {@code --web-config} it serves
-     * plain HTTP, read-only, as node_exporter and dcgm-exporter do by default.
-     */
+    /** The node's own exporter when {@code --listen} names an address, else null; plain HTTP, read-only. */
     private NodeExporter startExporter(Agent agent) {
         if (listen == null) {
             return null;

@@ -11,29 +11,14 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * {@code trainwatch agent} started the way services start it ({@code --collector URL --interval 1s --spool-dir DIR
- * …}, each option once, plain values) is set up without building picocli's model of the whole command line: that
- * model (every subcommand's options, their annotations read by reflection, the help layout) is about 180 picocli
- * classes, which cannot go into the class-data archive (Java 5 class files), and a hundred of the JDK's reflection
- * classes, all of them resident for the agent's whole life (docs/PERFORMANCE.md, "Agent: side by side").
+ * A plain {@code trainwatch agent} command line (the agent's value options, each once, plain values) set up without
+ * picocli's model of the whole command, which costs ~180 picocli classes the class-data archive cannot hold plus the
+ * JDK's reflection. Anything else ({@code --help}, {@code --once}, an unknown or repeated option, …) returns null and
+ * goes to picocli as before; failures are reported as picocli's handler would ({@link TrainwatchCommand#newCommandLine}).
  *
- * <p>Only what picocli would read the same way is taken here: the subcommand {@code agent} first, then the agent's
- * value options as {@code --name value} or {@code --name=value}, each at most once, with values that are not empty and
- * do not start with {@code -} or {@code @}, numbers as plain decimals, {@code --log-output} and {@code --log-level}
- * (also their environment defaults) as one of their names in any case, and the launcher's hidden
- * {@code --cds-training} (so its class archive holds what this path loads). Anything else — {@code --help},
- * {@code --version}, {@code --once}, an unknown or repeated option, a missing value, an argument file — returns
- * {@code null} and the command line goes to picocli as before, with its messages and exit statuses. The agent then
- * runs as {@link AgentCommand#call()} with the same fields picocli would have set, and its failures are reported as
- * picocli's execution-exception handler reports them ({@link TrainwatchCommand#newCommandLine}).
- *
- * <p>A second reader of a command line beside picocli, kept under the project's rule for such copies: it buys more
- * than 10% of the agent's memory on the shipped configuration, measured side by side in one run (2026-12-06,
- * {@code bench/agent-vs-exporter} twice at once, with and without this class: 46.6 against 52.1 MB resident, median
- * of four minutes; docs/PERFORMANCE.md, "Hand-written copies"). Upstream: picocli's classes are Java 5 class files,
- * which the JDK's class-data sharing cannot archive (remkop/picocli#1623), and its model is built by reflection at
- * run time (remkop/picocli#539, an annotation processor that would build it at compile time). When either lands,
- * measure again and remove this class if the difference falls under 10%.
+ * <p>A second command-line reader kept under the 10% rule: 46.6 against 52.1 MB resident (2026-12-06, docs/
+ * PERFORMANCE.md, "Hand-written copies"). Upstream: remkop/picocli#1623 (class-data sharing) and #539 (a model built
+ * at compile time); when either lands, measure again.
  */
 final class AgentFastPath {
 
@@ -137,10 +122,7 @@ final class AgentFastPath {
         return parsed;
     }
 
-    /**
-     * Runs a plain {@code agent} command line as {@code main} would through picocli, or returns null when the command
-     * line is not one.
-     */
+    /** Runs a plain {@code agent} command line as {@code main} would through picocli; null when it is not one. */
     static Integer run(String[] args, PrintWriter err) {
         Parsed parsed;
         try {

@@ -10,9 +10,8 @@ import java.util.Map;
 import picocli.CommandLine.Option;
 
 /**
- * {@code --catalog FILE}: user catalog files (GPUs, models, encoders in the bundled catalogs' JSON format) added to
- * the bundled ones at start, without a rebuild. Without the option, {@code TRAINWATCH_CATALOG} (one path, or several
- * separated by the platform's path separator) is read. A picocli mixin shared by every command that estimates.
+ * {@code --catalog FILE} (else {@code TRAINWATCH_CATALOG}, path-separated): user catalog files added to the bundled
+ * ones at start. A picocli mixin shared by every command that estimates.
  */
 public final class CatalogOption {
 

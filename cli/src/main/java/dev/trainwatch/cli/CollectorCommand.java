@@ -96,9 +96,7 @@ final class CollectorCommand implements Callable<Integer> {
             throw new UserError(ExitCodes.FAILURE, e.getMessage());
         }
         CollectorServer server = stack.server();
-        // The first scrapes of a large fleet would otherwise run in the interpreter (docs/PERFORMANCE.md). A few
-        // seconds of CPU at each start; the test suites that restart collectors dozens of times leave it out with
-        // -Dtrainwatch.collector.warmUp=false.
+        // The first scrapes of a large fleet would otherwise run interpreted; tests that restart collectors turn it off.
         if (Boolean.parseBoolean(System.getProperty("trainwatch.collector.warmUp", "true"))) {
             ScrapeWarmUp.startInBackground();
         }

@@ -9,10 +9,7 @@ import java.nio.file.Path;
 import java.util.Locale;
 import picocli.CommandLine.Option;
 
-/**
- * The collector's options that every command running a collector takes ({@code collector}, {@code demo}): the
- * bearer token, where alerts go. One place, so the commands parse and check them the same way.
- */
+/** The collector options of every command that runs one (collector, demo): token, alerts; parsed in one place. */
 final class CollectorOptions {
 
     @Option(names = "--token-file", paramLabel = "FILE",
@@ -66,10 +63,7 @@ final class CollectorOptions {
     @picocli.CommandLine.Mixin
     CatalogOption catalog = new CatalogOption();
 
-    /**
-     * {@code config} with the token, alert receivers, prices and user catalogs these options name; mistakes are
-     * one-line usage errors (a wrong catalog is refused here, before anything starts).
-     */
+    /** {@code config} with what these options name; mistakes are one-line usage errors before anything starts. */
     CollectorConfig applyTo(CollectorConfig config) {
         CollectorConfig applied = config.withAlerting(url("--alertmanager", alertmanager), url("--webhook", webhook))
                 .withExternalUrl(url("--external-url", externalUrl))

@@ -9,11 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine.Option;
 
-/**
- * The options that describe a training run, shared by {@code estimate} and {@code watch} (a picocli mixin).
- * Values are passed through as given; the estimator validates them and says what is wrong in one line. Flags
- * override the values read from {@code --config}.
- */
+/** The options that describe a training run (a picocli mixin of estimate and watch); flags override --config. */
 public final class EstimateOptions {
 
     @Option(names = "--model", paramLabel = "ID", description = "Model id (see 'trainwatch models'), e.g. pixart-sigma-xl-2.")

@@ -17,11 +17,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
-/**
- * {@code trainwatch estimate --compare-gpus} and {@code --from-run}: a plan across GPUs side by side, and an observed
- * run re-priced on other hardware (anchored on its measured step). Each row is what a user renting GPUs compares:
- * whether it fits, the largest batch, the step, the time and the cost to finish.
- */
+/** {@code estimate --compare-gpus} and {@code --from-run}: plans across GPUs, an observed run re-priced elsewhere. */
 final class EstimatePlans {
 
     private EstimatePlans() {

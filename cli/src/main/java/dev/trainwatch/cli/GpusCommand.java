@@ -1,6 +1,5 @@
 package dev.trainwatch.cli;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.catalog.GpuInfo;
@@ -11,52 +10,35 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 /** {@code trainwatch gpus}: the GPU catalog (memory, bandwidth, dense peaks per dtype). */
 @Command(name = "gpus", mixinStandardHelpOptions = true,
         description = "List the GPUs the estimator knows: memory, bandwidth and dense tensor peaks per dtype.")
-final class GpusCommand implements Callable<Integer> {
-
-    @Option(names = "--json", description = "Print a JSON array instead of the table.")
-    boolean json;
-
-    @picocli.CommandLine.Mixin
-    CatalogOption catalog = new CatalogOption();
-
-    @Spec
-    CommandSpec spec;
+final class GpusCommand extends CatalogListing {
 
     @Override
-    public Integer call() throws JsonProcessingException {
-        Estimator estimator = catalog.estimator();
-        PrintWriter out = spec.commandLine().getOut();
-        if (json) {
-            List<Map<String, Object>> rows = new ArrayList<>();
-            for (GpuInfo g : estimator.gpus()) {
-                Map<String, Object> row = Json.MAPPER.convertValue(g,
-                        new TypeReference<LinkedHashMap<String, Object>>() { });
-                row.put("origin", estimator.catalog().origin("gpu", g.id()));
-                rows.add(row);
-            }
-            out.println(Json.MAPPER.writeValueAsString(rows));
-        } else {
-            out.printf(Locale.ROOT, "%-15s %-26s %-9s %9s %9s %8s %8s %8s %8s  %-8s %s%n", "ID", "NAME", "ARCH", "MEMORY",
-                    "GB/s", "FP16", "BF16", "TF32", "FP32", "ORIGIN", "NVML NAMES");
-            for (GpuInfo g : estimator.gpus()) {
-                out.printf(Locale.ROOT, "%-15s %-26s %-9s %5.1f GiB %9.0f %8s %8s %8s %8s  %-8s %s%n", g.id(), g.name(),
-                        g.architecture(), g.memoryBytes() / (double) (1L << 30), g.bandwidthGbps(), tflops(g.fp16Tflops()),
-                        tflops(g.bf16Tflops()), tflops(g.tf32Tflops()), tflops(g.fp32Tflops()),
-                        estimator.catalog().origin("gpu", g.id()), String.join(", ", g.nvmlNames()));
-            }
-            out.println("TFLOPS are dense tensor peaks with FP32 accumulate (no 2:4 sparsity); '-' = not supported.");
+    List<Map<String, Object>> rows(Estimator estimator) {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (GpuInfo g : estimator.gpus()) {
+            Map<String, Object> row = Json.MAPPER.convertValue(g, new TypeReference<LinkedHashMap<String, Object>>() { });
+            row.put("origin", estimator.catalog().origin("gpu", g.id()));
+            rows.add(row);
         }
-        out.flush();
-        return ExitCodes.OK;
+        return rows;
+    }
+
+    @Override
+    void table(Estimator estimator, PrintWriter out) {
+        out.printf(Locale.ROOT, "%-15s %-26s %-9s %9s %9s %8s %8s %8s %8s  %-8s %s%n", "ID", "NAME", "ARCH", "MEMORY",
+                "GB/s", "FP16", "BF16", "TF32", "FP32", "ORIGIN", "NVML NAMES");
+        for (GpuInfo g : estimator.gpus()) {
+            out.printf(Locale.ROOT, "%-15s %-26s %-9s %5.1f GiB %9.0f %8s %8s %8s %8s  %-8s %s%n", g.id(), g.name(),
+                    g.architecture(), g.memoryBytes() / (double) (1L << 30), g.bandwidthGbps(), tflops(g.fp16Tflops()),
+                    tflops(g.bf16Tflops()), tflops(g.tf32Tflops()), tflops(g.fp32Tflops()),
+                    estimator.catalog().origin("gpu", g.id()), String.join(", ", g.nvmlNames()));
+        }
+        out.println("TFLOPS are dense tensor peaks with FP32 accumulate (no 2:4 sparsity); '-' = not supported.");
     }
 
     private static String tflops(Double value) {

@@ -8,10 +8,8 @@ import picocli.CommandLine;
 import picocli.CommandLine.IHelpSectionRenderer;
 
 /**
- * Help text wrapped at spaces only. picocli wraps with the JDK's line break rules, which break inside tokens users
- * copy ("Sana-1.⏎6B", "127.0.0.1:⏎9477"); here picocli renders each section unwrapped and the lines are wrapped
- * again at spaces, keeping picocli's layout: a synopsis continues under its first option, an option's or
- * command's description under its description column (two further in, as picocli does).
+ * Help text wrapped at spaces only (the JDK's rules break tokens users copy, "127.0.0.1:⏎9477"): picocli renders each
+ * section unwrapped and the lines are wrapped here, keeping picocli's continuation indents.
  */
 final class HelpWrapping {
     /** Width of the help text, picocli's default. */
@@ -43,10 +41,7 @@ final class HelpWrapping {
         cli.getSubcommands().values().forEach(HelpWrapping::install);
     }
 
-    /**
-     * Wraps each line of {@code text} at spaces to {@link #WIDTH}, the first line of the text starting at column
-     * {@code firstOffset}; {@code indent} is the continuation indent, or -1 to take it from each line's layout.
-     */
+    /** Wraps each line at spaces to {@link #WIDTH}; {@code indent} -1 takes the continuation indent from the layout. */
     static String wrap(String text, int firstOffset, int indent) {
         StringBuilder out = new StringBuilder(text.length() + 64);
         String[] lines = text.split("\n", -1);

@@ -1,66 +1,45 @@
 package dev.trainwatch.cli;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.catalog.ModelInfo;
-import dev.trainwatch.protocol.Json;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code trainwatch models}: the model catalog with parameter counts derived from each architecture. */
 @Command(name = "models", mixinStandardHelpOptions = true,
         description = "List the models the estimator knows, with parameters derived from their architecture.")
-final class ModelsCommand implements Callable<Integer> {
-
-    @Option(names = "--json", description = "Print a JSON array instead of the table.")
-    boolean json;
-
-    @picocli.CommandLine.Mixin
-    CatalogOption catalog = new CatalogOption();
-
-    @Spec
-    CommandSpec spec;
+final class ModelsCommand extends CatalogListing {
 
     @Override
-    public Integer call() throws JsonProcessingException {
-        Estimator estimator = catalog.estimator();
-        PrintWriter out = spec.commandLine().getOut();
-        if (json) {
-            List<Map<String, Object>> rows = new ArrayList<>();
-            for (ModelInfo m : estimator.models()) {
-                rows.add(jsonRow(estimator, m));
-            }
-            out.println(Json.MAPPER.writeValueAsString(rows));
-        } else {
-            out.printf(Locale.ROOT, "%-18s %-26s %-9s %15s  %-18s %-28s %-30s %s%n", "ID", "NAME", "FAMILY", "PARAMS",
-                    "PUBLISHED", "SHAPE (depth x hidden, /patch)", "ENCODERS", "ORIGIN");
-            for (ModelInfo m : estimator.models()) {
-                String shape = m.singleDepth() > 0
-                        ? m.depth() + "+" + m.singleDepth() + " x " + m.hidden() + ", /" + m.patch()
-                        : m.depth() + " x " + m.hidden() + ", /" + m.patch();
-                String encoders = (m.textEncoder() == null ? "" : m.textEncoder() + " + ") + m.vae();
-                out.printf(Locale.ROOT, "%-18s %-26s %-9s %,15d  %-18s %-28s %-30s %s%n", m.id(), m.name(), m.family(),
-                        estimator.params(m.id()), m.publishedText(), shape, encoders,
-                        estimator.catalog().origin("model", m.id()));
-            }
+    List<Map<String, Object>> rows(Estimator estimator) {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (ModelInfo m : estimator.models()) {
+            rows.add(jsonRow(estimator, m));
         }
-        out.flush();
-        return ExitCodes.OK;
+        return rows;
     }
 
-    /**
-     * One model as JSON: the catalog's figures and its whole architecture description, so that a program outside
-     * the JVM (bench/gpu/probe.py builds each model from it) reads the same one source as the estimator.
-     */
+    @Override
+    void table(Estimator estimator, PrintWriter out) {
+        out.printf(Locale.ROOT, "%-18s %-26s %-9s %15s  %-18s %-28s %-30s %s%n", "ID", "NAME", "FAMILY", "PARAMS",
+                "PUBLISHED", "SHAPE (depth x hidden, /patch)", "ENCODERS", "ORIGIN");
+        for (ModelInfo m : estimator.models()) {
+            String shape = m.singleDepth() > 0
+                    ? m.depth() + "+" + m.singleDepth() + " x " + m.hidden() + ", /" + m.patch()
+                    : m.depth() + " x " + m.hidden() + ", /" + m.patch();
+            String encoders = (m.textEncoder() == null ? "" : m.textEncoder() + " + ") + m.vae();
+            out.printf(Locale.ROOT, "%-18s %-26s %-9s %,15d  %-18s %-28s %-30s %s%n", m.id(), m.name(), m.family(),
+                    estimator.params(m.id()), m.publishedText(), shape, encoders,
+                    estimator.catalog().origin("model", m.id()));
+        }
+    }
+
+    /** One model as JSON with its whole architecture, the one source bench/gpu/probe.py builds models from. */
     private static Map<String, Object> jsonRow(Estimator estimator, ModelInfo m) {
         Map<String, Object> row = new LinkedHashMap<>();
         row.put("id", m.id());

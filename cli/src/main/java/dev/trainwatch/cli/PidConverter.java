@@ -3,11 +3,7 @@ package dev.trainwatch.cli;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
-/**
- * {@code --attach PID}: a process id, or a message that says what to do. The README's own
- * {@code --attach "$(pgrep -f train.py)"} hands over an empty string when nothing matches, and several PIDs when
- * several do; picocli alone answered "'' is not a long".
- */
+/** {@code --attach PID}, with a message for the empty or several PIDs that {@code "$(pgrep -f train.py)"} can give. */
 final class PidConverter implements ITypeConverter<Long> {
 
     @Override

@@ -29,10 +29,9 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code trainwatch run [options] -- CMD ARGS…}: starts the training command, passes its output through unchanged
- * while parsing it for steps, watches its process tree's GPUs, and exits with the command's exit status.
- * The command comes first: when watching cannot start (no NVML, port taken), the command still runs, and
- * trainwatch says so in one line on stderr. Its own lines all go to stderr, so the command's stdout is untouched.
+ * {@code trainwatch run [options] -- CMD ARGS…}: runs the command with its output untouched, parses it for steps,
+ * watches its GPUs and exits with its status. The command runs even when watching cannot start; trainwatch's own
+ * lines go to stderr.
  */
 @Command(name = "run", mixinStandardHelpOptions = true,
         description = "Starts a training command and watches it: its output (passed through unchanged) is parsed for "
@@ -100,10 +99,7 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    /**
-     * Its user pressed Ctrl-C (trainwatch received SIGINT and the command got it too): the run is being stopped by
-     * its own user, so its exit is no failure. A scheduler's TERM is not this: it may be a preemption worth a page.
-     */
+    /** Ctrl-C by the run's own user stops it without a failure; a scheduler's TERM may be a preemption worth a page. */
     private void userStopped() {
         stoppedBy.set("SIGINT");
         LocalStack stack = watching.get();
@@ -139,10 +135,7 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    /**
-     * The command has exited: take its last lines, say why it failed (when it did), end the run, and print where it
-     * stood.
-     */
+    /** The command has exited: its last lines, why it failed, the run's end, where it stood. */
     private static void finish(LocalStack stack, PrintWriter err, int status, Path output, String runId,
                                String stoppedBy, long pid) {
         try {

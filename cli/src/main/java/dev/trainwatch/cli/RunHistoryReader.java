@@ -19,20 +19,14 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Reads one run's stored spec and observed figures from a collector's history ({@code trainwatch.db} in its
- * {@code --data-dir}) without writing to it: the database is opened read-only, so a collector can keep running on it.
- * The {@code runs} table and the run summary (the collector's {@code RunSummary} as JSON) are documented in
- * docs/API.md. Not thread-safe; one use.
+ * Reads one run's stored spec and observed figures from a collector's history ({@code trainwatch.db}, docs/API.md),
+ * read-only, so a collector can keep running on it. One use.
  */
 final class RunHistoryReader {
 
     private RunHistoryReader() {
     }
 
-    /**
-     * The observed run, or a one-line {@link UserError}: no history, no such run, a run without a spec or without an
-     * observed step time.
-     */
     private static Double ratio(JsonNode summary, String field) {
         JsonNode v = summary.get(field);
         return v != null && v.isNumber() && v.asDouble() >= 0 && v.asDouble() < 1 ? v.asDouble() : null;
@@ -75,9 +69,8 @@ final class RunHistoryReader {
                         + " (the collector records it once steps are reported)");
             }
             JsonNode last = summary.get("last_step");
-            // The same anchor the collector's own re-pricing takes (GET /v1/runs/{id}/plans): the step's data and
-            // encoder shares as the collector recorded them with the summary (absent in older histories: then the
-            // whole step counts as GPU work).
+            // The anchor the collector's own re-pricing takes: the data and encoder shares of the summary (absent in older
+            // histories: the whole step is GPU work).
             return RunPlans.observed(estimator.estimate(spec), step.asDouble(), ratio(summary, "data_wait_ratio"),
                     ratio(summary, "text_encoder_ratio"), ratio(summary, "vae_ratio"),
                     last != null && last.isNumber() ? last.asLong() : null);

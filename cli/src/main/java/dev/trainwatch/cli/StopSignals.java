@@ -3,12 +3,8 @@ package dev.trainwatch.cli;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * SIGTERM and SIGINT as a request to stop in order, for long-running commands that document exit status 0 when
- * stopped that way. By default the JVM answers them by running shutdown hooks and exiting with 128 + the signal
- * number, whatever the hooks did; taking the signals lets {@code main} finish and pick the status itself.
- *
- * <p>Uses {@code sun.misc.Signal} (module {@code jdk.unsupported}, present in every JDK and meant for this). Where
- * a signal cannot be taken (the JVM runs with {@code -Xrs}, or another handler owns it) the JVM's default stays.
+ * SIGTERM and SIGINT as a request to stop in order, so {@code main} picks the exit status instead of the JVM's
+ * 128 + signal. Uses sun.misc.Signal; where a signal cannot be taken (-Xrs) the JVM's default stays.
  */
 final class StopSignals {
 

@@ -6,11 +6,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 
-/**
- * "Did you mean …": the known names closest to what a user typed (a subcommand, an option, a preset). Close means a
- * few edits away (a typo, a swapped pair of letters) or one name extending the other ({@code --batch-size} for
- * {@code --batch}). Pure.
- */
+/** "Did you mean …": the known names a few edits away from what was typed, or extending it. Pure. */
 public final class Suggestions {
 
     private Suggestions() {

@@ -66,10 +66,7 @@ public final class TrainwatchCommand implements Runnable {
         spec.commandLine().usage(spec.commandLine().getOut());
     }
 
-    /**
-     * A parse error's message with the closest subcommand or option for what was not recognised: "unknown command
-     * 'estimat'; did you mean estimate?", "Unknown option: '--batch-size'; did you mean --batch?".
-     */
+    /** A parse error with the closest subcommand or option: "unknown command 'estimat'; did you mean estimate?". */
     static String withSuggestion(CommandLine.ParameterException ex) {
         return withSuggestion(ex, new String[0]);
     }
@@ -96,10 +93,7 @@ public final class TrainwatchCommand implements Runnable {
         return ex.getMessage();
     }
 
-    /**
-     * {@code trainwatch run python3 -c …} without {@code --}: the training command's own options were read as
-     * trainwatch's. Says to put the command after {@code --}; with {@code --} there, the option was meant for run.
-     */
+    /** {@code trainwatch run python3 -c …} without {@code --}: says to put the command after {@code --}. */
     private static String commandWithoutDashes(String name, String[] args, CommandLine.Model.CommandSpec command) {
         String close = Suggestions.didYouMean(name, command.optionsMap().keySet());
         List<String> positional = command.positionalParameters().isEmpty() ? List.of()
@@ -139,9 +133,7 @@ public final class TrainwatchCommand implements Runnable {
     public static void main(String[] args) {
         PrintWriter out = new PrintWriter(System.out, true);
         PrintWriter err = new PrintWriter(System.err, true);
-        // A plain `trainwatch agent …` (how services start it) runs without picocli's model of the command line:
-        // 180 picocli classes and the reflection behind them, resident for the agent's life. Anything else, --help
-        // included, is picocli's as always.
+        // A plain `trainwatch agent …` runs without picocli's model of the command line (AgentFastPath says why).
         Integer agent = AgentFastPath.run(args, err);
         if (agent != null) {
             out.flush();

@@ -5,11 +5,7 @@ import java.io.InputStream;
 import java.util.Properties;
 import picocli.CommandLine;
 
-/**
- * The version line: the version Maven filtered into {@code trainwatch-version.properties} and the git commit the
- * build wrote into {@code trainwatch-commit.properties} ({@code -dirty} when the tree had changes), e.g.
- * {@code trainwatch 0.1.0-SNAPSHOT (commit 3762b70a1c2e)}.
- */
+/** The version line from the Maven-filtered version and build-time commit files, e.g. {@code trainwatch 0.1.0 (commit 3762b70a1c2e)}. */
 final class VersionProvider implements CommandLine.IVersionProvider {
     @Override
     public String[] getVersion() {

@@ -10,10 +10,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
-/**
- * What to tell the user beside the numbers: the plan of changes that help ({@link Plans}, each re-priced with the
- * same models) and the notes that explain the numbers. Stateless.
- */
+/** What to tell the user beside the numbers: the plan of changes ({@link Plans}) and the notes. Stateless. */
 final class Advice {
 
     private Advice() {
@@ -112,11 +109,7 @@ final class Advice {
                         : "it fits inside them and adds nothing to the peak"));
     }
 
-    /**
-     * The step's largest terms (at least 5% of it, at most four), largest first, each with the single change that
-     * would save most of it and what that saves, re-priced: "fp32 attention: 6.60 s of 12.20 s; half-precision
-     * attention would save 5.90 s".
-     */
+    /** The step's largest terms (at least 5%, at most four), each with the change that would save most of it, re-priced. */
     static List<String> why(ResolvedRun r, Costs c) {
         List<Map.Entry<String, Double>> terms = new ArrayList<>(c.operations().entrySet());
         terms.sort(Map.Entry.<String, Double>comparingByValue().reversed());

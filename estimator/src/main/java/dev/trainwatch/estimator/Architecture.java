@@ -17,121 +17,142 @@ final class Architecture {
     /** Every parameter tensor of the trained network (buffers that {@code parameters()} does not return excluded). */
     static List<Tensor> tensors(ModelInfo m) {
         List<Tensor> t = new ArrayList<>();
-        long h = m.hidden();
-        int p = m.patch();
-        long c = m.latentChannels();
-        long out = m.learnSigma() ? 2 * c : c;
         switch (m.architecture()) {
-            case "dit" -> {
-                linearConv(t, "x_embedder.proj", h, new long[] {c, p, p});
-                long posTokens = square(m.posEmbedResolution() / (long) m.pixelsPerToken());
-                t.add(new Tensor("pos_embed", new long[] {1, posTokens, h}, 1, false, Role.NONE));
-                timestepEmbedder(t, "t_embedder", h);
-                t.add(new Tensor("y_embedder.embedding_table", new long[] {m.numClasses() + 1L, h}, 1, true, Role.NONE));
-                int L = m.depth();
-                linear(t, "blocks.attn.qkv", 3 * h, h, L, Role.IMAGE_TOKEN, true);
-                linear(t, "blocks.attn.proj", h, h, L, Role.IMAGE_TOKEN, true);
-                mlp(t, "blocks.mlp", h, mlpHidden(m), L);
-                linear(t, "blocks.adaLN_modulation.1", 6 * h, h, L, Role.SAMPLE, true);
-                linear(t, "final_layer.linear", (long) p * p * out, h, 1, Role.IMAGE_TOKEN, true);
-                linear(t, "final_layer.adaLN_modulation.1", 2 * h, h, 1, Role.SAMPLE, true);
-            }
-            case "pixart" -> {
-                linearConv(t, "x_embedder.proj", h, new long[] {c, p, p});
-                timestepEmbedder(t, "t_embedder", h);
-                linear(t, "t_block.1", 6 * h, h, 1, Role.SAMPLE, true);
-                captionProjection(t, m, h);
-                if (m.sizeEmbedders()) {
-                    timestepEmbedder(t, "csize_embedder", h / 3);
-                    timestepEmbedder(t, "ar_embedder", h / 3);
-                }
-                int L = m.depth();
-                selfAttention(t, "blocks.attn", h, L, true);
-                crossAttention(t, "blocks.cross_attn", h, L);
-                mlp(t, "blocks.mlp", h, mlpHidden(m), L);
-                t.add(new Tensor("blocks.scale_shift_table", new long[] {6, h}, L, true, Role.NONE));
-                t2iFinal(t, h, (long) p * p * out);
-            }
-            case "sana" -> {
-                linearConv(t, "x_embedder.proj", h, new long[] {c, p, p});
-                timestepEmbedder(t, "t_embedder", h);
-                linear(t, "t_block.1", 6 * h, h, 1, Role.SAMPLE, true);
-                captionProjection(t, m, h);
-                t.add(new Tensor("attention_y_norm.weight", new long[] {h}, 1, true, Role.NONE));
-                int L = m.depth();
-                long f = m.ffnHidden();
-                // LiteLA: qkv without bias, proj with bias.
-                linear(t, "blocks.attn.qkv", 3 * h, h, L, Role.IMAGE_TOKEN, false);
-                linear(t, "blocks.attn.proj", h, h, L, Role.IMAGE_TOKEN, true);
-                crossAttention(t, "blocks.cross_attn", h, L);
-                // Mix-FFN (GLUMBConv): 1x1 conv h->2F, 3x3 depthwise on 2F, GLU, 1x1 conv F->h (no bias).
-                // These are 4-D [O, I, 1, 1] weights: optimizers that factor "the last two dims" see O*I elements.
-                t.add(new Tensor("blocks.mlp.inverted_conv.conv.weight", new long[] {2 * f, h, 1, 1}, L, true, Role.IMAGE_TOKEN));
-                t.add(new Tensor("blocks.mlp.inverted_conv.conv.bias", new long[] {2 * f}, L, true, Role.NONE));
-                t.add(new Tensor("blocks.mlp.depth_conv.conv.weight", new long[] {2 * f, 1, 3, 3}, L, true, Role.IMAGE_TOKEN));
-                t.add(new Tensor("blocks.mlp.depth_conv.conv.bias", new long[] {2 * f}, L, true, Role.NONE));
-                t.add(new Tensor("blocks.mlp.point_conv.conv.weight", new long[] {h, f, 1, 1}, L, true, Role.IMAGE_TOKEN));
-                t.add(new Tensor("blocks.scale_shift_table", new long[] {6, h}, L, true, Role.NONE));
-                t2iFinal(t, h, (long) p * p * out);
-            }
-            case "stdit", "stdit3" -> {
-                linearConv(t, "x_embedder.proj", h, new long[] {c, Math.max(1, m.patchT()), p, p});
-                timestepEmbedder(t, "t_embedder", h);
-                linear(t, "t_block.1", 6 * h, h, 1, Role.SAMPLE, true);
-                captionProjection(t, m, h);
-                int L = m.depth();
-                if (m.architecture().equals("stdit")) {
-                    selfAttention(t, "blocks.attn", h, L, true);
-                    selfAttention(t, "blocks.attn_temp", h, L, true);
-                    crossAttention(t, "blocks.cross_attn", h, L);
-                    mlp(t, "blocks.mlp", h, mlpHidden(m), L);
-                    t.add(new Tensor("blocks.scale_shift_table", new long[] {6, h}, L, true, Role.NONE));
-                } else {
-                    timestepEmbedder(t, "fps_embedder", h);
-                    for (String group : List.of("spatial_blocks", "temporal_blocks")) {
-                        selfAttention(t, group + ".attn", h, L, true);
-                        long headDim = h / m.heads();
-                        t.add(new Tensor(group + ".attn.q_norm.weight", new long[] {headDim}, L, true, Role.NONE));
-                        t.add(new Tensor(group + ".attn.k_norm.weight", new long[] {headDim}, L, true, Role.NONE));
-                        crossAttention(t, group + ".cross_attn", h, L);
-                        mlp(t, group + ".mlp", h, mlpHidden(m), L);
-                        t.add(new Tensor(group + ".scale_shift_table", new long[] {6, h}, L, true, Role.NONE));
-                    }
-                }
-                t2iFinal(t, h, (long) Math.max(1, m.patchT()) * p * p * out);
-            }
-            case "mmdit" -> {
-                long inFeatures = c * p * p;
-                linear(t, "img_in", h, inFeatures, 1, Role.IMAGE_TOKEN, true);
-                timestepEmbedder(t, "time_in", h);
-                DiffusersArchitectures.mmditConditioning(t, m);
-                long headDim = h / m.heads();
-                int L = m.depth();
-                long mlp = mlpHidden(m);
-                for (String stream : List.of("img", "txt")) {
-                    Role role = stream.equals("img") ? Role.IMAGE_TOKEN : Role.TEXT_TOKEN;
-                    String b = "double_blocks." + stream;
-                    linear(t, b + "_mod.lin", 6 * h, h, L, Role.SAMPLE, true);
-                    linear(t, b + "_attn.qkv", 3 * h, h, L, role, true);
-                    t.add(new Tensor(b + "_attn.norm.query_norm.scale", new long[] {headDim}, L, true, Role.NONE));
-                    t.add(new Tensor(b + "_attn.norm.key_norm.scale", new long[] {headDim}, L, true, Role.NONE));
-                    linear(t, b + "_attn.proj", h, h, L, role, true);
-                    linear(t, b + "_mlp.0", mlp, h, L, role, true);
-                    linear(t, b + "_mlp.2", h, mlp, L, role, true);
-                }
-                int S = m.singleDepth();
-                linear(t, "single_blocks.linear1", 3 * h + mlp, h, S, Role.JOINT_TOKEN, true);
-                linear(t, "single_blocks.linear2", h, h + mlp, S, Role.JOINT_TOKEN, true);
-                t.add(new Tensor("single_blocks.norm.query_norm.scale", new long[] {headDim}, S, true, Role.NONE));
-                t.add(new Tensor("single_blocks.norm.key_norm.scale", new long[] {headDim}, S, true, Role.NONE));
-                linear(t, "single_blocks.modulation.lin", 3 * h, h, S, Role.SAMPLE, true);
-                linear(t, "final_layer.adaLN_modulation.1", 2 * h, h, 1, Role.SAMPLE, true);
-                linear(t, "final_layer.linear", (long) p * p * out, h, 1, Role.IMAGE_TOKEN, true);
-            }
+            case "dit" -> dit(t, m);
+            case "pixart" -> pixart(t, m);
+            case "sana" -> sana(t, m);
+            case "stdit", "stdit3" -> stdit(t, m);
+            case "mmdit" -> mmdit(t, m);
             case "sd3", "wan", "cogvideox", "ltx", "zimage" -> DiffusersArchitectures.tensors(t, m);
             default -> throw new IllegalStateException("catalog: unknown architecture " + m.architecture());
         }
         return List.copyOf(t);
+    }
+
+    private static long outChannels(ModelInfo m) {
+        return m.learnSigma() ? 2L * m.latentChannels() : m.latentChannels();
+    }
+
+    private static void dit(List<Tensor> t, ModelInfo m) {
+        long h = m.hidden();
+        int p = m.patch();
+        long c = m.latentChannels();
+        long out = outChannels(m);
+        linearConv(t, "x_embedder.proj", h, new long[] {c, p, p});
+        long posTokens = square(m.posEmbedResolution() / (long) m.pixelsPerToken());
+        t.add(new Tensor("pos_embed", new long[] {1, posTokens, h}, 1, false, Role.NONE));
+        timestepEmbedder(t, "t_embedder", h);
+        t.add(new Tensor("y_embedder.embedding_table", new long[] {m.numClasses() + 1L, h}, 1, true, Role.NONE));
+        int L = m.depth();
+        linear(t, "blocks.attn.qkv", 3 * h, h, L, Role.IMAGE_TOKEN, true);
+        linear(t, "blocks.attn.proj", h, h, L, Role.IMAGE_TOKEN, true);
+        mlp(t, "blocks.mlp", h, mlpHidden(m), L);
+        linear(t, "blocks.adaLN_modulation.1", 6 * h, h, L, Role.SAMPLE, true);
+        linear(t, "final_layer.linear", (long) p * p * out, h, 1, Role.IMAGE_TOKEN, true);
+        linear(t, "final_layer.adaLN_modulation.1", 2 * h, h, 1, Role.SAMPLE, true);
+    }
+
+    private static void pixart(List<Tensor> t, ModelInfo m) {
+        long h = m.hidden();
+        int p = m.patch();
+        long c = m.latentChannels();
+        long out = outChannels(m);
+        t2iInputs(t, m, new long[] {c, p, p});
+        if (m.sizeEmbedders()) {
+            timestepEmbedder(t, "csize_embedder", h / 3);
+            timestepEmbedder(t, "ar_embedder", h / 3);
+        }
+        int L = m.depth();
+        selfAttention(t, "blocks.attn", h, L, true);
+        crossAttention(t, "blocks.cross_attn", h, L);
+        mlp(t, "blocks.mlp", h, mlpHidden(m), L);
+        t.add(new Tensor("blocks.scale_shift_table", new long[] {6, h}, L, true, Role.NONE));
+        t2iFinal(t, h, (long) p * p * out);
+    }
+
+    private static void sana(List<Tensor> t, ModelInfo m) {
+        long h = m.hidden();
+        int p = m.patch();
+        long c = m.latentChannels();
+        long out = outChannels(m);
+        t2iInputs(t, m, new long[] {c, p, p});
+        t.add(new Tensor("attention_y_norm.weight", new long[] {h}, 1, true, Role.NONE));
+        int L = m.depth();
+        long f = m.ffnHidden();
+        // LiteLA: qkv without bias, proj with bias.
+        linear(t, "blocks.attn.qkv", 3 * h, h, L, Role.IMAGE_TOKEN, false);
+        linear(t, "blocks.attn.proj", h, h, L, Role.IMAGE_TOKEN, true);
+        crossAttention(t, "blocks.cross_attn", h, L);
+        // Mix-FFN (GLUMBConv): 1x1 conv h->2F, 3x3 depthwise on 2F, GLU, 1x1 conv F->h (no bias).
+        // These are 4-D [O, I, 1, 1] weights: optimizers that factor "the last two dims" see O*I elements.
+        t.add(new Tensor("blocks.mlp.inverted_conv.conv.weight", new long[] {2 * f, h, 1, 1}, L, true, Role.IMAGE_TOKEN));
+        t.add(new Tensor("blocks.mlp.inverted_conv.conv.bias", new long[] {2 * f}, L, true, Role.NONE));
+        t.add(new Tensor("blocks.mlp.depth_conv.conv.weight", new long[] {2 * f, 1, 3, 3}, L, true, Role.IMAGE_TOKEN));
+        t.add(new Tensor("blocks.mlp.depth_conv.conv.bias", new long[] {2 * f}, L, true, Role.NONE));
+        t.add(new Tensor("blocks.mlp.point_conv.conv.weight", new long[] {h, f, 1, 1}, L, true, Role.IMAGE_TOKEN));
+        t.add(new Tensor("blocks.scale_shift_table", new long[] {6, h}, L, true, Role.NONE));
+        t2iFinal(t, h, (long) p * p * out);
+    }
+
+    private static void stdit(List<Tensor> t, ModelInfo m) {
+        long h = m.hidden();
+        int p = m.patch();
+        long c = m.latentChannels();
+        long out = outChannels(m);
+        t2iInputs(t, m, new long[] {c, Math.max(1, m.patchT()), p, p});
+        int L = m.depth();
+        if (m.architecture().equals("stdit")) {
+            selfAttention(t, "blocks.attn", h, L, true);
+            selfAttention(t, "blocks.attn_temp", h, L, true);
+            crossAttention(t, "blocks.cross_attn", h, L);
+            mlp(t, "blocks.mlp", h, mlpHidden(m), L);
+            t.add(new Tensor("blocks.scale_shift_table", new long[] {6, h}, L, true, Role.NONE));
+        } else {
+            timestepEmbedder(t, "fps_embedder", h);
+            for (String group : List.of("spatial_blocks", "temporal_blocks")) {
+                selfAttention(t, group + ".attn", h, L, true);
+                long headDim = h / m.heads();
+                t.add(new Tensor(group + ".attn.q_norm.weight", new long[] {headDim}, L, true, Role.NONE));
+                t.add(new Tensor(group + ".attn.k_norm.weight", new long[] {headDim}, L, true, Role.NONE));
+                crossAttention(t, group + ".cross_attn", h, L);
+                mlp(t, group + ".mlp", h, mlpHidden(m), L);
+                t.add(new Tensor(group + ".scale_shift_table", new long[] {6, h}, L, true, Role.NONE));
+            }
+        }
+        t2iFinal(t, h, (long) Math.max(1, m.patchT()) * p * p * out);
+    }
+
+    private static void mmdit(List<Tensor> t, ModelInfo m) {
+        long h = m.hidden();
+        int p = m.patch();
+        long c = m.latentChannels();
+        long out = outChannels(m);
+        long inFeatures = c * p * p;
+        linear(t, "img_in", h, inFeatures, 1, Role.IMAGE_TOKEN, true);
+        timestepEmbedder(t, "time_in", h);
+        DiffusersArchitectures.mmditConditioning(t, m);
+        long headDim = h / m.heads();
+        int L = m.depth();
+        long mlp = mlpHidden(m);
+        for (String stream : List.of("img", "txt")) {
+            Role role = stream.equals("img") ? Role.IMAGE_TOKEN : Role.TEXT_TOKEN;
+            String b = "double_blocks." + stream;
+            linear(t, b + "_mod.lin", 6 * h, h, L, Role.SAMPLE, true);
+            linear(t, b + "_attn.qkv", 3 * h, h, L, role, true);
+            t.add(new Tensor(b + "_attn.norm.query_norm.scale", new long[] {headDim}, L, true, Role.NONE));
+            t.add(new Tensor(b + "_attn.norm.key_norm.scale", new long[] {headDim}, L, true, Role.NONE));
+            linear(t, b + "_attn.proj", h, h, L, role, true);
+            linear(t, b + "_mlp.0", mlp, h, L, role, true);
+            linear(t, b + "_mlp.2", h, mlp, L, role, true);
+        }
+        int S = m.singleDepth();
+        linear(t, "single_blocks.linear1", 3 * h + mlp, h, S, Role.JOINT_TOKEN, true);
+        linear(t, "single_blocks.linear2", h, h + mlp, S, Role.JOINT_TOKEN, true);
+        t.add(new Tensor("single_blocks.norm.query_norm.scale", new long[] {headDim}, S, true, Role.NONE));
+        t.add(new Tensor("single_blocks.norm.key_norm.scale", new long[] {headDim}, S, true, Role.NONE));
+        linear(t, "single_blocks.modulation.lin", 3 * h, h, S, Role.SAMPLE, true);
+        linear(t, "final_layer.adaLN_modulation.1", 2 * h, h, 1, Role.SAMPLE, true);
+        linear(t, "final_layer.linear", (long) p * p * out, h, 1, Role.IMAGE_TOKEN, true);
     }
 
     /**
@@ -223,6 +244,15 @@ final class Architecture {
     static void timestepEmbedder(List<Tensor> t, String name, long h) {
         linear(t, name + ".mlp.0", h, 256, 1, Role.SAMPLE, true);
         linear(t, name + ".mlp.2", h, h, 1, Role.SAMPLE, true);
+    }
+
+    /** PixArt-style inputs: patch embedding, timestep embedder, adaLN-single's {@code t_block}, caption projection. */
+    private static void t2iInputs(List<Tensor> t, ModelInfo m, long[] patchShape) {
+        long h = m.hidden();
+        linearConv(t, "x_embedder.proj", h, patchShape);
+        timestepEmbedder(t, "t_embedder", h);
+        linear(t, "t_block.1", 6 * h, h, 1, Role.SAMPLE, true);
+        captionProjection(t, m, h);
     }
 
     private static void captionProjection(List<Tensor> t, ModelInfo m, long h) {

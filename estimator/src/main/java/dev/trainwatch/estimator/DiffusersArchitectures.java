@@ -9,12 +9,9 @@ import dev.trainwatch.estimator.catalog.ModelInfo;
 import java.util.List;
 
 /**
- * The tensors and block groups of the transformers people fine-tune with kohya, musubi-tuner, ai-toolkit, SimpleTuner,
- * OneTrainer, diffusion-pipe and finetrainers: SD3/SD3.5 ({@code sd3}), Wan 2.1/2.2 ({@code wan}), CogVideoX
- * ({@code cogvideox}), LTX-Video ({@code ltx}) and Z-Image ({@code zimage}), built the way diffusers' modules build
- * them (names are ours; counts are theirs, checked against the published counts in ParameterCountTest). Flux, Open-Sora
- * 2.0, HunyuanVideo and Qwen-Image are {@code mmdit} in {@link Architecture}; their conditioning inputs are here.
- * Stateless.
+ * The tensors and block groups of the diffusers transformers LoRA trainers fine-tune: SD3/SD3.5, Wan, CogVideoX,
+ * LTX-Video and Z-Image (counts checked in ParameterCountTest), and the conditioning inputs of the {@code mmdit}
+ * models of {@link Architecture}. Stateless.
  */
 final class DiffusersArchitectures {
 
@@ -35,10 +32,7 @@ final class DiffusersArchitectures {
         }
     }
 
-    /**
-     * Block groups at {@code tokens} image tokens per sample. Joint-attention models (SD3, CogVideoX, Z-Image) attend
-     * over image and text tokens together; Wan and LTX cross-attend to the caption as PixArt does.
-     */
+    /** Block groups at {@code tokens} image tokens per sample (joint attention: SD3, CogVideoX, Z-Image). */
     static List<LayerPlan> plan(ModelInfo m, long tokens) {
         long h = m.hidden();
         long text = m.textTokens();
@@ -57,11 +51,7 @@ final class DiffusersArchitectures {
         };
     }
 
-    /**
-     * What an {@code mmdit} adds beside its timestep embedder: the guidance embedder of guidance-distilled models, the
-     * pooled-text MLP (when the model reads a pooled vector), and the text input (a plain projection, an RMSNorm and a
-     * projection, or HunyuanVideo's token refiner).
-     */
+    /** What an {@code mmdit} adds beside its timestep embedder: guidance and pooled-text embedders, the text input. */
     static void mmditConditioning(List<Tensor> t, ModelInfo m) {
         long h = m.hidden();
         if (m.guidanceEmbed()) {
@@ -99,11 +89,7 @@ final class DiffusersArchitectures {
         linear(t, "txt_in.refiner_blocks.adaLN_modulation", 2 * h, h, n, Role.SAMPLE, true);
     }
 
-    /**
-     * Stable Diffusion 3 / 3.5 (diffusers {@code SD3Transformer2DModel}): a learned position table, joint blocks with an
-     * image and a text stream each (the last block's text stream only feeds attention), RMS q/k norms, and in SD3.5-medium
-     * a second image self-attention in the leading blocks.
-     */
+    /** SD3/3.5 ({@code SD3Transformer2DModel}): joint blocks, RMS q/k norms, SD3.5-medium's second self-attention. */
     private static void sd3(List<Tensor> t, ModelInfo m) {
         long h = m.hidden();
         long c = m.latentChannels();
@@ -143,11 +129,7 @@ final class DiffusersArchitectures {
         linear(t, "final_layer.linear", (long) p * p * c, h, 1, Role.IMAGE_TOKEN, true);
     }
 
-    /**
-     * Wan 2.1 / 2.2 (diffusers {@code WanTransformer3DModel}, text-to-video): self-attention and cross-attention to the
-     * umT5 caption with RMS norms over the whole width, a normed cross-attention input, an FFN of {@code ffn_hidden}
-     * and a per-block modulation table read from one shared time projection.
-     */
+    /** Wan 2.1/2.2 ({@code WanTransformer3DModel}): self- and cross-attention, RMS norms, shared time projection. */
     private static void wan(List<Tensor> t, ModelInfo m) {
         long h = m.hidden();
         long f = m.ffnHidden();
@@ -159,12 +141,7 @@ final class DiffusersArchitectures {
         linear(t, "time_projection", 6 * h, h, 1, Role.SAMPLE, true);
         linear(t, "text_embedding.linear_1", h, m.captionChannels(), 1, Role.TEXT_TOKEN, true);
         linear(t, "text_embedding.linear_2", h, h, 1, Role.TEXT_TOKEN, true);
-        attention(t, "blocks.attn", h, L, Role.IMAGE_TOKEN, Role.IMAGE_TOKEN);
-        rmsNorm(t, "blocks.attn.norm_q", h, L);
-        rmsNorm(t, "blocks.attn.norm_k", h, L);
-        attention(t, "blocks.cross_attn", h, L, Role.IMAGE_TOKEN, Role.TEXT_TOKEN);
-        rmsNorm(t, "blocks.cross_attn.norm_q", h, L);
-        rmsNorm(t, "blocks.cross_attn.norm_k", h, L);
+        normedAttentions(t, h, L);
         layerNorm(t, "blocks.norm3", h, L);
         linear(t, "blocks.mlp.fc1", f, h, L, Role.IMAGE_TOKEN, true);
         linear(t, "blocks.mlp.fc2", h, f, L, Role.IMAGE_TOKEN, true);
@@ -173,11 +150,17 @@ final class DiffusersArchitectures {
         t.add(new Tensor("head.modulation", new long[] {1, 2, h}, 1, true, Role.NONE));
     }
 
-    /**
-     * CogVideoX (diffusers {@code CogVideoXTransformer3DModel}): video and T5 caption tokens in one sequence through
-     * every block ("expert" adaptive LayerNorms per modality, read from a {@code time_embed_dim} timestep embedding),
-     * LayerNorm q/k norms per head.
-     */
+    /** Self-attention and cross-attention to the caption, each with RMS q/k norms over the whole width (Wan, LTX). */
+    private static void normedAttentions(List<Tensor> t, long h, int L) {
+        attention(t, "blocks.attn", h, L, Role.IMAGE_TOKEN, Role.IMAGE_TOKEN);
+        rmsNorm(t, "blocks.attn.norm_q", h, L);
+        rmsNorm(t, "blocks.attn.norm_k", h, L);
+        attention(t, "blocks.cross_attn", h, L, Role.IMAGE_TOKEN, Role.TEXT_TOKEN);
+        rmsNorm(t, "blocks.cross_attn.norm_q", h, L);
+        rmsNorm(t, "blocks.cross_attn.norm_k", h, L);
+    }
+
+    /** CogVideoX ({@code CogVideoXTransformer3DModel}): one sequence, expert adaptive LayerNorms per modality. */
     private static void cogVideoX(List<Tensor> t, ModelInfo m) {
         long h = m.hidden();
         long e = m.timeEmbedDim() > 0 ? m.timeEmbedDim() : h;
@@ -205,10 +188,7 @@ final class DiffusersArchitectures {
         linear(t, "final_layer.linear", (long) p * p * c, h, 1, Role.IMAGE_TOKEN, true);
     }
 
-    /**
-     * LTX-Video (diffusers {@code LTXVideoTransformer3DModel}): PixArt-style adaLN-single and caption projection over a
-     * 128-channel latent with patch 1, RMS q/k norms across heads in self- and cross-attention.
-     */
+    /** LTX-Video ({@code LTXVideoTransformer3DModel}): adaLN-single, 128-channel latent, patch 1, RMS q/k norms. */
     private static void ltx(List<Tensor> t, ModelInfo m) {
         long h = m.hidden();
         int L = m.depth();
@@ -219,23 +199,14 @@ final class DiffusersArchitectures {
         linear(t, "t_block", 6 * h, h, 1, Role.SAMPLE, true);
         linear(t, "caption_projection.linear_1", h, m.captionChannels(), 1, Role.TEXT_TOKEN, true);
         linear(t, "caption_projection.linear_2", h, h, 1, Role.TEXT_TOKEN, true);
-        attention(t, "blocks.attn", h, L, Role.IMAGE_TOKEN, Role.IMAGE_TOKEN);
-        rmsNorm(t, "blocks.attn.norm_q", h, L);
-        rmsNorm(t, "blocks.attn.norm_k", h, L);
-        attention(t, "blocks.cross_attn", h, L, Role.IMAGE_TOKEN, Role.TEXT_TOKEN);
-        rmsNorm(t, "blocks.cross_attn.norm_q", h, L);
-        rmsNorm(t, "blocks.cross_attn.norm_k", h, L);
+        normedAttentions(t, h, L);
         linear(t, "blocks.mlp.fc1", mlpHidden(m), h, L, Role.IMAGE_TOKEN, true);
         linear(t, "blocks.mlp.fc2", h, mlpHidden(m), L, Role.IMAGE_TOKEN, true);
         t.add(new Tensor("blocks.scale_shift_table", new long[] {6, h}, L, true, Role.NONE));
         linear(t, "final_layer.linear", c, h, 1, Role.IMAGE_TOKEN, true);
     }
 
-    /**
-     * Z-Image (Tongyi S3-DiT): one stream of image and Qwen3 caption tokens; bias-free attention and a SwiGLU FFN of
-     * {@code ffn_hidden}, four RMSNorms per block, a tanh-gated modulation read from a 256-wide timestep embedding; noise
-     * refiner blocks (modulated) over the image tokens and context refiner blocks (not modulated) over the caption.
-     */
+    /** Z-Image (S3-DiT): one stream, SwiGLU FFN, tanh-gated modulation, noise and context refiner blocks. */
     private static void zImage(List<Tensor> t, ModelInfo m) {
         long h = m.hidden();
         long f = m.ffnHidden();

@@ -15,14 +15,9 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * Predicts what a run costs: parameters, peak memory with a per-term breakdown, step time, the largest batch that
- * fits and the single changes that help. A pure function of the catalogs, an optional {@link Calibration} and the
- * {@link RunSpec}. Immutable and thread-safe; build one and share it.
- *
- * <p>This is the front of the estimator; the work is done along the model: {@link SpecResolver} turns a spec into
- * a {@link ResolvedRun}, {@link MemoryModel} and {@link StepTimeModel} price it ({@link Costs}), {@link Advice}
- * adds the suggestions and notes, {@link BucketPricing} prices multi-bucket runs. The constants are documented in
- * docs/ESTIMATOR.md together with the measurements they were checked against.
+ * Predicts what a run costs: parameters, peak memory by term, step time, the largest batch and the changes that help.
+ * A pure function of the catalogs, an optional {@link Calibration} and the {@link RunSpec}; thread-safe. The work:
+ * {@link SpecResolver}, {@link MemoryModel}, {@link StepTimeModel}, {@link Advice}, {@link BucketPricing}.
  */
 public final class Estimator {
 
@@ -112,10 +107,7 @@ public final class Estimator {
         return catalog.resolveGpuId(idOrNvmlName);
     }
 
-    /**
-     * Blocks per block group, in forward order, as {@code checkpoint_blocks} counts them: one group for DiT, PixArt
-     * and Sana; spatial and temporal blocks for STDiT3; double- and single-stream blocks for MMDiT.
-     */
+    /** Blocks per block group in forward order, as {@code checkpoint_blocks} counts them. */
     public int[] blockGroups(String modelId) {
         return Architecture.groupDepths(profile(modelId).info);
     }
@@ -176,14 +168,10 @@ public final class Estimator {
     }
 
     /**
-     * Re-prices an observed run on other hardware (Habitat's idea, USENIX ATC '21: scale each operation from the GPU
-     * it was measured on). The observation anchors the estimate: the target's operations are priced on the target,
-     * then multiplied by observed / predicted on the source — the online encoders by their own timers when the log
-     * has them, the rest of the GPU work together — and the observed data wait is added, scaled to the target's
-     * per-GPU batch.
+     * Re-prices an observed run on other hardware (Habitat, USENIX ATC '21): the target's operations priced on the
+     * target, times observed / predicted on the source, plus the observed data wait scaled to the target's batch.
      *
-     * @param observed what the run did
-     * @param target   the same run on the target (see {@link RunSpec#onHardware}); its model must be the observed one
+     * @param target the same run on the target (see {@link RunSpec#onHardware}); its model must be the observed one
      * @throws InvalidSpecException for an impossible target or observation
      */
     public Repricing reprice(ObservedRun observed, RunSpec target) {
@@ -202,9 +190,7 @@ public final class Estimator {
         double encoderAnchor;
         if (Double.isNaN(observedEncoders) && observed.dataIncludesEncoders() && observed.dataSeconds() != null
                 && sourceEncoders > 0) {
-            // The data timer spans the loader and the online encoders (PixArt's time_data): what is left of the step
-            // is the model alone; the encoders are taken to run as far from their price as the model does, and
-            // the rest of the data timer is the loader's wait.
+            // The data timer spans the loader and the online encoders: the rest of the step is the model alone.
             modelAnchor = Math.max(1e-3, observed.stepSeconds() - data) / sourceModel;
             double encoders = Math.min(data, sourceEncoders * modelAnchor);
             encoderAnchor = encoders / sourceEncoders;

@@ -4,11 +4,7 @@ import dev.trainwatch.estimator.catalog.EncoderInfo;
 import java.util.ArrayList;
 import java.util.List;
 
-/**
- * Every change the estimator prices on a run, as {@link Lever}s: the one place to add a lever (a new optimizer, a
- * storage format for frozen weights, block swapping). A lever is listed only where it changes something; whether it
- * helps is for {@link Plans} to price. Stateless.
- */
+/** Every change the estimator prices, as {@link Lever}s: the one place to add one; {@link Plans} prices them. */
 final class Levers {
 
     private Levers() {
@@ -57,10 +53,7 @@ final class Levers {
         return out;
     }
 
-    /**
-     * The levers of LoRA trainers: store the frozen base in fp8 (kohya's and musubi's {@code --fp8_base}, ai-toolkit's
-     * {@code quantize}); and when the run does not fit, the fewest blocks to swap to host memory that make it fit.
-     */
+    /** The LoRA trainers' levers: the frozen base in fp8, and the fewest blocks to swap that make the run fit. */
     private static void trainerLevers(ResolvedRun r, List<Lever> out) {
         if (r.trainable.full()) {
             return;

@@ -6,10 +6,9 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Peak device memory of a run at a batch, per term, as NVML would show it. Follows PyTorch's accounting under
- * DDP/accelerate (fp32 master weights and gradients, optimizer state per tensor shape, activations per block) and the
- * caching allocator's overhead on top; ColossalAI/DeepSpeed half parameters and ZeRO shards change the terms. The
- * constants are documented in docs/ESTIMATOR.md with the measurements they were checked against. Stateless.
+ * Peak device memory of a run at a batch, per term, as NVML would show it: PyTorch's accounting under DDP/accelerate
+ * plus the caching allocator's overhead; half parameters and ZeRO shards change the terms. Constants in
+ * docs/ESTIMATOR.md. Stateless.
  */
 final class MemoryModel {
 
@@ -21,25 +20,15 @@ final class MemoryModel {
     static final double ALLOCATOR_OVERHEAD = 0.15;
     /** Checkpointed blocks keep their fp32 residual input: bytes per token per hidden unit. */
     static final double CHECKPOINT_INPUT_BYTES = 4;
-    /**
-     * A block's saved tensors with half parameters, relative to autocast over fp32 parameters: the fp32 residual and
-     * norm tensors autocast keeps become half (about a fifth of the autocast tally). Checked with Open-Sora 2.0's
-     * searched batch (45 images at 256 px fit a 140 GB H200).
-     */
+    /** Saved tensors with half parameters relative to autocast (its fp32 residual and norms become half). */
     static final double HALF_STREAM_ACTIVATION_FACTOR = 0.8;
     /** While a block recomputes and back-propagates, its saved tensors plus their gradients are live. */
     static final double LIVE_BLOCK_FACTOR = 1.5;
     /** fp32 inputs and outputs of the patch embedding, final layer and loss per token per hidden unit. */
     static final double EMBEDDING_BYTES = 16;
-    /**
-     * Memory-efficient attention (xformers, SDPA) on fp32-upcast q, k, v (PixArt/Sana {@code fp32_attention}): the
-     * fp32 copies of q, k, v and the output a block keeps for backward, beyond the half ones, per token per hidden unit.
-     */
+    /** Bytes per token per hidden unit of the fp32 q, k, v and output kept for backward under {@code fp32_attention}. */
     static final double UPCAST_ATTENTION_BYTES = 8;
-    /**
-     * An image encoder run outside autocast keeps fp32 convolution outputs: fast-DiT's fp32 and AMP runs with
-     * online latents differ by this much in encoder working memory.
-     */
+    /** Encoder working memory outside autocast (fp32 convolution outputs), relative to AMP: fast-DiT's two runs. */
     static final double FP32_ENCODER_TRANSIENT_FACTOR = 1.25;
 
     private static final int MAX_BATCH_LIMIT = 1 << 20;
@@ -201,10 +190,7 @@ final class MemoryModel {
         return Math.round(total + live + embedding);
     }
 
-    /**
-     * The residual stream and norm inputs are half: half parameters (ColossalAI/DeepSpeed mixed, pure half), or a LoRA
-     * run under autocast, whose trainers cast the frozen base to the compute dtype (kohya, musubi, diffusers/PEFT).
-     */
+    /** The residual stream is half: half parameters, or a LoRA under autocast (trainers cast the frozen base). */
     static boolean halfStream(ResolvedRun r) {
         return !r.weights.equals("fp32") || (r.trainable.lora() && r.half());
     }
@@ -217,10 +203,7 @@ final class MemoryModel {
         return images + text;
     }
 
-    /**
-     * Working memory of the frozen encoders for one batch. The VAE's mid-block attention runs through PyTorch 2's
-     * scaled-dot-product attention (diffusers' default processor), so it adds no score matrix.
-     */
+    /** Working memory of the frozen encoders for one batch (the VAE's attention through SDPA: no score matrix). */
     static long encoderTransientBytes(ResolvedRun r, int b) {
         EncoderInfo vae = r.vae;
         double perFrame = (double) r.height * r.width * vae.transientBytesPerPixel()

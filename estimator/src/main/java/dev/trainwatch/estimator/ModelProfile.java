@@ -7,10 +7,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-/**
- * What the estimator needs from a model that does not depend on the run: its tensors, parameter counts, optimizer
- * state per optimizer and the weights multiplied per token and per sample. Built once per model; immutable.
- */
+/** What the estimator needs from a model whatever the run: tensors, parameters, optimizer state. Immutable. */
 final class ModelProfile {
 
     final ModelInfo info;

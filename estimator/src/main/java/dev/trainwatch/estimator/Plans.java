@@ -10,12 +10,9 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The advice as a plan, each step re-priced with the same models. A run that fits gets the single changes that
- * help, most memory saved first. A run that does not fit gets, in order: the single changes that make it fit on
- * the user's GPUs (the one that changes least of the recipe first, {@link Lever#effort}, then the fastest); when none
- * does, the smallest combination that fits (fewest changes, then least effort, then the fastest); the other single
- * changes that help; then the plans that add GPUs, labelled {@code more_gpus}.
- * Stateless.
+ * The advice as a plan, each step re-priced. A run that fits gets the single changes that help, most memory saved
+ * first. One that does not: the single changes that make it fit (least {@link Lever#effort}, then fastest), else the
+ * smallest combination that fits, then the other helping changes, then the plans with more GPUs ({@code more_gpus}).
  */
 final class Plans {
 
@@ -82,9 +79,8 @@ final class Plans {
     }
 
     /**
-     * The smallest set of levers (one per slot) that fits together on the run's GPUs: fewest changes first, then
-     * the fastest step. Candidates are the levers that save memory alone, the best {@value #OPTIONS_PER_SLOT} of each
-     * slot; a set whose single savings add up to well under what is missing is not priced.
+     * The smallest set of levers (one per slot) that fits: fewest changes, then fastest. Candidates: the best
+     * {@value #OPTIONS_PER_SLOT} savers of each slot; a set whose savings fall well short is not priced.
      */
     private static Suggestion combination(ResolvedRun r, Costs base, List<Priced> helping) {
         long capacity = r.gpu.memoryBytes();

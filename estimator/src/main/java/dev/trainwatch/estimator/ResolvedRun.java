@@ -9,9 +9,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A run with every choice resolved (defaults filled, ids looked up, values checked) and the sizes derived from them:
- * tokens, block groups, forward MACs. Immutable; {@link #toBuilder()} makes a changed copy (the suggestions price
- * single changes that way). Built only by {@link SpecResolver} and by copies.
+ * A run with every choice resolved and checked, and the sizes derived from them (tokens, block groups, forward MACs).
+ * Immutable; {@link #toBuilder()} makes a changed copy. Built only by {@link SpecResolver} and by copies.
  */
 final class ResolvedRun {
 
@@ -212,10 +211,7 @@ final class ResolvedRun {
         return kernels.equals("compiled");
     }
 
-    /**
-     * The share of the priced rate this run's operations reach: 1 when compiled; else the architecture's eager share,
-     * the one measured on ColossalAI's booster for half parameters with fp32 master weights ({@code mixed}).
-     */
+    /** The share of the priced rate the run's operations reach: 1 when compiled, else the architecture's eager share. */
     double eagerShare() {
         if (compiled()) {
             return 1;
@@ -256,10 +252,10 @@ final class ResolvedRun {
                 online() ? "online" : "precomputed", zero, attention, accumulation, totalSteps,
                 split ? (textOnline() ? "online" : "precomputed") : null,
                 split ? (vaeOnline() ? "online" : "precomputed") : null,
-                weights, partial, profile.info.video() ? vaeMicroBatch() : null, null)
-                .withPhysics(kernels, attentionFp32 ? "fp32" : "half", trainable.lora() ? trainable.loraRank() : null,
-                        trainable.full() ? null : trainable.targets(), null, null)
-                .withTrainer(baseWeights, blocksToSwap > 0 ? blocksToSwap : null);
+                weights, partial, profile.info.video() ? vaeMicroBatch() : null, null, kernels,
+                attentionFp32 ? "fp32" : "half", trainable.lora() ? trainable.loraRank() : null,
+                trainable.full() ? null : List.copyOf(trainable.targets()), null, null, baseWeights,
+                blocksToSwap > 0 ? blocksToSwap : null);
     }
 
     /** Mutable choices of a run; {@link #build()} derives the sizes and freezes them. Not thread-safe. */

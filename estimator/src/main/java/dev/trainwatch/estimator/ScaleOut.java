@@ -6,9 +6,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The plans that add GPUs, for a run that does not fit: the fewest GPUs (8, 16, … 512) on which each way of sharding
- * fits, ZeRO-2 and ZeRO-3, each with the run's weights and, under half precision, with half parameters and fp32
- * master weights. Each is labelled {@link Suggestion#MORE_GPUS} with the GPUs it adds. Stateless.
+ * The plans that add GPUs to a run that does not fit: the fewest GPUs (8 … 512) on which ZeRO-2 and ZeRO-3 fit, with
+ * the run's weights and, under half precision, half parameters; each a {@link Suggestion#MORE_GPUS}. Stateless.
  */
 final class ScaleOut {
 

@@ -11,9 +11,8 @@ import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
- * Turns a {@link RunSpec} into a {@link ResolvedRun}: looks up the model, GPU and encoders, fills the model's recipe
- * defaults for what the spec leaves unsaid, and checks every value (one-line {@link InvalidSpecException} when one is
- * wrong). Stateless apart from the catalog and calibration it is given; thread-safe.
+ * Turns a {@link RunSpec} into a {@link ResolvedRun}: looks up model, GPU and encoders, fills the recipe defaults and
+ * checks every value (one-line {@link InvalidSpecException}). Thread-safe.
  */
 final class SpecResolver {
 
@@ -55,46 +54,91 @@ final class SpecResolver {
         }
         ModelProfile profile = profile(spec.model());
         ModelInfo m = profile.info;
-        ModelInfo.Defaults d = m.defaults();
-        if (spec.gpu() == null || spec.gpu().isBlank()) {
+        GpuInfo gpu = gpu(spec.gpu());
+        ResolvedRun.Builder b = ResolvedRun.builder(profile);
+        shape(b, spec, m);
+        numerics(b, spec, m.defaults(), gpu);
+        regime(b, spec, m);
+        Trainable trainable = spec.loraRank() == null && spec.loraTargets() == null ? Trainable.all(profile)
+                : Trainable.of(profile, spec.loraRank(), spec.loraTargets());
+        int accumulation = positive("grad_accumulation", spec.gradAccumulation(), 1);
+        Long totalSteps = spec.totalSteps();
+        if (totalSteps != null && totalSteps < 1) {
+            throw new InvalidSpecException("total_steps must be at least 1, got " + totalSteps);
+        }
+        if (spec.images() != null || spec.epochs() != null) {
+            totalSteps = stepsFor(spec.images(), spec.epochs(), (long) b.batch * b.gpus * accumulation, totalSteps);
+        }
+        boolean checkpointing = spec.gradCheckpointing() != null ? spec.gradCheckpointing()
+                : Boolean.TRUE.equals(m.defaults().gradCheckpointing());
+        int[] checkpointed = checkpointBlocks(m, spec.checkpointBlocks(), checkpointing);
+        boolean anyCheckpointed = false;
+        for (int c : checkpointed) {
+            anyCheckpointed |= c > 0;
+        }
+        b.gpu = gpu;
+        b.arch = catalog.architecture(gpu);
+        b.textEncoder = catalog.encoder(m.textEncoder()).orElse(null);
+        b.vae = catalog.encoder(m.vae()).orElseThrow();
+        b.checkpointing = anyCheckpointed;
+        b.checkpointed = checkpointed;
+        b.accumulation = accumulation;
+        b.totalSteps = totalSteps;
+        b.factors = calibration.factorsFor(gpu.id(), m.family());
+        b.trainable = trainable;
+        trainerLevers(b, spec, profile, trainable);
+        return b.build();
+    }
+
+    private GpuInfo gpu(String id) {
+        if (id == null || id.isBlank()) {
             throw new InvalidSpecException("no GPU given; choose one of: " + String.join(", ", catalog.gpuIds()));
         }
-        List<String> ambiguous = catalog.ambiguousGpuIds(spec.gpu());
+        List<String> ambiguous = catalog.ambiguousGpuIds(id);
         if (!ambiguous.isEmpty()) {
             // The example is one of these cards' own NVML name (an A100's name for "h100" sent users the wrong way).
             String example = ambiguous.stream().map(catalog::gpu).flatMap(Optional::stream)
                     .flatMap(g -> g.nvmlNames() == null ? Stream.empty() : g.nvmlNames().stream())
                     .findFirst().map(n -> ", e.g. \"" + n + "\"").orElse("");
-            throw new InvalidSpecException("GPU '" + spec.gpu() + "' is ambiguous: " + String.join(", ", ambiguous)
+            throw new InvalidSpecException("GPU '" + id + "' is ambiguous: " + String.join(", ", ambiguous)
                     + " are different cards; name the one you use (or give its NVML name" + example + ")");
         }
-        GpuInfo gpu = catalog.gpu(spec.gpu()).orElseThrow(() -> new InvalidSpecException("unknown GPU '"
-                + spec.gpu() + "'; nearest: " + String.join(", ", Catalog.nearest(spec.gpu(), catalog.gpuIds()))
+        return catalog.gpu(id).orElseThrow(() -> new InvalidSpecException("unknown GPU '"
+                + id + "'; nearest: " + String.join(", ", Catalog.nearest(id, catalog.gpuIds()))
                 + " (see 'trainwatch gpus')"));
-        int gpus = positive("gpus", spec.gpus(), 1);
-        int batch = positive("batch", spec.batch(), 1);
+    }
+
+    /** GPUs, batch, image sides (divisible by the model's pixels per token) and frames. */
+    private static void shape(ResolvedRun.Builder b, RunSpec spec, ModelInfo m) {
+        ModelInfo.Defaults d = m.defaults();
+        b.gpus = positive("gpus", spec.gpus(), 1);
+        b.batch = positive("batch", spec.batch(), 1);
         int resolution = positive("resolution", spec.resolution(), d.resolution() == null ? 256 : d.resolution());
-        int height = spec.height() != null ? positive("height", spec.height(), 0) : resolution;
-        int width = spec.width() != null ? positive("width", spec.width(), 0) : resolution;
+        b.height = spec.height() != null ? positive("height", spec.height(), 0) : resolution;
+        b.width = spec.width() != null ? positive("width", spec.width(), 0) : resolution;
         if ((spec.height() == null) != (spec.width() == null)) {
             throw new InvalidSpecException("give both height and width, or a square resolution");
         }
         int grid = m.pixelsPerToken();
-        for (int side : new int[] {height, width}) {
+        for (int side : new int[] {b.height, b.width}) {
             if (side % grid != 0) {
                 throw new InvalidSpecException(m.id() + " needs image sides divisible by " + grid + " (VAE /"
                         + m.latentDownsample() + " × patch " + m.patch() + "); " + side + " is not");
             }
         }
-        int frames;
         if (m.video()) {
-            frames = positive("frames", spec.frames(), d.frames() == null ? 16 : d.frames());
+            b.frames = positive("frames", spec.frames(), d.frames() == null ? 16 : d.frames());
         } else {
             if (spec.frames() != null && spec.frames() != 1) {
                 throw new InvalidSpecException(m.id() + " is an image model; frames apply to video models only");
             }
-            frames = 1;
+            b.frames = 1;
         }
+        b.squareResolution = spec.height() == null ? resolution : null;
+    }
+
+    /** Precision (against what the GPU has) and optimizer. */
+    private static void numerics(ResolvedRun.Builder b, RunSpec spec, ModelInfo.Defaults d, GpuInfo gpu) {
         String precision = choice("precision", spec.precision(), d.precision(), PRECISIONS);
         if (spec.precision() == null && precision.equals("tf32") && gpu.tf32Tflops() == null) {
             precision = "fp32"; // the recipe turns TF32 on; a GPU without it (V100) runs plain fp32
@@ -105,88 +149,48 @@ final class SpecResolver {
         if (precision.equals("tf32") && gpu.tf32Tflops() == null) {
             throw new InvalidSpecException(gpu.id() + " has no TF32; use fp32 or fp16");
         }
+        b.precision = precision;
         String optimizerName = spec.optimizer() != null ? spec.optimizer() : d.optimizer();
         if (optimizerName == null) {
             // A user-catalog model whose defaults name no optimizer: one line, as for the other recipe fields.
             throw new InvalidSpecException("no optimizer given; choose one of " + String.join(", ", OptimizerState.OPTIMIZERS));
         }
-        String optimizer = OptimizerState.normalize(optimizerName);
-        if (optimizer == null) {
+        b.optimizer = OptimizerState.normalize(optimizerName);
+        if (b.optimizer == null) {
             throw new InvalidSpecException("unknown optimizer '" + optimizerName + "'; choose one of "
                     + String.join(", ", OptimizerState.OPTIMIZERS));
         }
-        boolean checkpointing = spec.gradCheckpointing() != null ? spec.gradCheckpointing()
-                : Boolean.TRUE.equals(d.gradCheckpointing());
-        boolean ema = spec.ema() != null ? spec.ema() : Boolean.TRUE.equals(d.ema());
+    }
+
+    /** EMA, where features come from, weight storage, VAE micro-batch, ZeRO stage, attention and kernels. */
+    private static void regime(ResolvedRun.Builder b, RunSpec spec, ModelInfo m) {
+        ModelInfo.Defaults d = m.defaults();
+        b.ema = spec.ema() != null ? spec.ema() : Boolean.TRUE.equals(d.ema());
         String features = choice("features", spec.features(), d.features(), FEATURES);
         String textFeatures = spec.textFeatures() == null ? features : choice("text_features", spec.textFeatures(), null, FEATURES);
         String vaeFeatures = spec.vaeFeatures() == null ? features : choice("vae_features", spec.vaeFeatures(), null, FEATURES);
         if (m.textEncoder() == null) {
             textFeatures = vaeFeatures;
         }
-        features = textFeatures.equals(vaeFeatures) ? textFeatures
+        b.features = textFeatures.equals(vaeFeatures) ? textFeatures
                 : textFeatures.equals("precomputed") ? ResolvedRun.TEXT_PRECOMPUTED : ResolvedRun.VAE_PRECOMPUTED;
-        String weights = choice("weights", spec.weights(), "fp32", WEIGHTS);
-        if (!weights.equals("fp32") && !(precision.equals("fp16") || precision.equals("bf16"))) {
-            throw new InvalidSpecException("weights '" + weights + "' holds half-precision parameters; it needs precision fp16 or bf16, got " + precision);
+        b.weights = choice("weights", spec.weights(), "fp32", WEIGHTS);
+        if (!b.weights.equals("fp32") && !(b.precision.equals("fp16") || b.precision.equals("bf16"))) {
+            throw new InvalidSpecException("weights '" + b.weights + "' holds half-precision parameters; it needs precision fp16 or bf16, got " + b.precision);
         }
-        Integer vaeMicroBatch = spec.vaeMicroBatch();
-        if (vaeMicroBatch != null && (vaeMicroBatch < 1 || vaeMicroBatch > 100_000)) {
-            throw new InvalidSpecException("vae_micro_batch must be between 1 and 100000, got " + vaeMicroBatch);
+        b.vaeMicroBatch = spec.vaeMicroBatch();
+        if (b.vaeMicroBatch != null && (b.vaeMicroBatch < 1 || b.vaeMicroBatch > 100_000)) {
+            throw new InvalidSpecException("vae_micro_batch must be between 1 and 100000, got " + b.vaeMicroBatch);
         }
-        int zero = spec.zero() != null ? spec.zero() : d.zero() == null ? 0 : d.zero();
-        if (zero < 0 || zero > 3) {
-            throw new InvalidSpecException("zero must be 0, 1, 2 or 3, got " + zero);
+        b.zero = spec.zero() != null ? spec.zero() : d.zero() == null ? 0 : d.zero();
+        if (b.zero < 0 || b.zero > 3) {
+            throw new InvalidSpecException("zero must be 0, 1, 2 or 3, got " + b.zero);
         }
-        String attention = choice("attention", spec.attention() != null && spec.attention().strip().equalsIgnoreCase("xformers")
+        b.attention = choice("attention", spec.attention() != null && spec.attention().strip().equalsIgnoreCase("xformers")
                 ? "mem-efficient" : spec.attention(), d.attention(), ATTENTIONS);
-        String kernels = choice("kernels", spec.kernels(), "eager", KERNELS);
-        Boolean attentionFp32 = spec.attentionPrecision() == null ? null
+        b.kernels = choice("kernels", spec.kernels(), "eager", KERNELS);
+        b.attentionFp32 = spec.attentionPrecision() == null ? null
                 : choice("attention_precision", spec.attentionPrecision(), null, ATTENTION_PRECISIONS).equals("fp32");
-        Trainable trainable = spec.loraRank() == null && spec.loraTargets() == null ? Trainable.all(profile)
-                : Trainable.of(profile, spec.loraRank(), spec.loraTargets());
-        int accumulation = positive("grad_accumulation", spec.gradAccumulation(), 1);
-        Long totalSteps = spec.totalSteps();
-        if (totalSteps != null && totalSteps < 1) {
-            throw new InvalidSpecException("total_steps must be at least 1, got " + totalSteps);
-        }
-        if (spec.images() != null || spec.epochs() != null) {
-            totalSteps = stepsFor(spec.images(), spec.epochs(), (long) batch * gpus * accumulation, totalSteps);
-        }
-        int[] checkpointed = checkpointBlocks(m, spec.checkpointBlocks(), checkpointing);
-        boolean anyCheckpointed = false;
-        for (int c : checkpointed) {
-            anyCheckpointed |= c > 0;
-        }
-        ResolvedRun.Builder b = ResolvedRun.builder(profile);
-        b.gpu = gpu;
-        b.arch = catalog.architecture(gpu);
-        b.textEncoder = catalog.encoder(m.textEncoder()).orElse(null);
-        b.vae = catalog.encoder(m.vae()).orElseThrow();
-        b.gpus = gpus;
-        b.batch = batch;
-        b.height = height;
-        b.width = width;
-        b.frames = frames;
-        b.squareResolution = spec.height() == null ? resolution : null;
-        b.precision = precision;
-        b.optimizer = optimizer;
-        b.checkpointing = anyCheckpointed;
-        b.checkpointed = checkpointed;
-        b.ema = ema;
-        b.features = features;
-        b.zero = zero;
-        b.attention = attention;
-        b.accumulation = accumulation;
-        b.totalSteps = totalSteps;
-        b.weights = weights;
-        b.vaeMicroBatch = vaeMicroBatch;
-        b.factors = calibration.factorsFor(gpu.id(), m.family());
-        b.kernels = kernels;
-        b.attentionFp32 = attentionFp32;
-        b.trainable = trainable;
-        trainerLevers(b, spec, profile, trainable);
-        return b.build();
     }
 
     /** Base-weights storage and block swap: checked against what the run trains and how many blocks the model has. */
@@ -232,10 +236,7 @@ final class SpecResolver {
         return Math.max(1, steps);
     }
 
-    /**
-     * Blocks recomputed per block group. One number per group, or one number for all blocks in forward order; null
-     * means all blocks or none, as {@code gradCheckpointing} says.
-     */
+    /** Blocks recomputed per group: one number per group, or one for all blocks in forward order; null: all or none. */
     private static int[] checkpointBlocks(ModelInfo m, List<Integer> given, boolean all) {
         int[] depths = Architecture.groupDepths(m);
         int[] out = new int[depths.length];

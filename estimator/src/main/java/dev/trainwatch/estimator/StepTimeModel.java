@@ -7,34 +7,18 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Seconds per optimizer step of a run at a batch: the sum of one step's operations, each priced on the GPU.
- *
- * <ul>
- *   <li>every GEMM by its shape (M, N, K) and dtype: forward, input gradient and (for weights that train) weight
- *       gradient, with tile padding and wave quantisation over the GPU's SMs, never faster than moving its operands at
- *       HBM bandwidth or than one kernel launch;</li>
- *   <li>attention by its kernel (flash / memory-efficient / math), head dim and dtype;</li>
- *   <li>element-wise, norm and modulation kernels by the bytes they move, at HBM bandwidth, each kernel at least one
- *       launch (eager PyTorch) — fused and fewer under {@code --kernels compiled};</li>
- *   <li>online encoders the same way (text encoder GEMMs, VAE convolutions), the optimizer and EMA by bytes, and the
- *       gradient all-reduce less what overlaps the backward pass.</li>
- * </ul>
- *
- * <p>The fitted constants are few and shared by every architecture; docs/ESTIMATOR.md justifies each. Stateless.
+ * Seconds per optimizer step of a run at a batch: the sum of one step's operations (GEMMs by shape and dtype,
+ * attention by kernel, element-wise kernels by bytes and launches, online encoders, optimizer, EMA, the exposed
+ * all-reduce), each priced on the GPU. The few fitted constants are shared by every architecture; docs/ESTIMATOR.md
+ * ("Step time") justifies each. Stateless.
  */
 final class StepTimeModel {
 
-    /**
-     * Share of the dense tensor peak cuBLAS GEMMs reach on full tiles and waves: 70–85% on large square GEMMs, the low
-     * end for these models' short K (1,152–4,608); fitted on the published set within that range.
-     */
+    /** Share of the dense tensor peak cuBLAS GEMMs reach on full tiles and waves (the low end of 70–85%: short K). */
     static final double GEMM_EFFICIENCY = 0.70;
     /** Share of the SIMT fp32 peak an fp32 GEMM reaches (no tensor cores: TF32 off, or Volta/Turing). */
     static final double SIMT_EFFICIENCY = 0.80;
-    /**
-     * Share of the tensor peak fused attention reaches over forward and backward at a head dim it supports natively
-     * (FlashAttention-2 paper: 70% forward, 45–60% backward on an A100); times the architecture's mma.sync share.
-     */
+    /** Share of the tensor peak fused attention reaches, forward and backward (FlashAttention-2 paper, A100). */
     static final double FLASH_EFFICIENCY = 0.55;
     /** xformers/cutlass memory-efficient attention relative to FlashAttention-2 (FlashAttention-2 paper: 1.5–2x). */
     static final double MEM_EFFICIENT_SHARE = 0.6;
@@ -44,11 +28,7 @@ final class StepTimeModel {
     private static final int[] FLASH_HEAD_DIMS = {32, 64, 96, 128, 160, 192, 224, 256};
     /** Fraction of peak bandwidth element-wise kernels reach. */
     static final double BANDWIDTH_EFFICIENCY = 0.8;
-    /**
-     * Element-wise traffic (norms, modulation, activations, residuals, casts, layout copies) of one pass over a block,
-     * per byte the block saves for backward: every saved tensor is written once and read again, and most are produced
-     * by a kernel that read another of the same size. Fitted on the published set; backward moves twice the forward.
-     */
+    /** Element-wise traffic of one forward pass over a block per byte it saves for backward (fitted). */
     static final double ELEMENTWISE_BYTES_PER_SAVED_BYTE = 3.5;
     /** Kernels one eager block launches outside its GEMMs and attention, per pass (DiT block forward: about 24). */
     static final int EAGER_KERNELS_PER_BLOCK = 24;
@@ -64,21 +44,13 @@ final class StepTimeModel {
     static final double ALLREDUCE_OVERLAP = 0.8;
     /** Gradient bucket (DDP's 25 MB): the last one is reduced after backward ends. */
     private static final double BUCKET_BYTES = 25e6;
-    /**
-     * Optimizer step traffic per trainable parameter (fused, memory-bound). Prodigy reads six fp32 tensors (weight,
-     * gradient, two moments, s, p0) and writes four, plus its two reductions over them; Lion reads weight, gradient and
-     * one moment and writes two.
-     */
+    /** Optimizer step traffic in bytes per trainable parameter (fused, memory-bound): tensors read and written. */
     private static final Map<String, Double> OPTIMIZER_TRAFFIC = Map.of(
             "adamw", 28.0, "adamw8bit", 18.0, "came", 32.0, "came8bit", 22.0, "adafactor", 20.0, "sgd", 16.0,
             "prodigy", 48.0, "lion", 20.0, "lion8bit", 14.0);
     /**
-     * Beyond one node the all-reduce runs over the network, priced at one InfiniBand port's rate per GPU in the
-     * reference clusters of each generation (DGX-1/DGX-2: 100 Gb/s EDR; DGX A100: 200 Gb/s HDR; DGX H100 and
-     * Blackwell: 400 Gb/s NDR) at 0.8 of its line rate: what a ring that crosses a port at every hop carries. NCCL's
-     * rings on a node with a port per GPU cross through all of them at once and can reach several times that (capped
-     * by NVLink); clusters with fewer ports, or shared, fall short. The two multi-node rows of the published set whose
-     * GPU work is priced close (X01, M45l) sit between: docs/ESTIMATOR.md, "All-reduce".
+     * GB/s of a multi-node all-reduce: one InfiniBand port per GPU of each generation's reference cluster (EDR, HDR,
+     * NDR) at 0.8 of its line rate; docs/ESTIMATOR.md, "All-reduce", says why.
      */
     static double interNodeAllreduceGbps(String architecture) {
         double lineGbps = switch (architecture) {
@@ -132,9 +104,8 @@ final class StepTimeModel {
     }
 
     /**
-     * One GEMM C[M,N] = A[M,K] B[K,N]: its FLOPs at the dtype's rate over the share of the GPU its tiles keep busy
-     * (tile padding, the last partial wave; split-K when there are fewer tiles than SMs and K is long), never
-     * faster than moving its operands or than one launch.
+     * One GEMM C[M,N] = A[M,K] B[K,N] at the dtype's rate over the share of SMs its tiles keep busy (padding, the last
+     * wave, split-K), never faster than moving its operands or than one launch.
      */
     static double gemmSeconds(Hw hw, double m, double n, double k, double rate, double elementBytes) {
         if (m <= 0 || n <= 0 || k <= 0) {
@@ -168,15 +139,87 @@ final class StepTimeModel {
      * the encoders, {@code optimizer}, {@code ema}, {@code allreduce}.
      */
     static Map<String, Double> terms(ResolvedRun r, int b, Map<String, Double> operations) {
-        ModelInfo m = r.profile.info;
-        GpuInfo g = r.gpu;
         Hw hw = hw(r);
         Map<String, Double> t = new LinkedHashMap<>();
+        Gemms g = gemms(r, hw, b);
+        BlockWork w = blockWork(r, hw, b);
+        double gemms = g.gemms();
+        double adapters = g.adapters();
+        double attention = w.attention();
+        double elementwise = w.elementwise();
+        // The published breakdown keys: compute (GEMMs and attention) and memory_bound (element-wise kernels).
+        t.put("compute", r.accumulation * (gemms + adapters + attention));
+        t.put("memory_bound", r.accumulation * elementwise);
+        operations.put("gemm", r.accumulation * (gemms + adapters));
+        operations.put("attention", r.accumulation * attention);
+        operations.put("elementwise", r.accumulation * elementwise);
+
+        if (r.online()) {
+            if (r.textEncoder != null && r.textOnline()) {
+                t.put("text_encoder", r.accumulation * textEncoderSeconds(r, hw, b));
+            }
+            if (r.vaeOnline()) {
+                t.put("vae_encoder", r.accumulation * vaeSeconds(r, hw, b));
+            }
+        }
+        double dequantize = TrainerLevers.dequantizeSeconds(r, hw.bandwidth);
+        if (dequantize > 0) {
+            t.put("dequantize", dequantize);
+        }
+        operations.putAll(t);
+        operations.remove("compute");
+        operations.remove("memory_bound");
+        double eagerShare = r.eagerShare();
+        if (eagerShare < 1) {
+            t.replaceAll((k, v) -> v / eagerShare);
+            operations.replaceAll((k, v) -> v / eagerShare);
+        }
+        // Swapped blocks are copied on their own stream while other blocks compute; only the excess shows.
+        double swap = TrainerLevers.exposedSwapSeconds(r,
+                r.accumulation * (gemms + adapters + attention + elementwise) / eagerShare);
+        if (swap > 0) {
+            t.put("block_swap", swap);
+            operations.put("block_swap", swap);
+        }
+        double backward = r.accumulation * (gemms * 2 / 3 + attention * 0.7 + elementwise * 2 / 3) / eagerShare;
+        perStepTerms(r, hw, backward, t, operations);
+        return t;
+    }
+
+    /** The optimizer, EMA and all-reduce, then the calibration adjustment over every term. */
+    private static void perStepTerms(ResolvedRun r, Hw hw, double backward, Map<String, Double> t,
+            Map<String, Double> operations) {
+        int shards = r.zero >= 1 && r.gpus > 1 ? r.gpus : 1;
+        t.put("optimizer", r.trainableParams() * OPTIMIZER_TRAFFIC.get(r.optimizer) / shards / hw.bandwidth);
+        if (r.ema) {
+            t.put("ema", (r.trainable.full() ? r.profile.params : r.trainableParams()) * 12.0 / hw.bandwidth);
+        }
+        if (r.gpus > 1) {
+            t.put("allreduce", exposedAllreduce(r, backward));
+        }
+        for (String k : new String[] {"optimizer", "ema", "allreduce"}) {
+            if (t.containsKey(k)) {
+                operations.put(k, t.get(k));
+            }
+        }
+        if (r.factors.stepTimeFactor() != 1.0) {
+            double total = 0;
+            for (double v : t.values()) {
+                total += v;
+            }
+            t.put("calibration_adjustment", total * (r.factors.stepTimeFactor() - 1.0));
+        }
+    }
+
+    private record Gemms(double gemms, double adapters) {
+    }
+
+    /** GEMMs of the trained network: forward, input gradient, weight gradient; recomputed blocks run forward twice. */
+    private static Gemms gemms(ResolvedRun r, Hw hw, int b) {
+        ModelInfo m = r.profile.info;
         double recompute = r.recomputedShare();
         double elementBytes = r.half() ? 2 : 4;
-        double rate = gemmRate(g, r.precision);
-
-        // GEMMs of the trained network: forward, input gradient, weight gradient; recomputed blocks run forward twice.
+        double rate = gemmRate(r.gpu, r.precision);
         double gemms = 0;
         double adapters = 0;
         for (Tensor tensor : r.profile.tensors) {
@@ -213,8 +256,14 @@ final class StepTimeModel {
                 adapters += tensor.count() * one * (forwardPasses + 2 + 1);
             }
         }
+        return new Gemms(gemms, adapters);
+    }
 
-        // Attention, per block group, by kernel.
+    private record BlockWork(double attention, double elementwise) {
+    }
+
+    /** Attention by kernel and the element-wise kernels, per block group. */
+    private static BlockWork blockWork(ResolvedRun r, Hw hw, int b) {
         double attention = 0;
         double elementwise = 0;
         int kernelsPerBlock = r.compiled() ? COMPILED_KERNELS_PER_BLOCK : EAGER_KERNELS_PER_BLOCK;
@@ -233,69 +282,14 @@ final class StepTimeModel {
             attention += perBlock * (layer.blocks() + recomputedBlocks * forwardShare);
             double saved = r.half() ? layer.savedBytesAmp() * (halfParams ? MemoryModel.HALF_STREAM_ACTIVATION_FACTOR : 1)
                     : layer.savedBytesFp32();
-            double perPass = ELEMENTWISE_BYTES_PER_SAVED_BYTE * saved * layer.tokensPerSample() * b * m.hidden() * trafficShare;
+            double perPass = ELEMENTWISE_BYTES_PER_SAVED_BYTE * saved * layer.tokensPerSample() * b
+                    * r.profile.info.hidden() * trafficShare;
             // One forward pass moves perPass, backward twice that; recomputed blocks run forward again.
             double bytes = perPass * (layer.blocks() * 3.0 + recomputedBlocks);
             double kernels = kernelsPerBlock * passes;
             elementwise += kernels * Math.max(bytes / kernels / hw.bandwidth, hw.launch);
         }
-        // The published breakdown keys: compute (GEMMs and attention) and memory_bound (element-wise kernels).
-        t.put("compute", r.accumulation * (gemms + adapters + attention));
-        t.put("memory_bound", r.accumulation * elementwise);
-        operations.put("gemm", r.accumulation * (gemms + adapters));
-        operations.put("attention", r.accumulation * attention);
-        operations.put("elementwise", r.accumulation * elementwise);
-
-        if (r.online()) {
-            if (r.textEncoder != null && r.textOnline()) {
-                t.put("text_encoder", r.accumulation * textEncoderSeconds(r, hw, b));
-            }
-            if (r.vaeOnline()) {
-                t.put("vae_encoder", r.accumulation * vaeSeconds(r, hw, b));
-            }
-        }
-        double dequantize = TrainerLevers.dequantizeSeconds(r, hw.bandwidth);
-        if (dequantize > 0) {
-            t.put("dequantize", dequantize);
-        }
-        operations.putAll(t);
-        operations.remove("compute");
-        operations.remove("memory_bound");
-        double eagerShare = r.eagerShare();
-        if (eagerShare < 1) {
-            t.replaceAll((k, v) -> v / eagerShare);
-            operations.replaceAll((k, v) -> v / eagerShare);
-        }
-        // Swapped blocks are copied on their own stream while other blocks compute; only the excess shows.
-        double swap = TrainerLevers.exposedSwapSeconds(r,
-                r.accumulation * (gemms + adapters + attention + elementwise) / eagerShare);
-        if (swap > 0) {
-            t.put("block_swap", swap);
-            operations.put("block_swap", swap);
-        }
-        int shards = r.zero >= 1 && r.gpus > 1 ? r.gpus : 1;
-        t.put("optimizer", r.trainableParams() * OPTIMIZER_TRAFFIC.get(r.optimizer) / shards / hw.bandwidth);
-        if (r.ema) {
-            t.put("ema", (r.trainable.full() ? r.profile.params : r.trainableParams()) * 12.0 / hw.bandwidth);
-        }
-        if (r.gpus > 1) {
-            double backward = r.accumulation * (gemms * 2 / 3 + attention * 0.7 + elementwise * 2 / 3)
-                    / eagerShare;
-            t.put("allreduce", exposedAllreduce(r, backward));
-        }
-        for (String k : new String[] {"optimizer", "ema", "allreduce"}) {
-            if (t.containsKey(k)) {
-                operations.put(k, t.get(k));
-            }
-        }
-        if (r.factors.stepTimeFactor() != 1.0) {
-            double total = 0;
-            for (double v : t.values()) {
-                total += v;
-            }
-            t.put("calibration_adjustment", total * (r.factors.stepTimeFactor() - 1.0));
-        }
-        return t;
+        return new BlockWork(attention, elementwise);
     }
 
     /** One block's attention (forward, backward and, for recomputed blocks, the caller adds a forward). */
@@ -354,10 +348,8 @@ final class StepTimeModel {
     }
 
     /**
-     * The VAE encoder's convolutions and mid-block attention. Convolutions go through cuDNN, whose TF32 switch
-     * ({@code torch.backends.cudnn.allow_tf32}) is on by default: an fp32 VAE uses TF32 tensor cores even when
-     * matmuls do not. DiT's and fast-DiT's training scripts encode with the fp32 VAE outside autocast (accelerate's
-     * autocast wraps the model's forward only); PixArt, Sana and Open-Sora cast their VAE to the training dtype.
+     * The VAE encoder's convolutions and mid-block attention. cuDNN's TF32 switch is on by default, so an fp32 VAE
+     * (DiT's scripts encode outside autocast) uses TF32; PixArt, Sana and Open-Sora cast theirs to the training dtype.
      */
     private static double vaeSeconds(ResolvedRun r, Hw hw, int b) {
         EncoderInfo vae = r.vae;

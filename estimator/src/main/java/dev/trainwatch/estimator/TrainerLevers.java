@@ -8,30 +8,19 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * How the LoRA trainers of today's DiTs (kohya sd-scripts and musubi-tuner, ai-toolkit, SimpleTuner, OneTrainer,
- * diffusion-pipe) fit 12–20B models on 24 GB cards, priced: frozen base weights stored quantised ({@code base_weights})
- * and dequantised as each layer runs, transformer blocks kept in pinned host memory and streamed over PCIe
- * ({@code blocks_to_swap}), the host memory that costs, and the sampling (validation) phase that runs the pipeline's
- * inference beside the training state. The constants are documented in docs/ESTIMATOR.md. Stateless.
+ * How today's LoRA trainers (kohya, musubi-tuner, ai-toolkit, SimpleTuner, OneTrainer, diffusion-pipe) fit 12–20B
+ * models on 24 GB cards, priced: quantised frozen base weights, swapped blocks, host memory and the sampling phase.
+ * Constants in docs/ESTIMATOR.md. Stateless.
  */
 final class TrainerLevers {
 
     /** Storage formats of frozen base weights, as {@code --base-weights} names them. */
     static final List<String> BASE_WEIGHTS = List.of("bf16", "fp16", "fp8", "int8", "int4", "nf4");
-    /**
-     * Share of PCIe x16's per-direction rate a pinned host-to-device copy reaches (about 25 of 32 GB/s on PCIe 4.0,
-     * NVIDIA's bandwidthTest on pinned memory).
-     */
+    /** Share of PCIe x16's per-direction rate a pinned host-to-device copy reaches (bandwidthTest: ~25 of 32 GB/s). */
     static final double PINNED_COPY_EFFICIENCY = 0.8;
-    /**
-     * Host memory of a CUDA PyTorch training process before any model (CUDA and cuDNN libraries, the Python runtime,
-     * data loader workers): a few GB in every trainer's process table.
-     */
+    /** Host memory of a CUDA PyTorch training process before any model (libraries, Python, loader workers). */
     static final long PROCESS_RUNTIME_BYTES = 3_000_000_000L;
-    /**
-     * Live working memory of one block's no-grad forward per token per hidden unit in 16-bit: the residual, q/k/v, the
-     * attention output and the 4h MLP activation before and after its nonlinearity.
-     */
+    /** Live bytes of one block's no-grad forward per token per hidden unit in 16-bit (residual, q/k/v, out, MLP). */
     static final double INFERENCE_BYTES = 28;
     /** A VAE decoder's working memory relative to its encoder's, per output pixel. */
     static final double DECODER_TRANSIENT_FACTOR = 1;
@@ -58,11 +47,7 @@ final class TrainerLevers {
         };
     }
 
-    /**
-     * Bytes per quantised weight element: fp8 and int8 one byte (per-channel scales are noise); int4 half a byte plus
-     * a 16-bit scale and shift per 128-element group (quanto); NF4 half a byte plus bitsandbytes' double-quantised
-     * absmax per 64-element block (0.127 bits).
-     */
+    /** Bytes per quantised weight element, with int4's per-128 scale and shift and NF4's double-quantised absmax. */
     static double matrixBytes(String baseWeights) {
         return switch (baseWeights) {
             case "fp8", "int8" -> 1;
@@ -156,10 +141,7 @@ final class TrainerLevers {
         return 2.0 * r.accumulation * swappedBytes(r, weightBytes(r));
     }
 
-    /**
-     * Step seconds block swap adds: the copies run on their own stream beside the blocks' compute, so only what the
-     * compute cannot hide shows.
-     */
+    /** Step seconds block swap adds: the copies overlap the compute, so only what it cannot hide shows. */
     static double exposedSwapSeconds(ResolvedRun r, double computeSeconds) {
         double bytes = swapBytesPerStep(r);
         if (bytes <= 0 || r.gpu.pcieGbps() <= 0) {
@@ -207,10 +189,8 @@ final class TrainerLevers {
     }
 
     /**
-     * The sampling (validation) phase's device memory: the training state stays (weights, adapters, optimizer state,
-     * EMA; gradients are freed by {@code zero_grad(set_to_none=True)} and activations by the end of the step) while the
-     * pipeline runs one sample at the training size through the transformer without gradients (two with classifier-free
-     * guidance, one for guidance-distilled models) and decodes it with the VAE (video VAEs decode a few frames at once).
+     * The sampling phase's device memory: the training state stays (gradients and activations freed) while the pipeline
+     * runs one sample at the training size without gradients (two with CFG) and decodes it with the VAE.
      */
     static Map<String, Long> samplingTerms(ResolvedRun r, Map<String, Long> training) {
         Map<String, Long> s = new LinkedHashMap<>();
@@ -234,10 +214,7 @@ final class TrainerLevers {
         return s;
     }
 
-    /**
-     * {@code notes} with one more when training fits the GPU but its sampling phase does not: the run would die at its
-     * first sample, often after hours of caching and training.
-     */
+    /** {@code notes} plus one when training fits but sampling does not: the run would die at its first sample. */
     static List<String> withSamplingNote(List<String> notes, ResolvedRun r, long trainingPeak, long samplingPeak) {
         long capacity = r.gpu.memoryBytes();
         if (trainingPeak > capacity || samplingPeak <= capacity) {

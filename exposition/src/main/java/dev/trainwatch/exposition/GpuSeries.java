@@ -25,15 +25,10 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * The {@code trainwatch_gpu_*} series: one set per GPU the fleet knows, read from its newest sample. A reading the
- * GPU did not report has no series.
- *
- * <p>Built as one Prometheus client {@link MultiCollector} whose snapshot is made straight from the fleet's views
- * at scrape time rather than as Micrometer gauges: a fleet of 1,024 GPUs has about 20,000 GPU series, and keeping
- * that many Micrometer meters in step with the fleet and collecting them meter by meter cost most of a scrape.
- * There is nothing to keep in step, so it has no refresh step; the names, units, types and help
- * texts stay those of docs/METRICS.md (the golden scrape test pins them). One definition for the collector and for
- * each agent's own {@code /metrics}. Thread-safe: a collection only reads the GPUs the supplier returns.
+ * The {@code trainwatch_gpu_*} series, one set per GPU from its newest sample (an unreported reading has none), made
+ * straight from the fleet's views at scrape time as one {@link MultiCollector}: ~20,000 series at 1,024 GPUs cost most
+ * of a scrape as Micrometer meters. Names, units and help as docs/METRICS.md (the golden scrape pins them); shared by
+ * the collector and each agent's {@code /metrics}. Thread-safe.
  */
 public final class GpuSeries implements MultiCollector {
 
@@ -129,10 +124,7 @@ public final class GpuSeries implements MultiCollector {
         names.add(family.name());
     }
 
-    /**
-     * The name Micrometer's Prometheus naming convention gives {@code name} with {@code unit}: dots become
-     * underscores and the unit is appended once (a counter's {@code _total} is added by the text writer).
-     */
+    /** Micrometer's Prometheus name for {@code name} with {@code unit}: dots to underscores, the unit appended once. */
     public static String prometheusName(String name, String unit) {
         String base = name.replace('.', '_');
         return unit == null || base.endsWith('_' + unit) ? base : base + '_' + unit;

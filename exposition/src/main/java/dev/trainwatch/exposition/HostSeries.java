@@ -12,11 +12,8 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * The nodes' memory, one series per {@code host}: {@code trainwatch_host_memory_available_bytes},
- * {@code trainwatch_host_memory_total_bytes}, {@code trainwatch_host_shm_used_bytes},
- * {@code trainwatch_host_shm_total_bytes}, as the agents last read them (what the OOM killer and DataLoader workers
- * run out of). A reading an agent could not take has no series. One definition for the collector (every node) and
- * each agent (its own). Thread-safe: a collection only reads what the supplier returns.
+ * The nodes' memory and /dev/shm, one series per {@code host}, as the agents last read them; shared by the collector
+ * and each agent. Thread-safe.
  */
 public final class HostSeries implements MultiCollector {
 

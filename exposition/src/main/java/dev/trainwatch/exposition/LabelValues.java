@@ -1,10 +1,6 @@
 package dev.trainwatch.exposition;
 
-/**
- * Makes any string safe as a Prometheus label value: printable ASCII only (others become {@code _}), at most 128
- * characters. Ingest already refuses bad identifiers; this is the second fence, so no path into the registry can
- * create unbounded or unreadable label values.
- */
+/** Any string as a safe Prometheus label value: printable ASCII ({@code _} else), at most 128 characters. */
 public final class LabelValues {
     /** Longest label value exported. */
     public static final int MAX_LENGTH = 128;

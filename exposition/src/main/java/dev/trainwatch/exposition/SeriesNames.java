@@ -3,11 +3,8 @@ package dev.trainwatch.exposition;
 import java.util.List;
 
 /**
- * The names and label keys of the node series, defined once for every process that exports them: the collector
- * (for the fleet, when it exports per-GPU series) and each agent (for its own node, on its own {@code /metrics}), so
- * dashboards and alert rules find the same series in either layout. Names are Micrometer's dotted form with the base
- * unit given separately, rendered as Micrometer's Prometheus naming does ({@link GpuSeries#prometheusName}); the
- * rendered names are the contract of docs/METRICS.md. The collector's {@code MetricNames} names these for its own code.
+ * Names and label keys of the node series, shared by the collector and each agent's {@code /metrics}: Micrometer's
+ * dotted form with the base unit, rendered by {@link GpuSeries#prometheusName} (docs/METRICS.md is the contract).
  */
 public final class SeriesNames {
 
@@ -61,10 +58,7 @@ public final class SeriesNames {
     public static final String GPU_NVLINK_RX = "trainwatch.gpu.nvlink.rx";
     /** Counter: NVLink data sent, all links. */
     public static final String GPU_NVLINK_TX = "trainwatch.gpu.nvlink.tx";
-    /**
-     * Plus {@code run_id}. Rendered through the Prometheus client's info type: Micrometer's naming convention
-     * would strip the {@code _info} suffix from a gauge.
-     */
+    /** Plus {@code run_id}; an info type, since Micrometer's naming would strip {@code _info} from a gauge. */
     public static final String GPU_RUN_INFO = "trainwatch_gpu_run";
 
     // ---- node memory (label host), rendered names ----
@@ -73,10 +67,7 @@ public final class SeriesNames {
     public static final String HOST_SHM_USED = "trainwatch_host_shm_used_bytes";
     public static final String HOST_SHM_TOTAL = "trainwatch_host_shm_total_bytes";
 
-    /**
-     * Clock-event reasons exported, in NVML's bit order. Reasons outside this set are accepted on ingest but not
-     * exported, so a newer driver cannot add series dashboards do not know.
-     */
+    /** Clock-event reasons exported, in NVML's bit order; others are accepted but not exported. */
     public static final List<String> CLOCK_EVENT_REASONS = List.of("gpu_idle", "applications_clocks_setting",
             "sw_power_cap", "hw_slowdown", "sync_boost", "sw_thermal_slowdown", "hw_thermal_slowdown",
             "hw_power_brake_slowdown", "display_clock_setting");

@@ -23,9 +23,7 @@ public record AgentBatch(String host, String agentId, long seq, List<GpuSample> 
                          List<AgentEvent> events, AgentHealth health, HostMemory hostMemory, Double sentAt,
                          List<RunSteps> runSteps) {
 
-    // No constructor of nine components: the generated wire codec's processor picks the first constructor with as
-    // many parameters as the record has distinct component types (nine) and would read batches with it, losing
-    // run_steps (avaje-jsonb 3.11, TypeReader.determineConstructor).
+    // No nine-component constructor: avaje-jsonb 3.11 (TypeReader.determineConstructor) would read batches with it.
 
     /** The same batch without its steps. */
     public AgentBatch withoutSteps() {

@@ -3,11 +3,8 @@ package dev.trainwatch.protocol;
 import java.util.List;
 
 /**
- * The largest multi-scale bucket a run's step reports have shown (PixArt's and Sana's {@code s:(h, w)}, the latent
- * size). A report of a larger one is news: the collector's {@code oom_risk} estimates the peak memory of the largest
- * bucket seen, and a bucket that does not fit is an OOM on its way. An agent that holds its polls for a batch
- * ({@code --ship-every}) sends such a report at once. The first bucket a watch sees is news too (an agent attached to
- * a running job has seen none). Not thread-safe: one agent's poll thread.
+ * The largest multi-scale bucket a run's step reports have shown: a larger one (or the first) is news for
+ * {@code oom_risk}, sent at once by an agent holding polls. Not thread-safe: one poll thread.
  */
 public final class BucketWatch {
 

@@ -73,25 +73,14 @@ public record GpuSample(
                 temperatureCelsius, pstate, processes, lost, null);
     }
 
-    /**
-     * NVML's clock-event reasons that are hardware slowdowns (the generic one, thermal, power brake), as the agent
-     * names them: a GPU in one is news (agents send such a poll at once; {@code throttling} makes them critical). Not
-     * the software power cap, which a busy healthy GPU shows much of the time.
-     */
+    /** Clock-event reasons that are hardware slowdowns (not the software power cap a busy healthy GPU shows). */
     public static final Set<String> HARDWARE_SLOWDOWNS = Set.of("hw_slowdown",
             "hw_thermal_slowdown", "hw_power_brake_slowdown");
 
-    /**
-     * Utilisation at or above which a GPU's clocks count for {@code throttling} (the collector's default busy ratio):
-     * an idle GPU lowers its clocks anyway, and some chassis assert a power brake also on idle GPUs.
-     */
+    /** Utilisation at or above which clocks count for {@code throttling}: idle GPUs lower their clocks anyway. */
     public static final double THROTTLING_BUSY_RATIO = 0.50;
 
-    /**
-     * Whether any of {@code samples} is busy (utilisation at or above {@code busyRatio}) and reports any of
-     * {@code reasons} among its clock-event reasons: a slowdown that costs a run time. A sample without a utilisation
-     * reading is not busy, as {@code throttling} does not count it either.
-     */
+    /** Whether any sample is busy (a missing utilisation is not) and reports one of {@code reasons}. */
     public static boolean anyClockEventReasonWhileBusy(List<GpuSample> samples, Set<String> reasons,
                                                        double busyRatio) {
         if (samples == null) {

@@ -6,10 +6,8 @@ import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.json.JsonReadFeature;
 
 /**
- * jackson-core's streaming parser with the wire codec's reading settings ({@link Json#newMapper()}: bare
- * {@code NaN}/{@code Infinity} accepted, the same nesting, string and number limits), for the agent's few reads of
- * its own files. Reading through it loads jackson-core's parser alone; touching {@link Json} loads jackson-databind,
- * which the agent does not need (docs/PERFORMANCE.md, "Agent: side by side").
+ * jackson-core's streaming parser with the wire's reading settings, for the agent's reads of its own files: touching
+ * {@link Json} would load jackson-databind, which the agent does without.
  */
 public final class JsonStreams {
 

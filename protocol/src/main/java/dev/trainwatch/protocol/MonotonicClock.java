@@ -7,18 +7,10 @@ import java.time.ZoneOffset;
 import java.util.function.LongSupplier;
 
 /**
- * The time trainwatch's agent and collector keep: the wall clock as it read when the clock was made, advanced by the
- * monotonic clock ({@link System#nanoTime()}) from then on. It never goes back and never jumps when NTP, an
- * operator or a suspended VM steps the wall clock, so every age, timeout and sustain window measured on it is a
- * real duration.
- *
- * <p>Where a time leaves the process for something that reads the wall clock (Prometheus' {@code time()},
- * Alertmanager's {@code startsAt}), {@link #toWall(double)} moves it by the wall clock's step since the anchor
- * ({@link #wallOffsetSeconds()}); a time that arrives in wall terms without a send time to correct it is moved
- * back with {@link #fromWall(double)}. For any other {@link Clock} (fixed and scaled clocks in tests and the
- * demo) both are the identity: see {@link #wallOffsetSeconds(Clock)}.
- *
- * <p>Thread-safe: the state is the two anchors, fixed at construction.
+ * The wall clock as read at construction, advanced by {@link System#nanoTime()}: it never goes back or jumps when the
+ * wall clock is stepped, so ages and windows are real durations. {@link #toWall(double)} and
+ * {@link #fromWall(double)} move a time by the wall clock's step since the anchor, for what reads the wall clock
+ * (Prometheus, Alertmanager); for any other {@link Clock} both are the identity. Thread-safe.
  */
 public final class MonotonicClock extends Clock {
     private final long anchorWallNanos;
@@ -78,10 +70,7 @@ public final class MonotonicClock extends Clock {
         return anchorWallNanos + (monoNanos.getAsLong() - anchorMonoNanos);
     }
 
-    /**
-     * How far the wall clock is ahead of this clock now, in seconds: 0 until something steps the wall clock (plus
-     * the slow drift between the two oscillators, milliseconds a day).
-     */
+    /** How far the wall clock is ahead of this clock now, in seconds: 0 until something steps it. */
     public double wallOffsetSeconds() {
         long mono = monoNanos.getAsLong();
         long wall = wallNanos.getAsLong();

@@ -25,34 +25,23 @@ import java.util.List;
  * @param gradAccumulation  micro-steps per optimizer step
  * @param totalSteps        planned number of steps (for ETA and total time)
  * @param textFeatures      {@code online} or {@code precomputed} for the text encoder alone (overrides {@code features})
- * @param vaeFeatures       {@code online} or {@code precomputed} for the VAE alone (overrides {@code features});
- *                          PixArt-alpha reads T5 features from disk always and runs the VAE unless {@code load_vae_feat}
- * @param weights           how parameters are held: {@code fp32} (fp32 parameters under autocast: torch AMP,
- *                          accelerate; the default), {@code mixed} (half parameters and gradients with fp32 master
- *                          weights in the optimizer: ColossalAI, DeepSpeed, FSDP mixed precision) or {@code pure}
- *                          (half parameters, gradients and optimizer state, no master copy)
- * @param checkpointBlocks  blocks recomputed in backward, one number per block group (MMDiT: double-stream then
- *                          single-stream blocks; STDiT3: spatial then temporal); a single number counts blocks in
- *                          forward order. Overrides {@code gradCheckpointing}
+ * @param vaeFeatures       {@code online} or {@code precomputed} for the VAE alone (overrides {@code features})
+ * @param weights           {@code fp32} (under autocast; the default), {@code mixed} (half with fp32 master weights:
+ *                          ColossalAI, DeepSpeed, FSDP) or {@code pure} (all half, no master copy)
+ * @param checkpointBlocks  blocks recomputed in backward, one number per block group or one for all in forward
+ *                          order; overrides {@code gradCheckpointing}
  * @param vaeMicroBatch     images (frames) the video VAE encodes at once (Open-Sora's {@code micro_batch_size})
- * @param buckets           frames x resolution buckets the run trains on; each is priced, the peak memory is the
- *                          largest bucket's and the step time the weighted mean
- * @param kernels           {@code eager} (PyTorch eager, one kernel per operator; the default) or {@code compiled}
- *                          ({@code torch.compile} or fused kernels: element-wise work fused, fewer launches)
- * @param attentionPrecision {@code fp32} (attention upcast to fp32 under autocast, PixArt's and Sana's
- *                          {@code fp32_attention=True}) or {@code half}; null: the model's training code default
+ * @param buckets           frames x resolution buckets the run trains on (the largest's memory, the mean step)
+ * @param kernels           {@code eager} (the default) or {@code compiled} ({@code torch.compile}, fused kernels)
+ * @param attentionPrecision {@code fp32} (upcast under autocast, {@code fp32_attention}) or {@code half}; null: the model's
  * @param loraRank          LoRA rank: the base weights are frozen and rank-r adapters on {@code loraTargets} train
- * @param loraTargets       module kinds that get adapters (or, without a rank, the kinds trained while the rest is
- *                          frozen): {@code attention}, {@code cross_attention}, {@code mlp}, {@code modulation},
- *                          {@code embedding}, {@code final}; null: attention (with a rank) or everything
+ * @param loraTargets       module kinds with adapters (without a rank: the kinds trained), e.g. {@code attention},
+ *                          {@code mlp}, {@code modulation}; null: attention (with a rank) or everything
  * @param images            images (samples) per epoch: with {@code epochs}, the total steps from the global batch
  * @param epochs            passes over {@code images}
- * @param baseWeights       storage of the frozen base weights of a LoRA or partial fine-tune: {@code bf16},
- *                          {@code fp16}, {@code fp8}, {@code int8}, {@code int4} or {@code nf4} (kohya's and musubi's
- *                          {@code --fp8_base}, ai-toolkit's {@code quantize}, SimpleTuner's {@code base_model_precision});
- *                          compute stays {@code precision}; null: the compute precision
- * @param blocksToSwap      transformer blocks kept in pinned host memory and streamed to the GPU each step (kohya's
- *                          and musubi's {@code blocks_to_swap}, diffusion-pipe's); null or 0: none
+ * @param baseWeights       storage of frozen base weights ({@code bf16}, {@code fp16}, {@code fp8}, {@code int8},
+ *                          {@code int4}, {@code nf4}: kohya's {@code --fp8_base}); null: the compute precision
+ * @param blocksToSwap      blocks kept in pinned host memory, streamed each step ({@code blocks_to_swap}); 0: none
  * @param notes             what the spec's source (a trainer's config or command line) said that could not be mapped,
  *                          one line each; shown on the run, never priced
  */
@@ -104,36 +93,13 @@ public record RunSpec(
                 epochs, baseWeights, blocksToSwap, null);
     }
 
-    /** The spec as it was before the trainer fields (they stay unsaid). */
-    public RunSpec(String model, String gpu, Integer gpus, Integer batch, Integer resolution, Integer height,
-            Integer width, Integer frames, String precision, String optimizer, Boolean gradCheckpointing, Boolean ema,
-            String features, Integer zero, String attention, Integer gradAccumulation, Long totalSteps,
-            String textFeatures, String vaeFeatures, String weights, List<Integer> checkpointBlocks,
-            Integer vaeMicroBatch, List<Bucket> buckets, String kernels, String attentionPrecision,
-            Integer loraRank, List<String> loraTargets, Long images, Double epochs) {
-        this(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer, gradCheckpointing, ema,
-                features, zero, attention, gradAccumulation, totalSteps, textFeatures, vaeFeatures, weights,
-                checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank, loraTargets, images,
-                epochs, null, null);
-    }
-
-    /** The spec as it was before the physics fields (they stay unsaid). */
-    public RunSpec(String model, String gpu, Integer gpus, Integer batch, Integer resolution, Integer height,
-            Integer width, Integer frames, String precision, String optimizer, Boolean gradCheckpointing, Boolean ema,
-            String features, Integer zero, String attention, Integer gradAccumulation, Long totalSteps,
-            String textFeatures, String vaeFeatures, String weights, List<Integer> checkpointBlocks,
-            Integer vaeMicroBatch, List<Bucket> buckets) {
-        this(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer, gradCheckpointing, ema,
-                features, zero, attention, gradAccumulation, totalSteps, textFeatures, vaeFeatures, weights,
-                checkpointBlocks, vaeMicroBatch, buckets, null, null, null, null, null, null);
-    }
-
-    /** The spec as it was before the optional regime fields (they stay unsaid). */
+    /** The core fields only: the later ones (regime, physics, trainer, notes) stay unsaid. */
     public RunSpec(String model, String gpu, Integer gpus, Integer batch, Integer resolution, Integer height,
             Integer width, Integer frames, String precision, String optimizer, Boolean gradCheckpointing, Boolean ema,
             String features, Integer zero, String attention, Integer gradAccumulation, Long totalSteps) {
         this(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer, gradCheckpointing, ema,
-                features, zero, attention, gradAccumulation, totalSteps, null, null, null, null, null, null);
+                features, zero, attention, gradAccumulation, totalSteps, null, null, null, null, null, null, null, null,
+                null, null, null, null, null, null, null);
     }
 
     /**

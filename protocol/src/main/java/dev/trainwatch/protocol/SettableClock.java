@@ -6,12 +6,7 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 
-/**
- * A clock moved by hand, in UTC: the one settable clock of the project, for tests, the collector's scrape warm-up
- * and anything else that plays time forward itself instead of waiting for it.
- *
- * <p>Thread-safe for one writer: the instant is a volatile field, so readers on other threads see each move.
- */
+/** A clock moved by hand, in UTC: the project's one settable clock. Thread-safe for one writer (volatile). */
 public final class SettableClock extends Clock {
 
     private volatile Instant now;

@@ -3,12 +3,9 @@ package dev.trainwatch.protocol;
 import java.util.List;
 
 /**
- * What in a poll's readings and new step reports an agent that holds its polls for a batch ({@code --ship-every})
- * sends at once, with what it held before: a busy GPU slowed down in hardware, a loss that turns NaN or infinite, a
- * rank's step reports that turn starved ({@link WaitShareWatch}; the polls of the next few seconds then follow one by
- * one) and a multi-scale bucket larger than any before ({@link BucketWatch}). Events and a change of which GPUs
- * belong to which run are the caller's to add. One home for the rule: the agent and the collector's tests' scenario
- * player both ask it. Call {@link #urgent} once per poll, in order. Not thread-safe: one agent's poll thread.
+ * What in a poll an agent holding polls ({@code --ship-every}) sends at once: a busy GPU slowed in hardware, a
+ * non-finite loss, reports turning starved ({@link WaitShareWatch}), a larger bucket ({@link BucketWatch}). Shared by
+ * the agent and the collector tests' scenario player. Call {@link #urgent} once per poll. Not thread-safe.
  */
 public final class ShipUrgency {
 

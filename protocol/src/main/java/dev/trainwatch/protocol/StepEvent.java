@@ -71,19 +71,12 @@ public record StepEvent(
         return new StepEvent(step, timeS, null, null, null, null, null, null, null, null, null, null, null, null, ts);
     }
 
-    /**
-     * The share of the step spent waiting for input: PixArt's {@code time_data}, Sana's data, text-encoder and VAE
-     * times together (each at most the step), at most 1; NaN when the report does not split its time or has no
-     * positive step time. The collector's {@code data_starvation} reads each report's share the same way.
-     */
+    /** The share of the step spent waiting for input (data, text encoder, VAE), at most 1; NaN when not split. */
     public double waitShare() {
         return timeS == null ? Double.NaN : waitShare(timeS, nan(dataTimeS), nan(lmTimeS), nan(vaeTimeS));
     }
 
-    /**
-     * The same from a report's columns, NaN for a part the report does not give: one rule for the agent (which sends a
-     * report that turns starved at once) and the collector's {@code data_starvation} (which judges it).
-     */
+    /** The same from a report's columns (NaN: not given): one rule for the agent and {@code data_starvation}. */
     public static double waitShare(double timeS, double dataTimeS, double lmTimeS, double vaeTimeS) {
         if (!(timeS > 0) || Double.isNaN(dataTimeS) && Double.isNaN(lmTimeS) && Double.isNaN(vaeTimeS)) {
             return Double.NaN;

@@ -5,23 +5,16 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Watches a run's step reports for a data wait that has just become large. An agent that holds its polls for a
- * batch ({@code --ship-every}) sends the reports the collector's newest-reports rule reads at once — a rank's first
- * two reports in a row above the share, and more until they cover {@link #SPAN_SECONDS} of steps — and every poll for
- * a few seconds after the first: the collector names a run that turns starved from its first starved report and the
- * GPUs' idle gaps after it (held polls would bring those gaps only with the batch that carries them), or from its
- * newest starved reports. Each rank (a log that prints every rank's line) is watched on its own. Not thread-safe: one
- * agent's poll thread.
+ * Watches a run's step reports for a data wait that has just become large, per rank: an agent holding polls sends
+ * the reports {@code data_starvation} reads and every poll for a few seconds after, so the verdict is not delayed.
+ * Not thread-safe: one poll thread.
  */
 public final class WaitShareWatch {
 
     /** A report that waits for data more than this share of its step is news: the collector's default warning share. */
     public static final double SHARE = 0.30;
 
-    /**
-     * Starved reports in a row that are news until they cover this many seconds of steps (and two at least): the
-     * span of newest reports whose median the collector's {@code data_starvation} reads by default.
-     */
+    /** Starved reports in a row are news until they cover this span (the collector's default median span). */
     public static final double SPAN_SECONDS = 30;
 
     /**
@@ -29,10 +22,7 @@ public final class WaitShareWatch {
      */
     public static final double GPU_CONFIRM_SECONDS = 8;
 
-    /**
-     * How long after a report that turned above {@link #SHARE} an agent sends every poll at once: the GPUs'
-     * confirmation and two polls more.
-     */
+    /** How long after a report turned starved every poll goes at once: the GPUs' confirmation and two polls. */
     public static final double HURRY_SECONDS = GPU_CONFIRM_SECONDS + 2;
 
     /** The polls of {@link #HURRY_SECONDS} at a polling interval of {@code intervalNanos}. */
@@ -72,10 +62,7 @@ public final class WaitShareWatch {
 
     private final Map<Integer, Streak> streaks = new HashMap<>();
 
-    /**
-     * Reads a poll's new reports, oldest first; reports that do not split their time change nothing. A run that
-     * stays starved costs nothing more once its starved reports cover the span: the collector has what it needs.
-     */
+    /** Reads a poll's new reports, oldest first; a run starved for the whole span costs nothing more. */
     public Seen read(List<StepEvent> steps) {
         Seen seen = Seen.NOTHING;
         for (StepEvent e : steps) {

@@ -6,15 +6,8 @@ import dev.trainwatch.protocol.GpuActivity;
 import java.util.function.IntPredicate;
 
 /**
- * The hardware activity counters of one GPU per poll: GPM metrics (SM, tensor-pipe and DRAM activity, PCIe and
- * NVLink rates) over the interval since the previous poll, and the NVLink byte counters through field values.
- * PCIe rates on GPUs without GPM come from {@link PcieThroughputWatcher}, because that call blocks for the
- * driver's 20 ms counter window.
- *
- * <p>GPM support is asked once per GPU and init; a supporting GPU gets two GPM samples, allocated once and kept
- * until {@link #release(PerGpu)}: each poll fills the older one and computes the metrics from the pair, so one
- * {@code nvmlGpmSampleGet} per poll gives metrics over the whole poll interval. Native buffers are allocated once
- * per reader. For the polling thread only.
+ * One GPU's activity counters per poll: GPM metrics over the poll interval (two samples per GPU, allocated once, the
+ * older refilled each poll) and NVLink byte counters through field values. For the polling thread only.
  */
 final class ActivityCounters {
 
@@ -34,11 +27,7 @@ final class ActivityCounters {
         GPM_NVLINK_TOTAL_TX_PER_SEC};
     private static final int GPM_METRICS_GET_VERSION = 1;
     private static final int GPM_SUPPORT_VERSION = 1;
-    /**
-     * Room for 256 metric entries although the request uses nine and NVML 12's header declares 98: the header's
-     * array grew between releases without a version bump, and a library that touches its own full length must
-     * stay inside our buffer.
-     */
+    /** Room for 256 metric entries: NVML's array grew between releases without a version bump. */
     private static final int METRIC_ENTRIES = 256;
     private static final int METRIC_BYTES = 40;         // nvmlGpmMetric_t: metricId@0, nvmlReturn@4, value@8
     private static final int METRICS_OFFSET = 24;       // version@0, numMetrics@4, sample1@8, sample2@16
@@ -83,10 +72,6 @@ final class ActivityCounters {
         double prevTs;
         NvlinkMode nvlink = NvlinkMode.UNKNOWN;
         boolean gpmPcie;          // GPM gave PCIe rates since the last init: the watcher skips this GPU
-
-        boolean holdsSamples() {
-            return prevSample != 0 || nextSample != 0;
-        }
     }
 
     enum NvlinkMode { UNKNOWN, ALL_LINKS_SCOPE, PER_LINK, NONE }
@@ -126,11 +111,7 @@ final class ActivityCounters {
         return a.isEmpty() ? null : a;
     }
 
-    /**
-     * The GPM metrics over the interval since the previous poll, in {@link #METRICS} order, then the interval
-     * (index 9); NaN for a metric the GPU does not give; null when there is no interval (the first poll, an
-     * interval too short, a failed sample) or no GPM.
-     */
+    /** GPM metrics in {@link #METRICS} order, then the interval; NaN where not given; null without an interval or GPM. */
     private double[] readGpm(PerGpu s, long device, double ts) {
         NvmlApi.Gpm gpm = api.gpm;
         if (gpm == null || Boolean.FALSE.equals(s.gpm)) {
@@ -241,11 +222,7 @@ final class ActivityCounters {
         s.nvlink = NvlinkMode.UNKNOWN;
     }
 
-    /**
-     * NVLink data counters {tx, rx} in KiB summed over all links, -1 for a direction the GPU does not report;
-     * null when it has no NVLink. Asks for the all-links scope first; a driver that rejects it is read link by
-     * link from then on.
-     */
+    /** NVLink {tx, rx} KiB over all links (-1: not reported), null without NVLink; link by link if all-links fails. */
     private long[] readNvlink(PerGpu s, long device) {
         if (api.fieldValues == null || s.nvlink == NvlinkMode.NONE) {
             return null;

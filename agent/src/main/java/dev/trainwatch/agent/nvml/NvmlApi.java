@@ -9,10 +9,8 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The NVML symbols this agent uses, each bound on its own by exported name. Versioned names are probed first and
- * older ones taken when a driver lacks them; a missing optional symbol is a null field (that reading is skipped),
- * never a failed load. Per-symbol binding rather than {@code Native.register}, which fails as a whole when one
- * symbol is missing.
+ * The NVML symbols this agent uses, each bound on its own (versioned names first): a missing optional symbol is a
+ * null field and a skipped reading, never a failed load as with {@code Native.register}.
  */
 final class NvmlApi {
 

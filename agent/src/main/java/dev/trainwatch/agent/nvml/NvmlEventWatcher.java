@@ -9,11 +9,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
-/**
- * Waits for NVML's critical events (XID errors, double-bit ECC errors) on a daemon thread of its own:
- * {@code nvmlEventSetWait} blocks, so it must never run on the polling thread. The wait times out every
- * {@value #WAIT_MS} ms so that {@link #stop()} returns promptly.
- */
+/** Waits for NVML's critical events (XID, double-bit ECC) on a daemon thread; the wait times out every {@value #WAIT_MS} ms. */
 final class NvmlEventWatcher {
 
     static final long XID_CRITICAL_ERROR = 0x8L;
@@ -42,10 +38,7 @@ final class NvmlEventWatcher {
         this.thread.setDaemon(true);
     }
 
-    /**
-     * Registers every GPU for critical events and starts the thread; null when the driver offers no events (then
-     * there is nothing to stop).
-     */
+    /** Registers every GPU for critical events and starts the thread; null when the driver offers none. */
     static NvmlEventWatcher start(NvmlApi api, List<Pointer> handles, Map<Long, String> uuidByHandle, Clock clock,
                                   Consumer<AgentEvent> sink, AtomicLong failedReads) {
         if (api.eventSetCreate == null || api.registerEvents == null || api.eventSetWait == null
@@ -85,6 +78,12 @@ final class NvmlEventWatcher {
     /** Ends the thread, then frees the event set (never while a wait may still use it). */
     void stop() {
         running = false;
+        joinUninterruptibly(thread);
+        api.eventSetFree.invokeInt(new Object[] {set});
+    }
+
+    /** Waits for {@code thread} to end, keeping an interrupt for the caller to see afterwards. */
+    static void joinUninterruptibly(Thread thread) {
         boolean interrupted = false;
         while (thread.isAlive()) {
             try {
@@ -93,7 +92,6 @@ final class NvmlEventWatcher {
                 interrupted = true;
             }
         }
-        api.eventSetFree.invokeInt(new Object[] {set});
         if (interrupted) {
             Thread.currentThread().interrupt();
         }

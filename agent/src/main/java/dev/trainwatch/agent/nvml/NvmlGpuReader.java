@@ -24,13 +24,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Reads every GPU through NVML. One {@code nvmlInit} when opened (and again only if NVML reports itself
- * uninitialised), one {@code nvmlShutdown} when closed. Native buffers are allocated once and reused; struct fields
- * are read at their header offsets from those buffers instead of through JNA {@code Structure}s, which copy every
- * field both ways on each call.
- *
- * <p>{@link #readAll()} is for one polling thread. XID and double-bit ECC events are read on a daemon thread of
- * their own and handed over through {@link #drainEvents()}.
+ * Reads every GPU through NVML: one init when opened, buffers allocated once and struct fields read at their header
+ * offsets (JNA Structures copy every field each call). {@link #readAll()} for one thread; events via {@link #drainEvents()}.
  */
 public final class NvmlGpuReader implements GpuReader {
 
@@ -547,10 +542,7 @@ public final class NvmlGpuReader implements GpuReader {
 
     // ------------------------------------------------------------------ helpers
 
-    /**
-     * True on success. NOT_SUPPORTED is an absent reading, not a failure; a lost GPU or a shut-down NVML aborts the
-     * GPU's read; anything else counts as a failed read.
-     */
+    /** True on success; NOT_SUPPORTED is an absent reading, a lost GPU aborts its read, the rest count as failed. */
     private boolean check(int rc) {
         switch (rc) {
             case NvmlApi.SUCCESS:

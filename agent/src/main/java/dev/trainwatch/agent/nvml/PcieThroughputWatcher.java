@@ -10,10 +10,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Reads {@code nvmlDeviceGetPcieThroughput} (KB/s over the driver's 20 ms counter window) on a daemon thread of its
- * own: each call blocks for that window, so two counters of eight GPUs would hold a poll for about 320 ms. One round
- * over the GPUs every {@value #ROUND_MS} ms; GPUs whose PCIe rates come from GPM are skipped, and a GPU that answers
- * NOT_SUPPORTED for both counters is not asked again. Thread-safe: the poll thread reads {@link #latest(long)}.
+ * Reads PCIe throughput on a daemon thread: each call blocks for the driver's 20 ms window. A round every
+ * {@value #ROUND_MS} ms, skipping GPUs with GPM and those that answered NOT_SUPPORTED. Thread-safe.
  */
 final class PcieThroughputWatcher {
 
@@ -68,17 +66,7 @@ final class PcieThroughputWatcher {
     void stop() {
         running = false;
         thread.interrupt();
-        boolean interrupted = false;
-        while (thread.isAlive()) {
-            try {
-                thread.join();
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        NvmlEventWatcher.joinUninterruptibly(thread);
     }
 
     private void run() {

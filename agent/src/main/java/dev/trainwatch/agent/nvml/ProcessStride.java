@@ -1,12 +1,8 @@
 package dev.trainwatch.agent.nvml;
 
 /**
- * Which compute-process call to use and the size of one entry it writes. R535-era drivers made
- * {@code nvmlDeviceGetComputeRunningProcesses_v3} write 32-byte entries without a new symbol; later drivers went
- * back to 24 bytes and moved the extra field to {@code nvmlDeviceGetRunningProcessDetailList}. The rule (the one
- * nvitop settled on): 32 bytes only if {@code _v3} and {@code nvmlDeviceGetConfComputeMemSizeInfo} exist and
- * {@code nvmlDeviceGetRunningProcessDetailList} does not; else 24 with {@code _v3}; else {@code _v2} (24); else the
- * legacy unsuffixed call (16).
+ * Which compute-process call to use and its entry size (nvitop's rule): 32 bytes only with {@code _v3} and
+ * ConfComputeMemSizeInfo but no RunningProcessDetailList (R535); else 24 with {@code _v3}, 24 with {@code _v2}, or 16.
  */
 enum ProcessStride {
     V3_32("nvmlDeviceGetComputeRunningProcesses_v3", 32),

@@ -14,13 +14,9 @@ import java.security.SecureRandom;
 import java.util.HexFormat;
 
 /**
- * The agent's persistent identity, kept in its spool directory: {@code agent_id} (host plus a random suffix) and
- * the batch sequence. A restarted agent keeps its id and continues its sequence, so the collector's
- * de-duplication by (agent_id, seq) still holds for batches replayed from the spool.
- *
- * <p>The sequence is leased in blocks of {@value #LEASE} and the lease end is persisted before any number of the
- * block is used; a restart continues after the lease (numbers may be skipped, never reused). The directory is
- * locked for the agent's lifetime, so two agents cannot share a spool. Thread-safe.
+ * The agent's id (host plus a random suffix) and batch sequence, kept in its spool directory so the collector's
+ * de-duplication by (agent_id, seq) holds across restarts. The sequence is leased in blocks of {@value #LEASE},
+ * persisted before use (numbers may be skipped, never reused); the directory is locked. Thread-safe.
  */
 public final class AgentIdentity implements AutoCloseable {
 
@@ -100,9 +96,7 @@ public final class AgentIdentity implements AutoCloseable {
     }
 
     /**
-     * As {@link #open}, but a directory that cannot be used (full, read-only, not a directory) is one line and an
-     * identity for this process only: a new id, whose sequence starts at 0 and is never persisted, so no number is
-     * ever reused under one id.
+     * As {@link #open}, but an unusable directory is one line and a new id for this process only, never persisted.
      *
      * @throws IllegalStateException when another agent holds the directory
      */
@@ -124,11 +118,7 @@ public final class AgentIdentity implements AutoCloseable {
         return host + "-" + HexFormat.of().formatHex(randomBytes(4));
     }
 
-    /**
-     * Random bytes from {@code /dev/urandom}, where {@code SecureRandom}'s default on Linux reads them too: without the
-     * JDK's security providers, some 50 classes an agent would carry for its whole life for four bytes. Where the
-     * device cannot be read, {@code SecureRandom}.
-     */
+    /** Random bytes from /dev/urandom (SecureRandom's source on Linux, without its ~50 classes), else SecureRandom. */
     static byte[] randomBytes(int n) {
         byte[] random = new byte[n];
         try (FileInputStream in = new FileInputStream("/dev/urandom")) {
@@ -152,9 +142,8 @@ public final class AgentIdentity implements AutoCloseable {
     }
 
     /**
-     * The next batch sequence number. When the lease cannot be persisted (the disk filled up), the agent goes on
-     * under a new id kept in memory (one line): continuing the old id without a lease could reuse numbers after a
-     * restart, and the collector would drop those batches as replays.
+     * The next sequence number. When the lease cannot be persisted the agent goes on under a new in-memory id (one
+     * line): the old id without a lease could reuse numbers after a restart.
      */
     public synchronized long nextSeq() {
         if (!memoryOnly && next >= leasedUntil) {

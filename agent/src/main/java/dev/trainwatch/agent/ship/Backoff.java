@@ -3,11 +3,7 @@ package dev.trainwatch.agent.ship;
 import java.time.Duration;
 import java.util.function.DoubleSupplier;
 
-/**
- * Exponential backoff with jitter: after the n-th consecutive failure wait between half and all of
- * {@code min(max, initial * 2^(n-1))}. The jitter spreads the retries of many agents after a collector restart.
- * Immutable and thread-safe if the random source is.
- */
+/** Backoff with jitter: after the n-th failure, half to all of {@code min(max, initial * 2^(n-1))}. Thread-safe. */
 public final class Backoff {
 
     private final Duration initial;

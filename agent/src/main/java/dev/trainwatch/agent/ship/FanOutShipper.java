@@ -7,14 +7,9 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Delivers every payload to each of several collectors ({@code --collector URL} repeated), one {@link Shipper} and
- * one {@link Spool} per collector: a collector that is away gets its own backlog replayed in order when it is back,
- * while the other is served as usual. Both collectors judge the same runs; Alertmanager de-duplicates their
- * identical alerts. The collectors never talk to each other. With one collector this is that collector's shipper.
- *
- * <p>The figures the agent reports about delivery add up over the collectors (pending, spool bytes, dropped, errors);
- * it is alive only while every delivery thread is; steps travel in batches only when every collector takes them
- * there. Thread-safe as {@link Shipper} is.
+ * Delivers every payload to each of several collectors, one {@link Shipper} and {@link Spool} each, so one away gets
+ * its backlog replayed while the other is served. Delivery figures add up over the collectors; steps go in batches
+ * only when every collector takes them. Thread-safe as {@link Shipper} is.
  */
 public final class FanOutShipper implements AutoCloseable {
 
@@ -33,10 +28,7 @@ public final class FanOutShipper implements AutoCloseable {
         this.names = List.copyOf(names);
     }
 
-    /**
-     * Where the spool of the collector at {@code index} (0 first) lives: the first keeps {@code spoolDir} itself
-     * (what an agent with one collector left there goes to it), each other its own {@code collector-N} under it.
-     */
+    /** The spool of the collector at {@code index}: the first keeps {@code spoolDir}, the others {@code collector-N}. */
     public static Path spoolDir(Path spoolDir, int index) {
         return index == 0 ? spoolDir : spoolDir.resolve("collector-" + (index + 1));
     }

@@ -6,13 +6,9 @@ import java.util.zip.CRC32;
 import java.util.zip.Deflater;
 
 /**
- * Encodes a record as gzip-compressed JSON with one {@link Deflater} and two buffers kept for the life of the encoder.
- * A new {@code GZIPOutputStream} per batch allocates and frees zlib's state (about 270 KB of native memory) and its
- * buffers every second; over days that churn fragments the C heap, and the setup is most of the cost of compressing a
- * batch of a few kilobytes. Fastest compression level: the agent's CPU is what the node pays, the bytes cross a LAN.
- * The JSON is written by {@link WireCodec}, the codec generated from the protocol records (no jackson-databind).
- *
- * <p>Not thread-safe: one encoder per thread ({@link Payload} keeps one per thread that builds payloads).
+ * Gzip JSON ({@link WireCodec}) with one {@link Deflater} and two buffers for the encoder's life: a GZIPOutputStream per
+ * batch churns ~270 KB of zlib state a second. Fastest level: the node pays the CPU, the bytes cross a LAN.
+ * One encoder per thread.
  */
 final class GzipJson {
 

@@ -15,26 +15,17 @@ import javax.net.ssl.HttpsURLConnection;
 import javax.net.ssl.SSLSocketFactory;
 
 /**
- * Sends shipments over HTTP/1.1 with keep-alive: gzip JSON, bearer token when one is configured. The token is asked
- * for on every request, so a token file fixed by the operator is picked up without a restart.
- *
- * <p>Built on {@link HttpURLConnection}, which sends on the calling thread (the shipper's) and keeps the connection
- * for the next request, rather than the JDK's asynchronous {@code java.net.http} client: that one runs a selector
- * thread and an executor besides the caller and allocates a chain of futures per request, which at one request a
- * second cost the agent more CPU than reading its GPUs (docs/PERFORMANCE.md, "Agent: side by side"). A plain
- * {@code http://} collector without a proxy is spoken to by {@link PlainHttp} on the same thread, cheaper still.
- * Thread-safe (each call opens or reuses its own connection); one shipper calls it at a time.
+ * Sends shipments over HTTP/1.1 with keep-alive: gzip JSON, the bearer token asked for on every request (a fixed
+ * token file needs no restart). {@link HttpURLConnection} on the shipper's thread rather than java.net.http, whose
+ * selector thread and futures cost more CPU than reading the GPUs; plain http without a proxy goes through
+ * {@link PlainHttp}. Thread-safe; one shipper calls it at a time.
  */
 public final class HttpTransport implements Transport {
 
     /** Enough for any answer to a batch (what it says about the batch's steps is read from it). */
     private static final int MAX_BODY_IN_LOG = 1024;
 
-    /**
-     * Request header: when the request left the agent, in seconds since the epoch on the agent's clock (the clock of
-     * its batches' {@code sent_at} and of every time stamp it sends). A batch replayed from the spool was made long
-     * before; the collector estimates the agent's clock offset from this instead (docs/API.md).
-     */
+    /** Request header: when the request left the agent, on its clock, for the collector's clock offset (docs/API.md). */
     public static final String SENT_AT = "Trainwatch-Sent-At";
 
     private final String baseUrl;
@@ -58,8 +49,7 @@ public final class HttpTransport implements Transport {
     }
 
     /**
-     * The same, speaking TLS to an {@code https://} collector through {@code tls} (the CAs to trust, the agent's
-     * certificate for mutual TLS; see {@link ClientTls}).
+     * The same, speaking TLS to an {@code https://} collector (see {@link ClientTls}).
      *
      * @param tls null for the JDK's defaults
      */
@@ -80,10 +70,7 @@ public final class HttpTransport implements Transport {
         return Math.floorDiv(millis, 1000L) + (ms < 10 ? ".00" : ms < 100 ? ".0" : ".") + ms;
     }
 
-    /**
-     * Plain {@code http://} without a configured proxy goes through {@link PlainHttp} (about 60 classes and two 8 KB
-     * buffers per request fewer); https and proxies through {@code HttpURLConnection} as before.
-     */
+    /** Plain {@code http://} without a configured proxy goes through {@link PlainHttp}. */
     static boolean plainHttpFor(URI collectorUrl) {
         return "http".equalsIgnoreCase(collectorUrl.getScheme()) && collectorUrl.getHost() != null
                 && collectorUrl.getRawQuery() == null && collectorUrl.getRawFragment() == null
@@ -158,10 +145,7 @@ public final class HttpTransport implements Transport {
         return lastUrl;
     }
 
-    /**
-     * The start of the answer's body for log lines; the rest is read and dropped so the connection can be reused
-     * (the collector's answers are a few hundred bytes).
-     */
+    /** The start of the answer's body for log lines; the rest is drained so the connection can be reused. */
     private static String readStart(InputStream in) throws IOException {
         if (in == null) {
             return "";
@@ -181,10 +165,7 @@ public final class HttpTransport implements Transport {
         }
     }
 
-    /**
-     * Runs of whitespace ({@code \\s}: space, tab, line feed, vertical tab, form feed, carriage return) as one space,
-     * none at either end: {@code replaceAll("\\s+", " ").strip()} without compiling a pattern for every answer.
-     */
+    /** {@code replaceAll("\\s+", " ").strip()} without compiling a pattern for every answer. */
     static String oneLine(String text) {
         StringBuilder out = new StringBuilder(text.length());
         boolean space = false;

@@ -44,10 +44,7 @@ public record Payload(String method, String path, byte[] gzipBody, String what, 
         return steps(runId, steps, null);
     }
 
-    /**
-     * {@code POST /v1/runs/{run_id}/steps?agent_id=…}: the agent that read the steps names itself, so the collector
-     * moves their time stamps by that agent's clock offset (known from its batches' {@code sent_at}).
-     */
+    /** {@code POST /v1/runs/{run_id}/steps?agent_id=…}: the collector moves the steps' times by that agent's offset. */
     public static Payload steps(String runId, List<StepEvent> steps, String agentId) {
         String query = agentId == null ? "" : "?agent_id=" + pathSegment(agentId);
         return new Payload("POST", "/v1/runs/" + pathSegment(runId) + "/steps" + query, gzipJson(steps),

@@ -14,26 +14,14 @@ import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 
 /**
- * HTTP/1.1 over one kept-alive socket, written for the agent's one kind of request: a gzip JSON body of known length
- * to a plain {@code http://} collector. {@code HttpURLConnection} does the same through some 60 classes (URL handlers,
- * proxy selection, the keep-alive cache and its timer thread, message headers, regular expressions for the proxy
- * settings) and allocates two 8 KB buffers per request; this sends the request line, five headers and the body, and
- * reads the status, the headers it needs and the body (by length, chunked, or to the end of the connection).
+ * HTTP/1.1 over one kept-alive socket for the agent's one request: a gzip JSON body of known length to a plain
+ * {@code http://} collector, without HttpURLConnection's ~60 classes and two 8 KB buffers a request. A connection idle
+ * over {@value #CHECK_AFTER_IDLE_MS} ms is checked before reuse; a request on a reused connection that fails before its
+ * answer starts is sent once more on a new one (the collector de-duplicates); one that fails half-way is closed. Not
+ * for https or a proxy ({@link HttpTransport}). Thread-safe (one request at a time).
  *
- * <p>A kept connection idle for more than {@value #CHECK_AFTER_IDLE_MS} ms is checked before it is reused, the way
- * {@code HttpURLConnection} checks its cached ones: a read with a 1 ms timeout must time out (a closed connection reads
- * its end instead, and a new one is opened). One used more recently is not: at a batch a second the check was a
- * thread wake-up, a thrown timeout and three system calls per request, for a connection that had answered a second
- * before (Apache HttpClient's "validate after inactivity" makes the same trade). A request on a reused connection that
- * fails before the first byte of its answer (the collector restarted or closed it meanwhile) is sent once more on a new
- * connection; the collector takes a batch or a step it already has once (by agent id and sequence number, by step).
- * A connection that fails half-way is closed, never reused. Not for https or a proxy: {@link HttpTransport} uses
- * {@code HttpURLConnection} for those. Thread-safe (one request at a time).
- *
- * <p>A second HTTP client beside {@code HttpURLConnection}, kept under the project's rule for such copies: the agent's
- * own CPU is 23% lower with it (0.095 against 0.124% of a core, 2026-12-06, {@code bench/agent-vs-exporter} twice at
- * once, one build with {@code plainHttpFor} forced false; docs/PERFORMANCE.md, "Hand-written copies"). No upstream
- * issue names this cost yet; https and proxies stay with {@code HttpURLConnection}.
+ * <p>Kept under the 10% rule: the agent's own CPU 23% lower with it (0.095 against 0.124% of a core, 2026-12-06,
+ * docs/PERFORMANCE.md, "Hand-written copies"). No upstream issue names this cost yet.
  */
 final class PlainHttp implements AutoCloseable {
 

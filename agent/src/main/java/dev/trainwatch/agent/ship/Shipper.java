@@ -19,16 +19,9 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.zip.GZIPInputStream;
 
 /**
- * Delivers shipments to the collector on its own thread, strictly in the order they were submitted, so a slow or
- * absent collector never delays polling and nothing is sent twice out of order.
- *
- * <p>Shipments wait in memory while the collector keeps up. When a delivery fails for a reason that may pass
- * (unreachable, timeout, 5xx, 408, 429, 401/403 until the token is fixed) it and everything behind it go to the
- * {@link Spool} on disk, and the spool's oldest shipment is retried with exponential backoff and jitter until it is
- * taken; then the rest follow in order. Any other 4xx means the shipment itself is bad: it is logged in one line,
- * dropped and counted, and the queue moves on. The collector de-duplicates replayed batches by their seq.
- *
- * <p>Thread-safe: {@link #submit} from the polling thread, {@link #close} from any thread.
+ * Delivers shipments to the collector on its own thread, in submission order. A failure that may pass (unreachable,
+ * timeout, 5xx, 408, 429, 401/403) sends it and all behind it to the {@link Spool}, retried with backoff; any other
+ * 4xx drops the shipment (logged, counted). Thread-safe: {@link #submit} from the poller, {@link #close} from any.
  */
 public final class Shipper implements AutoCloseable {
 
@@ -77,9 +70,8 @@ public final class Shipper implements AutoCloseable {
     }
 
     /**
-     * As {@link #submit(Payload)}; {@code settled} runs once (on the delivery or the polling thread) when the
-     * payload's fate no longer depends on this process: taken or refused by the collector, written to the spool on
-     * disk, or dropped. It must be quick and must not call back into the shipper.
+     * As {@link #submit(Payload)}; {@code settled} runs once when the payload is taken, refused, spooled or dropped.
+     * It must be quick and must not call back into the shipper.
      */
     public void submit(Payload payload, Runnable settled) {
         synchronized (lock) {
@@ -146,11 +138,7 @@ public final class Shipper implements AutoCloseable {
         }
     }
 
-    /**
-     * True once the collector's latest answer to a batch said it takes steps in batches ({@code steps_accepted}):
-     * the agent then puts a run's steps in its batch ({@code run_steps}) instead of a request of their own. False
-     * before the first answer and after an answer without it (an older collector).
-     */
+    /** True once the collector's latest batch answer said it takes steps in batches ({@code steps_accepted}). */
     public boolean collectorTakesSteps() {
         return takesSteps;
     }
@@ -166,11 +154,8 @@ public final class Shipper implements AutoCloseable {
     private long refusedBatchSteps;
 
     /**
-     * What a batch's answer says about its steps. A collector that takes them says how many; one that refused them
-     * (a report out of range) says why, in one line, logged here (the readings were taken). An answer without
-     * {@code steps_accepted} is an older collector's, which ignored any steps in the body: they are decoded from it
-     * and sent in their own requests, and the batch's settle callback waits for the last of them (the agent commits
-     * its place in the log only once the steps are safe). Caller holds the lock.
+     * What a batch's answer says about its steps. An answer without {@code steps_accepted} is an older collector's: the
+     * steps are sent in their own requests and the batch settles after the last of them. Caller holds the lock.
      */
     private void samplesAnswered(Shipment batch, String answer) {
         boolean takes = answer != null && answer.contains("\"steps_accepted\"");
@@ -250,10 +235,7 @@ public final class Shipper implements AutoCloseable {
         }
     }
 
-    /**
-     * Stops: tries to deliver what is queued for up to {@code flush}, then writes the rest to the spool for the
-     * next agent. Idempotent.
-     */
+    /** Tries to deliver what is queued for up to {@code flush}, then spools the rest. Idempotent. */
     @Override
     public void close() {
         close(Duration.ofSeconds(5));
@@ -280,10 +262,7 @@ public final class Shipper implements AutoCloseable {
         }
     }
 
-    /**
-     * The delivery thread: never ends while the process lives and {@link #close} was not called. Anything the loop
-     * did not expect is caught, counted, logged once per kind, and the loop goes on after a pause.
-     */
+    /** The delivery thread: anything unexpected is caught, counted, logged once per kind, and the loop goes on. */
     private void run() {
         while (true) {
             try {
@@ -447,9 +426,8 @@ public final class Shipper implements AutoCloseable {
     }
 
     /**
-     * What a collector said it refused, as " (GPU limit 4,096 reached)": the start of its {@code error}, up to the
-     * first colon (the rest, a retry delay, changes from answer to answer and would make every retry a new line);
-     * empty when the answer says nothing readable.
+     * A collector's refusal as " (GPU limit 4,096 reached)": its {@code error} up to the first colon (the rest changes
+     * from answer to answer); empty when unreadable.
      */
     static String refusal(String body) {
         if (body == null || !body.contains("\"error\"")) {
@@ -480,15 +458,10 @@ public final class Shipper implements AutoCloseable {
         return message == null || message.isBlank() ? e.getClass().getSimpleName() : message.lines().findFirst().orElse("");
     }
 
-    /**
-     * Moves every shipment waiting in memory to the spool, oldest first (which keeps them in memory, bounded, while
-     * its directory cannot be written). Caller holds the lock.
-     */
+    /** Moves every shipment waiting in memory to the spool, oldest first. Caller holds the lock. */
     private void spillMemory() {
         if (closing) {
-            // Steps to send again go to the spool in the place of their batch, ahead of everything behind it. The
-            // agent carries one run's steps per batch; steps of a second run of the same batch (a body no agent
-            // writes) would share that place and are not kept.
+            // Steps to send again take their batch's place in the spool (one run's steps per batch).
             Set<Long> places = new HashSet<>();
             while (!resend.isEmpty()) {
                 Shipment again = resend.pollFirst();

@@ -29,20 +29,10 @@ import java.util.zip.GZIPInputStream;
 import java.util.zip.ZipException;
 
 /**
- * Shipments the collector has not taken yet, on disk, one file per shipment, replayed in ordinal order. The file
- * name carries the ordinal, method and path ({@code 00000000000000000042-POST-%2Fv1%2Fsamples.json.gz}), the
- * content is the gzip body exactly as it will be sent. Files are written to a temporary name and renamed, so a
- * crash leaves either the whole shipment or nothing.
- *
- * <p>Bounded by bytes: when an append would exceed the bound, the oldest shipments are deleted and counted in
- * {@link #droppedBatches()} (the newest data is the most useful once the collector is back).
- *
- * <p>Never the end of delivery: an entry that cannot be read, is not a complete gzip of JSON, or is bigger than
- * {@value #MAX_ENTRY_BYTES} bytes (no agent writes one) is moved aside to {@code rejected/} (the newest
- * {@value #MAX_REJECTED} are kept there for a look) with one line, and the next one is replayed. A directory that
- * cannot be written (full disk, read-only, not a directory) degrades the spool to memory — bounded by the smaller of
- * its bound and {@value #MEMORY_MAX_BYTES} bytes — with one line naming the path, at start as while running; the
- * disk is tried again every {@value #DISK_RETRY_SECONDS} s. Thread-safe.
+ * Shipments not yet taken, on disk, one gzip body per file named by ordinal, method and path, written by rename and
+ * replayed in order; bounded by bytes, oldest dropped first. An unreadable, corrupt or oversized entry is moved to
+ * {@code rejected/} with one line; an unwritable directory degrades the spool to memory (at most
+ * {@value #MEMORY_MAX_BYTES} bytes), the disk retried every {@value #DISK_RETRY_SECONDS} s. Thread-safe.
  */
 public final class Spool {
 
@@ -77,8 +67,8 @@ public final class Spool {
     private boolean warnedMemoryFull;
 
     /**
-     * Opens (and creates) the spool in {@code dir}, taking over what a previous agent left there. A directory that
-     * cannot be created or listed is one line, and the spool starts in memory.
+     * Opens (and creates) the spool in {@code dir}, taking over what a previous agent left; an unusable directory is one
+     * line and a spool in memory.
      *
      * @param maxBytes the bound on the bytes of all spooled bodies
      */
@@ -112,10 +102,7 @@ public final class Spool {
         }
     }
 
-    /**
-     * The ordinal, method and encoded path of a spool file's name, or null when it is not one: what the pattern
-     * {@code (\d{20})-(POST|PUT)-(.+)\.json\.gz} matches, read by hand so the agent loads no regular expressions.
-     */
+    /** Ordinal, method and encoded path of a spool file's name, or null; by hand, so the agent loads no regex. */
     static String[] parseName(String name) {
         final String suffix = ".json.gz";
         if (name.length() < 21 || name.charAt(20) != '-' || !name.endsWith(suffix)) {
@@ -159,8 +146,7 @@ public final class Spool {
     }
 
     /**
-     * Adds a shipment, dropping the oldest ones while the spool would exceed its bound. Never throws for the disk:
-     * when the directory cannot be written the shipment waits in memory.
+     * Adds a shipment, dropping the oldest beyond the bound; an unwritable directory keeps it in memory.
      *
      * @return whether the shipment is on disk (a restart would replay it)
      */

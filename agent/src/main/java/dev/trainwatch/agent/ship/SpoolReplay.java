@@ -8,10 +8,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * Delivers what an agent left in a spool directory to a collector, in order, through the agent's own
- * {@link Shipper} (the same requests, headers and retries as an agent whose collector came back), then stops. For a
- * spool carried back from a machine that had no collector (bench/gpu: a GPU machine without network). The directory
- * is consumed as a live agent consumes it: delivered entries are deleted. Not thread-safe; one replay at a time.
+ * Delivers a spool directory carried back from a machine without a collector through the agent's own
+ * {@link Shipper}, in order, deleting what is delivered, then stops. Not thread-safe.
  */
 public final class SpoolReplay {
 

@@ -7,9 +7,8 @@ import java.nio.file.Path;
 import java.util.function.Supplier;
 
 /**
- * The bearer token, read from a file (never from the command line, where other users could see it in
- * {@code ps}). Re-read at most every {@value #REREAD_SECONDS} seconds so a rotated token is picked up; when the
- * file becomes unreadable the last good token is kept. Thread-safe.
+ * The bearer token from a file (never the command line, visible in {@code ps}), re-read at most every
+ * {@value #REREAD_SECONDS} s; an unreadable file keeps the last good token. Thread-safe.
  */
 public final class TokenFile implements Supplier<String> {
 

@@ -3,7 +3,7 @@ package dev.trainwatch.agent.ship;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.trainwatch.agent.testing.TestCollector;
+import dev.trainwatch.protocol.testing.TestCollector;
 import dev.trainwatch.protocol.AgentBatch;
 import java.net.URI;
 import java.nio.file.Files;

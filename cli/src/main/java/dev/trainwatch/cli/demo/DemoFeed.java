@@ -17,11 +17,8 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * Plays scenarios into a {@link DemoSink} as if one agent per synthetic node and each run's log were reporting.
- * Time is passed in ({@link #tick(Instant)}), so tests drive it without sleeping; scenario time is wall time since
- * {@code start} multiplied by {@code speed}. Timestamps on the wire are wall time, so the collector's windows
- * see data arriving at the pace it really arrives. Not thread-safe: one thread calls {@link #begin()} and then
- * {@link #tick(Instant)}.
+ * Plays scenarios into a {@link DemoSink} as one agent per synthetic node and each run's log would. Time is passed in
+ * ({@link #tick(Instant)}); scenario time is wall time since {@code start} times {@code speed}. One thread.
  */
 public final class DemoFeed {
 

@@ -16,10 +16,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * {@code trainwatch demo} as an object: a real collector in this process, fed by the bundled synthetic scenarios
- * over loopback HTTP (the same endpoints and codec as real agents), with every demo run marked synthetic in the
- * API. With {@code speed} above 1 the collector's clock runs faster too, so its detectors see the story at the
- * same pace as the scenarios tell it. Start with {@link #start}; {@link #close()} stops everything.
+ * {@code trainwatch demo}: a real collector in this process fed the synthetic scenarios over loopback HTTP, every demo
+ * run marked synthetic; above speed 1 the collector's clock runs faster too.
  */
 public final class DemoStack implements AutoCloseable {
 

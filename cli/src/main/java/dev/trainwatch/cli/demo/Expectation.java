@@ -15,10 +15,7 @@ import dev.trainwatch.protocol.RunSpec;
  */
 public record Expectation(long peakMemoryBytes, double stepSeconds, long gpuMemoryBytes) {
 
-    /**
-     * The bundled estimator's prediction for {@code spec}; {@code fallback} when it cannot price the spec (so the
-     * demo never fails to start because one catalog entry changed).
-     */
+    /** The bundled estimator's prediction for {@code spec}, or {@code fallback} so the demo always starts. */
     public static Expectation of(Estimator estimator, RunSpec spec, Expectation fallback) {
         try {
             Estimate estimate = estimator.estimate(spec);

@@ -5,11 +5,7 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.util.function.LongSupplier;
 
-/**
- * A clock that starts at the wall time and then runs {@code speed} times as fast, so a time-compressed demo keeps
- * the collector's windows, sustain periods and the synthetic agents' timestamps consistent with one another.
- * Immutable and thread-safe.
- */
+/** A clock from the wall time running {@code speed} times as fast, for a time-compressed demo. Thread-safe. */
 public final class ScaledClock extends Clock {
 
     private final Instant origin;

@@ -3,10 +3,8 @@ package dev.trainwatch.cli.demo;
 import dev.trainwatch.protocol.RunSpec;
 
 /**
- * One synthetic training run on one synthetic node: its identity, its spec, and what its GPUs and its log would
- * show at a given scenario time. Pure functions of scenario time (seconds since the scenario began, already
- * multiplied by the demo's speed) and the step number, so the same time always gives the same readings; the
- * {@link DemoFeed} keeps the running state. Implementations are immutable and thread-safe.
+ * One synthetic run on one synthetic node: identity, spec, and what its GPUs and log show, as pure functions of
+ * scenario time and step ({@link DemoFeed} keeps the state). Immutable.
  */
 public interface Scenario {
 

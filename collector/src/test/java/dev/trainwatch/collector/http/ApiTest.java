@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.collector.support.Payloads;
-import dev.trainwatch.collector.support.TestCollector;
+import dev.trainwatch.collector.support.RunningCollector;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.Json;
@@ -25,11 +25,11 @@ import org.junit.jupiter.api.Test;
 /** The /v1 API, /metrics, /healthz and the page over a real server on loopback. */
 class ApiTest {
 
-    static TestCollector collector;
+    static RunningCollector collector;
 
     @BeforeAll
     static void start() {
-        collector = TestCollector.start();
+        collector = RunningCollector.start();
     }
 
     @AfterAll

@@ -3,7 +3,7 @@ package dev.trainwatch.collector.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.trainwatch.collector.support.TestCollector;
+import dev.trainwatch.collector.support.RunningCollector;
 import dev.trainwatch.protocol.Json;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
@@ -19,7 +19,7 @@ class GpuActivityApiTest {
 
     @Test
     void theCountersReachTheRunsGpusAndTheMetrics() throws Exception {
-        try (TestCollector c = TestCollector.start()) {
+        try (RunningCollector c = RunningCollector.start()) {
             for (int i = 1; i <= 3; i++) {
                 c.clock.advanceSeconds(1);
                 String activity = String.format(Locale.ROOT, "\"window_seconds\":1.0,\"sm_active_ratio\":0.91,"
@@ -43,7 +43,7 @@ class GpuActivityApiTest {
 
     @Test
     void hostileCountersGetOneLineErrorsAndNothingIsKept() throws Exception {
-        try (TestCollector c = TestCollector.start()) {
+        try (RunningCollector c = RunningCollector.start()) {
             String[][] cases = {
                 {"\"sm_active_ratio\":1.5", "gpus[0].activity.sm_active_ratio must be between 0 and 1"},
                 {"\"tensor_active_ratio\":-0.1", "gpus[0].activity.tensor_active_ratio must be between 0 and 1"},
@@ -62,7 +62,7 @@ class GpuActivityApiTest {
         }
     }
 
-    private static java.net.http.HttpResponse<String> post(TestCollector c, int seq, String activity) throws Exception {
+    private static java.net.http.HttpResponse<String> post(RunningCollector c, int seq, String activity) throws Exception {
         return c.postJson("/v1/samples", String.format(Locale.ROOT, BATCH, seq, c.clock.seconds(), activity)
                 .getBytes(StandardCharsets.UTF_8));
     }

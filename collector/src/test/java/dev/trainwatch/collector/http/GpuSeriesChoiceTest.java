@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.support.Payloads;
-import dev.trainwatch.collector.support.TestCollector;
+import dev.trainwatch.collector.support.RunningCollector;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Timeout;
 class GpuSeriesChoiceTest {
 
     private static String scrapeAfterOneBatch(CollectorConfig config) {
-        TestCollector collector = new TestCollector(config.withListen("127.0.0.1", 0));
+        RunningCollector collector = new RunningCollector(config.withListen("127.0.0.1", 0));
         try {
             double t = collector.clock.seconds();
             assertThat(collector.postJson("/v1/samples", Payloads.json(Payloads.batch("node1", 1, t, 8, "run-a")))

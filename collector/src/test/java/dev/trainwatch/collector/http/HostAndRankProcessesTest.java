@@ -3,7 +3,7 @@ package dev.trainwatch.collector.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.trainwatch.collector.support.TestCollector;
+import dev.trainwatch.collector.support.RunningCollector;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentHealth;
 import dev.trainwatch.protocol.GpuSample;
@@ -21,7 +21,7 @@ class HostAndRankProcessesTest {
 
     @Test
     void theNodesMemoryAndEachRanksProcessReachTheApiAndTheMetrics() throws Exception {
-        try (TestCollector c = TestCollector.start()) {
+        try (RunningCollector c = RunningCollector.start()) {
             for (int i = 0; i < 3; i++) {
                 c.clock.advanceSeconds(10);
                 double t = c.clock.seconds();
@@ -55,7 +55,7 @@ class HostAndRankProcessesTest {
 
     @Test
     void hostileProcessFailureAndMemoryFieldsGetOneLineErrors() throws Exception {
-        try (TestCollector c = TestCollector.start()) {
+        try (RunningCollector c = RunningCollector.start()) {
             double t = c.clock.seconds();
             String base = "{\"host\":\"n\",\"agent_id\":\"a\",\"seq\":%d,%s}";
             String[][] cases = {

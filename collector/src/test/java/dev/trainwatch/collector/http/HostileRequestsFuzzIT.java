@@ -3,7 +3,7 @@ package dev.trainwatch.collector.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.collector.support.Payloads;
-import dev.trainwatch.collector.support.TestCollector;
+import dev.trainwatch.collector.support.RunningCollector;
 import dev.trainwatch.protocol.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -47,7 +47,7 @@ class HostileRequestsFuzzIT {
 
     @Test
     void survivesTenThousandHostileRequests() throws Exception {
-        try (TestCollector collector = TestCollector.start()) {
+        try (RunningCollector collector = RunningCollector.start()) {
             int port = collector.server.port();
             byte[] batch = Payloads.json(Payloads.batch("fuzz-host", 1, collector.clock.seconds(), 8, "fuzz-run"));
             byte[] spec = "{\"model\":\"pixart-sigma-xl-2\",\"gpu\":\"a100-80gb\",\"batch\":8,\"total_steps\":100}"

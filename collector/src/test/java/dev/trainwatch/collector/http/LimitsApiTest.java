@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.collector.support.Payloads;
-import dev.trainwatch.collector.support.TestCollector;
+import dev.trainwatch.collector.support.RunningCollector;
 import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 
 /** A full collector answers a new run or agent with 429, Retry-After and a JSON error naming the limit. */
 class LimitsApiTest {
-    private final TestCollector collector = new TestCollector(CollectorConfig.defaults().withListen("127.0.0.1", 0),
+    private final RunningCollector collector = new RunningCollector(CollectorConfig.defaults().withListen("127.0.0.1", 0),
             new FleetSettings(2, 16, 1, Duration.ofMinutes(10), 60, 16, Duration.ofSeconds(1), 5,
                     Duration.ofHours(24)));
 
@@ -64,7 +64,7 @@ class LimitsApiTest {
 
     @Test
     void aBatchBringingGpusBeyondTheLimitIs429AndHealthzSaysRefusingNotOk() throws IOException {
-        TestCollector small = new TestCollector(CollectorConfig.defaults().withListen("127.0.0.1", 0),
+        RunningCollector small = new RunningCollector(CollectorConfig.defaults().withListen("127.0.0.1", 0),
                 new FleetSettings(2, 1, 4, Duration.ofMinutes(10), 60, 16, Duration.ofSeconds(1), 5,
                         Duration.ofHours(24)));
         try {

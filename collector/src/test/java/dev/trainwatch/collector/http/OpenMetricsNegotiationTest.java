@@ -2,7 +2,7 @@ package dev.trainwatch.collector.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.trainwatch.collector.support.TestCollector;
+import dev.trainwatch.collector.support.RunningCollector;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -17,7 +17,7 @@ class OpenMetricsNegotiationTest {
 
     @Test
     void prometheusAcceptHeaderGetsOpenMetrics() throws Exception {
-        try (TestCollector c = TestCollector.start()) {
+        try (RunningCollector c = RunningCollector.start()) {
             // What Prometheus 2.x sends by default.
             HttpResponse<String> om = http.send(HttpRequest.newBuilder(c.uri("/metrics")).header("Accept",
                     "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
@@ -39,7 +39,7 @@ class OpenMetricsNegotiationTest {
 
     @Test
     void aScraperThatAcceptsGzipGetsTheSameTextCompressed() throws Exception {
-        try (TestCollector c = TestCollector.start()) {
+        try (RunningCollector c = RunningCollector.start()) {
             String plain = c.get("/metrics").body();
             // What Prometheus sends: Accept-Encoding: gzip, and it decompresses itself.
             HttpResponse<byte[]> zipped = http.send(HttpRequest.newBuilder(c.uri("/metrics"))

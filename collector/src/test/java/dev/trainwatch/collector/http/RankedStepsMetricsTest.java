@@ -3,7 +3,7 @@ package dev.trainwatch.collector.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.trainwatch.collector.support.TestCollector;
+import dev.trainwatch.collector.support.RunningCollector;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.StepEvent;
 import java.util.ArrayList;
@@ -18,7 +18,7 @@ class RankedStepsMetricsTest {
 
     @Test
     void theStepSummaryCountsEachStepOnceWhenEveryRankReportsIt() throws Exception {
-        try (TestCollector collector = TestCollector.start()) {
+        try (RunningCollector collector = RunningCollector.start()) {
             for (int step = 1; step <= 20; step++) {
                 collector.clock.advanceSeconds(3);
                 List<StepEvent> ranks = new ArrayList<>();

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.trainwatch.collector.state.view.RunView;
-import dev.trainwatch.collector.support.TestCollector;
+import dev.trainwatch.collector.support.RunningCollector;
 import dev.trainwatch.protocol.Json;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(60)
 class RefusedRunIdTest {
 
-    private final TestCollector collector = TestCollector.start();
+    private final RunningCollector collector = RunningCollector.start();
 
     @AfterEach
     void stop() {

@@ -9,7 +9,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.collector.support.Payloads;
-import dev.trainwatch.collector.support.TestCollector;
+import dev.trainwatch.collector.support.RunningCollector;
 import dev.trainwatch.protocol.Json;
 import java.io.IOException;
 import java.net.Socket;
@@ -25,13 +25,13 @@ import org.junit.jupiter.api.Test;
 class SeriesApiTest {
 
     private static final String RUN = "series-api";
-    static TestCollector collector;
+    static RunningCollector collector;
     static double start;
 
     /** Two minutes of a 4-GPU run: a poll a second, a step report every ten, registered spec. */
     @BeforeAll
     static void startWithHistory() {
-        collector = TestCollector.start();
+        collector = RunningCollector.start();
         assertThat(collector.putJson("/v1/runs/" + RUN, utf8("{\"model\":\"pixart-sigma-xl-2\",\"gpu\":\"a100-80gb\","
                 + "\"gpus\":4,\"batch\":8}")).statusCode()).isEqualTo(200);
         start = collector.clock.seconds();
@@ -197,7 +197,7 @@ class SeriesApiTest {
 
     @Test
     void readingIsOpenWhenATokenIsSetLikeTheOtherReads() throws IOException {
-        try (TestCollector guarded = new TestCollector(CollectorConfig.defaults().withListen("127.0.0.1", 0)
+        try (RunningCollector guarded = new RunningCollector(CollectorConfig.defaults().withListen("127.0.0.1", 0)
                 .withToken("s3cret"))) {
             assertThat(guarded.putJson("/v1/runs/guarded", utf8("{}")).statusCode()).isEqualTo(401);
             assertThat(guarded.putJson("/v1/runs/guarded", utf8("{}"), "Authorization", "Bearer s3cret").statusCode())

@@ -142,10 +142,8 @@ public final class Catalog {
     }
 
     /**
-     * This catalog with the entries of user catalog files added, in order. A user file has the bundled files' format
-     * ({@code {"gpus": [...], "models": [...], "encoders": [...]}}, each list optional) and is checked the same way,
-     * plus the ranges a hand-written entry can get wrong. An id, alias or NVML name that is already taken is an
-     * error naming both entries and where they come from; nothing is overwritten.
+     * This catalog plus the entries of user catalog files (the bundled format, each list optional), in order, checked
+     * the same way; an id, alias or NVML name already taken is an error naming both entries. Nothing is overwritten.
      *
      * @throws CatalogException one line naming the file and the entry, when a file cannot be read or is wrong
      */
@@ -203,10 +201,7 @@ public final class Catalog {
         return resolveGpuId(idOrName).map(gpus::get);
     }
 
-    /**
-     * A GPU id for a catalog id, an alias or an NVML device name ("NVIDIA A100-SXM4-80GB"). Matching ignores case,
-     * spaces versus dashes, and the "NVIDIA"/"Tesla"/"GeForce" prefixes NVML puts in front.
-     */
+    /** A GPU id for an id, alias or NVML name, ignoring case, spaces against dashes and NVIDIA/Tesla/GeForce prefixes. */
     public Optional<String> resolveGpuId(String idOrName) {
         if (idOrName == null || idOrName.isBlank()) {
             return Optional.empty();
@@ -215,9 +210,8 @@ public final class Catalog {
     }
 
     /**
-     * The catalog GPUs a family name such as {@code a100}, {@code v100} or {@code h100} could mean (ids starting with it),
-     * when there are several: a spec must say which, since their memory differs (40 or 80 GB) and picking one would be
-     * a silent guess. Empty when the name resolves or matches at most one family member.
+     * The GPUs a family name such as {@code a100} could mean, when several (their memory differs; picking one would be a
+     * silent guess); empty when the name resolves or matches at most one.
      */
     public List<String> ambiguousGpuIds(String name) {
         if (name == null || name.isBlank() || resolveGpuId(name).isPresent()) {
@@ -273,10 +267,7 @@ public final class Catalog {
         return s;
     }
 
-    /**
-     * Edit distance, also against the id cut to the typed length, so a mistyped or partial id ("pixart-sigmaa")
-     * ranks the ids that share its beginning first.
-     */
+    /** Edit distance, also against the id cut to the typed length, so shared beginnings rank first. */
     private static int similarityDistance(String needle, String id) {
         String prefix = id.substring(0, Math.min(id.length(), needle.length()));
         return Math.min(distance(needle, id), distance(needle, prefix) + 1);

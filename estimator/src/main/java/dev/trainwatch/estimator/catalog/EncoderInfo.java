@@ -34,8 +34,4 @@ public record EncoderInfo(
         int midAttentionDownsample,
         int midAttentionWidth,
         long transientBytesPerToken) {
-
-    public boolean isText() {
-        return "text".equals(kind);
-    }
 }

@@ -46,12 +46,4 @@ public record GpuInfo(
         double l2Mb,
         Double nvlinkGbps,
         double pcieGbps) {
-
-    /** The catalog entry as it was before the hardware fields (they stay unknown). */
-    public GpuInfo(String id, String name, String architecture, long memoryBytes, double bandwidthGbps, double fp16Tflops,
-            Double bf16Tflops, Double tf32Tflops, double fp32Tflops, double allreduceGbps, double efficiency,
-            List<String> nvmlNames, List<String> aliases) {
-        this(id, name, architecture, memoryBytes, bandwidthGbps, fp16Tflops, bf16Tflops, tf32Tflops, fp32Tflops,
-                allreduceGbps, efficiency, nvmlNames, aliases, 0, 0, 0, null, 0);
-    }
 }

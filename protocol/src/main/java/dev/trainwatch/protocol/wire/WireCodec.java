@@ -4,16 +4,10 @@ import io.avaje.jsonb.JsonType;
 import io.avaje.jsonb.Jsonb;
 
 /**
- * The wire codec generated from the protocol records: avaje-jsonb's annotation processor writes one adapter per record
- * at compile time (this package's {@code package-info} names them), so a change to a record reaches the wire by
- * recompiling, with no reflection and without loading jackson-databind (the agent writes every batch with it).
- *
- * <p>What it writes reads back through {@link dev.trainwatch.protocol.Json#MAPPER} as the same records, and as the same
- * JSON the mapper writes: snake_case names in the records' order, null fields and null map values left out, empty
- * lists kept, doubles spelt as Jackson spells them ({@link JacksonSpelledDoubles}), non-finite ones as the strings
- * {@code "NaN"}, {@code "Infinity"}, {@code "-Infinity"} ({@code WireCodecTest} compares the two).
- *
- * <p>Thread-safe; the adapters are built once, on first use.
+ * The wire codec avaje-jsonb's annotation processor generates from the protocol records at compile time: no
+ * reflection, no jackson-databind in the agent. It writes what {@link dev.trainwatch.protocol.Json#MAPPER} writes
+ * (snake_case, nulls left out, Jackson's doubles, non-finite as strings): {@code WireCodecTest} compares the two.
+ * Thread-safe.
  */
 public final class WireCodec {
 
@@ -29,10 +23,8 @@ public final class WireCodec {
     }
 
     /**
-     * The generated adapter of a protocol record (or of a plain value: string, number, boolean, list, map). Its reader
-     * is for trusted input such as tests and benchmarks, not for request bodies: avaje-jsonb's reader rounds some
-     * doubles of 16–17 digits and is lenient where databind refuses (the collector's {@code PlainRecordReader} says
-     * which).
+     * The generated adapter of a protocol record or plain value. Its reader is for trusted input only: it rounds some
+     * 16–17 digit doubles and is lenient where databind refuses.
      */
     public static <T> JsonType<T> type(Class<T> type) {
         return JSONB.type(type);

@@ -1,4 +1,4 @@
-package dev.trainwatch.agent.testing;
+package dev.trainwatch.protocol.testing;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.sun.net.httpserver.HttpExchange;
@@ -6,6 +6,7 @@ import com.sun.net.httpserver.HttpServer;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
+import dev.trainwatch.protocol.RunSteps;
 import dev.trainwatch.protocol.StepEvent;
 import java.io.IOException;
 import java.io.InputStream;
@@ -13,6 +14,8 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -22,7 +25,8 @@ import java.util.function.Function;
 import java.util.zip.GZIPInputStream;
 
 /**
- * A collector for agent tests: the JDK's HTTP server on loopback, recording what it accepts and de-duplicating
+ * A fake collector for the agent's tests (the one fake; the collector's own tests run the real server): the JDK's HTTP
+ * server on loopback, recording what it accepts and de-duplicating
  * batches by (agent_id, seq) the way the real collector does (a seq not above the last applied one is a replay).
  * It can be stopped and started again on the same port. Thread-safe.
  */
@@ -36,7 +40,7 @@ public final class TestCollector implements AutoCloseable {
     private final List<String> authorizations = new ArrayList<>();
     private final AtomicInteger replays = new AtomicInteger();
     private volatile Function<AgentBatch, Integer> statusForBatch = b -> 200;
-    /** Takes steps in batches ({@code run_steps}) and says so in its answers, as collectors since then do. */
+    /** Takes steps in batches ({@code run_steps}) and says so in its answers, as a current collector does. */
     private volatile boolean takesSteps;
     private final AtomicInteger stepRequests = new AtomicInteger();
     private HttpServer server;
@@ -113,7 +117,7 @@ public final class TestCollector implements AutoCloseable {
                             lastSeq.put(batch.agentId(), batch.seq());
                             accepted.add(batch);
                             if (takes && batch.runSteps() != null) {
-                                for (dev.trainwatch.protocol.RunSteps group : batch.runSteps()) {
+                                for (RunSteps group : batch.runSteps()) {
                                     steps.computeIfAbsent(group.runId(), k -> new ArrayList<>()).addAll(group.steps());
                                     stepsAccepted += group.steps().size();
                                 }
@@ -122,14 +126,14 @@ public final class TestCollector implements AutoCloseable {
                     }
                 }
             } else if (path.startsWith("/v1/runs/") && path.endsWith("/steps")) {
-                String runId = java.net.URLDecoder.decode(path.substring(9, path.length() - 6), "UTF-8");
+                String runId = URLDecoder.decode(path.substring(9, path.length() - 6), StandardCharsets.UTF_8);
                 List<StepEvent> events = Json.MAPPER.readValue(body, new TypeReference<List<StepEvent>>() { });
                 stepRequests.incrementAndGet();
                 synchronized (lock) {
                     steps.computeIfAbsent(runId, k -> new ArrayList<>()).addAll(events);
                 }
             } else if (path.startsWith("/v1/runs/") && exchange.getRequestMethod().equals("PUT")) {
-                String runId = java.net.URLDecoder.decode(path.substring(9), "UTF-8");
+                String runId = URLDecoder.decode(path.substring(9), StandardCharsets.UTF_8);
                 synchronized (lock) {
                     specs.put(runId, Json.MAPPER.readValue(body, RunSpec.class));
                 }

@@ -17,28 +17,29 @@ import dev.trainwatch.protocol.SettableClock;
 import java.time.Instant;
 
 /**
- * A collector on an ephemeral loopback port over a {@link FakePredictor} and a {@link SettableClock}, with a small
- * blocking HTTP client. Close it after use.
+ * The real collector on an ephemeral loopback port over a {@link FakePredictor} and a {@link SettableClock}, with a small
+ * blocking HTTP client. Close it after use. (The agent's tests talk to a fake instead: protocol's
+ * {@code testing.RunningCollector}.)
  */
-public final class TestCollector implements AutoCloseable {
+public final class RunningCollector implements AutoCloseable {
     public final SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
     public final CollectorServer server;
     private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
-    public TestCollector(CollectorConfig config) {
+    public RunningCollector(CollectorConfig config) {
         this(config, FleetSettings.defaults());
     }
 
     /** With these fleet limits and windows (e.g. tiny limits to fill them over HTTP). */
-    public TestCollector(CollectorConfig config, FleetSettings settings) {
+    public RunningCollector(CollectorConfig config, FleetSettings settings) {
         CollectorConfig withClock = config.withClock(clock);
         Fleet fleet = new Fleet(FakePredictor.fixed(), clock, settings, DetectorSettings.defaults());
         this.server = CollectorServer.builder(withClock).fleet(fleet).start();
     }
 
     /** Loopback, port 0, no token, default limits. */
-    public static TestCollector start() {
-        return new TestCollector(CollectorConfig.defaults().withListen("127.0.0.1", 0));
+    public static RunningCollector start() {
+        return new RunningCollector(CollectorConfig.defaults().withListen("127.0.0.1", 0));
     }
 
     public URI uri(String path) {
