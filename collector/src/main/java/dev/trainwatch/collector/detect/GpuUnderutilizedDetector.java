@@ -11,7 +11,8 @@ import java.util.Optional;
  * {@code gpu_underutilized}: over the window the run's GPUs are busy less than half the time, or use well under
  * half their memory while the estimator says a much larger batch fits (then it suggests that batch). Defers to
  * {@code gpu_idle} (idle is the stronger statement) and, on both routes, to {@code data_starvation} (which names the
- * cause: one diagnosis per run).
+ * cause: one diagnosis per run). Judges the training only: not before the first step while a phase is announced
+ * ({@link StallPhase#beforeFirstStep}), nor a start-up longer than its coverage.
  *
  * <p>Where the GPUs have hardware activity counters (GPM, Hopper on), "busy" is the share of SMs at work rather
  * than NVML's utilisation, which reads 100% for any kernel running, a launch-bound trickle of tiny kernels included.
@@ -85,7 +86,7 @@ public final class GpuUnderutilizedDetector implements Detector {
 
     @Override
     public Optional<Finding> evaluate(RunContext run, boolean active) {
-        if (run.isActive(AnomalyKind.GPU_IDLE)) {
+        if (run.isActive(AnomalyKind.GPU_IDLE) || StallPhase.beforeFirstStep(run)) {
             return Optional.empty();
         }
         Usage usage = usage(run);
@@ -136,10 +137,16 @@ public final class GpuUnderutilizedDetector implements Detector {
 
     private Usage usage(RunContext run) {
         double from = run.now() - s.window().toMillis() / 1000.0;
+        StepSeries steps = run.steps();
+        double took = steps.size() > 0 ? steps.timeS(0) * steps.intervalSteps(0) : Double.NaN;
+        double trainingFrom = steps.size() > 0 ? steps.ts(0) - (Double.isNaN(took) ? 0 : took) : Double.NaN;
         double coverage = s.minCoverage().toMillis() / 1000.0;
         Usage usage = new Usage();
         for (GpuSeries g : run.gpus()) {
             int first = g.firstIndexAtOrAfter(from);
+            if (first < g.size() && trainingFrom - g.ts(first) > coverage) {
+                first = g.firstIndexAtOrAfter(trainingFrom); // a long start-up (caching on the CPU) is not training
+            }
             if (first >= g.size() || OomRiskDetector.stale(run, g) || g.ts(g.size() - 1) - g.ts(first) < coverage) {
                 continue;
             }

@@ -311,7 +311,7 @@ public final class StragglerDetector implements Detector {
                         .withSustain(s.hardwareSustain()));
             }
         }
-        if (run.isActive(AnomalyKind.GPU_IDLE)) {
+        if (run.isActive(AnomalyKind.GPU_IDLE) || StallPhase.beforeFirstStep(run)) {
             return Optional.empty();
         }
         for (int i = 0; i < gpus.size(); i++) {
