@@ -131,6 +131,9 @@ final class SpecResolver {
             throw new InvalidSpecException("weights '" + weights + "' holds half-precision parameters; it needs precision fp16 or bf16, got " + precision);
         }
         Integer vaeMicroBatch = spec.vaeMicroBatch();
+        if (spec.sampleEvery() != null && spec.sampleEvery() < 1) {
+            throw new InvalidSpecException("sample_every must be at least 1 step, got " + spec.sampleEvery());
+        }
         if (vaeMicroBatch != null && (vaeMicroBatch < 1 || vaeMicroBatch > 100_000)) {
             throw new InvalidSpecException("vae_micro_batch must be between 1 and 100000, got " + vaeMicroBatch);
         }
