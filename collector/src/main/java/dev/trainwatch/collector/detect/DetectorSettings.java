@@ -22,14 +22,17 @@ public record DetectorSettings(
         Straggler straggler,
         Stalled stalled,
         XidError xidError,
-        AgentLost agentLost) {
+        AgentLost agentLost,
+        SharedGpu sharedGpu,
+        HostMemory hostMemory,
+        PcieBound pcieBound) {
 
     /** The documented defaults. */
     public static DetectorSettings defaults() {
         return new DetectorSettings(OomRisk.defaults(), MemoryAboveEstimate.defaults(), DataStarvation.defaults(),
                 StepTimeAboveEstimate.defaults(), GpuUnderutilized.defaults(), GpuIdle.defaults(),
                 Throttling.defaults(), Straggler.defaults(), Stalled.defaults(), XidError.defaults(),
-                AgentLost.defaults());
+                AgentLost.defaults(), SharedGpu.defaults(), HostMemory.defaults(), PcieBound.defaults());
     }
 
     /** Sustain and clear durations of one kind (used by the anomaly tracker). */
@@ -50,7 +53,7 @@ public record DetectorSettings(
             // spike clears two minutes after it subsides. A failed run is raised once, on the failure.
             case LOSS_NONFINITE, RUN_FAILED -> new Hysteresis(Duration.ZERO, Duration.ZERO);
             case LOSS_SPIKE -> new Hysteresis(Duration.ZERO, Duration.ofMinutes(2));
-            case HOST_MEMORY -> new Hysteresis(Duration.ofSeconds(30), Duration.ofMinutes(2));
+            case HOST_MEMORY -> hostMemory.hysteresis();
             // Two five-minute comparisons that disagree: the spec is wrong, not a passing phase.
             case SPEC_MISMATCH -> new Hysteresis(Duration.ofMinutes(2), Duration.ofMinutes(5));
         };
@@ -330,6 +333,46 @@ public record DetectorSettings(
             return new XidError(Set.of(48L, 62L, 64L, 74L, 79L, 95L, 119L, 120L), Set.of(94L),
                     Set.of(13L, 31L, 43L), Set.of(63L, 92L), Duration.ofMinutes(30),
                     new Hysteresis(Duration.ZERO, Duration.ZERO));
+        }
+    }
+
+    /**
+     * @param minBytes a process on the run's GPU that is not the run's is named when it holds at least this (a display
+     *                 server or a monitoring tool's CUDA context holds a few hundred MiB and is not worth a word)
+     */
+    public record SharedGpu(long minBytes) {
+        public static SharedGpu defaults() {
+            return new SharedGpu(512L << 20);
+        }
+    }
+
+    /**
+     * A steady climb toward the node's limit, told before the OOM killer ends the run (the short-term routes are the
+     * detector's constants).
+     *
+     * @param climbWindow  how far back the climb's fit looks
+     * @param climbMinSpan the fit needs at least this much data
+     * @param climbMinR2   the fit must explain this share of the variance (a steady climb, not churn)
+     * @param climbHorizon projected exhaustion within this: warning
+     */
+    public record HostMemory(Duration climbWindow, Duration climbMinSpan, double climbMinR2, Duration climbHorizon,
+                             Hysteresis hysteresis) {
+        public static HostMemory defaults() {
+            return new HostMemory(Duration.ofMinutes(10), Duration.ofMinutes(6), 0.9, Duration.ofMinutes(60),
+                    new Hysteresis(Duration.ofSeconds(30), Duration.ofMinutes(2)));
+        }
+    }
+
+    /**
+     * A slow step is PCIe-bound when, over the step window, host-to-device traffic runs near the link's rate while
+     * the GPU computes little.
+     *
+     * @param rxLinkShare      PCIe rx above this share of the link's per-direction rate (the GPU's catalog entry) …
+     * @param maxActivityRatio … while SM activity (GPM; else NVML utilisation) stays below this
+     */
+    public record PcieBound(double rxLinkShare, double maxActivityRatio) {
+        public static PcieBound defaults() {
+            return new PcieBound(0.6, 0.6);
         }
     }
 

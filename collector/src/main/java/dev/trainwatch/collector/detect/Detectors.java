@@ -28,7 +28,7 @@ public final class Detectors {
                 new LossNonFiniteDetector(),
                 new LossSpikeDetector(),
                 new RunFailedDetector(),
-                new HostMemoryDetector(),
+                new HostMemoryDetector(settings),
                 new SpecMismatchDetector());
     }
 }

@@ -115,6 +115,27 @@ public interface GpuSeries extends TimeOrdered {
         return Double.NaN;
     }
 
+    /** PCIe traffic into the GPU (host to device), bytes per second over the entry; NaN without the counter. */
+    default double pcieRxBytesPerSecond(int i) {
+        return Double.NaN;
+    }
+
+    /** Compute processes NVML last listed on this GPU that are not its run's, largest first. */
+    default List<OtherProcess> otherProcesses() {
+        return List.of();
+    }
+
+    /**
+     * A process on the GPU that is not one of its run's.
+     *
+     * @param pid       host PID
+     * @param usedBytes device memory it holds (NVML), NaN when NVML cannot tell
+     * @param sinceTs   when it was first listed on this GPU (collector clock)
+     * @param runId     the watched run it belongs to, null when it belongs to none
+     */
+    record OtherProcess(long pid, double usedBytes, double sinceTs, String runId) {
+    }
+
     /** Whether clock-event reason {@code reason} (a metric label value, e.g. {@code sw_power_cap}) was active. */
     default boolean clockEvent(int i, String reason) {
         if (reason == null) {

@@ -3,6 +3,7 @@ package dev.trainwatch.collector.detect;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.protocol.RunSpec;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -10,14 +11,18 @@ import java.util.Optional;
 /**
  * {@code memory_above_estimate}: the run's peak over the window is well above the predicted peak. When the spec
  * says the features are precomputed but the observed peak matches the estimate with online features, the
- * message says an encoder is resident on the GPU.
+ * message says an encoder is resident on the GPU. Memory that processes not of the run hold is not the run's: when
+ * it is what puts the GPU above the estimate, the message names them ({@link SharedGpu}), and another watched run's
+ * share of a GPU is never counted against this one.
  */
 public final class MemoryAboveEstimateDetector implements Detector {
 
     private final DetectorSettings.MemoryAboveEstimate s;
+    private final DetectorSettings.SharedGpu shared;
 
     public MemoryAboveEstimateDetector(DetectorSettings settings) {
         this.s = settings.memoryAboveEstimate();
+        this.shared = settings.sharedGpu();
     }
 
     @Override
@@ -38,7 +43,9 @@ public final class MemoryAboveEstimateDetector implements Detector {
             if (OomRiskDetector.stale(run, g)) {
                 continue;
             }
-            double m = WindowStats.maxMemory(g, from);
+            // Watched runs sharing the GPU by design are theirs; strangers are named below.
+            double m = WindowStats.maxMemory(g, from)
+                    - SharedGpu.bytes(g.otherProcesses().stream().filter(p -> p.runId() != null).toList());
             if (!Double.isNaN(m) && (Double.isNaN(peak) || m > peak)) {
                 peak = m;
                 worst = g;
@@ -54,6 +61,31 @@ public final class MemoryAboveEstimateDetector implements Detector {
         if (ratio <= needed || excess < (active ? s.minExcessBytes() / 2.0 : s.minExcessBytes())) {
             return Optional.empty();
         }
+        List<GpuSeries.OtherProcess> strangers = SharedGpu.strangers(worst, shared);
+        double own = peak - SharedGpu.bytes(strangers);
+        if (own / predicted <= needed || own - predicted < s.minExcessBytes()) {
+            // The run itself is near its estimate (so strangers there are): their memory is what is above it.
+            Map<String, Object> evidence = evidence(worst, peak, e, ratio, excess);
+            evidence.put("other_processes", SharedGpu.evidence(strangers));
+            evidence.put("run_peak_memory_bytes", Math.round(own));
+            String message = String.format(Locale.ROOT, "%s holds %s where %s is predicted for the run: %s of it is "
+                    + "not this run's (%s)", Texts.gpuName(worst), Texts.gib(peak), Texts.gib(predicted),
+                    Texts.gib(SharedGpu.bytes(strangers)), SharedGpu.describe(strangers));
+            return Optional.of(new Finding(Severity.WARNING, message, evidence, SharedGpu.fix(worst, strangers)
+                    + "; the run then has the memory the estimate gives it"));
+        }
+        Finding f = finding(run, worst, peak, e, ratio, excess);
+        if (!strangers.isEmpty()) {
+            Map<String, Object> evidence = new LinkedHashMap<>(f.evidence());
+            evidence.put("other_processes", SharedGpu.evidence(strangers));
+            f = new Finding(f.severity(), f.message() + "; not this run's: " + SharedGpu.describe(strangers),
+                    evidence, SharedGpu.fix(worst, strangers) + "; " + f.suggestion());
+        }
+        return Optional.of(f);
+    }
+
+    private static Map<String, Object> evidence(GpuSeries worst, double peak, Estimate e, double ratio,
+                                                double excess) {
         Map<String, Object> evidence = new LinkedHashMap<>();
         evidence.put("gpu_uuid", worst.uuid());
         evidence.put("host", worst.host());
@@ -61,6 +93,13 @@ public final class MemoryAboveEstimateDetector implements Detector {
         evidence.put("predicted_peak_memory_bytes", e.peakMemoryBytes());
         evidence.put("memory_ratio", Texts.round(ratio, 3));
         evidence.put("excess_bytes", (long) excess);
+        return evidence;
+    }
+
+    private static Finding finding(RunContext run, GpuSeries worst, double peak, Estimate e, double ratio,
+                                   double excess) {
+        double predicted = e.peakMemoryBytes();
+        Map<String, Object> evidence = evidence(worst, peak, e, ratio, excess);
         String message = String.format(Locale.ROOT, "%s peaks at %s where %s is predicted (%s more, %s)",
                 Texts.gpuName(worst), Texts.gib(peak), Texts.gib(predicted), Texts.gib(excess), Texts.times(ratio));
         String suggestion = "check for other processes on the GPU, a batch or resolution larger than the spec says, "
@@ -74,7 +113,7 @@ public final class MemoryAboveEstimateDetector implements Detector {
                     Texts.gib(withEncoders.peakMemoryBytes()));
             suggestion = residentEncodersFix(run, withEncoders);
         }
-        return Optional.of(new Finding(Severity.WARNING, message, evidence, suggestion));
+        return new Finding(Severity.WARNING, message, evidence, suggestion);
     }
 
     /**

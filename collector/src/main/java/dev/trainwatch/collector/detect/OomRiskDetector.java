@@ -4,6 +4,7 @@ import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.Suggestion;
 import dev.trainwatch.protocol.RunSpec;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -15,8 +16,10 @@ import java.util.OptionalInt;
  * <li>headroom on the run's fullest GPU below a share of its capacity;</li>
  * <li>a steady memory ramp (least-squares fit over the trend window) reaching capacity within minutes;</li>
  * <li>the estimate for the largest multi-scale bucket seen in the log (latent size × the autoencoder's
- *     downsampling = pixels) above the GPU's capacity: the run has not met its worst batch yet.</li>
+ *     downsampling = pixels) above the GPU's capacity: the run has not met its worst batch yet;</li>
+ * <li>the sampling (validation) phase that will not fit ({@link SamplingRisk}).</li>
  * </ul>
+ * Processes on the GPU that are not the run's are named with what they hold ({@link SharedGpu}).
  */
 public final class OomRiskDetector implements Detector {
 
@@ -24,9 +27,11 @@ public final class OomRiskDetector implements Detector {
     private static final double RECENT_SECONDS = 30;
 
     private final DetectorSettings.OomRisk s;
+    private final DetectorSettings.SharedGpu shared;
 
     public OomRiskDetector(DetectorSettings settings) {
         this.s = settings.oomRisk();
+        this.shared = settings.sharedGpu();
     }
 
     @Override
@@ -47,7 +52,8 @@ public final class OomRiskDetector implements Detector {
         if (headroom.isPresent()) {
             return headroom;
         }
-        return bucket(run);
+        Optional<Finding> bucket = bucket(run);
+        return bucket.isPresent() ? bucket : SamplingRisk.evaluate(run, shared);
     }
 
     private Optional<Finding> headroom(RunContext run, boolean active) {
@@ -67,8 +73,7 @@ public final class OomRiskDetector implements Detector {
                 worstUsed = used;
             }
         }
-        // Clear only once headroom is back above 1.5× the warning share (an allocator wobbling around the line
-        // must not flap).
+        // Clear only above 1.5× the warning share: an allocator wobbling around the line must not flap.
         double limit = active ? s.headroomWarningRatio() * 1.5 : s.headroomWarningRatio();
         if (worst == null || worstRatio >= limit) {
             return Optional.empty();
@@ -88,7 +93,18 @@ public final class OomRiskDetector implements Detector {
         }
         String message = String.format(Locale.ROOT, "%s has %s free of %s (%s)", Texts.gpuName(worst),
                 Texts.gib(total - worstUsed), Texts.gib(total), Texts.pct(worstRatio));
-        return Optional.of(new Finding(severity, message, evidence, memorySuggestion(run)));
+        String suggestion = memorySuggestion(run);
+        List<GpuSeries.OtherProcess> others = worst.otherProcesses().stream()
+                .filter(p -> p.usedBytes() >= shared.minBytes()).toList();
+        if (!others.isEmpty()) {
+            evidence.put("other_processes", SharedGpu.evidence(others));
+            message += "; not this run's: " + SharedGpu.describe(others);
+            List<GpuSeries.OtherProcess> strangers = SharedGpu.strangers(worst, shared);
+            if (!strangers.isEmpty()) {
+                suggestion = SharedGpu.fix(worst, strangers) + "; else " + suggestion;
+            }
+        }
+        return Optional.of(new Finding(severity, message, evidence, suggestion));
     }
 
     private Optional<Finding> trend(RunContext run) {
@@ -110,8 +126,7 @@ public final class OomRiskDetector implements Detector {
                     || t.r2() < s.trendMinR2()) {
                 continue;
             }
-            // A steady ramp grows in both halves of the span; the start-up climb to a plateau does not (its
-            // second half is flat), and neither does a single jump.
+            // A steady ramp grows in both halves of the span; a climb to a plateau or a single jump does not.
             double mid = t.lastTs() - t.spanSeconds() / 2;
             WindowStats.Trend early = WindowStats.memoryTrend(g, t.lastTs() - t.spanSeconds(), mid);
             WindowStats.Trend late = WindowStats.memoryTrend(g, mid, Double.POSITIVE_INFINITY);
@@ -120,23 +135,20 @@ public final class OomRiskDetector implements Detector {
                     || late.slopePerSecond() < 0.5 * early.slopePerSecond()) {
                 continue;
             }
-            // Growth now, not only over the window: once memory levels off, the line fitted over the climb runs
-            // ahead of what is observed. The newest reading must stay within the fit's own scatter (or ten seconds
-            // of growth) below the line, else the ramp has ended and extrapolating it is wrong.
+            // Growth now: once memory levels off, the fitted line runs ahead of the readings. The newest must stay
+            // within the fit's scatter (or ten seconds of growth) below it.
             double fittedNow = t.intercept() + t.slopePerSecond() * t.lastTs();
             double tolerance = Math.max(10 * t.slopePerSecond(), 3 * residualStd(g, from, t));
             if (t.lastValue() < fittedNow - tolerance) {
                 continue;
             }
-            // And still growing over the last half minute: a plateau reached, say, 40 s ago is no trend, however
-            // well a line fits the climb before it.
+            // And still growing over the last half minute (a plateau reached 40 s ago is no trend).
             WindowStats.Trend recent = WindowStats.memoryTrend(g, t.lastTs() - RECENT_SECONDS);
             if (recent != null && recent.slopePerSecond() < Math.max(s.trendMinSlopeBytesPerSecond(),
                     0.25 * t.slopePerSecond())) {
                 continue;
             }
-            // Time to full from what is observed now, never from the fit's overshoot: memory not yet full is
-            // never "full in 0 s" (the headroom route speaks for memory that is already at the limit).
+            // Time to full from the newest reading, never the fit's overshoot (never "full in 0 s").
             double seconds = (total - t.lastValue()) / t.slopePerSecond();
             if (!(seconds > 0)) {
                 continue;
@@ -223,7 +235,6 @@ public final class OomRiskDetector implements Detector {
         }
         RunSpec variant = spec.overriddenBy(new RunSpec(null, null, null, null, null, heightPx, widthPx, null, null,
                 null, null, null, null, null, null, null, null));
-        // overriddenBy keeps the resolution when only height/width are given; the estimator prefers height/width.
         Estimate big = run.whatIf(variant);
         long capacity = capacity(run, e);
         if (big == null || capacity <= 0 || big.peakMemoryBytes() <= capacity) {
@@ -259,8 +270,7 @@ public final class OomRiskDetector implements Detector {
     /** The first memory saving of the estimator's plan that keeps the run's GPUs, else the generic advice. */
     static String memorySuggestion(RunContext run) {
         Estimate e = run.estimate();
-        // One diagnosis per run: when the memory is the encoders left on the GPU (memory_above_estimate says so),
-        // the fix is to free them, not an optimizer that saves less.
+        // One diagnosis per run: encoders left on the GPU are freed, not traded for an optimizer that saves less.
         double peak = Double.NaN;
         for (GpuSeries g : run.gpus()) {
             double m = WindowStats.maxMemory(g, run.now() - 300);
@@ -270,14 +280,13 @@ public final class OomRiskDetector implements Detector {
         }
         Estimate withEncoders = MemoryAboveEstimateDetector.residentEncoders(run, peak);
         if (withEncoders != null) {
-            // One paragraph per run: when memory_above_estimate already gives this fix, point there.
             return run.isActive(AnomalyKind.MEMORY_ABOVE_ESTIMATE)
                     ? "free the encoders left on the GPU (see memory_above_estimate): frees about "
                             + Texts.gib(withEncoders.peakMemoryBytes() - run.estimate().peakMemoryBytes())
                     : MemoryAboveEstimateDetector.residentEncodersFix(run, withEncoders);
         }
         if (e != null && e.suggestions() != null) {
-            // The estimator's plan, in its order: what fits on the run's own GPUs before what adds GPUs.
+            // The estimator's plan, in its order: what keeps the run's GPUs first.
             Optional<Suggestion> first = e.suggestions().stream().filter(x -> x.savesBytes() > 0 && x.addsGpus() == 0)
                     .findFirst();
             if (first.isPresent()) {

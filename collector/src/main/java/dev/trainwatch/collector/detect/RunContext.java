@@ -96,6 +96,11 @@ public interface RunContext {
         return Double.NaN;
     }
 
+    /** When the log last announced a sampling or evaluation phase (unix seconds), NaN when never. */
+    default double samplingTs() {
+        return Double.NaN;
+    }
+
     /** Why the run's processes failed, when a watcher said so; null otherwise. */
     default RunFailure failure() {
         return null;

@@ -13,17 +13,19 @@ import java.util.Optional;
 
 /**
  * {@code step_time_above_estimate}: the median observed step time over the window is well above the estimator's.
- * The message ranks the likely causes by the evidence for each: online encoders (data wait, spec), TF32 off, math
- * attention, throttled clocks, a straggling rank.
+ * The message ranks the likely causes by the evidence for each: a PCIe-bound step ({@link PcieBoundStep}, first when
+ * it holds), online encoders (data wait, spec), TF32 off, math attention, throttled clocks, a straggling rank.
  */
 public final class StepTimeAboveEstimateDetector implements Detector {
 
     private final DetectorSettings.StepTimeAboveEstimate s;
     private final DetectorSettings.Throttling throttling;
+    private final DetectorSettings.PcieBound pcie;
 
     public StepTimeAboveEstimateDetector(DetectorSettings settings) {
         this.s = settings.stepTimeAboveEstimate();
         this.throttling = settings.throttling();
+        this.pcie = settings.pcieBound();
     }
 
     @Override
@@ -75,6 +77,8 @@ public final class StepTimeAboveEstimateDetector implements Detector {
 
     private List<Cause> causes(RunContext run, Estimate e, double from) {
         List<Cause> out = new ArrayList<>();
+        // Copies the compute waits on explain the whole step when they hold: first, whatever else scores.
+        PcieBoundStep.of(run, e, from, pcie).ifPresent(p -> out.add(new Cause(p.name(), 2, p.fix(), p.evidence())));
         RunSpec spec = run.spec();
         StepSeries steps = run.steps();
         double dataShare = WindowStats.stepShare(steps, run.ranks(), from, WindowStats.StepPart.DATA);

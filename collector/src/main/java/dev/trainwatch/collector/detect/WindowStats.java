@@ -169,6 +169,11 @@ public final class WindowStats {
         return mean(g, fromTs, g::nvlinkBytesPerSecond);
     }
 
+    /** Mean PCIe host-to-device bytes per second of the entries at or after {@code fromTs}; NaN without the counter. */
+    public static double meanPcieRx(GpuSeries g, double fromTs) {
+        return mean(g, fromTs, g::pcieRxBytesPerSecond);
+    }
+
     private static double mean(GpuSeries g, double fromTs, IntToDoubleFunction reading) {
         double sum = 0;
         int n = 0;

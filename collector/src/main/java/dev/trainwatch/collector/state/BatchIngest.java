@@ -127,6 +127,7 @@ final class BatchIngest {
                 }
             }
         }
+        GpuProcesses.note(batch.gpus(), batch.runs(), registry, now);
         if (batch.events() != null) {
             for (AgentEvent e : batch.events()) {
                 applyEvent(e, batch.host(), now, offset, touched);
@@ -396,6 +397,9 @@ final class BatchIngest {
                     run.accounting.phase(e.message(), Timestamps.stamp(e.ts() - offset, now));
                     run.phaseKind = e.message();
                     run.phaseTs = Timestamps.stamp(e.ts() - offset, now);
+                    if ("evaluation".equals(e.message()) || "sampling".equals(e.message())) {
+                        run.samplingTs = run.phaseTs;
+                    }
                     touched.add(run);
                 }
             }

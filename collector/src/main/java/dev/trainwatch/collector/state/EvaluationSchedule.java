@@ -376,6 +376,11 @@ final class EvaluationSchedule {
         }
 
         @Override
+        public double samplingTs() {
+            return run.samplingTs;
+        }
+
+        @Override
         public RunFailure failure() {
             return run.failure;
         }

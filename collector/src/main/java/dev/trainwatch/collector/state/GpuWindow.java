@@ -1,9 +1,11 @@
 package dev.trainwatch.collector.state;
 
 import dev.trainwatch.collector.detect.GpuSeries;
+import dev.trainwatch.collector.detect.GpuSeries.OtherProcess;
 import dev.trainwatch.protocol.GpuActivity;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.UtilizationWindow;
+import java.util.List;
 
 /**
  * A GPU's rolling window as a ring of primitive columns (no object per sample: 1,024 GPUs × 600 entries must fit
@@ -31,6 +33,7 @@ final class GpuWindow implements GpuSeries {
     private final float[] tensorActive;
     private final float[] dramActive;
     private final float[] nvlinkRate;
+    private final float[] pcieRx;
     private final short[] merged;
     /** The newest NVLink counter (rx + tx bytes) and its time, for the rate of the next poll. */
     private double lastNvlinkBytes = Double.NaN;
@@ -52,6 +55,8 @@ final class GpuWindow implements GpuSeries {
     /** Highest memory in use since the GPU was attributed to its run (kept outside the window: no scan). */
     double peakMemory = Double.NaN;
     boolean lost;
+    /** The newest poll's processes that are not the run's ({@code BatchIngest} sets it after attribution). */
+    List<OtherProcess> others = List.of();
 
     GpuWindow(String uuid, double spanSeconds, int capacity) {
         this.uuid = uuid;
@@ -72,6 +77,7 @@ final class GpuWindow implements GpuSeries {
         tensorActive = new float[capacity];
         dramActive = new float[capacity];
         nvlinkRate = new float[capacity];
+        pcieRx = new float[capacity];
         merged = new short[capacity];
     }
 
@@ -107,6 +113,7 @@ final class GpuWindow implements GpuSeries {
         tensorActive = src.range(src.tensorActive, new float[capacity], from, n);
         dramActive = src.range(src.dramActive, new float[capacity], from, n);
         nvlinkRate = src.range(src.nvlinkRate, new float[capacity], from, n);
+        pcieRx = src.range(src.pcieRx, new float[capacity], from, n);
         merged = new short[0]; // only add() reads it, and a copy is never added to
         head = 0;
         size = n;
@@ -118,6 +125,7 @@ final class GpuWindow implements GpuSeries {
         memoryTotal = src.memoryTotal;
         peakMemory = src.peakMemory;
         lost = src.lost;
+        others = src.others;
     }
 
     /** Copies {@code n} entries from window position {@code from} of ring column {@code src} to {@code dst}[0..n). */
@@ -160,6 +168,7 @@ final class GpuWindow implements GpuSeries {
         double tensorAct = a == null ? Double.NaN : ratio(a.tensorActiveRatio());
         double dramAct = a == null ? Double.NaN : ratio(a.dramActiveRatio());
         double link = nvlinkRate(a, sampleTs);
+        double rx = a == null ? Double.NaN : finiteD(a.pcieRxBytesPerSecond());
 
         if (size > 0) {
             int last = slot(size - 1);
@@ -183,6 +192,7 @@ final class GpuWindow implements GpuSeries {
                 tensorActive[last] = (float) meanNan(tensorActive[last], tensorAct, n);
                 dramActive[last] = (float) meanNan(dramActive[last], dramAct, n);
                 nvlinkRate[last] = (float) meanNan(nvlinkRate[last], link, n);
+                pcieRx[last] = (float) meanNan(pcieRx[last], rx, n);
                 merged[last] = (short) (n + 1);
                 return;
             }
@@ -210,6 +220,7 @@ final class GpuWindow implements GpuSeries {
         tensorActive[i] = (float) tensorAct;
         dramActive[i] = (float) dramAct;
         nvlinkRate[i] = (float) link;
+        pcieRx[i] = (float) rx;
         merged[i] = 1;
         size++;
     }
@@ -364,6 +375,16 @@ final class GpuWindow implements GpuSeries {
     @Override
     public double nvlinkBytesPerSecond(int i) {
         return nvlinkRate[slot(i)];
+    }
+
+    @Override
+    public double pcieRxBytesPerSecond(int i) {
+        return pcieRx[slot(i)];
+    }
+
+    @Override
+    public List<OtherProcess> otherProcesses() {
+        return others;
     }
 
     private static boolean finite(Long v) {

@@ -76,6 +76,8 @@ final class RunState {
     /** The newest checkpoint or evaluation phase the log announced, and when; null / NaN when none. */
     String phaseKind;
     double phaseTs = Double.NaN;
+    /** When the log last announced a sampling or evaluation phase; NaN when never. */
+    double samplingTs = Double.NaN;
 
     final String runId;
     final double firstSeen;
