@@ -5,10 +5,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.collector.detect.GpuSeries.OtherProcess;
 import dev.trainwatch.estimator.Estimate;
+import dev.trainwatch.estimator.config.ConfigReaders;
+import dev.trainwatch.protocol.RunSpec;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The failures the DiT LoRA trainers' users report (issue 40), each with the quiet case beside it. Figures follow
@@ -162,8 +168,9 @@ class DitTrainerFailuresTest {
 
     // --- the sampling phase
 
+    /** An LTX LoRA that samples every 250 steps, its GPU holding {@code usedGib}, at step 109. */
     private static LoraRun ltxOn3090(double usedGib) {
-        LoraRun run = new LoraRun(NOW, LoraRun.lora("ltx-video", "rtx3090", 480, 832, 33, null, null));
+        LoraRun run = new LoraRun(NOW, LoraRun.lora("ltx-video", "rtx3090", 480, 832, 33, null, null).withSampling(250));
         LoraRun.Gpu gpu = new LoraRun.Gpu("NVIDIA GeForce RTX 3090", RTX4090, NOW);
         gpu.memory = i -> usedGib * GIB;
         run.gpus.add(gpu);
@@ -179,7 +186,8 @@ class DitTrainerFailuresTest {
         Finding f = new OomRiskDetector(SETTINGS).evaluate(run, false).orElseThrow();
         assertThat(f.severity()).isEqualTo(Severity.WARNING);
         assertThat(f.message()).startsWith("GPU 0 on node-1 holds 23.2 GiB while training and sampling adds about ")
-                .endsWith("so the run will run out of memory at its first sampling");
+                .endsWith("so the run will run out of memory at its first sampling; sampling due at step 250");
+        assertThat(f.evidence()).containsEntry("sample_every", 250);
         assertThat(f.suggestion()).startsWith("sample at a smaller size or fewer frames");
         // A stranger on the card is the first thing to free.
         LoraRun shared = ltxOn3090(23.15);
@@ -200,13 +208,57 @@ class DitTrainerFailuresTest {
     void anEstimatedSamplingPeakAboveTheCardIsWarnedFromTheEstimateAlone() {
         LoraRun run = ltxOn3090(6);
         Estimate e = run.estimate;
-        run.estimate = new Estimate(e.spec(), e.model(), e.gpu(), e.params(), e.trainableParams(), e.peakMemoryBytes(),
-                e.gpuMemoryBytes(), e.fits(), e.maxBatch(), e.stepSeconds(), e.samplesPerSecond(), e.breakdown(),
-                e.stepBreakdown(), e.totalSeconds(), e.suggestions(), e.notes(), e.flops(), e.stepOperations(),
-                e.why(), e.hostMemoryBytes(), e.hostBreakdown(), (long) (30 * GIB), e.samplingBreakdown());
+        run.estimate = samplingPeak(e, 30);
         Optional<Finding> f = new OomRiskDetector(SETTINGS).evaluate(run, false);
         assertThat(f).isPresent();
         assertThat(f.get().message()).isEqualTo("sampling needs 30.0 GiB on GPU 0 on node-1, which has 24.0 GiB: the "
-                + "run will run out of memory at its first sampling");
+                + "run will run out of memory at its first sampling; sampling due at step 250");
+    }
+
+    /** A kohya sd-scripts Flux LoRA TOML as users post them (fp8 base, cached latents and text outputs). */
+    private static final String KOHYA_FLUX = "pretrained_model_name_or_path = \"/models/flux1-dev.safetensors\"\n"
+            + "network_module = \"networks.lora_flux\"\nnetwork_dim = 16\nfp8_base = true\nresolution = \"1024,1024\"\n"
+            + "train_batch_size = 1\nmixed_precision = \"bf16\"\noptimizer_type = \"adamw8bit\"\n"
+            + "gradient_checkpointing = true\ncache_latents = true\ncache_text_encoder_outputs = true\n";
+
+    /** The same estimate with another sampling peak. */
+    private static Estimate samplingPeak(Estimate e, double gib) {
+        return new Estimate(e.spec(), e.model(), e.gpu(), e.params(), e.trainableParams(), e.peakMemoryBytes(),
+                e.gpuMemoryBytes(), e.fits(), e.maxBatch(), e.stepSeconds(), e.samplesPerSecond(), e.breakdown(),
+                e.stepBreakdown(), e.totalSeconds(), e.suggestions(), e.notes(), e.flops(), e.stepOperations(),
+                e.why(), e.hostMemoryBytes(), e.hostBreakdown(), (long) (gib * GIB), e.samplingBreakdown());
+    }
+
+    @Test
+    void samplingIsWarnedOnlyForARunKnownToSample(@TempDir Path dir) throws IOException {
+        // Every estimate prices a sampling peak: an LTX LoRA that never samples, 0.8 GiB below its card's top, is quiet.
+        LoraRun never = new LoraRun(NOW, LoraRun.lora("ltx-video", "rtx3090", 480, 832, 33, null, null));
+        LoraRun.Gpu gpu = new LoraRun.Gpu("NVIDIA GeForce RTX 3090", RTX4090, NOW);
+        gpu.memory = i -> 23.15 * GIB;
+        never.gpus.add(gpu);
+        never.steps = new LoraRun.Steps(10, never.estimate.stepSeconds(), 10, NOW);
+        assertThat(new OomRiskDetector(SETTINGS).evaluate(never, false)).isEmpty();
+        // Its log announcing a sampling phase says it samples.
+        never.samplingTs = NOW + 1;
+        assertThat(new OomRiskDetector(SETTINGS).evaluate(never, false)).isPresent();
+        // A kohya config that samples every 250 steps, whose sampling needs 30 GiB on a 24 GiB card.
+        for (String extra : List.of("", "sample_every_n_steps = 250\nsample_prompts = \"prompts.txt\"\n")) {
+            Path toml = dir.resolve("flux" + extra.length() + ".toml");
+            Files.writeString(toml, KOHYA_FLUX + extra);
+            LoraRun run = new LoraRun(NOW, ConfigReaders.read(toml, LoraRun.ESTIMATOR.catalog())
+                    .overriddenBy(RunSpec.empty().onHardware("rtx4090", 1, null)));
+            run.estimate = samplingPeak(run.estimate, 30);
+            LoraRun.Gpu card = new LoraRun.Gpu("NVIDIA GeForce RTX 4090", RTX4090, NOW);
+            card.memory = i -> 16 * GIB;
+            run.gpus.add(card);
+            run.steps = new LoraRun.Steps(10, run.estimate.stepSeconds(), 10, NOW);
+            Optional<Finding> f = new OomRiskDetector(SETTINGS).evaluate(run, false);
+            if (extra.isEmpty()) {
+                assertThat(f).as("a kohya config without sampling").isEmpty();
+            } else {
+                assertThat(f.orElseThrow().message()).isEqualTo("sampling needs 30.0 GiB on GPU 0 on node-1, which has "
+                        + "24.0 GiB: the run will run out of memory at its first sampling; sampling due at step 250");
+            }
+        }
     }
 }
