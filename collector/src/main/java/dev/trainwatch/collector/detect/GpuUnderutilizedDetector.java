@@ -74,11 +74,7 @@ public final class GpuUnderutilizedDetector implements Detector {
         return AnomalyKind.GPU_UNDERUTILIZED;
     }
 
-    /**
-     * Every 10 s: its means are over 10 minutes and it is raised after 2 minutes and cleared after 5, so a judgement
-     * every second would read the same ten minutes to find the same answer (reading them is most of what judging a
-     * run costs; docs/PERFORMANCE.md).
-     */
+    /** Every 10 s: its means are over 10 minutes, raised after 2 and cleared after 5 (docs/PERFORMANCE.md). */
     @Override
     public double everySeconds() {
         return 10;
@@ -98,16 +94,12 @@ public final class GpuUnderutilizedDetector implements Detector {
         Estimate e = run.estimate();
         RunSpec spec = run.spec();
         Integer batch = spec != null ? spec.batch() : null;
-        // "batch 12 of up to 50 would fit" is the spec's claim: only when the observed memory is near what that spec
-        // predicts does the spec describe the run. A run using far less (a spec that says batch 12 for a run at
-        // batch 4) gets no batch advice built on the wrong batch, and the memory route stays quiet.
+        // batch advice only where the observed memory is near the spec's prediction (its batch is the run's)
         boolean specDescribesRun = e == null || Double.isNaN(usage.capacity)
                 || usage.peakShare * usage.capacity >= SPEC_MEMORY_AGREEMENT * e.peakMemoryBytes();
         boolean biggerBatchFits = e != null && batch != null && specDescribesRun
                 && e.maxBatch() >= batch * s.batchGainFactor();
         boolean bySm = usage.counted * 2 > n;
-        // A run starved for data has one diagnosis, data_starvation: its GPUs are under-used because they wait,
-        // and a larger batch would only wait longer per step.
         boolean starved = run.isActive(AnomalyKind.DATA_STARVATION);
         boolean lowUtil = util < (active ? s.utilizationClearRatio() : s.utilizationRaiseRatio()) && !starved;
         boolean lowMemory = !starved && biggerBatchFits && usage.peakShare > 0
