@@ -348,7 +348,7 @@ final class RunObservations {
                 ? o.memoryTotalBytes() - o.memoryUsedBytes() : null;
         if (e == null) {
             return new ComparisonView(null, null, null, null, headroom, o.memoryTotalBytes(), null, null, null,
-                    null);
+                    null, null, null, null, null);
         }
         Double stepRatio = o.stepSeconds() != null && e.stepSeconds() > 0 ? o.stepSeconds() / e.stepSeconds() : null;
         Double memoryRatio = o.peakMemoryBytes() != null && e.peakMemoryBytes() > 0
