@@ -139,14 +139,7 @@ final class BatchIngest {
 
     /** The GPUs a batch names (readings and XID events), for the room check; the tracked ones are removed there. */
     private static Set<String> newGpus(AgentBatch batch) {
-        Set<String> uuids = new HashSet<>();
-        if (batch.gpus() != null) {
-            for (GpuSample s : batch.gpus()) {
-                if (s != null && s.uuid() != null && !s.uuid().isBlank()) {
-                    uuids.add(s.uuid());
-                }
-            }
-        }
+        Set<String> uuids = gpuUuids(batch.gpus());
         if (batch.events() != null) {
             for (AgentEvent e : batch.events()) {
                 if (e != null && e.kind() != null && e.eventKind() == EventKind.XID
@@ -180,16 +173,19 @@ final class BatchIngest {
 
     /** The distinct GPUs a batch holds readings of (an agent with --ship-every sends several of each). */
     static int distinctGpus(List<GpuSample> readings) {
-        if (readings == null) {
-            return 0;
-        }
+        return gpuUuids(readings).size();
+    }
+
+    private static Set<String> gpuUuids(List<GpuSample> readings) {
         Set<String> uuids = new HashSet<>();
-        for (GpuSample s : readings) {
-            if (s != null && s.uuid() != null && !s.uuid().isBlank()) {
-                uuids.add(s.uuid());
+        if (readings != null) {
+            for (GpuSample s : readings) {
+                if (s != null && s.uuid() != null && !s.uuid().isBlank()) {
+                    uuids.add(s.uuid());
+                }
             }
         }
-        return uuids.size();
+        return uuids;
     }
 
     /**

@@ -12,17 +12,6 @@ public record RunSummary(String runId, RunSpec spec, double firstSeenTs, Double 
                          List<String> gpuUuids, List<Anomaly> anomalies, Boolean synthetic, Double dataWaitRatio,
                          Double textEncoderRatio, Double vaeRatio) {
 
-    /** A summary without the step's data and encoder shares (written before they were kept). */
-    public RunSummary(String runId, RunSpec spec, double firstSeenTs, Double lastSeenTs, boolean ended,
-                      Double endedAt, Long lastStep, Double lastStepTs, Double stepSeconds,
-                      Double predictedStepSeconds, Long peakMemoryBytes, Long predictedPeakMemoryBytes,
-                      Double gpuUtilizationRatio, Double samplesPerSecond, List<String> hosts,
-                      List<String> gpuUuids, List<Anomaly> anomalies, Boolean synthetic) {
-        this(runId, spec, firstSeenTs, lastSeenTs, ended, endedAt, lastStep, lastStepTs, stepSeconds,
-                predictedStepSeconds, peakMemoryBytes, predictedPeakMemoryBytes, gpuUtilizationRatio, samplesPerSecond,
-                hosts, gpuUuids, anomalies, synthetic, null, null, null);
-    }
-
     /** The same summary with other anomalies. */
     public RunSummary withAnomalies(List<Anomaly> newAnomalies) {
         return new RunSummary(runId, spec, firstSeenTs, lastSeenTs, ended, endedAt, lastStep, lastStepTs, stepSeconds,
