@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 class NothingToWatchTest {
 
     private static final RunView RUN = new RunView("r", null, null, null, null, List.of(), List.of(), List.of(), 1.0,
-            null, false, null, null);
+            null, false, null, null, null, null, null, null);
 
     @Test
     void aWatchWithNoRunSaysSoOnceItIsNotTooEarly() {

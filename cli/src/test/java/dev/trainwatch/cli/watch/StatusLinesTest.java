@@ -18,11 +18,12 @@ class StatusLinesTest {
 
     private static RunView run(String id, List<Anomaly> anomalies, Boolean synthetic) {
         ObservedView observed = new ObservedView(50 * GIB, 48 * GIB, 80 * GIB, 1.5, 0.62, null, null, 0.4, 10.0,
-                12_345L, 100.0, null, null, 1, 300.0);
+                12_345L, 100.0, null, null, 1, 300.0,
+                null, null, null, null, null, null, null, null, null, null, null, null, null, null, null);
         ComparisonView comparison = new ComparisonView(1.0, 1.5, 44 * GIB, 50.0 / 44, 30 * GIB, 80 * GIB, 15.0,
-                0.66, 1000L, 1500.0);
+                0.66, 1000L, 1500.0, null, null, null, null);
         return new RunView(id, null, null, observed, comparison, anomalies, List.of(), List.of("node"), 1.0, 100.0,
-                false, null, synthetic);
+                false, null, synthetic, null, null, null, null);
     }
 
     @Test
@@ -52,7 +53,7 @@ class StatusLinesTest {
     @Test
     void aRunWithNothingObservedYetShowsDashes() {
         RunView empty = new RunView("new", null, null, null, null, List.of(), List.of(), List.of(), 1.0, null, false,
-                null, null);
+                null, null, null, null, null, null);
         assertThat(StatusLines.line(empty)).isEqualTo("new  step –  – s/step  VRAM –  ok");
     }
 

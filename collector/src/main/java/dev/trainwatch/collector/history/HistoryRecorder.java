@@ -294,7 +294,7 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
         return new RunSummary(run.runId(), spec, run.firstSeen().toEpochMilli() / 1000.0,
                 run.lastSeen().toEpochMilli() / 1000.0, run.ended() != null,
                 run.ended() == null ? null : run.ended().toEpochMilli() / 1000.0, null, null, null, null, null, null,
-                null, null, List.of(), List.of(), List.of(), null);
+                null, null, List.of(), List.of(), List.of(), null, null, null, null);
     }
 
     static final long MIN_STEPS_FOR_OUTCOME = 20;

@@ -94,10 +94,7 @@ public final class ApiVerticle extends VerticleBase {
         this(config, fleet, metrics, extraRoutes, List.of());
     }
 
-    /**
-     * @param durability waits (at most the given time) until what listeners were told is on disk; a spec
-     *                   registration answers after them, so an acknowledged spec survives a crash
-     */
+    /** {@code durability} waits (bounded) until what listeners were told is on disk, so an acknowledged spec lasts. */
     public ApiVerticle(CollectorConfig config, Fleet fleet, MetricsExporter metrics,
                        List<Consumer<Router>> extraRoutes,
                        List<Function<Duration, Boolean>> durability) {
@@ -433,8 +430,7 @@ public final class ApiVerticle extends VerticleBase {
                     .end(Buffer.buffer(encode(Map.of("error", SERIES_BUSY))));
             return;
         }
-        // The fleet holds its lock only to copy the run's windows; the build and the encoding (milliseconds to a
-        // second for a many-GPU run) run after it, off the event loop like /metrics.
+        // The fleet holds its lock only to copy the run's windows; the build and encoding run after it, off the loop.
         vertx.executeBlocking(() -> {
             beforeSeriesBuild.run();
             return SeriesBuilder.series(fleet, runId, request).map(ApiVerticle::encode);
@@ -483,8 +479,7 @@ public final class ApiVerticle extends VerticleBase {
             if (gzip) {
                 ctx.response().putHeader(HttpHeaders.CONTENT_ENCODING, "gzip");
             } else if (acceptEncoding != null) {
-                // Another coding (deflate, br) is answered as is: "identity" tells Vert.x's compressor to leave the
-                // response alone, and it removes the header before sending.
+                // Another coding is answered as is: "identity" makes Vert.x's compressor leave the response alone.
                 ctx.response().putHeader(HttpHeaders.CONTENT_ENCODING, HttpHeaders.IDENTITY);
             }
             ctx.response().end(Buffer.buffer(result.result()));
@@ -496,8 +491,7 @@ public final class ApiVerticle extends VerticleBase {
         Fleet.Counts counts = fleet.counts();
         List<String> refusing = fleet.refusing();
         Map<String, Object> answer = new LinkedHashMap<>();
-        // Still 200: the collector is up and judging what it holds (a probe must not restart it, nor a readiness
-        // check take it out of service, which would turn the refusal of some batches into the refusal of all).
+        // Still 200: a probe must not restart the collector, nor readiness take it out of service, while it refuses.
         answer.put("status", refusing.isEmpty() ? "ok" : "refusing");
         if (!refusing.isEmpty()) {
             answer.put("refusing", refusing);

@@ -8,10 +8,8 @@ import java.util.HexFormat;
 import java.util.function.Supplier;
 
 /**
- * Checks {@code Authorization: Bearer <token>} headers. The comparison runs over SHA-256 digests with
- * {@link MessageDigest#isEqual}, so its time depends neither on where the first wrong byte is nor on the length of
- * the secret. The token may change (a rotated token file, {@link TokenFileSource}): each check asks for the current
- * one. Thread-safe.
+ * Checks {@code Authorization: Bearer <token>} headers, comparing SHA-256 digests with {@link MessageDigest#isEqual}
+ * (time independent of the secret); the current token is asked for on each check (it may rotate). Thread-safe.
  */
 public final class BearerAuth {
     private static final String SCHEME = "bearer ";
@@ -60,22 +58,12 @@ public final class BearerAuth {
         return known.digest();
     }
 
-    /**
-     * Passes or throws.
-     *
-     * @param authorization the request's {@code Authorization} header, possibly null
-     * @throws ApiError 401 saying whether the token was missing or wrong
-     */
+    /** Passes or throws {@link ApiError} 401 saying whether the token was missing or wrong. */
     public void check(String authorization) {
         checkNode(authorization);
     }
 
-    /**
-     * Passes or throws, as {@link #check}, and says whose token it was.
-     *
-     * @return the node a per-node token belongs to (lower case), or null for the shared token or no token at all
-     * @throws ApiError 401 saying whether the token was missing or wrong
-     */
+    /** As {@link #check}; returns the node a per-node token belongs to (lower case), else null. */
     public String checkNode(String authorization) {
         byte[] expectedDigest = expectedDigest();
         if (expectedDigest == null) {

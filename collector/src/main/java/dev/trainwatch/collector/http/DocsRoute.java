@@ -20,10 +20,8 @@ import org.commonmark.parser.Parser;
 import org.commonmark.renderer.html.HtmlRenderer;
 
 /**
- * {@code GET /docs/<NAME>.md}: the documentation shipped in the jar, rendered to HTML with an id on every heading,
- * so an alert's runbook link ({@code …/docs/ALERTS.md#trainwatchrunoomrisk}) opens at its section on any collector,
- * air-gapped or not. Only the bundled files are served (the name is checked against a closed pattern and looked up
- * as a class-path resource); a rendered page is cached, the set is small and fixed.
+ * {@code GET /docs/<NAME>.md}: the documentation shipped in the jar, rendered to HTML with an id on every heading, so
+ * an alert's runbook link opens at its section on any collector. Only bundled files are served; pages are cached.
  */
 final class DocsRoute {
     private static final Pattern NAME = Pattern.compile("[A-Z][A-Z0-9_-]{0,40}\\.md");

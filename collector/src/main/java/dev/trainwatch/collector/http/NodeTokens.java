@@ -10,9 +10,8 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Per-node bearer tokens ({@code --node-tokens FILE}), beside the fleet's shared one: a batch sent with a node's token
- * may speak only for that node's {@code host}, so a token taken from one node cannot report another. The file holds
- * one {@code HOST TOKEN} pair a line; blank lines and lines starting with {@code #} are skipped. Immutable.
+ * Per-node bearer tokens ({@code --node-tokens FILE}, one {@code HOST TOKEN} pair a line, {@code #} comments): a
+ * batch sent with a node's token may speak only for that node's {@code host}. Immutable.
  */
 public final class NodeTokens {
 
@@ -26,11 +25,7 @@ public final class NodeTokens {
     /** No node tokens. */
     public static final NodeTokens NONE = new NodeTokens(Map.of());
 
-    /**
-     * Reads a node-token file.
-     *
-     * @throws IllegalArgumentException one line naming the file, and the line when one is wrong
-     */
+    /** Reads a node-token file; throws {@link IllegalArgumentException}, one line naming the file and line. */
     public static NodeTokens read(Path file) {
         List<String> lines;
         try {

@@ -7,13 +7,9 @@ import java.util.List;
 import java.util.regex.Pattern;
 
 /**
- * Reads the query of {@code GET /v1/runs/{id}/plans}: {@code gpu} (catalog GPU ids, comma-separated or repeated, at
- * most {@value #MAX_GPUS}), {@code gpus} (GPU count) and {@code batch} (per-GPU batch). Anything malformed is refused
- * with a 400 naming the parameter; nothing is clamped silently. Plain Java; stateless.
- *
- * @param gpuIds catalog ids in the order given, empty for the run's own GPU
- * @param gpus   GPU count, null to keep the run's
- * @param batch  per-GPU batch, null to keep the run's
+ * The query of {@code GET /v1/runs/{id}/plans}: {@code gpu} (catalog ids, comma-separated or repeated, at most
+ * {@value #MAX_GPUS}; empty for the run's own), {@code gpus} and {@code batch} (per GPU; null keeps the run's).
+ * Anything malformed is a 400 naming the parameter; nothing is clamped silently.
  */
 record PlanParams(List<String> gpuIds, Integer gpus, Integer batch) {
 

@@ -8,10 +8,8 @@ import java.util.zip.Deflater;
 import java.util.zip.GZIPOutputStream;
 
 /**
- * How a {@code /metrics} answer is compressed: gzip when the scraper accepts it (Prometheus always does), made on
- * the worker that rendered the text, at the fastest level. Left to the HTTP server, a flooded collector's 7.8 MB of
- * text was deflated at level 6 on the event loop, 34 ms at best, during which no ingest request was read; level 1 takes
- * half of that for a body about a seventh larger (273 KB instead of 240 KB; {@code FloodLatency -Dgzip=false}).
+ * How a {@code /metrics} answer is compressed: gzip when the scraper accepts it, at the fastest level, on the worker
+ * that rendered the text rather than the event loop (where a flooded collector's body stalled ingest).
  */
 final class ScrapeEncoding {
 

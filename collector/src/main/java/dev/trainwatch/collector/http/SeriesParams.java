@@ -10,11 +10,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.regex.Pattern;
 
-/**
- * Reads the query parameters of {@code GET /v1/runs/{id}/series} into a {@link SeriesRequest}. Anything malformed
- * or out of range is refused with a 400 naming the parameter and what it accepts; nothing is clamped silently.
- * Plain Java; stateless.
- */
+/** The query of {@code GET /v1/runs/{id}/series}: anything malformed is a 400 naming the parameter, nothing clamped. */
 final class SeriesParams {
 
     /** Epoch milliseconds below this (March 1973) are almost surely unix seconds sent by mistake. */
@@ -29,12 +25,7 @@ final class SeriesParams {
     private SeriesParams() {
     }
 
-    /**
-     * @param since      the values of {@code since} in the query (empty when absent)
-     * @param maxPoints  the values of {@code max_points}
-     * @param gpus       the values of {@code gpus}
-     * @throws ApiError 400 with a one-line message
-     */
+    /** Parses the values of {@code since}, {@code max_points} and {@code gpus}; throws {@link ApiError} 400. */
     static SeriesRequest parse(List<String> since, List<String> maxPoints, List<String> gpus) {
         return new SeriesRequest(since(single("since", since)), maxPoints(single("max_points", maxPoints)),
                 gpus(single("gpus", gpus)));

@@ -12,11 +12,9 @@ import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
- * The collector's bearer token from {@code --token-file}, re-read when the file changes so a rotated token is taken
- * without a restart (agents re-read theirs every 30 s): the file's modification time and size are looked at, at most
- * once a second, on the requests that need the token. A file being rewritten, emptied or removed keeps the last good
- * token, with one line. A UTF-8 byte-order mark (editors on Windows write one) is not part of the token; a file every
- * user may read is one line saying to {@code chmod 0600}. Thread-safe.
+ * The bearer token from {@code --token-file}, re-read (at most once a second) when the file's time or size changes,
+ * so a rotated token is taken without a restart; a file being rewritten, emptied or removed keeps the last good
+ * token, with one line. A UTF-8 BOM is not part of the token. Thread-safe.
  */
 public final class TokenFileSource implements Supplier<String> {
 
@@ -39,11 +37,7 @@ public final class TokenFileSource implements Supplier<String> {
         remember();
     }
 
-    /**
-     * Reads the token now.
-     *
-     * @throws IllegalArgumentException one line naming the file and what is wrong (missing, unreadable, empty)
-     */
+    /** Reads the token now; throws {@link IllegalArgumentException} with one line naming the file and the problem. */
     public static TokenFileSource open(Path file) {
         return open(file, System::nanoTime);
     }
@@ -53,11 +47,7 @@ public final class TokenFileSource implements Supplier<String> {
         return new TokenFileSource(file, read(file), nanoTime);
     }
 
-    /**
-     * The token a file holds: its text without a byte-order mark and surrounding white space, on one line.
-     *
-     * @throws IllegalArgumentException one line saying what is wrong
-     */
+    /** The token a file holds: its text without a BOM and surrounding white space, on one line. */
     public static String read(Path file) {
         String text;
         try {

@@ -61,10 +61,7 @@ public final class BodyDecoder {
         this.maxInflatedBytes = maxInflatedBytes;
     }
 
-    /**
-     * The body's bytes after undoing {@code Content-Encoding}: 415 for an encoding other than gzip or identity, 400
-     * for a broken gzip stream, 413 when it inflates beyond the cap.
-     */
+    /** The body after {@code Content-Encoding}: 415 for other than gzip or identity, 400 broken, 413 too large. */
     public byte[] decode(byte[] body, String contentEncoding) {
         Bytes bytes = decodeInPlace(body, contentEncoding);
         return bytes.array() == body && bytes.length() == body.length ? body

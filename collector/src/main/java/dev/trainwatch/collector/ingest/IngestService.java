@@ -18,9 +18,7 @@ import java.util.function.Function;
 
 /**
  * The one way into the {@link Fleet} for what agents and users send: decodes a body, holds it to the limits and the
- * validator's rules and applies it. Knows no transport: the HTTP handlers read the framing (path, headers), call
- * here off the event loop and turn the answer, or the {@link ApiError} thrown, into a response; a replay or a test
- * calls the same methods. Thread-safe.
+ * validator's rules and applies it. Knows no transport: handlers call it off the event loop. Thread-safe.
  */
 public final class IngestService {
     /** How long a spec registration waits for its history write before it answers anyway. */
@@ -36,10 +34,7 @@ public final class IngestService {
     public record BatchAnswer(Map<String, Object> body, boolean duplicate) {
     }
 
-    /**
-     * @param durability  waits (at most the given time) until what listeners were told is on disk; a spec
-     *                    registration answers after them, so an acknowledged spec survives a crash
-     */
+    /** {@code durability} waits (bounded) until what listeners were told is on disk, so an acknowledged spec lasts. */
     public IngestService(CollectorConfig.Limits limits, Fleet fleet, List<Function<Duration, Boolean>> durability) {
         this.fleet = fleet;
         this.decoder = new BodyDecoder(limits.maxInflatedBytes());
@@ -67,12 +62,7 @@ public final class IngestService {
         return run;
     }
 
-    /**
-     * {@code POST /v1/runs/{run_id}/steps}.
-     *
-     * @param agentId the sending agent, whose clock offset (from its batches' {@code sent_at}) corrects the steps'
-     *                times; null when not named
-     */
+    /** {@code POST /v1/runs/{run_id}/steps}; {@code agentId} (or null) is the agent whose clock offset moves them. */
     public Map<String, Object> steps(String runId, String agentId, Double sentAt, byte[] body,
                                      String contentEncoding) {
         InputValidator.requireRunId("run_id", runId);
@@ -89,10 +79,8 @@ public final class IngestService {
     }
 
     /**
-     * {@code POST /v1/samples}. A run whose id the API cannot take costs only that run, and steps that break a rule
-     * only themselves: the rest of the batch is applied and the answer says what was left out.
-     *
-     * @param maySpeakFor throws an {@link ApiError} when the sender may not speak for the batch's (validated) host
+     * {@code POST /v1/samples}: a run or steps that break a rule cost only themselves, and the answer says so.
+     * {@code maySpeakFor} throws when the sender may not speak for the batch's host.
      */
     public BatchAnswer batch(byte[] body, String contentEncoding, Double sentAt, Consumer<String> maySpeakFor) {
         RefusedRuns.Stripped stripped = refusedRuns.strip(decoder.batch(body, contentEncoding));

@@ -23,10 +23,8 @@ import java.util.TreeSet;
 import java.util.regex.Pattern;
 
 /**
- * Range checks on decoded requests, before anything reaches the fleet. A value no GPU or training run can produce
- * (negative memory, utilisation above 1, a step time of a week, NaN) is refused with the field named, so a broken
- * agent is noticed instead of silently skewing a run. Identifiers that become metric labels are held to a small
- * alphabet and length here, which bounds the series a client can create. Plain Java; immutable, thread-safe.
+ * Range checks on decoded requests, before anything reaches the fleet: a value no GPU or run can produce is refused
+ * with the field named; identifiers that become metric labels are held to a small alphabet and length. Thread-safe.
  */
 public final class InputValidator {
 
@@ -507,8 +505,7 @@ public final class InputValidator {
         return new Path(parent, name, index, after);
     }
 
-    // Each rule takes a field as its parent's path and its own name, and builds the path only to throw: a valid
-    // value costs no path object.
+    // A rule builds the field's path only to throw: a valid value costs no path object.
 
     private static void timestamp(Object parent, String name, double ts) {
         finite(parent, name, ts);

@@ -15,20 +15,12 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * What the fleet has applied, so nothing is applied twice, across collector restarts too: each agent's applied
- * batch {@code seq}s (a window of them, {@link AppliedSeqs}: exactly the batches applied are duplicates, so one
- * forged number cannot silence an agent), and each step source's last step ({@code run, source, rank}; see
- * {@link dev.trainwatch.protocol.StepEvent#source()}). With a data directory every change is appended to
- * {@code applied.log} there before the request is answered, so a batch or a step acknowledged — or applied and
- * then cut off by a crash — is known after a restart, and its replay is dropped. The file is rewritten from memory
- * when it has grown by {@value #COMPACT_BYTES} bytes or by its size after the last rewrite, whichever is more, and
- * at every start (an agent's windows as {@code w} lines); a torn last line (a crash mid-write) is skipped, and a file
- * of an older collector (one {@code a} line of the last {@code seq} per agent) is read as those batches applied. A
- * write that fails (full disk) is one line, and de-duplication goes on in memory.
- *
- * <p>Bounded: the {@value #MAX_AGENTS} most recently changed agents (about 200 bytes each: a window of 1,024 bits)
- * and {@value #MAX_ENTRIES} sources are kept. Only used under the
- * {@link Fleet}'s lock.
+ * What the fleet has applied, so nothing is applied twice, across restarts too: each agent's applied batch
+ * {@code seq}s ({@link AppliedSeqs}) and each step source's last step ({@code run, source, rank}). With a data
+ * directory every change is appended to {@code applied.log} before the request is answered; the file is rewritten
+ * from memory when it has doubled (at least {@value #COMPACT_BYTES} bytes) and at every start. A torn last line is
+ * skipped; a failed write is one line, and de-duplication goes on in memory. Bounded to {@value #MAX_AGENTS} agents
+ * and {@value #MAX_ENTRIES} sources. Only used under the {@link Fleet}'s lock.
  */
 public final class AppliedLedger implements AutoCloseable {
 
@@ -69,10 +61,7 @@ public final class AppliedLedger implements AutoCloseable {
         return new AppliedLedger(null);
     }
 
-    /**
-     * The ledger of {@code dataDir}: reads what earlier runs of the collector applied, then keeps appending. A file
-     * that cannot be read or written is one line; de-duplication then holds only until the next restart.
-     */
+    /** The ledger of {@code dataDir}, with what earlier runs applied; a file that cannot be used is one line. */
     public static AppliedLedger open(Path dataDir) {
         AppliedLedger ledger = new AppliedLedger(dataDir.resolve(FILE_NAME));
         ledger.load();

@@ -6,13 +6,10 @@ import java.util.HexFormat;
 import java.util.List;
 
 /**
- * Which batch sequence numbers of one agent were applied: a window of the {@value #WIDTH} numbers below the newest
- * applied one, a bit each, so that exactly the batches applied are duplicates, not every number below a high-water
- * mark. A number far from every window ({@value #MAX_JUMP} or more above its newest, or below it) opens a window of
- * its own, at most {@value #MAX_WINDOWS} of them, the least recently used given up first: a forged batch with
- * {@code seq} 2<sup>53</sup>−1 takes one window and silences nobody. A number below a window's reach was not
- * remembered and is applied (an agent replays only batches it was not answered for, moments after sending them).
- * Not thread-safe: used under the {@link Fleet}'s lock, through {@link AppliedLedger}.
+ * Which batch {@code seq}s of one agent were applied: a bit each for the {@value #WIDTH} numbers below the newest,
+ * so exactly the batches applied are duplicates. A number {@value #MAX_JUMP} or more away opens a window of its own
+ * (at most {@value #MAX_WINDOWS}, least recently used dropped), so a forged huge {@code seq} silences nobody. Used
+ * under the {@link Fleet}'s lock.
  */
 final class AppliedSeqs {
 
@@ -132,11 +129,7 @@ final class AppliedSeqs {
         return out;
     }
 
-    /**
-     * Adds a window written by {@link #encode()} as the most recently used.
-     *
-     * @throws IllegalArgumentException when the text is not one (a torn line)
-     */
+    /** Adds a window written by {@link #encode()}; throws {@link IllegalArgumentException} for a torn line. */
     void decode(String text) {
         int colon = text.indexOf(':');
         if (colon < 0 || text.length() - colon - 1 != WIDTH / 4) {

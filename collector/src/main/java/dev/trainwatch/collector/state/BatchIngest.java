@@ -17,10 +17,8 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * Applies an agent's batch: the agent's liveness and de-duplication by {@code seq}, GPU samples into their windows
- * and their runs' accounting, the node's memory, run attribution (GPUs, ranks and their processes, other names of
- * the run, the run's end on that host) and events (XIDs, lost GPUs, runs ended or failed, announced phases). Only
- * called under the {@link Fleet}'s lock.
+ * Applies an agent's batch: liveness and de-duplication by {@code seq}, GPU samples, the node's memory, run
+ * attribution and events. Only called under the {@link Fleet}'s lock.
  */
 final class BatchIngest {
     /** Attribution entries per host that are believed (a node has at most a few dozen GPUs). */
@@ -43,11 +41,8 @@ final class BatchIngest {
     static final double CLOCK_WARNING_SECONDS = 5;
 
     /**
-     * Leaves the judgement to the caller: the runs the batch touched are added to {@code toJudge}, so a caller that
-     * applies more of the same request (the batch's steps) judges each run once, on all of it.
-     *
-     * @param wallOffset seconds the collector's wall clock is ahead of its own (monotonic) clock: the readings of an
-     *                   agent that sends no {@code sent_at} are taken as wall times and moved by it
+     * The runs the batch touched go to {@code toJudge}, so the caller judges each run once on the whole request;
+     * {@code wallOffset} moves the readings of an agent that sends no {@code sent_at} onto the fleet's clock.
      */
     IngestResult apply(AgentBatch batch, Double requestSentAt, double now, double wallOffset,
                        Set<RunState> toJudge) {
@@ -144,14 +139,7 @@ final class BatchIngest {
 
     /** The GPUs a batch names (readings and XID events), for the room check; the tracked ones are removed there. */
     private static Set<String> newGpus(AgentBatch batch) {
-        Set<String> uuids = new HashSet<>();
-        if (batch.gpus() != null) {
-            for (GpuSample s : batch.gpus()) {
-                if (s != null && s.uuid() != null && !s.uuid().isBlank()) {
-                    uuids.add(s.uuid());
-                }
-            }
-        }
+        Set<String> uuids = gpuUuids(batch.gpus());
         if (batch.events() != null) {
             for (AgentEvent e : batch.events()) {
                 if (e != null && e.kind() != null && e.eventKind() == EventKind.XID
@@ -183,32 +171,26 @@ final class BatchIngest {
         return ids;
     }
 
-    /**
-     * The GPUs a batch holds readings of, not its readings (an agent with --ship-every sends several of each GPU);
-     * readings without a uuid are not a GPU (the ingest skips them).
-     */
+    /** The distinct GPUs a batch holds readings of (an agent with --ship-every sends several of each). */
     static int distinctGpus(List<GpuSample> readings) {
-        if (readings == null) {
-            return 0;
-        }
+        return gpuUuids(readings).size();
+    }
+
+    private static Set<String> gpuUuids(List<GpuSample> readings) {
         Set<String> uuids = new HashSet<>();
-        for (GpuSample s : readings) {
-            if (s != null && s.uuid() != null && !s.uuid().isBlank()) {
-                uuids.add(s.uuid());
+        if (readings != null) {
+            for (GpuSample s : readings) {
+                if (s != null && s.uuid() != null && !s.uuid().isBlank()) {
+                    uuids.add(s.uuid());
+                }
             }
         }
-        return uuids.size();
+        return uuids;
     }
 
     /**
-     * The agent's clock offset after this batch (the collector's wall clock's until it sends a send time); one line
-     * the first time it is beyond {@value #CLOCK_WARNING_SECONDS} s. Its readings are moved by it onto the collector's
-     * clock.
-     *
-     * @param sentAt when the request left the agent ({@code Trainwatch-Sent-At}), else when the batch was made
-     *               ({@code sent_at}), on the agent's clock; null when neither was sent
-     * @param ofRequest whether {@code sentAt} is the request's (then it left moments ago: see
-     *                  {@link ClockOffset#observeRequest})
+     * The agent's clock offset after this batch, from {@code sentAt} (the request's when {@code ofRequest}, else
+     * the batch's, or null); one line the first time it is beyond {@value #CLOCK_WARNING_SECONDS} s.
      */
     private static double clockOffset(AgentState agent, Double sentAt, boolean ofRequest, double now,
                                       double wallOffset) {
@@ -409,9 +391,8 @@ final class BatchIngest {
     }
 
     /**
-     * The run an event of this host's agent may speak for: one the host attributed (in this batch or before), or one
-     * on no node yet. An agent reports the runs on its own node; an event naming a run on other nodes only is ignored
-     * and counted, so no holder of the ingest token can end or fail another node's run through its own batches.
+     * The run an event of this host's agent may speak for: one the host attributed, or one on no node yet; so no
+     * holder of the ingest token can end or fail another node's run.
      */
     private RunState ownRun(String runId, String host) {
         RunState run = registry.run(runId);

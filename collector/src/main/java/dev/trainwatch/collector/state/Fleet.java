@@ -41,29 +41,11 @@ import java.util.function.DoubleUnaryOperator;
 import java.util.function.Supplier;
 
 /**
- * The collector's in-memory picture of the fleet: GPUs (keyed by UUID), agents, runs, their rolling windows,
- * the comparison with the estimate and the anomalies. Plain Java; time comes from the injected {@link Clock}.
- *
- * <p>This class is the front: the lock and the public API. The parts behind it, each only called under the lock:
- * {@link Registry} (what is tracked, limits, eviction), {@link BatchIngest} and {@link StepIngest} (input),
- * {@link SpecBinding} (specs to runs), {@link RunEvents} with {@link EvaluationSchedule} (detectors and what
- * listeners hear), {@link RunObservations} (views and summaries), {@link Restore} (runs from history); the
- * {@link Outbox} delivers to listeners after the lock is released.
- *
- * <p>Threading: every public method is thread-safe. State changes happen under one internal lock (each call is
- * short: O(samples in the call), detectors run at most once per {@code evaluateEvery} per run on ingest).
- * Listeners are called after the lock is released, in order, never concurrently (see {@link FleetListener}):
- * on the caller's thread, or with {@link #deliverOnOwnThread()} on the outbox's thread, so that no caller
- * waits for a listener. Views returned are immutable snapshots. {@link #counts()} never waits for the lock.
- *
- * <p>Lifecycle: a run appears when an agent attributes GPUs to it, when steps are pushed for it, or when its spec
- * is registered, whichever comes first; the comparison starts once a spec is registered. It ends when every agent
- * that attributed it reports it ended, or on {@link #endRun}; ended runs stay visible for
- * {@code endedRunRetention}; a run nothing was heard of for that long is ended by {@link #tick}. The number of
- * runs, GPUs and agents is capped ({@link FleetSettings}).
- *
- * <p>Input: the HTTP edge validates requests and answers 4xx; the fleet is still defensive: it ignores
- * non-finite or negative readings (absent), step reports without a positive time, and entries without ids.
+ * The collector's in-memory picture of the fleet (GPUs by UUID, agents, runs, their windows, estimates and
+ * anomalies): the lock and the public API. Every public method is thread-safe; changes happen under one lock, and
+ * the parts behind it ({@link Registry}, {@link BatchIngest}, {@link StepIngest}, {@link SpecBinding},
+ * {@link RunEvents}, {@link RunObservations}, {@link Restore}) are only called under it. Listeners hear of changes
+ * after the lock is released, in order ({@link Outbox}). Views returned are immutable snapshots.
  */
 public final class Fleet {
 
@@ -120,14 +102,7 @@ public final class Fleet {
         }
     }
 
-    /**
-     * The run on other hardware, re-priced from what it did ({@code GET /v1/runs/{id}/plans}): one plan per GPU id
-     * (none: the run's own GPU), with the GPU count and per-GPU batch when given. The lock is held only to read the
-     * run's view; the pricing runs after it.
-     *
-     * @throws RunPlans.Refused when the run has no spec or no observed step yet
-     * @throws InvalidSpecException for an unknown GPU or an impossible target
-     */
+    /** The run re-priced on other hardware ({@code GET /v1/runs/{id}/plans}); the pricing runs outside the lock. */
     public Optional<RunPlans.RunResult> plans(String runId, List<String> gpuIds, Integer gpus, Integer batch) {
         Optional<RunView> view = run(runId);
         return view.map(v -> RunRepricing.forRun(predictor, v, gpuIds, gpus, batch, prices));
@@ -149,20 +124,12 @@ public final class Fleet {
         outbox.removeListener(listener);
     }
 
-    /**
-     * From now on listeners are called on a thread of the fleet's own, so that no caller (an HTTP request, the
-     * tick) waits for a listener that writes to disk or a network. The collector server does this; without it
-     * listeners are called on the caller's thread before the call returns.
-     */
+    /** Listeners are called on the fleet's own thread from now on, so that no caller waits for one. */
     public void deliverOnOwnThread() {
         outbox.startOwnThread();
     }
 
-    /**
-     * Waits until listeners have been told everything that happened before this call, at most {@code timeout}.
-     *
-     * @return whether they were in time
-     */
+    /** Waits at most {@code timeout} until listeners have been told everything before this call; false if late. */
     public boolean awaitListeners(Duration timeout) {
         return outbox.awaitDelivered(timeout);
     }
@@ -201,11 +168,7 @@ public final class Fleet {
     /** A refusal this recent makes {@code /healthz} say {@code refusing}: an agent retries within a minute or so. */
     public static final double REFUSING_SECONDS = 120;
 
-    /**
-     * The limits ({@code gpus}, {@code agents}, {@code runs}, {@code specs}, by their metric label) that refused
-     * something in the last {@link #REFUSING_SECONDS}: while any did, readings, agents, runs or specs are being
-     * turned away (and retried by agents), which {@code /healthz} says. Read without the fleet's lock.
-     */
+    /** Limit labels that refused something in the last {@link #REFUSING_SECONDS} (for {@code /healthz}); lock-free. */
     public List<String> refusing() {
         double now = now();
         List<String> kinds = new ArrayList<>();
@@ -218,16 +181,9 @@ public final class Fleet {
         return kinds;
     }
 
-    // ------------------------------------------------------------------ input
-
     /**
-     * Registers (or replaces) a run's spec and prices it. When the spec names no GPU and the run's GPUs are
-     * already known, the GPU is taken from their NVML name; when it names no data-parallel size, the number of
-     * attributed GPUs is used.
-     *
-     * @return the run after registration, with its estimate
-     * @throws InvalidSpecException when the estimator cannot price the spec (the run is left unchanged); the
-     *                              HTTP edge answers 422 with its message
+     * Registers (or replaces) a run's spec and prices it; a missing GPU or data-parallel size is taken from the run's
+     * attributed GPUs. Throws {@link InvalidSpecException} (the run left unchanged) when it cannot be priced.
      */
     public RunView putSpec(String runId, RunSpec spec) {
         requireId(runId);
@@ -238,33 +194,21 @@ public final class Fleet {
         });
     }
 
-    /**
-     * What a node that shares its agent id with other nodes (a cloned image) is told in its answers, one sentence;
-     * empty when it shares none.
-     */
+    /** What a node sharing its agent id with other nodes (a cloned image) is told; empty when it shares none. */
     public Optional<String> agentIdClash(String agentId, String host) {
         synchronized (lock) {
             return batches.clones.clashOf(agentId, host);
         }
     }
 
-    /**
-     * Applies an agent batch: GPU samples, run attribution, events.
-     *
-     * @return whether the batch was a replay of an applied {@code seq} (then ignored), and how many GPUs it holds
-     * @throws IllegalArgumentException when {@code agent_id} or {@code host} is missing
-     */
+    /** Applies an agent batch: GPU samples, run attribution, events and the steps it carries. */
     public IngestResult ingestBatch(AgentBatch batch) {
         return ingestBatch(batch, null);
     }
 
     /**
-     * The same, with the time the request left the agent on the agent's clock ({@code Trainwatch-Sent-At}), which
-     * the clock offset is estimated from instead of {@code sent_at}: a batch replayed from the agent's spool was made
-     * long before it was sent, and after a collector restart the first batches of an agent with a deep spool are
-     * all replays.
-     *
-     * @param requestSentAt seconds since the epoch on the agent's clock, or null when the request did not say
+     * The same, with the agent-clock time the request was sent ({@code Trainwatch-Sent-At}, or null): the clock offset
+     * is estimated from it instead of {@code sent_at}, since a batch replayed from the spool was made long before.
      */
     public IngestResult ingestBatch(AgentBatch batch, Double requestSentAt) {
         Objects.requireNonNull(batch, "batch");
@@ -279,9 +223,8 @@ public final class Fleet {
             if (!result.duplicate() && batch.runSteps() != null) {
                 result = applyBatchSteps(batch, requestSentAt, result, now, wallOffset, toJudge);
             }
-            // Once per run, on the readings and the steps together: a batch and its steps are one arrival. Urgent
-            // (judged at once even for a run on several nodes): an event, a non-finite loss, a busy GPU slowed down
-            // in hardware (the agent sends such polls at once; throttling's verdict would wait for the spacing).
+            // Judged once per run on readings and steps together; urgent (at once, even on several nodes): an event,
+            // a non-finite loss, or a busy GPU slowed down in hardware.
             DetectorSettings.Throttling throttling = detectorSettings.throttling();
             boolean urgent = batch.events() != null && !batch.events().isEmpty()
                     || GpuSample.anyClockEventReasonWhileBusy(batch.gpus(),
@@ -298,11 +241,7 @@ public final class Fleet {
         });
     }
 
-    /**
-     * The steps a batch carries ({@code run_steps}), applied as {@link #ingestSteps(String, List, String, Double)}
-     * applies them from the same agent; the batch's send time already fed the agent's clock. A run that finds no
-     * room loses its steps, not the batch's readings: the outcome says why.
-     */
+    /** A batch's {@code run_steps}, as {@link #ingestSteps}; a run without room loses its steps, not the batch. */
     private IngestResult applyBatchSteps(AgentBatch batch, Double requestSentAt, IngestResult result, double now,
                                          double wallOffset, Set<RunState> toJudge) {
         Double sentAt = requestSentAt != null ? requestSentAt : batch.sentAt();
@@ -329,56 +268,36 @@ public final class Fleet {
     }
 
     /**
-     * Records step reports of a run. A run not seen before is created: a training script may push steps before
-     * (or without) registering a spec. Reports without a positive, finite {@code time_s} or without {@code step}
-     * are skipped; a report without {@code ts} is stamped now; a {@code ts} in the future is clamped to now.
+     * Records step reports of a run, creating it when unknown. Reports without a positive, finite {@code time_s} or a
+     * {@code step} are skipped; a missing or future {@code ts} becomes now. Only the lead rank's reports (and those
+     * naming no rank) make the run's step series, and a step already counted from another source or rank is not
+     * counted again (see {@link RankWindows}).
      *
-     * <p>Reports naming a {@code rank} are kept per rank (see {@link RankWindows}); only the lead rank's reports,
-     * and reports naming no rank, make the run's step series, so a run whose every rank logs each step counts each
-     * step once. A report for the step the series counted last, from another source (Open-Sora's progress bar
-     * and rank 0's timer line for the same step), is the same step again and is not counted twice; nor is a report
-     * from another rank older than the newest counted one (a node's agent replaying its spool while another node's
-     * rank led).
-     *
-     * @return the reports counted as the run's steps (what feeds its step-time summary), in order
+     * @return the reports counted as the run's steps, in order
      */
     public List<StepEvent> ingestSteps(String runId, List<StepEvent> reports) {
         return ingestSteps(runId, reports, null);
     }
 
     /**
-     * As {@link #ingestSteps(String, List)}, for reports an agent read from a log: their time stamps are moved by
-     * that agent's clock offset (see {@link AgentView#clockOffsetSeconds()}). Reports with a {@code source} are
-     * applied once: a report at or below the last step applied from the same source and rank is dropped, also
-     * after a collector restart when the fleet keeps an {@link AppliedLedger} on disk.
-     *
-     * @param agentId the agent that sent them, or null
+     * For reports an agent read from a log ({@code agentId}, or null): their times move by that agent's clock offset,
+     * and a report at or below the last applied from the same source and rank is dropped ({@link AppliedLedger}).
      */
     public List<StepEvent> ingestSteps(String runId, List<StepEvent> reports, String agentId) {
         return ingestSteps(runId, reports, agentId, null);
     }
 
-    /**
-     * The same, with the time the request left the agent on the agent's clock ({@code Trainwatch-Sent-At}): it
-     * feeds the agent's clock offset like a batch's, and moves the reports' times when no batch of that agent has
-     * come yet (a collector just restarted, whose first request from an agent with a skewed clock is a steps one).
-     *
-     * @param requestSentAt seconds since the epoch on the agent's clock, or null when the request did not say
-     */
+    /** The same, with the request's agent-clock send time ({@code Trainwatch-Sent-At}, or null) feeding the offset. */
     public List<StepEvent> ingestSteps(String runId, List<StepEvent> reports, String agentId, Double requestSentAt) {
         requireId(runId);
         Objects.requireNonNull(reports, "steps");
-        return changing(() -> {
-            return steps.apply(runId, reports, agentId, requestSentAt, now(),
-                    MonotonicClock.wallOffsetSeconds(clock));
-        });
+        return changing(() -> steps.apply(runId, reports, agentId, requestSentAt, now(),
+                MonotonicClock.wallOffsetSeconds(clock)));
     }
 
     /**
-     * Records why a run's processes failed ({@code trainwatch run} saw its command exit with an error and read the
-     * tail of its output): raises {@code run_failed} at once, with the cause joined with what the collector saw
-     * before. The anomaly stays when the run ends. A run not seen before (it failed before it reported anything) is
-     * created to hold it.
+     * Records why a run's processes failed ({@code trainwatch run} saw its command exit with an error): raises
+     * {@code run_failed} at once, and stays when the run ends. An unknown run is created to hold it.
      */
     public RunView recordFailure(String runId, RunFailure failure, String host) {
         requireId(runId);
@@ -391,11 +310,7 @@ public final class Fleet {
         });
     }
 
-    /**
-     * Its own user is stopping the run ({@code trainwatch run} received {@code how}, e.g. {@code SIGINT}, and passed
-     * it on): from now on its exit is no failure ({@code run_failed} is not raised for it), and it ends as stopped.
-     * A run not seen yet is created to hold it.
-     */
+    /** The run's own user is stopping it ({@code how}, e.g. {@code SIGINT}): its exit is then no failure. */
     public void stopping(String runId, String how) {
         requireId(runId);
         Objects.requireNonNull(how, "how");
@@ -418,9 +333,7 @@ public final class Fleet {
     }
 
     /**
-     * Forgets a run at once (a spec registered under the wrong id, a finished run): its active anomalies resolve and
-     * listeners hear it ended, as for {@link #endRun}, then it leaves the fleet (its metric series go at the next
-     * scrape; the history keeps what it wrote). A run that reports again later comes back as a new run.
+     * Forgets a run at once: its anomalies resolve and listeners hear it ended, then it leaves the fleet.
      *
      * @return whether the run was tracked
      */
@@ -446,9 +359,8 @@ public final class Fleet {
     }
 
     /**
-     * Puts back a run the history kept (after a restart): spec, counters and anomalies. Active anomalies come
-     * back active without listeners being told again; they resolve normally when their condition stays absent.
-     * An invalid spec is kept without an estimate. Does nothing when the run is already tracked.
+     * Puts back a run the history kept (after a restart); active anomalies come back active without listeners being
+     * told again. Does nothing when the run is already tracked.
      */
     public void restoreRun(RunSummary summary) {
         Objects.requireNonNull(summary, "summary");
@@ -458,10 +370,7 @@ public final class Fleet {
         }
     }
 
-    /**
-     * Sends {@code onRunChanged} now for every running run whose summary changed since it was last sent, whatever
-     * the intervals: on an orderly shutdown, before the run history writes its last summaries.
-     */
+    /** Sends {@code onRunChanged} now for every running run whose summary changed (on an orderly shutdown). */
     public void publishChangedSummaries() {
         changing(() -> {
             double now = now();
@@ -473,10 +382,7 @@ public final class Fleet {
         });
     }
 
-    /**
-     * Re-evaluates what depends on time passing (stalled runs, lost agents), forgets ended runs past retention
-     * and sends due {@code onRunChanged}. Call it every second or so.
-     */
+    /** Re-evaluates what depends on time passing, forgets ended runs past retention; call it every second or so. */
     public void tick() {
         changing(() -> {
             double now = now();
@@ -485,8 +391,7 @@ public final class Fleet {
             double retention = settings.endedRunRetention().toMillis() / 1000.0;
             for (RunState run : registry.runs()) {
                 if (!run.ended() && now - run.lastSeen() > retention) {
-                    // Nothing heard for the retention time (e.g. restored after a restart, then never seen
-                    // again): the run is over even though no agent said so.
+                    // Nothing heard for the retention time: the run is over even though no agent said so.
                     events.end(run, now);
                 }
                 if (run.ended()) {
@@ -550,8 +455,6 @@ public final class Fleet {
         });
     }
 
-    // ------------------------------------------------------------------ views
-
     /** Every node's newest memory reading, by host. */
     public List<HostMemoryView> hostMemory() {
         synchronized (lock) {
@@ -588,20 +491,15 @@ public final class Fleet {
         return Thread.holdsLock(lock);
     }
 
-    /**
-     * The entries of {@code w} a series build reads: from {@code readFromTs} through {@code untilTs} (the run's end,
-     * infinite while it runs).
-     */
+    /** The entries of {@code w} from {@code readFromTs} through {@code untilTs} (infinite while the run runs). */
     static GpuWindow copyForSeries(GpuWindow w, double readFromTs, double untilTs) {
         int end = untilTs == Double.POSITIVE_INFINITY ? w.size() : w.firstIndexAtOrAfter(Math.nextUp(untilTs));
         return w.copy(Math.min(w.firstIndexAtOrAfter(readFromTs), end), end);
     }
 
     /**
-     * A copy of what a series build of the run reads ({@code GET /v1/runs/{id}/series}), taken under the lock: each
-     * GPU's entries from {@code readFrom.applyAsDouble(firstSeen)} on (the build's carry-in before its range), the
-     * step reports and the prediction. The build itself runs on the copy, after the lock is released, so ingest is
-     * held up for the copy alone. Empty when the run is unknown.
+     * A copy, taken under the lock, of what a series build of the run reads (each GPU's entries from
+     * {@code readFrom.applyAsDouble(firstSeen)} on, the steps, the prediction); the build runs on it after the lock.
      */
     public Optional<SeriesSource> seriesSource(String runId, DoubleUnaryOperator readFrom) {
         Objects.requireNonNull(readFrom, "readFrom");
@@ -611,8 +509,6 @@ public final class Fleet {
                 return Optional.empty();
             }
             double until = run.ended() && !Double.isNaN(run.endedAt()) ? run.endedAt() : Double.POSITIVE_INFINITY;
-            // Entries older than what the build reads (the carry-in before `since`) or after the run's end are
-            // not copied: the build finds the same entries at shifted positions, so the answer is the same.
             double from = readFrom.applyAsDouble(run.firstSeen());
             List<GpuState> gs = observations.runGpus(run);
             List<GpuSeries> windows = new ArrayList<>(gs.size());
@@ -665,20 +561,14 @@ public final class Fleet {
         }
     }
 
-    /**
-     * Each limit's use and what it refused and forgot: runs, GPUs, agents and rank windows of the whole fleet (ranks
-     * are also capped at {@code RankWindows.MAX_RANKS} per run).
-     */
+    /** Each limit's use and what it refused and forgot. */
     public List<Slots.Usage> limits() {
         synchronized (lock) {
             return registry.limits();
         }
     }
 
-    /**
-     * Keeps what is applied in {@code ledger} (with a data directory: across restarts), instead of in memory
-     * only. Call before any input arrives; the fleet closes the previous ledger.
-     */
+    /** Keeps what is applied in {@code ledger} (across restarts with a data dir); call before any input arrives. */
     public void keepAppliedIn(AppliedLedger ledger) {
         Objects.requireNonNull(ledger, "ledger");
         synchronized (lock) {

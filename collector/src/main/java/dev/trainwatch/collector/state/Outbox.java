@@ -13,14 +13,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
- * What the fleet tells its {@link FleetListener}s, queued under the fleet's lock in the order it happened and
- * delivered after the lock is released, one call at a time.
- *
- * <p>Two ways to deliver: on the caller's thread after it released the lock ({@link #drain()}, the default, which
- * tests and tools rely on: listeners have heard everything when a call returns), or on the outbox's own thread
- * ({@link #startOwnThread()}, the collector's way): then no ingest or read waits for a listener that writes to
- * disk or a network, and {@link #awaitDelivered} waits for what was queued so far where a caller must know it is
- * done (a registered spec on disk before the answer).
+ * What the fleet tells its {@link FleetListener}s, queued under the fleet's lock in order and delivered after it is
+ * released, one call at a time: on the caller's thread ({@link #drain()}, the default) or on the outbox's own thread
+ * ({@link #startOwnThread()}, the collector's way, so no caller waits for a listener).
  */
 final class Outbox {
     private static final System.Logger LOG = System.getLogger(FleetLog.NAME);
@@ -102,10 +97,7 @@ final class Outbox {
         return failures.get();
     }
 
-    /**
-     * Delivers what is queued on the calling thread (the fleet calls it after releasing its lock). Does nothing
-     * when the outbox delivers on its own thread.
-     */
+    /** Delivers what is queued on the calling thread; nothing when delivering on the own thread. */
     void drain() {
         if (thread != null || queue.isEmpty()) {
             return;
@@ -172,11 +164,7 @@ final class Outbox {
         }
     }
 
-    /**
-     * Waits until everything queued before this call has been delivered, at most {@code timeout}.
-     *
-     * @return whether it was delivered in time (always true when delivering on callers' threads)
-     */
+    /** Waits at most {@code timeout} until everything queued before this call is delivered; false if late. */
     boolean awaitDelivered(Duration timeout) {
         if (thread == null) {
             drain();
@@ -201,10 +189,7 @@ final class Outbox {
         return true;
     }
 
-    /**
-     * Delivers what is queued, at most {@code timeout}, then stops the own thread (if any); later notifications are
-     * delivered on the caller's thread again.
-     */
+    /** Delivers what is queued (at most {@code timeout}), then stops the own thread; callers deliver again. */
     void stop(Duration timeout) {
         Thread t = thread;
         if (t == null) {

@@ -15,19 +15,10 @@ import java.util.OptionalInt;
  */
 public interface Predictor {
 
-    /**
-     * Prices a run.
-     *
-     * @throws InvalidSpecException when the estimator cannot price the spec (one-line message for the user)
-     */
+    /** Prices a run; throws {@link InvalidSpecException} (one line for the user) when it cannot. */
     Estimate estimate(RunSpec spec);
 
-    /**
-     * Prices an observed run with a change, anchored on what was observed ({@link Estimator#reprice}): the figure
-     * {@code trainwatch estimate --from-run} gives for the same change. Empty when this predictor cannot.
-     *
-     * @throws InvalidSpecException when the target or the observation is impossible
-     */
+    /** Prices an observed run with a change ({@link Estimator#reprice}); empty when this predictor cannot. */
     default Optional<Repricing> reprice(ObservedRun observed, RunSpec target) {
         return Optional.empty();
     }

@@ -19,10 +19,8 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * What the fleet tracks and how much of it: runs, GPUs (by UUID), agents, each node's memory window, other names of
- * runs, and the limits on all of them ({@link Slots}, {@link RankBudget}). Creating an entry when its limit is full
- * forgets one that is not reporting, or refuses the new one. Not thread-safe: only used under the {@link Fleet}'s
- * lock, except the counts, which are published for readers that must not wait for the lock ({@code /healthz}).
+ * What the fleet tracks (runs, GPUs, agents, nodes' memory, runs' other names) and the limits on it ({@link Slots},
+ * {@link RankBudget}). Used under the {@link Fleet}'s lock, except the counts, published for lock-free readers.
  */
 final class Registry {
     private static final System.Logger LOG = System.getLogger(FleetLog.NAME);
@@ -106,12 +104,7 @@ final class Registry {
         publishCounts();
     }
 
-    /**
-     * Forgets an ended, silent or expired spec-only run (none of {@code keep}) to make room for a new one; when every
-     * run is live, refuses.
-     *
-     * @throws LimitReachedException when no run may be forgotten (nothing changed)
-     */
+    /** Forgets a run not reporting (none of {@code keep}) to make room, or throws {@link LimitReachedException}. */
     private void makeRoomForRun(double now, Set<String> keep) {
         Collection<RunState> candidates = keep.isEmpty() ? runs.values()
                 : runs.values().stream().filter(r -> !keep.contains(r.runId())).toList();
@@ -194,10 +187,7 @@ final class Registry {
         return out;
     }
 
-    /**
-     * The GPU's state, created if new. Room was made for it before its batch was applied ({@link #makeRoomFor}); null
-     * only when there is none all the same (not reached by an agent batch).
-     */
+    /** The GPU's state, created if new (room was made before its batch: {@link #makeRoomFor}); null when none. */
     GpuState gpuOrCreate(String uuid, double now) {
         GpuState g = gpus.get(uuid);
         if (g == null) {
@@ -215,12 +205,8 @@ final class Registry {
     // ---- room for a batch, before any of it is applied
 
     /**
-     * Makes room for what a batch brings that is new: GPUs (forgetting silent ones) and runs (forgetting ended,
-     * silent or expired spec-only ones). Called before anything of the batch is applied, so a refusal leaves the
-     * fleet as it was and the agent, answered 429 with Retry-After, spools the batch and sends it again: its
-     * readings are never accepted and then dropped.
-     *
-     * @throws LimitReachedException when the GPUs or runs that are new do not fit beside the live ones
+     * Makes room for the GPUs and runs a batch brings, before any of it is applied: a refusal
+     * ({@link LimitReachedException}, 429) leaves the fleet as it was, and the agent spools and retries.
      */
     void makeRoomFor(Set<String> newGpuUuids, Set<String> newRunIds, double now) {
         newGpuUuids.removeIf(gpus::containsKey);
@@ -262,13 +248,7 @@ final class Registry {
         return count;
     }
 
-    /**
-     * Room for a spec of a run not tracked yet: within the spec limit (a spec-only run past the spec retention gives
-     * its slot) and the run limit.
-     *
-     * @throws LimitReachedException when the spec limit is full of specs still waiting for their runs, or every run
-     *                               slot is live
-     */
+    /** Room for a spec of a run not tracked yet, within the spec and run limits, or {@link LimitReachedException}. */
     void makeRoomForSpec(String runId, double now) {
         if (runs.containsKey(runId)) {
             return;
@@ -314,10 +294,7 @@ final class Registry {
         return agents.values();
     }
 
-    /**
-     * The agents on any of {@code hosts}, in {@link #agents()}' order: what {@code agents()} filtered by host gives,
-     * from an index by host instead of a scan of every agent (each run's evaluation asks, every second).
-     */
+    /** The agents on any of {@code hosts}, in {@link #agents()}' order, from an index by host. */
     List<AgentState> agentsOn(Collection<String> hosts) {
         if (agentsByHost == null) {
             Map<String, List<AgentState>> index = new HashMap<>();
@@ -354,11 +331,7 @@ final class Registry {
         agentsByHost = null;
     }
 
-    /**
-     * A new agent's state; when the agent limit is full a silent agent gives its slot.
-     *
-     * @throws LimitReachedException when every agent is live
-     */
+    /** A new agent's state; a silent agent gives its slot when the limit is full, else it throws. */
     AgentState newAgent(String agentId, double now) {
         if (agents.size() >= settings.maxAgents()) {
             String silent = Slots.silentToForget(agents, a -> a.lastSeen, now);

@@ -8,17 +8,9 @@ import java.util.Map;
 
 /**
  * Where a run's time and energy went, accumulated as readings arrive: the goodput ledger (each second of wall time
- * in exactly one {@link Reason}), GPU-seconds and energy. Guarded by the fleet's lock.
- *
- * <p>The ledger is closed up to the newest step report. A report covering {@code k} steps of {@code t} seconds
- * explains the {@code k·t} seconds before it: data wait and online encoding as the report splits them, the rest
- * productive (or {@link Reason#LOST_WORK} for steps a restart repeats). Time between the previous report and the
- * start of that span is a gap: a checkpoint or evaluation phase when the agent announced one, else
- * {@link Reason#STALL} when the run's GPUs were busy and {@link Reason#IDLE} when they were not. A gap no longer
- * than the allowance (twice the usual span, at least {@value #MIN_JITTER_SECONDS} s) is jitter of the report
- * itself and split like the report. Time before the first report is start-up, and so is the gap before a report
- * whose step went back (a restart from a checkpoint). Time since the newest report is {@link Reason#PENDING}
- * until it passes the allowance; beyond it, it is a gap as above.
+ * in exactly one {@link Reason}; the rules are docs/API.md's "Goodput"), GPU-seconds and energy. The ledger is
+ * closed up to the newest step report; the time since is {@link Reason#PENDING} up to the allowance, then a gap.
+ * Guarded by the fleet's lock.
  */
 final class RunAccounting {
 

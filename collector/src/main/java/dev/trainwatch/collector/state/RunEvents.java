@@ -9,11 +9,7 @@ import dev.trainwatch.protocol.StepEvent;
 import java.util.List;
 import java.util.Map;
 
-/**
- * The changes in a run's life that listeners hear of: an anomaly raised or resolved, the run's numbers moved, the
- * run failed or ended. Each is applied to the run and queued in the {@link Outbox}. Only called under the
- * {@link Fleet}'s lock.
- */
+/** The changes in a run's life that listeners hear of, applied to the run and queued in the {@link Outbox}. */
 final class RunEvents implements EvaluationSchedule.Notifier {
     private final Registry registry;
     private final RunObservations observations;
@@ -40,11 +36,7 @@ final class RunEvents implements EvaluationSchedule.Notifier {
         }
     }
 
-    /**
-     * Whether the run was ever seen training: it counted a step, has a spec, failed, or one of its GPUs reported a
-     * reading. A run id that is none of these (junk, a launcher seen before its ranks) keeps its anomalies in the API
-     * and the history, but nobody is notified of them ({@link FleetListener#notifiesPeople()}).
-     */
+    /** Whether the run was ever seen training (a step, a spec, a failure, a GPU reading): only then are people told. */
     private boolean observedTraining(RunState run) {
         if (run.lastCountedStep() >= 0 || run.registeredSpec() != null || run.failure() != null
                 || run.tracker().isActive(AnomalyKind.RUN_FAILED)) {
@@ -71,9 +63,8 @@ final class RunEvents implements EvaluationSchedule.Notifier {
     }
 
     /**
-     * The run ended: what arrived since it was last judged is judged first (a loss that went NaN in its last lines
-     * is its verdict), then its active anomalies end with it, unfixed ({@link Anomaly#endedWithRun}), except
-     * {@code run_failed}, which stays: it is why it ended.
+     * The run ended: new input is judged first, then its active anomalies end with it ({@link Anomaly#endedWithRun}),
+     * except {@code run_failed}, which stays.
      */
     void end(RunState run, double now) {
         if (run.ended()) {
@@ -89,10 +80,7 @@ final class RunEvents implements EvaluationSchedule.Notifier {
         outbox.ended(observations.summarize(run, now));
     }
 
-    /**
-     * Why the run's processes failed: kept on the run and judged at once ({@code run_failed}); ignored for a run its
-     * user stopped.
-     */
+    /** Why the run's processes failed: judged at once ({@code run_failed}); ignored for a run its user stopped. */
     void fail(RunState run, RunFailure failure, String host, double now) {
         if (run.stoppedBy() != null) {
             return; // its user stopped it: the traceback the signal left is how it stopped, not a failure
@@ -116,10 +104,7 @@ final class RunEvents implements EvaluationSchedule.Notifier {
         schedule.evaluate(run, now);
     }
 
-    /**
-     * New input of the run arrived: it is judged when its evaluation is due, and its summary sent when due; urgent
-     * input (an event, a non-finite loss, a GPU slowed down in hardware) within a second whatever the run's spacing.
-     */
+    /** New input of the run: judged when due; urgent input within a second whatever the run's spacing. */
     void maybeEvaluate(RunState run, double now, boolean urgent) {
         schedule.maybeEvaluate(run, now, urgent);
     }

@@ -26,10 +26,8 @@ import java.util.Objects;
 import java.util.OptionalInt;
 
 /**
- * What a run is observed to do, derived from the fleet's live state: the run view, its observations (step time,
- * shares, memory, throughput, ranks), the observed-vs-predicted comparison and the history summary. Efficiency
- * figures derived from observations (MFU/HFU, goodput, energy, cost) belong here, next to {@link #observed}.
- * Reads the {@link Registry} and is only called under the {@link Fleet}'s lock.
+ * What a run is observed to do, derived from the fleet's live state: the run view, the comparison with the
+ * prediction, efficiency figures and the history summary. Only called under the {@link Fleet}'s lock.
  */
 final class RunObservations {
     private final Predictor predictor;
@@ -56,10 +54,7 @@ final class RunObservations {
         return prices;
     }
 
-    /**
-     * Seconds of each step's data time that are online encoding by the prediction, when the log does not split it
-     * out (PixArt's {@code time_data} includes the VAE and T5 work of online features); 0 for precomputed features.
-     */
+    /** Seconds of each step's data time that are online encoding by the prediction (PixArt's); 0 when precomputed. */
     double encodingSecondsPerStep(RunState run) {
         Estimate e = run.estimate();
         if (e == null || e.stepBreakdown() == null) {
@@ -112,10 +107,7 @@ final class RunObservations {
                         : new RunView.Phase(run.phaseKind(), run.phaseTs(), run.phaseProgress()));
     }
 
-    /**
-     * An ended run its user stopped says so; one whose agent's log named no cause, and no failure is known, says
-     * that, and where to look.
-     */
+    /** How an ended run ended: stopped by its user, or without a cause in its log (and where to look). */
     static RunView.Ending ending(RunState run) {
         if (run.ended() && run.stoppedBy() != null) {
             return new RunView.Ending("was stopped by its user (" + run.stoppedBy()
@@ -194,8 +186,7 @@ final class RunObservations {
         Estimate.Flops flops = run.estimate() != null ? run.estimate().flops() : null;
         double mfu = flops == null ? Double.NaN : flops.modelUtilization(samplesPerSecond, dataParallel);
         double hfu = flops == null ? Double.NaN : flops.hardwareUtilization(samplesPerSecond, dataParallel);
-        // More model FLOPs per second than the GPUs can do: the spec is not this run (another model, batch,
-        // resolution or GPU count). Said as such; no impossible figure is shown, and the prediction is not trusted.
+        // More model FLOPs per second than the GPUs can do: the spec is not this run, and its figures are not shown.
         String specMismatch = null;
         if (mfu > 1.0) {
             specMismatch = String.format(Locale.ROOT, "the run is faster than its GPUs could be under the "
@@ -328,10 +319,7 @@ final class RunObservations {
         return perStep / stepSeconds;
     }
 
-    /**
-     * Samples per step over all ranks by the spec (global batch), NaN when it does not say: the fallback for
-     * reports without a sample count, in the run view ({@link #samplesPerSecond}) and in the series alike.
-     */
+    /** Samples per step over all ranks by the spec, NaN when it does not say: the fallback for reports without one. */
     static double specSamplesPerStep(RunState run) {
         if (run.estimate() == null || run.estimate().spec() == null || run.estimate().spec().batch() == null) {
             return Double.NaN;
@@ -348,7 +336,7 @@ final class RunObservations {
                 ? o.memoryTotalBytes() - o.memoryUsedBytes() : null;
         if (e == null) {
             return new ComparisonView(null, null, null, null, headroom, o.memoryTotalBytes(), null, null, null,
-                    null);
+                    null, null, null, null, null);
         }
         Double stepRatio = o.stepSeconds() != null && e.stepSeconds() > 0 ? o.stepSeconds() / e.stepSeconds() : null;
         Double memoryRatio = o.peakMemoryBytes() != null && e.peakMemoryBytes() > 0
@@ -387,10 +375,7 @@ final class RunObservations {
                 projectedCost);
     }
 
-    /**
-     * The run's summary for listeners (the history): the numbers of {@link #view}'s observed part it carries, each
-     * computed as there, and nothing else (built every few seconds per run while steps arrive).
-     */
+    /** The run's summary for listeners (the history), its numbers computed as in {@link #view}. */
     RunSummary summarize(RunState run, double now) {
         List<GpuState> gs = runGpus(run);
         double fromSteps = now - windowSeconds;

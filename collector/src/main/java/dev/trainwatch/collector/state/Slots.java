@@ -11,15 +11,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToDoubleFunction;
 
 /**
- * Which tracked entry may give its slot to a new one when a limit (runs, GPUs, agents) is full, and the counts of
- * what was refused and forgotten. The rule protects live data: only an entry that is <em>not</em> reporting may be
- * forgotten — an ended run, a silent one (nothing heard for {@link #SILENT_SECONDS}), or a run that is only a spec
- * (nothing ever observed) once its spec retention has passed. When every slot is live, the new entry is refused
- * ({@link LimitReachedException}: the HTTP edge answers 429 with Retry-After, and an agent spools and retries), never
- * a live one evicted and never a request answered 200 whose content is then dropped. A burst of new ids therefore costs the burst, not the runs that are training.
- *
- * <p>Thread safety: the selection methods are pure; the counters are atomic (read by metrics without the fleet's
- * lock).
+ * Which tracked entry may give its slot to a new one when a limit is full, and what was refused and forgotten. Only
+ * an entry not reporting may go (an ended run, one silent for {@link #SILENT_SECONDS}, a spec-only run past its
+ * retention); when every slot is live the new entry is refused ({@link LimitReachedException}, 429), never a live one
+ * evicted. Selection is pure; counters are atomic (read by metrics without the fleet's lock).
  */
 public final class Slots {
     /** An entry not heard from for this long counts as silent and may be forgotten to make room. */
@@ -69,10 +64,8 @@ public final class Slots {
     }
 
     /**
-     * What one pass over the runs says about a new run's room: the run whose slot may be reused (the one that ended
-     * longest ago, else the one silent longest, else the spec-only run registered longest ago; {@code null} when
-     * every run is live), and the earliest {@code lastSeen} of them all, for the retry delay when there is none. One
-     * pass: under a flood of new run ids every refusal used to walk the full run table twice.
+     * A new run's room, from one pass: the run whose slot may be reused (ended longest ago, else silent longest, else
+     * the oldest expired spec-only run; null when every run is live) and the earliest {@code lastSeen}, for the retry.
      */
     record Room(RunState victim, double oldestSeen) {
         /** {@link #retryAfterSeconds} over the same runs. */
@@ -81,10 +74,7 @@ public final class Slots {
         }
     }
 
-    /**
-     * @param specRetentionSeconds how long a spec-only run (a spec accepted, nothing observed yet) keeps its slot: it
-     *                             was answered 200, so it is not forgotten to make room before then
-     */
+    /** A spec-only run keeps its slot {@code specRetentionSeconds}: it was answered 200. */
     static Room roomForRun(Collection<RunState> runs, double now, double specRetentionSeconds) {
         RunState ended = null;
         RunState silent = null;
@@ -111,10 +101,7 @@ public final class Slots {
         return new Room(ended != null ? ended : silent != null ? silent : specOnly, oldestSeen);
     }
 
-    /**
-     * The keys of the entries silent at least {@link #SILENT_SECONDS}, longest silent first, at most {@code wanted}:
-     * what may be forgotten to make room for {@code wanted} new ones, found in one pass.
-     */
+    /** The keys of at most {@code wanted} entries silent at least {@link #SILENT_SECONDS}, longest silent first. */
     static <V> List<String> silentToForget(Map<String, V> entries, ToDoubleFunction<V> lastSeen, double now,
                                            int wanted) {
         List<Map.Entry<String, Double>> silent = new ArrayList<>();

@@ -24,12 +24,7 @@ final class SpecBinding {
         this.events = events;
     }
 
-    /**
-     * Registers (or replaces) a run's spec and prices it.
-     *
-     * @return the run the spec now belongs to
-     * @throws InvalidSpecException when the spec cannot be priced (nothing changed)
-     */
+    /** Registers (or replaces) a run's spec; returns the run it now belongs to, or throws, changing nothing. */
     RunState put(String runId, RunSpec spec, double now) {
         RunState existing = registry.run(runId);
         String target = registry.aliasTarget(runId);
@@ -50,10 +45,7 @@ final class SpecBinding {
         return run;
     }
 
-    /**
-     * A spec registered under another name of this run (its job id, host:pid) before the agent reported it: the
-     * spec moves to the run the agent reports, and the spec-only run goes (nothing was observed under it).
-     */
+    /** A spec registered under another name of this run moves to it, and the spec-only run goes. */
     void adoptSpecOf(String alias, RunState run, double now) {
         RunState specOnly = registry.run(alias);
         if (specOnly == null || specOnly == run || specOnly.registeredSpec() == null || Slots.observed(specOnly)) {

@@ -5,11 +5,7 @@ import dev.trainwatch.protocol.StepEvent;
 import java.util.ArrayList;
 import java.util.List;
 
-/**
- * Applies a run's step reports: each rank's reports into its window, the run's own step series from the lead rank
- * (or reports naming no rank), each step counted once, and what a counted step moves (goodput ledger, losses, the
- * last step, the largest bucket). Only called under the {@link Fleet}'s lock.
- */
+/** Applies a run's step reports (each rank's window, the lead rank's step series, each step counted once). */
 final class StepIngest {
     private final Registry registry;
     private final RunObservations observations;
@@ -21,20 +17,9 @@ final class StepIngest {
         this.events = events;
     }
 
-    /**
-     * @param agentId the agent that read the reports from a log, when it said so: its clock offset moves their
-     *                time stamps onto the collector's clock; null for none
-     * @param wallOffset seconds the collector's wall clock is ahead of its own (monotonic) clock: a report pushed
-     *                   with no agent carries the sender's wall time, moved by this onto the fleet's clock
-     * @param requestSentAt when the request left the agent, on its clock ({@code Trainwatch-Sent-At}), or null
-     * @return the reports counted as the run's steps, in order (see {@link Fleet#ingestSteps})
-     */
     /** A steps request whose newest report was read this long before it was sent delivers a backlog. */
     static final double BACKLOG_SECONDS = 15;
-    /**
-     * How long after such a request the run's silence is taken for late data: the next request of a replay comes
-     * within a second or two; an agent that died meanwhile is named after this (and by {@code agent_lost}).
-     */
+    /** A run's silence after such a request is taken for late data this long (a replay's next request is close). */
     static final double LATE_GRACE_SECONDS = 30;
 
     List<StepEvent> apply(String runId, List<StepEvent> steps, String agentId, Double requestSentAt, double now,
@@ -44,10 +29,7 @@ final class StepIngest {
         return counted;
     }
 
-    /**
-     * The same, leaving the judgement of the run (created if new) to the caller, for steps carried in an agent's
-     * batch: the batch's send time already fed the agent's clock, so {@code observeClock} is false there.
-     */
+    /** The same, leaving the judgement to the caller (steps carried in a batch, whose send time fed the clock). */
     List<StepEvent> apply(String runId, List<StepEvent> steps, String agentId, Double requestSentAt,
                           boolean observeClock, double now, double wallOffset) {
         List<StepEvent> counted = new ArrayList<>(steps.size());
@@ -61,8 +43,7 @@ final class StepIngest {
         if (agent != null && agent.clock.known()) {
             offset = agent.clock.seconds();
         } else if (sent) {
-            // No batch of that agent yet (the collector just restarted and its steps came first): this request's own
-            // send time says how far its clock is off, give or take the request's delay.
+            // No batch of that agent yet: this request's send time says how far its clock is off.
             offset = requestSentAt - now;
         } else {
             offset = agent == null ? wallOffset : agent.clock.seconds();
@@ -84,10 +65,7 @@ final class StepIngest {
         return counted;
     }
 
-    /**
-     * How long before this request was sent its newest report was read (both on the agent's clock): a backlog when it
-     * is well beyond a poll or two, and the run's steps are late until a grace after now.
-     */
+    /** How long before this request was sent its newest report was read: a backlog makes the steps late for now. */
     private static void markBacklog(RunState run, List<StepEvent> steps, double requestSentAt, double now) {
         double newest = Double.NEGATIVE_INFINITY;
         for (StepEvent e : steps) {
@@ -105,9 +83,7 @@ final class StepIngest {
     private boolean applyStep(RunState run, String runId, StepEvent e, double offset, double now) {
         int rank = e.rank() != null && e.rank() >= 0 ? e.rank() : -1;
         if (e.source() != null) {
-            // A report read from a log: within one source a rank's steps only go up, so a step at or below
-            // the last one applied from that source was applied already (re-read after an agent restart,
-            // re-sent after an answer was lost, replayed from a spool): never again.
+            // Within one source a rank's steps only go up: one at or below the last applied was applied already.
             Long applied = registry.ledger.lastStep(runId, e.source(), rank);
             if (applied != null && e.step() <= applied) {
                 return false;
@@ -126,9 +102,7 @@ final class StepIngest {
         }
         if (counts && rank != run.lastCountedRank()
                 && (e.step() == run.lastCountedStep() || ts < run.lastCountedTs())) {
-            // Another source's report of a step already counted: the same step again (bar and timer
-            // line), or an older report from a rank that took the lead back while replaying what its
-            // agent spooled (the ranks that led meanwhile counted those steps).
+            // Another source's report of a step already counted, or an older one of a rank replaying its spool.
             counts = false;
         }
         if (counts && run.failure() != null && !run.ended() && ts > run.failureTs()) {

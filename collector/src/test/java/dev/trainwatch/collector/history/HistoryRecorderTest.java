@@ -56,7 +56,7 @@ class HistoryRecorderTest {
                                       List<Anomaly> anomalies, Boolean synthetic) {
         return new RunSummary(runId, SPEC, T0, T0 + 100, ended, ended ? T0 + 100 : null, lastStep, T0 + 99,
                 stepSeconds, 1.0, 70L << 30, 60L << 30, 0.4, 20.0 / stepSeconds, List.of("node1"),
-                List.of("GPU-1"), anomalies, synthetic);
+                List.of("GPU-1"), anomalies, synthetic, null, null, null);
     }
 
     @Test

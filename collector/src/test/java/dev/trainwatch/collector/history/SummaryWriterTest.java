@@ -39,7 +39,8 @@ class SummaryWriterTest {
     private static RunSummary summary(String runId, long step, long peakBytes, boolean ended) {
         double now = T0 + step / 10.0;
         return new RunSummary(runId, null, T0, now, ended, ended ? now : null, step, now, 1.0 + step / 1e6, 1.0,
-                peakBytes, 40L << 30, 0.9, 8.0, List.of("node1"), List.of("GPU-1"), List.of(), null);
+                peakBytes, 40L << 30, 0.9, 8.0, List.of("node1"), List.of("GPU-1"), List.of(), null,
+                null, null, null);
     }
 
     /** Last step and peak memory per run as stored. */
@@ -245,6 +246,6 @@ class SummaryWriterTest {
         return new RunSummary(s.runId(), s.spec(), s.firstSeenTs(), s.lastSeenTs(), s.ended(), s.endedAt(),
                 s.lastStep(), s.lastStepTs(), s.stepSeconds(), s.predictedStepSeconds(), s.peakMemoryBytes(),
                 s.predictedPeakMemoryBytes(), s.gpuUtilizationRatio(), s.samplesPerSecond(), List.of(host),
-                s.gpuUuids(), s.anomalies(), s.synthetic());
+                s.gpuUuids(), s.anomalies(), s.synthetic(), null, null, null);
     }
 }

@@ -79,9 +79,11 @@ class MetricLifecycleTest {
         ObservedView later = new ObservedView(o.peakMemoryBytes(), o.memoryUsedBytes(), o.memoryTotalBytes(),
                 o.stepSeconds(), o.dataWaitRatio(), o.textEncoderRatio(), o.vaeRatio(), o.gpuUtilizationRatio(),
                 o.samplesPerSecond(), 1_500L, o.lastStepTs(), o.largestBucketHeightPx(), o.largestBucketWidthPx(),
-                o.gpuCount(), o.powerWatts());
+                o.gpuCount(), o.powerWatts(),
+                null, null, null, null, null, null, null, null, null, null, null, null, null, null, null);
         scenario.runs.set(0, new RunView(run.runId(), run.spec(), run.estimate(), later, run.comparison(),
-                run.anomalies(), run.gpus(), run.hosts(), run.firstSeenTs(), run.lastSeenTs(), false, null, null));
+                run.anomalies(), run.gpus(), run.hosts(), run.firstSeenTs(), run.lastSeenTs(), false, null, null,
+                null, null, null, null));
         assertThat(exporter.scrape()).contains("trainwatch_run_last_step{run_id=\"pixart-sigma-run-1\"} 1500.0")
                 .doesNotContain("trainwatch_run_last_step{run_id=\"pixart-sigma-run-1\"} 1200.0");
     }
@@ -94,7 +96,8 @@ class MetricLifecycleTest {
         List<Anomaly> both = new ArrayList<>(run.anomalies());
         both.add(resolvedEarlier);
         scenario.runs.set(0, new RunView(run.runId(), run.spec(), run.estimate(), run.observed(), run.comparison(),
-                both, run.gpus(), run.hosts(), run.firstSeenTs(), run.lastSeenTs(), false, null, null));
+                both, run.gpus(), run.hosts(), run.firstSeenTs(), run.lastSeenTs(), false, null, null,
+                null, null, null, null));
         List<String> starvation = exporter.scrape().lines()
                 .filter(l -> l.startsWith("trainwatch_run_anomaly{kind=\"data_starvation\""))
                 .filter(l -> l.contains("run_id=\"pixart-sigma-run-1\"")).toList();
@@ -124,7 +127,7 @@ class MetricLifecycleTest {
         RunView run = scenario.runs.get(1);
         String hostile = "x\u0000\n\"" + "y".repeat(300);
         scenario.runs.set(1, new RunView(hostile, null, null, run.observed(), null, List.of(), List.of(), List.of(),
-                run.firstSeenTs(), run.lastSeenTs(), true, run.endedAt(), null));
+                run.firstSeenTs(), run.lastSeenTs(), true, run.endedAt(), null, null, null, null, null));
         String scrape = exporter.scrape();
         String line = scrape.lines().filter(l -> l.startsWith("trainwatch_run_ended{run_id=\"x")).findFirst()
                 .orElseThrow();

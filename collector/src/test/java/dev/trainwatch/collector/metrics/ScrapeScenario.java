@@ -50,7 +50,7 @@ final class ScrapeScenario {
         ObservedView observed = new ObservedView(62_000_000_000L, 62_000_000_000L, Payloads.A100_BYTES, 2.5, 0.62,
                 null, null, 0.96, 6.4, 1_200L, NOW - 3, 128, 128, 2, 625.0, null, 0.12, 0.16, 0.31, 2_250_000.0,
                 2.0, 4.0, Map.of("productive", 2_232.0, "startup", 180.0, "data_wait", 3_640.0, "stall", 1_120.0,
-                        "pending", 3.0), NOW - 7_175);
+                        "pending", 3.0), NOW - 7_175, null, null, null, null, null, null);
         ComparisonView comparison = new ComparisonView(1.25, 2.0, 42_949_672_960L, 1.44, 23_899_345_920L,
                 Payloads.A100_BYTES, 12.8, 0.5, 8_800L, 22_000.0, 0.24, 14.2, 16_000_000.0, 28.4);
         Anomaly starving = new Anomaly(AnomalyKind.DATA_STARVATION, Severity.CRITICAL, true, NOW - 120, null,
@@ -59,16 +59,17 @@ final class ScrapeScenario {
         Anomaly resolved = new Anomaly(AnomalyKind.THROTTLING, Severity.WARNING, false, NOW - 900, NOW - 600,
                 "power capped", Map.of(), "check the power limit");
         runs.add(new RunView(RUN, null, null, observed, comparison, List.of(starving, resolved), List.of(),
-                List.of("node-1"), NOW - 3_600, NOW - 1, false, null, null));
+                List.of("node-1"), NOW - 3_600, NOW - 1, false, null, null, null, null, null, null));
         ObservedView endedObserved = new ObservedView(null, null, null, null, null, null, null, null, null, 50L,
-                NOW - 7_000, null, null, 0, null);
+                NOW - 7_000, null, null, 0,
+                null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null);
         runs.add(new RunView(ENDED_RUN, null, null, endedObserved, null, List.of(), List.of(), List.of(),
-                NOW - 8_000, NOW - 7_000, true, NOW - 6_900, null));
+                NOW - 8_000, NOW - 7_000, true, NOW - 6_900, null, null, null, null, null));
 
         // node-1's agent reports its own health in full (delivery, spool, log) and its clock runs 0.25 s ahead.
         agents.add(new AgentView("node-1-a", "node-1", 41, NOW - 1, new AgentHealth(0.018, 3L, 0L, 0L, 0L, 1.0,
                 true, false, 2L, 0L, true, null), 2, 41, 1, false, 0.25));
-        agents.add(new AgentView("node-2-a", "node-2", 7, NOW - 2, null, 1, 7, 0, false));
+        agents.add(new AgentView("node-2-a", "node-2", 7, NOW - 2, null, 1, 7, 0, false, null));
     }
 
     /** The steps pushed for {@link #RUN}: two single reports and one averaging 10 steps. */

@@ -299,7 +299,7 @@ class FleetTest {
                 java.util.Map.of("headroom_bytes", 1), "s");
         RunSummary summary = new RunSummary("old", spec("dit-xl-2", 8, null, 500L), clock.seconds() - 3600,
                 clock.seconds() - 10, false, null, 400L, clock.seconds() - 10, 1.0, 1.0, 40 * GIB, 38 * GIB, 0.9,
-                8.0, List.of("n1"), List.of("GPU-0"), List.of(anomaly), null);
+                8.0, List.of("n1"), List.of("GPU-0"), List.of(anomaly), null, null, null, null);
         // Through JSON, as the history stores it.
         RunSummary read = Json.MAPPER.readValue(Json.MAPPER.writeValueAsString(summary), RunSummary.class);
         List<String> raised = new ArrayList<>();
@@ -333,7 +333,8 @@ class FleetTest {
                 java.util.Map.of(), "s");
         RunSummary summary = new RunSummary("dead", spec("dit-xl-2", 8, null, 500L), clock.seconds() - 3600,
                 clock.seconds() - 60, true, clock.seconds() - 60, 400L, clock.seconds() - 70, 1.0, 1.0, 40 * GIB,
-                38 * GIB, 0.9, 8.0, List.of("n1"), List.of("GPU-0"), List.of(failed, stale), null);
+                38 * GIB, 0.9, 8.0, List.of("n1"), List.of("GPU-0"), List.of(failed, stale), null, null, null,
+                null);
         fleet.restoreRun(Json.MAPPER.readValue(Json.MAPPER.writeValueAsString(summary), RunSummary.class));
         assertThat(fleet.run("dead").orElseThrow().anomalies()).singleElement().satisfies(a -> {
             assertThat(a.kind()).isEqualTo(dev.trainwatch.collector.detect.AnomalyKind.RUN_FAILED);

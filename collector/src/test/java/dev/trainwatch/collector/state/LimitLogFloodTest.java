@@ -26,8 +26,8 @@ class LimitLogFloodTest {
         SettableClock clock = new SettableClock(Instant.parse("2026-03-01T00:00:00Z"));
         FleetSettings d = FleetSettings.defaults();
         FleetSettings small = new FleetSettings(100, d.maxGpus(), d.maxAgents(), d.window(), d.gpuWindowEntries(),
-                d.stepWindowEntries(), d.evaluateEvery(), d.anomalyHistory(), d.endedRunRetention(),
-                d.summaryInterval());
+                d.stepWindowEntries(), d.evaluateEvery(), d.anomalyHistory(), d.endedRunRetention())
+                .withSummaryInterval(d.summaryInterval());
         Fleet fleet = new Fleet(new FakePredictor(), clock, small, DetectorSettings.defaults());
         List<LogRecord> warnings = new ArrayList<>();
         Handler capture = new Handler() {

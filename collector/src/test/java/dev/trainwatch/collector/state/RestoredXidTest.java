@@ -30,7 +30,7 @@ class RestoredXidTest {
                 "XID 79 (GPU has fallen off the bus) on GPU 0 on node1",
                 Map.of("xids", List.of(79), "events", 1, "gpu_uuids", List.of("GPU-1"), "newest_ts", t0), "drain");
         fleet.restoreRun(new RunSummary("r1", null, t0 - 600, t0, false, null, null, null, null, null, null, null,
-                null, null, List.of("node1"), List.of("GPU-1"), List.of(xid), null));
+                null, null, List.of("node1"), List.of("GPU-1"), List.of(xid), null, null, null, null));
 
         for (int i = 0; i < 20; i++) {
             clock.advanceSeconds(60);

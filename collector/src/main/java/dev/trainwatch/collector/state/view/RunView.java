@@ -6,100 +6,25 @@ import dev.trainwatch.protocol.PhaseProgress;
 import dev.trainwatch.protocol.RunSpec;
 import java.util.List;
 
-/**
- * A run as {@code GET /v1/runs/{id}} shows it: serialise it with {@code Json.MAPPER} and that is the body.
- * A snapshot, immutable, taken under the fleet's lock.
- *
- * @param runId       the run id
- * @param spec        the spec as resolved by the estimator (null until one is registered)
- * @param estimate    the estimate (null until a spec is registered)
- * @param observed    what the run does
- * @param comparison  observed against predicted
- * @param anomalies   active anomalies first (critical before warning), then recently resolved ones
- * @param gpus        the run's GPUs
- * @param hosts       nodes the run spans
- * @param firstSeenTs unix seconds when the collector first heard of the run
- * @param lastSeenTs  unix seconds of the newest step report or agent attribution
- * @param ended       true once every agent reported the run's processes gone, or the run was ended explicitly
- * @param endedAt     unix seconds when it ended
- * @param synthetic   true for runs of the bundled demo scenario (never real hardware)
- * @param unmatched   for a spec that has had no data for a minute: the runs the agents do report (null otherwise)
- * @param hostMemory  the memory of the run's nodes as their agents last read it (null when none reports it)
- * @param ending      how an ended run ended when its log names no cause, or null
- * @param phase       the phase the run's log announced last (loading, caching, quantizing, evaluation,
- *                    checkpoint, …) with its progress; null when none, or once the run ended
- */
+/** A run as {@code GET /v1/runs/{id}} shows it (fields: docs/API.md): an immutable snapshot. */
 public record RunView(String runId, RunSpec spec, Estimate estimate, ObservedView observed,
                       ComparisonView comparison, List<Anomaly> anomalies, List<RunGpuView> gpus,
                       List<String> hosts, double firstSeenTs, Double lastSeenTs, boolean ended, Double endedAt,
                       Boolean synthetic, Unmatched unmatched, List<HostMemoryView> hostMemory, Ending ending,
                       Phase phase) {
 
-    /** A view without a phase. */
-    public RunView(String runId, RunSpec spec, Estimate estimate, ObservedView observed, ComparisonView comparison,
-                   List<Anomaly> anomalies, List<RunGpuView> gpus, List<String> hosts, double firstSeenTs,
-                   Double lastSeenTs, boolean ended, Double endedAt, Boolean synthetic, Unmatched unmatched,
-                   List<HostMemoryView> hostMemory, Ending ending) {
-        this(runId, spec, estimate, observed, comparison, anomalies, gpus, hosts, firstSeenTs, lastSeenTs, ended,
-                endedAt, synthetic, unmatched, hostMemory, ending, null);
-    }
-
-    /**
-     * The phase the log announced last: a start-up phase before the first step ("caching latents 504/14080"), or a
-     * checkpoint or evaluation after one.
-     *
-     * @param kind     {@code loading}, {@code caching}, {@code quantizing}, {@code evaluation}, {@code checkpoint}, …
-     * @param ts       when it was last reported (unix seconds)
-     * @param progress its bar's items done, total and rate, or null when the log shows no bar
-     */
+    /** The phase the log announced last (loading, caching, checkpoint, evaluation, …); {@code progress} may be null. */
     public record Phase(String kind, double ts, PhaseProgress progress) {
     }
 
-    /** A view without an ending. */
-    public RunView(String runId, RunSpec spec, Estimate estimate, ObservedView observed, ComparisonView comparison,
-                   List<Anomaly> anomalies, List<RunGpuView> gpus, List<String> hosts, double firstSeenTs,
-                   Double lastSeenTs, boolean ended, Double endedAt, Boolean synthetic, Unmatched unmatched,
-                   List<HostMemoryView> hostMemory) {
-        this(runId, spec, estimate, observed, comparison, anomalies, gpus, hosts, firstSeenTs, lastSeenTs, ended,
-                endedAt, synthetic, unmatched, hostMemory, null);
-    }
-
     /**
-     * An ended run whose log names no cause (its agent did not start it, so it knows no exit status): a crash whose
-     * traceback went elsewhere (DiT logs steps to log.txt, tracebacks to stderr) looks like a clean end there.
-     *
-     * @param message  "ended without a cause in the log" and where to look
-     * @param log      the log the agent read, or null when it read none
-     * @param lastLine the log's last line, or null
-     * @param outputs  the files the run's processes wrote stdout and stderr to (point {@code --log} at them)
+     * An ended run whose log names no cause: a crash whose traceback went elsewhere (DiT logs steps to log.txt,
+     * tracebacks to stderr) looks like a clean end there; {@code outputs} are where the processes wrote.
      */
     public record Ending(String message, String log, String lastLine, List<String> outputs) {
     }
 
-    /** A view without node memory. */
-    public RunView(String runId, RunSpec spec, Estimate estimate, ObservedView observed, ComparisonView comparison,
-                   List<Anomaly> anomalies, List<RunGpuView> gpus, List<String> hosts, double firstSeenTs,
-                   Double lastSeenTs, boolean ended, Double endedAt, Boolean synthetic, Unmatched unmatched) {
-        this(runId, spec, estimate, observed, comparison, anomalies, gpus, hosts, firstSeenTs, lastSeenTs, ended,
-                endedAt, synthetic, unmatched, null);
-    }
-
-    /** A view without an identity hint. */
-    public RunView(String runId, RunSpec spec, Estimate estimate, ObservedView observed, ComparisonView comparison,
-                   List<Anomaly> anomalies, List<RunGpuView> gpus, List<String> hosts, double firstSeenTs,
-                   Double lastSeenTs, boolean ended, Double endedAt, Boolean synthetic) {
-        this(runId, spec, estimate, observed, comparison, anomalies, gpus, hosts, firstSeenTs, lastSeenTs, ended,
-                endedAt, synthetic, null);
-    }
-
-    /**
-     * A spec nothing reports: usually the agent names the run differently (a random {@code TORCHELASTIC_RUN_ID}
-     * under {@code torchrun --standalone}, where the spec went to {@code $SLURM_JOB_ID}).
-     *
-     * @param seconds      how long the spec has been registered without any data
-     * @param reportedRuns runs that do report data but have no spec (at most ten, newest first)
-     * @param message      one line saying so and what to do
-     */
+    /** A spec nothing reports (the agent names the run differently), with the runs reported without a spec. */
     public record Unmatched(double seconds, List<String> reportedRuns, String message) {
     }
 }

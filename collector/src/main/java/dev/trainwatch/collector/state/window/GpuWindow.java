@@ -8,9 +8,8 @@ import dev.trainwatch.protocol.UtilizationWindow;
 import java.util.List;
 
 /**
- * A GPU's rolling window as a ring of primitive columns (no object per sample: 1,024 GPUs × 600 entries must fit
- * a small heap). Polls that arrive within {@code resolutionSeconds} of an entry's start are merged into it, so
- * the window covers its span whatever the polling interval. Not thread-safe: guarded by the fleet's lock.
+ * A GPU's rolling window as a ring of primitive columns (1,024 GPUs × 600 entries must fit a small heap); polls
+ * within {@code resolutionSeconds} of an entry's start merge into it. Guarded by the fleet's lock.
  */
 public final class GpuWindow implements GpuSeries {
 
@@ -100,11 +99,7 @@ public final class GpuWindow implements GpuSeries {
         merged = new short[capacity];
     }
 
-    /**
-     * A read-only copy of entries {@code [from, to)} (window order) and of the GPU's facts, for reading outside the
-     * fleet's lock ({@code GET /v1/runs/{id}/series}). Costs one array copy per column of the entries kept; the
-     * copy must never be {@link #add added} to (it merges nothing and has no spare room).
-     */
+    /** A read-only copy of entries {@code [from, to)} for reading outside the fleet's lock; never added to. */
     public GpuWindow copy(int from, int to) {
         if (from < 0 || to > ring.size() || from > to) {
             throw new IndexOutOfBoundsException("entries [" + from + ", " + to + ") of " + ring.size());

@@ -4,10 +4,8 @@ import dev.trainwatch.collector.detect.LossHealth;
 import dev.trainwatch.protocol.StepEvent;
 
 /**
- * A run's loss readings: the newest 64 finite losses (a ring, independent of the step window's time span, so a run
- * that logs every few minutes still has a baseline) and the streaks of non-finite losses and grad norms. A step
- * that goes back (a restart) starts the history again: the loss of a restarted run is not a spike. Guarded by the
- * fleet's lock.
+ * A run's loss readings: the newest 64 finite losses (independent of the step window's span) and the streaks of
+ * non-finite losses and grad norms; a restart starts the history again. Guarded by the fleet's lock.
  */
 public final class LossWindow implements LossHealth {
 

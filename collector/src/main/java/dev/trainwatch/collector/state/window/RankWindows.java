@@ -6,30 +6,13 @@ import dev.trainwatch.protocol.StepEvent;
 import java.util.Arrays;
 
 /**
- * A run's step reports grouped by the rank that logged them, and the choice of the one rank whose reports make
- * the run's step series.
- *
- * <p>Why one rank: when every rank logs each step (Open-Sora's {@code record_time} timer lines, any preset under
- * torchrun's {@code [rankN]:} prefixes), an 8-rank run sends eight reports per training step. Counting them all
- * would make the run look eight times faster to everything that counts reports (the step-time summary's count,
- * the detectors' minimum number of reports, the window's capacity). In synchronous data-parallel training every
- * rank's step ends at the same gradient all-reduce, so any one rank's wall time per step is the run's step time;
- * the run's series takes the <em>lead rank</em>: the lowest rank that is still reporting. That is the rank a
- * rank-0-only log (PixArt, Sana, DiT, a script pushing its own steps) shows, so the same run reads the same
- * whether its log has one rank or all of them; and a multi-node run whose agents each tail their own node's ranks
- * still counts each step once. De-duplicating by step number instead would break where Open-Sora's epoch-local
- * step counts restart, and would pick a different rank's time for each step.
- *
- * <p>The lead passes on when it falls silent: when another rank reports more than {@link #LEAD_SILENCE_SECONDS}
- * after the lead's newest report (the lead's log or its node's agent stopped while training goes on), the lowest
- * rank reporting within that time leads. That is well under the {@code stalled} detector's two minutes, so a
- * lost lead does not look like a hung run; a lower rank that reports again takes the lead back.
- *
- * <p>Each tracked rank keeps its newest {@link #ENTRIES_PER_RANK} reports (within the run's window): enough to
- * compare ranks' step and data-load times, bounded per run by {@link #MAX_RANKS} (beyond it a new rank takes the
- * slot of a rank silent for {@link #SILENT_SECONDS}, or is not tracked; a collector usually serves one node's
- * ranks, and cross-node comparisons are PromQL's job).
- * Not thread-safe: guarded by the fleet's lock.
+ * A run's step reports grouped by the rank that logged them, and the choice of the <em>lead rank</em> whose reports
+ * make the run's step series: when every rank logs each step (Open-Sora's timer lines, torchrun's {@code [rankN]:}
+ * prefixes), counting them all would make the run look N times faster; in synchronous data-parallel training any
+ * rank's time per step is the run's. The lead is the lowest rank still reporting, the one a rank-0-only log shows;
+ * it passes on when it falls silent for {@link #LEAD_SILENCE_SECONDS} while others report (well under the stalled
+ * detector's two minutes). Each rank keeps its newest {@link #ENTRIES_PER_RANK} reports, at most {@link #MAX_RANKS}
+ * ranks per run. Guarded by the fleet's lock.
  */
 public final class RankWindows implements RankSeries {
 

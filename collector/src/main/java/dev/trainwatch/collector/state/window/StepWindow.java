@@ -4,10 +4,7 @@ import dev.trainwatch.collector.detect.StepSeries;
 import dev.trainwatch.collector.detect.WindowStats;
 import dev.trainwatch.protocol.StepEvent;
 
-/**
- * A run's step reports as a ring of primitive columns, bounded by count and by time. Not thread-safe: guarded by
- * the fleet's lock.
- */
+/** A run's step reports as a ring of primitive columns, bounded by count and by time. Guarded by the fleet's lock. */
 public final class StepWindow implements StepSeries {
 
     private final double spanSeconds;
@@ -45,10 +42,7 @@ public final class StepWindow implements StepSeries {
         loss = new double[capacity];
     }
 
-    /**
-     * A read-only copy of every report held, for reading outside the fleet's lock ({@code GET /v1/runs/{id}/series}):
-     * at most the window's capacity (512 by default) of each column. Never {@link #add added} to.
-     */
+    /** A read-only copy of every report held, for reading outside the fleet's lock; never added to. */
     public StepWindow copy() {
         return new StepWindow(this);
     }
