@@ -8,18 +8,10 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * What torchrun (torch.distributed.elastic) and the shell said about a crashed run's processes, read from its output
- * tail: the ranks that failed with their exit codes (the {@code ChildFailedError} block, the agent's
- * {@code failed (exitcode: N) local_rank: R} line), a signal the launcher itself received (a stop from outside), and
- * bash's job line for a killed command. Pure; built by {@link #read(List)}.
- *
- * @param failures        rank → exit code as torchrun reports them (negative: killed by that signal), in the order
- *                        read (the block's root cause first)
- * @param launcherSignal  the signal torchrun itself received ({@code Received 15 death signal}, Python's
- *                        {@code SignalException: Process N got signal: 15}, or {@code closing signal SIGHUP/SIGINT}),
- *                        or null
- * @param launcherLines   the lines that say so
- * @param shellKilled     bash's {@code line N: PID Killed  CMD} line, or null
+ * What torchrun and the shell said about a crashed run's processes: failed ranks and exit codes (the
+ * {@code ChildFailedError} block, {@code failed (exitcode: N) local_rank: R}; negative: killed by that signal), a signal
+ * torchrun itself got ({@code Received 15 death signal}, {@code SignalException: Process N got signal: 15},
+ * {@code closing signal SIGHUP/SIGINT}), and bash's {@code line N: PID Killed  CMD}.
  */
 record LauncherReport(Map<Integer, Integer> failures, Integer launcherSignal, List<String> launcherLines,
                       String shellKilled) {
@@ -30,7 +22,6 @@ record LauncherReport(Map<Integer, Integer> failures, Integer launcherSignal, Li
     private static final Pattern DEATH_SIGNAL = Pattern.compile("Received (?:(\\d+)|Signals\\.(SIG\\w+)) death signal");
     private static final Pattern GOT_SIGNAL = Pattern.compile("SignalException: Process \\d+ got signal: "
             + "(?:(\\d+)|Signals\\.(SIG\\w+))");
-    /** torchrun passes on the signal it got; SIGTERM it also sends itself to clean up after a failed worker. */
     private static final Pattern CLOSING = Pattern.compile("closing signal (SIGHUP|SIGINT)\\b");
     private static final Pattern SHELL_KILLED = Pattern.compile("line \\d+:\\s+\\d+ Killed\\s+\\S");
 
@@ -95,7 +86,6 @@ record LauncherReport(Map<Integer, Integer> failures, Integer launcherSignal, Li
         return m.find() ? Signals.number(m.group(1)) : null;
     }
 
-    /** The first rank torchrun reports killed by a signal, or null. */
     Integer signalledRank() {
         for (Map.Entry<Integer, Integer> e : failures.entrySet()) {
             if (e.getValue() < 0) {
@@ -105,7 +95,6 @@ record LauncherReport(Map<Integer, Integer> failures, Integer launcherSignal, Li
         return null;
     }
 
-    /** The signal that killed {@link #signalledRank()}, or null. */
     Integer rankSignal() {
         for (Map.Entry<Integer, Integer> e : failures.entrySet()) {
             if (e.getValue() < 0) {
@@ -116,10 +105,8 @@ record LauncherReport(Map<Integer, Integer> failures, Integer launcherSignal, Li
     }
 
     /**
-     * The rank that failed first when the report can tell: one killed by a signal other than SIGTERM (the others exit 1
-     * after it); else the only one that exited with an error of its own, since torchrun SIGTERMs the other workers when
-     * one fails (in a run's first seconds its report can list the cleaned-up rank as the root cause: their times are in
-     * whole seconds); else one killed by SIGTERM, or the only one that failed. Null when several exited alike.
+     * One killed by a signal other than SIGTERM; else the only one that failed on its own (torchrun SIGTERMs the rest, and
+     * its whole-second times can list a cleaned-up rank as root cause); else one SIGTERMed, or the only one. Null: a tie.
      */
     Integer firstFailedRank() {
         Integer sigterm = null;
