@@ -162,6 +162,7 @@ public final class Attributor {
         Set<String> unknownProcessGpus = new HashSet<>();
         for (GpuSample sample : samples) {
             if (Boolean.TRUE.equals(sample.lost()) || sample.processes() == null) {
+                // a failed read is not "no processes": keep what we knew about this GPU
                 unknownProcessGpus.add(sample.uuid());
                 continue;
             }

@@ -9,7 +9,6 @@ import java.nio.charset.StandardCharsets;
  */
 public record ProcStat(long pid, String comm, long ppid, long startTimeTicks, long utimeTicks, long stimeTicks,
                        long rssPages, char state) {
-
     public static final double TICKS_PER_SECOND = 100.0;
 
     public ProcStat(long pid, String comm, long ppid, long startTimeTicks, long utimeTicks, long stimeTicks,

@@ -640,7 +640,7 @@ public final class FailureClassifier {
         }
     }
 
-    private static Integer intOrNull(String digits) {
+    static Integer intOrNull(String digits) {
         try {
             return Integer.parseInt(digits);
         } catch (NumberFormatException tooLong) {

@@ -11,7 +11,6 @@ import java.util.concurrent.TimeUnit;
  * CAP_SYSLOG), else {@code journalctl -k}. Not {@code readable}: a SIGKILL can be neither confirmed nor ruled out.
  */
 public record KernelLog(boolean readable, List<String> lines) {
-
     private static final long TIMEOUT_SECONDS = 5;
 
     public static KernelLog read() {

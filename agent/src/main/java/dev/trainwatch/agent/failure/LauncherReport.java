@@ -15,7 +15,6 @@ import java.util.regex.Pattern;
  */
 record LauncherReport(Map<Integer, Integer> failures, Integer launcherSignal, List<String> launcherLines,
                       String shellKilled) {
-
     private static final Pattern BLOCK_RANK = Pattern.compile("^\\s*rank\\s*:\\s*(\\d+)");
     private static final Pattern BLOCK_EXIT = Pattern.compile("^\\s*exitcode\\s*:\\s*(-?\\d+)");
     private static final Pattern AGENT_FAILED = Pattern.compile("failed \\(exitcode: (-?\\d+)\\) local_rank: (\\d+)");
@@ -39,12 +38,12 @@ record LauncherReport(Map<Integer, Integer> failures, Integer launcherSignal, Li
             }
             Matcher m = BLOCK_RANK.matcher(line);
             if (m.find()) {
-                pendingRank = intOrNull(m.group(1));
+                pendingRank = FailureClassifier.intOrNull(m.group(1));
                 continue;
             }
             m = BLOCK_EXIT.matcher(line);
             if (m.find() && pendingRank != null) {
-                Integer code = intOrNull(m.group(1));
+                Integer code = FailureClassifier.intOrNull(m.group(1));
                 if (code != null) {
                     (rootCause ? root : failures).putIfAbsent(pendingRank, code);
                 }
@@ -53,8 +52,8 @@ record LauncherReport(Map<Integer, Integer> failures, Integer launcherSignal, Li
             }
             m = AGENT_FAILED.matcher(line);
             if (m.find()) {
-                Integer rank = intOrNull(m.group(2));
-                Integer code = intOrNull(m.group(1));
+                Integer rank = FailureClassifier.intOrNull(m.group(2));
+                Integer code = FailureClassifier.intOrNull(m.group(1));
                 if (rank != null && code != null) {
                     root.putIfAbsent(rank, code);
                 }
@@ -79,7 +78,7 @@ record LauncherReport(Map<Integer, Integer> failures, Integer launcherSignal, Li
         for (Pattern p : new Pattern[] {DEATH_SIGNAL, GOT_SIGNAL}) {
             Matcher m = p.matcher(line);
             if (m.find()) {
-                return m.group(1) != null ? intOrNull(m.group(1)) : Signals.number(m.group(2));
+                return m.group(1) != null ? FailureClassifier.intOrNull(m.group(1)) : Signals.number(m.group(2));
             }
         }
         Matcher m = CLOSING.matcher(line);
@@ -134,12 +133,4 @@ record LauncherReport(Map<Integer, Integer> failures, Integer launcherSignal, Li
     }
 
     private static final int SIGTERM = 15;
-
-    private static Integer intOrNull(String digits) {
-        try {
-            return Integer.parseInt(digits);
-        } catch (NumberFormatException tooLong) {
-            return null;
-        }
-    }
 }

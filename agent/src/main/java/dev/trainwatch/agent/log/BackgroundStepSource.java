@@ -39,7 +39,6 @@ public final class BackgroundStepSource implements StepSource {
     /** A regular file reads in far less; a blocked read costs a poll this much at most, nothing once stuck. */
     static final long FRESH_WAIT_NANOS = 200_000_000L;
 
-
     public BackgroundStepSource(StepSource source, Duration period, Duration stuckAfter) {
         this.source = source;
         this.periodNanos = period.toNanos();
@@ -105,7 +104,6 @@ public final class BackgroundStepSource implements StepSource {
             }
         }
     }
-
 
     private void readNow() {
         if (!thread.isAlive() || reading && System.nanoTime() - readStartedNanos > FRESH_WAIT_NANOS) {
@@ -213,6 +211,7 @@ public final class BackgroundStepSource implements StepSource {
             try (FileChannel ignored = FileChannel.open(path, StandardOpenOption.WRITE)) {
                 LOG.log(System.Logger.Level.WARNING, "log file " + path + " is a FIFO; released the read waiting on it");
             } catch (IOException | RuntimeException e) {
+                // gone or replaced meanwhile: the next read sees what is there
             }
         }, "trainwatch-log-release");
         opener.setDaemon(true);

@@ -62,7 +62,6 @@ final class ByteScan {
     }
 
     record Needle(byte[] bytes, int anchor) {
-
         static Needle of(byte[] bytes) {
             int best = 0;
             for (int i = 1; i < bytes.length; i++) {

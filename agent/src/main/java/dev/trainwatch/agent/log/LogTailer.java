@@ -358,10 +358,7 @@ public final class LogTailer implements StepSource {
                 if (positions != null && fileKey != null) {
                     remember(currentState());
                 }
-                closeChannel();
-                fileKey = null;
-                head = null;
-                position = 0;
+                forgetFile();
             } else if (attrs == null) {
                 // renamed away, not yet recreated: the writer may still write to the old file
                 readAvailable(MAX_BYTES_PER_POLL);
@@ -467,10 +464,7 @@ public final class LogTailer implements StepSource {
         readAvailable(Long.MAX_VALUE);
         splitter.finish(sink);
         remember(currentState());
-        closeChannel();
-        fileKey = null;
-        head = null;
-        position = 0;
+        forgetFile();
         extractor.newFile(null);
     }
 
@@ -583,6 +577,13 @@ public final class LogTailer implements StepSource {
         }
         String message = e.getMessage();
         return "cannot read log file " + file + ": " + (message == null ? e.getClass().getSimpleName() : message);
+    }
+
+    private void forgetFile() {
+        closeChannel();
+        fileKey = null;
+        head = null;
+        position = 0;
     }
 
     private void closeChannel() {

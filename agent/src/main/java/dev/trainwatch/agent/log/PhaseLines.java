@@ -15,7 +15,6 @@ final class PhaseLines {
 
     static final String OOM_SKIPPED = "oom_skipped";
 
-
     record Phase(String kind, double ts, PhaseProgress progress) {
         Phase at(double newTs) {
             return new Phase(kind, newTs, progress);

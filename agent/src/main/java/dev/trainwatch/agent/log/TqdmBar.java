@@ -9,7 +9,6 @@ import java.util.Map;
  * {@code secondsPerIter} NaN before the first rate.
  */
 record TqdmBar(String desc, long n, long total, double secondsPerIter, Map<String, String> postfix) {
-
     private record Rate(int unit, boolean secondsPer, double secondsPerIter) {
     }
 
