@@ -94,85 +94,12 @@ final class LineFields {
         if (end == i) {
             return null;
         }
-        double fast = fastDecimal(s, i, end);
-        if (!Double.isNaN(fast)) {
-            return fast;
-        }
         try {
             double v = Double.parseDouble(s.substring(i, end));
             return Double.isFinite(v) ? v : null;
         } catch (NumberFormatException e) {
             return null;
         }
-    }
-
-    private static final double[] POWERS_OF_TEN = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
-    /**
-     * NaN unless the result is exactly {@link Double#parseDouble}'s: at most 15 significant digits and a power of
-     * ten up to 1e22 are exact doubles, and one multiplication or division of two is correctly rounded.
-     */
-    static double fastDecimal(String s, int start, int end) {
-        int i = start;
-        boolean negative = false;
-        if (s.charAt(i) == '-' || s.charAt(i) == '+') {
-            negative = s.charAt(i) == '-';
-            i++;
-        }
-        long mantissa = 0;
-        int digits = 0;
-        int scale = 0;
-        boolean fraction = false;
-        for (; i < end; i++) {
-            char c = s.charAt(i);
-            if (c == '.') {
-                fraction = true;
-            } else if (isDigit(c)) {
-                if (mantissa == 0 && c == '0') {
-                    if (fraction) {
-                        scale--;
-                    }
-                    continue;
-                }
-                if (++digits > 15) {
-                    return Double.NaN;
-                }
-                mantissa = mantissa * 10 + (c - '0');
-                if (fraction) {
-                    scale--;
-                }
-            } else {
-                break;
-            }
-        }
-        if (i < end) {
-            i++;
-            boolean negativeExponent = false;
-            if (s.charAt(i) == '-' || s.charAt(i) == '+') {
-                negativeExponent = s.charAt(i) == '-';
-                i++;
-            }
-            int exponent = 0;
-            for (; i < end; i++) {
-                exponent = exponent * 10 + (s.charAt(i) - '0');
-                if (exponent > 400) {
-                    return Double.NaN;
-                }
-            }
-            scale += negativeExponent ? -exponent : exponent;
-        }
-        double value;
-        if (mantissa == 0) {
-            value = 0.0;
-        } else if (scale >= 0 && scale < POWERS_OF_TEN.length) {
-            value = mantissa * POWERS_OF_TEN[scale];
-        } else if (scale < 0 && -scale < POWERS_OF_TEN.length) {
-            value = mantissa / POWERS_OF_TEN[-scale];
-        } else {
-            return Double.NaN;
-        }
-        return negative ? -value : value;
     }
 
     /** Also Python's {@code nan}/{@code inf}/{@code -inf} (any case): a diverged loss is a reading, not an absence. */
