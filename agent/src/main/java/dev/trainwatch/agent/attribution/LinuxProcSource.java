@@ -14,6 +14,9 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /** Reads {@code /proc}, or a directory laid out like it (test fixtures); interpretation is elsewhere. Thread-safe. */
 public final class LinuxProcSource implements ProcSource {
@@ -83,44 +86,20 @@ public final class LinuxProcSource implements ProcSource {
     private volatile FileStore shmStore;
 
     static Long meminfoKib(byte[] meminfo, String key) {
-        int at = 0;
-        while (at < meminfo.length) {
-            boolean match = at + key.length() <= meminfo.length;
-            for (int i = 0; match && i < key.length(); i++) {
-                match = meminfo[at + i] == key.charAt(i);
-            }
-            if (match) {
-                int i = at + key.length();
-                while (i < meminfo.length && meminfo[i] == ' ') {
-                    i++;
-                }
-                long value = 0;
-                int digits = 0;
-                while (i < meminfo.length && meminfo[i] >= '0' && meminfo[i] <= '9') {
-                    value = value * 10 + (meminfo[i++] - '0');
-                    digits++;
-                }
-                if (digits == 0) {
-                    throw new IllegalArgumentException("no number after " + key);
-                }
-                return value * 1024;
-            }
-            while (at < meminfo.length && meminfo[at] != '\n') {
-                at++;
-            }
-            at++;
+        Matcher m = Pattern.compile("(?md)^" + Pattern.quote(key) + " *(\\d*)")
+                .matcher(new String(meminfo, StandardCharsets.ISO_8859_1));
+        if (!m.find()) {
+            return null;
         }
-        return null;
+        if (m.group(1).isEmpty()) {
+            throw new IllegalArgumentException("no number after " + key);
+        }
+        return Long.parseLong(m.group(1)) * 1024;
     }
 
     @Override
     public List<Long> pids() {
-        long[] array = pidArray();
-        List<Long> pids = new ArrayList<>(array.length);
-        for (long pid : array) {
-            pids.add(pid);
-        }
-        return pids;
+        return Arrays.stream(pidArray()).boxed().collect(Collectors.toCollection(ArrayList::new));
     }
 
     @Override
@@ -140,16 +119,7 @@ public final class LinuxProcSource implements ProcSource {
     }
 
     private static boolean isNumber(String name) {
-        if (name.isEmpty() || name.length() > 18) {
-            return false;
-        }
-        for (int i = 0; i < name.length(); i++) {
-            char c = name.charAt(i);
-            if (c < '0' || c > '9') {
-                return false;
-            }
-        }
-        return true;
+        return !name.isEmpty() && name.length() <= 18 && name.chars().allMatch(c -> c >= '0' && c <= '9');
     }
 
     @Override

@@ -13,12 +13,7 @@ public interface ProcSource {
 
     /** 8 bytes a process where the list's boxes take about 20 (held through a scan a young GC interrupts). */
     default long[] pidArray() {
-        List<Long> pids = pids();
-        long[] out = new long[pids.size()];
-        for (int i = 0; i < out.length; i++) {
-            out[i] = pids.get(i);
-        }
-        return out;
+        return pids().stream().mapToLong(Long::longValue).toArray();
     }
 
     Optional<ProcStat> stat(long pid);

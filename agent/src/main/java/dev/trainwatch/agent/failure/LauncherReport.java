@@ -86,21 +86,12 @@ record LauncherReport(Map<Integer, Integer> failures, Integer launcherSignal, Li
     }
 
     Integer signalledRank() {
-        for (Map.Entry<Integer, Integer> e : failures.entrySet()) {
-            if (e.getValue() < 0) {
-                return e.getKey();
-            }
-        }
-        return null;
+        return failures.entrySet().stream().filter(e -> e.getValue() < 0).map(Map.Entry::getKey).findFirst()
+                .orElse(null);
     }
 
     Integer rankSignal() {
-        for (Map.Entry<Integer, Integer> e : failures.entrySet()) {
-            if (e.getValue() < 0) {
-                return -e.getValue();
-            }
-        }
-        return null;
+        return failures.values().stream().filter(code -> code < 0).map(code -> -code).findFirst().orElse(null);
     }
 
     /**

@@ -75,12 +75,7 @@ final class StepExtractor {
     private String[] quickCheckSource;
     private ByteScan.Needle[] quickCheckNeedles;
 
-    /** Lines that cannot be step lines are rejected before decoding. */
-    void accept(byte[] bytes, int offset, int length, double readTs, List<StepEvent> out) {
-        accept(bytes, offset, length, readTs, out, null);
-    }
-
-    /** {@code logTimes}, when given, receives each added event's line stamp (NaN: none). */
+    /** Non-step lines are rejected before decoding; {@code logTimes} gets each event's stamp (NaN: none). */
     void accept(byte[] bytes, int offset, int length, double readTs, List<StepEvent> out, List<Double> logTimes) {
         String[] required = parser.quickCheck();
         if (required != null) {
@@ -218,10 +213,6 @@ final class StepExtractor {
     }
 
     /** Sends held steps first read at least {@value #HOLD_SECONDS} s ago (all with +infinity). */
-    void flush(double readTs, List<StepEvent> out) {
-        flush(readTs, out, null);
-    }
-
     void flush(double readTs, List<StepEvent> out, List<Double> logTimes) {
         for (Iterator<Held> it = held.values().iterator(); it.hasNext(); ) {
             Held h = it.next();
