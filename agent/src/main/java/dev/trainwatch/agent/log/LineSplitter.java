@@ -1,8 +1,7 @@
 package dev.trainwatch.agent.log;
 
 /**
- * Cuts bytes into segments at {@code 
-} and {@code \r} (a tqdm bar redraws with {@code \r} and may write no newline
+ * Cuts bytes into segments at {@code \n} and {@code \r} (a tqdm bar redraws with {@code \r} and may write no newline
  * for hours); a segment over the cap is dropped whole and skipped to its terminator, so memory stays bounded. Safe
  * on UTF-8: neither byte occurs inside a multi-byte sequence.
  */
