@@ -28,14 +28,12 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * Finds which GPUs belong to which run, poll after poll: the attached process and its descendants, or every compute
- * process grouped by the run its environment names or its launcher ancestor. A run whose processes have all exited
- * is reported once ended, with a {@code run_ended} event. Environments and launcher roots are cached per process
- * identity (pid and start time). Not thread-safe: one polling thread.
+ * Finds which GPUs belong to which run, poll after poll: the attached process's tree, or every compute process grouped
+ * by the run its environment names or its launcher ancestor; a run whose processes all exited ends once, with
+ * {@code run_ended}. Caches per process identity (pid, start time). Not thread-safe.
  */
 public final class Attributor {
 
-    /** Kind of the event emitted when a run ends. */
     public static final String RUN_ENDED = "run_ended";
 
     private static final double DEFAULT_RESCAN_SECONDS = 10.0;
@@ -43,16 +41,13 @@ public final class Attributor {
 
     private final ProcSource proc;
     private final String host;
-    /** Aliases sent per run: the job ids and the root process; a run has few. */
     static final int MAX_ALIASES = 8;
     private final Long attachPid;
     private final String runIdOverride;
     private final double rescanSeconds;
     private final double revalidateSeconds;
     private final Map<Long, CachedStat> statCache = new HashMap<>();
-    /** Kubernetes: the pod of a process (its cgroup, the kubelet's directories). */
     private final PodLookup pods;
-    /** Bytes per page of {@code rss} in {@code /proc/PID/stat}: the kernel's page size (64 KiB on Grace). */
     private final long pageBytes;
 
     private final Map<ProcKey, Classified> classified = new HashMap<>();
@@ -61,36 +56,23 @@ public final class Attributor {
     private Set<Long> attachTree = Set.of();
     private double lastScanTs = Double.NEGATIVE_INFINITY;
     private final Set<ProcKey> knownOutsiders = new HashSet<>();
-    /** Attach mode: when the attached process was first seen (unix seconds). */
     private double attachFirstSeenTs = Double.NaN;
-    /** Attach mode: the attached launcher has not started a named rank yet, so its run is not reported. */
     private boolean waitingForRanks;
 
-    /** How long an attached launcher's ranks (which name the run) are awaited before the launcher names it. */
     static final double LAUNCHER_WAIT_SECONDS = 300;
 
-    /**
-     * @param proc          the process table
-     * @param host          this node's name, part of derived run ids
-     * @param attachPid     the process to watch with its descendants, or null to attribute every compute process
-     * @param runIdOverride the run id to use ({@code --run-id}), or null to find it
-     */
+    /** {@code attachPid}: watched with its descendants, or null for every compute process. */
     public Attributor(ProcSource proc, String host, Long attachPid, String runIdOverride) {
         this(proc, host, attachPid, runIdOverride, DEFAULT_RESCAN_SECONDS, DEFAULT_REVALIDATE_SECONDS);
     }
 
-    /**
-     * @param rescanSeconds     attach mode: longest time between two scans of the whole process table
-     * @param revalidateSeconds how long a process's {@code stat} is trusted before it is read again; a process
-     *                          that exits is noticed within this time
-     */
+    /** {@code revalidateSeconds}: how long a stat is trusted; an exit is noticed within it. */
     Attributor(ProcSource proc, String host, Long attachPid, String runIdOverride, double rescanSeconds,
                double revalidateSeconds) {
         this(proc, host, attachPid, runIdOverride, rescanSeconds, revalidateSeconds,
                 new KubernetesPods(proc::cgroup, KubeletLogs.system()));
     }
 
-    /** @param pods finds a process's Kubernetes pod (tests pass a fake node layout) */
     public Attributor(ProcSource proc, String host, Long attachPid, String runIdOverride, PodLookup pods) {
         this(proc, host, attachPid, runIdOverride, DEFAULT_RESCAN_SECONDS, DEFAULT_REVALIDATE_SECONDS, pods);
     }
@@ -107,19 +89,15 @@ public final class Attributor {
         this.revalidateSeconds = revalidateSeconds;
     }
 
-    /** What one poll found. */
     public record Update(List<RunAttribution> runs, List<AgentEvent> events) {
     }
 
-    /** Attributes the GPUs of one poll ({@code ts}: unix seconds, for events). */
     public Update update(List<GpuSample> samples, double ts) {
         if (reuse && memo != null && ts >= memoTs && ts < memoUntil && sameProcesses(memoSamples, samples)) {
             return memo;
         }
         Update update = attribute(samples, ts);
-        // Kept for the next polls when nothing it was made from can change before memoUntil: the same compute
-        // processes on the same GPUs, every process's stat still trusted, the children scan still current. A poll
-        // that ended a run (an event) and attach mode (its own rescans) are never reused.
+        // Reused while nothing it was made from can change before memoUntil; never after a run ended or in attach mode.
         if (attachPid == null && update.events().isEmpty()) {
             memo = update;
             memoSamples = samples;
@@ -132,15 +110,12 @@ public final class Attributor {
         return update;
     }
 
-    /** Tests compare with an attributor that computes every poll. */
     boolean reuse = true;
-    /** The previous poll's result while it stands for the next polls (see {@link #update}), else null. */
     private Update memo;
     private List<GpuSample> memoSamples;
     private double memoTs;
     private double memoUntil;
 
-    /** Until when every input of an attribution but the GPUs' process lists stays what it was. */
     private double trustedUntil() {
         double until = Double.POSITIVE_INFINITY;
         for (CachedStat cached : statCache.values()) {
@@ -152,7 +127,6 @@ public final class Attributor {
         return until;
     }
 
-    /** The same GPUs (index, UUID, lost or not) listing the same compute processes in the same order. */
     static boolean sameProcesses(List<GpuSample> before, List<GpuSample> now) {
         if (before == null || before.size() != now.size()) {
             return false;
@@ -188,7 +162,7 @@ public final class Attributor {
         Set<String> unknownProcessGpus = new HashSet<>();
         for (GpuSample sample : samples) {
             if (Boolean.TRUE.equals(sample.lost()) || sample.processes() == null) {
-                // A failed read is not "no processes": keep what we knew about this GPU.
+                // a failed read is not "no processes": keep what we knew about this GPU
                 unknownProcessGpus.add(sample.uuid());
                 continue;
             }
@@ -239,24 +213,17 @@ public final class Attributor {
         return new Update(List.copyOf(result), List.copyOf(events));
     }
 
-    /** True once the attached process and all its descendants have exited (always false without --attach). */
     public boolean attachedRunEnded() {
         return attachPid != null
                 && (attachStartTicks != null && runs.isEmpty() && !waitingForRanks || attachGoneBeforeSeen);
     }
 
-    /** The attached process exited before the first scan saw it: waiting for its end would wait forever. */
     private boolean attachGoneBeforeSeen;
 
-    /** How often the whole process table is read to find the ranks' DataLoader workers. */
     static final double CHILDREN_RESCAN_SECONDS = 10;
-    /**
-     * The children of each process, summed, from the newest scan: every process's stat, held 10 s, overflowed the
-     * survivor spaces and was promoted (docs/PERFORMANCE.md).
-     */
+    /** Children of each process, summed: every process's stat, held 10 s, was promoted (docs/PERFORMANCE.md). */
     private Map<Long, Workers> childrenByParent;
 
-    /** A process's children, summed; CPU seconds added in the order the scan read them. */
     private record Workers(int count, long rssPages, double cpuSeconds) {
         static final Workers NONE = new Workers(0, 0, 0);
 
@@ -266,7 +233,6 @@ public final class Attributor {
     }
     private double childrenScannedTs = Double.NEGATIVE_INFINITY;
 
-    /** The children of {@code pid} (DataLoader workers), from a scan at most every 10 s. */
     private Workers children(long pid, double ts) {
         if (childrenByParent == null || ts - childrenScannedTs >= CHILDREN_RESCAN_SECONDS || ts < childrenScannedTs) {
             boolean full = ppidByPid == null || ts - fullScanTs >= FULL_SCAN_SECONDS || ts < fullScanTs;
@@ -281,8 +247,7 @@ public final class Attributor {
             for (long p : pids) {
                 long knownParent = full ? -1 : ParentTable.parentOf(ppidByPid, p);
                 if (knownParent >= 0 && !ranks.contains(knownParent)) {
-                    // Seen at the previous scan with a parent that is no rank: a process keeps its parent while the
-                    // parent lives, so there is nothing to read. (A reused pid is caught by the next full scan.)
+                    // a process keeps its parent while the parent lives (a reused pid is caught by the next full scan)
                     ppids[known++] = ParentTable.entry(p, knownParent);
                     continue;
                 }
@@ -302,20 +267,14 @@ public final class Attributor {
         return childrenByParent.getOrDefault(pid, Workers.NONE);
     }
 
-    /** How often every process's {@code stat} is read again; in between, only new processes and the ranks' children. */
     static final double FULL_SCAN_SECONDS = 60;
-    /** Each process's parent at the newest scan ({@link ParentTable}). */
     private long[] ppidByPid;
 
-    /**
-     * Each process's parent as one sorted {@code long}, the pid in the high half: 8 bytes a process where a map took
-     * about 60, and a map of a few thousand processes held 10 s was promoted at every young collection.
-     */
+    /** Each process's parent as one sorted {@code long}, pid in the high half: 8 bytes a process where a map took 60. */
     static final class ParentTable {
         private ParentTable() {
         }
 
-        /** Pids and parents are below 2^32 (Linux's pid_max is at most 2^22). */
         static long entry(long pid, long ppid) {
             return pid << 32 | (ppid & 0xffff_ffffL);
         }
@@ -326,12 +285,10 @@ public final class Attributor {
             return table;
         }
 
-        /** The parent of {@code pid} in {@code table}, or -1 when it is not there. */
         static long parentOf(long[] table, long pid) {
             if (table == null) {
                 return -1;
             }
-            // The pid's entry is the first at or above pid << 32 (its low half, the parent, is never negative).
             int i = Arrays.binarySearch(table, pid << 32);
             if (i < 0) {
                 i = -i - 1;
@@ -358,8 +315,7 @@ public final class Attributor {
             Integer localRank = ProcessEnvironment.intValue(env, ProcessEnvironment.LOCAL_RANK);
             if ((rank != null || localRank != null) && !inheritsRank(run, member, env)) {
                 if (own.isEmpty()) {
-                    // NVML lists no memory for this rank: it has not allocated yet, or NVML reports pids of another
-                    // PID namespace (a container). The device torch picks is cuda:LOCAL_RANK of the visible ones.
+                    // no memory listed: not allocated yet, or pids of another namespace; torch picks cuda:LOCAL_RANK
                     own = VisibleDevices.resolve(env.get(ProcessEnvironment.CUDA_VISIBLE_DEVICES), localRank, samples);
                     gpus.addAll(own);
                 }
@@ -395,10 +351,8 @@ public final class Attributor {
                 pod == null ? null : pod.container(), inPod == null ? null : inPod.job);
     }
 
-    /** Files a run's processes write their output to, kept per run: where a traceback goes that the log lacks. */
     static final int MAX_OUTPUTS = 4;
 
-    /** Reads a member's stdout and stderr targets once per process; regular files only (not pipes, terminals). */
     private void noteOutputs(TrackedRun run, ProcStat member) {
         if (!run.outputsRead.add(ProcKey.of(member)) || run.outputs.size() >= MAX_OUTPUTS) {
             return;
@@ -418,7 +372,6 @@ public final class Attributor {
         }
     }
 
-    /** The job ids in the run's environment and host:pid of its root process, at most {@link #MAX_ALIASES}. */
     private List<String> aliases(TrackedRun run) {
         Set<String> aliases = new LinkedHashSet<>();
         for (ProcStat member : run.members.values()) {
@@ -439,7 +392,6 @@ public final class Attributor {
         return aliases.stream().limit(MAX_ALIASES).toList();
     }
 
-    /** Children of a rank inherit its environment; the rank is the topmost process carrying those values. */
     private boolean inheritsRank(TrackedRun run, ProcStat member, Map<String, String> env) {
         ProcStat parent = run.members.get(member.ppid());
         if (parent == null) {
@@ -451,7 +403,6 @@ public final class Attributor {
                 env.get(ProcessEnvironment.LOCAL_RANK));
     }
 
-    /** Attach mode: the attached process's tree, named by --run-id, its environment, or the root. */
     private Map<String, Map<Long, ProcStat>> observeAttached(Map<Long, Set<String>> gpusByPid, double ts) {
         if (attachedRunEnded()) {
             return Map.of();
@@ -477,10 +428,7 @@ public final class Attributor {
         return observed;
     }
 
-    /**
-     * The stats of the attached tree: the whole table is read again when an unknown process is on a GPU, every
-     * {@code rescanSeconds} and until the tree is known; else only the tree's (cached) stats.
-     */
+    /** The whole table is read when an unknown process is on a GPU, every {@code rescanSeconds}, until the tree is known. */
     private Map<Long, ProcStat> readAttachedTree(Map<Long, Set<String>> gpusByPid, double ts) {
         boolean unknownOnGpu = false;
         for (Long pid : gpusByPid.keySet()) {
@@ -508,7 +456,6 @@ public final class Attributor {
         lastScanTs = ts;
         ProcStat root = table.get(attachPid);
         if (attachStartTicks == null && !pids.isEmpty() && !pids.contains(attachPid)) {
-            // Not in the process table at all (a stat that failed once is not an exit).
             attachGoneBeforeSeen = true;
         }
         if (root != null && attachStartTicks == null) {
@@ -527,7 +474,6 @@ public final class Attributor {
         return table;
     }
 
-    /** The attached run's name, or null while an attached launcher's ranks (which name the run) are awaited. */
     private String attachedRunId(Map<Long, ProcStat> members, Map<Long, Set<String>> gpusByPid, double ts) {
         String runId = runIdOverride;
         if (runId == null) {
@@ -546,14 +492,12 @@ public final class Attributor {
             return null;
         }
         if (runId == null && !runs.isEmpty()) {
-            // No process left names the run (the ranks exited, the launcher is finishing, or the root exited and its
-            // orphans live on): it is the same run, under the name it already has.
+                // no process left names the run: it is the same run, under the name it has
             runId = runs.keySet().iterator().next();
         }
         return runId != null ? runId : RunIds.derived(host, root != null ? root : members.values().iterator().next());
     }
 
-    /** A run first named after its root takes the name its ranks' environment gives, keeping its state. */
     private void renameIfNeeded(String runId) {
         if (runs.size() == 1 && !runs.containsKey(runId)) {
             TrackedRun old = runs.values().iterator().next();
@@ -569,13 +513,11 @@ public final class Attributor {
         }
     }
 
-    /** No attach: every compute process, grouped by the run its environment names or by its launcher. */
     private Map<String, Map<Long, ProcStat>> observeComputeProcesses(Map<Long, Set<String>> gpusByPid, double ts) {
         Map<String, Map<Long, ProcStat>> observed = new LinkedHashMap<>();
         for (Long pid : new TreeSet<>(gpusByPid.keySet())) {
             Optional<ProcStat> stat = stat(pid, ts);
             if (stat.isEmpty()) {
-                // Not in our PID namespace (or gone): nothing to learn about it.
                 continue;
             }
             Classified c = classify(stat.get());
@@ -594,7 +536,6 @@ public final class Attributor {
         return classified.computeIfAbsent(ProcKey.of(stat), key -> {
             Map<String, String> env = proc.environment(stat.pid());
             PodIdentity pod = pods.pod(stat.pid()).orElse(null);
-            // A Kubernetes job names the run on every node alike; then the job ids of the environment.
             String job = KubernetesJob.jobName(env, pod);
             String runId = KubernetesJob.runId(env, pod);
             return new Classified(env, runId != null ? RunIds.safe(runId) : RunIds.fromEnvironment(env),
@@ -602,7 +543,6 @@ public final class Attributor {
         });
     }
 
-    /** The topmost launcher above a process, or the process itself when its parent launched nothing. */
     private ProcStat launcherRoot(ProcStat stat) {
         ProcStat root = stat;
         for (int depth = 0; depth < 64 && root.ppid() > 1; depth++) {
@@ -615,19 +555,16 @@ public final class Attributor {
         return root;
     }
 
-    /** A process's stat, re-read at most every {@code revalidateSeconds} (every poll would be most of our CPU). */
     private Optional<ProcStat> stat(long pid, double ts) {
         CachedStat cached = statCache.get(pid);
         if (cached != null && ts >= cached.readTs() && ts - cached.readTs() < revalidateSeconds) {
             return Optional.ofNullable(cached.stat());
         }
         Optional<ProcStat> stat = proc.stat(pid);
-        // Absence is cached too: NVML may list PIDs of another PID namespace on every poll.
         statCache.put(pid, new CachedStat(stat.orElse(null), ts));
         return stat;
     }
 
-    /** A stat as read at {@code readTs}; a null stat means the process did not exist then. */
     private record CachedStat(ProcStat stat, double readTs) {
     }
 

@@ -14,40 +14,32 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
-/**
- * Reads a {@code /proc} file system: the real one, or a directory laid out like it (tests use captured fixtures).
- * Thin on purpose: all interpretation is in {@link ProcStat}, {@link ProcessEnvironment} and {@link Attributor}.
- * Stateless and thread-safe.
- */
+/** Reads {@code /proc}, or a directory laid out like it (test fixtures); interpretation is elsewhere. Thread-safe. */
 public final class LinuxProcSource implements ProcSource {
 
-    /** A stat line is at most a few hundred bytes (52 numbers and a 15-character name). */
     private static final int STAT_BUFFER = 1024;
 
     private final Path root;
     private final Path shm;
 
-    /** Reads the proc file system mounted at {@code root} (normally {@code /proc}); no /dev/shm. */
     public LinuxProcSource(Path root) {
         this(root, null);
     }
 
-    /** Reads {@code root} as /proc and {@code shm} as the shared-memory file system (null: none). */
     public LinuxProcSource(Path root, Path shm) {
         this.root = root;
         this.shm = shm;
     }
 
-    /** The system's {@code /proc} and {@code /dev/shm}. */
     public static LinuxProcSource system() {
         return new LinuxProcSource(Path.of("/proc"), Path.of("/dev/shm"));
     }
 
-    /**
-     * {@code MemTotal}, {@code MemAvailable} and swap in use from {@code meminfo}, and the size and use of the
-     * shared-memory file system. Empty when {@code meminfo} cannot be read.
-     */
+    /** Empty when {@code meminfo} cannot be read. */
     @Override
     public Optional<HostMemory> hostMemory(double ts) {
         Long total = null;
@@ -55,7 +47,6 @@ public final class LinuxProcSource implements ProcSource {
         Long swapTotal = null;
         Long swapFree = null;
         try {
-            // One read of a ~1.5 KB file and a scan of its bytes: no line strings, no regular expressions.
             byte[] meminfo;
             try (FileInputStream in = new FileInputStream(root.resolve("meminfo").toFile())) {
                 meminfo = in.readAllBytes();
@@ -76,17 +67,13 @@ public final class LinuxProcSource implements ProcSource {
                 shmUsed = store.getTotalSpace() - store.getUnallocatedSpace();
             } catch (IOException | RuntimeException e) {
                 shmStore = null;
-                // No /dev/shm (some containers): RAM alone.
             }
         }
         Long swapUsed = swapTotal != null && swapFree != null ? swapTotal - swapFree : null;
         return Optional.of(new HostMemory(ts, total, available, swapUsed, shmTotal, shmUsed));
     }
 
-    /**
-     * The shared-memory file system's store, found once: finding it reads the mount table, where its sizes are a
-     * {@code statvfs} of the path on every call. Found again only after a failure (an unmounted /dev/shm).
-     */
+    /** Found once (it reads the mount table; sizes are a statvfs per call); again only after a failure. */
     private FileStore shmStore() throws IOException {
         FileStore store = shmStore;
         if (store == null) {
@@ -98,54 +85,27 @@ public final class LinuxProcSource implements ProcSource {
 
     private volatile FileStore shmStore;
 
-    /** The value of the line that starts with {@code key} (kB in meminfo) in bytes, or null when there is none. */
     static Long meminfoKib(byte[] meminfo, String key) {
-        int at = 0;
-        while (at < meminfo.length) {
-            boolean match = at + key.length() <= meminfo.length;
-            for (int i = 0; match && i < key.length(); i++) {
-                match = meminfo[at + i] == key.charAt(i);
-            }
-            if (match) {
-                int i = at + key.length();
-                while (i < meminfo.length && meminfo[i] == ' ') {
-                    i++;
-                }
-                long value = 0;
-                int digits = 0;
-                while (i < meminfo.length && meminfo[i] >= '0' && meminfo[i] <= '9') {
-                    value = value * 10 + (meminfo[i++] - '0');
-                    digits++;
-                }
-                if (digits == 0) {
-                    throw new IllegalArgumentException("no number after " + key);
-                }
-                return value * 1024;
-            }
-            while (at < meminfo.length && meminfo[at] != '\n') {
-                at++;
-            }
-            at++;
+        Matcher m = Pattern.compile("(?md)^" + Pattern.quote(key) + " *(\\d*)")
+                .matcher(new String(meminfo, StandardCharsets.ISO_8859_1));
+        if (!m.find()) {
+            return null;
         }
-        return null;
+        if (m.group(1).isEmpty()) {
+            throw new IllegalArgumentException("no number after " + key);
+        }
+        return Long.parseLong(m.group(1)) * 1024;
     }
 
     @Override
     public List<Long> pids() {
-        long[] array = pidArray();
-        List<Long> pids = new ArrayList<>(array.length);
-        for (long pid : array) {
-            pids.add(pid);
-        }
-        return pids;
+        return Arrays.stream(pidArray()).boxed().collect(Collectors.toCollection(ArrayList::new));
     }
 
     @Override
     public long[] pidArray() {
-        // File.list: the names alone, without a Path per entry and a stream per name (read every 10 s).
         String[] names = root.toFile().list();
         if (names == null) {
-            // An unreadable /proc means no process can be attributed; the caller sees an empty table.
             return new long[0];
         }
         long[] pids = new long[names.length];
@@ -158,24 +118,13 @@ public final class LinuxProcSource implements ProcSource {
         return n == pids.length ? pids : Arrays.copyOf(pids, n);
     }
 
-    /** True for a non-empty name of ASCII digits short enough for a long: a process's directory. */
     private static boolean isNumber(String name) {
-        if (name.isEmpty() || name.length() > 18) {
-            return false;
-        }
-        for (int i = 0; i < name.length(); i++) {
-            char c = name.charAt(i);
-            if (c < '0' || c > '9') {
-                return false;
-            }
-        }
-        return true;
+        return !name.isEmpty() && name.length() <= 18 && name.chars().allMatch(c -> c >= '0' && c <= '9');
     }
 
     @Override
     public Optional<ProcStat> stat(long pid) {
-        // A plain stream (open, read, close) instead of Files.readString, which also asks for the size and
-        // allocates more: this is read for every known process, and /proc reports size 0 anyway.
+        // a plain stream: Files.readString also asks for the size and allocates more; /proc reports size 0 anyway
         byte[] buffer = new byte[STAT_BUFFER];
         try (FileInputStream in = new FileInputStream(root.resolve(Long.toString(pid)).resolve("stat").toFile())) {
             int length = in.readNBytes(buffer, 0, buffer.length);
@@ -233,7 +182,6 @@ public final class LinuxProcSource implements ProcSource {
         }
     }
 
-    /** {@code /proc/PID/cgroup}: a few hundred bytes; "" when the process is gone or the file unreadable. */
     @Override
     public String cgroup(long pid) {
         try {
@@ -247,9 +195,8 @@ public final class LinuxProcSource implements ProcSource {
     private long pageBytes;
 
     /**
-     * The kernel's page size, from {@code AT_PAGESZ} in {@code self/auxv} under the root (what libc's
-     * {@code sysconf(_SC_PAGESIZE)} returns; 64-bit little-endian type/value pairs on x86-64 and arm64). Read once;
-     * 4096 when the file is missing or says nothing sensible (a power of two from 4 KiB to 1 MiB).
+     * {@code AT_PAGESZ} from {@code self/auxv} (what {@code sysconf(_SC_PAGESIZE)} returns; 64-bit LE pairs on x86-64 and
+     * arm64); 4096 when missing or not a power of two from 4 KiB to 1 MiB.
      */
     @Override
     public long pageBytes() {

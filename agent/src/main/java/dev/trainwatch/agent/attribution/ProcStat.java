@@ -3,40 +3,24 @@ package dev.trainwatch.agent.attribution;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The fields of {@code /proc/PID/stat} the agent uses. Immutable.
- *
- * @param pid            process id
- * @param comm           command name as the kernel keeps it (at most 15 characters, may contain spaces and parentheses)
- * @param ppid           parent process id
- * @param startTimeTicks start time in clock ticks after boot: with the pid, the identity of a process (pids are reused)
- * @param utimeTicks     user CPU time in clock ticks
- * @param stimeTicks     system CPU time in clock ticks
- * @param rssPages       resident set size in pages
- * @param state          the kernel's state letter: R running, S sleeping, D uninterruptible (I/O), Z zombie, T stopped
+ * The fields of {@code /proc/PID/stat} the agent uses. {@code comm}: at most 15 characters, may hold spaces and
+ * parentheses; {@code startTimeTicks} with the pid identify a process (pids are reused); {@code rssPages} in pages;
+ * {@code state}: R, S, D (I/O), Z, T.
  */
 public record ProcStat(long pid, String comm, long ppid, long startTimeTicks, long utimeTicks, long stimeTicks,
                        long rssPages, char state) {
-
-    /** Clock ticks per second of {@code utime}/{@code stime} on Linux (USER_HZ). */
     public static final double TICKS_PER_SECOND = 100.0;
 
-    /** A stat without a known state. */
     public ProcStat(long pid, String comm, long ppid, long startTimeTicks, long utimeTicks, long stimeTicks,
                     long rssPages) {
         this(pid, comm, ppid, startTimeTicks, utimeTicks, stimeTicks, rssPages, '?');
     }
 
-    /** User plus system CPU time, in seconds. */
     public double cpuSeconds() {
         return (utimeTicks + stimeTicks) / TICKS_PER_SECOND;
     }
 
-    /**
-     * Parses one {@code stat} line in the kernel's format: {@code pid (comm) state ppid ... starttime ...}. The
-     * command name is bounded by the first '(' and the LAST ')', because it may itself contain ')' and spaces.
-     *
-     * @throws IllegalArgumentException when the line is not in that format
-     */
+    /** {@code pid (comm) state ppid ...}: comm ends at the LAST ')'. IllegalArgumentException when not that format. */
     public static ProcStat parse(String line) {
         int open = line.indexOf('(');
         int close = line.lastIndexOf(')');
@@ -59,13 +43,7 @@ public record ProcStat(long pid, String comm, long ppid, long startTimeTicks, lo
         }
     }
 
-    /**
-     * As {@link #parse(String)}, from the raw bytes of a {@code stat} file (UTF-8, the kernel's format): the same
-     * record, without the line's string, its substrings and a regular expression's split. The agent reads a stat
-     * file for every known process every few seconds.
-     *
-     * @throws IllegalArgumentException when the bytes are not a stat line
-     */
+    /** As {@link #parse(String)} from a stat file's bytes, without strings or regex split (read for every process). */
     public static ProcStat parse(byte[] raw, int length) {
         int open = -1;
         int close = -1;
@@ -84,7 +62,6 @@ public record ProcStat(long pid, String comm, long ppid, long startTimeTicks, lo
         if (open <= 0 || close < open) {
             return parse(line(raw, length)); // throws with the line in its message
         }
-        // Fields from 3 (state) on, separated by runs of spaces as split(" +") would; field N is at index N - 3.
         int[] start = new int[22];
         int[] end = new int[22];
         int at = close + 1;
@@ -120,7 +97,6 @@ public record ProcStat(long pid, String comm, long ppid, long startTimeTicks, lo
         long rss = number(raw, start[21], end[21]);
         if (n < 22 || pid == NOT_PLAIN || ppid == NOT_PLAIN || startTime == NOT_PLAIN || utime == NOT_PLAIN
                 || stime == NOT_PLAIN || rss == NOT_PLAIN || raw[start[0]] < 0) {
-            // Anything unusual (a short line, a sign, a huge number, a non-ASCII state): the string parser decides.
             return parse(line(raw, length));
         }
         String comm = new String(raw, open + 1, close - open - 1, StandardCharsets.UTF_8);
@@ -129,7 +105,6 @@ public record ProcStat(long pid, String comm, long ppid, long startTimeTicks, lo
 
     private static final long NOT_PLAIN = Long.MIN_VALUE;
 
-    /** The unsigned decimal number in {@code raw[from, to)} of at most 18 digits, or {@link #NOT_PLAIN}. */
     private static long number(byte[] raw, int from, int to) {
         if (from >= to || to - from > 18) {
             return NOT_PLAIN;

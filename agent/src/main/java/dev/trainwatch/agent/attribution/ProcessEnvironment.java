@@ -6,11 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 
-/**
- * Parses {@code /proc/PID/environ} (NUL-separated {@code KEY=VALUE} entries, the environment the process was
- * started with). Only the variables attribution needs are kept: an environment may hold secrets, and the agent
- * has no business remembering them.
- */
+/** Parses {@code /proc/PID/environ}, keeping only what attribution needs: an environment may hold secrets. */
 public final class ProcessEnvironment {
 
     public static final String TORCHELASTIC_RUN_ID = "TORCHELASTIC_RUN_ID";
@@ -21,7 +17,6 @@ public final class ProcessEnvironment {
     public static final String MASTER_ADDR = "MASTER_ADDR";
     public static final String CUDA_VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES";
 
-    /** The variables kept by {@link #parse(byte[])}. */
     public static final Set<String> KEPT = Set.of(TORCHELASTIC_RUN_ID, SLURM_JOB_ID, RANK, LOCAL_RANK, WORLD_SIZE,
             MASTER_ADDR, CUDA_VISIBLE_DEVICES,
             // Kubernetes jobs (dev.trainwatch.agent.k8s.KubernetesJob)
@@ -32,7 +27,6 @@ public final class ProcessEnvironment {
     private ProcessEnvironment() {
     }
 
-    /** The kept variables of a raw environ block; entries without '=' and a trailing partial entry are skipped. */
     public static Map<String, String> parse(byte[] environ) {
         Map<String, String> kept = new LinkedHashMap<>();
         int start = 0;
@@ -54,7 +48,6 @@ public final class ProcessEnvironment {
         return Collections.unmodifiableMap(kept);
     }
 
-    /** An integer variable, or null when unset or not an integer. */
     public static Integer intValue(Map<String, String> env, String key) {
         String value = env.get(key);
         if (value == null) {
@@ -67,7 +60,6 @@ public final class ProcessEnvironment {
         }
     }
 
-    /** A non-blank string variable, or null. */
     public static String stringValue(Map<String, String> env, String key) {
         String value = env.get(key);
         return value == null || value.isBlank() ? null : value.strip();

@@ -16,11 +16,7 @@ public final class ProcessTree {
     private ProcessTree() {
     }
 
-    /**
-     * The process {@code rootPid} and all its descendants in {@code table}, root first, then breadth-first. Empty
-     * when the root is not in the table. Cycles (impossible in a consistent snapshot, possible in a torn one) are
-     * cut.
-     */
+    /** Root first, then breadth-first; empty without the root. Cycles (a torn snapshot) are cut. */
     public static Set<Long> descendants(long rootPid, Collection<ProcStat> table) {
         Map<Long, List<Long>> children = new HashMap<>();
         boolean rootPresent = false;
@@ -43,18 +39,13 @@ public final class ProcessTree {
         return result;
     }
 
-    /** Launcher programs whose children are the ranks of one job. */
     private static final Set<String> LAUNCHER_NAMES = Set.of("torchrun", "accelerate", "deepspeed", "mpirun",
             "mpiexec", "horovodrun", "srun", "colossalai");
 
-    /** Python modules that launch ranks ({@code python -m MODULE}). */
     private static final List<String> LAUNCHER_MODULES = List.of("torch.distributed.run", "torch.distributed.launch",
             "accelerate.commands.launch", "deepspeed.launcher.runner", "deepspeed.launcher.launch");
 
-    /**
-     * Whether a process is a job launcher (torchrun, {@code python -m torch.distributed.run}, accelerate, deepspeed,
-     * mpirun, srun): the common ancestor that groups the ranks of one job when their environment names no run.
-     */
+    /** The common ancestor that groups one job's ranks when their environment names no run. */
     public static boolean isLauncher(String comm, List<String> commandLine) {
         if (LAUNCHER_NAMES.contains(comm)) {
             return true;

@@ -10,20 +10,16 @@ import java.util.regex.Pattern;
 /** How a run is named. Pure. */
 public final class RunIds {
 
-    /** The run ids the collector's API takes (docs/API.md): they become a URL path segment and a label. */
     private static final Pattern TAKEN = Pattern.compile("[A-Za-z0-9_.:-]{1,128}");
     private static final Pattern NOT_TAKEN = Pattern.compile("[^A-Za-z0-9_.:-]+");
-    /** Characters of a mapped id kept from the original, leaving room for "-" and the hash. */
     private static final int KEPT = 119;
 
     private RunIds() {
     }
 
     /**
-     * {@code id} when the collector takes it, else a run id it takes made from it, the same on every node and at every
-     * poll: the characters it may not carry as {@code _}, cut to 119 characters, then {@code -} and 8 hex digits of the
-     * original's SHA-256 (so {@code a/b} and {@code a b} stay two runs). {@code .} and {@code ..} become
-     * {@code run-} and the hash. Null for null.
+     * {@code id} when the collector takes it, else the same everywhere: bad characters as {@code _}, cut to 119, then
+     * {@code -} and 8 hex of its SHA-256 (so {@code a/b} and {@code a b} stay two); {@code .}, {@code ..} become run-HASH.
      */
     public static String safe(String id) {
         if (id == null || TAKEN.matcher(id).matches() && !id.equals(".") && !id.equals("..")) {
@@ -49,9 +45,8 @@ public final class RunIds {
     }
 
     /**
-     * The run id a process's environment names: {@code TORCHELASTIC_RUN_ID}, else {@code SLURM_JOB_ID}, else null;
-     * mapped by {@link #safe} when the collector would refuse it (one job must never blind its node).
-     * torchrun's default rendezvous id "none" names nothing (every job without {@code --rdzv-id} carries it).
+     * {@code TORCHELASTIC_RUN_ID}, else {@code SLURM_JOB_ID}, mapped by {@link #safe} (one job must never blind its node);
+     * torchrun's default rendezvous id "none" names nothing.
      */
     public static String fromEnvironment(Map<String, String> env) {
         String elastic = ProcessEnvironment.stringValue(env, ProcessEnvironment.TORCHELASTIC_RUN_ID);
@@ -62,10 +57,7 @@ public final class RunIds {
         return safe(slurm);
     }
 
-    /**
-     * A run id derived from the root process when nothing names the run: host, pid and start time, so a reused pid
-     * (or the same pid on another node) is another run.
-     */
+    /** Host, pid and start time: a reused pid, or the same pid on another node, is another run. */
     public static String derived(String host, ProcStat root) {
         return safe(host + "-" + root.pid() + "-" + root.startTimeTicks());
     }

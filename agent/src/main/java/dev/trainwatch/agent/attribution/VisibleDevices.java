@@ -13,9 +13,8 @@ public final class VisibleDevices {
     }
 
     /**
-     * The GPU UUIDs a rank uses according to its environment: entry {@code localRank} of the visible devices when
-     * that exists, else all visible devices. Entries are NVML indices or (prefixes of) UUIDs, as CUDA accepts; an
-     * entry matching no GPU is skipped. Empty when the variable is unset or names nothing on this node.
+     * Entry {@code localRank} of the visible devices when it exists, else all; entries are NVML indices or UUID prefixes
+     * as CUDA accepts. Empty when unset or naming nothing here.
      */
     public static Set<String> resolve(String cudaVisibleDevices, Integer localRank, List<GpuSample> samples) {
         Set<String> result = new TreeSet<>();
@@ -26,7 +25,6 @@ public final class VisibleDevices {
         for (String entry : cudaVisibleDevices.split(",")) {
             String uuid = match(entry.strip(), samples);
             if (uuid == null) {
-                // CUDA stops enumerating at the first invalid entry.
                 break;
             }
             visible.add(uuid);

@@ -15,24 +15,16 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Reads the tail of a crashed run's output and says why it died: {@code cuda_oom}, {@code nccl_timeout},
- * {@code xid}, {@code gpu_lost}, {@code signal}, {@code host_oom}, {@code exception} or {@code unknown}, with the
- * figures of the decisive lines. Pure: text in, verdict out.
- *
- * <p>When several signatures appear, the root cause wins, in this order: a lost GPU, a GPU fault (XID), CUDA out
- * of memory, host memory (a DataLoader worker killed, shared memory exhausted, the kernel's OOM killer), an NCCL
- * timeout, a signal, a Python exception. A rank that runs out of GPU memory leaves the other ranks waiting in a
- * collective until NCCL's watchdog fires, and torchrun then kills everyone: the OOM is the cause, the timeout and
- * the signals are consequences. The launcher's own traceback (torchrun's {@code ChildFailedError}, accelerate's
- * {@code CalledProcessError}) is not an exception of the run.
+ * Reads a crashed run's output tail and says why it died, with the decisive lines' figures. Pure. The root cause wins:
+ * lost GPU, XID, CUDA OOM, host memory, NCCL timeout, signal, exception, for an OOM rank leaves the others waiting
+ * until NCCL's watchdog fires and torchrun kills everyone. The launcher's own traceback (torchrun's
+ * {@code ChildFailedError}, accelerate's {@code CalledProcessError}) is not an exception of the run.
  */
 public final class FailureClassifier {
 
-    /** Lines kept to show the cause. */
     static final int MAX_LINES = 12;
     static final int MAX_LINE_CHARS = 500;
 
-    /** torch 2.x prefixes each rank's stderr with {@code [rankN]:}; torchrun's {@code --tee} with {@code [defaultN]:}. */
     private static final Pattern RANK_PREFIX = Pattern.compile("\\[(?:rank|default)(\\d+)\\]:");
     private static final Pattern OOM = Pattern.compile("(CUDA out of memory|OutOfMemoryError|CUDA error: out of memory"
             + "|CUBLAS_STATUS_ALLOC_FAILED|Tried to allocate [0-9.]+ ?[KMGT]i?B \\(GPU \\d+; [0-9.]+ ?[KMGT]i?B total capac)");
@@ -41,7 +33,6 @@ public final class FailureClassifier {
     private static final Pattern TOTAL = Pattern.compile("([0-9.]+) ?([KMGT]i?B) total capacity|total capac\\w* of "
             + "([0-9.]+) ?([KMGT]i?B)");
     private static final Pattern RESERVED = Pattern.compile("([0-9.]+) ?([KMGT]i?B) reserved in total by PyTorch");
-    /** PyTorch 2.x: "… and X is reserved by PyTorch but unallocated" — reserved beyond what is allocated. */
     private static final Pattern RESERVED_UNALLOCATED = Pattern.compile("([0-9.]+) ?([KMGT]i?B) is reserved by PyTorch "
             + "but unallocated");
     /** Free on the GPU: "of which 98.31 MiB is free" (2.x), "0 bytes free" (1.x). */
@@ -50,19 +41,13 @@ public final class FailureClassifier {
     private static final Pattern THIS_PROCESS = Pattern.compile("this process has ([0-9.]+) ?([KMGT]i?B) memory in use");
     private static final Pattern OTHER_PROCESS = Pattern.compile("Process (\\d+) has ([0-9.]+) ?([KMGT]i?B) memory in "
             + "use");
-    /** A wrapped OOM message goes on with lower-case words and figures; a traceback, a frame or a bar does not. */
     private static final Pattern CONTINUATION = Pattern.compile("^\\s*(?:[a-z][a-z_ ]*[a-z][;,]?\\s|[0-9.]+ ?"
             + "(?:[KMGT]i?B|bytes)\\b)(?!.*\\|)");
     private static final Pattern ALLOCATED = Pattern.compile("([0-9.]+) ?([KMGT]i?B) already allocated"
             + "|Of the allocated memory ([0-9.]+) ?([KMGT]i?B) is allocated by PyTorch");
-    /** A collective that timed out; a DistBackendError alone (an NCCL or network error) is not one. */
     private static final Pattern NCCL = Pattern.compile("Watchdog caught collective operation timeout|NCCL communicator "
             + "was aborted|ProcessGroupNCCL.*(timed out|[Tt]imeout)|NCCL timeout");
-    /**
-     * Errors a rank meets because another rank failed first: its peer closed the connection (gloo), NCCL or the
-     * store reported the loss, the collective timed out, or torchrun stopped it. They are consequences: another
-     * rank's own exception is the cause.
-     */
+    /** Errors a rank meets because another failed first (peer closed, store lost, torchrun stopped it). */
     private static final Pattern CONSEQUENCE = Pattern.compile("Connection closed by (remote )?peer|Connection reset by "
             + "peer|DistBackendError|DistNetworkError|DistStoreError|NCCL communicator was aborted|Watchdog caught "
             + "collective|ProcessGroupNCCL|NCCL error|ncclRemoteError|ncclInternalError|ncclSystemError|SignalException"
@@ -77,9 +62,7 @@ public final class FailureClassifier {
     private static final Pattern HOST_OOM = Pattern.compile("DataLoader worker \\(pid[ s(]*(\\d+)\\)?\\)? is killed by"
             + "(\\s+signal: (Killed|Bus error)|\\s*(signal:?)?\\s*$)|insufficient shared memory|out of shared memory"
             + "|Out of memory: Kill(ed)? process|oom-kill|invoked oom-killer|\\bMemoryError\\b");
-    /** The kernel's record of its OOM kill: "Out of memory: Killed process 1067104 (python)". */
     private static final Pattern KERNEL_KILL = Pattern.compile("Out of memory: Kill(?:ed)? process (\\d+) \\(([^)]{1,64})\\)");
-    /** A trainer saying its loss diverged: ai-toolkit's "loss is nan", OneTrainer's "Training loss became NaN". */
     private static final Pattern NAN_LOSS = Pattern.compile("(?i)\\bloss (?:is|became|was) (?:nan|inf)\\b");
     private static final Pattern SIGNAL = Pattern.compile("exitcode\\s*:\\s*-(\\d+)|Signal (\\d+) \\((SIG\\w+)\\) "
             + "received|Signals\\.(SIG\\w+)|DUE TO (PREEMPTION|TIME LIMIT|NODE FAILURE)|^\\s*Killed\\s*$"
@@ -96,13 +79,7 @@ public final class FailureClassifier {
     private FailureClassifier() {
     }
 
-    /**
-     * Classifies a crash.
-     *
-     * @param tail     the last lines of the run's output, oldest first
-     * @param exitCode the exit code when known (128 + N for a signal), else null
-     * @return the verdict; {@code unknown} when nothing in the tail or the status says why
-     */
+    /** {@code exitCode}: 128 + N for a signal, or null; {@code unknown} when nothing says why. */
     public static RunFailure classify(List<String> tail, Integer exitCode) {
         List<String> lines = new ArrayList<>(tail.size());
         for (String l : tail) {
@@ -124,8 +101,6 @@ public final class FailureClassifier {
                     Map.of(), shown(lastLines(lines, 6)));
         }
         if (f.rank() == null && launcher.launcherSignal() == null && !"unknown".equals(f.cause())) {
-            // The output's lines name no rank: torchrun's report may (the rank killed by a signal, or the only one
-            // that failed).
             f = new RunFailure(f.cause(), f.summary(), f.exitCode(), f.signal(), launcher.firstFailedRank(), f.detail(),
                     f.lines());
         }
@@ -135,10 +110,7 @@ public final class FailureClassifier {
                 f.rank(), detail, f.lines());
     }
 
-    /**
-     * One signature's verdict; a line it cannot read (two ranks' messages interleaved into "2.02.00 GiB", a number
-     * too long for its type) makes it give none rather than take the whole post-mortem down.
-     */
+    /** A line it cannot read (two ranks' output interleaved into "2.02.00 GiB") gives no verdict rather than a crash. */
     private static RunFailure safe(Supplier<RunFailure> stage) {
         try {
             return stage.get();
@@ -155,10 +127,7 @@ public final class FailureClassifier {
         }
     }
 
-    /**
-     * torchrun itself was stopped by a signal (a scheduler's SIGTERM, preemption, a closed terminal's SIGHUP, Ctrl-C)
-     * and stopped the workers: the ranks' tracebacks after it are consequences.
-     */
+    /** torchrun was stopped by a signal (SIGTERM, preemption, SIGHUP, Ctrl-C): the ranks' tracebacks are consequences. */
     private static RunFailure launcherStop(LauncherReport launcher) {
         Integer sig = launcher.launcherSignal();
         if (sig == null) {
@@ -224,8 +193,7 @@ public final class FailureClassifier {
                 break;
             }
         }
-        // torch 1.x's message is often wrapped over a few lines (a terminal, a pasted issue): its figures are read
-        // from the decisive line and the lines that continue it.
+        // torch 1.x's message is often wrapped over a few lines (a terminal, a pasted issue)
         String text = withContinuation(lines, decisive);
         Map<String, Object> detail = oomFigures(text);
         StringBuilder summary = new StringBuilder("CUDA out of memory");
@@ -253,7 +221,6 @@ public final class FailureClassifier {
                 shown(around(lines, decisive)));
     }
 
-    /** The figures of an out-of-memory message, in either of PyTorch's wordings (and its misspelt "capacty"). */
     private static Map<String, Object> oomFigures(String text) {
         Map<String, Object> detail = new LinkedHashMap<>();
         Matcher m = TRIED.matcher(text);
@@ -272,17 +239,13 @@ public final class FailureClassifier {
         putBytes(detail, "reserved_unallocated_bytes", RESERVED_UNALLOCATED.matcher(text));
         if (!detail.containsKey("reserved_bytes") && detail.get("allocated_bytes") instanceof Long allocated
                 && detail.get("reserved_unallocated_bytes") instanceof Long unallocated) {
-            // PyTorch 2.x names what it reserves beyond the allocation; its reservation is both together.
             put(detail, "reserved_bytes", allocated + unallocated);
         }
         otherProcesses(detail, text);
         return detail;
     }
 
-    /**
-     * PyTorch 2.x names every other process that holds memory on the GPU ("Process 1108671 has 558.00 MiB memory in
-     * use"): how many, their PIDs and what they hold together.
-     */
+    /** PyTorch 2.x: "Process 1108671 has 558.00 MiB memory in use". */
     private static void otherProcesses(Map<String, Object> detail, String text) {
         Matcher m = OTHER_PROCESS.matcher(text);
         StringBuilder pids = new StringBuilder();
@@ -304,10 +267,7 @@ public final class FailureClassifier {
         }
     }
 
-    /**
-     * The decisive line and up to three lines after it that continue the message (a line wrapped by a terminal or an
-     * issue's paste), joined with spaces; a line that starts a traceback, a frame or another record ends it.
-     */
+    /** Up to three lines after the decisive one that continue it (wrapped by a terminal or a paste), joined. */
     private static String withContinuation(List<String> lines, String decisive) {
         int at = lines.indexOf(decisive);
         StringBuilder text = new StringBuilder(decisive);
@@ -345,7 +305,6 @@ public final class FailureClassifier {
         }
         Matcher kernel = KERNEL_KILL.matcher(first);
         if (kernel.find()) {
-            // The kernel's own record (dmesg, journalctl -k): the process it chose, by PID and command.
             put(detail, "killed_pid", longOrNull(kernel.group(1)));
             put(detail, "killed_command", kernel.group(2));
             summary = "the kernel's OOM killer ended process " + kernel.group(1) + " (" + kernel.group(2)
@@ -357,16 +316,12 @@ public final class FailureClassifier {
                 shown(hits));
     }
 
-    /** The kernel's oom-kill summary line: "oom-kill:constraint=…,task=python,pid=1067104,uid=1000". */
     private static final Pattern KERNEL_OOM_TASK = Pattern.compile("oom-kill:.*\\btask=([^,]{1,64}),pid=(\\d+)");
-    /** torchrun's report of a rank's end: "exitcode  : -9 (pid: 12345)". */
     private static final Pattern LAUNCHER_PID = Pattern.compile("\\(pid: (\\d+)\\)");
 
     /**
-     * A rank killed by SIGKILL, judged against the kernel's log: {@code host_oom} when the log records an OOM kill of
-     * one of {@code pids} (or of a PID torchrun's report in {@code tail} names); otherwise the verdict stays and says
-     * what the log showed, or that it was not readable (then a host OOM kill can be neither confirmed nor ruled out).
-     * The kernel log is read only for such a kill.
+     * A SIGKILL judged against the kernel's log (read only then): {@code host_oom} when it records an OOM kill of one of
+     * {@code pids} or a PID torchrun's report names; else the verdict says what the log showed, or that it was unreadable.
      */
     public static RunFailure confirmKill(RunFailure failure, Collection<Long> pids, List<String> tail,
                                          Supplier<KernelLog> kernelLog) {
@@ -413,10 +368,7 @@ public final class FailureClassifier {
                 + "processes", failure.exitCode(), failure.signal(), failure.rank(), detail, failure.lines());
     }
 
-    /**
-     * The trainer said its loss became NaN (or infinite) and the run raised: an exception of the run whose cause is
-     * the diverged loss. Without an exception in the output the NaN is no verdict (trainers that skip the step go on).
-     */
+    /** Without an exception after it the NaN is no verdict: many loops print it and train on. */
     private static RunFailure nanLoss(List<String> lines, LauncherReport launcher) {
         List<String> hits = matching(lines, NAN_LOSS);
         if (hits.isEmpty()) {
@@ -424,7 +376,6 @@ public final class FailureClassifier {
         }
         RunFailure raised = exception(lines, launcher, false);
         if (raised == null) {
-            // Many loops print such a line and train on: without an exception after it, the NaN ended nothing.
             return null;
         }
         Map<String, Object> detail = new LinkedHashMap<>(raised.detail());
@@ -514,13 +465,11 @@ public final class FailureClassifier {
         Map<String, Object> detail = new LinkedHashMap<>();
         put(detail, "signal_name", name);
         if (sig != null && sig == 7) {
-            // SIGBUS in a training job: a DataLoader worker or NCCL touched /dev/shm that ran out.
             put(detail, "resource", "shm");
             return new RunFailure("host_oom", "killed by SIGBUS: shared memory (/dev/shm) ran out, as DataLoader "
                     + "workers and NCCL use it", null, sig, rankOf(hits), detail, shown(hits));
         }
         if (sig != null && sig == 6) {
-            // abort(): NCCL's watchdog ends a rank this way after a timeout, and so does any failed C++ check.
             return new RunFailure("unknown", "aborted (SIGABRT): NCCL's watchdog or a failed check in native code; "
                     + "the output does not say which", null, sig, rankOf(hits), detail, shown(hits));
         }
@@ -532,11 +481,7 @@ public final class FailureClassifier {
                 : hits));
     }
 
-    /**
-     * A Python exception of the run (not torchrun's or accelerate's own): with {@code ownOnly}, the first one that is
-     * not a consequence of another rank's failure (its own error is the cause; its peers' "connection closed" and
-     * timeouts follow it), else the first of any.
-     */
+    /** With {@code ownOnly}, the first not a consequence of another rank's failure; else the first of any. */
     private static RunFailure exception(List<String> lines, LauncherReport launcher, boolean ownOnly) {
         boolean runTraceback = false;
         for (int i = 0; i < lines.size(); i++) {
@@ -578,7 +523,6 @@ public final class FailureClassifier {
                 decisive >= 0 ? rankOf(List.of(lines.get(decisive))) : null, detail, shown(shown));
     }
 
-    /** Whether the traceback starting at {@code start} runs only through the launcher's frames. */
     private static boolean launcherBlock(List<String> lines, int start) {
         int frames = 0;
         int launcher = 0;
@@ -615,15 +559,8 @@ public final class FailureClassifier {
         return out;
     }
 
-    /** The decisive line with up to two lines before it. */
     private static List<String> around(List<String> lines, String decisive) {
-        int at = -1;
-        for (int i = 0; i < lines.size(); i++) {
-            if (lines.get(i).equals(decisive)) {
-                at = i;
-                break;
-            }
-        }
+        int at = lines.indexOf(decisive);
         if (at < 0) {
             return List.of(decisive);
         }
@@ -634,10 +571,7 @@ public final class FailureClassifier {
         return new ArrayList<>(lines.subList(Math.max(0, lines.size() - n), lines.size()));
     }
 
-    /**
-     * Lines as shown with a verdict: each cut to {@value #MAX_LINE_CHARS} characters (the figures were read from the
-     * whole line before), at most {@value #MAX_LINES}.
-     */
+    /** Each cut to {@value #MAX_LINE_CHARS} characters (figures were read from the whole line), at most {@value #MAX_LINES}. */
     private static List<String> shown(List<String> lines) {
         List<String> out = new ArrayList<>(Math.min(lines.size(), MAX_LINES));
         for (String l : lines) {
@@ -653,11 +587,7 @@ public final class FailureClassifier {
         for (String l : lines) {
             Matcher m = RANK_PREFIX.matcher(l);
             if (m.find()) {
-                try {
-                    return intOrNull(m.group(1));
-                } catch (NumberFormatException tooLong) {
-                    return null;
-                }
+                return intOrNull(m.group(1));
             }
         }
         return null;
@@ -710,7 +640,7 @@ public final class FailureClassifier {
         }
     }
 
-    private static Integer intOrNull(String digits) {
+    static Integer intOrNull(String digits) {
         try {
             return Integer.parseInt(digits);
         } catch (NumberFormatException tooLong) {

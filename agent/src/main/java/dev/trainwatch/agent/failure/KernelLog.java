@@ -7,17 +7,12 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The kernel's log as this user may read it, for the record of an OOM kill: {@code dmesg} (refused under
- * {@code kernel.dmesg_restrict} without CAP_SYSLOG), else {@code journalctl -k} (the adm or systemd-journal group).
- *
- * @param readable whether either could be read; when not, a SIGKILL cannot be confirmed or ruled out as an OOM kill
- * @param lines    its lines, oldest first (empty when not readable)
+ * The kernel's log as this user may read it: {@code dmesg} (refused under {@code kernel.dmesg_restrict} without
+ * CAP_SYSLOG), else {@code journalctl -k}. Not {@code readable}: a SIGKILL can be neither confirmed nor ruled out.
  */
 public record KernelLog(boolean readable, List<String> lines) {
-
     private static final long TIMEOUT_SECONDS = 5;
 
-    /** Reads it now (at most {@value #TIMEOUT_SECONDS} s per command). */
     public static KernelLog read() {
         List<String> dmesg = run(List.of("dmesg"));
         if (dmesg != null && !dmesg.isEmpty()) {
@@ -34,7 +29,6 @@ public record KernelLog(boolean readable, List<String> lines) {
         return new KernelLog(false, List.of());
     }
 
-    /** The command's output lines when it exits 0 in time, else null. */
     private static List<String> run(List<String> command) {
         try {
             Process p = new ProcessBuilder(command).redirectErrorStream(true).start();

@@ -8,29 +8,19 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * What torchrun (torch.distributed.elastic) and the shell said about a crashed run's processes, read from its output
- * tail: the ranks that failed with their exit codes (the {@code ChildFailedError} block, the agent's
- * {@code failed (exitcode: N) local_rank: R} line), a signal the launcher itself received (a stop from outside), and
- * bash's job line for a killed command. Pure; built by {@link #read(List)}.
- *
- * @param failures        rank → exit code as torchrun reports them (negative: killed by that signal), in the order
- *                        read (the block's root cause first)
- * @param launcherSignal  the signal torchrun itself received ({@code Received 15 death signal}, Python's
- *                        {@code SignalException: Process N got signal: 15}, or {@code closing signal SIGHUP/SIGINT}),
- *                        or null
- * @param launcherLines   the lines that say so
- * @param shellKilled     bash's {@code line N: PID Killed  CMD} line, or null
+ * What torchrun and the shell said about a crashed run's processes: failed ranks and exit codes (the
+ * {@code ChildFailedError} block, {@code failed (exitcode: N) local_rank: R}; negative: killed by that signal), a signal
+ * torchrun itself got ({@code Received 15 death signal}, {@code SignalException: Process N got signal: 15},
+ * {@code closing signal SIGHUP/SIGINT}), and bash's {@code line N: PID Killed  CMD}.
  */
 record LauncherReport(Map<Integer, Integer> failures, Integer launcherSignal, List<String> launcherLines,
                       String shellKilled) {
-
     private static final Pattern BLOCK_RANK = Pattern.compile("^\\s*rank\\s*:\\s*(\\d+)");
     private static final Pattern BLOCK_EXIT = Pattern.compile("^\\s*exitcode\\s*:\\s*(-?\\d+)");
     private static final Pattern AGENT_FAILED = Pattern.compile("failed \\(exitcode: (-?\\d+)\\) local_rank: (\\d+)");
     private static final Pattern DEATH_SIGNAL = Pattern.compile("Received (?:(\\d+)|Signals\\.(SIG\\w+)) death signal");
     private static final Pattern GOT_SIGNAL = Pattern.compile("SignalException: Process \\d+ got signal: "
             + "(?:(\\d+)|Signals\\.(SIG\\w+))");
-    /** torchrun passes on the signal it got; SIGTERM it also sends itself to clean up after a failed worker. */
     private static final Pattern CLOSING = Pattern.compile("closing signal (SIGHUP|SIGINT)\\b");
     private static final Pattern SHELL_KILLED = Pattern.compile("line \\d+:\\s+\\d+ Killed\\s+\\S");
 
@@ -48,12 +38,12 @@ record LauncherReport(Map<Integer, Integer> failures, Integer launcherSignal, Li
             }
             Matcher m = BLOCK_RANK.matcher(line);
             if (m.find()) {
-                pendingRank = intOrNull(m.group(1));
+                pendingRank = FailureClassifier.intOrNull(m.group(1));
                 continue;
             }
             m = BLOCK_EXIT.matcher(line);
             if (m.find() && pendingRank != null) {
-                Integer code = intOrNull(m.group(1));
+                Integer code = FailureClassifier.intOrNull(m.group(1));
                 if (code != null) {
                     (rootCause ? root : failures).putIfAbsent(pendingRank, code);
                 }
@@ -62,8 +52,8 @@ record LauncherReport(Map<Integer, Integer> failures, Integer launcherSignal, Li
             }
             m = AGENT_FAILED.matcher(line);
             if (m.find()) {
-                Integer rank = intOrNull(m.group(2));
-                Integer code = intOrNull(m.group(1));
+                Integer rank = FailureClassifier.intOrNull(m.group(2));
+                Integer code = FailureClassifier.intOrNull(m.group(1));
                 if (rank != null && code != null) {
                     root.putIfAbsent(rank, code);
                 }
@@ -88,38 +78,25 @@ record LauncherReport(Map<Integer, Integer> failures, Integer launcherSignal, Li
         for (Pattern p : new Pattern[] {DEATH_SIGNAL, GOT_SIGNAL}) {
             Matcher m = p.matcher(line);
             if (m.find()) {
-                return m.group(1) != null ? intOrNull(m.group(1)) : Signals.number(m.group(2));
+                return m.group(1) != null ? FailureClassifier.intOrNull(m.group(1)) : Signals.number(m.group(2));
             }
         }
         Matcher m = CLOSING.matcher(line);
         return m.find() ? Signals.number(m.group(1)) : null;
     }
 
-    /** The first rank torchrun reports killed by a signal, or null. */
     Integer signalledRank() {
-        for (Map.Entry<Integer, Integer> e : failures.entrySet()) {
-            if (e.getValue() < 0) {
-                return e.getKey();
-            }
-        }
-        return null;
+        return failures.entrySet().stream().filter(e -> e.getValue() < 0).map(Map.Entry::getKey).findFirst()
+                .orElse(null);
     }
 
-    /** The signal that killed {@link #signalledRank()}, or null. */
     Integer rankSignal() {
-        for (Map.Entry<Integer, Integer> e : failures.entrySet()) {
-            if (e.getValue() < 0) {
-                return -e.getValue();
-            }
-        }
-        return null;
+        return failures.values().stream().filter(code -> code < 0).map(code -> -code).findFirst().orElse(null);
     }
 
     /**
-     * The rank that failed first when the report can tell: one killed by a signal other than SIGTERM (the others exit 1
-     * after it); else the only one that exited with an error of its own, since torchrun SIGTERMs the other workers when
-     * one fails (in a run's first seconds its report can list the cleaned-up rank as the root cause: their times are in
-     * whole seconds); else one killed by SIGTERM, or the only one that failed. Null when several exited alike.
+     * One killed by a signal other than SIGTERM; else the only one that failed on its own (torchrun SIGTERMs the rest, and
+     * its whole-second times can list a cleaned-up rank as root cause); else one SIGTERMed, or the only one. Null: a tie.
      */
     Integer firstFailedRank() {
         Integer sigterm = null;
@@ -147,12 +124,4 @@ record LauncherReport(Map<Integer, Integer> failures, Integer launcherSignal, Li
     }
 
     private static final int SIGTERM = 15;
-
-    private static Integer intOrNull(String digits) {
-        try {
-            return Integer.parseInt(digits);
-        } catch (NumberFormatException tooLong) {
-            return null;
-        }
-    }
 }

@@ -11,10 +11,8 @@ import java.util.Deque;
 import java.util.List;
 
 /**
- * The last lines of a run's output, for {@link FailureClassifier}: at most {@link #MAX_LINES} lines from the last
- * {@link #MAX_BYTES} bytes of a file (a crashed run's log can be gigabytes; its cause is at the end), or kept as
- * they pass ({@link #add}) in a bounded ring. Carriage-return progress frames count as lines; ANSI colour codes are
- * removed. Not thread-safe.
+ * A run's last lines for {@link FailureClassifier}: from the last {@link #MAX_BYTES} of a file (a crashed run's log can
+ * be gigabytes), or kept as they pass in a bounded ring. {@code \r} frames count as lines; ANSI codes are removed.
  */
 public final class OutputTail {
 
@@ -29,7 +27,6 @@ public final class OutputTail {
         this.maxLines = maxLines;
     }
 
-    /** Keeps {@code line} as the newest, dropping the oldest beyond the limit. */
     public void add(String line) {
         lines.addLast(clean(line));
         while (lines.size() > maxLines) {
@@ -45,7 +42,6 @@ public final class OutputTail {
         return lines.isEmpty();
     }
 
-    /** The last lines of {@code file}; empty when it cannot be read (the verdict is then made without them). */
     public static List<String> read(Path file, int maxLines, int maxBytes) {
         if (!Files.isRegularFile(file)) {
             return List.of(); // a FIFO or a device would block the reader, and holds no tail to read
@@ -73,10 +69,7 @@ public final class OutputTail {
         }
     }
 
-    /**
-     * Without colour codes; a line over {@value #MAX_LINE_CHARS} characters keeps its beginning and its end (an
-     * out-of-memory message names the allocation first and the reserved figures last).
-     */
+    /** An over-long line keeps its beginning and end (an OOM names the allocation first, the reserved figures last). */
     private static String clean(String line) {
         String s = line.replaceAll("\u001b\\[[0-9;?]*[A-Za-z]", "");
         int half = MAX_LINE_CHARS / 2;

@@ -4,11 +4,7 @@ import dev.trainwatch.protocol.StepEvent;
 import java.util.Arrays;
 import java.util.List;
 
-/**
- * Detects the format: offers each line to every preset until one recognises a step line, then uses only that
- * preset. The order puts the most specific formats first, so Open-Sora's epoch bar wins over the generic
- * accelerate bar. Not thread-safe.
- */
+/** Offers each line to every preset, most specific first, until one recognises a step line; then uses only that one. */
 final class AutoLineParser implements StepLineParser {
 
     private final List<StepLineParser> candidates;
@@ -40,8 +36,7 @@ final class AutoLineParser implements StepLineParser {
         }
         StepLineParser recognised = null;
         StepEvent first = null;
-        // Every candidate sees every line until one matches, so stateful presets (Open-Sora's steps per epoch,
-        // the first-line rules of PixArt and Sana) learn as if they had been chosen from the start.
+        // every candidate sees every line, so stateful presets learn as if chosen from the start
         for (StepLineParser candidate : candidates) {
             StepEvent e = candidate.parse(line);
             if (recognised == null && (e != null || recognises(candidate, line))) {
@@ -69,10 +64,5 @@ final class AutoLineParser implements StepLineParser {
     @Override
     public boolean redraws() {
         return chosen != null && chosen.redraws();
-    }
-
-    /** The preset in use, or null while still detecting. */
-    String chosenName() {
-        return chosen == null ? null : chosen.name();
     }
 }

@@ -12,17 +12,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Reads a {@link StepSource} on a thread of its own, so reading a log can never hold up GPU polling: a slow disk,
- * a hung network file system, or a FIFO swapped in between the check and the open only stall this thread. The
- * agent's poll asks for a read and takes what it returns if it comes within {@link #FRESH_WAIT_NANOS} (a regular
- * file always does), else whatever was read since: {@link #poll()} never blocks on the file for longer.
- *
- * <p>A read that has not returned for {@link #stuckAfter} is reported by {@link #problem()}; when the path is a FIFO
- * by then (the open is waiting for a writer), the reader is released by opening the FIFO for writing once and
- * closing it, which ends the wait with an empty read, and the refusal of non-regular files takes over.
- *
- * <p>Lifecycle: {@link #start()} starts the daemon thread; {@link #close()} stops it without waiting for a read in
- * progress. Thread-safe.
+ * Reads a {@link StepSource} on its own thread, so a slow disk, hung mount or FIFO never holds up GPU polling;
+ * {@link #poll()} waits at most {@link #FRESH_WAIT_NANOS} for a fresh read. A read stuck opening a FIFO is released
+ * by opening it for writing once. Thread-safe.
  */
 public final class BackgroundStepSource implements StepSource {
 
@@ -42,21 +34,11 @@ public final class BackgroundStepSource implements StepSource {
     private volatile boolean reading;
     private volatile boolean closed;
     private long lost;
-    /** Reads asked for by {@link #poll()}, and the newest request a finished read started after (under lock). */
     private long requested;
     private long served;
-    /**
-     * How long {@link #poll()} waits for a read it asked for: a regular file reads in far less, so the steps of a
-     * poll are those of the file as it stands at the poll; a read that blocks (a FIFO, a hung mount) costs the poll
-     * this much at most, and nothing once it counts as stuck.
-     */
+    /** A regular file reads in far less; a blocked read costs a poll this much at most, nothing once stuck. */
     static final long FRESH_WAIT_NANOS = 200_000_000L;
 
-    /**
-     * @param source     the log to read (owned: closed by {@link #close()})
-     * @param period     how often to read
-     * @param stuckAfter a read taking longer than this is reported as stuck
-     */
     public BackgroundStepSource(StepSource source, Duration period, Duration stuckAfter) {
         this.source = source;
         this.periodNanos = period.toNanos();
@@ -84,7 +66,6 @@ public final class BackgroundStepSource implements StepSource {
                 Object checkpoint = source.checkpoint();
                 synchronized (lock) {
                     if (steps.size() + read.size() > MAX_BUFFERED) {
-                        // The agent has not taken steps for a long time (it is stuck itself): keep the newest.
                         int drop = Math.min(steps.size(), steps.size() + read.size() - MAX_BUFFERED);
                         steps.subList(0, drop).clear();
                         lost += drop;
@@ -107,7 +88,6 @@ public final class BackgroundStepSource implements StepSource {
                     lock.notifyAll();
                 }
             }
-            // Until the next period, or until a poll asks for a read.
             synchronized (lock) {
                 long deadline = started + periodNanos;
                 while (!closed && requested == serving) {
@@ -118,7 +98,6 @@ public final class BackgroundStepSource implements StepSource {
                     try {
                         lock.wait(left / 1_000_000, (int) (left % 1_000_000));
                     } catch (InterruptedException e) {
-                        // close() interrupts; the loop condition decides.
                         break;
                     }
                 }
@@ -126,10 +105,6 @@ public final class BackgroundStepSource implements StepSource {
         }
     }
 
-    /**
-     * Asks the reader for a read and waits (at most {@link #FRESH_WAIT_NANOS}, not at all while a read is stuck) for
-     * one that started after the request to finish.
-     */
     private void readNow() {
         if (!thread.isAlive() || reading && System.nanoTime() - readStartedNanos > FRESH_WAIT_NANOS) {
             return;
@@ -153,7 +128,6 @@ public final class BackgroundStepSource implements StepSource {
         }
     }
 
-    /** Steps kept for the agent between two of its polls, at most. */
     static final int MAX_BUFFERED = 100_000;
 
     @Override
@@ -180,7 +154,6 @@ public final class BackgroundStepSource implements StepSource {
         }
     }
 
-    /** Where reading stood when the steps last returned by {@link #poll()} had been read. */
     @Override
     public Object checkpoint() {
         synchronized (lock) {
@@ -212,12 +185,10 @@ public final class BackgroundStepSource implements StepSource {
         return source.problem();
     }
 
-    /** True while a read has been under way for longer than the stuck bound. */
     public boolean stuck() {
         return reading && System.nanoTime() - readStartedNanos > stuckAfterNanos;
     }
 
-    /** Steps dropped because the agent did not take them. */
     public long lost() {
         synchronized (lock) {
             return lost;
@@ -226,7 +197,6 @@ public final class BackgroundStepSource implements StepSource {
 
     private volatile long releasedAtNanos;
 
-    /** A read blocked in opening a FIFO ends once a writer opens it: open it for writing once, then close it. */
     private void releaseIfStuck() {
         Path path = source.file();
         if (!stuck() || path == null || System.nanoTime() - releasedAtNanos < stuckAfterNanos) {
@@ -237,12 +207,11 @@ public final class BackgroundStepSource implements StepSource {
             return;
         }
         Thread opener = new Thread(() -> {
-            // The stuck reader is the FIFO's reader, so this open returns at once (and if the reader got away
-            // meanwhile, only this throw-away thread waits).
+            // the stuck reader is the FIFO's, so this open returns at once
             try (FileChannel ignored = FileChannel.open(path, StandardOpenOption.WRITE)) {
                 LOG.log(System.Logger.Level.WARNING, "log file " + path + " is a FIFO; released the read waiting on it");
             } catch (IOException | RuntimeException e) {
-                // Gone or replaced meanwhile: the next read sees what is there.
+                // gone or replaced meanwhile: the next read sees what is there
             }
         }, "trainwatch-log-release");
         opener.setDaemon(true);
@@ -272,6 +241,5 @@ public final class BackgroundStepSource implements StepSource {
         if (!reading) {
             source.close();
         }
-        // A read still blocked is abandoned with its daemon thread; the process may exit regardless.
     }
 }

@@ -5,11 +5,8 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 
 /**
- * Byte searches that look at eight bytes per step ("SWAR": a byte equal to the target becomes a zero byte after
- * an XOR, and {@code (v - 0x01…) & ~v & 0x80…} flags zero bytes). A catch-up read spends most of its time finding
- * line ends and rejecting noise lines, so these two loops decide the throughput. In the flag word only the lowest
- * flagged byte is exact (a borrow can flag a byte above a true match), which is all a first-match search needs.
- * Stateless.
+ * Byte searches eight bytes per step (SWAR: after an XOR a match is a zero byte, {@code (v - 0x01…) & ~v & 0x80…} flags
+ * it); only the lowest flagged byte is exact, all a first-match search needs. These loops decide catch-up throughput.
  */
 final class ByteScan {
 
@@ -28,7 +25,6 @@ final class ByteScan {
         return (v - ONES) & ~v & HIGHS;
     }
 
-    /** Index of the first byte in {@code [from, to)} equal to {@code a} or {@code b}, or -1. */
     static int indexOfEither(byte[] bytes, int from, int to, byte a, byte b) {
         long pa = broadcast(a);
         long pb = broadcast(b);
@@ -48,7 +44,6 @@ final class ByteScan {
         return -1;
     }
 
-    /** Index of the first byte in {@code [from, to)} equal to {@code a}, or -1. */
     static int indexOf(byte[] bytes, int from, int to, byte a) {
         long pa = broadcast(a);
         int i = from;
@@ -66,9 +61,7 @@ final class ByteScan {
         return -1;
     }
 
-    /** A fragment prepared for {@link #contains}: searched by its rarest-looking byte, then verified. */
     record Needle(byte[] bytes, int anchor) {
-
         static Needle of(byte[] bytes) {
             int best = 0;
             for (int i = 1; i < bytes.length; i++) {
@@ -79,7 +72,6 @@ final class ByteScan {
             return new Needle(bytes, best);
         }
 
-        /** Rough frequency class of a byte in log text: letters, digits and spaces are everywhere. */
         private static int commonness(byte b) {
             if ((b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') || b == ' ') {
                 return 3;
@@ -94,7 +86,6 @@ final class ByteScan {
         }
     }
 
-    /** True when {@code [offset, offset + length)} contains the needle. */
     static boolean contains(byte[] bytes, int offset, int length, Needle needle) {
         byte[] f = needle.bytes();
         int anchor = needle.anchor();

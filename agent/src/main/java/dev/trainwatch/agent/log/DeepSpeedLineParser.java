@@ -3,18 +3,10 @@ package dev.trainwatch.agent.log;
 import dev.trainwatch.protocol.StepEvent;
 
 /**
- * DeepSpeed's own step report, printed by its engine every {@code steps_per_print} steps (diffusion-pipe and any
- * other DeepSpeed pipeline-engine trainer):
- *
- * <pre>
- * [2025-03-28 19:56:05,234] [INFO] [logging.py:128:log_dist] [Rank 0] step=78, skipped=0, lr=[1.5644e-05], mom=[0.0]
- * steps: 78 loss: 0.1150 iter time (s): 18.305 samples/sec: 0.219
- * </pre>
- *
- * The time is DeepSpeed's mean over the steps since the previous report (its batch timer divided by
- * {@code steps_per_print}); samples per step are {@code samples/sec × iter time} (the global batch, gradient
- * accumulation included). The learning rate comes from the engine's {@code log_dist} line of the same step, printed
- * just before. Not thread-safe.
+ * DeepSpeed's engine report every {@code steps_per_print} steps (diffusion-pipe and other pipeline-engine trainers):
+ * {@code steps: 78 loss: 0.1150 iter time (s): 18.305 samples/sec: 0.219}, the lr from the {@code log_dist} line
+ * {@code [Rank 0] step=78, skipped=0, lr=[1.5644e-05], mom=[0.0]} just before. Samples per step are samples/sec ×
+ * iter time.
  */
 final class DeepSpeedLineParser implements StepLineParser {
 
@@ -61,7 +53,6 @@ final class DeepSpeedLineParser implements StepLineParser {
                 null, null, null, null, null);
     }
 
-    /** The engine's {@code step=N, skipped=M, lr=[x]} record: the learning rate of the report that follows. */
     private void rememberLr(String line) {
         int skipped = line.indexOf(", skipped=");
         if (skipped < 0) {

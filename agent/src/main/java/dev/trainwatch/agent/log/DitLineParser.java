@@ -3,16 +3,9 @@ package dev.trainwatch.agent.log;
 import dev.trainwatch.protocol.StepEvent;
 
 /**
- * DiT ({@code train.py}, rank 0 through its logger every {@code --log-every} steps, default 100):
- *
- * <pre>
- * (step={train_steps:07d}) Train Loss: {avg_loss:.4f}, Train Steps/Sec: {steps_per_sec:.2f}
- * </pre>
- *
- * Only throughput is logged: the step time is {@code 1 / steps_per_sec} (the script measures the rate over
- * exactly the steps since the previous line, so no rescaling is needed) and the interval is the gap between
- * consecutive step numbers. A rate printed as {@code 0.00} carries no time and is left to the caller's
- * timestamp-based fallback.
+ * DiT ({@code train.py}, rank 0 every {@code --log-every} steps): {@code (step={train_steps:07d}) Train Loss:
+ * {avg_loss:.4f}, Train Steps/Sec: {steps_per_sec:.2f}}. The rate covers exactly the steps since the previous line; a
+ * rate printed as {@code 0.00} is left to the caller's timestamp fallback.
  */
 final class DitLineParser implements StepLineParser {
 

@@ -1,19 +1,12 @@
 package dev.trainwatch.agent.log;
 
-/**
- * Allocation-light helpers that pull numbers out of a log line by key, without regular expressions: the parsers
- * run on every step line of a catch-up read, and indexOf plus a hand-rolled number scan is several times cheaper
- * than a regex match. Stateless.
- */
+/** Numbers out of a log line by key, without regular expressions (several times cheaper on a catch-up read). */
 final class LineFields {
 
     private LineFields() {
     }
 
-    /**
-     * Index of {@code key} at or after {@code from} where the key is not the tail of a longer identifier (so
-     * {@code "loss:"} does not match inside {@code "step_loss:"}); -1 if absent.
-     */
+    /** -1 if absent; never the tail of a longer identifier ({@code "loss:"} not inside {@code "step_loss:"}). */
     static int indexOfKey(String s, String key, int from) {
         int i = s.indexOf(key, from);
         while (i >= 0) {
@@ -25,7 +18,6 @@ final class LineFields {
         return -1;
     }
 
-    /** Like {@link #indexOfKey} but the last occurrence: trailing fields follow free text (Sana's caption). */
     static int lastIndexOfKey(String s, String key) {
         int i = s.lastIndexOf(key);
         while (i >= 0) {
@@ -41,7 +33,6 @@ final class LineFields {
         return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
     }
 
-    /** Position after any spaces starting at {@code i}. */
     static int skipSpaces(String s, int i) {
         while (i < s.length() && s.charAt(i) == ' ') {
             i++;
@@ -49,11 +40,7 @@ final class LineFields {
         return i;
     }
 
-    /**
-     * End (exclusive) of a decimal number starting at {@code start} ({@code [+-]?digits[.digits][e[+-]digits]}),
-     * or {@code start} when there is none. Stops at the first character that cannot continue the number, so
-     * Sana's {@code lr:1.000e-04s:(} yields {@code 1.000e-04}.
-     */
+    /** Stops where the number cannot continue, so Sana's {@code lr:1.000e-04s:(} yields {@code 1.000e-04}. */
     static int numberEnd(String s, int start) {
         int n = s.length();
         int i = start;
@@ -97,10 +84,7 @@ final class LineFields {
         return c >= '0' && c <= '9';
     }
 
-    /**
-     * The number at {@code start} (after spaces), or null when there is none. {@code nan} and {@code inf} give null
-     * here (a time or a rate that is not a number is no time); losses and grad norms use {@link #readingAt}.
-     */
+    /** Null for none, and for {@code nan}/{@code inf}: a time that is not a number is no time. */
     static Double doubleAt(String s, int start) {
         if (start < 0) {
             return null;
@@ -110,10 +94,6 @@ final class LineFields {
         if (end == i) {
             return null;
         }
-        double fast = fastDecimal(s, i, end);
-        if (!Double.isNaN(fast)) {
-            return fast;
-        }
         try {
             double v = Double.parseDouble(s.substring(i, end));
             return Double.isFinite(v) ? v : null;
@@ -122,85 +102,7 @@ final class LineFields {
         }
     }
 
-    private static final double[] POWERS_OF_TEN = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
-    /**
-     * The value of the well-formed number in {@code [start, end)} without allocating, or NaN when this shortcut
-     * cannot guarantee the same result as {@link Double#parseDouble}. With at most 15 significant digits the digits
-     * form an exact double and so does a power of ten up to 1e22; one multiplication or division of two exact
-     * doubles is correctly rounded, which is exactly what parseDouble returns. Log values ({@code 1.754},
-     * {@code 2.000e-05}) always qualify; anything else takes the slow path.
-     */
-    static double fastDecimal(String s, int start, int end) {
-        int i = start;
-        boolean negative = false;
-        if (s.charAt(i) == '-' || s.charAt(i) == '+') {
-            negative = s.charAt(i) == '-';
-            i++;
-        }
-        long mantissa = 0;
-        int digits = 0;
-        int scale = 0;
-        boolean fraction = false;
-        for (; i < end; i++) {
-            char c = s.charAt(i);
-            if (c == '.') {
-                fraction = true;
-            } else if (isDigit(c)) {
-                if (mantissa == 0 && c == '0') {
-                    if (fraction) {
-                        scale--;
-                    }
-                    continue;
-                }
-                if (++digits > 15) {
-                    return Double.NaN;
-                }
-                mantissa = mantissa * 10 + (c - '0');
-                if (fraction) {
-                    scale--;
-                }
-            } else {
-                break;
-            }
-        }
-        if (i < end) {
-            // Exponent: e[+-]digits.
-            i++;
-            boolean negativeExponent = false;
-            if (s.charAt(i) == '-' || s.charAt(i) == '+') {
-                negativeExponent = s.charAt(i) == '-';
-                i++;
-            }
-            int exponent = 0;
-            for (; i < end; i++) {
-                exponent = exponent * 10 + (s.charAt(i) - '0');
-                if (exponent > 400) {
-                    return Double.NaN;
-                }
-            }
-            scale += negativeExponent ? -exponent : exponent;
-        }
-        double value;
-        if (mantissa == 0) {
-            value = 0.0;
-        } else if (scale >= 0 && scale < POWERS_OF_TEN.length) {
-            value = mantissa * POWERS_OF_TEN[scale];
-        } else if (scale < 0 && -scale < POWERS_OF_TEN.length) {
-            value = mantissa / POWERS_OF_TEN[-scale];
-        } else {
-            return Double.NaN;
-        }
-        return negative ? -value : value;
-    }
-
-    /** The number right after {@code key} (searched from {@code from}), or null. */
-    /**
-     * A training reading (loss, grad norm) at {@code start}: a number as {@link #doubleAt}, and also Python's
-     * {@code nan}, {@code inf}, {@code -inf} (any case, also {@code NaN}, {@code Infinity}) as NaN or ±infinity —
-     * a diverged loss is a reading, not an absence. Null when nothing number-like is there.
-     */
+    /** Also Python's {@code nan}/{@code inf}/{@code -inf} (any case): a diverged loss is a reading, not an absence. */
     static Double readingAt(String s, int start) {
         Double v = doubleAt(s, start);
         if (v != null || start < 0) {
@@ -226,7 +128,6 @@ final class LineFields {
         return i < s.length() && Character.isLetter(s.charAt(i));
     }
 
-    /** {@link #readingAt} after {@code key}. */
     static Double readingAfter(String s, String key, int from) {
         int k = indexOfKey(s, key, from);
         return k < 0 ? null : readingAt(s, k + key.length());
@@ -237,7 +138,6 @@ final class LineFields {
         return k < 0 ? null : doubleAt(s, k + key.length());
     }
 
-    /** The non-negative integer at {@code start} (after spaces), or -1. */
     static long longAt(String s, int start) {
         if (start < 0) {
             return -1;
@@ -253,7 +153,6 @@ final class LineFields {
         return digits == 0 ? -1 : v;
     }
 
-    /** End (exclusive) of the run of digits starting at {@code start}. */
     static int digitsEnd(String s, int start) {
         int i = start;
         while (i < s.length() && isDigit(s.charAt(i))) {
@@ -262,7 +161,6 @@ final class LineFields {
         return i;
     }
 
-    /** {@code s:(h, w)} at {@code i} (pointing at the {@code (}): {h, w}, or null. */
     static int[] pairAt(String s, int i) {
         if (i < 0 || i >= s.length() || s.charAt(i) != '(') {
             return null;

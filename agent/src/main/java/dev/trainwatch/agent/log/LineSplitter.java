@@ -1,12 +1,9 @@
 package dev.trainwatch.agent.log;
 
 /**
- * Cuts a byte stream into segments at {@code \n} and {@code \r}. Carriage returns end a segment too, because a
- * tqdm bar redraws itself with {@code \r} and may not write a newline for hours: each frame is a segment of its
- * own, and a bar never becomes one huge line. An unterminated tail is kept until its terminator arrives. A
- * segment longer than the cap is dropped whole — the bytes seen so far are discarded and the rest is skipped up
- * to the next terminator — so memory stays bounded whatever the file holds. Bytes {@code \n}/{@code \r} never
- * occur inside a UTF-8 multi-byte sequence, so cutting on them is safe. Not thread-safe.
+ * Cuts bytes into segments at {@code \n} and {@code \r} (a tqdm bar redraws with {@code \r} and may write no newline
+ * for hours); a segment over the cap is dropped whole and skipped to its terminator, so memory stays bounded. Safe
+ * on UTF-8: neither byte occurs inside a multi-byte sequence.
  */
 final class LineSplitter {
 
@@ -28,7 +25,6 @@ final class LineSplitter {
         this.maxSegmentBytes = maxSegmentBytes;
     }
 
-    /** Feeds {@code length} bytes; complete segments go to {@code sink}, in order. */
     void feed(byte[] bytes, int offset, int length, Sink sink) {
         int end = offset + length;
         int start = offset;
@@ -40,7 +36,6 @@ final class LineSplitter {
         keep(bytes, start, end - start);
     }
 
-    /** Emits the unterminated tail, if any, as a final segment (the file was replaced; its last line is done). */
     void finish(Sink sink) {
         if (!skipping && partialLength > 0) {
             sink.segment(partial, 0, partialLength);
@@ -48,7 +43,6 @@ final class LineSplitter {
         reset(false);
     }
 
-    /** Forgets the tail; with {@code skipFirst} the bytes up to the next terminator are skipped too. */
     void reset(boolean skipFirst) {
         partialLength = 0;
         skipping = skipFirst;
@@ -57,17 +51,14 @@ final class LineSplitter {
         }
     }
 
-    /** Bytes of an unterminated segment kept for its terminator (0 while skipping). */
     int pendingBytes() {
         return skipping ? 0 : partialLength;
     }
 
-    /** True while the rest of an over-long segment is being skipped. */
     boolean skipping() {
         return skipping;
     }
 
-    /** Segments dropped for exceeding the cap, since creation. */
     long droppedSegments() {
         return droppedSegments;
     }

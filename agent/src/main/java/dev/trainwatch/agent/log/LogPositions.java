@@ -18,42 +18,23 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What the agent has shipped from each log file it followed, kept in one small JSON file beside its spool
- * ({@code log-positions.json}), so a restarted agent resumes after the last line it shipped instead of reading the
- * file's recent past again. A file is known by its identity, not its path: device and inode, and a hash of its
- * first line (an inode reused by a new file, or a file truncated and written anew, has another first line). The
- * newest {@value #MAX_FILES} files are kept, so a symlink swapped back to a file read before resumes where it was.
- *
- * <p>Written to a temporary name and renamed: a crash leaves the previous or the new content, never a mix. A file
- * that cannot be read or parsed is one line and an empty start (the log's recent past is read again, as before this
- * file existed). Read with jackson-core's streaming parser and written with {@link WireCodec} (the JSON the wire
- * codec wrote for these records before, snake_case, nulls left out): the agent loads no jackson-databind.
- * Thread-safe.
+ * What the agent has shipped from each log file, in {@code log-positions.json} beside its spool, so a restart resumes
+ * after the last line shipped. A file is known by device, inode and a hash of its first line (an inode reused, or a
+ * file truncated and written anew, has another); the newest {@value #MAX_FILES} are kept, so a symlink swapped back
+ * resumes. Written to a temporary name and renamed; an unreadable file is one line and an empty start. Streaming
+ * jackson-core, not databind: the agent loads no databind. Thread-safe.
  */
 public final class LogPositions {
 
     private static final System.Logger LOG = System.getLogger(LogPositions.class.getName());
 
-    /** The file's name in the spool directory. */
     public static final String FILE_NAME = "log-positions.json";
     static final int MAX_FILES = 16;
 
-    /** One rank's last step line. */
     public record RankStep(int rank, long step, double ts) {
     }
 
-    /**
-     * Where reading of one file stands.
-     *
-     * @param fileKey  device and inode, as the JDK prints a file key
-     * @param head     hash of the file's first line (null while it had none)
-     * @param path     the path it was read through (for people reading this file)
-     * @param position offset just after the last line consumed
-     * @param midLine  true when {@code position} is inside an over-long line being skipped
-     * @param stretch  the file's current stretch (see {@link dev.trainwatch.protocol.StepEvent#source()})
-     * @param ranks    each rank's last step line, to time the next one and to notice a counter going back
-     * @param updated  unix milliseconds of the last change (the oldest are forgotten first)
-     */
+    /** {@code position}: just after the last line consumed; {@code midLine}: inside a skipped over-long line. */
     public record FileState(String fileKey, String head, String path, long position, boolean midLine, int stretch,
                             List<RankStep> ranks, long updated) {
     }
@@ -62,7 +43,6 @@ public final class LogPositions {
     private String lastProblem;
     private List<FileState> lastWritten = List.of();
 
-    /** The store in {@code dir} (nothing is read or written until asked). */
     public LogPositions(Path dir) {
         this.file = dir.resolve(FILE_NAME);
     }
@@ -94,12 +74,7 @@ public final class LogPositions {
         }
     }
 
-    /**
-     * Saves {@code states} (newest first; only the first {@value #MAX_FILES} are kept). A failure is logged once
-     * per streak and leaves the previous content.
-     *
-     * @return whether the states are on disk
-     */
+    /** Keeps the first {@value #MAX_FILES}; a failure is logged once per streak and leaves the previous content. */
     public synchronized boolean save(List<FileState> states) {
         List<FileState> kept = states.size() > MAX_FILES ? states.subList(0, MAX_FILES) : states;
         if (kept.equals(lastWritten)) {
@@ -126,7 +101,6 @@ public final class LogPositions {
         }
     }
 
-    /** The states as JSON: an array of objects with the records' fields in snake_case, nulls left out. */
     static byte[] toJson(List<FileState> states) {
         List<Object> out = new ArrayList<>(states.size());
         for (FileState s : states) {
@@ -162,7 +136,6 @@ public final class LogPositions {
         return WireCodec.toBytes(out);
     }
 
-    /** Parses what {@link #toJson} wrote (unknown fields are skipped; a missing number is 0, a missing flag false). */
     static List<FileState> parse(byte[] bytes) throws IOException {
         try (JsonParser p = JsonStreams.FACTORY.createParser(bytes)) {
             expect(p, p.nextToken(), JsonToken.START_ARRAY, "an array");
@@ -269,7 +242,6 @@ public final class LogPositions {
         return m == null || m.isBlank() ? e.getClass().getSimpleName() : m.lines().findFirst().orElse("");
     }
 
-    /** The ranks of an extractor state, as saved. */
     static List<RankStep> ranks(StepExtractor.State state) {
         List<RankStep> out = new ArrayList<>();
         for (Map.Entry<Integer, StepExtractor.Seen> e : state.lastByRank().entrySet()) {
@@ -279,7 +251,6 @@ public final class LogPositions {
         return out;
     }
 
-    /** The extractor state a saved file state continues. */
     static StepExtractor.State extractorState(FileState state) {
         Map<Integer, StepExtractor.Seen> ranks = new HashMap<>();
         for (RankStep r : state.ranks()) {

@@ -29,60 +29,25 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Follows a training run's log file and turns its step lines into {@link StepEvent}s.
- *
- * <p>Lifecycle: {@link #open} does no I/O; every {@link #poll()} (the agent loop calls it about once a second,
- * from one thread) checks the file with one {@code stat} and reads only what was appended. On the first
- * successful open it reads the recent past — the last {@code historyBytes} of the file, from the first complete
- * line — so a run attached mid-way has history at once. It then survives:
- * <ul>
- *   <li>rotation (the path now names another file, by inode/file key): the old file is read to its end, its last
- *       unterminated line counted as complete, then the new file is read from its start; while the path is
- *       missing after a rename the old file keeps being read;</li>
- *   <li>truncation (size below the read position, e.g. {@code copytruncate} or {@code > file}): reading restarts
- *       at 0;</li>
- *   <li>partial writes: an unterminated tail waits for its newline (or the next {@code \r} of a progress bar);</li>
- *   <li>very long lines: a line over {@code maxLineBytes} is skipped to its end without buffering it;</li>
- *   <li>a missing or unreadable file: {@link #problem()} says so in one line and each poll tries again;</li>
- *   <li>a path that is not a regular file (a FIFO, a device, a directory) is refused with one line without opening
- *       it (opening a FIFO blocks until a writer comes), and read once a regular file is back.</li>
- * </ul>
- * With {@link #keepPositionsIn} the tailer resumes from what was committed ({@link #checkpoint()}, {@link
- * #commit}) for a file it has read before — after a restart, or a symlink swapped back — instead of reading
- * the recent past again; see {@link LogPositions}. Every step carries a {@linkplain StepEvent#source() source}:
- * the file's identity and the stretch of it, so that the collector counts a step once whatever is read again.
- *
- * <p>Time ({@link LineTime}): by default ({@link LineTime#READ}, what the agent uses) a step's time is when it was
- * read, and the log's own time stamps serve only for the intervals between its lines: of the lines one poll reads,
- * the newest gets the read time and the older ones keep their distance to it (on the first read of a file the
- * anchor is moved back by the age of its last modification, so a log that stopped long ago is not taken for a live
- * one; the age is measured on the file system's clock, the wall clock). A log
- * written in another time zone, or on a machine whose clock is off, then still gives the right times. With {@link
- * LineTime#LOG} (a replay, when the user says so) the lines' own time stamps are the times. Prefixes without an
- * offset are local time (Python's asctime): the factories read them in the machine's default zone; the
- * constructors take the zone explicitly. Steps whose line has no time stamp get the read time. One poll reads at most
- * {@value #MAX_BYTES_PER_POLL} bytes so a huge backlog cannot stall the agent loop; the rest follows next poll.
- * Not thread-safe, except {@link #problem()} and {@link #commit}, which any thread may call. {@link #close()}
- * releases the file.
+ * Follows a run's log and turns its step lines into {@link StepEvent}s; each {@link #poll()} stats once and reads
+ * only what was appended (at most {@value #MAX_BYTES_PER_POLL} bytes). Survives rotation (the old file is read to its
+ * end first), truncation, partial writes, over-long lines, and missing or non-regular paths (never opened: a FIFO
+ * blocks). With {@link #keepPositionsIn} it resumes from what was committed ({@link LogPositions}).
+ * With {@link LineTime#READ} the newest line of a poll gets the read time and older ones keep their distance by the
+ * log's stamps, so a log written in another zone or on a skewed clock still gives right times. Not thread-safe,
+ * except {@link #problem()} and {@link #commit}.
  */
 public final class LogTailer implements StepSource {
 
-    /** Where a step's time comes from. */
+    /** Where a step's time comes from: when it was read (live), or the line's own stamp (replay). */
     public enum LineTime {
-        /** The time the agent read the line; the log's time stamps only for intervals (live tailing). */
-        READ,
-        /** The line's own time stamp (replaying a finished log whose times are right). */
-        LOG
+        READ, LOG
     }
 
-    /** Bytes of a file's start whose first line identifies it. */
     static final int HEAD_BYTES = 4096;
 
-    /** Default amount of history read on attach. */
     public static final long DEFAULT_HISTORY_BYTES = 8L << 20;
-    /** Default cap on one line; longer lines are skipped. */
     public static final int DEFAULT_MAX_LINE_BYTES = 1 << 20;
-    /** Most bytes one poll reads. */
     public static final long MAX_BYTES_PER_POLL = 16L << 20;
 
     private static final int READ_CHUNK = 256 * 1024;
@@ -104,10 +69,8 @@ public final class LogTailer implements StepSource {
 
     private final LineTime lineTime;
     private LogPositions positions;
-    /** The files read so far, by file key; the current one's entry is refreshed by {@link #checkpoint()}. */
     private final LinkedHashMap<String, LogPositions.FileState> known = new LinkedHashMap<>();
     private boolean catchUp;
-    /** Seconds since the file's last modification, by the file system's (wall) clock, at the last stat. */
     private double modifiedAgo = Double.NaN;
 
     private List<StepEvent> pending;
@@ -116,54 +79,33 @@ public final class LogTailer implements StepSource {
     private final LineSplitter.Sink sink;
 
     /**
-     * Creates a tailer for {@code file} in {@code format}, reading the last {@value #DEFAULT_HISTORY_BYTES} bytes
-     * on attach and skipping lines over {@value #DEFAULT_MAX_LINE_BYTES} bytes. The file need not exist yet.
-     *
-     * @param file   the run's log ({@code train_log.log}, or the captured stdout/stderr)
-     * @param format {@code auto}, {@code pixart}, {@code sana}, {@code dit}, {@code opensora}, {@code accelerate}, or a
-     *               regular expression with named groups ({@code step} required; see docs/LOGS.md); null means
-     *               {@code auto}
-     * @param clock  the time source for steps whose line has no timestamp ({@code Clock.systemUTC()} is fine:
-     *               timestamps without an offset are read in {@link ZoneId#systemDefault()})
-     * @throws IllegalArgumentException with a one-line message for an invalid regular expression
+     * A tailer for {@code file} (need not exist yet) in {@code format} (a preset or a regex, see docs/LOGS.md; null
+     * is auto); stamps without an offset are read in the default zone. Throws IllegalArgumentException for a bad regex.
      */
     public static LogTailer open(Path file, String format, Clock clock) {
         return open(file, format, clock, DEFAULT_HISTORY_BYTES);
     }
 
-    /** As {@link #open(Path, String, Clock)}, reading {@code historyBytes} of history on attach (0 for none). */
     public static LogTailer open(Path file, String format, Clock clock, long historyBytes) {
         return open(file, format, clock, historyBytes, LineTime.READ);
     }
 
-    /** As {@link #open(Path, String, Clock, long)}, with the steps' times from {@code lineTime}. */
     public static LogTailer open(Path file, String format, Clock clock, long historyBytes, LineTime lineTime) {
         return new LogTailer(file, StepLineParsers.forFormat(format), clock, ZoneId.systemDefault(), historyBytes,
                 DEFAULT_MAX_LINE_BYTES, lineTime);
     }
 
-    /**
-     * As the full constructor, reading timestamps without an offset in the clock's zone, with the lines' own
-     * time stamps as the steps' times ({@link LineTime#LOG}: tests and replays of captured logs).
-     */
+    /** Tests and replays: the clock's zone, {@link LineTime#LOG}. */
     public LogTailer(Path file, StepLineParser parser, Clock clock, long historyBytes, int maxLineBytes) {
         this(file, parser, clock, clock.getZone(), historyBytes, maxLineBytes, LineTime.LOG);
     }
 
-    /** As the full constructor with {@link LineTime#LOG}. */
     public LogTailer(Path file, StepLineParser parser, Clock clock, ZoneId zone, long historyBytes,
             int maxLineBytes) {
         this(file, parser, clock, zone, historyBytes, maxLineBytes, LineTime.LOG);
     }
 
-    /**
-     * Full control, for tests and benchmarks.
-     *
-     * @param zone         the zone of logger timestamps that carry no offset
-     * @param historyBytes bytes of the file's end read on attach (0 for none, {@code Long.MAX_VALUE} for all)
-     * @param maxLineBytes longer lines are skipped
-     * @param lineTime     where steps' times come from
-     */
+    /** {@code zone}: of stamps without an offset; {@code historyBytes}: of the file's end read on attach. */
     public LogTailer(Path file, StepLineParser parser, Clock clock, ZoneId zone, long historyBytes,
             int maxLineBytes, LineTime lineTime) {
         this.lineTime = Objects.requireNonNull(lineTime, "lineTime");
@@ -178,7 +120,7 @@ public final class LogTailer implements StepSource {
         this.zone = zone;
         this.sink = (bytes, offset, length) -> {
             if (head == null) {
-                identifyFile(); // the file's first line is complete now: it names the file
+                identifyFile();
             }
             int before = pending.size();
             extractor.accept(bytes, offset, length, readTs, pending, pendingLogTs);
@@ -200,7 +142,6 @@ public final class LogTailer implements StepSource {
     private static final int MAX_PENDING_EVENTS = 64;
     /** Seconds of the log between two progress events of one phase: a bar redraws many times a second. */
     static final double PROGRESS_INTERVAL_SECONDS = 10;
-    /** The phase announced last, until a step line; null when none. */
     private String openPhase;
     private double openPhaseSentTs = Double.NEGATIVE_INFINITY;
     private PhaseProgress openPhaseProgress;
@@ -208,9 +149,8 @@ public final class LogTailer implements StepSource {
     private final List<AgentEvent> events = new ArrayList<>();
 
     /**
-     * Queues {@code phase}'s event unless it repeats the open phase: a start-up phase without progress is announced
-     * once, a bar's progress at most every {@value #PROGRESS_INTERVAL_SECONDS} s and at its last frame (once for
-     * a run of finished bars alike, as Sana's 19/19 sampling bar per validation image).
+     * Queues {@code phase} unless it repeats the open one: a start-up phase once, a bar at most every
+     * {@value #PROGRESS_INTERVAL_SECONDS} s and at its last frame (once for Sana's repeated 19/19 sampling bars).
      */
     private void announce(PhaseLines.Phase phase) {
         AgentEvent event;
@@ -239,7 +179,6 @@ public final class LogTailer implements StepSource {
         }
     }
 
-    /** Phases (with their progress) and caught OOMs the log announced since the previous call; no run id yet. */
     @Override
     public synchronized List<AgentEvent> drainEvents() {
         List<AgentEvent> out = List.copyOf(events);
@@ -247,17 +186,10 @@ public final class LogTailer implements StepSource {
         return out;
     }
 
-    /** The file followed. */
     public Path file() {
         return file;
     }
 
-    /** The preset in use ({@code auto} until detection settles on one). */
-    public String formatName() {
-        return extractor.parser().name();
-    }
-
-    /** Lines skipped for exceeding the length cap since creation. */
     public long skippedLongLines() {
         return splitter.droppedSegments();
     }
@@ -281,14 +213,10 @@ public final class LogTailer implements StepSource {
         return out.isEmpty() ? List.of() : out;
     }
 
-    /**
-     * The steps of one poll with read times: the newest line gets the read time (on a catch-up, the file's last
-     * modification if earlier), older ones keep their distance to it by their own time stamps.
-     */
     private List<StepEvent> anchoredAtReadTime(List<StepEvent> events) {
         double anchor = readTs;
         if (catchUp && modifiedAgo > 0) {
-            // The file's time is the file system's wall clock: its age, not its time, carries over to this clock.
+            // mtime is on the wall clock: its age, not its time, carries over (a log that stopped long ago is old)
             anchor -= modifiedAgo;
         }
         double newest = Double.NEGATIVE_INFINITY;
@@ -306,10 +234,6 @@ public final class LogTailer implements StepSource {
         return out;
     }
 
-    /**
-     * Resumes from the positions committed in {@code dir} (see {@link LogPositions}) and commits there from now
-     * on. Call before the first {@link #poll()}; without it nothing is kept and every start reads the recent past.
-     */
     @Override
     public void keepPositionsIn(Path dir) {
         LogPositions store = new LogPositions(dir);
@@ -322,10 +246,6 @@ public final class LogTailer implements StepSource {
         }
     }
 
-    /**
-     * Where reading stands after the steps returned so far: an opaque snapshot for {@link #commit} once those
-     * steps are delivered or spooled; null when nothing is kept.
-     */
     @Override
     public Object checkpoint() {
         if (positions == null) {
@@ -341,7 +261,6 @@ public final class LogTailer implements StepSource {
         }
     }
 
-    /** Saves a snapshot from {@link #checkpoint()}; a restart resumes after the steps it covers. */
     @Override
     public void commit(Object checkpoint) {
         LogPositions store = positions;
@@ -352,7 +271,6 @@ public final class LogTailer implements StepSource {
         }
     }
 
-    /** The current file's state: after the last complete line consumed (a partial line is read again). */
     private LogPositions.FileState currentState() {
         boolean midLine = splitter.skipping();
         long consumed = midLine ? position : position - splitter.pendingBytes();
@@ -371,7 +289,6 @@ public final class LogTailer implements StepSource {
         }
     }
 
-    /** Reads the file's first line (up to {@value #HEAD_BYTES} bytes) and names the file's steps after it. */
     private void identifyFile() {
         if (channel == null || head != null) {
             return;
@@ -382,12 +299,12 @@ public final class LogTailer implements StepSource {
         }
     }
 
-    /** A hash of the first line of the file (or of its first {@value #HEAD_BYTES} bytes), null while it has none. */
+    /** A hash of the file's first line (or first {@value #HEAD_BYTES} bytes); null while it has none. */
     static String readHead(FileChannel channel) {
         ByteBuffer start = ByteBuffer.allocate(HEAD_BYTES);
         try {
             while (start.hasRemaining() && channel.read(start, start.position()) > 0) {
-                // read until full or the end of the file
+                continue;
             }
         } catch (IOException e) {
             return null;
@@ -407,7 +324,7 @@ public final class LogTailer implements StepSource {
         return sha256(start.array(), end < 0 ? n : end).substring(0, 16);
     }
 
-    /** The id of a file's steps: its device, inode and first line; the same after an agent restart. */
+    /** Device, inode and first line: the same after an agent restart. */
     static String sourceBase(Object key, String head) {
         byte[] id = (key + "\n" + head).getBytes(StandardCharsets.UTF_8);
         return sha256(id, id.length).substring(0, 12);
@@ -436,18 +353,14 @@ public final class LogTailer implements StepSource {
         if (channel != null) {
             boolean replaced = attrs != null && attrs.fileKey() != null && !attrs.fileKey().equals(fileKey);
             if (replaced) {
-                // Rotated: whatever the writer put in the old file before switching still counts.
                 readAvailable(Long.MAX_VALUE);
                 splitter.finish(sink);
                 if (positions != null && fileKey != null) {
                     remember(currentState());
                 }
-                closeChannel();
-                fileKey = null;
-                head = null;
-                position = 0;
+                forgetFile();
             } else if (attrs == null) {
-                // Renamed away and not yet recreated: the writer may still be writing to the old file.
+                // renamed away, not yet recreated: the writer may still write to the old file
                 readAvailable(MAX_BYTES_PER_POLL);
                 problem = null;
                 return;
@@ -458,7 +371,7 @@ public final class LogTailer implements StepSource {
             return;
         }
         if (!attrs.isRegularFile()) {
-            // Never opened: opening a FIFO blocks until a writer comes, a device may never answer.
+            // never opened: a FIFO blocks until a writer comes
             problem = "log file " + file + " is " + kindOf(attrs) + ", not a regular file; waiting for a regular file";
             return;
         }
@@ -471,8 +384,6 @@ public final class LogTailer implements StepSource {
         }
         long size = attrs.size();
         if (size < position) {
-            // Truncated in place: the run (or logrotate's copytruncate) started the file over. Its first line may be
-            // another now, so it is named again once it has one.
             position = 0;
             splitter.reset(false);
             head = null;
@@ -483,15 +394,9 @@ public final class LogTailer implements StepSource {
         }
     }
 
-    /** Most directory entries looked at for a file rotated away while the agent was not running. */
     static final int MAX_ROTATION_SCAN = 1_000;
 
-    /**
-     * After a restart: when the path now names another file than the one being read when the agent stopped (the
-     * log was rotated meanwhile), reads the rest of that file — found by its device and inode in the same directory,
-     * e.g. {@code train.log.1} — then takes the new file from its start. Lines written just before a rotation are
-     * not lost because the agent happened to be down.
-     */
+    /** After a restart: reads the rest of the file rotated away meanwhile (found by inode, e.g. train.log.1). */
     private void finishRotatedAway(Object currentKey) {
         LogPositions.FileState last = null;
         synchronized (known) {
@@ -505,9 +410,9 @@ public final class LogTailer implements StepSource {
         if (last == null) {
             return;
         }
-        attachedOnce = true; // the file at the path now follows one read before: read it from its start
+        attachedOnce = true;
         if (currentKey != null && last.fileKey().equals(currentKey.toString())) {
-            return; // not rotated: openChannel resumes it
+            return;
         }
         Path dir = file.toAbsolutePath().getParent();
         if (dir == null) {
@@ -529,7 +434,7 @@ public final class LogTailer implements StepSource {
                 if (a.isRegularFile() && a.fileKey() != null && a.fileKey().toString().equals(last.fileKey())) {
                     rotated = entry;
                     if (a.size() <= last.position()) {
-                        return; // nothing was written after what was consumed
+                        return;
                     }
                     break;
                 }
@@ -538,7 +443,7 @@ public final class LogTailer implements StepSource {
             return;
         }
         if (rotated == null) {
-            return; // deleted meanwhile (logrotate's maxage, or a delete): nothing left to read
+            return;
         }
         try {
             channel = FileChannel.open(rotated, StandardOpenOption.READ);
@@ -559,10 +464,7 @@ public final class LogTailer implements StepSource {
         readAvailable(Long.MAX_VALUE);
         splitter.finish(sink);
         remember(currentState());
-        closeChannel();
-        fileKey = null;
-        head = null;
-        position = 0;
+        forgetFile();
         extractor.newFile(null);
     }
 
@@ -604,7 +506,6 @@ public final class LogTailer implements StepSource {
         long size = attrs.size();
         if (saved != null && (saved.head() == null ? saved.position() <= size : saved.head().equals(newHead))
                 && saved.position() <= size) {
-            // Read before (a restart, or a symlink swapped back): go on after the last line consumed.
             attachedOnce = true;
             position = saved.position();
             splitter.reset(saved.midLine());
@@ -629,7 +530,6 @@ public final class LogTailer implements StepSource {
         return true;
     }
 
-    /** True when the byte before {@code at} ends a line, so history can start exactly at {@code at}. */
     private boolean followsNewline(long at) {
         ByteBuffer one = ByteBuffer.allocate(1);
         try {
@@ -658,12 +558,10 @@ public final class LogTailer implements StepSource {
             problem = null;
         } catch (IOException e) {
             problem = describe(e);
-            // Keep file key and position: a transient error resumes where it stopped.
             closeChannel();
         }
     }
 
-    /** The line for a log the agent may not read, with what to do about it. */
     static String permissionDenied(Path file) {
         return "cannot read log file " + file + ": permission denied; give the agent's user read access to it (and"
                 + " search access to its directories), or run the agent with CAP_DAC_READ_SEARCH as its systemd unit"
@@ -681,12 +579,19 @@ public final class LogTailer implements StepSource {
         return "cannot read log file " + file + ": " + (message == null ? e.getClass().getSimpleName() : message);
     }
 
+    private void forgetFile() {
+        closeChannel();
+        fileKey = null;
+        head = null;
+        position = 0;
+    }
+
     private void closeChannel() {
         if (channel != null) {
             try {
                 channel.close();
             } catch (IOException ignored) {
-                // Closing a read-only channel cannot lose data; nothing to report.
+                // read-only: nothing lost
             }
             channel = null;
         }

@@ -5,22 +5,15 @@ import java.time.LocalDateTime;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 
-/**
- * What surrounds a step line: ANSI colour codes, a logger's timestamp prefix and a launcher's rank prefix.
- * Stateless.
- */
+/** ANSI colour codes, a logger's timestamp prefix and a launcher's rank prefix. */
 final class LogText {
 
-    /** How far into a line a timestamp prefix may start ({@code [rank0]:[\e[34m2024-…}, {@code I0501 …}). */
     private static final int TIMESTAMP_SEARCH = 48;
 
     private LogText() {
     }
 
-    /**
-     * {@code s} without ANSI escape sequences (CSI {@code ESC [ … final}, OSC {@code ESC ] … BEL}, and the short
-     * {@code ESC [intermediates] final} escapes), which loggers and tqdm use for colours and cursor movement.
-     */
+    /** Strips CSI, OSC and short {@code ESC [intermediates] final} escapes (loggers' colours, tqdm's cursor). */
     static String stripAnsi(String s) {
         int esc = s.indexOf('\u001b');
         if (esc < 0) {
@@ -57,7 +50,6 @@ final class LogText {
                 }
                 i = j < n && s.charAt(j) == '\u001b' ? j + 2 : j + 1;
             } else {
-                // nF escapes: intermediate bytes 0x20–0x2F, then one final byte (ESC ( B, ESC 7, …).
                 int j = i + 1;
                 while (j < n && s.charAt(j) >= 0x20 && s.charAt(j) <= 0x2f) {
                     j++;
@@ -69,11 +61,8 @@ final class LogText {
     }
 
     /**
-     * Unix seconds of the timestamp a logger put near the start of the line, or null. Recognises
-     * {@code 2024-05-01 12:00:00,123} (Python logging's default), {@code 2024-05-01 12:00:00} (DiT's and
-     * Open-Sora's {@code [%(asctime)s]}), and ISO-8601 with {@code T}, a {@code .} fraction and an optional
-     * {@code Z} or {@code ±hh:mm} offset. Times without an offset are in {@code zone}, as Python's asctime is
-     * local time. Also accelerate's {@code 05/01/2024 12:00:00}.
+     * Python logging's {@code 2024-05-01 12:00:00,123}, DiT's and Open-Sora's {@code [%(asctime)s]}, ISO-8601 with an
+     * optional offset, accelerate's {@code 05/01/2024 12:00:00}; without an offset in {@code zone} (asctime is local).
      */
     static Double timestamp(String s, ZoneId zone) {
         int limit = Math.min(s.length() - 19, TIMESTAMP_SEARCH);
@@ -97,7 +86,6 @@ final class LogText {
                 && digits(s, i + 14, 2) && digits(s, i + 17, 2);
     }
 
-    /** accelerate's logger: {@code %m/%d/%Y %H:%M:%S}. */
     private static boolean looksLikeUsDateTime(String s, int i) {
         return s.charAt(i + 2) == '/' && s.charAt(i + 5) == '/' && s.charAt(i + 10) == ' ' && s.charAt(i + 13) == ':'
                 && s.charAt(i + 16) == ':' && digits(s, i, 2) && digits(s, i + 3, 2) && digits(s, i + 6, 4)
@@ -166,10 +154,7 @@ final class LogText {
         }
     }
 
-    /**
-     * The rank from a launcher's line prefix — torchrun's {@code [rank3]:} or {@code [default3]:} (with
-     * {@code --tee}/{@code --log-line-prefix-template}) — or null.
-     */
+    /** torchrun's {@code [rank3]:} or {@code [default3]:} ({@code --tee}/{@code --log-line-prefix-template}). */
     static Integer rankPrefix(String s) {
         if (s.isEmpty() || s.charAt(0) != '[') {
             return null;

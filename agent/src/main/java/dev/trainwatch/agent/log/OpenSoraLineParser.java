@@ -3,26 +3,14 @@ package dev.trainwatch.agent.log;
 import dev.trainwatch.protocol.StepEvent;
 
 /**
- * Open-Sora 2.0 ({@code scripts/diffusion/train.py} with {@code opensora/utils/misc.py}), which prints steps to
- * stdout/stderr rather than to its {@code log.txt}, so point the agent at the captured console output:
- *
- * <ul>
- *   <li>with {@code record_time=True}, every rank prints after every step
- *       {@code Rank {rank} | Epoch {epoch} | Step {step} | load_data: {t:.2f} s | iter: {t:.2f} s |
- *       encode_video: … s | encode_text: … s | forward: … s | backward: … s | optim: … s | update_ema: … s |
- *       clean_cache: … s | checkpoint: … s | } (per-step seconds, {@code forward-backward} instead of the two
- *       with pipeline parallelism; {@code step} counts from 0 within the epoch);</li>
- *   <li>always, rank 0's tqdm bar {@code Epoch {epoch}: 1%|▏ | 100/10000 [05:01<8:17:02, 3.01s/it, loss=0.123,
- *       global_grad_norm=0.456, step=99, global_step=99, lr=1e-05]}, whose postfix is refreshed every
- *       {@code log_every} steps;</li>
- *   <li>at start, through its logger, {@code Training for {epochs} epochs with {n} steps per epoch}.</li>
- * </ul>
- *
- * Step numbers are steps completed: {@code epoch × steps_per_epoch + step + 1} for the timer line (steps per
- * epoch from the start line or the bar's total; until one is seen, the epoch-local count), and
- * {@code epoch × total + n} for the bar. The timer line gives data time ({@code load_data}), VAE
- * ({@code encode_video}), text encoder ({@code encode_text}) and model (forward, backward, optimizer, EMA) time,
- * one event per rank; once timer lines appear the coarser bar is ignored.
+ * Open-Sora 2.0 ({@code scripts/diffusion/train.py}) prints steps to the console, not its {@code log.txt}: with
+ * {@code record_time=True} every rank prints {@code Rank {rank} | Epoch {epoch} | Step {step} | load_data: {t:.2f} s |
+ * iter: … s | encode_video: … s | encode_text: … s | forward: … s | backward: … s | …} ({@code forward-backward}
+ * with pipeline parallelism; step counts from 0 within the epoch); always rank 0's bar {@code Epoch {epoch}: 1%|▏ |
+ * 100/10000 [05:01<8:17:02, 3.01s/it, loss=0.123, global_grad_norm=0.456, step=99, global_step=99, lr=1e-05]}; at
+ * start {@code Training for {epochs} epochs with {n} steps per epoch}. Steps completed are
+ * {@code epoch × steps_per_epoch + step + 1} (timer) or {@code epoch × total + n} (bar); once timer lines appear the
+ * bar is ignored.
  */
 final class OpenSoraLineParser implements StepLineParser {
 
@@ -78,7 +66,6 @@ final class OpenSoraLineParser implements StepLineParser {
             return null;
         }
         if (rankAt > 0) {
-            // print() output lands right after a tqdm frame (frames end without a newline): learn its total.
             epochBar(line.substring(0, rankAt));
         }
         double loadData = 0;

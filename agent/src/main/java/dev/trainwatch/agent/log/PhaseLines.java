@@ -7,21 +7,14 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Lines in which a training script says it is saving a checkpoint, evaluating or sampling, or in a start-up phase
- * (loading, quantizing, caching), so a pause in its step reports is known for what it is; a phase line that is a
- * tqdm bar gives the phase's progress. Also ai-toolkit's caught OOM ({@code # OOM during training step, skipping
- * batch 1/3 #}, jobs/process/BaseSDTrainProcess.py since ostris/ai-toolkit@3b1f7b0), kind {@value #OOM_SKIPPED}.
- * Lines are pre-filtered on bytes, so noise lines cost a scan.
+ * Lines saying a script saves a checkpoint, evaluates, samples or is in a start-up phase, so a pause in its steps is
+ * known for what it is (a bar gives progress); also ai-toolkit's {@code # OOM during training step, skipping batch 1/3 #}
+ * (BaseSDTrainProcess.py since ostris/ai-toolkit@3b1f7b0). Pre-filtered on bytes.
  */
 final class PhaseLines {
 
-    /** The kind of ai-toolkit's caught-OOM line: not a phase, an event of its own. */
     static final String OOM_SKIPPED = "oom_skipped";
 
-    /**
-     * A phase the log announced: {@code checkpoint}, {@code checkpoint_saved}, {@code evaluation}, {@code loading},
-     * {@code caching}, {@code quantizing} (or {@value #OOM_SKIPPED}), at {@code ts}, with the bar's progress or null.
-     */
     record Phase(String kind, double ts, PhaseProgress progress) {
         Phase at(double newTs) {
             return new Phase(kind, newTs, progress);
@@ -47,7 +40,6 @@ final class PhaseLines {
         return out;
     }
 
-    /** The phase {@code line} announces, or null; {@code readTs} when the line carries no timestamp. */
     static Phase of(byte[] bytes, int offset, int length, double readTs, ZoneId zone) {
         if (!containsAny(bytes, offset, length, NEEDLES)) {
             return null;
@@ -58,9 +50,8 @@ final class PhaseLines {
     }
 
     /**
-     * The progress of the open phase {@code kind} a bar line without a phase's name shows (ai-toolkit's quantizing
-     * bar after " - quantizing 40 transformer blocks", SimpleTuner's "Processing bucket" bars after "Creating VAE
-     * latent cache", kohya's caching bar after "caching latents."), or null when the line is no bar.
+     * The progress a nameless bar shows for the open phase: ai-toolkit's after " - quantizing 40 transformer blocks",
+     * SimpleTuner's "Processing bucket" after "Creating VAE latent cache", kohya's after "caching latents.".
      */
     static Phase barOf(String kind, byte[] bytes, int offset, int length, double readTs, ZoneId zone) {
         if (!containsAny(bytes, offset, length, BAR)) {
@@ -98,11 +89,9 @@ final class PhaseLines {
     }
 
     /**
-     * The LoRA trainers' start-up phases, which can take minutes to hours before the first step: {@code caching}
-     * (kohya's and musubi-tuner's "caching latents", SimpleTuner's "Creating VAE latent cache", OneTrainer's
-     * {@code caching:} bar, ai-toolkit's "Caching text embeddings"), {@code quantizing} (ai-toolkit's "Quantizing
-     * transformer") and {@code loading} (a line that starts with "Loading ", as ai-toolkit's "Loading transformer"
-     * and Hugging Face's "Loading checkpoint shards" bar).
+     * Start-up phases that take minutes to hours: caching (kohya's and musubi-tuner's "caching latents", SimpleTuner's
+     * "Creating VAE latent cache", OneTrainer's {@code caching:} bar, ai-toolkit's "Caching text embeddings"),
+     * quantizing (ai-toolkit's "Quantizing transformer"), loading ("Loading transformer", "Loading checkpoint shards").
      */
     private static String startUpPhase(String lower) {
         if (containsAny(lower, List.of("caching latents", "caching text", "caching:", "latent cache", "cache latents",
@@ -115,7 +104,6 @@ final class PhaseLines {
         return lower.stripLeading().startsWith("loading ") ? "loading" : null;
     }
 
-    /** Whether {@code kind} is a start-up phase ({@code loading}, {@code caching}, {@code quantizing}). */
     static boolean isStartUp(String kind) {
         return "caching".equals(kind) || "quantizing".equals(kind) || "loading".equals(kind);
     }

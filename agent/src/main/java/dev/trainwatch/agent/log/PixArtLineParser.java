@@ -3,19 +3,10 @@ package dev.trainwatch.agent.log;
 import dev.trainwatch.protocol.StepEvent;
 
 /**
- * PixArt-α / PixArt-Σ ({@code train_scripts/train.py}), every {@code log_interval} steps and at the first step
- * of each epoch:
- *
- * <pre>
- * Step/Epoch [{global_step}/{epoch}][{step+1}/{steps}]:total_eta: {eta}, epoch_eta:{eta}, time_all:{t:.3f},
- *     time_data:{t_d:.3f}, lr:{lr:.3e}, s:({h}, {w}), loss:{loss:.4f}, grad_norm:{g:.4f}
- * </pre>
- *
- * {@code time_all} and {@code time_data} are the interval's wall and data-loading seconds divided by the
- * configured {@code log_interval}; the interval is the gap between consecutive global steps, and irregular gaps
- * (epoch starts) are rescaled to a true per-step mean. The very first line of a run (step 1, no predecessor)
- * divides one step's time by the interval, so its time is unknown and it is dropped. {@code s:(h, w)} is absent
- * without multi-scale training; some versions omit the space before it.
+ * PixArt-α/Σ ({@code train_scripts/train.py}), every {@code log_interval} steps and at each epoch's first step:
+ * {@code Step/Epoch [{global_step}/{epoch}][{step+1}/{steps}]:total_eta: {eta}, epoch_eta:{eta}, time_all:{t:.3f},
+ * time_data:{t_d:.3f}, lr:{lr:.3e}, s:({h}, {w}), loss:{loss:.4f}, grad_norm:{g:.4f}}. Times are the interval's
+ * totals over {@code log_interval}, rescaled by the real gap; a run's first line (step 1) is dropped as unknown.
  */
 final class PixArtLineParser implements StepLineParser {
 

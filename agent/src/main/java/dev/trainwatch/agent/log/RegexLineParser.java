@@ -9,14 +9,10 @@ import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 
 /**
- * A user's regular expression with named groups, for logs no preset knows. {@code step} is required; the others
- * are optional: {@code time} (seconds per step), {@code rate} (steps per second, used when {@code time} is
- * absent), {@code data_time}, {@code model_time}, {@code lm_time}, {@code vae_time}, {@code interval},
- * {@code samples}, {@code loss}, {@code lr}, {@code grad_norm}, {@code height}, {@code width}, {@code rank}.
- * Java group names cannot contain {@code _}, so names are accepted with or without underscores
- * ({@code data_time} and {@code dataTime} both work). The expression is searched anywhere in the line
- * ({@link Matcher#find()}). Without an {@code interval} group the interval is the gap between step numbers;
- * without a {@code time} or {@code rate} group the caller derives the time from the lines' timestamps.
+ * A user's regex with named groups: {@code step} required; {@code time}, {@code rate}, {@code data_time},
+ * {@code model_time}, {@code lm_time}, {@code vae_time}, {@code interval}, {@code samples}, {@code loss}, {@code lr},
+ * {@code grad_norm}, {@code height}, {@code width}, {@code rank} optional, with or without underscores (Java group
+ * names cannot hold {@code _}). Searched anywhere in the line.
  */
 final class RegexLineParser implements StepLineParser {
 
@@ -34,10 +30,7 @@ final class RegexLineParser implements StepLineParser {
     private final Map<String, String> groups = new LinkedHashMap<>();
     private final IntervalTracker intervals = new IntervalTracker();
 
-    /**
-     * @throws IllegalArgumentException with a one-line message when the expression does not compile or has no
-     *                                  {@code step} group
-     */
+    /** @throws IllegalArgumentException one line, when it does not compile or has no {@code step} group */
     RegexLineParser(String regex) {
         Matcher names = GROUP_NAME.matcher(regex);
         StringBuilder javaRegex = new StringBuilder();
@@ -105,7 +98,6 @@ final class RegexLineParser implements StepLineParser {
         return text == null ? null : LineFields.doubleAt(text.trim(), 0);
     }
 
-    /** A loss or grad norm: {@code nan} and {@code inf} are readings (a diverged run), not absences. */
     private Double reading(String canonical) {
         String text = group(canonical);
         return text == null ? null : LineFields.readingAt(text.trim(), 0);

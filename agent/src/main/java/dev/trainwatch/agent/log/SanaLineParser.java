@@ -3,19 +3,11 @@ package dev.trainwatch.agent.log;
 import dev.trainwatch.protocol.StepEvent;
 
 /**
- * Sana ({@code train_scripts/train.py}, main process only):
- *
- * <pre>
- * Epoch: {epoch} | Global Step: {global_step} | Local Step: {current_step} // {steps}, total_eta: {eta},
- *     epoch_eta:{eta}, time: all:{t:.3f}, model:{t_m:.3f}, data:{t_d:.3f}, lm:{t_lm:.3f}, vae:{t_vae:.3f},
- *     lr:{lr:.3e}s:({h}, {w}), loss:{loss:.4f}, grad_norm:{g:.4f}
- * </pre>
- *
- * Per-step seconds split into model (forward, backward, optimizer), data (loader wait), lm (text encoder) and vae
- * (VAE encode). Some releases print {@code lr:…, s:(} and some {@code lr:…s:(} with no separator; both parse.
- * Like PixArt, the times are the interval's totals divided by the configured interval, so irregular gaps are
- * rescaled and the first line of a run at local step 1 is dropped. Trailing fields are searched from the end
- * because some variants print the caption ({@code Cap: …}) in the middle.
+ * Sana ({@code train_scripts/train.py}, main process only): {@code Epoch: {epoch} | Global Step: {global_step} | Local
+ * Step: {current_step} // {steps}, total_eta: {eta}, epoch_eta:{eta}, time: all:{t:.3f}, model:{t_m:.3f},
+ * data:{t_d:.3f}, lm:{t_lm:.3f}, vae:{t_vae:.3f}, lr:{lr:.3e}s:({h}, {w}), loss:{loss:.4f}, grad_norm:{g:.4f}}. Some
+ * releases put {@code , } before {@code s:(}. Times are interval totals over the configured interval, as PixArt's;
+ * trailing fields are searched from the end because some variants print the caption ({@code Cap: …}) mid-line.
  */
 final class SanaLineParser implements StepLineParser {
 
@@ -66,7 +58,6 @@ final class SanaLineParser implements StepLineParser {
         Double lr = LineFields.doubleAfter(line, "lr:", all);
         Integer h = null;
         Integer w = null;
-        // "s:(" may directly follow the lr digits, so it is not searched as a separated key.
         int bucket = line.lastIndexOf("s:(");
         if (bucket > all) {
             int[] hw = LineFields.pairAt(line, bucket + 2);

@@ -10,35 +10,23 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * From one line segment of a log to a finished step event: strips ANSI codes, asks the parser, stamps the event
- * with the line's own timestamp (else the read time), takes the rank from a launcher prefix when the line has
- * none, derives a missing step time from consecutive timestamps, and drops repeats of the same step of the same
- * rank (a tqdm bar redrawn without progress). An event whose step time stays unknown (or is not above zero, as
- * a rounded {@code 0.000} is) is dropped: a step report without a time tells the collector nothing it can
- * compare, and the collector refuses it. Optional fields outside the collector's accepted ranges are left out,
- * so one odd line can never get a whole batch refused. For a format that redraws a step ({@link
- * StepLineParser#redraws()}, tqdm bars) the step is held and the loss, learning rate and grad norm of its bar's
- * last frame kept (a frame at another rate is another process's bar, not a redraw), with the first frame's time; it
- * is sent when the next step appears or by {@link #flush}. Not thread-safe; one per log.
+ * From one line segment to a step event: a step without a time above zero is dropped (the collector refuses it),
+ * optional fields outside the collector's ranges are left out so one odd line cannot get a batch refused. A
+ * redrawn step (tqdm) is held, keeping its last frame's loss/lr/grad norm, until the next step or {@link #flush}.
  */
 final class StepExtractor {
 
-    /** The last step line of a rank: its step and its time (the line's own time stamp, else the read time). */
     record Seen(long step, double ts) {
     }
 
-    /**
-     * What the extractor remembers between lines, to resume after a restart exactly where it stopped: each rank's
-     * last step, and the stretch of the file (bumped each time a rank's step goes back: a new run appended to the
-     * same file, or a run resumed from an earlier checkpoint).
-     */
+    /** What a restart resumes from; the stretch is bumped each time a rank's step goes back. */
     record State(Map<Integer, Seen> lastByRank, int stretch) {
         State {
             lastByRank = Map.copyOf(lastByRank);
         }
     }
 
-    /** The collector's limits for a step event (see its input validation): values outside are not sent. */
+    // the collector's input limits
     private static final double ONE_DAY_S = 86_400;
     private static final long MAX_STEP = 1_000_000_000_000L;
     private static final double MAX_TS = 1e10;
@@ -46,41 +34,35 @@ final class StepExtractor {
     private final StepLineParser parser;
     private final ZoneId zone;
     private final Map<Integer, Seen> lastByRank = new HashMap<>();
-    /** Redrawn formats: each rank's newest step, not sent yet, the read time of its first frame, its log time. */
     private final Map<Integer, Held> held = new LinkedHashMap<>();
 
     private record Held(StepEvent event, double readTs, double logTs) {
     }
 
-    /** A held step is sent once no frame of a newer step came for this long (the redraws follow within ms). */
     static final double HOLD_SECONDS = 1.0;
     private int stretch;
     private String sourceBase;
 
-    /** The state to save with a position in the file. */
     State state() {
         return new State(lastByRank, stretch);
     }
 
-    /** Continues from a saved state (or, for a file read from its start after another, keeps the ranks). */
     void restore(State state) {
         lastByRank.clear();
         lastByRank.putAll(state.lastByRank());
         stretch = state.stretch();
     }
 
-    /** Starts a new file: its stretches count from 0; each rank's last step is kept to time the next line. */
+    /** Each rank's last step is kept to time the next line. */
     void newFile(String base) {
         sourceBase = base;
         stretch = 0;
     }
 
-    /** Names the file the lines come from (null: reports carry no source). */
     void sourceBase(String base) {
         sourceBase = base;
     }
 
-    /** The source reports carry now: the file's id and the stretch within it. */
     String source() {
         return sourceBase == null ? null : sourceBase + "." + stretch;
     }
@@ -90,25 +72,10 @@ final class StepExtractor {
         this.zone = zone;
     }
 
-    StepLineParser parser() {
-        return parser;
-    }
-
     private String[] quickCheckSource;
     private ByteScan.Needle[] quickCheckNeedles;
 
-    /**
-     * As {@link #accept(String, double, List)} for a segment still in bytes: lines that cannot be step lines are
-     * rejected before they are decoded, which saves the decoding and the garbage of most noise lines.
-     */
-    void accept(byte[] bytes, int offset, int length, double readTs, List<StepEvent> out) {
-        accept(bytes, offset, length, readTs, out, null);
-    }
-
-    /**
-     * As above; {@code logTimes}, when given, receives for each event added to {@code out} the time stamp of its
-     * line, or NaN when the line had none.
-     */
+    /** Non-step lines are rejected before decoding; {@code logTimes} gets each event's stamp (NaN: none). */
     void accept(byte[] bytes, int offset, int length, double readTs, List<StepEvent> out, List<Double> logTimes) {
         String[] required = parser.quickCheck();
         if (required != null) {
@@ -135,15 +102,11 @@ final class StepExtractor {
         return false;
     }
 
-    /** {@code v} when it lies in [0, max], else null: what the collector accepts for these fields. */
     private static Double plausible(Double v, double max) {
         return v == null || !(v >= 0 && v <= max) ? null : v;
     }
 
-    /**
-     * A loss or grad norm as read: NaN and ±infinity pass (a diverged run says so), finite values beyond 1e30 are a
-     * misread, not a reading.
-     */
+    /** NaN and ±infinity pass (a diverged run says so); finite values beyond 1e30 are a misread. */
     private static Double reading(Double v) {
         return v == null || Double.isFinite(v) && Math.abs(v) > 1e30 ? null : v;
     }
@@ -161,12 +124,6 @@ final class StepExtractor {
         return false;
     }
 
-    /**
-     * Parses one segment (a line, or one carriage-return frame of a line) and appends its step, if any, to
-     * {@code out}.
-     *
-     * @param readTs unix seconds when the segment was read, used when the line carries no timestamp
-     */
     void accept(String segment, double readTs, List<StepEvent> out) {
         accept(segment, readTs, out, null);
     }
@@ -181,7 +138,7 @@ final class StepExtractor {
         try {
             e = parser.parse(line);
         } catch (RuntimeException bug) {
-            // A parser must never take the tailer down over one odd line; losing that line is the lesser harm.
+            // one odd line must never take the tailer down
             return;
         }
         if (e == null || e.step() == null) {
@@ -195,8 +152,7 @@ final class StepExtractor {
         boolean redraws = parser.redraws();
         if (previous != null && previous.step() == e.step()) {
             Held h = redraws ? held.get(key) : null;
-            // The same bar redrawn shows the same rate; another process's bar for the same step (several nodes'
-            // bars interleaved in one output) shows its own, and the first one read stands.
+            // another process's bar for the same step shows its own rate; the first one read stands
             if (h != null && h.event().step().longValue() == e.step() && e.timeS() != null
                     && h.event().timeS() != null && Math.abs(e.timeS() - h.event().timeS()) < 1e-9) {
                 held.put(key, new Held(lastFrame(h.event(), e), h.readTs(), h.logTs()));
@@ -207,8 +163,7 @@ final class StepExtractor {
             return;
         }
         if (previous != null && e.step() < previous.step()) {
-            // The counter went back: a new run in the same file, or a resume from an earlier checkpoint. Its steps
-            // are new reports even where the numbers repeat, so they get a source of their own.
+            // a new run in the same file, or a resume: new reports even where the numbers repeat
             stretch++;
             previous = null;
         }
@@ -248,7 +203,6 @@ final class StepExtractor {
         }
     }
 
-    /** A step's event with the loss, learning rate and grad norm of a later frame of the same step, where it has them. */
     private static StepEvent lastFrame(StepEvent first, StepEvent later) {
         Double loss = later.loss() != null ? reading(later.loss()) : first.loss();
         Double lr = later.lr() != null ? plausible(later.lr(), 1e6) : first.lr();
@@ -258,15 +212,7 @@ final class StepExtractor {
                 first.bucketWidth(), first.rank(), first.ts(), first.source());
     }
 
-    /**
-     * Sends the held steps whose first frame was read at least {@value #HOLD_SECONDS} s before {@code readTs} (or all
-     * of them with {@code Double.POSITIVE_INFINITY}): the newest step of a bar that has not moved on.
-     */
-    void flush(double readTs, List<StepEvent> out) {
-        flush(readTs, out, null);
-    }
-
-    /** As above; {@code logTimes}, when given, receives each sent step's log time stamp (NaN without one). */
+    /** Sends held steps first read at least {@value #HOLD_SECONDS} s ago (all with +infinity). */
     void flush(double readTs, List<StepEvent> out, List<Double> logTimes) {
         for (Iterator<Held> it = held.values().iterator(); it.hasNext(); ) {
             Held h = it.next();

@@ -6,7 +6,6 @@ import java.util.Locale;
 /** Builds the parser for a {@code --log-format} value: a preset name or a regular expression. */
 public final class StepLineParsers {
 
-    /** Preset names accepted by {@link #forFormat(String)}. */
     public static final List<String> PRESETS = List.of("auto", "pixart", "sana", "dit", "opensora", "accelerate",
             "deepspeed");
 
@@ -14,13 +13,8 @@ public final class StepLineParsers {
     }
 
     /**
-     * A fresh parser for {@code format}: {@code auto}, {@code pixart}, {@code sana}, {@code dit}, {@code opensora},
-     * {@code accelerate} (also kohya, musubi-tuner, ai-toolkit, SimpleTuner, OneTrainer, finetrainers bars),
-     * {@code deepspeed} (diffusion-pipe) (case-insensitive; null or blank means {@code auto}), or else a regular expression with
-     * named groups (see {@link RegexLineParser}).
-     *
-     * @throws IllegalArgumentException with a one-line message for an invalid regular expression or one without
-     *                                  a {@code step} group
+     * A fresh parser for a preset (case-insensitive; null or blank is auto; accelerate also covers kohya, musubi-tuner,
+     * ai-toolkit, SimpleTuner, OneTrainer, finetrainers) or a regex; IllegalArgumentException (one line) for a bad one.
      */
     public static StepLineParser forFormat(String format) {
         if (format == null || format.isBlank()) {

@@ -4,29 +4,17 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * One frame of a tqdm progress bar, in tqdm's default layout:
- * {@code {desc}: {pct}%|{bar}| {n}/{total} [{elapsed}<{remaining}, {rate}{s/it|it/s}, {postfix}]}, or without a
- * total {@code {desc}: {n}it [{elapsed}, {rate}it/s, {postfix}]}. tqdm prints {@code s/it} when an iteration
- * takes longer than a second and {@code it/s} otherwise; {@code ?it/s} before the first rate is known.
- * Immutable.
- *
- * @param desc           the bar's description ({@code Steps}, {@code Epoch 3}); empty when absent
- * @param n              iterations done, as shown
- * @param total          the bar's total, or -1 when unknown
- * @param secondsPerIter tqdm's smoothed seconds per iteration, or NaN when not shown yet
- * @param postfix        the {@code key=value} pairs after the rate, in order
+ * One frame of a tqdm bar in its default layout: {@code {desc}: {pct}%|{bar}| {n}/{total} [{elapsed}<{remaining},
+ * {rate}{s/it|it/s}, {postfix}]}, or {@code {desc}: {n}it [...]} without a total. {@code total} is -1 when unknown,
+ * {@code secondsPerIter} NaN before the first rate.
  */
 record TqdmBar(String desc, long n, long total, double secondsPerIter, Map<String, String> postfix) {
-
-    /** Where the rate stands in a frame: the index of its unit and whether it is {@code s/it}. */
     private record Rate(int unit, boolean secondsPer, double secondsPerIter) {
     }
 
-    /** The counter before " [": {@code n}, {@code total} (-1 when none) and where the description ends. */
     private record Counter(long n, long total, int descLimit) {
     }
 
-    /** Parses a bar frame, or returns null for anything else. */
     static TqdmBar parse(String s) {
         Rate rate = rate(s);
         int open = rate == null ? -1 : s.lastIndexOf('[', rate.unit());
@@ -47,7 +35,6 @@ record TqdmBar(String desc, long n, long total, double secondsPerIter, Map<Strin
         return new TqdmBar(desc, counter.n(), counter.total(), rate.secondsPerIter(), postfix);
     }
 
-    /** The frame's rate ({@code 1.9it/s}, {@code 4.88s/it}, {@code ?it/s}), or null when it shows none. */
     private static Rate rate(String s) {
         int sit = s.indexOf("s/it");
         int its = s.indexOf("it/s");
@@ -72,10 +59,7 @@ record TqdmBar(String desc, long n, long total, double secondsPerIter, Map<Strin
         return new Rate(unit, secondsPer, rate > 0 ? (secondsPer ? rate : 1.0 / rate) : Double.NaN);
     }
 
-    /**
-     * The counter token right before " [": {@code n/total} after the bar itself ({@code %|…|}, so "12/100 [" in
-     * prose does not count), or {@code nit} for a bar without a total.
-     */
+    /** After the bar itself ({@code %|…|}), so "12/100 [" in prose does not count; or {@code nit}. */
     private static Counter counter(String s, int open) {
         int tokenEnd = open;
         while (tokenEnd > 0 && s.charAt(tokenEnd - 1) == ' ') {
@@ -99,10 +83,7 @@ record TqdmBar(String desc, long n, long total, double secondsPerIter, Map<Strin
         return s.startsWith("it", nEnd) && nEnd + 2 == tokenEnd ? new Counter(n, -1, tokenStart) : null;
     }
 
-    /**
-     * {@code key=value} pairs separated by commas ({@code set_postfix(**kw)}), or a postfix given as a string of
-     * {@code key: value} pairs separated by spaces, as ai-toolkit's {@code lr: 1.0e-04 loss: 5.226e-01}.
-     */
+    /** {@code set_postfix(**kw)} pairs, or a string postfix as ai-toolkit's {@code lr: 1.0e-04 loss: 5.226e-01}. */
     private static Map<String, String> parsePostfix(String text) {
         Map<String, String> out = new LinkedHashMap<>();
         for (String part : text.split(",")) {
@@ -127,19 +108,16 @@ record TqdmBar(String desc, long n, long total, double secondsPerIter, Map<Strin
         }
     }
 
-    /** A postfix value as a number, or null. */
     Double number(String key) {
         String v = postfix.get(key);
         return v == null ? null : LineFields.doubleAt(v, 0);
     }
 
-    /** The postfix value of {@code key} as a training reading ({@code nan}, {@code inf} kept), or null. */
     Double reading(String key) {
         String v = postfix.get(key);
         return v == null ? null : LineFields.readingAt(v, 0);
     }
 
-    /** The first of {@code keys} present in the postfix, as a reading ({@code nan} kept), or null. */
     Double firstReading(String... keys) {
         for (String k : keys) {
             Double v = reading(k);
@@ -150,10 +128,7 @@ record TqdmBar(String desc, long n, long total, double secondsPerIter, Map<Strin
         return null;
     }
 
-    /**
-     * The training loss of the frame: the first of the usual keys, else finetrainers' {@code global_avg_loss}, else
-     * any other key naming a loss that is not a maximum; nan kept.
-     */
+    /** The usual keys, else finetrainers' {@code global_avg_loss}, else any key naming a loss but not a maximum. */
     Double loss() {
         Double v = firstReading("loss", "step_loss", "train_loss", "avg_loss", "avr_loss", "global_avg_loss");
         if (v != null) {
@@ -167,7 +142,6 @@ record TqdmBar(String desc, long n, long total, double secondsPerIter, Map<Strin
         return null;
     }
 
-    /** True when a postfix key names a loss ({@code loss}, {@code step_loss}, {@code train_loss}, …). */
     boolean reportsLoss() {
         for (String k : postfix.keySet()) {
             if (k.contains("loss")) {

@@ -6,12 +6,9 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * Hugging Face accelerate / diffusers example scripts: a tqdm bar on stderr, redrawn with carriage returns,
- * {@code Steps:  10%|█         | 100/1000 [01:40<15:00,  1.00s/it, step_loss=0.123, lr=1e-05]}. The step is the
- * bar's counter (diffusers starts it at the resumed global step), the step time tqdm's smoothed rate, in
- * {@code s/it} or {@code it/s}. Only training bars count: a description such as {@code Steps} or a postfix that
- * reports a loss; "Loading checkpoint shards" and the like are ignored. Every frame of a step is returned (the
- * last one carries the step's loss, see {@link #redraws()}); a redraw keeps the interval of the step's first frame.
+ * accelerate / diffusers scripts' bar: {@code Steps:  10%|█         | 100/1000 [01:40<15:00,  1.00s/it, step_loss=0.123,
+ * lr=1e-05]} (diffusers starts the counter at the resumed global step). Only training bars count (a {@code Steps}
+ * description or a loss in the postfix); every frame is returned, a redraw keeps the first frame's interval.
  */
 final class TqdmLineParser implements StepLineParser {
 
@@ -22,9 +19,7 @@ final class TqdmLineParser implements StepLineParser {
     private long lastN = -1;
     private Integer lastInterval;
 
-    /** OneTrainer's per-epoch step bar: the steps of the epochs before the current one. */
     private long epochOffset;
-    /** That bar's last frame: its counter, total, elapsed time and loss. */
     private long epochBarN = -1;
     private long epochBarTotal;
     private String epochBarElapsed;
@@ -72,11 +67,8 @@ final class TqdmLineParser implements StepLineParser {
     }
 
     /**
-     * The global step of a frame of OneTrainer's step bar (postfix {@code loss=…, smooth loss=…}), which counts the
-     * steps of one epoch and starts again inside its outer {@code epoch} bar: the epochs before it times the bar's
-     * total, plus its counter. A new epoch's bar shows itself by a counter that went back, or, where only each
-     * epoch's last frame was kept (a console whose finished bars stay on screen), by a finished frame again with
-     * another elapsed time and another loss (a redraw of the same frame keeps both).
+     * OneTrainer's step bar (postfix {@code loss=…, smooth loss=…}) restarts inside its {@code epoch} bar: a new epoch
+     * shows by a counter going back, or (finished bars kept on screen) a finished frame with other elapsed and loss.
      */
     private long perEpochStep(TqdmBar bar, String elapsed) {
         Double loss = bar.loss();
@@ -92,7 +84,6 @@ final class TqdmLineParser implements StepLineParser {
         return epochOffset + bar.n();
     }
 
-    /** The elapsed time a bar frame shows ({@code 01:15} of {@code [01:15<00:00, …}), or null. */
     private static String elapsed(String line) {
         int rate = line.lastIndexOf(" [");
         int end = rate < 0 ? -1 : line.indexOf('<', rate);
