@@ -58,7 +58,7 @@ final class DeepSpeedLineParser implements StepLineParser {
         long gap = intervals.observe(step);
         return new StepEvent(step, seconds, null, null, null, null,
                 gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null, samples, loss, step == lrStep ? lr : null,
-                null, null, null, null, null);
+                null, null, null, null, null, null);
     }
 
     /** The engine's {@code step=N, skipped=M, lr=[x]} record: the learning rate of the report that follows. */
