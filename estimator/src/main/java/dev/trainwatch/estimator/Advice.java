@@ -46,7 +46,7 @@ final class Advice {
         }
         if (r.attention().equals("math")) {
             long scores = 0;
-            for (LayerPlan layer : r.plan()) {
+            for (LayerPlan layer : r.sizes().plan()) {
                 scores = Math.max(scores, Math.round(layer.attentionScoresPerSample()));
             }
             if (scores > 0) {
@@ -56,11 +56,11 @@ final class Advice {
         }
         if (r.partialCheckpointing()) {
             List<String> parts = new ArrayList<>();
-            for (int i = 0; i < r.plan().size(); i++) {
-                parts.add(r.checkpointed(i) + " of " + r.plan().get(i).blocks());
+            for (int i = 0; i < r.sizes().plan().size(); i++) {
+                parts.add(r.checkpointed(i) + " of " + r.sizes().plan().get(i).blocks());
             }
             notes.add("gradient checkpointing recomputes " + String.join(" and ", parts) + " blocks"
-                    + (r.plan().size() > 1 ? " (" + Architecture.groupNames(p.info) + ")" : "")
+                    + (r.sizes().plan().size() > 1 ? " (" + Architecture.groupNames(p.info) + ")" : "")
                     + String.format(Locale.ROOT, ": %.0f%% of the forward pass runs twice", 100 * r.recomputedShare()));
         }
         if (r.weights().equals("mixed")) {

@@ -136,7 +136,7 @@ public final class Estimator {
     public double forwardMacs(String modelId, int height, int width, int frames) {
         ResolvedRun.Builder b = ResolvedRun.builder(profile(modelId));
         b.dims(height, width, frames);
-        return b.build().forwardMacsPerSample();
+        return b.build().sizes().forwardMacsPerSample();
     }
 
     /**

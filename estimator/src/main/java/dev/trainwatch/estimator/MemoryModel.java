@@ -165,8 +165,8 @@ final class MemoryModel {
         double halfStream = halfParams ? HALF_STREAM_ACTIVATION_FACTOR : 1;
         double total = 0;
         double live = 0;
-        for (int i = 0; i < r.plan().size(); i++) {
-            LayerPlan layer = r.plan().get(i);
+        for (int i = 0; i < r.sizes().plan().size(); i++) {
+            LayerPlan layer = r.sizes().plan().get(i);
             int recomputed = r.checkpointed(i);
             int kept = layer.blocks() - recomputed;
             double tokenHidden = (double) layer.tokensPerSample() * b * h;
@@ -186,7 +186,7 @@ final class MemoryModel {
                 live = Math.max(live, saved * (LIVE_BLOCK_FACTOR - 1) + scores);
             }
         }
-        double embedding = EMBEDDING_BYTES * r.tokens() * b * h;
+        double embedding = EMBEDDING_BYTES * r.sizes().tokens() * b * h;
         return Math.round(total + live + embedding);
     }
 
@@ -198,7 +198,7 @@ final class MemoryModel {
     private static long dataBytes(ResolvedRun r, int b) {
         ModelInfo m = r.profile().info;
         long images = r.vaeOnline() ? (long) b * 3 * r.pixelsPerSample() * 4
-                : (long) b * m.latentChannels() * r.latentFrames() * r.spatialTokens() * m.patch() * m.patch() * 4;
+                : (long) b * m.latentChannels() * r.sizes().latentFrames() * r.sizes().spatialTokens() * m.patch() * m.patch() * 4;
         long text = m.textEncoder() == null || r.textOnline() ? 0 : (long) b * m.textTokens() * m.captionChannels() * 4;
         return images + text;
     }

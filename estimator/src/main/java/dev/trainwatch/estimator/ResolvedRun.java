@@ -93,31 +93,6 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
         return b;
     }
 
-    long latentFrames() {
-        return sizes.latentFrames();
-    }
-
-    long spatialTokens() {
-        return sizes.spatialTokens();
-    }
-
-    long tokens() {
-        return sizes.tokens();
-    }
-
-    List<LayerPlan> plan() {
-        return sizes.plan();
-    }
-
-    double forwardMacsPerSample() {
-        return sizes.forwardMacsPerSample();
-    }
-
-    /** The attention products' share of {@link #forwardMacsPerSample}. */
-    double attentionMacsPerSample() {
-        return sizes.attentionMacsPerSample();
-    }
-
     /** Blocks recomputed in group {@code i} of {@link #plan}. */
     int checkpointed(int i) {
         return checkpointed[i];
@@ -127,8 +102,8 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
     double recomputedShare() {
         double all = 0;
         double recomputed = 0;
-        for (int i = 0; i < plan().size(); i++) {
-            LayerPlan layer = plan().get(i);
+        for (int i = 0; i < sizes.plan().size(); i++) {
+            LayerPlan layer = sizes.plan().get(i);
             double perBlock = layer.tokensPerSample() + layer.attentionMacsPerSample() / Math.max(1, profile.info.hidden()) / 12.0;
             all += layer.blocks() * perBlock;
             recomputed += checkpointed[i] * perBlock;
@@ -137,8 +112,8 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
     }
 
     boolean partialCheckpointing() {
-        for (int i = 0; i < plan().size(); i++) {
-            if (checkpointed[i] != plan().get(i).blocks()) {
+        for (int i = 0; i < sizes.plan().size(); i++) {
+            if (checkpointed[i] != sizes.plan().get(i).blocks()) {
                 return checkpointing;
             }
         }
@@ -175,7 +150,7 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
     }
 
     boolean materialisesScores() {
-        return attention.equals("math") && plan().stream().anyMatch(layer -> layer.attentionScoresPerSample() > 0);
+        return attention.equals("math") && sizes.plan().stream().anyMatch(layer -> layer.attentionScoresPerSample() > 0);
     }
 
     boolean half() {

@@ -69,7 +69,7 @@ final class StepTimeModel {
 
     /** Model FLOPs (3 × forward), executed FLOPs (4 × forward under gradient checkpointing) and the dtype's peak. */
     static Estimate.Flops flops(ResolvedRun run) {
-        double forward = 2 * run.forwardMacsPerSample();
+        double forward = 2 * run.sizes().forwardMacsPerSample();
         double passes = 3 + run.recomputedShare();
         return new Estimate.Flops(3 * forward, passes * forward, peakTflops(run) * 1e12, run.precision());
     }
@@ -229,9 +229,9 @@ final class StepTimeModel {
             long[] s = tensor.shape();
             boolean depthwise = s.length == 4 && s[1] == 1 && s[2] > 1;
             double rows = switch (tensor.role()) {
-                case IMAGE_TOKEN -> r.tokens();
+                case IMAGE_TOKEN -> r.sizes().tokens();
                 case TEXT_TOKEN -> m.textTokens();
-                case JOINT_TOKEN -> r.tokens() + m.textTokens();
+                case JOINT_TOKEN -> r.sizes().tokens() + m.textTokens();
                 default -> 1;
             };
             double mRows = rows * b;
@@ -269,8 +269,8 @@ final class StepTimeModel {
         int kernelsPerBlock = r.compiled() ? COMPILED_KERNELS_PER_BLOCK : EAGER_KERNELS_PER_BLOCK;
         double trafficShare = r.compiled() ? COMPILED_TRAFFIC_SHARE : 1;
         boolean halfParams = MemoryModel.halfStream(r);
-        for (int i = 0; i < r.plan().size(); i++) {
-            LayerPlan layer = r.plan().get(i);
+        for (int i = 0; i < r.sizes().plan().size(); i++) {
+            LayerPlan layer = r.sizes().plan().get(i);
             if (layer.blocks() == 0) {
                 continue; // an MMDiT without single-stream blocks (Stable Diffusion 3's)
             }

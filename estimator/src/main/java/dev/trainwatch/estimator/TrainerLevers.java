@@ -200,7 +200,7 @@ final class TrainerLevers {
             }
         }
         int cfg = r.profile().info.guidanceEmbed() ? 1 : 2;
-        long joint = r.tokens() + r.profile().info.textTokens();
+        long joint = r.sizes().tokens() + r.profile().info.textTokens();
         s.put("sampling_activations", Math.round(INFERENCE_BYTES * cfg * joint * r.profile().info.hidden()));
         long frames = Math.min(r.frames(), Math.max(1, r.vae().temporalDownsample()));
         s.put("vae_decode", Math.round(DECODER_TRANSIENT_FACTOR * r.vae().transientBytesPerPixel() * r.height() * r.width()
