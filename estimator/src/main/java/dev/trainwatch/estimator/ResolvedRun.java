@@ -19,6 +19,7 @@ import java.util.List;
  * @param vaeMicroBatchSetting images the VAE encodes at once when the spec says; null: the pipeline default
  * @param kernels          {@code eager} or {@code compiled}
  * @param attentionFp32    attention computed in fp32 under autocast (PixArt's and Sana's {@code fp32_attention})
+ * @param trainable        what trains: everything, some module kinds, or LoRA adapters
  * @param checkpointed     blocks recomputed per layer group of {@link Sizes#plan}
  * @param baseWeights      storage of the frozen base weights ({@link TrainerLevers#BASE_WEIGHTS}); null: compute dtype
  * @param blocksToSwap     transformer blocks kept in pinned host memory and streamed each pass; 0: none
