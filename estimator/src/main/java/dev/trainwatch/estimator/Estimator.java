@@ -157,7 +157,8 @@ public final class Estimator {
         Map<String, Long> host = Collections.unmodifiableMap(TrainerLevers.hostTerms(run));
         Map<String, Long> sampling = Collections.unmodifiableMap(TrainerLevers.samplingTerms(run, costs.memory()));
         notes = TrainerLevers.withSamplingNote(notes, run, costs.peakBytes(), TrainerLevers.sum(sampling));
-        RunSpec resolved = run.resolvedSpec().withNotes(spec == null ? null : spec.notes());
+        RunSpec resolved = spec == null ? run.resolvedSpec()
+                : run.resolvedSpec().withNotes(spec.notes()).withSampling(spec.sampleEvery());
         return new Estimate(resolved, run.profile().info.id(), run.gpu().id(), run.profile().params,
                 run.trainableParams(), costs.peakBytes(), run.gpu().memoryBytes(),
                 costs.peakBytes() <= run.gpu().memoryBytes(), maxBatch, costs.stepSeconds(), costs.samplesPerSecond(),

@@ -185,7 +185,7 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
                 weights, partial, profile.info.video() ? vaeMicroBatch() : null, null, kernels,
                 attentionFp32 ? "fp32" : "half", trainable.lora() ? trainable.loraRank() : null,
                 trainable.full() ? null : List.copyOf(trainable.targets()), null, null, baseWeights,
-                blocksToSwap > 0 ? blocksToSwap : null, null);
+                blocksToSwap > 0 ? blocksToSwap : null, null, null);
     }
 
     /** Mutable choices of a run; {@link #build()} derives the sizes and freezes them. Not thread-safe. */

@@ -178,6 +178,9 @@ final class SpecResolver {
         if (!b.weights.equals("fp32") && !(b.precision.equals("fp16") || b.precision.equals("bf16"))) {
             throw new InvalidSpecException("weights '" + b.weights + "' holds half-precision parameters; it needs precision fp16 or bf16, got " + b.precision);
         }
+        if (spec.sampleEvery() != null && spec.sampleEvery() < 1) {
+            throw new InvalidSpecException("sample_every must be at least 1 step, got " + spec.sampleEvery());
+        }
         b.vaeMicroBatch = spec.vaeMicroBatch();
         if (b.vaeMicroBatch != null && (b.vaeMicroBatch < 1 || b.vaeMicroBatch > 100_000)) {
             throw new InvalidSpecException("vae_micro_batch must be between 1 and 100000, got " + b.vaeMicroBatch);

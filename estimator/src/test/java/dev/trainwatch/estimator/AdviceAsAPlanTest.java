@@ -82,25 +82,6 @@ class AdviceAsAPlanTest {
         }
     }
 
-    @Test
-    void planningKeepsAnEstimateUnderAMillisecond() {
-        RunSpec[] specs = {withOptimizer("sana-1600m", "a40", "came"), simple("opensora-1.2", "rtx4090", 1),
-            simple("pixart-sigma-xl-2", "l4", 8), simple("opensora-1.2", "a10", 4)};
-        for (int i = 0; i < 300; i++) {
-            for (RunSpec s : specs) {
-                estimator.estimate(s);
-            }
-        }
-        int n = 400;
-        long start = System.nanoTime();
-        for (int i = 0; i < n; i++) {
-            estimator.estimate(specs[i % specs.length]);
-        }
-        double millis = (System.nanoTime() - start) / 1e6 / n;
-        // The bar is 1 ms; a shared, loaded CI core gets three times that before this fails.
-        assertThat(millis).isLessThan(3.0);
-    }
-
     private static void assertThatMoreGpusComeLastAndAreLabelled(List<Suggestion> suggestions) {
         boolean seenMore = false;
         for (Suggestion s : suggestions) {

@@ -44,6 +44,7 @@ import java.util.List;
  * @param blocksToSwap      blocks kept in pinned host memory, streamed each step ({@code blocks_to_swap}); 0: none
  * @param notes             what the spec's source (a trainer's config or command line) said that could not be mapped,
  *                          one line each; shown on the run, never priced
+ * @param sampleEvery       steps between the trainer's sampling (validation) passes, when its config says it samples
  */
 public record RunSpec(
         String model,
@@ -77,7 +78,8 @@ public record RunSpec(
         Double epochs,
         String baseWeights,
         Integer blocksToSwap,
-        List<String> notes) {
+        List<String> notes,
+        Integer sampleEvery) {
 
     /** The core fields only: the later ones (regime, physics, trainer, notes) stay unsaid. */
     public RunSpec(String model, String gpu, Integer gpus, Integer batch, Integer resolution, Integer height,
@@ -85,7 +87,7 @@ public record RunSpec(
             String features, Integer zero, String attention, Integer gradAccumulation, Long totalSteps) {
         this(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer, gradCheckpointing, ema,
                 features, zero, attention, gradAccumulation, totalSteps, null, null, null, null, null, null, null, null,
-                null, null, null, null, null, null, null);
+                null, null, null, null, null, null, null, null);
     }
 
     /**
@@ -107,7 +109,7 @@ public record RunSpec(
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
                 vaeFeatures, weights, checkpointBlocks == null ? null : List.copyOf(checkpointBlocks),
                 vaeMicroBatch, buckets == null ? null : List.copyOf(buckets), kernels, attentionPrecision,
-                loraRank, loraTargets, images, epochs, baseWeights, blocksToSwap, notes);
+                loraRank, loraTargets, images, epochs, baseWeights, blocksToSwap, notes, sampleEvery);
     }
 
     /** The same spec with the physics fields replaced (null leaves a field unsaid). */
@@ -117,7 +119,7 @@ public record RunSpec(
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
                 vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank,
                 loraTargets == null ? null : List.copyOf(loraTargets), images, epochs, baseWeights,
-                blocksToSwap, notes);
+                blocksToSwap, notes, sampleEvery);
     }
 
     /** The same spec with the trainer fields replaced (null leaves a field unsaid). */
@@ -125,7 +127,7 @@ public record RunSpec(
         return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
                 vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank,
-                loraTargets, images, epochs, baseWeights, blocksToSwap, notes);
+                loraTargets, images, epochs, baseWeights, blocksToSwap, notes, sampleEvery);
     }
 
     /**
@@ -136,7 +138,7 @@ public record RunSpec(
         return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
                 gradCheckpointing, ema, newFeatures, zero, attention, gradAccumulation, totalSteps, null, null, weights,
                 checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank, loraTargets, images,
-                epochs, baseWeights, blocksToSwap, notes);
+                epochs, baseWeights, blocksToSwap, notes, sampleEvery);
     }
 
     /** The same spec on another GPU, GPU count and per-GPU batch (null keeps a field). */
@@ -145,7 +147,8 @@ public record RunSpec(
                 batch != null ? batch : this.batch, resolution, height, width, frames, precision, optimizer,
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
                 vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, batch != null ? null : buckets, kernels,
-                attentionPrecision, loraRank, loraTargets, images, epochs, baseWeights, blocksToSwap, notes);
+                attentionPrecision, loraRank, loraTargets, images, epochs, baseWeights, blocksToSwap, notes,
+                sampleEvery);
     }
 
     /** The same spec with another batch, size and frames (one bucket of a multi-bucket run). */
@@ -153,7 +156,7 @@ public record RunSpec(
         return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
                 vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank,
-                loraTargets, images, epochs, baseWeights, blocksToSwap, notes);
+                loraTargets, images, epochs, baseWeights, blocksToSwap, notes, sampleEvery);
     }
 
     /** The same spec with these notes (null or empty: none). */
@@ -162,12 +165,20 @@ public record RunSpec(
                 gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
                 vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank,
                 loraTargets, images, epochs, baseWeights, blocksToSwap,
-                newNotes == null || newNotes.isEmpty() ? null : List.copyOf(newNotes));
+                newNotes == null || newNotes.isEmpty() ? null : List.copyOf(newNotes), sampleEvery);
+    }
+
+    /** The same spec with the steps between sampling passes (null: unsaid). */
+    public RunSpec withSampling(Integer newSampleEvery) {
+        return new RunSpec(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer,
+                gradCheckpointing, ema, features, zero, attention, gradAccumulation, totalSteps, textFeatures,
+                vaeFeatures, weights, checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank,
+                loraTargets, images, epochs, baseWeights, blocksToSwap, notes, newSampleEvery);
     }
 
     /** An empty spec, every field unsaid. */
     public static RunSpec empty() {
-        return new RunSpec(null, null, null, null, null, null, null, null, null, null, null, null, null, null,
+        return new RunSpec(null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
                 null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null);
     }
 
@@ -209,7 +220,8 @@ public record RunSpec(
                 pick(override.epochs, epochs),
                 pick(override.baseWeights, baseWeights),
                 pick(override.blocksToSwap, blocksToSwap),
-                pick(override.notes, notes));
+                pick(override.notes, notes),
+                pick(override.sampleEvery, sampleEvery));
     }
 
     private static <T> T pick(T preferred, T fallback) {

@@ -9,7 +9,8 @@ import java.util.Optional;
 
 /**
  * {@code gpu_idle}: one of the run's GPUs has stayed near 0% utilisation for minutes while the run holds it.
- * Only fresh data counts: a GPU whose agent went silent is {@code agent_lost}'s business.
+ * Only fresh data counts: a GPU whose agent went silent is {@code agent_lost}'s business. Holds before the first
+ * step while a phase is announced ({@link StallPhase#beforeFirstStep}).
  */
 public final class GpuIdleDetector implements Detector {
 
@@ -26,11 +27,12 @@ public final class GpuIdleDetector implements Detector {
 
     @Override
     public Optional<Finding> evaluate(RunContext run, boolean active) {
+        if (StallPhase.beforeFirstStep(run)) {
+            return Optional.empty();
+        }
         double needed = s.idleFor().toMillis() / 1000.0;
         if (run.steps().size() == 0) {
-            // Before the first step a run may legitimately sit idle while it loads encoders and data: wait
-            // three times as long.
-            needed *= 3;
+            needed *= 3; // loading encoders and data unannounced
         }
         List<GpuSeries> idle = new ArrayList<>();
         double longest = 0;
@@ -41,7 +43,6 @@ public final class GpuIdleDetector implements Detector {
             }
             fresh++;
             double seconds = WindowStats.idleSeconds(g, s.idleRatio());
-            // The window holds at most its span: a GPU idle since before the window counts as idle for all of it.
             if (seconds >= needed) {
                 idle.add(g);
                 longest = Math.max(longest, seconds);

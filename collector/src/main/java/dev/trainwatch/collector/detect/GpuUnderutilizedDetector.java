@@ -11,7 +11,8 @@ import java.util.Optional;
  * {@code gpu_underutilized}: over the window the run's GPUs are busy less than half the time, or use well under
  * half their memory while the estimator says a much larger batch fits (then it suggests that batch). Defers to
  * {@code gpu_idle} (idle is the stronger statement) and, on both routes, to {@code data_starvation} (which names the
- * cause: one diagnosis per run).
+ * cause: one diagnosis per run). Judges the training only: not before the first step while a phase is announced
+ * ({@link StallPhase#beforeFirstStep}), nor a start-up longer than its coverage.
  *
  * <p>Where the GPUs have hardware activity counters (GPM, Hopper on), "busy" is the share of SMs at work rather
  * than NVML's utilisation, which reads 100% for any kernel running, a launch-bound trickle of tiny kernels included.
@@ -73,11 +74,7 @@ public final class GpuUnderutilizedDetector implements Detector {
         return AnomalyKind.GPU_UNDERUTILIZED;
     }
 
-    /**
-     * Every 10 s: its means are over 10 minutes and it is raised after 2 minutes and cleared after 5, so a judgement
-     * every second would read the same ten minutes to find the same answer (reading them is most of what judging a
-     * run costs; docs/PERFORMANCE.md).
-     */
+    /** Every 10 s: its means are over 10 minutes, raised after 2 and cleared after 5 (docs/PERFORMANCE.md). */
     @Override
     public double everySeconds() {
         return 10;
@@ -85,7 +82,7 @@ public final class GpuUnderutilizedDetector implements Detector {
 
     @Override
     public Optional<Finding> evaluate(RunContext run, boolean active) {
-        if (run.isActive(AnomalyKind.GPU_IDLE)) {
+        if (run.isActive(AnomalyKind.GPU_IDLE) || StallPhase.beforeFirstStep(run)) {
             return Optional.empty();
         }
         Usage usage = usage(run);
@@ -97,16 +94,12 @@ public final class GpuUnderutilizedDetector implements Detector {
         Estimate e = run.estimate();
         RunSpec spec = run.spec();
         Integer batch = spec != null ? spec.batch() : null;
-        // "batch 12 of up to 50 would fit" is the spec's claim: only when the observed memory is near what that spec
-        // predicts does the spec describe the run. A run using far less (a spec that says batch 12 for a run at
-        // batch 4) gets no batch advice built on the wrong batch, and the memory route stays quiet.
+        // batch advice only where the observed memory is near the spec's prediction (its batch is the run's)
         boolean specDescribesRun = e == null || Double.isNaN(usage.capacity)
                 || usage.peakShare * usage.capacity >= SPEC_MEMORY_AGREEMENT * e.peakMemoryBytes();
         boolean biggerBatchFits = e != null && batch != null && specDescribesRun
                 && e.maxBatch() >= batch * s.batchGainFactor();
         boolean bySm = usage.counted * 2 > n;
-        // A run starved for data has one diagnosis, data_starvation: its GPUs are under-used because they wait,
-        // and a larger batch would only wait longer per step.
         boolean starved = run.isActive(AnomalyKind.DATA_STARVATION);
         boolean lowUtil = util < (active ? s.utilizationClearRatio() : s.utilizationRaiseRatio()) && !starved;
         boolean lowMemory = !starved && biggerBatchFits && usage.peakShare > 0
@@ -136,10 +129,16 @@ public final class GpuUnderutilizedDetector implements Detector {
 
     private Usage usage(RunContext run) {
         double from = run.now() - s.window().toMillis() / 1000.0;
+        StepSeries steps = run.steps();
+        double took = steps.size() > 0 ? steps.timeS(0) * steps.intervalSteps(0) : Double.NaN;
+        double trainingFrom = steps.size() > 0 ? steps.ts(0) - (Double.isNaN(took) ? 0 : took) : Double.NaN;
         double coverage = s.minCoverage().toMillis() / 1000.0;
         Usage usage = new Usage();
         for (GpuSeries g : run.gpus()) {
             int first = g.firstIndexAtOrAfter(from);
+            if (first < g.size() && trainingFrom - g.ts(first) > coverage) {
+                first = g.firstIndexAtOrAfter(trainingFrom); // a long start-up (caching on the CPU) is not training
+            }
             if (first >= g.size() || OomRiskDetector.stale(run, g) || g.ts(g.size() - 1) - g.ts(first) < coverage) {
                 continue;
             }

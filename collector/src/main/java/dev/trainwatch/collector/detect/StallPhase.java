@@ -26,7 +26,16 @@ final class StallPhase {
     }
 
     static boolean startUp(String kind) {
-        return "caching".equals(kind) || "quantizing".equals(kind);
+        return "caching".equals(kind) || "quantizing".equals(kind) || "loading".equals(kind);
+    }
+
+    /**
+     * No step and no rank's report yet, and a phase announced: while the phase runs its GPUs' idleness is its own,
+     * and once it ended {@link #atStepZero} says the run is stuck at step 0, so the GPU detectors hold.
+     */
+    static boolean beforeFirstStep(RunContext run) {
+        return run.steps().size() == 0 && run.announcedPhase() != null
+                && StallReports.newestTs(run.ranks()) == Double.NEGATIVE_INFINITY;
     }
 
     /** How long the phase may last before silence counts. */
@@ -35,12 +44,10 @@ final class StallPhase {
                 : s.evaluationLimit()).toMillis() / 1000.0;
     }
 
-    /** The phase as a noun: "checkpoint", "evaluation", "caching", "quantizing". */
     static String name(String kind) {
         return kind.startsWith("checkpoint") ? "checkpoint" : kind;
     }
 
-    /** "; the log announced a checkpoint save that has lasted longer than 15 minutes" and what to do about it. */
     String[] overrun(String kind) {
         String what = kind.startsWith("checkpoint") ? "a checkpoint save" : startUp(kind) ? "a " + kind + " phase"
                 : "an evaluation";

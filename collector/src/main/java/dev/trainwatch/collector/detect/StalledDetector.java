@@ -47,8 +47,7 @@ public final class StalledDetector implements Detector {
         // Progress is any rank's report: when the lead rank's reports stop while the others go on, the run moves.
         double lastTs = Math.max(n > 0 ? steps.ts(n - 1) : Double.NEGATIVE_INFINITY, StallReports.newestTs(run.ranks()));
         if (n == 0) {
-            // Before the first step only a phase the log announced says anything (a run without a log never steps).
-            return lastTs > Double.NEGATIVE_INFINITY || run.announcedPhase() == null ? Optional.empty()
+            return !StallPhase.beforeFirstStep(run) ? Optional.empty()
                     : phases.atStepZero(run, s.minSilence().toMillis() / 1000.0, processes.fresh(run),
                             gpus.states(run, run.now()), processes);
         }

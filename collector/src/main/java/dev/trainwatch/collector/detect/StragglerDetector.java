@@ -311,7 +311,7 @@ public final class StragglerDetector implements Detector {
                         .withSustain(s.hardwareSustain()));
             }
         }
-        if (run.isActive(AnomalyKind.GPU_IDLE)) {
+        if (run.isActive(AnomalyKind.GPU_IDLE) || StallPhase.beforeFirstStep(run)) {
             return Optional.empty();
         }
         for (int i = 0; i < gpus.size(); i++) {
@@ -320,7 +320,6 @@ public final class StragglerDetector implements Detector {
             }
             double otherUtil = medianExcept(utils, i);
             double gap = active ? s.utilizationGap() / 2 : s.utilizationGap();
-            // An idle GPU is not a straggler but unused (gpu_idle says so).
             if (!Double.isNaN(utils[i]) && utils[i] > 0.05 && otherUtil >= 0.6 && utils[i] < otherUtil - gap) {
                 GpuSeries g = gpus.get(i);
                 Map<String, Object> evidence = new LinkedHashMap<>();

@@ -50,6 +50,34 @@ class StallPhaseTest {
     }
 
     @Test
+    void theGpuDetectorsHoldBeforeTheFirstStepWhileAPhaseIsAnnounced() {
+        FakeRun run = caching(20 * 60, "R", 1.0, 0.0);
+        run.gpus.clear();
+        run.gpus.add(FakeRun.gpu("GPU-0", run.now() - 20 * 60, run.now(), t -> FakeRun.Poll.busy(t, 0.0, 60)));
+        List<Detector> judges = List.of(new GpuIdleDetector(DetectorSettings.defaults()),
+                new GpuUnderutilizedDetector(DetectorSettings.defaults()));
+        for (Detector d : judges) {
+            assertThat(d.evaluate(run, false)).as(d.kind().wireName()).isEmpty();
+        }
+        run.phase = null;
+        run.phaseTs = Double.NaN;
+        for (Detector d : judges) {
+            assertThat(d.evaluate(run, false)).as(d.kind().wireName() + " without a phase").isPresent();
+        }
+        // Rank 0 quantizing on its GPU while rank 1 waits: not a straggler before the first step.
+        FakeRun uneven = caching(20 * 60, "R", 1.0, 0.9);
+        uneven.gpus.add(FakeRun.gpu("GPU-1", uneven.now() - 30, uneven.now(), t -> FakeRun.Poll.busy(t, 0.3, 150)));
+        StragglerDetector straggler = new StragglerDetector(DetectorSettings.defaults());
+        assertThat(straggler.evaluate(uneven, false)).isEmpty();
+        uneven.phase = null;
+        uneven.phaseTs = Double.NaN;
+        assertThat(straggler.evaluate(uneven, false)).isPresent();
+        for (String name : List.of("caching-cpu-bound-gpus-idle", "quantizing-gpu-light")) {
+            assertThat(new ScenarioPlayer().play(Scenario.load(name)).kindsRaised()).as(name).isEmpty();
+        }
+    }
+
+    @Test
     void quantizingWithoutProcessReadingsCountsAsRunningWhileTheGpusWork() {
         FakeRun run = caching(25 * 60, "R", 1.0, 0.7);
         run.phase = "quantizing";

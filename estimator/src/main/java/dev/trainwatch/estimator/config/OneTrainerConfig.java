@@ -58,7 +58,9 @@ final class OneTrainerConfig {
                         : whole(file, c.get("gradient_accumulation_steps"), "gradient_accumulation_steps"), null)
                 .withRegime(textCached ? "precomputed" : "online", cached ? "precomputed" : "online", null, null, null, null)
                 .withPhysics(null, null, rank, rank == null ? null : BLOCK_LINEARS, null, null);
-        return spec.withTrainer(base, blocks(fraction, catalog, modelId, notes));
+        String unit = text(c.get("sample_after_unit"));
+        return spec.withTrainer(base, blocks(fraction, catalog, modelId, notes)).withSampling("STEP".equals(unit)
+                ? TrainerConfigs.sampleEvery(file, c.get("sample_after"), "sample_after", null, null, notes) : null);
     }
 
     /** A layer offload fraction as the whole blocks it streams from host memory. */

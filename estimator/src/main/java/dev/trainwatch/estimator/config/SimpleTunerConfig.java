@@ -7,6 +7,7 @@ import static dev.trainwatch.estimator.config.TrainerConfigs.longOrNull;
 import static dev.trainwatch.estimator.config.TrainerConfigs.optimizer;
 import static dev.trainwatch.estimator.config.TrainerConfigs.precision;
 import static dev.trainwatch.estimator.config.TrainerConfigs.text;
+import static dev.trainwatch.estimator.config.TrainerConfigs.truthy;
 import static dev.trainwatch.estimator.config.TrainerConfigs.whole;
 
 import com.fasterxml.jackson.core.JacksonException;
@@ -85,7 +86,9 @@ final class SimpleTunerConfig {
                 whole(file, c.get("gradient_accumulation_steps"), "gradient_accumulation_steps"),
                 longOrNull(c.get("max_train_steps")))
                 .withPhysics(null, null, rank, rank == null ? null : BLOCK_LINEARS, null, null)
-                .withTrainer(lora ? baseWeights(text(c.get("base_model_precision"))) : null, null);
+                .withTrainer(lora ? baseWeights(text(c.get("base_model_precision"))) : null, null)
+                .withSampling(truthy(c.get("validation_disable")) ? null
+                        : TrainerConfigs.sampleEvery(file, c.get("validation_steps"), "validation_steps", null, null, notes));
     }
 
     /** {@code int8-quanto}, {@code int4-quanto}, {@code nf4-bnb}, {@code fp8-torchao}; {@code no_change}: none. */

@@ -224,6 +224,8 @@ public final class TrainerCommandLine {
                 null, whole(script, f.get("gradient_accumulation_steps"), "--gradient_accumulation_steps"),
                 TrainerConfigs.longOrNull(f.get("max_train_steps")))
                 .withRegime(null, truthy(f.get("cache_latents")) ? "precomputed" : "online", null, null, null, null)
-                .withPhysics(null, null, rank, null, null, null);
+                .withPhysics(null, null, rank, null, null, null)
+                .withSampling(f.get("validation_prompt") == null ? null
+                        : whole(script, f.get("validation_steps"), "--validation_steps"));
     }
 }

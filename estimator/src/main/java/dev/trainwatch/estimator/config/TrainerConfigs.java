@@ -61,7 +61,10 @@ final class TrainerConfigs {
                 longOrNull(train.get("steps")))
                 .withRegime(text ? "precomputed" : "online", latents ? "precomputed" : "online", null, null, null, null)
                 .withPhysics(null, null, rank, rank == null ? null : BLOCK_LINEARS, null, null)
-                .withTrainer(base, null);
+                .withTrainer(base, null)
+                .withSampling(process.get("sample") == null ? null : sampleEvery(file,
+                        map(file, process.get("sample"), "sample").get("sample_every"), "sample.sample_every", null, null,
+                        notes));
         for (String key : List.of("low_vram", "layer_offloading", "layer_offloading_transformer_percent")) {
             if (model.get(key) != null) {
                 notes.add("model." + key + " = " + model.get(key) + " is not priced (no block swap count to map it to)");
@@ -130,7 +133,9 @@ final class TrainerConfigs {
                 longOrNull(t.get("max_train_steps")))
                 .withRegime(text ? "precomputed" : "online", latents ? "precomputed" : "online", null, null, null, null)
                 .withPhysics(null, null, rank, rank == null ? null : BLOCK_LINEARS, null, null)
-                .withTrainer(fp8 ? "fp8" : null, whole(file, t.get("blocks_to_swap"), "blocks_to_swap"));
+                .withTrainer(fp8 ? "fp8" : null, whole(file, t.get("blocks_to_swap"), "blocks_to_swap"))
+                .withSampling(sampleEvery(file, t.get("sample_every_n_steps"), "sample_every_n_steps",
+                        t.get("sample_every_n_epochs"), "sample_every_n_epochs", notes));
     }
 
     /** sd-scripts' Flux and SD3 scripts cache on request; musubi-tuner's always run from its caches. */
@@ -307,6 +312,16 @@ final class TrainerConfigs {
             }
         }
         return largest > 0 ? largest : null;
+    }
+
+    /** Steps between sampling passes, null when none; one counted in epochs is a note (its step is not known). */
+    static Integer sampleEvery(Path file, Object steps, String key, Object epochs, String epochKey,
+            List<String> notes) {
+        Integer n = whole(file, steps, key);
+        if (epochs != null && (n == null || n <= 0)) {
+            notes.add(epochKey + " " + epochs + ": samples every so many epochs; the step it samples at is not known");
+        }
+        return n != null && n > 0 ? n : null;
     }
 
     private static Integer firstWhole(Path file, String key, Object... values) {

@@ -96,6 +96,31 @@ class TrainerConfigsTest {
     }
 
     @Test
+    void theStepsBetweenSamplingPassesComeFromTheConfigThatSaysIt(@TempDir Path dir) throws IOException {
+        assertThat(ConfigReaders.read(fixture("trainers/ai-toolkit_train_lora_flux_24gb.yaml"), estimator.catalog())
+                .sampleEvery()).isEqualTo(250); // sample.sample_every
+        assertThat(ConfigReaders.read(fixture("trainers/simpletuner/config.json"), estimator.catalog()).sampleEvery())
+                .isEqualTo(5); // validation_steps
+        assertThat(ConfigReaders.read(fixture("trainers/kohya_flux_issue434.toml"), estimator.catalog()).sampleEvery())
+                .isNull(); // no sample_every_n_*: the run never samples
+        String kohya = Files.readString(fixture("trainers/kohya_flux_issue434.toml"));
+        Path steps = dir.resolve("steps.toml");
+        Files.writeString(steps, kohya + "\nsample_every_n_steps = 200\nsample_prompts = \"prompts.txt\"\n");
+        RunSpec s = ConfigReaders.read(steps, estimator.catalog());
+        assertThat(s.sampleEvery()).isEqualTo(200);
+        Estimate e = estimator.estimate(s.overriddenBy(RunSpec.empty().onHardware("rtx4090", null, null)));
+        assertThat(e.spec().sampleEvery()).isEqualTo(200);
+        Path epochs = dir.resolve("epochs.toml");
+        Files.writeString(epochs, kohya + "\nsample_every_n_epochs = 2\n");
+        ConfigReaders.Read read = ConfigReaders.readWithNotes(epochs, estimator.catalog());
+        assertThat(read.spec().sampleEvery()).isNull();
+        assertThat(read.notes()).contains("sample_every_n_epochs 2: samples every so many epochs; the step it samples "
+                + "at is not known");
+        assertThatThrownBy(() -> estimator.estimate(s.overriddenBy(RunSpec.empty().onHardware("rtx4090", null, null))
+                .withSampling(0))).hasMessageContaining("sample_every must be at least 1 step");
+    }
+
+    @Test
     void simpleTunersFluxLoraExampleWithItsDataBackend(@TempDir Path dir) throws IOException {
         Path config = fixture("trainers/simpletuner/config.json");
         ConfigReaders.Read asShipped = ConfigReaders.readWithNotes(config, estimator.catalog());

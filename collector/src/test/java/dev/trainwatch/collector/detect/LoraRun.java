@@ -13,7 +13,7 @@ import java.util.function.IntToDoubleFunction;
  * A run for one detector evaluation, built by hand: the real estimator's estimate of {@link #spec}, GPUs, node memory
  * and step reports as the test states them (what the fleet's windows would hold).
  */
-final class EstimatedRun implements RunContext {
+final class LoraRun implements RunContext {
 
     static final Estimator ESTIMATOR = Estimator.bundled();
     static final double GIB = 1L << 30;
@@ -27,7 +27,7 @@ final class EstimatedRun implements RunContext {
     StepSeries steps = new Steps(0, 0, 0);
     double samplingTs = Double.NaN;
 
-    EstimatedRun(double now, RunSpec spec) {
+    LoraRun(double now, RunSpec spec) {
         this.now = now;
         this.spec = spec;
         this.estimate = spec == null ? null : ESTIMATOR.estimate(spec);
@@ -38,7 +38,7 @@ final class EstimatedRun implements RunContext {
                         Integer blocks) {
         return new RunSpec(model, gpu, 1, 1, null, height, width, frames, "bf16", "adamw8bit", true, false,
                 "precomputed", null, null, null, null, null, null, null, null, null, null, null, null, 16, null, null,
-                null, base, blocks, null);
+                null, base, blocks, null, null);
     }
 
     @Override public String runId() { return "lora"; }
