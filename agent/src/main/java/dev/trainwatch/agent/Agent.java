@@ -253,9 +253,9 @@ public final class Agent implements AutoCloseable {
                     event.message(), null, new RunEnding(
                             log == null ? null : log.toAbsolutePath().normalize().toString(), failure.isPresent(),
                             last == null ? null : last.length() <= 500 ? last : last.substring(0, 499) + "…",
-                            outputs)));
+                            outputs), null, null));
             failure.ifPresent(f -> events.add(new AgentEvent(ts, "run_failed", null, null, event.runId(), f.summary(),
-                    f)));
+                    f, null, null, null)));
         }
         double pollSeconds = (System.nanoTime() - startNanos) / 1e9;
         lastPollSeconds = pollSeconds;

@@ -200,7 +200,7 @@ class ShipEveryTest {
             log.add(StepEvent.of(i * 10, 1.0, 1000 + i));
             if (i == 8) {
                 log.add(new StepEvent(81L, 1.0, null, null, null, null, null, null, Double.NaN, null, null,
-                        null, null, null, 1008.5));
+                        null, null, null, 1008.5, null));
             }
             agent.pollOnce();
         }

@@ -6,7 +6,6 @@ import dev.trainwatch.agent.GpuReaders;
 import dev.trainwatch.agent.attribution.LinuxProcSource;
 import dev.trainwatch.agent.gpu.GpuReader;
 import dev.trainwatch.agent.gpu.GpuUnavailableException;
-import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.MonotonicClock;
 import dev.trainwatch.protocol.UtilizationWindow;
@@ -165,22 +164,8 @@ final class AgentClassTraining {
         }
 
         @Override
-        public List<AgentEvent> drainEvents() {
-            return List.of();
-        }
-
-        @Override
-        public long failedReads() {
-            return 0;
-        }
-
-        @Override
         public String driverVersion() {
             return null;
-        }
-
-        @Override
-        public void close() {
         }
     }
 }

@@ -70,7 +70,7 @@ public final class ScrapeWarmUp {
             for (int h = 0; h < HOSTS; h++) {
                 fleet.ingestBatch(decoder.batch(gzipJson(batch(h, second, now)), "gzip"));
                 fleet.ingestSteps("warm-up-" + h, List.of(new StepEvent((long) second, 0.9, 0.05, null, null, null,
-                        GPUS, 256.0, 0.12, 1e-4, 1.1, null, null, null, now)));
+                        GPUS, 256.0, 0.12, 1e-4, 1.1, null, null, null, now, null)));
             }
             fleet.tick();
             size = metrics.scrape("text/plain").length() + metrics.scrape("application/openmetrics-text").length();
@@ -95,7 +95,7 @@ public final class ScrapeWarmUp {
             ranks.add(new RankInfo(1000 + g, g, g, GPUS, List.of(uuid)));
         }
         RunAttribution run = new RunAttribution("warm-up-" + host, ranks.stream().map(RankInfo::pid).toList(),
-                uuids, ranks, null, null);
+                uuids, ranks, null, null, null, null, null, null, null);
         return new AgentBatch("warm-up-" + host, "warm-up-agent-" + host, second, gpus, List.of(run), List.of(),
                 new AgentHealth(0.004, 0L, 0L, 0L, 0L, 1.0), null, now, null);
     }

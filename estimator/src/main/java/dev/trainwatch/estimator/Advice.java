@@ -23,71 +23,71 @@ final class Advice {
 
     static List<String> notes(ResolvedRun r, Costs c) {
         List<String> notes = new ArrayList<>();
-        ModelProfile p = r.profile;
-        long capacity = r.gpu.memoryBytes();
+        ModelProfile p = r.profile();
+        long capacity = r.gpu().memoryBytes();
         if (c.peakBytes() > capacity) {
-            notes.add("needs " + gb(c.peakBytes()) + " but " + r.gpu.id() + " has " + gb(capacity) + ": expect an out-of-memory error");
+            notes.add("needs " + gb(c.peakBytes()) + " but " + r.gpu().id() + " has " + gb(capacity) + ": expect an out-of-memory error");
         } else if (c.peakBytes() > 0.9 * capacity) {
-            notes.add("uses " + percent(c.peakBytes(), capacity) + " of " + r.gpu.id()
+            notes.add("uses " + percent(c.peakBytes(), capacity) + " of " + r.gpu().id()
                     + "'s memory: at the limit, fragmentation or a larger aspect-ratio bucket can run out of memory");
         }
         blockSwapNote(r, c, notes);
-        if ((r.optimizer.equals("came") || r.optimizer.equals("came8bit") || r.optimizer.equals("adafactor"))
+        if ((r.optimizer().equals("came") || r.optimizer().equals("came8bit") || r.optimizer().equals("adafactor"))
                 && p.pointwiseConvParams > 0) {
-            notes.add(optimizerLabel(r.optimizer) + " factors the last two dims of each weight, so the "
+            notes.add(optimizerLabel(r.optimizer()) + " factors the last two dims of each weight, so the "
                     + millions(p.pointwiseConvParams) + " parameters (" + percent(p.pointwiseConvParams, p.params)
                     + ") in 4-D [O, I, 1, 1] conv weights keep full-size factors: optimizer state "
-                    + gb(r.trainable.optimizerBytes(r.optimizer)) + " against " + gb(r.trainable.optimizerBytes("adamw")) + " for AdamW");
+                    + gb(r.trainable().optimizerBytes(r.optimizer())) + " against " + gb(r.trainable().optimizerBytes("adamw")) + " for AdamW");
         }
         onlineEncoderNotes(r, c, notes);
-        if (r.precision.equals("fp32") && r.gpu.tf32Tflops() != null) {
+        if (r.precision().equals("fp32") && r.gpu().tf32Tflops() != null) {
             notes.add(String.format(Locale.ROOT, "pure fp32 runs at %.1f TFLOPS on %s; TF32 matmuls would use %.0f",
-                    r.gpu.fp32Tflops(), r.gpu.id(), r.gpu.tf32Tflops()));
+                    r.gpu().fp32Tflops(), r.gpu().id(), r.gpu().tf32Tflops()));
         }
-        if (r.attention.equals("math")) {
+        if (r.attention().equals("math")) {
             long scores = 0;
-            for (LayerPlan layer : r.plan) {
+            for (LayerPlan layer : r.sizes().plan()) {
                 scores = Math.max(scores, Math.round(layer.attentionScoresPerSample()));
             }
             if (scores > 0) {
-                notes.add("attention materialises its score matrix (" + millions(scores * r.batch)
+                notes.add("attention materialises its score matrix (" + millions(scores * r.batch())
                         + " elements per block at this batch); fused flash/SDPA attention avoids it");
             }
         }
         if (r.partialCheckpointing()) {
             List<String> parts = new ArrayList<>();
-            for (int i = 0; i < r.plan.size(); i++) {
-                parts.add(r.checkpointed(i) + " of " + r.plan.get(i).blocks());
+            for (int i = 0; i < r.sizes().plan().size(); i++) {
+                parts.add(r.checkpointed(i) + " of " + r.sizes().plan().get(i).blocks());
             }
             notes.add("gradient checkpointing recomputes " + String.join(" and ", parts) + " blocks"
-                    + (r.plan.size() > 1 ? " (" + Architecture.groupNames(p.info) + ")" : "")
+                    + (r.sizes().plan().size() > 1 ? " (" + Architecture.groupNames(p.info) + ")" : "")
                     + String.format(Locale.ROOT, ": %.0f%% of the forward pass runs twice", 100 * r.recomputedShare()));
         }
-        if (r.weights.equals("mixed")) {
+        if (r.weights().equals("mixed")) {
             notes.add("half-precision parameters and gradients with an fp32 master copy in the optimizer"
-                    + (r.zero >= 1 && r.gpus > 1 ? ", master and optimizer state sharded over " + r.gpus + " GPUs (ZeRO " + r.zero + ")" : ""));
-        } else if (r.weights.equals("pure")) {
-            notes.add("pure " + r.precision + ": parameters, gradients and optimizer state in " + r.precision
+                    + (r.zero() >= 1 && r.gpus() > 1 ? ", master and optimizer state sharded over " + r.gpus() + " GPUs (ZeRO " + r.zero() + ")" : ""));
+        } else if (r.weights().equals("pure")) {
+            notes.add("pure " + r.precision() + ": parameters, gradients and optimizer state in " + r.precision()
                     + " with no fp32 master copy (small updates can round away)");
         }
         if (r.eagerShare() < 1) {
-            notes.add(r.weights.equals("mixed")
+            notes.add(r.weights().equals("mixed")
                     ? String.format(Locale.ROOT, "eager PyTorch with half parameters and fp32 master weights on %s (%s) is"
                             + " priced at %.0f%% of its datasheet rates, as the published eager runs of that regime on"
                             + " Hopper measured (Open-Sora and OpenDiT on ColossalAI's booster); --kernels compiled prices"
-                            + " the full rates, and --from-run anchors on a run you observed", r.gpu.id(),
-                            r.gpu.architecture(), 100 * r.eagerShare())
+                            + " the full rates, and --from-run anchors on a run you observed", r.gpu().id(),
+                            r.gpu().architecture(), 100 * r.eagerShare())
                     : String.format(Locale.ROOT, "eager PyTorch on %s (%s) is priced at %.0f%% of its datasheet rates, as"
                             + " the one published A100/H100 pair of an eager autocast stack measured (the H100 1.56x the"
                             + " A100); --kernels compiled prices the full rates, and --from-run anchors on a run you"
-                            + " observed", r.gpu.id(), r.gpu.architecture(), 100 * r.eagerShare()));
+                            + " observed", r.gpu().id(), r.gpu().architecture(), 100 * r.eagerShare()));
         }
-        if (r.zero > 0 && r.gpus == 1) {
+        if (r.zero() > 0 && r.gpus() == 1) {
             notes.add("ZeRO shards over data-parallel ranks; with one GPU it saves nothing");
         }
-        if (r.factors.stepTimeFactor() != 1.0 || r.factors.memoryFactor() != 1.0) {
+        if (r.factors().stepTimeFactor() != 1.0 || r.factors().memoryFactor() != 1.0) {
             notes.add(String.format(Locale.ROOT, "calibrated from observed runs on %s/%s: step time x%.2f, memory x%.2f",
-                    r.gpu.id(), p.info.family(), r.factors.stepTimeFactor(), r.factors.memoryFactor()));
+                    r.gpu().id(), p.info.family(), r.factors().stepTimeFactor(), r.factors().memoryFactor()));
         }
         return List.copyOf(notes);
     }
@@ -102,7 +102,7 @@ final class Advice {
                 "online encoders take %.2f s of each %.2f s step (%s): text encoder %.2f s, VAE %.2f s; they also hold %s resident",
                 encoders, c.stepSeconds(), percent(encoders, c.stepSeconds()), c.time().getOrDefault("text_encoder", 0.0),
                 c.time().getOrDefault("vae_encoder", 0.0), gb(c.memory().getOrDefault("frozen_encoders", 0L))));
-        long working = MemoryModel.encoderTransientBytes(r, r.batch);
+        long working = MemoryModel.encoderTransientBytes(r, r.batch());
         notes.add("the encoders' working memory (" + gb(working) + " for this batch) is freed before the forward pass "
                 + "and reused for activations; " + (c.memory().getOrDefault("encoder_transients", 0L) > 0
                         ? "it exceeds them, so " + gb(c.memory().get("encoder_transients")) + " of it adds to the peak"
@@ -123,13 +123,13 @@ final class Advice {
             String k = term.getKey();
             switch (k) {
                 case "attention" -> {
-                    if (r.half() && r.attentionFp32) {
+                    if (r.half() && r.attentionFp32()) {
                         change = "half-precision attention (fp32_attention=False; --attention-precision half)";
                         changed = r.toBuilder().attentionFp32(false).build();
-                    } else if (r.attention.equals("math")) {
+                    } else if (r.attention().equals("math")) {
                         change = "fused attention (--attention flash)";
                         changed = r.toBuilder().attention("flash").build();
-                    } else if (r.attention.equals("mem-efficient")) {
+                    } else if (r.attention().equals("mem-efficient")) {
                         change = "FlashAttention-2 / SDPA flash (--attention flash)";
                         changed = r.toBuilder().attention("flash").build();
                     }
@@ -142,7 +142,7 @@ final class Advice {
                 }
                 case "gemm" -> {
                     if (!r.half()) {
-                        String half = r.gpu.bf16Tflops() != null ? "bf16" : "fp16";
+                        String half = r.gpu().bf16Tflops() != null ? "bf16" : "fp16";
                         change = half + " autocast (--precision " + half + ")";
                         changed = r.toBuilder().precision(half).build();
                     } else if (r.recomputedShare() > 0) {
@@ -155,7 +155,7 @@ final class Advice {
                     changed = r.toBuilder().features("precomputed").build();
                 }
                 case "allreduce" -> {
-                    if (r.zero == 0 && r.weights.equals("fp32") && r.half()) {
+                    if (r.zero() == 0 && r.weights().equals("fp32") && r.half()) {
                         change = "half-precision gradients (--weights mixed)";
                         changed = r.toBuilder().weights("mixed").build();
                     }
@@ -166,10 +166,10 @@ final class Advice {
             StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%s: %.2f s of %.2f s", label(k, r),
                     term.getValue(), c.stepSeconds()));
             if (changed != null) {
-                Costs after = Costs.of(changed, changed.batch);
+                Costs after = Costs.of(changed, changed.batch());
                 double saves = c.stepSeconds() - after.stepSeconds();
                 // A saving that would not fit the GPU (while the run does) is no advice.
-                boolean fitsAfter = after.peakBytes() <= r.gpu.memoryBytes() || c.peakBytes() > r.gpu.memoryBytes();
+                boolean fitsAfter = after.peakBytes() <= r.gpu().memoryBytes() || c.peakBytes() > r.gpu().memoryBytes();
                 if (saves > 0.01 * c.stepSeconds() && fitsAfter) {
                     line.append(String.format(Locale.ROOT, "; %s would save %.2f s", change, saves));
                 }
@@ -181,17 +181,17 @@ final class Advice {
 
     private static String label(String term, ResolvedRun r) {
         return switch (term) {
-            case "gemm" -> "GEMMs (" + (r.precision.equals("fp32") ? "fp32, no tensor cores" : r.precision) + ")";
-            case "attention" -> (r.half() && r.attentionFp32 ? "fp32 attention" : r.attention + " attention")
+            case "gemm" -> "GEMMs (" + (r.precision().equals("fp32") ? "fp32, no tensor cores" : r.precision()) + ")";
+            case "attention" -> (r.half() && r.attentionFp32() ? "fp32 attention" : r.attention() + " attention")
                     + (r.recomputedShare() > 0 ? " with its recomputation" : "");
             case "elementwise" -> "element-wise kernels (norms, modulation, activations" + (r.compiled() ? ", compiled" : ", eager") + ")";
-            case "text_encoder" -> "online " + (r.textEncoder == null ? "text" : shortName(r.textEncoder)) + " encoding";
+            case "text_encoder" -> "online " + (r.textEncoder() == null ? "text" : shortName(r.textEncoder())) + " encoding";
             case "vae_encoder" -> "online VAE encoding";
-            case "optimizer" -> optimizerLabel(r.optimizer) + " step";
+            case "optimizer" -> optimizerLabel(r.optimizer()) + " step";
             case "ema" -> "EMA update";
             case "allreduce" -> "gradient all-reduce not hidden by the backward pass";
-            case "dequantize" -> r.baseWeights + " base weights dequantised as each layer runs";
-            case "block_swap" -> r.blocksToSwap + " swapped blocks copied over PCIe beyond what compute hides";
+            case "dequantize" -> r.baseWeights() + " base weights dequantised as each layer runs";
+            case "block_swap" -> r.blocksToSwap() + " swapped blocks copied over PCIe beyond what compute hides";
             default -> term;
         };
     }
@@ -199,14 +199,14 @@ final class Advice {
     /** What block swap moves over PCIe each step, and whether the compute hides it. */
     private static void blockSwapNote(ResolvedRun r, Costs c, List<String> notes) {
         double bytes = TrainerLevers.swapBytesPerStep(r);
-        if (bytes <= 0 || r.gpu.pcieGbps() <= 0) {
+        if (bytes <= 0 || r.gpu().pcieGbps() <= 0) {
             return;
         }
-        double copy = bytes / (r.gpu.pcieGbps() * 1e9 * TrainerLevers.PINNED_COPY_EFFICIENCY);
+        double copy = bytes / (r.gpu().pcieGbps() * 1e9 * TrainerLevers.PINNED_COPY_EFFICIENCY);
         double exposed = c.time().getOrDefault("block_swap", 0.0);
         notes.add(String.format(Locale.ROOT, "%d swapped blocks cross PCIe twice a step: %.1f GB, %.2f s of copies at"
-                + " %.0f GB/s pinned, %s", r.blocksToSwap, bytes / 1e9, copy,
-                r.gpu.pcieGbps() * TrainerLevers.PINNED_COPY_EFFICIENCY, exposed > 0
+                + " %.0f GB/s pinned, %s", r.blocksToSwap(), bytes / 1e9, copy,
+                r.gpu().pcieGbps() * TrainerLevers.PINNED_COPY_EFFICIENCY, exposed > 0
                         ? String.format(Locale.ROOT, "%.2f s of them beyond the compute they overlap (PCIe-bound)", exposed)
                         : "hidden under the blocks' compute"));
     }

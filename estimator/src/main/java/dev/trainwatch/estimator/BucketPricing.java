@@ -102,7 +102,7 @@ final class BucketPricing {
             RunSpec one = (h == null || wd == null) ? base.withShape(batch, spec.resolution(), null, null, frames)
                     : base.withShape(batch, null, h, wd, frames);
             ResolvedRun run = resolve.apply(one);
-            priced.add(new Priced(one, run, Costs.of(run, run.batch), w));
+            priced.add(new Priced(one, run, Costs.of(run, run.batch()), w));
         }
         return priced;
     }
@@ -115,7 +115,7 @@ final class BucketPricing {
         for (int k = 0; k < Math.min(3, byMemory.size()); k++) {
             Priced p = byMemory.get(k);
             line.append(k == 0 ? " " : "; ").append(describeBucket(p.run().resolvedSpec())).append(" batch ")
-                    .append(p.run().batch).append(' ').append(gb(p.costs().peakBytes()))
+                    .append(p.run().batch()).append(' ').append(gb(p.costs().peakBytes()))
                     .append(String.format(Locale.ROOT, " %.2f s", p.costs().stepSeconds()));
         }
         if (byMemory.size() > 3) {

@@ -31,6 +31,6 @@ record Costs(long peakBytes, Map<String, Long> memory, double stepSeconds, Map<S
             step += v;
         }
         return new Costs(peak, Collections.unmodifiableMap(memory), step, Collections.unmodifiableMap(time),
-                (double) batch * r.accumulation * r.gpus / step, Collections.unmodifiableMap(operations));
+                (double) batch * r.accumulation() * r.gpus() / step, Collections.unmodifiableMap(operations));
     }
 }

@@ -135,10 +135,8 @@ public final class Estimator {
     /** Forward MACs per sample at a resolution (frames for video models), from the architecture. */
     public double forwardMacs(String modelId, int height, int width, int frames) {
         ResolvedRun.Builder b = ResolvedRun.builder(profile(modelId));
-        b.height = height;
-        b.width = width;
-        b.frames = frames;
-        return b.build().forwardMacsPerSample;
+        b.dims(height, width, frames);
+        return b.build().sizes().forwardMacsPerSample();
     }
 
     /**
@@ -151,19 +149,19 @@ public final class Estimator {
             return BucketPricing.estimate(spec, resolver::resolve, this::estimate);
         }
         ResolvedRun run = resolver.resolve(spec);
-        Costs costs = Costs.of(run, run.batch);
+        Costs costs = Costs.of(run, run.batch());
         int maxBatch = MemoryModel.maxBatch(run, costs.peakBytes());
         List<Suggestion> suggestions = Advice.suggestions(run, costs, maxBatch);
         List<String> notes = Advice.notes(run, costs);
-        Double total = run.totalSteps == null ? null : costs.stepSeconds() * run.totalSteps;
+        Double total = run.totalSteps() == null ? null : costs.stepSeconds() * run.totalSteps();
         Map<String, Long> host = Collections.unmodifiableMap(TrainerLevers.hostTerms(run));
         Map<String, Long> sampling = Collections.unmodifiableMap(TrainerLevers.samplingTerms(run, costs.memory()));
         notes = TrainerLevers.withSamplingNote(notes, run, costs.peakBytes(), TrainerLevers.sum(sampling));
         RunSpec resolved = spec == null ? run.resolvedSpec()
                 : run.resolvedSpec().withNotes(spec.notes()).withSampling(spec.sampleEvery());
-        return new Estimate(resolved, run.profile.info.id(), run.gpu.id(), run.profile.params,
-                run.trainableParams(), costs.peakBytes(), run.gpu.memoryBytes(),
-                costs.peakBytes() <= run.gpu.memoryBytes(), maxBatch, costs.stepSeconds(), costs.samplesPerSecond(),
+        return new Estimate(resolved, run.profile().info.id(), run.gpu().id(), run.profile().params,
+                run.trainableParams(), costs.peakBytes(), run.gpu().memoryBytes(),
+                costs.peakBytes() <= run.gpu().memoryBytes(), maxBatch, costs.stepSeconds(), costs.samplesPerSecond(),
                 costs.memory(), costs.time(), total, suggestions, notes, StepTimeModel.flops(run), costs.operations(),
                 Advice.why(run, costs), TrainerLevers.sum(host), host, TrainerLevers.sum(sampling), sampling);
     }

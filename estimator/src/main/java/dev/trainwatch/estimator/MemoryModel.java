@@ -47,12 +47,12 @@ final class MemoryModel {
 
     /** Largest per-GPU batch that fits, by doubling then bisection (memory grows monotonically with the batch). */
     static int maxBatch(ResolvedRun r, long peakAtBatch) {
-        long capacity = r.gpu.memoryBytes();
+        long capacity = r.gpu().memoryBytes();
         int lo;
         int hi;
         if (peakAtBatch <= capacity) {
-            lo = r.batch;
-            hi = r.batch * 2;
+            lo = r.batch();
+            hi = r.batch() * 2;
             while (hi < MAX_BATCH_LIMIT && peakBytes(r, hi) <= capacity) {
                 lo = hi;
                 hi *= 2;
@@ -65,7 +65,7 @@ final class MemoryModel {
                 return 0;
             }
             lo = 1;
-            hi = r.batch;
+            hi = r.batch();
         }
         while (hi - lo > 1) {
             int mid = lo + (hi - lo) / 2;
@@ -79,40 +79,40 @@ final class MemoryModel {
     }
 
     static Map<String, Long> terms(ResolvedRun r, int b) {
-        ModelProfile p = r.profile;
-        int d = r.gpus;
+        ModelProfile p = r.profile();
+        int d = r.gpus();
         boolean sharded = d > 1;
         Map<String, Long> mem = new LinkedHashMap<>();
-        boolean fp32Params = r.weights.equals("fp32");
-        Trainable tr = r.trainable;
+        boolean fp32Params = r.weights().equals("fp32");
+        Trainable tr = r.trainable();
         long trainable = tr.trainableParams();
         long weights = TrainerLevers.weightBytes(r);
         // Blocks kept in pinned host memory (blocks_to_swap) are on the GPU only while they run.
         weights -= TrainerLevers.swappedBytes(r, weights);
-        mem.put("weights", r.zero >= 3 && sharded ? weights / d : weights);
+        mem.put("weights", r.zero() >= 3 && sharded ? weights / d : weights);
         if (r.half() && fp32Params) {
             // Autocast caches a half copy of each fp32 weight it casts until the forward pass ends.
             long cast = tr.lora() ? tr.adapterParams() : p.trainableParams;
-            mem.put("autocast_cache", (r.zero >= 3 && sharded ? 2 * cast / d : 2 * cast));
+            mem.put("autocast_cache", (r.zero() >= 3 && sharded ? 2 * cast / d : 2 * cast));
         }
         long grads = (fp32Params || tr.lora() ? 4 : 2) * trainable;
-        mem.put("gradients", r.zero >= 2 && sharded ? grads / d : grads);
-        if (r.weights.equals("mixed")) {
+        mem.put("gradients", r.zero() >= 2 && sharded ? grads / d : grads);
+        if (r.weights().equals("mixed")) {
             // ColossalAI / DeepSpeed / FSDP mixed precision: the optimizer holds an fp32 master copy, sharded with it.
             long master = 4 * trainable;
-            mem.put("master_weights", r.zero >= 1 && sharded ? master / d : master);
+            mem.put("master_weights", r.zero() >= 1 && sharded ? master / d : master);
         }
-        long optimizer = tr.optimizerBytes(r.optimizer);
-        if (r.weights.equals("pure")) {
+        long optimizer = tr.optimizerBytes(r.optimizer());
+        if (r.weights().equals("pure")) {
             optimizer /= 2; // states kept in the parameters' half dtype
         }
-        mem.put("optimizer", r.zero >= 1 && sharded ? optimizer / d : optimizer);
-        if (r.ema) {
+        mem.put("optimizer", r.zero() >= 1 && sharded ? optimizer / d : optimizer);
+        if (r.ema()) {
             mem.put("ema", 4 * (tr.full() ? p.params : trainable));
         }
         if (sharded) {
-            mem.put("ddp_buckets", r.zero == 0 ? grads : Math.min(grads, 1L << 30));
-            if (r.zero >= 3) {
+            mem.put("ddp_buckets", r.zero() == 0 ? grads : Math.min(grads, 1L << 30));
+            if (r.zero() >= 3) {
                 mem.put("zero3_gather", 2 * 2 * p.largestBlockParams);
             }
         }
@@ -121,9 +121,9 @@ final class MemoryModel {
         mem.put("data_batch", dataBytes(r, b));
         if (r.online()) {
             long encoderBytes = r.half() ? 2 : 4;
-            long resident = r.vaeOnline() ? r.vae.params() * encoderBytes : 0;
-            if (r.textEncoder != null && r.textOnline()) {
-                resident += r.textEncoder.params() * encoderBytes;
+            long resident = r.vaeOnline() ? r.vae().params() * encoderBytes : 0;
+            if (r.textEncoder() != null && r.textOnline()) {
+                resident += r.textEncoder().params() * encoderBytes;
             }
             mem.put("frozen_encoders", resident);
             // The encoders run under no_grad before the forward pass and free their working memory; the caching
@@ -143,21 +143,21 @@ final class MemoryModel {
         long frozenBase = tr.full() ? 0 : TrainerLevers.frozenBytes(r, tr.frozenParams(), r.half() ? 2 : 4)
                 - TrainerLevers.swappedBytes(r, TrainerLevers.weightBytes(r));
         mem.put("allocator_overhead", Math.round(Math.max(0, allocated - Math.max(0, frozenBase)) * ALLOCATOR_OVERHEAD));
-        if (r.factors.memoryFactor() != 1.0) {
+        if (r.factors().memoryFactor() != 1.0) {
             long total = 0;
             for (long v : mem.values()) {
                 total += v;
             }
-            mem.put("calibration_adjustment", Math.round(total * (r.factors.memoryFactor() - 1.0)));
+            mem.put("calibration_adjustment", Math.round(total * (r.factors().memoryFactor() - 1.0)));
         }
         return mem;
     }
 
     private static long activationBytes(ResolvedRun r, int b) {
-        double h = r.profile.info.hidden();
+        double h = r.profile().info.hidden();
         boolean amp = r.half();
-        boolean math = r.attention.equals("math");
-        double scoreBytes = (amp && !r.attentionFp32) ? 2 : 4;
+        boolean math = r.attention().equals("math");
+        double scoreBytes = (amp && !r.attentionFp32()) ? 2 : 4;
         double textKvBytes = amp ? 2 : 4;
         // Half parameters (ColossalAI/DeepSpeed mixed, pure half): the residual stream and norm inputs that autocast
         // keeps in fp32 are half too.
@@ -165,8 +165,8 @@ final class MemoryModel {
         double halfStream = halfParams ? HALF_STREAM_ACTIVATION_FACTOR : 1;
         double total = 0;
         double live = 0;
-        for (int i = 0; i < r.plan.size(); i++) {
-            LayerPlan layer = r.plan.get(i);
+        for (int i = 0; i < r.sizes().plan().size(); i++) {
+            LayerPlan layer = r.sizes().plan().get(i);
             int recomputed = r.checkpointed(i);
             int kept = layer.blocks() - recomputed;
             double tokenHidden = (double) layer.tokensPerSample() * b * h;
@@ -174,7 +174,7 @@ final class MemoryModel {
                     + layer.textKvBytesPerSample() * b * textKvBytes;
             // Math attention keeps the scores and the softmax output; their gradients double that in backward.
             double scores = math ? layer.attentionScoresPerSample() * b * scoreBytes * 2 : 0;
-            if (!math && amp && r.attentionFp32) {
+            if (!math && amp && r.attentionFp32()) {
                 saved += UPCAST_ATTENTION_BYTES * tokenHidden;
             }
             if (recomputed > 0) {
@@ -186,34 +186,34 @@ final class MemoryModel {
                 live = Math.max(live, saved * (LIVE_BLOCK_FACTOR - 1) + scores);
             }
         }
-        double embedding = EMBEDDING_BYTES * r.tokens * b * h;
+        double embedding = EMBEDDING_BYTES * r.sizes().tokens() * b * h;
         return Math.round(total + live + embedding);
     }
 
     /** The residual stream is half: half parameters, or a LoRA under autocast (trainers cast the frozen base). */
     static boolean halfStream(ResolvedRun r) {
-        return !r.weights.equals("fp32") || (r.trainable.lora() && r.half());
+        return !r.weights().equals("fp32") || (r.trainable().lora() && r.half());
     }
 
     private static long dataBytes(ResolvedRun r, int b) {
-        ModelInfo m = r.profile.info;
+        ModelInfo m = r.profile().info;
         long images = r.vaeOnline() ? (long) b * 3 * r.pixelsPerSample() * 4
-                : (long) b * m.latentChannels() * r.latentFrames * r.spatialTokens * m.patch() * m.patch() * 4;
+                : (long) b * m.latentChannels() * r.sizes().latentFrames() * r.sizes().spatialTokens() * m.patch() * m.patch() * 4;
         long text = m.textEncoder() == null || r.textOnline() ? 0 : (long) b * m.textTokens() * m.captionChannels() * 4;
         return images + text;
     }
 
     /** Working memory of the frozen encoders for one batch (the VAE's attention through SDPA: no score matrix). */
     static long encoderTransientBytes(ResolvedRun r, int b) {
-        EncoderInfo vae = r.vae;
-        double perFrame = (double) r.height * r.width * vae.transientBytesPerPixel()
+        EncoderInfo vae = r.vae();
+        double perFrame = (double) r.height() * r.width() * vae.transientBytesPerPixel()
                 * (r.half() ? 1 : FP32_ENCODER_TRANSIENT_FACTOR);
         // Video pipelines encode their frames a few images at a time (Open-Sora's VAE micro_batch_size).
-        long images = (long) r.frames * b;
+        long images = (long) r.frames() * b;
         int micro = r.vaeMicroBatch();
         double bytes = r.vaeOnline() ? perFrame * (micro > 0 ? Math.min(images, micro) : images) : 0;
-        if (r.textEncoder != null && r.textOnline()) {
-            bytes += (double) b * r.profile.info.textTokens() * r.textEncoder.transientBytesPerToken();
+        if (r.textEncoder() != null && r.textOnline()) {
+            bytes += (double) b * r.profile().info.textTokens() * r.textEncoder().transientBytesPerToken();
         }
         return Math.round(bytes);
     }

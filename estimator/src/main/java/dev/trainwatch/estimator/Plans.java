@@ -30,11 +30,11 @@ final class Plans {
     }
 
     static List<Suggestion> suggestions(ResolvedRun r, Costs base, int maxBatch) {
-        long capacity = r.gpu.memoryBytes();
+        long capacity = r.gpu().memoryBytes();
         List<Priced> helping = new ArrayList<>();
         for (Lever lever : Levers.candidates(r, maxBatch)) {
             ResolvedRun changed = lever.on(r);
-            Costs c = Costs.of(changed, changed.batch);
+            Costs c = Costs.of(changed, changed.batch());
             boolean faster = c.stepSeconds() < base.stepSeconds() * 0.99;
             if (c.peakBytes() < base.peakBytes() || faster) {
                 helping.add(new Priced(lever, c));
@@ -72,7 +72,7 @@ final class Plans {
         if (saysFit) {
             detail += ", fits in " + of(p.costs.peakBytes(), r);
         }
-        long capacity = r.gpu.memoryBytes();
+        long capacity = r.gpu().memoryBytes();
         return new Suggestion(p.lever.change() + " (" + p.lever.flag() + "): " + detail, saves, p.costs.peakBytes(),
                 p.costs.stepSeconds(), Suggestion.SINGLE, List.of(flagOnly(p.lever)), 0,
                 p.costs.peakBytes() <= capacity, p.lever.givesUp());
@@ -83,7 +83,7 @@ final class Plans {
      * {@value #OPTIONS_PER_SLOT} savers of each slot; a set whose savings fall well short is not priced.
      */
     private static Suggestion combination(ResolvedRun r, Costs base, List<Priced> helping) {
-        long capacity = r.gpu.memoryBytes();
+        long capacity = r.gpu().memoryBytes();
         long missing = base.peakBytes() - capacity;
         Map<String, List<Priced>> bySlot = new LinkedHashMap<>();
         helping.stream().filter(p -> p.costs.peakBytes() < base.peakBytes())
@@ -125,7 +125,7 @@ final class Plans {
             }
             List<Lever> levers = chosen.stream().map(Priced::lever).toList();
             ResolvedRun changed = Lever.all(r, levers);
-            Costs c = Costs.of(changed, changed.batch);
+            Costs c = Costs.of(changed, changed.batch());
             int effort = levers.stream().mapToInt(Lever::effort).sum();
             if (c.peakBytes() <= capacity && (best.costs == null || effort < best.effort
                     || effort == best.effort && c.stepSeconds() < best.costs.stepSeconds())) {
@@ -156,7 +156,7 @@ final class Plans {
             }
         }
         long saves = base.peakBytes() - c.peakBytes();
-        String gpus = r.gpus == 1 ? "one GPU" : r.gpus + " GPUs";
+        String gpus = r.gpus() == 1 ? "one GPU" : r.gpus() + " GPUs";
         String text = "no single change fits on " + gpus + "; together: " + joinWords(words) + " ("
                 + String.join(" ", flags) + "): " + describeChange(base, c, saves) + ", fits in " + of(c.peakBytes(), r)
                 + (givesUp.isEmpty() ? "" : "; gives up " + String.join("; ", givesUp));
@@ -187,7 +187,7 @@ final class Plans {
     /** "21.65 of 23.99 GiB". */
     static String of(long peak, ResolvedRun r) {
         double gib = 1L << 30;
-        return String.format(Locale.ROOT, "%.2f of %.2f GiB", peak / gib, r.gpu.memoryBytes() / gib);
+        return String.format(Locale.ROOT, "%.2f of %.2f GiB", peak / gib, r.gpu().memoryBytes() / gib);
     }
 
     static String describeChange(Costs base, Costs changed, long saves) {

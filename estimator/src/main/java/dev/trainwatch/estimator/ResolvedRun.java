@@ -10,120 +10,54 @@ import java.util.List;
 
 /**
  * A run with every choice resolved and checked, and the sizes derived from them (tokens, block groups, forward MACs).
- * Immutable; {@link #toBuilder()} makes a changed copy. Built only by {@link SpecResolver} and by copies.
+ * Built only by {@link SpecResolver} and by copies ({@link #toBuilder()}); never change {@link #checkpointed}.
+ *
+ * @param gpu              null only for parameter-only runs ({@link Estimator#forwardMacs}); arch likewise
+ * @param squareResolution the square side when the spec gave one (the resolved spec echoes it), else null
+ * @param features         online, precomputed, or one of the split states below
+ * @param weights          fp32, mixed (half params + fp32 master in the optimizer) or pure (all half)
+ * @param vaeMicroBatchSetting images the VAE encodes at once when the spec says; null: the pipeline default
+ * @param kernels          {@code eager} or {@code compiled}
+ * @param attentionFp32    attention computed in fp32 under autocast (PixArt's and Sana's {@code fp32_attention})
+ * @param trainable        what trains: everything, some module kinds, or LoRA adapters
+ * @param checkpointed     blocks recomputed per layer group of {@link Sizes#plan}
+ * @param baseWeights      storage of the frozen base weights ({@link TrainerLevers#BASE_WEIGHTS}); null: compute dtype
+ * @param blocksToSwap     transformer blocks kept in pinned host memory and streamed each pass; 0: none
  */
-final class ResolvedRun {
+record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, EncoderInfo textEncoder, EncoderInfo vae,
+                   int gpus, int batch, int height, int width, int frames, Integer squareResolution, String precision,
+                   String optimizer, boolean checkpointing, boolean ema, String features, int zero, String attention,
+                   int accumulation, Long totalSteps, String weights, Integer vaeMicroBatchSetting,
+                   Calibration.Factors factors, String kernels, boolean attentionFp32, Trainable trainable,
+                   int[] checkpointed, String baseWeights, int blocksToSwap, Sizes sizes) {
 
     /** Run-internal feature states when one encoder's output is read from disk and the other's is computed. */
     static final String TEXT_PRECOMPUTED = "text-precomputed";
     static final String VAE_PRECOMPUTED = "vae-precomputed";
 
-    final ModelProfile profile;
-    /** Null only for parameter-only runs ({@link Estimator#forwardMacs}). */
-    final GpuInfo gpu;
-    /** Efficiencies of the GPU's architecture per dtype (null only without a GPU). */
-    final ArchitectureInfo arch;
-    final EncoderInfo textEncoder;
-    final EncoderInfo vae;
-    final int gpus;
-    final int batch;
-    final int height;
-    final int width;
-    final int frames;
-    /** The square side when the spec gave one (the resolved spec echoes it), else null. */
-    final Integer squareResolution;
-    final String precision;
-    final String optimizer;
-    final boolean checkpointing;
-    final boolean ema;
-    /** online, precomputed, or one of the split states above. */
-    final String features;
-    final int zero;
-    final String attention;
-    final int accumulation;
-    final Long totalSteps;
-    /** fp32, mixed (half params + fp32 master in the optimizer) or pure (all half). */
-    final String weights;
-    /** Images the VAE encodes at once when the spec says; null: the model's pipeline default. */
-    final Integer vaeMicroBatchSetting;
-    final Calibration.Factors factors;
-    /** {@code eager} or {@code compiled}. */
-    final String kernels;
-    /** Attention computed in fp32 under autocast (PixArt's and Sana's {@code fp32_attention}). */
-    final boolean attentionFp32;
-    /** What trains: everything, some module kinds, or LoRA adapters. */
-    final Trainable trainable;
-    /** Blocks recomputed per layer group of {@link #plan}. */
-    private final int[] checkpointed;
-    /** Storage of the frozen base weights ({@link TrainerLevers#BASE_WEIGHTS}); null: the compute dtype. */
-    final String baseWeights;
-    /** Transformer blocks kept in pinned host memory and streamed to the GPU each pass; 0: none. */
-    final int blocksToSwap;
+    /** The sizes a run's shape gives: tokens per sample, the block groups and the forward MACs. */
+    record Sizes(long latentFrames, long spatialTokens, long tokens, List<LayerPlan> plan,
+                 double forwardMacsPerSample, double attentionMacsPerSample) {
 
-    final long latentFrames;
-    final long spatialTokens;
-    final long tokens;
-    final List<LayerPlan> plan;
-    final double forwardMacsPerSample;
-    /** The attention products' share of {@link #forwardMacsPerSample}. */
-    final double attentionMacsPerSample;
-
-    private ResolvedRun(Builder b) {
-        this.profile = b.profile;
-        this.gpu = b.gpu;
-        this.arch = b.arch;
-        this.textEncoder = b.textEncoder;
-        this.vae = b.vae;
-        this.gpus = b.gpus;
-        this.batch = b.batch;
-        this.height = b.height;
-        this.width = b.width;
-        this.frames = b.frames;
-        this.squareResolution = b.squareResolution;
-        this.precision = b.precision;
-        this.optimizer = b.optimizer;
-        this.checkpointing = b.checkpointing;
-        this.ema = b.ema;
-        this.features = b.features;
-        this.zero = b.zero;
-        this.attention = b.attention;
-        this.accumulation = b.accumulation;
-        this.totalSteps = b.totalSteps;
-        this.weights = b.weights;
-        this.vaeMicroBatchSetting = b.vaeMicroBatch;
-        this.factors = b.factors;
-        this.kernels = b.kernels;
-        this.attentionFp32 = b.attentionFp32 != null ? b.attentionFp32 : b.profile.info.attentionUpcast();
-        this.trainable = b.trainable != null ? b.trainable : Trainable.all(b.profile);
-        this.baseWeights = b.baseWeights;
-        this.blocksToSwap = b.blocksToSwap;
-        ModelInfo m = profile.info;
-        long temporal = Math.max(1, m.temporalDownsample());
-        long latent = m.video() ? (frames + temporal - 1) / temporal : 1;
-        this.latentFrames = Math.max(1, latent / Math.max(1, m.patchT()));
-        long grid = m.pixelsPerToken();
-        this.spatialTokens = (height / grid) * (width / grid);
-        this.tokens = latentFrames * spatialTokens;
-        this.plan = Architecture.plan(m, latentFrames, spatialTokens);
-        double macs = (double) profile.imageTokenWeights * tokens
-                + (double) profile.textTokenWeights * m.textTokens()
-                + (double) profile.jointTokenWeights * (tokens + m.textTokens())
-                + profile.sampleWeights;
-        double attentionMacs = 0;
-        for (LayerPlan layer : plan) {
-            attentionMacs += layer.blocks() * layer.attentionMacsPerSample();
-        }
-        this.attentionMacsPerSample = attentionMacs;
-        this.forwardMacsPerSample = macs + attentionMacs;
-        int[] blocks = new int[plan.size()];
-        if (b.checkpointed != null && b.checkpointed.length == plan.size()) {
-            blocks = b.checkpointed.clone();
-        } else {
-            for (int i = 0; i < plan.size(); i++) {
-                blocks[i] = checkpointing ? plan.get(i).blocks() : 0;
+        static Sizes of(ModelProfile profile, int frames, int height, int width) {
+            ModelInfo m = profile.info;
+            long temporal = Math.max(1, m.temporalDownsample());
+            long latent = m.video() ? (frames + temporal - 1) / temporal : 1;
+            long latentFrames = Math.max(1, latent / Math.max(1, m.patchT()));
+            long grid = m.pixelsPerToken();
+            long spatialTokens = (height / grid) * (width / grid);
+            long tokens = latentFrames * spatialTokens;
+            List<LayerPlan> plan = Architecture.plan(m, latentFrames, spatialTokens);
+            double macs = (double) profile.imageTokenWeights * tokens
+                    + (double) profile.textTokenWeights * m.textTokens()
+                    + (double) profile.jointTokenWeights * (tokens + m.textTokens())
+                    + profile.sampleWeights;
+            double attentionMacs = 0;
+            for (LayerPlan layer : plan) {
+                attentionMacs += layer.blocks() * layer.attentionMacsPerSample();
             }
+            return new Sizes(latentFrames, spatialTokens, tokens, plan, macs + attentionMacs, attentionMacs);
         }
-        this.checkpointed = blocks;
     }
 
     static Builder builder(ModelProfile profile) {
@@ -138,10 +72,7 @@ final class ResolvedRun {
         b.textEncoder = textEncoder;
         b.vae = vae;
         b.gpus = gpus;
-        b.batch = batch;
-        b.height = height;
-        b.width = width;
-        b.frames = frames;
+        b.batch(batch, accumulation).dims(height, width, frames);
         b.squareResolution = squareResolution;
         b.precision = precision;
         b.optimizer = optimizer;
@@ -150,7 +81,6 @@ final class ResolvedRun {
         b.features = features;
         b.zero = zero;
         b.attention = attention;
-        b.accumulation = accumulation;
         b.totalSteps = totalSteps;
         b.weights = weights;
         b.vaeMicroBatch = vaeMicroBatchSetting;
@@ -173,8 +103,8 @@ final class ResolvedRun {
     double recomputedShare() {
         double all = 0;
         double recomputed = 0;
-        for (int i = 0; i < plan.size(); i++) {
-            LayerPlan layer = plan.get(i);
+        for (int i = 0; i < sizes.plan().size(); i++) {
+            LayerPlan layer = sizes.plan().get(i);
             double perBlock = layer.tokensPerSample() + layer.attentionMacsPerSample() / Math.max(1, profile.info.hidden()) / 12.0;
             all += layer.blocks() * perBlock;
             recomputed += checkpointed[i] * perBlock;
@@ -183,8 +113,8 @@ final class ResolvedRun {
     }
 
     boolean partialCheckpointing() {
-        for (int i = 0; i < plan.size(); i++) {
-            if (checkpointed[i] != plan.get(i).blocks()) {
+        for (int i = 0; i < sizes.plan().size(); i++) {
+            if (checkpointed[i] != sizes.plan().get(i).blocks()) {
                 return checkpointing;
             }
         }
@@ -221,7 +151,7 @@ final class ResolvedRun {
     }
 
     boolean materialisesScores() {
-        return attention.equals("math") && plan.stream().anyMatch(layer -> layer.attentionScoresPerSample() > 0);
+        return attention.equals("math") && sizes.plan().stream().anyMatch(layer -> layer.attentionScoresPerSample() > 0);
     }
 
     boolean half() {
@@ -255,7 +185,7 @@ final class ResolvedRun {
                 weights, partial, profile.info.video() ? vaeMicroBatch() : null, null, kernels,
                 attentionFp32 ? "fp32" : "half", trainable.lora() ? trainable.loraRank() : null,
                 trainable.full() ? null : List.copyOf(trainable.targets()), null, null, baseWeights,
-                blocksToSwap > 0 ? blocksToSwap : null);
+                blocksToSwap > 0 ? blocksToSwap : null, null, null);
     }
 
     /** Mutable choices of a run; {@link #build()} derives the sizes and freezes them. Not thread-safe. */
@@ -390,8 +320,29 @@ final class ResolvedRun {
             return this;
         }
 
+        Builder dims(int h, int w, int f) {
+            height = h;
+            width = w;
+            frames = f;
+            return this;
+        }
+
         ResolvedRun build() {
-            return new ResolvedRun(this);
+            Sizes sizes = Sizes.of(profile, frames, height, width);
+            List<LayerPlan> plan = sizes.plan();
+            int[] blocks = new int[plan.size()];
+            if (checkpointed != null && checkpointed.length == plan.size()) {
+                blocks = checkpointed.clone();
+            } else {
+                for (int i = 0; i < plan.size(); i++) {
+                    blocks[i] = checkpointing ? plan.get(i).blocks() : 0;
+                }
+            }
+            return new ResolvedRun(profile, gpu, arch, textEncoder, vae, gpus, batch, height, width, frames,
+                    squareResolution, precision, optimizer, checkpointing, ema, features, zero, attention, accumulation,
+                    totalSteps, weights, vaeMicroBatch, factors, kernels,
+                    attentionFp32 != null ? attentionFp32 : profile.info.attentionUpcast(),
+                    trainable != null ? trainable : Trainable.all(profile), blocks, baseWeights, blocksToSwap, sizes);
         }
     }
 }

@@ -16,11 +16,11 @@ final class ScaleOut {
 
     static List<Suggestion> plans(ResolvedRun r, Costs base) {
         List<Suggestion> out = new ArrayList<>();
-        List<String> weightsOptions = new ArrayList<>(List.of(r.weights));
-        if (r.half() && !r.weights.equals("mixed") && !r.trainable.lora()) {
+        List<String> weightsOptions = new ArrayList<>(List.of(r.weights()));
+        if (r.half() && !r.weights().equals("mixed") && !r.trainable().lora()) {
             weightsOptions.add("mixed");
         }
-        for (int stage = Math.max(2, r.zero); stage <= 3; stage++) {
+        for (int stage = Math.max(2, r.zero()); stage <= 3; stage++) {
             for (String weights : weightsOptions) {
                 Suggestion plan = fewestGpus(r, base, stage, weights);
                 if (plan != null) {
@@ -32,23 +32,23 @@ final class ScaleOut {
     }
 
     private static Suggestion fewestGpus(ResolvedRun r, Costs base, int stage, String weights) {
-        for (int gpus = Math.max(8, nextPowerOfTwo(r.gpus * 2)); gpus <= 512; gpus *= 2) {
+        for (int gpus = Math.max(8, nextPowerOfTwo(r.gpus() * 2)); gpus <= 512; gpus *= 2) {
             ResolvedRun changed = r.toBuilder().gpus(gpus).zero(stage).weights(weights).build();
-            Costs c = Costs.of(changed, changed.batch);
-            if (c.peakBytes() > r.gpu.memoryBytes()) {
+            Costs c = Costs.of(changed, changed.batch());
+            if (c.peakBytes() > r.gpu().memoryBytes()) {
                 continue;
             }
-            boolean sameWeights = weights.equals(r.weights);
+            boolean sameWeights = weights.equals(r.weights());
             List<String> flags = new ArrayList<>(List.of("--gpus " + gpus, "--zero " + stage));
             if (!sameWeights) {
                 flags.add("--weights " + weights);
             }
             long saves = base.peakBytes() - c.peakBytes();
-            String text = "adds " + (gpus - r.gpus) + " GPUs: train on " + gpus + " GPUs with ZeRO stage " + stage
+            String text = "adds " + (gpus - r.gpus()) + " GPUs: train on " + gpus + " GPUs with ZeRO stage " + stage
                     + (sameWeights ? "" : " and " + weights + " weights") + " (" + String.join(" ", flags) + "): "
                     + Plans.describeChange(base, c, saves) + ", " + gb(c.peakBytes()) + " per GPU";
             return new Suggestion(text, saves, c.peakBytes(), c.stepSeconds(), Suggestion.MORE_GPUS, flags,
-                    gpus - r.gpus, true, (gpus - r.gpus) + " more GPUs");
+                    gpus - r.gpus(), true, (gpus - r.gpus()) + " more GPUs");
         }
         return null;
     }

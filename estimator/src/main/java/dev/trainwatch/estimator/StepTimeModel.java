@@ -69,13 +69,13 @@ final class StepTimeModel {
 
     /** Model FLOPs (3 × forward), executed FLOPs (4 × forward under gradient checkpointing) and the dtype's peak. */
     static Estimate.Flops flops(ResolvedRun run) {
-        double forward = 2 * run.forwardMacsPerSample;
+        double forward = 2 * run.sizes().forwardMacsPerSample();
         double passes = 3 + run.recomputedShare();
-        return new Estimate.Flops(3 * forward, passes * forward, peakTflops(run) * 1e12, run.precision);
+        return new Estimate.Flops(3 * forward, passes * forward, peakTflops(run) * 1e12, run.precision());
     }
 
     static double peakTflops(ResolvedRun r) {
-        return peakTflops(r.gpu, r.precision);
+        return peakTflops(r.gpu(), r.precision());
     }
 
     private static double peakTflops(GpuInfo g, String precision) {
@@ -99,7 +99,7 @@ final class StepTimeModel {
     }
 
     private static Hw hw(ResolvedRun r) {
-        return new Hw(r.gpu, r.arch.tileM(), r.arch.tileN(), r.gpu.bandwidthGbps() * 1e9 * BANDWIDTH_EFFICIENCY,
+        return new Hw(r.gpu(), r.arch().tileM(), r.arch().tileN(), r.gpu().bandwidthGbps() * 1e9 * BANDWIDTH_EFFICIENCY,
                 r.compiled() ? COMPILED_LAUNCH_SECONDS : EAGER_LAUNCH_SECONDS);
     }
 
@@ -112,7 +112,7 @@ final class StepTimeModel {
             return 0;
         }
         double utilisation = 1;
-        int sms = hw.gpu.sms();
+        int sms = hw.gpu().sms();
         if (sms > 0) {
             double tilesM = Math.ceil(m / hw.tileM);
             double tilesN = Math.ceil(n / hw.tileN);
@@ -148,18 +148,18 @@ final class StepTimeModel {
         double attention = w.attention();
         double elementwise = w.elementwise();
         // The published breakdown keys: compute (GEMMs and attention) and memory_bound (element-wise kernels).
-        t.put("compute", r.accumulation * (gemms + adapters + attention));
-        t.put("memory_bound", r.accumulation * elementwise);
-        operations.put("gemm", r.accumulation * (gemms + adapters));
-        operations.put("attention", r.accumulation * attention);
-        operations.put("elementwise", r.accumulation * elementwise);
+        t.put("compute", r.accumulation() * (gemms + adapters + attention));
+        t.put("memory_bound", r.accumulation() * elementwise);
+        operations.put("gemm", r.accumulation() * (gemms + adapters));
+        operations.put("attention", r.accumulation() * attention);
+        operations.put("elementwise", r.accumulation() * elementwise);
 
         if (r.online()) {
-            if (r.textEncoder != null && r.textOnline()) {
-                t.put("text_encoder", r.accumulation * textEncoderSeconds(r, hw, b));
+            if (r.textEncoder() != null && r.textOnline()) {
+                t.put("text_encoder", r.accumulation() * textEncoderSeconds(r, hw, b));
             }
             if (r.vaeOnline()) {
-                t.put("vae_encoder", r.accumulation * vaeSeconds(r, hw, b));
+                t.put("vae_encoder", r.accumulation() * vaeSeconds(r, hw, b));
             }
         }
         double dequantize = TrainerLevers.dequantizeSeconds(r, hw.bandwidth);
@@ -176,12 +176,12 @@ final class StepTimeModel {
         }
         // Swapped blocks are copied on their own stream while other blocks compute; only the excess shows.
         double swap = TrainerLevers.exposedSwapSeconds(r,
-                r.accumulation * (gemms + adapters + attention + elementwise) / eagerShare);
+                r.accumulation() * (gemms + adapters + attention + elementwise) / eagerShare);
         if (swap > 0) {
             t.put("block_swap", swap);
             operations.put("block_swap", swap);
         }
-        double backward = r.accumulation * (gemms * 2 / 3 + attention * 0.7 + elementwise * 2 / 3) / eagerShare;
+        double backward = r.accumulation() * (gemms * 2 / 3 + attention * 0.7 + elementwise * 2 / 3) / eagerShare;
         perStepTerms(r, hw, backward, t, operations);
         return t;
     }
@@ -189,12 +189,12 @@ final class StepTimeModel {
     /** The optimizer, EMA and all-reduce, then the calibration adjustment over every term. */
     private static void perStepTerms(ResolvedRun r, Hw hw, double backward, Map<String, Double> t,
             Map<String, Double> operations) {
-        int shards = r.zero >= 1 && r.gpus > 1 ? r.gpus : 1;
-        t.put("optimizer", r.trainableParams() * OPTIMIZER_TRAFFIC.get(r.optimizer) / shards / hw.bandwidth);
-        if (r.ema) {
-            t.put("ema", (r.trainable.full() ? r.profile.params : r.trainableParams()) * 12.0 / hw.bandwidth);
+        int shards = r.zero() >= 1 && r.gpus() > 1 ? r.gpus() : 1;
+        t.put("optimizer", r.trainableParams() * OPTIMIZER_TRAFFIC.get(r.optimizer()) / shards / hw.bandwidth);
+        if (r.ema()) {
+            t.put("ema", (r.trainable().full() ? r.profile().params : r.trainableParams()) * 12.0 / hw.bandwidth);
         }
-        if (r.gpus > 1) {
+        if (r.gpus() > 1) {
             t.put("allreduce", exposedAllreduce(r, backward));
         }
         for (String k : new String[] {"optimizer", "ema", "allreduce"}) {
@@ -202,12 +202,12 @@ final class StepTimeModel {
                 operations.put(k, t.get(k));
             }
         }
-        if (r.factors.stepTimeFactor() != 1.0) {
+        if (r.factors().stepTimeFactor() != 1.0) {
             double total = 0;
             for (double v : t.values()) {
                 total += v;
             }
-            t.put("calibration_adjustment", total * (r.factors.stepTimeFactor() - 1.0));
+            t.put("calibration_adjustment", total * (r.factors().stepTimeFactor() - 1.0));
         }
     }
 
@@ -216,22 +216,22 @@ final class StepTimeModel {
 
     /** GEMMs of the trained network: forward, input gradient, weight gradient; recomputed blocks run forward twice. */
     private static Gemms gemms(ResolvedRun r, Hw hw, int b) {
-        ModelInfo m = r.profile.info;
+        ModelInfo m = r.profile().info;
         double recompute = r.recomputedShare();
         double elementBytes = r.half() ? 2 : 4;
-        double rate = gemmRate(r.gpu, r.precision);
+        double rate = gemmRate(r.gpu(), r.precision());
         double gemms = 0;
         double adapters = 0;
-        for (Tensor tensor : r.profile.tensors) {
+        for (Tensor tensor : r.profile().tensors) {
             if (tensor.role() == Tensor.Role.NONE) {
                 continue;
             }
             long[] s = tensor.shape();
             boolean depthwise = s.length == 4 && s[1] == 1 && s[2] > 1;
             double rows = switch (tensor.role()) {
-                case IMAGE_TOKEN -> r.tokens;
+                case IMAGE_TOKEN -> r.sizes().tokens();
                 case TEXT_TOKEN -> m.textTokens();
-                case JOINT_TOKEN -> r.tokens + m.textTokens();
+                case JOINT_TOKEN -> r.sizes().tokens() + m.textTokens();
                 default -> 1;
             };
             double mRows = rows * b;
@@ -247,11 +247,11 @@ final class StepTimeModel {
             }
             double forward = gemmSeconds(hw, mRows, n, k, rate, elementBytes);
             double inputGrad = gemmSeconds(hw, mRows, k, n, rate, elementBytes);
-            double weightGrad = r.trainable.trainsWeight(tensor) ? gemmSeconds(hw, n, k, mRows, rate, elementBytes) : 0;
+            double weightGrad = r.trainable().trainsWeight(tensor) ? gemmSeconds(hw, n, k, mRows, rate, elementBytes) : 0;
             gemms += tensor.count() * (forward * forwardPasses + inputGrad + weightGrad);
-            if (r.trainable.adapted(tensor)) {
+            if (r.trainable().adapted(tensor)) {
                 // x A^T then (x A^T) B^T, forward and both gradients of each: thin, memory-bound GEMMs.
-                double rank = r.trainable.loraRank();
+                double rank = r.trainable().loraRank();
                 double one = gemmSeconds(hw, mRows, rank, k, rate, elementBytes) + gemmSeconds(hw, mRows, n, rank, rate, elementBytes);
                 adapters += tensor.count() * one * (forwardPasses + 2 + 1);
             }
@@ -269,8 +269,8 @@ final class StepTimeModel {
         int kernelsPerBlock = r.compiled() ? COMPILED_KERNELS_PER_BLOCK : EAGER_KERNELS_PER_BLOCK;
         double trafficShare = r.compiled() ? COMPILED_TRAFFIC_SHARE : 1;
         boolean halfParams = MemoryModel.halfStream(r);
-        for (int i = 0; i < r.plan.size(); i++) {
-            LayerPlan layer = r.plan.get(i);
+        for (int i = 0; i < r.sizes().plan().size(); i++) {
+            LayerPlan layer = r.sizes().plan().get(i);
             if (layer.blocks() == 0) {
                 continue; // an MMDiT without single-stream blocks (Stable Diffusion 3's)
             }
@@ -278,12 +278,12 @@ final class StepTimeModel {
             double passes = layer.blocks() * 3.0 + recomputedBlocks;
             double forwardFlops = 2 * layer.attentionMacsPerSample() * b;
             double perBlock = attentionSeconds(r, hw, layer, forwardFlops, b);
-            double forwardShare = r.attention.equals("math") ? 1.0 / 3 : 1 / (1 + FUSED_ATTENTION_BACKWARD);
+            double forwardShare = r.attention().equals("math") ? 1.0 / 3 : 1 / (1 + FUSED_ATTENTION_BACKWARD);
             attention += perBlock * (layer.blocks() + recomputedBlocks * forwardShare);
             double saved = r.half() ? layer.savedBytesAmp() * (halfParams ? MemoryModel.HALF_STREAM_ACTIVATION_FACTOR : 1)
                     : layer.savedBytesFp32();
             double perPass = ELEMENTWISE_BYTES_PER_SAVED_BYTE * saved * layer.tokensPerSample() * b
-                    * r.profile.info.hidden() * trafficShare;
+                    * r.profile().info.hidden() * trafficShare;
             // One forward pass moves perPass, backward twice that; recomputed blocks run forward again.
             double bytes = perPass * (layer.blocks() * 3.0 + recomputedBlocks);
             double kernels = kernelsPerBlock * passes;
@@ -297,32 +297,32 @@ final class StepTimeModel {
         if (forwardFlops <= 0) {
             return 0;
         }
-        ModelInfo m = r.profile.info;
-        GpuInfo g = r.gpu;
-        boolean upcast = r.half() && r.attentionFp32;
-        if (r.attention.equals("math")) {
+        ModelInfo m = r.profile().info;
+        GpuInfo g = r.gpu();
+        boolean upcast = r.half() && r.attentionFp32();
+        if (r.attention().equals("math")) {
             // Two batched GEMMs forward, four backward, plus the score matrix written and read 12 times.
             double rate = upcast ? gemmRate(g, g.tf32Tflops() != null ? "tf32" : "fp32") / 3 * (g.tf32Tflops() != null ? 1 : 3)
-                    : gemmRate(g, r.precision);
+                    : gemmRate(g, r.precision());
             double scoreBytes = (r.half() && !upcast) ? 2 : 4;
             double traffic = layer.attentionScoresPerSample() * b * scoreBytes * 12;
             return forwardFlops * 3 / rate + traffic / hw.bandwidth + 8 * hw.launch;
         }
         int headDim = m.architecture().equals("sana") ? m.headDim() : m.hidden() / m.heads();
         double kernelShare = FLASH_EFFICIENCY * headDim / (double) paddedHeadDim(headDim);
-        if (r.attention.equals("mem-efficient")) {
+        if (r.attention().equals("mem-efficient")) {
             kernelShare *= MEM_EFFICIENT_SHARE;
         }
         double peak;
         if (upcast) {
             // xformers' fp32 kernels: 3xTF32 tensor-core MMAs (a third of the TF32 rate) from Ampere on, SIMT fp32 on
             // Volta and Turing, which have no fp32 or TF32 tensor cores.
-            peak = g.tf32Tflops() != null ? g.tf32Tflops() * 1e12 / 3 * r.arch.mmaSyncShare() * kernelShare
+            peak = g.tf32Tflops() != null ? g.tf32Tflops() * 1e12 / 3 * r.arch().mmaSyncShare() * kernelShare
                     : g.fp32Tflops() * 1e12 * SIMT_EFFICIENCY;
-        } else if (r.precision.equals("fp32") || (r.precision.equals("tf32") && g.tf32Tflops() == null)) {
+        } else if (r.precision().equals("fp32") || (r.precision().equals("tf32") && g.tf32Tflops() == null)) {
             peak = g.fp32Tflops() * 1e12 * SIMT_EFFICIENCY; // fp32 SDPA falls back to the efficient SIMT kernel
         } else {
-            peak = peakTflops(g, r.precision) * 1e12 * r.arch.mmaSyncShare() * kernelShare;
+            peak = peakTflops(g, r.precision()) * 1e12 * r.arch().mmaSyncShare() * kernelShare;
         }
         return forwardFlops * (1 + FUSED_ATTENTION_BACKWARD) / peak + 3 * hw.launch;
     }
@@ -338,10 +338,10 @@ final class StepTimeModel {
 
     /** The text encoder's GEMMs: 2 × params FLOPs per token, shaped [tokens × batch, width] by [width, width]. */
     private static double textEncoderSeconds(ResolvedRun r, Hw hw, int b) {
-        EncoderInfo text = r.textEncoder;
-        double tokens = (double) r.profile.info.textTokens() * b;
+        EncoderInfo text = r.textEncoder();
+        double tokens = (double) r.profile().info.textTokens() * b;
         double width = Math.max(1, text.hidden());
-        double rate = gemmRate(r.gpu, r.precision);
+        double rate = gemmRate(r.gpu(), r.precision());
         double oneLayerGemm = gemmSeconds(hw, tokens, width, width, rate, r.half() ? 2 : 4);
         double equivalentGemms = text.params() / (width * width);
         return oneLayerGemm * equivalentGemms;
@@ -352,20 +352,20 @@ final class StepTimeModel {
      * (DiT's scripts encode outside autocast) uses TF32; PixArt, Sana and Open-Sora cast theirs to the training dtype.
      */
     private static double vaeSeconds(ResolvedRun r, Hw hw, int b) {
-        EncoderInfo vae = r.vae;
-        GpuInfo g = r.gpu;
-        double perFrame = (double) r.height * r.width * vae.encoderMacsPerPixel();
+        EncoderInfo vae = r.vae();
+        GpuInfo g = r.gpu();
+        double perFrame = (double) r.height() * r.width() * vae.encoderMacsPerPixel();
         if (vae.midAttentionDownsample() > 0) {
-            double tokens = (double) r.height * r.width / ((double) vae.midAttentionDownsample() * vae.midAttentionDownsample());
+            double tokens = (double) r.height() * r.width() / ((double) vae.midAttentionDownsample() * vae.midAttentionDownsample());
             perFrame += 2 * tokens * tokens * vae.midAttentionWidth();
         }
-        double flops = 2 * perFrame * r.frames * b;
-        boolean halfVae = r.half() && !r.profile.info.family().equals("dit");
-        String dtype = halfVae ? r.precision : g.tf32Tflops() != null ? "tf32" : "fp32";
+        double flops = 2 * perFrame * r.frames() * b;
+        boolean halfVae = r.half() && !r.profile().info.family().equals("dit");
+        String dtype = halfVae ? r.precision() : g.tf32Tflops() != null ? "tf32" : "fp32";
         double rate = gemmRate(g, dtype) * (dtype.equals("fp32") ? 1 : CONV_EFFICIENCY_RATIO);
         // Group norms, activations and residuals at every resolution level: the encoder's working memory per pixel,
         // written and read once.
-        double traffic = 2.0 * vae.transientBytesPerPixel() * (halfVae ? 1 : 2) * r.height * r.width * r.frames * b;
+        double traffic = 2.0 * vae.transientBytesPerPixel() * (halfVae ? 1 : 2) * r.height() * r.width() * r.frames() * b;
         return flops / rate + traffic / hw.bandwidth;
     }
 
@@ -374,13 +374,13 @@ final class StepTimeModel {
      * beyond one node; what the backward pass hides is not paid, the last bucket always is.
      */
     private static double exposedAllreduce(ResolvedRun r, double backwardSeconds) {
-        GpuInfo g = r.gpu;
+        GpuInfo g = r.gpu();
         double interNode = interNodeAllreduceGbps(g.architecture());
-        double busbw = (r.gpus > GPUS_PER_NODE ? Math.min(g.allreduceGbps(), interNode) : g.allreduceGbps()) * 1e9;
-        double gradBytes = r.weights.equals("fp32") || r.trainable.lora() ? 4.0 : 2.0;
-        double ring = 2.0 * (r.gpus - 1) / r.gpus;
+        double busbw = (r.gpus() > GPUS_PER_NODE ? Math.min(g.allreduceGbps(), interNode) : g.allreduceGbps()) * 1e9;
+        double gradBytes = r.weights().equals("fp32") || r.trainable().lora() ? 4.0 : 2.0;
+        double ring = 2.0 * (r.gpus() - 1) / r.gpus();
         double bytes = ring * gradBytes * r.trainableParams();
-        if (r.zero >= 3) {
+        if (r.zero() >= 3) {
             bytes *= 1.5;
         }
         double total = bytes / busbw;

@@ -64,26 +64,26 @@ final class TrainerLevers {
      * @param plainBytes bytes per frozen parameter when no base storage is given
      */
     static long frozenBytes(ResolvedRun r, long frozenParams, double plainBytes) {
-        if (r.baseWeights == null) {
+        if (r.baseWeights() == null) {
             return Math.round(frozenParams * plainBytes);
         }
-        double matrixShare = (double) matrixParams(r) / r.profile.params;
-        double perParam = matrixShare * matrixBytes(r.baseWeights) + (1 - matrixShare) * 2;
+        double matrixShare = (double) matrixParams(r) / r.profile().params;
+        double perParam = matrixShare * matrixBytes(r.baseWeights()) + (1 - matrixShare) * 2;
         return Math.round(frozenParams * perParam);
     }
 
     /** Parameters held in matrices (what a quantiser converts and a dequantiser restores). */
     static long matrixParams(ResolvedRun r) {
-        return r.profile.matrixParams;
+        return r.profile().matrixParams;
     }
 
     /** The weights term's bytes that {@code blocks_to_swap} keeps in host memory instead. */
     static long swappedBytes(ResolvedRun r, long weightBytes) {
-        if (r.blocksToSwap <= 0 || r.profile.blocks == 0) {
+        if (r.blocksToSwap() <= 0 || r.profile().blocks == 0) {
             return 0;
         }
-        double perParam = (double) weightBytes / r.profile.params;
-        return Math.round(swappedParams(r.profile, r.blocksToSwap) * perParam);
+        double perParam = (double) weightBytes / r.profile().params;
+        return Math.round(swappedParams(r.profile(), r.blocksToSwap()) * perParam);
     }
 
     /**
@@ -127,41 +127,41 @@ final class TrainerLevers {
 
     /** Seconds per step the GPU spends turning quantised weights back into the compute dtype (memory-bound). */
     static double dequantizeSeconds(ResolvedRun r, double bandwidth) {
-        if (r.baseWeights == null || matrixBytes(r.baseWeights) >= 2) {
+        if (r.baseWeights() == null || matrixBytes(r.baseWeights()) >= 2) {
             return 0;
         }
         // Each use of a weight dequantises it: forward, the input gradient in backward, and recomputed blocks again.
         double passes = 2 + r.recomputedShare();
-        double bytes = matrixParams(r) * (matrixBytes(r.baseWeights) + 2);
-        return r.accumulation * passes * bytes / bandwidth;
+        double bytes = matrixParams(r) * (matrixBytes(r.baseWeights()) + 2);
+        return r.accumulation() * passes * bytes / bandwidth;
     }
 
     /** Bytes crossing PCIe per step with block swap: each swapped block in for forward and again for backward. */
     static double swapBytesPerStep(ResolvedRun r) {
-        return 2.0 * r.accumulation * swappedBytes(r, weightBytes(r));
+        return 2.0 * r.accumulation() * swappedBytes(r, weightBytes(r));
     }
 
     /** Step seconds block swap adds: the copies overlap the compute, so only what it cannot hide shows. */
     static double exposedSwapSeconds(ResolvedRun r, double computeSeconds) {
         double bytes = swapBytesPerStep(r);
-        if (bytes <= 0 || r.gpu.pcieGbps() <= 0) {
+        if (bytes <= 0 || r.gpu().pcieGbps() <= 0) {
             return 0;
         }
-        double copy = bytes / (r.gpu.pcieGbps() * 1e9 * PINNED_COPY_EFFICIENCY);
+        double copy = bytes / (r.gpu().pcieGbps() * 1e9 * PINNED_COPY_EFFICIENCY);
         return Math.max(0, copy - computeSeconds);
     }
 
     /** The weights term as {@link MemoryModel} counts it before swapping (LoRA base, partial or full fine-tune). */
     static long weightBytes(ResolvedRun r) {
-        Trainable tr = r.trainable;
-        ModelProfile p = r.profile;
-        boolean fp32Params = r.weights.equals("fp32");
+        Trainable tr = r.trainable();
+        ModelProfile p = r.profile();
+        boolean fp32Params = r.weights().equals("fp32");
         if (tr.lora()) {
             // LoRA scripts (diffusers/PEFT, kohya, Sana) cast the frozen base to the training dtype and keep the
             // adapters in fp32.
             return frozenBytes(r, p.params, r.half() ? 2 : 4) + 4 * tr.adapterParams();
         }
-        if (r.baseWeights != null && !tr.full()) {
+        if (r.baseWeights() != null && !tr.full()) {
             return (fp32Params ? 4 : 2) * tr.trainableParams() + frozenBytes(r, tr.frozenParams(), fp32Params ? 4 : 2);
         }
         return (fp32Params ? 4 : 2) * p.params;
@@ -180,9 +180,9 @@ final class TrainerLevers {
         }
         // At start the 16-bit checkpoint is read, quantised beside itself, and the text encoder is loaded to encode
         // (or cache) the captions: the peak of the load, beyond what later stays pinned.
-        long load = 2 * r.profile.params + (r.textEncoder == null ? 0 : 2 * r.textEncoder.params());
-        if (r.baseWeights != null && matrixBytes(r.baseWeights) < 2) {
-            load += frozenBytes(r, r.profile.params, 2);
+        long load = 2 * r.profile().params + (r.textEncoder() == null ? 0 : 2 * r.textEncoder().params());
+        if (r.baseWeights() != null && matrixBytes(r.baseWeights()) < 2) {
+            load += frozenBytes(r, r.profile().params, 2);
         }
         host.put("checkpoint_load", Math.max(0, load - pinned));
         return host;
@@ -199,14 +199,14 @@ final class TrainerLevers {
                 s.put(keep, training.get(keep));
             }
         }
-        int cfg = r.profile.info.guidanceEmbed() ? 1 : 2;
-        long joint = r.tokens + r.profile.info.textTokens();
-        s.put("sampling_activations", Math.round(INFERENCE_BYTES * cfg * joint * r.profile.info.hidden()));
-        long frames = Math.min(r.frames, Math.max(1, r.vae.temporalDownsample()));
-        s.put("vae_decode", Math.round(DECODER_TRANSIENT_FACTOR * r.vae.transientBytesPerPixel() * r.height * r.width
+        int cfg = r.profile().info.guidanceEmbed() ? 1 : 2;
+        long joint = r.sizes().tokens() + r.profile().info.textTokens();
+        s.put("sampling_activations", Math.round(INFERENCE_BYTES * cfg * joint * r.profile().info.hidden()));
+        long frames = Math.min(r.frames(), Math.max(1, r.vae().temporalDownsample()));
+        s.put("vae_decode", Math.round(DECODER_TRANSIENT_FACTOR * r.vae().transientBytesPerPixel() * r.height() * r.width()
                 * frames));
         long allocated = s.values().stream().mapToLong(Long::longValue).sum();
-        long frozenBase = r.trainable.full() ? 0 : frozenBytes(r, r.trainable.frozenParams(), r.half() ? 2 : 4)
+        long frozenBase = r.trainable().full() ? 0 : frozenBytes(r, r.trainable().frozenParams(), r.half() ? 2 : 4)
                 - swappedBytes(r, weightBytes(r));
         s.put("cuda_context", MemoryModel.CUDA_CONTEXT_BYTES);
         s.put("allocator_overhead", Math.round(Math.max(0, allocated - Math.max(0, frozenBase))
@@ -216,7 +216,7 @@ final class TrainerLevers {
 
     /** {@code notes} plus one when training fits but sampling does not: the run would die at its first sample. */
     static List<String> withSamplingNote(List<String> notes, ResolvedRun r, long trainingPeak, long samplingPeak) {
-        long capacity = r.gpu.memoryBytes();
+        long capacity = r.gpu().memoryBytes();
         if (trainingPeak > capacity || samplingPeak <= capacity) {
             return notes;
         }

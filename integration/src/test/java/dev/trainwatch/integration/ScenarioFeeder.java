@@ -95,17 +95,17 @@ final class ScenarioFeeder implements AutoCloseable {
                 List<AgentEvent> events = run.xidEvery() > 0 && n % run.xidEvery() == 0
                         ? List.of(AgentEvent.xid(now, uuids.get(0), run.xid())) : List.of();
                 AgentBatch batch = new AgentBatch(run.host(), "agent-" + run.host(), n, gpus,
-                        List.of(new RunAttribution(run.runId(), List.of(4242L), uuids, List.of(), null, false)), events,
+                        List.of(new RunAttribution(run.runId(), List.of(4242L), uuids, List.of(), null, false, null, null, null, null, null)), events,
                         new AgentHealth(0.004, 0L, 0L, 0L, 0L, 1.0),
                         // The node's memory, as an agent reads it every few seconds.
                         new dev.trainwatch.protocol.HostMemory(now, 1L << 39, (300L << 30) - n * (1L << 20), 0L,
-                                64L << 30, 2L << 30));
+                                64L << 30, 2L << 30), null, null);
                 post("/v1/samples", Json.MAPPER.writeValueAsString(batch));
                 if (!run.steps()) {
                     return;
                 }
                 StepEvent step = new StepEvent(n, stepSeconds, stepSeconds * run.dataShare(), null, null, null, 1,
-                        (double) samplesPerStep, 0.1, 1e-4, 1.0, null, null, null, now);
+                        (double) samplesPerStep, 0.1, 1e-4, 1.0, null, null, null, now, null);
                 post("/v1/runs/" + run.runId() + "/steps", Json.MAPPER.writeValueAsString(List.of(step)));
             } catch (IOException e) {
                 errors.add(run.runId() + ": " + e);

@@ -30,16 +30,4 @@ public record AgentBatch(String host, String agentId, long seq, List<GpuSample> 
         return runSteps == null ? this : new AgentBatch(host, agentId, seq, gpus, runs, events, health, hostMemory,
                 sentAt, null);
     }
-
-    /** A batch without a send time. */
-    public AgentBatch(String host, String agentId, long seq, List<GpuSample> gpus, List<RunAttribution> runs,
-                      List<AgentEvent> events, AgentHealth health, HostMemory hostMemory) {
-        this(host, agentId, seq, gpus, runs, events, health, hostMemory, null, null);
-    }
-
-    /** A batch without host memory. */
-    public AgentBatch(String host, String agentId, long seq, List<GpuSample> gpus, List<RunAttribution> runs,
-                      List<AgentEvent> events, AgentHealth health) {
-        this(host, agentId, seq, gpus, runs, events, health, null);
-    }
 }

@@ -19,34 +19,9 @@ package dev.trainwatch.protocol;
 public record AgentEvent(double ts, String kind, String gpuUuid, Long xid, String runId, String message,
                          RunFailure failure, RunEnding ending, PhaseProgress progress, Long count) {
 
-    /** An event without progress or count. */
-    public AgentEvent(double ts, String kind, String gpuUuid, Long xid, String runId, String message,
-                      RunFailure failure, RunEnding ending) {
-        this(ts, kind, gpuUuid, xid, runId, message, failure, ending, null, null);
-    }
-
-    /** An event without an ending. */
-    public AgentEvent(double ts, String kind, String gpuUuid, Long xid, String runId, String message,
-                      RunFailure failure) {
-        this(ts, kind, gpuUuid, xid, runId, message, failure, null, null, null);
-    }
-
-    /**
-     * An event without a failure. {@code xid} is a Number so that avaje's generator, which takes the first constructor
-     * whose parameter types are all among the fields' and as many as their distinct types, picks the canonical one.
-     */
-    public AgentEvent(double ts, String kind, String gpuUuid, Number xid, String runId, String message) {
-        this(ts, kind, gpuUuid, xid == null ? null : xid.longValue(), runId, message, null, null, null, null);
-    }
-
-    /** An event of a known kind without a failure. */
-    public AgentEvent(double ts, EventKind kind, String gpuUuid, Long xid, String runId, String message) {
-        this(ts, kind.wireName(), gpuUuid, xid, runId, message, null);
-    }
-
     /** An XID error event. */
     public static AgentEvent xid(double ts, String gpuUuid, long xid) {
-        return new AgentEvent(ts, EventKind.XID, gpuUuid, xid, null, "XID " + xid);
+        return new AgentEvent(ts, EventKind.XID.wireName(), gpuUuid, xid, null, "XID " + xid, null, null, null, null);
     }
 
     /** This event for {@code runId}. */

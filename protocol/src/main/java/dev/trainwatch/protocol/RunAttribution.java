@@ -24,18 +24,6 @@ public record RunAttribution(String runId, List<Long> pids, List<String> gpuUuid
                              String masterAddr, Boolean ended, List<String> aliases, String namespace, String pod,
                              String container, String job) {
 
-    /** An attribution outside Kubernetes. */
-    public RunAttribution(String runId, List<Long> pids, List<String> gpuUuids, List<RankInfo> ranks,
-                          String masterAddr, Boolean ended, List<String> aliases) {
-        this(runId, pids, gpuUuids, ranks, masterAddr, ended, aliases, null, null, null, null);
-    }
-
-    /** An attribution without aliases. */
-    public RunAttribution(String runId, List<Long> pids, List<String> gpuUuids, List<RankInfo> ranks,
-                          String masterAddr, Boolean ended) {
-        this(runId, pids, gpuUuids, ranks, masterAddr, ended, null);
-    }
-
     /** The same attribution with other aliases (the collector leaves out those it cannot take). */
     public RunAttribution withAliases(List<String> newAliases) {
         return new RunAttribution(runId, pids, gpuUuids, ranks, masterAddr, ended, newAliases, namespace, pod,

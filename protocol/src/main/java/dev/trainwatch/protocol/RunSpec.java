@@ -81,41 +81,13 @@ public record RunSpec(
         List<String> notes,
         Integer sampleEvery) {
 
-    /** The spec as it was before sampling (unsaid). */
-    public RunSpec(String model, String gpu, Integer gpus, Integer batch, Integer resolution, Integer height,
-            Integer width, Integer frames, String precision, String optimizer, Boolean gradCheckpointing, Boolean ema,
-            String features, Integer zero, String attention, Integer gradAccumulation, Long totalSteps,
-            String textFeatures, String vaeFeatures, String weights, List<Integer> checkpointBlocks,
-            Integer vaeMicroBatch, List<Bucket> buckets, String kernels, String attentionPrecision,
-            Integer loraRank, List<String> loraTargets, Long images, Double epochs, String baseWeights,
-            Integer blocksToSwap, List<String> notes) {
-        this(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer, gradCheckpointing, ema,
-                features, zero, attention, gradAccumulation, totalSteps, textFeatures, vaeFeatures, weights,
-                checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank, loraTargets, images,
-                epochs, baseWeights, blocksToSwap, notes, null);
-    }
-
-    /** The spec as it was before the notes (none). */
-    public RunSpec(String model, String gpu, Integer gpus, Integer batch, Integer resolution, Integer height,
-            Integer width, Integer frames, String precision, String optimizer, Boolean gradCheckpointing, Boolean ema,
-            String features, Integer zero, String attention, Integer gradAccumulation, Long totalSteps,
-            String textFeatures, String vaeFeatures, String weights, List<Integer> checkpointBlocks,
-            Integer vaeMicroBatch, List<Bucket> buckets, String kernels, String attentionPrecision,
-            Integer loraRank, List<String> loraTargets, Long images, Double epochs, String baseWeights,
-            Integer blocksToSwap) {
-        this(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer, gradCheckpointing, ema,
-                features, zero, attention, gradAccumulation, totalSteps, textFeatures, vaeFeatures, weights,
-                checkpointBlocks, vaeMicroBatch, buckets, kernels, attentionPrecision, loraRank, loraTargets, images,
-                epochs, baseWeights, blocksToSwap, null);
-    }
-
     /** The core fields only: the later ones (regime, physics, trainer, notes) stay unsaid. */
     public RunSpec(String model, String gpu, Integer gpus, Integer batch, Integer resolution, Integer height,
             Integer width, Integer frames, String precision, String optimizer, Boolean gradCheckpointing, Boolean ema,
             String features, Integer zero, String attention, Integer gradAccumulation, Long totalSteps) {
         this(model, gpu, gpus, batch, resolution, height, width, frames, precision, optimizer, gradCheckpointing, ema,
                 features, zero, attention, gradAccumulation, totalSteps, null, null, null, null, null, null, null, null,
-                null, null, null, null, null, null, null);
+                null, null, null, null, null, null, null, null);
     }
 
     /**

@@ -46,14 +46,6 @@ public record StepEvent(
         Double ts,
         String source) {
 
-    /** A step report without a source (pushed by a script, or before the agent knew its log). */
-    public StepEvent(Long step, Double timeS, Double dataTimeS, Double modelTimeS, Double lmTimeS, Double vaeTimeS,
-            Integer intervalSteps, Double samples, Double loss, Double lr, Double gradNorm, Integer bucketHeight,
-            Integer bucketWidth, Integer rank, Double ts) {
-        this(step, timeS, dataTimeS, modelTimeS, lmTimeS, vaeTimeS, intervalSteps, samples, loss, lr, gradNorm,
-                bucketHeight, bucketWidth, rank, ts, null);
-    }
-
     /** This report with another time stamp. */
     public StepEvent withTs(Double newTs) {
         return new StepEvent(step, timeS, dataTimeS, modelTimeS, lmTimeS, vaeTimeS, intervalSteps, samples, loss, lr,
@@ -68,7 +60,7 @@ public record StepEvent(
 
     /** A step with only the required fields set. */
     public static StepEvent of(long step, double timeS, double ts) {
-        return new StepEvent(step, timeS, null, null, null, null, null, null, null, null, null, null, null, null, ts);
+        return new StepEvent(step, timeS, null, null, null, null, null, null, null, null, null, null, null, null, ts, null);
     }
 
     /** The share of the step spent waiting for input (data, text encoder, VAE), at most 1; NaN when not split. */

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 class BucketWatchTest {
 
     static StepEvent bucket(Integer h, Integer w) {
-        return new StepEvent(1L, 2.0, 0.1, null, null, null, 5, null, 0.5, 1e-4, 0.1, h, w, null, 0.0);
+        return new StepEvent(1L, 2.0, 0.1, null, null, null, 5, null, 0.5, 1e-4, 0.1, h, w, null, 0.0, null);
     }
 
     @Test

@@ -27,7 +27,7 @@ class EventKindTest {
 
     @Test
     void anEventBuiltFromAKindCarriesItsWireName() throws Exception {
-        String json = Json.MAPPER.writeValueAsString(new AgentEvent(5, EventKind.PHASE, null, null, "r", "checkpoint"));
+        String json = Json.MAPPER.writeValueAsString(new AgentEvent(5, EventKind.PHASE.wireName(), null, null, "r", "checkpoint", null, null, null, null));
         assertThat(json).contains("\"kind\":\"phase\"");
     }
 }

@@ -13,7 +13,7 @@ class JsonTest {
     @Test
     void aDivergedLossIsCarriedAsNaNAndInfinityAndPythonsBareTokensAreRead() throws JsonProcessingException {
         StepEvent diverged = new StepEvent(120L, 1.4, null, null, null, null, 20, null, Double.NaN, 1e-4,
-                Double.POSITIVE_INFINITY, null, null, null, 1.8e9);
+                Double.POSITIVE_INFINITY, null, null, null, 1.8e9, null);
         String json = Json.MAPPER.writeValueAsString(diverged);
         assertThat(json).contains("\"loss\":\"NaN\"").contains("\"grad_norm\":\"Infinity\"");
         StepEvent back = Json.MAPPER.readValue(json, StepEvent.class);
@@ -31,7 +31,7 @@ class JsonTest {
     @Test
     void stepEventUsesTheContractsSnakeCaseNames() throws Exception {
         StepEvent step = new StepEvent(120L, 1.25, 0.8, null, null, null, 10, null, 0.1234, null, null, 64, 64, null,
-                1_700_000_000.0);
+                1_700_000_000.0, null);
         String json = Json.MAPPER.writeValueAsString(step);
         assertThat(json).contains("\"time_s\":1.25", "\"data_time_s\":0.8", "\"interval_steps\":10",
                 "\"bucket_height\":64").doesNotContain("model_time_s");
@@ -46,8 +46,8 @@ class JsonTest {
                 1_410_000_000L, 1_410_000_000L, null, null, List.of("sw_power_cap"), 350.0, 400.0, null, 61.0, 0,
                 List.of(new GpuProcess(4242, 39_000_000_000L, null, null)), null);
         AgentBatch batch = new AgentBatch("node1", "node1-ab12", 7, List.of(gpu),
-                List.of(new RunAttribution("run-1", List.of(4242L), List.of("GPU-1"), List.of(), null, false)),
-                List.of(AgentEvent.xid(1.5, "GPU-1", 79)), new AgentHealth(0.002, 0L, 0L, 0L, 0L, 1.0));
+                List.of(new RunAttribution("run-1", List.of(4242L), List.of("GPU-1"), List.of(), null, false, null, null, null, null, null)),
+                List.of(AgentEvent.xid(1.5, "GPU-1", 79)), new AgentHealth(0.002, 0L, 0L, 0L, 0L, 1.0), null, null, null);
         String json = Json.MAPPER.writeValueAsString(batch);
         assertThat(json).contains("\"memory_total_bytes\":85899345920", "\"utilization_ratio\":0.97",
                 "\"clock_event_reasons\":[\"sw_power_cap\"]", "\"used_memory_bytes\":39000000000",

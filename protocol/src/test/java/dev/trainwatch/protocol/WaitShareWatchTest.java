@@ -16,11 +16,11 @@ class WaitShareWatchTest {
 
     /** A Sana report: step time and its data, text-encoder and VAE parts. */
     static StepEvent sana(double all, double data, double lm, double vae, Integer rank) {
-        return new StepEvent(1L, all, data, null, lm, vae, 1, null, 0.5, 1e-4, 0.1, null, null, rank, 0.0);
+        return new StepEvent(1L, all, data, null, lm, vae, 1, null, 0.5, 1e-4, 0.1, null, null, rank, 0.0, null);
     }
 
     static StepEvent pixart(double time, Double data, Integer rank) {
-        return new StepEvent(1L, time, data, null, null, null, 10, null, 0.5, 1e-4, 0.1, null, null, rank, 0.0);
+        return new StepEvent(1L, time, data, null, null, null, 10, null, 0.5, 1e-4, 0.1, null, null, rank, 0.0, null);
     }
 
     @Test
@@ -79,7 +79,7 @@ class WaitShareWatchTest {
     void reportsOfOneShortStepEachAreNewsUntilTheyCoverThirtySeconds() {
         WaitShareWatch watch = new WaitShareWatch();
         StepEvent starved = new StepEvent(1L, 4.0, 1.8, null, null, null, null, null, 0.5, 1e-4, 0.1, null, null, 5,
-                0.0);
+                0.0, null);
         assertThat(watch.read(List.of(starved))).isEqualTo(Seen.TURNED_ABOVE);
         for (int i = 2; i <= 8; i++) { // 4 to 28 s of steps before each of these
             assertThat(watch.read(List.of(starved))).as("report " + i).isEqualTo(Seen.ABOVE);

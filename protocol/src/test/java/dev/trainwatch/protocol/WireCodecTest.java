@@ -55,7 +55,7 @@ class WireCodecTest {
         List<StepEvent> steps = List.of(StepEvent.of(1, 0.5, 100.25), StepEvent.of(2, 0.75, 101.0).withSource("log"));
         assertThat(WireCodec.toBytes(steps)).isEqualTo(Json.MAPPER.writeValueAsBytes(steps));
         assertThat(WireCodec.toBytes(List.of())).isEqualTo(Json.MAPPER.writeValueAsBytes(List.of()));
-        AgentBatch empty = new AgentBatch("h", "a", 0, List.of(), List.of(), List.of(), null);
+        AgentBatch empty = new AgentBatch("h", "a", 0, List.of(), List.of(), List.of(), null, null, null, null);
         assertThat(WireCodec.toBytes(empty)).isEqualTo(Json.MAPPER.writeValueAsBytes(empty));
         AgentBatch nulls = new AgentBatch(null, null, -1, null, null, null, null, null, null, null);
         assertThat(WireCodec.toBytes(nulls)).isEqualTo(Json.MAPPER.writeValueAsBytes(nulls));
@@ -84,12 +84,12 @@ class WireCodecTest {
         all.append('\u07ff').append('\u0800').append('\u2028').append('\ufeff').append('\uffff')
                 .append("\uD83D\uDE80 emoji, \u00e9t\u00e9, \u4e2d\u6587, \"quoted\" \\back\\ /slash/");
         for (String s : List.of("", "plain", all.toString())) {
-            AgentEvent event = new AgentEvent(1.0, "phase", s, null, s, s);
+            AgentEvent event = new AgentEvent(1.0, "phase", s, null, s, s, null, null, null, null);
             assertThat(Json.MAPPER.readValue(WireCodec.toBytes(event), AgentEvent.class)).as(s).isEqualTo(event);
             assertThat(Json.MAPPER.readTree(WireCodec.toBytes(event)))
                     .isEqualTo(Json.MAPPER.readTree(Json.MAPPER.writeValueAsBytes(event)));
         }
-        AgentEvent bmp = new AgentEvent(1.0, "phase", all.substring(0, 0x100 + 5), null, null, "\u00e9t\u00e9 \u4e2d");
+        AgentEvent bmp = new AgentEvent(1.0, "phase", all.substring(0, 0x100 + 5), null, null, "\u00e9t\u00e9 \u4e2d", null, null, null, null);
         assertThat(WireCodec.toBytes(bmp)).isEqualTo(Json.MAPPER.writeValueAsBytes(bmp));
     }
 
@@ -132,7 +132,7 @@ class WireCodecTest {
         List<String> lines = new ArrayList<>(List.of("line one", "line\ttwo"));
         RunFailure failure = new RunFailure("cuda_oom", "out of memory", 1, null, 3, detail, lines);
         AgentEvent event = new AgentEvent(12.5, "run_failed", null, null, "run-1", "failed", failure,
-                new RunEnding("/logs/x.log", true, "last", List.of("/out")));
+                new RunEnding("/logs/x.log", true, "last", List.of("/out")), null, null);
         assertThat(new String(WireCodec.toBytes(event), StandardCharsets.UTF_8))
                 .isEqualTo(new String(Json.MAPPER.writeValueAsBytes(event), StandardCharsets.UTF_8));
         JsonNode written = Json.MAPPER.readTree(WireCodec.toBytes(event));

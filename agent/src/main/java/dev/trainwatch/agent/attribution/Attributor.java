@@ -199,10 +199,10 @@ public final class Attributor {
             if (alive.isEmpty()) {
                 it.remove();
                 result.add(new RunAttribution(run.runId, List.of(), List.copyOf(run.gpuUuids), List.of(),
-                        run.masterAddr, true));
+                        run.masterAddr, true, null, null, null, null, null));
                 events.add(new AgentEvent(ts, RUN_ENDED, null, null, run.runId,
                         "every process of run " + run.runId + " on this node has exited", null,
-                        new RunEnding(null, false, null, List.copyOf(run.outputs))));
+                        new RunEnding(null, false, null, List.copyOf(run.outputs)), null, null));
                 continue;
             }
             livePids.addAll(alive.keySet());

@@ -14,15 +14,20 @@ public interface GpuReader extends AutoCloseable {
     List<GpuSample> readAll();
 
     /** Events (XID errors, GPUs lost) since the previous call, oldest first. */
-    List<AgentEvent> drainEvents();
+    default List<AgentEvent> drainEvents() {
+        return List.of();
+    }
 
     /** Reads that failed since start (NOT_SUPPORTED is not a failure). */
-    long failedReads();
+    default long failedReads() {
+        return 0;
+    }
 
     /** The driver version, or "unknown". */
     String driverVersion();
 
     /** Idempotent. */
     @Override
-    void close();
+    default void close() {
+    }
 }

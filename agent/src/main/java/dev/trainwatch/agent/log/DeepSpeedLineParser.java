@@ -50,7 +50,7 @@ final class DeepSpeedLineParser implements StepLineParser {
         long gap = intervals.observe(step);
         return new StepEvent(step, seconds, null, null, null, null,
                 gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null, samples, loss, step == lrStep ? lr : null,
-                null, null, null, null, null);
+                null, null, null, null, null, null);
     }
 
     private void rememberLr(String line) {

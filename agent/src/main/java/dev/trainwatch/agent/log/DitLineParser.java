@@ -43,6 +43,6 @@ final class DitLineParser implements StepLineParser {
         long gap = intervals.observe(step);
         return new StepEvent(step, time, null, null, null, null,
                 gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null, null, loss, null, null, null, null, null,
-                null);
+                null, null);
     }
 }

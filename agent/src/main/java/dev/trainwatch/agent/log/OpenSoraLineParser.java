@@ -119,7 +119,7 @@ final class OpenSoraLineParser implements StepLineParser {
         long completed = local + 1;
         long global = stepsPerEpoch > 0 ? epoch * stepsPerEpoch + completed : completed;
         return new StepEvent(global, time, hasData ? loadData : null, hasModel ? model : null, encodeText, encodeVideo,
-                1, null, null, null, null, null, null, (int) Math.min(rank, Integer.MAX_VALUE), null);
+                1, null, null, null, null, null, null, (int) Math.min(rank, Integer.MAX_VALUE), null, null);
     }
 
     private TqdmBar epochBar(String line) {
@@ -156,6 +156,6 @@ final class OpenSoraLineParser implements StepLineParser {
         Double time = Double.isNaN(bar.secondsPerIter()) ? null : bar.secondsPerIter();
         return new StepEvent(global, time, null, null, null, null,
                 gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null, null, bar.reading("loss"), bar.number("lr"),
-                bar.firstReading("global_grad_norm", "grad_norm"), null, null, null, null);
+                bar.firstReading("global_grad_norm", "grad_norm"), null, null, null, null, null);
     }
 }

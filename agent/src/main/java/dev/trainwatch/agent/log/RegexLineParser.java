@@ -85,7 +85,7 @@ final class RegexLineParser implements StepLineParser {
                 : gap > 0 ? (Integer) (int) Math.min(gap, Integer.MAX_VALUE) : null;
         return new StepEvent(step, time, number("data_time"), number("model_time"), number("lm_time"),
                 number("vae_time"), intervalSteps, number("samples"), reading("loss"), number("lr"),
-                reading("grad_norm"), integer("height"), integer("width"), integer("rank"), null);
+                reading("grad_norm"), integer("height"), integer("width"), integer("rank"), null, null);
     }
 
     private String group(String canonical) {

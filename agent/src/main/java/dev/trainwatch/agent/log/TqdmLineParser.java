@@ -63,7 +63,7 @@ final class TqdmLineParser implements StepLineParser {
         Double time = Double.isNaN(bar.secondsPerIter()) ? null : bar.secondsPerIter();
         return new StepEvent(step, time, null, null, null, null, lastInterval, null,
                 bar.loss(), bar.number("lr"),
-                bar.firstReading("grad_norm", "global_grad_norm"), null, null, null, null);
+                bar.firstReading("grad_norm", "global_grad_norm"), null, null, null, null, null);
     }
 
     /**

@@ -120,7 +120,7 @@ final class NvmlEventWatcher {
         if (type == XID_CRITICAL_ERROR) {
             sink.accept(AgentEvent.xid(ts, uuid, value));
         } else if (type == DOUBLE_BIT_ECC_ERROR) {
-            sink.accept(new AgentEvent(ts, "ecc_double_bit", uuid, null, null, "double-bit ECC error"));
+            sink.accept(new AgentEvent(ts, "ecc_double_bit", uuid, null, null, "double-bit ECC error", null, null, null, null));
         }
     }
 

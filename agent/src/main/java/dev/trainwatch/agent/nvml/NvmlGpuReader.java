@@ -598,7 +598,7 @@ public final class NvmlGpuReader implements GpuReader {
             g.lostReported = true;
             events.add(new AgentEvent(ts, "gpu_lost", g.uuid, null, null,
                     "GPU " + g.index + (g.uuid == null ? "" : " (" + g.uuid + ")") + " is lost: "
-                            + api.describe(NvmlApi.GPU_IS_LOST)));
+                            + api.describe(NvmlApi.GPU_IS_LOST), null, null, null, null));
         }
         return new GpuSample(ts, g.index, g.uuid, g.name, g.pciBusId, null, null, null, null, null, null, null,
                 null, null, null, null, null, null, null, null, null, null, null, true);

@@ -47,9 +47,9 @@ class NodeExporterTest {
         GpuSample first = Samples.gpu(100, 0, 4242);
         GpuSample second = Samples.sample(100, 1, List.of(), 0.5);
         readings.update(List.of(first, second),
-                List.of(new RunAttribution("run-a", List.of(4242L), List.of(first.uuid()), null, null, null)),
+                List.of(new RunAttribution("run-a", List.of(4242L), List.of(first.uuid()), null, null, null, null, null, null, null, null)),
                 new HostMemory(100, 1L << 40, 1L << 39, 0L, 1L << 35, 1L << 30),
-                List.of(new AgentEvent(100, "xid", second.uuid(), 79L, null, "fallen off the bus")));
+                List.of(new AgentEvent(100, "xid", second.uuid(), 79L, null, "fallen off the bus", null, null, null, null)));
 
         HttpResponse<String> scrape = get("/metrics");
         assertThat(scrape.statusCode()).isEqualTo(200);
@@ -75,7 +75,7 @@ class NodeExporterTest {
     void aGpuGoneFromTheNewestPollHasNoSeriesAndTheXidCountsGrow() throws Exception {
         exporter = NodeExporter.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), readings, null);
         GpuSample gpu = Samples.gpu(100, 0);
-        AgentEvent xid = new AgentEvent(100, "xid", gpu.uuid(), 48L, null, "double-bit ECC");
+        AgentEvent xid = new AgentEvent(100, "xid", gpu.uuid(), 48L, null, "double-bit ECC", null, null, null, null);
         readings.update(List.of(gpu, Samples.gpu(100, 1)), List.of(), null, List.of(xid));
         readings.update(List.of(Samples.gpu(101, 0)), List.of(), null, List.of(xid));
         String body = new String(exporter.scrape(), StandardCharsets.UTF_8);

@@ -24,7 +24,7 @@ class PayloadTest {
     @Test
     void samplesAreGzipSnakeCaseJson() throws Exception {
         AgentBatch batch = new AgentBatch("node1", "node1-abcd", 42, List.of(Samples.gpu(1, 0, 77)), List.of(),
-                List.of(), new AgentHealth(0.002, 0L, 3L, 4096L, 0L, 1.0));
+                List.of(), new AgentHealth(0.002, 0L, 3L, 4096L, 0L, 1.0), null, null, null);
         Payload payload = Payload.samples(batch);
         assertThat(payload.method()).isEqualTo("POST");
         assertThat(payload.path()).isEqualTo("/v1/samples");

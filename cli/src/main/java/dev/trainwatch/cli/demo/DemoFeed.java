@@ -107,7 +107,7 @@ public final class DemoFeed {
                 double data = scenario.dataSeconds(nextStep, nextStepEndsAt);
                 finished.add(new StepEvent(nextStep, time, data, null, null, null, 1, scenario.samplesPerStep(),
                         scenario.loss(nextStep), 1e-4, 0.8 + 0.1 * Noise.signed(ordinal, nextStep), null, null, 0,
-                        wallSeconds(nextStepEndsAt)));
+                        wallSeconds(nextStepEndsAt), null));
                 nextStep++;
                 nextStepEndsAt += scenario.stepSeconds(nextStep, nextStepEndsAt);
             }
@@ -120,7 +120,7 @@ public final class DemoFeed {
             double time = steps.stream().mapToDouble(StepEvent::timeS).average().orElse(last.timeS());
             double data = steps.stream().mapToDouble(StepEvent::dataTimeS).average().orElse(last.dataTimeS());
             return new StepEvent(last.step(), time, data, null, null, null, steps.size(), last.samples(),
-                    last.loss(), last.lr(), last.gradNorm(), null, null, 0, last.ts());
+                    last.loss(), last.lr(), last.gradNorm(), null, null, 0, last.ts(), null);
         }
 
         /** Each GPU's energy counter: a real one counts from the driver's load, this one from the demo's start. */
@@ -146,10 +146,10 @@ public final class DemoFeed {
                         List.of(new GpuProcess(pids.get(i), processBytes, null, null)), null));
                 ranks.add(new RankInfo(pids.get(i), i, i, scenario.gpuCount(), List.of(uuids.get(i))));
             }
-            RunAttribution run = new RunAttribution(scenario.runId(), pids, uuids, ranks, null, false);
+            RunAttribution run = new RunAttribution(scenario.runId(), pids, uuids, ranks, null, false, null, null, null, null, null);
             seq++;
             return new AgentBatch(scenario.host(), scenario.host() + "-synthetic-agent", seq, gpus, List.of(run),
-                    List.of(), new AgentHealth(0.004, 0L, 0L, 0L, 0L, intervalSeconds));
+                    List.of(), new AgentHealth(0.004, 0L, 0L, 0L, 0L, intervalSeconds), null, null, null);
         }
     }
 }

@@ -1,7 +1,6 @@
 package dev.trainwatch.cli.watch;
 
 import dev.trainwatch.agent.gpu.GpuReader;
-import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.GpuSample;
 import java.util.List;
 
@@ -17,22 +16,7 @@ public final class NoGpus implements GpuReader {
     }
 
     @Override
-    public List<AgentEvent> drainEvents() {
-        return List.of();
-    }
-
-    @Override
-    public long failedReads() {
-        return 0;
-    }
-
-    @Override
     public String driverVersion() {
         return "unavailable";
-    }
-
-    @Override
-    public void close() {
-        // nothing was acquired
     }
 }

@@ -83,7 +83,7 @@ class AlertStormTest {
     private static AgentEvent failed(String runId) {
         return new AgentEvent(System.currentTimeMillis() / 1000.0, "run_failed", null, null, runId, null,
                 new RunFailure("exception", "ValueError: bad batch", 1, null, 0,
-                        Map.of("type", "ValueError", "message", "bad batch"), List.of("ValueError: bad batch")));
+                        Map.of("type", "ValueError", "message", "bad batch"), List.of("ValueError: bad batch")), null, null, null);
     }
 
     private long webhookFirings(String runId) {

@@ -50,7 +50,7 @@ final class BenchFleet {
                 for (int h = 0; h < HOSTS; h++) {
                     for (int r = 0; r < runsPerHost; r++) {
                         fleet.ingestSteps(runId(h, r), List.of(new StepEvent((long) t, 1.3, 0.1, null, null, null,
-                                10, 64.0, 0.1, 1e-4, 1.0, 128, 128, 0, now)));
+                                10, 64.0, 0.1, 1e-4, 1.0, 128, 128, 0, now, null)));
                     }
                 }
             }
@@ -74,7 +74,7 @@ final class BenchFleet {
                 uuids.add(Payloads.uuid(host, g));
                 pids.add(10_000L + g);
             }
-            runs.add(new RunAttribution(runId(h, r), pids, uuids, null, null, null));
+            runs.add(new RunAttribution(runId(h, r), pids, uuids, null, null, null, null, null, null, null, null));
         }
         for (int g = 0; g < GPUS_PER_HOST; g++) {
             long used = 40_000_000_000L + (seq % 60) * 10_000_000L + g;
@@ -84,6 +84,6 @@ final class BenchFleet {
         List<AgentEvent> events = seq % 97 == 0 ? List.of(AgentEvent.xid(ts, Payloads.uuid(host, 0), 79))
                 : List.of();
         return new AgentBatch(host, host + "-agent", seq, samples, runs, events,
-                new AgentHealth(0.02, 0L, 0L, 0L, 0L, 1.0));
+                new AgentHealth(0.02, 0L, 0L, 0L, 0L, 1.0), null, null, null);
     }
 }

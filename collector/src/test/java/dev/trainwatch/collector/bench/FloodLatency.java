@@ -70,10 +70,10 @@ public final class FloodLatency {
                         String uuid = "GPU-flood-" + next;
                         gpus.add(Payloads.sample(ts, i, uuid, 10L << 30, 0.5, List.of()));
                         runs.add(new dev.trainwatch.protocol.RunAttribution("junk-" + next, List.of(1000L + next),
-                                List.of(uuid), null, null, null));
+                                List.of(uuid), null, null, null, null, null, null, null, null));
                     }
                     AgentBatch batch = new AgentBatch("flood-node", "flood-agent", ++seq, gpus, runs, List.of(),
-                            null);
+                            null, null, null, null);
                     send(http, post(base, "/v1/samples", Payloads.json(batch)));
                     floodBatches.incrementAndGet();
                 }

@@ -199,7 +199,7 @@ public final class HttpFleetLoad {
                     steps = new ArrayList<>(SHIP_EVERY);
                     for (int k = SHIP_EVERY - 1; k >= 0; k--) {
                         steps.add(new StepEvent(second + 1 - k, 0.9, 0.05, null, null, null, GPUS_PER_NODE, 256.0,
-                                0.12, 1e-4, 1.1, null, null, null, now - k));
+                                0.12, 1e-4, 1.1, null, null, null, now - k, null));
                     }
                 }
                 AgentBatch batch = batch(now, second);
@@ -231,7 +231,7 @@ public final class HttpFleetLoad {
                         GPUS_PER_NODE * Math.max(1, agents / runs), List.of(uuids.get(g))));
             }
             List<Long> pids = ranks.stream().map(RankInfo::pid).toList();
-            RunAttribution run = new RunAttribution(runId, pids, List.copyOf(uuids), ranks, "10.0.0.1", null);
+            RunAttribution run = new RunAttribution(runId, pids, List.copyOf(uuids), ranks, "10.0.0.1", null, null, null, null, null, null);
             HostMemory memory = newestSecond % 5 < SHIP_EVERY
                     ? new HostMemory(newest, 1L << 41, 1L << 40, 0L, 1L << 39, 1L << 33) : null;
             return new AgentBatch(node, "agent-" + node, ++seq, gpus, List.of(run), List.of(),

@@ -79,7 +79,7 @@ public final class WorstCaseMemory {
             if (t % 10 < 9 || t >= WINDOW_SECONDS - 60) {
                 for (int h = 0; h < AGENTS; h++) {
                     fleet.ingestSteps(runId(h), List.of(new StepEvent((long) t, 1.3, 0.1, null, null, null, 10,
-                            64.0, 0.1, 1e-4, 1.0, 128, 128, null, now)));
+                            64.0, 0.1, 1e-4, 1.0, 128, 128, null, now, null)));
                 }
             }
             // In the last 16 s every rank of every run reports once a second: 256 ranks x 16 reports per run.
@@ -88,7 +88,7 @@ public final class WorstCaseMemory {
                     List<StepEvent> ranks = new ArrayList<>(RANKS);
                     for (int r = 0; r < RANKS; r++) {
                         ranks.add(new StepEvent((long) t, 1.3, 0.1, null, null, null, 10, 64.0, 0.1, 1e-4, 1.0,
-                                128, 128, r, now));
+                                128, 128, r, now, null));
                     }
                     fleet.ingestSteps(runId(h), ranks);
                 }
@@ -154,9 +154,9 @@ public final class WorstCaseMemory {
             samples.add(Payloads.sample(ts, g, uuid, used, 0.85 + (seq + g) % 15 / 100.0,
                     (seq + g) % 7 == 0 ? List.of("sw_power_cap") : List.of()));
         }
-        List<RunAttribution> runs = List.of(new RunAttribution(runId(h), pids, uuids, null, null, null));
+        List<RunAttribution> runs = List.of(new RunAttribution(runId(h), pids, uuids, null, null, null, null, null, null, null, null));
         return new AgentBatch(host, host + "-agent", seq, samples, runs, List.of(),
-                new AgentHealth(0.02, 0L, 0L, 0L, 0L, 1.0));
+                new AgentHealth(0.02, 0L, 0L, 0L, 0L, 1.0), null, null, null);
     }
 
     private static long usedAfterGc(MemoryMXBean memory) {

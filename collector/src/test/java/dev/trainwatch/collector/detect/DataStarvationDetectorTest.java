@@ -24,7 +24,7 @@ class DataStarvationDetectorTest {
         for (int i = 1; i <= 20; i++) {
             clock.advance(Duration.ofSeconds(20));
             fleet.ingestSteps("no-spec", List.of(new StepEvent((long) i * 2, 10.0, 4.0, null, null, null, 2, null,
-                    null, null, null, null, null, null, clock.seconds())));
+                    null, null, null, null, null, null, clock.seconds(), null)));
             fleet.tick();
         }
         Anomaly a = fleet.run("no-spec").orElseThrow().anomalies().get(0);
@@ -46,7 +46,7 @@ class DataStarvationDetectorTest {
         for (int i = 1; i <= 20; i++) {
             clock.advance(Duration.ofSeconds(20));
             fleet.ingestSteps("dit", List.of(new StepEvent((long) i * 10, step, step * 0.6, null, null, null, 10, null,
-                    null, null, null, null, null, null, clock.seconds())));
+                    null, null, null, null, null, null, clock.seconds(), null)));
             fleet.tick();
         }
         Anomaly a = fleet.run("dit").orElseThrow().anomalies().stream()

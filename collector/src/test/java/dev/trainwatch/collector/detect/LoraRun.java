@@ -38,7 +38,7 @@ final class LoraRun implements RunContext {
                         Integer blocks) {
         return new RunSpec(model, gpu, 1, 1, null, height, width, frames, "bf16", "adamw8bit", true, false,
                 "precomputed", null, null, null, null, null, null, null, null, null, null, null, null, 16, null, null,
-                null, base, blocks);
+                null, base, blocks, null, null);
     }
 
     @Override public String runId() { return "lora"; }

@@ -180,7 +180,7 @@ final class ScenarioPlayer {
                                 ? s.rankDataTimeS().getOrDefault(Integer.toString(r), baseData) : baseData;
                         reports.add(new StepEvent(step, time * factor, data, null, s.lmTimeS(), s.vaeTimeS(),
                                 interval, s.samples(), s.loss() != null ? s.loss() : 0.1, 1e-4, 1.0, bh, bw,
-                                ranks > 0 ? r : null, now));
+                                ranks > 0 ? r : null, now, null));
                     }
                     read = reports;
                     nextStep += s.everyS();
@@ -198,7 +198,7 @@ final class ScenarioPlayer {
                         samples.get(nodeOf[g]).add(sample(p, g, uuids.get(g), now, (pt + 1) / p.durationS(), nvlink));
                     }
                     if (!announced) {
-                        events.get(0).add(new AgentEvent(now, "phase", null, null, RUN, p.announce()));
+                        events.get(0).add(new AgentEvent(now, "phase", null, null, RUN, p.announce(), null, null, null, null));
                         announced = true;
                     }
                     if (p.xids() != null) {
@@ -296,7 +296,7 @@ final class ScenarioPlayer {
                 // The steps travel in the batch, as an agent sends them to a collector that takes them there.
                 fleet.ingestBatch(new AgentBatch("node-" + (node + 1), "agent-" + (node + 1), ++seq,
                         List.copyOf(samples), List.of(new RunAttribution(RUN, List.of(100L + firstGpu), uuids, ranks,
-                                null, false)), List.copyOf(events), new AgentHealth(0.003, 0L, 0L, 0L, 0L, 1.0), host,
+                                null, false, null, null, null, null, null)), List.copyOf(events), new AgentHealth(0.003, 0L, 0L, 0L, 0L, 1.0), host,
                         null, stepsInBatch ? List.of(new dev.trainwatch.protocol.RunSteps(RUN, List.copyOf(steps)))
                                 : null));
                 if (sentOnce && polls > 0 && !urgent) {

@@ -110,8 +110,8 @@ class HistoryRecorderTest {
     private static AgentBatch batch(long seq, double ts, long usedBytes) {
         return new AgentBatch("node1", "agent-1", seq,
                 List.of(Payloads.sample(ts, 0, "GPU-1", usedBytes, 0.95, List.of())),
-                List.of(new RunAttribution("busy", List.of(4242L), List.of("GPU-1"), null, null, null)), List.of(),
-                null);
+                List.of(new RunAttribution("busy", List.of(4242L), List.of("GPU-1"), null, null, null, null, null, null, null, null)), List.of(),
+                null, null, null, null);
     }
 
     @Test

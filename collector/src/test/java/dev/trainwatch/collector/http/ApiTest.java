@@ -213,7 +213,7 @@ class ApiTest {
         }
         AgentBatch first = Payloads.batch("polls-host", 1, now, 4, null);
         AgentBatch batch = new AgentBatch(first.host(), first.agentId(), first.seq(), readings, first.runs(),
-                first.events(), first.health());
+                first.events(), first.health(), null, null, null);
         HttpResponse<String> response = collector.postJson("/v1/samples", Payloads.json(batch));
         assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
         assertThat(json(response).get("gpus").asInt()).isEqualTo(4);
@@ -300,7 +300,7 @@ class ApiTest {
         long seq = 1;
         for (Case c : cases) {
             AgentBatch batch = new AgentBatch("range-host", "range-agent", seq++, List.of(c.sample()), null, null,
-                    null);
+                    null, null, null, null);
             HttpResponse<String> response = collector.postJson("/v1/samples", Payloads.json(batch));
             assertThat(response.statusCode()).isEqualTo(422);
             assertThat(error(response)).contains(c.message());
@@ -310,7 +310,7 @@ class ApiTest {
             tooMany.add(good);
         }
         HttpResponse<String> response = collector.postJson("/v1/samples",
-                Payloads.json(new AgentBatch("range-host", "range-agent", 99, tooMany, null, null, null)));
+                Payloads.json(new AgentBatch("range-host", "range-agent", 99, tooMany, null, null, null, null, null, null)));
         assertThat(response.statusCode()).isEqualTo(422);
         assertThat(error(response)).contains("more than the limit of 4096");
     }

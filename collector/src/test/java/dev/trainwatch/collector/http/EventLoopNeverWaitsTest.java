@@ -175,7 +175,7 @@ class EventLoopNeverWaitsTest {
             if (i % 10 == 0) {
                 events.add(new AgentEvent(ts, "run_failed", null, null, "flood-" + i, null,
                         new RunFailure("exception", "ValueError: bad batch", 1, null, 0,
-                                Map.of("type", "ValueError", "message", "bad batch"), List.of("ValueError: bad batch"))));
+                                Map.of("type", "ValueError", "message", "bad batch"), List.of("ValueError: bad batch")), null, null, null));
             }
         }
         AgentBatch batch = Samples.batch("flood-node", "flood-agent", seq, gpus, runs, events);

@@ -31,9 +31,9 @@ class HostAndRankProcessesTest {
                 RankInfo rank = new RankInfo(4101, 0, 0, 1, List.of("GPU-0"), "R", 100.0 + 10 * i, 6 * GIB, 4,
                         9 * GIB, 40.0 + i);
                 AgentBatch b = new AgentBatch("node7", "agent-7", i + 1, List.of(gpu),
-                        List.of(new RunAttribution("r", List.of(4101L), List.of("GPU-0"), List.of(rank), null, false)),
+                        List.of(new RunAttribution("r", List.of(4101L), List.of("GPU-0"), List.of(rank), null, false, null, null, null, null, null)),
                         List.of(), new AgentHealth(0.001, 0L, 0L, 0L, 0L, 1.0),
-                        new HostMemory(t, 512 * GIB, 300 * GIB - i * GIB, 0L, 64 * GIB, 3 * GIB));
+                        new HostMemory(t, 512 * GIB, 300 * GIB - i * GIB, 0L, 64 * GIB, 3 * GIB), null, null);
                 assertThat(c.postJson("/v1/samples", Json.MAPPER.writeValueAsBytes(b)).statusCode()).isEqualTo(200);
             }
             JsonNode run = Json.MAPPER.readTree(c.get("/v1/runs/r").body());

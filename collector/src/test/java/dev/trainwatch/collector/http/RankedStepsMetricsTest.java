@@ -24,7 +24,7 @@ class RankedStepsMetricsTest {
                 List<StepEvent> ranks = new ArrayList<>();
                 for (int rank = 7; rank >= 0; rank--) {
                     ranks.add(new StepEvent((long) step, 3.0, 0.05, null, null, null, 1, null, null, null, null,
-                            null, null, rank, null));
+                            null, null, rank, null, null));
                 }
                 var response = collector.postJson("/v1/runs/os8/steps", Json.MAPPER.writeValueAsBytes(ranks));
                 assertThat(response.statusCode()).as(response.body()).isEqualTo(200);

@@ -43,7 +43,7 @@ class InputValidatorTest {
     private static RunAttribution run() {
         RankInfo rank = new RankInfo(10_000L, 0, 0, 2, List.of("GPU-a"), "R", 12.5, 1L << 30, 4, 1L << 31, 3.0);
         return new RunAttribution("run-1", List.of(10_000L), List.of("GPU-a", "GPU-b"), List.of(rank), "10.0.0.1",
-                null);
+                null, null, null, null, null, null);
     }
 
     private static AgentBatch batch(List<GpuSample> gpus, RunAttribution run, AgentHealth health,

@@ -478,9 +478,9 @@ class PlainRecordReaderTest {
         List<AgentEvent> events = new ArrayList<>();
         if (withEvents && random.nextInt(4) == 0) {
             events.add(random.nextBoolean()
-                    ? new AgentEvent(1.7e9, "xid", "GPU-1", 79L, null, "xid 79", null)
+                    ? new AgentEvent(1.7e9, "xid", "GPU-1", 79L, null, "xid 79", null, null, null, null)
                     : new AgentEvent(1.7e9, "run_failed", null, null, "run-1", null,
-                            new RunFailure("signal", "killed", null, 9, null, Map.of("k", 1), List.of("line"))));
+                            new RunFailure("signal", "killed", null, 9, null, Map.of("k", 1), List.of("line")), null, null, null));
         }
         AgentHealth health = maybe(new AgentHealth(maybe(d()), maybe(l()), maybe(l()), maybe(l()), maybe(l()),
                 maybe(d()), maybe(random.nextBoolean()), maybe(random.nextBoolean()), maybe(l()), maybe(l()),

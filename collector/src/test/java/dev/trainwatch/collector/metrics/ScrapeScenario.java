@@ -75,7 +75,7 @@ final class ScrapeScenario {
     /** The steps pushed for {@link #RUN}: two single reports and one averaging 10 steps. */
     static List<StepEvent> steps() {
         return List.of(StepEvent.of(1_190, 2.4, NOW - 30), StepEvent.of(1_191, 2.6, NOW - 28),
-                new StepEvent(1_200L, 2.5, 1.55, null, null, null, 10, 64.0, 0.12, 2e-5, 1.1, 128, 128, 0, NOW - 3));
+                new StepEvent(1_200L, 2.5, 1.55, null, null, null, 10, 64.0, 0.12, 2e-5, 1.1, 128, 128, 0, NOW - 3, null));
     }
 
     private static GpuSample withoutPower(GpuSample s) {

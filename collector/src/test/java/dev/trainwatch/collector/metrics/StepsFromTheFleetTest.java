@@ -24,7 +24,7 @@ class StepsFromTheFleetTest {
         List<StepEvent> out = new ArrayList<>();
         for (int step = from; step <= to; step++) {
             out.add(new StepEvent((long) step, seconds, null, null, null, null, 1, null, null, null, null, null, null,
-                    null, null));
+                    null, null, null));
         }
         return out;
     }

@@ -48,7 +48,7 @@ class SeriesBuilderTest {
 
     private void step(long step, double timeS, Double dataS, Double loss) {
         fleet.ingestSteps(RUN, List.of(new StepEvent(step, timeS, dataS, null, null, null, 10, 96.0, loss, null,
-                null, null, null, null, clock.seconds())));
+                null, null, null, null, clock.seconds(), null)));
     }
 
     private RunSeries series(Double since, int maxPoints, boolean gpus) {
@@ -62,7 +62,7 @@ class SeriesBuilderTest {
             poll("node-a", RUN, new long[] {30 * GIB}, 0.9);
             if (t % 10 == 9) {
                 fleet.ingestSteps(RUN, List.of(new StepEvent((long) t + 1, 2.0, 0.02, null, 0.5, 0.24, 10, 96.0, null,
-                        null, null, null, null, null, clock.seconds())));
+                        null, null, null, null, null, clock.seconds(), null)));
             }
             clock.advanceSeconds(1);
         }

@@ -63,7 +63,7 @@ class EfficiencyFiguresTest {
             if (t >= nextLine) {
                 step += 100;
                 fleet.ingestSteps(runId, List.of(new StepEvent(step, 1 / stepsPerSecond, null, null, null, null, 100,
-                        null, 0.15, null, null, null, null, null, t)));
+                        null, 0.15, null, null, null, null, null, t, null)));
                 nextLine += every;
                 line++;
             }

@@ -47,7 +47,7 @@ class EndingsKeepTheirStoryTest {
         double t = clock.seconds();
         fleet.ingestBatch(batch("n1", "a1", 1, List.of(gpu(t, 0, "GPU-0", 10L << 30, 0.9)),
                 List.of(attribution(runId, List.of("GPU-0"))),
-                List.of(new AgentEvent(t, "xid", "GPU-0", 79L, null, "fell off the bus"))));
+                List.of(new AgentEvent(t, "xid", "GPU-0", 79L, null, "fell off the bus", null, null, null, null))));
         clock.advance(Duration.ofSeconds(2));
         fleet.tick();
     }

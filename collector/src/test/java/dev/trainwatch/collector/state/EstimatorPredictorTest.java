@@ -38,8 +38,8 @@ class EstimatorPredictorTest {
                 null, 0.9, null, null, null, null, null, null, List.of(), null, null, null, null, null, List.of(),
                 false);
         fleet.ingestBatch(new AgentBatch("n1", "a1", 1, List.of(s),
-                List.of(new RunAttribution("job", List.of(1L), List.of("GPU-a"), List.of(), null, false)), List.of(),
-                null));
+                List.of(new RunAttribution("job", List.of(1L), List.of("GPU-a"), List.of(), null, false, null, null, null, null, null)), List.of(),
+                null, null, null, null));
         RunSpec spec = new RunSpec("pixart-sigma-xl-2", null, 1, 20, 1024, null, null, null, "fp16", "came", true,
                 false, "online", 0, null, null, 10_000L);
         RunView v = fleet.putSpec("job", spec);

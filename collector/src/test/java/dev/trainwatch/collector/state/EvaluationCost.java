@@ -134,7 +134,7 @@ public final class EvaluationCost {
             ranks.add(new RankInfo(10_000 + g, g, g, GPUS, List.of(uuids.get(g))));
         }
         RunAttribution run = new RunAttribution("run-" + node, ranks.stream().map(RankInfo::pid).toList(),
-                List.copyOf(uuids), ranks, "10.0.0." + node, null);
+                List.copyOf(uuids), ranks, "10.0.0." + node, null, null, null, null, null, null);
         return new AgentBatch("node-" + node, "agent-" + node, seq,
                 HttpFleetLoad.samples(uuids, now, second, 85_899_345_920L), List.of(run), List.of(),
                 new AgentHealth(0.004, 0L, 0L, 0L, 0L, 1.0), null, now, null);

@@ -64,13 +64,13 @@ public final class FleetFootprint {
                             false));
                 }
                 AgentBatch batch = new AgentBatch("node-" + n, "agent-" + n, seq, gpus,
-                        List.of(new RunAttribution("run-" + n, List.of(1000L), uuids, List.of(), null, false)),
-                        List.of(), new AgentHealth(0.004, 0L, 0L, 0L, 0L, 1.0));
+                        List.of(new RunAttribution("run-" + n, List.of(1000L), uuids, List.of(), null, false, null, null, null, null, null)),
+                        List.of(), new AgentHealth(0.004, 0L, 0L, 0L, 0L, 1.0), null, null, null);
                 fleet.ingestBatch(batch);
                 samples += gpusPerNode;
                 if (s % 20 == 0) {
                     fleet.ingestSteps("run-" + n, List.of(new StepEvent((long) s, 4.0, 0.1, null, null, null, 5,
-                            256.0, 0.1, 1e-4, 1.0, 128, 128, null, now)));
+                            256.0, 0.1, 1e-4, 1.0, 128, 128, null, now, null)));
                 }
             }
             fleet.tick();

@@ -41,21 +41,21 @@ class FleetRobustnessTest {
         GpuSample absurd = new GpuSample(-5, 1, "GPU-absurd", "x", null, -1L, -7L, null, null, 42.0, null, null, -1L,
                 0L, null, null, Arrays.asList("no_such_reason", null), Double.POSITIVE_INFINITY, null, null,
                 Double.NaN, null, Arrays.asList((dev.trainwatch.protocol.GpuProcess) null), null);
-        List<RunAttribution> runs = Arrays.asList(null, new RunAttribution(null, null, null, null, null, null),
+        List<RunAttribution> runs = Arrays.asList(null, new RunAttribution(null, null, null, null, null, null, null, null, null, null, null),
                 new RunAttribution("r", null, Arrays.asList("GPU-bare", null, ""), Arrays.asList(null,
                         new RankInfo(1, null, null, null, null), new RankInfo(2, 3, 0, 4, List.of("GPU-bare"))),
-                        null, null));
-        List<AgentEvent> events = Arrays.asList(null, new AgentEvent(0, (String) null, null, null, null, null),
-                new AgentEvent(0, "xid", null, null, null, null), new AgentEvent(0, "xid", "GPU-new", 79L, null, null),
-                new AgentEvent(0, "gpu_lost", "GPU-unknown", null, null, null),
-                new AgentEvent(0, "run_ended", null, null, "nope", null), new AgentEvent(0, "future_kind", null, null,
-                        null, null));
-        AgentBatch batch = new AgentBatch("h", "a", 1, Arrays.asList(null, bare, absurd), runs, events, null);
+                        null, null, null, null, null, null, null));
+        List<AgentEvent> events = Arrays.asList(null, new AgentEvent(0, (String) null, null, null, null, null, null, null, null, null),
+                new AgentEvent(0, "xid", null, null, null, null, null, null, null, null), new AgentEvent(0, "xid", "GPU-new", 79L, null, null, null, null, null, null),
+                new AgentEvent(0, "gpu_lost", "GPU-unknown", null, null, null, null, null, null, null),
+                new AgentEvent(0, "run_ended", null, null, "nope", null, null, null, null, null), new AgentEvent(0, "future_kind", null, null,
+                        null, null, null, null, null, null));
+        AgentBatch batch = new AgentBatch("h", "a", 1, Arrays.asList(null, bare, absurd), runs, events, null, null, null, null);
         for (int i = 0; i < 30; i++) {
             clock.advance(Duration.ofSeconds(1));
-            fleet.ingestBatch(new AgentBatch("h", "a", i + 1, batch.gpus(), runs, events, null));
+            fleet.ingestBatch(new AgentBatch("h", "a", i + 1, batch.gpus(), runs, events, null, null, null, null));
             fleet.ingestSteps("r", Arrays.asList(null, new StepEvent(5L, 1.0, -3.0, Double.NaN, null, null, -4,
-                    Double.NaN, null, null, null, -1, 0, -2, Double.NaN)));
+                    Double.NaN, null, null, null, -1, 0, -2, Double.NaN, null)));
             fleet.tick();
         }
         RunView v = fleet.run("r").orElseThrow();
@@ -139,7 +139,7 @@ class FleetRobustnessTest {
                                     null, null, 0.9, null, null, null, null, null, null, List.of(), null, null, null,
                                     null, null, List.of(), false)),
                             List.of(new RunAttribution("run-" + worker, List.of(1L), List.of(uuid), List.of(), null,
-                                    false)), List.of(), null));
+                                    false, null, null, null, null, null)), List.of(), null, null, null, null));
                     fleet.ingestSteps("run-" + worker, List.of(StepEvent.of(i, 1.0, t)));
                 }
             }));

@@ -88,7 +88,7 @@ class FleetTest {
         assertThat(before.comparison().stepTimeRatio()).isNull();
 
         fleet.ingestSteps("job-7", List.of(new StepEvent(100L, 2.0, 0.1, null, null, null, 10, 16.0, null, null,
-                null, null, null, null, t)));
+                null, null, null, null, t, null)));
         // No GPU in the spec: taken from the NVML name of the run's GPUs.
         RunView after = fleet.putSpec("job-7", spec("pixart-sigma-xl-2", 8, null, 1100L));
         assertThat(after.spec().gpu()).isEqualTo("a100-80gb");
@@ -212,7 +212,7 @@ class FleetTest {
             if (k % 3 == 0) {
                 for (int rank = 0; rank < 2; rank++) {
                     fleet.ingestSteps("job", List.of(new StepEvent((long) k, 3.0 + 0.1 * (k % 5) + rank, 1.0 + rank,
-                            null, 0.3, 0.2, 3, 48.0, 0.1, null, null, null, null, rank, t)));
+                            null, 0.3, 0.2, 3, 48.0, 0.1, null, null, null, null, rank, t, null)));
                 }
             }
             clock.advance(Duration.ofSeconds(1));
@@ -281,9 +281,9 @@ class FleetTest {
     @Test
     void badReadingsAreIgnoredNotStored() {
         fleet.ingestSteps("r", List.of(
-                new StepEvent(1L, Double.NaN, null, null, null, null, null, null, null, null, null, null, null, null, null),
-                new StepEvent(2L, -1.0, null, null, null, null, null, null, null, null, null, null, null, null, null),
-                new StepEvent(null, 1.0, null, null, null, null, null, null, null, null, null, null, null, null, null),
+                new StepEvent(1L, Double.NaN, null, null, null, null, null, null, null, null, null, null, null, null, null, null),
+                new StepEvent(2L, -1.0, null, null, null, null, null, null, null, null, null, null, null, null, null, null),
+                new StepEvent(null, 1.0, null, null, null, null, null, null, null, null, null, null, null, null, null, null),
                 StepEvent.of(3, 2.0, clock.seconds() + 3600))); // future ts clamped to now
         RunView v = fleet.run("r").orElseThrow();
         assertThat(v.observed().lastStep()).isEqualTo(3);

@@ -227,10 +227,10 @@ class LiveRunLimitsTest {
         // The fleet tracks 4 GPUs, so 4 rank windows in all: run "wide" takes them; "other"'s ranks are refused.
         for (int r = 0; r < 6; r++) {
             fleet.ingestSteps("wide", List.of(new StepEvent(1L, 1.0, null, null, null, null, null, null, null, null,
-                    null, null, null, r, clock.seconds())));
+                    null, null, null, r, clock.seconds(), null)));
         }
         fleet.ingestSteps("other", List.of(new StepEvent(1L, 1.0, null, null, null, null, null, null, null, null,
-                null, null, null, 0, clock.seconds())));
+                null, null, null, 0, clock.seconds(), null)));
         assertThat(fleet.limits()).filteredOn(u -> u.kind() == Slots.Kind.RANKS).singleElement().satisfies(u -> {
             assertThat(u.used()).isEqualTo(4);
             assertThat(u.limit()).isEqualTo(4);
@@ -244,7 +244,7 @@ class LiveRunLimitsTest {
         step("c", 1); // the ended run gives its slot, and its rank windows go with it
         assertThat(fleet.run("wide")).isEmpty();
         fleet.ingestSteps("other", List.of(new StepEvent(2L, 1.0, null, null, null, null, null, null, null, null,
-                null, null, null, 0, clock.seconds())));
+                null, null, null, 0, clock.seconds(), null)));
         assertThat(fleet.limits()).filteredOn(u -> u.kind() == Slots.Kind.RANKS).singleElement()
                 .satisfies(u -> assertThat(u.used()).isEqualTo(1));
     }

@@ -41,7 +41,7 @@ class LossDetectorsTest {
         clock.advanceSeconds(20);
         step += 20;
         fleet.ingestSteps(run, List.of(new StepEvent(step, 1.0, null, null, null, null, 20, null, loss, 1e-4, grad,
-                bucket, bucket, null, clock.seconds())));
+                bucket, bucket, null, clock.seconds(), null)));
         fleet.tick();
     }
 
@@ -191,7 +191,7 @@ class LossDetectorsTest {
             clock.advanceSeconds(100 / Double.parseDouble(m.group(3)));
             fleet.ingestSteps("dit", List.of(new StepEvent(Long.parseLong(m.group(1)), 1 / Double.parseDouble(m.group(3)),
                     null, null, null, null, 100, null, Double.parseDouble(m.group(2)), null, null, null, null, null,
-                    clock.seconds())));
+                    clock.seconds(), null)));
             fleet.tick();
             n++;
         }

@@ -62,7 +62,7 @@ class OtherGpuProcessesTest {
         fleet.putSpec("lora", new RunSpec("pixart-sigma-xl-2", "a100-80gb", 1, 1, 1024, null, null, null, "bf16",
                 null, null, null, "precomputed", null, null, null, null));
         RunAttribution run = new RunAttribution("lora", List.of(100L), List.of(UUID),
-                List.of(new RankInfo(100, 0, 0, 1, List.of(UUID))), null, false);
+                List.of(new RankInfo(100, 0, 0, 1, List.of(UUID))), null, false, null, null, null, null, null);
         for (int i = 0; i < 12; i++) {
             // The run's rank holds 17 GiB of the 23.5 GiB in use; pid 4242 (not the run's) 6.4 GiB; a display server 0.2 GiB.
             List<GpuProcess> listed = List.of(process(100, 17), process(4242, 6.4), process(2110, 0.2));

@@ -39,9 +39,9 @@ class OwnHostEventsTest {
                 List.of(Samples.attribution("run-x", List.of("GPU-a"))), List.of()));
 
         fleet.ingestBatch(Samples.batch("node-b", "agent-b", 1, List.of(), List.of(), List.of(
-                new AgentEvent(ts, EventKind.RUN_FAILED.wireName(), null, null, "run-x", null, failure()),
-                new AgentEvent(ts, EventKind.RUN_ENDED, null, null, "run-x", null),
-                new AgentEvent(ts, EventKind.PHASE, null, null, "run-x", "checkpoint"))));
+                new AgentEvent(ts, EventKind.RUN_FAILED.wireName(), null, null, "run-x", null, failure(), null, null, null),
+                new AgentEvent(ts, EventKind.RUN_ENDED.wireName(), null, null, "run-x", null, null, null, null, null),
+                new AgentEvent(ts, EventKind.PHASE.wireName(), null, null, "run-x", "checkpoint", null, null, null, null))));
         RunView x = fleet.run("run-x").orElseThrow();
         assertThat(failed("run-x")).as("failed by another node's batch").isFalse();
         assertThat(x.ended()).isFalse();
@@ -49,10 +49,10 @@ class OwnHostEventsTest {
 
         // The run's own node may.
         fleet.ingestBatch(Samples.batch("node-a", "agent-a", 2, List.of(), List.of(), List.of(
-                new AgentEvent(ts, EventKind.RUN_FAILED.wireName(), null, null, "run-x", null, failure()))));
+                new AgentEvent(ts, EventKind.RUN_FAILED.wireName(), null, null, "run-x", null, failure(), null, null, null))));
         assertThat(failed("run-x")).isTrue();
         fleet.ingestBatch(Samples.batch("node-a", "agent-a", 3, List.of(), List.of(), List.of(
-                new AgentEvent(ts, EventKind.RUN_ENDED, null, null, "run-x", null))));
+                new AgentEvent(ts, EventKind.RUN_ENDED.wireName(), null, null, "run-x", null, null, null, null, null))));
         assertThat(fleet.run("run-x").orElseThrow().ended()).isTrue();
     }
 }

@@ -120,8 +120,8 @@ class PhaseAndCaughtOomTest {
                 List.of(Samples.ended(RUN, List.of("GPU-a"))), List.of(
                         new AgentEvent(now(), "run_failed", null, null, RUN, "RuntimeError", new RunFailure("exception",
                                 "RuntimeError: OOM during training step 3 times in a row, aborting training", 1, null,
-                                0, Map.of(), List.of())),
-                        new AgentEvent(now(), "run_ended", null, null, RUN, "exited"))));
+                                0, Map.of(), List.of()), null, null, null),
+                        new AgentEvent(now(), "run_ended", null, null, RUN, "exited", null, null, null, null))));
         fleet.tick();
         assertThat(oomRisk()).isEmpty();
         assertThat(fleet.run(RUN).orElseThrow().anomalies())

@@ -43,7 +43,7 @@ public final class RankedStepsFootprint {
                     List<StepEvent> batch = new ArrayList<>(ranks);
                     for (int k = ranks - 1; k >= 0; k--) {
                         batch.add(new StepEvent((long) s / 4, 4.0, 0.01 + 0.001 * k, 3.0, 0.2, 0.6, 1, null, 0.1,
-                                1e-5, 1.0, null, null, k, clock.seconds()));
+                                1e-5, 1.0, null, null, k, clock.seconds(), null));
                     }
                     counted += fleet.ingestSteps("run-" + r, batch).size();
                     reports += ranks;

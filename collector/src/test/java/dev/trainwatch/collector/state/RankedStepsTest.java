@@ -57,7 +57,7 @@ class RankedStepsTest {
                 double loadData = rank == starvedRank ? starvedData : 0.01;
                 double time = stepSeconds + 0.01 * (rank % 3); // the timers' rounding differs a little per rank
                 batch.add(new StepEvent((long) s, time, loadData, time - loadData - 0.8, 0.2, 0.6, 1, null, null,
-                        null, null, null, null, rank, clock.seconds()));
+                        null, null, null, null, rank, clock.seconds(), null));
             }
             counted.add(fleet.ingestSteps("opensora", batch));
         }
@@ -113,7 +113,7 @@ class RankedStepsTest {
             for (int rank : ARRIVAL) {
                 if (rank != 0) {
                     batch.add(new StepEvent((long) s, 4.0, 0.01, null, null, null, 1, null, null, null, null, null,
-                            null, rank, clock.seconds()));
+                            null, rank, clock.seconds(), null));
                 }
             }
             List<StepEvent> c = fleet.ingestSteps("opensora", batch);
@@ -175,7 +175,7 @@ class RankedStepsTest {
             List<StepEvent> batch = new ArrayList<>();
             for (int rank : ARRIVAL) {
                 batch.add(new StepEvent((long) s, rank == 6 ? 6.0 : 4.0, null, null, null, null, 1, null, null,
-                        null, null, null, null, rank, clock.seconds()));
+                        null, null, null, null, rank, clock.seconds(), null));
             }
             fleet.ingestSteps("slow", batch);
         }
@@ -196,7 +196,7 @@ class RankedStepsTest {
         List<StepEvent> rank0 = new ArrayList<>();
         for (int s = 1; s <= 5; s++) {
             rank0.add(new StepEvent((long) s, 1.5, 0.1, null, null, null, 1, null, null, null, null, null, null, 0,
-                    clock.seconds()));
+                    clock.seconds(), null));
         }
         assertThat(fleet.ingestSteps("single", rank0)).hasSize(5);
         assertThat(fleet.run("single").orElseThrow().observed().dataWaitRatio()).isCloseTo(0.1 / 1.5, within(1e-9));
@@ -209,9 +209,9 @@ class RankedStepsTest {
         // Open-Sora's first bar frame (no rank) and rank 0's timer line both say step 1.
         double t = clock.seconds();
         List<StepEvent> counted = fleet.ingestSteps("bar", List.of(StepEvent.of(1, 9.38, t),
-                new StepEvent(1L, 3.96, 0.01, null, null, null, 1, null, null, null, null, null, null, 0, t),
-                new StepEvent(1L, 3.98, 0.01, null, null, null, 1, null, null, null, null, null, null, 1, t),
-                new StepEvent(2L, 3.97, 0.0, null, null, null, 1, null, null, null, null, null, null, 0, t)));
+                new StepEvent(1L, 3.96, 0.01, null, null, null, 1, null, null, null, null, null, null, 0, t, null),
+                new StepEvent(1L, 3.98, 0.01, null, null, null, 1, null, null, null, null, null, null, 1, t, null),
+                new StepEvent(2L, 3.97, 0.0, null, null, null, 1, null, null, null, null, null, null, 0, t, null)));
         assertThat(counted).extracting(StepEvent::step).containsExactly(1L, 2L);
     }
 
@@ -247,7 +247,7 @@ class RankedStepsTest {
     private static List<StepEvent> reports(long step, double ts, int... ranks) {
         List<StepEvent> out = new ArrayList<>();
         for (int rank : ranks) {
-            out.add(new StepEvent(step, 3.0, 0.01, null, null, null, 1, null, null, null, null, null, null, rank, ts));
+            out.add(new StepEvent(step, 3.0, 0.01, null, null, null, 1, null, null, null, null, null, null, rank, ts, null));
         }
         return out;
     }
@@ -303,7 +303,7 @@ class RankedStepsTest {
     }
 
     private static StepEvent report(long step, int rank, double ts) {
-        return new StepEvent(step, 1.0, null, null, null, null, 1, null, null, null, null, null, null, rank, ts);
+        return new StepEvent(step, 1.0, null, null, null, null, 1, null, null, null, null, null, null, rank, ts, null);
     }
 
     private static Anomaly active(RunView run, AnomalyKind kind) {

@@ -28,7 +28,7 @@ class RunAccountingTest {
             t += interval * stepS;
             step += interval;
             a.step(new StepEvent(step, stepS, dataS, null, lmS, vaeS, interval, null, 0.1, null, null, null, null,
-                    null, t), t, encodingPerStep);
+                    null, t, null), t, encodingPerStep);
         }
         return t;
     }
@@ -77,7 +77,7 @@ class RunAccountingTest {
             t += 20 + random.nextDouble() * 4;
             step += 20;
             a.step(new StepEvent(step, 1.0 + random.nextGaussian() * 0.05, null, null, null, null, 20, null, null,
-                    null, null, null, null, null, t), t, 0);
+                    null, null, null, null, null, t, null), t, 0);
         }
         Map<Reason, Double> parts = a.wallSeconds(t);
         assertThat(parts).doesNotContainKeys(Reason.STALL, Reason.IDLE);
@@ -159,7 +159,7 @@ class RunAccountingTest {
         assertSumsToWall(later, t + 600 - T0);
         // When the next report comes, the stall counted so far stays counted (counters never go down).
         a.step(new StepEvent(220L, 1.0, null, null, null, null, 20, null, null, null, null, null, null, null,
-                t + 620), t + 620, 0);
+                t + 620, null), t + 620, 0);
         assertThat(a.wallSeconds(t + 620).get(Reason.STALL)).isGreaterThanOrEqualTo(560);
     }
 
@@ -181,7 +181,7 @@ class RunAccountingTest {
             for (long step = 50; step <= 1000; step += 50) {
                 t += 20;
                 a.step(new StepEvent(step, 0.4, null, null, null, null, 50, null, null, null, null, null, null, null,
-                        t), t, 0);
+                        t, null), t, 0);
             }
         }
         Map<Reason, Double> parts = a.wallSeconds(t);
@@ -195,7 +195,7 @@ class RunAccountingTest {
         // DiT logs every 100 steps, no interval in the line; the first line after 640 s of start-up says step=100.
         // Its span is unknown (one report, no interval), so at least the start-up is start-up, not "training".
         double t = T0 + 640 + 100 * 0.5;
-        a.step(new StepEvent(100L, 0.5, null, null, null, null, null, null, null, null, null, null, null, null, t), t,
+        a.step(new StepEvent(100L, 0.5, null, null, null, null, null, null, null, null, null, null, null, null, t, null), t,
                 0);
         assertThat(a.wallSeconds(t).get(Reason.STARTUP)).isBetween(640.0, 690.0);
         assertThat(a.goodput(t)).isLessThan(0.1);

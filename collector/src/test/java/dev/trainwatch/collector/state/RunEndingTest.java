@@ -30,7 +30,7 @@ class RunEndingTest {
     private void trainThenEnd(String runId, List<AgentEvent> endEvents) {
         fleet.ingestBatch(batch("node1", "agent-1", 1, List.of(), List.of(attribution(runId, List.of())), List.of()));
         fleet.ingestSteps(runId, List.of(new StepEvent(100L, 0.5, null, null, null, null, 100, null, 0.2, null, null,
-                null, null, null, clock.seconds())));
+                null, null, null, clock.seconds(), null)));
         clock.advanceSeconds(5);
         fleet.ingestBatch(batch("node1", "agent-1", 2, List.of(), List.of(), endEvents));
     }
@@ -39,7 +39,7 @@ class RunEndingTest {
     void anEndWithoutACauseInTheLogSaysSoAndWhereTheOutputWent() {
         trainThenEnd("dit", List.of(new AgentEvent(clock.seconds(), "run_ended", null, null, "dit", "exited", null,
                 new RunEnding("/runs/000-DiT/log.txt", false, "(step=0000100) Train Loss: 0.2",
-                        List.of("/runs/job.err")))));
+                        List.of("/runs/job.err")), null, null)));
         RunView v = fleet.run("dit").orElseThrow();
         assertThat(v.ended()).isTrue();
         assertThat(v.ending().message()).startsWith("ended without a cause in the log (/runs/000-DiT/log.txt)")
@@ -52,8 +52,8 @@ class RunEndingTest {
         RunFailure oom = new RunFailure("cuda_oom", "CUDA out of memory", null, null, 1, Map.of(), List.of("OOM"));
         trainThenEnd("failed", List.of(
                 new AgentEvent(clock.seconds(), "run_ended", null, null, "failed", "exited", null,
-                        new RunEnding("/runs/log.txt", true, "torch.OutOfMemoryError", List.of())),
-                new AgentEvent(clock.seconds(), "run_failed", null, null, "failed", oom.summary(), oom)));
+                        new RunEnding("/runs/log.txt", true, "torch.OutOfMemoryError", List.of()), null, null),
+                new AgentEvent(clock.seconds(), "run_failed", null, null, "failed", oom.summary(), oom, null, null, null)));
         assertThat(fleet.run("failed").orElseThrow().ending()).isNull();
     }
 }

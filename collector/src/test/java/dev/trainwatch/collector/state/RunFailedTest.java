@@ -87,8 +87,8 @@ class RunFailedTest {
                 null, null, 3, Map.of("op", "ALLREDUCE"), List.of("[Rank 3] Watchdog caught collective operation timeout"));
         fleet.ingestBatch(batch("node1", "a", 2, List.of(gpu(clock.seconds(), 0, "GPU-0", 40 * GIB, 0.0)),
                 List.of(ended("r", List.of("GPU-0"))), List.of(new AgentEvent(clock.seconds(), "run_ended", null, null,
-                        "r", "processes exited"), new AgentEvent(clock.seconds(), "run_failed", null, null, "r",
-                        timeout.summary(), timeout))));
+                        "r", "processes exited", null, null, null, null), new AgentEvent(clock.seconds(), "run_failed", null, null, "r",
+                        timeout.summary(), timeout, null, null, null))));
         assertThat(fleet.run("r").orElseThrow().ended()).isTrue();
         Anomaly a = failed("r");
         assertThat(a.active()).isTrue();

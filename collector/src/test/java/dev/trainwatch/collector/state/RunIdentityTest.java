@@ -71,7 +71,7 @@ class RunIdentityTest {
         double t = clock.seconds();
         fleet.ingestBatch(batch("node1", "agent-1", seq, List.of(gpu(t, 0, "GPU-0", 30 * GIB, 0.9)),
                 List.of(new dev.trainwatch.protocol.RunAttribution(runId, List.of(4242L), List.of("GPU-0"), List.of(),
-                        null, null, aliases)), List.of()));
+                        null, null, aliases, null, null, null, null)), List.of()));
     }
 
     @Test

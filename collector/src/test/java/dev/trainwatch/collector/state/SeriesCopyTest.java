@@ -60,7 +60,7 @@ class SeriesCopyTest {
         for (int t = 0; t < 70; t++) {
             double ts = 1000 + t * 4.1 + (t % 3 == 1 ? -5 : 0); // some arrive out of order
             s.add(new StepEvent(t * 10L, 1.0 + (t % 4) * 0.1, t % 2 == 0 ? 0.2 : null, null, null, null, 10,
-                    t % 5 == 0 ? null : 64.0, t % 6 == 0 ? null : 1.0 / (t + 1), null, null, null, null, null, ts),
+                    t % 5 == 0 ? null : 64.0, t % 6 == 0 ? null : 1.0 / (t + 1), null, null, null, null, null, ts, null),
                     ts);
         }
         return s;

@@ -58,7 +58,7 @@ public final class SeriesLockMeasurement {
                 }
             }
             fleet.ingestSteps(run, List.of(new StepEvent((long) t, 1.0, 0.1, null, null, null, 10, 96.0, 0.3, null,
-                    null, null, null, null, clock.seconds())));
+                    null, null, null, null, clock.seconds(), null)));
             clock.advanceSeconds(1 - hosts * hostStaggerSeconds);
         }
         System.out.printf("%d GPUs (%d hosts of %d), full windows, filled in %.1f s%n", hosts * gpusPerHost, hosts,

@@ -108,12 +108,12 @@ class SeveralSecondsPerBatchTest {
                 held.add(sample(t, g, uuids.get(g), s));
             }
             heldSteps.add(new StepEvent((long) s, 0.95 + 0.01 * (s % 5), 0.05, null, null, null, 1, 64.0,
-                    2.0 - s / 1000.0, 1e-4, 1.1, null, null, null, t));
+                    2.0 - s / 1000.0, 1e-4, 1.1, null, null, null, t, null));
             clock.setSeconds(t + 0.3);
             if (s == SECONDS || (firstAlone ? s == 1 || (s - 1) % every == 0 : s % every == 0)) {
                 RunAttribution run = Samples.attribution(RUN, uuids);
                 fleet.ingestBatch(new AgentBatch("node-1", "agent-1", ++seq, List.copyOf(held), List.of(run),
-                        List.of(), new AgentHealth(0.002, 0L, 0L, 0L, 0L, 1.0)));
+                        List.of(), new AgentHealth(0.002, 0L, 0L, 0L, 0L, 1.0), null, null, null));
                 fleet.ingestSteps(RUN, List.copyOf(heldSteps));
                 held.clear();
                 heldSteps.clear();

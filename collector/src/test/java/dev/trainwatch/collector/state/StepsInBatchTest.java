@@ -130,7 +130,7 @@ class StepsInBatchTest {
                     dev.trainwatch.protocol.RunAttribution r = b.runs().get(0);
                     return new AgentBatch(b.host(), b.agentId(), b.seq(), b.gpus(), List.of(
                             new dev.trainwatch.protocol.RunAttribution("big", r.pids(), r.gpuUuids(), r.ranks(),
-                                    "10.0.0.1", null)), events, b.health(), b.hostMemory(), b.sentAt(), null);
+                                    "10.0.0.1", null, null, null, null, null, null)), events, b.health(), b.hostMemory(), b.sentAt(), null);
                 };
         for (int s = 0; s < 60; s++) {
             int node = s % 10;

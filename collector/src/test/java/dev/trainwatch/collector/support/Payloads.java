@@ -42,9 +42,9 @@ public final class Payloads {
                     List.of()));
         }
         List<RunAttribution> runs = runId == null ? List.of()
-                : List.of(new RunAttribution(runId, pids, uuids, null, null, null));
+                : List.of(new RunAttribution(runId, pids, uuids, null, null, null, null, null, null, null, null));
         return new AgentBatch(host, host + "-agent", seq, samples, runs, List.of(),
-                new AgentHealth(0.012, 0L, 0L, 0L, 0L, 1.0));
+                new AgentHealth(0.012, 0L, 0L, 0L, 0L, 1.0), null, null, null);
     }
 
     /** A stable GPU UUID for a host and index. */

@@ -66,16 +66,16 @@ public final class Samples {
     }
 
     public static RunAttribution attribution(String runId, List<String> uuids) {
-        return new RunAttribution(runId, List.of(1234L), uuids, List.of(), null, false);
+        return new RunAttribution(runId, List.of(1234L), uuids, List.of(), null, false, null, null, null, null, null);
     }
 
     public static RunAttribution ended(String runId, List<String> uuids) {
-        return new RunAttribution(runId, List.of(1234L), uuids, List.of(), null, true);
+        return new RunAttribution(runId, List.of(1234L), uuids, List.of(), null, true, null, null, null, null, null);
     }
 
     public static AgentBatch batch(String host, String agentId, long seq, List<GpuSample> gpus,
                                    List<RunAttribution> runs, List<AgentEvent> events) {
         return new AgentBatch(host, agentId, seq, gpus, runs, events,
-                new AgentHealth(0.002, 0L, 0L, 0L, 0L, 1.0));
+                new AgentHealth(0.002, 0L, 0L, 0L, 0L, 1.0), null, null, null);
     }
 }
