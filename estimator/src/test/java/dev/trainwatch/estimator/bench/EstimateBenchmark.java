@@ -35,7 +35,7 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 public class EstimateBenchmark {
 
     @Param({"pixart-sigma-online-a800", "sana-1600m-a40", "dit-xl-2-8xa100", "opensora-1.2-zero2-h100",
-            "opensora-2.0-stage1-buckets"})
+            "opensora-2.0-stage1-buckets", "flux-lora-fp8-rtx4090", "flux-lora-bf16-rtx4090-too-big"})
     public String scenario;
 
     private Estimator estimator;
@@ -56,6 +56,12 @@ public class EstimateBenchmark {
             case "opensora-2.0-stage1-buckets" -> dev.trainwatch.estimator.config.ConfigReaders.read(config(
                     "/configs/opensora/configs/diffusion/train/stage1.py")).overriddenBy(new RunSpec(null, "h200", 64,
                     null, null, null, null, null, null, null, null, null, null, null, null, null, null));
+            // A kohya-style Flux LoRA on a 24 GB card; the bf16 base does not fit, so its suggestions search the
+            // blocks to swap and the GPUs to shard over.
+            case "flux-lora-fp8-rtx4090", "flux-lora-bf16-rtx4090-too-big" -> new RunSpec("flux.1-dev", "rtx4090", 1,
+                    1, 1024, null, null, null, "bf16", "adamw8bit", true, false, "precomputed", null, "flash", null,
+                    null).withPhysics(null, null, 16, java.util.List.of("attention", "mlp", "modulation"), null, null)
+                    .withTrainer(scenario.contains("fp8") ? "fp8" : null, null);
             default -> new RunSpec("dit-xl-2", "NVIDIA A100-SXM4-80GB", 8, 32, 256, null, null, null, "tf32",
                     "adamw", false, true, "online", 0, null, 1, 400_000L);
         };
@@ -82,7 +88,8 @@ public class EstimateBenchmark {
         new Runner(new OptionsBuilder().include(EstimateBenchmark.class.getSimpleName()).build()).run();
         java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
         for (String name : new String[] {"pixart-sigma-online-a800", "sana-1600m-a40", "dit-xl-2-8xa100",
-                "opensora-1.2-zero2-h100", "opensora-2.0-stage1-buckets"}) {
+                "opensora-1.2-zero2-h100", "opensora-2.0-stage1-buckets", "flux-lora-fp8-rtx4090",
+                "flux-lora-bf16-rtx4090-too-big"}) {
             EstimateBenchmark b = new EstimateBenchmark();
             b.scenario = name;
             b.setUp();
