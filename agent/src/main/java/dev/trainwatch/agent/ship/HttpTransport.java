@@ -11,14 +11,14 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.function.Supplier;
+import java.util.regex.Pattern;
 import javax.net.ssl.HttpsURLConnection;
 import javax.net.ssl.SSLSocketFactory;
 
 /**
  * Sends shipments over HTTP/1.1 with keep-alive: gzip JSON, the bearer token asked for on every request (a fixed
  * token file needs no restart). {@link HttpURLConnection} on the shipper's thread rather than java.net.http, whose
- * selector thread and futures cost more CPU than reading the GPUs; plain http without a proxy goes through
- * {@link PlainHttp}. Thread-safe; one shipper calls it at a time.
+ * selector thread and futures cost more CPU than reading the GPUs. Thread-safe; one shipper calls it at a time.
  */
 public final class HttpTransport implements Transport {
 
@@ -61,7 +61,6 @@ public final class HttpTransport implements Transport {
         this.token = token != null ? token : () -> null;
         this.timeoutMillis = (int) Math.min(Integer.MAX_VALUE, Math.max(1, requestTimeout.toMillis()));
         this.clock = clock;
-        this.plain = plainHttpFor(collectorUrl) ? new PlainHttp(collectorUrl, timeoutMillis) : null;
     }
 
     /** Milliseconds since the epoch as seconds with three decimals ({@code 1767225599021} is "1767225599.021"). */
@@ -70,16 +69,8 @@ public final class HttpTransport implements Transport {
         return Math.floorDiv(millis, 1000L) + (ms < 10 ? ".00" : ms < 100 ? ".0" : ".") + ms;
     }
 
-    /** Plain {@code http://} without a configured proxy goes through {@link PlainHttp}. */
-    static boolean plainHttpFor(URI collectorUrl) {
-        return "http".equalsIgnoreCase(collectorUrl.getScheme()) && collectorUrl.getHost() != null
-                && collectorUrl.getRawQuery() == null && collectorUrl.getRawFragment() == null
-                && collectorUrl.getRawUserInfo() == null && System.getProperty("http.proxyHost") == null
-                && System.getProperty("socksProxyHost") == null
-                && !Boolean.getBoolean("java.net.useSystemProxies");
-    }
+    private static final Pattern WHITE_SPACE = Pattern.compile("\\s+");
 
-    private final PlainHttp plain;
     private final SSLSocketFactory tls;
 
     private final CollectorNotices notices = new CollectorNotices();
@@ -92,10 +83,6 @@ public final class HttpTransport implements Transport {
     }
 
     private Response exchange(Shipment shipment) throws IOException {
-        if (plain != null) {
-            return plain.send(shipment.method(), shipment.path(), shipment.gzipBody(), token.get(),
-                    seconds(clock.millis()), MAX_BODY_IN_LOG);
-        }
         URL url = url(shipment.path());
         HttpURLConnection connection = (HttpURLConnection) url.openConnection();
         if (tls != null && connection instanceof HttpsURLConnection https) {
@@ -151,36 +138,13 @@ public final class HttpTransport implements Transport {
             return "";
         }
         try (in) {
-            byte[] start = new byte[MAX_BODY_IN_LOG];
-            int n = 0;
-            int r;
-            while (n < start.length && (r = in.read(start, n, start.length - n)) > 0) {
-                n += r;
-            }
-            byte[] rest = new byte[512];
-            while (in.read(rest) > 0) {
-                // drained
-            }
-            return oneLine(new String(start, 0, n, StandardCharsets.UTF_8));
+            byte[] start = in.readNBytes(MAX_BODY_IN_LOG);
+            in.transferTo(OutputStream.nullOutputStream());
+            return oneLine(new String(start, StandardCharsets.UTF_8));
         }
     }
 
-    /** {@code replaceAll("\\s+", " ").strip()} without compiling a pattern for every answer. */
     static String oneLine(String text) {
-        StringBuilder out = new StringBuilder(text.length());
-        boolean space = false;
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            if (c == ' ' || c == '\t' || c == '\n' || c == 0x0B || c == '\f' || c == '\r') {
-                space = true;
-                continue;
-            }
-            if (space && out.length() > 0) {
-                out.append(' ');
-            }
-            space = false;
-            out.append(c);
-        }
-        return out.toString().strip();
+        return WHITE_SPACE.matcher(text).replaceAll(" ").strip();
     }
 }
