@@ -27,6 +27,8 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.ZipException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Shipments not yet taken, on disk, one gzip body per file named by ordinal, method and path, written by rename and
@@ -102,33 +104,12 @@ public final class Spool {
         }
     }
 
-    /** Ordinal, method and encoded path of a spool file's name, or null; by hand, so the agent loads no regex. */
+    private static final Pattern NAME = Pattern.compile("(\\d{20})-(POST|PUT)-(.+)\\.json\\.gz");
+
+    /** Ordinal, method and encoded path of a spool file's name, or null. */
     static String[] parseName(String name) {
-        final String suffix = ".json.gz";
-        if (name.length() < 21 || name.charAt(20) != '-' || !name.endsWith(suffix)) {
-            return null;
-        }
-        for (int i = 0; i < 20; i++) {
-            if (name.charAt(i) < '0' || name.charAt(i) > '9') {
-                return null;
-            }
-        }
-        String method = name.startsWith("POST-", 21) ? "POST" : name.startsWith("PUT-", 21) ? "PUT" : null;
-        if (method == null) {
-            return null;
-        }
-        int from = 21 + method.length() + 1;
-        int to = name.length() - suffix.length();
-        if (to <= from) {
-            return null;
-        }
-        for (int i = from; i < to; i++) {
-            char c = name.charAt(i);
-            if (c == '\n' || c == '\r' || c == '\u0085' || c == '\u2028' || c == '\u2029') {
-                return null; // '.' of a pattern matches no line terminator
-            }
-        }
-        return new String[] {name.substring(0, 20), method, name.substring(from, to)};
+        Matcher m = NAME.matcher(name);
+        return m.matches() ? new String[] {m.group(1), m.group(2), m.group(3)} : null;
     }
 
     private static long sizeOf(Path file) {

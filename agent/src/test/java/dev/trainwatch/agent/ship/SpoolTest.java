@@ -138,25 +138,4 @@ class SpoolTest {
         assertThat(drain(spool)).containsExactly(5L, 6L);
         assertThat(spool.droppedBatches()).isEqualTo(1);
     }
-
-    /** Spool file names are read by hand as the pattern (\d{20})-(POST|PUT)-(.+)\.json\.gz read them. */
-    @org.junit.jupiter.api.Test
-    void fileNamesAsThePatternReadThem() {
-        java.util.regex.Pattern name = java.util.regex.Pattern.compile("(\\d{20})-(POST|PUT)-(.+)\\.json\\.gz");
-        String ord = "00000000000000000042";
-        for (String n : java.util.List.of(ord + "-POST-%2Fv1%2Fsamples.json.gz", ord + "-PUT-%2Fv1%2Fruns%2Fa.json.gz",
-                ord + "-POST-.json.gz", ord + "-POST-x.json.gz.json.gz", ord + "-GET-x.json.gz", ord + "-POSTx.json.gz",
-                "0000000000000000042-POST-x.json.gz", "000000000000000000042-POST-x.json.gz", ord + "-POST-x.json",
-                ord + "-POST-a\nb.json.gz", ord + "-PUT-a\u2028b.json.gz", ord + "-PUT-\u00e9.json.gz",
-                "0000000000000000004a-POST-x.json.gz", ord + "-POST-x.json.gzip", ".tmp-" + ord, "", ord)) {
-            java.util.regex.Matcher m = name.matcher(n);
-            String[] parsed = Spool.parseName(n);
-            if (m.matches()) {
-                org.assertj.core.api.Assertions.assertThat(parsed).as(n)
-                        .containsExactly(m.group(1), m.group(2), m.group(3));
-            } else {
-                org.assertj.core.api.Assertions.assertThat(parsed).as(n).isNull();
-            }
-        }
-    }
 }

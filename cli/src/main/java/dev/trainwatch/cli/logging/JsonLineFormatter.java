@@ -1,6 +1,9 @@
 package dev.trainwatch.cli.logging;
 
+import static java.time.format.DateTimeFormatter.ISO_INSTANT;
+
 import dev.trainwatch.protocol.wire.WireCodec;
+import java.time.temporal.ChronoUnit;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -15,7 +18,7 @@ final class JsonLineFormatter {
 
     static String format(LogLine line) {
         Map<String, Object> fields = new LinkedHashMap<>();
-        fields.put("time", LogTime.format(line.time()));
+        fields.put("time", ISO_INSTANT.format(line.time().truncatedTo(ChronoUnit.MILLIS)));
         fields.put("level", line.level());
         fields.put("component", line.component());
         fields.put("message", line.message());

@@ -1,5 +1,8 @@
 package dev.trainwatch.cli.logging;
 
+import static java.time.format.DateTimeFormatter.ISO_INSTANT;
+
+import java.time.temporal.ChronoUnit;
 import java.util.Locale;
 
 /**
@@ -12,7 +15,7 @@ final class OneLineFormatter {
     static String format(LogLine line) {
         StringBuilder out = new StringBuilder(96 + line.message().length());
         // By hand: DateTimeFormatter and String.format load many classes into every agent (LogTime).
-        out.append(LogTime.format(line.time())).append(' ').append(line.level());
+        out.append(ISO_INSTANT.format(line.time().truncatedTo(ChronoUnit.MILLIS))).append(' ').append(line.level());
         for (int i = line.level().length(); i < 5; i++) {
             out.append(' '); // %-5s
         }
