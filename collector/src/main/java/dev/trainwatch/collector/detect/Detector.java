@@ -9,7 +9,6 @@ import java.util.Optional;
  */
 public interface Detector {
 
-    /** The kind this detector raises. */
     AnomalyKind kind();
 
     /**

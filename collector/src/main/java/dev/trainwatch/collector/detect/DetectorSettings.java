@@ -27,7 +27,6 @@ public record DetectorSettings(
         HostMemory hostMemory,
         PcieBound pcieBound) {
 
-    /** The documented defaults. */
     public static DetectorSettings defaults() {
         return new DetectorSettings(OomRisk.defaults(), MemoryAboveEstimate.defaults(), DataStarvation.defaults(),
                 StepTimeAboveEstimate.defaults(), GpuUnderutilized.defaults(), GpuIdle.defaults(),
@@ -35,7 +34,6 @@ public record DetectorSettings(
                 AgentLost.defaults(), SharedGpu.defaults(), HostMemory.defaults(), PcieBound.defaults());
     }
 
-    /** Sustain and clear durations of one kind (used by the anomaly tracker). */
     public Hysteresis hysteresis(AnomalyKind kind) {
         return switch (kind) {
             case OOM_RISK -> oomRisk.hysteresis();
@@ -59,7 +57,6 @@ public record DetectorSettings(
         };
     }
 
-    /** How long a condition must hold before raising, and be absent before resolving. */
     public record Hysteresis(Duration sustain, Duration clearAfter) {
     }
 
@@ -160,11 +157,9 @@ public record DetectorSettings(
     }
 
     /**
-     * @param window        steps looked at
      * @param warningRatio  median observed / predicted above this: warning
      * @param criticalRatio above this: critical
      * @param clearRatio    below this: clear
-     * @param minStepReports step reports needed in the window
      */
     public record StepTimeAboveEstimate(Duration window, double warningRatio, double criticalRatio,
                                         double clearRatio, int minStepReports, Hysteresis hysteresis) {
@@ -175,7 +170,6 @@ public record DetectorSettings(
     }
 
     /**
-     * @param window               utilisation looked at
      * @param minCoverage          the window must hold at least this much data
      * @param utilizationRaiseRatio mean utilisation below this: raise
      * @param utilizationClearRatio above this: clear
@@ -205,7 +199,6 @@ public record DetectorSettings(
     }
 
     /**
-     * @param window          samples looked at
      * @param busyRatio       only samples with utilisation above this count (an idle GPU lowers clocks anyway)
      * @param clockRatio      and SM clock below this share of its maximum
      * @param sampleShare     share of busy samples throttled to raise

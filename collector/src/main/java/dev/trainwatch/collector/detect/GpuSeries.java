@@ -48,7 +48,6 @@ public interface GpuSeries extends TimeOrdered {
 
     int size();
 
-    /** Unix seconds of entry {@code i}. */
     double ts(int i);
 
     double memoryUsedBytes(int i);

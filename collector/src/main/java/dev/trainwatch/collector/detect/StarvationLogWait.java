@@ -111,7 +111,6 @@ record StarvationLogWait(double loader, double textEncoder, double vae, double s
                 picked.size());
     }
 
-    /** The shares and step time the finding rests on. */
     Map<String, Object> evidence(boolean withSplit) {
         Map<String, Object> evidence = new LinkedHashMap<>();
         evidence.put("data_wait_ratio", Texts.round(share, 3));

@@ -14,7 +14,6 @@ public final class WindowStats {
     private WindowStats() {
     }
 
-    /** Step reports at or after {@code fromTs}. */
     public static int reports(StepSeries s, double fromTs) {
         return s.size() - s.firstIndexAtOrAfter(fromTs);
     }
@@ -49,7 +48,6 @@ public final class WindowStats {
         return Stats.median(values);
     }
 
-    /** Which part of the step a ratio is about. */
     public enum StepPart { DATA, TEXT_ENCODER, VAE }
 
     /**
@@ -144,7 +142,6 @@ public final class WindowStats {
         return Math.max(Stats.medianInPlace(gaps, n - 1), byInterval);
     }
 
-    /** Mean utilisation of the entries at or after {@code fromTs}. */
     public static double meanUtilization(GpuSeries g, double fromTs) {
         return mean(g, fromTs, g::utilizationRatio);
     }
@@ -192,7 +189,6 @@ public final class WindowStats {
         return mean(g, fromTs, i -> g.smClockMaxHz(i) > 0 ? Math.min(1.0, g.smClockHz(i) / g.smClockMaxHz(i)) : Double.NaN);
     }
 
-    /** Largest memory in use at or after {@code fromTs}. */
     public static double maxMemory(GpuSeries g, double fromTs) {
         double max = Double.NaN;
         for (int i = g.firstIndexAtOrAfter(fromTs); i < g.size(); i++) {
@@ -204,7 +200,6 @@ public final class WindowStats {
         return max;
     }
 
-    /** Newest memory reading. */
     public static double latestMemory(GpuSeries g) {
         for (int i = g.size() - 1; i >= 0; i--) {
             if (!Double.isNaN(g.memoryUsedBytes(i))) {
