@@ -127,7 +127,6 @@ public interface GpuSeries extends TimeOrdered {
     /**
      * A process on the GPU that is not one of its run's.
      *
-     * @param pid       host PID
      * @param usedBytes device memory it holds (NVML), NaN when NVML cannot tell
      * @param sinceTs   when it was first listed on this GPU (collector clock)
      * @param runId     the watched run it belongs to, null when it belongs to none
