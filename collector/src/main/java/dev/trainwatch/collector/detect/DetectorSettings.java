@@ -205,9 +205,8 @@ public record DetectorSettings(
      * @param reasons         clock-event reasons that count as throttling
      * @param criticalReasons reasons that make it critical (hardware slowdowns)
      * @param hardwareWindow  a hardware slowdown in {@code sampleShare} of the busy samples of this newest stretch …
-     * @param hardwareSustain … held this long (together: at least 10 s of slowdown) is raised without waiting for the longer window: a healthy GPU never
-     *                        slows itself down in hardware for seconds on end (a software power cap during a burst is
-     *                        normal, so it keeps the window and {@code hysteresis}' sustain)
+     * @param hardwareSustain … held this long is raised without waiting for the longer window (a software power cap
+     *                        during a burst is normal, so it keeps the window and {@code hysteresis}' sustain)
      */
     public record Throttling(Duration window, double busyRatio, double clockRatio, double sampleShare,
                              Set<String> reasons, Set<String> criticalReasons, Duration hardwareWindow,
@@ -229,9 +228,8 @@ public record DetectorSettings(
      * @param stepRatio       one rank's mean step time above the others' median × this
      * @param clockRatio      one busy GPU's mean SM clock below the others' median × this
      * @param utilizationGap  one GPU's mean utilisation this far below the others' median (others busy)
-     * @param rankEvidence    a slow rank's newest reports covering this much of its step time are sustained
-     *                        evidence by themselves (raised without {@code hysteresis}' sustain); shorter reports
-     *                        (one per step) keep the sustain
+     * @param rankEvidence    a slow rank's newest reports covering this much of its step time are raised without
+     *                        {@code hysteresis}' sustain
      * @param hardwareWindow  a GPU slowed down in hardware in half its busy samples of this newest stretch (as
      *                        {@code throttling} reads it), its median clock there below the others' × {@code
      *                        clockRatio} …
