@@ -52,11 +52,7 @@ public final class ConfigReaders {
         return readWithNotes(file, BundledCatalog.CATALOG);
     }
 
-    /**
-     * Reads a config.
-     *
-     * @throws ConfigException one line naming the file, the line and why, when the file cannot be read or understood
-     */
+    /** {@link #readWithNotes(Path, Catalog)} without the notes. */
     public static RunSpec read(Path file, Catalog catalog) {
         return readWithNotes(file, catalog).spec();
     }
