@@ -8,7 +8,6 @@ import java.util.Map;
  * Something wrong with a run, as shown in {@code GET /v1/runs/{id}} ({@code anomalies[]}), handed to
  * {@code FleetListener}s and kept in the alert history. Immutable; times are unix seconds.
  *
- * @param kind       what is wrong
  * @param severity   {@code warning} or {@code critical}
  * @param active     true while the condition holds (with hysteresis); false once resolved
  * @param since      unix seconds when it was raised (at its current severity)

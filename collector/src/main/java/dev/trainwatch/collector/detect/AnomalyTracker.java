@@ -17,7 +17,6 @@ import java.util.Optional;
  */
 public final class AnomalyTracker {
 
-    /** What changed at one update. */
     public record Transition(Anomaly anomaly, boolean raised) {
     }
 

@@ -9,16 +9,9 @@ import java.util.Optional;
  */
 public interface Detector {
 
-    /** The kind this detector raises. */
     AnomalyKind kind();
 
-    /**
-     * Evaluates the condition now.
-     *
-     * @param run    the run's windows and what is known about it
-     * @param active whether the anomaly is active now, so the detector can apply its lower "clear" threshold
-     * @return a finding while the condition holds, empty otherwise
-     */
+    /** A finding while the condition holds now; {@code active} lets the detector apply its lower "clear" threshold. */
     Optional<Finding> evaluate(RunContext run, boolean active);
 
     /**

@@ -27,7 +27,6 @@ public record DetectorSettings(
         HostMemory hostMemory,
         PcieBound pcieBound) {
 
-    /** The documented defaults. */
     public static DetectorSettings defaults() {
         return new DetectorSettings(OomRisk.defaults(), MemoryAboveEstimate.defaults(), DataStarvation.defaults(),
                 StepTimeAboveEstimate.defaults(), GpuUnderutilized.defaults(), GpuIdle.defaults(),
@@ -35,7 +34,6 @@ public record DetectorSettings(
                 AgentLost.defaults(), SharedGpu.defaults(), HostMemory.defaults(), PcieBound.defaults());
     }
 
-    /** Sustain and clear durations of one kind (used by the anomaly tracker). */
     public Hysteresis hysteresis(AnomalyKind kind) {
         return switch (kind) {
             case OOM_RISK -> oomRisk.hysteresis();
@@ -59,7 +57,6 @@ public record DetectorSettings(
         };
     }
 
-    /** How long a condition must hold before raising, and be absent before resolving. */
     public record Hysteresis(Duration sustain, Duration clearAfter) {
     }
 
@@ -160,11 +157,9 @@ public record DetectorSettings(
     }
 
     /**
-     * @param window        steps looked at
      * @param warningRatio  median observed / predicted above this: warning
      * @param criticalRatio above this: critical
      * @param clearRatio    below this: clear
-     * @param minStepReports step reports needed in the window
      */
     public record StepTimeAboveEstimate(Duration window, double warningRatio, double criticalRatio,
                                         double clearRatio, int minStepReports, Hysteresis hysteresis) {
@@ -175,7 +170,6 @@ public record DetectorSettings(
     }
 
     /**
-     * @param window               utilisation looked at
      * @param minCoverage          the window must hold at least this much data
      * @param utilizationRaiseRatio mean utilisation below this: raise
      * @param utilizationClearRatio above this: clear
@@ -205,16 +199,14 @@ public record DetectorSettings(
     }
 
     /**
-     * @param window          samples looked at
      * @param busyRatio       only samples with utilisation above this count (an idle GPU lowers clocks anyway)
      * @param clockRatio      and SM clock below this share of its maximum
      * @param sampleShare     share of busy samples throttled to raise
      * @param reasons         clock-event reasons that count as throttling
      * @param criticalReasons reasons that make it critical (hardware slowdowns)
      * @param hardwareWindow  a hardware slowdown in {@code sampleShare} of the busy samples of this newest stretch …
-     * @param hardwareSustain … held this long (together: at least 10 s of slowdown) is raised without waiting for the longer window: a healthy GPU never
-     *                        slows itself down in hardware for seconds on end (a software power cap during a burst is
-     *                        normal, so it keeps the window and {@code hysteresis}' sustain)
+     * @param hardwareSustain … held this long is raised without waiting for the longer window (a software power cap
+     *                        during a burst is normal, so it keeps the window and {@code hysteresis}' sustain)
      */
     public record Throttling(Duration window, double busyRatio, double clockRatio, double sampleShare,
                              Set<String> reasons, Set<String> criticalReasons, Duration hardwareWindow,
@@ -236,9 +228,8 @@ public record DetectorSettings(
      * @param stepRatio       one rank's mean step time above the others' median × this
      * @param clockRatio      one busy GPU's mean SM clock below the others' median × this
      * @param utilizationGap  one GPU's mean utilisation this far below the others' median (others busy)
-     * @param rankEvidence    a slow rank's newest reports covering this much of its step time are sustained
-     *                        evidence by themselves (raised without {@code hysteresis}' sustain); shorter reports
-     *                        (one per step) keep the sustain
+     * @param rankEvidence    a slow rank's newest reports covering this much of its step time are raised without
+     *                        {@code hysteresis}' sustain
      * @param hardwareWindow  a GPU slowed down in hardware in half its busy samples of this newest stretch (as
      *                        {@code throttling} reads it), its median clock there below the others' × {@code
      *                        clockRatio} …

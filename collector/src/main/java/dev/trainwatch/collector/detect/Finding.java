@@ -9,10 +9,8 @@ import java.util.Map;
  * What a detector found on one evaluation: the condition holds now. The {@link AnomalyTracker} turns a sustained
  * finding into an {@link Anomaly}. Immutable.
  *
- * @param severity   how urgent
  * @param message    one line with the key numbers
  * @param evidence   the numbers (key names carry units)
- * @param suggestion what to change
  * @param sustain    how long the condition must hold before it is raised, when the evidence itself says so (the
  *                   newest two reports already span their time); null: the kind's sustain from
  *                   {@link DetectorSettings#hysteresis(AnomalyKind)}

@@ -48,7 +48,6 @@ public interface GpuSeries extends TimeOrdered {
 
     int size();
 
-    /** Unix seconds of entry {@code i}. */
     double ts(int i);
 
     double memoryUsedBytes(int i);
@@ -128,7 +127,6 @@ public interface GpuSeries extends TimeOrdered {
     /**
      * A process on the GPU that is not one of its run's.
      *
-     * @param pid       host PID
      * @param usedBytes device memory it holds (NVML), NaN when NVML cannot tell
      * @param sinceTs   when it was first listed on this GPU (collector clock)
      * @param runId     the watched run it belongs to, null when it belongs to none

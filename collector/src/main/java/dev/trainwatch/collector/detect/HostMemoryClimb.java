@@ -8,8 +8,6 @@ package dev.trainwatch.collector.detect;
  * in {@code MemAvailable}) do not.
  *
  * @param bytesPerSecond how fast {@code MemAvailable} falls (positive)
- * @param r2             how well the line fits
- * @param spanSeconds    the readings' span
  * @param secondsLeft    until nothing is available at this rate
  */
 record HostMemoryClimb(double bytesPerSecond, double r2, double spanSeconds, double secondsLeft) {

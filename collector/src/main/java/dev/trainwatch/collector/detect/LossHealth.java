@@ -6,7 +6,6 @@ package dev.trainwatch.collector.detect;
  */
 public interface LossHealth {
 
-    /** No loss reported. */
     LossHealth NONE = new LossHealth() {
         @Override
         public int finiteCount() {
@@ -54,7 +53,6 @@ public interface LossHealth {
         return 0;
     }
 
-    /** All reports with a non-finite loss. */
     default long nonFiniteLossReports() {
         return 0;
     }

@@ -17,7 +17,6 @@ import java.util.Optional;
  *
  * @param name     the cause as {@code step_time_above_estimate} lists it, with the figures
  * @param fix      what to change, first the swapped blocks
- * @param evidence the figures
  */
 record PcieBoundStep(String name, String fix, Map<String, Object> evidence) {
 

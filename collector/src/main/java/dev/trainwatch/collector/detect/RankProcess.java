@@ -3,9 +3,6 @@ package dev.trainwatch.collector.detect;
 /**
  * One rank's process as its node's agent last read it, with its CPU use over the recent readings.
  *
- * @param rank            the rank
- * @param host            its node
- * @param pid             its process id
  * @param gpuUuid         its GPU, when known
  * @param state           the kernel's state letter ({@code R}, {@code S}, {@code D}, {@code Z}, {@code T}), or null
  * @param cpuRate         CPU seconds per wall second over the last ~30 s of readings (1 = one core busy); NaN

@@ -27,7 +27,6 @@ public interface RankSeries {
         }
     };
 
-    /** Ranks tracked. */
     int count();
 
     /** The {@code k}-th lowest rank tracked. */

@@ -17,7 +17,6 @@ public interface RunContext {
 
     String runId();
 
-    /** Unix seconds now, from the injected clock. */
     double now();
 
     /** The spec as resolved by the estimator, null before one is registered. */
@@ -46,7 +45,6 @@ public interface RunContext {
     /** The newest XID errors on the run's GPUs (up to 32 per GPU, any age; informational ones included). */
     List<XidRecord> xids();
 
-    /** The agents on the run's hosts. */
     List<AgentStatus> agents();
 
     /** The estimate of a variant of the run's spec; null when the estimator refuses it. */
@@ -68,7 +66,6 @@ public interface RunContext {
         return List.of();
     }
 
-    /** Memory readings of the run's nodes. */
     default List<HostMemorySeries> hostMemory() {
         return List.of();
     }
@@ -116,7 +113,6 @@ public interface RunContext {
         return null;
     }
 
-    /** Host where the failure was seen, when known. */
     default String failureHost() {
         return null;
     }
@@ -144,7 +140,6 @@ public interface RunContext {
     /** Whether an anomaly of {@code kind} is active on the run (detectors defer to one another). */
     boolean isActive(AnomalyKind kind);
 
-    /** An XID seen on one of the run's GPUs. */
     record XidRecord(double ts, String host, String gpuUuid, long xid) {
     }
 

@@ -35,7 +35,6 @@ final class StallGpus {
             return hasCounters() ? spinsByCounters() : util >= s.busy() && powerRatio < s.lowPowerRatio();
         }
 
-        /** Busy and, by the counters, computing. */
         boolean computes() {
             return util >= s.busy() && hasCounters() && tensor >= s.noTensor();
         }
@@ -201,7 +200,6 @@ final class StallGpus {
                 Texts.pct(meanUtilization(spin)));
     }
 
-    /** The mean tensor activity of the GPUs with counters. */
     static double meanTensor(Map<String, State> gpus) {
         double tensor = 0;
         int t = 0;

@@ -38,7 +38,6 @@ final class StallPhase {
                 && StallReports.newestTs(run.ranks()) == Double.NEGATIVE_INFINITY;
     }
 
-    /** How long the phase may last before silence counts. */
     double limitSeconds(String kind) {
         return (startUp(kind) ? s.startUpLimit() : kind.startsWith("checkpoint") ? s.checkpointLimit()
                 : s.evaluationLimit()).toMillis() / 1000.0;

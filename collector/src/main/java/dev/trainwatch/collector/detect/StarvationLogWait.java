@@ -21,9 +21,7 @@ import java.util.Map;
  * @param vae            online VAE encoding (NaN when no report says)
  * @param share          all three, weighted by the steps each report covers
  * @param lowestOfNewest the lowest share among the newest {@code minReports} reports
- * @param medianReport   the median report's share
  * @param stepSeconds    their mean step time: what a step takes now
- * @param reports        how many reports
  */
 record StarvationLogWait(double loader, double textEncoder, double vae, double share, double lowestOfNewest,
                          double medianReport, double stepSeconds, int reports) {
@@ -111,7 +109,6 @@ record StarvationLogWait(double loader, double textEncoder, double vae, double s
                 picked.size());
     }
 
-    /** The shares and step time the finding rests on. */
     Map<String, Object> evidence(boolean withSplit) {
         Map<String, Object> evidence = new LinkedHashMap<>();
         evidence.put("data_wait_ratio", Texts.round(share, 3));

@@ -132,7 +132,6 @@ public final class Stats {
         return values[k];
     }
 
-    /** Median of the values (NaN when empty). */
     public static double median(Collection<? extends Number> values) {
         double[] v = new double[values.size()];
         int i = 0;

@@ -41,7 +41,6 @@ public final class ThrottlingDetector implements Detector {
         }
     }
 
-    /** A {@link Count} being added up, sample by sample. */
     private static final class Tally {
         private final int reasonMask;
         private int busy;

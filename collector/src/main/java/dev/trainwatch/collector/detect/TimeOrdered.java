@@ -3,7 +3,6 @@ package dev.trainwatch.collector.detect;
 /** Entries ordered by time, oldest first: what the windows of GPU samples and step reports share. */
 public interface TimeOrdered {
 
-    /** Number of entries. */
     int size();
 
     /** Unix seconds of entry {@code i}; non-decreasing in {@code i}. */

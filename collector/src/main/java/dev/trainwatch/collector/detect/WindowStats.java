@@ -14,12 +14,10 @@ public final class WindowStats {
     private WindowStats() {
     }
 
-    /** Step reports at or after {@code fromTs}. */
     public static int reports(StepSeries s, double fromTs) {
         return s.size() - s.firstIndexAtOrAfter(fromTs);
     }
 
-    /** Median seconds per step over the reports at or after {@code fromTs}. */
     public static double medianStepSeconds(StepSeries s, double fromTs) {
         int from = s.firstIndexAtOrAfter(fromTs);
         int n = s.size() - from;
@@ -44,12 +42,10 @@ public final class WindowStats {
         return n > 0 ? sum / n : Double.NaN;
     }
 
-    /** Median of the values (NaN when empty): {@link Stats#median(double[])}. */
     public static double median(double[] values) {
         return Stats.median(values);
     }
 
-    /** Which part of the step a ratio is about. */
     public enum StepPart { DATA, TEXT_ENCODER, VAE }
 
     /**
@@ -127,7 +123,6 @@ public final class WindowStats {
         return s.expectedReportGapSeconds();
     }
 
-    /** {@link #expectedReportGapSeconds(StepSeries)} computed from the series' reports. */
     public static double computeExpectedReportGapSeconds(StepSeries s) {
         int n = s.size();
         if (n == 0) {
@@ -144,32 +139,26 @@ public final class WindowStats {
         return Math.max(Stats.medianInPlace(gaps, n - 1), byInterval);
     }
 
-    /** Mean utilisation of the entries at or after {@code fromTs}. */
     public static double meanUtilization(GpuSeries g, double fromTs) {
         return mean(g, fromTs, g::utilizationRatio);
     }
 
-    /** Mean SM activity (GPM) of the entries at or after {@code fromTs}; NaN when the GPU has no counters. */
     public static double meanSmActive(GpuSeries g, double fromTs) {
         return mean(g, fromTs, g::smActiveRatio);
     }
 
-    /** Mean tensor-pipe activity (GPM) of the entries at or after {@code fromTs}; NaN without counters. */
     public static double meanTensorActive(GpuSeries g, double fromTs) {
         return mean(g, fromTs, g::tensorActiveRatio);
     }
 
-    /** Mean DRAM bandwidth share (GPM) of the entries at or after {@code fromTs}; NaN without counters. */
     public static double meanDramActive(GpuSeries g, double fromTs) {
         return mean(g, fromTs, g::dramActiveRatio);
     }
 
-    /** Mean NVLink bytes per second of the entries at or after {@code fromTs}; NaN without NVLink counters. */
     public static double meanNvlinkRate(GpuSeries g, double fromTs) {
         return mean(g, fromTs, g::nvlinkBytesPerSecond);
     }
 
-    /** Mean PCIe host-to-device bytes per second of the entries at or after {@code fromTs}; NaN without the counter. */
     public static double meanPcieRx(GpuSeries g, double fromTs) {
         return mean(g, fromTs, g::pcieRxBytesPerSecond);
     }
@@ -192,7 +181,6 @@ public final class WindowStats {
         return mean(g, fromTs, i -> g.smClockMaxHz(i) > 0 ? Math.min(1.0, g.smClockHz(i) / g.smClockMaxHz(i)) : Double.NaN);
     }
 
-    /** Largest memory in use at or after {@code fromTs}. */
     public static double maxMemory(GpuSeries g, double fromTs) {
         double max = Double.NaN;
         for (int i = g.firstIndexAtOrAfter(fromTs); i < g.size(); i++) {
@@ -204,7 +192,6 @@ public final class WindowStats {
         return max;
     }
 
-    /** Newest memory reading. */
     public static double latestMemory(GpuSeries g) {
         for (int i = g.size() - 1; i >= 0; i--) {
             if (!Double.isNaN(g.memoryUsedBytes(i))) {
@@ -248,7 +235,6 @@ public final class WindowStats {
         }
     }
 
-    /** Memory trend over the entries at or after {@code fromTs}; null with fewer than 3 points. */
     public static Trend memoryTrend(GpuSeries g, double fromTs) {
         return memoryTrend(g, fromTs, Double.POSITIVE_INFINITY);
     }

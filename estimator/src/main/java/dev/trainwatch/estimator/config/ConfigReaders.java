@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -51,11 +52,7 @@ public final class ConfigReaders {
         return readWithNotes(file, BundledCatalog.CATALOG);
     }
 
-    /**
-     * Reads a config.
-     *
-     * @throws ConfigException one line naming the file, the line and why, when the file cannot be read or understood
-     */
+    /** {@link #readWithNotes(Path, Catalog)} without the notes. */
     public static RunSpec read(Path file, Catalog catalog) {
         return readWithNotes(file, catalog).spec();
     }
@@ -339,9 +336,7 @@ public final class ConfigReaders {
         if (value instanceof List<?> list) {
             return new ArrayList<>(list);
         }
-        List<Object> single = new ArrayList<>();
-        single.add(value);
-        return single;
+        return new ArrayList<>(Collections.singletonList(value));
     }
 
     static Located field(Located dict, String key) {
@@ -393,11 +388,10 @@ public final class ConfigReaders {
     }
 
     static String precisionName(Path file, int line, String value) {
-        return switch (value.strip().toLowerCase(Locale.ROOT)) {
-            case "fp16" -> "fp16";
-            case "bf16" -> "bf16";
+        String p = value.strip().toLowerCase(Locale.ROOT);
+        return switch (p) {
+            case "fp16", "bf16", "tf32" -> p;
             case "fp32", "no" -> "fp32";
-            case "tf32" -> "tf32";
             default -> throw new ConfigException(file, line, "mixed_precision '" + value + "' is not fp16, bf16, fp32 or no");
         };
     }
@@ -416,11 +410,7 @@ public final class ConfigReaders {
             case "adamw8bit", "adam8bit", "bnbadamw8bit" -> "adamw8bit";
             case "camewrapper", "came" -> "came";
             case "came8bitwrapper", "came8bit" -> "came8bit";
-            case "adafactor" -> "adafactor";
-            case "sgd" -> "sgd";
-            case "prodigy" -> "prodigy";
-            case "lion" -> "lion";
-            case "lion8bit" -> "lion8bit";
+            case "adafactor", "sgd", "prodigy", "lion", "lion8bit" -> o;
             default -> null;
         };
         if (name == null) {

@@ -297,12 +297,7 @@ final class TrainerConfigs {
         if (resolution instanceof Number n) {
             return n.intValue();
         }
-        List<Object> sides = new ArrayList<>();
-        if (resolution instanceof List<?> list) {
-            sides.addAll(list);
-        } else {
-            sides.addAll(List.of(String.valueOf(resolution).split(",")));
-        }
+        List<?> sides = resolution instanceof List<?> list ? list : List.of(String.valueOf(resolution).split(","));
         int largest = 0;
         for (Object side : sides) {
             try {
