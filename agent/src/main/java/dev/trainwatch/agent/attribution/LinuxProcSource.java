@@ -47,14 +47,14 @@ public final class LinuxProcSource implements ProcSource {
         Long swapTotal = null;
         Long swapFree = null;
         try {
-            byte[] meminfo;
+            String meminfo;
             try (FileInputStream in = new FileInputStream(root.resolve("meminfo").toFile())) {
-                meminfo = in.readAllBytes();
+                meminfo = new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
             }
-            total = meminfoKib(meminfo, "MemTotal:");
-            available = meminfoKib(meminfo, "MemAvailable:");
-            swapTotal = meminfoKib(meminfo, "SwapTotal:");
-            swapFree = meminfoKib(meminfo, "SwapFree:");
+            total = meminfoKib(meminfo, MEM_TOTAL);
+            available = meminfoKib(meminfo, MEM_AVAILABLE);
+            swapTotal = meminfoKib(meminfo, SWAP_TOTAL);
+            swapFree = meminfoKib(meminfo, SWAP_FREE);
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }
@@ -85,14 +85,22 @@ public final class LinuxProcSource implements ProcSource {
 
     private volatile FileStore shmStore;
 
-    static Long meminfoKib(byte[] meminfo, String key) {
-        Matcher m = Pattern.compile("(?md)^" + Pattern.quote(key) + " *(\\d*)")
-                .matcher(new String(meminfo, StandardCharsets.ISO_8859_1));
+    private static final Pattern MEM_TOTAL = meminfoLine("MemTotal:");
+    private static final Pattern MEM_AVAILABLE = meminfoLine("MemAvailable:");
+    private static final Pattern SWAP_TOTAL = meminfoLine("SwapTotal:");
+    private static final Pattern SWAP_FREE = meminfoLine("SwapFree:");
+
+    private static Pattern meminfoLine(String key) {
+        return Pattern.compile("(?md)^" + Pattern.quote(key) + " *(\\d*)");
+    }
+
+    private static Long meminfoKib(String meminfo, Pattern line) {
+        Matcher m = line.matcher(meminfo);
         if (!m.find()) {
             return null;
         }
         if (m.group(1).isEmpty()) {
-            throw new IllegalArgumentException("no number after " + key);
+            throw new IllegalArgumentException("no number in " + m.group());
         }
         return Long.parseLong(m.group(1)) * 1024;
     }
