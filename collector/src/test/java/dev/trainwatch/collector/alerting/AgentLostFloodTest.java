@@ -10,6 +10,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -44,7 +46,15 @@ class AgentLostFloodTest {
         } finally {
             dispatcher.close();
         }
-        assertThat(lines).hasSizeLessThanOrEqualTo(3);
+        // The delivery thread may take the first few notices before the rest are queued (each such batch of up to six
+        // is told run by run); everything after is aggregated. Every run is told once, in a handful of lines.
+        assertThat(lines).hasSizeLessThanOrEqualTo(10);
+        int told = 0;
+        for (String line : lines) {
+            Matcher many = Pattern.compile("runs=(\\d+)").matcher(line);
+            told += many.find() ? Integer.parseInt(many.group(1)) : 1;
+        }
+        assertThat(told).isEqualTo(511);
         assertThat(String.join("\n", lines)).contains("agent_lost runs=", "junk-0", "more", "node-9");
     }
 
