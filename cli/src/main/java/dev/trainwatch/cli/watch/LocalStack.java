@@ -110,11 +110,11 @@ public final class LocalStack implements AutoCloseable {
 
     /** The trainers' command lines read by the estimator's config readers (the bundled catalog's model ids). */
     public static CommandLineSpecs trainerSpecs() {
-        return (argv, cwd, env) -> TrainerCommandLine.read(argv, cwd, env, BundledCatalog.CATALOG)
+        return (argv, cwd, env) -> TrainerCommandLine.read(argv, cwd, env, () -> BundledCatalog.CATALOG)
                 .map(read -> new CommandLineSpecs.Found(read.spec(), read.notes()));
     }
 
-    /** Loaded on the first command line read. */
+    /** Loaded on the first trainer's command line read. */
     private static final class BundledCatalog {
         static final Catalog CATALOG = Catalog.bundled();
     }

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Supplier;
 import java.util.Set;
 import java.util.regex.Pattern;
 
@@ -50,6 +51,12 @@ public final class TrainerCommandLine {
      */
     public static Optional<ConfigReaders.Read> read(List<String> argv, Path cwd, Map<String, String> env,
                                                     Catalog catalog) {
+        return read(argv, cwd, env, () -> catalog);
+    }
+
+    /** As above, the catalog asked for only once the program is a trainer (an agent loads it for trainers alone). */
+    public static Optional<ConfigReaders.Read> read(List<String> argv, Path cwd, Map<String, String> env,
+                                                    Supplier<Catalog> catalogs) {
         Optional<Launch> launch = unwrap(argv);
         if (launch.isEmpty()) {
             return Optional.empty();
@@ -62,16 +69,16 @@ public final class TrainerCommandLine {
         try {
             RunSpec spec;
             if (name.endsWith("train_network.py") || name.matches("(flux|sd3|sdxl|hv|wan)_train\\.py")) {
-                spec = kohya(name, script, flags, l.launcherFlags(), cwd, catalog, notes);
+                spec = kohya(name, script, flags, l.launcherFlags(), cwd, catalogs.get(), notes);
             } else if (name.equals("run.py") && l.args().stream().anyMatch(a -> a.matches(".*\\.ya?ml"))) {
                 String job = l.args().stream().filter(a -> a.matches(".*\\.ya?ml")).findFirst().orElseThrow();
-                spec = file(cwd.resolve(job), catalog, notes);
+                spec = file(cwd.resolve(job), catalogs.get(), notes);
             } else if (name.equals("train.py") && flags.get("config_path") != null) {
-                spec = file(cwd.resolve(String.valueOf(flags.get("config_path"))), catalog, notes);
+                spec = file(cwd.resolve(String.valueOf(flags.get("config_path"))), catalogs.get(), notes);
             } else if (name.equals("train.py") && simpleTunerConfig(cwd, env) != null) {
-                spec = simpleTuner(simpleTunerConfig(cwd, env), flags, catalog, notes);
+                spec = simpleTuner(simpleTunerConfig(cwd, env), flags, catalogs.get(), notes);
             } else if (name.startsWith("train") && flags.containsKey("pretrained_model_name_or_path")) {
-                spec = diffusers(name, script, flags, l.launcherFlags(), catalog);
+                spec = diffusers(name, script, flags, l.launcherFlags(), catalogs.get());
             } else {
                 return Optional.empty();
             }

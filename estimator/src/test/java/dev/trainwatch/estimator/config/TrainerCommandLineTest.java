@@ -227,4 +227,15 @@ class TrainerCommandLineTest {
         }
         assertThat(read(List.of(), Map.of())).isEmpty();
     }
+
+    @Test
+    void anAgentLoadsNoCatalogForAProgramThatIsNoTrainer() {
+        // The catalog (and the JSON/YAML readers behind it) is 12 MB of an agent's memory: asked for by trainers only.
+        for (String line : List.of("python3 rank.py --rank 0", "python manage.py runserver", "python train.py --lr 1e-4",
+                "torchrun --nproc_per_node 8 worker.py")) {
+            assertThat(TrainerCommandLine.read(List.of(line.split(" ")), cwd, Map.of(), () -> {
+                throw new AssertionError("catalog asked for " + line);
+            })).as(line).isEmpty();
+        }
+    }
 }
