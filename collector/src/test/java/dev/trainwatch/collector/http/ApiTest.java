@@ -1,6 +1,7 @@
 package dev.trainwatch.collector.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.trainwatch.collector.testing.FakePredictor;
@@ -10,6 +11,7 @@ import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.StepEvent;
+import java.time.Duration;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -136,8 +138,9 @@ class ApiTest {
         assertThat(json(many).get("accepted").asInt()).isEqualTo(2);
         JsonNode run = json(collector.get("/v1/runs/steps-ok"));
         assertThat(run.at("/observed/last_step").asLong()).isEqualTo(12);
-        assertThat(collector.get("/metrics").body())
-                .contains("trainwatch_run_step_seconds_count{run_id=\"steps-ok\"} 3");
+        // The step summary is fed from the fleet's outbox on its own thread (a loaded machine may need a later scrape).
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(collector.get("/metrics").body())
+                .contains("trainwatch_run_step_seconds_count{run_id=\"steps-ok\"} 3"));
     }
 
     @Test
