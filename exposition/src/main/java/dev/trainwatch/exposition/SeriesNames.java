@@ -41,22 +41,16 @@ public final class SeriesNames {
     /** Counter; plus {@code kind} (the XID number). */
     public static final String GPU_XID_ERRORS = "trainwatch.gpu.xid.errors";
     public static final String GPU_LOST = "trainwatch.gpu.lost";
-    /** Counter: NVML's energy counter since the driver loaded. */
     public static final String GPU_ENERGY = "trainwatch.gpu.energy";
-    // hardware activity (GPM and field values); absent where the GPU cannot say
-    /** Share of SMs busy over the agent's poll interval (NVML GPM SM_UTIL), 0–1. */
+    // hardware activity (GPM and field values; see GpuActivity); absent where the GPU cannot say
     public static final String GPU_SM_ACTIVE = "trainwatch.gpu.sm.active";
-    /** Resident warps against the maximum (GPM SM_OCCUPANCY), 0–1. */
     public static final String GPU_SM_OCCUPANCY = "trainwatch.gpu.sm.occupancy";
-    /** Share of time any tensor pipe was busy (GPM ANY_TENSOR_UTIL), 0–1. */
     public static final String GPU_TENSOR_ACTIVE = "trainwatch.gpu.tensor.active";
-    /** DRAM bandwidth used against the maximum (GPM DRAM_BW_UTIL), 0–1. */
     public static final String GPU_DRAM_ACTIVE = "trainwatch.gpu.dram.active";
     public static final String GPU_PCIE_RX = "trainwatch.gpu.pcie.rx";
     public static final String GPU_PCIE_TX = "trainwatch.gpu.pcie.tx";
     /** Counter: NVLink data received, all links (NVML's KiB counter in bytes). */
     public static final String GPU_NVLINK_RX = "trainwatch.gpu.nvlink.rx";
-    /** Counter: NVLink data sent, all links. */
     public static final String GPU_NVLINK_TX = "trainwatch.gpu.nvlink.tx";
     /** Plus {@code run_id}; an info type, since Micrometer's naming would strip {@code _info} from a gauge. */
     public static final String GPU_RUN_INFO = "trainwatch_gpu_run";

@@ -25,7 +25,6 @@ public record AgentBatch(String host, String agentId, long seq, List<GpuSample> 
 
     // No nine-component constructor: avaje-jsonb 3.11 (TypeReader.determineConstructor) would read batches with it.
 
-    /** The same batch without its steps. */
     public AgentBatch withoutSteps() {
         return runSteps == null ? this : new AgentBatch(host, agentId, seq, gpus, runs, events, health, hostMemory,
                 sentAt, null);

@@ -19,12 +19,10 @@ package dev.trainwatch.protocol;
 public record AgentEvent(double ts, String kind, String gpuUuid, Long xid, String runId, String message,
                          RunFailure failure, RunEnding ending, PhaseProgress progress, Long count) {
 
-    /** An XID error event. */
     public static AgentEvent xid(double ts, String gpuUuid, long xid) {
         return new AgentEvent(ts, EventKind.XID.wireName(), gpuUuid, xid, null, "XID " + xid, null, null, null, null);
     }
 
-    /** This event for {@code runId}. */
     public AgentEvent withRunId(String runId) {
         return new AgentEvent(ts, kind, gpuUuid, xid, runId, message, failure, ending, progress, count);
     }

@@ -11,20 +11,11 @@ import java.util.Set;
  * @param index                    NVML index
  * @param uuid                     GPU UUID ({@code GPU-…}), the identity across polls
  * @param name                     NVML device name
- * @param pciBusId                 PCI bus id
- * @param memoryTotalBytes         device memory
- * @param memoryUsedBytes          memory in use
  * @param memoryReservedBytes      memory reserved by the driver (NVML memory v2 only)
- * @param memoryFreeBytes          free memory
  * @param utilizationRatio         share of the last sample period any kernel ran
  * @param memoryUtilizationRatio   share of the last sample period device memory was read or written
  * @param utilizationWindow        the driver's buffered utilisation samples since the last poll
- * @param smClockHz                current SM clock
- * @param smClockMaxHz             maximum SM clock
- * @param memClockHz               current memory clock
- * @param memClockMaxHz            maximum memory clock
  * @param clockEventReasons        active clock-event (throttle) reasons by name, e.g. {@code sw_power_cap}
- * @param powerWatts               power draw
  * @param powerLimitWatts          enforced power limit
  * @param energyJoules             energy counter since driver load
  * @param temperatureCelsius       GPU core temperature
@@ -83,20 +74,8 @@ public record GpuSample(
     /** Whether any sample is busy (a missing utilisation is not) and reports one of {@code reasons}. */
     public static boolean anyClockEventReasonWhileBusy(List<GpuSample> samples, Set<String> reasons,
                                                        double busyRatio) {
-        if (samples == null) {
-            return false;
-        }
-        for (GpuSample sample : samples) {
-            List<String> r = sample == null || sample.utilizationRatio() == null
-                    || !(sample.utilizationRatio() >= busyRatio) ? null : sample.clockEventReasons();
-            if (r != null && !r.isEmpty()) {
-                for (String reason : r) {
-                    if (reasons.contains(reason)) {
-                        return true;
-                    }
-                }
-            }
-        }
-        return false;
+        return samples != null && samples.stream().anyMatch(s -> s != null && s.utilizationRatio() != null
+                && s.utilizationRatio() >= busyRatio && s.clockEventReasons() != null
+                && s.clockEventReasons().stream().anyMatch(reasons::contains));
     }
 }

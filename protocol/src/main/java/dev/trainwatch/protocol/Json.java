@@ -1,9 +1,6 @@
 package dev.trainwatch.protocol;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.StreamReadConstraints;
-import com.fasterxml.jackson.core.json.JsonReadFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
@@ -12,7 +9,7 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 
 /**
  * The JSON codec of the wire contract: snake_case names, nulls omitted, unknown fields ignored (newer agents may
- * send more), non-finite numbers refused. The mapper is thread-safe once built; share {@link #MAPPER}.
+ * send more), and {@link JsonStreams}' reading settings. The mapper is thread-safe once built; share {@link #MAPPER}.
  */
 public final class Json {
 
@@ -24,22 +21,13 @@ public final class Json {
 
     /** A new mapper with the contract's settings (for callers that need to add modules of their own). */
     public static ObjectMapper newMapper() {
-        JsonMapper mapper = JsonMapper.builder()
+        return JsonMapper.builder(JsonStreams.FACTORY.copy())
                 .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
                 .defaultPropertyInclusion(JsonInclude.Value.construct(JsonInclude.Include.NON_NULL, JsonInclude.Include.NON_NULL))
                 .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
                 .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
                 .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
                 .disable(SerializationFeature.FAIL_ON_EMPTY_BEANS)
-                .disable(JsonParser.Feature.AUTO_CLOSE_SOURCE)
-                // A diverged loss: Python's json.dumps writes NaN/Infinity as bare tokens; Jackson writes "NaN".
-                .enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS)
                 .build();
-        mapper.getFactory().setStreamReadConstraints(StreamReadConstraints.builder()
-                .maxNestingDepth(64)
-                .maxStringLength(1_000_000)
-                .maxNumberLength(64)
-                .build());
-        return mapper;
     }
 }

@@ -11,8 +11,9 @@ import com.fasterxml.jackson.core.json.JsonReadFeature;
  */
 public final class JsonStreams {
 
-    /** Thread-safe once built. */
+    /** Thread-safe once built; {@link Json}'s mappers start from a copy. */
     public static final JsonFactory FACTORY = JsonFactory.builder()
+            // A diverged loss: Python's json.dumps writes NaN/Infinity as bare tokens; Jackson writes "NaN".
             .enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS)
             .disable(StreamReadFeature.AUTO_CLOSE_SOURCE)
             .streamReadConstraints(StreamReadConstraints.builder()

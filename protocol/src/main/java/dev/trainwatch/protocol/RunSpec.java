@@ -176,7 +176,6 @@ public record RunSpec(
                 loraTargets, images, epochs, baseWeights, blocksToSwap, notes, newSampleEvery);
     }
 
-    /** An empty spec, every field unsaid. */
     public static RunSpec empty() {
         return new RunSpec(null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
                 null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null);

@@ -46,13 +46,11 @@ public record StepEvent(
         Double ts,
         String source) {
 
-    /** This report with another time stamp. */
     public StepEvent withTs(Double newTs) {
         return new StepEvent(step, timeS, dataTimeS, modelTimeS, lmTimeS, vaeTimeS, intervalSteps, samples, loss, lr,
                 gradNorm, bucketHeight, bucketWidth, rank, newTs, source);
     }
 
-    /** This report with another source. */
     public StepEvent withSource(String newSource) {
         return new StepEvent(step, timeS, dataTimeS, modelTimeS, lmTimeS, vaeTimeS, intervalSteps, samples, loss, lr,
                 gradNorm, bucketHeight, bucketWidth, rank, ts, newSource);
@@ -86,11 +84,6 @@ public record StepEvent(
 
     /** Whether any report's loss is NaN or infinite: the run diverged (agents send it at once, collectors judge it). */
     public static boolean anyNonFiniteLoss(List<StepEvent> steps) {
-        for (StepEvent e : steps) {
-            if (e != null && e.loss() != null && !Double.isFinite(e.loss())) {
-                return true;
-            }
-        }
-        return false;
+        return steps.stream().anyMatch(e -> e != null && e.loss() != null && !Double.isFinite(e.loss()));
     }
 }

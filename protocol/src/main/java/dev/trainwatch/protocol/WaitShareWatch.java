@@ -36,21 +36,15 @@ public final class WaitShareWatch {
     /** What a poll's new reports said, the most pressing of them. */
     public enum Seen {
         /** No report above the share, or only reports of ranks whose starved reports already cover the span. */
-        NOTHING(false),
+        NOTHING,
         /** A rank's report above the share after others above it, still within the span the collector reads. */
-        ABOVE(true),
+        ABOVE,
         /** A report above the share whose rank's previous report was not (or that rank's first report). */
-        TURNED_ABOVE(true);
-
-        private final boolean urgent;
-
-        Seen(boolean urgent) {
-            this.urgent = urgent;
-        }
+        TURNED_ABOVE;
 
         /** Whether the poll that read these reports should be sent at once. */
         public boolean urgent() {
-            return urgent;
+            return this != NOTHING;
         }
     }
 
