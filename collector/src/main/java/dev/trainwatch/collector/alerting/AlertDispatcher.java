@@ -69,11 +69,7 @@ public final class AlertDispatcher implements AutoCloseable {
     }
 
     public int queued() {
-        int total = 0;
-        for (Lane lane : lanes) {
-            total += lane.queued();
-        }
-        return total;
+        return lanes.stream().mapToInt(Lane::queued).sum();
     }
 
     @Override
@@ -195,10 +191,8 @@ public final class AlertDispatcher implements AutoCloseable {
                                 waitMillis(Math.max(1, left / 1_000_000));
                             }
                         }
-                        backoff = backoff.multipliedBy(2);
-                        if (backoff.compareTo(settings.maxBackoff()) > 0) {
-                            backoff = settings.maxBackoff();
-                        }
+                        Duration doubled = backoff.multipliedBy(2);
+                        backoff = doubled.compareTo(settings.maxBackoff()) > 0 ? settings.maxBackoff() : doubled;
                     } else {
                         count("failed", batch.size());
                         log.accept("trainwatch: alert delivery to " + sink.name() + " refused, dropped "

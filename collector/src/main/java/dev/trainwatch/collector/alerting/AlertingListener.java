@@ -16,10 +16,6 @@ public final class AlertingListener implements FleetListener {
     private final Map<String, AlertNotice> firing = new HashMap<>();
     private final DoubleSupplier wallOffset;
 
-    public AlertingListener(AlertDispatcher dispatcher) {
-        this(dispatcher, () -> 0);
-    }
-
     /** {@code wallOffset}: seconds the wall clock is ahead of the fleet's; notices leave in receivers' time. */
     public AlertingListener(AlertDispatcher dispatcher, DoubleSupplier wallOffset) {
         this.dispatcher = dispatcher;

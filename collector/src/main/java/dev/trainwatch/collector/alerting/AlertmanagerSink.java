@@ -1,7 +1,5 @@
 package dev.trainwatch.collector.alerting;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import dev.trainwatch.protocol.Json;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,11 +39,7 @@ public final class AlertmanagerSink implements AlertSink {
 
     @Override
     public void deliver(List<AlertNotice> notices) throws DeliveryException {
-        try {
-            poster.post(alertsUri, Json.MAPPER.writeValueAsBytes(body(notices)));
-        } catch (JsonProcessingException e) {
-            throw new DeliveryException("cannot encode alerts: " + e.getOriginalMessage(), false);
-        }
+        poster.post(alertsUri, body(notices));
     }
 
     List<Map<String, Object>> body(List<AlertNotice> notices) {

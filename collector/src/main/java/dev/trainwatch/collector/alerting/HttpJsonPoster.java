@@ -1,5 +1,7 @@
 package dev.trainwatch.collector.alerting;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import dev.trainwatch.protocol.Json;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -11,7 +13,7 @@ import java.time.Duration;
 import java.util.HexFormat;
 
 /**
- * Posts JSON with a deadline; every failure is a one-line {@link DeliveryException}. The {@value #IDEMPOTENCY_KEY}
+ * Posts a value as JSON with a deadline; every failure is a one-line {@link DeliveryException}. The {@value #IDEMPOTENCY_KEY}
  * header digests the body, so a receiver can tell a retry from a new alert.
  */
 final class HttpJsonPoster {
@@ -34,7 +36,13 @@ final class HttpJsonPoster {
         }
     }
 
-    void post(URI uri, byte[] body) throws DeliveryException {
+    void post(URI uri, Object value) throws DeliveryException {
+        byte[] body;
+        try {
+            body = Json.MAPPER.writeValueAsBytes(value);
+        } catch (JsonProcessingException e) {
+            throw new DeliveryException("cannot encode alerts: " + e.getOriginalMessage(), false);
+        }
         HttpRequest request = HttpRequest.newBuilder(uri)
                 .timeout(deadline)
                 .header("Content-Type", "application/json")
@@ -55,12 +63,12 @@ final class HttpJsonPoster {
         if (status / 100 == 2) {
             return;
         }
-        String body1 = response.body() == null ? "" : response.body().strip();
-        if (body1.length() > 200) {
-            body1 = body1.substring(0, 200) + "…";
+        String answer = response.body() == null ? "" : response.body().strip();
+        if (answer.length() > 200) {
+            answer = answer.substring(0, 200) + "…";
         }
         boolean retryable = status >= 500 || status == 408 || status == 429;
-        throw new DeliveryException(uri + " answered " + status + (body1.isEmpty() ? "" : ": " + body1.lines()
+        throw new DeliveryException(uri + " answered " + status + (answer.isEmpty() ? "" : ": " + answer.lines()
                 .findFirst().orElse("")), retryable);
     }
 

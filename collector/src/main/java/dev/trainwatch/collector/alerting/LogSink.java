@@ -15,10 +15,6 @@ public final class LogSink implements AlertSink {
     private final Consumer<String> out;
     private final RunLinks links;
 
-    public LogSink(Consumer<String> out) {
-        this(out, null);
-    }
-
     public LogSink(Consumer<String> out, RunLinks links) {
         this.out = out;
         this.links = links;

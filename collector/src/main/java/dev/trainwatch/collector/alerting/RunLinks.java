@@ -17,10 +17,6 @@ public final class RunLinks {
         this.base = externalUrl;
     }
 
-    public void listening(String host, int port) {
-        listening(host, port, false);
-    }
-
     /** Sets the base to the listening address, unless an external address was configured. */
     public void listening(String host, int port, boolean tls) {
         if (base != null) {

@@ -1,7 +1,5 @@
 package dev.trainwatch.collector.alerting;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import dev.trainwatch.protocol.Json;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,10 +19,6 @@ public final class WebhookSink implements AlertSink {
     public static final Duration DEADLINE = Duration.ofSeconds(90);
     private final HttpJsonPoster poster = new HttpJsonPoster(DEADLINE);
 
-    public WebhookSink(URI uri) {
-        this(uri, null);
-    }
-
     public WebhookSink(URI uri, RunLinks links) {
         this.uri = uri;
         this.links = links;
@@ -37,11 +31,7 @@ public final class WebhookSink implements AlertSink {
 
     @Override
     public void deliver(List<AlertNotice> notices) throws DeliveryException {
-        try {
-            poster.post(uri, Json.MAPPER.writeValueAsBytes(body(notices, links)));
-        } catch (JsonProcessingException e) {
-            throw new DeliveryException("cannot encode alerts: " + e.getOriginalMessage(), false);
-        }
+        poster.post(uri, body(notices, links));
     }
 
     static Map<String, Object> body(List<AlertNotice> notices, RunLinks links) {

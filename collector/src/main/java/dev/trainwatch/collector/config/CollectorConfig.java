@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 
@@ -39,11 +40,9 @@ public record CollectorConfig(
         List<Path> catalogFiles,
         Boolean gpuSeries) {
 
-    public static final int GPU_SERIES_AUTO_MAX_GPUS = 4_096;
-
     /** Per-GPU series on {@code /metrics}: as told, else up to 4,096 GPUs (above, each agent serves its node's). */
     public boolean exportsGpuSeries() {
-        return gpuSeries != null ? gpuSeries : limits.maxGpus() <= GPU_SERIES_AUTO_MAX_GPUS;
+        return gpuSeries != null ? gpuSeries : limits.maxGpus() <= 4_096;
     }
 
     public CollectorConfig withGpuSeries(Boolean exported) {
@@ -169,12 +168,7 @@ public record CollectorConfig(
     public static boolean isLoopback(String host) {
         try {
             InetAddress[] all = InetAddress.getAllByName(host);
-            for (InetAddress address : all) {
-                if (!address.isLoopbackAddress()) {
-                    return false;
-                }
-            }
-            return all.length > 0;
+            return all.length > 0 && Arrays.stream(all).allMatch(InetAddress::isLoopbackAddress);
         } catch (UnknownHostException e) {
             return false;
         }
@@ -232,19 +226,14 @@ public record CollectorConfig(
             }
         }
 
-        /** These request limits with the default tracking caps (the spec cap at most the run cap). */
-        public Limits(long maxBodyBytes, long maxInflatedBytes, int maxGpuSamples, int maxStepEvents, int maxRuns) {
-            this(maxBodyBytes, maxInflatedBytes, maxGpuSamples, maxStepEvents, maxRuns, DEFAULT_MAX_GPUS,
-                    DEFAULT_MAX_AGENTS, Math.min(DEFAULT_MAX_SPECS, maxRuns));
-        }
-
         public Limits withCaps(int runs, int gpus, int agents, int specs) {
             return new Limits(maxBodyBytes, maxInflatedBytes, maxGpuSamples, maxStepEvents, runs, gpus, agents, specs);
         }
 
         /** 4 MiB on the wire, 16 MiB inflated: a minute of 100 ms polls of 8 GPUs still fits. */
         public static Limits defaults() {
-            return new Limits(4L << 20, 16L << 20, 4_096, 10_000, DEFAULT_MAX_RUNS);
+            return new Limits(4L << 20, 16L << 20, 4_096, 10_000, DEFAULT_MAX_RUNS, DEFAULT_MAX_GPUS,
+                    DEFAULT_MAX_AGENTS, DEFAULT_MAX_SPECS);
         }
     }
 }

@@ -46,7 +46,6 @@ import java.util.function.Function;
  */
 public final class HistoryRecorder implements FleetListener, AutoCloseable {
     public static final int RESTORE_LIMIT = 1_000;
-    public static final Duration DEFAULT_SUMMARY_INTERVAL = Duration.ofSeconds(2);
     /** Specs remembered per run to tell a changed spec from a repeated one; older runs' specs are written again. */
     private static final int SPECS_REMEMBERED = 4_096;
 
@@ -68,11 +67,6 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
             });
 
     public record RawPrediction(String gpuId, String family, double stepSeconds, long peakMemoryBytes) {
-    }
-
-    public HistoryRecorder(HistoryStore store, Function<RunSpec, Optional<RawPrediction>> rawPredictor,
-                           Consumer<RunOutcome> onOutcome, Consumer<String> log) {
-        this(store, rawPredictor, onOutcome, log, DEFAULT_SUMMARY_INTERVAL, Clock.systemUTC());
     }
 
     /** {@code clock} decides when a summary write is due (wall time, not the fleet's demo clock). */

@@ -3,6 +3,7 @@ package dev.trainwatch.collector.history;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -226,8 +227,7 @@ final class HistorySalvage {
             if (header.length < 4) {
                 return false;
             }
-            int magic = ((header[0] & 0xff) << 24) | ((header[1] & 0xff) << 16) | ((header[2] & 0xff) << 8)
-                    | (header[3] & 0xff);
+            int magic = ByteBuffer.wrap(header).getInt();
             return magic == WAL_MAGIC_BE || magic == WAL_MAGIC_LE;
         } catch (IOException e) {
             return true; // unreadable: SQLite's own open says why

@@ -1,6 +1,5 @@
 package dev.trainwatch.collector.history;
 
-import dev.trainwatch.collector.state.view.RunSummary;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileAlreadyExistsException;
@@ -17,11 +16,11 @@ import java.sql.Statement;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * Run history in an embedded SQLite database ({@code trainwatch.db} under the data directory): run specs and
@@ -361,11 +360,9 @@ public final class HistoryStore implements AutoCloseable {
     }
 
     public synchronized Map<String, Instant> calibrationResets() {
-        Map<String, Instant> resets = new HashMap<>();
-        query("read calibration resets", "SELECT group_key, at_ms FROM calibration_resets",
+        return query("read calibration resets", "SELECT group_key, at_ms FROM calibration_resets",
                 rs -> Map.entry(rs.getString(1), Instant.ofEpochMilli(rs.getLong(2))))
-                .forEach(e -> resets.put(e.getKey(), e.getValue()));
-        return resets;
+                .stream().collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));
     }
 
     public synchronized List<RunOutcome> outcomes() {

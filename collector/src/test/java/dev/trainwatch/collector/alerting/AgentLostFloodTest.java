@@ -35,7 +35,7 @@ class AgentLostFloodTest {
         for (int i = 0; i < 511; i++) {
             flood.add(lost("junk-" + i));
         }
-        AlertDispatcher dispatcher = new AlertDispatcher(List.of(new LogSink(lines::add)),
+        AlertDispatcher dispatcher = new AlertDispatcher(List.of(new LogSink(lines::add, null)),
                 AlertDispatcher.Settings.defaults(), Clock.systemUTC(), line -> { });
         List<String> outcomes = new CopyOnWriteArrayList<>();
         try {
@@ -61,10 +61,10 @@ class AgentLostFloodTest {
     @Test
     void aFewRunsGetALineEach() {
         List<String> lines = new ArrayList<>();
-        new LogSink(lines::add).deliver(List.of(lost("a"), lost("b")));
+        new LogSink(lines::add, null).deliver(List.of(lost("a"), lost("b")));
         assertThat(lines).hasSize(2).allSatisfy(line -> assertThat(line).contains("agent_lost run="));
         lines.clear();
-        new LogSink(lines::add).deliver(List.of(lost("a"), lost("b"), lost("c"), lost("d"), lost("e"), lost("f"),
+        new LogSink(lines::add, null).deliver(List.of(lost("a"), lost("b"), lost("c"), lost("d"), lost("e"), lost("f"),
                 lost("g")));
         assertThat(lines).singleElement().asString().contains("runs=7 (a, b, c, d, e and 2 more)");
     }

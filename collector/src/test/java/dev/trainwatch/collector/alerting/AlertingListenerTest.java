@@ -20,7 +20,7 @@ class AlertingListenerTest {
         AlertDispatcherTest.RecordingSink sink = new AlertDispatcherTest.RecordingSink(0, true, false);
         try (AlertDispatcher dispatcher = new AlertDispatcher(List.of(sink), AlertDispatcher.Settings.defaults(),
                 Clock.systemUTC(), line -> { })) {
-            AlertingListener listener = new AlertingListener(dispatcher);
+            AlertingListener listener = new AlertingListener(dispatcher, () -> 0);
             Anomaly warning = new Anomaly(AnomalyKind.STEP_TIME_ABOVE_ESTIMATE, Severity.WARNING, true, 1000.0, null,
                     "step 1.8x the estimate", Map.of("step_time_ratio", 1.8), "precompute features");
             Anomaly critical = new Anomaly(AnomalyKind.STEP_TIME_ABOVE_ESTIMATE, Severity.CRITICAL, true, 1060.0,
@@ -58,7 +58,7 @@ class AlertingListenerTest {
         AlertDispatcherTest.RecordingSink sink = new AlertDispatcherTest.RecordingSink(0, true, false);
         try (AlertDispatcher dispatcher = new AlertDispatcher(List.of(sink), AlertDispatcher.Settings.defaults(),
                 Clock.systemUTC(), line -> { })) {
-            AlertingListener listener = new AlertingListener(dispatcher);
+            AlertingListener listener = new AlertingListener(dispatcher, () -> 0);
             Anomaly nan = new Anomaly(AnomalyKind.LOSS_NONFINITE, Severity.CRITICAL, true, 1000.0, null,
                     "loss is NaN since step 35", Map.of(), "lower the learning rate");
             listener.onAnomalyRaised("r1", nan);

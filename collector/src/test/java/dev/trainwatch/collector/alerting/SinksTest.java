@@ -90,20 +90,20 @@ class SinksTest {
     @Test
     void webhookAndLogLinkToTheRunsPageAtTheAddressTheServerListensOnWhenNoExternalUrlIsSet() throws Exception {
         RunLinks links = new RunLinks(null);
-        links.listening("10.1.2.3", 9477);
+        links.listening("10.1.2.3", 9477, false);
         new WebhookSink(URI.create(base() + "/hook"), links).deliver(List.of(AlertDispatcherTest.notice("r 1", "stalled")));
         assertThat(bodies.get(0).at("/alerts/0/run_url").asText()).isEqualTo("http://10.1.2.3:9477/#/runs/r%201");
         List<String> lines = new java.util.ArrayList<>();
         new LogSink(lines::add, links).deliver(List.of(AlertDispatcherTest.notice("r", "stalled")));
         assertThat(lines).singleElement().satisfies(line -> assertThat(line).endsWith("(http://10.1.2.3:9477/#/runs/r)"));
         RunLinks wildcard = new RunLinks(null);
-        wildcard.listening("0.0.0.0", 9477);
+        wildcard.listening("0.0.0.0", 9477, false);
         assertThat(wildcard.runPage("r")).doesNotContain("0.0.0.0").endsWith(":9477/#/runs/r");
     }
 
     @Test
     void webhookGetsStatusAndTheAnomaly() throws Exception {
-        new WebhookSink(URI.create(base() + "/hook")).deliver(List.of(AlertDispatcherTest.notice("r", "stalled")));
+        new WebhookSink(URI.create(base() + "/hook"), null).deliver(List.of(AlertDispatcherTest.notice("r", "stalled")));
         JsonNode alert = bodies.get(0).at("/alerts/0");
         assertThat(alert.get("status").asText()).isEqualTo("firing");
         assertThat(alert.get("run_id").asText()).isEqualTo("r");
@@ -112,7 +112,7 @@ class SinksTest {
 
     @Test
     void serverErrorsAreRetryableAndClientErrorsAreNot() {
-        WebhookSink sink = new WebhookSink(URI.create(base() + "/hook"));
+        WebhookSink sink = new WebhookSink(URI.create(base() + "/hook"), null);
         status.set(503);
         assertThatThrownBy(() -> sink.deliver(List.of(AlertDispatcherTest.notice("r", "stalled"))))
                 .isInstanceOfSatisfying(DeliveryException.class, e -> {
@@ -128,7 +128,7 @@ class SinksTest {
     void anUnreachableReceiverIsARetryableOneLineError() {
         int port = server.getAddress().getPort();
         server.stop(0);
-        WebhookSink sink = new WebhookSink(URI.create("http://127.0.0.1:" + port + "/hook"));
+        WebhookSink sink = new WebhookSink(URI.create("http://127.0.0.1:" + port + "/hook"), null);
         assertThatThrownBy(() -> sink.deliver(List.of(AlertDispatcherTest.notice("r", "stalled"))))
                 .isInstanceOfSatisfying(DeliveryException.class, e -> {
                     assertThat(e.retryable()).isTrue();
@@ -156,7 +156,7 @@ class SinksTest {
         assertThat(alert.at("/annotations/summary").asText()).startsWith("Unresolved when the run ended: ");
         assertThat(alert.at("/annotations/outcome").asText()).isEqualTo(AlertNotice.ENDED_WITH_RUN);
 
-        new WebhookSink(URI.create(base() + "/hook")).deliver(List.of(ended));
+        new WebhookSink(URI.create(base() + "/hook"), null).deliver(List.of(ended));
         assertThat(bodies.get(1).at("/alerts/0/status").asText()).isEqualTo("ended_with_run");
         assertThat(LogSink.line(ended)).startsWith("trainwatch alert UNRESOLVED warning loss_nonfinite run=run-8: "
                 + "the run ended while this was active; it was not fixed").doesNotContain("alert RESOLVED");

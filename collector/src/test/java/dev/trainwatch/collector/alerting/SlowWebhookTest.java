@@ -42,7 +42,7 @@ class SlowWebhookTest {
         receiver.start();
         List<String> outcomes = new CopyOnWriteArrayList<>();
         URI hook = URI.create("http://127.0.0.1:" + receiver.getAddress().getPort() + "/hook");
-        AlertDispatcher dispatcher = new AlertDispatcher(List.of(new WebhookSink(hook)),
+        AlertDispatcher dispatcher = new AlertDispatcher(List.of(new WebhookSink(hook, null)),
                 AlertDispatcher.Settings.defaults(), Clock.systemUTC(), line -> { });
         try {
             dispatcher.onOutcome(outcomes::add);

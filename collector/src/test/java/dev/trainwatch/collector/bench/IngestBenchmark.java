@@ -17,6 +17,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
@@ -77,7 +78,8 @@ public class IngestBenchmark {
         if ("sqlite".equals(history)) {
             dataDir = Files.createTempDirectory("trainwatch-bench");
             store = HistoryStore.open(dataDir);
-            recorder = new HistoryRecorder(store, spec -> Optional.empty(), outcome -> { }, System.err::println);
+            recorder = new HistoryRecorder(store, spec -> Optional.empty(), outcome -> { }, System.err::println,
+                    Duration.ofSeconds(2), Clock.systemUTC());
             fleet.addListener(recorder);
             recorder.start();
         }

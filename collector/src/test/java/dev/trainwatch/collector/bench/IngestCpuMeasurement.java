@@ -17,6 +17,7 @@ import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -55,7 +56,8 @@ public final class IngestCpuMeasurement {
         HistoryStore store = "sqlite".equals(history) ? HistoryStore.open(dir) : null;
         HistoryRecorder recorder = null;
         if (store != null) {
-            recorder = new HistoryRecorder(store, spec -> Optional.empty(), outcome -> { }, System.err::println);
+            recorder = new HistoryRecorder(store, spec -> Optional.empty(), outcome -> { }, System.err::println,
+                    Duration.ofSeconds(2), Clock.systemUTC());
             fleet.addListener(recorder);
             recorder.start();
         }

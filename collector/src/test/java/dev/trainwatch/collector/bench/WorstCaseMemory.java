@@ -26,6 +26,7 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -59,7 +60,7 @@ public final class WorstCaseMemory {
         Path dataDir = Files.createTempDirectory("trainwatch-worst-case");
         HistoryStore store = HistoryStore.open(dataDir);
         HistoryRecorder recorder = new HistoryRecorder(store, spec -> java.util.Optional.empty(), outcome -> { },
-                line -> { });
+                line -> { }, Duration.ofSeconds(2), Clock.systemUTC());
         fleet.addListener(recorder);
         recorder.start();
         long t0 = System.nanoTime();

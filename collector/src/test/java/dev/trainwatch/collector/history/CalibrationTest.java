@@ -6,6 +6,8 @@ import dev.trainwatch.collector.state.view.RunSummary;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.protocol.RunSpec;
 import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,7 +35,8 @@ class CalibrationTest {
         try (HistoryStore store = HistoryStore.open(dir)) {
             CalibratingPredictor predictor = new CalibratingPredictor(estimator);
             HistoryRecorder recorder = new HistoryRecorder(store, predictor::rawPrediction,
-                    outcome -> predictor.recalibrate(Calibrator.factors(store)), line -> { });
+                    outcome -> predictor.recalibrate(Calibrator.factors(store)), line -> { }, Duration.ofSeconds(2),
+                    Clock.systemUTC());
             double observed = 1.4 * pixartBefore;
             for (int i = 0; i < 3; i++) {
                 recorder.onRunEnded(new RunSummary("pixart-finished-" + i, PIXART, 1000.0 + i, 9000.0 + i, true,

@@ -20,6 +20,7 @@ import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -43,7 +44,7 @@ class HistoryRecorderTest {
     private HistoryRecorder recorder(HistoryStore store) {
         return new HistoryRecorder(store,
                 spec -> Optional.of(new HistoryRecorder.RawPrediction("a800-80gb", "pixart", 1.0, 60L << 30)),
-                outcomes::add, log::add);
+                outcomes::add, log::add, Duration.ofSeconds(2), Clock.systemUTC());
     }
 
     /** A new fleet, 100 s after the runs' last summaries: the collector started again. */
