@@ -25,12 +25,7 @@ public record Labelled<V>(List<Labels> labels, List<V> items) {
             }
         }
         pairs.sort(Map.Entry.comparingByKey());
-        List<Labels> labels = new ArrayList<>(pairs.size());
-        List<V> sortedItems = new ArrayList<>(pairs.size());
-        for (Map.Entry<Labels, V> pair : pairs) {
-            labels.add(pair.getKey());
-            sortedItems.add(pair.getValue());
-        }
-        return new Labelled<>(labels, sortedItems);
+        return new Labelled<>(pairs.stream().map(Map.Entry::getKey).toList(),
+                pairs.stream().map(Map.Entry::getValue).toList());
     }
 }

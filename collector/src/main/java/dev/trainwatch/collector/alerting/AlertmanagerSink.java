@@ -3,9 +3,11 @@ package dev.trainwatch.collector.alerting;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 
 /**
  * Posts to Alertmanager's API v2 ({@code POST /api/v2/alerts}): labels {@code alertname} (Trainwatch + the kind in
@@ -92,13 +94,8 @@ public final class AlertmanagerSink implements AlertSink {
 
     /** {@code data_starvation} → {@code TrainwatchDataStarvation}. */
     static String alertName(String kind) {
-        StringBuilder name = new StringBuilder("Trainwatch");
-        for (String part : kind.split("_")) {
-            if (!part.isEmpty()) {
-                name.append(Character.toUpperCase(part.charAt(0))).append(part.substring(1));
-            }
-        }
-        return name.toString();
+        return "Trainwatch" + Arrays.stream(kind.split("_")).filter(part -> !part.isEmpty())
+                .map(part -> Character.toUpperCase(part.charAt(0)) + part.substring(1)).collect(Collectors.joining());
     }
 
     private static String describe(AlertNotice notice) {

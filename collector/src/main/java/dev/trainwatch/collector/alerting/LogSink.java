@@ -1,10 +1,10 @@
 package dev.trainwatch.collector.alerting;
 
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 
 /**
  * Writes each anomaly change as one line: the receiver that is always there. From {@value #AGGREGATE_FROM} notices
@@ -35,10 +35,8 @@ public final class LogSink implements AlertSink {
 
     @Override
     public void deliver(List<AlertNotice> notices) {
-        Map<String, List<AlertNotice>> alike = new LinkedHashMap<>();
-        for (AlertNotice notice : notices) {
-            alike.computeIfAbsent(groupKey(notice), k -> new ArrayList<>()).add(notice);
-        }
+        Map<String, List<AlertNotice>> alike = notices.stream()
+                .collect(Collectors.groupingBy(LogSink::groupKey, LinkedHashMap::new, Collectors.toList()));
         for (List<AlertNotice> group : alike.values()) {
             if (group.size() >= AGGREGATE_FROM) {
                 out.accept(aggregated(group));

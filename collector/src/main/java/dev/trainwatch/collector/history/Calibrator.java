@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * Turns finished-run outcomes into calibration factors per (GPU id, model family). Pure function.
@@ -36,10 +37,8 @@ public final class Calibrator {
     /** Factors per group; {@code resets} per group {@link #key}: older outcomes do not count. */
     public static List<CalibrationFactors> factors(List<RunOutcome> outcomesOldestFirst,
                                                    Set<String> excluded, Map<String, Instant> resets) {
-        Map<String, List<RunOutcome>> groups = new LinkedHashMap<>();
-        for (RunOutcome outcome : outcomesOldestFirst) {
-            groups.computeIfAbsent(key(outcome.gpuId(), outcome.family()), k -> new ArrayList<>()).add(outcome);
-        }
+        Map<String, List<RunOutcome>> groups = outcomesOldestFirst.stream().collect(Collectors.groupingBy(
+                outcome -> key(outcome.gpuId(), outcome.family()), LinkedHashMap::new, Collectors.toList()));
         List<CalibrationFactors> factors = new ArrayList<>();
         for (Map.Entry<String, List<RunOutcome>> entry : groups.entrySet()) {
             List<RunOutcome> group = entry.getValue();

@@ -148,15 +148,6 @@ public final class HistoryStore implements AutoCloseable {
         return file;
     }
 
-    /** {@code wal} unless the file system cannot share memory between processes. */
-    public synchronized String journalMode() {
-        try (Statement st = connection.createStatement(); ResultSet rs = st.executeQuery("PRAGMA journal_mode")) {
-            return rs.next() ? rs.getString(1) : "";
-        } catch (SQLException e) {
-            throw failure("read the journal mode", e);
-        }
-    }
-
     static void createSchema(Connection connection) throws SQLException {
         try (Statement st = connection.createStatement()) {
             st.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
@@ -304,20 +295,12 @@ public final class HistoryStore implements AutoCloseable {
                 at.toEpochMilli(), runId, kind);
     }
 
-    /** Caps the database at {@code pages} pages ({@code 0} lifts it), to test the full-disk path. */
+    /** Caps the database at {@code pages} pages, never below its size ({@code 0} lifts it), to test a full disk. */
     synchronized void capPagesForTests(long pages) {
         try (Statement st = connection.createStatement()) {
             st.execute("PRAGMA max_page_count=" + (pages > 0 ? pages : 1_073_741_823L));
         } catch (SQLException e) {
             throw failure("cap the page count", e);
-        }
-    }
-
-    synchronized long pageCountForTests() {
-        try (Statement st = connection.createStatement(); ResultSet rs = st.executeQuery("PRAGMA page_count")) {
-            return rs.next() ? rs.getLong(1) : 0;
-        } catch (SQLException e) {
-            throw failure("read the page count", e);
         }
     }
 

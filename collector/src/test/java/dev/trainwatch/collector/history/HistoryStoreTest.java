@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
 import java.time.Instant;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -67,9 +70,11 @@ class HistoryStoreTest {
     }
 
     @Test
-    void theDatabaseUsesWriteAheadLogging() {
-        try (HistoryStore store = HistoryStore.open(dir)) {
-            assertThat(store.journalMode()).isEqualToIgnoringCase("wal");
+    void theDatabaseUsesWriteAheadLogging() throws Exception {
+        try (HistoryStore store = HistoryStore.open(dir);
+             Connection other = DriverManager.getConnection("jdbc:sqlite:" + store.file());
+             ResultSet mode = other.createStatement().executeQuery("PRAGMA journal_mode")) {
+            assertThat(mode.getString(1)).isEqualToIgnoringCase("wal");
         }
     }
 
