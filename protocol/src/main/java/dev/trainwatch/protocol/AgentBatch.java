@@ -5,13 +5,11 @@ import java.util.List;
 /**
  * The body of {@code POST /v1/samples}: what one agent saw since its previous batch.
  *
- * @param host    node host name
  * @param agentId stable id of the agent instance (host plus a random suffix persisted with the spool)
  * @param seq     per-agent sequence number, strictly increasing; the collector de-duplicates replays by it
  * @param gpus    one sample per GPU per poll
  * @param runs    run attribution as of the newest poll
  * @param events  XID errors, lost GPUs, ended runs
- * @param health  the agent's own health
  * @param hostMemory the node's RAM and {@code /dev/shm}, when the agent read them
  * @param sentAt  unix seconds on the agent's clock when the batch was made (a spooled batch keeps it), so the
  *                collector can estimate the agent's clock offset; null from older agents

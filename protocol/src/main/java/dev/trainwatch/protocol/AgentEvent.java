@@ -6,9 +6,7 @@ package dev.trainwatch.protocol;
  * @param ts      unix seconds
  * @param kind    an {@link EventKind}'s wire name: {@code xid}, {@code gpu_lost}, {@code run_ended}, {@code read_error},
  *                {@code phase}, {@code run_failed}, …
- * @param gpuUuid the GPU concerned, if any
  * @param xid     the XID number for {@code xid} events
- * @param runId   the run concerned, if any
  * @param message human-readable detail ({@code phase}: {@code checkpoint}, {@code evaluation}, {@code caching},
  *                {@code quantizing}, …; {@code oom_skipped}: the trainer's line)
  * @param failure for {@code run_failed}: why the run's processes exited with an error

@@ -5,10 +5,7 @@ package dev.trainwatch.protocol;
  *
  * @param pollDurationSeconds duration of the last poll of all GPUs
  * @param failedReads         NVML reads that failed (not NOT_SUPPORTED) since the agent started
- * @param spoolDepth          batches waiting in the spool
- * @param spoolBytes          bytes on disk in the spool
  * @param droppedBatches      batches dropped because the spool was full, since start
- * @param intervalSeconds     polling interval
  * @param deliveryAlive       whether the agent's delivery thread is running (false means nothing will reach the
  *                            collector from the spool: a defect the collector should show)
  * @param spoolInMemory       whether the spool directory cannot be written and shipments wait in memory only

@@ -27,7 +27,6 @@ public enum EventKind {
     OOM_SKIPPED,
     /** The agent could not read something (its log, a GPU). */
     READ_ERROR,
-    /** A kind of a newer agent. */
     OTHER;
 
     private static final Map<String, EventKind> BY_WIRE_NAME = Stream.of(values()).filter(k -> k != OTHER)

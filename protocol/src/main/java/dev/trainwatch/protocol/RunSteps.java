@@ -8,7 +8,6 @@ import java.util.List;
  * {@code POST /v1/runs/{run_id}/steps?agent_id=…} from the same agent, in the same request as the readings they go
  * with. Immutable.
  *
- * @param runId the run the steps belong to
  * @param steps its step reports, oldest first
  */
 public record RunSteps(String runId, List<StepEvent> steps) {

@@ -15,9 +15,6 @@ import java.util.List;
  * @param vaeTimeS      seconds per step in the VAE encoder (Sana's split)
  * @param intervalSteps how many steps the times average over
  * @param samples       samples processed per step across all ranks, when known
- * @param loss          training loss
- * @param lr            learning rate
- * @param gradNorm      gradient norm
  * @param bucketHeight  latent height of the multi-scale bucket (PixArt/Sana {@code s:(h, w)})
  * @param bucketWidth   latent width of the multi-scale bucket
  * @param rank          the rank that logged it, when known

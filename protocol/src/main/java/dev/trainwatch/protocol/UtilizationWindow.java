@@ -4,7 +4,6 @@ package dev.trainwatch.protocol;
  * The driver's buffered GPU-utilisation samples between two polls, summarised. A 200 ms stall between 1 s polls
  * shows as {@code min} near 0 and a non-zero {@code idleFraction}, even when the point reading is 100%.
  *
- * @param count        samples in the window
  * @param minRatio     smallest sample, 0–1
  * @param meanRatio    mean sample, 0–1
  * @param maxRatio     largest sample, 0–1
