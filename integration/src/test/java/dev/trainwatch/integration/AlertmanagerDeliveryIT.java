@@ -61,7 +61,7 @@ class AlertmanagerDeliveryIT {
             Instant since = Instant.now().truncatedTo(ChronoUnit.SECONDS);
             AlertNotice firing = new AlertNotice("pixart-run-1", "data_starvation", "critical", since, null,
                     "GPU waits for data 71% of each step", "precompute T5 and VAE features",
-                    Map.of("data_wait_ratio", 0.71));
+                    Map.of("data_wait_ratio", 0.71), null, false);
             // Raised while Alertmanager is still down: the dispatcher must keep it and retry.
             dispatcher.publish(firing);
             await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.outcomes().get("retry") > 0);
@@ -98,7 +98,7 @@ class AlertmanagerDeliveryIT {
                 settings, Clock.systemUTC(), line -> { })) {
             AlertNotice firing = new AlertNotice("dit-run-9", "loss_nonfinite", "critical",
                     Instant.now().truncatedTo(ChronoUnit.SECONDS), null, "loss is NaN since step 35",
-                    "lower the learning rate", Map.of("first_nonfinite_step", 35));
+                    "lower the learning rate", Map.of("first_nonfinite_step", 35), null, false);
             dispatcher.publish(firing);
             await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
                     .until(() -> findAlert(port, "dit-run-9"), a -> a != null);

@@ -14,11 +14,6 @@ public record AlertNotice(String runId, String kind, String severity, Instant st
                           String message, String suggestion, Map<String, Object> evidence, String previousSeverity,
                           boolean endedWithRun) {
 
-    public AlertNotice(String runId, String kind, String severity, Instant startsAt, Instant endsAt, String message,
-                       String suggestion, Map<String, Object> evidence) {
-        this(runId, kind, severity, startsAt, endsAt, message, suggestion, evidence, null, false);
-    }
-
     /** Said in words when an alert ends with its run, rather than announced as resolved. */
     public static final String ENDED_WITH_RUN = "the run ended while this was active; it was not fixed";
 

@@ -66,7 +66,7 @@ public final class AlertingListener implements FleetListener {
     AlertNotice toNotice(String runId, Anomaly anomaly) {
         return new AlertNotice(runId, anomaly.kind().wireName(), anomaly.severity().wireName(),
                 toInstant(anomaly.since() + wallOffset.getAsDouble()), null, anomaly.message(), anomaly.suggestion(),
-                anomaly.evidence());
+                anomaly.evidence(), null, false);
     }
 
     private static Instant toInstant(double unixSeconds) {

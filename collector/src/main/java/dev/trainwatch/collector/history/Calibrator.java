@@ -30,10 +30,6 @@ public final class Calibrator {
     private Calibrator() {
     }
 
-    public static List<CalibrationFactors> factors(List<RunOutcome> outcomesOldestFirst) {
-        return factors(outcomesOldestFirst, Set.of(), Map.of());
-    }
-
     /** Factors per group; {@code resets} per group {@link #key}: older outcomes do not count. */
     public static List<CalibrationFactors> factors(List<RunOutcome> outcomesOldestFirst,
                                                    Set<String> excluded, Map<String, Instant> resets) {

@@ -80,7 +80,7 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
                 SummaryWriter.DEFAULT_CAPACITY, clock, log);
     }
 
-    /** Until started (tests), {@link #flush()} writes the summaries. */
+    /** Until started (tests), {@code writer().flush()} writes the summaries. */
     public void start() {
         synchronized (this) {
             if (events == null) {
@@ -110,10 +110,6 @@ public final class HistoryRecorder implements FleetListener, AutoCloseable {
             Thread.currentThread().interrupt();
             return false;
         }
-    }
-
-    public void flush() {
-        writer.flush();
     }
 
     public SummaryWriter writer() {

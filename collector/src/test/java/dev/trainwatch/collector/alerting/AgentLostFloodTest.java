@@ -25,7 +25,7 @@ class AgentLostFloodTest {
     private static AlertNotice lost(String run) {
         return new AlertNotice(run, "agent_lost", "warning", Instant.parse("2026-11-22T08:00:00Z"), null,
                 "no data from the agent on node-9 for 35 s (it reports every 1 s)", "check the agent on node-9",
-                Map.of("hosts", List.of("node-9")));
+                Map.of("hosts", List.of("node-9")), null, false);
     }
 
     @Test

@@ -22,7 +22,7 @@ class AlertDispatcherTest {
 
     static AlertNotice notice(String run, String kind) {
         return new AlertNotice(run, kind, "warning", Instant.parse("2026-11-22T08:00:00Z"), null,
-                kind + " on " + run, "do something", Map.of("ratio", 2.5));
+                kind + " on " + run, "do something", Map.of("ratio", 2.5), null, false);
     }
 
     /** Records deliveries; fails the first {@code failures} calls with a retryable error. */

@@ -42,7 +42,7 @@ class CalibrationTest {
                 recorder.onRunEnded(new RunSummary("pixart-finished-" + i, PIXART, 1000.0 + i, 9000.0 + i, true,
                         9000.0 + i, 20_000L, 8999.0, observed, pixartBefore, null, null, 0.9, 256 / observed,
                         List.of("n1"), List.of(), List.of(), null, null, null, null));
-                recorder.flush(); // the writer's thread is not started here: write the ended run now
+                recorder.writer().flush(); // the writer's thread is not started here: write the ended run now
                 double ratio = predictor.estimate(PIXART).stepSeconds() / pixartBefore;
                 if (i < 2) {
                     assertThat(ratio).as("after %d run(s): not enough evidence yet", i + 1).isEqualTo(1.0);

@@ -27,7 +27,7 @@ class CalibratorTest {
     @Test
     void oneOddRunChangesNothing() {
         // The run: its spec said batch 12, it ran 3.5x faster; it used to move the factor to 0.37.
-        CalibrationFactors f = only(Calibrator.factors(List.of(run("odd", 0.37, 1.28, 0))));
+        CalibrationFactors f = only(factors(List.of(run("odd", 0.37, 1.28, 0))));
         assertThat(f.stepTimeFactor()).isEqualTo(1.0);
         assertThat(f.memoryFactor()).isEqualTo(1.0);
         assertThat(f.applied()).isFalse();
@@ -36,7 +36,7 @@ class CalibratorTest {
 
     @Test
     void threeRunsThatAgreeMoveTheFactorShrunkTowardsNoChange() {
-        CalibrationFactors f = only(Calibrator.factors(List.of(run("a", 1.4, 1.1, 0), run("b", 1.38, 1.1, 1),
+        CalibrationFactors f = only(factors(List.of(run("a", 1.4, 1.1, 0), run("b", 1.38, 1.1, 1),
                 run("c", 1.42, 1.1, 2))));
         assertThat(f.applied()).isTrue();
         // median 1.4, shrunk as if 2 runs had matched the prediction: 1.4^(3/5)
@@ -47,7 +47,7 @@ class CalibratorTest {
 
     @Test
     void anOutlierAmongAgreeingRunsIsLeftOutAndNamed() {
-        CalibrationFactors f = only(Calibrator.factors(List.of(run("a", 1.4, 1, 0), run("b", 1.38, 1, 1),
+        CalibrationFactors f = only(factors(List.of(run("a", 1.4, 1, 0), run("b", 1.38, 1, 1),
                 run("odd", 0.37, 1, 2), run("c", 1.42, 1, 3))));
         assertThat(f.outlierRuns()).containsExactly("odd");
         assertThat(f.usedRuns()).containsExactlyInAnyOrder("a", "b", "c");
@@ -62,7 +62,7 @@ class CalibratorTest {
             runs.add(run("slow-" + i, 4.0, 1, i));
         }
         runs.add(run("hung", 40.0, 1, 10));
-        CalibrationFactors f = only(Calibrator.factors(runs));
+        CalibrationFactors f = only(factors(runs));
         assertThat(f.usedRuns()).doesNotContain("hung");
         assertThat(f.stepTimeFactor()).isEqualTo(Calibrator.MAX_FACTOR);
     }
@@ -71,7 +71,7 @@ class CalibratorTest {
     void excludedRunsAndRunsBeforeAResetDoNotCount() {
         List<RunOutcome> runs = List.of(run("a", 1.4, 1, 0), run("b", 1.4, 1, 1), run("c", 1.4, 1, 2),
                 run("d", 1.0, 1, 100), run("e", 1.0, 1, 101), run("f", 1.0, 1, 102));
-        CalibrationFactors all = only(Calibrator.factors(runs));
+        CalibrationFactors all = only(factors(runs));
         CalibrationFactors excluded = only(Calibrator.factors(runs, Set.of("d"), Map.of()));
         assertThat(excluded.excludedRuns()).containsExactly("d");
         assertThat(excluded.usedRuns()).doesNotContain("d");
@@ -84,8 +84,12 @@ class CalibratorTest {
 
     @Test
     void groupsAreSeparate() {
-        List<CalibrationFactors> factors = Calibrator.factors(List.of(run("a", 1.4, 1, 0),
+        List<CalibrationFactors> factors = factors(List.of(run("a", 1.4, 1, 0),
                 new RunOutcome("h", "h100-sxm", "sana", 1.0, 2.0, null, null, T)));
         assertThat(factors).extracting(CalibrationFactors::gpuId).containsExactly("a100-80gb", "h100-sxm");
+    }
+
+    private static List<CalibrationFactors> factors(List<RunOutcome> runs) {
+        return Calibrator.factors(runs, Set.of(), Map.of());
     }
 }

@@ -95,7 +95,7 @@ class HistoryRecorderTest {
             recorder.onRunEnded(summary("too-short", true, 3L, 9.0, List.of(), null));
             recorder.onRunEnded(summary("demo-dit", true, 5_000L, 3.0, List.of(), true));
             assertThat(store.outcomes()).as("ended runs are written by the writer").isEmpty();
-            recorder.flush();
+            recorder.writer().flush();
             assertThat(outcomes).singleElement().satisfies(o -> {
                 assertThat(o.runId()).isEqualTo("real");
                 assertThat(o.predictedStepSeconds()).isEqualTo(1.0);
@@ -124,7 +124,7 @@ class HistoryRecorderTest {
             HistoryRecorder recorder = recorder(store);
             recorder.onAnomalyRaised("pixart-1", starving);
             recorder.onRunChanged(summary("pixart-1", false, 500L, 6.0, List.of(starving), null));
-            recorder.flush();
+            recorder.writer().flush();
             // Resolved, written at once; the collector is killed before the next summary is written.
             recorder.onAnomalyResolved("pixart-1", starving.resolved(T0 + 90));
         }
@@ -153,7 +153,7 @@ class HistoryRecorderTest {
             HistoryRecorder recorder = recorder(store);
             recorder.onAnomalyRaised("pixart-1", warning);
             recorder.onRunChanged(summary("pixart-1", false, 500L, 6.0, List.of(warning), null));
-            recorder.flush();
+            recorder.writer().flush();
             recorder.onAnomalyRaised("pixart-1", critical); // killed before the next summary
         }
         try (HistoryStore store = HistoryStore.open(dir)) {
