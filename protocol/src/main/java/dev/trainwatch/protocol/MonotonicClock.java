@@ -8,9 +8,9 @@ import java.util.function.LongSupplier;
 
 /**
  * The wall clock as read at construction, advanced by {@link System#nanoTime()}: it never goes back or jumps when the
- * wall clock is stepped, so ages and windows are real durations. {@link #toWall(double)} and
- * {@link #fromWall(double)} move a time by the wall clock's step since the anchor, for what reads the wall clock
- * (Prometheus, Alertmanager); for any other {@link Clock} both are the identity. Thread-safe.
+ * wall clock is stepped, so ages and windows are real durations. {@link #wallOffsetSeconds(Clock)} is the wall
+ * clock's step since the anchor, to move a time for what reads the wall clock (Prometheus, Alertmanager); 0 for any
+ * other {@link Clock}. Thread-safe.
  */
 public final class MonotonicClock extends Clock {
     private final long anchorWallNanos;
@@ -75,16 +75,6 @@ public final class MonotonicClock extends Clock {
         long mono = monoNanos.getAsLong();
         long wall = wallNanos.getAsLong();
         return (wall - (anchorWallNanos + (mono - anchorMonoNanos))) / 1e9;
-    }
-
-    /** A time on this clock (epoch seconds) as the wall clock reads it now. */
-    public double toWall(double seconds) {
-        return seconds + wallOffsetSeconds();
-    }
-
-    /** A wall-clock time (epoch seconds) on this clock. */
-    public double fromWall(double seconds) {
-        return seconds - wallOffsetSeconds();
     }
 
     /** The wall clock's lead over {@code clock} when it is a {@link MonotonicClock}; 0 for any other clock. */
