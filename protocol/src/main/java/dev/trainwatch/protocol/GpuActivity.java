@@ -13,12 +13,10 @@ import com.fasterxml.jackson.annotation.JsonIgnore;
  * @param tensorActiveRatio          share of time any tensor pipe was busy, 0–1 ({@code ANY_TENSOR_UTIL})
  * @param tensorHmmaActiveRatio      share of time the half-precision tensor pipe was busy, 0–1 ({@code HMMA_TENSOR_UTIL})
  * @param dramActiveRatio            DRAM bandwidth used against the maximum, 0–1 ({@code DRAM_BW_UTIL})
- * @param pcieRxBytesPerSecond       PCIe traffic into the GPU (GPM's rate over the interval, else NVML's 20 ms window)
- * @param pcieTxBytesPerSecond       PCIe traffic out of the GPU
+ * @param pcieRxBytesPerSecond       PCIe traffic into the GPU (GPM's rate over the interval, else NVML's 20 ms window);
+ *                                   the {@code Tx} components are the traffic out of it
  * @param nvlinkRxBytesPerSecond     NVLink traffic into the GPU over the interval, all links (GPM)
- * @param nvlinkTxBytesPerSecond     NVLink traffic out of the GPU over the interval, all links (GPM)
  * @param nvlinkRxBytes              NVLink data received, all links, since the driver's counter started (bytes)
- * @param nvlinkTxBytes              NVLink data sent, all links (bytes)
  */
 public record GpuActivity(
         Double windowSeconds,

@@ -53,7 +53,6 @@ public record CollectorConfig(
     public static final String DEFAULT_HOST = "127.0.0.1";
     public static final int DEFAULT_PORT = 9477;
     public static final Duration DEFAULT_SUMMARY_INTERVAL = Duration.ofSeconds(2);
-    /** A kill can lose about two intervals. */
     public static final Duration MAX_SUMMARY_INTERVAL = Duration.ofMinutes(1);
 
     public CollectorConfig {
