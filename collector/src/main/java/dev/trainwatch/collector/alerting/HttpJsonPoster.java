@@ -13,8 +13,8 @@ import java.time.Duration;
 import java.util.HexFormat;
 
 /**
- * Posts a value as JSON with a deadline; every failure is a one-line {@link DeliveryException}. The {@value #IDEMPOTENCY_KEY}
- * header digests the body, so a receiver can tell a retry from a new alert.
+ * Posts a value as JSON with a deadline; every failure is a one-line {@link DeliveryException}. The
+ * {@value #IDEMPOTENCY_KEY} header digests the body, so a receiver can tell a retry from a new alert.
  */
 final class HttpJsonPoster {
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);

@@ -103,7 +103,8 @@ class SinksTest {
 
     @Test
     void webhookGetsStatusAndTheAnomaly() throws Exception {
-        new WebhookSink(URI.create(base() + "/hook"), null).deliver(List.of(AlertDispatcherTest.notice("r", "stalled")));
+        new WebhookSink(URI.create(base() + "/hook"), null)
+                .deliver(List.of(AlertDispatcherTest.notice("r", "stalled")));
         JsonNode alert = bodies.get(0).at("/alerts/0");
         assertThat(alert.get("status").asText()).isEqualTo("firing");
         assertThat(alert.get("run_id").asText()).isEqualTo("r");
