@@ -66,12 +66,10 @@ public final class TrainwatchCommand implements Runnable {
         spec.commandLine().usage(spec.commandLine().getOut());
     }
 
-    /** A parse error with the closest subcommand or option: "unknown command 'estimat'; did you mean estimate?". */
-    static String withSuggestion(CommandLine.ParameterException ex) {
-        return withSuggestion(ex, new String[0]);
-    }
-
-    /** The same, with the arguments as typed (to quote a training command back in its order). */
+    /**
+     * A parse error with the closest subcommand or option: "unknown command 'estimat'; did you mean estimate?";
+     * {@code args} as typed, to quote a training command back in its order.
+     */
     static String withSuggestion(CommandLine.ParameterException ex, String[] args) {
         if (!(ex instanceof CommandLine.UnmatchedArgumentException unmatched) || unmatched.getUnmatched().isEmpty()) {
             return ex.getMessage();

@@ -101,10 +101,6 @@ public final class DemoStack implements AutoCloseable {
         return server.clientUri();
     }
 
-    public int port() {
-        return server.port();
-    }
-
     public CollectorServer server() {
         return server;
     }

@@ -14,7 +14,6 @@ final class OneLineFormatter {
 
     static String format(LogLine line) {
         StringBuilder out = new StringBuilder(96 + line.message().length());
-        // By hand: DateTimeFormatter and String.format load many classes into every agent (LogTime).
         out.append(ISO_INSTANT.format(line.time().truncatedTo(ChronoUnit.MILLIS))).append(' ').append(line.level());
         for (int i = line.level().length(); i < 5; i++) {
             out.append(' '); // %-5s

@@ -119,11 +119,13 @@ public final class LocalStack implements AutoCloseable {
         static final Catalog CATALOG = Catalog.bundled();
     }
 
+    /** This node's name in batches: the resolver's, else $HOSTNAME, else localhost. */
     public static String hostName() {
         try {
             return InetAddress.getLocalHost().getHostName();
         } catch (UnknownHostException e) {
-            return "localhost";
+            String env = System.getenv("HOSTNAME");
+            return env != null && !env.isBlank() ? env : "localhost";
         }
     }
 
