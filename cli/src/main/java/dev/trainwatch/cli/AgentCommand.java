@@ -332,12 +332,7 @@ final class AgentCommand implements Callable<Integer> {
         if (listen == null) {
             return null;
         }
-        CollectorConfig address;
-        try {
-            address = CollectorConfig.defaults().withListen(listen); // the one HOST:PORT parser
-        } catch (IllegalArgumentException e) {
-            throw new UserError(ExitCodes.USAGE, e.getMessage());
-        }
+        CollectorConfig address = CollectorConfig.defaults().withListen(listen); // the one HOST:PORT parser
         try {
             NodeExporter exporter = NodeExporter.start(new InetSocketAddress(address.host(), address.port()),
                     agent.readings(), null);
