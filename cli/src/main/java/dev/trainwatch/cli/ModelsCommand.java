@@ -5,7 +5,6 @@ import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.catalog.ModelInfo;
 import dev.trainwatch.protocol.Json;
 import java.io.PrintWriter;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -19,11 +18,7 @@ final class ModelsCommand extends CatalogListing {
 
     @Override
     List<Map<String, Object>> rows(Estimator estimator) {
-        List<Map<String, Object>> rows = new ArrayList<>();
-        for (ModelInfo m : estimator.models()) {
-            rows.add(jsonRow(estimator, m));
-        }
-        return rows;
+        return estimator.models().stream().map(m -> jsonRow(estimator, m)).toList();
     }
 
     @Override
@@ -41,6 +36,8 @@ final class ModelsCommand extends CatalogListing {
         }
     }
 
+    static final TypeReference<LinkedHashMap<String, Object>> ROW = new TypeReference<>() { };
+
     /** A model's JSON row, in this order. */
     private static final List<String> KEYS = List.of("id", "name", "family", "params", "published_params",
             "published_as", "depth", "hidden", "patch", "latent_downsample", "text_encoder", "vae", "defaults", "origin",
@@ -50,7 +47,7 @@ final class ModelsCommand extends CatalogListing {
 
     /** One model as JSON with its whole architecture, the one source bench/gpu/probe.py builds models from. */
     private static Map<String, Object> jsonRow(Estimator estimator, ModelInfo m) {
-        Map<String, Object> fields = Json.MAPPER.convertValue(m, new TypeReference<LinkedHashMap<String, Object>>() { });
+        Map<String, Object> fields = Json.MAPPER.convertValue(m, ROW);
         fields.put("params", estimator.params(m.id()));
         fields.put("published_as", m.publishedText());
         fields.put("origin", estimator.catalog().origin("model", m.id()));

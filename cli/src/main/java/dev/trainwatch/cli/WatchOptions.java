@@ -54,7 +54,6 @@ public final class WatchOptions {
         LogFormats.check(logFormat);
     }
 
-    /** {@code --run-id}, else {@code fallback}. */
     public String runIdOr(String fallback) {
         return runId != null ? runId : fallback;
     }

@@ -96,7 +96,6 @@ public final class DemoStack implements AutoCloseable {
         }
     }
 
-    /** The page's address. */
     public URI pageUri() {
         return server.clientUri();
     }

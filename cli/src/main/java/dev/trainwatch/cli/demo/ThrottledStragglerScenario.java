@@ -10,7 +10,6 @@ import java.util.List;
 final class ThrottledStragglerScenario extends Scenario {
 
     static final String RUN_ID = "demo-pixart-alpha-8gpu-straggler";
-    /** The GPU that throttles. */
     static final int STRAGGLER = 5;
     /** Scenario second at which it starts to throttle. */
     static final double THROTTLE_FROM_SECONDS = 3;
