@@ -11,7 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
-import java.util.Optional;
 import java.util.stream.Stream;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -91,7 +90,7 @@ public final class WatchOptions {
         config = config.withCatalogFiles(estimate.catalogFiles());
         boolean explicitListen = command.commandLine().getParseResult() != null
                 && command.commandLine().getParseResult().hasMatchedOption("--listen");
-        return new LocalStack.Options(config, !explicitListen, Optional.ofNullable(nvmlLibrary), requireGpus, attachPid,
+        return new LocalStack.Options(config, !explicitListen, nvmlLibrary, requireGpus, attachPid,
                 runId, spec, log, logFormat, parseInterval(command, interval), spoolDir);
     }
 

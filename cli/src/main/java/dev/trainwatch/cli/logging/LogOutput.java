@@ -102,7 +102,7 @@ public final class LogOutput extends Handler {
 
     private synchronized void write(List<LogLine> lines) {
         for (LogLine line : lines) {
-            out.println(format == LogFormat.JSON ? JsonLineFormatter.format(line) : OneLineFormatter.format(line));
+            out.println(format == LogFormat.JSON ? line.json() : line.text());
         }
         if (!lines.isEmpty()) {
             out.flush();

@@ -10,10 +10,7 @@ public final class Logging {
     private Logging() {}
 
     public static LogOutput configure(LogFormat format, LogLevel level, PrintStream out) {
-        return install(new LogOutput(out, format, Clock.systemUTC(), true), level);
-    }
-
-    static LogOutput install(LogOutput output, LogLevel level) {
+        LogOutput output = new LogOutput(out, format, Clock.systemUTC(), true);
         LogManager.getLogManager().reset();
         Logger root = Logger.getLogger("");
         root.setLevel(level.julLevel());
