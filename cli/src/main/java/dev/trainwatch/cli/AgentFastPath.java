@@ -2,7 +2,7 @@ package dev.trainwatch.cli;
 
 import dev.trainwatch.cli.logging.LogFormat;
 import dev.trainwatch.cli.logging.LogLevel;
-import dev.trainwatch.cli.logging.Logging;
+import dev.trainwatch.cli.logging.LogOutput;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.HashSet;
@@ -132,7 +132,7 @@ final class AgentFastPath {
         if (parsed == null) {
             return null;
         }
-        Logging.configure(parsed.logFormat, parsed.logLevel, System.err);
+        LogOutput.configure(parsed.logFormat, parsed.logLevel, System.err);
         try {
             return parsed.command.call();
         } catch (Exception ex) {
