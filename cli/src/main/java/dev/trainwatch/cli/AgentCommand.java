@@ -22,11 +22,9 @@ import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.Json;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.URISyntaxException;
-import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -203,7 +201,7 @@ final class AgentCommand implements Callable<Integer> {
         if (tokenFile != null && !Files.isReadable(tokenFile)) {
             throw new UserError(ExitCodes.USAGE, "--token-file: cannot read " + tokenFile);
         }
-        AgentConfig config = new AgentConfig(collectorUris.get(0), host != null ? host : localHostName(), attachPid,
+        AgentConfig config = new AgentConfig(collectorUris.get(0), host != null ? host : LocalStack.hostName(), attachPid,
                 runId, null, pollInterval, tokenFile, spoolDir != null ? spoolDir : AgentConfig.defaultSpoolDir(),
                 spoolMaxMb << 20, Duration.ofSeconds(5), sendInterval, clientTls(collectorUris),
                 collectorUris.subList(1, collectorUris.size()));
@@ -334,12 +332,7 @@ final class AgentCommand implements Callable<Integer> {
         if (listen == null) {
             return null;
         }
-        CollectorConfig address;
-        try {
-            address = CollectorConfig.defaults().withListen(listen); // the one HOST:PORT parser
-        } catch (IllegalArgumentException e) {
-            throw new UserError(ExitCodes.USAGE, e.getMessage());
-        }
+        CollectorConfig address = CollectorConfig.defaults().withListen(listen); // the one HOST:PORT parser
         try {
             NodeExporter exporter = NodeExporter.start(new InetSocketAddress(address.host(), address.port()),
                     agent.readings(), null);
@@ -456,15 +449,6 @@ final class AgentCommand implements Callable<Integer> {
 
     private static String gib(Long bytes) {
         return bytes == null ? "-" : String.format(Locale.ROOT, "%.1f", bytes / (double) (1L << 30));
-    }
-
-    private static String localHostName() {
-        try {
-            return InetAddress.getLocalHost().getHostName();
-        } catch (UnknownHostException e) {
-            String env = System.getenv("HOSTNAME");
-            return env != null && !env.isBlank() ? env : "localhost";
-        }
     }
 
 

@@ -2,7 +2,7 @@ package dev.trainwatch.cli;
 
 import dev.trainwatch.cli.logging.LogFormat;
 import dev.trainwatch.cli.logging.LogLevel;
-import dev.trainwatch.cli.logging.Logging;
+import dev.trainwatch.cli.logging.LogOutput;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.HashSet;
@@ -14,11 +14,10 @@ import java.util.Set;
  * A plain {@code trainwatch agent} command line (the agent's value options, each once, plain values) set up without
  * picocli's model of the whole command, which costs ~180 picocli classes the class-data archive cannot hold plus the
  * JDK's reflection. Anything else ({@code --help}, {@code --once}, an unknown or repeated option, …) returns null and
- * goes to picocli as before; failures are reported as picocli's handler would ({@link TrainwatchCommand#newCommandLine}).
+ * goes to picocli; failures are reported as picocli's handler would ({@link TrainwatchCommand#newCommandLine}).
  *
- * <p>A second command-line reader kept under the 10% rule: 46.6 against 52.1 MB resident (2026-12-06, docs/
- * PERFORMANCE.md, "Hand-written copies"). Upstream: remkop/picocli#1623 (class-data sharing) and #539 (a model built
- * at compile time); when either lands, measure again.
+ * <p>A second command-line reader kept under the 10% rule (docs/PERFORMANCE.md, "Hand-written copies"). Upstream:
+ * remkop/picocli#1623 (class-data sharing) and #539 (a model built at compile time); when either lands, measure again.
  */
 final class AgentFastPath {
 
@@ -133,7 +132,7 @@ final class AgentFastPath {
         if (parsed == null) {
             return null;
         }
-        Logging.configure(parsed.logFormat, parsed.logLevel, System.err);
+        LogOutput.configure(parsed.logFormat, parsed.logLevel, System.err);
         try {
             return parsed.command.call();
         } catch (Exception ex) {

@@ -156,11 +156,7 @@ final class CollectorCommand implements Callable<Integer> {
     }
 
     private TokenFileSource tokens() {
-        try {
-            return collectorOptions.tokenFile == null ? null : TokenFileSource.open(collectorOptions.tokenFile);
-        } catch (IllegalArgumentException e) {
-            throw new UserError(ExitCodes.USAGE, e.getMessage());
-        }
+        return collectorOptions.tokenFile == null ? null : TokenFileSource.open(collectorOptions.tokenFile);
     }
 
     /** The one line a collector reachable from other machines without TLS prints at start. */
@@ -172,12 +168,8 @@ final class CollectorCommand implements Callable<Integer> {
 
     /** The configuration from the options; every mistake is a one-line usage error. */
     CollectorConfig config() {
-        CollectorConfig config = CollectorConfig.defaults().withListen(listen)
-                .withDataDir(dataDir)
-                .withSummaryInterval(parseSummaryInterval());
-        config = collectorOptions.applyTo(config);
-        config.checkExposure();
-        return config;
+        return collectorOptions.applyTo(CollectorConfig.defaults().withListen(listen).withDataDir(dataDir)
+                .withSummaryInterval(parseSummaryInterval()));
     }
 
     private Duration parseSummaryInterval() {

@@ -63,14 +63,17 @@ final class CollectorOptions {
     @picocli.CommandLine.Mixin
     CatalogOption catalog = new CatalogOption();
 
-    /** {@code config} with what these options name; mistakes are one-line usage errors before anything starts. */
+    /**
+     * {@code config} with what these options name, refused when it would expose the collector unprotected; mistakes
+     * are one-line usage errors before anything starts.
+     */
     CollectorConfig applyTo(CollectorConfig config) {
         CollectorConfig applied = config.withAlerting(url("--alertmanager", alertmanager), url("--webhook", webhook))
                 .withExternalUrl(url("--external-url", externalUrl))
                 .withCatalogFiles(catalog.files());
         CatalogOption.load(applied.userCatalogs());
         if (tokenFile != null) {
-            applied = applied.withToken(readToken(tokenFile));
+            applied = applied.withToken(TokenFileSource.read(tokenFile));
         }
         applied = applied.withLimits(limits(applied.limits())).withGpuSeries(gpuSeriesMode());
         if (gpuHourPrice != null) {
@@ -80,6 +83,7 @@ final class CollectorOptions {
                 throw new UserError(ExitCodes.USAGE, "--gpu-hour-price: " + e.getMessage());
             }
         }
+        applied.checkExposure();
         return applied;
     }
 
@@ -102,14 +106,6 @@ final class CollectorOptions {
             default -> throw new UserError(ExitCodes.USAGE, "--gpu-series wants auto, on or off, got '" + gpuSeries
                     + "'");
         };
-    }
-
-    static String readToken(Path file) {
-        try {
-            return TokenFileSource.read(file);
-        } catch (IllegalArgumentException e) {
-            throw new UserError(ExitCodes.USAGE, e.getMessage());
-        }
     }
 
     static URI url(String option, String value) {

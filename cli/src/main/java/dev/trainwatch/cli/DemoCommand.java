@@ -57,20 +57,10 @@ final class DemoCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new UserError(ExitCodes.USAGE, "--listen: " + e.getMessage());
         }
-        if (dataDir != null) {
-            config = config.withDataDir(dataDir);
-        }
-        config = collectorOptions.applyTo(config);
-        try {
-            config.checkExposure();
-        } catch (IllegalArgumentException e) {
-            throw new UserError(ExitCodes.USAGE, e.getMessage());
-        }
+        config = collectorOptions.applyTo(config.withDataDir(dataDir));
         DemoStack demo;
         try {
             demo = startDemo(config, err);
-        } catch (IllegalArgumentException e) {
-            throw new UserError(ExitCodes.USAGE, e.getMessage());
         } catch (CollectorServer.StartException e) {
             throw new UserError(ExitCodes.FAILURE, e.getMessage());
         } catch (IOException e) {

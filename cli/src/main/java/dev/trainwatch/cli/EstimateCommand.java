@@ -103,15 +103,7 @@ final class EstimateCommand implements Callable<Integer> {
         if (json) {
             out.println(Json.MAPPER.writeValueAsString(estimate));
         } else {
-            double price = Double.NaN;
-            if (gpuHourPrice != null) {
-                try {
-                    price = GpuHourPrices.parse(gpuHourPrice).price(estimate.gpu());
-                } catch (IllegalArgumentException e) {
-                    throw new UserError(ExitCodes.USAGE, "--gpu-hour-price: " + e.getMessage());
-                }
-            }
-            printTable(out, estimate, price);
+            printTable(out, estimate, prices().price(estimate.gpu()));
             if (calibrationLine != null) {
                 out.printf(Locale.ROOT, "%ncalibration       %s%n", calibrationLine);
             }
@@ -121,21 +113,24 @@ final class EstimateCommand implements Callable<Integer> {
     }
 
     /** The bundled estimator calibrated by the history in {@code dir}, exactly as the collector calibrates it. */
-    private static CalibratingPredictor calibrated(Path dir,
-            Estimator estimator) {
-        if (!Files.isRegularFile(dir.resolve("trainwatch.db"))) {
-            throw new UserError(ExitCodes.USAGE, "no run history in " + dir + " (a collector started with --data-dir "
-                    + dir + " writes it)");
-        }
-        CalibratingPredictor predictor =
-                new CalibratingPredictor(estimator);
-        try (HistoryStore store =
-                     HistoryStore.open(dir)) {
+    private static CalibratingPredictor calibrated(Path dir, Estimator estimator) {
+        RunHistoryReader.database(dir);
+        CalibratingPredictor predictor = new CalibratingPredictor(estimator);
+        try (HistoryStore store = HistoryStore.open(dir)) {
             predictor.recalibrate(Calibrator.factors(store));
         } catch (HistoryException e) {
             throw new UserError(ExitCodes.FAILURE, e.getMessage());
         }
         return predictor;
+    }
+
+    /** {@code --gpu-hour-price}; {@link GpuHourPrices#NONE} (NaN for every GPU) without it. */
+    GpuHourPrices prices() {
+        try {
+            return gpuHourPrice == null ? GpuHourPrices.NONE : GpuHourPrices.parse(gpuHourPrice);
+        } catch (IllegalArgumentException e) {
+            throw new UserError(ExitCodes.USAGE, "--gpu-hour-price: " + e.getMessage());
+        }
     }
 
     /** Whether this estimate is calibrated, and by how many runs; or why not. */

@@ -1,7 +1,6 @@
 package dev.trainwatch.cli;
 
 import dev.trainwatch.estimator.Estimator;
-import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.estimator.config.ConfigReaders;
 import dev.trainwatch.protocol.RunSpec;
 import java.nio.file.Path;
@@ -168,11 +167,7 @@ public final class EstimateOptions {
                         throw new UserError(ExitCodes.USAGE, "--checkpoint-blocks " + part + " needs the model (--model or --config)");
                     }
                     if (groups == null) {
-                        try {
-                            groups = estimator().blockGroups(model);
-                        } catch (InvalidSpecException e) {
-                            throw new UserError(ExitCodes.USAGE, e.getMessage());
-                        }
+                        groups = estimator().blockGroups(model);
                     }
                     if (parts.length == 1) {
                         for (int depth : groups) {

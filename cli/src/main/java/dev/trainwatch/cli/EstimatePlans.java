@@ -25,14 +25,7 @@ final class EstimatePlans {
 
     static int run(EstimateCommand c) throws JsonProcessingException {
         PrintWriter out = c.spec.commandLine().getOut();
-        GpuHourPrices prices = GpuHourPrices.NONE;
-        if (c.gpuHourPrice != null) {
-            try {
-                prices = GpuHourPrices.parse(c.gpuHourPrice);
-            } catch (IllegalArgumentException e) {
-                throw new UserError(ExitCodes.USAGE, "--gpu-hour-price: " + e.getMessage());
-            }
-        }
+        GpuHourPrices prices = c.prices();
         Estimator estimator = c.options.estimator();
         RunSpec flags = c.options.toRunSpec();
         ObservedRun observed = null;

@@ -2,7 +2,6 @@ package dev.trainwatch.cli;
 
 /** Exit statuses of the {@code trainwatch} command. Only {@code main} exits. */
 public final class ExitCodes {
-    /** Success. */
     public static final int OK = 0;
     /** A runtime failure (I/O, a peer that is down) after the command started. */
     public static final int FAILURE = 1;

@@ -1,12 +1,9 @@
 package dev.trainwatch.cli;
 
-import com.fasterxml.jackson.core.type.TypeReference;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.catalog.GpuInfo;
 import dev.trainwatch.protocol.Json;
 import java.io.PrintWriter;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -19,13 +16,11 @@ final class GpusCommand extends CatalogListing {
 
     @Override
     List<Map<String, Object>> rows(Estimator estimator) {
-        List<Map<String, Object>> rows = new ArrayList<>();
-        for (GpuInfo g : estimator.gpus()) {
-            Map<String, Object> row = Json.MAPPER.convertValue(g, new TypeReference<LinkedHashMap<String, Object>>() { });
+        return estimator.gpus().stream().map(g -> {
+            Map<String, Object> row = Json.MAPPER.convertValue(g, ModelsCommand.ROW);
             row.put("origin", estimator.catalog().origin("gpu", g.id()));
-            rows.add(row);
-        }
-        return rows;
+            return row;
+        }).toList();
     }
 
     @Override

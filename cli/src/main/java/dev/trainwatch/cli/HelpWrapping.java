@@ -60,10 +60,7 @@ final class HelpWrapping {
         if (row.find()) {
             return row.group(1).length() + 2;
         }
-        int leading = 0;
-        while (leading < line.length() && line.charAt(leading) == ' ') {
-            leading++;
-        }
+        int leading = leadingSpaces(line);
         return leading == 0 ? 0 : leading + 2;
     }
 

@@ -1,9 +1,10 @@
 package dev.trainwatch.cli;
 
+import com.fasterxml.jackson.core.type.TypeReference;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.catalog.ModelInfo;
+import dev.trainwatch.protocol.Json;
 import java.io.PrintWriter;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -17,11 +18,7 @@ final class ModelsCommand extends CatalogListing {
 
     @Override
     List<Map<String, Object>> rows(Estimator estimator) {
-        List<Map<String, Object>> rows = new ArrayList<>();
-        for (ModelInfo m : estimator.models()) {
-            rows.add(jsonRow(estimator, m));
-        }
-        return rows;
+        return estimator.models().stream().map(m -> jsonRow(estimator, m)).toList();
     }
 
     @Override
@@ -39,40 +36,23 @@ final class ModelsCommand extends CatalogListing {
         }
     }
 
+    static final TypeReference<LinkedHashMap<String, Object>> ROW = new TypeReference<>() { };
+
+    /** A model's JSON row, in this order. */
+    private static final List<String> KEYS = List.of("id", "name", "family", "params", "published_params",
+            "published_as", "depth", "hidden", "patch", "latent_downsample", "text_encoder", "vae", "defaults", "origin",
+            "architecture", "single_depth", "heads", "head_dim", "patch_t", "mlp_ratio", "ffn_hidden", "latent_channels",
+            "temporal_downsample", "learn_sigma", "num_classes", "text_tokens", "caption_channels", "vector_channels",
+            "attention_upcast", "size_embedders", "video");
+
     /** One model as JSON with its whole architecture, the one source bench/gpu/probe.py builds models from. */
     private static Map<String, Object> jsonRow(Estimator estimator, ModelInfo m) {
+        Map<String, Object> fields = Json.MAPPER.convertValue(m, ROW);
+        fields.put("params", estimator.params(m.id()));
+        fields.put("published_as", m.publishedText());
+        fields.put("origin", estimator.catalog().origin("model", m.id()));
         Map<String, Object> row = new LinkedHashMap<>();
-        row.put("id", m.id());
-        row.put("name", m.name());
-        row.put("family", m.family());
-        row.put("params", estimator.params(m.id()));
-        row.put("published_params", m.publishedParams());
-        row.put("published_as", m.publishedText());
-        row.put("depth", m.depth());
-        row.put("hidden", m.hidden());
-        row.put("patch", m.patch());
-        row.put("latent_downsample", m.latentDownsample());
-        row.put("text_encoder", m.textEncoder());
-        row.put("vae", m.vae());
-        row.put("defaults", m.defaults());
-        row.put("origin", estimator.catalog().origin("model", m.id()));
-        row.put("architecture", m.architecture());
-        row.put("single_depth", m.singleDepth());
-        row.put("heads", m.heads());
-        row.put("head_dim", m.headDim());
-        row.put("patch_t", m.patchT());
-        row.put("mlp_ratio", m.mlpRatio());
-        row.put("ffn_hidden", m.ffnHidden());
-        row.put("latent_channels", m.latentChannels());
-        row.put("temporal_downsample", m.temporalDownsample());
-        row.put("learn_sigma", m.learnSigma());
-        row.put("num_classes", m.numClasses());
-        row.put("text_tokens", m.textTokens());
-        row.put("caption_channels", m.captionChannels());
-        row.put("vector_channels", m.vectorChannels());
-        row.put("attention_upcast", m.attentionUpcast());
-        row.put("size_embedders", m.sizeEmbedders());
-        row.put("video", m.video());
+        KEYS.forEach(key -> row.put(key, fields.get(key)));
         return row;
     }
 }

@@ -32,12 +32,18 @@ final class RunHistoryReader {
         return v != null && v.isNumber() && v.asDouble() >= 0 && v.asDouble() < 1 ? v.asDouble() : null;
     }
 
-    static ObservedRun observed(Path dataDir, String runId, Estimator estimator) {
+    /** The history database a collector keeps in {@code dataDir}; a usage error when there is none. */
+    static Path database(Path dataDir) {
         Path db = dataDir.resolve("trainwatch.db");
         if (!Files.isRegularFile(db)) {
             throw new UserError(ExitCodes.USAGE, "no run history in " + dataDir + " (a collector started with --data-dir "
                     + dataDir + " writes it)");
         }
+        return db;
+    }
+
+    static ObservedRun observed(Path dataDir, String runId, Estimator estimator) {
+        Path db = database(dataDir);
         String specJson;
         String summaryJson;
         try (Connection c = DriverManager.getConnection("jdbc:sqlite:file:" + db.toAbsolutePath() + "?mode=ro");

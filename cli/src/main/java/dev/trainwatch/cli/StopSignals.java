@@ -28,7 +28,6 @@ final class StopSignals {
         }
     }
 
-    /** True once a stop signal arrived. */
     static boolean received() {
         return RECEIVED.get();
     }

@@ -16,23 +16,20 @@ public final class Suggestions {
     public static List<String> closest(String typed, Collection<String> candidates, int max) {
         String t = typed.toLowerCase(Locale.ROOT);
         int allowed = Math.max(2, t.replace("-", "").length() / 3);
-        List<String> out = new ArrayList<>();
-        List<Integer> distances = new ArrayList<>();
+        List<Close> close = new ArrayList<>();
         for (String c : candidates) {
             String lc = c.toLowerCase(Locale.ROOT);
             int d = distance(t, lc);
             boolean extends_ = lc.length() >= 3 && (t.startsWith(lc) || lc.startsWith(t)) && !t.equals(lc);
             if (d <= allowed || extends_) {
-                out.add(c);
-                distances.add(extends_ ? Math.min(d, 1) : d);
+                close.add(new Close(c, extends_ ? Math.min(d, 1) : d));
             }
         }
-        List<Integer> order = new ArrayList<>();
-        for (int i = 0; i < out.size(); i++) {
-            order.add(i);
-        }
-        order.sort(Comparator.comparingInt((Integer i) -> distances.get(i)).thenComparing(i -> out.get(i)));
-        return order.stream().limit(max).map(out::get).toList();
+        return close.stream().sorted(Comparator.comparingInt(Close::distance).thenComparing(Close::name))
+                .limit(max).map(Close::name).toList();
+    }
+
+    private record Close(String name, int distance) {
     }
 
     /** {@code "; did you mean X?"} (or {@code X or Y}), or the empty string when nothing is close. */

@@ -4,7 +4,6 @@ import dev.trainwatch.cli.logging.LogFormat;
 import dev.trainwatch.cli.logging.LogLevel;
 import dev.trainwatch.cli.logging.LogMetrics;
 import dev.trainwatch.cli.logging.LogOutput;
-import dev.trainwatch.cli.logging.Logging;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.PrintWriter;
 import java.util.ArrayList;
@@ -66,12 +65,10 @@ public final class TrainwatchCommand implements Runnable {
         spec.commandLine().usage(spec.commandLine().getOut());
     }
 
-    /** A parse error with the closest subcommand or option: "unknown command 'estimat'; did you mean estimate?". */
-    static String withSuggestion(CommandLine.ParameterException ex) {
-        return withSuggestion(ex, new String[0]);
-    }
-
-    /** The same, with the arguments as typed (to quote a training command back in its order). */
+    /**
+     * A parse error with the closest subcommand or option: "unknown command 'estimat'; did you mean estimate?";
+     * {@code args} as typed, to quote a training command back in its order.
+     */
     static String withSuggestion(CommandLine.ParameterException ex, String[] args) {
         if (!(ex instanceof CommandLine.UnmatchedArgumentException unmatched) || unmatched.getUnmatched().isEmpty()) {
             return ex.getMessage();
@@ -142,10 +139,10 @@ public final class TrainwatchCommand implements Runnable {
         }
         CommandLine cli = newCommandLine(out, err);
         CommandLine.IExecutionStrategy run = cli.getExecutionStrategy();
-        // Logging is set up after parsing (so --log-format and --log-level apply) and before any command runs.
+        // Logging is set up after parsing (so --log-output and --log-level apply) and before any command runs.
         cli.setExecutionStrategy(parseResult -> {
             TrainwatchCommand top = cli.getCommand();
-            top.logOutput = Logging.configure(top.logFormat, top.logLevel, System.err);
+            top.logOutput = LogOutput.configure(top.logFormat, top.logLevel, System.err);
             return run.execute(parseResult);
         });
         int status = cli.execute(args);

@@ -15,15 +15,6 @@ public class UserError extends RuntimeException {
         this.exitCode = exitCode;
     }
 
-    public UserError(int exitCode, String message, Throwable cause) {
-        super(message, cause);
-        this.exitCode = exitCode;
-    }
-
-    public int exitCode() {
-        return exitCode;
-    }
-
     /** The exit status for any exception that escaped a subcommand. */
     static int exitCodeOf(Throwable ex) {
         if (ex instanceof UserError user) {

@@ -11,7 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
-import java.util.Optional;
 import java.util.stream.Stream;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -49,16 +48,11 @@ public final class WatchOptions {
             description = "libnvidia-ml.so.1 to use (default: the system's, or $TRAINWATCH_NVML_LIBRARY).")
     Path nvmlLibrary;
 
-    /**
-     * Refuses a mistyped {@code --log-format} before anything starts.
-     *
-     * @throws dev.trainwatch.cli.UserError (usage) with one line
-     */
+    /** Refuses a mistyped {@code --log-format} before anything starts, with a one-line usage error. */
     public void checkLogFormat() {
         LogFormats.check(logFormat);
     }
 
-    /** {@code --run-id}, else {@code fallback}. */
     public String runIdOr(String fallback) {
         return runId != null ? runId : fallback;
     }
@@ -68,25 +62,15 @@ public final class WatchOptions {
      * is priced here first, so a typo fails at once with the estimator's one-line message instead of leaving the
      * run without a prediction.
      *
-     * @throws UserError (usage) when the config cannot be read or the spec cannot be priced
+     * @throws InvalidSpecException (a usage error) when the config cannot be read or the spec cannot be priced
      */
     public RunSpec runSpec() {
         if (estimate.isEmpty()) {
             return null;
         }
-        RunSpec spec;
-        try {
-            spec = estimate.toRunSpec();
-        } catch (InvalidSpecException e) {
-            // Includes an unreadable or unparsable --config (ConfigException), already one line.
-            throw new UserError(ExitCodes.USAGE, e.getMessage());
-        }
+        RunSpec spec = estimate.toRunSpec();
         if (spec.model() != null && spec.gpu() != null) {
-            try {
-                estimate.estimator().estimate(spec);
-            } catch (InvalidSpecException e) {
-                throw new UserError(ExitCodes.USAGE, e.getMessage());
-            }
+            estimate.estimator().estimate(spec);
         }
         return spec;
     }
@@ -106,7 +90,7 @@ public final class WatchOptions {
         config = config.withCatalogFiles(estimate.catalogFiles());
         boolean explicitListen = command.commandLine().getParseResult() != null
                 && command.commandLine().getParseResult().hasMatchedOption("--listen");
-        return new LocalStack.Options(config, !explicitListen, Optional.ofNullable(nvmlLibrary), requireGpus, attachPid,
+        return new LocalStack.Options(config, !explicitListen, nvmlLibrary, requireGpus, attachPid,
                 runId, spec, log, logFormat, parseInterval(command, interval), spoolDir);
     }
 

@@ -1,13 +1,12 @@
 package dev.trainwatch.cli.demo;
 
 import dev.trainwatch.estimator.Estimator;
-import dev.trainwatch.protocol.RunSpec;
 
 /**
  * Sana-1.6B whose memory creeps up step after step (as with tensors kept alive across steps), from the predicted
  * peak towards the GPU's capacity: an OOM coming, well before it happens.
  */
-final class CreepingSanaScenario extends BaseScenario {
+final class CreepingSanaScenario extends Scenario {
 
     static final String RUN_ID = "demo-sana-1600m-memory-creep";
 
@@ -21,14 +20,10 @@ final class CreepingSanaScenario extends BaseScenario {
     static final double SLOW_CREEP_SECONDS = 300;
 
     CreepingSanaScenario(Estimator estimator) {
-        this(estimator, spec("sana-1600m", "a100-80gb", 1, 16, 1024, "bf16", "came", true, true, "precomputed",
-                60_000));
-    }
-
-    private CreepingSanaScenario(Estimator estimator, RunSpec spec) {
-        super(RUN_ID, "synthetic (demo): Sana-1.6B 1024 px whose memory creeps towards OOM", spec,
-                "synthetic-demo-node-3", "NVIDIA A100-SXM4-80GB",
-                Expectation.of(estimator, spec, new Expectation((long) (48 * GIB), 1.9, (long) (80 * GIB))));
+        super(RUN_ID, "synthetic (demo): Sana-1.6B 1024 px whose memory creeps towards OOM",
+                spec("sana-1600m", "a100-80gb", 1, 16, 1024, "bf16", "came", true, true, "precomputed", 60_000),
+                "synthetic-demo-node-3", "NVIDIA A100-SXM4-80GB", estimator,
+                new Expectation((long) (48 * GIB), 1.9, (long) (80 * GIB)));
     }
 
     @Override

@@ -85,6 +85,8 @@ public final class DemoFeed {
         final int ordinal;
         final List<String> uuids = new ArrayList<>();
         final List<Long> pids = new ArrayList<>();
+        /** Each GPU's energy counter: a real one counts from the driver's load, this one from the demo's start. */
+        final double[] energyJoules;
         long nextStep;
         double nextStepEndsAt;
         long seq;
@@ -96,6 +98,7 @@ public final class DemoFeed {
                 uuids.add("GPU-" + UUID.nameUUIDFromBytes((scenario.runId() + "/" + i).getBytes(StandardCharsets.UTF_8)));
                 pids.add(40_000L + 100L * ordinal + i);
             }
+            energyJoules = new double[scenario.gpuCount()];
             nextStep = scenario.firstStep();
             nextStepEndsAt = scenario.stepSeconds(nextStep, 0);
         }
@@ -123,13 +126,7 @@ public final class DemoFeed {
                     last.loss(), last.lr(), last.gradNorm(), null, null, 0, last.ts(), null);
         }
 
-        /** Each GPU's energy counter: a real one counts from the driver's load, this one from the demo's start. */
-        private double[] energyJoules;
-
         AgentBatch batch(double elapsed, double ts, double intervalSeconds) {
-            if (energyJoules == null) {
-                energyJoules = new double[scenario.gpuCount()];
-            }
             List<GpuSample> gpus = new ArrayList<>();
             List<RankInfo> ranks = new ArrayList<>();
             for (int i = 0; i < scenario.gpuCount(); i++) {

@@ -96,13 +96,8 @@ public final class DemoStack implements AutoCloseable {
         }
     }
 
-    /** The page's address. */
     public URI pageUri() {
         return server.clientUri();
-    }
-
-    public int port() {
-        return server.port();
     }
 
     public CollectorServer server() {

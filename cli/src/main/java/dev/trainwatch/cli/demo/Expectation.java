@@ -7,11 +7,7 @@ import dev.trainwatch.protocol.RunSpec;
 /**
  * What the estimator predicts for a scenario's spec, the baseline a scenario deviates from. Scenarios are written
  * relative to the prediction ("memory creeps from the predicted peak towards capacity") so the story they tell
- * stays the same whatever the estimator's model says. Immutable.
- *
- * @param peakMemoryBytes predicted peak device memory
- * @param stepSeconds     predicted seconds per step
- * @param gpuMemoryBytes  device memory of the GPU
+ * stays the same whatever the estimator's model says.
  */
 public record Expectation(long peakMemoryBytes, double stepSeconds, long gpuMemoryBytes) {
 

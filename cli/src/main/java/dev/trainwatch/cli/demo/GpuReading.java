@@ -5,18 +5,10 @@ import java.util.List;
 /**
  * A synthetic GPU's state at one instant, before it is dressed up as a {@link dev.trainwatch.protocol.GpuSample}.
  *
- * @param memoryTotalBytes   device memory
- * @param memoryUsedBytes    memory in use
- * @param utilizationRatio   point utilisation 0–1
- * @param utilizationMin     lowest of the buffered samples since the previous poll
- * @param utilizationMean    mean of the buffered samples
- * @param idleFraction       share of buffered samples at or below 5 %
- * @param smClockHz          SM clock
- * @param smClockMaxHz       maximum SM clock
- * @param powerWatts         power draw
- * @param powerLimitWatts    enforced power limit
- * @param temperatureCelsius core temperature
- * @param clockEventReasons  active clock-event reasons (NVML names in snake_case)
+ * @param utilizationRatio  point utilisation 0–1
+ * @param utilizationMin    lowest of the buffered samples since the previous poll
+ * @param idleFraction      share of buffered samples at or below 5 %
+ * @param clockEventReasons active clock-event reasons (NVML names in snake_case)
  */
 public record GpuReading(long memoryTotalBytes, long memoryUsedBytes, double utilizationRatio,
                          double utilizationMin, double utilizationMean, double idleFraction, long smClockHz,

@@ -7,7 +7,7 @@ import dev.trainwatch.protocol.RunSpec;
  * DiT-XL/2 at 256 px on one A100 with precomputed latents, running as predicted: the control group. Also the shape of
  * any run that runs as predicted ({@link FluxLoraScenario}): steady steps, a small data wait, a busy healthy GPU.
  */
-class HealthyDitScenario extends BaseScenario {
+class HealthyDitScenario extends Scenario {
 
     static final String RUN_ID = "demo-dit-xl-2-healthy";
 
@@ -27,7 +27,7 @@ class HealthyDitScenario extends BaseScenario {
     /** @param dataShare the data wait's share of a step, give or take half of it; the keys seed its and the GPU's noise */
     HealthyDitScenario(String runId, String title, RunSpec spec, String host, String gpuName, Estimator estimator,
             Expectation fallback, long firstStep, double dataShare, long dataKey, int gpuKey) {
-        super(runId, title, spec, host, gpuName, Expectation.of(estimator, spec, fallback));
+        super(runId, title, spec, host, gpuName, estimator, fallback);
         this.firstStep = firstStep;
         this.dataShare = dataShare;
         this.dataKey = dataKey;

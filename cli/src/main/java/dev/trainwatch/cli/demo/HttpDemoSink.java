@@ -26,11 +26,6 @@ public final class HttpDemoSink implements DemoSink {
     private final URI base;
     private final String token;
 
-    /** @param base the collector's root, e.g. {@code http://127.0.0.1:9477/} */
-    public HttpDemoSink(HttpClient client, URI base) {
-        this(client, base, null);
-    }
-
     /** @param token the bearer token the collector wants, or null when it wants none */
     public HttpDemoSink(HttpClient client, URI base, String token) {
         this.client = client;

@@ -16,11 +16,6 @@ final class Noise {
         return new SplittableRandom(seed * 0x9E3779B97F4A7C15L + key).nextDouble() * 2 - 1;
     }
 
-    /** A value in [0, 1). */
-    static double unit(long seed, long key) {
-        return new SplittableRandom(seed * 0x9E3779B97F4A7C15L + key).nextDouble();
-    }
-
     /** Key for a time-based reading: tenths of a second, so readings change at most ten times a second. */
     static long timeKey(double elapsedSeconds, int index) {
         return (long) Math.floor(elapsedSeconds * 10) * 64 + index;

@@ -1,14 +1,13 @@
 package dev.trainwatch.cli.demo;
 
 import dev.trainwatch.estimator.Estimator;
-import dev.trainwatch.protocol.RunSpec;
 import java.util.List;
 
 /**
  * PixArt-Σ at 1024 px encoding T5-XXL and VAE features online, with a data loader that cannot keep up: most of
  * each step is spent before the forward pass ({@code time_data} dominating), and the GPU sits idle in between.
  */
-final class StarvedPixArtSigmaScenario extends BaseScenario {
+final class StarvedPixArtSigmaScenario extends Scenario {
 
     static final String RUN_ID = "demo-pixart-sigma-online-features";
 
@@ -18,14 +17,10 @@ final class StarvedPixArtSigmaScenario extends BaseScenario {
     private static final double DATA_SHARE = 0.66;
 
     StarvedPixArtSigmaScenario(Estimator estimator) {
-        this(estimator, spec("pixart-sigma-xl-2", "a800-80gb", 1, 4, 1024, "bf16", "came", true, false, "online",
-                100_000));
-    }
-
-    private StarvedPixArtSigmaScenario(Estimator estimator, RunSpec spec) {
-        super(RUN_ID, "synthetic (demo): PixArt-Σ 1024 px, T5/VAE features encoded online, a data loader starving the GPU", spec,
-                "synthetic-demo-node-2", "NVIDIA A800-SXM4-80GB",
-                Expectation.of(estimator, spec, new Expectation((long) (46 * GIB), 2.4, (long) (80 * GIB))));
+        super(RUN_ID, "synthetic (demo): PixArt-Σ 1024 px, T5/VAE features encoded online, a data loader starving the GPU",
+                spec("pixart-sigma-xl-2", "a800-80gb", 1, 4, 1024, "bf16", "came", true, false, "online", 100_000),
+                "synthetic-demo-node-2", "NVIDIA A800-SXM4-80GB", estimator,
+                new Expectation((long) (46 * GIB), 2.4, (long) (80 * GIB)));
     }
 
     @Override

@@ -1,17 +1,15 @@
 package dev.trainwatch.cli.demo;
 
 import dev.trainwatch.estimator.Estimator;
-import dev.trainwatch.protocol.RunSpec;
 import java.util.List;
 
 /**
  * PixArt-α on eight A100s where one GPU overheats and throttles its clocks seconds in: every step waits for
  * that rank at the gradient all-reduce, so the whole run slows by the clock ratio while the other seven GPUs wait.
  */
-final class ThrottledStragglerScenario extends BaseScenario {
+final class ThrottledStragglerScenario extends Scenario {
 
     static final String RUN_ID = "demo-pixart-alpha-8gpu-straggler";
-    /** The GPU that throttles. */
     static final int STRAGGLER = 5;
     /** Scenario second at which it starts to throttle. */
     static final double THROTTLE_FROM_SECONDS = 3;
@@ -21,14 +19,10 @@ final class ThrottledStragglerScenario extends BaseScenario {
 
     ThrottledStragglerScenario(Estimator estimator) {
         // A batch that uses the GPUs' memory well, so the story stays the throttled GPU.
-        this(estimator, spec("pixart-alpha-xl-2", "a100-80gb", 8, 80, 512, "bf16", "adamw", true, true,
-                "precomputed", 200_000));
-    }
-
-    private ThrottledStragglerScenario(Estimator estimator, RunSpec spec) {
         super(RUN_ID, "synthetic (demo): PixArt-α 512 px on 8×A100-80GB with one thermally throttled straggler",
-                spec, "synthetic-demo-node-4", "NVIDIA A100-SXM4-80GB",
-                Expectation.of(estimator, spec, new Expectation((long) (66 * GIB), 5.1, (long) (80 * GIB))));
+                spec("pixart-alpha-xl-2", "a100-80gb", 8, 80, 512, "bf16", "adamw", true, true, "precomputed",
+                        200_000), "synthetic-demo-node-4", "NVIDIA A100-SXM4-80GB", estimator,
+                new Expectation((long) (66 * GIB), 5.1, (long) (80 * GIB)));
     }
 
     boolean throttled(double elapsedSeconds) {

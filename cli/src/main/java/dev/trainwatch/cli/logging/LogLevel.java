@@ -20,19 +20,12 @@ public enum LogLevel {
         return julLevel;
     }
 
+    /** The most severe of these levels that {@code level} reaches (constants in descending order), else TRACE. */
     public static String nameOf(Level level) {
-        int v = level.intValue();
-        if (v >= Level.SEVERE.intValue()) {
-            return "ERROR";
-        }
-        if (v >= Level.WARNING.intValue()) {
-            return "WARN";
-        }
-        if (v >= Level.INFO.intValue()) {
-            return "INFO";
-        }
-        if (v >= Level.FINE.intValue()) {
-            return "DEBUG";
+        for (LogLevel candidate : values()) {
+            if (level.intValue() >= candidate.julLevel.intValue()) {
+                return candidate.name();
+            }
         }
         return "TRACE";
     }

@@ -14,7 +14,9 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.logging.Handler;
+import java.util.logging.LogManager;
 import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 
 /**
  * The one log handler of a trainwatch process: every record becomes one line (text or JSON), with repeats held back
@@ -47,6 +49,17 @@ public final class LogOutput extends Handler {
         } else {
             timer = null;
         }
+    }
+
+    /** Sets up logging once, in {@code main}: this one handler instead of java.util.logging's two-line default. */
+    public static LogOutput configure(LogFormat format, LogLevel level, PrintStream out) {
+        LogOutput output = new LogOutput(out, format, Clock.systemUTC(), true);
+        LogManager.getLogManager().reset();
+        Logger root = Logger.getLogger("");
+        root.setLevel(level.julLevel());
+        output.setLevel(level.julLevel());
+        root.addHandler(output);
+        return output;
     }
 
     @Override
@@ -102,7 +115,7 @@ public final class LogOutput extends Handler {
 
     private synchronized void write(List<LogLine> lines) {
         for (LogLine line : lines) {
-            out.println(format == LogFormat.JSON ? JsonLineFormatter.format(line) : OneLineFormatter.format(line));
+            out.println(format == LogFormat.JSON ? line.json() : line.text());
         }
         if (!lines.isEmpty()) {
             out.flush();

@@ -3,13 +3,12 @@ package dev.trainwatch.cli.watch;
 import dev.trainwatch.agent.Agent;
 import dev.trainwatch.agent.AgentConfig;
 import dev.trainwatch.agent.CommandLineSpecs;
+import dev.trainwatch.agent.GpuReaders;
 import dev.trainwatch.agent.attribution.LinuxProcSource;
 import dev.trainwatch.agent.gpu.GpuReader;
 import dev.trainwatch.agent.gpu.GpuUnavailableException;
 import dev.trainwatch.agent.log.LogTailer;
 import dev.trainwatch.agent.log.StepSource;
-import dev.trainwatch.agent.nvml.NvmlGpuReader;
-import dev.trainwatch.agent.nvml.NvmlLibraryResolver;
 import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import dev.trainwatch.collector.CollectorStack;
@@ -25,7 +24,6 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
-import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
@@ -37,9 +35,10 @@ public final class LocalStack implements AutoCloseable {
 
     /**
      * What to start: {@code freePortIfBusy} listens on a free port when the default address is taken,
-     * {@code requireGpus} fails without NVML ({@code watch}), a null {@code attachPid} watches every compute process.
+     * {@code requireGpus} fails without NVML ({@code watch}); a null {@code nvmlLibrary} is the environment's or the
+     * system's, a null {@code attachPid} watches every compute process.
      */
-    public record Options(CollectorConfig collector, boolean freePortIfBusy, Optional<Path> nvmlLibrary,
+    public record Options(CollectorConfig collector, boolean freePortIfBusy, Path nvmlLibrary,
                           boolean requireGpus, Long attachPid, String runId, RunSpec spec, Path log,
                           String logFormat, Duration interval, Path spoolDir) {
     }
@@ -62,7 +61,7 @@ public final class LocalStack implements AutoCloseable {
         GpuReader gpus;
         String gpuProblem = null;
         try {
-            gpus = NvmlGpuReader.open(NvmlLibraryResolver.resolve(options.nvmlLibrary(), environment), clock);
+            gpus = GpuReaders.openNvml(options.nvmlLibrary(), environment, clock);
         } catch (GpuUnavailableException e) {
             if (options.requireGpus()) {
                 throw e;
@@ -119,11 +118,13 @@ public final class LocalStack implements AutoCloseable {
         static final Catalog CATALOG = Catalog.bundled();
     }
 
+    /** This node's name in batches: the resolver's, else $HOSTNAME, else localhost. */
     public static String hostName() {
         try {
             return InetAddress.getLocalHost().getHostName();
         } catch (UnknownHostException e) {
-            return "localhost";
+            String env = System.getenv("HOSTNAME");
+            return env != null && !env.isBlank() ? env : "localhost";
         }
     }
 
