@@ -20,10 +20,10 @@ import picocli.CommandLine.Spec;
  * without an NVIDIA GPU. Runs until interrupted.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
-        description = "Runs the collector and its page on four bundled synthetic training runs (no GPU needed): a "
+        description = "Runs the collector and its page on five bundled synthetic training runs (no GPU needed): a "
                 + "healthy DiT-XL/2, PixArt-Σ starved for input (a slow data loader, T5/VAE features encoded online), "
                 + "Sana-1.6B creeping towards OOM, "
-                + "and an 8-GPU run with a thermally throttled straggler. Every demo run is labelled synthetic.")
+                + "a Flux.1-dev LoRA on one RTX 4090 running as predicted, and an 8-GPU run with a thermally throttled straggler. Every demo run is labelled synthetic.")
 final class DemoCommand implements Callable<Integer> {
 
     @Spec
