@@ -22,8 +22,8 @@ import picocli.CommandLine.Spec;
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = "Runs the collector and its page on five bundled synthetic training runs (no GPU needed): a "
                 + "healthy DiT-XL/2, PixArt-Σ starved for input (a slow data loader, T5/VAE features encoded online), "
-                + "Sana-1.6B creeping towards OOM, "
-                + "a Flux.1-dev LoRA on one RTX 4090 running as predicted, and an 8-GPU run with a thermally throttled straggler. Every demo run is labelled synthetic.")
+                + "Sana-1.6B creeping towards OOM, a Flux.1-dev LoRA on one RTX 4090 running as predicted, "
+                + "and an 8-GPU run with a thermally throttled straggler. Every demo run is labelled synthetic.")
 final class DemoCommand implements Callable<Integer> {
 
     @Spec
