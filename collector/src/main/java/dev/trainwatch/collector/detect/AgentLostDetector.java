@@ -11,17 +11,13 @@ import java.util.Optional;
  * {@code agent_lost}: an agent on one of the run's nodes has sent nothing for many of its polling intervals, so
  * the collector is blind there. Resolved by its next batch (the agent replays what it spooled meanwhile).
  */
-public final class AgentLostDetector implements Detector {
+public final class AgentLostDetector extends BaseDetector {
 
     private final DetectorSettings.AgentLost s;
 
     public AgentLostDetector(DetectorSettings settings) {
+        super(AnomalyKind.AGENT_LOST);
         this.s = settings.agentLost();
-    }
-
-    @Override
-    public AnomalyKind kind() {
-        return AnomalyKind.AGENT_LOST;
     }
 
     @Override
@@ -31,8 +27,8 @@ public final class AgentLostDetector implements Detector {
         double expected = 0;
         for (RunContext.AgentStatus a : run.agents()) {
             double interval = a.intervalSeconds() != null ? a.intervalSeconds()
-                    : s.defaultInterval().toMillis() / 1000.0;
-            double limit = Math.max(s.minSilence().toMillis() / 1000.0, s.missedIntervals() * interval);
+                    : seconds(s.defaultInterval());
+            double limit = Math.max(seconds(s.minSilence()), s.missedIntervals() * interval);
             double silence = run.now() - a.lastSeenTs();
             if (silence > limit) {
                 lost.add(a);

@@ -8,7 +8,7 @@ import java.util.Optional;
  * the newest report confirmed by the GPUs' idle gaps ({@link StarvationGpuConfirmation}) and, without a split in the
  * log, repeated idle gaps while steps are slow ({@link StarvationIdleGaps}).
  */
-public final class DataStarvationDetector implements Detector {
+public final class DataStarvationDetector extends BaseDetector {
 
     /** Said when the spec left the features to the model's default: the encoding is assumed, not known. */
     static final String DEFAULTS_SAID = " (the spec does not say how the features are made: the model's default,"
@@ -21,25 +21,21 @@ public final class DataStarvationDetector implements Detector {
     private final StarvationIdleGaps idleGaps;
 
     public DataStarvationDetector(DetectorSettings settings) {
+        super(AnomalyKind.DATA_STARVATION);
         this.s = settings.dataStarvation();
         this.confirmation = new StarvationGpuConfirmation(s.gpuConfirm());
         this.idleGaps = new StarvationIdleGaps(s.idleGaps());
     }
 
     @Override
-    public AnomalyKind kind() {
-        return AnomalyKind.DATA_STARVATION;
-    }
-
-    @Override
     public Optional<Finding> evaluate(RunContext run, boolean active) {
-        double from = run.now() - s.window().toMillis() / 1000.0;
+        double from = run.now() - seconds(s.window());
         int reports = WindowStats.reports(run.steps(), from);
         if (reports < s.minStepReports()) {
             return Optional.empty();
         }
         DetectorSettings.LogWait logWait = s.logWait();
-        double span = logWait.newestSpan().toMillis() / 1000.0;
+        double span = seconds(logWait.newestSpan());
         StarvationRankWait rank = StarvationRankWait.worst(run.ranks(), from, s.minStepReports(), span);
         if (rank != null && rank.reports().holds(logWait, active) && rank.standsOut(s.rankWait())) {
             return Optional.of(rank.finding(run, logWait).withSustain(s.newestSustain()));

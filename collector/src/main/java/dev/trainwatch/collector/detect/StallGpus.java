@@ -55,10 +55,7 @@ final class StallGpus {
         Map<String, State> out = new LinkedHashMap<>();
         double recent = run.now() - s.recent().toMillis() / 1000.0;
         double training = s.trainingPowerWindow().toMillis() / 1000.0;
-        for (GpuSeries g : run.gpus()) {
-            if (OomRiskDetector.stale(run, g)) {
-                continue;
-            }
+        for (GpuSeries g : BaseDetector.fresh(run)) {
             double util = WindowStats.meanUtilization(g, recent);
             double power = meanPower(g, recent, run.now() + 1);
             double trainingPower = meanPower(g, lastTs - training, lastTs);

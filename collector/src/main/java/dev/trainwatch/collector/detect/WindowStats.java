@@ -1,6 +1,5 @@
 package dev.trainwatch.collector.detect;
 
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.IntToDoubleFunction;
@@ -28,7 +27,7 @@ public final class WindowStats {
         for (int i = 0; i < n; i++) {
             v[i] = s.timeS(from + i);
         }
-        return median(v);
+        return Stats.median(v);
     }
 
     /** Mean seconds per step over the reports at or after {@code fromTs} (each report once), NaN when none. */
@@ -40,10 +39,6 @@ public final class WindowStats {
             n++;
         }
         return n > 0 ? sum / n : Double.NaN;
-    }
-
-    public static double median(double[] values) {
-        return Stats.median(values);
     }
 
     public enum StepPart { DATA, TEXT_ENCODER, VAE }
@@ -111,7 +106,7 @@ public final class WindowStats {
                 v[n++] = s.samples(i);
             }
         }
-        return median(Arrays.copyOf(v, n));
+        return Stats.median(v, n);
     }
 
     /**
@@ -222,17 +217,8 @@ public final class WindowStats {
     }
 
     /** A least-squares line through (ts, memory) points. */
-    public record Trend(double slopePerSecond, double intercept, double r2, double spanSeconds, int points,
-                        double lastTs, double lastValue) {
-
-        /** Seconds until the line reaches {@code level} from the newest point; infinite when it never does. */
-        public double secondsUntil(double level) {
-            if (!(slopePerSecond > 0)) {
-                return Double.POSITIVE_INFINITY;
-            }
-            double fitted = intercept + slopePerSecond * lastTs;
-            return Math.max(0, (level - Math.max(fitted, lastValue)) / slopePerSecond);
-        }
+    public record Trend(double slopePerSecond, double intercept, double r2, double spanSeconds, double lastTs,
+                        double lastValue) {
     }
 
     public static Trend memoryTrend(GpuSeries g, double fromTs) {
@@ -262,6 +248,6 @@ public final class WindowStats {
         if (Double.isNaN(slope)) {
             return null;
         }
-        return new Trend(slope, fit.intercept(), fit.r2(), lastTs - firstTs, fit.count(), lastTs, lastValue);
+        return new Trend(slope, fit.intercept(), fit.r2(), lastTs - firstTs, lastTs, lastValue);
     }
 }

@@ -9,12 +9,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
-/**
- * {@code xid_error}: the driver reported an XID error on one of the run's GPUs, or NVML reports a GPU lost.
- * Hardware/driver XIDs are critical; 94 (contained ECC) and application faults (13, 31, 43) are warnings that
- * should not page; informational XIDs (63, 92) are not raised. Active for {@code clearAfter} after the newest.
- */
-public final class XidErrorDetector implements Detector {
+/** {@code xid_error}: an XID error on one of the run's GPUs, or a GPU lost (triage: docs/DETECTORS.md). */
+public final class XidErrorDetector extends BaseDetector {
 
     private static final Map<Long, String> MEANING = Map.ofEntries(
             Map.entry(13L, "graphics engine exception (usually the program)"),
@@ -35,17 +31,13 @@ public final class XidErrorDetector implements Detector {
     private final DetectorSettings.XidError s;
 
     public XidErrorDetector(DetectorSettings settings) {
+        super(AnomalyKind.XID_ERROR);
         this.s = settings.xidError();
     }
 
     @Override
-    public AnomalyKind kind() {
-        return AnomalyKind.XID_ERROR;
-    }
-
-    @Override
     public Optional<Finding> evaluate(RunContext run, boolean active) {
-        double from = run.now() - s.clearAfter().toMillis() / 1000.0;
+        double from = run.now() - seconds(s.clearAfter());
         List<RunContext.XidRecord> relevant = new ArrayList<>();
         for (RunContext.XidRecord x : run.xids()) {
             if (x.ts() >= from && !s.informational().contains(x.xid())) {
