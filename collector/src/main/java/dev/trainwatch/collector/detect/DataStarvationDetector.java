@@ -1,6 +1,7 @@
 package dev.trainwatch.collector.detect;
 
 import java.util.Optional;
+import java.util.stream.IntStream;
 
 /**
  * {@code data_starvation}: the GPU waits for input. Decides between four kinds of evidence: one rank waiting where the
@@ -69,11 +70,7 @@ public final class DataStarvationDetector extends BaseDetector {
             return Double.NaN;
         }
         int from = Math.min(steps.firstIndexAtOrAfter(now - recentSeconds(steps)), Math.max(0, n - 3));
-        double[] v = new double[n - from];
-        for (int i = from; i < n; i++) {
-            v[i - from] = steps.timeS(i);
-        }
-        return Stats.median(v);
+        return Stats.median(IntStream.range(from, n).mapToDouble(steps::timeS).toArray());
     }
 
     /**
@@ -83,10 +80,7 @@ public final class DataStarvationDetector extends BaseDetector {
     static double earlierStepSeconds(StepSeries steps, double now) {
         int end = Math.min(steps.firstIndexAtOrAfter(now - recentSeconds(steps)), steps.size() - 3);
         int start = steps.firstIndexAtOrAfter(now - EARLIER_SECONDS);
-        double[] times = new double[Math.max(0, end - start)];
-        for (int i = 0; i < times.length; i++) {
-            times[i] = steps.timeS(start + i);
-        }
+        double[] times = IntStream.range(start, end).mapToDouble(steps::timeS).toArray();
         double best = Double.NaN;
         double[] five = new double[5];
         for (int i = 0; i + 5 <= times.length; i++) {

@@ -6,7 +6,6 @@ import dev.trainwatch.estimator.Estimate;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -185,19 +184,12 @@ public final class HostMemoryDetector extends BaseDetector {
 
     /** The run's ranks on {@code host} by memory held (the process and its DataLoader workers), largest first. */
     private static List<String> holders(RunContext run, String host) {
-        List<RankProcess> ranks = new ArrayList<>();
-        for (RankProcess p : run.rankProcesses()) {
-            if (host.equals(p.host()) && !Double.isNaN(p.rssBytes())) {
-                ranks.add(p);
-            }
-        }
-        ranks.sort(Comparator.comparingDouble((RankProcess p) -> -(p.rssBytes() + nz(p.workersRssBytes()))));
-        List<String> out = new ArrayList<>();
-        for (RankProcess p : ranks.subList(0, Math.min(3, ranks.size()))) {
-            out.add(String.format(Locale.ROOT, "rank %d (pid %d): %s%s", p.rank(), p.pid(), Texts.gib(p.rssBytes()),
-                    p.workers() > 0 ? String.format(Locale.ROOT, " + %d DataLoader workers %s", p.workers(),
-                            Texts.gib(nz(p.workersRssBytes()))) : ""));
-        }
-        return out;
+        return run.rankProcesses().stream().filter(p -> host.equals(p.host()) && !Double.isNaN(p.rssBytes()))
+                .sorted(Comparator.comparingDouble((RankProcess p) -> -(p.rssBytes() + nz(p.workersRssBytes()))))
+                .limit(3)
+                .map(p -> String.format(Locale.ROOT, "rank %d (pid %d): %s%s", p.rank(), p.pid(),
+                        Texts.gib(p.rssBytes()), p.workers() > 0 ? String.format(Locale.ROOT,
+                                " + %d DataLoader workers %s", p.workers(), Texts.gib(nz(p.workersRssBytes()))) : ""))
+                .toList();
     }
 }

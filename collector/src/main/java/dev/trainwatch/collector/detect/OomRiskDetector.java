@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalDouble;
 import java.util.OptionalInt;
 
 /**
@@ -247,26 +248,16 @@ public final class OomRiskDetector extends BaseDetector {
     }
 
     private static long capacity(RunContext run, Estimate e) {
-        double min = Double.POSITIVE_INFINITY;
-        for (GpuSeries g : run.gpus()) {
-            if (g.memoryTotalBytes() > 0) {
-                min = Math.min(min, g.memoryTotalBytes());
-            }
-        }
-        return Double.isInfinite(min) ? e.gpuMemoryBytes() : (long) min;
+        OptionalDouble min = run.gpus().stream().mapToDouble(GpuSeries::memoryTotalBytes).filter(m -> m > 0).min();
+        return min.isPresent() ? (long) min.getAsDouble() : e.gpuMemoryBytes();
     }
 
     /** The first memory saving of the estimator's plan that keeps the run's GPUs, else the generic advice. */
     static String memorySuggestion(RunContext run) {
         Estimate e = run.estimate();
         // One diagnosis per run: encoders left on the GPU are freed, not traded for an optimizer that saves less.
-        double peak = Double.NaN;
-        for (GpuSeries g : run.gpus()) {
-            double m = WindowStats.maxMemory(g, run.now() - 300);
-            if (!Double.isNaN(m) && (Double.isNaN(peak) || m > peak)) {
-                peak = m;
-            }
-        }
+        double peak = run.gpus().stream().mapToDouble(g -> WindowStats.maxMemory(g, run.now() - 300))
+                .filter(m -> !Double.isNaN(m)).max().orElse(Double.NaN);
         Estimate withEncoders = MemoryAboveEstimateDetector.residentEncoders(run, peak);
         if (withEncoders != null) {
             return run.isActive(AnomalyKind.MEMORY_ABOVE_ESTIMATE)

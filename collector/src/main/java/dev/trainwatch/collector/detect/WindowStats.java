@@ -3,6 +3,7 @@ package dev.trainwatch.collector.detect;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.IntToDoubleFunction;
+import java.util.stream.IntStream;
 
 /**
  * Statistics over windows, shared by the detectors and the run view so both say the same numbers. Pure
@@ -18,16 +19,7 @@ public final class WindowStats {
     }
 
     public static double medianStepSeconds(StepSeries s, double fromTs) {
-        int from = s.firstIndexAtOrAfter(fromTs);
-        int n = s.size() - from;
-        if (n <= 0) {
-            return Double.NaN;
-        }
-        double[] v = new double[n];
-        for (int i = 0; i < n; i++) {
-            v[i] = s.timeS(from + i);
-        }
-        return Stats.median(v);
+        return Stats.median(IntStream.range(s.firstIndexAtOrAfter(fromTs), s.size()).mapToDouble(s::timeS).toArray());
     }
 
     /** Mean seconds per step over the reports at or after {@code fromTs} (each report once), NaN when none. */
@@ -98,15 +90,8 @@ public final class WindowStats {
 
     /** Median samples per step reported (all ranks), NaN when the reports do not say. */
     public static double medianSamplesPerStep(StepSeries s, double fromTs) {
-        int from = s.firstIndexAtOrAfter(fromTs);
-        double[] v = new double[s.size() - from];
-        int n = 0;
-        for (int i = from; i < s.size(); i++) {
-            if (!Double.isNaN(s.samples(i))) {
-                v[n++] = s.samples(i);
-            }
-        }
-        return Stats.median(v, n);
+        return Stats.median(IntStream.range(s.firstIndexAtOrAfter(fromTs), s.size()).mapToDouble(s::samples)
+                .filter(v -> !Double.isNaN(v)).toArray());
     }
 
     /**
@@ -159,9 +144,14 @@ public final class WindowStats {
     }
 
     private static double mean(GpuSeries g, double fromTs, IntToDoubleFunction reading) {
+        return mean(g, fromTs, Double.POSITIVE_INFINITY, reading);
+    }
+
+    /** Mean of {@code reading} over the entries in [{@code fromTs}, {@code toTs}) that have it; NaN when none. */
+    static double mean(GpuSeries g, double fromTs, double toTs, IntToDoubleFunction reading) {
         double sum = 0;
         int n = 0;
-        for (int i = g.firstIndexAtOrAfter(fromTs); i < g.size(); i++) {
+        for (int i = g.firstIndexAtOrAfter(fromTs); i < g.size() && g.ts(i) < toTs; i++) {
             double v = reading.applyAsDouble(i);
             if (!Double.isNaN(v)) {
                 sum += v;
