@@ -26,8 +26,7 @@ public final class AgentLostDetector extends BaseDetector {
         double longest = 0;
         double expected = 0;
         for (RunContext.AgentStatus a : run.agents()) {
-            double interval = a.intervalSeconds() != null ? a.intervalSeconds()
-                    : seconds(s.defaultInterval());
+            double interval = a.intervalSeconds() != null ? a.intervalSeconds() : seconds(s.defaultInterval());
             double limit = Math.max(seconds(s.minSilence()), s.missedIntervals() * interval);
             double silence = run.now() - a.lastSeenTs();
             if (silence > limit) {
@@ -41,14 +40,14 @@ public final class AgentLostDetector extends BaseDetector {
         if (lost.isEmpty()) {
             return Optional.empty();
         }
+        List<String> hosts = lost.stream().map(RunContext.AgentStatus::host).distinct().toList();
         Map<String, Object> evidence = new LinkedHashMap<>();
         evidence.put("agents", lost.stream().map(RunContext.AgentStatus::agentId).toList());
-        evidence.put("hosts", lost.stream().map(RunContext.AgentStatus::host).distinct().toList());
+        evidence.put("hosts", hosts);
         evidence.put("seconds_since_last_batch", Math.round(longest));
         evidence.put("interval_seconds", expected);
         String message = String.format(Locale.ROOT, "no data from the agent on %s for %s (it reports every %s)",
-                String.join(", ", lost.stream().map(RunContext.AgentStatus::host).distinct().toList()),
-                Texts.secs(longest), Texts.secs(expected));
+                String.join(", ", hosts), Texts.secs(longest), Texts.secs(expected));
         return Optional.of(new Finding(Severity.WARNING, message, evidence,
                 "check the agent on that node (systemctl status trainwatch-agent, its log) and the network path "
                         + "to the collector; the agent spools and replays its batches when it comes back, and a "

@@ -154,8 +154,7 @@ public final class OomRiskDetector extends BaseDetector {
         if (worst == null || worstSeconds > seconds(s.trendWarningHorizon())) {
             return Optional.empty();
         }
-        Severity severity = worstSeconds <= seconds(s.trendCriticalHorizon())
-                ? Severity.CRITICAL : Severity.WARNING;
+        Severity severity = worstSeconds <= seconds(s.trendCriticalHorizon()) ? Severity.CRITICAL : Severity.WARNING;
         Map<String, Object> evidence = Texts.gpuEvidence(worst);
         evidence.put("memory_used_bytes", (long) worstTrend.lastValue());
         evidence.put("memory_total_bytes", (long) worst.memoryTotalBytes());
