@@ -11,17 +11,13 @@ import java.util.Optional;
  * {@code agent_lost}: an agent on one of the run's nodes has sent nothing for many of its polling intervals, so
  * the collector is blind there. Resolved by its next batch (the agent replays what it spooled meanwhile).
  */
-public final class AgentLostDetector implements Detector {
+public final class AgentLostDetector extends BaseDetector {
 
     private final DetectorSettings.AgentLost s;
 
     public AgentLostDetector(DetectorSettings settings) {
+        super(AnomalyKind.AGENT_LOST);
         this.s = settings.agentLost();
-    }
-
-    @Override
-    public AnomalyKind kind() {
-        return AnomalyKind.AGENT_LOST;
     }
 
     @Override
@@ -30,9 +26,8 @@ public final class AgentLostDetector implements Detector {
         double longest = 0;
         double expected = 0;
         for (RunContext.AgentStatus a : run.agents()) {
-            double interval = a.intervalSeconds() != null ? a.intervalSeconds()
-                    : s.defaultInterval().toMillis() / 1000.0;
-            double limit = Math.max(s.minSilence().toMillis() / 1000.0, s.missedIntervals() * interval);
+            double interval = a.intervalSeconds() != null ? a.intervalSeconds() : seconds(s.defaultInterval());
+            double limit = Math.max(seconds(s.minSilence()), s.missedIntervals() * interval);
             double silence = run.now() - a.lastSeenTs();
             if (silence > limit) {
                 lost.add(a);
@@ -45,14 +40,14 @@ public final class AgentLostDetector implements Detector {
         if (lost.isEmpty()) {
             return Optional.empty();
         }
+        List<String> hosts = lost.stream().map(RunContext.AgentStatus::host).distinct().toList();
         Map<String, Object> evidence = new LinkedHashMap<>();
         evidence.put("agents", lost.stream().map(RunContext.AgentStatus::agentId).toList());
-        evidence.put("hosts", lost.stream().map(RunContext.AgentStatus::host).distinct().toList());
+        evidence.put("hosts", hosts);
         evidence.put("seconds_since_last_batch", Math.round(longest));
         evidence.put("interval_seconds", expected);
         String message = String.format(Locale.ROOT, "no data from the agent on %s for %s (it reports every %s)",
-                String.join(", ", lost.stream().map(RunContext.AgentStatus::host).distinct().toList()),
-                Texts.secs(longest), Texts.secs(expected));
+                String.join(", ", hosts), Texts.secs(longest), Texts.secs(expected));
         return Optional.of(new Finding(Severity.WARNING, message, evidence,
                 "check the agent on that node (systemctl status trainwatch-agent, its log) and the network path "
                         + "to the collector; the agent spools and replays its batches when it comes back, and a "

@@ -3,6 +3,7 @@ package dev.trainwatch.collector.detect;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.Deque;
 import java.util.EnumMap;
 import java.util.List;
@@ -11,9 +12,9 @@ import java.util.Optional;
 
 /**
  * Turns a run's per-evaluation findings into anomalies with hysteresis: a condition must hold for its
- * {@code sustain} (the kind's, or the finding's own when its evidence already spans time) before it is raised and be absent for its {@code clearAfter} before it is resolved; a warning
- * escalates to critical at once but falls back only after the critical condition has been absent for
- * {@code clearAfter}. Not thread-safe: one per run, guarded by the owner's lock.
+ * {@code sustain} (the kind's, or the finding's own when its evidence already spans time) before it is raised
+ * and be absent for its {@code clearAfter} before it is resolved; a warning escalates to critical at once but
+ * falls back only after the critical condition has been absent for {@code clearAfter}. Not thread-safe: one per run, guarded by the owner's lock.
  */
 public final class AnomalyTracker {
 
@@ -147,16 +148,9 @@ public final class AnomalyTracker {
     /** Active anomalies, critical first, then resolved ones newest first. */
     public List<Anomaly> snapshot() {
         List<Anomaly> out = new ArrayList<>(active.size() + history.size());
-        for (Anomaly a : active.values()) {
-            if (a.severity() == Severity.CRITICAL) {
-                out.add(a);
-            }
-        }
-        for (Anomaly a : active.values()) {
-            if (a.severity() != Severity.CRITICAL) {
-                out.add(a);
-            }
-        }
+        // A stable sort: each severity keeps the kinds' order.
+        active.values().stream().sorted(Comparator.comparing(a -> a.severity() != Severity.CRITICAL))
+                .forEach(out::add);
         out.addAll(history);
         return out;
     }

@@ -7,14 +7,11 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The {@code oom_risk} route of a trainer that catches a CUDA OOM and skips the batch (ai-toolkit: "# OOM during
- * training step, skipping batch 1/3 #", then it raises on the fourth in a row): the run goes on, but it is at the
- * edge of its memory. Critical at once, for {@value #ACTIVE_SECONDS} s after the newest caught OOM; a run fine since
- * is quiet again. Once the trainer gives up, the run's failure is {@code run_failed}'s and this stays quiet.
+ * The {@code oom_risk} route of a trainer that catches a CUDA OOM and skips the batch (ai-toolkit): critical at once,
+ * for {@value #ACTIVE_SECONDS} s after the newest; once the trainer gives up, the failure is {@code run_failed}'s.
  */
 final class CaughtOoms {
 
-    /** How long after the newest caught OOM the finding holds. */
     static final double ACTIVE_SECONDS = 600;
 
     private CaughtOoms() {

@@ -1,6 +1,7 @@
 package dev.trainwatch.collector.detect;
 
 import java.util.Optional;
+import java.util.stream.IntStream;
 
 /**
  * {@code data_starvation}: the GPU waits for input. Decides between four kinds of evidence: one rank waiting where the
@@ -8,7 +9,7 @@ import java.util.Optional;
  * the newest report confirmed by the GPUs' idle gaps ({@link StarvationGpuConfirmation}) and, without a split in the
  * log, repeated idle gaps while steps are slow ({@link StarvationIdleGaps}).
  */
-public final class DataStarvationDetector implements Detector {
+public final class DataStarvationDetector extends BaseDetector {
 
     /** Said when the spec left the features to the model's default: the encoding is assumed, not known. */
     static final String DEFAULTS_SAID = " (the spec does not say how the features are made: the model's default,"
@@ -21,25 +22,21 @@ public final class DataStarvationDetector implements Detector {
     private final StarvationIdleGaps idleGaps;
 
     public DataStarvationDetector(DetectorSettings settings) {
+        super(AnomalyKind.DATA_STARVATION);
         this.s = settings.dataStarvation();
         this.confirmation = new StarvationGpuConfirmation(s.gpuConfirm());
         this.idleGaps = new StarvationIdleGaps(s.idleGaps());
     }
 
     @Override
-    public AnomalyKind kind() {
-        return AnomalyKind.DATA_STARVATION;
-    }
-
-    @Override
     public Optional<Finding> evaluate(RunContext run, boolean active) {
-        double from = run.now() - s.window().toMillis() / 1000.0;
+        double from = run.now() - seconds(s.window());
         int reports = WindowStats.reports(run.steps(), from);
         if (reports < s.minStepReports()) {
             return Optional.empty();
         }
         DetectorSettings.LogWait logWait = s.logWait();
-        double span = logWait.newestSpan().toMillis() / 1000.0;
+        double span = seconds(logWait.newestSpan());
         StarvationRankWait rank = StarvationRankWait.worst(run.ranks(), from, s.minStepReports(), span);
         if (rank != null && rank.reports().holds(logWait, active) && rank.standsOut(s.rankWait())) {
             return Optional.of(rank.finding(run, logWait).withSustain(s.newestSustain()));
@@ -73,11 +70,7 @@ public final class DataStarvationDetector implements Detector {
             return Double.NaN;
         }
         int from = Math.min(steps.firstIndexAtOrAfter(now - recentSeconds(steps)), Math.max(0, n - 3));
-        double[] v = new double[n - from];
-        for (int i = from; i < n; i++) {
-            v[i - from] = steps.timeS(i);
-        }
-        return Stats.median(v);
+        return Stats.median(IntStream.range(from, n).mapToDouble(steps::timeS).toArray());
     }
 
     /**
@@ -87,10 +80,7 @@ public final class DataStarvationDetector implements Detector {
     static double earlierStepSeconds(StepSeries steps, double now) {
         int end = Math.min(steps.firstIndexAtOrAfter(now - recentSeconds(steps)), steps.size() - 3);
         int start = steps.firstIndexAtOrAfter(now - EARLIER_SECONDS);
-        double[] times = new double[Math.max(0, end - start)];
-        for (int i = 0; i < times.length; i++) {
-            times[i] = steps.timeS(start + i);
-        }
+        double[] times = IntStream.range(start, end).mapToDouble(steps::timeS).toArray();
         double best = Double.NaN;
         double[] five = new double[5];
         for (int i = 0; i + 5 <= times.length; i++) {

@@ -6,10 +6,9 @@ import java.time.Duration;
 import java.util.Set;
 
 /**
- * Thresholds of every detector, grouped per detector. Immutable; {@link #defaults()} gives the documented
- * defaults (docs/DETECTORS.md explains each number). {@code sustain} is how long a condition must hold before the
- * anomaly is raised; {@code clearAfter} how long it must be absent before it is resolved (hysteresis against
- * flapping). Detectors with two thresholds also raise at one number and clear at a lower one.
+ * Thresholds of every detector, one nested record per detector (and per evidence class of {@code data_starvation}
+ * and {@code stalled}). {@link #defaults()} are the documented defaults: docs/DETECTORS.md says what each number
+ * means and why; a record here notes only what the docs do not.
  */
 public record DetectorSettings(
         OomRisk oomRisk,
@@ -47,12 +46,10 @@ public record DetectorSettings(
             case STALLED -> stalled.hysteresis();
             case XID_ERROR -> xidError.hysteresis();
             case AGENT_LOST -> agentLost.hysteresis();
-            // Loss detectors build their persistence into the finding (reports in a row), so no sustain; a
-            // spike clears two minutes after it subsides. A failed run is raised once, on the failure.
+            // Loss detectors build their persistence into the finding (reports in a row), so no sustain.
             case LOSS_NONFINITE, RUN_FAILED -> new Hysteresis(Duration.ZERO, Duration.ZERO);
             case LOSS_SPIKE -> new Hysteresis(Duration.ZERO, Duration.ofMinutes(2));
             case HOST_MEMORY -> hostMemory.hysteresis();
-            // Two five-minute comparisons that disagree: the spec is wrong, not a passing phase.
             case SPEC_MISMATCH -> new Hysteresis(Duration.ofMinutes(2), Duration.ofMinutes(5));
         };
     }
@@ -60,16 +57,6 @@ public record DetectorSettings(
     public record Hysteresis(Duration sustain, Duration clearAfter) {
     }
 
-    /**
-     * @param headroomWarningRatio  free memory below this share of capacity on the run's fullest GPU: warning
-     * @param headroomCriticalRatio free memory below this share: critical
-     * @param trendWindow           how far back the memory trend regression looks
-     * @param trendMinSpan          the regression needs at least this much data
-     * @param trendMinSlopeBytesPerSecond growth slower than this is allocator noise, not a leak
-     * @param trendMinR2            the fit must explain this share of the variance (a steady ramp, not noise)
-     * @param trendWarningHorizon   projected to reach capacity within this: warning
-     * @param trendCriticalHorizon  projected to reach capacity within this: critical
-     */
     public record OomRisk(double headroomWarningRatio, double headroomCriticalRatio, Duration trendWindow,
                           Duration trendMinSpan, double trendMinSlopeBytesPerSecond, double trendMinR2,
                           Duration trendWarningHorizon, Duration trendCriticalHorizon, Hysteresis hysteresis) {
@@ -80,11 +67,6 @@ public record DetectorSettings(
         }
     }
 
-    /**
-     * @param raiseRatio   observed peak above predicted × this: raise
-     * @param clearRatio   below predicted × this: clear
-     * @param minExcessBytes the excess must also be at least this many bytes (small models, small numbers)
-     */
     public record MemoryAboveEstimate(double raiseRatio, double clearRatio, long minExcessBytes,
                                       Hysteresis hysteresis) {
         public static MemoryAboveEstimate defaults() {
@@ -94,12 +76,8 @@ public record DetectorSettings(
     }
 
     /**
-     * {@code data_starvation}: a decision over four kinds of evidence, each with its own settings.
-     *
-     * @param window         steps and utilisation looked at (the newest reports are never older)
-     * @param minStepReports step reports needed in the window; the log's wait is decided on the newest this many
-     * @param newestSustain  sustain of a finding read from the newest reports (they already span their time); the
-     *                       idle-gap route keeps {@code hysteresis}' sustain
+     * @param newestSustain sustain of a finding read from the newest reports (they already span their time); the
+     *                      idle-gap route keeps {@code hysteresis}' sustain
      */
     public record DataStarvation(Duration window, int minStepReports, Duration newestSustain, LogWait logWait,
                                  RankWait rankWait, GpuConfirm gpuConfirm, IdleGaps idleGaps, Hysteresis hysteresis) {
@@ -115,14 +93,7 @@ public record DetectorSettings(
         }
     }
 
-    /**
-     * The log's data-wait share of step time in the newest reports ({@link StarvationLogWait}).
-     *
-     * @param waitWarningRatio  each of the newest reports and their median report above this: warning
-     * @param waitCriticalRatio above this: critical
-     * @param waitClearRatio    once raised, held while the newest reports' share is above this
-     * @param newestSpan        the newest reports are extended back until they cover this much step time
-     */
+    /** The log's data-wait share of step time in the newest reports ({@link StarvationLogWait}). */
     public record LogWait(double waitWarningRatio, double waitCriticalRatio, double waitClearRatio,
                           Duration newestSpan) {
     }
@@ -131,36 +102,15 @@ public record DetectorSettings(
     public record RankWait(double othersShareOf) {
     }
 
-    /**
-     * The newest report alone, confirmed by the GPUs' idle gaps ({@link StarvationGpuConfirmation}).
-     *
-     * @param gpuConfirm         gaps through the report's steps and for this long since it was written
-     * @param gpuConfirmEvenGaps … or this long when the gaps ran all through its steps: cut into parts (at least
-     *                           {@code evenGapParts}, at most {@code evenGapMaxParts}, each at least {@code
-     *                           evenGapPartSteps} of its mean steps), every part had a poll with a gap and one with work
-     * @param idleGapFraction    a poll with this share of its buffered samples at ≤5% has a gap …
-     * @param idleGapPollShare   … and this share of polls must have one
-     */
+    /** The newest report alone, confirmed by the GPUs' idle gaps ({@link StarvationGpuConfirmation}). */
     public record GpuConfirm(Duration gpuConfirm, Duration gpuConfirmEvenGaps, double idleGapFraction,
                              double idleGapPollShare, int evenGapParts, int evenGapMaxParts, double evenGapPartSteps) {
     }
 
-    /**
-     * No split in the log: repeated idle gaps while steps are slow ({@link StarvationIdleGaps}).
-     *
-     * @param idleGapFraction  share of a poll's buffered samples at ≤5% that makes a gap …
-     * @param idleGapPollShare … in at least this share of polls …
-     * @param slowStepRatio    … while steps are slower than predicted (or than the run's own earlier pace) by this
-     * @param minPolls         polls needed
-     */
+    /** No split in the log: repeated idle gaps while steps are slow ({@link StarvationIdleGaps}). */
     public record IdleGaps(double idleGapFraction, double idleGapPollShare, double slowStepRatio, int minPolls) {
     }
 
-    /**
-     * @param warningRatio  median observed / predicted above this: warning
-     * @param criticalRatio above this: critical
-     * @param clearRatio    below this: clear
-     */
     public record StepTimeAboveEstimate(Duration window, double warningRatio, double criticalRatio,
                                         double clearRatio, int minStepReports, Hysteresis hysteresis) {
         public static StepTimeAboveEstimate defaults() {
@@ -169,14 +119,6 @@ public record DetectorSettings(
         }
     }
 
-    /**
-     * @param minCoverage          the window must hold at least this much data
-     * @param utilizationRaiseRatio mean utilisation below this: raise
-     * @param utilizationClearRatio above this: clear
-     * @param memoryShareRaise     memory used below this share of capacity (and the estimator says a larger
-     *                             batch fits) …
-     * @param batchGainFactor      … with max_batch at least this × the current batch
-     */
     public record GpuUnderutilized(Duration window, Duration minCoverage, double utilizationRaiseRatio,
                                    double utilizationClearRatio, double memoryShareRaise, double batchGainFactor,
                                    Hysteresis hysteresis) {
@@ -186,28 +128,12 @@ public record DetectorSettings(
         }
     }
 
-    /**
-     * @param idleFor          a GPU's utilisation at or below {@code idleRatio} for this long
-     * @param idleRatio        "near 0%"
-     * @param busyRatio        a sample above this ends idleness at once
-     */
-    public record GpuIdle(Duration idleFor, double idleRatio, double busyRatio, Hysteresis hysteresis) {
+    public record GpuIdle(Duration idleFor, double idleRatio, Hysteresis hysteresis) {
         public static GpuIdle defaults() {
-            return new GpuIdle(Duration.ofMinutes(3), 0.05, 0.20,
-                    new Hysteresis(Duration.ZERO, Duration.ofSeconds(60)));
+            return new GpuIdle(Duration.ofMinutes(3), 0.05, new Hysteresis(Duration.ZERO, Duration.ofSeconds(60)));
         }
     }
 
-    /**
-     * @param busyRatio       only samples with utilisation above this count (an idle GPU lowers clocks anyway)
-     * @param clockRatio      and SM clock below this share of its maximum
-     * @param sampleShare     share of busy samples throttled to raise
-     * @param reasons         clock-event reasons that count as throttling
-     * @param criticalReasons reasons that make it critical (hardware slowdowns)
-     * @param hardwareWindow  a hardware slowdown in {@code sampleShare} of the busy samples of this newest stretch …
-     * @param hardwareSustain … held this long is raised without waiting for the longer window (a software power cap
-     *                        during a burst is normal, so it keeps the window and {@code hysteresis}' sustain)
-     */
     public record Throttling(Duration window, double busyRatio, double clockRatio, double sampleShare,
                              Set<String> reasons, Set<String> criticalReasons, Duration hardwareWindow,
                              Duration hardwareSustain, Hysteresis hysteresis) {
@@ -222,19 +148,6 @@ public record DetectorSettings(
         }
     }
 
-    /**
-     * @param window          GPU samples looked at, and the oldest step report a rank's recent mean may use
-     * @param rankReports     a rank's recent mean step time is over its newest this many reports
-     * @param stepRatio       one rank's mean step time above the others' median × this
-     * @param clockRatio      one busy GPU's mean SM clock below the others' median × this
-     * @param utilizationGap  one GPU's mean utilisation this far below the others' median (others busy)
-     * @param rankEvidence    a slow rank's newest reports covering this much of its step time are raised without
-     *                        {@code hysteresis}' sustain
-     * @param hardwareWindow  a GPU slowed down in hardware in half its busy samples of this newest stretch (as
-     *                        {@code throttling} reads it), its median clock there below the others' × {@code
-     *                        clockRatio} …
-     * @param hardwareSustain … for this long is raised without waiting for the window's median
-     */
     public record Straggler(Duration window, int rankReports, double stepRatio, double clockRatio,
                             double utilizationGap, Duration rankEvidence, Duration hardwareWindow,
                             Duration hardwareSustain, Hysteresis hysteresis) {
@@ -245,15 +158,6 @@ public record DetectorSettings(
         }
     }
 
-    /**
-     * {@code stalled}: a decision over four kinds of evidence, each with its own settings.
-     *
-     * @param reportGapMultiple no step report for this many expected report gaps …
-     * @param minSilence        … and at least this long: warning (twice that: critical); before the first step, the
-     *                          silence after the last phase line that says the phases ended
-     * @param hangGrace         once a rank is named, the hang is called this long after the next report was due …
-     * @param hangMinSilence    … and never sooner after the last report (a rank's CPU use is read over 30 s)
-     */
     public record Stalled(double reportGapMultiple, Duration minSilence, Duration hangGrace, Duration hangMinSilence,
                           Reports reports, Processes processes, Gpus gpus, Phases phases, Hysteresis hysteresis) {
         public static Stalled defaults() {
@@ -264,60 +168,28 @@ public record DetectorSettings(
                     new Hysteresis(Duration.ZERO, Duration.ZERO));
         }
 
-        /**
-         * A rank's own reports stopped before the others' ({@link StallReports}).
-         *
-         * @param minGapSeconds the report gap counted is at least this
-         * @param withinGaps    its last report at least one gap and at most this many gaps before the others' last
-         */
+        /** @param minGapSeconds the report gap counted is at least this ({@link StallReports}) */
         public record Reports(double minGapSeconds, double withinGaps) {
         }
 
-        /**
-         * The ranks' processes ({@link StallProcesses}).
-         *
-         * @param asleepCpu   a process using less than this share of a core is not working
-         * @param spinningCpu a spinning collective keeps its process on the CPU at least this much
-         * @param busyCpu     a rank whose GPU is idle but whose process uses this much works on the CPU (not hung)
-         * @param maxAge      older readings say nothing about now
-         */
+        /** The ranks' processes ({@link StallProcesses}). */
         public record Processes(double asleepCpu, double spinningCpu, double busyCpu, Duration maxAge) {
         }
 
         /**
          * The ranks' GPUs ({@link StallGpus}).
          *
-         * @param recent                 what a GPU does now is read over this newest stretch
-         * @param trainingPowerWindow    its training power over this stretch before the last report
-         * @param busy                   utilisation at or above this is busy …
-         * @param idle                   … below this idle
-         * @param lowPowerRatio          busy under this share of its training power: spinning (without counters)
-         * @param noTensor               tensor pipes busy less than this share of the time: not computing
-         * @param noDram                 DRAM bandwidth under this share: not moving data either
-         * @param noNvlinkBytesPerSecond NVLink traffic under this: no collective is moving data
+         * @param trainingPowerWindow a GPU's training power is its mean over this stretch before the last report
          */
         public record Gpus(Duration recent, Duration trainingPowerWindow, double busy, double idle, double lowPowerRatio,
                            double noTensor, double noDram, double noNvlinkBytesPerSecond) {
         }
 
-        /**
-         * The phases the log announced ({@link StallPhase}).
-         *
-         * @param checkpointLimit a checkpoint save is not a hang for this long
-         * @param evaluationLimit an evaluation (sampling, validation) for this long
-         * @param startUpLimit    a start-up phase (caching, quantizing) for this long while the run works
-         */
+        /** The phases the log announced ({@link StallPhase}). */
         public record Phases(Duration checkpointLimit, Duration evaluationLimit, Duration startUpLimit) {
         }
     }
 
-    /**
-     * @param critical      XIDs that mean hardware or driver trouble: page
-     * @param warning       XIDs worth a look
-     * @param application   XIDs caused by the program (illegal address, MMU fault): warning, never page
-     * @param informational XIDs that are not raised at all
-     * @param clearAfter    an XID anomaly stays active this long after the newest XID
-     */
     public record XidError(Set<Long> critical, Set<Long> warning, Set<Long> application, Set<Long> informational,
                            Duration clearAfter, Hysteresis hysteresis) {
         public static XidError defaults() {
@@ -327,25 +199,13 @@ public record DetectorSettings(
         }
     }
 
-    /**
-     * @param minBytes a process on the run's GPU that is not the run's is named when it holds at least this (a display
-     *                 server or a monitoring tool's CUDA context holds a few hundred MiB and is not worth a word)
-     */
     public record SharedGpu(long minBytes) {
         public static SharedGpu defaults() {
             return new SharedGpu(512L << 20);
         }
     }
 
-    /**
-     * A steady climb toward the node's limit, told before the OOM killer ends the run (the short-term routes are the
-     * detector's constants).
-     *
-     * @param climbWindow  how far back the climb's fit looks
-     * @param climbMinSpan the fit needs at least this much data
-     * @param climbMinR2   the fit must explain this share of the variance (a steady climb, not churn)
-     * @param climbHorizon projected exhaustion within this: warning
-     */
+    /** The steady-climb route ({@link HostMemoryClimb}); the short-term routes are the detector's constants. */
     public record HostMemory(Duration climbWindow, Duration climbMinSpan, double climbMinR2, Duration climbHorizon,
                              Hysteresis hysteresis) {
         public static HostMemory defaults() {
@@ -354,24 +214,13 @@ public record DetectorSettings(
         }
     }
 
-    /**
-     * A slow step is PCIe-bound when, over the step window, host-to-device traffic runs near the link's rate while
-     * the GPU computes little.
-     *
-     * @param rxLinkShare      PCIe rx above this share of the link's per-direction rate (the GPU's catalog entry) …
-     * @param maxActivityRatio … while SM activity (GPM; else NVML utilisation) stays below this
-     */
+    /** A slow step that is PCIe-bound ({@link PcieBoundStep}). */
     public record PcieBound(double rxLinkShare, double maxActivityRatio) {
         public static PcieBound defaults() {
             return new PcieBound(0.6, 0.6);
         }
     }
 
-    /**
-     * @param missedIntervals   no batch for this many of the agent's polling intervals …
-     * @param minSilence        … and at least this long
-     * @param defaultInterval   interval assumed when the agent does not report its own
-     */
     public record AgentLost(double missedIntervals, Duration minSilence, Duration defaultInterval,
                             Hysteresis hysteresis) {
         public static AgentLost defaults() {

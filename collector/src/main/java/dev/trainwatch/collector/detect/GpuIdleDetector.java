@@ -12,17 +12,13 @@ import java.util.Optional;
  * Only fresh data counts: a GPU whose agent went silent is {@code agent_lost}'s business. Holds before the first
  * step while a phase is announced ({@link StallPhase#beforeFirstStep}).
  */
-public final class GpuIdleDetector implements Detector {
+public final class GpuIdleDetector extends BaseDetector {
 
     private final DetectorSettings.GpuIdle s;
 
     public GpuIdleDetector(DetectorSettings settings) {
+        super(AnomalyKind.GPU_IDLE);
         this.s = settings.gpuIdle();
-    }
-
-    @Override
-    public AnomalyKind kind() {
-        return AnomalyKind.GPU_IDLE;
     }
 
     @Override
@@ -30,17 +26,14 @@ public final class GpuIdleDetector implements Detector {
         if (StallPhase.beforeFirstStep(run)) {
             return Optional.empty();
         }
-        double needed = s.idleFor().toMillis() / 1000.0;
+        double needed = seconds(s.idleFor());
         if (run.steps().size() == 0) {
             needed *= 3; // loading encoders and data unannounced
         }
         List<GpuSeries> idle = new ArrayList<>();
         double longest = 0;
         int fresh = 0;
-        for (GpuSeries g : run.gpus()) {
-            if (OomRiskDetector.stale(run, g)) {
-                continue;
-            }
+        for (GpuSeries g : fresh(run)) {
             fresh++;
             double seconds = WindowStats.idleSeconds(g, s.idleRatio());
             if (seconds >= needed) {

@@ -134,13 +134,4 @@ public interface GpuSeries extends TimeOrdered {
     record OtherProcess(long pid, double usedBytes, double sinceTs, String runId) {
     }
 
-    /** Whether clock-event reason {@code reason} (a metric label value, e.g. {@code sw_power_cap}) was active. */
-    default boolean clockEvent(int i, String reason) {
-        if (reason == null) {
-            return false;
-        }
-        int bit = CLOCK_EVENT_REASONS.indexOf(reason);
-        return bit >= 0 && (clockEventMask(i) & (1 << bit)) != 0;
-    }
-
 }

@@ -8,22 +8,16 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * {@code gpu_underutilized}: over the window the run's GPUs are busy less than half the time, or use well under
- * half their memory while the estimator says a much larger batch fits (then it suggests that batch). Defers to
- * {@code gpu_idle} (idle is the stronger statement) and, on both routes, to {@code data_starvation} (which names the
- * cause: one diagnosis per run). Judges the training only: not before the first step while a phase is announced
- * ({@link StallPhase#beforeFirstStep}), nor a start-up longer than its coverage.
- *
- * <p>Where the GPUs have hardware activity counters (GPM, Hopper on), "busy" is the share of SMs at work rather
- * than NVML's utilisation, which reads 100% for any kernel running, a launch-bound trickle of tiny kernels included.
- * Tensor-pipe activity is evidence, not the measure: a memory-bound step keeps its SMs busy with idle tensor pipes
- * and is not under-used.
+ * {@code gpu_underutilized}: the run's GPUs busy less than half the time (SMs at work where GPM counters exist), or
+ * well under half their memory used while a much larger batch fits. Defers to {@code gpu_idle} and to
+ * {@code data_starvation} (one diagnosis per run); docs/DETECTORS.md has the thresholds.
  */
-public final class GpuUnderutilizedDetector implements Detector {
+public final class GpuUnderutilizedDetector extends BaseDetector {
 
     private final DetectorSettings.GpuUnderutilized s;
 
     public GpuUnderutilizedDetector(DetectorSettings settings) {
+        super(AnomalyKind.GPU_UNDERUTILIZED);
         this.s = settings.gpuUnderutilized();
     }
 
@@ -67,11 +61,6 @@ public final class GpuUnderutilizedDetector implements Detector {
         boolean counted = n > 0 && n * 2 >= size - first;
         return new double[] {utilN > 0 ? utilSum / utilN : Double.NaN, counted ? sm / n : Double.NaN,
                 counted ? util / n : Double.NaN, counted ? tensor / n : Double.NaN, maxMemory};
-    }
-
-    @Override
-    public AnomalyKind kind() {
-        return AnomalyKind.GPU_UNDERUTILIZED;
     }
 
     /** Every 10 s: its means are over 10 minutes, raised after 2 and cleared after 5 (docs/PERFORMANCE.md). */
@@ -128,18 +117,18 @@ public final class GpuUnderutilizedDetector implements Detector {
     }
 
     private Usage usage(RunContext run) {
-        double from = run.now() - s.window().toMillis() / 1000.0;
+        double from = run.now() - seconds(s.window());
         StepSeries steps = run.steps();
         double took = steps.size() > 0 ? steps.timeS(0) * steps.intervalSteps(0) : Double.NaN;
         double trainingFrom = steps.size() > 0 ? steps.ts(0) - (Double.isNaN(took) ? 0 : took) : Double.NaN;
-        double coverage = s.minCoverage().toMillis() / 1000.0;
+        double coverage = seconds(s.minCoverage());
         Usage usage = new Usage();
         for (GpuSeries g : run.gpus()) {
             int first = g.firstIndexAtOrAfter(from);
             if (first < g.size() && trainingFrom - g.ts(first) > coverage) {
                 first = g.firstIndexAtOrAfter(trainingFrom); // a long start-up (caching on the CPU) is not training
             }
-            if (first >= g.size() || OomRiskDetector.stale(run, g) || g.ts(g.size() - 1) - g.ts(first) < coverage) {
+            if (first >= g.size() || stale(run, g) || g.ts(g.size() - 1) - g.ts(first) < coverage) {
                 continue;
             }
             double[] entries = scan(g, first);
@@ -192,13 +181,13 @@ public final class GpuUnderutilizedDetector implements Detector {
         if (lowUtil && bySm) {
             message = String.format(Locale.ROOT, "the run's %d GPU%s kept %s of their SMs at work over the last %s "
                     + "(utilisation reads %s: kernels ran, but few SMs were busy)", n, n == 1 ? "" : "s",
-                    Texts.pct(util), Texts.secs(s.window().toMillis() / 1000.0), Texts.pct(usage.rawUtilSum / n));
+                    Texts.pct(util), Texts.secs(seconds(s.window())), Texts.pct(usage.rawUtilSum / n));
             suggestion = (batchAdvice != null ? batchAdvice + "; " : "")
                     + "the kernels are too small to fill the GPU: a larger batch, torch.compile or CUDA graphs "
                     + "(fewer, larger kernels), and fewer host synchronisations (.item(), logging every step)";
         } else if (lowUtil) {
             message = String.format(Locale.ROOT, "the run's %d GPU%s were busy %s of the time over the last %s", n,
-                    n == 1 ? "" : "s", Texts.pct(util), Texts.secs(s.window().toMillis() / 1000.0));
+                    n == 1 ? "" : "s", Texts.pct(util), Texts.secs(seconds(s.window())));
             suggestion = (batchAdvice != null ? batchAdvice + "; " : "")
                     + "check the input pipeline and host CPU (workers, augmentation), synchronisations "
                     + "(.item(), logging every step) and small kernels (torch.compile, larger batch)";

@@ -1,11 +1,8 @@
 package dev.trainwatch.collector.detect;
 
 /**
- * A node's {@code MemAvailable} falling steadily toward nothing (pinned blocks, cached samples or a leak growing step
- * after step), told with when it runs out: the kernel's OOM killer ends such runs while the trainer's UI still says
- * running. A steady fall fits a line over the window, falls in both halves of it and still falls at its end; a one-off
- * drop (a checkpoint read, the blocks pinned at start), flat memory however high, and page-cache churn (reclaimable, so
- * in {@code MemAvailable}) do not.
+ * A node's {@code MemAvailable} falling steadily toward nothing: a line fitted over the window, falling in both halves
+ * of it and still at its end (docs/DETECTORS.md, {@code host_memory}).
  *
  * @param bytesPerSecond how fast {@code MemAvailable} falls (positive)
  * @param secondsLeft    until nothing is available at this rate
@@ -43,7 +40,8 @@ record HostMemoryClimb(double bytesPerSecond, double r2, double spanSeconds, dou
         return Double.isNaN(available) ? null : new HostMemoryClimb(slope, all.r2(), span, available / slope);
     }
 
-    private static Stats.LeastSquares fit(HostMemorySeries h, double fromTs, double toTs) {
+    /** A least-squares line through MemAvailable over the readings in [fromTs, toTs). */
+    static Stats.LeastSquares fit(HostMemorySeries h, double fromTs, double toTs) {
         Stats.LeastSquares fit = new Stats.LeastSquares();
         for (int i = h.firstIndexAtOrAfter(fromTs); i < h.size() && h.ts(i) < toTs; i++) {
             if (!Double.isNaN(h.memAvailableBytes(i))) {

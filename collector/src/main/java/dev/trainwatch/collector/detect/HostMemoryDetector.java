@@ -1,10 +1,11 @@
 package dev.trainwatch.collector.detect;
 
+import static dev.trainwatch.collector.detect.Stats.nz;
+
 import dev.trainwatch.estimator.Estimate;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -13,17 +14,10 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * {@code host_memory}: a node of the run is running out of RAM or of {@code /dev/shm}, and the kernel's OOM killer
- * (or a DataLoader bus error) will end the run. Over the node's readings of the last {@value #TREND_MINUTES}
- * minutes: warning when {@code MemAvailable} is under {@value #LOW_PERCENT} % of {@code MemTotal} and still falling,
- * or falls at a rate that empties it within {@value #WARN_MINUTES} minutes while under {@value #TREND_PERCENT} %;
- * critical under {@value #CRITICAL_PERCENT} % or within {@value #CRITICAL_MINUTES} minutes. A steady fall that empties
- * it within the settings' horizon is a warning too ({@link HostMemoryClimb}), with when it runs out. {@code /dev/shm}
- * more than {@value #SHM_PERCENT} % full is a warning. A node that filled its memory once at start-up and holds steady
- * is quiet. The evidence names the ranks and DataLoader workers that hold the most, and with block swap what the
- * estimate puts the swapped blocks at.
+ * {@code host_memory}: a node of the run is running out of RAM or of {@code /dev/shm} (routes and thresholds:
+ * docs/DETECTORS.md); the steady-climb route is {@link HostMemoryClimb}.
  */
-public final class HostMemoryDetector implements Detector {
+public final class HostMemoryDetector extends BaseDetector {
 
     static final int TREND_MINUTES = 5;
     static final int LOW_PERCENT = 10;
@@ -39,12 +33,8 @@ public final class HostMemoryDetector implements Detector {
     private final DetectorSettings.HostMemory s;
 
     public HostMemoryDetector(DetectorSettings settings) {
+        super(AnomalyKind.HOST_MEMORY);
         this.s = settings.hostMemory();
-    }
-
-    @Override
-    public AnomalyKind kind() {
-        return AnomalyKind.HOST_MEMORY;
     }
 
     @Override
@@ -58,7 +48,8 @@ public final class HostMemoryDetector implements Detector {
             }
             double total = h.memTotalBytes(n - 1);
             double available = h.memAvailableBytes(n - 1);
-            double slope = slope(h, run.now() - TREND_MINUTES * 60); // bytes per second, negative when shrinking
+            // bytes per second, negative when shrinking; NaN with fewer than 3 readings
+            double slope = HostMemoryClimb.fit(h, run.now() - TREND_MINUTES * 60, Double.POSITIVE_INFINITY).slope();
             // Falling means more than noise: 64 MiB or 0.1 % of the node's memory a minute (page cache and
             // allocator churn move MemAvailable by a few MiB either way).
             double minFall = Math.max(64.0 * (1 << 20), 0.001 * total) / 60;
@@ -66,7 +57,7 @@ public final class HostMemoryDetector implements Detector {
             double secondsLeft = falling ? available / -slope : Double.POSITIVE_INFINITY;
             int severity = severity(total > 0 ? available / total : Double.NaN, falling, secondsLeft, active);
             HostMemoryClimb climb = severity > 0 ? null : HostMemoryClimb.of(h, run.now(), s, minFall);
-            if (climb != null && climb.secondsLeft() <= s.climbHorizon().toMillis() / 1000.0) {
+            if (climb != null && climb.secondsLeft() <= seconds(s.climbHorizon())) {
                 severity = 1;
                 falling = true;
                 slope = -climb.bytesPerSecond();
@@ -191,34 +182,14 @@ public final class HostMemoryDetector implements Detector {
                 processes > 1 ? ", " + processes + " processes here" : "", Texts.gib(pinned == null ? 0 : pinned));
     }
 
-    /** Least-squares slope of MemAvailable over the readings since {@code from}, bytes per second; NaN if < 3. */
-    private static double slope(HostMemorySeries h, double from) {
-        Stats.LeastSquares fit = new Stats.LeastSquares();
-        for (int i = h.firstIndexAtOrAfter(from); i < h.size(); i++) {
-            fit.add(h.ts(i), h.memAvailableBytes(i));
-        }
-        return fit.slope();
-    }
-
     /** The run's ranks on {@code host} by memory held (the process and its DataLoader workers), largest first. */
     private static List<String> holders(RunContext run, String host) {
-        List<RankProcess> ranks = new ArrayList<>();
-        for (RankProcess p : run.rankProcesses()) {
-            if (host.equals(p.host()) && !Double.isNaN(p.rssBytes())) {
-                ranks.add(p);
-            }
-        }
-        ranks.sort(Comparator.comparingDouble((RankProcess p) -> -(p.rssBytes() + nz(p.workersRssBytes()))));
-        List<String> out = new ArrayList<>();
-        for (RankProcess p : ranks.subList(0, Math.min(3, ranks.size()))) {
-            out.add(String.format(Locale.ROOT, "rank %d (pid %d): %s%s", p.rank(), p.pid(), Texts.gib(p.rssBytes()),
-                    p.workers() > 0 ? String.format(Locale.ROOT, " + %d DataLoader workers %s", p.workers(),
-                            Texts.gib(nz(p.workersRssBytes()))) : ""));
-        }
-        return out;
-    }
-
-    private static double nz(double v) {
-        return Double.isNaN(v) ? 0 : v;
+        return run.rankProcesses().stream().filter(p -> host.equals(p.host()) && !Double.isNaN(p.rssBytes()))
+                .sorted(Comparator.comparingDouble((RankProcess p) -> -(p.rssBytes() + nz(p.workersRssBytes()))))
+                .limit(3)
+                .map(p -> String.format(Locale.ROOT, "rank %d (pid %d): %s%s", p.rank(), p.pid(),
+                        Texts.gib(p.rssBytes()), p.workers() > 0 ? String.format(Locale.ROOT,
+                                " + %d DataLoader workers %s", p.workers(), Texts.gib(nz(p.workersRssBytes()))) : ""))
+                .toList();
     }
 }

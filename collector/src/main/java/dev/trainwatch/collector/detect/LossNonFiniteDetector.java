@@ -5,20 +5,13 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 
-/**
- * {@code loss_nonfinite}: the run diverged. Raised at the first report whose loss is NaN or infinite, and when the
- * grad norm stays non-finite for several reports in a row: 3 under fp16 (or an unknown precision), where PyTorch's
- * GradScaler legitimately meets an infinite gradient now and then and skips that step while it lowers its scale,
- * and 2 otherwise. Resolved after 3 reports in a row with a finite loss and grad norm (a run resumed from a
- * checkpoint, or a scaler that found its footing).
- */
-public final class LossNonFiniteDetector implements Detector {
+/** {@code loss_nonfinite}: the run diverged (the report counts and why: docs/DETECTORS.md). */
+public final class LossNonFiniteDetector extends BaseDetector {
 
     static final int RESOLVE_AFTER_FINITE = 3;
 
-    @Override
-    public AnomalyKind kind() {
-        return AnomalyKind.LOSS_NONFINITE;
+    public LossNonFiniteDetector() {
+        super(AnomalyKind.LOSS_NONFINITE);
     }
 
     @Override

@@ -5,25 +5,21 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.stream.IntStream;
 
 /**
- * {@code loss_spike}: the loss jumped far above its recent level and stayed there. Each of the newest
- * {@value #RECENT} finite losses is compared with the reports before it of the same multi-scale bucket (a larger
- * bucket has its own loss level; a bucket without {@value #MIN_BUCKET_BASELINE} earlier reports is not judged):
- * raised when at least {@value #ELEVATED_NEEDED} of them are above the baseline median by more than 3 robust spreads
- * (1.4826 × MAD) and 25 %, and their median is above it by 6 spreads and 50 %. One high report never raises it; a
- * loss that falls, plateaus or wobbles within its own noise does not either.
+ * {@code loss_spike}: the loss jumped far above its recent level, for its multi-scale bucket, and stayed there
+ * (thresholds: docs/DETECTORS.md).
  */
-public final class LossSpikeDetector implements Detector {
+public final class LossSpikeDetector extends BaseDetector {
 
     static final int RECENT = 5;
     static final int ELEVATED_NEEDED = 4;
     static final int MIN_BASELINE = 20;
     static final int MIN_BUCKET_BASELINE = 10;
 
-    @Override
-    public AnomalyKind kind() {
-        return AnomalyKind.LOSS_SPIKE;
+    public LossSpikeDetector() {
+        super(AnomalyKind.LOSS_SPIKE);
     }
 
     @Override
@@ -45,7 +41,7 @@ public final class LossSpikeDetector implements Detector {
             if (base.length < MIN_BUCKET_BASELINE) {
                 continue;
             }
-            double m = WindowStats.median(base);
+            double m = Stats.median(base);
             double spread = 1.4826 * mad(base, m);
             double loss = h.finiteLoss(r);
             if (!(m > 0)) {
@@ -66,14 +62,14 @@ public final class LossSpikeDetector implements Detector {
         if (judged < ELEVATED_NEEDED) {
             return Optional.empty();
         }
-        double ratio = WindowStats.median(Arrays.copyOf(ratios, judged));
-        double spreads = WindowStats.median(Arrays.copyOf(excessInSpreads, judged));
+        double ratio = Stats.median(Arrays.copyOf(ratios, judged));
+        double spreads = Stats.median(Arrays.copyOf(excessInSpreads, judged));
         boolean raise = elevated >= ELEVATED_NEEDED && ratio > 1.5 && spreads > 6;
         boolean hold = active && elevated >= 2 && ratio > 1.25;
         if (!raise && !hold) {
             return Optional.empty();
         }
-        double recentMedian = WindowStats.median(recent(h, baseEnd, n));
+        double recentMedian = Stats.median(IntStream.range(baseEnd, n).mapToDouble(h::finiteLoss).toArray());
         Map<String, Object> evidence = new LinkedHashMap<>();
         evidence.put("recent_loss", Texts.round(recentMedian, 6));
         evidence.put("baseline_loss", Texts.round(baselineMedian, 6));
@@ -94,29 +90,10 @@ public final class LossSpikeDetector implements Detector {
     }
 
     private static double[] baseline(LossHealth h, int end, int bucket) {
-        double[] out = new double[end];
-        int k = 0;
-        for (int i = 0; i < end; i++) {
-            if (h.finiteBucket(i) == bucket) {
-                out[k++] = h.finiteLoss(i);
-            }
-        }
-        return Arrays.copyOf(out, k);
-    }
-
-    private static double[] recent(LossHealth h, int from, int to) {
-        double[] out = new double[to - from];
-        for (int i = from; i < to; i++) {
-            out[i - from] = h.finiteLoss(i);
-        }
-        return out;
+        return IntStream.range(0, end).filter(i -> h.finiteBucket(i) == bucket).mapToDouble(h::finiteLoss).toArray();
     }
 
     private static double mad(double[] values, double median) {
-        double[] dev = new double[values.length];
-        for (int i = 0; i < values.length; i++) {
-            dev[i] = Math.abs(values[i] - median);
-        }
-        return WindowStats.median(dev);
+        return Stats.median(Arrays.stream(values).map(v -> Math.abs(v - median)).toArray());
     }
 }

@@ -15,19 +15,15 @@ import java.util.Optional;
  * it is what puts the GPU above the estimate, the message names them ({@link SharedGpu}), and another watched run's
  * share of a GPU is never counted against this one.
  */
-public final class MemoryAboveEstimateDetector implements Detector {
+public final class MemoryAboveEstimateDetector extends BaseDetector {
 
     private final DetectorSettings.MemoryAboveEstimate s;
     private final DetectorSettings.SharedGpu shared;
 
     public MemoryAboveEstimateDetector(DetectorSettings settings) {
+        super(AnomalyKind.MEMORY_ABOVE_ESTIMATE);
         this.s = settings.memoryAboveEstimate();
         this.shared = settings.sharedGpu();
-    }
-
-    @Override
-    public AnomalyKind kind() {
-        return AnomalyKind.MEMORY_ABOVE_ESTIMATE;
     }
 
     @Override
@@ -39,10 +35,7 @@ public final class MemoryAboveEstimateDetector implements Detector {
         double from = run.now() - 600;
         GpuSeries worst = null;
         double peak = Double.NaN;
-        for (GpuSeries g : run.gpus()) {
-            if (OomRiskDetector.stale(run, g)) {
-                continue;
-            }
+        for (GpuSeries g : fresh(run)) {
             // Watched runs sharing the GPU by design are theirs; strangers are named below.
             double m = WindowStats.maxMemory(g, from)
                     - SharedGpu.bytes(g.otherProcesses().stream().filter(p -> p.runId() != null).toList());
@@ -86,9 +79,7 @@ public final class MemoryAboveEstimateDetector implements Detector {
 
     private static Map<String, Object> evidence(GpuSeries worst, double peak, Estimate e, double ratio,
                                                 double excess) {
-        Map<String, Object> evidence = new LinkedHashMap<>();
-        evidence.put("gpu_uuid", worst.uuid());
-        evidence.put("host", worst.host());
+        Map<String, Object> evidence = Texts.gpuEvidence(worst);
         evidence.put("peak_memory_bytes", (long) peak);
         evidence.put("predicted_peak_memory_bytes", e.peakMemoryBytes());
         evidence.put("memory_ratio", Texts.round(ratio, 3));

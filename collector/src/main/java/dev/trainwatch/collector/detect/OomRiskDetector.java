@@ -8,21 +8,14 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalDouble;
 import java.util.OptionalInt;
 
 /**
- * {@code oom_risk}: the run is about to run out of device memory. Three routes, worst first:
- * <ul>
- * <li>headroom on the run's fullest GPU below a share of its capacity;</li>
- * <li>a steady memory ramp (least-squares fit over the trend window) reaching capacity within minutes;</li>
- * <li>the estimate for the largest multi-scale bucket seen in the log (latent size × the autoencoder's
- *     downsampling = pixels) above the GPU's capacity: the run has not met its worst batch yet;</li>
- * <li>the sampling (validation) phase that will not fit ({@link SamplingRisk});</li>
- * <li>before all of them, the trainer itself caught CUDA OOMs and skipped those batches ({@link CaughtOoms}).</li>
- * </ul>
- * Processes on the GPU that are not the run's are named with what they hold ({@link SharedGpu}).
+ * {@code oom_risk}: the run is about to run out of device memory. Caught OOMs ({@link CaughtOoms}) first, then the
+ * worst of headroom, memory trend, largest bucket and sampling ({@link SamplingRisk}), as docs/DETECTORS.md says.
  */
-public final class OomRiskDetector implements Detector {
+public final class OomRiskDetector extends BaseDetector {
 
     /** The span over which memory must still be growing for a trend to count. */
     private static final double RECENT_SECONDS = 30;
@@ -31,13 +24,9 @@ public final class OomRiskDetector implements Detector {
     private final DetectorSettings.SharedGpu shared;
 
     public OomRiskDetector(DetectorSettings settings) {
+        super(AnomalyKind.OOM_RISK);
         this.s = settings.oomRisk();
         this.shared = settings.sharedGpu();
-    }
-
-    @Override
-    public AnomalyKind kind() {
-        return AnomalyKind.OOM_RISK;
     }
 
     @Override
@@ -85,9 +74,7 @@ public final class OomRiskDetector implements Detector {
         }
         double total = worst.memoryTotalBytes();
         Severity severity = worstRatio < s.headroomCriticalRatio() ? Severity.CRITICAL : Severity.WARNING;
-        Map<String, Object> evidence = new LinkedHashMap<>();
-        evidence.put("gpu_uuid", worst.uuid());
-        evidence.put("host", worst.host());
+        Map<String, Object> evidence = Texts.gpuEvidence(worst);
         evidence.put("memory_used_bytes", (long) worstUsed);
         evidence.put("memory_total_bytes", (long) total);
         evidence.put("headroom_bytes", (long) (total - worstUsed));
@@ -113,8 +100,8 @@ public final class OomRiskDetector implements Detector {
     }
 
     private Optional<Finding> trend(RunContext run) {
-        double from = run.now() - s.trendWindow().toMillis() / 1000.0;
-        double minSpan = s.trendMinSpan().toMillis() / 1000.0;
+        double from = run.now() - seconds(s.trendWindow());
+        double minSpan = seconds(s.trendMinSpan());
         GpuSeries worst = null;
         WindowStats.Trend worstTrend = null;
         double worstSeconds = Double.POSITIVE_INFINITY;
@@ -164,14 +151,11 @@ public final class OomRiskDetector implements Detector {
                 worstTrend = t;
             }
         }
-        if (worst == null || worstSeconds > s.trendWarningHorizon().toMillis() / 1000.0) {
+        if (worst == null || worstSeconds > seconds(s.trendWarningHorizon())) {
             return Optional.empty();
         }
-        Severity severity = worstSeconds <= s.trendCriticalHorizon().toMillis() / 1000.0
-                ? Severity.CRITICAL : Severity.WARNING;
-        Map<String, Object> evidence = new LinkedHashMap<>();
-        evidence.put("gpu_uuid", worst.uuid());
-        evidence.put("host", worst.host());
+        Severity severity = worstSeconds <= seconds(s.trendCriticalHorizon()) ? Severity.CRITICAL : Severity.WARNING;
+        Map<String, Object> evidence = Texts.gpuEvidence(worst);
         evidence.put("memory_used_bytes", (long) worstTrend.lastValue());
         evidence.put("memory_total_bytes", (long) worst.memoryTotalBytes());
         evidence.put("growth_bytes_per_second", Math.round(worstTrend.slopePerSecond()));
@@ -263,26 +247,16 @@ public final class OomRiskDetector implements Detector {
     }
 
     private static long capacity(RunContext run, Estimate e) {
-        double min = Double.POSITIVE_INFINITY;
-        for (GpuSeries g : run.gpus()) {
-            if (g.memoryTotalBytes() > 0) {
-                min = Math.min(min, g.memoryTotalBytes());
-            }
-        }
-        return Double.isInfinite(min) ? e.gpuMemoryBytes() : (long) min;
+        OptionalDouble min = run.gpus().stream().mapToDouble(GpuSeries::memoryTotalBytes).filter(m -> m > 0).min();
+        return min.isPresent() ? (long) min.getAsDouble() : e.gpuMemoryBytes();
     }
 
     /** The first memory saving of the estimator's plan that keeps the run's GPUs, else the generic advice. */
     static String memorySuggestion(RunContext run) {
         Estimate e = run.estimate();
         // One diagnosis per run: encoders left on the GPU are freed, not traded for an optimizer that saves less.
-        double peak = Double.NaN;
-        for (GpuSeries g : run.gpus()) {
-            double m = WindowStats.maxMemory(g, run.now() - 300);
-            if (!Double.isNaN(m) && (Double.isNaN(peak) || m > peak)) {
-                peak = m;
-            }
-        }
+        double peak = run.gpus().stream().mapToDouble(g -> WindowStats.maxMemory(g, run.now() - 300))
+                .filter(m -> !Double.isNaN(m)).max().orElse(Double.NaN);
         Estimate withEncoders = MemoryAboveEstimateDetector.residentEncoders(run, peak);
         if (withEncoders != null) {
             return run.isActive(AnomalyKind.MEMORY_ABOVE_ESTIMATE)
@@ -299,10 +273,5 @@ public final class OomRiskDetector implements Detector {
             }
         }
         return "lower the per-GPU batch, enable gradient checkpointing, or precompute the text/VAE features";
-    }
-
-    /** A GPU whose newest entry is older than a minute tells nothing about now (agent_lost covers that). */
-    static boolean stale(RunContext run, GpuSeries g) {
-        return g.size() == 0 || run.now() - g.ts(g.size() - 1) > 60;
     }
 }

@@ -17,11 +17,10 @@ import java.util.stream.Collectors;
  * loss. A {@code signal} that the host's memory explains is called {@code host_oom}. Critical, raised at once, and
  * kept when the run ends.
  */
-public final class RunFailedDetector implements Detector {
+public final class RunFailedDetector extends BaseDetector {
 
-    @Override
-    public AnomalyKind kind() {
-        return AnomalyKind.RUN_FAILED;
+    public RunFailedDetector() {
+        super(AnomalyKind.RUN_FAILED);
     }
 
     @Override

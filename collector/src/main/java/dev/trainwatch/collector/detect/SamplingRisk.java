@@ -1,7 +1,6 @@
 package dev.trainwatch.collector.detect;
 
 import dev.trainwatch.estimator.Estimate;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -39,7 +38,7 @@ final class SamplingRisk {
         double worstUsed = Double.NaN;
         for (GpuSeries g : run.gpus()) {
             double used = WindowStats.maxMemory(g, run.now() - 300);
-            if (!(g.memoryTotalBytes() > 0) || OomRiskDetector.stale(run, g) || Double.isNaN(used)) {
+            if (!(g.memoryTotalBytes() > 0) || BaseDetector.stale(run, g) || Double.isNaN(used)) {
                 continue;
             }
             // The estimate's peak on this card, or what the card holds now plus sampling's extra, whichever is more.
@@ -55,9 +54,7 @@ final class SamplingRisk {
         }
         double total = worst.memoryTotalBytes();
         boolean predicted = e.samplingPeakMemoryBytes() > total;
-        Map<String, Object> evidence = new LinkedHashMap<>();
-        evidence.put("gpu_uuid", worst.uuid());
-        evidence.put("host", worst.host());
+        Map<String, Object> evidence = Texts.gpuEvidence(worst);
         evidence.put("sampling_peak_memory_bytes", e.samplingPeakMemoryBytes());
         evidence.put("sampling_extra_bytes", extra);
         evidence.put("predicted_peak_memory_bytes", e.peakMemoryBytes());

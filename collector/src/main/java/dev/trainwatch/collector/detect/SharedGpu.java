@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.stream.Collectors;
 
 /**
  * Processes on a run's GPU that are not the run's (another job, a notebook, an inference server left running): the
@@ -36,13 +37,9 @@ final class SharedGpu {
 
     /** "pid 4242 holds 7.5 GiB since 04:12:05 UTC" for each, joined. */
     static String describe(List<OtherProcess> ps) {
-        List<String> out = new ArrayList<>();
-        for (OtherProcess p : ps) {
-            out.add(String.format(Locale.ROOT, "pid %d%s holds %s since %s", p.pid(),
-                    p.runId() == null ? "" : " (run " + p.runId() + ")", Texts.gib(p.usedBytes()),
-                    CLOCK.format(Instant.ofEpochMilli(Math.round(p.sinceTs() * 1000)))));
-        }
-        return String.join(", ", out);
+        return ps.stream().map(p -> String.format(Locale.ROOT, "pid %d%s holds %s since %s", p.pid(),
+                p.runId() == null ? "" : " (run " + p.runId() + ")", Texts.gib(p.usedBytes()),
+                CLOCK.format(Instant.ofEpochMilli(Math.round(p.sinceTs() * 1000))))).collect(Collectors.joining(", "));
     }
 
     /** The evidence entry: each process's pid, bytes, first-seen time and run (when watched). */

@@ -8,32 +8,24 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * {@code spec_mismatch}: the two measures of how much of the GPUs' tensor peak the run uses disagree, so the run
- * spec does not describe the run. One is the FLOP model's — the estimator's FLOPs per sample (recomputation under
- * gradient checkpointing included) × the observed samples per second ÷ the GPUs' dense peak in the spec's dtype
- * (HFU); the other is the hardware's — the share of time the tensor pipes were busy (GPM, Hopper on). Tensor
- * activity counts a pipe busy at less than its full rate as busy, so it sits at or above the FLOP figure: published
- * comparisons put them within a few points. When the FLOP model claims far more work than the pipes did, or the
- * pipes did far more than it claims, the spec's model, batch, resolution, frames or checkpointing is wrong, and so
- * are the estimates and MFU built on it.
+ * {@code spec_mismatch}: the FLOP model's hardware utilisation and the tensor pipes' busy share disagree, so the run
+ * spec does not describe the run (docs/DETECTORS.md says why the thresholds below).
  */
-public final class SpecMismatchDetector implements Detector {
+public final class SpecMismatchDetector extends BaseDetector {
 
-    /** Minutes of step reports and counters the comparison needs. */
     static final double WINDOW_SECONDS = 300;
     static final int MIN_STEP_REPORTS = 5;
-    /** The FLOP model over the tensor pipes: above this, the spec claims more work than was done. */
+    /** The FLOP model over the tensor pipes: above {@code OVER} the spec claims more work than was done. */
     static final double OVER = 1.35;
-    /** Below this, the pipes did more than the spec accounts for. */
     static final double UNDER = 0.5;
-    /**
-     * And at least this far apart in absolute terms: published comparisons put the two within about 2 points, and
-     * on Hopper, where runs use a small share of the peak, a factor of two can be a few points.
-     */
+    /** On Hopper, where runs use a small share of the peak, a factor of two can be a few points. */
     static final double MIN_GAP = 0.03;
-    /** Back within these once raised: resolved. */
     static final double OVER_CLEAR = 1.25;
     static final double UNDER_CLEAR = 0.6;
+
+    public SpecMismatchDetector() {
+        super(AnomalyKind.SPEC_MISMATCH);
+    }
 
     /** Mean tensor activity of the entries in [from, to]; NaN when fewer than half of them have it. */
     private static double meanTensor(GpuSeries g, double from, double to) {
@@ -49,11 +41,6 @@ public final class SpecMismatchDetector implements Detector {
             }
         }
         return n == 0 || n * 2 < entries ? Double.NaN : sum / n;
-    }
-
-    @Override
-    public AnomalyKind kind() {
-        return AnomalyKind.SPEC_MISMATCH;
     }
 
     @Override
@@ -80,10 +67,7 @@ public final class SpecMismatchDetector implements Detector {
         }
         double tensorSum = 0;
         int n = 0;
-        for (GpuSeries g : run.gpus()) {
-            if (OomRiskDetector.stale(run, g)) {
-                continue;
-            }
+        for (GpuSeries g : fresh(run)) {
             double t = meanTensor(g, Math.max(from, spanFrom), spanTo);
             if (!Double.isNaN(t)) {
                 tensorSum += t;

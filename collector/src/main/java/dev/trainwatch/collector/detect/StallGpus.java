@@ -55,13 +55,10 @@ final class StallGpus {
         Map<String, State> out = new LinkedHashMap<>();
         double recent = run.now() - s.recent().toMillis() / 1000.0;
         double training = s.trainingPowerWindow().toMillis() / 1000.0;
-        for (GpuSeries g : run.gpus()) {
-            if (OomRiskDetector.stale(run, g)) {
-                continue;
-            }
+        for (GpuSeries g : BaseDetector.fresh(run)) {
             double util = WindowStats.meanUtilization(g, recent);
-            double power = meanPower(g, recent, run.now() + 1);
-            double trainingPower = meanPower(g, lastTs - training, lastTs);
+            double power = WindowStats.mean(g, recent, run.now() + 1, g::powerWatts);
+            double trainingPower = WindowStats.mean(g, lastTs - training, lastTs, g::powerWatts);
             double ratio = trainingPower > 0 && !Double.isNaN(power) ? power / trainingPower : Double.NaN;
             if (!Double.isNaN(util)) {
                 out.put(g.uuid(), new State(g.uuid(), g.host(), util, ratio, WindowStats.meanTensorActive(g, recent),
@@ -69,19 +66,6 @@ final class StallGpus {
             }
         }
         return out;
-    }
-
-    private static double meanPower(GpuSeries g, double from, double to) {
-        double sum = 0;
-        int n = 0;
-        for (int i = g.firstIndexAtOrAfter(from); i < g.size() && g.ts(i) < to; i++) {
-            double p = g.powerWatts(i);
-            if (!Double.isNaN(p)) {
-                sum += p;
-                n++;
-            }
-        }
-        return n > 0 ? sum / n : Double.NaN;
     }
 
     static double meanUtilization(Collection<State> states) {

@@ -7,7 +7,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * Evidence of {@code stalled} from the phases the log announced ({@code checkpoint}, {@code checkpoint_saved},
@@ -92,15 +91,9 @@ final class StallPhase {
                 : String.format(Locale.ROOT, "stuck at step 0 after its %s phase ended: no step and no phase line for "
                         + "%s, and %s%s", name(kind), Texts.secs(since), procs.isEmpty() ? "nothing works"
                         : "its processes are idle", gpusNow);
-        TreeSet<String> hosts = new TreeSet<>();
-        for (GpuSeries g : run.gpus()) {
-            if (g.host() != null) {
-                hosts.add(g.host());
-            }
-        }
         Map<String, Object> evidence = new LinkedHashMap<>();
         evidence.put("ranks", List.of());
-        evidence.put("hosts", new ArrayList<>(hosts));
+        evidence.put("hosts", new ArrayList<>(StalledDetector.gpuHosts(run)));
         evidence.put("last_step", 0L);
         evidence.put("announced_phase", kind);
         evidence.put("announced_phase_ts", phaseTs);

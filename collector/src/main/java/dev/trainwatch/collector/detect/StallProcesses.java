@@ -35,12 +35,7 @@ final class StallProcesses {
     }
 
     void culprits(List<RankProcess> procs, Map<Integer, StallCulprit> out) {
-        int spinning = 0;
-        for (RankProcess p : procs) {
-            if (p.cpuRate() >= s.spinningCpu()) {
-                spinning++;
-            }
-        }
+        long spinning = procs.stream().filter(p -> p.cpuRate() >= s.spinningCpu()).count();
         for (RankProcess p : procs) {
             boolean deadOrStopped = "Z".equals(p.state()) || "T".equals(p.state()) || "X".equals(p.state());
             boolean asleep = p.cpuRate() < s.asleepCpu() && !"R".equals(p.state()) && !"D".equals(p.state());

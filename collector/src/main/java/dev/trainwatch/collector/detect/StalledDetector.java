@@ -6,9 +6,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.stream.Collectors;
 
 /**
  * {@code stalled}: no progress. The run's step reports stop for many expected report gaps: warning at the threshold,
@@ -17,7 +19,7 @@ import java.util.TreeSet;
  * called one report gap plus a grace after the last report. A phase the log announced ({@link StallPhase}) is given
  * its limit, and before the first step a run is stuck only once its phases ended.
  */
-public final class StalledDetector implements Detector {
+public final class StalledDetector extends BaseDetector {
 
     static final String PY_SPY_PLACEHOLDER = "py-spy dump --pid PID";
 
@@ -28,16 +30,12 @@ public final class StalledDetector implements Detector {
     private final StallPhase phases;
 
     public StalledDetector(DetectorSettings settings) {
+        super(AnomalyKind.STALLED);
         this.s = settings.stalled();
         this.reports = new StallReports(s.reports());
         this.processes = new StallProcesses(s.processes());
         this.gpus = new StallGpus(s.gpus());
         this.phases = new StallPhase(s.phases());
-    }
-
-    @Override
-    public AnomalyKind kind() {
-        return AnomalyKind.STALLED;
     }
 
     @Override
@@ -48,7 +46,7 @@ public final class StalledDetector implements Detector {
         double lastTs = Math.max(n > 0 ? steps.ts(n - 1) : Double.NEGATIVE_INFINITY, StallReports.newestTs(run.ranks()));
         if (n == 0) {
             return !StallPhase.beforeFirstStep(run) ? Optional.empty()
-                    : phases.atStepZero(run, s.minSilence().toMillis() / 1000.0, processes.fresh(run),
+                    : phases.atStepZero(run, seconds(s.minSilence()), processes.fresh(run),
                             gpus.states(run, run.now()), processes);
         }
         double silence = run.now() - lastTs;
@@ -56,12 +54,12 @@ public final class StalledDetector implements Detector {
             return Optional.empty(); // an agent is still delivering the run's backlog: its newest steps are on their way
         }
         double gap = WindowStats.expectedReportGapSeconds(steps);
-        double threshold = Math.max(s.minSilence().toMillis() / 1000.0, s.reportGapMultiple() * gap);
+        double threshold = Math.max(seconds(s.minSilence()), s.reportGapMultiple() * gap);
         String phase = run.announcedPhase();
         if (phase != null) {
             threshold = Math.max(threshold, phases.limitSeconds(phase));
         }
-        double hangAfter = Math.max(s.hangMinSilence().toMillis() / 1000.0, gap + s.hangGrace().toMillis() / 1000.0);
+        double hangAfter = Math.max(seconds(s.hangMinSilence()), gap + seconds(s.hangGrace()));
         if (!(silence >= Math.min(threshold, hangAfter))) {
             return Optional.empty();
         }
@@ -84,11 +82,7 @@ public final class StalledDetector implements Detector {
             }
         }
         if (culprits.isEmpty()) {
-            for (GpuSeries g : run.gpus()) {
-                if (g.host() != null) {
-                    hosts.add(g.host());
-                }
-            }
+            hosts.addAll(gpuHosts(run));
         }
         Map<String, Object> evidence = new LinkedHashMap<>();
         evidence.put("ranks", List.copyOf(ranks));
@@ -182,6 +176,11 @@ public final class StalledDetector implements Detector {
         }
         return new String[] {"", "check the training process and its log (is it alive? is the log file still "
                 + "written?)"};
+    }
+
+    static TreeSet<String> gpuHosts(RunContext run) {
+        return run.gpus().stream().map(GpuSeries::host).filter(Objects::nonNull)
+                .collect(Collectors.toCollection(TreeSet::new));
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.trainwatch.collector.detect;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.IntStream;
 
 /**
  * Evidence of one data-starved rank, where ranks report their own data times (Open-Sora's {@code record_time} lines
@@ -34,12 +35,9 @@ record StarvationRankWait(StarvationLogWait reports, int rank, double othersMedi
                 worst = i;
             }
         }
-        double[] others = new double[byRank.size() - 1];
-        for (int i = 0, o = 0; i < byRank.size(); i++) {
-            if (i != worst) {
-                others[o++] = byRank.get(i).share();
-            }
-        }
+        int w = worst;
+        double[] others = IntStream.range(0, byRank.size()).filter(i -> i != w).mapToDouble(i -> byRank.get(i).share())
+                .toArray();
         return new StarvationRankWait(byRank.get(worst), rankIds.get(worst), Stats.median(others), byRank.size());
     }
 

@@ -1,5 +1,7 @@
 package dev.trainwatch.collector.detect;
 
+import static dev.trainwatch.collector.detect.Stats.nz;
+
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.protocol.RunSpec;
 import java.util.ArrayList;
@@ -16,21 +18,17 @@ import java.util.Optional;
  * The message ranks the likely causes by the evidence for each: a PCIe-bound step ({@link PcieBoundStep}, first when
  * it holds), online encoders (data wait, spec), TF32 off, math attention, throttled clocks, a straggling rank.
  */
-public final class StepTimeAboveEstimateDetector implements Detector {
+public final class StepTimeAboveEstimateDetector extends BaseDetector {
 
     private final DetectorSettings.StepTimeAboveEstimate s;
     private final DetectorSettings.Throttling throttling;
     private final DetectorSettings.PcieBound pcie;
 
     public StepTimeAboveEstimateDetector(DetectorSettings settings) {
+        super(AnomalyKind.STEP_TIME_ABOVE_ESTIMATE);
         this.s = settings.stepTimeAboveEstimate();
         this.throttling = settings.throttling();
         this.pcie = settings.pcieBound();
-    }
-
-    @Override
-    public AnomalyKind kind() {
-        return AnomalyKind.STEP_TIME_ABOVE_ESTIMATE;
     }
 
     @Override
@@ -39,7 +37,7 @@ public final class StepTimeAboveEstimateDetector implements Detector {
         if (e == null || !(e.stepSeconds() > 0)) {
             return Optional.empty();
         }
-        double from = run.now() - s.window().toMillis() / 1000.0;
+        double from = run.now() - seconds(s.window());
         StepSeries steps = run.steps();
         int reports = WindowStats.reports(steps, from);
         if (reports < s.minStepReports()) {
@@ -84,8 +82,7 @@ public final class StepTimeAboveEstimateDetector implements Detector {
         double dataShare = WindowStats.stepShare(steps, run.ranks(), from, WindowStats.StepPart.DATA);
         double lm = WindowStats.stepShare(steps, run.ranks(), from, WindowStats.StepPart.TEXT_ENCODER);
         double vae = WindowStats.stepShare(steps, run.ranks(), from, WindowStats.StepPart.VAE);
-        double waiting = (Double.isNaN(dataShare) ? 0 : dataShare) + (Double.isNaN(lm) ? 0 : lm)
-                + (Double.isNaN(vae) ? 0 : vae);
+        double waiting = nz(dataShare) + nz(lm) + nz(vae);
         boolean online = spec != null && "online".equalsIgnoreCase(spec.features());
         // With features online the prediction already prices the encoders: they explain the gap only when the run
         // waits clearly longer than predicted for its inputs.
@@ -102,8 +99,7 @@ public final class StepTimeAboveEstimateDetector implements Detector {
                     : online
                     ? (Double.isNaN(lm) && Double.isNaN(vae)
                             ? Texts.precomputeFromObserved(run, observedStep, waiting, Double.NaN, true)
-                            : Texts.precomputeFromObserved(run, observedStep,
-                                    (Double.isNaN(lm) ? 0 : lm) + (Double.isNaN(vae) ? 0 : vae), dataShare, false))
+                            : Texts.precomputeFromObserved(run, observedStep, nz(lm) + nz(vae), dataShare, false))
                     : "make the data loader faster (more workers, pinned memory, local storage)";
             Map<String, Object> ev = new LinkedHashMap<>();
             ev.put("data_wait_ratio", Texts.round(waiting, 3));
@@ -142,15 +138,9 @@ public final class StepTimeAboveEstimateDetector implements Detector {
         int throttled = 0;
         int mask = GpuSeries.reasonMask(throttling.reasons());
         for (GpuSeries g : run.gpus()) {
-            for (int i = g.firstIndexAtOrAfter(from); i < g.size(); i++) {
-                if (!(g.utilizationRatio(i) >= throttling.busyRatio())) {
-                    continue;
-                }
-                busy++;
-                if ((g.clockEventMask(i) & mask) != 0) {
-                    throttled++;
-                }
-            }
+            int[] c = StragglerDetector.busyWithReasons(g, from, mask);
+            busy += c[0];
+            throttled += c[1];
         }
         return busy == 0 ? 0 : (double) throttled / busy;
     }
@@ -163,7 +153,7 @@ public final class StepTimeAboveEstimateDetector implements Detector {
             return 1;
         }
         double max = Arrays.stream(means).max().orElse(0);
-        double median = WindowStats.median(means);
+        double median = Stats.median(means);
         return median > 0 ? max / median : 1;
     }
 }

@@ -2,6 +2,7 @@ package dev.trainwatch.collector.detect;
 
 import static dev.trainwatch.collector.detect.Stats.nz;
 
+import dev.trainwatch.protocol.GpuSample;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -16,7 +17,7 @@ import java.util.Optional;
  * (slowest rank's mean above the others' median), else from the GPUs: one busy GPU's SM clock well below the
  * others', or one GPU's utilisation far below the others' while they are busy.
  */
-public final class StragglerDetector implements Detector {
+public final class StragglerDetector extends BaseDetector {
 
     private final DetectorSettings.Straggler s;
     /** The clock-event reasons that throttle and those that are hardware slowdowns, as {@code throttling} reads them. */
@@ -24,14 +25,10 @@ public final class StragglerDetector implements Detector {
     private final int hardwareMask;
 
     public StragglerDetector(DetectorSettings settings) {
+        super(AnomalyKind.STRAGGLER);
         this.s = settings.straggler();
         this.throttleMask = GpuSeries.reasonMask(settings.throttling().reasons());
         this.hardwareMask = GpuSeries.reasonMask(settings.throttling().criticalReasons());
-    }
-
-    @Override
-    public AnomalyKind kind() {
-        return AnomalyKind.STRAGGLER;
     }
 
     /** How far back a rank's newest reports may reach. */
@@ -39,7 +36,7 @@ public final class StragglerDetector implements Detector {
 
     @Override
     public Optional<Finding> evaluate(RunContext run, boolean active) {
-        double from = run.now() - s.window().toMillis() / 1000.0;
+        double from = run.now() - seconds(s.window());
         Optional<Finding> byRank = byRank(run, from, active);
         return byRank.isPresent() ? byRank : byGpu(run, from, active);
     }
@@ -65,7 +62,7 @@ public final class StragglerDetector implements Detector {
                 v[i] = steps.timeS(first + i);
                 covered += steps.timeS(first + i) * steps.intervalSteps(first + i);
             }
-            out.put(ranks.rank(k), WindowStats.median(v));
+            out.put(ranks.rank(k), Stats.median(v));
             coveredSeconds.put(ranks.rank(k), covered);
         }
         return out;
@@ -89,7 +86,7 @@ public final class StragglerDetector implements Detector {
         int finalSlowest = slowest;
         double[] others = means.entrySet().stream().filter(e -> e.getKey() != finalSlowest)
                 .mapToDouble(Map.Entry::getValue).toArray();
-        double median = WindowStats.median(others);
+        double median = Stats.median(others);
         double ratio = slowestMean / median;
         double needed = active ? 1 + (s.stepRatio() - 1) / 2 : s.stepRatio();
         if (!(ratio > needed)) {
@@ -153,7 +150,7 @@ public final class StragglerDetector implements Detector {
                 waits[n++] = w;
             }
         }
-        double othersWait = WindowStats.median(Arrays.copyOf(waits, n));
+        double othersWait = Stats.median(Arrays.copyOf(waits, n));
         if (!Double.isNaN(rankWait) && !(rankWait <= nz(othersWait) + 0.10)) {
             return new Cause("input", String.format(Locale.ROOT, "slow in its input: it waits %s of each step "
                     + "for data where the others wait %s", Texts.pct(rankWait), Texts.pct(nz(othersWait))),
@@ -161,44 +158,29 @@ public final class StragglerDetector implements Detector {
                             "others_median_data_wait_ratio", Texts.round(nz(othersWait), 3)));
         }
         String uuid = run.gpuOfRank().get(rank);
-        List<GpuSeries> gpus = new ArrayList<>();
-        GpuSeries own = null;
-        for (GpuSeries g : run.gpus()) {
-            if (!OomRiskDetector.stale(run, g)) {
-                gpus.add(g);
-                if (g.uuid().equals(uuid)) {
-                    own = g;
-                }
+        List<GpuSeries> gpus = fresh(run);
+        for (int i = gpus.size() - 1; i >= 0; i--) {
+            if (gpus.get(i).uuid().equals(uuid)) {
+                return gpuCause(gpus, i, from);
             }
-        }
-        if (own != null) {
-            return gpuCause(own, gpus, from);
         }
         return new Cause("unknown", "its GPU is not known (the agent reports no rank-to-GPU mapping)", Map.of());
     }
 
-    /** The cause for a slow GPU among the run's GPUs: throttled or slow clocks, else less busy than the others. */
-    private Cause gpuCause(GpuSeries g, List<GpuSeries> all, double from) {
-        double clock = busyClockRatio(g, from);
-        double[] clocks = new double[all.size()];
-        double[] utils = new double[all.size()];
-        double[] sms = new double[all.size()];
-        double[] tensors = new double[all.size()];
-        int self = -1;
-        for (int i = 0; i < all.size(); i++) {
-            clocks[i] = busyClockRatio(all.get(i), from);
-            utils[i] = WindowStats.meanUtilization(all.get(i), from);
-            sms[i] = WindowStats.meanSmActive(all.get(i), from);
-            tensors[i] = WindowStats.meanTensorActive(all.get(i), from);
-            if (all.get(i) == g) {
-                self = i;
-            }
-        }
-        double otherClock = self < 0 ? Double.NaN : medianExcept(clocks, self);
+    /**
+     * The cause for slow GPU {@code all.get(self)} among the run's GPUs: throttled or slow clocks, else less busy than
+     * the others.
+     */
+    private Cause gpuCause(List<GpuSeries> all, int self, double from) {
+        GpuSeries g = all.get(self);
+        double[] clocks = all.stream().mapToDouble(x -> busyClockRatio(x, from)).toArray();
+        double[] utils = all.stream().mapToDouble(x -> WindowStats.meanUtilization(x, from)).toArray();
+        double[] sms = all.stream().mapToDouble(x -> WindowStats.meanSmActive(x, from)).toArray();
+        double[] tensors = all.stream().mapToDouble(x -> WindowStats.meanTensorActive(x, from)).toArray();
+        double clock = clocks[self];
+        double otherClock = medianExcept(clocks, self);
         List<String> reasons = throttleReasons(g, from);
-        Map<String, Object> details = new LinkedHashMap<>();
-        details.put("gpu_uuid", g.uuid());
-        details.put("host", g.host());
+        Map<String, Object> details = Texts.gpuEvidence(g);
         if (!reasons.isEmpty() || (!Double.isNaN(clock) && otherClock > 0 && clock < otherClock * 0.95)) {
             if (!Double.isNaN(clock)) {
                 details.put("sm_clock_ratio", Texts.round(clock, 3));
@@ -211,13 +193,13 @@ public final class StragglerDetector implements Detector {
                     + (Double.isNaN(clock) ? "" : " runs at " + Texts.pct(clock) + " of its maximum clock")
                     + (reasons.isEmpty() ? "" : " (" + String.join(", ", reasons) + ")"), details);
         }
-        double util = WindowStats.meanUtilization(g, from);
-        double otherUtil = self < 0 ? Double.NaN : medianExcept(utils, self);
+        double util = utils[self];
+        double otherUtil = medianExcept(utils, self);
         // Hardware activity counters, where the GPUs have them: SMs at work, not "a kernel ran".
-        double sm = self < 0 ? Double.NaN : sms[self];
-        double otherSm = self < 0 ? Double.NaN : medianExcept(sms, self);
-        double tensor = self < 0 ? Double.NaN : tensors[self];
-        double otherTensor = self < 0 ? Double.NaN : medianExcept(tensors, self);
+        double sm = sms[self];
+        double otherSm = medianExcept(sms, self);
+        double tensor = tensors[self];
+        double otherTensor = medianExcept(tensors, self);
         if (!Double.isNaN(sm) && !Double.isNaN(otherSm)) {
             details.put("sm_active_ratio", Texts.round(sm, 3));
             details.put("others_median_sm_active_ratio", Texts.round(otherSm, 3));
@@ -259,11 +241,14 @@ public final class StragglerDetector implements Detector {
         return out;
     }
 
-    /** Over the busy samples at or after {@code from}: how many, how many with a reason of {@code mask}, those seen. */
-    private static int[] busyWithReasons(GpuSeries g, double from, int mask) {
+    /**
+     * Over the busy samples at or after {@code from} (as {@code throttling} reads them): how many, how many with a
+     * reason of {@code mask}, the reasons seen.
+     */
+    static int[] busyWithReasons(GpuSeries g, double from, int mask) {
         int[] c = new int[3];
         for (int i = g.firstIndexAtOrAfter(from); i < g.size(); i++) {
-            if (g.utilizationRatio(i) >= 0.5) {
+            if (g.utilizationRatio(i) >= GpuSample.THROTTLING_BUSY_RATIO) {
                 c[0]++;
                 int m = g.clockEventMask(i) & mask;
                 c[1] += m != 0 ? 1 : 0;
@@ -274,21 +259,13 @@ public final class StragglerDetector implements Detector {
     }
 
     private Optional<Finding> byGpu(RunContext run, double from, boolean active) {
-        List<GpuSeries> gpus = new ArrayList<>();
-        for (GpuSeries g : run.gpus()) {
-            if (!OomRiskDetector.stale(run, g) && g.size() - g.firstIndexAtOrAfter(from) >= 10) {
-                gpus.add(g);
-            }
-        }
+        List<GpuSeries> gpus = fresh(run).stream().filter(g -> g.size() - g.firstIndexAtOrAfter(from) >= 10)
+                .toList();
         if (gpus.size() < 2) {
             return Optional.empty();
         }
-        double[] clocks = new double[gpus.size()];
-        double[] utils = new double[gpus.size()];
-        for (int i = 0; i < gpus.size(); i++) {
-            clocks[i] = busyClockRatio(gpus.get(i), from);
-            utils[i] = medianUtilization(gpus.get(i), from);
-        }
+        double[] clocks = gpus.stream().mapToDouble(g -> busyClockRatio(g, from)).toArray();
+        double[] utils = gpus.stream().mapToDouble(g -> medianUtilization(g, from)).toArray();
         for (int i = 0; i < gpus.size(); i++) {
             double otherClock = medianExcept(clocks, i);
             double clockNeeded = active ? (1 + s.clockRatio()) / 2 : s.clockRatio();
@@ -298,11 +275,8 @@ public final class StragglerDetector implements Detector {
         }
         // A GPU slowed down in hardware (thermal, power brake) for most of the newest stretch: its clock there
         // against the others' there, without waiting for the minute's median to turn.
-        double hardwareFrom = run.now() - s.hardwareWindow().toMillis() / 1000.0;
-        double[] recentClocks = new double[gpus.size()];
-        for (int i = 0; i < gpus.size(); i++) {
-            recentClocks[i] = busyClockRatio(gpus.get(i), hardwareFrom);
-        }
+        double hardwareFrom = run.now() - seconds(s.hardwareWindow());
+        double[] recentClocks = gpus.stream().mapToDouble(g -> busyClockRatio(g, hardwareFrom)).toArray();
         for (int i = 0; i < gpus.size(); i++) {
             double otherClock = medianExcept(recentClocks, i);
             if (!Double.isNaN(recentClocks[i]) && otherClock > 0 && recentClocks[i] < otherClock * s.clockRatio()
@@ -322,9 +296,7 @@ public final class StragglerDetector implements Detector {
             double gap = active ? s.utilizationGap() / 2 : s.utilizationGap();
             if (!Double.isNaN(utils[i]) && utils[i] > 0.05 && otherUtil >= 0.6 && utils[i] < otherUtil - gap) {
                 GpuSeries g = gpus.get(i);
-                Map<String, Object> evidence = new LinkedHashMap<>();
-                evidence.put("gpu_uuid", g.uuid());
-                evidence.put("host", g.host());
+                Map<String, Object> evidence = Texts.gpuEvidence(g);
                 evidence.put("utilization_ratio", Texts.round(utils[i], 3));
                 evidence.put("others_median_utilization_ratio", Texts.round(otherUtil, 3));
                 rankOf(run, g.uuid()).ifPresent(r -> evidence.put("rank", r));
@@ -342,9 +314,7 @@ public final class StragglerDetector implements Detector {
 
     private Finding slowClock(RunContext run, GpuSeries g, double clock, double otherClock, double from) {
         List<String> reasons = throttleReasons(g, from);
-        Map<String, Object> evidence = new LinkedHashMap<>();
-        evidence.put("gpu_uuid", g.uuid());
-        evidence.put("host", g.host());
+        Map<String, Object> evidence = Texts.gpuEvidence(g);
         evidence.put("sm_clock_ratio", Texts.round(clock, 3));
         evidence.put("others_median_sm_clock_ratio", Texts.round(otherClock, 3));
         rankOf(run, g.uuid()).ifPresent(r -> evidence.put("rank", r));

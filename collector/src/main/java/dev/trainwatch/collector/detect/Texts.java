@@ -5,7 +5,9 @@ import dev.trainwatch.estimator.ObservedRun;
 import dev.trainwatch.estimator.Repricing;
 import dev.trainwatch.estimator.Suggestion;
 import dev.trainwatch.protocol.RunSpec;
+import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 
 /** Number formatting and estimator look-ups shared by the detectors' messages. */
@@ -71,31 +73,24 @@ final class Texts {
         String what = encoders(e).orElse("text and VAE");
         String how = what.contains("T5") ? " (PixArt: load_t5_feat/load_vae_feat)" : "";
         Repricing r = repricedWithPrecomputedFeatures(run, stepSeconds, encodingShare, loaderShare, upperBound);
-        if (r != null && r.stepSeconds() < stepSeconds && upperBound
-                && stepSeconds - r.stepSeconds() < 0.5 * encodingShare * stepSeconds) {
-            // The data timer holds the loader and the encoders, and by their price the encoders are the smaller
-            // part: the loader is what to fix first; precomputing still saves what the estimate says.
-            long freed = r.source().peakMemoryBytes() - r.target().peakMemoryBytes();
-            return String.format(Locale.ROOT, "make the input pipeline faster: more DataLoader workers (num_workers), "
-                            + "pin_memory=True and persistent_workers=True, data on local NVMe — by the estimate "
-                            + "priced from this run's own steps, about %s of its %s data time is the online %s "
-                            + "encoding and the rest waits for the loader; precomputing the features%s would take a "
-                            + "step from %s to about %s (%s less)%s", secs(stepSeconds - r.stepSeconds()),
-                    secs(encodingShare * stepSeconds), what, how, secs(stepSeconds), secs(r.stepSeconds()),
-                    pct(1 - r.stepSeconds() / stepSeconds),
-                    freed > 0 ? " and free about " + gib(freed) + " of GPU memory" : "");
-        }
         if (r != null && r.stepSeconds() < stepSeconds) {
-            StringBuilder b = new StringBuilder(String.format(Locale.ROOT,
-                    "precompute the %s features%s: priced from this run's own %s steps (as trainwatch estimate "
-                            + "--from-run does), they take about %s of each step, so a step would take about %s "
-                            + "(%s less)", what, how, secs(stepSeconds), secs(stepSeconds - r.stepSeconds()),
-                    secs(r.stepSeconds()), pct(1 - r.stepSeconds() / stepSeconds)));
             long freed = r.source().peakMemoryBytes() - r.target().peakMemoryBytes();
-            if (freed > 0) {
-                b.append(", and free about ").append(gib(freed)).append(" of GPU memory");
+            String frees = freed > 0 ? " and free about " + gib(freed) + " of GPU memory" : "";
+            if (upperBound && stepSeconds - r.stepSeconds() < 0.5 * encodingShare * stepSeconds) {
+                // The data timer holds the loader and the encoders, and by their price the encoders are the smaller
+                // part: the loader is what to fix first; precomputing still saves what the estimate says.
+                return String.format(Locale.ROOT, "make the input pipeline faster: more DataLoader workers "
+                        + "(num_workers), pin_memory=True and persistent_workers=True, data on local NVMe — by the "
+                        + "estimate priced from this run's own steps, about %s of its %s data time is the online %s "
+                        + "encoding and the rest waits for the loader; precomputing the features%s would take a step "
+                        + "from %s to about %s (%s less)%s", secs(stepSeconds - r.stepSeconds()),
+                        secs(encodingShare * stepSeconds), what, how, secs(stepSeconds), secs(r.stepSeconds()),
+                        pct(1 - r.stepSeconds() / stepSeconds), frees);
             }
-            return b.toString();
+            return String.format(Locale.ROOT, "precompute the %s features%s: priced from this run's own %s steps (as "
+                    + "trainwatch estimate --from-run does), they take about %s of each step, so a step would take "
+                    + "about %s (%s less)%s", what, how, secs(stepSeconds), secs(stepSeconds - r.stepSeconds()),
+                    secs(r.stepSeconds()), pct(1 - r.stepSeconds() / stepSeconds), freed > 0 ? "," + frees : "");
         }
         double saved = stepSeconds * encodingShare;
         StringBuilder b = new StringBuilder(String.format(Locale.ROOT,
@@ -166,6 +161,14 @@ final class Texts {
                     .append(" less step time");
         }
         return b.toString();
+    }
+
+    /** Evidence that starts with the GPU it is about. */
+    static Map<String, Object> gpuEvidence(GpuSeries g) {
+        Map<String, Object> evidence = new LinkedHashMap<>();
+        evidence.put("gpu_uuid", g.uuid());
+        evidence.put("host", g.host());
+        return evidence;
     }
 
     static String gpuName(GpuSeries g) {

@@ -15,32 +15,16 @@ import java.util.Set;
  * decided on the newest 20 s with a shorter sustain: a healthy GPU never holds one for seconds on end, while a
  * software power cap during a burst is normal and keeps the minute.
  */
-public final class ThrottlingDetector implements Detector {
+public final class ThrottlingDetector extends BaseDetector {
 
     private final DetectorSettings.Throttling s;
 
     public ThrottlingDetector(DetectorSettings settings) {
+        super(AnomalyKind.THROTTLING);
         this.s = settings.throttling();
     }
 
-    @Override
-    public AnomalyKind kind() {
-        return AnomalyKind.THROTTLING;
-    }
-
     /** One GPU's throttled busy samples over a stretch. */
-    private record Count(int busy, int throttled, double clockSum, int clocks, int reasonMask, double maxTemp,
-                         double maxPower) {
-
-        double share() {
-            return busy > 0 ? (double) throttled / busy : 0;
-        }
-
-        double meanClock() {
-            return clocks > 0 ? clockSum / clocks : Double.NaN;
-        }
-    }
-
     private static final class Tally {
         private final int reasonMask;
         private int busy;
@@ -71,13 +55,17 @@ public final class ThrottlingDetector implements Detector {
             }
         }
 
-        Count count() {
-            return new Count(busy, throttled, clockSum, clocks, seenMask, maxTemp, maxPower);
+        double share() {
+            return busy > 0 ? (double) throttled / busy : 0;
+        }
+
+        double meanClock() {
+            return clocks > 0 ? clockSum / clocks : Double.NaN;
         }
     }
 
     /** Busy samples at or after {@code from} whose clock is below the ratio with one of {@code reasonMask}'s reasons. */
-    private Count count(GpuSeries g, double from, int reasonMask) {
+    private Tally count(GpuSeries g, double from, int reasonMask) {
         return count(g, from, reasonMask, Double.POSITIVE_INFINITY, 0)[0];
     }
 
@@ -86,7 +74,7 @@ public final class ThrottlingDetector implements Detector {
      * {@code [0]} at or after {@code from} with {@code reasonMask}, {@code [1]} at or after {@code otherFrom} with
      * {@code otherMask}.
      */
-    private Count[] count(GpuSeries g, double from, int reasonMask, double otherFrom, int otherMask) {
+    private Tally[] count(GpuSeries g, double from, int reasonMask, double otherFrom, int otherMask) {
         int first = g.firstIndexAtOrAfter(from);
         int otherFirst = otherFrom == Double.POSITIVE_INFINITY ? g.size() : g.firstIndexAtOrAfter(otherFrom);
         Tally tally = new Tally(reasonMask);
@@ -104,14 +92,14 @@ public final class ThrottlingDetector implements Detector {
                 other.addBusy(g, i, clock, slow);
             }
         }
-        return new Count[] {tally.count(), other.count()};
+        return new Tally[] {tally, other};
     }
 
     @Override
     public Optional<Finding> evaluate(RunContext run, boolean active) {
-        double from = run.now() - s.window().toMillis() / 1000.0;
+        double from = run.now() - seconds(s.window());
         // A hardware slowdown is decided on the newest stretch: no healthy GPU holds one for seconds on end.
-        double hardwareFrom = run.now() - s.hardwareWindow().toMillis() / 1000.0;
+        double hardwareFrom = run.now() - seconds(s.hardwareWindow());
         double needed = active ? s.sampleShare() / 2 : s.sampleShare();
         int reasonMask = GpuSeries.reasonMask(s.reasons());
         int hardwareMask = GpuSeries.reasonMask(s.criticalReasons());
@@ -123,30 +111,27 @@ public final class ThrottlingDetector implements Detector {
         double maxPower = Double.NaN;
         boolean byHardware = false;
         long quotedSeconds = 0;
-        for (GpuSeries g : run.gpus()) {
-            if (OomRiskDetector.stale(run, g)) {
-                continue;
-            }
-            Count[] counts = count(g, from, reasonMask, hardwareFrom, hardwareMask);
-            Count c = counts[0];
-            Count hw = counts[1];
-            boolean usual = c.busy() >= 5 && c.share() >= needed;
-            boolean hardware = hw.busy() >= 5 && hw.share() >= s.sampleShare();
+        for (GpuSeries g : fresh(run)) {
+            Tally[] counts = count(g, from, reasonMask, hardwareFrom, hardwareMask);
+            Tally c = counts[0];
+            Tally hw = counts[1];
+            boolean usual = c.busy >= 5 && c.share() >= needed;
+            boolean hardware = hw.busy >= 5 && hw.share() >= s.sampleShare();
             if (!usual && !hardware) {
                 continue;
             }
             byHardware |= hardware;
             // The numbers quoted are the window's, or the newest stretch's (every reason in it) when only that decides.
-            Count quoted = usual ? c : count(g, hardwareFrom, reasonMask);
+            Tally quoted = usual ? c : count(g, hardwareFrom, reasonMask);
             quotedSeconds = usual ? s.window().toSeconds() : Math.max(quotedSeconds, s.hardwareWindow().toSeconds());
             throttledGpus.add(g);
             for (int bit = 0; bit < GpuSeries.CLOCK_EVENT_REASONS.size(); bit++) {
-                if ((quoted.reasonMask() & (1 << bit)) != 0) {
+                if ((quoted.seenMask & (1 << bit)) != 0) {
                     reasonsSeen.add(GpuSeries.CLOCK_EVENT_REASONS.get(bit));
                 }
             }
-            maxTemp = max(maxTemp, quoted.maxTemp());
-            maxPower = max(maxPower, quoted.maxPower());
+            maxTemp = max(maxTemp, quoted.maxTemp);
+            maxPower = max(maxPower, quoted.maxPower);
             if (quoted.share() > worstShare) {
                 worstShare = quoted.share();
                 worstClock = quoted.meanClock();

@@ -1,9 +1,9 @@
 package dev.trainwatch.collector.detect;
 
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.IntToDoubleFunction;
+import java.util.stream.IntStream;
 
 /**
  * Statistics over windows, shared by the detectors and the run view so both say the same numbers. Pure
@@ -19,16 +19,7 @@ public final class WindowStats {
     }
 
     public static double medianStepSeconds(StepSeries s, double fromTs) {
-        int from = s.firstIndexAtOrAfter(fromTs);
-        int n = s.size() - from;
-        if (n <= 0) {
-            return Double.NaN;
-        }
-        double[] v = new double[n];
-        for (int i = 0; i < n; i++) {
-            v[i] = s.timeS(from + i);
-        }
-        return median(v);
+        return Stats.median(IntStream.range(s.firstIndexAtOrAfter(fromTs), s.size()).mapToDouble(s::timeS).toArray());
     }
 
     /** Mean seconds per step over the reports at or after {@code fromTs} (each report once), NaN when none. */
@@ -40,10 +31,6 @@ public final class WindowStats {
             n++;
         }
         return n > 0 ? sum / n : Double.NaN;
-    }
-
-    public static double median(double[] values) {
-        return Stats.median(values);
     }
 
     public enum StepPart { DATA, TEXT_ENCODER, VAE }
@@ -103,15 +90,8 @@ public final class WindowStats {
 
     /** Median samples per step reported (all ranks), NaN when the reports do not say. */
     public static double medianSamplesPerStep(StepSeries s, double fromTs) {
-        int from = s.firstIndexAtOrAfter(fromTs);
-        double[] v = new double[s.size() - from];
-        int n = 0;
-        for (int i = from; i < s.size(); i++) {
-            if (!Double.isNaN(s.samples(i))) {
-                v[n++] = s.samples(i);
-            }
-        }
-        return median(Arrays.copyOf(v, n));
+        return Stats.median(IntStream.range(s.firstIndexAtOrAfter(fromTs), s.size()).mapToDouble(s::samples)
+                .filter(v -> !Double.isNaN(v)).toArray());
     }
 
     /**
@@ -164,9 +144,14 @@ public final class WindowStats {
     }
 
     private static double mean(GpuSeries g, double fromTs, IntToDoubleFunction reading) {
+        return mean(g, fromTs, Double.POSITIVE_INFINITY, reading);
+    }
+
+    /** Mean of {@code reading} over the entries in [{@code fromTs}, {@code toTs}) that have it; NaN when none. */
+    static double mean(GpuSeries g, double fromTs, double toTs, IntToDoubleFunction reading) {
         double sum = 0;
         int n = 0;
-        for (int i = g.firstIndexAtOrAfter(fromTs); i < g.size(); i++) {
+        for (int i = g.firstIndexAtOrAfter(fromTs); i < g.size() && g.ts(i) < toTs; i++) {
             double v = reading.applyAsDouble(i);
             if (!Double.isNaN(v)) {
                 sum += v;
@@ -222,17 +207,8 @@ public final class WindowStats {
     }
 
     /** A least-squares line through (ts, memory) points. */
-    public record Trend(double slopePerSecond, double intercept, double r2, double spanSeconds, int points,
-                        double lastTs, double lastValue) {
-
-        /** Seconds until the line reaches {@code level} from the newest point; infinite when it never does. */
-        public double secondsUntil(double level) {
-            if (!(slopePerSecond > 0)) {
-                return Double.POSITIVE_INFINITY;
-            }
-            double fitted = intercept + slopePerSecond * lastTs;
-            return Math.max(0, (level - Math.max(fitted, lastValue)) / slopePerSecond);
-        }
+    public record Trend(double slopePerSecond, double intercept, double r2, double spanSeconds, double lastTs,
+                        double lastValue) {
     }
 
     public static Trend memoryTrend(GpuSeries g, double fromTs) {
@@ -262,6 +238,6 @@ public final class WindowStats {
         if (Double.isNaN(slope)) {
             return null;
         }
-        return new Trend(slope, fit.intercept(), fit.r2(), lastTs - firstTs, fit.count(), lastTs, lastValue);
+        return new Trend(slope, fit.intercept(), fit.r2(), lastTs - firstTs, lastTs, lastValue);
     }
 }

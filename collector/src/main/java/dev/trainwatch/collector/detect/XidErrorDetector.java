@@ -2,19 +2,14 @@ package dev.trainwatch.collector.detect;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
+import java.util.stream.Stream;
 
-/**
- * {@code xid_error}: the driver reported an XID error on one of the run's GPUs, or NVML reports a GPU lost.
- * Hardware/driver XIDs are critical; 94 (contained ECC) and application faults (13, 31, 43) are warnings that
- * should not page; informational XIDs (63, 92) are not raised. Active for {@code clearAfter} after the newest.
- */
-public final class XidErrorDetector implements Detector {
+/** {@code xid_error}: an XID error on one of the run's GPUs, or a GPU lost (triage: docs/DETECTORS.md). */
+public final class XidErrorDetector extends BaseDetector {
 
     private static final Map<Long, String> MEANING = Map.ofEntries(
             Map.entry(13L, "graphics engine exception (usually the program)"),
@@ -35,23 +30,15 @@ public final class XidErrorDetector implements Detector {
     private final DetectorSettings.XidError s;
 
     public XidErrorDetector(DetectorSettings settings) {
+        super(AnomalyKind.XID_ERROR);
         this.s = settings.xidError();
     }
 
     @Override
-    public AnomalyKind kind() {
-        return AnomalyKind.XID_ERROR;
-    }
-
-    @Override
     public Optional<Finding> evaluate(RunContext run, boolean active) {
-        double from = run.now() - s.clearAfter().toMillis() / 1000.0;
-        List<RunContext.XidRecord> relevant = new ArrayList<>();
-        for (RunContext.XidRecord x : run.xids()) {
-            if (x.ts() >= from && !s.informational().contains(x.xid())) {
-                relevant.add(x);
-            }
-        }
+        double from = run.now() - seconds(s.clearAfter());
+        List<RunContext.XidRecord> relevant = new ArrayList<>(run.xids().stream()
+                .filter(x -> x.ts() >= from && !s.informational().contains(x.xid())).toList());
         List<GpuSeries> lost = run.gpus().stream().filter(GpuSeries::lost).toList();
         if (relevant.isEmpty() && lost.isEmpty()) {
             return Optional.empty();
@@ -59,17 +46,13 @@ public final class XidErrorDetector implements Detector {
         relevant.sort((a, b) -> Double.compare(b.ts(), a.ts()));
         boolean critical = !lost.isEmpty() || relevant.stream().anyMatch(x -> s.critical().contains(x.xid()));
         boolean application = !critical && relevant.stream().allMatch(x -> s.application().contains(x.xid()));
-        Set<Long> xids = new LinkedHashSet<>();
-        Set<String> uuids = new LinkedHashSet<>();
-        for (RunContext.XidRecord x : relevant) {
-            xids.add(x.xid());
-            uuids.add(x.gpuUuid());
-        }
-        lost.forEach(g -> uuids.add(g.uuid()));
+        List<Long> xids = relevant.stream().map(RunContext.XidRecord::xid).distinct().toList();
+        List<String> uuids = Stream.concat(relevant.stream().map(RunContext.XidRecord::gpuUuid),
+                lost.stream().map(GpuSeries::uuid)).distinct().toList();
         Map<String, Object> evidence = new LinkedHashMap<>();
-        evidence.put("xids", List.copyOf(xids));
+        evidence.put("xids", xids);
         evidence.put("events", relevant.size());
-        evidence.put("gpu_uuids", List.copyOf(uuids));
+        evidence.put("gpu_uuids", uuids);
         if (!relevant.isEmpty()) {
             evidence.put("newest_ts", relevant.get(0).ts());
         }

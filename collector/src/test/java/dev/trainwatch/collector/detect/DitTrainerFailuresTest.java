@@ -1,6 +1,6 @@
 package dev.trainwatch.collector.detect;
 
-import static dev.trainwatch.collector.detect.LoraRun.GIB;
+import static dev.trainwatch.collector.detect.FakeRun.GIB;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.collector.detect.GpuSeries.OtherProcess;
@@ -40,9 +40,9 @@ class DitTrainerFailuresTest {
         return new OtherProcess(pid, gib * GIB, since, null);
     }
 
-    private static LoraRun fluxOn4090(Integer blocks, double usedGib, List<OtherProcess> others) {
-        LoraRun run = new LoraRun(NOW, LoraRun.lora("flux.1-dev", "rtx4090", 1024, 1024, null, null, blocks));
-        LoraRun.Gpu gpu = new LoraRun.Gpu("NVIDIA GeForce RTX 4090", RTX4090, NOW);
+    private static FakeRun fluxOn4090(Integer blocks, double usedGib, List<OtherProcess> others) {
+        FakeRun run = new FakeRun(NOW, FakeRun.lora("flux.1-dev", "rtx4090", 1024, 1024, null, null, blocks));
+        FakeRun.IndexedGpu gpu = new FakeRun.IndexedGpu("NVIDIA GeForce RTX 4090", RTX4090, NOW);
         gpu.memory = i -> usedGib * GIB;
         gpu.others = others;
         run.gpus.add(gpu);
@@ -53,7 +53,7 @@ class DitTrainerFailuresTest {
 
     @Test
     void aStrangerHoldingTheCardIsNamedWithWhatAndSinceWhenWhenHeadroomRunsShort() {
-        LoraRun run = fluxOn4090(18, 23.5, List.of(stranger(31337, 6.0, NOW - 3600), stranger(2110, 0.3, NOW - 9000)));
+        FakeRun run = fluxOn4090(18, 23.5, List.of(stranger(31337, 6.0, NOW - 3600), stranger(2110, 0.3, NOW - 9000)));
         Finding f = new OomRiskDetector(SETTINGS).evaluate(run, false).orElseThrow();
         assertThat(f.message()).contains("GPU 0 on node-1 has 0.5 GiB free of 24.0 GiB")
                 .contains("not this run's: pid 31337 holds 6.0 GiB since").doesNotContain("2110");
@@ -67,9 +67,9 @@ class DitTrainerFailuresTest {
 
     @Test
     void memoryAboveTheEstimateIsTheStrangersWhenTheRunItselfUsesWhatWasPredicted() {
-        LoraRun run = new LoraRun(NOW, LoraRun.lora("flux.1-dev", "a100-80gb", 1024, 1024, null, null, null));
+        FakeRun run = new FakeRun(NOW, FakeRun.lora("flux.1-dev", "a100-80gb", 1024, 1024, null, null, null));
         double runOwn = run.estimate.peakMemoryBytes() + 0.4 * GIB;
-        LoraRun.Gpu gpu = new LoraRun.Gpu("NVIDIA A100-SXM4-80GB", 80 * GIB, NOW);
+        FakeRun.IndexedGpu gpu = new FakeRun.IndexedGpu("NVIDIA A100-SXM4-80GB", 80 * GIB, NOW);
         gpu.memory = i -> runOwn + 20 * GIB;
         gpu.others = List.of(stranger(4242, 20.0, NOW - 600));
         run.gpus.add(gpu);
@@ -81,9 +81,9 @@ class DitTrainerFailuresTest {
 
     @Test
     void theRunsOwnProcessesADisplayServerAndAnotherWatchedRunAreNotBlamed() {
-        LoraRun run = new LoraRun(NOW, LoraRun.lora("flux.1-dev", "a100-80gb", 1024, 1024, null, null, null));
+        FakeRun run = new FakeRun(NOW, FakeRun.lora("flux.1-dev", "a100-80gb", 1024, 1024, null, null, null));
         double runOwn = run.estimate.peakMemoryBytes();
-        LoraRun.Gpu gpu = new LoraRun.Gpu("NVIDIA A100-SXM4-80GB", 80 * GIB, NOW);
+        FakeRun.IndexedGpu gpu = new FakeRun.IndexedGpu("NVIDIA A100-SXM4-80GB", 80 * GIB, NOW);
         // Two runs share the card by design; the other one's rank holds 30 GiB, Xorg 0.3 GiB.
         gpu.memory = i -> runOwn + 30.3 * GIB;
         gpu.others = List.of(new OtherProcess(777, 30 * GIB, NOW - 7200, "other-lora"), stranger(2110, 0.3, NOW));
@@ -94,9 +94,9 @@ class DitTrainerFailuresTest {
 
     // --- host memory climbing under block swap
 
-    private static LoraRun nodeOf(double totalGib, java.util.function.IntToDoubleFunction availableGib) {
-        LoraRun run = fluxOn4090(18, 16, List.of());
-        run.nodes.add(new LoraRun.Node(totalGib * GIB, NOW, i -> availableGib.applyAsDouble(i) * GIB));
+    private static FakeRun nodeOf(double totalGib, java.util.function.IntToDoubleFunction availableGib) {
+        FakeRun run = fluxOn4090(18, 16, List.of());
+        run.nodes.add(new FakeRun.Node(totalGib * GIB, NOW, i -> availableGib.applyAsDouble(i) * GIB));
         return run;
     }
 
@@ -104,7 +104,7 @@ class DitTrainerFailuresTest {
     void aSteadyClimbUnderBlockSwapIsToldWithWhenTheMemoryRunsOut() {
         // 64 GiB node, MemAvailable falls 0.5 GiB a minute to 20 GiB: gone in 40 minutes, long before the short
         // routes (under 10 %, or under 15 minutes) would speak.
-        LoraRun run = nodeOf(64, i -> 20 + 0.5 * (LoraRun.Node.READINGS - 1 - i) * 5 / 60);
+        FakeRun run = nodeOf(64, i -> 20 + 0.5 * (FakeRun.Node.READINGS - 1 - i) * 5 / 60);
         Finding f = new HostMemoryDetector(SETTINGS).evaluate(run, false).orElseThrow();
         assertThat(f.severity()).isEqualTo(Severity.WARNING);
         assertThat(f.message()).contains("has 20.0 GiB of 64.0 GiB RAM available, falling steadily 0.5 GiB/min, gone "
@@ -128,18 +128,18 @@ class DitTrainerFailuresTest {
 
     // --- PCIe-bound steps
 
-    private static LoraRun swapping(double rxBytesPerSecond, double utilization) {
-        LoraRun run = fluxOn4090(18, 15.9, List.of());
-        LoraRun.Gpu gpu = (LoraRun.Gpu) run.gpus.get(0);
+    private static FakeRun swapping(double rxBytesPerSecond, double utilization) {
+        FakeRun run = fluxOn4090(18, 15.9, List.of());
+        FakeRun.IndexedGpu gpu = (FakeRun.IndexedGpu) run.gpus.get(0);
         gpu.pcieRx = i -> rxBytesPerSecond;
         gpu.utilization = i -> utilization;
-        run.steps = new LoraRun.Steps(20, run.estimate.stepSeconds() * 3, 10, NOW);
+        run.steps = new FakeRun.EvenSteps(20, run.estimate.stepSeconds() * 3, 10, NOW);
         return run;
     }
 
     @Test
     void aSlowStepWithPcieNearTheLinkAndIdleSmsIsPcieBoundAndTheFixIsFewerSwappedBlocks() {
-        LoraRun run = swapping(25e9, 0.35);
+        FakeRun run = swapping(25e9, 0.35);
         Finding f = new StepTimeAboveEstimateDetector(SETTINGS).evaluate(run, false).orElseThrow();
         assertThat(f.message()).contains("likely causes: PCIe-bound (18 swapped blocks copied into GPU 0 on node-1 at "
                 + "25.0 GB/s, 78% of its link, while it computes 35% of the time)");
@@ -169,18 +169,18 @@ class DitTrainerFailuresTest {
     // --- the sampling phase
 
     /** An LTX LoRA that samples every 250 steps, its GPU holding {@code usedGib}, at step 109. */
-    private static LoraRun ltxOn3090(double usedGib) {
-        LoraRun run = new LoraRun(NOW, LoraRun.lora("ltx-video", "rtx3090", 480, 832, 33, null, null).withSampling(250));
-        LoraRun.Gpu gpu = new LoraRun.Gpu("NVIDIA GeForce RTX 3090", RTX4090, NOW);
+    private static FakeRun ltxOn3090(double usedGib) {
+        FakeRun run = new FakeRun(NOW, FakeRun.lora("ltx-video", "rtx3090", 480, 832, 33, null, null).withSampling(250));
+        FakeRun.IndexedGpu gpu = new FakeRun.IndexedGpu("NVIDIA GeForce RTX 3090", RTX4090, NOW);
         gpu.memory = i -> usedGib * GIB;
         run.gpus.add(gpu);
-        run.steps = new LoraRun.Steps(10, run.estimate.stepSeconds(), 10, NOW);
+        run.steps = new FakeRun.EvenSteps(10, run.estimate.stepSeconds(), 10, NOW);
         return run;
     }
 
     @Test
     void samplingThatWillNotFitBesideTheTrainingStateIsWarnedBeforeItStarts() {
-        LoraRun run = ltxOn3090(23.15);
+        FakeRun run = ltxOn3090(23.15);
         Estimate e = run.estimate;
         assertThat(e.samplingPeakMemoryBytes()).isGreaterThan(e.peakMemoryBytes() + (long) (0.6 * GIB));
         Finding f = new OomRiskDetector(SETTINGS).evaluate(run, false).orElseThrow();
@@ -190,8 +190,8 @@ class DitTrainerFailuresTest {
         assertThat(f.evidence()).containsEntry("sample_every", 250);
         assertThat(f.suggestion()).startsWith("sample at a smaller size or fewer frames");
         // A stranger on the card is the first thing to free.
-        LoraRun shared = ltxOn3090(23.15);
-        ((LoraRun.Gpu) shared.gpus.get(0)).others = List.of(stranger(5151, 9.0, NOW - 60));
+        FakeRun shared = ltxOn3090(23.15);
+        ((FakeRun.IndexedGpu) shared.gpus.get(0)).others = List.of(stranger(5151, 9.0, NOW - 60));
         assertThat(new OomRiskDetector(SETTINGS).evaluate(shared, false).orElseThrow().suggestion())
                 .startsWith("free 9.0 GiB on GPU 0 on node-1: stop pid 5151");
     }
@@ -199,14 +199,14 @@ class DitTrainerFailuresTest {
     @Test
     void samplingThatFitsOrThatTheRunAlreadyWentThroughIsQuiet() {
         assertThat(new OomRiskDetector(SETTINGS).evaluate(ltxOn3090(12), false)).isEmpty();
-        LoraRun sampled = ltxOn3090(23.15);
+        FakeRun sampled = ltxOn3090(23.15);
         sampled.samplingTs = NOW - 30; // the log announced its sampling and steps came after it
         assertThat(new OomRiskDetector(SETTINGS).evaluate(sampled, false)).isEmpty();
     }
 
     @Test
     void anEstimatedSamplingPeakAboveTheCardIsWarnedFromTheEstimateAlone() {
-        LoraRun run = ltxOn3090(6);
+        FakeRun run = ltxOn3090(6);
         Estimate e = run.estimate;
         run.estimate = samplingPeak(e, 30);
         Optional<Finding> f = new OomRiskDetector(SETTINGS).evaluate(run, false);
@@ -232,11 +232,11 @@ class DitTrainerFailuresTest {
     @Test
     void samplingIsWarnedOnlyForARunKnownToSample(@TempDir Path dir) throws IOException {
         // Every estimate prices a sampling peak: an LTX LoRA that never samples, 0.8 GiB below its card's top, is quiet.
-        LoraRun never = new LoraRun(NOW, LoraRun.lora("ltx-video", "rtx3090", 480, 832, 33, null, null));
-        LoraRun.Gpu gpu = new LoraRun.Gpu("NVIDIA GeForce RTX 3090", RTX4090, NOW);
+        FakeRun never = new FakeRun(NOW, FakeRun.lora("ltx-video", "rtx3090", 480, 832, 33, null, null));
+        FakeRun.IndexedGpu gpu = new FakeRun.IndexedGpu("NVIDIA GeForce RTX 3090", RTX4090, NOW);
         gpu.memory = i -> 23.15 * GIB;
         never.gpus.add(gpu);
-        never.steps = new LoraRun.Steps(10, never.estimate.stepSeconds(), 10, NOW);
+        never.steps = new FakeRun.EvenSteps(10, never.estimate.stepSeconds(), 10, NOW);
         assertThat(new OomRiskDetector(SETTINGS).evaluate(never, false)).isEmpty();
         // Its log announcing a sampling phase says it samples.
         never.samplingTs = NOW + 1;
@@ -245,13 +245,13 @@ class DitTrainerFailuresTest {
         for (String extra : List.of("", "sample_every_n_steps = 250\nsample_prompts = \"prompts.txt\"\n")) {
             Path toml = dir.resolve("flux" + extra.length() + ".toml");
             Files.writeString(toml, KOHYA_FLUX + extra);
-            LoraRun run = new LoraRun(NOW, ConfigReaders.read(toml, LoraRun.ESTIMATOR.catalog())
+            FakeRun run = new FakeRun(NOW, ConfigReaders.read(toml, FakeRun.ESTIMATOR.catalog())
                     .overriddenBy(RunSpec.empty().onHardware("rtx4090", 1, null)));
             run.estimate = samplingPeak(run.estimate, 30);
-            LoraRun.Gpu card = new LoraRun.Gpu("NVIDIA GeForce RTX 4090", RTX4090, NOW);
+            FakeRun.IndexedGpu card = new FakeRun.IndexedGpu("NVIDIA GeForce RTX 4090", RTX4090, NOW);
             card.memory = i -> 16 * GIB;
             run.gpus.add(card);
-            run.steps = new LoraRun.Steps(10, run.estimate.stepSeconds(), 10, NOW);
+            run.steps = new FakeRun.EvenSteps(10, run.estimate.stepSeconds(), 10, NOW);
             Optional<Finding> f = new OomRiskDetector(SETTINGS).evaluate(run, false);
             if (extra.isEmpty()) {
                 assertThat(f).as("a kohya config without sampling").isEmpty();
