@@ -15,7 +15,6 @@ import dev.trainwatch.collector.state.FleetListener;
 import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.collector.state.Predictor;
 import dev.trainwatch.collector.state.view.GpuView;
-import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.catalog.CatalogException;
 import io.vertx.core.Future;
@@ -46,7 +45,6 @@ public final class CollectorServer implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(CollectorServer.class.getName());
     private static final long START_TIMEOUT_SECONDS = 30;
-    private static final Duration SCRAPE_WAITS_FOR_STEPS = Duration.ofSeconds(1);
 
     private final CollectorConfig config;
     private final Vertx vertx;
@@ -209,7 +207,7 @@ public final class CollectorServer implements AutoCloseable {
             return this;
         }
 
-            public Builder vertx(Vertx existing) {
+        public Builder vertx(Vertx existing) {
             this.vertx = existing;
             return this;
         }
@@ -237,7 +235,7 @@ public final class CollectorServer implements AutoCloseable {
             return tokens != null ? tokens.get() : config.token();
         }
 
-            public Builder jvmMetrics(boolean enabled) {
+        public Builder jvmMetrics(boolean enabled) {
             this.jvmMetrics = enabled;
             return this;
         }
@@ -251,12 +249,8 @@ public final class CollectorServer implements AutoCloseable {
             // Listeners write to disk and networks: on the fleet's own thread, no request waits for them.
             theFleet.deliverOnOwnThread();
             Supplier<Collection<GpuView>> gpus = config.exportsGpuSeries() ? theFleet::gpus : List::of;
-            // A scrape sees every step the fleet counted before it: the step-time summary is fed by the fleet's outbox.
-            Supplier<Collection<RunView>> runs = () -> {
-                theFleet.awaitListeners(SCRAPE_WAITS_FOR_STEPS);
-                return theFleet.runs();
-            };
-            MetricsExporter metrics = new MetricsExporter(gpus, runs, theFleet::agents, config.clock(), jvmMetrics);
+            MetricsExporter metrics = new MetricsExporter(gpus, theFleet::runs, theFleet::agents, config.clock(),
+                    jvmMetrics);
             theFleet.addListener(metrics.runs());
             metrics.bind(new LimitMetrics(theFleet::limits));
             metrics.bind(new DetectorMetrics(theFleet::detectorErrors,
