@@ -119,10 +119,6 @@ public final class CollectorServer implements AutoCloseable {
         return URI.create("http://" + h + ":" + port + "/");
     }
 
-    public CollectorConfig config() {
-        return config;
-    }
-
     public Fleet fleet() {
         return fleet;
     }

@@ -74,11 +74,6 @@ public final class RunMetrics implements MeterBinder, MultiCollector, FleetListe
     /** Run views taken by {@link #refresh()} for the scrape that follows it; consumed by {@link #collect()}. */
     private volatile Collection<RunView> prepared;
 
-    /** @param runs the fleet's current run views, called once per scrape */
-    public RunMetrics(Supplier<? extends Collection<RunView>> runs) {
-        this(runs, () -> 0);
-    }
-
     /**
      * @param runs       the fleet's current run views, called once per scrape
      * @param wallOffset seconds the wall clock is ahead of the fleet's clock now, added to the times exported

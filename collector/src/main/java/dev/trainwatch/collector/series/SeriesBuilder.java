@@ -29,17 +29,6 @@ public final class SeriesBuilder {
     public static final int MAX_GPU_POINTS = 8_192;
     static final int MIN_TRACK_POINTS = SeriesRequest.MIN_POINTS;
 
-    /**
-     * What the builder reads. GPU entries outside {@code [gpuFromTs, gpuToTs]} (before the run's first sighting,
-     * after its end) belong to another user of the GPU and are left out; {@code samplesPerStepFallback} (the spec's
-     * global batch, NaN when unknown) prices reports that do not say.
-     */
-    public record Source(String runId, double nowTs, double windowSeconds, double gpuFromTs, double gpuToTs,
-                         StepSeries steps,
-                         List<? extends GpuSeries> gpus, RunSeries.Predicted predicted, Long capacityBytes,
-                         double samplesPerStepFallback) {
-    }
-
     private SeriesBuilder() {
     }
 
@@ -49,17 +38,9 @@ public final class SeriesBuilder {
     }
 
     /** The build's input, copied from the fleet (the only part of a build that holds its lock). */
-    public static Optional<Source> copy(Fleet fleet, String runId, SeriesRequest request) {
+    public static Optional<SeriesSource> copy(Fleet fleet, String runId, SeriesRequest request) {
         Objects.requireNonNull(request, "request");
-        return fleet.seriesSource(runId, firstSeen -> gpuReadFromTs(request, firstSeen)).map(SeriesBuilder::source);
-    }
-
-    private static Source source(SeriesSource s) {
-        RunSeries.Predicted predicted = s.predicted() == null ? null
-                : new RunSeries.Predicted(s.predicted().stepSeconds(), s.predicted().peakMemoryBytes(),
-                        s.predicted().samplesPerSecond());
-        return new Source(s.runId(), s.nowTs(), s.windowSeconds(), s.gpuFromTs(), s.gpuToTs(), s.steps(), s.gpus(),
-                predicted, s.capacityBytes(), s.samplesPerStepFallback());
+        return fleet.seriesSource(runId, firstSeen -> gpuReadFromTs(request, firstSeen));
     }
 
     /** The earliest GPU entry a build reads: {@code since} less {@link #GPU_HOLD_SECONDS}, not before gpuFromTs. */
@@ -68,7 +49,11 @@ public final class SeriesBuilder {
         return Math.max(gpuFromTs, from - GPU_HOLD_SECONDS);
     }
 
-    public static RunSeries build(Source src, SeriesRequest request) {
+    /**
+     * GPU entries outside {@code [gpuFromTs, gpuToTs]} (before the run's first sighting, after its end) belong to
+     * another user of the GPU and are left out.
+     */
+    public static RunSeries build(SeriesSource src, SeriesRequest request) {
         double from = request.sinceTs() == null ? Double.NEGATIVE_INFINITY : request.sinceTs();
         double gpuFrom = Math.max(from, src.gpuFromTs());
         int maxPoints = request.maxPoints();
@@ -140,7 +125,11 @@ public final class SeriesBuilder {
                 steps, stepHold, src.samplesPerStepFallback());
 
         return new RunSeries(src.runId(), src.nowTs(), src.windowSeconds(), request.sinceTs(), maxPoints,
-                downsampled, src.predicted(), src.capacityBytes(), runPoints, stepPoints, tracks, omitted);
+                downsampled, predicted(src.predicted()), src.capacityBytes(), runPoints, stepPoints, tracks, omitted);
+    }
+
+    private static RunSeries.Predicted predicted(SeriesSource.Predicted p) {
+        return p == null ? null : new RunSeries.Predicted(p.stepSeconds(), p.peakMemoryBytes(), p.samplesPerSecond());
     }
 
     /** How long step figures are carried forward: a few report gaps, at least {@link #MIN_STEP_HOLD_SECONDS}. */

@@ -112,10 +112,6 @@ public final class Fleet {
         return settings;
     }
 
-    public DetectorSettings detectorSettings() {
-        return detectorSettings;
-    }
-
     public void addListener(FleetListener listener) {
         outbox.addListener(listener);
     }

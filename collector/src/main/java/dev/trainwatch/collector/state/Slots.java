@@ -177,8 +177,4 @@ public final class Slots {
     Usage usage(Kind kind, int used, int limit) {
         return new Usage(kind, used, limit, refused(kind), forgotten(kind), lastRefused(kind));
     }
-
-    static List<Kind> kinds() {
-        return List.of(Kind.values());
-    }
 }
