@@ -11,6 +11,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
+import static dev.trainwatch.collector.state.window.GpuWindow.maxNan;
+import static dev.trainwatch.collector.state.window.GpuWindow.minNan;
 
 /**
  * Turns a run's rolling windows (its step reports and its GPUs' entries) into a {@link RunSeries}: each series
@@ -413,14 +415,6 @@ public final class SeriesBuilder {
                     ratio(mean(idleSum, idleN)), toLong(mean(smSum, smN)), toLong(smMax),
                     rounded(mean(powerSum, powerN), 100), rounded(temperature, 10));
         }
-    }
-
-    private static double maxNan(double a, double b) {
-        return Double.isNaN(a) ? b : Double.isNaN(b) ? a : Math.max(a, b);
-    }
-
-    private static double minNan(double a, double b) {
-        return Double.isNaN(a) ? b : Double.isNaN(b) ? a : Math.min(a, b);
     }
 
     /** To 4 decimals: float readings widened to double would put 0.8999999761581421 on the wire. */

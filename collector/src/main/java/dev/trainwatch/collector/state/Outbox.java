@@ -47,18 +47,14 @@ final class Outbox {
     }
 
     /** @param observed whether the run was ever seen training: listeners that notify people hear only of those */
-    void raised(String runId, Anomaly a, boolean observed) {
+    void anomaly(String runId, Anomaly a, boolean raised, boolean observed) {
         add(l -> {
             if (observed || !l.notifiesPeople()) {
-                l.onAnomalyRaised(runId, a);
-            }
-        });
-    }
-
-    void resolved(String runId, Anomaly a, boolean observed) {
-        add(l -> {
-            if (observed || !l.notifiesPeople()) {
-                l.onAnomalyResolved(runId, a);
+                if (raised) {
+                    l.onAnomalyRaised(runId, a);
+                } else {
+                    l.onAnomalyResolved(runId, a);
+                }
             }
         });
     }
