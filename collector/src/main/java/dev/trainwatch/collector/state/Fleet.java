@@ -108,10 +108,6 @@ public final class Fleet {
         return view.map(v -> RunRepricing.forRun(predictor, v, gpuIds, gpus, batch, prices));
     }
 
-    public FleetSettings settings() {
-        return settings;
-    }
-
     public void addListener(FleetListener listener) {
         outbox.addListener(listener);
     }

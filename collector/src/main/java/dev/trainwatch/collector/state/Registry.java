@@ -329,8 +329,8 @@ final class Registry {
     /** A new agent's state; a silent agent gives its slot when the limit is full, else it throws. */
     AgentState newAgent(String agentId, double now) {
         if (agents.size() >= settings.maxAgents()) {
-            String silent = Slots.silentToForget(agents, a -> a.lastSeen, now);
-            if (silent == null) {
+            List<String> silent = Slots.silentToForget(agents, a -> a.lastSeen, now, 1);
+            if (silent.isEmpty()) {
                 if (limitLogDue(Slots.Kind.AGENTS, now)) {
                     LOG.log(System.Logger.Level.WARNING, "agent limit {0} reached and every agent is live: refusing"
                             + " new agents (logged at most once a minute)", settings.maxAgents());
@@ -338,7 +338,7 @@ final class Registry {
                 throw slots.refuse(Slots.Kind.AGENTS, settings.maxAgents(),
                         Slots.retryAfterSeconds(agents.values(), a -> a.lastSeen, now), now);
             }
-            agents.remove(silent);
+            agents.remove(silent.get(0));
             agentsChanged();
             slots.forgot(Slots.Kind.AGENTS);
         }
