@@ -7,7 +7,7 @@ import dev.trainwatch.collector.http.NodeTokens;
 import dev.trainwatch.collector.http.tls.ServerTls;
 import dev.trainwatch.collector.http.tls.WebConfig;
 import dev.trainwatch.collector.metrics.DetectorMetrics;
-import dev.trainwatch.collector.metrics.HostMetrics;
+import dev.trainwatch.collector.metrics.FleetSeries;
 import dev.trainwatch.collector.metrics.LimitMetrics;
 import dev.trainwatch.collector.metrics.MetricsExporter;
 import dev.trainwatch.collector.state.Fleet;
@@ -251,7 +251,7 @@ public final class CollectorServer implements AutoCloseable {
             metrics.bind(new LimitMetrics(theFleet::limits));
             metrics.bind(new DetectorMetrics(theFleet::detectorErrors,
                     theFleet::detectorCosts));
-            metrics.bind(new HostMetrics(theFleet::hostMemory));
+            metrics.bind(FleetSeries.hosts(theFleet::hostMemory));
             boolean owns = vertx == null;
             // epoll where Netty's native library loads (fewer objects and system calls), else NIO silently.
             Vertx theVertx = owns ? Vertx.vertx(new VertxOptions().setPreferNativeTransport(true)) : vertx;
