@@ -188,8 +188,7 @@ public final class SeriesBuilder {
             double ts = tsSum / (bounds[k + 1] - bounds[k]);
 
             double memory = Double.NaN;
-            double utilSum = 0;
-            int utilN = 0;
+            Mean util = new Mean();
             double utilMin = Double.NaN;
             double idle = Double.NaN;
             double power = 0;
@@ -215,14 +214,10 @@ public final class SeriesBuilder {
                 }
                 contributing++;
                 memory = maxNan(memory, acc.memory);
-                double u = acc.mean(acc.utilSum, acc.utilN);
-                if (!Double.isNaN(u)) {
-                    utilSum += u;
-                    utilN++;
-                }
+                util.add(acc.util.value());
                 utilMin = minNan(utilMin, acc.utilMin);
-                idle = maxNan(idle, acc.mean(acc.idleSum, acc.idleN));
-                double p = acc.mean(acc.powerSum, acc.powerN);
+                idle = maxNan(idle, acc.idle.value());
+                double p = acc.power.value();
                 if (!Double.isNaN(p)) {
                     power += p;
                     anyPower = true;
@@ -241,7 +236,7 @@ public final class SeriesBuilder {
             }
             nextStep = s;
 
-            out.add(new RunSeries.RunPoint(ts, toLong(memory), utilN > 0 ? ratio(utilSum / utilN) : null,
+            out.add(new RunSeries.RunPoint(ts, toLong(memory), ratio(util.value()),
                     ratio(utilMin), ratio(idle), anyPower ? rounded(power, 100) : null,
                     contributing > 0 ? contributing : null,
                     step == null ? null : step.step(), step == null ? null : step.stepSeconds(),
@@ -345,35 +340,27 @@ public final class SeriesBuilder {
 
     /** Merges window entries of one GPU the way the window merges polls: max memory, means, min of minimum. */
     private static final class GpuAccumulator {
+        final Mean util = new Mean();
+        final Mean idle = new Mean();
+        final Mean sm = new Mean();
+        final Mean power = new Mean();
         int entries;
         double tsSum;
         double memory;
-        double utilSum;
-        int utilN;
         double utilMin;
-        double idleSum;
-        int idleN;
-        double smSum;
-        int smN;
         double smMax;
-        double powerSum;
-        int powerN;
         double temperature;
 
         void reset() {
+            util.reset();
+            idle.reset();
+            sm.reset();
+            power.reset();
             entries = 0;
             tsSum = 0;
             memory = Double.NaN;
-            utilSum = 0;
-            utilN = 0;
             utilMin = Double.NaN;
-            idleSum = 0;
-            idleN = 0;
-            smSum = 0;
-            smN = 0;
             smMax = Double.NaN;
-            powerSum = 0;
-            powerN = 0;
             temperature = Double.NaN;
         }
 
@@ -381,39 +368,41 @@ public final class SeriesBuilder {
             entries++;
             tsSum += g.ts(i);
             memory = maxNan(memory, g.memoryUsedBytes(i));
-            double u = g.utilizationRatio(i);
-            if (!Double.isNaN(u)) {
-                utilSum += u;
-                utilN++;
-            }
+            util.add(g.utilizationRatio(i));
             utilMin = minNan(utilMin, g.utilizationMinRatio(i));
-            double idle = g.idleFraction(i);
-            if (!Double.isNaN(idle)) {
-                idleSum += idle;
-                idleN++;
-            }
-            double sm = g.smClockHz(i);
-            if (!Double.isNaN(sm)) {
-                smSum += sm;
-                smN++;
-            }
+            idle.add(g.idleFraction(i));
+            sm.add(g.smClockHz(i));
             smMax = maxNan(smMax, g.smClockMaxHz(i));
-            double p = g.powerWatts(i);
-            if (!Double.isNaN(p)) {
-                powerSum += p;
-                powerN++;
-            }
+            power.add(g.powerWatts(i));
             temperature = maxNan(temperature, g.temperatureCelsius(i));
         }
 
-        double mean(double sum, int n) {
-            return n > 0 ? sum / n : Double.NaN;
+        RunSeries.GpuPoint point() {
+            return new RunSeries.GpuPoint(tsSum / entries, toLong(memory), ratio(util.value()), ratio(utilMin),
+                    ratio(idle.value()), toLong(sm.value()), toLong(smMax), rounded(power.value(), 100),
+                    rounded(temperature, 10));
+        }
+    }
+
+    /** The mean of the readings that are not NaN (NaN when none is). */
+    private static final class Mean {
+        double sum;
+        int n;
+
+        void reset() {
+            sum = 0;
+            n = 0;
         }
 
-        RunSeries.GpuPoint point() {
-            return new RunSeries.GpuPoint(tsSum / entries, toLong(memory), ratio(mean(utilSum, utilN)), ratio(utilMin),
-                    ratio(mean(idleSum, idleN)), toLong(mean(smSum, smN)), toLong(smMax),
-                    rounded(mean(powerSum, powerN), 100), rounded(temperature, 10));
+        void add(double x) {
+            if (!Double.isNaN(x)) {
+                sum += x;
+                n++;
+            }
+        }
+
+        double value() {
+            return n > 0 ? sum / n : Double.NaN;
         }
     }
 
