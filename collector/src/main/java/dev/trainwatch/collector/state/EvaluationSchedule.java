@@ -255,7 +255,7 @@ final class EvaluationSchedule {
         public List<GpuSeries> gpus() {
             if (gpuSeries == null) {
                 List<GpuSeries> out = new ArrayList<>();
-                for (GpuState g : observations.runGpus(run)) {
+                for (GpuState g : registry.runGpus(run)) {
                     g.window.trim(now);
                     out.add(g.window);
                 }
@@ -267,7 +267,7 @@ final class EvaluationSchedule {
         @Override
         public List<XidRecord> xids() {
             List<XidRecord> out = new ArrayList<>(run.restoredXids());
-            for (GpuState g : observations.runGpus(run)) {
+            for (GpuState g : registry.runGpus(run)) {
                 out.addAll(g.recentXids);
             }
             return out;

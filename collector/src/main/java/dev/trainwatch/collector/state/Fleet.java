@@ -502,7 +502,7 @@ public final class Fleet {
             }
             double until = run.ended() && !Double.isNaN(run.endedAt()) ? run.endedAt() : Double.POSITIVE_INFINITY;
             double from = readFrom.applyAsDouble(run.firstSeen());
-            List<GpuState> gs = observations.runGpus(run);
+            List<GpuState> gs = registry.runGpus(run);
             List<GpuSeries> windows = new ArrayList<>(gs.size());
             double capacity = Double.NaN;
             for (GpuState g : gs) {
