@@ -57,7 +57,6 @@ public final class RunMetrics implements MeterBinder, MultiCollector, FleetListe
 
     private final Supplier<? extends Collection<RunView>> runs;
     private final List<Family> families = new ArrayList<>();
-    private final List<String> names = new ArrayList<>();
     private final String anomalyName = GpuSeries.prometheusName(MetricNames.RUN_ANOMALY, null);
     private final String wallName = GpuSeries.prometheusName(MetricNames.RUN_WALL, MetricNames.SECONDS);
     private final String energyName = GpuSeries.prometheusName(MetricNames.RUN_ENERGY, MetricNames.JOULES);
@@ -125,11 +124,6 @@ public final class RunMetrics implements MeterBinder, MultiCollector, FleetListe
         compared(MetricNames.RUN_PROJECTED_ENERGY, MetricNames.JOULES,
                 "Energy so far plus the remaining time at the current power draw", ComparisonView::projectedEnergyJoules);
         observed(MetricNames.RUN_LOSS, null, "Newest finite training loss reported", ObservedView::loss);
-        names.add(wallName);
-        names.add(lossNonFiniteName);
-        names.add(energyName);
-        names.add(gpuTimeName);
-        names.add(anomalyName);
     }
 
     /** One gauge over the runs; a null reading means no series for that run. */
@@ -140,9 +134,7 @@ public final class RunMetrics implements MeterBinder, MultiCollector, FleetListe
     }
 
     private void gauge(String name, String unit, String help, Function<RunView, Number> reading) {
-        Family family = new Family(GpuSeries.prometheusName(name, unit), help, reading);
-        families.add(family);
-        names.add(family.name());
+        families.add(new Family(GpuSeries.prometheusName(name, unit), help, reading));
     }
 
     private void observed(String name, String unit, String help, Function<ObservedView, Number> field) {
@@ -164,6 +156,8 @@ public final class RunMetrics implements MeterBinder, MultiCollector, FleetListe
 
     @Override
     public List<String> getPrometheusNames() {
+        List<String> names = new ArrayList<>(families.stream().map(Family::name).toList());
+        names.addAll(List.of(wallName, lossNonFiniteName, energyName, gpuTimeName, anomalyName));
         return names;
     }
 
