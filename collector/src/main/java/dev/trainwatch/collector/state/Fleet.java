@@ -112,10 +112,6 @@ public final class Fleet {
         outbox.addListener(listener);
     }
 
-    public void removeListener(FleetListener listener) {
-        outbox.removeListener(listener);
-    }
-
     /** Listeners are called on the fleet's own thread from now on, so that no caller waits for one. */
     public void deliverOnOwnThread() {
         outbox.startOwnThread();

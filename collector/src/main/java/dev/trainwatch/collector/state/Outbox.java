@@ -42,10 +42,6 @@ final class Outbox {
         listeners.add(Objects.requireNonNull(listener));
     }
 
-    void removeListener(FleetListener listener) {
-        listeners.remove(listener);
-    }
-
     /** @param observed whether the run was ever seen training: listeners that notify people hear only of those */
     void anomaly(String runId, Anomaly a, boolean raised, boolean observed) {
         add(l -> {
