@@ -264,18 +264,14 @@ public final class Fleet {
      * @return the reports counted as the run's steps, in order
      */
     public List<StepEvent> ingestSteps(String runId, List<StepEvent> reports) {
-        return ingestSteps(runId, reports, null);
+        return ingestSteps(runId, reports, null, null);
     }
 
     /**
-     * For reports an agent read from a log ({@code agentId}, or null): their times move by that agent's clock offset,
-     * and a report at or below the last applied from the same source and rank is dropped ({@link AppliedLedger}).
+     * For reports an agent read from a log ({@code agentId}, or null): their times move by that agent's clock offset
+     * (fed by the request's agent-clock send time, {@code Trainwatch-Sent-At}, or null), and a report at or below the
+     * last applied from the same source and rank is dropped ({@link AppliedLedger}).
      */
-    public List<StepEvent> ingestSteps(String runId, List<StepEvent> reports, String agentId) {
-        return ingestSteps(runId, reports, agentId, null);
-    }
-
-    /** The same, with the request's agent-clock send time ({@code Trainwatch-Sent-At}, or null) feeding the offset. */
     public List<StepEvent> ingestSteps(String runId, List<StepEvent> reports, String agentId, Double requestSentAt) {
         requireId(runId);
         Objects.requireNonNull(reports, "steps");
