@@ -7,7 +7,7 @@ import dev.trainwatch.collector.http.NodeTokens;
 import dev.trainwatch.collector.http.tls.ServerTls;
 import dev.trainwatch.collector.http.tls.WebConfig;
 import dev.trainwatch.collector.metrics.DetectorMetrics;
-import dev.trainwatch.collector.metrics.HostMetrics;
+import dev.trainwatch.collector.metrics.FleetSeries;
 import dev.trainwatch.collector.metrics.LimitMetrics;
 import dev.trainwatch.collector.metrics.MetricsExporter;
 import dev.trainwatch.collector.state.Fleet;
@@ -15,7 +15,6 @@ import dev.trainwatch.collector.state.FleetListener;
 import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.collector.state.Predictor;
 import dev.trainwatch.collector.state.view.GpuView;
-import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.catalog.CatalogException;
 import io.vertx.core.Future;
@@ -46,7 +45,6 @@ public final class CollectorServer implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(CollectorServer.class.getName());
     private static final long START_TIMEOUT_SECONDS = 30;
-    private static final Duration SCRAPE_WAITS_FOR_STEPS = Duration.ofSeconds(1);
 
     private final CollectorConfig config;
     private final Vertx vertx;
@@ -119,10 +117,6 @@ public final class CollectorServer implements AutoCloseable {
             h = "[" + h + "]";
         }
         return URI.create("http://" + h + ":" + port + "/");
-    }
-
-    public CollectorConfig config() {
-        return config;
     }
 
     public Fleet fleet() {
@@ -209,7 +203,7 @@ public final class CollectorServer implements AutoCloseable {
             return this;
         }
 
-            public Builder vertx(Vertx existing) {
+        public Builder vertx(Vertx existing) {
             this.vertx = existing;
             return this;
         }
@@ -237,7 +231,7 @@ public final class CollectorServer implements AutoCloseable {
             return tokens != null ? tokens.get() : config.token();
         }
 
-            public Builder jvmMetrics(boolean enabled) {
+        public Builder jvmMetrics(boolean enabled) {
             this.jvmMetrics = enabled;
             return this;
         }
@@ -251,17 +245,13 @@ public final class CollectorServer implements AutoCloseable {
             // Listeners write to disk and networks: on the fleet's own thread, no request waits for them.
             theFleet.deliverOnOwnThread();
             Supplier<Collection<GpuView>> gpus = config.exportsGpuSeries() ? theFleet::gpus : List::of;
-            // A scrape sees every step the fleet counted before it: the step-time summary is fed by the fleet's outbox.
-            Supplier<Collection<RunView>> runs = () -> {
-                theFleet.awaitListeners(SCRAPE_WAITS_FOR_STEPS);
-                return theFleet.runs();
-            };
-            MetricsExporter metrics = new MetricsExporter(gpus, runs, theFleet::agents, config.clock(), jvmMetrics);
+            MetricsExporter metrics = new MetricsExporter(gpus, theFleet::runs, theFleet::agents, config.clock(),
+                    jvmMetrics);
             theFleet.addListener(metrics.runs());
             metrics.bind(new LimitMetrics(theFleet::limits));
             metrics.bind(new DetectorMetrics(theFleet::detectorErrors,
                     theFleet::detectorCosts));
-            metrics.bind(new HostMetrics(theFleet::hostMemory));
+            metrics.bind(FleetSeries.hosts(theFleet::hostMemory));
             boolean owns = vertx == null;
             // epoll where Netty's native library loads (fewer objects and system calls), else NIO silently.
             Vertx theVertx = owns ? Vertx.vertx(new VertxOptions().setPreferNativeTransport(true)) : vertx;

@@ -34,7 +34,6 @@ public final class AgentMetrics implements MeterBinder, MultiCollector {
 
     private final Supplier<? extends Collection<AgentView>> agents;
     private final List<Family> families = new ArrayList<>();
-    private final List<String> names = new ArrayList<>();
 
     /** {@code wallOffset}: seconds the wall clock is ahead of the fleet's, added to the times exported. */
     public AgentMetrics(Supplier<? extends Collection<AgentView>> agents, DoubleSupplier wallOffset) {
@@ -71,15 +70,11 @@ public final class AgentMetrics implements MeterBinder, MultiCollector {
     }
 
     private void gauge(String name, String unit, String help, Function<AgentView, Number> reading) {
-        Family f = new Family(GpuSeries.prometheusName(name, unit), help, false, reading);
-        families.add(f);
-        names.add(f.name());
+        families.add(new Family(GpuSeries.prometheusName(name, unit), help, false, reading));
     }
 
     private void counter(String name, String help, Function<AgentView, Number> reading) {
-        Family f = new Family(GpuSeries.prometheusName(name, null), help, true, reading);
-        families.add(f);
-        names.add(f.name());
+        families.add(new Family(GpuSeries.prometheusName(name, null), help, true, reading));
     }
 
     private static Function<AgentView, Number> health(Function<AgentHealth, Number> field) {
@@ -97,7 +92,7 @@ public final class AgentMetrics implements MeterBinder, MultiCollector {
 
     @Override
     public List<String> getPrometheusNames() {
-        return names;
+        return families.stream().map(Family::name).toList();
     }
 
     @Override
@@ -108,27 +103,23 @@ public final class AgentMetrics implements MeterBinder, MultiCollector {
         }
         List<MetricSnapshot> out = new ArrayList<>(families.size());
         for (Family family : families) {
-            if (family.counter()) {
-                CounterSnapshot.Builder counter = CounterSnapshot.builder().name(family.name()).help(family.help());
-                byHost.forEach((host, agent) -> {
-                    Number v = family.reading().apply(agent);
-                    if (v != null && Double.isFinite(v.doubleValue())) {
-                        counter.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder()
-                                .labels(Labels.of(HOST, LabelValues.sanitize(host))).value(v.doubleValue()).build());
-                    }
-                });
-                out.add(counter.build());
-            } else {
-                GaugeSnapshot.Builder gauge = GaugeSnapshot.builder().name(family.name()).help(family.help());
-                byHost.forEach((host, agent) -> {
-                    Number v = family.reading().apply(agent);
-                    if (v != null && Double.isFinite(v.doubleValue())) {
-                        gauge.dataPoint(GaugeSnapshot.GaugeDataPointSnapshot.builder()
-                                .labels(Labels.of(HOST, LabelValues.sanitize(host))).value(v.doubleValue()).build());
-                    }
-                });
-                out.add(gauge.build());
-            }
+            CounterSnapshot.Builder counter = CounterSnapshot.builder().name(family.name()).help(family.help());
+            GaugeSnapshot.Builder gauge = GaugeSnapshot.builder().name(family.name()).help(family.help());
+            byHost.forEach((host, agent) -> {
+                Number v = family.reading().apply(agent);
+                if (v == null || !Double.isFinite(v.doubleValue())) {
+                    return;
+                }
+                Labels labels = Labels.of(HOST, LabelValues.sanitize(host));
+                if (family.counter()) {
+                    counter.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder().labels(labels)
+                            .value(v.doubleValue()).build());
+                } else {
+                    gauge.dataPoint(GaugeSnapshot.GaugeDataPointSnapshot.builder().labels(labels)
+                            .value(v.doubleValue()).build());
+                }
+            });
+            out.add(family.counter() ? counter.build() : gauge.build());
         }
         return new MetricSnapshots(out);
     }

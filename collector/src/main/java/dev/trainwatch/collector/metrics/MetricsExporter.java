@@ -34,7 +34,6 @@ import java.util.function.Supplier;
 public final class MetricsExporter {
 
     private final PrometheusMeterRegistry registry;
-    private final GpuMetrics gpuMetrics;
     private final RunMetrics runMetrics;
     private final SelfMetrics selfMetrics;
     private final AgentMetrics agentMetrics;
@@ -47,13 +46,12 @@ public final class MetricsExporter {
                            java.time.Clock clock, boolean jvm) {
         this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT,
                 new PrometheusRegistry(), micrometerClock(clock));
-        this.gpuMetrics = new GpuMetrics(gpus);
         // Times the collector keeps on its monotonic clock leave as the wall clock reads them (Prometheus' time()).
         DoubleSupplier wallOffset = () -> MonotonicClock.wallOffsetSeconds(clock);
         this.runMetrics = new RunMetrics(runs, wallOffset);
         this.selfMetrics = new SelfMetrics();
         this.agentMetrics = new AgentMetrics(agents, wallOffset);
-        gpuMetrics.bindTo(registry);
+        FleetSeries.gpus(gpus).bindTo(registry);
         runMetrics.bindTo(registry);
         selfMetrics.bindTo(registry);
         agentMetrics.bindTo(registry);

@@ -38,8 +38,8 @@ import static dev.trainwatch.collector.metrics.MetricNames.SEVERITY;
 /**
  * The {@code trainwatch_run_*} series: gauges made from the fleet's run views at scrape time, the
  * {@code trainwatch_run_step_seconds} summary fed with every step report the fleet counts (one per step when
- * every rank logs it), and
- * {@code trainwatch_run_anomaly{kind,severity}}. Series of a run disappear when the fleet forgets the run.
+ * every rank logs it), and {@code trainwatch_run_anomaly{kind,severity}}. Series of a run disappear when the fleet
+ * forgets the run.
  *
  * <p>The gauges and the anomaly family are one Prometheus client {@link MultiCollector}, like the GPU series: a
  * snapshot built straight from the views costs less than keeping a Micrometer meter per run and family in step
@@ -57,7 +57,6 @@ public final class RunMetrics implements MeterBinder, MultiCollector, FleetListe
 
     private final Supplier<? extends Collection<RunView>> runs;
     private final List<Family> families = new ArrayList<>();
-    private final List<String> names = new ArrayList<>();
     private final String anomalyName = GpuSeries.prometheusName(MetricNames.RUN_ANOMALY, null);
     private final String wallName = GpuSeries.prometheusName(MetricNames.RUN_WALL, MetricNames.SECONDS);
     private final String energyName = GpuSeries.prometheusName(MetricNames.RUN_ENERGY, MetricNames.JOULES);
@@ -73,11 +72,6 @@ public final class RunMetrics implements MeterBinder, MultiCollector, FleetListe
     private MeterRegistry registry;
     /** Run views taken by {@link #refresh()} for the scrape that follows it; consumed by {@link #collect()}. */
     private volatile Collection<RunView> prepared;
-
-    /** @param runs the fleet's current run views, called once per scrape */
-    public RunMetrics(Supplier<? extends Collection<RunView>> runs) {
-        this(runs, () -> 0);
-    }
 
     /**
      * @param runs       the fleet's current run views, called once per scrape
@@ -130,11 +124,6 @@ public final class RunMetrics implements MeterBinder, MultiCollector, FleetListe
         compared(MetricNames.RUN_PROJECTED_ENERGY, MetricNames.JOULES,
                 "Energy so far plus the remaining time at the current power draw", ComparisonView::projectedEnergyJoules);
         observed(MetricNames.RUN_LOSS, null, "Newest finite training loss reported", ObservedView::loss);
-        names.add(wallName);
-        names.add(lossNonFiniteName);
-        names.add(energyName);
-        names.add(gpuTimeName);
-        names.add(anomalyName);
     }
 
     /** One gauge over the runs; a null reading means no series for that run. */
@@ -145,9 +134,7 @@ public final class RunMetrics implements MeterBinder, MultiCollector, FleetListe
     }
 
     private void gauge(String name, String unit, String help, Function<RunView, Number> reading) {
-        Family family = new Family(GpuSeries.prometheusName(name, unit), help, reading);
-        families.add(family);
-        names.add(family.name());
+        families.add(new Family(GpuSeries.prometheusName(name, unit), help, reading));
     }
 
     private void observed(String name, String unit, String help, Function<ObservedView, Number> field) {
@@ -169,6 +156,8 @@ public final class RunMetrics implements MeterBinder, MultiCollector, FleetListe
 
     @Override
     public List<String> getPrometheusNames() {
+        List<String> names = new ArrayList<>(families.stream().map(Family::name).toList());
+        names.addAll(List.of(wallName, lossNonFiniteName, energyName, gpuTimeName, anomalyName));
         return names;
     }
 
@@ -221,20 +210,17 @@ public final class RunMetrics implements MeterBinder, MultiCollector, FleetListe
                 Map<String, Double> now = new HashMap<>();
                 if (o.wallSeconds() != null) {
                     for (String reason : MetricNames.WALL_REASONS) {
-                        double v = monotone(before, now, reason, o.wallSeconds().getOrDefault(reason, 0.0));
-                        wall.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder()
-                                .labels(labels.get(i).add(MetricNames.REASON, reason)).value(v).build());
+                        wall.dataPoint(point(labels.get(i).add(MetricNames.REASON, reason),
+                                monotone(before, now, reason, o.wallSeconds().getOrDefault(reason, 0.0))));
                     }
                 }
                 if (o.energyJoules() != null) {
-                    energy.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder().labels(labels.get(i))
-                            .value(monotone(before, now, "energy", o.energyJoules())).build());
+                    energy.dataPoint(point(labels.get(i), monotone(before, now, "energy", o.energyJoules())));
                 }
-                lossNonFinite.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder().labels(labels.get(i))
-                        .value(o.lossNonfiniteReports() == null ? 0 : o.lossNonfiniteReports()).build());
+                lossNonFinite.dataPoint(point(labels.get(i),
+                        o.lossNonfiniteReports() == null ? 0 : o.lossNonfiniteReports()));
                 if (o.gpuHours() != null) {
-                    gpuTime.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder().labels(labels.get(i))
-                            .value(monotone(before, now, "gpu", o.gpuHours() * 3600)).build());
+                    gpuTime.dataPoint(point(labels.get(i), monotone(before, now, "gpu", o.gpuHours() * 3600)));
                 }
                 highs.put(run.runId(), now);
             }
@@ -242,6 +228,10 @@ public final class RunMetrics implements MeterBinder, MultiCollector, FleetListe
             counterHighs.putAll(highs);
         }
         return List.of(wall.build(), energy.build(), gpuTime.build(), lossNonFinite.build());
+    }
+
+    private static CounterSnapshot.CounterDataPointSnapshot point(Labels labels, double value) {
+        return CounterSnapshot.CounterDataPointSnapshot.builder().labels(labels).value(value).build();
     }
 
     private static double monotone(Map<String, Double> before, Map<String, Double> now, String key, double value) {
@@ -295,17 +285,12 @@ public final class RunMetrics implements MeterBinder, MultiCollector, FleetListe
         return false;
     }
 
-    /** The fleet counted steps of a run (by any ingest path): they feed its step-time summary. */
-    @Override
-    public void onStepsApplied(String runId, List<StepEvent> steps) {
-        recordSteps(runId, steps);
-    }
-
     /**
-     * Feeds accepted step reports of a run into its step-time summary. A report that averages
+     * The fleet counted steps of a run (by any ingest path): they feed its step-time summary. A report that averages
      * {@code interval_steps} steps counts as that many steps of its mean time, so count and sum stay in steps.
      */
-    public synchronized void recordSteps(String runId, List<StepEvent> steps) {
+    @Override
+    public synchronized void onStepsApplied(String runId, List<StepEvent> steps) {
         if (registry == null) {
             return;
         }

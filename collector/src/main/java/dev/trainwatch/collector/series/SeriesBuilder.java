@@ -11,6 +11,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
+import static dev.trainwatch.collector.state.window.GpuWindow.maxNan;
+import static dev.trainwatch.collector.state.window.GpuWindow.minNan;
 
 /**
  * Turns a run's rolling windows (its step reports and its GPUs' entries) into a {@link RunSeries}: each series
@@ -29,17 +31,6 @@ public final class SeriesBuilder {
     public static final int MAX_GPU_POINTS = 8_192;
     static final int MIN_TRACK_POINTS = SeriesRequest.MIN_POINTS;
 
-    /**
-     * What the builder reads. GPU entries outside {@code [gpuFromTs, gpuToTs]} (before the run's first sighting,
-     * after its end) belong to another user of the GPU and are left out; {@code samplesPerStepFallback} (the spec's
-     * global batch, NaN when unknown) prices reports that do not say.
-     */
-    public record Source(String runId, double nowTs, double windowSeconds, double gpuFromTs, double gpuToTs,
-                         StepSeries steps,
-                         List<? extends GpuSeries> gpus, RunSeries.Predicted predicted, Long capacityBytes,
-                         double samplesPerStepFallback) {
-    }
-
     private SeriesBuilder() {
     }
 
@@ -49,17 +40,9 @@ public final class SeriesBuilder {
     }
 
     /** The build's input, copied from the fleet (the only part of a build that holds its lock). */
-    public static Optional<Source> copy(Fleet fleet, String runId, SeriesRequest request) {
+    public static Optional<SeriesSource> copy(Fleet fleet, String runId, SeriesRequest request) {
         Objects.requireNonNull(request, "request");
-        return fleet.seriesSource(runId, firstSeen -> gpuReadFromTs(request, firstSeen)).map(SeriesBuilder::source);
-    }
-
-    private static Source source(SeriesSource s) {
-        RunSeries.Predicted predicted = s.predicted() == null ? null
-                : new RunSeries.Predicted(s.predicted().stepSeconds(), s.predicted().peakMemoryBytes(),
-                        s.predicted().samplesPerSecond());
-        return new Source(s.runId(), s.nowTs(), s.windowSeconds(), s.gpuFromTs(), s.gpuToTs(), s.steps(), s.gpus(),
-                predicted, s.capacityBytes(), s.samplesPerStepFallback());
+        return fleet.seriesSource(runId, firstSeen -> gpuReadFromTs(request, firstSeen));
     }
 
     /** The earliest GPU entry a build reads: {@code since} less {@link #GPU_HOLD_SECONDS}, not before gpuFromTs. */
@@ -68,7 +51,11 @@ public final class SeriesBuilder {
         return Math.max(gpuFromTs, from - GPU_HOLD_SECONDS);
     }
 
-    public static RunSeries build(Source src, SeriesRequest request) {
+    /**
+     * GPU entries outside {@code [gpuFromTs, gpuToTs]} (before the run's first sighting, after its end) belong to
+     * another user of the GPU and are left out.
+     */
+    public static RunSeries build(SeriesSource src, SeriesRequest request) {
         double from = request.sinceTs() == null ? Double.NEGATIVE_INFINITY : request.sinceTs();
         double gpuFrom = Math.max(from, src.gpuFromTs());
         int maxPoints = request.maxPoints();
@@ -140,7 +127,11 @@ public final class SeriesBuilder {
                 steps, stepHold, src.samplesPerStepFallback());
 
         return new RunSeries(src.runId(), src.nowTs(), src.windowSeconds(), request.sinceTs(), maxPoints,
-                downsampled, src.predicted(), src.capacityBytes(), runPoints, stepPoints, tracks, omitted);
+                downsampled, predicted(src.predicted()), src.capacityBytes(), runPoints, stepPoints, tracks, omitted);
+    }
+
+    private static RunSeries.Predicted predicted(SeriesSource.Predicted p) {
+        return p == null ? null : new RunSeries.Predicted(p.stepSeconds(), p.peakMemoryBytes(), p.samplesPerSecond());
     }
 
     /** How long step figures are carried forward: a few report gaps, at least {@link #MIN_STEP_HOLD_SECONDS}. */
@@ -197,8 +188,7 @@ public final class SeriesBuilder {
             double ts = tsSum / (bounds[k + 1] - bounds[k]);
 
             double memory = Double.NaN;
-            double utilSum = 0;
-            int utilN = 0;
+            Mean util = new Mean();
             double utilMin = Double.NaN;
             double idle = Double.NaN;
             double power = 0;
@@ -224,14 +214,10 @@ public final class SeriesBuilder {
                 }
                 contributing++;
                 memory = maxNan(memory, acc.memory);
-                double u = acc.mean(acc.utilSum, acc.utilN);
-                if (!Double.isNaN(u)) {
-                    utilSum += u;
-                    utilN++;
-                }
+                util.add(acc.util.value());
                 utilMin = minNan(utilMin, acc.utilMin);
-                idle = maxNan(idle, acc.mean(acc.idleSum, acc.idleN));
-                double p = acc.mean(acc.powerSum, acc.powerN);
+                idle = maxNan(idle, acc.idle.value());
+                double p = acc.power.value();
                 if (!Double.isNaN(p)) {
                     power += p;
                     anyPower = true;
@@ -250,7 +236,7 @@ public final class SeriesBuilder {
             }
             nextStep = s;
 
-            out.add(new RunSeries.RunPoint(ts, toLong(memory), utilN > 0 ? ratio(utilSum / utilN) : null,
+            out.add(new RunSeries.RunPoint(ts, toLong(memory), ratio(util.value()),
                     ratio(utilMin), ratio(idle), anyPower ? rounded(power, 100) : null,
                     contributing > 0 ? contributing : null,
                     step == null ? null : step.step(), step == null ? null : step.stepSeconds(),
@@ -354,35 +340,27 @@ public final class SeriesBuilder {
 
     /** Merges window entries of one GPU the way the window merges polls: max memory, means, min of minimum. */
     private static final class GpuAccumulator {
+        final Mean util = new Mean();
+        final Mean idle = new Mean();
+        final Mean sm = new Mean();
+        final Mean power = new Mean();
         int entries;
         double tsSum;
         double memory;
-        double utilSum;
-        int utilN;
         double utilMin;
-        double idleSum;
-        int idleN;
-        double smSum;
-        int smN;
         double smMax;
-        double powerSum;
-        int powerN;
         double temperature;
 
         void reset() {
+            util.reset();
+            idle.reset();
+            sm.reset();
+            power.reset();
             entries = 0;
             tsSum = 0;
             memory = Double.NaN;
-            utilSum = 0;
-            utilN = 0;
             utilMin = Double.NaN;
-            idleSum = 0;
-            idleN = 0;
-            smSum = 0;
-            smN = 0;
             smMax = Double.NaN;
-            powerSum = 0;
-            powerN = 0;
             temperature = Double.NaN;
         }
 
@@ -390,48 +368,42 @@ public final class SeriesBuilder {
             entries++;
             tsSum += g.ts(i);
             memory = maxNan(memory, g.memoryUsedBytes(i));
-            double u = g.utilizationRatio(i);
-            if (!Double.isNaN(u)) {
-                utilSum += u;
-                utilN++;
-            }
+            util.add(g.utilizationRatio(i));
             utilMin = minNan(utilMin, g.utilizationMinRatio(i));
-            double idle = g.idleFraction(i);
-            if (!Double.isNaN(idle)) {
-                idleSum += idle;
-                idleN++;
-            }
-            double sm = g.smClockHz(i);
-            if (!Double.isNaN(sm)) {
-                smSum += sm;
-                smN++;
-            }
+            idle.add(g.idleFraction(i));
+            sm.add(g.smClockHz(i));
             smMax = maxNan(smMax, g.smClockMaxHz(i));
-            double p = g.powerWatts(i);
-            if (!Double.isNaN(p)) {
-                powerSum += p;
-                powerN++;
-            }
+            power.add(g.powerWatts(i));
             temperature = maxNan(temperature, g.temperatureCelsius(i));
         }
 
-        double mean(double sum, int n) {
+        RunSeries.GpuPoint point() {
+            return new RunSeries.GpuPoint(tsSum / entries, toLong(memory), ratio(util.value()), ratio(utilMin),
+                    ratio(idle.value()), toLong(sm.value()), toLong(smMax), rounded(power.value(), 100),
+                    rounded(temperature, 10));
+        }
+    }
+
+    /** The mean of the readings that are not NaN (NaN when none is). */
+    private static final class Mean {
+        double sum;
+        int n;
+
+        void reset() {
+            sum = 0;
+            n = 0;
+        }
+
+        void add(double x) {
+            if (!Double.isNaN(x)) {
+                sum += x;
+                n++;
+            }
+        }
+
+        double value() {
             return n > 0 ? sum / n : Double.NaN;
         }
-
-        RunSeries.GpuPoint point() {
-            return new RunSeries.GpuPoint(tsSum / entries, toLong(memory), ratio(mean(utilSum, utilN)), ratio(utilMin),
-                    ratio(mean(idleSum, idleN)), toLong(mean(smSum, smN)), toLong(smMax),
-                    rounded(mean(powerSum, powerN), 100), rounded(temperature, 10));
-        }
-    }
-
-    private static double maxNan(double a, double b) {
-        return Double.isNaN(a) ? b : Double.isNaN(b) ? a : Math.max(a, b);
-    }
-
-    private static double minNan(double a, double b) {
-        return Double.isNaN(a) ? b : Double.isNaN(b) ? a : Math.min(a, b);
     }
 
     /** To 4 decimals: float readings widened to double would put 0.8999999761581421 on the wire. */

@@ -101,7 +101,11 @@ final class AppliedSeqs {
         }
         Window fresh = new Window(seq);
         fresh.set(seq);
-        windows.add(0, fresh);
+        addFirst(fresh);
+    }
+
+    private void addFirst(Window w) {
+        windows.add(0, w);
         if (windows.size() > MAX_WINDOWS) {
             windows.remove(windows.size() - 1);
         }
@@ -141,9 +145,6 @@ final class AppliedSeqs {
             w.bits[i] = HexFormat.fromHexDigitsToLong(text, at, at + 16);
         }
         windows.removeIf(other -> other.top == w.top);
-        windows.add(0, w);
-        if (windows.size() > MAX_WINDOWS) {
-            windows.remove(windows.size() - 1);
-        }
+        addFirst(w);
     }
 }

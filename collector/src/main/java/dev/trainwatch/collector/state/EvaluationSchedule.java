@@ -58,8 +58,7 @@ final class EvaluationSchedule {
     /** A failing detector is logged at most this often. */
     static final double ERROR_LOG_SECONDS = 60;
     /** Failures per detector since start (read without the fleet's lock by metrics). */
-    private final Map<AnomalyKind, AtomicLong> errors =
-            new ConcurrentHashMap<>();
+    private final Map<AnomalyKind, AtomicLong> errors = new ConcurrentHashMap<>();
     private final Map<AnomalyKind, Double> errorLogged = new EnumMap<>(AnomalyKind.class);
     /** What each detector's evaluations cost since start (filled once here, read without the lock by metrics). */
     private final Map<AnomalyKind, DetectorCost> costs = new EnumMap<>(AnomalyKind.class);
@@ -92,22 +91,14 @@ final class EvaluationSchedule {
         this.notifier = notifier;
     }
 
-    /**
-     * A run without new input is re-judged by the fleet's tick after at least this long: what only the passing of
-     * time changes (a silence growing into a stall, an anomaly's sustain or clear time running out) moves in steps of
-     * at most {@link #idleSeconds}. A run whose input arrives is judged as it arrives (at most every
-     * {@link FleetSettings#evaluateEvery()}).
-     */
+    /** What only time changes (a stall growing, a sustain running out) is judged by the tick at least this often. */
     static final double IDLE_EVALUATE_SECONDS = 5;
-    /** ... and after at most this long, whatever the run's usual gap between inputs. */
     static final double IDLE_EVALUATE_MAX_SECONDS = 15;
 
     /**
-     * How long a run goes without input before the tick judges it: {@value #IDLE_EVALUATE_SECONDS} s, or half as
-     * long again as its usual gap between bursts of input when that is longer, up to
-     * {@value #IDLE_EVALUATE_MAX_SECONDS} s. A run whose agent sends every 10 s ({@code --ship-every 10s}) is judged
-     * as each batch arrives, not also halfway between two batches that bring nothing new in between; once its next
-     * batch is overdue it is judged without one. (An agent gone silent is named at once by the tick either way.)
+     * How long a run goes without input before the tick judges it: half as long again as its usual gap between bursts
+     * of input, within [{@value #IDLE_EVALUATE_SECONDS}, {@value #IDLE_EVALUATE_MAX_SECONDS}] s, so a run whose agent
+     * ships every 10 s is not also judged halfway between two batches.
      */
     static double idleSeconds(RunState run) {
         double gap = run.burstGap() * 1.5;
@@ -122,11 +113,8 @@ final class EvaluationSchedule {
 
     /**
      * The least time between two judgements of a run on arriving input: {@link FleetSettings#evaluateEvery()}, and
-     * for a run on several nodes half its agents' gap between batches when that is longer (at most
-     * {@value #SPACING_MAX_SECONDS} s). Eight nodes sending every 10 s at their own moments bring a run an eighth of
-     * its readings at a time; judging all of its GPUs at each (up to once a second) cost the collector a quarter
-     * more at 1,024 GPUs in 16 runs than in 128 single-node runs. Urgent input — an event, a non-finite loss, a GPU slowed down in
-     * hardware — is judged at once all the same, and a run on one node is judged at each of its batches as before.
+     * for a run on several nodes (whose agents each bring a share of its readings) half its agents' gap between
+     * batches when that is longer, at most {@value #SPACING_MAX_SECONDS} s. Urgent input is judged at once.
      */
     double spacing(RunState run, boolean urgent) {
         double every = settings.evaluateEvery().toMillis() / 1000.0;
@@ -136,10 +124,7 @@ final class EvaluationSchedule {
         return Math.max(every, Math.min(run.agentBatchGap() / 2, SPACING_MAX_SECONDS));
     }
 
-    /**
-     * New input of the run arrived: it is judged now unless it was judged less than its spacing ago; urgent input (an
-     * event, a non-finite loss, a GPU slowed down in hardware) within evaluateEvery whatever the spacing.
-     */
+    /** New input of the run arrived: it is judged now unless it was judged less than its {@link #spacing} ago. */
     void maybeEvaluate(RunState run, double now, boolean urgent) {
         run.input(now, urgent, BURST_SECONDS);
         evaluateIfDue(run, now, false);
@@ -202,8 +187,7 @@ final class EvaluationSchedule {
                 costs.get(d.kind()).add(System.nanoTime() - started);
                 // A detector bug must not stop ingest or the other detectors: counted, and logged with its stack at
                 // most once a minute per detector.
-                long count = errors.computeIfAbsent(d.kind(), k -> new AtomicLong())
-                        .incrementAndGet();
+                long count = errors.computeIfAbsent(d.kind(), k -> new AtomicLong()).incrementAndGet();
                 Double last = errorLogged.get(d.kind());
                 if (last == null || now - last >= ERROR_LOG_SECONDS || now < last) {
                     errorLogged.put(d.kind(), now);
@@ -271,7 +255,7 @@ final class EvaluationSchedule {
         public List<GpuSeries> gpus() {
             if (gpuSeries == null) {
                 List<GpuSeries> out = new ArrayList<>();
-                for (GpuState g : observations.runGpus(run)) {
+                for (GpuState g : registry.runGpus(run)) {
                     g.window.trim(now);
                     out.add(g.window);
                 }
@@ -283,7 +267,7 @@ final class EvaluationSchedule {
         @Override
         public List<XidRecord> xids() {
             List<XidRecord> out = new ArrayList<>(run.restoredXids());
-            for (GpuState g : observations.runGpus(run)) {
+            for (GpuState g : registry.runGpus(run)) {
                 out.addAll(g.recentXids);
             }
             return out;

@@ -108,20 +108,8 @@ public final class Fleet {
         return view.map(v -> RunRepricing.forRun(predictor, v, gpuIds, gpus, batch, prices));
     }
 
-    public FleetSettings settings() {
-        return settings;
-    }
-
-    public DetectorSettings detectorSettings() {
-        return detectorSettings;
-    }
-
     public void addListener(FleetListener listener) {
         outbox.addListener(listener);
-    }
-
-    public void removeListener(FleetListener listener) {
-        outbox.removeListener(listener);
     }
 
     /** Listeners are called on the fleet's own thread from now on, so that no caller waits for one. */
@@ -276,18 +264,14 @@ public final class Fleet {
      * @return the reports counted as the run's steps, in order
      */
     public List<StepEvent> ingestSteps(String runId, List<StepEvent> reports) {
-        return ingestSteps(runId, reports, null);
+        return ingestSteps(runId, reports, null, null);
     }
 
     /**
-     * For reports an agent read from a log ({@code agentId}, or null): their times move by that agent's clock offset,
-     * and a report at or below the last applied from the same source and rank is dropped ({@link AppliedLedger}).
+     * For reports an agent read from a log ({@code agentId}, or null): their times move by that agent's clock offset
+     * (fed by the request's agent-clock send time, {@code Trainwatch-Sent-At}, or null), and a report at or below the
+     * last applied from the same source and rank is dropped ({@link AppliedLedger}).
      */
-    public List<StepEvent> ingestSteps(String runId, List<StepEvent> reports, String agentId) {
-        return ingestSteps(runId, reports, agentId, null);
-    }
-
-    /** The same, with the request's agent-clock send time ({@code Trainwatch-Sent-At}, or null) feeding the offset. */
     public List<StepEvent> ingestSteps(String runId, List<StepEvent> reports, String agentId, Double requestSentAt) {
         requireId(runId);
         Objects.requireNonNull(reports, "steps");
@@ -510,7 +494,7 @@ public final class Fleet {
             }
             double until = run.ended() && !Double.isNaN(run.endedAt()) ? run.endedAt() : Double.POSITIVE_INFINITY;
             double from = readFrom.applyAsDouble(run.firstSeen());
-            List<GpuState> gs = observations.runGpus(run);
+            List<GpuState> gs = registry.runGpus(run);
             List<GpuSeries> windows = new ArrayList<>(gs.size());
             double capacity = Double.NaN;
             for (GpuState g : gs) {

@@ -7,7 +7,8 @@ import java.util.List;
 
 /**
  * Told about changes by the {@link Fleet} (alert delivery, the run history): after the fleet's lock is released, in
- * order, never concurrently. Implementations return quickly; an exception is logged and reaches nobody else.
+ * order, never concurrently (except {@link #onStepsApplied}). Implementations return quickly; an exception is logged
+ * and reaches nobody else.
  */
 public interface FleetListener {
 
@@ -40,7 +41,11 @@ public interface FleetListener {
     default void onRunEnded(RunSummary summary) {
     }
 
-    /** Step reports were counted as the run's steps, by whatever path they came. */
+    /**
+     * Step reports were counted as the run's steps, by whatever path they came. Told on the thread that applied them
+     * before its call into the fleet returns (not on the fleet's own delivery thread, so a scrape that follows sees
+     * them whatever other listeners are doing), possibly while another call to this listener runs: in-memory work only.
+     */
     default void onStepsApplied(String runId, List<StepEvent> steps) {
     }
 }

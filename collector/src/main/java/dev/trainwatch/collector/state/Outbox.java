@@ -6,6 +6,8 @@ import dev.trainwatch.protocol.StepEvent;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -15,7 +17,8 @@ import java.util.function.Consumer;
 /**
  * What the fleet tells its {@link FleetListener}s, queued under the fleet's lock in order and delivered after it is
  * released, one call at a time: on the caller's thread ({@link #drain()}, the default) or on the outbox's own thread
- * ({@link #startOwnThread()}, the collector's way, so no caller waits for a listener).
+ * ({@link #startOwnThread()}, the collector's way, so no caller waits for a listener). Steps applied are always told
+ * on the caller's thread ({@link FleetListener#onStepsApplied}).
  */
 final class Outbox {
     private static final System.Logger LOG = System.getLogger(FleetLog.NAME);
@@ -24,6 +27,8 @@ final class Outbox {
 
     private final List<FleetListener> listeners = new CopyOnWriteArrayList<>();
     private final LinkedBlockingQueue<Consumer<FleetListener>> queue = new LinkedBlockingQueue<>();
+    /** Steps applied, told by {@link #drain()} on a caller's thread whether or not the own thread runs. */
+    private final Queue<Consumer<FleetListener>> stepCalls = new ConcurrentLinkedQueue<>();
     private final Object dispatchLock = new Object();
     /** Notifications queued, and delivered (to every listener), since start. */
     private final AtomicLong queued = new AtomicLong();
@@ -37,23 +42,15 @@ final class Outbox {
         listeners.add(Objects.requireNonNull(listener));
     }
 
-    void removeListener(FleetListener listener) {
-        listeners.remove(listener);
-    }
-
     /** @param observed whether the run was ever seen training: listeners that notify people hear only of those */
-    void raised(String runId, Anomaly a, boolean observed) {
+    void anomaly(String runId, Anomaly a, boolean raised, boolean observed) {
         add(l -> {
             if (observed || !l.notifiesPeople()) {
-                l.onAnomalyRaised(runId, a);
-            }
-        });
-    }
-
-    void resolved(String runId, Anomaly a, boolean observed) {
-        add(l -> {
-            if (observed || !l.notifiesPeople()) {
-                l.onAnomalyResolved(runId, a);
+                if (raised) {
+                    l.onAnomalyRaised(runId, a);
+                } else {
+                    l.onAnomalyResolved(runId, a);
+                }
             }
         });
     }
@@ -78,7 +75,7 @@ final class Outbox {
 
     void stepsApplied(String runId, List<StepEvent> steps) {
         if (!steps.isEmpty()) {
-            add(l -> l.onStepsApplied(runId, steps));
+            stepCalls.add(l -> l.onStepsApplied(runId, steps));
         }
     }
 
@@ -97,8 +94,17 @@ final class Outbox {
         return failures.get();
     }
 
-    /** Delivers what is queued on the calling thread; nothing when delivering on the own thread. */
+    /**
+     * Tells the steps applied so far, then delivers what else is queued unless the own thread does, on the calling
+     * thread. A caller returns only once the steps it queued were told, by it or by another caller.
+     */
     void drain() {
+        synchronized (stepCalls) {
+            Consumer<FleetListener> call;
+            while ((call = stepCalls.poll()) != null) {
+                callEach(call);
+            }
+        }
         if (thread != null || queue.isEmpty()) {
             return;
         }
@@ -114,6 +120,11 @@ final class Outbox {
     }
 
     private void deliver(Consumer<FleetListener> call) {
+        callEach(call);
+        delivered.incrementAndGet();
+    }
+
+    private void callEach(Consumer<FleetListener> call) {
         for (FleetListener l : listeners) {
             try {
                 call.accept(l);
@@ -127,7 +138,6 @@ final class Outbox {
                 }
             }
         }
-        delivered.incrementAndGet();
     }
 
     /** From now on, delivers on a thread of its own (idempotent). What was queued before is delivered there too. */

@@ -111,7 +111,7 @@ final class Registry {
         Slots.Room room = Slots.roomForRun(candidates, now, specRetentionSeconds());
         RunState victim = room.victim();
         if (victim == null) {
-            if (limitLogDue(now)) {
+            if (limitLogDue(Slots.Kind.RUNS, now)) {
                 LOG.log(System.Logger.Level.WARNING, "run limit {0} reached and every run is live: refusing new runs"
                         + " (counted in trainwatch_limit_refused_total; logged at most once a minute)",
                         settings.maxRuns());
@@ -119,7 +119,7 @@ final class Registry {
             throw slots.refuse(Slots.Kind.RUNS, settings.maxRuns(), room.retryAfterSeconds(now), now);
         }
         forgottenSinceLog++;
-        if (limitLogDue(now)) {
+        if (limitLogDue(Slots.Kind.RUNS, now)) {
             LOG.log(System.Logger.Level.WARNING, "run limit {0} reached: forgot {1} ended or silent run(s), or specs"
                     + " whose run did not report within the spec retention, to make room, the latest {2} (logged at"
                     + " most once a minute)", settings.maxRuns(),
@@ -134,12 +134,7 @@ final class Registry {
     private long forgottenSinceLog;
     private final Map<Slots.Kind, Double> limitLoggedAt = new EnumMap<>(Slots.Kind.class);
 
-    /** A line about a full run limit at most once a minute: a flood of new run ids must not flood the log. */
-    private boolean limitLogDue(double now) {
-        return limitLogDue(Slots.Kind.RUNS, now);
-    }
-
-    /** A line about a full limit of this kind at most once a minute. */
+    /** A line about a full limit of this kind at most once a minute: a flood of new ids must not flood the log. */
     private boolean limitLogDue(Slots.Kind kind, double now) {
         Double last = limitLoggedAt.get(kind);
         if (last == null || now - last >= 60 || now < last) {
@@ -334,8 +329,8 @@ final class Registry {
     /** A new agent's state; a silent agent gives its slot when the limit is full, else it throws. */
     AgentState newAgent(String agentId, double now) {
         if (agents.size() >= settings.maxAgents()) {
-            String silent = Slots.silentToForget(agents, a -> a.lastSeen, now);
-            if (silent == null) {
+            List<String> silent = Slots.silentToForget(agents, a -> a.lastSeen, now, 1);
+            if (silent.isEmpty()) {
                 if (limitLogDue(Slots.Kind.AGENTS, now)) {
                     LOG.log(System.Logger.Level.WARNING, "agent limit {0} reached and every agent is live: refusing"
                             + " new agents (logged at most once a minute)", settings.maxAgents());
@@ -343,7 +338,7 @@ final class Registry {
                 throw slots.refuse(Slots.Kind.AGENTS, settings.maxAgents(),
                         Slots.retryAfterSeconds(agents.values(), a -> a.lastSeen, now), now);
             }
-            agents.remove(silent);
+            agents.remove(silent.get(0));
             agentsChanged();
             slots.forgot(Slots.Kind.AGENTS);
         }

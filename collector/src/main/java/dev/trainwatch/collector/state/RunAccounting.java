@@ -4,6 +4,7 @@ import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.StepEvent;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -16,16 +17,11 @@ final class RunAccounting {
 
     /** The goodput parts; {@code label} is the {@code reason} label of {@code trainwatch_run_wall_seconds_total}. */
     enum Reason {
-        PRODUCTIVE("productive"), STARTUP("startup"), DATA_WAIT("data_wait"), ENCODING("encoding"),
-        STALL("stall"), CHECKPOINT("checkpoint"), EVALUATION("evaluation"), LOST_WORK("lost_work"), IDLE("idle"),
+        PRODUCTIVE, STARTUP, DATA_WAIT, ENCODING, STALL, CHECKPOINT, EVALUATION, LOST_WORK, IDLE,
         /** Since the newest report, not yet explained (at most the allowance); not exported as a counter. */
-        PENDING("pending");
+        PENDING;
 
-        final String label;
-
-        Reason(String label) {
-            this.label = label;
-        }
+        final String label = name().toLowerCase(Locale.ROOT);
     }
 
     static final double MIN_JITTER_SECONDS = 30;
@@ -217,9 +213,7 @@ final class RunAccounting {
     }
 
     private void closeGap(double from, double to, Reason forced) {
-        for (Map.Entry<Reason, Double> part : gapParts(from, to, forced).entrySet()) {
-            add(part.getKey(), part.getValue());
-        }
+        gapParts(from, to, forced).forEach(this::add);
     }
 
     /** How the gap [from, to) splits: an announced phase from its start, the rest stall or idle (or forced). */
@@ -263,9 +257,7 @@ final class RunAccounting {
                 double allowance = allowance();
                 double pending = Math.min(tail, allowance);
                 out.merge(Reason.PENDING, pending, Double::sum);
-                for (Map.Entry<Reason, Double> part : gapParts(closedUntil, until - pending, null).entrySet()) {
-                    out.merge(part.getKey(), part.getValue(), Double::sum);
-                }
+                gapParts(closedUntil, until - pending, null).forEach((r, s) -> out.merge(r, s, Double::sum));
             }
         }
         return out;

@@ -27,13 +27,7 @@ final class RunEvents implements EvaluationSchedule.Notifier {
 
     @Override
     public void publish(RunState run, Transition t) {
-        Anomaly a = t.anomaly();
-        boolean observed = observedTraining(run);
-        if (t.raised()) {
-            outbox.raised(run.runId(), a, observed);
-        } else {
-            outbox.resolved(run.runId(), a, observed);
-        }
+        outbox.anomaly(run.runId(), t.anomaly(), t.raised(), observedTraining(run));
     }
 
     /** Whether the run was ever seen training (a step, a spec, a failure, a GPU reading): only then are people told. */

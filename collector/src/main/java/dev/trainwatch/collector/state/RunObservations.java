@@ -50,10 +50,6 @@ final class RunObservations {
         prices = Objects.requireNonNull(newPrices);
     }
 
-    GpuHourPrices prices() {
-        return prices;
-    }
-
     /** Seconds of each step's data time that are online encoding by the prediction (PixArt's); 0 when precomputed. */
     double encodingSecondsPerStep(RunState run) {
         Estimate e = run.estimate();
@@ -63,12 +59,8 @@ final class RunObservations {
         return e.stepBreakdown().getOrDefault("text_encoder", 0.0) + e.stepBreakdown().getOrDefault("vae_encoder", 0.0);
     }
 
-    List<GpuState> runGpus(RunState run) {
-        return registry.runGpus(run);
-    }
-
     RunView view(RunState run, double now) {
-        List<GpuState> gs = runGpus(run);
+        List<GpuState> gs = registry.runGpus(run);
         ObservedView observed = observed(run, gs, now);
         ComparisonView comparison = comparison(run, observed);
         List<RunGpuView> gpuViews = new ArrayList<>(gs.size());
@@ -377,7 +369,7 @@ final class RunObservations {
 
     /** The run's summary for listeners (the history), its numbers computed as in {@link #view}. */
     RunSummary summarize(RunState run, double now) {
-        List<GpuState> gs = runGpus(run);
+        List<GpuState> gs = registry.runGpus(run);
         double fromSteps = now - windowSeconds;
         double stepSeconds = WindowStats.medianStepSeconds(run.steps(), fromSteps);
         Estimate e = run.estimate();

@@ -120,20 +120,6 @@ public final class Slots {
         return r.lastStep() >= 0 || r.steps().size() > 0 || !r.hosts().isEmpty();
     }
 
-    /** The key of the entry silent longest, if it has been silent at least {@link #SILENT_SECONDS}; else null. */
-    static <V> String silentToForget(Map<String, V> entries, ToDoubleFunction<V> lastSeen, double now) {
-        String oldest = null;
-        double oldestSeen = Double.POSITIVE_INFINITY;
-        for (Map.Entry<String, V> e : entries.entrySet()) {
-            double seen = lastSeen.applyAsDouble(e.getValue());
-            if (seen < oldestSeen) {
-                oldestSeen = seen;
-                oldest = e.getKey();
-            }
-        }
-        return oldest != null && now - oldestSeen >= SILENT_SECONDS ? oldest : null;
-    }
-
     /** Seconds until the least recently seen of these becomes silent (at least 1, at most the silence span). */
     static <V> long retryAfterSeconds(Collection<V> entries, ToDoubleFunction<V> lastSeen, double now) {
         double oldest = Double.POSITIVE_INFINITY;
@@ -176,9 +162,5 @@ public final class Slots {
 
     Usage usage(Kind kind, int used, int limit) {
         return new Usage(kind, used, limit, refused(kind), forgotten(kind), lastRefused(kind));
-    }
-
-    static List<Kind> kinds() {
-        return List.of(Kind.values());
     }
 }

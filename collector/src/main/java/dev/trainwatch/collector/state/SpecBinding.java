@@ -73,8 +73,7 @@ final class SpecBinding {
         RunSpec filled = spec;
         int attributed = run.gpuUuids().size();
         if (spec.gpus() == null && attributed > 0) {
-            filled = filled.overriddenBy(new RunSpec(null, null, attributed, null, null, null, null, null, null,
-                    null, null, null, null, null, null, null, null));
+            filled = filled.onHardware(null, attributed, null);
         }
         // A family name ("a100") that the catalog finds ambiguous is settled by what NVML says the run's GPUs are
         // ("NVIDIA A100-SXM4-80GB" -> a100-80gb): their memory decides, never a silent pick.
@@ -86,7 +85,7 @@ final class SpecBinding {
                 if (g != null && g.window.name() != null) {
                     Optional<String> id = predictor.resolveGpuId(g.window.name());
                     if (id.isPresent() && (family == null || id.get().startsWith(family))) {
-                        filled = filled.overriddenBy(withGpu(id.get()));
+                        filled = filled.onHardware(id.get(), null, null);
                         break;
                     }
                 }
@@ -111,12 +110,5 @@ final class SpecBinding {
             LOG.log(System.Logger.Level.WARNING, "run {0}: spec with observed GPU {1} not priced: {2}",
                     run.runId(), filled.gpu(), e.getMessage());
         }
-    }
-
-    private static RunSpec withGpu(String gpu) {
-        RunSpec e = RunSpec.empty();
-        return new RunSpec(e.model(), gpu, e.gpus(), e.batch(), e.resolution(), e.height(), e.width(), e.frames(),
-                e.precision(), e.optimizer(), e.gradCheckpointing(), e.ema(), e.features(), e.zero(),
-                e.attention(), e.gradAccumulation(), e.totalSteps());
     }
 }

@@ -61,7 +61,7 @@ class MetricLifecycleTest {
 
     @Test
     void runSeriesAndTheStepSummaryVanishWithTheRun() {
-        exporter.runs().recordSteps(ScrapeScenario.RUN, ScrapeScenario.steps());
+        exporter.runs().onStepsApplied(ScrapeScenario.RUN, ScrapeScenario.steps());
         assertThat(exporter.scrape()).contains("trainwatch_run_step_seconds_count{run_id=\"pixart-sigma-run-1\"} 12")
                 .contains("trainwatch_run_anomaly{kind=\"data_starvation\",run_id=\"pixart-sigma-run-1\"");
         scenario.runs.removeIf(run -> run.runId().equals(ScrapeScenario.RUN));
@@ -115,7 +115,7 @@ class MetricLifecycleTest {
             taken.incrementAndGet();
             return scenario.runs;
         }, () -> scenario.agents, new SettableClock(Instant.ofEpochSecond((long) ScrapeScenario.NOW)), false);
-        counting.runs().recordSteps(ScrapeScenario.RUN, ScrapeScenario.steps());
+        counting.runs().onStepsApplied(ScrapeScenario.RUN, ScrapeScenario.steps());
         String scrape = counting.scrape();
         assertThat(scrape).contains("trainwatch_run_last_step{run_id=\"pixart-sigma-run-1\"}")
                 .contains("trainwatch_run_step_seconds_count{run_id=\"pixart-sigma-run-1\"}");

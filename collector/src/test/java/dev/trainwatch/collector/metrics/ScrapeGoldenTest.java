@@ -48,7 +48,7 @@ class ScrapeGoldenTest {
         SettableClock clock = new SettableClock(Instant.ofEpochSecond((long) ScrapeScenario.NOW));
         MetricsExporter exporter = new MetricsExporter(() -> scenario.gpus, () -> scenario.runs,
                 () -> scenario.agents, clock, false);
-        exporter.runs().recordSteps(ScrapeScenario.RUN, ScrapeScenario.steps());
+        exporter.runs().onStepsApplied(ScrapeScenario.RUN, ScrapeScenario.steps());
         exporter.self().ingestOutcome("ok");
         exporter.self().ingestOutcome("ok");
         exporter.self().ingestOutcome("duplicate");

@@ -54,7 +54,7 @@ class PhaseAndCaughtOomTest {
         for (int t = 0; t < seconds; t += 5) {
             clock.advance(Duration.ofSeconds(5));
             batch();
-            fleet.ingestSteps(RUN, List.of(StepEvent.of(++step, 5.0, now())), "agent-a");
+            fleet.ingestSteps(RUN, List.of(StepEvent.of(++step, 5.0, now())), "agent-a", null);
             fleet.tick();
         }
     }

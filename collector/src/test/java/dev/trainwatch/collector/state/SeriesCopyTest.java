@@ -68,8 +68,8 @@ class SeriesCopyTest {
 
     private static byte[] build(List<? extends GpuSeries> gpus, StepWindow steps, double fromTs, double toTs,
                                 SeriesRequest request) throws Exception {
-        return Json.MAPPER.writeValueAsBytes(SeriesBuilder.build(new SeriesBuilder.Source(RUN, 1300, 600, fromTs, toTs,
-                steps, gpus, new RunSeries.Predicted(1.1, 40 * GIB, 50.0), 80 * GIB, 64), request));
+        return Json.MAPPER.writeValueAsBytes(SeriesBuilder.build(new SeriesSource(RUN, 1300, 600, fromTs, toTs,
+                steps, gpus, new SeriesSource.Predicted(1.1, 40 * GIB, 50.0), 80 * GIB, 64), request));
     }
 
     @Test
@@ -162,7 +162,7 @@ class SeriesCopyTest {
         }
         SeriesRequest request = new SeriesRequest(null, SeriesRequest.MAX_POINTS, true);
         // The copy is all a build takes under the lock; the build runs on the copy after the lock is released.
-        SeriesBuilder.Source copy = SeriesBuilder.copy(fleet, RUN, request).orElseThrow();
+        SeriesSource copy = SeriesBuilder.copy(fleet, RUN, request).orElseThrow();
         assertThat(fleet.lockHeldByCurrentThread()).as("the copy returns with the fleet's lock released").isFalse();
 
         double newest = clock.seconds();
@@ -186,11 +186,11 @@ class SeriesCopyTest {
         double now = clock.seconds();
         for (SeriesRequest request : List.of(new SeriesRequest(null, SeriesRequest.MIN_POINTS, false),
                 new SeriesRequest(null, SeriesRequest.MAX_POINTS, true))) {
-            SeriesBuilder.Source copy = SeriesBuilder.copy(fleet, RUN, request).orElseThrow();
+            SeriesSource copy = SeriesBuilder.copy(fleet, RUN, request).orElseThrow();
             assertThat(copy.gpus()).hasSize(4).allSatisfy(g -> assertThat(g.size()).isEqualTo(200));
         }
         // The page's follow-up query (the last few seconds) copies the last few seconds and the 30-s carry-in.
-        SeriesBuilder.Source recent = SeriesBuilder.copy(fleet, RUN, new SeriesRequest(now - 5, 600, false)).orElseThrow();
+        SeriesSource recent = SeriesBuilder.copy(fleet, RUN, new SeriesRequest(now - 5, 600, false)).orElseThrow();
         assertThat(recent.gpus()).allSatisfy(g -> assertThat(g.size()).isEqualTo(35));
         assertThat(SeriesBuilder.copy(fleet, "unknown", SeriesRequest.defaults())).isEmpty();
     }

@@ -80,7 +80,7 @@ public final class SeriesLockMeasurement {
         long entries = 0;
         for (int r = 0; r < 10; r++) {
             long a = System.nanoTime();
-            SeriesBuilder.Source source = SeriesBuilder.copy(fleet, run, request).orElseThrow();
+            SeriesSource source = SeriesBuilder.copy(fleet, run, request).orElseThrow();
             long b = System.nanoTime();
             RunSeries series = SeriesBuilder.build(source, request);
             long c = System.nanoTime();

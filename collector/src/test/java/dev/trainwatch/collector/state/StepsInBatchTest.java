@@ -72,7 +72,7 @@ class StepsInBatchTest {
         assertThat(numbers(reread.stepsCounted().get("run-0"))).containsExactly(4L, 5L);
 
         // The same steps in their own request (an agent that fell back to it) are not counted again either.
-        assertThat(fleet.ingestSteps("run-0", steps(4, 6, clock.millis() / 1000.0), "agent-0"))
+        assertThat(fleet.ingestSteps("run-0", steps(4, 6, clock.millis() / 1000.0), "agent-0", null))
                 .extracting(StepEvent::step).containsExactly(6L);
         assertThat(fleet.run("run-0").orElseThrow().observed().lastStep()).isEqualTo(6L);
     }
@@ -100,7 +100,7 @@ class StepsInBatchTest {
             if (s % 10 == 0) {
                 fleet.ingestBatch(batch(++seq, null));
                 clock.advanceSeconds(0.01);
-                fleet.ingestSteps("run-0", steps(s + 1, s + 10, clock.millis() / 1000.0), "agent-0");
+                fleet.ingestSteps("run-0", steps(s + 1, s + 10, clock.millis() / 1000.0), "agent-0", null);
                 clock.advanceSeconds(-0.01);
             }
             fleet.tick();

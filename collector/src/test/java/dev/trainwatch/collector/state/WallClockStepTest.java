@@ -101,7 +101,7 @@ class WallClockStepTest {
             fleet.ingestBatch(new AgentBatch("node1", "agent-1", ++seq, gpus,
                     List.of(attribution("healthy", uuids)), List.of(), new AgentHealth(0.002, 0L, 0L, 0L, 0L, 1.0),
                     null, agentNow, null));
-            fleet.ingestSteps("healthy", List.of(StepEvent.of(seq, 1.0, agentNow)), "agent-1");
+            fleet.ingestSteps("healthy", List.of(StepEvent.of(seq, 1.0, agentNow)), "agent-1", null);
             fleet.tick();
         }
         exporter[0] = new MetricsExporter(fleet::gpus, fleet::runs, fleet::agents, collectorClock, false);

@@ -433,11 +433,12 @@ public final class GpuWindow implements GpuSeries {
         return v != null && Double.isFinite(v) && v >= 0 && v <= 1.0001 ? Math.min(1.0, v) : Double.NaN;
     }
 
-    private static double maxNan(double a, double b) {
+    /** The larger of two readings, ignoring a NaN one. */
+    public static double maxNan(double a, double b) {
         return Double.isNaN(a) ? b : Double.isNaN(b) ? a : Math.max(a, b);
     }
 
-    private static double minNan(double a, double b) {
+    public static double minNan(double a, double b) {
         return Double.isNaN(a) ? b : Double.isNaN(b) ? a : Math.min(a, b);
     }
 

@@ -4,6 +4,7 @@ import dev.trainwatch.collector.detect.RankSeries;
 import dev.trainwatch.collector.detect.StepSeries;
 import dev.trainwatch.protocol.StepEvent;
 import java.util.Arrays;
+import java.util.Objects;
 
 /**
  * A run's step reports grouped by the rank that logged them, and the choice of the <em>lead rank</em> whose reports
@@ -167,17 +168,11 @@ public final class RankWindows implements RankSeries {
 
     @Override
     public int rank(int k) {
-        if (k < 0 || k >= count) {
-            throw new IndexOutOfBoundsException(k);
-        }
-        return ranks[k];
+        return ranks[Objects.checkIndex(k, count)];
     }
 
     @Override
     public StepSeries steps(int k) {
-        if (k < 0 || k >= count) {
-            throw new IndexOutOfBoundsException(k);
-        }
-        return windows[k];
+        return windows[Objects.checkIndex(k, count)];
     }
 }

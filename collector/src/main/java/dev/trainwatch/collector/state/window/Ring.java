@@ -1,5 +1,7 @@
 package dev.trainwatch.collector.state.window;
 
+import java.util.Objects;
+
 /**
  * Where the entries of a ring of primitive columns lie (the columns are the owner's arrays): entry 0 is the oldest,
  * at {@code head}. A compare, not a division, per read. Not thread-safe: guarded by the fleet's lock.
@@ -36,10 +38,7 @@ public final class Ring {
 
     /** The array position of entry {@code i}, which must be held. */
     public int checkedSlot(int i) {
-        if (i < 0 || i >= size) {
-            throw new IndexOutOfBoundsException(i);
-        }
-        return slot(i);
+        return slot(Objects.checkIndex(i, size));
     }
 
     public int newest() {
