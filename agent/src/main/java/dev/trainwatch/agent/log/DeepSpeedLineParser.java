@@ -8,24 +8,17 @@ import dev.trainwatch.protocol.StepEvent;
  * {@code [Rank 0] step=78, skipped=0, lr=[1.5644e-05], mom=[0.0]} just before. Samples per step are samples/sec ×
  * iter time.
  */
-final class DeepSpeedLineParser implements StepLineParser {
+final class DeepSpeedLineParser extends PresetLineParser {
 
     private static final String STEPS = "steps: ";
     private static final String ITER_TIME = "iter time (s):";
-    private static final String[] QUICK_CHECK = {ITER_TIME, "skipped="};
 
     private final IntervalTracker intervals = new IntervalTracker();
     private long lrStep = -1;
     private Double lr;
 
-    @Override
-    public String[] quickCheck() {
-        return QUICK_CHECK;
-    }
-
-    @Override
-    public String name() {
-        return "deepspeed";
+    DeepSpeedLineParser() {
+        super("deepspeed", ITER_TIME, "skipped=");
     }
 
     @Override

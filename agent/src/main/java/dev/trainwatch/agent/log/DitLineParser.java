@@ -7,20 +7,12 @@ import dev.trainwatch.protocol.StepEvent;
  * {avg_loss:.4f}, Train Steps/Sec: {steps_per_sec:.2f}}. The rate covers exactly the steps since the previous line; a
  * rate printed as {@code 0.00} is left to the caller's timestamp fallback.
  */
-final class DitLineParser implements StepLineParser {
+final class DitLineParser extends PresetLineParser {
 
     private final IntervalTracker intervals = new IntervalTracker();
 
-    private static final String[] QUICK_CHECK = {"(step="};
-
-    @Override
-    public String[] quickCheck() {
-        return QUICK_CHECK;
-    }
-
-    @Override
-    public String name() {
-        return "dit";
+    DitLineParser() {
+        super("dit", "(step=");
     }
 
     @Override

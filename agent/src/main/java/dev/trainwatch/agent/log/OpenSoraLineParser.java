@@ -12,7 +12,7 @@ import dev.trainwatch.protocol.StepEvent;
  * {@code epoch × steps_per_epoch + step + 1} (timer) or {@code epoch × total + n} (bar); once timer lines appear the
  * bar is ignored.
  */
-final class OpenSoraLineParser implements StepLineParser {
+final class OpenSoraLineParser extends PresetLineParser {
 
     private static final String STEPS_PER_EPOCH = " steps per epoch";
 
@@ -21,16 +21,8 @@ final class OpenSoraLineParser implements StepLineParser {
     private long lastBarStep = -1;
     private final IntervalTracker barIntervals = new IntervalTracker();
 
-    private static final String[] QUICK_CHECK = {"| Step ", "s/it", "it/s", STEPS_PER_EPOCH};
-
-    @Override
-    public String[] quickCheck() {
-        return QUICK_CHECK;
-    }
-
-    @Override
-    public String name() {
-        return "opensora";
+    OpenSoraLineParser() {
+        super("opensora", "| Step ", "s/it", "it/s", STEPS_PER_EPOCH);
     }
 
     @Override

@@ -9,20 +9,12 @@ import dev.trainwatch.protocol.StepEvent;
  * releases put {@code , } before {@code s:(}. Times are interval totals over the configured interval, as PixArt's;
  * trailing fields are searched from the end because some variants print the caption ({@code Cap: …}) mid-line.
  */
-final class SanaLineParser implements StepLineParser {
+final class SanaLineParser extends PresetLineParser {
 
     private final IntervalTracker intervals = new IntervalTracker();
 
-    private static final String[] QUICK_CHECK = {"Global Step:"};
-
-    @Override
-    public String[] quickCheck() {
-        return QUICK_CHECK;
-    }
-
-    @Override
-    public String name() {
-        return "sana";
+    SanaLineParser() {
+        super("sana", "Global Step:");
     }
 
     @Override
