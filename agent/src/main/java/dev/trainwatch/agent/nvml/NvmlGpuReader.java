@@ -338,7 +338,7 @@ public final class NvmlGpuReader implements GpuReader {
         if (g.handle == null) {
             readIdentity(g);
             if (g.handle == null) {
-                return g.lost ? lostSample(g, ts) : identitySample(g, ts);
+                return g.lost ? lostSample(g, ts) : identitySample(g, ts, false);
             }
         }
         long dev = g.peer;
@@ -560,24 +560,20 @@ public final class NvmlGpuReader implements GpuReader {
     }
 
     private Long readUint(DirectCalls.DeviceOut f, long device) {
-        if (f == null || !check(f.call(device, scratchAddr))) {
-            return null;
-        }
-        return scratch.getInt(0) & 0xFFFFFFFFL;
+        return f == null ? null : uintIfRead(f.call(device, scratchAddr));
     }
 
     private Long readUint(DirectCalls.DeviceTypeOut f, long device, int type) {
-        if (f == null || !check(f.call(device, type, scratchAddr))) {
-            return null;
-        }
-        return scratch.getInt(0) & 0xFFFFFFFFL;
+        return f == null ? null : uintIfRead(f.call(device, type, scratchAddr));
     }
 
     private Long readUint(Function f, Pointer handle, int type) {
-        if (f == null || !check(f.invokeInt(new Object[] {handle, type, scratch}))) {
-            return null;
-        }
-        return scratch.getInt(0) & 0xFFFFFFFFL;
+        return f == null ? null : uintIfRead(f.invokeInt(new Object[] {handle, type, scratch}));
+    }
+
+    /** The unsigned int the call wrote to the scratch buffer, when {@link #check} accepts its return code. */
+    private Long uintIfRead(int rc) {
+        return check(rc) ? Long.valueOf(scratch.getInt(0) & 0xFFFFFFFFL) : null;
     }
 
     private String readText(Function f, Pointer handle) {
@@ -600,21 +596,16 @@ public final class NvmlGpuReader implements GpuReader {
                     "GPU " + g.index + (g.uuid == null ? "" : " (" + g.uuid + ")") + " is lost: "
                             + api.describe(NvmlApi.GPU_IS_LOST), null, null, null, null));
         }
-        return new GpuSample(ts, g.index, g.uuid, g.name, g.pciBusId, null, null, null, null, null, null, null,
-                null, null, null, null, null, null, null, null, null, null, null, true);
+        return identitySample(g, ts, true);
     }
 
-    private static GpuSample identitySample(Gpu g, double ts) {
+    private static GpuSample identitySample(Gpu g, double ts, boolean lost) {
         return new GpuSample(ts, g.index, g.uuid, g.name, g.pciBusId, null, null, null, null, null, null, null,
-                null, null, null, null, null, null, null, null, null, null, null, false);
+                null, null, null, null, null, null, null, null, null, null, null, lost);
     }
 
     private List<GpuSample> identityOnly(double ts) {
-        List<GpuSample> out = new ArrayList<>(gpus.size());
-        for (Gpu g : gpus) {
-            out.add(identitySample(g, ts));
-        }
-        return out;
+        return new ArrayList<>(gpus.stream().map(g -> identitySample(g, ts, false)).toList());
     }
 
     private void setSampleCapacity(int n) {
