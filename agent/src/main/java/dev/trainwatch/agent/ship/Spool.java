@@ -121,7 +121,6 @@ public final class Spool {
         }
     }
 
-    /** The directory. */
     public Path dir() {
         return dir;
     }
@@ -379,10 +378,9 @@ public final class Spool {
         return Math.max(disk, memory);
     }
 
-    static String describe(Throwable e) {
-        String m = e instanceof FileSystemException fse && fse.getReason() != null
-                ? (fse.getFile() != null && !(e instanceof NoSuchFileException) ? fse.getReason() : fse.getReason())
-                : e.getMessage();
+    /** An exception in one line: a file system's reason, else the message's first line, else the class. */
+    public static String describe(Throwable e) {
+        String m = e instanceof FileSystemException fse && fse.getReason() != null ? fse.getReason() : e.getMessage();
         return m == null || m.isBlank() ? e.getClass().getSimpleName() : m.lines().findFirst().orElse("");
     }
 
