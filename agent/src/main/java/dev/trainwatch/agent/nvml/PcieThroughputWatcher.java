@@ -47,11 +47,8 @@ final class PcieThroughputWatcher {
         if (api.pcieThroughput == null || handles.isEmpty()) {
             return null;
         }
-        List<Long> devices = new ArrayList<>();
-        for (Pointer h : handles) {
-            devices.add(Pointer.nativeValue(h));
-        }
-        PcieThroughputWatcher w = new PcieThroughputWatcher(api, devices, skip, failedReads);
+        PcieThroughputWatcher w = new PcieThroughputWatcher(api, handles.stream().map(Pointer::nativeValue).toList(),
+                skip, failedReads);
         w.thread.start();
         return w;
     }
