@@ -40,10 +40,8 @@ final class DeepSpeedLineParser extends PresetLineParser {
         Double loss = LineFields.readingAfter(line, "loss:", at);
         Double rate = LineFields.doubleAfter(line, "samples/sec:", time);
         Double samples = rate != null && rate > 0 ? (double) Math.round(rate * seconds) : null;
-        long gap = intervals.observe(step);
-        return new StepEvent(step, seconds, null, null, null, null,
-                gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null, samples, loss, step == lrStep ? lr : null,
-                null, null, null, null, null, null);
+        return new StepEvent(step, seconds, null, null, null, null, IntervalTracker.steps(intervals.observe(step)),
+                samples, loss, step == lrStep ? lr : null, null, null, null, null, null, null);
     }
 
     private void rememberLr(String line) {

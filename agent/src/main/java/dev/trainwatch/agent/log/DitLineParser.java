@@ -32,9 +32,7 @@ final class DitLineParser extends PresetLineParser {
         Double rate = LineFields.doubleAt(line, rateKey + "Steps/Sec:".length());
         Double time = rate != null && rate > 0 ? 1.0 / rate : null;
         Double loss = LineFields.readingAfter(line, "Loss:", at);
-        long gap = intervals.observe(step);
-        return new StepEvent(step, time, null, null, null, null,
-                gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null, null, loss, null, null, null, null, null,
-                null, null);
+        return new StepEvent(step, time, null, null, null, null, IntervalTracker.steps(intervals.observe(step)), null,
+                loss, null, null, null, null, null, null, null);
     }
 }

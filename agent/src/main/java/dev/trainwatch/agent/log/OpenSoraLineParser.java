@@ -144,10 +144,9 @@ final class OpenSoraLineParser extends PresetLineParser {
             return null;
         }
         lastBarStep = global;
-        long gap = barIntervals.observe(global);
         Double time = Double.isNaN(bar.secondsPerIter()) ? null : bar.secondsPerIter();
-        return new StepEvent(global, time, null, null, null, null,
-                gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null, null, bar.reading("loss"), bar.number("lr"),
-                bar.firstReading("global_grad_norm", "grad_norm"), null, null, null, null, null);
+        return new StepEvent(global, time, null, null, null, null, IntervalTracker.steps(barIntervals.observe(global)),
+                null, bar.reading("loss"), bar.number("lr"), bar.firstReading("global_grad_norm", "grad_norm"), null,
+                null, null, null, null);
     }
 }

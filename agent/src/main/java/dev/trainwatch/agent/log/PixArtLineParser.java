@@ -59,6 +59,6 @@ final class PixArtLineParser extends PresetLineParser {
         Double loss = LineFields.readingAfter(line, "loss:", tail);
         Double gradNorm = LineFields.readingAfter(line, "grad_norm:", tail);
         return new StepEvent(step, time * scale, data == null ? null : data * scale, null, null, null,
-                gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null, null, loss, lr, gradNorm, h, w, null, null, null);
+                IntervalTracker.steps(gap), null, loss, lr, gradNorm, h, w, null, null, null);
     }
 }

@@ -63,7 +63,7 @@ final class SanaLineParser extends PresetLineParser {
         int gradAt = LineFields.lastIndexOfKey(line, "grad_norm:");
         Double gradNorm = gradAt > all ? LineFields.readingAt(line, gradAt + "grad_norm:".length()) : null;
         return new StepEvent(step, time * scale, data, model, lm, vae,
-                gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null, null, loss, lr, gradNorm, h, w, null, null, null);
+                IntervalTracker.steps(gap), null, loss, lr, gradNorm, h, w, null, null, null);
     }
 
     private static Double scaled(Double v, double scale) {

@@ -50,7 +50,7 @@ final class TqdmLineParser extends PresetLineParser {
         if (step != lastN) {
             long gap = intervals.observe(step);
             lastN = step;
-            lastInterval = gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null;
+            lastInterval = IntervalTracker.steps(gap);
         }
         Double time = Double.isNaN(bar.secondsPerIter()) ? null : bar.secondsPerIter();
         return new StepEvent(step, time, null, null, null, null, lastInterval, null,
