@@ -196,7 +196,7 @@ public final class BackgroundStepSource implements StepSource {
             return;
         }
         releasedAtNanos = System.nanoTime();
-        if (!isFifo(path)) {
+        if (!"a FIFO".equals(LogTailer.specialKind(path))) {
             return;
         }
         Thread opener = new Thread(() -> {
@@ -209,15 +209,6 @@ public final class BackgroundStepSource implements StepSource {
         }, "trainwatch-log-release");
         opener.setDaemon(true);
         opener.start();
-    }
-
-    private static boolean isFifo(Path path) {
-        try {
-            return !Files.isRegularFile(path) && !Files.isDirectory(path)
-                    && (((Integer) Files.getAttribute(path, "unix:mode")) & 0170000) == 0010000;
-        } catch (IOException | RuntimeException e) {
-            return false;
-        }
     }
 
     @Override

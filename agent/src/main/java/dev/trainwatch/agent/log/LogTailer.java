@@ -462,9 +462,11 @@ public final class LogTailer implements StepSource {
     }
 
     private String kindOf(BasicFileAttributes attrs) {
-        if (attrs.isDirectory()) {
-            return "a directory";
-        }
+        return attrs.isDirectory() ? "a directory" : specialKind(file);
+    }
+
+    /** What a file that is neither regular nor a directory is, by its {@code unix:mode}. */
+    static String specialKind(Path file) {
         try {
             int type = ((Integer) Files.getAttribute(file, "unix:mode")) & 0170000;
             return switch (type) {

@@ -84,13 +84,12 @@ public final class AgentIdentity implements AutoCloseable {
                 next = Long.parseLong(Files.readString(seqFile, StandardCharsets.UTF_8).strip());
             }
             return new AgentIdentity(dir, id, channel, lock, next);
-        } catch (NumberFormatException e) {
-            lock.release();
-            channel.close();
-            throw new IOException("corrupt " + SEQ_FILE + " in " + dir + "; delete it to start a new sequence", e);
         } catch (IOException | RuntimeException e) {
             lock.release();
             channel.close();
+            if (e instanceof NumberFormatException) {
+                throw new IOException("corrupt " + SEQ_FILE + " in " + dir + "; delete it to start a new sequence", e);
+            }
             throw e;
         }
     }
@@ -103,10 +102,9 @@ public final class AgentIdentity implements AutoCloseable {
     public static AgentIdentity openOrInMemory(Path dir, String host) {
         try {
             return open(dir, host);
+        } catch (IllegalStateException e) {
+            throw e;
         } catch (IOException | RuntimeException e) {
-            if (e instanceof IllegalStateException) {
-                throw (IllegalStateException) e;
-            }
             AgentIdentity memory = new AgentIdentity(null, newId(host), null, null, 0);
             LOG.log(System.Logger.Level.ERROR, "cannot keep the agent's identity in " + dir + " (" + Spool.describe(e)
                     + "): running as " + memory.agentId + " for this process only");
