@@ -82,11 +82,8 @@ public final class NvmlGpuReader implements GpuReader {
     private final Set<Long> gpmPcie = ConcurrentHashMap.newKeySet();   // devices whose PCIe rates come from GPM
 
     /**
-     * Loads NVML, initialises it once and reads every GPU's identity.
-     *
-     * @param library the library file, or empty for the system's {@code libnvidia-ml.so.1}
-     * @param clock   source of sample and event timestamps
-     * @throws GpuUnavailableException with one line naming the cause when NVML cannot start
+     * Loads NVML ({@code library}, or the system's {@code libnvidia-ml.so.1}), initialises it once and reads every
+     * GPU's identity; GpuUnavailableException, one line naming the cause, when NVML cannot start.
      */
     public static NvmlGpuReader open(Optional<Path> library, Clock clock) throws GpuUnavailableException {
         NvmlApi api;

@@ -39,9 +39,8 @@ final class PcieThroughputWatcher {
     }
 
     /**
-     * Starts the thread; null when the driver lacks the call or there is no GPU.
-     *
-     * @param skip devices to pass over (their rates come from GPM); the caller may change it at any time
+     * Starts the thread; null when the driver lacks the call or there is no GPU. {@code skip}: devices to pass over
+     * (their rates come from GPM); the caller may change it at any time.
      */
     static PcieThroughputWatcher start(NvmlApi api, List<Pointer> handles, Set<Long> skip, AtomicLong failedReads) {
         if (api.pcieThroughput == null || handles.isEmpty()) {

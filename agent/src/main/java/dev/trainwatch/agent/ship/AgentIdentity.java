@@ -47,12 +47,7 @@ public final class AgentIdentity implements AutoCloseable {
         this.leasedUntil = next;
     }
 
-    /**
-     * Opens the identity in {@code dir}, creating it on first use.
-     *
-     * @throws IOException           when the directory cannot be used
-     * @throws IllegalStateException when another agent holds the directory
-     */
+    /** Opens the identity in {@code dir}, created on first use; IllegalStateException when another agent holds it. */
     public static AgentIdentity open(Path dir, String host) throws IOException {
         Files.createDirectories(dir);
         FileChannel channel = FileChannel.open(dir.resolve(LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
@@ -94,11 +89,7 @@ public final class AgentIdentity implements AutoCloseable {
         }
     }
 
-    /**
-     * As {@link #open}, but an unusable directory is one line and a new id for this process only, never persisted.
-     *
-     * @throws IllegalStateException when another agent holds the directory
-     */
+    /** As {@link #open}, but an unusable directory is one line and a new id for this process only, never persisted. */
     public static AgentIdentity openOrInMemory(Path dir, String host) {
         try {
             return open(dir, host);
