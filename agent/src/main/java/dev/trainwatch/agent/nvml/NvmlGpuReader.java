@@ -48,8 +48,7 @@ public final class NvmlGpuReader implements GpuReader {
     private final Abort lost = new Abort();
     private final Abort uninitialised = new Abort();
 
-    // Poll-thread state.
-    // The direct-mapped calls take addresses; each Memory is kept in a field so it outlives the calls.
+    // Poll-thread state. The direct-mapped calls take addresses: each Memory is a field, so it outlives the calls.
     private final Memory scratch = new Memory(16);         // out value @0, count @8, value type @12
     private final long scratchAddr = Pointer.nativeValue(scratch);
     private final long countAddr = scratchAddr + 8;
@@ -231,8 +230,6 @@ public final class NvmlGpuReader implements GpuReader {
         api.direct.unregisterAll();
     }
 
-    // ------------------------------------------------------------------ enumeration and identity
-
     private List<Gpu> enumerate() throws GpuUnavailableException {
         int rc = api.getCount.invokeInt(new Object[] {countPtr});
         if (rc != NvmlApi.SUCCESS) {
@@ -328,8 +325,6 @@ public final class NvmlGpuReader implements GpuReader {
             activity.release(g.counters);
         }
     }
-
-    // ------------------------------------------------------------------ one GPU
 
     private GpuSample read(Gpu g, double ts) {
         if (g.handle == null) {
@@ -536,8 +531,6 @@ public final class NvmlGpuReader implements GpuReader {
         }
         return null;
     }
-
-    // ------------------------------------------------------------------ helpers
 
     /** True on success; NOT_SUPPORTED is an absent reading, a lost GPU aborts its read, the rest count as failed. */
     private boolean check(int rc) {
