@@ -55,15 +55,11 @@ public final class LogPositions {
     public synchronized List<FileState> load() {
         try {
             byte[] bytes = Files.readAllBytes(file);
-            List<FileState> states = parse(bytes);
-            List<FileState> valid = new ArrayList<>();
-            for (FileState s : states) {
-                if (s != null && s.fileKey() != null && s.position() >= 0) {
-                    valid.add(s.ranks() == null ? new FileState(s.fileKey(), s.head(), s.path(), s.position(),
-                            s.midLine(), s.stretch(), List.of(), s.updated()) : s);
-                }
-            }
-            lastWritten = List.copyOf(valid);
+            List<FileState> valid = parse(bytes).stream()
+                    .filter(s -> s != null && s.fileKey() != null && s.position() >= 0)
+                    .map(s -> s.ranks() != null ? s : new FileState(s.fileKey(), s.head(), s.path(), s.position(),
+                            s.midLine(), s.stretch(), List.of(), s.updated())).toList();
+            lastWritten = valid;
             return valid;
         } catch (NoSuchFileException e) {
             return List.of();
