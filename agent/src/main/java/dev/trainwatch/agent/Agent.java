@@ -76,13 +76,7 @@ public final class Agent implements AutoCloseable {
     private long pollFailures;
     private boolean closed;
 
-    /**
-     * Wires an agent from its parts; tests give their own transport, backoff and sleeper.
-     *
-     * @param steps the run's steps, or null when no log is followed
-     * @throws IOException           when the spool directory cannot be used
-     * @throws IllegalStateException when another agent holds the spool directory
-     */
+    /** {@code steps} null when no log is followed; IllegalStateException when another agent holds the spool. */
     public Agent(AgentConfig config, GpuReader gpus, StepSource steps, ProcSource proc, Transport transport,
                  Backoff backoff, Sleeper sleeper, Clock clock) throws IOException {
         this(config, gpus, steps, proc, List.of(transport), backoff, sleeper, clock);
@@ -143,7 +137,6 @@ public final class Agent implements AutoCloseable {
         return readings;
     }
 
-    /** The id batches carry; persisted in the spool directory. */
     public String agentId() {
         return identity.agentId();
     }
@@ -214,7 +207,6 @@ public final class Agent implements AutoCloseable {
         }
     }
 
-    /** One poll: read, attribute, batch, submit. */
     public synchronized void pollOnce() throws IOException {
         if (closed) {
             return;
@@ -359,13 +351,9 @@ public final class Agent implements AutoCloseable {
         shipSteps(heldRuns);
     }
 
-    /** The most pressing current problem of the agent, one line, or null. */
     private String currentProblem() {
         String delivery = shipper.problem();
-        if (delivery != null) {
-            return delivery;
-        }
-        return steps == null ? null : steps.problem();
+        return delivery != null || steps == null ? delivery : steps.problem();
     }
 
     /** Step shipments submitted and not yet delivered, refused, written to disk or dropped. */
@@ -538,12 +526,10 @@ public final class Agent implements AutoCloseable {
         lastStepProblem = problem;
     }
 
-    /** Shipments not yet taken by the collector. */
     public long pending() {
         return shipper.pending();
     }
 
-    /** Batches lost (full spool, refused as bad). */
     public long dropped() {
         return shipper.dropped();
     }

@@ -5,8 +5,8 @@ import dev.trainwatch.protocol.RunSpec;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * What the agent is told. Immutable.
@@ -43,10 +43,7 @@ public record AgentConfig(URI collector, String host, Long attachPid, String run
 
     /** Every collector the agent ships to, the first first. */
     public List<URI> collectors() {
-        List<URI> all = new ArrayList<>();
-        all.add(collector);
-        all.addAll(otherCollectors);
-        return List.copyOf(all);
+        return Stream.concat(Stream.of(collector), otherCollectors.stream()).toList();
     }
 
     public static final Duration MIN_INTERVAL = Duration.ofMillis(100);

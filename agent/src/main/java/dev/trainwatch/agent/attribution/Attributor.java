@@ -26,6 +26,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.stream.Collectors;
 
 /**
  * Finds which GPUs belong to which run, poll after poll: the attached process's tree, or every compute process grouped
@@ -236,10 +237,8 @@ public final class Attributor {
     private Workers children(long pid, double ts) {
         if (childrenByParent == null || ts - childrenScannedTs >= CHILDREN_RESCAN_SECONDS || ts < childrenScannedTs) {
             boolean full = ppidByPid == null || ts - fullScanTs >= FULL_SCAN_SECONDS || ts < fullScanTs;
-            Set<Long> ranks = new HashSet<>();
-            for (TrackedRun run : runs.values()) {
-                ranks.addAll(run.members.keySet());
-            }
+            Set<Long> ranks = runs.values().stream().flatMap(run -> run.members.keySet().stream())
+                    .collect(Collectors.toSet());
             Map<Long, Workers> scan = new HashMap<>();
             long[] pids = proc.pidArray();
             long[] ppids = new long[pids.length];
@@ -327,11 +326,7 @@ public final class Attributor {
                         workers.cpuSeconds()));
             }
         }
-        for (String uuid : run.gpuUuids) {
-            if (unknownProcessGpus.contains(uuid)) {
-                gpus.add(uuid);
-            }
-        }
+        run.gpuUuids.stream().filter(unknownProcessGpus::contains).forEach(gpus::add);
         ranks.sort(Comparator.comparing((RankInfo r) -> r.rank() == null ? Integer.MAX_VALUE : r.rank())
                 .thenComparing(r -> r.localRank() == null ? Integer.MAX_VALUE : r.localRank())
                 .thenComparingLong(RankInfo::pid));
@@ -475,15 +470,8 @@ public final class Attributor {
     }
 
     private String attachedRunId(Map<Long, ProcStat> members, Map<Long, Set<String>> gpusByPid, double ts) {
-        String runId = runIdOverride;
-        if (runId == null) {
-            for (ProcStat member : members.values()) {
-                runId = classify(member).envRunId;
-                if (runId != null) {
-                    break;
-                }
-            }
-        }
+        String runId = runIdOverride != null ? runIdOverride : members.values().stream()
+                .map(member -> classify(member).envRunId).filter(Objects::nonNull).findFirst().orElse(null);
         ProcStat root = members.get(attachPid);
         waitingForRanks = runId == null && runs.isEmpty() && root != null && ts - attachFirstSeenTs < LAUNCHER_WAIT_SECONDS
                 && members.keySet().stream().noneMatch(gpusByPid::containsKey)
@@ -492,7 +480,7 @@ public final class Attributor {
             return null;
         }
         if (runId == null && !runs.isEmpty()) {
-                // no process left names the run: it is the same run, under the name it has
+            // no process left names the run: it is the same run, under the name it has
             runId = runs.keySet().iterator().next();
         }
         return runId != null ? runId : RunIds.derived(host, root != null ? root : members.values().iterator().next());

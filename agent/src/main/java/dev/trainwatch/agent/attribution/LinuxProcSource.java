@@ -173,18 +173,7 @@ public final class LinuxProcSource implements ProcSource {
     @Override
     public List<String> commandLine(long pid) {
         try {
-            byte[] raw = Files.readAllBytes(root.resolve(Long.toString(pid)).resolve("cmdline"));
-            List<String> args = new ArrayList<>();
-            int start = 0;
-            for (int i = 0; i <= raw.length; i++) {
-                if (i == raw.length || raw[i] == 0) {
-                    if (i > start) {
-                        args.add(new String(raw, start, i - start, StandardCharsets.UTF_8));
-                    }
-                    start = i + 1;
-                }
-            }
-            return args;
+            return ProcessEnvironment.nulSeparated(Files.readAllBytes(root.resolve(Long.toString(pid)).resolve("cmdline")));
         } catch (IOException e) {
             return List.of();
         }

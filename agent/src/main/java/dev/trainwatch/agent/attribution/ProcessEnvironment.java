@@ -1,8 +1,10 @@
 package dev.trainwatch.agent.attribution;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -29,23 +31,18 @@ public final class ProcessEnvironment {
 
     public static Map<String, String> parse(byte[] environ) {
         Map<String, String> kept = new LinkedHashMap<>();
-        int start = 0;
-        for (int i = 0; i <= environ.length; i++) {
-            if (i == environ.length || environ[i] == 0) {
-                if (i > start) {
-                    String entry = new String(environ, start, i - start, StandardCharsets.UTF_8);
-                    int eq = entry.indexOf('=');
-                    if (eq > 0) {
-                        String key = entry.substring(0, eq);
-                        if (KEPT.contains(key)) {
-                            kept.put(key, entry.substring(eq + 1));
-                        }
-                    }
-                }
-                start = i + 1;
+        for (String entry : nulSeparated(environ)) {
+            int eq = entry.indexOf('=');
+            if (eq > 0 && KEPT.contains(entry.substring(0, eq))) {
+                kept.put(entry.substring(0, eq), entry.substring(eq + 1));
             }
         }
         return Collections.unmodifiableMap(kept);
+    }
+
+    /** The non-empty strings of a NUL-separated {@code /proc} file ({@code environ}, {@code cmdline}). */
+    static List<String> nulSeparated(byte[] raw) {
+        return Arrays.stream(new String(raw, StandardCharsets.UTF_8).split("\0")).filter(s -> !s.isEmpty()).toList();
     }
 
     public static Integer intValue(Map<String, String> env, String key) {

@@ -47,19 +47,7 @@ public final class ProcessTree {
 
     /** The common ancestor that groups one job's ranks when their environment names no run. */
     public static boolean isLauncher(String comm, List<String> commandLine) {
-        if (LAUNCHER_NAMES.contains(comm)) {
-            return true;
-        }
-        int checked = 0;
-        for (String arg : commandLine) {
-            if (checked++ > 3) {
-                break;
-            }
-            String base = arg.substring(arg.lastIndexOf('/') + 1);
-            if (LAUNCHER_NAMES.contains(base) || LAUNCHER_MODULES.contains(arg)) {
-                return true;
-            }
-        }
-        return false;
+        return LAUNCHER_NAMES.contains(comm) || commandLine.stream().limit(4).anyMatch(arg ->
+                LAUNCHER_NAMES.contains(arg.substring(arg.lastIndexOf('/') + 1)) || LAUNCHER_MODULES.contains(arg));
     }
 }

@@ -43,19 +43,10 @@ public final class VisibleDevices {
         }
         if (entry.chars().allMatch(Character::isDigit)) {
             int index = Integer.parseInt(entry);
-            for (GpuSample sample : samples) {
-                if (sample.index() == index) {
-                    return sample.uuid();
-                }
-            }
-            return null;
+            return samples.stream().filter(s -> s.index() == index).findFirst().map(GpuSample::uuid).orElse(null);
         }
         String wanted = entry.startsWith("GPU-") ? entry : "GPU-" + entry;
-        for (GpuSample sample : samples) {
-            if (sample.uuid() != null && sample.uuid().startsWith(wanted)) {
-                return sample.uuid();
-            }
-        }
-        return null;
+        return samples.stream().map(GpuSample::uuid).filter(u -> u != null && u.startsWith(wanted)).findFirst()
+                .orElse(null);
     }
 }

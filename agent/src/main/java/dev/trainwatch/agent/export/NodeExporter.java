@@ -64,8 +64,7 @@ public final class NodeExporter implements AutoCloseable {
         readings.serve();
         NodeExporter exporter = new NodeExporter(server, executor, readings);
         server.createContext("/metrics", exporter::metrics);
-        server.createContext("/healthz", exchange -> respond(exchange, 200, "text/plain; charset=utf-8",
-                "ok\n".getBytes(StandardCharsets.UTF_8)));
+        server.createContext("/healthz", exchange -> respond(exchange, 200, "ok\n"));
         server.setExecutor(executor);
         server.start();
         return exporter;
@@ -83,7 +82,7 @@ public final class NodeExporter implements AutoCloseable {
 
     private void metrics(HttpExchange exchange) throws IOException {
         if (!"GET".equals(exchange.getRequestMethod()) && !"HEAD".equals(exchange.getRequestMethod())) {
-            respond(exchange, 405, "text/plain; charset=utf-8", "GET /metrics\n".getBytes(StandardCharsets.UTF_8));
+            respond(exchange, 405, "GET /metrics\n");
             return;
         }
         byte[] body;
@@ -91,11 +90,14 @@ public final class NodeExporter implements AutoCloseable {
             body = scrape();
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "scrape failed: " + e);
-            respond(exchange, 500, "text/plain; charset=utf-8", "scrape failed; see the agent's log\n"
-                    .getBytes(StandardCharsets.UTF_8));
+            respond(exchange, 500, "scrape failed; see the agent's log\n");
             return;
         }
         respond(exchange, 200, writer.getContentType(), body);
+    }
+
+    private static void respond(HttpExchange exchange, int status, String text) throws IOException {
+        respond(exchange, status, "text/plain; charset=utf-8", text.getBytes(StandardCharsets.UTF_8));
     }
 
     private static void respond(HttpExchange exchange, int status, String contentType, byte[] body)

@@ -7,7 +7,6 @@ import dev.trainwatch.protocol.EventKind;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.HostMemory;
 import dev.trainwatch.protocol.RunAttribution;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -71,16 +70,14 @@ public final class NodeReadings {
                 latest.put(s.uuid(), s);
             }
         }
-        List<NodeGpu> gpus = new ArrayList<>(latest.size());
-        for (GpuSample s : latest.values()) {
-            gpus.add(new NodeGpu(s.uuid(), host, runOf.get(s.uuid()), s, xidCounts(s.uuid())));
-        }
+        List<NodeGpu> gpus = latest.values().stream()
+                .map(s -> new NodeGpu(s.uuid(), host, runOf.get(s.uuid()), s, xidCounts(s.uuid()))).toList();
         List<NodeHost> hosts = snapshot.hosts();
         if (memory != null) {
             hosts = List.of(new NodeHost(host, memory.memAvailableBytes(), memory.memTotalBytes(),
                     memory.shmUsedBytes(), memory.shmTotalBytes()));
         }
-        snapshot = new Snapshot(List.copyOf(gpus), hosts);
+        snapshot = new Snapshot(gpus, hosts);
     }
 
     private Map<String, Long> xidCounts(String uuid) {

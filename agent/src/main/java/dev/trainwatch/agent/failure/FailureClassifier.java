@@ -81,11 +81,9 @@ public final class FailureClassifier {
 
     /** {@code exitCode}: 128 + N for a signal, or null; {@code unknown} when nothing says why. */
     public static RunFailure classify(List<String> tail, Integer exitCode) {
-        List<String> lines = new ArrayList<>(tail.size());
-        for (String l : tail) {
-            lines.add(l == null ? "" : l);
-        }
-        LauncherReport launcher = safeReport(lines);
+        List<String> lines = tail.stream().map(l -> l == null ? "" : l).toList();
+        LauncherReport launcher = Objects.requireNonNullElse(safe(() -> LauncherReport.read(lines)),
+                new LauncherReport(Map.of(), null, List.of(), null));
         RunFailure f;
         if ((f = safe(() -> gpuLost(lines))) == null && (f = safe(() -> xid(lines))) == null
                 && (f = safe(() -> cudaOom(lines))) == null && (f = safe(() -> hostOom(lines))) == null
@@ -111,19 +109,11 @@ public final class FailureClassifier {
     }
 
     /** A line it cannot read (two ranks' output interleaved into "2.02.00 GiB") gives no verdict rather than a crash. */
-    private static RunFailure safe(Supplier<RunFailure> stage) {
+    private static <T> T safe(Supplier<T> stage) {
         try {
             return stage.get();
         } catch (RuntimeException unreadable) {
             return null;
-        }
-    }
-
-    private static LauncherReport safeReport(List<String> lines) {
-        try {
-            return LauncherReport.read(lines);
-        } catch (RuntimeException unreadable) {
-            return new LauncherReport(Map.of(), null, List.of(), null);
         }
     }
 
@@ -144,7 +134,7 @@ public final class FailureClassifier {
         Map<String, Object> detail = new LinkedHashMap<>();
         put(detail, "signal_name", name);
         return new RunFailure("signal", "torchrun was stopped and stopped the ranks: " + why, null, sig, null, detail,
-                shown(launcher.launcherLines().subList(0, Math.min(MAX_LINES, launcher.launcherLines().size()))));
+                shown(launcher.launcherLines()));
     }
 
     private static Integer signalOf(Integer exitCode) {
@@ -166,13 +156,8 @@ public final class FailureClassifier {
             return null;
         }
         Map<String, Object> detail = new LinkedHashMap<>();
-        for (String h : hits) {
-            Matcher m = XID.matcher(h);
-            if (m.find() && m.group(1) != null) {
-                put(detail, "xid", intOrNull(m.group(1)));
-                break;
-            }
-        }
+        hits.stream().map(XID::matcher).filter(m -> m.find() && m.group(1) != null).findFirst()
+                .ifPresent(m -> put(detail, "xid", intOrNull(m.group(1))));
         String first = hits.get(0);
         String what = first.contains("illegal memory access") ? "an illegal memory access"
                 : first.contains("unspecified launch failure") ? "an unspecified launch failure"
@@ -186,13 +171,7 @@ public final class FailureClassifier {
         if (hits.isEmpty()) {
             return null;
         }
-        String decisive = hits.get(0);
-        for (String h : hits) {
-            if (TRIED.matcher(h).find()) {
-                decisive = h;
-                break;
-            }
-        }
+        String decisive = hits.stream().filter(h -> TRIED.matcher(h).find()).findFirst().orElse(hits.get(0));
         // torch 1.x's message is often wrapped over a few lines (a terminal, a pasted issue)
         String text = withContinuation(lines, decisive);
         Map<String, Object> detail = oomFigures(text);
@@ -288,21 +267,13 @@ public final class FailureClassifier {
         }
         Map<String, Object> detail = new LinkedHashMap<>();
         String first = hits.get(0);
-        String summary;
         Matcher m = Pattern.compile("pid[ s(]*(\\d+)").matcher(first);
-        if (first.contains("Bus error") || first.contains("shared memory")) {
-            summary = "a DataLoader worker ran out of shared memory (/dev/shm)";
-            put(detail, "resource", "shm");
-        } else if (first.contains("DataLoader worker")) {
-            summary = "a DataLoader worker was killed (the host's OOM killer)";
-            put(detail, "resource", "ram");
-        } else if (first.contains("MemoryError")) {
-            summary = "Python ran out of host memory (MemoryError)";
-            put(detail, "resource", "ram");
-        } else {
-            summary = "the kernel's OOM killer ended a process";
-            put(detail, "resource", "ram");
-        }
+        boolean shm = first.contains("Bus error") || first.contains("shared memory");
+        String summary = shm ? "a DataLoader worker ran out of shared memory (/dev/shm)"
+                : first.contains("DataLoader worker") ? "a DataLoader worker was killed (the host's OOM killer)"
+                : first.contains("MemoryError") ? "Python ran out of host memory (MemoryError)"
+                : "the kernel's OOM killer ended a process";
+        put(detail, "resource", shm ? "shm" : "ram");
         Matcher kernel = KERNEL_KILL.matcher(first);
         if (kernel.find()) {
             put(detail, "killed_pid", longOrNull(kernel.group(1)));
@@ -547,16 +518,7 @@ public final class FailureClassifier {
     }
 
     private static List<String> matching(List<String> lines, Pattern p) {
-        List<String> out = new ArrayList<>();
-        for (String l : lines) {
-            if (p.matcher(l).find()) {
-                out.add(l);
-                if (out.size() == MAX_LINES) {
-                    break;
-                }
-            }
-        }
-        return out;
+        return lines.stream().filter(l -> p.matcher(l).find()).limit(MAX_LINES).toList();
     }
 
     private static List<String> around(List<String> lines, String decisive) {
@@ -573,24 +535,12 @@ public final class FailureClassifier {
 
     /** Each cut to {@value #MAX_LINE_CHARS} characters (figures were read from the whole line), at most {@value #MAX_LINES}. */
     private static List<String> shown(List<String> lines) {
-        List<String> out = new ArrayList<>(Math.min(lines.size(), MAX_LINES));
-        for (String l : lines) {
-            out.add(clip(l, MAX_LINE_CHARS));
-            if (out.size() == MAX_LINES) {
-                break;
-            }
-        }
-        return out;
+        return lines.stream().limit(MAX_LINES).map(l -> clip(l, MAX_LINE_CHARS)).toList();
     }
 
     private static Integer rankOf(List<String> lines) {
-        for (String l : lines) {
-            Matcher m = RANK_PREFIX.matcher(l);
-            if (m.find()) {
-                return intOrNull(m.group(1));
-            }
-        }
-        return null;
+        return lines.stream().map(RANK_PREFIX::matcher).filter(Matcher::find).findFirst()
+                .map(m -> intOrNull(m.group(1))).orElse(null);
     }
 
     private static void putBytes(Map<String, Object> detail, String key, Matcher m) {

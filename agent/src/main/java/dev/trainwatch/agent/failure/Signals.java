@@ -1,36 +1,22 @@
 package dev.trainwatch.agent.failure;
 
+import java.util.Map;
+
 /** Names and numbers of the Linux signals a training run meets. */
 final class Signals {
+
+    private static final Map<Integer, String> NAMES = Map.of(1, "SIGHUP", 2, "SIGINT", 4, "SIGILL", 6, "SIGABRT",
+            7, "SIGBUS", 9, "SIGKILL", 11, "SIGSEGV", 15, "SIGTERM");
 
     private Signals() {
     }
 
     static String name(int sig) {
-        return switch (sig) {
-            case 1 -> "SIGHUP";
-            case 2 -> "SIGINT";
-            case 4 -> "SIGILL";
-            case 6 -> "SIGABRT";
-            case 7 -> "SIGBUS";
-            case 9 -> "SIGKILL";
-            case 11 -> "SIGSEGV";
-            case 15 -> "SIGTERM";
-            default -> "signal " + sig;
-        };
+        return NAMES.getOrDefault(sig, "signal " + sig);
     }
 
     static Integer number(String name) {
-        return switch (name) {
-            case "SIGHUP" -> 1;
-            case "SIGINT" -> 2;
-            case "SIGILL" -> 4;
-            case "SIGABRT" -> 6;
-            case "SIGBUS" -> 7;
-            case "SIGKILL" -> 9;
-            case "SIGSEGV" -> 11;
-            case "SIGTERM" -> 15;
-            default -> null;
-        };
+        return NAMES.entrySet().stream().filter(e -> e.getValue().equals(name)).map(Map.Entry::getKey).findFirst()
+                .orElse(null);
     }
 }

@@ -80,13 +80,8 @@ public final class KubeletLogs {
                 continue;
             }
             byUid.put(parts[2], new String[] {parts[0], parts[1]});
-            List<String> names = new ArrayList<>();
-            for (Path c : entries(dir)) {
-                if (Files.isDirectory(c)) {
-                    names.add(c.getFileName().toString());
-                }
-            }
-            containerDirs.put(parts[2], names);
+            containerDirs.put(parts[2], entries(dir).stream().filter(Files::isDirectory)
+                    .map(c -> c.getFileName().toString()).toList());
         }
         Map<String, String> names = new HashMap<>();
         for (Path link : entries(containers)) {

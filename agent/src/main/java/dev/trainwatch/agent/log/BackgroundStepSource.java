@@ -10,6 +10,7 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 
 /**
  * Reads a {@link StepSource} on its own thread, so a slow disk, hung mount or FIFO never holds up GPU polling;
@@ -89,18 +90,7 @@ public final class BackgroundStepSource implements StepSource {
                 }
             }
             synchronized (lock) {
-                long deadline = started + periodNanos;
-                while (!closed && requested == serving) {
-                    long left = deadline - System.nanoTime();
-                    if (left <= 0) {
-                        break;
-                    }
-                    try {
-                        lock.wait(left / 1_000_000, (int) (left % 1_000_000));
-                    } catch (InterruptedException e) {
-                        break;
-                    }
-                }
+                awaitLocked(started + periodNanos, () -> closed || requested != serving);
             }
         }
     }
@@ -112,20 +102,23 @@ public final class BackgroundStepSource implements StepSource {
         synchronized (lock) {
             long want = ++requested;
             lock.notifyAll();
-            long deadline = System.nanoTime() + FRESH_WAIT_NANOS;
-            while (served < want && !closed) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return;
-                }
-                try {
-                    lock.wait(left / 1_000_000, (int) (left % 1_000_000));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
+            if (!awaitLocked(System.nanoTime() + FRESH_WAIT_NANOS, () -> served >= want || closed)) {
+                Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /** Waits on the lock (held) until {@code done} or the deadline; false when interrupted. */
+    private boolean awaitLocked(long deadlineNanos, BooleanSupplier done) {
+        long left;
+        while (!done.getAsBoolean() && (left = deadlineNanos - System.nanoTime()) > 0) {
+            try {
+                lock.wait(left / 1_000_000, (int) (left % 1_000_000));
+            } catch (InterruptedException e) {
+                return false;
+            }
+        }
+        return true;
     }
 
     static final int MAX_BUFFERED = 100_000;
@@ -203,7 +196,7 @@ public final class BackgroundStepSource implements StepSource {
             return;
         }
         releasedAtNanos = System.nanoTime();
-        if (!isFifo(path)) {
+        if (!"a FIFO".equals(LogTailer.specialKind(path))) {
             return;
         }
         Thread opener = new Thread(() -> {
@@ -216,15 +209,6 @@ public final class BackgroundStepSource implements StepSource {
         }, "trainwatch-log-release");
         opener.setDaemon(true);
         opener.start();
-    }
-
-    private static boolean isFifo(Path path) {
-        try {
-            return !Files.isRegularFile(path) && !Files.isDirectory(path)
-                    && (((Integer) Files.getAttribute(path, "unix:mode")) & 0170000) == 0010000;
-        } catch (IOException | RuntimeException e) {
-            return false;
-        }
     }
 
     @Override

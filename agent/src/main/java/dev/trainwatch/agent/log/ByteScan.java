@@ -3,6 +3,8 @@ package dev.trainwatch.agent.log;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 /**
  * Byte searches eight bytes per step (SWAR: after an XOR a match is a zero byte, {@code (v - 0x01…) & ~v & 0x80…} flags
@@ -84,6 +86,19 @@ final class ByteScan {
             }
             return 0;
         }
+    }
+
+    static Needle[] needles(String... parts) {
+        return Arrays.stream(parts).map(p -> Needle.of(p.getBytes(StandardCharsets.UTF_8))).toArray(Needle[]::new);
+    }
+
+    static boolean containsAny(byte[] bytes, int offset, int length, Needle[] needles) {
+        for (Needle needle : needles) {
+            if (contains(bytes, offset, length, needle)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     static boolean contains(byte[] bytes, int offset, int length, Needle needle) {

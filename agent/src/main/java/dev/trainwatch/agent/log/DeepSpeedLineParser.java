@@ -8,24 +8,17 @@ import dev.trainwatch.protocol.StepEvent;
  * {@code [Rank 0] step=78, skipped=0, lr=[1.5644e-05], mom=[0.0]} just before. Samples per step are samples/sec ×
  * iter time.
  */
-final class DeepSpeedLineParser implements StepLineParser {
+final class DeepSpeedLineParser extends PresetLineParser {
 
     private static final String STEPS = "steps: ";
     private static final String ITER_TIME = "iter time (s):";
-    private static final String[] QUICK_CHECK = {ITER_TIME, "skipped="};
 
     private final IntervalTracker intervals = new IntervalTracker();
     private long lrStep = -1;
     private Double lr;
 
-    @Override
-    public String[] quickCheck() {
-        return QUICK_CHECK;
-    }
-
-    @Override
-    public String name() {
-        return "deepspeed";
+    DeepSpeedLineParser() {
+        super("deepspeed", ITER_TIME, "skipped=");
     }
 
     @Override
@@ -47,10 +40,8 @@ final class DeepSpeedLineParser implements StepLineParser {
         Double loss = LineFields.readingAfter(line, "loss:", at);
         Double rate = LineFields.doubleAfter(line, "samples/sec:", time);
         Double samples = rate != null && rate > 0 ? (double) Math.round(rate * seconds) : null;
-        long gap = intervals.observe(step);
-        return new StepEvent(step, seconds, null, null, null, null,
-                gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null, samples, loss, step == lrStep ? lr : null,
-                null, null, null, null, null, null);
+        return new StepEvent(step, seconds, null, null, null, null, IntervalTracker.steps(intervals.observe(step)),
+                samples, loss, step == lrStep ? lr : null, null, null, null, null, null, null);
     }
 
     private void rememberLr(String line) {

@@ -7,20 +7,12 @@ import dev.trainwatch.protocol.StepEvent;
  * {avg_loss:.4f}, Train Steps/Sec: {steps_per_sec:.2f}}. The rate covers exactly the steps since the previous line; a
  * rate printed as {@code 0.00} is left to the caller's timestamp fallback.
  */
-final class DitLineParser implements StepLineParser {
+final class DitLineParser extends PresetLineParser {
 
     private final IntervalTracker intervals = new IntervalTracker();
 
-    private static final String[] QUICK_CHECK = {"(step="};
-
-    @Override
-    public String[] quickCheck() {
-        return QUICK_CHECK;
-    }
-
-    @Override
-    public String name() {
-        return "dit";
+    DitLineParser() {
+        super("dit", "(step=");
     }
 
     @Override
@@ -40,9 +32,7 @@ final class DitLineParser implements StepLineParser {
         Double rate = LineFields.doubleAt(line, rateKey + "Steps/Sec:".length());
         Double time = rate != null && rate > 0 ? 1.0 / rate : null;
         Double loss = LineFields.readingAfter(line, "Loss:", at);
-        long gap = intervals.observe(step);
-        return new StepEvent(step, time, null, null, null, null,
-                gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null, null, loss, null, null, null, null, null,
-                null, null);
+        return new StepEvent(step, time, null, null, null, null, IntervalTracker.steps(intervals.observe(step)), null,
+                loss, null, null, null, null, null, null, null);
     }
 }

@@ -25,6 +25,11 @@ final class IntervalTracker {
         return gap;
     }
 
+    /** A gap as the step event's {@code interval_steps}: null when unknown, at most Integer.MAX_VALUE. */
+    static Integer steps(long gap) {
+        return gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null;
+    }
+
     long regularGap() {
         return regularGap;
     }

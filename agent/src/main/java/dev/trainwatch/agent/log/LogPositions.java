@@ -2,20 +2,20 @@ package dev.trainwatch.agent.log;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import dev.trainwatch.agent.ship.Spool;
 import dev.trainwatch.protocol.JsonStreams;
 import dev.trainwatch.protocol.wire.WireCodec;
 import java.io.IOException;
-import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 
 /**
  * What the agent has shipped from each log file, in {@code log-positions.json} beside its spool, so a restart resumes
@@ -55,20 +55,16 @@ public final class LogPositions {
     public synchronized List<FileState> load() {
         try {
             byte[] bytes = Files.readAllBytes(file);
-            List<FileState> states = parse(bytes);
-            List<FileState> valid = new ArrayList<>();
-            for (FileState s : states) {
-                if (s != null && s.fileKey() != null && s.position() >= 0) {
-                    valid.add(s.ranks() == null ? new FileState(s.fileKey(), s.head(), s.path(), s.position(),
-                            s.midLine(), s.stretch(), List.of(), s.updated()) : s);
-                }
-            }
-            lastWritten = List.copyOf(valid);
+            List<FileState> valid = parse(bytes).stream()
+                    .filter(s -> s != null && s.fileKey() != null && s.position() >= 0)
+                    .map(s -> s.ranks() != null ? s : new FileState(s.fileKey(), s.head(), s.path(), s.position(),
+                            s.midLine(), s.stretch(), List.of(), s.updated())).toList();
+            lastWritten = valid;
             return valid;
         } catch (NoSuchFileException e) {
             return List.of();
         } catch (IOException | RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "cannot read " + file + " (" + oneLine(e)
+            LOG.log(System.Logger.Level.WARNING, "cannot read " + file + " (" + Spool.describe(e)
                     + "); the log's recent past will be read again");
             return List.of();
         }
@@ -91,7 +87,7 @@ public final class LogPositions {
             }
             return true;
         } catch (IOException | RuntimeException e) {
-            String problem = "cannot write " + file + " (" + oneLine(e) + "); after a restart the log's recent "
+            String problem = "cannot write " + file + " (" + Spool.describe(e) + "); after a restart the log's recent "
                     + "past is read again";
             if (lastProblem == null) {
                 LOG.log(System.Logger.Level.WARNING, problem);
@@ -236,26 +232,14 @@ public final class LogPositions {
         }
     }
 
-    static String oneLine(Exception e) {
-        String m = e instanceof FileSystemException fse && fse.getReason() != null ? fse.getReason()
-                : e.getMessage();
-        return m == null || m.isBlank() ? e.getClass().getSimpleName() : m.lines().findFirst().orElse("");
-    }
-
     static List<RankStep> ranks(StepExtractor.State state) {
-        List<RankStep> out = new ArrayList<>();
-        for (Map.Entry<Integer, StepExtractor.Seen> e : state.lastByRank().entrySet()) {
-            out.add(new RankStep(e.getKey(), e.getValue().step(), e.getValue().ts()));
-        }
-        out.sort(Comparator.comparingInt(RankStep::rank));
-        return out;
+        return state.lastByRank().entrySet().stream()
+                .map(e -> new RankStep(e.getKey(), e.getValue().step(), e.getValue().ts()))
+                .sorted(Comparator.comparingInt(RankStep::rank)).toList();
     }
 
     static StepExtractor.State extractorState(FileState state) {
-        Map<Integer, StepExtractor.Seen> ranks = new HashMap<>();
-        for (RankStep r : state.ranks()) {
-            ranks.put(r.rank(), new StepExtractor.Seen(r.step(), r.ts()));
-        }
-        return new StepExtractor.State(ranks, state.stretch());
+        return new StepExtractor.State(state.ranks().stream().collect(Collectors.toMap(RankStep::rank,
+                r -> new StepExtractor.Seen(r.step(), r.ts()), (first, last) -> last)), state.stretch());
     }
 }

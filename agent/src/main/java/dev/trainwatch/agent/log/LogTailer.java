@@ -310,18 +310,11 @@ public final class LogTailer implements StepSource {
             return null;
         }
         int n = start.position();
-        int end = -1;
-        for (int i = 0; i < n; i++) {
-            byte b = start.get(i);
-            if (b == '\n' || b == '\r') {
-                end = i + 1;
-                break;
-            }
-        }
-        if (end < 0 && n < HEAD_BYTES) {
+        int end = ByteScan.indexOfEither(start.array(), 0, n, (byte) '\n', (byte) '\r') + 1;
+        if (end == 0 && n < HEAD_BYTES) {
             return null;
         }
-        return sha256(start.array(), end < 0 ? n : end).substring(0, 16);
+        return sha256(start.array(), end == 0 ? n : end).substring(0, 16);
     }
 
     /** Device, inode and first line: the same after an agent restart. */
@@ -469,9 +462,11 @@ public final class LogTailer implements StepSource {
     }
 
     private String kindOf(BasicFileAttributes attrs) {
-        if (attrs.isDirectory()) {
-            return "a directory";
-        }
+        return attrs.isDirectory() ? "a directory" : specialKind(file);
+    }
+
+    /** What a file that is neither regular nor a directory is, by its {@code unix:mode}. */
+    static String specialKind(Path file) {
         try {
             int type = ((Integer) Files.getAttribute(file, "unix:mode")) & 0170000;
             return switch (type) {

@@ -12,7 +12,7 @@ import dev.trainwatch.protocol.StepEvent;
  * {@code epoch × steps_per_epoch + step + 1} (timer) or {@code epoch × total + n} (bar); once timer lines appear the
  * bar is ignored.
  */
-final class OpenSoraLineParser implements StepLineParser {
+final class OpenSoraLineParser extends PresetLineParser {
 
     private static final String STEPS_PER_EPOCH = " steps per epoch";
 
@@ -21,16 +21,8 @@ final class OpenSoraLineParser implements StepLineParser {
     private long lastBarStep = -1;
     private final IntervalTracker barIntervals = new IntervalTracker();
 
-    private static final String[] QUICK_CHECK = {"| Step ", "s/it", "it/s", STEPS_PER_EPOCH};
-
-    @Override
-    public String[] quickCheck() {
-        return QUICK_CHECK;
-    }
-
-    @Override
-    public String name() {
-        return "opensora";
+    OpenSoraLineParser() {
+        super("opensora", "| Step ", "s/it", "it/s", STEPS_PER_EPOCH);
     }
 
     @Override
@@ -152,10 +144,9 @@ final class OpenSoraLineParser implements StepLineParser {
             return null;
         }
         lastBarStep = global;
-        long gap = barIntervals.observe(global);
         Double time = Double.isNaN(bar.secondsPerIter()) ? null : bar.secondsPerIter();
-        return new StepEvent(global, time, null, null, null, null,
-                gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null, null, bar.reading("loss"), bar.number("lr"),
-                bar.firstReading("global_grad_norm", "grad_norm"), null, null, null, null, null);
+        return new StepEvent(global, time, null, null, null, null, IntervalTracker.steps(barIntervals.observe(global)),
+                null, bar.reading("loss"), bar.number("lr"), bar.firstReading("global_grad_norm", "grad_norm"), null,
+                null, null, null, null);
     }
 }

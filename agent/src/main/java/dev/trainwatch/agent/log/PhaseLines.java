@@ -25,23 +25,15 @@ final class PhaseLines {
         }
     }
 
-    private static final ByteScan.Needle[] NEEDLES = needles("heckpoint", "state", "alidation", "valuation",
+    private static final ByteScan.Needle[] NEEDLES = ByteScan.needles("heckpoint", "state", "alidation", "valuation",
             "aving model", "enerating ", "aching", "cache", "uantiz", "uantis", "oading ", "skipping batch");
-    private static final ByteScan.Needle[] BAR = needles("it/s", "s/it");
+    private static final ByteScan.Needle[] BAR = ByteScan.needles("it/s", "s/it");
 
     private PhaseLines() {
     }
 
-    private static ByteScan.Needle[] needles(String... parts) {
-        ByteScan.Needle[] out = new ByteScan.Needle[parts.length];
-        for (int i = 0; i < parts.length; i++) {
-            out[i] = ByteScan.Needle.of(parts[i].getBytes(StandardCharsets.US_ASCII));
-        }
-        return out;
-    }
-
     static Phase of(byte[] bytes, int offset, int length, double readTs, ZoneId zone) {
-        if (!containsAny(bytes, offset, length, NEEDLES)) {
+        if (!ByteScan.containsAny(bytes, offset, length, NEEDLES)) {
             return null;
         }
         String line = LogText.stripAnsi(new String(bytes, offset, length, StandardCharsets.UTF_8));
@@ -54,7 +46,7 @@ final class PhaseLines {
      * SimpleTuner's "Processing bucket" after "Creating VAE latent cache", kohya's after "caching latents.".
      */
     static Phase barOf(String kind, byte[] bytes, int offset, int length, double readTs, ZoneId zone) {
-        if (!containsAny(bytes, offset, length, BAR)) {
+        if (!ByteScan.containsAny(bytes, offset, length, BAR)) {
             return null;
         }
         String line = LogText.stripAnsi(new String(bytes, offset, length, StandardCharsets.UTF_8));
@@ -108,21 +100,7 @@ final class PhaseLines {
         return "caching".equals(kind) || "quantizing".equals(kind) || "loading".equals(kind);
     }
 
-    private static boolean containsAny(byte[] bytes, int offset, int length, ByteScan.Needle[] needles) {
-        for (ByteScan.Needle n : needles) {
-            if (ByteScan.contains(bytes, offset, length, n)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     private static boolean containsAny(String s, List<String> parts) {
-        for (String p : parts) {
-            if (s.contains(p)) {
-                return true;
-            }
-        }
-        return false;
+        return parts.stream().anyMatch(s::contains);
     }
 }

@@ -8,20 +8,12 @@ import dev.trainwatch.protocol.StepEvent;
  * time_data:{t_d:.3f}, lr:{lr:.3e}, s:({h}, {w}), loss:{loss:.4f}, grad_norm:{g:.4f}}. Times are the interval's
  * totals over {@code log_interval}, rescaled by the real gap; a run's first line (step 1) is dropped as unknown.
  */
-final class PixArtLineParser implements StepLineParser {
+final class PixArtLineParser extends PresetLineParser {
 
     private final IntervalTracker intervals = new IntervalTracker();
 
-    private static final String[] QUICK_CHECK = {"time_all:"};
-
-    @Override
-    public String[] quickCheck() {
-        return QUICK_CHECK;
-    }
-
-    @Override
-    public String name() {
-        return "pixart";
+    PixArtLineParser() {
+        super("pixart", "time_all:");
     }
 
     @Override
@@ -67,6 +59,6 @@ final class PixArtLineParser implements StepLineParser {
         Double loss = LineFields.readingAfter(line, "loss:", tail);
         Double gradNorm = LineFields.readingAfter(line, "grad_norm:", tail);
         return new StepEvent(step, time * scale, data == null ? null : data * scale, null, null, null,
-                gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null, null, loss, lr, gradNorm, h, w, null, null, null);
+                IntervalTracker.steps(gap), null, loss, lr, gradNorm, h, w, null, null, null);
     }
 }

@@ -7,6 +7,8 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * A user's regex with named groups: {@code step} required; {@code time}, {@code rate}, {@code data_time},
@@ -17,14 +19,9 @@ import java.util.regex.PatternSyntaxException;
 final class RegexLineParser implements StepLineParser {
 
     private static final Pattern GROUP_NAME = Pattern.compile("\\(\\?<([A-Za-z][A-Za-z0-9_]*)>");
-    private static final Map<String, String> KNOWN = new LinkedHashMap<>();
-
-    static {
-        for (String name : new String[] {"step", "time", "rate", "data_time", "model_time", "lm_time", "vae_time",
-                "interval", "samples", "loss", "lr", "grad_norm", "height", "width", "rank"}) {
-            KNOWN.put(name.replace("_", "").toLowerCase(Locale.ROOT), name);
-        }
-    }
+    private static final Map<String, String> KNOWN = Stream.of("step", "time", "rate", "data_time", "model_time",
+            "lm_time", "vae_time", "interval", "samples", "loss", "lr", "grad_norm", "height", "width", "rank")
+            .collect(Collectors.toMap(name -> name.replace("_", "").toLowerCase(Locale.ROOT), name -> name));
 
     private final Matcher matcher;
     private final Map<String, String> groups = new LinkedHashMap<>();
@@ -82,7 +79,7 @@ final class RegexLineParser implements StepLineParser {
         Double interval = number("interval");
         long gap = intervals.observe(step);
         Integer intervalSteps = interval != null && interval >= 1 ? (Integer) (int) Math.min(interval, Integer.MAX_VALUE)
-                : gap > 0 ? (Integer) (int) Math.min(gap, Integer.MAX_VALUE) : null;
+                : IntervalTracker.steps(gap);
         return new StepEvent(step, time, number("data_time"), number("model_time"), number("lm_time"),
                 number("vae_time"), intervalSteps, number("samples"), reading("loss"), number("lr"),
                 reading("grad_norm"), integer("height"), integer("width"), integer("rank"), null, null);

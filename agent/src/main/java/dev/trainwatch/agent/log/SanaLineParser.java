@@ -9,20 +9,12 @@ import dev.trainwatch.protocol.StepEvent;
  * releases put {@code , } before {@code s:(}. Times are interval totals over the configured interval, as PixArt's;
  * trailing fields are searched from the end because some variants print the caption ({@code Cap: …}) mid-line.
  */
-final class SanaLineParser implements StepLineParser {
+final class SanaLineParser extends PresetLineParser {
 
     private final IntervalTracker intervals = new IntervalTracker();
 
-    private static final String[] QUICK_CHECK = {"Global Step:"};
-
-    @Override
-    public String[] quickCheck() {
-        return QUICK_CHECK;
-    }
-
-    @Override
-    public String name() {
-        return "sana";
+    SanaLineParser() {
+        super("sana", "Global Step:");
     }
 
     @Override
@@ -71,7 +63,7 @@ final class SanaLineParser implements StepLineParser {
         int gradAt = LineFields.lastIndexOfKey(line, "grad_norm:");
         Double gradNorm = gradAt > all ? LineFields.readingAt(line, gradAt + "grad_norm:".length()) : null;
         return new StepEvent(step, time * scale, data, model, lm, vae,
-                gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null, null, loss, lr, gradNorm, h, w, null, null, null);
+                IntervalTracker.steps(gap), null, loss, lr, gradNorm, h, w, null, null, null);
     }
 
     private static Double scaled(Double v, double scale) {

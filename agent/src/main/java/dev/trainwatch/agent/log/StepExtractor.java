@@ -81,25 +81,13 @@ final class StepExtractor {
         if (required != null) {
             if (required != quickCheckSource) {
                 quickCheckSource = required;
-                quickCheckNeedles = new ByteScan.Needle[required.length];
-                for (int i = 0; i < required.length; i++) {
-                    quickCheckNeedles[i] = ByteScan.Needle.of(required[i].getBytes(StandardCharsets.UTF_8));
-                }
+                quickCheckNeedles = ByteScan.needles(required);
             }
-            if (!containsAny(bytes, offset, length, quickCheckNeedles)) {
+            if (!ByteScan.containsAny(bytes, offset, length, quickCheckNeedles)) {
                 return;
             }
         }
         accept(new String(bytes, offset, length, StandardCharsets.UTF_8), readTs, out, logTimes);
-    }
-
-    private static boolean containsAny(byte[] bytes, int offset, int length, ByteScan.Needle[] needles) {
-        for (ByteScan.Needle needle : needles) {
-            if (ByteScan.contains(bytes, offset, length, needle)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private static Double plausible(Double v, double max) {

@@ -10,7 +10,7 @@ import java.util.Set;
  * lr=1e-05]} (diffusers starts the counter at the resumed global step). Only training bars count (a {@code Steps}
  * description or a loss in the postfix); every frame is returned, a redraw keeps the first frame's interval.
  */
-final class TqdmLineParser implements StepLineParser {
+final class TqdmLineParser extends PresetLineParser {
 
     private static final Set<String> TRAINING_DESCRIPTIONS =
             Set.of("steps", "step", "training", "train", "training steps", "global step", "iteration", "iterations");
@@ -25,16 +25,8 @@ final class TqdmLineParser implements StepLineParser {
     private String epochBarElapsed;
     private Double epochBarLoss;
 
-    private static final String[] QUICK_CHECK = {"s/it", "it/s"};
-
-    @Override
-    public String[] quickCheck() {
-        return QUICK_CHECK;
-    }
-
-    @Override
-    public String name() {
-        return "accelerate";
+    TqdmLineParser() {
+        super("accelerate", "s/it", "it/s");
     }
 
     @Override
@@ -58,7 +50,7 @@ final class TqdmLineParser implements StepLineParser {
         if (step != lastN) {
             long gap = intervals.observe(step);
             lastN = step;
-            lastInterval = gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null;
+            lastInterval = IntervalTracker.steps(gap);
         }
         Double time = Double.isNaN(bar.secondsPerIter()) ? null : bar.secondsPerIter();
         return new StepEvent(step, time, null, null, null, null, lastInterval, null,

@@ -76,11 +76,7 @@ final class ActivityCounters {
 
     enum NvlinkMode { UNKNOWN, ALL_LINKS_SCOPE, PER_LINK, NONE }
 
-    /**
-     * This poll's activity of one GPU; null when it has none at all.
-     *
-     * @param pcie the newest PCIe reading of the watcher for this GPU ({tx, rx} KB/s), or null
-     */
+    /** This poll's activity of one GPU, null when none; {@code pcie}: the watcher's newest {tx, rx} KB/s, or null. */
     GpuActivity read(PerGpu s, long device, double ts, double[] pcie) {
         double[] gpm = readGpm(s, device, ts);
         long[] nvlink = readNvlink(s, device);

@@ -43,7 +43,6 @@ final class NvmlApi {
     // optional
     final Function errorString;
     final Function driverVersion;
-    final Function getIndex;
     final Function getName;
     final Function getUuid;
     final Function getPciInfo;
@@ -86,7 +85,6 @@ final class NvmlApi {
         }
         errorString = probe("nvmlErrorString");
         driverVersion = probe("nvmlSystemGetDriverVersion");
-        getIndex = probe("nvmlDeviceGetIndex");
         getName = probe("nvmlDeviceGetName");
         getUuid = probe("nvmlDeviceGetUUID");
         getPciInfo = probe("nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo");
@@ -194,11 +192,7 @@ final class NvmlApi {
     }
 
     private static String firstLine(String s) {
-        if (s == null) {
-            return "unknown reason";
-        }
-        int nl = s.indexOf('\n');
-        return nl < 0 ? s : s.substring(0, nl);
+        return s == null ? "unknown reason" : s.split("\n", 2)[0];
     }
 
     /** NVML's GPU performance monitoring calls (NVML 12, driver R520 on); a driver lacking one has none. */

@@ -48,8 +48,7 @@ public final class NvmlGpuReader implements GpuReader {
     private final Abort lost = new Abort();
     private final Abort uninitialised = new Abort();
 
-    // Poll-thread state.
-    // The direct-mapped calls take addresses; each Memory is kept in a field so it outlives the calls.
+    // Poll-thread state. The direct-mapped calls take addresses: each Memory is a field, so it outlives the calls.
     private final Memory scratch = new Memory(16);         // out value @0, count @8, value type @12
     private final long scratchAddr = Pointer.nativeValue(scratch);
     private final long countAddr = scratchAddr + 8;
@@ -82,11 +81,8 @@ public final class NvmlGpuReader implements GpuReader {
     private final Set<Long> gpmPcie = ConcurrentHashMap.newKeySet();   // devices whose PCIe rates come from GPM
 
     /**
-     * Loads NVML, initialises it once and reads every GPU's identity.
-     *
-     * @param library the library file, or empty for the system's {@code libnvidia-ml.so.1}
-     * @param clock   source of sample and event timestamps
-     * @throws GpuUnavailableException with one line naming the cause when NVML cannot start
+     * Loads NVML ({@code library}, or the system's {@code libnvidia-ml.so.1}), initialises it once and reads every
+     * GPU's identity; GpuUnavailableException, one line naming the cause, when NVML cannot start.
      */
     public static NvmlGpuReader open(Optional<Path> library, Clock clock) throws GpuUnavailableException {
         NvmlApi api;
@@ -234,8 +230,6 @@ public final class NvmlGpuReader implements GpuReader {
         api.direct.unregisterAll();
     }
 
-    // ------------------------------------------------------------------ enumeration and identity
-
     private List<Gpu> enumerate() throws GpuUnavailableException {
         int rc = api.getCount.invokeInt(new Object[] {countPtr});
         if (rc != NvmlApi.SUCCESS) {
@@ -332,13 +326,11 @@ public final class NvmlGpuReader implements GpuReader {
         }
     }
 
-    // ------------------------------------------------------------------ one GPU
-
     private GpuSample read(Gpu g, double ts) {
         if (g.handle == null) {
             readIdentity(g);
             if (g.handle == null) {
-                return g.lost ? lostSample(g, ts) : identitySample(g, ts);
+                return g.lost ? lostSample(g, ts) : identitySample(g, ts, false);
             }
         }
         long dev = g.peer;
@@ -540,8 +532,6 @@ public final class NvmlGpuReader implements GpuReader {
         return null;
     }
 
-    // ------------------------------------------------------------------ helpers
-
     /** True on success; NOT_SUPPORTED is an absent reading, a lost GPU aborts its read, the rest count as failed. */
     private boolean check(int rc) {
         switch (rc) {
@@ -560,24 +550,20 @@ public final class NvmlGpuReader implements GpuReader {
     }
 
     private Long readUint(DirectCalls.DeviceOut f, long device) {
-        if (f == null || !check(f.call(device, scratchAddr))) {
-            return null;
-        }
-        return scratch.getInt(0) & 0xFFFFFFFFL;
+        return f == null ? null : uintIfRead(f.call(device, scratchAddr));
     }
 
     private Long readUint(DirectCalls.DeviceTypeOut f, long device, int type) {
-        if (f == null || !check(f.call(device, type, scratchAddr))) {
-            return null;
-        }
-        return scratch.getInt(0) & 0xFFFFFFFFL;
+        return f == null ? null : uintIfRead(f.call(device, type, scratchAddr));
     }
 
     private Long readUint(Function f, Pointer handle, int type) {
-        if (f == null || !check(f.invokeInt(new Object[] {handle, type, scratch}))) {
-            return null;
-        }
-        return scratch.getInt(0) & 0xFFFFFFFFL;
+        return f == null ? null : uintIfRead(f.invokeInt(new Object[] {handle, type, scratch}));
+    }
+
+    /** The unsigned int the call wrote to the scratch buffer, when {@link #check} accepts its return code. */
+    private Long uintIfRead(int rc) {
+        return check(rc) ? Long.valueOf(scratch.getInt(0) & 0xFFFFFFFFL) : null;
     }
 
     private String readText(Function f, Pointer handle) {
@@ -600,21 +586,16 @@ public final class NvmlGpuReader implements GpuReader {
                     "GPU " + g.index + (g.uuid == null ? "" : " (" + g.uuid + ")") + " is lost: "
                             + api.describe(NvmlApi.GPU_IS_LOST), null, null, null, null));
         }
-        return new GpuSample(ts, g.index, g.uuid, g.name, g.pciBusId, null, null, null, null, null, null, null,
-                null, null, null, null, null, null, null, null, null, null, null, true);
+        return identitySample(g, ts, true);
     }
 
-    private static GpuSample identitySample(Gpu g, double ts) {
+    private static GpuSample identitySample(Gpu g, double ts, boolean lost) {
         return new GpuSample(ts, g.index, g.uuid, g.name, g.pciBusId, null, null, null, null, null, null, null,
-                null, null, null, null, null, null, null, null, null, null, null, false);
+                null, null, null, null, null, null, null, null, null, null, null, lost);
     }
 
     private List<GpuSample> identityOnly(double ts) {
-        List<GpuSample> out = new ArrayList<>(gpus.size());
-        for (Gpu g : gpus) {
-            out.add(identitySample(g, ts));
-        }
-        return out;
+        return new ArrayList<>(gpus.stream().map(g -> identitySample(g, ts, false)).toList());
     }
 
     private void setSampleCapacity(int n) {

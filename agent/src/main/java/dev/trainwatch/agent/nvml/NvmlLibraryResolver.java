@@ -17,10 +17,7 @@ public final class NvmlLibraryResolver {
     }
 
     public static Optional<Path> resolve(Optional<Path> option, Map<String, String> environment) {
-        if (option.isPresent()) {
-            return option;
-        }
-        String env = environment.get(ENV);
-        return env == null || env.isBlank() ? Optional.empty() : Optional.of(Path.of(env.trim()));
+        return option.or(() -> Optional.ofNullable(environment.get(ENV)).filter(env -> !env.isBlank())
+                .map(env -> Path.of(env.trim())));
     }
 }

@@ -39,19 +39,15 @@ final class PcieThroughputWatcher {
     }
 
     /**
-     * Starts the thread; null when the driver lacks the call or there is no GPU.
-     *
-     * @param skip devices to pass over (their rates come from GPM); the caller may change it at any time
+     * Starts the thread; null when the driver lacks the call or there is no GPU. {@code skip}: devices to pass over
+     * (their rates come from GPM); the caller may change it at any time.
      */
     static PcieThroughputWatcher start(NvmlApi api, List<Pointer> handles, Set<Long> skip, AtomicLong failedReads) {
         if (api.pcieThroughput == null || handles.isEmpty()) {
             return null;
         }
-        List<Long> devices = new ArrayList<>();
-        for (Pointer h : handles) {
-            devices.add(Pointer.nativeValue(h));
-        }
-        PcieThroughputWatcher w = new PcieThroughputWatcher(api, devices, skip, failedReads);
+        PcieThroughputWatcher w = new PcieThroughputWatcher(api, handles.stream().map(Pointer::nativeValue).toList(),
+                skip, failedReads);
         w.thread.start();
         return w;
     }

@@ -21,12 +21,7 @@ enum ProcessStride {
 
     static ProcessStride choose(boolean hasV3, boolean hasV2, boolean hasV1, boolean hasConfComputeMemSizeInfo,
                                 boolean hasRunningProcessDetailList) {
-        if (hasV3) {
-            return hasConfComputeMemSizeInfo && !hasRunningProcessDetailList ? V3_32 : V3_24;
-        }
-        if (hasV2) {
-            return V2_24;
-        }
-        return hasV1 ? V1_16 : NONE;
+        return hasV3 ? (hasConfComputeMemSizeInfo && !hasRunningProcessDetailList ? V3_32 : V3_24)
+                : hasV2 ? V2_24 : hasV1 ? V1_16 : NONE;
     }
 }

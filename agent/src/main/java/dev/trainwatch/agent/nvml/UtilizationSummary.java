@@ -14,11 +14,7 @@ final class UtilizationSummary {
     private UtilizationSummary() {
     }
 
-    /**
-     * @param timestampsMicros sample times, unix µs (first {@code count} used)
-     * @param ratios           sample values 0–1 (first {@code count} used)
-     * @return the window, or null when there are no samples
-     */
+    /** The first {@code count} samples: times in unix µs, values 0–1; null when there are none. */
     static UtilizationWindow summarise(long[] timestampsMicros, double[] ratios, int count) {
         if (count <= 0) {
             return null;

@@ -47,12 +47,7 @@ public final class AgentIdentity implements AutoCloseable {
         this.leasedUntil = next;
     }
 
-    /**
-     * Opens the identity in {@code dir}, creating it on first use.
-     *
-     * @throws IOException           when the directory cannot be used
-     * @throws IllegalStateException when another agent holds the directory
-     */
+    /** Opens the identity in {@code dir}, created on first use; IllegalStateException when another agent holds it. */
     public static AgentIdentity open(Path dir, String host) throws IOException {
         Files.createDirectories(dir);
         FileChannel channel = FileChannel.open(dir.resolve(LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
@@ -84,29 +79,23 @@ public final class AgentIdentity implements AutoCloseable {
                 next = Long.parseLong(Files.readString(seqFile, StandardCharsets.UTF_8).strip());
             }
             return new AgentIdentity(dir, id, channel, lock, next);
-        } catch (NumberFormatException e) {
-            lock.release();
-            channel.close();
-            throw new IOException("corrupt " + SEQ_FILE + " in " + dir + "; delete it to start a new sequence", e);
         } catch (IOException | RuntimeException e) {
             lock.release();
             channel.close();
+            if (e instanceof NumberFormatException) {
+                throw new IOException("corrupt " + SEQ_FILE + " in " + dir + "; delete it to start a new sequence", e);
+            }
             throw e;
         }
     }
 
-    /**
-     * As {@link #open}, but an unusable directory is one line and a new id for this process only, never persisted.
-     *
-     * @throws IllegalStateException when another agent holds the directory
-     */
+    /** As {@link #open}, but an unusable directory is one line and a new id for this process only, never persisted. */
     public static AgentIdentity openOrInMemory(Path dir, String host) {
         try {
             return open(dir, host);
+        } catch (IllegalStateException e) {
+            throw e;
         } catch (IOException | RuntimeException e) {
-            if (e instanceof IllegalStateException) {
-                throw (IllegalStateException) e;
-            }
             AgentIdentity memory = new AgentIdentity(null, newId(host), null, null, 0);
             LOG.log(System.Logger.Level.ERROR, "cannot keep the agent's identity in " + dir + " (" + Spool.describe(e)
                     + "): running as " + memory.agentId + " for this process only");

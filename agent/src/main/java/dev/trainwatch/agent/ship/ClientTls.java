@@ -2,7 +2,6 @@ package dev.trainwatch.agent.ship;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -131,8 +130,8 @@ public record ClientTls(Path caFile, Path certFile, Path keyFile) {
     }
 
     private static byte[] read(Path file, String option) throws IOException {
-        try (InputStream in = Files.newInputStream(file)) {
-            return in.readAllBytes();
+        try {
+            return Files.readAllBytes(file);
         } catch (IOException e) {
             throw new IOException(option + ": cannot read " + file + " (" + e.getClass().getSimpleName()
                     + (Files.exists(file) ? "; give the agent's user read access to it)" : ")"), e);

@@ -39,9 +39,7 @@ public final class FanOutShipper implements AutoCloseable {
 
     /** Queues the payload for every collector. */
     public void submit(Payload payload) {
-        for (Shipper s : shippers) {
-            s.submit(payload);
-        }
+        shippers.forEach(s -> s.submit(payload));
     }
 
     /** As {@link Shipper#submit(Payload, Runnable)}: {@code settled} runs once the payload is settled for all. */
@@ -52,9 +50,7 @@ public final class FanOutShipper implements AutoCloseable {
                 settled.run();
             }
         };
-        for (Shipper s : shippers) {
-            s.submit(payload, each);
-        }
+        shippers.forEach(s -> s.submit(payload, each));
     }
 
     public long pending() {

@@ -1,6 +1,8 @@
 package dev.trainwatch.agent.ship;
 
 import dev.trainwatch.protocol.wire.WireCodec;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.zip.CRC32;
 import java.util.zip.Deflater;
@@ -39,8 +41,7 @@ final class GzipJson {
             n += deflater.deflate(out, n, out.length - n);
         }
         ensure(n + 8);
-        writeIntLe((int) crc.getValue(), n);
-        writeIntLe(length, n + 4);
+        ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN).putInt(n, (int) crc.getValue()).putInt(n + 4, length);
         byte[] result = Arrays.copyOf(out, n + 8);
         if (out.length > KEEP_BYTES) {
             out = new byte[8192];
@@ -52,12 +53,5 @@ final class GzipJson {
         if (out.length < capacity) {
             out = Arrays.copyOf(out, Math.max(capacity, out.length * 2));
         }
-    }
-
-    private void writeIntLe(int v, int at) {
-        out[at] = (byte) v;
-        out[at + 1] = (byte) (v >>> 8);
-        out[at + 2] = (byte) (v >>> 16);
-        out[at + 3] = (byte) (v >>> 24);
     }
 }

@@ -39,20 +39,14 @@ public final class HttpTransport implements Transport {
     }
 
     /**
-     * @param collectorUrl   base URL, e.g. {@code http://10.0.0.5:9477}
-     * @param token          bearer token supplier; null or a supplier of null for none
-     * @param requestTimeout longest wait to connect, and for the answer
-     * @param clock          the agent's clock, read for each request's {@value #SENT_AT}
+     * {@code collectorUrl}: base URL, e.g. {@code http://10.0.0.5:9477}; {@code token}: null or a supplier of null for
+     * none; {@code requestTimeout}: to connect, and for the answer; {@code clock}: read for each {@value #SENT_AT}.
      */
     public HttpTransport(URI collectorUrl, Supplier<String> token, Duration requestTimeout, Clock clock) {
         this(collectorUrl, token, requestTimeout, clock, null);
     }
 
-    /**
-     * The same, speaking TLS to an {@code https://} collector (see {@link ClientTls}).
-     *
-     * @param tls null for the JDK's defaults
-     */
+    /** The same, speaking TLS to an {@code https://} collector ({@link ClientTls}); {@code tls} null: the JDK's. */
     public HttpTransport(URI collectorUrl, Supplier<String> token, Duration requestTimeout, Clock clock,
                          SSLSocketFactory tls) {
         this.tls = tls;

@@ -3,20 +3,15 @@ package dev.trainwatch.agent.ship;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
-import dev.trainwatch.protocol.RunSteps;
 import dev.trainwatch.protocol.StepEvent;
+import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /**
- * A request body with where it goes, before it gets its place in the send order. Built from protocol records with
- * the wire codec ({@link Json#MAPPER}; written by the codec generated from the records, {@code WireCodec}). Immutable.
- *
- * @param method   HTTP method
- * @param path     request path
- * @param gzipBody gzip-compressed JSON
- * @param what     description for log lines
- * @param carriesSteps true for a batch with {@code run_steps}
+ * A gzip-compressed JSON request body with where it goes, before it gets its place in the send order; {@code what}
+ * names it in log lines, {@code carriesSteps} for a batch with {@code run_steps}. Built with the wire codec
+ * ({@link Json#MAPPER}; written by the codec generated from the records, {@code WireCodec}). Immutable.
  */
 public record Payload(String method, String path, byte[] gzipBody, String what, boolean carriesSteps) {
 
@@ -29,12 +24,8 @@ public record Payload(String method, String path, byte[] gzipBody, String what, 
 
     /** {@code POST /v1/samples}, with the steps it carries ({@code run_steps}) when it does. */
     public static Payload samples(AgentBatch batch) {
-        int steps = 0;
-        if (batch.runSteps() != null) {
-            for (RunSteps group : batch.runSteps()) {
-                steps += group.steps() == null ? 0 : group.steps().size();
-            }
-        }
+        int steps = batch.runSteps() == null ? 0
+                : batch.runSteps().stream().mapToInt(g -> g.steps() == null ? 0 : g.steps().size()).sum();
         return new Payload("POST", SAMPLES_PATH, gzipJson(batch), "samples seq " + batch.seq()
                 + (batch.runSteps() == null ? "" : " with " + steps + " steps"), batch.runSteps() != null);
     }
@@ -65,17 +56,8 @@ public record Payload(String method, String path, byte[] gzipBody, String what, 
 
     /** Percent-encodes a path segment: RFC 3986 unreserved characters stay, every other UTF-8 byte is escaped. */
     static String pathSegment(String value) {
-        StringBuilder out = new StringBuilder(value.length());
-        for (byte b : value.getBytes(StandardCharsets.UTF_8)) {
-            char c = (char) (b & 0xff);
-            if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
-                    || c == '-' || c == '.' || c == '_' || c == '~') {
-                out.append(c);
-            } else {
-                out.append('%').append(Character.toUpperCase(Character.forDigit((b >> 4) & 0xf, 16)))
-                        .append(Character.toUpperCase(Character.forDigit(b & 0xf, 16)));
-            }
-        }
-        return out.toString();
+        // URLEncoder is for forms: it keeps '*', writes a space as '+' and escapes '~'
+        return URLEncoder.encode(value, StandardCharsets.UTF_8).replace("*", "%2A").replace("+", "%20")
+                .replace("%7E", "~");
     }
 }

@@ -8,7 +8,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Deque;
 import java.util.HashSet;
@@ -180,15 +179,13 @@ public final class Shipper implements AutoCloseable {
         }
         List<RunSteps> groups;
         String agentId;
-        try (InputStream in = new GZIPInputStream(
-                new ByteArrayInputStream(batch.gzipBody()))) {
+        try (InputStream in = new GZIPInputStream(new ByteArrayInputStream(batch.gzipBody()))) {
             JsonNode body = Json.MAPPER.readTree(in);
             JsonNode carried = body == null ? null : body.get("run_steps");
             if (carried == null || !carried.isArray()) {
                 return; // a batch without steps (most spooled ones)
             }
-            groups = Arrays.asList(Json.MAPPER.treeToValue(carried,
-                    RunSteps[].class));
+            groups = Arrays.asList(Json.MAPPER.treeToValue(carried, RunSteps[].class));
             agentId = body.path("agent_id").asText(null);
         } catch (IOException | RuntimeException e) {
             LOG.log(System.Logger.Level.ERROR, "cannot read the steps back from " + batch.what() + " (" + describe(e)
@@ -199,12 +196,9 @@ public final class Shipper implements AutoCloseable {
             return;
         }
         Runnable settled = batch.settled().getAndSet(null);
-        List<Payload> again = new ArrayList<>();
-        for (RunSteps group : groups) {
-            if (group != null && group.runId() != null && group.steps() != null && !group.steps().isEmpty()) {
-                again.add(Payload.steps(group.runId(), group.steps(), agentId));
-            }
-        }
+        List<Payload> again = groups.stream()
+                .filter(g -> g != null && g.runId() != null && g.steps() != null && !g.steps().isEmpty())
+                .map(g -> Payload.steps(g.runId(), g.steps(), agentId)).toList();
         if (!olderCollectorLogged) {
             olderCollectorLogged = true;
             LOG.log(System.Logger.Level.INFO, "the collector does not take steps in batches (an older version): "

@@ -70,9 +70,7 @@ public final class Spool {
 
     /**
      * Opens (and creates) the spool in {@code dir}, taking over what a previous agent left; an unusable directory is one
-     * line and a spool in memory.
-     *
-     * @param maxBytes the bound on the bytes of all spooled bodies
+     * line and a spool in memory. {@code maxBytes} bounds the bytes of all spooled bodies.
      */
     public Spool(Path dir, long maxBytes) {
         this.dir = dir;
@@ -121,16 +119,11 @@ public final class Spool {
         }
     }
 
-    /** The directory. */
     public Path dir() {
         return dir;
     }
 
-    /**
-     * Adds a shipment, dropping the oldest beyond the bound; an unwritable directory keeps it in memory.
-     *
-     * @return whether the shipment is on disk (a restart would replay it)
-     */
+    /** Adds a shipment, the oldest dropped beyond the bound; true when it is on disk (a restart would replay it). */
     public synchronized boolean append(Shipment shipment) {
         if (entries.containsKey(shipment.ordinal()) || inMemory.containsKey(shipment.ordinal())) {
             return !inMemory.containsKey(shipment.ordinal());
@@ -379,10 +372,9 @@ public final class Spool {
         return Math.max(disk, memory);
     }
 
-    static String describe(Throwable e) {
-        String m = e instanceof FileSystemException fse && fse.getReason() != null
-                ? (fse.getFile() != null && !(e instanceof NoSuchFileException) ? fse.getReason() : fse.getReason())
-                : e.getMessage();
+    /** An exception in one line: a file system's reason, else the message's first line, else the class. */
+    public static String describe(Throwable e) {
+        String m = e instanceof FileSystemException fse && fse.getReason() != null ? fse.getReason() : e.getMessage();
         return m == null || m.isBlank() ? e.getClass().getSimpleName() : m.lines().findFirst().orElse("");
     }
 

@@ -17,13 +17,8 @@ public final class SpoolReplay {
     private static final long NO_BOUND = Long.MAX_VALUE / 2;
 
     /**
-     * What a replay did.
-     *
-     * @param shipments entries found in the spool
-     * @param delivered shipments the collector took
-     * @param dropped   shipments the collector refused as bad (4xx) or that could not be read
-     * @param complete  true when nothing was left waiting when the replay stopped
-     * @param problem   the last delivery problem, one line, or null
+     * What a replay did: entries found, taken by the collector, dropped (refused as bad, 4xx, or unreadable), whether
+     * nothing was left waiting when it stopped, and the last delivery problem (one line, or null).
      */
     public record Outcome(int shipments, long delivered, long dropped, boolean complete, String problem) {
     }
@@ -31,11 +26,7 @@ public final class SpoolReplay {
     private SpoolReplay() {
     }
 
-    /**
-     * Replays {@code dir} to {@code collector}, waiting at most {@code timeout} for the collector to take it all.
-     *
-     * @throws IllegalArgumentException when {@code dir} is not a directory
-     */
+    /** Waits at most {@code timeout} for the collector to take it all; IllegalArgumentException: not a directory. */
     public static Outcome replay(Path dir, URI collector, Supplier<String> token, Duration timeout)
             throws InterruptedException {
         if (!Files.isDirectory(dir)) {

@@ -24,11 +24,7 @@ public final class TokenFile implements Supplier<String> {
         this.readAtNanos = System.nanoTime();
     }
 
-    /**
-     * Reads the token now (first line, trimmed).
-     *
-     * @throws IOException when the file cannot be read or holds no token; the message says which file
-     */
+    /** Reads the token now (first line, trimmed); IOException naming the file when it is unreadable or empty. */
     public static TokenFile read(Path file) throws IOException {
         return new TokenFile(file, readToken(file));
     }
