@@ -125,39 +125,39 @@ final class Advice {
                 case "attention" -> {
                     if (r.half() && r.attentionFp32()) {
                         change = "half-precision attention (fp32_attention=False; --attention-precision half)";
-                        changed = r.toBuilder().attentionFp32(false).build();
+                        changed = r.with(b -> b.attentionFp32 = false);
                     } else if (r.attention().equals("math")) {
                         change = "fused attention (--attention flash)";
-                        changed = r.toBuilder().attention("flash").build();
+                        changed = r.with(b -> b.attention = "flash");
                     } else if (r.attention().equals("mem-efficient")) {
                         change = "FlashAttention-2 / SDPA flash (--attention flash)";
-                        changed = r.toBuilder().attention("flash").build();
+                        changed = r.with(b -> b.attention = "flash");
                     }
                 }
                 case "elementwise" -> {
                     if (!r.compiled()) {
                         change = "torch.compile (--kernels compiled)";
-                        changed = r.toBuilder().kernels("compiled").build();
+                        changed = r.with(b -> b.kernels = "compiled");
                     }
                 }
                 case "gemm" -> {
                     if (!r.half()) {
                         String half = r.gpu().bf16Tflops() != null ? "bf16" : "fp16";
                         change = half + " autocast (--precision " + half + ")";
-                        changed = r.toBuilder().precision(half).build();
+                        changed = r.with(b -> b.precision = half);
                     } else if (r.recomputedShare() > 0) {
                         change = "no gradient checkpointing (--no-grad-checkpointing; it costs memory)";
-                        changed = r.toBuilder().checkpointing(false).build();
+                        changed = r.with(b -> b.checkpointing(false));
                     }
                 }
                 case "text_encoder", "vae_encoder" -> {
                     change = "precomputed features (--features precomputed)";
-                    changed = r.toBuilder().features("precomputed").build();
+                    changed = r.with(b -> b.features = "precomputed");
                 }
                 case "allreduce" -> {
                     if (r.zero() == 0 && r.weights().equals("fp32") && r.half()) {
                         change = "half-precision gradients (--weights mixed)";
-                        changed = r.toBuilder().weights("mixed").build();
+                        changed = r.with(b -> b.weights = "mixed");
                     }
                 }
                 default -> {

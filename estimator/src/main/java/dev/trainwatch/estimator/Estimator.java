@@ -78,10 +78,6 @@ public final class Estimator {
         return new Estimator(catalog, profiles, calibration == null ? Calibration.NONE : calibration);
     }
 
-    public Calibration calibration() {
-        return calibration;
-    }
-
     public Catalog catalog() {
         return catalog;
     }

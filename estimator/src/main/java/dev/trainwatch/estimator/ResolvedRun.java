@@ -5,8 +5,9 @@ import dev.trainwatch.estimator.catalog.EncoderInfo;
 import dev.trainwatch.estimator.catalog.GpuInfo;
 import dev.trainwatch.estimator.catalog.ModelInfo;
 import dev.trainwatch.protocol.RunSpec;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * A run with every choice resolved and checked, and the sizes derived from them (tokens, block groups, forward MACs).
@@ -94,6 +95,13 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
         return b;
     }
 
+    /** A copy of this run with {@code edit} made to its choices. */
+    ResolvedRun with(Consumer<Builder> edit) {
+        Builder b = toBuilder();
+        edit.accept(b);
+        return b.build();
+    }
+
     /** Blocks recomputed in group {@code i} of {@link #plan}. */
     int checkpointed(int i) {
         return checkpointed[i];
@@ -169,13 +177,7 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
 
     RunSpec resolvedSpec() {
         boolean split = features.equals(TEXT_PRECOMPUTED) || features.equals(VAE_PRECOMPUTED);
-        List<Integer> partial = null;
-        if (partialCheckpointing()) {
-            partial = new ArrayList<>();
-            for (int c : checkpointed) {
-                partial.add(c);
-            }
-        }
+        List<Integer> partial = partialCheckpointing() ? Arrays.stream(checkpointed).boxed().toList() : null;
         return new RunSpec(profile.info.id(), gpu.id(), gpus, batch, squareResolution,
                 squareResolution == null ? height : null, squareResolution == null ? width : null,
                 profile.info.video() ? frames : null, precision, optimizer, checkpointing, ema,
@@ -228,16 +230,6 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
             this.profile = profile;
         }
 
-        Builder precision(String v) {
-            precision = v;
-            return this;
-        }
-
-        Builder optimizer(String v) {
-            optimizer = v;
-            return this;
-        }
-
         /** Turning checkpointing on or off recomputes all blocks or none. */
         Builder checkpointing(boolean v) {
             if (v != checkpointing) {
@@ -249,68 +241,6 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
 
         Builder checkpointed(int[] blocks) {
             checkpointed = blocks == null ? null : blocks.clone();
-            return this;
-        }
-
-        Builder baseWeights(String v) {
-            baseWeights = v;
-            return this;
-        }
-
-        Builder blocksToSwap(int v) {
-            blocksToSwap = v;
-            return this;
-        }
-
-        Builder trainable(Trainable v) {
-            trainable = v;
-            return this;
-        }
-
-        Builder features(String v) {
-            features = v;
-            return this;
-        }
-
-        Builder zero(int v) {
-            zero = v;
-            return this;
-        }
-
-        Builder weights(String v) {
-            weights = v;
-            return this;
-        }
-
-        Builder gpus(int count) {
-            gpus = count;
-            return this;
-        }
-
-        Builder kernels(String v) {
-            kernels = v;
-            return this;
-        }
-
-        Builder ema(boolean v) {
-            ema = v;
-            return this;
-        }
-
-        Builder attentionFp32(boolean v) {
-            attentionFp32 = v;
-            return this;
-        }
-
-        Builder gpu(GpuInfo g, ArchitectureInfo a, int count) {
-            gpu = g;
-            arch = a;
-            gpus = count;
-            return this;
-        }
-
-        Builder attention(String v) {
-            attention = v;
             return this;
         }
 

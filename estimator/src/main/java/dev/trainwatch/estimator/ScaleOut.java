@@ -33,7 +33,12 @@ final class ScaleOut {
 
     private static Suggestion fewestGpus(ResolvedRun r, Costs base, int stage, String weights) {
         for (int gpus = Math.max(8, nextPowerOfTwo(r.gpus() * 2)); gpus <= 512; gpus *= 2) {
-            ResolvedRun changed = r.toBuilder().gpus(gpus).zero(stage).weights(weights).build();
+            int count = gpus;
+            ResolvedRun changed = r.with(b -> {
+                b.gpus = count;
+                b.zero = stage;
+                b.weights = weights;
+            });
             Costs c = Costs.of(changed, changed.batch());
             if (c.peakBytes() > r.gpu().memoryBytes()) {
                 continue;

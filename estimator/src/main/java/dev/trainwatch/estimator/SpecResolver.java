@@ -208,7 +208,7 @@ final class SpecResolver {
                 throw new InvalidSpecException("base_weights sets how frozen weights are stored, and this run trains every"
                         + " weight; give lora_rank (or lora_targets for a partial fine-tune)");
             }
-            b.baseWeights(base);
+            b.baseWeights = base;
         }
         int swap = spec.blocksToSwap() == null ? 0 : spec.blocksToSwap();
         int most = TrainerLevers.maxBlocksToSwap(profile);
@@ -216,7 +216,7 @@ final class SpecResolver {
             throw new InvalidSpecException("blocks_to_swap must be between 0 and " + most + " for " + profile.info.id()
                     + ", got " + swap);
         }
-        b.blocksToSwap(swap);
+        b.blocksToSwap = swap;
     }
 
     /** Optimizer steps to see {@code images} samples {@code epochs} times at a global batch (the last step partial). */
