@@ -1,17 +1,13 @@
 package dev.trainwatch.estimator.config;
 
-import com.fasterxml.jackson.core.JsonLocation;
-import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.trainwatch.estimator.catalog.Catalog;
 import dev.trainwatch.estimator.catalog.ModelInfo;
 import dev.trainwatch.protocol.RunSpec;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -228,14 +224,7 @@ public final class ConfigReaders {
         if (!seen.add(real)) {
             throw new ConfigException(file, 0, "_base_ inheritance loops back to this file");
         }
-        Object root;
-        try {
-            root = YAML.readValue(readText(file), Object.class);
-        } catch (JsonProcessingException e) {
-            JsonLocation at = e.getLocation();
-            String why = e.getOriginalMessage() == null ? "not valid YAML" : e.getOriginalMessage().lines().findFirst().orElse("not valid YAML");
-            throw new ConfigException(file, at == null ? 0 : at.getLineNr(), "not valid YAML: " + why);
-        }
+        Object root = tree(YAML, file, "YAML");
         if (root == null) {
             root = new LinkedHashMap<String, Object>();
         }
@@ -324,19 +313,25 @@ public final class ConfigReaders {
 
     private static String readText(Path file) {
         try {
-            return Files.readString(file, StandardCharsets.UTF_8);
-        } catch (NoSuchFileException e) {
-            throw new ConfigException(file, 0, "no such file");
-        } catch (IOException | UncheckedIOException e) {
-            throw new ConfigException(file, 0, "cannot read: " + e.getMessage());
+            return Files.readString(file);
+        } catch (IOException e) {
+            throw new ConfigException(file, 0, ConfigException.unreadable(e));
         }
     }
 
-    private static List<Object> asList(Object value) {
-        if (value instanceof List<?> list) {
-            return new ArrayList<>(list);
+    /** A YAML, TOML or JSON file's tree; a syntax error is one line with the line it is on. */
+    static Object tree(ObjectMapper mapper, Path file, String format) {
+        try {
+            return mapper.readValue(readText(file), Object.class);
+        } catch (JacksonException e) {
+            String why = e.getOriginalMessage() == null ? "" : e.getOriginalMessage().lines().findFirst().orElse("");
+            throw new ConfigException(file, e.getLocation() == null ? 0 : e.getLocation().getLineNr(),
+                    "not valid " + format + ": " + why);
         }
-        return new ArrayList<>(Collections.singletonList(value));
+    }
+
+    private static List<?> asList(Object value) {
+        return value instanceof List<?> list ? list : Collections.singletonList(value);
     }
 
     static Located field(Located dict, String key) {

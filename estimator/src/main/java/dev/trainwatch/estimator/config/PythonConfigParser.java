@@ -140,53 +140,43 @@ final class PythonConfigParser {
 
     private Object atom() {
         Token t = next();
-        switch (t.kind) {
-            case NUMBER:
-                return number(t);
-            case STRING: {
+        return switch (t.kind) {
+            case NUMBER -> number(t);
+            case STRING -> {
                 StringBuilder s = new StringBuilder(t.text);
                 while (peek().kind == Kind.STRING) {
                     s.append(next().text);
                 }
-                return s.toString();
+                yield s.toString();
             }
-            case NAME:
-                return name(t);
-            case OP:
-                return switch (t.text) {
-                    case "(" -> parenthesised(t);
-                    case "[" -> sequence("]", t.line);
-                    case "{" -> braces(t.line);
-                    default -> throw error(t.line, "unexpected '" + t.text + "'");
-                };
-            case NEWLINE:
-            case END:
-            default:
-                throw error(t.line, "a value is missing");
-        }
+            case NAME -> name(t);
+            case OP -> switch (t.text) {
+                case "(" -> parenthesised(t);
+                case "[" -> sequence("]", t.line);
+                case "{" -> braces(t.line);
+                default -> throw error(t.line, "unexpected '" + t.text + "'");
+            };
+            case NEWLINE, END -> throw error(t.line, "a value is missing");
+        };
     }
 
     private Object name(Token t) {
-        switch (t.text) {
-            case "True":
-                return Boolean.TRUE;
-            case "False":
-                return Boolean.FALSE;
-            case "None":
-                return null;
-            case "dict":
-                if (isOp(peek(), "(")) {
-                    pos++;
-                    return keywordArguments(t.line);
-                }
-                return new Opaque("the name dict", t.line);
-            case "lambda":
-                skipExpressionTail();
-                return new Opaque("a lambda", t.line);
-            default:
-                Assignment known = scope.get(t.text);
-                return known != null ? known.value() : new Opaque("the undefined name " + t.text, t.line);
+        if (t.text.equals("dict") && isOp(peek(), "(")) {
+            pos++;
+            return keywordArguments(t.line);
         }
+        if (t.text.equals("lambda")) {
+            skipExpressionTail();
+            return new Opaque("a lambda", t.line);
+        }
+        Assignment known = scope.get(t.text);
+        return switch (t.text) {
+            case "True" -> Boolean.TRUE;
+            case "False" -> Boolean.FALSE;
+            case "None" -> null;
+            case "dict" -> new Opaque("the name dict", t.line);
+            default -> known != null ? known.value() : new Opaque("the undefined name " + t.text, t.line);
+        };
     }
 
     /** {@code dict(a=1, b=2)}; the opening parenthesis is consumed. */
@@ -354,24 +344,17 @@ final class PythonConfigParser {
         boolean integral = a instanceof Long && b instanceof Long;
         double x = na.doubleValue();
         double y = nb.doubleValue();
-        switch (op) {
-            case "+":
-                return integral ? (Object) (na.longValue() + nb.longValue()) : (Object) (x + y);
-            case "-":
-                return integral ? (Object) (na.longValue() - nb.longValue()) : (Object) (x - y);
-            case "*":
-                return integral ? (Object) (na.longValue() * nb.longValue()) : (Object) (x * y);
-            case "/":
-                return x / y;
-            case "//":
-                return integral && nb.longValue() != 0 ? (Object) Math.floorDiv(na.longValue(), nb.longValue())
-                        : (Object) Math.floor(x / y);
-            case "%":
-                return integral && nb.longValue() != 0 ? (Object) Math.floorMod(na.longValue(), nb.longValue())
-                        : (Object) (x % y);
-            default:
-                return Math.pow(x, y);
-        }
+        long i = na.longValue();
+        long j = nb.longValue();
+        return switch (op) {
+            case "+" -> integral ? (Object) (i + j) : (Object) (x + y);
+            case "-" -> integral ? (Object) (i - j) : (Object) (x - y);
+            case "*" -> integral ? (Object) (i * j) : (Object) (x * y);
+            case "/" -> x / y;
+            case "//" -> integral && j != 0 ? (Object) Math.floorDiv(i, j) : (Object) Math.floor(x / y);
+            case "%" -> integral && j != 0 ? (Object) Math.floorMod(i, j) : (Object) (x % y);
+            default -> Math.pow(x, y);
+        };
     }
 
     private Token peek() {

@@ -1,16 +1,14 @@
 package dev.trainwatch.estimator.config;
 
-import java.util.LinkedHashMap;
-import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.toml.TomlMapper;
 import dev.trainwatch.estimator.catalog.Catalog;
 import dev.trainwatch.estimator.catalog.ModelInfo;
 import dev.trainwatch.protocol.RunSpec;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -232,17 +230,9 @@ final class TrainerConfigs {
         {"z-image", "z-image-turbo"}, {"z_image", "z-image-turbo"}, {"zimage", "z-image-turbo"},
     };
 
+    @SuppressWarnings("unchecked")
     static Map<String, Object> toml(Path file) {
-        try {
-            @SuppressWarnings("unchecked")
-            Map<String, Object> root = TOML.readValue(Files.readString(file), Map.class);
-            return root;
-        } catch (JacksonException e) {
-            throw new ConfigException(file, e.getLocation() == null ? 0 : e.getLocation().getLineNr(),
-                    "not valid TOML: " + e.getOriginalMessage().lines().findFirst().orElse(""));
-        } catch (IOException e) {
-            throw new ConfigException(file, 0, ConfigException.unreadable(e));
-        }
+        return (Map<String, Object>) ConfigReaders.tree(TOML, file, "TOML");
     }
 
     /** ai-toolkit's qtype (default qfloat8) as a base-weights storage. */
