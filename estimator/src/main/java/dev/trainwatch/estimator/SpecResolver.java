@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.stream.Stream;
 
 /**
  * Turns a {@link RunSpec} into a {@link ResolvedRun}: looks up model, GPU and encoders, fills the recipe defaults and
@@ -98,7 +97,7 @@ final class SpecResolver {
         if (!ambiguous.isEmpty()) {
             // The example is one of these cards' own NVML name (an A100's name for "h100" sent users the wrong way).
             String example = ambiguous.stream().map(catalog::gpu).flatMap(Optional::stream)
-                    .flatMap(g -> g.nvmlNames() == null ? Stream.empty() : g.nvmlNames().stream())
+                    .flatMap(g -> g.nvmlNames().stream())
                     .findFirst().map(n -> ", e.g. \"" + n + "\"").orElse("");
             throw new InvalidSpecException("GPU '" + id + "' is ambiguous: " + String.join(", ", ambiguous)
                     + " are different cards; name the one you use (or give its NVML name" + example + ")");

@@ -57,11 +57,7 @@ public final class Catalog {
         this.encoders = index(encoders, EncoderInfo::id, "encoder", origins);
         Map<String, String> names = new LinkedHashMap<>();
         for (GpuInfo gpu : gpus) {
-            List<String> all = new ArrayList<>();
-            all.add(gpu.id());
-            all.addAll(gpu.aliases() == null ? List.of() : gpu.aliases());
-            all.addAll(gpu.nvmlNames() == null ? List.of() : gpu.nvmlNames());
-            for (String name : all) {
+            for (String name : gpu.names()) {
                 String key = normalize(name);
                 String other = names.putIfAbsent(key, gpu.id());
                 if (other != null && !other.equals(gpu.id())) {
@@ -86,7 +82,7 @@ public final class Catalog {
             names.put(model.id().toLowerCase(Locale.ROOT), model.id());
         }
         for (ModelInfo model : models) {
-            for (String alias : model.aliases() == null ? List.<String>of() : model.aliases()) {
+            for (String alias : model.aliases()) {
                 String other = names.putIfAbsent(alias.strip().toLowerCase(Locale.ROOT), model.id());
                 if (other != null && !other.equals(model.id())) {
                     throw new CatalogException("model alias '" + alias + "' of " + model.id() + " ("
