@@ -194,7 +194,7 @@ final class TrainerLevers {
         long frames = Math.min(r.frames(), Math.max(1, r.vae().temporalDownsample()));
         s.put("vae_decode", Math.round(DECODER_TRANSIENT_FACTOR * r.vae().transientBytesPerPixel() * r.height() * r.width()
                 * frames));
-        long allocated = s.values().stream().mapToLong(Long::longValue).sum();
+        long allocated = sum(s);
         long frozenBase = r.trainable().full() ? 0 : frozenBytes(r, r.trainable().frozenParams(), r.half() ? 2 : 4)
                 - swappedBytes(r, weightBytes(r));
         s.put("cuda_context", MemoryModel.CUDA_CONTEXT_BYTES);
