@@ -4,21 +4,15 @@ import static dev.trainwatch.estimator.Units.gb;
 import static dev.trainwatch.estimator.Units.millions;
 import static dev.trainwatch.estimator.Units.percent;
 
-import dev.trainwatch.estimator.catalog.EncoderInfo;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
-/** What to tell the user beside the numbers: the plan of changes ({@link Plans}) and the notes. Stateless. */
+/** What to tell the user beside the numbers: the notes and the step's largest terms. Stateless. */
 final class Advice {
 
     private Advice() {
-    }
-
-    /** The advice as a plan ({@link Plans}): fixes on the user's GPUs first, plans that add GPUs last. */
-    static List<Suggestion> suggestions(ResolvedRun r, Costs base, int maxBatch) {
-        return Plans.suggestions(r, base, maxBatch);
     }
 
     static List<String> notes(ResolvedRun r, Costs c) {
@@ -45,10 +39,8 @@ final class Advice {
                     r.gpu().fp32Tflops(), r.gpu().id(), r.gpu().tf32Tflops()));
         }
         if (r.attention().equals("math")) {
-            long scores = 0;
-            for (LayerPlan layer : r.sizes().plan()) {
-                scores = Math.max(scores, Math.round(layer.attentionScoresPerSample()));
-            }
+            long scores = r.sizes().plan().stream().mapToLong(l -> Math.round(l.attentionScoresPerSample()))
+                    .max().orElse(0);
             if (scores > 0) {
                 notes.add("attention materialises its score matrix (" + millions(scores * r.batch())
                         + " elements per block at this batch); fused flash/SDPA attention avoids it");
@@ -185,7 +177,7 @@ final class Advice {
             case "attention" -> (r.half() && r.attentionFp32() ? "fp32 attention" : r.attention() + " attention")
                     + (r.recomputedShare() > 0 ? " with its recomputation" : "");
             case "elementwise" -> "element-wise kernels (norms, modulation, activations" + (r.compiled() ? ", compiled" : ", eager") + ")";
-            case "text_encoder" -> "online " + (r.textEncoder() == null ? "text" : shortName(r.textEncoder())) + " encoding";
+            case "text_encoder" -> "online " + (r.textEncoder() == null ? "text" : Levers.shortName(r.textEncoder())) + " encoding";
             case "vae_encoder" -> "online VAE encoding";
             case "optimizer" -> optimizerLabel(r.optimizer()) + " step";
             case "ema" -> "EMA update";
@@ -223,9 +215,5 @@ final class Advice {
             case "lion8bit" -> "8-bit Lion";
             default -> "SGD";
         };
-    }
-
-    private static String shortName(EncoderInfo encoder) {
-        return Levers.shortName(encoder);
     }
 }

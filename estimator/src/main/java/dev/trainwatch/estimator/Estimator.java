@@ -17,7 +17,8 @@ import java.util.Optional;
 /**
  * Predicts what a run costs: parameters, peak memory by term, step time, the largest batch and the changes that help.
  * A pure function of the catalogs, an optional {@link Calibration} and the {@link RunSpec}; thread-safe. The work:
- * {@link SpecResolver}, {@link MemoryModel}, {@link StepTimeModel}, {@link Advice}, {@link BucketPricing}.
+ * {@link SpecResolver}, {@link MemoryModel}, {@link StepTimeModel}, {@link Plans}, {@link Advice},
+ * {@link BucketPricing}.
  */
 public final class Estimator {
 
@@ -147,7 +148,7 @@ public final class Estimator {
         ResolvedRun run = resolver.resolve(spec);
         Costs costs = Costs.of(run, run.batch());
         int maxBatch = MemoryModel.maxBatch(run, costs.peakBytes());
-        List<Suggestion> suggestions = Advice.suggestions(run, costs, maxBatch);
+        List<Suggestion> suggestions = Plans.suggestions(run, costs, maxBatch);
         List<String> notes = Advice.notes(run, costs);
         Double total = run.totalSteps() == null ? null : costs.stepSeconds() * run.totalSteps();
         Map<String, Long> host = Collections.unmodifiableMap(TrainerLevers.hostTerms(run));

@@ -154,13 +154,7 @@ public final class Catalog {
         for (Path file : files) {
             UserCatalog.read(file, mapper(), allModels, allGpus, allEncoders, allOrigins);
         }
-        try {
-            return new Catalog(allModels, allGpus, allEncoders, allOrigins, architectures);
-        } catch (CatalogException e) {
-            throw e;
-        } catch (IllegalStateException e) {
-            throw new CatalogException(e.getMessage().replaceFirst("^catalog: ", ""));
-        }
+        return new Catalog(allModels, allGpus, allEncoders, allOrigins, architectures);
     }
 
     /**
@@ -220,13 +214,9 @@ public final class Catalog {
 
     /** The model whose training configs use {@code configName} (e.g. {@code SanaMS_1600M_P1_D20}), in catalog order. */
     public List<ModelInfo> modelsForConfigName(String configName) {
-        List<ModelInfo> found = new ArrayList<>();
-        for (ModelInfo model : models.values()) {
-            if (model.configNames().stream().anyMatch(name -> name.equalsIgnoreCase(configName))) {
-                found.add(model);
-            }
-        }
-        return found;
+        return models.values().stream()
+                .filter(model -> model.configNames().stream().anyMatch(name -> name.equalsIgnoreCase(configName)))
+                .toList();
     }
 
     /** Up to three catalog ids closest to {@code unknown} (edit distance), for "did you mean" messages. */
