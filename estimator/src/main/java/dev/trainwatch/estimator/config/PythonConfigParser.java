@@ -421,14 +421,9 @@ final class PythonConfigParser {
                     i++;
                 }
                 String word = src.substring(start, i);
-                if (i < n && (src.charAt(i) == '\'' || src.charAt(i) == '"') && word.length() <= 2
-                        && word.toLowerCase().matches("[rbuf]+")) {
-                    int[] end = new int[] {i, line};
-                    String text = string(src, end);
-                    out.add(new Token(Kind.STRING, text, line));
-                    i = end[0];
-                    line = end[1];
-                } else {
+                boolean stringPrefix = i < n && (src.charAt(i) == '\'' || src.charAt(i) == '"') && word.length() <= 2
+                        && word.toLowerCase().matches("[rbuf]+");
+                if (!stringPrefix) {
                     out.add(new Token(Kind.NAME, word, line));
                 }
             } else if (c == '\'' || c == '"') {
