@@ -97,34 +97,29 @@ public final class Catalog {
     /** Reads the catalogs bundled with the estimator. */
     public static Catalog bundled() {
         ObjectMapper mapper = mapper();
-        List<ModelInfo> models = read(mapper, "models.json", "models", ModelInfo.class);
-        List<GpuInfo> gpus = read(mapper, "gpus.json", "gpus", GpuInfo.class);
-        List<EncoderInfo> encoders = read(mapper, "encoders.json", "encoders", EncoderInfo.class);
+        JsonNode gpuFile = resource(mapper, "gpus.json");
+        List<ModelInfo> models = list(mapper, resource(mapper, "models.json"), "models", ModelInfo.class);
+        List<GpuInfo> gpus = list(mapper, gpuFile, "gpus", GpuInfo.class);
+        List<EncoderInfo> encoders = list(mapper, resource(mapper, "encoders.json"), "encoders", EncoderInfo.class);
         Map<String, String> origins = new LinkedHashMap<>();
         models.forEach(m -> origins.put("model:" + m.id(), BUNDLED));
         gpus.forEach(g -> origins.put("gpu:" + g.id(), BUNDLED));
         encoders.forEach(e -> origins.put("encoder:" + e.id(), BUNDLED));
-        return new Catalog(models, gpus, encoders, origins, readArchitectures(mapper));
+        return new Catalog(models, gpus, encoders, origins, architectures(gpuFile.get("architectures")));
     }
 
-    private static Map<String, ArchitectureInfo> readArchitectures(ObjectMapper mapper) {
-        String resource = "/dev/trainwatch/estimator/catalog/gpus.json";
-        try (InputStream in = Catalog.class.getResourceAsStream(resource)) {
-            JsonNode section = mapper.readTree(in).get("architectures");
-            Map<String, ArchitectureInfo> out = new LinkedHashMap<>();
-            section.fields().forEachRemaining(entry -> {
-                if (!entry.getKey().startsWith("_")) {
-                    JsonNode a = entry.getValue();
-                    double eager = a.has("eager_share") ? a.get("eager_share").asDouble() : 1.0;
-                    out.put(entry.getKey(), new ArchitectureInfo(entry.getKey(), a.get("tile_m").asInt(),
-                            a.get("tile_n").asInt(), a.get("mma_sync_share").asDouble(), eager,
-                            a.has("mixed_eager_share") ? a.get("mixed_eager_share").asDouble() : eager));
-                }
-            });
-            return out;
-        } catch (IOException e) {
-            throw new UncheckedIOException("catalog resource unreadable: " + resource, e);
-        }
+    private static Map<String, ArchitectureInfo> architectures(JsonNode section) {
+        Map<String, ArchitectureInfo> out = new LinkedHashMap<>();
+        section.fields().forEachRemaining(entry -> {
+            if (!entry.getKey().startsWith("_")) {
+                JsonNode a = entry.getValue();
+                double eager = a.has("eager_share") ? a.get("eager_share").asDouble() : 1.0;
+                out.put(entry.getKey(), new ArchitectureInfo(entry.getKey(), a.get("tile_m").asInt(),
+                        a.get("tile_n").asInt(), a.get("mma_sync_share").asDouble(), eager,
+                        a.has("mixed_eager_share") ? a.get("mixed_eager_share").asDouble() : eager));
+            }
+        });
+        return out;
     }
 
     /** The GEMM tiles and warp-MMA share of a GPU's architecture. */
@@ -291,18 +286,20 @@ public final class Catalog {
         return Collections.unmodifiableMap(map);
     }
 
-    private static <T> List<T> read(ObjectMapper mapper, String file, String field, Class<T> type) {
+    private static JsonNode resource(ObjectMapper mapper, String file) {
         String resource = "/dev/trainwatch/estimator/catalog/" + file;
         try (InputStream in = Catalog.class.getResourceAsStream(resource)) {
             if (in == null) {
                 throw new IllegalStateException("catalog resource missing: " + resource);
             }
-            JsonNode root = mapper.readTree(in);
-            CollectionType listType = mapper.getTypeFactory().constructCollectionType(List.class, type);
-            List<T> items = mapper.convertValue(root.get(field), listType);
-            return List.copyOf(items);
+            return mapper.readTree(in);
         } catch (IOException e) {
             throw new UncheckedIOException("catalog resource unreadable: " + resource, e);
         }
+    }
+
+    private static <T> List<T> list(ObjectMapper mapper, JsonNode root, String field, Class<T> type) {
+        CollectionType listType = mapper.getTypeFactory().constructCollectionType(List.class, type);
+        return List.copyOf(mapper.<List<T>>convertValue(root.get(field), listType));
     }
 }
