@@ -131,9 +131,7 @@ public final class Estimator {
 
     /** Forward MACs per sample at a resolution (frames for video models), from the architecture. */
     public double forwardMacs(String modelId, int height, int width, int frames) {
-        ResolvedRun.Builder b = ResolvedRun.builder(profile(modelId));
-        b.dims(height, width, frames);
-        return b.build().sizes().forwardMacsPerSample();
+        return ResolvedRun.Sizes.of(profile(modelId), frames, height, width).forwardMacsPerSample();
     }
 
     /**

@@ -13,7 +13,6 @@ import java.util.function.Consumer;
  * A run with every choice resolved and checked, and the sizes derived from them (tokens, block groups, forward MACs).
  * Built only by {@link SpecResolver} and by copies ({@link #toBuilder()}); never change {@link #checkpointed}.
  *
- * @param gpu              null only for parameter-only runs ({@link Estimator#forwardMacs}); arch likewise
  * @param squareResolution the square side when the spec gave one (the resolved spec echoes it), else null
  * @param features         online, precomputed, or one of the split states below
  * @param weights          fp32, mixed (half params + fp32 master in the optimizer) or pure (all half)
@@ -73,7 +72,10 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
         b.textEncoder = textEncoder;
         b.vae = vae;
         b.gpus = gpus;
-        b.batch(batch, accumulation).dims(height, width, frames);
+        b.batch(batch, accumulation);
+        b.height = height;
+        b.width = width;
+        b.frames = frames;
         b.squareResolution = squareResolution;
         b.precision = precision;
         b.optimizer = optimizer;
@@ -247,13 +249,6 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
         Builder batch(int b, int accumulationSteps) {
             batch = b;
             accumulation = accumulationSteps;
-            return this;
-        }
-
-        Builder dims(int h, int w, int f) {
-            height = h;
-            width = w;
-            frames = f;
             return this;
         }
 

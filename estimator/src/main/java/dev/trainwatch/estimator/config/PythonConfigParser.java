@@ -182,22 +182,14 @@ final class PythonConfigParser {
     /** {@code dict(a=1, b=2)}; the opening parenthesis is consumed. */
     private Map<String, Object> keywordArguments(int line) {
         Map<String, Object> map = new LinkedHashMap<>();
-        while (!isOp(peek(), ")")) {
+        items(")", line, "dict(", () -> {
             Token key = next();
-            if (key.kind == Kind.END) {
-                throw error(line, "dict( is never closed");
-            }
             if (key.kind != Kind.NAME || !isOp(peek(), "=")) {
                 throw error(key.line, "expected 'key=value' inside dict(), found '" + key.text + "'");
             }
             pos++;
             map.put(key.text, expression());
-            if (!isOp(peek(), ",")) {
-                break;
-            }
-            pos++;
-        }
-        expect(")", line, "dict(");
+        });
         return map;
     }
 
@@ -226,39 +218,36 @@ final class PythonConfigParser {
 
     private List<Object> sequence(String close, int line) {
         List<Object> items = new ArrayList<>();
-        while (!isOp(peek(), close)) {
-            if (peek().kind == Kind.END) {
-                throw error(line, "'[' is never closed");
-            }
-            items.add(expression());
-            if (!isOp(peek(), ",")) {
-                break;
-            }
-            pos++;
-        }
-        expect(close, line, "[");
+        items(close, line, "[", () -> items.add(expression()));
         return items;
     }
 
     private Map<String, Object> braces(int line) {
         Map<String, Object> map = new LinkedHashMap<>();
-        while (!isOp(peek(), "}")) {
-            if (peek().kind == Kind.END) {
-                throw error(line, "'{' is never closed");
-            }
+        items("}", line, "{", () -> {
             Object key = expression();
             if (!isOp(peek(), ":")) {
                 throw error(peek().line, "expected ':' in a dict literal");
             }
             pos++;
             map.put(String.valueOf(key), expression());
+        });
+        return map;
+    }
+
+    /** Comma-separated items, each read by {@code item}, up to {@code close} (a trailing comma allowed). */
+    private void items(String close, int line, String opener, Runnable item) {
+        while (!isOp(peek(), close)) {
+            if (peek().kind == Kind.END) {
+                throw error(line, "'" + opener + "' is never closed");
+            }
+            item.run();
             if (!isOp(peek(), ",")) {
                 break;
             }
             pos++;
         }
-        expect("}", line, "{");
-        return map;
+        expect(close, line, opener);
     }
 
     private void expect(String close, int openLine, String opener) {
