@@ -17,6 +17,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.BinaryOperator;
+import java.util.function.Function;
 
 /**
  * Turns a training config into a {@link RunSpec}: PixArt's mmcv-style {@code .py} files (with {@code _base_}
@@ -101,28 +103,36 @@ public final class ConfigReaders {
     }
 
     private static Map<String, Located> loadPython(Path file, Set<Path> seen) {
+        return inherit(file, seen, f -> {
+            Map<String, Located> own = new LinkedHashMap<>();
+            PythonConfigParser.parse(f, readText(f))
+                    .forEach((key, a) -> own.put(key, new Located(a.value(), f, a.line())));
+            return own;
+        }, base -> asList(base.value()).stream().map(entry -> {
+            if (!(entry instanceof String relative)) {
+                throw new ConfigException(base.file(), base.line(), "_base_ must name files as strings");
+            }
+            return relative;
+        }).toList(), ConfigReaders::mergeLocated);
+    }
+
+    /** {@code file}'s settings over those of the {@code _base_} files it names, merged as mmcv merges them. */
+    private static <V> Map<String, V> inherit(Path file, Set<Path> seen, Function<Path, Map<String, V>> read,
+            Function<V, List<String>> baseFiles, BinaryOperator<V> merge) {
         Path real = file.toAbsolutePath().normalize();
         if (!seen.add(real)) {
             throw new ConfigException(file, 0, "_base_ inheritance loops back to this file");
         }
-        Map<String, PythonConfigParser.Assignment> own = PythonConfigParser.parse(file, readText(file));
-        Map<String, Located> merged = new LinkedHashMap<>();
-        PythonConfigParser.Assignment base = own.get("_base_");
+        Map<String, V> own = read.apply(file);
+        Map<String, V> merged = new LinkedHashMap<>();
+        V base = own.remove("_base_");
         if (base != null) {
-            for (Object entry : asList(base.value())) {
-                if (!(entry instanceof String relative)) {
-                    throw new ConfigException(file, base.line(), "_base_ must name files as strings");
-                }
-                Path parent = real.getParent();
-                Map<String, Located> inherited = loadPython(parent.resolve(relative).normalize(), seen);
-                inherited.forEach((key, value) -> merged.merge(key, value, ConfigReaders::mergeLocated));
+            for (String relative : baseFiles.apply(base)) {
+                inherit(real.getParent().resolve(relative).normalize(), seen, read, baseFiles, merge)
+                        .forEach((key, value) -> merged.merge(key, value, merge));
             }
         }
-        own.forEach((key, assignment) -> {
-            if (!key.equals("_base_")) {
-                merged.merge(key, new Located(assignment.value(), file, assignment.line()), ConfigReaders::mergeLocated);
-            }
-        });
+        own.forEach((key, value) -> merged.merge(key, value, merge));
         seen.remove(real);
         return merged;
     }
@@ -220,34 +230,15 @@ public final class ConfigReaders {
     // ------------------------------------------------------------------------------------------ Sana (.yaml)
 
     private static Map<String, Object> loadYaml(Path file, Set<Path> seen) {
-        Path real = file.toAbsolutePath().normalize();
-        if (!seen.add(real)) {
-            throw new ConfigException(file, 0, "_base_ inheritance loops back to this file");
-        }
-        Object root = tree(YAML, file, "YAML");
-        if (root == null) {
-            root = new LinkedHashMap<String, Object>();
-        }
-        if (!(root instanceof Map<?, ?>)) {
-            throw new ConfigException(file, 1, "expected a YAML mapping at the top level");
-        }
-        @SuppressWarnings("unchecked")
-        Map<String, Object> own = (Map<String, Object>) root;
-        Object base = own.get("_base_");
-        Map<String, Object> merged = new LinkedHashMap<>();
-        if (base != null) {
-            for (Object entry : asList(base)) {
-                Map<String, Object> inherited = loadYaml(real.getParent().resolve(String.valueOf(entry)).normalize(), seen);
-                inherited.forEach((k, v) -> merged.merge(k, v, ConfigReaders::mergeValues));
+        return inherit(file, seen, f -> {
+            Object root = tree(YAML, f, "YAML");
+            if (root != null && !(root instanceof Map<?, ?>)) {
+                throw new ConfigException(f, 1, "expected a YAML mapping at the top level");
             }
-        }
-        own.forEach((k, v) -> {
-            if (!k.equals("_base_")) {
-                merged.merge(k, v, ConfigReaders::mergeValues);
-            }
-        });
-        seen.remove(real);
-        return merged;
+            @SuppressWarnings("unchecked")
+            Map<String, Object> own = root == null ? new LinkedHashMap<>() : (Map<String, Object>) root;
+            return own;
+        }, base -> asList(base).stream().map(String::valueOf).toList(), ConfigReaders::mergeValues);
     }
 
     private static RunSpec fromSana(Path file, Map<String, Object> config, Catalog catalog, List<String> notes) {
