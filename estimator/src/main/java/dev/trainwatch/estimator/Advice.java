@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.stream.IntStream;
 
 /** What to tell the user beside the numbers: the notes and the step's largest terms. Stateless. */
 final class Advice {
@@ -47,10 +48,8 @@ final class Advice {
             }
         }
         if (r.partialCheckpointing()) {
-            List<String> parts = new ArrayList<>();
-            for (int i = 0; i < r.sizes().plan().size(); i++) {
-                parts.add(r.checkpointed(i) + " of " + r.sizes().plan().get(i).blocks());
-            }
+            List<String> parts = IntStream.range(0, r.sizes().plan().size())
+                    .mapToObj(i -> r.checkpointed(i) + " of " + r.sizes().plan().get(i).blocks()).toList();
             notes.add("gradient checkpointing recomputes " + String.join(" and ", parts) + " blocks"
                     + (r.sizes().plan().size() > 1 ? " (" + Architecture.groupNames(p.info) + ")" : "")
                     + String.format(Locale.ROOT, ": %.0f%% of the forward pass runs twice", 100 * r.recomputedShare()));

@@ -141,10 +141,7 @@ final class Levers {
             out.add(new Lever("checkpointing", "enable gradient checkpointing", "--grad-checkpointing", recompute, 0,
                     b -> b.checkpointing(true)));
         } else if (r.partialCheckpointing()) {
-            int[] all = new int[r.sizes().plan().size()];
-            for (int i = 0; i < all.length; i++) {
-                all[i] = r.sizes().plan().get(i).blocks();
-            }
+            int[] all = r.sizes().plan().stream().mapToInt(LayerPlan::blocks).toArray();
             out.add(new Lever("checkpointing", "checkpoint every block",
                     "--grad-checkpointing without --checkpoint-blocks", recompute, 0, b -> b.checkpointed(all)));
         }

@@ -255,14 +255,8 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
         ResolvedRun build() {
             Sizes sizes = Sizes.of(profile, frames, height, width);
             List<LayerPlan> plan = sizes.plan();
-            int[] blocks = new int[plan.size()];
-            if (checkpointed != null && checkpointed.length == plan.size()) {
-                blocks = checkpointed.clone();
-            } else {
-                for (int i = 0; i < plan.size(); i++) {
-                    blocks[i] = checkpointing ? plan.get(i).blocks() : 0;
-                }
-            }
+            int[] blocks = checkpointed != null && checkpointed.length == plan.size() ? checkpointed.clone()
+                    : plan.stream().mapToInt(layer -> checkpointing ? layer.blocks() : 0).toArray();
             return new ResolvedRun(profile, gpu, arch, textEncoder, vae, gpus, batch, height, width, frames,
                     squareResolution, precision, optimizer, checkpointing, ema, features, zero, attention, accumulation,
                     totalSteps, weights, vaeMicroBatch, factors, kernels,

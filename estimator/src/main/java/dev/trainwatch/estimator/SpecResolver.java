@@ -4,6 +4,7 @@ import dev.trainwatch.estimator.catalog.Catalog;
 import dev.trainwatch.estimator.catalog.GpuInfo;
 import dev.trainwatch.estimator.catalog.ModelInfo;
 import dev.trainwatch.protocol.RunSpec;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -71,15 +72,11 @@ final class SpecResolver {
         boolean checkpointing = spec.gradCheckpointing() != null ? spec.gradCheckpointing()
                 : Boolean.TRUE.equals(m.defaults().gradCheckpointing());
         int[] checkpointed = checkpointBlocks(m, spec.checkpointBlocks(), checkpointing);
-        boolean anyCheckpointed = false;
-        for (int c : checkpointed) {
-            anyCheckpointed |= c > 0;
-        }
         b.gpu = gpu;
         b.arch = catalog.architecture(gpu);
         b.textEncoder = catalog.encoder(m.textEncoder()).orElse(null);
         b.vae = catalog.encoder(m.vae()).orElseThrow();
-        b.checkpointing = anyCheckpointed;
+        b.checkpointing = Arrays.stream(checkpointed).anyMatch(c -> c > 0);
         b.checkpointed = checkpointed;
         b.accumulation = accumulation;
         b.totalSteps = totalSteps;
@@ -248,10 +245,7 @@ final class SpecResolver {
             }
             return out;
         }
-        int total = 0;
-        for (int depth : depths) {
-            total += depth;
-        }
+        int total = Arrays.stream(depths).sum();
         for (Integer n : given) {
             if (n == null || n < 0) {
                 throw new InvalidSpecException("checkpoint_blocks must be whole numbers of blocks from 0, got " + given);

@@ -26,10 +26,7 @@ record Trainable(int loraRank, List<String> targets, long trainableParams, long 
 
     /** Everything trains: the pre-training and full fine-tune case. */
     static Trainable all(ModelProfile p) {
-        long[] bytes = new long[OptimizerState.OPTIMIZERS.size()];
-        for (int i = 0; i < bytes.length; i++) {
-            bytes[i] = p.optimizerBytes(OptimizerState.OPTIMIZERS.get(i));
-        }
+        long[] bytes = OptimizerState.OPTIMIZERS.stream().mapToLong(p::optimizerBytes).toArray();
         return new Trainable(0, List.of(), p.trainableParams, 0, p.params - p.trainableParams, bytes);
     }
 
