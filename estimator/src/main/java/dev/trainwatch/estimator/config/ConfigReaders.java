@@ -65,35 +65,32 @@ public final class ConfigReaders {
     public static Read readWithNotes(Path file, Catalog catalog) {
         String name = file.getFileName() == null ? "" : file.getFileName().toString().toLowerCase(Locale.ROOT);
         List<String> notes = new ArrayList<>();
+        RunSpec spec;
         if (name.endsWith(".py")) {
             Map<String, Located> config = loadPython(file, new LinkedHashSet<>());
             Located model = config.get("model");
-            RunSpec spec = model != null && model.value() instanceof Map<?, ?>
+            spec = model != null && model.value() instanceof Map<?, ?>
                     ? OpenSoraReader.read(config, catalog, notes) : fromPixArt(file, config, catalog, notes);
-            return new Read(spec, List.copyOf(notes));
-        }
-        if (name.endsWith(".yaml") || name.endsWith(".yml")) {
+        } else if (name.endsWith(".yaml") || name.endsWith(".yml")) {
             Map<String, Object> yaml = loadYaml(file, new LinkedHashSet<>());
-            RunSpec spec = TrainerConfigs.isAiToolkit(yaml) ? TrainerConfigs.aiToolkit(file, yaml, catalog, notes)
+            spec = TrainerConfigs.isAiToolkit(yaml) ? TrainerConfigs.aiToolkit(file, yaml, catalog, notes)
                     : fromSana(file, yaml, catalog, notes);
-            return new Read(spec, List.copyOf(notes));
-        }
-        if (name.endsWith(".toml")) {
-            return new Read(TrainerConfigs.kohya(file, catalog, notes), List.copyOf(notes));
-        }
-        if (name.endsWith(".json")) {
+        } else if (name.endsWith(".toml")) {
+            spec = TrainerConfigs.kohya(file, catalog, notes);
+        } else if (name.endsWith(".json")) {
             Map<String, Object> json = SimpleTunerConfig.read(file);
-            if (OneTrainerConfig.is(json)) {
-                return new Read(OneTrainerConfig.spec(file, json, catalog, notes), List.copyOf(notes));
-            }
-            if (!SimpleTunerConfig.is(json)) {
+            if (!OneTrainerConfig.is(json) && !SimpleTunerConfig.is(json)) {
                 throw new ConfigException(file, 0, "a JSON config trainwatch reads is SimpleTuner's config.json (with"
                         + " model_family) or OneTrainer's (with model_type and training_method)");
             }
-            return new Read(SimpleTunerConfig.spec(file, json, catalog, notes), List.copyOf(notes));
+            spec = OneTrainerConfig.is(json) ? OneTrainerConfig.spec(file, json, catalog, notes)
+                    : SimpleTunerConfig.spec(file, json, catalog, notes);
+        } else {
+            throw new ConfigException(file, 0, "not a config trainwatch reads (expected a PixArt or Open-Sora .py, a"
+                    + " Sana or ai-toolkit .yaml, a kohya sd-scripts or musubi-tuner .toml, or a SimpleTuner or"
+                    + " OneTrainer .json)");
         }
-        throw new ConfigException(file, 0, "not a config trainwatch reads (expected a PixArt or Open-Sora .py, a Sana or"
-                + " ai-toolkit .yaml, a kohya sd-scripts or musubi-tuner .toml, or a SimpleTuner or OneTrainer .json)");
+        return new Read(spec, List.copyOf(notes));
     }
 
     // ------------------------------------------------------------------------------------------ PixArt (.py)
