@@ -168,10 +168,6 @@ public final class Catalog {
         return List.copyOf(gpus.values());
     }
 
-    public List<EncoderInfo> encoders() {
-        return List.copyOf(encoders.values());
-    }
-
     /** A model by its catalog id or one of its aliases ({@code flux-dev}), ignoring case. */
     public Optional<ModelInfo> model(String id) {
         return id == null ? Optional.empty()
