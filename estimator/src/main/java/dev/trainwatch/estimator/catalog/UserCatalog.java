@@ -24,9 +24,10 @@ import java.util.regex.Pattern;
 final class UserCatalog {
 
     private static final Set<String> SECTIONS = Set.of("gpus", "models", "encoders", "_comment");
-    private static final Set<String> GPU_ARCHITECTURES = Set.of("volta", "turing", "ampere", "ada", "hopper", "blackwell");
-    private static final Set<String> MODEL_ARCHITECTURES = Set.of("dit", "pixart", "sana", "stdit", "stdit3", "mmdit",
-            "sd3", "wan", "cogvideox", "ltx", "zimage");
+    /** Architectures a user entry may name, sorted as its error lists them. */
+    private static final List<String> GPU_ARCHITECTURES = List.of("ada", "ampere", "blackwell", "hopper", "turing", "volta");
+    private static final List<String> MODEL_ARCHITECTURES = List.of("cogvideox", "dit", "ltx", "mmdit", "pixart",
+            "sana", "sd3", "stdit", "stdit3", "wan", "zimage");
     private static final Pattern ID = Pattern.compile("[a-z0-9][a-z0-9._-]{0,63}");
 
     private UserCatalog() {
@@ -114,7 +115,7 @@ final class UserCatalog {
         String where = "catalog " + file + ": GPU " + g.id() + ": ";
         requireId(file, "gpus", g.id());
         if (g.architecture() == null || !GPU_ARCHITECTURES.contains(g.architecture())) {
-            throw new CatalogException(where + "architecture should be one of " + String.join(", ", sorted(GPU_ARCHITECTURES))
+            throw new CatalogException(where + "architecture should be one of " + String.join(", ", GPU_ARCHITECTURES)
                     + ", got " + g.architecture());
         }
         positive(where, "memory_bytes", g.memoryBytes());
@@ -144,7 +145,7 @@ final class UserCatalog {
         requireId(file, "models", m.id());
         String where = "catalog " + file + ": model " + m.id() + ": ";
         if (m.architecture() == null || !MODEL_ARCHITECTURES.contains(m.architecture())) {
-            throw new CatalogException(where + "architecture should be one of " + String.join(", ", sorted(MODEL_ARCHITECTURES))
+            throw new CatalogException(where + "architecture should be one of " + String.join(", ", MODEL_ARCHITECTURES)
                     + ", got " + m.architecture());
         }
         if (m.family() == null || m.family().isBlank()) {
@@ -210,10 +211,6 @@ final class UserCatalog {
     private static CatalogException duplicate(Path file, String kind, String what, String other) {
         return new CatalogException("catalog " + file + ": " + kind + " " + what + " is already taken by " + other
                 + "; give it another id or name (entries are never overwritten)");
-    }
-
-    private static List<String> sorted(Set<String> values) {
-        return values.stream().sorted().toList();
     }
 
     private static final Pattern MISMATCH = Pattern.compile("Cannot deserialize value of type `([^`]+)` from (.*?)"
