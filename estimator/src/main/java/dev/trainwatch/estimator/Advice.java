@@ -4,21 +4,16 @@ import static dev.trainwatch.estimator.Units.gb;
 import static dev.trainwatch.estimator.Units.millions;
 import static dev.trainwatch.estimator.Units.percent;
 
-import dev.trainwatch.estimator.catalog.EncoderInfo;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.stream.IntStream;
 
-/** What to tell the user beside the numbers: the plan of changes ({@link Plans}) and the notes. Stateless. */
+/** What to tell the user beside the numbers: the notes and the step's largest terms. Stateless. */
 final class Advice {
 
     private Advice() {
-    }
-
-    /** The advice as a plan ({@link Plans}): fixes on the user's GPUs first, plans that add GPUs last. */
-    static List<Suggestion> suggestions(ResolvedRun r, Costs base, int maxBatch) {
-        return Plans.suggestions(r, base, maxBatch);
     }
 
     static List<String> notes(ResolvedRun r, Costs c) {
@@ -45,20 +40,16 @@ final class Advice {
                     r.gpu().fp32Tflops(), r.gpu().id(), r.gpu().tf32Tflops()));
         }
         if (r.attention().equals("math")) {
-            long scores = 0;
-            for (LayerPlan layer : r.sizes().plan()) {
-                scores = Math.max(scores, Math.round(layer.attentionScoresPerSample()));
-            }
+            long scores = r.sizes().plan().stream().mapToLong(l -> Math.round(l.attentionScoresPerSample()))
+                    .max().orElse(0);
             if (scores > 0) {
                 notes.add("attention materialises its score matrix (" + millions(scores * r.batch())
                         + " elements per block at this batch); fused flash/SDPA attention avoids it");
             }
         }
         if (r.partialCheckpointing()) {
-            List<String> parts = new ArrayList<>();
-            for (int i = 0; i < r.sizes().plan().size(); i++) {
-                parts.add(r.checkpointed(i) + " of " + r.sizes().plan().get(i).blocks());
-            }
+            List<String> parts = IntStream.range(0, r.sizes().plan().size())
+                    .mapToObj(i -> r.checkpointed(i) + " of " + r.sizes().plan().get(i).blocks()).toList();
             notes.add("gradient checkpointing recomputes " + String.join(" and ", parts) + " blocks"
                     + (r.sizes().plan().size() > 1 ? " (" + Architecture.groupNames(p.info) + ")" : "")
                     + String.format(Locale.ROOT, ": %.0f%% of the forward pass runs twice", 100 * r.recomputedShare()));
@@ -125,39 +116,39 @@ final class Advice {
                 case "attention" -> {
                     if (r.half() && r.attentionFp32()) {
                         change = "half-precision attention (fp32_attention=False; --attention-precision half)";
-                        changed = r.toBuilder().attentionFp32(false).build();
+                        changed = r.with(b -> b.attentionFp32 = false);
                     } else if (r.attention().equals("math")) {
                         change = "fused attention (--attention flash)";
-                        changed = r.toBuilder().attention("flash").build();
+                        changed = r.with(b -> b.attention = "flash");
                     } else if (r.attention().equals("mem-efficient")) {
                         change = "FlashAttention-2 / SDPA flash (--attention flash)";
-                        changed = r.toBuilder().attention("flash").build();
+                        changed = r.with(b -> b.attention = "flash");
                     }
                 }
                 case "elementwise" -> {
                     if (!r.compiled()) {
                         change = "torch.compile (--kernels compiled)";
-                        changed = r.toBuilder().kernels("compiled").build();
+                        changed = r.with(b -> b.kernels = "compiled");
                     }
                 }
                 case "gemm" -> {
                     if (!r.half()) {
                         String half = r.gpu().bf16Tflops() != null ? "bf16" : "fp16";
                         change = half + " autocast (--precision " + half + ")";
-                        changed = r.toBuilder().precision(half).build();
+                        changed = r.with(b -> b.precision = half);
                     } else if (r.recomputedShare() > 0) {
                         change = "no gradient checkpointing (--no-grad-checkpointing; it costs memory)";
-                        changed = r.toBuilder().checkpointing(false).build();
+                        changed = r.with(b -> b.checkpointing(false));
                     }
                 }
                 case "text_encoder", "vae_encoder" -> {
                     change = "precomputed features (--features precomputed)";
-                    changed = r.toBuilder().features("precomputed").build();
+                    changed = r.with(b -> b.features = "precomputed");
                 }
                 case "allreduce" -> {
                     if (r.zero() == 0 && r.weights().equals("fp32") && r.half()) {
                         change = "half-precision gradients (--weights mixed)";
-                        changed = r.toBuilder().weights("mixed").build();
+                        changed = r.with(b -> b.weights = "mixed");
                     }
                 }
                 default -> {
@@ -185,7 +176,7 @@ final class Advice {
             case "attention" -> (r.half() && r.attentionFp32() ? "fp32 attention" : r.attention() + " attention")
                     + (r.recomputedShare() > 0 ? " with its recomputation" : "");
             case "elementwise" -> "element-wise kernels (norms, modulation, activations" + (r.compiled() ? ", compiled" : ", eager") + ")";
-            case "text_encoder" -> "online " + (r.textEncoder() == null ? "text" : shortName(r.textEncoder())) + " encoding";
+            case "text_encoder" -> "online " + (r.textEncoder() == null ? "text" : Levers.shortName(r.textEncoder())) + " encoding";
             case "vae_encoder" -> "online VAE encoding";
             case "optimizer" -> optimizerLabel(r.optimizer()) + " step";
             case "ema" -> "EMA update";
@@ -223,9 +214,5 @@ final class Advice {
             case "lion8bit" -> "8-bit Lion";
             default -> "SGD";
         };
-    }
-
-    private static String shortName(EncoderInfo encoder) {
-        return Levers.shortName(encoder);
     }
 }

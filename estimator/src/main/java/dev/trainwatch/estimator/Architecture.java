@@ -44,9 +44,8 @@ final class Architecture {
         timestepEmbedder(t, "t_embedder", h);
         t.add(new Tensor("y_embedder.embedding_table", new long[] {m.numClasses() + 1L, h}, 1, true, Role.NONE));
         int L = m.depth();
-        linear(t, "blocks.attn.qkv", 3 * h, h, L, Role.IMAGE_TOKEN, true);
-        linear(t, "blocks.attn.proj", h, h, L, Role.IMAGE_TOKEN, true);
-        mlp(t, "blocks.mlp", h, mlpHidden(m), L);
+        selfAttention(t, "blocks.attn", h, L, true);
+        mlp(t, "blocks.mlp", h, mlpHidden(m), L, Role.IMAGE_TOKEN);
         linear(t, "blocks.adaLN_modulation.1", 6 * h, h, L, Role.SAMPLE, true);
         linear(t, "final_layer.linear", (long) p * p * out, h, 1, Role.IMAGE_TOKEN, true);
         linear(t, "final_layer.adaLN_modulation.1", 2 * h, h, 1, Role.SAMPLE, true);
@@ -65,7 +64,7 @@ final class Architecture {
         int L = m.depth();
         selfAttention(t, "blocks.attn", h, L, true);
         crossAttention(t, "blocks.cross_attn", h, L);
-        mlp(t, "blocks.mlp", h, mlpHidden(m), L);
+        mlp(t, "blocks.mlp", h, mlpHidden(m), L, Role.IMAGE_TOKEN);
         t.add(new Tensor("blocks.scale_shift_table", new long[] {6, h}, L, true, Role.NONE));
         t2iFinal(t, h, (long) p * p * out);
     }
@@ -80,8 +79,7 @@ final class Architecture {
         int L = m.depth();
         long f = m.ffnHidden();
         // LiteLA: qkv without bias, proj with bias.
-        linear(t, "blocks.attn.qkv", 3 * h, h, L, Role.IMAGE_TOKEN, false);
-        linear(t, "blocks.attn.proj", h, h, L, Role.IMAGE_TOKEN, true);
+        selfAttention(t, "blocks.attn", h, L, false);
         crossAttention(t, "blocks.cross_attn", h, L);
         // Mix-FFN (GLUMBConv): 1x1 conv h->2F, 3x3 depthwise on 2F, GLU, 1x1 conv F->h (no bias).
         // These are 4-D [O, I, 1, 1] weights: optimizers that factor "the last two dims" see O*I elements.
@@ -105,7 +103,7 @@ final class Architecture {
             selfAttention(t, "blocks.attn", h, L, true);
             selfAttention(t, "blocks.attn_temp", h, L, true);
             crossAttention(t, "blocks.cross_attn", h, L);
-            mlp(t, "blocks.mlp", h, mlpHidden(m), L);
+            mlp(t, "blocks.mlp", h, mlpHidden(m), L, Role.IMAGE_TOKEN);
             t.add(new Tensor("blocks.scale_shift_table", new long[] {6, h}, L, true, Role.NONE));
         } else {
             timestepEmbedder(t, "fps_embedder", h);
@@ -115,7 +113,7 @@ final class Architecture {
                 t.add(new Tensor(group + ".attn.q_norm.weight", new long[] {headDim}, L, true, Role.NONE));
                 t.add(new Tensor(group + ".attn.k_norm.weight", new long[] {headDim}, L, true, Role.NONE));
                 crossAttention(t, group + ".cross_attn", h, L);
-                mlp(t, group + ".mlp", h, mlpHidden(m), L);
+                mlp(t, group + ".mlp", h, mlpHidden(m), L, Role.IMAGE_TOKEN);
                 t.add(new Tensor(group + ".scale_shift_table", new long[] {6, h}, L, true, Role.NONE));
             }
         }
@@ -272,9 +270,9 @@ final class Architecture {
         linear(t, name + ".proj", h, h, count, Role.IMAGE_TOKEN, true);
     }
 
-    private static void mlp(List<Tensor> t, String name, long h, long hidden, int count) {
-        linear(t, name + ".fc1", hidden, h, count, Role.IMAGE_TOKEN, true);
-        linear(t, name + ".fc2", h, hidden, count, Role.IMAGE_TOKEN, true);
+    static void mlp(List<Tensor> t, String name, long h, long hidden, int count, Role role) {
+        linear(t, name + ".fc1", hidden, h, count, role, true);
+        linear(t, name + ".fc2", h, hidden, count, role, true);
     }
 
     private static void t2iFinal(List<Tensor> t, long h, long outFeatures) {

@@ -28,10 +28,7 @@ final class BucketPricing {
     private record Priced(RunSpec spec, ResolvedRun run, Costs costs, double weight) {
     }
 
-    /**
-     * @param resolve  the spec resolver
-     * @param estimate the single-bucket estimate (for the bucket that decides whether the run fits)
-     */
+    /** {@code estimate} prices in full the one bucket that decides whether the run fits. */
     static Estimate estimate(RunSpec spec, Function<RunSpec, ResolvedRun> resolve, Function<RunSpec, Estimate> estimate) {
         List<RunSpec.Bucket> buckets = spec.buckets();
         if (buckets.size() > MAX_BUCKETS) {

@@ -20,10 +20,7 @@ record Costs(long peakBytes, Map<String, Long> memory, double stepSeconds, Map<S
     /** Prices a run at a batch with both models. */
     static Costs of(ResolvedRun r, int batch) {
         Map<String, Long> memory = MemoryModel.terms(r, batch);
-        long peak = 0;
-        for (long v : memory.values()) {
-            peak += v;
-        }
+        long peak = TrainerLevers.sum(memory);
         Map<String, Double> operations = new LinkedHashMap<>();
         Map<String, Double> time = StepTimeModel.terms(r, batch, operations);
         double step = 0;

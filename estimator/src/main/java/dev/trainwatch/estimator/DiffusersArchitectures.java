@@ -1,6 +1,7 @@
 package dev.trainwatch.estimator;
 
 import static dev.trainwatch.estimator.Architecture.linear;
+import static dev.trainwatch.estimator.Architecture.mlp;
 import static dev.trainwatch.estimator.Architecture.mlpHidden;
 import static dev.trainwatch.estimator.Architecture.timestepEmbedder;
 
@@ -84,8 +85,7 @@ final class DiffusersArchitectures {
         linear(t, "txt_in.refiner_blocks.self_attn_qkv", 3 * h, h, n, Role.TEXT_TOKEN, true);
         linear(t, "txt_in.refiner_blocks.self_attn_proj", h, h, n, Role.TEXT_TOKEN, true);
         layerNorm(t, "txt_in.refiner_blocks.norm2", h, n);
-        linear(t, "txt_in.refiner_blocks.mlp.fc1", mlpHidden(m), h, n, Role.TEXT_TOKEN, true);
-        linear(t, "txt_in.refiner_blocks.mlp.fc2", h, mlpHidden(m), n, Role.TEXT_TOKEN, true);
+        mlp(t, "txt_in.refiner_blocks.mlp", h, mlpHidden(m), n, Role.TEXT_TOKEN);
         linear(t, "txt_in.refiner_blocks.adaLN_modulation", 2 * h, h, n, Role.SAMPLE, true);
     }
 
@@ -116,8 +116,7 @@ final class DiffusersArchitectures {
             rmsNorm(t, stream + ".attn.norm_q", headDim, L);
             rmsNorm(t, stream + ".attn.norm_k", headDim, L);
             linear(t, stream + ".attn.proj", h, h, mlpBlocks, role, true);
-            linear(t, stream + ".mlp.fc1", mlpHidden(m), h, mlpBlocks, role, true);
-            linear(t, stream + ".mlp.fc2", h, mlpHidden(m), mlpBlocks, role, true);
+            mlp(t, stream + ".mlp", h, mlpHidden(m), mlpBlocks, role);
         }
         if (dual > 0) {
             linear(t, "x_block.attn2.qkv", 3 * h, h, dual, Role.IMAGE_TOKEN, true);
@@ -143,8 +142,7 @@ final class DiffusersArchitectures {
         linear(t, "text_embedding.linear_2", h, h, 1, Role.TEXT_TOKEN, true);
         normedAttentions(t, h, L);
         layerNorm(t, "blocks.norm3", h, L);
-        linear(t, "blocks.mlp.fc1", f, h, L, Role.IMAGE_TOKEN, true);
-        linear(t, "blocks.mlp.fc2", h, f, L, Role.IMAGE_TOKEN, true);
+        mlp(t, "blocks.mlp", h, f, L, Role.IMAGE_TOKEN);
         t.add(new Tensor("blocks.modulation", new long[] {1, 6, h}, L, true, Role.NONE));
         linear(t, "head.linear", patchIn, h, 1, Role.IMAGE_TOKEN, true);
         t.add(new Tensor("head.modulation", new long[] {1, 2, h}, 1, true, Role.NONE));
@@ -152,10 +150,10 @@ final class DiffusersArchitectures {
 
     /** Self-attention and cross-attention to the caption, each with RMS q/k norms over the whole width (Wan, LTX). */
     private static void normedAttentions(List<Tensor> t, long h, int L) {
-        attention(t, "blocks.attn", h, L, Role.IMAGE_TOKEN, Role.IMAGE_TOKEN);
+        attention(t, "blocks.attn", h, L, Role.IMAGE_TOKEN, Role.IMAGE_TOKEN, true);
         rmsNorm(t, "blocks.attn.norm_q", h, L);
         rmsNorm(t, "blocks.attn.norm_k", h, L);
-        attention(t, "blocks.cross_attn", h, L, Role.IMAGE_TOKEN, Role.TEXT_TOKEN);
+        attention(t, "blocks.cross_attn", h, L, Role.IMAGE_TOKEN, Role.TEXT_TOKEN, true);
         rmsNorm(t, "blocks.cross_attn.norm_q", h, L);
         rmsNorm(t, "blocks.cross_attn.norm_k", h, L);
     }
@@ -177,11 +175,10 @@ final class DiffusersArchitectures {
             linear(t, norm + ".adaLN_modulation", 6 * h, e, L, Role.SAMPLE, true);
             layerNorm(t, norm + ".norm", h, L);
         }
-        attention(t, "blocks.attn", h, L, Role.JOINT_TOKEN, Role.JOINT_TOKEN);
+        attention(t, "blocks.attn", h, L, Role.JOINT_TOKEN, Role.JOINT_TOKEN, true);
         layerNorm(t, "blocks.attn.norm_q", headDim, L);
         layerNorm(t, "blocks.attn.norm_k", headDim, L);
-        linear(t, "blocks.mlp.fc1", mlpHidden(m), h, L, Role.JOINT_TOKEN, true);
-        linear(t, "blocks.mlp.fc2", h, mlpHidden(m), L, Role.JOINT_TOKEN, true);
+        mlp(t, "blocks.mlp", h, mlpHidden(m), L, Role.JOINT_TOKEN);
         layerNorm(t, "norm_final", h, 1);
         linear(t, "final_layer.adaLN_modulation", 2 * h, e, 1, Role.SAMPLE, true);
         layerNorm(t, "final_layer.norm", h, 1);
@@ -200,8 +197,7 @@ final class DiffusersArchitectures {
         linear(t, "caption_projection.linear_1", h, m.captionChannels(), 1, Role.TEXT_TOKEN, true);
         linear(t, "caption_projection.linear_2", h, h, 1, Role.TEXT_TOKEN, true);
         normedAttentions(t, h, L);
-        linear(t, "blocks.mlp.fc1", mlpHidden(m), h, L, Role.IMAGE_TOKEN, true);
-        linear(t, "blocks.mlp.fc2", h, mlpHidden(m), L, Role.IMAGE_TOKEN, true);
+        mlp(t, "blocks.mlp", h, mlpHidden(m), L, Role.IMAGE_TOKEN);
         t.add(new Tensor("blocks.scale_shift_table", new long[] {6, h}, L, true, Role.NONE));
         linear(t, "final_layer.linear", c, h, 1, Role.IMAGE_TOKEN, true);
     }
@@ -243,11 +239,7 @@ final class DiffusersArchitectures {
         linear(t, "final_layer.adaLN_modulation", h, e, 1, Role.SAMPLE, true);
     }
 
-    /** q, k, v and output projections as four linears with biases (queries per {@code qRole}, keys per {@code kvRole}). */
-    private static void attention(List<Tensor> t, String name, long h, int count, Role qRole, Role kvRole) {
-        attention(t, name, h, count, qRole, kvRole, true);
-    }
-
+    /** q, k, v and output projections as four linears (queries per {@code qRole}, keys per {@code kvRole}). */
     private static void attention(List<Tensor> t, String name, long h, int count, Role qRole, Role kvRole, boolean bias) {
         if (count == 0) {
             return;

@@ -17,7 +17,8 @@ import java.util.Optional;
 /**
  * Predicts what a run costs: parameters, peak memory by term, step time, the largest batch and the changes that help.
  * A pure function of the catalogs, an optional {@link Calibration} and the {@link RunSpec}; thread-safe. The work:
- * {@link SpecResolver}, {@link MemoryModel}, {@link StepTimeModel}, {@link Advice}, {@link BucketPricing}.
+ * {@link SpecResolver}, {@link MemoryModel}, {@link StepTimeModel}, {@link Plans}, {@link Advice},
+ * {@link BucketPricing}.
  */
 public final class Estimator {
 
@@ -78,10 +79,6 @@ public final class Estimator {
         return new Estimator(catalog, profiles, calibration == null ? Calibration.NONE : calibration);
     }
 
-    public Calibration calibration() {
-        return calibration;
-    }
-
     public Catalog catalog() {
         return catalog;
     }
@@ -134,9 +131,7 @@ public final class Estimator {
 
     /** Forward MACs per sample at a resolution (frames for video models), from the architecture. */
     public double forwardMacs(String modelId, int height, int width, int frames) {
-        ResolvedRun.Builder b = ResolvedRun.builder(profile(modelId));
-        b.dims(height, width, frames);
-        return b.build().sizes().forwardMacsPerSample();
+        return ResolvedRun.Sizes.of(profile(modelId), frames, height, width).forwardMacsPerSample();
     }
 
     /**
@@ -151,7 +146,7 @@ public final class Estimator {
         ResolvedRun run = resolver.resolve(spec);
         Costs costs = Costs.of(run, run.batch());
         int maxBatch = MemoryModel.maxBatch(run, costs.peakBytes());
-        List<Suggestion> suggestions = Advice.suggestions(run, costs, maxBatch);
+        List<Suggestion> suggestions = Plans.suggestions(run, costs, maxBatch);
         List<String> notes = Advice.notes(run, costs);
         Double total = run.totalSteps() == null ? null : costs.stepSeconds() * run.totalSteps();
         Map<String, Long> host = Collections.unmodifiableMap(TrainerLevers.hostTerms(run));

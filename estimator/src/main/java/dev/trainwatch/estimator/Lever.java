@@ -1,7 +1,7 @@
 package dev.trainwatch.estimator;
 
 import java.util.List;
-import java.util.function.UnaryOperator;
+import java.util.function.Consumer;
 
 /**
  * One change the estimator can price on a run: what to do, the flag that does it, what it gives up, and the edit
@@ -18,18 +18,18 @@ import java.util.function.UnaryOperator;
  * @param edit    makes the change on a copy of the run
  */
 record Lever(String slot, String change, String flag, String givesUp, int effort,
-             UnaryOperator<ResolvedRun.Builder> edit) {
+             Consumer<ResolvedRun.Builder> edit) {
 
     /** {@code run} with this change made. */
     ResolvedRun on(ResolvedRun run) {
-        return edit.apply(run.toBuilder()).build();
+        return run.with(edit);
     }
 
     /** {@code run} with all of {@code levers} made. */
     static ResolvedRun all(ResolvedRun run, List<Lever> levers) {
         ResolvedRun.Builder b = run.toBuilder();
         for (Lever lever : levers) {
-            b = lever.edit.apply(b);
+            lever.edit.accept(b);
         }
         return b.build();
     }

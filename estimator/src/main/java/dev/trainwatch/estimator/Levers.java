@@ -18,35 +18,35 @@ final class Levers {
             String what = r.textEncoder() != null && r.textOnline() && r.vaeOnline() ? shortName(r.textEncoder()) + " and VAE"
                     : r.textEncoder() != null && r.textOnline() ? shortName(r.textEncoder()) : "VAE";
             out.add(new Lever("features", "precompute " + what + " features", "--features precomputed",
-                    "encoding on the fly (a one-off encoding pass, disk for the features, fixed augmentations)", 2, b -> b.features("precomputed")));
+                    "encoding on the fly (a one-off encoding pass, disk for the features, fixed augmentations)", 2, b -> b.features = "precomputed"));
         }
         precision(r, out);
         if (r.materialisesScores()) {
             out.add(new Lever("attention", "use fused attention", "--attention flash: xformers or torch SDPA", null, 0,
-                    b -> b.attention("flash")));
+                    b -> b.attention = "flash"));
         }
         if (r.half() && r.attentionFp32()) {
             out.add(new Lever("attention_precision", "run attention in half precision",
                     "--attention-precision half; fp32_attention=False", "the fp32 softmax of attention", 1,
-                    b -> b.attentionFp32(false)));
+                    b -> b.attentionFp32 = false));
         }
         checkpointing(r, out);
         if (r.ema()) {
             out.add(new Lever("ema", "drop the EMA copy from the GPU", "--no-ema",
-                    "the EMA weights on the GPU (keep them on the CPU, or update them every N steps)", 2, b -> b.ema(false)));
+                    "the EMA weights on the GPU (keep them on the CPU, or update them every N steps)", 2, b -> b.ema = false));
         }
         if (r.gpus() > 1) {
             for (int stage = r.zero() + 1; stage <= 3; stage++) {
                 int s = stage;
                 out.add(new Lever("zero", "shard with ZeRO stage " + stage + " over " + r.gpus() + " GPUs",
-                        "--zero " + stage, "some step time to the extra communication", 0, b -> b.zero(s)));
+                        "--zero " + stage, "some step time to the extra communication", 0, b -> b.zero = s));
             }
         }
         if (r.half() && r.weights().equals("fp32") && !r.trainable().lora()) {
             out.add(new Lever("weights", "keep half-precision parameters with fp32 master weights in the optimizer",
                     "--weights mixed: DeepSpeed, ColossalAI or FSDP mixed precision",
                     "fp32 parameters on the GPU (needs DeepSpeed, ColossalAI or FSDP mixed precision)", 2,
-                    b -> b.weights("mixed")));
+                    b -> b.weights = "mixed"));
         }
         trainerLevers(r, out);
         accumulation(r, maxBatch, out);
@@ -60,16 +60,16 @@ final class Levers {
         }
         if (r.baseWeights() == null || TrainerLevers.matrixBytes(r.baseWeights()) > 1) {
             out.add(new Lever("base_weights", "store the frozen base weights in fp8", "--base-weights fp8",
-                    "bf16 storage of the frozen base (fp8 rounds its weights)", 1, b -> b.baseWeights("fp8")));
+                    "bf16 storage of the frozen base (fp8 rounds its weights)", 1, b -> b.baseWeights = "fp8"));
         }
         int blocks = fewestBlocksToSwap(r);
         if (blocks > r.blocksToSwap()) {
-            ResolvedRun changed = r.toBuilder().blocksToSwap(blocks).build();
+            ResolvedRun changed = swapping(r, blocks);
             String host = Units.gb(TrainerLevers.swappedBytes(changed, TrainerLevers.weightBytes(changed)));
             out.add(new Lever("blocks_to_swap", "swap " + blocks + " blocks to pinned host memory",
                     "--blocks-to-swap " + blocks + "; " + host + " of host memory",
                     "step time to the PCIe copies it cannot hide, and " + host + " of pinned host memory", 2,
-                    b -> b.blocksToSwap(blocks)));
+                    b -> b.blocksToSwap = blocks));
         }
     }
 
@@ -81,13 +81,13 @@ final class Levers {
         }
         int lo = r.blocksToSwap();
         int hi = TrainerLevers.maxBlocksToSwap(r.profile());
-        if (hi <= lo || MemoryModel.peakBytes(r.toBuilder().blocksToSwap(hi).build(), r.batch()) > capacity) {
+        if (hi <= lo || MemoryModel.peakBytes(swapping(r, hi), r.batch()) > capacity) {
             return r.blocksToSwap();
         }
         // Memory falls as more blocks are swapped: bisect for the fewest that fit.
         while (hi - lo > 1) {
             int mid = (lo + hi) >>> 1;
-            if (MemoryModel.peakBytes(r.toBuilder().blocksToSwap(mid).build(), r.batch()) <= capacity) {
+            if (MemoryModel.peakBytes(swapping(r, mid), r.batch()) <= capacity) {
                 hi = mid;
             } else {
                 lo = mid;
@@ -96,24 +96,28 @@ final class Levers {
         return hi;
     }
 
+    private static ResolvedRun swapping(ResolvedRun r, int blocks) {
+        return r.with(b -> b.blocksToSwap = blocks);
+    }
+
     private static void optimizer(ResolvedRun r, List<Lever> out) {
         String label = Advice.optimizerLabel(r.optimizer());
         String retune = "the optimizer you tuned (retune the learning rate)";
         switch (r.optimizer()) {
             case "came", "came8bit", "adafactor" -> out.add(new Lever("optimizer", "use AdamW instead of " + label,
-                    "--optimizer adamw", retune, 3, b -> b.optimizer("adamw")));
+                    "--optimizer adamw", retune, 3, b -> b.optimizer = "adamw"));
             case "adamw" -> {
                 out.add(new Lever("optimizer", "use CAME instead of AdamW", "--optimizer came", retune, 3,
-                        b -> b.optimizer("came")));
+                        b -> b.optimizer = "came"));
                 out.add(new Lever("optimizer", "use 8-bit AdamW", "--optimizer adamw8bit",
-                        "full-precision optimizer state (bitsandbytes 8-bit)", 1, b -> b.optimizer("adamw8bit")));
+                        "full-precision optimizer state (bitsandbytes 8-bit)", 1, b -> b.optimizer = "adamw8bit"));
             }
             default -> {
             }
         }
         if (r.optimizer().equals("came")) {
             out.add(new Lever("optimizer", "use 8-bit CAME", "--optimizer came8bit", "full-precision optimizer state (8-bit CAME)", 1,
-                    b -> b.optimizer("came8bit")));
+                    b -> b.optimizer = "came8bit"));
         }
     }
 
@@ -123,11 +127,11 @@ final class Levers {
         }
         String half = r.gpu().bf16Tflops() != null ? "bf16" : "fp16";
         out.add(new Lever("precision", "train in " + half + " mixed precision", "--precision " + half,
-                "fp32 numerics in the matmuls", 1, b -> b.precision(half)));
+                "fp32 numerics in the matmuls", 1, b -> b.precision = half));
         if (r.precision().equals("fp32") && r.gpu().tf32Tflops() != null) {
             out.add(new Lever("precision", "enable TF32 matmuls",
                     "--precision tf32; torch.backends.cuda.matmul.allow_tf32 = True", "full fp32 matmul precision", 1,
-                    b -> b.precision("tf32")));
+                    b -> b.precision = "tf32"));
         }
     }
 
@@ -137,10 +141,7 @@ final class Levers {
             out.add(new Lever("checkpointing", "enable gradient checkpointing", "--grad-checkpointing", recompute, 0,
                     b -> b.checkpointing(true)));
         } else if (r.partialCheckpointing()) {
-            int[] all = new int[r.sizes().plan().size()];
-            for (int i = 0; i < all.length; i++) {
-                all[i] = r.sizes().plan().get(i).blocks();
-            }
+            int[] all = r.sizes().plan().stream().mapToInt(LayerPlan::blocks).toArray();
             out.add(new Lever("checkpointing", "checkpoint every block",
                     "--grad-checkpointing without --checkpoint-blocks", recompute, 0, b -> b.checkpointed(all)));
         }

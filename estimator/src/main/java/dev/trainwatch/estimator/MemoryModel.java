@@ -38,11 +38,7 @@ final class MemoryModel {
 
     /** Peak bytes only: the bisection for the largest batch calls this. */
     static long peakBytes(ResolvedRun r, int batch) {
-        long peak = 0;
-        for (long v : terms(r, batch).values()) {
-            peak += v;
-        }
-        return peak;
+        return TrainerLevers.sum(terms(r, batch));
     }
 
     /** Largest per-GPU batch that fits, by doubling then bisection (memory grows monotonically with the batch). */
@@ -130,10 +126,7 @@ final class MemoryModel {
             // allocator hands those blocks to the activations. Only the part above the activations raises the peak.
             mem.put("encoder_transients", Math.max(0, encoderTransientBytes(r, b) - activations));
         }
-        long allocated = 0;
-        for (long v : mem.values()) {
-            allocated += v;
-        }
+        long allocated = TrainerLevers.sum(mem);
         mem.put("cuda_context", CUDA_CONTEXT_BYTES);
         if (sharded) {
             mem.put("nccl_buffers", NCCL_BYTES);
@@ -144,11 +137,7 @@ final class MemoryModel {
                 - TrainerLevers.swappedBytes(r, TrainerLevers.weightBytes(r));
         mem.put("allocator_overhead", Math.round(Math.max(0, allocated - Math.max(0, frozenBase)) * ALLOCATOR_OVERHEAD));
         if (r.factors().memoryFactor() != 1.0) {
-            long total = 0;
-            for (long v : mem.values()) {
-                total += v;
-            }
-            mem.put("calibration_adjustment", Math.round(total * (r.factors().memoryFactor() - 1.0)));
+            mem.put("calibration_adjustment", Math.round(TrainerLevers.sum(mem) * (r.factors().memoryFactor() - 1.0)));
         }
         return mem;
     }

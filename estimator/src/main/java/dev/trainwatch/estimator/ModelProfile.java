@@ -70,13 +70,8 @@ final class ModelProfile {
         this.matrixParams = matrices;
         this.blocks = Arrays.stream(Architecture.groupDepths(info)).sum();
         for (String optimizer : OptimizerState.OPTIMIZERS) {
-            long bytes = 0;
-            for (Tensor t : tensors) {
-                if (t.trainable()) {
-                    bytes += OptimizerState.bytes(optimizer, t.shape()) * t.count();
-                }
-            }
-            optimizerBytes.put(optimizer, bytes);
+            optimizerBytes.put(optimizer, tensors.stream().filter(Tensor::trainable)
+                    .mapToLong(t -> OptimizerState.bytes(optimizer, t.shape()) * t.count()).sum());
         }
     }
 

@@ -115,10 +115,7 @@ final class Plans {
     private static void search(ResolvedRun r, Costs base, List<List<Priced>> slots, int from, int size,
                                List<Priced> chosen, long missing, long capacity, int[] budget, Best best) {
         if (chosen.size() == size) {
-            long summed = 0;
-            for (Priced p : chosen) {
-                summed += base.peakBytes() - p.costs.peakBytes();
-            }
+            long summed = chosen.stream().mapToLong(p -> base.peakBytes() - p.costs.peakBytes()).sum();
             // Savings overlap a little (activations and encoder transients share the peak): a margin, not a proof.
             if (summed < missing * 0.8 || budget[0]-- <= 0) {
                 return;
@@ -166,15 +163,7 @@ final class Plans {
 
     /** The flags alone, without the explanation after a colon or semicolon ("--attention flash"). */
     private static String flagOnly(Lever lever) {
-        String f = lever.flag();
-        int cut = f.length();
-        for (char stop : new char[] {':', ';'}) {
-            int at = f.indexOf(stop);
-            if (at >= 0) {
-                cut = Math.min(cut, at);
-            }
-        }
-        return f.substring(0, cut).strip();
+        return lever.flag().split("[:;]", 2)[0].strip();
     }
 
     private static String joinWords(List<String> words) {

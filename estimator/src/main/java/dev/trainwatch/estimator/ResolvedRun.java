@@ -5,14 +5,14 @@ import dev.trainwatch.estimator.catalog.EncoderInfo;
 import dev.trainwatch.estimator.catalog.GpuInfo;
 import dev.trainwatch.estimator.catalog.ModelInfo;
 import dev.trainwatch.protocol.RunSpec;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * A run with every choice resolved and checked, and the sizes derived from them (tokens, block groups, forward MACs).
  * Built only by {@link SpecResolver} and by copies ({@link #toBuilder()}); never change {@link #checkpointed}.
  *
- * @param gpu              null only for parameter-only runs ({@link Estimator#forwardMacs}); arch likewise
  * @param squareResolution the square side when the spec gave one (the resolved spec echoes it), else null
  * @param features         online, precomputed, or one of the split states below
  * @param weights          fp32, mixed (half params + fp32 master in the optimizer) or pure (all half)
@@ -72,7 +72,10 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
         b.textEncoder = textEncoder;
         b.vae = vae;
         b.gpus = gpus;
-        b.batch(batch, accumulation).dims(height, width, frames);
+        b.batch(batch, accumulation);
+        b.height = height;
+        b.width = width;
+        b.frames = frames;
         b.squareResolution = squareResolution;
         b.precision = precision;
         b.optimizer = optimizer;
@@ -92,6 +95,13 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
         b.baseWeights = baseWeights;
         b.blocksToSwap = blocksToSwap;
         return b;
+    }
+
+    /** A copy of this run with {@code edit} made to its choices. */
+    ResolvedRun with(Consumer<Builder> edit) {
+        Builder b = toBuilder();
+        edit.accept(b);
+        return b.build();
     }
 
     /** Blocks recomputed in group {@code i} of {@link #plan}. */
@@ -169,13 +179,7 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
 
     RunSpec resolvedSpec() {
         boolean split = features.equals(TEXT_PRECOMPUTED) || features.equals(VAE_PRECOMPUTED);
-        List<Integer> partial = null;
-        if (partialCheckpointing()) {
-            partial = new ArrayList<>();
-            for (int c : checkpointed) {
-                partial.add(c);
-            }
-        }
+        List<Integer> partial = partialCheckpointing() ? Arrays.stream(checkpointed).boxed().toList() : null;
         return new RunSpec(profile.info.id(), gpu.id(), gpus, batch, squareResolution,
                 squareResolution == null ? height : null, squareResolution == null ? width : null,
                 profile.info.video() ? frames : null, precision, optimizer, checkpointing, ema,
@@ -228,16 +232,6 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
             this.profile = profile;
         }
 
-        Builder precision(String v) {
-            precision = v;
-            return this;
-        }
-
-        Builder optimizer(String v) {
-            optimizer = v;
-            return this;
-        }
-
         /** Turning checkpointing on or off recomputes all blocks or none. */
         Builder checkpointing(boolean v) {
             if (v != checkpointing) {
@@ -252,92 +246,17 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
             return this;
         }
 
-        Builder baseWeights(String v) {
-            baseWeights = v;
-            return this;
-        }
-
-        Builder blocksToSwap(int v) {
-            blocksToSwap = v;
-            return this;
-        }
-
-        Builder trainable(Trainable v) {
-            trainable = v;
-            return this;
-        }
-
-        Builder features(String v) {
-            features = v;
-            return this;
-        }
-
-        Builder zero(int v) {
-            zero = v;
-            return this;
-        }
-
-        Builder weights(String v) {
-            weights = v;
-            return this;
-        }
-
-        Builder gpus(int count) {
-            gpus = count;
-            return this;
-        }
-
-        Builder kernels(String v) {
-            kernels = v;
-            return this;
-        }
-
-        Builder ema(boolean v) {
-            ema = v;
-            return this;
-        }
-
-        Builder attentionFp32(boolean v) {
-            attentionFp32 = v;
-            return this;
-        }
-
-        Builder gpu(GpuInfo g, ArchitectureInfo a, int count) {
-            gpu = g;
-            arch = a;
-            gpus = count;
-            return this;
-        }
-
-        Builder attention(String v) {
-            attention = v;
-            return this;
-        }
-
         Builder batch(int b, int accumulationSteps) {
             batch = b;
             accumulation = accumulationSteps;
             return this;
         }
 
-        Builder dims(int h, int w, int f) {
-            height = h;
-            width = w;
-            frames = f;
-            return this;
-        }
-
         ResolvedRun build() {
             Sizes sizes = Sizes.of(profile, frames, height, width);
             List<LayerPlan> plan = sizes.plan();
-            int[] blocks = new int[plan.size()];
-            if (checkpointed != null && checkpointed.length == plan.size()) {
-                blocks = checkpointed.clone();
-            } else {
-                for (int i = 0; i < plan.size(); i++) {
-                    blocks[i] = checkpointing ? plan.get(i).blocks() : 0;
-                }
-            }
+            int[] blocks = checkpointed != null && checkpointed.length == plan.size() ? checkpointed.clone()
+                    : plan.stream().mapToInt(layer -> checkpointing ? layer.blocks() : 0).toArray();
             return new ResolvedRun(profile, gpu, arch, textEncoder, vae, gpus, batch, height, width, frames,
                     squareResolution, precision, optimizer, checkpointing, ema, features, zero, attention, accumulation,
                     totalSteps, weights, vaeMicroBatch, factors, kernels,

@@ -32,8 +32,14 @@ final class ScaleOut {
     }
 
     private static Suggestion fewestGpus(ResolvedRun r, Costs base, int stage, String weights) {
-        for (int gpus = Math.max(8, nextPowerOfTwo(r.gpus() * 2)); gpus <= 512; gpus *= 2) {
-            ResolvedRun changed = r.toBuilder().gpus(gpus).zero(stage).weights(weights).build();
+        // From the power of two at or above twice the run's GPUs.
+        for (int gpus = Math.max(8, Integer.highestOneBit(r.gpus() * 2 - 1) << 1); gpus <= 512; gpus *= 2) {
+            int count = gpus;
+            ResolvedRun changed = r.with(b -> {
+                b.gpus = count;
+                b.zero = stage;
+                b.weights = weights;
+            });
             Costs c = Costs.of(changed, changed.batch());
             if (c.peakBytes() > r.gpu().memoryBytes()) {
                 continue;
@@ -51,13 +57,5 @@ final class ScaleOut {
                     gpus - r.gpus(), true, (gpus - r.gpus()) + " more GPUs");
         }
         return null;
-    }
-
-    private static int nextPowerOfTwo(int n) {
-        int p = 1;
-        while (p < n && p < (1 << 20)) {
-            p <<= 1;
-        }
-        return p;
     }
 }

@@ -4,11 +4,11 @@ import dev.trainwatch.estimator.catalog.Catalog;
 import dev.trainwatch.estimator.catalog.GpuInfo;
 import dev.trainwatch.estimator.catalog.ModelInfo;
 import dev.trainwatch.protocol.RunSpec;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.stream.Stream;
 
 /**
  * Turns a {@link RunSpec} into a {@link ResolvedRun}: looks up model, GPU and encoders, fills the recipe defaults and
@@ -72,15 +72,11 @@ final class SpecResolver {
         boolean checkpointing = spec.gradCheckpointing() != null ? spec.gradCheckpointing()
                 : Boolean.TRUE.equals(m.defaults().gradCheckpointing());
         int[] checkpointed = checkpointBlocks(m, spec.checkpointBlocks(), checkpointing);
-        boolean anyCheckpointed = false;
-        for (int c : checkpointed) {
-            anyCheckpointed |= c > 0;
-        }
         b.gpu = gpu;
         b.arch = catalog.architecture(gpu);
         b.textEncoder = catalog.encoder(m.textEncoder()).orElse(null);
         b.vae = catalog.encoder(m.vae()).orElseThrow();
-        b.checkpointing = anyCheckpointed;
+        b.checkpointing = Arrays.stream(checkpointed).anyMatch(c -> c > 0);
         b.checkpointed = checkpointed;
         b.accumulation = accumulation;
         b.totalSteps = totalSteps;
@@ -98,7 +94,7 @@ final class SpecResolver {
         if (!ambiguous.isEmpty()) {
             // The example is one of these cards' own NVML name (an A100's name for "h100" sent users the wrong way).
             String example = ambiguous.stream().map(catalog::gpu).flatMap(Optional::stream)
-                    .flatMap(g -> g.nvmlNames() == null ? Stream.empty() : g.nvmlNames().stream())
+                    .flatMap(g -> g.nvmlNames().stream())
                     .findFirst().map(n -> ", e.g. \"" + n + "\"").orElse("");
             throw new InvalidSpecException("GPU '" + id + "' is ambiguous: " + String.join(", ", ambiguous)
                     + " are different cards; name the one you use (or give its NVML name" + example + ")");
@@ -208,7 +204,7 @@ final class SpecResolver {
                 throw new InvalidSpecException("base_weights sets how frozen weights are stored, and this run trains every"
                         + " weight; give lora_rank (or lora_targets for a partial fine-tune)");
             }
-            b.baseWeights(base);
+            b.baseWeights = base;
         }
         int swap = spec.blocksToSwap() == null ? 0 : spec.blocksToSwap();
         int most = TrainerLevers.maxBlocksToSwap(profile);
@@ -216,7 +212,7 @@ final class SpecResolver {
             throw new InvalidSpecException("blocks_to_swap must be between 0 and " + most + " for " + profile.info.id()
                     + ", got " + swap);
         }
-        b.blocksToSwap(swap);
+        b.blocksToSwap = swap;
     }
 
     /** Optimizer steps to see {@code images} samples {@code epochs} times at a global batch (the last step partial). */
@@ -249,10 +245,7 @@ final class SpecResolver {
             }
             return out;
         }
-        int total = 0;
-        for (int depth : depths) {
-            total += depth;
-        }
+        int total = Arrays.stream(depths).sum();
         for (Integer n : given) {
             if (n == null || n < 0) {
                 throw new InvalidSpecException("checkpoint_blocks must be whole numbers of blocks from 0, got " + given);

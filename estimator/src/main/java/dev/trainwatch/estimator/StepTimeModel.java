@@ -71,11 +71,8 @@ final class StepTimeModel {
     static Estimate.Flops flops(ResolvedRun run) {
         double forward = 2 * run.sizes().forwardMacsPerSample();
         double passes = 3 + run.recomputedShare();
-        return new Estimate.Flops(3 * forward, passes * forward, peakTflops(run) * 1e12, run.precision());
-    }
-
-    static double peakTflops(ResolvedRun r) {
-        return peakTflops(r.gpu(), r.precision());
+        double peak = peakTflops(run.gpu(), run.precision()) * 1e12;
+        return new Estimate.Flops(3 * forward, passes * forward, peak, run.precision());
     }
 
     private static double peakTflops(GpuInfo g, String precision) {
@@ -126,10 +123,6 @@ final class StepTimeModel {
         double compute = 2 * m * n * k / (rate * utilisation);
         double memory = (m * k + k * n + m * n) * elementBytes / hw.bandwidth;
         return Math.max(Math.max(compute, memory), hw.launch);
-    }
-
-    static Map<String, Double> terms(ResolvedRun r, int b) {
-        return terms(r, b, new LinkedHashMap<>());
     }
 
     /**

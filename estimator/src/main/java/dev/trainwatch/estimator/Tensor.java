@@ -18,11 +18,7 @@ record Tensor(String name, long[] shape, int count, boolean trainable, Role role
     enum Role { IMAGE_TOKEN, TEXT_TOKEN, JOINT_TOKEN, SAMPLE, NONE }
 
     long numel() {
-        long n = 1;
-        for (long d : shape) {
-            n *= d;
-        }
-        return n;
+        return Arrays.stream(shape).reduce(1, (a, b) -> a * b);
     }
 
     long totalNumel() {

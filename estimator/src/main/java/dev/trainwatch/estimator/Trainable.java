@@ -26,10 +26,7 @@ record Trainable(int loraRank, List<String> targets, long trainableParams, long 
 
     /** Everything trains: the pre-training and full fine-tune case. */
     static Trainable all(ModelProfile p) {
-        long[] bytes = new long[OptimizerState.OPTIMIZERS.size()];
-        for (int i = 0; i < bytes.length; i++) {
-            bytes[i] = p.optimizerBytes(OptimizerState.OPTIMIZERS.get(i));
-        }
+        long[] bytes = OptimizerState.OPTIMIZERS.stream().mapToLong(p::optimizerBytes).toArray();
         return new Trainable(0, List.of(), p.trainableParams, 0, p.params - p.trainableParams, bytes);
     }
 
@@ -46,16 +43,14 @@ record Trainable(int loraRank, List<String> targets, long trainableParams, long 
         List<String> kinds = new ArrayList<>();
         if (targets != null) {
             for (String t : targets) {
-                String k = t == null ? "" : t.strip().toLowerCase(Locale.ROOT).replace('-', '_');
-                if (k.equals("attn") || k.equals("self_attention")) {
-                    k = "attention";
-                } else if (k.equals("cross_attn")) {
-                    k = "cross_attention";
-                } else if (k.equals("ffn") || k.equals("ff")) {
-                    k = "mlp";
-                } else if (k.equals("adaln")) {
-                    k = "modulation";
-                }
+                String typed = t == null ? "" : t.strip().toLowerCase(Locale.ROOT).replace('-', '_');
+                String k = switch (typed) {
+                    case "attn", "self_attention" -> "attention";
+                    case "cross_attn" -> "cross_attention";
+                    case "ffn", "ff" -> "mlp";
+                    case "adaln" -> "modulation";
+                    default -> typed;
+                };
                 if (ALIASES_ALL.contains(k)) {
                     kinds = new ArrayList<>(KINDS);
                     break;
@@ -144,12 +139,7 @@ record Trainable(int loraRank, List<String> targets, long trainableParams, long 
     }
 
     private static boolean targeted(Tensor t, List<String> kinds) {
-        for (String k : kindsOf(t.name())) {
-            if (kinds.contains(k)) {
-                return true;
-            }
-        }
-        return false;
+        return kindsOf(t.name()).stream().anyMatch(kinds::contains);
     }
 
     /** Module kinds of a parameter, from its PyTorch name. MMDiT's fused single-stream linears are both. */

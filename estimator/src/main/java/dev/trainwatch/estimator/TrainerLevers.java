@@ -67,14 +67,9 @@ final class TrainerLevers {
         if (r.baseWeights() == null) {
             return Math.round(frozenParams * plainBytes);
         }
-        double matrixShare = (double) matrixParams(r) / r.profile().params;
+        double matrixShare = (double) r.profile().matrixParams / r.profile().params;
         double perParam = matrixShare * matrixBytes(r.baseWeights()) + (1 - matrixShare) * 2;
         return Math.round(frozenParams * perParam);
-    }
-
-    /** Parameters held in matrices (what a quantiser converts and a dequantiser restores). */
-    static long matrixParams(ResolvedRun r) {
-        return r.profile().matrixParams;
     }
 
     /** The weights term's bytes that {@code blocks_to_swap} keeps in host memory instead. */
@@ -116,13 +111,7 @@ final class TrainerLevers {
 
     /** Parameters of one block of a group: its tensors are listed once with the group's depth as their count. */
     private static double blockParams(ModelProfile p, String prefix) {
-        long n = 0;
-        for (Tensor t : p.tensors) {
-            if (t.name().startsWith(prefix)) {
-                n += t.numel();
-            }
-        }
-        return n;
+        return p.tensors.stream().filter(t -> t.name().startsWith(prefix)).mapToLong(Tensor::numel).sum();
     }
 
     /** Seconds per step the GPU spends turning quantised weights back into the compute dtype (memory-bound). */
@@ -132,7 +121,7 @@ final class TrainerLevers {
         }
         // Each use of a weight dequantises it: forward, the input gradient in backward, and recomputed blocks again.
         double passes = 2 + r.recomputedShare();
-        double bytes = matrixParams(r) * (matrixBytes(r.baseWeights()) + 2);
+        double bytes = r.profile().matrixParams * (matrixBytes(r.baseWeights()) + 2);
         return r.accumulation() * passes * bytes / bandwidth;
     }
 
@@ -205,7 +194,7 @@ final class TrainerLevers {
         long frames = Math.min(r.frames(), Math.max(1, r.vae().temporalDownsample()));
         s.put("vae_decode", Math.round(DECODER_TRANSIENT_FACTOR * r.vae().transientBytesPerPixel() * r.height() * r.width()
                 * frames));
-        long allocated = s.values().stream().mapToLong(Long::longValue).sum();
+        long allocated = sum(s);
         long frozenBase = r.trainable().full() ? 0 : frozenBytes(r, r.trainable().frozenParams(), r.half() ? 2 : 4)
                 - swappedBytes(r, weightBytes(r));
         s.put("cuda_context", MemoryModel.CUDA_CONTEXT_BYTES);
@@ -228,10 +217,6 @@ final class TrainerLevers {
     }
 
     static long sum(Map<String, Long> terms) {
-        long total = 0;
-        for (long v : terms.values()) {
-            total += v;
-        }
-        return total;
+        return terms.values().stream().mapToLong(Long::longValue).sum();
     }
 }

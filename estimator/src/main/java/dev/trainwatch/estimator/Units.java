@@ -5,8 +5,6 @@ import java.util.Locale;
 /** How the estimator writes sizes and shares in its notes and suggestions. Stateless. */
 final class Units {
 
-    static final long GB = 1_000_000_000L;
-
     private Units() {
     }
 

@@ -57,11 +57,7 @@ public final class Catalog {
         this.encoders = index(encoders, EncoderInfo::id, "encoder", origins);
         Map<String, String> names = new LinkedHashMap<>();
         for (GpuInfo gpu : gpus) {
-            List<String> all = new ArrayList<>();
-            all.add(gpu.id());
-            all.addAll(gpu.aliases() == null ? List.of() : gpu.aliases());
-            all.addAll(gpu.nvmlNames() == null ? List.of() : gpu.nvmlNames());
-            for (String name : all) {
+            for (String name : gpu.names()) {
                 String key = normalize(name);
                 String other = names.putIfAbsent(key, gpu.id());
                 if (other != null && !other.equals(gpu.id())) {
@@ -86,7 +82,7 @@ public final class Catalog {
             names.put(model.id().toLowerCase(Locale.ROOT), model.id());
         }
         for (ModelInfo model : models) {
-            for (String alias : model.aliases() == null ? List.<String>of() : model.aliases()) {
+            for (String alias : model.aliases()) {
                 String other = names.putIfAbsent(alias.strip().toLowerCase(Locale.ROOT), model.id());
                 if (other != null && !other.equals(model.id())) {
                     throw new CatalogException("model alias '" + alias + "' of " + model.id() + " ("
@@ -101,34 +97,29 @@ public final class Catalog {
     /** Reads the catalogs bundled with the estimator. */
     public static Catalog bundled() {
         ObjectMapper mapper = mapper();
-        List<ModelInfo> models = read(mapper, "models.json", "models", ModelInfo.class);
-        List<GpuInfo> gpus = read(mapper, "gpus.json", "gpus", GpuInfo.class);
-        List<EncoderInfo> encoders = read(mapper, "encoders.json", "encoders", EncoderInfo.class);
+        JsonNode gpuFile = resource(mapper, "gpus.json");
+        List<ModelInfo> models = list(mapper, resource(mapper, "models.json"), "models", ModelInfo.class);
+        List<GpuInfo> gpus = list(mapper, gpuFile, "gpus", GpuInfo.class);
+        List<EncoderInfo> encoders = list(mapper, resource(mapper, "encoders.json"), "encoders", EncoderInfo.class);
         Map<String, String> origins = new LinkedHashMap<>();
         models.forEach(m -> origins.put("model:" + m.id(), BUNDLED));
         gpus.forEach(g -> origins.put("gpu:" + g.id(), BUNDLED));
         encoders.forEach(e -> origins.put("encoder:" + e.id(), BUNDLED));
-        return new Catalog(models, gpus, encoders, origins, readArchitectures(mapper));
+        return new Catalog(models, gpus, encoders, origins, architectures(gpuFile.get("architectures")));
     }
 
-    private static Map<String, ArchitectureInfo> readArchitectures(ObjectMapper mapper) {
-        String resource = "/dev/trainwatch/estimator/catalog/gpus.json";
-        try (InputStream in = Catalog.class.getResourceAsStream(resource)) {
-            JsonNode section = mapper.readTree(in).get("architectures");
-            Map<String, ArchitectureInfo> out = new LinkedHashMap<>();
-            section.fields().forEachRemaining(entry -> {
-                if (!entry.getKey().startsWith("_")) {
-                    JsonNode a = entry.getValue();
-                    double eager = a.has("eager_share") ? a.get("eager_share").asDouble() : 1.0;
-                    out.put(entry.getKey(), new ArchitectureInfo(entry.getKey(), a.get("tile_m").asInt(),
-                            a.get("tile_n").asInt(), a.get("mma_sync_share").asDouble(), eager,
-                            a.has("mixed_eager_share") ? a.get("mixed_eager_share").asDouble() : eager));
-                }
-            });
-            return out;
-        } catch (IOException e) {
-            throw new UncheckedIOException("catalog resource unreadable: " + resource, e);
-        }
+    private static Map<String, ArchitectureInfo> architectures(JsonNode section) {
+        Map<String, ArchitectureInfo> out = new LinkedHashMap<>();
+        section.fields().forEachRemaining(entry -> {
+            if (!entry.getKey().startsWith("_")) {
+                JsonNode a = entry.getValue();
+                double eager = a.has("eager_share") ? a.get("eager_share").asDouble() : 1.0;
+                out.put(entry.getKey(), new ArchitectureInfo(entry.getKey(), a.get("tile_m").asInt(),
+                        a.get("tile_n").asInt(), a.get("mma_sync_share").asDouble(), eager,
+                        a.has("mixed_eager_share") ? a.get("mixed_eager_share").asDouble() : eager));
+            }
+        });
+        return out;
     }
 
     /** The GEMM tiles and warp-MMA share of a GPU's architecture. */
@@ -158,13 +149,7 @@ public final class Catalog {
         for (Path file : files) {
             UserCatalog.read(file, mapper(), allModels, allGpus, allEncoders, allOrigins);
         }
-        try {
-            return new Catalog(allModels, allGpus, allEncoders, allOrigins, architectures);
-        } catch (CatalogException e) {
-            throw e;
-        } catch (IllegalStateException e) {
-            throw new CatalogException(e.getMessage().replaceFirst("^catalog: ", ""));
-        }
+        return new Catalog(allModels, allGpus, allEncoders, allOrigins, architectures);
     }
 
     /**
@@ -181,10 +166,6 @@ public final class Catalog {
 
     public List<GpuInfo> gpus() {
         return List.copyOf(gpus.values());
-    }
-
-    public List<EncoderInfo> encoders() {
-        return List.copyOf(encoders.values());
     }
 
     /** A model by its catalog id or one of its aliases ({@code flux-dev}), ignoring case. */
@@ -224,13 +205,9 @@ public final class Catalog {
 
     /** The model whose training configs use {@code configName} (e.g. {@code SanaMS_1600M_P1_D20}), in catalog order. */
     public List<ModelInfo> modelsForConfigName(String configName) {
-        List<ModelInfo> found = new ArrayList<>();
-        for (ModelInfo model : models.values()) {
-            if (model.configNames().stream().anyMatch(name -> name.equalsIgnoreCase(configName))) {
-                found.add(model);
-            }
-        }
-        return found;
+        return models.values().stream()
+                .filter(model -> model.configNames().stream().anyMatch(name -> name.equalsIgnoreCase(configName)))
+                .toList();
     }
 
     /** Up to three catalog ids closest to {@code unknown} (edit distance), for "did you mean" messages. */
@@ -305,18 +282,20 @@ public final class Catalog {
         return Collections.unmodifiableMap(map);
     }
 
-    private static <T> List<T> read(ObjectMapper mapper, String file, String field, Class<T> type) {
+    private static JsonNode resource(ObjectMapper mapper, String file) {
         String resource = "/dev/trainwatch/estimator/catalog/" + file;
         try (InputStream in = Catalog.class.getResourceAsStream(resource)) {
             if (in == null) {
                 throw new IllegalStateException("catalog resource missing: " + resource);
             }
-            JsonNode root = mapper.readTree(in);
-            CollectionType listType = mapper.getTypeFactory().constructCollectionType(List.class, type);
-            List<T> items = mapper.convertValue(root.get(field), listType);
-            return List.copyOf(items);
+            return mapper.readTree(in);
         } catch (IOException e) {
             throw new UncheckedIOException("catalog resource unreadable: " + resource, e);
         }
+    }
+
+    private static <T> List<T> list(ObjectMapper mapper, JsonNode root, String field, Class<T> type) {
+        CollectionType listType = mapper.getTypeFactory().constructCollectionType(List.class, type);
+        return List.copyOf(mapper.<List<T>>convertValue(root.get(field), listType));
     }
 }

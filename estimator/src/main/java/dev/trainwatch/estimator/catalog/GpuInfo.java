@@ -1,6 +1,7 @@
 package dev.trainwatch.estimator.catalog;
 
 import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * One GPU of the catalog. Throughput peaks are dense tensor-core TFLOPS with FP32 accumulate (what PyTorch
@@ -46,4 +47,19 @@ public record GpuInfo(
         double l2Mb,
         Double nvlinkGbps,
         double pcieGbps) {
+
+    /** Absent names and lists as the id and empty lists; absent or negative figures as 0. */
+    public GpuInfo {
+        name = name == null ? id : name;
+        nvmlNames = nvmlNames == null ? List.of() : List.copyOf(nvmlNames);
+        aliases = aliases == null ? List.of() : List.copyOf(aliases);
+        boostClockMhz = Math.max(0, boostClockMhz);
+        l2Mb = Math.max(0, l2Mb);
+        pcieGbps = Math.max(0, pcieGbps);
+    }
+
+    /** Every name the GPU answers to: its id, aliases and NVML names. */
+    public List<String> names() {
+        return Stream.concat(Stream.of(id), Stream.concat(aliases.stream(), nvmlNames.stream())).toList();
+    }
 }

@@ -96,6 +96,18 @@ public record ModelInfo(
         int timeEmbedDim,
         int experts) {
 
+    /** Absent names, lists and defaults as the id, empty lists and no defaults; negative counts as 0. */
+    public ModelInfo {
+        name = name == null ? id : name;
+        defaults = defaults == null ? new Defaults(null, null, null, null, null, null, null, null, null) : defaults;
+        configNames = configNames == null ? List.of() : List.copyOf(configNames);
+        aliases = aliases == null ? List.of() : List.copyOf(aliases);
+        refinerDepth = Math.max(0, refinerDepth);
+        dualAttentionDepth = Math.max(0, dualAttentionDepth);
+        timeEmbedDim = Math.max(0, timeEmbedDim);
+        experts = Math.max(0, experts);
+    }
+
     /** Pixels per latent cell along one side times the patch: pixels per token along one side. */
     public int pixelsPerToken() {
         return latentDownsample * patch;

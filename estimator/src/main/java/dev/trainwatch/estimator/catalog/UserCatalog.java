@@ -24,9 +24,10 @@ import java.util.regex.Pattern;
 final class UserCatalog {
 
     private static final Set<String> SECTIONS = Set.of("gpus", "models", "encoders", "_comment");
-    private static final Set<String> GPU_ARCHITECTURES = Set.of("volta", "turing", "ampere", "ada", "hopper", "blackwell");
-    private static final Set<String> MODEL_ARCHITECTURES = Set.of("dit", "pixart", "sana", "stdit", "stdit3", "mmdit",
-            "sd3", "wan", "cogvideox", "ltx", "zimage");
+    /** Architectures a user entry may name, sorted as its error lists them. */
+    private static final List<String> GPU_ARCHITECTURES = List.of("ada", "ampere", "blackwell", "hopper", "turing", "volta");
+    private static final List<String> MODEL_ARCHITECTURES = List.of("cogvideox", "dit", "ltx", "mmdit", "pixart",
+            "sana", "sd3", "stdit", "stdit3", "wan", "zimage");
     private static final Pattern ID = Pattern.compile("[a-z0-9][a-z0-9._-]{0,63}");
 
     private UserCatalog() {
@@ -59,26 +60,17 @@ final class UserCatalog {
         // Encoders first: a user model may name a user encoder.
         for (EncoderInfo e : entries(mapper, file, root, "encoders", EncoderInfo.class)) {
             checkEncoder(file, e);
-            String taken = firstTaken(encoders.stream().map(EncoderInfo::id).toList(), e.id());
-            if (taken != null) {
-                throw duplicate(file, "encoder", e.id(), "encoder " + taken + " (" + origins.get("encoder:" + taken) + ")");
+            if (encoders.stream().anyMatch(other -> other.id().equals(e.id()))) {
+                throw duplicate(file, "encoder", e.id(), "encoder " + e.id() + " (" + origins.get("encoder:" + e.id()) + ")");
             }
             encoders.add(e);
             origins.put("encoder:" + e.id(), origin);
         }
-        for (GpuInfo g : entries(mapper, file, root, "gpus", GpuInfo.class)) {
-            GpuInfo gpu = checkGpu(file, g);
-            List<String> names = new ArrayList<>();
-            names.add(gpu.id());
-            names.addAll(gpu.aliases());
-            names.addAll(gpu.nvmlNames());
-            for (String name : names) {
+        for (GpuInfo gpu : entries(mapper, file, root, "gpus", GpuInfo.class)) {
+            checkGpu(file, gpu);
+            for (String name : gpu.names()) {
                 for (GpuInfo other : gpus) {
-                    List<String> otherNames = new ArrayList<>();
-                    otherNames.add(other.id());
-                    otherNames.addAll(other.aliases());
-                    otherNames.addAll(other.nvmlNames());
-                    if (firstTaken(otherNames.stream().map(Catalog::normalize).toList(), Catalog.normalize(name)) != null) {
+                    if (other.names().stream().map(Catalog::normalize).anyMatch(Catalog.normalize(name)::equals)) {
                         throw duplicate(file, "GPU", gpu.id() + (name.equals(gpu.id()) ? "" : " (name '" + name + "')"),
                                 "GPU " + other.id() + " (" + origins.get("gpu:" + other.id()) + ")");
                     }
@@ -87,12 +79,10 @@ final class UserCatalog {
             gpus.add(gpu);
             origins.put("gpu:" + gpu.id(), origin);
         }
-        for (ModelInfo m : entries(mapper, file, root, "models", ModelInfo.class)) {
-            ModelInfo model = checkModel(file, m, encoders);
-            for (ModelInfo other : models) {
-                if (other.id().equals(model.id())) {
-                    throw duplicate(file, "model", model.id(), "model " + other.id() + " (" + origins.get("model:" + other.id()) + ")");
-                }
+        for (ModelInfo model : entries(mapper, file, root, "models", ModelInfo.class)) {
+            checkModel(file, model, encoders);
+            if (models.stream().anyMatch(other -> other.id().equals(model.id()))) {
+                throw duplicate(file, "model", model.id(), "model " + model.id() + " (" + origins.get("model:" + model.id()) + ")");
             }
             models.add(model);
             origins.put("model:" + model.id(), origin);
@@ -121,11 +111,11 @@ final class UserCatalog {
         return out;
     }
 
-    private static GpuInfo checkGpu(Path file, GpuInfo g) {
+    private static void checkGpu(Path file, GpuInfo g) {
         String where = "catalog " + file + ": GPU " + g.id() + ": ";
         requireId(file, "gpus", g.id());
         if (g.architecture() == null || !GPU_ARCHITECTURES.contains(g.architecture())) {
-            throw new CatalogException(where + "architecture should be one of " + String.join(", ", sorted(GPU_ARCHITECTURES))
+            throw new CatalogException(where + "architecture should be one of " + String.join(", ", GPU_ARCHITECTURES)
                     + ", got " + g.architecture());
         }
         positive(where, "memory_bytes", g.memoryBytes());
@@ -149,18 +139,13 @@ final class UserCatalog {
             throw new CatalogException(where + "efficiency is the share of the peak GEMMs reach, between 0 and 1"
                     + " (leave it out for the architecture's); got " + g.efficiency());
         }
-        return new GpuInfo(g.id(), g.name() == null ? g.id() : g.name(), g.architecture(), g.memoryBytes(),
-                g.bandwidthGbps(), g.fp16Tflops(), g.bf16Tflops(), g.tf32Tflops(), g.fp32Tflops(), g.allreduceGbps(),
-                g.efficiency(), g.nvmlNames() == null ? List.of() : List.copyOf(g.nvmlNames()),
-                g.aliases() == null ? List.of() : List.copyOf(g.aliases()), Math.max(0, g.sms()),
-                Math.max(0, g.boostClockMhz()), Math.max(0, g.l2Mb()), g.nvlinkGbps(), Math.max(0, g.pcieGbps()));
     }
 
-    private static ModelInfo checkModel(Path file, ModelInfo m, List<EncoderInfo> encoders) {
+    private static void checkModel(Path file, ModelInfo m, List<EncoderInfo> encoders) {
         requireId(file, "models", m.id());
         String where = "catalog " + file + ": model " + m.id() + ": ";
         if (m.architecture() == null || !MODEL_ARCHITECTURES.contains(m.architecture())) {
-            throw new CatalogException(where + "architecture should be one of " + String.join(", ", sorted(MODEL_ARCHITECTURES))
+            throw new CatalogException(where + "architecture should be one of " + String.join(", ", MODEL_ARCHITECTURES)
                     + ", got " + m.architecture());
         }
         if (m.family() == null || m.family().isBlank()) {
@@ -194,16 +179,6 @@ final class UserCatalog {
             positive(where, "text_tokens", m.textTokens());
             positive(where, "caption_channels", m.captionChannels());
         }
-        ModelInfo.Defaults d = m.defaults() == null
-                ? new ModelInfo.Defaults(null, null, null, null, null, null, null, null, null) : m.defaults();
-        return new ModelInfo(m.id(), m.name() == null ? m.id() : m.name(), m.family(), m.architecture(), m.depth(),
-                m.singleDepth(), m.hidden(), m.heads(), m.headDim(), m.patch(), m.patchT(), m.mlpRatio(), m.ffnHidden(),
-                m.latentChannels(), m.latentDownsample(), m.temporalDownsample(), m.learnSigma(), m.numClasses(),
-                m.posEmbedResolution(), m.vae(), m.textEncoder(), m.textTokens(), m.captionChannels(), m.vectorChannels(),
-                m.attentionUpcast(), m.sizeEmbedders(), m.video(), m.vaeMicroBatch(), d, m.publishedParams(),
-                m.publishedAs(), m.publishedSource(), m.configNames() == null ? List.of() : List.copyOf(m.configNames()),
-                m.aliases() == null ? List.of() : List.copyOf(m.aliases()), m.guidanceEmbed(), Math.max(0, m.refinerDepth()),
-                m.captionNorm(), Math.max(0, m.dualAttentionDepth()), Math.max(0, m.timeEmbedDim()), Math.max(0, m.experts()));
     }
 
     private static void checkEncoder(Path file, EncoderInfo e) {
@@ -233,17 +208,9 @@ final class UserCatalog {
         }
     }
 
-    private static String firstTaken(List<String> taken, String id) {
-        return taken.contains(id) ? id : null;
-    }
-
     private static CatalogException duplicate(Path file, String kind, String what, String other) {
         return new CatalogException("catalog " + file + ": " + kind + " " + what + " is already taken by " + other
                 + "; give it another id or name (entries are never overwritten)");
-    }
-
-    private static List<String> sorted(Set<String> values) {
-        return values.stream().sorted().toList();
     }
 
     private static final Pattern MISMATCH = Pattern.compile("Cannot deserialize value of type `([^`]+)` from (.*?)"
@@ -316,7 +283,7 @@ final class UserCatalog {
             case "boolean", "Boolean" -> "true or false";
             case "String" -> "a string";
             default -> t.startsWith("List") || t.startsWith("Set") || javaType.startsWith("java.util.") ? "a list"
-                    : javaType.startsWith("java.util.Map") ? "an object" : "an object";
+                    : "an object";
         };
     }
 

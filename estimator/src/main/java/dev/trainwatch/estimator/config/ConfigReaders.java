@@ -1,17 +1,13 @@
 package dev.trainwatch.estimator.config;
 
-import com.fasterxml.jackson.core.JsonLocation;
-import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.trainwatch.estimator.catalog.Catalog;
 import dev.trainwatch.estimator.catalog.ModelInfo;
 import dev.trainwatch.protocol.RunSpec;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -21,6 +17,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.BinaryOperator;
+import java.util.function.Function;
 
 /**
  * Turns a training config into a {@link RunSpec}: PixArt's mmcv-style {@code .py} files (with {@code _base_}
@@ -67,35 +65,32 @@ public final class ConfigReaders {
     public static Read readWithNotes(Path file, Catalog catalog) {
         String name = file.getFileName() == null ? "" : file.getFileName().toString().toLowerCase(Locale.ROOT);
         List<String> notes = new ArrayList<>();
+        RunSpec spec;
         if (name.endsWith(".py")) {
             Map<String, Located> config = loadPython(file, new LinkedHashSet<>());
             Located model = config.get("model");
-            RunSpec spec = model != null && model.value() instanceof Map<?, ?>
+            spec = model != null && model.value() instanceof Map<?, ?>
                     ? OpenSoraReader.read(config, catalog, notes) : fromPixArt(file, config, catalog, notes);
-            return new Read(spec, List.copyOf(notes));
-        }
-        if (name.endsWith(".yaml") || name.endsWith(".yml")) {
+        } else if (name.endsWith(".yaml") || name.endsWith(".yml")) {
             Map<String, Object> yaml = loadYaml(file, new LinkedHashSet<>());
-            RunSpec spec = TrainerConfigs.isAiToolkit(yaml) ? TrainerConfigs.aiToolkit(file, yaml, catalog, notes)
+            spec = TrainerConfigs.isAiToolkit(yaml) ? TrainerConfigs.aiToolkit(file, yaml, catalog, notes)
                     : fromSana(file, yaml, catalog, notes);
-            return new Read(spec, List.copyOf(notes));
-        }
-        if (name.endsWith(".toml")) {
-            return new Read(TrainerConfigs.kohya(file, catalog, notes), List.copyOf(notes));
-        }
-        if (name.endsWith(".json")) {
+        } else if (name.endsWith(".toml")) {
+            spec = TrainerConfigs.kohya(file, catalog, notes);
+        } else if (name.endsWith(".json")) {
             Map<String, Object> json = SimpleTunerConfig.read(file);
-            if (OneTrainerConfig.is(json)) {
-                return new Read(OneTrainerConfig.spec(file, json, catalog, notes), List.copyOf(notes));
-            }
-            if (!SimpleTunerConfig.is(json)) {
+            if (!OneTrainerConfig.is(json) && !SimpleTunerConfig.is(json)) {
                 throw new ConfigException(file, 0, "a JSON config trainwatch reads is SimpleTuner's config.json (with"
                         + " model_family) or OneTrainer's (with model_type and training_method)");
             }
-            return new Read(SimpleTunerConfig.spec(file, json, catalog, notes), List.copyOf(notes));
+            spec = OneTrainerConfig.is(json) ? OneTrainerConfig.spec(file, json, catalog, notes)
+                    : SimpleTunerConfig.spec(file, json, catalog, notes);
+        } else {
+            throw new ConfigException(file, 0, "not a config trainwatch reads (expected a PixArt or Open-Sora .py, a"
+                    + " Sana or ai-toolkit .yaml, a kohya sd-scripts or musubi-tuner .toml, or a SimpleTuner or"
+                    + " OneTrainer .json)");
         }
-        throw new ConfigException(file, 0, "not a config trainwatch reads (expected a PixArt or Open-Sora .py, a Sana or"
-                + " ai-toolkit .yaml, a kohya sd-scripts or musubi-tuner .toml, or a SimpleTuner or OneTrainer .json)");
+        return new Read(spec, List.copyOf(notes));
     }
 
     // ------------------------------------------------------------------------------------------ PixArt (.py)
@@ -105,28 +100,36 @@ public final class ConfigReaders {
     }
 
     private static Map<String, Located> loadPython(Path file, Set<Path> seen) {
+        return inherit(file, seen, f -> {
+            Map<String, Located> own = new LinkedHashMap<>();
+            PythonConfigParser.parse(f, readText(f))
+                    .forEach((key, a) -> own.put(key, new Located(a.value(), f, a.line())));
+            return own;
+        }, base -> asList(base.value()).stream().map(entry -> {
+            if (!(entry instanceof String relative)) {
+                throw new ConfigException(base.file(), base.line(), "_base_ must name files as strings");
+            }
+            return relative;
+        }).toList(), ConfigReaders::mergeLocated);
+    }
+
+    /** {@code file}'s settings over those of the {@code _base_} files it names, merged as mmcv merges them. */
+    private static <V> Map<String, V> inherit(Path file, Set<Path> seen, Function<Path, Map<String, V>> read,
+            Function<V, List<String>> baseFiles, BinaryOperator<V> merge) {
         Path real = file.toAbsolutePath().normalize();
         if (!seen.add(real)) {
             throw new ConfigException(file, 0, "_base_ inheritance loops back to this file");
         }
-        Map<String, PythonConfigParser.Assignment> own = PythonConfigParser.parse(file, readText(file));
-        Map<String, Located> merged = new LinkedHashMap<>();
-        PythonConfigParser.Assignment base = own.get("_base_");
+        Map<String, V> own = read.apply(file);
+        Map<String, V> merged = new LinkedHashMap<>();
+        V base = own.remove("_base_");
         if (base != null) {
-            for (Object entry : asList(base.value())) {
-                if (!(entry instanceof String relative)) {
-                    throw new ConfigException(file, base.line(), "_base_ must name files as strings");
-                }
-                Path parent = real.getParent();
-                Map<String, Located> inherited = loadPython(parent.resolve(relative).normalize(), seen);
-                inherited.forEach((key, value) -> merged.merge(key, value, ConfigReaders::mergeLocated));
+            for (String relative : baseFiles.apply(base)) {
+                inherit(real.getParent().resolve(relative).normalize(), seen, read, baseFiles, merge)
+                        .forEach((key, value) -> merged.merge(key, value, merge));
             }
         }
-        own.forEach((key, assignment) -> {
-            if (!key.equals("_base_")) {
-                merged.merge(key, new Located(assignment.value(), file, assignment.line()), ConfigReaders::mergeLocated);
-            }
-        });
+        own.forEach((key, value) -> merged.merge(key, value, merge));
         seen.remove(real);
         return merged;
     }
@@ -224,41 +227,15 @@ public final class ConfigReaders {
     // ------------------------------------------------------------------------------------------ Sana (.yaml)
 
     private static Map<String, Object> loadYaml(Path file, Set<Path> seen) {
-        Path real = file.toAbsolutePath().normalize();
-        if (!seen.add(real)) {
-            throw new ConfigException(file, 0, "_base_ inheritance loops back to this file");
-        }
-        Object root;
-        try {
-            root = YAML.readValue(readText(file), Object.class);
-        } catch (JsonProcessingException e) {
-            JsonLocation at = e.getLocation();
-            String why = e.getOriginalMessage() == null ? "not valid YAML" : e.getOriginalMessage().lines().findFirst().orElse("not valid YAML");
-            throw new ConfigException(file, at == null ? 0 : at.getLineNr(), "not valid YAML: " + why);
-        }
-        if (root == null) {
-            root = new LinkedHashMap<String, Object>();
-        }
-        if (!(root instanceof Map<?, ?>)) {
-            throw new ConfigException(file, 1, "expected a YAML mapping at the top level");
-        }
-        @SuppressWarnings("unchecked")
-        Map<String, Object> own = (Map<String, Object>) root;
-        Object base = own.get("_base_");
-        Map<String, Object> merged = new LinkedHashMap<>();
-        if (base != null) {
-            for (Object entry : asList(base)) {
-                Map<String, Object> inherited = loadYaml(real.getParent().resolve(String.valueOf(entry)).normalize(), seen);
-                inherited.forEach((k, v) -> merged.merge(k, v, ConfigReaders::mergeValues));
+        return inherit(file, seen, f -> {
+            Object root = tree(YAML, f, "YAML");
+            if (root != null && !(root instanceof Map<?, ?>)) {
+                throw new ConfigException(f, 1, "expected a YAML mapping at the top level");
             }
-        }
-        own.forEach((k, v) -> {
-            if (!k.equals("_base_")) {
-                merged.merge(k, v, ConfigReaders::mergeValues);
-            }
-        });
-        seen.remove(real);
-        return merged;
+            @SuppressWarnings("unchecked")
+            Map<String, Object> own = root == null ? new LinkedHashMap<>() : (Map<String, Object>) root;
+            return own;
+        }, base -> asList(base).stream().map(String::valueOf).toList(), ConfigReaders::mergeValues);
     }
 
     private static RunSpec fromSana(Path file, Map<String, Object> config, Catalog catalog, List<String> notes) {
@@ -324,19 +301,25 @@ public final class ConfigReaders {
 
     private static String readText(Path file) {
         try {
-            return Files.readString(file, StandardCharsets.UTF_8);
-        } catch (NoSuchFileException e) {
-            throw new ConfigException(file, 0, "no such file");
-        } catch (IOException | UncheckedIOException e) {
-            throw new ConfigException(file, 0, "cannot read: " + e.getMessage());
+            return Files.readString(file);
+        } catch (IOException e) {
+            throw new ConfigException(file, 0, ConfigException.unreadable(e));
         }
     }
 
-    private static List<Object> asList(Object value) {
-        if (value instanceof List<?> list) {
-            return new ArrayList<>(list);
+    /** A YAML, TOML or JSON file's tree; a syntax error is one line with the line it is on. */
+    static Object tree(ObjectMapper mapper, Path file, String format) {
+        try {
+            return mapper.readValue(readText(file), Object.class);
+        } catch (JacksonException e) {
+            String why = e.getOriginalMessage() == null ? "" : e.getOriginalMessage().lines().findFirst().orElse("");
+            throw new ConfigException(file, e.getLocation() == null ? 0 : e.getLocation().getLineNr(),
+                    "not valid " + format + ": " + why);
         }
-        return new ArrayList<>(Collections.singletonList(value));
+    }
+
+    private static List<?> asList(Object value) {
+        return value instanceof List<?> list ? list : Collections.singletonList(value);
     }
 
     static Located field(Located dict, String key) {

@@ -176,39 +176,35 @@ final class OpenSoraReader {
             return null;
         }
         String name = ConfigReaders.string(plugin, "plugin").toLowerCase(Locale.ROOT);
-        switch (name) {
-            case "zero1" -> {
-                return 1;
-            }
-            case "zero2", "zero2-seq" -> {
-                if (name.equals("zero2-seq")) {
-                    notes.add("plugin zero2-seq splits each sequence over sp_size GPUs: priced as plain ZeRO-2 data parallelism");
-                }
-                return 2;
-            }
-            case "ddp" -> {
-                return 0;
-            }
-            case "hybrid" -> {
-                Located pc = config.get("plugin_config");
-                Integer stage = null;
-                if (pc != null && pc.value() instanceof Map<?, ?>) {
-                    stage = ConfigReaders.intOrNull(ConfigReaders.field(pc, "zero_stage"), "plugin_config.zero_stage");
-                    for (String parallel : List.of("tp_size", "sp_size", "pp_size")) {
-                        Located n = ConfigReaders.field(pc, parallel);
-                        if (n != null && n.value() != null && ConfigReaders.integer(n, parallel) > 1) {
-                            notes.add("plugin_config." + parallel + "=" + n.value()
-                                    + " is not priced: the estimate treats every GPU as a data-parallel rank");
-                        }
-                    }
-                }
-                return stage;
-            }
+        if (name.equals("zero2-seq")) {
+            notes.add("plugin zero2-seq splits each sequence over sp_size GPUs: priced as plain ZeRO-2 data parallelism");
+        }
+        return switch (name) {
+            case "zero1" -> 1;
+            case "zero2", "zero2-seq" -> 2;
+            case "ddp" -> 0;
+            case "hybrid" -> hybridStage(config.get("plugin_config"), notes);
             default -> {
                 notes.add("plugin '" + name + "' is not one trainwatch maps (zero1, zero2, ddp, hybrid): ZeRO stage left to --zero");
-                return null;
+                yield null;
+            }
+        };
+    }
+
+    /** The hybrid plugin's ZeRO stage, with a note for each kind of parallelism the estimate does not price. */
+    private static Integer hybridStage(Located pc, List<String> notes) {
+        if (pc == null || !(pc.value() instanceof Map<?, ?>)) {
+            return null;
+        }
+        Integer stage = ConfigReaders.intOrNull(ConfigReaders.field(pc, "zero_stage"), "plugin_config.zero_stage");
+        for (String parallel : List.of("tp_size", "sp_size", "pp_size")) {
+            Located n = ConfigReaders.field(pc, parallel);
+            if (n != null && n.value() != null && ConfigReaders.integer(n, parallel) > 1) {
+                notes.add("plugin_config." + parallel + "=" + n.value()
+                        + " is not priced: the estimate treats every GPU as a data-parallel rank");
             }
         }
+        return stage;
     }
 
     /**

@@ -140,74 +140,56 @@ final class PythonConfigParser {
 
     private Object atom() {
         Token t = next();
-        switch (t.kind) {
-            case NUMBER:
-                return number(t);
-            case STRING: {
+        return switch (t.kind) {
+            case NUMBER -> number(t);
+            case STRING -> {
                 StringBuilder s = new StringBuilder(t.text);
                 while (peek().kind == Kind.STRING) {
                     s.append(next().text);
                 }
-                return s.toString();
+                yield s.toString();
             }
-            case NAME:
-                return name(t);
-            case OP:
-                return switch (t.text) {
-                    case "(" -> parenthesised(t);
-                    case "[" -> sequence("]", t.line);
-                    case "{" -> braces(t.line);
-                    default -> throw error(t.line, "unexpected '" + t.text + "'");
-                };
-            case NEWLINE:
-            case END:
-            default:
-                throw error(t.line, "a value is missing");
-        }
+            case NAME -> name(t);
+            case OP -> switch (t.text) {
+                case "(" -> parenthesised(t);
+                case "[" -> sequence("]", t.line);
+                case "{" -> braces(t.line);
+                default -> throw error(t.line, "unexpected '" + t.text + "'");
+            };
+            case NEWLINE, END -> throw error(t.line, "a value is missing");
+        };
     }
 
     private Object name(Token t) {
-        switch (t.text) {
-            case "True":
-                return Boolean.TRUE;
-            case "False":
-                return Boolean.FALSE;
-            case "None":
-                return null;
-            case "dict":
-                if (isOp(peek(), "(")) {
-                    pos++;
-                    return keywordArguments(t.line);
-                }
-                return new Opaque("the name dict", t.line);
-            case "lambda":
-                skipExpressionTail();
-                return new Opaque("a lambda", t.line);
-            default:
-                Assignment known = scope.get(t.text);
-                return known != null ? known.value() : new Opaque("the undefined name " + t.text, t.line);
+        if (t.text.equals("dict") && isOp(peek(), "(")) {
+            pos++;
+            return keywordArguments(t.line);
         }
+        if (t.text.equals("lambda")) {
+            skipExpressionTail();
+            return new Opaque("a lambda", t.line);
+        }
+        Assignment known = scope.get(t.text);
+        return switch (t.text) {
+            case "True" -> Boolean.TRUE;
+            case "False" -> Boolean.FALSE;
+            case "None" -> null;
+            case "dict" -> new Opaque("the name dict", t.line);
+            default -> known != null ? known.value() : new Opaque("the undefined name " + t.text, t.line);
+        };
     }
 
     /** {@code dict(a=1, b=2)}; the opening parenthesis is consumed. */
     private Map<String, Object> keywordArguments(int line) {
         Map<String, Object> map = new LinkedHashMap<>();
-        while (!isOp(peek(), ")")) {
+        items(")", line, "dict(", () -> {
             Token key = next();
-            if (key.kind == Kind.END) {
-                throw error(line, "dict( is never closed");
-            }
             if (key.kind != Kind.NAME || !isOp(peek(), "=")) {
                 throw error(key.line, "expected 'key=value' inside dict(), found '" + key.text + "'");
             }
             pos++;
             map.put(key.text, expression());
-            if (!isOp(peek(), ",")) {
-                break;
-            }
-            pos++;
-        }
-        expect(")", line, "dict(");
+        });
         return map;
     }
 
@@ -236,39 +218,36 @@ final class PythonConfigParser {
 
     private List<Object> sequence(String close, int line) {
         List<Object> items = new ArrayList<>();
-        while (!isOp(peek(), close)) {
-            if (peek().kind == Kind.END) {
-                throw error(line, "'[' is never closed");
-            }
-            items.add(expression());
-            if (!isOp(peek(), ",")) {
-                break;
-            }
-            pos++;
-        }
-        expect(close, line, "[");
+        items(close, line, "[", () -> items.add(expression()));
         return items;
     }
 
     private Map<String, Object> braces(int line) {
         Map<String, Object> map = new LinkedHashMap<>();
-        while (!isOp(peek(), "}")) {
-            if (peek().kind == Kind.END) {
-                throw error(line, "'{' is never closed");
-            }
+        items("}", line, "{", () -> {
             Object key = expression();
             if (!isOp(peek(), ":")) {
                 throw error(peek().line, "expected ':' in a dict literal");
             }
             pos++;
             map.put(String.valueOf(key), expression());
+        });
+        return map;
+    }
+
+    /** Comma-separated items, each read by {@code item}, up to {@code close} (a trailing comma allowed). */
+    private void items(String close, int line, String opener, Runnable item) {
+        while (!isOp(peek(), close)) {
+            if (peek().kind == Kind.END) {
+                throw error(line, "'" + opener + "' is never closed");
+            }
+            item.run();
             if (!isOp(peek(), ",")) {
                 break;
             }
             pos++;
         }
-        expect("}", line, "{");
-        return map;
+        expect(close, line, opener);
     }
 
     private void expect(String close, int openLine, String opener) {
@@ -354,24 +333,17 @@ final class PythonConfigParser {
         boolean integral = a instanceof Long && b instanceof Long;
         double x = na.doubleValue();
         double y = nb.doubleValue();
-        switch (op) {
-            case "+":
-                return integral ? (Object) (na.longValue() + nb.longValue()) : (Object) (x + y);
-            case "-":
-                return integral ? (Object) (na.longValue() - nb.longValue()) : (Object) (x - y);
-            case "*":
-                return integral ? (Object) (na.longValue() * nb.longValue()) : (Object) (x * y);
-            case "/":
-                return x / y;
-            case "//":
-                return integral && nb.longValue() != 0 ? (Object) Math.floorDiv(na.longValue(), nb.longValue())
-                        : (Object) Math.floor(x / y);
-            case "%":
-                return integral && nb.longValue() != 0 ? (Object) Math.floorMod(na.longValue(), nb.longValue())
-                        : (Object) (x % y);
-            default:
-                return Math.pow(x, y);
-        }
+        long i = na.longValue();
+        long j = nb.longValue();
+        return switch (op) {
+            case "+" -> integral ? (Object) (i + j) : (Object) (x + y);
+            case "-" -> integral ? (Object) (i - j) : (Object) (x - y);
+            case "*" -> integral ? (Object) (i * j) : (Object) (x * y);
+            case "/" -> x / y;
+            case "//" -> integral && j != 0 ? (Object) Math.floorDiv(i, j) : (Object) Math.floor(x / y);
+            case "%" -> integral && j != 0 ? (Object) Math.floorMod(i, j) : (Object) (x % y);
+            default -> Math.pow(x, y);
+        };
     }
 
     private Token peek() {
@@ -438,14 +410,9 @@ final class PythonConfigParser {
                     i++;
                 }
                 String word = src.substring(start, i);
-                if (i < n && (src.charAt(i) == '\'' || src.charAt(i) == '"') && word.length() <= 2
-                        && word.toLowerCase().matches("[rbuf]+")) {
-                    int[] end = new int[] {i, line};
-                    String text = string(src, end);
-                    out.add(new Token(Kind.STRING, text, line));
-                    i = end[0];
-                    line = end[1];
-                } else {
+                boolean stringPrefix = i < n && (src.charAt(i) == '\'' || src.charAt(i) == '"') && word.length() <= 2
+                        && word.toLowerCase().matches("[rbuf]+");
+                if (!stringPrefix) {
                     out.add(new Token(Kind.NAME, word, line));
                 }
             } else if (c == '\'' || c == '"') {

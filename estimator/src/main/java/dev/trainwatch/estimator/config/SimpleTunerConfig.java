@@ -10,11 +10,9 @@ import static dev.trainwatch.estimator.config.TrainerConfigs.text;
 import static dev.trainwatch.estimator.config.TrainerConfigs.truthy;
 import static dev.trainwatch.estimator.config.TrainerConfigs.whole;
 
-import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.trainwatch.estimator.catalog.Catalog;
 import dev.trainwatch.protocol.RunSpec;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -40,23 +38,16 @@ final class SimpleTunerConfig {
     }
 
     static Map<String, Object> read(Path file) {
-        try {
-            Object root = JSON.readValue(Files.readString(file), Object.class);
-            if (root instanceof Map<?, ?>) {
-                @SuppressWarnings("unchecked")
-                Map<String, Object> map = (Map<String, Object>) root;
-                return map;
-            }
-            if (root instanceof List<?>) {
-                return Map.of("", root);
-            }
-            throw new ConfigException(file, 1, "expected a JSON object at the top level");
-        } catch (JacksonException e) {
-            throw new ConfigException(file, e.getLocation() == null ? 0 : e.getLocation().getLineNr(),
-                    "not valid JSON: " + e.getOriginalMessage().lines().findFirst().orElse(""));
-        } catch (IOException e) {
-            throw new ConfigException(file, 0, ConfigException.unreadable(e));
+        Object root = ConfigReaders.tree(JSON, file, "JSON");
+        if (root instanceof Map<?, ?>) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> map = (Map<String, Object>) root;
+            return map;
         }
+        if (root instanceof List<?>) {
+            return Map.of("", root);
+        }
+        throw new ConfigException(file, 1, "expected a JSON object at the top level");
     }
 
     static RunSpec spec(Path file, Map<String, Object> json, Catalog catalog, List<String> notes) {

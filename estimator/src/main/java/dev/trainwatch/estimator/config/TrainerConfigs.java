@@ -1,20 +1,20 @@
 package dev.trainwatch.estimator.config;
 
-import java.util.LinkedHashMap;
-import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.toml.TomlMapper;
 import dev.trainwatch.estimator.catalog.Catalog;
 import dev.trainwatch.estimator.catalog.ModelInfo;
 import dev.trainwatch.protocol.RunSpec;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.stream.Stream;
 
 /**
  * The configs of the LoRA trainers of today's DiTs: kohya sd-scripts' and musubi-tuner's training TOML (the
@@ -99,7 +99,8 @@ final class TrainerConfigs {
                 t.put(k, v);
             }
         });
-        String path = firstText(t, "pretrained_model_name_or_path", "dit", "dit_high_noise");
+        String path = Stream.of("pretrained_model_name_or_path", "dit", "dit_high_noise").map(t::get)
+                .filter(Objects::nonNull).findFirst().map(String::valueOf).orElse(null);
         String module = text(t.get("network_module"));
         String hint = arch != null ? arch : kohyaArch(module, text(t.get("task")));
         // musubi's --task names the Wan size and expert; its checkpoint names are often generic
@@ -119,7 +120,8 @@ final class TrainerConfigs {
                         : " not found") + "; resolution, batch and frames from the flags only");
             }
         }
-        Integer batch = firstWhole(file, "train_batch_size", t.get("train_batch_size"), dataset.get("batch_size"));
+        Object batchSetting = t.get("train_batch_size") != null ? t.get("train_batch_size") : dataset.get("batch_size");
+        Integer batch = whole(file, batchSetting, "train_batch_size");
         Integer resolution = largestSide(file, t.get("resolution") != null ? t.get("resolution") : dataset.get("resolution"));
         boolean cached = alwaysCached(module);
         boolean latents = cached || truthy(t.get("cache_latents")) || truthy(t.get("cache_latents_to_disk"));
@@ -232,17 +234,9 @@ final class TrainerConfigs {
         {"z-image", "z-image-turbo"}, {"z_image", "z-image-turbo"}, {"zimage", "z-image-turbo"},
     };
 
+    @SuppressWarnings("unchecked")
     static Map<String, Object> toml(Path file) {
-        try {
-            @SuppressWarnings("unchecked")
-            Map<String, Object> root = TOML.readValue(Files.readString(file), Map.class);
-            return root;
-        } catch (JacksonException e) {
-            throw new ConfigException(file, e.getLocation() == null ? 0 : e.getLocation().getLineNr(),
-                    "not valid TOML: " + e.getOriginalMessage().lines().findFirst().orElse(""));
-        } catch (IOException e) {
-            throw new ConfigException(file, 0, ConfigException.unreadable(e));
-        }
+        return (Map<String, Object>) ConfigReaders.tree(TOML, file, "TOML");
     }
 
     /** ai-toolkit's qtype (default qfloat8) as a base-weights storage. */
@@ -319,15 +313,6 @@ final class TrainerConfigs {
         return n != null && n > 0 ? n : null;
     }
 
-    private static Integer firstWhole(Path file, String key, Object... values) {
-        for (Object v : values) {
-            if (v != null) {
-                return whole(file, v, key);
-            }
-        }
-        return null;
-    }
-
     static Integer whole(Path file, Object value, String key) {
         if (value == null) {
             return null;
@@ -352,15 +337,6 @@ final class TrainerConfigs {
 
     static String text(Object value) {
         return value == null ? null : String.valueOf(value);
-    }
-
-    private static String firstText(Map<String, Object> t, String... keys) {
-        for (String k : keys) {
-            if (t.get(k) != null) {
-                return String.valueOf(t.get(k));
-            }
-        }
-        return null;
     }
 
     @SuppressWarnings("unchecked")

@@ -22,13 +22,10 @@ public final class RunPlans {
      * One GPU's plan.
      *
      * @param gpu               catalog GPU id
-     * @param gpus              GPU count
      * @param fits              whether the per-GPU batch fits
      * @param batch             per-GPU batch priced (the largest that fits, with accumulation, when the asked one does not)
-     * @param gradAccumulation  accumulation steps
      * @param maxBatch          largest per-GPU batch that fits
      * @param peakMemoryBytes   predicted peak per GPU
-     * @param gpuMemoryBytes    the GPU's memory
      * @param stepSeconds       seconds per optimizer step
      * @param samplesPerSecond  samples per second over all GPUs
      * @param totalSteps        planned steps, when known
@@ -48,7 +45,6 @@ public final class RunPlans {
     /**
      * An observed run's plans.
      *
-     * @param runId        the run
      * @param observed     what anchored them (spec as it ran, median step, data and encoder seconds, last step)
      * @param notes        how the observation was read (the re-pricing's own notes, from the first plan)
      * @param plans        one per GPU asked, in order
