@@ -2,7 +2,6 @@ package dev.trainwatch.collector.ingest;
 
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.core.exc.InputCoercionException;
 import com.fasterxml.jackson.core.exc.StreamConstraintsException;
@@ -43,16 +42,11 @@ public final class BodyDecoder {
         MAPPER.getFactory().enable(StreamReadFeature.USE_FAST_DOUBLE_PARSER.mappedFeature());
     }
     private static final ObjectReader BATCH = MAPPER.readerFor(AgentBatch.class);
-    private static final StreamReadConstraints LIMITS = MAPPER.getFactory().streamReadConstraints();
-    /** A batch in the plain shape agents send, read without databind; anything else by {@link #BATCH}. */
-    static final PlainRecordReader<AgentBatch> PLAIN_BATCH = new PlainRecordReader<>(LIMITS, AgentBatch.class);
     /** Specs are typed by people: a misspelled field ("bacth") is refused, not ignored (agents' batches may grow). */
     private static final ObjectReader SPEC = MAPPER.readerFor(RunSpec.class)
             .with(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
     private static final ObjectReader STEP = MAPPER.readerFor(StepEvent.class);
     private static final ObjectReader STEPS = MAPPER.readerFor(StepEvent[].class);
-    /** Step reports in the plain shape, read without databind; anything else by {@link #STEP} or {@link #STEPS}. */
-    static final PlainRecordReader<StepEvent> PLAIN_STEP = new PlainRecordReader<>(LIMITS, StepEvent.class);
 
     private final long maxInflatedBytes;
 
@@ -130,14 +124,8 @@ public final class BodyDecoder {
         return batch(json, json.length);
     }
 
-    /** As {@link #batch(byte[])} by databind alone, never the plain reader (for tests that compare the two). */
-    static AgentBatch batchByDatabind(byte[] json) {
-        return read(BATCH, json, json.length, "an agent batch object");
-    }
-
     private static AgentBatch batch(byte[] json, int length) {
-        AgentBatch plain = PLAIN_BATCH.read(json, length);
-        return plain != null ? plain : read(BATCH, json, length, "an agent batch object");
+        return read(BATCH, json, length, "an agent batch object");
     }
 
     /** Parses a run spec ({@code PUT /v1/runs/{run_id}}). */
@@ -183,19 +171,7 @@ public final class BodyDecoder {
         return steps(json, json.length);
     }
 
-    private List<StepEvent> steps(byte[] json, int length) {
-        List<StepEvent> plain;
-        if (isArray(json, length)) {
-            plain = PLAIN_STEP.readList(json, length);
-        } else {
-            StepEvent one = PLAIN_STEP.read(json, length);
-            plain = one == null ? null : List.of(one);
-        }
-        return plain != null ? plain : stepsByDatabind(json, length);
-    }
-
-    /** As {@link #steps(byte[])} by databind alone (for what the plain reader leaves, and tests). */
-    static List<StepEvent> stepsByDatabind(byte[] json, int length) {
+    private static List<StepEvent> steps(byte[] json, int length) {
         if (isArray(json, length)) {
             StepEvent[] events = read(STEPS, json, length, "an array of step events");
             for (int i = 0; i < events.length; i++) {
