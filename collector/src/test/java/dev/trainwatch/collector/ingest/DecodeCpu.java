@@ -30,11 +30,11 @@ public final class DecodeCpu {
         byte[] gzipped = DecodeSplit.gzip(json);
         BodyDecoder decoder = new BodyDecoder(64L << 20);
         JsonType<AgentBatch> generated = WireCodec.type(AgentBatch.class);
-        AgentBatch reference = decoder.batch(json);
+        AgentBatch reference = decoder.batch(json, null);
         String[] names = {"databind", "generated codec", "gzip inflate"};
         @SuppressWarnings("unchecked")
         ToIntFunction<byte[]>[] readers = new ToIntFunction[] {
-            (ToIntFunction<byte[]>) b -> decoder.batch(b).gpus().size(),
+            (ToIntFunction<byte[]>) b -> decoder.batch(b, null).gpus().size(),
             (ToIntFunction<byte[]>) b -> generated.fromJson(b).gpus().size(),
             (ToIntFunction<byte[]>) b -> decoder.decodeInPlace(gzipped, "gzip").length()};
         boolean[] agrees = {true, reference.equals(generated.fromJson(json)), true};

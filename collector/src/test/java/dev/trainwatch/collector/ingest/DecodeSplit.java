@@ -57,7 +57,7 @@ public class DecodeSplit {
                 null, null, now, null));
         shortNames = shortNames(json);
         gzipped = gzip(json);
-        decoded = decoder.batch(json);
+        decoded = decoder.batch(json, null);
     }
 
     /** As the agent's {@code GzipJson}: a raw deflate stream at {@link java.util.zip.Deflater#BEST_SPEED} in a gzip member. */
@@ -138,7 +138,7 @@ public class DecodeSplit {
     /** What the collector does: the records, through databind (the wire codec's mapper as the collector sets it). */
     @Benchmark
     public AgentBatch databind() {
-        return decoder.batch(json);
+        return decoder.batch(json, null);
     }
 
     private static final io.avaje.jsonb.JsonType<AgentBatch> GENERATED = WireCodec.type(AgentBatch.class);
