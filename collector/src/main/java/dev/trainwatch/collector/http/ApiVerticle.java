@@ -88,13 +88,10 @@ public final class ApiVerticle extends VerticleBase {
     volatile Runnable beforeSeriesBuild = () -> {
     };
 
-    /** @param extraRoutes called with the router after the API routes are in place (history, alerts) */
-    public ApiVerticle(CollectorConfig config, Fleet fleet, MetricsExporter metrics,
-                       List<Consumer<Router>> extraRoutes) {
-        this(config, fleet, metrics, extraRoutes, List.of());
-    }
-
-    /** {@code durability} waits (bounded) until what listeners were told is on disk, so an acknowledged spec lasts. */
+    /**
+     * @param extraRoutes called with the router after the API routes are in place (history, alerts)
+     * @param durability waits (bounded) until what listeners were told is on disk, so an acknowledged spec lasts
+     */
     public ApiVerticle(CollectorConfig config, Fleet fleet, MetricsExporter metrics,
                        List<Consumer<Router>> extraRoutes,
                        List<Function<Duration, Boolean>> durability) {

@@ -40,7 +40,6 @@ public final class BearerAuth {
         this.nodes = nodes;
     }
 
-    /** True when a token is configured. */
     public boolean enabled() {
         return expectedDigest() != null;
     }
@@ -88,7 +87,6 @@ public final class BearerAuth {
         return node;
     }
 
-    /** Hex of a token's SHA-256. */
     static String digestHex(String token) {
         return HexFormat.of().formatHex(sha256(token));
     }

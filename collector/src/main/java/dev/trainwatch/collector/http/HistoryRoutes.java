@@ -36,16 +36,6 @@ public final class HistoryRoutes {
     private final BearerAuth auth;
     private final Clock clock;
 
-    public HistoryRoutes(Optional<HistoryStore> store, CalibratingPredictor predictor) {
-        this(store, predictor, (String) null, Clock.systemUTC());
-    }
-
-    /** @param token the bearer token that changes to the calibration need, or null when the collector has none */
-    public HistoryRoutes(Optional<HistoryStore> store, CalibratingPredictor predictor, String token,
-                         Clock clock) {
-        this(store, predictor, new BearerAuth(token), clock);
-    }
-
     /** @param auth checks the bearer token that changes to the calibration need (the collector's current one) */
     public HistoryRoutes(Optional<HistoryStore> store, CalibratingPredictor predictor, BearerAuth auth,
                          Clock clock) {
@@ -55,7 +45,6 @@ public final class HistoryRoutes {
         this.clock = clock;
     }
 
-    /** Adds the routes. */
     public void register(Router router) {
         router.get("/v1/history").handler(this::history);
         router.get("/v1/calibration").handler(ctx -> send(ctx, 200, Map.of("calibration", calibration())));
@@ -124,8 +113,7 @@ public final class HistoryRoutes {
             return problem;
         }).onComplete(result -> {
             if (result.failed()) {
-                String message = result.cause().getMessage();
-                send(ctx, 500, Map.of("error", message == null ? "history unavailable" : message.lines().findFirst().orElse(message)));
+                unavailable(ctx, result.cause());
             } else if (result.result() != null) {
                 send(ctx, 404, Map.of("error", result.result()));
             } else {
@@ -171,11 +159,15 @@ public final class HistoryRoutes {
             if (result.succeeded()) {
                 send(ctx, 200, result.result());
             } else {
-                String message = result.cause().getMessage();
-                send(ctx, 500, Map.of("error", message == null ? "history unavailable"
-                        : message.lines().findFirst().orElse(message)));
+                unavailable(ctx, result.cause());
             }
         });
+    }
+
+    private static void unavailable(RoutingContext ctx, Throwable cause) {
+        String message = cause.getMessage();
+        send(ctx, 500, Map.of("error", message == null ? "history unavailable"
+                : message.lines().findFirst().orElse(message)));
     }
 
     private Map<String, Object> body(int limit) throws Exception {

@@ -59,8 +59,4 @@ public final class NodeTokens {
     String hostOf(String token) {
         return hostByToken.isEmpty() ? null : hostByToken.get(BearerAuth.digestHex(token));
     }
-
-    boolean isEmpty() {
-        return hostByToken.isEmpty();
-    }
 }

@@ -92,10 +92,7 @@ final class SeriesParams {
         }
         String rule = "max_points must be an integer from " + SeriesRequest.MIN_POINTS + " to "
                 + SeriesRequest.MAX_POINTS + ", got '" + BodyDecoder.printable(raw, 64) + "'";
-        if (!DIGITS.matcher(raw).matches()) {
-            throw ApiError.badRequest(rule);
-        }
-        long value = Long.parseLong(raw);
+        long value = DIGITS.matcher(raw).matches() ? Long.parseLong(raw) : -1;
         if (value < SeriesRequest.MIN_POINTS || value > SeriesRequest.MAX_POINTS) {
             throw ApiError.badRequest(rule);
         }

@@ -7,7 +7,6 @@ import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.RunSpec;
-import dev.trainwatch.protocol.RunSteps;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -95,12 +94,8 @@ public final class IngestService {
             batch = batch.withoutSteps();
         }
         IngestResult result = fleet.ingestBatch(batch, sentAt);
-        int stepsAccepted = 0;
-        if (!result.duplicate() && batch.runSteps() != null && result.stepsRefused() == null) {
-            for (RunSteps group : batch.runSteps()) {
-                stepsAccepted += group.steps().size();
-            }
-        }
+        int stepsAccepted = result.duplicate() || batch.runSteps() == null || result.stepsRefused() != null ? 0
+                : batch.runSteps().stream().mapToInt(group -> group.steps().size()).sum();
         Map<String, Object> answer = new LinkedHashMap<>();
         answer.put("agent_id", batch.agentId());
         answer.put("seq", batch.seq());

@@ -131,9 +131,7 @@ public final class InputValidator {
     }
 
     private static void check(Object at, GpuSample gpu) {
-        if (gpu == null) {
-            throw ApiError.unprocessable(at + " is null");
-        }
+        notNull(at, gpu);
         timestamp(at, ".ts", gpu.ts());
         range(at, ".index", gpu.index(), 0, MAX_INDEX);
         label(at, ".uuid", gpu.uuid(), true);
@@ -209,9 +207,7 @@ public final class InputValidator {
         for (int i = 0; i < processes.size(); i++) {
             GpuProcess process = processes.get(i);
             Object p = path(at, ".processes[", i, "]");
-            if (process == null) {
-                throw ApiError.unprocessable(p + " is null");
-            }
+            notNull(p, process);
             range(p, ".pid", process.pid(), 0, MAX_PID);
             bytes(p, ".used_memory_bytes", process.usedMemoryBytes());
             ratio(p, ".sm_utilization_ratio", process.smUtilizationRatio());
@@ -220,9 +216,7 @@ public final class InputValidator {
     }
 
     private static void check(Object at, RunAttribution run) {
-        if (run == null) {
-            throw ApiError.unprocessable(at + " is null");
-        }
+        notNull(at, run);
         requireRunId(path(at, ".run_id"), run.runId());
         if (run.aliases() != null) {
             size(at, ".aliases", run.aliases(), 16);
@@ -234,11 +228,9 @@ public final class InputValidator {
         if (run.pids() != null) {
             size(at, ".pids", run.pids(), MAX_LIST);
             for (int i = 0; i < run.pids().size(); i++) {
-                Long pid = run.pids().get(i);
-                if (pid == null) {
-                    throw ApiError.unprocessable(at + ".pids[" + i + "] is null");
-                }
-                range(path(at, ".pids[", i, "]"), "", pid, 0, MAX_PID);
+                Object p = path(at, ".pids[", i, "]");
+                notNull(p, run.pids().get(i));
+                range(p, "", run.pids().get(i), 0, MAX_PID);
             }
         }
         gpuUuids(at, run.gpuUuids());
@@ -247,9 +239,7 @@ public final class InputValidator {
             for (int i = 0; i < run.ranks().size(); i++) {
                 RankInfo rank = run.ranks().get(i);
                 Object r = path(at, ".ranks[", i, "]");
-                if (rank == null) {
-                    throw ApiError.unprocessable(r + " is null");
-                }
+                notNull(r, rank);
                 range(r, ".pid", rank.pid(), 0, MAX_PID);
                 optionalRange(r, ".rank", rank.rank(), 0, 1_000_000);
                 optionalRange(r, ".local_rank", rank.localRank(), 0, 1_000_000);
@@ -276,9 +266,7 @@ public final class InputValidator {
     }
 
     private static void check(Object at, AgentEvent event) {
-        if (event == null) {
-            throw ApiError.unprocessable(at + " is null");
-        }
+        notNull(at, event);
         timestamp(at, ".ts", event.ts());
         if (event.kind() == null || !SNAKE_NAME.matcher(event.kind()).matches()) {
             throw ApiError.unprocessable(at + ".kind must be a lower_snake_case name of at most 64 characters");
@@ -403,9 +391,7 @@ public final class InputValidator {
         long reports = 0;
         for (int i = 0; i < groups.size(); i++) {
             RunSteps group = groups.get(i);
-            if (group == null) {
-                throw ApiError.unprocessable("run_steps[" + i + "] is null");
-            }
+            notNull(path("", "run_steps[", i, "]"), group);
             requireRunId(path("", "run_steps[", i, "].run_id"), group.runId());
             if (group.steps() == null) {
                 throw ApiError.unprocessable("run_steps[" + i + "].steps is missing");
@@ -416,11 +402,9 @@ public final class InputValidator {
                         + " step events, the limit per request");
             }
             for (int k = 0; k < group.steps().size(); k++) {
-                StepEvent step = group.steps().get(k);
-                if (step == null) {
-                    throw ApiError.unprocessable("run_steps[" + i + "].steps[" + k + "] is null");
-                }
-                check(path(path("", "run_steps[", i, "].steps["), "", k, "]."), step);
+                Object at = path(path("", "run_steps[", i, "].steps["), "", k, "]");
+                notNull(at, group.steps().get(k));
+                check(path(at, "."), group.steps().get(k));
             }
         }
     }
@@ -506,6 +490,12 @@ public final class InputValidator {
     }
 
     // A rule builds the field's path only to throw: a valid value costs no path object.
+
+    private static void notNull(Object at, Object value) {
+        if (value == null) {
+            throw ApiError.unprocessable(at + " is null");
+        }
+    }
 
     private static void timestamp(Object parent, String name, double ts) {
         finite(parent, name, ts);

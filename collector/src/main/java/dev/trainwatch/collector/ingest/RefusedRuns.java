@@ -70,12 +70,8 @@ final class RefusedRuns {
                 continue;
             }
             if (run.aliases() != null) {
-                List<String> aliases = new ArrayList<>();
-                for (String alias : run.aliases()) {
-                    if (alias == null || why(alias, refused) == null) {
-                        aliases.add(alias);
-                    }
-                }
+                List<String> aliases = run.aliases().stream()
+                        .filter(alias -> alias == null || why(alias, refused) == null).toList();
                 run = aliases.size() == run.aliases().size() ? run : run.withAliases(aliases);
             }
             kept.add(run);

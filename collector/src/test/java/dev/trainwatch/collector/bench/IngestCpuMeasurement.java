@@ -72,7 +72,7 @@ public final class IngestCpuMeasurement {
             long wall0 = System.nanoTime();
             for (int i = 0; i < operations; i++) {
                 host = (host + 1) % payloads.hosts();
-                AgentBatch batch = decoder.batch(decoder.decode(payloads.next(host), null));
+                AgentBatch batch = decoder.batch(payloads.next(host), null);
                 validator.check(batch);
                 fleet.ingestBatch(batch);
                 fleet.ingestSteps("run-" + (host / 8),

@@ -11,8 +11,10 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.stream.Collectors;
 
 /**
  * The Prometheus exporter toolkit's web config file ({@code --web-config FILE}), its {@code tls_server_config} part;
@@ -21,6 +23,7 @@ import java.util.Locale;
  */
 public record WebConfig(Tls tls) {
 
+    private static final List<String> VERSIONS = List.of("TLS10", "TLS11", "TLS12", "TLS13");
     private static final ObjectMapper YAML = YAMLMapper.builder()
             .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
             .build();
@@ -31,30 +34,25 @@ public record WebConfig(Tls tls) {
 
         /** The JDK's protocol names from {@code minVersion} to {@code maxVersion}. */
         public List<String> protocols() {
-            List<String> all = List.of("TLS10", "TLS11", "TLS12", "TLS13");
             List<String> out = new ArrayList<>();
-            for (int i = all.indexOf(minVersion); i <= all.indexOf(maxVersion); i++) {
-                out.add("TLSv1." + all.get(i).charAt(4));
+            for (int i = VERSIONS.indexOf(minVersion); i <= VERSIONS.indexOf(maxVersion); i++) {
+                out.add("TLSv1." + VERSIONS.get(i).charAt(4));
             }
             return out;
         }
     }
 
+    /** The toolkit's {@code client_auth_type} values; in the file {@code NoClientCert} for {@code NO_CLIENT_CERT}. */
     public enum ClientAuthType {
-        NO_CLIENT_CERT("NoClientCert"),
-        REQUEST_CLIENT_CERT("RequestClientCert"),
-        REQUIRE_ANY_CLIENT_CERT("RequireAnyClientCert"),
-        VERIFY_CLIENT_CERT_IF_GIVEN("VerifyClientCertIfGiven"),
-        REQUIRE_AND_VERIFY_CLIENT_CERT("RequireAndVerifyClientCert");
-
-        private final String configName;
-
-        ClientAuthType(String configName) {
-            this.configName = configName;
-        }
+        NO_CLIENT_CERT,
+        REQUEST_CLIENT_CERT,
+        REQUIRE_ANY_CLIENT_CERT,
+        VERIFY_CLIENT_CERT_IF_GIVEN,
+        REQUIRE_AND_VERIFY_CLIENT_CERT;
 
         public String configName() {
-            return configName;
+            return Arrays.stream(name().split("_")).map(w -> w.charAt(0) + w.substring(1).toLowerCase(Locale.ROOT))
+                    .collect(Collectors.joining());
         }
 
         /** Whether a given certificate must chain to {@code client_ca_file}. */
@@ -63,13 +61,9 @@ public record WebConfig(Tls tls) {
         }
 
         static ClientAuthType parse(String name) {
-            for (ClientAuthType type : values()) {
-                if (type.configName.equals(name)) {
-                    return type;
-                }
-            }
-            throw new IllegalArgumentException("client_auth_type '" + name + "' is none of NoClientCert,"
-                    + " RequestClientCert, RequireAnyClientCert, VerifyClientCertIfGiven, RequireAndVerifyClientCert");
+            String all = Arrays.stream(values()).map(ClientAuthType::configName).collect(Collectors.joining(", "));
+            return Arrays.stream(values()).filter(type -> type.configName().equals(name)).findFirst()
+                    .orElseThrow(() -> new IllegalArgumentException("client_auth_type '" + name + "' is none of " + all));
         }
     }
 
@@ -141,8 +135,8 @@ public record WebConfig(Tls tls) {
             return otherwise;
         }
         String v = value.strip().toUpperCase(Locale.ROOT);
-        if (!List.of("TLS10", "TLS11", "TLS12", "TLS13").contains(v)) {
-            throw new IllegalArgumentException(key + " '" + value + "' is none of TLS10, TLS11, TLS12, TLS13");
+        if (!VERSIONS.contains(v)) {
+            throw new IllegalArgumentException(key + " '" + value + "' is none of " + String.join(", ", VERSIONS));
         }
         return v;
     }
