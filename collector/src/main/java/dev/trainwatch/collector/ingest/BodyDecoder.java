@@ -2,6 +2,7 @@ package dev.trainwatch.collector.ingest;
 
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.core.exc.InputCoercionException;
 import com.fasterxml.jackson.core.exc.StreamConstraintsException;
@@ -36,14 +37,22 @@ public final class BodyDecoder {
     private static final int MAX_DETAIL = 160;
 
     /** The wire codec, refusing a non-finite number for an integer, with Jackson's FastDoubleParser. */
-    private static final ObjectMapper MAPPER = Json.newMapper().registerModule(StrictIntegers.module())
-            .enable(StreamReadFeature.USE_FAST_DOUBLE_PARSER.mappedFeature());
+    private static final ObjectMapper MAPPER = Json.newMapper().registerModule(StrictIntegers.module());
+
+    static {
+        MAPPER.getFactory().enable(StreamReadFeature.USE_FAST_DOUBLE_PARSER.mappedFeature());
+    }
     private static final ObjectReader BATCH = MAPPER.readerFor(AgentBatch.class);
+    private static final StreamReadConstraints LIMITS = MAPPER.getFactory().streamReadConstraints();
+    /** A batch in the plain shape agents send, read without databind; anything else by {@link #BATCH}. */
+    static final PlainRecordReader<AgentBatch> PLAIN_BATCH = new PlainRecordReader<>(LIMITS, AgentBatch.class);
     /** Specs are typed by people: a misspelled field ("bacth") is refused, not ignored (agents' batches may grow). */
     private static final ObjectReader SPEC = MAPPER.readerFor(RunSpec.class)
             .with(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
     private static final ObjectReader STEP = MAPPER.readerFor(StepEvent.class);
     private static final ObjectReader STEPS = MAPPER.readerFor(StepEvent[].class);
+    /** Step reports in the plain shape, read without databind; anything else by {@link #STEP} or {@link #STEPS}. */
+    static final PlainRecordReader<StepEvent> PLAIN_STEP = new PlainRecordReader<>(LIMITS, StepEvent.class);
 
     private final long maxInflatedBytes;
 
@@ -107,7 +116,7 @@ public final class BodyDecoder {
     /** Parses an agent batch ({@code POST /v1/samples}) straight from the body as sent. */
     public AgentBatch batch(byte[] body, String contentEncoding) {
         Bytes json = decodeInPlace(body, contentEncoding);
-        return read(BATCH, json.array(), json.length(), "an agent batch object");
+        return batch(json.array(), json.length());
     }
 
     /** Parses step events ({@code POST /v1/runs/{run_id}/steps}) straight from the body as sent. */
@@ -116,18 +125,37 @@ public final class BodyDecoder {
         return steps(json.array(), json.length());
     }
 
-    /** Parses a run spec ({@code PUT /v1/runs/{run_id}}). */
-    public RunSpec spec(byte[] json) {
-        return read(SPEC, json, json.length, "a run spec object");
+    /** Parses an agent batch ({@code POST /v1/samples}). */
+    public AgentBatch batch(byte[] json) {
+        return batch(json, json.length);
     }
 
-    /** Every top-level field of the spec's body it does not know, named, with the fields it does. */
-    private static String unknownFieldsMessage(byte[] json, int length, Collection<Object> known) {
+    /** As {@link #batch(byte[])} by databind alone, never the plain reader (for tests that compare the two). */
+    static AgentBatch batchByDatabind(byte[] json) {
+        return read(BATCH, json, json.length, "an agent batch object");
+    }
+
+    private static AgentBatch batch(byte[] json, int length) {
+        AgentBatch plain = PLAIN_BATCH.read(json, length);
+        return plain != null ? plain : read(BATCH, json, length, "an agent batch object");
+    }
+
+    /** Parses a run spec ({@code PUT /v1/runs/{run_id}}). */
+    public RunSpec spec(byte[] json) {
+        try {
+            return read(SPEC, json, json.length, "a run spec object");
+        } catch (UnknownFields unknown) {
+            throw ApiError.unprocessable(unknownFieldsMessage(json, unknown.known));
+        }
+    }
+
+    /** Every top-level field of the body the spec does not know, named, with the fields it does. */
+    private static String unknownFieldsMessage(byte[] json, Collection<Object> known) {
         Set<String> knownNames = new TreeSet<>();
         known.forEach(k -> knownNames.add(String.valueOf(k)));
         List<String> unknown = new ArrayList<>();
         try {
-            Json.MAPPER.readTree(json, 0, length).fieldNames().forEachRemaining(name -> {
+            Json.MAPPER.readTree(json).fieldNames().forEachRemaining(name -> {
                 if (!knownNames.contains(name)) {
                     unknown.add("'" + printable(name, 64) + "'");
                 }
@@ -139,7 +167,35 @@ public final class BodyDecoder {
                 + " in the run spec; known fields: " + String.join(", ", knownNames);
     }
 
-    private static List<StepEvent> steps(byte[] json, int length) {
+    /** Internal: a body with a field its type does not know (only readers that refuse them throw it). */
+    private static final class UnknownFields extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        private final transient Collection<Object> known;
+
+        UnknownFields(Collection<Object> known) {
+            super(null, null, false, false);
+            this.known = known;
+        }
+    }
+
+    /** Parses one step event or an array of them ({@code POST /v1/runs/{run_id}/steps}). */
+    public List<StepEvent> steps(byte[] json) {
+        return steps(json, json.length);
+    }
+
+    private List<StepEvent> steps(byte[] json, int length) {
+        List<StepEvent> plain;
+        if (isArray(json, length)) {
+            plain = PLAIN_STEP.readList(json, length);
+        } else {
+            StepEvent one = PLAIN_STEP.read(json, length);
+            plain = one == null ? null : List.of(one);
+        }
+        return plain != null ? plain : stepsByDatabind(json, length);
+    }
+
+    /** As {@link #steps(byte[])} by databind alone (for what the plain reader leaves, and tests). */
+    static List<StepEvent> stepsByDatabind(byte[] json, int length) {
         if (isArray(json, length)) {
             StepEvent[] events = read(STEPS, json, length, "an array of step events");
             for (int i = 0; i < events.length; i++) {
@@ -176,8 +232,7 @@ public final class BodyDecoder {
         try {
             value = reader.readValue(json, 0, length);
         } catch (UnrecognizedPropertyException e) {
-            // Only the spec's reader refuses unknown fields.
-            throw ApiError.unprocessable(unknownFieldsMessage(json, length, e.getKnownPropertyIds()));
+            throw new UnknownFields(e.getKnownPropertyIds());
         } catch (IOException e) {
             throw describe(e, expected);
         } catch (RuntimeException e) {
@@ -191,34 +246,38 @@ public final class BodyDecoder {
     }
 
     /** One line naming where the body went wrong and how. */
-    private static ApiError describe(IOException e, String expected) {
+    static ApiError describe(IOException e, String expected) {
+        if (e instanceof InputCoercionException coercion) {
+            return ApiError.unprocessable("number out of range" + at(coercion.getLocation()) + ": "
+                    + detail(coercion.getOriginalMessage()));
+        }
+        if (e instanceof StreamConstraintsException constraints) {
+            return ApiError.badRequest("body refused" + at(constraints.getLocation()) + ": "
+                    + detail(constraints.getOriginalMessage()));
+        }
         if (e instanceof MismatchedInputException mismatch) {
             String path = path(mismatch);
             Class<?> target = mismatch.getTargetType();
             String want = target == null ? expected : describeType(target);
-            String what = path.isEmpty() ? "wrong JSON type" : "wrong type for " + path;
-            return ApiError.badRequest(what + at(mismatch.getLocation()) + ": expected " + want);
+            if (path.isEmpty()) {
+                return ApiError.badRequest("wrong JSON type" + at(mismatch.getLocation()) + ": expected " + want);
+            }
+            return ApiError.badRequest("wrong type for " + path + at(mismatch.getLocation()) + ": expected " + want);
         }
         if (e instanceof JsonMappingException mapping) {
             String path = path(mapping);
-            return ApiError.badRequest("cannot read " + (path.isEmpty() ? "body" : path) + where(mapping));
-        }
-        if (e instanceof InputCoercionException coercion) {
-            return ApiError.unprocessable("number out of range" + where(coercion));
+            return ApiError.badRequest("cannot read " + (path.isEmpty() ? "body" : path) + at(mapping.getLocation())
+                    + ": " + detail(mapping.getOriginalMessage()));
         }
         if (e instanceof JsonProcessingException processing) {
-            String what = e instanceof StreamConstraintsException ? "body refused" : "malformed JSON";
-            return ApiError.badRequest(what + where(processing));
+            return ApiError.badRequest("malformed JSON" + at(processing.getLocation()) + ": "
+                    + detail(processing.getOriginalMessage()));
         }
         return ApiError.badRequest("unreadable body: " + detail(e.getMessage()));
     }
 
-    private static String where(JsonProcessingException e) {
-        return at(e.getLocation()) + ": " + detail(e.getOriginalMessage());
-    }
-
     /** {@code gpus[3].memory_used_bytes}, from the JSON names Jackson recorded on its way down. */
-    private static String path(JsonMappingException e) {
+    static String path(JsonMappingException e) {
         StringBuilder out = new StringBuilder();
         for (JsonMappingException.Reference ref : e.getPath()) {
             if (ref.getFieldName() != null) {

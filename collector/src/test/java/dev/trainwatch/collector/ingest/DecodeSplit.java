@@ -23,9 +23,9 @@ import org.openjdk.jmh.annotations.State;
 /**
  * Where decoding a batch goes (docs/PERFORMANCE.md, "Collector: in-process costs"): one node's 5
  * polls of 8 GPUs with the agent's full reading set ({@link HttpFleetLoad#samples}), as the agent writes them, read
- * into the records by databind as the collector does and by the generated codec, and, for comparison, by
- * jackson-core: its tokens with every number and string converted, and its tokens alone (with long and with short
- * field names). Not a test; run with JMH:
+ * by the collector's plain reader into the records (from the bytes themselves since the eighth pass), and, for
+ * comparison, by jackson-core: its tokens with every number and string converted, and its tokens alone (with long
+ * and with short field names). Not a test; run with JMH:
  *
  * <pre>./mvnw -B -o -q -pl collector exec:exec -Dexec.executable=java -Dexec.classpathScope=test \
  *   "-Dexec.args=-cp %classpath org.openjdk.jmh.Main DecodeSplit -wi 5 -w 2 -i 10 -r 2 -f 2 -prof gc"</pre>
@@ -57,7 +57,10 @@ public class DecodeSplit {
                 null, null, now, null));
         shortNames = shortNames(json);
         gzipped = gzip(json);
-        decoded = decoder.batch(json, null);
+        decoded = BodyDecoder.PLAIN_BATCH.read(json, json.length);
+        if (BodyDecoder.PLAIN_BATCH.read(json, json.length) == null) {
+            throw new IllegalStateException("the batch is not in the plain shape");
+        }
     }
 
     /** As the agent's {@code GzipJson}: a raw deflate stream at {@link java.util.zip.Deflater#BEST_SPEED} in a gzip member. */
@@ -129,16 +132,22 @@ public class DecodeSplit {
         return decoded;
     }
 
+    /** What the collector does: the records, through the plain reader. */
+    @Benchmark
+    public AgentBatch records() {
+        return BodyDecoder.PLAIN_BATCH.read(json, json.length);
+    }
+
     /** The records, through the codec generated from them (avaje-jsonb's adapters on its own parser). */
     @Benchmark
     public AgentBatch generated() {
         return GENERATED.fromJson(json);
     }
 
-    /** What the collector does: the records, through databind (the wire codec's mapper as the collector sets it). */
+    /** The records, through databind (the wire codec's mapper, as the collector configures it). */
     @Benchmark
     public AgentBatch databind() {
-        return decoder.batch(json, null);
+        return BodyDecoder.batchByDatabind(json);
     }
 
     private static final io.avaje.jsonb.JsonType<AgentBatch> GENERATED = WireCodec.type(AgentBatch.class);
