@@ -108,11 +108,7 @@ export function specLine(spec, estimate) {
   if (spec.batch) { parts.push('batch ' + spec.batch + '/GPU'); }
   if (spec.height && spec.width) { parts.push(spec.width + '×' + spec.height + ' px'); } else if (spec.resolution) { parts.push(spec.resolution + ' px'); }
   if (spec.frames) { parts.push(spec.frames + ' frames'); }
-  if (spec.precision) { parts.push(spec.precision); }
-  if (spec.optimizer) { parts.push(spec.optimizer); }
-  if (spec.features) { parts.push(spec.features + ' features'); }
-  if (spec.grad_checkpointing) { parts.push('grad checkpointing'); }
-  if (spec.ema) { parts.push('EMA'); }
-  if (spec.zero) { parts.push('ZeRO-' + spec.zero); }
-  return parts.join(' · ');
+  parts.push(spec.precision, spec.optimizer, spec.features && spec.features + ' features',
+    spec.grad_checkpointing && 'grad checkpointing', spec.ema && 'EMA', spec.zero && 'ZeRO-' + spec.zero);
+  return parts.filter(Boolean).join(' · ');
 }

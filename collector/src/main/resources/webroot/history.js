@@ -1,6 +1,7 @@
 // The history view (#/history): past runs with how far each prediction was off, the calibration it led to, alerts.
 import { esc, num, fmtSeconds, fmtBytes, fmtDateTime, toSeconds } from './format.js';
 import { calibrationRequest } from './api.js';
+import { anomaliesOf } from './store.js';
 
 // How far off a prediction was: observed / predicted as a signed percentage, coloured when it matters.
 function offBy(ratio) {
@@ -17,7 +18,7 @@ function alertRows(h, runs) {
   const recorded = Array.isArray(h.alerts) ? h.alerts : [];
   const live = [];
   (runs || []).forEach((run) => {
-    (Array.isArray(run.anomalies) ? run.anomalies : []).filter((a) => a.active !== false).forEach((a) => {
+    anomaliesOf(run).filter((a) => a.active !== false).forEach((a) => {
       const known = recorded.some((r) => r.run_id === run.run_id && r.kind === a.kind && num(r.resolved_at) === null);
       if (!known) {
         live.push({ since: toSeconds(a.since), run_id: run.run_id, kind: a.kind, severity: a.severity || 'warning',
@@ -34,7 +35,7 @@ function alertRows(h, runs) {
 function endedWithRun(row, runs) {
   const closed = num(row.resolved_at);
   return closed !== null && (runs || []).some((run) => run.run_id === row.run_id &&
-    (Array.isArray(run.anomalies) ? run.anomalies : []).some((a) => a.kind === row.kind && a.ended_with_run === true &&
+    anomaliesOf(run).some((a) => a.kind === row.kind && a.ended_with_run === true &&
       Math.abs(toSeconds(a.resolved_at) - closed) < 2));
 }
 
@@ -106,16 +107,15 @@ export function renderHistory(h, liveRuns, onChange) {
 // page (it holds no token): say how to do it with curl instead.
 function calibrationAction(method, path, onChange) {
   const status = document.getElementById('calibration-status');
+  const say = (text) => { if (status) { status.textContent = text; } };
   calibrationRequest(method, path).then((answer) => {
     if (answer.ok) {
-      if (status) { status.textContent = 'Done; estimates priced from now on use the new calibration.'; }
+      say('Done; estimates priced from now on use the new calibration.');
       onChange();
       return;
     }
-    if (status) {
-      status.textContent = answer.status === 401
-        ? 'This collector needs its bearer token for changes: curl -X ' + method + ' -H "Authorization: Bearer $(cat TOKEN_FILE)" ' + location.origin + '/' + path
-        : 'Refused: ' + answer.message;
-    }
-  }, () => { if (status) { status.textContent = 'The collector did not answer.'; } });
+    say(answer.status === 401
+      ? 'This collector needs its bearer token for changes: curl -X ' + method + ' -H "Authorization: Bearer $(cat TOKEN_FILE)" ' + location.origin + '/' + path
+      : 'Refused: ' + answer.message);
+  }, () => say('The collector did not answer.'));
 }

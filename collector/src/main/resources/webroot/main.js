@@ -44,7 +44,6 @@ function showLimits(limits) {
   banner.title = notes.length ? 'Every slot holds a live entry, so new ones are refused (HTTP 429) instead of forgetting them; see trainwatch_limit_* in /metrics' : '';
 }
 
-// A failed series request is simply asked again at the next poll.
 // The GPUs a user renting hardware compares the run's own with (catalog ids, docs/API.md).
 const PLAN_GPUS = ['a100-80gb', 'h100-sxm', 'h200', 'l40s', 'b200'];
 const PLANS_EVERY_MS = 60000;
@@ -89,11 +88,8 @@ function poll() {
     const now = state.serverNow = serverNow(state.runs);
     if (historyView()) {
       if (Date.now() - state.historyAt < HISTORY_EVERY_MS && state.pastRuns) { return null; }
-      return getJson(historyUrl()).then((history) => {
+      return getJson(historyUrl()).catch((err) => ({ error: err.message })).then((history) => {
         state.pastRuns = history;
-        state.historyAt = Date.now();
-      }, (err) => {
-        state.pastRuns = { error: err.message };
         state.historyAt = Date.now();
       });
     }

@@ -277,13 +277,10 @@ function dataWaitLabel(run) {
 }
 
 function renderAnomaly(a) {
-  let evidence = '';
-  if (a.evidence && typeof a.evidence === 'object' && !Array.isArray(a.evidence)) {
-    evidence = '<dl class="evidence">' + Object.keys(a.evidence).map((k) =>
-      '<div><dt>' + esc(k.replace(/_/g, ' ')) + '</dt><dd>' + esc(fmtEvidence(k, a.evidence[k])) + '</dd></div>').join('') + '</dl>';
-  } else if (a.evidence !== undefined && a.evidence !== null) {
-    evidence = '<dl class="evidence"><div><dt>evidence</dt><dd>' + esc(fmtEvidence('', a.evidence)) + '</dd></div></dl>';
-  }
+  const ev = a.evidence;
+  const terms = ev && typeof ev === 'object' && !Array.isArray(ev) ? Object.keys(ev).map((k) => [k.replace(/_/g, ' '), fmtEvidence(k, ev[k])])
+    : ev !== undefined && ev !== null ? [['evidence', fmtEvidence('', ev)]] : null;
+  const evidence = terms ? '<dl class="evidence">' + terms.map(([dt, dd]) => '<div><dt>' + esc(dt) + '</dt><dd>' + esc(dd) + '</dd></div>').join('') + '</dl>' : '';
   const active = a.active !== false;
   const unfixed = !active && a.ended_with_run === true;
   const state = active ? 'active ' : unfixed ? 'unresolved when the run ended · since ' : 'resolved · was ';

@@ -167,7 +167,8 @@ final class AgentCommand implements Callable<Integer> {
                 throw new UserError(ExitCodes.FAILURE, "--cds-training: " + e.getMessage());
             }
         }
-        Duration pollInterval = parseInterval();
+        Duration pollInterval = UserError.duration("--interval", interval, AgentConfig.MIN_INTERVAL, null,
+                message -> new UserError(ExitCodes.USAGE, message));
         Duration sendInterval = parseShipEvery(pollInterval);
         if (log != null) {
             LogFormats.check(logFormat);
@@ -176,10 +177,8 @@ final class AgentCommand implements Callable<Integer> {
             return replay(parseCollectors().get(0));
         }
         if (once) {
-            // spec is null when AgentFastPath set the command up (never with --once), picocli's otherwise.
-            PrintWriter out = spec != null ? spec.commandLine().getOut() : new PrintWriter(System.out, true);
             try (GpuReader reader = openGpus(nvmlLibrary)) {
-                printOnce(out, reader.readAll());
+                printOnce(out(), reader.readAll());
             }
             return ExitCodes.OK;
         }
@@ -198,9 +197,7 @@ final class AgentCommand implements Callable<Integer> {
         if (spoolMaxMb <= 0) {
             throw new UserError(ExitCodes.USAGE, "--spool-max-mb must be positive");
         }
-        if (tokenFile != null && !Files.isReadable(tokenFile)) {
-            throw new UserError(ExitCodes.USAGE, "--token-file: cannot read " + tokenFile);
-        }
+        checkTokenFile();
         AgentConfig config = new AgentConfig(collectorUris.get(0), host != null ? host : LocalStack.hostName(), attachPid,
                 runId, null, pollInterval, tokenFile, spoolDir != null ? spoolDir : AgentConfig.defaultSpoolDir(),
                 spoolMaxMb << 20, Duration.ofSeconds(5), sendInterval, clientTls(collectorUris),
@@ -226,9 +223,7 @@ final class AgentCommand implements Callable<Integer> {
 
     /** {@code --replay-spool}: the spool delivered through the agent's own shipper, one line on the outcome. */
     private int replay(URI collectorUri) throws InterruptedException {
-        if (tokenFile != null && !Files.isReadable(tokenFile)) {
-            throw new UserError(ExitCodes.USAGE, "--token-file: cannot read " + tokenFile);
-        }
+        checkTokenFile();
         SpoolReplay.Outcome outcome;
         try {
             TokenFile token = tokenFile != null ? TokenFile.read(tokenFile) : null;
@@ -244,10 +239,21 @@ final class AgentCommand implements Callable<Integer> {
             throw new UserError(ExitCodes.FAILURE, "--replay-spool: " + counts + "; the rest was not taken within "
                     + REPLAY_TIMEOUT.toSeconds() + " s" + (outcome.problem() != null ? ": " + outcome.problem() : ""));
         }
-        PrintWriter out = spec != null ? spec.commandLine().getOut() : new PrintWriter(System.out, true);
+        PrintWriter out = out();
         out.println("replayed " + counts);
         out.flush();
         return outcome.dropped() > 0 ? ExitCodes.FAILURE : ExitCodes.OK;
+    }
+
+    /** Standard output: picocli's, or System.out when {@link AgentFastPath} set the command up (spec null). */
+    private PrintWriter out() {
+        return spec != null ? spec.commandLine().getOut() : new PrintWriter(System.out, true);
+    }
+
+    private void checkTokenFile() {
+        if (tokenFile != null && !Files.isReadable(tokenFile)) {
+            throw new UserError(ExitCodes.USAGE, "--token-file: cannot read " + tokenFile);
+        }
     }
 
     /** {@code --ca-file}, {@code --cert-file}, {@code --key-file}: for an https:// collector only, checked now. */
@@ -352,19 +358,6 @@ final class AgentCommand implements Callable<Integer> {
         } catch (GpuUnavailableException e) {
             throw new UserError(ExitCodes.NVML_UNAVAILABLE, e.getMessage());
         }
-    }
-
-    private Duration parseInterval() {
-        Duration parsed;
-        try {
-            parsed = Durations.parse(interval);
-        } catch (IllegalArgumentException e) {
-            throw new UserError(ExitCodes.USAGE, "--interval: " + e.getMessage());
-        }
-        if (parsed.compareTo(AgentConfig.MIN_INTERVAL) < 0) {
-            throw new UserError(ExitCodes.USAGE, "--interval: " + interval + " is below the minimum of 100ms");
-        }
-        return parsed;
     }
 
     /** {@code --ship-every}: at least the polling interval, at most {@link AgentConfig#MAX_SHIP_EVERY}. */

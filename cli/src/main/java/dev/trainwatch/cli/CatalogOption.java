@@ -4,7 +4,7 @@ import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.catalog.CatalogException;
 import java.io.File;
 import java.nio.file.Path;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Option;
@@ -33,15 +33,8 @@ public final class CatalogOption {
             return List.copyOf(files);
         }
         String value = env.get(ENV);
-        List<Path> out = new ArrayList<>();
-        if (value != null) {
-            for (String part : value.split(File.pathSeparator)) {
-                if (!part.isBlank()) {
-                    out.add(Path.of(part.strip()));
-                }
-            }
-        }
-        return out;
+        return value == null ? List.of() : Arrays.stream(value.split(File.pathSeparator)).filter(p -> !p.isBlank())
+                .map(p -> Path.of(p.strip())).toList();
     }
 
     /**

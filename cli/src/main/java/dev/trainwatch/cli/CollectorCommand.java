@@ -1,6 +1,5 @@
 package dev.trainwatch.cli;
 
-import dev.trainwatch.agent.Durations;
 import dev.trainwatch.collector.CollectorServer;
 import dev.trainwatch.collector.CollectorStack;
 import dev.trainwatch.collector.ScrapeWarmUp;
@@ -12,7 +11,6 @@ import dev.trainwatch.collector.http.tls.ServerTls;
 import dev.trainwatch.collector.http.tls.WebConfig;
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.Consumer;
@@ -80,7 +78,8 @@ final class CollectorCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         WebConfig web = webConfig();
         // The token file is re-read when it changes (a rotation needs no restart).
-        TokenFileSource tokens = tokens();
+        TokenFileSource tokens = collectorOptions.tokenFile == null ? null
+                : TokenFileSource.open(collectorOptions.tokenFile);
         NodeTokens nodes = nodeTokens();
         CollectorStack stack;
         try {
@@ -100,9 +99,7 @@ final class CollectorCommand implements Callable<Integer> {
         if (Boolean.parseBoolean(System.getProperty("trainwatch.collector.warmUp", "true"))) {
             ScrapeWarmUp.startInBackground();
         }
-        if (parent != null) {
-            parent.bindLogMetrics(server.metrics().registry());
-        }
+        TrainwatchCommand.bindLogMetrics(parent, server.metrics().registry());
         if (stack.restoredRuns() > 0) {
             out.println("trainwatch collector restored " + stack.restoredRuns() + " run(s) from " + config.dataDir());
         }
@@ -155,10 +152,6 @@ final class CollectorCommand implements Callable<Integer> {
         }
     }
 
-    private TokenFileSource tokens() {
-        return collectorOptions.tokenFile == null ? null : TokenFileSource.open(collectorOptions.tokenFile);
-    }
-
     /** The one line a collector reachable from other machines without TLS prints at start. */
     static String exposureLine(CollectorConfig config) {
         return "trainwatch collector: " + config.host() + ":" + config.port() + " is plain HTTP: the bearer token,"
@@ -169,20 +162,7 @@ final class CollectorCommand implements Callable<Integer> {
     /** The configuration from the options; every mistake is a one-line usage error. */
     CollectorConfig config() {
         return collectorOptions.applyTo(CollectorConfig.defaults().withListen(listen).withDataDir(dataDir)
-                .withSummaryInterval(parseSummaryInterval()));
-    }
-
-    private Duration parseSummaryInterval() {
-        Duration parsed;
-        try {
-            parsed = Durations.parse(summaryInterval);
-        } catch (IllegalArgumentException e) {
-            throw new UserError(ExitCodes.USAGE, "--summary-interval: " + e.getMessage());
-        }
-        if (parsed.compareTo(CollectorConfig.MAX_SUMMARY_INTERVAL) > 0) {
-            throw new UserError(ExitCodes.USAGE, "--summary-interval: " + summaryInterval
-                    + " is above the maximum of 1m");
-        }
-        return parsed;
+                .withSummaryInterval(UserError.duration("--summary-interval", summaryInterval, null,
+                        CollectorConfig.MAX_SUMMARY_INTERVAL, message -> new UserError(ExitCodes.USAGE, message))));
     }
 }

@@ -66,9 +66,7 @@ final class DemoCommand implements Callable<Integer> {
         } catch (IOException e) {
             throw new UserError(ExitCodes.FAILURE, "the demo could not feed its collector: " + e.getMessage());
         }
-        if (parent != null) {
-            parent.bindLogMetrics(demo.server().metrics().registry());
-        }
+        TrainwatchCommand.bindLogMetrics(parent, demo.server().metrics().registry());
         CountDownLatch stopped = new CountDownLatch(1);
         // SIGTERM and Ctrl-C stop the demo from here, feed first, then the collector: in shutdown hooks, which run
         // together, the collector could close under a feed still running ("feeding the collector failed").

@@ -95,10 +95,6 @@ final class HelpWrapping {
     }
 
     private static int leadingSpaces(String s) {
-        int n = 0;
-        while (n < s.length() && s.charAt(n) == ' ') {
-            n++;
-        }
-        return n;
+        return s.length() - s.stripLeading().length();
     }
 }

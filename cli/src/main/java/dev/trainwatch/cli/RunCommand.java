@@ -86,8 +86,8 @@ final class RunCommand implements Callable<Integer> {
             if (stoppedBy.get() != null) {
                 userStopped(); // the Ctrl-C came before watching started
             }
-            if (stack != null && parent != null) {
-                parent.bindLogMetrics(stack.server().metrics().registry());
+            if (stack != null) {
+                TrainwatchCommand.bindLogMetrics(parent, stack.server().metrics().registry());
             }
             int status = child.waitFor();
             if (stack != null) {

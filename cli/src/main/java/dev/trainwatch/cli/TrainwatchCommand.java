@@ -53,10 +53,10 @@ public final class TrainwatchCommand implements Runnable {
     /** The process's log output once {@code main} set it up; null in tests that build the command line alone. */
     private LogOutput logOutput;
 
-    /** Exports the log's own counts next to the collector's metrics, when {@code main} set up logging. */
-    public void bindLogMetrics(MeterRegistry registry) {
-        if (logOutput != null) {
-            new LogMetrics(logOutput).bindTo(registry);
+    /** The log's own counts beside the collector's metrics, once {@code main} set up logging (parent null in tests). */
+    static void bindLogMetrics(TrainwatchCommand parent, MeterRegistry registry) {
+        if (parent != null && parent.logOutput != null) {
+            new LogMetrics(parent.logOutput).bindTo(registry);
         }
     }
 

@@ -103,9 +103,7 @@ final class WatchCommand implements Callable<Integer> {
         }, "trainwatch-watch-stop");
         Runtime.getRuntime().addShutdownHook(stopper);
 
-        if (parent != null) {
-            parent.bindLogMetrics(stack.server().metrics().registry());
-        }
+        TrainwatchCommand.bindLogMetrics(parent, stack.server().metrics().registry());
         out.println("trainwatch watch: page " + stack.pageUri() + "  metrics " + stack.pageUri().resolve("metrics")
                 + (attachPid != null ? "  (until process " + attachPid + " ends; Ctrl-C stops)" : "  (Ctrl-C stops)"));
         out.flush();

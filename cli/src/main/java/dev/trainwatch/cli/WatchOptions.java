@@ -1,7 +1,6 @@
 package dev.trainwatch.cli;
 
 import dev.trainwatch.agent.AgentConfig;
-import dev.trainwatch.agent.Durations;
 import dev.trainwatch.cli.watch.LocalStack;
 import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.estimator.InvalidSpecException;
@@ -9,7 +8,6 @@ import dev.trainwatch.protocol.RunSpec;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Comparator;
 import java.util.stream.Stream;
 import picocli.CommandLine.Mixin;
@@ -91,22 +89,8 @@ public final class WatchOptions {
         boolean explicitListen = command.commandLine().getParseResult() != null
                 && command.commandLine().getParseResult().hasMatchedOption("--listen");
         return new LocalStack.Options(config, !explicitListen, nvmlLibrary, requireGpus, attachPid,
-                runId, spec, log, logFormat, parseInterval(command, interval), spoolDir);
-    }
-
-    /** The polling interval: a duration such as {@code 500ms} or {@code 2s}, at least the agent's minimum. */
-    static Duration parseInterval(CommandSpec command, String text) {
-        Duration parsed;
-        try {
-            parsed = Durations.parse(text);
-        } catch (IllegalArgumentException e) {
-            throw new CommandLine.ParameterException(command.commandLine(), "--interval: " + e.getMessage());
-        }
-        if (parsed.compareTo(AgentConfig.MIN_INTERVAL) < 0) {
-            throw new CommandLine.ParameterException(command.commandLine(), "--interval: " + text
-                    + " is below the minimum of " + AgentConfig.MIN_INTERVAL.toMillis() + "ms");
-        }
-        return parsed;
+                runId, spec, log, logFormat, UserError.duration("--interval", interval, AgentConfig.MIN_INTERVAL, null,
+                        message -> new CommandLine.ParameterException(command.commandLine(), message)), spoolDir);
     }
 
     /** Removes a temporary directory tree; what cannot be removed stays (it is under the system's temp dir). */

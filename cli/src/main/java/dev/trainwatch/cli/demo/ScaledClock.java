@@ -30,10 +30,6 @@ public final class ScaledClock extends Clock {
         return new ScaledClock(Instant.now(), speed, ZoneId.systemDefault(), System::nanoTime);
     }
 
-    public double speed() {
-        return speed;
-    }
-
     @Override
     public ZoneId getZone() {
         return zone;

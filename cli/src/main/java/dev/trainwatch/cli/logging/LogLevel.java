@@ -1,5 +1,6 @@
 package dev.trainwatch.cli.logging;
 
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.logging.Level;
 
@@ -22,12 +23,8 @@ public enum LogLevel {
 
     /** The most severe of these levels that {@code level} reaches (constants in descending order), else TRACE. */
     public static String nameOf(Level level) {
-        for (LogLevel candidate : values()) {
-            if (level.intValue() >= candidate.julLevel.intValue()) {
-                return candidate.name();
-            }
-        }
-        return "TRACE";
+        return Arrays.stream(values()).filter(candidate -> level.intValue() >= candidate.julLevel.intValue())
+                .findFirst().map(LogLevel::name).orElse("TRACE");
     }
 
     @Override

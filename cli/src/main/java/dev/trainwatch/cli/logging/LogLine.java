@@ -11,6 +11,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.logging.Formatter;
 import java.util.logging.LogRecord;
+import java.util.regex.Pattern;
 
 /**
  * One log record reduced to single-line text; {@code repeated} counts records of its kind held back in the interval
@@ -18,6 +19,8 @@ import java.util.logging.LogRecord;
  */
 record LogLine(Instant time, String level, String component, String message, String error, long repeated) {
     private static final String PREFIX = "dev.trainwatch.";
+    /** What {@link Character#isISOControl} matches. */
+    private static final Pattern CONTROLS = Pattern.compile("[\\x00-\\x1F\\x7F-\\x9F]");
     private static final Formatter MESSAGE = new Formatter() {
         @Override
         public String format(LogRecord record) {
@@ -87,24 +90,7 @@ record LogLine(Instant time, String level, String component, String message, Str
 
     /** Line breaks become " | ", other controls a space. */
     static String singleLine(String text) {
-        if (text == null) {
-            return "";
-        }
-        StringBuilder out = new StringBuilder(text.length());
-        String stripped = text.strip();
-        for (int i = 0; i < stripped.length(); i++) {
-            char c = stripped.charAt(i);
-            if (c == '\r') {
-                continue;
-            }
-            if (c == '\n') {
-                out.append(" | ");
-            } else if (Character.isISOControl(c)) {
-                out.append(' ');
-            } else {
-                out.append(c);
-            }
-        }
-        return out.toString();
+        return text == null ? ""
+                : CONTROLS.matcher(text.strip().replace("\r", "").replace("\n", " | ")).replaceAll(" ");
     }
 }

@@ -124,14 +124,12 @@ public final class LogOutput extends Handler {
 
     /** Records of this level seen, written or not. */
     public long records(String level) {
-        LongAdder count = records.get(level);
-        return count == null ? 0 : count.sum();
+        return records.getOrDefault(level, new LongAdder()).sum();
     }
 
     /** Records of this level held back as repeats. */
     public long suppressed(String level) {
-        LongAdder count = suppressed.get(level);
-        return count == null ? 0 : count.sum();
+        return suppressed.getOrDefault(level, new LongAdder()).sum();
     }
 
     @Override

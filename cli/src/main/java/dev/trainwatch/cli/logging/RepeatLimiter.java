@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -94,13 +95,8 @@ final class RepeatLimiter {
     }
 
     synchronized Instant firstHeldBackEnd() {
-        Instant first = null;
-        for (Window window : windows.values()) {
-            if (window.suppressed > 0 && (first == null || window.start.isBefore(first))) {
-                first = window.start;
-            }
-        }
-        return first == null ? null : first.plus(INTERVAL);
+        return windows.values().stream().filter(window -> window.suppressed > 0).map(window -> window.start)
+                .min(Comparator.naturalOrder()).map(start -> start.plus(INTERVAL)).orElse(null);
     }
 
     synchronized int trackedKinds() {

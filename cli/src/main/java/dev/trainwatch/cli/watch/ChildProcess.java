@@ -70,11 +70,6 @@ public final class ChildProcess {
         process.toHandle().destroy();
     }
 
-    public void kill() {
-        process.descendants().forEach(ProcessHandle::destroyForcibly);
-        process.destroyForcibly();
-    }
-
     private void pump(InputStream from, OutputStream to, String name) {
         Thread t = new Thread(() -> copy(from, to), "trainwatch-run-" + name);
         t.setDaemon(true);

@@ -5,7 +5,6 @@ import dev.trainwatch.collector.detect.Severity;
 import dev.trainwatch.collector.state.view.ComparisonView;
 import dev.trainwatch.collector.state.view.ObservedView;
 import dev.trainwatch.collector.state.view.RunView;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.stream.Collectors;
@@ -20,12 +19,8 @@ public final class StatusLines {
 
     /** A line per run, each cut to {@code width} characters (0 = no limit). */
     public static List<String> render(List<RunView> runs, int width) {
-        List<String> lines = new ArrayList<>();
-        for (RunView run : runs) {
-            String line = line(run);
-            lines.add(width > 0 && line.length() > width ? line.substring(0, Math.max(0, width - 1)) + "…" : line);
-        }
-        return lines;
+        return runs.stream().map(StatusLines::line).map(line -> width > 0 && line.length() > width
+                ? line.substring(0, Math.max(0, width - 1)) + "…" : line).toList();
     }
 
     public static String line(RunView run) {
