@@ -14,7 +14,7 @@ public interface StepSeries extends TimeOrdered {
      * that knows when it changes may keep the value until then.
      */
     default double expectedReportGapSeconds() {
-        return WindowStats.computeExpectedReportGapSeconds(this);
+        return this.expectedReportGapSeconds();
     }
 
     /** Unix seconds when the report arrived or was stamped. */
@@ -26,8 +26,6 @@ public interface StepSeries extends TimeOrdered {
     double timeS(int i);
 
     double dataTimeS(int i);
-
-    double modelTimeS(int i);
 
     double lmTimeS(int i);
 

@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.detect;
 
+import static dev.trainwatch.collector.detect.WindowStats.mean;
 import static dev.trainwatch.collector.detect.Stats.nz;
 
 import dev.trainwatch.protocol.GpuSample;
@@ -174,9 +175,9 @@ public final class StragglerDetector extends BaseDetector {
     private Cause gpuCause(List<GpuSeries> all, int self, double from) {
         GpuSeries g = all.get(self);
         double[] clocks = all.stream().mapToDouble(x -> busyClockRatio(x, from)).toArray();
-        double[] utils = all.stream().mapToDouble(x -> WindowStats.meanUtilization(x, from)).toArray();
-        double[] sms = all.stream().mapToDouble(x -> WindowStats.meanSmActive(x, from)).toArray();
-        double[] tensors = all.stream().mapToDouble(x -> WindowStats.meanTensorActive(x, from)).toArray();
+        double[] utils = all.stream().mapToDouble(x -> mean(x, from, x::utilizationRatio)).toArray();
+        double[] sms = all.stream().mapToDouble(x -> mean(x, from, x::smActiveRatio)).toArray();
+        double[] tensors = all.stream().mapToDouble(x -> mean(x, from, x::tensorActiveRatio)).toArray();
         double clock = clocks[self];
         double otherClock = medianExcept(clocks, self);
         List<String> reasons = throttleReasons(g, from);

@@ -136,7 +136,7 @@ public final class SeriesBuilder {
 
     /** How long step figures are carried forward: a few report gaps, at least {@link #MIN_STEP_HOLD_SECONDS}. */
     private static double stepHold(StepSeries steps) {
-        double gap = WindowStats.expectedReportGapSeconds(steps);
+        double gap = steps.expectedReportGapSeconds();
         return Double.isNaN(gap) ? MIN_STEP_HOLD_SECONDS : Math.max(MIN_STEP_HOLD_SECONDS, 3 * gap);
     }
 
