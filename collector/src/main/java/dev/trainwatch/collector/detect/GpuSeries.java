@@ -46,10 +46,6 @@ public interface GpuSeries extends TimeOrdered {
     /** True when NVML reported the GPU lost in its newest sample. */
     boolean lost();
 
-    int size();
-
-    double ts(int i);
-
     double memoryUsedBytes(int i);
 
     /**

@@ -6,6 +6,7 @@ import dev.trainwatch.protocol.GpuActivity;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.UtilizationWindow;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * A GPU's rolling window as a ring of primitive columns (1,024 GPUs × 600 entries must fit a small heap); polls
@@ -74,9 +75,7 @@ public final class GpuWindow implements GpuSeries {
 
     /** A read-only copy of entries {@code [from, to)} for reading outside the fleet's lock; never added to. */
     public GpuWindow copy(int from, int to) {
-        if (from < 0 || to > ring.size() || from > to) {
-            throw new IndexOutOfBoundsException("entries [" + from + ", " + to + ") of " + ring.size());
-        }
+        Objects.checkFromToIndex(from, to, ring.size());
         return new GpuWindow(this, from, to);
     }
 

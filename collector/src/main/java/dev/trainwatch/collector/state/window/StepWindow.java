@@ -94,7 +94,7 @@ public final class StepWindow implements StepSeries {
     @Override
     public double expectedReportGapSeconds() {
         if (!reportGapKnown) {
-            reportGap = this.expectedReportGapSeconds();
+            reportGap = WindowStats.expectedReportGapSeconds(this);
             reportGapKnown = true;
         }
         return reportGap;
