@@ -43,12 +43,7 @@ public final class Stats {
     }
 
     public static double median(Collection<? extends Number> values) {
-        double[] v = new double[values.size()];
-        int i = 0;
-        for (Number x : values) {
-            v[i++] = x.doubleValue();
-        }
-        return median(v, i);
+        return median(values.stream().mapToDouble(Number::doubleValue).toArray());
     }
 
     /**

@@ -157,14 +157,7 @@ public final class SeriesBuilder {
         for (int p = steps.first(); p < steps.size(); p++) {
             all[n++] = Math.rint(steps.ts(p) * 1000) / 1000;
         }
-        Arrays.sort(all);
-        int distinct = 0;
-        for (int i = 0; i < all.length; i++) {
-            if (distinct == 0 || all[i] != all[distinct - 1]) {
-                all[distinct++] = all[i];
-            }
-        }
-        return Arrays.copyOf(all, distinct);
+        return Arrays.stream(all).sorted().distinct().toArray();
     }
 
     private static List<RunSeries.RunPoint> runPoints(double[] times, int maxPoints, List<GpuSeries> gpus,
