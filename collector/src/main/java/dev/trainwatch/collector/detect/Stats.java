@@ -30,8 +30,8 @@ public final class Stats {
     }
 
     /**
-     * Median of the first {@code n} values, sorting them in place (for a caller's scratch array: no copy): the middle
-     * one in {@link Arrays#sort(double[])} order, the mean of the middle two for an even count. NaN when {@code n} is 0.
+     * Median of the first {@code n} values, sorted in place (a caller's scratch array: no copy): the middle one, or
+     * the mean of the middle two, in {@link Arrays#sort(double[])} order; NaN when {@code n} is 0.
      */
     public static double medianInPlace(double[] values, int n) {
         if (n <= 0) {
