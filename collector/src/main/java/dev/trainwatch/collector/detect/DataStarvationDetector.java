@@ -59,7 +59,7 @@ public final class DataStarvationDetector extends BaseDetector {
      * report gaps, at least 15 s and at most 5 minutes.
      */
     static double recentSeconds(StepSeries steps) {
-        double gap = WindowStats.expectedReportGapSeconds(steps);
+        double gap = steps.expectedReportGapSeconds();
         return Double.isNaN(gap) ? 60 : Math.max(15, Math.min(300, 5 * gap));
     }
 

@@ -27,10 +27,49 @@ public record DetectorSettings(
         PcieBound pcieBound) {
 
     public static DetectorSettings defaults() {
-        return new DetectorSettings(OomRisk.defaults(), MemoryAboveEstimate.defaults(), DataStarvation.defaults(),
-                StepTimeAboveEstimate.defaults(), GpuUnderutilized.defaults(), GpuIdle.defaults(),
-                Throttling.defaults(), Straggler.defaults(), Stalled.defaults(), XidError.defaults(),
-                AgentLost.defaults(), SharedGpu.defaults(), HostMemory.defaults(), PcieBound.defaults());
+        return new DetectorSettings(
+                new OomRisk(0.03, 0.01, Duration.ofMinutes(5), Duration.ofSeconds(120), 1_000_000, 0.8,
+                    Duration.ofMinutes(15), Duration.ofMinutes(3),
+                    new Hysteresis(Duration.ofSeconds(10), Duration.ofMinutes(2))),
+                new MemoryAboveEstimate(1.25, 1.15, 2L << 30,
+                    new Hysteresis(Duration.ofSeconds(60), Duration.ofMinutes(3))),
+                // the share, span and confirmation agents hurry on are these defaults (protocol's WaitShareWatch)
+                new DataStarvation(Duration.ofMinutes(5), 2, Duration.ZERO,
+                    new LogWait(WaitShareWatch.SHARE, 0.60, 0.20, Duration.ofSeconds((long) WaitShareWatch.SPAN_SECONDS)),
+                    new RankWait(0.5),
+                    new GpuConfirm(Duration.ofSeconds((long) WaitShareWatch.GPU_CONFIRM_SECONDS), Duration.ofSeconds(2),
+                            0.20, 0.50, 4, 8, 1.2),
+                    new IdleGaps(0.20, 0.50, 1.3, 10),
+                    new Hysteresis(Duration.ofSeconds(60), Duration.ofMinutes(3))),
+                new StepTimeAboveEstimate(Duration.ofMinutes(5), 1.5, 3.0, 1.3, 2,
+                    new Hysteresis(Duration.ofSeconds(120), Duration.ofMinutes(3))),
+                new GpuUnderutilized(Duration.ofMinutes(10), Duration.ofMinutes(5), 0.50, 0.60, 0.50, 1.5,
+                    new Hysteresis(Duration.ofMinutes(2), Duration.ofMinutes(5))),
+                new GpuIdle(Duration.ofMinutes(3), 0.05, new Hysteresis(Duration.ZERO, Duration.ofSeconds(60))),
+                new Throttling(Duration.ofSeconds(60), GpuSample.THROTTLING_BUSY_RATIO, 0.90,
+                    0.50,
+                    Set.of("sw_power_cap", "hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown",
+                            "hw_power_brake_slowdown"),
+                    GpuSample.HARDWARE_SLOWDOWNS,
+                    Duration.ofSeconds(15), Duration.ofSeconds(10),
+                    new Hysteresis(Duration.ofSeconds(20), Duration.ofMinutes(2))),
+                new Straggler(Duration.ofSeconds(60), 3, 1.20, 0.85, 0.25, Duration.ofSeconds(20),
+                    Duration.ofSeconds(15), Duration.ofSeconds(10),
+                    new Hysteresis(Duration.ofSeconds(10), Duration.ofMinutes(3))),
+                new Stalled(5.0, Duration.ofMinutes(2), Duration.ofSeconds(20), Duration.ofSeconds(30),
+                    new Stalled.Reports(10, 3), new Stalled.Processes(0.05, 0.3, 0.2, Duration.ofSeconds(60)),
+                    new Stalled.Gpus(Duration.ofSeconds(10), Duration.ofSeconds(120), 0.9, 0.05, 0.7, 0.05, 0.05, 1e6),
+                    new Stalled.Phases(Duration.ofMinutes(15), Duration.ofMinutes(30), Duration.ofHours(12)),
+                    new Hysteresis(Duration.ZERO, Duration.ZERO)),
+                new XidError(Set.of(48L, 62L, 64L, 74L, 79L, 95L, 119L, 120L), Set.of(94L),
+                    Set.of(13L, 31L, 43L), Set.of(63L, 92L), Duration.ofMinutes(30),
+                    new Hysteresis(Duration.ZERO, Duration.ZERO)),
+                new AgentLost(10, Duration.ofSeconds(30), Duration.ofSeconds(1),
+                    new Hysteresis(Duration.ZERO, Duration.ZERO)),
+                new SharedGpu(512L << 20),
+                new HostMemory(Duration.ofMinutes(10), Duration.ofMinutes(6), 0.9, Duration.ofMinutes(60),
+                    new Hysteresis(Duration.ofSeconds(30), Duration.ofMinutes(2))),
+                new PcieBound(0.6, 0.6));
     }
 
     public Hysteresis hysteresis(AnomalyKind kind) {
@@ -60,19 +99,10 @@ public record DetectorSettings(
     public record OomRisk(double headroomWarningRatio, double headroomCriticalRatio, Duration trendWindow,
                           Duration trendMinSpan, double trendMinSlopeBytesPerSecond, double trendMinR2,
                           Duration trendWarningHorizon, Duration trendCriticalHorizon, Hysteresis hysteresis) {
-        public static OomRisk defaults() {
-            return new OomRisk(0.03, 0.01, Duration.ofMinutes(5), Duration.ofSeconds(120), 1_000_000, 0.8,
-                    Duration.ofMinutes(15), Duration.ofMinutes(3),
-                    new Hysteresis(Duration.ofSeconds(10), Duration.ofMinutes(2)));
-        }
     }
 
     public record MemoryAboveEstimate(double raiseRatio, double clearRatio, long minExcessBytes,
                                       Hysteresis hysteresis) {
-        public static MemoryAboveEstimate defaults() {
-            return new MemoryAboveEstimate(1.25, 1.15, 2L << 30,
-                    new Hysteresis(Duration.ofSeconds(60), Duration.ofMinutes(3)));
-        }
     }
 
     /**
@@ -81,16 +111,6 @@ public record DetectorSettings(
      */
     public record DataStarvation(Duration window, int minStepReports, Duration newestSustain, LogWait logWait,
                                  RankWait rankWait, GpuConfirm gpuConfirm, IdleGaps idleGaps, Hysteresis hysteresis) {
-        /** The share, span and confirmation agents hurry on are these defaults (protocol's {@code WaitShareWatch}). */
-        public static DataStarvation defaults() {
-            return new DataStarvation(Duration.ofMinutes(5), 2, Duration.ZERO,
-                    new LogWait(WaitShareWatch.SHARE, 0.60, 0.20, Duration.ofSeconds((long) WaitShareWatch.SPAN_SECONDS)),
-                    new RankWait(0.5),
-                    new GpuConfirm(Duration.ofSeconds((long) WaitShareWatch.GPU_CONFIRM_SECONDS), Duration.ofSeconds(2),
-                            0.20, 0.50, 4, 8, 1.2),
-                    new IdleGaps(0.20, 0.50, 1.3, 10),
-                    new Hysteresis(Duration.ofSeconds(60), Duration.ofMinutes(3)));
-        }
     }
 
     /** The log's data-wait share of step time in the newest reports ({@link StarvationLogWait}). */
@@ -113,60 +133,28 @@ public record DetectorSettings(
 
     public record StepTimeAboveEstimate(Duration window, double warningRatio, double criticalRatio,
                                         double clearRatio, int minStepReports, Hysteresis hysteresis) {
-        public static StepTimeAboveEstimate defaults() {
-            return new StepTimeAboveEstimate(Duration.ofMinutes(5), 1.5, 3.0, 1.3, 2,
-                    new Hysteresis(Duration.ofSeconds(120), Duration.ofMinutes(3)));
-        }
     }
 
     public record GpuUnderutilized(Duration window, Duration minCoverage, double utilizationRaiseRatio,
                                    double utilizationClearRatio, double memoryShareRaise, double batchGainFactor,
                                    Hysteresis hysteresis) {
-        public static GpuUnderutilized defaults() {
-            return new GpuUnderutilized(Duration.ofMinutes(10), Duration.ofMinutes(5), 0.50, 0.60, 0.50, 1.5,
-                    new Hysteresis(Duration.ofMinutes(2), Duration.ofMinutes(5)));
-        }
     }
 
     public record GpuIdle(Duration idleFor, double idleRatio, Hysteresis hysteresis) {
-        public static GpuIdle defaults() {
-            return new GpuIdle(Duration.ofMinutes(3), 0.05, new Hysteresis(Duration.ZERO, Duration.ofSeconds(60)));
-        }
     }
 
     public record Throttling(Duration window, double busyRatio, double clockRatio, double sampleShare,
                              Set<String> reasons, Set<String> criticalReasons, Duration hardwareWindow,
                              Duration hardwareSustain, Hysteresis hysteresis) {
-        public static Throttling defaults() {
-            return new Throttling(Duration.ofSeconds(60), GpuSample.THROTTLING_BUSY_RATIO, 0.90,
-                    0.50,
-                    Set.of("sw_power_cap", "hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown",
-                            "hw_power_brake_slowdown"),
-                    GpuSample.HARDWARE_SLOWDOWNS,
-                    Duration.ofSeconds(15), Duration.ofSeconds(10),
-                    new Hysteresis(Duration.ofSeconds(20), Duration.ofMinutes(2)));
-        }
     }
 
     public record Straggler(Duration window, int rankReports, double stepRatio, double clockRatio,
                             double utilizationGap, Duration rankEvidence, Duration hardwareWindow,
                             Duration hardwareSustain, Hysteresis hysteresis) {
-        public static Straggler defaults() {
-            return new Straggler(Duration.ofSeconds(60), 3, 1.20, 0.85, 0.25, Duration.ofSeconds(20),
-                    Duration.ofSeconds(15), Duration.ofSeconds(10),
-                    new Hysteresis(Duration.ofSeconds(10), Duration.ofMinutes(3)));
-        }
     }
 
     public record Stalled(double reportGapMultiple, Duration minSilence, Duration hangGrace, Duration hangMinSilence,
                           Reports reports, Processes processes, Gpus gpus, Phases phases, Hysteresis hysteresis) {
-        public static Stalled defaults() {
-            return new Stalled(5.0, Duration.ofMinutes(2), Duration.ofSeconds(20), Duration.ofSeconds(30),
-                    new Reports(10, 3), new Processes(0.05, 0.3, 0.2, Duration.ofSeconds(60)),
-                    new Gpus(Duration.ofSeconds(10), Duration.ofSeconds(120), 0.9, 0.05, 0.7, 0.05, 0.05, 1e6),
-                    new Phases(Duration.ofMinutes(15), Duration.ofMinutes(30), Duration.ofHours(12)),
-                    new Hysteresis(Duration.ZERO, Duration.ZERO));
-        }
 
         /** @param minGapSeconds the report gap counted is at least this ({@link StallReports}) */
         public record Reports(double minGapSeconds, double withinGaps) {
@@ -192,40 +180,21 @@ public record DetectorSettings(
 
     public record XidError(Set<Long> critical, Set<Long> warning, Set<Long> application, Set<Long> informational,
                            Duration clearAfter, Hysteresis hysteresis) {
-        public static XidError defaults() {
-            return new XidError(Set.of(48L, 62L, 64L, 74L, 79L, 95L, 119L, 120L), Set.of(94L),
-                    Set.of(13L, 31L, 43L), Set.of(63L, 92L), Duration.ofMinutes(30),
-                    new Hysteresis(Duration.ZERO, Duration.ZERO));
-        }
     }
 
     public record SharedGpu(long minBytes) {
-        public static SharedGpu defaults() {
-            return new SharedGpu(512L << 20);
-        }
     }
 
     /** The steady-climb route ({@link HostMemoryClimb}); the short-term routes are the detector's constants. */
     public record HostMemory(Duration climbWindow, Duration climbMinSpan, double climbMinR2, Duration climbHorizon,
                              Hysteresis hysteresis) {
-        public static HostMemory defaults() {
-            return new HostMemory(Duration.ofMinutes(10), Duration.ofMinutes(6), 0.9, Duration.ofMinutes(60),
-                    new Hysteresis(Duration.ofSeconds(30), Duration.ofMinutes(2)));
-        }
     }
 
     /** A slow step that is PCIe-bound ({@link PcieBoundStep}). */
     public record PcieBound(double rxLinkShare, double maxActivityRatio) {
-        public static PcieBound defaults() {
-            return new PcieBound(0.6, 0.6);
-        }
     }
 
     public record AgentLost(double missedIntervals, Duration minSilence, Duration defaultInterval,
                             Hysteresis hysteresis) {
-        public static AgentLost defaults() {
-            return new AgentLost(10, Duration.ofSeconds(30), Duration.ofSeconds(1),
-                    new Hysteresis(Duration.ZERO, Duration.ZERO));
-        }
     }
 }

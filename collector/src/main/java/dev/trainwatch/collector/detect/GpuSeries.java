@@ -20,10 +20,7 @@ public interface GpuSeries extends TimeOrdered {
     static int reasonMask(Collection<String> reasons) {
         int mask = 0;
         for (String r : reasons) {
-            if (r == null) {
-                continue; // List.of(...).indexOf(null) would throw
-            }
-            int bit = CLOCK_EVENT_REASONS.indexOf(r);
+            int bit = r == null ? -1 : CLOCK_EVENT_REASONS.indexOf(r); // List.of(...).indexOf(null) would throw
             if (bit >= 0) {
                 mask |= 1 << bit;
             }
@@ -45,10 +42,6 @@ public interface GpuSeries extends TimeOrdered {
 
     /** True when NVML reported the GPU lost in its newest sample. */
     boolean lost();
-
-    int size();
-
-    double ts(int i);
 
     double memoryUsedBytes(int i);
 

@@ -5,10 +5,6 @@ public interface HostMemorySeries extends TimeOrdered {
 
     String host();
 
-    int size();
-
-    double ts(int i);
-
     /** {@code MemTotal}, NaN when not read. */
     double memTotalBytes(int i);
 

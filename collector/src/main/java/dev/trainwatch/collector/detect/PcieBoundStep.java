@@ -1,5 +1,7 @@
 package dev.trainwatch.collector.detect;
 
+import static dev.trainwatch.collector.detect.WindowStats.mean;
+
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.catalog.Catalog;
 import dev.trainwatch.estimator.catalog.GpuInfo;
@@ -32,11 +34,11 @@ record PcieBoundStep(String name, String fix, Map<String, Object> evidence) {
         double worstLink = Double.NaN;
         double worstActivity = Double.NaN;
         for (GpuSeries g : run.gpus()) {
-            double rx = WindowStats.meanPcieRx(g, from);
+            double rx = mean(g, from, g::pcieRxBytesPerSecond);
             double link = linkBytesPerSecond(e, g);
-            double activity = WindowStats.meanSmActive(g, from);
+            double activity = mean(g, from, g::smActiveRatio);
             if (Double.isNaN(activity)) {
-                activity = WindowStats.meanUtilization(g, from);
+                activity = mean(g, from, g::utilizationRatio);
             }
             if (Double.isNaN(rx) || !(link > 0) || !(activity < s.maxActivityRatio())) {
                 continue;
@@ -57,7 +59,7 @@ record PcieBoundStep(String name, String fix, Map<String, Object> evidence) {
         evidence.put("pcie_rx_bytes_per_second", Math.round(worstRx));
         evidence.put("pcie_link_bytes_per_second", Math.round(worstLink));
         evidence.put("pcie_rx_link_ratio", Texts.round(worstShare, 2));
-        evidence.put(Double.isNaN(WindowStats.meanSmActive(worst, from)) ? "utilization_ratio" : "sm_active_ratio",
+        evidence.put(Double.isNaN(mean(worst, from, worst::smActiveRatio)) ? "utilization_ratio" : "sm_active_ratio",
                 Texts.round(worstActivity, 2));
         Integer blocks = run.spec() == null ? null : run.spec().blocksToSwap();
         if (blocks != null && blocks > 0) {

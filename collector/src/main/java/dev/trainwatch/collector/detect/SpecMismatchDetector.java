@@ -57,7 +57,7 @@ public final class SpecMismatchDetector extends BaseDetector {
         }
         // Training time only: from the first report of the window to the newest, and the newest must be recent (an
         // unannounced pause or evaluation leaves the counters of other work).
-        double gap = WindowStats.expectedReportGapSeconds(steps);
+        double gap = steps.expectedReportGapSeconds();
         int firstReport = steps.firstIndexAtOrAfter(from);
         double spanFrom = steps.ts(firstReport) - (Double.isNaN(gap) ? 0 : gap);
         double spanTo = steps.ts(steps.size() - 1);

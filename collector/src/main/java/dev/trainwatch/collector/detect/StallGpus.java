@@ -1,5 +1,7 @@
 package dev.trainwatch.collector.detect;
 
+import static dev.trainwatch.collector.detect.WindowStats.mean;
+
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -56,13 +58,13 @@ final class StallGpus {
         double recent = run.now() - s.recent().toMillis() / 1000.0;
         double training = s.trainingPowerWindow().toMillis() / 1000.0;
         for (GpuSeries g : BaseDetector.fresh(run)) {
-            double util = WindowStats.meanUtilization(g, recent);
-            double power = WindowStats.mean(g, recent, run.now() + 1, g::powerWatts);
-            double trainingPower = WindowStats.mean(g, lastTs - training, lastTs, g::powerWatts);
+            double util = mean(g, recent, g::utilizationRatio);
+            double power = mean(g, recent, run.now() + 1, g::powerWatts);
+            double trainingPower = mean(g, lastTs - training, lastTs, g::powerWatts);
             double ratio = trainingPower > 0 && !Double.isNaN(power) ? power / trainingPower : Double.NaN;
             if (!Double.isNaN(util)) {
-                out.put(g.uuid(), new State(g.uuid(), g.host(), util, ratio, WindowStats.meanTensorActive(g, recent),
-                        WindowStats.meanDramActive(g, recent), WindowStats.meanNvlinkRate(g, recent), s));
+                out.put(g.uuid(), new State(g.uuid(), g.host(), util, ratio, mean(g, recent, g::tensorActiveRatio),
+                        mean(g, recent, g::dramActiveRatio), mean(g, recent, g::nvlinkBytesPerSecond), s));
             }
         }
         return out;

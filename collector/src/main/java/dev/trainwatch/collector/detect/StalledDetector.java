@@ -53,7 +53,7 @@ public final class StalledDetector extends BaseDetector {
         if (run.now() < run.stepsLateUntil()) {
             return Optional.empty(); // an agent is still delivering the run's backlog: its newest steps are on their way
         }
-        double gap = WindowStats.expectedReportGapSeconds(steps);
+        double gap = steps.expectedReportGapSeconds();
         double threshold = Math.max(seconds(s.minSilence()), s.reportGapMultiple() * gap);
         String phase = run.announcedPhase();
         if (phase != null) {

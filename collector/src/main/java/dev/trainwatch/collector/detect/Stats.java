@@ -30,115 +30,20 @@ public final class Stats {
     }
 
     /**
-     * Median of the first {@code n} values, reordering them (for a caller's scratch array: no copy): the same value as
-     * sorting them with {@link Arrays#sort(double[])} and taking the middle one (the mean of the middle two for an
-     * even count), found by selection in linear time instead. NaN when {@code n} is 0.
+     * Median of the first {@code n} values, sorted in place (a caller's scratch array: no copy): the middle one, or
+     * the mean of the middle two, in {@link Arrays#sort(double[])} order; NaN when {@code n} is 0.
      */
     public static double medianInPlace(double[] values, int n) {
         if (n <= 0) {
             return Double.NaN;
         }
-        int m = n / 2;
-        int order = order(values, n);
-        if (order == ASCENDING) {
-            return n % 2 == 1 ? values[m] : (values[m - 1] + values[m]) / 2;
-        }
-        double upper = order == TOTAL ? selectTotal(values, n, m) : selectPlain(values, n, m);
-        if (n % 2 == 1) {
-            return upper;
-        }
-        // After the selection values[0, m) are all at or below values[m]: the largest of them is the (m-1)-th.
-        double lower = values[0];
-        for (int i = 1; i < m; i++) {
-            if (order == TOTAL ? Double.compare(values[i], lower) > 0 : values[i] > lower) {
-                lower = values[i];
-            }
-        }
-        return (lower + upper) / 2;
-    }
-
-    /** {@link #order}: in ascending order already (no NaN, no -0.0). */
-    private static final int ASCENDING = 0;
-    /** {@link #order}: no NaN and no -0.0, so {@code <} orders as {@link Double#compare} does. */
-    private static final int PLAIN = 1;
-    /** {@link #order}: a NaN or a -0.0, the values where {@code <} and {@link Double#compare} differ. */
-    private static final int TOTAL = 2;
-
-    private static int order(double[] values, int n) {
-        boolean ascending = true;
-        for (int i = 0; i < n; i++) {
-            double v = values[i];
-            if (v != v || Double.doubleToRawLongBits(v) == Long.MIN_VALUE) {
-                return TOTAL;
-            }
-            ascending &= i == 0 || values[i - 1] <= v;
-        }
-        return ascending ? ASCENDING : PLAIN;
-    }
-
-    /**
-     * The {@code k}-th smallest of {@code values[0, n)} in {@link Double#compare} order (the order
-     * {@link Arrays#sort(double[])} sorts in: -0.0 before 0.0, NaN last), partitioning the array around it: after the
-     * call {@code values[0, k)} are at or below {@code values[k]} and {@code values(k, n)} at or above it. Hoare's
-     * FIND (as Wirth writes it), which stays linear when many values are equal.
-     */
-    static double select(double[] values, int n, int k) {
-        return switch (order(values, n)) {
-            case ASCENDING -> values[k];
-            case PLAIN -> selectPlain(values, n, k);
-            default -> selectTotal(values, n, k);
-        };
-    }
-
-    /** {@link #select} with {@code <}: for values without NaN and -0.0. */
-    private static double selectPlain(double[] values, int n, int k) {
-        int lo = 0;
-        int hi = n - 1;
-        while (lo < hi) {
-            double pivot = values[k];
-            int i = lo;
-            int j = hi;
-            do {
-                while (values[i] < pivot) {
-                    i++;
-                }
-                while (pivot < values[j]) {
-                    j--;
-                }
-                if (i <= j) {
-                    double t = values[i];
-                    values[i] = values[j];
-                    values[j] = t;
-                    i++;
-                    j--;
-                }
-            } while (i <= j);
-            if (j < k) {
-                lo = i;
-            }
-            if (k < i) {
-                hi = j;
-            }
-        }
-        return values[k];
-    }
-
-    /**
-     * {@link #select} in {@link Double#compare} order, for values with a NaN or a -0.0 (rare: a reading a GPU did not
-     * have): a sort of the range, which leaves it partitioned as {@link #select} promises.
-     */
-    private static double selectTotal(double[] values, int n, int k) {
         Arrays.sort(values, 0, n);
-        return values[k];
+        int m = n / 2;
+        return n % 2 == 1 ? values[m] : (values[m - 1] + values[m]) / 2;
     }
 
     public static double median(Collection<? extends Number> values) {
-        double[] v = new double[values.size()];
-        int i = 0;
-        for (Number x : values) {
-            v[i++] = x.doubleValue();
-        }
-        return median(v, i);
+        return median(values.stream().mapToDouble(Number::doubleValue).toArray());
     }
 
     /**

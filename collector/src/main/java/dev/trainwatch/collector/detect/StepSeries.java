@@ -1,24 +1,19 @@
 package dev.trainwatch.collector.detect;
 
 /**
- * A run's rolling window of step reports, oldest first. Absent values are {@code NaN} (or -1 for
- * {@link #rank}, {@link #bucketHeight}, {@link #bucketWidth}). Read it only inside a {@link RunContext}
- * evaluation.
+ * A run's rolling window of step reports, oldest first, each at the time it arrived or was stamped. Absent values
+ * are {@code NaN} (or -1 for {@link #rank}, {@link #bucketHeight}, {@link #bucketWidth}). Read it only inside a
+ * {@link RunContext} evaluation.
  */
 public interface StepSeries extends TimeOrdered {
-
-    int size();
 
     /**
      * The gap expected between two reports ({@link WindowStats#expectedReportGapSeconds(StepSeries)}). A series
      * that knows when it changes may keep the value until then.
      */
     default double expectedReportGapSeconds() {
-        return WindowStats.computeExpectedReportGapSeconds(this);
+        return WindowStats.expectedReportGapSeconds(this);
     }
-
-    /** Unix seconds when the report arrived or was stamped. */
-    double ts(int i);
 
     long step(int i);
 
@@ -26,8 +21,6 @@ public interface StepSeries extends TimeOrdered {
     double timeS(int i);
 
     double dataTimeS(int i);
-
-    double modelTimeS(int i);
 
     double lmTimeS(int i);
 

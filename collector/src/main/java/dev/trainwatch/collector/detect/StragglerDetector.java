@@ -1,6 +1,7 @@
 package dev.trainwatch.collector.detect;
 
 import static dev.trainwatch.collector.detect.Stats.nz;
+import static dev.trainwatch.collector.detect.WindowStats.mean;
 
 import dev.trainwatch.protocol.GpuSample;
 import java.time.Duration;
@@ -11,6 +12,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.stream.IntStream;
 
 /**
  * {@code straggler}: one rank holds the others back. From the log when ranks report their own step times
@@ -174,9 +176,9 @@ public final class StragglerDetector extends BaseDetector {
     private Cause gpuCause(List<GpuSeries> all, int self, double from) {
         GpuSeries g = all.get(self);
         double[] clocks = all.stream().mapToDouble(x -> busyClockRatio(x, from)).toArray();
-        double[] utils = all.stream().mapToDouble(x -> WindowStats.meanUtilization(x, from)).toArray();
-        double[] sms = all.stream().mapToDouble(x -> WindowStats.meanSmActive(x, from)).toArray();
-        double[] tensors = all.stream().mapToDouble(x -> WindowStats.meanTensorActive(x, from)).toArray();
+        double[] utils = all.stream().mapToDouble(x -> mean(x, from, x::utilizationRatio)).toArray();
+        double[] sms = all.stream().mapToDouble(x -> mean(x, from, x::smActiveRatio)).toArray();
+        double[] tensors = all.stream().mapToDouble(x -> mean(x, from, x::tensorActiveRatio)).toArray();
         double clock = clocks[self];
         double otherClock = medianExcept(clocks, self);
         List<String> reasons = throttleReasons(g, from);
@@ -341,16 +343,8 @@ public final class StragglerDetector extends BaseDetector {
 
     /** Median utilisation over the window: a stretch shorter than half the window does not move it. */
     private static double medianUtilization(GpuSeries g, double from) {
-        int first = g.firstIndexAtOrAfter(from);
-        double[] v = new double[g.size() - first];
-        int n = 0;
-        for (int i = first; i < g.size(); i++) {
-            double u = g.utilizationRatio(i);
-            if (!Double.isNaN(u)) {
-                v[n++] = u;
-            }
-        }
-        return Stats.medianInPlace(v, n);
+        return Stats.median(IntStream.range(g.firstIndexAtOrAfter(from), g.size()).mapToDouble(g::utilizationRatio)
+                .filter(u -> !Double.isNaN(u)).toArray());
     }
 
     /**
@@ -358,26 +352,14 @@ public final class StragglerDetector extends BaseDetector {
      * shorter than half the window does not move it.
      */
     private static double busyClockRatio(GpuSeries g, double from) {
-        int first = g.firstIndexAtOrAfter(from);
-        double[] v = new double[Math.max(0, g.size() - first)];
-        int n = 0;
-        for (int i = first; i < g.size(); i++) {
-            double c = g.smClockHz(i) / g.smClockMaxHz(i);
-            if (g.utilizationRatio(i) >= 0.5 && !Double.isNaN(c) && !Double.isInfinite(c)) {
-                v[n++] = Math.min(1, c);
-            }
-        }
-        return n >= 5 ? Stats.medianInPlace(v, n) : Double.NaN;
+        double[] v = IntStream.range(g.firstIndexAtOrAfter(from), g.size()).filter(i -> g.utilizationRatio(i) >= 0.5)
+                .mapToDouble(i -> g.smClockHz(i) / g.smClockMaxHz(i)).filter(Double::isFinite).map(c -> Math.min(1, c))
+                .toArray();
+        return v.length >= 5 ? Stats.median(v) : Double.NaN;
     }
 
     private static double medianExcept(double[] values, int skip) {
-        double[] rest = new double[values.length - 1];
-        int n = 0;
-        for (int i = 0; i < values.length; i++) {
-            if (i != skip && !Double.isNaN(values[i])) {
-                rest[n++] = values[i];
-            }
-        }
-        return Stats.medianInPlace(rest, n);
+        return Stats.median(IntStream.range(0, values.length).filter(i -> i != skip).mapToDouble(i -> values[i])
+                .filter(v -> !Double.isNaN(v)).toArray());
     }
 }

@@ -88,22 +88,12 @@ public final class WindowStats {
         return out;
     }
 
-    /** Median samples per step reported (all ranks), NaN when the reports do not say. */
-    public static double medianSamplesPerStep(StepSeries s, double fromTs) {
-        return Stats.median(IntStream.range(s.firstIndexAtOrAfter(fromTs), s.size()).mapToDouble(s::samples)
-                .filter(v -> !Double.isNaN(v)).toArray());
-    }
-
     /**
      * The gap expected between two step reports: the median gap seen, or the newest report's steps × seconds
      * per step, whichever is larger (a log printed every 20 steps reports every 20 step times). Several detectors ask
      * for it in one evaluation; the series may keep it until it changes ({@link StepSeries#expectedReportGapSeconds()}).
      */
     public static double expectedReportGapSeconds(StepSeries s) {
-        return s.expectedReportGapSeconds();
-    }
-
-    public static double computeExpectedReportGapSeconds(StepSeries s) {
         int n = s.size();
         if (n == 0) {
             return Double.NaN;
@@ -119,31 +109,8 @@ public final class WindowStats {
         return Math.max(Stats.medianInPlace(gaps, n - 1), byInterval);
     }
 
-    public static double meanUtilization(GpuSeries g, double fromTs) {
-        return mean(g, fromTs, g::utilizationRatio);
-    }
-
-    public static double meanSmActive(GpuSeries g, double fromTs) {
-        return mean(g, fromTs, g::smActiveRatio);
-    }
-
-    public static double meanTensorActive(GpuSeries g, double fromTs) {
-        return mean(g, fromTs, g::tensorActiveRatio);
-    }
-
-    public static double meanDramActive(GpuSeries g, double fromTs) {
-        return mean(g, fromTs, g::dramActiveRatio);
-    }
-
-    public static double meanNvlinkRate(GpuSeries g, double fromTs) {
-        return mean(g, fromTs, g::nvlinkBytesPerSecond);
-    }
-
-    public static double meanPcieRx(GpuSeries g, double fromTs) {
-        return mean(g, fromTs, g::pcieRxBytesPerSecond);
-    }
-
-    private static double mean(GpuSeries g, double fromTs, IntToDoubleFunction reading) {
+    /** Mean of {@code reading} over the entries at or after {@code fromTs} that have it; NaN when none. */
+    public static double mean(GpuSeries g, double fromTs, IntToDoubleFunction reading) {
         return mean(g, fromTs, Double.POSITIVE_INFINITY, reading);
     }
 
@@ -159,11 +126,6 @@ public final class WindowStats {
             }
         }
         return n > 0 ? sum / n : Double.NaN;
-    }
-
-    /** Mean SM clock over its maximum for the entries at or after {@code fromTs}. */
-    public static double meanSmClockRatio(GpuSeries g, double fromTs) {
-        return mean(g, fromTs, i -> g.smClockMaxHz(i) > 0 ? Math.min(1.0, g.smClockHz(i) / g.smClockMaxHz(i)) : Double.NaN);
     }
 
     public static double maxMemory(GpuSeries g, double fromTs) {

@@ -2,7 +2,6 @@ package dev.trainwatch.collector.series;
 
 import dev.trainwatch.collector.detect.GpuSeries;
 import dev.trainwatch.collector.detect.StepSeries;
-import dev.trainwatch.collector.detect.WindowStats;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.SeriesSource;
 import java.util.Objects;
@@ -11,6 +10,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
+import java.util.stream.IntStream;
 import static dev.trainwatch.collector.state.window.GpuWindow.maxNan;
 import static dev.trainwatch.collector.state.window.GpuWindow.minNan;
 
@@ -136,7 +136,7 @@ public final class SeriesBuilder {
 
     /** How long step figures are carried forward: a few report gaps, at least {@link #MIN_STEP_HOLD_SECONDS}. */
     private static double stepHold(StepSeries steps) {
-        double gap = WindowStats.expectedReportGapSeconds(steps);
+        double gap = steps.expectedReportGapSeconds();
         return Double.isNaN(gap) ? MIN_STEP_HOLD_SECONDS : Math.max(MIN_STEP_HOLD_SECONDS, 3 * gap);
     }
 
@@ -157,14 +157,7 @@ public final class SeriesBuilder {
         for (int p = steps.first(); p < steps.size(); p++) {
             all[n++] = Math.rint(steps.ts(p) * 1000) / 1000;
         }
-        Arrays.sort(all);
-        int distinct = 0;
-        for (int i = 0; i < all.length; i++) {
-            if (distinct == 0 || all[i] != all[distinct - 1]) {
-                all[distinct++] = all[i];
-            }
-        }
-        return Arrays.copyOf(all, distinct);
+        return Arrays.stream(all).sorted().distinct().toArray();
     }
 
     private static List<RunSeries.RunPoint> runPoints(double[] times, int maxPoints, List<GpuSeries> gpus,
@@ -254,21 +247,14 @@ public final class SeriesBuilder {
 
         /** Reports at or after {@code readFromTs}; {@link #first} is the first at or after {@code fromTs}. */
         static SortedSteps of(StepSeries s, double readFromTs, double fromTs) {
-            int n = 0;
-            Integer[] boxed = new Integer[s.size()];
-            for (int i = 0; i < s.size(); i++) {
-                if (s.ts(i) >= readFromTs) {
-                    boxed[n++] = i;
-                }
-            }
-            Integer[] kept = Arrays.copyOf(boxed, n);
-            Arrays.sort(kept, Comparator.comparingDouble(s::ts)); // stable: equal times keep arrival order
-            int[] order = new int[n];
+            int[] order = IntStream.range(0, s.size()).filter(i -> s.ts(i) >= readFromTs).boxed()
+                    .sorted(Comparator.comparingDouble(s::ts)) // stable: equal times keep arrival order
+                    .mapToInt(Integer::intValue).toArray();
+            int n = order.length;
             double[] ts = new double[n];
             int first = n;
             for (int p = 0; p < n; p++) {
-                order[p] = kept[p];
-                ts[p] = s.ts(kept[p]);
+                ts[p] = s.ts(order[p]);
                 if (first == n && ts[p] >= fromTs) {
                     first = p;
                 }

@@ -1,6 +1,9 @@
 package dev.trainwatch.collector.state;
 
+import static dev.trainwatch.collector.detect.WindowStats.mean;
+
 import dev.trainwatch.collector.detect.RankSeries;
+import dev.trainwatch.collector.detect.Stats;
 import dev.trainwatch.collector.detect.StepSeries;
 import dev.trainwatch.collector.detect.WindowStats;
 import dev.trainwatch.collector.state.view.ComparisonView;
@@ -24,6 +27,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalInt;
+import java.util.stream.IntStream;
 
 /**
  * What a run is observed to do, derived from the fleet's live state: the run view, the comparison with the
@@ -84,10 +88,10 @@ final class RunObservations {
                     ? g.latest.powerWatts() : null;
             gpuViews.add(new RunGpuView(w.uuid(), w.host(), w.index(), w.name(), List.copyOf(ranks),
                     toLong(WindowStats.latestMemory(w)), toLong(w.memoryTotalBytes()), toLong(w.peakMemory()),
-                    nan(WindowStats.meanUtilization(w, recent)), nan(WindowStats.meanSmClockRatio(w, recent)),
-                    w.lost(), gpuPower, process, nan(WindowStats.meanSmActive(w, recent)),
-                    nan(WindowStats.meanTensorActive(w, recent)), nan(WindowStats.meanDramActive(w, recent)),
-                    nan(WindowStats.meanNvlinkRate(w, recent))));
+                    nan(mean(w, recent, w::utilizationRatio)), nan(mean(w, recent, i -> smClockRatio(w, i))),
+                    w.lost(), gpuPower, process, nan(mean(w, recent, w::smActiveRatio)),
+                    nan(mean(w, recent, w::tensorActiveRatio)), nan(mean(w, recent, w::dramActiveRatio)),
+                    nan(mean(w, recent, w::nvlinkBytesPerSecond))));
         }
         gpuViews.sort(Comparator.comparing(RunGpuView::host, Comparator.nullsLast(Comparator.naturalOrder()))
                 .thenComparingInt(RunGpuView::index));
@@ -240,12 +244,12 @@ final class RunObservations {
                     fullestHeadroom = headroom;
                 }
             }
-            double sm = WindowStats.meanSmActive(g.window, recent);
+            double sm = mean(g.window, recent, g.window::smActiveRatio);
             if (!Double.isNaN(sm)) {
                 smSum += sm;
                 smN++;
             }
-            double tensor = WindowStats.meanTensorActive(g.window, fromSteps);
+            double tensor = mean(g.window, fromSteps, g.window::tensorActiveRatio);
             if (!Double.isNaN(tensor)) {
                 tensorSum += tensor;
                 tensorN++;
@@ -299,12 +303,18 @@ final class RunObservations {
         return out.size() >= 2 ? List.copyOf(out) : null;
     }
 
+    private static double smClockRatio(GpuWindow w, int i) {
+        return w.smClockMaxHz(i) > 0 ? Math.min(1.0, w.smClockHz(i) / w.smClockMaxHz(i)) : Double.NaN;
+    }
+
     /** Samples per second over all ranks: from the reports' sample counts, else the spec's global batch. */
     private double samplesPerSecond(RunState run, double stepSeconds, double fromTs) {
         if (!(stepSeconds > 0)) {
             return Double.NaN;
         }
-        double perStep = WindowStats.medianSamplesPerStep(run.steps(), fromTs);
+        StepSeries s = run.steps();
+        double perStep = Stats.median(IntStream.range(s.firstIndexAtOrAfter(fromTs), s.size()).mapToDouble(s::samples)
+                .filter(v -> !Double.isNaN(v)).toArray());
         if (Double.isNaN(perStep)) {
             perStep = specSamplesPerStep(run);
         }
@@ -394,7 +404,7 @@ final class RunObservations {
         double sum = 0;
         int n = 0;
         for (GpuState g : gs) {
-            double u = WindowStats.meanUtilization(g.window, fromTs);
+            double u = mean(g.window, fromTs, g.window::utilizationRatio);
             if (!Double.isNaN(u)) {
                 sum += u;
                 n++;

@@ -64,7 +64,6 @@ class DataStarvationDetectorTest {
         @Override public long step(int i) { return i + 1; }
         @Override public double timeS(int i) { return times[i]; }
         @Override public double dataTimeS(int i) { return Double.NaN; }
-        @Override public double modelTimeS(int i) { return Double.NaN; }
         @Override public double lmTimeS(int i) { return Double.NaN; }
         @Override public double vaeTimeS(int i) { return Double.NaN; }
         @Override public int intervalSteps(int i) { return 1; }

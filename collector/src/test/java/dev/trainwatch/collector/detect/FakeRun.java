@@ -77,7 +77,6 @@ final class FakeRun implements RunContext {
         @Override public long step(int i) { return r.get(i).step(); }
         @Override public double timeS(int i) { return r.get(i).timeS(); }
         @Override public double dataTimeS(int i) { return r.get(i).dataS(); }
-        @Override public double modelTimeS(int i) { return Double.NaN; }
         @Override public double lmTimeS(int i) { return r.get(i).lmS(); }
         @Override public double vaeTimeS(int i) { return r.get(i).vaeS(); }
         @Override public int intervalSteps(int i) { return r.get(i).interval(); }
@@ -160,7 +159,6 @@ final class FakeRun implements RunContext {
         @Override public long step(int i) { return 100 + i; }
         @Override public double timeS(int i) { return seconds; }
         @Override public double dataTimeS(int i) { return Double.NaN; }
-        @Override public double modelTimeS(int i) { return Double.NaN; }
         @Override public double lmTimeS(int i) { return Double.NaN; }
         @Override public double vaeTimeS(int i) { return Double.NaN; }
         @Override public int intervalSteps(int i) { return 1; }

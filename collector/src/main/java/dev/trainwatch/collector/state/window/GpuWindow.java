@@ -6,6 +6,7 @@ import dev.trainwatch.protocol.GpuActivity;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.UtilizationWindow;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * A GPU's rolling window as a ring of primitive columns (1,024 GPUs × 600 entries must fit a small heap); polls
@@ -18,27 +19,19 @@ public final class GpuWindow implements GpuSeries {
     private final double resolutionSeconds;
     private final double[] ts;
     private final double[] memoryUsed;
-    private final float[] utilization;
-    private final float[] utilizationMin;
-    private final float[] idleFraction;
-    private final float[] smClock;
-    private final float[] smClockMax;
-    private final float[] power;
-    private final float[] temperature;
+    /** The float readings, a column per {@link Col}. */
+    private final float[][] cols;
     private final int[] reasons;
-    // hardware activity counters (NaN where the GPU has none)
-    private final float[] smActive;
-    private final float[] tensorActive;
-    private final float[] dramActive;
-    private final float[] nvlinkRate;
-    private final float[] pcieRx;
     private final short[] merged;
     /** The newest NVLink counter (rx + tx bytes) and its time, for the rate of the next poll. */
     private double lastNvlinkBytes = Double.NaN;
     private double lastNvlinkTs = Double.NaN;
     private final Ring ring;
-    /** The poll being added, read once into primitives (no object per poll). */
-    private final Poll poll = new Poll();
+    /** The poll being added, read once into primitives (no object per poll): its {@link Col} values, then the rest. */
+    private final double[] poll = new double[COLUMNS.length];
+    private double pollTs;
+    private double pollMemory;
+    private int pollMask;
     /** Entries ever added (a merge adds none): entry {@code i} is the {@code (added - size + i)}-th. */
     private long added;
     /**
@@ -57,24 +50,16 @@ public final class GpuWindow implements GpuSeries {
     /** The newest poll's processes that are not the run's (set by the ingest after attribution). */
     private List<OtherProcess> others = List.of();
 
-    /** One poll's values as the window keeps them (NaN where absent or out of range). */
-    private static final class Poll {
-        double ts;
-        double memory;
-        double util;
-        double utilMin;
-        double idle;
-        int mask;
-        double sm;
-        double smMax;
-        double watts;
-        double temp;
-        double smAct;
-        double tensorAct;
-        double dramAct;
-        double link;
-        double rx;
+    /**
+     * The readings kept as floats (NaN where absent or out of range; the activity counters where the GPU has none).
+     * A poll merging into an entry adds to the running mean, except where {@link #merge} says max or min.
+     */
+    private enum Col {
+        UTIL, UTIL_MIN, IDLE, SM_CLOCK, SM_CLOCK_MAX, POWER, TEMPERATURE, SM_ACTIVE, TENSOR_ACTIVE, DRAM_ACTIVE, NVLINK,
+        PCIE_RX
     }
+
+    private static final Col[] COLUMNS = Col.values();
 
     public GpuWindow(String uuid, double spanSeconds, int capacity) {
         this.uuid = uuid;
@@ -83,27 +68,14 @@ public final class GpuWindow implements GpuSeries {
         ring = new Ring(capacity);
         ts = new double[capacity];
         memoryUsed = new double[capacity];
-        utilization = new float[capacity];
-        utilizationMin = new float[capacity];
-        idleFraction = new float[capacity];
-        smClock = new float[capacity];
-        smClockMax = new float[capacity];
-        power = new float[capacity];
-        temperature = new float[capacity];
+        cols = new float[COLUMNS.length][capacity];
         reasons = new int[capacity];
-        smActive = new float[capacity];
-        tensorActive = new float[capacity];
-        dramActive = new float[capacity];
-        nvlinkRate = new float[capacity];
-        pcieRx = new float[capacity];
         merged = new short[capacity];
     }
 
     /** A read-only copy of entries {@code [from, to)} for reading outside the fleet's lock; never added to. */
     public GpuWindow copy(int from, int to) {
-        if (from < 0 || to > ring.size() || from > to) {
-            throw new IndexOutOfBoundsException("entries [" + from + ", " + to + ") of " + ring.size());
-        }
+        Objects.checkFromToIndex(from, to, ring.size());
         return new GpuWindow(this, from, to);
     }
 
@@ -115,19 +87,11 @@ public final class GpuWindow implements GpuSeries {
         resolutionSeconds = spanSeconds / capacity;
         ts = src.ring.copy(src.ts, new double[capacity], from, n);
         memoryUsed = src.ring.copy(src.memoryUsed, new double[capacity], from, n);
-        utilization = src.ring.copy(src.utilization, new float[capacity], from, n);
-        utilizationMin = src.ring.copy(src.utilizationMin, new float[capacity], from, n);
-        idleFraction = src.ring.copy(src.idleFraction, new float[capacity], from, n);
-        smClock = src.ring.copy(src.smClock, new float[capacity], from, n);
-        smClockMax = src.ring.copy(src.smClockMax, new float[capacity], from, n);
-        power = src.ring.copy(src.power, new float[capacity], from, n);
-        temperature = src.ring.copy(src.temperature, new float[capacity], from, n);
+        cols = new float[COLUMNS.length][];
+        for (int c = 0; c < cols.length; c++) {
+            cols[c] = src.ring.copy(src.cols[c], new float[capacity], from, n);
+        }
         reasons = src.ring.copy(src.reasons, new int[capacity], from, n);
-        smActive = src.ring.copy(src.smActive, new float[capacity], from, n);
-        tensorActive = src.ring.copy(src.tensorActive, new float[capacity], from, n);
-        dramActive = src.ring.copy(src.dramActive, new float[capacity], from, n);
-        nvlinkRate = src.ring.copy(src.nvlinkRate, new float[capacity], from, n);
-        pcieRx = src.ring.copy(src.pcieRx, new float[capacity], from, n);
         merged = new short[0]; // only add() reads it, and a copy is never added to
         ring = Ring.filled(capacity, n);
         added = n;
@@ -164,82 +128,72 @@ public final class GpuWindow implements GpuSeries {
         if (finite(s.memoryTotalBytes())) {
             memoryTotal = s.memoryTotalBytes();
         }
-        Poll p = poll;
-        p.ts = sampleTs;
+        pollTs = sampleTs;
         double util = ratio(s.utilizationRatio());
         UtilizationWindow w = s.utilizationWindow();
         boolean windowed = w != null && w.count() > 0;
-        p.utilMin = windowed ? w.minRatio() : util;
-        p.idle = windowed ? w.idleFraction() : (Double.isNaN(util) ? Double.NaN : util <= 0.05 ? 1 : 0);
-        p.util = windowed && Double.isNaN(util) ? w.meanRatio() : util;
-        p.mask = s.clockEventReasons() == null ? 0 : GpuSeries.reasonMask(s.clockEventReasons());
-        p.memory = finite(s.memoryUsedBytes()) ? s.memoryUsedBytes() : Double.NaN;
-        if (!Double.isNaN(p.memory) && !(p.memory <= peakMemory)) {
-            peakMemory = p.memory;
+        put(Col.UTIL_MIN, windowed ? w.minRatio() : util);
+        put(Col.IDLE, windowed ? w.idleFraction() : (Double.isNaN(util) ? Double.NaN : util <= 0.05 ? 1 : 0));
+        put(Col.UTIL, windowed && Double.isNaN(util) ? w.meanRatio() : util);
+        pollMask = s.clockEventReasons() == null ? 0 : GpuSeries.reasonMask(s.clockEventReasons());
+        pollMemory = finite(s.memoryUsedBytes()) ? s.memoryUsedBytes() : Double.NaN;
+        if (!Double.isNaN(pollMemory) && !(pollMemory <= peakMemory)) {
+            peakMemory = pollMemory;
         }
-        p.sm = finite(s.smClockHz()) ? s.smClockHz() : Double.NaN;
-        p.smMax = finite(s.smClockMaxHz()) ? s.smClockMaxHz() : Double.NaN;
-        p.watts = finiteD(s.powerWatts());
-        p.temp = finiteD(s.temperatureCelsius());
+        put(Col.SM_CLOCK, finite(s.smClockHz()) ? s.smClockHz() : Double.NaN);
+        put(Col.SM_CLOCK_MAX, finite(s.smClockMaxHz()) ? s.smClockMaxHz() : Double.NaN);
+        put(Col.POWER, finiteD(s.powerWatts()));
+        put(Col.TEMPERATURE, finiteD(s.temperatureCelsius()));
         GpuActivity a = lost ? null : s.activity();
-        p.smAct = a == null ? Double.NaN : ratio(a.smActiveRatio());
-        p.tensorAct = a == null ? Double.NaN : ratio(a.tensorActiveRatio());
-        p.dramAct = a == null ? Double.NaN : ratio(a.dramActiveRatio());
-        p.link = nvlinkRate(a, sampleTs);
-        p.rx = a == null ? Double.NaN : finiteD(a.pcieRxBytesPerSecond());
+        put(Col.SM_ACTIVE, a == null ? Double.NaN : ratio(a.smActiveRatio()));
+        put(Col.TENSOR_ACTIVE, a == null ? Double.NaN : ratio(a.tensorActiveRatio()));
+        put(Col.DRAM_ACTIVE, a == null ? Double.NaN : ratio(a.dramActiveRatio()));
+        put(Col.NVLINK, nvlinkRate(a, sampleTs));
+        put(Col.PCIE_RX, a == null ? Double.NaN : finiteD(a.pcieRxBytesPerSecond()));
+    }
+
+    private void put(Col c, double v) {
+        poll[c.ordinal()] = v;
     }
 
     /** Merges the poll into entry {@code last}, which started less than the resolution before it. */
     private void merge(int last) {
-        Poll p = poll;
         int n = merged[last];
         double before = memoryUsed[last];
-        memoryUsed[last] = maxNan(before, p.memory);
+        memoryUsed[last] = maxNan(before, pollMemory);
         if (!(memoryUsed[last] == before)) { // a new run begins at this entry (or after it, when NaN)
             memoryStillSince = Double.isNaN(memoryUsed[last]) ? added : added - 1;
         }
-        utilization[last] = (float) meanNan(utilization[last], p.util, n);
-        utilizationMin[last] = (float) minNan(utilizationMin[last], p.utilMin);
-        idleFraction[last] = (float) meanNan(idleFraction[last], p.idle, n);
-        smClock[last] = (float) meanNan(smClock[last], p.sm, n);
-        smClockMax[last] = (float) maxNan(smClockMax[last], p.smMax);
-        power[last] = (float) meanNan(power[last], p.watts, n);
-        temperature[last] = (float) maxNan(temperature[last], p.temp);
-        reasons[last] |= p.mask;
-        smActive[last] = (float) meanNan(smActive[last], p.smAct, n);
-        tensorActive[last] = (float) meanNan(tensorActive[last], p.tensorAct, n);
-        dramActive[last] = (float) meanNan(dramActive[last], p.dramAct, n);
-        nvlinkRate[last] = (float) meanNan(nvlinkRate[last], p.link, n);
-        pcieRx[last] = (float) meanNan(pcieRx[last], p.rx, n);
+        for (Col c : COLUMNS) {
+            float[] col = cols[c.ordinal()];
+            double x = poll[c.ordinal()];
+            double m = switch (c) {
+                case UTIL_MIN -> minNan(col[last], x);
+                case SM_CLOCK_MAX, TEMPERATURE -> maxNan(col[last], x);
+                default -> meanNan(col[last], x, n);
+            };
+            col[last] = (float) m;
+        }
+        reasons[last] |= pollMask;
         merged[last] = (short) (n + 1);
     }
 
     /** Adds the poll as a new entry, the oldest going when the window is full. */
     private void append() {
-        Poll p = poll;
         if (ring.full()) {
             ring.dropOldest();
         }
-        if (!(ring.size() > 0 && p.memory == memoryUsed[ring.newest()])) { // NaN equals nothing
-            memoryStillSince = Double.isNaN(p.memory) ? added + 1 : added;
+        if (!(ring.size() > 0 && pollMemory == memoryUsed[ring.newest()])) { // NaN equals nothing
+            memoryStillSince = Double.isNaN(pollMemory) ? added + 1 : added;
         }
         added++;
         int i = ring.append();
-        ts[i] = p.ts;
-        memoryUsed[i] = p.memory;
-        utilization[i] = (float) p.util;
-        utilizationMin[i] = (float) p.utilMin;
-        idleFraction[i] = (float) p.idle;
-        smClock[i] = (float) p.sm;
-        smClockMax[i] = (float) p.smMax;
-        power[i] = (float) p.watts;
-        temperature[i] = (float) p.temp;
-        reasons[i] = p.mask;
-        smActive[i] = (float) p.smAct;
-        tensorActive[i] = (float) p.tensorAct;
-        dramActive[i] = (float) p.dramAct;
-        nvlinkRate[i] = (float) p.link;
-        pcieRx[i] = (float) p.rx;
+        ts[i] = pollTs;
+        memoryUsed[i] = pollMemory;
+        for (int c = 0; c < cols.length; c++) {
+            cols[c][i] = (float) poll[c];
+        }
+        reasons[i] = pollMask;
         merged[i] = 1;
     }
 
@@ -348,37 +302,37 @@ public final class GpuWindow implements GpuSeries {
 
     @Override
     public double utilizationRatio(int i) {
-        return utilization[ring.slot(i)];
+        return get(Col.UTIL, i);
     }
 
     @Override
     public double utilizationMinRatio(int i) {
-        return utilizationMin[ring.slot(i)];
+        return get(Col.UTIL_MIN, i);
     }
 
     @Override
     public double idleFraction(int i) {
-        return idleFraction[ring.slot(i)];
+        return get(Col.IDLE, i);
     }
 
     @Override
     public double smClockHz(int i) {
-        return smClock[ring.slot(i)];
+        return get(Col.SM_CLOCK, i);
     }
 
     @Override
     public double smClockMaxHz(int i) {
-        return smClockMax[ring.slot(i)];
+        return get(Col.SM_CLOCK_MAX, i);
     }
 
     @Override
     public double powerWatts(int i) {
-        return power[ring.slot(i)];
+        return get(Col.POWER, i);
     }
 
     @Override
     public double temperatureCelsius(int i) {
-        return temperature[ring.slot(i)];
+        return get(Col.TEMPERATURE, i);
     }
 
     @Override
@@ -388,27 +342,31 @@ public final class GpuWindow implements GpuSeries {
 
     @Override
     public double smActiveRatio(int i) {
-        return smActive[ring.slot(i)];
+        return get(Col.SM_ACTIVE, i);
     }
 
     @Override
     public double tensorActiveRatio(int i) {
-        return tensorActive[ring.slot(i)];
+        return get(Col.TENSOR_ACTIVE, i);
     }
 
     @Override
     public double dramActiveRatio(int i) {
-        return dramActive[ring.slot(i)];
+        return get(Col.DRAM_ACTIVE, i);
     }
 
     @Override
     public double nvlinkBytesPerSecond(int i) {
-        return nvlinkRate[ring.slot(i)];
+        return get(Col.NVLINK, i);
     }
 
     @Override
     public double pcieRxBytesPerSecond(int i) {
-        return pcieRx[ring.slot(i)];
+        return get(Col.PCIE_RX, i);
+    }
+
+    private double get(Col c, int i) {
+        return cols[c.ordinal()][ring.slot(i)];
     }
 
     @Override

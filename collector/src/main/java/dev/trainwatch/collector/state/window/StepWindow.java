@@ -13,7 +13,6 @@ public final class StepWindow implements StepSeries {
     private final long[] step;
     private final double[] time;
     private final double[] data;
-    private final double[] model;
     private final double[] lm;
     private final double[] vae;
     private final double[] samples;
@@ -31,7 +30,6 @@ public final class StepWindow implements StepSeries {
         step = new long[capacity];
         time = new double[capacity];
         data = new double[capacity];
-        model = new double[capacity];
         lm = new double[capacity];
         vae = new double[capacity];
         samples = new double[capacity];
@@ -56,7 +54,6 @@ public final class StepWindow implements StepSeries {
         step = src.all(src.step, new long[capacity]);
         time = src.all(src.time, new double[capacity]);
         data = src.all(src.data, new double[capacity]);
-        model = src.all(src.model, new double[capacity]);
         lm = src.all(src.lm, new double[capacity]);
         vae = src.all(src.vae, new double[capacity]);
         samples = src.all(src.samples, new double[capacity]);
@@ -80,7 +77,6 @@ public final class StepWindow implements StepSeries {
         step[i] = e.step();
         time[i] = e.timeS();
         data[i] = seconds(e.dataTimeS());
-        model[i] = seconds(e.modelTimeS());
         lm[i] = seconds(e.lmTimeS());
         vae[i] = seconds(e.vaeTimeS());
         samples[i] = e.samples() != null && Double.isFinite(e.samples()) && e.samples() > 0 ? e.samples() : Double.NaN;
@@ -98,7 +94,7 @@ public final class StepWindow implements StepSeries {
     @Override
     public double expectedReportGapSeconds() {
         if (!reportGapKnown) {
-            reportGap = WindowStats.computeExpectedReportGapSeconds(this);
+            reportGap = WindowStats.expectedReportGapSeconds(this);
             reportGapKnown = true;
         }
         return reportGap;
@@ -140,11 +136,6 @@ public final class StepWindow implements StepSeries {
     @Override
     public double dataTimeS(int i) {
         return data[ring.slot(i)];
-    }
-
-    @Override
-    public double modelTimeS(int i) {
-        return model[ring.slot(i)];
     }
 
     @Override
