@@ -30,10 +30,6 @@ final class IntervalTracker {
         return gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null;
     }
 
-    long regularGap() {
-        return regularGap;
-    }
-
     boolean isFirst() {
         return previousStep < 0;
     }

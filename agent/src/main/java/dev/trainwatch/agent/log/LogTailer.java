@@ -484,9 +484,6 @@ public final class LogTailer implements StepSource {
     private boolean openChannel(BasicFileAttributes attrs) {
         try {
             channel = FileChannel.open(file, StandardOpenOption.READ);
-        } catch (AccessDeniedException e) {
-            problem = permissionDenied(file);
-            return false;
         } catch (IOException e) {
             problem = describe(e);
             return false;
