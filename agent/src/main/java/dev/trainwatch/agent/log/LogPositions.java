@@ -112,24 +112,20 @@ public final class LogPositions {
             m.put("mid_line", s.midLine());
             m.put("stretch", s.stretch());
             if (s.ranks() != null) {
-                List<Object> ranks = new ArrayList<>(s.ranks().size());
-                for (RankStep r : s.ranks()) {
-                    if (r == null) {
-                        ranks.add(null);
-                    } else {
-                        Map<String, Object> rm = new LinkedHashMap<>();
-                        rm.put("rank", r.rank());
-                        rm.put("step", r.step());
-                        rm.put("ts", r.ts());
-                        ranks.add(rm);
-                    }
-                }
-                m.put("ranks", ranks);
+                m.put("ranks", s.ranks().stream().map(r -> r == null ? null : rankJson(r)).toList());
             }
             m.put("updated", s.updated());
             out.add(m);
         }
         return WireCodec.toBytes(out);
+    }
+
+    private static Map<String, Object> rankJson(RankStep r) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("rank", r.rank());
+        m.put("step", r.step());
+        m.put("ts", r.ts());
+        return m;
     }
 
     static List<FileState> parse(byte[] bytes) throws IOException {

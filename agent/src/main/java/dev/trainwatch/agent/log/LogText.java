@@ -23,6 +23,8 @@ final class LogText {
             + "(\\d\\d):(\\d\\d):(\\d\\d)(?:[,.](\\d+))?(Z|[+-]\\d\\d(?::?\\d\\d)?)?"
             + "|(\\d\\d)/(\\d\\d)/(\\d{4}) (\\d\\d):(\\d\\d):(\\d\\d))", Pattern.DOTALL);
 
+    private static final Pattern RANK_PREFIX = Pattern.compile("\\[(?:rank|default)(\\d+)]:");
+
     private LogText() {
     }
 
@@ -58,25 +60,11 @@ final class LogText {
 
     /** torchrun's {@code [rank3]:} or {@code [default3]:} ({@code --tee}/{@code --log-line-prefix-template}). */
     static Integer rankPrefix(String s) {
-        if (s.isEmpty() || s.charAt(0) != '[') {
+        Matcher m = RANK_PREFIX.matcher(s);
+        if (!m.lookingAt() || m.end(1) > 16) {
             return null;
         }
-        int close = s.indexOf("]:");
-        if (close < 0 || close > 16) {
-            return null;
-        }
-        int i = 1;
-        while (i < close && !LineFields.isDigit(s.charAt(i))) {
-            i++;
-        }
-        String word = s.substring(1, i);
-        if (i == close || !(word.equals("rank") || word.equals("default"))) {
-            return null;
-        }
-        if (LineFields.digitsEnd(s, i) != close) {
-            return null;
-        }
-        long r = LineFields.longAt(s, i);
-        return r < 0 || r > Integer.MAX_VALUE ? null : (int) r;
+        long r = Long.parseLong(m.group(1));
+        return r > Integer.MAX_VALUE ? null : (int) r;
     }
 }
