@@ -36,9 +36,6 @@ final class IntervalTracker {
 
     /** regular/gap when the gap is irregular, else 1. */
     double rescale(long gap) {
-        if (gap > 0 && regularGap > 0 && gap != regularGap) {
-            return (double) regularGap / gap;
-        }
-        return 1.0;
+        return gap > 0 && regularGap > 0 && gap != regularGap ? (double) regularGap / gap : 1.0;
     }
 }

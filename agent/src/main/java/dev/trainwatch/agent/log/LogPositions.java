@@ -47,10 +47,6 @@ public final class LogPositions {
         this.file = dir.resolve(FILE_NAME);
     }
 
-    public Path file() {
-        return file;
-    }
-
     /** The saved states, newest first; empty when there are none or they cannot be read (logged once). */
     public synchronized List<FileState> load() {
         try {
@@ -98,26 +94,22 @@ public final class LogPositions {
     }
 
     static byte[] toJson(List<FileState> states) {
-        List<Object> out = new ArrayList<>(states.size());
-        for (FileState s : states) {
-            if (s == null) {
-                out.add(null);
-                continue;
-            }
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("file_key", s.fileKey());
-            m.put("head", s.head());
-            m.put("path", s.path());
-            m.put("position", s.position());
-            m.put("mid_line", s.midLine());
-            m.put("stretch", s.stretch());
-            if (s.ranks() != null) {
-                m.put("ranks", s.ranks().stream().map(r -> r == null ? null : rankJson(r)).toList());
-            }
-            m.put("updated", s.updated());
-            out.add(m);
+        return WireCodec.toBytes(states.stream().map(s -> s == null ? null : stateJson(s)).toList());
+    }
+
+    private static Map<String, Object> stateJson(FileState s) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("file_key", s.fileKey());
+        m.put("head", s.head());
+        m.put("path", s.path());
+        m.put("position", s.position());
+        m.put("mid_line", s.midLine());
+        m.put("stretch", s.stretch());
+        if (s.ranks() != null) {
+            m.put("ranks", s.ranks().stream().map(r -> r == null ? null : rankJson(r)).toList());
         }
-        return WireCodec.toBytes(out);
+        m.put("updated", s.updated());
+        return m;
     }
 
     private static Map<String, Object> rankJson(RankStep r) {
