@@ -34,7 +34,6 @@ public final class BackgroundStepSource implements StepSource {
     private volatile long readStartedNanos;
     private volatile boolean reading;
     private volatile boolean closed;
-    private long lost;
     private long requested;
     private long served;
     /** A regular file reads in far less; a blocked read costs a poll this much at most, nothing once stuck. */
@@ -69,7 +68,6 @@ public final class BackgroundStepSource implements StepSource {
                     if (steps.size() + read.size() > MAX_BUFFERED) {
                         int drop = Math.min(steps.size(), steps.size() + read.size() - MAX_BUFFERED);
                         steps.subList(0, drop).clear();
-                        lost += drop;
                     }
                     steps.addAll(read);
                     phases.addAll(announced);
@@ -180,12 +178,6 @@ public final class BackgroundStepSource implements StepSource {
 
     public boolean stuck() {
         return reading && System.nanoTime() - readStartedNanos > stuckAfterNanos;
-    }
-
-    public long lost() {
-        synchronized (lock) {
-            return lost;
-        }
     }
 
     private volatile long releasedAtNanos;

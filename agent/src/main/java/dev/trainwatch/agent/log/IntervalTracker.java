@@ -30,19 +30,12 @@ final class IntervalTracker {
         return gap > 0 ? (int) Math.min(gap, Integer.MAX_VALUE) : null;
     }
 
-    long regularGap() {
-        return regularGap;
-    }
-
     boolean isFirst() {
         return previousStep < 0;
     }
 
     /** regular/gap when the gap is irregular, else 1. */
     double rescale(long gap) {
-        if (gap > 0 && regularGap > 0 && gap != regularGap) {
-            return (double) regularGap / gap;
-        }
-        return 1.0;
+        return gap > 0 && regularGap > 0 && gap != regularGap ? (double) regularGap / gap : 1.0;
     }
 }

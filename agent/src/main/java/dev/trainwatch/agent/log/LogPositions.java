@@ -47,10 +47,6 @@ public final class LogPositions {
         this.file = dir.resolve(FILE_NAME);
     }
 
-    public Path file() {
-        return file;
-    }
-
     /** The saved states, newest first; empty when there are none or they cannot be read (logged once). */
     public synchronized List<FileState> load() {
         try {
@@ -98,38 +94,30 @@ public final class LogPositions {
     }
 
     static byte[] toJson(List<FileState> states) {
-        List<Object> out = new ArrayList<>(states.size());
-        for (FileState s : states) {
-            if (s == null) {
-                out.add(null);
-                continue;
-            }
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("file_key", s.fileKey());
-            m.put("head", s.head());
-            m.put("path", s.path());
-            m.put("position", s.position());
-            m.put("mid_line", s.midLine());
-            m.put("stretch", s.stretch());
-            if (s.ranks() != null) {
-                List<Object> ranks = new ArrayList<>(s.ranks().size());
-                for (RankStep r : s.ranks()) {
-                    if (r == null) {
-                        ranks.add(null);
-                    } else {
-                        Map<String, Object> rm = new LinkedHashMap<>();
-                        rm.put("rank", r.rank());
-                        rm.put("step", r.step());
-                        rm.put("ts", r.ts());
-                        ranks.add(rm);
-                    }
-                }
-                m.put("ranks", ranks);
-            }
-            m.put("updated", s.updated());
-            out.add(m);
+        return WireCodec.toBytes(states.stream().map(s -> s == null ? null : stateJson(s)).toList());
+    }
+
+    private static Map<String, Object> stateJson(FileState s) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("file_key", s.fileKey());
+        m.put("head", s.head());
+        m.put("path", s.path());
+        m.put("position", s.position());
+        m.put("mid_line", s.midLine());
+        m.put("stretch", s.stretch());
+        if (s.ranks() != null) {
+            m.put("ranks", s.ranks().stream().map(r -> r == null ? null : rankJson(r)).toList());
         }
-        return WireCodec.toBytes(out);
+        m.put("updated", s.updated());
+        return m;
+    }
+
+    private static Map<String, Object> rankJson(RankStep r) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("rank", r.rank());
+        m.put("step", r.step());
+        m.put("ts", r.ts());
+        return m;
     }
 
     static List<FileState> parse(byte[] bytes) throws IOException {

@@ -1,5 +1,6 @@
 package dev.trainwatch.agent.log;
 
+import dev.trainwatch.agent.ship.Spool;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.EventKind;
 import dev.trainwatch.protocol.PhaseProgress;
@@ -10,7 +11,6 @@ import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryStream;
-import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
@@ -219,12 +219,8 @@ public final class LogTailer implements StepSource {
             // mtime is on the wall clock: its age, not its time, carries over (a log that stopped long ago is old)
             anchor -= modifiedAgo;
         }
-        double newest = Double.NEGATIVE_INFINITY;
-        for (double t : pendingLogTs) {
-            if (!Double.isNaN(t) && t > newest) {
-                newest = t;
-            }
-        }
+        double newest = pendingLogTs.stream().mapToDouble(Double::doubleValue).filter(t -> !Double.isNaN(t)).max()
+                .orElse(Double.NEGATIVE_INFINITY);
         List<StepEvent> out = new ArrayList<>(events.size());
         for (int i = 0; i < events.size(); i++) {
             double logTs = pendingLogTs.get(i);
@@ -365,7 +361,8 @@ public final class LogTailer implements StepSource {
         }
         if (!attrs.isRegularFile()) {
             // never opened: a FIFO blocks until a writer comes
-            problem = "log file " + file + " is " + kindOf(attrs) + ", not a regular file; waiting for a regular file";
+            problem = "log file " + file + " is " + (attrs.isDirectory() ? "a directory" : specialKind(file))
+                    + ", not a regular file; waiting for a regular file";
             return;
         }
         modifiedAgo = (System.currentTimeMillis() - attrs.lastModifiedTime().toMillis()) / 1000.0;
@@ -391,14 +388,10 @@ public final class LogTailer implements StepSource {
 
     /** After a restart: reads the rest of the file rotated away meanwhile (found by inode, e.g. train.log.1). */
     private void finishRotatedAway(Object currentKey) {
-        LogPositions.FileState last = null;
+        LogPositions.FileState last;
         synchronized (known) {
-            for (LogPositions.FileState s : known.values()) {
-                if (s.path() != null && s.path().equals(file.toString())
-                        && (last == null || s.updated() >= last.updated())) {
-                    last = s;
-                }
-            }
+            last = known.values().stream().filter(s -> file.toString().equals(s.path()))
+                    .reduce((a, b) -> b.updated() >= a.updated() ? b : a).orElse(null);
         }
         if (last == null) {
             return;
@@ -461,10 +454,6 @@ public final class LogTailer implements StepSource {
         extractor.newFile(null);
     }
 
-    private String kindOf(BasicFileAttributes attrs) {
-        return attrs.isDirectory() ? "a directory" : specialKind(file);
-    }
-
     /** What a file that is neither regular nor a directory is, by its {@code unix:mode}. */
     static String specialKind(Path file) {
         try {
@@ -484,9 +473,6 @@ public final class LogTailer implements StepSource {
     private boolean openChannel(BasicFileAttributes attrs) {
         try {
             channel = FileChannel.open(file, StandardOpenOption.READ);
-        } catch (AccessDeniedException e) {
-            problem = permissionDenied(file);
-            return false;
         } catch (IOException e) {
             problem = describe(e);
             return false;
@@ -564,14 +550,8 @@ public final class LogTailer implements StepSource {
     }
 
     private String describe(IOException e) {
-        if (e instanceof AccessDeniedException) {
-            return permissionDenied(file);
-        }
-        if (e instanceof FileSystemException fse && fse.getReason() != null) {
-            return "cannot read log file " + file + ": " + fse.getReason();
-        }
-        String message = e.getMessage();
-        return "cannot read log file " + file + ": " + (message == null ? e.getClass().getSimpleName() : message);
+        return e instanceof AccessDeniedException ? permissionDenied(file)
+                : "cannot read log file " + file + ": " + Spool.describe(e);
     }
 
     private void forgetFile() {

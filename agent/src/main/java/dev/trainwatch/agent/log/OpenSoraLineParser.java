@@ -32,7 +32,8 @@ final class OpenSoraLineParser extends PresetLineParser {
             return parseTimers(line, step);
         }
         if (line.indexOf("s/it") >= 0 || line.indexOf("it/s") >= 0) {
-            return timersSeen ? learnFromBar(line) : parseBar(line);
+            TqdmBar bar = epochBar(line);
+            return timersSeen ? null : parseBar(bar);
         }
         int spe = line.indexOf(STEPS_PER_EPOCH);
         if (spe >= 0) {
@@ -125,13 +126,7 @@ final class OpenSoraLineParser extends PresetLineParser {
         return bar;
     }
 
-    private StepEvent learnFromBar(String line) {
-        epochBar(line);
-        return null;
-    }
-
-    private StepEvent parseBar(String line) {
-        TqdmBar bar = epochBar(line);
+    private StepEvent parseBar(TqdmBar bar) {
         if (bar == null || !bar.postfix().containsKey("global_step") || bar.n() == 0) {
             return null;
         }

@@ -45,20 +45,13 @@ final class PixArtLineParser extends PresetLineParser {
         double scale = intervals.rescale(gap);
         Double data = LineFields.doubleAfter(line, "time_data:", timeAll);
         Double lr = LineFields.doubleAfter(line, "lr:", timeAll);
-        Integer h = null;
-        Integer w = null;
         int bucket = line.indexOf("s:(", timeAll);
-        if (bucket >= 0) {
-            int[] hw = LineFields.pairAt(line, bucket + 2);
-            if (hw != null) {
-                h = hw[0];
-                w = hw[1];
-            }
-        }
+        int[] hw = bucket >= 0 ? LineFields.pairAt(line, bucket + 2) : null;
         int tail = Math.max(bucket, timeAll);
         Double loss = LineFields.readingAfter(line, "loss:", tail);
         Double gradNorm = LineFields.readingAfter(line, "grad_norm:", tail);
         return new StepEvent(step, time * scale, data == null ? null : data * scale, null, null, null,
-                IntervalTracker.steps(gap), null, loss, lr, gradNorm, h, w, null, null, null);
+                IntervalTracker.steps(gap), null, loss, lr, gradNorm, hw == null ? null : hw[0], hw == null ? null : hw[1], null,
+                null, null);
     }
 }

@@ -48,22 +48,15 @@ final class SanaLineParser extends PresetLineParser {
         Double lm = scaled(LineFields.doubleAfter(line, "lm:", all), scale);
         Double vae = scaled(LineFields.doubleAfter(line, "vae:", all), scale);
         Double lr = LineFields.doubleAfter(line, "lr:", all);
-        Integer h = null;
-        Integer w = null;
         int bucket = line.lastIndexOf("s:(");
-        if (bucket > all) {
-            int[] hw = LineFields.pairAt(line, bucket + 2);
-            if (hw != null) {
-                h = hw[0];
-                w = hw[1];
-            }
-        }
+        int[] hw = bucket > all ? LineFields.pairAt(line, bucket + 2) : null;
         int lossAt = LineFields.lastIndexOfKey(line, "loss:");
         Double loss = lossAt > all ? LineFields.readingAt(line, lossAt + "loss:".length()) : null;
         int gradAt = LineFields.lastIndexOfKey(line, "grad_norm:");
         Double gradNorm = gradAt > all ? LineFields.readingAt(line, gradAt + "grad_norm:".length()) : null;
         return new StepEvent(step, time * scale, data, model, lm, vae,
-                IntervalTracker.steps(gap), null, loss, lr, gradNorm, h, w, null, null, null);
+                IntervalTracker.steps(gap), null, loss, lr, gradNorm, hw == null ? null : hw[0], hw == null ? null : hw[1], null,
+                null, null);
     }
 
     private static Double scaled(Double v, double scale) {

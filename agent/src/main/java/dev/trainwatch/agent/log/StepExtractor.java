@@ -103,24 +103,12 @@ final class StepExtractor {
         return v == null || v < min || v > max ? null : v;
     }
 
-    private static boolean containsAny(String s, String[] fragments) {
-        for (String f : fragments) {
-            if (s.indexOf(f) >= 0) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     void accept(String segment, double readTs, List<StepEvent> out) {
-        accept(segment, readTs, out, null);
+        byte[] bytes = segment.getBytes(StandardCharsets.UTF_8);
+        accept(bytes, 0, bytes.length, readTs, out, null);
     }
 
     private void accept(String segment, double readTs, List<StepEvent> out, List<Double> logTimes) {
-        String[] required = parser.quickCheck();
-        if (required != null && !containsAny(segment, required)) {
-            return;
-        }
         String line = LogText.stripAnsi(segment);
         StepEvent e;
         try {

@@ -1,7 +1,9 @@
 package dev.trainwatch.agent.log;
 
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * One frame of a tqdm bar in its default layout: {@code {desc}: {pct}%|{bar}| {n}/{total} [{elapsed}<{remaining},
@@ -119,35 +121,17 @@ record TqdmBar(String desc, long n, long total, double secondsPerIter, Map<Strin
     }
 
     Double firstReading(String... keys) {
-        for (String k : keys) {
-            Double v = reading(k);
-            if (v != null) {
-                return v;
-            }
-        }
-        return null;
+        return Arrays.stream(keys).map(this::reading).filter(Objects::nonNull).findFirst().orElse(null);
     }
 
     /** The usual keys, else finetrainers' {@code global_avg_loss}, else any key naming a loss but not a maximum. */
     Double loss() {
         Double v = firstReading("loss", "step_loss", "train_loss", "avg_loss", "avr_loss", "global_avg_loss");
-        if (v != null) {
-            return v;
-        }
-        for (String k : postfix.keySet()) {
-            if (k.contains("loss") && !k.contains("max")) {
-                return reading(k);
-            }
-        }
-        return null;
+        return v != null ? v : postfix.keySet().stream().filter(k -> k.contains("loss") && !k.contains("max"))
+                .findFirst().map(this::reading).orElse(null);
     }
 
     boolean reportsLoss() {
-        for (String k : postfix.keySet()) {
-            if (k.contains("loss")) {
-                return true;
-            }
-        }
-        return false;
+        return postfix.keySet().stream().anyMatch(k -> k.contains("loss"));
     }
 }
