@@ -17,7 +17,7 @@ public final class SettableClock extends Clock {
 
     /** A clock at {@code seconds} since the epoch (millisecond precision). */
     public static SettableClock atSeconds(double seconds) {
-        return new SettableClock(Instant.ofEpochMilli(Math.round(seconds * 1000)));
+        return new SettableClock(MonotonicClock.toInstant(seconds));
     }
 
     public void set(Instant instant) {
@@ -34,7 +34,7 @@ public final class SettableClock extends Clock {
 
     /** Jumps to {@code seconds} since the epoch (millisecond precision). */
     public void setSeconds(double seconds) {
-        now = Instant.ofEpochMilli(Math.round(seconds * 1000));
+        now = MonotonicClock.toInstant(seconds);
     }
 
     /** Seconds since the epoch, millisecond precision. */

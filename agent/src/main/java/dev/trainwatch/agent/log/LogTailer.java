@@ -1,5 +1,6 @@
 package dev.trainwatch.agent.log;
 
+import dev.trainwatch.agent.ship.Spool;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.EventKind;
 import dev.trainwatch.protocol.PhaseProgress;
@@ -10,7 +11,6 @@ import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryStream;
-import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
@@ -567,11 +567,7 @@ public final class LogTailer implements StepSource {
         if (e instanceof AccessDeniedException) {
             return permissionDenied(file);
         }
-        if (e instanceof FileSystemException fse && fse.getReason() != null) {
-            return "cannot read log file " + file + ": " + fse.getReason();
-        }
-        String message = e.getMessage();
-        return "cannot read log file " + file + ": " + (message == null ? e.getClass().getSimpleName() : message);
+        return "cannot read log file " + file + ": " + Spool.describe(e);
     }
 
     private void forgetFile() {

@@ -3,6 +3,7 @@ package dev.trainwatch.agent.ship;
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import dev.trainwatch.protocol.Errors;
 import dev.trainwatch.protocol.JsonStreams;
 import java.io.ByteArrayInputStream;
 import java.io.EOFException;
@@ -374,8 +375,7 @@ public final class Spool {
 
     /** An exception in one line: a file system's reason, else the message's first line, else the class. */
     public static String describe(Throwable e) {
-        String m = e instanceof FileSystemException fse && fse.getReason() != null ? fse.getReason() : e.getMessage();
-        return m == null || m.isBlank() ? e.getClass().getSimpleName() : m.lines().findFirst().orElse("");
+        return e instanceof FileSystemException fse && fse.getReason() != null ? fse.getReason() : Errors.oneLine(e);
     }
 
     /** Reads at most {@code limit} bytes, then fails: a gzip bomb in the spool cannot exhaust the heap. */

@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.history;
 
+import dev.trainwatch.protocol.Errors;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileAlreadyExistsException;
@@ -124,7 +125,7 @@ public final class HistoryStore implements AutoCloseable {
                     + " writable, and SQLite unpacks its native library there; make it writable or point it at one"
                     + " that is with JAVA_TOOL_OPTIONS=-Dorg.sqlite.tmpdir=DIR";
         }
-        return "cannot open history database " + file + ": " + oneLine(e);
+        return "cannot open history database " + file + ": " + Errors.oneLine(e);
     }
 
     /** SQLITE_FULL, SHMSIZE (the WAL index cannot grow) or any I/O error while almost nothing is free. */
@@ -405,7 +406,7 @@ public final class HistoryStore implements AutoCloseable {
     }
 
     private HistoryException failure(String what, SQLException e) {
-        return new HistoryException("history database " + file + ": cannot " + what + ": " + oneLine(e), e);
+        return new HistoryException("history database " + file + ": cannot " + what + ": " + Errors.oneLine(e), e);
     }
 
     private static Instant instantOrNull(ResultSet rs, int column) throws SQLException {
@@ -416,10 +417,5 @@ public final class HistoryStore implements AutoCloseable {
     private static Long longOrNull(ResultSet rs, int column) throws SQLException {
         long value = rs.getLong(column);
         return rs.wasNull() ? null : value;
-    }
-
-    static String oneLine(Exception e) {
-        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-        return message.lines().findFirst().orElse(message).strip();
     }
 }
