@@ -1,7 +1,7 @@
 package dev.trainwatch.agent.log;
 
-import dev.trainwatch.agent.ship.Spool;
 import dev.trainwatch.protocol.AgentEvent;
+import dev.trainwatch.protocol.Errors;
 import dev.trainwatch.protocol.EventKind;
 import dev.trainwatch.protocol.PhaseProgress;
 import dev.trainwatch.protocol.StepEvent;
@@ -567,7 +567,7 @@ public final class LogTailer implements StepSource {
         if (e instanceof AccessDeniedException) {
             return permissionDenied(file);
         }
-        return "cannot read log file " + file + ": " + Spool.describe(e);
+        return "cannot read log file " + file + ": " + Errors.reason(e);
     }
 
     private void forgetFile() {
@@ -578,14 +578,8 @@ public final class LogTailer implements StepSource {
     }
 
     private void closeChannel() {
-        if (channel != null) {
-            try {
-                channel.close();
-            } catch (IOException ignored) {
-                // read-only: nothing lost
-            }
-            channel = null;
-        }
+        Errors.closeQuietly(channel); // read-only: nothing lost
+        channel = null;
     }
 
     @Override

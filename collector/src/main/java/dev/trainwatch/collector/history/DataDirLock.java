@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.history;
 
+import dev.trainwatch.protocol.Errors;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -50,7 +51,7 @@ public final class DataDirLock implements AutoCloseable {
             channel.write(ByteBuffer.wrap((ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.UTF_8)), 0);
             return new DataDirLock(channel, lock);
         } catch (IOException e) {
-            closeQuietly(channel);
+            Errors.closeQuietly(channel);
             throw new HistoryException("cannot lock data directory " + dataDir + " (" + file + "): " + e.getMessage(),
                     e);
         }
@@ -64,17 +65,6 @@ public final class DataDirLock implements AutoCloseable {
         }
     }
 
-    private static void closeQuietly(FileChannel channel) {
-        if (channel == null) {
-            return;
-        }
-        try {
-            channel.close();
-        } catch (IOException e) {
-            // nothing held
-        }
-    }
-
     @Override
     public void close() {
         try {
@@ -82,6 +72,6 @@ public final class DataDirLock implements AutoCloseable {
         } catch (IOException e) {
             // the channel's close below releases it too
         }
-        closeQuietly(channel);
+        Errors.closeQuietly(channel);
     }
 }
