@@ -160,16 +160,8 @@ public final class AgentIdentity implements AutoCloseable {
 
     @Override
     public synchronized void close() {
-        if (lock == null) {
-            return;
-        }
-        try {
-            if (lock.isValid()) {
-                lock.release();
-            }
-            lockChannel.close();
-        } catch (IOException e) {
-            // Closing a lock file cannot lose data; the lock dies with the process anyway.
+        if (lock != null) {
+            Errors.closeQuietly(lockChannel); // releases the lock; closing a lock file cannot lose data
         }
     }
 }

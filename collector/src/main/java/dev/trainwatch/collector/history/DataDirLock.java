@@ -20,6 +20,7 @@ public final class DataDirLock implements AutoCloseable {
     private static final String FILE_NAME = "collector.lock";
 
     private final FileChannel channel;
+    /** Only kept reachable: the JVM's lock table holds it weakly, and a second collector in this JVM must meet it. */
     private final FileLock lock;
 
     private DataDirLock(FileChannel channel, FileLock lock) {
@@ -67,11 +68,6 @@ public final class DataDirLock implements AutoCloseable {
 
     @Override
     public void close() {
-        try {
-            lock.release();
-        } catch (IOException e) {
-            // the channel's close below releases it too
-        }
-        Errors.closeQuietly(channel);
+        Errors.closeQuietly(channel); // releases the lock
     }
 }

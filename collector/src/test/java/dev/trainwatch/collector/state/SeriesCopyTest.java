@@ -12,7 +12,7 @@ import dev.trainwatch.collector.state.window.StepWindow;
 import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.Json;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import dev.trainwatch.protocol.testing.Samples;
 import java.time.Instant;

@@ -1,5 +1,6 @@
-package dev.trainwatch.protocol;
+package dev.trainwatch.protocol.testing;
 
+import dev.trainwatch.protocol.MonotonicClock;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
