@@ -101,9 +101,8 @@ public final class HistoryStore implements AutoCloseable {
                     + " a directory at " + e.getFile() + "; pass another --data-dir", e);
         } catch (IOException e) {
             // A FileSystemException's message without a reason is only the path: name the kind of failure instead.
-            String reason = e instanceof FileSystemException f
-                    ? (f.getReason() != null ? f.getReason() : e.getClass().getSimpleName() + " on " + f.getFile())
-                    : e.getMessage();
+            String reason = e instanceof FileSystemException f && f.getReason() == null
+                    ? e.getClass().getSimpleName() + " on " + f.getFile() : Errors.reason(e);
             throw new HistoryException("cannot create data directory " + dataDir + ": " + reason, e);
         }
         // SQLite creates its WAL files beside the database: say so rather than "unable to open database file".
