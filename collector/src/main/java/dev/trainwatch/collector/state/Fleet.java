@@ -127,12 +127,12 @@ public final class Fleet {
         outbox.stop(timeout);
     }
 
-    /** Notifications queued for listeners and not yet delivered, and listener calls that failed. */
-    public record DeliveryCounts(long backlog, long failures) {
+    /** Notifications queued for listeners and not yet delivered. */
+    public record DeliveryCounts(long backlog) {
     }
 
     public DeliveryCounts delivery() {
-        return new DeliveryCounts(outbox.backlog(), outbox.failures());
+        return new DeliveryCounts(outbox.backlog());
     }
 
     /** How often each detector threw since start, by anomaly kind (only those that did); never waits for the lock. */
@@ -468,11 +468,6 @@ public final class Fleet {
             RunState run = registry.run(runId);
             return run == null ? Optional.empty() : Optional.of(observations.view(run, now()));
         }
-    }
-
-    /** Whether the calling thread holds the fleet's lock (for tests of what runs outside it). */
-    boolean lockHeldByCurrentThread() {
-        return Thread.holdsLock(lock);
     }
 
     /** The entries of {@code w} from {@code readFromTs} through {@code untilTs} (infinite while the run runs). */
