@@ -68,53 +68,44 @@ public interface GpuSeries extends TimeOrdered {
         return i;
     }
 
-    double utilizationRatio(int i);
+    /** Reading {@code r} of entry {@code i}, NaN where the GPU does not report it. */
+    double reading(Reading r, int i);
 
-    /** Lowest buffered utilisation sample in the entry. */
-    double utilizationMinRatio(int i);
-
-    /** Share of buffered samples at or below 5%. */
-    double idleFraction(int i);
-
-    double smClockHz(int i);
-
-    double smClockMaxHz(int i);
-
-    double powerWatts(int i);
-
-    double temperatureCelsius(int i);
+    /** SM clock against its maximum in entry {@code i}, at most 1; NaN when either is unknown. */
+    default double clockRatio(int i) {
+        double max = reading(Reading.SM_CLOCK_MAX_HZ, i);
+        return max > 0 ? Math.min(1.0, reading(Reading.SM_CLOCK_HZ, i) / max) : Double.NaN;
+    }
 
     /** Clock-event reasons active in entry {@code i}, as a mask over {@link #CLOCK_EVENT_REASONS}. */
     int clockEventMask(int i);
 
-    /** Share of SMs busy over the entry (GPM), NaN where the GPU has no activity counters. */
-    default double smActiveRatio(int i) {
-        return Double.NaN;
-    }
-
-    /** Share of time any tensor pipe was busy over the entry (GPM), NaN without counters. */
-    default double tensorActiveRatio(int i) {
-        return Double.NaN;
-    }
-
-    /** DRAM bandwidth used against the maximum over the entry (GPM), NaN without counters. */
-    default double dramActiveRatio(int i) {
-        return Double.NaN;
-    }
-
-    /** NVLink data received plus sent, bytes per second since the previous poll; NaN without NVLink counters. */
-    default double nvlinkBytesPerSecond(int i) {
-        return Double.NaN;
-    }
-
-    /** PCIe traffic into the GPU (host to device), bytes per second over the entry; NaN without the counter. */
-    default double pcieRxBytesPerSecond(int i) {
-        return Double.NaN;
-    }
-
     /** Compute processes NVML last listed on this GPU that are not its run's, largest first. */
     default List<OtherProcess> otherProcesses() {
         return List.of();
+    }
+
+    /** The per-entry readings kept as floats; the activity ones (GPM, NVLink, PCIe) are NaN without counters. */
+    enum Reading {
+        UTILIZATION,
+        /** Lowest buffered utilisation sample in the entry. */
+        UTILIZATION_MIN,
+        /** Share of buffered samples at or below 5%. */
+        IDLE_FRACTION,
+        SM_CLOCK_HZ,
+        SM_CLOCK_MAX_HZ,
+        POWER_WATTS,
+        TEMPERATURE_C,
+        /** Share of SMs busy over the entry (GPM). */
+        SM_ACTIVE,
+        /** Share of time any tensor pipe was busy over the entry (GPM). */
+        TENSOR_ACTIVE,
+        /** DRAM bandwidth used against the maximum over the entry (GPM). */
+        DRAM_ACTIVE,
+        /** NVLink data received plus sent, bytes per second since the previous poll. */
+        NVLINK_BYTES_PER_S,
+        /** PCIe traffic into the GPU (host to device), bytes per second over the entry. */
+        PCIE_RX_BYTES_PER_S
     }
 
     /**

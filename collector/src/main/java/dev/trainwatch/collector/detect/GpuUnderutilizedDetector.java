@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.detect;
 
+import dev.trainwatch.collector.detect.GpuSeries.Reading;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.protocol.RunSpec;
 import java.util.LinkedHashMap;
@@ -40,15 +41,15 @@ public final class GpuUnderutilizedDetector extends BaseDetector {
         double maxMemory = Double.NaN;
         int size = g.size();
         for (int i = first; i < size; i++) {
-            double u = g.utilizationRatio(i);
+            double u = g.reading(Reading.UTILIZATION, i);
             if (!Double.isNaN(u)) {
                 utilSum += u;
                 utilN++;
-                double a = g.smActiveRatio(i);
+                double a = g.reading(Reading.SM_ACTIVE, i);
                 if (!Double.isNaN(a)) {
                     sm += a;
                     util += u;
-                    double t = g.tensorActiveRatio(i);
+                    double t = g.reading(Reading.TENSOR_ACTIVE, i);
                     tensor += Double.isNaN(t) ? 0 : t;
                     n++;
                 }

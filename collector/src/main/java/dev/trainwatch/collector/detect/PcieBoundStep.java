@@ -2,6 +2,7 @@ package dev.trainwatch.collector.detect;
 
 import static dev.trainwatch.collector.detect.WindowStats.mean;
 
+import dev.trainwatch.collector.detect.GpuSeries.Reading;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.catalog.Catalog;
 import dev.trainwatch.estimator.catalog.GpuInfo;
@@ -34,11 +35,11 @@ record PcieBoundStep(String name, String fix, Map<String, Object> evidence) {
         double worstLink = Double.NaN;
         double worstActivity = Double.NaN;
         for (GpuSeries g : run.gpus()) {
-            double rx = mean(g, from, g::pcieRxBytesPerSecond);
+            double rx = mean(g, from, Reading.PCIE_RX_BYTES_PER_S);
             double link = linkBytesPerSecond(e, g);
-            double activity = mean(g, from, g::smActiveRatio);
+            double activity = mean(g, from, Reading.SM_ACTIVE);
             if (Double.isNaN(activity)) {
-                activity = mean(g, from, g::utilizationRatio);
+                activity = mean(g, from, Reading.UTILIZATION);
             }
             if (Double.isNaN(rx) || !(link > 0) || !(activity < s.maxActivityRatio())) {
                 continue;
@@ -59,7 +60,7 @@ record PcieBoundStep(String name, String fix, Map<String, Object> evidence) {
         evidence.put("pcie_rx_bytes_per_second", Math.round(worstRx));
         evidence.put("pcie_link_bytes_per_second", Math.round(worstLink));
         evidence.put("pcie_rx_link_ratio", Texts.round(worstShare, 2));
-        evidence.put(Double.isNaN(mean(worst, from, worst::smActiveRatio)) ? "utilization_ratio" : "sm_active_ratio",
+        evidence.put(Double.isNaN(mean(worst, from, Reading.SM_ACTIVE)) ? "utilization_ratio" : "sm_active_ratio",
                 Texts.round(worstActivity, 2));
         Integer blocks = run.spec() == null ? null : run.spec().blocksToSwap();
         if (blocks != null && blocks > 0) {

@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.detect;
 
+import dev.trainwatch.collector.detect.GpuSeries.Reading;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.protocol.RunSpec;
 import java.util.LinkedHashMap;
@@ -34,7 +35,7 @@ public final class SpecMismatchDetector extends BaseDetector {
         int entries = 0;
         for (int i = g.firstIndexAtOrAfter(from); i < g.size() && g.ts(i) <= to; i++) {
             entries++;
-            double t = g.tensorActiveRatio(i);
+            double t = g.reading(Reading.TENSOR_ACTIVE, i);
             if (!Double.isNaN(t)) {
                 sum += t;
                 n++;

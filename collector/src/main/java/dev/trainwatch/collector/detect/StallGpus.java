@@ -2,6 +2,7 @@ package dev.trainwatch.collector.detect;
 
 import static dev.trainwatch.collector.detect.WindowStats.mean;
 
+import dev.trainwatch.collector.detect.GpuSeries.Reading;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -58,13 +59,13 @@ final class StallGpus {
         double recent = run.now() - s.recent().toMillis() / 1000.0;
         double training = s.trainingPowerWindow().toMillis() / 1000.0;
         for (GpuSeries g : BaseDetector.fresh(run)) {
-            double util = mean(g, recent, g::utilizationRatio);
-            double power = mean(g, recent, run.now() + 1, g::powerWatts);
-            double trainingPower = mean(g, lastTs - training, lastTs, g::powerWatts);
+            double util = mean(g, recent, Reading.UTILIZATION);
+            double power = mean(g, recent, run.now() + 1, i -> g.reading(Reading.POWER_WATTS, i));
+            double trainingPower = mean(g, lastTs - training, lastTs, i -> g.reading(Reading.POWER_WATTS, i));
             double ratio = trainingPower > 0 && !Double.isNaN(power) ? power / trainingPower : Double.NaN;
             if (!Double.isNaN(util)) {
-                out.put(g.uuid(), new State(g.uuid(), g.host(), util, ratio, mean(g, recent, g::tensorActiveRatio),
-                        mean(g, recent, g::dramActiveRatio), mean(g, recent, g::nvlinkBytesPerSecond), s));
+                out.put(g.uuid(), new State(g.uuid(), g.host(), util, ratio, mean(g, recent, Reading.TENSOR_ACTIVE),
+                        mean(g, recent, Reading.DRAM_ACTIVE), mean(g, recent, Reading.NVLINK_BYTES_PER_S), s));
             }
         }
         return out;

@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.detect;
 
+import dev.trainwatch.collector.detect.GpuSeries.Reading;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -82,7 +83,7 @@ final class StarvationGpuConfirmation {
         boolean[] work = new boolean[parts];
         for (GpuSeries g : run.gpus()) {
             for (int i = g.firstIndexAtOrAfter(from); i < g.size() && g.ts(i) < to; i++) {
-                double idle = g.idleFraction(i);
+                double idle = g.reading(Reading.IDLE_FRACTION, i);
                 if (!Double.isNaN(idle)) {
                     int k = Math.min(parts - 1, (int) ((g.ts(i) - from) / part));
                     gap[k] |= idle >= s.idleGapFraction();
@@ -104,7 +105,7 @@ final class StarvationGpuConfirmation {
         int gappy = 0;
         for (GpuSeries g : run.gpus()) {
             for (int i = g.firstIndexAtOrAfter(from); i < g.size() && g.ts(i) < to; i++) {
-                double idle = g.idleFraction(i);
+                double idle = g.reading(Reading.IDLE_FRACTION, i);
                 if (!Double.isNaN(idle)) {
                     polls++;
                     gappy += idle >= s.idleGapFraction() ? 1 : 0;

@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.detect;
 
+import dev.trainwatch.collector.detect.GpuSeries.Reading;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.protocol.RunSpec;
 import java.util.Arrays;
@@ -49,13 +50,13 @@ final class StarvationIdleGaps {
         for (GpuSeries g : run.gpus()) {
             double working = smWorkingLevel(g, from);
             for (int i = g.firstIndexAtOrAfter(gapsFrom); i < g.size(); i++) {
-                double idle = g.idleFraction(i);
+                double idle = g.reading(Reading.IDLE_FRACTION, i);
                 if (Double.isNaN(idle)) {
                     continue;
                 }
                 polls++;
                 idleSum += idle;
-                double sm = g.smActiveRatio(i);
+                double sm = g.reading(Reading.SM_ACTIVE, i);
                 if (idle >= s.idleGapFraction()) {
                     gappy++;
                 } else if (!Double.isNaN(sm) && working > 0.2 && sm < working / 2) {
@@ -123,7 +124,7 @@ final class StarvationIdleGaps {
         double[] v = new double[Math.max(0, g.size() - first)];
         int n = 0;
         for (int i = first; i < g.size(); i++) {
-            double sm = g.smActiveRatio(i);
+            double sm = g.reading(Reading.SM_ACTIVE, i);
             if (!Double.isNaN(sm)) {
                 v[n++] = sm;
             }

@@ -3,6 +3,7 @@ package dev.trainwatch.collector.detect;
 import static dev.trainwatch.collector.detect.Stats.nz;
 import static dev.trainwatch.collector.detect.WindowStats.mean;
 
+import dev.trainwatch.collector.detect.GpuSeries.Reading;
 import dev.trainwatch.protocol.GpuSample;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -176,9 +177,9 @@ public final class StragglerDetector extends BaseDetector {
     private Cause gpuCause(List<GpuSeries> all, int self, double from) {
         GpuSeries g = all.get(self);
         double[] clocks = all.stream().mapToDouble(x -> busyClockRatio(x, from)).toArray();
-        double[] utils = all.stream().mapToDouble(x -> mean(x, from, x::utilizationRatio)).toArray();
-        double[] sms = all.stream().mapToDouble(x -> mean(x, from, x::smActiveRatio)).toArray();
-        double[] tensors = all.stream().mapToDouble(x -> mean(x, from, x::tensorActiveRatio)).toArray();
+        double[] utils = all.stream().mapToDouble(x -> mean(x, from, Reading.UTILIZATION)).toArray();
+        double[] sms = all.stream().mapToDouble(x -> mean(x, from, Reading.SM_ACTIVE)).toArray();
+        double[] tensors = all.stream().mapToDouble(x -> mean(x, from, Reading.TENSOR_ACTIVE)).toArray();
         double clock = clocks[self];
         double otherClock = medianExcept(clocks, self);
         List<String> reasons = throttleReasons(g, from);
@@ -250,7 +251,7 @@ public final class StragglerDetector extends BaseDetector {
     static int[] busyWithReasons(GpuSeries g, double from, int mask) {
         int[] c = new int[3];
         for (int i = g.firstIndexAtOrAfter(from); i < g.size(); i++) {
-            if (g.utilizationRatio(i) >= GpuSample.THROTTLING_BUSY_RATIO) {
+            if (g.reading(Reading.UTILIZATION, i) >= GpuSample.THROTTLING_BUSY_RATIO) {
                 c[0]++;
                 int m = g.clockEventMask(i) & mask;
                 c[1] += m != 0 ? 1 : 0;
@@ -343,8 +344,8 @@ public final class StragglerDetector extends BaseDetector {
 
     /** Median utilisation over the window: a stretch shorter than half the window does not move it. */
     private static double medianUtilization(GpuSeries g, double from) {
-        return Stats.median(IntStream.range(g.firstIndexAtOrAfter(from), g.size()).mapToDouble(g::utilizationRatio)
-                .filter(u -> !Double.isNaN(u)).toArray());
+        return Stats.median(IntStream.range(g.firstIndexAtOrAfter(from), g.size())
+                .mapToDouble(i -> g.reading(Reading.UTILIZATION, i)).filter(u -> !Double.isNaN(u)).toArray());
     }
 
     /**
@@ -352,9 +353,9 @@ public final class StragglerDetector extends BaseDetector {
      * shorter than half the window does not move it.
      */
     private static double busyClockRatio(GpuSeries g, double from) {
-        double[] v = IntStream.range(g.firstIndexAtOrAfter(from), g.size()).filter(i -> g.utilizationRatio(i) >= 0.5)
-                .mapToDouble(i -> g.smClockHz(i) / g.smClockMaxHz(i)).filter(Double::isFinite).map(c -> Math.min(1, c))
-                .toArray();
+        double[] v = IntStream.range(g.firstIndexAtOrAfter(from), g.size())
+                .filter(i -> g.reading(Reading.UTILIZATION, i) >= 0.5).mapToDouble(g::clockRatio)
+                .filter(Double::isFinite).toArray();
         return v.length >= 5 ? Stats.median(v) : Double.NaN;
     }
 

@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.detect;
 
+import dev.trainwatch.collector.detect.GpuSeries.Reading;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -50,8 +51,8 @@ public final class ThrottlingDetector extends BaseDetector {
                     clockSum += clock;
                     clocks++;
                 }
-                maxTemp = max(maxTemp, g.temperatureCelsius(i));
-                maxPower = max(maxPower, g.powerWatts(i));
+                maxTemp = max(maxTemp, g.reading(Reading.TEMPERATURE_C, i));
+                maxPower = max(maxPower, g.reading(Reading.POWER_WATTS, i));
             }
         }
 
@@ -80,10 +81,10 @@ public final class ThrottlingDetector extends BaseDetector {
         Tally tally = new Tally(reasonMask);
         Tally other = new Tally(otherMask);
         for (int i = Math.min(first, otherFirst); i < g.size(); i++) {
-            if (!(g.utilizationRatio(i) >= s.busyRatio())) {
+            if (!(g.reading(Reading.UTILIZATION, i) >= s.busyRatio())) {
                 continue;
             }
-            double clock = g.smClockHz(i) / g.smClockMaxHz(i);
+            double clock = g.reading(Reading.SM_CLOCK_HZ, i) / g.reading(Reading.SM_CLOCK_MAX_HZ, i);
             boolean slow = !(clock >= s.clockRatio()); // unknown clocks: the reason alone decides
             if (i >= first) {
                 tally.addBusy(g, i, clock, slow);

@@ -1,5 +1,7 @@
 package dev.trainwatch.collector.detect;
 
+import dev.trainwatch.collector.detect.GpuSeries.Reading;
+import dev.trainwatch.collector.detect.GpuSeries.Reading;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.IntToDoubleFunction;
@@ -109,13 +111,13 @@ public final class WindowStats {
         return Math.max(Stats.medianInPlace(gaps, n - 1), byInterval);
     }
 
-    /** Mean of {@code reading} over the entries at or after {@code fromTs} that have it; NaN when none. */
-    public static double mean(GpuSeries g, double fromTs, IntToDoubleFunction reading) {
-        return mean(g, fromTs, Double.POSITIVE_INFINITY, reading);
+    /** Mean of reading {@code r} over the entries at or after {@code fromTs} that have it; NaN when none. */
+    public static double mean(GpuSeries g, double fromTs, Reading r) {
+        return mean(g, fromTs, Double.POSITIVE_INFINITY, i -> g.reading(r, i));
     }
 
     /** Mean of {@code reading} over the entries in [{@code fromTs}, {@code toTs}) that have it; NaN when none. */
-    static double mean(GpuSeries g, double fromTs, double toTs, IntToDoubleFunction reading) {
+    public static double mean(GpuSeries g, double fromTs, double toTs, IntToDoubleFunction reading) {
         double sum = 0;
         int n = 0;
         for (int i = g.firstIndexAtOrAfter(fromTs); i < g.size() && g.ts(i) < toTs; i++) {
@@ -158,7 +160,7 @@ public final class WindowStats {
             return 0;
         }
         int i = n - 1;
-        while (i >= 0 && g.utilizationRatio(i) <= idleRatio) {
+        while (i >= 0 && g.reading(Reading.UTILIZATION, i) <= idleRatio) {
             i--;
         }
         if (i == n - 1) {

@@ -1,6 +1,7 @@
 package dev.trainwatch.collector.series;
 
 import dev.trainwatch.collector.detect.GpuSeries;
+import dev.trainwatch.collector.detect.GpuSeries.Reading;
 import dev.trainwatch.collector.detect.StepSeries;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.SeriesSource;
@@ -354,13 +355,13 @@ public final class SeriesBuilder {
             entries++;
             tsSum += g.ts(i);
             memory = maxNan(memory, g.memoryUsedBytes(i));
-            util.add(g.utilizationRatio(i));
-            utilMin = minNan(utilMin, g.utilizationMinRatio(i));
-            idle.add(g.idleFraction(i));
-            sm.add(g.smClockHz(i));
-            smMax = maxNan(smMax, g.smClockMaxHz(i));
-            power.add(g.powerWatts(i));
-            temperature = maxNan(temperature, g.temperatureCelsius(i));
+            util.add(g.reading(Reading.UTILIZATION, i));
+            utilMin = minNan(utilMin, g.reading(Reading.UTILIZATION_MIN, i));
+            idle.add(g.reading(Reading.IDLE_FRACTION, i));
+            sm.add(g.reading(Reading.SM_CLOCK_HZ, i));
+            smMax = maxNan(smMax, g.reading(Reading.SM_CLOCK_MAX_HZ, i));
+            power.add(g.reading(Reading.POWER_WATTS, i));
+            temperature = maxNan(temperature, g.reading(Reading.TEMPERATURE_C, i));
         }
 
         RunSeries.GpuPoint point() {

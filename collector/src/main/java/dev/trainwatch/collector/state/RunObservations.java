@@ -2,6 +2,7 @@ package dev.trainwatch.collector.state;
 
 import static dev.trainwatch.collector.detect.WindowStats.mean;
 
+import dev.trainwatch.collector.detect.GpuSeries.Reading;
 import dev.trainwatch.collector.detect.RankSeries;
 import dev.trainwatch.collector.detect.Stats;
 import dev.trainwatch.collector.detect.StepSeries;
@@ -88,10 +89,10 @@ final class RunObservations {
                     ? g.latest.powerWatts() : null;
             gpuViews.add(new RunGpuView(w.uuid(), w.host(), w.index(), w.name(), List.copyOf(ranks),
                     toLong(WindowStats.latestMemory(w)), toLong(w.memoryTotalBytes()), toLong(w.peakMemory()),
-                    nan(mean(w, recent, w::utilizationRatio)), nan(mean(w, recent, i -> smClockRatio(w, i))),
-                    w.lost(), gpuPower, process, nan(mean(w, recent, w::smActiveRatio)),
-                    nan(mean(w, recent, w::tensorActiveRatio)), nan(mean(w, recent, w::dramActiveRatio)),
-                    nan(mean(w, recent, w::nvlinkBytesPerSecond))));
+                    nan(mean(w, recent, Reading.UTILIZATION)),
+                    nan(mean(w, recent, Double.POSITIVE_INFINITY, w::clockRatio)), w.lost(), gpuPower, process,
+                    nan(mean(w, recent, Reading.SM_ACTIVE)), nan(mean(w, recent, Reading.TENSOR_ACTIVE)),
+                    nan(mean(w, recent, Reading.DRAM_ACTIVE)), nan(mean(w, recent, Reading.NVLINK_BYTES_PER_S))));
         }
         gpuViews.sort(Comparator.comparing(RunGpuView::host, Comparator.nullsLast(Comparator.naturalOrder()))
                 .thenComparingInt(RunGpuView::index));
@@ -244,12 +245,12 @@ final class RunObservations {
                     fullestHeadroom = headroom;
                 }
             }
-            double sm = mean(g.window, recent, g.window::smActiveRatio);
+            double sm = mean(g.window, recent, Reading.SM_ACTIVE);
             if (!Double.isNaN(sm)) {
                 smSum += sm;
                 smN++;
             }
-            double tensor = mean(g.window, fromSteps, g.window::tensorActiveRatio);
+            double tensor = mean(g.window, fromSteps, Reading.TENSOR_ACTIVE);
             if (!Double.isNaN(tensor)) {
                 tensorSum += tensor;
                 tensorN++;
@@ -301,10 +302,6 @@ final class RunObservations {
                     s.ts(s.size() - 1)));
         }
         return out.size() >= 2 ? List.copyOf(out) : null;
-    }
-
-    private static double smClockRatio(GpuWindow w, int i) {
-        return w.smClockMaxHz(i) > 0 ? Math.min(1.0, w.smClockHz(i) / w.smClockMaxHz(i)) : Double.NaN;
     }
 
     /** Samples per second over all ranks: from the reports' sample counts, else the spec's global batch. */
@@ -404,7 +401,7 @@ final class RunObservations {
         double sum = 0;
         int n = 0;
         for (GpuState g : gs) {
-            double u = mean(g.window, fromTs, g.window::utilizationRatio);
+            double u = mean(g.window, fromTs, Reading.UTILIZATION);
             if (!Double.isNaN(u)) {
                 sum += u;
                 n++;

@@ -122,18 +122,23 @@ final class FakeRun implements RunContext {
         @Override public int size() { return p.size(); }
         @Override public double ts(int i) { return p.get(i).ts(); }
         @Override public double memoryUsedBytes(int i) { return 40.0 * (1L << 30); }
-        @Override public double utilizationRatio(int i) { return p.get(i).util(); }
-        @Override public double utilizationMinRatio(int i) { return p.get(i).util(); }
-        @Override public double idleFraction(int i) { return p.get(i).idle(); }
-        @Override public double smClockHz(int i) { return 1.4e9; }
-        @Override public double smClockMaxHz(int i) { return 1.41e9; }
-        @Override public double powerWatts(int i) { return p.get(i).power(); }
-        @Override public double temperatureCelsius(int i) { return 60; }
         @Override public int clockEventMask(int i) { return 0; }
-        @Override public double smActiveRatio(int i) { return p.get(i).sm(); }
-        @Override public double tensorActiveRatio(int i) { return p.get(i).tensor(); }
-        @Override public double dramActiveRatio(int i) { return p.get(i).dram(); }
-        @Override public double nvlinkBytesPerSecond(int i) { return p.get(i).nvlink(); }
+        @Override public double reading(Reading r, int i) {
+            Poll x = p.get(i);
+            return switch (r) {
+                case UTILIZATION, UTILIZATION_MIN -> x.util();
+                case IDLE_FRACTION -> x.idle();
+                case SM_CLOCK_HZ -> 1.4e9;
+                case SM_CLOCK_MAX_HZ -> 1.41e9;
+                case POWER_WATTS -> x.power();
+                case TEMPERATURE_C -> 60;
+                case SM_ACTIVE -> x.sm();
+                case TENSOR_ACTIVE -> x.tensor();
+                case DRAM_ACTIVE -> x.dram();
+                case NVLINK_BYTES_PER_S -> x.nvlink();
+                case PCIE_RX_BYTES_PER_S -> Double.NaN;
+            };
+        }
     }
 
     /** A GPU polled every second over [from, to) with what {@code at} says of each second. */
@@ -195,16 +200,19 @@ final class FakeRun implements RunContext {
         @Override public int size() { return ENTRIES; }
         @Override public double ts(int i) { return now - (ENTRIES - 1 - i) * 5.0; }
         @Override public double memoryUsedBytes(int i) { return memory.applyAsDouble(i); }
-        @Override public double utilizationRatio(int i) { return utilization.applyAsDouble(i); }
-        @Override public double utilizationMinRatio(int i) { return utilization.applyAsDouble(i); }
-        @Override public double idleFraction(int i) { return 0; }
-        @Override public double smClockHz(int i) { return 2.52e9; }
-        @Override public double smClockMaxHz(int i) { return 2.52e9; }
-        @Override public double powerWatts(int i) { return 300; }
-        @Override public double temperatureCelsius(int i) { return 60; }
         @Override public int clockEventMask(int i) { return 0; }
-        @Override public double smActiveRatio(int i) { return smActive.applyAsDouble(i); }
-        @Override public double pcieRxBytesPerSecond(int i) { return pcieRx.applyAsDouble(i); }
+        @Override public double reading(Reading r, int i) {
+            return switch (r) {
+                case UTILIZATION, UTILIZATION_MIN -> utilization.applyAsDouble(i);
+                case IDLE_FRACTION -> 0;
+                case SM_CLOCK_HZ, SM_CLOCK_MAX_HZ -> 2.52e9;
+                case POWER_WATTS -> 300;
+                case TEMPERATURE_C -> 60;
+                case SM_ACTIVE -> smActive.applyAsDouble(i);
+                case PCIE_RX_BYTES_PER_S -> pcieRx.applyAsDouble(i);
+                case TENSOR_ACTIVE, DRAM_ACTIVE, NVLINK_BYTES_PER_S -> Double.NaN;
+            };
+        }
         @Override public List<OtherProcess> otherProcesses() { return others; }
     }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.detect.GpuSeries;
+import dev.trainwatch.collector.detect.GpuSeries.Reading;
 import dev.trainwatch.collector.series.RunSeries;
 import dev.trainwatch.collector.series.SeriesBuilder;
 import dev.trainwatch.collector.series.SeriesRequest;
@@ -114,7 +115,7 @@ class SeriesCopyTest {
         assertThat(all.ts(0)).isEqualTo(live.ts(0));
         assertThat(all.ts(59)).isEqualTo(live.ts(59));
         assertThat(all.memoryUsedBytes(17)).isEqualTo(live.memoryUsedBytes(17));
-        assertThat(all.utilizationRatio(42)).isEqualTo(live.utilizationRatio(42));
+        assertThat(all.reading(Reading.UTILIZATION, 42)).isEqualTo(live.reading(Reading.UTILIZATION, 42));
         assertThat(all.host()).isEqualTo("node-b");
 
         SeriesRequest lastMinute = new SeriesRequest(1290.0, SeriesRequest.MAX_POINTS, true);

@@ -19,7 +19,10 @@ public final class GpuWindow implements GpuSeries {
     private final double resolutionSeconds;
     private final double[] ts;
     private final double[] memoryUsed;
-    /** The float readings, a column per {@link Col}. */
+    /**
+     * A column per {@link Reading} (NaN where absent or out of range). A poll merging into an entry adds to the
+     * running mean, except where {@link #merge} says max or min.
+     */
     private final float[][] cols;
     private final int[] reasons;
     private final short[] merged;
@@ -27,7 +30,7 @@ public final class GpuWindow implements GpuSeries {
     private double lastNvlinkBytes = Double.NaN;
     private double lastNvlinkTs = Double.NaN;
     private final Ring ring;
-    /** The poll being added, read once into primitives (no object per poll): its {@link Col} values, then the rest. */
+    /** The poll being added, read once into primitives (no object per poll): its readings, then the rest. */
     private final double[] poll = new double[COLUMNS.length];
     private double pollTs;
     private double pollMemory;
@@ -50,16 +53,7 @@ public final class GpuWindow implements GpuSeries {
     /** The newest poll's processes that are not the run's (set by the ingest after attribution). */
     private List<OtherProcess> others = List.of();
 
-    /**
-     * The readings kept as floats (NaN where absent or out of range; the activity counters where the GPU has none).
-     * A poll merging into an entry adds to the running mean, except where {@link #merge} says max or min.
-     */
-    private enum Col {
-        UTIL, UTIL_MIN, IDLE, SM_CLOCK, SM_CLOCK_MAX, POWER, TEMPERATURE, SM_ACTIVE, TENSOR_ACTIVE, DRAM_ACTIVE, NVLINK,
-        PCIE_RX
-    }
-
-    private static final Col[] COLUMNS = Col.values();
+    private static final Reading[] COLUMNS = Reading.values();
 
     public GpuWindow(String uuid, double spanSeconds, int capacity) {
         this.uuid = uuid;
@@ -132,27 +126,28 @@ public final class GpuWindow implements GpuSeries {
         double util = ratio(s.utilizationRatio());
         UtilizationWindow w = s.utilizationWindow();
         boolean windowed = w != null && w.count() > 0;
-        put(Col.UTIL_MIN, windowed ? w.minRatio() : util);
-        put(Col.IDLE, windowed ? w.idleFraction() : (Double.isNaN(util) ? Double.NaN : util <= 0.05 ? 1 : 0));
-        put(Col.UTIL, windowed && Double.isNaN(util) ? w.meanRatio() : util);
+        put(Reading.UTILIZATION_MIN, windowed ? w.minRatio() : util);
+        double idle = Double.isNaN(util) ? Double.NaN : util <= 0.05 ? 1 : 0;
+        put(Reading.IDLE_FRACTION, windowed ? w.idleFraction() : idle);
+        put(Reading.UTILIZATION, windowed && Double.isNaN(util) ? w.meanRatio() : util);
         pollMask = s.clockEventReasons() == null ? 0 : GpuSeries.reasonMask(s.clockEventReasons());
         pollMemory = finite(s.memoryUsedBytes()) ? s.memoryUsedBytes() : Double.NaN;
         if (!Double.isNaN(pollMemory) && !(pollMemory <= peakMemory)) {
             peakMemory = pollMemory;
         }
-        put(Col.SM_CLOCK, finite(s.smClockHz()) ? s.smClockHz() : Double.NaN);
-        put(Col.SM_CLOCK_MAX, finite(s.smClockMaxHz()) ? s.smClockMaxHz() : Double.NaN);
-        put(Col.POWER, finiteD(s.powerWatts()));
-        put(Col.TEMPERATURE, finiteD(s.temperatureCelsius()));
+        put(Reading.SM_CLOCK_HZ, finite(s.smClockHz()) ? s.smClockHz() : Double.NaN);
+        put(Reading.SM_CLOCK_MAX_HZ, finite(s.smClockMaxHz()) ? s.smClockMaxHz() : Double.NaN);
+        put(Reading.POWER_WATTS, finiteD(s.powerWatts()));
+        put(Reading.TEMPERATURE_C, finiteD(s.temperatureCelsius()));
         GpuActivity a = lost ? null : s.activity();
-        put(Col.SM_ACTIVE, a == null ? Double.NaN : ratio(a.smActiveRatio()));
-        put(Col.TENSOR_ACTIVE, a == null ? Double.NaN : ratio(a.tensorActiveRatio()));
-        put(Col.DRAM_ACTIVE, a == null ? Double.NaN : ratio(a.dramActiveRatio()));
-        put(Col.NVLINK, nvlinkRate(a, sampleTs));
-        put(Col.PCIE_RX, a == null ? Double.NaN : finiteD(a.pcieRxBytesPerSecond()));
+        put(Reading.SM_ACTIVE, a == null ? Double.NaN : ratio(a.smActiveRatio()));
+        put(Reading.TENSOR_ACTIVE, a == null ? Double.NaN : ratio(a.tensorActiveRatio()));
+        put(Reading.DRAM_ACTIVE, a == null ? Double.NaN : ratio(a.dramActiveRatio()));
+        put(Reading.NVLINK_BYTES_PER_S, nvlinkRate(a, sampleTs));
+        put(Reading.PCIE_RX_BYTES_PER_S, a == null ? Double.NaN : finiteD(a.pcieRxBytesPerSecond()));
     }
 
-    private void put(Col c, double v) {
+    private void put(Reading c, double v) {
         poll[c.ordinal()] = v;
     }
 
@@ -164,12 +159,12 @@ public final class GpuWindow implements GpuSeries {
         if (!(memoryUsed[last] == before)) { // a new run begins at this entry (or after it, when NaN)
             memoryStillSince = Double.isNaN(memoryUsed[last]) ? added : added - 1;
         }
-        for (Col c : COLUMNS) {
+        for (Reading c : COLUMNS) {
             float[] col = cols[c.ordinal()];
             double x = poll[c.ordinal()];
             double m = switch (c) {
-                case UTIL_MIN -> minNan(col[last], x);
-                case SM_CLOCK_MAX, TEMPERATURE -> maxNan(col[last], x);
+                case UTILIZATION_MIN -> minNan(col[last], x);
+                case SM_CLOCK_MAX_HZ, TEMPERATURE_C -> maxNan(col[last], x);
                 default -> meanNan(col[last], x, n);
             };
             col[last] = (float) m;
@@ -301,72 +296,13 @@ public final class GpuWindow implements GpuSeries {
     }
 
     @Override
-    public double utilizationRatio(int i) {
-        return get(Col.UTIL, i);
-    }
-
-    @Override
-    public double utilizationMinRatio(int i) {
-        return get(Col.UTIL_MIN, i);
-    }
-
-    @Override
-    public double idleFraction(int i) {
-        return get(Col.IDLE, i);
-    }
-
-    @Override
-    public double smClockHz(int i) {
-        return get(Col.SM_CLOCK, i);
-    }
-
-    @Override
-    public double smClockMaxHz(int i) {
-        return get(Col.SM_CLOCK_MAX, i);
-    }
-
-    @Override
-    public double powerWatts(int i) {
-        return get(Col.POWER, i);
-    }
-
-    @Override
-    public double temperatureCelsius(int i) {
-        return get(Col.TEMPERATURE, i);
+    public double reading(Reading r, int i) {
+        return cols[r.ordinal()][ring.slot(i)];
     }
 
     @Override
     public int clockEventMask(int i) {
         return reasons[ring.slot(i)];
-    }
-
-    @Override
-    public double smActiveRatio(int i) {
-        return get(Col.SM_ACTIVE, i);
-    }
-
-    @Override
-    public double tensorActiveRatio(int i) {
-        return get(Col.TENSOR_ACTIVE, i);
-    }
-
-    @Override
-    public double dramActiveRatio(int i) {
-        return get(Col.DRAM_ACTIVE, i);
-    }
-
-    @Override
-    public double nvlinkBytesPerSecond(int i) {
-        return get(Col.NVLINK, i);
-    }
-
-    @Override
-    public double pcieRxBytesPerSecond(int i) {
-        return get(Col.PCIE_RX, i);
-    }
-
-    private double get(Col c, int i) {
-        return cols[c.ordinal()][ring.slot(i)];
     }
 
     @Override

@@ -3,6 +3,7 @@ package dev.trainwatch.collector.state.window;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.collector.detect.GpuSeries;
+import dev.trainwatch.collector.detect.GpuSeries.Reading;
 import dev.trainwatch.collector.detect.WindowStats;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.UtilizationWindow;
@@ -46,10 +47,10 @@ class GpuWindowTest {
         }
         assertThat(w.size()).isEqualTo(1);
         assertThat(w.memoryUsedBytes(0)).isEqualTo((double) (19L << 30)); // max
-        assertThat(w.utilizationRatio(0)).isCloseTo(0.5, org.assertj.core.data.Offset.offset(1e-6)); // mean
-        assertThat(w.utilizationMinRatio(0)).isEqualTo(0.0); // min of the minima
+        assertThat(w.reading(Reading.UTILIZATION, 0)).isCloseTo(0.5, org.assertj.core.data.Offset.offset(1e-6)); // mean
+        assertThat(w.reading(Reading.UTILIZATION_MIN, 0)).isEqualTo(0.0); // min of the minima
         assertThat(w.clockEventMask(0) & GpuSeries.reasonMask(List.of("sw_power_cap"))).isNotZero(); // any
-        assertThat(w.powerWatts(0)).isNaN(); // non-finite reading stays absent
+        assertThat(w.reading(Reading.POWER_WATTS, 0)).isNaN(); // non-finite reading stays absent
         w.add(sample(1001, 5L << 30, 0.9, 0.9, List.of()), 1001);
         assertThat(w.size()).isEqualTo(2);
     }
