@@ -1,7 +1,7 @@
 package dev.trainwatch.collector.detect;
 
 import dev.trainwatch.collector.detect.GpuSeries.OtherProcess;
-import java.time.Instant;
+import dev.trainwatch.protocol.MonotonicClock;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
@@ -39,7 +39,7 @@ final class SharedGpu {
     static String describe(List<OtherProcess> ps) {
         return ps.stream().map(p -> String.format(Locale.ROOT, "pid %d%s holds %s since %s", p.pid(),
                 p.runId() == null ? "" : " (run " + p.runId() + ")", Texts.gib(p.usedBytes()),
-                CLOCK.format(Instant.ofEpochMilli(Math.round(p.sinceTs() * 1000))))).collect(Collectors.joining(", "));
+                CLOCK.format(MonotonicClock.toInstant(p.sinceTs())))).collect(Collectors.joining(", "));
     }
 
     /** The evidence entry: each process's pid, bytes, first-seen time and run (when watched). */
