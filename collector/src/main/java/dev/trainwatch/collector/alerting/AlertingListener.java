@@ -1,5 +1,7 @@
 package dev.trainwatch.collector.alerting;
 
+import static dev.trainwatch.collector.history.SummaryWriter.toInstant;
+
 import dev.trainwatch.collector.detect.Anomaly;
 import dev.trainwatch.collector.state.FleetListener;
 import java.time.Instant;
@@ -67,9 +69,5 @@ public final class AlertingListener implements FleetListener {
         return new AlertNotice(runId, anomaly.kind().wireName(), anomaly.severity().wireName(),
                 toInstant(anomaly.since() + wallOffset.getAsDouble()), null, anomaly.message(), anomaly.suggestion(),
                 anomaly.evidence(), null, false);
-    }
-
-    private static Instant toInstant(double unixSeconds) {
-        return Instant.ofEpochMilli(Math.round(unixSeconds * 1000.0));
     }
 }

@@ -341,7 +341,8 @@ public final class SummaryWriter implements AutoCloseable {
         rows.add(new HistoryStore.SummaryWrite(s.runId(), json, firstSeen, lastSeen, endedAt));
     }
 
-    static Instant toInstant(double unixSeconds) {
+    /** Seconds since the epoch, to the millisecond. */
+    public static Instant toInstant(double unixSeconds) {
         return Instant.ofEpochMilli(Math.round(unixSeconds * 1000.0));
     }
 }

@@ -29,6 +29,7 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.http.HttpVersion;
 import io.vertx.ext.web.Route;
 import io.vertx.ext.web.Router;
@@ -167,9 +168,7 @@ public final class ApiVerticle extends VerticleBase {
             status = 431;
             message = "request headers larger than " + MAX_HEADER_SIZE + " bytes";
         }
-        request.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, JSON)
-                .putHeader(HttpHeaders.CONNECTION, "close")
-                .end(Buffer.buffer(encode(Map.of("error", message))))
+        send(request.response().putHeader(HttpHeaders.CONNECTION, "close"), status, Map.of("error", message))
                 .onComplete(v -> request.connection().close());
     }
 
@@ -293,8 +292,7 @@ public final class ApiVerticle extends VerticleBase {
             if (result.failed()) {
                 ctx.fail(result.cause());
             } else if (!ctx.response().ended()) {
-                ctx.response().setStatusCode(200).putHeader(HttpHeaders.CONTENT_TYPE, JSON)
-                        .end(Buffer.buffer(result.result()));
+                send(ctx.response(), 200, result.result());
             }
         });
     }
@@ -422,9 +420,8 @@ public final class ApiVerticle extends VerticleBase {
         String runId = runIdOf(ctx);
         if (seriesBuilds.incrementAndGet() > MAX_SERIES_BUILDS) {
             seriesBuilds.decrementAndGet();
-            ctx.response().setStatusCode(ApiError.SERVICE_UNAVAILABLE).putHeader(HttpHeaders.CONTENT_TYPE, JSON)
-                    .putHeader(HttpHeaders.RETRY_AFTER, Integer.toString(SERIES_RETRY_AFTER_SECONDS))
-                    .end(Buffer.buffer(encode(Map.of("error", SERIES_BUSY))));
+            send(ctx.response().putHeader(HttpHeaders.RETRY_AFTER, Integer.toString(SERIES_RETRY_AFTER_SECONDS)),
+                    ApiError.SERVICE_UNAVAILABLE, Map.of("error", SERIES_BUSY));
             return;
         }
         // The fleet holds its lock only to copy the run's windows; the build and encoding run after it, off the loop.
@@ -438,14 +435,13 @@ public final class ApiVerticle extends VerticleBase {
             } else if (result.result().isEmpty()) {
                 ctx.fail(unknownRun(runId));
             } else {
-                ctx.response().setStatusCode(200).putHeader(HttpHeaders.CONTENT_TYPE, JSON)
-                        .end(Buffer.buffer(result.result().get()));
+                send(ctx.response(), 200, result.result().get());
             }
         });
     }
 
     /** The path's run id; 404 when it cannot name a run. */
-    private static String runIdOf(RoutingContext ctx) {
+    static String runIdOf(RoutingContext ctx) {
         String runId = ctx.pathParam("run_id");
         if (!InputValidator.RUN_ID.matcher(runId).matches()) {
             throw unknownRun(runId);
@@ -499,9 +495,9 @@ public final class ApiVerticle extends VerticleBase {
         answer.put("runs", counts.runs());
         answer.put("gpus", counts.gpus());
         answer.put("agents", counts.agents());
-        answer.put("listener_backlog", fleet.delivery().backlog());
+        answer.put("listener_backlog", fleet.listenerBacklog());
         answer.put("token_required", auth.enabled());
-        ctx.response().setStatusCode(200).putHeader(HttpHeaders.CONTENT_TYPE, JSON).end(Buffer.buffer(encode(answer)));
+        send(ctx.response(), 200, answer);
     }
 
     /** The request's body as read (still compressed, if it was sent so). */
@@ -525,10 +521,9 @@ public final class ApiVerticle extends VerticleBase {
             message = messageFor(status);
         } else if (failure instanceof LimitReachedException full) {
             if (!ctx.response().ended() && !ctx.response().headWritten()) {
-                ctx.response().setStatusCode(ApiError.TOO_MANY_REQUESTS).putHeader(HttpHeaders.CONTENT_TYPE, JSON)
-                        .putHeader(HttpHeaders.RETRY_AFTER, Long.toString(full.retryAfterSeconds()))
-                        .end(Buffer.buffer(encode(Map.of("error", full.getMessage(), "limit", full.kind().label(),
-                                "limit_value", full.limit(), "retry_after_seconds", full.retryAfterSeconds()))));
+                send(ctx.response().putHeader(HttpHeaders.RETRY_AFTER, Long.toString(full.retryAfterSeconds())),
+                        ApiError.TOO_MANY_REQUESTS, Map.of("error", full.getMessage(), "limit", full.kind().label(),
+                                "limit_value", full.limit(), "retry_after_seconds", full.retryAfterSeconds()));
             }
             return;
         } else if (failure instanceof IllegalArgumentException bad) {
@@ -561,18 +556,22 @@ public final class ApiVerticle extends VerticleBase {
         if (ctx.response().ended() || ctx.response().headWritten()) {
             return;
         }
-        Map<String, String> body = Map.of("error", message == null ? "error" : message);
-        ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, JSON);
         // Over HTTP/1.x a body already judged too large is not read: answer and hang up (HTTP/2 discards the stream).
         boolean unreadBody = status == ApiError.TOO_LARGE && !ctx.request().isEnded()
                 && ctx.request().version() != HttpVersion.HTTP_2;
         if (unreadBody) {
             ctx.response().putHeader(HttpHeaders.CONNECTION, "close");
         }
-        Future<Void> sent = ctx.response().end(Buffer.buffer(encode(body)));
+        Future<Void> sent = send(ctx.response(), status, Map.of("error", message == null ? "error" : message));
         if (unreadBody) {
             sent.onComplete(v -> ctx.request().connection().close());
         }
+    }
+
+    /** Answers {@code status} with {@code body} as JSON ({@code byte[]}: already encoded). */
+    static Future<Void> send(HttpServerResponse response, int status, Object body) {
+        return response.setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, JSON)
+                .end(Buffer.buffer(body instanceof byte[] bytes ? bytes : encode(body)));
     }
 
     private static byte[] encode(Object body) {

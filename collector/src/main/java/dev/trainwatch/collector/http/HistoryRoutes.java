@@ -9,9 +9,7 @@ import dev.trainwatch.collector.history.StoredAnomaly;
 import dev.trainwatch.collector.history.StoredRun;
 import dev.trainwatch.collector.ingest.ApiError;
 import dev.trainwatch.collector.ingest.BodyDecoder;
-import dev.trainwatch.collector.ingest.InputValidator;
 import dev.trainwatch.protocol.Json;
-import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
@@ -55,13 +53,8 @@ public final class HistoryRoutes {
 
     /** Leaves a finished run out of calibration, or counts it again, and recalibrates. */
     private void exclude(RoutingContext ctx, boolean exclude) {
-        String runId = ctx.pathParam("run_id");
-        if (!allowed(ctx) || !(InputValidator.RUN_ID.matcher(runId).matches())) {
-            if (!ctx.response().ended()) {
-                send(ctx, 404, Map.of("error", "unknown run '" + BodyDecoder.printable(runId, 128) + "'"));
-            }
-            return;
-        }
+        auth.check(ctx.request().getHeader(HttpHeaders.AUTHORIZATION));
+        String runId = ApiVerticle.runIdOf(ctx);
         change(ctx, s -> {
             boolean known = s.outcomes().stream().anyMatch(o -> o.runId().equals(runId));
             if (!known) {
@@ -74,9 +67,7 @@ public final class HistoryRoutes {
 
     /** Starts a (GPU, family) group afresh: the runs recorded so far no longer count. */
     private void reset(RoutingContext ctx) {
-        if (!allowed(ctx)) {
-            return;
-        }
+        auth.check(ctx.request().getHeader(HttpHeaders.AUTHORIZATION));
         String key = Calibrator.key(ctx.pathParam("gpu"), ctx.pathParam("family"));
         change(ctx, s -> {
             boolean known = predictor.factors().stream().anyMatch(f -> Calibrator.key(f.gpuId(), f.family()).equals(key));
@@ -88,21 +79,11 @@ public final class HistoryRoutes {
         });
     }
 
-    private boolean allowed(RoutingContext ctx) {
-        try {
-            auth.check(ctx.request().getHeader(HttpHeaders.AUTHORIZATION));
-            return true;
-        } catch (ApiError e) {
-            send(ctx, e.status(), Map.of("error", e.getMessage()));
-            return false;
-        }
-    }
-
     /** Applies a change to the store off the event loop, recalibrates, answers with the calibration. */
     private void change(RoutingContext ctx, Function<HistoryStore, String> change) {
         if (store.isEmpty()) {
-            send(ctx, 409, Map.of("error", "calibration needs the run history: start the collector with --data-dir"));
-            return;
+            throw new ApiError(ApiError.CONFLICT,
+                    "calibration needs the run history: start the collector with --data-dir");
         }
         HistoryStore s = store.get();
         ctx.vertx().executeBlocking(() -> {
@@ -115,7 +96,7 @@ public final class HistoryRoutes {
             if (result.failed()) {
                 unavailable(ctx, result.cause());
             } else if (result.result() != null) {
-                send(ctx, 404, Map.of("error", result.result()));
+                ctx.fail(new ApiError(ApiError.NOT_FOUND, result.result()));
             } else {
                 send(ctx, 200, Map.of("calibration", calibration()));
             }
@@ -151,8 +132,7 @@ public final class HistoryRoutes {
             limit = -1;
         }
         if (limit < 1 || limit > MAX_LIMIT) {
-            send(ctx, 422, Map.of("error", "limit must be an integer from 1 to " + MAX_LIMIT));
-            return;
+            throw ApiError.unprocessable("limit must be an integer from 1 to " + MAX_LIMIT);
         }
         int n = limit;
         ctx.vertx().executeBlocking(() -> body(n)).onComplete(result -> {
@@ -232,11 +212,6 @@ public final class HistoryRoutes {
     }
 
     private static void send(RoutingContext ctx, int status, Object body) {
-        try {
-            ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, "application/json")
-                    .end(Buffer.buffer(Json.MAPPER.writeValueAsBytes(body)));
-        } catch (Exception e) {
-            ctx.response().setStatusCode(500).end();
-        }
+        ApiVerticle.send(ctx.response(), status, body);
     }
 }

@@ -127,12 +127,9 @@ public final class Fleet {
         outbox.stop(timeout);
     }
 
-    /** Notifications queued for listeners and not yet delivered, and listener calls that failed. */
-    public record DeliveryCounts(long backlog, long failures) {
-    }
-
-    public DeliveryCounts delivery() {
-        return new DeliveryCounts(outbox.backlog(), outbox.failures());
+    /** Notifications queued for listeners and not yet delivered. */
+    public long listenerBacklog() {
+        return outbox.backlog();
     }
 
     /** How often each detector threw since start, by anomaly kind (only those that did); never waits for the lock. */

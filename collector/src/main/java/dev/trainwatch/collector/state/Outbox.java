@@ -89,11 +89,6 @@ final class Outbox {
         return queued.get() - delivered.get();
     }
 
-    /** Listener calls that threw since start. */
-    long failures() {
-        return failures.get();
-    }
-
     /**
      * Tells the steps applied so far, then delivers what else is queued unless the own thread does, on the calling
      * thread. A caller returns only once the steps it queued were told, by it or by another caller.
