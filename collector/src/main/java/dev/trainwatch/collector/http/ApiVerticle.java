@@ -39,7 +39,6 @@ import io.vertx.ext.web.handler.HttpException;
 import io.vertx.ext.web.handler.PlatformHandler;
 import io.vertx.ext.web.handler.StaticHandler;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -368,28 +367,18 @@ public final class ApiVerticle extends VerticleBase {
     }
 
     private void listRuns(RoutingContext ctx) {
-        offLoop(ctx, () -> {
-            Map<String, Object> answer = new LinkedHashMap<>();
-            answer.put("runs", fleet.runs());
-            answer.put("limits", limitsView());
-            return answer;
-        });
+        offLoop(ctx, () -> new RunList(fleet.runs(), fleet.limits().stream().map(LimitView::of).toList()));
     }
 
-    /** Each limit's use and what it refused and forgot, for the page's banner and users' scripts. */
-    private List<Map<String, Object>> limitsView() {
-        List<Map<String, Object>> out = new ArrayList<>();
-        for (Slots.Usage usage : fleet.limits()) {
-            Map<String, Object> limit = new LinkedHashMap<>();
-            limit.put("limit", usage.kind().label());
-            limit.put("used", usage.used());
-            limit.put("max", usage.limit());
-            limit.put("refused", usage.refused());
-            limit.put("forgotten", usage.forgotten());
-            limit.put("last_refused_ts", Double.isNaN(usage.lastRefusedTs()) ? null : usage.lastRefusedTs());
-            out.add(limit);
+    /** {@code GET /v1/runs}: the runs, and each limit's use for the page's banner and users' scripts. */
+    record RunList(List<RunView> runs, List<LimitView> limits) {
+    }
+
+    record LimitView(String limit, int used, int max, long refused, long forgotten, Double lastRefusedTs) {
+        static LimitView of(Slots.Usage u) {
+            return new LimitView(u.kind().label(), u.used(), u.limit(), u.refused(), u.forgotten(),
+                    Double.isNaN(u.lastRefusedTs()) ? null : u.lastRefusedTs());
         }
-        return out;
     }
 
     private void getRun(RoutingContext ctx) {
@@ -483,21 +472,18 @@ public final class ApiVerticle extends VerticleBase {
     private void health(RoutingContext ctx) {
         Fleet.Counts counts = fleet.counts();
         List<String> refusing = fleet.refusing();
-        Map<String, Object> answer = new LinkedHashMap<>();
         // Still 200: a probe must not restart the collector, nor readiness take it out of service, while it refuses.
-        answer.put("status", refusing.isEmpty() ? "ok" : "refusing");
-        if (!refusing.isEmpty()) {
-            answer.put("refusing", refusing);
-            answer.put("refusing_message", "full limits (" + String.join(", ", refusing) + ") refused requests in the"
-                    + " last " + (long) Fleet.REFUSING_SECONDS + " s; agents spool and retry: raise --max-"
-                    + String.join(", --max-", refusing) + " (docs/DEPLOY.md, \"Sizing\")");
-        }
-        answer.put("runs", counts.runs());
-        answer.put("gpus", counts.gpus());
-        answer.put("agents", counts.agents());
-        answer.put("listener_backlog", fleet.listenerBacklog());
-        answer.put("token_required", auth.enabled());
-        send(ctx.response(), 200, answer);
+        send(ctx.response(), 200, new Health(refusing.isEmpty() ? "ok" : "refusing",
+                refusing.isEmpty() ? null : refusing,
+                refusing.isEmpty() ? null : "full limits (" + String.join(", ", refusing) + ") refused requests in the"
+                        + " last " + (long) Fleet.REFUSING_SECONDS + " s; agents spool and retry: raise --max-"
+                        + String.join(", --max-", refusing) + " (docs/DEPLOY.md, \"Sizing\")",
+                counts.runs(), counts.gpus(), counts.agents(), fleet.listenerBacklog(), auth.enabled()));
+    }
+
+    /** {@code GET /healthz}; {@code refusing} and its message only while a full limit refuses (null: left out). */
+    record Health(String status, List<String> refusing, String refusingMessage, int runs, int gpus, int agents,
+                  long listenerBacklog, boolean tokenRequired) {
     }
 
     /** The request's body as read (still compressed, if it was sent so). */
