@@ -39,7 +39,6 @@ import io.vertx.ext.web.handler.HttpException;
 import io.vertx.ext.web.handler.PlatformHandler;
 import io.vertx.ext.web.handler.StaticHandler;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -331,7 +330,7 @@ public final class ApiVerticle extends VerticleBase {
                 }
             });
             ctx.put(DUPLICATE, answer.duplicate());
-            return answer.body();
+            return answer;
         });
     }
 
@@ -359,11 +358,11 @@ public final class ApiVerticle extends VerticleBase {
             if (!fleet.deleteRun(runId)) {
                 throw unknownRun(runId);
             }
-            Map<String, Object> answer = new LinkedHashMap<>();
-            answer.put("run_id", runId);
-            answer.put("deleted", true);
-            return answer;
+            return new Deleted(runId, true);
         });
+    }
+
+    record Deleted(String runId, boolean deleted) {
     }
 
     private void listRuns(RoutingContext ctx) {
