@@ -282,7 +282,7 @@ class ShipEveryTest {
         agent.start();
         long step = 0;
         while (step < 30) {
-            log.add(StepEvent.of(++step, 1.0, 1000 + step).withSource("log-a"));
+            log.add(Samples.withSource(StepEvent.of(++step, 1.0, 1000 + step), "log-a"));
             long sent = step;
             await().atMost(10, TimeUnit.SECONDS).until(() -> collector.steps("run-a").size() == sent);
         }
@@ -295,7 +295,7 @@ class ShipEveryTest {
         collector.takesSteps(false); // an older collector now: it ignores run_steps
         int batchesBefore = collector.accepted().size();
         while (step < 60) {
-            log.add(StepEvent.of(++step, 1.0, 1000 + step).withSource("log-a"));
+            log.add(Samples.withSource(StepEvent.of(++step, 1.0, 1000 + step), "log-a"));
             long sent = step;
             await().atMost(10, TimeUnit.SECONDS).until(() -> collector.steps("run-a").size() == sent);
         }

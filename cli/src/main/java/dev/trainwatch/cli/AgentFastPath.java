@@ -3,6 +3,7 @@ package dev.trainwatch.cli;
 import dev.trainwatch.cli.logging.LogFormat;
 import dev.trainwatch.cli.logging.LogLevel;
 import dev.trainwatch.cli.logging.LogOutput;
+import dev.trainwatch.protocol.Errors;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.HashSet;
@@ -137,7 +138,7 @@ final class AgentFastPath {
             return parsed.command.call();
         } catch (Exception ex) {
             // As TrainwatchCommand's execution-exception handler.
-            err.println("trainwatch: " + UserError.describe(ex));
+            err.println("trainwatch: " + Errors.oneLine(ex));
             return UserError.exitCodeOf(ex);
         }
     }

@@ -10,6 +10,7 @@ import dev.trainwatch.cli.watch.SignalForwarding;
 import dev.trainwatch.cli.watch.StatusLines;
 import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.state.view.RunView;
+import dev.trainwatch.protocol.Errors;
 import dev.trainwatch.protocol.MonotonicClock;
 import dev.trainwatch.protocol.RunFailure;
 import dev.trainwatch.protocol.RunSpec;
@@ -129,7 +130,7 @@ final class RunCommand implements Callable<Integer> {
             err.flush();
             return stack;
         } catch (Exception e) {
-            err.println("trainwatch: not watching (" + UserError.describe(e) + "); the command runs on");
+            err.println("trainwatch: not watching (" + Errors.oneLine(e) + "); the command runs on");
             err.flush();
             return null;
         }

@@ -6,6 +6,7 @@ import dev.trainwatch.collector.state.view.RunSummary;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.ObservedRun;
 import dev.trainwatch.estimator.plan.RunPlans;
+import dev.trainwatch.protocol.Errors;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
 import java.nio.file.Files;
@@ -58,7 +59,8 @@ final class RunHistoryReader {
                 summaryJson = rs.getString(2);
             }
         } catch (SQLException e) {
-            throw new UserError(ExitCodes.FAILURE, "cannot read " + db + ": " + firstLine(e.getMessage()));
+            throw new UserError(ExitCodes.FAILURE, "cannot read " + db + ": "
+                    + Errors.firstLine(e.getMessage(), "unknown error"));
         }
         try {
             JsonNode summary = summaryJson == null ? null : Json.MAPPER.readTree(summaryJson);
@@ -82,7 +84,7 @@ final class RunHistoryReader {
                     last != null && last.isNumber() ? last.asLong() : null);
         } catch (JsonProcessingException e) {
             throw new UserError(ExitCodes.FAILURE, "run '" + runId + "' in " + db + " has an unreadable record: "
-                    + firstLine(e.getOriginalMessage()));
+                    + Errors.firstLine(e.getOriginalMessage(), "unknown error"));
         }
     }
 
@@ -95,9 +97,5 @@ final class RunHistoryReader {
             }
         }
         return ids.isEmpty() ? List.of("none") : ids;
-    }
-
-    private static String firstLine(String s) {
-        return s == null ? "unknown error" : s.lines().findFirst().orElse(s);
     }
 }

@@ -4,6 +4,7 @@ import dev.trainwatch.cli.logging.LogFormat;
 import dev.trainwatch.cli.logging.LogLevel;
 import dev.trainwatch.cli.logging.LogMetrics;
 import dev.trainwatch.cli.logging.LogOutput;
+import dev.trainwatch.protocol.Errors;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.PrintWriter;
 import java.util.ArrayList;
@@ -121,7 +122,7 @@ public final class TrainwatchCommand implements Runnable {
             return ExitCodes.USAGE;
         });
         cli.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
-            commandLine.getErr().println("trainwatch: " + UserError.describe(ex));
+            commandLine.getErr().println("trainwatch: " + Errors.oneLine(ex));
             return UserError.exitCodeOf(ex);
         });
         return cli;

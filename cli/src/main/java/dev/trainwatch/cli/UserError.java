@@ -49,13 +49,4 @@ public class UserError extends RuntimeException {
         }
         return parsed;
     }
-
-    /** One line describing {@code ex} for a user: its message, or its type when it has none. */
-    static String describe(Throwable ex) {
-        String message = ex.getMessage();
-        if (message == null || message.isBlank()) {
-            message = ex.getClass().getSimpleName();
-        }
-        return message.lines().findFirst().orElse(message).strip();
-    }
 }

@@ -1,5 +1,6 @@
 package dev.trainwatch.cli;
 
+import dev.trainwatch.protocol.Errors;
 import dev.trainwatch.protocol.MonotonicClock;
 import dev.trainwatch.agent.gpu.GpuUnavailableException;
 import dev.trainwatch.cli.watch.LocalStack;
@@ -91,7 +92,7 @@ final class WatchCommand implements Callable<Integer> {
                     + " (no NVIDIA GPU here? 'trainwatch demo' shows trainwatch on synthetic runs)");
         } catch (CollectorServer.StartException | IOException | IllegalStateException e) {
             WatchOptions.deleteQuietly(work);
-            throw new UserError(ExitCodes.FAILURE, UserError.describe(e));
+            throw new UserError(ExitCodes.FAILURE, Errors.oneLine(e));
         }
         CountDownLatch done = new CountDownLatch(1);
         AtomicBoolean signalled = new AtomicBoolean();
@@ -123,7 +124,7 @@ final class WatchCommand implements Callable<Integer> {
                     done.countDown();
                 }
             } catch (RuntimeException e) {
-                err.println("trainwatch: status failed: " + UserError.describe(e));
+                err.println("trainwatch: status failed: " + Errors.oneLine(e));
             }
         }, 0, STATUS_EVERY_MILLIS, TimeUnit.MILLISECONDS);
 

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.within;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorStack;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import dev.trainwatch.protocol.Json;
 import java.io.PrintWriter;
 import java.io.StringWriter;

@@ -17,6 +17,7 @@ import dev.trainwatch.collector.state.Predictor;
 import dev.trainwatch.collector.state.view.GpuView;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.catalog.CatalogException;
+import dev.trainwatch.protocol.Errors;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
@@ -309,8 +310,7 @@ public final class CollectorServer implements AutoCloseable {
             return "cannot listen on " + where + ": address already in use (another collector running?"
                     + " pick another port with --listen)";
         }
-        String message = cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
-        return "cannot listen on " + where + ": " + message.lines().findFirst().orElse(message);
+        return "cannot listen on " + where + ": " + Errors.oneLine(cause);
     }
 
     private static <T> T await(Future<T> future) throws Exception {

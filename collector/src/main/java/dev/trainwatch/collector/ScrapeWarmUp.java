@@ -10,9 +10,9 @@ import dev.trainwatch.protocol.AgentHealth;
 import dev.trainwatch.protocol.GpuProcess;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.Json;
+import dev.trainwatch.protocol.MonotonicClock;
 import dev.trainwatch.protocol.RankInfo;
 import dev.trainwatch.protocol.RunAttribution;
-import dev.trainwatch.protocol.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import dev.trainwatch.protocol.UtilizationWindow;
 import java.io.ByteArrayOutputStream;
@@ -20,6 +20,7 @@ import java.io.IOException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.GZIPOutputStream;
 
 /**
@@ -58,15 +59,15 @@ public final class ScrapeWarmUp {
 
     /** Returns the size of the last scrape (for tests). */
     static int run(int rounds) throws IOException {
-        SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
+        AtomicLong nanos = new AtomicLong(Instant.parse("2026-01-01T00:00:00Z").getEpochSecond() * 1_000_000_000L);
+        MonotonicClock clock = MonotonicClock.of(nanos::get, nanos::get);
         // No specs: the predictor is never asked.
         Fleet fleet = new Fleet(spec -> null, clock, FleetSettings.defaults(), DetectorSettings.defaults());
         MetricsExporter metrics = new MetricsExporter(fleet::gpus, fleet::runs, fleet::agents, clock, false);
         BodyDecoder decoder = new BodyDecoder(4L << 20);
         int size = 0;
         for (int second = 1; second <= rounds; second++) {
-            clock.advanceSeconds(1);
-            double now = clock.seconds();
+            double now = nanos.addAndGet(1_000_000_000L) / 1e9;
             for (int h = 0; h < HOSTS; h++) {
                 fleet.ingestBatch(decoder.batch(gzipJson(batch(h, second, now)), "gzip"));
                 fleet.ingestSteps("warm-up-" + h, List.of(new StepEvent((long) second, 0.9, 0.05, null, null, null,

@@ -3,7 +3,7 @@ package dev.trainwatch.collector;
 import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.state.FleetListener;
 import dev.trainwatch.collector.state.view.RunSummary;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Duration;
 import java.time.Instant;

@@ -119,16 +119,6 @@ public final class Estimator {
         return profile(modelId).trainableParams;
     }
 
-    /** Optimizer state bytes of a model on one GPU without sharding, counted per tensor shape. */
-    public long optimizerStateBytes(String modelId, String optimizer) {
-        String o = OptimizerState.normalize(optimizer);
-        if (o == null) {
-            throw new InvalidSpecException("unknown optimizer '" + optimizer + "'; choose one of "
-                    + String.join(", ", OptimizerState.OPTIMIZERS));
-        }
-        return profile(modelId).optimizerBytes(o);
-    }
-
     /** Forward MACs per sample at a resolution (frames for video models), from the architecture. */
     public double forwardMacs(String modelId, int height, int width, int frames) {
         return ResolvedRun.Sizes.of(profile(modelId), frames, height, width).forwardMacsPerSample();

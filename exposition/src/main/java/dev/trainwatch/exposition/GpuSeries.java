@@ -146,7 +146,7 @@ public final class GpuSeries implements MultiCollector {
         List<Labels> labels = labelled.labels();
         List<MetricSnapshot> snapshots = new ArrayList<>(families.size() + 3);
         for (Family family : families) {
-            snapshots.add(snapshot(family, views, labels));
+            snapshots.add(snapshot(family, labelled));
         }
         snapshots.add(clockEvents(views, labels));
         snapshots.add(xidErrors(views, labels));
@@ -154,20 +154,19 @@ public final class GpuSeries implements MultiCollector {
         return new MetricSnapshots(snapshots);
     }
 
-    private static MetricSnapshot snapshot(Family family, List<? extends Gpu> views, List<Labels> labels) {
-        GaugeSnapshot.Builder gauge = GaugeSnapshot.builder().name(family.name()).help(family.help());
+    private static MetricSnapshot snapshot(Family family, Labelled<? extends Gpu> labelled) {
+        if (!family.counter()) {
+            return labelled.gauge(family.name(), family.help(), gpu -> family.reading().apply(gpu.latest()));
+        }
         CounterSnapshot.Builder counter = CounterSnapshot.builder().name(family.name()).help(family.help());
-        for (int i = 0; i < views.size(); i++) {
-            Number value = family.reading().apply(views.get(i).latest());
-            if (value != null && family.counter()) {
+        for (int i = 0; i < labelled.items().size(); i++) {
+            Number value = family.reading().apply(labelled.items().get(i).latest());
+            if (value != null) {
                 counter.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder()
-                        .labels(labels.get(i)).value(value.doubleValue()).build());
-            } else if (value != null) {
-                gauge.dataPoint(GaugeSnapshot.GaugeDataPointSnapshot.builder()
-                        .labels(labels.get(i)).value(value.doubleValue()).build());
+                        .labels(labelled.labels().get(i)).value(value.doubleValue()).build());
             }
         }
-        return family.counter() ? counter.build() : gauge.build();
+        return counter.build();
     }
 
     /** Every exported reason of every GPU that reports reasons and is not lost: 1 if active, else 0. */

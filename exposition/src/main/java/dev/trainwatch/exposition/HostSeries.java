@@ -1,7 +1,6 @@
 package dev.trainwatch.exposition;
 
 import io.prometheus.metrics.model.registry.MultiCollector;
-import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
 import io.prometheus.metrics.model.snapshots.Labels;
 import io.prometheus.metrics.model.snapshots.MetricSnapshot;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
@@ -53,18 +52,11 @@ public final class HostSeries implements MultiCollector {
 
     @Override
     public MetricSnapshots collect() {
-        Collection<? extends Host> views = hosts.get();
+        Labelled<Host> views = Labelled.sorted(hosts.get(),
+                v -> Labels.of(SeriesNames.HOST, LabelValues.sanitize(v.host())));
         List<MetricSnapshot> out = new ArrayList<>(families.size());
         for (Family f : families) {
-            GaugeSnapshot.Builder gauge = GaugeSnapshot.builder().name(f.name()).help(f.help());
-            for (Host v : views) {
-                Long value = f.reading().apply(v);
-                if (value != null) {
-                    gauge.dataPoint(GaugeSnapshot.GaugeDataPointSnapshot.builder()
-                            .labels(Labels.of(SeriesNames.HOST, LabelValues.sanitize(v.host()))).value(value).build());
-                }
-            }
-            out.add(gauge.build());
+            out.add(views.gauge(f.name(), f.help(), f.reading()));
         }
         return new MetricSnapshots(out);
     }

@@ -1,5 +1,6 @@
 package dev.trainwatch.exposition;
 
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
 import io.prometheus.metrics.model.snapshots.Labels;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,5 +28,18 @@ public record Labelled<V>(List<Labels> labels, List<V> items) {
         pairs.sort(Map.Entry.comparingByKey());
         return new Labelled<>(pairs.stream().map(Map.Entry::getKey).toList(),
                 pairs.stream().map(Map.Entry::getValue).toList());
+    }
+
+    /** A gauge of {@code reading} over the items; an item read as {@code null} has no sample. */
+    public GaugeSnapshot gauge(String name, String help, Function<? super V, ? extends Number> reading) {
+        GaugeSnapshot.Builder gauge = GaugeSnapshot.builder().name(name).help(help);
+        for (int i = 0; i < items.size(); i++) {
+            Number value = reading.apply(items.get(i));
+            if (value != null) {
+                gauge.dataPoint(GaugeSnapshot.GaugeDataPointSnapshot.builder()
+                        .labels(labels.get(i)).value(value.doubleValue()).build());
+            }
+        }
+        return gauge.build();
     }
 }

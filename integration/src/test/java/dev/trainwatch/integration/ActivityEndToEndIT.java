@@ -13,7 +13,7 @@ import dev.trainwatch.agent.nvml.FakeNvml;
 import dev.trainwatch.agent.nvml.NvmlGpuReader;
 import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorStack;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

@@ -13,7 +13,7 @@ import dev.trainwatch.agent.nvml.FakeNvml;
 import dev.trainwatch.agent.nvml.NvmlGpuReader;
 import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorStack;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
 import java.net.URI;

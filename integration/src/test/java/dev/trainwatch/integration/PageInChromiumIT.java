@@ -1,7 +1,7 @@
 package dev.trainwatch.integration;
 
 import dev.trainwatch.protocol.testing.RequiredFixtures;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -176,7 +176,7 @@ class PageInChromiumIT {
     void aRunSlowerThanPredictedButBelowTheAlertThresholdIsNotCalledAsPredicted() throws Exception {
         // The issue's false calm: a card x1.40 slower than predicted, below the x1.5 that raises
         // step_time_above_estimate, was shown as "behaves as predicted".
-        dev.trainwatch.protocol.SettableClock clock = new dev.trainwatch.protocol.SettableClock(
+        dev.trainwatch.protocol.testing.SettableClock clock = new dev.trainwatch.protocol.testing.SettableClock(
                 java.time.Instant.now().minusSeconds(600));
         try (dev.trainwatch.collector.CollectorServer collector = dev.trainwatch.collector.CollectorServer.start(
                 CollectorConfig.defaults().withListen("127.0.0.1", 0).withClock(clock), List.of())) {
@@ -207,7 +207,7 @@ class PageInChromiumIT {
     @Test
     void evidenceIsShownInHumanUnits() throws Exception {
         // The issue: an OOM trend's evidence read "growth bytes per second 342268223".
-        dev.trainwatch.protocol.SettableClock clock = new dev.trainwatch.protocol.SettableClock(
+        dev.trainwatch.protocol.testing.SettableClock clock = new dev.trainwatch.protocol.testing.SettableClock(
                 java.time.Instant.now().minusSeconds(600));
         try (dev.trainwatch.collector.CollectorServer collector = dev.trainwatch.collector.CollectorServer.start(
                 CollectorConfig.defaults().withListen("127.0.0.1", 0).withClock(clock), List.of())) {
@@ -231,7 +231,7 @@ class PageInChromiumIT {
     void aHangWhereTheGpusSpinShowsWhoIsNotSpinningAndWhatEachGpuDoes() throws Exception {
         // Four GPUs with hardware counters; steps every 10 s, then rank 2 stays in a kernel of its own (tensor pipes
         // busy) while the other three spin in the all-reduce: 100% "utilisation", idle tensor pipes, flat NVLink.
-        dev.trainwatch.protocol.SettableClock clock = new dev.trainwatch.protocol.SettableClock(
+        dev.trainwatch.protocol.testing.SettableClock clock = new dev.trainwatch.protocol.testing.SettableClock(
                 java.time.Instant.now().minusSeconds(600));
         try (dev.trainwatch.collector.CollectorServer collector = dev.trainwatch.collector.CollectorServer.start(
                 CollectorConfig.defaults().withListen("127.0.0.1", 0).withClock(clock), List.of())) {
@@ -399,11 +399,11 @@ class PageInChromiumIT {
 
     /** A collector of its own on a clock the test moves, with {@code base} its address ending in '/'. */
     private interface ClockedScenario {
-        void play(URI base, dev.trainwatch.protocol.SettableClock clock) throws Exception;
+        void play(URI base, dev.trainwatch.protocol.testing.SettableClock clock) throws Exception;
     }
 
     private void withClockedCollector(ClockedScenario scenario) throws Exception {
-        dev.trainwatch.protocol.SettableClock clock = new dev.trainwatch.protocol.SettableClock(
+        dev.trainwatch.protocol.testing.SettableClock clock = new dev.trainwatch.protocol.testing.SettableClock(
                 java.time.Instant.now().minusSeconds(7200));
         try (CollectorStack collector = CollectorStack.start(CollectorConfig.defaults().withListen("127.0.0.1", 0)
                 .withClock(clock), line -> { })) {
@@ -442,7 +442,7 @@ class PageInChromiumIT {
      * Replays the first {@code reports} step lines of a real log through the agent's parser for {@code format}, each
      * at its own time in the log (relative to the first step line) on the test's clock, and returns the last report.
      */
-    private dev.trainwatch.protocol.StepEvent replay(URI base, dev.trainwatch.protocol.SettableClock clock,
+    private dev.trainwatch.protocol.StepEvent replay(URI base, dev.trainwatch.protocol.testing.SettableClock clock,
                                                      String run, List<String> lines, String format, int reports,
                                                      String gpu) throws Exception {
         dev.trainwatch.agent.log.StepLineParser parser = dev.trainwatch.agent.log.StepLineParsers.forFormat(format);

@@ -82,6 +82,11 @@ public final class MonotonicClock extends Clock {
         return clock instanceof MonotonicClock m ? m.wallOffsetSeconds() : 0;
     }
 
+    /** A wire timestamp (seconds since the epoch) as an instant, millisecond precision. */
+    public static Instant toInstant(double unixSeconds) {
+        return Instant.ofEpochMilli(Math.round(unixSeconds * 1000.0));
+    }
+
     @Override
     public String toString() {
         return "MonotonicClock[" + zone + "]";

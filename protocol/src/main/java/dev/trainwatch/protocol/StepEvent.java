@@ -48,11 +48,6 @@ public record StepEvent(
                 gradNorm, bucketHeight, bucketWidth, rank, newTs, source);
     }
 
-    public StepEvent withSource(String newSource) {
-        return new StepEvent(step, timeS, dataTimeS, modelTimeS, lmTimeS, vaeTimeS, intervalSteps, samples, loss, lr,
-                gradNorm, bucketHeight, bucketWidth, rank, ts, newSource);
-    }
-
     /** A step with only the required fields set. */
     public static StepEvent of(long step, double timeS, double ts) {
         return new StepEvent(step, timeS, null, null, null, null, null, null, null, null, null, null, null, null, ts, null);

@@ -57,4 +57,10 @@ class MonotonicClockTest {
         assertThat(Math.abs(clock.millis() - System.currentTimeMillis())).isLessThan(1000);
         assertThat(Math.abs(clock.wallOffsetSeconds())).isLessThan(1.0);
     }
+
+    @Test
+    void wireSecondsBecomeInstantsRoundedToTheMillisecond() {
+        assertThat(MonotonicClock.toInstant(1_700_000_000.0004)).isEqualTo(Instant.ofEpochMilli(1_700_000_000_000L));
+        assertThat(MonotonicClock.toInstant(1.0006)).isEqualTo(Instant.ofEpochMilli(1_001L));
+    }
 }

@@ -3,6 +3,7 @@ package dev.trainwatch.protocol;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.trainwatch.protocol.testing.Samples;
 import dev.trainwatch.protocol.wire.WireCodec;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -52,7 +53,8 @@ class WireCodecTest {
 
     @Test
     void aListOfStepsAnEmptyBatchAndABatchOfNullsAreWrittenAsTheMapperWritesThem() throws Exception {
-        List<StepEvent> steps = List.of(StepEvent.of(1, 0.5, 100.25), StepEvent.of(2, 0.75, 101.0).withSource("log"));
+        List<StepEvent> steps = List.of(StepEvent.of(1, 0.5, 100.25),
+                Samples.withSource(StepEvent.of(2, 0.75, 101.0), "log"));
         assertThat(WireCodec.toBytes(steps)).isEqualTo(Json.MAPPER.writeValueAsBytes(steps));
         assertThat(WireCodec.toBytes(List.of())).isEqualTo(Json.MAPPER.writeValueAsBytes(List.of()));
         AgentBatch empty = new AgentBatch("h", "a", 0, List.of(), List.of(), List.of(), null, null, null, null);

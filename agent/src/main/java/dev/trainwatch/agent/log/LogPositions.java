@@ -2,7 +2,7 @@ package dev.trainwatch.agent.log;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import dev.trainwatch.agent.ship.Spool;
+import dev.trainwatch.protocol.Errors;
 import dev.trainwatch.protocol.JsonStreams;
 import dev.trainwatch.protocol.wire.WireCodec;
 import java.io.IOException;
@@ -60,7 +60,7 @@ public final class LogPositions {
         } catch (NoSuchFileException e) {
             return List.of();
         } catch (IOException | RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "cannot read " + file + " (" + Spool.describe(e)
+            LOG.log(System.Logger.Level.WARNING, "cannot read " + file + " (" + Errors.reason(e)
                     + "); the log's recent past will be read again");
             return List.of();
         }
@@ -83,7 +83,7 @@ public final class LogPositions {
             }
             return true;
         } catch (IOException | RuntimeException e) {
-            String problem = "cannot write " + file + " (" + Spool.describe(e) + "); after a restart the log's recent "
+            String problem = "cannot write " + file + " (" + Errors.reason(e) + "); after a restart the log's recent "
                     + "past is read again";
             if (lastProblem == null) {
                 LOG.log(System.Logger.Level.WARNING, problem);

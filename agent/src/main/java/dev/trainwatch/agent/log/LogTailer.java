@@ -1,7 +1,7 @@
 package dev.trainwatch.agent.log;
 
-import dev.trainwatch.agent.ship.Spool;
 import dev.trainwatch.protocol.AgentEvent;
+import dev.trainwatch.protocol.Errors;
 import dev.trainwatch.protocol.EventKind;
 import dev.trainwatch.protocol.PhaseProgress;
 import dev.trainwatch.protocol.StepEvent;
@@ -551,7 +551,7 @@ public final class LogTailer implements StepSource {
 
     private String describe(IOException e) {
         return e instanceof AccessDeniedException ? permissionDenied(file)
-                : "cannot read log file " + file + ": " + Spool.describe(e);
+                : "cannot read log file " + file + ": " + Errors.reason(e);
     }
 
     private void forgetFile() {
@@ -562,14 +562,8 @@ public final class LogTailer implements StepSource {
     }
 
     private void closeChannel() {
-        if (channel != null) {
-            try {
-                channel.close();
-            } catch (IOException ignored) {
-                // read-only: nothing lost
-            }
-            channel = null;
-        }
+        Errors.closeQuietly(channel); // read-only: nothing lost
+        channel = null;
     }
 
     @Override

@@ -3,6 +3,7 @@ package dev.trainwatch.agent.nvml;
 import com.sun.jna.Function;
 import com.sun.jna.Library;
 import com.sun.jna.NativeLibrary;
+import dev.trainwatch.protocol.Errors;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -151,7 +152,7 @@ final class NvmlApi {
             lib = NativeLibrary.getInstance(name, Map.of(Library.OPTION_OPEN_FLAGS, 1));
         } catch (UnsatisfiedLinkError e) {
             throw new NvmlLoadException(file.isPresent()
-                    ? "NVML library cannot be loaded: " + name + " (" + firstLine(e.getMessage()) + ")"
+                    ? "NVML library cannot be loaded: " + name + " (" + Errors.oneLine(e) + ")"
                     : "NVML library not found: " + name + " (is the NVIDIA driver installed?)");
         }
         return new NvmlApi(name, lib);
@@ -189,10 +190,6 @@ final class NvmlApi {
             }
         }
         return "error " + code;
-    }
-
-    private static String firstLine(String s) {
-        return s == null ? "unknown reason" : s.split("\n", 2)[0];
     }
 
     /** NVML's GPU performance monitoring calls (NVML 12, driver R520 on); a driver lacking one has none. */

@@ -1,5 +1,6 @@
 package dev.trainwatch.agent.ship;
 
+import dev.trainwatch.protocol.Errors;
 import java.io.FileInputStream;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -97,7 +98,7 @@ public final class AgentIdentity implements AutoCloseable {
             throw e;
         } catch (IOException | RuntimeException e) {
             AgentIdentity memory = new AgentIdentity(null, newId(host), null, null, 0);
-            LOG.log(System.Logger.Level.ERROR, "cannot keep the agent's identity in " + dir + " (" + Spool.describe(e)
+            LOG.log(System.Logger.Level.ERROR, "cannot keep the agent's identity in " + dir + " (" + Errors.reason(e)
                     + "): running as " + memory.agentId + " for this process only");
             return memory;
         }
@@ -144,7 +145,7 @@ public final class AgentIdentity implements AutoCloseable {
                 memoryOnly = true;
                 agentId = newId(host);
                 next = 0;
-                LOG.log(System.Logger.Level.ERROR, "cannot write " + dir.resolve(SEQ_FILE) + " (" + Spool.describe(e)
+                LOG.log(System.Logger.Level.ERROR, "cannot write " + dir.resolve(SEQ_FILE) + " (" + Errors.reason(e)
                         + "): going on as " + agentId + " (instead of " + old + ") for this process only");
             }
         }
@@ -159,16 +160,8 @@ public final class AgentIdentity implements AutoCloseable {
 
     @Override
     public synchronized void close() {
-        if (lock == null) {
-            return;
-        }
-        try {
-            if (lock.isValid()) {
-                lock.release();
-            }
-            lockChannel.close();
-        } catch (IOException e) {
-            // Closing a lock file cannot lose data; the lock dies with the process anyway.
+        if (lock != null) {
+            Errors.closeQuietly(lockChannel); // releases the lock; closing a lock file cannot lose data
         }
     }
 }

@@ -134,11 +134,7 @@ public final class HttpTransport implements Transport {
         try (in) {
             byte[] start = in.readNBytes(MAX_BODY_IN_LOG);
             in.transferTo(OutputStream.nullOutputStream());
-            return oneLine(new String(start, StandardCharsets.UTF_8));
+            return WHITE_SPACE.matcher(new String(start, StandardCharsets.UTF_8)).replaceAll(" ").strip();
         }
-    }
-
-    static String oneLine(String text) {
-        return WHITE_SPACE.matcher(text).replaceAll(" ").strip();
     }
 }

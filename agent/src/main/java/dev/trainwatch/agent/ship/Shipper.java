@@ -1,6 +1,7 @@
 package dev.trainwatch.agent.ship;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.trainwatch.protocol.Errors;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSteps;
 import java.io.ByteArrayInputStream;
@@ -188,8 +189,8 @@ public final class Shipper implements AutoCloseable {
             groups = Arrays.asList(Json.MAPPER.treeToValue(carried, RunSteps[].class));
             agentId = body.path("agent_id").asText(null);
         } catch (IOException | RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "cannot read the steps back from " + batch.what() + " (" + describe(e)
-                    + "); they are lost");
+            LOG.log(System.Logger.Level.ERROR, "cannot read the steps back from " + batch.what() + " ("
+                    + Errors.oneLine(e) + "); they are lost");
             return;
         }
         if (groups == null || groups.isEmpty()) {
@@ -394,7 +395,7 @@ public final class Shipper implements AutoCloseable {
             response = transport.send(shipment);
         } catch (IOException | RuntimeException e) {
             // A RuntimeException from the HTTP client (a malformed answer, a closed client) is a failed attempt too.
-            problem("collector unreachable (" + describe(e) + "); spooling until it is back");
+            problem("collector unreachable (" + Errors.oneLine(e) + "); spooling until it is back");
             return Outcome.RETRY;
         } catch (InterruptedException e) {
             return Outcome.RETRY;
@@ -445,11 +446,6 @@ public final class Shipper implements AutoCloseable {
                 LOG.log(System.Logger.Level.WARNING, message);
             }
         }
-    }
-
-    private static String describe(Exception e) {
-        String message = e.getMessage();
-        return message == null || message.isBlank() ? e.getClass().getSimpleName() : message.lines().findFirst().orElse("");
     }
 
     /** Moves every shipment waiting in memory to the spool, oldest first. Caller holds the lock. */

@@ -3,6 +3,7 @@ package dev.trainwatch.agent.ship;
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import dev.trainwatch.protocol.Errors;
 import dev.trainwatch.protocol.JsonStreams;
 import java.io.ByteArrayInputStream;
 import java.io.EOFException;
@@ -13,7 +14,6 @@ import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
-import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
@@ -213,7 +213,7 @@ public final class Spool {
         memoryOnly = true;
         diskRetryAtNanos = System.nanoTime() + DISK_RETRY_SECONDS * 1_000_000_000L;
         if (memoryReason == null) {
-            memoryReason = describe(cause);
+            memoryReason = Errors.reason(cause);
             LOG.log(System.Logger.Level.ERROR, "cannot write the spool directory " + dir + " (" + memoryReason
                     + "): shipments wait in memory (at most " + (Math.min(maxBytes, MEMORY_MAX_BYTES) >> 20)
                     + " MiB) until it can be written; check the disk");
@@ -246,7 +246,7 @@ public final class Spool {
                 entries.remove(first.getKey());
                 bytes -= entry.bytes();
             } catch (IOException | RuntimeException | OutOfMemoryError e) {
-                reject(first.getKey(), entry, e instanceof OutOfMemoryError ? "too big to read" : describe(e));
+                reject(first.getKey(), entry, e instanceof OutOfMemoryError ? "too big to read" : Errors.reason(e));
             }
         }
         return null;
@@ -326,7 +326,7 @@ public final class Spool {
             try {
                 Files.deleteIfExists(entry.file());
             } catch (IOException | RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "cannot delete spooled file {0}: {1}", entry.file(), describe(e));
+                LOG.log(System.Logger.Level.WARNING, "cannot delete spooled file {0}: {1}", entry.file(), Errors.reason(e));
             }
         }
     }
@@ -370,12 +370,6 @@ public final class Spool {
         long disk = entries.isEmpty() ? -1 : entries.lastKey();
         long memory = inMemory.isEmpty() ? -1 : inMemory.lastKey();
         return Math.max(disk, memory);
-    }
-
-    /** An exception in one line: a file system's reason, else the message's first line, else the class. */
-    public static String describe(Throwable e) {
-        String m = e instanceof FileSystemException fse && fse.getReason() != null ? fse.getReason() : e.getMessage();
-        return m == null || m.isBlank() ? e.getClass().getSimpleName() : m.lines().findFirst().orElse("");
     }
 
     /** Reads at most {@code limit} bytes, then fails: a gzip bomb in the spool cannot exhaust the heap. */

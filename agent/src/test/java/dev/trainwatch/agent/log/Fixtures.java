@@ -1,6 +1,6 @@
 package dev.trainwatch.agent.log;
 
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.io.IOException;
 import java.io.InputStream;

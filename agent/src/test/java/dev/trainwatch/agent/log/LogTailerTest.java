@@ -1,6 +1,7 @@
 package dev.trainwatch.agent.log;
 
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.Samples;
+import dev.trainwatch.protocol.testing.SettableClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -325,8 +326,8 @@ class LogTailerTest {
             }
             // The same lines from another file: the same steps, under that file's source.
             assertThat(live).as(c[0]).allSatisfy(e -> assertThat(e.source()).isNotNull());
-            assertThat(live.stream().map(e -> e.withSource(null)).toList()).as(c[0])
-                    .isEqualTo(Fixtures.read(dir, c[0], c[1]).stream().map(e -> e.withSource(null)).toList())
+            assertThat(live.stream().map(e -> Samples.withSource(e, null)).toList()).as(c[0])
+                    .isEqualTo(Fixtures.read(dir, c[0], c[1]).stream().map(e -> Samples.withSource(e, null)).toList())
                     .isNotEmpty();
         }
     }

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.within;
 
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.PhaseProgress;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

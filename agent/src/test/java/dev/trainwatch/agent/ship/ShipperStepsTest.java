@@ -7,6 +7,7 @@ import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSteps;
 import dev.trainwatch.protocol.StepEvent;
+import dev.trainwatch.protocol.testing.Samples;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -53,7 +54,7 @@ class ShipperStepsTest {
     static List<RunSteps> steps(String run, long... numbers) {
         List<StepEvent> out = new java.util.ArrayList<>();
         for (long n : numbers) {
-            out.add(StepEvent.of(n, 1.0, 1.0e9 + n).withSource("log-1"));
+            out.add(Samples.withSource(StepEvent.of(n, 1.0, 1.0e9 + n), "log-1"));
         }
         return List.of(new RunSteps(run, out));
     }

@@ -4,6 +4,7 @@ import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import dev.trainwatch.collector.CollectorStack;
 import dev.trainwatch.estimator.Estimator;
+import dev.trainwatch.protocol.Errors;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;
@@ -150,7 +151,7 @@ public final class DemoStack implements AutoCloseable {
             if (stopping) {
                 return;
             }
-            String problem = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage().lines().findFirst().orElse("");
+            String problem = Errors.oneLine(e);
             if (!problem.equals(lastProblem)) {
                 out.println("trainwatch demo: feeding the collector failed: " + problem);
                 lastProblem = problem;

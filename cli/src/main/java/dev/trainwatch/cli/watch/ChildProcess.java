@@ -1,5 +1,6 @@
 package dev.trainwatch.cli.watch;
 
+import dev.trainwatch.protocol.Errors;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -57,11 +58,7 @@ public final class ChildProcess {
         for (Thread pump : pumps) {
             pump.join();
         }
-        try {
-            logCopy.close();
-        } catch (IOException e) {
-            // the copy only feeds step parsing
-        }
+        Errors.closeQuietly(logCopy); // the copy only feeds step parsing
         return status;
     }
 

@@ -8,7 +8,7 @@ import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.RunSpec;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,6 +1,6 @@
 package dev.trainwatch.collector.alerting;
 
-import static dev.trainwatch.collector.history.SummaryWriter.toInstant;
+import static dev.trainwatch.protocol.MonotonicClock.toInstant;
 
 import dev.trainwatch.collector.detect.Anomaly;
 import dev.trainwatch.collector.state.FleetListener;

@@ -1,6 +1,7 @@
 package dev.trainwatch.collector.alerting;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import dev.trainwatch.protocol.Errors;
 import dev.trainwatch.protocol.Json;
 import java.io.IOException;
 import java.net.URI;
@@ -54,7 +55,7 @@ final class HttpJsonPoster {
         try {
             response = client.send(request, HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
-            throw new DeliveryException(uri + " unreachable: " + describe(e), true);
+            throw new DeliveryException(uri + " unreachable: " + Errors.oneLine(e), true);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new DeliveryException(uri + ": interrupted", true);
@@ -70,11 +71,5 @@ final class HttpJsonPoster {
         boolean retryable = status >= 500 || status == 408 || status == 429;
         throw new DeliveryException(uri + " answered " + status + (answer.isEmpty() ? "" : ": " + answer.lines()
                 .findFirst().orElse("")), retryable);
-    }
-
-    private static String describe(IOException e) {
-        String message = e.getMessage();
-        return message == null || message.isBlank() ? e.getClass().getSimpleName() : message.lines().findFirst()
-                .orElse(message);
     }
 }

@@ -1,35 +1,31 @@
 package dev.trainwatch.collector.history;
 
-import dev.trainwatch.collector.state.Predictor;
+import dev.trainwatch.collector.state.EstimatorPredictor;
 import dev.trainwatch.estimator.Calibration;
 import dev.trainwatch.estimator.Estimate;
-import dev.trainwatch.estimator.ObservedRun;
-import dev.trainwatch.estimator.Repricing;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.protocol.RunSpec;
 import java.util.List;
 import java.util.Optional;
-import java.util.OptionalInt;
 
 /**
  * The collector's predictor: the bundled estimator, calibrated by what finished runs showed. Recalibration swaps an
  * immutable estimator, so a prediction sees the old or the new factors, never a mix. Thread-safe.
  */
-public final class CalibratingPredictor implements Predictor {
-    private final Estimator raw;
+public final class CalibratingPredictor extends EstimatorPredictor {
     private volatile Estimator calibrated;
 
-    public CalibratingPredictor(Estimator raw) {
-        this.raw = raw.withCalibration(Calibration.NONE);
-        this.calibrated = this.raw;
+    public CalibratingPredictor(Estimator estimator) {
+        super(estimator.withCalibration(Calibration.NONE));
+        this.calibrated = this.estimator;
     }
 
     private volatile List<CalibrationFactors> factors = List.of();
 
     /** The model family (the calibration's grouping), if the catalog knows the model. */
     public Optional<String> familyOf(String modelId) {
-        return raw.model(modelId).map(m -> m.family());
+        return estimator.model(modelId).map(m -> m.family());
     }
 
     /** The factors last applied, with the runs behind each (applied or not yet). */
@@ -44,34 +40,19 @@ public final class CalibratingPredictor implements Predictor {
             calibration = calibration.with(f.gpuId(), f.family(),
                     new Calibration.Factors(f.stepTimeFactor(), f.memoryFactor()));
         }
-        calibrated = raw.withCalibration(calibration);
+        calibrated = estimator.withCalibration(calibration);
     }
 
     @Override
-    public Estimate estimate(RunSpec spec) {
-        return calibrated.estimate(spec);
-    }
-
-    @Override
-    public Optional<Repricing> reprice(ObservedRun observed, RunSpec target) {
-        return Optional.of(calibrated.reprice(observed, target));
-    }
-
-    @Override
-    public Optional<String> resolveGpuId(String deviceName) {
-        return raw.resolveGpuId(deviceName);
-    }
-
-    @Override
-    public OptionalInt latentDownsample(String modelId) {
-        return raw.model(modelId).map(m -> OptionalInt.of(m.latentDownsample())).orElse(OptionalInt.empty());
+    protected Estimator pricing() {
+        return calibrated;
     }
 
     /** The uncalibrated prediction, with its calibration key; empty when the spec cannot be priced. */
     public Optional<HistoryRecorder.RawPrediction> rawPrediction(RunSpec spec) {
         try {
-            Estimate estimate = raw.estimate(spec);
-            return raw.model(estimate.model()).map(model -> new HistoryRecorder.RawPrediction(estimate.gpu(),
+            Estimate estimate = estimator.estimate(spec);
+            return estimator.model(estimate.model()).map(model -> new HistoryRecorder.RawPrediction(estimate.gpu(),
                     model.family(), estimate.stepSeconds(), estimate.peakMemoryBytes()));
         } catch (InvalidSpecException e) {
             return Optional.empty();

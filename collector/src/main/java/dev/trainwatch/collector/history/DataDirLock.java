@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.history;
 
+import dev.trainwatch.protocol.Errors;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -19,6 +20,7 @@ public final class DataDirLock implements AutoCloseable {
     private static final String FILE_NAME = "collector.lock";
 
     private final FileChannel channel;
+    /** Only kept reachable: the JVM's lock table holds it weakly, and a second collector in this JVM must meet it. */
     private final FileLock lock;
 
     private DataDirLock(FileChannel channel, FileLock lock) {
@@ -50,7 +52,7 @@ public final class DataDirLock implements AutoCloseable {
             channel.write(ByteBuffer.wrap((ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.UTF_8)), 0);
             return new DataDirLock(channel, lock);
         } catch (IOException e) {
-            closeQuietly(channel);
+            Errors.closeQuietly(channel);
             throw new HistoryException("cannot lock data directory " + dataDir + " (" + file + "): " + e.getMessage(),
                     e);
         }
@@ -64,24 +66,8 @@ public final class DataDirLock implements AutoCloseable {
         }
     }
 
-    private static void closeQuietly(FileChannel channel) {
-        if (channel == null) {
-            return;
-        }
-        try {
-            channel.close();
-        } catch (IOException e) {
-            // nothing held
-        }
-    }
-
     @Override
     public void close() {
-        try {
-            lock.release();
-        } catch (IOException e) {
-            // the channel's close below releases it too
-        }
-        closeQuietly(channel);
+        Errors.closeQuietly(channel); // releases the lock
     }
 }

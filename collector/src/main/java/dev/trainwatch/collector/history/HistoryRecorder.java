@@ -1,7 +1,7 @@
 package dev.trainwatch.collector.history;
 
-import static dev.trainwatch.collector.history.HistoryStore.oneLine;
-import static dev.trainwatch.collector.history.SummaryWriter.toInstant;
+import static dev.trainwatch.protocol.Errors.oneLine;
+import static dev.trainwatch.protocol.MonotonicClock.toInstant;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;

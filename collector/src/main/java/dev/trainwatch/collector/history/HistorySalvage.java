@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.history;
 
+import dev.trainwatch.protocol.Errors;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.RandomAccessFile;
@@ -109,7 +110,7 @@ final class HistorySalvage {
             return "; recovered " + String.join(", ", counts);
         } catch (SQLException e) {
             return "; nothing could be read from it (" + (String.valueOf(e.getMessage()).contains("SQLITE_CORRUPT")
-                    ? "its tables' catalogue is damaged" : String.valueOf(e.getMessage()).lines().findFirst().orElse(""))
+                    ? "its tables' catalogue is damaged" : Errors.oneLine(e))
                     + ")";
         }
     }

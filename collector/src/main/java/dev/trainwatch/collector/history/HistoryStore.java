@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.history;
 
+import dev.trainwatch.protocol.Errors;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileAlreadyExistsException;
@@ -100,9 +101,8 @@ public final class HistoryStore implements AutoCloseable {
                     + " a directory at " + e.getFile() + "; pass another --data-dir", e);
         } catch (IOException e) {
             // A FileSystemException's message without a reason is only the path: name the kind of failure instead.
-            String reason = e instanceof FileSystemException f
-                    ? (f.getReason() != null ? f.getReason() : e.getClass().getSimpleName() + " on " + f.getFile())
-                    : e.getMessage();
+            String reason = e instanceof FileSystemException f && f.getReason() == null
+                    ? e.getClass().getSimpleName() + " on " + f.getFile() : Errors.reason(e);
             throw new HistoryException("cannot create data directory " + dataDir + ": " + reason, e);
         }
         // SQLite creates its WAL files beside the database: say so rather than "unable to open database file".
@@ -124,7 +124,7 @@ public final class HistoryStore implements AutoCloseable {
                     + " writable, and SQLite unpacks its native library there; make it writable or point it at one"
                     + " that is with JAVA_TOOL_OPTIONS=-Dorg.sqlite.tmpdir=DIR";
         }
-        return "cannot open history database " + file + ": " + oneLine(e);
+        return "cannot open history database " + file + ": " + Errors.oneLine(e);
     }
 
     /** SQLITE_FULL, SHMSIZE (the WAL index cannot grow) or any I/O error while almost nothing is free. */
@@ -405,7 +405,7 @@ public final class HistoryStore implements AutoCloseable {
     }
 
     private HistoryException failure(String what, SQLException e) {
-        return new HistoryException("history database " + file + ": cannot " + what + ": " + oneLine(e), e);
+        return new HistoryException("history database " + file + ": cannot " + what + ": " + Errors.oneLine(e), e);
     }
 
     private static Instant instantOrNull(ResultSet rs, int column) throws SQLException {
@@ -416,10 +416,5 @@ public final class HistoryStore implements AutoCloseable {
     private static Long longOrNull(ResultSet rs, int column) throws SQLException {
         long value = rs.getLong(column);
         return rs.wasNull() ? null : value;
-    }
-
-    static String oneLine(Exception e) {
-        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-        return message.lines().findFirst().orElse(message).strip();
     }
 }

@@ -1,6 +1,7 @@
 package dev.trainwatch.collector.history;
 
-import static dev.trainwatch.collector.history.HistoryStore.oneLine;
+import static dev.trainwatch.protocol.Errors.oneLine;
+import static dev.trainwatch.protocol.MonotonicClock.toInstant;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.trainwatch.collector.state.view.RunSummary;
@@ -339,10 +340,5 @@ public final class SummaryWriter implements AutoCloseable {
         Instant lastSeen = s.lastSeenTs() != null ? toInstant(s.lastSeenTs()) : firstSeen;
         Instant endedAt = !s.ended() ? null : s.endedAt() != null ? toInstant(s.endedAt()) : lastSeen;
         rows.add(new HistoryStore.SummaryWrite(s.runId(), json, firstSeen, lastSeen, endedAt));
-    }
-
-    /** Seconds since the epoch, to the millisecond. */
-    public static Instant toInstant(double unixSeconds) {
-        return Instant.ofEpochMilli(Math.round(unixSeconds * 1000.0));
     }
 }

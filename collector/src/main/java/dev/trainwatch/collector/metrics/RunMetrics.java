@@ -173,15 +173,7 @@ public final class RunMetrics implements MeterBinder, MultiCollector, FleetListe
         List<Labels> labels = labelled.labels();
         List<MetricSnapshot> snapshots = new ArrayList<>(families.size() + 1);
         for (Family family : families) {
-            GaugeSnapshot.Builder gauge = GaugeSnapshot.builder().name(family.name()).help(family.help());
-            for (int i = 0; i < views.size(); i++) {
-                Number value = family.reading().apply(views.get(i));
-                if (value != null) {
-                    gauge.dataPoint(GaugeSnapshot.GaugeDataPointSnapshot.builder()
-                            .labels(labels.get(i)).value(value.doubleValue()).build());
-                }
-            }
-            snapshots.add(gauge.build());
+            snapshots.add(labelled.gauge(family.name(), family.help(), family.reading()));
         }
         snapshots.addAll(counters(views, labels));
         snapshots.add(anomalies(views, labels));

@@ -1,11 +1,11 @@
 package dev.trainwatch.collector.state;
 
+import dev.trainwatch.protocol.Errors;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -198,8 +198,7 @@ public final class AppliedLedger implements AutoCloseable {
     }
 
     private void problem(Exception e) {
-        String message = e instanceof FileSystemException fse && fse.getReason() != null
-                ? fse.getReason() : String.valueOf(e.getMessage());
+        String message = Errors.reason(e);
         if (writeProblem == null) {
             LOG.log(System.Logger.Level.WARNING, "cannot write " + file + " (" + message + "): replays are still "
                     + "dropped until the collector restarts, after that they may be applied again");
@@ -208,14 +207,8 @@ public final class AppliedLedger implements AutoCloseable {
     }
 
     private void closeChannel() {
-        if (channel != null) {
-            try {
-                channel.close();
-            } catch (IOException ignored) {
-                // Appends are written through; nothing is lost by a failed close.
-            }
-            channel = null;
-        }
+        Errors.closeQuietly(channel); // appends are written through: a failed close loses nothing
+        channel = null;
     }
 
     @Override

@@ -11,22 +11,28 @@ import java.util.Optional;
 import java.util.OptionalInt;
 
 /** {@link Predictor} backed by the real {@link Estimator} and its catalogs. Thread-safe (the estimator is). */
-final class EstimatorPredictor implements Predictor {
+public class EstimatorPredictor implements Predictor {
 
-    private final Estimator estimator;
+    /** The catalogs' own, uncalibrated estimator. */
+    protected final Estimator estimator;
 
-    EstimatorPredictor(Estimator estimator) {
+    protected EstimatorPredictor(Estimator estimator) {
         this.estimator = Objects.requireNonNull(estimator, "estimator");
+    }
+
+    /** The estimator that prices runs: the catalogs' own here, a calibrated one in a subclass. */
+    protected Estimator pricing() {
+        return estimator;
     }
 
     @Override
     public Estimate estimate(RunSpec spec) {
-        return estimator.estimate(spec);
+        return pricing().estimate(spec);
     }
 
     @Override
     public Optional<Repricing> reprice(ObservedRun observed, RunSpec target) {
-        return Optional.of(estimator.reprice(observed, target));
+        return Optional.of(pricing().reprice(observed, target));
     }
 
     @Override

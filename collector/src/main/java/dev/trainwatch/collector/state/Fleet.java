@@ -467,11 +467,6 @@ public final class Fleet {
         }
     }
 
-    /** Whether the calling thread holds the fleet's lock (for tests of what runs outside it). */
-    boolean lockHeldByCurrentThread() {
-        return Thread.holdsLock(lock);
-    }
-
     /** The entries of {@code w} from {@code readFromTs} through {@code untilTs} (infinite while the run runs). */
     static GpuWindow copyForSeries(GpuWindow w, double readFromTs, double untilTs) {
         int end = untilTs == Double.POSITIVE_INFINITY ? w.size() : w.firstIndexAtOrAfter(Math.nextUp(untilTs));

@@ -4,7 +4,7 @@ import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import dev.trainwatch.collector.support.Payloads;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentEvent;

@@ -14,7 +14,7 @@ import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.collector.state.Slots;
 import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.collector.support.Payloads;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentHealth;
 import dev.trainwatch.protocol.GpuSample;

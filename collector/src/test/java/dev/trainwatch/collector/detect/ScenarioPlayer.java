@@ -4,7 +4,7 @@ import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetListener;
 import dev.trainwatch.collector.state.FleetSettings;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.AgentHealth;

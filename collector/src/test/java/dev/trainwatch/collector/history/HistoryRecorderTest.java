@@ -17,7 +17,7 @@ import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunAttribution;
 import dev.trainwatch.protocol.RunSpec;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.nio.file.Path;
 import java.time.Clock;

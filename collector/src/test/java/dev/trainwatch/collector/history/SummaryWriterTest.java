@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.collector.state.view.RunSummary;
 import dev.trainwatch.protocol.Json;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;

@@ -11,6 +11,7 @@ import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.StepEvent;
+import dev.trainwatch.protocol.testing.Samples;
 import java.time.Duration;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -239,7 +240,8 @@ class ApiTest {
         carrying = new AgentBatch(carrying.host(), carrying.agentId(), carrying.seq(), carrying.gpus(),
                 carrying.runs(), carrying.events(), carrying.health(), carrying.hostMemory(), carrying.sentAt(),
                 List.of(new dev.trainwatch.protocol.RunSteps("steps-in-run", List.of(
-                        StepEvent.of(41, 2.0, now - 2).withSource("log"), StepEvent.of(42, 2.0, now).withSource("log")))));
+                        Samples.withSource(StepEvent.of(41, 2.0, now - 2), "log"),
+                        Samples.withSource(StepEvent.of(42, 2.0, now), "log")))));
         HttpResponse<String> taken = collector.postJson("/v1/samples", gzip(Payloads.json(carrying)),
                 "Content-Encoding", "gzip");
         assertThat(taken.statusCode()).as(taken.body()).isEqualTo(200);
@@ -250,7 +252,7 @@ class ApiTest {
         AgentBatch bad = Payloads.batch("steps-in-host", 3, now + 1, 2, "steps-in-run");
         bad = new AgentBatch(bad.host(), bad.agentId(), bad.seq(), bad.gpus(), bad.runs(), bad.events(),
                 bad.health(), bad.hostMemory(), bad.sentAt(), List.of(new dev.trainwatch.protocol.RunSteps(
-                        "steps-in-run", List.of(StepEvent.of(43, -1.0, now + 1).withSource("log")))));
+                        "steps-in-run", List.of(Samples.withSource(StepEvent.of(43, -1.0, now + 1), "log")))));
         HttpResponse<String> refused = collector.postJson("/v1/samples", Payloads.json(bad));
         assertThat(refused.statusCode()).as(refused.body()).isEqualTo(200);
         assertThat(json(refused).get("steps_accepted").asInt()).isZero();

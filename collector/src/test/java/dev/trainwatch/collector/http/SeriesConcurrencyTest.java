@@ -10,7 +10,7 @@ import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.collector.support.Payloads;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import dev.trainwatch.protocol.Json;
 import io.vertx.core.Vertx;
 import java.net.URI;

@@ -9,7 +9,7 @@ import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.collector.state.FleetListener;
 import dev.trainwatch.collector.state.FleetSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -9,7 +9,7 @@ import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.collector.support.Payloads;
 import dev.trainwatch.exposition.LabelValues;
 import dev.trainwatch.protocol.GpuSample;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;

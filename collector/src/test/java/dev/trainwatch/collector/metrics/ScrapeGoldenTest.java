@@ -2,7 +2,7 @@ package dev.trainwatch.collector.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;

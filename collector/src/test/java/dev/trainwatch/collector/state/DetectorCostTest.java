@@ -9,7 +9,7 @@ import dev.trainwatch.collector.detect.Finding;
 import dev.trainwatch.collector.detect.RunContext;
 import dev.trainwatch.collector.metrics.DetectorMetrics;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;

@@ -11,7 +11,7 @@ import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.RunAttribution;
 import dev.trainwatch.protocol.RunSpec;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -5,7 +5,7 @@ import dev.trainwatch.collector.detect.Detector;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.detect.Detectors;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentHealth;
 import dev.trainwatch.protocol.RankInfo;

@@ -11,7 +11,7 @@ import dev.trainwatch.collector.state.view.RunSummary;
 import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.RunSpec;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Duration;
 import java.time.Instant;

@@ -14,7 +14,7 @@ import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.RankInfo;
 import dev.trainwatch.protocol.RunAttribution;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Duration;
 import java.time.Instant;

@@ -16,7 +16,7 @@ import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Duration;
 import java.time.Instant;

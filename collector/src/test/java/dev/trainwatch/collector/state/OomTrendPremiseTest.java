@@ -9,7 +9,7 @@ import dev.trainwatch.collector.detect.Anomaly;
 import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;

@@ -13,7 +13,7 @@ import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.RankInfo;
 import dev.trainwatch.protocol.RunAttribution;
 import dev.trainwatch.protocol.RunSpec;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;

@@ -9,7 +9,7 @@ import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.EventKind;
 import dev.trainwatch.protocol.RunFailure;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import dev.trainwatch.protocol.testing.Samples;
 import java.time.Instant;
 import java.util.List;

@@ -13,7 +13,7 @@ import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.PhaseProgress;
 import dev.trainwatch.protocol.RunFailure;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import dev.trainwatch.protocol.testing.Samples;
 import java.time.Duration;

@@ -8,7 +8,7 @@ import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.detect.Severity;
 import dev.trainwatch.collector.state.view.RunSummary;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;

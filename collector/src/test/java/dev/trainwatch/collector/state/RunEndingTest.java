@@ -10,7 +10,7 @@ import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.protocol.AgentEvent;
 import dev.trainwatch.protocol.RunEnding;
 import dev.trainwatch.protocol.RunFailure;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Instant;
 import java.util.List;

@@ -5,7 +5,7 @@ import dev.trainwatch.collector.series.RunSeries;
 import dev.trainwatch.collector.series.SeriesBuilder;
 import dev.trainwatch.collector.series.SeriesRequest;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import dev.trainwatch.protocol.testing.Samples;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.Json;

@@ -11,7 +11,7 @@ import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.AgentHealth;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.RunAttribution;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.SettableClock;
 import dev.trainwatch.protocol.StepEvent;
 import dev.trainwatch.protocol.UtilizationWindow;
 import dev.trainwatch.protocol.testing.Samples;

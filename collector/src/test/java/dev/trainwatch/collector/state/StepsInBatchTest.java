@@ -6,7 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.trainwatch.collector.detect.Detector;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.testing.FakePredictor;
-import dev.trainwatch.protocol.SettableClock;
+import dev.trainwatch.protocol.testing.Samples;
+import dev.trainwatch.protocol.testing.SettableClock;
 import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.RunSteps;
 import dev.trainwatch.protocol.StepEvent;
@@ -37,7 +38,7 @@ class StepsInBatchTest {
     static List<StepEvent> steps(long from, long to, double ts) {
         List<StepEvent> out = new ArrayList<>();
         for (long s = from; s <= to; s++) {
-            out.add(StepEvent.of(s, 1.0, ts).withSource("log-a"));
+            out.add(Samples.withSource(StepEvent.of(s, 1.0, ts), "log-a"));
         }
         return out;
     }

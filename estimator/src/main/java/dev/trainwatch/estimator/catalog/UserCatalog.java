@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.trainwatch.protocol.Errors;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -288,10 +289,7 @@ final class UserCatalog {
     }
 
     private static String firstLine(String message) {
-        if (message == null) {
-            return "invalid";
-        }
-        String line = message.lines().findFirst().orElse("invalid").strip();
+        String line = Errors.firstLine(message, "invalid");
         return line.toLowerCase(Locale.ROOT).startsWith("unrecognized field") ? line.replaceAll("\\s*\\(class.*$", "") : line;
     }
 }

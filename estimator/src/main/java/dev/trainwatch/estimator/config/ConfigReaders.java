@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.trainwatch.estimator.catalog.Catalog;
 import dev.trainwatch.estimator.catalog.ModelInfo;
+import dev.trainwatch.protocol.Errors;
 import dev.trainwatch.protocol.RunSpec;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -312,7 +313,7 @@ public final class ConfigReaders {
         try {
             return mapper.readValue(readText(file), Object.class);
         } catch (JacksonException e) {
-            String why = e.getOriginalMessage() == null ? "" : e.getOriginalMessage().lines().findFirst().orElse("");
+            String why = Errors.firstLine(e.getOriginalMessage(), "");
             throw new ConfigException(file, e.getLocation() == null ? 0 : e.getLocation().getLineNr(),
                     "not valid " + format + ": " + why);
         }

@@ -6,6 +6,7 @@ import dev.trainwatch.protocol.AgentHealth;
 import dev.trainwatch.protocol.GpuProcess;
 import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.RunAttribution;
+import dev.trainwatch.protocol.StepEvent;
 import dev.trainwatch.protocol.UtilizationWindow;
 import java.util.ArrayList;
 import java.util.List;
@@ -77,5 +78,12 @@ public final class Samples {
                                    List<RunAttribution> runs, List<AgentEvent> events) {
         return new AgentBatch(host, agentId, seq, gpus, runs, events,
                 new AgentHealth(0.002, 0L, 0L, 0L, 0L, 1.0), null, null, null);
+    }
+
+    /** {@code e} as read from the log stretch {@code source} ({@code null}: pushed by a script). */
+    public static StepEvent withSource(StepEvent e, String source) {
+        return new StepEvent(e.step(), e.timeS(), e.dataTimeS(), e.modelTimeS(), e.lmTimeS(), e.vaeTimeS(),
+                e.intervalSteps(), e.samples(), e.loss(), e.lr(), e.gradNorm(), e.bucketHeight(), e.bucketWidth(),
+                e.rank(), e.ts(), source);
     }
 }

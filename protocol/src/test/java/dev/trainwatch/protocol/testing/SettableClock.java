@@ -1,5 +1,6 @@
-package dev.trainwatch.protocol;
+package dev.trainwatch.protocol.testing;
 
+import dev.trainwatch.protocol.MonotonicClock;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -17,7 +18,7 @@ public final class SettableClock extends Clock {
 
     /** A clock at {@code seconds} since the epoch (millisecond precision). */
     public static SettableClock atSeconds(double seconds) {
-        return new SettableClock(Instant.ofEpochMilli(Math.round(seconds * 1000)));
+        return new SettableClock(MonotonicClock.toInstant(seconds));
     }
 
     public void set(Instant instant) {
@@ -34,7 +35,7 @@ public final class SettableClock extends Clock {
 
     /** Jumps to {@code seconds} since the epoch (millisecond precision). */
     public void setSeconds(double seconds) {
-        now = Instant.ofEpochMilli(Math.round(seconds * 1000));
+        now = MonotonicClock.toInstant(seconds);
     }
 
     /** Seconds since the epoch, millisecond precision. */
