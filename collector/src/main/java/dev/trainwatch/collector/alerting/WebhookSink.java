@@ -2,8 +2,6 @@ package dev.trainwatch.collector.alerting;
 
 import java.net.URI;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -34,37 +32,20 @@ public final class WebhookSink implements AlertSink {
         poster.post(uri, body(notices, links));
     }
 
-    static Map<String, Object> body(List<AlertNotice> notices, RunLinks links) {
-        List<Map<String, Object>> alerts = new ArrayList<>();
-        for (AlertNotice notice : notices) {
-            Map<String, Object> alert = new LinkedHashMap<>();
-            alert.put("status", notice.firing() ? "firing" : notice.endedWithRun() ? "ended_with_run" : "resolved");
-            if (notice.severityChanged()) {
-                alert.put("previous_severity", notice.previousSeverity());
-            }
-            alert.put("run_id", notice.runId());
-            alert.put("kind", notice.kind());
-            alert.put("severity", notice.severity());
-            alert.put("starts_at", notice.startsAt().toString());
-            if (notice.endsAt() != null) {
-                alert.put("ends_at", notice.endsAt().toString());
-            }
-            alert.put("message", notice.message());
-            if (notice.suggestion() != null) {
-                alert.put("suggestion", notice.suggestion());
-            }
-            if (notice.evidence() != null) {
-                alert.put("evidence", notice.evidence());
-            }
-            String page = links == null ? null : links.runPage(notice.runId());
-            if (page != null) {
-                alert.put("run_url", page);
-            }
-            alerts.add(alert);
-        }
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("source", "trainwatch");
-        body.put("alerts", alerts);
-        return body;
+    /** One alert; a null field is left out. */
+    record WebhookAlert(String status, String previousSeverity, String runId, String kind, String severity,
+                        String startsAt, String endsAt, String message, String suggestion,
+                        Map<String, Object> evidence, String runUrl) {
+    }
+
+    record Body(String source, List<WebhookAlert> alerts) {
+    }
+
+    static Body body(List<AlertNotice> notices, RunLinks links) {
+        return new Body("trainwatch", notices.stream().map(n -> new WebhookAlert(
+                n.firing() ? "firing" : n.endedWithRun() ? "ended_with_run" : "resolved",
+                n.severityChanged() ? n.previousSeverity() : null, n.runId(), n.kind(), n.severity(),
+                n.startsAt().toString(), n.endsAt() == null ? null : n.endsAt().toString(), n.message(),
+                n.suggestion(), n.evidence(), links == null ? null : links.runPage(n.runId()))).toList());
     }
 }

@@ -29,6 +29,7 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.http.HttpVersion;
 import io.vertx.ext.web.Route;
 import io.vertx.ext.web.Router;
@@ -38,8 +39,6 @@ import io.vertx.ext.web.handler.HttpException;
 import io.vertx.ext.web.handler.PlatformHandler;
 import io.vertx.ext.web.handler.StaticHandler;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -167,9 +166,7 @@ public final class ApiVerticle extends VerticleBase {
             status = 431;
             message = "request headers larger than " + MAX_HEADER_SIZE + " bytes";
         }
-        request.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, JSON)
-                .putHeader(HttpHeaders.CONNECTION, "close")
-                .end(Buffer.buffer(encode(Map.of("error", message))))
+        send(request.response().putHeader(HttpHeaders.CONNECTION, "close"), status, Map.of("error", message))
                 .onComplete(v -> request.connection().close());
     }
 
@@ -293,8 +290,7 @@ public final class ApiVerticle extends VerticleBase {
             if (result.failed()) {
                 ctx.fail(result.cause());
             } else if (!ctx.response().ended()) {
-                ctx.response().setStatusCode(200).putHeader(HttpHeaders.CONTENT_TYPE, JSON)
-                        .end(Buffer.buffer(result.result()));
+                send(ctx.response(), 200, result.result());
             }
         });
     }
@@ -334,7 +330,7 @@ public final class ApiVerticle extends VerticleBase {
                 }
             });
             ctx.put(DUPLICATE, answer.duplicate());
-            return answer.body();
+            return answer;
         });
     }
 
@@ -362,36 +358,26 @@ public final class ApiVerticle extends VerticleBase {
             if (!fleet.deleteRun(runId)) {
                 throw unknownRun(runId);
             }
-            Map<String, Object> answer = new LinkedHashMap<>();
-            answer.put("run_id", runId);
-            answer.put("deleted", true);
-            return answer;
+            return new Deleted(runId, true);
         });
+    }
+
+    record Deleted(String runId, boolean deleted) {
     }
 
     private void listRuns(RoutingContext ctx) {
-        offLoop(ctx, () -> {
-            Map<String, Object> answer = new LinkedHashMap<>();
-            answer.put("runs", fleet.runs());
-            answer.put("limits", limitsView());
-            return answer;
-        });
+        offLoop(ctx, () -> new RunList(fleet.runs(), fleet.limits().stream().map(LimitView::of).toList()));
     }
 
-    /** Each limit's use and what it refused and forgot, for the page's banner and users' scripts. */
-    private List<Map<String, Object>> limitsView() {
-        List<Map<String, Object>> out = new ArrayList<>();
-        for (Slots.Usage usage : fleet.limits()) {
-            Map<String, Object> limit = new LinkedHashMap<>();
-            limit.put("limit", usage.kind().label());
-            limit.put("used", usage.used());
-            limit.put("max", usage.limit());
-            limit.put("refused", usage.refused());
-            limit.put("forgotten", usage.forgotten());
-            limit.put("last_refused_ts", Double.isNaN(usage.lastRefusedTs()) ? null : usage.lastRefusedTs());
-            out.add(limit);
+    /** {@code GET /v1/runs}: the runs, and each limit's use for the page's banner and users' scripts. */
+    record RunList(List<RunView> runs, List<LimitView> limits) {
+    }
+
+    record LimitView(String limit, int used, int max, long refused, long forgotten, Double lastRefusedTs) {
+        static LimitView of(Slots.Usage u) {
+            return new LimitView(u.kind().label(), u.used(), u.limit(), u.refused(), u.forgotten(),
+                    Double.isNaN(u.lastRefusedTs()) ? null : u.lastRefusedTs());
         }
-        return out;
     }
 
     private void getRun(RoutingContext ctx) {
@@ -422,9 +408,8 @@ public final class ApiVerticle extends VerticleBase {
         String runId = runIdOf(ctx);
         if (seriesBuilds.incrementAndGet() > MAX_SERIES_BUILDS) {
             seriesBuilds.decrementAndGet();
-            ctx.response().setStatusCode(ApiError.SERVICE_UNAVAILABLE).putHeader(HttpHeaders.CONTENT_TYPE, JSON)
-                    .putHeader(HttpHeaders.RETRY_AFTER, Integer.toString(SERIES_RETRY_AFTER_SECONDS))
-                    .end(Buffer.buffer(encode(Map.of("error", SERIES_BUSY))));
+            send(ctx.response().putHeader(HttpHeaders.RETRY_AFTER, Integer.toString(SERIES_RETRY_AFTER_SECONDS)),
+                    ApiError.SERVICE_UNAVAILABLE, Map.of("error", SERIES_BUSY));
             return;
         }
         // The fleet holds its lock only to copy the run's windows; the build and encoding run after it, off the loop.
@@ -438,14 +423,13 @@ public final class ApiVerticle extends VerticleBase {
             } else if (result.result().isEmpty()) {
                 ctx.fail(unknownRun(runId));
             } else {
-                ctx.response().setStatusCode(200).putHeader(HttpHeaders.CONTENT_TYPE, JSON)
-                        .end(Buffer.buffer(result.result().get()));
+                send(ctx.response(), 200, result.result().get());
             }
         });
     }
 
     /** The path's run id; 404 when it cannot name a run. */
-    private static String runIdOf(RoutingContext ctx) {
+    static String runIdOf(RoutingContext ctx) {
         String runId = ctx.pathParam("run_id");
         if (!InputValidator.RUN_ID.matcher(runId).matches()) {
             throw unknownRun(runId);
@@ -487,21 +471,18 @@ public final class ApiVerticle extends VerticleBase {
     private void health(RoutingContext ctx) {
         Fleet.Counts counts = fleet.counts();
         List<String> refusing = fleet.refusing();
-        Map<String, Object> answer = new LinkedHashMap<>();
         // Still 200: a probe must not restart the collector, nor readiness take it out of service, while it refuses.
-        answer.put("status", refusing.isEmpty() ? "ok" : "refusing");
-        if (!refusing.isEmpty()) {
-            answer.put("refusing", refusing);
-            answer.put("refusing_message", "full limits (" + String.join(", ", refusing) + ") refused requests in the"
-                    + " last " + (long) Fleet.REFUSING_SECONDS + " s; agents spool and retry: raise --max-"
-                    + String.join(", --max-", refusing) + " (docs/DEPLOY.md, \"Sizing\")");
-        }
-        answer.put("runs", counts.runs());
-        answer.put("gpus", counts.gpus());
-        answer.put("agents", counts.agents());
-        answer.put("listener_backlog", fleet.delivery().backlog());
-        answer.put("token_required", auth.enabled());
-        ctx.response().setStatusCode(200).putHeader(HttpHeaders.CONTENT_TYPE, JSON).end(Buffer.buffer(encode(answer)));
+        send(ctx.response(), 200, new Health(refusing.isEmpty() ? "ok" : "refusing",
+                refusing.isEmpty() ? null : refusing,
+                refusing.isEmpty() ? null : "full limits (" + String.join(", ", refusing) + ") refused requests in the"
+                        + " last " + (long) Fleet.REFUSING_SECONDS + " s; agents spool and retry: raise --max-"
+                        + String.join(", --max-", refusing) + " (docs/DEPLOY.md, \"Sizing\")",
+                counts.runs(), counts.gpus(), counts.agents(), fleet.listenerBacklog(), auth.enabled()));
+    }
+
+    /** {@code GET /healthz}; {@code refusing} and its message only while a full limit refuses (null: left out). */
+    record Health(String status, List<String> refusing, String refusingMessage, int runs, int gpus, int agents,
+                  long listenerBacklog, boolean tokenRequired) {
     }
 
     /** The request's body as read (still compressed, if it was sent so). */
@@ -525,10 +506,9 @@ public final class ApiVerticle extends VerticleBase {
             message = messageFor(status);
         } else if (failure instanceof LimitReachedException full) {
             if (!ctx.response().ended() && !ctx.response().headWritten()) {
-                ctx.response().setStatusCode(ApiError.TOO_MANY_REQUESTS).putHeader(HttpHeaders.CONTENT_TYPE, JSON)
-                        .putHeader(HttpHeaders.RETRY_AFTER, Long.toString(full.retryAfterSeconds()))
-                        .end(Buffer.buffer(encode(Map.of("error", full.getMessage(), "limit", full.kind().label(),
-                                "limit_value", full.limit(), "retry_after_seconds", full.retryAfterSeconds()))));
+                send(ctx.response().putHeader(HttpHeaders.RETRY_AFTER, Long.toString(full.retryAfterSeconds())),
+                        ApiError.TOO_MANY_REQUESTS, Map.of("error", full.getMessage(), "limit", full.kind().label(),
+                                "limit_value", full.limit(), "retry_after_seconds", full.retryAfterSeconds()));
             }
             return;
         } else if (failure instanceof IllegalArgumentException bad) {
@@ -561,18 +541,22 @@ public final class ApiVerticle extends VerticleBase {
         if (ctx.response().ended() || ctx.response().headWritten()) {
             return;
         }
-        Map<String, String> body = Map.of("error", message == null ? "error" : message);
-        ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, JSON);
         // Over HTTP/1.x a body already judged too large is not read: answer and hang up (HTTP/2 discards the stream).
         boolean unreadBody = status == ApiError.TOO_LARGE && !ctx.request().isEnded()
                 && ctx.request().version() != HttpVersion.HTTP_2;
         if (unreadBody) {
             ctx.response().putHeader(HttpHeaders.CONNECTION, "close");
         }
-        Future<Void> sent = ctx.response().end(Buffer.buffer(encode(body)));
+        Future<Void> sent = send(ctx.response(), status, Map.of("error", message == null ? "error" : message));
         if (unreadBody) {
             sent.onComplete(v -> ctx.request().connection().close());
         }
+    }
+
+    /** Answers {@code status} with {@code body} as JSON ({@code byte[]}: already encoded). */
+    static Future<Void> send(HttpServerResponse response, int status, Object body) {
+        return response.setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, JSON)
+                .end(Buffer.buffer(body instanceof byte[] bytes ? bytes : encode(body)));
     }
 
     private static byte[] encode(Object body) {

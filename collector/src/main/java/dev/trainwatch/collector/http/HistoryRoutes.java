@@ -9,15 +9,12 @@ import dev.trainwatch.collector.history.StoredAnomaly;
 import dev.trainwatch.collector.history.StoredRun;
 import dev.trainwatch.collector.ingest.ApiError;
 import dev.trainwatch.collector.ingest.BodyDecoder;
-import dev.trainwatch.collector.ingest.InputValidator;
 import dev.trainwatch.protocol.Json;
-import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -55,13 +52,8 @@ public final class HistoryRoutes {
 
     /** Leaves a finished run out of calibration, or counts it again, and recalibrates. */
     private void exclude(RoutingContext ctx, boolean exclude) {
-        String runId = ctx.pathParam("run_id");
-        if (!allowed(ctx) || !(InputValidator.RUN_ID.matcher(runId).matches())) {
-            if (!ctx.response().ended()) {
-                send(ctx, 404, Map.of("error", "unknown run '" + BodyDecoder.printable(runId, 128) + "'"));
-            }
-            return;
-        }
+        auth.check(ctx.request().getHeader(HttpHeaders.AUTHORIZATION));
+        String runId = ApiVerticle.runIdOf(ctx);
         change(ctx, s -> {
             boolean known = s.outcomes().stream().anyMatch(o -> o.runId().equals(runId));
             if (!known) {
@@ -74,9 +66,7 @@ public final class HistoryRoutes {
 
     /** Starts a (GPU, family) group afresh: the runs recorded so far no longer count. */
     private void reset(RoutingContext ctx) {
-        if (!allowed(ctx)) {
-            return;
-        }
+        auth.check(ctx.request().getHeader(HttpHeaders.AUTHORIZATION));
         String key = Calibrator.key(ctx.pathParam("gpu"), ctx.pathParam("family"));
         change(ctx, s -> {
             boolean known = predictor.factors().stream().anyMatch(f -> Calibrator.key(f.gpuId(), f.family()).equals(key));
@@ -88,21 +78,11 @@ public final class HistoryRoutes {
         });
     }
 
-    private boolean allowed(RoutingContext ctx) {
-        try {
-            auth.check(ctx.request().getHeader(HttpHeaders.AUTHORIZATION));
-            return true;
-        } catch (ApiError e) {
-            send(ctx, e.status(), Map.of("error", e.getMessage()));
-            return false;
-        }
-    }
-
     /** Applies a change to the store off the event loop, recalibrates, answers with the calibration. */
     private void change(RoutingContext ctx, Function<HistoryStore, String> change) {
         if (store.isEmpty()) {
-            send(ctx, 409, Map.of("error", "calibration needs the run history: start the collector with --data-dir"));
-            return;
+            throw new ApiError(ApiError.CONFLICT,
+                    "calibration needs the run history: start the collector with --data-dir");
         }
         HistoryStore s = store.get();
         ctx.vertx().executeBlocking(() -> {
@@ -115,31 +95,25 @@ public final class HistoryRoutes {
             if (result.failed()) {
                 unavailable(ctx, result.cause());
             } else if (result.result() != null) {
-                send(ctx, 404, Map.of("error", result.result()));
+                ctx.fail(new ApiError(ApiError.NOT_FOUND, result.result()));
             } else {
                 send(ctx, 200, Map.of("calibration", calibration()));
             }
         });
     }
 
-    /** Each group's factors and the runs behind them. */
-    private List<Map<String, Object>> calibration() {
-        List<Map<String, Object>> list = new ArrayList<>();
-        for (CalibrationFactors f : predictor.factors()) {
-            Map<String, Object> entry = new LinkedHashMap<>();
-            entry.put("gpu", f.gpuId());
-            entry.put("family", f.family());
-            entry.put("applied", f.applied());
-            entry.put("step_time_factor", f.stepTimeFactor());
-            entry.put("memory_factor", f.memoryFactor());
-            entry.put("runs", f.runs());
-            entry.put("used_runs", f.usedRuns());
-            entry.put("outlier_runs", f.outlierRuns());
-            entry.put("excluded_runs", f.excludedRuns());
-            entry.put("min_runs", Calibrator.MIN_RUNS);
-            list.add(entry);
+    /** One group's factors and the runs behind them. */
+    record CalibrationView(String gpu, String family, boolean applied, double stepTimeFactor, double memoryFactor,
+                           int runs, List<String> usedRuns, List<String> outlierRuns, List<String> excludedRuns,
+                           int minRuns) {
+        static CalibrationView of(CalibrationFactors f) {
+            return new CalibrationView(f.gpuId(), f.family(), f.applied(), f.stepTimeFactor(), f.memoryFactor(),
+                    f.runs(), f.usedRuns(), f.outlierRuns(), f.excludedRuns(), Calibrator.MIN_RUNS);
         }
-        return list;
+    }
+
+    private List<CalibrationView> calibration() {
+        return predictor.factors().stream().map(CalibrationView::of).toList();
     }
 
     private void history(RoutingContext ctx) {
@@ -151,8 +125,7 @@ public final class HistoryRoutes {
             limit = -1;
         }
         if (limit < 1 || limit > MAX_LIMIT) {
-            send(ctx, 422, Map.of("error", "limit must be an integer from 1 to " + MAX_LIMIT));
-            return;
+            throw ApiError.unprocessable("limit must be an integer from 1 to " + MAX_LIMIT);
         }
         int n = limit;
         ctx.vertx().executeBlocking(() -> body(n)).onComplete(result -> {
@@ -170,53 +143,45 @@ public final class HistoryRoutes {
                 : message.lines().findFirst().orElse(message)));
     }
 
-    private Map<String, Object> body(int limit) throws Exception {
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("persistent", store.isPresent());
-        List<Map<String, Object>> runs = new ArrayList<>();
-        List<Map<String, Object>> alerts = new ArrayList<>();
+    record History(boolean persistent, List<RunEntry> runs, List<AlertEntry> alerts,
+                   List<CalibrationView> calibration) {
+    }
+
+    private History body(int limit) throws Exception {
+        List<RunEntry> runs = new ArrayList<>();
+        List<AlertEntry> alerts = new ArrayList<>();
         if (store.isPresent()) {
             for (StoredRun run : store.get().runs(limit)) {
                 runs.add(runEntry(run));
             }
-            for (StoredAnomaly anomaly : store.get().anomalies(null, limit)) {
-                Map<String, Object> entry = new LinkedHashMap<>();
-                entry.put("run_id", anomaly.runId());
-                entry.put("kind", anomaly.kind());
-                entry.put("severity", anomaly.severity());
-                entry.put("since", anomaly.since().toEpochMilli() / 1000.0);
-                entry.put("resolved_at", anomaly.resolved() == null ? null : anomaly.resolved().toEpochMilli() / 1000.0);
-                entry.put("message", anomaly.message());
-                entry.put("suggestion", anomaly.suggestion());
-                entry.put("evidence", anomaly.evidenceJson() == null ? null : Json.MAPPER.readTree(anomaly.evidenceJson()));
-                alerts.add(entry);
+            for (StoredAnomaly a : store.get().anomalies(null, limit)) {
+                alerts.add(new AlertEntry(a.runId(), a.kind(), a.severity(), a.since().toEpochMilli() / 1000.0,
+                        a.resolved() == null ? null : a.resolved().toEpochMilli() / 1000.0, a.message(), a.suggestion(),
+                        a.evidenceJson() == null ? null : Json.MAPPER.readTree(a.evidenceJson())));
             }
         }
-        body.put("runs", runs);
-        body.put("alerts", alerts);
-        body.put("calibration", calibration());
-        return body;
+        return new History(store.isPresent(), runs, alerts, calibration());
     }
 
-    private static Map<String, Object> runEntry(StoredRun run) throws Exception {
-        Map<String, Object> entry = new LinkedHashMap<>();
-        entry.put("run_id", run.runId());
-        entry.put("first_seen", run.firstSeen().toEpochMilli() / 1000.0);
-        entry.put("last_seen", run.lastSeen().toEpochMilli() / 1000.0);
-        entry.put("ended_at", run.ended() == null ? null : run.ended().toEpochMilli() / 1000.0);
-        JsonNode summary = run.summaryJson() == null ? null : Json.MAPPER.readTree(run.summaryJson());
-        entry.put("spec", run.specJson() == null ? null : Json.MAPPER.readTree(run.specJson()));
-        if (summary != null) {
-            entry.put("synthetic", summary.path("synthetic").asBoolean(false));
-            entry.put("last_step", number(summary, "last_step"));
-            entry.put("step_seconds", number(summary, "step_seconds"));
-            entry.put("predicted_step_seconds", number(summary, "predicted_step_seconds"));
-            entry.put("peak_memory_bytes", number(summary, "peak_memory_bytes"));
-            entry.put("predicted_peak_memory_bytes", number(summary, "predicted_peak_memory_bytes"));
-            entry.put("step_time_error_ratio", ratio(summary, "step_seconds", "predicted_step_seconds"));
-            entry.put("memory_error_ratio", ratio(summary, "peak_memory_bytes", "predicted_peak_memory_bytes"));
-        }
-        return entry;
+    record AlertEntry(String runId, String kind, String severity, double since, Double resolvedAt, String message,
+                      String suggestion, JsonNode evidence) {
+    }
+
+    /** A past run; the fields from {@code synthetic} on come from its stored summary (null: left out). */
+    record RunEntry(String runId, double firstSeen, double lastSeen, Double endedAt, JsonNode spec, Boolean synthetic,
+                    Double lastStep, Double stepSeconds, Double predictedStepSeconds, Double peakMemoryBytes,
+                    Double predictedPeakMemoryBytes, Double stepTimeErrorRatio, Double memoryErrorRatio) {
+    }
+
+    private static RunEntry runEntry(StoredRun run) throws Exception {
+        JsonNode s = run.summaryJson() == null ? Json.MAPPER.missingNode() : Json.MAPPER.readTree(run.summaryJson());
+        return new RunEntry(run.runId(), run.firstSeen().toEpochMilli() / 1000.0,
+                run.lastSeen().toEpochMilli() / 1000.0, run.ended() == null ? null : run.ended().toEpochMilli() / 1000.0,
+                run.specJson() == null ? null : Json.MAPPER.readTree(run.specJson()),
+                s.isMissingNode() ? null : s.path("synthetic").asBoolean(false), number(s, "last_step"),
+                number(s, "step_seconds"), number(s, "predicted_step_seconds"), number(s, "peak_memory_bytes"),
+                number(s, "predicted_peak_memory_bytes"), ratio(s, "step_seconds", "predicted_step_seconds"),
+                ratio(s, "peak_memory_bytes", "predicted_peak_memory_bytes"));
     }
 
     private static Double number(JsonNode node, String field) {
@@ -232,11 +197,6 @@ public final class HistoryRoutes {
     }
 
     private static void send(RoutingContext ctx, int status, Object body) {
-        try {
-            ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, "application/json")
-                    .end(Buffer.buffer(Json.MAPPER.writeValueAsBytes(body)));
-        } catch (Exception e) {
-            ctx.response().setStatusCode(500).end();
-        }
+        ApiVerticle.send(ctx.response(), status, body);
     }
 }

@@ -9,9 +9,7 @@ import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -29,8 +27,15 @@ public final class IngestService {
     private final RefusedRuns refusedRuns = new RefusedRuns(System::nanoTime);
     private final List<Function<Duration, Boolean>> durability;
 
-    /** What a batch is answered, and whether it repeated one already applied. */
-    public record BatchAnswer(Map<String, Object> body, boolean duplicate) {
+    /**
+     * What a batch is answered ({@code duplicate}: it repeated one already applied); a null field is left out.
+     * {@code steps_accepted} is always there: it tells an agent that this collector takes steps in the batch.
+     */
+    public record BatchAnswer(String agentId, long seq, boolean duplicate, int gpus, int readings, int stepsAccepted,
+                              List<String> runsRefused, String agentIdClash, String stepsRefused) {
+    }
+
+    public record StepsAnswer(String runId, int accepted) {
     }
 
     /** {@code durability} waits (bounded) until what listeners were told is on disk, so an acknowledged spec lasts. */
@@ -62,8 +67,7 @@ public final class IngestService {
     }
 
     /** {@code POST /v1/runs/{run_id}/steps}; {@code agentId} (or null) is the agent whose clock offset moves them. */
-    public Map<String, Object> steps(String runId, String agentId, Double sentAt, byte[] body,
-                                     String contentEncoding) {
+    public StepsAnswer steps(String runId, String agentId, Double sentAt, byte[] body, String contentEncoding) {
         InputValidator.requireRunId("run_id", runId);
         if (agentId != null) {
             InputValidator.requireLabel("agent_id", agentId);
@@ -71,10 +75,7 @@ public final class IngestService {
         List<StepEvent> steps = decoder.steps(body, contentEncoding);
         validator.check(steps);
         fleet.ingestSteps(runId, steps, agentId, sentAt);
-        Map<String, Object> answer = new LinkedHashMap<>();
-        answer.put("run_id", runId);
-        answer.put("accepted", steps.size());
-        return answer;
+        return new StepsAnswer(runId, steps.size());
     }
 
     /**
@@ -96,22 +97,11 @@ public final class IngestService {
         IngestResult result = fleet.ingestBatch(batch, sentAt);
         int stepsAccepted = result.duplicate() || batch.runSteps() == null || result.stepsRefused() != null ? 0
                 : batch.runSteps().stream().mapToInt(group -> group.steps().size()).sum();
-        Map<String, Object> answer = new LinkedHashMap<>();
-        answer.put("agent_id", batch.agentId());
-        answer.put("seq", batch.seq());
-        answer.put("duplicate", result.duplicate());
-        answer.put("gpus", result.gpus());
-        answer.put("readings", batch.gpus() == null ? 0 : batch.gpus().size());
-        // Always present: it tells an agent that this collector takes steps in the batch (older ones lack it).
-        answer.put("steps_accepted", stepsAccepted);
-        if (!stripped.refused().isEmpty()) {
-            answer.put("runs_refused", stripped.refused());
-        }
-        fleet.agentIdClash(batch.agentId(), batch.host()).ifPresent(clash -> answer.put("agent_id_clash", clash));
-        if (stepsRefused != null || result.stepsRefused() != null) {
-            answer.put("steps_refused", stepsRefused != null ? stepsRefused : result.stepsRefused());
-        }
-        return new BatchAnswer(answer, result.duplicate());
+        return new BatchAnswer(batch.agentId(), batch.seq(), result.duplicate(), result.gpus(),
+                batch.gpus() == null ? 0 : batch.gpus().size(), stepsAccepted,
+                stripped.refused().isEmpty() ? null : stripped.refused(),
+                fleet.agentIdClash(batch.agentId(), batch.host()).orElse(null),
+                stepsRefused != null ? stepsRefused : result.stepsRefused());
     }
 
     /** A message's first line, stripped: what a client is told. */

@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.BiConsumer;
 import java.util.regex.Pattern;
 
 /**
@@ -108,20 +109,8 @@ public final class InputValidator {
                 check(path("", "gpus[", i, "]"), gpus.get(i));
             }
         }
-        List<RunAttribution> runs = batch.runs();
-        if (runs != null) {
-            size("runs", "", runs, MAX_RUNS_PER_BATCH);
-            for (int i = 0; i < runs.size(); i++) {
-                check(path("", "runs[", i, "]"), runs.get(i));
-            }
-        }
-        List<AgentEvent> events = batch.events();
-        if (events != null) {
-            size("events", "", events, MAX_EVENTS_PER_BATCH);
-            for (int i = 0; i < events.size(); i++) {
-                check(path("", "events[", i, "]"), events.get(i));
-            }
-        }
+        each("", "runs", batch.runs(), MAX_RUNS_PER_BATCH, InputValidator::check);
+        each("", "events", batch.events(), MAX_EVENTS_PER_BATCH, InputValidator::check);
         if (batch.health() != null) {
             check("health", batch.health());
         }
@@ -162,17 +151,11 @@ public final class InputValidator {
         hertz(at, ".sm_clock_max_hz", gpu.smClockMaxHz());
         hertz(at, ".mem_clock_hz", gpu.memClockHz());
         hertz(at, ".mem_clock_max_hz", gpu.memClockMaxHz());
-        List<String> reasons = gpu.clockEventReasons();
-        if (reasons != null) {
-            size(at, ".clock_event_reasons", reasons, 64);
-            for (int i = 0; i < reasons.size(); i++) {
-                String reason = reasons.get(i);
-                if (reason == null || !SNAKE_NAME.matcher(reason).matches()) {
-                    throw ApiError.unprocessable(at + ".clock_event_reasons[" + i
-                            + "] must be a lower_snake_case name of at most 64 characters");
-                }
+        each(at, ".clock_event_reasons", gpu.clockEventReasons(), 64, (r, reason) -> {
+            if (reason == null || !SNAKE_NAME.matcher(reason).matches()) {
+                throw ApiError.unprocessable(r + " must be a lower_snake_case name of at most 64 characters");
             }
-        }
+        });
         range(at, ".power_watts", gpu.powerWatts(), 0, MAX_POWER_W);
         range(at, ".power_limit_watts", gpu.powerLimitWatts(), 0, MAX_POWER_W);
         range(at, ".energy_joules", gpu.energyJoules(), 0, MAX_ENERGY_J);
@@ -181,9 +164,7 @@ public final class InputValidator {
         if (gpu.activity() != null) {
             check(path(at, ".activity"), gpu.activity());
         }
-        if (gpu.processes() != null) {
-            checkProcesses(at, gpu.processes());
-        }
+        each(at, ".processes", gpu.processes(), MAX_PROCESSES, InputValidator::check);
     }
 
     private static void check(Object a, GpuActivity activity) {
@@ -202,67 +183,45 @@ public final class InputValidator {
         optionalRange(a, ".nvlink_tx_bytes", activity.nvlinkTxBytes(), 0, Long.MAX_VALUE);
     }
 
-    private static void checkProcesses(Object at, List<GpuProcess> processes) {
-        size(at, ".processes", processes, MAX_PROCESSES);
-        for (int i = 0; i < processes.size(); i++) {
-            GpuProcess process = processes.get(i);
-            Object p = path(at, ".processes[", i, "]");
-            notNull(p, process);
-            range(p, ".pid", process.pid(), 0, MAX_PID);
-            bytes(p, ".used_memory_bytes", process.usedMemoryBytes());
-            ratio(p, ".sm_utilization_ratio", process.smUtilizationRatio());
-            ratio(p, ".memory_utilization_ratio", process.memoryUtilizationRatio());
-        }
+    private static void check(Object p, GpuProcess process) {
+        notNull(p, process);
+        range(p, ".pid", process.pid(), 0, MAX_PID);
+        bytes(p, ".used_memory_bytes", process.usedMemoryBytes());
+        ratio(p, ".sm_utilization_ratio", process.smUtilizationRatio());
+        ratio(p, ".memory_utilization_ratio", process.memoryUtilizationRatio());
     }
 
     private static void check(Object at, RunAttribution run) {
         notNull(at, run);
         requireRunId(path(at, ".run_id"), run.runId());
-        if (run.aliases() != null) {
-            size(at, ".aliases", run.aliases(), 16);
-            for (int i = 0; i < run.aliases().size(); i++) {
-                // An alias is what a user may PUT a spec under: it must be a valid run id.
-                requireRunId(path(at, ".aliases[", i, "]"), run.aliases().get(i));
-            }
-        }
-        if (run.pids() != null) {
-            size(at, ".pids", run.pids(), MAX_LIST);
-            for (int i = 0; i < run.pids().size(); i++) {
-                Object p = path(at, ".pids[", i, "]");
-                notNull(p, run.pids().get(i));
-                range(p, "", run.pids().get(i), 0, MAX_PID);
-            }
-        }
+        // An alias is what a user may PUT a spec under: it must be a valid run id.
+        each(at, ".aliases", run.aliases(), 16, InputValidator::requireRunId);
+        each(at, ".pids", run.pids(), MAX_LIST, (p, pid) -> {
+            notNull(p, pid);
+            range(p, "", pid, 0, MAX_PID);
+        });
         gpuUuids(at, run.gpuUuids());
-        if (run.ranks() != null) {
-            size(at, ".ranks", run.ranks(), MAX_LIST);
-            for (int i = 0; i < run.ranks().size(); i++) {
-                RankInfo rank = run.ranks().get(i);
-                Object r = path(at, ".ranks[", i, "]");
-                notNull(r, rank);
-                range(r, ".pid", rank.pid(), 0, MAX_PID);
-                optionalRange(r, ".rank", rank.rank(), 0, 1_000_000);
-                optionalRange(r, ".local_rank", rank.localRank(), 0, 1_000_000);
-                optionalRange(r, ".world_size", rank.worldSize(), 1, 1_000_000);
-                text(r, ".state", rank.state(), 4);
-                range(r, ".cpu_seconds", rank.cpuSeconds(), 0, 1e12);
-                range(r, ".workers_cpu_seconds", rank.workersCpuSeconds(), 0, 1e12);
-                optionalRange(r, ".rss_bytes", rank.rssBytes(), 0, MAX_HOST_BYTES);
-                optionalRange(r, ".workers_rss_bytes", rank.workersRssBytes(), 0, MAX_HOST_BYTES);
-                optionalRange(r, ".workers", rank.workers(), 0, 1_000_000);
-                gpuUuids(r, rank.gpuUuids());
-            }
-        }
+        each(at, ".ranks", run.ranks(), MAX_LIST, InputValidator::check);
         text(at, ".master_addr", run.masterAddr(), 256);
     }
 
+    private static void check(Object r, RankInfo rank) {
+        notNull(r, rank);
+        range(r, ".pid", rank.pid(), 0, MAX_PID);
+        optionalRange(r, ".rank", rank.rank(), 0, 1_000_000);
+        optionalRange(r, ".local_rank", rank.localRank(), 0, 1_000_000);
+        optionalRange(r, ".world_size", rank.worldSize(), 1, 1_000_000);
+        text(r, ".state", rank.state(), 4);
+        range(r, ".cpu_seconds", rank.cpuSeconds(), 0, 1e12);
+        range(r, ".workers_cpu_seconds", rank.workersCpuSeconds(), 0, 1e12);
+        optionalRange(r, ".rss_bytes", rank.rssBytes(), 0, MAX_HOST_BYTES);
+        optionalRange(r, ".workers_rss_bytes", rank.workersRssBytes(), 0, MAX_HOST_BYTES);
+        optionalRange(r, ".workers", rank.workers(), 0, 1_000_000);
+        gpuUuids(r, rank.gpuUuids());
+    }
+
     private static void gpuUuids(Object at, List<String> uuids) {
-        if (uuids != null) {
-            size(at, ".gpu_uuids", uuids, MAX_INDEX + 1);
-            for (int i = 0; i < uuids.size(); i++) {
-                label(path(at, ".gpu_uuids[", i, "]"), "", uuids.get(i), true);
-            }
-        }
+        each(at, ".gpu_uuids", uuids, MAX_INDEX + 1, (u, uuid) -> label(u, "", uuid, true));
     }
 
     private static void check(Object at, AgentEvent event) {
@@ -286,12 +245,7 @@ public final class InputValidator {
         if (event.ending() != null) {
             text(at, ".ending.log", event.ending().log(), 4_096);
             text(at, ".ending.last_line", event.ending().lastLine(), 2_000);
-            if (event.ending().outputs() != null) {
-                size(at, ".ending.outputs", event.ending().outputs(), 8);
-                for (int i = 0; i < event.ending().outputs().size(); i++) {
-                    text(path(at, ".ending.outputs[", i, "]"), "", event.ending().outputs().get(i), 4_096);
-                }
-            }
+            each(at, ".ending.outputs", event.ending().outputs(), 8, (o, output) -> text(o, "", output, 4_096));
         }
         if (event.progress() != null) {
             range(at, ".progress.done", event.progress().done(), 0, Long.MAX_VALUE);
@@ -318,12 +272,7 @@ public final class InputValidator {
         optionalRange(at, ".exit_code", f.exitCode(), -255, 1_000);
         optionalRange(at, ".signal", f.signal(), 0, 255);
         optionalRange(at, ".rank", f.rank(), 0, 1_000_000);
-        if (f.lines() != null) {
-            size(at, ".lines", f.lines(), 50);
-            for (int i = 0; i < f.lines().size(); i++) {
-                text(path(at, ".lines[", i, "]"), "", f.lines().get(i), 2_000);
-            }
-        }
+        each(at, ".lines", f.lines(), 50, (l, line) -> text(l, "", line, 2_000));
         if (f.detail() != null) {
             if (f.detail().size() > 32) {
                 throw ApiError.unprocessable(at + ".detail has " + f.detail().size() + " entries, at most 32");
@@ -572,6 +521,18 @@ public final class InputValidator {
     private static void text(Object parent, String name, String value, int max) {
         if (value != null && value.length() > max) {
             throw ApiError.unprocessable(path(parent, name) + " is longer than " + max + " characters");
+        }
+    }
+
+    /** Checks a list's size, then each entry (named {@code name[i]}); a missing list is fine. */
+    private static <T> void each(Object parent, String name, List<T> list, int max, BiConsumer<Object, T> check) {
+        if (list == null) {
+            return;
+        }
+        size(parent, name, list, max);
+        String open = name + "[";
+        for (int i = 0; i < list.size(); i++) {
+            check.accept(path(parent, open, i, "]"), list.get(i));
         }
     }
 

@@ -128,11 +128,8 @@ public final class Fleet {
     }
 
     /** Notifications queued for listeners and not yet delivered. */
-    public record DeliveryCounts(long backlog) {
-    }
-
-    public DeliveryCounts delivery() {
-        return new DeliveryCounts(outbox.backlog());
+    public long listenerBacklog() {
+        return outbox.backlog();
     }
 
     /** How often each detector threw since start, by anomaly kind (only those that did); never waits for the lock. */

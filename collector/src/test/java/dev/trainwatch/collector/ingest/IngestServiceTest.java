@@ -17,7 +17,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.Test;
 
@@ -48,8 +47,7 @@ class IngestServiceTest {
         });
 
         assertThat(answer.duplicate()).isFalse();
-        assertThat(answer.body()).containsEntry("gpus", 1).containsEntry("readings", 1)
-                .containsEntry("steps_accepted", 2);
+        assertThat(List.of(answer.gpus(), answer.readings(), answer.stepsAccepted())).containsExactly(1, 1, 2);
         assertThat(fleet.counts().gpus()).isEqualTo(1);
         assertThat(stepMetrics).containsExactly("run-1:2");
         assertThat(ingest.batch(gzip(batch("node-1", 1)), "gzip", null, host -> {
@@ -59,7 +57,7 @@ class IngestServiceTest {
     @Test
     void stepsOfARequestAreValidatedAppliedAndCounted() {
         byte[] body = "[{\"step\":1,\"time_s\":0.5},{\"step\":2,\"time_s\":0.5}]".getBytes(StandardCharsets.UTF_8);
-        assertThat(ingest.steps("run-2", null, null, body, null)).isEqualTo(Map.of("run_id", "run-2", "accepted", 2));
+        assertThat(ingest.steps("run-2", null, null, body, null)).isEqualTo(new IngestService.StepsAnswer("run-2", 2));
         assertThat(stepMetrics).containsExactly("run-2:2");
 
         byte[] week = "{\"step\":3,\"time_s\":604800}".getBytes(StandardCharsets.UTF_8);
