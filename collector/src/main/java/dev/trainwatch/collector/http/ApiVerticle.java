@@ -17,6 +17,7 @@ import dev.trainwatch.collector.state.Slots;
 import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.estimator.plan.RunPlans;
+import dev.trainwatch.protocol.Errors;
 import dev.trainwatch.protocol.Json;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
@@ -394,9 +395,9 @@ public final class ApiVerticle extends VerticleBase {
                 return fleet.plans(runId, params.gpuIds(), params.gpus(), params.batch())
                         .orElseThrow(() -> unknownRun(runId));
             } catch (RunPlans.Refused e) {
-                throw new ApiError(ApiError.CONFLICT, IngestService.oneLine(e.getMessage()));
+                throw new ApiError(ApiError.CONFLICT, Errors.firstLine(e.getMessage(), "invalid"));
             } catch (InvalidSpecException e) {
-                throw ApiError.badRequest(IngestService.oneLine(e.getMessage()));
+                throw ApiError.badRequest(Errors.firstLine(e.getMessage(), "invalid"));
             }
         });
     }
@@ -513,7 +514,7 @@ public final class ApiVerticle extends VerticleBase {
             return;
         } else if (failure instanceof IllegalArgumentException bad) {
             status = ApiError.UNPROCESSABLE;
-            message = IngestService.oneLine(bad.getMessage());
+            message = Errors.firstLine(bad.getMessage(), "invalid");
         } else {
             LOG.log(System.Logger.Level.ERROR, "internal error on " + ctx.request().method() + " "
                     + ctx.request().path(), failure);

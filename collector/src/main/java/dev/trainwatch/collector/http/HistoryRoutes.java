@@ -9,6 +9,7 @@ import dev.trainwatch.collector.history.StoredAnomaly;
 import dev.trainwatch.collector.history.StoredRun;
 import dev.trainwatch.collector.ingest.ApiError;
 import dev.trainwatch.collector.ingest.BodyDecoder;
+import dev.trainwatch.protocol.Errors;
 import dev.trainwatch.protocol.Json;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.Router;
@@ -138,9 +139,7 @@ public final class HistoryRoutes {
     }
 
     private static void unavailable(RoutingContext ctx, Throwable cause) {
-        String message = cause.getMessage();
-        send(ctx, 500, Map.of("error", message == null ? "history unavailable"
-                : message.lines().findFirst().orElse(message)));
+        send(ctx, 500, Map.of("error", Errors.firstLine(cause.getMessage(), "history unavailable")));
     }
 
     record History(boolean persistent, List<RunEntry> runs, List<AlertEntry> alerts,

@@ -6,6 +6,7 @@ import dev.trainwatch.collector.state.IngestResult;
 import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.protocol.AgentBatch;
+import dev.trainwatch.protocol.Errors;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
 import java.time.Duration;
@@ -55,7 +56,7 @@ public final class IngestService {
         try {
             run = fleet.putSpec(runId, spec);
         } catch (InvalidSpecException e) {
-            throw ApiError.unprocessable(oneLine(e.getMessage()));
+            throw ApiError.unprocessable(Errors.firstLine(e.getMessage(), "invalid"));
         }
         long deadline = System.nanoTime() + DURABLE_WAIT.toNanos();
         if (fleet.awaitListeners(DURABLE_WAIT)) {
@@ -102,10 +103,5 @@ public final class IngestService {
                 stripped.refused().isEmpty() ? null : stripped.refused(),
                 fleet.agentIdClash(batch.agentId(), batch.host()).orElse(null),
                 stepsRefused != null ? stepsRefused : result.stepsRefused());
-    }
-
-    /** A message's first line, stripped: what a client is told. */
-    public static String oneLine(String message) {
-        return message == null ? "invalid" : message.lines().findFirst().orElse(message).strip();
     }
 }

@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.http.tls;
 
+import dev.trainwatch.protocol.Errors;
 import io.netty.handler.ssl.util.InsecureTrustManagerFactory;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.ClientAuth;
@@ -110,7 +111,7 @@ public final class ServerTls {
             } else {
                 failedFingerprint = now;
                 LOG.log(System.Logger.Level.WARNING, "cannot use the changed TLS files (" + tls.certFile() + ", "
-                        + tls.keyFile() + "): " + oneLine(result.cause()) + "; serving with the previous ones");
+                        + tls.keyFile() + "): " + Errors.oneLine(result.cause()) + "; serving with the previous ones");
             }
         });
     }
@@ -130,10 +131,5 @@ public final class ServerTls {
             }
         }
         return out.toString();
-    }
-
-    private static String oneLine(Throwable e) {
-        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-        return message.lines().findFirst().orElse(message);
     }
 }

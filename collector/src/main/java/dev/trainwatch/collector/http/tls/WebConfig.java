@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.trainwatch.protocol.Errors;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -91,7 +92,7 @@ public record WebConfig(Tls tls) {
                     + " client_ca_file, client_auth_type, min_version, max_version)");
         } catch (JsonMappingException e) {
             throw new IllegalArgumentException("web config " + file + " is not a valid web config: "
-                    + e.getOriginalMessage().lines().findFirst().orElse(""));
+                    + Errors.firstLine(e.getOriginalMessage(), ""));
         } catch (IOException e) {
             throw new IllegalArgumentException("cannot read web config " + file + ": " + e.getMessage());
         }
