@@ -246,28 +246,32 @@ public final class Catalog {
 
     /** Edit distance, also against the id cut to the typed length, so shared beginnings rank first. */
     private static int similarityDistance(String needle, String id) {
+        if (!needle.isEmpty() && id.startsWith(needle)) {
+            return 0; // a prefix ("pixart" for "pixart-sigma-xl-2") ranks first
+        }
         String prefix = id.substring(0, Math.min(id.length(), needle.length()));
         return Math.min(distance(needle, id), distance(needle, prefix) + 1);
     }
 
-    private static int distance(String a, String b) {
-        int[] prev = new int[b.length() + 1];
-        int[] cur = new int[b.length() + 1];
+    /** Optimal string alignment distance: insertions, deletions, substitutions and swaps of neighbours cost 1. */
+    public static int distance(String a, String b) {
+        int[][] d = new int[a.length() + 1][b.length() + 1];
+        for (int i = 0; i <= a.length(); i++) {
+            d[i][0] = i;
+        }
         for (int j = 0; j <= b.length(); j++) {
-            prev[j] = j;
+            d[0][j] = j;
         }
         for (int i = 1; i <= a.length(); i++) {
-            cur[0] = i;
             for (int j = 1; j <= b.length(); j++) {
                 int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
-                cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
+                d[i][j] = Math.min(Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1), d[i - 1][j - 1] + cost);
+                if (i > 1 && j > 1 && a.charAt(i - 1) == b.charAt(j - 2) && a.charAt(i - 2) == b.charAt(j - 1)) {
+                    d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+                }
             }
-            int[] t = prev;
-            prev = cur;
-            cur = t;
         }
-        // A prefix match ("pixart" for "pixart-sigma-xl-2") should rank first.
-        return b.startsWith(a) && !a.isEmpty() ? 0 : prev[b.length()];
+        return d[a.length()][b.length()];
     }
 
     private static <T> Map<String, T> index(List<T> items, Function<T, String> id, String kind,
