@@ -1,5 +1,6 @@
 package dev.trainwatch.cli;
 
+import dev.trainwatch.estimator.catalog.Catalog;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -19,7 +20,7 @@ public final class Suggestions {
         List<Close> close = new ArrayList<>();
         for (String c : candidates) {
             String lc = c.toLowerCase(Locale.ROOT);
-            int d = distance(t, lc);
+            int d = Catalog.distance(t, lc);
             boolean extends_ = lc.length() >= 3 && (t.startsWith(lc) || lc.startsWith(t)) && !t.equals(lc);
             if (d <= allowed || extends_) {
                 close.add(new Close(c, extends_ ? Math.min(d, 1) : d));
@@ -36,26 +37,5 @@ public final class Suggestions {
     public static String didYouMean(String typed, Collection<String> candidates) {
         List<String> close = closest(typed, candidates, 2);
         return close.isEmpty() ? "" : "; did you mean " + String.join(" or ", close) + "?";
-    }
-
-    /** Optimal string alignment distance: insertions, deletions, substitutions and swaps of neighbours cost 1. */
-    static int distance(String a, String b) {
-        int[][] d = new int[a.length() + 1][b.length() + 1];
-        for (int i = 0; i <= a.length(); i++) {
-            d[i][0] = i;
-        }
-        for (int j = 0; j <= b.length(); j++) {
-            d[0][j] = j;
-        }
-        for (int i = 1; i <= a.length(); i++) {
-            for (int j = 1; j <= b.length(); j++) {
-                int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
-                d[i][j] = Math.min(Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1), d[i - 1][j - 1] + cost);
-                if (i > 1 && j > 1 && a.charAt(i - 1) == b.charAt(j - 2) && a.charAt(i - 2) == b.charAt(j - 1)) {
-                    d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
-                }
-            }
-        }
-        return d[a.length()][b.length()];
     }
 }

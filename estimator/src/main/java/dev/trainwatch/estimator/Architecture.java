@@ -23,7 +23,11 @@ final class Architecture {
             case "sana" -> sana(t, m);
             case "stdit", "stdit3" -> stdit(t, m);
             case "mmdit" -> mmdit(t, m);
-            case "sd3", "wan", "cogvideox", "ltx", "zimage" -> DiffusersArchitectures.tensors(t, m);
+            case "sd3" -> DiffusersArchitectures.sd3(t, m);
+            case "wan" -> DiffusersArchitectures.wan(t, m);
+            case "cogvideox" -> DiffusersArchitectures.cogVideoX(t, m);
+            case "ltx" -> DiffusersArchitectures.ltx(t, m);
+            case "zimage" -> DiffusersArchitectures.zImage(t, m);
             default -> throw new IllegalStateException("catalog: unknown architecture " + m.architecture());
         }
         return List.copyOf(t);
@@ -163,6 +167,7 @@ final class Architecture {
         long h = m.hidden();
         long tokens = frames * spatialTokens;
         long text = m.textTokens();
+        long joint = tokens + text;
         double heads = m.heads();
         double cross = 2.0 * tokens * text * h;
         double crossScores = heads * tokens * text;
@@ -170,7 +175,7 @@ final class Architecture {
         return switch (m.architecture()) {
             case "dit" -> List.of(new LayerPlan(m.depth(), tokens, 48, 80,
                     heads * tokens * tokens, 2.0 * tokens * tokens * h, 0));
-            case "pixart" -> List.of(new LayerPlan(m.depth(), tokens, 58, 96,
+            case "pixart", "wan", "ltx" -> List.of(new LayerPlan(m.depth(), tokens, 58, 96,
                     heads * tokens * tokens + crossScores, 2.0 * tokens * tokens * h + cross, textKv));
             // Linear attention: K^T V and Q (K^T V) per head cost 2 * T * h * headDim; no score matrix.
             // Mix-FFN keeps its 2F = 5h wide conv outputs and GLU halves, hence the larger coefficient.
@@ -184,13 +189,13 @@ final class Architecture {
                             2.0 * h * spatialTokens * spatialTokens * frames + cross, textKv),
                     new LayerPlan(m.depth(), tokens, 58, 96, heads * frames * frames * spatialTokens + crossScores,
                             2.0 * h * frames * frames * spatialTokens + cross, textKv));
-            case "mmdit" -> {
-                long joint = tokens + text;
-                yield List.of(
-                        new LayerPlan(m.depth(), joint, 48, 80, heads * joint * joint, 2.0 * joint * joint * h, 0),
-                        new LayerPlan(m.singleDepth(), joint, 44, 72, heads * joint * joint, 2.0 * joint * joint * h, 0));
-            }
-            case "sd3", "wan", "cogvideox", "ltx", "zimage" -> DiffusersArchitectures.plan(m, tokens);
+            // Joint attention; Z-Image's refiners (image tokens alone, text tokens alone) are priced as joint blocks:
+            // a slight excess.
+            case "sd3", "cogvideox", "zimage" -> List.of(new LayerPlan(groupDepths(m)[0], joint, 48, 80,
+                    heads * joint * joint, 2.0 * joint * joint * h, 0));
+            case "mmdit" -> List.of(
+                    new LayerPlan(m.depth(), joint, 48, 80, heads * joint * joint, 2.0 * joint * joint * h, 0),
+                    new LayerPlan(m.singleDepth(), joint, 44, 72, heads * joint * joint, 2.0 * joint * joint * h, 0));
             default -> throw new IllegalStateException("catalog: unknown architecture " + m.architecture());
         };
     }
@@ -240,8 +245,13 @@ final class Architecture {
 
     /** Sinusoidal frequency embedding (256) -> Linear -> SiLU -> Linear, once per sample. */
     static void timestepEmbedder(List<Tensor> t, String name, long h) {
-        linear(t, name + ".mlp.0", h, 256, 1, Role.SAMPLE, true);
-        linear(t, name + ".mlp.2", h, h, 1, Role.SAMPLE, true);
+        projection(t, name + ".mlp.0", name + ".mlp.2", h, 256, Role.SAMPLE);
+    }
+
+    /** Two linears, {@code in -> out} then {@code out -> out}, as embedders and caption projections stack them. */
+    static void projection(List<Tensor> t, String first, String second, long out, long in, Role role) {
+        linear(t, first, out, in, 1, role, true);
+        linear(t, second, out, out, 1, role, true);
     }
 
     /** PixArt-style inputs: patch embedding, timestep embedder, adaLN-single's {@code t_block}, caption projection. */
@@ -250,12 +260,7 @@ final class Architecture {
         linearConv(t, "x_embedder.proj", h, patchShape);
         timestepEmbedder(t, "t_embedder", h);
         linear(t, "t_block.1", 6 * h, h, 1, Role.SAMPLE, true);
-        captionProjection(t, m, h);
-    }
-
-    private static void captionProjection(List<Tensor> t, ModelInfo m, long h) {
-        linear(t, "y_embedder.y_proj.fc1", h, m.captionChannels(), 1, Role.TEXT_TOKEN, true);
-        linear(t, "y_embedder.y_proj.fc2", h, h, 1, Role.TEXT_TOKEN, true);
+        projection(t, "y_embedder.y_proj.fc1", "y_embedder.y_proj.fc2", h, m.captionChannels(), Role.TEXT_TOKEN);
     }
 
     private static void selfAttention(List<Tensor> t, String name, long h, int count, boolean bias) {

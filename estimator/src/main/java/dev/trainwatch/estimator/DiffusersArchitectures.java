@@ -1,8 +1,10 @@
 package dev.trainwatch.estimator;
 
 import static dev.trainwatch.estimator.Architecture.linear;
+import static dev.trainwatch.estimator.Architecture.linearConv;
 import static dev.trainwatch.estimator.Architecture.mlp;
 import static dev.trainwatch.estimator.Architecture.mlpHidden;
+import static dev.trainwatch.estimator.Architecture.projection;
 import static dev.trainwatch.estimator.Architecture.timestepEmbedder;
 
 import dev.trainwatch.estimator.Tensor.Role;
@@ -10,7 +12,7 @@ import dev.trainwatch.estimator.catalog.ModelInfo;
 import java.util.List;
 
 /**
- * The tensors and block groups of the diffusers transformers LoRA trainers fine-tune: SD3/SD3.5, Wan, CogVideoX,
+ * The tensors of the diffusers transformers LoRA trainers fine-tune: SD3/SD3.5, Wan, CogVideoX,
  * LTX-Video and Z-Image (counts checked in ParameterCountTest), and the conditioning inputs of the {@code mmdit}
  * models of {@link Architecture}. Stateless.
  */
@@ -22,36 +24,6 @@ final class DiffusersArchitectures {
     private DiffusersArchitectures() {
     }
 
-    static void tensors(List<Tensor> t, ModelInfo m) {
-        switch (m.architecture()) {
-            case "sd3" -> sd3(t, m);
-            case "wan" -> wan(t, m);
-            case "cogvideox" -> cogVideoX(t, m);
-            case "ltx" -> ltx(t, m);
-            case "zimage" -> zImage(t, m);
-            default -> throw new IllegalStateException("catalog: unknown architecture " + m.architecture());
-        }
-    }
-
-    /** Block groups at {@code tokens} image tokens per sample (joint attention: SD3, CogVideoX, Z-Image). */
-    static List<LayerPlan> plan(ModelInfo m, long tokens) {
-        long h = m.hidden();
-        long text = m.textTokens();
-        double heads = m.heads();
-        long joint = tokens + text;
-        return switch (m.architecture()) {
-            case "sd3", "cogvideox" -> List.of(new LayerPlan(m.depth(), joint, 48, 80, heads * joint * joint,
-                    2.0 * joint * joint * h, 0));
-            // Z-Image's refiners (image tokens alone, text tokens alone) are priced as joint blocks: a slight excess.
-            case "zimage" -> List.of(new LayerPlan(m.depth() + 2 * m.refinerDepth(), joint, 48, 80,
-                    heads * joint * joint, 2.0 * joint * joint * h, 0));
-            case "wan", "ltx" -> List.of(new LayerPlan(m.depth(), tokens, 58, 96,
-                    heads * tokens * tokens + heads * tokens * text, 2.0 * tokens * tokens * h + 2.0 * tokens * text * h,
-                    2.0 * text * h));
-            default -> throw new IllegalStateException("catalog: unknown architecture " + m.architecture());
-        };
-    }
-
     /** What an {@code mmdit} adds beside its timestep embedder: guidance and pooled-text embedders, the text input. */
     static void mmditConditioning(List<Tensor> t, ModelInfo m) {
         long h = m.hidden();
@@ -59,8 +31,7 @@ final class DiffusersArchitectures {
             timestepEmbedder(t, "guidance_in", h);
         }
         if (m.vectorChannels() > 0) {
-            linear(t, "vector_in.in_layer", h, m.vectorChannels(), 1, Role.SAMPLE, true);
-            linear(t, "vector_in.out_layer", h, h, 1, Role.SAMPLE, true);
+            projection(t, "vector_in.in_layer", "vector_in.out_layer", h, m.vectorChannels(), Role.SAMPLE);
         }
         if (m.captionNorm()) {
             t.add(new Tensor("txt_norm.weight", new long[] {m.captionChannels()}, 1, true, Role.NONE));
@@ -78,8 +49,7 @@ final class DiffusersArchitectures {
         long c = m.captionChannels();
         int n = m.refinerDepth();
         timestepEmbedder(t, "txt_in.t_embedder", h);
-        linear(t, "txt_in.c_embedder.linear_1", h, c, 1, Role.SAMPLE, true);
-        linear(t, "txt_in.c_embedder.linear_2", h, h, 1, Role.SAMPLE, true);
+        projection(t, "txt_in.c_embedder.linear_1", "txt_in.c_embedder.linear_2", h, c, Role.SAMPLE);
         linear(t, "txt_in.input_embedder", h, c, 1, Role.TEXT_TOKEN, true);
         layerNorm(t, "txt_in.refiner_blocks.norm1", h, n);
         linear(t, "txt_in.refiner_blocks.self_attn_qkv", 3 * h, h, n, Role.TEXT_TOKEN, true);
@@ -90,19 +60,18 @@ final class DiffusersArchitectures {
     }
 
     /** SD3/3.5 ({@code SD3Transformer2DModel}): joint blocks, RMS q/k norms, SD3.5-medium's second self-attention. */
-    private static void sd3(List<Tensor> t, ModelInfo m) {
+    static void sd3(List<Tensor> t, ModelInfo m) {
         long h = m.hidden();
         long c = m.latentChannels();
         int p = m.patch();
         int L = m.depth();
         long headDim = h / m.heads();
-        t.add(new Tensor("pos_embed.proj.weight", new long[] {h, c, p, p}, 1, true, Role.IMAGE_TOKEN));
-        t.add(new Tensor("pos_embed.proj.bias", new long[] {h}, 1, true, Role.NONE));
+        linearConv(t, "pos_embed.proj", h, new long[] {c, p, p});
         long side = m.posEmbedResolution() / (long) m.pixelsPerToken();
         t.add(new Tensor("pos_embed.pos_embed", new long[] {1, side * side, h}, 1, true, Role.NONE));
         timestepEmbedder(t, "time_text_embed.timestep_embedder", h);
-        linear(t, "time_text_embed.text_embedder.linear_1", h, SD3_POOLED, 1, Role.SAMPLE, true);
-        linear(t, "time_text_embed.text_embedder.linear_2", h, h, 1, Role.SAMPLE, true);
+        projection(t, "time_text_embed.text_embedder.linear_1", "time_text_embed.text_embedder.linear_2", h, SD3_POOLED,
+                Role.SAMPLE);
         linear(t, "context_embedder", h, m.captionChannels(), 1, Role.TEXT_TOKEN, true);
         int dual = Math.min(L, m.dualAttentionDepth());
         linear(t, "x_block.adaLN_modulation", 9 * h, h, dual, Role.SAMPLE, true);
@@ -129,7 +98,7 @@ final class DiffusersArchitectures {
     }
 
     /** Wan 2.1/2.2 ({@code WanTransformer3DModel}): self- and cross-attention, RMS norms, shared time projection. */
-    private static void wan(List<Tensor> t, ModelInfo m) {
+    static void wan(List<Tensor> t, ModelInfo m) {
         long h = m.hidden();
         long f = m.ffnHidden();
         int L = m.depth();
@@ -138,8 +107,7 @@ final class DiffusersArchitectures {
         linear(t, "patch_embedding", h, patchIn, 1, Role.IMAGE_TOKEN, true);
         timestepEmbedder(t, "time_embedder", h);
         linear(t, "time_projection", 6 * h, h, 1, Role.SAMPLE, true);
-        linear(t, "text_embedding.linear_1", h, m.captionChannels(), 1, Role.TEXT_TOKEN, true);
-        linear(t, "text_embedding.linear_2", h, h, 1, Role.TEXT_TOKEN, true);
+        projection(t, "text_embedding.linear_1", "text_embedding.linear_2", h, m.captionChannels(), Role.TEXT_TOKEN);
         normedAttentions(t, h, L);
         layerNorm(t, "blocks.norm3", h, L);
         mlp(t, "blocks.mlp", h, f, L, Role.IMAGE_TOKEN);
@@ -159,18 +127,16 @@ final class DiffusersArchitectures {
     }
 
     /** CogVideoX ({@code CogVideoXTransformer3DModel}): one sequence, expert adaptive LayerNorms per modality. */
-    private static void cogVideoX(List<Tensor> t, ModelInfo m) {
+    static void cogVideoX(List<Tensor> t, ModelInfo m) {
         long h = m.hidden();
         long e = m.timeEmbedDim() > 0 ? m.timeEmbedDim() : h;
         int L = m.depth();
         int p = m.patch();
         long c = m.latentChannels();
         long headDim = h / m.heads();
-        t.add(new Tensor("patch_embed.proj.weight", new long[] {h, c, p, p}, 1, true, Role.IMAGE_TOKEN));
-        t.add(new Tensor("patch_embed.proj.bias", new long[] {h}, 1, true, Role.NONE));
+        linearConv(t, "patch_embed.proj", h, new long[] {c, p, p});
         linear(t, "patch_embed.text_proj", h, m.captionChannels(), 1, Role.TEXT_TOKEN, true);
-        linear(t, "time_embedding.linear_1", e, h, 1, Role.SAMPLE, true);
-        linear(t, "time_embedding.linear_2", e, e, 1, Role.SAMPLE, true);
+        projection(t, "time_embedding.linear_1", "time_embedding.linear_2", e, h, Role.SAMPLE);
         for (String norm : List.of("blocks.norm1", "blocks.norm2")) {
             linear(t, norm + ".adaLN_modulation", 6 * h, e, L, Role.SAMPLE, true);
             layerNorm(t, norm + ".norm", h, L);
@@ -186,7 +152,7 @@ final class DiffusersArchitectures {
     }
 
     /** LTX-Video ({@code LTXVideoTransformer3DModel}): adaLN-single, 128-channel latent, patch 1, RMS q/k norms. */
-    private static void ltx(List<Tensor> t, ModelInfo m) {
+    static void ltx(List<Tensor> t, ModelInfo m) {
         long h = m.hidden();
         int L = m.depth();
         long c = m.latentChannels();
@@ -194,8 +160,8 @@ final class DiffusersArchitectures {
         t.add(new Tensor("scale_shift_table", new long[] {2, h}, 1, true, Role.NONE));
         timestepEmbedder(t, "t_embedder", h);
         linear(t, "t_block", 6 * h, h, 1, Role.SAMPLE, true);
-        linear(t, "caption_projection.linear_1", h, m.captionChannels(), 1, Role.TEXT_TOKEN, true);
-        linear(t, "caption_projection.linear_2", h, h, 1, Role.TEXT_TOKEN, true);
+        projection(t, "caption_projection.linear_1", "caption_projection.linear_2", h, m.captionChannels(),
+                Role.TEXT_TOKEN);
         normedAttentions(t, h, L);
         mlp(t, "blocks.mlp", h, mlpHidden(m), L, Role.IMAGE_TOKEN);
         t.add(new Tensor("blocks.scale_shift_table", new long[] {6, h}, L, true, Role.NONE));
@@ -203,7 +169,7 @@ final class DiffusersArchitectures {
     }
 
     /** Z-Image (S3-DiT): one stream, SwiGLU FFN, tanh-gated modulation, noise and context refiner blocks. */
-    private static void zImage(List<Tensor> t, ModelInfo m) {
+    static void zImage(List<Tensor> t, ModelInfo m) {
         long h = m.hidden();
         long f = m.ffnHidden();
         long e = m.timeEmbedDim() > 0 ? m.timeEmbedDim() : h;

@@ -106,22 +106,22 @@ public final class Estimator {
 
     /** Blocks per block group in forward order, as {@code checkpoint_blocks} counts them. */
     public int[] blockGroups(String modelId) {
-        return Architecture.groupDepths(profile(modelId).info);
+        return Architecture.groupDepths(resolver.profile(modelId).info);
     }
 
     /** Parameter count derived from the architecture. */
     public long params(String modelId) {
-        return profile(modelId).params;
+        return resolver.profile(modelId).params;
     }
 
     /** Parameters that receive gradients. */
     public long trainableParams(String modelId) {
-        return profile(modelId).trainableParams;
+        return resolver.profile(modelId).trainableParams;
     }
 
     /** Forward MACs per sample at a resolution (frames for video models), from the architecture. */
     public double forwardMacs(String modelId, int height, int width, int frames) {
-        return ResolvedRun.Sizes.of(profile(modelId), frames, height, width).forwardMacsPerSample();
+        return ResolvedRun.Sizes.of(resolver.profile(modelId), frames, height, width).forwardMacsPerSample();
     }
 
     /**
@@ -224,9 +224,5 @@ public final class Estimator {
     private static double encoderSeconds(Estimate e) {
         Map<String, Double> t = e.stepBreakdown();
         return t.getOrDefault("text_encoder", 0.0) + t.getOrDefault("vae_encoder", 0.0);
-    }
-
-    private ModelProfile profile(String modelId) {
-        return resolver.profile(modelId);
     }
 }

@@ -131,15 +131,22 @@ final class MemoryModel {
         if (sharded) {
             mem.put("nccl_buffers", NCCL_BYTES);
         }
-        // A frozen base is allocated once, in blocks of its own size: the caching allocator's slack grows with what is
-        // allocated and freed every step, not with it.
-        long frozenBase = tr.full() ? 0 : TrainerLevers.frozenBytes(r, tr.frozenParams(), r.half() ? 2 : 4)
-                - TrainerLevers.swappedBytes(r, TrainerLevers.weightBytes(r));
-        mem.put("allocator_overhead", Math.round(Math.max(0, allocated - Math.max(0, frozenBase)) * ALLOCATOR_OVERHEAD));
+        mem.put("allocator_overhead", allocatorOverhead(r, allocated));
         if (r.factors().memoryFactor() != 1.0) {
             mem.put("calibration_adjustment", Math.round(TrainerLevers.sum(mem) * (r.factors().memoryFactor() - 1.0)));
         }
         return mem;
+    }
+
+    /**
+     * The caching allocator's slack over {@code allocated} bytes. A frozen base is allocated once, in blocks of its own
+     * size: the slack grows with what is allocated and freed every step, not with it.
+     */
+    static long allocatorOverhead(ResolvedRun r, long allocated) {
+        Trainable tr = r.trainable();
+        long frozenBase = tr.full() ? 0 : TrainerLevers.frozenBytes(r, tr.frozenParams(), r.half() ? 2 : 4)
+                - TrainerLevers.swappedBytes(r, TrainerLevers.weightBytes(r));
+        return Math.round(Math.max(0, allocated - Math.max(0, frozenBase)) * ALLOCATOR_OVERHEAD);
     }
 
     private static long activationBytes(ResolvedRun r, int b) {

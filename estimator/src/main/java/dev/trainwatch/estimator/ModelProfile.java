@@ -1,11 +1,13 @@
 package dev.trainwatch.estimator;
 
-import java.util.Arrays;
 import dev.trainwatch.estimator.Tensor.Role;
 import dev.trainwatch.estimator.catalog.ModelInfo;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
+import java.util.function.ToLongFunction;
 
 /** What the estimator needs from a model whatever the run: tensors, parameters, optimizer state. Immutable. */
 final class ModelProfile {
@@ -33,46 +35,26 @@ final class ModelProfile {
     ModelProfile(ModelInfo info) {
         this.info = info;
         this.tensors = Architecture.tensors(info);
-        long all = 0;
-        long trainable = 0;
-        long pointwise = 0;
-        long[] perRole = new long[Role.values().length];
-        long blockParams = 0;
-        long allBlocks = 0;
-        long matrices = 0;
-        for (Tensor t : tensors) {
-            all += t.totalNumel();
-            if (t.trainable()) {
-                trainable += t.totalNumel();
-            }
-            long[] s = t.shape();
-            if (s.length == 4 && s[2] == 1 && s[3] == 1) {
-                pointwise += t.totalNumel();
-            }
-            perRole[t.role().ordinal()] += t.totalNumel();
-            if (Trainable.isMatrix(t)) {
-                matrices += t.totalNumel();
-            }
-            if (t.count() > 1) {
-                allBlocks += t.totalNumel();
-                blockParams += t.numel();
-            }
-        }
-        this.params = all;
-        this.trainableParams = trainable;
-        this.pointwiseConvParams = pointwise;
-        this.imageTokenWeights = perRole[Role.IMAGE_TOKEN.ordinal()];
-        this.textTokenWeights = perRole[Role.TEXT_TOKEN.ordinal()];
-        this.jointTokenWeights = perRole[Role.JOINT_TOKEN.ordinal()];
-        this.sampleWeights = perRole[Role.SAMPLE.ordinal()];
-        this.largestBlockParams = blockParams;
-        this.allBlockParams = allBlocks;
-        this.matrixParams = matrices;
+        this.params = sum(t -> true, Tensor::totalNumel);
+        this.trainableParams = sum(Tensor::trainable, Tensor::totalNumel);
+        this.pointwiseConvParams = sum(t -> t.shape().length == 4 && t.shape()[2] == 1 && t.shape()[3] == 1,
+                Tensor::totalNumel);
+        this.imageTokenWeights = sum(t -> t.role() == Role.IMAGE_TOKEN, Tensor::totalNumel);
+        this.textTokenWeights = sum(t -> t.role() == Role.TEXT_TOKEN, Tensor::totalNumel);
+        this.jointTokenWeights = sum(t -> t.role() == Role.JOINT_TOKEN, Tensor::totalNumel);
+        this.sampleWeights = sum(t -> t.role() == Role.SAMPLE, Tensor::totalNumel);
+        this.largestBlockParams = sum(t -> t.count() > 1, Tensor::numel);
+        this.allBlockParams = sum(t -> t.count() > 1, Tensor::totalNumel);
+        this.matrixParams = sum(Trainable::isMatrix, Tensor::totalNumel);
         this.blocks = Arrays.stream(Architecture.groupDepths(info)).sum();
         for (String optimizer : OptimizerState.OPTIMIZERS) {
             optimizerBytes.put(optimizer, tensors.stream().filter(Tensor::trainable)
                     .mapToLong(t -> OptimizerState.bytes(optimizer, t.shape()) * t.count()).sum());
         }
+    }
+
+    private long sum(Predicate<Tensor> which, ToLongFunction<Tensor> size) {
+        return tensors.stream().filter(which).mapToLong(size).sum();
     }
 
     long optimizerBytes(String optimizer) {

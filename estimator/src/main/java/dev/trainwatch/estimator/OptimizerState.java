@@ -97,11 +97,7 @@ final class OptimizerState {
     }
 
     private static long product(long[] shape, int from, int to) {
-        long p = 1;
-        for (int i = from; i < to; i++) {
-            p *= shape[i];
-        }
-        return p;
+        return Arrays.stream(shape, from, to).reduce(1, (a, b) -> a * b);
     }
 
     private static long ceilDiv(long a, long b) {

@@ -26,6 +26,9 @@ final class Plans {
     private record Priced(Lever lever, Costs costs) {
     }
 
+    private static final Comparator<Priced> LEAST_MEMORY = Comparator.comparingLong((Priced p) -> p.costs.peakBytes())
+            .thenComparingDouble(p -> p.costs.stepSeconds());
+
     private Plans() {
     }
 
@@ -42,8 +45,7 @@ final class Plans {
         }
         List<Suggestion> out = new ArrayList<>();
         if (base.peakBytes() <= capacity) {
-            helping.sort(Comparator.comparingLong((Priced p) -> p.costs.peakBytes())
-                    .thenComparingDouble(p -> p.costs.stepSeconds()));
+            helping.sort(LEAST_MEMORY);
             helping.forEach(p -> out.add(single(p, base, r, false)));
             return List.copyOf(out);
         }
@@ -59,9 +61,7 @@ final class Plans {
             }
         }
         helping.stream().filter(p -> p.costs.peakBytes() > capacity)
-                .sorted(Comparator.comparingLong((Priced p) -> p.costs.peakBytes())
-                        .thenComparingDouble(p -> p.costs.stepSeconds()))
-                .forEach(p -> out.add(single(p, base, r, false)));
+                .sorted(LEAST_MEMORY).forEach(p -> out.add(single(p, base, r, false)));
         out.addAll(ScaleOut.plans(r, base));
         return List.copyOf(out);
     }

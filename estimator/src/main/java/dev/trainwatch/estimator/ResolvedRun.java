@@ -8,6 +8,7 @@ import dev.trainwatch.protocol.RunSpec;
 import java.util.Arrays;
 import java.util.List;
 import java.util.function.Consumer;
+import java.util.stream.IntStream;
 
 /**
  * A run with every choice resolved and checked, and the sizes derived from them (tokens, block groups, forward MACs).
@@ -123,12 +124,8 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
     }
 
     boolean partialCheckpointing() {
-        for (int i = 0; i < sizes.plan().size(); i++) {
-            if (checkpointed[i] != sizes.plan().get(i).blocks()) {
-                return checkpointing;
-            }
-        }
-        return false;
+        List<LayerPlan> plan = sizes.plan();
+        return checkpointing && IntStream.range(0, plan.size()).anyMatch(i -> checkpointed[i] != plan.get(i).blocks());
     }
 
     boolean textOnline() {

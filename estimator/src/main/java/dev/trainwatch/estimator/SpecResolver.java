@@ -238,13 +238,10 @@ final class SpecResolver {
     /** Blocks recomputed per group: one number per group, or one for all blocks in forward order; null: all or none. */
     private static int[] checkpointBlocks(ModelInfo m, List<Integer> given, boolean all) {
         int[] depths = Architecture.groupDepths(m);
-        int[] out = new int[depths.length];
         if (given == null || given.isEmpty()) {
-            for (int i = 0; i < depths.length; i++) {
-                out[i] = all ? depths[i] : 0;
-            }
-            return out;
+            return Arrays.stream(depths).map(depth -> all ? depth : 0).toArray();
         }
+        int[] out = new int[depths.length];
         int total = Arrays.stream(depths).sum();
         for (Integer n : given) {
             if (n == null || n < 0) {

@@ -183,18 +183,16 @@ final class StepTimeModel {
     private static void perStepTerms(ResolvedRun r, Hw hw, double backward, Map<String, Double> t,
             Map<String, Double> operations) {
         int shards = r.zero() >= 1 && r.gpus() > 1 ? r.gpus() : 1;
-        t.put("optimizer", r.trainableParams() * OPTIMIZER_TRAFFIC.get(r.optimizer()) / shards / hw.bandwidth);
+        Map<String, Double> perStep = new LinkedHashMap<>();
+        perStep.put("optimizer", r.trainableParams() * OPTIMIZER_TRAFFIC.get(r.optimizer()) / shards / hw.bandwidth);
         if (r.ema()) {
-            t.put("ema", (r.trainable().full() ? r.profile().params : r.trainableParams()) * 12.0 / hw.bandwidth);
+            perStep.put("ema", (r.trainable().full() ? r.profile().params : r.trainableParams()) * 12.0 / hw.bandwidth);
         }
         if (r.gpus() > 1) {
-            t.put("allreduce", exposedAllreduce(r, backward));
+            perStep.put("allreduce", exposedAllreduce(r, backward));
         }
-        for (String k : new String[] {"optimizer", "ema", "allreduce"}) {
-            if (t.containsKey(k)) {
-                operations.put(k, t.get(k));
-            }
-        }
+        t.putAll(perStep);
+        operations.putAll(perStep);
         if (r.factors().stepTimeFactor() != 1.0) {
             double total = 0;
             for (double v : t.values()) {

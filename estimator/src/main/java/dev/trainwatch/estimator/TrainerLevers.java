@@ -195,11 +195,8 @@ final class TrainerLevers {
         s.put("vae_decode", Math.round(DECODER_TRANSIENT_FACTOR * r.vae().transientBytesPerPixel() * r.height() * r.width()
                 * frames));
         long allocated = sum(s);
-        long frozenBase = r.trainable().full() ? 0 : frozenBytes(r, r.trainable().frozenParams(), r.half() ? 2 : 4)
-                - swappedBytes(r, weightBytes(r));
         s.put("cuda_context", MemoryModel.CUDA_CONTEXT_BYTES);
-        s.put("allocator_overhead", Math.round(Math.max(0, allocated - Math.max(0, frozenBase))
-                * MemoryModel.ALLOCATOR_OVERHEAD));
+        s.put("allocator_overhead", MemoryModel.allocatorOverhead(r, allocated));
         return s;
     }
 

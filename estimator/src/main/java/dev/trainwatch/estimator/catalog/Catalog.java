@@ -55,19 +55,12 @@ public final class Catalog {
         this.models = index(models, ModelInfo::id, "model", origins);
         this.gpus = index(gpus, GpuInfo::id, "gpu", origins);
         this.encoders = index(encoders, EncoderInfo::id, "encoder", origins);
-        Map<String, String> names = new LinkedHashMap<>();
-        for (GpuInfo gpu : gpus) {
-            for (String name : gpu.names()) {
-                String key = normalize(name);
-                String other = names.putIfAbsent(key, gpu.id());
-                if (other != null && !other.equals(gpu.id())) {
-                    throw new CatalogException("GPU name '" + name + "' of " + gpu.id() + " (" + origins.get("gpu:" + gpu.id())
-                            + ") is already used by " + other + " (" + origins.get("gpu:" + other) + ")");
-                }
-            }
-        }
-        this.gpuNames = Collections.unmodifiableMap(names);
-        this.modelNames = modelNames(models, origins);
+        this.gpuNames = names(new LinkedHashMap<>(), gpus, GpuInfo::id, GpuInfo::names, Catalog::normalize, "gpu",
+                "GPU name", origins);
+        Map<String, String> modelIds = new LinkedHashMap<>();
+        models.forEach(model -> modelIds.put(model.id().toLowerCase(Locale.ROOT), model.id()));
+        this.modelNames = names(modelIds, models, ModelInfo::id, ModelInfo::aliases,
+                alias -> alias.strip().toLowerCase(Locale.ROOT), "model", "model alias", origins);
         for (ModelInfo model : models) {
             requireEncoder(model, model.vae());
             if (model.textEncoder() != null) {
@@ -76,18 +69,17 @@ public final class Catalog {
         }
     }
 
-    private static Map<String, String> modelNames(List<ModelInfo> models, Map<String, String> origins) {
-        Map<String, String> names = new LinkedHashMap<>();
-        for (ModelInfo model : models) {
-            names.put(model.id().toLowerCase(Locale.ROOT), model.id());
-        }
-        for (ModelInfo model : models) {
-            for (String alias : model.aliases()) {
-                String other = names.putIfAbsent(alias.strip().toLowerCase(Locale.ROOT), model.id());
-                if (other != null && !other.equals(model.id())) {
-                    throw new CatalogException("model alias '" + alias + "' of " + model.id() + " ("
-                            + origins.get("model:" + model.id()) + ") is already used by " + other + " ("
-                            + origins.get("model:" + other) + ")");
+    /** {@code names} plus each entry's names by their key; a key two entries share is an error naming both. */
+    private static <T> Map<String, String> names(Map<String, String> names, List<T> entries, Function<T, String> id,
+            Function<T, List<String>> namesOf, Function<String, String> key, String kind, String what,
+            Map<String, String> origins) {
+        for (T entry : entries) {
+            for (String name : namesOf.apply(entry)) {
+                String other = names.putIfAbsent(key.apply(name), id.apply(entry));
+                if (other != null && !other.equals(id.apply(entry))) {
+                    throw new CatalogException(what + " '" + name + "' of " + id.apply(entry) + " (" + origins.get(
+                            kind + ":" + id.apply(entry)) + ") is already used by " + other + " (" + origins.get(
+                            kind + ":" + other) + ")");
                 }
             }
         }
@@ -246,28 +238,32 @@ public final class Catalog {
 
     /** Edit distance, also against the id cut to the typed length, so shared beginnings rank first. */
     private static int similarityDistance(String needle, String id) {
+        if (!needle.isEmpty() && id.startsWith(needle)) {
+            return 0; // a prefix ("pixart" for "pixart-sigma-xl-2") ranks first
+        }
         String prefix = id.substring(0, Math.min(id.length(), needle.length()));
         return Math.min(distance(needle, id), distance(needle, prefix) + 1);
     }
 
-    private static int distance(String a, String b) {
-        int[] prev = new int[b.length() + 1];
-        int[] cur = new int[b.length() + 1];
+    /** Optimal string alignment distance: insertions, deletions, substitutions and swaps of neighbours cost 1. */
+    public static int distance(String a, String b) {
+        int[][] d = new int[a.length() + 1][b.length() + 1];
+        for (int i = 0; i <= a.length(); i++) {
+            d[i][0] = i;
+        }
         for (int j = 0; j <= b.length(); j++) {
-            prev[j] = j;
+            d[0][j] = j;
         }
         for (int i = 1; i <= a.length(); i++) {
-            cur[0] = i;
             for (int j = 1; j <= b.length(); j++) {
                 int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
-                cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
+                d[i][j] = Math.min(Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1), d[i - 1][j - 1] + cost);
+                if (i > 1 && j > 1 && a.charAt(i - 1) == b.charAt(j - 2) && a.charAt(i - 2) == b.charAt(j - 1)) {
+                    d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+                }
             }
-            int[] t = prev;
-            prev = cur;
-            cur = t;
         }
-        // A prefix match ("pixart" for "pixart-sigma-xl-2") should rank first.
-        return b.startsWith(a) && !a.isEmpty() ? 0 : prev[b.length()];
+        return d[a.length()][b.length()];
     }
 
     private static <T> Map<String, T> index(List<T> items, Function<T, String> id, String kind,

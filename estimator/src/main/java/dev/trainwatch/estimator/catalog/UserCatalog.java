@@ -257,20 +257,12 @@ final class UserCatalog {
         if (from.startsWith("String ")) {
             return from.substring("String ".length()).strip();
         }
-        if (from.startsWith("Array value")) {
-            return "a list";
-        }
-        if (from.startsWith("Object value")) {
-            return "an object";
-        }
-        if (from.startsWith("Boolean value")) {
-            return "true or false";
-        }
-        if (from.startsWith("Floating-point value")) {
-            return "a decimal number";
-        }
-        if (from.startsWith("Integer value")) {
-            return "a whole number";
+        for (String[] kind : new String[][] {{"Array value", "a list"}, {"Object value", "an object"},
+                {"Boolean value", "true or false"}, {"Floating-point value", "a decimal number"},
+                {"Integer value", "a whole number"}}) {
+            if (from.startsWith(kind[0])) {
+                return kind[1];
+            }
         }
         return from.replaceAll("\\s*\\(token[^)]*\\)", "").strip();
     }
