@@ -1,28 +1,27 @@
 package dev.trainwatch.agent.log;
 
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
 import dev.trainwatch.protocol.Errors;
-import dev.trainwatch.protocol.JsonStreams;
 import dev.trainwatch.protocol.wire.WireCodec;
+import io.avaje.json.JsonDataException;
+import io.avaje.json.JsonReader;
+import io.avaje.json.stream.JsonStream;
+import io.avaje.jsonb.Json;
+import io.avaje.jsonb.JsonType;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
  * What the agent has shipped from each log file, in {@code log-positions.json} beside its spool, so a restart resumes
  * after the last line shipped. A file is known by device, inode and a hash of its first line (an inode reused, or a
  * file truncated and written anew, has another); the newest {@value #MAX_FILES} are kept, so a symlink swapped back
- * resumes. Written to a temporary name and renamed; an unreadable file is one line and an empty start. Streaming
- * jackson-core, not databind: the agent loads no databind. Thread-safe.
+ * resumes. Written to a temporary name and renamed; an unreadable file is one line and an empty start. Through the
+ * adapters avaje-jsonb generates from the records: the agent loads no databind. Thread-safe.
  */
 public final class LogPositions {
 
@@ -30,11 +29,16 @@ public final class LogPositions {
 
     public static final String FILE_NAME = "log-positions.json";
     static final int MAX_FILES = 16;
+    private static final JsonStream JSON = JsonStream.builder().build();
+    private static final JsonType<List<FileState>> STATES = WireCodec.type(FileState.class).list();
 
+    /** {@code ts} may read back a neighbour of a 16–17 digit double (avaje-jsonb); only step intervals use it. */
+    @Json(naming = Json.Naming.LowerUnderscore)
     public record RankStep(int rank, long step, double ts) {
     }
 
     /** {@code position}: just after the last line consumed; {@code midLine}: inside a skipped over-long line. */
+    @Json(naming = Json.Naming.LowerUnderscore)
     public record FileState(String fileKey, String head, String path, long position, boolean midLine, int stretch,
                             List<RankStep> ranks, long updated) {
     }
@@ -94,129 +98,23 @@ public final class LogPositions {
     }
 
     static byte[] toJson(List<FileState> states) {
-        return WireCodec.toBytes(states.stream().map(s -> s == null ? null : stateJson(s)).toList());
+        return WireCodec.toBytes(states);
     }
 
-    private static Map<String, Object> stateJson(FileState s) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("file_key", s.fileKey());
-        m.put("head", s.head());
-        m.put("path", s.path());
-        m.put("position", s.position());
-        m.put("mid_line", s.midLine());
-        m.put("stretch", s.stretch());
-        if (s.ranks() != null) {
-            m.put("ranks", s.ranks().stream().map(r -> r == null ? null : rankJson(r)).toList());
-        }
-        m.put("updated", s.updated());
-        return m;
-    }
-
-    private static Map<String, Object> rankJson(RankStep r) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("rank", r.rank());
-        m.put("step", r.step());
-        m.put("ts", r.ts());
-        return m;
-    }
-
-    static List<FileState> parse(byte[] bytes) throws IOException {
-        try (JsonParser p = JsonStreams.FACTORY.createParser(bytes)) {
-            expect(p, p.nextToken(), JsonToken.START_ARRAY, "an array");
-            List<FileState> states = new ArrayList<>();
-            JsonToken t;
-            while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
-                if (t == JsonToken.VALUE_NULL) {
-                    states.add(null);
-                    continue;
-                }
-                expect(p, t, JsonToken.START_OBJECT, "an object");
-                String fileKey = null;
-                String head = null;
-                String path = null;
-                long position = 0;
-                boolean midLine = false;
-                int stretch = 0;
-                List<RankStep> ranks = null;
-                long updated = 0;
-                while (p.nextToken() == JsonToken.FIELD_NAME) {
-                    String name = p.currentName();
-                    JsonToken v = p.nextToken();
-                    switch (name) {
-                        case "file_key" -> fileKey = text(p, v);
-                        case "head" -> head = text(p, v);
-                        case "path" -> path = text(p, v);
-                        case "position" -> position = number(p, v).longValue();
-                        case "mid_line" -> midLine = flag(p, v);
-                        case "stretch" -> stretch = number(p, v).intValue();
-                        case "ranks" -> ranks = rankSteps(p, v);
-                        case "updated" -> updated = number(p, v).longValue();
-                        default -> p.skipChildren();
-                    }
-                }
-                expect(p, p.currentToken(), JsonToken.END_OBJECT, "a field name");
-                states.add(new FileState(fileKey, head, path, position, midLine, stretch, ranks, updated));
+    /**
+     * The generated reader stops after the array and takes a null rank: both are refused here (a stray {@code ,} or
+     * {@code ]} after the array is not).
+     */
+    static List<FileState> parse(byte[] bytes) {
+        try (JsonReader reader = JSON.reader(bytes)) {
+            List<FileState> states = STATES.fromJson(reader);
+            if (reader.hasNextStreamElement()) {
+                throw new JsonDataException("more after the array " + reader.location());
             }
-            if (p.nextToken() != null) {
-                throw new IOException("more after the array");
+            if (states.stream().anyMatch(s -> s != null && s.ranks() != null && s.ranks().contains(null))) {
+                throw new JsonDataException("a rank is null");
             }
             return states;
-        }
-    }
-
-    private static List<RankStep> rankSteps(JsonParser p, JsonToken t) throws IOException {
-        if (t == JsonToken.VALUE_NULL) {
-            return null;
-        }
-        expect(p, t, JsonToken.START_ARRAY, "an array of ranks");
-        List<RankStep> out = new ArrayList<>();
-        while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
-            expect(p, t, JsonToken.START_OBJECT, "a rank object");
-            int rank = 0;
-            long step = 0;
-            double ts = 0;
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                String name = p.currentName();
-                JsonToken v = p.nextToken();
-                switch (name) {
-                    case "rank" -> rank = number(p, v).intValue();
-                    case "step" -> step = number(p, v).longValue();
-                    case "ts" -> ts = number(p, v).doubleValue();
-                    default -> p.skipChildren();
-                }
-            }
-            expect(p, p.currentToken(), JsonToken.END_OBJECT, "a field name");
-            out.add(new RankStep(rank, step, ts));
-        }
-        return out;
-    }
-
-    private static String text(JsonParser p, JsonToken t) throws IOException {
-        if (t == JsonToken.VALUE_NULL) {
-            return null;
-        }
-        expect(p, t, JsonToken.VALUE_STRING, "a string");
-        return p.getText();
-    }
-
-    private static Number number(JsonParser p, JsonToken t) throws IOException {
-        if (t != JsonToken.VALUE_NUMBER_INT && t != JsonToken.VALUE_NUMBER_FLOAT) {
-            throw new IOException("expected a number for " + p.currentName() + ", found " + t);
-        }
-        return p.getNumberValue();
-    }
-
-    private static boolean flag(JsonParser p, JsonToken t) throws IOException {
-        if (t != JsonToken.VALUE_TRUE && t != JsonToken.VALUE_FALSE) {
-            throw new IOException("expected true or false for " + p.currentName() + ", found " + t);
-        }
-        return t == JsonToken.VALUE_TRUE;
-    }
-
-    private static void expect(JsonParser p, JsonToken t, JsonToken wanted, String what) throws IOException {
-        if (t != wanted) {
-            throw new IOException("expected " + what + " at " + p.currentLocation().getCharOffset() + ", found "
-                    + (t == null ? "the end" : t.asString() != null ? t.asString() : t.toString()));
         }
     }
 
