@@ -138,7 +138,10 @@ class AlertDispatcherTest {
             dispatcher.publish(witness);
             await().atMost(Duration.ofSeconds(10)).until(() -> count(sink, "r1/throttling", true) >= 3);
             dispatcher.publish(firing.resolvedAt(Instant.now()));
-            await().atMost(Duration.ofSeconds(10)).until(() -> sink.delivered.stream().anyMatch(n -> !n.firing()));
+            // A copy: streaming the synchronized list itself races the dispatcher's appends (seen: a
+            // ConcurrentModificationException on a loaded CI run).
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> List.copyOf(sink.delivered).stream().anyMatch(n -> !n.firing()));
             int resolvedAt = indexOfResolve(sink, "r1/throttling");
             int witnessBefore = count(sink, "r2/straggler", true);
             // Several re-send rounds after the resolve (the witness was re-sent three more times): nothing more
