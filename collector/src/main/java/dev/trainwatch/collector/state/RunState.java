@@ -270,11 +270,13 @@ final class RunState {
         ending = seen;
     }
 
-    /** The same run id is running again (e.g. a requeued Slurm job). */
+    /** The same run id is running again (e.g. a requeued Slurm job): how the last attempt ended is not its story. */
     void reopen() {
         ended = false;
         endedAt = Double.NaN;
         failure = null;
+        ending = null;
+        stoppedBy = null;
     }
 
     void fail(RunFailure why, String host, double now) {

@@ -56,4 +56,20 @@ class RunEndingTest {
                 new AgentEvent(clock.seconds(), "run_failed", null, null, "failed", oom.summary(), oom, null, null, null)));
         assertThat(fleet.run("failed").orElseThrow().ending()).isNull();
     }
+
+    @Test
+    void aRequeuedRunDoesNotInheritHowTheLastAttemptEnded() {
+        trainThenEnd("job", List.of(new AgentEvent(clock.seconds(), "run_ended", null, null, "job", "exited", null,
+                new RunEnding("/runs/job/log.txt", false, "step 100", List.of("/runs/job.err")), null, null)));
+        assertThat(fleet.run("job").orElseThrow().ending()).isNotNull();
+        fleet.stopping("job", "SIGINT");
+        clock.advanceSeconds(60);
+        // Slurm requeues the job under the same run id: it reports again, then ends with nothing said about how.
+        fleet.ingestBatch(batch("node1", "agent-1", 3, List.of(), List.of(attribution("job", List.of())), List.of()));
+        assertThat(fleet.run("job").orElseThrow().ended()).isFalse();
+        clock.advanceSeconds(5);
+        RunView second = fleet.endRun("job").orElseThrow();
+        assertThat(second.ended()).isTrue();
+        assertThat(second.ending()).as("the first attempt's ending and its user's stop").isNull();
+    }
 }
