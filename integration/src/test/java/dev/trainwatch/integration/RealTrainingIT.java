@@ -106,14 +106,8 @@ class RealTrainingIT {
     @Test
     @Execution(ExecutionMode.SAME_THREAD)
     void aFluxShapedLoraWithAFrozenBaseIsReadStepByStepAndItsCachingIsAPhase() throws Exception {
-        job = new TorchJob(dir);
-        Path script = dir.resolve("mmdit_lora.py");
-        try (InputStream in = RealTrainingIT.class.getResourceAsStream("/torch/mmdit_lora.py")) {
-            Files.copy(in, script);
-        }
         Path out = dir.resolve("trainwatch.out");
-        Process trainwatch = trainwatchRun(out, List.of("env", "RANK=0", TorchJob.PYTHON.toString(), script.toString(),
-                "--results-dir", job.results.toString(), "--steps", "10", "--cache-items", "6"));
+        Process trainwatch = runMmditLora(out, "--steps", "10", "--cache-items", "6");
         URI api = pageOf(out, trainwatch);
 
         JsonNode caching = awaitRun(api, r -> r.path("phase").path("kind").asText().equals("caching")
@@ -156,18 +150,25 @@ class RealTrainingIT {
         assertThat(read(out)).contains("trainable params: 6144", "model saved.").doesNotContain("the run failed");
     }
 
-    /** The same LoRA whose trainer catches a CUDA OOM and skips the batch, as ai-toolkit does: a critical oom_risk. */
-    @Test
-    @Execution(ExecutionMode.SAME_THREAD)
-    void aCaughtAndSkippedOomIsACriticalOomRiskWhileTheLoraTrainsOn() throws Exception {
+    /** Starts {@code resources/torch/mmdit_lora.py} under {@code trainwatch run}, as rank 0, with {@code options}. */
+    private Process runMmditLora(Path out, String... options) throws Exception {
         job = new TorchJob(dir);
         Path script = dir.resolve("mmdit_lora.py");
         try (InputStream in = RealTrainingIT.class.getResourceAsStream("/torch/mmdit_lora.py")) {
             Files.copy(in, script);
         }
+        List<String> command = new ArrayList<>(List.of("env", "RANK=0", TorchJob.PYTHON.toString(), script.toString(),
+                "--results-dir", job.results.toString()));
+        command.addAll(List.of(options));
+        return trainwatchRun(out, command);
+    }
+
+    /** The same LoRA whose trainer catches a CUDA OOM and skips the batch, as ai-toolkit does: a critical oom_risk. */
+    @Test
+    @Execution(ExecutionMode.SAME_THREAD)
+    void aCaughtAndSkippedOomIsACriticalOomRiskWhileTheLoraTrainsOn() throws Exception {
         Path out = dir.resolve("trainwatch.out");
-        Process trainwatch = trainwatchRun(out, List.of("env", "RANK=0", TorchJob.PYTHON.toString(), script.toString(),
-                "--results-dir", job.results.toString(), "--oom-skip-step", "4"));
+        Process trainwatch = runMmditLora(out, "--oom-skip-step", "4");
         URI api = pageOf(out, trainwatch);
         await().atMost(START).until(() -> Files.isDirectory(job.results));
         Files.createFile(job.results.resolve("go"));
