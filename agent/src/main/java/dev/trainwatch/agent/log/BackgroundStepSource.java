@@ -36,6 +36,8 @@ public final class BackgroundStepSource implements StepSource {
     private volatile boolean closed;
     private long requested;
     private long served;
+    /** Steps were dropped since the agent last took them (warned once). */
+    private volatile boolean dropping;
     /** A regular file reads in far less; a blocked read costs a poll this much at most, nothing once stuck. */
     static final long FRESH_WAIT_NANOS = 200_000_000L;
 
@@ -64,10 +66,11 @@ public final class BackgroundStepSource implements StepSource {
                 List<StepEvent> read = source.poll();
                 List<AgentEvent> announced = source.drainEvents();
                 Object checkpoint = source.checkpoint();
+                int dropped = 0;
                 synchronized (lock) {
                     if (steps.size() + read.size() > MAX_BUFFERED) {
-                        int drop = Math.min(steps.size(), steps.size() + read.size() - MAX_BUFFERED);
-                        steps.subList(0, drop).clear();
+                        dropped = Math.min(steps.size(), steps.size() + read.size() - MAX_BUFFERED);
+                        steps.subList(0, dropped).clear();
                     }
                     steps.addAll(read);
                     phases.addAll(announced);
@@ -75,6 +78,12 @@ public final class BackgroundStepSource implements StepSource {
                         readCheckpoint = checkpoint;
                     }
                 }
+                if (dropped > 0 && !dropping) {
+                    // Once until the agent takes steps again: a stalled poll loop must not flood the log.
+                    LOG.log(System.Logger.Level.WARNING, "the agent did not take the log's steps in time: dropped the"
+                            + " oldest " + dropped + " of more than " + MAX_BUFFERED + " read; those steps are lost");
+                }
+                dropping = dropped > 0 || dropping;
             } catch (RuntimeException | Error e) {
                 if (e instanceof VirtualMachineError && !(e instanceof OutOfMemoryError)) {
                     throw e;
@@ -132,6 +141,7 @@ public final class BackgroundStepSource implements StepSource {
             }
             List<StepEvent> out = List.copyOf(steps);
             steps.clear();
+            dropping = false;
             return out;
         }
     }
