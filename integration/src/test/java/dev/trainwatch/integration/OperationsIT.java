@@ -667,7 +667,7 @@ class OperationsIT {
                     total.put(run, now.getOrDefault(run, 0.0) + earlierLives.getOrDefault(run, 0.0));
                     if (total.get(run) > expected.get(run)) {
                         throw new AssertionError("run " + run + " counted " + total.get(run) + " steps for "
-                                + expected.get(run) + " lines logged");
+                                + expected.get(run) + " lines logged\n" + stepsSent(a, b));
                     }
                 }
                 return total.equals(expected);

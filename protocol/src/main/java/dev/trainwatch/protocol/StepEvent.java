@@ -48,6 +48,11 @@ public record StepEvent(
                 gradNorm, bucketHeight, bucketWidth, rank, newTs, source);
     }
 
+    public StepEvent withIntervalSteps(Integer steps) {
+        return new StepEvent(step, timeS, dataTimeS, modelTimeS, lmTimeS, vaeTimeS, steps, samples, loss, lr,
+                gradNorm, bucketHeight, bucketWidth, rank, ts, source);
+    }
+
     /** A step with only the required fields set. */
     public static StepEvent of(long step, double timeS, double ts) {
         return new StepEvent(step, timeS, null, null, null, null, null, null, null, null, null, null, null, null, ts, null);

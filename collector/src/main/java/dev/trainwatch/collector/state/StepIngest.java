@@ -56,8 +56,9 @@ final class StepIngest {
                     || !Double.isFinite(e.timeS()) || e.timeS() <= 0) {
                 continue;
             }
-            if (applyStep(run, runId, e, offset, now)) {
-                counted.add(e);
+            StepEvent applied = applyStep(run, runId, e, offset, now);
+            if (applied != null) {
+                counted.add(applied);
             }
         }
         run.stepsApplied(now);
@@ -79,14 +80,17 @@ final class StepIngest {
         }
     }
 
-    /** Applies one well-formed report to the run; true when it counts as a step of the run. */
-    private boolean applyStep(RunState run, String runId, StepEvent e, double offset, double now) {
+    /**
+     * Applies one well-formed report to the run; the report as counted (its {@code interval_steps} at most the steps
+     * since the run's last counted one), or null when it does not count as a step of the run.
+     */
+    private StepEvent applyStep(RunState run, String runId, StepEvent e, double offset, double now) {
         int rank = e.rank() != null && e.rank() >= 0 ? e.rank() : -1;
         if (e.source() != null) {
             // Within one source a rank's steps only go up: one at or below the last applied was applied already.
             Long applied = registry.ledger.lastStep(runId, e.source(), rank);
             if (applied != null && e.step() <= applied) {
-                return false;
+                return null;
             }
             registry.ledger.appliedStep(runId, e.source(), rank, e.step());
         }
@@ -110,9 +114,15 @@ final class StepIngest {
             run.clearFailure();
         }
         if (counts) {
+            long last = run.lastCountedStep();
+            if (e.intervalSteps() != null && last >= 0 && e.step() > last && e.intervalSteps() > e.step() - last) {
+                // The mean covers steps another report counted already: the agent's previous line was read from
+                // another file, or by an earlier agent before a restart (its log position not yet committed).
+                e = e.withIntervalSteps((int) (e.step() - last));
+            }
             run.countStep(e, rank, ts, observations.encodingSecondsPerStep(run));
         }
         run.stepSeen(e, ts);
-        return counts;
+        return counts ? e : null;
     }
 }
