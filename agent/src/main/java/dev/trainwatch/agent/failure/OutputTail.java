@@ -5,14 +5,12 @@ import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.Deque;
+import java.util.Arrays;
 import java.util.List;
 
 /**
  * A run's last lines for {@link FailureClassifier}: from the last {@link #MAX_BYTES} of a file (a crashed run's log can
- * be gigabytes), or kept as they pass in a bounded ring. {@code \r} frames count as lines; ANSI codes are removed.
+ * be gigabytes). {@code \r} frames count as lines; ANSI codes are removed.
  */
 public final class OutputTail {
 
@@ -20,26 +18,7 @@ public final class OutputTail {
     public static final int MAX_BYTES = 64 * 1024;
     private static final int MAX_LINE_CHARS = 2000;
 
-    private final int maxLines;
-    private final Deque<String> lines = new ArrayDeque<>();
-
-    public OutputTail(int maxLines) {
-        this.maxLines = maxLines;
-    }
-
-    public void add(String line) {
-        lines.addLast(clean(line));
-        while (lines.size() > maxLines) {
-            lines.removeFirst();
-        }
-    }
-
-    public List<String> lines() {
-        return new ArrayList<>(lines);
-    }
-
-    public boolean isEmpty() {
-        return lines.isEmpty();
+    private OutputTail() {
     }
 
     public static List<String> read(Path file, int maxLines, int maxBytes) {
@@ -57,13 +36,9 @@ public final class OutputTail {
                 int nl = text.indexOf('\n');
                 text = nl >= 0 ? text.substring(nl + 1) : text; // drop the partial first line
             }
-            OutputTail tail = new OutputTail(maxLines);
-            for (String line : text.split("\r\n|\r|\n", -1)) {
-                if (!line.isEmpty()) {
-                    tail.add(line);
-                }
-            }
-            return tail.lines();
+            List<String> lines = Arrays.stream(text.split("\r\n|\r|\n", -1)).filter(l -> !l.isEmpty()).toList();
+            return lines.subList(Math.max(0, lines.size() - maxLines), lines.size()).stream().map(OutputTail::clean)
+                    .toList();
         } catch (IOException e) {
             return List.of();
         }
