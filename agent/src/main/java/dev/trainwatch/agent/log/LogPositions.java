@@ -12,9 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.util.Comparator;
 import java.util.List;
-import java.util.stream.Collectors;
 
 /**
  * What the agent has shipped from each log file, in {@code log-positions.json} beside its spool, so a restart resumes
@@ -116,16 +114,5 @@ public final class LogPositions {
             }
             return states;
         }
-    }
-
-    static List<RankStep> ranks(StepExtractor.State state) {
-        return state.lastByRank().entrySet().stream()
-                .map(e -> new RankStep(e.getKey(), e.getValue().step(), e.getValue().ts()))
-                .sorted(Comparator.comparingInt(RankStep::rank)).toList();
-    }
-
-    static StepExtractor.State extractorState(FileState state) {
-        return new StepExtractor.State(state.ranks().stream().collect(Collectors.toMap(RankStep::rank,
-                r -> new StepExtractor.Seen(r.step(), r.ts()), (first, last) -> last)), state.stretch());
     }
 }

@@ -270,9 +270,8 @@ public final class LogTailer implements StepSource {
     private LogPositions.FileState currentState() {
         boolean midLine = splitter.skipping();
         long consumed = midLine ? position : position - splitter.pendingBytes();
-        StepExtractor.State state = extractor.state();
         return new LogPositions.FileState(fileKey.toString(), head, file.toString(), Math.max(0, consumed), midLine,
-                state.stretch(), LogPositions.ranks(state), clock.millis());
+                extractor.stretch(), extractor.ranks(), clock.millis());
     }
 
     private void remember(LogPositions.FileState state) {
@@ -445,13 +444,13 @@ public final class LogTailer implements StepSource {
         head = rotatedHead;
         position = last.position();
         splitter.reset(last.midLine());
-        extractor.restore(LogPositions.extractorState(last));
+        extractor.restore(last);
         extractor.sourceBase(head == null ? null : sourceBase(fileKey, head));
         readAvailable(Long.MAX_VALUE);
         splitter.finish(sink);
         remember(currentState());
         forgetFile();
-        extractor.newFile(null);
+        extractor.newFile();
     }
 
     /** What a file that is neither regular nor a directory is, by its {@code unix:mode}. */
@@ -490,18 +489,18 @@ public final class LogTailer implements StepSource {
             attachedOnce = true;
             position = saved.position();
             splitter.reset(saved.midLine());
-            extractor.restore(LogPositions.extractorState(saved));
+            extractor.restore(saved);
             catchUp = position < size;
         } else if (!attachedOnce) {
             attachedOnce = true;
             position = Math.max(0, size - historyBytes);
             splitter.reset(position > 0 && !followsNewline(position));
-            extractor.newFile(null);
+            extractor.newFile();
             catchUp = position < size;
         } else if (!sameFile) {
             position = 0;
             splitter.reset(false);
-            extractor.newFile(null);
+            extractor.newFile();
             catchUp = size > 0;
         }
         fileKey = key;

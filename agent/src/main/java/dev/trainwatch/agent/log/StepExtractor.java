@@ -1,8 +1,11 @@
 package dev.trainwatch.agent.log;
 
+import dev.trainwatch.agent.log.LogPositions.FileState;
+import dev.trainwatch.agent.log.LogPositions.RankStep;
 import dev.trainwatch.protocol.StepEvent;
 import java.nio.charset.StandardCharsets;
 import java.time.ZoneId;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -16,16 +19,6 @@ import java.util.Map;
  */
 final class StepExtractor {
 
-    record Seen(long step, double ts) {
-    }
-
-    /** What a restart resumes from; the stretch is bumped each time a rank's step goes back. */
-    record State(Map<Integer, Seen> lastByRank, int stretch) {
-        State {
-            lastByRank = Map.copyOf(lastByRank);
-        }
-    }
-
     // the collector's input limits
     private static final double ONE_DAY_S = 86_400;
     private static final long MAX_STEP = 1_000_000_000_000L;
@@ -33,29 +26,33 @@ final class StepExtractor {
 
     private final StepLineParser parser;
     private final ZoneId zone;
-    private final Map<Integer, Seen> lastByRank = new HashMap<>();
+    private final Map<Integer, RankStep> lastByRank = new HashMap<>();
     private final Map<Integer, Held> held = new LinkedHashMap<>();
 
     private record Held(StepEvent event, double readTs, double logTs) {
     }
 
     static final double HOLD_SECONDS = 1.0;
+    /** Bumped each time a rank's step goes back. */
     private int stretch;
     private String sourceBase;
 
-    State state() {
-        return new State(lastByRank, stretch);
+    List<RankStep> ranks() {
+        return lastByRank.values().stream().sorted(Comparator.comparingInt(RankStep::rank)).toList();
     }
 
-    void restore(State state) {
+    int stretch() {
+        return stretch;
+    }
+
+    void restore(FileState saved) {
         lastByRank.clear();
-        lastByRank.putAll(state.lastByRank());
-        stretch = state.stretch();
+        saved.ranks().forEach(r -> lastByRank.put(r.rank(), r));
+        stretch = saved.stretch();
     }
 
     /** Each rank's last step is kept to time the next line. */
-    void newFile(String base) {
-        sourceBase = base;
+    void newFile() {
         stretch = 0;
     }
 
@@ -103,11 +100,6 @@ final class StepExtractor {
         return v == null || v < min || v > max ? null : v;
     }
 
-    void accept(String segment, double readTs, List<StepEvent> out) {
-        byte[] bytes = segment.getBytes(StandardCharsets.UTF_8);
-        accept(bytes, 0, bytes.length, readTs, out, null);
-    }
-
     private void accept(String segment, double readTs, List<StepEvent> out, List<Double> logTimes) {
         String line = LogText.stripAnsi(segment);
         StepEvent e;
@@ -124,7 +116,7 @@ final class StepExtractor {
         Double ts = LogText.timestamp(line, zone);
         double when = ts != null ? ts : readTs;
         Integer key = rank == null ? -1 : rank;
-        Seen previous = lastByRank.get(key);
+        RankStep previous = lastByRank.get(key);
         boolean redraws = parser.redraws();
         if (previous != null && previous.step() == e.step()) {
             Held h = redraws ? held.get(key) : null;
@@ -150,7 +142,7 @@ final class StepExtractor {
         if (time == null && previous != null && e.step() > previous.step() && when > previous.ts()) {
             time = (when - previous.ts()) / (e.step() - previous.step());
         }
-        lastByRank.put(key, new Seen(e.step(), when));
+        lastByRank.put(key, new RankStep(key, e.step(), when));
         if (time == null || time <= 0 || time > ONE_DAY_S) {
             return;
         }
@@ -174,9 +166,7 @@ final class StepExtractor {
 
     private static void emit(StepEvent event, double logTs, List<StepEvent> out, List<Double> logTimes) {
         out.add(event);
-        if (logTimes != null) {
-            logTimes.add(logTs);
-        }
+        logTimes.add(logTs);
     }
 
     private static StepEvent lastFrame(StepEvent first, StepEvent later) {

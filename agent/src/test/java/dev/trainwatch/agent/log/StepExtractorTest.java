@@ -3,6 +3,7 @@ package dev.trainwatch.agent.log;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.trainwatch.protocol.StepEvent;
+import java.nio.charset.StandardCharsets;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,7 +19,8 @@ class StepExtractorTest {
     private List<StepEvent> feed(String... lines) {
         List<StepEvent> out = new ArrayList<>();
         for (String line : lines) {
-            extractor.accept(line, 1_700_000_000.0, out);
+            byte[] bytes = line.getBytes(StandardCharsets.UTF_8);
+            extractor.accept(bytes, 0, bytes.length, 1_700_000_000.0, out, new ArrayList<>());
         }
         return out;
     }
