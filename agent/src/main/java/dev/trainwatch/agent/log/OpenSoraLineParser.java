@@ -61,16 +61,13 @@ final class OpenSoraLineParser extends PresetLineParser {
         if (rankAt > 0) {
             epochBar(line.substring(0, rankAt));
         }
-        double loadData = 0;
-        double iter = 0;
         double outside = 0;
         double sumAll = 0;
-        double model = 0;
+        Double loadData = null;
+        Double iter = null;
+        Double model = null;
         Double encodeVideo = null;
         Double encodeText = null;
-        boolean hasIter = false;
-        boolean hasData = false;
-        boolean hasModel = false;
         int pos = line.indexOf(" | ", stepAt + "| Step ".length());
         while (pos >= 0) {
             int nameStart = pos + 3;
@@ -84,34 +81,26 @@ final class OpenSoraLineParser extends PresetLineParser {
                 String name = line.substring(nameStart, colon);
                 sumAll += v;
                 switch (name) {
-                    case "load_data" -> {
-                        loadData = v;
-                        hasData = true;
-                    }
-                    case "iter" -> {
-                        iter = v;
-                        hasIter = true;
-                    }
+                    case "load_data" -> loadData = v;
+                    case "iter" -> iter = v;
                     case "encode_video" -> encodeVideo = v;
                     case "encode_text" -> encodeText = v;
-                    case "forward", "backward", "forward-backward", "optim", "update_ema" -> {
-                        model += v;
-                        hasModel = true;
-                    }
+                    case "forward", "backward", "forward-backward", "optim", "update_ema" ->
+                            model = (model == null ? 0 : model) + v;
                     default -> outside += v;
                 }
             }
             pos = next;
         }
-        if (sumAll == 0 && !hasIter && !hasData) {
+        if (sumAll == 0 && iter == null && loadData == null) {
             return null;
         }
         timersSeen = true;
         // "iter" encloses the encoders and the model; the step is everything at the top level.
-        double time = hasIter ? loadData + iter + outside : sumAll;
+        double time = iter != null ? (loadData == null ? 0 : loadData) + iter + outside : sumAll;
         long completed = local + 1;
         long global = stepsPerEpoch > 0 ? epoch * stepsPerEpoch + completed : completed;
-        return new StepEvent(global, time, hasData ? loadData : null, hasModel ? model : null, encodeText, encodeVideo,
+        return new StepEvent(global, time, loadData, model, encodeText, encodeVideo,
                 1, null, null, null, null, null, null, (int) Math.min(rank, Integer.MAX_VALUE), null, null);
     }
 
