@@ -76,7 +76,7 @@ public final class LogPositions {
         }
         Path temp = file.resolveSibling("." + FILE_NAME + ".tmp");
         try {
-            Files.write(temp, toJson(kept));
+            Files.write(temp, WireCodec.toBytes(kept));
             Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             lastWritten = List.copyOf(kept);
             if (lastProblem != null) {
@@ -93,10 +93,6 @@ public final class LogPositions {
             lastProblem = problem;
             return false;
         }
-    }
-
-    static byte[] toJson(List<FileState> states) {
-        return WireCodec.toBytes(states);
     }
 
     /**

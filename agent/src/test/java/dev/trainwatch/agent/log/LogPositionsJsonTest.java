@@ -8,6 +8,7 @@ import dev.trainwatch.agent.log.LogPositions.FileState;
 import dev.trainwatch.agent.log.LogPositions.RankStep;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.testing.LogCapture;
+import dev.trainwatch.protocol.wire.WireCodec;
 import io.avaje.json.JsonException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -33,7 +34,7 @@ class LogPositionsJsonTest {
 
     @Test
     void theFileIsWhatTheWireCodecWroteAndReadsBack() throws Exception {
-        byte[] written = LogPositions.toJson(STATES);
+        byte[] written = WireCodec.toBytes(STATES);
 
         assertThat(new String(written, StandardCharsets.UTF_8))
                 .isEqualTo(new String(Json.MAPPER.writeValueAsBytes(STATES), StandardCharsets.UTF_8));
@@ -46,7 +47,7 @@ class LogPositionsJsonTest {
         Files.writeString(dir.resolve(LogPositions.FILE_NAME), EARLIER_FILE);
 
         assertThat(new LogPositions(dir).load()).isEqualTo(STATES);
-        assertThat(new String(LogPositions.toJson(STATES), StandardCharsets.UTF_8)).isEqualTo(EARLIER_FILE);
+        assertThat(new String(WireCodec.toBytes(STATES), StandardCharsets.UTF_8)).isEqualTo(EARLIER_FILE);
     }
 
     @Test
@@ -55,7 +56,7 @@ class LogPositionsJsonTest {
         List<FileState> states = List.of(new FileState("k", null, null, beyond, false, 0,
                 List.of(new RankStep(0, Long.MAX_VALUE, 1.5)), Long.MAX_VALUE));
 
-        assertThat(LogPositions.parse(LogPositions.toJson(states))).isEqualTo(states);
+        assertThat(LogPositions.parse(WireCodec.toBytes(states))).isEqualTo(states);
     }
 
     @Test
