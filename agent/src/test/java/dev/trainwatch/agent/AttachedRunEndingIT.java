@@ -36,7 +36,8 @@ class AttachedRunEndingIT {
                     java.time.Duration.ofHours(1), null, dir.resolve("spool"), AgentConfig.DEFAULT_SPOOL_MAX_BYTES,
                     java.time.Duration.ofSeconds(5));
             try (Agent agent = new Agent(config, new dev.trainwatch.agent.testing.FakeGpuReader(1, rank.pid()),
-                    dev.trainwatch.agent.log.LogTailer.open(log, "dit", java.time.Clock.systemUTC(), Long.MAX_VALUE),
+                    dev.trainwatch.agent.log.LogTailer.open(log, "dit", java.time.Clock.systemUTC(), Long.MAX_VALUE,
+                            dev.trainwatch.agent.log.LogTailer.LineTime.READ),
                     dev.trainwatch.agent.attribution.LinuxProcSource.system(),
                     new dev.trainwatch.agent.ship.HttpTransport(collector.uri(), null, java.time.Duration.ofSeconds(5)),
                     new dev.trainwatch.agent.ship.Backoff(java.time.Duration.ofMillis(50), java.time.Duration.ofMillis(400),

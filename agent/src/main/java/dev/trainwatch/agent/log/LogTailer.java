@@ -83,11 +83,7 @@ public final class LogTailer implements StepSource {
      * is auto); stamps without an offset are read in the default zone. Throws IllegalArgumentException for a bad regex.
      */
     public static LogTailer open(Path file, String format, Clock clock) {
-        return open(file, format, clock, DEFAULT_HISTORY_BYTES);
-    }
-
-    public static LogTailer open(Path file, String format, Clock clock, long historyBytes) {
-        return open(file, format, clock, historyBytes, LineTime.READ);
+        return open(file, format, clock, DEFAULT_HISTORY_BYTES, LineTime.READ);
     }
 
     public static LogTailer open(Path file, String format, Clock clock, long historyBytes, LineTime lineTime) {
@@ -98,11 +94,6 @@ public final class LogTailer implements StepSource {
     /** Tests and replays: the clock's zone, {@link LineTime#LOG}. */
     public LogTailer(Path file, StepLineParser parser, Clock clock, long historyBytes, int maxLineBytes) {
         this(file, parser, clock, clock.getZone(), historyBytes, maxLineBytes, LineTime.LOG);
-    }
-
-    public LogTailer(Path file, StepLineParser parser, Clock clock, ZoneId zone, long historyBytes,
-            int maxLineBytes) {
-        this(file, parser, clock, zone, historyBytes, maxLineBytes, LineTime.LOG);
     }
 
     /** {@code zone}: of stamps without an offset; {@code historyBytes}: of the file's end read on attach. */
@@ -341,12 +332,7 @@ public final class LogTailer implements StepSource {
         if (channel != null) {
             boolean replaced = attrs != null && attrs.fileKey() != null && !attrs.fileKey().equals(fileKey);
             if (replaced) {
-                readAvailable(Long.MAX_VALUE);
-                splitter.finish(sink);
-                if (positions != null && fileKey != null) {
-                    remember(currentState());
-                }
-                forgetFile();
+                finishFile();
             } else if (attrs == null) {
                 // renamed away, not yet recreated: the writer may still write to the old file
                 readAvailable(MAX_BYTES_PER_POLL);
@@ -446,10 +432,7 @@ public final class LogTailer implements StepSource {
         splitter.reset(last.midLine());
         extractor.restore(last);
         extractor.sourceBase(head == null ? null : sourceBase(fileKey, head));
-        readAvailable(Long.MAX_VALUE);
-        splitter.finish(sink);
-        remember(currentState());
-        forgetFile();
+        finishFile();
         extractor.newFile();
     }
 
@@ -553,7 +536,13 @@ public final class LogTailer implements StepSource {
                 : "cannot read log file " + file + ": " + Errors.reason(e);
     }
 
-    private void forgetFile() {
+    /** Reads the open file to its end, remembers where it stopped, and lets it go. */
+    private void finishFile() {
+        readAvailable(Long.MAX_VALUE);
+        splitter.finish(sink);
+        if (positions != null && fileKey != null) {
+            remember(currentState());
+        }
         closeChannel();
         fileKey = null;
         head = null;

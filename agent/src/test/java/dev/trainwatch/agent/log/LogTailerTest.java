@@ -203,7 +203,8 @@ class LogTailerTest {
     @Test
     void aMultiMegabyteLineUnderTheDefaultCapDoesNotStopTheTailer() throws IOException {
         Files.writeString(log(), "step 1 time 1.0\n" + "z".repeat(3 << 20) + "\nstep 2 time 1.0\n");
-        try (LogTailer t = LogTailer.open(log(), FORMAT, Fixtures.CLOCK, Long.MAX_VALUE)) {
+        try (LogTailer t = LogTailer.open(log(), FORMAT, Fixtures.CLOCK, Long.MAX_VALUE,
+                LogTailer.LineTime.READ)) {
             assertThat(steps(t.poll())).containsExactly(1L, 2L);
             assertThat(t.skippedLongLines()).isEqualTo(1);
         }

@@ -68,7 +68,8 @@ class PhaseLinesTest {
         Path corpus = RequiredFixtures.corpusLog("sana_issue206_validation.txt");
         Path log = dir.resolve("train_log.log");
         Files.copy(corpus, log);
-        try (LogTailer tailer = LogTailer.open(log, "sana", Clock.systemUTC(), Long.MAX_VALUE)) {
+        try (LogTailer tailer = LogTailer.open(log, "sana", Clock.systemUTC(), Long.MAX_VALUE,
+                LogTailer.LineTime.READ)) {
             assertThat(tailer.poll()).hasSize(3);
             // "Running validation...", then one finished 19/19 sampling bar per image: the first is the progress,
             // the nine alike after it within ten seconds say nothing new.
