@@ -83,7 +83,7 @@ public final class FailureClassifier {
     public static RunFailure classify(List<String> tail, Integer exitCode) {
         List<String> lines = tail.stream().map(l -> l == null ? "" : l).toList();
         LauncherReport launcher = Objects.requireNonNullElse(safe(() -> LauncherReport.read(lines)),
-                new LauncherReport(Map.of(), null, List.of(), null));
+                new LauncherReport(Map.of(), null, List.of()));
         RunFailure f;
         if ((f = safe(() -> gpuLost(lines))) == null && (f = safe(() -> xid(lines))) == null
                 && (f = safe(() -> cudaOom(lines))) == null && (f = safe(() -> hostOom(lines))) == null

@@ -8,13 +8,12 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * What torchrun and the shell said about a crashed run's processes: failed ranks and exit codes (the
+ * What torchrun said about a crashed run's processes: failed ranks and exit codes (the
  * {@code ChildFailedError} block, {@code failed (exitcode: N) local_rank: R}; negative: killed by that signal), a signal
  * torchrun itself got ({@code Received 15 death signal}, {@code SignalException: Process N got signal: 15},
- * {@code closing signal SIGHUP/SIGINT}), and bash's {@code line N: PID Killed  CMD}.
+ * {@code closing signal SIGHUP/SIGINT}).
  */
-record LauncherReport(Map<Integer, Integer> failures, Integer launcherSignal, List<String> launcherLines,
-                      String shellKilled) {
+record LauncherReport(Map<Integer, Integer> failures, Integer launcherSignal, List<String> launcherLines) {
     private static final Pattern BLOCK_RANK = Pattern.compile("^\\s*rank\\s*:\\s*(\\d+)");
     private static final Pattern BLOCK_EXIT = Pattern.compile("^\\s*exitcode\\s*:\\s*(-?\\d+)");
     private static final Pattern AGENT_FAILED = Pattern.compile("failed \\(exitcode: (-?\\d+)\\) local_rank: (\\d+)");
@@ -22,13 +21,11 @@ record LauncherReport(Map<Integer, Integer> failures, Integer launcherSignal, Li
     private static final Pattern GOT_SIGNAL = Pattern.compile("SignalException: Process \\d+ got signal: "
             + "(?:(\\d+)|Signals\\.(SIG\\w+))");
     private static final Pattern CLOSING = Pattern.compile("closing signal (SIGHUP|SIGINT)\\b");
-    private static final Pattern SHELL_KILLED = Pattern.compile("line \\d+:\\s+\\d+ Killed\\s+\\S");
 
     static LauncherReport read(List<String> lines) {
         Map<Integer, Integer> failures = new LinkedHashMap<>();
         Integer signal = null;
         List<String> signalLines = new ArrayList<>();
-        String shell = null;
         boolean rootCause = false;
         Integer pendingRank = null;
         Map<Integer, Integer> root = new LinkedHashMap<>();
@@ -65,13 +62,10 @@ record LauncherReport(Map<Integer, Integer> failures, Integer launcherSignal, Li
                 }
                 signalLines.add(line);
             }
-            if (shell == null && SHELL_KILLED.matcher(line).find()) {
-                shell = line;
-            }
         }
         Map<Integer, Integer> ordered = new LinkedHashMap<>(root);
         failures.forEach(ordered::putIfAbsent);
-        return new LauncherReport(ordered, signal, signalLines, shell);
+        return new LauncherReport(ordered, signal, signalLines);
     }
 
     private static Integer launcherSignal(String line) {
