@@ -88,11 +88,11 @@ public final class FailureClassifier {
         if ((f = safe(() -> gpuLost(lines))) == null && (f = safe(() -> xid(lines))) == null
                 && (f = safe(() -> cudaOom(lines))) == null && (f = safe(() -> hostOom(lines))) == null
                 && (f = safe(() -> launcherStop(launcher))) == null
-                && (f = safe(() -> nanLoss(lines, launcher))) == null
-                && (f = safe(() -> exception(lines, launcher, true))) == null
+                && (f = safe(() -> nanLoss(lines))) == null
+                && (f = safe(() -> exception(lines, true))) == null
                 && (f = safe(() -> ncclTimeout(lines))) == null
                 && (f = safe(() -> signal(lines, exitCode, launcher))) == null
-                && (f = safe(() -> exception(lines, launcher, false))) == null) {
+                && (f = safe(() -> exception(lines, false))) == null) {
             f = new RunFailure("unknown", exitCode != null && exitCode != 0
                     ? "exited with code " + exitCode + "; the output does not say why"
                     : "the output does not say why the run ended", exitCode, null, rankOf(lines),
@@ -102,10 +102,8 @@ public final class FailureClassifier {
             f = new RunFailure(f.cause(), f.summary(), f.exitCode(), f.signal(), launcher.firstFailedRank(), f.detail(),
                     f.lines());
         }
-        Map<String, Object> detail = new LinkedHashMap<>(f.detail());
-        detail.values().removeIf(Objects::isNull);
         return new RunFailure(f.cause(), f.summary(), exitCode, f.signal() != null ? f.signal() : signalOf(exitCode),
-                f.rank(), detail, f.lines());
+                f.rank(), new LinkedHashMap<>(f.detail()), f.lines());
     }
 
     /** A line it cannot read (two ranks' output interleaved into "2.02.00 GiB") gives no verdict rather than a crash. */
@@ -340,12 +338,12 @@ public final class FailureClassifier {
     }
 
     /** Without an exception after it the NaN is no verdict: many loops print it and train on. */
-    private static RunFailure nanLoss(List<String> lines, LauncherReport launcher) {
+    private static RunFailure nanLoss(List<String> lines) {
         List<String> hits = matching(lines, NAN_LOSS);
         if (hits.isEmpty()) {
             return null;
         }
-        RunFailure raised = exception(lines, launcher, false);
+        RunFailure raised = exception(lines, false);
         if (raised == null) {
             return null;
         }
@@ -453,7 +451,7 @@ public final class FailureClassifier {
     }
 
     /** With {@code ownOnly}, the first not a consequence of another rank's failure; else the first of any. */
-    private static RunFailure exception(List<String> lines, LauncherReport launcher, boolean ownOnly) {
+    private static RunFailure exception(List<String> lines, boolean ownOnly) {
         boolean runTraceback = false;
         for (int i = 0; i < lines.size(); i++) {
             if (TRACEBACK.matcher(lines.get(i)).find() && !launcherBlock(lines, i)) {
@@ -480,9 +478,7 @@ public final class FailureClassifier {
             return null;
         }
         Map<String, Object> detail = new LinkedHashMap<>();
-        if (type != null) {
-            put(detail, "type", type);
-        }
+        put(detail, "type", type);
         if (message != null && !message.isBlank()) {
             put(detail, "message", clip(message.strip(), 300));
         }
@@ -576,6 +572,7 @@ public final class FailureClassifier {
                 : String.format(Locale.ROOT, "%.0f MiB", bytes / (1024.0 * 1024));
     }
 
+    /** classify's verdicts build their detail through here (or leave it empty): it never holds a null. */
     private static void put(Map<String, Object> detail, String key, Object value) {
         if (value != null) {
             detail.put(key, value);
