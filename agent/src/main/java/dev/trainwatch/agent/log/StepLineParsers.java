@@ -17,10 +17,7 @@ public final class StepLineParsers {
      * ai-toolkit, SimpleTuner, OneTrainer, finetrainers) or a regex; IllegalArgumentException (one line) for a bad one.
      */
     public static StepLineParser forFormat(String format) {
-        if (format == null || format.isBlank()) {
-            return new AutoLineParser();
-        }
-        return switch (format.trim().toLowerCase(Locale.ROOT)) {
+        return switch (format == null || format.isBlank() ? "auto" : format.trim().toLowerCase(Locale.ROOT)) {
             case "auto" -> new AutoLineParser();
             case "pixart", "pixart-alpha", "pixart-sigma" -> new PixArtLineParser();
             case "sana" -> new SanaLineParser();
