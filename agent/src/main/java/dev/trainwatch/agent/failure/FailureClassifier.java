@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.IntStream;
 
 /**
  * Reads a crashed run's output tail and says why it died, with the decisive lines' figures. Pure. The root cause wins:
@@ -452,13 +453,8 @@ public final class FailureClassifier {
 
     /** With {@code ownOnly}, the first not a consequence of another rank's failure; else the first of any. */
     private static RunFailure exception(List<String> lines, boolean ownOnly) {
-        boolean runTraceback = false;
-        for (int i = 0; i < lines.size(); i++) {
-            if (TRACEBACK.matcher(lines.get(i)).find() && !launcherBlock(lines, i)) {
-                runTraceback = true;
-                break;
-            }
-        }
+        boolean runTraceback = IntStream.range(0, lines.size())
+                .anyMatch(i -> TRACEBACK.matcher(lines.get(i)).find() && !launcherBlock(lines, i));
         String type = null;
         String message = null;
         int decisive = -1;
