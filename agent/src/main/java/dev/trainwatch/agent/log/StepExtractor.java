@@ -135,10 +135,7 @@ final class StepExtractor {
             stretch++;
             previous = null;
         }
-        Double time = plausible(e.timeS(), ONE_DAY_S);
-        if (time != null && time == 0) {
-            time = null;
-        }
+        Double time = e.timeS() != null && e.timeS() > 0 && e.timeS() <= ONE_DAY_S ? e.timeS() : null;
         if (time == null && previous != null && e.step() > previous.step() && when > previous.ts()) {
             time = (when - previous.ts()) / (e.step() - previous.step());
         }
