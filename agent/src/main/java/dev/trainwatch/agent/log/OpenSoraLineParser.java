@@ -128,9 +128,8 @@ final class OpenSoraLineParser extends PresetLineParser {
             return null;
         }
         lastBarStep = global;
-        Double time = Double.isNaN(bar.secondsPerIter()) ? null : bar.secondsPerIter();
-        return new StepEvent(global, time, null, null, null, null, IntervalTracker.steps(barIntervals.observe(global)),
-                null, bar.reading("loss"), bar.number("lr"), bar.firstReading("global_grad_norm", "grad_norm"), null,
-                null, null, null, null);
+        return new StepEvent(global, bar.secondsPerIter(), null, null, null, null,
+                IntervalTracker.steps(barIntervals.observe(global)), null, bar.reading("loss"), bar.number("lr"),
+                bar.firstReading("global_grad_norm", "grad_norm"), null, null, null, null, null);
     }
 }

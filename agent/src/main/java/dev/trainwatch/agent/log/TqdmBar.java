@@ -8,10 +8,10 @@ import java.util.Objects;
 /**
  * One frame of a tqdm bar in its default layout: {@code {desc}: {pct}%|{bar}| {n}/{total} [{elapsed}<{remaining},
  * {rate}{s/it|it/s}, {postfix}]}, or {@code {desc}: {n}it [...]} without a total. {@code total} is -1 when unknown,
- * {@code secondsPerIter} NaN before the first rate.
+ * {@code secondsPerIter} null before the first rate.
  */
-record TqdmBar(String desc, long n, long total, double secondsPerIter, Map<String, String> postfix) {
-    private record Rate(int unit, boolean secondsPer, double secondsPerIter) {
+record TqdmBar(String desc, long n, long total, Double secondsPerIter, Map<String, String> postfix) {
+    private record Rate(int unit, Double secondsPerIter) {
     }
 
     private record Counter(long n, long total, int descLimit) {
@@ -50,7 +50,7 @@ record TqdmBar(String desc, long n, long total, double secondsPerIter, Map<Strin
             numStart--;
         }
         if (numStart == unit) {
-            return numStart > 0 && s.charAt(numStart - 1) == '?' ? new Rate(unit, secondsPer, Double.NaN) : null;
+            return numStart > 0 && s.charAt(numStart - 1) == '?' ? new Rate(unit, null) : null;
         }
         double rate;
         try {
@@ -58,7 +58,7 @@ record TqdmBar(String desc, long n, long total, double secondsPerIter, Map<Strin
         } catch (NumberFormatException e) {
             return null;
         }
-        return new Rate(unit, secondsPer, rate > 0 ? (secondsPer ? rate : 1.0 / rate) : Double.NaN);
+        return new Rate(unit, rate > 0 ? (secondsPer ? rate : 1.0 / rate) : null);
     }
 
     /** After the bar itself ({@code %|…|}), so "12/100 [" in prose does not count; or {@code nit}. */

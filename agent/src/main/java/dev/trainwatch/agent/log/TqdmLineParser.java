@@ -36,9 +36,6 @@ final class TqdmLineParser extends PresetLineParser {
 
     @Override
     public StepEvent parse(String line) {
-        if (line.indexOf("s/it") < 0 && line.indexOf("it/s") < 0) {
-            return null;
-        }
         TqdmBar bar = TqdmBar.parse(line);
         if (bar == null || !(bar.reportsLoss() || TRAINING_DESCRIPTIONS.contains(bar.desc().toLowerCase(Locale.ROOT)))) {
             return null;
@@ -52,8 +49,7 @@ final class TqdmLineParser extends PresetLineParser {
             lastN = step;
             lastInterval = IntervalTracker.steps(gap);
         }
-        Double time = Double.isNaN(bar.secondsPerIter()) ? null : bar.secondsPerIter();
-        return new StepEvent(step, time, null, null, null, null, lastInterval, null,
+        return new StepEvent(step, bar.secondsPerIter(), null, null, null, null, lastInterval, null,
                 bar.loss(), bar.number("lr"),
                 bar.firstReading("grad_norm", "global_grad_norm"), null, null, null, null, null);
     }
