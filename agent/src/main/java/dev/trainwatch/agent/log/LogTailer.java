@@ -119,10 +119,7 @@ public final class LogTailer implements StepSource {
                 openPhase = null;
                 return; // a step line announces no phase
             }
-            PhaseLines.Phase phase = PhaseLines.of(bytes, offset, length, readTs, zone);
-            if (phase == null && openPhase != null && !openPhase.startsWith("checkpoint")) {
-                phase = PhaseLines.barOf(openPhase, bytes, offset, length, readTs, zone);
-            }
+            PhaseLines.Phase phase = PhaseLines.of(openPhase, bytes, offset, length, readTs, zone);
             if (phase != null) {
                 announce(this.lineTime == LineTime.READ ? phase.at(readTs) : phase);
             }

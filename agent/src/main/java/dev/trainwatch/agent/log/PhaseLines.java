@@ -32,33 +32,33 @@ final class PhaseLines {
     private PhaseLines() {
     }
 
-    static Phase of(byte[] bytes, int offset, int length, double readTs, ZoneId zone) {
-        if (!ByteScan.containsAny(bytes, offset, length, NEEDLES)) {
+    /**
+     * A phase line; else, while phase {@code open} (not a checkpoint) lasts, the progress a nameless bar shows for it:
+     * ai-toolkit's after " - quantizing 40 transformer blocks", SimpleTuner's "Processing bucket" after "Creating VAE
+     * latent cache", kohya's after "caching latents.".
+     */
+    static Phase of(String open, byte[] bytes, int offset, int length, double readTs, ZoneId zone) {
+        String line = ByteScan.containsAny(bytes, offset, length, NEEDLES) ? decode(bytes, offset, length) : null;
+        String kind = line == null ? null : kind(line.toLowerCase(Locale.ROOT));
+        if (kind != null) {
+            return at(line, kind, readTs, zone);
+        }
+        if (open == null || open.startsWith("checkpoint") || !ByteScan.containsAny(bytes, offset, length, BAR)) {
             return null;
         }
-        String line = LogText.stripAnsi(new String(bytes, offset, length, StandardCharsets.UTF_8));
-        String kind = kind(line.toLowerCase(Locale.ROOT));
-        return kind == null ? null : at(line, kind, readTs, zone);
+        Phase p = at(line != null ? line : decode(bytes, offset, length), open, readTs, zone);
+        return p.progress() == null ? null : p;
     }
 
-    /**
-     * The progress a nameless bar shows for the open phase: ai-toolkit's after " - quantizing 40 transformer blocks",
-     * SimpleTuner's "Processing bucket" after "Creating VAE latent cache", kohya's after "caching latents.".
-     */
-    static Phase barOf(String kind, byte[] bytes, int offset, int length, double readTs, ZoneId zone) {
-        if (!ByteScan.containsAny(bytes, offset, length, BAR)) {
-            return null;
-        }
-        String line = LogText.stripAnsi(new String(bytes, offset, length, StandardCharsets.UTF_8));
-        Phase p = at(line, kind, readTs, zone);
-        return p.progress() == null ? null : p;
+    private static String decode(byte[] bytes, int offset, int length) {
+        return LogText.stripAnsi(new String(bytes, offset, length, StandardCharsets.UTF_8));
     }
 
     private static Phase at(String line, String kind, double readTs, ZoneId zone) {
         Double ts = LogText.timestamp(line, zone);
         TqdmBar bar = OOM_SKIPPED.equals(kind) ? null : TqdmBar.parse(line);
         PhaseProgress progress = bar == null ? null : new PhaseProgress(bar.n(), bar.total() < 0 ? null : bar.total(),
-                bar.secondsPerIter() > 0 ? 1 / bar.secondsPerIter() : null);
+                bar.secondsPerIter() != null && bar.secondsPerIter() > 0 ? 1 / bar.secondsPerIter() : null);
         return new Phase(kind, ts != null ? ts : readTs, progress);
     }
 

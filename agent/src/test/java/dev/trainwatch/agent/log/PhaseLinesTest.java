@@ -23,7 +23,7 @@ class PhaseLinesTest {
 
     private static PhaseLines.Phase of(String line) {
         byte[] b = line.getBytes(StandardCharsets.UTF_8);
-        return PhaseLines.of(b, 0, b.length, 1000.0, ZoneOffset.UTC);
+        return PhaseLines.of(null, b, 0, b.length, 1000.0, ZoneOffset.UTC);
     }
 
     @Test
