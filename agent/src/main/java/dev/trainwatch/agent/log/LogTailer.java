@@ -382,12 +382,8 @@ public final class LogTailer implements StepSource {
         if (currentKey != null && last.fileKey().equals(currentKey.toString())) {
             return;
         }
-        Path dir = file.toAbsolutePath().getParent();
-        if (dir == null) {
-            return;
-        }
         Path rotated = null;
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(file.toAbsolutePath().getParent())) {
             int seen = 0;
             for (Path entry : entries) {
                 if (++seen > MAX_ROTATION_SCAN) {
@@ -464,8 +460,7 @@ public final class LogTailer implements StepSource {
             saved = key == null || sameFile ? null : known.get(key.toString());
         }
         long size = attrs.size();
-        if (saved != null && (saved.head() == null ? saved.position() <= size : saved.head().equals(newHead))
-                && saved.position() <= size) {
+        if (saved != null && (saved.head() == null || saved.head().equals(newHead)) && saved.position() <= size) {
             attachedOnce = true;
             position = saved.position();
             splitter.reset(saved.midLine());
