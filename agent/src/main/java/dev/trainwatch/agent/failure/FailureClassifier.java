@@ -201,11 +201,8 @@ public final class FailureClassifier {
 
     private static Map<String, Object> oomFigures(String text) {
         Map<String, Object> detail = new LinkedHashMap<>();
-        Matcher m = TRIED.matcher(text);
-        if (m.find()) {
-            put(detail, "tried_to_allocate_bytes", bytes(m.group(1), m.group(2)));
-        }
-        m = GPU_INDEX.matcher(text);
+        putBytes(detail, "tried_to_allocate_bytes", TRIED.matcher(text));
+        Matcher m = GPU_INDEX.matcher(text);
         if (m.find()) {
             put(detail, "gpu_index", intOrNull(m.group(1) != null ? m.group(1) : m.group(2)));
         }
@@ -369,9 +366,7 @@ public final class FailureClassifier {
                 put(detail, "op", m.group(2));
                 put(detail, "seq", longOrNull(m.group(1)));
                 put(detail, "timeout_ms", longOrNull(m.group(3)));
-                if (m.group(4) != null) {
-                    put(detail, "ran_ms", longOrNull(m.group(4)));
-                }
+                put(detail, "ran_ms", m.group(4) == null ? null : longOrNull(m.group(4)));
                 Matcher r = NCCL_RANK.matcher(h);
                 if (r.find()) {
                     rank = intOrNull(r.group(1));
