@@ -202,11 +202,8 @@ public final class LogTailer implements StepSource {
     }
 
     private List<StepEvent> anchoredAtReadTime(List<StepEvent> events) {
-        double anchor = readTs;
-        if (catchUp && modifiedAgo > 0) {
-            // mtime is on the wall clock: its age, not its time, carries over (a log that stopped long ago is old)
-            anchor -= modifiedAgo;
-        }
+        // mtime is on the wall clock: its age, not its time, carries over (a log that stopped long ago is old)
+        double anchor = catchUp && modifiedAgo > 0 ? readTs - modifiedAgo : readTs;
         double newest = pendingLogTs.stream().mapToDouble(Double::doubleValue).filter(t -> !Double.isNaN(t)).max()
                 .orElse(Double.NEGATIVE_INFINITY);
         List<StepEvent> out = new ArrayList<>(events.size());
@@ -256,10 +253,9 @@ public final class LogTailer implements StepSource {
     }
 
     private LogPositions.FileState currentState() {
-        boolean midLine = splitter.skipping();
-        long consumed = midLine ? position : position - splitter.pendingBytes();
-        return new LogPositions.FileState(fileKey.toString(), head, file.toString(), Math.max(0, consumed), midLine,
-                extractor.stretch(), extractor.ranks(), clock.millis());
+        long consumed = position - splitter.pendingBytes();
+        return new LogPositions.FileState(fileKey.toString(), head, file.toString(), Math.max(0, consumed),
+                splitter.skipping(), extractor.stretch(), extractor.ranks(), clock.millis());
     }
 
     private void remember(LogPositions.FileState state) {
