@@ -34,18 +34,14 @@ final class AutoLineParser implements StepLineParser {
         if (chosen != null) {
             return chosen.parse(line);
         }
-        StepLineParser recognised = null;
         StepEvent first = null;
         // every candidate sees every line, so stateful presets learn as if chosen from the start
         for (StepLineParser candidate : candidates) {
             StepEvent e = candidate.parse(line);
-            if (recognised == null && (e != null || recognises(candidate, line))) {
-                recognised = candidate;
+            if (chosen == null && (e != null || recognises(candidate, line))) {
+                chosen = candidate;
                 first = e;
             }
-        }
-        if (recognised != null) {
-            chosen = recognised;
         }
         return first;
     }
