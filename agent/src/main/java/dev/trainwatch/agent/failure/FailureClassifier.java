@@ -99,12 +99,10 @@ public final class FailureClassifier {
                     : "the output does not say why the run ended", exitCode, null, rankOf(lines),
                     Map.of(), shown(lastLines(lines, 6)));
         }
-        if (f.rank() == null && launcher.launcherSignal() == null && !"unknown".equals(f.cause())) {
-            f = new RunFailure(f.cause(), f.summary(), f.exitCode(), f.signal(), launcher.firstFailedRank(), f.detail(),
-                    f.lines());
-        }
+        Integer rank = f.rank() == null && launcher.launcherSignal() == null && !"unknown".equals(f.cause())
+                ? launcher.firstFailedRank() : f.rank();
         return new RunFailure(f.cause(), f.summary(), exitCode, f.signal() != null ? f.signal() : signalOf(exitCode),
-                f.rank(), new LinkedHashMap<>(f.detail()), f.lines());
+                rank, new LinkedHashMap<>(f.detail()), f.lines());
     }
 
     /** A line it cannot read (two ranks' output interleaved into "2.02.00 GiB") gives no verdict rather than a crash. */
