@@ -506,11 +506,9 @@ public final class FailureClassifier {
         return lines.stream().filter(l -> p.matcher(l).find()).limit(MAX_LINES).toList();
     }
 
+    /** {@code decisive} is one of {@code lines} (a hit or a line of them). */
     private static List<String> around(List<String> lines, String decisive) {
         int at = lines.indexOf(decisive);
-        if (at < 0) {
-            return List.of(decisive);
-        }
         return new ArrayList<>(lines.subList(Math.max(0, at - 2), at + 1));
     }
 
