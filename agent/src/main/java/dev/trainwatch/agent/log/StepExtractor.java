@@ -4,10 +4,12 @@ import dev.trainwatch.protocol.StepEvent;
 import java.nio.charset.StandardCharsets;
 import java.time.ZoneId;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * From one line segment to a step event: a step without a time above zero is dropped (the collector refuses it),
@@ -43,13 +45,24 @@ final class StepExtractor {
     private int stretch;
     private String sourceBase;
 
+    /**
+     * Ranks whose last step was read in another file: kept to time the next line, but a lower step in this file
+     * is no new stretch (this file's source already tells its reports apart; bumping it would make the lines an
+     * earlier agent sent from this file new to the collector).
+     */
+    private final Set<Integer> fromOtherFile = new HashSet<>();
+
+    /** This file's own ranks and stretch. */
     State state() {
-        return new State(lastByRank, stretch);
+        Map<Integer, Seen> own = new HashMap<>(lastByRank);
+        own.keySet().removeAll(fromOtherFile);
+        return new State(own, stretch);
     }
 
     void restore(State state) {
         lastByRank.clear();
         lastByRank.putAll(state.lastByRank());
+        fromOtherFile.clear();
         stretch = state.stretch();
     }
 
@@ -57,6 +70,7 @@ final class StepExtractor {
     void newFile(String base) {
         sourceBase = base;
         stretch = 0;
+        fromOtherFile.addAll(lastByRank.keySet());
     }
 
     void sourceBase(String base) {
@@ -138,7 +152,7 @@ final class StepExtractor {
         if (e.step() < 0 || e.step() > MAX_STEP) {
             return;
         }
-        if (previous != null && e.step() < previous.step()) {
+        if (previous != null && e.step() < previous.step() && !fromOtherFile.contains(key)) {
             // a new run in the same file, or a resume: new reports even where the numbers repeat
             stretch++;
             previous = null;
@@ -151,6 +165,7 @@ final class StepExtractor {
             time = (when - previous.ts()) / (e.step() - previous.step());
         }
         lastByRank.put(key, new Seen(e.step(), when));
+        fromOtherFile.remove(key);
         if (time == null || time <= 0 || time > ONE_DAY_S) {
             return;
         }
