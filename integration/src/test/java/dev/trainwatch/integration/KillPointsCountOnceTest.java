@@ -38,6 +38,7 @@ class KillPointsCountOnceTest {
     Path dir;
 
     private long step;
+    private long lines;
 
     private static String dit(long step) {
         long second = 600 + step;
@@ -47,6 +48,7 @@ class KillPointsCountOnceTest {
     }
 
     private void line(Path file) throws IOException {
+        lines++;
         Files.writeString(file, dit(++step), StandardCharsets.UTF_8, StandardOpenOption.CREATE,
                 StandardOpenOption.APPEND);
     }
@@ -58,8 +60,13 @@ class KillPointsCountOnceTest {
         Files.move(temp, link, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 
-    /** One line at a time (or a file event) with a poll after each; the number of polls in the story. */
-    private int story(Path base, Agent agent) throws Exception {
+    /** A story of file events with a poll after each line; returns the number of polls. */
+    private interface Story {
+        int play(Path base, Agent agent) throws Exception;
+    }
+
+    /** node-b: the symlink swapped to run-2.log and back, then replaced by a FIFO for a while. */
+    private int symlinkStory(Path base, Agent agent) throws Exception {
         Path run1 = base.resolve("run-1.log");
         Path run2 = base.resolve("run-2.log");
         Path current = base.resolve("current.log");
@@ -91,6 +98,31 @@ class KillPointsCountOnceTest {
         Files.createSymbolicLink(current, run1);
         for (int i = 0; i < 8; i++) {
             line(run1);
+            agent.poll();
+        }
+        return agent.polls;
+    }
+
+    /**
+     * node-a: logrotate renames the log after 12 lines (a new file is created), and after 24 DiT starts again in the
+     * same file (its steps from 1 again).
+     */
+    private int rotationStory(Path base, Agent agent) throws Exception {
+        Path log = base.resolve("log.txt");
+        Files.writeString(log, "[2026-12-06 10:00:00] Experiment directory created at results/000-DiT-XL-2\n");
+        agent.start(log);
+        for (int i = 0; i < 12; i++) {
+            line(log);
+            agent.poll();
+        }
+        Files.move(log, base.resolve("log.txt.1"));
+        for (int i = 0; i < 12; i++) {
+            line(log);
+            agent.poll();
+        }
+        step = 0;
+        for (int i = 0; i < 12; i++) {
+            line(log);
             agent.poll();
         }
         return agent.polls;
@@ -140,29 +172,40 @@ class KillPointsCountOnceTest {
         }
     }
 
-    /** Polls in the story: one per line (36 lines) and none for the file events. */
+    /** Polls in each story: one per line (36 lines) and none for the file events. */
     private static final int POLLS = 36;
 
     @Test
-    void aKillAtAnyPointOfTheStoryCountsEveryLineOnce() throws Exception {
+    void aKillAtAnyPointOfASwappedSymlinkCountsEveryLineOnce() throws Exception {
+        assertThat(killedAtEveryPoint(this::symlinkStory)).isEmpty();
+    }
+
+    @Test
+    void aKillAtAnyPointOfARotationAndARunStartedAgainCountsEveryLineOnce() throws Exception {
+        assertThat(killedAtEveryPoint(this::rotationStory)).isEmpty();
+    }
+
+    /** The story played once per kill point and commit lag; the plays that did not count every line once. */
+    private List<String> killedAtEveryPoint(Story story) throws Exception {
         List<String> wrong = new ArrayList<>();
         // Commits after every poll, and lagging up to a file event and beyond it (the collector slow to answer).
         for (int commitEvery : new int[] {1, 3, 8, 12}) {
             for (int killAt = 0; killAt <= POLLS; killAt++) {
-                Path base = Files.createDirectories(dir.resolve(commitEvery + "-" + killAt));
+                Path base = Files.createDirectories(dir.resolve(commitEvery + "-" + killAt + "-" + System.nanoTime()));
                 Files.createDirectories(base.resolve("spool"));
                 step = 0;
+                lines = 0;
                 Fleet fleet = new Fleet(new FakePredictor(), new SettableClock(Instant.parse("2026-12-06T10:30:00Z")),
                         FleetSettings.defaults(), DetectorSettings.defaults());
                 Agent agent = new Agent(fleet, base.resolve("spool"), killAt, commitEvery);
-                assertThat(story(base, agent)).isEqualTo(POLLS);
+                assertThat(story.play(base, agent)).isEqualTo(POLLS);
                 agent.tailer.close();
-                if (agent.counted != step) {
+                if (agent.counted != lines) {
                     wrong.add("commit every " + commitEvery + ", killed after poll " + killAt + ": " + agent.counted
-                            + " steps counted for " + step + " lines");
+                            + " steps counted for " + lines + " lines");
                 }
             }
         }
-        assertThat(wrong).isEmpty();
+        return wrong;
     }
 }
