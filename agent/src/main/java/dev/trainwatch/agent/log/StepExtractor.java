@@ -7,10 +7,12 @@ import java.nio.charset.StandardCharsets;
 import java.time.ZoneId;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * From one line segment to a step event: a step without a time above zero is dropped (the collector refuses it),
@@ -37,8 +39,17 @@ final class StepExtractor {
     private int stretch;
     private String sourceBase;
 
+    /**
+     * Ranks whose last step was read in another file: kept to time the next line, but a lower step in this file
+     * is no new stretch (this file's source already tells its reports apart; bumping it would make the lines an
+     * earlier agent sent from this file new to the collector).
+     */
+    private final Set<Integer> fromOtherFile = new HashSet<>();
+
+    /** This file's own ranks. */
     List<RankStep> ranks() {
-        return lastByRank.values().stream().sorted(Comparator.comparingInt(RankStep::rank)).toList();
+        return lastByRank.values().stream().filter(r -> !fromOtherFile.contains(r.rank()))
+                .sorted(Comparator.comparingInt(RankStep::rank)).toList();
     }
 
     int stretch() {
@@ -48,12 +59,14 @@ final class StepExtractor {
     void restore(FileState saved) {
         lastByRank.clear();
         saved.ranks().forEach(r -> lastByRank.put(r.rank(), r));
+        fromOtherFile.clear();
         stretch = saved.stretch();
     }
 
     /** Each rank's last step is kept to time the next line. */
     void newFile() {
         stretch = 0;
+        fromOtherFile.addAll(lastByRank.keySet());
     }
 
     void sourceBase(String base) {
@@ -130,7 +143,7 @@ final class StepExtractor {
         if (e.step() < 0 || e.step() > MAX_STEP) {
             return;
         }
-        if (previous != null && e.step() < previous.step()) {
+        if (previous != null && e.step() < previous.step() && !fromOtherFile.contains(key)) {
             // a new run in the same file, or a resume: new reports even where the numbers repeat
             stretch++;
             previous = null;
@@ -140,6 +153,7 @@ final class StepExtractor {
             time = (when - previous.ts()) / (e.step() - previous.step());
         }
         lastByRank.put(key, new RankStep(key, e.step(), when));
+        fromOtherFile.remove(key);
         if (time == null || time <= 0 || time > ONE_DAY_S) {
             return;
         }

@@ -139,6 +139,37 @@ class LogResumeTest {
         }
     }
 
+    @Test
+    void aFileFirstMetAfterAnotherKeepsTheSourceAnEarlierAgentSentItsLinesWith() throws IOException {
+        // OperationsIT's node-b: the agent is killed before its first commit; the next one meets the symlink on
+        // b.txt, then back on a.txt, which it reads from its start. Those lines must carry the sources the first
+        // agent sent them with (b.txt's higher steps are no new stretch of a.txt), or the collector counts them
+        // twice (it did: 140 steps for 127 lines).
+        Files.createDirectories(spool());
+        Path a = dir.resolve("a.txt");
+        Path b = dir.resolve("b.txt");
+        append(a, "[2024-03-01 10:00:00] Experiment directory created at results/000-DiT-XL-2\n");
+        append(b, "[2024-03-01 10:00:00] Experiment directory created at results/001-DiT-XL-2\n");
+        appendSteps(a, 1, 8);
+        Path link = dir.resolve("current.log");
+        Files.createSymbolicLink(link, a);
+        List<StepEvent> sent;
+        try (LogTailer t = agentTailer(link)) {
+            sent = t.poll(); // sent, never committed
+        }
+        swap(link, b);
+        appendSteps(b, 9, 16);
+        try (LogTailer t = agentTailer(link)) {
+            assertThat(steps(t.poll())).containsExactly(9L, 10L, 11L, 12L, 13L, 14L, 15L, 16L);
+            swap(link, a);
+            appendSteps(a, 17, 17);
+            List<StepEvent> again = t.poll();
+            assertThat(steps(again)).containsExactly(1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 17L);
+            assertThat(again.subList(0, 8)).extracting(StepEvent::source)
+                    .containsExactlyElementsOf(sent.stream().map(StepEvent::source).toList());
+        }
+    }
+
     private static void swap(Path link, Path target) throws IOException {
         Path temp = link.resolveSibling(link.getFileName() + ".new");
         Files.deleteIfExists(temp);

@@ -1,5 +1,6 @@
 package dev.trainwatch.cli.watch;
 
+import dev.trainwatch.cli.SignalMask;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -44,7 +45,8 @@ class ChildProcessTest {
     void forwardedSignalsReachTheCommand() throws Exception {
         // Under nohup the command inherits SIGHUP ignored, and a shell cannot trap a signal ignored on entry (POSIX):
         // the forwarding would be tested against nothing.
-        org.junit.jupiter.api.Assumptions.assumeFalse(ignored(1), "SIGHUP is ignored here (run under nohup?)");
+        org.junit.jupiter.api.Assumptions.assumeFalse(SignalMask.ignored(SignalMask.SIGHUP),
+                "SIGHUP is ignored here (run under nohup?)");
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         Path copy = dir.resolve("copy.log");
         ChildProcess child = ChildProcess.start(List.of("sh", "-c",
@@ -102,19 +104,5 @@ class ChildProcessTest {
                 throw new IllegalStateException(e);
             }
         }).get(30, java.util.concurrent.TimeUnit.SECONDS);
-    }
-
-    /** Whether this process ignores the signal (its bit in /proc/self/status's SigIgn); false where unreadable. */
-    private static boolean ignored(int signal) {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-                if (line.startsWith("SigIgn:")) {
-                    return (Long.parseUnsignedLong(line.substring(7).strip(), 16) & (1L << (signal - 1))) != 0;
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            return false;
-        }
-        return false;
     }
 }
