@@ -60,7 +60,7 @@ class HttpTransportTest {
     }
 
     private static Shipment shipment(String method, String path, String json) {
-        return new Shipment(1, method, path, new GzipJson().encode(json), "test");
+        return new Shipment(1, method, path, Payload.gzipJson(json), "test");
     }
 
     @Test
