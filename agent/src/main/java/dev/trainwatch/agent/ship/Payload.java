@@ -24,10 +24,6 @@ public record Payload(String method, String path, byte[] gzipBody, String what, 
     /** Where batches go. */
     public static final String SAMPLES_PATH = "/v1/samples";
 
-    public Payload(String method, String path, byte[] gzipBody, String what) {
-        this(method, path, gzipBody, what, false);
-    }
-
     /** {@code POST /v1/samples}, with the steps it carries ({@code run_steps}) when it does. */
     public static Payload samples(AgentBatch batch) {
         int steps = batch.runSteps() == null ? 0
@@ -36,21 +32,16 @@ public record Payload(String method, String path, byte[] gzipBody, String what, 
                 + (batch.runSteps() == null ? "" : " with " + steps + " steps"), batch.runSteps() != null);
     }
 
-    /** {@code POST /v1/runs/{run_id}/steps} with an array of steps. */
-    public static Payload steps(String runId, List<StepEvent> steps) {
-        return steps(runId, steps, null);
-    }
-
-    /** {@code POST /v1/runs/{run_id}/steps?agent_id=…}: the collector moves the steps' times by that agent's offset. */
+    /** {@code POST /v1/runs/{run_id}/steps}, {@code ?agent_id=…} unless null: the collector moves the steps' times by that agent's offset. */
     public static Payload steps(String runId, List<StepEvent> steps, String agentId) {
         String query = agentId == null ? "" : "?agent_id=" + pathSegment(agentId);
         return new Payload("POST", "/v1/runs/" + pathSegment(runId) + "/steps" + query, gzipJson(steps),
-                steps.size() + " steps of run " + runId);
+                steps.size() + " steps of run " + runId, false);
     }
 
     /** {@code PUT /v1/runs/{run_id}} with the run's spec. */
     public static Payload runSpec(String runId, RunSpec spec) {
-        return new Payload("PUT", "/v1/runs/" + pathSegment(runId), gzipJson(spec), "spec of run " + runId);
+        return new Payload("PUT", "/v1/runs/" + pathSegment(runId), gzipJson(spec), "spec of run " + runId, false);
     }
 
     /** Fastest level: the node pays the CPU, the bytes cross a LAN. */

@@ -36,7 +36,7 @@ class GzipJsonTest {
     /** The same bytes as the JDK's own gzip would decompress to, for a batch-like record. */
     @Test
     void payloadsDecodeWithTheJdksGzip() throws IOException {
-        Payload p = Payload.steps("run-1", List.of());
+        Payload p = Payload.steps("run-1", List.of(), null);
         assertThat(gunzipJson(p.gzipBody())).isEqualTo(List.of());
         assertThat(p.path()).isEqualTo("/v1/runs/run-1/steps");
     }
