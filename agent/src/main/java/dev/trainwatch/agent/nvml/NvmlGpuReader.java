@@ -39,7 +39,7 @@ public final class NvmlGpuReader implements GpuReader {
     private static final int TEXT_BUFFER = 96;             // NVML_DEVICE_NAME_V2/UUID_V2 buffer sizes
     private static final long MHZ = 1_000_000L;
 
-    private final NvmlApi api;
+    final NvmlApi api;
     private final Clock clock;
     private final String driverVersion;
     private final ConcurrentLinkedQueue<AgentEvent> events = new ConcurrentLinkedQueue<>();
@@ -72,7 +72,7 @@ public final class NvmlGpuReader implements GpuReader {
     private Memory processUtilBuf;                         // nvmlProcessUtilizationSample_t[]
     private int processUtilCapacity;
     private long processUtilAddr;
-    private boolean memoryV2Usable;
+    boolean memoryV2Usable;                                // false after a driver refused v2
     private List<Gpu> gpus = List.of();
     private boolean acquired;
     private NvmlEventWatcher watcher;
@@ -149,26 +149,6 @@ public final class NvmlGpuReader implements GpuReader {
             int rc = api.driverVersion.invokeInt(new Object[] {buf, 80});
             return rc == NvmlApi.SUCCESS ? buf.getString(0, "US-ASCII") : "unknown";
         }
-    }
-
-    /** The symbols the driver offered for the readings with fallbacks, for logs and tests. */
-    public Map<String, String> boundSymbols() {
-        Map<String, String> m = new HashMap<>();
-        m.put("init", NvmlApi.boundName(api.init));
-        m.put("count", NvmlApi.boundName(api.getCount));
-        m.put("handle", NvmlApi.boundName(api.getHandleByIndex));
-        m.put("pci", NvmlApi.boundName(api.getPciInfo));
-        m.put("memory", memoryV2Usable ? "nvmlDeviceGetMemoryInfo_v2"
-                : api.memoryInfo != null ? "nvmlDeviceGetMemoryInfo" : null);
-        m.put("clock_event_reasons", api.clockEventReasonsSymbol);
-        m.put("processes", api.computeProcesses == null ? null : api.processStride.symbol);
-        m.put("process_stride", Integer.toString(api.processStride.bytes));
-        m.put("event_wait", NvmlApi.boundName(api.eventSetWait));
-        m.put("gpm", api.gpm == null ? null : "nvmlGpmMetricsGet");
-        m.put("field_values", api.fieldValues == null ? null : "nvmlDeviceGetFieldValues");
-        m.put("pcie_throughput", api.pcieThroughput == null ? null : "nvmlDeviceGetPcieThroughput");
-        m.values().removeIf(v -> v == null);
-        return m;
     }
 
     @Override
