@@ -100,8 +100,7 @@ class ProcParsingTest {
         }
         java.nio.file.Files.writeString(root.resolve("uptime"), "1.0 1.0\n");
         LinuxProcSource proc = new LinuxProcSource(root);
-        assertThat(proc.pidArray()).containsExactlyInAnyOrder(1L, 2L, 42L, 4_194_304L);
         assertThat(proc.pids()).containsExactlyInAnyOrder(1L, 2L, 42L, 4_194_304L);
-        assertThat(new LinuxProcSource(dir.resolve("no-such-proc")).pidArray()).isEmpty();
+        assertThat(new LinuxProcSource(dir.resolve("no-such-proc")).pids()).isEmpty();
     }
 }
