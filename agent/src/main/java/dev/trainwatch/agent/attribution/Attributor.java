@@ -236,8 +236,8 @@ public final class Attributor {
             Set<Long> ranks = runs.values().stream().flatMap(run -> run.members.keySet().stream())
                     .collect(Collectors.toSet());
             Map<Long, Workers> scan = new HashMap<>();
-            List<Long> pids = proc.pids();
-            long[] ppids = new long[pids.size()];
+            long[] pids = proc.pidArray();
+            long[] ppids = new long[pids.length];
             int known = 0;
             for (long p : pids) {
                 long knownParent = full ? -1 : ParentTable.parentOf(ppidByPid, p);

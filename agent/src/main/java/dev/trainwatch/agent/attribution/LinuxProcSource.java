@@ -9,12 +9,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /** Reads {@code /proc}, or a directory laid out like it (test fixtures); interpretation is elsewhere. Thread-safe. */
 public final class LinuxProcSource implements ProcSource {
@@ -105,9 +107,23 @@ public final class LinuxProcSource implements ProcSource {
 
     @Override
     public List<Long> pids() {
+        return Arrays.stream(pidArray()).boxed().collect(Collectors.toCollection(ArrayList::new));
+    }
+
+    @Override
+    public long[] pidArray() {
         String[] names = root.toFile().list();
-        return names == null ? List.of()
-                : Arrays.stream(names).filter(LinuxProcSource::isNumber).map(Long::valueOf).toList();
+        if (names == null) {
+            return new long[0];
+        }
+        long[] pids = new long[names.length];
+        int n = 0;
+        for (String name : names) {
+            if (isNumber(name)) {
+                pids[n++] = Long.parseLong(name);
+            }
+        }
+        return n == pids.length ? pids : Arrays.copyOf(pids, n);
     }
 
     private static boolean isNumber(String name) {

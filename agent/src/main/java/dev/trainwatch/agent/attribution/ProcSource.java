@@ -11,6 +11,11 @@ public interface ProcSource {
 
     List<Long> pids();
 
+    /** 8 bytes a process where the list's boxes take about 20 (held through a scan a young GC interrupts). */
+    default long[] pidArray() {
+        return pids().stream().mapToLong(Long::longValue).toArray();
+    }
+
     Optional<ProcStat> stat(long pid);
 
     Map<String, String> environment(long pid);

@@ -100,7 +100,8 @@ class ProcParsingTest {
         }
         java.nio.file.Files.writeString(root.resolve("uptime"), "1.0 1.0\n");
         LinuxProcSource proc = new LinuxProcSource(root);
+        assertThat(proc.pidArray()).containsExactlyInAnyOrder(1L, 2L, 42L, 4_194_304L);
         assertThat(proc.pids()).containsExactlyInAnyOrder(1L, 2L, 42L, 4_194_304L);
-        assertThat(new LinuxProcSource(dir.resolve("no-such-proc")).pids()).isEmpty();
+        assertThat(new LinuxProcSource(dir.resolve("no-such-proc")).pidArray()).isEmpty();
     }
 }
