@@ -6,7 +6,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.HttpURLConnection;
-import java.net.MalformedURLException;
 import java.net.URI;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
@@ -97,7 +96,7 @@ public final class HttpTransport implements Transport {
     }
 
     private Response exchange(Shipment shipment) throws IOException {
-        URL url = url(shipment.path());
+        URL url = URI.create(baseUrl + shipment.path()).toURL();
         HttpURLConnection connection = (HttpURLConnection) url.openConnection();
         if (tls != null && connection instanceof HttpsURLConnection https) {
             https.setSSLSocketFactory(tls);
@@ -132,18 +131,6 @@ public final class HttpTransport implements Transport {
             connection.disconnect();
             throw e;
         }
-    }
-
-    private String lastPath;
-    private URL lastUrl;
-
-    /** The URL of a path; the last one is kept (nearly every request is {@code /v1/samples}). */
-    private synchronized URL url(String path) throws MalformedURLException {
-        if (!path.equals(lastPath)) {
-            lastUrl = URI.create(baseUrl + path).toURL();
-            lastPath = path;
-        }
-        return lastUrl;
     }
 
     /** The start of the answer's body for log lines; the rest is drained so the connection can be reused. */
