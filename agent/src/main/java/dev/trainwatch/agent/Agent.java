@@ -76,13 +76,10 @@ public final class Agent implements AutoCloseable {
     private long pollFailures;
     private boolean closed;
 
-    /** {@code steps} null when no log is followed; IllegalStateException when another agent holds the spool. */
-    public Agent(AgentConfig config, GpuReader gpus, StepSource steps, ProcSource proc, Transport transport,
-                 Backoff backoff, Sleeper sleeper, Clock clock) throws IOException {
-        this(config, gpus, steps, proc, List.of(transport), backoff, sleeper, clock);
-    }
-
-    /** The same, shipping to several collectors: one transport per {@link AgentConfig#collectors()}, in order. */
+    /**
+     * One transport per {@link AgentConfig#collectors()}, in order; {@code steps} null when no log is followed.
+     * IllegalStateException when another agent holds the spool.
+     */
     public Agent(AgentConfig config, GpuReader gpus, StepSource steps, ProcSource proc, List<Transport> transports,
                  Backoff backoff, Sleeper sleeper, Clock clock) throws IOException {
         this.config = config;

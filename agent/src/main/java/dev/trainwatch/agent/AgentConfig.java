@@ -33,14 +33,6 @@ public record AgentConfig(URI collector, String host, Long attachPid, String run
                           Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout,
                           Duration shipEvery, ClientTls tls, List<URI> otherCollectors) {
 
-    /** An agent with the JDK's TLS defaults. */
-    public AgentConfig(URI collector, String host, Long attachPid, String runId, RunSpec runSpec, Duration interval,
-                       Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout,
-                       Duration shipEvery, List<URI> otherCollectors) {
-        this(collector, host, attachPid, runId, runSpec, interval, tokenFile, spoolDir, spoolMaxBytes, flushTimeout,
-                shipEvery, ClientTls.NONE, otherCollectors);
-    }
-
     /** Every collector the agent ships to, the first first. */
     public List<URI> collectors() {
         return Stream.concat(Stream.of(collector), otherCollectors.stream()).toList();
@@ -51,18 +43,11 @@ public record AgentConfig(URI collector, String host, Long attachPid, String run
     /** The longest wait before readings are sent: more would eat into the collector's 30 s lost and 20 s hang windows. */
     public static final Duration MAX_SHIP_EVERY = Duration.ofSeconds(10);
 
-    /** An agent shipping to one collector with the JDK's TLS defaults. */
-    public AgentConfig(URI collector, String host, Long attachPid, String runId, RunSpec runSpec, Duration interval,
-                       Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout, Duration shipEvery) {
-        this(collector, host, attachPid, runId, runSpec, interval, tokenFile, spoolDir, spoolMaxBytes, flushTimeout,
-                shipEvery, ClientTls.NONE, List.of());
-    }
-
-    /** An agent that sends every poll's readings at once. */
+    /** An agent shipping every poll's readings at once to one collector, with the JDK's TLS defaults. */
     public AgentConfig(URI collector, String host, Long attachPid, String runId, RunSpec runSpec, Duration interval,
                        Path tokenFile, Path spoolDir, long spoolMaxBytes, Duration flushTimeout) {
         this(collector, host, attachPid, runId, runSpec, interval, tokenFile, spoolDir, spoolMaxBytes, flushTimeout,
-                interval);
+                interval, ClientTls.NONE, List.of());
     }
 
     /** Default spool bound: an 8-GPU batch is ~1.5 KB gzipped, so ~6 MB an hour at 1 Hz (docs/AGENT.md). */

@@ -53,7 +53,7 @@ class AgentRobustnessTest {
 
     Agent agent(AgentConfig config, dev.trainwatch.agent.gpu.GpuReader gpus, StepSource steps) throws Exception {
         Agent agent = new Agent(config, gpus, steps, LinuxProcSource.system(),
-                new HttpTransport(config.collector(), null, Duration.ofSeconds(5)),
+                List.of(new HttpTransport(config.collector(), null, Duration.ofSeconds(5))),
                 new Backoff(Duration.ofMillis(50), Duration.ofMillis(400), Math::random), Sleeper.system(),
                 Clock.systemUTC());
         agents.add(agent);

@@ -51,7 +51,7 @@ class AgentTest {
     Agent agent(AgentConfig config, FakeGpuReader gpus, StepSource steps) throws Exception {
         Backoff quick = new Backoff(Duration.ofMillis(50), Duration.ofMillis(400), Math::random);
         Agent agent = new Agent(config, gpus, steps, LinuxProcSource.system(),
-                new HttpTransport(config.collector(), null, Duration.ofSeconds(5)), quick, Sleeper.system(),
+                List.of(new HttpTransport(config.collector(), null, Duration.ofSeconds(5))), quick, Sleeper.system(),
                 Clock.systemUTC());
         agents.add(agent);
         return agent;
@@ -104,7 +104,7 @@ class AgentTest {
         try {
             AgentConfig base = config(Duration.ofMillis(100), null, null);
             AgentConfig both = new AgentConfig(base.collector(), base.host(), null, null, null, base.interval(), null,
-                    base.spoolDir(), base.spoolMaxBytes(), base.flushTimeout(), base.shipEvery(),
+                    base.spoolDir(), base.spoolMaxBytes(), base.flushTimeout(), base.shipEvery(), null,
                     List.of(second.uri()));
             Backoff quick = new Backoff(Duration.ofMillis(50), Duration.ofMillis(400), Math::random);
             FakeGpuReader gpus = new FakeGpuReader(8);
@@ -201,7 +201,7 @@ class AgentTest {
         Files.writeString(tokenFile, "s3cret-token\n");
         AgentConfig config = config(Duration.ofSeconds(1), null, null);
         Agent agent = new Agent(config, new FakeGpuReader(1), null, LinuxProcSource.system(),
-                new HttpTransport(config.collector(), TokenFile.read(tokenFile), Duration.ofSeconds(5)),
+                List.of(new HttpTransport(config.collector(), TokenFile.read(tokenFile), Duration.ofSeconds(5))),
                 new Backoff(Duration.ofMillis(50), Duration.ofMillis(100), Math::random), Sleeper.system(),
                 Clock.systemUTC());
         agents.add(agent);

@@ -39,7 +39,8 @@ class AttachedRunEndingIT {
                     dev.trainwatch.agent.log.LogTailer.open(log, "dit", java.time.Clock.systemUTC(), Long.MAX_VALUE,
                             dev.trainwatch.agent.log.LogTailer.LineTime.READ),
                     dev.trainwatch.agent.attribution.LinuxProcSource.system(),
-                    new dev.trainwatch.agent.ship.HttpTransport(collector.uri(), null, java.time.Duration.ofSeconds(5)),
+                    List.of(new dev.trainwatch.agent.ship.HttpTransport(collector.uri(), null,
+                            java.time.Duration.ofSeconds(5))),
                     new dev.trainwatch.agent.ship.Backoff(java.time.Duration.ofMillis(50), java.time.Duration.ofMillis(400),
                             Math::random), dev.trainwatch.agent.ship.Sleeper.system(), java.time.Clock.systemUTC())) {
                 agent.start();

@@ -59,7 +59,7 @@ class CommandLineSpecTest {
             AgentConfig config = new AgentConfig(collector.uri(), "node1", process.pid(), null, null, Duration.ofHours(1),
                     null, dir.resolve("spool"), AgentConfig.DEFAULT_SPOOL_MAX_BYTES, Duration.ofSeconds(5));
             try (Agent agent = new Agent(config, new FakeGpuReader(1, process.pid()), null, LinuxProcSource.system(),
-                    new HttpTransport(collector.uri(), null, Duration.ofSeconds(5)),
+                    List.of(new HttpTransport(collector.uri(), null, Duration.ofSeconds(5))),
                     new Backoff(Duration.ofMillis(50), Duration.ofMillis(400), Math::random), Sleeper.system(),
                     Clock.systemUTC())) {
                 agent.readSpecsFrom(this::read);

@@ -61,7 +61,7 @@ class ShipEveryTest {
 
     AgentConfig config(Duration interval, Duration shipEvery, String runId) {
         return new AgentConfig(collector.uri(), "node1", null, runId, null, interval, null, dir.resolve("spool"),
-                AgentConfig.DEFAULT_SPOOL_MAX_BYTES, Duration.ofSeconds(5), shipEvery);
+                AgentConfig.DEFAULT_SPOOL_MAX_BYTES, Duration.ofSeconds(5), shipEvery, null, List.of());
     }
 
     Agent agent(AgentConfig config, GpuReader gpus, StepSource steps) throws Exception {
@@ -71,7 +71,8 @@ class ShipEveryTest {
     Agent agent(AgentConfig config, GpuReader gpus, StepSource steps, Clock clock) throws Exception {
         Backoff quick = new Backoff(Duration.ofMillis(50), Duration.ofMillis(400), Math::random);
         Agent agent = new Agent(config, gpus, steps, LinuxProcSource.system(),
-                new HttpTransport(config.collector(), null, Duration.ofSeconds(5)), quick, Sleeper.system(), clock);
+                List.of(new HttpTransport(config.collector(), null, Duration.ofSeconds(5))), quick, Sleeper.system(),
+                clock);
         agents.add(agent);
         return agent;
     }

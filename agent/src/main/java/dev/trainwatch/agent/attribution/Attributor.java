@@ -74,12 +74,8 @@ public final class Attributor {
                 new KubernetesPods(proc::cgroup, KubeletLogs.system()));
     }
 
-    public Attributor(ProcSource proc, String host, Long attachPid, String runIdOverride, PodLookup pods) {
-        this(proc, host, attachPid, runIdOverride, DEFAULT_RESCAN_SECONDS, DEFAULT_REVALIDATE_SECONDS, pods);
-    }
-
-    Attributor(ProcSource proc, String host, Long attachPid, String runIdOverride, double rescanSeconds,
-               double revalidateSeconds, PodLookup pods) {
+    public Attributor(ProcSource proc, String host, Long attachPid, String runIdOverride, double rescanSeconds,
+                      double revalidateSeconds, PodLookup pods) {
         this.pods = pods;
         this.proc = proc;
         this.pageBytes = proc.pageBytes();

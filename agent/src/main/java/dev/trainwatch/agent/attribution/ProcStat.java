@@ -11,11 +11,6 @@ public record ProcStat(long pid, String comm, long ppid, long startTimeTicks, lo
                        long rssPages, char state) {
     public static final double TICKS_PER_SECOND = 100.0;
 
-    public ProcStat(long pid, String comm, long ppid, long startTimeTicks, long utimeTicks, long stimeTicks,
-                    long rssPages) {
-        this(pid, comm, ppid, startTimeTicks, utimeTicks, stimeTicks, rssPages, '?');
-    }
-
     public double cpuSeconds() {
         return (utimeTicks + stimeTicks) / TICKS_PER_SECOND;
     }

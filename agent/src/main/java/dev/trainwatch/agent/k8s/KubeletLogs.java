@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.DoubleSupplier;
 
 /**
  * Names pods and containers from what the kubelet already keeps on the node, without asking the API server:
@@ -28,19 +29,14 @@ public final class KubeletLogs {
 
     private final Path pods;
     private final Path containers;
-    private final Clock clock;
+    private final DoubleSupplier clock;
     private Map<String, String[]> podsByUid = Map.of();          // uid → {namespace, pod}
     private Map<String, List<String>> containersByUid = Map.of(); // uid → container directory names
     private Map<String, String> containerNameById = Map.of();
     private double listedAt = Double.NEGATIVE_INFINITY;
 
-    @FunctionalInterface
-    public interface Clock {
-        double seconds();
-    }
-
-    /** {@code nodeRoot}: {@code /}, or where the DaemonSet mounts the host's root. */
-    public KubeletLogs(Path nodeRoot, Clock clock) {
+    /** {@code nodeRoot}: {@code /}, or where the DaemonSet mounts the host's root; {@code clock} in seconds. */
+    public KubeletLogs(Path nodeRoot, DoubleSupplier clock) {
         this.pods = nodeRoot.resolve("var/log/pods");
         this.containers = nodeRoot.resolve("var/log/containers");
         this.clock = clock;
@@ -54,7 +50,7 @@ public final class KubeletLogs {
     public Optional<PodIdentity> identify(PodCgroup cgroup) {
         String[] pod = podsByUid.get(cgroup.podUid());
         boolean containerUnknown = cgroup.containerId() != null && !containerNameById.containsKey(cgroup.containerId());
-        if ((pod == null || containerUnknown) && clock.seconds() - listedAt >= RELIST_SECONDS) {
+        if ((pod == null || containerUnknown) && clock.getAsDouble() - listedAt >= RELIST_SECONDS) {
             list();
             pod = podsByUid.get(cgroup.podUid());
         }
@@ -71,7 +67,7 @@ public final class KubeletLogs {
     }
 
     private void list() {
-        listedAt = clock.seconds();
+        listedAt = clock.getAsDouble();
         Map<String, String[]> byUid = new HashMap<>();
         Map<String, List<String>> containerDirs = new HashMap<>();
         for (Path dir : entries(pods)) {

@@ -3,7 +3,9 @@ package dev.trainwatch.agent.nvml;
 import com.sun.jna.Memory;
 import com.sun.jna.Pointer;
 import dev.trainwatch.protocol.GpuActivity;
+import java.util.Objects;
 import java.util.function.IntPredicate;
+import java.util.stream.DoubleStream;
 
 /**
  * One GPU's activity counters per poll: GPM metrics over the poll interval (two samples per GPU, allocated once, the
@@ -31,6 +33,9 @@ final class ActivityCounters {
     private static final int METRIC_ENTRIES = 256;
     private static final int METRIC_BYTES = 40;         // nvmlGpmMetric_t: metricId@0, nvmlReturn@4, value@8
     private static final int METRICS_OFFSET = 24;       // version@0, numMetrics@4, sample1@8, sample2@16
+    /** What {@link #readGpm} stands for without GPM or an interval: every metric absent. Never written. */
+    private static final double[] NO_GPM = DoubleStream.generate(() -> Double.NaN).limit(METRICS.length + 1)
+            .toArray();
     /** GPM needs its two samples at least this far apart. */
     static final double MIN_GPM_WINDOW_SECONDS = 0.1;
 
@@ -78,11 +83,11 @@ final class ActivityCounters {
 
     /** This poll's activity of one GPU, null when none; {@code pcie}: the watcher's newest {tx, rx} KB/s, or null. */
     GpuActivity read(PerGpu s, long device, double ts, double[] pcie) {
-        double[] gpm = readGpm(s, device, ts);
+        double[] gpm = Objects.requireNonNullElse(readGpm(s, device, ts), NO_GPM);
         long[] nvlink = readNvlink(s, device);
         Double pcieRx = null;
         Double pcieTx = null;
-        boolean gpmGavePcie = gpm != null && !Double.isNaN(gpm[6]) && !Double.isNaN(gpm[5]);
+        boolean gpmGavePcie = !Double.isNaN(gpm[6]) && !Double.isNaN(gpm[5]);
         // Sticky until the next init: the watcher's 20 ms calls are not needed for this GPU again.
         s.gpmPcie |= gpmGavePcie;
         if (gpmGavePcie) {
@@ -92,16 +97,9 @@ final class ActivityCounters {
             pcieTx = Double.isNaN(pcie[0]) ? null : pcie[0] * KIB;
             pcieRx = Double.isNaN(pcie[1]) ? null : pcie[1] * KIB;
         }
-        GpuActivity a = new GpuActivity(
-                gpm == null ? null : gpm[9],
-                gpm == null ? null : percent(gpm[0]),
-                gpm == null ? null : percent(gpm[1]),
-                gpm == null ? null : percent(gpm[2]),
-                gpm == null ? null : percent(gpm[3]),
-                gpm == null ? null : percent(gpm[4]),
-                pcieRx, pcieTx,
-                gpm == null ? null : rate(gpm[7]),
-                gpm == null ? null : rate(gpm[8]),
+        GpuActivity a = new GpuActivity(Double.isNaN(gpm[9]) ? null : gpm[9],
+                percent(gpm[0]), percent(gpm[1]), percent(gpm[2]), percent(gpm[3]), percent(gpm[4]),
+                pcieRx, pcieTx, rate(gpm[7]), rate(gpm[8]),
                 nvlink == null || nvlink[1] < 0 ? null : nvlink[1] * KIB,
                 nvlink == null || nvlink[0] < 0 ? null : nvlink[0] * KIB);
         return a.isEmpty() ? null : a;

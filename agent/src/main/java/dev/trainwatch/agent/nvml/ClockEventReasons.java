@@ -27,12 +27,9 @@ public final class ClockEventReasons {
      */
     public static List<String> names(long mask) {
         List<String> out = new ArrayList<>(2);
-        for (int bit = 0; bit < 64; bit++) {
-            long b = 1L << bit;
-            if ((mask & b) == 0) {
-                continue;
-            }
-            out.add(bit < NAMES.length ? NAMES[bit] : "unknown_0x" + Long.toHexString(b));
+        for (long rest = mask; rest != 0; rest &= rest - 1) {
+            int bit = Long.numberOfTrailingZeros(rest);
+            out.add(bit < NAMES.length ? NAMES[bit] : "unknown_0x" + Long.toHexString(1L << bit));
         }
         return List.copyOf(out);
     }

@@ -158,11 +158,6 @@ final class NvmlApi {
         return new NvmlApi(name, lib);
     }
 
-    /** The symbol a function is bound to, e.g. for logs and tests. */
-    static String boundName(Function f) {
-        return f == null ? null : f.getName();
-    }
-
     private Function probe(String... names) {
         for (String n : names) {
             try {

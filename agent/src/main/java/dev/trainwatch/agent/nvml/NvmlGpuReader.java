@@ -39,7 +39,7 @@ public final class NvmlGpuReader implements GpuReader {
     private static final int TEXT_BUFFER = 96;             // NVML_DEVICE_NAME_V2/UUID_V2 buffer sizes
     private static final long MHZ = 1_000_000L;
 
-    private final NvmlApi api;
+    final NvmlApi api;
     private final Clock clock;
     private final String driverVersion;
     private final ConcurrentLinkedQueue<AgentEvent> events = new ConcurrentLinkedQueue<>();
@@ -60,19 +60,14 @@ public final class NvmlGpuReader implements GpuReader {
     private final long utilAddr = Pointer.nativeValue(utilBuf);
     private final Memory text = new Memory(TEXT_BUFFER);
     private final Memory pciBuf = new Memory(68);          // nvmlPciInfo_t
-    private Memory samplesBuf;                             // nvmlSample_t[]
-    private long samplesAddr;
+    private Entries samples;                               // nvmlSample_t[]
     private long[] sampleTs;
     private double[] sampleRatio;
-    private Memory processBuf;                             // process entries, stride per driver
-    private int processCapacity;
-    private long processAddr;
+    private Entries processEntries;                        // process entries, stride per driver
     private List<String> lastReasons = List.of();          // reused while the mask does not change
     private long lastReasonMask;
-    private Memory processUtilBuf;                         // nvmlProcessUtilizationSample_t[]
-    private int processUtilCapacity;
-    private long processUtilAddr;
-    private boolean memoryV2Usable;
+    private Entries processUtil = Entries.of(32, 32);      // nvmlProcessUtilizationSample_t[]
+    boolean memoryV2Usable;                                // false after a driver refused v2
     private List<Gpu> gpus = List.of();
     private boolean acquired;
     private NvmlEventWatcher watcher;
@@ -125,7 +120,6 @@ public final class NvmlGpuReader implements GpuReader {
         this.activity = new ActivityCounters(api, this::check);
         setSampleCapacity(128);
         setProcessCapacity(32);
-        setProcessUtilCapacity(32);
     }
 
     static String initFailure(NvmlApi api, int rc) {
@@ -149,26 +143,6 @@ public final class NvmlGpuReader implements GpuReader {
             int rc = api.driverVersion.invokeInt(new Object[] {buf, 80});
             return rc == NvmlApi.SUCCESS ? buf.getString(0, "US-ASCII") : "unknown";
         }
-    }
-
-    /** The symbols the driver offered for the readings with fallbacks, for logs and tests. */
-    public Map<String, String> boundSymbols() {
-        Map<String, String> m = new HashMap<>();
-        m.put("init", NvmlApi.boundName(api.init));
-        m.put("count", NvmlApi.boundName(api.getCount));
-        m.put("handle", NvmlApi.boundName(api.getHandleByIndex));
-        m.put("pci", NvmlApi.boundName(api.getPciInfo));
-        m.put("memory", memoryV2Usable ? "nvmlDeviceGetMemoryInfo_v2"
-                : api.memoryInfo != null ? "nvmlDeviceGetMemoryInfo" : null);
-        m.put("clock_event_reasons", api.clockEventReasonsSymbol);
-        m.put("processes", api.computeProcesses == null ? null : api.processStride.symbol);
-        m.put("process_stride", Integer.toString(api.processStride.bytes));
-        m.put("event_wait", NvmlApi.boundName(api.eventSetWait));
-        m.put("gpm", api.gpm == null ? null : "nvmlGpmMetricsGet");
-        m.put("field_values", api.fieldValues == null ? null : "nvmlDeviceGetFieldValues");
-        m.put("pcie_throughput", api.pcieThroughput == null ? null : "nvmlDeviceGetPcieThroughput");
-        m.values().removeIf(v -> v == null);
-        return m;
     }
 
     @Override
@@ -415,7 +389,7 @@ public final class NvmlGpuReader implements GpuReader {
         for (int attempt = 0; attempt < 2; attempt++) {
             scratch.setInt(8, sampleTs.length);
             int rc = api.samples.call(g.peer, SAMPLES_GPU_UTILIZATION, g.lastSampleTs, valueTypeAddr, countAddr,
-                    samplesAddr);
+                    samples.addr());
             if (rc == NvmlApi.INSUFFICIENT_SIZE && attempt == 0) {
                 setSampleCapacity(Math.max(scratch.getInt(8), sampleTs.length * 2));
                 continue;
@@ -428,8 +402,8 @@ public final class NvmlGpuReader implements GpuReader {
             long newest = g.lastSampleTs;
             for (int i = 0; i < n; i++) {
                 long off = 16L * i;
-                sampleTs[i] = samplesBuf.getLong(off);
-                sampleRatio[i] = sampleValue(samplesBuf, off + 8, type) / 100.0;
+                sampleTs[i] = samples.memory().getLong(off);
+                sampleRatio[i] = sampleValue(samples.memory(), off + 8, type) / 100.0;
                 newest = Math.max(newest, sampleTs[i]);
             }
             g.lastSampleTs = newest;
@@ -462,8 +436,8 @@ public final class NvmlGpuReader implements GpuReader {
         int stride = api.processStride.bytes;
         int n = -1;
         for (int attempt = 0; attempt < 3 && n < 0; attempt++) {
-            scratch.setInt(8, processCapacity);
-            int rc = f.call(g.peer, countAddr, processAddr);
+            scratch.setInt(8, processEntries.capacity());
+            int rc = f.call(g.peer, countAddr, processEntries.addr());
             if (rc == NvmlApi.INSUFFICIENT_SIZE) {
                 setProcessCapacity(scratch.getInt(8) + 8); // room for processes starting meanwhile
                 continue;
@@ -471,7 +445,7 @@ public final class NvmlGpuReader implements GpuReader {
             if (!check(rc)) {
                 return null;
             }
-            n = Math.min(scratch.getInt(8), processCapacity);
+            n = Math.min(scratch.getInt(8), processEntries.capacity());
         }
         if (n < 0) {
             failedReads.incrementAndGet();
@@ -484,8 +458,8 @@ public final class NvmlGpuReader implements GpuReader {
         List<GpuProcess> list = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             long off = (long) stride * i;
-            long pid = processBuf.getInt(off) & 0xFFFFFFFFL;
-            long mem = processBuf.getLong(off + 8);
+            long pid = processEntries.memory().getInt(off) & 0xFFFFFFFFL;
+            long mem = processEntries.memory().getLong(off + 8);
             Long memory = mem == VALUE_NOT_AVAILABLE ? null : mem;
             // Sanity check against a wrong stride: a PID of 0 or more memory than the GPU has means garbage.
             if (pid == 0 || (memory != null && memoryTotal != null && Long.compareUnsigned(memory, memoryTotal) > 0)) {
@@ -505,25 +479,26 @@ public final class NvmlGpuReader implements GpuReader {
             return null;
         }
         for (int attempt = 0; attempt < 2; attempt++) {
-            scratch.setInt(8, processUtilCapacity);
-            int rc = api.processUtilization.call(g.peer, processUtilAddr, countAddr, g.lastProcessUtilTs);
+            scratch.setInt(8, processUtil.capacity());
+            int rc = api.processUtilization.call(g.peer, processUtil.addr(), countAddr, g.lastProcessUtilTs);
             if (rc == NvmlApi.INSUFFICIENT_SIZE && attempt == 0) {
-                setProcessUtilCapacity(Math.max(scratch.getInt(8), processUtilCapacity * 2));
+                processUtil = Entries.of(32, Math.max(scratch.getInt(8), processUtil.capacity() * 2));
                 continue;
             }
             if (rc == NvmlApi.NOT_FOUND || !check(rc)) {
                 return null;
             }
-            int n = Math.min(scratch.getInt(8), processUtilCapacity);
+            int n = Math.min(scratch.getInt(8), processUtil.capacity());
             Map<Long, double[]> m = new HashMap<>();
             long newest = g.lastProcessUtilTs;
             for (int i = 0; i < n; i++) {
                 long off = 32L * i;
-                long pid = processUtilBuf.getInt(off) & 0xFFFFFFFFL;
-                newest = Math.max(newest, processUtilBuf.getLong(off + 8));
+                Memory entries = processUtil.memory();
+                long pid = entries.getInt(off) & 0xFFFFFFFFL;
+                newest = Math.max(newest, entries.getLong(off + 8));
                 double[] acc = m.computeIfAbsent(pid, k -> new double[3]);
-                acc[0] += processUtilBuf.getInt(off + 16) & 0xFFFFFFFFL;
-                acc[1] += processUtilBuf.getInt(off + 20) & 0xFFFFFFFFL;
+                acc[0] += entries.getInt(off + 16) & 0xFFFFFFFFL;
+                acc[1] += entries.getInt(off + 20) & 0xFFFFFFFFL;
                 acc[2]++;
             }
             g.lastProcessUtilTs = newest;
@@ -599,22 +574,21 @@ public final class NvmlGpuReader implements GpuReader {
     }
 
     private void setSampleCapacity(int n) {
-        samplesBuf = new Memory(16L * n);
-        samplesAddr = Pointer.nativeValue(samplesBuf);
+        samples = Entries.of(16, n);
         sampleTs = new long[n];
         sampleRatio = new double[n];
     }
 
     private void setProcessCapacity(int n) {
-        processCapacity = n;
-        processBuf = new Memory((long) Math.max(api.processStride.bytes, 16) * n);
-        processAddr = Pointer.nativeValue(processBuf);
+        processEntries = Entries.of(Math.max(api.processStride.bytes, 16), n);
     }
 
-    private void setProcessUtilCapacity(int n) {
-        processUtilCapacity = n;
-        processUtilBuf = new Memory(32L * n);
-        processUtilAddr = Pointer.nativeValue(processUtilBuf);
+    /** A native array of {@code capacity} entries, held while in use: the direct-mapped calls take its address. */
+    private record Entries(Memory memory, long addr, int capacity) {
+        static Entries of(int entryBytes, int capacity) {
+            Memory memory = new Memory((long) entryBytes * capacity);
+            return new Entries(memory, Pointer.nativeValue(memory), capacity);
+        }
     }
 
     /** One GPU as known since the last init. */

@@ -1,7 +1,6 @@
 package dev.trainwatch.agent.ship;
 
 import dev.trainwatch.protocol.Errors;
-import java.io.FileInputStream;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
@@ -27,6 +26,7 @@ public final class AgentIdentity implements AutoCloseable {
     private static final String LOCK_FILE = "lock";
 
     private static final System.Logger LOG = System.getLogger(AgentIdentity.class.getName());
+    private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Path dir;
     private final String host;
@@ -105,21 +105,9 @@ public final class AgentIdentity implements AutoCloseable {
     }
 
     private static String newId(String host) {
-        return host + "-" + HexFormat.of().formatHex(randomBytes(4));
-    }
-
-    /** Random bytes from /dev/urandom (SecureRandom's source on Linux, without its ~50 classes), else SecureRandom. */
-    static byte[] randomBytes(int n) {
-        byte[] random = new byte[n];
-        try (FileInputStream in = new FileInputStream("/dev/urandom")) {
-            if (in.readNBytes(random, 0, n) == n) {
-                return random;
-            }
-        } catch (IOException | SecurityException e) {
-            // no such device here
-        }
-        new SecureRandom().nextBytes(random);
-        return random;
+        byte[] random = new byte[4];
+        RANDOM.nextBytes(random);
+        return host + "-" + HexFormat.of().formatHex(random);
     }
 
     public synchronized String agentId() {

@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * its backlog replayed while the other is served. Delivery figures add up over the collectors; steps go in batches
  * only when every collector takes them. Thread-safe as {@link Shipper} is.
  */
-public final class FanOutShipper implements AutoCloseable {
+public final class FanOutShipper {
 
     private final List<Shipper> shippers;
     private final List<String> names;
@@ -97,11 +97,6 @@ public final class FanOutShipper implements AutoCloseable {
         return null;
     }
 
-    /** The shipper of each collector, in order (tests, health per collector). */
-    public List<Shipper> shippers() {
-        return shippers;
-    }
-
     /** Closes every shipper, each with up to {@code flush} to deliver what it holds (together, not one by one). */
     public void close(Duration flush) {
         List<Thread> closing = new ArrayList<>();
@@ -118,10 +113,5 @@ public final class FanOutShipper implements AutoCloseable {
                 return;
             }
         }
-    }
-
-    @Override
-    public void close() {
-        close(Duration.ofSeconds(5));
     }
 }

@@ -1,15 +1,17 @@
 package dev.trainwatch.agent.ship;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.trainwatch.protocol.Json;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.HttpURLConnection;
-import java.net.MalformedURLException;
 import java.net.URI;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import javax.net.ssl.HttpsURLConnection;
@@ -22,6 +24,9 @@ import javax.net.ssl.SSLSocketFactory;
  */
 public final class HttpTransport implements Transport {
 
+    private static final System.Logger LOG = System.getLogger(HttpTransport.class.getName());
+    private static final String CLASH = "agent_id_clash";
+
     /** Enough for any answer to a batch (what it says about the batch's steps is read from it). */
     private static final int MAX_BODY_IN_LOG = 1024;
 
@@ -33,20 +38,16 @@ public final class HttpTransport implements Transport {
     private final int timeoutMillis;
     private final Clock clock;
 
-    /** As below, with the system's wall clock as the agent's clock. */
+    /** As below, with the system's wall clock as the agent's clock and the JDK's TLS. */
     public HttpTransport(URI collectorUrl, Supplier<String> token, Duration requestTimeout) {
-        this(collectorUrl, token, requestTimeout, Clock.systemUTC());
+        this(collectorUrl, token, requestTimeout, Clock.systemUTC(), null);
     }
 
     /**
      * {@code collectorUrl}: base URL, e.g. {@code http://10.0.0.5:9477}; {@code token}: null or a supplier of null for
-     * none; {@code requestTimeout}: to connect, and for the answer; {@code clock}: read for each {@value #SENT_AT}.
+     * none; {@code requestTimeout}: to connect, and for the answer; {@code clock}: read for each {@value #SENT_AT};
+     * {@code tls}: for an {@code https://} collector ({@link ClientTls}), null for the JDK's.
      */
-    public HttpTransport(URI collectorUrl, Supplier<String> token, Duration requestTimeout, Clock clock) {
-        this(collectorUrl, token, requestTimeout, clock, null);
-    }
-
-    /** The same, speaking TLS to an {@code https://} collector ({@link ClientTls}); {@code tls} null: the JDK's. */
     public HttpTransport(URI collectorUrl, Supplier<String> token, Duration requestTimeout, Clock clock,
                          SSLSocketFactory tls) {
         this.tls = tls;
@@ -67,17 +68,35 @@ public final class HttpTransport implements Transport {
 
     private final SSLSocketFactory tls;
 
-    private final CollectorNotices notices = new CollectorNotices();
+    private final AtomicBoolean clashLogged = new AtomicBoolean();
 
     @Override
     public Response send(Shipment shipment) throws IOException {
         Response response = exchange(shipment);
-        notices.read(response.body());
+        readNotice(response.body());
         return response;
     }
 
+    /**
+     * Says once per process what an answer tells the operator: another node sends under this agent's id
+     * ({@code agent_id_clash}: a cloned image or spool directory).
+     */
+    void readNotice(String body) {
+        if (body == null || !body.contains(CLASH) || clashLogged.get()) {
+            return;
+        }
+        try {
+            JsonNode clash = Json.MAPPER.readTree(body).get(CLASH);
+            if (clash != null && clash.isTextual() && clashLogged.compareAndSet(false, true)) {
+                LOG.log(System.Logger.Level.WARNING, "the collector says: " + clash.asText());
+            }
+        } catch (IOException notWholeJson) {
+            // The body was cut at the log limit; the next answer is read again.
+        }
+    }
+
     private Response exchange(Shipment shipment) throws IOException {
-        URL url = url(shipment.path());
+        URL url = URI.create(baseUrl + shipment.path()).toURL();
         HttpURLConnection connection = (HttpURLConnection) url.openConnection();
         if (tls != null && connection instanceof HttpsURLConnection https) {
             https.setSSLSocketFactory(tls);
@@ -112,18 +131,6 @@ public final class HttpTransport implements Transport {
             connection.disconnect();
             throw e;
         }
-    }
-
-    private String lastPath;
-    private URL lastUrl;
-
-    /** The URL of a path; the last one is kept (nearly every request is {@code /v1/samples}). */
-    private synchronized URL url(String path) throws MalformedURLException {
-        if (!path.equals(lastPath)) {
-            lastUrl = URI.create(baseUrl + path).toURL();
-            lastPath = path;
-        }
-        return lastUrl;
     }
 
     /** The start of the answer's body for log lines; the rest is drained so the connection can be reused. */

@@ -4,23 +4,25 @@ import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
+import dev.trainwatch.protocol.wire.WireCodec;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.zip.Deflater;
+import java.util.zip.GZIPOutputStream;
 
 /**
  * A gzip-compressed JSON request body with where it goes, before it gets its place in the send order; {@code what}
- * names it in log lines, {@code carriesSteps} for a batch with {@code run_steps}. Built with the wire codec
- * ({@link Json#MAPPER}; written by the codec generated from the records, {@code WireCodec}). Immutable.
+ * names it in log lines, {@code carriesSteps} for a batch with {@code run_steps}. Written by the codec generated
+ * from the records ({@link WireCodec}; read back by {@link Json#MAPPER}). Immutable.
  */
 public record Payload(String method, String path, byte[] gzipBody, String what, boolean carriesSteps) {
 
     /** Where batches go. */
     public static final String SAMPLES_PATH = "/v1/samples";
-
-    public Payload(String method, String path, byte[] gzipBody, String what) {
-        this(method, path, gzipBody, what, false);
-    }
 
     /** {@code POST /v1/samples}, with the steps it carries ({@code run_steps}) when it does. */
     public static Payload samples(AgentBatch batch) {
@@ -30,28 +32,31 @@ public record Payload(String method, String path, byte[] gzipBody, String what, 
                 + (batch.runSteps() == null ? "" : " with " + steps + " steps"), batch.runSteps() != null);
     }
 
-    /** {@code POST /v1/runs/{run_id}/steps} with an array of steps. */
-    public static Payload steps(String runId, List<StepEvent> steps) {
-        return steps(runId, steps, null);
-    }
-
-    /** {@code POST /v1/runs/{run_id}/steps?agent_id=…}: the collector moves the steps' times by that agent's offset. */
+    /** {@code POST /v1/runs/{run_id}/steps}, {@code ?agent_id=…} unless null: the collector moves the steps' times by that agent's offset. */
     public static Payload steps(String runId, List<StepEvent> steps, String agentId) {
         String query = agentId == null ? "" : "?agent_id=" + pathSegment(agentId);
         return new Payload("POST", "/v1/runs/" + pathSegment(runId) + "/steps" + query, gzipJson(steps),
-                steps.size() + " steps of run " + runId);
+                steps.size() + " steps of run " + runId, false);
     }
 
     /** {@code PUT /v1/runs/{run_id}} with the run's spec. */
     public static Payload runSpec(String runId, RunSpec spec) {
-        return new Payload("PUT", "/v1/runs/" + pathSegment(runId), gzipJson(spec), "spec of run " + runId);
+        return new Payload("PUT", "/v1/runs/" + pathSegment(runId), gzipJson(spec), "spec of run " + runId, false);
     }
 
-    /** One encoder (a zlib state and its buffers) per thread that builds payloads: the agent's poll thread. */
-    private static final ThreadLocal<GzipJson> ENCODER = ThreadLocal.withInitial(GzipJson::new);
-
+    /** Fastest level: the node pays the CPU, the bytes cross a LAN. */
     static byte[] gzipJson(Object value) {
-        return ENCODER.get().encode(value);
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(4096);
+        try (GZIPOutputStream gzip = new GZIPOutputStream(bytes) {
+            {
+                def.setLevel(Deflater.BEST_SPEED);
+            }
+        }) {
+            gzip.write(WireCodec.toBytes(value));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a ByteArrayOutputStream does not throw
+        }
+        return bytes.toByteArray();
     }
 
     /** Percent-encodes a path segment: RFC 3986 unreserved characters stay, every other UTF-8 byte is escaped. */

@@ -280,7 +280,11 @@ public final class Shipper implements AutoCloseable {
                                 + "); going on (errors so far: " + deliveryErrors + ")");
                     }
                     if (closing) {
-                        spillMemorySafely();
+                        try {
+                            spillMemory();
+                        } catch (RuntimeException | Error ignored) {
+                            // Closing: what cannot be spooled is lost with the process.
+                        }
                         return;
                     }
                 }
@@ -290,14 +294,6 @@ public final class Shipper implements AutoCloseable {
                     // close() cut the pause short; the loop sees closing.
                 }
             }
-        }
-    }
-
-    private void spillMemorySafely() {
-        try {
-            spillMemory();
-        } catch (RuntimeException | Error ignored) {
-            // Closing: what cannot be spooled is lost with the process.
         }
     }
 

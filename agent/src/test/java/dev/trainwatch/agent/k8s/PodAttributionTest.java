@@ -89,7 +89,7 @@ class PodAttributionTest {
     }
 
     static Map<String, RunAttribution> attribute(Node node, Path root, String host) {
-        Attributor attributor = new Attributor(node, host, null, null,
+        Attributor attributor = new Attributor(node, host, null, null, 10.0, 5.0,
                 new KubernetesPods(node::cgroup, new KubeletLogs(root, () -> 0)));
         Map<String, RunAttribution> runs = new HashMap<>();
         for (RunAttribution r : attributor.update(List.of(gpu(10, 0, 101), gpu(10, 1, 102), gpu(10, 2, 900)), 10)

@@ -73,7 +73,7 @@ class ActivityCountersTest {
     @Test
     void gpmMetricsCoverTheIntervalBetweenTwoPolls() throws Exception {
         NvmlGpuReader reader = open(FakeNvml.CURRENT, scenario(), 5);
-        assertThat(reader.boundSymbols()).containsEntry("gpm", "nvmlGpmMetricsGet")
+        assertThat(BoundSymbols.of(reader)).containsEntry("gpm", "nvmlGpmMetricsGet")
                 .containsEntry("field_values", "nvmlDeviceGetFieldValues")
                 .containsEntry("pcie_throughput", "nvmlDeviceGetPcieThroughput");
 
@@ -158,7 +158,7 @@ class ActivityCountersTest {
     @Test
     void olderDriversReadWhatTheyHave() throws Exception {
         NvmlGpuReader noGpm = open(FakeNvml.V2_PROCESSES, scenario(), 5);
-        assertThat(noGpm.boundSymbols()).doesNotContainKey("gpm").containsKey("field_values");
+        assertThat(BoundSymbols.of(noGpm)).doesNotContainKey("gpm").containsKey("field_values");
         pollAt(noGpm, 5);
         GpuActivity a = pollAt(noGpm, 6).get(0).activity();
         assertThat(a.smActiveRatio()).isNull();
@@ -166,7 +166,7 @@ class ActivityCountersTest {
         assertThat(noGpm.failedReads()).isZero();
 
         NvmlGpuReader legacy = open(FakeNvml.LEGACY, scenario(), 5);
-        assertThat(legacy.boundSymbols()).doesNotContainKeys("gpm", "field_values");
+        assertThat(BoundSymbols.of(legacy)).doesNotContainKeys("gpm", "field_values");
         pollAt(legacy, 5);
         assertThat(pollAt(legacy, 6).get(0).activity()).isNull();
         assertThat(legacy.failedReads()).isZero();

@@ -60,7 +60,7 @@ class NvmlGpuReaderTest {
     void everyReadingEqualsTheScenario() throws Exception {
         NvmlGpuReader reader = open();
         assertThat(reader.driverVersion()).isEqualTo("535.261.03");
-        assertThat(reader.boundSymbols()).containsEntry("init", "nvmlInit_v2")
+        assertThat(BoundSymbols.of(reader)).containsEntry("init", "nvmlInit_v2")
                 .containsEntry("memory", "nvmlDeviceGetMemoryInfo_v2")
                 .containsEntry("pci", "nvmlDeviceGetPciInfo_v3")
                 .containsEntry("clock_event_reasons", "nvmlDeviceGetCurrentClocksEventReasons")
@@ -246,7 +246,7 @@ class NvmlGpuReaderTest {
         assertThat(g0.memoryReservedBytes()).isNull();
         assertThat(g0.memoryUsedBytes()).as("v1 counts the reservation as used").isEqualTo(12 * GIB + 670040064L);
         assertThat(g0.memoryFreeBytes()).isEqualTo(80 * GIB - 12 * GIB - 670040064L);
-        assertThat(reader.boundSymbols()).containsEntry("memory", "nvmlDeviceGetMemoryInfo");
+        assertThat(BoundSymbols.of(reader)).containsEntry("memory", "nvmlDeviceGetMemoryInfo");
         assertThat(reader.failedReads()).isZero();
     }
 

@@ -47,7 +47,7 @@ class OlderDriverTest {
         FakeNvml.Control fake = FakeNvml.control(lib);
         fake.play(scenario(), 1);
         try (NvmlGpuReader reader = NvmlGpuReader.open(Optional.of(lib), Clock.systemUTC())) {
-            assertThat(reader.boundSymbols())
+            assertThat(BoundSymbols.of(reader))
                     .containsEntry("processes", processCall)
                     .containsEntry("process_stride", Integer.toString(stride))
                     .containsEntry("clock_event_reasons", reasonsCall)
@@ -70,7 +70,7 @@ class OlderDriverTest {
         FakeNvml.Control fake = FakeNvml.control(lib);
         fake.play(scenario(), 1);
         try (NvmlGpuReader reader = NvmlGpuReader.open(Optional.of(lib), Clock.systemUTC())) {
-            assertThat(reader.boundSymbols())
+            assertThat(BoundSymbols.of(reader))
                     .containsEntry("count", "nvmlDeviceGetCount")
                     .containsEntry("handle", "nvmlDeviceGetHandleByIndex")
                     .containsEntry("pci", "nvmlDeviceGetPciInfo_v2")

@@ -2,10 +2,10 @@ package dev.trainwatch.agent.nvml;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.trainwatch.agent.GpuReaders;
 import dev.trainwatch.protocol.UtilizationWindow;
 import java.nio.file.Path;
 import java.util.Map;
-import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /** The parts of the binding that are plain Java. */
@@ -52,10 +52,10 @@ class PlainLogicTest {
 
     @Test
     void libraryOptionWinsOverTheEnvironment() {
-        Map<String, String> env = Map.of(NvmlLibraryResolver.ENV, " /opt/nv/libnvidia-ml.so.1 ");
-        assertThat(NvmlLibraryResolver.resolve(Optional.of(Path.of("/x.so")), env)).contains(Path.of("/x.so"));
-        assertThat(NvmlLibraryResolver.resolve(Optional.empty(), env)).contains(Path.of("/opt/nv/libnvidia-ml.so.1"));
-        assertThat(NvmlLibraryResolver.resolve(Optional.empty(), Map.of())).isEmpty();
-        assertThat(NvmlLibraryResolver.resolve(Optional.empty(), Map.of(NvmlLibraryResolver.ENV, ""))).isEmpty();
+        Map<String, String> env = Map.of(GpuReaders.NVML_LIBRARY_ENV, " /opt/nv/libnvidia-ml.so.1 ");
+        assertThat(GpuReaders.nvmlLibrary(Path.of("/x.so"), env)).contains(Path.of("/x.so"));
+        assertThat(GpuReaders.nvmlLibrary(null, env)).contains(Path.of("/opt/nv/libnvidia-ml.so.1"));
+        assertThat(GpuReaders.nvmlLibrary(null, Map.of())).isEmpty();
+        assertThat(GpuReaders.nvmlLibrary(null, Map.of(GpuReaders.NVML_LIBRARY_ENV, ""))).isEmpty();
     }
 }

@@ -8,19 +8,19 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** A new agent's id: the host and eight hex digits of /dev/urandom, kept in the spool directory. */
+/** A new agent's id: the host and eight random hex digits, kept in the spool directory. */
 class AgentIdentityRandomTest {
 
     @TempDir
     Path dir;
 
     @Test
-    void randomBytesAreRandom() {
+    void newIdsAreRandom() throws Exception {
         Set<String> seen = new HashSet<>();
         for (int i = 0; i < 50; i++) {
-            byte[] b = AgentIdentity.randomBytes(4);
-            assertThat(b).hasSize(4);
-            seen.add(java.util.HexFormat.of().formatHex(b));
+            try (AgentIdentity identity = AgentIdentity.open(dir.resolve("spool-" + i), "node-1")) {
+                seen.add(identity.agentId());
+            }
         }
         assertThat(seen).hasSizeGreaterThan(45);
     }

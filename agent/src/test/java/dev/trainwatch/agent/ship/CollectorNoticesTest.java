@@ -3,6 +3,8 @@ package dev.trainwatch.agent.ship;
 import dev.trainwatch.protocol.testing.LogCapture;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.net.URI;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -14,12 +16,12 @@ class CollectorNoticesTest {
     @Test
     void anAgentIdClashIsLoggedOnce() {
         List<String> lines;
-        try (LogCapture log = LogCapture.of(CollectorNotices.class.getName())) {
-            CollectorNotices notices = new CollectorNotices();
-            notices.read("{\"agent_id\":\"a\",\"seq\":1,\"duplicate\":false}");
-            notices.read("{\"agent_id\":\"a\",\"agent_id_clash\":\"agent id a is also sent by node-b");
+        try (LogCapture log = LogCapture.of(HttpTransport.class.getName())) {
+            HttpTransport notices = new HttpTransport(URI.create("http://127.0.0.1:9"), null, Duration.ofSeconds(1));
+            notices.readNotice("{\"agent_id\":\"a\",\"seq\":1,\"duplicate\":false}");
+            notices.readNotice("{\"agent_id\":\"a\",\"agent_id_clash\":\"agent id a is also sent by node-b");
             for (int i = 0; i < 5; i++) {
-                notices.read("{\"agent_id\":\"a\",\"agent_id_clash\":\"agent id a is also sent by node-b\"}");
+                notices.readNotice("{\"agent_id\":\"a\",\"agent_id_clash\":\"agent id a is also sent by node-b\"}");
             }
             lines = log.messages();
         }

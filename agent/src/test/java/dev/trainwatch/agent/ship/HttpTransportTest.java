@@ -60,7 +60,7 @@ class HttpTransportTest {
     }
 
     private static Shipment shipment(String method, String path, String json) {
-        return new Shipment(1, method, path, new GzipJson().encode(json), "test");
+        return new Shipment(1, method, path, Payload.gzipJson(json), "test");
     }
 
     @Test
@@ -88,7 +88,7 @@ class HttpTransportTest {
         });
         java.time.Clock clock = java.time.Clock.fixed(java.time.Instant.ofEpochMilli(1_767_225_599_021L),
                 java.time.ZoneOffset.UTC);
-        HttpTransport transport = new HttpTransport(uri(), null, Duration.ofSeconds(5), clock);
+        HttpTransport transport = new HttpTransport(uri(), null, Duration.ofSeconds(5), clock, null);
         transport.send(shipment("POST", "/v1/time", "a"));
         transport.send(shipment("POST", "/v1/time", "b"));
         assertThat(sentAt).containsExactly("1767225599.021", "1767225599.021");

@@ -39,7 +39,7 @@ class PayloadTest {
 
     @Test
     void runIdsAreEscapedInPaths() throws Exception {
-        Payload steps = Payload.steps("exp 1/ü", List.of(StepEvent.of(10, 1.5, 100)));
+        Payload steps = Payload.steps("exp 1/ü", List.of(StepEvent.of(10, 1.5, 100)), null);
         assertThat(steps.path()).isEqualTo("/v1/runs/exp%201%2F%C3%BC/steps");
         assertThat(json(steps).isArray()).isTrue();
         assertThat(json(steps).get(0).get("time_s").asDouble()).isEqualTo(1.5);

@@ -53,7 +53,7 @@ class ShipperTest {
     final Backoff backoff = new Backoff(Duration.ofMillis(500), Duration.ofSeconds(30), () -> 0.0);
 
     static Payload payload(int id) {
-        return new Payload("POST", "/v1/samples", SpoolTest.body(id, 40), "#" + id);
+        return new Payload("POST", "/v1/samples", SpoolTest.body(id, 40), "#" + id, false);
     }
 
     @Test

@@ -64,7 +64,7 @@ class SpoolRobustnessTest {
                         .containsExactlyInAnyOrder(name(2), name(3), name(4), name(5));
             }
             // New shipments still flow.
-            shipper.submit(new Payload("POST", "/v1/samples", SpoolTest.body(7, 40), "#7"));
+            shipper.submit(new Payload("POST", "/v1/samples", SpoolTest.body(7, 40), "#7", false));
             await().atMost(20, TimeUnit.SECONDS).until(() -> delivered.contains(7));
         } finally {
             shipper.close(Duration.ofSeconds(1));
@@ -89,8 +89,8 @@ class SpoolRobustnessTest {
         Shipper shipper = new Shipper(flaky, new Spool(dir.resolve("spool"), 1 << 20), backoff, fast);
         shipper.start();
         try {
-            shipper.submit(new Payload("POST", "/v1/samples", SpoolTest.body(1, 40), "#1"));
-            shipper.submit(new Payload("POST", "/v1/samples", SpoolTest.body(2, 40), "#2"));
+            shipper.submit(new Payload("POST", "/v1/samples", SpoolTest.body(1, 40), "#1", false));
+            shipper.submit(new Payload("POST", "/v1/samples", SpoolTest.body(2, 40), "#2", false));
             await().atMost(20, TimeUnit.SECONDS).until(() -> delivered.size() == 2);
             assertThat(delivered).containsExactly(1, 2);
             assertThat(shipper.alive()).isTrue();
@@ -144,7 +144,7 @@ class SpoolRobustnessTest {
         spoolLog.addHandler(capture);
         shipper.start();
         try {
-            shipper.submit(new Payload("POST", "/v1/samples", SpoolTest.body(1, 40), "#1"));
+            shipper.submit(new Payload("POST", "/v1/samples", SpoolTest.body(1, 40), "#1", false));
             await().atMost(20, TimeUnit.SECONDS).until(() -> spool.depth() == 1 && !spool.inMemory());
             // The directory goes away and a file takes its place: nothing can be written there any more.
             for (Path p : Files.list(spoolDir).toList()) {
@@ -153,7 +153,7 @@ class SpoolRobustnessTest {
             Files.delete(spoolDir);
             Files.writeString(spoolDir, "not a directory");
             for (int i = 2; i <= 30; i++) {
-                shipper.submit(new Payload("POST", "/v1/samples", SpoolTest.body(i, 40), "#" + i));
+                shipper.submit(new Payload("POST", "/v1/samples", SpoolTest.body(i, 40), "#" + i, false));
             }
             await().atMost(20, TimeUnit.SECONDS).until(spool::inMemory);
             assertThat(shipper.problem()).isNotNull();

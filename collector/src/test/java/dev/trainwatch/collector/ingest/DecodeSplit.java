@@ -63,7 +63,7 @@ public class DecodeSplit {
         }
     }
 
-    /** As the agent's {@code GzipJson}: a raw deflate stream at {@link java.util.zip.Deflater#BEST_SPEED} in a gzip member. */
+    /** As the agent's {@code Payload.gzipJson}: a raw deflate stream at {@link java.util.zip.Deflater#BEST_SPEED} in a gzip member. */
     static byte[] gzip(byte[] json) {
         java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
         try (java.util.zip.GZIPOutputStream gz = new java.util.zip.GZIPOutputStream(out) {
