@@ -1,8 +1,10 @@
 package dev.trainwatch.collector;
 
+import dev.trainwatch.collector.alerting.RunLinks;
 import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.http.ApiVerticle;
+import dev.trainwatch.collector.http.BearerAuth;
 import dev.trainwatch.collector.http.NodeTokens;
 import dev.trainwatch.collector.http.tls.ServerTls;
 import dev.trainwatch.collector.http.tls.WebConfig;
@@ -105,19 +107,11 @@ public final class CollectorServer implements AutoCloseable {
 
     /** The address a client on this machine reaches, ending in {@code /}; a wildcard address becomes loopback. */
     public URI clientUri() {
-        URI plain = clientUri(config.host(), port());
-        return tls ? URI.create("https" + plain.toString().substring("http".length())) : plain;
+        return clientUri(config.host(), port(), tls);
     }
 
-    static URI clientUri(String host, int port) {
-        String h = host;
-        if (h.equals("0.0.0.0") || h.equals("::") || h.equals("[::]")) {
-            h = "127.0.0.1";
-        }
-        if (h.contains(":") && !h.startsWith("[")) {
-            h = "[" + h + "]";
-        }
-        return URI.create("http://" + h + ":" + port + "/");
+    static URI clientUri(String host, int port, boolean tls) {
+        return RunLinks.address(host, port, tls, () -> "127.0.0.1");
     }
 
     public Fleet fleet() {
@@ -256,14 +250,10 @@ public final class CollectorServer implements AutoCloseable {
             boolean owns = vertx == null;
             // epoll where Netty's native library loads (fewer objects and system calls), else NIO silently.
             Vertx theVertx = owns ? Vertx.vertx(new VertxOptions().setPreferNativeTransport(true)) : vertx;
-            ApiVerticle verticle = new ApiVerticle(config, theFleet, metrics, routes, durability);
-            if (tokens != null || nodeTokens != NodeTokens.NONE) {
-                verticle.tokens(tokens != null ? tokens : config::token, nodeTokens);
-            }
             boolean tls = webConfig != null && webConfig.tls() != null;
-            if (tls) {
-                verticle.tls(new ServerTls(webConfig.tls(), tlsReloadEvery));
-            }
+            ApiVerticle verticle = new ApiVerticle(config, theFleet, metrics, routes, durability,
+                    new BearerAuth(this::currentToken, nodeTokens),
+                    tls ? new ServerTls(webConfig.tls(), tlsReloadEvery) : null);
             try {
                 await(theVertx.deployVerticle(verticle));
             } catch (Exception e) {
