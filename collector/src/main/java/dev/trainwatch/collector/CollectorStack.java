@@ -103,7 +103,7 @@ public final class CollectorStack implements AutoCloseable {
                 HistoryStore store = history;
                 // Summary writes are timed in wall time even when the fleet's clock runs faster (demo --speed).
                 recorder = new HistoryRecorder(store, predictor::rawPrediction,
-                        outcome -> predictor.recalibrate(Calibrator.factors(store)), HISTORY_WARNINGS,
+                        outcome -> predictor.recalibrate(Calibrator.factors(store)), HistoryStore.WARNINGS,
                         config.summaryInterval(), MonotonicClock.system());
                 restored = recorder.restoreInto(fleet, (runId, anomaly) -> restoredAlerts.add(
                         Map.entry(runId, anomaly)));
@@ -142,10 +142,6 @@ public final class CollectorStack implements AutoCloseable {
                     + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + oneLine(e.getMessage())), e);
         }
     }
-
-    /** Every line the history writes is a problem, so WARNING. */
-    static final Consumer<String> HISTORY_WARNINGS = line -> System.getLogger("dev.trainwatch.collector.history")
-            .log(System.Logger.Level.WARNING, line);
 
     private static void closeQuietly(AutoCloseable resource, RuntimeException failure) {
         if (resource == null) {
