@@ -157,7 +157,6 @@ public final class CollectorServer implements AutoCloseable {
         private final List<FleetListener> listeners = new ArrayList<>();
         private final List<Consumer<Router>> routes = new ArrayList<>();
         private final List<AutoCloseable> closeables = new ArrayList<>();
-        private final List<Function<Duration, Boolean>> durability = new ArrayList<>();
         private Fleet fleet;
         private Vertx vertx;
         private boolean jvmMetrics = true;
@@ -165,6 +164,7 @@ public final class CollectorServer implements AutoCloseable {
         private Supplier<String> tokens;
         private NodeTokens nodeTokens = NodeTokens.NONE;
         private Duration tlsReloadEvery = ServerTls.DEFAULT_RELOAD_EVERY;
+        private Function<Duration, Boolean> durability = timeout -> true;
 
         private Builder(CollectorConfig config) {
             this.config = Objects.requireNonNull(config, "config");
@@ -183,7 +183,7 @@ public final class CollectorServer implements AutoCloseable {
 
         /** Waits (at most the given time) until what listeners were told is on disk; a spec PUT answers after it. */
         public Builder durability(Function<Duration, Boolean> await) {
-            durability.add(Objects.requireNonNull(await));
+            durability = Objects.requireNonNull(await);
             return this;
         }
 

@@ -95,7 +95,7 @@ public final class ApiVerticle extends VerticleBase {
      */
     public ApiVerticle(CollectorConfig config, Fleet fleet, MetricsExporter metrics,
                        List<Consumer<Router>> extraRoutes,
-                       List<Function<Duration, Boolean>> durability, BearerAuth auth, ServerTls tls) {
+                       Function<Duration, Boolean> durability, BearerAuth auth, ServerTls tls) {
         this.config = config;
         this.fleet = fleet;
         this.metrics = metrics;
