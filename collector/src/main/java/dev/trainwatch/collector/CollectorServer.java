@@ -244,8 +244,7 @@ public final class CollectorServer implements AutoCloseable {
                     jvmMetrics);
             theFleet.addListener(metrics.runs());
             metrics.bind(new LimitMetrics(theFleet::limits));
-            metrics.bind(new DetectorMetrics(theFleet::detectorErrors,
-                    theFleet::detectorCosts));
+            metrics.bind(new DetectorMetrics(theFleet::detectorErrors, theFleet::detectorCosts));
             metrics.bind(FleetSeries.hosts(theFleet::hostMemory));
             boolean owns = vertx == null;
             // epoll where Netty's native library loads (fewer objects and system calls), else NIO silently.
