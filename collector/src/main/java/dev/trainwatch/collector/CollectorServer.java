@@ -92,10 +92,6 @@ public final class CollectorServer implements AutoCloseable {
         return verticle.actualPort();
     }
 
-    public String host() {
-        return config.host();
-    }
-
     public URI uri() {
         String host = config.host().contains(":") ? "[" + config.host() + "]" : config.host();
         return URI.create((tls ? "https" : "http") + "://" + host + ":" + port());
@@ -234,7 +230,7 @@ public final class CollectorServer implements AutoCloseable {
         /** Starts listening; {@link StartException} (one line) when the address cannot be bound. */
         public CollectorServer start() {
             config.checkExposure();
-            Fleet theFleet = fleet != null ? fleet : newFleet(config);
+            Fleet theFleet = fleet != null ? fleet : newFleet(config, Predictor.of(estimator(config)));
             theFleet.gpuHourPrices(config.gpuHourPrices());
             listeners.forEach(theFleet::addListener);
             // Listeners write to disk and networks: on the fleet's own thread, no request waits for them.
@@ -270,9 +266,8 @@ public final class CollectorServer implements AutoCloseable {
         }
     }
 
-    static Fleet newFleet(CollectorConfig config) {
-        return new Fleet(Predictor.of(estimator(config)), config.clock(), fleetSettings(config),
-                DetectorSettings.defaults());
+    static Fleet newFleet(CollectorConfig config, Predictor predictor) {
+        return new Fleet(predictor, config.clock(), fleetSettings(config), DetectorSettings.defaults());
     }
 
     /** The bundled catalogs plus the config's user catalogs; a wrong entry is a one-line {@link StartException}. */
