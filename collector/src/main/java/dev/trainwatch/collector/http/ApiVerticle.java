@@ -43,7 +43,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -311,10 +310,7 @@ public final class ApiVerticle extends VerticleBase {
         String tokenNode = ctx.get(TOKEN_NODE);
         offLoop(ctx, () -> {
             IngestService.BatchAnswer answer = ingest.batch(raw, encoding, requestSentAt, host -> {
-                Optional<String> notCertified = PeerNames.refusal(certifiedNames, host);
-                if (notCertified.isPresent()) {
-                    throw new ApiError(ApiError.FORBIDDEN, notCertified.get());
-                }
+                PeerNames.check(certifiedNames, host);
                 if (tokenNode != null && !tokenNode.equals(host.toLowerCase(Locale.ROOT))) {
                     throw new ApiError(ApiError.FORBIDDEN, "the token is " + tokenNode + "'s, not host '"
                             + BodyDecoder.printable(host, 64) + "': a node's token speaks only for that node");
