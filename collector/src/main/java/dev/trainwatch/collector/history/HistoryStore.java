@@ -281,15 +281,14 @@ public final class HistoryStore implements AutoCloseable {
         }
     }
 
+    /** Opens an episode, unless one of the run and kind is open. */
     public synchronized void anomalyRaised(StoredAnomaly anomaly) {
-        if (openEpisode(anomaly.runId(), anomaly.kind())) {
-            return;
-        }
         execute("""
                 INSERT INTO anomalies(run_id, kind, severity, since_ms, message, suggestion, evidence_json)
-                VALUES (?,?,?,?,?,?,?)""",
+                SELECT ?,?,?,?,?,?,? WHERE NOT EXISTS
+                  (SELECT 1 FROM anomalies WHERE run_id = ? AND kind = ? AND resolved_ms IS NULL)""",
                 anomaly.runId(), anomaly.kind(), anomaly.severity(), anomaly.since().toEpochMilli(),
-                anomaly.message(), anomaly.suggestion(), anomaly.evidenceJson());
+                anomaly.message(), anomaly.suggestion(), anomaly.evidenceJson(), anomaly.runId(), anomaly.kind());
     }
 
     public synchronized void anomalyResolved(String runId, String kind, Instant at) {
@@ -370,11 +369,6 @@ public final class HistoryStore implements AutoCloseable {
                 lock = null;
             }
         }
-    }
-
-    private boolean openEpisode(String runId, String kind) {
-        return !query("read anomalies", "SELECT 1 FROM anomalies WHERE run_id = ? AND kind = ? AND resolved_ms IS NULL"
-                + " LIMIT 1", rs -> Boolean.TRUE, runId, kind).isEmpty();
     }
 
     @FunctionalInterface
