@@ -177,7 +177,7 @@ public final class CollectorServer implements AutoCloseable {
             return this;
         }
 
-        /** Waits (at most the given time) until what listeners were told is on disk; a spec PUT answers after it. */
+        /** The one wait (bounded) until what listeners were told is on disk; a spec PUT answers after it. */
         public Builder durability(Function<Duration, Boolean> await) {
             durability = Objects.requireNonNull(await);
             return this;
