@@ -28,12 +28,8 @@ export function serverNow(runs) {
   return t;
 }
 
-export function runIdOf(run) { return run.run_id || run.id || (run.spec && run.spec.run_id) || ''; }
-export function isSynthetic(run) {
-  const id = runIdOf(run);
-  return run.synthetic === true || (run.labels && (run.labels.synthetic === true || run.labels.synthetic === 'true')) ||
-    id.indexOf('demo-') === 0;
-}
+export function runIdOf(run) { return run.run_id || ''; }
+export function isSynthetic(run) { return run.synthetic === true || runIdOf(run).indexOf('demo-') === 0; }
 export function anomaliesOf(run) { return Array.isArray(run.anomalies) ? run.anomalies : []; }
 // An anomaly that ended with its run was not fixed: it still tells how the run stands.
 export function activeAnomalies(run) { return anomaliesOf(run).filter((a) => a.active !== false || a.ended_with_run === true); }
@@ -42,12 +38,7 @@ export function worstSeverity(run) {
   if (active.some((a) => a.severity === 'critical')) { return 'critical'; }
   return active.length ? 'warning' : 'ok';
 }
-export function stateOf(run) {
-  if (run.ended === true) { return 'ended'; }
-  const s = typeof run.state === 'string' ? run.state : null;
-  if (s && s !== 'running' && s !== 'active') { return s; }
-  return worstSeverity(run);
-}
+export function stateOf(run) { return run.ended === true ? 'ended' : worstSeverity(run); }
 export function stateLabel(run) {
   const s = stateOf(run);
   return { ok: 'healthy', warning: 'warning', critical: 'critical' }[s] || s;

@@ -1,8 +1,10 @@
 package dev.trainwatch.collector;
 
+import dev.trainwatch.collector.alerting.RunLinks;
 import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.http.ApiVerticle;
+import dev.trainwatch.collector.http.BearerAuth;
 import dev.trainwatch.collector.http.NodeTokens;
 import dev.trainwatch.collector.http.tls.ServerTls;
 import dev.trainwatch.collector.http.tls.WebConfig;
@@ -90,10 +92,6 @@ public final class CollectorServer implements AutoCloseable {
         return verticle.actualPort();
     }
 
-    public String host() {
-        return config.host();
-    }
-
     public URI uri() {
         String host = config.host().contains(":") ? "[" + config.host() + "]" : config.host();
         return URI.create((tls ? "https" : "http") + "://" + host + ":" + port());
@@ -105,19 +103,11 @@ public final class CollectorServer implements AutoCloseable {
 
     /** The address a client on this machine reaches, ending in {@code /}; a wildcard address becomes loopback. */
     public URI clientUri() {
-        URI plain = clientUri(config.host(), port());
-        return tls ? URI.create("https" + plain.toString().substring("http".length())) : plain;
+        return clientUri(config.host(), port(), tls);
     }
 
-    static URI clientUri(String host, int port) {
-        String h = host;
-        if (h.equals("0.0.0.0") || h.equals("::") || h.equals("[::]")) {
-            h = "127.0.0.1";
-        }
-        if (h.contains(":") && !h.startsWith("[")) {
-            h = "[" + h + "]";
-        }
-        return URI.create("http://" + h + ":" + port + "/");
+    static URI clientUri(String host, int port, boolean tls) {
+        return RunLinks.address(host, port, tls, () -> "127.0.0.1");
     }
 
     public Fleet fleet() {
@@ -163,7 +153,6 @@ public final class CollectorServer implements AutoCloseable {
         private final List<FleetListener> listeners = new ArrayList<>();
         private final List<Consumer<Router>> routes = new ArrayList<>();
         private final List<AutoCloseable> closeables = new ArrayList<>();
-        private final List<Function<Duration, Boolean>> durability = new ArrayList<>();
         private Fleet fleet;
         private Vertx vertx;
         private boolean jvmMetrics = true;
@@ -171,6 +160,7 @@ public final class CollectorServer implements AutoCloseable {
         private Supplier<String> tokens;
         private NodeTokens nodeTokens = NodeTokens.NONE;
         private Duration tlsReloadEvery = ServerTls.DEFAULT_RELOAD_EVERY;
+        private Function<Duration, Boolean> durability = timeout -> true;
 
         private Builder(CollectorConfig config) {
             this.config = Objects.requireNonNull(config, "config");
@@ -187,9 +177,9 @@ public final class CollectorServer implements AutoCloseable {
             return this;
         }
 
-        /** Waits (at most the given time) until what listeners were told is on disk; a spec PUT answers after it. */
+        /** The one wait (bounded) until what listeners were told is on disk; a spec PUT answers after it. */
         public Builder durability(Function<Duration, Boolean> await) {
-            durability.add(Objects.requireNonNull(await));
+            durability = Objects.requireNonNull(await);
             return this;
         }
 
@@ -240,7 +230,7 @@ public final class CollectorServer implements AutoCloseable {
         /** Starts listening; {@link StartException} (one line) when the address cannot be bound. */
         public CollectorServer start() {
             config.checkExposure();
-            Fleet theFleet = fleet != null ? fleet : newFleet(config);
+            Fleet theFleet = fleet != null ? fleet : newFleet(config, Predictor.of(estimator(config)));
             theFleet.gpuHourPrices(config.gpuHourPrices());
             listeners.forEach(theFleet::addListener);
             // Listeners write to disk and networks: on the fleet's own thread, no request waits for them.
@@ -250,20 +240,15 @@ public final class CollectorServer implements AutoCloseable {
                     jvmMetrics);
             theFleet.addListener(metrics.runs());
             metrics.bind(new LimitMetrics(theFleet::limits));
-            metrics.bind(new DetectorMetrics(theFleet::detectorErrors,
-                    theFleet::detectorCosts));
+            metrics.bind(new DetectorMetrics(theFleet::detectorErrors, theFleet::detectorCosts));
             metrics.bind(FleetSeries.hosts(theFleet::hostMemory));
             boolean owns = vertx == null;
             // epoll where Netty's native library loads (fewer objects and system calls), else NIO silently.
             Vertx theVertx = owns ? Vertx.vertx(new VertxOptions().setPreferNativeTransport(true)) : vertx;
-            ApiVerticle verticle = new ApiVerticle(config, theFleet, metrics, routes, durability);
-            if (tokens != null || nodeTokens != NodeTokens.NONE) {
-                verticle.tokens(tokens != null ? tokens : config::token, nodeTokens);
-            }
             boolean tls = webConfig != null && webConfig.tls() != null;
-            if (tls) {
-                verticle.tls(new ServerTls(webConfig.tls(), tlsReloadEvery));
-            }
+            ApiVerticle verticle = new ApiVerticle(config, theFleet, metrics, routes, durability,
+                    new BearerAuth(this::currentToken, nodeTokens),
+                    tls ? new ServerTls(webConfig.tls(), tlsReloadEvery) : null);
             try {
                 await(theVertx.deployVerticle(verticle));
             } catch (Exception e) {
@@ -281,9 +266,8 @@ public final class CollectorServer implements AutoCloseable {
         }
     }
 
-    static Fleet newFleet(CollectorConfig config) {
-        return new Fleet(Predictor.of(estimator(config)), config.clock(), fleetSettings(config),
-                DetectorSettings.defaults());
+    static Fleet newFleet(CollectorConfig config, Predictor predictor) {
+        return new Fleet(predictor, config.clock(), fleetSettings(config), DetectorSettings.defaults());
     }
 
     /** The bundled catalogs plus the config's user catalogs; a wrong entry is a one-line {@link StartException}. */

@@ -9,7 +9,6 @@ import dev.trainwatch.collector.alerting.RunLinks;
 import dev.trainwatch.collector.alerting.WebhookSink;
 import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.detect.Anomaly;
-import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.history.CalibratingPredictor;
 import dev.trainwatch.collector.history.Calibrator;
 import dev.trainwatch.collector.history.HistoryException;
@@ -21,7 +20,6 @@ import dev.trainwatch.collector.metrics.HistoryMetrics;
 import dev.trainwatch.collector.state.AppliedLedger;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.protocol.MonotonicClock;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -71,8 +69,7 @@ public final class CollectorStack implements AutoCloseable {
             if (history != null) {
                 predictor.recalibrate(Calibrator.factors(history));
             }
-            Fleet fleet = new Fleet(predictor, config.clock(), CollectorServer.fleetSettings(config),
-                    DetectorSettings.defaults());
+            Fleet fleet = CollectorServer.newFleet(config, predictor);
             if (config.dataDir() != null) {
                 // a batch replayed after a restart is dropped
                 fleet.keepAppliedIn(AppliedLedger.open(config.dataDir()));
@@ -88,8 +85,8 @@ public final class CollectorStack implements AutoCloseable {
                 sinks.add(new WebhookSink(config.webhookUrl(), links));
             }
             alerts = new AlertDispatcher(sinks, AlertDispatcher.Settings.defaults(), config.clock(), log);
-            Clock fleetClock = config.clock();
-            AlertingListener alerting = new AlertingListener(alerts, () -> MonotonicClock.wallOffsetSeconds(fleetClock));
+            AlertingListener alerting = new AlertingListener(alerts,
+                    () -> MonotonicClock.wallOffsetSeconds(config.clock()));
 
             CollectorServer.Builder builder = CollectorServer.builder(config).fleet(fleet).listener(alerting);
             // Active anomalies from before a restart, re-announced once the server listens (their links need it).
@@ -100,10 +97,9 @@ public final class CollectorStack implements AutoCloseable {
             builder.closeable(alerts);
             builder.closeable(fleet::closeLedger);
             if (history != null) {
-                HistoryStore store = history;
                 // Summary writes are timed in wall time even when the fleet's clock runs faster (demo --speed).
-                recorder = new HistoryRecorder(store, predictor::rawPrediction,
-                        outcome -> predictor.recalibrate(Calibrator.factors(store)), HISTORY_WARNINGS,
+                recorder = new HistoryRecorder(history, predictor::rawPrediction,
+                        outcome -> predictor.recalibrate(Calibrator.factors(history)), HistoryStore.WARNINGS,
                         config.summaryInterval(), MonotonicClock.system());
                 restored = recorder.restoreInto(fleet, (runId, anomaly) -> restoredAlerts.add(
                         Map.entry(runId, anomaly)));
@@ -116,7 +112,7 @@ public final class CollectorStack implements AutoCloseable {
             }
             customize.accept(builder);
             server = builder.start();
-            links.listening(server.host(), server.port(), server.tls());
+            links.listening(config.host(), server.port(), server.tls());
             restoredAlerts.forEach(e -> alerting.restored(e.getKey(), e.getValue()));
             if (recorder != null) {
                 new HistoryMetrics(recorder.writer()).bindTo(server.metrics().registry());
@@ -142,10 +138,6 @@ public final class CollectorStack implements AutoCloseable {
                     + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + oneLine(e.getMessage())), e);
         }
     }
-
-    /** Every line the history writes is a problem, so WARNING. */
-    static final Consumer<String> HISTORY_WARNINGS = line -> System.getLogger("dev.trainwatch.collector.history")
-            .log(System.Logger.Level.WARNING, line);
 
     private static void closeQuietly(AutoCloseable resource, RuntimeException failure) {
         if (resource == null) {

@@ -1,6 +1,7 @@
 package dev.trainwatch.collector;
 
 import dev.trainwatch.collector.detect.DetectorSettings;
+import dev.trainwatch.collector.http.ScrapeEncoding;
 import dev.trainwatch.collector.ingest.BodyDecoder;
 import dev.trainwatch.collector.metrics.MetricsExporter;
 import dev.trainwatch.collector.state.Fleet;
@@ -15,13 +16,11 @@ import dev.trainwatch.protocol.RankInfo;
 import dev.trainwatch.protocol.RunAttribution;
 import dev.trainwatch.protocol.StepEvent;
 import dev.trainwatch.protocol.UtilizationWindow;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.zip.GZIPOutputStream;
 
 /**
  * Warms the scrape and ingest code at start, so the first scrapes of a large fleet are not run by the interpreter: a
@@ -69,7 +68,8 @@ public final class ScrapeWarmUp {
         for (int second = 1; second <= rounds; second++) {
             double now = nanos.addAndGet(1_000_000_000L) / 1e9;
             for (int h = 0; h < HOSTS; h++) {
-                fleet.ingestBatch(decoder.batch(gzipJson(batch(h, second, now)), "gzip"));
+                byte[] body = ScrapeEncoding.gzip(Json.MAPPER.writeValueAsBytes(batch(h, second, now)));
+                fleet.ingestBatch(decoder.batch(body, "gzip"));
                 fleet.ingestSteps("warm-up-" + h, List.of(new StepEvent((long) second, 0.9, 0.05, null, null, null,
                         GPUS, 256.0, 0.12, 1e-4, 1.1, null, null, null, now, null)));
             }
@@ -99,13 +99,5 @@ public final class ScrapeWarmUp {
                 uuids, ranks, null, null, null, null, null, null, null);
         return new AgentBatch("warm-up-" + host, "warm-up-agent-" + host, second, gpus, List.of(run), List.of(),
                 new AgentHealth(0.004, 0L, 0L, 0L, 0L, 1.0), null, now, null);
-    }
-
-    private static byte[] gzipJson(Object value) throws IOException {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream(4096);
-        try (GZIPOutputStream gzip = new GZIPOutputStream(bytes)) {
-            Json.MAPPER.writeValue(gzip, value);
-        }
-        return bytes.toByteArray();
     }
 }

@@ -9,16 +9,17 @@ class CollectorServerClientUriTest {
 
     @Test
     void aWildcardListenAddressBecomesLoopback() {
-        assertThat(CollectorServer.clientUri("0.0.0.0", 9477)).hasToString("http://127.0.0.1:9477/");
-        assertThat(CollectorServer.clientUri("::", 9477)).hasToString("http://127.0.0.1:9477/");
-        assertThat(CollectorServer.clientUri("[::]", 9477)).hasToString("http://127.0.0.1:9477/");
+        assertThat(CollectorServer.clientUri("0.0.0.0", 9477, false)).hasToString("http://127.0.0.1:9477/");
+        assertThat(CollectorServer.clientUri("::", 9477, false)).hasToString("http://127.0.0.1:9477/");
+        assertThat(CollectorServer.clientUri("[::]", 9477, false)).hasToString("http://127.0.0.1:9477/");
     }
 
     @Test
     void aConcreteAddressIsKeptAndIpv6IsBracketed() {
-        assertThat(CollectorServer.clientUri("127.0.0.1", 1)).hasToString("http://127.0.0.1:1/");
-        assertThat(CollectorServer.clientUri("localhost", 80)).hasToString("http://localhost:80/");
-        assertThat(CollectorServer.clientUri("::1", 9477)).hasToString("http://[::1]:9477/");
-        assertThat(CollectorServer.clientUri("[::1]", 9477)).hasToString("http://[::1]:9477/");
+        assertThat(CollectorServer.clientUri("127.0.0.1", 1, false)).hasToString("http://127.0.0.1:1/");
+        assertThat(CollectorServer.clientUri("localhost", 80, false)).hasToString("http://localhost:80/");
+        assertThat(CollectorServer.clientUri("::1", 9477, false)).hasToString("http://[::1]:9477/");
+        assertThat(CollectorServer.clientUri("[::1]", 9477, false)).hasToString("http://[::1]:9477/");
+        assertThat(CollectorServer.clientUri("::1", 9477, true)).hasToString("https://[::1]:9477/");
     }
 }

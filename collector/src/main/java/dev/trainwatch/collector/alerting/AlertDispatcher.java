@@ -9,9 +9,9 @@ import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 
 /**
  * Delivers alert notices to every receiver without blocking the caller: a bounded lane and a daemon thread per
@@ -28,7 +28,8 @@ public final class AlertDispatcher implements AutoCloseable {
     }
 
     private final List<Lane> lanes = new ArrayList<>();
-    private final Map<String, AtomicLong> outcomes = new ConcurrentHashMap<>();
+    private final Map<String, AtomicLong> outcomes = Map.of("ok", new AtomicLong(), "retry", new AtomicLong(),
+            "failed", new AtomicLong());
     private final Consumer<String> log;
     private final Clock clock;
     private volatile Consumer<String> outcomeListener = outcome -> { };
@@ -36,9 +37,6 @@ public final class AlertDispatcher implements AutoCloseable {
     public AlertDispatcher(List<AlertSink> sinks, Settings settings, Clock clock, Consumer<String> log) {
         this.log = log;
         this.clock = clock;
-        for (String outcome : List.of("ok", "retry", "failed")) {
-            outcomes.put(outcome, new AtomicLong());
-        }
         for (AlertSink sink : sinks) {
             Lane lane = new Lane(sink, settings);
             lanes.add(lane);
@@ -63,9 +61,7 @@ public final class AlertDispatcher implements AutoCloseable {
     }
 
     public Map<String, Long> outcomes() {
-        Map<String, Long> copy = new LinkedHashMap<>();
-        outcomes.forEach((k, v) -> copy.put(k, v.get()));
-        return copy;
+        return outcomes.entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().get()));
     }
 
     public int queued() {

@@ -22,10 +22,8 @@ public final class AlertmanagerSink implements AlertSink {
 
     public AlertmanagerSink(URI alertmanagerBase, RunLinks links) {
         String base = alertmanagerBase.toString();
-        if (base.endsWith("/")) {
-            base = base.substring(0, base.length() - 1);
-        }
-        this.alertsUri = URI.create(base + "/api/v2/alerts");
+        this.alertsUri = URI.create((base.endsWith("/") ? base.substring(0, base.length() - 1) : base)
+                + "/api/v2/alerts");
         this.links = links;
     }
 

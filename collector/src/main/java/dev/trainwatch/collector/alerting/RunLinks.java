@@ -5,6 +5,7 @@ import java.net.URI;
 import java.net.URLEncoder;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
+import java.util.function.Supplier;
 
 /**
  * Links to a run's page ({@code <base>#/runs/<run_id>}) for alerts: {@code --external-url}, else the address it
@@ -19,21 +20,24 @@ public final class RunLinks {
 
     /** Sets the base to the listening address, unless an external address was configured. */
     public void listening(String host, int port, boolean tls) {
-        if (base != null) {
-            return;
+        if (base == null) {
+            base = address(host, port, tls, () -> {
+                try {
+                    return InetAddress.getLocalHost().getCanonicalHostName();
+                } catch (UnknownHostException e) {
+                    return "localhost";
+                }
+            });
         }
-        String h = host;
-        if (h.equals("0.0.0.0") || h.equals("::") || h.equals("[::]")) {
-            try {
-                h = InetAddress.getLocalHost().getCanonicalHostName();
-            } catch (UnknownHostException e) {
-                h = "localhost";
-            }
-        }
+    }
+
+    /** {@code http(s)://host:port/}: a wildcard host becomes {@code wildcardAs}, an IPv6 one is bracketed. */
+    public static URI address(String host, int port, boolean tls, Supplier<String> wildcardAs) {
+        String h = host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]") ? wildcardAs.get() : host;
         if (h.contains(":") && !h.startsWith("[")) {
             h = "[" + h + "]";
         }
-        base = URI.create((tls ? "https://" : "http://") + h + ":" + port + "/");
+        return URI.create((tls ? "https://" : "http://") + h + ":" + port + "/");
     }
 
     /** Null before the server listens. */

@@ -21,6 +21,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
 /**
@@ -34,6 +35,8 @@ import java.util.stream.Collectors;
 public final class HistoryStore implements AutoCloseable {
     private static final int SCHEMA_VERSION = 2;
     private static final System.Logger LOG = System.getLogger("dev.trainwatch.collector.history");
+    /** Every line the history writes is a problem, so WARNING. */
+    public static final Consumer<String> WARNINGS = line -> LOG.log(System.Logger.Level.WARNING, line);
     public static final int BUSY_TIMEOUT_MS = 5_000;
     private final Connection connection;
     private final Path file;
@@ -50,8 +53,7 @@ public final class HistoryStore implements AutoCloseable {
         DataDirLock lock = DataDirLock.acquire(dataDir);
         try {
             // Only the owner may set a damaged file aside: a reader must never move a running collector's database.
-            new HistorySalvage(dataDir.resolve("trainwatch.db"), line -> LOG.log(System.Logger.Level.WARNING, line),
-                    Clock.systemUTC()).check();
+            new HistorySalvage(dataDir.resolve("trainwatch.db"), WARNINGS, Clock.systemUTC()).check();
             HistoryStore store = open(dataDir);
             store.lock = lock;
             return store;
@@ -279,15 +281,14 @@ public final class HistoryStore implements AutoCloseable {
         }
     }
 
+    /** Opens an episode, unless one of the run and kind is open. */
     public synchronized void anomalyRaised(StoredAnomaly anomaly) {
-        if (openEpisode(anomaly.runId(), anomaly.kind())) {
-            return;
-        }
         execute("""
                 INSERT INTO anomalies(run_id, kind, severity, since_ms, message, suggestion, evidence_json)
-                VALUES (?,?,?,?,?,?,?)""",
+                SELECT ?,?,?,?,?,?,? WHERE NOT EXISTS
+                  (SELECT 1 FROM anomalies WHERE run_id = ? AND kind = ? AND resolved_ms IS NULL)""",
                 anomaly.runId(), anomaly.kind(), anomaly.severity(), anomaly.since().toEpochMilli(),
-                anomaly.message(), anomaly.suggestion(), anomaly.evidenceJson());
+                anomaly.message(), anomaly.suggestion(), anomaly.evidenceJson(), anomaly.runId(), anomaly.kind());
     }
 
     public synchronized void anomalyResolved(String runId, String kind, Instant at) {
@@ -368,11 +369,6 @@ public final class HistoryStore implements AutoCloseable {
                 lock = null;
             }
         }
-    }
-
-    private boolean openEpisode(String runId, String kind) {
-        return !query("read anomalies", "SELECT 1 FROM anomalies WHERE run_id = ? AND kind = ? AND resolved_ms IS NULL"
-                + " LIMIT 1", rs -> Boolean.TRUE, runId, kind).isEmpty();
     }
 
     @FunctionalInterface

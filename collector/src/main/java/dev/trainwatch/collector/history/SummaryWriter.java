@@ -14,7 +14,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -59,22 +58,17 @@ public final class SummaryWriter implements AutoCloseable {
     private long failedWrites;
     private Thread thread;
 
+    /** {@code interval}: 0 to 60 s, as CollectorConfig allows; {@code capacity}: at least 1. */
     public SummaryWriter(HistoryStore store, Function<RunSummary, Optional<RunOutcome>> outcomeOf,
                          Consumer<RunOutcome> onOutcome, Duration interval, int capacity, Clock clock,
                          Consumer<String> log) {
-        this.store = Objects.requireNonNull(store, "store");
-        this.outcomeOf = Objects.requireNonNull(outcomeOf, "outcomeOf");
-        this.onOutcome = Objects.requireNonNull(onOutcome, "onOutcome");
-        if (interval.isNegative()) {
-            throw new IllegalArgumentException("interval must not be negative");
-        }
-        if (capacity < 1) {
-            throw new IllegalArgumentException("capacity must be positive");
-        }
+        this.store = store;
+        this.outcomeOf = outcomeOf;
+        this.onOutcome = onOutcome;
         this.intervalMillis = interval.toMillis();
         this.capacity = capacity;
-        this.clock = Objects.requireNonNull(clock, "clock");
-        this.log = Objects.requireNonNull(log, "log");
+        this.clock = clock;
+        this.log = log;
     }
 
     public record Stats(long writes, long summariesWritten, long pending, long dropped, long failedWrites) {

@@ -43,13 +43,11 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
-import java.util.function.Supplier;
 
 /**
  * The collector's HTTP edge: the {@code /v1} API, {@code /metrics}, {@code /healthz} and the web page (routes in
@@ -76,14 +74,14 @@ public final class ApiVerticle extends VerticleBase {
     private final Fleet fleet;
     private final MetricsExporter metrics;
     private final List<Consumer<Router>> extraRoutes;
-    private BearerAuth auth;
+    private final BearerAuth auth;
     private final IngestService ingest;
     private HttpServer server;
     /** Where every request that touches the fleet runs; the event loop only routes, checks headers and answers. */
     private WorkerExecutor fleetWorkers;
     static final int FLEET_WORKERS = 4;
     private final AtomicInteger seriesBuilds = new AtomicInteger();
-    private ServerTls tls; // null: plain HTTP
+    private final ServerTls tls; // null: plain HTTP
     /** Runs on the worker before each series build; a test sets it to hold builds in progress. */
     volatile Runnable beforeSeriesBuild = () -> {
     };
@@ -91,15 +89,18 @@ public final class ApiVerticle extends VerticleBase {
     /**
      * @param extraRoutes called with the router after the API routes are in place (history, alerts)
      * @param durability waits (bounded) until what listeners were told is on disk, so an acknowledged spec lasts
+     * @param auth checks the bearer token of writes
+     * @param tls serves over TLS, or null for plain HTTP
      */
     public ApiVerticle(CollectorConfig config, Fleet fleet, MetricsExporter metrics,
                        List<Consumer<Router>> extraRoutes,
-                       List<Function<Duration, Boolean>> durability) {
+                       Function<Duration, Boolean> durability, BearerAuth auth, ServerTls tls) {
         this.config = config;
         this.fleet = fleet;
         this.metrics = metrics;
         this.extraRoutes = List.copyOf(extraRoutes);
-        this.auth = new BearerAuth(config.token());
+        this.auth = auth;
+        this.tls = tls;
         this.ingest = new IngestService(config.limits(), fleet, durability);
     }
 
@@ -127,18 +128,6 @@ public final class ApiVerticle extends VerticleBase {
             listening = listening.onSuccess(s -> tls.watch(vertx, server));
         }
         return listening;
-    }
-
-    /** Checks writes against the token {@code tokens} gives at each request and the per-node tokens (before deploying). */
-    public ApiVerticle tokens(Supplier<String> tokens, NodeTokens nodes) {
-        this.auth = new BearerAuth(tokens, nodes);
-        return this;
-    }
-
-    /** Serves over TLS (call before the verticle is deployed). */
-    public ApiVerticle tls(ServerTls serverTls) {
-        this.tls = serverTls;
-        return this;
     }
 
     @Override
@@ -321,10 +310,7 @@ public final class ApiVerticle extends VerticleBase {
         String tokenNode = ctx.get(TOKEN_NODE);
         offLoop(ctx, () -> {
             IngestService.BatchAnswer answer = ingest.batch(raw, encoding, requestSentAt, host -> {
-                Optional<String> notCertified = PeerNames.refusal(certifiedNames, host);
-                if (notCertified.isPresent()) {
-                    throw new ApiError(ApiError.FORBIDDEN, notCertified.get());
-                }
+                PeerNames.check(certifiedNames, host);
                 if (tokenNode != null && !tokenNode.equals(host.toLowerCase(Locale.ROOT))) {
                     throw new ApiError(ApiError.FORBIDDEN, "the token is " + tokenNode + "'s, not host '"
                             + BodyDecoder.printable(host, 64) + "': a node's token speaks only for that node");

@@ -21,15 +21,10 @@ public final class BearerAuth {
     private record Expected(String token, byte[] digest) {
     }
 
-    /** @param token the secret, or null when no token is configured (every request passes) */
-    public BearerAuth(String token) {
-        this(() -> token);
-    }
-
     /** Per-node tokens accepted beside the shared one. */
     private final NodeTokens nodes;
 
-    /** @param token the current secret on each call, or a supplier of null when none is configured */
+    /** @param token the current secret on each call, or a supplier of null when none is configured (all pass) */
     public BearerAuth(Supplier<String> token) {
         this(token, NodeTokens.NONE);
     }

@@ -33,7 +33,8 @@ final class DocsRoute {
 
     void handle(RoutingContext ctx) {
         String name = ctx.pathParam("name");
-        byte[] page = name != null && NAME.matcher(name).matches() ? render(name) : null;
+        byte[] page = name != null && NAME.matcher(name).matches() ? rendered.computeIfAbsent(name, DocsRoute::render)
+                : null;
         if (page == null) {
             throw new ApiError(ApiError.NOT_FOUND, "no such document: " + BodyDecoder.printable(String.valueOf(name), 64)
                     + " (the docs are ALERTS.md, API.md, METRICS.md, DEPLOY.md, …)");
@@ -42,11 +43,8 @@ final class DocsRoute {
                 .end(Buffer.buffer(page));
     }
 
-    private byte[] render(String name) {
-        byte[] cached = rendered.get(name);
-        if (cached != null) {
-            return cached;
-        }
+    /** The page, or null when no such document is bundled. */
+    private static byte[] render(String name) {
         try (InputStream in = DocsRoute.class.getClassLoader().getResourceAsStream("docs/" + name)) {
             if (in == null) {
                 return null;
@@ -58,9 +56,7 @@ final class DocsRoute {
                     + "padding:0 1em}code,pre{background:#f4f4f4}pre{padding:.6em;overflow:auto}table{border-collapse:"
                     + "collapse}td,th{border:1px solid #ccc;padding:2px 6px}</style></head><body>"
                     + RENDERER.render(PARSER.parse(markdown)) + "</body></html>";
-            byte[] bytes = html.getBytes(StandardCharsets.UTF_8);
-            rendered.put(name, bytes);
-            return bytes;
+            return html.getBytes(StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read the bundled docs/" + name, e);
         }

@@ -11,7 +11,7 @@ import java.util.zip.GZIPOutputStream;
  * How a {@code /metrics} answer is compressed: gzip when the scraper accepts it, at the fastest level, on the worker
  * that rendered the text rather than the event loop (where a flooded collector's body stalled ingest).
  */
-final class ScrapeEncoding {
+public final class ScrapeEncoding {
 
     private ScrapeEncoding() {
     }
@@ -51,7 +51,7 @@ final class ScrapeEncoding {
     }
 
     /** {@code text} as a gzip member at the fastest level. */
-    static byte[] gzip(byte[] text) {
+    public static byte[] gzip(byte[] text) {
         ByteArrayOutputStream out = new ByteArrayOutputStream(Math.max(512, text.length / 16));
         try (GZIPOutputStream gzip = new FastGzip(out)) {
             gzip.write(text);

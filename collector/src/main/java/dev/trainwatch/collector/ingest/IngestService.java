@@ -26,7 +26,7 @@ public final class IngestService {
     private final BodyDecoder decoder;
     private final InputValidator validator;
     private final RefusedRuns refusedRuns = new RefusedRuns(System::nanoTime);
-    private final List<Function<Duration, Boolean>> durability;
+    private final Function<Duration, Boolean> durability;
 
     /**
      * What a batch is answered ({@code duplicate}: it repeated one already applied); a null field is left out.
@@ -40,11 +40,11 @@ public final class IngestService {
     }
 
     /** {@code durability} waits (bounded) until what listeners were told is on disk, so an acknowledged spec lasts. */
-    public IngestService(CollectorConfig.Limits limits, Fleet fleet, List<Function<Duration, Boolean>> durability) {
+    public IngestService(CollectorConfig.Limits limits, Fleet fleet, Function<Duration, Boolean> durability) {
         this.fleet = fleet;
         this.decoder = new BodyDecoder(limits.maxInflatedBytes());
         this.validator = new InputValidator(limits);
-        this.durability = List.copyOf(durability);
+        this.durability = durability;
     }
 
     /** {@code PUT /v1/runs/{run_id}}: registers a spec; blocks until listeners have it on disk, a bounded time. */
@@ -60,9 +60,7 @@ public final class IngestService {
         }
         long deadline = System.nanoTime() + DURABLE_WAIT.toNanos();
         if (fleet.awaitListeners(DURABLE_WAIT)) {
-            for (Function<Duration, Boolean> d : durability) {
-                d.apply(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
-            }
+            durability.apply(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
         }
         return run;
     }

@@ -49,7 +49,8 @@ class SeriesConcurrencyTest {
         CollectorConfig config = CollectorConfig.defaults().withListen("127.0.0.1", 0).withClock(clock);
         MetricsExporter metrics = new MetricsExporter(fleet::gpus, fleet::runs, fleet::agents, clock, true);
         vertx = Vertx.vertx();
-        verticle = new ApiVerticle(config, fleet, metrics, List.of(), List.of());
+        verticle = new ApiVerticle(config, fleet, metrics, List.of(), timeout -> true,
+                new BearerAuth(config::token), null);
         vertx.deployVerticle(verticle).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     }
 

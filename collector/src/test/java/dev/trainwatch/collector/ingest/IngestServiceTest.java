@@ -30,7 +30,7 @@ class IngestServiceTest {
             DetectorSettings.defaults());
     /** The steps the fleet's outbox published (what feeds the step-time metric). */
     private final List<String> stepMetrics = new ArrayList<>();
-    private final IngestService ingest = new IngestService(CollectorConfig.Limits.defaults(), fleet, List.of());
+    private final IngestService ingest = new IngestService(CollectorConfig.Limits.defaults(), fleet, timeout -> true);
 
     {
         fleet.addListener(new FleetListener() {

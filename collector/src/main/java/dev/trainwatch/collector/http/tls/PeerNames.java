@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.http.tls;
 
+import dev.trainwatch.collector.ingest.ApiError;
 import java.security.cert.Certificate;
 import java.security.cert.CertificateParsingException;
 import java.security.cert.X509Certificate;
@@ -7,7 +8,6 @@ import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Optional;
 import java.util.Set;
 import javax.naming.InvalidNameException;
 import javax.naming.ldap.LdapName;
@@ -66,12 +66,12 @@ public final class PeerNames {
         return names;
     }
 
-    /** Why a batch from {@code host} is refused, or empty: no client certificate, or one naming {@code host}. */
-    public static Optional<String> refusal(Set<String> names, String host) {
-        if (names.isEmpty() || host == null || names.contains(host.toLowerCase(Locale.ROOT))) {
-            return Optional.empty();
+    /** Passes without a client certificate or with one naming {@code host}; else an {@link ApiError} 403. */
+    public static void check(Set<String> names, String host) {
+        if (!names.isEmpty() && host != null && !names.contains(host.toLowerCase(Locale.ROOT))) {
+            throw new ApiError(ApiError.FORBIDDEN, "the client certificate names " + String.join(", ", names)
+                    + ", not host '" + host + "': a node's certificate speaks only for that node (issue it for the"
+                    + " name the agent's --host says)");
         }
-        return Optional.of("the client certificate names " + String.join(", ", names) + ", not host '" + host
-                + "': a node's certificate speaks only for that node (issue it for the name the agent's --host says)");
     }
 }

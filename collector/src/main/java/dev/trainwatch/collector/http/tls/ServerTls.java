@@ -14,11 +14,11 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.stream.Stream;
 
 /**
  * The collector's TLS from a {@link WebConfig}: the server options, and the certificate, key and client CA files
@@ -118,10 +118,8 @@ public final class ServerTls {
 
     /** A hash of each file (an absent one counts too); they are a few kilobytes. */
     private String fingerprint() {
-        List<Path> files = new ArrayList<>(List.of(tls.certFile(), tls.keyFile()));
-        if (tls.clientCaFile() != null) {
-            files.add(tls.clientCaFile());
-        }
+        List<Path> files = Stream.of(tls.certFile(), tls.keyFile(), tls.clientCaFile())
+                .filter(Objects::nonNull).toList();
         StringBuilder out = new StringBuilder();
         for (Path file : files) {
             try {
