@@ -1,9 +1,6 @@
 package dev.trainwatch.collector.detect;
 
 import dev.trainwatch.collector.detect.GpuSeries.Reading;
-import dev.trainwatch.collector.detect.GpuSeries.Reading;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.function.IntToDoubleFunction;
 import java.util.stream.IntStream;
 
@@ -76,18 +73,6 @@ public final class WindowStats {
             }
         }
         return reporting >= 2 ? worst : stepShare(s, fromTs, part);
-    }
-
-    /** Each rank's mean seconds per step over its reports at or after {@code fromTs}, by rank ascending. */
-    public static Map<Integer, Double> meanStepSecondsByRank(RankSeries ranks, double fromTs) {
-        Map<Integer, Double> out = new LinkedHashMap<>();
-        for (int k = 0; k < ranks.count(); k++) {
-            double mean = meanStepSeconds(ranks.steps(k), fromTs);
-            if (!Double.isNaN(mean)) {
-                out.put(ranks.rank(k), mean);
-            }
-        }
-        return out;
     }
 
     /**
