@@ -91,11 +91,7 @@ public final class XidErrorDetector extends BaseDetector {
     }
 
     private static String gpuLabel(RunContext run, RunContext.XidRecord x) {
-        for (GpuSeries g : run.gpus()) {
-            if (g.uuid().equals(x.gpuUuid())) {
-                return Texts.gpuName(g);
-            }
-        }
-        return x.gpuUuid() + " on " + x.host();
+        return run.gpus().stream().filter(g -> g.uuid().equals(x.gpuUuid())).findFirst().map(Texts::gpuName)
+                .orElse(x.gpuUuid() + " on " + x.host());
     }
 }
