@@ -12,7 +12,6 @@ import dev.trainwatch.protocol.StepEvent;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
@@ -147,11 +146,8 @@ public final class RunMetrics implements MeterBinder, MultiCollector, FleetListe
 
     @Override
     public synchronized void bindTo(MeterRegistry meterRegistry) {
-        if (!(meterRegistry instanceof PrometheusMeterRegistry prometheus)) {
-            throw new IllegalArgumentException("run metrics are exported through a PrometheusMeterRegistry only");
-        }
+        MetricsExporter.register(meterRegistry, this);
         this.registry = meterRegistry;
-        prometheus.getPrometheusRegistry().register(this);
     }
 
     @Override
