@@ -2,6 +2,7 @@ package dev.trainwatch.collector.detect;
 
 import java.util.Collection;
 import java.util.List;
+import java.util.stream.IntStream;
 
 /**
  * One GPU's rolling window, oldest entry first (index 0). Readings a GPU does not support are {@code NaN}.
@@ -26,6 +27,12 @@ public interface GpuSeries extends TimeOrdered {
             }
         }
         return mask;
+    }
+
+    /** The reason names of {@code mask}, in {@link #CLOCK_EVENT_REASONS} order. */
+    static List<String> reasonNames(int mask) {
+        return IntStream.range(0, CLOCK_EVENT_REASONS.size()).filter(bit -> (mask & (1 << bit)) != 0)
+                .mapToObj(CLOCK_EVENT_REASONS::get).toList();
     }
 
     String uuid();
