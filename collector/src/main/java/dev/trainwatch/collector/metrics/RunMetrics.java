@@ -22,7 +22,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -30,6 +29,7 @@ import java.util.Set;
 import java.util.function.DoubleSupplier;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 import static dev.trainwatch.collector.metrics.MetricNames.KIND;
 import static dev.trainwatch.collector.metrics.MetricNames.RUN_ID;
 import static dev.trainwatch.collector.metrics.MetricNames.SEVERITY;
@@ -312,10 +312,7 @@ public final class RunMetrics implements MeterBinder, MultiCollector, FleetListe
         if (stepSummaries.isEmpty()) {
             return;
         }
-        Set<String> present = new HashSet<>();
-        for (RunView run : views) {
-            present.add(run.runId());
-        }
+        Set<String> present = views.stream().map(RunView::runId).collect(Collectors.toSet());
         stepSummaries.entrySet().removeIf(entry -> {
             if (present.contains(entry.getKey())) {
                 return false;
