@@ -55,11 +55,9 @@ public interface GpuSeries extends TimeOrdered {
     /**
      * The first entry from which every entry's memory in use is the newest entry's value ({@link #size()} when the
      * newest is NaN or there is none): memory that held still over a window has no trend to fit. May answer a later
-     * entry than the first of the run (never an earlier one); this default scans back, the fleet's windows keep it.
+     * entry than the first of the run (never an earlier one): the fleet's windows keep it rather than scan back.
      */
-    default int memoryStillFrom() {
-        return memoryStillFrom(this);
-    }
+    int memoryStillFrom();
 
     /** {@link #memoryStillFrom()} by scanning back from the newest entry. */
     static int memoryStillFrom(GpuSeries g) {
@@ -88,9 +86,7 @@ public interface GpuSeries extends TimeOrdered {
     int clockEventMask(int i);
 
     /** Compute processes NVML last listed on this GPU that are not its run's, largest first. */
-    default List<OtherProcess> otherProcesses() {
-        return List.of();
-    }
+    List<OtherProcess> otherProcesses();
 
     /** The per-entry readings kept as floats; the activity ones (GPM, NVLink, PCIe) are NaN without counters. */
     enum Reading {
