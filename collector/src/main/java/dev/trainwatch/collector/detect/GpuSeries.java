@@ -2,6 +2,7 @@ package dev.trainwatch.collector.detect;
 
 import java.util.Collection;
 import java.util.List;
+import java.util.Objects;
 import java.util.stream.IntStream;
 
 /**
@@ -19,14 +20,9 @@ public interface GpuSeries extends TimeOrdered {
 
     /** The mask of the given reason names (unknown names are ignored). */
     static int reasonMask(Collection<String> reasons) {
-        int mask = 0;
-        for (String r : reasons) {
-            int bit = r == null ? -1 : CLOCK_EVENT_REASONS.indexOf(r); // List.of(...).indexOf(null) would throw
-            if (bit >= 0) {
-                mask |= 1 << bit;
-            }
-        }
-        return mask;
+        // List.of(...).indexOf(null) would throw
+        return reasons.stream().filter(Objects::nonNull).mapToInt(CLOCK_EVENT_REASONS::indexOf).filter(bit -> bit >= 0)
+                .reduce(0, (mask, bit) -> mask | 1 << bit);
     }
 
     /** The reason names of {@code mask}, in {@link #CLOCK_EVENT_REASONS} order. */
