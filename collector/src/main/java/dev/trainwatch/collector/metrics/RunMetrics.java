@@ -5,6 +5,7 @@ import dev.trainwatch.collector.state.FleetListener;
 import dev.trainwatch.collector.state.view.ComparisonView;
 import dev.trainwatch.collector.state.view.ObservedView;
 import dev.trainwatch.collector.state.view.RunView;
+import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.exposition.GpuSeries;
 import dev.trainwatch.exposition.LabelValues;
 import dev.trainwatch.exposition.Labelled;
@@ -87,9 +88,9 @@ public final class RunMetrics implements MeterBinder, MultiCollector, FleetListe
         observed(MetricNames.RUN_SAMPLES_PER_SECOND, null, "Observed throughput over all ranks, samples/s",
                 ObservedView::samplesPerSecond);
         gauge(MetricNames.RUN_PREDICTED_STEP, MetricNames.SECONDS, "The estimator's seconds per step",
-                RunMetrics::predictedStepSeconds);
+                run -> predicted(run, ComparisonView::predictedStepSeconds, Estimate::stepSeconds));
         gauge(MetricNames.RUN_PREDICTED_PEAK_MEMORY, MetricNames.BYTES, "The estimator's peak device memory per GPU",
-                RunMetrics::predictedPeakMemoryBytes);
+                run -> predicted(run, ComparisonView::predictedPeakMemoryBytes, Estimate::peakMemoryBytes));
         observed(MetricNames.RUN_PEAK_MEMORY, MetricNames.BYTES, "Observed peak device memory on the run's worst GPU",
                 ObservedView::peakMemoryBytes);
         compared(MetricNames.RUN_STEP_TIME, MetricNames.RATIO, "Observed / predicted step time",
@@ -254,18 +255,11 @@ public final class RunMetrics implements MeterBinder, MultiCollector, FleetListe
         return gauge.build();
     }
 
-    private static Number predictedStepSeconds(RunView run) {
-        if (run.comparison() != null && run.comparison().predictedStepSeconds() != null) {
-            return run.comparison().predictedStepSeconds();
-        }
-        return run.estimate() == null ? null : run.estimate().stepSeconds();
-    }
-
-    private static Number predictedPeakMemoryBytes(RunView run) {
-        if (run.comparison() != null && run.comparison().predictedPeakMemoryBytes() != null) {
-            return run.comparison().predictedPeakMemoryBytes();
-        }
-        return run.estimate() == null ? null : run.estimate().peakMemoryBytes();
+    /** The comparison's prediction when it has one, else the estimate's. */
+    private static Number predicted(RunView run, Function<ComparisonView, Number> compared,
+                                    Function<Estimate, Number> estimated) {
+        Number value = run.comparison() == null ? null : compared.apply(run.comparison());
+        return value != null || run.estimate() == null ? value : estimated.apply(run.estimate());
     }
 
     @Override
