@@ -23,13 +23,10 @@ public final class WindowStats {
 
     /** Mean seconds per step over the reports at or after {@code fromTs} (each report once), NaN when none. */
     public static double meanStepSeconds(StepSeries s, double fromTs) {
-        double sum = 0;
-        int n = 0;
-        for (int i = s.firstIndexAtOrAfter(fromTs); i < s.size(); i++) {
-            sum += s.timeS(i);
-            n++;
-        }
-        return n > 0 ? sum / n : Double.NaN;
+        int first = s.firstIndexAtOrAfter(fromTs);
+        return first < s.size()
+                ? IntStream.range(first, s.size()).mapToDouble(s::timeS).reduce(0, Double::sum) / (s.size() - first)
+                : Double.NaN;
     }
 
     public enum StepPart { DATA, TEXT_ENCODER, VAE }
@@ -116,14 +113,8 @@ public final class WindowStats {
     }
 
     public static double maxMemory(GpuSeries g, double fromTs) {
-        double max = Double.NaN;
-        for (int i = g.firstIndexAtOrAfter(fromTs); i < g.size(); i++) {
-            double m = g.memoryUsedBytes(i);
-            if (!Double.isNaN(m) && (Double.isNaN(max) || m > max)) {
-                max = m;
-            }
-        }
-        return max;
+        return IntStream.range(g.firstIndexAtOrAfter(fromTs), g.size()).mapToDouble(g::memoryUsedBytes)
+                .filter(m -> !Double.isNaN(m)).max().orElse(Double.NaN);
     }
 
     public static double latestMemory(GpuSeries g) {
