@@ -72,13 +72,8 @@ public final class AnomalyTracker {
                 severity = Severity.WARNING;
                 changed = true;
             }
-            if (severity != f.severity() && !changed) {
-                // Still critical by hysteresis: the severity stays, but the text and evidence follow what is
-                // observed now (an old "grows … reaches full in 3 s" must not outlive the growth).
-                active.put(kind, new Anomaly(kind, severity, true, current.since(), null, f.message(), f.evidence(),
-                        f.suggestion()));
-                return Optional.empty();
-            }
+            // Held critical by hysteresis or not, the text and evidence follow what is observed now (an old "grows …
+            // reaches full in 3 s" must not outlive the growth).
             Anomaly updated = new Anomaly(kind, severity, true, changed ? now : current.since(), null, f.message(),
                     f.evidence(), f.suggestion());
             active.put(kind, updated);

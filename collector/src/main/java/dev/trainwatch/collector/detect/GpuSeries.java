@@ -2,6 +2,8 @@ package dev.trainwatch.collector.detect;
 
 import java.util.Collection;
 import java.util.List;
+import java.util.Objects;
+import java.util.stream.IntStream;
 
 /**
  * One GPU's rolling window, oldest entry first (index 0). Readings a GPU does not support are {@code NaN}.
@@ -18,14 +20,15 @@ public interface GpuSeries extends TimeOrdered {
 
     /** The mask of the given reason names (unknown names are ignored). */
     static int reasonMask(Collection<String> reasons) {
-        int mask = 0;
-        for (String r : reasons) {
-            int bit = r == null ? -1 : CLOCK_EVENT_REASONS.indexOf(r); // List.of(...).indexOf(null) would throw
-            if (bit >= 0) {
-                mask |= 1 << bit;
-            }
-        }
-        return mask;
+        // List.of(...).indexOf(null) would throw
+        return reasons.stream().filter(Objects::nonNull).mapToInt(CLOCK_EVENT_REASONS::indexOf).filter(bit -> bit >= 0)
+                .reduce(0, (mask, bit) -> mask | 1 << bit);
+    }
+
+    /** The reason names of {@code mask}, in {@link #CLOCK_EVENT_REASONS} order. */
+    static List<String> reasonNames(int mask) {
+        return IntStream.range(0, CLOCK_EVENT_REASONS.size()).filter(bit -> (mask & (1 << bit)) != 0)
+                .mapToObj(CLOCK_EVENT_REASONS::get).toList();
     }
 
     String uuid();
@@ -48,11 +51,9 @@ public interface GpuSeries extends TimeOrdered {
     /**
      * The first entry from which every entry's memory in use is the newest entry's value ({@link #size()} when the
      * newest is NaN or there is none): memory that held still over a window has no trend to fit. May answer a later
-     * entry than the first of the run (never an earlier one); this default scans back, the fleet's windows keep it.
+     * entry than the first of the run (never an earlier one): the fleet's windows keep it rather than scan back.
      */
-    default int memoryStillFrom() {
-        return memoryStillFrom(this);
-    }
+    int memoryStillFrom();
 
     /** {@link #memoryStillFrom()} by scanning back from the newest entry. */
     static int memoryStillFrom(GpuSeries g) {
@@ -81,9 +82,7 @@ public interface GpuSeries extends TimeOrdered {
     int clockEventMask(int i);
 
     /** Compute processes NVML last listed on this GPU that are not its run's, largest first. */
-    default List<OtherProcess> otherProcesses() {
-        return List.of();
-    }
+    List<OtherProcess> otherProcesses();
 
     /** The per-entry readings kept as floats; the activity ones (GPM, NVLink, PCIe) are NaN without counters. */
     enum Reading {

@@ -6,28 +6,6 @@ package dev.trainwatch.collector.detect;
  */
 public interface LossHealth {
 
-    LossHealth NONE = new LossHealth() {
-        @Override
-        public int finiteCount() {
-            return 0;
-        }
-
-        @Override
-        public double finiteLoss(int i) {
-            throw new IndexOutOfBoundsException(i);
-        }
-
-        @Override
-        public long finiteStep(int i) {
-            throw new IndexOutOfBoundsException(i);
-        }
-
-        @Override
-        public int finiteBucket(int i) {
-            throw new IndexOutOfBoundsException(i);
-        }
-    };
-
     /** Finite losses kept, oldest first (at most the newest 64 since the run last restarted). */
     int finiteCount();
 
@@ -39,35 +17,21 @@ public interface LossHealth {
     int finiteBucket(int i);
 
     /** Reports in a row, up to the newest, whose loss was NaN or infinite. */
-    default int nonFiniteLossStreak() {
-        return 0;
-    }
+    int nonFiniteLossStreak();
 
     /** Reports in a row, up to the newest, whose grad norm was NaN or infinite. */
-    default int nonFiniteGradStreak() {
-        return 0;
-    }
+    int nonFiniteGradStreak();
 
     /** Reports in a row, up to the newest, with a finite loss and grad norm (or none reported). */
-    default int finiteStreak() {
-        return 0;
-    }
+    int finiteStreak();
 
-    default long nonFiniteLossReports() {
-        return 0;
-    }
+    long nonFiniteLossReports();
 
     /** Step and time of the first report of the current non-finite streak (loss or grad norm); -1 / NaN if none. */
-    default long firstNonFiniteStep() {
-        return -1;
-    }
+    long firstNonFiniteStep();
 
-    default double firstNonFiniteTs() {
-        return Double.NaN;
-    }
+    double firstNonFiniteTs();
 
     /** What the newest non-finite value was, as the log printed it: "nan", "inf" or "-inf". */
-    default String nonFiniteValue() {
-        return null;
-    }
+    String nonFiniteValue();
 }

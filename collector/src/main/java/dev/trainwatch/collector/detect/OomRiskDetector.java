@@ -3,6 +3,7 @@ package dev.trainwatch.collector.detect;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.Suggestion;
 import dev.trainwatch.protocol.RunSpec;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -12,13 +13,14 @@ import java.util.OptionalDouble;
 import java.util.OptionalInt;
 
 /**
- * {@code oom_risk}: the run is about to run out of device memory. Caught OOMs ({@link CaughtOoms}) first, then the
+ * {@code oom_risk}: the run is about to run out of device memory. Caught OOMs ({@link #caughtOoms}) first, then the
  * worst of headroom, memory trend, largest bucket and sampling ({@link SamplingRisk}), as docs/DETECTORS.md says.
  */
 public final class OomRiskDetector extends BaseDetector {
 
     /** The span over which memory must still be growing for a trend to count. */
     private static final double RECENT_SECONDS = 30;
+    private static final double CAUGHT_OOM_SECONDS = 600;
 
     private final DetectorSettings.OomRisk s;
     private final DetectorSettings.SharedGpu shared;
@@ -31,7 +33,7 @@ public final class OomRiskDetector extends BaseDetector {
 
     @Override
     public Optional<Finding> evaluate(RunContext run, boolean active) {
-        Optional<Finding> caught = CaughtOoms.finding(run);
+        Optional<Finding> caught = caughtOoms(run);
         if (caught.isPresent()) {
             return caught;
         }
@@ -48,6 +50,27 @@ public final class OomRiskDetector extends BaseDetector {
         }
         Optional<Finding> bucket = bucket(run);
         return bucket.isPresent() ? bucket : SamplingRisk.evaluate(run, shared);
+    }
+
+    /**
+     * A trainer that catches a CUDA OOM and skips the batch (ai-toolkit): critical at once, for
+     * {@value #CAUGHT_OOM_SECONDS} s after the newest; once the trainer gives up, the failure is {@code run_failed}'s.
+     */
+    private static Optional<Finding> caughtOoms(RunContext run) {
+        long count = run.oomSkips();
+        double since = run.now() - run.oomSkipTs();
+        if (count <= 0 || !(since <= CAUGHT_OOM_SECONDS) || run.failure() != null) {
+            return Optional.empty();
+        }
+        Map<String, Object> evidence = new LinkedHashMap<>();
+        evidence.put("oom_skipped_batches", count);
+        evidence.put("last_oom_skipped_ts", run.oomSkipTs());
+        evidence.put("seconds_since_last_oom_skipped", Math.round(Math.max(0, since)));
+        String message = String.format(Locale.ROOT, "the trainer caught %d CUDA OOM%s and skipped %s (the newest %s "
+                + "ago): the run is at the edge of its GPU memory", count, count == 1 ? "" : "s",
+                count == 1 ? "that batch" : "those batches", Texts.secs(Math.max(0, since)));
+        return Optional.of(new Finding(Severity.CRITICAL, message, evidence, memorySuggestion(run))
+                .withSustain(Duration.ZERO));
     }
 
     private Optional<Finding> headroom(RunContext run, boolean active) {

@@ -29,9 +29,7 @@ public interface RunContext {
      * Whether the registered spec left the features (online or precomputed) to the model's default: then what the
      * features cost is the default recipe's, not what the run was said to do.
      */
-    default boolean featuresDefaulted() {
-        return false;
-    }
+    boolean featuresDefaulted();
 
     /** The run's step series: each training step once (with ranks, the lead rank's reports; see {@link #ranks}). */
     StepSeries steps();
@@ -54,21 +52,15 @@ public interface RunContext {
      * The run re-priced with a change, anchored on what was observed ({@code trainwatch estimate --from-run});
      * null when the estimator cannot or refuses.
      */
-    default Repricing reprice(ObservedRun observed, RunSpec target) {
-        return null;
-    }
+    Repricing reprice(ObservedRun observed, RunSpec target);
 
     /** Pixels per latent cell of the run's model (8 for SD/SDXL VAE, 32 for DC-AE), when known. */
     OptionalInt latentDownsample();
 
     /** Each rank's process as the agents last read it (empty when agents report no ranks), lowest rank first. */
-    default List<RankProcess> rankProcesses() {
-        return List.of();
-    }
+    List<RankProcess> rankProcesses();
 
-    default List<HostMemorySeries> hostMemory() {
-        return List.of();
-    }
+    List<HostMemorySeries> hostMemory();
 
     /**
      * Until when (on {@link #now()}'s clock) the run's step reports are known to come late: an agent is delivering a
@@ -76,66 +68,42 @@ public interface RunContext {
      * after the collector was away). Silence before then is late data, not a stopped run. Negative infinity when
      * nothing says so.
      */
-    default double stepsLateUntil() {
-        return Double.NEGATIVE_INFINITY;
-    }
+    double stepsLateUntil();
 
     /**
      * The phase the log announced after the run's newest step report ({@code checkpoint}, {@code checkpoint_saved},
      * {@code evaluation}, {@code caching}, {@code quantizing}), or null.
      */
-    default String announcedPhase() {
-        return null;
-    }
+    String announcedPhase();
 
     /** When that phase was announced (unix seconds), NaN when none. */
-    default double announcedPhaseTs() {
-        return Double.NaN;
-    }
+    double announcedPhaseTs();
 
     /** CUDA OOMs the trainer caught and skipped the batch of (ai-toolkit), as its agents reported them; 0 when none. */
-    default long oomSkips() {
-        return 0;
-    }
+    long oomSkips();
 
     /** When the newest of them was reported (unix seconds), NaN when none. */
-    default double oomSkipTs() {
-        return Double.NaN;
-    }
+    double oomSkipTs();
 
     /** When the log last announced a sampling or evaluation phase (unix seconds), NaN when never. */
-    default double samplingTs() {
-        return Double.NaN;
-    }
+    double samplingTs();
 
     /** Why the run's processes failed, when a watcher said so; null otherwise. */
-    default RunFailure failure() {
-        return null;
-    }
+    RunFailure failure();
 
-    default String failureHost() {
-        return null;
-    }
+    String failureHost();
 
     /** Whether an anomaly of {@code kind} was raised on the run at any time (active or in its history). */
-    default boolean wasRaised(AnomalyKind kind) {
-        return isActive(kind);
-    }
+    boolean wasRaised(AnomalyKind kind);
 
     /** Whether an anomaly of {@code kind} was active at any time since {@code sinceTs}. */
-    default boolean wasActiveSince(AnomalyKind kind, double sinceTs) {
-        return isActive(kind);
-    }
+    boolean wasActiveSince(AnomalyKind kind, double sinceTs);
 
     /** The run's loss readings (finite losses, non-finite streaks). */
-    default LossHealth loss() {
-        return LossHealth.NONE;
-    }
+    LossHealth loss();
 
     /** The GPU (UUID) each rank runs on, when the agents report ranks; empty otherwise. */
-    default Map<Integer, String> gpuOfRank() {
-        return Map.of();
-    }
+    Map<Integer, String> gpuOfRank();
 
     /** Whether an anomaly of {@code kind} is active on the run (detectors defer to one another). */
     boolean isActive(AnomalyKind kind);

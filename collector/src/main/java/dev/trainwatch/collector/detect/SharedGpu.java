@@ -4,7 +4,6 @@ import dev.trainwatch.collector.detect.GpuSeries.OtherProcess;
 import dev.trainwatch.protocol.MonotonicClock;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -44,8 +43,7 @@ final class SharedGpu {
 
     /** The evidence entry: each process's pid, bytes, first-seen time and run (when watched). */
     static List<Map<String, Object>> evidence(List<OtherProcess> ps) {
-        List<Map<String, Object>> out = new ArrayList<>();
-        for (OtherProcess p : ps) {
+        return ps.stream().map(p -> {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("pid", p.pid());
             m.put("memory_used_bytes", Math.round(p.usedBytes()));
@@ -53,9 +51,8 @@ final class SharedGpu {
             if (p.runId() != null) {
                 m.put("run_id", p.runId());
             }
-            out.add(m);
-        }
-        return out;
+            return m;
+        }).toList();
     }
 
     /** The fix that comes first when strangers hold memory the run needs. */

@@ -3,6 +3,7 @@ package dev.trainwatch.collector.detect;
 import dev.trainwatch.collector.detect.GpuSeries.Reading;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.protocol.RunSpec;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -66,19 +67,13 @@ public final class SpecMismatchDetector extends BaseDetector {
                 || spanTo - spanFrom < WINDOW_SECONDS / 2) {
             return Optional.empty();
         }
-        double tensorSum = 0;
-        int n = 0;
-        for (GpuSeries g : fresh(run)) {
-            double t = meanTensor(g, Math.max(from, spanFrom), spanTo);
-            if (!Double.isNaN(t)) {
-                tensorSum += t;
-                n++;
-            }
-        }
+        double[] tensors = fresh(run).stream().mapToDouble(g -> meanTensor(g, Math.max(from, spanFrom), spanTo))
+                .filter(t -> !Double.isNaN(t)).toArray();
+        int n = tensors.length;
         if (n == 0) {
             return Optional.empty();
         }
-        double tensor = tensorSum / n;
+        double tensor = Arrays.stream(tensors).reduce(0, Double::sum) / n;
         int dataParallel = spec.gpus() != null ? spec.gpus() : Math.max(1, run.gpus().size());
         double stepSeconds = WindowStats.medianStepSeconds(steps, from);
         double samplesPerSecond = stepSeconds > 0 ? (double) spec.batch() * dataParallel / stepSeconds : Double.NaN;

@@ -72,11 +72,8 @@ final class StallGpus {
     }
 
     static double meanUtilization(Collection<State> states) {
-        double sum = 0;
-        for (State g : states) {
-            sum += g.util();
-        }
-        return states.isEmpty() ? Double.NaN : sum / states.size();
+        return states.isEmpty() ? Double.NaN
+                : states.stream().mapToDouble(State::util).reduce(0, Double::sum) / states.size();
     }
 
     /**
@@ -188,15 +185,8 @@ final class StallGpus {
     }
 
     static double meanTensor(Map<String, State> gpus) {
-        double tensor = 0;
-        int t = 0;
-        for (State g : gpus.values()) {
-            if (g.hasCounters()) {
-                tensor += g.tensor();
-                t++;
-            }
-        }
-        return tensor / t;
+        List<State> counted = gpus.values().stream().filter(State::hasCounters).toList();
+        return counted.stream().mapToDouble(State::tensor).reduce(0, Double::sum) / counted.size();
     }
 
     /** How the other ranks wait, from their GPUs; null when no rank is named or none of the others' GPUs is known. */

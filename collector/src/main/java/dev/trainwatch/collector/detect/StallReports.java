@@ -2,6 +2,7 @@ package dev.trainwatch.collector.detect;
 
 import java.util.Locale;
 import java.util.Map;
+import java.util.stream.IntStream;
 
 /**
  * Evidence of {@code stalled} from the ranks' own step reports (Open-Sora's timer lines, {@code [rankN]:} prefixes):
@@ -18,14 +19,8 @@ final class StallReports {
 
     /** The newest report of any rank, NEGATIVE_INFINITY without any. */
     static double newestTs(RankSeries ranks) {
-        double newest = Double.NEGATIVE_INFINITY;
-        for (int k = 0; k < ranks.count(); k++) {
-            StepSeries r = ranks.steps(k);
-            if (r.size() > 0) {
-                newest = Math.max(newest, r.ts(r.size() - 1));
-            }
-        }
-        return newest;
+        return IntStream.range(0, ranks.count()).mapToObj(ranks::steps).filter(r -> r.size() > 0)
+                .mapToDouble(r -> r.ts(r.size() - 1)).max().orElse(Double.NEGATIVE_INFINITY);
     }
 
     void culprits(RunContext run, double gap, Map<Integer, String> hostOfRank, Map<Integer, StallCulprit> out) {

@@ -128,10 +128,8 @@ public final class StalledDetector extends BaseDetector {
     private String[] describe(RunContext run, String phase, boolean named, List<StallCulprit> culprits,
             TreeSet<Integer> ranks, TreeSet<String> hosts, Map<String, StallGpus.State> states,
             Map<String, Object> evidence) {
-        List<String> whys = new ArrayList<>();
-        for (StallCulprit c : culprits) {
-            whys.add("rank " + c.rank() + (c.host() != null ? " on " + c.host() : "") + ": " + c.why());
-        }
+        List<String> whys = culprits.stream()
+                .map(c -> "rank " + c.rank() + (c.host() != null ? " on " + c.host() : "") + ": " + c.why()).toList();
         if (!whys.isEmpty()) {
             evidence.put("culprits", whys);
         }
@@ -198,10 +196,8 @@ public final class StalledDetector extends BaseDetector {
             RankProcess p = chosen.get(0);
             return "py-spy dump --pid " + p.pid() + (severalHosts || p.host() == null ? "" : " on " + p.host());
         }
-        List<String> each = new ArrayList<>();
-        for (RankProcess p : chosen) {
-            each.add("rank " + p.rank() + ": " + p.pid() + (severalHosts && p.host() != null ? " on " + p.host() : ""));
-        }
-        return "py-spy dump --pid P for each rank's P — " + String.join(", ", each);
+        return "py-spy dump --pid P for each rank's P — " + chosen.stream().map(p -> "rank " + p.rank() + ": "
+                + p.pid() + (severalHosts && p.host() != null ? " on " + p.host() : ""))
+                .collect(Collectors.joining(", "));
     }
 }

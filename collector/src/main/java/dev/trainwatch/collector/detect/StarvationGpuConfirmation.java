@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.stream.IntStream;
 
 /**
  * Evidence of {@code data_starvation} from the newest report alone, confirmed by the GPUs: it waits above the warning
@@ -91,12 +92,7 @@ final class StarvationGpuConfirmation {
                 }
             }
         }
-        for (int k = 0; k < parts; k++) {
-            if (!gap[k] || !work[k]) {
-                return false;
-            }
-        }
-        return true;
+        return IntStream.range(0, parts).allMatch(k -> gap[k] && work[k]);
     }
 
     /** The share of the run's GPU polls in [from, to) whose buffered samples show an idle gap; NaN without any. */

@@ -29,15 +29,10 @@ record StarvationRankWait(StarvationLogWait reports, int rank, double othersMedi
         if (byRank.size() < 2) {
             return null;
         }
-        int worst = 0;
-        for (int i = 1; i < byRank.size(); i++) {
-            if (byRank.get(i).share() > byRank.get(worst).share()) {
-                worst = i;
-            }
-        }
-        int w = worst;
-        double[] others = IntStream.range(0, byRank.size()).filter(i -> i != w).mapToDouble(i -> byRank.get(i).share())
-                .toArray();
+        int worst = IntStream.range(0, byRank.size())
+                .reduce((a, b) -> byRank.get(b).share() > byRank.get(a).share() ? b : a).orElseThrow();
+        double[] others = IntStream.range(0, byRank.size()).filter(i -> i != worst)
+                .mapToDouble(i -> byRank.get(i).share()).toArray();
         return new StarvationRankWait(byRank.get(worst), rankIds.get(worst), Stats.median(others), byRank.size());
     }
 

@@ -11,9 +11,7 @@ public interface StepSeries extends TimeOrdered {
      * The gap expected between two reports ({@link WindowStats#expectedReportGapSeconds(StepSeries)}). A series
      * that knows when it changes may keep the value until then.
      */
-    default double expectedReportGapSeconds() {
-        return WindowStats.expectedReportGapSeconds(this);
-    }
+    double expectedReportGapSeconds();
 
     long step(int i);
 
@@ -39,8 +37,6 @@ public interface StepSeries extends TimeOrdered {
     int bucketWidth(int i);
 
     /** Training loss of the report, NaN when it did not say. */
-    default double loss(int i) {
-        return Double.NaN;
-    }
+    double loss(int i);
 
 }

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.stream.IntStream;
 
 /**
  * {@code step_time_above_estimate}: the median observed step time over the window is well above the estimator's.
@@ -147,8 +148,9 @@ public final class StepTimeAboveEstimateDetector extends BaseDetector {
 
     /** Slowest rank's mean step time over the median of the ranks' means (1 when ranks are not reported). */
     static double rankSpread(RankSeries ranks, double from) {
-        double[] means = WindowStats.meanStepSecondsByRank(ranks, from).values().stream()
-                .mapToDouble(Double::doubleValue).toArray();
+        double[] means = IntStream.range(0, ranks.count())
+                .mapToDouble(k -> WindowStats.meanStepSeconds(ranks.steps(k), from)).filter(m -> !Double.isNaN(m))
+                .toArray();
         if (means.length < 2) {
             return 1;
         }

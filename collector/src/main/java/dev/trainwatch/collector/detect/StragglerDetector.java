@@ -6,7 +6,6 @@ import static dev.trainwatch.collector.detect.WindowStats.mean;
 import dev.trainwatch.collector.detect.GpuSeries.Reading;
 import dev.trainwatch.protocol.GpuSample;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -235,13 +234,7 @@ public final class StragglerDetector extends BaseDetector {
     /** Reasons that throttled at least half the busy samples at or after {@code from}. */
     private List<String> throttleReasons(GpuSeries g, double from) {
         int[] c = busyWithReasons(g, from, throttleMask);
-        List<String> out = new ArrayList<>();
-        for (int bit = 0; bit < GpuSeries.CLOCK_EVENT_REASONS.size(); bit++) {
-            if (c[0] > 0 && c[1] * 2 >= c[0] && (c[2] & (1 << bit)) != 0) {
-                out.add(GpuSeries.CLOCK_EVENT_REASONS.get(bit));
-            }
-        }
-        return out;
+        return c[0] > 0 && c[1] * 2 >= c[0] ? GpuSeries.reasonNames(c[2]) : List.of();
     }
 
     /**

@@ -65,35 +65,28 @@ public final class ThrottlingDetector extends BaseDetector {
         }
     }
 
-    /** Busy samples at or after {@code from} whose clock is below the ratio with one of {@code reasonMask}'s reasons. */
-    private Tally count(GpuSeries g, double from, int reasonMask) {
-        return count(g, from, reasonMask, Double.POSITIVE_INFINITY, 0)[0];
-    }
-
     /**
-     * {@link #count(GpuSeries, double, int)} for two stretches and masks at once, in one pass over the samples:
-     * {@code [0]} at or after {@code from} with {@code reasonMask}, {@code [1]} at or after {@code otherFrom} with
-     * {@code otherMask}.
+     * The busy samples whose clock is below the ratio, in one pass: {@code [0]} at or after {@code from} with
+     * {@code reasonMask}'s reasons, {@code [1]} and {@code [2]} at or after {@code hardwareFrom} with
+     * {@code hardwareMask}'s and with {@code reasonMask}'s.
      */
-    private Tally[] count(GpuSeries g, double from, int reasonMask, double otherFrom, int otherMask) {
+    private Tally[] count(GpuSeries g, double from, double hardwareFrom, int reasonMask, int hardwareMask) {
         int first = g.firstIndexAtOrAfter(from);
-        int otherFirst = otherFrom == Double.POSITIVE_INFINITY ? g.size() : g.firstIndexAtOrAfter(otherFrom);
-        Tally tally = new Tally(reasonMask);
-        Tally other = new Tally(otherMask);
-        for (int i = Math.min(first, otherFirst); i < g.size(); i++) {
+        int hardwareFirst = g.firstIndexAtOrAfter(hardwareFrom);
+        Tally[] tallies = {new Tally(reasonMask), new Tally(hardwareMask), new Tally(reasonMask)};
+        for (int i = Math.min(first, hardwareFirst); i < g.size(); i++) {
             if (!(g.reading(Reading.UTILIZATION, i) >= s.busyRatio())) {
                 continue;
             }
             double clock = g.reading(Reading.SM_CLOCK_HZ, i) / g.reading(Reading.SM_CLOCK_MAX_HZ, i);
             boolean slow = !(clock >= s.clockRatio()); // unknown clocks: the reason alone decides
-            if (i >= first) {
-                tally.addBusy(g, i, clock, slow);
-            }
-            if (i >= otherFirst) {
-                other.addBusy(g, i, clock, slow);
+            for (int k = 0; k < 3; k++) {
+                if (i >= (k == 0 ? first : hardwareFirst)) {
+                    tallies[k].addBusy(g, i, clock, slow);
+                }
             }
         }
-        return new Tally[] {tally, other};
+        return tallies;
     }
 
     @Override
@@ -113,7 +106,7 @@ public final class ThrottlingDetector extends BaseDetector {
         boolean byHardware = false;
         long quotedSeconds = 0;
         for (GpuSeries g : fresh(run)) {
-            Tally[] counts = count(g, from, reasonMask, hardwareFrom, hardwareMask);
+            Tally[] counts = count(g, from, hardwareFrom, reasonMask, hardwareMask);
             Tally c = counts[0];
             Tally hw = counts[1];
             boolean usual = c.busy >= 5 && c.share() >= needed;
@@ -123,14 +116,10 @@ public final class ThrottlingDetector extends BaseDetector {
             }
             byHardware |= hardware;
             // The numbers quoted are the window's, or the newest stretch's (every reason in it) when only that decides.
-            Tally quoted = usual ? c : count(g, hardwareFrom, reasonMask);
+            Tally quoted = usual ? c : counts[2];
             quotedSeconds = usual ? s.window().toSeconds() : Math.max(quotedSeconds, s.hardwareWindow().toSeconds());
             throttledGpus.add(g);
-            for (int bit = 0; bit < GpuSeries.CLOCK_EVENT_REASONS.size(); bit++) {
-                if ((quoted.seenMask & (1 << bit)) != 0) {
-                    reasonsSeen.add(GpuSeries.CLOCK_EVENT_REASONS.get(bit));
-                }
-            }
+            reasonsSeen.addAll(GpuSeries.reasonNames(quoted.seenMask));
             maxTemp = max(maxTemp, quoted.maxTemp);
             maxPower = max(maxPower, quoted.maxPower);
             if (quoted.share() > worstShare) {

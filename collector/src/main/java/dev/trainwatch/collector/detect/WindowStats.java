@@ -1,9 +1,6 @@
 package dev.trainwatch.collector.detect;
 
 import dev.trainwatch.collector.detect.GpuSeries.Reading;
-import dev.trainwatch.collector.detect.GpuSeries.Reading;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.function.IntToDoubleFunction;
 import java.util.stream.IntStream;
 
@@ -26,13 +23,10 @@ public final class WindowStats {
 
     /** Mean seconds per step over the reports at or after {@code fromTs} (each report once), NaN when none. */
     public static double meanStepSeconds(StepSeries s, double fromTs) {
-        double sum = 0;
-        int n = 0;
-        for (int i = s.firstIndexAtOrAfter(fromTs); i < s.size(); i++) {
-            sum += s.timeS(i);
-            n++;
-        }
-        return n > 0 ? sum / n : Double.NaN;
+        int first = s.firstIndexAtOrAfter(fromTs);
+        return first < s.size()
+                ? IntStream.range(first, s.size()).mapToDouble(s::timeS).reduce(0, Double::sum) / (s.size() - first)
+                : Double.NaN;
     }
 
     public enum StepPart { DATA, TEXT_ENCODER, VAE }
@@ -78,18 +72,6 @@ public final class WindowStats {
         return reporting >= 2 ? worst : stepShare(s, fromTs, part);
     }
 
-    /** Each rank's mean seconds per step over its reports at or after {@code fromTs}, by rank ascending. */
-    public static Map<Integer, Double> meanStepSecondsByRank(RankSeries ranks, double fromTs) {
-        Map<Integer, Double> out = new LinkedHashMap<>();
-        for (int k = 0; k < ranks.count(); k++) {
-            double mean = meanStepSeconds(ranks.steps(k), fromTs);
-            if (!Double.isNaN(mean)) {
-                out.put(ranks.rank(k), mean);
-            }
-        }
-        return out;
-    }
-
     /**
      * The gap expected between two step reports: the median gap seen, or the newest report's steps × seconds
      * per step, whichever is larger (a log printed every 20 steps reports every 20 step times). Several detectors ask
@@ -131,14 +113,8 @@ public final class WindowStats {
     }
 
     public static double maxMemory(GpuSeries g, double fromTs) {
-        double max = Double.NaN;
-        for (int i = g.firstIndexAtOrAfter(fromTs); i < g.size(); i++) {
-            double m = g.memoryUsedBytes(i);
-            if (!Double.isNaN(m) && (Double.isNaN(max) || m > max)) {
-                max = m;
-            }
-        }
-        return max;
+        return IntStream.range(g.firstIndexAtOrAfter(fromTs), g.size()).mapToDouble(g::memoryUsedBytes)
+                .filter(m -> !Double.isNaN(m)).max().orElse(Double.NaN);
     }
 
     public static double latestMemory(GpuSeries g) {

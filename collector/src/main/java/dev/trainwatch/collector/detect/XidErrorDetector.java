@@ -59,10 +59,8 @@ public final class XidErrorDetector extends BaseDetector {
         if (!lost.isEmpty()) {
             evidence.put("lost_gpus", lost.size());
         }
-        List<String> parts = new ArrayList<>();
-        for (GpuSeries g : lost) {
-            parts.add(Texts.gpuName(g) + " is lost (NVML cannot reach it)");
-        }
+        List<String> parts = new ArrayList<>(
+                lost.stream().map(g -> Texts.gpuName(g) + " is lost (NVML cannot reach it)").toList());
         for (Long xid : xids) {
             RunContext.XidRecord newest = relevant.stream().filter(x -> x.xid() == xid).findFirst().orElseThrow();
             long count = relevant.stream().filter(x -> x.xid() == xid).count();
@@ -91,11 +89,7 @@ public final class XidErrorDetector extends BaseDetector {
     }
 
     private static String gpuLabel(RunContext run, RunContext.XidRecord x) {
-        for (GpuSeries g : run.gpus()) {
-            if (g.uuid().equals(x.gpuUuid())) {
-                return Texts.gpuName(g);
-            }
-        }
-        return x.gpuUuid() + " on " + x.host();
+        return run.gpus().stream().filter(g -> g.uuid().equals(x.gpuUuid())).findFirst().map(Texts::gpuName)
+                .orElse(x.gpuUuid() + " on " + x.host());
     }
 }

@@ -40,11 +40,7 @@ public final class LimitMetrics implements MeterBinder {
     }
 
     private double read(Slots.Kind kind, ToDoubleFunction<Slots.Usage> field) {
-        for (Slots.Usage usage : limits.get()) {
-            if (usage.kind() == kind) {
-                return field.applyAsDouble(usage);
-            }
-        }
-        return Double.NaN;
+        return limits.get().stream().filter(usage -> usage.kind() == kind).mapToDouble(field).findFirst()
+                .orElse(Double.NaN);
     }
 }

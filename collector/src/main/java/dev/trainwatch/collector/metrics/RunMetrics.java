@@ -5,6 +5,7 @@ import dev.trainwatch.collector.state.FleetListener;
 import dev.trainwatch.collector.state.view.ComparisonView;
 import dev.trainwatch.collector.state.view.ObservedView;
 import dev.trainwatch.collector.state.view.RunView;
+import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.exposition.GpuSeries;
 import dev.trainwatch.exposition.LabelValues;
 import dev.trainwatch.exposition.Labelled;
@@ -12,7 +13,6 @@ import dev.trainwatch.protocol.StepEvent;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
@@ -23,7 +23,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,6 +30,7 @@ import java.util.Set;
 import java.util.function.DoubleSupplier;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 import static dev.trainwatch.collector.metrics.MetricNames.KIND;
 import static dev.trainwatch.collector.metrics.MetricNames.RUN_ID;
 import static dev.trainwatch.collector.metrics.MetricNames.SEVERITY;
@@ -88,9 +88,9 @@ public final class RunMetrics implements MeterBinder, MultiCollector, FleetListe
         observed(MetricNames.RUN_SAMPLES_PER_SECOND, null, "Observed throughput over all ranks, samples/s",
                 ObservedView::samplesPerSecond);
         gauge(MetricNames.RUN_PREDICTED_STEP, MetricNames.SECONDS, "The estimator's seconds per step",
-                RunMetrics::predictedStepSeconds);
+                run -> predicted(run, ComparisonView::predictedStepSeconds, Estimate::stepSeconds));
         gauge(MetricNames.RUN_PREDICTED_PEAK_MEMORY, MetricNames.BYTES, "The estimator's peak device memory per GPU",
-                RunMetrics::predictedPeakMemoryBytes);
+                run -> predicted(run, ComparisonView::predictedPeakMemoryBytes, Estimate::peakMemoryBytes));
         observed(MetricNames.RUN_PEAK_MEMORY, MetricNames.BYTES, "Observed peak device memory on the run's worst GPU",
                 ObservedView::peakMemoryBytes);
         compared(MetricNames.RUN_STEP_TIME, MetricNames.RATIO, "Observed / predicted step time",
@@ -147,11 +147,8 @@ public final class RunMetrics implements MeterBinder, MultiCollector, FleetListe
 
     @Override
     public synchronized void bindTo(MeterRegistry meterRegistry) {
-        if (!(meterRegistry instanceof PrometheusMeterRegistry prometheus)) {
-            throw new IllegalArgumentException("run metrics are exported through a PrometheusMeterRegistry only");
-        }
+        MetricsExporter.register(meterRegistry, this);
         this.registry = meterRegistry;
-        prometheus.getPrometheusRegistry().register(this);
     }
 
     @Override
@@ -258,18 +255,11 @@ public final class RunMetrics implements MeterBinder, MultiCollector, FleetListe
         return gauge.build();
     }
 
-    private static Number predictedStepSeconds(RunView run) {
-        if (run.comparison() != null && run.comparison().predictedStepSeconds() != null) {
-            return run.comparison().predictedStepSeconds();
-        }
-        return run.estimate() == null ? null : run.estimate().stepSeconds();
-    }
-
-    private static Number predictedPeakMemoryBytes(RunView run) {
-        if (run.comparison() != null && run.comparison().predictedPeakMemoryBytes() != null) {
-            return run.comparison().predictedPeakMemoryBytes();
-        }
-        return run.estimate() == null ? null : run.estimate().peakMemoryBytes();
+    /** The comparison's prediction when it has one, else the estimate's. */
+    private static Number predicted(RunView run, Function<ComparisonView, Number> compared,
+                                    Function<Estimate, Number> estimated) {
+        Number value = run.comparison() == null ? null : compared.apply(run.comparison());
+        return value != null || run.estimate() == null ? value : estimated.apply(run.estimate());
     }
 
     @Override
@@ -316,10 +306,7 @@ public final class RunMetrics implements MeterBinder, MultiCollector, FleetListe
         if (stepSummaries.isEmpty()) {
             return;
         }
-        Set<String> present = new HashSet<>();
-        for (RunView run : views) {
-            present.add(run.runId());
-        }
+        Set<String> present = views.stream().map(RunView::runId).collect(Collectors.toSet());
         stepSummaries.entrySet().removeIf(entry -> {
             if (present.contains(entry.getKey())) {
                 return false;

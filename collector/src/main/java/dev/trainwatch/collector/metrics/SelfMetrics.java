@@ -30,15 +30,16 @@ public final class SelfMetrics implements MeterBinder {
 
     /** Counts one ingest request; an outcome not in {@link MetricNames#INGEST_OUTCOMES} is ignored. */
     public void ingestOutcome(String outcome) {
-        Counter counter = ingest.get(outcome);
-        if (counter != null) {
-            counter.increment();
-        }
+        count(ingest, outcome);
     }
 
     /** Counts one alert notification; an outcome not in {@link MetricNames#ALERT_OUTCOMES} is ignored. */
     public void alertDelivery(String outcome) {
-        Counter counter = alerts.get(outcome);
+        count(alerts, outcome);
+    }
+
+    private static void count(Map<String, Counter> counters, String outcome) {
+        Counter counter = counters.get(outcome);
         if (counter != null) {
             counter.increment();
         }

@@ -2,6 +2,7 @@ package dev.trainwatch.collector.series;
 
 import java.util.Arrays;
 import java.util.function.IntToDoubleFunction;
+import java.util.stream.IntStream;
 
 /**
  * Splits time-ordered entries into at most {@code maxPoints} consecutive groups for downsampling. The first and the
@@ -20,11 +21,7 @@ final class Buckets {
             throw new IllegalArgumentException("maxPoints must be at least 3");
         }
         if (n <= maxPoints) {
-            int[] bounds = new int[n + 1];
-            for (int i = 0; i <= n; i++) {
-                bounds[i] = i;
-            }
-            return bounds;
+            return IntStream.rangeClosed(0, n).toArray();
         }
         int bins = maxPoints - 2;
         double first = ts.applyAsDouble(0);

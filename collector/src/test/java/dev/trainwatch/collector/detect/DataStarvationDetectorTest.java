@@ -58,7 +58,7 @@ class DataStarvationDetectorTest {
     }
 
     /** Step reports every {@code gap} s with the given step times, the newest at {@code now}. */
-    private record Reports(double now, double gap, double[] times) implements StepSeries {
+    private record Reports(double now, double gap, double[] times) implements QuietRun.FixtureSteps {
         @Override public int size() { return times.length; }
         @Override public double ts(int i) { return now - (times.length - 1 - i) * gap; }
         @Override public long step(int i) { return i + 1; }

@@ -16,7 +16,7 @@ import java.util.function.IntToDoubleFunction;
  * test's own figures): step reports, GPUs, rank processes, node memory and the phase the log announced, and with a
  * spec the real estimator's estimate of it (what the fleet's windows would hold).
  */
-final class FakeRun implements RunContext {
+final class FakeRun implements QuietRun {
 
     static final Estimator ESTIMATOR = Estimator.bundled();
     static final double GIB = 1L << 30;
@@ -71,7 +71,7 @@ final class FakeRun implements RunContext {
         return v == null ? Double.NaN : v;
     }
 
-    record Steps(List<Report> r) implements StepSeries {
+    record Steps(List<Report> r) implements QuietRun.FixtureSteps {
         @Override public int size() { return r.size(); }
         @Override public double ts(int i) { return r.get(i).ts(); }
         @Override public long step(int i) { return r.get(i).step(); }
@@ -114,7 +114,7 @@ final class FakeRun implements RunContext {
         }
     }
 
-    record Gpu(String uuid, String host, List<Poll> p) implements GpuSeries {
+    record Gpu(String uuid, String host, List<Poll> p) implements QuietRun.FixtureGpu {
         @Override public int index() { return 0; }
         @Override public String name() { return "NVIDIA A100-SXM4-80GB"; }
         @Override public double memoryTotalBytes() { return 80.0 * (1L << 30); }
@@ -155,7 +155,7 @@ final class FakeRun implements RunContext {
     }
 
     /** {@code n} step reports of {@code seconds} each, one every {@code every} s, the newest at now. */
-    record EvenSteps(int n, double seconds, double every, double now) implements StepSeries {
+    record EvenSteps(int n, double seconds, double every, double now) implements QuietRun.FixtureSteps {
         EvenSteps(int n, double seconds, double every) {
             this(n, seconds, every, Double.NaN);
         }
@@ -174,7 +174,7 @@ final class FakeRun implements RunContext {
     }
 
     /** A GPU polled every 5 s for five minutes up to now; each reading a function of the entry's index. */
-    static final class IndexedGpu implements GpuSeries {
+    static final class IndexedGpu implements QuietRun.FixtureGpu {
         static final int ENTRIES = 60;
         final String name;
         final double total;

@@ -35,7 +35,7 @@ class PrecomputeSavingTest {
     private static RunContext run(RunSpec registered) {
         Estimate estimate = registered == null ? null : ESTIMATOR.estimate(registered);
         RunSpec resolved = estimate == null ? null : estimate.spec();
-        return new RunContext() {
+        return new QuietRun() {
             @Override public String runId() { return "r"; }
             @Override public double now() { return 0; }
             @Override public RunSpec spec() { return resolved; }
