@@ -25,12 +25,12 @@ final class BatchIngest {
     static final int MAX_GPUS_PER_HOST_PART = 64;
 
     private final Registry registry;
-    private final RunEvents events;
+    private final EvaluationSchedule events;
     private final SpecBinding specs;
     /** Nodes sharing one agent id. */
     final AgentClones clones = new AgentClones();
 
-    BatchIngest(Registry registry, RunEvents events, SpecBinding specs) {
+    BatchIngest(Registry registry, EvaluationSchedule events, SpecBinding specs) {
         this.registry = registry;
         this.events = events;
         this.specs = specs;

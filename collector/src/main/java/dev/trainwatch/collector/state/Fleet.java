@@ -44,8 +44,8 @@ import java.util.function.Supplier;
  * The collector's in-memory picture of the fleet (GPUs by UUID, agents, runs, their windows, estimates and
  * anomalies): the lock and the public API. Every public method is thread-safe; changes happen under one lock, and
  * the parts behind it ({@link Registry}, {@link BatchIngest}, {@link StepIngest}, {@link SpecBinding},
- * {@link RunEvents}, {@link RunObservations}, {@link Restore}) are only called under it. Listeners hear of changes
- * after the lock is released, in order ({@link Outbox}). Views returned are immutable snapshots.
+ * {@link EvaluationSchedule}, {@link RunObservations}, {@link Restore}) are only called under it. Listeners hear of
+ * changes after the lock is released, in order ({@link Outbox}). Views returned are immutable snapshots.
  */
 public final class Fleet {
 
@@ -61,7 +61,7 @@ public final class Fleet {
     private final Registry registry;
     private final RunObservations observations;
     private final Outbox outbox = new Outbox();
-    private final RunEvents events;
+    private final EvaluationSchedule events;
     private final SpecBinding specs;
     private final BatchIngest batches;
     private final StepIngest steps;
@@ -82,7 +82,7 @@ public final class Fleet {
         this.detectorSettings = Objects.requireNonNull(detectorSettings, "detectorSettings");
         this.registry = new Registry(settings, detectorSettings);
         this.observations = new RunObservations(predictor, registry);
-        this.events = new RunEvents(registry, List.copyOf(detectors), predictor, observations, outbox);
+        this.events = new EvaluationSchedule(registry, List.copyOf(detectors), predictor, observations, outbox);
         this.specs = new SpecBinding(registry, predictor, events);
         this.batches = new BatchIngest(registry, events, specs);
         this.steps = new StepIngest(registry, observations, events);

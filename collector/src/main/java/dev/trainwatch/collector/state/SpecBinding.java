@@ -16,9 +16,9 @@ final class SpecBinding {
 
     private final Registry registry;
     private final Predictor predictor;
-    private final RunEvents events;
+    private final EvaluationSchedule events;
 
-    SpecBinding(Registry registry, Predictor predictor, RunEvents events) {
+    SpecBinding(Registry registry, Predictor predictor, EvaluationSchedule events) {
         this.registry = registry;
         this.predictor = predictor;
         this.events = events;

@@ -9,9 +9,9 @@ import java.util.List;
 final class StepIngest {
     private final Registry registry;
     private final RunObservations observations;
-    private final RunEvents events;
+    private final EvaluationSchedule events;
 
-    StepIngest(Registry registry, RunObservations observations, RunEvents events) {
+    StepIngest(Registry registry, RunObservations observations, EvaluationSchedule events) {
         this.registry = registry;
         this.observations = observations;
         this.events = events;
