@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.ToDoubleFunction;
 
 /**
  * What the fleet tracks (runs, GPUs, agents, nodes' memory, runs' other names) and the limits on it ({@link Slots},
@@ -62,10 +63,6 @@ final class Registry {
 
     RunState run(String runId) {
         return runId == null ? null : runs.get(runId);
-    }
-
-    boolean hasRun(String runId) {
-        return runs.containsKey(runId);
     }
 
     Collection<RunState> runs() {
@@ -207,20 +204,9 @@ final class Registry {
         newGpuUuids.removeIf(gpus::containsKey);
         int missing = gpus.size() + newGpuUuids.size() - settings.maxGpus();
         if (missing > 0) {
-            List<String> silent = Slots.silentToForget(gpus, x -> x.lastSeen, now, missing);
-            if (silent.size() < missing) {
-                if (limitLogDue(Slots.Kind.GPUS, now)) {
-                    LOG.log(System.Logger.Level.WARNING, "GPU limit {0} reached and every GPU is live: refusing"
-                            + " batches that bring new GPUs (their agents spool and retry; raise --max-gpus;"
-                            + " logged at most once a minute)", settings.maxGpus());
-                }
-                throw slots.refuse(Slots.Kind.GPUS, settings.maxGpus(),
-                        Slots.retryAfterSeconds(gpus.values(), x -> x.lastSeen, now), now);
-            }
-            for (String uuid : silent) {
-                gpus.remove(uuid);
-                slots.forgot(Slots.Kind.GPUS);
-            }
+            forgetSilent(gpus, x -> x.lastSeen, missing, Slots.Kind.GPUS, settings.maxGpus(), now, "GPU limit {0}"
+                    + " reached and every GPU is live: refusing batches that bring new GPUs (their agents spool and"
+                    + " retry; raise --max-gpus; logged at most once a minute)");
             publishCounts();
         }
         Set<String> named = Set.copyOf(newRunIds); // the batch's own runs give no slot to its new ones
@@ -329,24 +315,34 @@ final class Registry {
     /** A new agent's state; a silent agent gives its slot when the limit is full, else it throws. */
     AgentState newAgent(String agentId, double now) {
         if (agents.size() >= settings.maxAgents()) {
-            List<String> silent = Slots.silentToForget(agents, a -> a.lastSeen, now, 1);
-            if (silent.isEmpty()) {
-                if (limitLogDue(Slots.Kind.AGENTS, now)) {
-                    LOG.log(System.Logger.Level.WARNING, "agent limit {0} reached and every agent is live: refusing"
-                            + " new agents (logged at most once a minute)", settings.maxAgents());
-                }
-                throw slots.refuse(Slots.Kind.AGENTS, settings.maxAgents(),
-                        Slots.retryAfterSeconds(agents.values(), a -> a.lastSeen, now), now);
-            }
-            agents.remove(silent.get(0));
+            forgetSilent(agents, a -> a.lastSeen, 1, Slots.Kind.AGENTS, settings.maxAgents(), now, "agent limit {0}"
+                    + " reached and every agent is live: refusing new agents (logged at most once a minute)");
             agentsChanged();
-            slots.forgot(Slots.Kind.AGENTS);
         }
         AgentState agent = new AgentState(agentId);
         agents.put(agentId, agent);
         agentsChanged();
         publishCounts();
         return agent;
+    }
+
+    /**
+     * Forgets the {@code missing} entries silent longest to make room, or throws {@link LimitReachedException} when
+     * fewer are silent ({@code refusal}, with the limit as {0}, logged at most once a minute).
+     */
+    private <V> void forgetSilent(Map<String, V> entries, ToDoubleFunction<V> lastSeen, int missing, Slots.Kind kind,
+                                  int limit, double now, String refusal) {
+        List<String> silent = Slots.silentToForget(entries, lastSeen, now, missing);
+        if (silent.size() < missing) {
+            if (limitLogDue(kind, now)) {
+                LOG.log(System.Logger.Level.WARNING, refusal, limit);
+            }
+            throw slots.refuse(kind, limit, Slots.retryAfterSeconds(entries.values(), lastSeen, now), now);
+        }
+        for (String key : silent) {
+            entries.remove(key);
+            slots.forgot(kind);
+        }
     }
 
     // ---- nodes' memory

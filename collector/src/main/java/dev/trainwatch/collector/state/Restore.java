@@ -26,7 +26,7 @@ final class Restore {
 
     /** See {@link Fleet#restoreRun}. */
     void restore(RunSummary summary, double now) {
-        if (registry.hasRun(summary.runId())) {
+        if (registry.run(summary.runId()) != null) {
             return;
         }
         RunState run;

@@ -28,7 +28,7 @@ final class SpecBinding {
     RunState put(String runId, RunSpec spec, double now) {
         RunState existing = registry.run(runId);
         String target = registry.aliasTarget(runId);
-        if (existing == null && target != null && registry.hasRun(target)) {
+        if (existing == null && registry.run(target) != null) {
             // The spec names the run by another of its names (its SLURM_JOB_ID, its TORCHELASTIC_RUN_ID,
             // host:pid): it belongs to the run the agent reports.
             runId = target;
