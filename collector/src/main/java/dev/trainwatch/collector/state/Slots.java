@@ -3,11 +3,11 @@ package dev.trainwatch.collector.state;
 import dev.trainwatch.collector.state.window.RankWindows;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -52,16 +52,10 @@ public final class Slots {
         }
     }
 
-    private final Map<Kind, AtomicLong> refused = new EnumMap<>(Kind.class);
-    private final Map<Kind, AtomicLong> forgotten = new EnumMap<>(Kind.class);
-    private final Map<Kind, Double> lastRefused = new EnumMap<>(Kind.class);
-
-    Slots() {
-        for (Kind kind : Kind.values()) {
-            refused.put(kind, new AtomicLong());
-            forgotten.put(kind, new AtomicLong());
-        }
-    }
+    /** By {@link Kind#ordinal()}. */
+    private final AtomicLongArray refused = new AtomicLongArray(Kind.values().length);
+    private final AtomicLongArray forgotten = new AtomicLongArray(Kind.values().length);
+    private final Map<Kind, Double> lastRefused = new ConcurrentHashMap<>();
 
     /**
      * A new run's room, from one pass: the run whose slot may be reused (ended longest ago, else silent longest, else
@@ -135,32 +129,21 @@ public final class Slots {
     }
 
     LimitReachedException refuse(Kind kind, int limit, long retryAfterSeconds, double now) {
-        refused.get(kind).incrementAndGet();
-        synchronized (lastRefused) {
-            lastRefused.put(kind, now);
-        }
+        refused.incrementAndGet(kind.ordinal());
+        lastRefused.put(kind, now);
         return new LimitReachedException(kind, limit, retryAfterSeconds);
     }
 
     void forgot(Kind kind) {
-        forgotten.get(kind).incrementAndGet();
-    }
-
-    long refused(Kind kind) {
-        return refused.get(kind).get();
-    }
-
-    long forgotten(Kind kind) {
-        return forgotten.get(kind).get();
+        forgotten.incrementAndGet(kind.ordinal());
     }
 
     double lastRefused(Kind kind) {
-        synchronized (lastRefused) {
-            return lastRefused.getOrDefault(kind, Double.NaN);
-        }
+        return lastRefused.getOrDefault(kind, Double.NaN);
     }
 
     Usage usage(Kind kind, int used, int limit) {
-        return new Usage(kind, used, limit, refused(kind), forgotten(kind), lastRefused(kind));
+        return new Usage(kind, used, limit, refused.get(kind.ordinal()), forgotten.get(kind.ordinal()),
+                lastRefused(kind));
     }
 }
