@@ -94,7 +94,7 @@ final class StepIngest {
             }
             registry.ledger.appliedStep(runId, e.source(), rank, e.step());
         }
-        double ts = Timestamps.stamp(e.ts() == null ? null : e.ts() - offset, now);
+        double ts = e.ts() == null ? now : Timestamps.stamp(e.ts() - offset, now);
         boolean counts = true;
         if (rank >= 0) {
             RankWindows ranks = run.ranksOrCreate(registry.windowSeconds, registry.rankBudget);
