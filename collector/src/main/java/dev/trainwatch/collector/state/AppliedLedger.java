@@ -33,8 +33,8 @@ public final class AppliedLedger implements AutoCloseable {
     static final int MAX_AGENTS = 100_000;
 
     private final Path file;
-    private final Map<String, AppliedSeqs> seqs = lru(MAX_AGENTS);
-    private final Map<String, Long> steps = lru(MAX_ENTRIES);
+    private final Map<String, AppliedSeqs> seqs = lru(MAX_AGENTS, false);
+    private final Map<String, Long> steps = lru(MAX_ENTRIES, false);
     private FileChannel channel;
     private long written;
     /** Size of the file as last rewritten: appends up to as much again before the next rewrite. */
@@ -45,8 +45,9 @@ public final class AppliedLedger implements AutoCloseable {
         this.file = file;
     }
 
-    private static <V> Map<String, V> lru(int max) {
-        return new LinkedHashMap<>(1024, 0.75f, false) {
+    /** A map that drops its eldest entry beyond {@code max} (in access order, else insertion order). */
+    static <V> Map<String, V> lru(int max, boolean accessOrder) {
+        return new LinkedHashMap<>(16, 0.75f, accessOrder) {
             private static final long serialVersionUID = 1L;
 
             @Override
