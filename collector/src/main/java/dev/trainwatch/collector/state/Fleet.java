@@ -240,11 +240,7 @@ public final class Fleet {
                 List<StepEvent> runCounted = steps.apply(group.runId(), group.steps(), batch.agentId(), sentAt, false,
                         now, wallOffset);
                 toJudge.add(registry.run(group.runId()));
-                counted.merge(group.runId(), runCounted, (a, b) -> {
-                    List<StepEvent> both = new ArrayList<>(a);
-                    both.addAll(b);
-                    return both;
-                });
+                counted.computeIfAbsent(group.runId(), id -> new ArrayList<>()).addAll(runCounted);
             } catch (LimitReachedException e) {
                 refused = e.getMessage();
             }
