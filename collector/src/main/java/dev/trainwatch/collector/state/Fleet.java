@@ -268,7 +268,7 @@ public final class Fleet {
     public List<StepEvent> ingestSteps(String runId, List<StepEvent> reports, String agentId, Double requestSentAt) {
         requireId(runId);
         Objects.requireNonNull(reports, "steps");
-        return changing(() -> steps.apply(runId, reports, agentId, requestSentAt, now(),
+        return changing(() -> steps.apply(runId, reports, agentId, requestSentAt, true, now(),
                 MonotonicClock.wallOffsetSeconds(clock)));
     }
 
