@@ -487,10 +487,7 @@ public final class Fleet {
             double capacity = Double.NaN;
             for (GpuState g : gs) {
                 windows.add(copyForSeries(g.window, from, until));
-                double total = g.window.memoryTotalBytes();
-                if (!Double.isNaN(total) && !(total >= capacity)) {
-                    capacity = total;
-                }
+                capacity = GpuWindow.minNan(capacity, g.window.memoryTotalBytes());
             }
             Estimate e = run.estimate();
             if (Double.isNaN(capacity) && e != null && e.gpuMemoryBytes() > 0) {
