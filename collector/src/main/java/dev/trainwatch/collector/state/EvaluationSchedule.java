@@ -11,7 +11,6 @@ import dev.trainwatch.collector.detect.RankProcess;
 import dev.trainwatch.collector.detect.RankSeries;
 import dev.trainwatch.collector.detect.RunContext;
 import dev.trainwatch.collector.detect.StepSeries;
-import dev.trainwatch.collector.state.window.HostMemoryWindow;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.estimator.ObservedRun;
@@ -25,6 +24,7 @@ import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.TreeMap;
@@ -372,14 +372,8 @@ final class EvaluationSchedule {
 
         @Override
         public List<HostMemorySeries> hostMemory() {
-            List<HostMemorySeries> out = new ArrayList<>();
-            for (String host : run.hosts().keySet()) {
-                HostMemoryWindow w = registry.hostMemory(host);
-                if (w != null) {
-                    out.add(w);
-                }
-            }
-            return out;
+            return run.hosts().keySet().stream().<HostMemorySeries>map(registry::hostMemory).filter(Objects::nonNull)
+                    .toList();
         }
 
         @Override

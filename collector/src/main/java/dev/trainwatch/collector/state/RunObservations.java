@@ -128,14 +128,9 @@ final class RunObservations {
     }
 
     private List<HostMemoryView> hostMemoryOf(RunState run) {
-        List<HostMemoryView> out = new ArrayList<>();
-        for (String host : run.hosts().keySet()) {
-            HostMemoryWindow w = registry.hostMemory(host);
-            if (w != null && w.size() > 0) {
-                out.add(hostMemory(w));
-            }
-        }
-        return out.isEmpty() ? null : List.copyOf(out);
+        List<HostMemoryView> out = run.hosts().keySet().stream().map(registry::hostMemory)
+                .filter(w -> w != null && w.size() > 0).map(RunObservations::hostMemory).toList();
+        return out.isEmpty() ? null : out;
     }
 
     /** A spec nothing has reported for {@link #UNMATCHED_AFTER_SECONDS}: which runs the agents do report. */
