@@ -219,14 +219,9 @@ final class Registry {
     // ---- specs
 
     /** Runs that are only a spec: accepted, nothing observed under them yet. */
-    int specOnlyRuns() {
-        int count = 0;
-        for (RunState r : runs.values()) {
-            if (r.registeredSpec() != null && !r.ended() && !Slots.observed(r)) {
-                count++;
-            }
-        }
-        return count;
+    private List<RunState> specOnlyRuns() {
+        return runs.values().stream().filter(r -> r.registeredSpec() != null && !r.ended() && !Slots.observed(r))
+                .toList();
     }
 
     /** Room for a spec of a run not tracked yet, within the spec and run limits, or {@link LimitReachedException}. */
@@ -234,21 +229,13 @@ final class Registry {
         if (runs.containsKey(runId)) {
             return;
         }
-        if (specOnlyRuns() >= settings.maxSpecs()) {
-            RunState expired = null;
-            double oldest = Double.POSITIVE_INFINITY;
-            for (RunState r : runs.values()) {
-                if (r.registeredSpec() != null && !r.ended() && !Slots.observed(r)) {
-                    oldest = Math.min(oldest, r.lastSeen());
-                    if (now - r.lastSeen() >= specRetentionSeconds() && (expired == null || r.lastSeen() < expired.lastSeen())) {
-                        expired = r;
-                    }
-                }
-            }
+        List<RunState> specOnly = specOnlyRuns();
+        if (specOnly.size() >= settings.maxSpecs()) {
+            // The victim is the one waiting longest past the retention; else retry when the first will be.
+            Slots.Room room = Slots.roomForRun(specOnly, now, specRetentionSeconds());
+            RunState expired = room.victim();
             if (expired == null) {
-                long retry = (long) Math.max(1, Math.min(Slots.SILENT_SECONDS,
-                        Math.ceil(oldest + specRetentionSeconds() - now)));
-                throw slots.refuse(Slots.Kind.SPECS, settings.maxSpecs(), retry, now);
+                throw slots.refuse(Slots.Kind.SPECS, settings.maxSpecs(), room.retryAfterSeconds(now), now);
             }
             LOG.log(System.Logger.Level.WARNING, "spec limit {0} reached: forgot the spec of run {1}, which did not"
                     + " report within {2} h of its registration", settings.maxSpecs(), expired.runId(),
@@ -376,7 +363,7 @@ final class Registry {
                 slots.usage(Slots.Kind.GPUS, gpus.size(), settings.maxGpus()),
                 slots.usage(Slots.Kind.AGENTS, agents.size(), settings.maxAgents()),
                 slots.usage(Slots.Kind.RANKS, rankBudget.used(), rankBudget.max()),
-                slots.usage(Slots.Kind.SPECS, specOnlyRuns(), settings.maxSpecs()));
+                slots.usage(Slots.Kind.SPECS, specOnlyRuns().size(), settings.maxSpecs()));
     }
 
     private void publishCounts() {

@@ -161,6 +161,26 @@ class LiveRunLimitsTest {
     }
 
     @Test
+    void aSpecPastItsRetentionGivesItsSpecSlotAndTheRetryIsWhenItWill() {
+        // maxRuns 4 gives a spec limit of 1.
+        fleet.putSpec("planned-1", spec());
+        clock.advance(FleetSettings.DEFAULT_SPEC_RETENTION.minusSeconds(100));
+        assertThatThrownBy(() -> fleet.putSpec("planned-2", spec())).isInstanceOfSatisfying(
+                LimitReachedException.class, e -> assertThat(e.retryAfterSeconds()).isEqualTo(100));
+        clock.advance(Duration.ofSeconds(99));
+        assertThatThrownBy(() -> fleet.putSpec("planned-2", spec())).isInstanceOfSatisfying(
+                LimitReachedException.class, e -> assertThat(e.retryAfterSeconds()).isEqualTo(1));
+        assertThat(fleet.run("planned-1")).isPresent();
+
+        clock.advance(Duration.ofSeconds(1));
+        fleet.putSpec("planned-2", spec());
+        assertThat(fleet.run("planned-1")).as("past its retention").isEmpty();
+        assertThat(fleet.run("planned-2")).isPresent();
+        assertThat(forgotten(Slots.Kind.SPECS)).isEqualTo(1);
+        assertThat(refused(Slots.Kind.SPECS)).isEqualTo(2);
+    }
+
+    @Test
     void anAgentBatchForANewRunIsRefusedWholeWhileEveryRunIsLiveAndTakenWhenRetried() {
         fourLiveRuns();
         double t = clock.seconds();
