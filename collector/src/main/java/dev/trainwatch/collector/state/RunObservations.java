@@ -161,7 +161,7 @@ final class RunObservations {
     private ObservedView observed(RunState run, List<GpuState> gs, double now) {
         double fromSteps = now - windowSeconds;
         double recent = now - RECENT_SECONDS;
-        GpuFigures g = GpuFigures.of(gs, recent, fromSteps);
+        GpuFigures g = GpuFigures.of(gs);
         StepSeries steps = run.steps();
         double stepSeconds = WindowStats.medianStepSeconds(steps, fromSteps);
         Integer bucketH = null;
@@ -198,37 +198,33 @@ final class RunObservations {
                 nan(stepSeconds), stepShare(run, fromSteps, WindowStats.StepPart.DATA),
                 stepShare(run, fromSteps, WindowStats.StepPart.TEXT_ENCODER),
                 stepShare(run, fromSteps, WindowStats.StepPart.VAE),
-                nan(meanUtilization(gs, recent)), nan(samplesPerSecond),
+                nan(meanOver(gs, recent, Reading.UTILIZATION)), nan(samplesPerSecond),
                 run.lastStep() >= 0 ? run.lastStep() : null, nan(run.lastStepTs()), bucketH, bucketW, gs.size(),
                 g.anyPower ? g.power : null, rankViews(run, fromSteps), nan(mfu), nan(hfu),
                 nan(acc.goodput(until)), nan(acc.energyJoules()), gpuHours, nan(gpuHours * price),
                 wall.isEmpty() ? null : wall, acc.start(), nan(run.losses().newestFinite()),
                 run.losses().newestNonFinite() ? Boolean.TRUE : null,
                 run.losses().nonFiniteLossReports() > 0 ? run.losses().nonFiniteLossReports() : null, specMismatch,
-                g.smN > 0 ? g.smSum / g.smN : null, g.tensorN > 0 ? g.tensorSum / g.tensorN : null);
+                nan(meanOver(gs, recent, Reading.SM_ACTIVE)), nan(meanOver(gs, fromSteps, Reading.TENSOR_ACTIVE)));
     }
 
-    /** What a run's GPUs say together: the fullest one's memory, mean SM and tensor activity, total power. */
+    /** What a run's GPUs say together: the fullest one's memory, total power. */
     private static final class GpuFigures {
         double fullestUsed = Double.NaN;
         double fullestTotal = Double.NaN;
         double fullestHeadroom = Double.POSITIVE_INFINITY;
-        double smSum;
-        int smN;
-        double tensorSum;
-        int tensorN;
         double power;
         boolean anyPower;
 
-        static GpuFigures of(List<GpuState> gs, double recent, double fromSteps) {
+        static GpuFigures of(List<GpuState> gs) {
             GpuFigures f = new GpuFigures();
             for (GpuState g : gs) {
-                f.add(g, recent, fromSteps);
+                f.add(g);
             }
             return f;
         }
 
-        private void add(GpuState g, double recent, double fromSteps) {
+        private void add(GpuState g) {
             double used = WindowStats.latestMemory(g.window);
             double total = g.window.memoryTotalBytes();
             if (!Double.isNaN(used)) {
@@ -239,16 +235,6 @@ final class RunObservations {
                     fullestTotal = total;
                     fullestHeadroom = headroom;
                 }
-            }
-            double sm = mean(g.window, recent, Reading.SM_ACTIVE);
-            if (!Double.isNaN(sm)) {
-                smSum += sm;
-                smN++;
-            }
-            double tensor = mean(g.window, fromSteps, Reading.TENSOR_ACTIVE);
-            if (!Double.isNaN(tensor)) {
-                tensorSum += tensor;
-                tensorN++;
             }
             if (g.latest != null && g.latest.powerWatts() != null && Double.isFinite(g.latest.powerWatts())) {
                 power += g.latest.powerWatts();
@@ -378,7 +364,8 @@ final class RunObservations {
         return new RunSummary(run.runId(), run.registeredSpec(), run.firstSeen(), run.lastSeen(), run.ended(),
                 nan(run.endedAt()), run.lastStep() >= 0 ? run.lastStep() : null, nan(run.lastStepTs()), nan(stepSeconds),
                 e != null ? e.stepSeconds() : null, toLong(run.peakMemory()), e != null ? e.peakMemoryBytes() : null,
-                nan(meanUtilization(gs, now - RECENT_SECONDS)), nan(samplesPerSecond(run, stepSeconds, fromSteps)),
+                nan(meanOver(gs, now - RECENT_SECONDS, Reading.UTILIZATION)),
+                nan(samplesPerSecond(run, stepSeconds, fromSteps)),
                 List.copyOf(run.hosts().keySet()), List.copyOf(run.gpuUuids()), run.tracker().snapshot(),
                 run.synthetic() ? Boolean.TRUE : null,
                 stepShare(run, fromSteps, WindowStats.StepPart.DATA),
@@ -391,12 +378,12 @@ final class RunObservations {
         return nan(WindowStats.stepShare(run.steps(), run.ranks() != null ? run.ranks() : RankSeries.NONE, fromTs, part));
     }
 
-    /** Mean over the run's GPUs of each one's utilisation since {@code fromTs}; NaN when none has any. */
-    private static double meanUtilization(List<GpuState> gs, double fromTs) {
+    /** Mean over the run's GPUs of each one's mean reading {@code r} since {@code fromTs}; NaN when none has any. */
+    private static double meanOver(List<GpuState> gs, double fromTs, Reading r) {
         double sum = 0;
         int n = 0;
         for (GpuState g : gs) {
-            double u = mean(g.window, fromTs, Reading.UTILIZATION);
+            double u = mean(g.window, fromTs, r);
             if (!Double.isNaN(u)) {
                 sum += u;
                 n++;
