@@ -28,14 +28,10 @@ public final class Slots {
         RANKS("rank"),
         SPECS("spec");
 
-        private final String singular;
+        final String singular;
 
         Kind(String singular) {
             this.singular = singular;
-        }
-
-        String singular() {
-            return singular;
         }
 
         /** The metric label value: {@code runs}, {@code gpus}, {@code agents}, {@code ranks}. */
@@ -46,10 +42,6 @@ public final class Slots {
 
     /** One limit as the metrics and the page show it. */
     public record Usage(Kind kind, int used, int limit, long refused, long forgotten, double lastRefusedTs) {
-        /** Whether every slot is taken. */
-        public boolean full() {
-            return used >= limit;
-        }
     }
 
     /** By {@link Kind#ordinal()}. */

@@ -73,7 +73,7 @@ class LiveRunLimitsTest {
         assertThat(fleet.run("live-0").orElseThrow().observed().lastStep()).isEqualTo(192);
         assertThat(refused(Slots.Kind.RUNS)).isEqualTo(200);
         assertThat(forgotten(Slots.Kind.RUNS)).isZero();
-        assertThat(fleet.limits().get(0).full()).isTrue();
+        assertThat(fleet.limits().get(0).used()).isEqualTo(fleet.limits().get(0).limit());
     }
 
     @Test
