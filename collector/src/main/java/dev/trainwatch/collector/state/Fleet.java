@@ -397,16 +397,13 @@ public final class Fleet {
     /** Marks agents lost or not; returns the hosts whose agent has just fallen silent. */
     private Set<String> updateAgentLiveness(double now) {
         DetectorSettings.AgentLost s = detectorSettings.agentLost();
-        Set<String> newlyLost = Set.of();
+        Set<String> newlyLost = new HashSet<>();
         for (AgentState a : registry.agents()) {
             double interval = a.intervalSeconds() != null ? a.intervalSeconds()
                     : s.defaultInterval().toMillis() / 1000.0;
             double limit = Math.max(s.minSilence().toMillis() / 1000.0, s.missedIntervals() * interval);
             boolean lost = now - a.lastSeen > limit;
             if (lost && !a.lost && a.host != null) {
-                if (newlyLost.isEmpty()) {
-                    newlyLost = new HashSet<>();
-                }
                 newlyLost.add(a.host);
             }
             a.lost = lost;
