@@ -44,8 +44,8 @@ import java.util.function.Supplier;
  * The collector's in-memory picture of the fleet (GPUs by UUID, agents, runs, their windows, estimates and
  * anomalies): the lock and the public API. Every public method is thread-safe; changes happen under one lock, and
  * the parts behind it ({@link Registry}, {@link BatchIngest}, {@link StepIngest}, {@link SpecBinding},
- * {@link EvaluationSchedule}, {@link RunObservations}, {@link Restore}) are only called under it. Listeners hear of
- * changes after the lock is released, in order ({@link Outbox}). Views returned are immutable snapshots.
+ * {@link EvaluationSchedule}, {@link RunObservations}) are only called under it. Listeners hear of changes after the
+ * lock is released, in order ({@link Outbox}). Views returned are immutable snapshots.
  */
 public final class Fleet {
 
@@ -65,7 +65,6 @@ public final class Fleet {
     private final SpecBinding specs;
     private final BatchIngest batches;
     private final StepIngest steps;
-    private final Restore restore;
     private final Predictor predictor;
     private volatile GpuHourPrices prices = GpuHourPrices.NONE;
 
@@ -86,7 +85,6 @@ public final class Fleet {
         this.specs = new SpecBinding(registry, predictor, events);
         this.batches = new BatchIngest(registry, events, specs);
         this.steps = new StepIngest(registry, observations, events);
-        this.restore = new Restore(registry, predictor);
     }
 
     /** A fleet with default limits and thresholds over the real estimator. */
@@ -343,7 +341,7 @@ public final class Fleet {
         Objects.requireNonNull(summary, "summary");
         requireId(summary.runId());
         synchronized (lock) {
-            restore.restore(summary, now());
+            specs.restore(summary, now());
         }
     }
 
