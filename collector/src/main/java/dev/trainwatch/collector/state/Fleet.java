@@ -11,7 +11,6 @@ import dev.trainwatch.collector.state.view.HostMemoryView;
 import dev.trainwatch.collector.state.view.RunSummary;
 import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.collector.state.window.GpuWindow;
-import dev.trainwatch.collector.state.window.HostMemoryWindow;
 import dev.trainwatch.collector.state.window.RankWindows;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.Estimator;
@@ -430,13 +429,8 @@ public final class Fleet {
     /** Every node's newest memory reading, by host. */
     public List<HostMemoryView> hostMemory() {
         synchronized (lock) {
-            List<HostMemoryView> out = new ArrayList<>();
-            for (HostMemoryWindow w : registry.hostMemoryWindows()) {
-                if (w.size() > 0) {
-                    out.add(RunObservations.hostMemory(w));
-                }
-            }
-            return out;
+            return registry.hostMemoryWindows().stream().filter(w -> w.size() > 0).map(RunObservations::hostMemory)
+                    .toList();
         }
     }
 

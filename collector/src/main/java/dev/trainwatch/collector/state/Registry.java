@@ -169,14 +169,7 @@ final class Registry {
 
     /** The GPUs of a run that are tracked, in the run's order. */
     List<GpuState> runGpus(RunState run) {
-        List<GpuState> out = new ArrayList<>();
-        for (String uuid : run.gpuUuids()) {
-            GpuState g = gpus.get(uuid);
-            if (g != null) {
-                out.add(g);
-            }
-        }
-        return out;
+        return run.gpuUuids().stream().map(gpus::get).filter(Objects::nonNull).toList();
     }
 
     /** The GPU's state, created if new (room was made before its batch: {@link #makeRoomFor}); null when none. */
