@@ -1,8 +1,8 @@
 package dev.trainwatch.collector.state;
 
 import dev.trainwatch.collector.state.window.RankWindows;
-import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -90,15 +90,9 @@ public final class Slots {
     /** The keys of at most {@code wanted} entries silent at least {@link #SILENT_SECONDS}, longest silent first. */
     static <V> List<String> silentToForget(Map<String, V> entries, ToDoubleFunction<V> lastSeen, double now,
                                            int wanted) {
-        List<Map.Entry<String, Double>> silent = new ArrayList<>();
-        for (Map.Entry<String, V> e : entries.entrySet()) {
-            double seen = lastSeen.applyAsDouble(e.getValue());
-            if (now - seen >= SILENT_SECONDS) {
-                silent.add(Map.entry(e.getKey(), seen));
-            }
-        }
-        silent.sort(Map.Entry.comparingByValue());
-        return silent.stream().limit(wanted).map(Map.Entry::getKey).toList();
+        return entries.entrySet().stream().filter(e -> now - lastSeen.applyAsDouble(e.getValue()) >= SILENT_SECONDS)
+                .sorted(Comparator.comparingDouble(e -> lastSeen.applyAsDouble(e.getValue()))).limit(wanted)
+                .map(Map.Entry::getKey).toList();
     }
 
     /** Whether anything of the run was ever observed: a step, or GPUs an agent attributed to it. */
@@ -108,11 +102,7 @@ public final class Slots {
 
     /** Seconds until the least recently seen of these becomes silent (at least 1, at most the silence span). */
     static <V> long retryAfterSeconds(Collection<V> entries, ToDoubleFunction<V> lastSeen, double now) {
-        double oldest = Double.POSITIVE_INFINITY;
-        for (V v : entries) {
-            oldest = Math.min(oldest, lastSeen.applyAsDouble(v));
-        }
-        return retryAfter(oldest, now);
+        return retryAfter(entries.stream().mapToDouble(lastSeen).min().orElse(Double.POSITIVE_INFINITY), now);
     }
 
     private static long retryAfter(double oldest, double now) {
