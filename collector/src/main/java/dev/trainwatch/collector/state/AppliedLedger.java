@@ -13,6 +13,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * What the fleet has applied, so nothing is applied twice, across restarts too: each agent's applied batch
@@ -110,10 +111,7 @@ public final class AppliedLedger implements AutoCloseable {
 
     /** The agent's windows, made the most recently changed. */
     private AppliedSeqs seqsOf(String agentKey) {
-        AppliedSeqs applied = seqs.remove(agentKey);
-        if (applied == null) {
-            applied = new AppliedSeqs();
-        }
+        AppliedSeqs applied = Objects.requireNonNullElseGet(seqs.remove(agentKey), AppliedSeqs::new);
         seqs.put(agentKey, applied);
         return applied;
     }
