@@ -49,8 +49,6 @@ final class EvaluationSchedule {
     private final RunObservations observations;
     private final Registry registry;
     private final Outbox outbox;
-    /** A failing detector is logged at most this often. */
-    static final double ERROR_LOG_SECONDS = 60;
     /** Failures per detector since start (read without the fleet's lock by metrics). */
     private final Map<AnomalyKind, AtomicLong> errors = new ConcurrentHashMap<>();
     private final Map<AnomalyKind, Double> errorLogged = new EnumMap<>(AnomalyKind.class);
@@ -239,9 +237,7 @@ final class EvaluationSchedule {
                 // A detector bug must not stop ingest or the other detectors: counted, and logged with its stack at
                 // most once a minute per detector.
                 long count = errors.computeIfAbsent(d.kind(), k -> new AtomicLong()).incrementAndGet();
-                Double last = errorLogged.get(d.kind());
-                if (last == null || now - last >= ERROR_LOG_SECONDS || now < last) {
-                    errorLogged.put(d.kind(), now);
+                if (FleetLog.due(errorLogged, d.kind(), now)) {
                     LOG.log(System.Logger.Level.ERROR, "detector " + d.kind().wireName() + " failed on run "
                             + run.runId() + " (" + count + " failures so far; logged at most once a minute)", e);
                 }

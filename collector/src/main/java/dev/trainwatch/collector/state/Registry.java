@@ -108,7 +108,7 @@ final class Registry {
         Slots.Room room = Slots.roomForRun(candidates, now, specRetentionSeconds());
         RunState victim = room.victim();
         if (victim == null) {
-            if (limitLogDue(Slots.Kind.RUNS, now)) {
+            if (FleetLog.due(limitLoggedAt, Slots.Kind.RUNS, now)) {
                 LOG.log(System.Logger.Level.WARNING, "run limit {0} reached and every run is live: refusing new runs"
                         + " (counted in trainwatch_limit_refused_total; logged at most once a minute)",
                         settings.maxRuns());
@@ -116,7 +116,7 @@ final class Registry {
             throw slots.refuse(Slots.Kind.RUNS, settings.maxRuns(), room.retryAfterSeconds(now), now);
         }
         forgottenSinceLog++;
-        if (limitLogDue(Slots.Kind.RUNS, now)) {
+        if (FleetLog.due(limitLoggedAt, Slots.Kind.RUNS, now)) {
             LOG.log(System.Logger.Level.WARNING, "run limit {0} reached: forgot {1} ended or silent run(s), or specs"
                     + " whose run did not report within the spec retention, to make room, the latest {2} (logged at"
                     + " most once a minute)", settings.maxRuns(),
@@ -129,17 +129,8 @@ final class Registry {
 
     /** Runs forgotten to make room since the last line about it. */
     private long forgottenSinceLog;
+    /** When a line about each full limit was last logged ({@link FleetLog#due}). */
     private final Map<Slots.Kind, Double> limitLoggedAt = new EnumMap<>(Slots.Kind.class);
-
-    /** A line about a full limit of this kind at most once a minute: a flood of new ids must not flood the log. */
-    private boolean limitLogDue(Slots.Kind kind, double now) {
-        Double last = limitLoggedAt.get(kind);
-        if (last == null || now - last >= 60 || now < last) {
-            limitLoggedAt.put(kind, now);
-            return true;
-        }
-        return false;
-    }
 
     // ---- other names of runs
 
@@ -314,7 +305,7 @@ final class Registry {
                                   int limit, double now, String refusal) {
         List<String> silent = Slots.silentToForget(entries, lastSeen, now, missing);
         if (silent.size() < missing) {
-            if (limitLogDue(kind, now)) {
+            if (FleetLog.due(limitLoggedAt, kind, now)) {
                 LOG.log(System.Logger.Level.WARNING, refusal, limit);
             }
             throw slots.refuse(kind, limit, Slots.retryAfterSeconds(entries.values(), lastSeen, now), now);
