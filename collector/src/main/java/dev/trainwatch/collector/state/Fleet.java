@@ -49,8 +49,6 @@ import java.util.function.Supplier;
 public final class Fleet {
 
     private static final System.Logger LOG = System.getLogger(FleetLog.NAME);
-    /** Utilisation at or below this counts as idle (the agent's idle threshold, 5%). */
-    static final double IDLE_RATIO = 0.05;
 
     private final Clock clock;
     private final FleetSettings settings;
@@ -511,7 +509,7 @@ public final class Fleet {
                 Map<String, Long> xids = new LinkedHashMap<>();
                 g.xidCounts.forEach((k, v) -> xids.put(Long.toString(k), v));
                 out.add(new GpuView(g.window.uuid(), g.window.host(), g.runId, g.latest, xids, g.lastSeen,
-                        WindowStats.idleSeconds(g.window, IDLE_RATIO)));
+                        WindowStats.idleSeconds(g.window, GpuWindow.IDLE_RATIO)));
             }
             out.sort(Comparator.comparing(GpuView::host).thenComparingInt(v -> v.latest().index())
                     .thenComparing(GpuView::uuid));
