@@ -322,11 +322,8 @@ final class EvaluationSchedule {
 
         @Override
         public List<AgentStatus> agents() {
-            List<AgentStatus> out = new ArrayList<>();
-            for (AgentState a : registry.agentsOn(run.hosts().keySet())) {
-                out.add(new AgentStatus(a.agentId, a.host, a.lastSeen, a.intervalSeconds()));
-            }
-            return out;
+            return registry.agentsOn(run.hosts().keySet()).stream()
+                    .map(a -> new AgentStatus(a.agentId, a.host, a.lastSeen, a.intervalSeconds())).toList();
         }
 
         @Override

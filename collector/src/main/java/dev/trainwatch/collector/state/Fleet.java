@@ -26,6 +26,7 @@ import dev.trainwatch.protocol.StepEvent;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashSet;
@@ -151,14 +152,8 @@ public final class Fleet {
     /** Limit labels that refused something in the last {@link #REFUSING_SECONDS} (for {@code /healthz}); lock-free. */
     public List<String> refusing() {
         double now = now();
-        List<String> kinds = new ArrayList<>();
-        for (Slots.Kind kind : Slots.Kind.values()) {
-            double last = registry.slots.lastRefused(kind);
-            if (kind != Slots.Kind.RANKS && !Double.isNaN(last) && now - last < REFUSING_SECONDS) {
-                kinds.add(kind.label());
-            }
-        }
-        return kinds;
+        return Arrays.stream(Slots.Kind.values()).filter(kind -> kind != Slots.Kind.RANKS
+                && now - registry.slots.lastRefused(kind) < REFUSING_SECONDS).map(Slots.Kind::label).toList();
     }
 
     /**
@@ -542,13 +537,9 @@ public final class Fleet {
 
     public List<AgentView> agents() {
         synchronized (lock) {
-            List<AgentView> out = new ArrayList<>();
-            for (AgentState a : registry.agents()) {
-                out.add(new AgentView(a.agentId, a.host, a.lastSeq, a.lastSeen, a.health, a.gpuCount, a.batches,
-                        a.duplicates, a.lost, a.clock.known() ? a.clock.seconds() : null));
-            }
-            out.sort(Comparator.comparing(AgentView::host).thenComparing(AgentView::agentId));
-            return out;
+            return registry.agents().stream().map(a -> new AgentView(a.agentId, a.host, a.lastSeq, a.lastSeen, a.health,
+                    a.gpuCount, a.batches, a.duplicates, a.lost, a.clock.known() ? a.clock.seconds() : null))
+                    .sorted(Comparator.comparing(AgentView::host).thenComparing(AgentView::agentId)).toList();
         }
     }
 

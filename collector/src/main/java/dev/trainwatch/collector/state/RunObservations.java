@@ -139,14 +139,10 @@ final class RunObservations {
                 || now - run.firstSeen() < UNMATCHED_AFTER_SECONDS) {
             return null;
         }
-        List<RunState> candidates = new ArrayList<>();
-        for (RunState other : registry.runs()) {
-            if (other != run && !other.ended() && other.registeredSpec() == null && Slots.observed(other)) {
-                candidates.add(other);
-            }
-        }
-        candidates.sort(Comparator.comparingDouble((RunState r) -> r.lastSeen()).reversed());
-        List<String> ids = candidates.stream().limit(10).map(r -> r.runId()).toList();
+        List<String> ids = registry.runs().stream()
+                .filter(other -> other != run && !other.ended() && other.registeredSpec() == null && Slots.observed(other))
+                .sorted(Comparator.comparingDouble((RunState r) -> r.lastSeen()).reversed()).limit(10)
+                .map(r -> r.runId()).toList();
         String waited = now - run.firstSeen() < 120 ? "a minute" : Math.round((now - run.firstSeen()) / 60) + " minutes";
         String message = ids.isEmpty()
                 ? "nothing has reported run '" + run.runId() + "' in " + waited + " since its spec, and no agent reports "
