@@ -157,7 +157,7 @@ final class RunObservations {
     private ObservedView observed(RunState run, List<GpuState> gs, double now) {
         double fromSteps = now - windowSeconds;
         double recent = now - RECENT_SECONDS;
-        GpuFigures g = GpuFigures.of(gs);
+        GpuFigures g = new GpuFigures(gs);
         StepSeries steps = run.steps();
         double stepSeconds = WindowStats.medianStepSeconds(steps, fromSteps);
         Integer bucketH = null;
@@ -212,29 +212,23 @@ final class RunObservations {
         double power;
         boolean anyPower;
 
-        static GpuFigures of(List<GpuState> gs) {
-            GpuFigures f = new GpuFigures();
+        GpuFigures(List<GpuState> gs) {
             for (GpuState g : gs) {
-                f.add(g);
-            }
-            return f;
-        }
-
-        private void add(GpuState g) {
-            double used = WindowStats.latestMemory(g.window);
-            double total = g.window.memoryTotalBytes();
-            if (!Double.isNaN(used)) {
-                double headroom = Double.isNaN(total) ? Double.POSITIVE_INFINITY : total - used;
-                if (Double.isNaN(fullestUsed) || headroom < fullestHeadroom
-                        || (headroom == fullestHeadroom && used > fullestUsed)) {
-                    fullestUsed = used;
-                    fullestTotal = total;
-                    fullestHeadroom = headroom;
+                double used = WindowStats.latestMemory(g.window);
+                double total = g.window.memoryTotalBytes();
+                if (!Double.isNaN(used)) {
+                    double headroom = Double.isNaN(total) ? Double.POSITIVE_INFINITY : total - used;
+                    if (Double.isNaN(fullestUsed) || headroom < fullestHeadroom
+                            || (headroom == fullestHeadroom && used > fullestUsed)) {
+                        fullestUsed = used;
+                        fullestTotal = total;
+                        fullestHeadroom = headroom;
+                    }
                 }
-            }
-            if (g.latest != null && g.latest.powerWatts() != null && Double.isFinite(g.latest.powerWatts())) {
-                power += g.latest.powerWatts();
-                anyPower = true;
+                if (g.latest != null && g.latest.powerWatts() != null && Double.isFinite(g.latest.powerWatts())) {
+                    power += g.latest.powerWatts();
+                    anyPower = true;
+                }
             }
         }
     }
