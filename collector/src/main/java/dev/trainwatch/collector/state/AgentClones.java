@@ -1,7 +1,6 @@
 package dev.trainwatch.collector.state;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -24,14 +23,7 @@ final class AgentClones {
     private static final int MAX_HOSTS_PER_ID = 16;
 
     /** The hosts of each shared id, the first one (which keeps the plain id) first. */
-    private final Map<String, Set<String>> hostsById = new LinkedHashMap<>(16, 0.75f, true) {
-        private static final long serialVersionUID = 1L;
-
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Set<String>> eldest) {
-            return size() > MAX_IDS;
-        }
-    };
+    private final Map<String, Set<String>> hostsById = AppliedLedger.lru(MAX_IDS, true);
 
     /** The key the batch's agent state and applied seqs are kept under. */
     String keyFor(Registry registry, String agentId, String host, double now) {

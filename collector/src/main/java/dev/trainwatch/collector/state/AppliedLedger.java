@@ -13,6 +13,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * What the fleet has applied, so nothing is applied twice, across restarts too: each agent's applied batch
@@ -33,8 +34,8 @@ public final class AppliedLedger implements AutoCloseable {
     static final int MAX_AGENTS = 100_000;
 
     private final Path file;
-    private final Map<String, AppliedSeqs> seqs = lru(MAX_AGENTS);
-    private final Map<String, Long> steps = lru(MAX_ENTRIES);
+    private final Map<String, AppliedSeqs> seqs = lru(MAX_AGENTS, false);
+    private final Map<String, Long> steps = lru(MAX_ENTRIES, false);
     private FileChannel channel;
     private long written;
     /** Size of the file as last rewritten: appends up to as much again before the next rewrite. */
@@ -45,8 +46,9 @@ public final class AppliedLedger implements AutoCloseable {
         this.file = file;
     }
 
-    private static <V> Map<String, V> lru(int max) {
-        return new LinkedHashMap<>(1024, 0.75f, false) {
+    /** A map that drops its eldest entry beyond {@code max} (in access order, else insertion order). */
+    static <V> Map<String, V> lru(int max, boolean accessOrder) {
+        return new LinkedHashMap<>(16, 0.75f, accessOrder) {
             private static final long serialVersionUID = 1L;
 
             @Override
@@ -109,10 +111,7 @@ public final class AppliedLedger implements AutoCloseable {
 
     /** The agent's windows, made the most recently changed. */
     private AppliedSeqs seqsOf(String agentKey) {
-        AppliedSeqs applied = seqs.remove(agentKey);
-        if (applied == null) {
-            applied = new AppliedSeqs();
-        }
+        AppliedSeqs applied = Objects.requireNonNullElseGet(seqs.remove(agentKey), AppliedSeqs::new);
         seqs.put(agentKey, applied);
         return applied;
     }

@@ -25,12 +25,12 @@ final class BatchIngest {
     static final int MAX_GPUS_PER_HOST_PART = 64;
 
     private final Registry registry;
-    private final RunEvents events;
+    private final EvaluationSchedule events;
     private final SpecBinding specs;
     /** Nodes sharing one agent id. */
     final AgentClones clones = new AgentClones();
 
-    BatchIngest(Registry registry, RunEvents events, SpecBinding specs) {
+    BatchIngest(Registry registry, EvaluationSchedule events, SpecBinding specs) {
         this.registry = registry;
         this.events = events;
         this.specs = specs;
@@ -54,7 +54,7 @@ final class BatchIngest {
             if (agent != null) {
                 agent.duplicates++;
             }
-            return new IngestResult(true, distinctGpus(batch.gpus()));
+            return new IngestResult(true, gpuUuids(batch.gpus()).size());
         }
         registry.makeRoomFor(newGpus(batch), newRuns(batch), now); // may refuse: nothing applied yet
         if (agent == null) {
@@ -77,7 +77,7 @@ final class BatchIngest {
         }
         Set<RunState> touched = new LinkedHashSet<>();
         applyReadings(batch, offset, now, touched);
-        int gpus = distinctGpus(batch.gpus());
+        int gpus = gpuUuids(batch.gpus()).size();
         agent.gpuCount = gpus;
         if (batch.hostMemory() != null) {
             registry.hostMemoryOrCreate(batch.host()).add(batch.hostMemory(),
@@ -172,10 +172,6 @@ final class BatchIngest {
     }
 
     /** The distinct GPUs a batch holds readings of (an agent with --ship-every sends several of each). */
-    static int distinctGpus(List<GpuSample> readings) {
-        return gpuUuids(readings).size();
-    }
-
     private static Set<String> gpuUuids(List<GpuSample> readings) {
         Set<String> uuids = new HashSet<>();
         if (readings != null) {
@@ -242,10 +238,7 @@ final class BatchIngest {
         run.seen(now);
         specs.maybeFillGpu(run);
         if (Boolean.TRUE.equals(a.ended())) {
-            part.ended = true;
-            if (!run.ended() && run.hosts().values().stream().allMatch(p -> p.ended)) {
-                events.end(run, now);
-            }
+            hostEnded(run, part, now);
             return null;
         }
         part.ended = false;
@@ -255,6 +248,14 @@ final class BatchIngest {
             events.notifyChanged(run, now);
         }
         return run;
+    }
+
+    /** This host's part of the run ended: the run ends when every host's has. */
+    private void hostEnded(RunState run, RunState.HostPart part, double now) {
+        part.ended = true;
+        if (!run.ended() && run.hosts().values().stream().allMatch(p -> p.ended)) {
+            events.end(run, now);
+        }
     }
 
     /** The ranks' processes on this host, and which GPUs each rank drives; ranks no longer reported go. */
@@ -336,17 +337,13 @@ final class BatchIngest {
                     g.window.host(host);
                 }
                 g.addXid(new RunContext.XidRecord(Timestamps.stamp(e.ts() - offset, now), host, e.gpuUuid(), e.xid()));
-                if (g.runId != null && registry.hasRun(g.runId)) {
-                    touched.add(registry.run(g.runId));
-                }
+                touchGpuRun(g, touched);
             }
             case GPU_LOST -> {
                 GpuState g = registry.gpu(e.gpuUuid());
                 if (g != null) {
                     g.window.markLost();
-                    if (g.runId != null && registry.hasRun(g.runId)) {
-                        touched.add(registry.run(g.runId));
-                    }
+                    touchGpuRun(g, touched);
                 }
             }
             case RUN_ENDED -> {
@@ -355,11 +352,7 @@ final class BatchIngest {
                     run.recordEnding(e.ending());
                 }
                 if (run != null) {
-                    RunState.HostPart part = run.hosts().get(host);
-                    part.ended = true;
-                    if (!run.ended() && run.hosts().values().stream().allMatch(p -> p.ended)) {
-                        events.end(run, now);
-                    }
+                    hostEnded(run, run.hosts().get(host), now);
                 }
             }
             case RUN_FAILED -> {
@@ -372,8 +365,9 @@ final class BatchIngest {
                 // A checkpoint, evaluation or sampling phase the run's log announced: its time is not a stall.
                 RunState run = ownRun(e.runId(), host);
                 if (run != null && !run.ended()) {
-                    run.accounting().phase(e.message(), Timestamps.stamp(e.ts() - offset, now));
-                    run.phase(e.message(), Timestamps.stamp(e.ts() - offset, now), e.progress());
+                    double ts = Timestamps.stamp(e.ts() - offset, now);
+                    run.accounting().phase(e.message(), ts);
+                    run.phase(e.message(), ts, e.progress());
                     touched.add(run);
                 }
             }
@@ -387,6 +381,14 @@ final class BatchIngest {
             default -> {
                 // ECC errors, read errors and kinds of newer agents: counted by the agent's own health, nothing to track
             }
+        }
+    }
+
+    /** The run the GPU is attributed to, when tracked, is touched by the batch. */
+    private void touchGpuRun(GpuState g, Set<RunState> touched) {
+        RunState run = registry.run(g.runId);
+        if (run != null) {
+            touched.add(run);
         }
     }
 
@@ -404,13 +406,6 @@ final class BatchIngest {
             run.hosts().put(host, new RunState.HostPart());
             return run;
         }
-        if (!run.hosts().containsKey(host)) {
-            foreignEvents++;
-            return null;
-        }
-        return run;
+        return run.hosts().containsKey(host) ? run : null;
     }
-
-    /** Events ignored because they named a run their agent's host never attributed. */
-    long foreignEvents;
 }

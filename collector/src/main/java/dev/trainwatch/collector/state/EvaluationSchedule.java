@@ -1,5 +1,6 @@
 package dev.trainwatch.collector.state;
 
+import dev.trainwatch.collector.detect.Anomaly;
 import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.AnomalyTracker.Transition;
 import dev.trainwatch.collector.detect.Detector;
@@ -10,19 +11,20 @@ import dev.trainwatch.collector.detect.RankProcess;
 import dev.trainwatch.collector.detect.RankSeries;
 import dev.trainwatch.collector.detect.RunContext;
 import dev.trainwatch.collector.detect.StepSeries;
-import dev.trainwatch.collector.state.window.HostMemoryWindow;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.estimator.ObservedRun;
 import dev.trainwatch.estimator.Repricing;
 import dev.trainwatch.protocol.RunFailure;
 import dev.trainwatch.protocol.RunSpec;
+import dev.trainwatch.protocol.StepEvent;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.TreeMap;
@@ -30,23 +32,15 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * When a run's detectors run and when its listeners hear about it: each run is evaluated at most every
+ * When a run's detectors run and what its listeners hear of its life: each run is evaluated at most every
  * {@link FleetSettings#evaluateEvery()} and its summary published at most every summary interval (or after a
- * transition). Holds the {@link RunContext} the detectors see. Only called under the {@link Fleet}'s lock.
+ * transition); changes are applied to the run and queued in the {@link Outbox}. Holds the {@link RunContext} the
+ * detectors see. Only called under the {@link Fleet}'s lock.
  */
 final class EvaluationSchedule {
     private static final System.Logger LOG = System.getLogger(FleetLog.NAME);
     /** onRunChanged at most this often per run while data flows. */
     static final double CHANGE_NOTIFY_SECONDS = 60;
-
-    /** What the schedule hands back to the fleet. */
-    interface Notifier {
-        /** An anomaly was raised, changed or resolved. */
-        void publish(RunState run, Transition t);
-
-        /** The run's summary is due for listeners. */
-        void notifyChanged(RunState run, double now);
-    }
 
     private final FleetSettings settings;
     private final double summaryIntervalSeconds;
@@ -54,9 +48,7 @@ final class EvaluationSchedule {
     private final Predictor predictor;
     private final RunObservations observations;
     private final Registry registry;
-    private final Notifier notifier;
-    /** A failing detector is logged at most this often. */
-    static final double ERROR_LOG_SECONDS = 60;
+    private final Outbox outbox;
     /** Failures per detector since start (read without the fleet's lock by metrics). */
     private final Map<AnomalyKind, AtomicLong> errors = new ConcurrentHashMap<>();
     private final Map<AnomalyKind, Double> errorLogged = new EnumMap<>(AnomalyKind.class);
@@ -64,21 +56,21 @@ final class EvaluationSchedule {
     private final Map<AnomalyKind, DetectorCost> costs = new EnumMap<>(AnomalyKind.class);
 
     /** Evaluations and their seconds per detector since start, by kind: every detector the fleet runs. */
-    Map<String, DetectorCost.Total> costs() {
+    Map<String, DetectorCost.Total> detectorCosts() {
         Map<String, DetectorCost.Total> out = new TreeMap<>();
         costs.forEach((k, v) -> out.put(k.wireName(), v.total()));
         return out;
     }
 
     /** Failures per detector since start, by kind: only detectors that failed. */
-    Map<String, Long> errors() {
+    Map<String, Long> detectorErrors() {
         Map<String, Long> out = new TreeMap<>();
         errors.forEach((k, v) -> out.put(k.wireName(), v.get()));
         return out;
     }
 
     EvaluationSchedule(Registry registry, List<Detector> detectors, Predictor predictor,
-            RunObservations observations, Notifier notifier) {
+            RunObservations observations, Outbox outbox) {
         this.registry = registry;
         this.settings = registry.settings;
         this.summaryIntervalSeconds = settings.summaryInterval().toMillis() / 1000.0;
@@ -88,7 +80,64 @@ final class EvaluationSchedule {
         }
         this.predictor = predictor;
         this.observations = observations;
-        this.notifier = notifier;
+        this.outbox = outbox;
+    }
+
+    private void publish(RunState run, Transition t) {
+        outbox.anomaly(run.runId(), t.anomaly(), t.raised(), observedTraining(run));
+    }
+
+    /** Whether the run was ever seen training (a step, a spec, a failure, a GPU reading): only then are people told. */
+    private boolean observedTraining(RunState run) {
+        if (run.lastCountedStep() >= 0 || run.registeredSpec() != null || run.failure() != null
+                || run.tracker().isActive(AnomalyKind.RUN_FAILED)) {
+            return true;
+        }
+        for (GpuState g : registry.runGpus(run)) {
+            if (g.latest != null) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The run's summary is due for listeners. */
+    void notifyChanged(RunState run, double now) {
+        run.notified(now);
+        if (outbox.wantsRunChanges()) {
+            outbox.changed(observations.summarize(run, now));
+        }
+    }
+
+    void stepsCounted(String runId, List<StepEvent> counted) {
+        outbox.stepsApplied(runId, List.copyOf(counted));
+    }
+
+    /**
+     * The run ended: new input is judged first, then its active anomalies end with it ({@link Anomaly#endedWithRun}),
+     * except {@code run_failed}, which stays.
+     */
+    void end(RunState run, double now) {
+        if (run.ended()) {
+            return;
+        }
+        if (run.inputSinceJudged()) {
+            evaluate(run, now);
+        }
+        run.end(now);
+        for (Transition t : run.tracker().endAllExcept(now, AnomalyKind.RUN_FAILED)) {
+            publish(run, t);
+        }
+        outbox.ended(observations.summarize(run, now));
+    }
+
+    /** Why the run's processes failed: judged at once ({@code run_failed}); ignored for a run its user stopped. */
+    void fail(RunState run, RunFailure failure, String host, double now) {
+        if (run.stoppedBy() != null) {
+            return; // its user stopped it: the traceback the signal left is how it stopped, not a failure
+        }
+        run.fail(failure, host, now);
+        evaluate(run, now);
     }
 
     /** What only time changes (a stall growing, a sustain running out) is judged by the tick at least this often. */
@@ -152,7 +201,7 @@ final class EvaluationSchedule {
         }
         if (run.summaryDue() && sinceNotified >= summaryIntervalSeconds
                 || run.dirty() && sinceNotified >= CHANGE_NOTIFY_SECONDS) {
-            notifier.notifyChanged(run, now);
+            notifyChanged(run, now);
         }
     }
 
@@ -188,9 +237,7 @@ final class EvaluationSchedule {
                 // A detector bug must not stop ingest or the other detectors: counted, and logged with its stack at
                 // most once a minute per detector.
                 long count = errors.computeIfAbsent(d.kind(), k -> new AtomicLong()).incrementAndGet();
-                Double last = errorLogged.get(d.kind());
-                if (last == null || now - last >= ERROR_LOG_SECONDS || now < last) {
-                    errorLogged.put(d.kind(), now);
+                if (FleetLog.due(errorLogged, d.kind(), now)) {
                     LOG.log(System.Logger.Level.ERROR, "detector " + d.kind().wireName() + " failed on run "
                             + run.runId() + " (" + count + " failures so far; logged at most once a minute)", e);
                 }
@@ -198,7 +245,7 @@ final class EvaluationSchedule {
             }
             if (t.isPresent()) {
                 run.transition();
-                notifier.publish(run, t.get());
+                publish(run, t.get());
             }
         }
     }
@@ -275,11 +322,8 @@ final class EvaluationSchedule {
 
         @Override
         public List<AgentStatus> agents() {
-            List<AgentStatus> out = new ArrayList<>();
-            for (AgentState a : registry.agentsOn(run.hosts().keySet())) {
-                out.add(new AgentStatus(a.agentId, a.host, a.lastSeen, a.intervalSeconds()));
-            }
-            return out;
+            return registry.agentsOn(run.hosts().keySet()).stream()
+                    .map(a -> new AgentStatus(a.agentId, a.host, a.lastSeen, a.intervalSeconds())).toList();
         }
 
         @Override
@@ -321,14 +365,8 @@ final class EvaluationSchedule {
 
         @Override
         public List<HostMemorySeries> hostMemory() {
-            List<HostMemorySeries> out = new ArrayList<>();
-            for (String host : run.hosts().keySet()) {
-                HostMemoryWindow w = registry.hostMemory(host);
-                if (w != null) {
-                    out.add(w);
-                }
-            }
-            return out;
+            return run.hosts().keySet().stream().<HostMemorySeries>map(registry::hostMemory).filter(Objects::nonNull)
+                    .toList();
         }
 
         @Override

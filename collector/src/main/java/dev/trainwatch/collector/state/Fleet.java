@@ -11,7 +11,6 @@ import dev.trainwatch.collector.state.view.HostMemoryView;
 import dev.trainwatch.collector.state.view.RunSummary;
 import dev.trainwatch.collector.state.view.RunView;
 import dev.trainwatch.collector.state.window.GpuWindow;
-import dev.trainwatch.collector.state.window.HostMemoryWindow;
 import dev.trainwatch.collector.state.window.RankWindows;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.Estimator;
@@ -27,6 +26,7 @@ import dev.trainwatch.protocol.StepEvent;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashSet;
@@ -44,14 +44,12 @@ import java.util.function.Supplier;
  * The collector's in-memory picture of the fleet (GPUs by UUID, agents, runs, their windows, estimates and
  * anomalies): the lock and the public API. Every public method is thread-safe; changes happen under one lock, and
  * the parts behind it ({@link Registry}, {@link BatchIngest}, {@link StepIngest}, {@link SpecBinding},
- * {@link RunEvents}, {@link RunObservations}, {@link Restore}) are only called under it. Listeners hear of changes
- * after the lock is released, in order ({@link Outbox}). Views returned are immutable snapshots.
+ * {@link EvaluationSchedule}, {@link RunObservations}) are only called under it. Listeners hear of changes after the
+ * lock is released, in order ({@link Outbox}). Views returned are immutable snapshots.
  */
 public final class Fleet {
 
     private static final System.Logger LOG = System.getLogger(FleetLog.NAME);
-    /** Utilisation at or below this counts as idle (the agent's idle threshold, 5%). */
-    static final double IDLE_RATIO = 0.05;
 
     private final Clock clock;
     private final FleetSettings settings;
@@ -61,11 +59,10 @@ public final class Fleet {
     private final Registry registry;
     private final RunObservations observations;
     private final Outbox outbox = new Outbox();
-    private final RunEvents events;
+    private final EvaluationSchedule events;
     private final SpecBinding specs;
     private final BatchIngest batches;
     private final StepIngest steps;
-    private final Restore restore;
     private final Predictor predictor;
     private volatile GpuHourPrices prices = GpuHourPrices.NONE;
 
@@ -82,11 +79,10 @@ public final class Fleet {
         this.detectorSettings = Objects.requireNonNull(detectorSettings, "detectorSettings");
         this.registry = new Registry(settings, detectorSettings);
         this.observations = new RunObservations(predictor, registry);
-        this.events = new RunEvents(registry, List.copyOf(detectors), predictor, observations, outbox);
+        this.events = new EvaluationSchedule(registry, List.copyOf(detectors), predictor, observations, outbox);
         this.specs = new SpecBinding(registry, predictor, events);
         this.batches = new BatchIngest(registry, events, specs);
         this.steps = new StepIngest(registry, observations, events);
-        this.restore = new Restore(registry, predictor);
     }
 
     /** A fleet with default limits and thresholds over the real estimator. */
@@ -156,14 +152,8 @@ public final class Fleet {
     /** Limit labels that refused something in the last {@link #REFUSING_SECONDS} (for {@code /healthz}); lock-free. */
     public List<String> refusing() {
         double now = now();
-        List<String> kinds = new ArrayList<>();
-        for (Slots.Kind kind : Slots.Kind.values()) {
-            double last = registry.slots.lastRefused(kind);
-            if (kind != Slots.Kind.RANKS && !Double.isNaN(last) && now - last < REFUSING_SECONDS) {
-                kinds.add(kind.label());
-            }
-        }
-        return kinds;
+        return Arrays.stream(Slots.Kind.values()).filter(kind -> kind != Slots.Kind.RANKS
+                && now - registry.slots.lastRefused(kind) < REFUSING_SECONDS).map(Slots.Kind::label).toList();
     }
 
     /**
@@ -240,11 +230,7 @@ public final class Fleet {
                 List<StepEvent> runCounted = steps.apply(group.runId(), group.steps(), batch.agentId(), sentAt, false,
                         now, wallOffset);
                 toJudge.add(registry.run(group.runId()));
-                counted.merge(group.runId(), runCounted, (a, b) -> {
-                    List<StepEvent> both = new ArrayList<>(a);
-                    both.addAll(b);
-                    return both;
-                });
+                counted.computeIfAbsent(group.runId(), id -> new ArrayList<>()).addAll(runCounted);
             } catch (LimitReachedException e) {
                 refused = e.getMessage();
             }
@@ -272,7 +258,7 @@ public final class Fleet {
     public List<StepEvent> ingestSteps(String runId, List<StepEvent> reports, String agentId, Double requestSentAt) {
         requireId(runId);
         Objects.requireNonNull(reports, "steps");
-        return changing(() -> steps.apply(runId, reports, agentId, requestSentAt, now(),
+        return changing(() -> steps.apply(runId, reports, agentId, requestSentAt, true, now(),
                 MonotonicClock.wallOffsetSeconds(clock)));
     }
 
@@ -347,7 +333,7 @@ public final class Fleet {
         Objects.requireNonNull(summary, "summary");
         requireId(summary.runId());
         synchronized (lock) {
-            restore.restore(summary, now());
+            specs.restore(summary, now());
         }
     }
 
@@ -401,16 +387,13 @@ public final class Fleet {
     /** Marks agents lost or not; returns the hosts whose agent has just fallen silent. */
     private Set<String> updateAgentLiveness(double now) {
         DetectorSettings.AgentLost s = detectorSettings.agentLost();
-        Set<String> newlyLost = Set.of();
+        Set<String> newlyLost = new HashSet<>();
         for (AgentState a : registry.agents()) {
             double interval = a.intervalSeconds() != null ? a.intervalSeconds()
                     : s.defaultInterval().toMillis() / 1000.0;
             double limit = Math.max(s.minSilence().toMillis() / 1000.0, s.missedIntervals() * interval);
             boolean lost = now - a.lastSeen > limit;
             if (lost && !a.lost && a.host != null) {
-                if (newlyLost.isEmpty()) {
-                    newlyLost = new HashSet<>();
-                }
                 newlyLost.add(a.host);
             }
             a.lost = lost;
@@ -439,13 +422,8 @@ public final class Fleet {
     /** Every node's newest memory reading, by host. */
     public List<HostMemoryView> hostMemory() {
         synchronized (lock) {
-            List<HostMemoryView> out = new ArrayList<>();
-            for (HostMemoryWindow w : registry.hostMemoryWindows()) {
-                if (w.size() > 0) {
-                    out.add(RunObservations.hostMemory(w));
-                }
-            }
-            return out;
+            return registry.hostMemoryWindows().stream().filter(w -> w.size() > 0).map(RunObservations::hostMemory)
+                    .toList();
         }
     }
 
@@ -491,10 +469,7 @@ public final class Fleet {
             double capacity = Double.NaN;
             for (GpuState g : gs) {
                 windows.add(copyForSeries(g.window, from, until));
-                double total = g.window.memoryTotalBytes();
-                if (!Double.isNaN(total) && !(total >= capacity)) {
-                    capacity = total;
-                }
+                capacity = GpuWindow.minNan(capacity, g.window.memoryTotalBytes());
             }
             Estimate e = run.estimate();
             if (Double.isNaN(capacity) && e != null && e.gpuMemoryBytes() > 0) {
@@ -529,7 +504,7 @@ public final class Fleet {
                 Map<String, Long> xids = new LinkedHashMap<>();
                 g.xidCounts.forEach((k, v) -> xids.put(Long.toString(k), v));
                 out.add(new GpuView(g.window.uuid(), g.window.host(), g.runId, g.latest, xids, g.lastSeen,
-                        WindowStats.idleSeconds(g.window, IDLE_RATIO)));
+                        WindowStats.idleSeconds(g.window, GpuWindow.IDLE_RATIO)));
             }
             out.sort(Comparator.comparing(GpuView::host).thenComparingInt(v -> v.latest().index())
                     .thenComparing(GpuView::uuid));
@@ -562,13 +537,9 @@ public final class Fleet {
 
     public List<AgentView> agents() {
         synchronized (lock) {
-            List<AgentView> out = new ArrayList<>();
-            for (AgentState a : registry.agents()) {
-                out.add(new AgentView(a.agentId, a.host, a.lastSeq, a.lastSeen, a.health, a.gpuCount, a.batches,
-                        a.duplicates, a.lost, a.clock.known() ? a.clock.seconds() : null));
-            }
-            out.sort(Comparator.comparing(AgentView::host).thenComparing(AgentView::agentId));
-            return out;
+            return registry.agents().stream().map(a -> new AgentView(a.agentId, a.host, a.lastSeq, a.lastSeen, a.health,
+                    a.gpuCount, a.batches, a.duplicates, a.lost, a.clock.known() ? a.clock.seconds() : null))
+                    .sorted(Comparator.comparing(AgentView::host).thenComparing(AgentView::agentId)).toList();
         }
     }
 

@@ -74,10 +74,6 @@ public final class GpuHourPrices {
         return fallback;
     }
 
-    public boolean isEmpty() {
-        return byGpu.isEmpty() && Double.isNaN(fallback);
-    }
-
     @Override
     public String toString() {
         StringBuilder b = new StringBuilder();

@@ -28,7 +28,7 @@ public final class LimitReachedException extends RuntimeException {
         }
         return String.format(Locale.ROOT, "%s limit %,d reached: every slot holds a %s that reported in the last %d"
                         + " minutes, so a new one is refused rather than one of them forgotten; retry in %d s,"
-                        + " end finished runs, or raise --max-%s", kind.singular(), limit, kind.singular(),
+                        + " end finished runs, or raise --max-%s", kind.singular, limit, kind.singular,
                 (long) (Slots.SILENT_SECONDS / 60), retryAfterSeconds, kind.label());
     }
 

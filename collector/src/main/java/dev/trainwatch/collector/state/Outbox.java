@@ -57,12 +57,7 @@ final class Outbox {
 
     /** Whether any listener uses run summaries ({@link FleetListener#wantsRunChanges()}). */
     boolean wantsRunChanges() {
-        for (FleetListener l : listeners) {
-            if (l.wantsRunChanges()) {
-                return true;
-            }
-        }
-        return false;
+        return listeners.stream().anyMatch(FleetListener::wantsRunChanges);
     }
 
     void changed(RunSummary summary) {

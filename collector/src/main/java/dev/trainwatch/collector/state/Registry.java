@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.ToDoubleFunction;
 
 /**
  * What the fleet tracks (runs, GPUs, agents, nodes' memory, runs' other names) and the limits on it ({@link Slots},
@@ -64,10 +65,6 @@ final class Registry {
         return runId == null ? null : runs.get(runId);
     }
 
-    boolean hasRun(String runId) {
-        return runs.containsKey(runId);
-    }
-
     Collection<RunState> runs() {
         return runs.values();
     }
@@ -111,7 +108,7 @@ final class Registry {
         Slots.Room room = Slots.roomForRun(candidates, now, specRetentionSeconds());
         RunState victim = room.victim();
         if (victim == null) {
-            if (limitLogDue(Slots.Kind.RUNS, now)) {
+            if (FleetLog.due(limitLoggedAt, Slots.Kind.RUNS, now)) {
                 LOG.log(System.Logger.Level.WARNING, "run limit {0} reached and every run is live: refusing new runs"
                         + " (counted in trainwatch_limit_refused_total; logged at most once a minute)",
                         settings.maxRuns());
@@ -119,7 +116,7 @@ final class Registry {
             throw slots.refuse(Slots.Kind.RUNS, settings.maxRuns(), room.retryAfterSeconds(now), now);
         }
         forgottenSinceLog++;
-        if (limitLogDue(Slots.Kind.RUNS, now)) {
+        if (FleetLog.due(limitLoggedAt, Slots.Kind.RUNS, now)) {
             LOG.log(System.Logger.Level.WARNING, "run limit {0} reached: forgot {1} ended or silent run(s), or specs"
                     + " whose run did not report within the spec retention, to make room, the latest {2} (logged at"
                     + " most once a minute)", settings.maxRuns(),
@@ -132,17 +129,8 @@ final class Registry {
 
     /** Runs forgotten to make room since the last line about it. */
     private long forgottenSinceLog;
+    /** When a line about each full limit was last logged ({@link FleetLog#due}). */
     private final Map<Slots.Kind, Double> limitLoggedAt = new EnumMap<>(Slots.Kind.class);
-
-    /** A line about a full limit of this kind at most once a minute: a flood of new ids must not flood the log. */
-    private boolean limitLogDue(Slots.Kind kind, double now) {
-        Double last = limitLoggedAt.get(kind);
-        if (last == null || now - last >= 60 || now < last) {
-            limitLoggedAt.put(kind, now);
-            return true;
-        }
-        return false;
-    }
 
     // ---- other names of runs
 
@@ -172,14 +160,7 @@ final class Registry {
 
     /** The GPUs of a run that are tracked, in the run's order. */
     List<GpuState> runGpus(RunState run) {
-        List<GpuState> out = new ArrayList<>();
-        for (String uuid : run.gpuUuids()) {
-            GpuState g = gpus.get(uuid);
-            if (g != null) {
-                out.add(g);
-            }
-        }
-        return out;
+        return run.gpuUuids().stream().map(gpus::get).filter(Objects::nonNull).toList();
     }
 
     /** The GPU's state, created if new (room was made before its batch: {@link #makeRoomFor}); null when none. */
@@ -207,20 +188,9 @@ final class Registry {
         newGpuUuids.removeIf(gpus::containsKey);
         int missing = gpus.size() + newGpuUuids.size() - settings.maxGpus();
         if (missing > 0) {
-            List<String> silent = Slots.silentToForget(gpus, x -> x.lastSeen, now, missing);
-            if (silent.size() < missing) {
-                if (limitLogDue(Slots.Kind.GPUS, now)) {
-                    LOG.log(System.Logger.Level.WARNING, "GPU limit {0} reached and every GPU is live: refusing"
-                            + " batches that bring new GPUs (their agents spool and retry; raise --max-gpus;"
-                            + " logged at most once a minute)", settings.maxGpus());
-                }
-                throw slots.refuse(Slots.Kind.GPUS, settings.maxGpus(),
-                        Slots.retryAfterSeconds(gpus.values(), x -> x.lastSeen, now), now);
-            }
-            for (String uuid : silent) {
-                gpus.remove(uuid);
-                slots.forgot(Slots.Kind.GPUS);
-            }
+            forgetSilent(gpus, x -> x.lastSeen, missing, Slots.Kind.GPUS, settings.maxGpus(), now, "GPU limit {0}"
+                    + " reached and every GPU is live: refusing batches that bring new GPUs (their agents spool and"
+                    + " retry; raise --max-gpus; logged at most once a minute)");
             publishCounts();
         }
         Set<String> named = Set.copyOf(newRunIds); // the batch's own runs give no slot to its new ones
@@ -233,14 +203,9 @@ final class Registry {
     // ---- specs
 
     /** Runs that are only a spec: accepted, nothing observed under them yet. */
-    int specOnlyRuns() {
-        int count = 0;
-        for (RunState r : runs.values()) {
-            if (r.registeredSpec() != null && !r.ended() && !Slots.observed(r)) {
-                count++;
-            }
-        }
-        return count;
+    private List<RunState> specOnlyRuns() {
+        return runs.values().stream().filter(r -> r.registeredSpec() != null && !r.ended() && !Slots.observed(r))
+                .toList();
     }
 
     /** Room for a spec of a run not tracked yet, within the spec and run limits, or {@link LimitReachedException}. */
@@ -248,21 +213,13 @@ final class Registry {
         if (runs.containsKey(runId)) {
             return;
         }
-        if (specOnlyRuns() >= settings.maxSpecs()) {
-            RunState expired = null;
-            double oldest = Double.POSITIVE_INFINITY;
-            for (RunState r : runs.values()) {
-                if (r.registeredSpec() != null && !r.ended() && !Slots.observed(r)) {
-                    oldest = Math.min(oldest, r.lastSeen());
-                    if (now - r.lastSeen() >= specRetentionSeconds() && (expired == null || r.lastSeen() < expired.lastSeen())) {
-                        expired = r;
-                    }
-                }
-            }
+        List<RunState> specOnly = specOnlyRuns();
+        if (specOnly.size() >= settings.maxSpecs()) {
+            // The victim is the one waiting longest past the retention; else retry when the first will be.
+            Slots.Room room = Slots.roomForRun(specOnly, now, specRetentionSeconds());
+            RunState expired = room.victim();
             if (expired == null) {
-                long retry = (long) Math.max(1, Math.min(Slots.SILENT_SECONDS,
-                        Math.ceil(oldest + specRetentionSeconds() - now)));
-                throw slots.refuse(Slots.Kind.SPECS, settings.maxSpecs(), retry, now);
+                throw slots.refuse(Slots.Kind.SPECS, settings.maxSpecs(), room.retryAfterSeconds(now), now);
             }
             LOG.log(System.Logger.Level.WARNING, "spec limit {0} reached: forgot the spec of run {1}, which did not"
                     + " report within {2} h of its registration", settings.maxSpecs(), expired.runId(),
@@ -329,24 +286,34 @@ final class Registry {
     /** A new agent's state; a silent agent gives its slot when the limit is full, else it throws. */
     AgentState newAgent(String agentId, double now) {
         if (agents.size() >= settings.maxAgents()) {
-            List<String> silent = Slots.silentToForget(agents, a -> a.lastSeen, now, 1);
-            if (silent.isEmpty()) {
-                if (limitLogDue(Slots.Kind.AGENTS, now)) {
-                    LOG.log(System.Logger.Level.WARNING, "agent limit {0} reached and every agent is live: refusing"
-                            + " new agents (logged at most once a minute)", settings.maxAgents());
-                }
-                throw slots.refuse(Slots.Kind.AGENTS, settings.maxAgents(),
-                        Slots.retryAfterSeconds(agents.values(), a -> a.lastSeen, now), now);
-            }
-            agents.remove(silent.get(0));
+            forgetSilent(agents, a -> a.lastSeen, 1, Slots.Kind.AGENTS, settings.maxAgents(), now, "agent limit {0}"
+                    + " reached and every agent is live: refusing new agents (logged at most once a minute)");
             agentsChanged();
-            slots.forgot(Slots.Kind.AGENTS);
         }
         AgentState agent = new AgentState(agentId);
         agents.put(agentId, agent);
         agentsChanged();
         publishCounts();
         return agent;
+    }
+
+    /**
+     * Forgets the {@code missing} entries silent longest to make room, or throws {@link LimitReachedException} when
+     * fewer are silent ({@code refusal}, with the limit as {0}, logged at most once a minute).
+     */
+    private <V> void forgetSilent(Map<String, V> entries, ToDoubleFunction<V> lastSeen, int missing, Slots.Kind kind,
+                                  int limit, double now, String refusal) {
+        List<String> silent = Slots.silentToForget(entries, lastSeen, now, missing);
+        if (silent.size() < missing) {
+            if (FleetLog.due(limitLoggedAt, kind, now)) {
+                LOG.log(System.Logger.Level.WARNING, refusal, limit);
+            }
+            throw slots.refuse(kind, limit, Slots.retryAfterSeconds(entries.values(), lastSeen, now), now);
+        }
+        for (String key : silent) {
+            entries.remove(key);
+            slots.forgot(kind);
+        }
     }
 
     // ---- nodes' memory
@@ -380,7 +347,7 @@ final class Registry {
                 slots.usage(Slots.Kind.GPUS, gpus.size(), settings.maxGpus()),
                 slots.usage(Slots.Kind.AGENTS, agents.size(), settings.maxAgents()),
                 slots.usage(Slots.Kind.RANKS, rankBudget.used(), rankBudget.max()),
-                slots.usage(Slots.Kind.SPECS, specOnlyRuns(), settings.maxSpecs()));
+                slots.usage(Slots.Kind.SPECS, specOnlyRuns().size(), settings.maxSpecs()));
     }
 
     private void publishCounts() {

@@ -128,14 +128,9 @@ final class RunObservations {
     }
 
     private List<HostMemoryView> hostMemoryOf(RunState run) {
-        List<HostMemoryView> out = new ArrayList<>();
-        for (String host : run.hosts().keySet()) {
-            HostMemoryWindow w = registry.hostMemory(host);
-            if (w != null && w.size() > 0) {
-                out.add(hostMemory(w));
-            }
-        }
-        return out.isEmpty() ? null : List.copyOf(out);
+        List<HostMemoryView> out = run.hosts().keySet().stream().map(registry::hostMemory)
+                .filter(w -> w != null && w.size() > 0).map(RunObservations::hostMemory).toList();
+        return out.isEmpty() ? null : out;
     }
 
     /** A spec nothing has reported for {@link #UNMATCHED_AFTER_SECONDS}: which runs the agents do report. */
@@ -144,14 +139,10 @@ final class RunObservations {
                 || now - run.firstSeen() < UNMATCHED_AFTER_SECONDS) {
             return null;
         }
-        List<RunState> candidates = new ArrayList<>();
-        for (RunState other : registry.runs()) {
-            if (other != run && !other.ended() && other.registeredSpec() == null && Slots.observed(other)) {
-                candidates.add(other);
-            }
-        }
-        candidates.sort(Comparator.comparingDouble((RunState r) -> r.lastSeen()).reversed());
-        List<String> ids = candidates.stream().limit(10).map(r -> r.runId()).toList();
+        List<String> ids = registry.runs().stream()
+                .filter(other -> other != run && !other.ended() && other.registeredSpec() == null && Slots.observed(other))
+                .sorted(Comparator.comparingDouble((RunState r) -> r.lastSeen()).reversed()).limit(10)
+                .map(r -> r.runId()).toList();
         String waited = now - run.firstSeen() < 120 ? "a minute" : Math.round((now - run.firstSeen()) / 60) + " minutes";
         String message = ids.isEmpty()
                 ? "nothing has reported run '" + run.runId() + "' in " + waited + " since its spec, and no agent reports "
@@ -166,7 +157,7 @@ final class RunObservations {
     private ObservedView observed(RunState run, List<GpuState> gs, double now) {
         double fromSteps = now - windowSeconds;
         double recent = now - RECENT_SECONDS;
-        GpuFigures g = GpuFigures.of(gs, recent, fromSteps);
+        GpuFigures g = new GpuFigures(gs);
         StepSeries steps = run.steps();
         double stepSeconds = WindowStats.medianStepSeconds(steps, fromSteps);
         Integer bucketH = null;
@@ -203,61 +194,41 @@ final class RunObservations {
                 nan(stepSeconds), stepShare(run, fromSteps, WindowStats.StepPart.DATA),
                 stepShare(run, fromSteps, WindowStats.StepPart.TEXT_ENCODER),
                 stepShare(run, fromSteps, WindowStats.StepPart.VAE),
-                nan(meanUtilization(gs, recent)), nan(samplesPerSecond),
+                nan(meanOver(gs, recent, Reading.UTILIZATION)), nan(samplesPerSecond),
                 run.lastStep() >= 0 ? run.lastStep() : null, nan(run.lastStepTs()), bucketH, bucketW, gs.size(),
                 g.anyPower ? g.power : null, rankViews(run, fromSteps), nan(mfu), nan(hfu),
                 nan(acc.goodput(until)), nan(acc.energyJoules()), gpuHours, nan(gpuHours * price),
                 wall.isEmpty() ? null : wall, acc.start(), nan(run.losses().newestFinite()),
                 run.losses().newestNonFinite() ? Boolean.TRUE : null,
                 run.losses().nonFiniteLossReports() > 0 ? run.losses().nonFiniteLossReports() : null, specMismatch,
-                g.smN > 0 ? g.smSum / g.smN : null, g.tensorN > 0 ? g.tensorSum / g.tensorN : null);
+                nan(meanOver(gs, recent, Reading.SM_ACTIVE)), nan(meanOver(gs, fromSteps, Reading.TENSOR_ACTIVE)));
     }
 
-    /** What a run's GPUs say together: the fullest one's memory, mean SM and tensor activity, total power. */
+    /** What a run's GPUs say together: the fullest one's memory, total power. */
     private static final class GpuFigures {
         double fullestUsed = Double.NaN;
         double fullestTotal = Double.NaN;
         double fullestHeadroom = Double.POSITIVE_INFINITY;
-        double smSum;
-        int smN;
-        double tensorSum;
-        int tensorN;
         double power;
         boolean anyPower;
 
-        static GpuFigures of(List<GpuState> gs, double recent, double fromSteps) {
-            GpuFigures f = new GpuFigures();
+        GpuFigures(List<GpuState> gs) {
             for (GpuState g : gs) {
-                f.add(g, recent, fromSteps);
-            }
-            return f;
-        }
-
-        private void add(GpuState g, double recent, double fromSteps) {
-            double used = WindowStats.latestMemory(g.window);
-            double total = g.window.memoryTotalBytes();
-            if (!Double.isNaN(used)) {
-                double headroom = Double.isNaN(total) ? Double.POSITIVE_INFINITY : total - used;
-                if (Double.isNaN(fullestUsed) || headroom < fullestHeadroom
-                        || (headroom == fullestHeadroom && used > fullestUsed)) {
-                    fullestUsed = used;
-                    fullestTotal = total;
-                    fullestHeadroom = headroom;
+                double used = WindowStats.latestMemory(g.window);
+                double total = g.window.memoryTotalBytes();
+                if (!Double.isNaN(used)) {
+                    double headroom = Double.isNaN(total) ? Double.POSITIVE_INFINITY : total - used;
+                    if (Double.isNaN(fullestUsed) || headroom < fullestHeadroom
+                            || (headroom == fullestHeadroom && used > fullestUsed)) {
+                        fullestUsed = used;
+                        fullestTotal = total;
+                        fullestHeadroom = headroom;
+                    }
                 }
-            }
-            double sm = mean(g.window, recent, Reading.SM_ACTIVE);
-            if (!Double.isNaN(sm)) {
-                smSum += sm;
-                smN++;
-            }
-            double tensor = mean(g.window, fromSteps, Reading.TENSOR_ACTIVE);
-            if (!Double.isNaN(tensor)) {
-                tensorSum += tensor;
-                tensorN++;
-            }
-            if (g.latest != null && g.latest.powerWatts() != null && Double.isFinite(g.latest.powerWatts())) {
-                power += g.latest.powerWatts();
-                anyPower = true;
+                if (g.latest != null && g.latest.powerWatts() != null && Double.isFinite(g.latest.powerWatts())) {
+                    power += g.latest.powerWatts();
+                    anyPower = true;
+                }
             }
         }
     }
@@ -383,7 +354,8 @@ final class RunObservations {
         return new RunSummary(run.runId(), run.registeredSpec(), run.firstSeen(), run.lastSeen(), run.ended(),
                 nan(run.endedAt()), run.lastStep() >= 0 ? run.lastStep() : null, nan(run.lastStepTs()), nan(stepSeconds),
                 e != null ? e.stepSeconds() : null, toLong(run.peakMemory()), e != null ? e.peakMemoryBytes() : null,
-                nan(meanUtilization(gs, now - RECENT_SECONDS)), nan(samplesPerSecond(run, stepSeconds, fromSteps)),
+                nan(meanOver(gs, now - RECENT_SECONDS, Reading.UTILIZATION)),
+                nan(samplesPerSecond(run, stepSeconds, fromSteps)),
                 List.copyOf(run.hosts().keySet()), List.copyOf(run.gpuUuids()), run.tracker().snapshot(),
                 run.synthetic() ? Boolean.TRUE : null,
                 stepShare(run, fromSteps, WindowStats.StepPart.DATA),
@@ -396,12 +368,12 @@ final class RunObservations {
         return nan(WindowStats.stepShare(run.steps(), run.ranks() != null ? run.ranks() : RankSeries.NONE, fromTs, part));
     }
 
-    /** Mean over the run's GPUs of each one's utilisation since {@code fromTs}; NaN when none has any. */
-    private static double meanUtilization(List<GpuState> gs, double fromTs) {
+    /** Mean over the run's GPUs of each one's mean reading {@code r} since {@code fromTs}; NaN when none has any. */
+    private static double meanOver(List<GpuState> gs, double fromTs, Reading r) {
         double sum = 0;
         int n = 0;
         for (GpuState g : gs) {
-            double u = mean(g.window, fromTs, Reading.UTILIZATION);
+            double u = mean(g.window, fromTs, r);
             if (!Double.isNaN(u)) {
                 sum += u;
                 n++;

@@ -1,13 +1,13 @@
 package dev.trainwatch.collector.state;
 
 import dev.trainwatch.collector.state.window.RankWindows;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.EnumMap;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -28,14 +28,10 @@ public final class Slots {
         RANKS("rank"),
         SPECS("spec");
 
-        private final String singular;
+        final String singular;
 
         Kind(String singular) {
             this.singular = singular;
-        }
-
-        String singular() {
-            return singular;
         }
 
         /** The metric label value: {@code runs}, {@code gpus}, {@code agents}, {@code ranks}. */
@@ -46,22 +42,12 @@ public final class Slots {
 
     /** One limit as the metrics and the page show it. */
     public record Usage(Kind kind, int used, int limit, long refused, long forgotten, double lastRefusedTs) {
-        /** Whether every slot is taken. */
-        public boolean full() {
-            return used >= limit;
-        }
     }
 
-    private final Map<Kind, AtomicLong> refused = new EnumMap<>(Kind.class);
-    private final Map<Kind, AtomicLong> forgotten = new EnumMap<>(Kind.class);
-    private final Map<Kind, Double> lastRefused = new EnumMap<>(Kind.class);
-
-    Slots() {
-        for (Kind kind : Kind.values()) {
-            refused.put(kind, new AtomicLong());
-            forgotten.put(kind, new AtomicLong());
-        }
-    }
+    /** By {@link Kind#ordinal()}. */
+    private final AtomicLongArray refused = new AtomicLongArray(Kind.values().length);
+    private final AtomicLongArray forgotten = new AtomicLongArray(Kind.values().length);
+    private final Map<Kind, Double> lastRefused = new ConcurrentHashMap<>();
 
     /**
      * A new run's room, from one pass: the run whose slot may be reused (ended longest ago, else silent longest, else
@@ -104,15 +90,9 @@ public final class Slots {
     /** The keys of at most {@code wanted} entries silent at least {@link #SILENT_SECONDS}, longest silent first. */
     static <V> List<String> silentToForget(Map<String, V> entries, ToDoubleFunction<V> lastSeen, double now,
                                            int wanted) {
-        List<Map.Entry<String, Double>> silent = new ArrayList<>();
-        for (Map.Entry<String, V> e : entries.entrySet()) {
-            double seen = lastSeen.applyAsDouble(e.getValue());
-            if (now - seen >= SILENT_SECONDS) {
-                silent.add(Map.entry(e.getKey(), seen));
-            }
-        }
-        silent.sort(Map.Entry.comparingByValue());
-        return silent.stream().limit(wanted).map(Map.Entry::getKey).toList();
+        return entries.entrySet().stream().filter(e -> now - lastSeen.applyAsDouble(e.getValue()) >= SILENT_SECONDS)
+                .sorted(Comparator.comparingDouble(e -> lastSeen.applyAsDouble(e.getValue()))).limit(wanted)
+                .map(Map.Entry::getKey).toList();
     }
 
     /** Whether anything of the run was ever observed: a step, or GPUs an agent attributed to it. */
@@ -122,11 +102,7 @@ public final class Slots {
 
     /** Seconds until the least recently seen of these becomes silent (at least 1, at most the silence span). */
     static <V> long retryAfterSeconds(Collection<V> entries, ToDoubleFunction<V> lastSeen, double now) {
-        double oldest = Double.POSITIVE_INFINITY;
-        for (V v : entries) {
-            oldest = Math.min(oldest, lastSeen.applyAsDouble(v));
-        }
-        return retryAfter(oldest, now);
+        return retryAfter(entries.stream().mapToDouble(lastSeen).min().orElse(Double.POSITIVE_INFINITY), now);
     }
 
     private static long retryAfter(double oldest, double now) {
@@ -135,32 +111,21 @@ public final class Slots {
     }
 
     LimitReachedException refuse(Kind kind, int limit, long retryAfterSeconds, double now) {
-        refused.get(kind).incrementAndGet();
-        synchronized (lastRefused) {
-            lastRefused.put(kind, now);
-        }
+        refused.incrementAndGet(kind.ordinal());
+        lastRefused.put(kind, now);
         return new LimitReachedException(kind, limit, retryAfterSeconds);
     }
 
     void forgot(Kind kind) {
-        forgotten.get(kind).incrementAndGet();
-    }
-
-    long refused(Kind kind) {
-        return refused.get(kind).get();
-    }
-
-    long forgotten(Kind kind) {
-        return forgotten.get(kind).get();
+        forgotten.incrementAndGet(kind.ordinal());
     }
 
     double lastRefused(Kind kind) {
-        synchronized (lastRefused) {
-            return lastRefused.getOrDefault(kind, Double.NaN);
-        }
+        return lastRefused.getOrDefault(kind, Double.NaN);
     }
 
     Usage usage(Kind kind, int used, int limit) {
-        return new Usage(kind, used, limit, refused(kind), forgotten(kind), lastRefused(kind));
+        return new Usage(kind, used, limit, refused.get(kind.ordinal()), forgotten.get(kind.ordinal()),
+                lastRefused(kind));
     }
 }

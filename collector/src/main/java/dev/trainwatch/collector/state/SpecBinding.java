@@ -1,24 +1,31 @@
 package dev.trainwatch.collector.state;
 
+import dev.trainwatch.collector.detect.Anomaly;
+import dev.trainwatch.collector.detect.AnomalyKind;
+import dev.trainwatch.collector.detect.RunContext;
+import dev.trainwatch.collector.state.view.RunSummary;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.protocol.RunSpec;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 
 /**
  * Binds run specs to runs: registration under the run's id or another of its names, the GPU and data-parallel size
- * filled from what the agents report, and the spec of a run registered before the agent reported it moved to the
- * run the agent reports. Only called under the {@link Fleet}'s lock.
+ * filled from what the agents report, the spec of a run registered before the agent reported it moved to the run the
+ * agent reports, and runs the history kept put back after a restart. Only called under the {@link Fleet}'s lock.
  */
 final class SpecBinding {
     private static final System.Logger LOG = System.getLogger(FleetLog.NAME);
 
     private final Registry registry;
     private final Predictor predictor;
-    private final RunEvents events;
+    private final EvaluationSchedule events;
 
-    SpecBinding(Registry registry, Predictor predictor, RunEvents events) {
+    SpecBinding(Registry registry, Predictor predictor, EvaluationSchedule events) {
         this.registry = registry;
         this.predictor = predictor;
         this.events = events;
@@ -28,7 +35,7 @@ final class SpecBinding {
     RunState put(String runId, RunSpec spec, double now) {
         RunState existing = registry.run(runId);
         String target = registry.aliasTarget(runId);
-        if (existing == null && target != null && registry.hasRun(target)) {
+        if (existing == null && registry.run(target) != null) {
             // The spec names the run by another of its names (its SLURM_JOB_ID, its TORCHELASTIC_RUN_ID,
             // host:pid): it belongs to the run the agent reports.
             runId = target;
@@ -110,5 +117,60 @@ final class SpecBinding {
             LOG.log(System.Logger.Level.WARNING, "run {0}: spec with observed GPU {1} not priced: {2}",
                     run.runId(), filled.gpu(), e.getMessage());
         }
+    }
+
+    /** See {@link Fleet#restoreRun}. */
+    void restore(RunSummary summary, double now) {
+        if (registry.run(summary.runId()) != null) {
+            return;
+        }
+        RunState run;
+        try {
+            run = registry.runOrCreate(summary.runId(), Math.min(now, summary.firstSeenTs()));
+        } catch (LimitReachedException e) {
+            LOG.log(System.Logger.Level.WARNING, "not restoring run {0}: {1}", summary.runId(), e.getMessage());
+            return;
+        }
+        Estimate priced = null;
+        if (summary.spec() != null) {
+            try {
+                priced = predictor.estimate(summary.spec());
+            } catch (InvalidSpecException e) {
+                LOG.log(System.Logger.Level.WARNING, "restored run {0}: spec not priced: {1}",
+                        summary.runId(), e.getMessage());
+            }
+        }
+        run.restore(summary, priced, now);
+        if (summary.anomalies() != null) {
+            // An ended run's anomalies ended with it (kept as such), except run_failed, which is why it ended.
+            run.tracker().restore(summary.anomalies().stream()
+                    .filter(a -> !summary.ended() || !a.active() || a.kind() == AnomalyKind.RUN_FAILED).toList(),
+                    now);
+            if (!summary.ended()) {
+                summary.anomalies().stream()
+                        .filter(a -> a.active() && a.kind() == AnomalyKind.XID_ERROR)
+                        .forEach(a -> run.restoredXids().addAll(xidsOf(a)));
+            }
+        }
+    }
+
+    /** The XIDs an {@code xid_error} anomaly's evidence names, stamped with its newest XID's time. */
+    private static List<RunContext.XidRecord> xidsOf(Anomaly anomaly) {
+        Map<String, Object> evidence = anomaly.evidence();
+        double ts = evidence.get("newest_ts") instanceof Number n ? n.doubleValue() : anomaly.since();
+        List<String> uuids = new ArrayList<>();
+        if (evidence.get("gpu_uuids") instanceof List<?> list) {
+            list.forEach(u -> uuids.add(String.valueOf(u)));
+        }
+        String uuid = uuids.isEmpty() ? null : uuids.get(0);
+        List<RunContext.XidRecord> out = new ArrayList<>();
+        if (evidence.get("xids") instanceof List<?> xids) {
+            for (Object xid : xids) {
+                if (xid instanceof Number n) {
+                    out.add(new RunContext.XidRecord(ts, null, uuid, n.longValue()));
+                }
+            }
+        }
+        return out;
     }
 }

@@ -9,9 +9,9 @@ import java.util.List;
 final class StepIngest {
     private final Registry registry;
     private final RunObservations observations;
-    private final RunEvents events;
+    private final EvaluationSchedule events;
 
-    StepIngest(Registry registry, RunObservations observations, RunEvents events) {
+    StepIngest(Registry registry, RunObservations observations, EvaluationSchedule events) {
         this.registry = registry;
         this.observations = observations;
         this.events = events;
@@ -22,21 +22,17 @@ final class StepIngest {
     /** A run's silence after such a request is taken for late data this long (a replay's next request is close). */
     static final double LATE_GRACE_SECONDS = 30;
 
-    List<StepEvent> apply(String runId, List<StepEvent> steps, String agentId, Double requestSentAt, double now,
-                          double wallOffset) {
-        List<StepEvent> counted = apply(runId, steps, agentId, requestSentAt, true, now, wallOffset);
-        events.maybeEvaluate(registry.run(runId), now, StepEvent.anyNonFiniteLoss(steps));
-        return counted;
-    }
-
-    /** The same, leaving the judgement to the caller (steps carried in a batch, whose send time fed the clock). */
-    List<StepEvent> apply(String runId, List<StepEvent> steps, String agentId, Double requestSentAt,
-                          boolean observeClock, double now, double wallOffset) {
+    /**
+     * Applies the reports; a {@code request} of their own (not carried in a batch, whose send time fed the clock and
+     * whose caller judges the run) feeds the agent's clock with its send time, and the run is judged when due.
+     */
+    List<StepEvent> apply(String runId, List<StepEvent> steps, String agentId, Double requestSentAt, boolean request,
+                          double now, double wallOffset) {
         List<StepEvent> counted = new ArrayList<>(steps.size());
         RunState run = registry.runOrCreate(runId, now);
         AgentState agent = agentId == null ? null : registry.agent(agentId);
         boolean sent = agentId != null && requestSentAt != null && Double.isFinite(requestSentAt);
-        if (agent != null && sent && observeClock) {
+        if (agent != null && sent && request) {
             agent.clock.observeRequest(requestSentAt, now);
         }
         double offset;
@@ -63,6 +59,9 @@ final class StepIngest {
         }
         run.stepsApplied(now);
         events.stepsCounted(runId, counted);
+        if (request) {
+            events.maybeEvaluate(run, now, StepEvent.anyNonFiniteLoss(steps));
+        }
         return counted;
     }
 
@@ -94,7 +93,7 @@ final class StepIngest {
             }
             registry.ledger.appliedStep(runId, e.source(), rank, e.step());
         }
-        double ts = Timestamps.stamp(e.ts() == null ? null : e.ts() - offset, now);
+        double ts = e.ts() == null ? now : Timestamps.stamp(e.ts() - offset, now);
         boolean counts = true;
         if (rank >= 0) {
             RankWindows ranks = run.ranksOrCreate(registry.windowSeconds, registry.rankBudget);

@@ -6,10 +6,6 @@ final class Timestamps {
     }
 
     /** A client timestamp, clamped to now (a skewed agent clock must not put samples in the future). */
-    static double stamp(Double ts, double now) {
-        return ts == null || !Double.isFinite(ts) || ts <= 0 || ts > now ? now : ts;
-    }
-
     static double stamp(double ts, double now) {
         return !Double.isFinite(ts) || ts <= 0 || ts > now ? now : ts;
     }

@@ -73,7 +73,7 @@ class LiveRunLimitsTest {
         assertThat(fleet.run("live-0").orElseThrow().observed().lastStep()).isEqualTo(192);
         assertThat(refused(Slots.Kind.RUNS)).isEqualTo(200);
         assertThat(forgotten(Slots.Kind.RUNS)).isZero();
-        assertThat(fleet.limits().get(0).full()).isTrue();
+        assertThat(fleet.limits().get(0).used()).isEqualTo(fleet.limits().get(0).limit());
     }
 
     @Test
@@ -158,6 +158,26 @@ class LiveRunLimitsTest {
         step("planned-1", 1); // its run reports: no longer only a spec
         fleet.putSpec("planned-2", spec());
         assertThat(fleet.run("planned-2")).isPresent();
+    }
+
+    @Test
+    void aSpecPastItsRetentionGivesItsSpecSlotAndTheRetryIsWhenItWill() {
+        // maxRuns 4 gives a spec limit of 1.
+        fleet.putSpec("planned-1", spec());
+        clock.advance(FleetSettings.DEFAULT_SPEC_RETENTION.minusSeconds(100));
+        assertThatThrownBy(() -> fleet.putSpec("planned-2", spec())).isInstanceOfSatisfying(
+                LimitReachedException.class, e -> assertThat(e.retryAfterSeconds()).isEqualTo(100));
+        clock.advance(Duration.ofSeconds(99));
+        assertThatThrownBy(() -> fleet.putSpec("planned-2", spec())).isInstanceOfSatisfying(
+                LimitReachedException.class, e -> assertThat(e.retryAfterSeconds()).isEqualTo(1));
+        assertThat(fleet.run("planned-1")).isPresent();
+
+        clock.advance(Duration.ofSeconds(1));
+        fleet.putSpec("planned-2", spec());
+        assertThat(fleet.run("planned-1")).as("past its retention").isEmpty();
+        assertThat(fleet.run("planned-2")).isPresent();
+        assertThat(forgotten(Slots.Kind.SPECS)).isEqualTo(1);
+        assertThat(refused(Slots.Kind.SPECS)).isEqualTo(2);
     }
 
     @Test

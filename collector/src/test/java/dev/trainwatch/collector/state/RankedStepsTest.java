@@ -8,6 +8,7 @@ import dev.trainwatch.collector.detect.AnomalyKind;
 import dev.trainwatch.collector.detect.DetectorSettings;
 import dev.trainwatch.collector.state.view.RankView;
 import dev.trainwatch.collector.state.view.RunView;
+import dev.trainwatch.collector.state.window.RankBudget;
 import dev.trainwatch.collector.state.window.RankWindows;
 import dev.trainwatch.collector.testing.FakePredictor;
 import dev.trainwatch.protocol.RunSpec;
@@ -254,7 +255,7 @@ class RankedStepsTest {
 
     @Test
     void theLeadPassesToTheLowestRankStillReportingAndComesBack() {
-        RankWindows ranks = new RankWindows(600);
+        RankWindows ranks = new RankWindows(600, new RankBudget(Integer.MAX_VALUE));
         double t = 1_000;
         assertThat(ranks.add(report(1, 2, t), t)).isTrue(); // the only rank so far leads
         assertThat(ranks.add(report(1, 0, t), t)).isTrue(); // a lower rank takes over
@@ -278,7 +279,7 @@ class RankedStepsTest {
 
     @Test
     void theRanksTrackedPerRunAreBoundedAndALiveRankIsNeverDroppedForANewOne() {
-        RankWindows ranks = new RankWindows(600);
+        RankWindows ranks = new RankWindows(600, new RankBudget(Integer.MAX_VALUE));
         for (int r = RankWindows.MAX_RANKS + 40; r >= 1; r--) {
             ranks.add(report(1, r, 10), 10);
         }

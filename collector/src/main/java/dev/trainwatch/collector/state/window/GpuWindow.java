@@ -54,6 +54,8 @@ public final class GpuWindow implements GpuSeries {
     private List<OtherProcess> others = List.of();
 
     private static final Reading[] COLUMNS = Reading.values();
+    /** Utilisation at or below this counts as idle (the agent's idle threshold, 5%). */
+    public static final double IDLE_RATIO = 0.05;
 
     public GpuWindow(String uuid, double spanSeconds, int capacity) {
         this.uuid = uuid;
@@ -127,7 +129,7 @@ public final class GpuWindow implements GpuSeries {
         UtilizationWindow w = s.utilizationWindow();
         boolean windowed = w != null && w.count() > 0;
         put(Reading.UTILIZATION_MIN, windowed ? w.minRatio() : util);
-        double idle = Double.isNaN(util) ? Double.NaN : util <= 0.05 ? 1 : 0;
+        double idle = Double.isNaN(util) ? Double.NaN : util <= IDLE_RATIO ? 1 : 0;
         put(Reading.IDLE_FRACTION, windowed ? w.idleFraction() : idle);
         put(Reading.UTILIZATION, windowed && Double.isNaN(util) ? w.meanRatio() : util);
         pollMask = s.clockEventReasons() == null ? 0 : GpuSeries.reasonMask(s.clockEventReasons());

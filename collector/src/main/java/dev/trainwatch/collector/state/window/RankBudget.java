@@ -14,10 +14,6 @@ public final class RankBudget {
         this.max = max;
     }
 
-    public static RankBudget unlimited() {
-        return new RankBudget(Integer.MAX_VALUE);
-    }
-
     public int max() {
         return max;
     }

@@ -37,10 +37,6 @@ public final class RankWindows implements RankSeries {
 
     private final RankBudget budget;
 
-    public RankWindows(double spanSeconds) {
-        this(spanSeconds, RankBudget.unlimited());
-    }
-
     /** Ranks of one run, taking their slots from {@code budget}, shared by all runs of the fleet. */
     public RankWindows(double spanSeconds, RankBudget budget) {
         this.spanSeconds = spanSeconds;
