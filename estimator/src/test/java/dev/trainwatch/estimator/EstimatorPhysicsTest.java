@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import dev.trainwatch.estimator.catalog.GpuInfo;
-import dev.trainwatch.estimator.config.ConfigReaders;
+import dev.trainwatch.estimator.config.BundledConfigs;
 import dev.trainwatch.protocol.RunSpec;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -63,8 +63,8 @@ class EstimatorPhysicsTest {
                 + "mixed_precision = 'fp16'\ndata = dict(load_vae_feat=True, load_t5_feat=True)\n";
         Files.writeString(on, base + "fp32_attention = True\n");
         Files.writeString(off, base + "fp32_attention = False\n");
-        RunSpec upcast = ConfigReaders.read(on).overriddenBy(run(null, "a100-80gb", 1, 8, null));
-        RunSpec half = ConfigReaders.read(off).overriddenBy(run(null, "a100-80gb", 1, 8, null));
+        RunSpec upcast = BundledConfigs.read(on).overriddenBy(run(null, "a100-80gb", 1, 8, null));
+        RunSpec half = BundledConfigs.read(off).overriddenBy(run(null, "a100-80gb", 1, 8, null));
         assertThat(half.attentionPrecision()).isEqualTo("half");
         Estimate a = estimator.estimate(upcast);
         Estimate b = estimator.estimate(half);

@@ -2,7 +2,7 @@ package dev.trainwatch.estimator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.trainwatch.estimator.config.ConfigReaders;
+import dev.trainwatch.estimator.config.BundledConfigs;
 import dev.trainwatch.protocol.RunSpec;
 import java.io.IOException;
 import java.io.InputStream;
@@ -99,7 +99,7 @@ class PublishedAccuracyTest {
         String config = cell(row, "config");
         if (config != null) {
             try {
-                base = ConfigReaders.read(Path.of(PublishedAccuracyTest.class.getResource("/configs/" + config).toURI()));
+                base = BundledConfigs.read(Path.of(PublishedAccuracyTest.class.getResource("/configs/" + config).toURI()));
             } catch (URISyntaxException e) {
                 throw new IllegalStateException(e);
             }

@@ -41,21 +41,6 @@ public final class ConfigReaders {
     public record Read(RunSpec spec, List<String> notes) {
     }
 
-    /** Reads a config against the bundled catalog. */
-    public static RunSpec read(Path file) {
-        return read(file, BundledCatalog.CATALOG);
-    }
-
-    /** Reads a config against the bundled catalog, with the reader's notes. */
-    public static Read readWithNotes(Path file) {
-        return readWithNotes(file, BundledCatalog.CATALOG);
-    }
-
-    /** {@link #readWithNotes(Path, Catalog)} without the notes. */
-    public static RunSpec read(Path file, Catalog catalog) {
-        return readWithNotes(file, catalog).spec();
-    }
-
     /**
      * Reads a config: PixArt-alpha/-Sigma and Open-Sora {@code .py} files (Open-Sora's are told apart by
      * {@code model = dict(type=...)}), Sana and ai-toolkit {@code .yaml} files (ai-toolkit's by {@code config.process}),
@@ -409,10 +394,5 @@ public final class ConfigReaders {
             return o.why() + " (trainwatch reads literal values only)";
         }
         return value == null ? "None" : "'" + value + "'";
-    }
-
-    /** The bundled catalog, loaded on first use; immutable. */
-    private static final class BundledCatalog {
-        static final Catalog CATALOG = Catalog.bundled();
     }
 }

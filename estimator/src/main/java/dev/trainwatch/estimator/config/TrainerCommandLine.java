@@ -47,14 +47,9 @@ public final class TrainerCommandLine {
      * The spec a trainer's command line names, with what could not be mapped; empty when the program is not a trainer
      * trainwatch knows. The spec is null when the model could not be told (the notes say why).
      *
-     * @param env the process's environment (SimpleTuner's {@code CONFIG_PATH}, {@code ENV}); may be empty
+     * @param env      the process's environment (SimpleTuner's {@code CONFIG_PATH}, {@code ENV}); may be empty
+     * @param catalogs asked for only once the program is a trainer (an agent loads the catalog for trainers alone)
      */
-    public static Optional<ConfigReaders.Read> read(List<String> argv, Path cwd, Map<String, String> env,
-                                                    Catalog catalog) {
-        return read(argv, cwd, env, () -> catalog);
-    }
-
-    /** As above, the catalog asked for only once the program is a trainer (an agent loads it for trainers alone). */
     public static Optional<ConfigReaders.Read> read(List<String> argv, Path cwd, Map<String, String> env,
                                                     Supplier<Catalog> catalogs) {
         Optional<Launch> launch = unwrap(argv);
