@@ -2,7 +2,6 @@ package dev.trainwatch.estimator;
 
 import dev.trainwatch.estimator.catalog.Catalog;
 import dev.trainwatch.estimator.catalog.CatalogException;
-import dev.trainwatch.estimator.catalog.GpuInfo;
 import dev.trainwatch.estimator.catalog.ModelInfo;
 import dev.trainwatch.protocol.RunSpec;
 import java.nio.file.Path;
@@ -12,7 +11,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 
 /**
  * Predicts what a run costs: parameters, peak memory by term, step time, the largest batch and the changes that help.
@@ -81,27 +79,6 @@ public final class Estimator {
 
     public Catalog catalog() {
         return catalog;
-    }
-
-    public List<ModelInfo> models() {
-        return catalog.models();
-    }
-
-    public List<GpuInfo> gpus() {
-        return catalog.gpus();
-    }
-
-    public Optional<ModelInfo> model(String id) {
-        return catalog.model(id);
-    }
-
-    public Optional<GpuInfo> gpu(String idOrNvmlName) {
-        return catalog.gpu(idOrNvmlName);
-    }
-
-    /** The catalog GPU id for an id, alias or NVML device name ("NVIDIA A100-SXM4-80GB" → {@code a100-80gb}). */
-    public Optional<String> resolveGpuId(String idOrNvmlName) {
-        return catalog.resolveGpuId(idOrNvmlName);
     }
 
     /** Blocks per block group in forward order, as {@code checkpoint_blocks} counts them. */

@@ -25,7 +25,7 @@ class EstimatorPhysicsTest {
 
     @Test
     void aGemmThatSpillsIntoASecondWaveCostsTwoWaves() {
-        GpuInfo a100 = estimator.gpu("a100-80gb").orElseThrow();
+        GpuInfo a100 = estimator.catalog().gpu("a100-80gb").orElseThrow();
         var arch = estimator.catalog().architecture(a100);
         StepTimeModel.Hw hw = new StepTimeModel.Hw(a100, arch.tileM(), arch.tileN(), a100.bandwidthGbps() * 1e9 * 0.8, 10e-6);
         double rate = 312e12 * StepTimeModel.GEMM_EFFICIENCY;
@@ -153,7 +153,7 @@ class EstimatorPhysicsTest {
         Estimate priced = estimator.estimate(source);
         // Observed 30% slower than priced, 0.1 s of it waiting for data.
         double observedStep = priced.stepSeconds() * 1.3 + 0.1;
-        ObservedRun observed = new ObservedRun(source, observedStep, 0.1, null, 100_000L);
+        ObservedRun observed = new ObservedRun(source, observedStep, 0.1, null, 100_000L, false);
         Repricing same = estimator.reprice(observed, source);
         assertThat(same.stepSeconds()).isCloseTo(observedStep, within(1e-9));
         assertThat(same.modelAnchor()).isCloseTo(1.3, within(1e-9));
@@ -162,6 +162,6 @@ class EstimatorPhysicsTest {
         assertThat(h100.stepSeconds()).isCloseTo(target.stepSeconds() * 1.3 + 0.05, within(1e-9));
         assertThat(h100.stepOperations()).containsEntry("data_wait", 0.05);
         assertThat(h100.remainingSeconds()).isCloseTo(h100.stepSeconds() * 300_000, within(1e-6));
-        assertThatThrownBy(() -> new ObservedRun(source, -1, null, null, null)).isInstanceOf(InvalidSpecException.class);
+        assertThatThrownBy(() -> new ObservedRun(source, -1, null, null, null, false)).isInstanceOf(InvalidSpecException.class);
     }
 }

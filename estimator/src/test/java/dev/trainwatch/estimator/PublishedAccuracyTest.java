@@ -162,8 +162,8 @@ class PublishedAccuracyTest {
                 System.out.println("DEBUG " + row.get("id") + " step=" + e.stepSeconds() + " " + e.stepBreakdown()
                         + " mem=" + e.peakMemoryBytes() / (double) (1L << 30) + " " + e.breakdown());
             }
-            String family = estimator.model(e.model()).orElseThrow().family();
-            String architecture = estimator.gpu(e.gpu()).orElseThrow().architecture();
+            String family = estimator.catalog().model(e.model()).orElseThrow().family();
+            String architecture = estimator.catalog().gpu(e.gpu()).orElseThrow().architecture();
             String precision = e.spec().precision();
             switch (kind) {
                 case "memory" -> out.add(new Scored(row, kind, family, architecture, precision, measured(row), e.peakMemoryBytes(),
