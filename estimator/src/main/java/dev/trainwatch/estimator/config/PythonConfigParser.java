@@ -130,8 +130,7 @@ final class PythonConfigParser {
                 }
                 value = new Opaque("an attribute", line);
             } else {
-                String close = t.text.equals("(") ? ")" : "]";
-                skipUntilClose(close, t.line);
+                skipUntilClose();
                 value = new Opaque(t.text.equals("(") ? "a function call" : "a subscript", line);
             }
         }
@@ -151,9 +150,9 @@ final class PythonConfigParser {
             }
             case NAME -> name(t);
             case OP -> switch (t.text) {
-                case "(" -> parenthesised(t);
-                case "[" -> sequence("]", t.line);
-                case "{" -> braces(t.line);
+                case "(" -> parenthesised();
+                case "[" -> sequence();
+                case "{" -> braces();
                 default -> throw error(t.line, "unexpected '" + t.text + "'");
             };
             case NEWLINE, END -> throw error(t.line, "a value is missing");
@@ -163,7 +162,7 @@ final class PythonConfigParser {
     private Object name(Token t) {
         if (t.text.equals("dict") && isOp(peek(), "(")) {
             pos++;
-            return keywordArguments(t.line);
+            return keywordArguments();
         }
         if (t.text.equals("lambda")) {
             skipExpressionTail();
@@ -180,9 +179,9 @@ final class PythonConfigParser {
     }
 
     /** {@code dict(a=1, b=2)}; the opening parenthesis is consumed. */
-    private Map<String, Object> keywordArguments(int line) {
+    private Map<String, Object> keywordArguments() {
         Map<String, Object> map = new LinkedHashMap<>();
-        items(")", line, "dict(", () -> {
+        items(")", () -> {
             Token key = next();
             if (key.kind != Kind.NAME || !isOp(peek(), "=")) {
                 throw error(key.line, "expected 'key=value' inside dict(), found '" + key.text + "'");
@@ -193,7 +192,7 @@ final class PythonConfigParser {
         return map;
     }
 
-    private Object parenthesised(Token open) {
+    private Object parenthesised() {
         if (isOp(peek(), ")")) {
             pos++;
             return List.of();
@@ -212,19 +211,19 @@ final class PythonConfigParser {
             }
             items.add(expression());
         }
-        expect(")", open.line, "(");
+        expect(")");
         return items;
     }
 
-    private List<Object> sequence(String close, int line) {
+    private List<Object> sequence() {
         List<Object> items = new ArrayList<>();
-        items(close, line, "[", () -> items.add(expression()));
+        items("]", () -> items.add(expression()));
         return items;
     }
 
-    private Map<String, Object> braces(int line) {
+    private Map<String, Object> braces() {
         Map<String, Object> map = new LinkedHashMap<>();
-        items("}", line, "{", () -> {
+        items("}", () -> {
             Object key = expression();
             if (!isOp(peek(), ":")) {
                 throw error(peek().line, "expected ':' in a dict literal");
@@ -235,36 +234,32 @@ final class PythonConfigParser {
         return map;
     }
 
-    /** Comma-separated items, each read by {@code item}, up to {@code close} (a trailing comma allowed). */
-    private void items(String close, int line, String opener, Runnable item) {
+    /**
+     * Comma-separated items, each read by {@code item}, up to {@code close} (a trailing comma allowed). The tokenizer
+     * has checked that every bracket closes, so no bracket's content runs into the end of the file.
+     */
+    private void items(String close, Runnable item) {
         while (!isOp(peek(), close)) {
-            if (peek().kind == Kind.END) {
-                throw error(line, "'" + opener + "' is never closed");
-            }
             item.run();
             if (!isOp(peek(), ",")) {
                 break;
             }
             pos++;
         }
-        expect(close, line, opener);
+        expect(close);
     }
 
-    private void expect(String close, int openLine, String opener) {
+    private void expect(String close) {
         Token t = next();
         if (!isOp(t, close)) {
-            throw error(t.kind == Kind.END ? openLine : t.line,
-                    t.kind == Kind.END ? "'" + opener + "' is never closed" : "expected '" + close + "', found '" + t.text + "'");
+            throw error(t.line, "expected '" + close + "', found '" + t.text + "'");
         }
     }
 
-    private void skipUntilClose(String close, int line) {
+    private void skipUntilClose() {
         int depth = 1;
         while (depth > 0) {
             Token t = next();
-            if (t.kind == Kind.END) {
-                throw error(line, "'" + (close.equals(")") ? "(" : "[") + "' is never closed");
-            }
             if (t.kind == Kind.OP && (t.text.equals("(") || t.text.equals("[") || t.text.equals("{"))) {
                 depth++;
             } else if (t.kind == Kind.OP && (t.text.equals(")") || t.text.equals("]") || t.text.equals("}"))) {
