@@ -189,14 +189,13 @@ final class Advice {
 
     /** What block swap moves over PCIe each step, and whether the compute hides it. */
     private static void blockSwapNote(ResolvedRun r, Costs c, List<String> notes) {
-        double bytes = TrainerLevers.swapBytesPerStep(r);
-        if (bytes <= 0 || r.gpu().pcieGbps() <= 0) {
+        double copy = TrainerLevers.swapCopySeconds(r);
+        if (copy <= 0) {
             return;
         }
-        double copy = bytes / (r.gpu().pcieGbps() * 1e9 * TrainerLevers.PINNED_COPY_EFFICIENCY);
         double exposed = c.time().getOrDefault("block_swap", 0.0);
         notes.add(String.format(Locale.ROOT, "%d swapped blocks cross PCIe twice a step: %.1f GB, %.2f s of copies at"
-                + " %.0f GB/s pinned, %s", r.blocksToSwap(), bytes / 1e9, copy,
+                + " %.0f GB/s pinned, %s", r.blocksToSwap(), TrainerLevers.swapBytesPerStep(r) / 1e9, copy,
                 r.gpu().pcieGbps() * TrainerLevers.PINNED_COPY_EFFICIENCY, exposed > 0
                         ? String.format(Locale.ROOT, "%.2f s of them beyond the compute they overlap (PCIe-bound)", exposed)
                         : "hidden under the blocks' compute"));

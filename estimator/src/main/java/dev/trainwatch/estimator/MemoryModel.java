@@ -4,6 +4,7 @@ import dev.trainwatch.estimator.catalog.EncoderInfo;
 import dev.trainwatch.estimator.catalog.ModelInfo;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.IntPredicate;
 
 /**
  * Peak device memory of a run at a batch, per term, as NVML would show it: PyTorch's accounting under DDP/accelerate
@@ -63,15 +64,20 @@ final class MemoryModel {
             lo = 1;
             hi = r.batch();
         }
+        return bisect(lo, hi, batch -> peakBytes(r, batch) > capacity) - 1;
+    }
+
+    /** The least n in (lo, hi] for which {@code holds}, given it holds at hi, not at lo, and onwards once it does. */
+    static int bisect(int lo, int hi, IntPredicate holds) {
         while (hi - lo > 1) {
             int mid = lo + (hi - lo) / 2;
-            if (peakBytes(r, mid) <= capacity) {
-                lo = mid;
-            } else {
+            if (holds.test(mid)) {
                 hi = mid;
+            } else {
+                lo = mid;
             }
         }
-        return lo;
+        return hi;
     }
 
     static Map<String, Long> terms(ResolvedRun r, int b) {
