@@ -62,7 +62,8 @@ public final class ConfigReaders {
             spec = TrainerConfigs.isAiToolkit(yaml) ? TrainerConfigs.aiToolkit(file, yaml, catalog, notes)
                     : fromSana(file, yaml, catalog, notes);
         } else if (name.endsWith(".toml")) {
-            spec = TrainerConfigs.kohya(file, catalog, notes);
+            spec = TrainerConfigs.kohya(file, TrainerConfigs.toml(file), file.toAbsolutePath().getParent(), null, catalog,
+                    notes);
         } else if (name.endsWith(".json")) {
             Map<String, Object> json = SimpleTunerConfig.read(file);
             if (!OneTrainerConfig.is(json) && !SimpleTunerConfig.is(json)) {

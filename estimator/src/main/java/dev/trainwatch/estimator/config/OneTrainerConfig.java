@@ -3,6 +3,7 @@ package dev.trainwatch.estimator.config;
 import static dev.trainwatch.estimator.config.TrainerConfigs.BLOCK_LINEARS;
 import static dev.trainwatch.estimator.config.TrainerConfigs.largestSide;
 import static dev.trainwatch.estimator.config.TrainerConfigs.optimizer;
+import static dev.trainwatch.estimator.config.TrainerConfigs.precision;
 import static dev.trainwatch.estimator.config.TrainerConfigs.text;
 import static dev.trainwatch.estimator.config.TrainerConfigs.whole;
 
@@ -50,7 +51,7 @@ final class OneTrainerConfig {
         Object ema = c.get("ema");
         RunSpec spec = new RunSpec(modelId, null, null, c.get("batch_size") == null ? 1 : whole(file, c.get("batch_size"), "batch_size"),
                 largestSide(file, c.get("resolution")), null, null, frames(file, c.get("frames"), catalog, modelId),
-                precision(text(c.get("train_dtype") == null ? "FLOAT_16" : c.get("train_dtype"))),
+                precision(text(c.get("train_dtype") == null ? "FLOAT_16" : c.get("train_dtype")).replace("_", "")),
                 optimizer(opt == null ? "ADAMW" : String.valueOf(opt)),
                 checkpointing == null || !"OFF".equals(String.valueOf(checkpointing)) && !Boolean.FALSE.equals(checkpointing),
                 ema != null && !"OFF".equals(String.valueOf(ema)), null, null, null,
@@ -98,15 +99,6 @@ final class OneTrainerConfig {
             case "NFLOAT_4", "NFLOAT_4_SVD" -> "nf4";
             case "BFLOAT_16" -> "bf16";
             case "FLOAT_16" -> "fp16";
-            default -> null;
-        };
-    }
-
-    private static String precision(String dtype) {
-        return switch (dtype.toUpperCase(Locale.ROOT)) {
-            case "BFLOAT_16" -> "bf16";
-            case "FLOAT_16" -> "fp16";
-            case "FLOAT_32" -> "fp32";
             default -> null;
         };
     }

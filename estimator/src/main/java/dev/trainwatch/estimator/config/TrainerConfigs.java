@@ -78,15 +78,10 @@ final class TrainerConfigs {
 
     // ------------------------------------------------------------------------------------------ kohya / musubi
 
-    /** A kohya sd-scripts or musubi-tuner training TOML, and the dataset TOML its {@code dataset_config} names. */
-    static RunSpec kohya(Path file, Catalog catalog, List<String> notes) {
-        return kohya(file, toml(file), file.toAbsolutePath().getParent(), null, catalog, notes);
-    }
-
     /**
-     * kohya's or musubi's settings (TOML keys or command-line flags, the same names), sections flattened as kohya
-     * does; {@code dataset_config} resolved against {@code base}; {@code arch} (from the script's name) before the
-     * network module's hint.
+     * kohya's or musubi's settings (a training TOML's keys or command-line flags, the same names), sections flattened
+     * as kohya does; the dataset TOML {@code dataset_config} names resolved against {@code base}; {@code arch} (from
+     * the script's name) before the network module's hint.
      */
     @SuppressWarnings("unchecked")
     static RunSpec kohya(Path file, Map<String, Object> settings, Path base, String arch, Catalog catalog,
