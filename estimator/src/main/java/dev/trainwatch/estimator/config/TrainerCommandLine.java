@@ -179,14 +179,9 @@ public final class TrainerCommandLine {
         if (MUSUBI_MODULES.containsKey(prefix)) {
             settings.putIfAbsent("network_module", MUSUBI_MODULES.get(prefix));
         }
-        String arch = switch (prefix) {
-            case "flux", "sd3" -> prefix;
-            case "wan" -> TrainerConfigs.kohyaArch("networks.lora_wan", text(settings.get("task")));
-            case "hv", "fpack" -> "hunyuan";
-            case "qwen_image" -> "qwen";
-            case "zimage" -> "zimage";
-            default -> "";
-        };
+        // A musubi script's network module names its architecture; "" keeps an SD/SDXL module from hinting one.
+        String arch = prefix.equals("flux") || prefix.equals("sd3") ? prefix : MUSUBI_MODULES.containsKey(prefix)
+                ? TrainerConfigs.kohyaArch(MUSUBI_MODULES.get(prefix), text(settings.get("task"))) : "";
         return TrainerConfigs.kohya(script, settings, cwd, arch, catalog, notes);
     }
 
