@@ -62,16 +62,13 @@ final class Advice {
                     + " with no fp32 master copy (small updates can round away)");
         }
         if (r.eagerShare() < 1) {
-            notes.add(r.weights().equals("mixed")
-                    ? String.format(Locale.ROOT, "eager PyTorch with half parameters and fp32 master weights on %s (%s) is"
-                            + " priced at %.0f%% of its datasheet rates, as the published eager runs of that regime on"
-                            + " Hopper measured (Open-Sora and OpenDiT on ColossalAI's booster); --kernels compiled prices"
-                            + " the full rates, and --from-run anchors on a run you observed", r.gpu().id(),
-                            r.gpu().architecture(), 100 * r.eagerShare())
-                    : String.format(Locale.ROOT, "eager PyTorch on %s (%s) is priced at %.0f%% of its datasheet rates, as"
-                            + " the one published A100/H100 pair of an eager autocast stack measured (the H100 1.56x the"
-                            + " A100); --kernels compiled prices the full rates, and --from-run anchors on a run you"
-                            + " observed", r.gpu().id(), r.gpu().architecture(), 100 * r.eagerShare()));
+            boolean mixed = r.weights().equals("mixed");
+            notes.add(String.format(Locale.ROOT, "eager PyTorch%s on %s (%s) is priced at %.0f%% of its datasheet rates,"
+                    + " as %s; --kernels compiled prices the full rates, and --from-run anchors on a run you observed",
+                    mixed ? " with half parameters and fp32 master weights" : "", r.gpu().id(), r.gpu().architecture(),
+                    100 * r.eagerShare(), mixed ? "the published eager runs of that regime on Hopper measured (Open-Sora"
+                            + " and OpenDiT on ColossalAI's booster)" : "the one published A100/H100 pair of an eager"
+                            + " autocast stack measured (the H100 1.56x the A100)"));
         }
         if (r.zero() > 0 && r.gpus() == 1) {
             notes.add("ZeRO shards over data-parallel ranks; with one GPU it saves nothing");
