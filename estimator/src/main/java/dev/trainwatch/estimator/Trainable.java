@@ -26,7 +26,8 @@ record Trainable(int loraRank, List<String> targets, long trainableParams, long 
 
     /** Everything trains: the pre-training and full fine-tune case. */
     static Trainable all(ModelProfile p) {
-        long[] bytes = OptimizerState.OPTIMIZERS.stream().mapToLong(p::optimizerBytes).toArray();
+        long[] bytes = OptimizerState.OPTIMIZERS.stream().mapToLong(o -> p.tensors.stream().filter(Tensor::trainable)
+                .mapToLong(t -> OptimizerState.bytes(o, t.shape()) * t.count()).sum()).toArray();
         return new Trainable(0, List.of(), p.trainableParams, 0, p.params - p.trainableParams, bytes);
     }
 
