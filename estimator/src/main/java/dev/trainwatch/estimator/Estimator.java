@@ -144,7 +144,8 @@ public final class Estimator {
         }
         List<String> notes = new ArrayList<>();
         double data = observed.dataSeconds() == null ? 0 : observed.dataSeconds();
-        double sourceEncoders = encoderSeconds(source);
+        double sourceEncoders = source.stepBreakdown().getOrDefault("text_encoder", 0.0)
+                + source.stepBreakdown().getOrDefault("vae_encoder", 0.0);
         double sourceModel = source.stepSeconds() - sourceEncoders;
         double observedEncoders = observed.encoderSeconds() != null ? observed.encoderSeconds() : Double.NaN;
         double modelAnchor;
@@ -196,10 +197,5 @@ public final class Estimator {
                 : step * Math.max(0, totalSteps - observed.stepsDone());
         return new Repricing(source, there, observed.stepSeconds(), modelAnchor, encoderAnchor, step,
                 Collections.unmodifiableMap(operations), samples, total, remaining, List.copyOf(notes));
-    }
-
-    private static double encoderSeconds(Estimate e) {
-        Map<String, Double> t = e.stepBreakdown();
-        return t.getOrDefault("text_encoder", 0.0) + t.getOrDefault("vae_encoder", 0.0);
     }
 }

@@ -199,7 +199,7 @@ final class MemoryModel {
 
     private static long dataBytes(ResolvedRun r, int b) {
         ModelInfo m = r.profile().info;
-        long images = r.vaeOnline() ? (long) b * 3 * r.pixelsPerSample() * 4
+        long images = r.vaeOnline() ? (long) b * 3 * r.height() * r.width() * r.frames() * 4
                 : (long) b * m.latentChannels() * r.sizes().latentFrames() * r.sizes().spatialTokens() * m.patch() * m.patch() * 4;
         long text = m.textEncoder() == null || r.textOnline() ? 0 : (long) b * m.textTokens() * m.captionChannels() * 4;
         return images + text;

@@ -36,7 +36,7 @@ final class Plans {
         long capacity = r.gpu().memoryBytes();
         List<Priced> helping = new ArrayList<>();
         for (Lever lever : Levers.candidates(r, maxBatch)) {
-            ResolvedRun changed = lever.on(r);
+            ResolvedRun changed = r.with(lever.edit());
             Costs c = Costs.of(changed, changed.batch());
             boolean faster = c.stepSeconds() < base.stepSeconds() * 0.99;
             if (c.peakBytes() < base.peakBytes() || faster) {

@@ -61,10 +61,6 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
         }
     }
 
-    static Builder builder(ModelProfile profile) {
-        return new Builder(profile);
-    }
-
     /** A builder holding this run's choices, to price a copy with one of them changed. */
     Builder toBuilder() {
         Builder b = new Builder(profile);
@@ -170,10 +166,6 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
         return !features.equals("precomputed");
     }
 
-    long pixelsPerSample() {
-        return (long) height * width * frames;
-    }
-
     RunSpec resolvedSpec() {
         boolean split = features.equals(TEXT_PRECOMPUTED) || features.equals(VAE_PRECOMPUTED);
         List<Integer> partial = partialCheckpointing() ? Arrays.stream(checkpointed).boxed().toList() : null;
@@ -225,7 +217,7 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
         String baseWeights;
         int blocksToSwap;
 
-        private Builder(ModelProfile profile) {
+        Builder(ModelProfile profile) {
             this.profile = profile;
         }
 

@@ -208,9 +208,9 @@ final class TrainerLevers {
             return notes;
         }
         List<String> out = new ArrayList<>(notes);
-        out.add(String.format(Locale.ROOT, "training fits, but sampling needs %.1f GiB of the %.1f GiB: the run would run"
-                + " out of memory at its first sample; sample at a smaller size or fewer frames, or turn sampling off",
-                samplingPeak / (double) (1L << 30), capacity / (double) (1L << 30)));
+        out.add("training fits, but sampling needs " + Units.gb(samplingPeak) + " of the " + Units.gb(capacity)
+                + ": the run would run out of memory at its first sample; sample at a smaller size or fewer frames, or"
+                + " turn sampling off");
         return List.copyOf(out);
     }
 
