@@ -1,5 +1,6 @@
 package dev.trainwatch.estimator.config;
 
+import dev.trainwatch.estimator.config.ConfigReaders.Located;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -20,10 +21,6 @@ final class PythonConfigParser {
     record Opaque(String why, int line) {
     }
 
-    /** A parsed top-level value with the line it was assigned on. */
-    record Assignment(Object value, int line) {
-    }
-
     private enum Kind { NAME, NUMBER, STRING, OP, NEWLINE, END }
 
     private record Token(Kind kind, String text, int line) {
@@ -32,15 +29,15 @@ final class PythonConfigParser {
     private final Path file;
     private final List<Token> tokens;
     private int pos;
-    private final Map<String, Assignment> scope = new LinkedHashMap<>();
+    private final Map<String, Located> scope = new LinkedHashMap<>();
 
     private PythonConfigParser(Path file, String source) {
         this.file = file;
         this.tokens = tokenize(source);
     }
 
-    /** Top-level assignments of the file, in order (later assignments replace earlier ones). */
-    static Map<String, Assignment> parse(Path file, String source) {
+    /** Top-level assignments of the file with their lines, in order (later assignments replace earlier ones). */
+    static Map<String, Located> parse(Path file, String source) {
         PythonConfigParser parser = new PythonConfigParser(file, source);
         parser.parseFile();
         return parser.scope;
@@ -66,7 +63,7 @@ final class PythonConfigParser {
             if (end.kind != Kind.NEWLINE && end.kind != Kind.END) {
                 throw error(end.line, "unexpected '" + end.text + "' after the value of " + t.text);
             }
-            scope.put(t.text, new Assignment(value, t.line));
+            scope.put(t.text, new Located(value, file, t.line));
         }
     }
 
@@ -168,7 +165,7 @@ final class PythonConfigParser {
             skipExpressionTail();
             return new Opaque("a lambda", t.line);
         }
-        Assignment known = scope.get(t.text);
+        Located known = scope.get(t.text);
         return switch (t.text) {
             case "True" -> Boolean.TRUE;
             case "False" -> Boolean.FALSE;
