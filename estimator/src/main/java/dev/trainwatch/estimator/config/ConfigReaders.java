@@ -87,17 +87,13 @@ public final class ConfigReaders {
     }
 
     private static Map<String, Located> loadPython(Path file, Set<Path> seen) {
-        return inherit(file, seen, f -> {
-            Map<String, Located> own = new LinkedHashMap<>();
-            PythonConfigParser.parse(f, readText(f))
-                    .forEach((key, a) -> own.put(key, new Located(a.value(), f, a.line())));
-            return own;
-        }, base -> asList(base.value()).stream().map(entry -> {
-            if (!(entry instanceof String relative)) {
-                throw new ConfigException(base.file(), base.line(), "_base_ must name files as strings");
-            }
-            return relative;
-        }).toList(), ConfigReaders::mergeLocated);
+        return inherit(file, seen, f -> PythonConfigParser.parse(f, readText(f)),
+                base -> asList(base.value()).stream().map(entry -> {
+                    if (!(entry instanceof String relative)) {
+                        throw new ConfigException(base.file(), base.line(), "_base_ must name files as strings");
+                    }
+                    return relative;
+                }).toList(), ConfigReaders::mergeLocated);
     }
 
     /** {@code file}'s settings over those of the {@code _base_} files it names, merged as mmcv merges them. */
@@ -147,7 +143,9 @@ public final class ConfigReaders {
         }
         Integer resolution = intOrNull(config.get("image_size"), "image_size");
         Integer batch = intOrNull(config.get("train_batch_size"), "train_batch_size");
-        String precision = precision(config.get("mixed_precision"));
+        Located mixed = config.get("mixed_precision");
+        String precision = mixed == null || mixed.value() == null ? null
+                : precisionName(mixed.file(), mixed.line(), string(mixed, "mixed_precision"));
         Boolean checkpointing = boolOrNull(config.get("grad_checkpointing"), "grad_checkpointing");
         Integer accumulation = intOrNull(config.get("gradient_accumulation_steps"), "gradient_accumulation_steps");
         String optimizer = null;
@@ -348,13 +346,6 @@ public final class ConfigReaders {
             return b;
         }
         throw new ConfigException(v.file(), v.line(), key + " should be True or False, got " + describe(v.value()));
-    }
-
-    private static String precision(Located v) {
-        if (v == null || v.value() == null) {
-            return null;
-        }
-        return precisionName(v.file(), v.line(), string(v, "mixed_precision"));
     }
 
     static String precisionName(Path file, int line, String value) {
