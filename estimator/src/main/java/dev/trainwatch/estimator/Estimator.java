@@ -22,13 +22,11 @@ public final class Estimator {
 
     private final Catalog catalog;
     private final Map<String, ModelProfile> profiles;
-    private final Calibration calibration;
     private final SpecResolver resolver;
 
     private Estimator(Catalog catalog, Map<String, ModelProfile> profiles, Calibration calibration) {
         this.catalog = catalog;
         this.profiles = profiles;
-        this.calibration = calibration;
         this.resolver = new SpecResolver(catalog, profiles, calibration);
     }
 
