@@ -135,7 +135,7 @@ final class Levers {
         } else if (r.partialCheckpointing()) {
             int[] all = r.sizes().plan().stream().mapToInt(LayerPlan::blocks).toArray();
             out.add(new Lever("checkpointing", "checkpoint every block",
-                    "--grad-checkpointing without --checkpoint-blocks", recompute, 0, b -> b.checkpointed(all)));
+                    "--grad-checkpointing without --checkpoint-blocks", recompute, 0, b -> b.checkpointed = all));
         }
     }
 

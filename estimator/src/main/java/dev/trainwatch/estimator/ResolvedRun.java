@@ -230,11 +230,6 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
             return this;
         }
 
-        Builder checkpointed(int[] blocks) {
-            checkpointed = blocks == null ? null : blocks.clone();
-            return this;
-        }
-
         Builder batch(int b, int accumulationSteps) {
             batch = b;
             accumulation = accumulationSteps;
