@@ -38,7 +38,7 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
 
     /** The sizes a run's shape gives: tokens per sample, the block groups and the forward MACs. */
     record Sizes(long latentFrames, long spatialTokens, long tokens, List<LayerPlan> plan,
-                 double forwardMacsPerSample, double attentionMacsPerSample) {
+                 double forwardMacsPerSample) {
 
         static Sizes of(ModelProfile profile, int frames, int height, int width) {
             ModelInfo m = profile.info;
@@ -57,7 +57,7 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
             for (LayerPlan layer : plan) {
                 attentionMacs += layer.blocks() * layer.attentionMacsPerSample();
             }
-            return new Sizes(latentFrames, spatialTokens, tokens, plan, macs + attentionMacs, attentionMacs);
+            return new Sizes(latentFrames, spatialTokens, tokens, plan, macs + attentionMacs);
         }
     }
 

@@ -33,7 +33,9 @@ final class OneTrainerConfig {
     static RunSpec spec(Path file, Map<String, Object> c, Catalog catalog, List<String> notes) {
         String method = String.valueOf(c.get("training_method")).toUpperCase(Locale.ROOT);
         String modelId = TrainerConfigs.modelId(file, catalog, text(c.get("base_model_name")), arch(text(c.get("model_type"))));
-        Map<String, Object> transformer = c.get("transformer") instanceof Map<?, ?> m ? cast(m) : Map.of();
+        @SuppressWarnings("unchecked")
+        Map<String, Object> transformer = c.get("transformer") instanceof Map<?, ?> m ? (Map<String, Object>) m
+                : Map.of();
         boolean lora = method.equals("LORA");
         if (!lora && !method.equals("FINE_TUNE")) {
             notes.add("training_method " + method + " is priced as a full fine-tune");
@@ -101,10 +103,5 @@ final class OneTrainerConfig {
             case "FLOAT_16" -> "fp16";
             default -> null;
         };
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> cast(Map<?, ?> m) {
-        return (Map<String, Object>) m;
     }
 }
