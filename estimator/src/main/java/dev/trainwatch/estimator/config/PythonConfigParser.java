@@ -51,10 +51,13 @@ final class PythonConfigParser {
                 continue;
             }
             if (t.kind == Kind.NAME && (t.text.equals("import") || t.text.equals("from"))) {
-                skipStatement();
+                while (peek().kind != Kind.NEWLINE && peek().kind != Kind.END) {
+                    pos++;
+                }
                 continue;
             }
-            if (t.kind != Kind.NAME || !isOp(peekAt(1), "=")) {
+            // t is neither a NEWLINE nor the END, so a token follows it.
+            if (t.kind != Kind.NAME || !isOp(tokens.get(pos + 1), "=")) {
                 throw error(t.line, "expected 'name = value', found '" + t.text + "'");
             }
             pos += 2;
@@ -64,12 +67,6 @@ final class PythonConfigParser {
                 throw error(end.line, "unexpected '" + end.text + "' after the value of " + t.text);
             }
             scope.put(t.text, new Located(value, file, t.line));
-        }
-    }
-
-    private void skipStatement() {
-        while (peek().kind != Kind.NEWLINE && peek().kind != Kind.END) {
-            pos++;
         }
     }
 
@@ -340,10 +337,6 @@ final class PythonConfigParser {
 
     private Token peek() {
         return tokens.get(pos);
-    }
-
-    private Token peekAt(int offset) {
-        return tokens.get(Math.min(pos + offset, tokens.size() - 1));
     }
 
     private Token next() {
