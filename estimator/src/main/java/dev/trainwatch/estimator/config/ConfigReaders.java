@@ -151,7 +151,11 @@ public final class ConfigReaders {
         String optimizer = null;
         Located opt = config.get("optimizer");
         if (opt != null) {
-            optimizer = optimizer(opt, field(opt, "type"));
+            Located type = field(opt, "type");
+            if (type == null) {
+                throw new ConfigException(opt.file(), opt.line(), "optimizer has no type");
+            }
+            optimizer = optimizerName(type.file(), type.line(), string(type, "optimizer type"));
         }
         boolean alpha = modelId != null && catalog.model(modelId).map(m -> m.textTokens() < 300).orElse(false);
         Located data = config.get("data");
@@ -201,12 +205,9 @@ public final class ConfigReaders {
         if (candidates.isEmpty()) {
             throw new ConfigException(where.file(), where.line(), "model '" + name + "' is not in the catalog (see 'trainwatch models')");
         }
-        for (ModelInfo m : candidates) {
-            if (m.family().equals("pixart") && (m.textTokens() >= 300) == (textTokens >= 300)) {
-                return m.id();
-            }
-        }
-        return candidates.get(0).id();
+        return candidates.stream()
+                .filter(m -> m.family().equals("pixart") && (m.textTokens() >= 300) == (textTokens >= 300))
+                .findFirst().orElse(candidates.get(0)).id();
     }
 
     // ------------------------------------------------------------------------------------------ Sana (.yaml)
@@ -355,13 +356,6 @@ public final class ConfigReaders {
             case "fp32", "no" -> "fp32";
             default -> throw new ConfigException(file, line, "mixed_precision '" + value + "' is not fp16, bf16, fp32 or no");
         };
-    }
-
-    private static String optimizer(Located dict, Located type) {
-        if (type == null) {
-            throw new ConfigException(dict.file(), dict.line(), "optimizer has no type");
-        }
-        return optimizerName(type.file(), type.line(), string(type, "optimizer type"));
     }
 
     static String optimizerName(Path file, int line, String type) {
