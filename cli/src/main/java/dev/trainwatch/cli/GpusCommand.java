@@ -16,7 +16,7 @@ final class GpusCommand extends CatalogListing {
 
     @Override
     List<Map<String, Object>> rows(Estimator estimator) {
-        return estimator.gpus().stream().map(g -> {
+        return estimator.catalog().gpus().stream().map(g -> {
             Map<String, Object> row = Json.MAPPER.convertValue(g, ModelsCommand.ROW);
             row.put("origin", estimator.catalog().origin("gpu", g.id()));
             return row;
@@ -27,7 +27,7 @@ final class GpusCommand extends CatalogListing {
     void table(Estimator estimator, PrintWriter out) {
         out.printf(Locale.ROOT, "%-15s %-26s %-9s %9s %9s %8s %8s %8s %8s  %-8s %s%n", "ID", "NAME", "ARCH", "MEMORY",
                 "GB/s", "FP16", "BF16", "TF32", "FP32", "ORIGIN", "NVML NAMES");
-        for (GpuInfo g : estimator.gpus()) {
+        for (GpuInfo g : estimator.catalog().gpus()) {
             out.printf(Locale.ROOT, "%-15s %-26s %-9s %5.1f GiB %9.0f %8s %8s %8s %8s  %-8s %s%n", g.id(), g.name(),
                     g.architecture(), g.memoryBytes() / (double) (1L << 30), g.bandwidthGbps(), tflops(g.fp16Tflops()),
                     tflops(g.bf16Tflops()), tflops(g.tf32Tflops()), tflops(g.fp32Tflops()),

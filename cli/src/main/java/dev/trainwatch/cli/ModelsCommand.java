@@ -18,14 +18,14 @@ final class ModelsCommand extends CatalogListing {
 
     @Override
     List<Map<String, Object>> rows(Estimator estimator) {
-        return estimator.models().stream().map(m -> jsonRow(estimator, m)).toList();
+        return estimator.catalog().models().stream().map(m -> jsonRow(estimator, m)).toList();
     }
 
     @Override
     void table(Estimator estimator, PrintWriter out) {
         out.printf(Locale.ROOT, "%-18s %-26s %-9s %15s  %-18s %-28s %-30s %s%n", "ID", "NAME", "FAMILY", "PARAMS",
                 "PUBLISHED", "SHAPE (depth x hidden, /patch)", "ENCODERS", "ORIGIN");
-        for (ModelInfo m : estimator.models()) {
+        for (ModelInfo m : estimator.catalog().models()) {
             String shape = m.singleDepth() > 0
                     ? m.depth() + "+" + m.singleDepth() + " x " + m.hidden() + ", /" + m.patch()
                     : m.depth() + " x " + m.hidden() + ", /" + m.patch();

@@ -103,7 +103,7 @@ class CatalogOptionIT {
         cli.parseArgs("collector", "--data-dir", dir.toString());
         var config = command.config();
         assertThat(config.userCatalogs()).containsExactly(dir.resolve("catalog.json"));
-        assertThat(CollectorServer.estimator(config).resolveGpuId("lab-gpu")).contains("lab-gpu");
+        assertThat(CollectorServer.estimator(config).catalog().resolveGpuId("lab-gpu")).contains("lab-gpu");
         // A wrong catalog.json stops the collector before it starts, in one line.
         Files.writeString(dir.resolve("catalog.json"), "{\"gpus\": [}");
         assertThat(cli.execute("collector", "--data-dir", dir.toString())).isEqualTo(ExitCodes.USAGE);

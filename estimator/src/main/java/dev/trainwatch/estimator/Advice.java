@@ -62,16 +62,13 @@ final class Advice {
                     + " with no fp32 master copy (small updates can round away)");
         }
         if (r.eagerShare() < 1) {
-            notes.add(r.weights().equals("mixed")
-                    ? String.format(Locale.ROOT, "eager PyTorch with half parameters and fp32 master weights on %s (%s) is"
-                            + " priced at %.0f%% of its datasheet rates, as the published eager runs of that regime on"
-                            + " Hopper measured (Open-Sora and OpenDiT on ColossalAI's booster); --kernels compiled prices"
-                            + " the full rates, and --from-run anchors on a run you observed", r.gpu().id(),
-                            r.gpu().architecture(), 100 * r.eagerShare())
-                    : String.format(Locale.ROOT, "eager PyTorch on %s (%s) is priced at %.0f%% of its datasheet rates, as"
-                            + " the one published A100/H100 pair of an eager autocast stack measured (the H100 1.56x the"
-                            + " A100); --kernels compiled prices the full rates, and --from-run anchors on a run you"
-                            + " observed", r.gpu().id(), r.gpu().architecture(), 100 * r.eagerShare()));
+            boolean mixed = r.weights().equals("mixed");
+            notes.add(String.format(Locale.ROOT, "eager PyTorch%s on %s (%s) is priced at %.0f%% of its datasheet rates,"
+                    + " as %s; --kernels compiled prices the full rates, and --from-run anchors on a run you observed",
+                    mixed ? " with half parameters and fp32 master weights" : "", r.gpu().id(), r.gpu().architecture(),
+                    100 * r.eagerShare(), mixed ? "the published eager runs of that regime on Hopper measured (Open-Sora"
+                            + " and OpenDiT on ColossalAI's booster)" : "the one published A100/H100 pair of an eager"
+                            + " autocast stack measured (the H100 1.56x the A100)"));
         }
         if (r.zero() > 0 && r.gpus() == 1) {
             notes.add("ZeRO shards over data-parallel ranks; with one GPU it saves nothing");
@@ -189,14 +186,13 @@ final class Advice {
 
     /** What block swap moves over PCIe each step, and whether the compute hides it. */
     private static void blockSwapNote(ResolvedRun r, Costs c, List<String> notes) {
-        double bytes = TrainerLevers.swapBytesPerStep(r);
-        if (bytes <= 0 || r.gpu().pcieGbps() <= 0) {
+        double copy = TrainerLevers.swapCopySeconds(r);
+        if (copy <= 0) {
             return;
         }
-        double copy = bytes / (r.gpu().pcieGbps() * 1e9 * TrainerLevers.PINNED_COPY_EFFICIENCY);
         double exposed = c.time().getOrDefault("block_swap", 0.0);
         notes.add(String.format(Locale.ROOT, "%d swapped blocks cross PCIe twice a step: %.1f GB, %.2f s of copies at"
-                + " %.0f GB/s pinned, %s", r.blocksToSwap(), bytes / 1e9, copy,
+                + " %.0f GB/s pinned, %s", r.blocksToSwap(), TrainerLevers.swapBytesPerStep(r) / 1e9, copy,
                 r.gpu().pcieGbps() * TrainerLevers.PINNED_COPY_EFFICIENCY, exposed > 0
                         ? String.format(Locale.ROOT, "%.2f s of them beyond the compute they overlap (PCIe-bound)", exposed)
                         : "hidden under the blocks' compute"));

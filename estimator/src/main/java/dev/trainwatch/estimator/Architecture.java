@@ -43,8 +43,8 @@ final class Architecture {
         long c = m.latentChannels();
         long out = outChannels(m);
         linearConv(t, "x_embedder.proj", h, new long[] {c, p, p});
-        long posTokens = square(m.posEmbedResolution() / (long) m.pixelsPerToken());
-        t.add(new Tensor("pos_embed", new long[] {1, posTokens, h}, 1, false, Role.NONE));
+        long posSide = m.posEmbedResolution() / (long) m.pixelsPerToken();
+        t.add(new Tensor("pos_embed", new long[] {1, posSide * posSide, h}, 1, false, Role.NONE));
         timestepEmbedder(t, "t_embedder", h);
         t.add(new Tensor("y_embedder.embedding_table", new long[] {m.numClasses() + 1L, h}, 1, true, Role.NONE));
         int L = m.depth();
@@ -221,10 +221,6 @@ final class Architecture {
 
     static long mlpHidden(ModelInfo m) {
         return Math.round(m.hidden() * m.mlpRatio());
-    }
-
-    private static long square(long x) {
-        return x * x;
     }
 
     static void linear(List<Tensor> t, String name, long out, long in, int count, Role role, boolean bias) {

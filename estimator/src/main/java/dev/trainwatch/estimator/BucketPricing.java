@@ -37,13 +37,9 @@ final class BucketPricing {
         // Each bucket is priced (memory and step time); only the one that decides whether the run fits gets the
         // full treatment (largest batch, suggestions, notes), so many buckets stay cheap.
         List<Priced> priced = price(spec, resolve);
-        int worstIndex = 0;
-        for (int i = 1; i < priced.size(); i++) {
-            if (priced.get(i).costs().peakBytes() > priced.get(worstIndex).costs().peakBytes()) {
-                worstIndex = i;
-            }
-        }
-        Estimate worst = estimate.apply(priced.get(worstIndex).spec());
+        // The first of the buckets with the largest peak.
+        Estimate worst = estimate.apply(priced.stream().max(Comparator.comparingLong(p -> p.costs().peakBytes()))
+                .orElseThrow().spec());
         double weightSum = 0;
         for (Priced p : priced) {
             weightSum += p.weight();

@@ -63,16 +63,6 @@ public record Estimate(
         long samplingPeakMemoryBytes,
         Map<String, Long> samplingBreakdown) {
 
-    /** An estimate of the training step as a whole: no operations, host memory or sampling phase (test predictors). */
-    public Estimate(RunSpec spec, String model, String gpu, long params, long trainableParams, long peakMemoryBytes,
-            long gpuMemoryBytes, boolean fits, int maxBatch, double stepSeconds, double samplesPerSecond,
-            Map<String, Long> breakdown, Map<String, Double> stepBreakdown, Double totalSeconds,
-            List<Suggestion> suggestions, List<String> notes, Flops flops) {
-        this(spec, model, gpu, params, trainableParams, peakMemoryBytes, gpuMemoryBytes, fits, maxBatch, stepSeconds,
-                samplesPerSecond, breakdown, stepBreakdown, totalSeconds, suggestions, notes, flops, null, List.of(),
-                0, Map.of(), 0, Map.of());
-    }
-
     /** The same estimate with other notes (e.g. a config reader's lines first). */
     public Estimate withNotes(List<String> newNotes) {
         return new Estimate(spec, model, gpu, params, trainableParams, peakMemoryBytes, gpuMemoryBytes, fits, maxBatch,

@@ -2,7 +2,6 @@ package dev.trainwatch.estimator;
 
 import dev.trainwatch.estimator.catalog.Catalog;
 import dev.trainwatch.estimator.catalog.CatalogException;
-import dev.trainwatch.estimator.catalog.GpuInfo;
 import dev.trainwatch.estimator.catalog.ModelInfo;
 import dev.trainwatch.protocol.RunSpec;
 import java.nio.file.Path;
@@ -12,7 +11,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 
 /**
  * Predicts what a run costs: parameters, peak memory by term, step time, the largest batch and the changes that help.
@@ -24,13 +22,11 @@ public final class Estimator {
 
     private final Catalog catalog;
     private final Map<String, ModelProfile> profiles;
-    private final Calibration calibration;
     private final SpecResolver resolver;
 
     private Estimator(Catalog catalog, Map<String, ModelProfile> profiles, Calibration calibration) {
         this.catalog = catalog;
         this.profiles = profiles;
-        this.calibration = calibration;
         this.resolver = new SpecResolver(catalog, profiles, calibration);
     }
 
@@ -81,27 +77,6 @@ public final class Estimator {
 
     public Catalog catalog() {
         return catalog;
-    }
-
-    public List<ModelInfo> models() {
-        return catalog.models();
-    }
-
-    public List<GpuInfo> gpus() {
-        return catalog.gpus();
-    }
-
-    public Optional<ModelInfo> model(String id) {
-        return catalog.model(id);
-    }
-
-    public Optional<GpuInfo> gpu(String idOrNvmlName) {
-        return catalog.gpu(idOrNvmlName);
-    }
-
-    /** The catalog GPU id for an id, alias or NVML device name ("NVIDIA A100-SXM4-80GB" → {@code a100-80gb}). */
-    public Optional<String> resolveGpuId(String idOrNvmlName) {
-        return catalog.resolveGpuId(idOrNvmlName);
     }
 
     /** Blocks per block group in forward order, as {@code checkpoint_blocks} counts them. */
@@ -167,7 +142,8 @@ public final class Estimator {
         }
         List<String> notes = new ArrayList<>();
         double data = observed.dataSeconds() == null ? 0 : observed.dataSeconds();
-        double sourceEncoders = encoderSeconds(source);
+        double sourceEncoders = source.stepBreakdown().getOrDefault("text_encoder", 0.0)
+                + source.stepBreakdown().getOrDefault("vae_encoder", 0.0);
         double sourceModel = source.stepSeconds() - sourceEncoders;
         double observedEncoders = observed.encoderSeconds() != null ? observed.encoderSeconds() : Double.NaN;
         double modelAnchor;
@@ -219,10 +195,5 @@ public final class Estimator {
                 : step * Math.max(0, totalSteps - observed.stepsDone());
         return new Repricing(source, there, observed.stepSeconds(), modelAnchor, encoderAnchor, step,
                 Collections.unmodifiableMap(operations), samples, total, remaining, List.copyOf(notes));
-    }
-
-    private static double encoderSeconds(Estimate e) {
-        Map<String, Double> t = e.stepBreakdown();
-        return t.getOrDefault("text_encoder", 0.0) + t.getOrDefault("vae_encoder", 0.0);
     }
 }

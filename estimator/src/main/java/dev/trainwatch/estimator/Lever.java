@@ -1,6 +1,5 @@
 package dev.trainwatch.estimator;
 
-import java.util.List;
 import java.util.function.Consumer;
 
 /**
@@ -19,18 +18,4 @@ import java.util.function.Consumer;
  */
 record Lever(String slot, String change, String flag, String givesUp, int effort,
              Consumer<ResolvedRun.Builder> edit) {
-
-    /** {@code run} with this change made. */
-    ResolvedRun on(ResolvedRun run) {
-        return run.with(edit);
-    }
-
-    /** {@code run} with all of {@code levers} made. */
-    static ResolvedRun all(ResolvedRun run, List<Lever> levers) {
-        ResolvedRun.Builder b = run.toBuilder();
-        for (Lever lever : levers) {
-            lever.edit.accept(b);
-        }
-        return b.build();
-    }
 }

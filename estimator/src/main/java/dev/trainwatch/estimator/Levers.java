@@ -84,16 +84,8 @@ final class Levers {
         if (hi <= lo || MemoryModel.peakBytes(swapping(r, hi), r.batch()) > capacity) {
             return r.blocksToSwap();
         }
-        // Memory falls as more blocks are swapped: bisect for the fewest that fit.
-        while (hi - lo > 1) {
-            int mid = (lo + hi) >>> 1;
-            if (MemoryModel.peakBytes(swapping(r, mid), r.batch()) <= capacity) {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
-        return hi;
+        // Memory falls as more blocks are swapped.
+        return MemoryModel.bisect(lo, hi, blocks -> MemoryModel.peakBytes(swapping(r, blocks), r.batch()) <= capacity);
     }
 
     private static ResolvedRun swapping(ResolvedRun r, int blocks) {
@@ -143,7 +135,7 @@ final class Levers {
         } else if (r.partialCheckpointing()) {
             int[] all = r.sizes().plan().stream().mapToInt(LayerPlan::blocks).toArray();
             out.add(new Lever("checkpointing", "checkpoint every block",
-                    "--grad-checkpointing without --checkpoint-blocks", recompute, 0, b -> b.checkpointed(all)));
+                    "--grad-checkpointing without --checkpoint-blocks", recompute, 0, b -> b.checkpointed = all));
         }
     }
 

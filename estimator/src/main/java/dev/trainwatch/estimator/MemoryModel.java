@@ -4,6 +4,7 @@ import dev.trainwatch.estimator.catalog.EncoderInfo;
 import dev.trainwatch.estimator.catalog.ModelInfo;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.IntPredicate;
 
 /**
  * Peak device memory of a run at a batch, per term, as NVML would show it: PyTorch's accounting under DDP/accelerate
@@ -63,15 +64,20 @@ final class MemoryModel {
             lo = 1;
             hi = r.batch();
         }
+        return bisect(lo, hi, batch -> peakBytes(r, batch) > capacity) - 1;
+    }
+
+    /** The least n in (lo, hi] for which {@code holds}, given it holds at hi, not at lo, and onwards once it does. */
+    static int bisect(int lo, int hi, IntPredicate holds) {
         while (hi - lo > 1) {
             int mid = lo + (hi - lo) / 2;
-            if (peakBytes(r, mid) <= capacity) {
-                lo = mid;
-            } else {
+            if (holds.test(mid)) {
                 hi = mid;
+            } else {
+                lo = mid;
             }
         }
-        return lo;
+        return hi;
     }
 
     static Map<String, Long> terms(ResolvedRun r, int b) {
@@ -193,7 +199,7 @@ final class MemoryModel {
 
     private static long dataBytes(ResolvedRun r, int b) {
         ModelInfo m = r.profile().info;
-        long images = r.vaeOnline() ? (long) b * 3 * r.pixelsPerSample() * 4
+        long images = r.vaeOnline() ? (long) b * 3 * r.height() * r.width() * r.frames() * 4
                 : (long) b * m.latentChannels() * r.sizes().latentFrames() * r.sizes().spatialTokens() * m.patch() * m.patch() * 4;
         long text = m.textEncoder() == null || r.textOnline() ? 0 : (long) b * m.textTokens() * m.captionChannels() * 4;
         return images + text;

@@ -3,13 +3,11 @@ package dev.trainwatch.estimator;
 import dev.trainwatch.estimator.Tensor.Role;
 import dev.trainwatch.estimator.catalog.ModelInfo;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Predicate;
 import java.util.function.ToLongFunction;
 
-/** What the estimator needs from a model whatever the run: tensors, parameters, optimizer state. Immutable. */
+/** What the estimator needs from a model whatever the run: its tensors and parameter counts. Immutable. */
 final class ModelProfile {
 
     final ModelInfo info;
@@ -30,7 +28,6 @@ final class ModelProfile {
     final int blocks;
     /** Parameters held in matrices (Linear and 1x1 conv weights): what a base-weight quantiser converts. */
     final long matrixParams;
-    private final Map<String, Long> optimizerBytes = new HashMap<>();
 
     ModelProfile(ModelInfo info) {
         this.info = info;
@@ -47,17 +44,9 @@ final class ModelProfile {
         this.allBlockParams = sum(t -> t.count() > 1, Tensor::totalNumel);
         this.matrixParams = sum(Trainable::isMatrix, Tensor::totalNumel);
         this.blocks = Arrays.stream(Architecture.groupDepths(info)).sum();
-        for (String optimizer : OptimizerState.OPTIMIZERS) {
-            optimizerBytes.put(optimizer, tensors.stream().filter(Tensor::trainable)
-                    .mapToLong(t -> OptimizerState.bytes(optimizer, t.shape()) * t.count()).sum());
-        }
     }
 
     private long sum(Predicate<Tensor> which, ToLongFunction<Tensor> size) {
         return tensors.stream().filter(which).mapToLong(size).sum();
-    }
-
-    long optimizerBytes(String optimizer) {
-        return optimizerBytes.get(optimizer);
     }
 }

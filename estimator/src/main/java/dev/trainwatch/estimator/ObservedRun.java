@@ -20,11 +20,6 @@ import dev.trainwatch.protocol.RunSpec;
 public record ObservedRun(RunSpec spec, double stepSeconds, Double dataSeconds, Double encoderSeconds, Long stepsDone,
                           boolean dataIncludesEncoders) {
 
-    /** An observation whose data timer is the loader's wait alone. */
-    public ObservedRun(RunSpec spec, double stepSeconds, Double dataSeconds, Double encoderSeconds, Long stepsDone) {
-        this(spec, stepSeconds, dataSeconds, encoderSeconds, stepsDone, false);
-    }
-
     public ObservedRun {
         if (spec == null) {
             throw new InvalidSpecException("an observed run needs its spec");

@@ -69,15 +69,6 @@ final class OptimizerState {
         };
     }
 
-    /** Elements a row factor and a column factor hold for a tensor of rank ≥ 2 (last-two-dims factoring). */
-    static long[] factorElements(long[] shape) {
-        long rows = product(shape, 0, shape.length - 1);
-        long[] colShape = Arrays.copyOf(shape, shape.length);
-        colShape[shape.length - 2] = 1;
-        long cols = product(colShape, 0, colShape.length);
-        return new long[] {rows, cols};
-    }
-
     /**
      * Second-moment state: factored for rank ≥ 2 (CAME also keeps factored residual statistics), full otherwise.
      */
@@ -86,9 +77,13 @@ final class OptimizerState {
         if (shape.length < 2) {
             return quantise ? quantised(n) : 4 * n;
         }
-        long[] f = factorElements(shape);
+        // Last-two-dims factoring: rows over all dims but the last, columns over all but the second-to-last.
+        long rows = product(shape, 0, shape.length - 1);
+        long[] colShape = shape.clone();
+        colShape[shape.length - 2] = 1;
+        long cols = product(colShape, 0, colShape.length);
         int copies = withResidual ? 2 : 1;
-        long perCopy = quantise ? quantised(f[0]) + quantised(f[1]) : 4 * (f[0] + f[1]);
+        long perCopy = quantise ? quantised(rows) + quantised(cols) : 4 * (rows + cols);
         return copies * perCopy;
     }
 

@@ -36,7 +36,7 @@ final class Plans {
         long capacity = r.gpu().memoryBytes();
         List<Priced> helping = new ArrayList<>();
         for (Lever lever : Levers.candidates(r, maxBatch)) {
-            ResolvedRun changed = lever.on(r);
+            ResolvedRun changed = r.with(lever.edit());
             Costs c = Costs.of(changed, changed.batch());
             boolean faster = c.stepSeconds() < base.stepSeconds() * 0.99;
             if (c.peakBytes() < base.peakBytes() || faster) {
@@ -72,10 +72,9 @@ final class Plans {
         if (saysFit) {
             detail += ", fits in " + of(p.costs.peakBytes(), r);
         }
-        long capacity = r.gpu().memoryBytes();
         return new Suggestion(p.lever.change() + " (" + p.lever.flag() + "): " + detail, saves, p.costs.peakBytes(),
                 p.costs.stepSeconds(), Suggestion.SINGLE, List.of(flagOnly(p.lever)), 0,
-                p.costs.peakBytes() <= capacity, p.lever.givesUp());
+                p.costs.peakBytes() <= r.gpu().memoryBytes(), p.lever.givesUp());
     }
 
     /**
@@ -121,7 +120,7 @@ final class Plans {
                 return;
             }
             List<Lever> levers = chosen.stream().map(Priced::lever).toList();
-            ResolvedRun changed = Lever.all(r, levers);
+            ResolvedRun changed = r.with(b -> levers.forEach(lever -> lever.edit().accept(b)));
             Costs c = Costs.of(changed, changed.batch());
             int effort = levers.stream().mapToInt(Lever::effort).sum();
             if (c.peakBytes() <= capacity && (best.costs == null || effort < best.effort

@@ -38,7 +38,7 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
 
     /** The sizes a run's shape gives: tokens per sample, the block groups and the forward MACs. */
     record Sizes(long latentFrames, long spatialTokens, long tokens, List<LayerPlan> plan,
-                 double forwardMacsPerSample, double attentionMacsPerSample) {
+                 double forwardMacsPerSample) {
 
         static Sizes of(ModelProfile profile, int frames, int height, int width) {
             ModelInfo m = profile.info;
@@ -57,12 +57,8 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
             for (LayerPlan layer : plan) {
                 attentionMacs += layer.blocks() * layer.attentionMacsPerSample();
             }
-            return new Sizes(latentFrames, spatialTokens, tokens, plan, macs + attentionMacs, attentionMacs);
+            return new Sizes(latentFrames, spatialTokens, tokens, plan, macs + attentionMacs);
         }
-    }
-
-    static Builder builder(ModelProfile profile) {
-        return new Builder(profile);
     }
 
     /** A builder holding this run's choices, to price a copy with one of them changed. */
@@ -170,10 +166,6 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
         return !features.equals("precomputed");
     }
 
-    long pixelsPerSample() {
-        return (long) height * width * frames;
-    }
-
     RunSpec resolvedSpec() {
         boolean split = features.equals(TEXT_PRECOMPUTED) || features.equals(VAE_PRECOMPUTED);
         List<Integer> partial = partialCheckpointing() ? Arrays.stream(checkpointed).boxed().toList() : null;
@@ -225,7 +217,7 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
         String baseWeights;
         int blocksToSwap;
 
-        private Builder(ModelProfile profile) {
+        Builder(ModelProfile profile) {
             this.profile = profile;
         }
 
@@ -235,11 +227,6 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
                 checkpointed = null;
             }
             checkpointing = v;
-            return this;
-        }
-
-        Builder checkpointed(int[] blocks) {
-            checkpointed = blocks == null ? null : blocks.clone();
             return this;
         }
 

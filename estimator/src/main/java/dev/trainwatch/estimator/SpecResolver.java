@@ -55,7 +55,7 @@ final class SpecResolver {
         ModelProfile profile = profile(spec.model());
         ModelInfo m = profile.info;
         GpuInfo gpu = gpu(spec.gpu());
-        ResolvedRun.Builder b = ResolvedRun.builder(profile);
+        ResolvedRun.Builder b = new ResolvedRun.Builder(profile);
         shape(b, spec, m);
         numerics(b, spec, m.defaults(), gpu);
         regime(b, spec, m);

@@ -95,11 +95,6 @@ final class StepTimeModel {
     record Hw(GpuInfo gpu, int tileM, int tileN, double bandwidth, double launch) {
     }
 
-    private static Hw hw(ResolvedRun r) {
-        return new Hw(r.gpu(), r.arch().tileM(), r.arch().tileN(), r.gpu().bandwidthGbps() * 1e9 * BANDWIDTH_EFFICIENCY,
-                r.compiled() ? COMPILED_LAUNCH_SECONDS : EAGER_LAUNCH_SECONDS);
-    }
-
     /**
      * One GEMM C[M,N] = A[M,K] B[K,N] at the dtype's rate over the share of SMs its tiles keep busy (padding, the last
      * wave, split-K), never faster than moving its operands or than one launch.
@@ -132,7 +127,9 @@ final class StepTimeModel {
      * the encoders, {@code optimizer}, {@code ema}, {@code allreduce}.
      */
     static Map<String, Double> terms(ResolvedRun r, int b, Map<String, Double> operations) {
-        Hw hw = hw(r);
+        Hw hw = new Hw(r.gpu(), r.arch().tileM(), r.arch().tileN(),
+                r.gpu().bandwidthGbps() * 1e9 * BANDWIDTH_EFFICIENCY,
+                r.compiled() ? COMPILED_LAUNCH_SECONDS : EAGER_LAUNCH_SECONDS);
         Map<String, Double> t = new LinkedHashMap<>();
         Gemms g = gemms(r, hw, b);
         BlockWork w = blockWork(r, hw, b);

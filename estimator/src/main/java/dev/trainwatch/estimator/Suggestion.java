@@ -28,9 +28,4 @@ public record Suggestion(String change, long savesBytes, long newPeakMemoryBytes
     public Suggestion {
         changes = changes == null ? List.of() : List.copyOf(changes);
     }
-
-    /** A single change with nothing else said about it (predictors that do not plan). */
-    public Suggestion(String change, long savesBytes, long newPeakMemoryBytes, double newStepSeconds) {
-        this(change, savesBytes, newPeakMemoryBytes, newStepSeconds, SINGLE, List.of(), 0, true, null);
-    }
 }

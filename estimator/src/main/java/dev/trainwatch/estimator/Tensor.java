@@ -24,9 +24,4 @@ record Tensor(String name, long[] shape, int count, boolean trainable, Role role
     long totalNumel() {
         return numel() * count;
     }
-
-    @Override
-    public String toString() {
-        return name + Arrays.toString(shape) + "x" + count;
-    }
 }

@@ -3,7 +3,6 @@ package dev.trainwatch.estimator;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Set;
 
 /**
  * Which parameters of a model a run trains: all of them (pre-training, full fine-tune), some module kinds with the
@@ -22,11 +21,11 @@ record Trainable(int loraRank, List<String> targets, long trainableParams, long 
 
     /** Module kinds a target list may name. */
     static final List<String> KINDS = List.of("attention", "cross_attention", "mlp", "modulation", "embedding", "final");
-    private static final Set<String> ALIASES_ALL = Set.of("all", "*");
 
     /** Everything trains: the pre-training and full fine-tune case. */
     static Trainable all(ModelProfile p) {
-        long[] bytes = OptimizerState.OPTIMIZERS.stream().mapToLong(p::optimizerBytes).toArray();
+        long[] bytes = OptimizerState.OPTIMIZERS.stream().mapToLong(o -> p.tensors.stream().filter(Tensor::trainable)
+                .mapToLong(t -> OptimizerState.bytes(o, t.shape()) * t.count()).sum()).toArray();
         return new Trainable(0, List.of(), p.trainableParams, 0, p.params - p.trainableParams, bytes);
     }
 
@@ -51,7 +50,7 @@ record Trainable(int loraRank, List<String> targets, long trainableParams, long 
                     case "adaln" -> "modulation";
                     default -> typed;
                 };
-                if (ALIASES_ALL.contains(k)) {
+                if (k.equals("all") || k.equals("*")) {
                     kinds = new ArrayList<>(KINDS);
                     break;
                 }

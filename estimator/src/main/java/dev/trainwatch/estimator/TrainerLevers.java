@@ -130,14 +130,15 @@ final class TrainerLevers {
         return 2.0 * r.accumulation() * swappedBytes(r, weightBytes(r));
     }
 
+    /** Seconds of block-swap copies per step at the pinned PCIe rate; 0 without swap or a known PCIe rate. */
+    static double swapCopySeconds(ResolvedRun r) {
+        double bytes = swapBytesPerStep(r);
+        return bytes <= 0 || r.gpu().pcieGbps() <= 0 ? 0 : bytes / (r.gpu().pcieGbps() * 1e9 * PINNED_COPY_EFFICIENCY);
+    }
+
     /** Step seconds block swap adds: the copies overlap the compute, so only what it cannot hide shows. */
     static double exposedSwapSeconds(ResolvedRun r, double computeSeconds) {
-        double bytes = swapBytesPerStep(r);
-        if (bytes <= 0 || r.gpu().pcieGbps() <= 0) {
-            return 0;
-        }
-        double copy = bytes / (r.gpu().pcieGbps() * 1e9 * PINNED_COPY_EFFICIENCY);
-        return Math.max(0, copy - computeSeconds);
+        return Math.max(0, swapCopySeconds(r) - computeSeconds);
     }
 
     /** The weights term as {@link MemoryModel} counts it before swapping (LoRA base, partial or full fine-tune). */
@@ -207,9 +208,9 @@ final class TrainerLevers {
             return notes;
         }
         List<String> out = new ArrayList<>(notes);
-        out.add(String.format(Locale.ROOT, "training fits, but sampling needs %.1f GiB of the %.1f GiB: the run would run"
-                + " out of memory at its first sample; sample at a smaller size or fewer frames, or turn sampling off",
-                samplingPeak / (double) (1L << 30), capacity / (double) (1L << 30)));
+        out.add("training fits, but sampling needs " + Units.gb(samplingPeak) + " of the " + Units.gb(capacity)
+                + ": the run would run out of memory at its first sample; sample at a smaller size or fewer frames, or"
+                + " turn sampling off");
         return List.copyOf(out);
     }
 

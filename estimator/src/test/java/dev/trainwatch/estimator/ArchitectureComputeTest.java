@@ -38,7 +38,7 @@ class ArchitectureComputeTest {
         double speedup = estimator.estimate(compiledA100).stepSeconds() / estimator.estimate(compiled).stepSeconds();
         assertThat(speedup).isBetween(1.6, 3.2);
         // None of the bundled cards overrides the shared GEMM share.
-        assertThat(estimator.gpus()).allSatisfy(g -> assertThat(g.efficiency()).isZero());
+        assertThat(estimator.catalog().gpus()).allSatisfy(g -> assertThat(g.efficiency()).isZero());
     }
 
     @Test

@@ -54,7 +54,7 @@ class CrossGpuPairsTest {
 
     /** Re-prices {@code from} (observed at {@code step}) onto the GPU of {@code to}; the predicted step there. */
     static double reprice(Estimator estimator, RunSpec from, double step, RunSpec to) {
-        Repricing r = estimator.reprice(new ObservedRun(from, step, null, null, null),
+        Repricing r = estimator.reprice(new ObservedRun(from, step, null, null, null, false),
                 from.onHardware(to.gpu(), to.gpus(), to.batch()));
         return r.stepSeconds();
     }

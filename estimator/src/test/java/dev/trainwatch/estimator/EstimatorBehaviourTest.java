@@ -18,16 +18,16 @@ class EstimatorBehaviourTest {
 
     @Test
     void nvmlNamesResolveToCatalogIds() {
-        assertThat(estimator.resolveGpuId("NVIDIA A100-SXM4-80GB")).contains("a100-80gb");
-        assertThat(estimator.resolveGpuId("NVIDIA A800 80GB PCIe")).contains("a800-80gb");
-        assertThat(estimator.resolveGpuId("NVIDIA H100 80GB HBM3")).contains("h100-sxm");
-        assertThat(estimator.resolveGpuId("Tesla V100-SXM2-32GB")).contains("v100-32gb");
-        assertThat(estimator.resolveGpuId("NVIDIA GeForce RTX 4090")).contains("rtx4090");
-        assertThat(estimator.resolveGpuId("NVIDIA A40")).contains("a40");
-        assertThat(estimator.resolveGpuId("A100-80GB")).contains("a100-80gb");
-        assertThat(estimator.resolveGpuId("NVIDIA B200")).contains("b200"); // added with issue #10
-        assertThat(estimator.resolveGpuId("NVIDIA B300")).isEmpty();
-        assertThat(estimator.resolveGpuId(null)).isEmpty();
+        assertThat(estimator.catalog().resolveGpuId("NVIDIA A100-SXM4-80GB")).contains("a100-80gb");
+        assertThat(estimator.catalog().resolveGpuId("NVIDIA A800 80GB PCIe")).contains("a800-80gb");
+        assertThat(estimator.catalog().resolveGpuId("NVIDIA H100 80GB HBM3")).contains("h100-sxm");
+        assertThat(estimator.catalog().resolveGpuId("Tesla V100-SXM2-32GB")).contains("v100-32gb");
+        assertThat(estimator.catalog().resolveGpuId("NVIDIA GeForce RTX 4090")).contains("rtx4090");
+        assertThat(estimator.catalog().resolveGpuId("NVIDIA A40")).contains("a40");
+        assertThat(estimator.catalog().resolveGpuId("A100-80GB")).contains("a100-80gb");
+        assertThat(estimator.catalog().resolveGpuId("NVIDIA B200")).contains("b200"); // added with issue #10
+        assertThat(estimator.catalog().resolveGpuId("NVIDIA B300")).isEmpty();
+        assertThat(estimator.catalog().resolveGpuId(null)).isEmpty();
         Estimate e = estimator.estimate(spec("dit-xl-2", "NVIDIA A100-SXM4-80GB", 1, 8, 256, null, null, null, null, null, null));
         assertThat(e.gpu()).isEqualTo("a100-80gb");
         assertThat(e.spec().gpu()).isEqualTo("a100-80gb");
@@ -35,12 +35,12 @@ class EstimatorBehaviourTest {
 
     @Test
     void catalogLookupsGiveFamilyAndLatentDownsampling() {
-        assertThat(estimator.model("pixart-sigma-xl-2").orElseThrow().family()).isEqualTo("pixart");
-        assertThat(estimator.model("pixart-sigma-xl-2").orElseThrow().latentDownsample()).isEqualTo(8);
-        assertThat(estimator.model("sana-1600m").orElseThrow().family()).isEqualTo("sana");
-        assertThat(estimator.model("sana-1600m").orElseThrow().latentDownsample()).isEqualTo(32);
-        assertThat(estimator.model("dit-xl-2").orElseThrow().family()).isEqualTo("dit");
-        assertThat(estimator.model("opensora-1.2").orElseThrow().family()).isEqualTo("opensora");
+        assertThat(estimator.catalog().model("pixart-sigma-xl-2").orElseThrow().family()).isEqualTo("pixart");
+        assertThat(estimator.catalog().model("pixart-sigma-xl-2").orElseThrow().latentDownsample()).isEqualTo(8);
+        assertThat(estimator.catalog().model("sana-1600m").orElseThrow().family()).isEqualTo("sana");
+        assertThat(estimator.catalog().model("sana-1600m").orElseThrow().latentDownsample()).isEqualTo(32);
+        assertThat(estimator.catalog().model("dit-xl-2").orElseThrow().family()).isEqualTo("dit");
+        assertThat(estimator.catalog().model("opensora-1.2").orElseThrow().family()).isEqualTo("opensora");
     }
 
     @Test

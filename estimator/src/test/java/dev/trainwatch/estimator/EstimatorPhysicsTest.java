@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import dev.trainwatch.estimator.catalog.GpuInfo;
-import dev.trainwatch.estimator.config.ConfigReaders;
+import dev.trainwatch.estimator.config.BundledConfigs;
 import dev.trainwatch.protocol.RunSpec;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,7 +25,7 @@ class EstimatorPhysicsTest {
 
     @Test
     void aGemmThatSpillsIntoASecondWaveCostsTwoWaves() {
-        GpuInfo a100 = estimator.gpu("a100-80gb").orElseThrow();
+        GpuInfo a100 = estimator.catalog().gpu("a100-80gb").orElseThrow();
         var arch = estimator.catalog().architecture(a100);
         StepTimeModel.Hw hw = new StepTimeModel.Hw(a100, arch.tileM(), arch.tileN(), a100.bandwidthGbps() * 1e9 * 0.8, 10e-6);
         double rate = 312e12 * StepTimeModel.GEMM_EFFICIENCY;
@@ -63,8 +63,8 @@ class EstimatorPhysicsTest {
                 + "mixed_precision = 'fp16'\ndata = dict(load_vae_feat=True, load_t5_feat=True)\n";
         Files.writeString(on, base + "fp32_attention = True\n");
         Files.writeString(off, base + "fp32_attention = False\n");
-        RunSpec upcast = ConfigReaders.read(on).overriddenBy(run(null, "a100-80gb", 1, 8, null));
-        RunSpec half = ConfigReaders.read(off).overriddenBy(run(null, "a100-80gb", 1, 8, null));
+        RunSpec upcast = BundledConfigs.read(on).overriddenBy(run(null, "a100-80gb", 1, 8, null));
+        RunSpec half = BundledConfigs.read(off).overriddenBy(run(null, "a100-80gb", 1, 8, null));
         assertThat(half.attentionPrecision()).isEqualTo("half");
         Estimate a = estimator.estimate(upcast);
         Estimate b = estimator.estimate(half);
@@ -153,7 +153,7 @@ class EstimatorPhysicsTest {
         Estimate priced = estimator.estimate(source);
         // Observed 30% slower than priced, 0.1 s of it waiting for data.
         double observedStep = priced.stepSeconds() * 1.3 + 0.1;
-        ObservedRun observed = new ObservedRun(source, observedStep, 0.1, null, 100_000L);
+        ObservedRun observed = new ObservedRun(source, observedStep, 0.1, null, 100_000L, false);
         Repricing same = estimator.reprice(observed, source);
         assertThat(same.stepSeconds()).isCloseTo(observedStep, within(1e-9));
         assertThat(same.modelAnchor()).isCloseTo(1.3, within(1e-9));
@@ -162,6 +162,6 @@ class EstimatorPhysicsTest {
         assertThat(h100.stepSeconds()).isCloseTo(target.stepSeconds() * 1.3 + 0.05, within(1e-9));
         assertThat(h100.stepOperations()).containsEntry("data_wait", 0.05);
         assertThat(h100.remainingSeconds()).isCloseTo(h100.stepSeconds() * 300_000, within(1e-6));
-        assertThatThrownBy(() -> new ObservedRun(source, -1, null, null, null)).isInstanceOf(InvalidSpecException.class);
+        assertThatThrownBy(() -> new ObservedRun(source, -1, null, null, null, false)).isInstanceOf(InvalidSpecException.class);
     }
 }

@@ -23,7 +23,7 @@ class ParameterCountTest {
     void everyModelIsWithinHalfAPercentOfItsPublishedCount() {
         // Open-Sora 1.2's "1.1B" and SD3.5-large's "8.1B" have two significant digits, so they cannot pin a count to
         // 0.5%; they are checked below and in TrainerModelsTest.
-        for (ModelInfo model : estimator.models()) {
+        for (ModelInfo model : estimator.catalog().models()) {
             if (model.id().equals("opensora-1.2") || model.id().equals("sd3.5-large")) {
                 continue;
             }

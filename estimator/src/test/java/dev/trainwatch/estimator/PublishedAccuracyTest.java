@@ -2,7 +2,7 @@ package dev.trainwatch.estimator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.trainwatch.estimator.config.ConfigReaders;
+import dev.trainwatch.estimator.config.BundledConfigs;
 import dev.trainwatch.protocol.RunSpec;
 import java.io.IOException;
 import java.io.InputStream;
@@ -99,7 +99,7 @@ class PublishedAccuracyTest {
         String config = cell(row, "config");
         if (config != null) {
             try {
-                base = ConfigReaders.read(Path.of(PublishedAccuracyTest.class.getResource("/configs/" + config).toURI()));
+                base = BundledConfigs.read(Path.of(PublishedAccuracyTest.class.getResource("/configs/" + config).toURI()));
             } catch (URISyntaxException e) {
                 throw new IllegalStateException(e);
             }
@@ -162,8 +162,8 @@ class PublishedAccuracyTest {
                 System.out.println("DEBUG " + row.get("id") + " step=" + e.stepSeconds() + " " + e.stepBreakdown()
                         + " mem=" + e.peakMemoryBytes() / (double) (1L << 30) + " " + e.breakdown());
             }
-            String family = estimator.model(e.model()).orElseThrow().family();
-            String architecture = estimator.gpu(e.gpu()).orElseThrow().architecture();
+            String family = estimator.catalog().model(e.model()).orElseThrow().family();
+            String architecture = estimator.catalog().gpu(e.gpu()).orElseThrow().architecture();
             String precision = e.spec().precision();
             switch (kind) {
                 case "memory" -> out.add(new Scored(row, kind, family, architecture, precision, measured(row), e.peakMemoryBytes(),

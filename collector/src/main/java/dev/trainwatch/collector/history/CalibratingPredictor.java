@@ -25,7 +25,7 @@ public final class CalibratingPredictor extends EstimatorPredictor {
 
     /** The model family (the calibration's grouping), if the catalog knows the model. */
     public Optional<String> familyOf(String modelId) {
-        return estimator.model(modelId).map(m -> m.family());
+        return estimator.catalog().model(modelId).map(m -> m.family());
     }
 
     /** The factors last applied, with the runs behind each (applied or not yet). */
@@ -52,8 +52,8 @@ public final class CalibratingPredictor extends EstimatorPredictor {
     public Optional<HistoryRecorder.RawPrediction> rawPrediction(RunSpec spec) {
         try {
             Estimate estimate = estimator.estimate(spec);
-            return estimator.model(estimate.model()).map(model -> new HistoryRecorder.RawPrediction(estimate.gpu(),
-                    model.family(), estimate.stepSeconds(), estimate.peakMemoryBytes()));
+            return estimator.catalog().model(estimate.model()).map(model -> new HistoryRecorder.RawPrediction(
+                    estimate.gpu(), model.family(), estimate.stepSeconds(), estimate.peakMemoryBytes()));
         } catch (InvalidSpecException e) {
             return Optional.empty();
         }

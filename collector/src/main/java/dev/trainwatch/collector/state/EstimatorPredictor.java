@@ -37,7 +37,7 @@ public class EstimatorPredictor implements Predictor {
 
     @Override
     public Optional<String> resolveGpuId(String deviceName) {
-        return deviceName == null ? Optional.empty() : estimator.resolveGpuId(deviceName);
+        return deviceName == null ? Optional.empty() : estimator.catalog().resolveGpuId(deviceName);
     }
 
     @Override
@@ -45,7 +45,7 @@ public class EstimatorPredictor implements Predictor {
         if (modelId == null) {
             return OptionalInt.empty();
         }
-        return estimator.model(modelId).map(ModelInfo::latentDownsample).filter(f -> f > 0)
+        return estimator.catalog().model(modelId).map(ModelInfo::latentDownsample).filter(f -> f > 0)
                 .map(OptionalInt::of).orElse(OptionalInt.empty());
     }
 }

@@ -245,7 +245,7 @@ class DitTrainerFailuresTest {
         for (String extra : List.of("", "sample_every_n_steps = 250\nsample_prompts = \"prompts.txt\"\n")) {
             Path toml = dir.resolve("flux" + extra.length() + ".toml");
             Files.writeString(toml, KOHYA_FLUX + extra);
-            FakeRun run = new FakeRun(NOW, ConfigReaders.read(toml, FakeRun.ESTIMATOR.catalog())
+            FakeRun run = new FakeRun(NOW, ConfigReaders.readWithNotes(toml, FakeRun.ESTIMATOR.catalog()).spec()
                     .overriddenBy(RunSpec.empty().onHardware("rtx4090", 1, null)));
             run.estimate = samplingPeak(run.estimate, 30);
             FakeRun.IndexedGpu card = new FakeRun.IndexedGpu("NVIDIA GeForce RTX 4090", RTX4090, NOW);

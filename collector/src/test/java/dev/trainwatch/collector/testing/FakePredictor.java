@@ -85,7 +85,8 @@ public final class FakePredictor implements Predictor {
         List<Suggestion> suggestions = new ArrayList<>();
         if (online) {
             suggestions.add(new Suggestion("precompute T5 and VAE features", onlineEncoderBytes,
-                    peak - onlineEncoderBytes, step - onlineEncodingSeconds));
+                    peak - onlineEncoderBytes, step - onlineEncodingSeconds, Suggestion.SINGLE, List.of(), 0, true,
+                    null));
         }
         Map<String, Long> breakdown = new LinkedHashMap<>();
         breakdown.put("weights", basePeakBytes);
@@ -105,7 +106,8 @@ public final class FakePredictor implements Predictor {
                 suggestions, List.of(), Double.isNaN(hardwareFlopsPerSample) ? null
                         : new Estimate.Flops(hardwareFlopsPerSample * scale
                                 / (Boolean.TRUE.equals(spec.gradCheckpointing()) ? 4.0 / 3 : 1.0),
-                                hardwareFlopsPerSample * scale, 312e12, "bf16"));
+                                hardwareFlopsPerSample * scale, 312e12, "bf16"),
+                null, List.of(), 0, Map.of(), 0, Map.of());
     }
 
     private static Estimate fixedEstimate(RunSpec spec) {
@@ -120,7 +122,8 @@ public final class FakePredictor implements Predictor {
         Double total = spec.totalSteps() == null ? null : spec.totalSteps() * FIXED_STEP_SECONDS;
         return new Estimate(spec, FIXED_MODEL, FIXED_GPU, 611_000_000L, 611_000_000L, FIXED_PEAK_BYTES,
                 FIXED_GPU_BYTES, true, 20, FIXED_STEP_SECONDS, batch * gpus / FIXED_STEP_SECONDS,
-                Map.of("weights", 2_444_000_000L), Map.of("compute", 1.0), total, List.of(), List.of(), null);
+                Map.of("weights", 2_444_000_000L), Map.of("compute", 1.0), total, List.of(), List.of(), null, null,
+                List.of(), 0, Map.of(), 0, Map.of());
     }
 
     private long peak(int batch, double scale, boolean online) {

@@ -86,7 +86,6 @@ public final class Catalog {
         return Collections.unmodifiableMap(names);
     }
 
-    /** Reads the catalogs bundled with the estimator. */
     public static Catalog bundled() {
         ObjectMapper mapper = mapper();
         JsonNode gpuFile = resource(mapper, "gpus.json");

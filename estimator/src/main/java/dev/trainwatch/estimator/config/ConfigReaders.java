@@ -41,21 +41,6 @@ public final class ConfigReaders {
     public record Read(RunSpec spec, List<String> notes) {
     }
 
-    /** Reads a config against the bundled catalog. */
-    public static RunSpec read(Path file) {
-        return read(file, BundledCatalog.CATALOG);
-    }
-
-    /** Reads a config against the bundled catalog, with the reader's notes. */
-    public static Read readWithNotes(Path file) {
-        return readWithNotes(file, BundledCatalog.CATALOG);
-    }
-
-    /** {@link #readWithNotes(Path, Catalog)} without the notes. */
-    public static RunSpec read(Path file, Catalog catalog) {
-        return readWithNotes(file, catalog).spec();
-    }
-
     /**
      * Reads a config: PixArt-alpha/-Sigma and Open-Sora {@code .py} files (Open-Sora's are told apart by
      * {@code model = dict(type=...)}), Sana and ai-toolkit {@code .yaml} files (ai-toolkit's by {@code config.process}),
@@ -77,7 +62,8 @@ public final class ConfigReaders {
             spec = TrainerConfigs.isAiToolkit(yaml) ? TrainerConfigs.aiToolkit(file, yaml, catalog, notes)
                     : fromSana(file, yaml, catalog, notes);
         } else if (name.endsWith(".toml")) {
-            spec = TrainerConfigs.kohya(file, catalog, notes);
+            spec = TrainerConfigs.kohya(file, TrainerConfigs.toml(file), file.toAbsolutePath().getParent(), null, catalog,
+                    notes);
         } else if (name.endsWith(".json")) {
             Map<String, Object> json = SimpleTunerConfig.read(file);
             if (!OneTrainerConfig.is(json) && !SimpleTunerConfig.is(json)) {
@@ -101,17 +87,13 @@ public final class ConfigReaders {
     }
 
     private static Map<String, Located> loadPython(Path file, Set<Path> seen) {
-        return inherit(file, seen, f -> {
-            Map<String, Located> own = new LinkedHashMap<>();
-            PythonConfigParser.parse(f, readText(f))
-                    .forEach((key, a) -> own.put(key, new Located(a.value(), f, a.line())));
-            return own;
-        }, base -> asList(base.value()).stream().map(entry -> {
-            if (!(entry instanceof String relative)) {
-                throw new ConfigException(base.file(), base.line(), "_base_ must name files as strings");
-            }
-            return relative;
-        }).toList(), ConfigReaders::mergeLocated);
+        return inherit(file, seen, f -> PythonConfigParser.parse(f, readText(f)),
+                base -> asList(base.value()).stream().map(entry -> {
+                    if (!(entry instanceof String relative)) {
+                        throw new ConfigException(base.file(), base.line(), "_base_ must name files as strings");
+                    }
+                    return relative;
+                }).toList(), ConfigReaders::mergeLocated);
     }
 
     /** {@code file}'s settings over those of the {@code _base_} files it names, merged as mmcv merges them. */
@@ -161,13 +143,19 @@ public final class ConfigReaders {
         }
         Integer resolution = intOrNull(config.get("image_size"), "image_size");
         Integer batch = intOrNull(config.get("train_batch_size"), "train_batch_size");
-        String precision = precision(config.get("mixed_precision"));
+        Located mixed = config.get("mixed_precision");
+        String precision = mixed == null || mixed.value() == null ? null
+                : precisionName(mixed.file(), mixed.line(), string(mixed, "mixed_precision"));
         Boolean checkpointing = boolOrNull(config.get("grad_checkpointing"), "grad_checkpointing");
         Integer accumulation = intOrNull(config.get("gradient_accumulation_steps"), "gradient_accumulation_steps");
         String optimizer = null;
         Located opt = config.get("optimizer");
         if (opt != null) {
-            optimizer = optimizer(opt, field(opt, "type"));
+            Located type = field(opt, "type");
+            if (type == null) {
+                throw new ConfigException(opt.file(), opt.line(), "optimizer has no type");
+            }
+            optimizer = optimizerName(type.file(), type.line(), string(type, "optimizer type"));
         }
         boolean alpha = modelId != null && catalog.model(modelId).map(m -> m.textTokens() < 300).orElse(false);
         Located data = config.get("data");
@@ -217,12 +205,9 @@ public final class ConfigReaders {
         if (candidates.isEmpty()) {
             throw new ConfigException(where.file(), where.line(), "model '" + name + "' is not in the catalog (see 'trainwatch models')");
         }
-        for (ModelInfo m : candidates) {
-            if (m.family().equals("pixart") && (m.textTokens() >= 300) == (textTokens >= 300)) {
-                return m.id();
-            }
-        }
-        return candidates.get(0).id();
+        return candidates.stream()
+                .filter(m -> m.family().equals("pixart") && (m.textTokens() >= 300) == (textTokens >= 300))
+                .findFirst().orElse(candidates.get(0)).id();
     }
 
     // ------------------------------------------------------------------------------------------ Sana (.yaml)
@@ -364,13 +349,6 @@ public final class ConfigReaders {
         throw new ConfigException(v.file(), v.line(), key + " should be True or False, got " + describe(v.value()));
     }
 
-    private static String precision(Located v) {
-        if (v == null || v.value() == null) {
-            return null;
-        }
-        return precisionName(v.file(), v.line(), string(v, "mixed_precision"));
-    }
-
     static String precisionName(Path file, int line, String value) {
         String p = value.strip().toLowerCase(Locale.ROOT);
         return switch (p) {
@@ -378,13 +356,6 @@ public final class ConfigReaders {
             case "fp32", "no" -> "fp32";
             default -> throw new ConfigException(file, line, "mixed_precision '" + value + "' is not fp16, bf16, fp32 or no");
         };
-    }
-
-    private static String optimizer(Located dict, Located type) {
-        if (type == null) {
-            throw new ConfigException(dict.file(), dict.line(), "optimizer has no type");
-        }
-        return optimizerName(type.file(), type.line(), string(type, "optimizer type"));
     }
 
     static String optimizerName(Path file, int line, String type) {
@@ -409,10 +380,5 @@ public final class ConfigReaders {
             return o.why() + " (trainwatch reads literal values only)";
         }
         return value == null ? "None" : "'" + value + "'";
-    }
-
-    /** The bundled catalog, loaded on first use; immutable. */
-    private static final class BundledCatalog {
-        static final Catalog CATALOG = Catalog.bundled();
     }
 }

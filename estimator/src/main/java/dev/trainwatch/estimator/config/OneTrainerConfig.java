@@ -3,6 +3,7 @@ package dev.trainwatch.estimator.config;
 import static dev.trainwatch.estimator.config.TrainerConfigs.BLOCK_LINEARS;
 import static dev.trainwatch.estimator.config.TrainerConfigs.largestSide;
 import static dev.trainwatch.estimator.config.TrainerConfigs.optimizer;
+import static dev.trainwatch.estimator.config.TrainerConfigs.precision;
 import static dev.trainwatch.estimator.config.TrainerConfigs.text;
 import static dev.trainwatch.estimator.config.TrainerConfigs.whole;
 
@@ -32,7 +33,9 @@ final class OneTrainerConfig {
     static RunSpec spec(Path file, Map<String, Object> c, Catalog catalog, List<String> notes) {
         String method = String.valueOf(c.get("training_method")).toUpperCase(Locale.ROOT);
         String modelId = TrainerConfigs.modelId(file, catalog, text(c.get("base_model_name")), arch(text(c.get("model_type"))));
-        Map<String, Object> transformer = c.get("transformer") instanceof Map<?, ?> m ? cast(m) : Map.of();
+        @SuppressWarnings("unchecked")
+        Map<String, Object> transformer = c.get("transformer") instanceof Map<?, ?> m ? (Map<String, Object>) m
+                : Map.of();
         boolean lora = method.equals("LORA");
         if (!lora && !method.equals("FINE_TUNE")) {
             notes.add("training_method " + method + " is priced as a full fine-tune");
@@ -50,7 +53,7 @@ final class OneTrainerConfig {
         Object ema = c.get("ema");
         RunSpec spec = new RunSpec(modelId, null, null, c.get("batch_size") == null ? 1 : whole(file, c.get("batch_size"), "batch_size"),
                 largestSide(file, c.get("resolution")), null, null, frames(file, c.get("frames"), catalog, modelId),
-                precision(text(c.get("train_dtype") == null ? "FLOAT_16" : c.get("train_dtype"))),
+                precision(text(c.get("train_dtype") == null ? "FLOAT_16" : c.get("train_dtype")).replace("_", "")),
                 optimizer(opt == null ? "ADAMW" : String.valueOf(opt)),
                 checkpointing == null || !"OFF".equals(String.valueOf(checkpointing)) && !Boolean.FALSE.equals(checkpointing),
                 ema != null && !"OFF".equals(String.valueOf(ema)), null, null, null,
@@ -100,19 +103,5 @@ final class OneTrainerConfig {
             case "FLOAT_16" -> "fp16";
             default -> null;
         };
-    }
-
-    private static String precision(String dtype) {
-        return switch (dtype.toUpperCase(Locale.ROOT)) {
-            case "BFLOAT_16" -> "bf16";
-            case "FLOAT_16" -> "fp16";
-            case "FLOAT_32" -> "fp32";
-            default -> null;
-        };
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> cast(Map<?, ?> m) {
-        return (Map<String, Object>) m;
     }
 }

@@ -115,20 +115,16 @@ final class OpenSoraReader {
 
     /** The optimizer the config builds (optim.cls, or Open-Sora 1.x's HybridAdam from lr), or null. */
     private static String optimizer(Map<String, Located> config) {
-        String optimizer = null;
         Located optim = config.get("optim");
-        if (optim != null && optim.value() instanceof Map<?, ?>) {
-            Located cls = ConfigReaders.field(optim, "cls");
-            if (cls != null) {
-                String name = ConfigReaders.string(cls, "optim.cls");
-                // ColossalAI's HybridAdam with adamw_mode is AdamW (CPU/GPU fused); states as AdamW's.
-                optimizer = ConfigReaders.optimizerName(cls.file(), cls.line(),
-                        name.equalsIgnoreCase("HybridAdam") ? "AdamW" : name);
-            }
-        } else if (config.containsKey("lr")) {
-            optimizer = "adamw"; // Open-Sora 1.x builds HybridAdam(adamw_mode=True) from lr, weight_decay, adam_eps
+        if (optim == null || !(optim.value() instanceof Map<?, ?>)) {
+            // Open-Sora 1.x builds HybridAdam(adamw_mode=True) from lr, weight_decay, adam_eps.
+            return config.containsKey("lr") ? "adamw" : null;
         }
-        return optimizer;
+        Located cls = ConfigReaders.field(optim, "cls");
+        String name = cls == null ? null : ConfigReaders.string(cls, "optim.cls");
+        // ColossalAI's HybridAdam with adamw_mode is AdamW (CPU/GPU fused); states as AdamW's.
+        return name == null ? null : ConfigReaders.optimizerName(cls.file(), cls.line(),
+                name.equalsIgnoreCase("HybridAdam") ? "AdamW" : name);
     }
 
     /** The VAE's micro batch, with notes on what of the VAE's settings is not priced. */

@@ -1,5 +1,6 @@
 package dev.trainwatch.estimator.config;
 
+import dev.trainwatch.estimator.config.ConfigReaders.Located;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -20,10 +21,6 @@ final class PythonConfigParser {
     record Opaque(String why, int line) {
     }
 
-    /** A parsed top-level value with the line it was assigned on. */
-    record Assignment(Object value, int line) {
-    }
-
     private enum Kind { NAME, NUMBER, STRING, OP, NEWLINE, END }
 
     private record Token(Kind kind, String text, int line) {
@@ -32,15 +29,15 @@ final class PythonConfigParser {
     private final Path file;
     private final List<Token> tokens;
     private int pos;
-    private final Map<String, Assignment> scope = new LinkedHashMap<>();
+    private final Map<String, Located> scope = new LinkedHashMap<>();
 
     private PythonConfigParser(Path file, String source) {
         this.file = file;
         this.tokens = tokenize(source);
     }
 
-    /** Top-level assignments of the file, in order (later assignments replace earlier ones). */
-    static Map<String, Assignment> parse(Path file, String source) {
+    /** Top-level assignments of the file with their lines, in order (later assignments replace earlier ones). */
+    static Map<String, Located> parse(Path file, String source) {
         PythonConfigParser parser = new PythonConfigParser(file, source);
         parser.parseFile();
         return parser.scope;
@@ -54,10 +51,13 @@ final class PythonConfigParser {
                 continue;
             }
             if (t.kind == Kind.NAME && (t.text.equals("import") || t.text.equals("from"))) {
-                skipStatement();
+                while (peek().kind != Kind.NEWLINE && peek().kind != Kind.END) {
+                    pos++;
+                }
                 continue;
             }
-            if (t.kind != Kind.NAME || !isOp(peekAt(1), "=")) {
+            // t is neither a NEWLINE nor the END, so a token follows it.
+            if (t.kind != Kind.NAME || !isOp(tokens.get(pos + 1), "=")) {
                 throw error(t.line, "expected 'name = value', found '" + t.text + "'");
             }
             pos += 2;
@@ -66,13 +66,7 @@ final class PythonConfigParser {
             if (end.kind != Kind.NEWLINE && end.kind != Kind.END) {
                 throw error(end.line, "unexpected '" + end.text + "' after the value of " + t.text);
             }
-            scope.put(t.text, new Assignment(value, t.line));
-        }
-    }
-
-    private void skipStatement() {
-        while (peek().kind != Kind.NEWLINE && peek().kind != Kind.END) {
-            pos++;
+            scope.put(t.text, new Located(value, file, t.line));
         }
     }
 
@@ -130,8 +124,7 @@ final class PythonConfigParser {
                 }
                 value = new Opaque("an attribute", line);
             } else {
-                String close = t.text.equals("(") ? ")" : "]";
-                skipUntilClose(close, t.line);
+                skipUntilClose();
                 value = new Opaque(t.text.equals("(") ? "a function call" : "a subscript", line);
             }
         }
@@ -151,9 +144,9 @@ final class PythonConfigParser {
             }
             case NAME -> name(t);
             case OP -> switch (t.text) {
-                case "(" -> parenthesised(t);
-                case "[" -> sequence("]", t.line);
-                case "{" -> braces(t.line);
+                case "(" -> parenthesised();
+                case "[" -> sequence();
+                case "{" -> braces();
                 default -> throw error(t.line, "unexpected '" + t.text + "'");
             };
             case NEWLINE, END -> throw error(t.line, "a value is missing");
@@ -163,13 +156,13 @@ final class PythonConfigParser {
     private Object name(Token t) {
         if (t.text.equals("dict") && isOp(peek(), "(")) {
             pos++;
-            return keywordArguments(t.line);
+            return keywordArguments();
         }
         if (t.text.equals("lambda")) {
             skipExpressionTail();
             return new Opaque("a lambda", t.line);
         }
-        Assignment known = scope.get(t.text);
+        Located known = scope.get(t.text);
         return switch (t.text) {
             case "True" -> Boolean.TRUE;
             case "False" -> Boolean.FALSE;
@@ -180,9 +173,9 @@ final class PythonConfigParser {
     }
 
     /** {@code dict(a=1, b=2)}; the opening parenthesis is consumed. */
-    private Map<String, Object> keywordArguments(int line) {
+    private Map<String, Object> keywordArguments() {
         Map<String, Object> map = new LinkedHashMap<>();
-        items(")", line, "dict(", () -> {
+        items(")", () -> {
             Token key = next();
             if (key.kind != Kind.NAME || !isOp(peek(), "=")) {
                 throw error(key.line, "expected 'key=value' inside dict(), found '" + key.text + "'");
@@ -193,7 +186,7 @@ final class PythonConfigParser {
         return map;
     }
 
-    private Object parenthesised(Token open) {
+    private Object parenthesised() {
         if (isOp(peek(), ")")) {
             pos++;
             return List.of();
@@ -212,19 +205,19 @@ final class PythonConfigParser {
             }
             items.add(expression());
         }
-        expect(")", open.line, "(");
+        expect(")");
         return items;
     }
 
-    private List<Object> sequence(String close, int line) {
+    private List<Object> sequence() {
         List<Object> items = new ArrayList<>();
-        items(close, line, "[", () -> items.add(expression()));
+        items("]", () -> items.add(expression()));
         return items;
     }
 
-    private Map<String, Object> braces(int line) {
+    private Map<String, Object> braces() {
         Map<String, Object> map = new LinkedHashMap<>();
-        items("}", line, "{", () -> {
+        items("}", () -> {
             Object key = expression();
             if (!isOp(peek(), ":")) {
                 throw error(peek().line, "expected ':' in a dict literal");
@@ -235,36 +228,32 @@ final class PythonConfigParser {
         return map;
     }
 
-    /** Comma-separated items, each read by {@code item}, up to {@code close} (a trailing comma allowed). */
-    private void items(String close, int line, String opener, Runnable item) {
+    /**
+     * Comma-separated items, each read by {@code item}, up to {@code close} (a trailing comma allowed). The tokenizer
+     * has checked that every bracket closes, so no bracket's content runs into the end of the file.
+     */
+    private void items(String close, Runnable item) {
         while (!isOp(peek(), close)) {
-            if (peek().kind == Kind.END) {
-                throw error(line, "'" + opener + "' is never closed");
-            }
             item.run();
             if (!isOp(peek(), ",")) {
                 break;
             }
             pos++;
         }
-        expect(close, line, opener);
+        expect(close);
     }
 
-    private void expect(String close, int openLine, String opener) {
+    private void expect(String close) {
         Token t = next();
         if (!isOp(t, close)) {
-            throw error(t.kind == Kind.END ? openLine : t.line,
-                    t.kind == Kind.END ? "'" + opener + "' is never closed" : "expected '" + close + "', found '" + t.text + "'");
+            throw error(t.line, "expected '" + close + "', found '" + t.text + "'");
         }
     }
 
-    private void skipUntilClose(String close, int line) {
+    private void skipUntilClose() {
         int depth = 1;
         while (depth > 0) {
             Token t = next();
-            if (t.kind == Kind.END) {
-                throw error(line, "'" + (close.equals(")") ? "(" : "[") + "' is never closed");
-            }
             if (t.kind == Kind.OP && (t.text.equals("(") || t.text.equals("[") || t.text.equals("{"))) {
                 depth++;
             } else if (t.kind == Kind.OP && (t.text.equals(")") || t.text.equals("]") || t.text.equals("}"))) {
@@ -348,10 +337,6 @@ final class PythonConfigParser {
 
     private Token peek() {
         return tokens.get(pos);
-    }
-
-    private Token peekAt(int offset) {
-        return tokens.get(Math.min(pos + offset, tokens.size() - 1));
     }
 
     private Token next() {

@@ -60,6 +60,10 @@ final class SimpleTunerConfig {
                     default -> family;
                 });
         boolean lora = "lora".equals(text(c.get("model_type")));
+        // int8-quanto, int4-quanto, nf4-bnb, fp8-torchao, ...; no_change: the base stays in the compute dtype.
+        String precision = lora ? text(c.get("base_model_precision")) : null;
+        String base = precision == null || precision.equalsIgnoreCase("no_change") ? null
+                : TrainerConfigs.quantType(precision);
         Integer rank = lora ? whole(file, c.get("lora_rank"), "lora_rank") : null;
         Integer resolution = largestSide(file, c.get("resolution"));
         Object backends = c.get("data_backend_config");
@@ -77,17 +81,9 @@ final class SimpleTunerConfig {
                 whole(file, c.get("gradient_accumulation_steps"), "gradient_accumulation_steps"),
                 longOrNull(c.get("max_train_steps")))
                 .withPhysics(null, null, rank, rank == null ? null : BLOCK_LINEARS, null, null)
-                .withTrainer(lora ? baseWeights(text(c.get("base_model_precision"))) : null, null)
+                .withTrainer(base, null)
                 .withSampling(truthy(c.get("validation_disable")) ? null
                         : TrainerConfigs.sampleEvery(file, c.get("validation_steps"), "validation_steps", null, null, notes));
-    }
-
-    /** {@code int8-quanto}, {@code int4-quanto}, {@code nf4-bnb}, {@code fp8-torchao}; {@code no_change}: none. */
-    private static String baseWeights(String precision) {
-        if (precision == null || precision.equalsIgnoreCase("no_change")) {
-            return null;
-        }
-        return TrainerConfigs.quantType(precision);
     }
 
     /** The largest image side of the first image dataset ({@code resolution_type} pixel, or area in megapixels). */

@@ -47,14 +47,9 @@ public final class TrainerCommandLine {
      * The spec a trainer's command line names, with what could not be mapped; empty when the program is not a trainer
      * trainwatch knows. The spec is null when the model could not be told (the notes say why).
      *
-     * @param env the process's environment (SimpleTuner's {@code CONFIG_PATH}, {@code ENV}); may be empty
+     * @param env      the process's environment (SimpleTuner's {@code CONFIG_PATH}, {@code ENV}); may be empty
+     * @param catalogs asked for only once the program is a trainer (an agent loads the catalog for trainers alone)
      */
-    public static Optional<ConfigReaders.Read> read(List<String> argv, Path cwd, Map<String, String> env,
-                                                    Catalog catalog) {
-        return read(argv, cwd, env, () -> catalog);
-    }
-
-    /** As above, the catalog asked for only once the program is a trainer (an agent loads it for trainers alone). */
     public static Optional<ConfigReaders.Read> read(List<String> argv, Path cwd, Map<String, String> env,
                                                     Supplier<Catalog> catalogs) {
         Optional<Launch> launch = unwrap(argv);
@@ -184,14 +179,9 @@ public final class TrainerCommandLine {
         if (MUSUBI_MODULES.containsKey(prefix)) {
             settings.putIfAbsent("network_module", MUSUBI_MODULES.get(prefix));
         }
-        String arch = switch (prefix) {
-            case "flux", "sd3" -> prefix;
-            case "wan" -> TrainerConfigs.kohyaArch("networks.lora_wan", text(settings.get("task")));
-            case "hv", "fpack" -> "hunyuan";
-            case "qwen_image" -> "qwen";
-            case "zimage" -> "zimage";
-            default -> "";
-        };
+        // A musubi script's network module names its architecture; "" keeps an SD/SDXL module from hinting one.
+        String arch = prefix.equals("flux") || prefix.equals("sd3") ? prefix : MUSUBI_MODULES.containsKey(prefix)
+                ? TrainerConfigs.kohyaArch(MUSUBI_MODULES.get(prefix), text(settings.get("task"))) : "";
         return TrainerConfigs.kohya(script, settings, cwd, arch, catalog, notes);
     }
 

@@ -56,7 +56,7 @@ final class TrainerConfigs {
         RunSpec spec = new RunSpec(modelId, null, null, whole(file, train.get("batch_size"), "train.batch_size"),
                 largestSide(file, dataset.get("resolution")), null, null, null, precision(text(train.get("dtype"))),
                 optimizer(text(train.get("optimizer"))), bool(train.get("gradient_checkpointing")),
-                ema(train.get("ema_config")), null, null, null,
+                train.get("ema_config") instanceof Map<?, ?> ema ? bool(ema.get("use_ema")) : null, null, null, null,
                 whole(file, train.get("gradient_accumulation_steps"), "train.gradient_accumulation_steps"),
                 longOrNull(train.get("steps")))
                 .withRegime(text ? "precomputed" : "online", latents ? "precomputed" : "online", null, null, null, null)
@@ -78,15 +78,10 @@ final class TrainerConfigs {
 
     // ------------------------------------------------------------------------------------------ kohya / musubi
 
-    /** A kohya sd-scripts or musubi-tuner training TOML, and the dataset TOML its {@code dataset_config} names. */
-    static RunSpec kohya(Path file, Catalog catalog, List<String> notes) {
-        return kohya(file, toml(file), file.toAbsolutePath().getParent(), null, catalog, notes);
-    }
-
     /**
-     * kohya's or musubi's settings (TOML keys or command-line flags, the same names), sections flattened as kohya
-     * does; {@code dataset_config} resolved against {@code base}; {@code arch} (from the script's name) before the
-     * network module's hint.
+     * kohya's or musubi's settings (a training TOML's keys or command-line flags, the same names), sections flattened
+     * as kohya does; the dataset TOML {@code dataset_config} names resolved against {@code base}; {@code arch} (from
+     * the script's name) before the network module's hint.
      */
     @SuppressWarnings("unchecked")
     static RunSpec kohya(Path file, Map<String, Object> settings, Path base, String arch, Catalog catalog,
@@ -123,7 +118,8 @@ final class TrainerConfigs {
         Object batchSetting = t.get("train_batch_size") != null ? t.get("train_batch_size") : dataset.get("batch_size");
         Integer batch = whole(file, batchSetting, "train_batch_size");
         Integer resolution = largestSide(file, t.get("resolution") != null ? t.get("resolution") : dataset.get("resolution"));
-        boolean cached = alwaysCached(module);
+        // sd-scripts' Flux and SD3 scripts cache on request; musubi-tuner's always run from its caches.
+        boolean cached = module != null && !module.equals("networks.lora_flux") && !module.equals("networks.lora_sd3");
         boolean latents = cached || truthy(t.get("cache_latents")) || truthy(t.get("cache_latents_to_disk"));
         boolean text = cached || truthy(t.get("cache_text_encoder_outputs"))
                 || truthy(t.get("cache_text_encoder_outputs_to_disk"));
@@ -138,11 +134,6 @@ final class TrainerConfigs {
                 .withTrainer(fp8 ? "fp8" : null, whole(file, t.get("blocks_to_swap"), "blocks_to_swap"))
                 .withSampling(sampleEvery(file, t.get("sample_every_n_steps"), "sample_every_n_steps",
                         t.get("sample_every_n_epochs"), "sample_every_n_epochs", notes));
-    }
-
-    /** sd-scripts' Flux and SD3 scripts cache on request; musubi-tuner's always run from its caches. */
-    private static boolean alwaysCached(String module) {
-        return module != null && !module.equals("networks.lora_flux") && !module.equals("networks.lora_sd3");
     }
 
     /** {@code [general]} overridden by the first {@code [[datasets]]}: batch, largest resolution, most frames. */
@@ -278,10 +269,6 @@ final class TrainerConfigs {
             case "lion", "lion8bit", "came", "came8bit", "sgd" -> o;
             default -> name;
         };
-    }
-
-    private static Boolean ema(Object config) {
-        return config instanceof Map<?, ?> m ? bool(m.get("use_ema")) : null;
     }
 
     static Integer largestSide(Path file, Object resolution) {

@@ -53,7 +53,7 @@ public class EstimateBenchmark {
                     "bf16", "adamw", true, true, "online", 2, null, 1, null)
                     .withRegime(null, null, "mixed", java.util.List.of(20, 20), 4, null);
             // Open-Sora 2.0's stage-1 config as read from the repository: 35 frames x resolution buckets.
-            case "opensora-2.0-stage1-buckets" -> dev.trainwatch.estimator.config.ConfigReaders.read(config(
+            case "opensora-2.0-stage1-buckets" -> dev.trainwatch.estimator.config.BundledConfigs.read(config(
                     "/configs/opensora/configs/diffusion/train/stage1.py")).overriddenBy(new RunSpec(null, "h200", 64,
                     null, null, null, null, null, null, null, null, null, null, null, null, null, null));
             // A kohya-style Flux LoRA on a 24 GB card; the bf16 base does not fit, so its suggestions search the

@@ -45,7 +45,7 @@ class UserCatalogTest {
         assertThat(estimator.catalog().origin("gpu", "mi300x")).isEqualTo(file.toString());
         assertThat(estimator.catalog().origin("model", "my-dit-xl-1")).isEqualTo(file.toString());
         assertThat(estimator.catalog().origin("gpu", "a100-80gb")).isEqualTo(Catalog.BUNDLED);
-        assertThat(estimator.resolveGpuId("MI300")).contains("mi300x");
+        assertThat(estimator.catalog().resolveGpuId("MI300")).contains("mi300x");
         Estimate e = estimator.estimate(new RunSpec("my-dit-xl-1", "mi300x", 1, 8, null, null, null, null, null, null,
                 null, null, null, null, null, null, null));
         assertThat(e.gpuMemoryBytes()).isEqualTo(206158430208L);
@@ -54,7 +54,7 @@ class UserCatalogTest {
                 null, null, "precomputed", null, "flash", null, null));
         assertThat(e.stepSeconds()).isGreaterThan(2 * xl2.stepSeconds());
         // The bundled estimator is untouched.
-        assertThat(Estimator.bundled().resolveGpuId("mi300x")).isEmpty();
+        assertThat(Estimator.bundled().catalog().resolveGpuId("mi300x")).isEmpty();
     }
 
     @Test
@@ -100,22 +100,22 @@ class UserCatalogTest {
     @Test
     void theBundledCatalogHasTheGpusPeopleTrainOnNowWithTheirOwnNvmlNames() {
         Estimator e = Estimator.bundled();
-        assertThat(e.resolveGpuId("NVIDIA B200")).contains("b200");
-        assertThat(e.resolveGpuId("NVIDIA H800")).contains("h800-sxm");
-        assertThat(e.resolveGpuId("NVIDIA H800 PCIe")).contains("h800-pcie");
-        assertThat(e.resolveGpuId("NVIDIA H100 80GB HBM3")).contains("h100-sxm");
-        assertThat(e.resolveGpuId("NVIDIA H100 NVL")).contains("h100-nvl");
-        assertThat(e.resolveGpuId("NVIDIA H20")).contains("h20");
-        assertThat(e.resolveGpuId("NVIDIA L40")).contains("l40");
-        assertThat(e.resolveGpuId("NVIDIA GeForce RTX 5090")).contains("rtx5090");
-        assertThat(e.resolveGpuId("NVIDIA GB200")).contains("gb200");
-        assertThat(e.resolveGpuId("NVIDIA B100")).contains("b100");
+        assertThat(e.catalog().resolveGpuId("NVIDIA B200")).contains("b200");
+        assertThat(e.catalog().resolveGpuId("NVIDIA H800")).contains("h800-sxm");
+        assertThat(e.catalog().resolveGpuId("NVIDIA H800 PCIe")).contains("h800-pcie");
+        assertThat(e.catalog().resolveGpuId("NVIDIA H100 80GB HBM3")).contains("h100-sxm");
+        assertThat(e.catalog().resolveGpuId("NVIDIA H100 NVL")).contains("h100-nvl");
+        assertThat(e.catalog().resolveGpuId("NVIDIA H20")).contains("h20");
+        assertThat(e.catalog().resolveGpuId("NVIDIA L40")).contains("l40");
+        assertThat(e.catalog().resolveGpuId("NVIDIA GeForce RTX 5090")).contains("rtx5090");
+        assertThat(e.catalog().resolveGpuId("NVIDIA GB200")).contains("gb200");
+        assertThat(e.catalog().resolveGpuId("NVIDIA B100")).contains("b100");
         // "h800" is what NVML calls the SXM card ("NVIDIA H800"); the PCIe card says so in its name.
-        assertThat(e.resolveGpuId("h800")).contains("h800-sxm");
+        assertThat(e.catalog().resolveGpuId("h800")).contains("h800-sxm");
         assertThat(e.catalog().ambiguousGpuIds("h100")).containsExactly("h100-nvl", "h100-pcie", "h100-sxm");
         // Dense peaks, never the 2:4-sparsity figures.
-        assertThat(e.gpu("b200").orElseThrow().bf16Tflops()).isEqualTo(2250.0);
-        assertThat(e.gpu("h20").orElseThrow().bf16Tflops()).isEqualTo(148.0);
+        assertThat(e.catalog().gpu("b200").orElseThrow().bf16Tflops()).isEqualTo(2250.0);
+        assertThat(e.catalog().gpu("h20").orElseThrow().bf16Tflops()).isEqualTo(148.0);
     }
 
     /** Stable Diffusion 3's MMDiT: joint (double-stream) blocks only, no single-stream blocks. */

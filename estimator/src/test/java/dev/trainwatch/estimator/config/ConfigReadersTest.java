@@ -31,7 +31,7 @@ class ConfigReadersTest {
 
     @Test
     void readsThePixArtSigma1024ConfigThroughItsBase() {
-        RunSpec spec = ConfigReaders.read(fixture(SIGMA));
+        RunSpec spec = BundledConfigs.read(fixture(SIGMA));
         assertThat(spec.model()).isEqualTo("pixart-sigma-xl-2");
         assertThat(spec.resolution()).isEqualTo(1024);
         assertThat(spec.batch()).isEqualTo(2);
@@ -46,7 +46,7 @@ class ConfigReadersTest {
 
     @Test
     void theBaseAloneIsPixArtAlphaAt256WithPrecomputedFeatures() {
-        RunSpec spec = ConfigReaders.read(fixture("pixart-sigma/configs/PixArt_xl2_internal.py"));
+        RunSpec spec = BundledConfigs.read(fixture("pixart-sigma/configs/PixArt_xl2_internal.py"));
         assertThat(spec.model()).isEqualTo("pixart-alpha-xl-2");
         assertThat(spec.resolution()).isEqualTo(256);
         assertThat(spec.batch()).isEqualTo(32);
@@ -57,7 +57,7 @@ class ConfigReadersTest {
 
     @Test
     void readsTheSana1600mYaml() {
-        RunSpec spec = ConfigReaders.read(fixture(SANA));
+        RunSpec spec = BundledConfigs.read(fixture(SANA));
         assertThat(spec.model()).isEqualTo("sana-1600m");
         assertThat(spec.resolution()).isEqualTo(1024);
         assertThat(spec.batch()).isEqualTo(64);
@@ -69,7 +69,7 @@ class ConfigReadersTest {
 
     @Test
     void aConfigPlusAGpuIsAnEstimate() {
-        RunSpec spec = ConfigReaders.read(fixture(SIGMA)).overriddenBy(new RunSpec(null, "a100-80gb", null, null, null,
+        RunSpec spec = BundledConfigs.read(fixture(SIGMA)).overriddenBy(new RunSpec(null, "a100-80gb", null, null, null,
                 null, null, null, null, null, null, null, null, null, null, null, null));
         Estimate e = Estimator.bundled().estimate(spec);
         assertThat(e.model()).isEqualTo("pixart-sigma-xl-2");
@@ -98,12 +98,12 @@ class ConfigReadersTest {
                 notes = '''multi
                 line'''
                 """);
-        assertThatThrownBy(() -> ConfigReaders.read(tmp.resolve("child.py")))
+        assertThatThrownBy(() -> BundledConfigs.read(tmp.resolve("child.py")))
                 .isInstanceOf(ConfigException.class)
                 .hasMessageContaining("child.py:8: train_batch_size should be a whole number, got a function call");
         Files.writeString(tmp.resolve("child.py"), Files.readString(tmp.resolve("child.py"))
                 .replace("int(os.environ.get('BS', 4))", "4"));
-        RunSpec spec = ConfigReaders.read(tmp.resolve("child.py"));
+        RunSpec spec = BundledConfigs.read(tmp.resolve("child.py"));
         assertThat(spec.resolution()).isEqualTo(1024);
         assertThat(spec.model()).isEqualTo("pixart-sigma-xl-2");
         assertThat(spec.optimizer()).isEqualTo("adamw");
@@ -116,42 +116,42 @@ class ConfigReadersTest {
     void unparsableFilesNameTheFileTheLineAndWhy() throws IOException {
         Path unclosed = dir.resolve("unclosed.py");
         Files.writeString(unclosed, "model = 'PixArt_XL_2'\noptimizer = dict(type='AdamW',\n  lr=1e-4\n");
-        assertThatThrownBy(() -> ConfigReaders.read(unclosed)).isInstanceOf(ConfigException.class)
+        assertThatThrownBy(() -> BundledConfigs.read(unclosed)).isInstanceOf(ConfigException.class)
                 .hasMessageStartingWith(unclosed + ":").hasMessageContaining("never closed")
                 .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
 
         Path string = dir.resolve("string.py");
         Files.writeString(string, "a = 1\nmodel = 'PixArt_XL_2\n");
-        assertThatThrownBy(() -> ConfigReaders.read(string)).hasMessage(string + ":2: unterminated string");
+        assertThatThrownBy(() -> BundledConfigs.read(string)).hasMessage(string + ":2: unterminated string");
 
         Path statement = dir.resolve("statement.py");
         Files.writeString(statement, "a = 1\nif a:\n    b = 2\n");
-        assertThatThrownBy(() -> ConfigReaders.read(statement)).hasMessage(statement + ":2: expected 'name = value', found 'if'");
+        assertThatThrownBy(() -> BundledConfigs.read(statement)).hasMessage(statement + ":2: expected 'name = value', found 'if'");
 
         Path yaml = dir.resolve("bad.yaml");
         Files.writeString(yaml, "model:\n  model: SanaMS_1600M_P1_D20\n  image_size: [1024\ntrain: {}\n");
-        assertThatThrownBy(() -> ConfigReaders.read(yaml)).isInstanceOf(ConfigException.class)
+        assertThatThrownBy(() -> BundledConfigs.read(yaml)).isInstanceOf(ConfigException.class)
                 .hasMessageStartingWith(yaml + ":").hasMessageContaining("not valid YAML");
 
         Path optimizer = dir.resolve("opt.yaml");
         Files.writeString(optimizer, "train:\n  optimizer:\n    type: Sophia\n");
-        assertThatThrownBy(() -> ConfigReaders.read(optimizer)).hasMessageContaining("optimizer type 'Sophia'");
+        assertThatThrownBy(() -> BundledConfigs.read(optimizer)).hasMessageContaining("optimizer type 'Sophia'");
 
-        assertThatThrownBy(() -> ConfigReaders.read(dir.resolve("missing.py"))).hasMessage(dir.resolve("missing.py") + ": no such file");
-        assertThatThrownBy(() -> ConfigReaders.read(dir.resolve("x.cfg"))).hasMessageContaining("expected a PixArt or Open-Sora .py, a Sana or ai-toolkit .yaml, a kohya sd-scripts or musubi-tuner .toml, or a SimpleTuner or OneTrainer .json");
+        assertThatThrownBy(() -> BundledConfigs.read(dir.resolve("missing.py"))).hasMessage(dir.resolve("missing.py") + ": no such file");
+        assertThatThrownBy(() -> BundledConfigs.read(dir.resolve("x.cfg"))).hasMessageContaining("expected a PixArt or Open-Sora .py, a Sana or ai-toolkit .yaml, a kohya sd-scripts or musubi-tuner .toml, or a SimpleTuner or OneTrainer .json");
     }
 
     @Test
     void baseLoopsAreReported() throws IOException {
         Files.writeString(dir.resolve("a.py"), "_base_ = ['b.py']\n");
         Files.writeString(dir.resolve("b.py"), "_base_ = ['a.py']\n");
-        assertThatThrownBy(() -> ConfigReaders.read(dir.resolve("a.py"))).hasMessageContaining("loops back");
+        assertThatThrownBy(() -> BundledConfigs.read(dir.resolve("a.py"))).hasMessageContaining("loops back");
     }
 
     @Test
     void unknownModelNamesAreReported() throws IOException {
         Path f = dir.resolve("m.py");
         Files.writeString(f, "\nmodel = 'UNet2D'\n");
-        assertThatThrownBy(() -> ConfigReaders.read(f)).hasMessage(f + ":2: model 'UNet2D' is not in the catalog (see 'trainwatch models')");
+        assertThatThrownBy(() -> BundledConfigs.read(f)).hasMessage(f + ":2: model 'UNet2D' is not in the catalog (see 'trainwatch models')");
     }
 }

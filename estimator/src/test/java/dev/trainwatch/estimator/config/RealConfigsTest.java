@@ -26,7 +26,7 @@ class RealConfigsTest {
             "PixArt_xl2_img1024_lcm.py", "PixArt_xl2_img256_SAM.py", "PixArt_xl2_img256_internal.py",
             "PixArt_xl2_img512_internal.py", "PixArt_xl2_img512_internalms.py"})
     void everyPixArtAlphaConfigTrainsOnPrecomputedT5FeaturesWithAnEma(String file) {
-        ConfigReaders.Read read = ConfigReaders.readWithNotes(fixture(ALPHA + file));
+        ConfigReaders.Read read = BundledConfigs.readWithNotes(fixture(ALPHA + file));
         RunSpec spec = read.spec();
         assertThat(spec.model()).isEqualTo("pixart-alpha-xl-2");
         // train.py never loads T5; load_vae_feat=True in every released config: nothing runs online.
@@ -42,7 +42,7 @@ class RealConfigsTest {
 
     @Test
     void pixartAlpha1024ResolvesToAboutHalfWhatOnlineFeaturesCost() {
-        ConfigReaders.Read read = ConfigReaders.readWithNotes(fixture(ALPHA + "PixArt_xl2_img1024_internal.py"));
+        ConfigReaders.Read read = BundledConfigs.readWithNotes(fixture(ALPHA + "PixArt_xl2_img1024_internal.py"));
         RunSpec spec = read.spec();
         assertThat(spec.resolution()).isEqualTo(1024);
         assertThat(spec.batch()).isEqualTo(2);
@@ -64,7 +64,7 @@ class RealConfigsTest {
         java.nio.file.Path child = dir.resolve("child.py");
         java.nio.file.Files.writeString(child, "_base_ = ['PixArt_xl2_internal.py']\n"
                 + "data = dict(load_vae_feat=False, load_t5_feat=False)\nfp32_attention = True\n");
-        ConfigReaders.Read read = ConfigReaders.readWithNotes(child);
+        ConfigReaders.Read read = BundledConfigs.readWithNotes(child);
         assertThat(read.spec().textFeatures()).isEqualTo("precomputed");
         assertThat(read.spec().vaeFeatures()).isEqualTo("online");
         assertThat(read.notes()).anyMatch(n -> n.startsWith("data.load_t5_feat is not read by PixArt-alpha's train.py"));
@@ -74,26 +74,26 @@ class RealConfigsTest {
     void pixartSigmaConfigsKeepTheirOnlineEncodersAndNoEma() {
         for (String file : List.of("PixArt_sigma_xl2_img1024_internalms.py", "PixArt_sigma_xl2_img512_internalms.py",
                 "PixArt_sigma_xl2_img256_internal.py", "PixArt_sigma_xl2_img1024_internalms_kvcompress.py")) {
-            ConfigReaders.Read read = ConfigReaders.readWithNotes(fixture("pixart-sigma/configs/pixart_sigma_config/" + file));
+            ConfigReaders.Read read = BundledConfigs.readWithNotes(fixture("pixart-sigma/configs/pixart_sigma_config/" + file));
             assertThat(read.spec().model()).as(file).isEqualTo("pixart-sigma-xl-2");
             assertThat(read.spec().ema()).as(file).isFalse();
             assertThat(read.spec().optimizer()).as(file).isEqualTo("came");
             assertThat(read.spec().features()).as(file).isEqualTo("online");
         }
-        ConfigReaders.Read kv = ConfigReaders.readWithNotes(fixture(
+        ConfigReaders.Read kv = BundledConfigs.readWithNotes(fixture(
                 "pixart-sigma/configs/pixart_sigma_config/PixArt_sigma_xl2_img1024_internalms_kvcompress.py"));
         assertThat(kv.notes()).anyMatch(n -> n.startsWith("kv_compress"));
     }
 
     @Test
     void sanaKeepsAnEmaOnlyWhenItsConfigAsksForTheUpdate() throws Exception {
-        ConfigReaders.Read plain = ConfigReaders.readWithNotes(fixture("sana/configs/sana_config/1024ms/Sana_1600M_img1024.yaml"));
+        ConfigReaders.Read plain = BundledConfigs.readWithNotes(fixture("sana/configs/sana_config/1024ms/Sana_1600M_img1024.yaml"));
         assertThat(plain.spec().ema()).isNull(); // the model's recipe: no EMA
         java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("sana");
         java.nio.file.Files.copy(fixture("sana/configs/sana_config/1024ms/Sana_1600M_img1024.yaml"), dir.resolve("base.yaml"));
         java.nio.file.Path child = dir.resolve("ema.yaml");
         java.nio.file.Files.writeString(child, "_base_: [base.yaml]\ntrain:\n  ema_update: true\ndata:\n  load_text_feat: true\n");
-        RunSpec spec = ConfigReaders.read(child);
+        RunSpec spec = BundledConfigs.read(child);
         assertThat(spec.ema()).isTrue();
         // Gemma features from disk, the DC-AE still online.
         assertThat(spec.textFeatures()).isEqualTo("precomputed");
@@ -102,7 +102,7 @@ class RealConfigsTest {
 
     @Test
     void openSora12Stage1IsZero2MixedPrecisionOverItsBuckets() {
-        ConfigReaders.Read read = ConfigReaders.readWithNotes(fixture("opensora/configs/opensora-v1-2/train/stage1.py"));
+        ConfigReaders.Read read = BundledConfigs.readWithNotes(fixture("opensora/configs/opensora-v1-2/train/stage1.py"));
         RunSpec spec = read.spec();
         assertThat(spec.model()).isEqualTo("opensora-1.2");
         assertThat(spec.precision()).isEqualTo("bf16");
@@ -125,7 +125,7 @@ class RealConfigsTest {
 
     @Test
     void openSora20CheckpointsTheFirstEightDoubleAndAllSingleStreamBlocks() {
-        ConfigReaders.Read read = ConfigReaders.readWithNotes(fixture("opensora/configs/diffusion/train/stage1.py"));
+        ConfigReaders.Read read = BundledConfigs.readWithNotes(fixture("opensora/configs/diffusion/train/stage1.py"));
         RunSpec spec = read.spec();
         assertThat(spec.model()).isEqualTo("opensora-2.0");
         assertThat(spec.checkpointBlocks()).containsExactly(8, 100);
@@ -139,7 +139,7 @@ class RealConfigsTest {
         Estimate e = estimator.estimate(spec.overriddenBy(new RunSpec(null, "h100-sxm", 8, null, null, null, null,
                 null, null, null, null, null, null, null, null, null, null)));
         assertThat(e.spec().checkpointBlocks()).containsExactly(8, 38);
-        ConfigReaders.Read image = ConfigReaders.readWithNotes(fixture("opensora/configs/diffusion/train/image.py"));
+        ConfigReaders.Read image = BundledConfigs.readWithNotes(fixture("opensora/configs/diffusion/train/image.py"));
         assertThat(image.spec().buckets()).hasSize(3);
     }
 }

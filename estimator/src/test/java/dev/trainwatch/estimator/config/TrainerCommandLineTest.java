@@ -65,7 +65,7 @@ class TrainerCommandLineTest {
     }
 
     private Optional<ConfigReaders.Read> read(List<String> argv, Map<String, String> env) {
-        return TrainerCommandLine.read(argv, cwd, env, estimator.catalog());
+        return TrainerCommandLine.read(argv, cwd, env, estimator::catalog);
     }
 
     @Test

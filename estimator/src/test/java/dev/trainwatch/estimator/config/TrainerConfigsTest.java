@@ -26,7 +26,7 @@ class TrainerConfigsTest {
 
     @Test
     void aiToolkitsTwentyFourGigabyteFluxExample() {
-        ConfigReaders.Read read = ConfigReaders.readWithNotes(fixture("trainers/ai-toolkit_train_lora_flux_24gb.yaml"),
+        ConfigReaders.Read read = BundledConfigs.readWithNotes(fixture("trainers/ai-toolkit_train_lora_flux_24gb.yaml"),
                 estimator.catalog());
         RunSpec s = read.spec();
         assertThat(s.model()).isEqualTo("flux.1-dev");
@@ -49,7 +49,7 @@ class TrainerConfigsTest {
 
     @Test
     void aKohyaFluxTomlWithFp8BaseAndCachedOutputs() {
-        ConfigReaders.Read read = ConfigReaders.readWithNotes(fixture("trainers/kohya_flux_issue434.toml"),
+        ConfigReaders.Read read = BundledConfigs.readWithNotes(fixture("trainers/kohya_flux_issue434.toml"),
                 estimator.catalog());
         RunSpec s = read.spec();
         assertThat(s.model()).isEqualTo("flux.1-dev"); // from flux1-dev.safetensors
@@ -77,7 +77,7 @@ class TrainerConfigsTest {
                 + "dataset_config = \"dataset.toml\"\nnetwork_module = \"networks.lora_wan\"\nnetwork_dim = 32\n"
                 + "fp8_base = true\nblocks_to_swap = 20\noptimizer_type = \"adamw8bit\"\nmixed_precision = \"bf16\"\n"
                 + "gradient_checkpointing = true\n");
-        RunSpec s = ConfigReaders.readWithNotes(train, estimator.catalog()).spec();
+        RunSpec s = BundledConfigs.readWithNotes(train, estimator.catalog()).spec();
         assertThat(s.model()).isEqualTo("wan2.1-t2v-14b");
         assertThat(s.resolution()).isEqualTo(960);
         assertThat(s.frames()).isEqualTo(45);
@@ -88,31 +88,31 @@ class TrainerConfigsTest {
                 .isPositive();
         Path broken = dir.resolve("broken.toml");
         Files.writeString(broken, "network_dim = = 3\n");
-        assertThatThrownBy(() -> ConfigReaders.read(broken)).hasMessageStartingWith(broken + ":1: not valid TOML");
+        assertThatThrownBy(() -> BundledConfigs.read(broken)).hasMessageStartingWith(broken + ":1: not valid TOML");
         Path unknown = dir.resolve("other.toml");
         Files.writeString(unknown, "pretrained_model_name_or_path = \"/m/sdxl_base.safetensors\"\n");
-        assertThatThrownBy(() -> ConfigReaders.read(unknown)).hasMessageContaining("is not one trainwatch knows")
+        assertThatThrownBy(() -> BundledConfigs.read(unknown)).hasMessageContaining("is not one trainwatch knows")
                 .hasMessageContaining("--catalog");
     }
 
     @Test
     void theStepsBetweenSamplingPassesComeFromTheConfigThatSaysIt(@TempDir Path dir) throws IOException {
-        assertThat(ConfigReaders.read(fixture("trainers/ai-toolkit_train_lora_flux_24gb.yaml"), estimator.catalog())
+        assertThat(BundledConfigs.read(fixture("trainers/ai-toolkit_train_lora_flux_24gb.yaml"), estimator.catalog())
                 .sampleEvery()).isEqualTo(250); // sample.sample_every
-        assertThat(ConfigReaders.read(fixture("trainers/simpletuner/config.json"), estimator.catalog()).sampleEvery())
+        assertThat(BundledConfigs.read(fixture("trainers/simpletuner/config.json"), estimator.catalog()).sampleEvery())
                 .isEqualTo(5); // validation_steps
-        assertThat(ConfigReaders.read(fixture("trainers/kohya_flux_issue434.toml"), estimator.catalog()).sampleEvery())
+        assertThat(BundledConfigs.read(fixture("trainers/kohya_flux_issue434.toml"), estimator.catalog()).sampleEvery())
                 .isNull(); // no sample_every_n_*: the run never samples
         String kohya = Files.readString(fixture("trainers/kohya_flux_issue434.toml"));
         Path steps = dir.resolve("steps.toml");
         Files.writeString(steps, kohya + "\nsample_every_n_steps = 200\nsample_prompts = \"prompts.txt\"\n");
-        RunSpec s = ConfigReaders.read(steps, estimator.catalog());
+        RunSpec s = BundledConfigs.read(steps, estimator.catalog());
         assertThat(s.sampleEvery()).isEqualTo(200);
         Estimate e = estimator.estimate(s.overriddenBy(RunSpec.empty().onHardware("rtx4090", null, null)));
         assertThat(e.spec().sampleEvery()).isEqualTo(200);
         Path epochs = dir.resolve("epochs.toml");
         Files.writeString(epochs, kohya + "\nsample_every_n_epochs = 2\n");
-        ConfigReaders.Read read = ConfigReaders.readWithNotes(epochs, estimator.catalog());
+        ConfigReaders.Read read = BundledConfigs.readWithNotes(epochs, estimator.catalog());
         assertThat(read.spec().sampleEvery()).isNull();
         assertThat(read.notes()).contains("sample_every_n_epochs 2: samples every so many epochs; the step it samples "
                 + "at is not known");
@@ -123,7 +123,7 @@ class TrainerConfigsTest {
     @Test
     void simpleTunersFluxLoraExampleWithItsDataBackend(@TempDir Path dir) throws IOException {
         Path config = fixture("trainers/simpletuner/config.json");
-        ConfigReaders.Read asShipped = ConfigReaders.readWithNotes(config, estimator.catalog());
+        ConfigReaders.Read asShipped = BundledConfigs.readWithNotes(config, estimator.catalog());
         RunSpec s = asShipped.spec();
         assertThat(s.model()).isEqualTo("flux.1-dev");
         assertThat(s.loraRank()).isEqualTo(16);
@@ -141,18 +141,18 @@ class TrainerConfigsTest {
         Files.writeString(dir.resolve("config.json"), json);
         Files.copy(fixture("trainers/simpletuner/multidatabackend-small-dreambooth-1024px.json"),
                 dir.resolve("multidatabackend-small-dreambooth-1024px.json"));
-        RunSpec beside = ConfigReaders.read(dir.resolve("config.json"), estimator.catalog());
+        RunSpec beside = BundledConfigs.read(dir.resolve("config.json"), estimator.catalog());
         assertThat(beside.resolution()).isEqualTo(1024);
         Estimate e = estimator.estimate(beside.overriddenBy(RunSpec.empty().onHardware("a100-80gb", null, null)));
         assertThat(e.spec().baseWeights()).isEqualTo("int8");
         Path other = dir.resolve("onetrainer.json");
         Files.writeString(other, "{\"training_method\": \"LORA\"}");
-        assertThatThrownBy(() -> ConfigReaders.read(other)).hasMessageContaining("model_type and training_method");
+        assertThatThrownBy(() -> BundledConfigs.read(other)).hasMessageContaining("model_type and training_method");
     }
 
     @Test
     void oneTrainersFluxPresetWithItsDefaults() {
-        ConfigReaders.Read read = ConfigReaders.readWithNotes(fixture("trainers/onetrainer/flux_LoRA.json"),
+        ConfigReaders.Read read = BundledConfigs.readWithNotes(fixture("trainers/onetrainer/flux_LoRA.json"),
                 estimator.catalog());
         RunSpec s = read.spec();
         assertThat(s.model()).isEqualTo("flux.1-dev");
@@ -171,14 +171,14 @@ class TrainerConfigsTest {
 
     @Test
     void oneTrainersQwenAndHunyuanPresetsOffloadLayers() {
-        ConfigReaders.Read qwen = ConfigReaders.readWithNotes(fixture("trainers/onetrainer/qwen_LoRA_24GB.json"),
+        ConfigReaders.Read qwen = BundledConfigs.readWithNotes(fixture("trainers/onetrainer/qwen_LoRA_24GB.json"),
                 estimator.catalog());
         assertThat(qwen.spec().model()).isEqualTo("qwen-image");
         assertThat(qwen.spec().baseWeights()).isEqualTo("fp8");
         assertThat(qwen.spec().batch()).isEqualTo(2);
         assertThat(qwen.spec().blocksToSwap()).isEqualTo(6); // 0.1 of its 60 blocks
         assertThat(qwen.notes()).containsExactly("layer offload fraction 0.1: priced as 6 of 60 blocks swapped");
-        RunSpec hunyuan = ConfigReaders.read(fixture("trainers/onetrainer/hunyuan_video_LoRA.json"), estimator.catalog());
+        RunSpec hunyuan = BundledConfigs.read(fixture("trainers/onetrainer/hunyuan_video_LoRA.json"), estimator.catalog());
         assertThat(hunyuan.model()).isEqualTo("hunyuanvideo");
         assertThat(hunyuan.blocksToSwap()).isEqualTo(30); // 0.5 of 20 double + 40 single blocks
         assertThat(hunyuan.frames()).isNull(); // an image-sized default; OneTrainer's frames key is absent
