@@ -96,7 +96,7 @@ final class RunCommand implements Callable<Integer> {
             }
             return status;
         } finally {
-            WatchOptions.deleteQuietly(work);
+            TempDirs.deleteQuietly(work);
         }
     }
 

@@ -87,11 +87,11 @@ final class WatchCommand implements Callable<Integer> {
                     work.resolve("spool")),
                     MonotonicClock.system(), System.getenv(), alertLog);
         } catch (GpuUnavailableException e) {
-            WatchOptions.deleteQuietly(work);
+            TempDirs.deleteQuietly(work);
             throw new UserError(ExitCodes.NVML_UNAVAILABLE, "NVML unavailable: " + e.getMessage()
                     + " (no NVIDIA GPU here? 'trainwatch demo' shows trainwatch on synthetic runs)");
         } catch (CollectorServer.StartException | IOException | IllegalStateException e) {
-            WatchOptions.deleteQuietly(work);
+            TempDirs.deleteQuietly(work);
             throw new UserError(ExitCodes.FAILURE, Errors.oneLine(e));
         }
         CountDownLatch done = new CountDownLatch(1);
@@ -99,7 +99,7 @@ final class WatchCommand implements Callable<Integer> {
         Thread stopper = new Thread(() -> {
             signalled.set(true);
             stack.close();
-            WatchOptions.deleteQuietly(work);
+            TempDirs.deleteQuietly(work);
             done.countDown();
         }, "trainwatch-watch-stop");
         Runtime.getRuntime().addShutdownHook(stopper);
@@ -140,7 +140,7 @@ final class WatchCommand implements Callable<Integer> {
             }
             out.flush();
             stack.close();
-            WatchOptions.deleteQuietly(work);
+            TempDirs.deleteQuietly(work);
         }
         return ExitCodes.OK;
     }

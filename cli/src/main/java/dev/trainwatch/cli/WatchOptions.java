@@ -5,11 +5,7 @@ import dev.trainwatch.cli.watch.LocalStack;
 import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.protocol.RunSpec;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
-import java.util.stream.Stream;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -91,20 +87,5 @@ public final class WatchOptions {
         return new LocalStack.Options(config, !explicitListen, nvmlLibrary, requireGpus, attachPid,
                 runId, spec, log, logFormat, UserError.duration("--interval", interval, AgentConfig.MIN_INTERVAL, null,
                         message -> new CommandLine.ParameterException(command.commandLine(), message)), spoolDir);
-    }
-
-    /** Removes a temporary directory tree; what cannot be removed stays (it is under the system's temp dir). */
-    public static void deleteQuietly(Path dir) {
-        try (Stream<Path> paths = Files.walk(dir)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(p -> {
-                try {
-                    Files.deleteIfExists(p);
-                } catch (IOException e) {
-                    // Left for the system's temp cleaner.
-                }
-            });
-        } catch (IOException e) {
-            // Same.
-        }
     }
 }
