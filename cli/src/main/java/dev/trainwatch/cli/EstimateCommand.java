@@ -78,9 +78,9 @@ final class EstimateCommand implements Callable<Integer> {
         Estimate estimate;
         String calibrationLine = null;
         if (dataDir == null) {
-            estimate = options.estimator().estimate(run);
+            estimate = options.catalog.estimator().estimate(run);
         } else {
-            List<Path> catalogs = new ArrayList<>(options.catalogFiles());
+            List<Path> catalogs = new ArrayList<>(options.catalog.files());
             if (Files.isRegularFile(dataDir.resolve("catalog.json"))) {
                 catalogs.add(dataDir.resolve("catalog.json")); // as the collector with this data directory reads it
             }
@@ -90,13 +90,13 @@ final class EstimateCommand implements Callable<Integer> {
         }
         // A bucketed config (Open-Sora's bucket_config) gives a batch per bucket: that is a batch given.
         boolean batchDefaulted = run.batch() == null && (run.buckets() == null || run.buckets().isEmpty());
-        if (!options.configNotes().isEmpty() || batchDefaulted) {
+        if (!options.configNotes.isEmpty() || batchDefaulted) {
             List<String> notes = new ArrayList<>();
             if (batchDefaulted) {
                 notes.add("no --batch given" + (options.config != null ? " and none in the config" : "")
                         + ": priced at batch " + estimate.spec().batch() + " per GPU; pass --batch N for yours");
             }
-            notes.addAll(options.configNotes());
+            notes.addAll(options.configNotes);
             notes.addAll(estimate.notes());
             estimate = estimate.withNotes(notes);
         }

@@ -26,7 +26,7 @@ final class EstimatePlans {
     static int run(EstimateCommand c) throws JsonProcessingException {
         PrintWriter out = c.spec.commandLine().getOut();
         GpuHourPrices prices = c.prices();
-        Estimator estimator = c.options.estimator();
+        Estimator estimator = c.options.catalog.estimator();
         RunSpec flags = c.options.toRunSpec();
         ObservedRun observed = null;
         RunSpec base;

@@ -64,7 +64,7 @@ public final class WatchOptions {
         }
         RunSpec spec = estimate.toRunSpec();
         if (spec.model() != null && spec.gpu() != null) {
-            estimate.estimator().estimate(spec);
+            estimate.catalog.estimator().estimate(spec);
         }
         return spec;
     }
@@ -81,7 +81,7 @@ public final class WatchOptions {
         if (dataDir != null) {
             config = config.withDataDir(dataDir);
         }
-        config = config.withCatalogFiles(estimate.catalogFiles());
+        config = config.withCatalogFiles(estimate.catalog.files());
         boolean explicitListen = command.commandLine().getParseResult() != null
                 && command.commandLine().getParseResult().hasMatchedOption("--listen");
         return new LocalStack.Options(config, !explicitListen, nvmlLibrary, requireGpus, attachPid,
