@@ -15,6 +15,7 @@ import dev.trainwatch.collector.CollectorStack;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.estimator.catalog.Catalog;
 import dev.trainwatch.estimator.config.TrainerCommandLine;
+import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.RunSpec;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -23,6 +24,7 @@ import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 
@@ -116,6 +118,19 @@ public final class LocalStack implements AutoCloseable {
     /** Loaded on the first trainer's command line read. */
     private static final class BundledCatalog {
         static final Catalog CATALOG = Catalog.bundled();
+    }
+
+    /** Without NVML: no readings at all (never "idle" or "0 bytes"); the log and processes are still watched. */
+    private static final class NoGpus implements GpuReader {
+        @Override
+        public List<GpuSample> readAll() {
+            return List.of();
+        }
+
+        @Override
+        public String driverVersion() {
+            return "unavailable";
+        }
     }
 
     /** This node's name in batches: the resolver's, else $HOSTNAME, else localhost. */
