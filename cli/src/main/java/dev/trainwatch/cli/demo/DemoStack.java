@@ -69,7 +69,7 @@ public final class DemoStack implements AutoCloseable {
             return t;
         });
         try {
-            List<Scenario> scenarios = Scenarios.bundled(Estimator.bundled());
+            List<Scenario> scenarios = Scenario.bundled(Estimator.bundled());
             // Label first, so no demo run is ever visible without its "synthetic" flag.
             scenarios.forEach(s -> server.fleet().markSynthetic(s.runId()));
             HttpDemoSink sink = new HttpDemoSink(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build(),
