@@ -28,7 +28,6 @@ public final class DemoStack implements AutoCloseable {
     public static final double MAX_SPEED = 20;
 
     private final CollectorStack collector;
-    private final CollectorServer server;
     private final ScheduledExecutorService feeder;
     private final List<Scenario> scenarios;
     private final TickReporter reporter;
@@ -38,7 +37,6 @@ public final class DemoStack implements AutoCloseable {
                       TickReporter reporter) {
         this.reporter = reporter;
         this.collector = collector;
-        this.server = collector.server();
         this.feeder = feeder;
         this.scenarios = scenarios;
     }
@@ -98,11 +96,11 @@ public final class DemoStack implements AutoCloseable {
     }
 
     public URI pageUri() {
-        return server.clientUri();
+        return collector.server().clientUri();
     }
 
     public CollectorServer server() {
-        return server;
+        return collector.server();
     }
 
     public List<Scenario> scenarios() {

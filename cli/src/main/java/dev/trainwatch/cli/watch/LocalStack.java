@@ -46,13 +46,11 @@ public final class LocalStack implements AutoCloseable {
     }
 
     private final CollectorStack collector;
-    private final CollectorServer server;
     private final Agent agent;
     private final String gpuProblem;
 
     private LocalStack(CollectorStack collector, Agent agent, String gpuProblem) {
         this.collector = collector;
-        this.server = collector.server();
         this.agent = agent;
         this.gpuProblem = gpuProblem;
     }
@@ -144,15 +142,15 @@ public final class LocalStack implements AutoCloseable {
     }
 
     public URI pageUri() {
-        return server.clientUri();
+        return collector.server().clientUri();
     }
 
     public Fleet fleet() {
-        return server.fleet();
+        return collector.server().fleet();
     }
 
     public CollectorServer server() {
-        return server;
+        return collector.server();
     }
 
     /** Null when NVML works. */
