@@ -8,8 +8,6 @@ import dev.trainwatch.protocol.Errors;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -70,8 +68,7 @@ public final class DemoStack implements AutoCloseable {
             List<Scenario> scenarios = Scenario.bundled(Estimator.bundled());
             // Label first, so no demo run is ever visible without its "synthetic" flag.
             scenarios.forEach(s -> server.fleet().markSynthetic(s.runId()));
-            HttpDemoSink sink = new HttpDemoSink(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build(),
-                    server.clientUri(), config.token());
+            HttpDemoSink sink = new HttpDemoSink(server.clientUri(), config.token());
             // The feed speaks in the collector's (scaled) time, so it plays at speed 1 on that clock.
             DemoFeed feed = new DemoFeed(scenarios, sink, 1.0, clock.instant());
             feed.begin();
