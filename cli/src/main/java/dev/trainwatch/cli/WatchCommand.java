@@ -64,7 +64,7 @@ final class WatchCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        watch.checkLogFormat();
+        LogFormats.check(watch.logFormat);
         if (attachPid != null && ProcessHandle.of(attachPid).isEmpty()) {
             throw new UserError(ExitCodes.USAGE, "--attach: no process " + attachPid + " is running");
         }
@@ -83,7 +83,7 @@ final class WatchCommand implements Callable<Integer> {
         };
         LocalStack stack;
         try {
-            stack = LocalStack.start(watch.options(spec, true, attachPid, watch.runIdOr(null), runSpec, log,
+            stack = LocalStack.start(watch.options(spec, true, attachPid, watch.runId, runSpec, log,
                     work.resolve("spool")),
                     MonotonicClock.system(), System.getenv(), alertLog);
         } catch (GpuUnavailableException e) {

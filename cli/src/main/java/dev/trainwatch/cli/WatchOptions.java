@@ -42,15 +42,6 @@ public final class WatchOptions {
             description = "libnvidia-ml.so.1 to use (default: the system's, or $TRAINWATCH_NVML_LIBRARY).")
     Path nvmlLibrary;
 
-    /** Refuses a mistyped {@code --log-format} before anything starts, with a one-line usage error. */
-    public void checkLogFormat() {
-        LogFormats.check(logFormat);
-    }
-
-    public String runIdOr(String fallback) {
-        return runId != null ? runId : fallback;
-    }
-
     /**
      * The run's spec from the estimate options, or null when none was given. A spec that names a model and a GPU
      * is priced here first, so a typo fails at once with the estimator's one-line message instead of leaving the
