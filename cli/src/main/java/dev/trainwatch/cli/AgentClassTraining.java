@@ -148,7 +148,7 @@ final class AgentClassTraining {
                     85_899_345_920L, 1L << 30, null, 84_825_604_096L, 0.5, 0.2,
                     new UtilizationWindow(6, 0.4, 0.5, 0.6, 0.0, ts - 1, ts),
                     1_410_000_000L, 1_410_000_000L, 1_593_000_000L, 1_593_000_000L, List.of(), 300.0, 400.0, 1.0e6,
-                    60.0, 0, List.of(), false));
+                    60.0, 0, List.of(), false, null));
         }
 
         @Override
