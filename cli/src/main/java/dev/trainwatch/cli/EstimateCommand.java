@@ -5,7 +5,6 @@ import dev.trainwatch.collector.history.CalibratingPredictor;
 import dev.trainwatch.collector.history.Calibrator;
 import dev.trainwatch.collector.history.HistoryException;
 import dev.trainwatch.collector.history.HistoryStore;
-import dev.trainwatch.collector.state.GpuHourPrices;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.Suggestion;
@@ -103,7 +102,7 @@ final class EstimateCommand implements Callable<Integer> {
         if (json) {
             out.println(Json.MAPPER.writeValueAsString(estimate));
         } else {
-            printTable(out, estimate, prices().price(estimate.gpu()));
+            printTable(out, estimate, CollectorOptions.gpuHourPrices(gpuHourPrice).price(estimate.gpu()));
             if (calibrationLine != null) {
                 out.printf(Locale.ROOT, "%ncalibration       %s%n", calibrationLine);
             }
@@ -122,15 +121,6 @@ final class EstimateCommand implements Callable<Integer> {
             throw new UserError(ExitCodes.FAILURE, e.getMessage());
         }
         return predictor;
-    }
-
-    /** {@code --gpu-hour-price}; {@link GpuHourPrices#NONE} (NaN for every GPU) without it. */
-    GpuHourPrices prices() {
-        try {
-            return gpuHourPrice == null ? GpuHourPrices.NONE : GpuHourPrices.parse(gpuHourPrice);
-        } catch (IllegalArgumentException e) {
-            throw new UserError(ExitCodes.USAGE, "--gpu-hour-price: " + e.getMessage());
-        }
     }
 
     /** Whether this estimate is calibrated, and by how many runs; or why not. */
