@@ -1,5 +1,6 @@
 package dev.trainwatch.cli.demo;
 
+import dev.trainwatch.cli.watch.LocalStack;
 import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import dev.trainwatch.collector.CollectorStack;
@@ -40,21 +41,23 @@ public final class DemoStack implements AutoCloseable {
     }
 
     /**
-     * Starts the collector on {@code config}'s address and begins feeding it.
+     * Starts the collector on {@code config}'s address (a free port when it is taken and {@code freePortIfBusy}) and
+     * begins feeding it.
      *
      * @param warnings where a failing tick is reported (one line per distinct problem), and the alert log
      * @throws IllegalArgumentException for a speed out of range or an exposed address without a token
      * @throws CollectorServer.StartException when the address cannot be bound
      * @throws IOException when the collector refuses the scenarios' run specs
      */
-    public static DemoStack start(CollectorConfig config, double speed, PrintWriter warnings) throws IOException {
+    public static DemoStack start(CollectorConfig config, boolean freePortIfBusy, double speed, PrintWriter warnings)
+            throws IOException {
         if (!(speed >= MIN_SPEED && speed <= MAX_SPEED)) {
             throw new IllegalArgumentException("--speed must be between " + MIN_SPEED + " and " + MAX_SPEED
                     + ", got " + speed);
         }
         ScaledClock clock = ScaledClock.startingNow(speed);
         // The collector exactly as 'trainwatch collector' runs it: history under --data-dir, alerts to the log.
-        CollectorStack collector = CollectorStack.start(config.withClock(clock), line -> {
+        CollectorStack collector = LocalStack.startCollector(config.withClock(clock), freePortIfBusy, line -> {
             warnings.println(line);
             warnings.flush();
         });

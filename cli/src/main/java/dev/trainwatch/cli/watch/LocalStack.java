@@ -72,7 +72,7 @@ public final class LocalStack implements AutoCloseable {
         CollectorStack collector = null;
         StepSource steps = null;
         try {
-            collector = startCollector(options, clock, log);
+            collector = startCollector(options.collector().withClock(clock), options.freePortIfBusy(), log);
             CollectorServer server = collector.server();
             steps = options.log() == null ? null : LogTailer.open(options.log(), options.logFormat(), clock);
             AgentConfig config = new AgentConfig(server.clientUri(), hostName(), options.attachPid(), options.runId(),
@@ -94,12 +94,12 @@ public final class LocalStack implements AutoCloseable {
         }
     }
 
-    private static CollectorStack startCollector(Options options, Clock clock, Consumer<String> log) {
-        CollectorConfig config = options.collector().withClock(clock);
+    /** The collector on {@code config}'s address, or on a free port when that is taken and {@code freePortIfBusy}. */
+    public static CollectorStack startCollector(CollectorConfig config, boolean freePortIfBusy, Consumer<String> log) {
         try {
             return CollectorStack.start(config, log);
         } catch (CollectorServer.StartException e) {
-            if (!options.freePortIfBusy()) {
+            if (!freePortIfBusy) {
                 throw e;
             }
             return CollectorStack.start(config.withListen(config.host(), 0), log);
