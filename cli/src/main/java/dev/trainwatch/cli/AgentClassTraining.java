@@ -11,7 +11,6 @@ import dev.trainwatch.protocol.MonotonicClock;
 import dev.trainwatch.protocol.UtilizationWindow;
 import java.io.BufferedInputStream;
 import java.io.EOFException;
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -25,7 +24,6 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 
 /**
  * {@code trainwatch agent --cds-training}: run once by the launcher under {@code -XX:ArchiveClassesAtExit}, a few
@@ -62,19 +60,9 @@ final class AgentClassTraining {
                 Thread.sleep((POLLS - 1) * 1000L + 500);
             }
         } finally {
-            delete(spool.toFile());
+            TempDirs.deleteQuietly(spool);
         }
         return ExitCodes.OK;
-    }
-
-    private static void delete(File file) {
-        File[] children = file.listFiles();
-        if (children != null) {
-            for (File child : children) {
-                delete(child);
-            }
-        }
-        file.delete();
     }
 
     /** A throwaway loopback collector: HTTP/1.1 keep-alive, reads each body, answers 200 {@code {}}. */
@@ -160,7 +148,7 @@ final class AgentClassTraining {
                     85_899_345_920L, 1L << 30, null, 84_825_604_096L, 0.5, 0.2,
                     new UtilizationWindow(6, 0.4, 0.5, 0.6, 0.0, ts - 1, ts),
                     1_410_000_000L, 1_410_000_000L, 1_593_000_000L, 1_593_000_000L, List.of(), 300.0, 400.0, 1.0e6,
-                    60.0, 0, List.of(), false));
+                    60.0, 0, List.of(), false, null));
         }
 
         @Override

@@ -310,9 +310,6 @@ final class AgentCommand implements Callable<Integer> {
             // shutdown hook) counts the latch down and this thread need not wake every second.
             long checkMillis = attachPid != null ? pollInterval.toMillis() : 60_000;
             while (!stopped.await(checkMillis, TimeUnit.MILLISECONDS)) {
-                if (StopSignals.received()) {
-                    break;
-                }
                 if (agent.attachedRunEnded()) {
                     System.getLogger(AgentCommand.class.getName()).log(System.Logger.Level.INFO,
                             "the attached run has ended; stopping");

@@ -77,11 +77,7 @@ final class CollectorOptions {
         }
         applied = applied.withLimits(limits(applied.limits())).withGpuSeries(gpuSeriesMode());
         if (gpuHourPrice != null) {
-            try {
-                applied = applied.withGpuHourPrices(GpuHourPrices.parse(gpuHourPrice));
-            } catch (IllegalArgumentException e) {
-                throw new UserError(ExitCodes.USAGE, "--gpu-hour-price: " + e.getMessage());
-            }
+            applied = applied.withGpuHourPrices(gpuHourPrices(gpuHourPrice));
         }
         applied.checkExposure();
         return applied;
@@ -94,6 +90,15 @@ final class CollectorOptions {
         } catch (IllegalArgumentException e) {
             throw new UserError(ExitCodes.USAGE, "--max-runs, --max-gpus, --max-agents and --max-specs must be"
                     + " positive: " + e.getMessage());
+        }
+    }
+
+    /** {@code --gpu-hour-price} (collector, estimate); {@link GpuHourPrices#NONE} (NaN for every GPU) without one. */
+    static GpuHourPrices gpuHourPrices(String value) {
+        try {
+            return value == null ? GpuHourPrices.NONE : GpuHourPrices.parse(value);
+        } catch (IllegalArgumentException e) {
+            throw new UserError(ExitCodes.USAGE, "--gpu-hour-price: " + e.getMessage());
         }
     }
 

@@ -58,9 +58,11 @@ final class DemoCommand implements Callable<Integer> {
             throw new UserError(ExitCodes.USAGE, "--listen: " + e.getMessage());
         }
         config = collectorOptions.applyTo(config.withDataDir(dataDir));
+        boolean listenGiven = spec.commandLine().getParseResult() != null
+                && spec.commandLine().getParseResult().hasMatchedOption("--listen");
         DemoStack demo;
         try {
-            demo = startDemo(config, err);
+            demo = DemoStack.start(config, !listenGiven && config.port() != 0, speed, err);
         } catch (CollectorServer.StartException e) {
             throw new UserError(ExitCodes.FAILURE, e.getMessage());
         } catch (IOException e) {
@@ -92,19 +94,5 @@ final class DemoCommand implements Callable<Integer> {
         demo.close();
         Runtime.getRuntime().removeShutdownHook(hook);
         return ExitCodes.OK;
-    }
-
-    /** Starts on the address asked for; when the default port is taken (and no --listen was given), on a free one. */
-    private DemoStack startDemo(CollectorConfig config, PrintWriter err) throws IOException {
-        try {
-            return DemoStack.start(config, speed, err);
-        } catch (CollectorServer.StartException e) {
-            boolean listenGiven = spec.commandLine().getParseResult() != null
-                    && spec.commandLine().getParseResult().hasMatchedOption("--listen");
-            if (listenGiven || config.port() == 0) {
-                throw e;
-            }
-            return DemoStack.start(config.withListen(config.host(), 0), speed, err);
-        }
     }
 }

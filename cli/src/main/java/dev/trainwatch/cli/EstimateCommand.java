@@ -5,7 +5,6 @@ import dev.trainwatch.collector.history.CalibratingPredictor;
 import dev.trainwatch.collector.history.Calibrator;
 import dev.trainwatch.collector.history.HistoryException;
 import dev.trainwatch.collector.history.HistoryStore;
-import dev.trainwatch.collector.state.GpuHourPrices;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.Suggestion;
@@ -78,9 +77,9 @@ final class EstimateCommand implements Callable<Integer> {
         Estimate estimate;
         String calibrationLine = null;
         if (dataDir == null) {
-            estimate = options.estimator().estimate(run);
+            estimate = options.catalog.estimator().estimate(run);
         } else {
-            List<Path> catalogs = new ArrayList<>(options.catalogFiles());
+            List<Path> catalogs = new ArrayList<>(options.catalog.files());
             if (Files.isRegularFile(dataDir.resolve("catalog.json"))) {
                 catalogs.add(dataDir.resolve("catalog.json")); // as the collector with this data directory reads it
             }
@@ -90,20 +89,20 @@ final class EstimateCommand implements Callable<Integer> {
         }
         // A bucketed config (Open-Sora's bucket_config) gives a batch per bucket: that is a batch given.
         boolean batchDefaulted = run.batch() == null && (run.buckets() == null || run.buckets().isEmpty());
-        if (!options.configNotes().isEmpty() || batchDefaulted) {
+        if (!options.configNotes.isEmpty() || batchDefaulted) {
             List<String> notes = new ArrayList<>();
             if (batchDefaulted) {
                 notes.add("no --batch given" + (options.config != null ? " and none in the config" : "")
                         + ": priced at batch " + estimate.spec().batch() + " per GPU; pass --batch N for yours");
             }
-            notes.addAll(options.configNotes());
+            notes.addAll(options.configNotes);
             notes.addAll(estimate.notes());
             estimate = estimate.withNotes(notes);
         }
         if (json) {
             out.println(Json.MAPPER.writeValueAsString(estimate));
         } else {
-            printTable(out, estimate, prices().price(estimate.gpu()));
+            printTable(out, estimate, CollectorOptions.gpuHourPrices(gpuHourPrice).price(estimate.gpu()));
             if (calibrationLine != null) {
                 out.printf(Locale.ROOT, "%ncalibration       %s%n", calibrationLine);
             }
@@ -122,15 +121,6 @@ final class EstimateCommand implements Callable<Integer> {
             throw new UserError(ExitCodes.FAILURE, e.getMessage());
         }
         return predictor;
-    }
-
-    /** {@code --gpu-hour-price}; {@link GpuHourPrices#NONE} (NaN for every GPU) without it. */
-    GpuHourPrices prices() {
-        try {
-            return gpuHourPrice == null ? GpuHourPrices.NONE : GpuHourPrices.parse(gpuHourPrice);
-        } catch (IllegalArgumentException e) {
-            throw new UserError(ExitCodes.USAGE, "--gpu-hour-price: " + e.getMessage());
-        }
     }
 
     /** Whether this estimate is calibrated, and by how many runs; or why not. */

@@ -1,6 +1,5 @@
 package dev.trainwatch.cli;
 
-import dev.trainwatch.estimator.Estimator;
 import dev.trainwatch.estimator.config.ConfigReaders;
 import dev.trainwatch.protocol.RunSpec;
 import java.nio.file.Path;
@@ -122,8 +121,8 @@ public final class EstimateOptions {
     @picocli.CommandLine.Mixin
     CatalogOption catalog = new CatalogOption();
 
-    /** What the config reader could not map, one line each (empty without --config or before toRunSpec). */
-    private List<String> configNotes = List.of();
+    /** What the config reader could not map, one line each prefixed with the file name (empty before toRunSpec). */
+    List<String> configNotes = List.of();
 
     /** True when no option at all was given (the caller may then have nothing to estimate). */
     public boolean isEmpty() {
@@ -138,7 +137,7 @@ public final class EstimateOptions {
     public RunSpec toRunSpec() {
         RunSpec fromFile = RunSpec.empty();
         if (config != null) {
-            ConfigReaders.Read read = ConfigReaders.readWithNotes(config, estimator().catalog());
+            ConfigReaders.Read read = ConfigReaders.readWithNotes(config, catalog.estimator().catalog());
             fromFile = read.spec();
             configNotes = read.notes().stream().map(n -> config.getFileName() + ": " + n).toList();
         }
@@ -167,7 +166,7 @@ public final class EstimateOptions {
                         throw new UserError(ExitCodes.USAGE, "--checkpoint-blocks " + part + " needs the model (--model or --config)");
                     }
                     if (groups == null) {
-                        groups = estimator().blockGroups(model);
+                        groups = catalog.estimator().blockGroups(model);
                     }
                     if (parts.length == 1) {
                         for (int depth : groups) {
@@ -185,21 +184,6 @@ public final class EstimateOptions {
             }
         }
         return out;
-    }
-
-    /** The estimator over the bundled catalogs and the user catalogs named by --catalog or the environment. */
-    public Estimator estimator() {
-        return catalog.estimator();
-    }
-
-    /** The user catalog files (--catalog, else $TRAINWATCH_CATALOG). */
-    public List<Path> catalogFiles() {
-        return catalog.files();
-    }
-
-    /** The config reader's notes from the last {@link #toRunSpec()}, each prefixed with the file name. */
-    public List<String> configNotes() {
-        return configNotes;
     }
 
     private RunSpec flags() {

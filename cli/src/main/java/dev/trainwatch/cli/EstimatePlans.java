@@ -25,8 +25,8 @@ final class EstimatePlans {
 
     static int run(EstimateCommand c) throws JsonProcessingException {
         PrintWriter out = c.spec.commandLine().getOut();
-        GpuHourPrices prices = c.prices();
-        Estimator estimator = c.options.estimator();
+        GpuHourPrices prices = CollectorOptions.gpuHourPrices(c.gpuHourPrice);
+        Estimator estimator = c.options.catalog.estimator();
         RunSpec flags = c.options.toRunSpec();
         ObservedRun observed = null;
         RunSpec base;

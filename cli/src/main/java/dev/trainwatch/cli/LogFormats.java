@@ -24,23 +24,18 @@ public final class LogFormats {
             return;
         }
         String trimmed = format.trim();
-        if (WORD.matcher(trimmed).matches() && !isPreset(trimmed)) {
-            throw new UserError(ExitCodes.USAGE, "--log-format: unknown preset '" + trimmed + "'"
-                    + Suggestions.didYouMean(trimmed, StepLineParsers.PRESETS) + " (presets: "
-                    + String.join(", ", StepLineParsers.PRESETS) + "; or a regular expression with a group (?<step>\\d+))");
-        }
+        boolean word = WORD.matcher(trimmed).matches();
         try {
-            StepLineParsers.forFormat(trimmed);
+            if (!StepLineParsers.forFormat(trimmed).name().equals("regex") || !word) {
+                return;
+            }
         } catch (IllegalArgumentException e) {
-            throw new UserError(ExitCodes.USAGE, "--log-format: " + e.getMessage());
+            if (!word) {
+                throw new UserError(ExitCodes.USAGE, "--log-format: " + e.getMessage());
+            }
         }
-    }
-
-    private static boolean isPreset(String word) {
-        try {
-            return !(StepLineParsers.forFormat(word).name().equals("regex"));
-        } catch (IllegalArgumentException e) {
-            return false;
-        }
+        throw new UserError(ExitCodes.USAGE, "--log-format: unknown preset '" + trimmed + "'"
+                + Suggestions.didYouMean(trimmed, StepLineParsers.PRESETS) + " (presets: "
+                + String.join(", ", StepLineParsers.PRESETS) + "; or a regular expression with a group (?<step>\\d+))");
     }
 }

@@ -64,7 +64,7 @@ final class RunCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         PrintWriter err = spec.commandLine().getErr();
-        watch.checkLogFormat();
+        LogFormats.check(watch.logFormat);
         RunSpec runSpec = watch.runSpec();
         Path work = Files.createTempDirectory("trainwatch-run-");
         try {
@@ -96,7 +96,7 @@ final class RunCommand implements Callable<Integer> {
             }
             return status;
         } finally {
-            WatchOptions.deleteQuietly(work);
+            TempDirs.deleteQuietly(work);
         }
     }
 
@@ -114,7 +114,8 @@ final class RunCommand implements Callable<Integer> {
         try {
             // The run is named up front: a short command may be gone before the agent's first look at it.
             String named = RunIds.fromEnvironment(System.getenv());
-            String runId = watch.runIdOr(named != null ? named : LocalStack.hostName() + "-run-" + child.pid());
+            String runId = watch.runId != null ? watch.runId
+                    : named != null ? named : LocalStack.hostName() + "-run-" + child.pid();
             watchedRunId = runId;
             LocalStack stack = LocalStack.start(watch.options(spec, false, child.pid(), runId, runSpec, output,
                     work.resolve("spool")), MonotonicClock.system(), System.getenv(), line -> {

@@ -27,8 +27,4 @@ final class StopSignals {
             }
         }
     }
-
-    static boolean received() {
-        return RECEIVED.get();
-    }
 }

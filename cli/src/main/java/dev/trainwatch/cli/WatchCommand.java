@@ -64,7 +64,7 @@ final class WatchCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        watch.checkLogFormat();
+        LogFormats.check(watch.logFormat);
         if (attachPid != null && ProcessHandle.of(attachPid).isEmpty()) {
             throw new UserError(ExitCodes.USAGE, "--attach: no process " + attachPid + " is running");
         }
@@ -83,15 +83,15 @@ final class WatchCommand implements Callable<Integer> {
         };
         LocalStack stack;
         try {
-            stack = LocalStack.start(watch.options(spec, true, attachPid, watch.runIdOr(null), runSpec, log,
+            stack = LocalStack.start(watch.options(spec, true, attachPid, watch.runId, runSpec, log,
                     work.resolve("spool")),
                     MonotonicClock.system(), System.getenv(), alertLog);
         } catch (GpuUnavailableException e) {
-            WatchOptions.deleteQuietly(work);
+            TempDirs.deleteQuietly(work);
             throw new UserError(ExitCodes.NVML_UNAVAILABLE, "NVML unavailable: " + e.getMessage()
                     + " (no NVIDIA GPU here? 'trainwatch demo' shows trainwatch on synthetic runs)");
         } catch (CollectorServer.StartException | IOException | IllegalStateException e) {
-            WatchOptions.deleteQuietly(work);
+            TempDirs.deleteQuietly(work);
             throw new UserError(ExitCodes.FAILURE, Errors.oneLine(e));
         }
         CountDownLatch done = new CountDownLatch(1);
@@ -99,7 +99,7 @@ final class WatchCommand implements Callable<Integer> {
         Thread stopper = new Thread(() -> {
             signalled.set(true);
             stack.close();
-            WatchOptions.deleteQuietly(work);
+            TempDirs.deleteQuietly(work);
             done.countDown();
         }, "trainwatch-watch-stop");
         Runtime.getRuntime().addShutdownHook(stopper);
@@ -140,7 +140,7 @@ final class WatchCommand implements Callable<Integer> {
             }
             out.flush();
             stack.close();
-            WatchOptions.deleteQuietly(work);
+            TempDirs.deleteQuietly(work);
         }
         return ExitCodes.OK;
     }

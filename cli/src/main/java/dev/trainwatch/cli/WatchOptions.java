@@ -5,11 +5,7 @@ import dev.trainwatch.cli.watch.LocalStack;
 import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.protocol.RunSpec;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
-import java.util.stream.Stream;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -46,15 +42,6 @@ public final class WatchOptions {
             description = "libnvidia-ml.so.1 to use (default: the system's, or $TRAINWATCH_NVML_LIBRARY).")
     Path nvmlLibrary;
 
-    /** Refuses a mistyped {@code --log-format} before anything starts, with a one-line usage error. */
-    public void checkLogFormat() {
-        LogFormats.check(logFormat);
-    }
-
-    public String runIdOr(String fallback) {
-        return runId != null ? runId : fallback;
-    }
-
     /**
      * The run's spec from the estimate options, or null when none was given. A spec that names a model and a GPU
      * is priced here first, so a typo fails at once with the estimator's one-line message instead of leaving the
@@ -68,7 +55,7 @@ public final class WatchOptions {
         }
         RunSpec spec = estimate.toRunSpec();
         if (spec.model() != null && spec.gpu() != null) {
-            estimate.estimator().estimate(spec);
+            estimate.catalog.estimator().estimate(spec);
         }
         return spec;
     }
@@ -85,26 +72,11 @@ public final class WatchOptions {
         if (dataDir != null) {
             config = config.withDataDir(dataDir);
         }
-        config = config.withCatalogFiles(estimate.catalogFiles());
+        config = config.withCatalogFiles(estimate.catalog.files());
         boolean explicitListen = command.commandLine().getParseResult() != null
                 && command.commandLine().getParseResult().hasMatchedOption("--listen");
         return new LocalStack.Options(config, !explicitListen, nvmlLibrary, requireGpus, attachPid,
                 runId, spec, log, logFormat, UserError.duration("--interval", interval, AgentConfig.MIN_INTERVAL, null,
                         message -> new CommandLine.ParameterException(command.commandLine(), message)), spoolDir);
-    }
-
-    /** Removes a temporary directory tree; what cannot be removed stays (it is under the system's temp dir). */
-    public static void deleteQuietly(Path dir) {
-        try (Stream<Path> paths = Files.walk(dir)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(p -> {
-                try {
-                    Files.deleteIfExists(p);
-                } catch (IOException e) {
-                    // Left for the system's temp cleaner.
-                }
-            });
-        } catch (IOException e) {
-            // Same.
-        }
     }
 }

@@ -92,7 +92,7 @@ public final class ScrapeWarmUp {
             gpus.add(new GpuSample(now, g, uuid, "NVIDIA H100 80GB HBM3", null, capacity, used, null, capacity - used,
                     util, 0.45, new UtilizationWindow(6, util - 0.05, util, Math.min(1.0, util + 0.02), 0.0, now - 1,
                     now), 1_980_000_000L, 1_980_000_000L, 2_619_000_000L, 2_619_000_000L, List.of(), 650.0, 700.0,
-                    1.0e6 + second * 650.0, 64.0, 0, List.of(new GpuProcess(1000 + g, used, 0.9, 0.4)), false));
+                    1.0e6 + second * 650.0, 64.0, 0, List.of(new GpuProcess(1000 + g, used, 0.9, 0.4)), false, null));
             ranks.add(new RankInfo(1000 + g, g, g, GPUS, List.of(uuid)));
         }
         RunAttribution run = new RunAttribution("warm-up-" + host, ranks.stream().map(RankInfo::pid).toList(),

@@ -120,7 +120,7 @@ public final class DocsFigures {
         if (chromium == null) {
             throw new IllegalStateException("chromium is not installed; run .ci/install-deps");
         }
-        DemoStack demo = DemoStack.start(CollectorConfig.defaults().withListen("127.0.0.1", 0), 10,
+        DemoStack demo = DemoStack.start(CollectorConfig.defaults().withListen("127.0.0.1", 0), false, 10,
                 new PrintWriter(new StringWriter()));
         try {
             URI runs = demo.pageUri().resolve("v1/runs");

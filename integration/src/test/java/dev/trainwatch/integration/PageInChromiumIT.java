@@ -68,7 +68,8 @@ class PageInChromiumIT {
             RequiredFixtures.require(false, "chromium (run .ci/install-deps)");
         }
         demo = DemoStack.start(CollectorConfig.defaults().withListen("127.0.0.1", 0)
-                .withDataDir(Files.createDirectories(temp.resolve("data"))), SPEED, new PrintWriter(new StringWriter()));
+                .withDataDir(Files.createDirectories(temp.resolve("data"))), false, SPEED,
+                new PrintWriter(new StringWriter()));
     }
 
     @AfterAll

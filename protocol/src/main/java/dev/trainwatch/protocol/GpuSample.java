@@ -23,6 +23,7 @@ import java.util.Set;
  * @param processes                compute processes
  * @param lost                     true when NVML reported the GPU lost (then only identity is set)
  * @param activity                 hardware activity counters and interconnect traffic; null when the GPU gives none
+ *                                 (and from older agents)
  */
 public record GpuSample(
         double ts,
@@ -50,19 +51,6 @@ public record GpuSample(
         List<GpuProcess> processes,
         Boolean lost,
         GpuActivity activity) {
-
-    /** A sample without hardware activity counters (GPUs and drivers that have none, and older agents). */
-    public GpuSample(double ts, int index, String uuid, String name, String pciBusId, Long memoryTotalBytes,
-                     Long memoryUsedBytes, Long memoryReservedBytes, Long memoryFreeBytes, Double utilizationRatio,
-                     Double memoryUtilizationRatio, UtilizationWindow utilizationWindow, Long smClockHz,
-                     Long smClockMaxHz, Long memClockHz, Long memClockMaxHz, List<String> clockEventReasons,
-                     Double powerWatts, Double powerLimitWatts, Double energyJoules, Double temperatureCelsius,
-                     Integer pstate, List<GpuProcess> processes, Boolean lost) {
-        this(ts, index, uuid, name, pciBusId, memoryTotalBytes, memoryUsedBytes, memoryReservedBytes,
-                memoryFreeBytes, utilizationRatio, memoryUtilizationRatio, utilizationWindow, smClockHz, smClockMaxHz,
-                memClockHz, memClockMaxHz, clockEventReasons, powerWatts, powerLimitWatts, energyJoules,
-                temperatureCelsius, pstate, processes, lost, null);
-    }
 
     /** Clock-event reasons that are hardware slowdowns (not the software power cap a busy healthy GPU shows). */
     public static final Set<String> HARDWARE_SLOWDOWNS = Set.of("hw_slowdown",

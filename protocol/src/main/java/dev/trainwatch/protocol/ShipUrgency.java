@@ -19,7 +19,7 @@ public final class ShipUrgency {
      * @param batched       whether the agent holds polls at all (with a batch every poll, hurrying is moot)
      */
     public ShipUrgency(long intervalNanos, boolean batched) {
-        this.hurryPollsPerTurn = batched ? WaitShareWatch.hurryPolls(intervalNanos) : 0;
+        this.hurryPollsPerTurn = batched ? (int) Math.ceil(WaitShareWatch.HURRY_SECONDS * 1e9 / intervalNanos) : 0;
     }
 
     /** Whether this poll, with these readings and the step reports it read, must be sent at once. */

@@ -25,11 +25,6 @@ public final class WaitShareWatch {
     /** How long after a report turned starved every poll goes at once: the GPUs' confirmation and two polls. */
     public static final double HURRY_SECONDS = GPU_CONFIRM_SECONDS + 2;
 
-    /** The polls of {@link #HURRY_SECONDS} at a polling interval of {@code intervalNanos}. */
-    public static int hurryPolls(long intervalNanos) {
-        return (int) Math.ceil(HURRY_SECONDS * 1e9 / intervalNanos);
-    }
-
     /** Ranks remembered at most: a log of more is forgotten and starts again (one hurried stretch more). */
     private static final int MAX_RANKS = 4096;
 

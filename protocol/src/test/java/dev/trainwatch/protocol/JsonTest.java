@@ -44,7 +44,7 @@ class JsonTest {
                 85_899_345_920L, 40_000_000_000L, null, null, 0.97, null,
                 new UtilizationWindow(6, 0.0, 0.8, 1.0, 0.17, 0.5, 1.5),
                 1_410_000_000L, 1_410_000_000L, null, null, List.of("sw_power_cap"), 350.0, 400.0, null, 61.0, 0,
-                List.of(new GpuProcess(4242, 39_000_000_000L, null, null)), null);
+                List.of(new GpuProcess(4242, 39_000_000_000L, null, null)), null, null);
         AgentBatch batch = new AgentBatch("node1", "node1-ab12", 7, List.of(gpu),
                 List.of(new RunAttribution("run-1", List.of(4242L), List.of("GPU-1"), List.of(), null, false, null, null, null, null, null)),
                 List.of(AgentEvent.xid(1.5, "GPU-1", 79)), new AgentHealth(0.002, 0L, 0L, 0L, 0L, 1.0), null, null, null);

@@ -566,7 +566,7 @@ public final class NvmlGpuReader implements GpuReader {
 
     private static GpuSample identitySample(Gpu g, double ts, boolean lost) {
         return new GpuSample(ts, g.index, g.uuid, g.name, g.pciBusId, null, null, null, null, null, null, null,
-                null, null, null, null, null, null, null, null, null, null, null, lost);
+                null, null, null, null, null, null, null, null, null, null, null, lost, null);
     }
 
     private List<GpuSample> identityOnly(double ts) {

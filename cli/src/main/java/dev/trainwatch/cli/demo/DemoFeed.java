@@ -140,7 +140,7 @@ public final class DemoFeed {
                         r.utilizationRatio(), Math.min(1.0, r.utilizationMean() * 0.6), window, r.smClockHz(),
                         r.smClockMaxHz(), 1_593_000_000L, 1_593_000_000L, r.clockEventReasons(), r.powerWatts(),
                         r.powerLimitWatts(), energyJoules[i], r.temperatureCelsius(), 0,
-                        List.of(new GpuProcess(pids.get(i), processBytes, null, null)), null));
+                        List.of(new GpuProcess(pids.get(i), processBytes, null, null)), null, null));
                 ranks.add(new RankInfo(pids.get(i), i, i, scenario.gpuCount(), List.of(uuids.get(i))));
             }
             RunAttribution run = new RunAttribution(scenario.runId(), pids, uuids, ranks, null, false, null, null, null, null, null);

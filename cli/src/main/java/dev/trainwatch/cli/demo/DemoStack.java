@@ -1,5 +1,6 @@
 package dev.trainwatch.cli.demo;
 
+import dev.trainwatch.cli.watch.LocalStack;
 import dev.trainwatch.collector.config.CollectorConfig;
 import dev.trainwatch.collector.CollectorServer;
 import dev.trainwatch.collector.CollectorStack;
@@ -8,8 +9,6 @@ import dev.trainwatch.protocol.Errors;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -28,7 +27,6 @@ public final class DemoStack implements AutoCloseable {
     public static final double MAX_SPEED = 20;
 
     private final CollectorStack collector;
-    private final CollectorServer server;
     private final ScheduledExecutorService feeder;
     private final List<Scenario> scenarios;
     private final TickReporter reporter;
@@ -38,27 +36,28 @@ public final class DemoStack implements AutoCloseable {
                       TickReporter reporter) {
         this.reporter = reporter;
         this.collector = collector;
-        this.server = collector.server();
         this.feeder = feeder;
         this.scenarios = scenarios;
     }
 
     /**
-     * Starts the collector on {@code config}'s address and begins feeding it.
+     * Starts the collector on {@code config}'s address (a free port when it is taken and {@code freePortIfBusy}) and
+     * begins feeding it.
      *
      * @param warnings where a failing tick is reported (one line per distinct problem), and the alert log
      * @throws IllegalArgumentException for a speed out of range or an exposed address without a token
      * @throws CollectorServer.StartException when the address cannot be bound
      * @throws IOException when the collector refuses the scenarios' run specs
      */
-    public static DemoStack start(CollectorConfig config, double speed, PrintWriter warnings) throws IOException {
+    public static DemoStack start(CollectorConfig config, boolean freePortIfBusy, double speed, PrintWriter warnings)
+            throws IOException {
         if (!(speed >= MIN_SPEED && speed <= MAX_SPEED)) {
             throw new IllegalArgumentException("--speed must be between " + MIN_SPEED + " and " + MAX_SPEED
                     + ", got " + speed);
         }
         ScaledClock clock = ScaledClock.startingNow(speed);
         // The collector exactly as 'trainwatch collector' runs it: history under --data-dir, alerts to the log.
-        CollectorStack collector = CollectorStack.start(config.withClock(clock), line -> {
+        CollectorStack collector = LocalStack.startCollector(config.withClock(clock), freePortIfBusy, line -> {
             warnings.println(line);
             warnings.flush();
         });
@@ -69,11 +68,10 @@ public final class DemoStack implements AutoCloseable {
             return t;
         });
         try {
-            List<Scenario> scenarios = Scenarios.bundled(Estimator.bundled());
+            List<Scenario> scenarios = Scenario.bundled(Estimator.bundled());
             // Label first, so no demo run is ever visible without its "synthetic" flag.
             scenarios.forEach(s -> server.fleet().markSynthetic(s.runId()));
-            HttpDemoSink sink = new HttpDemoSink(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build(),
-                    server.clientUri(), config.token());
+            HttpDemoSink sink = new HttpDemoSink(server.clientUri(), config.token());
             // The feed speaks in the collector's (scaled) time, so it plays at speed 1 on that clock.
             DemoFeed feed = new DemoFeed(scenarios, sink, 1.0, clock.instant());
             feed.begin();
@@ -98,11 +96,11 @@ public final class DemoStack implements AutoCloseable {
     }
 
     public URI pageUri() {
-        return server.clientUri();
+        return collector.server().clientUri();
     }
 
     public CollectorServer server() {
-        return server;
+        return collector.server();
     }
 
     public List<Scenario> scenarios() {

@@ -18,18 +18,17 @@ import java.util.List;
  * Sends the demo's data to a collector over HTTP, through the same endpoints and codec real agents and training
  * scripts use, so the demo exercises the real ingest path. Thread-safe (the JDK client is).
  */
-public final class HttpDemoSink implements DemoSink {
+final class HttpDemoSink implements DemoSink {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
-    private final HttpClient client;
+    private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final URI base;
     private final String token;
 
-    /** @param token the bearer token the collector wants, or null when it wants none */
-    public HttpDemoSink(HttpClient client, URI base, String token) {
-        this.client = client;
-        this.base = base.toString().endsWith("/") ? base : URI.create(base + "/");
+    /** {@code base} ends in {@code /} (a collector's clientUri); {@code token}: null when the collector wants none. */
+    HttpDemoSink(URI base, String token) {
+        this.base = base;
         this.token = token;
     }
 

@@ -5,8 +5,11 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.util.function.LongSupplier;
 
-/** A clock from the wall time running {@code speed} times as fast, for a time-compressed demo. Thread-safe. */
-public final class ScaledClock extends Clock {
+/**
+ * A clock from the wall time running {@code speed} times as fast, for a time-compressed demo; the speed is
+ * {@link DemoStack#start}'s, checked there. Thread-safe.
+ */
+final class ScaledClock extends Clock {
 
     private final Instant origin;
     private final long originNanos;
@@ -15,9 +18,6 @@ public final class ScaledClock extends Clock {
     private final LongSupplier nanoTime;
 
     ScaledClock(Instant origin, double speed, ZoneId zone, LongSupplier nanoTime) {
-        if (!(speed > 0) || Double.isInfinite(speed)) {
-            throw new IllegalArgumentException("speed must be a positive number, got " + speed);
-        }
         this.origin = origin;
         this.speed = speed;
         this.zone = zone;
@@ -26,7 +26,7 @@ public final class ScaledClock extends Clock {
     }
 
     /** Starts now, at the system's wall time, running {@code speed} times as fast. */
-    public static ScaledClock startingNow(double speed) {
+    static ScaledClock startingNow(double speed) {
         return new ScaledClock(Instant.now(), speed, ZoneId.systemDefault(), System::nanoTime);
     }
 

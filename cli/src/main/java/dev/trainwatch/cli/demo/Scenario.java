@@ -100,6 +100,16 @@ public abstract class Scenario {
                 List.of());
     }
 
+    /** The five bundled scenarios of {@code trainwatch demo}, each predicted by {@code estimator}. */
+    public static List<Scenario> bundled(Estimator estimator) {
+        return List.of(
+                new HealthyDitScenario(estimator),
+                new StarvedPixArtSigmaScenario(estimator),
+                new CreepingSanaScenario(estimator),
+                new ThrottledStragglerScenario(estimator),
+                new FluxLoraScenario(estimator));
+    }
+
     static double clamp(double value, double low, double high) {
         return Math.max(low, Math.min(high, value));
     }

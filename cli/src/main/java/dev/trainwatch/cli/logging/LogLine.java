@@ -45,17 +45,14 @@ record LogLine(Instant time, String level, String component, String message, Str
      */
     String text() {
         StringBuilder out = new StringBuilder(96 + message.length());
-        out.append(ISO_INSTANT.format(time.truncatedTo(ChronoUnit.MILLIS))).append(' ').append(level);
-        for (int i = level.length(); i < 5; i++) {
-            out.append(' '); // %-5s
-        }
-        out.append(' ').append(component).append(": ").append(message);
+        out.append(ISO_INSTANT.format(time.truncatedTo(ChronoUnit.MILLIS))).append(' ').append(level)
+                .append(" ".repeat(Math.max(1, 6 - level.length()))).append(component).append(": ").append(message);
         if (error != null) {
             out.append(" (").append(error).append(')');
         }
         if (repeated > 0) {
-            out.append(String.format(Locale.ROOT, " [%,d records like this in the last %s; this is the last]", repeated,
-                    RepeatLimiter.describeInterval()));
+            out.append(String.format(Locale.ROOT, " [%,d records like this in the last minute; this is the last]",
+                    repeated));
         }
         return out.toString();
     }

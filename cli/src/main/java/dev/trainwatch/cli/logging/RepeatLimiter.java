@@ -17,6 +17,7 @@ import java.util.logging.LogRecord;
  * <em>pattern</em> before its parameters; beyond {@link #MAX_KINDS} the oldest is closed early. Thread-safe.
  */
 final class RepeatLimiter {
+    /** One minute: {@link LogLine#text} says "in the last minute". */
     static final Duration INTERVAL = Duration.ofMinutes(1);
     static final int MAX_KINDS = 512;
 
@@ -113,9 +114,5 @@ final class RepeatLimiter {
         if (window.suppressed > 0) {
             lines.add(LogLine.of(window.last, window.suppressed));
         }
-    }
-
-    static String describeInterval() {
-        return INTERVAL.equals(Duration.ofMinutes(1)) ? "minute" : INTERVAL.toSeconds() + " s";
     }
 }

@@ -15,6 +15,7 @@ import dev.trainwatch.collector.CollectorStack;
 import dev.trainwatch.collector.state.Fleet;
 import dev.trainwatch.estimator.catalog.Catalog;
 import dev.trainwatch.estimator.config.TrainerCommandLine;
+import dev.trainwatch.protocol.GpuSample;
 import dev.trainwatch.protocol.RunSpec;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -23,6 +24,7 @@ import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 
@@ -44,13 +46,11 @@ public final class LocalStack implements AutoCloseable {
     }
 
     private final CollectorStack collector;
-    private final CollectorServer server;
     private final Agent agent;
     private final String gpuProblem;
 
     private LocalStack(CollectorStack collector, Agent agent, String gpuProblem) {
         this.collector = collector;
-        this.server = collector.server();
         this.agent = agent;
         this.gpuProblem = gpuProblem;
     }
@@ -72,7 +72,7 @@ public final class LocalStack implements AutoCloseable {
         CollectorStack collector = null;
         StepSource steps = null;
         try {
-            collector = startCollector(options, clock, log);
+            collector = startCollector(options.collector().withClock(clock), options.freePortIfBusy(), log);
             CollectorServer server = collector.server();
             steps = options.log() == null ? null : LogTailer.open(options.log(), options.logFormat(), clock);
             AgentConfig config = new AgentConfig(server.clientUri(), hostName(), options.attachPid(), options.runId(),
@@ -94,12 +94,12 @@ public final class LocalStack implements AutoCloseable {
         }
     }
 
-    private static CollectorStack startCollector(Options options, Clock clock, Consumer<String> log) {
-        CollectorConfig config = options.collector().withClock(clock);
+    /** The collector on {@code config}'s address, or on a free port when that is taken and {@code freePortIfBusy}. */
+    public static CollectorStack startCollector(CollectorConfig config, boolean freePortIfBusy, Consumer<String> log) {
         try {
             return CollectorStack.start(config, log);
         } catch (CollectorServer.StartException e) {
-            if (!options.freePortIfBusy()) {
+            if (!freePortIfBusy) {
                 throw e;
             }
             return CollectorStack.start(config.withListen(config.host(), 0), log);
@@ -118,6 +118,19 @@ public final class LocalStack implements AutoCloseable {
         static final Catalog CATALOG = Catalog.bundled();
     }
 
+    /** Without NVML: no readings at all (never "idle" or "0 bytes"); the log and processes are still watched. */
+    private static final class NoGpus implements GpuReader {
+        @Override
+        public List<GpuSample> readAll() {
+            return List.of();
+        }
+
+        @Override
+        public String driverVersion() {
+            return "unavailable";
+        }
+    }
+
     /** This node's name in batches: the resolver's, else $HOSTNAME, else localhost. */
     public static String hostName() {
         try {
@@ -129,15 +142,15 @@ public final class LocalStack implements AutoCloseable {
     }
 
     public URI pageUri() {
-        return server.clientUri();
+        return collector.server().clientUri();
     }
 
     public Fleet fleet() {
-        return server.fleet();
+        return collector.server().fleet();
     }
 
     public CollectorServer server() {
-        return server;
+        return collector.server();
     }
 
     /** Null when NVML works. */

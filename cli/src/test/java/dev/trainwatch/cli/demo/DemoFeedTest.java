@@ -53,7 +53,7 @@ class DemoFeedTest {
 
     private static RecordingSink play(double speed, int seconds, int tickSeconds) throws Exception {
         RecordingSink sink = new RecordingSink();
-        DemoFeed feed = new DemoFeed(Scenarios.bundled(ESTIMATOR), sink, speed, START);
+        DemoFeed feed = new DemoFeed(Scenario.bundled(ESTIMATOR), sink, speed, START);
         feed.begin();
         for (int t = tickSeconds; t <= seconds; t += tickSeconds) {
             feed.tick(START.plus(Duration.ofSeconds(t)));
@@ -70,7 +70,7 @@ class DemoFeedTest {
         assertThat(sink.specs.keySet()).allMatch(id -> id.startsWith("demo-"));
         assertThat(sink.specs.get(StarvedPixArtSigmaScenario.RUN_ID).features()).isEqualTo("online");
         assertThat(sink.specs.get(ThrottledStragglerScenario.RUN_ID).gpus()).isEqualTo(8);
-        assertThat(Scenarios.bundled(ESTIMATOR)).allMatch(s -> s.title().startsWith("synthetic (demo)"));
+        assertThat(Scenario.bundled(ESTIMATOR)).allMatch(s -> s.title().startsWith("synthetic (demo)"));
     }
 
     @Test

@@ -62,7 +62,7 @@ class ScenariosAgainstTheDetectorsTest {
     void playEightMinutes() throws Exception {
         SettableClock clock = new SettableClock(START);
         Fleet fleet = Fleet.create(Estimator.bundled(), clock);
-        List<Scenario> scenarios = Scenarios.bundled(Estimator.bundled());
+        List<Scenario> scenarios = Scenario.bundled(Estimator.bundled());
         scenarios.forEach(s -> fleet.markSynthetic(s.runId()));
         DemoFeed feed = new DemoFeed(scenarios, new FleetSink(fleet), 1.0, START);
         feed.begin();

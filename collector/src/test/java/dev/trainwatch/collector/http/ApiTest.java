@@ -323,7 +323,7 @@ class ApiTest {
                 s.memoryReservedBytes(), s.memoryFreeBytes(), utilization, s.memoryUtilizationRatio(),
                 s.utilizationWindow(), s.smClockHz(), s.smClockMaxHz(), s.memClockHz(), s.memClockMaxHz(),
                 s.clockEventReasons(), s.powerWatts(), s.powerLimitWatts(), s.energyJoules(), s.temperatureCelsius(),
-                s.pstate(), s.processes(), s.lost());
+                s.pstate(), s.processes(), s.lost(), null);
     }
 
     // ---- reads and errors -----------------------------------------------------------------------------------

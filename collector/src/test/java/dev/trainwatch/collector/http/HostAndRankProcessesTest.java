@@ -27,7 +27,7 @@ class HostAndRankProcessesTest {
                 double t = c.clock.seconds();
                 GpuSample gpu = new GpuSample(t, 0, "GPU-0", "NVIDIA A100-SXM4-80GB", null, 80 * GIB, 40 * GIB, null,
                         40 * GIB, 0.95, null, null, 1_410_000_000L, 1_410_000_000L, null, null, List.of(), 300.0, 400.0,
-                        null, 60.0, 0, List.of(), false);
+                        null, 60.0, 0, List.of(), false, null);
                 RankInfo rank = new RankInfo(4101, 0, 0, 1, List.of("GPU-0"), "R", 100.0 + 10 * i, 6 * GIB, 4,
                         9 * GIB, 40.0 + i);
                 AgentBatch b = new AgentBatch("node7", "agent-7", i + 1, List.of(gpu),

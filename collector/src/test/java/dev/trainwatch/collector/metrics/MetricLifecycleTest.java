@@ -49,7 +49,7 @@ class MetricLifecycleTest {
         GpuSample s = first.latest();
         GpuSample noTemperature = new GpuSample(s.ts(), s.index(), s.uuid(), s.name(), s.pciBusId(),
                 s.memoryTotalBytes(), s.memoryUsedBytes(), null, null, s.utilizationRatio(), null, null, null, null,
-                null, null, null, null, null, null, null, null, null, null);
+                null, null, null, null, null, null, null, null, null, null, null);
         scenario.gpus.set(0, new GpuView(first.uuid(), first.host(), first.runId(), noTemperature, Map.of(),
                 first.lastSeenTs(), 0));
         String scrape = exporter.scrape();

@@ -82,7 +82,7 @@ final class ScrapeScenario {
         return new GpuSample(s.ts(), s.index(), s.uuid(), s.name(), s.pciBusId(), s.memoryTotalBytes(),
                 s.memoryUsedBytes(), s.memoryReservedBytes(), s.memoryFreeBytes(), s.utilizationRatio(),
                 s.memoryUtilizationRatio(), null, s.smClockHz(), s.smClockMaxHz(), s.memClockHz(), s.memClockMaxHz(),
-                null, null, null, null, s.temperatureCelsius(), s.pstate(), s.processes(), s.lost());
+                null, null, null, null, s.temperatureCelsius(), s.pstate(), s.processes(), s.lost(), null);
     }
 
     private static GpuSample withActivity(GpuSample s, GpuActivity activity) {

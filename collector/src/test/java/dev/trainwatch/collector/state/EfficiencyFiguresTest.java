@@ -56,7 +56,7 @@ class EfficiencyFiguresTest {
             for (int i = 0; i < gpus; i++) {
                 samples.add(new GpuSample(t, i, uuids.get(i), "NVIDIA A100-SXM4-80GB", null, 85_899_345_920L,
                         40_000_000_000L, null, null, 0.98, null, null, 1_410_000_000L, 1_410_000_000L, null, null,
-                        List.of(), watts, 400.0, energy, 60.0, 0, List.of(), false));
+                        List.of(), watts, 400.0, energy, 60.0, 0, List.of(), false, null));
             }
             fleet.ingestBatch(batch("node1", "agent-" + runId, seq++, samples, List.of(attribution(runId, uuids)),
                     List.of()));

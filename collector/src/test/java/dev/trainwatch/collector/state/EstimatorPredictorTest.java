@@ -36,7 +36,7 @@ class EstimatorPredictorTest {
         double t = clock.seconds();
         GpuSample s = new GpuSample(t, 0, "GPU-a", "NVIDIA A800 80GB PCIe", null, 85_899_345_920L, 10L << 30, null,
                 null, 0.9, null, null, null, null, null, null, List.of(), null, null, null, null, null, List.of(),
-                false);
+                false, null);
         fleet.ingestBatch(new AgentBatch("n1", "a1", 1, List.of(s),
                 List.of(new RunAttribution("job", List.of(1L), List.of("GPU-a"), List.of(), null, false, null, null, null, null, null)), List.of(),
                 null, null, null, null));

@@ -61,7 +61,7 @@ public final class FleetFootprint {
                             new UtilizationWindow(6, util - 0.1, util, Math.min(1, util + 0.05), 0.0, now - 1, now),
                             1_380_000_000L, 1_410_000_000L, 1_593_000_000L, 1_593_000_000L, List.of(), 350.0, 400.0,
                             1e9 + s * 350.0, 66.0, 0, List.of(new GpuProcess(1000 + g, used - (1L << 29), null, null)),
-                            false));
+                            false, null));
                 }
                 AgentBatch batch = new AgentBatch("node-" + n, "agent-" + n, seq, gpus,
                         List.of(new RunAttribution("run-" + n, List.of(1000L), uuids, List.of(), null, false, null, null, null, null, null)),

@@ -37,10 +37,10 @@ class FleetRobustnessTest {
     @Test
     void recordsWithEveryOptionalFieldMissingAreAcceptedAndHarmless() {
         GpuSample bare = new GpuSample(Double.NaN, 0, "GPU-bare", null, null, null, null, null, null, null, null, null,
-                null, null, null, null, null, null, null, null, null, null, null, null);
+                null, null, null, null, null, null, null, null, null, null, null, null, null);
         GpuSample absurd = new GpuSample(-5, 1, "GPU-absurd", "x", null, -1L, -7L, null, null, 42.0, null, null, -1L,
                 0L, null, null, Arrays.asList("no_such_reason", null), Double.POSITIVE_INFINITY, null, null,
-                Double.NaN, null, Arrays.asList((dev.trainwatch.protocol.GpuProcess) null), null);
+                Double.NaN, null, Arrays.asList((dev.trainwatch.protocol.GpuProcess) null), null, null);
         List<RunAttribution> runs = Arrays.asList(null, new RunAttribution(null, null, null, null, null, null, null, null, null, null, null),
                 new RunAttribution("r", null, Arrays.asList("GPU-bare", null, ""), Arrays.asList(null,
                         new RankInfo(1, null, null, null, null), new RankInfo(2, 3, 0, 4, List.of("GPU-bare"))),
@@ -137,7 +137,7 @@ class FleetRobustnessTest {
                     fleet.ingestBatch(new AgentBatch("h" + worker, "agent-" + worker, i,
                             List.of(new GpuSample(t, 0, uuid, "NVIDIA A100-SXM4-80GB", null, 80L << 30, 40L << 30,
                                     null, null, 0.9, null, null, null, null, null, null, List.of(), null, null, null,
-                                    null, null, List.of(), false)),
+                                    null, null, List.of(), false, null)),
                             List.of(new RunAttribution("run-" + worker, List.of(1L), List.of(uuid), List.of(), null,
                                     false, null, null, null, null, null)), List.of(), null, null, null, null));
                     fleet.ingestSteps("run-" + worker, List.of(StepEvent.of(i, 1.0, t)));

@@ -49,7 +49,7 @@ class OtherGpuProcessesTest {
     private static GpuSample sample(double ts, long usedBytes, List<GpuProcess> processes) {
         return new GpuSample(ts, 0, UUID, "NVIDIA GeForce RTX 4090", null, 24L * GIB, usedBytes, null,
                 24L * GIB - usedBytes, 0.97, null, null, 2_520_000_000L, 2_520_000_000L, null, null, List.of(), 400.0,
-                450.0, null, 65.0, 0, processes, false);
+                450.0, null, 65.0, 0, processes, false, null);
     }
 
     @Test

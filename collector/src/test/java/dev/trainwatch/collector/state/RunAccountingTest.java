@@ -41,7 +41,7 @@ class RunAccountingTest {
 
     private static GpuSample sample(double ts, double util, Double watts, Double energy) {
         return new GpuSample(ts, 0, "GPU-0", "NVIDIA A100-SXM4-80GB", null, null, null, null, null, util, null,
-                null, null, null, null, null, List.of(), watts, null, energy, null, null, List.of(), false);
+                null, null, null, null, null, List.of(), watts, null, energy, null, null, List.of(), false, null);
     }
 
     private static void assertSumsToWall(Map<Reason, Double> parts, double wall) {

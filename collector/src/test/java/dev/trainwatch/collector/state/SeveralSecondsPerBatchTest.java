@@ -130,6 +130,6 @@ class SeveralSecondsPerBatchTest {
         UtilizationWindow w = new UtilizationWindow(6, util - 0.05, util, Math.min(1, util + 0.02), 0.0, ts - 1, ts);
         return new GpuSample(ts, index, uuid, "NVIDIA A100-SXM4-80GB", null, FakePredictor.A100_80GB, used, null,
                 FakePredictor.A100_80GB - used, util, 0.4, w, 1_410_000_000L, 1_410_000_000L, null, null, List.of(),
-                300.0 + index, 400.0, 1.0e6 + 300.0 * second, 60.0, 0, List.of(), false);
+                300.0 + index, 400.0, 1.0e6 + 300.0 * second, 60.0, 0, List.of(), false, null);
     }
 }

@@ -26,7 +26,7 @@ public final class Payloads {
                 new UtilizationWindow(6, Math.max(0, utilization - 0.3), utilization, Math.min(1, utilization + 0.02),
                         0.0, ts - 1, ts),
                 1_410_000_000L, 1_410_000_000L, 1_593_000_000L, 1_593_000_000L, reasons, 312.5, 400.0, 1.2e7,
-                61.0, 0, List.of(new GpuProcess(4242 + index, usedBytes - (600L << 20), null, null)), null);
+                61.0, 0, List.of(new GpuProcess(4242 + index, usedBytes - (600L << 20), null, null)), null, null);
     }
 
     /** A batch of {@code gpus} GPUs of one host, all attributed to {@code runId}. */

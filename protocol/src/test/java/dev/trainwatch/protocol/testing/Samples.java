@@ -42,7 +42,7 @@ public final class Samples {
         return new GpuSample(ts, index, uuid(index), "NVIDIA A100-SXM4-80GB", String.format("00000000:%02X:00.0", index + 7),
                 A100_80GB, 60_000_000_000L + index, null, 25_899_345_920L, utilization, 0.4, null,
                 1_410_000_000L, 1_410_000_000L, 1_593_000_000L, 1_593_000_000L, List.of(), 390.5, 400.0,
-                1.0e7 + ts, 61.0, 0, processes, null);
+                1.0e7 + ts, 61.0, 0, processes, null, null);
     }
 
     public static GpuSample gpu(double ts, int index, String uuid, long usedBytes, double util) {
@@ -54,7 +54,7 @@ public final class Samples {
         UtilizationWindow w = new UtilizationWindow(6, util, util, util, util <= 0.05 ? 1 : 0, ts - 1, ts);
         return new GpuSample(ts, index, uuid, "NVIDIA A100-SXM4-80GB", null, A100_80GB, usedBytes,
                 null, A100_80GB - usedBytes, util, null, w, smClockHz, 1_410_000_000L, null, null,
-                reasons, 300.0, 400.0, null, 60.0, 0, List.of(), false);
+                reasons, 300.0, 400.0, null, 60.0, 0, List.of(), false, null);
     }
 
     public static GpuSample gpuWithWindow(double ts, int index, String uuid, long usedBytes, double util,
@@ -63,7 +63,7 @@ public final class Samples {
                 ts - 1, ts);
         return new GpuSample(ts, index, uuid, "NVIDIA A100-SXM4-80GB", null, A100_80GB, usedBytes,
                 null, A100_80GB - usedBytes, util, null, w, 1_410_000_000L, 1_410_000_000L, null,
-                null, List.of(), 300.0, 400.0, null, 60.0, 0, List.of(), false);
+                null, List.of(), 300.0, 400.0, null, 60.0, 0, List.of(), false, null);
     }
 
     public static RunAttribution attribution(String runId, List<String> uuids) {

@@ -35,7 +35,8 @@ class GpuWindowTest {
     private static GpuSample sample(double ts, Long used, Double util, double minUtil, List<String> reasons) {
         return new GpuSample(ts, 0, "GPU-0", "NVIDIA H100 80GB HBM3", null, 80L << 30, used, null, null, util, null,
                 new UtilizationWindow(4, minUtil, util == null ? 0.5 : util, 1, minUtil <= 0.05 ? 0.25 : 0, ts - 1,
-                        ts), null, null, null, null, reasons, Double.NaN, null, null, null, null, List.of(), false);
+                        ts), null, null, null, null, reasons, Double.NaN, null, null, null, null, List.of(), false,
+                null);
     }
 
     @Test
