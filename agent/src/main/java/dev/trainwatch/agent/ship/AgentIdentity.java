@@ -26,8 +26,6 @@ public final class AgentIdentity implements AutoCloseable {
     private static final String LOCK_FILE = "lock";
 
     private static final System.Logger LOG = System.getLogger(AgentIdentity.class.getName());
-    private static final SecureRandom RANDOM = new SecureRandom();
-
     private final Path dir;
     private final String host;
     private String agentId;
@@ -104,9 +102,10 @@ public final class AgentIdentity implements AutoCloseable {
         }
     }
 
+    /** Made only when there is no id yet: an agent restarted on its spool loads no SecureRandom. */
     private static String newId(String host) {
         byte[] random = new byte[4];
-        RANDOM.nextBytes(random);
+        new SecureRandom().nextBytes(random);
         return host + "-" + HexFormat.of().formatHex(random);
     }
 
