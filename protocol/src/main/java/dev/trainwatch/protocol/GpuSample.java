@@ -62,8 +62,19 @@ public record GpuSample(
     /** Whether any sample is busy (a missing utilisation is not) and reports one of {@code reasons}. */
     public static boolean anyClockEventReasonWhileBusy(List<GpuSample> samples, Set<String> reasons,
                                                        double busyRatio) {
-        return samples != null && samples.stream().anyMatch(s -> s != null && s.utilizationRatio() != null
-                && s.utilizationRatio() >= busyRatio && s.clockEventReasons() != null
-                && s.clockEventReasons().stream().anyMatch(reasons::contains));
+        if (samples == null) {
+            return false;
+        }
+        for (GpuSample s : samples) { // loops, not streams: asked at every poll by an agent that runs without C2
+            if (s != null && s.utilizationRatio() != null && s.utilizationRatio() >= busyRatio
+                    && s.clockEventReasons() != null) {
+                for (String reason : s.clockEventReasons()) {
+                    if (reasons.contains(reason)) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
     }
 }

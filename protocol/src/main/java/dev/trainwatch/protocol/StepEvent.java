@@ -81,6 +81,11 @@ public record StepEvent(
 
     /** Whether any report's loss is NaN or infinite: the run diverged (agents send it at once, collectors judge it). */
     public static boolean anyNonFiniteLoss(List<StepEvent> steps) {
-        return steps.stream().anyMatch(e -> e != null && e.loss() != null && !Double.isFinite(e.loss()));
+        for (StepEvent e : steps) { // a loop, not a stream: asked at every poll by an agent that runs without C2
+            if (e != null && e.loss() != null && !Double.isFinite(e.loss())) {
+                return true;
+            }
+        }
+        return false;
     }
 }

@@ -26,7 +26,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.stream.Collectors;
 
 /**
  * Finds which GPUs belong to which run, poll after poll: the attached process's tree, or every compute process grouped
@@ -233,8 +232,10 @@ public final class Attributor {
     private Workers children(long pid, double ts) {
         if (childrenByParent == null || ts - childrenScannedTs >= CHILDREN_RESCAN_SECONDS || ts < childrenScannedTs) {
             boolean full = ppidByPid == null || ts - fullScanTs >= FULL_SCAN_SECONDS || ts < fullScanTs;
-            Set<Long> ranks = runs.values().stream().flatMap(run -> run.members.keySet().stream())
-                    .collect(Collectors.toSet());
+            Set<Long> ranks = new HashSet<>();
+            for (TrackedRun run : runs.values()) {
+                ranks.addAll(run.members.keySet());
+            }
             Map<Long, Workers> scan = new HashMap<>();
             long[] pids = proc.pidArray();
             long[] ppids = new long[pids.length];
@@ -322,7 +323,11 @@ public final class Attributor {
                         workers.cpuSeconds()));
             }
         }
-        run.gpuUuids.stream().filter(unknownProcessGpus::contains).forEach(gpus::add);
+        for (String uuid : run.gpuUuids) { // loops, not streams, on the poll's path: the agent runs without C2
+            if (unknownProcessGpus.contains(uuid)) {
+                gpus.add(uuid);
+            }
+        }
         ranks.sort(Comparator.comparing((RankInfo r) -> r.rank() == null ? Integer.MAX_VALUE : r.rank())
                 .thenComparing(r -> r.localRank() == null ? Integer.MAX_VALUE : r.localRank())
                 .thenComparingLong(RankInfo::pid));

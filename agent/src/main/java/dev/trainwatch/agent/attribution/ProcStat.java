@@ -15,27 +15,52 @@ public record ProcStat(long pid, String comm, long ppid, long startTimeTicks, lo
         return (utimeTicks + stimeTicks) / TICKS_PER_SECOND;
     }
 
-    /** {@code pid (comm) state ppid ...}: comm ends at the LAST ')'. IllegalArgumentException when not that format. */
+    /**
+     * {@code pid (comm) state ppid ...}: comm ends at the LAST ')'; the fields after it are separated by spaces.
+     * IllegalArgumentException when not that format. Scanned without a regex or a string per field: the agent reads
+     * every rank's stat file at each poll.
+     */
     public static ProcStat parse(String line) {
         int open = line.indexOf('(');
         int close = line.lastIndexOf(')');
         if (open <= 0 || close < open) {
             throw new IllegalArgumentException("not a /proc stat line: " + abbreviate(line));
         }
-        long pid = Long.parseLong(line.substring(0, open).strip());
-        String comm = line.substring(open + 1, close);
-        String[] rest = line.substring(close + 1).strip().split(" +");
-        // rest[0] is field 3 (state); field N of proc(5) is rest[N - 3].
-        if (rest.length < 22) {
-            throw new IllegalArgumentException("short /proc stat line: " + abbreviate(line));
+        // bounds[2k], bounds[2k + 1]: where field k + 3 of proc(5) starts and ends (field 3 is the state)
+        int[] bounds = new int[2 * FIELDS];
+        int n = 0;
+        int at = close + 1;
+        int stop = line.length();
+        while (n < FIELDS) {
+            while (at < stop && Character.isWhitespace(line.charAt(at))) {
+                at++;
+            }
+            if (at == stop) {
+                throw new IllegalArgumentException("short /proc stat line: " + abbreviate(line));
+            }
+            bounds[2 * n] = at;
+            while (at < stop && !Character.isWhitespace(line.charAt(at))) {
+                at++;
+            }
+            bounds[2 * n + 1] = at;
+            n++;
         }
         try {
-            return new ProcStat(pid, comm, Long.parseLong(rest[1]), Long.parseLong(rest[19]),
-                    Long.parseLong(rest[11]), Long.parseLong(rest[12]), Long.parseLong(rest[21]),
-                    rest[0].isEmpty() ? '?' : rest[0].charAt(0));
+            return new ProcStat(Long.parseLong(line.substring(0, open).strip()), line.substring(open + 1, close),
+                    field(line, bounds, 4), field(line, bounds, 22), field(line, bounds, 14), field(line, bounds, 15),
+                    field(line, bounds, 24), line.charAt(bounds[0]));
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("bad number in /proc stat line: " + abbreviate(line), e);
         }
+    }
+
+    /** The fields up to rss (field 24 of proc(5)) from field 3 on. */
+    private static final int FIELDS = 22;
+
+    /** Field {@code number} of proc(5) as a long. */
+    private static long field(String line, int[] bounds, int number) {
+        int k = number - 3;
+        return Long.parseLong(line, bounds[2 * k], bounds[2 * k + 1], 10);
     }
 
     /** As {@link #parse(String)}, from a stat file's bytes. */

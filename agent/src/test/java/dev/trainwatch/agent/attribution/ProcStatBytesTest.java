@@ -11,8 +11,27 @@ import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
-/** {@link ProcStat#parse(byte[], int)} reads every stat line as {@link ProcStat#parse(String)} does. */
+/**
+ * {@link ProcStat#parse(byte[], int)}, which scans the fields without a regex, reads every stat line as a plain split
+ * on runs of spaces would ({@link #reference}, the parser it replaced), and refuses what that refuses.
+ */
 class ProcStatBytesTest {
+
+    /** {@code pid (comm) rest...}, the rest stripped and split on {@code " +"}: fields 4, 22, 14, 15, 24, 3. */
+    private static ProcStat reference(String line) {
+        int open = line.indexOf('(');
+        int close = line.lastIndexOf(')');
+        if (open <= 0 || close < open) {
+            throw new IllegalArgumentException("not a stat line");
+        }
+        String[] rest = line.substring(close + 1).strip().split(" +");
+        if (rest.length < 22) {
+            throw new IllegalArgumentException("short");
+        }
+        return new ProcStat(Long.parseLong(line.substring(0, open).strip()), line.substring(open + 1, close),
+                Long.parseLong(rest[1]), Long.parseLong(rest[19]), Long.parseLong(rest[11]), Long.parseLong(rest[12]),
+                Long.parseLong(rest[21]), rest[0].charAt(0));
+    }
 
     private static ProcStat bytes(String line) {
         byte[] raw = (line + "\n").getBytes(StandardCharsets.UTF_8);
@@ -37,13 +56,22 @@ class ProcStatBytesTest {
                 "9 (big) S 1 9 9" + TAIL.replace("2345 ", "99999999999999999999 "))) {
             ProcStat expected;
             try {
-                expected = ProcStat.parse(line.strip());
+                expected = reference(line.strip());
             } catch (IllegalArgumentException e) {
                 assertThatThrownBy(() -> bytes(line)).isInstanceOf(IllegalArgumentException.class);
                 continue;
             }
             assertThat(bytes(line)).as(line).isEqualTo(expected);
         }
+    }
+
+    @Test
+    void readsTheFieldsProcFiveNames() {
+        // fields 3 to 25 as proc(5) numbers them: state, ppid, ..., utime (14), stime (15), ..., starttime (22),
+        // vsize, rss (24), rsslim
+        assertThat(bytes("1234 (pt_main_thread) S 1200 1234 1200 0 -1 4194560 52512 0 12 0 1500 250 0 0 20 0 9 0"
+                + " 61290 9876543210 45678 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0"))
+                .isEqualTo(new ProcStat(1234, "pt_main_thread", 1200, 61290, 1500, 250, 45678, 'S'));
     }
 
     @Test
@@ -65,7 +93,7 @@ class ProcStatBytesTest {
                     continue;
                 }
                 assertThat(ProcStat.parse(raw, raw.length))
-                        .isEqualTo(ProcStat.parse(new String(raw, StandardCharsets.UTF_8).strip()));
+                        .isEqualTo(reference(new String(raw, StandardCharsets.UTF_8).strip()));
             }
         }
     }
