@@ -24,7 +24,6 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -391,17 +390,7 @@ final class AgentCommand implements Callable<Integer> {
         if (collector == null || collector.isBlank()) {
             throw new UserError(ExitCodes.USAGE, "--collector URL is required (or --once to print one sample)");
         }
-        try {
-            URI uri = new URI(collector.strip());
-            String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
-            if (!(scheme.equals("http") || scheme.equals("https")) || uri.getHost() == null) {
-                throw new UserError(ExitCodes.USAGE, "--collector: '" + collector
-                        + "' is not an http(s) URL like http://127.0.0.1:9477");
-            }
-            return uri;
-        } catch (URISyntaxException e) {
-            throw new UserError(ExitCodes.USAGE, "--collector: '" + collector + "' is not a URL");
-        }
+        return CollectorOptions.url("--collector", collector);
     }
 
     private void printOnce(PrintWriter out, List<GpuSample> samples) {

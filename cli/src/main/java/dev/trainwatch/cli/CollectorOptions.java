@@ -113,18 +113,26 @@ final class CollectorOptions {
         };
     }
 
+    /**
+     * An http(s) URL option ({@code --collector}, {@code --webhook}, …), null when not given. The scheme is read in
+     * any case (RFC 3986) and given back in lower case. One message for anything else, a URL without its scheme
+     * ({@code 10.0.0.5:9477}) included.
+     */
     static URI url(String option, String value) {
         if (value == null) {
             return null;
         }
+        String v = value.strip();
         try {
-            URI uri = new URI(value.strip());
-            if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme()) || uri.getHost() == null) {
-                throw new UserError(ExitCodes.USAGE, option + " wants an http(s) URL, got '" + value + "'");
+            URI uri = new URI(v);
+            String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+            if ((scheme.equals("http") || scheme.equals("https")) && uri.getHost() != null) {
+                return scheme.equals(uri.getScheme()) ? uri : new URI(scheme + v.substring(scheme.length()));
             }
-            return uri;
         } catch (URISyntaxException e) {
-            throw new UserError(ExitCodes.USAGE, option + " is not a valid URL: '" + value + "'");
+            // said below
         }
+        throw new UserError(ExitCodes.USAGE, option + " wants an http(s) URL such as http://HOST:PORT, got '" + value
+                + "'");
     }
 }

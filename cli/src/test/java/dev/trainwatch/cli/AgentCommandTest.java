@@ -92,7 +92,8 @@ class AgentCommandTest {
         });
         assertThat(run("agent", "--collector", "ftp://x")).satisfies(r -> {
             assertThat(r.status()).isEqualTo(2);
-            assertThat(r.err().strip()).contains("is not an http(s) URL");
+            assertThat(r.err().strip()).isEqualTo(
+                    "trainwatch: --collector wants an http(s) URL such as http://HOST:PORT, got 'ftp://x'");
         });
         assertThat(run("agent", "--collector", "http://127.0.0.1:9", "--attach", "999999999")).satisfies(r -> {
             assertThat(r.status()).isEqualTo(2);

@@ -1,6 +1,7 @@
 package dev.trainwatch.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -25,6 +26,21 @@ class CommandLineMistakesTest {
         StringWriter err = new StringWriter();
         int status = TrainwatchCommand.newCommandLine(new PrintWriter(out), new PrintWriter(err)).execute(args);
         return new Result(status, out.toString(), err.toString());
+    }
+
+    @Test
+    void everyUrlOptionReadsItsSchemeInAnyCaseAndSaysTheSameWhenItIsNotHttp() {
+        assertThat(CollectorOptions.url("--collector", " HTTPS://Node-7:9477/ "))
+                .hasToString("https://Node-7:9477/");
+        assertThat(CollectorOptions.url("--webhook", "http://hooks.example/x?a=1"))
+                .hasToString("http://hooks.example/x?a=1");
+        assertThat(CollectorOptions.url("--webhook", null)).isNull();
+        for (String option : List.of("--collector", "--alertmanager", "--webhook", "--external-url")) {
+            for (String bad : List.of("ftp://x", "127.0.0.1:9477", "node-7:9477", "http:///path", "http://a b")) {
+                assertThatThrownBy(() -> CollectorOptions.url(option, bad)).isInstanceOf(UserError.class)
+                        .hasMessage(option + " wants an http(s) URL such as http://HOST:PORT, got '" + bad + "'");
+            }
+        }
     }
 
     @Test
