@@ -2,7 +2,6 @@ package dev.trainwatch.collector.detect;
 
 import java.util.Collection;
 import java.util.List;
-import java.util.Objects;
 import java.util.stream.IntStream;
 
 /**
@@ -20,9 +19,14 @@ public interface GpuSeries extends TimeOrdered {
 
     /** The mask of the given reason names (unknown names are ignored). */
     static int reasonMask(Collection<String> reasons) {
-        // List.of(...).indexOf(null) would throw
-        return reasons.stream().filter(Objects::nonNull).mapToInt(CLOCK_EVENT_REASONS::indexOf).filter(bit -> bit >= 0)
-                .reduce(0, (mask, bit) -> mask | 1 << bit);
+        int mask = 0;
+        for (String r : reasons) { // a loop, not a stream: read for every GPU sample the collector takes
+            int bit = r == null ? -1 : CLOCK_EVENT_REASONS.indexOf(r); // List.of(...).indexOf(null) would throw
+            if (bit >= 0) {
+                mask |= 1 << bit;
+            }
+        }
+        return mask;
     }
 
     /** The reason names of {@code mask}, in {@link #CLOCK_EVENT_REASONS} order. */

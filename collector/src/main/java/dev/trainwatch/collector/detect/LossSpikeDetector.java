@@ -89,11 +89,23 @@ public final class LossSpikeDetector extends BaseDetector {
                         + "learning rate if they got worse"));
     }
 
+    /** The bucket's losses before {@code end}: a loop, not a stream, as it runs for every report judged. */
     private static double[] baseline(LossHealth h, int end, int bucket) {
-        return IntStream.range(0, end).filter(i -> h.finiteBucket(i) == bucket).mapToDouble(h::finiteLoss).toArray();
+        double[] out = new double[end];
+        int k = 0;
+        for (int i = 0; i < end; i++) {
+            if (h.finiteBucket(i) == bucket) {
+                out[k++] = h.finiteLoss(i);
+            }
+        }
+        return Arrays.copyOf(out, k);
     }
 
     private static double mad(double[] values, double median) {
-        return Stats.median(Arrays.stream(values).map(v -> Math.abs(v - median)).toArray());
+        double[] deviations = new double[values.length];
+        for (int i = 0; i < values.length; i++) {
+            deviations[i] = Math.abs(values[i] - median);
+        }
+        return Stats.medianInPlace(deviations, deviations.length);
     }
 }

@@ -6,13 +6,13 @@ import static dev.trainwatch.collector.detect.WindowStats.mean;
 import dev.trainwatch.collector.detect.GpuSeries.Reading;
 import dev.trainwatch.protocol.GpuSample;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.stream.IntStream;
 
 /**
  * {@code straggler}: one rank holds the others back. From the log when ranks report their own step times
@@ -255,13 +255,22 @@ public final class StragglerDetector extends BaseDetector {
     }
 
     private Optional<Finding> byGpu(RunContext run, double from, boolean active) {
-        List<GpuSeries> gpus = fresh(run).stream().filter(g -> g.size() - g.firstIndexAtOrAfter(from) >= 10)
-                .toList();
+        // Loops, not streams, here and in the helpers below: the run's every GPU's window at each evaluation.
+        List<GpuSeries> gpus = new ArrayList<>();
+        for (GpuSeries g : fresh(run)) {
+            if (g.size() - g.firstIndexAtOrAfter(from) >= 10) {
+                gpus.add(g);
+            }
+        }
         if (gpus.size() < 2) {
             return Optional.empty();
         }
-        double[] clocks = gpus.stream().mapToDouble(g -> busyClockRatio(g, from)).toArray();
-        double[] utils = gpus.stream().mapToDouble(g -> medianUtilization(g, from)).toArray();
+        double[] clocks = new double[gpus.size()];
+        double[] utils = new double[gpus.size()];
+        for (int i = 0; i < gpus.size(); i++) {
+            clocks[i] = busyClockRatio(gpus.get(i), from);
+            utils[i] = medianUtilization(gpus.get(i), from);
+        }
         for (int i = 0; i < gpus.size(); i++) {
             double otherClock = medianExcept(clocks, i);
             double clockNeeded = active ? (1 + s.clockRatio()) / 2 : s.clockRatio();
@@ -272,7 +281,10 @@ public final class StragglerDetector extends BaseDetector {
         // A GPU slowed down in hardware (thermal, power brake) for most of the newest stretch: its clock there
         // against the others' there, without waiting for the minute's median to turn.
         double hardwareFrom = run.now() - seconds(s.hardwareWindow());
-        double[] recentClocks = gpus.stream().mapToDouble(g -> busyClockRatio(g, hardwareFrom)).toArray();
+        double[] recentClocks = new double[gpus.size()];
+        for (int i = 0; i < gpus.size(); i++) {
+            recentClocks[i] = busyClockRatio(gpus.get(i), hardwareFrom);
+        }
         for (int i = 0; i < gpus.size(); i++) {
             double otherClock = medianExcept(recentClocks, i);
             if (!Double.isNaN(recentClocks[i]) && otherClock > 0 && recentClocks[i] < otherClock * s.clockRatio()
@@ -337,8 +349,16 @@ public final class StragglerDetector extends BaseDetector {
 
     /** Median utilisation over the window: a stretch shorter than half the window does not move it. */
     private static double medianUtilization(GpuSeries g, double from) {
-        return Stats.median(IntStream.range(g.firstIndexAtOrAfter(from), g.size())
-                .mapToDouble(i -> g.reading(Reading.UTILIZATION, i)).filter(u -> !Double.isNaN(u)).toArray());
+        int first = g.firstIndexAtOrAfter(from);
+        double[] v = new double[g.size() - first];
+        int n = 0;
+        for (int i = first; i < g.size(); i++) {
+            double u = g.reading(Reading.UTILIZATION, i);
+            if (!Double.isNaN(u)) {
+                v[n++] = u;
+            }
+        }
+        return Stats.medianInPlace(v, n);
     }
 
     /**
@@ -346,14 +366,26 @@ public final class StragglerDetector extends BaseDetector {
      * shorter than half the window does not move it.
      */
     private static double busyClockRatio(GpuSeries g, double from) {
-        double[] v = IntStream.range(g.firstIndexAtOrAfter(from), g.size())
-                .filter(i -> g.reading(Reading.UTILIZATION, i) >= 0.5).mapToDouble(g::clockRatio)
-                .filter(Double::isFinite).toArray();
-        return v.length >= 5 ? Stats.median(v) : Double.NaN;
+        int first = g.firstIndexAtOrAfter(from);
+        double[] v = new double[Math.max(0, g.size() - first)];
+        int n = 0;
+        for (int i = first; i < g.size(); i++) {
+            double c = g.clockRatio(i);
+            if (g.reading(Reading.UTILIZATION, i) >= 0.5 && Double.isFinite(c)) {
+                v[n++] = c;
+            }
+        }
+        return n >= 5 ? Stats.medianInPlace(v, n) : Double.NaN;
     }
 
     private static double medianExcept(double[] values, int skip) {
-        return Stats.median(IntStream.range(0, values.length).filter(i -> i != skip).mapToDouble(i -> values[i])
-                .filter(v -> !Double.isNaN(v)).toArray());
+        double[] rest = new double[values.length - 1];
+        int n = 0;
+        for (int i = 0; i < values.length; i++) {
+            if (i != skip && !Double.isNaN(values[i])) {
+                rest[n++] = values[i];
+            }
+        }
+        return Stats.medianInPlace(rest, n);
     }
 }

@@ -160,7 +160,14 @@ final class Registry {
 
     /** The GPUs of a run that are tracked, in the run's order. */
     List<GpuState> runGpus(RunState run) {
-        return run.gpuUuids().stream().map(gpus::get).filter(Objects::nonNull).toList();
+        List<GpuState> out = new ArrayList<>(); // a loop, not a stream: asked several times per evaluation
+        for (String uuid : run.gpuUuids()) {
+            GpuState g = gpus.get(uuid);
+            if (g != null) {
+                out.add(g);
+            }
+        }
+        return out;
     }
 
     /** The GPU's state, created if new (room was made before its batch: {@link #makeRoomFor}); null when none. */
