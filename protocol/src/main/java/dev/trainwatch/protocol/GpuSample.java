@@ -1,5 +1,6 @@
 package dev.trainwatch.protocol;
 
+import java.util.Collections;
 import java.util.List;
 import java.util.Set;
 
@@ -65,14 +66,10 @@ public record GpuSample(
         if (samples == null) {
             return false;
         }
-        for (GpuSample s : samples) { // loops, not streams: asked at every poll by an agent that runs without C2
+        for (GpuSample s : samples) { // a loop, not streams: asked at every poll by an agent that runs without C2
             if (s != null && s.utilizationRatio() != null && s.utilizationRatio() >= busyRatio
-                    && s.clockEventReasons() != null) {
-                for (String reason : s.clockEventReasons()) {
-                    if (reasons.contains(reason)) {
-                        return true;
-                    }
-                }
+                    && s.clockEventReasons() != null && !Collections.disjoint(reasons, s.clockEventReasons())) {
+                return true;
             }
         }
         return false;

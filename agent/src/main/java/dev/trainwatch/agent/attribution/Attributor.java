@@ -26,6 +26,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.stream.Collectors;
 
 /**
  * Finds which GPUs belong to which run, poll after poll: the attached process's tree, or every compute process grouped
@@ -232,10 +233,8 @@ public final class Attributor {
     private Workers children(long pid, double ts) {
         if (childrenByParent == null || ts - childrenScannedTs >= CHILDREN_RESCAN_SECONDS || ts < childrenScannedTs) {
             boolean full = ppidByPid == null || ts - fullScanTs >= FULL_SCAN_SECONDS || ts < fullScanTs;
-            Set<Long> ranks = new HashSet<>();
-            for (TrackedRun run : runs.values()) {
-                ranks.addAll(run.members.keySet());
-            }
+            Set<Long> ranks = runs.values().stream().flatMap(run -> run.members.keySet().stream())
+                    .collect(Collectors.toSet()); // every 10 s at most
             Map<Long, Workers> scan = new HashMap<>();
             long[] pids = proc.pidArray();
             long[] ppids = new long[pids.length];

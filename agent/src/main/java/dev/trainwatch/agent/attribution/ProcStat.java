@@ -1,6 +1,7 @@
 package dev.trainwatch.agent.attribution;
 
 import java.nio.charset.StandardCharsets;
+import java.util.StringTokenizer;
 
 /**
  * The fields of {@code /proc/PID/stat} the agent uses. {@code comm}: at most 15 characters, may hold spaces and
@@ -16,9 +17,9 @@ public record ProcStat(long pid, String comm, long ppid, long startTimeTicks, lo
     }
 
     /**
-     * {@code pid (comm) state ppid ...}: comm ends at the LAST ')'; the fields after it are separated by spaces.
-     * IllegalArgumentException when not that format. Scanned without a regex or a string per field: the agent reads
-     * every rank's stat file at each poll.
+     * {@code pid (comm) state ppid ...}: comm ends at the LAST ')'; the fields after it are separated by whitespace.
+     * IllegalArgumentException when not that format. Split without a regex: the agent reads every rank's stat file at
+     * each poll.
      */
     public static ProcStat parse(String line) {
         int open = line.indexOf('(');
@@ -26,29 +27,18 @@ public record ProcStat(long pid, String comm, long ppid, long startTimeTicks, lo
         if (open <= 0 || close < open) {
             throw new IllegalArgumentException("not a /proc stat line: " + abbreviate(line));
         }
-        // bounds[2k], bounds[2k + 1]: where field k + 3 of proc(5) starts and ends (field 3 is the state)
-        int[] bounds = new int[2 * FIELDS];
-        int n = 0;
-        int at = close + 1;
-        int stop = line.length();
-        while (n < FIELDS) {
-            while (at < stop && Character.isWhitespace(line.charAt(at))) {
-                at++;
-            }
-            if (at == stop) {
+        StringTokenizer rest = new StringTokenizer(line.substring(close + 1));
+        String[] f = new String[FIELDS]; // f[k] is field k + 3 of proc(5): the state, ppid, ...
+        for (int k = 0; k < FIELDS; k++) {
+            if (!rest.hasMoreTokens()) {
                 throw new IllegalArgumentException("short /proc stat line: " + abbreviate(line));
             }
-            bounds[2 * n] = at;
-            while (at < stop && !Character.isWhitespace(line.charAt(at))) {
-                at++;
-            }
-            bounds[2 * n + 1] = at;
-            n++;
+            f[k] = rest.nextToken();
         }
         try {
             return new ProcStat(Long.parseLong(line.substring(0, open).strip()), line.substring(open + 1, close),
-                    field(line, bounds, 4), field(line, bounds, 22), field(line, bounds, 14), field(line, bounds, 15),
-                    field(line, bounds, 24), line.charAt(bounds[0]));
+                    Long.parseLong(f[1]), Long.parseLong(f[19]), Long.parseLong(f[11]), Long.parseLong(f[12]),
+                    Long.parseLong(f[21]), f[0].charAt(0));
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("bad number in /proc stat line: " + abbreviate(line), e);
         }
@@ -56,12 +46,6 @@ public record ProcStat(long pid, String comm, long ppid, long startTimeTicks, lo
 
     /** The fields up to rss (field 24 of proc(5)) from field 3 on. */
     private static final int FIELDS = 22;
-
-    /** Field {@code number} of proc(5) as a long. */
-    private static long field(String line, int[] bounds, int number) {
-        int k = number - 3;
-        return Long.parseLong(line, bounds[2 * k], bounds[2 * k + 1], 10);
-    }
 
     /** As {@link #parse(String)}, from a stat file's bytes. */
     public static ProcStat parse(byte[] raw, int length) {

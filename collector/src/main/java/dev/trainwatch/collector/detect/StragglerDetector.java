@@ -256,12 +256,8 @@ public final class StragglerDetector extends BaseDetector {
 
     private Optional<Finding> byGpu(RunContext run, double from, boolean active) {
         // Loops, not streams, here and in the helpers below: the run's every GPU's window at each evaluation.
-        List<GpuSeries> gpus = new ArrayList<>();
-        for (GpuSeries g : fresh(run)) {
-            if (g.size() - g.firstIndexAtOrAfter(from) >= 10) {
-                gpus.add(g);
-            }
-        }
+        List<GpuSeries> gpus = new ArrayList<>(fresh(run));
+        gpus.removeIf(g -> g.size() - g.firstIndexAtOrAfter(from) < 10);
         if (gpus.size() < 2) {
             return Optional.empty();
         }
@@ -349,16 +345,7 @@ public final class StragglerDetector extends BaseDetector {
 
     /** Median utilisation over the window: a stretch shorter than half the window does not move it. */
     private static double medianUtilization(GpuSeries g, double from) {
-        int first = g.firstIndexAtOrAfter(from);
-        double[] v = new double[g.size() - first];
-        int n = 0;
-        for (int i = first; i < g.size(); i++) {
-            double u = g.reading(Reading.UTILIZATION, i);
-            if (!Double.isNaN(u)) {
-                v[n++] = u;
-            }
-        }
-        return Stats.medianInPlace(v, n);
+        return WindowStats.median(g, from, 1, i -> g.reading(Reading.UTILIZATION, i));
     }
 
     /**
@@ -366,16 +353,9 @@ public final class StragglerDetector extends BaseDetector {
      * shorter than half the window does not move it.
      */
     private static double busyClockRatio(GpuSeries g, double from) {
-        int first = g.firstIndexAtOrAfter(from);
-        double[] v = new double[Math.max(0, g.size() - first)];
-        int n = 0;
-        for (int i = first; i < g.size(); i++) {
-            double c = g.clockRatio(i);
-            if (g.reading(Reading.UTILIZATION, i) >= 0.5 && Double.isFinite(c)) {
-                v[n++] = c;
-            }
-        }
-        return n >= 5 ? Stats.medianInPlace(v, n) : Double.NaN;
+        // clockRatio is at most 1 and NaN when unknown: no infinity to leave out
+        return WindowStats.median(g, from, 5,
+                i -> g.reading(Reading.UTILIZATION, i) >= 0.5 ? g.clockRatio(i) : Double.NaN);
     }
 
     private static double medianExcept(double[] values, int skip) {

@@ -112,6 +112,23 @@ public final class WindowStats {
         return n > 0 ? sum / n : Double.NaN;
     }
 
+    /**
+     * Median of {@code reading} over the entries at or after {@code fromTs} that have it (not NaN); NaN when fewer
+     * than {@code least} do. A loop: detectors ask it of every GPU of a run at each evaluation.
+     */
+    public static double median(GpuSeries g, double fromTs, int least, IntToDoubleFunction reading) {
+        int first = g.firstIndexAtOrAfter(fromTs);
+        double[] v = new double[Math.max(0, g.size() - first)];
+        int n = 0;
+        for (int i = first; i < g.size(); i++) {
+            double x = reading.applyAsDouble(i);
+            if (!Double.isNaN(x)) {
+                v[n++] = x;
+            }
+        }
+        return n >= least ? Stats.medianInPlace(v, n) : Double.NaN;
+    }
+
     public static double maxMemory(GpuSeries g, double fromTs) {
         return IntStream.range(g.firstIndexAtOrAfter(fromTs), g.size()).mapToDouble(g::memoryUsedBytes)
                 .filter(m -> !Double.isNaN(m)).max().orElse(Double.NaN);
