@@ -10,8 +10,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
-import java.security.SecureRandom;
 import java.util.HexFormat;
+import java.util.SplittableRandom;
 
 /**
  * The agent's id (host plus a random suffix) and batch sequence, kept in its spool directory so the collector's
@@ -102,11 +102,12 @@ public final class AgentIdentity implements AutoCloseable {
         }
     }
 
-    /** Made only when there is no id yet: an agent restarted on its spool loads no SecureRandom. */
+    /**
+     * A new id: the host and eight random hex digits. They tell agents apart (the collector's de-duplication and its
+     * clash notice), they are no secret: a generator seeded from the clocks, not SecureRandom and its providers.
+     */
     private static String newId(String host) {
-        byte[] random = new byte[4];
-        new SecureRandom().nextBytes(random);
-        return host + "-" + HexFormat.of().formatHex(random);
+        return host + "-" + HexFormat.of().toHexDigits(new SplittableRandom().nextInt());
     }
 
     public synchronized String agentId() {
