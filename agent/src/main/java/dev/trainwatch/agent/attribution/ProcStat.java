@@ -47,9 +47,9 @@ public record ProcStat(long pid, String comm, long ppid, long startTimeTicks, lo
     /** The fields up to rss (field 24 of proc(5)) from field 3 on. */
     private static final int FIELDS = 22;
 
-    /** As {@link #parse(String)}, from a stat file's bytes. */
+    /** As {@link #parse(String)}, from a stat file's bytes (its newline is whitespace to the tokenizer). */
     public static ProcStat parse(byte[] raw, int length) {
-        return parse(new String(raw, 0, length, StandardCharsets.UTF_8).strip());
+        return parse(new String(raw, 0, length, StandardCharsets.UTF_8));
     }
 
     private static String abbreviate(String line) {

@@ -194,7 +194,7 @@ public final class FailureClassifier {
                     .append(detail.get("other_process_pids")).append(')');
         }
         return new RunFailure("cuda_oom", summary.toString(), null, null, rankOf(List.of(decisive)), detail,
-                shown(around(lines, decisive)));
+                shown(around(lines, lines.indexOf(decisive))));
     }
 
     private static Map<String, Object> oomFigures(String text) {
@@ -474,7 +474,7 @@ public final class FailureClassifier {
         String summary = type == null ? "a Python exception (its type scrolled out of the output)"
                 : "a Python exception: " + type + (message != null && !message.isBlank()
                         ? ": " + clip(message.strip(), 200) : "");
-        List<String> shown = decisive >= 0 ? around(lines, lines.get(decisive)) : lastLines(lines, 6);
+        List<String> shown = decisive >= 0 ? around(lines, decisive) : lastLines(lines, 6);
         return new RunFailure("exception", summary, null, null,
                 decisive >= 0 ? rankOf(List.of(lines.get(decisive))) : null, detail, shown(shown));
     }
@@ -506,9 +506,8 @@ public final class FailureClassifier {
         return lines.stream().filter(l -> p.matcher(l).find()).limit(MAX_LINES).toList();
     }
 
-    /** {@code decisive} is one of {@code lines} (a hit or a line of them). */
-    private static List<String> around(List<String> lines, String decisive) {
-        int at = lines.indexOf(decisive);
+    /** Line {@code at} of {@code lines} (not the first line equal to it: ranks print the same error) and two before. */
+    private static List<String> around(List<String> lines, int at) {
         return new ArrayList<>(lines.subList(Math.max(0, at - 2), at + 1));
     }
 

@@ -3,9 +3,9 @@ package dev.trainwatch.agent.nvml;
 import com.sun.jna.Memory;
 import com.sun.jna.Pointer;
 import dev.trainwatch.protocol.GpuActivity;
+import java.util.Arrays;
 import java.util.Objects;
 import java.util.function.IntPredicate;
-import java.util.stream.DoubleStream;
 
 /**
  * One GPU's activity counters per poll: GPM metrics over the poll interval (two samples per GPU, allocated once, the
@@ -34,8 +34,8 @@ final class ActivityCounters {
     private static final int METRIC_BYTES = 40;         // nvmlGpmMetric_t: metricId@0, nvmlReturn@4, value@8
     private static final int METRICS_OFFSET = 24;       // version@0, numMetrics@4, sample1@8, sample2@16
     /** What {@link #readGpm} stands for without GPM or an interval: every metric absent. Never written. */
-    private static final double[] NO_GPM = DoubleStream.generate(() -> Double.NaN).limit(METRICS.length + 1)
-            .toArray();
+    private static final double[] NO_GPM = new double[METRICS.length + 1];
+    static { Arrays.fill(NO_GPM, Double.NaN); } // no stream: its pipeline classes would load for this alone
     /** GPM needs its two samples at least this far apart. */
     static final double MIN_GPM_WINDOW_SECONDS = 0.1;
 

@@ -43,7 +43,7 @@ class ProcStatBytesTest {
     private static final String TAIL = " 0 0 0 0 0 12 34 0 0 20 0 1 0 61290 123456789 2345 18446744073709551615 1 1 0 0 0 0 0 0 0";
 
     @Test
-    void sameRecordAsTheStringParser() {
+    void sameRecordAsASplitOnRunsOfSpaces() {
         for (String line : List.of(
                 "4101 (python3) R 4100 4101 4100" + TAIL,
                 "900 ((sd-pam)) S 1 900 900" + TAIL,
