@@ -1,7 +1,6 @@
 package dev.trainwatch.collector;
 
 import dev.trainwatch.collector.detect.DetectorSettings;
-import dev.trainwatch.collector.http.ScrapeEncoding;
 import dev.trainwatch.collector.ingest.BodyDecoder;
 import dev.trainwatch.collector.metrics.MetricsExporter;
 import dev.trainwatch.collector.state.Fleet;
@@ -16,6 +15,7 @@ import dev.trainwatch.protocol.RankInfo;
 import dev.trainwatch.protocol.RunAttribution;
 import dev.trainwatch.protocol.StepEvent;
 import dev.trainwatch.protocol.UtilizationWindow;
+import dev.trainwatch.protocol.wire.Gzip;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -68,7 +68,7 @@ public final class ScrapeWarmUp {
         for (int second = 1; second <= rounds; second++) {
             double now = nanos.addAndGet(1_000_000_000L) / 1e9;
             for (int h = 0; h < HOSTS; h++) {
-                byte[] body = ScrapeEncoding.gzip(Json.MAPPER.writeValueAsBytes(batch(h, second, now)));
+                byte[] body = Gzip.fastest(Json.MAPPER.writeValueAsBytes(batch(h, second, now)));
                 fleet.ingestBatch(decoder.batch(body, "gzip"));
                 fleet.ingestSteps("warm-up-" + h, List.of(new StepEvent((long) second, 0.9, 0.05, null, null, null,
                         GPUS, 256.0, 0.12, 1e-4, 1.1, null, null, null, now, null)));

@@ -4,15 +4,11 @@ import dev.trainwatch.protocol.AgentBatch;
 import dev.trainwatch.protocol.Json;
 import dev.trainwatch.protocol.RunSpec;
 import dev.trainwatch.protocol.StepEvent;
+import dev.trainwatch.protocol.wire.Gzip;
 import dev.trainwatch.protocol.wire.WireCodec;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.zip.Deflater;
-import java.util.zip.GZIPOutputStream;
 
 /**
  * A gzip-compressed JSON request body with where it goes, before it gets its place in the send order; {@code what}
@@ -44,19 +40,8 @@ public record Payload(String method, String path, byte[] gzipBody, String what, 
         return new Payload("PUT", "/v1/runs/" + pathSegment(runId), gzipJson(spec), "spec of run " + runId, false);
     }
 
-    /** Fastest level: the node pays the CPU, the bytes cross a LAN. */
     static byte[] gzipJson(Object value) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream(4096);
-        try (GZIPOutputStream gzip = new GZIPOutputStream(bytes) {
-            {
-                def.setLevel(Deflater.BEST_SPEED);
-            }
-        }) {
-            gzip.write(WireCodec.toBytes(value));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e); // a ByteArrayOutputStream does not throw
-        }
-        return bytes.toByteArray();
+        return Gzip.fastest(WireCodec.toBytes(value));
     }
 
     /** Percent-encodes a path segment: RFC 3986 unreserved characters stay, every other UTF-8 byte is escaped. */

@@ -19,6 +19,7 @@ import dev.trainwatch.estimator.InvalidSpecException;
 import dev.trainwatch.estimator.plan.RunPlans;
 import dev.trainwatch.protocol.Errors;
 import dev.trainwatch.protocol.Json;
+import dev.trainwatch.protocol.wire.Gzip;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.vertx.core.Future;
@@ -435,7 +436,7 @@ public final class ApiVerticle extends VerticleBase {
         boolean gzip = ScrapeEncoding.acceptsGzip(acceptEncoding);
         vertx.executeBlocking(() -> {
             byte[] text = metrics.scrapeBytes(accept);
-            return gzip ? ScrapeEncoding.gzip(text) : text;
+            return gzip ? Gzip.fastest(text) : text;
         }, false).onComplete(result -> {
             if (result.failed()) {
                 ctx.fail(result.cause());

@@ -1,11 +1,6 @@
 package dev.trainwatch.collector.http;
 
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.Locale;
-import java.util.zip.Deflater;
-import java.util.zip.GZIPOutputStream;
 
 /**
  * How a {@code /metrics} answer is compressed: gzip when the scraper accepts it, at the fastest level, on the worker
@@ -47,24 +42,6 @@ public final class ScrapeEncoding {
             return Double.parseDouble(q) == 0;
         } catch (NumberFormatException e) {
             return false;
-        }
-    }
-
-    /** {@code text} as a gzip member at the fastest level. */
-    public static byte[] gzip(byte[] text) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(Math.max(512, text.length / 16));
-        try (GZIPOutputStream gzip = new FastGzip(out)) {
-            gzip.write(text);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return out.toByteArray();
-    }
-
-    private static final class FastGzip extends GZIPOutputStream {
-        FastGzip(ByteArrayOutputStream out) throws IOException {
-            super(out, 64 * 1024);
-            def.setLevel(Deflater.BEST_SPEED);
         }
     }
 }
