@@ -3,11 +3,11 @@ package dev.trainwatch.collector.detect;
 import dev.trainwatch.collector.detect.GpuSeries.Reading;
 import dev.trainwatch.estimator.Estimate;
 import dev.trainwatch.protocol.RunSpec;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.stream.IntStream;
 
 /**
  * Evidence of {@code data_starvation} without a data time in the log: the GPUs' utilisation samples show repeated
@@ -120,8 +120,8 @@ final class StarvationIdleGaps {
 
     /** The GPU's working SM activity over the window: its 80th percentile; NaN without counters. */
     static double smWorkingLevel(GpuSeries g, double from) {
-        double[] v = IntStream.range(g.firstIndexAtOrAfter(from), g.size())
-                .mapToDouble(i -> g.reading(Reading.SM_ACTIVE, i)).filter(sm -> !Double.isNaN(sm)).sorted().toArray();
+        double[] v = WindowStats.readings(g, from, i -> g.reading(Reading.SM_ACTIVE, i));
+        Arrays.sort(v);
         return v.length < 5 ? Double.NaN : v[Math.min(v.length - 1, (int) Math.floor(0.8 * v.length))];
     }
 }

@@ -1,6 +1,7 @@
 package dev.trainwatch.collector.detect;
 
 import dev.trainwatch.collector.detect.GpuSeries.Reading;
+import java.util.Arrays;
 import java.util.function.IntToDoubleFunction;
 import java.util.stream.IntStream;
 
@@ -112,11 +113,8 @@ public final class WindowStats {
         return n > 0 ? sum / n : Double.NaN;
     }
 
-    /**
-     * Median of {@code reading} over the entries at or after {@code fromTs} that have it (not NaN); NaN when fewer
-     * than {@code least} do. A loop: detectors ask it of every GPU of a run at each evaluation.
-     */
-    public static double median(GpuSeries g, double fromTs, int least, IntToDoubleFunction reading) {
+    /** {@code reading} at or after {@code fromTs} where not NaN, in order (a loop: every GPU, every evaluation). */
+    public static double[] readings(GpuSeries g, double fromTs, IntToDoubleFunction reading) {
         int first = g.firstIndexAtOrAfter(fromTs);
         double[] v = new double[Math.max(0, g.size() - first)];
         int n = 0;
@@ -126,12 +124,22 @@ public final class WindowStats {
                 v[n++] = x;
             }
         }
-        return n >= least ? Stats.medianInPlace(v, n) : Double.NaN;
+        return n == v.length ? v : Arrays.copyOf(v, n);
+    }
+
+    /** Median of {@link #readings}; NaN when fewer than {@code least}. */
+    public static double median(GpuSeries g, double fromTs, int least, IntToDoubleFunction reading) {
+        double[] v = readings(g, fromTs, reading);
+        return v.length >= least ? Stats.medianInPlace(v, v.length) : Double.NaN;
     }
 
     public static double maxMemory(GpuSeries g, double fromTs) {
-        return IntStream.range(g.firstIndexAtOrAfter(fromTs), g.size()).mapToDouble(g::memoryUsedBytes)
-                .filter(m -> !Double.isNaN(m)).max().orElse(Double.NaN);
+        double max = Double.NaN;
+        for (int i = g.firstIndexAtOrAfter(fromTs); i < g.size(); i++) {
+            double m = g.memoryUsedBytes(i);
+            max = Double.isNaN(max) || m > max ? m : max; // a NaN reading is never above, nor taken over a number
+        }
+        return max;
     }
 
     public static double latestMemory(GpuSeries g) {
