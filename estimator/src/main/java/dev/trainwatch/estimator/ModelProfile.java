@@ -26,6 +26,8 @@ final class ModelProfile {
     final long allBlockParams;
     /** Transformer blocks, all groups together. */
     final int blocks;
+    /** Every parameter trained, optimizer states counted once: a bucketed spec resolves each of its buckets. */
+    final Trainable all;
     /** Parameters held in matrices (Linear and 1x1 conv weights): what a base-weight quantiser converts. */
     final long matrixParams;
 
@@ -44,6 +46,7 @@ final class ModelProfile {
         this.allBlockParams = sum(t -> t.count() > 1, Tensor::totalNumel);
         this.matrixParams = sum(Trainable::isMatrix, Tensor::totalNumel);
         this.blocks = Arrays.stream(Architecture.groupDepths(info)).sum();
+        this.all = Trainable.all(this);
     }
 
     private long sum(Predicate<Tensor> which, ToLongFunction<Tensor> size) {

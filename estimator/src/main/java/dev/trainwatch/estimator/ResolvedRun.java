@@ -245,7 +245,7 @@ record ResolvedRun(ModelProfile profile, GpuInfo gpu, ArchitectureInfo arch, Enc
                     squareResolution, precision, optimizer, checkpointing, ema, features, zero, attention, accumulation,
                     totalSteps, weights, vaeMicroBatch, factors, kernels,
                     attentionFp32 != null ? attentionFp32 : profile.info.attentionUpcast(),
-                    trainable != null ? trainable : Trainable.all(profile), blocks, baseWeights, blocksToSwap, sizes);
+                    trainable != null ? trainable : profile.all, blocks, baseWeights, blocksToSwap, sizes);
         }
     }
 }

@@ -59,7 +59,7 @@ final class SpecResolver {
         shape(b, spec, m);
         numerics(b, spec, m.defaults(), gpu);
         regime(b, spec, m);
-        Trainable trainable = spec.loraRank() == null && spec.loraTargets() == null ? Trainable.all(profile)
+        Trainable trainable = spec.loraRank() == null && spec.loraTargets() == null ? profile.all
                 : Trainable.of(profile, spec.loraRank(), spec.loraTargets());
         int accumulation = positive("grad_accumulation", spec.gradAccumulation(), 1);
         Long totalSteps = spec.totalSteps();
