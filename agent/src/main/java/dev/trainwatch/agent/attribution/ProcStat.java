@@ -28,8 +28,8 @@ public record ProcStat(long pid, String comm, long ppid, long startTimeTicks, lo
             throw new IllegalArgumentException("not a /proc stat line: " + abbreviate(line));
         }
         StringTokenizer rest = new StringTokenizer(line.substring(close + 1));
-        String[] f = new String[FIELDS]; // f[k] is field k + 3 of proc(5): the state, ppid, ...
-        for (int k = 0; k < FIELDS; k++) {
+        String[] f = new String[22]; // f[k] is field k + 3 of proc(5): the state, ppid, ... up to rss (24)
+        for (int k = 0; k < f.length; k++) {
             if (!rest.hasMoreTokens()) {
                 throw new IllegalArgumentException("short /proc stat line: " + abbreviate(line));
             }
@@ -43,9 +43,6 @@ public record ProcStat(long pid, String comm, long ppid, long startTimeTicks, lo
             throw new IllegalArgumentException("bad number in /proc stat line: " + abbreviate(line), e);
         }
     }
-
-    /** The fields up to rss (field 24 of proc(5)) from field 3 on. */
-    private static final int FIELDS = 22;
 
     /** As {@link #parse(String)}, from a stat file's bytes (its newline is whitespace to the tokenizer). */
     public static ProcStat parse(byte[] raw, int length) {
