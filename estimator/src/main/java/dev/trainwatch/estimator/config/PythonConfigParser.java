@@ -362,6 +362,7 @@ final class PythonConfigParser {
         int i = 0;
         int line = 1;
         int depth = 0;
+        int opened = 0; // the line of the outermost bracket still open
         int n = src.length();
         while (i < n) {
             char c = src.charAt(i);
@@ -412,7 +413,7 @@ final class PythonConfigParser {
                     throw error(line, "unexpected character '" + c + "'");
                 }
                 if (op.equals("(") || op.equals("[") || op.equals("{")) {
-                    depth++;
+                    opened = depth++ == 0 ? line : opened;
                 } else if (op.equals(")") || op.equals("]") || op.equals("}")) {
                     if (depth == 0) {
                         throw error(line, "unmatched '" + op + "'");
@@ -424,7 +425,7 @@ final class PythonConfigParser {
             }
         }
         if (depth > 0) {
-            throw error(line, "a bracket opened earlier is never closed");
+            throw error(opened, "the bracket opened on this line is never closed");
         }
         out.add(new Token(Kind.NEWLINE, "end of line", line));
         out.add(new Token(Kind.END, "end of file", line));

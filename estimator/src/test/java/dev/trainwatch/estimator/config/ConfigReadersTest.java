@@ -117,7 +117,7 @@ class ConfigReadersTest {
         Path unclosed = dir.resolve("unclosed.py");
         Files.writeString(unclosed, "model = 'PixArt_XL_2'\noptimizer = dict(type='AdamW',\n  lr=1e-4\n");
         assertThatThrownBy(() -> BundledConfigs.read(unclosed)).isInstanceOf(ConfigException.class)
-                .hasMessageStartingWith(unclosed + ":").hasMessageContaining("never closed")
+                .hasMessage(unclosed + ":2: the bracket opened on this line is never closed")
                 .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
 
         Path string = dir.resolve("string.py");
