@@ -35,11 +35,17 @@ class CommandLineMistakesTest {
         assertThat(CollectorOptions.url("--webhook", "http://hooks.example/x?a=1"))
                 .hasToString("http://hooks.example/x?a=1");
         assertThat(CollectorOptions.url("--webhook", null)).isNull();
-        for (String option : List.of("--collector", "--alertmanager", "--webhook", "--external-url")) {
-            for (String bad : List.of("ftp://x", "127.0.0.1:9477", "node-7:9477", "http:///path", "http://a b")) {
-                assertThatThrownBy(() -> CollectorOptions.url(option, bad)).isInstanceOf(UserError.class)
-                        .hasMessage(option + " wants an http(s) URL such as http://HOST:PORT, got '" + bad + "'");
-            }
+        for (String bad : List.of("ftp://x", "127.0.0.1:9477", "node-7:9477", "http:///path", "http://a b")) {
+            assertThatThrownBy(() -> CollectorOptions.url("--x", bad)).isInstanceOf(UserError.class)
+                    .hasMessage("--x wants an http(s) URL such as http://HOST:PORT, got '" + bad + "'");
+        }
+        // each option through its command, so one that stopped using the parser fails here
+        for (List<String> args : List.of(List.of("agent", "--collector"), List.of("collector", "--alertmanager"),
+                List.of("collector", "--webhook"), List.of("collector", "--external-url"))) {
+            Result r = run(args.get(0), args.get(1), "10.0.0.5:9093");
+            assertThat(r.status()).as(args.toString()).isEqualTo(ExitCodes.USAGE);
+            assertThat(r.err().strip()).isEqualTo("trainwatch: " + args.get(1)
+                    + " wants an http(s) URL such as http://HOST:PORT, got '10.0.0.5:9093'");
         }
     }
 
